@@ -1,0 +1,128 @@
+"""``memoryd`` command line: parse arguments, load the configuration, dispatch.
+
+Each command group lives in ``memoryd.commands.<group>`` and registers its own
+sub-commands; this module stays small and imports nothing heavy, so one-shot
+commands start fast. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or an
+invalid configuration (one line naming the key or file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from . import __version__
+from .config import Config, ConfigError, Paths, config_path_from, load_config, resolve_paths
+from .store import Store, StoreError
+
+# Command groups, in the order their commands appear in --help.
+COMMAND_MODULES = (
+    "memoryd.commands.hits",
+    "memoryd.commands.lifecycle",
+    "memoryd.commands.tiers",
+    "memoryd.commands.service",
+)
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad arguments a person must fix (exit 2)."""
+
+
+@dataclass
+class Context:
+    """What every command gets: the validated config, resolved paths, the state database."""
+
+    cfg: Config
+    config_file: str | None
+    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    out: IO[str] = field(default_factory=lambda: sys.stdout)
+    _paths: Paths | None = None
+    _store: Store | None = None
+
+    @property
+    def paths(self) -> Paths:
+        if self._paths is None:
+            self._paths = resolve_paths(self.cfg, self.environ)
+        return self._paths
+
+    def store(self) -> Store:
+        """The state database, opened (and created) on first use."""
+        if self._store is None:
+            self._store = Store.open(self.paths.db)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def print(self, *parts: Any) -> None:
+        print(*parts, file=self.out)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memoryd",
+        description="Measure which memory files an OpenClaw agent uses; keep the rest tidy.",
+    )
+    parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
+    parser.add_argument(
+        "--config", metavar="FILE", help="TOML configuration (default: $MEMORYD_CONFIG, else none)"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = args.func
+    try:
+        cfg = load_config(config_path_from(args.config, os.environ))
+    except ConfigError as exc:
+        print(f"memoryd: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    ctx = Context(cfg=cfg, config_file=cfg.source or None)
+    try:
+        return int(func(args, ctx) or 0)
+    except (ConfigError, UsageError) as exc:
+        print(f"memoryd: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except StoreError as exc:
+        print(f"memoryd: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except BrokenPipeError:  # `memoryd hits | head`
+        sys.stderr.close()
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        ctx.close()
+
+
+def json_dumps(doc: Any) -> str:
+    """The one JSON document a --json command prints."""
+    import orjson
+
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+
+
+@functools.cache
+def package_path() -> Path:
+    return Path(__file__).resolve().parent
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""The one place memoryd asks for the time, so tests can move it.
+
+``MEMORYD_NOW`` (epoch seconds or an ISO 8601 time) pins the clock;
+``MEMORYD_CLOCK_OFFSET`` (seconds) shifts the real one. Both exist for tests
+and for replaying a policy "as of" another day; neither is needed in production.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import UTC, datetime
+
+
+def parse_instant(text: str) -> float:
+    """Epoch seconds from ``"1772010846.0"`` or an ISO 8601 time (``Z`` allowed)."""
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+def now() -> float:
+    """Current time in epoch seconds, honouring the test overrides."""
+    pinned = os.environ.get("MEMORYD_NOW")
+    if pinned:
+        return parse_instant(pinned)
+    offset = os.environ.get("MEMORYD_CLOCK_OFFSET")
+    return time.time() + (float(offset) if offset else 0.0)
+
+
+def iso(ts: float | None) -> str | None:
+    """ISO 8601 UTC with a Z, second precision (None stays None)."""
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,1 @@
+"""Command groups of the memoryd CLI; each module registers its own sub-commands."""

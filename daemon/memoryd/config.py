@@ -1,0 +1,428 @@
+"""Configuration: one validated TOML schema, plus OpenClaw discovery.
+
+The schema is a tree of frozen dataclasses, one per TOML table. Validation walks
+the dataclass fields, so adding a key means adding one typed field with a default:
+unknown keys and wrong types are rejected with a message that names the key
+(exit code 2 at the command layer), never silently ignored.
+
+Discovery follows OpenClaw's own rules (state dir, agents, workspaces) so that
+memoryd with no configuration at all watches what OpenClaw writes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(Exception):
+    """A configuration problem a person must fix; the message names the key or file."""
+
+
+# --------------------------------------------------------------------------- schema
+
+
+@dataclass(frozen=True)
+class OpenClawConfig:
+    state_dir: str = ""  # "" = discovered as OpenClaw does
+    agents: tuple[str, ...] = ("*",)
+    workspace: str = ""  # "" = from openclaw.json, else OpenClaw's default
+    include_active_memory: bool = False  # also read sessions/active-memory/*.jsonl
+    count_synthetic: bool = False  # count dreaming / cron / heartbeat traffic
+    claude_projects: tuple[str, ...] = ()  # extra Claude Code project folders to follow
+
+
+@dataclass(frozen=True)
+class StateConfig:
+    dir: str = ""  # "" = <state_dir>/memoryd
+
+
+@dataclass(frozen=True)
+class IngestConfig:
+    chunk_bytes: int = 1 << 20
+    max_line_bytes: int = 64 << 20
+    vanished_grace_days: int = 7
+
+
+@dataclass(frozen=True)
+class ArchiveConfig:
+    # Workspace-relative; {month} is the YYYY-MM of the run. The default lives
+    # outside memory/ because OpenClaw indexes memory/ recursively.
+    dir: str = "memory-archive/{month}"
+
+
+@dataclass(frozen=True)
+class ExpireConfig:
+    min_age_days: int = 30
+    window_days: int = 30
+    max_hits: int = 2
+    protect: tuple[str, ...] = ("MEMORY.md", "memory.md")
+    pinned: tuple[str, ...] = ()  # globs, workspace-relative
+
+
+@dataclass(frozen=True)
+class ScoreConfig:
+    keyword_weight: float = 0.4
+    time_weight: float = 0.2
+    access_weight: float = 0.2
+    tag_weight: float = 0.2
+    no_decay_days: int = 7
+    decay_per_day: float = 0.02
+    decay_floor: float = 0.1
+    recent_access_days: int = 7
+    recent_access_bonus: float = 0.5
+    query_window_days: int = 30
+    prune_enabled: bool = False
+    prune_threshold: float = 0.6
+    capacity_enabled: bool = False
+    capacity: int = 200
+    max_prune_fraction: float = 0.2
+
+
+@dataclass(frozen=True)
+class PromoteConfig:
+    hits_7d: int = 3
+    hits_14d: int = 5
+    hits_total: int = 8
+
+
+@dataclass(frozen=True)
+class TiersConfig:
+    root: str = ""  # "" = <state_dir>/memory_fs
+    hot_hours: float = 3.0
+    warm_days: float = 7.0
+    gist_days: float = 30.0
+    forget_after_days: float = 14.0
+    delete_after_days: float = 30.0
+    delete_enabled: bool = True
+    graveyard_days: int = 90
+    summarizer_command: str = ""
+    summarizer_timeout: float = 30.0
+    recall_max_files: int = 3
+    inject_max_chars: int = 8000
+
+
+@dataclass(frozen=True)
+class ScheduleConfig:
+    timezone: str = ""  # "" = the local zone
+    organize: str = "5 * * * *"
+    reflect: str = "30 3 * * *"
+    expire: str = "0 4 1 * *"
+
+
+@dataclass(frozen=True)
+class DaemonConfig:
+    rescan_seconds: float = 60.0
+    polling: bool = False
+    polling_interval: float = 2.0
+    clock_jump_seconds: float = 120.0
+
+
+@dataclass(frozen=True)
+class TelegramConfig:
+    enabled: bool = False
+    token: str = ""  # "" = from openclaw.json's Telegram channel
+    chat_id: str = ""
+    base_url: str = "https://api.telegram.org"
+    timeout: float = 10.0
+
+
+@dataclass(frozen=True)
+class NotifyConfig:
+    telegram: TelegramConfig = field(default_factory=TelegramConfig)
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    level: str = "info"
+    format: str = "auto"  # auto | json | console
+
+
+@dataclass(frozen=True)
+class Config:
+    openclaw: OpenClawConfig = field(default_factory=OpenClawConfig)
+    state: StateConfig = field(default_factory=StateConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
+    archive: ArchiveConfig = field(default_factory=ArchiveConfig)
+    expire: ExpireConfig = field(default_factory=ExpireConfig)
+    score: ScoreConfig = field(default_factory=ScoreConfig)
+    promote: PromoteConfig = field(default_factory=PromoteConfig)
+    tiers: TiersConfig = field(default_factory=TiersConfig)
+    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
+    notify: NotifyConfig = field(default_factory=NotifyConfig)
+    log: LogConfig = field(default_factory=LogConfig)
+    source: str = ""  # the file it came from, "" for defaults (not a TOML key)
+
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "log.level": ("debug", "info", "warning", "error"),
+    "log.format": ("auto", "json", "console"),
+}
+
+
+def _check_value(name: str, hint: Any, value: Any) -> Any:
+    origin = typing.get_origin(hint)
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise ConfigError(f"{name}: expected a list of strings, got {type(value).__name__}")
+        for item in value:
+            if not isinstance(item, str):
+                raise ConfigError(f"{name}: every item must be a string, got {item!r}")
+        return tuple(value)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{name}: expected true or false, got {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{name}: expected an integer, got {value!r}")
+        if value < 0:
+            raise ConfigError(f"{name}: must not be negative, got {value}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{name}: expected a number, got {value!r}")
+        if value < 0:
+            raise ConfigError(f"{name}: must not be negative, got {value}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{name}: expected a string, got {value!r}")
+        choices = _CHOICES.get(name)
+        if choices and value not in choices:
+            raise ConfigError(f"{name}: must be one of {', '.join(choices)}, got {value!r}")
+        return value
+    raise ConfigError(f"{name}: unsupported type")  # pragma: no cover - schema bug
+
+
+def _build(cls: type, data: Any, prefix: str) -> Any:
+    where = prefix or "the top level"
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a table, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls) if f.name != "source"}
+    for key in data:
+        if key not in known:
+            name = f"{prefix}.{key}" if prefix else key
+            raise ConfigError(f"unknown key {name!r}")
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}.{key}" if prefix else key
+        hint = hints[key]
+        if dataclasses.is_dataclass(hint):
+            kwargs[key] = _build(hint, value, name)
+        else:
+            kwargs[key] = _check_value(name, hint, value)
+    return cls(**kwargs)
+
+
+def parse_config(data: dict[str, Any], source: str = "") -> Config:
+    """Validate a TOML document (already parsed) into a Config."""
+    cfg = _build(Config, data, "")
+    _check_semantics(cfg)
+    return dataclasses.replace(cfg, source=source)
+
+
+def _check_semantics(cfg: Config) -> None:
+    weights = (
+        cfg.score.keyword_weight
+        + cfg.score.time_weight
+        + cfg.score.access_weight
+        + cfg.score.tag_weight
+    )
+    if weights <= 0:
+        raise ConfigError("score: the four weights must not all be zero")
+    if cfg.score.max_prune_fraction > 1:
+        raise ConfigError("score.max_prune_fraction: must be between 0 and 1")
+    if cfg.ingest.chunk_bytes < 4096:
+        raise ConfigError("ingest.chunk_bytes: must be at least 4096")
+    if cfg.ingest.max_line_bytes < cfg.ingest.chunk_bytes:
+        raise ConfigError("ingest.max_line_bytes: must be at least ingest.chunk_bytes")
+    if "{month}" in cfg.archive.dir and cfg.archive.dir.count("{") != 1:
+        raise ConfigError("archive.dir: only the {month} placeholder is known")
+    if not cfg.openclaw.agents:
+        raise ConfigError('openclaw.agents: list at least one agent id (or "*")')
+
+
+def config_path_from(explicit: str | None, environ: typing.Mapping[str, str]) -> str | None:
+    """Which config file to read: --config, then $MEMORYD_CONFIG, else none (defaults)."""
+    return explicit or environ.get("MEMORYD_CONFIG") or None
+
+
+def load_config(path: str | None) -> Config:
+    """Read and validate a TOML file; ``None`` means the defaults."""
+    if not path:
+        return Config()
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path}: not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config file {path}: is a directory") from None
+    except PermissionError:
+        raise ConfigError(f"config file {path}: permission denied") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path}: invalid TOML: {exc}") from None
+    return parse_config(data, source=str(Path(path).resolve()))
+
+
+# --------------------------------------------------------------------------- discovery
+
+_LEGACY_DIRS = (".clawdbot", ".moldbot", ".moltbot")
+
+
+def openclaw_home(environ: typing.Mapping[str, str]) -> Path:
+    home = environ.get("OPENCLAW_HOME") or environ.get("HOME") or str(Path.home())
+    return Path(home).expanduser()
+
+
+def discover_state_dir(environ: typing.Mapping[str, str]) -> Path:
+    """OpenClaw's state dir, found the way OpenClaw finds it (first match wins)."""
+    explicit = environ.get("OPENCLAW_STATE_DIR") or environ.get("CLAWDBOT_STATE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    home = openclaw_home(environ)
+    if (home / ".openclaw").is_dir():
+        return home / ".openclaw"
+    for legacy in _LEGACY_DIRS:
+        if (home / legacy).is_dir():
+            return home / legacy
+    return home / ".openclaw"
+
+
+def read_openclaw_json(state_dir: Path, environ: typing.Mapping[str, str]) -> dict[str, Any]:
+    """OpenClaw's own config (JSON5). Missing or unreadable → {} (discovery falls back)."""
+    import json5  # only discovery needs it
+
+    path = Path(environ.get("OPENCLAW_CONFIG_PATH") or state_dir / "openclaw.json")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    try:
+        data = json5.loads(text)
+    except Exception:  # json5 raises ValueError and others on bad input
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _workspace_for(agent_id: str, oc: dict[str, Any]) -> str | None:
+    agents = oc.get("agents")
+    if not isinstance(agents, dict):
+        return None
+    entries = agents.get("entries")
+    if isinstance(entries, dict):
+        entry = entries.get(agent_id)
+        if isinstance(entry, dict) and isinstance(entry.get("workspace"), str):
+            return entry["workspace"]
+    listed = agents.get("list")
+    if isinstance(listed, list):
+        for entry in listed:
+            if (
+                isinstance(entry, dict)
+                and entry.get("id") == agent_id
+                and isinstance(entry.get("workspace"), str)
+            ):
+                return entry["workspace"]
+    defaults = agents.get("defaults")
+    if isinstance(defaults, dict) and isinstance(defaults.get("workspace"), str):
+        return defaults["workspace"]
+    return None
+
+
+def default_workspace(agent_id: str, state_dir: Path, environ: typing.Mapping[str, str]) -> Path:
+    """OpenClaw's default workspace when its config names none."""
+    home = openclaw_home(environ)
+    name = state_dir.name
+    if name.startswith(".openclaw-"):  # a profile: ~/.openclaw-X → ~/.openclaw/workspace-X
+        return home / ".openclaw" / f"workspace-{name.removeprefix('.openclaw-')}"
+    if agent_id != "main":
+        return state_dir / f"workspace-{agent_id}"
+    return state_dir / "workspace"
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One followed agent: where its transcripts are and which workspace its memory is in."""
+
+    id: str
+    sessions_dir: Path
+    workspace: Path
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Everything concrete that the configuration resolves to on this machine."""
+
+    state_dir: Path  # OpenClaw's
+    memoryd_dir: Path  # memoryd's own state
+    db: Path
+    agents: tuple[Agent, ...]
+    workspace: Path  # the primary workspace (the first agent's, or the override)
+    tiers_root: Path
+    openclaw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.memoryd_dir / "reports"
+
+
+def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) -> Paths:
+    """Turn the configuration into concrete paths. Raises ConfigError for missing dirs."""
+    env = os.environ if environ is None else environ
+    if cfg.openclaw.state_dir:
+        state_dir = Path(cfg.openclaw.state_dir).expanduser()
+        if not state_dir.is_dir():
+            raise ConfigError(f"openclaw.state_dir: {state_dir} is not a directory")
+    else:
+        state_dir = discover_state_dir(env)
+    oc = read_openclaw_json(state_dir, env)
+
+    agents_root = state_dir / "agents"
+    wanted = cfg.openclaw.agents
+    if "*" in wanted:
+        try:
+            ids = sorted(p.name for p in agents_root.iterdir() if p.is_dir())
+        except OSError:
+            ids = []
+    else:
+        ids = list(dict.fromkeys(wanted))
+    if not ids:
+        ids = ["main"]
+
+    override = Path(cfg.openclaw.workspace).expanduser() if cfg.openclaw.workspace else None
+    if override is not None and not override.is_dir():
+        raise ConfigError(f"openclaw.workspace: {override} is not a directory")
+    agents = []
+    for agent_id in ids:
+        if override is not None:
+            ws = override
+        else:
+            named = _workspace_for(agent_id, oc)
+            ws = Path(named).expanduser() if named else default_workspace(agent_id, state_dir, env)
+        agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws))
+    primary = next((a for a in agents if a.id == "main"), agents[0]).workspace
+
+    if cfg.state.dir:
+        memoryd_dir = Path(cfg.state.dir).expanduser()
+        if not memoryd_dir.parent.is_dir():
+            raise ConfigError(f"state.dir: parent of {memoryd_dir} is not a directory")
+    else:
+        memoryd_dir = state_dir / "memoryd"
+    tiers_root = Path(cfg.tiers.root).expanduser() if cfg.tiers.root else state_dir / "memory_fs"
+    return Paths(
+        state_dir=state_dir,
+        memoryd_dir=memoryd_dir,
+        db=memoryd_dir / "state.db",
+        agents=tuple(agents),
+        workspace=primary,
+        tiers_root=tiers_root,
+        openclaw=oc,
+    )

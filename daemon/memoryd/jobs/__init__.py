@@ -1,0 +1,86 @@
+"""Scheduled jobs: organize (hourly), reflect (daily), expire (monthly), promote.
+
+Each job module exposes ``run(cfg, paths, store, now, *, dry_run=False) -> JobResult``
+and keeps its policy in ``memoryd.policy``; the CLI and the daemon call the same
+function. :func:`run_for_period` makes a job idempotent per period: the period
+key (``expire:2026-11``) is recorded in the ``jobs`` table when a run completes,
+so the daemon's catch-up after downtime runs a missed period exactly once.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from typing import Any
+
+from ..config import Config, Paths
+from ..store import Store
+
+JOB_NAMES = ("organize", "reflect", "expire", "promote")
+
+
+@dataclass
+class JobResult:
+    """What a job did: a one-line summary for logs and notifications, and details."""
+
+    summary: str
+    data: dict[str, Any] = field(default_factory=dict)
+    changed: bool = False
+
+
+JobFunc = Callable[..., JobResult]
+
+
+def job_function(name: str) -> JobFunc:
+    """The ``run`` function of ``memoryd.jobs.<name>`` (imported on demand)."""
+    if name not in JOB_NAMES:
+        raise KeyError(name)
+    return importlib.import_module(f"memoryd.jobs.{name}").run
+
+
+def period_key(name: str, now: float, tz: tzinfo) -> str:
+    """The period a run at ``now`` belongs to, in the configured time zone.
+
+    organize is hourly, reflect and promote daily, expire monthly. Keys are
+    wall-clock labels, so a DST change never makes two periods out of one.
+    """
+    local = datetime.fromtimestamp(now, tz)
+    if name == "organize":
+        return local.strftime("%Y-%m-%dT%H")
+    if name == "expire":
+        return local.strftime("%Y-%m")
+    return local.strftime("%Y-%m-%d")
+
+
+def run_for_period(
+    name: str,
+    cfg: Config,
+    paths: Paths,
+    store: Store,
+    now: float,
+    tz: tzinfo,
+    *,
+    force_rerun: bool = False,
+) -> JobResult | None:
+    """Run ``name`` once for the period containing ``now``; None if already done.
+
+    A failure is recorded with status ``failed`` (and re-raised), so the next
+    trigger of the same period tries again.
+    """
+    period = period_key(name, now, tz)
+    if not force_rerun and store.job_done(name, period):
+        return None
+    started = time.time()
+    try:
+        result = job_function(name)(cfg, paths, store, now)
+    except Exception:
+        with store.transaction():
+            store.record_job(name, period, "failed", started, traceback.format_exc(limit=5))
+        raise
+    with store.transaction():
+        store.record_job(name, period, "ok", started, result.summary)
+    return result

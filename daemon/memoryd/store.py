@@ -1,0 +1,350 @@
+"""The state database: one SQLite file, the only place memoryd keeps state.
+
+Schema and migrations live here, with the few queries several modules share.
+Modules that own a table (the tailer its checkpoints, the mover its journal) keep
+their statements next to their logic and use :meth:`Store.transaction`.
+
+WAL mode lets every command read while the daemon writes; ``busy_timeout`` makes
+concurrent writers wait instead of failing. Ingest commits at
+``synchronous=NORMAL``: a power cut may roll back the last batch, hits and
+offset together, and the next scan simply re-reads it. The move journal needs
+its intent on disk before a file is renamed, so :meth:`Store.durable` switches
+to ``FULL`` around it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+    -- One row per transcript file ever seen. Identity is (dev, ino) plus a hash of
+    -- the first head_len bytes; offset is the byte after the last complete line
+    -- whose hits are committed.
+    CREATE TABLE sources (
+        id          INTEGER PRIMARY KEY,
+        agent       TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        path        TEXT NOT NULL,
+        dev         INTEGER NOT NULL,
+        ino         INTEGER NOT NULL,
+        head_len    INTEGER NOT NULL,
+        head_hash   TEXT NOT NULL,
+        offset      INTEGER NOT NULL DEFAULT 0,
+        size        INTEGER NOT NULL DEFAULT 0,
+        mtime_ns    INTEGER NOT NULL DEFAULT 0,
+        malformed   INTEGER NOT NULL DEFAULT 0,
+        oversized   INTEGER NOT NULL DEFAULT 0,
+        resets      INTEGER NOT NULL DEFAULT 0,
+        first_seen  REAL NOT NULL,
+        last_read   REAL,
+        vanished_at REAL
+    );
+    CREATE INDEX sources_by_path ON sources(path);
+    CREATE INDEX sources_by_inode ON sources(dev, ino);
+
+    -- Every memory tool call seen; answered = 0 are the ones still waiting for a
+    -- result line (possibly in a later file, after a restart).
+    CREATE TABLE calls (
+        agent    TEXT NOT NULL,
+        call_id  TEXT NOT NULL,
+        tool     TEXT NOT NULL,
+        query    TEXT,
+        ts       REAL,
+        session  TEXT,
+        answered INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (agent, call_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX calls_pending ON calls(answered) WHERE answered = 0;
+
+    -- One row per (call, memory file): three chunks of one file in one result are one hit.
+    CREATE TABLE hits (
+        id          INTEGER PRIMARY KEY,
+        agent       TEXT NOT NULL,
+        call_id     TEXT NOT NULL,
+        memory_path TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        ts          REAL NOT NULL,
+        query       TEXT,
+        score       REAL,
+        start_line  INTEGER,
+        end_line    INTEGER,
+        session     TEXT,
+        source_id   INTEGER,
+        UNIQUE (agent, call_id, memory_path)
+    );
+    CREATE INDEX hits_by_path_ts ON hits(memory_path, ts);
+    CREATE INDEX hits_by_ts ON hits(ts);
+
+    -- Completed (or failed) runs of each job, one row per period key.
+    CREATE TABLE jobs (
+        job      TEXT NOT NULL,
+        period   TEXT NOT NULL,
+        status   TEXT NOT NULL,
+        started  REAL NOT NULL,
+        finished REAL,
+        summary  TEXT,
+        PRIMARY KEY (job, period)
+    );
+
+    -- The move journal: intent is written (durably) before the file system changes.
+    CREATE TABLE moves (
+        id       INTEGER PRIMARY KEY,
+        batch    TEXT NOT NULL,
+        op       TEXT NOT NULL,
+        src      TEXT NOT NULL,
+        dst      TEXT,
+        sha256   TEXT,
+        size     INTEGER,
+        state    TEXT NOT NULL,
+        reason   TEXT,
+        created  REAL NOT NULL,
+        finished REAL,
+        undo_of  INTEGER
+    );
+    CREATE INDEX moves_by_state ON moves(state);
+    CREATE INDEX moves_by_src ON moves(src);
+    CREATE INDEX moves_by_dst ON moves(dst);
+
+    -- User marks (marked, pinned glob) and flags (promoted), by workspace-relative path.
+    CREATE TABLE marks (
+        path    TEXT NOT NULL,
+        kind    TEXT NOT NULL,
+        created REAL NOT NULL,
+        note    TEXT,
+        PRIMARY KEY (path, kind)
+    );
+
+    -- Running totals that outlive individual sources (malformed lines, bad paths, ...).
+    CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    """,
+}
+
+
+SCHEMA_VERSION = max(_MIGRATIONS)
+
+
+class StoreError(Exception):
+    """The state database cannot be opened or is not memoryd's."""
+
+
+@dataclass(frozen=True)
+class HitRow:
+    agent: str
+    call_id: str
+    memory_path: str
+    kind: str
+    ts: float
+    query: str | None
+    score: float | None
+    start_line: int | None
+    end_line: int | None
+    session: str | None
+    source_id: int | None
+
+
+class Store:
+    """A connection to the state database with memoryd's settings and schema."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path | None) -> None:
+        self.conn = conn
+        self.path = path
+
+    # ---------------------------------------------------------------- open/close
+
+    @classmethod
+    def open(cls, path: Path | str, *, readonly: bool = False) -> Store:
+        """Open (creating and migrating unless readonly) the database at ``path``."""
+        p = Path(path)
+        if readonly:
+            if not p.exists():
+                raise StoreError(f"state database {p} does not exist yet (run `memoryd scan`)")
+            uri = f"file:{p}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0)
+        else:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(p, isolation_level=None, timeout=30.0)
+        try:
+            conn.execute("PRAGMA busy_timeout = 30000")
+            if not readonly:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if mode.lower() != "wal":  # pragma: no cover - exotic file systems
+                    raise StoreError(f"state database {p}: WAL mode unavailable ({mode})")
+                conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            store = cls(conn, p)
+            if not readonly:
+                store._migrate()
+            return store
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"state database {p} is unreadable: {exc}") from None
+
+    @classmethod
+    def memory(cls) -> Store:
+        """An in-memory store (for pure-ish tests and dry runs without state)."""
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        store = cls(conn, None)
+        store._migrate()
+        return store
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _migrate(self) -> None:
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"state database {self.path} has schema {version}, newer than this memoryd "
+                f"({SCHEMA_VERSION}); upgrade memoryd"
+            )
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            with self.transaction():
+                for statement in _split_sql(_MIGRATIONS[target]):
+                    self.conn.execute(statement)
+                self.conn.execute(f"PRAGMA user_version = {target}")
+
+    # ---------------------------------------------------------------- transactions
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE … COMMIT, rolled back on any exception."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def durable(self) -> Iterator[None]:
+        """Commits inside are fsynced before they return (synchronous=FULL)."""
+        self.conn.execute("PRAGMA synchronous = FULL")
+        try:
+            yield
+        finally:
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+
+    # ---------------------------------------------------------------- counters
+
+    def bump(self, name: str, by: int = 1) -> None:
+        """Add to a named counter (call inside a transaction)."""
+        if by:
+            self.conn.execute(
+                "INSERT INTO counters(name, value) VALUES (?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+                (name, by),
+            )
+
+    def counters(self) -> dict[str, int]:
+        return dict(self.conn.execute("SELECT name, value FROM counters"))
+
+    # ---------------------------------------------------------------- meta
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    # ---------------------------------------------------------------- hits
+
+    def hits_since(self, since: float | None, paths: Iterable[str] | None = None) -> list[HitRow]:
+        """Every hit at or after ``since`` (all when None), oldest first."""
+        sql = (
+            "SELECT agent, call_id, memory_path, kind, ts, query, score, start_line, "
+            "end_line, session, source_id FROM hits"
+        )
+        args: list[object] = []
+        if since is not None:
+            sql += " WHERE ts >= ?"
+            args.append(since)
+        sql += " ORDER BY ts, id"
+        rows = [HitRow(*r) for r in self.conn.execute(sql, args)]
+        if paths is not None:
+            wanted = set(paths)
+            rows = [r for r in rows if r.memory_path in wanted]
+        return rows
+
+    def hit_counts(
+        self, since: float | None, agents: Iterable[str] | None = None
+    ) -> dict[str, tuple[int, float]]:
+        """memory_path → (hits, last hit time) at or after ``since`` (all time when None)."""
+        sql = "SELECT memory_path, COUNT(*), MAX(ts) FROM hits WHERE ts >= ?"
+        args: list[object] = [since if since is not None else float("-inf")]
+        if agents is not None:
+            ids = list(agents)
+            sql += f" AND agent IN ({','.join('?' * len(ids))})"
+            args.extend(ids)
+        sql += " GROUP BY memory_path"
+        return {path: (n, last) for path, n, last in self.conn.execute(sql, args)}
+
+    # ---------------------------------------------------------------- jobs
+
+    def job_done(self, job: str, period: str) -> bool:
+        row = self.conn.execute(
+            "SELECT status FROM jobs WHERE job = ? AND period = ?", (job, period)
+        ).fetchone()
+        return bool(row and row[0] == "ok")
+
+    def record_job(
+        self, job: str, period: str, status: str, started: float, summary: str | None
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO jobs(job, period, status, started, finished, summary) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(job, period) DO UPDATE SET "
+            "status = excluded.status, started = excluded.started, "
+            "finished = excluded.finished, summary = excluded.summary",
+            (job, period, status, started, time.time(), summary),
+        )
+
+    def last_job(self, job: str) -> tuple[str, str, float | None, str | None] | None:
+        """(period, status, finished, summary) of the most recent run of ``job``."""
+        return self.conn.execute(
+            "SELECT period, status, finished, summary FROM jobs WHERE job = ? "
+            "ORDER BY started DESC LIMIT 1",
+            (job,),
+        ).fetchone()
+
+    # ---------------------------------------------------------------- marks
+
+    def marks(self, kind: str) -> set[str]:
+        return {r[0] for r in self.conn.execute("SELECT path FROM marks WHERE kind = ?", (kind,))}
+
+    def set_mark(self, path: str, kind: str, note: str | None = None) -> bool:
+        """Add a mark; False when it was already there."""
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO marks(path, kind, created, note) VALUES (?, ?, ?, ?)",
+            (path, kind, time.time(), note),
+        )
+        return cur.rowcount > 0
+
+    def clear_mark(self, path: str, kind: str) -> bool:
+        cur = self.conn.execute("DELETE FROM marks WHERE path = ? AND kind = ?", (path, kind))
+        return cur.rowcount > 0
+
+
+def _split_sql(script: str) -> list[str]:
+    """Statements of a migration script: comments dropped first, then split on ';'."""
+    lines = [ln.split("--", 1)[0] for ln in script.splitlines()]
+    return [stmt.strip() for stmt in "\n".join(lines).split(";") if stmt.strip()]

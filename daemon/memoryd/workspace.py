@@ -1,0 +1,141 @@
+"""Which files are memory files, and what a path from a transcript refers to.
+
+Two jobs, both about trust. :func:`classify_result_path` is pure: it maps a path
+string read from a transcript (data, never a place to touch) to a
+workspace-relative key, or rejects it. :func:`list_memory_files` walks the real
+workspace, never following a symlink and never leaving the workspace.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+LONG_TERM_NAMES = ("MEMORY.md", "memory.md")
+MEMORY_DIR = "memory"
+
+
+def normalize(raw: str) -> str | None:
+    """A transcript path as a clean POSIX path, or None when it cannot be one.
+
+    Backslashes become slashes, ``./`` and duplicate slashes go, ``..`` is
+    resolved lexically. NUL bytes, control characters and empty paths are refused.
+    """
+    if not raw or len(raw) > 4096 or any(ord(c) < 32 for c in raw):
+        return None
+    p = raw.replace("\\", "/")
+    absolute = p.startswith("/") or (len(p) > 2 and p[1] == ":" and p[2] == "/")
+    p = posixpath.normpath(p)
+    if p in (".", "/"):
+        return None
+    if absolute and not p.startswith("/"):  # a Windows drive path: keep it absolute-looking
+        return p
+    return p
+
+
+def is_memory_relpath(rel: str) -> bool:
+    """True for ``MEMORY.md``, ``memory.md`` and ``memory/**/*.md`` (already normalized)."""
+    if rel in LONG_TERM_NAMES:
+        return True
+    if not rel.startswith(MEMORY_DIR + "/") or not rel.endswith(".md"):
+        return False
+    parts = rel.split("/")
+    return all(part not in ("", ".", "..") for part in parts)
+
+
+def classify_result_path(raw: str, workspace: str, tiers_root: str | None = None) -> str | None:
+    """The key under which a hit on ``raw`` is counted, or None if it is not a memory file.
+
+    ``workspace`` and ``tiers_root`` are absolute POSIX paths used only as strings.
+    Workspace files are keyed by their workspace-relative path (``memory/x.md``);
+    files of the tier store by ``tiers/<tier>/<name>`` relative to its root.
+    Anything that escapes both, after lexical normalisation, is refused.
+    """
+    p = normalize(raw)
+    if p is None:
+        return None
+    ws = posixpath.normpath(workspace)
+    if p.startswith("/"):
+        full = p
+    elif p[1:3] == ":/":  # a Windows absolute path never lands inside a POSIX root
+        return None
+    else:
+        full = posixpath.normpath(posixpath.join(ws, p))
+    if full.startswith(ws + "/"):
+        rel = full[len(ws) + 1 :]
+        if is_memory_relpath(rel):
+            return rel
+    if tiers_root:
+        root = posixpath.normpath(tiers_root)
+        if full.startswith(root + "/") and full.endswith(".md"):
+            rel = full[len(root) + 1 :]
+            parts = rel.split("/")
+            if len(parts) == 2 and parts[0] in ("hot", "warm", "gist", "forgotten"):
+                return "tiers/" + rel
+    return None
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """A memory file on disk: its workspace-relative key and the stat facts we use."""
+
+    rel: str
+    size: int
+    mtime: float
+
+
+def list_memory_files(workspace: Path, exclude_prefixes: tuple[str, ...] = ()) -> list[MemoryFile]:
+    """Every memory file of the workspace, sorted by path.
+
+    Symlinks are skipped (files and folders alike), so nothing outside the
+    workspace is ever listed. ``exclude_prefixes`` (workspace-relative, e.g. an
+    archive folder inside ``memory/``) are left out.
+    """
+    out: list[MemoryFile] = []
+    seen_inodes: set[tuple[int, int]] = set()  # MEMORY.md is memory.md on macOS
+    for name in LONG_TERM_NAMES:
+        st = _regular_stat(workspace / name)
+        if st is not None and (st.st_dev, st.st_ino) not in seen_inodes:
+            seen_inodes.add((st.st_dev, st.st_ino))
+            out.append(MemoryFile(name, st.st_size, st.st_mtime))
+    mem = workspace / MEMORY_DIR
+    try:
+        is_dir = stat.S_ISDIR(os.lstat(mem).st_mode)
+    except OSError:
+        is_dir = False
+    if is_dir:
+        for rel, st in _walk(mem, MEMORY_DIR):
+            if not any(rel.startswith(p.rstrip("/") + "/") for p in exclude_prefixes):
+                out.append(MemoryFile(rel, st.st_size, st.st_mtime))
+    return sorted(out, key=lambda m: m.rel)
+
+
+def _regular_stat(path: Path) -> os.stat_result | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def _walk(folder: Path, rel: str) -> Iterator[tuple[str, os.stat_result]]:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in sorted(entries, key=lambda e: e.name):
+        child = f"{rel}/{entry.name}"
+        try:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if not entry.name.startswith("."):  # .dreams and other tool folders
+                    yield from _walk(Path(entry.path), child)
+            elif entry.is_file(follow_symlinks=False) and entry.name.endswith(".md"):
+                yield child, entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
