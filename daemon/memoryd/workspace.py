@@ -52,7 +52,8 @@ def classify_result_path(raw: str, workspace: str, tiers_root: str | None = None
 
     ``workspace`` and ``tiers_root`` are absolute POSIX paths used only as strings.
     Workspace files are keyed by their workspace-relative path (``memory/x.md``);
-    files of the tier store by ``tiers/<tier>/<name>`` relative to its root.
+    files of the tier store by ``tiers/<name>`` whatever tier they are in, so a
+    note keeps its history as it moves between tiers.
     Anything that escapes both, after lexical normalisation, is refused.
     """
     p = normalize(raw)
@@ -75,7 +76,7 @@ def classify_result_path(raw: str, workspace: str, tiers_root: str | None = None
             rel = full[len(root) + 1 :]
             parts = rel.split("/")
             if len(parts) == 2 and parts[0] in ("hot", "warm", "gist", "forgotten"):
-                return "tiers/" + rel
+                return "tiers/" + parts[1]
     return None
 
 

@@ -1,0 +1,334 @@
+"""Hit tracking commands: ``scan``, ``hits``, ``export hits-jsonl``, ``demo``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import clock
+from ..cli import Context, UsageError, json_dumps
+from ..config import ConfigError
+from ..store import Store
+from ..workspace import MemoryFile, list_memory_files
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("scan", help="read new transcript lines once and count memory hits")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(func=cmd_scan)
+
+    p = sub.add_parser("hits", help="hits per memory file, most hit first, and files never hit")
+    window = p.add_mutually_exclusive_group()
+    window.add_argument("--days", type=_positive_int, default=30, help="window (default 30)")
+    window.add_argument("--all", action="store_true", help="all time")
+    p.add_argument("--top", type=_positive_int, help="show only the N most hit files")
+    p.add_argument("--agent", help="only this agent's hits (default: every agent of the workspace)")
+    p.add_argument("--no-scan", action="store_true", help="report without reading new lines first")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(func=cmd_hits)
+
+    p = sub.add_parser("export", help="export data for other tools")
+    what = p.add_subparsers(dest="what", metavar="WHAT")
+    what.required = True
+    e = what.add_parser("hits-jsonl", help="append new hits to a hit_counts.jsonl file")
+    e.add_argument(
+        "path", nargs="?", help="target file (default <state>/hit_counts.jsonl; - = stdout)"
+    )
+    e.set_defaults(func=cmd_export_hits)
+
+    p = sub.add_parser("demo", help="build a small OpenClaw install, scan it, show the report")
+    p.add_argument("dir", nargs="?", help="where to build it (default: a new temporary folder)")
+    p.set_defaults(func=cmd_demo)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def require_openclaw(ctx: Context) -> None:
+    """Refuse to create state for an OpenClaw install that is not there."""
+    state_dir = ctx.paths.state_dir
+    if not state_dir.is_dir():
+        raise ConfigError(
+            f"no OpenClaw state directory at {state_dir} (set openclaw.state_dir in the config "
+            "or $OPENCLAW_STATE_DIR; `memoryd demo` shows memoryd on a generated install)"
+        )
+
+
+def run_scan(ctx: Context) -> Any:
+    """One catch-up pass; returns the ScanStats."""
+    from ..ingest.scan import Scanner  # the scanner is not needed to parse arguments
+
+    require_openclaw(ctx)
+    return Scanner(ctx.cfg, ctx.paths, ctx.store()).scan()
+
+
+# --------------------------------------------------------------------------- scan
+
+
+def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
+    stats = run_scan(ctx)
+    if args.json:
+        ctx.print(json_dumps(stats.as_dict()))
+        return 0
+    ctx.print(
+        f"scanned {stats.files_seen} transcripts ({stats.files_read} read, "
+        f"{_human_bytes(stats.bytes_read)}): {stats.new_hits} new hits, "
+        f"{stats.new_calls} new memory calls, {stats.malformed} malformed lines, "
+        f"{stats.oversized} oversized lines in {stats.elapsed:.2f} s"
+    )
+    if stats.resets or stats.renamed:
+        ctx.print(f"  {stats.renamed} renamed, {stats.resets} truncated or replaced (re-read)")
+    if stats.errors:
+        ctx.print(f"  {stats.errors} transcripts could not be read (permissions?)")
+    return 0
+
+
+# --------------------------------------------------------------------------- hits
+
+
+@dataclass(frozen=True)
+class FileHits:
+    path: str
+    hits: int
+    last_hit: float | None
+
+
+def hits_report(
+    files: Iterable[MemoryFile],
+    window: dict[str, tuple[int, float]],
+    all_time: dict[str, tuple[int, float]],
+    top: int | None = None,
+) -> tuple[list[FileHits], list[str]]:
+    """Files ever hit (window count, last hit ever), most hit first; and files never hit.
+
+    Pure. Every file given appears in exactly one of the two lists (``top`` only
+    shortens the first).
+    """
+    hit: list[FileHits] = []
+    never: list[str] = []
+    for f in files:
+        if f.rel in all_time:
+            hit.append(FileHits(f.rel, window.get(f.rel, (0, 0.0))[0], all_time[f.rel][1]))
+        else:
+            never.append(f.rel)
+    hit.sort(key=lambda h: (-h.hits, -(h.last_hit or 0.0), h.path))
+    return (hit[:top] if top else hit), never
+
+
+def _workspace_agents(ctx: Context, only: str | None) -> list[str]:
+    ws = ctx.paths.workspace
+    ids = [a.id for a in ctx.paths.agents if a.workspace == ws]
+    if only is not None:
+        if only not in {a.id for a in ctx.paths.agents}:
+            raise UsageError(f"--agent: no agent {only!r} (followed: {', '.join(ids) or 'none'})")
+        ids = [only]
+    return ids
+
+
+def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
+    if args.no_scan:
+        require_openclaw(ctx)
+    else:
+        run_scan(ctx)
+    store = ctx.store()
+    agents = _workspace_agents(ctx, args.agent)
+    days = None if args.all else args.days
+    now = clock.now()
+    all_time = store.hit_counts(None, agents)
+    window = all_time if days is None else store.hit_counts(now - days * 86400, agents)
+    exclude = _archive_prefixes(ctx)
+    files = list_memory_files(ctx.paths.workspace, exclude)
+    shown, never = hits_report(files, window, all_time, args.top)
+    if args.json:
+        doc = {
+            "window_days": days,
+            "files": [
+                {"path": h.path, "hits": h.hits, "last_hit": clock.iso(h.last_hit)} for h in shown
+            ],
+            "never_hit": never,
+        }
+        ctx.print(json_dumps(doc))
+        return 0
+    span = "all time" if days is None else f"last {days} days"
+    total = sum(h.hits for h in shown)
+    ctx.print(f"memory hits, {span} — workspace {ctx.paths.workspace}")
+    if shown:
+        ctx.print(f"{'hits':>6}  {'last hit (UTC)':<17}  file")
+        for h in shown:
+            last = (clock.iso(h.last_hit) or "")[:16].replace("T", " ")
+            ctx.print(f"{h.hits:>6}  {last:<17}  {h.path}")
+    ctx.print(f"{total} hits on {sum(1 for h in shown if h.hits)} files in the window")
+    if never:
+        ctx.print(f"never hit ({len(never)} of {len(files)} files):")
+        for path in never:
+            ctx.print(f"        {path}")
+    return 0
+
+
+def _archive_prefixes(ctx: Context) -> tuple[str, ...]:
+    """The archive folder, when it is configured inside memory/, is not memory."""
+    template = ctx.cfg.archive.dir
+    head = template.split("{month}", 1)[0]
+    if "{month}" in template:
+        # memory/archive-{month} → every memory/archive-* folder
+        parent, _, stem = head.rpartition("/")
+        return tuple(
+            f"{parent}/{entry.name}" if parent else entry.name
+            for entry in _dir_entries(ctx.paths.workspace / parent)
+            if entry.name.startswith(stem) and entry.is_dir(follow_symlinks=False)
+        )
+    return (template.rstrip("/"),)
+
+
+def _dir_entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError:
+        return []
+
+
+# --------------------------------------------------------------------------- export
+
+
+def export_hits_jsonl(store: Store, target: Path) -> int:
+    """Append to ``target`` every hit not yet in it; returns how many were written.
+
+    Resumable: the id of the last complete record in the file says where to go
+    on. A torn last line (a crash mid-write) is cut off first. One ``write`` per
+    record on an ``O_APPEND`` descriptor keeps records whole.
+    """
+    import orjson
+
+    last_id = _last_exported_id(target)
+    rows = store.conn.execute(
+        "SELECT id, ts, memory_path, kind, query, agent, session, call_id, score "
+        "FROM hits WHERE id > ? ORDER BY id",
+        (last_id,),
+    )
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    written = 0
+    try:
+        for hid, ts, path, kind, query, agent, session, call_id, score in rows:
+            record = {
+                "id": hid,
+                "ts": clock.iso(ts),
+                "file": path,
+                "kind": kind,
+                "query": query,
+                "agent": agent,
+                "session": session,
+                "call_id": call_id,
+                "score": score,
+            }
+            os.write(fd, orjson.dumps(record) + b"\n")
+            written += 1
+        if written:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    return written
+
+
+def _last_exported_id(target: Path) -> int:
+    import orjson
+
+    try:
+        with open(target, "rb+") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size == 0:
+                return 0
+            back = min(size, 1 << 16)
+            fh.seek(size - back)
+            tail = fh.read(back)
+            if not tail.endswith(b"\n"):  # torn last record: cut it
+                cut = tail.rfind(b"\n") + 1
+                fh.truncate(size - back + cut)
+                tail = tail[:cut]
+            lines = tail.splitlines()
+    except FileNotFoundError:
+        return 0
+    for line in reversed(lines):
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("id"), int):
+            return rec["id"]
+    return 0
+
+
+def cmd_export_hits(args: argparse.Namespace, ctx: Context) -> int:
+    run_scan(ctx)
+    store = ctx.store()
+    if args.path == "-":
+        import sys
+
+        import orjson
+
+        for hid, ts, path, kind, query in store.conn.execute(
+            "SELECT id, ts, memory_path, kind, query FROM hits ORDER BY id"
+        ):
+            rec = {"id": hid, "ts": clock.iso(ts), "file": path, "kind": kind, "query": query}
+            sys.stdout.buffer.write(orjson.dumps(rec) + b"\n")
+        return 0
+    target = Path(args.path) if args.path else ctx.paths.memoryd_dir / "hit_counts.jsonl"
+    written = export_hits_jsonl(store, target)
+    ctx.print(f"appended {written} hits to {target}")
+    return 0
+
+
+# --------------------------------------------------------------------------- demo
+
+
+def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
+    from .. import corpus
+    from ..cli import main as cli_main
+
+    root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="memoryd-demo-"))
+    root.mkdir(parents=True, exist_ok=True)
+    truth = corpus.generate(root, seed=7, sessions=12, target_bytes=400_000, now=clock.now())
+    config = root / "memoryd.toml"
+    config.write_text(
+        "# written by `memoryd demo`\n"
+        f"[openclaw]\nstate_dir = {str(truth.state_dir)!r}\nworkspace = {str(truth.workspace)!r}\n"
+        f"[state]\ndir = {str(root / 'memoryd-state')!r}\n",
+        encoding="utf-8",
+    )
+    ctx.print(f"built a demo OpenClaw install in {root}")
+    ctx.print(f"  transcripts: {truth.state_dir}/agents/main/sessions/")
+    ctx.print(f"  workspace:   {truth.workspace}")
+    ctx.print("")
+    ctx.print(f"$ memoryd --config {config} scan")
+    ctx.out.flush()
+    code = cli_main(["--config", str(config), "scan"])
+    ctx.print("")
+    ctx.print(f"$ memoryd --config {config} hits --top 10")
+    ctx.out.flush()
+    code = code or cli_main(["--config", str(config), "hits", "--top", "10", "--no-scan"])
+    ctx.print("")
+    ctx.print("To use memoryd on your own OpenClaw install, run `memoryd scan` and `memoryd hits`:")
+    ctx.print("the state dir is found as OpenClaw finds it ($OPENCLAW_STATE_DIR, ~/.openclaw);")
+    ctx.print("or point it elsewhere with [openclaw] state_dir / workspace in a config file")
+    ctx.print("(see config/memoryd.toml) passed as --config FILE or $MEMORYD_CONFIG.")
+    return code
+
+
+def _human_bytes(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    if n < 1 << 20:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / (1 << 20):.1f} MB"

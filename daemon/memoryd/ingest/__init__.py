@@ -1,0 +1,1 @@
+"""Transcript ingestion: sources, the checkpointed tailer, the line parser, the scanner."""

@@ -1,0 +1,393 @@
+"""Transcript lines → memory tool calls and results. Pure: bytes in, events out.
+
+OpenClaw's readers accept many shapes of the same thing (pi-agent session
+format v1–4, Claude Code transcripts, MCP-prefixed tool names), and so does
+this parser. It never raises on bad input: a line that is not a JSON object is
+reported as malformed and the caller counts it.
+
+What counts as a hit is decided here, from the payload alone:
+
+- ``memory_search``: every ``results[]`` entry with a ``path``, except
+  ``source: "sessions"`` (indexed transcripts, not memory files). Several
+  chunks of one file are one hit (best score, widest line range). A disabled
+  or failed search is an answer with no hits.
+- ``memory_get``: a hit on its ``path`` when the returned ``text`` is non-empty.
+- The payload is read from ``details`` when that still has the data, else from
+  ``content[].text`` (``details`` over 8 KiB is replaced by a truncation
+  marker). When the text itself was cut and is no longer JSON, the
+  ``"path": "..."`` entries are recovered from it rather than dropping the call.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+SEARCH, GET = "search", "get"
+
+_CALL_BLOCK_TYPES = frozenset({"toolcall", "tooluse", "functioncall", "tool_use", "tool_call"})
+_RESULT_BLOCK_TYPES = frozenset({"toolresult", "tool_result", "functionresult", "function_result"})
+_RESULT_ROLES = frozenset({"toolresult", "tool_result", "tool", "function"})
+_ID_KEYS = ("id", "toolCallId", "toolUseId", "tool_call_id", "tool_use_id", "call_id", "callId")
+_RESULT_ID_KEYS = (
+    "toolCallId",
+    "toolUseId",
+    "tool_call_id",
+    "tool_use_id",
+    "call_id",
+    "callId",
+    "id",
+)
+_NAME_KEYS = ("toolName", "tool_name", "name")
+
+# "path": "..." inside (possibly cut) JSON text; the value is a JSON string body.
+_PATH_IN_TEXT = re.compile(r'"path"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_TEXT_IN_TEXT = re.compile(r'"text"\s*:\s*"((?:[^"\\]|\\.)?)')
+
+
+@dataclass(frozen=True, slots=True)
+class ResultPath:
+    """One memory file in a result, as the transcript wrote it (untrusted)."""
+
+    path: str
+    score: float | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """An agent asked a memory tool something."""
+
+    call_id: str
+    tool: str  # SEARCH or GET
+    query: str | None  # the search query, or the path asked for by memory_get
+    ts: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A tool answered. ``tool`` is None when the line does not name it (Claude Code)."""
+
+    call_id: str
+    tool: str | None
+    paths: tuple[ResultPath, ...]
+    ts: float | None
+    recovered: bool = False  # payload text was cut; paths recovered by pattern
+    # For an unnamed result: the shape of the payload, so the caller can tell a
+    # memory answer from another tool's answer once it knows the call.
+    shape: str | None = None  # SEARCH, GET or None
+
+
+Event = ToolCall | ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedLine:
+    events: tuple[Event, ...] = ()
+    malformed: bool = False
+
+
+_EMPTY = ParsedLine()
+_MALFORMED = ParsedLine(malformed=True)
+
+
+def memory_tool(name: Any) -> str | None:
+    """SEARCH / GET for memory_search / memory_get, MCP prefixes and case tolerated."""
+    if not isinstance(name, str):
+        return None
+    n = name.strip().lower()
+    for suffix, tool in (("memory_search", SEARCH), ("memory_get", GET)):
+        if n == suffix:
+            return tool
+        if n.endswith(suffix) and n[-len(suffix) - 1] in "_.:/-":
+            return tool
+    return None
+
+
+def parse_line(line: bytes) -> ParsedLine:
+    """Parse one transcript line (without its newline) into memory-tool events."""
+    line = line.rstrip(b"\r")
+    if not line.strip():
+        return _EMPTY
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:  # invalid UTF-8 inside an otherwise good line: keep what can be read
+            record = orjson.loads(line.decode("utf-8", "replace"))
+        except orjson.JSONDecodeError:
+            return _MALFORMED
+    if not isinstance(record, dict):
+        return _MALFORMED
+    try:
+        events = tuple(_events(record))
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError):
+        return _MALFORMED
+    return ParsedLine(events) if events else _EMPTY
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _events(record: dict[str, Any]) -> list[Event]:
+    msg = record.get("message")
+    if not isinstance(msg, dict):
+        msg = record  # bare {"role": "toolResult", ...} records
+    ts = to_epoch(record.get("timestamp"))
+    if ts is None:
+        ts = to_epoch(msg.get("timestamp"))
+    out: list[Event] = []
+    role = msg.get("role")
+    if isinstance(role, str) and role.lower() in _RESULT_ROLES:
+        call_id = _first_str(msg, _RESULT_ID_KEYS)
+        if call_id:
+            name = _first_str(msg, _NAME_KEYS)
+            result = _result(call_id, name, msg.get("content"), msg.get("details"), msg, ts)
+            if result is not None:
+                out.append(result)
+        return out
+    content = msg.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if not isinstance(btype, str):
+                continue
+            btype = btype.lower()
+            if btype in _CALL_BLOCK_TYPES:
+                call = _call(block, ts)
+                if call is not None:
+                    out.append(call)
+            elif btype in _RESULT_BLOCK_TYPES:
+                call_id = _first_str(block, _RESULT_ID_KEYS)
+                if call_id:
+                    name = _first_str(block, _NAME_KEYS)
+                    result = _result(
+                        call_id, name, block.get("content"), block.get("details"), block, ts
+                    )
+                    if result is not None:
+                        out.append(result)
+    return out
+
+
+def _call(block: dict[str, Any], ts: float | None) -> ToolCall | None:
+    tool = memory_tool(block.get("name") or block.get("toolName"))
+    if tool is None:
+        return None
+    call_id = _first_str(block, _ID_KEYS)
+    if not call_id:
+        return None
+    args = block.get("arguments")
+    if args is None:
+        args = block.get("input")
+    if args is None:
+        args = block.get("args")
+    if isinstance(args, str):  # some providers keep arguments as a JSON string
+        try:
+            args = orjson.loads(args)
+        except orjson.JSONDecodeError:
+            args = {}
+    if not isinstance(args, dict):
+        args = {}
+    key = "query" if tool == SEARCH else "path"
+    value = args.get(key)
+    return ToolCall(call_id, tool, value if isinstance(value, str) else None, ts)
+
+
+def _result(
+    call_id: str,
+    name: str | None,
+    content: Any,
+    details: Any,
+    holder: dict[str, Any],
+    ts: float | None,
+) -> ToolResult | None:
+    tool = memory_tool(name)
+    if name is not None and tool is None:
+        return None  # another tool's result
+    if holder.get("isError") is True or holder.get("is_error") is True:
+        return ToolResult(call_id, tool, (), ts)
+    payload, recovered = _payload(content, details)
+    shape = _shape(payload) if isinstance(payload, dict) else None
+    if recovered:
+        shape = shape or SEARCH
+    effective = tool or shape
+    if effective is None:
+        return ToolResult(call_id, None, (), ts, shape=None)
+    paths = _search_paths(payload) if effective == SEARCH else _get_paths(payload)
+    return ToolResult(call_id, tool, paths, ts, recovered=recovered, shape=shape)
+
+
+def _payload(content: Any, details: Any) -> tuple[Any, bool]:
+    """The result object, from details if intact, else from the content text."""
+    if isinstance(details, dict) and (
+        "results" in details or "text" in details or "disabled" in details
+    ):
+        return details, False
+    text = _text_of(content)
+    if text is None:
+        return (details if isinstance(details, dict) else None), False
+    stripped = text.strip()
+    if stripped.startswith(("{", "[")):
+        try:
+            return orjson.loads(stripped), False
+        except orjson.JSONDecodeError:
+            pass
+    found = _PATH_IN_TEXT.findall(text)
+    if found:
+        recovered = [_json_unescape(s) for s in found]
+        if '"results"' in text:
+            return {"results": [{"path": p} for p in recovered if p is not None]}, True
+        m = _TEXT_IN_TEXT.search(text)
+        if m is not None:  # a cut memory_get answer: non-empty text means it was read
+            first = recovered[0]
+            return {"path": first, "text": "x" if m.group(1) else ""}, True
+        return {"results": [{"path": p} for p in recovered if p is not None]}, True
+    return None, False
+
+
+def _shape(payload: dict[str, Any]) -> str | None:
+    if isinstance(payload.get("results"), list) or payload.get("disabled") is True:
+        return SEARCH
+    if "text" in payload and ("path" in payload or "from" in payload):
+        return GET
+    return None
+
+
+def _search_paths(payload: Any) -> tuple[ResultPath, ...]:
+    if not isinstance(payload, dict) or payload.get("disabled") is True:
+        return ()
+    results = payload.get("results")
+    if not isinstance(results, list):
+        return ()
+    merged: dict[str, ResultPath] = {}
+    for item in results:
+        if not isinstance(item, dict):
+            continue
+        path = item.get("path")
+        if not isinstance(path, str) or not path:
+            continue
+        source = item.get("source")
+        if isinstance(source, str) and source.lower() == "sessions":
+            continue
+        rp = ResultPath(
+            path,
+            _to_float(item.get("score")),
+            _to_int(item.get("startLine", item.get("start_line"))),
+            _to_int(item.get("endLine", item.get("end_line"))),
+        )
+        prev = merged.get(path)
+        merged[path] = rp if prev is None else _merge(prev, rp)
+    return tuple(merged.values())
+
+
+def _get_paths(payload: Any) -> tuple[ResultPath, ...]:
+    if not isinstance(payload, dict) or payload.get("disabled") is True:
+        return ()
+    text = payload.get("text")
+    if not isinstance(text, str) or not text:
+        return ()
+    path = payload.get("path")
+    frm = _to_int(payload.get("from"))
+    lines = _to_int(payload.get("lines"))
+    end = frm + lines - 1 if frm is not None and lines else None
+    # path may be missing in some builds: the caller fills it from the call's arguments
+    return (ResultPath(path if isinstance(path, str) else "", None, frm, end),)
+
+
+def _merge(a: ResultPath, b: ResultPath) -> ResultPath:
+    scores = [s for s in (a.score, b.score) if s is not None]
+    starts = [s for s in (a.start_line, b.start_line) if s is not None]
+    ends = [s for s in (a.end_line, b.end_line) if s is not None]
+    return ResultPath(
+        a.path,
+        max(scores) if scores else None,
+        min(starts) if starts else None,
+        max(ends) if ends else None,
+    )
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _text_of(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+        ]
+        return "".join(parts) if parts else None
+    if isinstance(content, dict) and isinstance(content.get("text"), str):
+        return content["text"]
+    return None
+
+
+def _first_str(obj: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        value = obj.get(key)
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+    return None
+
+
+def _json_unescape(body: str) -> str | None:
+    try:
+        value = orjson.loads(f'"{body}"')
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _to_float(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _to_int(value: Any) -> int | None:
+    f = _to_float(value)
+    if f is None or f != f or abs(f) > 1e12:
+        return None
+    return int(f)
+
+
+def to_epoch(value: Any) -> float | None:
+    """Epoch seconds from an ISO string, epoch seconds or epoch milliseconds."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        v = float(value)
+    elif isinstance(value, str):
+        s = value.strip()
+        try:
+            v = float(s)
+        except ValueError:
+            try:
+                dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
+            except ValueError:
+                return None
+            if dt.tzinfo is None:
+                return None
+            return dt.timestamp()
+    else:
+        return None
+    if v != v or v <= 0:
+        return None
+    if v > 1e11:  # milliseconds
+        v /= 1000.0
+    return v if v < 1e10 else None

@@ -1,0 +1,538 @@
+"""The scanner: discover transcripts, tail each from its checkpoint, commit hits.
+
+This is the imperative shell around :mod:`.parser` (what a line means) and
+:mod:`.tailer` (identity and reading). Per region of complete lines it commits
+the new hits, the calls still waiting for an answer and the new offset in one
+transaction, so a crash at any moment re-reads at most the uncommitted lines,
+and re-reading is harmless (hits are unique per agent, call and file).
+
+Most transcript lines carry no memory tool at all. The scanner looks for the
+few that can matter with plain substring searches over whole regions
+(``memory_``, and the ids of calls still waiting for an answer) and parses only
+those lines; everything else is skipped without being decoded.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import orjson
+
+from .. import clock
+from ..config import Config, Paths
+from ..store import Store
+from ..workspace import classify_result_path
+from . import sources as src
+from .parser import GET, SEARCH, ToolCall, ToolResult, parse_line
+from .tailer import (
+    HEAD_MAX,
+    Checkpoint,
+    Verdict,
+    head_hash,
+    judge,
+    lines_containing,
+    quick_verdict,
+    read_regions,
+)
+
+_NEEDLE = b"memory_"
+_ID_KEYS = (b'"toolCallId"', b'"toolUseId"', b'"tool_call_id"', b'"tool_use_id"')
+_DIRECT_ID_SEARCH_MAX = 16  # beyond this many waiting calls, scan for id keys instead
+SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
+
+
+@dataclass
+class ScanStats:
+    """What one scan did; printed by ``memoryd scan`` and logged by the daemon."""
+
+    files_seen: int = 0
+    files_read: int = 0
+    bytes_read: int = 0
+    lines_parsed: int = 0
+    new_hits: int = 0
+    new_calls: int = 0
+    malformed: int = 0
+    oversized: int = 0
+    non_memory_paths: int = 0
+    renamed: int = 0
+    resets: int = 0
+    errors: int = 0
+    elapsed: float = 0.0
+    touched_paths: set[str] = field(default_factory=set, repr=False)
+
+    def as_dict(self) -> dict[str, object]:
+        d = asdict(self)
+        d.pop("touched_paths")
+        d["elapsed"] = round(self.elapsed, 4)
+        return d
+
+    def add(self, other: ScanStats) -> None:
+        for key, value in asdict(other).items():
+            if key not in ("touched_paths", "elapsed"):
+                setattr(self, key, getattr(self, key) + value)
+        self.touched_paths |= other.touched_paths
+
+
+@dataclass
+class _Call:
+    tool: str
+    query: str | None
+    ts: float | None
+    answered: bool
+
+
+class Scanner:
+    """Reads every followed transcript incrementally into the state database."""
+
+    def __init__(self, cfg: Config, paths: Paths, store: Store) -> None:
+        self.cfg = cfg
+        self.paths = paths
+        self.store = store
+        self._workspaces = {a.id: str(a.workspace.absolute()) for a in paths.agents}
+        self._tiers_root = str(paths.tiers_root.absolute())
+        self._claude = tuple(Path(p).expanduser() for p in cfg.openclaw.claude_projects)
+        self._synthetic_sessions: dict[str, frozenset[str]] = {}
+
+    # ------------------------------------------------------------------ discovery
+
+    def watch_dirs(self) -> list[Path]:
+        """Folders whose changes matter (they may not exist yet)."""
+        dirs: list[Path] = []
+        for agent in self.paths.agents:
+            dirs.extend(src.agent_dirs(agent, self.cfg.openclaw.include_active_memory))
+        dirs.extend(self._claude)
+        return dirs
+
+    def is_transcript(self, path: Path) -> bool:
+        return src.classify_name(path.name) is not None
+
+    def discover(self) -> list[src.SourceFile]:
+        return list(
+            src.discover(
+                self.paths.agents,
+                include_active_memory=self.cfg.openclaw.include_active_memory,
+                claude_projects=self._claude,
+            )
+        )
+
+    def _owner(self, path: Path) -> src.SourceFile | None:
+        """The source a single changed path belongs to (for event-driven scans)."""
+        kind = src.classify_name(path.name)
+        if kind is None:
+            return None
+        for agent in self.paths.agents:
+            for folder in src.agent_dirs(agent, self.cfg.openclaw.include_active_memory):
+                if path.parent == folder:
+                    return src.SourceFile(agent.id, kind, path)
+        for project in self._claude:
+            if project in path.parents and self.paths.agents:
+                return src.SourceFile(self.paths.agents[0].id, src.CLAUDE, path)
+        return None
+
+    # ------------------------------------------------------------------ scanning
+
+    def scan(self, only: Iterable[Path] | None = None) -> ScanStats:
+        """Read what is new. ``only`` limits the scan to those paths (from file events)."""
+        t0 = time.perf_counter()
+        stats = ScanStats()
+        full = only is None
+        files = self.discover() if full else [s for p in only if (s := self._owner(Path(p)))]
+        by_inode, by_path, vanished = self._checkpoints()
+        seen_ids: set[int] = set()
+        seen_inodes: set[tuple[int, int]] = set()
+        pending: dict[str, dict[str, _Call]] = {}
+        for sf in files:
+            st = src.is_regular(sf.path)
+            if st is None:
+                continue
+            if (st.st_dev, st.st_ino) in seen_inodes:  # a hard link to a file already read
+                continue
+            seen_inodes.add((st.st_dev, st.st_ino))
+            stats.files_seen += 1
+            cp = by_inode.get((st.st_dev, st.st_ino))
+            if cp is not None:
+                seen_ids.add(cp.id)
+            try:
+                self._scan_file(sf, st, cp, by_path.get(str(sf.path)), pending, stats)
+            except OSError:
+                stats.errors += 1
+                with self.store.transaction():
+                    self.store.bump("read_errors")
+        if full:
+            known = {c.id for c in by_path.values()} | {c.id for c in by_inode.values()}
+            self._mark_vanished(known, seen_ids, vanished)
+        stats.elapsed = time.perf_counter() - t0
+        return stats
+
+    def pending_bytes(self) -> int:
+        """Bytes present in followed transcripts beyond their committed offsets."""
+        by_inode, _, _ = self._checkpoints()
+        total = 0
+        for sf in self.discover():
+            st = src.is_regular(sf.path)
+            if st is None:
+                continue
+            cp = by_inode.get((st.st_dev, st.st_ino))
+            total += st.st_size - (cp.offset if cp and st.st_size >= cp.offset else 0)
+        return total
+
+    def _checkpoints(
+        self,
+    ) -> tuple[dict[tuple[int, int], Checkpoint], dict[str, Checkpoint], set[int]]:
+        # Vanished rows come first so that a live row for the same inode or path wins;
+        # a vanished file that reappears (renamed back, remounted) keeps its offset.
+        rows = self.store.conn.execute(
+            "SELECT id, agent, path, dev, ino, head_len, head_hash, offset, size, mtime_ns, "
+            "vanished_at IS NOT NULL FROM sources ORDER BY vanished_at IS NULL, id"
+        ).fetchall()
+        cps = [Checkpoint(*r[:-1]) for r in rows]
+        vanished = {r[0] for r in rows if r[-1]}
+        return {(c.dev, c.ino): c for c in cps}, {c.path: c for c in cps}, vanished
+
+    def _scan_file(
+        self,
+        sf: src.SourceFile,
+        st: os.stat_result,
+        cp: Checkpoint | None,
+        at_path: Checkpoint | None,
+        pending: dict[str, dict[str, _Call]],
+        stats: ScanStats,
+    ) -> None:
+        path = str(sf.path)
+        quick = quick_verdict(cp, path, st)
+        if quick is Verdict.UNCHANGED:
+            return  # stat only: the file is not opened
+        fd = os.open(sf.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            head = os.pread(fd, HEAD_MAX, 0)
+            if quick is None:
+                assert cp is not None
+                verdict = judge(cp, path, st, head)
+            else:
+                verdict = quick
+            cp = self._settle_identity(sf, st, head, cp, at_path, verdict, stats)
+            self._tail(fd, sf, cp, pending, stats)
+        finally:
+            os.close(fd)
+
+    def _settle_identity(
+        self,
+        sf: src.SourceFile,
+        st: os.stat_result,
+        head: bytes,
+        cp: Checkpoint | None,
+        at_path: Checkpoint | None,
+        verdict: Verdict,
+        stats: ScanStats,
+    ) -> Checkpoint:
+        """Write the identity the verdict implies; return the checkpoint to read from."""
+        path = str(sf.path)
+        now = time.time()
+        hlen, hhash = len(head), head_hash(head)
+        with self.store.transaction() as conn:
+            if verdict is Verdict.NEW:
+                if at_path is not None:  # the old file at this path was replaced by a new inode
+                    conn.execute(
+                        "UPDATE sources SET vanished_at = ? WHERE id = ?", (now, at_path.id)
+                    )
+                cur = conn.execute(
+                    "INSERT INTO sources(agent, kind, path, dev, ino, head_len, head_hash, offset, "
+                    "size, mtime_ns, first_seen) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ?)",
+                    (sf.agent, sf.kind, path, st.st_dev, st.st_ino, hlen, hhash, now),
+                )
+                new_id = cur.lastrowid
+                assert new_id is not None
+                return Checkpoint(
+                    new_id, sf.agent, path, st.st_dev, st.st_ino, hlen, hhash, 0, 0, 0
+                )
+            assert cp is not None
+            if verdict in (Verdict.TRUNCATED, Verdict.REPLACED):
+                stats.resets += 1
+                conn.execute(
+                    "UPDATE sources SET path = ?, kind = ?, head_len = ?, head_hash = ?, "
+                    "offset = 0, resets = resets + 1 WHERE id = ?",
+                    (path, sf.kind, hlen, hhash, cp.id),
+                )
+                return Checkpoint(cp.id, cp.agent, path, cp.dev, cp.ino, hlen, hhash, 0, 0, 0)
+            if verdict is Verdict.RENAMED:
+                stats.renamed += 1
+                if at_path is not None and at_path.id != cp.id:
+                    conn.execute(
+                        "UPDATE sources SET vanished_at = ? WHERE id = ?", (now, at_path.id)
+                    )
+            # GROWN / RENAMED: keep the offset; lengthen a short fingerprint as the file grows
+            if hlen > cp.head_len:
+                conn.execute(
+                    "UPDATE sources SET path = ?, kind = ?, head_len = ?, head_hash = ? "
+                    "WHERE id = ?",
+                    (path, sf.kind, hlen, hhash, cp.id),
+                )
+                cp = Checkpoint(cp.id, cp.agent, path, cp.dev, cp.ino, hlen, hhash, cp.offset, 0, 0)
+            elif cp.path != path:
+                conn.execute(
+                    "UPDATE sources SET path = ?, kind = ? WHERE id = ?", (path, sf.kind, cp.id)
+                )
+            return cp
+
+    def _tail(
+        self,
+        fd: int,
+        sf: src.SourceFile,
+        cp: Checkpoint,
+        pending: dict[str, dict[str, _Call]],
+        stats: ScanStats,
+    ) -> None:
+        stats.files_read += 1
+        calls = pending.get(cp.agent)
+        if calls is None:
+            calls = pending[cp.agent] = self._load_pending(cp.agent)
+        session = _session_id(sf.path.name)
+        synthetic = not self.cfg.openclaw.count_synthetic and session in self._synthetic(cp.agent)
+        offset = cp.offset
+        for region in read_regions(
+            fd,
+            offset,
+            chunk_bytes=self.cfg.ingest.chunk_bytes,
+            max_line_bytes=self.cfg.ingest.max_line_bytes,
+        ):
+            stats.bytes_read += region.end - region.start
+            stats.oversized += region.oversized
+            with self.store.transaction() as conn:
+                self._ingest_region(conn, region.data, cp, session, synthetic, calls, stats)
+                conn.execute(
+                    "UPDATE sources SET offset = MAX(offset, ?), oversized = oversized + ? "
+                    "WHERE id = ?",
+                    (region.end, region.oversized, cp.id),
+                )
+                if region.oversized:
+                    self.store.bump("oversized_lines", region.oversized)
+            offset = region.end
+        st_after = os.fstat(fd)
+        with self.store.transaction() as conn:
+            conn.execute(
+                "UPDATE sources SET size = ?, mtime_ns = ?, last_read = ? WHERE id = ?",
+                (st_after.st_size, st_after.st_mtime_ns, time.time(), cp.id),
+            )
+
+    def _ingest_region(
+        self,
+        conn,
+        data: bytes,
+        cp: Checkpoint,
+        session: str,
+        synthetic: bool,
+        calls: dict[str, _Call],
+        stats: ScanStats,
+    ) -> None:
+        done: set[int] = set()
+        malformed = 0
+        for begin, end in lines_containing(data, _NEEDLE):
+            done.add(begin)
+            malformed += self._ingest_line(
+                conn, data[begin:end], cp, session, synthetic, calls, stats
+            )
+        waiting = [cid for cid, c in calls.items() if not c.answered]
+        if waiting:
+            for begin, end in sorted(set(self._lines_with_ids(data, waiting))):
+                if begin in done:
+                    continue
+                done.add(begin)
+                malformed += self._ingest_line(
+                    conn, data[begin:end], cp, session, synthetic, calls, stats
+                )
+        if malformed:
+            stats.malformed += malformed
+            conn.execute(
+                "UPDATE sources SET malformed = malformed + ? WHERE id = ?", (malformed, cp.id)
+            )
+            self.store.bump("malformed_lines", malformed)
+
+    @staticmethod
+    def _lines_with_ids(data: bytes, waiting: list[str]) -> Iterable[tuple[int, int]]:
+        if len(waiting) <= _DIRECT_ID_SEARCH_MAX:
+            for cid in waiting:
+                yield from lines_containing(data, cid.encode())
+            return
+        wanted = {cid.encode() for cid in waiting}
+        for key in _ID_KEYS:
+            for begin, end in lines_containing(data, key):
+                line = data[begin:end]
+                i = line.find(key)
+                while i >= 0:
+                    q1 = line.find(b'"', i + len(key))
+                    q2 = line.find(b'"', q1 + 1) if q1 >= 0 else -1
+                    if q2 > q1 >= 0 and line[q1 + 1 : q2] in wanted:
+                        yield begin, end
+                        break
+                    i = line.find(key, i + len(key))
+
+    def _ingest_line(
+        self,
+        conn,
+        line: bytes,
+        cp: Checkpoint,
+        session: str,
+        synthetic: bool,
+        calls: dict[str, _Call],
+        stats: ScanStats,
+    ) -> int:
+        parsed = parse_line(line)
+        stats.lines_parsed += 1
+        if parsed.malformed:
+            return 1
+        for ev in parsed.events:
+            if isinstance(ev, ToolCall):
+                if ev.call_id not in calls:
+                    cur = conn.execute(
+                        "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        (cp.agent, ev.call_id, ev.tool, ev.query, ev.ts, session),
+                    )
+                    if cur.rowcount:
+                        stats.new_calls += 1
+                        calls[ev.call_id] = _Call(ev.tool, ev.query, ev.ts, False)
+                    else:
+                        row = conn.execute(
+                            "SELECT tool, query, ts, answered FROM calls "
+                            "WHERE agent = ? AND call_id = ?",
+                            (cp.agent, ev.call_id),
+                        ).fetchone()
+                        calls[ev.call_id] = _Call(row[0], row[1], row[2], bool(row[3]))
+            else:
+                self._ingest_result(conn, ev, cp, session, synthetic, calls, stats)
+        return 0
+
+    def _ingest_result(
+        self,
+        conn,
+        ev: ToolResult,
+        cp: Checkpoint,
+        session: str,
+        synthetic: bool,
+        calls: dict[str, _Call],
+        stats: ScanStats,
+    ) -> None:
+        call = calls.get(ev.call_id)
+        if call is None:
+            row = conn.execute(
+                "SELECT tool, query, ts, answered FROM calls WHERE agent = ? AND call_id = ?",
+                (cp.agent, ev.call_id),
+            ).fetchone()
+            if row is not None:
+                call = calls[ev.call_id] = _Call(row[0], row[1], row[2], bool(row[3]))
+        tool = ev.tool or (call.tool if call else None)
+        if tool is None:
+            return  # an unnamed result of a call that was not a memory call
+        if ev.tool is None and ev.shape is not None and ev.shape != tool:
+            return
+        if call is None:
+            call = calls[ev.call_id] = _Call(tool, None, ev.ts, True)
+            conn.execute(
+                "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
+                "VALUES (?, ?, ?, NULL, ?, ?, 1)",
+                (cp.agent, ev.call_id, tool, ev.ts, session),
+            )
+        elif not call.answered:
+            call.answered = True
+            conn.execute(
+                "UPDATE calls SET answered = 1 WHERE agent = ? AND call_id = ?",
+                (cp.agent, ev.call_id),
+            )
+        query = call.query if tool == SEARCH else None
+        if not self.cfg.openclaw.count_synthetic and (
+            synthetic or (query is not None and query.startswith(SYNTHETIC_QUERY_PREFIXES))
+        ):
+            return
+        ts = ev.ts or call.ts or clock.now()
+        workspace = self._workspaces.get(cp.agent) or str(self.paths.workspace.absolute())
+        for rp in ev.paths:
+            raw = rp.path or (call.query if tool == GET and call.query else "")
+            key = classify_result_path(raw, workspace, self._tiers_root) if raw else None
+            if key is None:
+                stats.non_memory_paths += 1
+                continue
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
+                "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    cp.agent,
+                    ev.call_id,
+                    key,
+                    tool,
+                    ts,
+                    query,
+                    rp.score,
+                    rp.start_line,
+                    rp.end_line,
+                    session,
+                    cp.id,
+                ),
+            )
+            if cur.rowcount:
+                stats.new_hits += 1
+                stats.touched_paths.add(key)
+
+    def _load_pending(self, agent: str) -> dict[str, _Call]:
+        rows = self.store.conn.execute(
+            "SELECT call_id, tool, query, ts FROM calls WHERE answered = 0 AND agent = ?",
+            (agent,),
+        )
+        return {cid: _Call(tool, q, ts, False) for cid, tool, q, ts in rows}
+
+    def _synthetic(self, agent: str) -> frozenset[str]:
+        """Session ids of cron and heartbeat sessions, from the agent's sessions.json."""
+        cached = self._synthetic_sessions.get(agent)
+        if cached is not None:
+            return cached
+        ids: set[str] = set()
+        for a in self.paths.agents:
+            if a.id != agent:
+                continue
+            try:
+                data = orjson.loads((a.sessions_dir / "sessions.json").read_bytes())
+            except (OSError, orjson.JSONDecodeError):
+                data = None
+            if isinstance(data, dict):
+                for key, entry in data.items():
+                    k = str(key).lower()
+                    if ("cron:" in k or "heartbeat" in k) and isinstance(entry, dict):
+                        sid = entry.get("sessionId")
+                        if isinstance(sid, str):
+                            ids.add(sid)
+                        sfile = entry.get("sessionFile")
+                        if isinstance(sfile, str):
+                            ids.add(_session_id(Path(sfile).name))
+        result = self._synthetic_sessions[agent] = frozenset(ids)
+        return result
+
+    def _mark_vanished(self, known: set[int], seen: set[int], vanished: set[int]) -> None:
+        """Flag sources that are gone, revive the ones seen again, forget old ones."""
+        now = time.time()
+        gone = known - seen - vanished
+        back = seen & vanished
+        cutoff = now - self.cfg.ingest.vanished_grace_days * 86400
+        expired = self.store.conn.execute(
+            "SELECT 1 FROM sources WHERE vanished_at < ? LIMIT 1", (cutoff,)
+        ).fetchone()
+        if not (gone or back or expired):
+            return
+        with self.store.transaction() as conn:
+            conn.executemany(
+                "UPDATE sources SET vanished_at = ? WHERE id = ?", [(now, i) for i in gone]
+            )
+            conn.executemany(
+                "UPDATE sources SET vanished_at = NULL WHERE id = ?", [(i,) for i in back]
+            )
+            conn.execute("DELETE FROM sources WHERE vanished_at < ?", (cutoff,))
+
+
+def _session_id(name: str) -> str:
+    """Session id from a transcript name: ``<id>.jsonl[...]``, ``<ISO>_<id>.jsonl``."""
+    stem = name.split(".jsonl", 1)[0]
+    if src._SUCCESSOR.match(stem + ".jsonl"):
+        stem = stem.split("_", 1)[1]
+    return stem

@@ -1,0 +1,114 @@
+"""Which files are transcripts, and where to find them.
+
+OpenClaw's ``sessions/`` folder holds live transcripts next to archives,
+sidecars, locks and backups (openclaw-formats.md §2). :func:`classify_name` is
+the one place that decides, from the file name alone, whether a file is read.
+Renamed transcripts (``.reset.<ts>``, ``.deleted.<ts>``) are read: they are the
+same file as before under a new name, and the tailer keeps their offset.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import Agent
+
+LIVE, SUCCESSOR, RESET, DELETED, CLAUDE = "live", "successor", "reset", "deleted", "claude"
+
+# Folders inside sessions/ whose transcripts are read too.
+IMPORT_ARCHIVE_DIR = "session-sqlite-import-archive"
+ACTIVE_MEMORY_DIR = "active-memory"
+
+_SUCCESSOR = re.compile(r"^\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_[0-9A-Za-z\-]+\.jsonl$")
+_RENAMED = re.compile(r"\.jsonl\.(reset|deleted)\.[^/]+$")
+_SKIP_INFIXES = (".trajectory.", ".checkpoint.", ".bak-", ".repair-")
+_SKIP_SUFFIXES = (".zst", ".gz", ".lock", ".tmp", ".bak", ".swp")
+
+
+def classify_name(name: str) -> str | None:
+    """The kind of transcript a file name denotes, or None for files not to read."""
+    if name.startswith(("sessions.json", ".")):
+        return None
+    if name.endswith(_SKIP_SUFFIXES) or any(part in name for part in _SKIP_INFIXES):
+        return None
+    m = _RENAMED.search(name)
+    if m:
+        return RESET if m.group(1) == "reset" else DELETED
+    if not name.endswith(".jsonl"):
+        return None
+    return SUCCESSOR if _SUCCESSOR.match(name) else LIVE
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A transcript found on disk, with the agent its hits belong to."""
+
+    agent: str
+    kind: str
+    path: Path
+
+
+def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:
+    """Folders holding this agent's transcripts (they may not exist yet)."""
+    dirs = [agent.sessions_dir, agent.sessions_dir / IMPORT_ARCHIVE_DIR]
+    if include_active_memory:
+        dirs.append(agent.sessions_dir / ACTIVE_MEMORY_DIR)
+    return dirs
+
+
+def discover(
+    agents: tuple[Agent, ...],
+    *,
+    include_active_memory: bool = False,
+    claude_projects: tuple[Path, ...] = (),
+) -> Iterator[SourceFile]:
+    """Every transcript file to read, folder by folder (regular files only, no symlinks)."""
+    for agent in agents:
+        for folder in agent_dirs(agent, include_active_memory):
+            for entry in _files(folder):
+                kind = classify_name(entry.name)
+                if kind is not None:
+                    yield SourceFile(agent.id, kind, Path(entry.path))
+    if claude_projects and agents:
+        owner = agents[0].id
+        for project in claude_projects:
+            for path in _claude_transcripts(project):
+                yield SourceFile(owner, CLAUDE, path)
+
+
+def _files(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return [e for e in it if e.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _claude_transcripts(project: Path) -> Iterator[Path]:
+    """``<project>/<uuid>.jsonl`` and ``<project>/<uuid>/subagents/agent-*.jsonl``."""
+    for entry in _files(project):
+        if entry.name.endswith(".jsonl"):
+            yield Path(entry.path)
+    try:
+        with os.scandir(project) as it:
+            subdirs = [e for e in it if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    for sub in subdirs:
+        for entry in _files(Path(sub.path) / "subagents"):
+            if entry.name.endswith(".jsonl"):
+                yield Path(entry.path)
+
+
+def is_regular(path: Path) -> os.stat_result | None:
+    """lstat of a regular file, None for anything else (missing, symlink, folder)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None

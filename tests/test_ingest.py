@@ -1,0 +1,325 @@
+"""The scanner on real files: checkpoints, partial lines, identity changes, bad input."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import transcripts as tx
+from memoryd.config import load_config, resolve_paths
+from memoryd.ingest.scan import Scanner
+from memoryd.store import Store
+
+FILES = ["MEMORY.md", "memory/a.md", "memory/b.md", "memory/2026-02-20.md", "memory/deep/c.md"]
+
+
+class Install:
+    """A throw-away OpenClaw install plus a scanner over it."""
+
+    def __init__(self, root: Path, extra_config: str = "", openclaw_extra: str = "") -> None:
+        self.sessions, self.ws, cfg_path = tx.make_install(root, FILES, openclaw_extra)
+        if extra_config:
+            cfg_path.write_text(cfg_path.read_text() + extra_config)
+        self.cfg = load_config(str(cfg_path))
+        self.paths = resolve_paths(self.cfg, {})
+        self.store = Store.open(self.paths.db)
+
+    def scan(self, **kw):
+        return Scanner(self.cfg, self.paths, self.store).scan(**kw)
+
+    def restart(self) -> None:
+        """A new process: new connection, new scanner, nothing kept in memory."""
+        self.store.close()
+        self.store = Store.open(self.paths.db)
+
+    def counts(self) -> dict[str, int]:
+        return {p: n for p, (n, _) in self.store.hit_counts(None).items()}
+
+    def append(self, name: str, data: bytes) -> Path:
+        p = self.sessions / name
+        with open(p, "ab") as fh:
+            fh.write(data)
+        return p
+
+
+@pytest.fixture
+def inst(tmp_path):
+    i = Install(tmp_path)
+    yield i
+    i.store.close()
+
+
+def conversation(n: int, prefix: str = "c") -> list[bytes]:
+    """n searches (with chatter and decoys between them) hitting FILES in turn."""
+    lines = [tx.header(prefix)]
+    for i in range(n):
+        cid = f"{prefix}{i}"
+        lines.append(tx.chatter(i))
+        lines.append(tx.call(cid, query=f"q{i % 3}"))
+        lines.append(tx.decoy_result(i))
+        lines.append(
+            tx.result(cid, tx.search_payload([FILES[i % len(FILES)], FILES[(i + 1) % len(FILES)]]))
+        )
+    return lines
+
+
+def expected(n: int) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i in range(n):
+        for f in {FILES[i % len(FILES)], FILES[(i + 1) % len(FILES)]}:
+            out[f] = out.get(f, 0) + 1
+    return out
+
+
+def test_cold_scan_counts_every_hit_once(inst):
+    inst.append("s1.jsonl", b"".join(conversation(20)))
+    stats = inst.scan()
+    assert stats.new_hits == 40 and stats.malformed == 0
+    assert inst.counts() == expected(20)
+    again = inst.scan()
+    assert again.new_hits == 0 and again.files_read == 0  # stat-only no-op
+    assert inst.counts() == expected(20)
+
+
+def test_scanning_after_every_line_gives_the_same_counts(inst):
+    for line in conversation(12):
+        inst.append("s1.jsonl", line)
+        inst.scan()
+    assert inst.counts() == expected(12)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=12), restart=st.booleans()
+)
+def test_partial_lines_never_change_the_counts(tmp_path_factory, cuts, restart):
+    """Appending the bytes in arbitrary pieces (cutting lines anywhere) changes nothing."""
+    inst = Install(tmp_path_factory.mktemp("cut"), "[ingest]\nchunk_bytes = 4096\n")
+    data = b"".join(conversation(15))
+    points = [*sorted({c % (len(data) + 1) for c in cuts}), len(data)]
+    start = 0
+    for p in points:
+        inst.append("s1.jsonl", data[start:p])
+        start = p
+        inst.scan()
+        if restart:
+            inst.restart()
+    assert inst.counts() == expected(15)
+    row = inst.store.conn.execute("SELECT offset, malformed FROM sources").fetchone()
+    assert row == (len(data), 0)
+    inst.store.close()
+
+
+def test_half_written_last_line_is_counted_once_when_completed(inst):
+    lines = conversation(1)
+    body = b"".join(lines[:-1])
+    last = lines[-1]
+    inst.append("s1.jsonl", body + last[:37])
+    inst.scan()
+    assert inst.counts() == {}
+    inst.restart()
+    inst.append("s1.jsonl", last[37:])
+    inst.scan()
+    assert inst.counts() == expected(1)
+    assert inst.store.counters().get("malformed_lines", 0) == 0
+
+
+def test_answer_after_restart_and_in_a_successor_file(inst):
+    """A call whose result comes later, in another file, after a restart, still counts."""
+    inst.append(
+        "s1.jsonl",
+        tx.header("s1")
+        + tx.claude_call("toolu_1", "mcp__openclaw__memory_get", {"path": "memory/a.md"}),
+    )
+    inst.scan()
+    inst.restart()
+    inst.append(
+        "2026-02-25T10-00-00.000Z_s1.jsonl",
+        tx.claude_result("toolu_1", {"path": "memory/a.md", "text": "hello"}),
+    )
+    inst.scan()
+    assert inst.counts() == {"memory/a.md": 1}
+
+
+def test_successor_copies_are_not_counted_twice(inst):
+    lines = conversation(6)
+    inst.append("s1.jsonl", b"".join(lines))
+    inst.scan()
+    # compaction writes a successor that copies the kept tail (same toolCall ids) and goes on
+    tail = lines[-8:] + conversation(2, prefix="n")[1:]
+    inst.append("2026-02-26T09-00-00.000Z_9f1.jsonl", b"".join(tail))
+    inst.scan()
+    want = expected(6)
+    for f, n in expected(2).items():
+        want[f] = want.get(f, 0) + n
+    assert inst.counts() == want
+
+
+def test_rename_keeps_the_offset(inst):
+    p = inst.append("s1.jsonl", b"".join(conversation(5)))
+    inst.scan()
+    renamed = p.with_name("s1.jsonl.reset.2026-03-06T05-00-00.000Z")
+    os.rename(p, renamed)
+    with open(renamed, "ab") as fh:  # it may even grow a little before the rename is seen
+        fh.write(b"".join(conversation(2, prefix="z")[1:]))
+    stats = inst.scan()
+    assert stats.renamed == 1 and stats.resets == 0
+    assert stats.bytes_read == len(b"".join(conversation(2, prefix="z")[1:]))
+    want = expected(5)
+    for f, n in expected(2).items():
+        want[f] = want.get(f, 0) + n
+    assert inst.counts() == want
+    assert inst.store.conn.execute("SELECT COUNT(*) FROM sources").fetchone()[0] == 1
+
+
+def test_truncation_rereads_from_zero(inst):
+    p = inst.append("s1.jsonl", b"".join(conversation(5)))
+    inst.scan()
+    p.write_bytes(b"".join(conversation(3, prefix="t")))  # shorter: truncated and rewritten
+    stats = inst.scan()
+    assert stats.resets == 1
+    want = expected(5)
+    for f, n in expected(3).items():
+        want[f] = want.get(f, 0) + n
+    assert inst.counts() == want
+
+
+def test_replacement_with_a_reused_inode_is_detected(inst):
+    p = inst.append("s1.jsonl", b"".join(conversation(3)))
+    inst.scan()
+    # same inode, same size class, different first bytes: rewritten in place
+    new = b"".join(conversation(6, prefix="R"))
+    with open(p, "r+b") as fh:
+        fh.write(new)
+    stats = inst.scan()
+    assert stats.resets == 1
+    want = expected(3)
+    for f, n in expected(6).items():
+        want[f] = want.get(f, 0) + n
+    assert inst.counts() == want
+
+
+def test_new_inode_at_the_same_path_is_read_from_zero(inst):
+    p = inst.append("s1.jsonl", b"".join(conversation(3)))
+    inst.scan()
+    tmp = p.with_name("s1.jsonl.repair-1.tmp")
+    tmp.write_bytes(b"".join(conversation(3)) + b"".join(conversation(2, prefix="k")[1:]))
+    os.replace(tmp, p)  # malformed-line repair: a new file renamed over the old one
+    inst.scan()
+    want = expected(3)
+    for f, n in expected(2).items():
+        want[f] = want.get(f, 0) + n
+    assert inst.counts() == want
+
+
+def test_files_that_are_not_transcripts_are_never_read(inst):
+    body = b"".join(conversation(4))
+    for name in (
+        "s1.trajectory.jsonl",
+        "s1.checkpoint.0f3a.jsonl",
+        "s1.jsonl.lock",
+        "s1.jsonl.bak-123-456",
+        "s1.jsonl.deleted.2026-03-01T00-00-00.000Z.zst",
+        "sessions.json",
+        "s1.jsonl.repair-7.tmp",
+    ):
+        inst.append(name, body)
+    stats = inst.scan()
+    assert stats.files_seen == 0 and inst.counts() == {}
+    inst.append("s2.jsonl.deleted.2026-03-01T00-00-00.000Z", body)
+    inst.scan()
+    assert inst.counts() == expected(4)
+
+
+def test_huge_lines_garbage_and_invalid_utf8(inst):
+    big_snippet = "x" * (5 << 20)
+    lines = [
+        tx.header("s"),
+        b"this is not json at all memory_search\n",
+        b"\xff\xfe\x00 memory_get \x80\n",
+        tx.call("big"),
+        tx.result(
+            "big",
+            tx.search_payload(
+                [{"path": "memory/a.md", "snippet": big_snippet, "source": "memory"}]
+            ),
+        ),
+        tx.call("ok"),
+        tx.result("ok", tx.search_payload(["memory/b.md"])),
+    ]
+    inst.append("s.jsonl", b"".join(lines))
+    stats = inst.scan()
+    assert inst.counts() == {"memory/a.md": 1, "memory/b.md": 1}
+    assert stats.malformed == 2
+    assert inst.store.counters()["malformed_lines"] == 2
+
+
+def test_line_over_the_limit_is_skipped_and_counted(tmp_path):
+    inst = Install(tmp_path, "[ingest]\nchunk_bytes = 4096\nmax_line_bytes = 65536\n")
+    huge = tx.result("h", tx.search_payload([{"path": "memory/a.md", "snippet": "y" * 200_000}]))
+    inst.append(
+        "s.jsonl",
+        tx.call("h") + huge + tx.call("ok") + tx.result("ok", tx.search_payload(["memory/b.md"])),
+    )
+    stats = inst.scan()
+    assert stats.oversized == 1
+    assert inst.counts() == {"memory/b.md": 1}
+    size = (inst.sessions / "s.jsonl").stat().st_size
+    assert inst.store.conn.execute("SELECT offset FROM sources").fetchone()[0] == size
+
+
+def test_hostile_paths_are_never_counted(inst):
+    hostile = [
+        "../../etc/passwd",
+        "/etc/passwd",
+        "memory/../../x.md",
+        "memory/../../../root/.ssh/id.md",
+        "memory/a.md",
+    ]
+    inst.append("s.jsonl", tx.call("h") + tx.result("h", tx.search_payload(hostile)))
+    stats = inst.scan()
+    assert inst.counts() == {"memory/a.md": 1}
+    assert stats.non_memory_paths == 4
+
+
+@pytest.mark.parametrize("count_synthetic", [False, True])
+def test_synthetic_traffic_is_not_counted_by_default(tmp_path, count_synthetic):
+    inst = Install(tmp_path, openclaw_extra=f"count_synthetic = {str(count_synthetic).lower()}")
+    dreaming = tx.call("d", query="__dreaming_daily__:recall")
+    inst.append("s.jsonl", dreaming + tx.result("d", tx.search_payload(["memory/a.md"])))
+    (inst.sessions / "sessions.json").write_text(
+        '{"agent:main:cron:job1": {"sessionId": "cronsess"}, "agent:main:main": {"sessionId": "s"}}'
+    )
+    inst.append("cronsess.jsonl", tx.call("c") + tx.result("c", tx.search_payload(["memory/b.md"])))
+    inst.scan()
+    want = {"memory/a.md": 1, "memory/b.md": 1} if count_synthetic else {}
+    assert inst.counts() == want
+    inst.store.close()
+
+
+def test_event_driven_scan_reads_only_the_named_file(inst):
+    p1 = inst.append("s1.jsonl", b"".join(conversation(2)))
+    inst.append("s2.jsonl", b"".join(conversation(3, prefix="x")))
+    stats = inst.scan(only=[p1, inst.sessions / "missing.jsonl", inst.ws / "MEMORY.md"])
+    assert stats.files_read == 1
+    assert inst.counts() == expected(2)
+
+
+def test_vanished_source_keeps_its_row_for_the_grace_period(inst):
+    p = inst.append("s1.jsonl", b"".join(conversation(2)))
+    inst.scan()
+    outside = p.parent.parent / "moved-away.jsonl"
+    os.rename(p, outside)
+    inst.scan()
+    row = inst.store.conn.execute("SELECT vanished_at IS NOT NULL, offset FROM sources").fetchone()
+    assert row == (1, p.parent.parent.joinpath("moved-away.jsonl").stat().st_size)
+    os.rename(outside, p.with_name("s1.jsonl.deleted.2026-03-01T00-00-00.000Z"))
+    stats = inst.scan()
+    assert stats.bytes_read == 0  # came back under a read name: offset kept, nothing re-read
+    assert inst.store.conn.execute("SELECT vanished_at FROM sources").fetchone()[0] is None
