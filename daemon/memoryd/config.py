@@ -76,6 +76,7 @@ class ScoreConfig:
     decay_floor: float = 0.1
     recent_access_days: int = 7
     recent_access_bonus: float = 0.5
+    access_saturation: int = 20  # hits at which access frequency reaches 1.0 (log scale)
     query_window_days: int = 30
     prune_enabled: bool = False
     prune_threshold: float = 0.6
@@ -283,11 +284,18 @@ def openclaw_home(environ: typing.Mapping[str, str]) -> Path:
     return Path(home).expanduser()
 
 
+def expand_home(path: str, environ: typing.Mapping[str, str]) -> Path:
+    """``~`` and ``~/x`` against OpenClaw's home ($OPENCLAW_HOME, else $HOME)."""
+    if path == "~" or path.startswith("~/"):
+        return openclaw_home(environ) / path[2:]
+    return Path(path).expanduser()
+
+
 def discover_state_dir(environ: typing.Mapping[str, str]) -> Path:
     """OpenClaw's state dir, found the way OpenClaw finds it (first match wins)."""
     explicit = environ.get("OPENCLAW_STATE_DIR") or environ.get("CLAWDBOT_STATE_DIR")
     if explicit:
-        return Path(explicit).expanduser()
+        return expand_home(explicit, environ)
     home = openclaw_home(environ)
     if (home / ".openclaw").is_dir():
         return home / ".openclaw"
@@ -301,7 +309,8 @@ def read_openclaw_json(state_dir: Path, environ: typing.Mapping[str, str]) -> di
     """OpenClaw's own config (JSON5). Missing or unreadable → {} (discovery falls back)."""
     import json5  # only discovery needs it
 
-    path = Path(environ.get("OPENCLAW_CONFIG_PATH") or state_dir / "openclaw.json")
+    explicit = environ.get("OPENCLAW_CONFIG_PATH")
+    path = expand_home(explicit, environ) if explicit else state_dir / "openclaw.json"
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -378,7 +387,7 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
     """Turn the configuration into concrete paths. Raises ConfigError for missing dirs."""
     env = os.environ if environ is None else environ
     if cfg.openclaw.state_dir:
-        state_dir = Path(cfg.openclaw.state_dir).expanduser()
+        state_dir = expand_home(cfg.openclaw.state_dir, env)
         if not state_dir.is_dir():
             raise ConfigError(f"openclaw.state_dir: {state_dir} is not a directory")
     else:
@@ -397,7 +406,7 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
     if not ids:
         ids = ["main"]
 
-    override = Path(cfg.openclaw.workspace).expanduser() if cfg.openclaw.workspace else None
+    override = expand_home(cfg.openclaw.workspace, env) if cfg.openclaw.workspace else None
     if override is not None and not override.is_dir():
         raise ConfigError(f"openclaw.workspace: {override} is not a directory")
     agents = []
@@ -406,17 +415,17 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
             ws = override
         else:
             named = _workspace_for(agent_id, oc)
-            ws = Path(named).expanduser() if named else default_workspace(agent_id, state_dir, env)
+            ws = expand_home(named, env) if named else default_workspace(agent_id, state_dir, env)
         agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws))
     primary = next((a for a in agents if a.id == "main"), agents[0]).workspace
 
     if cfg.state.dir:
-        memoryd_dir = Path(cfg.state.dir).expanduser()
+        memoryd_dir = expand_home(cfg.state.dir, env)
         if not memoryd_dir.parent.is_dir():
             raise ConfigError(f"state.dir: parent of {memoryd_dir} is not a directory")
     else:
         memoryd_dir = state_dir / "memoryd"
-    tiers_root = Path(cfg.tiers.root).expanduser() if cfg.tiers.root else state_dir / "memory_fs"
+    tiers_root = expand_home(cfg.tiers.root, env) if cfg.tiers.root else state_dir / "memory_fs"
     return Paths(
         state_dir=state_dir,
         memoryd_dir=memoryd_dir,

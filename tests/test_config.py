@@ -1,0 +1,176 @@
+"""Configuration: the documented file, validation messages and exit codes, discovery."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memoryd.config import (
+    Config,
+    ConfigError,
+    discover_state_dir,
+    load_config,
+    parse_config,
+    resolve_paths,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+def test_documented_config_is_exactly_the_defaults():
+    """config/memoryd.toml lists every key with its default: nothing missing, nothing stale."""
+    cfg = load_config(str(REPO / "config" / "memoryd.toml"))
+    assert dataclasses.replace(cfg, source="") == Config()
+    text = (REPO / "config" / "memoryd.toml").read_text()
+
+    def keys(obj, prefix=""):
+        for f in dataclasses.fields(obj):
+            if f.name == "source":
+                continue
+            value = getattr(obj, f.name)
+            if dataclasses.is_dataclass(value):
+                yield from keys(value, f"{prefix}{f.name}.")
+            else:
+                yield prefix, f.name
+
+    for table, key in keys(Config()):
+        assert f"\n{key} = " in text, f"{table}{key} is not documented in config/memoryd.toml"
+
+
+@pytest.mark.parametrize(
+    "doc,message",
+    [
+        ({"openclaw": {"agentz": ["main"]}}, "unknown key 'openclaw.agentz'"),
+        ({"bogus": {}}, "unknown key 'bogus'"),
+        ({"openclaw": {"agents": "main"}}, "openclaw.agents: expected a list"),
+        ({"expire": {"max_hits": "2"}}, "expire.max_hits: expected an integer"),
+        ({"expire": {"max_hits": -1}}, "expire.max_hits: must not be negative"),
+        ({"expire": {"max_hits": True}}, "expire.max_hits: expected an integer"),
+        ({"score": {"keyword_weight": "high"}}, "score.keyword_weight: expected a number"),
+        ({"daemon": {"polling": "yes"}}, "daemon.polling: expected true or false"),
+        ({"log": {"level": "loud"}}, "log.level: must be one of"),
+        ({"openclaw": "x"}, "openclaw: expected a table"),
+        ({"notify": {"telegram": {"tokn": "x"}}}, "unknown key 'notify.telegram.tokn'"),
+    ],
+)
+def test_invalid_values_name_the_key(doc, message):
+    with pytest.raises(ConfigError) as err:
+        parse_config(doc)
+    assert message in str(err.value)
+
+
+def test_broken_config_exits_2_with_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[expire]\nmax_hits = 'two'\n")
+    r = run("--config", str(bad), "hits")
+    assert r.returncode == 2
+    assert r.stderr.strip().count("\n") == 0
+    assert "expire.max_hits" in r.stderr
+
+    bad.write_text("[expire\nmax_hits = 2\n")
+    r = run("scan", env={"MEMORYD_CONFIG": str(bad)})
+    assert r.returncode == 2 and "invalid TOML" in r.stderr and str(bad) in r.stderr
+
+    r = run("--config", str(tmp_path / "nope.toml"), "scan")
+    assert r.returncode == 2 and "not found" in r.stderr
+
+
+def test_missing_directories_are_config_errors(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[openclaw]\nstate_dir = "{tmp_path / "nowhere"}"\n')
+    r = run("--config", str(cfg), "scan")
+    assert r.returncode == 2 and "openclaw.state_dir" in r.stderr
+    (tmp_path / "st").mkdir()
+    cfg.write_text(
+        f'[openclaw]\nstate_dir = "{tmp_path / "st"}"\nworkspace = "{tmp_path / "nows"}"\n'
+    )
+    r = run("--config", str(cfg), "hits")
+    assert r.returncode == 2 and "openclaw.workspace" in r.stderr
+
+
+def test_no_openclaw_install_says_so_and_creates_nothing(tmp_path):
+    r = run("scan", env={"HOME": str(tmp_path)})
+    assert r.returncode == 2
+    assert "no OpenClaw state directory" in r.stderr and "memoryd demo" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_usage_exits_2():
+    assert run("hits", "--days", "0").returncode == 2
+    assert run("nosuchcommand").returncode == 2
+
+
+def test_state_dir_discovery_order(tmp_path):
+    home = tmp_path
+    assert discover_state_dir({"HOME": str(home)}) == home / ".openclaw"
+    (home / ".moltbot").mkdir()
+    assert discover_state_dir({"HOME": str(home)}) == home / ".moltbot"
+    (home / ".clawdbot").mkdir()
+    assert discover_state_dir({"HOME": str(home)}) == home / ".clawdbot"
+    (home / ".openclaw").mkdir()
+    assert discover_state_dir({"HOME": str(home)}) == home / ".openclaw"
+    other = tmp_path / "oh"
+    (other / ".openclaw").mkdir(parents=True)
+    assert (
+        discover_state_dir({"HOME": str(home), "OPENCLAW_HOME": str(other)}) == other / ".openclaw"
+    )
+    env = {"HOME": str(home), "CLAWDBOT_STATE_DIR": "/x/legacy"}
+    assert discover_state_dir(env) == Path("/x/legacy")
+    env["OPENCLAW_STATE_DIR"] = "/x/new"
+    assert discover_state_dir(env) == Path("/x/new")
+
+
+def test_workspaces_from_openclaw_json5(tmp_path):
+    state = tmp_path / ".openclaw"
+    for agent in ("main", "work", "play"):
+        (state / "agents" / agent / "sessions").mkdir(parents=True)
+    (state / "openclaw.json").write_text(
+        """// JSON5: comments and trailing commas
+        {
+          agents: {
+            defaults: { workspace: "~/ws-default", },
+            list: [ { id: "work", workspace: "/srv/ws-work" }, ],
+            entries: { play: { workspace: "/srv/ws-play" } },
+          },
+        }"""
+    )
+    paths = resolve_paths(Config(), {"HOME": str(tmp_path)})
+    got = {a.id: a.workspace for a in paths.agents}
+    assert got == {
+        "main": tmp_path / "ws-default",
+        "play": Path("/srv/ws-play"),
+        "work": Path("/srv/ws-work"),
+    }
+    assert paths.workspace == tmp_path / "ws-default"
+    assert paths.db == state / "memoryd" / "state.db"
+    assert paths.tiers_root == state / "memory_fs"
+
+
+def test_default_workspace_without_openclaw_json(tmp_path):
+    state = tmp_path / ".openclaw"
+    (state / "agents" / "main" / "sessions").mkdir(parents=True)
+    (state / "openclaw.json").write_text("{ this is : not json5 ]")  # unreadable → defaults
+    paths = resolve_paths(Config(), {"HOME": str(tmp_path)})
+    assert [a.workspace for a in paths.agents] == [state / "workspace"]
+    profile = tmp_path / ".openclaw-work"
+    (profile / "agents" / "main").mkdir(parents=True)
+    paths = resolve_paths(Config(), {"HOME": str(tmp_path), "OPENCLAW_STATE_DIR": str(profile)})
+    assert paths.workspace == tmp_path / ".openclaw" / "workspace-work"
