@@ -69,7 +69,36 @@ class Context:
         print(*parts, file=self.out)
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Which group defines a command, so a one-shot command imports only its own group.
+# A command missing here still works: every group is imported then.
+COMMAND_GROUPS: dict[str, str] = {
+    "scan": "memoryd.commands.hits",
+    "hits": "memoryd.commands.hits",
+    "export": "memoryd.commands.hits",
+    "demo": "memoryd.commands.hits",
+}
+
+
+def _groups_for(argv: Sequence[str]) -> tuple[str, ...]:
+    """The command groups needed to parse ``argv`` (all of them for --help or a typo)."""
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--config":
+            i += 2
+            continue
+        if arg.startswith("-"):
+            if arg.startswith("--config="):
+                i += 1
+                continue
+            return COMMAND_MODULES
+        group = COMMAND_GROUPS.get(arg)
+        return (group,) if group else COMMAND_MODULES
+    return COMMAND_MODULES
+
+
+def build_parser(groups: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memoryd",
         description="Measure which memory files an OpenClaw agent uses; keep the rest tidy.",
@@ -80,13 +109,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
+    for name in groups:
         importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(_groups_for(argv))
     args = parser.parse_args(argv)
     func = args.func
     try:

@@ -167,9 +167,27 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
+_SCALARS: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool}
+
+
+def _resolve_hint(annotation: Any) -> Any:
+    """A field's type from its (postponed, string) annotation, without eval.
+
+    The schema uses only str, int, float, bool, tuple[str, ...] and nested
+    tables; ``typing.get_type_hints`` would compile every annotation on each
+    start-up, which one-shot commands should not pay for.
+    """
+    if not isinstance(annotation, str):
+        return annotation
+    if annotation in _SCALARS:
+        return _SCALARS[annotation]
+    if annotation.startswith("tuple["):
+        return tuple
+    return globals()[annotation]
+
+
 def _check_value(name: str, hint: Any, value: Any) -> Any:
-    origin = typing.get_origin(hint)
-    if origin is tuple:
+    if hint is tuple:
         if not isinstance(value, list):
             raise ConfigError(f"{name}: expected a list of strings, got {type(value).__name__}")
         for item in value:
@@ -206,8 +224,8 @@ def _build(cls: type, data: Any, prefix: str) -> Any:
     where = prefix or "the top level"
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: expected a table, got {type(data).__name__}")
-    hints = typing.get_type_hints(cls)
-    known = {f.name for f in dataclasses.fields(cls) if f.name != "source"}
+    hints = {f.name: _resolve_hint(f.type) for f in dataclasses.fields(cls) if f.name != "source"}
+    known = set(hints)
     for key in data:
         if key not in known:
             name = f"{prefix}.{key}" if prefix else key

@@ -8,14 +8,17 @@ workspace, never following a symlink and never leaving the workspace.
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 LONG_TERM_NAMES = ("MEMORY.md", "memory.md")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MEMORY_DIR = "memory"
 
 
@@ -25,7 +28,7 @@ def normalize(raw: str) -> str | None:
     Backslashes become slashes, ``./`` and duplicate slashes go, ``..`` is
     resolved lexically. NUL bytes, control characters and empty paths are refused.
     """
-    if not raw or len(raw) > 4096 or any(ord(c) < 32 for c in raw):
+    if not raw or len(raw) > 4096 or _CONTROL.search(raw):
         return None
     p = raw.replace("\\", "/")
     absolute = p.startswith("/") or (len(p) > 2 and p[1] == ":" and p[2] == "/")
@@ -47,6 +50,7 @@ def is_memory_relpath(rel: str) -> bool:
     return all(part not in ("", ".", "..") for part in parts)
 
 
+@functools.lru_cache(maxsize=8192)  # agents hit the same few files over and over
 def classify_result_path(raw: str, workspace: str, tiers_root: str | None = None) -> str | None:
     """The key under which a hit on ``raw`` is counted, or None if it is not a memory file.
 

@@ -15,6 +15,7 @@ those lines; everything else is skipped without being decoded.
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -41,6 +42,7 @@ from .tailer import (
 
 _NEEDLE = b"memory_"
 _ID_KEYS = (b'"toolCallId"', b'"toolUseId"', b'"tool_call_id"', b'"tool_use_id"')
+_COMMIT_CHUNKS = 4  # while reading a long file, commit every this many chunks
 _DIRECT_ID_SEARCH_MAX = 16  # beyond this many waiting calls, scan for id keys instead
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
 
@@ -85,6 +87,71 @@ class _Call:
     answered: bool
 
 
+@dataclass
+class _Calls:
+    """One agent's memory calls met so far, and the ids still waiting for an answer."""
+
+    known: dict[str, _Call] = field(default_factory=dict)
+    waiting: set[str] = field(default_factory=set)
+
+    def add(self, call_id: str, call: _Call) -> None:
+        self.known[call_id] = call
+        if not call.answered:
+            self.waiting.add(call_id)
+
+    def lookup(self, store: Store, agent: str, call_id: str) -> _Call | None:
+        call = self.known.get(call_id)
+        if call is None:
+            row = store.conn.execute(
+                "SELECT tool, query, ts, answered FROM calls WHERE agent = ? AND call_id = ?",
+                (agent, call_id),
+            ).fetchone()
+            if row is not None:
+                call = _Call(row[0], row[1], row[2], bool(row[3]))
+                self.add(call_id, call)
+        return call
+
+
+@dataclass
+class _Batch:
+    """What one region of lines adds to the database, written in one transaction."""
+
+    cp: Checkpoint
+    session: str
+    synthetic: bool
+    start: int = 0  # file offset the batch starts at
+    end: int = 0  # file offset after its last complete line
+    oversized: int = 0
+    calls: list[tuple[object, ...]] = field(default_factory=list)
+    answered: list[tuple[str, str]] = field(default_factory=list)
+    answered_unseen: list[tuple[object, ...]] = field(default_factory=list)
+    hits: list[tuple[object, ...]] = field(default_factory=list)
+    malformed: int = 0
+
+    def write(self, conn: sqlite3.Connection) -> int:
+        """Insert it all; returns how many hits were new (the rest were known)."""
+        conn.executemany(
+            "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            self.calls,
+        )
+        conn.executemany(
+            "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
+            "VALUES (?, ?, ?, NULL, ?, ?, 1)",
+            self.answered_unseen,
+        )
+        conn.executemany(
+            "UPDATE calls SET answered = 1 WHERE agent = ? AND call_id = ?", self.answered
+        )
+        before = conn.total_changes
+        conn.executemany(
+            "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
+            "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            self.hits,
+        )
+        return conn.total_changes - before
+
+
 class Scanner:
     """Reads every followed transcript incrementally into the state database."""
 
@@ -93,6 +160,7 @@ class Scanner:
         self.paths = paths
         self.store = store
         self._workspaces = {a.id: str(a.workspace.absolute()) for a in paths.agents}
+        self._primary = str(paths.workspace.absolute())
         self._tiers_root = str(paths.tiers_root.absolute())
         self._claude = tuple(Path(p).expanduser() for p in cfg.openclaw.claude_projects)
         self._synthetic_sessions: dict[str, frozenset[str]] = {}
@@ -144,7 +212,7 @@ class Scanner:
         by_inode, by_path, vanished = self._checkpoints()
         seen_ids: set[int] = set()
         seen_inodes: set[tuple[int, int]] = set()
-        pending: dict[str, dict[str, _Call]] = {}
+        pending: dict[str, _Calls] = {}
         for sf in files:
             st = src.is_regular(sf.path)
             if st is None:
@@ -199,7 +267,7 @@ class Scanner:
         st: os.stat_result,
         cp: Checkpoint | None,
         at_path: Checkpoint | None,
-        pending: dict[str, dict[str, _Call]],
+        pending: dict[str, _Calls],
         stats: ScanStats,
     ) -> None:
         path = str(sf.path)
@@ -283,34 +351,31 @@ class Scanner:
         fd: int,
         sf: src.SourceFile,
         cp: Checkpoint,
-        pending: dict[str, dict[str, _Call]],
+        pending: dict[str, _Calls],
         stats: ScanStats,
     ) -> None:
         stats.files_read += 1
         calls = pending.get(cp.agent)
         if calls is None:
-            calls = pending[cp.agent] = self._load_pending(cp.agent)
+            calls = pending[cp.agent] = self._load_waiting(cp.agent)
         session = _session_id(sf.path.name)
         synthetic = not self.cfg.openclaw.count_synthetic and session in self._synthetic(cp.agent)
-        offset = cp.offset
+        batch = _Batch(cp, session, synthetic, start=cp.offset, end=cp.offset)
         for region in read_regions(
             fd,
-            offset,
+            cp.offset,
             chunk_bytes=self.cfg.ingest.chunk_bytes,
             max_line_bytes=self.cfg.ingest.max_line_bytes,
         ):
-            stats.bytes_read += region.end - region.start
-            stats.oversized += region.oversized
-            with self.store.transaction() as conn:
-                self._ingest_region(conn, region.data, cp, session, synthetic, calls, stats)
-                conn.execute(
-                    "UPDATE sources SET offset = MAX(offset, ?), oversized = oversized + ? "
-                    "WHERE id = ?",
-                    (region.end, region.oversized, cp.id),
-                )
-                if region.oversized:
-                    self.store.bump("oversized_lines", region.oversized)
-            offset = region.end
+            stats.bytes_read += region.size
+            batch.oversized += region.oversized
+            batch.end = region.end
+            self._read_region(region.data, region.size, batch, calls, stats)
+            if batch.end - batch.start >= _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes:
+                self._commit(batch, stats)
+                batch = _Batch(cp, session, synthetic, start=batch.end, end=batch.end)
+        if batch.end > batch.start or batch.oversized:
+            self._commit(batch, stats)
         st_after = os.fstat(fd)
         with self.store.transaction() as conn:
             conn.execute(
@@ -318,148 +383,84 @@ class Scanner:
                 (st_after.st_size, st_after.st_mtime_ns, time.time(), cp.id),
             )
 
-    def _ingest_region(
-        self,
-        conn,
-        data: bytes,
-        cp: Checkpoint,
-        session: str,
-        synthetic: bool,
-        calls: dict[str, _Call],
-        stats: ScanStats,
-    ) -> None:
-        done: set[int] = set()
-        malformed = 0
-        for begin, end in lines_containing(data, _NEEDLE):
-            done.add(begin)
-            malformed += self._ingest_line(
-                conn, data[begin:end], cp, session, synthetic, calls, stats
-            )
-        waiting = [cid for cid, c in calls.items() if not c.answered]
-        if waiting:
-            for begin, end in sorted(set(self._lines_with_ids(data, waiting))):
-                if begin in done:
-                    continue
-                done.add(begin)
-                malformed += self._ingest_line(
-                    conn, data[begin:end], cp, session, synthetic, calls, stats
-                )
-        if malformed:
-            stats.malformed += malformed
+    def _commit(self, batch: _Batch, stats: ScanStats) -> None:
+        """Hits, calls and the offset after them: one transaction, so all or nothing."""
+        with self.store.transaction() as conn:
+            stats.new_hits += batch.write(conn)
             conn.execute(
-                "UPDATE sources SET malformed = malformed + ? WHERE id = ?", (malformed, cp.id)
+                "UPDATE sources SET offset = MAX(offset, ?), oversized = oversized + ?, "
+                "malformed = malformed + ? WHERE id = ?",
+                (batch.end, batch.oversized, batch.malformed, batch.cp.id),
             )
-            self.store.bump("malformed_lines", malformed)
+            self.store.bump("oversized_lines", batch.oversized)
+            self.store.bump("malformed_lines", batch.malformed)
+        stats.malformed += batch.malformed
+        stats.oversized += batch.oversized
+        stats.new_calls += len(batch.calls)
+        stats.touched_paths.update(str(row[2]) for row in batch.hits)
 
-    @staticmethod
-    def _lines_with_ids(data: bytes, waiting: list[str]) -> Iterable[tuple[int, int]]:
-        if len(waiting) <= _DIRECT_ID_SEARCH_MAX:
-            for cid in waiting:
-                yield from lines_containing(data, cid.encode())
-            return
-        wanted = {cid.encode() for cid in waiting}
-        for key in _ID_KEYS:
-            for begin, end in lines_containing(data, key):
-                line = data[begin:end]
-                i = line.find(key)
-                while i >= 0:
-                    q1 = line.find(b'"', i + len(key))
-                    q2 = line.find(b'"', q1 + 1) if q1 >= 0 else -1
-                    if q2 > q1 >= 0 and line[q1 + 1 : q2] in wanted:
-                        yield begin, end
-                        break
-                    i = line.find(key, i + len(key))
+    def _read_region(
+        self, data: bytes, stop: int, batch: _Batch, calls: _Calls, stats: ScanStats
+    ) -> None:
+        """Parse the lines of ``data[:stop]`` that can matter, in file order, into ``batch``."""
+        done: set[int] = set()
+        for begin, end in lines_containing(data, _NEEDLE, stop):
+            done.add(begin)
+            self._read_line(data[begin:end], batch, calls, stats)
+        if calls.waiting:  # answers that do not name their tool (Claude Code tool_result)
+            for begin, end in sorted(set(_lines_with_ids(data, stop, calls.waiting))):
+                if begin not in done:
+                    done.add(begin)
+                    self._read_line(data[begin:end], batch, calls, stats)
 
-    def _ingest_line(
-        self,
-        conn,
-        line: bytes,
-        cp: Checkpoint,
-        session: str,
-        synthetic: bool,
-        calls: dict[str, _Call],
-        stats: ScanStats,
-    ) -> int:
+    def _read_line(self, line: bytes, batch: _Batch, calls: _Calls, stats: ScanStats) -> None:
         parsed = parse_line(line)
         stats.lines_parsed += 1
         if parsed.malformed:
-            return 1
+            batch.malformed += 1
+            return
         for ev in parsed.events:
             if isinstance(ev, ToolCall):
-                if ev.call_id not in calls:
-                    cur = conn.execute(
-                        "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session) "
-                        "VALUES (?, ?, ?, ?, ?, ?)",
-                        (cp.agent, ev.call_id, ev.tool, ev.query, ev.ts, session),
+                if calls.lookup(self.store, batch.cp.agent, ev.call_id) is None:
+                    calls.add(ev.call_id, _Call(ev.tool, ev.query, ev.ts, False))
+                    batch.calls.append(
+                        (batch.cp.agent, ev.call_id, ev.tool, ev.query, ev.ts, batch.session)
                     )
-                    if cur.rowcount:
-                        stats.new_calls += 1
-                        calls[ev.call_id] = _Call(ev.tool, ev.query, ev.ts, False)
-                    else:
-                        row = conn.execute(
-                            "SELECT tool, query, ts, answered FROM calls "
-                            "WHERE agent = ? AND call_id = ?",
-                            (cp.agent, ev.call_id),
-                        ).fetchone()
-                        calls[ev.call_id] = _Call(row[0], row[1], row[2], bool(row[3]))
             else:
-                self._ingest_result(conn, ev, cp, session, synthetic, calls, stats)
-        return 0
+                self._read_result(ev, batch, calls, stats)
 
-    def _ingest_result(
-        self,
-        conn,
-        ev: ToolResult,
-        cp: Checkpoint,
-        session: str,
-        synthetic: bool,
-        calls: dict[str, _Call],
-        stats: ScanStats,
-    ) -> None:
-        call = calls.get(ev.call_id)
-        if call is None:
-            row = conn.execute(
-                "SELECT tool, query, ts, answered FROM calls WHERE agent = ? AND call_id = ?",
-                (cp.agent, ev.call_id),
-            ).fetchone()
-            if row is not None:
-                call = calls[ev.call_id] = _Call(row[0], row[1], row[2], bool(row[3]))
+    def _read_result(self, ev: ToolResult, batch: _Batch, calls: _Calls, stats: ScanStats) -> None:
+        agent = batch.cp.agent
+        call = calls.lookup(self.store, agent, ev.call_id)
         tool = ev.tool or (call.tool if call else None)
         if tool is None:
             return  # an unnamed result of a call that was not a memory call
         if ev.tool is None and ev.shape is not None and ev.shape != tool:
             return
-        if call is None:
-            call = calls[ev.call_id] = _Call(tool, None, ev.ts, True)
-            conn.execute(
-                "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
-                "VALUES (?, ?, ?, NULL, ?, ?, 1)",
-                (cp.agent, ev.call_id, tool, ev.ts, session),
-            )
+        if call is None:  # the call line was never seen (e.g. before a compaction)
+            call = _Call(tool, None, ev.ts, True)
+            calls.add(ev.call_id, call)
+            batch.answered_unseen.append((agent, ev.call_id, tool, ev.ts, batch.session))
         elif not call.answered:
             call.answered = True
-            conn.execute(
-                "UPDATE calls SET answered = 1 WHERE agent = ? AND call_id = ?",
-                (cp.agent, ev.call_id),
-            )
+            calls.waiting.discard(ev.call_id)
+            batch.answered.append((agent, ev.call_id))
         query = call.query if tool == SEARCH else None
         if not self.cfg.openclaw.count_synthetic and (
-            synthetic or (query is not None and query.startswith(SYNTHETIC_QUERY_PREFIXES))
+            batch.synthetic or (query is not None and query.startswith(SYNTHETIC_QUERY_PREFIXES))
         ):
             return
         ts = ev.ts or call.ts or clock.now()
-        workspace = self._workspaces.get(cp.agent) or str(self.paths.workspace.absolute())
+        workspace = self._workspaces.get(agent) or self._primary
         for rp in ev.paths:
             raw = rp.path or (call.query if tool == GET and call.query else "")
             key = classify_result_path(raw, workspace, self._tiers_root) if raw else None
             if key is None:
                 stats.non_memory_paths += 1
                 continue
-            cur = conn.execute(
-                "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
-                "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            batch.hits.append(
                 (
-                    cp.agent,
+                    agent,
                     ev.call_id,
                     key,
                     tool,
@@ -468,20 +469,20 @@ class Scanner:
                     rp.score,
                     rp.start_line,
                     rp.end_line,
-                    session,
-                    cp.id,
-                ),
+                    batch.session,
+                    batch.cp.id,
+                )
             )
-            if cur.rowcount:
-                stats.new_hits += 1
-                stats.touched_paths.add(key)
 
-    def _load_pending(self, agent: str) -> dict[str, _Call]:
+    def _load_waiting(self, agent: str) -> _Calls:
         rows = self.store.conn.execute(
             "SELECT call_id, tool, query, ts FROM calls WHERE answered = 0 AND agent = ?",
             (agent,),
         )
-        return {cid: _Call(tool, q, ts, False) for cid, tool, q, ts in rows}
+        calls = _Calls()
+        for cid, tool, query, ts in rows:
+            calls.add(cid, _Call(tool, query, ts, False))
+        return calls
 
     def _synthetic(self, agent: str) -> frozenset[str]:
         """Session ids of cron and heartbeat sessions, from the agent's sessions.json."""
@@ -528,6 +529,30 @@ class Scanner:
                 "UPDATE sources SET vanished_at = NULL WHERE id = ?", [(i,) for i in back]
             )
             conn.execute("DELETE FROM sources WHERE vanished_at < ?", (cutoff,))
+
+
+def _lines_with_ids(data: bytes, stop: int, waiting: set[str]) -> Iterable[tuple[int, int]]:
+    """Lines of ``data[:stop]`` that mention a waiting call id.
+
+    With a few ids, each is searched for directly; with many (calls that were
+    never answered pile up), the id fields are read instead and looked up.
+    """
+    if len(waiting) <= _DIRECT_ID_SEARCH_MAX:
+        for cid in waiting:
+            yield from lines_containing(data, cid.encode(), stop)
+        return
+    wanted = {cid.encode() for cid in waiting}
+    for key in _ID_KEYS:
+        for begin, end in lines_containing(data, key, stop):
+            line = data[begin:end]
+            i = line.find(key)
+            while i >= 0:
+                q1 = line.find(b'"', i + len(key))
+                q2 = line.find(b'"', q1 + 1) if q1 >= 0 else -1
+                if q2 > q1 >= 0 and line[q1 + 1 : q2] in wanted:
+                    yield begin, end
+                    break
+                i = line.find(key, i + len(key))
 
 
 def _session_id(name: str) -> str:

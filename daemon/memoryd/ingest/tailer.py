@@ -82,66 +82,81 @@ def judge(cp: Checkpoint, path: str, st: os.stat_result, head: bytes) -> Verdict
 
 @dataclass(frozen=True, slots=True)
 class Region:
-    """Complete lines read from a file: ``data`` spans ``[start, end)`` and ends with ``\\n``."""
+    """Complete lines read from a file, covering file bytes ``[start, end)``.
+
+    The lines are ``data[: end - start]`` (ending with ``\\n``); ``data`` may hold a
+    few bytes more (the start of a line not finished yet), which are not part of it.
+    Keeping the read buffer as it is avoids copying every chunk once more.
+    """
 
     data: bytes
     start: int
     end: int
     oversized: int = 0  # lines skipped because they exceeded max_line_bytes
 
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
 
 def read_regions(
     fd: int, offset: int, *, chunk_bytes: int, max_line_bytes: int
 ) -> Iterator[Region]:
-    """Yield runs of complete lines from ``offset`` on, one chunk (or long line) at a time.
+    """Yield runs of complete lines from ``offset`` on, about one chunk at a time.
 
-    A line longer than ``max_line_bytes`` is skipped up to its ``\\n`` and reported
-    in ``oversized`` (its bytes are never held in memory at once); the next region
-    starts after it. Bytes after the last ``\\n`` are not yielded.
+    Each read starts at the first byte not yet yielded, so a line cut by a chunk
+    edge is simply read again whole with the next chunk. A line longer than a
+    chunk doubles the read size until it fits; one longer than
+    ``max_line_bytes`` is skipped up to its ``\\n`` (never held in memory) and
+    reported in ``oversized``. A trailing line without ``\\n`` is not yielded.
     """
-    pos = offset  # file offset of carry[0]
-    carry = b""
-    skipping = False
+    pos = offset
+    want = chunk_bytes
     while True:
-        chunk = os.pread(fd, chunk_bytes, pos + len(carry))
-        if not chunk:
+        data = os.pread(fd, want, pos)
+        if not data:
             return
-        if skipping:
-            nl = chunk.find(b"\n")
-            if nl < 0:
-                pos += len(chunk)
-                continue
-            skipping = False
-            pos += nl + 1
-            yield Region(b"", pos, pos, oversized=1)
-            carry = b""
-            chunk = chunk[nl + 1 :]
-            if not chunk:
-                continue
-        data = carry + chunk if carry else chunk
         last = data.rfind(b"\n")
-        if last < 0:
-            if len(data) > max_line_bytes:
-                skipping = True
-                pos += len(data)
-                carry = b""
-            else:
-                carry = data
-            continue
-        end = last + 1
-        yield Region(data[:end], pos, pos + end)
-        pos += end
-        carry = data[end:]
+        if last >= 0:
+            yield Region(data, pos, pos + last + 1)
+            pos += last + 1
+            want = chunk_bytes
+        elif len(data) < want:
+            return  # end of file inside a line still being written
+        elif want > max_line_bytes:
+            newline = _next_newline(fd, pos + len(data), chunk_bytes)
+            if newline < 0:
+                return  # the oversized line is not finished yet: skip it later
+            pos = newline + 1
+            yield Region(b"", pos, pos, oversized=1)
+            want = chunk_bytes
+        else:
+            want = min(want * 2, max_line_bytes + 1)
 
 
-def lines_containing(data: bytes, needle: bytes, start: int = 0) -> Iterator[tuple[int, int]]:
-    """``(begin, end)`` of every line of ``data`` holding ``needle`` (end excludes ``\\n``)."""
+def _next_newline(fd: int, pos: int, chunk_bytes: int) -> int:
+    """File offset of the next ``\\n`` at or after ``pos``, or -1 at end of file."""
+    while True:
+        data = os.pread(fd, chunk_bytes, pos)
+        if not data:
+            return -1
+        i = data.find(b"\n")
+        if i >= 0:
+            return pos + i
+        pos += len(data)
+
+
+def lines_containing(
+    data: bytes, needle: bytes, stop: int | None = None
+) -> Iterator[tuple[int, int]]:
+    """``(begin, end)`` of each line of ``data[:stop]`` holding ``needle`` (``\\n`` excluded)."""
+    stop = len(data) if stop is None else stop
     find, rfind = data.find, data.rfind
-    i = find(needle, start)
+    i = find(needle, 0, stop)
     while i >= 0:
         begin = rfind(b"\n", 0, i) + 1
-        end = find(b"\n", i)
+        end = find(b"\n", i, stop)
         if end < 0:
-            end = len(data)
+            end = stop
         yield begin, end
-        i = find(needle, end)
+        i = find(needle, end, stop)
