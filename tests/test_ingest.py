@@ -323,3 +323,60 @@ def test_vanished_source_keeps_its_row_for_the_grace_period(inst):
     stats = inst.scan()
     assert stats.bytes_read == 0  # came back under a read name: offset kept, nothing re-read
     assert inst.store.conn.execute("SELECT vanished_at FROM sources").fetchone()[0] is None
+
+
+# --------------------------------------------------------------------------- SQLite transcripts
+
+
+def openclaw_db(inst: Install):
+    import sqlite3
+
+    db = inst.sessions.parent / "agent" / "openclaw-agent.sqlite"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS transcript_events(session_id TEXT, seq INTEGER, "
+        "event_json TEXT, created_at INTEGER, PRIMARY KEY (session_id, seq))"
+    )
+    return db, conn
+
+
+def insert_events(conn, session: str, lines: list[bytes], first_seq: int = 0) -> None:
+    conn.executemany(
+        "INSERT INTO transcript_events VALUES (?, ?, ?, 0)",
+        [(session, first_seq + i, ln.decode().rstrip("\n")) for i, ln in enumerate(lines)],
+    )
+
+
+def test_sqlite_transcripts_are_read_incrementally(inst):
+    _db, conn = openclaw_db(inst)
+    lines = conversation(8)
+    insert_events(conn, "sA", lines[:10])
+    insert_events(conn, "sB", conversation(3, prefix="b"))
+    inst.scan()
+    insert_events(conn, "sA", lines[10:], first_seq=10)  # the writer goes on (WAL)
+    stats = inst.scan()
+    assert stats.files_read == 1
+    want = expected(8)
+    for f, n in expected(3).items():
+        want[f] = want.get(f, 0) + n
+    assert inst.counts() == want
+    assert inst.scan().files_read == 0  # nothing new: the database is not even opened
+    # the JSONL files moved into the import archive hold the same calls: no double count
+    archive = inst.sessions / "session-sqlite-import-archive"
+    archive.mkdir()
+    (archive / "sA.jsonl").write_bytes(b"".join(lines))
+    inst.scan()
+    assert inst.counts() == want
+    conn.close()
+
+
+def test_a_broken_sqlite_store_is_counted_not_fatal(inst):
+    db = inst.sessions.parent / "agent" / "openclaw-agent.sqlite"
+    db.parent.mkdir(parents=True)
+    db.write_bytes(b"this is not a database" * 100)
+    inst.append("s1.jsonl", b"".join(conversation(2)))
+    stats = inst.scan()
+    assert stats.errors == 1 and inst.store.counters()["read_errors"] == 1
+    assert inst.counts() == expected(2)

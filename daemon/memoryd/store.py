@@ -125,6 +125,32 @@ _MIGRATIONS: dict[int, str] = {
     -- Running totals that outlive individual sources (malformed lines, bad paths, ...).
     CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
     """,
+    2: """
+    -- The tier store (seed 004): one row per note, keyed by its file name (the
+    -- tier-independent part of its hit key tiers/<name>). tier is where the note's
+    -- original is (hot, warm, forgotten; gist when only its summary is left;
+    -- deleted / missing afterwards); entered is when it got there.
+    CREATE TABLE tier_files (
+        name        TEXT PRIMARY KEY,
+        tier        TEXT NOT NULL,
+        created     REAL NOT NULL,
+        entered     REAL NOT NULL,
+        summarized  REAL,
+        user_marked INTEGER NOT NULL DEFAULT 0,
+        promoted    INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX tier_files_by_tier ON tier_files(tier);
+    """,
+    3: """
+    -- Read position in OpenClaw's SQLite transcripts (builds since 2026-07): the last
+    -- seq read per session, committed together with the hits those rows gave.
+    CREATE TABLE transcript_db_cursors (
+        source_id  INTEGER NOT NULL,
+        session_id TEXT NOT NULL,
+        seq        INTEGER NOT NULL,
+        PRIMARY KEY (source_id, session_id)
+    ) WITHOUT ROWID;
+    """,
 }
 
 

@@ -28,6 +28,7 @@ from ..config import Config, Paths
 from ..store import Store
 from ..workspace import classify_result_path
 from . import sources as src
+from . import sqlite_source
 from .parser import GET, SEARCH, ToolCall, ToolResult, parse_line
 from .tailer import (
     HEAD_MAX,
@@ -176,7 +177,8 @@ class Scanner:
         return dirs
 
     def is_transcript(self, path: Path) -> bool:
-        return src.classify_name(path.name) is not None
+        """Cheap name filter for file events: a JSONL transcript or the SQLite store."""
+        return src.classify_name(path.name) is not None or sqlite_source.is_db_file(path.name)
 
     def discover(self) -> list[src.SourceFile]:
         return list(
@@ -189,6 +191,12 @@ class Scanner:
 
     def _owner(self, path: Path) -> src.SourceFile | None:
         """The source a single changed path belongs to (for event-driven scans)."""
+        if sqlite_source.is_db_file(path.name):
+            for agent in self.paths.agents:
+                db = sqlite_source.db_path_for(agent.sessions_dir)
+                if path.parent == db.parent:
+                    return src.SourceFile(agent.id, src.SQLITE, db)
+            return None
         kind = src.classify_name(path.name)
         if kind is None:
             return None
@@ -217,6 +225,13 @@ class Scanner:
             st = src.is_regular(sf.path)
             if st is None:
                 continue
+            if sf.kind == src.SQLITE:
+                stats.files_seen += 1
+                cp = by_path.get(str(sf.path))
+                if cp is not None:
+                    seen_ids.add(cp.id)
+                self._scan_sqlite(sf, st, cp, pending, stats)
+                continue
             if (st.st_dev, st.st_ino) in seen_inodes:  # a hard link to a file already read
                 continue
             seen_inodes.add((st.st_dev, st.st_ino))
@@ -227,9 +242,7 @@ class Scanner:
             try:
                 self._scan_file(sf, st, cp, by_path.get(str(sf.path)), pending, stats)
             except OSError:
-                stats.errors += 1
-                with self.store.transaction():
-                    self.store.bump("read_errors")
+                self._read_error(stats)
         if full:
             known = {c.id for c in by_path.values()} | {c.id for c in by_inode.values()}
             self._mark_vanished(known, seen_ids, vanished)
@@ -242,7 +255,7 @@ class Scanner:
         total = 0
         for sf in self.discover():
             st = src.is_regular(sf.path)
-            if st is None:
+            if st is None or sf.kind == src.SQLITE:
                 continue
             cp = by_inode.get((st.st_dev, st.st_ino))
             total += st.st_size - (cp.offset if cp and st.st_size >= cp.offset else 0)
@@ -382,6 +395,80 @@ class Scanner:
                 "UPDATE sources SET size = ?, mtime_ns = ?, last_read = ? WHERE id = ?",
                 (st_after.st_size, st_after.st_mtime_ns, time.time(), cp.id),
             )
+
+    def _scan_sqlite(
+        self,
+        sf: src.SourceFile,
+        st: os.stat_result,
+        cp: Checkpoint | None,
+        pending: dict[str, _Calls],
+        stats: ScanStats,
+    ) -> None:
+        """Read new rows of OpenClaw's SQLite transcripts (see :mod:`.sqlite_source`)."""
+        sig = sqlite_source.signature(sf.path)
+        if sig is None or (cp is not None and (cp.size, cp.mtime_ns) == sig):
+            return  # no new rows: the database and its WAL are as they were
+        if cp is None:
+            with self.store.transaction() as conn:
+                cur = conn.execute(
+                    "INSERT INTO sources(agent, kind, path, dev, ino, head_len, head_hash, "
+                    "first_seen) VALUES (?, ?, ?, ?, ?, 0, '', ?)",
+                    (sf.agent, src.SQLITE, str(sf.path), st.st_dev, st.st_ino, time.time()),
+                )
+            assert cur.lastrowid is not None
+            cp = Checkpoint(
+                cur.lastrowid, sf.agent, str(sf.path), st.st_dev, st.st_ino, 0, "", 0, 0, 0
+            )
+        calls = pending.get(cp.agent)
+        if calls is None:
+            calls = pending[cp.agent] = self._load_waiting(cp.agent)
+        cursors = dict(
+            self.store.conn.execute(
+                "SELECT session_id, seq FROM transcript_db_cursors WHERE source_id = ?", (cp.id,)
+            )
+        )
+        stats.files_read += 1
+        synthetic_ids = self._synthetic(cp.agent) if not self.cfg.openclaw.count_synthetic else ()
+        try:
+            source = sqlite_source.open_readonly(sf.path)
+        except sqlite3.Error:
+            self._read_error(stats)
+            return
+        try:
+            for session_id, after in sqlite_source.sessions_with_new_rows(source, cursors):
+                synthetic = session_id in synthetic_ids
+                for rows in sqlite_source.rows_after(source, session_id, after):
+                    batch = _Batch(cp, session_id, synthetic)
+                    for _seq, event in rows:
+                        stats.bytes_read += len(event)
+                        if _NEEDLE in event or any(c.encode() in event for c in calls.waiting):
+                            self._read_line(event, batch, calls, stats)
+                    with self.store.transaction() as conn:
+                        stats.new_hits += batch.write(conn)
+                        conn.execute(
+                            "INSERT INTO transcript_db_cursors(source_id, session_id, seq) "
+                            "VALUES (?, ?, ?) ON CONFLICT(source_id, session_id) "
+                            "DO UPDATE SET seq = excluded.seq",
+                            (cp.id, session_id, rows[-1][0]),
+                        )
+                        self.store.bump("malformed_lines", batch.malformed)
+                    stats.malformed += batch.malformed
+                    stats.new_calls += len(batch.calls)
+        except sqlite3.Error:
+            self._read_error(stats)
+            return
+        finally:
+            source.close()
+        with self.store.transaction() as conn:
+            conn.execute(
+                "UPDATE sources SET size = ?, mtime_ns = ?, last_read = ? WHERE id = ?",
+                (sig[0], sig[1], time.time(), cp.id),
+            )
+
+    def _read_error(self, stats: ScanStats) -> None:
+        stats.errors += 1
+        with self.store.transaction():
+            self.store.bump("read_errors")
 
     def _commit(self, batch: _Batch, stats: ScanStats) -> None:
         """Hits, calls and the offset after them: one transaction, so all or nothing."""

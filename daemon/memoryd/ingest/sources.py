@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Agent
+from . import sqlite_source
 
 LIVE, SUCCESSOR, RESET, DELETED, CLAUDE = "live", "successor", "reset", "deleted", "claude"
+SQLITE = "sqlite"
 
 # Folders inside sessions/ whose transcripts are read too.
 IMPORT_ARCHIVE_DIR = "session-sqlite-import-archive"
@@ -55,7 +57,11 @@ class SourceFile:
 
 def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:
     """Folders holding this agent's transcripts (they may not exist yet)."""
-    dirs = [agent.sessions_dir, agent.sessions_dir / IMPORT_ARCHIVE_DIR]
+    dirs = [
+        agent.sessions_dir,
+        agent.sessions_dir / IMPORT_ARCHIVE_DIR,
+        sqlite_source.db_path_for(agent.sessions_dir).parent,
+    ]
     if include_active_memory:
         dirs.append(agent.sessions_dir / ACTIVE_MEMORY_DIR)
     return dirs
@@ -71,6 +77,9 @@ def discover(
     for agent in agents:
         for folder in agent_dirs(agent, include_active_memory):
             for entry in _files(folder):
+                if entry.name == sqlite_source.DB_NAME:
+                    yield SourceFile(agent.id, SQLITE, Path(entry.path))
+                    continue
                 kind = classify_name(entry.name)
                 if kind is not None:
                     yield SourceFile(agent.id, kind, Path(entry.path))
