@@ -162,14 +162,16 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
         ctx.print(json_dumps(doc))
         return 0
     span = "all time" if days is None else f"last {days} days"
-    total = sum(h.hits for h in shown)
+    on_disk = {f.rel for f in files}
+    total = sum(n for path, (n, _) in window.items() if path in on_disk)
+    hit_files = sum(1 for path, (n, _) in window.items() if path in on_disk and n)
     ctx.print(f"memory hits, {span} — workspace {ctx.paths.workspace}")
     if shown:
         ctx.print(f"{'hits':>6}  {'last hit (UTC)':<17}  file")
         for h in shown:
             last = (clock.iso(h.last_hit) or "")[:16].replace("T", " ")
             ctx.print(f"{h.hits:>6}  {last:<17}  {h.path}")
-    ctx.print(f"{total} hits on {sum(1 for h in shown if h.hits)} files in the window")
+    ctx.print(f"{total} hits on {hit_files} of {len(files)} files in the window")
     if never:
         ctx.print(f"never hit ({len(never)} of {len(files)} files):")
         for path in never:
