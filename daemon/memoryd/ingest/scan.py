@@ -129,13 +129,15 @@ class _Batch:
     hits: list[tuple[object, ...]] = field(default_factory=list)
     malformed: int = 0
 
-    def write(self, conn: sqlite3.Connection) -> int:
-        """Insert it all; returns how many hits were new (the rest were known)."""
+    def write(self, conn: sqlite3.Connection) -> tuple[int, int]:
+        """Insert it all; returns how many hits and calls were new (the rest were known)."""
+        before_calls = conn.total_changes
         conn.executemany(
             "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             self.calls,
         )
+        new_calls = conn.total_changes - before_calls
         conn.executemany(
             "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
             "VALUES (?, ?, ?, NULL, ?, ?, 1)",
@@ -150,7 +152,7 @@ class _Batch:
             "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             self.hits,
         )
-        return conn.total_changes - before
+        return conn.total_changes - before, new_calls
 
 
 class Scanner:
@@ -444,7 +446,7 @@ class Scanner:
                         if _NEEDLE in event or any(c.encode() in event for c in calls.waiting):
                             self._read_line(event, batch, calls, stats)
                     with self.store.transaction() as conn:
-                        stats.new_hits += batch.write(conn)
+                        new_hits, new_calls = batch.write(conn)
                         conn.execute(
                             "INSERT INTO transcript_db_cursors(source_id, session_id, seq) "
                             "VALUES (?, ?, ?) ON CONFLICT(source_id, session_id) "
@@ -452,8 +454,9 @@ class Scanner:
                             (cp.id, session_id, rows[-1][0]),
                         )
                         self.store.bump("malformed_lines", batch.malformed)
+                    stats.new_hits += new_hits
+                    stats.new_calls += new_calls
                     stats.malformed += batch.malformed
-                    stats.new_calls += len(batch.calls)
         except sqlite3.Error:
             self._read_error(stats)
             return
@@ -473,7 +476,7 @@ class Scanner:
     def _commit(self, batch: _Batch, stats: ScanStats) -> None:
         """Hits, calls and the offset after them: one transaction, so all or nothing."""
         with self.store.transaction() as conn:
-            stats.new_hits += batch.write(conn)
+            new_hits, new_calls = batch.write(conn)
             conn.execute(
                 "UPDATE sources SET offset = MAX(offset, ?), oversized = oversized + ?, "
                 "malformed = malformed + ? WHERE id = ?",
@@ -481,9 +484,10 @@ class Scanner:
             )
             self.store.bump("oversized_lines", batch.oversized)
             self.store.bump("malformed_lines", batch.malformed)
+        stats.new_hits += new_hits
+        stats.new_calls += new_calls
         stats.malformed += batch.malformed
         stats.oversized += batch.oversized
-        stats.new_calls += len(batch.calls)
         stats.touched_paths.update(str(row[2]) for row in batch.hits)
 
     def _read_region(
@@ -508,7 +512,9 @@ class Scanner:
             return
         for ev in parsed.events:
             if isinstance(ev, ToolCall):
-                if calls.lookup(self.store, batch.cp.agent, ev.call_id) is None:
+                # Not looked up in the database: a call seen in an earlier scan (a copy in a
+                # successor file) is inserted OR IGNOREd and at worst waits until this scan ends.
+                if ev.call_id not in calls.known:
                     calls.add(ev.call_id, _Call(ev.tool, ev.query, ev.ts, False))
                     batch.calls.append(
                         (batch.cp.agent, ev.call_id, ev.tool, ev.query, ev.ts, batch.session)
