@@ -1,0 +1,122 @@
+"""The monthly expire job (seed 000's janitor): plan with the policy, apply with the mover.
+
+:func:`build_plan` is what ``memoryd expire --dry-run`` prints and exactly what
+``--force`` (and the daemon's monthly run) performs: the archive destinations,
+including the ``~2`` suffix when a name is already taken, are decided in the
+plan, never during the moves. Applying first repairs any unfinished journal
+entry, then moves each file with :class:`memoryd.mover.Mover`; a file that
+cannot be moved (changed meanwhile, destination appeared) is reported and
+left in place, and the other moves go on.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..config import Config, Paths
+from ..mover import MoveError, Mover
+from ..policy import expire as expire_policy
+from ..policy import score as score_policy
+from ..signals import Snapshot, snapshot
+from ..store import Store
+from . import JobResult
+
+
+def _scores(cfg: Config, snap: Snapshot) -> list[score_policy.Score]:
+    queries = score_policy.prepare_queries(snap.recent_queries(cfg.score.query_window_days))
+    return [
+        score_policy.score(sig, score_policy.Document.of(snap.text(sig.path)), queries, cfg.score)
+        for sig in snap.signals
+    ]
+
+
+def build_plan(cfg: Config, snap: Snapshot) -> dict[str, Any]:
+    """The expire plan as a JSON-ready document (workspace-relative paths)."""
+    month = datetime.fromtimestamp(snap.now, snap.tz).strftime("%Y-%m")
+    base = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins)
+    extra: dict[str, tuple[str, str]] = {}
+    if cfg.score.prune_enabled or cfg.score.capacity_enabled:
+        eligible = [d.path for d in base if d.action == "keep" and d.rule in ("young", "active")]
+        remaining = len(snap.signals) - sum(1 for d in base if d.action == "archive")
+        scores = _scores(cfg, snap)
+        extra = score_policy.prune_candidates(scores, eligible, remaining, cfg.score)
+    decisions = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins, extra)
+
+    taken: set[str] = set()
+
+    def exists(rel: str) -> bool:
+        return rel in taken or os.path.lexists(snap.workspace / rel)
+
+    archive, keep = [], []
+    for d in decisions:
+        if d.action == "archive":
+            to = expire_policy.free_name(
+                expire_policy.archive_relpath(d.path, cfg.archive.dir, month), exists
+            )
+            taken.add(to)
+            archive.append({"path": d.path, "to": to, "reason": d.reason, "rule": d.rule})
+        else:
+            keep.append({"path": d.path, "reason": d.reason, "rule": d.rule})
+    return {
+        "workspace": str(snap.workspace),
+        "now": snap.now,
+        "month": month,
+        "archive": archive,
+        "keep": keep,
+    }
+
+
+def apply_plan(
+    plan: dict[str, Any], mover: Mover, workspace: Path, batch: str
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Perform the plan's moves; (moved entries with journal ids, failures)."""
+    moved, failed = [], []
+    for item in plan["archive"]:
+        try:
+            move_id = mover.move(
+                workspace / item["path"], workspace / item["to"], reason=item["reason"], batch=batch
+            )
+        except MoveError as exc:
+            failed.append({"path": item["path"], "error": str(exc)})
+            continue
+        moved.append({**item, "id": move_id})
+    return moved, failed
+
+
+def summary_line(plan: dict[str, Any], moved: int | None, failed: int) -> str:
+    n = len(plan["archive"])
+    total = n + len(plan["keep"])
+    if moved is None:
+        return f"expire (dry run): would archive {n} of {total} memory files"
+    text = f"expire: archived {moved} of {total} memory files"
+    return text + (f"; {failed} could not be moved" if failed else "")
+
+
+def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = False) -> JobResult:
+    """Plan (and unless ``dry_run`` apply) this month's expire; notify when something moved."""
+    repaired: list[str] = []
+    mover = Mover(store, [paths.workspace])
+    if not dry_run:
+        repaired = mover.repair()
+    snap = snapshot(cfg, paths, store, now)
+    plan = build_plan(cfg, snap)
+    if dry_run:
+        plan["unfinished_journal_entries"] = len(mover.unfinished())
+        return JobResult(summary_line(plan, None, 0), plan, changed=False)
+    batch = f"expire:{plan['month']}:{time.time_ns()}"
+    moved, failed = apply_plan(plan, mover, paths.workspace, batch)
+    data = {**plan, "batch": batch, "moved": moved, "failed": failed, "repaired": repaired}
+    result = JobResult(summary_line(plan, len(moved), len(failed)), data, changed=bool(moved))
+    if moved or failed:
+        from ..notify import notify
+
+        lines = [result.summary] + [f"• {m['path']} → {m['to']}" for m in moved[:20]]
+        if len(moved) > 20:
+            lines.append(f"… and {len(moved) - 20} more")
+        lines += [f"✗ {f['path']}: {f['error']}" for f in failed[:5]]
+        data["notified"] = notify(cfg, paths, "\n".join(lines))
+    return result

@@ -1,0 +1,53 @@
+"""The daily reflect job: a report of how the memory is used, written under the state dir.
+
+Top files, files never hit, rising and cooling files with a sparkline of daily
+hits, files often returned by the same search, every file's score with its
+components, seed 001's metrics, and what expire would do next. The report goes
+to ``<state>/memoryd/reports/reflect-YYYY-MM-DD.md`` (and ``.json``), never into
+``memory/``. Reflect moves no file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+
+from ..config import Config, Paths
+from ..policy import score as score_policy
+from ..reports import cooccurrence, reflect_document, render_reflect, write_report
+from ..signals import DAY, snapshot
+from ..store import Store
+from . import JobResult
+from .expire import build_plan
+
+
+def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = False) -> JobResult:
+    """Build the report; write it unless ``dry_run``."""
+    snap = snapshot(cfg, paths, store, now)
+    queries = score_policy.prepare_queries(snap.recent_queries(cfg.score.query_window_days))
+    scores = [
+        score_policy.score(sig, score_policy.Document.of(snap.text(sig.path)), queries, cfg.score)
+        for sig in snap.signals
+    ]
+    # The prune rate is reported whether or not pruning is on: what it would archive.
+    plan = build_plan(cfg, snap)
+    eligible = [k["path"] for k in plan["keep"] if k["rule"] in ("young", "active")]
+    would = score_policy.prune_candidates(
+        scores,
+        eligible,
+        len(snap.signals),
+        dataclasses.replace(cfg.score, prune_enabled=True),
+    )
+    metrics = score_policy.metrics(scores, {s.path: s.size for s in snap.signals}, len(would))
+    pairs = cooccurrence(snap.hits, now - 30 * DAY)
+    doc = reflect_document(snap.signals, scores, metrics, plan, pairs, now)
+    summary = (
+        f"reflect: {doc['files']} files, {doc['hits_30d']} hits in 30 days, "
+        f"{len(doc['never_hit'])} never hit, {len(doc['rising'])} rising, "
+        f"{len(doc['cooling'])} cooling, expire would archive {len(plan['archive'])}"
+    )
+    if not dry_run:
+        day = datetime.fromtimestamp(now, snap.tz).strftime("%Y-%m-%d")
+        report = write_report(paths.reports_dir, f"reflect-{day}", render_reflect(doc), doc)
+        doc["report"] = str(report)
+    return JobResult(summary, doc, changed=False)

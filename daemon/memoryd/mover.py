@@ -1,0 +1,554 @@
+"""Journaled, crash-safe file operations: the only code that moves a person's notes.
+
+Every operation is written to the ``moves`` table *before* the file system
+changes (the intent, committed with ``synchronous=FULL``), performed, and then
+marked done. Whatever kills the process in between, :meth:`Mover.repair`
+(called at the start of every acting command) finds the unfinished entry and
+either completes it or rolls it back, so each file exists exactly once.
+
+Journal rows
+------------
+``op``      ``move`` | ``copy`` | ``delete``
+``src``     absolute path the operation reads (for ``delete``: the file deleted)
+``dst``     absolute destination (``None`` for ``delete``)
+``sha256``  / ``size`` of ``src`` when the intent was written
+``batch``   a label grouping one run's entries (``expire:2026-11:…``), undone together
+``undo_of`` for an entry that undoes another, that entry's id
+
+States
+------
+``intent``       written before anything happened; the only unfinished state
+``done``         the file system reflects the operation
+``rolled_back``  repair found the operation had not (fully) happened and undid its traces
+``failed``       the operation could not happen (source vanished or changed); nothing touched
+``undone``       a ``done`` entry later reversed by an entry whose ``undo_of`` points to it
+
+How a move happens, and what repair does at each crash point
+------------------------------------------------------------
+Same file system: ``link(src, dst)`` (atomic, fails if ``dst`` exists, so nothing is
+ever overwritten), fsync the folder, ``unlink(src)``, fsync the folder.
+Other file system (``EXDEV``): copy into a temp file ``.<name>.memoryd-<id>.tmp``
+beside ``dst``, fsync, compare its sha256 with the journal, ``link`` it to ``dst``,
+unlink the temp file, then unlink ``src``.
+
+==========================  ===============================================
+after a crash we find        repair
+==========================  ===============================================
+src, no dst                  nothing happened: remove our temp file, rolled_back
+src and dst, both as journal link/copy landed: unlink src, done
+src edited since the intent  remove our link/copy of the old content, rolled_back
+src and dst, dst differs     dst is somebody else's: leave both, failed
+no src, dst                  move finished: done
+neither                      the file vanished outside memoryd: failed
+==========================  ===============================================
+
+Copies are the same without the last unlink (both present → done). A delete
+whose file is still there is rolled back (the file stays; the caller's next run
+decides again); a delete whose file is gone is done.
+
+Safety rules enforced on every path: it must lie inside one of ``roots`` after
+resolution; no component below the root may be a symlink; the source must be a
+regular file (opened with ``O_NOFOLLOW``). Entries of concurrent processes never
+meet half-way: every operation and every repair holds an ``flock`` on
+``mover.lock`` beside the database, so repair only ever sees entries whose
+process died.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import stat
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .store import Store
+
+OPS = ("move", "copy", "delete")
+STATES = ("intent", "done", "rolled_back", "failed", "undone")
+_CHUNK = 1 << 20
+
+
+class MoveError(Exception):
+    """An operation was refused or could not be done; no file was changed."""
+
+
+@dataclass(frozen=True)
+class MoveRecord:
+    """One journal entry, as stored."""
+
+    id: int
+    batch: str
+    op: str
+    src: str
+    dst: str | None
+    sha256: str | None
+    size: int | None
+    state: str
+    reason: str | None
+    created: float
+    finished: float | None
+    undo_of: int | None
+
+
+_COLUMNS = "id, batch, op, src, dst, sha256, size, state, reason, created, finished, undo_of"
+
+
+def sha256_file(path: Path | str) -> tuple[str, int]:
+    """(hex sha256, size) of a regular file, refusing to follow a final symlink."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise MoveError(f"{path}: not a regular file")
+        h = hashlib.sha256()
+        size = 0
+        while chunk := os.read(fd, _CHUNK):
+            h.update(chunk)
+            size += len(chunk)
+        return h.hexdigest(), size
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some file systems refuse fsync on folders
+        pass
+    finally:
+        os.close(fd)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        sa, sb = os.lstat(a), os.lstat(b)
+    except OSError:
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def _temp_name(dst: Path, move_id: int) -> Path:
+    return dst.with_name(f".{dst.name}.memoryd-{move_id}.tmp")
+
+
+class Mover:
+    """Journaled move / copy / delete confined to ``roots``; see the module docstring."""
+
+    def __init__(self, store: Store, roots: Sequence[Path | str]) -> None:
+        if not roots:
+            raise ValueError("Mover needs at least one root")
+        self.store = store
+        # Each root as given (absolute, normalised) and resolved: a path is accepted
+        # when it is below either spelling, and its real location is below the real root.
+        self._roots: list[tuple[Path, Path]] = []
+        for r in roots:
+            given = Path(os.path.abspath(os.path.expanduser(str(r))))
+            self._roots.append((given, Path(os.path.realpath(given))))
+        self._lock_path = store.path.parent / "mover.lock" if store.path is not None else None
+
+    # ------------------------------------------------------------------ safety
+
+    def check_path(self, path: Path | str) -> Path:
+        """The absolute path if it is safe to touch, else MoveError.
+
+        Safe: below a root (lexically and after resolution), and no component
+        between the root and the path itself is a symlink. The path need not exist.
+        """
+        raw = str(path)
+        if not raw or "\x00" in raw:
+            raise MoveError(f"{raw!r}: not a usable path")
+        p = Path(os.path.abspath(os.path.expanduser(raw)))
+        for given, real in self._roots:
+            for root in (given, real):
+                try:
+                    rel = p.relative_to(root)
+                except ValueError:
+                    continue
+                if not rel.parts:
+                    raise MoveError(f"{p}: is a root folder itself")
+                cur = real
+                for part in rel.parts:
+                    cur = cur / part
+                    try:
+                        st = os.lstat(cur)
+                    except FileNotFoundError:
+                        break
+                    except OSError as exc:
+                        raise MoveError(f"{p}: cannot inspect {cur}: {exc.strerror}") from None
+                    if stat.S_ISLNK(st.st_mode):
+                        raise MoveError(f"{p}: {cur} is a symlink; memoryd never follows one")
+                target = real.joinpath(*rel.parts)
+                resolved = Path(os.path.realpath(target))
+                if resolved != target and not resolved.is_relative_to(real):
+                    raise MoveError(f"{p}: resolves outside {real}")
+                return target
+        raise MoveError(f"{p}: outside the folders memoryd may touch")
+
+    def _ensure_parent(self, dst: Path) -> None:
+        """Create dst's missing folders one by one, each re-checked (no symlink races)."""
+        missing: list[Path] = []
+        cur = dst.parent
+        while not os.path.lexists(cur):
+            missing.append(cur)
+            cur = cur.parent
+        for folder in reversed(missing):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder)
+            self.check_path(folder)
+        if not stat.S_ISDIR(os.lstat(dst.parent).st_mode):
+            raise MoveError(f"{dst.parent}: not a folder")
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        if self._lock_path is None:
+            yield
+            return
+        self._lock_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    # ------------------------------------------------------------------ journal
+
+    def _intent(
+        self,
+        op: str,
+        src: Path,
+        dst: Path | None,
+        sha: str | None,
+        size: int | None,
+        reason: str,
+        batch: str,
+        undo_of: int | None = None,
+    ) -> int:
+        with self.store.durable(), self.store.transaction() as conn:
+            cur = conn.execute(
+                "INSERT INTO moves(batch, op, src, dst, sha256, size, state, reason, created, "
+                "undo_of) VALUES (?, ?, ?, ?, ?, ?, 'intent', ?, ?, ?)",
+                (
+                    batch,
+                    op,
+                    str(src),
+                    str(dst) if dst else None,
+                    sha,
+                    size,
+                    reason,
+                    time.time(),
+                    undo_of,
+                ),
+            )
+            return int(cur.lastrowid or 0)
+
+    def _finish(self, move_id: int, state: str, note: str | None = None) -> None:
+        with self.store.transaction() as conn:
+            if note:
+                conn.execute(
+                    "UPDATE moves SET state = ?, finished = ?, "
+                    "reason = COALESCE(reason, '') || ' [' || ? || ']' WHERE id = ?",
+                    (state, time.time(), note, move_id),
+                )
+            else:
+                conn.execute(
+                    "UPDATE moves SET state = ?, finished = ? WHERE id = ?",
+                    (state, time.time(), move_id),
+                )
+            if state == "done":
+                row = conn.execute("SELECT undo_of FROM moves WHERE id = ?", (move_id,)).fetchone()
+                if row and row[0] is not None:
+                    conn.execute(
+                        "UPDATE moves SET state = 'undone' WHERE id = ? AND state = 'done'",
+                        (row[0],),
+                    )
+
+    def get(self, move_id: int) -> MoveRecord | None:
+        row = self.store.conn.execute(
+            f"SELECT {_COLUMNS} FROM moves WHERE id = ?", (move_id,)
+        ).fetchone()
+        return MoveRecord(*row) if row else None
+
+    # ------------------------------------------------------------------ operations
+
+    def _prepare(
+        self, src: Path | str, dst: Path | str | None
+    ) -> tuple[Path, Path | None, str, int]:
+        s = self.check_path(src)
+        d = self.check_path(dst) if dst is not None else None
+        try:
+            sha, size = sha256_file(s)
+        except FileNotFoundError:
+            raise MoveError(f"{s}: does not exist") from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise MoveError(f"{s}: is a symlink; memoryd never follows one") from None
+            raise MoveError(f"{s}: cannot read: {exc.strerror}") from None
+        if d is not None:
+            if d == s:
+                raise MoveError(f"{s}: source and destination are the same")
+            if os.path.lexists(d):
+                raise MoveError(f"{d}: already exists; memoryd never overwrites a file")
+        return s, d, sha, size
+
+    def move(self, src: Path | str, dst: Path | str, *, reason: str, batch: str) -> int:
+        """Move a regular file to ``dst`` (which must not exist); returns the journal id."""
+        return self._move(src, dst, reason=reason, batch=batch, undo_of=None)
+
+    def _move(
+        self, src: Path | str, dst: Path | str, *, reason: str, batch: str, undo_of: int | None
+    ) -> int:
+        with self._locked():
+            s, d, sha, size = self._prepare(src, dst)
+            assert d is not None
+            self._ensure_parent(d)
+            move_id = self._intent("move", s, d, sha, size, reason, batch, undo_of)
+            try:
+                self._place(s, d, sha, move_id)
+            except BaseException as exc:
+                self._abort(move_id, s, d, exc)
+                raise
+            try:
+                self._unlink_verified(s, sha)
+            except MoveError as exc:  # edited meanwhile: the user's edit wins, in place
+                os.unlink(d)
+                _fsync_dir(d.parent)
+                self._finish(move_id, "rolled_back", str(exc))
+                raise
+            _fsync_dir(s.parent)
+            self._finish(move_id, "done")
+            return move_id
+
+    def copy(self, src: Path | str, dst: Path | str, *, reason: str, batch: str) -> int:
+        """Copy a regular file to ``dst`` (which must not exist), verified by sha256."""
+        with self._locked():
+            s, d, sha, size = self._prepare(src, dst)
+            assert d is not None
+            self._ensure_parent(d)
+            move_id = self._intent("copy", s, d, sha, size, reason, batch)
+            try:
+                self._copy_verified(s, d, sha, move_id)
+            except BaseException as exc:
+                self._abort(move_id, s, d, exc)
+                raise
+            self._finish(move_id, "done")
+            return move_id
+
+    def delete(self, path: Path | str, *, reason: str, batch: str) -> int:
+        """Delete a regular file, journaled with its sha256 and size (no undo)."""
+        return self._delete(path, reason=reason, batch=batch, undo_of=None)
+
+    def _delete(self, path: Path | str, *, reason: str, batch: str, undo_of: int | None) -> int:
+        with self._locked():
+            s, _, sha, size = self._prepare(path, None)
+            move_id = self._intent("delete", s, None, sha, size, reason, batch, undo_of)
+            try:
+                self._unlink_verified(s, sha)
+            except BaseException as exc:
+                self._finish(move_id, "failed", f"{type(exc).__name__}: {exc}")
+                raise
+            _fsync_dir(s.parent)
+            self._finish(move_id, "done")
+            return move_id
+
+    def _place(self, s: Path, d: Path, sha: str, move_id: int) -> None:
+        """Make ``d`` a verified copy of ``s`` without overwriting: link, else copy."""
+        try:
+            os.link(s, d, follow_symlinks=False)
+        except FileExistsError:
+            raise MoveError(f"{d}: already exists; memoryd never overwrites a file") from None
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
+                raise MoveError(f"{s} → {d}: {exc.strerror}") from None
+            self._copy_verified(s, d, sha, move_id)
+            return
+        _fsync_dir(d.parent)
+
+    def _copy_verified(self, s: Path, d: Path, sha: str, move_id: int) -> None:
+        tmp = _temp_name(d, move_id)
+        h = hashlib.sha256()
+        src_fd = os.open(s, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            out_fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                while chunk := os.read(src_fd, _CHUNK):
+                    h.update(chunk)
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(out_fd, view) :]
+                os.fsync(out_fd)
+                st = os.fstat(src_fd)
+                os.fchmod(out_fd, stat.S_IMODE(st.st_mode))
+            finally:
+                os.close(out_fd)
+            with contextlib.suppress(OSError):
+                os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(src_fd)
+        if h.hexdigest() != sha or sha256_file(tmp)[0] != sha:
+            os.unlink(tmp)
+            raise MoveError(f"{s}: changed while it was being copied; left in place")
+        try:
+            os.link(tmp, d, follow_symlinks=False)
+        except FileExistsError:
+            os.unlink(tmp)
+            raise MoveError(f"{d}: already exists; memoryd never overwrites a file") from None
+        except OSError:
+            # No hard links on this file system: the check-then-rename is the best we have.
+            if os.path.lexists(d):
+                os.unlink(tmp)
+                raise MoveError(f"{d}: already exists; memoryd never overwrites a file") from None
+            os.rename(tmp, d)
+        else:
+            os.unlink(tmp)
+        _fsync_dir(d.parent)
+
+    def _unlink_verified(self, s: Path, sha: str) -> None:
+        """Unlink ``s`` only if it still holds the journaled content."""
+        current, _ = sha256_file(s)
+        if current != sha:
+            raise MoveError(f"{s}: changed during the operation; left in place")
+        os.unlink(s)
+
+    def _abort(self, move_id: int, s: Path, d: Path, exc: BaseException) -> None:
+        """An operation failed in-process: remove our temp file, record why."""
+        with contextlib.suppress(OSError):
+            os.unlink(_temp_name(d, move_id))
+        with contextlib.suppress(Exception):
+            self._finish(move_id, "failed", f"{type(exc).__name__}: {exc}")
+
+    # ------------------------------------------------------------------ repair
+
+    def unfinished(self) -> list[MoveRecord]:
+        rows = self.store.conn.execute(
+            f"SELECT {_COLUMNS} FROM moves WHERE state = 'intent' ORDER BY id"
+        ).fetchall()
+        return [MoveRecord(*r) for r in rows]
+
+    def repair(self) -> list[str]:
+        """Complete or roll back every unfinished entry; one line per entry saying what."""
+        out: list[str] = []
+        with self._locked():
+            for rec in self.unfinished():
+                try:
+                    state, what = self._repair_one(rec)
+                except (OSError, MoveError) as exc:
+                    state, what = "failed", f"could not repair: {exc}"
+                self._finish(rec.id, state, f"repair: {what}")
+                out.append(f"#{rec.id} {rec.op} {rec.src}: {what} ({state})")
+        return out
+
+    def _repair_one(self, rec: MoveRecord) -> tuple[str, str]:
+        src = Path(rec.src)
+        dst = Path(rec.dst) if rec.dst else None
+        # Journal rows are data too: never act on one that points outside the roots.
+        self.check_path(src)
+        if dst is not None:
+            self.check_path(dst)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(_temp_name(dst, rec.id))
+        src_there = os.path.lexists(src)
+        if rec.op == "delete":
+            if src_there:
+                return "rolled_back", "file still there; not deleted"
+            return "done", "file already deleted"
+        assert dst is not None
+        dst_there = os.path.lexists(dst)
+        if not dst_there:
+            if src_there:
+                return "rolled_back", "nothing had happened; file left in place"
+            return "failed", "file vanished (neither source nor destination exists)"
+        if src_there and rec.op == "move" and _same_file(src, dst):
+            # The hard link landed but the source was not unlinked yet.
+            if sha256_file(src)[0] == rec.sha256:
+                os.unlink(src)
+                _fsync_dir(src.parent)
+                return "done", "destination complete; source removed"
+            os.unlink(dst)
+            _fsync_dir(dst.parent)
+            return "rolled_back", "source edited since the intent; extra link removed"
+        if sha256_file(dst)[0] != rec.sha256:
+            return "failed", "destination holds other content; both left alone"
+        if rec.op == "copy" or not src_there:
+            return "done", "destination complete"
+        if sha256_file(src)[0] == rec.sha256:
+            os.unlink(src)
+            _fsync_dir(src.parent)
+            return "done", "destination complete; source removed"
+        os.unlink(dst)
+        _fsync_dir(dst.parent)
+        return "rolled_back", "source edited since the intent; stale copy removed"
+
+    # ------------------------------------------------------------------ undo and lookups
+
+    def undo(self, move_id: int, *, batch: str | None = None) -> int:
+        """Reverse a done move (move back) or copy (delete the copy); returns the new id."""
+        rec = self.get(move_id)
+        if rec is None:
+            raise MoveError(f"no journal entry #{move_id}")
+        if rec.state != "done":
+            raise MoveError(f"journal entry #{move_id} is {rec.state}, not done; nothing to undo")
+        label = batch or f"undo:{rec.batch}"
+        if rec.op == "move":
+            assert rec.dst is not None
+            return self._move(
+                rec.dst, rec.src, reason=f"undo #{rec.id}", batch=label, undo_of=rec.id
+            )
+        if rec.op == "copy":
+            assert rec.dst is not None
+            return self._delete(rec.dst, reason=f"undo #{rec.id}", batch=label, undo_of=rec.id)
+        raise MoveError(f"journal entry #{move_id} is a delete; deleted files cannot be restored")
+
+    def find(self, path: Path | str) -> list[MoveRecord]:
+        """Done moves whose source or destination is ``path`` (absolute), newest first."""
+        p = str(Path(os.path.abspath(str(path))))
+        candidates = {p}
+        for given, real in self._roots:
+            with contextlib.suppress(ValueError):
+                candidates.add(str(real / Path(p).relative_to(given)))
+        marks = ",".join("?" * len(candidates))
+        rows = self.store.conn.execute(
+            f"SELECT {_COLUMNS} FROM moves WHERE op = 'move' AND state = 'done' "
+            f"AND undo_of IS NULL AND (src IN ({marks}) OR dst IN ({marks})) ORDER BY id DESC",
+            [*candidates, *candidates],
+        ).fetchall()
+        return [MoveRecord(*r) for r in rows]
+
+    def last_batch(self, prefix: str = "") -> str | None:
+        """The batch of the newest done (not undone) move or copy, optionally by prefix."""
+        row = self.store.conn.execute(
+            "SELECT batch FROM moves WHERE op IN ('move', 'copy') AND state = 'done' "
+            "AND undo_of IS NULL AND batch LIKE ? ORDER BY id DESC LIMIT 1",
+            (prefix.replace("%", r"\%") + "%",),
+        ).fetchone()
+        return row[0] if row else None
+
+    def batch_entries(self, batch: str) -> list[MoveRecord]:
+        rows = self.store.conn.execute(
+            f"SELECT {_COLUMNS} FROM moves WHERE batch = ? ORDER BY id", (batch,)
+        ).fetchall()
+        return [MoveRecord(*r) for r in rows]
+
+    def undo_batch(self, batch: str) -> list[int]:
+        """Undo every done move/copy of ``batch``, newest first; ids of the undo entries."""
+        ids: list[int] = []
+        for rec in reversed(self.batch_entries(batch)):
+            if rec.state == "done" and rec.op in ("move", "copy") and rec.undo_of is None:
+                ids.append(self.undo(rec.id))
+        return ids
+
+    def history(self, limit: int = 50) -> list[MoveRecord]:
+        rows = self.store.conn.execute(
+            f"SELECT {_COLUMNS} FROM moves ORDER BY id DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [MoveRecord(*r) for r in rows]

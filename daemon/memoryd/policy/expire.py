@@ -1,0 +1,138 @@
+"""Expire (seed 000): archive old files nobody looks up any more.
+
+Rule, in order (the first that applies decides):
+
+1. protected (``expire.protect`` globs, MEMORY.md / memory.md by default) → keep
+2. marked by the user (``memoryd mark``) → keep
+3. pinned (``expire.pinned`` globs or ``memoryd pin GLOB``) → keep
+4. not older than ``min_age_days`` (created = date in the name, else mtime) → keep
+5. more than ``max_hits`` hits in the last ``window_days`` → keep (still in use)
+6. otherwise → archive
+
+Pruning and capacity (seed 001, ``memoryd.policy.score``) may add archive
+decisions for files that rule 6 keeps; :func:`plan` merges both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..config import ExpireConfig
+from ..signals import FileSignals
+from . import matches_any
+
+ARCHIVE, KEEP = "archive", "keep"
+
+
+@dataclass(frozen=True)
+class ExpireDecision:
+    """One file's verdict: action, the rule that decided, and the numbers behind it."""
+
+    path: str
+    action: str  # archive | keep
+    rule: str  # protected | marked | pinned | young | active | expired | prune | capacity
+    reason: str
+    numbers: Mapping[str, float | int | str | None] = field(default_factory=dict)
+
+
+def decide(
+    sig: FileSignals,
+    cfg: ExpireConfig,
+    marked: frozenset[str] | set[str] = frozenset(),
+    pins: Iterable[str] = (),
+) -> ExpireDecision:
+    """The expire verdict for one file."""
+    age = sig.age_days
+    recent = sig.hits_within(cfg.window_days)
+    numbers = {
+        "age_days": round(age, 2),
+        "created_from": sig.created_from,
+        "hits_window": recent,
+        "window_days": cfg.window_days,
+        "max_hits": cfg.max_hits,
+        "min_age_days": cfg.min_age_days,
+    }
+    glob = matches_any(sig.path, cfg.protect)
+    if glob:
+        return ExpireDecision(sig.path, KEEP, "protected", f"protected by {glob!r}", numbers)
+    if sig.path in marked:
+        return ExpireDecision(sig.path, KEEP, "marked", "marked by the user", numbers)
+    glob = matches_any(sig.path, (*cfg.pinned, *pins))
+    if glob:
+        return ExpireDecision(sig.path, KEEP, "pinned", f"pinned by {glob!r}", numbers)
+    if age <= cfg.min_age_days:
+        return ExpireDecision(
+            sig.path,
+            KEEP,
+            "young",
+            f"{age:.1f} days old (created from {sig.created_from}), "
+            f"not older than {cfg.min_age_days}",
+            numbers,
+        )
+    if recent > cfg.max_hits:
+        return ExpireDecision(
+            sig.path,
+            KEEP,
+            "active",
+            f"{recent} hits in the last {cfg.window_days} days (more than {cfg.max_hits})",
+            numbers,
+        )
+    return ExpireDecision(
+        sig.path,
+        ARCHIVE,
+        "expired",
+        f"{age:.0f} days old and {recent} hit{'s' if recent != 1 else ''} in the last "
+        f"{cfg.window_days} days (at most {cfg.max_hits})",
+        numbers,
+    )
+
+
+def plan(
+    signals: Sequence[FileSignals],
+    cfg: ExpireConfig,
+    marked: frozenset[str] | set[str] = frozenset(),
+    pins: Iterable[str] = (),
+    extra: Mapping[str, tuple[str, str]] | None = None,
+) -> list[ExpireDecision]:
+    """Every file's verdict; ``extra`` (path → (rule, reason), from pruning or
+    capacity) turns a keep of rule ``young``/``active`` into an archive."""
+    pins = tuple(pins)
+    out = []
+    for sig in signals:
+        d = decide(sig, cfg, marked, pins)
+        if d.action == KEEP and extra and sig.path in extra and d.rule in ("young", "active"):
+            rule, reason = extra[sig.path]
+            d = ExpireDecision(sig.path, ARCHIVE, rule, reason, d.numbers)
+        out.append(d)
+    return out
+
+
+def archive_relpath(rel: str, archive_dir: str, month: str) -> str:
+    """Where ``rel`` goes: ``archive_dir`` with {month}, keeping its relative path.
+
+    Outside ``memory/`` the whole workspace-relative path is kept
+    (``memory-archive/2026-11/memory/x.md``); inside ``memory/`` (the seed's
+    ``memory/archive-{month}``) the path below ``memory/`` is kept
+    (``memory/archive-2026-11/x.md``), never ``memory/archive-…/memory/x.md``.
+    """
+    base = archive_dir.replace("{month}", month).strip("/")
+    if base == "memory" or base.startswith("memory/"):
+        below = rel.removeprefix("memory/")
+        return f"{base}/{below}"
+    return f"{base}/{rel}"
+
+
+def free_name(rel: str, exists: Callable[[str], bool]) -> str:
+    """``rel``, or ``stem~2.md``, ``stem~3.md``… when that name is taken."""
+    if not exists(rel):
+        return rel
+    stem, dot, ext = rel.rpartition(".")
+    if not dot or "/" in ext:
+        stem, ext = rel, ""
+    n = 2
+    while True:
+        cand = f"{stem}~{n}.{ext}" if ext else f"{stem}~{n}"
+        if not exists(cand):
+            return cand
+        n += 1

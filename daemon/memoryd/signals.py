@@ -1,0 +1,535 @@
+"""Per-file signals: what the hit history says about each memory file.
+
+Pure functions over plain values (the file list, the hits, ``now``): no I/O
+except in :func:`load_hits`, the one query that feeds them. Every decision in
+``memoryd.policy`` reads these numbers, and ``memoryd explain`` prints them, so a
+verdict can always be traced back to counts a person can check.
+
+Definitions (times in days; hits later than ``now`` are ignored, so a policy can
+be replayed "as of" any past day):
+
+* kind: ``long-term`` (MEMORY.md / memory.md), ``daily`` (file name starting with
+  a valid ``YYYY-MM-DD``), else ``topic``.
+* created: the date in the name (00:00 in the configured zone), else the mtime.
+* hits in the last 7 / 14 / 30 days: hits with ``now - d·86400 <= ts <= now``.
+* distinct queries (non-empty query text, trimmed, case-folded) and distinct days
+  (calendar days in the configured zone) over all hits.
+* activation (ACT-R base level): ``B = ln Σ t_j^-0.5`` with ``t_j`` the age of
+  hit j in days, floored at one hour; ``None`` for a file never hit.
+* trend: fast (3-day) and slow (21-day) exponentially weighted hit rates, in hits
+  a day. ``dormant`` without a hit in 14 days; else ``rising`` when fast ≥ 1.5 ×
+  slow, ``cooling`` when fast ≤ 0.5 × slow, ``steady`` in between.
+"""
+
+from __future__ import annotations
+
+import bisect
+import fnmatch
+import functools
+import math
+import os
+import re
+import stat
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, tzinfo
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from .config import Config, Paths
+from .store import Store
+from .workspace import LONG_TERM_NAMES, MemoryFile, list_memory_files
+
+DAY = 86400.0
+HOUR_IN_DAYS = 1.0 / 24.0
+ACTR_DECAY = 0.5
+FAST_TAU_DAYS = 3.0
+SLOW_TAU_DAYS = 21.0
+RISING_RATIO = 1.5
+COOLING_RATIO = 0.5
+DORMANT_DAYS = 14.0
+SPARK_DAYS = 30
+
+KIND_LONG_TERM, KIND_DAILY, KIND_TOPIC = "long-term", "daily", "topic"
+_DATE_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:$|[^0-9])")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One hit as the signals need it (a row of ``hits``, trimmed)."""
+
+    ts: float
+    query: str | None = None
+    call_id: str = ""
+    agent: str = ""
+
+
+@dataclass(frozen=True)
+class HitCounts:
+    """Hits of one file in the fixed windows, as one SQL aggregate gives them."""
+
+    total: int = 0
+    d7: int = 0
+    d14: int = 0
+    d30: int = 0
+    last: float | None = None
+    extra: Mapping[float, int] = field(default_factory=dict)  # other windows (days → hits)
+
+
+@dataclass(frozen=True)
+class FileSignals:
+    """Everything measured about one memory file at ``now``.
+
+    Counts are plain fields (cheap: an expire plan needs nothing else). The
+    measures that need every hit (activation, trend, daily series, distinct
+    queries and days) are computed on first use from ``hits``, which may be a
+    loader, so ``memoryd expire`` never reads 100,000 hit rows it does not need.
+    """
+
+    path: str
+    kind: str
+    size: int
+    mtime: float
+    created: float
+    created_from: str  # "name" | "mtime"
+    now: float
+    counts: HitCounts
+    source: Sequence[Hit] | Callable[[], Sequence[Hit]] = field(
+        default=(), repr=False, compare=False
+    )
+    tz: tzinfo = field(default=UTC, repr=False, compare=False)
+
+    # -- counts
+    @property
+    def hits_7d(self) -> int:
+        return self.counts.d7
+
+    @property
+    def hits_14d(self) -> int:
+        return self.counts.d14
+
+    @property
+    def hits_30d(self) -> int:
+        return self.counts.d30
+
+    @property
+    def hits_total(self) -> int:
+        return self.counts.total
+
+    @property
+    def last_hit(self) -> float | None:
+        return self.counts.last
+
+    @property
+    def age_days(self) -> float:
+        return (self.now - self.created) / DAY
+
+    @property
+    def days_since_hit(self) -> float | None:
+        return None if self.last_hit is None else (self.now - self.last_hit) / DAY
+
+    def hits_within(self, days: float) -> int:
+        """Hits in the last ``days`` days (``now - days <= ts <= now``)."""
+        known = {7: self.counts.d7, 14: self.counts.d14, 30: self.counts.d30, **self.counts.extra}
+        if days in known:
+            return known[days]
+        return len(self.hit_times) - bisect.bisect_left(self.hit_times, self.now - days * DAY)
+
+    # -- measures over every hit, computed on first use
+    @cached_property
+    def hits(self) -> tuple[Hit, ...]:
+        src = self.source() if callable(self.source) else self.source
+        return tuple(h for h in src if h.ts <= self.now)
+
+    @cached_property
+    def hit_times(self) -> tuple[float, ...]:
+        return tuple(sorted(h.ts for h in self.hits))
+
+    @cached_property
+    def activation(self) -> float | None:
+        return activation(self.hit_times, self.now)
+
+    @cached_property
+    def _rates(self) -> tuple[float, float]:
+        return rates(self.hit_times, self.now)
+
+    @property
+    def fast_rate(self) -> float:
+        return self._rates[0]
+
+    @property
+    def slow_rate(self) -> float:
+        return self._rates[1]
+
+    @property
+    def trend(self) -> str:
+        return trend_label(self.fast_rate, self.slow_rate, self.days_since_hit)
+
+    @cached_property
+    def _days(self) -> tuple[tuple[int, ...], int]:
+        today = _day_index(self.now, self.tz)
+        daily = [0] * SPARK_DAYS
+        days: set[date] = set()
+        for ts in self.hit_times:
+            d = _day_index(ts, self.tz)
+            days.add(d)
+            back = (today - d).days
+            if 0 <= back < SPARK_DAYS:
+                daily[SPARK_DAYS - 1 - back] += 1
+        return tuple(daily), len(days)
+
+    @property
+    def daily(self) -> tuple[int, ...]:
+        """Hits per calendar day over the last SPARK_DAYS days, oldest first."""
+        return self._days[0]
+
+    @property
+    def distinct_days(self) -> int:
+        return self._days[1]
+
+    @cached_property
+    def queries(self) -> tuple[tuple[str, int], ...]:
+        """(query, times asked), most asked first; trimmed and case-folded."""
+        counts: dict[str, int] = {}
+        for h in self.hits:
+            q = (h.query or "").strip()
+            if q:
+                key = q.casefold()
+                counts[key] = counts.get(key, 0) + 1
+        return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    @property
+    def distinct_queries(self) -> int:
+        return len(self.queries)
+
+
+def file_kind(rel: str) -> str:
+    name = rel.rsplit("/", 1)[-1]
+    if rel in LONG_TERM_NAMES:
+        return KIND_LONG_TERM
+    return KIND_DAILY if name_date(name) is not None else KIND_TOPIC
+
+
+def name_date(name: str) -> date | None:
+    """The valid ``YYYY-MM-DD`` a file name starts with, if any."""
+    m = _DATE_NAME.match(name)
+    if not m:
+        return None
+    try:
+        return date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return None
+
+
+def created_time(rel: str, mtime: float, tz: tzinfo = UTC) -> tuple[float, str]:
+    """(epoch, "name" | "mtime"): the date in the file name, else its mtime."""
+    d = None if rel in LONG_TERM_NAMES else name_date(rel.rsplit("/", 1)[-1])
+    if d is None:
+        return mtime, "mtime"
+    return datetime.combine(d, time(0), tz).timestamp(), "name"
+
+
+def activation(hit_times: Iterable[float], now: float) -> float | None:
+    """ACT-R base-level activation ``ln Σ t^-0.5`` (t in days, at least an hour)."""
+    total = 0.0
+    for ts in hit_times:
+        t = max((now - ts) / DAY, HOUR_IN_DAYS)
+        total += t**-ACTR_DECAY
+    return math.log(total) if total > 0 else None
+
+
+def rates(hit_times: Iterable[float], now: float) -> tuple[float, float]:
+    """(fast, slow) exponentially weighted hit rates in hits per day."""
+    fast = slow = 0.0
+    for ts in hit_times:
+        age = max(now - ts, 0.0) / DAY
+        fast += math.exp(-age / FAST_TAU_DAYS)
+        slow += math.exp(-age / SLOW_TAU_DAYS)
+    return fast / FAST_TAU_DAYS, slow / SLOW_TAU_DAYS
+
+
+def trend_label(fast: float, slow: float, days_since_hit: float | None) -> str:
+    if days_since_hit is None or days_since_hit > DORMANT_DAYS or slow <= 0:
+        return "dormant"
+    if fast >= RISING_RATIO * slow:
+        return "rising"
+    if fast <= COOLING_RATIO * slow:
+        return "cooling"
+    return "steady"
+
+
+def _day_index(ts: float, tz: tzinfo) -> date:
+    return datetime.fromtimestamp(ts, tz).date()
+
+
+def count_hits(times: Sequence[float], now: float, extra: Iterable[float] = ()) -> HitCounts:
+    """The windowed counts of sorted hit times (those after ``now`` dropped)."""
+    kept = times[: bisect.bisect_right(times, now)]
+    n = len(kept)
+
+    def within(d: float) -> int:
+        return n - bisect.bisect_left(kept, now - d * DAY)
+
+    return HitCounts(
+        total=n,
+        d7=within(7),
+        d14=within(14),
+        d30=within(30),
+        last=kept[-1] if kept else None,
+        extra={d: within(d) for d in extra},
+    )
+
+
+def file_signals(
+    f: MemoryFile,
+    hits: Sequence[Hit],
+    now: float,
+    tz: tzinfo = UTC,
+    *,
+    counts: HitCounts | None = None,
+    loader: Callable[[], Sequence[Hit]] | None = None,
+) -> FileSignals:
+    """The signals of one file from its hits (any order; hits after ``now`` ignored).
+
+    ``counts`` and ``loader`` let a caller supply counts from SQL and defer
+    reading the hits themselves until a measure needs them.
+    """
+    created, created_from = created_time(f.rel, f.mtime, tz)
+    if counts is None:
+        counts = count_hits(sorted(h.ts for h in hits), now)
+    return FileSignals(
+        path=f.rel,
+        kind=file_kind(f.rel),
+        size=f.size,
+        mtime=f.mtime,
+        created=created,
+        created_from=created_from,
+        now=now,
+        counts=counts,
+        source=loader if loader is not None else tuple(hits),
+        tz=tz,
+    )
+
+
+def all_signals(
+    files: Sequence[MemoryFile],
+    hits_by_path: Mapping[str, Sequence[Hit]],
+    now: float,
+    tz: tzinfo = UTC,
+) -> list[FileSignals]:
+    """Signals of every file, in the order given."""
+    return [file_signals(f, hits_by_path.get(f.rel, ()), now, tz) for f in files]
+
+
+def load_counts(
+    conn: Any, now: float, extra: Iterable[float] = (), agents: Iterable[str] | None = None
+) -> dict[str, HitCounts]:
+    """memory_path → windowed counts, in one aggregate over the (path, ts) index."""
+    extra = sorted({d for d in extra if d not in (7, 14, 30)})
+    cols = ", ".join(["SUM(ts >= ?)"] * (3 + len(extra)))
+    args: list[object] = [now - d * DAY for d in (7, 14, 30, *extra)]
+    sql = f"SELECT memory_path, COUNT(*), MAX(ts), {cols} FROM hits WHERE ts <= ?"
+    args.append(now)
+    if agents is not None:
+        ids = sorted(set(agents))
+        sql += f" AND agent IN ({','.join('?' * len(ids))})"
+        args.extend(ids)
+    out = {}
+    for path, total, last, d7, d14, d30, *more in conn.execute(sql + " GROUP BY memory_path", args):
+        out[path] = HitCounts(total, d7, d14, d30, last, dict(zip(extra, more, strict=True)))
+    return out
+
+
+def load_hits(
+    conn: object,
+    now: float,
+    *,
+    since: float | None = None,
+    paths: Iterable[str] | None = None,
+    agents: Iterable[str] | None = None,
+) -> dict[str, list[Hit]]:
+    """memory_path → hits (ts <= now, and >= since when given) from the state database.
+
+    One query; filtering by ``paths`` happens in SQL via a temp table only when
+    few paths are asked for, else in Python (cheaper than a huge IN list).
+    """
+    sql = "SELECT memory_path, ts, query, call_id, agent FROM hits WHERE ts <= ?"
+    args: list[object] = [now]
+    if since is not None:
+        sql += " AND ts >= ?"
+        args.append(since)
+    wanted = set(paths) if paths is not None else None
+    if wanted is not None and len(wanted) <= 50:
+        sql += f" AND memory_path IN ({','.join('?' * len(wanted))})"
+        args.extend(sorted(wanted))
+    if agents is not None:
+        ids = sorted(set(agents))
+        sql += f" AND agent IN ({','.join('?' * len(ids))})"
+        args.extend(ids)
+    out: dict[str, list[Hit]] = {}
+    for path, ts, query, call_id, agent in conn.execute(sql, args):  # type: ignore[attr-defined]
+        if wanted is not None and path not in wanted:
+            continue
+        lst = out.get(path)
+        if lst is None:
+            lst = out[path] = []
+        lst.append(Hit(ts, query, call_id, agent))
+    return out
+
+
+def sparkline(counts: Sequence[int]) -> str:
+    """Unicode block sparkline (▁…█), one character per count; zero is the lowest block."""
+    blocks = "▁▂▃▄▅▆▇█"
+    top = max(counts, default=0)
+    if top <= 0:
+        return blocks[0] * len(counts)
+    return "".join(blocks[min(7, math.ceil(c / top * 7))] if c else blocks[0] for c in counts)
+
+
+# --------------------------------------------------------------------------- the edge
+# Everything above is pure. What follows reads the workspace and the database once
+# and hands plain values to the policies: the one place lifecycle jobs do input.
+
+
+def zone(name: str) -> tzinfo:
+    """The configured time zone (``schedule.timezone``; "" = the local zone)."""
+    if name:
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo(name)
+    local = datetime.now().astimezone().tzinfo
+    return local or UTC
+
+
+def archive_excludes(workspace: Path, archive_dir: str) -> tuple[str, ...]:
+    """Workspace-relative folders of the archive that lie inside ``memory/``.
+
+    ``memory/archive-{month}`` → every existing ``memory/archive-*`` folder;
+    a fixed folder such as ``memory/archive/{month}`` → ``memory/archive``.
+    Archives outside ``memory/`` are never listed anyway.
+    """
+    parts = [p for p in archive_dir.strip("/").split("/") if p]
+    if not parts or parts[0] != "memory" or len(parts) < 2:
+        return ()
+    static: list[str] = []
+    for part in parts:
+        if "{" in part:
+            break
+        static.append(part)
+    if len(static) >= 2:
+        return ("/".join(static),)
+    pattern = parts[len(static)].replace("{month}", "*")
+    folder = workspace.joinpath(*static)
+    out = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return ()
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False) and fnmatch.fnmatchcase(entry.name, pattern):
+            out.append("/".join([*static, entry.name]))
+    return tuple(sorted(out))
+
+
+def read_text(workspace: Path, rel: str, limit: int = 1 << 20) -> str:
+    """A memory file's text (first ``limit`` bytes), never through a symlink; "" if unreadable."""
+    try:
+        fd = os.open(workspace / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        data = os.read(fd, limit)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace")
+
+
+class Snapshot:
+    """The workspace, its hits and the user's marks, read once at ``now``.
+
+    File signals carry SQL-aggregated counts; the hit rows themselves are read
+    (once, for every file) only when a measure that needs them is first asked for.
+    """
+
+    def __init__(
+        self,
+        cfg: Config,
+        paths: Paths,
+        store: Store,
+        now: float,
+        windows: Iterable[float] = (),
+    ) -> None:
+        self.now = now
+        self.tz = zone(cfg.schedule.timezone)
+        self.workspace = paths.workspace
+        self._conn = store.conn
+        ws = paths.workspace
+        self.files = list_memory_files(ws, archive_excludes(ws, cfg.archive.dir))
+        # Hits of agents whose memory lives in another workspace are not this one's.
+        self.agents: list[str] | None = None
+        if len({a.workspace for a in paths.agents}) > 1:
+            self.agents = [a.id for a in paths.agents if a.workspace == ws]
+        counts = load_counts(
+            store.conn,
+            now,
+            extra=(cfg.expire.window_days, cfg.score.recent_access_days, *windows),
+            agents=self.agents,
+        )
+        empty = HitCounts()
+        self.signals = [
+            file_signals(
+                f,
+                (),
+                now,
+                self.tz,
+                counts=counts.get(f.rel, empty),
+                loader=functools.partial(self._hits_of, f.rel),
+            )
+            for f in self.files
+        ]
+        self.marked = store.marks("marked")
+        self.pins = tuple(sorted(store.marks("pinned")))
+        self.promoted = store.marks("promoted")
+        self._hits: dict[str, list[Hit]] | None = None
+        self._texts: dict[str, str] = {}
+
+    @property
+    def hits(self) -> dict[str, list[Hit]]:
+        """memory_path → hits (at or before ``now``), read on first use."""
+        if self._hits is None:
+            self._hits = load_hits(self._conn, self.now, agents=self.agents)
+        return self._hits
+
+    def _hits_of(self, rel: str) -> list[Hit]:
+        return self.hits.get(rel, [])
+
+    @property
+    def by_path(self) -> dict[str, FileSignals]:
+        return {s.path: s for s in self.signals}
+
+    def text(self, rel: str) -> str:
+        if rel not in self._texts:
+            self._texts[rel] = read_text(self.workspace, rel)
+        return self._texts[rel]
+
+    def recent_queries(self, days: float) -> list[str]:
+        """Queries the agent asked in the last ``days`` days, most asked first."""
+        since = self.now - days * DAY
+        counts: dict[str, int] = {}
+        seen_calls: set[tuple[str, str]] = set()
+        for hits in self.hits.values():
+            for h in hits:
+                if h.ts >= since and h.query and (h.agent, h.call_id) not in seen_calls:
+                    seen_calls.add((h.agent, h.call_id))
+                    counts[h.query.strip()] = counts.get(h.query.strip(), 0) + 1
+        return [q for q, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def snapshot(cfg: Config, paths: Paths, store: Store, now: float) -> Snapshot:
+    """Read the primary workspace's memory files, their hit counts and the marks."""
+    return Snapshot(cfg, paths, store, now)

@@ -1,0 +1,66 @@
+"""kill -9 at random points of ``memoryd expire --force`` over 1,000 files, then a restart."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from memoryd.store import Store
+
+NOW = "2026-11-03T10:00:00Z"
+
+
+def test_kill_9_during_expire_then_restart_keeps_every_file_exactly_once(tmp_path: Path) -> None:
+    rng = random.Random(1103)
+    state = tmp_path / "oc"
+    ws = state / "workspace"
+    (state / "agents" / "main" / "sessions").mkdir(parents=True)
+    digests: dict[str, str] = {}
+    for i in range(1000):
+        rel = f"memory/{2023 + i // 365}-{(i // 28) % 12 + 1:02d}-{i % 28 + 1:02d}-n{i}.md"
+        if i % 5 == 0:
+            rel = f"memory/topics/t{i}/note.md"
+        p = ws / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        data = f"# {i}\n".encode() + rng.randbytes(rng.randrange(0, 2000))
+        p.write_bytes(data)
+        os.utime(p, (1.7e9, 1.7e9))  # 2023: old enough
+        digests[rel] = hashlib.sha256(data).hexdigest()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    env.update(HOME=str(tmp_path), OPENCLAW_STATE_DIR=str(state), MEMORYD_NOW=NOW)
+    cmd = [sys.executable, "-m", "memoryd", "expire", "--force", "--json"]
+
+    kills = 0
+    for _ in range(6):
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(rng.uniform(0.15, 0.9))
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        proc.wait(timeout=60)
+    final = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert final.returncode == 0, final.stderr
+    assert kills >= 2
+
+    archive = ws / "memory-archive" / "2026-11"
+    for rel, digest in digests.items():
+        here, there = ws / rel, archive / rel
+        assert here.exists() != there.exists(), rel  # exactly once
+        assert (
+            hashlib.sha256((there if there.exists() else here).read_bytes()).hexdigest() == digest
+        )
+        assert there.exists(), rel  # the restart finished the job
+    leftovers = [p for p in archive.rglob("*") if p.is_file() and p.name.endswith(".tmp")]
+    assert leftovers == []
+    with Store.open(state / "memoryd" / "state.db") as store:
+        rows = store.conn.execute("SELECT src, dst, state FROM moves").fetchall()
+    assert {s for _, _, s in rows} <= {"done", "rolled_back"}
+    done = [(s, d) for s, d, st in rows if st == "done"]
+    assert len(done) == len(digests)
+    assert all(Path(d).exists() and not Path(s).exists() for s, d in done)

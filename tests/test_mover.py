@@ -1,0 +1,337 @@
+"""The mover: journaled moves that never lose, overwrite or escape — with real files and kills."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memoryd.mover import MoveError, Mover, _temp_name
+from memoryd.store import Store
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    return root
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    s = Store.open(tmp_path / "state" / "state.db")
+    yield s
+    s.close()
+
+
+def _states(store: Store) -> list[tuple[int, str, str]]:
+    return list(store.conn.execute("SELECT id, op, state FROM moves ORDER BY id"))
+
+
+def test_move_keeps_bytes_and_mtime_and_journals_it(ws: Path, store: Store) -> None:
+    src = ws / "memory" / "2026-01-02.md"
+    src.write_bytes("# 船\n周六出海\n".encode())
+    os.utime(src, (1_700_000_000, 1_700_000_000))
+    digest = _sha(src)
+    dst = ws / "memory-archive" / "2026-03" / "memory" / "2026-01-02.md"
+
+    move_id = Mover(store, [ws]).move(src, dst, reason="expire: 0 hits", batch="b1")
+
+    assert not src.exists()
+    assert _sha(dst) == digest
+    assert dst.stat().st_mtime == 1_700_000_000
+    rec = Mover(store, [ws]).get(move_id)
+    assert rec is not None
+    assert (rec.op, rec.state, rec.sha256, rec.size) == ("move", "done", digest, dst.stat().st_size)
+    assert rec.src == str(src.resolve()) and rec.dst == str(dst.resolve())
+
+
+def test_never_overwrites_an_existing_destination(ws: Path, store: Store) -> None:
+    src = ws / "memory" / "a.md"
+    dst = ws / "memory" / "b.md"
+    src.write_text("mine")
+    dst.write_text("theirs")
+    with pytest.raises(MoveError, match="never overwrites"):
+        Mover(store, [ws]).move(src, dst, reason="t", batch="b")
+    assert src.read_text() == "mine" and dst.read_text() == "theirs"
+    assert _states(store) == []  # refused before any intent was written
+
+
+def test_refuses_paths_outside_the_roots_and_symlinks(
+    ws: Path, store: Store, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.md"
+    secret.write_text("do not touch")
+    (ws / "memory" / "link.md").symlink_to(secret)
+    (ws / "memory" / "inner-link.md").symlink_to(ws / "memory" / "real.md")
+    (ws / "memory" / "real.md").write_text("real")
+    (ws / "memory" / "escape").symlink_to(outside, target_is_directory=True)
+    mover = Mover(store, [ws])
+
+    attempts = [
+        (secret, ws / "memory" / "x.md"),  # source outside
+        (ws / "memory" / "real.md", outside / "stolen.md"),  # destination outside
+        (ws / "memory" / ".." / ".." / "outside" / "secret.md", ws / "memory" / "y.md"),
+        (ws / "memory" / "link.md", ws / "memory" / "z.md"),  # symlink to outside
+        (ws / "memory" / "inner-link.md", ws / "memory" / "z.md"),  # any symlink
+        (ws / "memory" / "escape" / "secret.md", ws / "memory" / "z.md"),  # symlinked folder
+        (ws / "memory" / "real.md", ws / "memory" / "escape" / "new.md"),  # dst via symlink
+        (ws, tmp_path / "elsewhere"),  # the root itself
+    ]
+    for src, dst in attempts:
+        with pytest.raises(MoveError):
+            mover.move(src, dst, reason="t", batch="b")
+    with pytest.raises(MoveError):
+        mover.delete(ws / "memory" / "link.md", reason="t", batch="b")
+    with pytest.raises(MoveError):
+        mover.copy(secret, ws / "memory" / "c.md", reason="t", batch="b")
+
+    assert secret.read_text() == "do not touch"
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.md"]
+    assert (ws / "memory" / "real.md").read_text() == "real"
+    assert _states(store) == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sampled_from(["..", ".", "memory", "x.md", "/", "//", "ws", "\\", "~"]), max_size=8)
+)
+def test_any_accepted_path_is_inside_the_root(
+    tmp_path_factory: pytest.TempPathFactory, parts: list[str]
+) -> None:
+    base = tmp_path_factory.getbasetemp() / "prop"
+    root = base / "ws"
+    (root / "memory").mkdir(parents=True, exist_ok=True)
+    mover = Mover(Store.memory(), [root])
+    candidate = str(root) + "/" + "/".join(parts)
+    try:
+        checked = mover.check_path(candidate)
+    except MoveError:
+        return
+    assert checked.is_relative_to(root.resolve()) and checked != root.resolve()
+
+
+def test_cross_file_system_move_copies_verifies_and_unlinks(ws: Path, store: Store) -> None:
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or not os.access(shm, os.W_OK) or shm.stat().st_dev == ws.stat().st_dev:
+        pytest.skip("no second file system to move across")
+    other = Path(os.path.realpath(shm)) / f"memoryd-test-{os.getpid()}-{time.time_ns()}"
+    other.mkdir()
+    try:
+        src = ws / "memory" / "big.md"
+        src.write_bytes(os.urandom(3 << 20))
+        digest = _sha(src)
+        mover = Mover(store, [ws, other])
+        move_id = mover.move(src, other / "big.md", reason="t", batch="x")
+        assert not src.exists() and _sha(other / "big.md") == digest
+        assert [p.name for p in other.iterdir()] == ["big.md"]  # no temp file left
+        mover.undo(move_id)
+        assert _sha(src) == digest and not (other / "big.md").exists()
+    finally:
+        for p in other.iterdir():
+            p.unlink()
+        other.rmdir()
+
+
+def test_copy_delete_and_undo(ws: Path, store: Store) -> None:
+    mover = Mover(store, [ws])
+    note = ws / "memory" / "topic.md"
+    note.write_text("topic")
+    copy_id = mover.copy(note, ws / "gists" / "topic.md", reason="gist", batch="g")
+    assert (ws / "gists" / "topic.md").read_text() == "topic" and note.exists()
+    mover.undo(copy_id)
+    assert not (ws / "gists" / "topic.md").exists() and note.read_text() == "topic"
+    assert mover.get(copy_id).state == "undone"
+
+    del_id = mover.delete(note, reason="forgotten 30 d", batch="d")
+    rec = mover.get(del_id)
+    assert not note.exists()
+    assert (rec.op, rec.state, rec.size) == ("delete", "done", 5)
+    assert rec.sha256 == hashlib.sha256(b"topic").hexdigest()
+    with pytest.raises(MoveError, match="cannot be restored"):
+        mover.undo(del_id)
+
+
+def test_undo_finds_moves_by_either_path_and_by_batch(ws: Path, store: Store) -> None:
+    mover = Mover(store, [ws])
+    files = {f"memory/n{i}.md": f"note {i}" for i in range(3)}
+    for rel, text in files.items():
+        (ws / rel).write_text(text)
+    for rel in files:
+        mover.move(ws / rel, ws / "archive" / rel, reason="t", batch="expire:2026-03:1")
+    assert mover.last_batch() == "expire:2026-03:1"
+
+    [rec] = mover.find(ws / "memory" / "n0.md")  # by original path
+    assert mover.find(ws / "archive" / "memory" / "n0.md") == [rec]  # by archived path
+    mover.undo(rec.id)
+    assert (ws / "memory" / "n0.md").read_text() == "note 0"
+    assert mover.find(ws / "memory" / "n0.md") == []  # an undone move is not offered again
+
+    undone = mover.undo_batch("expire:2026-03:1")
+    assert len(undone) == 2
+    for rel, text in files.items():
+        assert (ws / rel).read_text() == text
+    assert mover.last_batch() is None
+    with pytest.raises(MoveError, match="not done"):
+        mover.undo(rec.id)
+
+
+def test_undo_refuses_to_overwrite_a_new_file_at_the_original_place(ws: Path, store: Store) -> None:
+    mover = Mover(store, [ws])
+    (ws / "memory" / "a.md").write_text("old")
+    move_id = mover.move(ws / "memory" / "a.md", ws / "arch" / "a.md", reason="t", batch="b")
+    (ws / "memory" / "a.md").write_text("new, written since")
+    with pytest.raises(MoveError, match="never overwrites"):
+        mover.undo(move_id)
+    assert (ws / "memory" / "a.md").read_text() == "new, written since"
+    assert (ws / "arch" / "a.md").read_text() == "old"
+
+
+# ---------------------------------------------------------------------- repair, crash by crash
+
+
+def _crashed_intent(mover: Mover, op: str, src: Path, dst: Path | None, content: bytes) -> int:
+    """The journal as a process killed right after writing its intent leaves it."""
+    digest = hashlib.sha256(content).hexdigest()
+    return mover._intent(op, src, dst, digest, len(content), "t", "crash")
+
+
+def test_repair_completes_or_rolls_back_each_crash_point(ws: Path, store: Store) -> None:
+    mover = Mover(store, [ws])
+    mem, arch = ws / "memory", ws / "arch"
+    arch.mkdir()
+    body = b"note body\n"
+
+    # 1. killed before the link: file in place, our temp file half-written beside dst
+    (mem / "one.md").write_bytes(body)
+    i1 = _crashed_intent(mover, "move", mem / "one.md", arch / "one.md", body)
+    _temp_name(arch / "one.md", i1).write_bytes(body[:3])
+    # 2. killed after link, before unlink: two names, one inode
+    (mem / "two.md").write_bytes(body)
+    os.link(mem / "two.md", arch / "two.md")
+    i2 = _crashed_intent(mover, "move", mem / "two.md", arch / "two.md", body)
+    # 3. killed after unlink, before "done"
+    (arch / "three.md").write_bytes(body)
+    i3 = _crashed_intent(mover, "move", mem / "three.md", arch / "three.md", body)
+    # 4. cross-FS copy finished, source not yet unlinked (separate inodes)
+    (mem / "four.md").write_bytes(body)
+    (arch / "four.md").write_bytes(body)
+    i4 = _crashed_intent(mover, "move", mem / "four.md", arch / "four.md", body)
+    # 5. somebody else's file at the destination: touch nothing
+    (mem / "five.md").write_bytes(body)
+    (arch / "five.md").write_bytes(b"other")
+    i5 = _crashed_intent(mover, "move", mem / "five.md", arch / "five.md", body)
+    # 6. the user edited the source after the link landed: keep the edit in place
+    (mem / "six.md").write_bytes(body)
+    os.link(mem / "six.md", arch / "six.md")
+    i6 = _crashed_intent(mover, "move", mem / "six.md", arch / "six.md", body)
+    (mem / "six.md").write_bytes(b"edited")
+    # 7. a delete killed before the unlink, 8. after it
+    (mem / "seven.md").write_bytes(body)
+    i7 = _crashed_intent(mover, "delete", mem / "seven.md", None, body)
+    i8 = _crashed_intent(mover, "delete", mem / "eight.md", None, body)
+
+    report = mover.repair()
+
+    assert len(report) == 8
+    states = {i: mover.get(i).state for i in (i1, i2, i3, i4, i5, i6, i7, i8)}
+    assert states == {
+        i1: "rolled_back", i2: "done", i3: "done", i4: "done",
+        i5: "failed", i6: "rolled_back", i7: "rolled_back", i8: "done",
+    }  # fmt: skip
+    assert (mem / "one.md").read_bytes() == body and not (arch / "one.md").exists()
+    assert not any(p.name.endswith(".tmp") for p in arch.iterdir())
+    for name in ("two", "three", "four"):
+        assert not (mem / f"{name}.md").exists() and (arch / f"{name}.md").read_bytes() == body
+    assert (mem / "five.md").read_bytes() == body and (arch / "five.md").read_bytes() == b"other"
+    assert (mem / "six.md").read_bytes() == b"edited" and not (arch / "six.md").exists()
+    assert (mem / "seven.md").exists()
+    assert mover.unfinished() == [] and mover.repair() == []
+
+
+def test_repair_never_acts_on_journal_rows_pointing_outside(
+    ws: Path, store: Store, tmp_path: Path
+) -> None:
+    victim = tmp_path / "victim.md"
+    victim.write_text("x")
+    (ws / "memory" / "v.md").write_text("x")
+    mover = Mover(store, [ws])
+    i = _crashed_intent(mover, "move", victim, ws / "memory" / "v.md", b"x")
+    mover.repair()
+    assert victim.read_text() == "x" and mover.get(i).state == "failed"
+
+
+_WORKER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from memoryd.mover import Mover, MoveError
+    from memoryd.store import Store
+
+    ws, db = Path(sys.argv[1]), Path(sys.argv[2])
+    store = Store.open(db)
+    mover = Mover(store, [ws])
+    mover.repair()
+    print("ready", flush=True)
+    for src in sorted((ws / "memory").glob("*.md")):
+        try:
+            mover.move(src, ws / "archive" / "memory" / src.name, reason="crash test", batch="k")
+        except MoveError:
+            pass
+    """
+)
+
+
+def test_kill_9_at_random_points_loses_and_duplicates_nothing(ws: Path, tmp_path: Path) -> None:
+    rng = random.Random(20261129)
+    originals = {}
+    for i in range(400):
+        data = f"# note {i}\n".encode() + rng.randbytes(rng.randrange(10, 3000))
+        (ws / "memory" / f"n{i:04d}.md").write_bytes(data)
+        originals[f"n{i:04d}.md"] = hashlib.sha256(data).hexdigest()
+    db = tmp_path / "state" / "state.db"
+    kills = 0
+    for _ in range(8):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(ws), str(db)], stdout=subprocess.PIPE, text=True
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.0, 0.25))
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        proc.wait(timeout=60)
+    subprocess.run([sys.executable, "-c", _WORKER, str(ws), str(db)], check=True, timeout=120,
+                   capture_output=True)  # fmt: skip
+    assert kills >= 3
+
+    with Store.open(db) as store:
+        mover = Mover(store, [ws])
+        assert mover.repair() == []
+        rows = store.conn.execute("SELECT src, dst, state FROM moves").fetchall()
+    for name, digest in originals.items():
+        here, there = ws / "memory" / name, ws / "archive" / "memory" / name
+        assert here.exists() != there.exists(), name  # exactly once
+        assert _sha(there if there.exists() else here) == digest
+    assert not list((ws / "archive" / "memory").glob(".*.tmp"))
+    assert {state for _, _, state in rows} <= {"done", "rolled_back"}
+    done = [(s, d) for s, d, state in rows if state == "done"]
+    assert len(done) == len(originals)  # each file moved exactly once, journal agrees
+    assert all(Path(d).exists() and not Path(s).exists() for s, d in done)

@@ -1,0 +1,124 @@
+"""Signals per memory file: windows, created dates, activation, trend — checked by hand."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memoryd.signals import (
+    DAY,
+    Hit,
+    archive_excludes,
+    created_time,
+    file_kind,
+    file_signals,
+    load_hits,
+    sparkline,
+)
+from memoryd.store import Store
+from memoryd.workspace import MemoryFile
+
+NOW = datetime(2026, 11, 3, 12, 0, tzinfo=UTC).timestamp()
+
+
+def _sig(rel: str, ages_days: list[float], queries: list[str] | None = None, mtime: float = NOW):
+    qs = queries or [f"q{i}" for i in range(len(ages_days))]
+    hits = [
+        Hit(NOW - a * DAY, q, f"c{i}", "main")
+        for i, (a, q) in enumerate(zip(ages_days, qs, strict=True))
+    ]
+    return file_signals(MemoryFile(rel, 100, mtime), hits, NOW)
+
+
+def test_kinds_follow_the_name() -> None:
+    assert file_kind("MEMORY.md") == "long-term"
+    assert file_kind("memory.md") == "long-term"
+    assert file_kind("memory/2026-02-25.md") == "daily"
+    assert file_kind("memory/2026-02-25-boat-trip.md") == "daily"
+    assert file_kind("memory/dreaming/deep/2026-04-20.md") == "daily"
+    assert file_kind("memory/espresso-notes.md") == "topic"
+    assert file_kind("memory/2026-13-45.md") == "topic"  # not a real date
+    assert file_kind("memory/20260225.md") == "topic"
+
+
+def test_created_is_the_date_in_the_name_else_mtime() -> None:
+    ts, source = created_time("memory/2026-02-25-boat.md", 5.0)
+    assert source == "name" and ts == datetime(2026, 2, 25, tzinfo=UTC).timestamp()
+    assert created_time("memory/topic.md", 1234.5) == (1234.5, "mtime")
+    assert created_time("MEMORY.md", 99.0) == (99.0, "mtime")
+
+
+def test_windows_count_hits_at_their_edges() -> None:
+    s = _sig("memory/a.md", [0.5, 6.99, 7.01, 13.9, 29.99, 30.01, 100])
+    assert (s.hits_7d, s.hits_14d, s.hits_30d, s.hits_total) == (2, 4, 5, 7)
+    assert s.hits_within(7) == 2 and s.hits_within(365) == 7
+    assert s.last_hit == NOW - 0.5 * DAY and s.days_since_hit == pytest.approx(0.5)
+
+
+def test_hits_after_now_are_ignored() -> None:
+    s = _sig("memory/a.md", [-1.0, 2.0])
+    assert s.hits_total == 1 and s.last_hit == NOW - 2 * DAY
+
+
+def test_activation_is_actr_base_level() -> None:
+    s = _sig("memory/a.md", [1, 3, 6])
+    assert s.activation == pytest.approx(math.log(1 + 3**-0.5 + 6**-0.5))
+    # a hit a minute ago counts as one hour old (no infinity)
+    fresh = _sig("memory/a.md", [1 / 1440])
+    assert fresh.activation == pytest.approx(math.log((1 / 24) ** -0.5))
+    assert _sig("memory/a.md", []).activation is None
+    # peers.md: one use 14 days ago gives about -1.3
+    assert _sig("memory/a.md", [14]).activation == pytest.approx(-1.32, abs=0.01)
+
+
+def test_trend_labels() -> None:
+    assert _sig("memory/a.md", []).trend == "dormant"
+    assert _sig("memory/a.md", [20, 21, 22, 25]).trend == "dormant"  # nothing in 14 days
+    assert _sig("memory/a.md", [0.2, 0.5, 1, 1.5]).trend == "rising"
+    assert _sig("memory/a.md", [9, 9.5, 10, 10.5, 11, 12]).trend == "cooling"
+    steady = [i * 0.5 for i in range(1, 80)]  # every 12 hours for 40 days
+    assert _sig("memory/a.md", steady).trend == "steady"
+
+
+def test_distinct_queries_days_and_daily_series() -> None:
+    s = _sig("memory/a.md", [0.1, 0.2, 1.1, 40], ["Boat trip", "boat trip ", "espresso", ""])
+    assert s.distinct_queries == 2  # case and spaces folded, empty query not counted
+    assert s.distinct_days == 3
+    assert s.queries[0] == ("boat trip", 2)
+    assert len(s.daily) == 30 and s.daily[-1] == 2 and s.daily[-2] == 1 and sum(s.daily) == 3
+
+
+def test_sparkline() -> None:
+    assert sparkline([0, 0, 0]) == "▁▁▁"
+    assert sparkline([0, 1, 7]) == "▁▂█"
+    assert len(sparkline([3] * 30)) == 30
+
+
+def test_load_hits_filters_by_time_and_agent() -> None:
+    store = Store.memory()
+    rows = [
+        ("main", "c1", "memory/a.md", "search", NOW - DAY, "x"),
+        ("main", "c2", "memory/a.md", "search", NOW + DAY, "future"),
+        ("other", "c3", "memory/a.md", "get", NOW - DAY, None),
+        ("main", "c4", "memory/b.md", "search", NOW - 40 * DAY, "old"),
+    ]
+    store.conn.executemany(
+        "INSERT INTO hits(agent, call_id, memory_path, kind, ts, query) VALUES (?,?,?,?,?,?)", rows
+    )
+    got = load_hits(store.conn, NOW)
+    assert {p: len(v) for p, v in got.items()} == {"memory/a.md": 2, "memory/b.md": 1}
+    assert len(load_hits(store.conn, NOW, agents=["main"])["memory/a.md"]) == 1
+    assert "memory/b.md" not in load_hits(store.conn, NOW, since=NOW - 30 * DAY)
+
+
+def test_archive_inside_memory_is_excluded_from_the_listing(tmp_path: Path) -> None:
+    (tmp_path / "memory" / "archive-2026-10").mkdir(parents=True)
+    (tmp_path / "memory" / "archive-notes").mkdir()
+    (tmp_path / "memory" / "projects").mkdir()
+    got = archive_excludes(tmp_path, "memory/archive-{month}")
+    assert got == ("memory/archive-2026-10", "memory/archive-notes")
+    assert archive_excludes(tmp_path, "memory/archive/{month}") == ("memory/archive",)
+    assert archive_excludes(tmp_path, "memory-archive/{month}") == ()
