@@ -69,7 +69,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.add_argument("--scan", action="store_true", help="read new transcript lines first")
+    p.add_argument(
+        "--no-scan",
+        action="store_true",
+        help="decide on the hits already counted (no catch-up scan)",
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -86,10 +90,17 @@ def _positive_int(text: str) -> int:
 
 
 def _maybe_scan(args: argparse.Namespace, ctx: Context) -> None:
-    if getattr(args, "scan", False):
-        from .hits import run_scan
+    """Count new hits before deciding, so a decision never rests on stale counts.
 
-        run_scan(ctx)
+    With the daemon running this is a no-op rescan (a stat per transcript). It
+    writes hits only, never a memory file; ``--no-scan`` skips it (and keeps the
+    database read-only for a dry run).
+    """
+    if getattr(args, "no_scan", False) or not ctx.paths.state_dir.is_dir():
+        return
+    from .hits import run_scan
+
+    run_scan(ctx)
 
 
 def _read_store(ctx: Context) -> Store:
