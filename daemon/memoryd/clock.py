@@ -3,6 +3,9 @@
 ``MEMORYD_NOW`` (epoch seconds or an ISO 8601 time) pins the clock;
 ``MEMORYD_CLOCK_OFFSET`` (seconds) shifts the real one. Both exist for tests
 and for replaying a policy "as of" another day; neither is needed in production.
+``MEMORYD_CLOCK_OFFSET_FILE`` names a file holding such an offset, re-read on
+every call: a test changes it to make a running daemon see its wall clock jump
+(as after a wake from sleep), which an environment variable cannot do.
 """
 
 from __future__ import annotations
@@ -31,7 +34,15 @@ def now() -> float:
     if pinned:
         return parse_instant(pinned)
     offset = os.environ.get("MEMORYD_CLOCK_OFFSET")
-    return time.time() + (float(offset) if offset else 0.0)
+    shift = float(offset) if offset else 0.0
+    offset_file = os.environ.get("MEMORYD_CLOCK_OFFSET_FILE")
+    if offset_file:
+        try:
+            with open(offset_file, encoding="ascii") as fh:
+                shift += float(fh.read().strip() or 0)
+        except (OSError, ValueError):
+            pass  # a test's file half-written or gone: the real clock
+    return time.time() + shift
 
 
 def iso(ts: float | None) -> str | None:

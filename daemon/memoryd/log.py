@@ -3,7 +3,15 @@
 Library code logs through :func:`get_logger`; nothing is configured until a
 command or the daemon calls :func:`configure`, so one-shot commands that never
 log pay nothing for it. stdlib logging (APScheduler, watchdog) is routed
-through the same processors so every line on stderr has one shape.
+through the same processors and the same single handler, so every line on
+stderr has one shape and lines never interleave.
+
+JSON lines carry ``timestamp`` (ISO 8601 UTC), ``level``, ``logger``, ``event``
+and the event's own fields (``file``, ``offset``, ``hits``, ``job``,
+``duration``, ...); an exception becomes a structured ``exception`` list
+without local variables (they may hold note text and would bloat the journal).
+Per-line ingest events are logged at debug only: journald rate-limits chatty
+services, and a busy agent writes thousands of lines an hour.
 """
 
 from __future__ import annotations
@@ -12,6 +20,11 @@ import logging
 import sys
 from typing import Any
 
+# Third-party loggers and the least severe level they may log at when memoryd
+# logs at info: APScheduler says "Running job ..." at every fire, watchdog
+# reports each emitter; both are noise unless something goes wrong.
+_QUIET_LIBRARIES = {"apscheduler": logging.WARNING, "watchdog": logging.WARNING}
+
 
 def get_logger(name: str) -> Any:
     import structlog
@@ -19,48 +32,68 @@ def get_logger(name: str) -> Any:
     return structlog.get_logger(name)
 
 
-def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> None:
-    """Send every log record (structlog and stdlib) to ``stream`` (stderr) in one format."""
+def resolve_format(fmt: str, stream: Any) -> str:
+    """``auto`` means console on a terminal and JSON lines otherwise (journald, launchd, pipes)."""
+    if fmt != "auto":
+        return fmt
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return "console" if isatty and isatty() else "json"
+    except (ValueError, OSError):  # a closed stream
+        return "json"
+
+
+def _orjson_dumps(obj: Any, **_kw: Any) -> str:
     import orjson
+
+    return orjson.dumps(obj, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> None:
+    """Send every log record (structlog and stdlib) to ``stream`` (stderr) in one format.
+
+    Safe to call again (SIGHUP): the handler is replaced and the level re-applied.
+    """
     import structlog
+    from structlog.tracebacks import ExceptionDictTransformer
 
     stream = stream or sys.stderr
-    if fmt == "auto":
-        fmt = "console" if getattr(stream, "isatty", lambda: False)() else "json"
+    fmt = resolve_format(fmt, stream)
     numeric = getattr(logging, level.upper(), logging.INFO)
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
-        structlog.stdlib.ExtraAdder(),
     ]
     if fmt == "json":
-        renderer: Any = structlog.processors.JSONRenderer(
-            serializer=lambda obj, **kw: orjson.dumps(obj, default=str).decode()
-        )
-        final = [structlog.processors.dict_tracebacks, renderer]
+        final: list[Any] = [
+            structlog.processors.ExceptionRenderer(ExceptionDictTransformer(show_locals=False)),
+            structlog.processors.JSONRenderer(serializer=_orjson_dumps),
+        ]
     else:
         final = [structlog.dev.ConsoleRenderer(colors=False)]
+    structlog.reset_defaults()
     structlog.configure(
         processors=[
-            *shared[:-1],
             structlog.stdlib.filter_by_level,
+            *shared,
+            structlog.stdlib.PositionalArgumentsFormatter(),
             structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
         ],
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
-        cache_logger_on_first_use=True,
+        cache_logger_on_first_use=False,  # a reload may change the level
     )
     handler = logging.StreamHandler(stream)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=shared,
+            foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder()],
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *final],
         )
     )
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(numeric)
-    for noisy in ("apscheduler", "watchdog"):
-        logging.getLogger(noisy).setLevel(max(numeric, logging.INFO))
+    for name, floor in _QUIET_LIBRARIES.items():
+        logging.getLogger(name).setLevel(numeric if numeric <= logging.DEBUG else floor)

@@ -1,9 +1,363 @@
-"""Commands of this group (being built)."""
+"""Daemon commands: ``run``, ``status``, ``service install`` / ``service uninstall``.
+
+``run`` hands over to :mod:`memoryd.service` (imported only then: one-shot commands never
+pay for APScheduler or watchdog). ``status`` reads the state database and the lock and
+works whether or not a daemon runs. ``service`` writes the systemd user unit or the launchd
+agent for this machine; the files in the repository's ``systemd/`` and ``launchd/`` folders
+are these same renderings with placeholder paths (a test keeps them equal).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import plistlib
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import clock
+from ..cli import Context, UsageError, json_dumps
+
+LAUNCHD_LABEL = "io.github.memoryd"
+UNIT_NAME = "memoryd.service"
+INSTALL_MARK = "memoryd service install"  # files carrying it may be overwritten / removed
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add this group's commands to the ``memoryd`` parser."""
+    p = sub.add_parser(
+        "run",
+        help="run the daemon: follow transcripts live and run the scheduled jobs",
+        description="Run in the foreground (systemd / launchd supervise it). SIGHUP reloads "
+        "the configuration, SIGTERM or SIGINT stops it cleanly.",
+    )
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("status", help="is a daemon running; sources, hits, jobs at a glance")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("service", help="install or remove the systemd / launchd service")
+    what = p.add_subparsers(dest="action", metavar="ACTION")
+    what.required = True
+    for action, text in (
+        ("install", "write the service file for this machine and say how to enable it"),
+        ("uninstall", "remove the service file written by install"),
+    ):
+        a = what.add_parser(action, help=text)
+        kind = a.add_mutually_exclusive_group()
+        kind.add_argument("--systemd", action="store_true", help="a systemd user unit (Linux)")
+        kind.add_argument("--launchd", action="store_true", help="a launchd agent (macOS)")
+        a.add_argument(
+            "--dry-run", action="store_true", help="print the file and its path, write nothing"
+        )
+        if action == "install":
+            a.add_argument(
+                "--force",
+                action="store_true",
+                help="replace an existing file that memoryd did not write",
+            )
+        a.set_defaults(func=cmd_service_install if action == "install" else cmd_service_uninstall)
+
+
+# =========================================================================== run
+
+
+def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
+    from ..service import run_daemon
+
+    return run_daemon(ctx.cfg, ctx.config_file, ctx.environ)
+
+
+# =========================================================================== status
+
+
+def collect_status(ctx: Context) -> dict[str, Any]:
+    """Everything ``memoryd status`` shows, as plain data (also the --json document)."""
+    from ..service import build_triggers, lock_holder, next_fire_time, schedule_timezone
+    from ..store import Store
+
+    cfg, paths = ctx.cfg, ctx.paths
+    now = clock.now()
+    tz = schedule_timezone(cfg)
+    triggers = build_triggers(cfg, tz)
+    pid = lock_holder(paths.memoryd_dir)
+    doc: dict[str, Any] = {
+        "daemon": {
+            "running": pid is not None,
+            "pid": pid or None,
+            "started": None,
+            "lock": str(paths.memoryd_dir / "memoryd.lock"),
+        },
+        "state_db": str(paths.db),
+        "now": clock.iso(now),
+        "timezone": str(tz),
+        "sources": {"followed": 0, "vanished": 0},
+        "pending_bytes": 0,
+        "hits": {"last_hour": 0, "last_day": 0, "total": 0},
+        "malformed_lines": 0,
+        "jobs": {},
+    }
+    store = Store.open(paths.db, readonly=True) if paths.db.exists() else None
+    try:
+        if store is not None:
+            _fill_from_store(doc, store, ctx, now)
+        for name, trigger in triggers.items():
+            last = store.last_job(name) if store is not None else None
+            nxt = next_fire_time(trigger, now, tz)
+            doc["jobs"][name] = {
+                "schedule": getattr(cfg.schedule, name),
+                "last_period": last[0] if last else None,
+                "last_status": last[1] if last else None,
+                "last_finished": clock.iso(last[2]) if last else None,
+                "last_summary": _first_line(last[3]) if last else None,
+                "next_run": clock.iso(nxt.timestamp()) if nxt else None,
+            }
+    finally:
+        if store is not None:
+            store.close()
+    return doc
+
+
+def _first_line(text: str | None) -> str | None:
+    return text.strip().splitlines()[-1] if text and text.strip() else None
+
+
+def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) -> None:
+    conn = store.conn
+    try:
+        followed, vanished = conn.execute(
+            "SELECT COALESCE(SUM(vanished_at IS NULL), 0), "
+            "COALESCE(SUM(vanished_at IS NOT NULL), 0) FROM sources"
+        ).fetchone()
+        doc["sources"] = {"followed": int(followed), "vanished": int(vanished)}
+        hour, day, total = conn.execute(
+            "SELECT COALESCE(SUM(ts >= ?), 0), COALESCE(SUM(ts >= ?), 0), COUNT(*) FROM hits",
+            (now - 3600, now - 86400),
+        ).fetchone()
+        doc["hits"] = {"last_hour": int(hour), "last_day": int(day), "total": int(total)}
+        counters = store.counters()
+        doc["malformed_lines"] = int(counters.get("malformed_lines", 0))
+        started = store.get_meta("daemon.started")
+        if doc["daemon"]["running"] and started:
+            doc["daemon"]["started"] = clock.iso(float(started))
+    except sqlite3.Error as exc:  # an old or foreign database: say so, show what we have
+        doc["error"] = f"state database: {exc}"
+        return
+    try:
+        from ..ingest.scan import Scanner
+
+        doc["pending_bytes"] = int(Scanner(ctx.cfg, ctx.paths, store).pending_bytes())
+    except (OSError, sqlite3.Error) as exc:
+        doc["error"] = f"pending bytes: {exc}"
+
+
+def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
+    doc = collect_status(ctx)
+    if args.json:
+        ctx.print(json_dumps(doc))
+        return 0
+    d = doc["daemon"]
+    if d["running"]:
+        since = f" since {d['started']}" if d["started"] else ""
+        ctx.print(f"daemon:      running (pid {d['pid'] or '?'}){since}")
+    else:
+        ctx.print("daemon:      not running")
+    ctx.print(f"state:       {doc['state_db']}")
+    src = doc["sources"]
+    ctx.print(f"sources:     {src['followed']} followed ({src['vanished']} vanished)")
+    ctx.print(f"unread:      {doc['pending_bytes']} bytes")
+    h = doc["hits"]
+    ctx.print(
+        f"hits:        {h['last_hour']} last hour, {h['last_day']} last day, {h['total']} total"
+    )
+    ctx.print(f"malformed:   {doc['malformed_lines']} lines")
+    ctx.print(f"jobs ({doc['timezone']}):")
+    for name, j in doc["jobs"].items():
+        last = (
+            f"{j['last_status']} {j['last_period']} at {j['last_finished']}"
+            if j["last_period"]
+            else "never"
+        )
+        ctx.print(f"  {name:<9} [{j['schedule']}]  last: {last}  next: {j['next_run']}")
+    if "error" in doc:
+        ctx.print(f"warning:     {doc['error']}")
+    return 0
+
+
+# =========================================================================== service files
+
+
+def render_systemd_unit(exe: str, config: str | None) -> str:
+    """The user unit. ``exe`` must be absolute (or start with a specifier such as ``%h``)."""
+    command = f"{exe} --config {_quote_systemd(config)} run" if config else f"{exe} run"
+    return f"""\
+# memoryd: follows OpenClaw transcripts, counts memory hits, runs the memory jobs.
+# Written by `{INSTALL_MARK}`; enable with: systemctl --user enable --now memoryd
+[Unit]
+Description=memoryd - memory lifecycle daemon for OpenClaw agents
+Documentation=man:systemd.service(5)
+
+[Service]
+Type=notify
+NotifyAccess=main
+ExecStart={command}
+ExecReload=/bin/kill -HUP $MAINPID
+Restart=on-failure
+RestartSec=5
+# Exit code 2 is a configuration problem or a second daemon: restarting will not help.
+RestartPreventExitStatus=2
+# The catch-up scan extends this itself (EXTEND_TIMEOUT_USEC) while it makes progress.
+TimeoutStartSec=120
+# SIGTERM drains the ingest worker and lets a running job finish (at most 60 s).
+TimeoutStopSec=90
+WatchdogSec=60
+Environment=PYTHONUNBUFFERED=1
+NoNewPrivileges=yes
+UMask=0077
+LockPersonality=yes
+RestrictRealtime=yes
+
+[Install]
+WantedBy=default.target
+"""
+
+
+def _quote_systemd(value: str) -> str:
+    if any(c.isspace() or c in "\"'\\" for c in value):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return value
+
+
+def render_launchd_plist(exe: str, config: str | None, log_dir: str) -> bytes:
+    """The LaunchAgent (XML plist). launchd expands no ``~``: every path is absolute."""
+    args = [exe, *(["--config", config] if config else []), "run"]
+    doc = {
+        "Label": LAUNCHD_LABEL,
+        "ProgramArguments": args,
+        "RunAtLoad": True,
+        "KeepAlive": {"SuccessfulExit": False},
+        "ProcessType": "Background",
+        "ThrottleInterval": 10,
+        "ExitTimeOut": 90,
+        "StandardOutPath": f"{log_dir}/memoryd.out.log",
+        "StandardErrorPath": f"{log_dir}/memoryd.log",
+        "EnvironmentVariables": {"PYTHONUNBUFFERED": "1", "MEMORYD_INSTALLED_BY": INSTALL_MARK},
+    }
+    return plistlib.dumps(doc, fmt=plistlib.FMT_XML, sort_keys=False)
+
+
+def installed_executable(environ: dict[str, str]) -> str:
+    """Absolute path of the ``memoryd`` that runs this command (for ExecStart)."""
+    beside = Path(sys.executable).parent / "memoryd"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside.absolute())
+    found = shutil.which("memoryd", path=environ.get("PATH"))
+    if found:
+        return str(Path(found).absolute())
+    argv0 = Path(sys.argv[0])
+    if argv0.name == "memoryd" and argv0.exists():
+        return str(argv0.absolute())
+    raise UsageError("cannot find the installed `memoryd` executable (is it on PATH?)")
+
+
+def _home(environ: dict[str, str]) -> Path:
+    return Path(environ.get("HOME") or Path.home())
+
+
+def _target(args: argparse.Namespace, ctx: Context) -> tuple[str, Path]:
+    """("systemd" | "launchd", the file to write)."""
+    env = ctx.environ
+    if args.systemd:
+        kind = "systemd"
+    elif args.launchd:
+        kind = "launchd"
+    else:
+        kind = "launchd" if sys.platform == "darwin" else "systemd"
+    home = _home(env)
+    if kind == "systemd":
+        base = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+        return kind, base / "systemd" / "user" / UNIT_NAME
+    return kind, home / "Library" / "LaunchAgents" / f"{LAUNCHD_LABEL}.plist"
+
+
+def _enable_commands(kind: str, path: Path, env: dict[str, str]) -> list[str]:
+    if kind == "systemd":
+        user = env.get("USER") or env.get("LOGNAME") or "$USER"
+        return [
+            "systemctl --user daemon-reload",
+            "systemctl --user enable --now memoryd",
+            f"loginctl enable-linger {user}   # keep it running without a login session",
+            "journalctl --user -u memoryd -o cat -f | jq   # follow its logs",
+        ]
+    return [
+        f"launchctl bootstrap gui/$(id -u) {path}",
+        f"launchctl kickstart -k gui/$(id -u)/{LAUNCHD_LABEL}   # restart it",
+    ]
+
+
+def _stop_commands(kind: str) -> list[str]:
+    """What stops a running service once its file is gone (neither needs the file)."""
+    if kind == "systemd":
+        return ["systemctl --user stop memoryd", "systemctl --user daemon-reload"]
+    return [f"launchctl bootout gui/$(id -u)/{LAUNCHD_LABEL}"]
+
+
+def cmd_service_install(args: argparse.Namespace, ctx: Context) -> int:
+    kind, path = _target(args, ctx)
+    exe = installed_executable(ctx.environ)
+    config = ctx.config_file
+    if kind == "systemd":
+        content = render_systemd_unit(exe, config).encode()
+    else:
+        log_dir = str(_home(ctx.environ) / "Library" / "Logs" / "memoryd")
+        content = render_launchd_plist(exe, config, log_dir)
+    if args.dry_run:
+        ctx.print(f"# would write {path}")
+        ctx.out.write(content.decode())
+        ctx.print("# then run:")
+        for line in _enable_commands(kind, path, ctx.environ):
+            ctx.print(f"#   {line}")
+        return 0
+    if path.exists() and not args.force:
+        existing = path.read_bytes()
+        if existing != content and INSTALL_MARK.encode() not in existing:
+            raise UsageError(
+                f"{path} exists and was not written by memoryd; move it away or use --force"
+            )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "launchd":
+        (_home(ctx.environ) / "Library" / "Logs" / "memoryd").mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(content)
+    os.replace(tmp, path)
+    ctx.print(f"wrote {path}")
+    ctx.print("enable and start it with:")
+    for line in _enable_commands(kind, path, ctx.environ):
+        ctx.print(f"  {line}")
+    return 0
+
+
+def cmd_service_uninstall(args: argparse.Namespace, ctx: Context) -> int:
+    kind, path = _target(args, ctx)
+    if not path.exists():
+        ctx.print(f"nothing to remove: {path} does not exist")
+        return 0
+    if INSTALL_MARK.encode() not in path.read_bytes():
+        raise UsageError(f"{path} was not written by memoryd; remove it yourself")
+    # What `systemctl --user disable` would remove: the enablement link to our file.
+    wants = path.parent / "default.target.wants" / UNIT_NAME
+    links = [wants] if kind == "systemd" and wants.is_symlink() else []
+    verb = "would remove" if args.dry_run else "removed"
+    if not args.dry_run:
+        for link in links:
+            link.unlink()
+        path.unlink()
+    for gone in (*links, path):
+        ctx.print(f"{verb} {gone}")
+    ctx.print("then stop the running service with:")
+    for line in _stop_commands(kind):
+        ctx.print(f"  {line}")
+    return 0

@@ -1,0 +1,229 @@
+"""The daemon follows transcripts live: a real `memoryd run` subprocess, real files and events."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from daemon_harness import (
+    DaemonProcess,
+    Install,
+    NotifySocket,
+    append,
+    hit_count,
+    hit_lines,
+    make_install,
+    run_cli,
+    wait_until,
+)
+
+pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.fixture
+def notify() -> Iterator[NotifySocket]:
+    sock = NotifySocket()
+    yield sock
+    sock.close()
+
+
+@pytest.fixture
+def daemons() -> Iterator[list[DaemonProcess]]:
+    started: list[DaemonProcess] = []
+    yield started
+    for d in started:
+        d.cleanup()
+
+
+def start(
+    inst: Install,
+    daemons: list[DaemonProcess],
+    notify: NotifySocket | None = None,
+    **env: str,
+) -> DaemonProcess:
+    d = DaemonProcess(inst, env_extra=env, notify=notify).start()
+    daemons.append(d)
+    return d
+
+
+def test_counts_appended_lines_new_files_renames_and_truncation_live(
+    tmp_path: Path, notify: NotifySocket, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path)
+    s1 = inst.transcript("s1")
+    append(s1, hit_lines(["memory/n001.md"]))  # there before the daemon: the catch-up scan
+    d = start(inst, daemons, notify, WATCHDOG_USEC="1000000")
+
+    ready = notify.wait_for("READY", "1")
+    assert hit_count(inst.db) == 1, "READY comes after the catch-up scan"
+    assert "following 1 transcript" in ready["STATUS"]
+    assert "1 hit today" in ready["STATUS"]
+    notify.wait_for("WATCHDOG", "1")
+
+    # Appended lines are counted from file events alone (the periodic rescan is an hour away).
+    append(s1, hit_lines(["memory/n002.md", "memory/n003.md"]))
+    wait_until(lambda: hit_count(inst.db) == 3, timeout=5)
+
+    # A new transcript in the folder.
+    s2 = inst.transcript("s2")
+    append(s2, hit_lines(["MEMORY.md"]))
+    wait_until(lambda: hit_count(inst.db) == 4, timeout=5)
+
+    # A half-written line is not counted until its newline arrives, then exactly once.
+    line = hit_lines(["memory/n004.md"])
+    append(s2, line[:-40])
+    time.sleep(0.5)
+    assert hit_count(inst.db) == 4
+    append(s2, line[-40:])
+    wait_until(lambda: hit_count(inst.db) == 5, timeout=5)
+
+    # OpenClaw's /new renames the transcript; the renamed file keeps its offset.
+    renamed = s1.with_name(s1.name + ".reset.2026-03-06T05-00-00.000Z")
+    os.rename(s1, renamed)
+    append(renamed, hit_lines(["memory/n005.md"]))
+    wait_until(lambda: hit_count(inst.db) == 6, timeout=5)
+    time.sleep(0.3)
+    assert hit_count(inst.db) == 6, "the renamed file was not read again from the start"
+
+    # Rewritten in place (truncated, new content): read again from 0, old hits stay unique.
+    with open(s2, "wb") as fh:
+        fh.write(hit_lines(["memory/n006.md"]))
+    wait_until(lambda: hit_count(inst.db) == 7, timeout=5)
+
+    # Other commands work side by side against the same database.
+    hits = run_cli(inst, "hits", "--json", "--no-scan")
+    assert hits.returncode == 0, hits.stderr
+    status = run_cli(inst, "status", "--json")
+    assert status.returncode == 0, status.stderr
+    doc = json.loads(status.stdout)
+    assert doc["daemon"]["running"] is True
+    assert doc["daemon"]["pid"] == d.proc.pid
+    assert doc["hits"]["last_day"] == 7
+    assert doc["sources"]["followed"] == 2
+    assert doc["pending_bytes"] == 0
+
+    mark = notify.index()
+    assert d.stop(signal.SIGTERM, timeout=15) == 0
+    notify.wait_for("STOPPING", "1", after=mark)
+    assert hit_count(inst.db) == 7
+    assert not [e for e in d.logs() if e.get("level") in ("error", "critical")]
+    # Per-line events are debug only: an info-level log stays short.
+    assert len(d.logs()) < 40
+
+
+def test_lost_events_are_recovered_by_the_periodic_rescan(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    # A polling observer that never polls again stands in for an overflowed inotify queue
+    # or a network file system: no event ever arrives, the stat-only rescan still counts.
+    inst = make_install(
+        tmp_path, "[daemon]\npolling = true\npolling_interval = 3600.0\nrescan_seconds = 1.0\n"
+    )
+    d = start(inst, daemons)
+    d.wait_ready()
+    append(inst.transcript("a"), hit_lines(["memory/n001.md"]))
+    append(inst.transcript("b"), hit_lines(["memory/n002.md", "MEMORY.md"]))
+    wait_until(lambda: hit_count(inst.db) == 3, timeout=6)
+    assert d.stop() == 0
+
+
+def test_an_exception_in_an_event_handler_does_not_stop_counting(
+    tmp_path: Path, notify: NotifySocket, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path)
+    d = start(inst, daemons, notify, FAKE_HANDLER_BOOM="1", WATCHDOG_USEC="1000000")
+    d.wait_ready()
+    append(inst.transcript("boom"), hit_lines(["memory/n001.md"]))  # its handler raises
+    d.wait_event("watch.handler_failed")
+    # The failure asked for a full rescan, which read the file the event was about.
+    wait_until(lambda: hit_count(inst.db) == 1, timeout=5)
+    # Events still flow: the observer thread survived.
+    for i in range(3):
+        append(inst.transcript("fine"), hit_lines([f"memory/n01{i}.md"]))
+        wait_until(lambda i=i: hit_count(inst.db) == 2 + i, timeout=5)
+    mark = notify.index()
+    notify.wait_for("WATCHDOG", "1", after=mark, timeout=5)
+    assert d.stop() == 0
+
+
+def test_a_new_agent_folder_is_followed_without_a_restart(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path)
+    d = start(inst, daemons)
+    d.wait_ready()
+    other = inst.sessions.parent.parent / "helper" / "sessions"
+    other.mkdir(parents=True)
+    append(other / "h1.jsonl", hit_lines(["memory/n007.md"]))
+    wait_until(lambda: hit_count(inst.db, "agent = ?", ("helper",)) == 1, timeout=8)
+    append(other / "h1.jsonl", hit_lines(["memory/n008.md"]))
+    wait_until(lambda: hit_count(inst.db, "agent = ?", ("helper",)) == 2, timeout=5)
+    assert d.stop() == 0
+
+
+def test_a_second_daemon_on_the_same_state_exits_2_naming_the_first(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path)
+    first = start(inst, daemons)
+    first.wait_ready()
+    second = start(inst, daemons)
+    assert second.proc.wait(20) == 2
+    err = second.log_path.read_text()
+    assert f"process {first.proc.pid}" in err
+    first.check_alive()
+    assert first.stop() == 0
+    status = run_cli(inst, "status", "--json")
+    assert json.loads(status.stdout)["daemon"]["running"] is False
+
+
+def test_one_shot_commands_side_by_side_never_double_count(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path)
+    d = start(inst, daemons)
+    d.wait_ready()
+    expected = 0
+    for round_ in range(4):
+        for f in range(3):
+            append(inst.transcript(f"t{f}"), hit_lines([f"memory/n{round_ * 3 + f:03d}.md"]))
+            expected += 1
+        scan = run_cli(inst, "scan", "--json")  # races the daemon for the same lines
+        assert scan.returncode == 0, scan.stderr
+    wait_until(lambda: hit_count(inst.db) == expected, timeout=5)
+    hits = run_cli(inst, "hits", "--json")
+    assert hits.returncode == 0, hits.stderr
+    time.sleep(0.3)
+    assert hit_count(inst.db) == expected
+    assert d.stop() == 0
+    assert not [e for e in d.logs() if e.get("level") in ("error", "critical")]
+
+
+def test_no_openclaw_install_is_a_clear_exit_2(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[openclaw]\nstate_dir = ""\n[state]\ndir = "{tmp_path / "md"}"\n')
+    env = {"OPENCLAW_STATE_DIR": str(tmp_path / "nowhere")}
+    done = run_cli_env(cfg, env, "run")
+    assert done.returncode == 2
+    assert "no OpenClaw state directory" in done.stderr
+    assert not (tmp_path / "nowhere").exists()
+
+
+def run_cli_env(cfg: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", "--config", str(cfg), *args],
+        capture_output=True,
+        text=True,
+        env={**base, **env},
+        timeout=30,
+        check=False,
+    )

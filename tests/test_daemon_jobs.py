@@ -1,0 +1,268 @@
+"""The schedule: which periods are due, catch-up after downtime and wakes, DST, failures."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from daemon_harness import (
+    DaemonProcess,
+    append,
+    done_jobs,
+    hit_count,
+    hit_lines,
+    job_rows,
+    jobs_log_lines,
+    make_install,
+    wait_until,
+)
+from memoryd.config import Config, ConfigError, ScheduleConfig
+from memoryd.jobs import period_key
+from memoryd.service import (
+    StatusFacts,
+    build_triggers,
+    clock_jump,
+    due_jobs,
+    last_fire_time,
+    next_fire_time,
+    schedule_timezone,
+    status_line,
+)
+from memoryd.store import Store
+
+BERLIN = ZoneInfo("Europe/Berlin")
+UTCZ = ZoneInfo("UTC")
+
+
+def at(text: str) -> float:
+    return datetime.fromisoformat(text).timestamp()
+
+
+def triggers(tz, **schedule: str):
+    return build_triggers(Config(schedule=ScheduleConfig(**schedule)), tz)
+
+
+def record(store: Store, job: str, now: float, tz, status: str = "ok") -> None:
+    with store.transaction():
+        store.record_job(job, period_key(job, now, tz), status, now, "test")
+
+
+# =========================================================================== pure
+
+
+def test_last_fire_time_finds_the_latest_cron_time_at_or_before_now() -> None:
+    trig = triggers(UTCZ)
+    now = at("2026-11-15T10:02:00+00:00")
+    assert last_fire_time(trig["organize"], now, UTCZ) == datetime(2026, 11, 15, 9, 5, tzinfo=UTC)
+    assert last_fire_time(trig["organize"], at("2026-11-15T10:05:00+00:00"), UTCZ).hour == 10
+    assert last_fire_time(trig["reflect"], now, UTCZ) == datetime(2026, 11, 15, 3, 30, tzinfo=UTC)
+    assert last_fire_time(trig["expire"], now, UTCZ) == datetime(2026, 11, 1, 4, 0, tzinfo=UTC)
+    yearly = triggers(UTCZ, expire="0 0 1 1 *")["expire"]
+    assert last_fire_time(yearly, now, UTCZ) == datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def test_every_job_is_due_on_a_fresh_state_and_none_after_running() -> None:
+    store = Store.memory()
+    trig = triggers(UTCZ)
+    now = at("2026-11-15T10:02:00+00:00")
+    assert due_jobs(store, trig, now, UTCZ) == ["organize", "reflect", "expire"]
+    for job in ("organize", "reflect", "expire"):
+        record(store, job, now, UTCZ)
+    assert due_jobs(store, trig, now, UTCZ) == []
+    # Before 10:05 the hourly job has nothing new; after it, the new hour is due.
+    assert due_jobs(store, trig, at("2026-11-15T10:04:00+00:00"), UTCZ) == []
+    assert due_jobs(store, trig, at("2026-11-15T11:06:00+00:00"), UTCZ) == ["organize"]
+
+
+def test_many_missed_periods_collapse_into_one_run() -> None:
+    store = Store.memory()
+    trig = triggers(UTCZ)
+    t0 = at("2026-09-10T12:00:00+00:00")
+    for job in ("organize", "reflect", "expire"):
+        record(store, job, t0, UTCZ)
+    # Down for two months: every job owes exactly one run.
+    later = at("2026-11-15T12:00:00+00:00")
+    assert due_jobs(store, trig, later, UTCZ) == ["organize", "reflect", "expire"]
+    for job in ("organize", "reflect", "expire"):
+        record(store, job, later, UTCZ)
+    assert due_jobs(store, trig, later + 60, UTCZ) == []
+
+
+def test_a_failed_run_is_retried_at_the_next_period_not_in_a_loop() -> None:
+    store = Store.memory()
+    trig = triggers(UTCZ)
+    now = at("2026-11-15T10:06:00+00:00")
+    record(store, "organize", now, UTCZ, status="failed")
+    assert "organize" not in due_jobs(store, trig, now + 600, UTCZ)
+    assert "organize" in due_jobs(store, trig, at("2026-11-15T11:05:00+00:00"), UTCZ)
+
+
+def test_the_repeated_hour_of_a_dst_change_is_one_period() -> None:
+    store = Store.memory()
+    trig = triggers(BERLIN)
+    # 2026-10-25: 03:00 CEST becomes 02:00 CET, so 02:10 happens twice.
+    first = at("2026-10-25T00:10:00+00:00")  # 02:10 CEST
+    second = at("2026-10-25T01:10:00+00:00")  # 02:10 CET, an hour later
+    assert "organize" in due_jobs(store, trig, first, BERLIN)
+    record(store, "organize", first, BERLIN)
+    assert "organize" not in due_jobs(store, trig, second, BERLIN)
+    assert "organize" in due_jobs(store, trig, at("2026-10-25T02:06:00+00:00"), BERLIN)
+
+
+def test_the_missing_hour_of_spring_forward_skips_nothing_else() -> None:
+    store = Store.memory()
+    trig = triggers(BERLIN)
+    before = at("2026-03-28T12:00:00+00:00")
+    for job in ("organize", "reflect"):
+        record(store, job, before, BERLIN)
+    # 2026-03-29 02:00 CET jumps to 03:00 CEST; reflect at 03:30 local still fires once.
+    after = at("2026-03-29T02:00:00+00:00")  # 04:00 CEST
+    fire = last_fire_time(trig["reflect"], after, BERLIN)
+    assert fire == datetime(2026, 3, 29, 3, 30, tzinfo=BERLIN)
+    assert due_jobs(store, {"reflect": trig["reflect"]}, after, BERLIN) == ["reflect"]
+
+
+def test_crontab_weekday_numbers_mean_what_crontab_means() -> None:
+    trig = triggers(UTCZ, organize="0 9 * * 1-5", reflect="0 9 * * 0", expire="0 9 * * 7")
+    saturday = at("2026-11-14T12:00:00+00:00")
+    assert next_fire_time(trig["organize"], saturday, UTCZ).strftime("%a") == "Mon"
+    assert next_fire_time(trig["reflect"], saturday, UTCZ).strftime("%a") == "Sun"
+    assert next_fire_time(trig["expire"], saturday, UTCZ).strftime("%a") == "Sun"
+
+
+def test_bad_schedules_are_config_errors_naming_the_key() -> None:
+    with pytest.raises(ConfigError, match=r"schedule\.reflect"):
+        triggers(UTCZ, reflect="30 3 * *")
+    with pytest.raises(ConfigError, match=r"schedule\.organize"):
+        triggers(UTCZ, organize="61 * * * *")
+    with pytest.raises(ConfigError, match=r"schedule\.timezone"):
+        schedule_timezone(Config(schedule=ScheduleConfig(timezone="Mars/Olympus")))
+
+
+def test_a_clock_jump_is_wall_time_moving_beyond_monotonic_time() -> None:
+    assert clock_jump(1000.0, 50.0, 1061.0, 110.0, 120.0) is None  # a minute passed normally
+    assert clock_jump(1000.0, 50.0, 1000.0 + 3600 + 1, 51.0, 120.0) == pytest.approx(3600)
+    assert clock_jump(1000.0, 50.0, 500.0, 51.0, 120.0) == pytest.approx(-501)
+
+
+def test_status_line_reads_well() -> None:
+    at_ = datetime(2026, 11, 15, 14, 5, tzinfo=UTCZ)
+    assert (
+        status_line(StatusFacts(12, 1, "organize", at_))
+        == "following 12 transcripts, 1 hit today, next organize at 2026-11-15 14:05 UTC"
+    )
+    assert status_line(StatusFacts(1, 0, None, None, "reloaded")).endswith("0 hits today; reloaded")
+
+
+# =========================================================================== real daemons
+
+
+@pytest.fixture
+def daemons() -> Iterator[list[DaemonProcess]]:
+    started: list[DaemonProcess] = []
+    yield started
+    for d in started:
+        d.cleanup()
+
+
+def run_daemon(inst, daemons, **env: str) -> DaemonProcess:
+    d = DaemonProcess(inst, env_extra=env).start()
+    daemons.append(d)
+    d.wait_ready()
+    return d
+
+
+@pytest.mark.timeout(60)
+def test_missed_periods_run_exactly_once_after_downtime_across_a_dst_change(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path, '[schedule]\ntimezone = "Europe/Berlin"\n')
+    # Saturday before the change: everything runs once.
+    d = run_daemon(inst, daemons, MEMORYD_NOW="2026-10-24T10:00:00Z")
+    wait_until(lambda: len(done_jobs(inst)) == 3)
+    assert d.stop() == 0
+    # Down over the night the clocks went back; back on Monday 10:00 CET.
+    d = run_daemon(inst, daemons, MEMORYD_NOW="2026-10-26T09:00:00Z")
+    wait_until(lambda: len(done_jobs(inst)) == 5)
+    assert d.stop() == 0
+    # The same moment again: nothing is owed.
+    d = run_daemon(inst, daemons, MEMORYD_NOW="2026-10-26T09:00:00Z")
+    assert d.stop() == 0
+    assert not d.events("job.catch_up")
+    assert sorted(done_jobs(inst)) == ["expire", "organize", "organize", "reflect", "reflect"]
+    assert job_rows(inst.db) == [
+        ("expire", "2026-10", "ok"),
+        ("organize", "2026-10-24T12", "ok"),
+        ("organize", "2026-10-26T10", "ok"),
+        ("reflect", "2026-10-24", "ok"),
+        ("reflect", "2026-10-26", "ok"),
+    ]
+
+
+@pytest.mark.timeout(60)
+def test_a_wake_from_sleep_rescans_and_catches_up_missed_jobs(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path)
+    offset = tmp_path / "clock-offset"
+    offset.write_text("0")
+    d = run_daemon(inst, daemons, MEMORYD_CLOCK_OFFSET_FILE=str(offset))
+    wait_until(lambda: len(done_jobs(inst)) == 3)
+    # The machine "sleeps" for a day: the wall clock jumps, the monotonic clock does not.
+    now = time.time()
+    owed = {"organize", "reflect"}
+    trig = triggers(UTCZ)
+    if period_key("expire", last_fire_time(trig["expire"], now + 86400, UTCZ).timestamp(), UTCZ) > (
+        period_key("expire", now, UTCZ)
+    ):
+        owed.add("expire")
+    offset.write_text("86400")
+    jump = d.wait_event("clock.jump")[0]
+    assert jump["seconds"] == pytest.approx(86400, abs=5)
+    wait_until(lambda: len(done_jobs(inst)) == 3 + len(owed))
+    rescans = [e for e in d.events("ingest.rescan") if e.get("reason") == "clock jump"]
+    assert rescans, "a wake triggers a rescan"
+    time.sleep(1.5)  # a few more main-loop ticks: no second catch-up
+    assert d.stop() == 0
+    assert sorted(done_jobs(inst)[3:]) == sorted(owed)
+
+
+@pytest.mark.timeout(60)
+def test_a_failing_job_is_logged_with_its_traceback_and_the_daemon_keeps_counting(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path)
+    d = run_daemon(inst, daemons, FAKE_JOB_FAIL_ORGANIZE="1")
+    failed = d.wait_event("job.failed")[0]
+    assert failed["job"] == "organize"
+    assert failed["level"] == "error"
+    assert "organize failed on purpose" in str(failed["exception"])
+    wait_until(lambda: sorted(done_jobs(inst)) == ["expire", "reflect"])
+    append(inst.transcript("s"), hit_lines(["memory/n001.md"]))
+    wait_until(lambda: hit_count(inst.db) == 1, timeout=5)
+    assert d.stop() == 0
+    statuses = {job: status for job, _period, status in job_rows(inst.db)}
+    assert statuses == {"organize": "failed", "reflect": "ok", "expire": "ok"}
+
+
+@pytest.mark.timeout(60)
+def test_sigterm_lets_a_running_job_finish_then_exits_0(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path)
+    d = run_daemon(inst, daemons, FAKE_JOB_SLEEP_ORGANIZE="2")
+    wait_until(lambda: any(ln.startswith("start organize") for ln in jobs_log_lines(inst)))
+    t0 = time.monotonic()
+    assert d.stop(signal.SIGTERM) == 0
+    assert time.monotonic() - t0 < 10
+    assert done_jobs(inst) == ["organize"]  # finished; the queued ones wait for next start
+    assert job_rows(inst.db) == [("organize", period_key("organize", time.time(), UTCZ), "ok")]
+    d = run_daemon(inst, daemons)
+    wait_until(lambda: sorted(done_jobs(inst)) == ["expire", "organize", "reflect"])
+    assert d.stop() == 0

@@ -1,0 +1,152 @@
+"""Signals and the notify protocol: SIGHUP reloads, SIGTERM / SIGINT stop, WATCHDOG, status."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from daemon_harness import (
+    DaemonProcess,
+    NotifySocket,
+    append,
+    hit_count,
+    hit_lines,
+    make_install,
+    run_cli,
+    wait_until,
+)
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+def notify() -> Iterator[NotifySocket]:
+    sock = NotifySocket()
+    yield sock
+    sock.close()
+
+
+@pytest.fixture
+def daemons() -> Iterator[list[DaemonProcess]]:
+    started: list[DaemonProcess] = []
+    yield started
+    for d in started:
+        d.cleanup()
+
+
+def start(inst, daemons, notify=None, **env: str) -> DaemonProcess:
+    d = DaemonProcess(inst, env_extra=env, notify=notify).start()
+    daemons.append(d)
+    return d
+
+
+def test_sighup_with_a_valid_config_reloads_it(
+    tmp_path: Path, notify: NotifySocket, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path)
+    d = start(inst, daemons, notify)
+    notify.wait_for("READY", "1")
+    append(inst.transcript("s"), hit_lines(["memory/n001.md"]))
+    wait_until(lambda: hit_count(inst.db) == 1, timeout=5)
+    assert not d.events("ingest.batch"), "per-batch lines are debug only"
+
+    inst.write_config('[log]\nlevel = "debug"\n')
+    mark = notify.index()
+    d.send(signal.SIGHUP)
+    reloading = notify.wait_for("RELOADING", "1", after=mark)
+    assert int(reloading["MONOTONIC_USEC"]) > 0
+    ready = notify.wait_for("READY", "1", after=mark)
+    assert "configuration reloaded" in ready["STATUS"]
+    assert notify.messages.index(reloading) < notify.messages.index(ready)
+    d.wait_event("daemon.reloaded")
+
+    # The new level is live: the next batch is logged at debug.
+    append(inst.transcript("s"), hit_lines(["memory/n002.md"]))
+    wait_until(lambda: hit_count(inst.db) == 2, timeout=5)
+    batch = d.wait_event("ingest.batch")[0]
+    assert batch["level"] == "debug" and batch["hits"] == 1
+    assert d.stop() == 0
+
+
+def test_sighup_with_an_invalid_config_keeps_the_old_one_and_says_why(
+    tmp_path: Path, notify: NotifySocket, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path)
+    d = start(inst, daemons, notify)
+    notify.wait_for("READY", "1")
+    text = inst.config.read_text()
+    inst.config.write_text(text.replace("rescan_seconds = 3600.0", 'rescan_seconds = "soon"'))
+    mark = notify.index()
+    d.send(signal.SIGHUP)
+    notify.wait_for("RELOADING", "1", after=mark)
+    ready = notify.wait_for("READY", "1", after=mark)
+    assert "reload failed, old config kept" in ready["STATUS"]
+    assert "daemon.rescan_seconds" in ready["STATUS"]
+    rejected = d.wait_event("daemon.reload_rejected")[0]
+    assert rejected["level"] == "error" and "rescan_seconds" in rejected["error"]
+    # Still counting with the old configuration.
+    append(inst.transcript("s"), hit_lines(["memory/n003.md"]))
+    wait_until(lambda: hit_count(inst.db) == 1, timeout=5)
+    assert d.stop() == 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_and_sigint_stop_cleanly_and_quickly(
+    tmp_path: Path, notify: NotifySocket, daemons: list[DaemonProcess], sig: int
+) -> None:
+    inst = make_install(tmp_path)
+    d = start(inst, daemons, notify, WATCHDOG_USEC="1000000")
+    notify.wait_for("READY", "1")
+    # WATCHDOG=1 at half the period while everything is alive.
+    mark = notify.index()
+    time.sleep(2.2)
+    pings = [m for m in notify.messages[mark:] if m.get("WATCHDOG") == "1"]
+    notify.drain()
+    pings = [m for m in notify.messages[mark:] if m.get("WATCHDOG") == "1"]
+    assert len(pings) >= 3
+    # Lines appended just before the signal are committed before the exit.
+    append(inst.transcript("s"), hit_lines(["memory/n004.md", "memory/n005.md"]))
+    mark = notify.index()
+    t0 = time.monotonic()
+    assert d.stop(sig, timeout=20) == 0
+    assert time.monotonic() - t0 < 5, "well inside TimeoutStopSec"
+    notify.wait_for("STOPPING", "1", after=mark)
+    assert hit_count(inst.db) == 2
+    stopped = d.events("daemon.stopped")[0]
+    assert stopped["reason"] == signal.Signals(sig).name
+
+
+def test_status_reports_sources_hits_and_jobs_with_or_without_a_daemon(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path)
+    before = run_cli(inst, "status")
+    assert before.returncode == 0, before.stderr
+    assert "daemon:      not running" in before.stdout
+    assert not inst.db.exists(), "status creates no state"
+
+    append(inst.transcript("s"), hit_lines(["memory/n001.md", "MEMORY.md"]))
+    d = start(inst, daemons)
+    d.wait_ready()
+    wait_until(lambda: len(d.events("job.done")) == 3)
+    partial = b'{"type": "message", "id": "half-writ'  # no newline yet: pending bytes
+    append(inst.transcript("s"), partial)
+    time.sleep(0.3)
+    doc = json.loads(run_cli(inst, "status", "--json").stdout)
+    assert doc["daemon"]["running"] and doc["daemon"]["pid"] == d.proc.pid
+    assert doc["hits"] == {"last_hour": 2, "last_day": 2, "total": 2}
+    assert doc["sources"]["followed"] == 1
+    assert doc["pending_bytes"] == len(partial)
+    assert set(doc["jobs"]) == {"organize", "reflect", "expire"}
+    assert doc["jobs"]["organize"]["last_status"] == "ok"
+    assert doc["jobs"]["reflect"]["schedule"] == "30 3 * * *"
+    assert doc["jobs"]["expire"]["next_run"].endswith("T04:00:00Z")
+    text = run_cli(inst, "status").stdout
+    assert f"running (pid {d.proc.pid})" in text
+    assert "2 last hour, 2 last day, 2 total" in text
+    assert d.stop() == 0

@@ -1,0 +1,176 @@
+"""The systemd unit and the launchd plist: valid for their tools, installed and removed cleanly."""
+
+from __future__ import annotations
+
+import os
+import plistlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memoryd.commands.service import (
+    LAUNCHD_LABEL,
+    render_launchd_plist,
+    render_systemd_unit,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+UNIT = REPO / "systemd" / "memoryd.service"
+PLIST = REPO / "launchd" / f"{LAUNCHD_LABEL}.plist"
+
+
+def unit_settings(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        if "=" in line and not line.startswith(("#", "[")):
+            key, _, value = line.partition("=")
+            out[key] = value
+    return out
+
+
+def cli(home: Path, *args: str, config: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_"))}
+    env["HOME"] = str(home)
+    cmd = [sys.executable, "-m", "memoryd"]
+    if config is not None:
+        cmd += ["--config", str(config)]
+    return subprocess.run(
+        [*cmd, *args], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+
+
+def systemd_verify(unit: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    runtime = home / "run"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    env = {**os.environ, "HOME": str(home), "XDG_RUNTIME_DIR": str(runtime)}
+    return subprocess.run(
+        ["systemd-analyze", "--user", "verify", str(unit)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_the_repository_files_are_the_renderings_the_installer_writes() -> None:
+    assert UNIT.read_text() == render_systemd_unit("%h/.local/bin/memoryd", None)
+    assert PLIST.read_bytes() == render_launchd_plist(
+        "/usr/local/bin/memoryd", None, "/Users/you/Library/Logs/memoryd"
+    )
+
+
+def test_the_unit_is_a_notify_service_that_reloads_restarts_and_stops_in_time() -> None:
+    s = unit_settings(UNIT.read_text())
+    assert s["Type"] == "notify"
+    assert s["ExecStart"] == "%h/.local/bin/memoryd run"
+    assert s["ExecReload"] == "/bin/kill -HUP $MAINPID"
+    assert s["Restart"] == "on-failure"
+    assert s["RestartPreventExitStatus"] == "2"
+    assert int(s["WatchdogSec"]) >= 10
+    # The daemon waits at most 60 s for a running job, so systemd must wait longer.
+    assert int(s["TimeoutStopSec"]) > 60
+    assert s["NoNewPrivileges"] == "yes" and s["UMask"] == "0077"
+    assert s["WantedBy"] == "default.target"
+
+
+needs_systemd = pytest.mark.skipif(
+    shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed"
+)
+
+
+@needs_systemd
+def test_systemd_analyze_verify_accepts_the_repository_unit(tmp_path: Path) -> None:
+    exe = tmp_path / ".local" / "bin" / "memoryd"  # what %h/.local/bin/memoryd points to
+    exe.parent.mkdir(parents=True)
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    unit = tmp_path / "memoryd.service"
+    shutil.copy(UNIT, unit)
+    done = systemd_verify(unit, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "", done.stderr
+
+
+@needs_systemd
+def test_service_install_writes_a_unit_that_verifies_then_uninstall_removes_it(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "my config.toml"
+    config.write_text("[log]\nlevel = 'info'\n")
+    done = cli(tmp_path, "service", "install", "--systemd", config=config)
+    assert done.returncode == 0, done.stderr
+    unit = tmp_path / ".config" / "systemd" / "user" / "memoryd.service"
+    assert f"wrote {unit}" in done.stdout
+    for command in ("systemctl --user enable --now memoryd", "loginctl enable-linger"):
+        assert command in done.stdout
+    s = unit_settings(unit.read_text())
+    exe = Path(sys.executable).parent / "memoryd"
+    assert s["ExecStart"] == f'{exe} --config "{config}" run'
+    verified = systemd_verify(unit, tmp_path)
+    assert verified.returncode == 0, verified.stderr
+    assert verified.stderr.strip() == "", verified.stderr
+
+    # Enabled (as systemctl would do it), then removed: the enablement link goes too.
+    wants = unit.parent / "default.target.wants"
+    wants.mkdir()
+    (wants / "memoryd.service").symlink_to(unit)
+    gone = cli(tmp_path, "service", "uninstall", "--systemd")
+    assert gone.returncode == 0, gone.stderr
+    assert not unit.exists() and not (wants / "memoryd.service").is_symlink()
+    assert "systemctl --user stop memoryd" in gone.stdout
+
+
+def test_the_plist_is_a_keepalive_background_agent_plistlib_and_plutil_accept() -> None:
+    doc = plistlib.loads(PLIST.read_bytes())
+    assert doc["Label"] == LAUNCHD_LABEL
+    assert doc["RunAtLoad"] is True
+    assert doc["KeepAlive"] == {"SuccessfulExit": False}
+    assert doc["ProcessType"] == "Background"
+    assert all(Path(a).is_absolute() for a in doc["ProgramArguments"][:1])
+    assert doc["ProgramArguments"][-1] == "run"
+    assert Path(doc["StandardErrorPath"]).is_absolute()
+    if shutil.which("plutil"):
+        lint = subprocess.run(["plutil", "-lint", str(PLIST)], capture_output=True, text=True)
+        assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+def test_launchd_install_dry_run_install_refusal_and_uninstall(tmp_path: Path) -> None:
+    agents = tmp_path / "Library" / "LaunchAgents"
+    target = agents / f"{LAUNCHD_LABEL}.plist"
+
+    dry = cli(tmp_path, "service", "install", "--launchd", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert f"# would write {target}" in dry.stdout
+    assert not target.exists()
+    assert "<key>Label</key>" in dry.stdout
+
+    done = cli(tmp_path, "service", "install", "--launchd")
+    assert done.returncode == 0, done.stderr
+    doc = plistlib.loads(target.read_bytes())
+    assert doc["ProgramArguments"] == [str(Path(sys.executable).parent / "memoryd"), "run"]
+    assert doc["StandardErrorPath"] == str(tmp_path / "Library/Logs/memoryd/memoryd.log")
+    assert (tmp_path / "Library" / "Logs" / "memoryd").is_dir()
+    assert f"launchctl bootstrap gui/$(id -u) {target}" in done.stdout
+    again = cli(tmp_path, "service", "install", "--launchd")
+    assert again.returncode == 0, "re-installing over our own file is an upgrade"
+
+    dry_gone = cli(tmp_path, "service", "uninstall", "--launchd", "--dry-run")
+    assert f"would remove {target}" in dry_gone.stdout and target.exists()
+    gone = cli(tmp_path, "service", "uninstall", "--launchd")
+    assert gone.returncode == 0 and not target.exists()
+    assert f"launchctl bootout gui/$(id -u)/{LAUNCHD_LABEL}" in gone.stdout
+
+    # A file someone else wrote is never overwritten or removed without --force.
+    target.write_text("<plist>mine</plist>")
+    refused = cli(tmp_path, "service", "install", "--launchd")
+    assert refused.returncode == 2
+    assert "was not written by memoryd" in refused.stderr or "not written by" in refused.stderr
+    assert target.read_text() == "<plist>mine</plist>"
+    assert cli(tmp_path, "service", "uninstall", "--launchd").returncode == 2
+    assert target.exists()
+    forced = cli(tmp_path, "service", "install", "--launchd", "--force")
+    assert forced.returncode == 0 and plistlib.loads(target.read_bytes())["RunAtLoad"] is True
