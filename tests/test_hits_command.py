@@ -87,7 +87,7 @@ def test_hits_text_report(install):
     _, _, cfg = install
     out = memoryd(cfg, "hits", "--days", "7").stdout
     assert "last 7 days" in out
-    first = [ln for ln in out.splitlines() if ln.strip().endswith(".md")][0]
+    first = next(ln for ln in out.splitlines() if ln.strip().endswith(".md"))
     assert first.split()[0] == "3" and first.endswith("memory/2026-01-10.md")
     assert "never hit (1 of 5 files)" in out
 

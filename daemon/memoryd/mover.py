@@ -66,8 +66,12 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .store import Store
+
+if TYPE_CHECKING:
+    from .config import Paths
 
 OPS = ("move", "copy", "delete")
 STATES = ("intent", "done", "rolled_back", "failed", "undone")
@@ -97,6 +101,18 @@ class MoveRecord:
 
 
 _COLUMNS = "id, batch, op, src, dst, sha256, size, state, reason, created, finished, undo_of"
+
+
+def mover_for(store: Store, paths: Paths) -> Mover:
+    """The mover every memoryd command and job uses: all the roots memoryd moves files in.
+
+    The journal is shared, so one root list for everybody: the workspaces, the
+    tier store and memoryd's own folder (graveyard). With fewer roots, ``repair``
+    would have to give up on another job's interrupted move as "outside its roots".
+    Each job still only plans paths inside its own area.
+    """
+    workspaces = dict.fromkeys([paths.workspace, *(a.workspace for a in paths.agents)])
+    return Mover(store, [*workspaces, paths.tiers_root, paths.memoryd_dir])
 
 
 def sha256_file(path: Path | str) -> tuple[str, int]:

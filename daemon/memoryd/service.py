@@ -1073,11 +1073,10 @@ def repair_moves(paths: Paths, store: Store) -> None:
     and memoryd's own folder (graveyard). A repair failure is logged, never fatal: the
     entries stay in the journal for ``memoryd restore`` and the next start.
     """
-    from .mover import Mover
+    from .mover import mover_for
 
-    roots = [*{a.workspace for a in paths.agents}, paths.tiers_root, paths.memoryd_dir]
     try:
-        lines = Mover(store, roots).repair()
+        lines = mover_for(store, paths).repair()
     except Exception:
         log.error("repair.failed", exc_info=True)
         return

@@ -293,7 +293,7 @@ def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
-    from ..mover import Mover
+    from ..mover import mover_for
     from ..policy import expire as ep
     from ..policy import promote as pp
     from ..policy import score as sp
@@ -306,7 +306,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     snap = snapshot(ctx.cfg, ctx.paths, store, clock.now())
     journal = [
         {"id": r.id, "op": r.op, "src": r.src, "dst": r.dst, "state": r.state, "reason": r.reason}
-        for r in Mover(store, [ctx.paths.workspace]).find(ctx.paths.workspace / rel)
+        for r in mover_for(store, ctx.paths).find(ctx.paths.workspace / rel)
     ]
     sig = snap.by_path.get(rel)
     if sig is None:
@@ -475,13 +475,13 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
-    from ..mover import MoveError, Mover
+    from ..mover import MoveError, mover_for
 
     if bool(args.paths) == bool(args.last):
         raise UsageError("give PATH... or --last (not both)")
     ws = ctx.paths.workspace
     store = ctx.store()
-    mover = Mover(store, [ws, ctx.paths.tiers_root])
+    mover = mover_for(store, ctx.paths)
     repaired = mover.repair()
     restored: list[dict[str, Any]] = []
     errors: list[dict[str, str]] = []

@@ -1,9 +1,218 @@
-"""Commands of this group (being built)."""
+"""Tier store commands (seed 004): organize, recall, inject, refresh."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
+
+from ..clock import iso
+from ..clock import now as clock_now
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this group's commands to the ``memoryd`` parser."""
+    p = sub.add_parser(
+        "organize",
+        help="tier store: hot→warm, warm→gist copy, forget, clean up (seed 004)",
+        description=(
+            "Run the tier store's three steps once: layer by mtime (hot/ → warm/, a summary "
+            "copy of old warm/ notes in gist/), move notes not retrieved for "
+            "forget_after_days to forgotten/, delete what has been in forgotten/ for "
+            "delete_after_days (a compressed copy kept in graveyard/). Prints each action "
+            "with its reason."
+        ),
+    )
+    p.add_argument("--dry-run", action="store_true", help="print the plan, touch nothing")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.set_defaults(func=cmd_organize)
+
+    p = sub.add_parser(
+        "recall",
+        help="search hot/ → warm/ → gist/ → forgotten/, stop at the first tier with a match",
+        description=(
+            "Layered recall: files containing any of WORDS (case-insensitive), tier by tier. "
+            "A hit is read out, rotated back (warm → hot; gist → summary and warm original "
+            "to hot; forgotten → warm, marked) and counted as a hit of kind 'recall'. More "
+            "matches than recall_max_files: the best are listed and nothing moves."
+        ),
+    )
+    p.add_argument("words", nargs="+", metavar="WORD", help="words to look for (any of them)")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.add_argument("--peek", action="store_true", help="search only: no rotation, no hit recorded")
+    p.set_defaults(func=cmd_recall)
+
+    p = sub.add_parser(
+        "inject",
+        help="print the hot/ notes, newest first, for a session-start hook",
+    )
+    p.add_argument(
+        "--max-chars",
+        type=int,
+        default=None,
+        metavar="N",
+        help="character budget (default: tiers.inject_max_chars)",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.set_defaults(func=cmd_inject)
+
+    p = sub.add_parser(
+        "refresh",
+        help="organize the tier store, then run promote (the seed's /refresh)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="plan only: nothing moved or written")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.set_defaults(func=cmd_refresh)
+
+
+def _os_failure(ctx: Any, what: str, exc: OSError) -> int:
+    """A file-system problem (a tier folder that is a symlink, no permission): say so, exit 1."""
+    import sys
+
+    detail = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
+    print(f"memoryd {what}: {detail} (tier store {ctx.paths.tiers_root})", file=sys.stderr)
+    return 1
+
+
+# --------------------------------------------------------------------------- organize
+
+
+def _print_organize(ctx: Any, data: dict[str, Any], summary: str) -> None:
+    for line in data.get("repaired", []):
+        ctx.print(f"repaired  {line}")
+    width = max((len(a["src"]) for a in data["actions"]), default=0)
+    for a in data["actions"]:
+        status = a.get("status")
+        tag = "" if status in (None, "done") else f" [{status}: {a.get('error', '')}]".rstrip()
+        if status == "skipped" and a["op"] == "conflict":
+            tag = ""
+        dst = f" → {a['dst']}" if a.get("dst") else ""
+        ctx.print(f"{a['op']:<8}  {a['src']:<{width}}{dst}  ({a['reason']}){tag}")
+    for name in data.get("graveyard_expired", []):
+        ctx.print(f"drop      graveyard/{name}")
+    ctx.print(summary)
+
+
+def cmd_organize(args: argparse.Namespace, ctx: Any) -> int:
+    from ..cli import json_dumps
+    from ..jobs import organize
+
+    now = clock_now()
+    try:
+        result = organize.run(ctx.cfg, ctx.paths, ctx.store(), now, dry_run=args.dry_run)
+    except OSError as exc:
+        return _os_failure(ctx, "organize", exc)
+    data = result.data
+    if args.json:
+        ctx.print(json_dumps({"summary": result.summary, "now": iso(now), **data}))
+    else:
+        _print_organize(ctx, data, result.summary)
+    return 1 if data["counts"]["failed"] else 0
+
+
+# --------------------------------------------------------------------------- recall
+
+
+def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
+    from ..cli import UsageError, json_dumps
+    from ..recall import normalise_words, recall
+
+    if not normalise_words(args.words):
+        raise UsageError("recall: give at least one non-empty word")
+    now = clock_now()
+    try:
+        out = recall(ctx.cfg, ctx.paths, ctx.store(), args.words, now, rotate=not args.peek)
+    except OSError as exc:
+        return _os_failure(ctx, "recall", exc)
+    if args.json:
+        ctx.print(json_dumps(out.as_dict()))
+        return 0
+    if out.tier is None:
+        ctx.print(out.message)
+        return 0
+    ctx.print(out.message)
+    for m in out.shown:
+        where = m["path"]
+        if m.get("now") and m["now"] != m["path"]:
+            where = f"{m['now']} (was {m['path']})"
+        ctx.print(f"\n== {where}  [{', '.join(m['words'])}]")
+        if m.get("original"):
+            ctx.print(f"   original: {m['original']}")
+        elif m.get("summary") and "original" in m:
+            ctx.print("   original: none left (this summary is all there is)")
+        if "text" in m:
+            ctx.print(m["text"].rstrip())
+        else:
+            ctx.print(f"   {m['snippet']}")
+    failed = [r for r in out.rotations if r.get("status") == "failed"]
+    for r in failed:
+        ctx.print(f"\n(could not move {r['src']} → {r['dst']}: {r.get('error')})")
+    return 0
+
+
+# --------------------------------------------------------------------------- inject
+
+
+def cmd_inject(args: argparse.Namespace, ctx: Any) -> int:
+    from ..cli import UsageError, json_dumps
+    from ..recall import inject
+
+    budget = ctx.cfg.tiers.inject_max_chars if args.max_chars is None else args.max_chars
+    if budget < 0:
+        raise UsageError("inject: --max-chars must not be negative")
+    inj = inject(ctx.paths.tiers_root, budget)
+    if args.json:
+        ctx.print(
+            json_dumps(
+                {
+                    "max_chars": budget,
+                    "chars": len(inj.text),
+                    "included": inj.included,
+                    "omitted": inj.omitted,
+                    "truncated": inj.truncated,
+                    "text": inj.text,
+                }
+            )
+        )
+    elif inj.text:
+        ctx.out.write(inj.text)
+    return 0
+
+
+# --------------------------------------------------------------------------- refresh
+
+
+def cmd_refresh(args: argparse.Namespace, ctx: Any) -> int:
+    from ..cli import json_dumps
+    from ..jobs import organize
+
+    now = clock_now()
+    store = ctx.store()
+    try:
+        org = organize.run(ctx.cfg, ctx.paths, store, now, dry_run=args.dry_run)
+    except OSError as exc:
+        return _os_failure(ctx, "refresh", exc)
+    promote: dict[str, Any]
+    try:
+        from ..jobs import promote as promote_job
+    except ImportError as exc:  # pragma: no cover - the promote job ships with memoryd
+        promote = {"summary": f"promote unavailable: {exc}", "data": {}}
+    else:
+        res = promote_job.run(ctx.cfg, ctx.paths, store, now, dry_run=args.dry_run)
+        promote = {"summary": res.summary, "data": res.data}
+    if args.json:
+        ctx.print(
+            json_dumps(
+                {
+                    "now": iso(now),
+                    "organize": {"summary": org.summary, **org.data},
+                    "promote": promote,
+                }
+            )
+        )
+    else:
+        _print_organize(ctx, org.data, org.summary)
+        ctx.print(promote["summary"])
+        report = promote["data"].get("report")
+        if report:
+            ctx.print(f"report: {report}")
+    return 1 if org.data["counts"]["failed"] else 0

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, Paths
-from ..mover import MoveError, Mover
+from ..mover import MoveError, Mover, mover_for
 from ..policy import expire as expire_policy
 from ..policy import score as score_policy
 from ..signals import Snapshot, snapshot
@@ -99,7 +99,7 @@ def summary_line(plan: dict[str, Any], moved: int | None, failed: int) -> str:
 def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = False) -> JobResult:
     """Plan (and unless ``dry_run`` apply) this month's expire; notify when something moved."""
     repaired: list[str] = []
-    mover = Mover(store, [paths.workspace])
+    mover = mover_for(store, paths)
     if not dry_run:
         repaired = mover.repair()
     snap = snapshot(cfg, paths, store, now)

@@ -1,0 +1,447 @@
+"""Layered recall (seed 004): search hot/ → warm/ → gist/ → forgotten/, stop at the first hit.
+
+Matching is the seed's ``grep -il "w1\\|w2"``: a file matches when it contains any
+of the words, case-insensitively (substrings, so Chinese words need no
+tokenising). Within a tier, files are ranked by how many different words they
+contain, then (in gist/) whether a word is among the gist's tags, then how often
+the words occur, then by recency. More matches than ``recall_max_files`` means the
+words are too broad: the best few are shown, nothing is rotated or counted, and
+the reader is asked to narrow the words (the seed: "do not read them all in").
+
+A definite hit rotates the note back as the seed's table says (see
+:func:`memoryd.tiers.rotation`), is recorded in ``hits`` as kind ``recall`` (agent
+``memoryd``), and refreshes ``refcount.json``. Searching is pure reading;
+:func:`recall` is the shell that moves, records and reports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .config import Config, Paths
+from .gist import TAGS_LABEL
+from .mover import MoveError
+from .store import Store
+from .tiers import (
+    TIERS,
+    hit_key,
+    load_records,
+    note_of,
+    placement_of,
+    reconcile,
+    rotation,
+    save_records,
+    scan_tier,
+    write_refcount,
+)
+
+SNIPPET = 160
+
+
+@dataclass(frozen=True)
+class Match:
+    """One matching file: where it is, which words it has, and a line to show."""
+
+    tier: str
+    filename: str
+    note: str
+    is_summary: bool
+    words: tuple[str, ...]
+    occurrences: int
+    tag_match: bool
+    mtime: float
+    snippet: str
+
+    @property
+    def rel(self) -> str:
+        return f"{self.tier}/{self.filename}"
+
+    def rank_key(self) -> tuple[Any, ...]:
+        return (-len(self.words), not self.tag_match, -self.occurrences, -self.mtime, self.rel)
+
+
+def normalise_words(words: list[str]) -> list[str]:
+    """Search words: split on whitespace, lower-cased, duplicates dropped, order kept."""
+    out: list[str] = []
+    for w in words:
+        for part in w.split():
+            low = part.casefold()
+            if low and low not in out:
+                out.append(low)
+    return out
+
+
+def _needs_unicode_fold(words: list[str]) -> bool:
+    return any(not w.isascii() and w.upper() != w.lower() for w in words)
+
+
+def match_file(
+    data: bytes, words: list[str], tier: str, fold: bool | None = None
+) -> tuple[tuple[str, ...], int, bool, str]:
+    """(words found, occurrences, tag match, snippet) of one file's bytes (pure).
+
+    ``fold``: whether non-ASCII case folding is needed (computed from ``words``
+    when not given; callers matching many files compute it once).
+    """
+    if fold is None:
+        fold = _needs_unicode_fold(words)
+    if fold:
+        hay_text = data.decode("utf-8", errors="replace").casefold()
+        hay = hay_text.encode("utf-8")
+    else:
+        hay = data.lower()  # ASCII-only lowering: enough for ASCII and caseless scripts
+    found: list[str] = []
+    occurrences = 0
+    first_at = -1
+    for w in words:
+        wb = w.encode("utf-8")
+        n = hay.count(wb)
+        if n:
+            found.append(w)
+            occurrences += n
+            at = hay.find(wb)
+            if first_at < 0 or at < first_at:
+                first_at = at
+    if not found:
+        return (), 0, False, ""
+    tag_match = False
+    if tier == "gist":
+        for line in hay.split(b"\n", 4)[:4]:
+            s = line.strip()
+            label = TAGS_LABEL.encode("utf-8")
+            if s.startswith(label) or s.startswith(b"tags:"):
+                tag_match = any(w.encode("utf-8") in s for w in found)
+                break
+    start = hay.rfind(b"\n", 0, first_at) + 1
+    end = hay.find(b"\n", first_at)
+    raw = data.decode("utf-8", errors="replace") if len(hay) != len(data) else None
+    if raw is None:
+        line = data[start : end if end >= 0 else len(data)].decode("utf-8", errors="replace")
+    else:  # case folding changed lengths: locate the line in the decoded text instead
+        line = next((ln for ln in raw.splitlines() if any(w in ln.casefold() for w in found)), "")
+    line = line.strip()
+    if len(line) > SNIPPET:
+        line = line[: SNIPPET - 1] + "…"
+    return tuple(found), occurrences, tag_match, line
+
+
+def _read_all(path: str) -> bytes | None:
+    """A file's bytes, never through a final symlink; None if unreadable."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+            if len(chunk) < 1 << 16:
+                break
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+
+
+def search_tier(root: Path, tier: str, words: list[str]) -> list[Match]:
+    """Every file of ``root/tier`` containing any of ``words``, best first.
+
+    The hot path of recall reads every file of a tier, so it stays close to the
+    system calls: one ``scandir`` (file type from the directory entry, no stat),
+    one open and read per file, and a ``stat`` only for the files that match.
+    """
+    folder = root / tier
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return []
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    fold = _needs_unicode_fold(words)
+    out: list[Match] = []
+    for entry in entries:
+        name = entry.name
+        if not name.endswith(".md") or name.startswith("."):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+        except OSError:
+            continue
+        data = _read_all(entry.path)
+        if data is None:
+            continue
+        found, occ, tag, snippet = match_file(data, words, tier, fold)
+        if found:
+            try:
+                mtime = entry.stat(follow_symlinks=False).st_mtime
+            except OSError:
+                continue
+            note, is_summary = note_of(tier, name)
+            out.append(Match(tier, name, note, is_summary, found, occ, tag, mtime, snippet))
+    out.sort(key=Match.rank_key)
+    return out
+
+
+@dataclass
+class SearchResult:
+    words: list[str]
+    tier: str | None  # the tier where the search stopped (None: nothing anywhere)
+    matches: list[Match]  # every match in that tier, best first
+    searched: list[str]
+
+    def shown(self, limit: int) -> list[Match]:
+        return self.matches[:limit]
+
+    def too_many(self, limit: int) -> bool:
+        return len(self._notes()) > limit
+
+    def _notes(self) -> list[str]:
+        return list(dict.fromkeys(m.note for m in self.matches))
+
+
+def layered_search(root: Path, words: list[str]) -> SearchResult:
+    """Search the tiers in the seed's order and stop at the first with a match."""
+    searched: list[str] = []
+    for tier in TIERS:
+        searched.append(tier)
+        matches = search_tier(root, tier, words)
+        if matches:
+            return SearchResult(words, tier, matches, searched)
+    return SearchResult(words, None, [], searched)
+
+
+def no_match_message(words: list[str], delete_after_days: float) -> str:
+    """The seed's three possible reasons, in English."""
+    quoted = " ".join(words)
+    return (
+        f"Nothing about '{quoted}' in the tier store. Possible reasons:\n"
+        "  1. it was never recorded;\n"
+        f"  2. it was deleted (after {delete_after_days:g} days in forgotten/ without a "
+        "retrieval; a compressed copy may still be in the graveyard);\n"
+        "  3. the words do not match: try other words."
+    )
+
+
+@dataclass
+class RecallOutcome:
+    words: list[str]
+    tier: str | None
+    matches: int
+    shown: list[dict[str, Any]] = field(default_factory=list)
+    too_many: bool = False
+    rotations: list[dict[str, Any]] = field(default_factory=list)
+    hits_recorded: int = 0
+    message: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "words": self.words,
+            "tier": self.tier,
+            "matches": self.matches,
+            "too_many": self.too_many,
+            "shown": self.shown,
+            "rotations": self.rotations,
+            "hits_recorded": self.hits_recorded,
+            "message": self.message,
+        }
+
+
+def recall(
+    cfg: Config,
+    paths: Paths,
+    store: Store,
+    words: list[str],
+    now: float,
+    *,
+    rotate: bool = True,
+    with_text: bool = True,
+) -> RecallOutcome:
+    """Search, and on a definite hit rotate, count and report (the seed's hit handling)."""
+    from .jobs.organize import read_text, tiers_lock
+    from .mover import mover_for
+
+    root = paths.tiers_root
+    limit = max(1, cfg.tiers.recall_max_files)
+    wanted = normalise_words(words)
+    if not wanted:
+        raise ValueError("recall needs at least one word")
+    with tiers_lock(paths):
+        mover = mover_for(store, paths) if rotate else None
+        if mover is not None:
+            mover.repair()
+        result = layered_search(root, wanted)
+        out = RecallOutcome(wanted, result.tier, len(result.matches))
+        if result.tier is None:
+            out.message = no_match_message(wanted, cfg.tiers.delete_after_days)
+            return out
+        shown = result.shown(limit)
+        out.too_many = result.too_many(limit)
+        if out.too_many:
+            out.message = (
+                f"{len(result.matches)} files in {result.tier}/ match; showing the best "
+                f"{len(shown)}. Narrow the words to read one."
+            )
+            out.shown = [_match_dict(m, None) for m in shown]
+            return out
+
+        notes = list(dict.fromkeys(m.note for m in shown))
+        batch = f"recall:{uuid.uuid4().hex[:8]}"
+        moved_to: dict[str, str] = {}  # old rel → new rel
+        for note in notes:
+            if mover is None:
+                break
+            place = placement_of(root, note)
+            for src, dst, reason in rotation(place, result.tier):
+                row: dict[str, Any] = {"note": note, "src": src, "dst": dst, "reason": reason}
+                try:
+                    mover.move(root / src, root / dst, reason=reason, batch=batch)
+                    with contextlib.suppress(OSError):
+                        os.utime(root / dst, (now, now))  # "touch": its decay starts over
+                    moved_to[src] = dst
+                    row["status"] = "done"
+                except (MoveError, OSError) as exc:
+                    row["status"] = "failed"
+                    row["error"] = str(exc)
+                out.rotations.append(row)
+
+        if rotate:
+            _record(store, root, notes, wanted, now, marked=result.tier == "forgotten")
+            out.hits_recorded = len(notes)
+            write_refcount(store, root, now, only=notes)
+
+        for m in shown:
+            now_rel = moved_to.get(m.rel, m.rel)
+            d = _match_dict(m, now_rel)
+            if result.tier == "gist":
+                place = placement_of(root, m.note)
+                orig = next((f.rel for f in place.originals), None)
+                d["original"] = orig
+            if with_text:
+                with contextlib.suppress(OSError):
+                    d["text"] = read_text(root / now_rel)
+            out.shown.append(d)
+        out.message = _hit_message(result.tier, out)
+        return out
+
+
+def _match_dict(m: Match, now_rel: str | None) -> dict[str, Any]:
+    return {
+        "note": m.note,
+        "path": m.rel,
+        "now": now_rel,
+        "summary": m.is_summary,
+        "words": list(m.words),
+        "occurrences": m.occurrences,
+        "tag_match": m.tag_match,
+        "snippet": m.snippet,
+    }
+
+
+def _hit_message(tier: str, out: RecallOutcome) -> str:
+    n = len(out.shown)
+    files = "file" if n == 1 else "files"
+    if tier == "hot":
+        return f"{n} {files} in hot/ (already the hottest tier; nothing moved)."
+    if tier == "warm":
+        return f"{n} {files} in warm/; moved back to hot/."
+    if tier == "gist":
+        return (
+            f"{n} {files} in gist/ (summaries); summary and warm original moved to hot/: "
+            "read the original there when the summary is not enough."
+        )
+    return (
+        f"{n} {files} recovered from forgotten/ (about to be deleted); moved back to warm/ "
+        "and marked, so it is never deleted."
+    )
+
+
+def _record(
+    store: Store, root: Path, notes: list[str], words: list[str], now: float, *, marked: bool
+) -> None:
+    """Count the recall as a hit of each note; bring its record in line; mark forgotten ones."""
+    query = " ".join(words)
+    with store.transaction():
+        store.conn.executemany(
+            "INSERT INTO hits(agent, call_id, memory_path, kind, ts, query) "
+            "VALUES ('memoryd', ?, ?, 'recall', ?, ?)",
+            [(str(uuid.uuid4()), hit_key(n), now, query) for n in notes],
+        )
+        records = load_records(store, notes)
+        current = {n: placement_of(root, n) for n in notes}
+        changed = reconcile(current, {n: r for n, r in records.items() if n in current}, now)
+        merged = {n: changed.get(n, records.get(n)) for n in notes}
+        if marked:
+            for n in notes:
+                rec = merged.get(n)
+                if rec is not None and not rec.user_marked:
+                    merged[n] = replace(rec, user_marked=True)
+                store.set_mark(hit_key(n), "marked", "recovered from forgotten/ by recall")
+        save_records(store, [r for r in merged.values() if r is not None])
+        store.bump("tiers_recalls")
+
+
+# --------------------------------------------------------------------------- session injection
+
+
+@dataclass
+class Injection:
+    text: str
+    included: list[str]
+    omitted: list[str]
+    truncated: bool = False
+
+
+def inject(root: Path, max_chars: int) -> Injection:
+    """The hot/ notes for a new session, newest first, within ``max_chars`` characters.
+
+    Whole notes only, in recency order, stopping at the first that does not fit
+    (so what is injected is always "everything since T"). When not even the
+    newest fits, its beginning is given, marked as cut. A summary in hot/ is
+    left out when its original is there too (the original says more).
+    """
+    from .jobs.organize import read_text
+
+    files = scan_tier(root, "hot")
+    originals = {f.filename for f in files if not note_of("hot", f.filename)[1]}
+    chosen = [
+        f
+        for f in files
+        if not (note_of("hot", f.filename)[1] and note_of("hot", f.filename)[0] in originals)
+    ]
+    chosen.sort(key=lambda f: (-f.mtime, f.filename))
+    parts: list[str] = []
+    included: list[str] = []
+    used = 0
+    truncated = False
+    for i, f in enumerate(chosen):
+        try:
+            body = read_text(root / "hot" / f.filename).rstrip() + "\n"
+        except OSError:
+            continue
+        block = f"## hot/{f.filename}\n{body}\n"
+        if used + len(block) <= max_chars:
+            parts.append(block)
+            included.append(f.filename)
+            used += len(block)
+            continue
+        rest = i
+        if not included and max_chars > 0:
+            marker = "\n[… cut by memoryd inject --max-chars]\n"
+            room = max_chars - len(marker)
+            parts.append(block[:room] + marker if room > 0 else block[:max_chars])
+            included.append(f.filename)
+            truncated = True
+            rest = i + 1
+        return Injection("".join(parts), included, [g.filename for g in chosen[rest:]], truncated)
+    return Injection("".join(parts), included, [], truncated)
