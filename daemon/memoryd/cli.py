@@ -76,6 +76,23 @@ COMMAND_GROUPS: dict[str, str] = {
     "hits": "memoryd.commands.hits",
     "export": "memoryd.commands.hits",
     "demo": "memoryd.commands.hits",
+    "expire": "memoryd.commands.lifecycle",
+    "reflect": "memoryd.commands.lifecycle",
+    "promote": "memoryd.commands.lifecycle",
+    "search": "memoryd.commands.lifecycle",
+    "explain": "memoryd.commands.lifecycle",
+    "mark": "memoryd.commands.lifecycle",
+    "unmark": "memoryd.commands.lifecycle",
+    "pin": "memoryd.commands.lifecycle",
+    "unpin": "memoryd.commands.lifecycle",
+    "restore": "memoryd.commands.lifecycle",
+    "organize": "memoryd.commands.tiers",
+    "recall": "memoryd.commands.tiers",
+    "inject": "memoryd.commands.tiers",
+    "refresh": "memoryd.commands.tiers",
+    "run": "memoryd.commands.service",
+    "status": "memoryd.commands.service",
+    "service": "memoryd.commands.service",
 }
 
 
