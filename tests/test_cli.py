@@ -32,7 +32,8 @@ def test_every_command_is_in_the_fast_path_table():
         ["scan"],
         ["expire", "--json"],
         ["explain", "MEMORY.md"],
-        ["status", "--json"],
+        ["reflect"],
+        # not `status`: it asks APScheduler's cron triggers when each job runs next
     ],
 )
 def test_one_shot_commands_do_not_import_the_daemon_stack(tmp_path, args):
