@@ -380,3 +380,41 @@ def test_a_broken_sqlite_store_is_counted_not_fatal(inst):
     stats = inst.scan()
     assert stats.errors == 1 and inst.store.counters()["read_errors"] == 1
     assert inst.counts() == expected(2)
+
+
+def test_a_cron_session_started_later_is_left_out_by_a_long_lived_scanner(inst):
+    """The daemon keeps one scanner for days: sessions.json is re-read when it changes."""
+    scanner = Scanner(inst.cfg, inst.paths, inst.store)
+    (inst.sessions / "sessions.json").write_text('{"agent:main:main": {"sessionId": "s"}}')
+    inst.append("s.jsonl", tx.call("u") + tx.result("u", tx.search_payload(["memory/a.md"])))
+    scanner.scan()
+    (inst.sessions / "sessions.json").write_text(
+        '{"agent:main:main": {"sessionId": "s"}, "agent:main:cron:nightly": {"sessionId": "late"}}'
+    )
+    inst.append("late.jsonl", tx.call("c") + tx.result("c", tx.search_payload(["memory/b.md"])))
+    scanner.scan()
+    assert inst.counts() == {"memory/a.md": 1}
+
+
+def test_lines_appended_while_scanning_are_never_lost(inst):
+    """A writer appending while scans run: a final scan always catches up exactly."""
+    import threading
+
+    lines = conversation(150)
+    done = threading.Event()
+
+    def writer() -> None:
+        for line in lines:
+            inst.append("s1.jsonl", line)
+        done.set()
+
+    t = threading.Thread(target=writer)
+    scanner_store = Store.open(inst.paths.db)
+    scanner = Scanner(inst.cfg, inst.paths, scanner_store)
+    t.start()
+    while not done.is_set():
+        scanner.scan()
+    t.join()
+    scanner.scan()
+    scanner_store.close()
+    assert inst.counts() == expected(150)

@@ -437,11 +437,24 @@ class Mover:
         os.unlink(s)
 
     def _abort(self, move_id: int, s: Path, d: Path, exc: BaseException) -> None:
-        """An operation failed in-process: remove our temp file, record why."""
+        """An operation failed in-process: settle its entry from what is on disk.
+
+        The failure may come after the link landed (Ctrl-C, ENOSPC on the folder
+        fsync), so "failed, nothing touched" would be a lie with the file in two
+        places. The same reasoning as :meth:`repair` decides instead; if even that
+        fails, the entry stays an ``intent`` for the next repair.
+        """
         with contextlib.suppress(OSError):
             os.unlink(_temp_name(d, move_id))
+        rec = self.get(move_id)
+        if rec is None:  # pragma: no cover - the intent was committed before
+            return
+        try:
+            state, what = self._repair_one(rec)
+        except Exception:
+            return
         with contextlib.suppress(Exception):
-            self._finish(move_id, "failed", f"{type(exc).__name__}: {exc}")
+            self._finish(move_id, state, f"{type(exc).__name__}: {exc}; {what}")
 
     # ------------------------------------------------------------------ repair
 

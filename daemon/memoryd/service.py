@@ -611,6 +611,11 @@ class JobRunner(threading.Thread):
             self.current = name
             try:
                 self._run_one(name, reason)
+            except Exception as exc:  # e.g. the state database locked or unreadable
+                # This thread must outlive any one job: a dead runner would never run a
+                # job again while the daemon looked healthy (no WatchdogSec off systemd).
+                self.last_error = f"{name}: {exc}"
+                log.error("job.runner_error", job=name, exc_info=True)
             finally:
                 self.current = None
 

@@ -501,7 +501,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
         assert rec is not None
         try:
             mover.undo(rec_id)
-        except MoveError as exc:
+        except (MoveError, OSError) as exc:
             errors.append({"path": label, "error": str(exc)})
             return
         restored.append({"id": rec_id, "from": rel(rec.dst), "to": rel(rec.src)})

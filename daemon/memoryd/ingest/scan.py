@@ -166,7 +166,7 @@ class Scanner:
         self._primary = str(paths.workspace.absolute())
         self._tiers_root = str(paths.tiers_root.absolute())
         self._claude = tuple(Path(p).expanduser() for p in cfg.openclaw.claude_projects)
-        self._synthetic_sessions: dict[str, frozenset[str]] = {}
+        self._synthetic_sessions: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
 
     # ------------------------------------------------------------------ discovery
 
@@ -298,7 +298,7 @@ class Scanner:
             else:
                 verdict = quick
             cp = self._settle_identity(sf, st, head, cp, at_path, verdict, stats)
-            self._tail(fd, sf, cp, pending, stats)
+            self._tail(fd, sf, cp, st, pending, stats)
         finally:
             os.close(fd)
 
@@ -366,6 +366,7 @@ class Scanner:
         fd: int,
         sf: src.SourceFile,
         cp: Checkpoint,
+        st: os.stat_result,
         pending: dict[str, _Calls],
         stats: ScanStats,
     ) -> None:
@@ -391,11 +392,13 @@ class Scanner:
                 batch = _Batch(cp, session, synthetic, start=batch.end, end=batch.end)
         if batch.end > batch.start or batch.oversized:
             self._commit(batch, stats)
-        st_after = os.fstat(fd)
+        # The size and mtime seen *before* reading: bytes appended while we read make the
+        # next stat differ, so they are read next time. (A stat taken after the last read
+        # could include them without their lines having been read: lost for good.)
         with self.store.transaction() as conn:
             conn.execute(
                 "UPDATE sources SET size = ?, mtime_ns = ?, last_read = ? WHERE id = ?",
-                (st_after.st_size, st_after.st_mtime_ns, time.time(), cp.id),
+                (st.st_size, st.st_mtime_ns, time.time(), cp.id),
             )
 
     def _scan_sqlite(
@@ -578,30 +581,30 @@ class Scanner:
         return calls
 
     def _synthetic(self, agent: str) -> frozenset[str]:
-        """Session ids of cron and heartbeat sessions, from the agent's sessions.json."""
+        """Session ids of the agent's cron and heartbeat sessions (from its sessions.json).
+
+        Re-read whenever sessions.json changes: the daemon's scanner lives for days,
+        and a cron session started after it must not be counted.
+        """
+        sessions_dir = next((a.sessions_dir for a in self.paths.agents if a.id == agent), None)
+        if sessions_dir is None:
+            return frozenset()
+        index = sessions_dir / "sessions.json"
+        try:
+            st = os.stat(index)
+        except OSError:
+            return frozenset()
+        key = (st.st_mtime_ns, st.st_size)
         cached = self._synthetic_sessions.get(agent)
-        if cached is not None:
-            return cached
-        ids: set[str] = set()
-        for a in self.paths.agents:
-            if a.id != agent:
-                continue
-            try:
-                data = orjson.loads((a.sessions_dir / "sessions.json").read_bytes())
-            except (OSError, orjson.JSONDecodeError):
-                data = None
-            if isinstance(data, dict):
-                for key, entry in data.items():
-                    k = str(key).lower()
-                    if ("cron:" in k or "heartbeat" in k) and isinstance(entry, dict):
-                        sid = entry.get("sessionId")
-                        if isinstance(sid, str):
-                            ids.add(sid)
-                        sfile = entry.get("sessionFile")
-                        if isinstance(sfile, str):
-                            ids.add(_session_id(Path(sfile).name))
-        result = self._synthetic_sessions[agent] = frozenset(ids)
-        return result
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        try:
+            data = orjson.loads(index.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            data = None
+        ids = synthetic_session_ids(data)
+        self._synthetic_sessions[agent] = (key, ids)
+        return ids
 
     def _mark_vanished(self, known: set[int], seen: set[int], vanished: set[int]) -> None:
         """Flag sources that are gone, revive the ones seen again, forget old ones."""
@@ -646,6 +649,23 @@ def _lines_with_ids(data: bytes, stop: int, waiting: set[str]) -> Iterable[tuple
                     yield begin, end
                     break
                 i = line.find(key, i + len(key))
+
+
+def synthetic_session_ids(index: object) -> frozenset[str]:
+    """Sessions that are not the user's: ``cron:`` and ``heartbeat`` keys of sessions.json."""
+    ids: set[str] = set()
+    if not isinstance(index, dict):
+        return frozenset()
+    for key, entry in index.items():
+        k = str(key).lower()
+        if ("cron:" in k or "heartbeat" in k) and isinstance(entry, dict):
+            sid = entry.get("sessionId")
+            if isinstance(sid, str):
+                ids.add(sid)
+            sfile = entry.get("sessionFile")
+            if isinstance(sfile, str):
+                ids.add(_session_id(Path(sfile).name))
+    return frozenset(ids)
 
 
 def _session_id(name: str) -> str:

@@ -80,7 +80,7 @@ def apply_plan(
             move_id = mover.move(
                 workspace / item["path"], workspace / item["to"], reason=item["reason"], batch=batch
             )
-        except MoveError as exc:
+        except (MoveError, OSError) as exc:  # one file's trouble never stops the others
             failed.append({"path": item["path"], "error": str(exc)})
             continue
         moved.append({**item, "id": move_id})
