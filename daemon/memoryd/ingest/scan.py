@@ -14,10 +14,12 @@ those lines; everything else is skipped without being decoded.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -42,9 +44,10 @@ from .tailer import (
 )
 
 _NEEDLE = b"memory_"
-_ID_KEYS = (b'"toolCallId"', b'"toolUseId"', b'"tool_call_id"', b'"tool_use_id"')
-_COMMIT_CHUNKS = 4  # while reading a long file, commit every this many chunks
-_DIRECT_ID_SEARCH_MAX = 16  # beyond this many waiting calls, scan for id keys instead
+# A result's call-id field, as OpenClaw and Claude Code write it (no space after the colon
+# in their JSONL; a space tolerated).
+_ID_FIELD = re.compile(rb'"tool(?:CallId|UseId|_call_id|_use_id)": ?"([^"\\]{1,200})"')
+_COMMIT_CHUNKS = 16  # commit at least every this many chunks' worth of lines
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
 
 
@@ -129,7 +132,7 @@ class _Batch:
     hits: list[tuple[object, ...]] = field(default_factory=list)
     malformed: int = 0
 
-    def write(self, conn: sqlite3.Connection) -> tuple[int, int]:
+    def write(self, conn: sqlite3.Connection, source_id: int) -> tuple[int, int]:
         """Insert it all; returns how many hits and calls were new (the rest were known)."""
         before_calls = conn.total_changes
         conn.executemany(
@@ -150,9 +153,23 @@ class _Batch:
         conn.executemany(
             "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
             "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            self.hits,
+            [(*row, source_id) for row in self.hits],
         )
         return conn.total_changes - before, new_calls
+
+
+class _SourceWrite:
+    """Records a source's identity once, in the first transaction that needs its id."""
+
+    def __init__(self, settle: Callable[[sqlite3.Connection], int]) -> None:
+        self._settle: Callable[[sqlite3.Connection], int] | None = settle
+        self._id = 0
+
+    def id(self, conn: sqlite3.Connection) -> int:
+        if self._settle is not None:
+            self._id = self._settle(conn)
+            self._settle = None
+        return self._id
 
 
 class Scanner:
@@ -167,6 +184,8 @@ class Scanner:
         self._tiers_root = str(paths.tiers_root.absolute())
         self._claude = tuple(Path(p).expanduser() for p in cfg.openclaw.claude_projects)
         self._synthetic_sessions: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
+        self._in_txn = False
+        self._txn_bytes = 0
 
     # ------------------------------------------------------------------ discovery
 
@@ -223,28 +242,31 @@ class Scanner:
         seen_ids: set[int] = set()
         seen_inodes: set[tuple[int, int]] = set()
         pending: dict[str, _Calls] = {}
-        for sf in files:
-            st = src.is_regular(sf.path)
-            if st is None:
-                continue
-            if sf.kind == src.SQLITE:
+        try:
+            for sf in files:
+                st = src.is_regular(sf.path)
+                if st is None:
+                    continue
+                if sf.kind == src.SQLITE:
+                    stats.files_seen += 1
+                    cp = by_path.get(str(sf.path))
+                    if cp is not None:
+                        seen_ids.add(cp.id)
+                    self._scan_sqlite(sf, st, cp, pending, stats)
+                    continue
+                if (st.st_dev, st.st_ino) in seen_inodes:  # a hard link to a file already read
+                    continue
+                seen_inodes.add((st.st_dev, st.st_ino))
                 stats.files_seen += 1
-                cp = by_path.get(str(sf.path))
+                cp = by_inode.get((st.st_dev, st.st_ino))
                 if cp is not None:
                     seen_ids.add(cp.id)
-                self._scan_sqlite(sf, st, cp, pending, stats)
-                continue
-            if (st.st_dev, st.st_ino) in seen_inodes:  # a hard link to a file already read
-                continue
-            seen_inodes.add((st.st_dev, st.st_ino))
-            stats.files_seen += 1
-            cp = by_inode.get((st.st_dev, st.st_ino))
-            if cp is not None:
-                seen_ids.add(cp.id)
-            try:
-                self._scan_file(sf, st, cp, by_path.get(str(sf.path)), pending, stats)
-            except OSError:
-                self._read_error(stats)
+                try:
+                    self._scan_file(sf, st, cp, by_path.get(str(sf.path)), pending, stats)
+                except OSError:
+                    self._read_error(stats)
+        finally:
+            self._flush()
         if full:
             known = {c.id for c in by_path.values()} | {c.id for c in by_inode.values()}
             self._mark_vanished(known, seen_ids, vanished)
@@ -297,8 +319,8 @@ class Scanner:
                 verdict = judge(cp, path, st, head)
             else:
                 verdict = quick
-            cp = self._settle_identity(sf, st, head, cp, at_path, verdict, stats)
-            self._tail(fd, sf, cp, st, pending, stats)
+            cp, settle = self._settle_identity(sf, st, head, cp, at_path, verdict, stats)
+            self._tail(fd, sf, cp, st, settle, pending, stats)
         finally:
             os.close(fd)
 
@@ -311,55 +333,57 @@ class Scanner:
         at_path: Checkpoint | None,
         verdict: Verdict,
         stats: ScanStats,
-    ) -> Checkpoint:
-        """Write the identity the verdict implies; return the checkpoint to read from."""
+    ) -> tuple[Checkpoint, Callable[[sqlite3.Connection], int]]:
+        """The checkpoint to read from, and how to record the identity the verdict implies.
+
+        The recording runs inside the first commit of what is read from the file, so
+        a small file costs one transaction; it returns the source's id.
+        """
         path = str(sf.path)
         now = time.time()
         hlen, hhash = len(head), head_hash(head)
-        with self.store.transaction() as conn:
-            if verdict is Verdict.NEW:
-                if at_path is not None:  # the old file at this path was replaced by a new inode
-                    conn.execute(
-                        "UPDATE sources SET vanished_at = ? WHERE id = ?", (now, at_path.id)
-                    )
+        retire = at_path.id if at_path is not None and (cp is None or at_path.id != cp.id) else None
+
+        def retire_old(conn: sqlite3.Connection) -> None:
+            if retire is not None:  # another file used to live at this path
+                conn.execute("UPDATE sources SET vanished_at = ? WHERE id = ?", (now, retire))
+
+        if verdict is Verdict.NEW:
+
+            def insert(conn: sqlite3.Connection) -> int:
+                retire_old(conn)
                 cur = conn.execute(
                     "INSERT INTO sources(agent, kind, path, dev, ino, head_len, head_hash, offset, "
                     "size, mtime_ns, first_seen) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ?)",
                     (sf.agent, sf.kind, path, st.st_dev, st.st_ino, hlen, hhash, now),
                 )
-                new_id = cur.lastrowid
-                assert new_id is not None
-                return Checkpoint(
-                    new_id, sf.agent, path, st.st_dev, st.st_ino, hlen, hhash, 0, 0, 0
-                )
-            assert cp is not None
-            if verdict in (Verdict.TRUNCATED, Verdict.REPLACED):
-                stats.resets += 1
-                conn.execute(
-                    "UPDATE sources SET path = ?, kind = ?, head_len = ?, head_hash = ?, "
-                    "offset = 0, resets = resets + 1 WHERE id = ?",
-                    (path, sf.kind, hlen, hhash, cp.id),
-                )
-                return Checkpoint(cp.id, cp.agent, path, cp.dev, cp.ino, hlen, hhash, 0, 0, 0)
+                assert cur.lastrowid is not None
+                return cur.lastrowid
+
+            return Checkpoint(0, sf.agent, path, st.st_dev, st.st_ino, hlen, hhash, 0, 0, 0), insert
+        assert cp is not None
+        if verdict in (Verdict.TRUNCATED, Verdict.REPLACED):
+            stats.resets += 1
+            offset = 0
+            sql = (
+                "UPDATE sources SET path = ?, kind = ?, head_len = ?, head_hash = ?, "
+                "offset = 0, resets = resets + 1 WHERE id = ?"
+            )
+        else:  # GROWN / RENAMED: keep the offset; lengthen a short fingerprint as it grows
             if verdict is Verdict.RENAMED:
                 stats.renamed += 1
-                if at_path is not None and at_path.id != cp.id:
-                    conn.execute(
-                        "UPDATE sources SET vanished_at = ? WHERE id = ?", (now, at_path.id)
-                    )
-            # GROWN / RENAMED: keep the offset; lengthen a short fingerprint as the file grows
-            if hlen > cp.head_len:
-                conn.execute(
-                    "UPDATE sources SET path = ?, kind = ?, head_len = ?, head_hash = ? "
-                    "WHERE id = ?",
-                    (path, sf.kind, hlen, hhash, cp.id),
-                )
-                cp = Checkpoint(cp.id, cp.agent, path, cp.dev, cp.ino, hlen, hhash, cp.offset, 0, 0)
-            elif cp.path != path:
-                conn.execute(
-                    "UPDATE sources SET path = ?, kind = ? WHERE id = ?", (path, sf.kind, cp.id)
-                )
-            return cp
+            offset = cp.offset
+            if hlen < cp.head_len:
+                hlen, hhash = cp.head_len, cp.head_hash
+            sql = "UPDATE sources SET path = ?, kind = ?, head_len = ?, head_hash = ? WHERE id = ?"
+        source_id = cp.id
+
+        def update(conn: sqlite3.Connection) -> int:
+            retire_old(conn)
+            conn.execute(sql, (path, sf.kind, hlen, hhash, source_id))
+            return source_id
+
+        return Checkpoint(cp.id, cp.agent, path, cp.dev, cp.ino, hlen, hhash, offset, 0, 0), update
 
     def _tail(
         self,
@@ -367,6 +391,7 @@ class Scanner:
         sf: src.SourceFile,
         cp: Checkpoint,
         st: os.stat_result,
+        settle: Callable[[sqlite3.Connection], int],
         pending: dict[str, _Calls],
         stats: ScanStats,
     ) -> None:
@@ -376,6 +401,8 @@ class Scanner:
             calls = pending[cp.agent] = self._load_waiting(cp.agent)
         session = _session_id(sf.path.name)
         synthetic = not self.cfg.openclaw.count_synthetic and session in self._synthetic(cp.agent)
+        commit_every = _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes
+        source = _SourceWrite(settle)
         batch = _Batch(cp, session, synthetic, start=cp.offset, end=cp.offset)
         for region in read_regions(
             fd,
@@ -387,19 +414,13 @@ class Scanner:
             batch.oversized += region.oversized
             batch.end = region.end
             self._read_region(region.data, region.size, batch, calls, stats)
-            if batch.end - batch.start >= _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes:
-                self._commit(batch, stats)
+            if batch.end - batch.start >= commit_every:
+                self._commit(batch, source, stats, None)
                 batch = _Batch(cp, session, synthetic, start=batch.end, end=batch.end)
-        if batch.end > batch.start or batch.oversized:
-            self._commit(batch, stats)
         # The size and mtime seen *before* reading: bytes appended while we read make the
         # next stat differ, so they are read next time. (A stat taken after the last read
         # could include them without their lines having been read: lost for good.)
-        with self.store.transaction() as conn:
-            conn.execute(
-                "UPDATE sources SET size = ?, mtime_ns = ?, last_read = ? WHERE id = ?",
-                (st.st_size, st.st_mtime_ns, time.time(), cp.id),
-            )
+        self._commit(batch, source, stats, st)
 
     def _scan_sqlite(
         self,
@@ -414,7 +435,7 @@ class Scanner:
         if sig is None or (cp is not None and (cp.size, cp.mtime_ns) == sig):
             return  # no new rows: the database and its WAL are as they were
         if cp is None:
-            with self.store.transaction() as conn:
+            with self._write(0) as conn:
                 cur = conn.execute(
                     "INSERT INTO sources(agent, kind, path, dev, ino, head_len, head_hash, "
                     "first_seen) VALUES (?, ?, ?, ?, ?, 0, '', ?)",
@@ -448,8 +469,8 @@ class Scanner:
                         stats.bytes_read += len(event)
                         if _NEEDLE in event or any(c.encode() in event for c in calls.waiting):
                             self._read_line(event, batch, calls, stats)
-                    with self.store.transaction() as conn:
-                        new_hits, new_calls = batch.write(conn)
+                    with self._write(sum(len(r[1]) for r in rows)) as conn:
+                        new_hits, new_calls = batch.write(conn, cp.id)
                         conn.execute(
                             "INSERT INTO transcript_db_cursors(source_id, session_id, seq) "
                             "VALUES (?, ?, ?) ON CONFLICT(source_id, session_id) "
@@ -465,7 +486,7 @@ class Scanner:
             return
         finally:
             source.close()
-        with self.store.transaction() as conn:
+        with self._write(0) as conn:
             conn.execute(
                 "UPDATE sources SET size = ?, mtime_ns = ?, last_read = ? WHERE id = ?",
                 (sig[0], sig[1], time.time(), cp.id),
@@ -473,18 +494,60 @@ class Scanner:
 
     def _read_error(self, stats: ScanStats) -> None:
         stats.errors += 1
-        with self.store.transaction():
+        with self._write(0):
             self.store.bump("read_errors")
 
-    def _commit(self, batch: _Batch, stats: ScanStats) -> None:
-        """Hits, calls and the offset after them: one transaction, so all or nothing."""
-        with self.store.transaction() as conn:
-            new_hits, new_calls = batch.write(conn)
+    @contextlib.contextmanager
+    def _write(self, nbytes: int) -> Iterator[sqlite3.Connection]:
+        """A write that joins the scan's open transaction (group commit).
+
+        Small transcripts are many: one transaction each would cost more than reading
+        them. Writes accumulate in one transaction until ``_COMMIT_CHUNKS`` chunks'
+        worth of lines is in it, or the scan ends. Every write is a whole unit (a
+        file's identity, hits and the offset after them), so whatever a crash cuts
+        off is simply read again.
+        """
+        conn = self.store.conn
+        if not self._in_txn:
+            conn.execute("BEGIN IMMEDIATE")
+            self._in_txn, self._txn_bytes = True, 0
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            self._in_txn = False
+            raise
+        self._txn_bytes += nbytes
+        if self._txn_bytes >= _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Commit the scan's open transaction, if any."""
+        if self._in_txn:
+            self.store.conn.execute("COMMIT")
+            self._in_txn = False
+
+    def _commit(
+        self,
+        batch: _Batch,
+        source: _SourceWrite,
+        stats: ScanStats,
+        final: os.stat_result | None,
+    ) -> None:
+        """Identity, hits, calls and the offset after them: in one transaction, all or nothing."""
+        with self._write(batch.end - batch.start) as conn:
+            source_id = source.id(conn)
+            new_hits, new_calls = batch.write(conn, source_id)
             conn.execute(
                 "UPDATE sources SET offset = MAX(offset, ?), oversized = oversized + ?, "
                 "malformed = malformed + ? WHERE id = ?",
-                (batch.end, batch.oversized, batch.malformed, batch.cp.id),
+                (batch.end, batch.oversized, batch.malformed, source_id),
             )
+            if final is not None:
+                conn.execute(
+                    "UPDATE sources SET size = ?, mtime_ns = ?, last_read = ? WHERE id = ?",
+                    (final.st_size, final.st_mtime_ns, time.time(), source_id),
+                )
             self.store.bump("oversized_lines", batch.oversized)
             self.store.bump("malformed_lines", batch.malformed)
         stats.new_hits += new_hits
@@ -566,7 +629,6 @@ class Scanner:
                     rp.start_line,
                     rp.end_line,
                     batch.session,
-                    batch.cp.id,
                 )
             )
 
@@ -628,27 +690,20 @@ class Scanner:
 
 
 def _lines_with_ids(data: bytes, stop: int, waiting: set[str]) -> Iterable[tuple[int, int]]:
-    """Lines of ``data[:stop]`` that mention a waiting call id.
+    """Lines of ``data[:stop]`` whose call-id field names a call still waiting for an answer.
 
-    With a few ids, each is searched for directly; with many (calls that were
-    never answered pile up), the id fields are read instead and looked up.
+    One regular-expression pass reads every id field; the cost follows the size of
+    the region, not (waiting calls × bytes) as searching for each id would — calls
+    that were never answered pile up over time.
     """
-    if len(waiting) <= _DIRECT_ID_SEARCH_MAX:
-        for cid in waiting:
-            yield from lines_containing(data, cid.encode(), stop)
-        return
     wanted = {cid.encode() for cid in waiting}
-    for key in _ID_KEYS:
-        for begin, end in lines_containing(data, key, stop):
-            line = data[begin:end]
-            i = line.find(key)
-            while i >= 0:
-                q1 = line.find(b'"', i + len(key))
-                q2 = line.find(b'"', q1 + 1) if q1 >= 0 else -1
-                if q2 > q1 >= 0 and line[q1 + 1 : q2] in wanted:
-                    yield begin, end
-                    break
-                i = line.find(key, i + len(key))
+    last = -1
+    for m in _ID_FIELD.finditer(data, 0, stop):
+        if m.group(1) in wanted and m.start() > last:
+            begin = data.rfind(b"\n", 0, m.start()) + 1
+            end = data.find(b"\n", m.end(), stop)
+            last = end = stop if end < 0 else end
+            yield begin, end
 
 
 def synthetic_session_ids(index: object) -> frozenset[str]:
