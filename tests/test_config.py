@@ -174,3 +174,20 @@ def test_default_workspace_without_openclaw_json(tmp_path):
     (profile / "agents" / "main").mkdir(parents=True)
     paths = resolve_paths(Config(), {"HOME": str(tmp_path), "OPENCLAW_STATE_DIR": str(profile)})
     assert paths.workspace == tmp_path / ".openclaw" / "workspace-work"
+
+
+def test_readme_documents_every_key():
+    readme = (REPO / "README.md").read_text()
+
+    def keys(obj, prefix=""):
+        for f in dataclasses.fields(obj):
+            if f.name == "source":
+                continue
+            value = getattr(obj, f.name)
+            if dataclasses.is_dataclass(value):
+                yield from keys(value, f"{prefix}{f.name}.")
+            else:
+                yield f"{prefix}{f.name}"
+
+    missing = [k for k in keys(Config()) if f"`{k}`" not in readme]
+    assert missing == [], f"README's configuration table lacks {missing}"
