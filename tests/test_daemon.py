@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,21 +25,6 @@ from daemon_harness import (
 )
 
 pytestmark = pytest.mark.timeout(90)
-
-
-@pytest.fixture
-def notify() -> Iterator[NotifySocket]:
-    sock = NotifySocket()
-    yield sock
-    sock.close()
-
-
-@pytest.fixture
-def daemons() -> Iterator[list[DaemonProcess]]:
-    started: list[DaemonProcess] = []
-    yield started
-    for d in started:
-        d.cleanup()
 
 
 def start(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,14 +20,6 @@ from daemon_harness import (
 )
 
 pytestmark = pytest.mark.timeout(90)
-
-
-@pytest.fixture
-def daemons() -> Iterator[list[DaemonProcess]]:
-    started: list[DaemonProcess] = []
-    yield started
-    for d in started:
-        d.cleanup()
 
 
 def fingerprint(*folders: Path) -> dict[str, str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -161,14 +160,6 @@ def test_status_line_reads_well() -> None:
 
 
 # =========================================================================== real daemons
-
-
-@pytest.fixture
-def daemons() -> Iterator[list[DaemonProcess]]:
-    started: list[DaemonProcess] = []
-    yield started
-    for d in started:
-        d.cleanup()
 
 
 def run_daemon(inst, daemons, **env: str) -> DaemonProcess:

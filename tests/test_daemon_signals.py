@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,21 +21,6 @@ from daemon_harness import (
 )
 
 pytestmark = pytest.mark.timeout(60)
-
-
-@pytest.fixture
-def notify() -> Iterator[NotifySocket]:
-    sock = NotifySocket()
-    yield sock
-    sock.close()
-
-
-@pytest.fixture
-def daemons() -> Iterator[list[DaemonProcess]]:
-    started: list[DaemonProcess] = []
-    yield started
-    for d in started:
-        d.cleanup()
 
 
 def start(inst, daemons, notify=None, **env: str) -> DaemonProcess:

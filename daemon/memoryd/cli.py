@@ -159,6 +159,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         ctx.close()
 
 
+def positive_int(text: str) -> int:
+    """argparse type for counts and windows (``--days``, ``--top``): a whole number ≥ 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def json_dumps(doc: Any) -> str:
     """The one JSON document a --json command prints."""
     import orjson

@@ -115,6 +115,13 @@ def mover_for(store: Store, paths: Paths) -> Mover:
     return Mover(store, [*workspaces, paths.tiers_root, paths.memoryd_dir])
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte (``os.write`` may write fewer than asked)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def sha256_file(path: Path | str) -> tuple[str, int]:
     """(hex sha256, size) of a regular file, refusing to follow a final symlink."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
@@ -399,9 +406,7 @@ class Mover:
             try:
                 while chunk := os.read(src_fd, _CHUNK):
                     h.update(chunk)
-                    view = memoryview(chunk)
-                    while view:
-                        view = view[os.write(out_fd, view) :]
+                    write_all(out_fd, chunk)
                 os.fsync(out_fd)
                 st = os.fstat(src_fd)
                 os.fchmod(out_fd, stat.S_IMODE(st.st_mode))

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import TiersConfig
+from .mover import write_all
 from .store import Store
 
 TIERS = ("hot", "warm", "gist", "forgotten")
@@ -623,9 +624,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -103,7 +103,7 @@ def list_memory_files(workspace: Path, exclude_prefixes: tuple[str, ...] = ()) -
     out: list[MemoryFile] = []
     seen_inodes: set[tuple[int, int]] = set()  # MEMORY.md is memory.md on macOS
     for name in LONG_TERM_NAMES:
-        st = _regular_stat(workspace / name)
+        st = regular_stat(workspace / name)
         if st is not None and (st.st_dev, st.st_ino) not in seen_inodes:
             seen_inodes.add((st.st_dev, st.st_ino))
             out.append(MemoryFile(name, st.st_size, st.st_mtime))
@@ -119,7 +119,8 @@ def list_memory_files(workspace: Path, exclude_prefixes: tuple[str, ...] = ()) -
     return sorted(out, key=lambda m: m.rel)
 
 
-def _regular_stat(path: Path) -> os.stat_result | None:
+def regular_stat(path: Path) -> os.stat_result | None:
+    """lstat of a regular file; None for anything else (missing, symlink, folder)."""
     try:
         st = os.lstat(path)
     except OSError:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import clock
-from ..cli import Context, UsageError, json_dumps
+from ..cli import Context, UsageError, json_dumps, positive_int
 from ..config import ConfigError
 from ..store import Store
 from ..workspace import MemoryFile, list_memory_files
@@ -24,9 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("hits", help="hits per memory file, most hit first, and files never hit")
     window = p.add_mutually_exclusive_group()
-    window.add_argument("--days", type=_positive_int, default=30, help="window (default 30)")
+    window.add_argument("--days", type=positive_int, default=30, help="window (default 30)")
     window.add_argument("--all", action="store_true", help="all time")
-    p.add_argument("--top", type=_positive_int, help="show only the N most hit files")
+    p.add_argument("--top", type=positive_int, help="show only the N most hit files")
     p.add_argument("--agent", help="only this agent's hits (default: every agent of the workspace)")
     p.add_argument("--no-scan", action="store_true", help="report without reading new lines first")
     p.add_argument("--json", action="store_true", help="print one JSON document")
@@ -44,16 +44,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="build a small OpenClaw install, scan it, show the report")
     p.add_argument("dir", nargs="?", help="where to build it (default: a new temporary folder)")
     p.set_defaults(func=cmd_demo)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def require_openclaw(ctx: Context) -> None:

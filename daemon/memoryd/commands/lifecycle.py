@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import clock
-from ..cli import Context, UsageError, json_dumps
+from ..cli import Context, UsageError, json_dumps, positive_int
 from ..store import Store
 
 
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("search", help="rank memory files by relevance score to a query")
     p.add_argument("query", nargs="+", help="the words to look for")
-    p.add_argument("--top", type=_positive_int, default=10, help="how many files (default 10)")
+    p.add_argument("--top", type=positive_int, default=10, help="how many files (default 10)")
     _common(p)
     p.set_defaults(func=cmd_search)
 
@@ -74,16 +74,6 @@ def _common(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="decide on the hits already counted (no catch-up scan)",
     )
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 # --------------------------------------------------------------------------- helpers

@@ -28,7 +28,7 @@ import orjson
 from .. import clock
 from ..config import Config, Paths
 from ..store import Store
-from ..workspace import classify_result_path
+from ..workspace import classify_result_path, regular_stat
 from . import sources as src
 from . import sqlite_source
 from .parser import GET, SEARCH, ToolCall, ToolResult, parse_line
@@ -244,7 +244,7 @@ class Scanner:
         pending: dict[str, _Calls] = {}
         try:
             for sf in files:
-                st = src.is_regular(sf.path)
+                st = regular_stat(sf.path)
                 if st is None:
                     continue
                 if sf.kind == src.SQLITE:
@@ -278,7 +278,7 @@ class Scanner:
         by_inode, _, _ = self._checkpoints()
         total = 0
         for sf in self.discover():
-            st = src.is_regular(sf.path)
+            st = regular_stat(sf.path)
             if st is None or sf.kind == src.SQLITE:
                 continue
             cp = by_inode.get((st.st_dev, st.st_ino))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,12 +111,3 @@ def _claude_transcripts(project: Path) -> Iterator[Path]:
         for entry in _files(Path(sub.path) / "subagents"):
             if entry.name.endswith(".jsonl"):
                 yield Path(entry.path)
-
-
-def is_regular(path: Path) -> os.stat_result | None:
-    """lstat of a regular file, None for anything else (missing, symlink, folder)."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    return st if stat.S_ISREG(st.st_mode) else None

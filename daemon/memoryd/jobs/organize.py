@@ -29,7 +29,7 @@ from typing import Any
 from ..clock import iso
 from ..config import Config, Paths
 from ..gist import document_frequencies, make_gist
-from ..mover import MoveError, Mover, mover_for, sha256_file
+from ..mover import MoveError, Mover, mover_for, sha256_file, write_all
 from ..store import Store
 from ..tiers import (
     STAGING,
@@ -154,10 +154,7 @@ class _Executor:
             os.unlink(staged)
         fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         try:
-            data = outcome.text.encode("utf-8")
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, outcome.text.encode("utf-8"))
             os.fsync(fd)
         finally:
             os.close(fd)
