@@ -93,26 +93,41 @@ class _Call:
 
 @dataclass
 class _Calls:
-    """One agent's memory calls met so far, and the ids still waiting for an answer."""
+    """One agent's memory calls met so far, and per session the ids still waiting.
+
+    An answer that does not name its tool (Claude Code's ``tool_result``) is only
+    looked for in the session that made the call: calls that were never answered
+    (an aborted turn) pile up over months and must not make every other
+    transcript slower to read.
+    """
 
     known: dict[str, _Call] = field(default_factory=dict)
-    waiting: set[str] = field(default_factory=set)
+    waiting: dict[str, set[str]] = field(default_factory=dict)  # session → call ids
 
-    def add(self, call_id: str, call: _Call) -> None:
+    def add(self, call_id: str, call: _Call, session: str | None) -> None:
         self.known[call_id] = call
         if not call.answered:
-            self.waiting.add(call_id)
+            self.waiting.setdefault(session or "", set()).add(call_id)
+
+    def answer(self, call_id: str, call: _Call) -> None:
+        call.answered = True
+        for ids in self.waiting.values():
+            ids.discard(call_id)
+
+    def waiting_in(self, session: str) -> set[str]:
+        return self.waiting.get(session) or set()
 
     def lookup(self, store: Store, agent: str, call_id: str) -> _Call | None:
         call = self.known.get(call_id)
         if call is None:
             row = store.conn.execute(
-                "SELECT tool, query, ts, answered FROM calls WHERE agent = ? AND call_id = ?",
+                "SELECT tool, query, ts, answered, session FROM calls "
+                "WHERE agent = ? AND call_id = ?",
                 (agent, call_id),
             ).fetchone()
             if row is not None:
                 call = _Call(row[0], row[1], row[2], bool(row[3]))
-                self.add(call_id, call)
+                self.add(call_id, call, row[4])
         return call
 
 
@@ -467,7 +482,8 @@ class Scanner:
                     batch = _Batch(cp, session_id, synthetic)
                     for _seq, event in rows:
                         stats.bytes_read += len(event)
-                        if _NEEDLE in event or any(c.encode() in event for c in calls.waiting):
+                        waiting = calls.waiting_in(session_id)
+                        if _NEEDLE in event or any(c.encode() in event for c in waiting):
                             self._read_line(event, batch, calls, stats)
                     with self._write(sum(len(r[1]) for r in rows)) as conn:
                         new_hits, new_calls = batch.write(conn, cp.id)
@@ -564,8 +580,9 @@ class Scanner:
         for begin, end in lines_containing(data, _NEEDLE, stop):
             done.add(begin)
             self._read_line(data[begin:end], batch, calls, stats)
-        if calls.waiting:  # answers that do not name their tool (Claude Code tool_result)
-            for begin, end in sorted(set(_lines_with_ids(data, stop, calls.waiting))):
+        waiting = calls.waiting_in(batch.session)
+        if waiting:  # answers that do not name their tool (Claude Code tool_result)
+            for begin, end in sorted(_lines_with_ids(data, stop, waiting)):
                 if begin not in done:
                     done.add(begin)
                     self._read_line(data[begin:end], batch, calls, stats)
@@ -581,7 +598,7 @@ class Scanner:
                 # Not looked up in the database: a call seen in an earlier scan (a copy in a
                 # successor file) is inserted OR IGNOREd and at worst waits until this scan ends.
                 if ev.call_id not in calls.known:
-                    calls.add(ev.call_id, _Call(ev.tool, ev.query, ev.ts, False))
+                    calls.add(ev.call_id, _Call(ev.tool, ev.query, ev.ts, False), batch.session)
                     batch.calls.append(
                         (batch.cp.agent, ev.call_id, ev.tool, ev.query, ev.ts, batch.session)
                     )
@@ -598,11 +615,10 @@ class Scanner:
             return
         if call is None:  # the call line was never seen (e.g. before a compaction)
             call = _Call(tool, None, ev.ts, True)
-            calls.add(ev.call_id, call)
+            calls.add(ev.call_id, call, batch.session)
             batch.answered_unseen.append((agent, ev.call_id, tool, ev.ts, batch.session))
         elif not call.answered:
-            call.answered = True
-            calls.waiting.discard(ev.call_id)
+            calls.answer(ev.call_id, call)
             batch.answered.append((agent, ev.call_id))
         query = call.query if tool == SEARCH else None
         if not self.cfg.openclaw.count_synthetic and (
@@ -634,12 +650,12 @@ class Scanner:
 
     def _load_waiting(self, agent: str) -> _Calls:
         rows = self.store.conn.execute(
-            "SELECT call_id, tool, query, ts FROM calls WHERE answered = 0 AND agent = ?",
+            "SELECT call_id, tool, query, ts, session FROM calls WHERE answered = 0 AND agent = ?",
             (agent,),
         )
         calls = _Calls()
-        for cid, tool, query, ts in rows:
-            calls.add(cid, _Call(tool, query, ts, False))
+        for cid, tool, query, ts, session in rows:
+            calls.add(cid, _Call(tool, query, ts, False), session)
         return calls
 
     def _synthetic(self, agent: str) -> frozenset[str]:
@@ -689,21 +705,22 @@ class Scanner:
             conn.execute("DELETE FROM sources WHERE vanished_at < ?", (cutoff,))
 
 
-def _lines_with_ids(data: bytes, stop: int, waiting: set[str]) -> Iterable[tuple[int, int]]:
-    """Lines of ``data[:stop]`` whose call-id field names a call still waiting for an answer.
+def _lines_with_ids(data: bytes, stop: int, waiting: set[str]) -> set[tuple[int, int]]:
+    """Lines of ``data[:stop]`` whose call-id field names a call in ``waiting``.
 
-    One regular-expression pass reads every id field; the cost follows the size of
-    the region, not (waiting calls × bytes) as searching for each id would — calls
-    that were never answered pile up over time.
+    One regular-expression pass reads every id field: the cost follows the size of
+    the region, not (waiting calls × bytes) as searching for each id would.
     """
     wanted = {cid.encode() for cid in waiting}
+    found: set[tuple[int, int]] = set()
     last = -1
     for m in _ID_FIELD.finditer(data, 0, stop):
-        if m.group(1) in wanted and m.start() > last:
+        if m.start() > last and m.group(1) in wanted:
             begin = data.rfind(b"\n", 0, m.start()) + 1
             end = data.find(b"\n", m.end(), stop)
             last = end = stop if end < 0 else end
-            yield begin, end
+            found.add((begin, end))
+    return found
 
 
 def synthetic_session_ids(index: object) -> frozenset[str]:
