@@ -57,7 +57,9 @@ def _cfg(base_url: str, **kw: object) -> Config:
 
 
 def _paths(tmp: Path, openclaw: dict) -> Paths:
-    return Paths(tmp, tmp / "m", tmp / "m" / "db", (), tmp / "ws", tmp / "fs", openclaw)
+    oc_file = tmp / "openclaw.json"
+    oc_file.write_text(json.dumps(openclaw))
+    return Paths(tmp, tmp / "m", tmp / "m" / "db", (), tmp / "ws", tmp / "fs", oc_file)
 
 
 def test_posts_the_summary_with_the_configured_token_and_chat(bot: _Bot, tmp_path: Path) -> None:

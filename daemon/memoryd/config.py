@@ -12,6 +12,7 @@ memoryd with no configuration at all watches what OpenClaw writes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import tomllib
 import typing
@@ -323,20 +324,45 @@ def discover_state_dir(environ: typing.Mapping[str, str]) -> Path:
     return home / ".openclaw"
 
 
-def read_openclaw_json(state_dir: Path, environ: typing.Mapping[str, str]) -> dict[str, Any]:
-    """OpenClaw's own config (JSON5). Missing or unreadable → {} (discovery falls back)."""
-    import json5  # only discovery needs it
-
+def openclaw_json_path(state_dir: Path, environ: typing.Mapping[str, str]) -> Path:
+    """Where OpenClaw's own config is: $OPENCLAW_CONFIG_PATH, else <state>/openclaw.json."""
     explicit = environ.get("OPENCLAW_CONFIG_PATH")
-    path = expand_home(explicit, environ) if explicit else state_dir / "openclaw.json"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    return expand_home(explicit, environ) if explicit else state_dir / "openclaw.json"
+
+
+def read_openclaw_json(path: Path | None) -> dict[str, Any]:
+    """OpenClaw's own config (JSON5). Missing or unreadable → {} (discovery falls back).
+
+    Read at most once per version of the file. Plain JSON (what OpenClaw's own
+    ``config set`` writes) takes the fast parser; comments and trailing commas
+    fall back to the JSON5 one, which is pure Python and far slower.
+    """
+    if path is None:
         return {}
     try:
-        data = json5.loads(text)
-    except Exception:  # json5 raises ValueError and others on bad input
+        st = os.stat(path)
+    except OSError:
         return {}
+    return _parse_openclaw_json(str(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _parse_openclaw_json(path: str, _mtime_ns: int, _size: int) -> dict[str, Any]:
+    import orjson
+
+    try:
+        raw = Path(path).read_bytes()
+    except OSError:
+        return {}
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        import json5  # only JSON5 proper needs it
+
+        try:
+            data = json5.loads(raw.decode("utf-8"))
+        except Exception:  # json5 raises ValueError and others on bad input
+            return {}
     return data if isinstance(data, dict) else {}
 
 
@@ -394,7 +420,12 @@ class Paths:
     agents: tuple[Agent, ...]
     workspace: Path  # the primary workspace (the first agent's, or the override)
     tiers_root: Path
-    openclaw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    openclaw_file: Path | None = None  # OpenClaw's own config, read when first needed
+
+    @property
+    def openclaw(self) -> dict[str, Any]:
+        """OpenClaw's own config (openclaw.json), {} when missing or unreadable."""
+        return read_openclaw_json(self.openclaw_file)
 
     @property
     def reports_dir(self) -> Path:
@@ -410,7 +441,7 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
             raise ConfigError(f"openclaw.state_dir: {state_dir} is not a directory")
     else:
         state_dir = discover_state_dir(env)
-    oc = read_openclaw_json(state_dir, env)
+    oc_file = openclaw_json_path(state_dir, env)
 
     agents_root = state_dir / "agents"
     wanted = cfg.openclaw.agents
@@ -432,7 +463,7 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
         if override is not None:
             ws = override
         else:
-            named = _workspace_for(agent_id, oc)
+            named = _workspace_for(agent_id, read_openclaw_json(oc_file))
             ws = expand_home(named, env) if named else default_workspace(agent_id, state_dir, env)
         agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws))
     primary = next((a for a in agents if a.id == "main"), agents[0]).workspace
@@ -451,5 +482,5 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
         agents=tuple(agents),
         workspace=primary,
         tiers_root=tiers_root,
-        openclaw=oc,
+        openclaw_file=oc_file,
     )
