@@ -193,6 +193,7 @@ def main() -> int:
         droot.mkdir()
         cfg, files, db = build(droot, args.transcripts, random.Random(args.seed))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "NOTIFY"))}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as when installed
         t_start = time.perf_counter()
         err = open(droot / "daemon.log", "wb")  # noqa: SIM115 - lives as long as the daemon
         proc = subprocess.Popen(

@@ -133,6 +133,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         state, _, _ = build(Path(tmp), args.files, args.hits, args.seed)
         env = {**os.environ, "OPENCLAW_STATE_DIR": str(state), "MEMORYD_NOW": NOW}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as when installed
         env.pop("MEMORYD_CONFIG", None)
         cmd = [sys.executable, "-m", "memoryd", "expire", "--dry-run", "--json"]
         walls = []

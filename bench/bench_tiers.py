@@ -168,7 +168,9 @@ def main() -> None:
             f"store: {args.notes} notes, {args.hits} hits, built in {time.perf_counter() - t:.1f} s"
         )
         root = paths.tiers_root
+        # bytecode caching on, as for an installed package (pip compiles .pyc files)
         env = {**os.environ, "OPENCLAW_STATE_DIR": str(paths.state_dir)}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
 
         with Store.open(paths.db) as store:
             first_res = {}
