@@ -272,3 +272,20 @@ def test_a_tier_folder_that_is_a_symlink_is_refused_with_a_clear_message(env, tm
     assert out.returncode == 1
     assert "hot" in out.stderr and "symlink" in out.stderr and "Traceback" not in out.stderr
     assert (elsewhere / "x.md").read_text() == "not ours"
+
+
+def test_organize_without_a_tier_store_creates_nothing(tmp_path):
+    """The tier store is opt-in: the hourly job never creates it in the user's folders."""
+    from memoryd.config import Config, OpenClawConfig, resolve_paths
+    from memoryd.jobs import organize
+    from memoryd.store import Store
+
+    state = tmp_path / "state"
+    (state / "agents" / "main" / "sessions").mkdir(parents=True)
+    cfg = Config(openclaw=OpenClawConfig(state_dir=str(state)))
+    paths = resolve_paths(cfg, {})
+    before = sorted(p.name for p in state.iterdir())
+    with Store.open(tmp_path / "db" / "state.db") as store:
+        result = organize.run(cfg, paths, store, 1_790_000_000.0)
+    assert "no tier store" in result.summary and not result.changed
+    assert sorted(p.name for p in state.iterdir()) == before

@@ -247,6 +247,14 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
     """Organize the tier store once; with ``dry_run`` only the plan, nothing touched."""
     root = paths.tiers_root
     pol = TierPolicy.from_config(cfg.tiers)
+    if not root.is_dir():
+        # The tier store is opt-in: the hourly job must not create folders (and a
+        # refcount.json) in the user's OpenClaw directory for a store nobody asked for.
+        data = _data(root, [], [], [], 0, dry_run)
+        data["missing"] = True
+        return JobResult(
+            f"organize: no tier store at {root} (create that folder to start one)", data
+        )
     if dry_run:
         placements = scan_store(root)
         records = load_records(store)
