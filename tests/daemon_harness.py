@@ -101,7 +101,17 @@ class Install:
         return self.sessions / f"{name}.jsonl"
 
 
-def make_install(root: Path, extra_config: str = "", memory_files: int = 20) -> Install:
+def make_install(
+    root: Path,
+    extra_config: str = "",
+    memory_files: int = 20,
+    scheduled_since: str | None = "2026-01-01T00:00:00Z",
+) -> Install:
+    """An install; ``scheduled_since`` says since when memoryd has been running on it.
+
+    The default (long ago) lets a daemon started at any test time catch up the
+    periods it "missed"; None is a brand-new install, where nothing was missed.
+    """
     files = [f"memory/n{i:03d}.md" for i in range(memory_files)] + ["MEMORY.md"]
     sessions, ws, cfg = tx.make_install(root, files)
     base = cfg.read_text(encoding="utf-8")
@@ -121,6 +131,13 @@ def make_install(root: Path, extra_config: str = "", memory_files: int = 20) -> 
         base_config=base,
     )
     inst.write_config(extra_config)
+    if scheduled_since is not None:
+        from memoryd.clock import parse_instant
+        from memoryd.service import SCHEDULED_SINCE
+        from memoryd.store import Store
+
+        with Store.open(inst.db) as store, store.transaction():
+            store.set_meta(SCHEDULED_SINCE, repr(parse_instant(scheduled_since)))
     return inst
 
 

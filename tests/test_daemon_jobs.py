@@ -257,3 +257,37 @@ def test_sigterm_lets_a_running_job_finish_then_exits_0(
     d = run_daemon(inst, daemons)
     wait_until(lambda: sorted(done_jobs(inst)) == ["expire", "organize", "reflect"])
     assert d.stop() == 0
+
+
+def test_fires_before_the_first_start_are_not_missed() -> None:
+    """Installing memoryd must not archive notes on the spot: nothing before day one is owed."""
+    from memoryd.service import SCHEDULED_SINCE
+
+    store = Store.memory()
+    trig = triggers(UTCZ)
+    installed = at("2026-11-15T10:02:00+00:00")
+    store.set_meta(SCHEDULED_SINCE, repr(installed))
+    assert due_jobs(store, trig, installed, UTCZ) == []
+    # The first fires after the installation are owed as usual, missed or not.
+    assert due_jobs(store, trig, at("2026-11-15T11:06:00+00:00"), UTCZ) == ["organize"]
+    assert due_jobs(store, trig, at("2026-12-01T05:00:00+00:00"), UTCZ) == [
+        "organize",
+        "reflect",
+        "expire",
+    ]
+
+
+@pytest.mark.timeout(60)
+def test_a_first_start_runs_no_job_until_its_first_fire(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path, scheduled_since=None)
+    d = run_daemon(inst, daemons, MEMORYD_NOW="2026-11-15T10:02:00Z")
+    assert d.stop() == 0
+    assert not d.events("job.catch_up")
+    assert job_rows(inst.db) == []
+    # Restarted later (the hour's organize fire was missed while down): that one is owed.
+    d = run_daemon(inst, daemons, MEMORYD_NOW="2026-11-15T11:30:00Z")
+    wait_until(lambda: len(done_jobs(inst)) == 1)
+    assert d.stop() == 0
+    assert [row[0] for row in job_rows(inst.db)] == ["organize"]

@@ -108,11 +108,13 @@ def test_sigterm_and_sigint_stop_cleanly_and_quickly(
 def test_status_reports_sources_hits_and_jobs_with_or_without_a_daemon(
     tmp_path: Path, daemons: list[DaemonProcess]
 ) -> None:
-    inst = make_install(tmp_path)
-    before = run_cli(inst, "status")
+    fresh = make_install(tmp_path / "fresh", scheduled_since=None)
+    before = run_cli(fresh, "status")
     assert before.returncode == 0, before.stderr
     assert "daemon:      not running" in before.stdout
-    assert not inst.db.exists(), "status creates no state"
+    assert not fresh.db.exists(), "status creates no state"
+
+    inst = make_install(tmp_path)  # memoryd has run here before: the jobs are owed
 
     append(inst.transcript("s"), hit_lines(["memory/n001.md", "MEMORY.md"]))
     d = start(inst, daemons)

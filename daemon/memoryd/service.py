@@ -154,20 +154,28 @@ def next_fire_time(trigger: Any, now: float, tz: tzinfo) -> datetime | None:
     return trigger.get_next_fire_time(None, _local(now + 1e-3, tz))
 
 
+SCHEDULED_SINCE = "schedule.since"  # meta key: when the daemon first ran on this state
+
+
 def job_is_due(store: Store, name: str, trigger: Any, now: float, tz: tzinfo) -> bool:
     """Whether ``name`` owes a run: its latest fire time's period has no recorded run yet.
 
     A run is recorded under the period of the moment it ran, which is never earlier than the
     period of the fire it answers, so "no row at or after that period" means the fire was
-    missed. Any row counts, failed ones too: a failure is retried at the next fire, not in a
-    loop. Several missed periods collapse into one run (there is nothing to gain from
-    archiving the same files twice in a row).
+    missed. Fires from before the daemon first ran on this state are not missed: installing
+    memoryd must not archive notes on the spot; the first expire comes at its first fire.
+    Any row counts, failed ones too: a failure is retried at the next fire, not in a loop.
+    Several missed periods collapse into one run (nothing is gained by archiving the same
+    files twice in a row).
     """
     from .jobs import period_key
 
     fire = last_fire_time(trigger, now, tz)
     if fire is None:
         return False
+    scheduled_since = store.get_meta(SCHEDULED_SINCE)
+    if scheduled_since is not None and fire.timestamp() < float(scheduled_since):
+        return False  # that fire came before memoryd ever ran here: nothing was missed
     since = period_key(name, fire.timestamp(), tz)
     row = store.conn.execute(
         "SELECT 1 FROM jobs WHERE job = ? AND period >= ? LIMIT 1", (name, since)
@@ -764,6 +772,9 @@ class Daemon:
             self.is_transcript = self.worker.is_transcript
         self._sync_watches()
 
+        if self.store.get_meta(SCHEDULED_SINCE) is None:
+            with self.store.transaction():
+                self.store.set_meta(SCHEDULED_SINCE, repr(clock.now()))
         self.jobs = JobRunner(self)
         self.jobs.start()
         self.scheduler = self._start_scheduler()
