@@ -47,6 +47,7 @@ _NEEDLE = b"memory_"
 # A result's call-id field, as OpenClaw and Claude Code write it (no space after the colon
 # in their JSONL; a space tolerated).
 _ID_FIELD = re.compile(rb'"tool(?:CallId|UseId|_call_id|_use_id)": ?"([^"\\]{1,200})"')
+_DIRECT_ID_SEARCH_MAX = 4  # more waiting calls than this: one regex pass instead
 _COMMIT_CHUNKS = 16  # commit at least every this many chunks' worth of lines
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
 
@@ -708,11 +709,17 @@ class Scanner:
 def _lines_with_ids(data: bytes, stop: int, waiting: set[str]) -> set[tuple[int, int]]:
     """Lines of ``data[:stop]`` whose call-id field names a call in ``waiting``.
 
-    One regular-expression pass reads every id field: the cost follows the size of
-    the region, not (waiting calls × bytes) as searching for each id would.
+    With many waiting ids, one regular-expression pass reads every id field, so the
+    cost follows the size of the region rather than (waiting calls × bytes).
     """
     wanted = {cid.encode() for cid in waiting}
     found: set[tuple[int, int]] = set()
+    if len(wanted) <= _DIRECT_ID_SEARCH_MAX:
+        # A long, rare needle is found faster than any pattern: a search per id wins
+        # while there are few of them (the usual case: one call in flight).
+        for cid in wanted:
+            found.update(lines_containing(data, cid, stop))
+        return found
     last = -1
     for m in _ID_FIELD.finditer(data, 0, stop):
         if m.start() > last and m.group(1) in wanted:
