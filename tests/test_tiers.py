@@ -5,6 +5,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -82,14 +83,16 @@ def test_hot_note_stays_hot_for_three_hours_then_moves_to_warm():
 
 def test_warm_note_older_than_a_week_gets_a_summary_copy_and_keeps_its_original():
     p = place("a.md", {"warm": NOW - 8 * DAY})
-    actions = plan_note(p, rec("a.md", "warm", NOW - 8 * DAY), NOW - 1 * DAY, NOW, POL)
+    r = rec("a.md", "warm", NOW - 8 * DAY, entered=NOW - DAY)  # retrieved before it came
+    actions = plan_note(p, r, NOW - 2 * DAY, NOW, POL)
     assert ops(actions) == [("gist", "warm/a.md", "gist/a.md")]
     assert "original kept" in actions[0].reason
 
 
 def test_a_summarised_note_is_not_summarised_again():
     p = place("a.md", {"warm": NOW - 9 * DAY}, ("gist", NOW - 2 * DAY))
-    assert plan_note(p, rec("a.md", "warm", NOW - 9 * DAY), NOW - DAY, NOW, POL) == []
+    r = rec("a.md", "warm", NOW - 9 * DAY, entered=NOW - DAY / 2)
+    assert plan_note(p, r, NOW - DAY, NOW, POL) == []
 
 
 def test_an_old_note_found_in_hot_cascades_in_one_run():
@@ -121,10 +124,11 @@ def test_summary_in_hot_follows_its_note_out_of_hot():
 def test_forgetting_counts_from_the_last_retrieval_or_creation():
     created = NOW - 20 * DAY
     p = place("a.md", {"warm": created}, ("gist", created + 7 * DAY))
-    r = rec("a.md", "warm", created)
-    # Retrieved 13 days ago: stays.
-    assert plan_note(p, r, NOW - 13 * DAY, NOW, POL) == []
-    # Retrieved 15 days ago: forgotten, summary too.
+    r = rec("a.md", "warm", created, entered=NOW - 19 * DAY)
+    # Retrieved 13 days ago (and brought back then): stays.
+    back = rec("a.md", "warm", created, entered=NOW - 12 * DAY)
+    assert plan_note(p, back, NOW - 13 * DAY, NOW, POL) == []
+    # Retrieved 15 days ago: forgotten, summary too (too old to bring it back up).
     actions = plan_note(p, r, NOW - 15 * DAY, NOW, POL)
     assert ops(actions) == [
         ("move", "warm/a.md", "forgotten/a.md"),
@@ -206,7 +210,8 @@ def _apply(p: Placement, r: NoteRecord | None, actions: list[Action], now: float
         if a.op == "move":
             f = files.pop(a.src)
             tier, fn = a.dst.split("/", 1)
-            files[a.dst] = TierFile(tier, fn, f.mtime, f.size)
+            mtime = now if a.step == 0 else f.mtime  # a retrieval "touches" the file
+            files[a.dst] = TierFile(tier, fn, mtime, f.size)
         elif a.op == "gist":
             files[a.dst] = TierFile("gist", a.dst.split("/", 1)[1], now, 3)
         elif a.op == "delete":
@@ -253,6 +258,33 @@ def test_organize_plans_are_a_fixpoint_and_never_leave_a_note_without_its_origin
 
 
 # --------------------------------------------------------------------------- rotation
+
+
+@pytest.mark.parametrize(
+    "originals,summary,moves",
+    [
+        ({"warm": NOW - 9 * DAY}, None, [("warm/a.md", "hot/a.md")]),
+        ({"warm": NOW - 9 * DAY}, ("gist", NOW - 2 * DAY), [("warm/a.md", "hot/a.md")]),
+        (None, ("gist", NOW - 2 * DAY), [("gist/a.md", "hot/a.gist.md")]),
+        (
+            {"forgotten": NOW - 40 * DAY},
+            ("forgotten", NOW - 30 * DAY),
+            [("forgotten/a.md", "warm/a.md"), ("forgotten/a.gist.md", "gist/a.md")],
+        ),
+        ({"hot": NOW - HOUR}, None, []),
+    ],
+)
+def test_an_agents_retrieval_moves_a_note_back_up_like_recall(originals, summary, moves):
+    """Seed 004: a hit in any tier rotates the note, whoever made it (agent or recall)."""
+    p = place("a.md", originals, summary)
+    from memoryd.tiers import tier_of
+
+    r = rec("a.md", tier_of(p), NOW - 60 * DAY, entered=NOW - 20 * DAY)
+    actions = plan_note(p, r, NOW - DAY, NOW, POL)
+    assert [(a.src, a.dst) for a in actions if a.step == 0] == moves
+    # a retrieval from before the note entered its tier changes nothing of the kind
+    earlier = plan_note(p, r, NOW - 21 * DAY, NOW, POL)
+    assert not [a for a in earlier if a.step == 0]
 
 
 def test_rotation_follows_the_seeds_table():

@@ -279,7 +279,9 @@ def reconcile(
     for name, place in placements.items():
         tier = tier_of(place)
         rec = records.get(name)
-        if rec is None:
+        if rec is None or rec.tier in ("deleted", "missing"):
+            # A new note, or a new one under a gone note's name (checkpoint.md is reused
+            # all the time): it starts fresh, nothing inherited from the old record.
             created = min(f.mtime for f in place.files)
             summarized = now if place.summaries else None
             changed[name] = NoteRecord(name, tier, created, now, summarized)
@@ -346,7 +348,7 @@ class Action:
     src: str
     dst: str | None
     reason: str
-    step: int  # the seed's organize step: 1 layering, 2 forgetting, 3 clean-up
+    step: int  # 0 retrieval (back up), then the seed's 1 layering, 2 forgetting, 3 clean-up
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -380,6 +382,8 @@ def plan_note(
 ) -> list[Action]:
     """The actions organize takes for one note, in order, each with the numbers behind it.
 
+    Step 0: a note retrieved since it entered its tier goes back up (warm → hot,
+    gist → summary and original to hot, forgotten → warm, marked by the caller).
     Step 1 (mtime): an original in hot/ older than ``hot`` moves to warm/; a warm
     original older than ``warm`` without a summary gets one in gist/ (a copy: the
     original stays). Step 2: a note in warm/ or gist/ whose last retrieval (or
@@ -420,15 +424,41 @@ def plan_note(
         )
         s_tier = to_tier
 
+    o_mtime = orig.mtime if orig else 0.0
+    s_mtime = summ.mtime if summ else 0.0
+    rotated = False  # moved back up by a retrieval in this plan: its decay starts over
+
+    # Step 0: a retrieval since the note entered its tier moves it back up (the seed's
+    # reverse rotation), whether it came from `memoryd recall` or from the agent's own
+    # memory_search / memory_get: being read is being needed. A moved file is
+    # "touched" (its decay starts over), so the steps below see it as new.
+    # (A retrieval already older than ``forget`` would be undone by step 2 at once.)
+    if (
+        rec is not None
+        and last_hit is not None
+        and last_hit > rec.entered
+        and now - last_hit <= pol.forget
+    ):
+        hit_tier = o_tier or s_tier
+        if hit_tier in ("warm", "gist", "forgotten"):
+            when = f"retrieved {_age(now - last_hit)} ago"
+            for src, dst, why in rotation(place, hit_tier):
+                rotated = True
+                actions.append(Action("move", name, src, dst, f"{why} ({when})", 0))
+                if orig is not None and src == orig.rel:
+                    o_tier, o_mtime = dst.split("/", 1)[0], now
+                else:
+                    s_tier, s_mtime = dst.split("/", 1)[0], now
+
     # Step 1: layering by mtime.
-    if orig is not None and o_tier == "hot" and now - orig.mtime > pol.hot:
+    if orig is not None and o_tier == "hot" and now - o_mtime > pol.hot:
         actions.append(
             Action(
                 "move",
                 name,
                 original_rel(name, "hot"),
                 original_rel(name, "warm"),
-                f"mtime {_age(now - orig.mtime)} old > {_limit(pol.hot)}",
+                f"mtime {_age(now - o_mtime)} old > {_limit(pol.hot)}",
                 1,
             )
         )
@@ -436,20 +466,20 @@ def plan_note(
     if summ is not None and s_tier == "hot" and o_tier != "hot":
         if o_tier is not None:
             move_summary("gist", f"summary follows its note out of hot/ (note in {o_tier}/)", 1)
-        elif now - summ.mtime > pol.hot:
-            move_summary("gist", f"mtime {_age(now - summ.mtime)} old > {_limit(pol.hot)}", 1)
+        elif now - s_mtime > pol.hot:
+            move_summary("gist", f"mtime {_age(now - s_mtime)} old > {_limit(pol.hot)}", 1)
     if summ is not None and s_tier == "warm":
         move_summary("gist", "a summary belongs in gist/", 1)
     if summ is not None and s_tier == "forgotten" and o_tier in ("hot", "warm"):
         move_summary("gist", f"summary follows its note out of forgotten/ (note in {o_tier}/)", 1)
-    if orig is not None and o_tier == "warm" and summ is None and now - orig.mtime > pol.warm:
+    if orig is not None and o_tier == "warm" and summ is None and now - o_mtime > pol.warm:
         actions.append(
             Action(
                 "gist",
                 name,
                 original_rel(name, "warm"),
                 summary_rel(name, "gist"),
-                f"mtime {_age(now - orig.mtime)} old > {_limit(pol.warm)}: "
+                f"mtime {_age(now - o_mtime)} old > {_limit(pol.warm)}: "
                 "summary copy, original kept in warm/",
                 1,
             )
@@ -458,7 +488,7 @@ def plan_note(
 
     # Step 2: forgetting.
     in_warm_or_gist = o_tier == "warm" or (o_tier is None and s_tier == "gist")
-    if in_warm_or_gist:
+    if in_warm_or_gist and not rotated:
         created = rec.created if rec else min(f.mtime for f in place.files)
         last_used = max(created, last_hit) if last_hit is not None else created
         reason = None

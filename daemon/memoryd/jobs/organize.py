@@ -192,6 +192,9 @@ class _Executor:
                     self.mover.move(
                         self.root / a.src, self.root / a.dst, reason=a.reason, batch=self.batch
                     )
+                    if a.step == 0:  # back up after a retrieval: "touch", decay starts over
+                        with contextlib.suppress(OSError):
+                            os.utime(self.root / a.dst, (self.now, self.now))
                 elif a.op == "gist":
                     row["method"] = self.gist(a, placements)
                 row["status"] = "done"
@@ -304,6 +307,16 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
         for name in deleted:
             if name not in after and name in updated:
                 updated[name] = replace(updated[name], tier="deleted")
+        # The seed: a note retrieved from forgotten/ comes back to warm/ *and* user-marked.
+        rescued = {
+            r["note"]
+            for r in results
+            if r["step"] == 0 and r.get("status") == "done" and r["src"].startswith("forgotten/")
+        }
+        for name in rescued:
+            rec = updated.get(name) or records.get(name)
+            if rec is not None and not rec.user_marked:
+                updated[name] = replace(rec, user_marked=True)
         with store.transaction():
             if updated:
                 save_records(store, updated.values())
