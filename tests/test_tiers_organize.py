@@ -331,3 +331,28 @@ def test_a_new_note_with_an_old_notes_name_starts_fresh(env):
         organize.run(cfg, paths, store, later + hours * HOUR)
     assert where(root)["checkpoint.md"] == ["warm/checkpoint.md"]
     assert load_records(store)["checkpoint.md"].created == later
+
+
+@pytest.mark.parametrize("how", ["tiers/forgotten/x.md", "disk path", "tiers/x.md"])
+def test_a_note_marked_by_the_path_a_person_sees_is_never_deleted(env, how):
+    _cfg, paths, store, root = env
+    store.close()
+    f = write(root, "forgotten/x.md", "# X\n", T0 - 40 * DAY)
+    write(root, "forgotten/x.gist.md", "# X\nsummary\n", T0 - 40 * DAY)
+    environ = {**os.environ, "OPENCLAW_STATE_DIR": str(paths.state_dir)}
+    run = [sys.executable, "-m", "memoryd"]
+
+    def memoryd(*args: str, at: float) -> subprocess.CompletedProcess[str]:
+        env_at = {**environ, "MEMORYD_NOW": str(at)}
+        return subprocess.run([*run, *args], env=env_at, capture_output=True, text=True)
+
+    assert memoryd("organize", at=T0).returncode == 0  # enters forgotten/ now
+    target = str(f) if how == "disk path" else how
+    out = memoryd("mark", target, at=T0)
+    assert out.returncode == 0 and "marked tiers/x.md" in out.stdout, out.stderr
+    assert memoryd("organize", at=T0 + 31 * DAY).returncode == 0
+    assert f.exists(), "a marked note is never deleted"
+    out = memoryd("unmark", target, at=T0 + 31 * DAY)
+    assert out.returncode == 0 and "unmarked tiers/x.md" in out.stdout
+    assert memoryd("organize", at=T0 + 32 * DAY).returncode == 0
+    assert not f.exists()

@@ -97,6 +97,22 @@ def note_of_key(key: str) -> str | None:
     return note_of("hot", name)[0]
 
 
+def key_of_tier_path(rel: str) -> str | None:
+    """The note key (``tiers/<note>``) of a path a person gives for a tier file.
+
+    Accepts ``<tier>/<file>`` relative to the tier root, with or without a leading
+    ``tiers/``, and ``tiers/<note>``; a summary names its note. None otherwise.
+    """
+    parts = [p for p in rel.replace("\\", "/").split("/") if p not in ("", ".")]
+    if parts and parts[0] == "tiers":
+        parts = parts[1:]
+    if len(parts) == 2 and parts[0] in TIERS and parts[1].endswith(".md"):
+        return hit_key(note_of(parts[0], parts[1])[0])
+    if len(parts) == 1 and parts[0].endswith(".md"):
+        return hit_key(note_of("hot", parts[0])[0])
+    return None
+
+
 # --------------------------------------------------------------------------- the disk
 
 

@@ -114,27 +114,35 @@ def _workspace_or_fail(ctx: Context) -> Path:
 
 
 def to_relpath(ctx: Context, raw: str) -> str:
-    """A user-given path as the workspace-relative key (``memory/x.md``)."""
+    """A user-given path as its key: workspace-relative (``memory/x.md``), or ``tiers/<note>``
+    for a file of the tier store (``tiers/warm/x.md``, or its path on disk).
+    """
+    from ..tiers import key_of_tier_path
     from ..workspace import normalize
 
     ws = ctx.paths.workspace
     if raw.startswith("tiers/"):
-        return raw
-    candidates = []
+        key = key_of_tier_path(raw)
+        if key is None:
+            raise UsageError(f"{raw}: not a note of the tier store (tiers/<tier>/<name>.md)")
+        return key
     p = Path(raw).expanduser()
-    if p.is_absolute():
-        candidates.append(p)
-    else:
-        candidates.append(Path.cwd() / p)
-    for cand in candidates:
-        absolute = Path(os.path.abspath(cand))
-        for root in (ws, Path(os.path.realpath(ws))):
-            try:
-                rel = absolute.relative_to(root)
-            except ValueError:
-                continue
-            if (p.is_absolute() or absolute.exists()) and rel.parts:
-                return rel.as_posix()
+    absolute = Path(os.path.abspath(p if p.is_absolute() else Path.cwd() / p))
+    for root in {ctx.paths.tiers_root, Path(os.path.realpath(ctx.paths.tiers_root))}:
+        try:
+            in_store = absolute.relative_to(root)
+        except ValueError:
+            continue
+        key = key_of_tier_path(in_store.as_posix())
+        if key is not None:
+            return key
+    for root in (ws, Path(os.path.realpath(ws))):
+        try:
+            rel = absolute.relative_to(root)
+        except ValueError:
+            continue
+        if (p.is_absolute() or absolute.exists()) and rel.parts:
+            return rel.as_posix()
     if p.is_absolute():
         raise UsageError(f"{raw}: not inside the workspace {ws}")
     norm = normalize(raw)
@@ -453,6 +461,13 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
         for key in keys:
             if args.remove:
                 changed = store.clear_mark(key, kind)
+                if kind == "marked" and key.startswith("tiers/"):
+                    # recall marks a note it brings back from forgotten/ in its record too
+                    cur = store.conn.execute(
+                        "UPDATE tier_files SET user_marked = 0 WHERE name = ? AND user_marked = 1",
+                        (key.removeprefix("tiers/"),),
+                    )
+                    changed = changed or cur.rowcount > 0
                 ctx.print(f"{'un' + kind[:-2] if kind == 'pinned' else 'unmarked'} {key}"
                           if changed else f"{key}: was not {kind}")  # fmt: skip
             else:
