@@ -58,8 +58,11 @@ def test_windows_count_hits_at_their_edges() -> None:
     assert s.last_hit == NOW - 0.5 * DAY and s.days_since_hit == pytest.approx(0.5)
 
 
-def test_hits_after_now_are_ignored() -> None:
-    s = _sig("memory/a.md", [-1.0, 2.0])
+def test_a_hit_slightly_in_the_future_counts_as_now_and_later_ones_are_ignored() -> None:
+    """Clock skew must never make a file in use look unused; replays ignore later hits."""
+    s = _sig("memory/a.md", [-0.5, 2.0])  # half a day "ahead": another clock
+    assert s.hits_total == 2 and s.hits_within(7) == 2 and s.last_hit == NOW
+    s = _sig("memory/a.md", [-2.0, 2.0])  # two days ahead: after the "as of" day
     assert s.hits_total == 1 and s.last_hit == NOW - 2 * DAY
 
 
@@ -101,7 +104,8 @@ def test_load_hits_filters_by_time_and_agent() -> None:
     store = Store.memory()
     rows = [
         ("main", "c1", "memory/a.md", "search", NOW - DAY, "x"),
-        ("main", "c2", "memory/a.md", "search", NOW + DAY, "future"),
+        ("main", "c2", "memory/a.md", "search", NOW + 2 * DAY, "future"),
+        ("main", "c5", "memory/a.md", "search", NOW + 600, "skewed clock"),
         ("other", "c3", "memory/a.md", "get", NOW - DAY, None),
         ("main", "c4", "memory/b.md", "search", NOW - 40 * DAY, "old"),
     ]
@@ -109,8 +113,9 @@ def test_load_hits_filters_by_time_and_agent() -> None:
         "INSERT INTO hits(agent, call_id, memory_path, kind, ts, query) VALUES (?,?,?,?,?,?)", rows
     )
     got = load_hits(store.conn, NOW)
-    assert {p: len(v) for p, v in got.items()} == {"memory/a.md": 2, "memory/b.md": 1}
-    assert len(load_hits(store.conn, NOW, agents=["main"])["memory/a.md"]) == 1
+    assert {p: len(v) for p, v in got.items()} == {"memory/a.md": 3, "memory/b.md": 1}
+    assert max(h.ts for h in got["memory/a.md"]) == NOW  # the skewed hit, as of now
+    assert len(load_hits(store.conn, NOW, agents=["main"])["memory/a.md"]) == 2
     assert "memory/b.md" not in load_hits(store.conn, NOW, since=NOW - 30 * DAY)
 
 

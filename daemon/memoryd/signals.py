@@ -5,8 +5,10 @@ except in :func:`load_hits`, the one query that feeds them. Every decision in
 ``memoryd.policy`` reads these numbers, and ``memoryd explain`` prints them, so a
 verdict can always be traced back to counts a person can check.
 
-Definitions (times in days; hits later than ``now`` are ignored, so a policy can
-be replayed "as of" any past day):
+Definitions (times in days). A hit up to ``CLOCK_SKEW`` (a day) later than ``now``
+counts as happening now: transcripts written by another clock, or a clock stepped
+back, must never make a file in use look unused (and get it archived). Later hits
+are ignored, so a policy can still be replayed "as of" any past day.
 
 * kind: ``long-term`` (MEMORY.md / memory.md), ``daily`` (file name starting with
   a valid ``YYYY-MM-DD``), else ``topic``.
@@ -53,6 +55,9 @@ SPARK_DAYS = 30
 
 KIND_LONG_TERM, KIND_DAILY, KIND_TOPIC = "long-term", "daily", "topic"
 _DATE_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:$|[^0-9])")
+
+
+CLOCK_SKEW = 86400.0  # a hit this much "in the future" still counts, as happening now
 
 
 @dataclass(frozen=True)
@@ -140,7 +145,12 @@ class FileSignals:
     @cached_property
     def hits(self) -> tuple[Hit, ...]:
         src = self.source() if callable(self.source) else self.source
-        return tuple(h for h in src if h.ts <= self.now)
+        now, horizon = self.now, self.now + CLOCK_SKEW
+        return tuple(
+            h if h.ts <= now else Hit(now, h.query, h.call_id, h.agent)
+            for h in src
+            if h.ts <= horizon
+        )
 
     @cached_property
     def hit_times(self) -> tuple[float, ...]:
@@ -264,8 +274,8 @@ def _day_index(ts: float, tz: tzinfo) -> date:
 
 
 def count_hits(times: Sequence[float], now: float, extra: Iterable[float] = ()) -> HitCounts:
-    """The windowed counts of sorted hit times (those after ``now`` dropped)."""
-    kept = times[: bisect.bisect_right(times, now)]
+    """The windowed counts of sorted hit times (see ``CLOCK_SKEW`` for those after ``now``)."""
+    kept = [min(t, now) for t in times[: bisect.bisect_right(times, now + CLOCK_SKEW)]]
     n = len(kept)
 
     def within(d: float) -> int:
@@ -330,13 +340,14 @@ def load_counts(
     cols = ", ".join(["SUM(ts >= ?)"] * (3 + len(extra)))
     args: list[object] = [now - d * DAY for d in (7, 14, 30, *extra)]
     sql = f"SELECT memory_path, COUNT(*), MAX(ts), {cols} FROM hits WHERE ts <= ?"
-    args.append(now)
+    args.append(now + CLOCK_SKEW)
     if agents is not None:
         ids = sorted(set(agents))
         sql += f" AND agent IN ({','.join('?' * len(ids))})"
         args.extend(ids)
     out = {}
     for path, total, last, d7, d14, d30, *more in conn.execute(sql + " GROUP BY memory_path", args):
+        last = min(last, now) if last is not None else None
         out[path] = HitCounts(total, d7, d14, d30, last, dict(zip(extra, more, strict=True)))
     return out
 
@@ -355,7 +366,7 @@ def load_hits(
     few paths are asked for, else in Python (cheaper than a huge IN list).
     """
     sql = "SELECT memory_path, ts, query, call_id, agent FROM hits WHERE ts <= ?"
-    args: list[object] = [now]
+    args: list[object] = [now + CLOCK_SKEW]
     if since is not None:
         sql += " AND ts >= ?"
         args.append(since)
@@ -374,7 +385,7 @@ def load_hits(
         lst = out.get(path)
         if lst is None:
             lst = out[path] = []
-        lst.append(Hit(ts, query, call_id, agent))
+        lst.append(Hit(min(ts, now), query, call_id, agent))
     return out
 
 
