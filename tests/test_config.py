@@ -69,6 +69,9 @@ def test_documented_config_is_exactly_the_defaults():
         ({"log": {"level": "loud"}}, "log.level: must be one of"),
         ({"openclaw": "x"}, "openclaw: expected a table"),
         ({"notify": {"telegram": {"tokn": "x"}}}, "unknown key 'notify.telegram.tokn'"),
+        ({"schedule": {"timezone": "Mars/Olympus"}}, "schedule.timezone: unknown time zone"),
+        ({"schedule": {"expire": "monthly"}}, "schedule.expire: 'monthly' is not a cron"),
+        ({"schedule": {"organize": "5 * * *"}}, "schedule.organize: '5 * * *' is not a cron"),
     ],
 )
 def test_invalid_values_name_the_key(doc, message):

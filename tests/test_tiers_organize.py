@@ -356,3 +356,17 @@ def test_a_note_marked_by_the_path_a_person_sees_is_never_deleted(env, how):
     assert out.returncode == 0 and "unmarked tiers/x.md" in out.stdout
     assert memoryd("organize", at=T0 + 32 * DAY).returncode == 0
     assert not f.exists()
+
+
+def test_dry_runs_create_no_state_at_all(tmp_path):
+    state = tmp_path / "state"
+    write(state / "memory_fs", "hot/a.md", "# A\n", T0 - 5 * HOUR)
+    environ = {**os.environ, "OPENCLAW_STATE_DIR": str(state), "MEMORYD_NOW": str(T0)}
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    for cmd in (["organize", "--dry-run"], ["refresh", "--dry-run", "--json"]):
+        out = subprocess.run(
+            [sys.executable, "-m", "memoryd", *cmd], env=environ, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+    assert "would" in out.stdout or '"dry_run": true' in out.stdout
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before

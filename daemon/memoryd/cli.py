@@ -60,6 +60,17 @@ class Context:
             self._store = Store.open(self.paths.db)
         return self._store
 
+    def read_store(self) -> Store:
+        """The database for a look that must change nothing (a dry run, a report).
+
+        Opened read-only when it exists (or the one already open); an empty in-memory
+        one when it does not, so a dry run on a new install creates no state at all.
+        """
+        if self._store is None:
+            db = self.paths.db
+            self._store = Store.open(db, readonly=True) if db.exists() else Store.memory()
+        return self._store
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import re
 import tomllib
 import typing
 from dataclasses import dataclass, field
@@ -162,6 +163,8 @@ class Config:
     source: str = ""  # the file it came from, "" for defaults (not a TOML key)
 
 
+_CRON_FIELD = re.compile(r"[0-9A-Za-z*?/,\-]+")
+
 _CHOICES: dict[str, tuple[str, ...]] = {
     "log.level": ("debug", "info", "warning", "error"),
     "log.format": ("auto", "json", "console"),
@@ -266,6 +269,24 @@ def _check_semantics(cfg: Config) -> None:
         raise ConfigError("ingest.max_line_bytes: must be at least ingest.chunk_bytes")
     if "{month}" in cfg.archive.dir and cfg.archive.dir.count("{") != 1:
         raise ConfigError("archive.dir: only the {month} placeholder is known")
+    if cfg.schedule.timezone:
+        import zoneinfo
+
+        try:
+            zoneinfo.ZoneInfo(cfg.schedule.timezone)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(
+                f"schedule.timezone: unknown time zone {cfg.schedule.timezone!r} "
+                "(an IANA name such as 'Europe/Berlin', or \"\" for the local zone)"
+            ) from None
+    for job in ("organize", "reflect", "expire"):
+        expr = getattr(cfg.schedule, job)
+        fields = expr.split()
+        if len(fields) != 5 or not all(_CRON_FIELD.fullmatch(f) for f in fields):
+            raise ConfigError(
+                f"schedule.{job}: {expr!r} is not a cron expression "
+                "(five fields: minute hour day month weekday)"
+            )
     if not cfg.openclaw.agents:
         raise ConfigError('openclaw.agents: list at least one agent id (or "*")')
 

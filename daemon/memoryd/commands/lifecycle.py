@@ -14,7 +14,6 @@ from typing import Any
 
 from .. import clock
 from ..cli import Context, UsageError, json_dumps, positive_int
-from ..store import Store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -91,16 +90,6 @@ def _maybe_scan(args: argparse.Namespace, ctx: Context) -> None:
     from .hits import run_scan
 
     run_scan(ctx)
-
-
-def _read_store(ctx: Context) -> Store:
-    """The database read-only (a dry run writes nothing); empty when it does not exist yet."""
-    if ctx._store is not None:
-        return ctx._store
-    ctx._store = (
-        Store.open(ctx.paths.db, readonly=True) if ctx.paths.db.exists() else Store.memory()
-    )
-    return ctx._store
 
 
 def _workspace_or_fail(ctx: Context) -> Path:
@@ -180,7 +169,7 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
     _maybe_scan(args, ctx)
     now = clock.now()
     if not args.force:
-        result = job.run(ctx.cfg, ctx.paths, _read_store(ctx), now, dry_run=True)
+        result = job.run(ctx.cfg, ctx.paths, ctx.read_store(), now, dry_run=True)
         plan = result.data
         doc = {"dry_run": True, "archive": plan["archive"], "keep": plan["keep"]}
         if plan.get("unfinished_journal_entries"):
@@ -255,7 +244,7 @@ def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
 
     _workspace_or_fail(ctx)
     _maybe_scan(args, ctx)
-    snap = snapshot(ctx.cfg, ctx.paths, _read_store(ctx), clock.now())
+    snap = snapshot(ctx.cfg, ctx.paths, ctx.read_store(), clock.now())
     query = " ".join(args.query)
     queries = sp.prepare_queries([query])
     if not queries:
@@ -300,7 +289,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     _workspace_or_fail(ctx)
     _maybe_scan(args, ctx)
     rel = to_relpath(ctx, args.path)
-    store = _read_store(ctx)
+    store = ctx.read_store()
     snap = snapshot(ctx.cfg, ctx.paths, store, clock.now())
     journal = [
         {"id": r.id, "op": r.op, "src": r.src, "dst": r.dst, "state": r.state, "reason": r.reason}

@@ -98,7 +98,8 @@ def cmd_organize(args: argparse.Namespace, ctx: Any) -> int:
 
     now = clock_now()
     try:
-        result = organize.run(ctx.cfg, ctx.paths, ctx.store(), now, dry_run=args.dry_run)
+        store = ctx.read_store() if args.dry_run else ctx.store()
+        result = organize.run(ctx.cfg, ctx.paths, store, now, dry_run=args.dry_run)
     except OSError as exc:
         return _os_failure(ctx, "organize", exc)
     data = result.data
@@ -186,19 +187,15 @@ def cmd_refresh(args: argparse.Namespace, ctx: Any) -> int:
     from ..jobs import organize
 
     now = clock_now()
-    store = ctx.store()
+    store = ctx.read_store() if args.dry_run else ctx.store()
     try:
         org = organize.run(ctx.cfg, ctx.paths, store, now, dry_run=args.dry_run)
     except OSError as exc:
         return _os_failure(ctx, "refresh", exc)
-    promote: dict[str, Any]
-    try:
-        from ..jobs import promote as promote_job
-    except ImportError as exc:  # pragma: no cover - the promote job ships with memoryd
-        promote = {"summary": f"promote unavailable: {exc}", "data": {}}
-    else:
-        res = promote_job.run(ctx.cfg, ctx.paths, store, now, dry_run=args.dry_run)
-        promote = {"summary": res.summary, "data": res.data}
+    from ..jobs import promote as promote_job
+
+    res = promote_job.run(ctx.cfg, ctx.paths, store, now, dry_run=args.dry_run)
+    promote = {"summary": res.summary, "data": res.data}
     if args.json:
         ctx.print(
             json_dumps(
