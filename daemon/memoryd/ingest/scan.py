@@ -1,15 +1,18 @@
 """The scanner: discover transcripts, tail each from its checkpoint, commit hits.
 
 This is the imperative shell around :mod:`.parser` (what a line means) and
-:mod:`.tailer` (identity and reading). Per region of complete lines it commits
-the new hits, the calls still waiting for an answer and the new offset in one
-transaction, so a crash at any moment re-reads at most the uncommitted lines,
-and re-reading is harmless (hits are unique per agent, call and file).
+:mod:`.tailer` (identity and reading). What a batch of complete lines gives —
+the new hits, the calls still waiting for an answer — is written together with
+the offset after those lines, in the same transaction (small transcripts share
+one: a group commit every few chunks' worth of lines). A crash at any moment
+therefore re-reads at most uncommitted lines, and re-reading is harmless: hits
+are unique per agent, call and file.
 
 Most transcript lines carry no memory tool at all. The scanner looks for the
-few that can matter with plain substring searches over whole regions
-(``memory_``, and the ids of calls still waiting for an answer) and parses only
-those lines; everything else is skipped without being decoded.
+few that can matter with plain byte searches over whole regions (``memory_``,
+and the ids of calls of the same session still waiting for an answer that may
+not name its tool) and parses only those lines; everything else is skipped
+without being decoded.
 """
 
 from __future__ import annotations
