@@ -35,24 +35,28 @@ def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
     )
 
 
+def schema_keys(obj: object = None, prefix: str = ""):
+    """Every key of the configuration schema, dotted (``notify.telegram.token``)."""
+    obj = Config() if obj is None else obj
+    for f in dataclasses.fields(obj):
+        if f.name == "source":
+            continue
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(value):
+            yield from schema_keys(value, f"{prefix}{f.name}.")
+        else:
+            yield f"{prefix}{f.name}"
+
+
 def test_documented_config_is_exactly_the_defaults():
     """config/memoryd.toml lists every key with its default: nothing missing, nothing stale."""
     cfg = load_config(str(REPO / "config" / "memoryd.toml"))
     assert dataclasses.replace(cfg, source="") == Config()
     text = (REPO / "config" / "memoryd.toml").read_text()
 
-    def keys(obj, prefix=""):
-        for f in dataclasses.fields(obj):
-            if f.name == "source":
-                continue
-            value = getattr(obj, f.name)
-            if dataclasses.is_dataclass(value):
-                yield from keys(value, f"{prefix}{f.name}.")
-            else:
-                yield prefix, f.name
-
-    for table, key in keys(Config()):
-        assert f"\n{key} = " in text, f"{table}{key} is not documented in config/memoryd.toml"
+    for dotted in schema_keys():
+        key = dotted.rsplit(".", 1)[1]
+        assert f"\n{key} = " in text, f"{dotted} is not documented in config/memoryd.toml"
 
 
 @pytest.mark.parametrize(
@@ -181,16 +185,5 @@ def test_default_workspace_without_openclaw_json(tmp_path):
 
 def test_readme_documents_every_key():
     readme = (REPO / "README.md").read_text()
-
-    def keys(obj, prefix=""):
-        for f in dataclasses.fields(obj):
-            if f.name == "source":
-                continue
-            value = getattr(obj, f.name)
-            if dataclasses.is_dataclass(value):
-                yield from keys(value, f"{prefix}{f.name}.")
-            else:
-                yield f"{prefix}{f.name}"
-
-    missing = [k for k in keys(Config()) if f"`{k}`" not in readme]
+    missing = [k for k in schema_keys() if f"`{k}`" not in readme]
     assert missing == [], f"README's configuration table lacks {missing}"

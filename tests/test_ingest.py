@@ -67,11 +67,13 @@ def conversation(n: int, prefix: str = "c") -> list[bytes]:
     return lines
 
 
-def expected(n: int) -> dict[str, int]:
+def expected(*conversations: int) -> dict[str, int]:
+    """Hits per file of :func:`conversation` runs of these lengths, taken together."""
     out: dict[str, int] = {}
-    for i in range(n):
-        for f in {FILES[i % len(FILES)], FILES[(i + 1) % len(FILES)]}:
-            out[f] = out.get(f, 0) + 1
+    for n in conversations:
+        for i in range(n):
+            for f in {FILES[i % len(FILES)], FILES[(i + 1) % len(FILES)]}:
+                out[f] = out.get(f, 0) + 1
     return out
 
 
@@ -155,9 +157,7 @@ def test_successor_copies_are_not_counted_twice(inst):
     tail = lines[-8:] + conversation(2, prefix="n")[1:]
     inst.append("2026-02-26T09-00-00.000Z_9f1.jsonl", b"".join(tail))
     inst.scan()
-    want = expected(6)
-    for f, n in expected(2).items():
-        want[f] = want.get(f, 0) + n
+    want = expected(6, 2)
     assert inst.counts() == want
 
 
@@ -171,9 +171,7 @@ def test_rename_keeps_the_offset(inst):
     stats = inst.scan()
     assert stats.renamed == 1 and stats.resets == 0
     assert stats.bytes_read == len(b"".join(conversation(2, prefix="z")[1:]))
-    want = expected(5)
-    for f, n in expected(2).items():
-        want[f] = want.get(f, 0) + n
+    want = expected(5, 2)
     assert inst.counts() == want
     assert inst.store.conn.execute("SELECT COUNT(*) FROM sources").fetchone()[0] == 1
 
@@ -184,9 +182,7 @@ def test_truncation_rereads_from_zero(inst):
     p.write_bytes(b"".join(conversation(3, prefix="t")))  # shorter: truncated and rewritten
     stats = inst.scan()
     assert stats.resets == 1
-    want = expected(5)
-    for f, n in expected(3).items():
-        want[f] = want.get(f, 0) + n
+    want = expected(5, 3)
     assert inst.counts() == want
 
 
@@ -199,9 +195,7 @@ def test_replacement_with_a_reused_inode_is_detected(inst):
         fh.write(new)
     stats = inst.scan()
     assert stats.resets == 1
-    want = expected(3)
-    for f, n in expected(6).items():
-        want[f] = want.get(f, 0) + n
+    want = expected(3, 6)
     assert inst.counts() == want
 
 
@@ -212,9 +206,7 @@ def test_new_inode_at_the_same_path_is_read_from_zero(inst):
     tmp.write_bytes(b"".join(conversation(3)) + b"".join(conversation(2, prefix="k")[1:]))
     os.replace(tmp, p)  # malformed-line repair: a new file renamed over the old one
     inst.scan()
-    want = expected(3)
-    for f, n in expected(2).items():
-        want[f] = want.get(f, 0) + n
+    want = expected(3, 2)
     assert inst.counts() == want
 
 
@@ -358,9 +350,7 @@ def test_sqlite_transcripts_are_read_incrementally(inst):
     insert_events(conn, "sA", lines[10:], first_seq=10)  # the writer goes on (WAL)
     stats = inst.scan()
     assert stats.files_read == 1
-    want = expected(8)
-    for f, n in expected(3).items():
-        want[f] = want.get(f, 0) + n
+    want = expected(8, 3)
     assert inst.counts() == want
     assert inst.scan().files_read == 0  # nothing new: the database is not even opened
     # the JSONL files moved into the import archive hold the same calls: no double count
