@@ -9,13 +9,11 @@ invalid configuration (one line naming the key or file).
 from __future__ import annotations
 
 import argparse
-import functools
 import importlib
 import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any
 
 from . import __version__
@@ -186,11 +184,6 @@ def json_dumps(doc: Any) -> str:
     import orjson
 
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
-
-
-@functools.cache
-def package_path() -> Path:
-    return Path(__file__).resolve().parent
 
 
 if __name__ == "__main__":  # pragma: no cover

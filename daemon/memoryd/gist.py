@@ -122,11 +122,6 @@ def _split_cjk(run: str) -> list[str]:
     return out
 
 
-def terms(text: str) -> list[str]:
-    """The distinct candidate terms of ``text`` (see :func:`term_counts`)."""
-    return list(term_counts(text))
-
-
 def document_frequencies(texts: Iterable[str]) -> tuple[Counter[str], int]:
     """(term → number of texts containing it, number of texts): the background for tags."""
     df: Counter[str] = Counter()

@@ -580,9 +580,3 @@ class Mover:
             if rec.state == "done" and rec.op in ("move", "copy") and rec.undo_of is None:
                 ids.append(self.undo(rec.id))
         return ids
-
-    def history(self, limit: int = 50) -> list[MoveRecord]:
-        rows = self.store.conn.execute(
-            f"SELECT {_COLUMNS} FROM moves ORDER BY id DESC LIMIT ?", (limit,)
-        ).fetchall()
-        return [MoveRecord(*r) for r in rows]

@@ -322,16 +322,6 @@ def file_signals(
     )
 
 
-def all_signals(
-    files: Sequence[MemoryFile],
-    hits_by_path: Mapping[str, Sequence[Hit]],
-    now: float,
-    tz: tzinfo = UTC,
-) -> list[FileSignals]:
-    """Signals of every file, in the order given."""
-    return [file_signals(f, hits_by_path.get(f.rel, ()), now, tz) for f in files]
-
-
 def load_counts(
     conn: Any, now: float, extra: Iterable[float] = (), agents: Iterable[str] | None = None
 ) -> dict[str, HitCounts]:

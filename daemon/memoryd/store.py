@@ -18,7 +18,6 @@ import contextlib
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 _MIGRATIONS: dict[int, str] = {
@@ -161,21 +160,6 @@ class StoreError(Exception):
     """The state database cannot be opened or is not memoryd's."""
 
 
-@dataclass(frozen=True)
-class HitRow:
-    agent: str
-    call_id: str
-    memory_path: str
-    kind: str
-    ts: float
-    query: str | None
-    score: float | None
-    start_line: int | None
-    end_line: int | None
-    session: str | None
-    source_id: int | None
-
-
 class Store:
     """A connection to the state database with memoryd's settings and schema."""
 
@@ -294,23 +278,6 @@ class Store:
         )
 
     # ---------------------------------------------------------------- hits
-
-    def hits_since(self, since: float | None, paths: Iterable[str] | None = None) -> list[HitRow]:
-        """Every hit at or after ``since`` (all when None), oldest first."""
-        sql = (
-            "SELECT agent, call_id, memory_path, kind, ts, query, score, start_line, "
-            "end_line, session, source_id FROM hits"
-        )
-        args: list[object] = []
-        if since is not None:
-            sql += " WHERE ts >= ?"
-            args.append(since)
-        sql += " ORDER BY ts, id"
-        rows = [HitRow(*r) for r in self.conn.execute(sql, args)]
-        if paths is not None:
-            wanted = set(paths)
-            rows = [r for r in rows if r.memory_path in wanted]
-        return rows
 
     def hit_counts(
         self, since: float | None, agents: Iterable[str] | None = None

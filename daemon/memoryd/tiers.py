@@ -44,7 +44,6 @@ from .mover import write_all
 from .store import Store
 
 TIERS = ("hot", "warm", "gist", "forgotten")
-ORIGINAL_TIERS = ("hot", "warm", "forgotten")
 SUMMARY_SUFFIX = ".gist.md"
 KEY_PREFIX = "tiers/"
 STAGING = ".memoryd-staging"  # gists are written here, then moved into gist/

@@ -291,7 +291,7 @@ def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
 
     root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="memoryd-demo-"))
     root.mkdir(parents=True, exist_ok=True)
-    truth = corpus.generate(root, seed=7, sessions=12, target_bytes=400_000, now=clock.now())
+    truth = corpus.generate_demo(root, now=clock.now())
     config = root / "memoryd.toml"
     config.write_text(
         "# written by `memoryd demo`\n"

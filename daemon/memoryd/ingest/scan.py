@@ -72,19 +72,11 @@ class ScanStats:
     resets: int = 0
     errors: int = 0
     elapsed: float = 0.0
-    touched_paths: set[str] = field(default_factory=set, repr=False)
 
     def as_dict(self) -> dict[str, object]:
         d = asdict(self)
-        d.pop("touched_paths")
         d["elapsed"] = round(self.elapsed, 4)
         return d
-
-    def add(self, other: ScanStats) -> None:
-        for key, value in asdict(other).items():
-            if key not in ("touched_paths", "elapsed"):
-                setattr(self, key, getattr(self, key) + value)
-        self.touched_paths |= other.touched_paths
 
 
 @dataclass
@@ -574,7 +566,6 @@ class Scanner:
         stats.new_calls += new_calls
         stats.malformed += batch.malformed
         stats.oversized += batch.oversized
-        stats.touched_paths.update(str(row[2]) for row in batch.hits)
 
     def _read_region(
         self, data: bytes, stop: int, batch: _Batch, calls: _Calls, stats: ScanStats
