@@ -372,3 +372,15 @@ def jobs_log_lines(inst: Install) -> list[str]:
 def done_jobs(inst: Install) -> list[str]:
     """Names of the fake jobs that completed, in order."""
     return [ln.split()[1] for ln in jobs_log_lines(inst) if ln.startswith("done ")]
+
+
+def start(
+    inst: Install,
+    daemons: list[DaemonProcess],
+    notify: NotifySocket | None = None,
+    **env: str,
+) -> DaemonProcess:
+    """Start a daemon on ``inst`` and hand it to the ``daemons`` fixture to clean up."""
+    d = DaemonProcess(inst, env_extra=env, notify=notify).start()
+    daemons.append(d)
+    return d

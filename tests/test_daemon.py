@@ -14,28 +14,17 @@ import pytest
 
 from daemon_harness import (
     DaemonProcess,
-    Install,
     NotifySocket,
     append,
     hit_count,
     hit_lines,
     make_install,
     run_cli,
+    start,
     wait_until,
 )
 
 pytestmark = pytest.mark.timeout(90)
-
-
-def start(
-    inst: Install,
-    daemons: list[DaemonProcess],
-    notify: NotifySocket | None = None,
-    **env: str,
-) -> DaemonProcess:
-    d = DaemonProcess(inst, env_extra=env, notify=notify).start()
-    daemons.append(d)
-    return d
 
 
 def test_counts_appended_lines_new_files_renames_and_truncation_live(

@@ -17,16 +17,11 @@ from daemon_harness import (
     hit_lines,
     make_install,
     run_cli,
+    start,
     wait_until,
 )
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def start(inst, daemons, notify=None, **env: str) -> DaemonProcess:
-    d = DaemonProcess(inst, env_extra=env, notify=notify).start()
-    daemons.append(d)
-    return d
 
 
 def test_sighup_with_a_valid_config_reloads_it(

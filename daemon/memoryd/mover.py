@@ -152,6 +152,12 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def _unlink_durably(path: Path) -> None:
+    """Remove a name and make the removal survive a power cut (fsync its folder)."""
+    os.unlink(path)
+    _fsync_dir(path.parent)
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         sa, sb = os.lstat(a), os.lstat(b)
@@ -344,8 +350,7 @@ class Mover:
             try:
                 self._unlink_verified(s, sha)
             except MoveError as exc:  # edited meanwhile: the user's edit wins, in place
-                os.unlink(d)
-                _fsync_dir(d.parent)
+                _unlink_durably(d)
                 self._finish(move_id, "rolled_back", str(exc))
                 raise
             _fsync_dir(s.parent)
@@ -505,22 +510,18 @@ class Mover:
         if src_there and rec.op == "move" and _same_file(src, dst):
             # The hard link landed but the source was not unlinked yet.
             if sha256_file(src)[0] == rec.sha256:
-                os.unlink(src)
-                _fsync_dir(src.parent)
+                _unlink_durably(src)
                 return "done", "destination complete; source removed"
-            os.unlink(dst)
-            _fsync_dir(dst.parent)
+            _unlink_durably(dst)
             return "rolled_back", "source edited since the intent; extra link removed"
         if sha256_file(dst)[0] != rec.sha256:
             return "failed", "destination holds other content; both left alone"
         if rec.op == "copy" or not src_there:
             return "done", "destination complete"
         if sha256_file(src)[0] == rec.sha256:
-            os.unlink(src)
-            _fsync_dir(src.parent)
+            _unlink_durably(src)
             return "done", "destination complete; source removed"
-        os.unlink(dst)
-        _fsync_dir(dst.parent)
+        _unlink_durably(dst)
         return "rolled_back", "source edited since the intent; stale copy removed"
 
     # ------------------------------------------------------------------ undo and lookups
