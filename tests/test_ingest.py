@@ -149,6 +149,32 @@ def test_answer_after_restart_and_in_a_successor_file(inst):
     assert inst.counts() == {"memory/a.md": 1}
 
 
+@pytest.mark.parametrize("parent_name", ["0b40.jsonl", "zz40.jsonl"])
+def test_an_unnamed_answer_in_a_successor_of_another_session_counts_in_one_cold_scan(
+    inst, parent_name
+):
+    """Compaction cut between a call and its answer; the successor has its own session id.
+
+    The parent's last line is the call; the successor (new session id, ``parentSession``
+    in its header) starts with the answer, which does not name its tool. Whatever the
+    names' order, one cold scan reads the parent first and counts the hit.
+    """
+    parent = inst.append(
+        parent_name,
+        tx.header("p1")
+        + tx.claude_call("toolu_9", "mcp__openclaw__memory_get", {"path": "memory/b.md"}),
+    )
+    os.utime(parent, ns=(1_700_000_000 * 10**9, 1_700_000_000 * 10**9))
+    head = {"type": "session", "id": "s2", "timestamp": tx.iso(tx.T0), "parentSession": str(parent)}
+    successor = inst.append(
+        "2026-02-25T10-00-00.000Z_s2.jsonl",
+        tx.dump(head) + tx.claude_result("toolu_9", {"path": "memory/b.md", "text": "hi"}),
+    )
+    os.utime(successor, ns=(1_700_000_100 * 10**9, 1_700_000_100 * 10**9))
+    inst.scan()
+    assert inst.counts() == {"memory/b.md": 1}
+
+
 def test_successor_copies_are_not_counted_twice(inst):
     lines = conversation(6)
     inst.append("s1.jsonl", b"".join(lines))

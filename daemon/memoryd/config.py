@@ -49,6 +49,7 @@ class IngestConfig:
     chunk_bytes: int = 1 << 20
     max_line_bytes: int = 64 << 20
     vanished_grace_days: int = 7
+    parallel_min_bytes: int = 24 << 20  # a backlog this large gets a helper; 0 = never
 
 
 @dataclass(frozen=True)
@@ -265,6 +266,8 @@ def _check_semantics(cfg: Config) -> None:
         raise ConfigError("score.max_prune_fraction: must be between 0 and 1")
     if cfg.ingest.chunk_bytes < 4096:
         raise ConfigError("ingest.chunk_bytes: must be at least 4096")
+    if cfg.ingest.parallel_min_bytes < 0:
+        raise ConfigError("ingest.parallel_min_bytes: must be 0 (never) or more")
     if cfg.ingest.max_line_bytes < cfg.ingest.chunk_bytes:
         raise ConfigError("ingest.max_line_bytes: must be at least ingest.chunk_bytes")
     if "{month}" in cfg.archive.dir and cfg.archive.dir.count("{") != 1:

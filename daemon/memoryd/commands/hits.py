@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +79,8 @@ def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
     )
     if stats.resets or stats.renamed:
         ctx.print(f"  {stats.renamed} renamed, {stats.resets} truncated or replaced (re-read)")
+    if stats.helper_files:
+        ctx.print(f"  {stats.helper_files} of them were read by a helper process, in parallel")
     if stats.errors:
         ctx.print(f"  {stats.errors} transcripts could not be read (permissions?)")
     return 0
@@ -286,6 +287,8 @@ def cmd_export_hits(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
+    import tempfile  # only the demo needs it
+
     from .. import corpus
     from ..cli import main as cli_main
 

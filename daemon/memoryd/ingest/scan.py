@@ -34,19 +34,10 @@ from ..store import Store
 from ..workspace import classify_result_path, regular_stat
 from . import sources as src
 from . import sqlite_source
-from .parser import GET, SEARCH, ToolCall, ToolResult, parse_line
-from .tailer import (
-    HEAD_MAX,
-    Checkpoint,
-    Verdict,
-    head_hash,
-    judge,
-    lines_containing,
-    quick_verdict,
-    read_regions,
-)
+from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult, parse_line
+from .prescan import NEEDLE, Helper, Job, Prescanned, can_fork, helper_share, prescan
+from .tailer import HEAD_MAX, Checkpoint, Verdict, head_hash, judge, lines_containing, quick_verdict
 
-_NEEDLE = b"memory_"
 # A result's call-id field, as OpenClaw and Claude Code write it (no space after the colon
 # in their JSONL; a space tolerated).
 _ID_FIELD = re.compile(rb'"tool(?:CallId|UseId|_call_id|_use_id)": ?"([^"\\]{1,200})"')
@@ -71,6 +62,7 @@ class ScanStats:
     renamed: int = 0
     resets: int = 0
     errors: int = 0
+    helper_files: int = 0  # transcripts whose lines a forked helper found and parsed
     elapsed: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
@@ -85,6 +77,7 @@ class _Call:
     query: str | None
     ts: float | None
     answered: bool
+    session: str = ""  # the session that made the call (answers are looked for there)
 
 
 @dataclass
@@ -100,18 +93,37 @@ class _Calls:
     known: dict[str, _Call] = field(default_factory=dict)
     waiting: dict[str, set[str]] = field(default_factory=dict)  # session → call ids
 
-    def add(self, call_id: str, call: _Call, session: str | None) -> None:
+    def add(self, call_id: str, call: _Call) -> None:
         self.known[call_id] = call
         if not call.answered:
-            self.waiting.setdefault(session or "", set()).add(call_id)
+            self.waiting.setdefault(call.session, set()).add(call_id)
 
     def answer(self, call_id: str, call: _Call) -> None:
         call.answered = True
-        for ids in self.waiting.values():
+        ids = self.waiting.get(call.session)
+        if ids is not None:
             ids.discard(call_id)
 
-    def waiting_in(self, session: str) -> set[str]:
-        return self.waiting.get(session) or set()
+    def waiting_in(self, session: str, parent: str | None = None) -> set[str]:
+        """Calls still waiting in ``session`` and, for a successor, in the session it continues.
+
+        A compaction successor goes on with its parent's conversation: a call made at
+        the end of the parent may be answered at the start of the successor.
+        """
+        own = self.waiting.get(session) or set()
+        if parent is None or parent == session or not self.waiting.get(parent):
+            return own
+        return own | self.waiting[parent]
+
+    def carry(self, call_id: str, call: _Call, session: str) -> None:
+        """A copy of a waiting call in a later session: its answer is looked for there now."""
+        if call.answered or call.session == session:
+            return
+        ids = self.waiting.get(call.session)
+        if ids is not None:
+            ids.discard(call_id)
+        call.session = session
+        self.waiting.setdefault(session, set()).add(call_id)
 
     def lookup(self, store: Store, agent: str, call_id: str) -> _Call | None:
         call = self.known.get(call_id)
@@ -122,9 +134,43 @@ class _Calls:
                 (agent, call_id),
             ).fetchone()
             if row is not None:
-                call = _Call(row[0], row[1], row[2], bool(row[3]))
-                self.add(call_id, call, row[4])
+                call = _Call(row[0], row[1], row[2], bool(row[3]), row[4] or "")
+                self.add(call_id, call)
         return call
+
+
+@dataclass
+class _Plan:
+    """A source with something to read, from the stat pass of a scan."""
+
+    sf: src.SourceFile
+    st: os.stat_result
+    cp: Checkpoint | None  # the checkpoint of its inode
+    at_path: Checkpoint | None  # the checkpoint of its path (another file's, maybe)
+    quick: Verdict | None  # the verdict from stat alone
+    unread: int  # bytes beyond the checkpoint, as stat sees them
+    fd: int = -1
+    start: Checkpoint | None = None  # where reading starts, once opened and judged
+    settle: Callable[[sqlite3.Connection], int] | None = None  # records the identity
+    parent: str | None = None  # the session a successor continues (from its header)
+    failed: bool = False
+
+
+class _HelperShare:
+    """The files a forked helper prescans, and its answer once collected."""
+
+    def __init__(self, helper: Helper, index: dict[int, int]) -> None:
+        self._helper = helper
+        self._index = index
+        self._results: list[list[Prescanned] | None] | None = None
+
+    def result(self, key: int) -> list[Prescanned] | None:
+        if self._results is None:
+            self._results = self._helper.results()
+        return self._results[self._index[key]]
+
+    def close(self) -> None:
+        self._helper.close()
 
 
 @dataclass
@@ -134,21 +180,36 @@ class _Batch:
     cp: Checkpoint
     session: str
     synthetic: bool
+    parent: str | None = None  # for a successor: the session it continues
     start: int = 0  # file offset the batch starts at
     end: int = 0  # file offset after its last complete line
     oversized: int = 0
     calls: list[tuple[object, ...]] = field(default_factory=list)
+    call_rows: dict[str, int] = field(default_factory=dict)  # call id → index in calls
     answered: list[tuple[str, str]] = field(default_factory=list)
     answered_unseen: list[tuple[object, ...]] = field(default_factory=list)
     hits: list[tuple[object, ...]] = field(default_factory=list)
     malformed: int = 0
 
+    def new_call(self, row: tuple[object, ...]) -> None:
+        """A call first met in this batch: (agent, call id, tool, query, ts, session, answered)."""
+        self.call_rows[str(row[1])] = len(self.calls)
+        self.calls.append(row)
+
+    def answer(self, agent: str, call_id: str) -> None:
+        """Record that a call is answered: in its row when it is new in this batch."""
+        i = self.call_rows.get(call_id)
+        if i is None:
+            self.answered.append((agent, call_id))
+        else:
+            self.calls[i] = (*self.calls[i][:6], 1)
+
     def write(self, conn: sqlite3.Connection, source_id: int) -> tuple[int, int]:
         """Insert it all; returns how many hits and calls were new (the rest were known)."""
         before_calls = conn.total_changes
         conn.executemany(
-            "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             self.calls,
         )
         new_calls = conn.total_changes - before_calls
@@ -251,32 +312,31 @@ class Scanner:
         files = self.discover() if full else [s for p in only if (s := self._owner(Path(p)))]
         by_inode, by_path, vanished = self._checkpoints()
         seen_ids: set[int] = set()
-        seen_inodes: set[tuple[int, int]] = set()
         pending: dict[str, _Calls] = {}
+        plans = self._plan(files, by_inode, by_path, seen_ids, stats)
+        helper: _HelperShare | None = None
         try:
-            for sf in files:
-                st = regular_stat(sf.path)
-                if st is None:
+            if len(plans) > 1 and can_fork():
+                split = helper_share([p.unread for p in plans], self.cfg.ingest.parallel_min_bytes)
+                if split < len(plans):
+                    helper = self._start_helper(plans, split, stats)
+            for plan in plans:
+                if plan.sf.kind == src.SQLITE:
+                    self._scan_sqlite(plan.sf, plan.st, plan.at_path, pending, stats)
                     continue
-                if sf.kind == src.SQLITE:
-                    stats.files_seen += 1
-                    cp = by_path.get(str(sf.path))
-                    if cp is not None:
-                        seen_ids.add(cp.id)
-                    self._scan_sqlite(sf, st, cp, pending, stats)
-                    continue
-                if (st.st_dev, st.st_ino) in seen_inodes:  # a hard link to a file already read
-                    continue
-                seen_inodes.add((st.st_dev, st.st_ino))
-                stats.files_seen += 1
-                cp = by_inode.get((st.st_dev, st.st_ino))
-                if cp is not None:
-                    seen_ids.add(cp.id)
                 try:
-                    self._scan_file(sf, st, cp, by_path.get(str(sf.path)), pending, stats)
+                    if helper is not None and plan.fd >= 0:
+                        self._tail_prescanned(plan, helper, pending, stats)
+                    elif not plan.failed:
+                        self._scan_file(plan, pending, stats)
                 except OSError:
                     self._read_error(stats)
         finally:
+            if helper is not None:
+                helper.close()
+            for plan in plans:
+                if plan.fd >= 0:
+                    os.close(plan.fd)
             self._flush()
         if full:
             known = {c.id for c in by_path.values()} | {c.id for c in by_inode.values()}
@@ -309,31 +369,121 @@ class Scanner:
         vanished = {r[0] for r in rows if r[-1]}
         return {(c.dev, c.ino): c for c in cps}, {c.path: c for c in cps}, vanished
 
-    def _scan_file(
+    def _plan(
         self,
-        sf: src.SourceFile,
-        st: os.stat_result,
-        cp: Checkpoint | None,
-        at_path: Checkpoint | None,
-        pending: dict[str, _Calls],
+        files: list[src.SourceFile],
+        by_inode: dict[tuple[int, int], Checkpoint],
+        by_path: dict[str, Checkpoint],
+        seen_ids: set[int],
         stats: ScanStats,
-    ) -> None:
-        path = str(sf.path)
-        quick = quick_verdict(cp, path, st)
-        if quick is Verdict.UNCHANGED:
-            return  # stat only: the file is not opened
-        fd = os.open(sf.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    ) -> list[_Plan]:
+        """Stat every source, in scan order; the ones with something to read, planned.
+
+        Stat only: an unchanged file is not opened, and is not in the plan.
+        """
+        plans: list[_Plan] = []
+        seen_inodes: set[tuple[int, int]] = set()
+        for sf in files:
+            st = regular_stat(sf.path)
+            if st is None:
+                continue
+            if sf.kind == src.SQLITE:
+                stats.files_seen += 1
+                cp = by_path.get(str(sf.path))
+                if cp is not None:
+                    seen_ids.add(cp.id)
+                plans.append(_Plan(sf, st, None, cp, None, 0))
+                continue
+            if (st.st_dev, st.st_ino) in seen_inodes:  # a hard link to a file already read
+                continue
+            seen_inodes.add((st.st_dev, st.st_ino))
+            stats.files_seen += 1
+            cp = by_inode.get((st.st_dev, st.st_ino))
+            if cp is not None:
+                seen_ids.add(cp.id)
+            quick = quick_verdict(cp, str(sf.path), st)
+            if quick is Verdict.UNCHANGED:
+                continue
+            from_offset = cp.offset if cp is not None and quick is None else 0
+            unread = max(st.st_size - from_offset, 0)
+            plans.append(_Plan(sf, st, cp, by_path.get(str(sf.path)), quick, unread))
+        return plans
+
+    def _open(self, plan: _Plan, stats: ScanStats) -> None:
+        """Open a planned file and settle what it is (sets ``fd``, ``start`` and ``settle``)."""
+        plan.fd = os.open(plan.sf.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        head = os.pread(plan.fd, HEAD_MAX, 0)
+        if plan.quick is None:
+            assert plan.cp is not None
+            verdict = judge(plan.cp, str(plan.sf.path), plan.st, head)
+        else:
+            verdict = plan.quick
+        plan.start, plan.settle = self._settle_identity(
+            plan.sf, plan.st, head, plan.cp, plan.at_path, verdict, stats
+        )
+        plan.parent = parent_session(plan.fd, head)
+
+    def _scan_file(self, plan: _Plan, pending: dict[str, _Calls], stats: ScanStats) -> None:
+        """Open, judge and read one file in this process, a region at a time."""
         try:
-            head = os.pread(fd, HEAD_MAX, 0)
-            if quick is None:
-                assert cp is not None
-                verdict = judge(cp, path, st, head)
-            else:
-                verdict = quick
-            cp, settle = self._settle_identity(sf, st, head, cp, at_path, verdict, stats)
-            self._tail(fd, sf, cp, st, settle, pending, stats)
+            self._open(plan, stats)
+            self._tail(plan, self._prescan_here(plan), pending, stats)
         finally:
-            os.close(fd)
+            if plan.fd >= 0:
+                os.close(plan.fd)
+                plan.fd = -1
+
+    def _start_helper(
+        self, plans: list[_Plan], split: int, stats: ScanStats
+    ) -> _HelperShare | None:
+        """Open and judge the files from ``split`` on, and fork a helper to prescan them."""
+        share: list[_Plan] = []
+        for plan in plans[split:]:
+            if plan.sf.kind == src.SQLITE:
+                continue
+            try:
+                self._open(plan, stats)
+            except OSError:
+                if plan.fd >= 0:
+                    os.close(plan.fd)
+                    plan.fd = -1
+                plan.failed = True
+                self._read_error(stats)
+                continue
+            share.append(plan)
+        if not share:
+            return None
+        jobs = [Job(p.fd, p.start.offset) for p in share if p.start is not None]
+        helper = Helper(
+            jobs,
+            chunk_bytes=self.cfg.ingest.chunk_bytes,
+            max_line_bytes=self.cfg.ingest.max_line_bytes,
+        )
+        return _HelperShare(helper, {id(p): i for i, p in enumerate(share)})
+
+    def _tail_prescanned(
+        self, plan: _Plan, helper: _HelperShare, pending: dict[str, _Calls], stats: ScanStats
+    ) -> None:
+        """Commit a file of the helper's share, from its answer (or read here if it gave none)."""
+        assert plan.start is not None
+        done = helper.result(id(plan))
+        regions: Iterable[tuple[Prescanned, bytes | None]]
+        if done is not None:
+            stats.helper_files += 1
+            regions = ((pre, None) for pre in done)
+        else:
+            regions = self._prescan_here(plan)
+        self._tail(plan, regions, pending, stats)
+
+    def _prescan_here(self, plan: _Plan) -> Iterator[tuple[Prescanned, bytes]]:
+        """Prescan an opened file in this process, a region at a time (with its bytes)."""
+        assert plan.start is not None
+        return prescan(
+            plan.fd,
+            plan.start.offset,
+            chunk_bytes=self.cfg.ingest.chunk_bytes,
+            max_line_bytes=self.cfg.ingest.max_line_bytes,
+        )
 
     def _settle_identity(
         self,
@@ -398,14 +548,14 @@ class Scanner:
 
     def _tail(
         self,
-        fd: int,
-        sf: src.SourceFile,
-        cp: Checkpoint,
-        st: os.stat_result,
-        settle: Callable[[sqlite3.Connection], int],
+        plan: _Plan,
+        regions: Iterable[tuple[Prescanned, bytes | None]],
         pending: dict[str, _Calls],
         stats: ScanStats,
     ) -> None:
+        """Apply a file's prescanned regions in order, committing with their end offsets."""
+        cp, sf, st = plan.start, plan.sf, plan.st
+        assert cp is not None and plan.settle is not None
         stats.files_read += 1
         calls = pending.get(cp.agent)
         if calls is None:
@@ -413,21 +563,16 @@ class Scanner:
         session = _session_id(sf.path.name)
         synthetic = not self.cfg.openclaw.count_synthetic and session in self._synthetic(cp.agent)
         commit_every = _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes
-        source = _SourceWrite(settle)
-        batch = _Batch(cp, session, synthetic, start=cp.offset, end=cp.offset)
-        for region in read_regions(
-            fd,
-            cp.offset,
-            chunk_bytes=self.cfg.ingest.chunk_bytes,
-            max_line_bytes=self.cfg.ingest.max_line_bytes,
-        ):
-            stats.bytes_read += region.size
-            batch.oversized += region.oversized
-            batch.end = region.end
-            self._read_region(region.data, region.size, batch, calls, stats)
+        source = _SourceWrite(plan.settle)
+        batch = _Batch(cp, session, synthetic, plan.parent, start=cp.offset, end=cp.offset)
+        for pre, data in regions:
+            stats.bytes_read += pre.end - pre.start
+            batch.oversized += pre.oversized
+            batch.end = pre.end
+            self._apply_region(plan.fd, pre, data, batch, calls, stats)
             if batch.end - batch.start >= commit_every:
                 self._commit(batch, source, stats, None)
-                batch = _Batch(cp, session, synthetic, start=batch.end, end=batch.end)
+                batch = _Batch(cp, session, synthetic, plan.parent, start=batch.end, end=batch.end)
         # The size and mtime seen *before* reading: bytes appended while we read make the
         # next stat differ, so they are read next time. (A stat taken after the last read
         # could include them without their lines having been read: lost for good.)
@@ -479,7 +624,7 @@ class Scanner:
                     for _seq, event in rows:
                         stats.bytes_read += len(event)
                         waiting = calls.waiting_in(session_id)
-                        if _NEEDLE in event or any(c.encode() in event for c in waiting):
+                        if NEEDLE in event or any(c.encode() in event for c in waiting):
                             self._read_line(event, batch, calls, stats)
                     with self._write(sum(len(r[1]) for r in rows)) as conn:
                         new_hits, new_calls = batch.write(conn, cp.id)
@@ -567,38 +712,73 @@ class Scanner:
         stats.malformed += batch.malformed
         stats.oversized += batch.oversized
 
-    def _read_region(
-        self, data: bytes, stop: int, batch: _Batch, calls: _Calls, stats: ScanStats
+    def _apply_region(
+        self,
+        fd: int,
+        pre: Prescanned,
+        data: bytes | None,
+        batch: _Batch,
+        calls: _Calls,
+        stats: ScanStats,
     ) -> None:
-        """Parse the lines of ``data[:stop]`` that can matter, in file order, into ``batch``."""
-        done: set[int] = set()
-        for begin, end in lines_containing(data, _NEEDLE, stop):
-            done.add(begin)
-            self._read_line(data[begin:end], batch, calls, stats)
-        waiting = calls.waiting_in(batch.session)
-        if waiting:  # answers that do not name their tool (Claude Code tool_result)
-            for begin, end in sorted(_lines_with_ids(data, stop, waiting)):
-                if begin not in done:
-                    done.add(begin)
-                    self._read_line(data[begin:end], batch, calls, stats)
+        """Apply a region's needle lines in file order, then answers that do not name their tool.
+
+        An answer that does not name its tool (Claude Code ``tool_result``) holds no
+        needle: it is found by the id of a call still waiting, searched for in the
+        region's bytes (read again if the helper prescanned them) — from the start for
+        calls waiting since before the region, after the call's own line for calls
+        made in it.
+        """
+        earlier = set(calls.waiting_in(batch.session, batch.parent))
+        made_at: dict[str, int] = {}
+        for cand in pre.lines:
+            for call_id in self._apply(cand.parsed, batch, calls, stats):
+                made_at[call_id] = cand.end
+        waiting = calls.waiting_in(batch.session, batch.parent)
+        if not waiting:
+            return
+        look = {
+            cid: 0 if cid in earlier else made_at.get(cid, pre.start) - pre.start for cid in waiting
+        }
+        size = pre.end - pre.start
+        if data is None:
+            data = os.pread(fd, size, pre.start)
+        done = {c.begin - pre.start for c in pre.lines}
+        for begin, end in sorted(_lines_with_ids(data, min(size, len(data)), look)):
+            if begin not in done:
+                done.add(begin)
+                self._apply(parse_line(data[begin:end]), batch, calls, stats)
 
     def _read_line(self, line: bytes, batch: _Batch, calls: _Calls, stats: ScanStats) -> None:
-        parsed = parse_line(line)
+        self._apply(parse_line(line), batch, calls, stats)
+
+    def _apply(
+        self, parsed: ParsedLine, batch: _Batch, calls: _Calls, stats: ScanStats
+    ) -> list[str]:
+        """Add one parsed line's calls and hits to ``batch``; returns the ids of new calls."""
         stats.lines_parsed += 1
         if parsed.malformed:
             batch.malformed += 1
-            return
+            return []
+        made: list[str] = []
         for ev in parsed.events:
-            if isinstance(ev, ToolCall):
+            if type(ev) is ToolCall:
                 # Not looked up in the database: a call seen in an earlier scan (a copy in a
                 # successor file) is inserted OR IGNOREd and at worst waits until this scan ends.
-                if ev.call_id not in calls.known:
-                    calls.add(ev.call_id, _Call(ev.tool, ev.query, ev.ts, False), batch.session)
-                    batch.calls.append(
-                        (batch.cp.agent, ev.call_id, ev.tool, ev.query, ev.ts, batch.session)
+                known = calls.known.get(ev.call_id)
+                if known is None:
+                    calls.add(ev.call_id, _Call(ev.tool, ev.query, ev.ts, False, batch.session))
+                    batch.new_call(
+                        (batch.cp.agent, ev.call_id, ev.tool, ev.query, ev.ts, batch.session, 0)
                     )
+                    made.append(ev.call_id)
+                elif not known.answered and known.session != batch.session:
+                    calls.carry(ev.call_id, known, batch.session)  # a successor's copy
+                    made.append(ev.call_id)
             else:
+                assert isinstance(ev, ToolResult)
                 self._read_result(ev, batch, calls, stats)
+        return made
 
     def _read_result(self, ev: ToolResult, batch: _Batch, calls: _Calls, stats: ScanStats) -> None:
         agent = batch.cp.agent
@@ -609,12 +789,12 @@ class Scanner:
         if ev.tool is None and ev.shape is not None and ev.shape != tool:
             return
         if call is None:  # the call line was never seen (e.g. before a compaction)
-            call = _Call(tool, None, ev.ts, True)
-            calls.add(ev.call_id, call, batch.session)
+            call = _Call(tool, None, ev.ts, True, batch.session)
+            calls.add(ev.call_id, call)
             batch.answered_unseen.append((agent, ev.call_id, tool, ev.ts, batch.session))
         elif not call.answered:
             calls.answer(ev.call_id, call)
-            batch.answered.append((agent, ev.call_id))
+            batch.answer(agent, ev.call_id)
         query = call.query if tool == SEARCH else None
         if not self.cfg.openclaw.count_synthetic and (
             batch.synthetic or (query is not None and query.startswith(SYNTHETIC_QUERY_PREFIXES))
@@ -650,7 +830,7 @@ class Scanner:
         )
         calls = _Calls()
         for cid, tool, query, ts, session in rows:
-            calls.add(cid, _Call(tool, query, ts, False), session)
+            calls.add(cid, _Call(tool, query, ts, False, session or ""))
         return calls
 
     def _synthetic(self, agent: str) -> frozenset[str]:
@@ -700,28 +880,55 @@ class Scanner:
             conn.execute("DELETE FROM sources WHERE vanished_at < ?", (cutoff,))
 
 
-def _lines_with_ids(data: bytes, stop: int, waiting: set[str]) -> set[tuple[int, int]]:
-    """Lines of ``data[:stop]`` whose call-id field names a call in ``waiting``.
+def _lines_with_ids(data: bytes, stop: int, look: dict[str, int]) -> set[tuple[int, int]]:
+    """Lines of ``data[:stop]`` whose call-id field names a call in ``look``.
 
-    With many waiting ids, one regular-expression pass reads every id field, so the
-    cost follows the size of the region rather than (waiting calls × bytes).
+    ``look`` maps each call id to the offset from which to look for it. With many
+    ids, one regular-expression pass reads every id field, so the cost follows the
+    size of the region rather than (waiting calls × bytes).
     """
-    wanted = {cid.encode() for cid in waiting}
+    wanted = {cid.encode(): at for cid, at in look.items()}
     found: set[tuple[int, int]] = set()
     if len(wanted) <= _DIRECT_ID_SEARCH_MAX:
         # A long, rare needle is found faster than any pattern: a search per id wins
         # while there are few of them (the usual case: one call in flight).
-        for cid in wanted:
-            found.update(lines_containing(data, cid, stop))
+        for cid, at in wanted.items():
+            found.update(lines_containing(data, cid, stop, at))
         return found
     last = -1
-    for m in _ID_FIELD.finditer(data, 0, stop):
-        if m.start() > last and m.group(1) in wanted:
+    for m in _ID_FIELD.finditer(data, min(wanted.values()), stop):
+        at = wanted.get(m.group(1))
+        if at is not None and m.start() > last and m.start() >= at:
             begin = data.rfind(b"\n", 0, m.start()) + 1
             end = data.find(b"\n", m.end(), stop)
             last = end = stop if end < 0 else end
             found.add((begin, end))
     return found
+
+
+_HEADER_MAX = 64 << 10  # a session header longer than this is not read for its parent
+
+
+def parent_session(fd: int, head: bytes) -> str | None:
+    """The session a transcript continues, from its header's ``parentSession`` (a path or id).
+
+    Only a header (``"type": "session"``, the first line) names one: compaction
+    successors do. None when there is none, or the header cannot be read.
+    """
+    if b'"parentSession"' not in head and len(head) >= HEAD_MAX:
+        head = os.pread(fd, _HEADER_MAX, 0)
+    end = head.find(b"\n")
+    if end < 0 or b'"parentSession"' not in head[:end]:
+        return None
+    try:
+        header = orjson.loads(head[:end])
+    except orjson.JSONDecodeError:
+        return None
+    parent = header.get("parentSession") if isinstance(header, dict) else None
+    if not isinstance(parent, str) or not parent.strip() or header.get("type") != "session":
+        return None
+    name = parent.strip().replace("\\", "/").rsplit("/", 1)[-1]
+    return _session_id(name)
 
 
 def synthetic_session_ids(index: object) -> frozenset[str]:

@@ -72,21 +72,46 @@ def discover(
     include_active_memory: bool = False,
     claude_projects: tuple[Path, ...] = (),
 ) -> Iterator[SourceFile]:
-    """Every transcript file to read, folder by folder (regular files only, no symlinks)."""
+    """Every transcript file to read (regular files only, no symlinks), oldest first.
+
+    Each agent's transcripts come in the order they were last written (then by
+    name), whatever order the folders list them in: a compaction successor comes
+    after the file it continues, so an answer written at the start of the successor
+    meets its call, made at the end of the parent, already read. Then the agent's
+    SQLite store, if any.
+    """
     for agent in agents:
+        files: list[tuple[int, str, SourceFile]] = []
+        databases: list[SourceFile] = []
         for folder in agent_dirs(agent, include_active_memory):
             for entry in _files(folder):
                 if entry.name == sqlite_source.DB_NAME:
-                    yield SourceFile(agent.id, SQLITE, Path(entry.path))
+                    databases.append(SourceFile(agent.id, SQLITE, Path(entry.path)))
                     continue
                 kind = classify_name(entry.name)
                 if kind is not None:
-                    yield SourceFile(agent.id, kind, Path(entry.path))
+                    sf = SourceFile(agent.id, kind, Path(entry.path))
+                    files.append((_mtime_ns(entry), entry.name, sf))
+        files.sort(key=lambda f: f[:2])
+        yield from (sf for _, _, sf in files)
+        yield from databases
     if claude_projects and agents:
         owner = agents[0].id
-        for project in claude_projects:
-            for path in _claude_transcripts(project):
-                yield SourceFile(owner, CLAUDE, path)
+        found = [
+            (_mtime_ns(path), str(path), path)
+            for project in claude_projects
+            for path in _claude_transcripts(project)
+        ]
+        found.sort(key=lambda f: f[:2])
+        for _, _, path in found:
+            yield SourceFile(owner, CLAUDE, path)
+
+
+def _mtime_ns(entry: os.DirEntry[str] | Path) -> int:
+    try:
+        return entry.stat(follow_symlinks=False).st_mtime_ns
+    except OSError:  # gone since it was listed: it sorts first and is skipped when read
+        return 0
 
 
 def _files(folder: Path) -> list[os.DirEntry[str]]:

@@ -22,7 +22,6 @@ just carried over; a trailing line without ``\\n`` is left for the next read.
 from __future__ import annotations
 
 import enum
-import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -55,8 +54,14 @@ class Checkpoint:
     mtime_ns: int
 
 
+try:  # the builtin module: hashlib would load OpenSSL first, a few ms of every command's start
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
+
+
 def head_hash(head: bytes) -> str:
-    return hashlib.blake2b(head, digest_size=16).hexdigest()
+    return blake2b(head, digest_size=16).hexdigest()
 
 
 def quick_verdict(cp: Checkpoint | None, path: str, st: os.stat_result) -> Verdict | None:
@@ -147,12 +152,15 @@ def _next_newline(fd: int, pos: int, chunk_bytes: int) -> int:
 
 
 def lines_containing(
-    data: bytes, needle: bytes, stop: int | None = None
+    data: bytes, needle: bytes, stop: int | None = None, start: int = 0
 ) -> Iterator[tuple[int, int]]:
-    """``(begin, end)`` of each line of ``data[:stop]`` holding ``needle`` (``\\n`` excluded)."""
+    """``(begin, end)`` of each line of ``data[:stop]`` holding ``needle`` at or after ``start``.
+
+    ``end`` is the offset of the line's ``\n`` (or ``stop``).
+    """
     stop = len(data) if stop is None else stop
     find, rfind = data.find, data.rfind
-    i = find(needle, 0, stop)
+    i = find(needle, start, stop)
     while i >= 0:
         begin = rfind(b"\n", 0, i) + 1
         end = find(b"\n", i, stop)

@@ -1,0 +1,229 @@
+"""A large backlog read by two processes gives exactly what one process gives.
+
+``memoryd scan`` forks a helper that finds and parses the lines of the last
+transcripts while the parent reads and commits the first ones. These tests force
+the helper on a generated corpus (``parallel_min_bytes = 1``) and compare the state
+database, row for row, with a single-process scan and with the generator's
+reference; then they kill the helper, and the parent, at the worst moments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memoryd.config import load_config, resolve_paths
+from memoryd.corpus import CorpusTruth, generate
+from memoryd.ingest import prescan
+from memoryd.ingest import scan as scan_module
+from memoryd.ingest.prescan import HELPER_MAX_FILES, HELPER_SHARE, helper_share
+from memoryd.store import Store
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is forked")
+
+NOW = 1_790_000_000.0
+HELPER_ALWAYS = "[ingest]\nparallel_min_bytes = 1\nchunk_bytes = 65536\n"
+ONE_PROCESS = "[ingest]\nparallel_min_bytes = 0\nchunk_bytes = 65536\n"
+
+
+def write_config(root: Path, truth: CorpusTruth, name: str, ingest: str) -> Path:
+    cfg = root / f"{name}.toml"
+    cfg.write_text(
+        f"[openclaw]\nstate_dir = {json.dumps(str(truth.state_dir))}\n"
+        f"workspace = {json.dumps(str(truth.workspace))}\n"
+        f"[state]\ndir = {json.dumps(str(root / name))}\n{ingest}",
+        encoding="utf-8",
+    )
+    return cfg
+
+
+def memoryd(cfg: Path, *args: str) -> str:
+    env = dict(os.environ, MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(NOW))
+    proc = subprocess.run(
+        [sys.executable, "-m", "memoryd", *args], env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, f"memoryd {' '.join(args)} exited {proc.returncode}: {proc.stderr}"
+    return proc.stdout
+
+
+def counts(cfg: Path) -> dict[str, int]:
+    doc = json.loads(memoryd(cfg, "hits", "--all", "--json", "--no-scan"))
+    got = {f["path"]: f["hits"] for f in doc["files"]}
+    got.update({p: 0 for p in doc["never_hit"]})
+    return got
+
+
+def state_rows(state: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Everything a scan writes, with row ids replaced by what they stand for."""
+    conn = sqlite3.connect(f"file:{state / 'state.db'}?mode=ro", uri=True)
+    try:
+        paths = dict(conn.execute("SELECT id, path FROM sources"))
+        hits = [
+            (*row[:-1], paths.get(row[-1]))
+            for row in conn.execute(
+                "SELECT agent, call_id, memory_path, kind, ts, query, score, start_line, "
+                "end_line, session, source_id FROM hits"
+            )
+        ]
+        return {
+            "hits": sorted(hits, key=repr),
+            "calls": sorted(conn.execute("SELECT * FROM calls"), key=repr),
+            "sources": sorted(
+                conn.execute(
+                    "SELECT agent, kind, path, dev, ino, head_len, head_hash, offset, size, "
+                    "mtime_ns, malformed, oversized, resets FROM sources"
+                ),
+                key=repr,
+            ),
+            "counters": sorted(conn.execute("SELECT * FROM counters")),
+        }
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusTruth:
+    root = tmp_path_factory.mktemp("helper-corpus")
+    return generate(root / "c", seed=909, sessions=30, target_bytes=6_000_000, now=NOW)
+
+
+# ------------------------------------------------------------------ sharing out the work
+
+
+def test_the_helper_takes_a_suffix_near_its_share_of_the_bytes() -> None:
+    pending = [5, 40, 10, 10, 20, 15, 0, 30, 25]  # MB, in scan order
+    k = helper_share([p << 20 for p in pending], min_bytes=1)
+    assert 0 < k < len(pending)
+    taken = sum(pending[k:]) / sum(pending)
+    assert abs(taken - HELPER_SHARE) <= max(pending) / sum(pending)
+
+
+def test_no_helper_below_the_threshold_or_when_switched_off() -> None:
+    pending = [8 << 20] * 4
+    assert helper_share(pending, min_bytes=64 << 20) == len(pending)
+    assert helper_share(pending, min_bytes=0) == len(pending)
+    assert helper_share(pending, min_bytes=1) < len(pending)
+
+
+def test_one_file_holding_nearly_everything_gets_no_helper() -> None:
+    """A helper with a sliver of the work, or all of it, only adds a fork."""
+    assert helper_share([900 << 20, 1 << 20], min_bytes=1) == 2
+    assert helper_share([1 << 20, 900 << 20], min_bytes=1) == 2
+
+
+def test_the_helper_never_holds_more_than_its_descriptor_budget() -> None:
+    pending = [1 << 20] * (3 * HELPER_MAX_FILES)
+    k = helper_share(pending, min_bytes=1)
+    assert len(pending) - k <= HELPER_MAX_FILES
+
+
+# ------------------------------------------------------------------ same result, two processes
+
+
+def test_a_helper_scan_writes_exactly_what_a_one_process_scan_writes(
+    corpus: CorpusTruth, tmp_path: Path
+) -> None:
+    helped = write_config(tmp_path, corpus, "helped", HELPER_ALWAYS)
+    alone = write_config(tmp_path, corpus, "alone", ONE_PROCESS)
+    got = json.loads(memoryd(helped, "scan", "--json"))
+    want = json.loads(memoryd(alone, "scan", "--json"))
+    assert got["helper_files"] > 0, "the helper did not run"
+    assert want["helper_files"] == 0
+    for key in ("files_read", "bytes_read", "new_hits", "new_calls", "malformed", "oversized"):
+        assert got[key] == want[key], key
+    assert state_rows(tmp_path / "helped") == state_rows(tmp_path / "alone")
+    assert counts(helped) == corpus.counts(None)
+    assert json.loads(memoryd(helped, "scan", "--json"))["new_hits"] == 0
+
+
+def test_when_the_helper_dies_the_scan_reads_its_share_itself(
+    corpus: CorpusTruth, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child is SIGKILLed before it answers: same counts, nothing read twice."""
+    cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
+    paths = resolve_paths(load_config(cfg), {})
+    forks: list[int] = []
+    real_flatten = prescan._flatten
+
+    def killed_in_the_child(*args: object) -> object:
+        os.kill(os.getpid(), signal.SIGKILL)
+        return real_flatten(*args)  # pragma: no cover - never reached
+
+    real_fork = os.fork
+
+    def counting_fork() -> int:
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(prescan, "_flatten", killed_in_the_child)
+    monkeypatch.setattr(os, "fork", counting_fork)
+    monkeypatch.setattr(scan_module, "can_fork", lambda: True)  # pytest may run threads
+    with Store.open(paths.db) as store:
+        stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
+    assert len(forks) == 1, "the helper was not started"
+    assert stats.helper_files == 0
+    assert stats.errors == 0
+    assert stats.new_hits == corpus.total_hits
+    assert counts(cfg) == corpus.counts(None)
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+@pytest.mark.skipif(
+    not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
+    reason="needs /proc/<pid>/task/<tid>/children to find the helper",
+)
+def test_sigkill_of_the_scan_while_its_helper_works_then_one_scan_is_exact(
+    corpus: CorpusTruth, tmp_path: Path
+) -> None:
+    """The parent dies with a helper running: the helper goes away, nothing is lost."""
+    cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
+    env = dict(os.environ, MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(NOW))
+    killed = 0
+    for _ in range(40):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memoryd", "scan"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        helpers: list[int] = []
+        while proc.poll() is None and not helpers:
+            helpers = _children(proc.pid)
+            time.sleep(0.001)
+        if not helpers:  # finished before a helper could be seen; start again from scratch
+            continue
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        killed += proc.returncode == -signal.SIGKILL
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and Path(f"/proc/{helpers[0]}").exists():
+            status = Path(f"/proc/{helpers[0]}/status").read_text(errors="replace")
+            if "\nState:\tZ" in status:
+                break  # exited; its zombie waits for init to reap it
+            time.sleep(0.01)
+        else:
+            assert not Path(f"/proc/{helpers[0]}").exists(), "the helper outlived its parent"
+        if killed >= 3:
+            break
+    assert killed >= 1, "no kill landed while a helper was running"
+    final = json.loads(memoryd(cfg, "scan", "--json"))
+    assert final["errors"] == 0
+    assert counts(cfg) == corpus.counts(None)
