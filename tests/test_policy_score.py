@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from datetime import UTC, datetime
 
@@ -99,7 +98,7 @@ def test_pruning_is_off_by_default_and_capped_at_a_fifth() -> None:
     scores = _scores(100)
     paths = [s.path for s in scores]
     assert prune_candidates(scores, paths, 100, CFG) == {}
-    on = dataclasses.replace(CFG, prune_enabled=True)
+    on = CFG._replace(prune_enabled=True)
     got = prune_candidates(scores, paths, 100, on)
     assert len(got) == 20  # 60 score below 0.6, at most 20 % go
     assert set(got) == set(paths[:20])  # the lowest scores first
@@ -108,7 +107,7 @@ def test_pruning_is_off_by_default_and_capped_at_a_fifth() -> None:
 
 def test_capacity_keeps_the_best_and_respects_eligibility() -> None:
     scores = _scores(10)
-    cfg = dataclasses.replace(CFG, capacity_enabled=True, capacity=8, max_prune_fraction=1.0)
+    cfg = CFG._replace(capacity_enabled=True, capacity=8, max_prune_fraction=1.0)
     eligible = [s.path for s in scores if s.path != "memory/000.md"]  # 000 is protected
     got = prune_candidates(scores, eligible, 10, cfg)
     assert set(got) == {"memory/001.md", "memory/002.md"}

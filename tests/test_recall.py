@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -234,7 +233,7 @@ def test_recall_limit_is_configurable(env):
     cfg, paths, store, root = env
     for i in range(2):
         write(root, f"warm/n{i}.md", "meeting", NOW - DAY)
-    one = replace(cfg, tiers=replace(cfg.tiers, recall_max_files=1))
+    one = cfg._replace(tiers=cfg.tiers._replace(recall_max_files=1))
     assert recall(one, paths, store, ["meeting"], NOW).too_many
     assert not recall(cfg, paths, store, ["meeting"], NOW).too_many
 

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import zipfile
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -188,7 +187,7 @@ def test_deletion_disabled_keeps_forgotten_notes(env):
     cfg, paths, store, root = env
     write(root, "forgotten/x.md", "x", T0 - 100 * DAY)
     organize.run(cfg, paths, store, T0)
-    off = replace(cfg, tiers=replace(cfg.tiers, delete_enabled=False))
+    off = cfg._replace(tiers=cfg.tiers._replace(delete_enabled=False))
     assert organize.run(off, paths, store, T0 + 31 * DAY).data["actions"] == []
     assert (root / "forgotten/x.md").exists()
     assert organize.run(cfg, paths, store, T0 + 31 * DAY).data["counts"]["delete"] == 1
@@ -207,7 +206,7 @@ def test_a_conflict_is_reported_and_both_files_kept(env):
 def test_a_failing_summarizer_falls_back_and_is_counted(env):
     cfg, paths, store, root = env
     write(root, "warm/x.md", "# X\n\nsomething to summarise.\n", T0 - 8 * DAY)
-    bad = replace(cfg, tiers=replace(cfg.tiers, summarizer_command="false"))
+    bad = cfg._replace(tiers=cfg.tiers._replace(summarizer_command="false"))
     result = organize.run(bad, paths, store, T0)
     gist = next(a for a in result.data["actions"] if a["op"] == "gist")
     assert gist["status"] == "done" and gist["method"] == "extractive"

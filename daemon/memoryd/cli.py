@@ -13,7 +13,6 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import IO, Any
 
 from . import __version__
@@ -35,16 +34,22 @@ class UsageError(Exception):
     """Bad arguments a person must fix (exit 2)."""
 
 
-@dataclass
 class Context:
     """What every command gets: the validated config, resolved paths, the state database."""
 
-    cfg: Config
-    config_file: str | None
-    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
-    out: IO[str] = field(default_factory=lambda: sys.stdout)
-    _paths: Paths | None = None
-    _store: Store | None = None
+    def __init__(
+        self,
+        cfg: Config,
+        config_file: str | None,
+        environ: dict[str, str] | None = None,
+        out: IO[str] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.config_file = config_file
+        self.environ = dict(os.environ) if environ is None else environ
+        self.out = sys.stdout if out is None else out
+        self._paths: Paths | None = None
+        self._store: Store | None = None
 
     @property
     def paths(self) -> Paths:

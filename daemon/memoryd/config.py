@@ -1,7 +1,8 @@
 """Configuration: one validated TOML schema, plus OpenClaw discovery.
 
-The schema is a tree of frozen dataclasses, one per TOML table. Validation walks
-the dataclass fields, so adding a key means adding one typed field with a default:
+The schema is a tree of named tuples, one per TOML table (immutable, and cheap to
+define: a one-shot command's start-up pays for every class). Validation walks
+their fields, so adding a key means adding one typed field with a default:
 unknown keys and wrong types are rejected with a message that names the key
 (exit code 2 at the command layer), never silently ignored.
 
@@ -11,15 +12,13 @@ memoryd with no configuration at all watches what OpenClaw writes.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import re
 import tomllib
 import typing
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class ConfigError(Exception):
@@ -29,8 +28,7 @@ class ConfigError(Exception):
 # --------------------------------------------------------------------------- schema
 
 
-@dataclass(frozen=True)
-class OpenClawConfig:
+class OpenClawConfig(NamedTuple):
     state_dir: str = ""  # "" = discovered as OpenClaw does
     agents: tuple[str, ...] = ("*",)
     workspace: str = ""  # "" = from openclaw.json, else OpenClaw's default
@@ -39,28 +37,24 @@ class OpenClawConfig:
     claude_projects: tuple[str, ...] = ()  # extra Claude Code project folders to follow
 
 
-@dataclass(frozen=True)
-class StateConfig:
+class StateConfig(NamedTuple):
     dir: str = ""  # "" = <state_dir>/memoryd
 
 
-@dataclass(frozen=True)
-class IngestConfig:
+class IngestConfig(NamedTuple):
     chunk_bytes: int = 1 << 20
     max_line_bytes: int = 64 << 20
     vanished_grace_days: int = 7
     parallel_min_bytes: int = 24 << 20  # a backlog this large gets a helper; 0 = never
 
 
-@dataclass(frozen=True)
-class ArchiveConfig:
+class ArchiveConfig(NamedTuple):
     # Workspace-relative; {month} is the YYYY-MM of the run. The default lives
     # outside memory/ because OpenClaw indexes memory/ recursively.
     dir: str = "memory-archive/{month}"
 
 
-@dataclass(frozen=True)
-class ExpireConfig:
+class ExpireConfig(NamedTuple):
     min_age_days: int = 30
     window_days: int = 30
     max_hits: int = 2
@@ -68,8 +62,7 @@ class ExpireConfig:
     pinned: tuple[str, ...] = ()  # globs, workspace-relative
 
 
-@dataclass(frozen=True)
-class ScoreConfig:
+class ScoreConfig(NamedTuple):
     keyword_weight: float = 0.4
     time_weight: float = 0.2
     access_weight: float = 0.2
@@ -88,15 +81,13 @@ class ScoreConfig:
     max_prune_fraction: float = 0.2
 
 
-@dataclass(frozen=True)
-class PromoteConfig:
+class PromoteConfig(NamedTuple):
     hits_7d: int = 3
     hits_14d: int = 5
     hits_total: int = 8
 
 
-@dataclass(frozen=True)
-class TiersConfig:
+class TiersConfig(NamedTuple):
     root: str = ""  # "" = <state_dir>/memory_fs
     hot_hours: float = 3.0
     warm_days: float = 7.0
@@ -111,24 +102,21 @@ class TiersConfig:
     inject_max_chars: int = 8000
 
 
-@dataclass(frozen=True)
-class ScheduleConfig:
+class ScheduleConfig(NamedTuple):
     timezone: str = ""  # "" = the local zone
     organize: str = "5 * * * *"
     reflect: str = "30 3 * * *"
     expire: str = "0 4 1 * *"
 
 
-@dataclass(frozen=True)
-class DaemonConfig:
+class DaemonConfig(NamedTuple):
     rescan_seconds: float = 60.0
     polling: bool = False
     polling_interval: float = 2.0
     clock_jump_seconds: float = 120.0
 
 
-@dataclass(frozen=True)
-class TelegramConfig:
+class TelegramConfig(NamedTuple):
     enabled: bool = False
     token: str = ""  # "" = from openclaw.json's Telegram channel
     chat_id: str = ""
@@ -136,31 +124,28 @@ class TelegramConfig:
     timeout: float = 10.0
 
 
-@dataclass(frozen=True)
-class NotifyConfig:
-    telegram: TelegramConfig = field(default_factory=TelegramConfig)
+class NotifyConfig(NamedTuple):
+    telegram: TelegramConfig = TelegramConfig()
 
 
-@dataclass(frozen=True)
-class LogConfig:
+class LogConfig(NamedTuple):
     level: str = "info"
     format: str = "auto"  # auto | json | console
 
 
-@dataclass(frozen=True)
-class Config:
-    openclaw: OpenClawConfig = field(default_factory=OpenClawConfig)
-    state: StateConfig = field(default_factory=StateConfig)
-    ingest: IngestConfig = field(default_factory=IngestConfig)
-    archive: ArchiveConfig = field(default_factory=ArchiveConfig)
-    expire: ExpireConfig = field(default_factory=ExpireConfig)
-    score: ScoreConfig = field(default_factory=ScoreConfig)
-    promote: PromoteConfig = field(default_factory=PromoteConfig)
-    tiers: TiersConfig = field(default_factory=TiersConfig)
-    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
-    daemon: DaemonConfig = field(default_factory=DaemonConfig)
-    notify: NotifyConfig = field(default_factory=NotifyConfig)
-    log: LogConfig = field(default_factory=LogConfig)
+class Config(NamedTuple):
+    openclaw: OpenClawConfig = OpenClawConfig()
+    state: StateConfig = StateConfig()
+    ingest: IngestConfig = IngestConfig()
+    archive: ArchiveConfig = ArchiveConfig()
+    expire: ExpireConfig = ExpireConfig()
+    score: ScoreConfig = ScoreConfig()
+    promote: PromoteConfig = PromoteConfig()
+    tiers: TiersConfig = TiersConfig()
+    schedule: ScheduleConfig = ScheduleConfig()
+    daemon: DaemonConfig = DaemonConfig()
+    notify: NotifyConfig = NotifyConfig()
+    log: LogConfig = LogConfig()
     source: str = ""  # the file it came from, "" for defaults (not a TOML key)
 
 
@@ -182,6 +167,8 @@ def _resolve_hint(annotation: Any) -> Any:
     tables; ``typing.get_type_hints`` would compile every annotation on each
     start-up, which one-shot commands should not pay for.
     """
+    if isinstance(annotation, typing.ForwardRef):  # how NamedTuple keeps a string annotation
+        annotation = annotation.__forward_arg__
     if not isinstance(annotation, str):
         return annotation
     if annotation in _SCALARS:
@@ -229,7 +216,9 @@ def _build(cls: type, data: Any, prefix: str) -> Any:
     where = prefix or "the top level"
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: expected a table, got {type(data).__name__}")
-    hints = {f.name: _resolve_hint(f.type) for f in dataclasses.fields(cls) if f.name != "source"}
+    hints = {
+        name: _resolve_hint(hint) for name, hint in cls.__annotations__.items() if name != "source"
+    }
     known = set(hints)
     for key in data:
         if key not in known:
@@ -239,7 +228,7 @@ def _build(cls: type, data: Any, prefix: str) -> Any:
     for key, value in data.items():
         name = f"{prefix}.{key}" if prefix else key
         hint = hints[key]
-        if dataclasses.is_dataclass(hint):
+        if is_table(hint):
             kwargs[key] = _build(hint, value, name)
         else:
             kwargs[key] = _check_value(name, hint, value)
@@ -250,7 +239,12 @@ def parse_config(data: dict[str, Any], source: str = "") -> Config:
     """Validate a TOML document (already parsed) into a Config."""
     cfg = _build(Config, data, "")
     _check_semantics(cfg)
-    return dataclasses.replace(cfg, source=source)
+    return cfg._replace(source=source)
+
+
+def is_table(hint: Any) -> bool:
+    """Whether a schema field is a nested table (a section class) rather than a value."""
+    return isinstance(hint, type) and issubclass(hint, tuple) and hasattr(hint, "_fields")
 
 
 def _check_semantics(cfg: Config) -> None:
@@ -425,8 +419,7 @@ def default_workspace(agent_id: str, state_dir: Path, environ: typing.Mapping[st
     return state_dir / "workspace"
 
 
-@dataclass(frozen=True)
-class Agent:
+class Agent(NamedTuple):
     """One followed agent: where its transcripts are and which workspace its memory is in."""
 
     id: str
@@ -434,8 +427,7 @@ class Agent:
     workspace: Path
 
 
-@dataclass(frozen=True)
-class Paths:
+class Paths(NamedTuple):
     """Everything concrete that the configuration resolves to on this machine."""
 
     state_dir: Path  # OpenClaw's

@@ -14,8 +14,8 @@ import posixpath
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 LONG_TERM_NAMES = ("MEMORY.md", "memory.md")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -84,8 +84,7 @@ def classify_result_path(raw: str, workspace: str, tiers_root: str | None = None
     return None
 
 
-@dataclass(frozen=True)
-class MemoryFile:
+class MemoryFile(NamedTuple):
     """A memory file on disk: its workspace-relative key and the stat facts we use."""
 
     rel: str

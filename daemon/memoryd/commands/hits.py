@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import clock
 from ..cli import Context, UsageError, json_dumps, positive_int
@@ -89,8 +88,7 @@ def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
 # --------------------------------------------------------------------------- hits
 
 
-@dataclass(frozen=True)
-class FileHits:
+class FileHits(NamedTuple):
     path: str
     hits: int
     last_hit: float | None

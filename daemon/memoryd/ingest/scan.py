@@ -23,7 +23,6 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import orjson
@@ -46,41 +45,55 @@ _COMMIT_CHUNKS = 16  # commit at least every this many chunks' worth of lines
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
 
 
-@dataclass
 class ScanStats:
-    """What one scan did; printed by ``memoryd scan`` and logged by the daemon."""
+    """What one scan did; printed by ``memoryd scan`` and logged by the daemon.
 
-    files_seen: int = 0
-    files_read: int = 0
-    bytes_read: int = 0
-    lines_parsed: int = 0
-    new_hits: int = 0
-    new_calls: int = 0
-    malformed: int = 0
-    oversized: int = 0
-    non_memory_paths: int = 0
-    renamed: int = 0
-    resets: int = 0
-    errors: int = 0
-    helper_files: int = 0  # transcripts whose lines a forked helper found and parsed
-    elapsed: float = 0.0
+    (The classes of this module are plain classes with ``__slots__``, not dataclasses:
+    ``memoryd scan`` is a one-shot command, and importing and building dataclasses is a
+    measurable part of its start-up.)
+    """
+
+    __slots__ = (
+        "bytes_read",
+        "elapsed",
+        "errors",
+        "files_read",
+        "files_seen",
+        "helper_files",  # transcripts whose lines a forked helper found and parsed
+        "lines_parsed",
+        "malformed",
+        "new_calls",
+        "new_hits",
+        "non_memory_paths",
+        "oversized",
+        "renamed",
+        "resets",
+    )
+
+    def __init__(self) -> None:
+        for name in self.__slots__:
+            setattr(self, name, 0)
+        self.elapsed = 0.0
 
     def as_dict(self) -> dict[str, object]:
-        d = asdict(self)
+        d: dict[str, object] = {name: getattr(self, name) for name in self.__slots__}
         d["elapsed"] = round(self.elapsed, 4)
         return d
 
 
-@dataclass
 class _Call:
-    tool: str
-    query: str | None
-    ts: float | None
-    answered: bool
-    session: str = ""  # the session that made the call (answers are looked for there)
+    __slots__ = ("answered", "query", "session", "tool", "ts")
+
+    def __init__(
+        self, tool: str, query: str | None, ts: float | None, answered: bool, session: str = ""
+    ) -> None:
+        self.tool = tool
+        self.query = query
+        self.ts = ts
+        self.answered = answered
+        self.session = session  # the session that made the call (answers are looked for there)
 
 
-@dataclass
 class _Calls:
     """One agent's memory calls met so far, and per session the ids still waiting.
 
@@ -90,8 +103,11 @@ class _Calls:
     transcript slower to read.
     """
 
-    known: dict[str, _Call] = field(default_factory=dict)
-    waiting: dict[str, set[str]] = field(default_factory=dict)  # session → call ids
+    __slots__ = ("known", "waiting")
+
+    def __init__(self) -> None:
+        self.known: dict[str, _Call] = {}
+        self.waiting: dict[str, set[str]] = {}  # session → call ids
 
     def add(self, call_id: str, call: _Call) -> None:
         self.known[call_id] = call
@@ -139,21 +155,43 @@ class _Calls:
         return call
 
 
-@dataclass
 class _Plan:
     """A source with something to read, from the stat pass of a scan."""
 
-    sf: src.SourceFile
-    st: os.stat_result
-    cp: Checkpoint | None  # the checkpoint of its inode
-    at_path: Checkpoint | None  # the checkpoint of its path (another file's, maybe)
-    quick: Verdict | None  # the verdict from stat alone
-    unread: int  # bytes beyond the checkpoint, as stat sees them
-    fd: int = -1
-    start: Checkpoint | None = None  # where reading starts, once opened and judged
-    settle: Callable[[sqlite3.Connection], int] | None = None  # records the identity
-    parent: str | None = None  # the session a successor continues (from its header)
-    failed: bool = False
+    __slots__ = (
+        "at_path",
+        "cp",
+        "failed",
+        "fd",
+        "parent",
+        "quick",
+        "settle",
+        "sf",
+        "st",
+        "start",
+        "unread",
+    )
+
+    def __init__(
+        self,
+        sf: src.SourceFile,
+        st: os.stat_result,
+        cp: Checkpoint | None,
+        at_path: Checkpoint | None,
+        quick: Verdict | None,
+        unread: int,
+    ) -> None:
+        self.sf = sf
+        self.st = st
+        self.cp = cp  # the checkpoint of its inode
+        self.at_path = at_path  # the checkpoint of its path (another file's, maybe)
+        self.quick = quick  # the verdict from stat alone
+        self.unread = unread  # bytes beyond the checkpoint, as stat sees them
+        self.fd = -1
+        self.start: Checkpoint | None = None  # where reading starts, once opened and judged
+        self.settle: Callable[[sqlite3.Connection], int] | None = None  # records the identity
+        self.parent: str | None = None  # the session a successor continues (from its header)
+        self.failed = False
 
 
 class _HelperShare:
@@ -173,23 +211,48 @@ class _HelperShare:
         self._helper.close()
 
 
-@dataclass
 class _Batch:
     """What one region of lines adds to the database, written in one transaction."""
 
-    cp: Checkpoint
-    session: str
-    synthetic: bool
-    parent: str | None = None  # for a successor: the session it continues
-    start: int = 0  # file offset the batch starts at
-    end: int = 0  # file offset after its last complete line
-    oversized: int = 0
-    calls: list[tuple[object, ...]] = field(default_factory=list)
-    call_rows: dict[str, int] = field(default_factory=dict)  # call id → index in calls
-    answered: list[tuple[str, str]] = field(default_factory=list)
-    answered_unseen: list[tuple[object, ...]] = field(default_factory=list)
-    hits: list[tuple[object, ...]] = field(default_factory=list)
-    malformed: int = 0
+    __slots__ = (
+        "answered",
+        "answered_unseen",
+        "call_rows",
+        "calls",
+        "cp",
+        "end",
+        "hits",
+        "malformed",
+        "oversized",
+        "parent",
+        "session",
+        "start",
+        "synthetic",
+    )
+
+    def __init__(
+        self,
+        cp: Checkpoint,
+        session: str,
+        synthetic: bool,
+        parent: str | None = None,
+        *,
+        start: int = 0,
+        end: int = 0,
+    ) -> None:
+        self.cp = cp
+        self.session = session
+        self.synthetic = synthetic
+        self.parent = parent  # for a successor: the session it continues
+        self.start = start  # file offset the batch starts at
+        self.end = end  # file offset after its last complete line
+        self.oversized = 0
+        self.malformed = 0
+        self.calls: list[tuple[object, ...]] = []
+        self.call_rows: dict[str, int] = {}  # call id → index in calls
+        self.answered: list[tuple[str, str]] = []
+        self.answered_unseen: list[tuple[object, ...]] = []
+        self.hits: list[tuple[object, ...]] = []
 
     def new_call(self, row: tuple[object, ...]) -> None:
         """A call first met in this batch: (agent, call id, tool, query, ts, session, answered)."""

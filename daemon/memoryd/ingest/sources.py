@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ..config import Agent
 from . import sqlite_source
@@ -45,8 +45,7 @@ def classify_name(name: str) -> str | None:
     return SUCCESSOR if _SUCCESSOR.match(name) else LIVE
 
 
-@dataclass(frozen=True, slots=True)
-class SourceFile:
+class SourceFile(NamedTuple):
     """A transcript found on disk, with the agent its hits belong to."""
 
     agent: str

@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 HEAD_MAX = 1024
 
@@ -38,8 +38,7 @@ class Verdict(enum.Enum):
     NEW = "new"
 
 
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
+class Checkpoint(NamedTuple):
     """A committed read position and the identity it belongs to (a ``sources`` row)."""
 
     id: int
@@ -85,8 +84,7 @@ def judge(cp: Checkpoint, path: str, st: os.stat_result, head: bytes) -> Verdict
     return Verdict.RENAMED if cp.path != path else Verdict.GROWN
 
 
-@dataclass(frozen=True, slots=True)
-class Region:
+class Region(NamedTuple):
     """Complete lines read from a file, covering file bytes ``[start, end)``.
 
     The lines are ``data[: end - start]`` (ending with ``\\n``); ``data`` may hold a

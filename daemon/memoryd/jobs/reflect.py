@@ -9,7 +9,6 @@ to ``<state>/memoryd/reports/reflect-YYYY-MM-DD.md`` (and ``.json``), never into
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime
 
 from ..config import Config, Paths
@@ -36,7 +35,7 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
         scores,
         eligible,
         len(snap.signals),
-        dataclasses.replace(cfg.score, prune_enabled=True),
+        cfg.score._replace(prune_enabled=True),
     )
     metrics = score_policy.metrics(scores, {s.path: s.size for s in snap.signals}, len(would))
     pairs = cooccurrence(snap.hits, now - 30 * DAY)
