@@ -175,6 +175,35 @@ def test_an_unnamed_answer_in_a_successor_of_another_session_counts_in_one_cold_
     assert inst.counts() == {"memory/b.md": 1}
 
 
+@pytest.mark.parametrize("n_calls", [2, 7])  # one search per id; one pattern pass for many
+def test_unnamed_answers_are_found_by_id_however_many_calls_wait(tmp_path, n_calls):
+    """Calls in flight together, answered later and out of order, past chunk edges.
+
+    A line quoting a call's id before its answer (a log line, say) must not end the
+    search for that id.
+    """
+    inst = Install(tmp_path, extra_config="[ingest]\nchunk_bytes = 4096\n")
+    ids = [f"toolu_w{i}" for i in range(n_calls)]
+    lines = [tx.header("w")]
+    lines += [
+        tx.claude_call(cid, "mcp__openclaw__memory_get", {"path": FILES[i % len(FILES)]})
+        for i, cid in enumerate(ids)
+    ]
+    lines += [tx.chatter(i) for i in range(30)]  # several KB: the answers are regions later
+    lines.append(tx.dump({"type": "note", "text": f"waiting for {ids[0]} and {ids[-1]}"}))
+    lines += [
+        tx.claude_result(cid, {"path": FILES[i % len(FILES)], "text": "body"})
+        for i, cid in reversed(list(enumerate(ids)))
+    ]
+    inst.append("w.jsonl", b"".join(lines))
+    inst.scan()
+    want: dict[str, int] = {}
+    for i in range(n_calls):
+        want[FILES[i % len(FILES)]] = want.get(FILES[i % len(FILES)], 0) + 1
+    assert inst.counts() == want
+    inst.store.close()
+
+
 def test_successor_copies_are_not_counted_twice(inst):
     lines = conversation(6)
     inst.append("s1.jsonl", b"".join(lines))

@@ -31,9 +31,7 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
-import signal
 import sys
-import threading
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
@@ -43,7 +41,7 @@ from .tailer import Region, lines_containing, read_regions
 NEEDLE = b"memory_"
 # The helper's share of the backlog's bytes: the parent also commits everything, so it
 # takes less than half of the reading.
-HELPER_SHARE = 0.6
+HELPER_SHARE = 0.65
 # The helper reads through descriptors the parent holds open: no more than this many.
 HELPER_MAX_FILES = 256
 
@@ -118,6 +116,8 @@ def helper_share(pending: Sequence[int], min_bytes: int) -> int:
 
 def can_fork() -> bool:
     """Forking is safe here: a POSIX system and no other thread (a lock could be held)."""
+    import threading  # here, not at the top: a no-op scan never gets this far
+
     return (
         hasattr(os, "fork")
         and sys.platform.startswith(("linux", "darwin"))
@@ -184,6 +184,8 @@ class Helper:
     def close(self) -> None:
         """Stop the child if it is still running (the scan failed or was interrupted)."""
         if self._pid:
+            import signal
+
             with contextlib.suppress(OSError):
                 os.kill(self._pid, signal.SIGKILL)
             self._reap()

@@ -379,10 +379,9 @@ class Scanner:
         plans = self._plan(files, by_inode, by_path, seen_ids, stats)
         helper: _HelperShare | None = None
         try:
-            if len(plans) > 1 and can_fork():
-                split = helper_share([p.unread for p in plans], self.cfg.ingest.parallel_min_bytes)
-                if split < len(plans):
-                    helper = self._start_helper(plans, split, stats)
+            split = helper_share([p.unread for p in plans], self.cfg.ingest.parallel_min_bytes)
+            if split < len(plans) and can_fork():
+                helper = self._start_helper(plans, split, stats)
             for plan in plans:
                 if plan.sf.kind == src.SQLITE:
                     self._scan_sqlite(plan.sf, plan.st, plan.at_path, pending, stats)
@@ -806,11 +805,25 @@ class Scanner:
         size = pre.end - pre.start
         if data is None:
             data = os.pread(fd, size, pre.start)
+        stop = min(size, len(data))
         done = {c.begin - pre.start for c in pre.lines}
-        for begin, end in sorted(_lines_with_ids(data, min(size, len(data)), look)):
-            if begin not in done:
-                done.add(begin)
-                self._apply(parse_line(data[begin:end]), batch, calls, stats)
+        if len(look) > _DIRECT_ID_SEARCH_MAX:
+            for begin, end in sorted(_lines_with_ids(data, stop, look)):
+                if begin not in done:
+                    done.add(begin)
+                    self._apply(parse_line(data[begin:end]), batch, calls, stats)
+            return
+        # A long, rare needle is found faster than any pattern: a search per id wins while
+        # there are few of them (the usual case: one call in flight). Each search stops
+        # once its call is answered; the answers of different calls are independent.
+        for cid, at in look.items():
+            for begin, end in lines_containing(data, cid.encode(), stop, at):
+                if begin not in done:
+                    done.add(begin)
+                    self._apply(parse_line(data[begin:end]), batch, calls, stats)
+                call = calls.known.get(cid)
+                if call is None or call.answered:
+                    break
 
     def _read_line(self, line: bytes, batch: _Batch, calls: _Calls, stats: ScanStats) -> None:
         self._apply(parse_line(line), batch, calls, stats)
@@ -946,18 +959,12 @@ class Scanner:
 def _lines_with_ids(data: bytes, stop: int, look: dict[str, int]) -> set[tuple[int, int]]:
     """Lines of ``data[:stop]`` whose call-id field names a call in ``look``.
 
-    ``look`` maps each call id to the offset from which to look for it. With many
-    ids, one regular-expression pass reads every id field, so the cost follows the
-    size of the region rather than (waiting calls × bytes).
+    ``look`` maps each call id to the offset from which to look for it. One
+    regular-expression pass reads every id field, so the cost follows the size of
+    the region rather than (waiting calls × bytes).
     """
     wanted = {cid.encode(): at for cid, at in look.items()}
     found: set[tuple[int, int]] = set()
-    if len(wanted) <= _DIRECT_ID_SEARCH_MAX:
-        # A long, rare needle is found faster than any pattern: a search per id wins
-        # while there are few of them (the usual case: one call in flight).
-        for cid, at in wanted.items():
-            found.update(lines_containing(data, cid, stop, at))
-        return found
     last = -1
     for m in _ID_FIELD.finditer(data, min(wanted.values()), stop):
         at = wanted.get(m.group(1))
