@@ -147,6 +147,7 @@ class Helper:
         if pid == 0:  # the child: prescan, answer, exit without running any cleanup
             code = 1
             try:
+                _default_signals()  # the parent's handlers (a daemon's SIGTERM) are not ours
                 os.close(read_fd)
                 answer = marshal.dumps([_flatten(job, chunk_bytes, max_line_bytes) for job in jobs])
                 view = memoryview(answer)
@@ -202,6 +203,14 @@ class Helper:
         except ChildProcessError:
             return -1
         return os.waitstatus_to_exitcode(status)
+
+
+def _default_signals() -> None:
+    """SIGTERM, SIGINT and SIGHUP end the helper: it has nothing to drain or reload."""
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 # ------------------------------------------------------------------ transport as plain tuples
