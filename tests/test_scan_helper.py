@@ -114,10 +114,15 @@ def test_no_helper_below_the_threshold_or_when_switched_off() -> None:
     assert helper_share(pending, min_bytes=1) < len(pending)
 
 
-def test_one_file_holding_nearly_everything_gets_no_helper() -> None:
-    """A helper with a sliver of the work, or all of it, only adds a fork."""
-    assert helper_share([900 << 20, 1 << 20], min_bytes=1) == 2
-    assert helper_share([1 << 20, 900 << 20], min_bytes=1) == 2
+def test_a_sliver_of_the_work_gets_no_helper() -> None:
+    """The helper's files are a suffix of at most HELPER_MAX_FILES: here, crumbs only."""
+    pending = [100 << 20] + [1] * (2 * HELPER_MAX_FILES)
+    assert helper_share(pending, min_bytes=1) == len(pending)
+
+
+def test_one_dominant_file_goes_to_the_helper_whole() -> None:
+    assert helper_share([1 << 20, 900 << 20], min_bytes=1) == 1
+    assert helper_share([900 << 20, 1 << 20], min_bytes=1) == 0
 
 
 def test_the_helper_never_holds_more_than_its_descriptor_budget() -> None:

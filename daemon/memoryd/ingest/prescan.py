@@ -3,24 +3,25 @@
 Reading a transcript's new bytes, finding the lines that hold ``memory_`` and
 parsing them (:func:`prescan`) depends on nothing but those bytes: no database,
 no other file. It is also most of a scan's cost. So a large backlog — a first
-scan, a scan after weeks off — is split between two processes:
-:class:`Helper` forks once, and the child prescans the *last* transcripts of the
-scan while the parent prescans and commits the first ones; the parent then
-commits the child's share in order. What the scanner does with the parsed lines
-(matching answers to calls, the database) stays in one process and in one
-order, so the counts are the same whether or not a helper ran.
+scan, a scan after weeks off — is shared by two processes: :class:`Helper` forks
+once, and the child prescans the last transcripts of the scan (most of the
+bytes), answering file by file, while the parent prescans and commits the first
+few and then commits the child's answers in order as they come. What the
+scanner does with the parsed lines (matching answers to calls, the database)
+stays in one process and in one order, so the counts and the rows written are
+the same whether or not a helper ran.
 
 The helper is an optimisation that may fail harmlessly: if it cannot be forked,
-dies or answers garbage, the parent prescans its share itself. It never touches
-the state database, and its answer travels as ``marshal`` bytes over a pipe
-(plain tuples; a tenth of what pickling the event objects costs).
+dies or answers garbage, the parent prescans the rest of its share itself. It
+never touches the state database, and its answers travel as ``marshal`` bytes
+over a pipe (plain tuples; a tenth of what pickling the event objects costs).
 
 Failure cases, named:
 
-- *Helper killed or crashed*: its pipe ends early or its exit status is not 0;
-  the parent reads its share itself.
-- *Parent killed*: the helper's write to the pipe fails (nobody reads it) and it
-  exits; it never writes anything else, so nothing is left half done.
+- *Helper killed or crashed*: its pipe ends before the next answer is whole; the
+  answers already taken were whole, and the parent reads the rest itself.
+- *Parent killed*: the helper's next write to the pipe fails (nobody reads it)
+  and it exits; it never writes anything else, so nothing is left half done.
 - *File changed while the helper reads it*: the helper reads through the file
   descriptor the parent opened and judged (same inode); bytes appended meanwhile
   are read or not, exactly as in a single-process scan.
@@ -39,9 +40,9 @@ from .parser import ParsedLine, ResultPath, ToolCall, ToolResult, parse_line
 from .tailer import Region, lines_containing, read_regions
 
 NEEDLE = b"memory_"
-# The helper's share of the backlog's bytes: the parent also commits everything, so it
-# takes less than half of the reading.
-HELPER_SHARE = 0.65
+# The helper's share of the backlog's bytes. The parent commits every file (about as much
+# work as reading them) and does that while the helper reads on, so the helper reads most.
+HELPER_SHARE = 0.9
 # The helper reads through descriptors the parent holds open: no more than this many.
 HELPER_MAX_FILES = 256
 
@@ -91,27 +92,26 @@ class Job(NamedTuple):
 def helper_share(pending: Sequence[int], min_bytes: int) -> int:
     """Index from which the helper takes the files, given each file's unread bytes.
 
-    The helper takes a suffix of the files in scan order (so the parent can commit
-    its own prefix while the helper works) holding about ``HELPER_SHARE`` of the
-    bytes. ``len(pending)`` means no helper: less than ``min_bytes`` to read in all
-    (below that a second process costs more than it saves; 0 = never), or no split
-    that gives the helper a fair share.
+    The helper takes a suffix of the files in scan order holding about
+    ``HELPER_SHARE`` of the bytes (the parent reads the few first ones while the
+    helper starts). ``len(pending)`` means no helper: less than ``min_bytes`` to
+    read in all (below that a second process costs more than it saves; 0 =
+    never), or no split that gives the helper a fair part of the work.
     """
     total = sum(pending)
     none = len(pending)
     if min_bytes <= 0 or total < min_bytes:
         return none
     want, taken, files, k = total * HELPER_SHARE, 0, 0, none
-    while k > 1 and files < HELPER_MAX_FILES:
+    while k > 0 and files < HELPER_MAX_FILES:
         nxt = pending[k - 1]
         if abs(taken + nxt - want) > abs(taken - want):
             break  # taking the next file would move the split further from the aim
         k -= 1
         taken += nxt
         files += nxt > 0
-    # Far from the aim either way (one file holds most of the bytes), a helper only adds a fork.
-    fair = total * HELPER_SHARE / 2 <= taken <= total * (1 + HELPER_SHARE) / 2
-    return k if fair else none
+    # A sliver of the work (the first file holds most of the bytes): only a fork's cost.
+    return k if taken >= total * HELPER_SHARE / 2 else none
 
 
 def can_fork() -> bool:
@@ -126,18 +126,20 @@ def can_fork() -> bool:
 
 
 class Helper:
-    """A forked child prescanning ``jobs``; :meth:`results` collects its answer.
+    """A forked child prescanning ``jobs`` in order, answering each as soon as it is done.
 
-    Create it, do other work, then call :meth:`results` exactly once (or
-    :meth:`close` to give up on it). A result is None for any job the child did
-    not answer: the caller prescans those itself.
+    The caller takes the answers in the same order with :meth:`next` — committing
+    one file while the child reads the following ones — and calls :meth:`close`
+    at the end (or to give up). :meth:`next` returns None for a job the child did
+    not answer (it could not be forked, or died): the caller prescans it itself.
     """
 
     def __init__(self, jobs: Sequence[Job], *, chunk_bytes: int, max_line_bytes: int) -> None:
-        self._count = len(jobs)
+        self._left = len(jobs)
         self._pid = 0
         self._read_fd = -1
         read_fd, write_fd = os.pipe()
+        _widen_pipe(write_fd)
         try:
             pid = os.fork()
         except OSError:
@@ -149,60 +151,69 @@ class Helper:
             try:
                 _default_signals()  # the parent's handlers (a daemon's SIGTERM) are not ours
                 os.close(read_fd)
-                answer = marshal.dumps([_flatten(job, chunk_bytes, max_line_bytes) for job in jobs])
-                view = memoryview(answer)
-                while view:
-                    view = view[os.write(write_fd, view) :]
+                for job in jobs:
+                    answer = marshal.dumps(_flatten(job, chunk_bytes, max_line_bytes))
+                    _write_all(write_fd, len(answer).to_bytes(8, "little") + answer)
                 code = 0
             finally:
                 os._exit(code)
         os.close(write_fd)
         self._pid, self._read_fd = pid, read_fd
 
-    def results(self) -> list[list[Prescanned] | None]:
-        """The child's prescans, one per job (None where it gave none)."""
-        if not self._pid:
-            return [None] * self._count
-        chunks: list[bytes] = []
+    def next(self) -> list[Prescanned] | None:
+        """The next job's prescan, waiting for the child if need be (None if it gave none)."""
+        if self._left <= 0:
+            raise IndexError("every job's answer was taken")
+        self._left -= 1
+        if self._read_fd < 0:
+            return None
         try:
-            while chunk := os.read(self._read_fd, 1 << 20):
-                chunks.append(chunk)
-        except OSError:
-            chunks = []
-        finally:
-            status = self._reap()
-        if status != 0 or not chunks:
-            return [None] * self._count
-        try:
-            answer = marshal.loads(b"".join(chunks))
-            restored = [_restore(regions) for regions in answer]
-        except (ValueError, EOFError, TypeError, IndexError):
-            return [None] * self._count
-        if len(restored) != self._count:
-            return [None] * self._count
-        return restored
+            size = int.from_bytes(self._read_exactly(8), "little")
+            return _restore(marshal.loads(self._read_exactly(size)))
+        except (OSError, EOFError, ValueError, TypeError, IndexError):
+            self.close()  # a dead or confused child: the rest is read by the caller
+            return None
 
     def close(self) -> None:
-        """Stop the child if it is still running (the scan failed or was interrupted)."""
-        if self._pid:
+        """Stop the child if it is still running, and reap it."""
+        if self._pid and self._left > 0:
             import signal
 
             with contextlib.suppress(OSError):
                 os.kill(self._pid, signal.SIGKILL)
-            self._reap()
-
-    def _reap(self) -> int:
         if self._read_fd >= 0:
             os.close(self._read_fd)
             self._read_fd = -1
         pid, self._pid = self._pid, 0
-        if not pid:
-            return -1
-        try:
-            _, status = os.waitpid(pid, 0)
-        except ChildProcessError:
-            return -1
-        return os.waitstatus_to_exitcode(status)
+        if pid:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+    def _read_exactly(self, n: int) -> bytes:
+        chunks: list[bytes] = []
+        while n > 0:
+            chunk = os.read(self._read_fd, min(n, 1 << 20))
+            if not chunk:
+                raise EOFError("the helper ended early")
+            chunks.append(chunk)
+            n -= len(chunk)
+        return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _widen_pipe(fd: int) -> None:
+    """Let the child run ahead of the parent by a few hundred files (Linux; elsewhere as is)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (ImportError, AttributeError, OSError):
+        pass
 
 
 def _default_signals() -> None:

@@ -195,17 +195,16 @@ class _Plan:
 
 
 class _HelperShare:
-    """The files a forked helper prescans, and its answer once collected."""
+    """The files a forked helper prescans, taken in scan order as it answers."""
 
-    def __init__(self, helper: Helper, index: dict[int, int]) -> None:
+    def __init__(self, helper: Helper, plans: list[_Plan]) -> None:
         self._helper = helper
-        self._index = index
-        self._results: list[list[Prescanned] | None] | None = None
+        self._next = iter(plans)
 
-    def result(self, key: int) -> list[Prescanned] | None:
-        if self._results is None:
-            self._results = self._helper.results()
-        return self._results[self._index[key]]
+    def result(self, plan: _Plan) -> list[Prescanned] | None:
+        expected = next(self._next, None)
+        assert expected is plan, "the helper's files are committed in the order they were given"
+        return self._helper.next()
 
     def close(self) -> None:
         self._helper.close()
@@ -515,20 +514,23 @@ class Scanner:
             share.append(plan)
         if not share:
             return None
-        jobs = [Job(p.fd, p.start.offset) for p in share if p.start is not None]
+        jobs: list[Job] = []
+        for plan in share:
+            assert plan.start is not None  # set by _open
+            jobs.append(Job(plan.fd, plan.start.offset))
         helper = Helper(
             jobs,
             chunk_bytes=self.cfg.ingest.chunk_bytes,
             max_line_bytes=self.cfg.ingest.max_line_bytes,
         )
-        return _HelperShare(helper, {id(p): i for i, p in enumerate(share)})
+        return _HelperShare(helper, share)
 
     def _tail_prescanned(
         self, plan: _Plan, helper: _HelperShare, pending: dict[str, _Calls], stats: ScanStats
     ) -> None:
         """Commit a file of the helper's share, from its answer (or read here if it gave none)."""
         assert plan.start is not None
-        done = helper.result(id(plan))
+        done = helper.result(plan)
         regions: Iterable[tuple[Prescanned, bytes | None]]
         if done is not None:
             stats.helper_files += 1
