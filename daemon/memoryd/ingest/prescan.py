@@ -14,7 +14,8 @@ the same whether or not a helper ran.
 The helper is an optimisation that may fail harmlessly: if it cannot be forked,
 dies or answers garbage, the parent prescans the rest of its share itself. It
 never touches the state database, and its answers travel as ``marshal`` bytes
-over a pipe (plain tuples; a tenth of what pickling the event objects costs).
+over a pipe as plain tuples, field for field (a tenth of what pickling the event
+objects costs), which the scanner reads by position as they come.
 
 Failure cases, named:
 
@@ -36,7 +37,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from .parser import ParsedLine, ResultPath, ToolCall, ToolResult, parse_line
+from .parser import ParsedLine, parse_line
 from .tailer import Region, lines_containing, read_regions
 
 NEEDLE = b"memory_"
@@ -161,7 +162,10 @@ class Helper:
         self._pid, self._read_fd = pid, read_fd
 
     def next(self) -> list[Prescanned] | None:
-        """The next job's prescan, waiting for the child if need be (None if it gave none)."""
+        """The next job's prescan, waiting for the child if need be (None if it gave none).
+
+        Its regions come as plain tuples with the fields of :class:`Prescanned`.
+        """
         if self._left <= 0:
             raise IndexError("every job's answer was taken")
         self._left -= 1
@@ -169,7 +173,7 @@ class Helper:
             return None
         try:
             size = int.from_bytes(self._read_exactly(8), "little")
-            return _restore(marshal.loads(self._read_exactly(size)))
+            return marshal.loads(self._read_exactly(size))  # type: ignore[no-any-return]
         except (OSError, EOFError, ValueError, TypeError, IndexError):
             self.close()  # a dead or confused child: the rest is read by the caller
             return None
@@ -228,40 +232,19 @@ def _default_signals() -> None:
 
 
 def _flatten(job: Job, chunk_bytes: int, max_line_bytes: int) -> list[tuple[object, ...]]:
-    out: list[tuple[object, ...]] = []
-    for pre, _ in prescan(
-        job.fd, job.offset, chunk_bytes=chunk_bytes, max_line_bytes=max_line_bytes
-    ):
-        lines = tuple(
-            (c.begin, c.end, c.parsed.malformed, tuple(_flat_event(e) for e in c.parsed.events))
-            for c in pre.lines
+    """A file's prescan as plain tuples, field for field (``marshal`` takes no subclasses).
+
+    The scanner reads prescans by position, so it takes these as they come.
+    """
+    return [
+        _plain(pre)
+        for pre, _ in prescan(
+            job.fd, job.offset, chunk_bytes=chunk_bytes, max_line_bytes=max_line_bytes
         )
-        out.append((pre.start, pre.end, pre.oversized, lines))
-    return out
+    ]
 
 
-def _flat_event(ev: ToolCall | ToolResult) -> tuple[object, ...]:
-    if type(ev) is ToolCall:
-        return (0, *ev)
-    assert isinstance(ev, ToolResult)
-    return (1, ev.call_id, ev.tool, tuple(map(tuple, ev.paths)), ev.ts, ev.recovered, ev.shape)
-
-
-def _restore(regions: list[tuple]) -> list[Prescanned]:  # type: ignore[type-arg]
-    new = tuple.__new__
-    out: list[Prescanned] = []
-    for start, end, oversized, lines in regions:
-        cands = tuple(
-            Candidate(begin, stop, ParsedLine(tuple(_event(e) for e in events), malformed))
-            for begin, stop, malformed, events in lines
-        )
-        out.append(new(Prescanned, (start, end, oversized, cands)))
-    return out
-
-
-def _event(flat: tuple) -> ToolCall | ToolResult:  # type: ignore[type-arg]
-    new = tuple.__new__
-    if flat[0] == 0:
-        return new(ToolCall, flat[1:])
-    _, call_id, tool, paths, ts, recovered, shape = flat
-    return ToolResult(call_id, tool, tuple(new(ResultPath, p) for p in paths), ts, recovered, shape)
+def _plain(value: object) -> object:
+    if isinstance(value, tuple):
+        return tuple(map(_plain, value))
+    return value

@@ -40,6 +40,8 @@ from .tailer import HEAD_MAX, Checkpoint, Verdict, head_hash, judge, lines_conta
 # A result's call-id field, as OpenClaw and Claude Code write it (no space after the colon
 # in their JSONL; a space tolerated).
 _ID_FIELD = re.compile(rb'"tool(?:CallId|UseId|_call_id|_use_id)": ?"([^"\\]{1,200})"')
+_CALL_FIELDS = len(ToolCall._fields)  # a result has more (ToolResult._fields)
+assert len(ToolResult._fields) != _CALL_FIELDS
 _DIRECT_ID_SEARCH_MAX = 4  # more waiting calls than this: one regex pass instead
 _COMMIT_CHUNKS = 16  # commit at least every this many chunks' worth of lines
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
@@ -630,9 +632,10 @@ class Scanner:
         source = _SourceWrite(plan.settle)
         batch = _Batch(cp, session, synthetic, plan.parent, start=cp.offset, end=cp.offset)
         for pre, data in regions:
-            stats.bytes_read += pre.end - pre.start
-            batch.oversized += pre.oversized
-            batch.end = pre.end
+            start, end, oversized, _ = pre
+            stats.bytes_read += end - start
+            batch.oversized += oversized
+            batch.end = end
             self._apply_region(plan.fd, pre, data, batch, calls, stats)
             if batch.end - batch.start >= commit_every:
                 self._commit(batch, source, stats, None)
@@ -793,22 +796,21 @@ class Scanner:
         calls waiting since before the region, after the call's own line for calls
         made in it.
         """
+        start, end, _, lines = pre
         earlier = set(calls.waiting_in(batch.session, batch.parent))
         made_at: dict[str, int] = {}
-        for cand in pre.lines:
-            for call_id in self._apply(cand.parsed, batch, calls, stats):
-                made_at[call_id] = cand.end
+        for _, line_end, parsed in lines:
+            for call_id in self._apply(parsed, batch, calls, stats):
+                made_at[call_id] = line_end
         waiting = calls.waiting_in(batch.session, batch.parent)
         if not waiting:
             return
-        look = {
-            cid: 0 if cid in earlier else made_at.get(cid, pre.start) - pre.start for cid in waiting
-        }
-        size = pre.end - pre.start
+        look = {cid: 0 if cid in earlier else made_at.get(cid, start) - start for cid in waiting}
+        size = end - start
         if data is None:
-            data = os.pread(fd, size, pre.start)
+            data = os.pread(fd, size, start)
         stop = min(size, len(data))
-        done = {c.begin - pre.start for c in pre.lines}
+        done = {begin - start for begin, _, _ in lines}
         if len(look) > _DIRECT_ID_SEARCH_MAX:
             for begin, end in sorted(_lines_with_ids(data, stop, look)):
                 if begin not in done:
@@ -833,72 +835,66 @@ class Scanner:
     def _apply(
         self, parsed: ParsedLine, batch: _Batch, calls: _Calls, stats: ScanStats
     ) -> list[str]:
-        """Add one parsed line's calls and hits to ``batch``; returns the ids of new calls."""
+        """Add one parsed line's calls and hits to ``batch``; returns the ids of new calls.
+
+        Everything is read by position: what the helper sends is the same fields as
+        plain tuples (a call has four, a result six), which saves rebuilding them.
+        """
+        events, malformed = parsed
         stats.lines_parsed += 1
-        if parsed.malformed:
+        if malformed:
             batch.malformed += 1
             return []
         made: list[str] = []
-        for ev in parsed.events:
-            if type(ev) is ToolCall:
+        for ev in events:
+            if len(ev) == _CALL_FIELDS:
+                call_id, tool, query, ts = ev
                 # Not looked up in the database: a call seen in an earlier scan (a copy in a
                 # successor file) is inserted OR IGNOREd and at worst waits until this scan ends.
-                known = calls.known.get(ev.call_id)
+                known = calls.known.get(call_id)
                 if known is None:
-                    calls.add(ev.call_id, _Call(ev.tool, ev.query, ev.ts, False, batch.session))
-                    batch.new_call(
-                        (batch.cp.agent, ev.call_id, ev.tool, ev.query, ev.ts, batch.session, 0)
-                    )
-                    made.append(ev.call_id)
+                    calls.add(call_id, _Call(tool, query, ts, False, batch.session))
+                    batch.new_call((batch.cp.agent, call_id, tool, query, ts, batch.session, 0))
+                    made.append(call_id)
                 elif not known.answered and known.session != batch.session:
-                    calls.carry(ev.call_id, known, batch.session)  # a successor's copy
-                    made.append(ev.call_id)
+                    calls.carry(call_id, known, batch.session)  # a successor's copy
+                    made.append(call_id)
             else:
-                assert isinstance(ev, ToolResult)
                 self._read_result(ev, batch, calls, stats)
         return made
 
     def _read_result(self, ev: ToolResult, batch: _Batch, calls: _Calls, stats: ScanStats) -> None:
+        call_id, named, paths, ev_ts, _recovered, shape = ev
         agent = batch.cp.agent
-        call = calls.lookup(self.store, agent, ev.call_id)
-        tool = ev.tool or (call.tool if call else None)
+        call = calls.lookup(self.store, agent, call_id)
+        tool = named or (call.tool if call else None)
         if tool is None:
             return  # an unnamed result of a call that was not a memory call
-        if ev.tool is None and ev.shape is not None and ev.shape != tool:
+        if named is None and shape is not None and shape != tool:
             return
         if call is None:  # the call line was never seen (e.g. before a compaction)
-            call = _Call(tool, None, ev.ts, True, batch.session)
-            calls.add(ev.call_id, call)
-            batch.answered_unseen.append((agent, ev.call_id, tool, ev.ts, batch.session))
+            call = _Call(tool, None, ev_ts, True, batch.session)
+            calls.add(call_id, call)
+            batch.answered_unseen.append((agent, call_id, tool, ev_ts, batch.session))
         elif not call.answered:
-            calls.answer(ev.call_id, call)
-            batch.answer(agent, ev.call_id)
+            calls.answer(call_id, call)
+            batch.answer(agent, call_id)
         query = call.query if tool == SEARCH else None
         if not self.cfg.openclaw.count_synthetic and (
             batch.synthetic or (query is not None and query.startswith(SYNTHETIC_QUERY_PREFIXES))
         ):
             return
-        ts = ev.ts or call.ts or clock.now()
+        ts = ev_ts or call.ts or clock.now()
         workspace = self._workspaces.get(agent) or self._primary
-        for rp in ev.paths:
-            raw = rp.path or (call.query if tool == GET and call.query else "")
+        asked = call.query if tool == GET and call.query else ""
+        for path, score, start_line, end_line in paths:
+            raw = path or asked
             key = classify_result_path(raw, workspace, self._tiers_root) if raw else None
             if key is None:
                 stats.non_memory_paths += 1
                 continue
             batch.hits.append(
-                (
-                    agent,
-                    ev.call_id,
-                    key,
-                    tool,
-                    ts,
-                    query,
-                    rp.score,
-                    rp.start_line,
-                    rp.end_line,
-                    batch.session,
-                )
+                (agent, call_id, key, tool, ts, query, score, start_line, end_line, batch.session)
             )
 
     def _load_waiting(self, agent: str) -> _Calls:
