@@ -43,7 +43,7 @@ from .tailer import Region, lines_containing, read_regions
 NEEDLE = b"memory_"
 # The helper's share of the backlog's bytes. The parent commits every file (about as much
 # work as reading them) and does that while the helper reads on, so the helper reads most.
-HELPER_SHARE = 0.9
+HELPER_SHARE = 0.8
 # The helper reads through descriptors the parent holds open: no more than this many.
 HELPER_MAX_FILES = 256
 
