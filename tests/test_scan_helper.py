@@ -21,11 +21,20 @@ from pathlib import Path
 
 import pytest
 
+import transcripts as tx
 from memoryd.config import load_config, resolve_paths
 from memoryd.corpus import CorpusTruth, generate
 from memoryd.ingest import prescan
 from memoryd.ingest import scan as scan_module
-from memoryd.ingest.prescan import HELPER_MAX_FILES, HELPER_SHARE, helper_share
+from memoryd.ingest.prescan import (
+    HELPER_MAX_FILES,
+    HELPER_SHARE,
+    OpenCalls,
+    helper_share,
+    prescan_region,
+    search_open_calls,
+)
+from memoryd.ingest.tailer import Region
 from memoryd.store import Store
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is forked")
@@ -129,6 +138,66 @@ def test_the_helper_never_holds_more_than_its_descriptor_budget() -> None:
     pending = [1 << 20] * (3 * HELPER_MAX_FILES)
     k = helper_share(pending, min_bytes=1)
     assert len(pending) - k <= HELPER_MAX_FILES
+
+
+# ------------------------------------------------------------------ the helper's id searches
+
+
+def _region(lines: list[bytes]) -> Region:
+    data = b"".join(lines)
+    return Region(data, 1000, 1000 + len(data))
+
+
+def _user_results(*blocks: tuple[str, dict]) -> bytes:
+    """One Claude Code user line holding several unnamed results."""
+    content = [
+        {"type": "tool_result", "tool_use_id": cid, "content": json.dumps(payload)}
+        for cid, payload in blocks
+    ]
+    return tx.dump({"type": "user", "message": {"role": "user", "content": content}})
+
+
+def test_the_helper_finds_unnamed_answers_of_calls_made_in_its_file() -> None:
+    """One line quotes an id, one answers two calls at once: both searches end there."""
+    get = {"path": "memory/a.md", "text": "body"}
+    lines = [
+        tx.claude_call("toolu_a", "mcp__openclaw__memory_get", {"path": "memory/a.md"}),
+        tx.claude_call("toolu_b", "mcp__openclaw__memory_get", {"path": "memory/b.md"}),
+        tx.dump({"type": "note", "text": "still waiting for toolu_a"}),
+        _user_results(("toolu_a", get), ("toolu_b", get)),
+        tx.dump({"type": "note", "text": "toolu_a again"}),
+    ]
+    region = _region(lines)
+    pre = prescan_region(region)
+    calls = OpenCalls()
+    for line in pre.lines:
+        calls.note(line.parsed, line.end)
+    found = search_open_calls(pre, region.data, calls)
+    assert [s.call_id for s in found] == ["toolu_a"]  # toolu_b was answered by the same line
+    (search,) = found
+    assert search.start == pre.lines[0].end  # after the call's own line
+    answer_begin = region.start + len(b"".join(lines[:3]))
+    assert [line.begin for line in search.lines] == [answer_begin - len(lines[2]), answer_begin]
+    assert search.stop == answer_begin + len(lines[3]) - 1  # the end of the answering line
+    assert calls.open == {}
+
+
+def test_an_answer_of_another_shape_does_not_end_the_helpers_search() -> None:
+    """A search call's id answered with a memory_get payload is not its answer."""
+    lines = [
+        tx.claude_call("toolu_s", "mcp__openclaw__memory_search", {"query": "boat"}),
+        _user_results(("toolu_s", {"path": "memory/a.md", "text": "body"})),
+        tx.chatter(1),
+    ]
+    region = _region(lines)
+    pre = prescan_region(region)
+    calls = OpenCalls()
+    for line in pre.lines:
+        calls.note(line.parsed, line.end)
+    (search,) = search_open_calls(pre, region.data, calls)
+    assert search.stop == region.end  # looked to the end of the region
+    assert len(search.lines) == 1
+    assert "toolu_s" in calls.open
 
 
 # ------------------------------------------------------------------ same result, two processes

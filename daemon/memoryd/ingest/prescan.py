@@ -37,7 +37,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from .parser import ParsedLine, parse_line
+from .parser import ParsedLine, ToolCall, ToolResult, parse_line
 from .tailer import Region, lines_containing, read_regions
 
 NEEDLE = b"memory_"
@@ -56,6 +56,23 @@ class Candidate(NamedTuple):
     parsed: ParsedLine
 
 
+class IdSearch(NamedTuple):
+    """Lines of a region holding the id of a call made earlier in the same file, unanswered.
+
+    An answer that does not name its tool holds no needle; it is found by its call's
+    id. The helper looks for the ids of calls made in the file it reads (the usual
+    case) so that the parent need not read the region again: from ``start`` (the
+    region's start, or the end of the call's line) to ``stop`` (the end of the line
+    that answered the call, or the region's end). ``lines`` are the lines found, in
+    order, needle lines left out (they are in the region's ``lines``).
+    """
+
+    call_id: str
+    start: int
+    stop: int
+    lines: tuple[Candidate, ...]
+
+
 class Prescanned(NamedTuple):
     """What one region of complete lines (file bytes ``[start, end)``) holds."""
 
@@ -63,6 +80,7 @@ class Prescanned(NamedTuple):
     end: int
     oversized: int
     lines: tuple[Candidate, ...]
+    by_id: tuple[IdSearch, ...] = ()  # filled by the helper only (see IdSearch)
 
 
 def prescan_region(region: Region) -> Prescanned:
@@ -232,19 +250,83 @@ def _default_signals() -> None:
 
 
 def _flatten(job: Job, chunk_bytes: int, max_line_bytes: int) -> list[tuple[object, ...]]:
-    """A file's prescan as plain tuples, field for field (``marshal`` takes no subclasses).
+    """A file's prescan, with its id searches, as plain tuples field for field.
 
-    The scanner reads prescans by position, so it takes these as they come.
+    (``marshal`` takes no subclasses; the scanner reads prescans by position, so it
+    takes these as they come.)
     """
-    return [
-        _plain(pre)
-        for pre, _ in prescan(
-            job.fd, job.offset, chunk_bytes=chunk_bytes, max_line_bytes=max_line_bytes
-        )
-    ]
+    out: list[tuple[object, ...]] = []
+    open_calls = OpenCalls()
+    for pre, data in prescan(
+        job.fd, job.offset, chunk_bytes=chunk_bytes, max_line_bytes=max_line_bytes
+    ):
+        for line in pre.lines:
+            open_calls.note(line.parsed, line.end)
+        out.append(_plain(pre._replace(by_id=search_open_calls(pre, data, open_calls))))
+    return out
 
 
 def _plain(value: object) -> object:
     if isinstance(value, tuple):
         return tuple(map(_plain, value))
     return value
+
+
+class OpenCalls:
+    """Memory calls made in one file that no line of it has answered yet (the helper's view).
+
+    A call counts as answered exactly when the scanner would mark it so: by a result
+    that names its tool, or an unnamed one whose payload is not another tool's shape.
+    """
+
+    def __init__(self) -> None:
+        self.open: dict[str, tuple[str, int]] = {}  # call id → (tool, look from this offset)
+        self._seen: set[str] = set()
+
+    def note(self, parsed: ParsedLine, line_end: int) -> None:
+        for ev in parsed.events:
+            if isinstance(ev, ToolCall):
+                if ev.call_id not in self._seen:
+                    self._seen.add(ev.call_id)
+                    self.open[ev.call_id] = (ev.tool, line_end)
+            elif ev.call_id in self.open and answers(ev, self.open[ev.call_id][0]):
+                del self.open[ev.call_id]
+
+
+def answers(result: ToolResult, call_tool: str) -> bool:
+    """Whether a result answers a memory call of ``call_tool`` (see ``Scanner._read_result``)."""
+    return result.tool is not None or result.shape is None or result.shape == call_tool
+
+
+def search_open_calls(pre: Prescanned, data: bytes, open_calls: OpenCalls) -> tuple[IdSearch, ...]:
+    """Look for the open calls' ids in a region (after each call's own line), in order.
+
+    Each search stops at the line that answers its call; the lines found are parsed
+    and noted, so a line answering several calls answers them all.
+    """
+    needle = {line.begin for line in pre.lines}
+    parsed_here: dict[int, Candidate] = {}
+    size = pre.end - pre.start
+    out: list[IdSearch] = []
+    for call_id, (_, at) in list(open_calls.open.items()):
+        if call_id not in open_calls.open:
+            continue  # answered by a line found for another call
+        start = max(at, pre.start)
+        stop = pre.end
+        found: list[Candidate] = []
+        for b, e in lines_containing(data, call_id.encode(), size, start - pre.start):
+            begin = pre.start + b
+            if begin in needle:
+                continue
+            line = parsed_here.get(begin)
+            if line is None:
+                line = parsed_here[begin] = Candidate(begin, pre.start + e, parse_line(data[b:e]))
+                open_calls.note(
+                    line.parsed, pre.end
+                )  # a call in it is looked for from the next region
+            found.append(line)
+            if call_id not in open_calls.open:
+                stop = line.end
+                break
+        out.append(IdSearch(call_id, start, stop, tuple(found)))
+    return tuple(out)

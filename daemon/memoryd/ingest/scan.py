@@ -632,7 +632,7 @@ class Scanner:
         source = _SourceWrite(plan.settle)
         batch = _Batch(cp, session, synthetic, plan.parent, start=cp.offset, end=cp.offset)
         for pre, data in regions:
-            start, end, oversized, _ = pre
+            start, end, oversized, _, _ = pre
             stats.bytes_read += end - start
             batch.oversized += oversized
             batch.end = end
@@ -791,12 +791,14 @@ class Scanner:
         """Apply a region's needle lines in file order, then answers that do not name their tool.
 
         An answer that does not name its tool (Claude Code ``tool_result``) holds no
-        needle: it is found by the id of a call still waiting, searched for in the
-        region's bytes (read again if the helper prescanned them) — from the start for
-        calls waiting since before the region, after the call's own line for calls
-        made in it.
+        needle: it is found by the id of a call still waiting — from the region's start
+        for calls waiting since before it, after the call's own line for calls made in
+        it. The first line that answers a call ends the search for it. What the helper
+        already searched (calls made earlier in the same file) is taken from its answer;
+        anything else is searched here, in the region's bytes (read again if the helper
+        prescanned them).
         """
-        start, end, _, lines = pre
+        start, end, _, lines, by_id = pre
         earlier = set(calls.waiting_in(batch.session, batch.parent))
         made_at: dict[str, int] = {}
         for _, line_end, parsed in lines:
@@ -805,29 +807,43 @@ class Scanner:
         waiting = calls.waiting_in(batch.session, batch.parent)
         if not waiting:
             return
-        look = {cid: 0 if cid in earlier else made_at.get(cid, start) - start for cid in waiting}
-        size = end - start
-        if data is None:
-            data = os.pread(fd, size, start)
-        stop = min(size, len(data))
-        done = {begin - start for begin, _, _ in lines}
-        if len(look) > _DIRECT_ID_SEARCH_MAX:
-            for begin, end in sorted(_lines_with_ids(data, stop, look)):
-                if begin not in done:
+        look = {cid: start if cid in earlier else made_at.get(cid, start) for cid in waiting}
+        done = {begin for begin, _, _ in lines}
+        for call_id, searched_from, searched_to, found in by_id:
+            at = look.get(call_id)
+            if at is None or searched_from > at or _answered(calls, call_id):
+                continue  # not waiting here, or the helper looked from later than we must
+            for begin, _, parsed in found:
+                if begin >= at and begin not in done:
                     done.add(begin)
-                    self._apply(parse_line(data[begin:end]), batch, calls, stats)
+                    self._apply(parsed, batch, calls, stats)
+                if _answered(calls, call_id):
+                    break
+            else:
+                look[call_id] = searched_to  # what is left, if anything
+        look = {cid: at for cid, at in look.items() if at < end and not _answered(calls, cid)}
+        if not look:
+            return
+        if data is None:
+            data = os.pread(fd, end - start, start)
+        stop = min(end - start, len(data))
+        done = {begin - start for begin in done}
+        rel = {cid: at - start for cid, at in look.items()}
+        if len(rel) > _DIRECT_ID_SEARCH_MAX:
+            for begin, line_end, call_id in sorted(_lines_with_ids(data, stop, rel)):
+                if begin not in done and not _answered(calls, call_id):
+                    done.add(begin)
+                    self._apply(parse_line(data[begin:line_end]), batch, calls, stats)
             return
         # A long, rare needle is found faster than any pattern: a search per id wins while
-        # there are few of them (the usual case: one call in flight). Each search stops
-        # once its call is answered; the answers of different calls are independent.
-        for cid, at in look.items():
-            for begin, end in lines_containing(data, cid.encode(), stop, at):
+        # there are few of them (the usual case: one call in flight).
+        for call_id, at in rel.items():
+            for begin, line_end in lines_containing(data, call_id.encode(), stop, at):
+                if _answered(calls, call_id):
+                    break
                 if begin not in done:
                     done.add(begin)
-                    self._apply(parse_line(data[begin:end]), batch, calls, stats)
-                call = calls.known.get(cid)
-                if call is None or call.answered:
-                    break
+                    self._apply(parse_line(data[begin:line_end]), batch, calls, stats)
 
     def _read_line(self, line: bytes, batch: _Batch, calls: _Calls, stats: ScanStats) -> None:
         self._apply(parse_line(line), batch, calls, stats)
@@ -954,23 +970,26 @@ class Scanner:
             conn.execute("DELETE FROM sources WHERE vanished_at < ?", (cutoff,))
 
 
-def _lines_with_ids(data: bytes, stop: int, look: dict[str, int]) -> set[tuple[int, int]]:
-    """Lines of ``data[:stop]`` whose call-id field names a call in ``look``.
+def _answered(calls: _Calls, call_id: str) -> bool:
+    call = calls.known.get(call_id)
+    return call is None or call.answered
+
+
+def _lines_with_ids(data: bytes, stop: int, look: dict[str, int]) -> set[tuple[int, int, str]]:
+    """``(begin, end, call id)`` of the lines of ``data[:stop]`` whose id field names a call.
 
     ``look`` maps each call id to the offset from which to look for it. One
     regular-expression pass reads every id field, so the cost follows the size of
     the region rather than (waiting calls × bytes).
     """
-    wanted = {cid.encode(): at for cid, at in look.items()}
-    found: set[tuple[int, int]] = set()
-    last = -1
-    for m in _ID_FIELD.finditer(data, min(wanted.values()), stop):
-        at = wanted.get(m.group(1))
-        if at is not None and m.start() > last and m.start() >= at:
+    wanted = {cid.encode(): (at, cid) for cid, at in look.items()}
+    found: set[tuple[int, int, str]] = set()
+    for m in _ID_FIELD.finditer(data, min(look.values()), stop):
+        hit = wanted.get(m.group(1))
+        if hit is not None and m.start() >= hit[0]:
             begin = data.rfind(b"\n", 0, m.start()) + 1
             end = data.find(b"\n", m.end(), stop)
-            last = end = stop if end < 0 else end
-            found.add((begin, end))
+            found.add((begin, stop if end < 0 else end, hit[1]))
     return found
 
 
