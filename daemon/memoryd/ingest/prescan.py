@@ -6,7 +6,7 @@ no other file. It is also most of a scan's cost. So a large backlog — a first
 scan, a scan after weeks off — is shared by two processes: :class:`Helper` forks
 once, and the child prescans the last transcripts of the scan (two thirds of
 the bytes), answering file by file, while the parent prescans and commits the first
-few and then commits the child's answers in order as they come. What the
+ones and then commits the child's answers in order as they come. What the
 scanner does with the parsed lines (matching answers to calls, the database)
 stays in one process and in one order, so the counts and the rows written are
 the same whether or not a helper ran.

@@ -270,27 +270,33 @@ class _Batch:
 
     def write(self, conn: sqlite3.Connection, source_id: int) -> tuple[int, int]:
         """Insert it all; returns how many hits and calls were new (the rest were known)."""
+        # (An empty list is skipped: most batches have no calls without a call line and no
+        # answers to earlier batches' calls, and a statement costs even with nothing to do.)
         before_calls = conn.total_changes
-        conn.executemany(
-            "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            self.calls,
-        )
+        if self.calls:
+            conn.executemany(
+                "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                self.calls,
+            )
         new_calls = conn.total_changes - before_calls
-        conn.executemany(
-            "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
-            "VALUES (?, ?, ?, NULL, ?, ?, 1)",
-            self.answered_unseen,
-        )
-        conn.executemany(
-            "UPDATE calls SET answered = 1 WHERE agent = ? AND call_id = ?", self.answered
-        )
+        if self.answered_unseen:
+            conn.executemany(
+                "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
+                "VALUES (?, ?, ?, NULL, ?, ?, 1)",
+                self.answered_unseen,
+            )
+        if self.answered:
+            conn.executemany(
+                "UPDATE calls SET answered = 1 WHERE agent = ? AND call_id = ?", self.answered
+            )
         before = conn.total_changes
-        conn.executemany(
-            "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
-            "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            [(*row, source_id) for row in self.hits],
-        )
+        if self.hits:
+            conn.executemany(
+                "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
+                "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(*row, source_id) for row in self.hits],
+            )
         return conn.total_changes - before, new_calls
 
 
@@ -762,15 +768,26 @@ class Scanner:
         with self._write(batch.end - batch.start) as conn:
             source_id = source.id(conn)
             new_hits, new_calls = batch.write(conn, source_id)
-            conn.execute(
-                "UPDATE sources SET offset = MAX(offset, ?), oversized = oversized + ?, "
-                "malformed = malformed + ? WHERE id = ?",
-                (batch.end, batch.oversized, batch.malformed, source_id),
-            )
-            if final is not None:
+            if final is None:
                 conn.execute(
-                    "UPDATE sources SET size = ?, mtime_ns = ?, last_read = ? WHERE id = ?",
-                    (final.st_size, final.st_mtime_ns, time.time(), source_id),
+                    "UPDATE sources SET offset = MAX(offset, ?), oversized = oversized + ?, "
+                    "malformed = malformed + ? WHERE id = ?",
+                    (batch.end, batch.oversized, batch.malformed, source_id),
+                )
+            else:  # the file's last batch: its size and mtime as seen before reading, too
+                conn.execute(
+                    "UPDATE sources SET offset = MAX(offset, ?), oversized = oversized + ?, "
+                    "malformed = malformed + ?, size = ?, mtime_ns = ?, last_read = ? "
+                    "WHERE id = ?",
+                    (
+                        batch.end,
+                        batch.oversized,
+                        batch.malformed,
+                        final.st_size,
+                        final.st_mtime_ns,
+                        time.time(),
+                        source_id,
+                    ),
                 )
             self.store.bump("oversized_lines", batch.oversized)
             self.store.bump("malformed_lines", batch.malformed)
