@@ -1034,9 +1034,10 @@ def parent_session(fd: int, head: bytes) -> str | None:
     Only a header (``"type": "session"``, the first line) names one: compaction
     successors do. None when there is none, or the header cannot be read.
     """
-    if b'"parentSession"' not in head and len(head) >= HEAD_MAX:
-        head = os.pread(fd, _HEADER_MAX, 0)
     end = head.find(b"\n")
+    if end < 0 and len(head) >= HEAD_MAX:  # a header longer than the head read: read it whole
+        head = os.pread(fd, _HEADER_MAX, 0)
+        end = head.find(b"\n")
     if end < 0 or b'"parentSession"' not in head[:end]:
         return None
     try:
