@@ -36,10 +36,10 @@ from memoryd.ingest.prescan import (
 )
 from memoryd.ingest.tailer import Region
 from memoryd.store import Store
+from test_crash_scan import NOW, counts, memoryd
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is forked")
 
-NOW = 1_790_000_000.0
 HELPER_ALWAYS = "[ingest]\nparallel_min_bytes = 1\nchunk_bytes = 65536\n"
 ONE_PROCESS = "[ingest]\nparallel_min_bytes = 0\nchunk_bytes = 65536\n"
 
@@ -53,22 +53,6 @@ def write_config(root: Path, truth: CorpusTruth, name: str, ingest: str) -> Path
         encoding="utf-8",
     )
     return cfg
-
-
-def memoryd(cfg: Path, *args: str) -> str:
-    env = dict(os.environ, MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(NOW))
-    proc = subprocess.run(
-        [sys.executable, "-m", "memoryd", *args], env=env, capture_output=True, text=True
-    )
-    assert proc.returncode == 0, f"memoryd {' '.join(args)} exited {proc.returncode}: {proc.stderr}"
-    return proc.stdout
-
-
-def counts(cfg: Path) -> dict[str, int]:
-    doc = json.loads(memoryd(cfg, "hits", "--all", "--json", "--no-scan"))
-    got = {f["path"]: f["hits"] for f in doc["files"]}
-    got.update({p: 0 for p in doc["never_hit"]})
-    return got
 
 
 def state_rows(state: Path) -> dict[str, list[tuple[object, ...]]]:
