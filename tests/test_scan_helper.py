@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import contextlib
 import json
+import marshal
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import transcripts as tx
 from memoryd.config import load_config, resolve_paths
@@ -285,3 +289,135 @@ def test_sigkill_of_the_scan_while_its_helper_works_then_one_scan_is_exact(
     final = json.loads(memoryd(cfg, "scan", "--json"))
     assert final["errors"] == 0
     assert counts(cfg) == corpus.counts(None)
+
+
+# ------------------------------------------------------------------ the protocol, property-tested
+
+
+class InProcessHelper:
+    """What the forked helper answers, computed here without a fork: same code, same transport."""
+
+    def __init__(self, jobs: list[prescan.Job], *, chunk_bytes: int, max_line_bytes: int) -> None:
+        self._answers = [
+            marshal.loads(marshal.dumps(prescan._flatten(job, chunk_bytes, max_line_bytes)))
+            for job in jobs
+        ]
+
+    def next(self) -> object:
+        return self._answers.pop(0)
+
+    def close(self) -> None:
+        pass
+
+
+PATHS = ["MEMORY.md", "memory/a.md", "memory/b.md"]
+STEP = st.one_of(
+    st.tuples(
+        st.just("call"), st.integers(0, 4), st.sampled_from(["search", "get"]), st.booleans()
+    ),
+    st.tuples(st.just("answer"), st.integers(0, 4), st.booleans(), st.booleans()),
+    st.tuples(st.just("quote"), st.integers(0, 4)),
+    st.tuples(st.just("multi"), st.integers(0, 4), st.integers(0, 4)),
+    st.tuples(st.just("chatter"), st.integers(1, 25)),
+    st.tuples(st.just("file"), st.integers(0, 2)),
+)
+FILE_NAMES = ["s1.jsonl", "2026-03-01T00-00-00.000Z_s2.jsonl", "other.jsonl"]
+
+
+def _write_steps(sessions: Path, steps: list[tuple]) -> None:
+    """Lines for the steps, spread over a session, its successor and another session."""
+    files: list[list[bytes]] = [[tx.header("s1")], [], [tx.header("other")]]
+    files[1].append(
+        tx.dump(
+            {
+                "type": "session",
+                "id": "s2",
+                "timestamp": tx.iso(tx.T0),
+                "parentSession": str(sessions / FILE_NAMES[0]),
+            }
+        )
+    )
+    tools: dict[int, str] = {}
+    current = 0
+
+    def payload(tool: str, k: int) -> dict:
+        if tool == "search":
+            return tx.search_payload([PATHS[k % 3], PATHS[(k + 1) % 3]])
+        return {"path": PATHS[k % 3], "text": "body"}
+
+    for step in steps:
+        kind = step[0]
+        out = files[current]
+        if kind == "file":
+            current = step[1]
+        elif kind == "call":
+            _, k, tool, claude = step
+            tools[k] = tool
+            name = f"memory_{tool}"
+            if claude:
+                args = {"query": f"q{k}"} if tool == "search" else {"path": PATHS[k % 3]}
+                out.append(tx.claude_call(f"c{k}", f"mcp__openclaw__{name}", args))
+            else:
+                out.append(tx.call(f"c{k}", name, query=f"q{k}", path=PATHS[k % 3]))
+        elif kind == "answer":
+            _, k, named, right_shape = step
+            tool = tools.get(k, "get")
+            shape = tool if right_shape else ("get" if tool == "search" else "search")
+            if named:
+                out.append(tx.result(f"c{k}", payload(tool, k), tool=f"memory_{tool}"))
+            else:
+                out.append(tx.claude_result(f"c{k}", payload(shape, k)))
+        elif kind == "quote":
+            out.append(tx.dump({"type": "note", "text": f"about c{step[1]}"}))
+        elif kind == "multi":
+            _, k1, k2 = step
+            blocks = [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": f"c{k}",
+                    "content": json.dumps(payload(tools.get(k, "get"), k)),
+                }
+                for k in (k1, k2)
+            ]
+            out.append(tx.dump({"type": "user", "message": {"role": "user", "content": blocks}}))
+        else:
+            out.extend(tx.chatter(i) for i in range(step[1]))
+    for i, (name, lines) in enumerate(zip(FILE_NAMES, files, strict=True)):
+        path = sessions / name
+        path.write_bytes(b"".join(lines))
+        os.utime(path, ns=(1_700_000_000_000_000_000 + i * 10**9,) * 2)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    steps=st.lists(STEP, max_size=40), split=st.integers(0, 3), chunk=st.sampled_from([4096, 8192])
+)
+def test_prescans_from_the_helper_give_the_rows_of_a_one_process_scan(steps, split, chunk) -> None:
+    """Calls and answers in any order, quoted ids, one line answering two calls, answers of
+    the wrong shape, answers in a successor: whichever files the helper reads, the rows
+    written are those of a one-process scan."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        sessions, _, cfg_path = tx.make_install(root, PATHS)
+        _write_steps(sessions, steps)
+        base = cfg_path.read_text(encoding="utf-8")
+        rows = []
+        for helped in (False, True):
+            cfg_path.write_text(
+                f"{base}[ingest]\nchunk_bytes = {chunk}\nparallel_min_bytes = {int(helped)}\n",
+                encoding="utf-8",
+            )
+            cfg = load_config(str(cfg_path))
+            state = root / f"state-{helped}"
+            state.mkdir()
+            paths = resolve_paths(cfg, {})._replace(memoryd_dir=state, db=state / "state.db")
+            with pytest.MonkeyPatch.context() as mp:
+                if helped:
+                    mp.setattr(scan_module, "Helper", InProcessHelper)
+                    mp.setattr(scan_module, "can_fork", lambda: True)
+                    mp.setattr(scan_module, "helper_share", lambda p, _: min(split, len(p)))
+                with Store.open(paths.db) as store:
+                    stats = scan_module.Scanner(cfg, paths, store).scan()
+            assert stats.helper_files == (3 - min(split, 3) if helped else 0)
+            rows.append(state_rows(state))
+        assert rows[0] == rows[1]
