@@ -48,8 +48,10 @@ def triggers(tz, **schedule: str):
 
 
 def record(store: Store, job: str, now: float, tz, status: str = "ok") -> None:
+    """A run at ``now`` as the daemon records it: under the period of the fire it answers."""
+    fire = last_fire_time(triggers(tz)[job], now, tz)
     with store.transaction():
-        store.record_job(job, period_key(job, now, tz), status, now, "test")
+        store.record_job(job, period_key(job, fire.timestamp(), tz), status, now, "test")
 
 
 # =========================================================================== pure
@@ -77,6 +79,15 @@ def test_every_job_is_due_on_a_fresh_state_and_none_after_running() -> None:
     # Before 10:05 the hourly job has nothing new; after it, the new hour is due.
     assert due_jobs(store, trig, at("2026-11-15T10:04:00+00:00"), UTCZ) == []
     assert due_jobs(store, trig, at("2026-11-15T11:06:00+00:00"), UTCZ) == ["organize"]
+
+
+def test_a_catch_up_after_midnight_does_not_stand_in_for_that_days_run() -> None:
+    """Started at 00:05, the daemon catches up yesterday's 03:30 report; today's still runs."""
+    store = Store.memory()
+    trig = triggers(UTCZ)
+    record(store, "reflect", at("2026-11-30T00:05:00+00:00"), UTCZ)
+    assert "reflect" not in due_jobs(store, trig, at("2026-11-30T03:29:00+00:00"), UTCZ)
+    assert "reflect" in due_jobs(store, trig, at("2026-11-30T03:30:00+00:00"), UTCZ)
 
 
 def test_many_missed_periods_collapse_into_one_run() -> None:
@@ -187,10 +198,12 @@ def test_missed_periods_run_exactly_once_after_downtime_across_a_dst_change(
     assert d.stop() == 0
     assert not d.events("job.catch_up")
     assert sorted(done_jobs(inst)) == ["expire", "organize", "organize", "reflect", "reflect"]
+    # Each run is recorded under the fire it answers: at 12:00 CEST the latest organize fire
+    # was 11:05, at 10:00 CET 09:05.
     assert job_rows(inst.db) == [
         ("expire", "2026-10", "ok"),
-        ("organize", "2026-10-24T12", "ok"),
-        ("organize", "2026-10-26T10", "ok"),
+        ("organize", "2026-10-24T11", "ok"),
+        ("organize", "2026-10-26T09", "ok"),
         ("reflect", "2026-10-24", "ok"),
         ("reflect", "2026-10-26", "ok"),
     ]

@@ -160,10 +160,11 @@ SCHEDULED_SINCE = "schedule.since"  # meta key: when the daemon first ran on thi
 def job_is_due(store: Store, name: str, trigger: Any, now: float, tz: tzinfo) -> bool:
     """Whether ``name`` owes a run: its latest fire time's period has no recorded run yet.
 
-    A run is recorded under the period of the moment it ran, which is never earlier than the
-    period of the fire it answers, so "no row at or after that period" means the fire was
-    missed. Fires from before the daemon first ran on this state are not missed: installing
-    memoryd must not archive notes on the spot; the first expire comes at its first fire.
+    A run is recorded under the period of the fire it answers (the latest one at or before
+    the moment it ran), so "no row at or after that period" means the fire was missed; a
+    catch-up shortly after midnight answers yesterday's daily fire, not today's. Fires from
+    before the daemon first ran on this state are not missed: installing memoryd must not
+    archive notes on the spot; the first expire comes at its first fire.
     Any row counts, failed ones too: a failure is retried at the next fire, not in a loop.
     Several missed periods collapse into one run (nothing is gained by archiving the same
     files twice in a row).
@@ -639,8 +640,11 @@ class JobRunner(threading.Thread):
                 return
             log.info("job.start", job=name, reason=reason)
             started = time.monotonic()
+            fire = last_fire_time(triggers[name], now, tz)
             try:
-                result = run_for_period(name, cfg, paths, store, now, tz)
+                result = run_for_period(
+                    name, cfg, paths, store, now, tz, fire=fire.timestamp() if fire else None
+                )
             except Exception as exc:
                 self.last_error = f"{name}: {exc}"
                 log.error(

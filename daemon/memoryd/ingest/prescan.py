@@ -113,10 +113,11 @@ def helper_share(pending: Sequence[int], min_bytes: int) -> int:
     """Index from which the helper takes the files, given each file's unread bytes.
 
     The helper takes a suffix of the files in scan order holding about
-    ``HELPER_SHARE`` of the bytes (the parent reads the few first ones while the
-    helper starts). ``len(pending)`` means no helper: less than ``min_bytes`` to
-    read in all (below that a second process costs more than it saves; 0 =
-    never), or no split that gives the helper a fair part of the work.
+    ``HELPER_SHARE`` of the bytes (the parent reads and commits the first ones
+    meanwhile, then commits the helper's as they come). ``len(pending)`` means no
+    helper: less than ``min_bytes`` to read in all (below that a second process
+    costs more than it saves; 0 = never), or no split that gives the helper a fair
+    part of the work.
     """
     total = sum(pending)
     none = len(pending)
@@ -231,12 +232,10 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _widen_pipe(fd: int) -> None:
     """Let the child run ahead of the parent by a few hundred files (Linux; elsewhere as is)."""
-    try:
+    with contextlib.suppress(ImportError, AttributeError, OSError):
         import fcntl
 
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
-    except (ImportError, AttributeError, OSError):
-        pass
 
 
 def _default_signals() -> None:
@@ -322,9 +321,9 @@ def search_open_calls(pre: Prescanned, data: bytes, open_calls: OpenCalls) -> tu
             line = parsed_here.get(begin)
             if line is None:
                 line = parsed_here[begin] = Candidate(begin, pre.start + e, parse_line(data[b:e]))
-                open_calls.note(
-                    line.parsed, pre.end
-                )  # a call in it is looked for from the next region
+                # (a call made in such a line is looked for from the next region on, as the
+                # scanner does)
+                open_calls.note(line.parsed, pre.end)
             found.append(line)
             if call_id not in open_calls.open:
                 stop = line.end

@@ -1,7 +1,10 @@
 """The scanner: discover transcripts, tail each from its checkpoint, commit hits.
 
-This is the imperative shell around :mod:`.parser` (what a line means) and
-:mod:`.tailer` (identity and reading). What a batch of complete lines gives —
+This is the imperative shell around :mod:`.parser` (what a line means),
+:mod:`.tailer` (identity and reading) and :mod:`.prescan` (finding and parsing
+the lines that matter, possibly in a forked helper). Each run plans first (a
+``stat`` per source), then reads the files in order. What a batch of complete
+lines gives —
 the new hits, the calls still waiting for an answer — is written together with
 the offset after those lines, in the same transaction (small transcripts share
 one: a group commit every few chunks' worth of lines). A crash at any moment
@@ -10,9 +13,9 @@ are unique per agent, call and file.
 
 Most transcript lines carry no memory tool at all. The scanner looks for the
 few that can matter with plain byte searches over whole regions (``memory_``,
-and the ids of calls of the same session still waiting for an answer that may
-not name its tool) and parses only those lines; everything else is skipped
-without being decoded.
+and the ids of calls of the same session, or the session a successor continues,
+still waiting for an answer that may not name its tool) and parses only those
+lines; everything else is skipped without being decoded.
 """
 
 from __future__ import annotations
@@ -56,30 +59,32 @@ class ScanStats:
     measurable part of its start-up.)
     """
 
-    __slots__ = (
-        "bytes_read",
-        "elapsed",
-        "errors",
-        "files_read",
+    # In the order ``memoryd scan --json`` prints them.
+    FIELDS = (
         "files_seen",
-        "helper_files",  # transcripts whose lines a forked helper found and parsed
+        "files_read",
+        "bytes_read",
         "lines_parsed",
-        "malformed",
-        "new_calls",
         "new_hits",
-        "non_memory_paths",
+        "new_calls",
+        "malformed",
         "oversized",
+        "non_memory_paths",
         "renamed",
         "resets",
+        "errors",
+        "helper_files",  # transcripts whose lines a forked helper found and parsed
+        "elapsed",
     )
+    __slots__ = FIELDS
 
     def __init__(self) -> None:
-        for name in self.__slots__:
+        for name in self.FIELDS:
             setattr(self, name, 0)
         self.elapsed = 0.0
 
     def as_dict(self) -> dict[str, object]:
-        d: dict[str, object] = {name: getattr(self, name) for name in self.__slots__}
+        d: dict[str, object] = {name: getattr(self, name) for name in self.FIELDS}
         d["elapsed"] = round(self.elapsed, 4)
         return d
 
@@ -101,9 +106,9 @@ class _Calls:
     """One agent's memory calls met so far, and per session the ids still waiting.
 
     An answer that does not name its tool (Claude Code's ``tool_result``) is only
-    looked for in the session that made the call: calls that were never answered
-    (an aborted turn) pile up over months and must not make every other
-    transcript slower to read.
+    looked for in the session that made the call (and in a compaction successor
+    that continues it): calls that were never answered (an aborted turn) pile up
+    over months and must not make every other transcript slower to read.
     """
 
     __slots__ = ("known", "waiting")
@@ -852,7 +857,7 @@ class Scanner:
                 if _answered(calls, call_id):
                     break
             else:
-                look[call_id] = searched_to  # what is left, if anything
+                look[call_id] = max(searched_to, at)  # what is left, if anything
         look = {cid: at for cid, at in look.items() if at < end and not _answered(calls, cid)}
         if not look:
             return

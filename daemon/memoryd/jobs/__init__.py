@@ -65,13 +65,17 @@ def run_for_period(
     tz: tzinfo,
     *,
     force_rerun: bool = False,
+    fire: float | None = None,
 ) -> JobResult | None:
-    """Run ``name`` once for the period containing ``now``; None if already done.
+    """Run ``name`` once for its period; None if already done.
 
-    A failure is recorded with status ``failed`` (and re-raised), so the next
+    The period is that of ``fire``, the scheduled time the run answers (the daemon
+    passes the trigger's latest fire time: a catch-up at 00:05 answers yesterday's
+    03:30 run, and must not stand in for today's), else that of ``now`` (a run by
+    hand). A failure is recorded with status ``failed`` (and re-raised), so the next
     trigger of the same period tries again.
     """
-    period = period_key(name, now, tz)
+    period = period_key(name, now if fire is None else fire, tz)
     if not force_rerun and store.job_done(name, period):
         return None
     started = time.time()
