@@ -74,6 +74,18 @@ def stored_hits(state: Path) -> int:
         conn.close()
 
 
+def hit_indexes(state: Path) -> set[str]:
+    conn = sqlite3.connect(f"file:{state / 'state.db'}?mode=ro", uri=True, timeout=5)
+    try:
+        rows = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'hits' "
+            "AND name NOT LIKE 'sqlite_%'"
+        )
+        return {name for (name,) in rows}
+    finally:
+        conn.close()
+
+
 def timed_scan(cfg: Path) -> float:
     started = time.perf_counter()
     memoryd(cfg, "scan")
@@ -121,6 +133,9 @@ def test_sigkill_at_random_moments_then_one_scan_gives_the_uninterrupted_counts(
         final = json.loads(memoryd(cfg, "scan", "--json"))
         assert final["new_hits"] == truth.total_hits - before
         assert counts(cfg) == want, f"round {rounds}, hits after each kill: {progress}"
+        # A first scan builds the hit indexes at its end; killed before that, the next
+        # open builds them.
+        assert hit_indexes(state) == {"hits_by_path_ts", "hits_by_ts"}
     assert kills >= 3, f"only {kills} kills landed while a scan was running"
     assert partial >= 1, "no kill landed mid-ingest"
 

@@ -421,3 +421,62 @@ def test_prescans_from_the_helper_give_the_rows_of_a_one_process_scan(steps, spl
             assert stats.helper_files == (3 - min(split, 3) if helped else 0)
             rows.append(state_rows(state))
         assert rows[0] == rows[1]
+
+
+def test_a_first_large_scan_builds_the_hit_indexes_once_at_its_end(
+    corpus: CorpusTruth, tmp_path: Path
+) -> None:
+    """Loaded without them (faster), the indexes exist afterwards and queries use them.
+
+    (The 6 MB corpus is below the real threshold, which the test lowers.)
+    """
+    cfg = write_config(tmp_path, corpus, "state", "[ingest]\nchunk_bytes = 65536\n")
+    paths = resolve_paths(load_config(cfg), {})
+    with Store.open(paths.db) as store:
+        dropped: list[bool] = []
+        real_drop = store.drop_hit_indexes
+
+        def drop() -> None:
+            dropped.append(True)
+            real_drop()
+
+        store.drop_hit_indexes = drop  # type: ignore[method-assign]
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(scan_module, "_BULK_LOAD_MIN_BYTES", 1)
+            stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
+        assert dropped == [True]
+        assert stats.new_hits == corpus.total_hits
+        names = {
+            row[0]
+            for row in store.conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'hits'"
+            )
+        }
+        assert {"hits_by_path_ts", "hits_by_ts"} <= names
+        plan = " ".join(
+            str(r[-1])
+            for r in store.conn.execute(
+                "EXPLAIN QUERY PLAN SELECT COUNT(*) FROM hits WHERE ts >= 0"
+            )
+        )
+        assert "hits_by_ts" in plan or "hits_by_path_ts" in plan
+        # A second scan has hits already: it keeps the indexes as they are.
+        dropped.clear()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(scan_module, "_BULK_LOAD_MIN_BYTES", 1)
+            scan_module.Scanner(load_config(cfg), paths, store).scan()
+        assert dropped == []
+    assert counts(cfg) == corpus.counts(None)
+
+
+def test_a_writable_open_rebuilds_hit_indexes_a_killed_first_scan_left_out(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    with Store.open(db) as store, store.transaction():
+        store.drop_hit_indexes()  # as a first scan does before it is killed
+    with Store.open(db, readonly=True) as store:
+        assert not store.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'hits_by_ts'"
+        ).fetchone()
+    with Store.open(db) as store:
+        have = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
+    assert {"hits_by_path_ts", "hits_by_ts"} <= have

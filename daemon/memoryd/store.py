@@ -155,6 +155,15 @@ _MIGRATIONS: dict[int, str] = {
 
 SCHEMA_VERSION = max(_MIGRATIONS)
 
+# The secondary indexes of ``hits`` (migration 1). A first scan of a large backlog loads
+# into an empty table without them and builds them once at its end, which costs less
+# than keeping them up to date row by row (see ``Scanner``); any writable open
+# rebuilds them if such a scan was killed before its end.
+HIT_INDEXES = {
+    "hits_by_path_ts": "CREATE INDEX IF NOT EXISTS hits_by_path_ts ON hits(memory_path, ts)",
+    "hits_by_ts": "CREATE INDEX IF NOT EXISTS hits_by_ts ON hits(ts)",
+}
+
 
 class StoreError(Exception):
     """The state database cannot be opened or is not memoryd's."""
@@ -192,6 +201,7 @@ class Store:
             store = cls(conn, p)
             if not readonly:
                 store._migrate()
+                store.ensure_hit_indexes()
             return store
         except sqlite3.DatabaseError as exc:
             conn.close()
@@ -226,6 +236,26 @@ class Store:
                 for statement in _split_sql(_MIGRATIONS[target]):
                     self.conn.execute(statement)
                 self.conn.execute(f"PRAGMA user_version = {target}")
+
+    def hits_empty(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM hits LIMIT 1").fetchone() is None
+
+    def drop_hit_indexes(self) -> None:
+        """Drop the secondary indexes of ``hits`` for a bulk load (call inside a transaction)."""
+        for name in HIT_INDEXES:
+            self.conn.execute(f"DROP INDEX IF EXISTS {name}")
+
+    def ensure_hit_indexes(self) -> None:
+        """Build the secondary indexes of ``hits`` that are missing (after a bulk load)."""
+        have = {
+            row[0]
+            for row in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+        }
+        missing = [sql for name, sql in HIT_INDEXES.items() if name not in have]
+        if missing:
+            with self.transaction():
+                for sql in missing:
+                    self.conn.execute(sql)
 
     # ---------------------------------------------------------------- transactions
 

@@ -48,6 +48,8 @@ _CALL_FIELDS = len(ToolCall._fields)  # a result has more (ToolResult._fields)
 assert len(ToolResult._fields) != _CALL_FIELDS
 _DIRECT_ID_SEARCH_MAX = 4  # more waiting calls than this: one regex pass instead
 _COMMIT_CHUNKS = 16  # commit at least every this many chunks' worth of lines
+# A first scan (no hits yet) of at least this much builds the hit indexes once, at its end.
+_BULK_LOAD_MIN_BYTES = 16 << 20
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
 
 
@@ -405,7 +407,15 @@ class Scanner:
         pending: dict[str, _Calls] = {}
         plans = self._plan(files, by_inode, by_path, seen_ids, stats)
         helper: _HelperShare | None = None
+        bulk = (
+            full
+            and sum(p.unread for p in plans) >= _BULK_LOAD_MIN_BYTES
+            and self.store.hits_empty()
+        )
         try:
+            if bulk:  # a first scan: load without the secondary indexes, build them at the end
+                with self._write(0):
+                    self.store.drop_hit_indexes()
             split = helper_share([p.unread for p in plans], self.cfg.ingest.parallel_min_bytes)
             if split < len(plans) and can_fork():
                 helper = self._start_helper(plans, split, stats)
@@ -427,6 +437,8 @@ class Scanner:
                 if plan.fd >= 0:
                     os.close(plan.fd)
             self._flush()
+            if bulk:
+                self.store.ensure_hit_indexes()
         if full:
             known = {c.id for c in by_path.values()} | {c.id for c in by_inode.values()}
             self._mark_vanished(known, seen_ids, vanished)
