@@ -137,13 +137,12 @@ def helper_share(pending: Sequence[int], min_bytes: int) -> int:
 
 def can_fork() -> bool:
     """Forking is safe here: a POSIX system and no other thread (a lock could be held)."""
-    import threading  # here, not at the top: a no-op scan never gets this far
-
-    return (
-        hasattr(os, "fork")
-        and sys.platform.startswith(("linux", "darwin"))
-        and threading.active_count() == 1
-    )
+    if not hasattr(os, "fork") or not sys.platform.startswith(("linux", "darwin")):
+        return False
+    # A process that never imported threading runs no other Python thread (and a one-shot
+    # command need not pay for importing it to learn that).
+    threading = sys.modules.get("threading")
+    return threading is None or threading.active_count() == 1
 
 
 class Helper:
