@@ -480,3 +480,23 @@ def test_a_writable_open_rebuilds_hit_indexes_a_killed_first_scan_left_out(tmp_p
     with Store.open(db) as store:
         have = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
     assert {"hits_by_path_ts", "hits_by_ts"} <= have
+
+
+def test_without_a_descriptor_for_the_pipe_the_scan_reads_everything_itself(
+    corpus: CorpusTruth, tmp_path: Path
+) -> None:
+    cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
+    paths = resolve_paths(load_config(cfg), {})
+
+    def no_pipe() -> tuple[int, int]:
+        raise OSError(24, "Too many open files")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(scan_module, "can_fork", lambda: True)
+        mp.setattr(os, "pipe", no_pipe)
+        with Store.open(paths.db) as store:
+            stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
+    assert stats.helper_files == 0
+    assert stats.errors == 0
+    assert stats.new_hits == corpus.total_hits
+    assert counts(cfg) == corpus.counts(None)

@@ -158,7 +158,10 @@ class Helper:
         self._left = len(jobs)
         self._pid = 0
         self._read_fd = -1
-        read_fd, write_fd = os.pipe()
+        try:
+            read_fd, write_fd = os.pipe()
+        except OSError:  # out of descriptors: no helper, the caller reads everything
+            return
         _widen_pipe(write_fd)
         try:
             pid = os.fork()

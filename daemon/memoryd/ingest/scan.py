@@ -171,7 +171,6 @@ class _Plan:
     __slots__ = (
         "at_path",
         "cp",
-        "failed",
         "fd",
         "parent",
         "quick",
@@ -201,7 +200,6 @@ class _Plan:
         self.start: Checkpoint | None = None  # where reading starts, once opened and judged
         self.settle: Callable[[sqlite3.Connection], int] | None = None  # records the identity
         self.parent: str | None = None  # the session a successor continues (from its header)
-        self.failed = False
 
 
 class _HelperShare:
@@ -426,7 +424,7 @@ class Scanner:
                 try:
                     if helper is not None and plan.fd >= 0:
                         self._tail_prescanned(plan, helper, pending, stats)
-                    elif not plan.failed:
+                    else:
                         self._scan_file(plan, pending, stats)
                 except OSError:
                     self._read_error(stats)
@@ -519,10 +517,10 @@ class Scanner:
             verdict = judge(plan.cp, str(plan.sf.path), plan.st, head)
         else:
             verdict = plan.quick
+        plan.parent = parent_session(plan.fd, head)  # (reads first: stats change only after)
         plan.start, plan.settle = self._settle_identity(
             plan.sf, plan.st, head, plan.cp, plan.at_path, verdict, stats
         )
-        plan.parent = parent_session(plan.fd, head)
 
     def _scan_file(self, plan: _Plan, pending: dict[str, _Calls], stats: ScanStats) -> None:
         """Open, judge and read one file in this process, a region at a time."""
@@ -544,12 +542,10 @@ class Scanner:
                 continue
             try:
                 self._open(plan, stats)
-            except OSError:
+            except OSError:  # (out of descriptors, say): read in this process, in its turn
                 if plan.fd >= 0:
                     os.close(plan.fd)
                     plan.fd = -1
-                plan.failed = True
-                self._read_error(stats)
                 continue
             share.append(plan)
         if not share:
