@@ -527,6 +527,8 @@ class IngestWorker(threading.Thread):
             "malformed": getattr(stats, "malformed", None),
             "duration": round(time.monotonic() - started, 4),
         }
+        if getattr(stats, "helper_files", 0):  # a large backlog, shared with a helper process
+            fields["helper_files"] = stats.helper_files
         # A full rescan that found nothing, or a live batch, is routine: debug only.
         if only is None and (new_hits or reason != "periodic"):
             log.info("ingest.rescan", **fields)
