@@ -1,10 +1,17 @@
 """A large backlog read by two processes gives exactly what one process gives.
 
 ``memoryd scan`` forks a helper that finds and parses the lines of the last
-transcripts while the parent reads and commits the first ones. These tests force
-the helper on a generated corpus (``parallel_min_bytes = 1``) and compare the state
-database, row for row, with a single-process scan and with the generator's
-reference; then they kill the helper, and the parent, at the worst moments.
+transcripts (and the unnamed answers of the calls made in them) while the parent
+reads and commits the first ones. These tests cover:
+
+- how the work is shared out (pure);
+- the helper's own id searches, on hand-made regions;
+- the protocol, property-tested: whatever the files hold and whichever the helper
+  reads, the rows written are those of a one-process scan;
+- a real forked helper on a generated corpus (``parallel_min_bytes = 1``): the state
+  database compared row for row with a one-process scan and with the generator's
+  reference; the helper killed, the parent killed, no descriptor for the pipe;
+- a first large scan, which builds the hit indexes once at its end.
 """
 
 from __future__ import annotations
