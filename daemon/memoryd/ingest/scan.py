@@ -332,6 +332,7 @@ class Scanner:
         self._tiers_root = str(paths.tiers_root.absolute())
         self._claude = tuple(Path(p).expanduser() for p in cfg.openclaw.claude_projects)
         self._synthetic_sessions: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
+        self._synthetic_this_scan: dict[str, frozenset[str]] = {}
         self._in_txn = False
         self._txn_bytes = 0
 
@@ -397,6 +398,7 @@ class Scanner:
 
     def _scan(self, only: Iterable[Path] | None) -> ScanStats:
         t0 = time.perf_counter()
+        self._synthetic_this_scan.clear()
         stats = ScanStats()
         full = only is None
         files = self.discover() if full else [s for p in only if (s := self._owner(Path(p)))]
@@ -972,8 +974,15 @@ class Scanner:
         """Session ids of the agent's cron and heartbeat sessions (from its sessions.json).
 
         Re-read whenever sessions.json changes: the daemon's scanner lives for days,
-        and a cron session started after it must not be counted.
+        and a cron session started after it must not be counted. (Looked at once per
+        scan and agent: a scan takes a moment, and the next one looks again.)
         """
+        done = self._synthetic_this_scan.get(agent)
+        if done is None:
+            done = self._synthetic_this_scan[agent] = self._read_synthetic(agent)
+        return done
+
+    def _read_synthetic(self, agent: str) -> frozenset[str]:
         sessions_dir = next((a.sessions_dir for a in self.paths.agents if a.id == agent), None)
         if sessions_dir is None:
             return frozenset()
