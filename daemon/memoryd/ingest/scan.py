@@ -198,7 +198,7 @@ class _Plan:
         self.unread = unread  # bytes beyond the checkpoint, as stat sees them
         self.fd = -1
         self.start: Checkpoint | None = None  # where reading starts, once opened and judged
-        self.settle: Callable[[sqlite3.Connection], int] | None = None  # records the identity
+        self.settle: _Settle | None = None  # records the identity
         self.parent: str | None = None  # the session a successor continues (from its header)
 
 
@@ -306,18 +306,28 @@ class _Batch:
         return conn.total_changes - before, new_calls
 
 
+# A file's state after a batch (the ``sources`` columns): offset, size, mtime_ns, last_read,
+# malformed and oversized lines. Settling a new file's identity writes them in the same row.
+_Tail = tuple[int, int, int, float, int, int]
+# Records a file's identity in the database and returns its source id, and whether it
+# wrote the tail too.
+_Settle = Callable[[sqlite3.Connection, _Tail | None], tuple[int, bool]]
+
+
 class _SourceWrite:
     """Records a source's identity once, in the first transaction that needs its id."""
 
-    def __init__(self, settle: Callable[[sqlite3.Connection], int]) -> None:
-        self._settle: Callable[[sqlite3.Connection], int] | None = settle
+    def __init__(self, settle: _Settle) -> None:
+        self._settle: _Settle | None = settle
         self._id = 0
 
-    def id(self, conn: sqlite3.Connection) -> int:
-        if self._settle is not None:
-            self._id = self._settle(conn)
-            self._settle = None
-        return self._id
+    def id(self, conn: sqlite3.Connection, tail: _Tail | None = None) -> tuple[int, bool]:
+        """The source's id, settling its identity first if not done (with ``tail``, if it can)."""
+        if self._settle is None:
+            return self._id, False
+        self._id, wrote_tail = self._settle(conn, tail)
+        self._settle = None
+        return self._id, wrote_tail
 
 
 class Scanner:
@@ -596,11 +606,12 @@ class Scanner:
         at_path: Checkpoint | None,
         verdict: Verdict,
         stats: ScanStats,
-    ) -> tuple[Checkpoint, Callable[[sqlite3.Connection], int]]:
+    ) -> tuple[Checkpoint, _Settle]:
         """The checkpoint to read from, and how to record the identity the verdict implies.
 
         The recording runs inside the first commit of what is read from the file, so
-        a small file costs one transaction; it returns the source's id.
+        a small file costs one transaction; it returns the source's id. A new file
+        read in one batch is recorded with its tail in one statement.
         """
         path = str(sf.path)
         now = time.time()
@@ -613,15 +624,18 @@ class Scanner:
 
         if verdict is Verdict.NEW:
 
-            def insert(conn: sqlite3.Connection) -> int:
+            def insert(conn: sqlite3.Connection, tail: _Tail | None) -> tuple[int, bool]:
                 retire_old(conn)
                 cur = conn.execute(
                     "INSERT INTO sources(agent, kind, path, dev, ino, head_len, head_hash, offset, "
-                    "size, mtime_ns, first_seen) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ?)",
-                    (sf.agent, sf.kind, path, st.st_dev, st.st_ino, hlen, hhash, now),
+                    "size, mtime_ns, last_read, malformed, oversized, first_seen) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (sf.agent, sf.kind, path, st.st_dev, st.st_ino, hlen, hhash)
+                    + (tail or (0, 0, 0, None, 0, 0))
+                    + (now,),
                 )
                 assert cur.lastrowid is not None
-                return cur.lastrowid
+                return cur.lastrowid, tail is not None
 
             return Checkpoint(0, sf.agent, path, st.st_dev, st.st_ino, hlen, hhash, 0, 0, 0), insert
         assert cp is not None
@@ -641,10 +655,10 @@ class Scanner:
             sql = "UPDATE sources SET path = ?, kind = ?, head_len = ?, head_hash = ? WHERE id = ?"
         source_id = cp.id
 
-        def update(conn: sqlite3.Connection) -> int:
+        def update(conn: sqlite3.Connection, tail: _Tail | None) -> tuple[int, bool]:
             retire_old(conn)
             conn.execute(sql, (path, sf.kind, hlen, hhash, source_id))
-            return source_id
+            return source_id, False
 
         return Checkpoint(cp.id, cp.agent, path, cp.dev, cp.ino, hlen, hhash, offset, 0, 0), update
 
@@ -795,29 +809,31 @@ class Scanner:
         final: os.stat_result | None,
     ) -> None:
         """Identity, hits, calls and the offset after them: in one transaction, all or nothing."""
+        tail: _Tail | None = None
+        if final is not None:
+            tail = (
+                batch.end,
+                final.st_size,
+                final.st_mtime_ns,
+                time.time(),
+                batch.malformed,
+                batch.oversized,
+            )
         with self._write(batch.end - batch.start) as conn:
-            source_id = source.id(conn)
+            source_id, wrote_tail = source.id(conn, tail)
             new_hits, new_calls = batch.write(conn, source_id)
-            if final is None:
+            if tail is None:
                 conn.execute(
                     "UPDATE sources SET offset = MAX(offset, ?), oversized = oversized + ?, "
                     "malformed = malformed + ? WHERE id = ?",
                     (batch.end, batch.oversized, batch.malformed, source_id),
                 )
-            else:  # the file's last batch: its size and mtime as seen before reading, too
+            elif not wrote_tail:  # the file's last batch: its size and mtime before reading too
                 conn.execute(
                     "UPDATE sources SET offset = MAX(offset, ?), oversized = oversized + ?, "
                     "malformed = malformed + ?, size = ?, mtime_ns = ?, last_read = ? "
                     "WHERE id = ?",
-                    (
-                        batch.end,
-                        batch.oversized,
-                        batch.malformed,
-                        final.st_size,
-                        final.st_mtime_ns,
-                        time.time(),
-                        source_id,
-                    ),
+                    (batch.end, batch.oversized, batch.malformed, *tail[1:4], source_id),
                 )
             self.store.bump("oversized_lines", batch.oversized)
             self.store.bump("malformed_lines", batch.malformed)
