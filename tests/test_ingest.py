@@ -175,8 +175,9 @@ def test_an_unnamed_answer_in_a_successor_of_another_session_counts_in_one_cold_
     assert inst.counts() == {"memory/b.md": 1}
 
 
+@pytest.mark.parametrize("id_key", ["tool_use_id", "call_id"])
 @pytest.mark.parametrize("n_calls", [2, 7])  # one search per id; one pattern pass for many
-def test_unnamed_answers_are_found_by_id_however_many_calls_wait(tmp_path, n_calls):
+def test_unnamed_answers_are_found_by_id_however_many_calls_wait(tmp_path, n_calls, id_key):
     """Calls in flight together, answered later and out of order, past chunk edges.
 
     A line quoting a call's id before its answer (a log line, say) must not end the
@@ -192,7 +193,9 @@ def test_unnamed_answers_are_found_by_id_however_many_calls_wait(tmp_path, n_cal
     lines += [tx.chatter(i) for i in range(30)]  # several KB: the answers are regions later
     lines.append(tx.dump({"type": "note", "text": f"waiting for {ids[0]} and {ids[-1]}"}))
     lines += [
-        tx.claude_result(cid, {"path": FILES[i % len(FILES)], "text": "body"})
+        tx.claude_result(cid, {"path": FILES[i % len(FILES)], "text": "body"}).replace(
+            b'"tool_use_id"', f'"{id_key}"'.encode()
+        )
         for i, cid in reversed(list(enumerate(ids)))
     ]
     inst.append("w.jsonl", b"".join(lines))

@@ -124,6 +124,13 @@ def test_a_sliver_of_the_work_gets_no_helper() -> None:
     assert helper_share(pending, min_bytes=1) == len(pending)
 
 
+def test_the_helper_takes_no_more_files_than_its_budget_read_or_not() -> None:
+    """Files with nothing new (renamed, say) are opened too: they count."""
+    pending = [8 << 20] + [0] * 500 + [8 << 20] * 3
+    k = helper_share(pending, min_bytes=1, max_files=10)
+    assert k == len(pending) or len(pending) - k <= 10
+
+
 def test_one_dominant_file_goes_to_the_helper_whole() -> None:
     assert helper_share([1 << 20, 900 << 20], min_bytes=1) == 1
     assert helper_share([900 << 20, 1 << 20], min_bytes=1) == 0
@@ -422,7 +429,7 @@ def test_prescans_from_the_helper_give_the_rows_of_a_one_process_scan(steps, spl
                 if helped:
                     mp.setattr(scan_module, "Helper", InProcessHelper)
                     mp.setattr(scan_module, "can_fork", lambda: True)
-                    mp.setattr(scan_module, "helper_share", lambda p, _: min(split, len(p)))
+                    mp.setattr(scan_module, "helper_share", lambda p, *_: min(split, len(p)))
                 with Store.open(paths.db) as store:
                     stats = scan_module.Scanner(cfg, paths, store).scan()
             assert stats.helper_files == (3 - min(split, 3) if helped else 0)
@@ -504,6 +511,32 @@ def test_without_a_descriptor_for_the_pipe_the_scan_reads_everything_itself(
         with Store.open(paths.db) as store:
             stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
     assert stats.helper_files == 0
+    assert stats.errors == 0
+    assert stats.new_hits == corpus.total_hits
+    assert counts(cfg) == corpus.counts(None)
+
+
+def test_out_of_descriptors_while_handing_files_to_the_helper(
+    corpus: CorpusTruth, tmp_path: Path
+) -> None:
+    """The helper takes the files opened so far; the rest are read here, in order."""
+    cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
+    paths = resolve_paths(load_config(cfg), {})
+    opened: list[int] = []
+    real_open = scan_module.Scanner._open
+
+    def open_until_the_third(self: scan_module.Scanner, plan: object, stats: object) -> None:
+        opened.append(1)
+        if len(opened) == 3:
+            raise OSError(24, "Too many open files")
+        real_open(self, plan, stats)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(scan_module, "can_fork", lambda: True)
+        mp.setattr(scan_module.Scanner, "_open", open_until_the_third)
+        with Store.open(paths.db) as store:
+            stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
+    assert stats.helper_files == 2
     assert stats.errors == 0
     assert stats.new_hits == corpus.total_hits
     assert counts(cfg) == corpus.counts(None)

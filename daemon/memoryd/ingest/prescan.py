@@ -45,7 +45,8 @@ NEEDLE = b"memory_"
 # reads on, so the helper reads most. Measured on the 100 MB benchmark corpus: from 0.62 to
 # 0.74 the scan's time barely moves (0.68 was best by a few %); at 0.8 the parent waits.
 HELPER_SHARE = 0.68
-# The helper reads through descriptors the parent holds open: no more than this many.
+# The helper reads through descriptors the parent holds open: no more than this many (and
+# no more than a quarter of the process's limit on open files).
 HELPER_MAX_FILES = 256
 
 
@@ -109,11 +110,24 @@ class Job(NamedTuple):
     offset: int
 
 
-def helper_share(pending: Sequence[int], min_bytes: int) -> int:
+def helper_file_budget() -> int:
+    """How many files the helper may take: each is an open descriptor until it is committed."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return HELPER_MAX_FILES
+    if soft == resource.RLIM_INFINITY:
+        return HELPER_MAX_FILES
+    return max(0, min(HELPER_MAX_FILES, soft // 4))
+
+
+def helper_share(pending: Sequence[int], min_bytes: int, max_files: int = HELPER_MAX_FILES) -> int:
     """Index from which the helper takes the files, given each file's unread bytes.
 
-    The helper takes a suffix of the files in scan order holding about
-    ``HELPER_SHARE`` of the bytes (the parent reads and commits the first ones
+    The helper takes a suffix of the files in scan order, at most ``max_files`` of
+    them, holding about ``HELPER_SHARE`` of the bytes (the parent reads and commits the first ones
     meanwhile, then commits the helper's as they come). ``len(pending)`` means no
     helper: less than ``min_bytes`` to read in all (below that a second process
     costs more than it saves; 0 = never), or no split that gives the helper a fair
@@ -123,14 +137,13 @@ def helper_share(pending: Sequence[int], min_bytes: int) -> int:
     none = len(pending)
     if min_bytes <= 0 or total < min_bytes:
         return none
-    want, taken, files, k = total * HELPER_SHARE, 0, 0, none
-    while k > 0 and files < HELPER_MAX_FILES:
+    want, taken, k = total * HELPER_SHARE, 0, none
+    while k > 0 and none - k < max_files:  # (every file taken is opened, read or not)
         nxt = pending[k - 1]
         if abs(taken + nxt - want) > abs(taken - want):
             break  # taking the next file would move the split further from the aim
         k -= 1
         taken += nxt
-        files += nxt > 0
     # A sliver of the work (the first file holds most of the bytes): only a fork's cost.
     return k if taken >= total * HELPER_SHARE / 2 else none
 
@@ -163,16 +176,26 @@ class Helper:
         except OSError:  # out of descriptors: no helper, the caller reads everything
             return
         _widen_pipe(write_fd)
+        import signal
+
+        # SIGINT, SIGTERM and SIGHUP end the helper at once (it has nothing to drain or
+        # reload), and wait while the process forks: a Ctrl-C landing in the child before it
+        # has its own handlers would unwind the parent's code there, open transaction and all.
+        ending = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, ending)
         try:
             pid = os.fork()
         except OSError:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             os.close(read_fd)
             os.close(write_fd)
             return
         if pid == 0:  # the child: prescan, answer, exit without running any cleanup
             code = 1
             try:
-                _default_signals()  # the parent's handlers (a daemon's SIGTERM) are not ours
+                for sig in ending:  # the parent's handlers (a daemon's SIGTERM) are not ours
+                    signal.signal(sig, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
                 os.close(read_fd)
                 for job in jobs:
                     answer = marshal.dumps(_flatten(job, chunk_bytes, max_line_bytes))
@@ -180,6 +203,7 @@ class Helper:
                 code = 0
             finally:
                 os._exit(code)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         os.close(write_fd)
         self._pid, self._read_fd = pid, read_fd
 
@@ -238,14 +262,6 @@ def _widen_pipe(fd: int) -> None:
         import fcntl
 
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
-
-
-def _default_signals() -> None:
-    """SIGTERM, SIGINT and SIGHUP end the helper: it has nothing to drain or reload."""
-    import signal
-
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
 
 
 # ------------------------------------------------------------------ transport as plain tuples

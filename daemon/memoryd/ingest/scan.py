@@ -38,12 +38,24 @@ from ..workspace import classify_result_path, regular_stat
 from . import sources as src
 from . import sqlite_source
 from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult, parse_line
-from .prescan import NEEDLE, Helper, Job, Prescanned, can_fork, helper_share, prescan
+from .prescan import (
+    NEEDLE,
+    Helper,
+    Job,
+    Prescanned,
+    can_fork,
+    helper_file_budget,
+    helper_share,
+    prescan,
+)
 from .tailer import HEAD_MAX, Checkpoint, Verdict, head_hash, judge, lines_containing, quick_verdict
 
-# A result's call-id field, as OpenClaw and Claude Code write it (no space after the colon
-# in their JSONL; a space tolerated).
-_ID_FIELD = re.compile(rb'"tool(?:CallId|UseId|_call_id|_use_id)": ?"([^"\\]{1,200})"')
+# A result's call-id field: every key the parser takes a call id from, with a string or a
+# number value, so that the pattern pass finds what a byte search for the id finds.
+_ID_FIELD = re.compile(
+    rb'"(?:toolCallId|toolUseId|tool_call_id|tool_use_id|call_id|callId|id)"\s*:\s*'
+    rb'(?:"([^"\\]{1,200})"|(-?[0-9]{1,30})\b)'
+)
 _CALL_FIELDS = len(ToolCall._fields)  # a result has more (ToolResult._fields)
 assert len(ToolResult._fields) != _CALL_FIELDS
 _DIRECT_ID_SEARCH_MAX = 4  # more waiting calls than this: one regex pass instead
@@ -426,9 +438,12 @@ class Scanner:
             if bulk:  # a first scan: load without the secondary indexes, build them at the end
                 with self._write(0):
                     self.store.drop_hit_indexes()
-            split = helper_share([p.unread for p in plans], self.cfg.ingest.parallel_min_bytes)
-            if split < len(plans) and can_fork():
-                helper = self._start_helper(plans, split, stats)
+            unread = [p.unread for p in plans]
+            min_bytes = self.cfg.ingest.parallel_min_bytes
+            if helper_share(unread, min_bytes) < len(plans) and can_fork():
+                split = helper_share(unread, min_bytes, helper_file_budget())
+                if split < len(plans):
+                    helper = self._start_helper(plans, split, stats)
             for plan in plans:
                 if plan.sf.kind == src.SQLITE:
                     self._scan_sqlite(plan.sf, plan.st, plan.at_path, pending, stats)
@@ -554,11 +569,11 @@ class Scanner:
                 continue
             try:
                 self._open(plan, stats)
-            except OSError:  # (out of descriptors, say): read in this process, in its turn
-                if plan.fd >= 0:
+            except OSError:  # out of descriptors, say: the helper takes the files opened so
+                if plan.fd >= 0:  # far, and this one and the rest are read here, in turn
                     os.close(plan.fd)
                     plan.fd = -1
-                continue
+                break
             share.append(plan)
         if not share:
             return None
@@ -585,7 +600,11 @@ class Scanner:
             regions = ((pre, None) for pre in done)
         else:
             regions = self._prescan_here(plan)
-        self._tail(plan, regions, pending, stats)
+        try:
+            self._tail(plan, regions, pending, stats)
+        finally:  # its descriptor is not needed any more: hand it back at once
+            os.close(plan.fd)
+            plan.fd = -1
 
     def _prescan_here(self, plan: _Plan) -> Iterator[tuple[Prescanned, bytes]]:
         """Prescan an opened file in this process, a region at a time (with its bytes)."""
@@ -1055,7 +1074,7 @@ def _lines_with_ids(data: bytes, stop: int, look: dict[str, int]) -> set[tuple[i
     wanted = {cid.encode(): (at, cid) for cid, at in look.items()}
     found: set[tuple[int, int, str]] = set()
     for m in _ID_FIELD.finditer(data, min(look.values()), stop):
-        hit = wanted.get(m.group(1))
+        hit = wanted.get(m.group(1) or m.group(2))
         if hit is not None and m.start() >= hit[0]:
             begin = data.rfind(b"\n", 0, m.start()) + 1
             end = data.find(b"\n", m.end(), stop)
