@@ -221,20 +221,34 @@ def test_a_helper_scan_writes_exactly_what_a_one_process_scan_writes(
     assert json.loads(memoryd(helped, "scan", "--json"))["new_hits"] == 0
 
 
+def scan_here(
+    cfg: Path, corpus: CorpusTruth, *patches: tuple[object, str, object]
+) -> scan_module.ScanStats:
+    """A scan in this process, helper allowed (pytest may run threads), with ``patches``
+    applied; it must count exactly the reference, with no read error."""
+    paths = resolve_paths(load_config(cfg), {})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(scan_module, "can_fork", lambda: True)
+        for target, name, value in patches:
+            mp.setattr(target, name, value)
+        with Store.open(paths.db) as store:
+            stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
+    assert stats.errors == 0
+    assert stats.new_hits == corpus.total_hits
+    assert counts(cfg) == corpus.counts(None)
+    return stats
+
+
 def test_when_the_helper_dies_the_scan_reads_its_share_itself(
-    corpus: CorpusTruth, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    corpus: CorpusTruth, tmp_path: Path
 ) -> None:
     """The child is SIGKILLed before it answers: same counts, nothing read twice."""
-    cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
-    paths = resolve_paths(load_config(cfg), {})
     forks: list[int] = []
-    real_flatten = prescan._flatten
+    real_flatten, real_fork = prescan._flatten, os.fork
 
     def killed_in_the_child(*args: object) -> object:
         os.kill(os.getpid(), signal.SIGKILL)
         return real_flatten(*args)  # pragma: no cover - never reached
-
-    real_fork = os.fork
 
     def counting_fork() -> int:
         pid = real_fork()
@@ -242,16 +256,12 @@ def test_when_the_helper_dies_the_scan_reads_its_share_itself(
             forks.append(pid)
         return pid
 
-    monkeypatch.setattr(prescan, "_flatten", killed_in_the_child)
-    monkeypatch.setattr(os, "fork", counting_fork)
-    monkeypatch.setattr(scan_module, "can_fork", lambda: True)  # pytest may run threads
-    with Store.open(paths.db) as store:
-        stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
+    cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
+    stats = scan_here(
+        cfg, corpus, (prescan, "_flatten", killed_in_the_child), (os, "fork", counting_fork)
+    )
     assert len(forks) == 1, "the helper was not started"
     assert stats.helper_files == 0
-    assert stats.errors == 0
-    assert stats.new_hits == corpus.total_hits
-    assert counts(cfg) == corpus.counts(None)
 
 
 def _children(pid: int) -> list[int]:
@@ -499,29 +509,17 @@ def test_a_writable_open_rebuilds_hit_indexes_a_killed_first_scan_left_out(tmp_p
 def test_without_a_descriptor_for_the_pipe_the_scan_reads_everything_itself(
     corpus: CorpusTruth, tmp_path: Path
 ) -> None:
-    cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
-    paths = resolve_paths(load_config(cfg), {})
-
     def no_pipe() -> tuple[int, int]:
         raise OSError(24, "Too many open files")
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(scan_module, "can_fork", lambda: True)
-        mp.setattr(os, "pipe", no_pipe)
-        with Store.open(paths.db) as store:
-            stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
-    assert stats.helper_files == 0
-    assert stats.errors == 0
-    assert stats.new_hits == corpus.total_hits
-    assert counts(cfg) == corpus.counts(None)
+    cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
+    assert scan_here(cfg, corpus, (os, "pipe", no_pipe)).helper_files == 0
 
 
 def test_out_of_descriptors_while_handing_files_to_the_helper(
     corpus: CorpusTruth, tmp_path: Path
 ) -> None:
     """The helper takes the files opened so far; the rest are read here, in order."""
-    cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
-    paths = resolve_paths(load_config(cfg), {})
     opened: list[int] = []
     real_open = scan_module.Scanner._open
 
@@ -531,12 +529,6 @@ def test_out_of_descriptors_while_handing_files_to_the_helper(
             raise OSError(24, "Too many open files")
         real_open(self, plan, stats)
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(scan_module, "can_fork", lambda: True)
-        mp.setattr(scan_module.Scanner, "_open", open_until_the_third)
-        with Store.open(paths.db) as store:
-            stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
+    cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
+    stats = scan_here(cfg, corpus, (scan_module.Scanner, "_open", open_until_the_third))
     assert stats.helper_files == 2
-    assert stats.errors == 0
-    assert stats.new_hits == corpus.total_hits
-    assert counts(cfg) == corpus.counts(None)
