@@ -475,7 +475,7 @@ class Scanner:
         by_inode, _, _ = self._checkpoints()
         total = 0
         for sf in self.discover():
-            st = regular_stat(sf.path)
+            st = sf.st or regular_stat(sf.path)
             if st is None or sf.kind == src.SQLITE:
                 continue
             cp = by_inode.get((st.st_dev, st.st_ino))
@@ -510,7 +510,7 @@ class Scanner:
         plans: list[_Plan] = []
         seen_inodes: set[tuple[int, int]] = set()
         for sf in files:
-            st = regular_stat(sf.path)
+            st = sf.st or regular_stat(sf.path)
             if st is None:
                 continue
             if sf.kind == src.SQLITE:

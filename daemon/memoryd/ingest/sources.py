@@ -51,6 +51,9 @@ class SourceFile(NamedTuple):
     agent: str
     kind: str
     path: Path
+    # Its lstat when it was listed (a regular file then), which the scanner uses rather
+    # than a second stat; None when it was not listed (a path from a file event).
+    st: os.stat_result | None = None
 
 
 def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:
@@ -89,28 +92,31 @@ def discover(
                     continue
                 kind = classify_name(entry.name)
                 if kind is not None:
-                    sf = SourceFile(agent.id, kind, Path(entry.path))
-                    files.append((_mtime_ns(entry), entry.name, sf))
+                    st = _lstat(entry)
+                    sf = SourceFile(agent.id, kind, Path(entry.path), st)
+                    files.append((st.st_mtime_ns if st else 0, entry.name, sf))
         files.sort(key=lambda f: f[:2])
         yield from (sf for _, _, sf in files)
         yield from databases
     if claude_projects and agents:
         owner = agents[0].id
-        found = [
-            (_mtime_ns(path), str(path), path)
-            for project in claude_projects
-            for path in _claude_transcripts(project)
-        ]
+        found = []
+        for project in claude_projects:
+            for path in _claude_transcripts(project):
+                st = _lstat(path)
+                found.append(
+                    (st.st_mtime_ns if st else 0, str(path), SourceFile(owner, CLAUDE, path, st))
+                )
         found.sort(key=lambda f: f[:2])
-        for _, _, path in found:
-            yield SourceFile(owner, CLAUDE, path)
+        yield from (sf for _, _, sf in found)
 
 
-def _mtime_ns(entry: os.DirEntry[str] | Path) -> int:
+def _lstat(entry: os.DirEntry[str] | Path) -> os.stat_result | None:
+    """The lstat of a listed file; None when it is gone since (it sorts first, is skipped)."""
     try:
-        return entry.stat(follow_symlinks=False).st_mtime_ns
-    except OSError:  # gone since it was listed: it sorts first and is skipped when read
-        return 0
+        return entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
 
 
 def _files(folder: Path) -> list[os.DirEntry[str]]:
