@@ -429,16 +429,12 @@ class Scanner:
         pending: dict[str, _Calls] = {}
         plans = self._plan(files, by_inode, by_path, seen_ids, stats)
         helper: _HelperShare | None = None
-        bulk = (
-            full
-            and sum(p.unread for p in plans) >= _BULK_LOAD_MIN_BYTES
-            and self.store.hits_empty()
-        )
+        unread = [p.unread for p in plans]
+        bulk = full and sum(unread) >= _BULK_LOAD_MIN_BYTES and self.store.hits_empty()
         try:
             if bulk:  # a first scan: load without the secondary indexes, build them at the end
                 with self._write(0):
                     self.store.drop_hit_indexes()
-            unread = [p.unread for p in plans]
             min_bytes = self.cfg.ingest.parallel_min_bytes
             if helper_share(unread, min_bytes) < len(plans) and can_fork():
                 split = helper_share(unread, min_bytes, helper_file_budget())
