@@ -199,6 +199,29 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, step: float 
         time.sleep(step)
 
 
+def clear_of_fires(tz_name: str = "UTC", margin: float = 30.0) -> None:
+    """Wait, if need be, until no job of the default schedule fires within ``margin`` seconds.
+
+    A daemon's scheduler fires on the real clock, even when a test pins memoryd's own
+    clock: a fire in the middle of a test that counts job runs would add one it does not
+    expect (an hourly organize at xx:05, say). Tests that count runs start clear of fires.
+    """
+    from zoneinfo import ZoneInfo
+
+    from memoryd.config import Config
+    from memoryd.service import build_triggers, next_fire_time
+
+    tz = ZoneInfo(tz_name)
+    triggers = build_triggers(Config(), tz).values()
+    while True:
+        now = time.time()
+        fires = [next_fire_time(t, now, tz) for t in triggers]
+        soonest = min(f.timestamp() for f in fires if f is not None)
+        if soonest - now > margin:
+            return
+        time.sleep(soonest - now + 1.0)
+
+
 # --------------------------------------------------------------------------- notify socket
 
 

@@ -10,6 +10,7 @@ import pytest
 from daemon_harness import (
     DaemonProcess,
     append,
+    clear_of_fires,
     done_jobs,
     hit_count,
     hit_lines,
@@ -77,6 +78,7 @@ def test_kill_9_mid_ingest_then_restart_counts_every_hit_exactly_once(
 def test_kill_9_mid_job_then_restart_runs_that_period_once_more_and_files_stay(
     tmp_path: Path, daemons: list[DaemonProcess]
 ) -> None:
+    clear_of_fires()
     inst = make_install(tmp_path)
     append(inst.transcript("s"), hit_lines(["memory/n001.md"]))
     before = fingerprint(inst.workspace, inst.sessions)

@@ -58,7 +58,10 @@ _ID_FIELD = re.compile(
 )
 _CALL_FIELDS = len(ToolCall._fields)  # a result has more (ToolResult._fields)
 assert len(ToolResult._fields) != _CALL_FIELDS
-_DIRECT_ID_SEARCH_MAX = 4  # more waiting calls than this: one regex pass instead
+# More waiting calls than this: one regex pass over the id fields instead of a search per id.
+# A byte search for one id runs at about 6 GB/s here, the regex at about 0.5 GB/s (it stops
+# at every quote), so one pass pays only beyond a dozen ids.
+_DIRECT_ID_SEARCH_MAX = 12
 _COMMIT_CHUNKS = 16  # commit at least every this many chunks' worth of lines
 # A first scan (no hits yet) of at least this much builds the hit indexes once, at its end.
 _BULK_LOAD_MIN_BYTES = 16 << 20
