@@ -84,7 +84,9 @@ def main() -> int:
         # warm-up runs below write the caches, so no contender pays for compiling.
         env = dict(os.environ, MEMORYD_NOW=str(NOW))
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        memoryd = [sys.executable, "-m", "memoryd"]
+        # The installed console script, as a person runs it (else the module, same code).
+        script = Path(sys.executable).with_name("memoryd")
+        memoryd = [str(script)] if script.exists() else [sys.executable, "-m", "memoryd"]
 
         def fresh_config(n: int) -> dict[str, str]:
             cfg = tmp / f"memoryd-{n}.toml"

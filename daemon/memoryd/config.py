@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import tomllib
 import typing
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -297,6 +296,8 @@ def load_config(path: str | None) -> Config:
     """Read and validate a TOML file; ``None`` means the defaults."""
     if not path:
         return Config()
+    import tomllib  # (only with a file: running on the defaults need not load the TOML reader)
+
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
