@@ -420,6 +420,19 @@ def test_sqlite_transcripts_are_read_incrementally(inst):
     conn.close()
 
 
+def test_one_event_scan_of_a_database_and_its_wal_reads_the_database_once(inst):
+    """A write touches the database and its -wal file: both events name one source."""
+    db, conn = openclaw_db(inst)
+    insert_events(conn, "sA", conversation(4))
+    wal = db.with_name(db.name + "-wal")
+    assert wal.exists()
+    stats = inst.scan(only=[db, wal])
+    assert stats.files_read == 1
+    assert inst.store.conn.execute("SELECT COUNT(*) FROM sources").fetchone()[0] == 1
+    assert inst.counts() == expected(4)
+    conn.close()
+
+
 def test_a_broken_sqlite_store_is_counted_not_fatal(inst):
     db = inst.sessions.parent / "agent" / "openclaw-agent.sqlite"
     db.parent.mkdir(parents=True)

@@ -512,17 +512,18 @@ class Scanner:
             st = sf.st or regular_stat(sf.path)
             if st is None:
                 continue
+            # A hard link to a file already planned, or a database named twice (an event
+            # scan gets both the database and its -wal file): read once.
+            if (st.st_dev, st.st_ino) in seen_inodes:
+                continue
+            seen_inodes.add((st.st_dev, st.st_ino))
+            stats.files_seen += 1
             if sf.kind == src.SQLITE:
-                stats.files_seen += 1
                 cp = by_path.get(str(sf.path))
                 if cp is not None:
                     seen_ids.add(cp.id)
                 plans.append(_Plan(sf, st, None, cp, None, 0))
                 continue
-            if (st.st_dev, st.st_ino) in seen_inodes:  # a hard link to a file already read
-                continue
-            seen_inodes.add((st.st_dev, st.st_ino))
-            stats.files_seen += 1
             cp = by_inode.get((st.st_dev, st.st_ino))
             if cp is not None:
                 seen_ids.add(cp.id)
