@@ -73,8 +73,6 @@ from .store import Store
 if TYPE_CHECKING:
     from .config import Paths
 
-OPS = ("move", "copy", "delete")
-STATES = ("intent", "done", "rolled_back", "failed", "undone")
 _CHUNK = 1 << 20
 
 

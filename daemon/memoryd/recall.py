@@ -379,7 +379,7 @@ def _record(
         )
         records = load_records(store, notes)
         current = {n: placement_of(root, n) for n in notes}
-        changed = reconcile(current, {n: r for n, r in records.items() if n in current}, now)
+        changed = reconcile(current, records, now)
         merged = {n: changed.get(n, records.get(n)) for n in notes}
         if marked:
             for n in notes:

@@ -463,7 +463,6 @@ class Snapshot:
         paths: Paths,
         store: Store,
         now: float,
-        windows: Iterable[float] = (),
     ) -> None:
         self.now = now
         self.tz = zone(cfg.schedule.timezone)
@@ -478,7 +477,7 @@ class Snapshot:
         counts = load_counts(
             store.conn,
             now,
-            extra=(cfg.expire.window_days, cfg.score.recent_access_days, *windows),
+            extra=(cfg.expire.window_days, cfg.score.recent_access_days),
             agents=self.agents,
         )
         empty = HitCounts()

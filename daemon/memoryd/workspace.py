@@ -30,13 +30,9 @@ def normalize(raw: str) -> str | None:
     """
     if not raw or len(raw) > 4096 or _CONTROL.search(raw):
         return None
-    p = raw.replace("\\", "/")
-    absolute = p.startswith("/") or (len(p) > 2 and p[1] == ":" and p[2] == "/")
-    p = posixpath.normpath(p)
+    p = posixpath.normpath(raw.replace("\\", "/"))
     if p in (".", "/"):
         return None
-    if absolute and not p.startswith("/"):  # a Windows drive path: keep it absolute-looking
-        return p
     return p
 
 
