@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from . import clock
+from .cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from .config import Config, ConfigError, Paths, load_config, resolve_paths
 from .log import configure as configure_logging
 from .log import get_logger
@@ -46,7 +47,6 @@ log = get_logger("memoryd.service")
 
 SCHEDULED_JOBS = ("organize", "reflect", "expire")
 LOCK_NAME = "memoryd.lock"
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
 # How long SIGTERM waits for a running job to reach its end (the unit's TimeoutStopSec is 90 s).
 JOB_STOP_GRACE_SECONDS = 60.0

@@ -701,12 +701,16 @@ def write_refcount(
     import orjson
 
     path = refcount_path(root)
+    try:
+        old: bytes | None = path.read_bytes()
+    except OSError:
+        old = None
     doc: dict[str, Any] | None = None
-    if only is not None:
+    if only is not None and old is not None:
         only = list(only)
         try:
-            doc = orjson.loads(path.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            doc = orjson.loads(old)
+        except orjson.JSONDecodeError:
             doc = None
         if isinstance(doc, dict):
             for name in only:
@@ -718,11 +722,8 @@ def write_refcount(
     if doc is None:
         doc = refcount_document(store, now, records)
     data = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
-    try:
-        if path.read_bytes() == data:
-            return False
-    except OSError:
-        pass
+    if old == data:
+        return False
     write_atomic(path, data)
     return True
 
@@ -821,7 +822,7 @@ def promote_inputs(root: Path, store: Store, now: float, tz: Any) -> list[tuple[
     count for it), with the text of its original, else of its summary. Deleted
     notes are not nominated.
     """
-    from .signals import file_signals, load_hits
+    from .signals import file_signals, load_hits, read_text
     from .workspace import MemoryFile
 
     placements = scan_store(root)
@@ -833,11 +834,5 @@ def promote_inputs(root: Path, store: Store, now: float, tz: Any) -> list[tuple[
         f = (place.originals or place.summaries)[0]
         note_hits = [*hits.get(hit_key(name), ()), *hits.get(hit_key(summary_name(name)), ())]
         sig = file_signals(MemoryFile(hit_key(name), f.size, f.mtime), note_hits, now, tz)
-        try:
-            fd = os.open(root / f.rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            with os.fdopen(fd, "rb") as fh:
-                text = fh.read(1 << 20).decode("utf-8", errors="replace")
-        except OSError:
-            text = ""
-        out.append((sig, text))
+        out.append((sig, read_text(root, f.rel)))
     return out

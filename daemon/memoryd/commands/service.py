@@ -76,7 +76,13 @@ def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
 
 def collect_status(ctx: Context) -> dict[str, Any]:
     """Everything ``memoryd status`` shows, as plain data (also the --json document)."""
-    from ..service import build_triggers, lock_holder, next_fire_time, schedule_timezone
+    from ..service import (
+        LOCK_NAME,
+        build_triggers,
+        lock_holder,
+        next_fire_time,
+        schedule_timezone,
+    )
     from ..store import Store
 
     cfg, paths = ctx.cfg, ctx.paths
@@ -89,7 +95,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
             "running": pid is not None,
             "pid": pid or None,
             "started": None,
-            "lock": str(paths.memoryd_dir / "memoryd.lock"),
+            "lock": str(paths.memoryd_dir / LOCK_NAME),
         },
         "state_db": str(paths.db),
         "now": clock.iso(now),
