@@ -26,7 +26,8 @@ from ..store import Store
 from . import JobResult
 
 
-def _scores(cfg: Config, snap: Snapshot) -> list[score_policy.Score]:
+def scores_of(cfg: Config, snap: Snapshot) -> list[score_policy.Score]:
+    """Every file's score, against the queries of the score window."""
     queries = score_policy.prepare_queries(snap.recent_queries(cfg.score.query_window_days))
     return [
         score_policy.score(sig, score_policy.Document.of(snap.text(sig.path)), queries, cfg.score)
@@ -34,15 +35,21 @@ def _scores(cfg: Config, snap: Snapshot) -> list[score_policy.Score]:
     ]
 
 
-def build_plan(cfg: Config, snap: Snapshot) -> dict[str, Any]:
-    """The expire plan as a JSON-ready document (workspace-relative paths)."""
+def build_plan(
+    cfg: Config, snap: Snapshot, scores: list[score_policy.Score] | None = None
+) -> dict[str, Any]:
+    """The expire plan as a JSON-ready document (workspace-relative paths).
+
+    ``scores`` (from :func:`scores_of`) saves scoring again when the caller has them.
+    """
     month = datetime.fromtimestamp(snap.now, snap.tz).strftime("%Y-%m")
     base = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins)
     extra: dict[str, tuple[str, str]] = {}
     if cfg.score.prune_enabled or cfg.score.capacity_enabled:
         eligible = [d.path for d in base if d.action == "keep" and d.rule in ("young", "active")]
         remaining = len(snap.signals) - sum(1 for d in base if d.action == "archive")
-        scores = _scores(cfg, snap)
+        if scores is None:
+            scores = scores_of(cfg, snap)
         extra = score_policy.prune_candidates(scores, eligible, remaining, cfg.score)
     decisions = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins, extra)
 

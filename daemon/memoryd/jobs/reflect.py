@@ -17,19 +17,15 @@ from ..reports import cooccurrence, reflect_document, render_reflect, write_repo
 from ..signals import DAY, snapshot
 from ..store import Store
 from . import JobResult
-from .expire import build_plan
+from .expire import build_plan, scores_of
 
 
 def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = False) -> JobResult:
     """Build the report; write it unless ``dry_run``."""
     snap = snapshot(cfg, paths, store, now)
-    queries = score_policy.prepare_queries(snap.recent_queries(cfg.score.query_window_days))
-    scores = [
-        score_policy.score(sig, score_policy.Document.of(snap.text(sig.path)), queries, cfg.score)
-        for sig in snap.signals
-    ]
+    scores = scores_of(cfg, snap)
     # The prune rate is reported whether or not pruning is on: what it would archive.
-    plan = build_plan(cfg, snap)
+    plan = build_plan(cfg, snap, scores)
     eligible = [k["path"] for k in plan["keep"] if k["rule"] in ("young", "active")]
     would = score_policy.prune_candidates(
         scores,
