@@ -137,6 +137,21 @@ def sha256_file(path: Path | str) -> tuple[str, int]:
         os.close(fd)
 
 
+def read_regular_file(path: Path | str) -> tuple[bytes, os.stat_result]:
+    """A regular file's bytes and its stat, in one read, refusing to follow a final symlink."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise MoveError(f"{path}: not a regular file")
+        chunks = []
+        while chunk := os.read(fd, _CHUNK):
+            chunks.append(chunk)
+        return b"".join(chunks), st
+    finally:
+        os.close(fd)
+
+
 def _fsync_dir(folder: Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))

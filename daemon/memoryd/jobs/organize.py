@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import logging
 import os
 import stat
@@ -29,7 +30,7 @@ from typing import Any
 from ..clock import iso
 from ..config import Config, Paths
 from ..gist import document_frequencies, make_gist
-from ..mover import MoveError, Mover, mover_for, sha256_file, write_all
+from ..mover import MoveError, Mover, mover_for, read_regular_file, write_all
 from ..store import Store
 from ..tiers import (
     STAGING,
@@ -218,10 +219,9 @@ class _Executor:
             path = self.root / a.src
             try:
                 self.mover.check_path(path)
-                sha, _ = sha256_file(path)
-                data = path.read_bytes()
-                mtime = os.lstat(path).st_mtime
-                buried.append((a, BuriedFile(a.src, sha, data, mtime)))
+                data, st = read_regular_file(path)  # one read: the hash names the bytes kept
+                sha = hashlib.sha256(data).hexdigest()
+                buried.append((a, BuriedFile(a.src, sha, data, st.st_mtime)))
             except (MoveError, OSError) as exc:
                 by_src[a.src].update(status="failed", error=str(exc))
         if not buried:
