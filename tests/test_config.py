@@ -183,7 +183,7 @@ def test_default_workspace_without_openclaw_json(tmp_path):
     assert paths.workspace == tmp_path / ".openclaw" / "workspace-work"
 
 
-def test_readme_documents_every_key():
-    readme = (REPO / "README.md").read_text()
-    missing = [k for k in schema_keys() if f"`{k}`" not in readme]
-    assert missing == [], f"README's configuration table lacks {missing}"
+def test_configuration_reference_documents_every_key():
+    reference = (REPO / "docs" / "configuration.md").read_text()
+    missing = [k for k in schema_keys() if f"`{k}`" not in reference]
+    assert missing == [], f"docs/configuration.md's table lacks {missing}"
