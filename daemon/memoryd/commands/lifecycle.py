@@ -183,7 +183,9 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
             )
         _out(ctx, args, doc, text)
         return 0
-    result = job.run(ctx.cfg, ctx.paths, ctx.store(), now, dry_run=False)
+    store = ctx.store()
+    first_yes = _record_consent(ctx, store)
+    result = job.run(ctx.cfg, ctx.paths, store, now, dry_run=False)
     _record(ctx, "expire", now, result.summary)
     data = result.data
     doc = {
@@ -199,8 +201,29 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
     text += [f"  FAILED {f['path']}: {f['error']}" for f in data["failed"]]
     if data["moved"]:
         text.append("undo with: memoryd restore --last")
+    if first_yes:
+        frac = ctx.cfg.expire.max_fraction_per_run
+        text.append(
+            "the daemon's scheduled expire may now archive too (at most "
+            f"{frac:.0%} of the files a run; expire.max_fraction_per_run)"
+        )
+    doc["consent"] = {"first": first_yes, "by": "expire --force"}
     _out(ctx, args, doc, text)
     return 1 if data["failed"] else 0
+
+
+def _record_consent(ctx: Context, store: Any) -> bool:
+    """``expire --force`` by hand is the user's yes to scheduled archiving; True the first time.
+
+    Recorded before the moves, so a run interrupted half-way still counts as the yes it was.
+    """
+    from ..policy import rails
+
+    with store.transaction():
+        first = store.get_meta(rails.CONSENT_META) is None
+        if first:
+            store.set_meta(rails.CONSENT_META, rails.consent_record(clock.now()))
+    return first
 
 
 # --------------------------------------------------------------------------- reports
