@@ -520,8 +520,9 @@ class IngestWorker(threading.Thread):
             return
         new_hits = int(getattr(stats, "new_hits", 0))
         self.totals.new_hits += new_hits
-        # A scan that reports no new calls cannot have brought a new search.
-        self._restore_on_demand(store, getattr(stats, "new_calls", None) != 0)
+        # A live batch without new calls brought no new search; a full rescan looks anyway
+        # (a one-shot `memoryd scan` may have counted the calls in between).
+        self._restore_on_demand(store, only is None or getattr(stats, "new_calls", None) != 0)
         self.totals.batches += 1
         if only is None:
             self.totals.full_scans += 1
