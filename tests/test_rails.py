@@ -204,6 +204,8 @@ def test_scheduled_expire_reports_until_the_user_says_yes_then_moves_at_most_its
 
     # 2. `expire --force` by hand: exactly the printed plan, uncapped (8 of 13 > 25 %).
     env = {"MEMORYD_NOW": iso(t1) or ""}
+    shown = run_cli(inst, "expire", "--dry-run", env_extra=env).stdout
+    assert "note: --force is also your yes to the daemon's scheduled expire" in shown
     printed = json.loads(run_cli(inst, "expire", "--dry-run", "--json", env_extra=env).stdout)
     forced = run_cli(inst, "expire", "--force", "--json", env_extra=env)
     assert forced.returncode == 0, forced.stderr
@@ -215,6 +217,9 @@ def test_scheduled_expire_reports_until_the_user_says_yes_then_moves_at_most_its
     assert _memory_files(inst) == set(young)
     status = json.loads(run_cli(inst, "status", "--json").stdout)["expire"]["consent"]
     assert status["given"] and status["by"] == "expire --force" and status["at"] == iso(t1)
+
+    shown = run_cli(inst, "expire", "--dry-run", env_extra=env).stdout
+    assert "your yes" not in shown
 
     # 3. Ten more old files a month later: the scheduled run now moves, at most a quarter.
     later = [f"memory/later-{i}.md" for i in range(10)]
@@ -274,3 +279,36 @@ def test_a_config_with_every_job_off_still_loads_and_runs_by_hand(tmp_path: Path
     proc = run_cli(inst, "expire", "--dry-run", "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["dry_run"] is True
+
+
+def test_the_next_expire_notification_names_the_files_needed_again(
+    tmp_path: Path, bot: _Bot
+) -> None:
+    """Restores on demand since the last run are the archive's mistakes: the report says so."""
+    from memoryd.config import load_config, resolve_paths
+    from memoryd.jobs import expire as job
+    from memoryd.ondemand import RECENT_META, push_recent
+
+    t1 = float(int(time.time()))
+    inst = make_install(
+        tmp_path,
+        '[notify.telegram]\nenabled = true\ntoken = "7:tok"\nchat_id = "42"\n'
+        f'base_url = "{bot.url}"\n',
+        memory_files=0,
+    )
+    _age(inst, "memory/old-0.md", t1 - 90 * DAY)
+    cfg = load_config(str(inst.config))
+    paths = resolve_paths(cfg, {})
+    with Store.open(inst.db) as store:
+        with store.transaction():
+            store.record_job("expire", "2026-01", "ok", t1 - 40 * DAY, "earlier")
+            before = {"at": t1 - 50 * DAY, "outcome": "restored", "path": "memory/y.md"}
+            after = {"at": time.time() + 1, "outcome": "restored", "path": "memory/x.md"}
+            after["query"] = "boat"
+            store.set_meta(RECENT_META, push_recent(push_recent(None, before), after))
+        result = job.run_scheduled(cfg, paths, store, t1)
+    assert result.data["report_only"] is True
+    [(_, msg)] = bot.requests
+    assert "since the last expire, 1 archived file(s) were needed again:" in msg["text"]
+    assert "↩ memory/x.md restored — search “boat”" in msg["text"]
+    assert "memory/y.md" not in msg["text"]  # restored before the last run: reported then

@@ -181,6 +181,14 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
                 f"  note: {plan['unfinished_journal_entries']} unfinished journal entries will be "
                 "repaired first"
             )
+        consent = _consent(ctx)
+        doc["scheduled_runs"] = consent.describe()
+        if not consent.given:
+            text.append(
+                "  note: --force is also your yes to the daemon's scheduled expire, which until "
+                f"then only reports (it then moves at most "
+                f"{ctx.cfg.expire.max_fraction_per_run:.0%} of the files a run)"
+            )
         _out(ctx, args, doc, text)
         return 0
     store = ctx.store()
@@ -210,6 +218,13 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
     doc["consent"] = {"first": first_yes, "by": "expire --force"}
     _out(ctx, args, doc, text)
     return 1 if data["failed"] else 0
+
+
+def _consent(ctx: Context) -> Any:
+    """The scheduled expire's consent as recorded (read-only; a new install has none)."""
+    from ..policy import rails
+
+    return rails.consent_of(ctx.cfg.expire.auto, ctx.read_store().get_meta(rails.CONSENT_META))
 
 
 def _record_consent(ctx: Context, store: Any) -> bool:
