@@ -131,6 +131,13 @@ def notification_text(event: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- shell
 
 
+def _as_time(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
 def archived_files(store: Store, exists: Any = os.path.lexists) -> list[Archived]:
     """Done archive moves of expire that were not undone and whose archived copy is there."""
     rows = store.conn.execute(
@@ -198,13 +205,13 @@ class RestoreOnDemand:
         from .mover import mover_for
         from .policy.restore_match import best_match
 
-        recorded = store.get_meta(CHECKPOINT_META)
-        if recorded is None:
-            # First check on this state: history already in the database never restores.
+        checkpoint = _as_time(store.get_meta(CHECKPOINT_META))
+        if checkpoint is None:
+            # First check on this state (or a damaged value): the history already in the
+            # database is not a request, so it never restores anything.
             with store.transaction():
                 store.set_meta(CHECKPOINT_META, repr(time.time()))
             return []
-        checkpoint = float(recorded)
         archived = archived_files(store)
         if not archived:
             return []
@@ -269,8 +276,12 @@ class RestoreOnDemand:
             "move_id": a.move_id,
         }
         if os.path.lexists(a.src):
-            if a.move_id in self._conflicts_reported:
-                return None
+            if a.move_id in self._conflicts_reported or any(
+                e.get("move_id") == a.move_id and e.get("outcome") == "conflict"
+                for e in recent_events(store)
+            ):
+                self._conflicts_reported.add(a.move_id)
+                return None  # reported once already (also before a restart)
             self._conflicts_reported.add(a.move_id)
             event["outcome"] = "conflict"
             log.warning(
