@@ -195,6 +195,7 @@ def test_scheduled_expire_reports_until_the_user_says_yes_then_moves_at_most_its
     assert msg["text"].startswith("expire (report only): would archive 8 of 13")
     assert "memoryd expire --force" in msg["text"]
     assert all(f"would archive {rel}" in msg["text"] for rel in old)
+    assert "once allowed, a scheduled run moves at most 3 of these 13 files" in msg["text"]
     status = json.loads(run_cli(inst, "status", "--json").stdout)
     assert status["expire"]["consent"]["given"] is False
     assert status["jobs"]["expire"]["last_summary"].startswith("expire (report only)")

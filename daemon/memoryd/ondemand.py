@@ -284,12 +284,12 @@ class RestoreOnDemand:
                 return None  # reported once already (also before a restart)
             self._conflicts_reported.add(a.move_id)
             event["outcome"] = "conflict"
+            self._record(store, event, "restore_on_demand_conflicts")
             log.warning(
                 "restore.on_demand_conflict",
                 **event,
                 note="a file exists at that path; both left alone",
             )
-            self._record(store, event, "restore_on_demand_conflicts")
             self._notify(event)
             return event
         try:
@@ -297,14 +297,14 @@ class RestoreOnDemand:
         except (MoveError, OSError) as exc:
             event["outcome"] = "failed"
             event["error"] = str(exc)
-            log.error("restore.on_demand_failed", **event)
             self._record(store, event, "restore_on_demand_failures")
+            log.error("restore.on_demand_failed", **event)
             return event
         event["outcome"] = "restored"
         event["undo_id"] = undo_id
         event["latency"] = round(time.time() - search.ts, 3)
-        log.info("restore.on_demand", **event)
         self._record(store, event, "restored_on_demand")
+        log.info("restore.on_demand", **event)
         self._notify(event)
         return event
 

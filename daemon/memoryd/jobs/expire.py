@@ -200,6 +200,13 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobRes
             ]
             if n > 20:
                 lines.append(f"… and {n - 20} more")
+            frac = cfg.expire.max_fraction_per_run
+            lines.append(
+                f"once allowed, a scheduled run moves at most "
+                f"{rails.run_limit(participants, frac)} of these {participants} files "
+                f"(expire.max_fraction_per_run = {frac:g}); `memoryd expire --force` moves "
+                "exactly the plan it prints"
+            )
             lines += _restores_since_last_run(store)
             data["notified"] = notify(cfg, paths, "\n".join(lines))
         return result
