@@ -59,6 +59,14 @@ class ExpireConfig(NamedTuple):
     max_hits: int = 2
     protect: tuple[str, ...] = ("MEMORY.md", "memory.md")
     pinned: tuple[str, ...] = ()  # globs, workspace-relative
+    # The scheduled run only reports until the user said yes once: this, or one
+    # `memoryd expire --force` by hand (recorded in the state database).
+    auto: bool = False
+    # At most this share of the files taking part is moved by one scheduled run; the rest
+    # of its plan is reported, not moved. `expire --force` by hand is never capped.
+    max_fraction_per_run: float = 0.25
+    # The daemon brings an archived file back when a memory_search matches it.
+    restore_on_demand: bool = True
 
 
 class ScoreConfig(NamedTuple):
@@ -101,8 +109,17 @@ class TiersConfig(NamedTuple):
     inject_max_chars: int = 8000
 
 
+SCHEDULE_OFF = "off"  # a job's schedule that switches it off
+
+
+def schedule_is_off(expr: str) -> bool:
+    """Whether a job's schedule says the daemon must not run it (``"off"``)."""
+    return expr.strip().lower() == SCHEDULE_OFF
+
+
 class ScheduleConfig(NamedTuple):
     timezone: str = ""  # "" = the local zone
+    # Cron expressions (minute hour day month weekday), or "off".
     organize: str = "5 * * * *"
     reflect: str = "30 3 * * *"
     expire: str = "0 4 1 * *"
@@ -275,13 +292,25 @@ def _check_semantics(cfg: Config) -> None:
                 f"schedule.timezone: unknown time zone {cfg.schedule.timezone!r} "
                 "(an IANA name such as 'Europe/Berlin', or \"\" for the local zone)"
             ) from None
+    if not 0 <= cfg.expire.max_fraction_per_run <= 1:
+        raise ConfigError(
+            "expire.max_fraction_per_run: must be between 0 and 1 (a share of the files, "
+            f"0.25 = a quarter), got {cfg.expire.max_fraction_per_run}"
+        )
     for job in ("organize", "reflect", "expire"):
         expr = getattr(cfg.schedule, job)
+        if schedule_is_off(expr):
+            continue
+        if not expr.strip():
+            raise ConfigError(
+                f'schedule.{job}: "" is not a schedule; write "off" to switch the job off, '
+                "or a cron expression (five fields: minute hour day month weekday)"
+            )
         fields = expr.split()
         if len(fields) != 5 or not all(_CRON_FIELD.fullmatch(f) for f in fields):
             raise ConfigError(
                 f"schedule.{job}: {expr!r} is not a cron expression "
-                "(five fields: minute hour day month weekday)"
+                '(five fields: minute hour day month weekday) or "off"'
             )
     if not cfg.openclaw.agents:
         raise ConfigError('openclaw.agents: list at least one agent id (or "*")')

@@ -38,7 +38,7 @@ from typing import Any
 
 from . import clock
 from .cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from .config import Config, ConfigError, Paths, load_config, resolve_paths
+from .config import Config, ConfigError, Paths, load_config, resolve_paths, schedule_is_off
 from .log import configure as configure_logging
 from .log import get_logger
 from .store import Store
@@ -96,12 +96,18 @@ def _crontab_weekdays(field_text: str) -> str:
 
 
 def build_triggers(cfg: Config, tz: tzinfo) -> dict[str, Any]:
-    """One APScheduler CronTrigger per scheduled job; a bad expression names its key."""
+    """One APScheduler CronTrigger per scheduled job; a bad expression names its key.
+
+    A job whose schedule is ``"off"`` gets no trigger: the daemon neither fires it nor
+    catches it up, and ``status`` says "off".
+    """
     from apscheduler.triggers.cron import CronTrigger
 
     triggers: dict[str, Any] = {}
     for name in SCHEDULED_JOBS:
         expr = getattr(cfg.schedule, name)
+        if schedule_is_off(expr):
+            continue
         fields = expr.split()
         if len(fields) != 5:
             raise ConfigError(
@@ -435,6 +441,8 @@ class IngestWorker(threading.Thread):
         self._pending_config: tuple[Config, Paths] | None = None
         self._lock = threading.Lock()
         self.fatal: BaseException | None = None
+        self.restorer: Any = None  # RestoreOnDemand, built on this thread
+        self.restore_errors = 0
 
     def reconfigure(self, cfg: Config, paths: Paths) -> None:
         """Use a new configuration from the next batch on (with a full rescan)."""
@@ -466,6 +474,8 @@ class IngestWorker(threading.Thread):
             pending, self._pending_config = self._pending_config, None
         if pending is not None:
             self.cfg, self.paths = pending
+            if self.restorer is not None:
+                self.restorer.reconfigure(*pending)
             return
         try:
             self.paths = resolve_paths(self.cfg, self.environ)
@@ -510,6 +520,9 @@ class IngestWorker(threading.Thread):
             return
         new_hits = int(getattr(stats, "new_hits", 0))
         self.totals.new_hits += new_hits
+        # A live batch without new calls brought no new search; a full rescan looks anyway
+        # (a one-shot `memoryd scan` may have counted the calls in between).
+        self._restore_on_demand(store, only is None or getattr(stats, "new_calls", None) != 0)
         self.totals.batches += 1
         if only is None:
             self.totals.full_scans += 1
@@ -534,6 +547,23 @@ class IngestWorker(threading.Thread):
             log.info("ingest.rescan", **fields)
         else:
             log.debug("ingest.batch" if only is not None else "ingest.rescan", **fields)
+
+    def _restore_on_demand(self, store: Store, new_calls: bool) -> None:
+        """After a pass: bring back archived files that new searches ask for (never fatal)."""
+        if not self.cfg.expire.restore_on_demand:
+            return
+        try:
+            if self.restorer is None:
+                from .ondemand import RestoreOnDemand
+
+                self.restorer = RestoreOnDemand(self.cfg, self.paths)
+                self.restorer.check(store)  # sets the first checkpoint
+                return
+            if new_calls:
+                self.restorer.check(store)
+        except Exception:
+            self.restore_errors += 1
+            log.error("restore.on_demand_error", exc_info=True)
 
 
 class TranscriptEvents:
@@ -635,6 +665,9 @@ class JobRunner(threading.Thread):
 
         cfg, paths, tz, triggers = self.daemon.schedule_snapshot()
         now = clock.now()
+        if name not in triggers:  # switched off ("off") by a reload since it was submitted
+            log.info("job.off", job=name, reason=reason)
+            return
         store = Store.open(paths.db)
         try:
             if not job_is_due(store, name, triggers[name], now, tz):
@@ -645,7 +678,14 @@ class JobRunner(threading.Thread):
             fire = last_fire_time(triggers[name], now, tz)
             try:
                 result = run_for_period(
-                    name, cfg, paths, store, now, tz, fire=fire.timestamp() if fire else None
+                    name,
+                    cfg,
+                    paths,
+                    store,
+                    now,
+                    tz,
+                    fire=fire.timestamp() if fire else None,
+                    scheduled=True,
                 )
             except Exception as exc:
                 self.last_error = f"{name}: {exc}"
@@ -658,12 +698,14 @@ class JobRunner(threading.Thread):
                 )
                 return
             summary = result.summary if result is not None else "already done"
+            extra = result.data.get("log", {}) if result is not None else {}
             log.info(
                 "job.done",
                 job=name,
                 duration=round(time.monotonic() - started, 3),
                 summary=summary,
                 changed=bool(result and result.changed),
+                **(extra if isinstance(extra, dict) else {}),
             )
         finally:
             store.close()

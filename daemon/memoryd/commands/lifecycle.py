@@ -181,9 +181,19 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
                 f"  note: {plan['unfinished_journal_entries']} unfinished journal entries will be "
                 "repaired first"
             )
+        consent = _consent(ctx)
+        doc["scheduled_runs"] = consent.describe()
+        if not consent.given:
+            text.append(
+                "  note: --force is also your yes to the daemon's scheduled expire, which until "
+                f"then only reports (it then moves at most "
+                f"{ctx.cfg.expire.max_fraction_per_run:.0%} of the files a run)"
+            )
         _out(ctx, args, doc, text)
         return 0
-    result = job.run(ctx.cfg, ctx.paths, ctx.store(), now, dry_run=False)
+    store = ctx.store()
+    first_yes = _record_consent(ctx, store)
+    result = job.run(ctx.cfg, ctx.paths, store, now, dry_run=False)
     _record(ctx, "expire", now, result.summary)
     data = result.data
     doc = {
@@ -199,8 +209,36 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
     text += [f"  FAILED {f['path']}: {f['error']}" for f in data["failed"]]
     if data["moved"]:
         text.append("undo with: memoryd restore --last")
+    if first_yes:
+        frac = ctx.cfg.expire.max_fraction_per_run
+        text.append(
+            "the daemon's scheduled expire may now archive too (at most "
+            f"{frac:.0%} of the files a run; expire.max_fraction_per_run)"
+        )
+    doc["consent"] = {"first": first_yes, "by": "expire --force"}
     _out(ctx, args, doc, text)
     return 1 if data["failed"] else 0
+
+
+def _consent(ctx: Context) -> Any:
+    """The scheduled expire's consent as recorded (read-only; a new install has none)."""
+    from ..policy import rails
+
+    return rails.consent_of(ctx.cfg.expire.auto, ctx.read_store().get_meta(rails.CONSENT_META))
+
+
+def _record_consent(ctx: Context, store: Any) -> bool:
+    """``expire --force`` by hand is the user's yes to scheduled archiving; True the first time.
+
+    Recorded before the moves, so a run interrupted half-way still counts as the yes it was.
+    """
+    from ..policy import rails
+
+    with store.transaction():
+        first = store.get_meta(rails.CONSENT_META) is None
+        if first:
+            store.set_meta(rails.CONSENT_META, rails.consent_record(clock.now()))
+    return first
 
 
 # --------------------------------------------------------------------------- reports

@@ -78,6 +78,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     """Everything ``memoryd status`` shows, as plain data (also the --json document)."""
     from ..service import (
         LOCK_NAME,
+        SCHEDULED_JOBS,
         build_triggers,
         lock_holder,
         next_fire_time,
@@ -110,21 +111,69 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     try:
         if store is not None:
             _fill_from_store(doc, store, ctx, now)
-        for name, trigger in triggers.items():
+        for name in SCHEDULED_JOBS:
+            trigger = triggers.get(name)  # None: switched off
             last = store.last_job(name) if store is not None else None
-            nxt = next_fire_time(trigger, now, tz)
+            nxt = next_fire_time(trigger, now, tz) if trigger is not None else None
             doc["jobs"][name] = {
                 "schedule": getattr(cfg.schedule, name),
+                "off": trigger is None,
                 "last_period": last[0] if last else None,
                 "last_status": last[1] if last else None,
                 "last_finished": clock.iso(last[2]) if last else None,
                 "last_summary": _first_line(last[3]) if last else None,
                 "next_run": clock.iso(nxt.timestamp()) if nxt else None,
             }
+        doc["expire"] = _rails_status(cfg, store)
     finally:
         if store is not None:
             store.close()
     return doc
+
+
+def _rails_status(cfg: Any, store: Any) -> dict[str, Any]:
+    """The scheduled expire's rails and restore on demand, as ``status`` shows them."""
+    from ..ondemand import recent_events
+    from ..policy import rails
+
+    recorded = None
+    events: list[dict[str, Any]] = []
+    counters: dict[str, int] = {}
+    if store is not None:
+        try:
+            recorded = store.get_meta(rails.CONSENT_META)
+            events = recent_events(store)
+            counters = store.counters()
+        except sqlite3.Error:
+            pass
+    consent = rails.consent_of(cfg.expire.auto, recorded)
+    return {
+        "consent": {
+            "given": consent.given,
+            "by": consent.by,
+            "at": clock.iso(consent.at),
+            "text": consent.describe(),
+        },
+        "max_fraction_per_run": cfg.expire.max_fraction_per_run,
+        "restore_on_demand": {
+            "enabled": cfg.expire.restore_on_demand,
+            "restored": int(counters.get("restored_on_demand", 0)),
+            "left_alone": int(counters.get("restore_on_demand_conflicts", 0)),
+            "failed": int(counters.get("restore_on_demand_failures", 0)),
+            "recent": [
+                {
+                    "at": clock.iso(e.get("at")),
+                    "outcome": e.get("outcome"),
+                    "path": e.get("path"),
+                    "archived": e.get("archived"),
+                    "query": e.get("query"),
+                    "score": e.get("score"),
+                    "latency": e.get("latency"),
+                }
+                for e in events[-5:]
+            ],
+        },
+    }
 
 
 def _first_line(text: str | None) -> str | None:
@@ -187,7 +236,31 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             if j["last_period"]
             else "never"
         )
+        if j["off"]:
+            ctx.print(f'  {name:<9} off (schedule.{name} = "off")  last: {last}')
+            continue
         ctx.print(f"  {name:<9} [{j['schedule']}]  last: {last}  next: {j['next_run']}")
+        if name == "expire" and j["last_summary"]:
+            ctx.print(f"            {j['last_summary']}")
+    ex = doc["expire"]
+    ctx.print(f"archiving:   {ex['consent']['text']}")
+    ctx.print(
+        f"             a scheduled run moves at most {ex['max_fraction_per_run']:.0%} of the "
+        "files (expire.max_fraction_per_run); `expire --force` by hand is not capped"
+    )
+    rod = ex["restore_on_demand"]
+    if not rod["enabled"]:
+        ctx.print("restores:    restore on demand is off (expire.restore_on_demand = false)")
+    else:
+        ctx.print(
+            f"restores:    {rod['restored']} on demand, {rod['left_alone']} left alone "
+            f"(a file was there again), {rod['failed']} failed"
+        )
+        for e in rod["recent"]:
+            what = {"restored": "restored", "conflict": "left alone"}.get(
+                e["outcome"], e["outcome"]
+            )
+            ctx.print(f"  {e['at']}  {what} {e['path']}  (search “{e['query']}”)")
     if "error" in doc:
         ctx.print(f"warning:     {doc['error']}")
     return 0

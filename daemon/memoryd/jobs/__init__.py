@@ -42,6 +42,19 @@ def job_function(name: str) -> JobFunc:
     return importlib.import_module(f"memoryd.jobs.{name}").run
 
 
+def scheduled_function(name: str) -> JobFunc:
+    """What the daemon's scheduler runs for ``name``: ``run_scheduled`` when the job has one.
+
+    A job may behave differently when nobody asked for it by hand: the scheduled expire
+    only reports until the user has said yes once, and is capped per run. Jobs without
+    that distinction run the same ``run`` either way.
+    """
+    if name not in JOB_NAMES:
+        raise KeyError(name)
+    module = importlib.import_module(f"memoryd.jobs.{name}")
+    return getattr(module, "run_scheduled", module.run)
+
+
 def period_key(name: str, now: float, tz: tzinfo) -> str:
     """The period a run at ``now`` belongs to, in the configured time zone.
 
@@ -66,6 +79,7 @@ def run_for_period(
     *,
     force_rerun: bool = False,
     fire: float | None = None,
+    scheduled: bool = False,
 ) -> JobResult | None:
     """Run ``name`` once for its period; None if already done.
 
@@ -73,14 +87,16 @@ def run_for_period(
     passes the trigger's latest fire time: a catch-up at 00:05 answers yesterday's
     03:30 run, and must not stand in for today's), else that of ``now`` (a run by
     hand). A failure is recorded with status ``failed`` (and re-raised), so the next
-    trigger of the same period tries again.
+    trigger of the same period tries again. ``scheduled`` (the daemon) runs the job's
+    :func:`scheduled_function`.
     """
     period = period_key(name, now if fire is None else fire, tz)
     if not force_rerun and store.job_done(name, period):
         return None
     started = time.time()
     try:
-        result = job_function(name)(cfg, paths, store, now)
+        func = scheduled_function(name) if scheduled else job_function(name)
+        result = func(cfg, paths, store, now)
     except Exception:
         with store.transaction():
             store.record_job(name, period, "failed", started, traceback.format_exc(limit=5))

@@ -20,6 +20,7 @@ from typing import Any
 from ..config import Config, Paths
 from ..mover import MoveError, Mover, mover_for
 from ..policy import expire as expire_policy
+from ..policy import rails
 from ..policy import score as score_policy
 from ..signals import Snapshot, snapshot
 from ..store import Store
@@ -103,8 +104,38 @@ def summary_line(plan: dict[str, Any], moved: int | None, failed: int) -> str:
     return text + (f"; {failed} could not be moved" if failed else "")
 
 
+def _notify_lines(
+    summary: str, moved: list[dict[str, Any]], failed: list[dict[str, str]]
+) -> list[str]:
+    lines = [summary] + [f"• {m['path']} → {m['to']}" for m in moved[:20]]
+    if len(moved) > 20:
+        lines.append(f"… and {len(moved) - 20} more")
+    lines += [f"✗ {f['path']}: {f['error']}" for f in failed[:5]]
+    return lines
+
+
+def _restores_since_last_run(store: Store) -> list[str]:
+    """Lines naming the archived files a search brought back since the last expire run."""
+    from ..ondemand import recent_events
+
+    last = store.last_job("expire")
+    since = last[2] if last and last[2] is not None else 0.0
+    back = [e for e in recent_events(store) if e.get("at", 0) > since]
+    if not back:
+        return []
+    lines = [f"since the last expire, {len(back)} archived file(s) were needed again:"]
+    for e in back[:10]:
+        verb = "restored" if e.get("outcome") == "restored" else "NOT restored (user file there)"
+        lines.append(f"↩ {e.get('path')} {verb} — search “{e.get('query')}”")
+    return lines
+
+
 def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = False) -> JobResult:
-    """Plan (and unless ``dry_run`` apply) this month's expire; notify when something moved."""
+    """Plan (and unless ``dry_run`` apply) this month's expire; notify when something moved.
+
+    This is the run by hand (``memoryd expire``): it applies exactly the plan, uncapped.
+    The daemon runs :func:`run_scheduled`.
+    """
     repaired: list[str] = []
     mover = mover_for(store, paths)
     if not dry_run:
@@ -121,9 +152,106 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
     if moved or failed:
         from ..notify import notify
 
-        lines = [result.summary] + [f"• {m['path']} → {m['to']}" for m in moved[:20]]
-        if len(moved) > 20:
-            lines.append(f"… and {len(moved) - 20} more")
-        lines += [f"✗ {f['path']}: {f['error']}" for f in failed[:5]]
+        data["notified"] = notify(
+            cfg, paths, "\n".join(_notify_lines(result.summary, moved, failed))
+        )
+    return result
+
+
+def _surest_first(snap: Snapshot) -> Any:
+    """Order for the cap: the longest without a hit first, then the oldest."""
+
+    def key(item: dict[str, Any]) -> tuple[float, float]:
+        sig = snap.by_path.get(item["path"])
+        if sig is None:
+            return (float("-inf"), float("-inf"))
+        last = sig.last_hit
+        return (last if last is not None else float("-inf"), sig.created)
+
+    return key
+
+
+def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobResult:
+    """The daemon's monthly run, on rails (see :mod:`memoryd.policy.rails`).
+
+    Without the user's yes it only reports (notification, log, ``status``); with it, it
+    moves at most ``expire.max_fraction_per_run`` of the files taking part, surest first,
+    and reports the rest of its plan as held back.
+    """
+    from ..notify import notify
+
+    consent = rails.consent_of(cfg.expire.auto, store.get_meta(rails.CONSENT_META))
+    if not consent.given:
+        snap = snapshot(cfg, paths, store, now)
+        plan = build_plan(cfg, snap)
+        n = len(plan["archive"])
+        participants = n + len(plan["keep"])
+        summary = (
+            f"expire (report only): would archive {n} of {participants} memory files; "
+            "nothing moved until you say yes once (`memoryd expire --force`, "
+            "or expire.auto = true)"
+        )
+        data = {**plan, "report_only": True, "consent": None, "moved": [], "failed": []}
+        data["log"] = {"report_only": True, "would_archive": n, "files": participants}
+        result = JobResult(summary, data, changed=False)
+        if n:
+            lines = [summary] + [
+                f"• would archive {a['path']}  ({a['reason']})" for a in plan["archive"][:20]
+            ]
+            if n > 20:
+                lines.append(f"… and {n - 20} more")
+            frac = cfg.expire.max_fraction_per_run
+            lines.append(
+                f"once allowed, a scheduled run moves at most "
+                f"{rails.run_limit(participants, frac)} of these {participants} files "
+                f"(expire.max_fraction_per_run = {frac:g}); `memoryd expire --force` moves "
+                "exactly the plan it prints"
+            )
+            lines += _restores_since_last_run(store)
+            data["notified"] = notify(cfg, paths, "\n".join(lines))
+        return result
+
+    mover = mover_for(store, paths)
+    repaired = mover.repair()
+    snap = snapshot(cfg, paths, store, now)
+    plan = build_plan(cfg, snap)
+    participants = len(plan["archive"]) + len(plan["keep"])
+    frac = cfg.expire.max_fraction_per_run
+    take, held = rails.cap(plan["archive"], participants, frac, _surest_first(snap))
+    batch = f"expire:{plan['month']}:{time.time_ns()}"
+    moved, failed = apply_plan({**plan, "archive": take}, mover, paths.workspace, batch)
+    summary = summary_line(plan, len(moved), len(failed))
+    if held:
+        summary += (
+            f"; {len(held)} more planned, held back by the cap "
+            f"(expire.max_fraction_per_run = {frac:g}: at most "
+            f"{rails.run_limit(participants, frac)} of {participants} files a run)"
+        )
+    data = {
+        **plan,
+        "report_only": False,
+        "consent": consent.by,
+        "batch": batch,
+        "moved": moved,
+        "failed": failed,
+        "held_back": held,
+        "repaired": repaired,
+        "log": {
+            "report_only": False,
+            "consent": consent.by,
+            "archived": len(moved),
+            "held_back": len(held),
+            "failed": len(failed),
+            "files": participants,
+        },
+    }
+    result = JobResult(summary, data, changed=bool(moved))
+    back = _restores_since_last_run(store)
+    if moved or failed or held or back:
+        lines = _notify_lines(summary, moved, failed)
+        lines += [f"◦ held back {h['path']}  ({h['reason']})" for h in held[:10]]
+        if len(held) > 10:
+            lines.append(f"… and {len(held) - 10} more held back")
+        lines += back
         data["notified"] = notify(cfg, paths, "\n".join(lines))
     return result

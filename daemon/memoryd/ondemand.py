@@ -1,0 +1,323 @@
+"""Restore on demand: a search that asks for an archived file brings it back.
+
+The monthly expire may archive a note that is needed again later. OpenClaw's
+``memory_search`` never sees the archive (it indexes ``memory/``), so the agent cannot
+find it; memoryd can. After each ingest pass the daemon reads the ``memory_search``
+calls that are new since its checkpoint (``calls``: tool, query, ts), scores each query
+against the text of every file expire archived before that search
+(:mod:`memoryd.policy.restore_match`), and undoes the archive move of the best match
+through the journal (:meth:`memoryd.mover.Mover.undo`), so the file is back in
+``memory/`` within seconds and ``memoryd restore`` / ``explain`` see the undo.
+
+Rules that keep it safe:
+
+* Only files memoryd archived (done ``expire:`` moves, not undone, archived copy still
+  there) are candidates, and only for searches made *after* they were archived, by an
+  agent whose workspace they belong to.
+* Never over a user's file: when a file exists again at the original path, both are left
+  alone and the case is reported (log, status, notification), once per archived file.
+* The checkpoint (``meta``: :data:`CHECKPOINT_META`, a transcript time) starts at the
+  first check, so history read at the first start never restores anything; a window of
+  :data:`SLACK_SECONDS` behind it catches calls written late (an assistant message is
+  stamped when it starts, written when it ends), and calls already looked at are skipped.
+
+Every outcome is one JSON log line (``restore.on_demand`` / ``restore.on_demand_conflict``),
+a counter, an entry of :data:`RECENT_META` (what ``memoryd status`` and the next expire
+notification show) and a notification.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .config import Config, Paths
+from .store import Store
+
+CHECKPOINT_META = "restore.checkpoint"  # transcript time of the newest search looked at
+RECENT_META = "restore.recent"  # JSON list of the latest outcomes, newest last
+RECENT_KEEP = 20
+SLACK_SECONDS = 600.0
+MAX_TEXT_BYTES = 256 * 1024  # of an archived file's text, scored (notes are far smaller)
+ARCHIVE_BATCH_PREFIX = "expire:"
+
+
+@dataclass(frozen=True)
+class Archived:
+    """A file expire archived that could come back: its journal entry, as paths."""
+
+    move_id: int
+    src: str  # absolute original path
+    dst: str  # absolute archived path
+    archived_at: float  # journal time the move finished
+
+
+@dataclass(frozen=True)
+class Search:
+    """One ``memory_search`` call read from the ``calls`` table."""
+
+    agent: str
+    call_id: str
+    query: str
+    ts: float
+
+
+# --------------------------------------------------------------------------- pure
+
+
+def candidates_for(
+    search: Search, archived: Sequence[Archived], workspaces: Mapping[str, Sequence[str]]
+) -> list[Archived]:
+    """The archived files ``search`` may bring back: archived before it, in its agent's
+    workspace (``workspaces``: agent → workspace folders, absolute)."""
+    roots = workspaces.get(search.agent, ())
+    out = []
+    for a in archived:
+        if a.archived_at >= search.ts:
+            continue
+        if any(a.src.startswith(root.rstrip("/") + "/") for root in roots):
+            out.append(a)
+    return out
+
+
+def text_for_matching(rel: str, body: str) -> str:
+    """What a query is scored against: the file's name words, then its text."""
+    name = rel.rsplit("/", 1)[-1].removesuffix(".md")
+    return f"{name.replace('-', ' ').replace('_', ' ')}\n{body}"
+
+
+def push_recent(recorded: str | None, event: Mapping[str, Any], keep: int = RECENT_KEEP) -> str:
+    """The :data:`RECENT_META` value with ``event`` appended (the oldest dropped)."""
+    events = parse_recent(recorded)
+    events.append(dict(event))
+    return json.dumps(events[-keep:], ensure_ascii=False)
+
+
+def parse_recent(recorded: str | None) -> list[dict[str, Any]]:
+    """The recorded outcomes (a damaged value reads as none)."""
+    if not recorded:
+        return []
+    try:
+        doc = json.loads(recorded)
+    except ValueError:
+        return []
+    return [e for e in doc if isinstance(e, dict)] if isinstance(doc, list) else []
+
+
+def recent_events(store: Store) -> list[dict[str, Any]]:
+    """The latest restore-on-demand outcomes, oldest first (for status and notifications)."""
+    return parse_recent(store.get_meta(RECENT_META))
+
+
+def notification_text(event: Mapping[str, Any]) -> str:
+    """The one message a restore (or a refused one) sends."""
+    if event["outcome"] == "restored":
+        return (
+            f"memoryd restored {event['path']} from the archive: a search for "
+            f"“{event['query']}” asked for it (score {event['score']:.2f})."
+        )
+    return (
+        f"memoryd did NOT restore {event['path']}: a search for “{event['query']}” asked for "
+        f"the archived copy ({event['archived']}), but a file exists at that path again. "
+        "Both are left as they are."
+    )
+
+
+# --------------------------------------------------------------------------- shell
+
+
+def _as_time(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def archived_files(store: Store, exists: Any = os.path.lexists) -> list[Archived]:
+    """Done archive moves of expire that were not undone and whose archived copy is there."""
+    rows = store.conn.execute(
+        "SELECT id, src, dst, COALESCE(finished, created) FROM moves "
+        "WHERE op = 'move' AND state = 'done' AND undo_of IS NULL AND batch LIKE ? "
+        "ORDER BY id",
+        (ARCHIVE_BATCH_PREFIX + "%",),
+    ).fetchall()
+    return [Archived(int(i), s, d, float(t)) for i, s, d, t in rows if d and exists(d)]
+
+
+class RestoreOnDemand:
+    """The daemon's watcher; :meth:`check` runs on the ingest thread after each pass."""
+
+    def __init__(self, cfg: Config, paths: Paths) -> None:
+        self.cfg, self.paths = cfg, paths
+        self._seen: dict[tuple[str, str], float] = {}  # calls looked at, within the slack
+        self._conflicts_reported: set[int] = set()
+        self._texts: dict[str, tuple[int, int, str]] = {}  # dst → (mtime_ns, size, text)
+
+    def reconfigure(self, cfg: Config, paths: Paths) -> None:
+        self.cfg, self.paths = cfg, paths
+
+    def _workspaces(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for agent in self.paths.agents:
+            roots = {str(agent.workspace), os.path.realpath(agent.workspace)}
+            out.setdefault(agent.id, []).extend(sorted(roots))
+        return out
+
+    def _rel(self, path: str) -> str:
+        for agent in self.paths.agents:
+            for root in (str(agent.workspace), os.path.realpath(agent.workspace)):
+                if path.startswith(root.rstrip("/") + "/"):
+                    return path[len(root.rstrip("/")) + 1 :]
+        return path
+
+    def _text(self, mover: Any, a: Archived) -> str | None:
+        from .mover import MoveError, read_regular_file
+
+        try:
+            st = os.lstat(a.dst)
+            cached = self._texts.get(a.dst)
+            if cached and cached[:2] == (st.st_mtime_ns, st.st_size):
+                return cached[2]
+            mover.check_path(a.dst)  # no symlinks, inside memoryd's folders
+            data, _ = read_regular_file(a.dst)
+        except (OSError, MoveError):
+            return None
+        text = text_for_matching(self._rel(a.src), data[:MAX_TEXT_BYTES].decode("utf-8", "replace"))
+        self._texts[a.dst] = (st.st_mtime_ns, st.st_size, text)
+        return text
+
+    def _new_searches(self, store: Store, since: float) -> list[Search]:
+        rows = store.conn.execute(
+            "SELECT agent, call_id, query, ts FROM calls WHERE tool = 'search' "
+            "AND query IS NOT NULL AND ts IS NOT NULL AND ts > ? ORDER BY ts",
+            (since,),
+        ).fetchall()
+        return [Search(str(a), str(c), str(q), float(t)) for a, c, q, t in rows]
+
+    def check(self, store: Store) -> list[dict[str, Any]]:
+        """Look at the searches new since the checkpoint; restore what they ask for."""
+        from .log import get_logger
+        from .mover import mover_for
+        from .policy.restore_match import best_match
+
+        checkpoint = _as_time(store.get_meta(CHECKPOINT_META))
+        if checkpoint is None:
+            # First check on this state (or a damaged value): the history already in the
+            # database is not a request, so it never restores anything.
+            with store.transaction():
+                store.set_meta(CHECKPOINT_META, repr(time.time()))
+            return []
+        archived = archived_files(store)
+        if not archived:
+            return []
+        low = max(checkpoint - SLACK_SECONDS, min(a.archived_at for a in archived))
+        searches = [
+            s for s in self._new_searches(store, low) if (s.agent, s.call_id) not in self._seen
+        ]
+        if not searches:
+            return []
+        log = get_logger("memoryd.ondemand")
+        mover = mover_for(store, self.paths)
+        workspaces = self._workspaces()
+        events: list[dict[str, Any]] = []
+        restored_ids: set[int] = set()
+        for search in searches:
+            self._seen[(search.agent, search.call_id)] = search.ts
+            pool = [
+                a
+                for a in candidates_for(search, archived, workspaces)
+                if a.move_id not in restored_ids
+            ]
+            texts = {}
+            for a in pool:
+                text = self._text(mover, a)
+                if text is not None:
+                    texts[str(a.move_id)] = text
+            found = best_match(search.query, texts) if texts else None
+            if found is None:
+                continue
+            chosen = next(a for a in pool if str(a.move_id) == found[0])
+            event = self._restore(store, mover, chosen, search, found[1], log)
+            if event is not None:
+                events.append(event)
+                if event["outcome"] == "restored":
+                    restored_ids.add(chosen.move_id)
+        newest = max(s.ts for s in searches)
+        self._prune_seen(max(checkpoint, newest) - SLACK_SECONDS)
+        with store.transaction():
+            if newest > checkpoint:
+                store.set_meta(CHECKPOINT_META, repr(newest))
+        return events
+
+    def _prune_seen(self, below: float) -> None:
+        for key in [k for k, ts in self._seen.items() if ts < below]:
+            del self._seen[key]
+
+    def _restore(
+        self, store: Store, mover: Any, a: Archived, search: Search, score: float, log: Any
+    ) -> dict[str, Any] | None:
+        from .mover import MoveError
+
+        rel, archived_rel = self._rel(a.src), self._rel(a.dst)
+        event: dict[str, Any] = {
+            "at": time.time(),
+            "path": rel,
+            "archived": archived_rel,
+            "query": search.query,
+            "score": round(score, 3),
+            "agent": search.agent,
+            "call_id": search.call_id,
+            "search_ts": search.ts,
+            "move_id": a.move_id,
+        }
+        if os.path.lexists(a.src):
+            if a.move_id in self._conflicts_reported or any(
+                e.get("move_id") == a.move_id and e.get("outcome") == "conflict"
+                for e in recent_events(store)
+            ):
+                self._conflicts_reported.add(a.move_id)
+                return None  # reported once already (also before a restart)
+            self._conflicts_reported.add(a.move_id)
+            event["outcome"] = "conflict"
+            self._record(store, event, "restore_on_demand_conflicts")
+            log.warning(
+                "restore.on_demand_conflict",
+                **event,
+                note="a file exists at that path; both left alone",
+            )
+            self._notify(event)
+            return event
+        try:
+            undo_id = mover.undo(a.move_id, batch=f"restore-on-demand:{time.time_ns()}")
+        except (MoveError, OSError) as exc:
+            event["outcome"] = "failed"
+            event["error"] = str(exc)
+            self._record(store, event, "restore_on_demand_failures")
+            log.error("restore.on_demand_failed", **event)
+            return event
+        event["outcome"] = "restored"
+        event["undo_id"] = undo_id
+        event["latency"] = round(time.time() - search.ts, 3)
+        self._record(store, event, "restored_on_demand")
+        log.info("restore.on_demand", **event)
+        self._notify(event)
+        return event
+
+    def _record(self, store: Store, event: Mapping[str, Any], counter: str) -> None:
+        with store.transaction():
+            store.set_meta(RECENT_META, push_recent(store.get_meta(RECENT_META), event))
+            store.bump(counter)
+
+    def _notify(self, event: Mapping[str, Any]) -> None:
+        """Send from a thread of its own: the ingest thread never waits on the network."""
+        from .notify import notify
+
+        text = notification_text(event)
+        threading.Thread(
+            target=notify, args=(self.cfg, self.paths, text), name="memoryd-notify", daemon=True
+        ).start()

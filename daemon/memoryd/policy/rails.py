@@ -1,0 +1,106 @@
+"""Rails on the scheduled expire: the user's consent, and a cap on one run. Pure.
+
+The monthly expire moves a person's notes while nobody watches, so two rails hold it:
+
+* **Consent.** Until the user has said yes once, a scheduled run only reports what it
+  would move. Yes is ``expire.auto = true`` in the config, or one ``memoryd expire --force``
+  by hand, which memoryd records in the state database (:data:`CONSENT_META`).
+* **The cap.** One scheduled run moves at most ``expire.max_fraction_per_run`` of the
+  files taking part in it (every file the plan decided on, kept or archived); the rest of
+  its plan is reported, not moved, and the next run decides again. ``expire --force`` by
+  hand applies its whole printed plan: the person has just read it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+CONSENT_META = "expire.consent"  # meta key: {"by": "expire --force", "at": epoch seconds}
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Consent:
+    """Whether scheduled expire runs may move files, and who said so."""
+
+    given: bool
+    by: str | None  # "expire.auto" | "expire --force" | None
+    at: float | None = None  # when `expire --force` was run (None for the config)
+
+    def describe(self) -> str:
+        """One line for ``status`` and notifications."""
+        if not self.given:
+            return (
+                "report only: scheduled runs move nothing until you say yes once "
+                "(`memoryd expire --force`, or expire.auto = true)"
+            )
+        if self.by == "expire.auto":
+            return "allowed by expire.auto = true in the config"
+        return "allowed by `memoryd expire --force`" + (
+            f" at {_iso(self.at)}" if self.at is not None else ""
+        )
+
+
+def _iso(ts: float) -> str:
+    from ..clock import iso
+
+    return iso(ts) or "?"
+
+
+def consent_record(now: float) -> str:
+    """The meta value ``expire --force`` stores."""
+    return json.dumps({"by": "expire --force", "at": now})
+
+
+def consent_of(auto: bool, recorded: str | None) -> Consent:
+    """The consent in force: the config's ``expire.auto`` first, else the recorded yes.
+
+    A damaged record counts as no yes at all: asking again is harmless, moving files on a
+    misread is not.
+    """
+    if auto:
+        return Consent(True, "expire.auto")
+    if not recorded:
+        return Consent(False, None)
+    try:
+        doc: Any = json.loads(recorded)
+    except ValueError:
+        return Consent(False, None)
+    if not isinstance(doc, dict) or doc.get("by") != "expire --force":
+        return Consent(False, None)
+    at = doc.get("at")
+    return Consent(True, "expire --force", float(at) if isinstance(at, int | float) else None)
+
+
+def run_limit(participants: int, max_fraction: float) -> int:
+    """How many files one scheduled run may move: ⌊fraction × files taking part⌋.
+
+    Rounded down, so the share is never exceeded (with 0.25, a run over 3 files moves
+    none; ``expire --force`` by hand still can).
+    """
+    if participants <= 0 or max_fraction <= 0:
+        return 0
+    return min(participants, math.floor(max_fraction * participants + 1e-9))
+
+
+def cap(
+    items: Sequence[T], participants: int, max_fraction: float, surest_first: Callable[[T], Any]
+) -> tuple[list[T], list[T]]:
+    """(moved now, held back): the ``run_limit`` items the policy is surest about first.
+
+    ``surest_first`` orders the plan's archive items (e.g. longest without a hit first);
+    the order of the moved items stays the plan's own.
+    """
+    limit = run_limit(participants, max_fraction)
+    if len(items) <= limit:
+        return list(items), []
+    ranked = sorted(range(len(items)), key=lambda i: (surest_first(items[i]), i))
+    chosen = set(ranked[:limit])
+    take = [it for i, it in enumerate(items) if i in chosen]
+    held = [it for i, it in enumerate(items) if i not in chosen]
+    return take, held

@@ -1,0 +1,253 @@
+"""Restore on demand: a live search that asks for an archived file brings it back.
+
+The scorer (``memoryd.policy.restore_match``) may be replaced by a calibrated one, so these
+tests rely only on what any sane scorer does: a query made of a file's distinctive words
+asks for it, unrelated words ask for nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+import transcripts as tx
+from daemon_harness import DaemonProcess, Install, append, make_install, run_cli, wait_until
+from memoryd.ondemand import (
+    Archived,
+    Search,
+    candidates_for,
+    parse_recent,
+    push_recent,
+    text_for_matching,
+)
+from memoryd.policy.restore_match import RESTORE_THRESHOLD, best_match, match_score
+from test_notify import _Bot
+
+DAY = 86400.0
+
+BOAT = (
+    "# Sailing to the Lofoten islands\n"
+    "Chartered the ketch Albatross from Svolvaer harbour; skipper Ingrid Halvorsen.\n"
+    "Harbour fees paid in kroner, tide tables for the Raftsundet strait.\n"
+)
+DENTIST = (
+    "# Orthodontist appointments\n"
+    "Dr. Okonkwo, Invisalign aligners, retainer check every eight weeks.\n"
+)
+TAXES = "# Quarterly VAT return\nInvoices from Zephyr Analytics, deductible mileage log.\n"
+
+
+@pytest.fixture
+def bot():
+    b = _Bot()
+    yield b
+    b.server.shutdown()
+    b.server.server_close()
+
+
+# =========================================================================== pure
+
+
+def test_a_query_of_a_files_distinctive_words_matches_it_and_unrelated_words_do_not() -> None:
+    files = {
+        "boat": text_for_matching("memory/lofoten-trip.md", BOAT),
+        "dentist": text_for_matching("memory/orthodontist.md", DENTIST),
+        "taxes": text_for_matching("memory/vat.md", TAXES),
+    }
+    assert match_score("ketch Albatross Lofoten", files["boat"]) >= RESTORE_THRESHOLD
+    found = best_match("when is the Invisalign retainer check with Okonkwo", files)
+    assert found is not None and found[0] == "dentist" and found[1] >= RESTORE_THRESHOLD
+    assert best_match("Zephyr Analytics invoices", files)[0] == "taxes"
+    for unrelated in ("pizza dough hydration recipe", "kubernetes ingress certificate", ""):
+        assert best_match(unrelated, files) is None
+    assert match_score("pizza dough hydration", files["boat"]) < RESTORE_THRESHOLD
+    assert best_match("ketch Albatross", {}) is None
+
+
+def test_only_files_archived_before_the_search_in_its_agents_workspace_are_candidates() -> None:
+    a = Archived(1, "/ws/memory/a.md", "/ws/memory-archive/2026-11/memory/a.md", 100.0)
+    b = Archived(2, "/ws/memory/b.md", "/ws/memory-archive/2026-11/memory/b.md", 300.0)
+    other = Archived(3, "/ws2/memory/c.md", "/ws2/memory-archive/x/c.md", 50.0)
+    search = Search("main", "c1", "q", 200.0)
+    got = candidates_for(search, [a, b, other], {"main": ["/ws"], "ops": ["/ws2"]})
+    assert got == [a]  # b was archived after the search; c is another agent's workspace
+    assert candidates_for(Search("nobody", "c2", "q", 999.0), [a, b], {"main": ["/ws"]}) == []
+    assert candidates_for(search, [a], {"main": ["/w"]}) == []  # /w is not a parent of /ws/...
+
+
+def test_the_recent_outcomes_keep_the_newest_and_survive_damage() -> None:
+    value = None
+    for i in range(25):
+        value = push_recent(value, {"path": f"memory/{i}.md"}, keep=20)
+    events = parse_recent(value)
+    assert [e["path"] for e in events] == [f"memory/{i}.md" for i in range(5, 25)]
+    assert parse_recent("{") == [] and parse_recent('{"a": 1}') == [] and parse_recent(None) == []
+
+
+# =========================================================================== the live daemon
+
+
+def _write(inst: Install, rel: str, text: str, mtime: float) -> None:
+    p = inst.workspace / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text, encoding="utf-8")
+    os.utime(p, (mtime, mtime))
+
+
+def _search(inst: Install, query: str, returned: list[str]) -> float:
+    """Append a memory_search call (and its answer) to the live transcript; its time."""
+    cid = f"toolu_{time.monotonic_ns()}"
+    t = time.time()
+    append(
+        inst.transcript("live"),
+        tx.call(cid, query=query, ts=t) + tx.result(cid, tx.search_payload(returned), ts=t + 0.2),
+    )
+    return t
+
+
+def _rows(db: Path, sql: str, args: tuple = ()) -> list[tuple]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        conn.execute("PRAGMA busy_timeout = 10000")
+        return list(conn.execute(sql, args))
+    finally:
+        conn.close()
+
+
+@pytest.mark.timeout(180)
+def test_a_live_search_restores_the_archived_file_it_asks_for_and_never_over_a_users_file(
+    tmp_path: Path, daemons: list[DaemonProcess], bot: _Bot
+) -> None:
+    now = time.time()
+    inst = make_install(
+        tmp_path,
+        '[schedule]\ntimezone = "UTC"\norganize = "off"\nreflect = "off"\nexpire = "off"\n'
+        '[notify.telegram]\nenabled = true\ntoken = "7:tok"\nchat_id = "42"\n'
+        f'base_url = "{bot.url}"\n',
+        memory_files=0,
+    )
+    _write(inst, "memory/lofoten-trip.md", BOAT, now - 90 * DAY)
+    _write(inst, "memory/orthodontist.md", DENTIST, now - 90 * DAY)
+    _write(inst, "memory/vat.md", TAXES, now - 90 * DAY)
+    _write(inst, "memory/today.md", "# Today\nGroceries.\n", now - 3600)
+    append(inst.transcript("live"), tx.header("live", ts=now - 60))
+
+    d = DaemonProcess(inst, fake_jobs=False).start()
+    daemons.append(d)
+    d.wait_ready(timeout=60)
+    forced = run_cli(inst, "expire", "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    archived = {a["path"]: a["to"] for a in json.loads(forced.stdout)["archive"]}
+    assert set(archived) == {"memory/lofoten-trip.md", "memory/orthodontist.md", "memory/vat.md"}
+    boat = inst.workspace / "memory/lofoten-trip.md"
+    assert not boat.exists()
+
+    # The user writes a new orthodontist note at the old path; then the agent searches.
+    mine = "# Orthodontist (new practice)\nmy own notes, not the archived ones\n"
+    (inst.workspace / "memory/orthodontist.md").write_text(mine, encoding="utf-8")
+    _search(inst, "pizza dough hydration", ["memory/today.md"])  # asks for nothing
+    _search(inst, "Okonkwo Invisalign retainer", ["memory/orthodontist.md"])
+    t_search = _search(inst, "ketch Albatross Lofoten harbour", ["memory/today.md"])
+    t0 = time.monotonic()
+    wait_until(boat.exists, timeout=60, step=0.02)
+    measured = time.monotonic() - t0
+    print(f"\nrestore on demand: file back {measured:.2f} s after the search was appended")
+
+    # The archived copy came back byte for byte; the journal says it is an undo of the archive
+    # (the file appears at its link, a moment before the journal entry is closed and logged).
+    [event] = d.wait_event("restore.on_demand", timeout=30)
+    assert boat.read_text(encoding="utf-8") == BOAT
+    assert not (inst.workspace / archived["memory/lofoten-trip.md"]).exists()
+    [(orig_id, orig_state)] = _rows(
+        inst.db, "SELECT id, state FROM moves WHERE src = ? AND undo_of IS NULL", (str(boat),)
+    )
+    assert orig_state == "undone"
+    [(batch, state)] = _rows(
+        inst.db, "SELECT batch, state FROM moves WHERE undo_of = ?", (orig_id,)
+    )
+    assert batch.startswith("restore-on-demand:") and state == "done"
+    assert event["path"] == "memory/lofoten-trip.md" and event["outcome"] == "restored"
+    assert event["query"] == "ketch Albatross Lofoten harbour"
+    assert event["archived"] == archived["memory/lofoten-trip.md"]
+    assert event["search_ts"] == pytest.approx(t_search, abs=0.01)
+    print(f"restore on demand: logged latency {event['latency']:.2f} s (search time to restored)")
+
+    # The user's new file is never overwritten: both are left, and that is reported.
+    [conflict] = d.wait_event("restore.on_demand_conflict", timeout=30)
+    assert conflict["path"] == "memory/orthodontist.md" and conflict["level"] == "warning"
+    assert (inst.workspace / "memory/orthodontist.md").read_text(encoding="utf-8") == mine
+    assert (inst.workspace / archived["memory/orthodontist.md"]).read_text() == DENTIST
+    # Unrelated words restored nothing.
+    assert (inst.workspace / archived["memory/vat.md"]).exists()
+    assert not (inst.workspace / "memory/vat.md").exists()
+
+    # status and the notifications say so.
+    wait_until(lambda: len(bot.requests) >= 2, timeout=30)
+    texts = [body["text"] for _path, body in bot.requests]
+    assert any(t.startswith("memoryd restored memory/lofoten-trip.md") for t in texts)
+    assert any(t.startswith("memoryd did NOT restore memory/orthodontist.md") for t in texts)
+    status = json.loads(run_cli(inst, "status", "--json").stdout)["expire"]["restore_on_demand"]
+    assert (status["restored"], status["left_alone"], status["failed"]) == (1, 1, 0)
+    assert {(e["outcome"], e["path"]) for e in status["recent"]} == {
+        ("restored", "memory/lofoten-trip.md"),
+        ("conflict", "memory/orthodontist.md"),
+    }
+    text = run_cli(inst, "status").stdout
+    assert "restores:    1 on demand, 1 left alone" in text
+    assert "restored memory/lofoten-trip.md  (search “ketch Albatross Lofoten harbour”)" in text
+
+    # The same searches again change nothing and report nothing new.
+    _search(inst, "Okonkwo Invisalign retainer", [])
+    last = _search(inst, "ketch Albatross Lofoten", ["memory/lofoten-trip.md"])
+    checkpoint = "SELECT value FROM meta WHERE key = 'restore.checkpoint'"
+    wait_until(lambda: float(_rows(inst.db, checkpoint)[0][0]) >= last - 0.01, timeout=30)
+    assert d.stop() == 0
+    assert len(d.events("restore.on_demand")) == 1
+    assert len(d.events("restore.on_demand_conflict")) == 1
+    assert (inst.workspace / "memory/orthodontist.md").read_text(encoding="utf-8") == mine
+
+
+@pytest.mark.timeout(120)
+def test_searches_read_at_the_first_start_restore_nothing_and_the_switch_turns_it_off(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    """History is not a request: only searches after the first check may restore."""
+    now = time.time()
+    inst = make_install(
+        tmp_path,
+        '[schedule]\ntimezone = "UTC"\norganize = "off"\nreflect = "off"\nexpire = "off"\n',
+        memory_files=0,
+    )
+    _write(inst, "memory/lofoten-trip.md", BOAT, now - 90 * DAY)
+    forced = run_cli(inst, "expire", "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    boat = inst.workspace / "memory/lofoten-trip.md"
+    assert not boat.exists()
+    _search(inst, "ketch Albatross Lofoten", [])  # written before the daemon ever ran
+
+    d = DaemonProcess(inst, fake_jobs=False).start()
+    daemons.append(d)
+    d.wait_ready(timeout=60)
+    assert d.stop() == 0
+    assert not boat.exists() and not d.events("restore.on_demand")
+
+    # Switched off: a new search asks for it, nothing comes back.
+    inst.write_config(
+        '[schedule]\ntimezone = "UTC"\norganize = "off"\nreflect = "off"\nexpire = "off"\n'
+        "[expire]\nrestore_on_demand = false\n"
+    )
+    d = DaemonProcess(inst, fake_jobs=False).start()
+    daemons.append(d)
+    d.wait_ready(timeout=60)
+    _search(inst, "ketch Albatross Lofoten", [])
+    calls = "SELECT COUNT(*) FROM calls WHERE tool = 'search'"
+    wait_until(lambda: _rows(inst.db, calls)[0][0] == 2, timeout=30)
+    assert d.stop() == 0
+    assert not boat.exists() and not d.events("restore.on_demand")
+    text = run_cli(inst, "status").stdout
+    assert "restore on demand is off (expire.restore_on_demand = false)" in text
