@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .. import faults
 from ..clock import iso
 from ..config import Config, Paths
 from ..gist import document_frequencies, make_gist
@@ -232,10 +233,14 @@ class _Executor:
             for a, _ in buried:
                 by_src[a.src].update(status="failed", error=f"graveyard: {exc}")
             return
+        faults.point("organize.buried")
         for a, b in buried:
             row = by_src[a.src]
             try:
-                move_id = self.mover.delete(self.root / a.src, reason=a.reason, batch=self.batch)
+                # Only the bytes the graveyard holds: an edit made since stays, reported.
+                move_id = self.mover.delete(
+                    self.root / a.src, reason=a.reason, batch=self.batch, expect_sha256=b.sha256
+                )
                 rec = self.mover.get(move_id)
                 row.update(
                     status="done",
