@@ -50,6 +50,7 @@ from ..tiers import (
     scan_store,
     write_refcount,
 )
+from ..workspace import report_skipped_names
 from . import JobResult
 
 log = logging.getLogger("memoryd.organize")
@@ -263,8 +264,10 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
         return JobResult(
             f"organize: no tier store at {root} (create that folder to start one)", data
         )
+    skipped: list[str] = []
     if dry_run:
-        placements = scan_store(root)
+        placements = scan_store(root, skipped)
+        report_skipped_names(skipped)
         records = load_records(store)
         records.update(reconcile(placements, records, now))
         actions = plan_store(placements, records, last_retrievals(store), now, pol)
@@ -279,7 +282,8 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
         mover = mover_for(store, paths)
         repaired = mover.repair()
         clean_staging(root)
-        placements = scan_store(root)
+        placements = scan_store(root, skipped)
+        report_skipped_names(skipped)
         records = load_records(store)
         changed_records = reconcile(placements, records, now)
         if changed_records:
@@ -327,6 +331,8 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
                 save_records(store, updated.values())
             if ex.fallbacks:
                 store.bump("tiers_summarizer_failed", ex.fallbacks)
+            if skipped:
+                store.bump("skipped_names", len(skipped))
             conflicts = sum(1 for a in actions if a.op == "conflict")
             if conflicts:
                 store.bump("tiers_conflicts", conflicts)
@@ -334,6 +340,8 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
         did = any(r.get("status") == "done" for r in results) or bool(expired)
         refcount = write_refcount(store, root, now, records)
         data = _data(root, results, repaired, expired, len(after), False)
+        if skipped:
+            data["skipped_names"] = skipped
         data["refcount"] = str(refcount_path(root)) if refcount else None
         return JobResult(_summary(data), data, changed=did)
 
