@@ -225,17 +225,28 @@ class Store:
         self.close()
 
     def _migrate(self) -> None:
-        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"state database {self.path} has schema {version}, newer than this memoryd "
-                f"({SCHEMA_VERSION}); upgrade memoryd"
-            )
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            with self.transaction():
+        """Bring the schema up to date: all steps in one ``BEGIN IMMEDIATE`` transaction.
+
+        The version is read again inside the transaction: two commands started
+        together on a new install both see version 0 outside it, and the second
+        must find the first one's work done instead of creating the tables again.
+        """
+        if self._schema_version() == SCHEMA_VERSION:
+            return
+        with self.transaction():
+            version = self._schema_version()
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"state database {self.path} has schema {version}, newer than this memoryd "
+                    f"({SCHEMA_VERSION}); upgrade memoryd"
+                )
+            for target in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in _split_sql(_MIGRATIONS[target]):
                     self.conn.execute(statement)
                 self.conn.execute(f"PRAGMA user_version = {target}")
+
+    def _schema_version(self) -> int:
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
 
     def hits_empty(self) -> bool:
         return self.conn.execute("SELECT 1 FROM hits LIMIT 1").fetchone() is None
