@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 ENV = "MEMORYD_FAULT"
 
-_hooks: dict[str, Callable[[], None]] = {}
+_hooks: dict[str, Callable[..., None]] = {}
 _reached: dict[str, int] = {}
 
 _ERRNOS = {
@@ -36,8 +36,12 @@ _ERRNOS = {
 }
 
 
-def hook(name: str, action: Callable[[], None] | None) -> None:
-    """Run ``action`` each time ``name`` is reached (None removes it)."""
+def hook(name: str, action: Callable[..., None] | None) -> None:
+    """Run ``action`` each time ``name`` is reached (None removes it).
+
+    It gets what the point passes, if anything (``store.opened`` passes the
+    new SQLite connection, so a test can make it hit a full disk).
+    """
     if action is None:
         _hooks.pop(name, None)
     else:
@@ -63,11 +67,11 @@ def parse(spec: str) -> list[tuple[str, int | None, str]]:
     return out
 
 
-def point(name: str) -> None:
+def point(name: str, *subject: object) -> None:
     """The code reached ``name``: run its hook, then any ``MEMORYD_FAULT`` action for it."""
     action = _hooks.get(name)
     if action is not None:
-        action()
+        action(*subject)
     spec = os.environ.get(ENV)
     if not spec:
         return

@@ -15,10 +15,13 @@ to ``FULL`` around it.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from . import faults
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -199,13 +202,14 @@ class Store:
                 conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
             store = cls(conn, p)
+            faults.point("store.opened", conn)
             if not readonly:
                 store._migrate()
                 store.ensure_hit_indexes()
             return store
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             conn.close()
-            raise StoreError(f"state database {p} is unreadable: {exc}") from None
+            raise StoreError(describe_database_error(p, exc)) from None
 
     @classmethod
     def memory(cls) -> Store:
@@ -277,7 +281,10 @@ class Store:
         try:
             yield self.conn
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            # After a full disk or an I/O error SQLite has rolled back by itself; a second
+            # ROLLBACK would raise "no transaction is active" and hide the real cause.
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
             raise
         else:
             self.conn.execute("COMMIT")
@@ -376,6 +383,48 @@ class Store:
     def clear_mark(self, path: str, kind: str) -> bool:
         cur = self.conn.execute("DELETE FROM marks WHERE path = ? AND kind = ?", (path, kind))
         return cur.rowcount > 0
+
+
+def describe_database_error(db: Path | None, exc: sqlite3.Error) -> str:
+    """One line for a person: which file of the state database, and what is wrong with it.
+
+    SQLite's own words name neither the file nor the fix ("attempt to write a
+    readonly database" says nothing of which of ``state.db``, its ``-wal``, its
+    ``-shm`` or the folder is read-only), so the read-only case looks at each.
+    """
+    if db is None:
+        return f"state database (in memory): {exc}"
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc)
+    if name.startswith("SQLITE_READONLY") or "readonly" in text:
+        culprit = _read_only_part(db)
+        where = f"{culprit} is read-only" if culprit else "cannot be written"
+        return (
+            f"state database {db}: {where} ({text}); memoryd needs to write there "
+            "(check its owner, permissions and mount)"
+        )
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text:
+        return (
+            f"state database {db} is damaged ({text}); restore it from a backup, or move it "
+            "aside and memoryd starts a new one (the hits are counted again from the transcripts)"
+        )
+    if name.startswith("SQLITE_FULL") or "disk is full" in text:
+        return f"state database {db}: the disk is full ({text}); free some space in {db.parent}"
+    if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
+        culprit = _read_only_part(db)
+        why = f"; {culprit} is read-only" if culprit else ""
+        return f"state database {db} cannot be opened ({text}{why})"
+    if name.startswith("SQLITE_IOERR") or "disk I/O error" in text:
+        return f"state database {db}: the disk reported an error ({text})"
+    return f"state database {db}: {text}"
+
+
+def _read_only_part(db: Path) -> Path | None:
+    """The first of the folder, the database, its -wal and its -shm that cannot be written."""
+    for path in (db.parent, db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        if path.exists() and not os.access(path, os.W_OK):
+            return path
+    return None
 
 
 def _split_sql(script: str) -> list[str]:

@@ -807,7 +807,10 @@ class Scanner:
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK")
+            # SQLite may have rolled back already (a full disk, an I/O error): a second
+            # ROLLBACK would raise "no transaction is active" and hide the real cause.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             self._in_txn = False
             raise
         self._txn_bytes += nbytes
