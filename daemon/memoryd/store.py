@@ -172,12 +172,27 @@ class StoreError(Exception):
     """The state database cannot be opened or is not memoryd's."""
 
 
+class StoreGone(StoreError):
+    """A file of the open state database was deleted or replaced under a running process."""
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file now at ``path``; None when nothing is there."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 class Store:
     """A connection to the state database with memoryd's settings and schema."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path | None) -> None:
         self.conn = conn
         self.path = path
+        # (device, inode) of state.db and its -wal as this connection first saw them.
+        self._identities: dict[Path, tuple[int, int]] = {}
 
     # ---------------------------------------------------------------- open/close
 
@@ -203,6 +218,8 @@ class Store:
             conn.execute("PRAGMA foreign_keys = ON")
             store = cls(conn, p)
             faults.point("store.opened", conn)
+            if not readonly:
+                store.check_files()  # remembers the files' identities
             if not readonly:
                 store._migrate()
                 store.ensure_hit_indexes()
@@ -251,6 +268,31 @@ class Store:
 
     def _schema_version(self) -> int:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def check_files(self) -> None:
+        """Raise :class:`StoreGone` if the database or its -wal is no longer where it was.
+
+        Someone may delete ``state.db-wal`` (or ``state.db``) under a running daemon.
+        SQLite keeps writing into the unlinked inode, so every later hit would be
+        lost while the offsets say all was read. A long-running process calls this
+        now and then (the daemon: at every rescan) and stops when it fails; the next
+        start opens the database that is really there and reads again from its
+        offsets. The -wal is remembered from the first check that finds it.
+        """
+        if self.path is None:
+            return
+        for path in (self.path, Path(f"{self.path}-wal")):
+            now = file_identity(path)
+            before = self._identities.get(path)
+            if before is None:
+                if now is not None:
+                    self._identities[path] = now
+                elif path == self.path:
+                    raise StoreGone(f"state database {path} was deleted while memoryd had it open")
+                continue
+            if now is None or now != before:
+                how = "deleted" if now is None else "replaced"
+                raise StoreGone(f"state database file {path} was {how} while memoryd had it open")
 
     def hits_empty(self) -> bool:
         return self.conn.execute("SELECT 1 FROM hits LIMIT 1").fetchone() is None
