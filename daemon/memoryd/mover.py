@@ -384,6 +384,7 @@ class Mover:
             assert d is not None
             self._ensure_parent(d)
             move_id = self._intent("move", s, d, sha, size, reason, batch, undo_of)
+            faults.point("mover.journaled")
             try:
                 self._place(s, d, sha, move_id)
                 faults.point("mover.placed")
@@ -437,6 +438,7 @@ class Mover:
                 raise MoveError(f"{s}: changed since its copy was kept; left in place")
             faults.point("mover.checked")
             move_id = self._intent("delete", s, None, sha, size, reason, batch, undo_of)
+            faults.point("mover.journaled")
             try:
                 self._retire(s, move_id, sha, checked)
             except BaseException as exc:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import orjson
 
-from .. import clock
+from .. import clock, faults
 from ..config import Config, Paths
 from ..store import Store
 from ..workspace import classify_result_path, regular_stat
@@ -822,6 +822,7 @@ class Scanner:
         if self._in_txn:
             self.store.conn.execute("COMMIT")
             self._in_txn = False
+            faults.point("scan.committed")
 
     def _commit(
         self,
@@ -863,6 +864,7 @@ class Scanner:
         stats.new_calls += new_calls
         stats.malformed += batch.malformed
         stats.oversized += batch.oversized
+        faults.point("scan.batch")  # written into the open transaction, not yet committed
 
     def _apply_region(
         self,

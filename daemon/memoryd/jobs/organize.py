@@ -162,6 +162,7 @@ class _Executor:
         finally:
             os.close(fd)
         os.utime(staged, (self.now, self.now))  # made "now" on memoryd's clock
+        faults.point("organize.gist_staged")
         try:
             self.mover.move(
                 staged, self.root / action.dst, reason=f"gist: {action.reason}", batch=self.batch
@@ -201,6 +202,7 @@ class _Executor:
                 elif a.op == "gist":
                     row["method"] = self.gist(a, placements)
                 row["status"] = "done"
+                faults.point("organize.step")
             except (MoveError, OSError) as exc:
                 row["status"] = "failed"
                 row["error"] = str(exc)
