@@ -20,7 +20,7 @@ from daemon_harness import (
     wait_until,
 )
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.mark.parametrize("victim", ["state.db-wal", "state.db"])

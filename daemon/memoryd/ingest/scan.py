@@ -586,6 +586,7 @@ class Scanner:
             chunk_bytes=self.cfg.ingest.chunk_bytes,
             max_line_bytes=self.cfg.ingest.max_line_bytes,
         )
+        faults.point("scan.helper_started")  # in the parent, the helper forked and working
         return _HelperShare(helper, share)
 
     def _tail_prescanned(
