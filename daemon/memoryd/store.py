@@ -440,11 +440,13 @@ def describe_database_error(db: Path | None, exc: sqlite3.Error) -> str:
     text = str(exc)
     if name.startswith("SQLITE_READONLY") or "readonly" in text:
         culprit = _read_only_part(db)
-        where = f"{culprit} is read-only" if culprit else "cannot be written"
-        return (
-            f"state database {db}: {where} ({text}); memoryd needs to write there "
-            "(check its owner, permissions and mount)"
-        )
+        if culprit == db:
+            where = f"state database {db} is read-only"
+        elif culprit is not None:
+            where = f"state database {db}: {culprit} is read-only"
+        else:
+            where = f"state database {db} cannot be written"
+        return f"{where} ({text}); memoryd needs to write there (check owner, mode and mount)"
     if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text:
         return (
             f"state database {db} is damaged ({text}); restore it from a backup, or move it "
