@@ -213,3 +213,16 @@ def test_a_failed_unlink_rolls_back_to_exactly_one_name(tmp_path: Path):
     assert os.stat(note).st_nlink == 1 and not archived.exists()
     assert hashlib.sha256(note.read_bytes()).hexdigest() == digest
     assert ("move", "intent") not in inst.moves()
+
+
+def test_a_destination_that_appears_meanwhile_is_never_removed(ws: Path, store: Store):
+    """Somebody else's file at the destination, even with the same bytes, is theirs."""
+    src = ws / "memory" / "n.md"
+    src.write_bytes(b"# same bytes\n")
+    dst = ws / "archive" / "n.md"
+    dst.parent.mkdir()
+    faults.hook("mover.journaled", lambda: dst.write_bytes(b"# same bytes\n"))
+    with pytest.raises(MoveError, match="already exists"):
+        Mover(store, [ws]).move(src, dst, reason="expire", batch="b")
+    assert files_under(ws) == {"archive/n.md": b"# same bytes\n", "memory/n.md": b"# same bytes\n"}
+    assert journal(store) == [("move", "rolled_back")]

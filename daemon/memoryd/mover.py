@@ -387,6 +387,13 @@ class Mover:
             faults.point("mover.journaled")
             try:
                 self._place(s, d, sha, move_id)
+            except MoveError as exc:  # refused: whatever is at d now is not memoryd's
+                self._roll_back(move_id, s, d, sha, exc, d_may_be_ours=False)
+                raise
+            except BaseException as exc:
+                self._roll_back(move_id, s, d, sha, exc)
+                raise
+            try:
                 faults.point("mover.placed")
                 self._retire(s, move_id, sha, checked)
             except BaseException as exc:
@@ -404,6 +411,9 @@ class Mover:
             move_id = self._intent("copy", s, d, sha, size, reason, batch)
             try:
                 self._copy_verified(s, d, sha, move_id)
+            except MoveError as exc:  # refused: whatever is at d now is not memoryd's
+                self._roll_back(move_id, s, d, sha, exc, d_may_be_ours=False)
+                raise
             except BaseException as exc:
                 self._roll_back(move_id, s, d, sha, exc)
                 raise
@@ -537,7 +547,14 @@ class Mover:
         return True
 
     def _roll_back(
-        self, move_id: int, s: Path, d: Path | None, sha: str | None, exc: BaseException
+        self,
+        move_id: int,
+        s: Path,
+        d: Path | None,
+        sha: str | None,
+        exc: BaseException,
+        *,
+        d_may_be_ours: bool = True,
     ) -> None:
         """An operation failed in-process: back to exactly one name, the source's.
 
@@ -545,7 +562,8 @@ class Mover:
         folder fsync, Ctrl-C, an edit found by :meth:`_retire`), the source gets its
         name back and memoryd's own link or copy at ``d`` goes, so the entry is
         ``rolled_back``. If even that fails, the entry stays an ``intent`` and the
-        next :meth:`repair` settles it.
+        next :meth:`repair` settles it. ``d_may_be_ours=False`` (the operation was
+        refused, e.g. ``d`` already existed) leaves ``d`` alone whatever it holds.
         """
         try:
             if d is not None:
@@ -553,7 +571,7 @@ class Mover:
                     os.unlink(_temp_name(d, move_id))
             aside = _aside_name(s, move_id)
             kept_aside = os.path.lexists(aside) and not self._put_back(aside, s)
-            if d is not None and os.path.lexists(s) and self._is_ours(d, s, sha):
+            if d_may_be_ours and d is not None and os.path.lexists(s) and self._is_ours(d, s, sha):
                 _unlink_durably(d)
             if os.path.lexists(s):
                 state = "rolled_back"
