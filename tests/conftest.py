@@ -42,3 +42,12 @@ def daemons() -> Iterator[list[DaemonProcess]]:
     yield started
     for d in started:
         d.cleanup()
+
+
+@pytest.fixture(autouse=True)
+def _no_fault_hooks_left() -> Iterator[None]:
+    """A fault hook a test sets (``memoryd.faults``) never reaches the next test."""
+    from memoryd import faults
+
+    yield
+    faults.clear()

@@ -177,6 +177,28 @@ def hit_count(db: Path, where: str = "", args: tuple[Any, ...] = ()) -> int:
         conn.close()
 
 
+SETTLE = "settle-"
+
+
+def real_hits(db: Path) -> int:
+    """Hits, without the markers :func:`settle` adds."""
+    return hit_count(db, "call_id NOT LIKE ?", (SETTLE + "%",))
+
+
+def settle(inst: Install, tag: str, timeout: float = 60.0) -> None:
+    """Wait until the daemon has handled every transcript change made before this call.
+
+    Instead of sleeping "long enough" (never long enough on a loaded machine, and a
+    check after a short sleep passes without checking anything), a hit on a transcript
+    of its own is the marker: the worker takes file events in order and commits a
+    batch's files together, so once the marker's hit is stored, every earlier change
+    has been read. Count the other hits with :func:`real_hits`.
+    """
+    cid = SETTLE + tag
+    append(inst.transcript(cid), hit_lines(["MEMORY.md"], call_id=cid))
+    wait_until(lambda: hit_count(inst.db, "call_id = ?", (cid,)) == 1, timeout)
+
+
 def job_rows(db: Path) -> list[tuple[str, str, str]]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
     try:
@@ -188,7 +210,7 @@ def job_rows(db: Path) -> list[tuple[str, str, str]]:
         conn.close()
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, step: float = 0.02) -> Any:
+def wait_until(predicate: Callable[[], Any], timeout: float = 60.0, step: float = 0.02) -> Any:
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -250,7 +272,7 @@ class NotifySocket:
             self.messages.append(fields)
 
     def wait_for(
-        self, key: str, value: str | None = None, *, after: int = 0, timeout: float = 15.0
+        self, key: str, value: str | None = None, *, after: int = 0, timeout: float = 60.0
     ) -> dict[str, str]:
         """The first message (index >= after) carrying ``key`` (= ``value``)."""
 
@@ -332,7 +354,7 @@ class DaemonProcess:
     def events(self, name: str) -> list[dict[str, Any]]:
         return [e for e in self.logs() if e.get("event") == name]
 
-    def wait_event(self, name: str, count: int = 1, timeout: float = 15.0) -> list[dict[str, Any]]:
+    def wait_event(self, name: str, count: int = 1, timeout: float = 60.0) -> list[dict[str, Any]]:
         def enough() -> list[dict[str, Any]] | None:
             self.check_alive()
             found = self.events(name)
@@ -340,7 +362,7 @@ class DaemonProcess:
 
         return wait_until(enough, timeout, step=0.05)
 
-    def wait_ready(self, timeout: float = 20.0) -> None:
+    def wait_ready(self, timeout: float = 90.0) -> None:
         self.wait_event("daemon.ready", timeout=timeout)
 
     def check_alive(self) -> None:
@@ -353,7 +375,7 @@ class DaemonProcess:
         assert self.proc is not None
         self.proc.send_signal(sig)
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 90.0) -> int:
         assert self.proc is not None
         if self.proc.poll() is None:
             self.proc.send_signal(sig)

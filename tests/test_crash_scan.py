@@ -1,10 +1,12 @@
 """kill -9 during a scan loses nothing and counts nothing twice.
 
-A real ``memoryd scan`` subprocess is killed with SIGKILL at seeded random moments
-(start-up, mid-file, mid-commit: wherever the delay lands), repeatedly, on one state
+A real ``memoryd scan`` subprocess kills itself with SIGKILL at seeded moments the
+code names (``MEMORYD_FAULT``: right after the database opens, after the n-th batch
+written into an open transaction, after the n-th commit), repeatedly, on one state
 dir; then a final scan must report exactly what an uninterrupted scan and the corpus
-generator's reference say. ``[ingest] chunk_bytes = 4096`` makes the scan commit
-often, so most kills land between commits of a half-read file.
+generator's reference say. No sleeps: the same kills land on a fast or a loaded
+machine. ``[ingest] chunk_bytes = 4096`` makes the scan commit often, so most kills
+land between commits of a half-read file.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -86,10 +87,19 @@ def hit_indexes(state: Path) -> set[str]:
         conn.close()
 
 
-def timed_scan(cfg: Path) -> float:
-    started = time.perf_counter()
-    memoryd(cfg, "scan")
-    return time.perf_counter() - started
+def killed_scan(cfg: Path, fault: str) -> bool:
+    """A scan that SIGKILLs itself at ``fault``; False if it finished before getting there."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "memoryd", "scan"],
+        env={**env_for(cfg), "MEMORYD_FAULT": fault},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=300,
+    )
+    if proc.returncode == 0:
+        return False
+    assert proc.returncode == -signal.SIGKILL, (fault, proc.stderr[-2000:])
+    return True
 
 
 def test_sigkill_at_random_moments_then_one_scan_gives_the_uninterrupted_counts(
@@ -97,34 +107,27 @@ def test_sigkill_at_random_moments_then_one_scan_gives_the_uninterrupted_counts(
 ) -> None:
     truth = generate(tmp_path / "c", seed=4242, sessions=40, target_bytes=20_000_000, now=NOW)
     reference = write_config(tmp_path, truth, tmp_path / "uninterrupted")
-    cold = timed_scan(reference)  # start-up + reading 20 MB in 4 KB chunks
-    noop = timed_scan(reference)  # start-up alone, near enough
+    memoryd(reference, "scan")
     want = counts(reference)
     assert want == truth.counts(None)
 
     rng = random.Random(7)
-    kills = partial = rounds = 0
-    while rounds < 5 and (kills < 6 or partial < 2):
-        # One round: a fresh state, scans killed until one gets to finish, then a last scan.
-        rounds += 1
+    kills = partial = 0
+    for rounds in range(1, 4):
+        # One round: a fresh state, scans killed at named moments, then a last scan.
         state = tmp_path / f"killed-{rounds}"
         cfg = write_config(tmp_path, truth, state)
         progress: list[int] = []  # hits stored after each kill
-        for _ in range(8):
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "memoryd", "scan"],
-                env=env_for(cfg),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            time.sleep(rng.uniform(0.5 * noop, noop + 0.6 * (cold - noop)))
-            if proc.poll() is not None:  # finished first: nothing left to interrupt
-                assert proc.returncode == 0
-                break
-            proc.send_signal(signal.SIGKILL)
-            if proc.wait() == 0:  # it finished in the instant between poll and kill
-                break
-            assert proc.returncode == -signal.SIGKILL
+        faults = [
+            "store.opened:1",  # start-up: the database just opened, maybe not migrated
+            f"scan.batch:{rng.randrange(1, 25)}",  # hits written, their commit not yet done
+            f"scan.committed:{rng.randrange(1, 20)}",  # right after a commit
+            f"scan.batch:{rng.randrange(1, 25)}",
+            f"scan.committed:{rng.randrange(1, 20)}",
+        ]
+        for fault in faults:
+            if not killed_scan(cfg, fault):
+                break  # nothing left to interrupt
             kills += 1
             progress.append(stored_hits(state))
             partial += 0 < progress[-1] < truth.total_hits
@@ -136,8 +139,8 @@ def test_sigkill_at_random_moments_then_one_scan_gives_the_uninterrupted_counts(
         # A first scan builds the hit indexes at its end; killed before that, the next
         # open builds them.
         assert hit_indexes(state) == {"hits_by_path_ts", "hits_by_ts"}
-    assert kills >= 3, f"only {kills} kills landed while a scan was running"
-    assert partial >= 1, "no kill landed mid-ingest"
+    assert kills >= 12, f"only {kills} of 15 kills landed while a scan was running"
+    assert partial >= 6, "kills must land mid-ingest"
 
 
 def counted_result_line(data: bytes, truth: CorpusTruth) -> int | None:
@@ -210,18 +213,8 @@ def test_sigkill_while_a_line_is_half_written_then_completed(tmp_path: Path) -> 
     start = found + len(data) // 2
     cut = start + 100
     biggest.path.write_bytes(data[:cut])
-    rng = random.Random(3)
-    for _ in range(3):
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "memoryd", "scan"],
-            env=env_for(cfg),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        time.sleep(rng.uniform(0.1, 0.4))
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    for fault in ("store.opened:1", "scan.batch:3", "scan.committed:2"):
+        assert killed_scan(cfg, fault), fault
     memoryd(cfg, "scan")
     with open(biggest.path, "ab") as out:
         out.write(data[cut:])

@@ -8,12 +8,21 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from memoryd.store import Store
 
 NOW = "2026-11-03T10:00:00Z"
+
+
+MOMENTS = [
+    "mover.checked",  # a file hashed, nothing journaled
+    "mover.journaled",  # the intent on disk, no link yet
+    "mover.placed",  # linked into the archive, still in memory/
+    "mover.unlink_src",  # about to set the source aside
+    "mover.before_unlink",  # set aside and verified, not yet unlinked
+    "mover.placed",
+]
 
 
 def test_kill_9_during_expire_then_restart_keeps_every_file_exactly_once(tmp_path: Path) -> None:
@@ -36,17 +45,16 @@ def test_kill_9_during_expire_then_restart_keeps_every_file_exactly_once(tmp_pat
     env.update(HOME=str(tmp_path), OPENCLAW_STATE_DIR=str(state), MEMORYD_NOW=NOW)
     cmd = [sys.executable, "-m", "memoryd", "expire", "--force", "--json"]
 
-    kills = 0
-    for _ in range(6):
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(rng.uniform(0.15, 0.9))
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-            kills += 1
-        proc.wait(timeout=60)
-    final = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    # Each run kills itself at a moment the mover names (MEMORYD_FAULT), after a random
+    # number of files: the same crash points on any machine, however slow or loaded.
+    for point in MOMENTS:
+        fault = f"{point}:{rng.randrange(1, 120)}"
+        proc = subprocess.run(
+            cmd, env={**env, "MEMORYD_FAULT": fault}, capture_output=True, text=True, timeout=300
+        )
+        assert proc.returncode == -signal.SIGKILL, (fault, proc.stderr[-2000:])
+    final = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert final.returncode == 0, final.stderr
-    assert kills >= 2
 
     archive = ws / "memory-archive" / "2026-11"
     for rel, digest in digests.items():

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import random
 import signal
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
@@ -29,6 +27,19 @@ def _write(root: Path, rel: str, text: str, mtime: float) -> None:
 
 def _body(i: int) -> str:
     return f"# Note {i}\n\n第{i}条笔记：关于项目{i % 7}的决定。Decision number {i}.\n" * (1 + i % 5)
+
+
+KILLS = [
+    "mover.journaled:3",  # a move's intent is on disk, nothing else
+    "mover.placed:7",  # the new name is linked, the old one still there
+    "organize.gist_staged:2",  # a summary written to staging, not yet moved into gist/
+    "mover.unlink_src:5",  # linked, about to set the source aside
+    "mover.before_unlink:11",  # the source set aside and verified, not yet unlinked
+    "organize.step:40",  # between two actions
+    "organize.buried:1",  # the graveyard copy is written, nothing deleted yet
+    "mover.journaled:2",  # a delete's intent is on disk
+    "mover.before_unlink:4",  # a deleted note set aside, not yet unlinked
+]
 
 
 def test_kill_9_during_organize_loses_and_duplicates_nothing(tmp_path: Path):
@@ -55,23 +66,18 @@ def test_kill_9_during_organize_loses_and_duplicates_nothing(tmp_path: Path):
         _write(root, f"hot/n{i:03d}.md", _body(i + 2000), T - 60)
 
     env = {**os.environ, "OPENCLAW_STATE_DIR": str(state), "MEMORYD_NOW": str(T)}
-    rng = random.Random(4)
-    kills = 0
-    for _ in range(12):
-        proc = subprocess.Popen(
+    # Each run kills itself (SIGKILL) at a moment the code names, whatever the machine's
+    # speed: before a journaled link, between link and unlink, mid-gist, after the
+    # graveyard copy, between a delete's check and its unlink...
+    for fault in KILLS:
+        proc = subprocess.run(
             [sys.executable, "-m", "memoryd", "organize"],
-            env=env,
+            env={**env, "MEMORYD_FAULT": fault},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
+            timeout=300,
         )
-        time.sleep(rng.uniform(0.25, 0.9))
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-            kills += 1
-        proc.wait()
-        if proc.returncode == 0:
-            break
-    assert kills >= 3, "organize finished too fast to be interrupted"
+        assert proc.returncode == -signal.SIGKILL, (fault, proc.stderr[-2000:])
 
     done = subprocess.run(
         [sys.executable, "-m", "memoryd", "organize"], env=env, capture_output=True, text=True

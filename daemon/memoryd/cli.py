@@ -12,13 +12,14 @@ import argparse
 import gc
 import importlib
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import IO, Any
 
 from . import __version__
 from .config import Config, ConfigError, Paths, config_path_from, load_config, resolve_paths
-from .store import Store, StoreError
+from .store import Store, StoreError, describe_database_error
 
 # Command groups, in the order their commands appear in --help.
 COMMAND_MODULES = (
@@ -182,6 +183,9 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except StoreError as exc:
         print(f"memoryd: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except sqlite3.Error as exc:  # the state database broke underneath: name the file and why
+        print(f"memoryd: {describe_database_error(ctx.paths.db, exc)}", file=sys.stderr)
         return EXIT_FAILURE
     except BrokenPipeError:  # `memoryd hits | head`
         sys.stderr.close()

@@ -26,23 +26,34 @@ States
 How a move happens, and what repair does at each crash point
 ------------------------------------------------------------
 Same file system: ``link(src, dst)`` (atomic, fails if ``dst`` exists, so nothing is
-ever overwritten), fsync the folder, ``unlink(src)``, fsync the folder.
+ever overwritten), fsync the folder, then *retire* ``src``.
 Other file system (``EXDEV``): copy into a temp file ``.<name>.memoryd-<id>.tmp``
 beside ``dst``, fsync, compare its sha256 with the journal, ``link`` it to ``dst``,
-unlink the temp file, then unlink ``src``.
+unlink the temp file, then retire ``src``.
+
+Retiring a source never unlinks a path it merely hashed earlier (an editor that
+saves by renaming a temp file over the note would lose that save): ``src`` is
+renamed aside to ``.<name>.memoryd-<id>.aside`` in its own folder, the file
+renamed is verified (sha256, and inode / size / mtime as checked), and only then
+unlinked. If it is not the checked file it gets its name back (never over a
+newer file) and memoryd's link or copy goes: ``rolled_back``. Any ``OSError``
+after the intent (a read-only folder, a full disk) rolls back the same way, so a
+file always ends with exactly one name.
 
 ==========================  ===============================================
 after a crash we find        repair
 ==========================  ===============================================
+the aside file, as journal   move/delete was retiring it: unlink it, done
+the aside file, edited       give it its name back, remove our copy, rolled_back
 src, no dst                  nothing happened: remove our temp file, rolled_back
-src and dst, both as journal link/copy landed: unlink src, done
+src and dst, both as journal link/copy landed: retire src, done
 src edited since the intent  remove our link/copy of the old content, rolled_back
 src and dst, dst differs     dst is somebody else's: leave both, failed
 no src, dst                  move finished: done
 neither                      the file vanished outside memoryd: failed
 ==========================  ===============================================
 
-Copies are the same without the last unlink (both present → done). A delete
+Copies are the same without retiring the source (both present → done). A delete
 whose file is still there is rolled back (the file stays; the caller's next run
 decides again); a delete whose file is gone is done.
 
@@ -68,6 +79,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import faults
 from .store import Store
 
 if TYPE_CHECKING:
@@ -120,8 +132,8 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def sha256_file(path: Path | str) -> tuple[str, int]:
-    """(hex sha256, size) of a regular file, refusing to follow a final symlink."""
+def fingerprint(path: Path | str) -> tuple[str, int, os.stat_result]:
+    """(hex sha256, size, stat) of a regular file, refusing to follow a final symlink."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     try:
         st = os.fstat(fd)
@@ -132,9 +144,15 @@ def sha256_file(path: Path | str) -> tuple[str, int]:
         while chunk := os.read(fd, _CHUNK):
             h.update(chunk)
             size += len(chunk)
-        return h.hexdigest(), size
+        return h.hexdigest(), size, st
     finally:
         os.close(fd)
+
+
+def sha256_file(path: Path | str) -> tuple[str, int]:
+    """(hex sha256, size) of a regular file, refusing to follow a final symlink."""
+    sha, size, _ = fingerprint(path)
+    return sha, size
 
 
 def read_regular_file(path: Path | str) -> tuple[bytes, os.stat_result]:
@@ -181,6 +199,16 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def _temp_name(dst: Path, move_id: int) -> Path:
     return dst.with_name(f".{dst.name}.memoryd-{move_id}.tmp")
+
+
+def _aside_name(src: Path, move_id: int) -> Path:
+    """Where a source waits, renamed aside, between its check and its unlink."""
+    return src.with_name(f".{src.name}.memoryd-{move_id}.aside")
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What says "the same file, unchanged" besides its hash: inode, size and mtime."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 class Mover:
@@ -325,11 +353,11 @@ class Mover:
 
     def _prepare(
         self, src: Path | str, dst: Path | str | None
-    ) -> tuple[Path, Path | None, str, int]:
+    ) -> tuple[Path, Path | None, str, int, os.stat_result]:
         s = self.check_path(src)
         d = self.check_path(dst) if dst is not None else None
         try:
-            sha, size = sha256_file(s)
+            sha, size, st = fingerprint(s)
         except FileNotFoundError:
             raise MoveError(f"{s}: does not exist") from None
         except OSError as exc:
@@ -341,7 +369,7 @@ class Mover:
                 raise MoveError(f"{s}: source and destination are the same")
             if os.path.lexists(d):
                 raise MoveError(f"{d}: already exists; memoryd never overwrites a file")
-        return s, d, sha, size
+        return s, d, sha, size, st
 
     def move(self, src: Path | str, dst: Path | str, *, reason: str, batch: str) -> int:
         """Move a regular file to ``dst`` (which must not exist); returns the journal id."""
@@ -351,54 +379,81 @@ class Mover:
         self, src: Path | str, dst: Path | str, *, reason: str, batch: str, undo_of: int | None
     ) -> int:
         with self._locked():
-            s, d, sha, size = self._prepare(src, dst)
+            s, d, sha, size, checked = self._prepare(src, dst)
+            faults.point("mover.checked")
             assert d is not None
             self._ensure_parent(d)
             move_id = self._intent("move", s, d, sha, size, reason, batch, undo_of)
+            faults.point("mover.journaled")
             try:
                 self._place(s, d, sha, move_id)
+            except MoveError as exc:  # refused: whatever is at d now is not memoryd's
+                self._roll_back(move_id, s, d, sha, exc, d_may_be_ours=False)
+                raise
             except BaseException as exc:
-                self._abort(move_id, s, d, exc)
+                self._roll_back(move_id, s, d, sha, exc)
                 raise
             try:
-                self._unlink_verified(s, sha)
-            except MoveError as exc:  # edited meanwhile: the user's edit wins, in place
-                _unlink_durably(d)
-                self._finish(move_id, "rolled_back", str(exc))
+                faults.point("mover.placed")
+                self._retire(s, move_id, sha, checked)
+            except BaseException as exc:
+                self._roll_back(move_id, s, d, sha, exc)
                 raise
-            _fsync_dir(s.parent)
             self._finish(move_id, "done")
             return move_id
 
     def copy(self, src: Path | str, dst: Path | str, *, reason: str, batch: str) -> int:
         """Copy a regular file to ``dst`` (which must not exist), verified by sha256."""
         with self._locked():
-            s, d, sha, size = self._prepare(src, dst)
+            s, d, sha, size, _ = self._prepare(src, dst)
             assert d is not None
             self._ensure_parent(d)
             move_id = self._intent("copy", s, d, sha, size, reason, batch)
             try:
                 self._copy_verified(s, d, sha, move_id)
+            except MoveError as exc:  # refused: whatever is at d now is not memoryd's
+                self._roll_back(move_id, s, d, sha, exc, d_may_be_ours=False)
+                raise
             except BaseException as exc:
-                self._abort(move_id, s, d, exc)
+                self._roll_back(move_id, s, d, sha, exc)
                 raise
             self._finish(move_id, "done")
             return move_id
 
-    def delete(self, path: Path | str, *, reason: str, batch: str) -> int:
-        """Delete a regular file, journaled with its sha256 and size (no undo)."""
-        return self._delete(path, reason=reason, batch=batch, undo_of=None)
+    def delete(
+        self, path: Path | str, *, reason: str, batch: str, expect_sha256: str | None = None
+    ) -> int:
+        """Delete a regular file, journaled with its sha256 and size (no undo).
 
-    def _delete(self, path: Path | str, *, reason: str, batch: str, undo_of: int | None) -> int:
+        With ``expect_sha256`` (the hash of a copy the caller kept, e.g. in the
+        graveyard) the file is deleted only while it still holds exactly those
+        bytes; an edit made after the copy is left in place (MoveError).
+        """
+        return self._delete(
+            path, reason=reason, batch=batch, undo_of=None, expect_sha256=expect_sha256
+        )
+
+    def _delete(
+        self,
+        path: Path | str,
+        *,
+        reason: str,
+        batch: str,
+        undo_of: int | None,
+        expect_sha256: str | None = None,
+    ) -> int:
         with self._locked():
-            s, _, sha, size = self._prepare(path, None)
+            s, _, sha, size, checked = self._prepare(path, None)
+            if expect_sha256 is not None and sha != expect_sha256:
+                raise MoveError(f"{s}: changed since its copy was kept; left in place")
+            faults.point("mover.checked")
             move_id = self._intent("delete", s, None, sha, size, reason, batch, undo_of)
+            faults.point("mover.journaled")
             try:
-                self._unlink_verified(s, sha)
+                self._retire(s, move_id, sha, checked)
             except BaseException as exc:
-                self._finish(move_id, "failed", f"{type(exc).__name__}: {exc}")
+                self._roll_back(move_id, s, None, sha, exc)
                 raise
-            _fsync_dir(s.parent)
             self._finish(move_id, "done")
             return move_id
 
@@ -452,32 +507,94 @@ class Mover:
             os.unlink(tmp)
         _fsync_dir(d.parent)
 
-    def _unlink_verified(self, s: Path, sha: str) -> None:
-        """Unlink ``s`` only if it still holds the journaled content."""
-        current, _ = sha256_file(s)
-        if current != sha:
-            raise MoveError(f"{s}: changed during the operation; left in place")
-        os.unlink(s)
+    def _retire(self, s: Path, move_id: int, sha: str, checked: os.stat_result | None) -> None:
+        """Remove the name ``s``, but only the very file that was checked.
 
-    def _abort(self, move_id: int, s: Path, d: Path, exc: BaseException) -> None:
-        """An operation failed in-process: settle its entry from what is on disk.
-
-        The failure may come after the link landed (Ctrl-C, ENOSPC on the folder
-        fsync), so "failed, nothing touched" would be a lie with the file in two
-        places. The same reasoning as :meth:`repair` decides instead; if even that
-        fails, the entry stays an ``intent`` for the next repair.
+        Hashing ``s`` and then unlinking the path would delete whatever an editor
+        renamed over it in between. So the file is first renamed aside to a private
+        name (nobody else writes there), what was renamed is verified (hash, and the
+        inode, size and mtime seen at the check when known), and only then unlinked.
+        A save that lands after the rename creates a new ``s`` that memoryd never
+        touches; a save before it is what was renamed aside, fails the check and is
+        put back (MoveError).
         """
-        with contextlib.suppress(OSError):
-            os.unlink(_temp_name(d, move_id))
-        rec = self.get(move_id)
-        if rec is None:  # pragma: no cover - the intent was committed before
-            return
+        aside = _aside_name(s, move_id)
+        faults.point("mover.unlink_src")
+        os.rename(s, aside)
+        now_sha, _, st = fingerprint(aside)
+        same = checked is None or _identity(st) == _identity(checked)
+        if now_sha != sha or not same:
+            kept = self._put_back(aside, s)
+            extra = "" if kept else f" (an earlier version is kept at {aside})"
+            raise MoveError(f"{s}: changed during the operation; left in place{extra}")
+        faults.point("mover.before_unlink")
+        _unlink_durably(aside)
+
+    @staticmethod
+    def _put_back(aside: Path, s: Path) -> bool:
+        """Give a file renamed aside its name back, never over a newer file; False if taken."""
         try:
-            state, what = self._repair_one(rec)
-        except Exception:
-            return
-        with contextlib.suppress(Exception):
+            os.link(aside, s, follow_symlinks=False)
+        except FileExistsError:
+            return False
+        except OSError:
+            if os.path.lexists(s):
+                return False
+            os.rename(aside, s)  # no hard links here: the check-then-rename is the best we have
+        else:
+            os.unlink(aside)
+        _fsync_dir(s.parent)
+        return True
+
+    def _roll_back(
+        self,
+        move_id: int,
+        s: Path,
+        d: Path | None,
+        sha: str | None,
+        exc: BaseException,
+        *,
+        d_may_be_ours: bool = True,
+    ) -> None:
+        """An operation failed in-process: back to exactly one name, the source's.
+
+        Whatever failed (an ``OSError`` from a read-only folder, a full disk on the
+        folder fsync, Ctrl-C, an edit found by :meth:`_retire`), the source gets its
+        name back and memoryd's own link or copy at ``d`` goes, so the entry is
+        ``rolled_back``. If even that fails, the entry stays an ``intent`` and the
+        next :meth:`repair` settles it. ``d_may_be_ours=False`` (the operation was
+        refused, e.g. ``d`` already existed) leaves ``d`` alone whatever it holds.
+        """
+        try:
+            if d is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(_temp_name(d, move_id))
+            aside = _aside_name(s, move_id)
+            kept_aside = os.path.lexists(aside) and not self._put_back(aside, s)
+            if d_may_be_ours and d is not None and os.path.lexists(s) and self._is_ours(d, s, sha):
+                _unlink_durably(d)
+            if os.path.lexists(s):
+                state = "rolled_back"
+                what = "left in place"
+            else:
+                state, what = "failed", "source gone"
+            if kept_aside:
+                what += f"; an earlier version is kept at {aside}"
             self._finish(move_id, state, f"{type(exc).__name__}: {exc}; {what}")
+        except Exception:  # the intent stays for repair; the caller raises the first error
+            return
+
+    @staticmethod
+    def _is_ours(d: Path, s: Path, sha: str | None) -> bool:
+        """``d`` is memoryd's link or copy of ``s`` (the same inode, or the journaled bytes)."""
+        if not os.path.lexists(d):
+            return False
+        if _same_file(d, s):
+            return True
+        try:
+            return sha is not None and sha256_file(d)[0] == sha
+        except (OSError, MoveError):
+            return False
 
     # ------------------------------------------------------------------ repair
 
@@ -509,6 +626,9 @@ class Mover:
             self.check_path(dst)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(_temp_name(dst, rec.id))
+        aside = _aside_name(src, rec.id)
+        if os.path.lexists(aside):
+            return self._settle_aside(rec, src, dst, aside)
         src_there = os.path.lexists(src)
         if rec.op == "delete":
             if src_there:
@@ -520,22 +640,40 @@ class Mover:
             if src_there:
                 return "rolled_back", "nothing had happened; file left in place"
             return "failed", "file vanished (neither source nor destination exists)"
-        if src_there and rec.op == "move" and _same_file(src, dst):
-            # The hard link landed but the source was not unlinked yet.
-            if sha256_file(src)[0] == rec.sha256:
-                _unlink_durably(src)
-                return "done", "destination complete; source removed"
-            _unlink_durably(dst)
-            return "rolled_back", "source edited since the intent; extra link removed"
-        if sha256_file(dst)[0] != rec.sha256:
+        linked = src_there and rec.op == "move" and _same_file(src, dst)
+        if not linked and sha256_file(dst)[0] != rec.sha256:
             return "failed", "destination holds other content; both left alone"
         if rec.op == "copy" or not src_there:
             return "done", "destination complete"
-        if sha256_file(src)[0] == rec.sha256:
-            _unlink_durably(src)
+        try:
+            self._retire(src, rec.id, rec.sha256 or "", None)
+        except MoveError:
+            if self._is_ours(dst, src, rec.sha256):
+                _unlink_durably(dst)
+            return "rolled_back", "source edited since the intent; memoryd's copy removed"
+        return "done", "destination complete; source removed"
+
+    def _settle_aside(
+        self, rec: MoveRecord, src: Path, dst: Path | None, aside: Path
+    ) -> tuple[str, str]:
+        """The process died after renaming the source aside: finish, or put it back."""
+        matches = sha256_file(aside)[0] == rec.sha256
+        if rec.op == "delete":
+            if matches:
+                _unlink_durably(aside)
+                return "done", "file deleted"
+            if not self._put_back(aside, src):
+                return "failed", f"file changed and its name is taken; kept at {aside}"
+            return "rolled_back", "file changed since the intent; left in place"
+        assert dst is not None
+        if matches and self._is_ours(dst, aside, rec.sha256):
+            _unlink_durably(aside)
             return "done", "destination complete; source removed"
-        _unlink_durably(dst)
-        return "rolled_back", "source edited since the intent; stale copy removed"
+        if not self._put_back(aside, src):
+            return "failed", f"source changed and its name is taken; kept at {aside}"
+        if self._is_ours(dst, src, rec.sha256):
+            _unlink_durably(dst)
+        return "rolled_back", "source edited since the intent; memoryd's copy removed"
 
     # ------------------------------------------------------------------ undo and lookups
 

@@ -40,6 +40,7 @@ from .tiers import (
     scan_tier,
     write_refcount,
 )
+from .workspace import is_utf8_name
 
 SNIPPET = 160
 
@@ -171,7 +172,7 @@ def search_tier(root: Path, tier: str, words: list[str]) -> list[Match]:
     out: list[Match] = []
     for entry in entries:
         name = entry.name
-        if not name.endswith(".md") or name.startswith("."):
+        if not name.endswith(".md") or name.startswith(".") or not is_utf8_name(name):
             continue
         try:
             if not entry.is_file(follow_symlinks=False):

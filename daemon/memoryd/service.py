@@ -41,7 +41,7 @@ from .cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from .config import Config, ConfigError, Paths, load_config, resolve_paths, schedule_is_off
 from .log import configure as configure_logging
 from .log import get_logger
-from .store import Store
+from .store import Store, StoreGone
 
 log = get_logger("memoryd.service")
 
@@ -453,6 +453,9 @@ class IngestWorker(threading.Thread):
     def run(self) -> None:
         try:
             self._run()
+        except StoreGone as exc:  # one clear line; the daemon exits non-zero and is restarted
+            self.fatal = exc
+            log.critical("state.database_gone", error=str(exc), note="exiting; a restart reopens")
         except BaseException as exc:  # the daemon notices (no more WATCHDOG=1) and exits
             self.fatal = exc
             log.critical("ingest.worker_died", exc_info=True)
@@ -498,6 +501,7 @@ class IngestWorker(threading.Thread):
                 if time.monotonic() >= next_rescan:
                     full = full or "periodic"
                 if full:
+                    store.check_files()  # deleted under us: stop rather than lose every hit
                     self._scan(scanner, store, None, full)
                     next_rescan = time.monotonic() + self.cfg.daemon.rescan_seconds
                 elif paths:

@@ -41,7 +41,7 @@ from typing import Any
 
 from .config import Config, Paths
 from .store import Store
-from .workspace import LONG_TERM_NAMES, MemoryFile, list_memory_files
+from .workspace import LONG_TERM_NAMES, MemoryFile, list_memory_files, report_skipped_names
 
 DAY = 86400.0
 HOUR_IN_DAYS = 1.0 / 24.0
@@ -469,7 +469,12 @@ class Snapshot:
         self.workspace = paths.workspace
         self._conn = store.conn
         ws = paths.workspace
-        self.files = list_memory_files(ws, archive_excludes(ws, cfg.archive.dir))
+        # Names that are not UTF-8 are left out (one warning), never a crash.
+        self.skipped_names: list[str] = []
+        self.files = list_memory_files(
+            ws, archive_excludes(ws, cfg.archive.dir), self.skipped_names
+        )
+        report_skipped_names(self.skipped_names)
         # Hits of agents whose memory lives in another workspace are not this one's.
         self.agents: list[str] | None = None
         if len({a.workspace for a in paths.agents}) > 1:

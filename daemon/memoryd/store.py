@@ -15,10 +15,13 @@ to ``FULL`` around it.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from . import faults
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -169,12 +172,27 @@ class StoreError(Exception):
     """The state database cannot be opened or is not memoryd's."""
 
 
+class StoreGone(StoreError):
+    """A file of the open state database was deleted or replaced under a running process."""
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file now at ``path``; None when nothing is there."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 class Store:
     """A connection to the state database with memoryd's settings and schema."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path | None) -> None:
         self.conn = conn
         self.path = path
+        # (device, inode) of state.db and its -wal as this connection first saw them.
+        self._identities: dict[Path, tuple[int, int]] = {}
 
     # ---------------------------------------------------------------- open/close
 
@@ -199,13 +217,16 @@ class Store:
                 conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
             store = cls(conn, p)
+            faults.point("store.opened", conn)
+            if not readonly:
+                store.check_files()  # remembers the files' identities
             if not readonly:
                 store._migrate()
                 store.ensure_hit_indexes()
             return store
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             conn.close()
-            raise StoreError(f"state database {p} is unreadable: {exc}") from None
+            raise StoreError(describe_database_error(p, exc)) from None
 
     @classmethod
     def memory(cls) -> Store:
@@ -225,17 +246,53 @@ class Store:
         self.close()
 
     def _migrate(self) -> None:
-        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"state database {self.path} has schema {version}, newer than this memoryd "
-                f"({SCHEMA_VERSION}); upgrade memoryd"
-            )
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            with self.transaction():
+        """Bring the schema up to date: all steps in one ``BEGIN IMMEDIATE`` transaction.
+
+        The version is read again inside the transaction: two commands started
+        together on a new install both see version 0 outside it, and the second
+        must find the first one's work done instead of creating the tables again.
+        """
+        if self._schema_version() == SCHEMA_VERSION:
+            return
+        with self.transaction():
+            version = self._schema_version()
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"state database {self.path} has schema {version}, newer than this memoryd "
+                    f"({SCHEMA_VERSION}); upgrade memoryd"
+                )
+            for target in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in _split_sql(_MIGRATIONS[target]):
                     self.conn.execute(statement)
                 self.conn.execute(f"PRAGMA user_version = {target}")
+
+    def _schema_version(self) -> int:
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def check_files(self) -> None:
+        """Raise :class:`StoreGone` if the database or its -wal is no longer where it was.
+
+        Someone may delete ``state.db-wal`` (or ``state.db``) under a running daemon.
+        SQLite keeps writing into the unlinked inode, so every later hit would be
+        lost while the offsets say all was read. A long-running process calls this
+        now and then (the daemon: at every rescan) and stops when it fails; the next
+        start opens the database that is really there and reads again from its
+        offsets. The -wal is remembered from the first check that finds it.
+        """
+        if self.path is None:
+            return
+        for path in (self.path, Path(f"{self.path}-wal")):
+            now = file_identity(path)
+            before = self._identities.get(path)
+            if before is None:
+                if now is not None:
+                    self._identities[path] = now
+                elif path == self.path:
+                    raise StoreGone(f"state database {path} was deleted while memoryd had it open")
+                continue
+            if now is None or now != before:
+                how = "deleted" if now is None else "replaced"
+                raise StoreGone(f"state database file {path} was {how} while memoryd had it open")
 
     def hits_empty(self) -> bool:
         return self.conn.execute("SELECT 1 FROM hits LIMIT 1").fetchone() is None
@@ -266,7 +323,10 @@ class Store:
         try:
             yield self.conn
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            # After a full disk or an I/O error SQLite has rolled back by itself; a second
+            # ROLLBACK would raise "no transaction is active" and hide the real cause.
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
             raise
         else:
             self.conn.execute("COMMIT")
@@ -365,6 +425,50 @@ class Store:
     def clear_mark(self, path: str, kind: str) -> bool:
         cur = self.conn.execute("DELETE FROM marks WHERE path = ? AND kind = ?", (path, kind))
         return cur.rowcount > 0
+
+
+def describe_database_error(db: Path | None, exc: sqlite3.Error) -> str:
+    """One line for a person: which file of the state database, and what is wrong with it.
+
+    SQLite's own words name neither the file nor the fix ("attempt to write a
+    readonly database" says nothing of which of ``state.db``, its ``-wal``, its
+    ``-shm`` or the folder is read-only), so the read-only case looks at each.
+    """
+    if db is None:
+        return f"state database (in memory): {exc}"
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc)
+    if name.startswith("SQLITE_READONLY") or "readonly" in text:
+        culprit = _read_only_part(db)
+        if culprit == db:
+            where = f"state database {db} is read-only"
+        elif culprit is not None:
+            where = f"state database {db}: {culprit} is read-only"
+        else:
+            where = f"state database {db} cannot be written"
+        return f"{where} ({text}); memoryd needs to write there (check owner, mode and mount)"
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text:
+        return (
+            f"state database {db} is damaged ({text}); restore it from a backup, or move it "
+            "aside and memoryd starts a new one (the hits are counted again from the transcripts)"
+        )
+    if name.startswith("SQLITE_FULL") or "disk is full" in text:
+        return f"state database {db}: the disk is full ({text}); free some space in {db.parent}"
+    if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
+        culprit = _read_only_part(db)
+        why = f"; {culprit} is read-only" if culprit else ""
+        return f"state database {db} cannot be opened ({text}{why})"
+    if name.startswith("SQLITE_IOERR") or "disk I/O error" in text:
+        return f"state database {db}: the disk reported an error ({text})"
+    return f"state database {db}: {text}"
+
+
+def _read_only_part(db: Path) -> Path | None:
+    """The first of the folder, the database, its -wal and its -shm that cannot be written."""
+    for path in (db.parent, db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        if path.exists() and not os.access(path, os.W_OK):
+            return path
+    return None
 
 
 def _split_sql(script: str) -> list[str]:

@@ -42,6 +42,7 @@ from typing import Any
 from .config import TiersConfig
 from .mover import write_all
 from .store import Store
+from .workspace import is_utf8_name, shown_name
 
 TIERS = ("hot", "warm", "gist", "forgotten")
 SUMMARY_SUFFIX = ".gist.md"
@@ -151,8 +152,11 @@ def ensure_layout(root: Path) -> None:
             raise OSError(f"{folder}: not a folder (a symlink?); memoryd will not use it")
 
 
-def scan_tier(root: Path, tier: str) -> list[TierFile]:
-    """Regular ``.md`` files directly in ``root/tier`` (symlinks and folders skipped)."""
+def scan_tier(root: Path, tier: str, skipped: list[str] | None = None) -> list[TierFile]:
+    """Regular ``.md`` files directly in ``root/tier`` (symlinks and folders skipped).
+
+    A name that is not UTF-8 is left out and added (readable) to ``skipped``.
+    """
     out: list[TierFile] = []
     folder = root / tier
     try:
@@ -165,6 +169,10 @@ def scan_tier(root: Path, tier: str) -> list[TierFile]:
         name = entry.name
         if not name.endswith(".md") or name.startswith("."):
             continue
+        if not is_utf8_name(name):
+            if skipped is not None:
+                skipped.append(shown_name(f"{tier}/{name}"))
+            continue
         try:
             if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
                 continue
@@ -175,12 +183,12 @@ def scan_tier(root: Path, tier: str) -> list[TierFile]:
     return out
 
 
-def scan_store(root: Path) -> dict[str, Placement]:
-    """Every note of the store, by name."""
+def scan_store(root: Path, skipped: list[str] | None = None) -> dict[str, Placement]:
+    """Every note of the store, by name (names that are not UTF-8 go to ``skipped``)."""
     originals: dict[str, list[TierFile]] = {}
     summaries: dict[str, list[TierFile]] = {}
     for tier in TIERS:
-        for f in scan_tier(root, tier):
+        for f in scan_tier(root, tier, skipped):
             note, is_summary = note_of(tier, f.filename)
             (summaries if is_summary else originals).setdefault(note, []).append(f)
     # Files were listed tier by tier in TIERS order, so each list is already ordered.

@@ -8,7 +8,9 @@ workspace, never following a symlink and never leaving the workspace.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
 import os
 import posixpath
 import re
@@ -80,6 +82,43 @@ def classify_result_path(raw: str, workspace: str, tiers_root: str | None = None
     return None
 
 
+def is_utf8_name(name: str) -> bool:
+    """False for a file name whose bytes are not UTF-8.
+
+    Python hands such a name over surrogate-escaped (``\\udcff``); it cannot be
+    stored in the database, printed as JSON or written into a report, so every
+    listing of a person's folders skips it (see :func:`report_skipped_names`)
+    instead of letting one file stop a job.
+    """
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(name: str) -> str:
+    """A surrogate-escaped name as a person can read it: the bad bytes as ``\\xff``."""
+    return os.fsencode(name).decode("utf-8", errors="backslashreplace")
+
+
+_reported: set[str] = set()
+
+
+def report_skipped_names(skipped: list[str]) -> int:
+    """Warn (once per process and name) about skipped non-UTF-8 names; how many there are."""
+    new = [n for n in skipped if n not in _reported]
+    if new:
+        _reported.update(new)
+        example = ", ".join(new[:3]) + (f" and {len(new) - 3} more" if len(new) > 3 else "")
+        logging.getLogger("memoryd.workspace").warning(
+            "skipped %d file name(s) that are not UTF-8: %s (rename them to be included)",
+            len(new),
+            example,
+        )
+    return len(skipped)
+
+
 class MemoryFile(NamedTuple):
     """A memory file on disk: its workspace-relative key and the stat facts we use."""
 
@@ -88,12 +127,15 @@ class MemoryFile(NamedTuple):
     mtime: float
 
 
-def list_memory_files(workspace: Path, exclude_prefixes: tuple[str, ...] = ()) -> list[MemoryFile]:
+def list_memory_files(
+    workspace: Path, exclude_prefixes: tuple[str, ...] = (), skipped: list[str] | None = None
+) -> list[MemoryFile]:
     """Every memory file of the workspace, sorted by path.
 
     Symlinks are skipped (files and folders alike), so nothing outside the
     workspace is ever listed. ``exclude_prefixes`` (workspace-relative, e.g. an
-    archive folder inside ``memory/``) are left out.
+    archive folder inside ``memory/``) are left out. Names that are not UTF-8
+    are left out too, each added (readable, workspace-relative) to ``skipped``.
     """
     out: list[MemoryFile] = []
     seen_inodes: set[tuple[int, int]] = set()  # MEMORY.md is memory.md on macOS
@@ -108,7 +150,7 @@ def list_memory_files(workspace: Path, exclude_prefixes: tuple[str, ...] = ()) -
     except OSError:
         is_dir = False
     if is_dir:
-        for rel, st in _walk(mem, MEMORY_DIR):
+        for rel, st in _walk(mem, MEMORY_DIR, skipped if skipped is not None else []):
             if not any(rel.startswith(p.rstrip("/") + "/") for p in exclude_prefixes):
                 out.append(MemoryFile(rel, st.st_size, st.st_mtime))
     return sorted(out, key=lambda m: m.rel)
@@ -123,19 +165,24 @@ def regular_stat(path: Path) -> os.stat_result | None:
     return st if stat.S_ISREG(st.st_mode) else None
 
 
-def _walk(folder: Path, rel: str) -> Iterator[tuple[str, os.stat_result]]:
+def _walk(folder: Path, rel: str, skipped: list[str]) -> Iterator[tuple[str, os.stat_result]]:
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return
     for entry in sorted(entries, key=lambda e: e.name):
         child = f"{rel}/{entry.name}"
+        if not is_utf8_name(entry.name):
+            with contextlib.suppress(OSError):
+                if entry.name.endswith(".md") or entry.is_dir(follow_symlinks=False):
+                    skipped.append(shown_name(child))
+            continue
         try:
             if entry.is_symlink():
                 continue
             if entry.is_dir(follow_symlinks=False):
                 if not entry.name.startswith("."):  # .dreams and other tool folders
-                    yield from _walk(Path(entry.path), child)
+                    yield from _walk(Path(entry.path), child, skipped)
             elif entry.is_file(follow_symlinks=False) and entry.name.endswith(".md"):
                 yield child, entry.stat(follow_symlinks=False)
         except OSError:

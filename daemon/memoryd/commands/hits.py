@@ -12,7 +12,7 @@ from .. import clock
 from ..cli import Context, UsageError, json_dumps, positive_int
 from ..config import ConfigError
 from ..store import Store
-from ..workspace import MemoryFile, list_memory_files
+from ..workspace import MemoryFile, is_utf8_name, list_memory_files, report_skipped_names
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -138,7 +138,9 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     all_time = store.hit_counts(None, agents)
     window = all_time if days is None else store.hit_counts(now - days * 86400, agents)
     exclude = _archive_prefixes(ctx)
-    files = list_memory_files(ctx.paths.workspace, exclude)
+    skipped: list[str] = []
+    files = list_memory_files(ctx.paths.workspace, exclude, skipped)
+    report_skipped_names(skipped)
     shown, never = hits_report(files, window, all_time, args.top)
     if args.json:
         doc = {
@@ -178,7 +180,9 @@ def _archive_prefixes(ctx: Context) -> tuple[str, ...]:
         return tuple(
             f"{parent}/{entry.name}" if parent else entry.name
             for entry in _dir_entries(ctx.paths.workspace / parent)
-            if entry.name.startswith(stem) and entry.is_dir(follow_symlinks=False)
+            if entry.name.startswith(stem)
+            and is_utf8_name(entry.name)
+            and entry.is_dir(follow_symlinks=False)
         )
     return (template.rstrip("/"),)
 

@@ -172,6 +172,8 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
         result = job.run(ctx.cfg, ctx.paths, ctx.read_store(), now, dry_run=True)
         plan = result.data
         doc = {"dry_run": True, "archive": plan["archive"], "keep": plan["keep"]}
+        if plan.get("skipped_names"):
+            doc["skipped_names"] = plan["skipped_names"]
         if plan.get("unfinished_journal_entries"):
             doc["unfinished_journal_entries"] = plan["unfinished_journal_entries"]
         text = [result.summary + " (nothing changed; --force applies exactly this plan)"]
@@ -204,6 +206,8 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
         "failed": data["failed"],
         "repaired": data["repaired"],
     }
+    if data.get("skipped_names"):
+        doc["skipped_names"] = data["skipped_names"]
     text = [*(f"repaired: {r}" for r in data["repaired"]), result.summary]
     text += [f"  archived {m['path']} → {m['to']}  ({m['reason']})" for m in data["moved"]]
     text += [f"  FAILED {f['path']}: {f['error']}" for f in data["failed"]]

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import orjson
 
-from .. import clock
+from .. import clock, faults
 from ..config import Config, Paths
 from ..store import Store
 from ..workspace import classify_result_path, regular_stat
@@ -586,6 +586,7 @@ class Scanner:
             chunk_bytes=self.cfg.ingest.chunk_bytes,
             max_line_bytes=self.cfg.ingest.max_line_bytes,
         )
+        faults.point("scan.helper_started")  # in the parent, the helper forked and working
         return _HelperShare(helper, share)
 
     def _tail_prescanned(
@@ -807,7 +808,10 @@ class Scanner:
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK")
+            # SQLite may have rolled back already (a full disk, an I/O error): a second
+            # ROLLBACK would raise "no transaction is active" and hide the real cause.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             self._in_txn = False
             raise
         self._txn_bytes += nbytes
@@ -819,6 +823,7 @@ class Scanner:
         if self._in_txn:
             self.store.conn.execute("COMMIT")
             self._in_txn = False
+            faults.point("scan.committed")
 
     def _commit(
         self,
@@ -860,6 +865,7 @@ class Scanner:
         stats.new_calls += new_calls
         stats.malformed += batch.malformed
         stats.oversized += batch.oversized
+        faults.point("scan.batch")  # written into the open transaction, not yet committed
 
     def _apply_region(
         self,

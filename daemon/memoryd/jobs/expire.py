@@ -69,13 +69,16 @@ def build_plan(
             archive.append({"path": d.path, "to": to, "reason": d.reason, "rule": d.rule})
         else:
             keep.append({"path": d.path, "reason": d.reason, "rule": d.rule})
-    return {
+    doc: dict[str, Any] = {
         "workspace": str(snap.workspace),
         "now": snap.now,
         "month": month,
         "archive": archive,
         "keep": keep,
     }
+    if snap.skipped_names:
+        doc["skipped_names"] = list(snap.skipped_names)
+    return doc
 
 
 def apply_plan(
@@ -145,6 +148,9 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
     if dry_run:
         plan["unfinished_journal_entries"] = len(mover.unfinished())
         return JobResult(summary_line(plan, None, 0), plan, changed=False)
+    if snap.skipped_names:
+        with store.transaction():
+            store.bump("skipped_names", len(snap.skipped_names))
     batch = f"expire:{plan['month']}:{time.time_ns()}"
     moved, failed = apply_plan(plan, mover, paths.workspace, batch)
     data = {**plan, "batch": batch, "moved": moved, "failed": failed, "repaired": repaired}

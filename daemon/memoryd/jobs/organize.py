@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .. import faults
 from ..clock import iso
 from ..config import Config, Paths
 from ..gist import document_frequencies, make_gist
@@ -49,6 +50,7 @@ from ..tiers import (
     scan_store,
     write_refcount,
 )
+from ..workspace import report_skipped_names
 from . import JobResult
 
 log = logging.getLogger("memoryd.organize")
@@ -160,6 +162,7 @@ class _Executor:
         finally:
             os.close(fd)
         os.utime(staged, (self.now, self.now))  # made "now" on memoryd's clock
+        faults.point("organize.gist_staged")
         try:
             self.mover.move(
                 staged, self.root / action.dst, reason=f"gist: {action.reason}", batch=self.batch
@@ -199,6 +202,7 @@ class _Executor:
                 elif a.op == "gist":
                     row["method"] = self.gist(a, placements)
                 row["status"] = "done"
+                faults.point("organize.step")
             except (MoveError, OSError) as exc:
                 row["status"] = "failed"
                 row["error"] = str(exc)
@@ -232,10 +236,14 @@ class _Executor:
             for a, _ in buried:
                 by_src[a.src].update(status="failed", error=f"graveyard: {exc}")
             return
+        faults.point("organize.buried")
         for a, b in buried:
             row = by_src[a.src]
             try:
-                move_id = self.mover.delete(self.root / a.src, reason=a.reason, batch=self.batch)
+                # Only the bytes the graveyard holds: an edit made since stays, reported.
+                move_id = self.mover.delete(
+                    self.root / a.src, reason=a.reason, batch=self.batch, expect_sha256=b.sha256
+                )
                 rec = self.mover.get(move_id)
                 row.update(
                     status="done",
@@ -258,8 +266,10 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
         return JobResult(
             f"organize: no tier store at {root} (create that folder to start one)", data
         )
+    skipped: list[str] = []
     if dry_run:
-        placements = scan_store(root)
+        placements = scan_store(root, skipped)
+        report_skipped_names(skipped)
         records = load_records(store)
         records.update(reconcile(placements, records, now))
         actions = plan_store(placements, records, last_retrievals(store), now, pol)
@@ -274,7 +284,8 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
         mover = mover_for(store, paths)
         repaired = mover.repair()
         clean_staging(root)
-        placements = scan_store(root)
+        placements = scan_store(root, skipped)
+        report_skipped_names(skipped)
         records = load_records(store)
         changed_records = reconcile(placements, records, now)
         if changed_records:
@@ -322,6 +333,8 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
                 save_records(store, updated.values())
             if ex.fallbacks:
                 store.bump("tiers_summarizer_failed", ex.fallbacks)
+            if skipped:
+                store.bump("skipped_names", len(skipped))
             conflicts = sum(1 for a in actions if a.op == "conflict")
             if conflicts:
                 store.bump("tiers_conflicts", conflicts)
@@ -329,6 +342,8 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
         did = any(r.get("status") == "done" for r in results) or bool(expired)
         refcount = write_refcount(store, root, now, records)
         data = _data(root, results, repaired, expired, len(after), False)
+        if skipped:
+            data["skipped_names"] = skipped
         data["refcount"] = str(refcount_path(root)) if refcount else None
         return JobResult(_summary(data), data, changed=did)
 

@@ -42,6 +42,9 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
         f"{len(doc['cooling'])} cooling, expire would archive {len(plan['archive'])}"
     )
     if not dry_run:
+        if snap.skipped_names:
+            with store.transaction():
+                store.bump("skipped_names", len(snap.skipped_names))
         day = datetime.fromtimestamp(now, snap.tz).strftime("%Y-%m-%d")
         report = write_report(paths.reports_dir, f"reflect-{day}", render_reflect(doc), doc)
         doc["report"] = str(report)

@@ -1,0 +1,93 @@
+"""Fault points: named places in the code where a test can make something happen.
+
+Crash and race tests must not depend on the machine's speed ("kill after 0.4 s"
+passes on one laptop and fails on a loaded 2-core box). Instead the code under
+test calls :func:`point` at the moments that matter (between a check and the act
+it guards, after the Nth move of a run), and a test decides what happens there:
+
+* in-process, with :func:`hook` — a callable run at the point (an editor's save
+  racing the mover, an ``OSError`` the file system would give);
+* in a subprocess, with ``MEMORYD_FAULT=<point>:<n>[:<action>][,...]`` — at the
+  ``n``-th time the process reaches ``<point>``, do ``<action>``: ``kill``
+  (SIGKILL itself: the default), ``stop`` (SIGSTOP itself, so the test decides
+  when and how to end it), ``eacces`` / ``erofs`` / ``enospc`` / ``eio`` (raise
+  that ``OSError``), and ``*`` for ``<n>`` to act every time.
+
+With neither set, :func:`point` costs one dict lookup and one environment read.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+from collections.abc import Callable
+
+ENV = "MEMORYD_FAULT"
+
+_hooks: dict[str, Callable[..., None]] = {}
+_reached: dict[str, int] = {}
+
+_ERRNOS = {
+    "eacces": errno.EACCES,
+    "erofs": errno.EROFS,
+    "enospc": errno.ENOSPC,
+    "eio": errno.EIO,
+}
+
+
+def hook(name: str, action: Callable[..., None] | None) -> None:
+    """Run ``action`` each time ``name`` is reached (None removes it).
+
+    It gets what the point passes, if anything (``store.opened`` passes the
+    new SQLite connection, so a test can make it hit a full disk).
+    """
+    if action is None:
+        _hooks.pop(name, None)
+    else:
+        _hooks[name] = action
+
+
+def clear() -> None:
+    """Forget every hook and every count (between tests)."""
+    _hooks.clear()
+    _reached.clear()
+
+
+def parse(spec: str) -> list[tuple[str, int | None, str]]:
+    """``a.b:3:kill,c.d:*:erofs`` → [(point, n or None for every time, action)]."""
+    out: list[tuple[str, int | None, str]] = []
+    for item in spec.split(","):
+        parts = item.strip().split(":")
+        if not parts[0]:
+            continue
+        count = parts[1] if len(parts) > 1 else "1"
+        action = parts[2] if len(parts) > 2 else "kill"
+        out.append((parts[0], None if count == "*" else int(count), action))
+    return out
+
+
+def point(name: str, *subject: object) -> None:
+    """The code reached ``name``: run its hook, then any ``MEMORYD_FAULT`` action for it."""
+    action = _hooks.get(name)
+    if action is not None:
+        action(*subject)
+    spec = os.environ.get(ENV)
+    if not spec:
+        return
+    n = _reached[name] = _reached.get(name, 0) + 1
+    for where, count, what in parse(spec):
+        if where == name and (count is None or count == n):
+            _act(name, what)
+
+
+def _act(name: str, what: str) -> None:
+    if what == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif what == "stop":
+        os.kill(os.getpid(), signal.SIGSTOP)
+    elif what in _ERRNOS:
+        code = _ERRNOS[what]
+        raise OSError(code, f"{os.strerror(code)} (fault point {name})")
+    else:
+        raise ValueError(f"{ENV}: unknown action {what!r} at {name}")
