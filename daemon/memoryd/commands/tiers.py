@@ -176,6 +176,15 @@ def cmd_inject(args: argparse.Namespace, ctx: Any) -> int:
         )
     elif inj.text:
         ctx.out.write(inj.text)
+    else:  # stdout goes into the agent's session: say it on stderr
+        import sys
+
+        why = (
+            f"{len(inj.omitted)} notes in hot/, none fits in {budget} characters"
+            if inj.omitted
+            else f"no notes in {ctx.paths.tiers_root / 'hot'}"
+        )
+        print(f"memoryd inject: nothing to inject: {why}", file=sys.stderr)
     return 0
 
 
