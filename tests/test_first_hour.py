@@ -21,7 +21,6 @@ import pytest
 import transcripts as tx
 from memoryd.cli import COMMAND_GROUPS
 from memoryd.config import Config, is_table
-from memoryd.corpus import DEMO_TIER_PLAN
 
 DAY = 86400.0
 NOW = tx.T0 + 40 * DAY
@@ -475,6 +474,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_demo_tier_store_gives_organize_something_to_do(demo: Path) -> None:
+    from memoryd.corpus import DEMO_TIER_PLAN
+
     r = memoryd("organize", "--dry-run", "--json", config=demo)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
@@ -498,3 +499,38 @@ def test_the_demo_tier_store_answers_recall_and_inject(demo: Path) -> None:
     assert doc["tier"] == "warm" and doc["shown"][0]["now"] == "hot/api-rate-limits.md"
     assert [x["status"] for x in doc["rotations"]] == ["done"]
     assert "payments API" in memoryd("inject", config=demo).stdout, "now hot: injected"
+
+
+@pytest.mark.parametrize(
+    "raised,debug,code,traceback",
+    [
+        ("KeyError('bug')", False, 1, True),  # a bug: its traceback, always
+        ("ValueError('bad value')", False, 1, False),  # a runtime fault: one line
+        ("ValueError('bad value')", True, 1, True),  # ... and its traceback with --debug
+        ("OSError(28, 'No space left on device')", False, 1, False),
+    ],
+)
+def test_a_bug_keeps_its_traceback_a_fault_is_one_line(
+    install: tuple[Path, Path, Path], raised: str, debug: bool, code: int, traceback: bool
+) -> None:
+    """The command is replaced by one that raises, in a real `memoryd` process."""
+    _, _, cfg = install
+    argv = ["--debug", "status"] if debug else ["status"]
+    probe = (
+        "import sys\n"
+        "import memoryd.commands.service as s\n"
+        "def broken(args, ctx):\n"
+        f"    raise {raised}\n"
+        "s.cmd_status = broken\n"
+        "from memoryd.cli import main\n"
+        f"sys.exit(main({argv!r}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
+    env["MEMORYD_CONFIG"] = str(cfg)
+    r = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert r.returncode == code
+    assert ("Traceback (most recent call last)" in r.stderr) == traceback, r.stderr
+    if not traceback:
+        assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("memoryd: ")

@@ -423,9 +423,8 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
     from ..workspace import is_memory_relpath
 
     kind = args.mark_kind
-    store = ctx.store()
-    if kind == "pinned" and not args.paths:
-        pins = sorted(store.marks("pinned"))
+    if kind == "pinned" and not args.paths:  # listing the pins changes nothing
+        pins = sorted(ctx.read_store().marks("pinned"))
         for glob in pins:
             ctx.print(glob)
         for glob in ctx.cfg.expire.pinned:
@@ -433,6 +432,7 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
         if not pins and not ctx.cfg.expire.pinned:
             ctx.print("no pins (pin files with: memoryd pin 'memory/projects/*')")
         return 0
+    store = ctx.store()
     keys = []
     for raw in args.paths:
         if kind == "pinned":
