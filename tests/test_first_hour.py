@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import transcripts as tx
 from memoryd.cli import COMMAND_GROUPS
@@ -534,3 +536,26 @@ def test_a_bug_keeps_its_traceback_a_fault_is_one_line(
     assert ("Traceback (most recent call last)" in r.stderr) == traceback, r.stderr
     if not traceback:
         assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("memoryd: ")
+
+
+_PIECES = ["memory", "archive", "archive-", "{month}", "..", ".", "/", "\\", "~", "x", "-", "{y}"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_an_accepted_archive_dir_keeps_archived_notes_inside_and_apart(template: str) -> None:
+    """Whatever archive.dir the validator lets through, an archived note lands inside the
+    workspace, somewhere else than it was, and never in a bare memory/YYYY-MM/ folder."""
+    import posixpath
+
+    from memoryd.config import archive_dir_problem
+    from memoryd.policy.expire import archive_relpath
+
+    if archive_dir_problem(template) is not None:
+        return
+    for rel in ("memory/2026-01-05.md", "MEMORY.md", "memory/deep/x.md"):
+        to = posixpath.normpath(archive_relpath(rel, template, "2026-11"))
+        assert not to.startswith(("/", "../")) and to != "..", (template, to)
+        assert to != rel, (template, to)
+        parts = to.split("/")
+        assert not (parts[0] == "memory" and parts[1] == "2026-11"), (template, to)
