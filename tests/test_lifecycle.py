@@ -268,7 +268,8 @@ def test_restore_by_original_or_archived_path(inst: Install) -> None:
     assert (inst.ws / "memory/2026-08-01.md").read_text() == "one"
     assert (inst.ws / "memory/2026-08-02.md").read_text() == "two"
     again = inst.run("restore", "memory/2026-08-01.md", check=False)
-    assert again.returncode == 1 and "no journaled move" in again.stdout
+    assert again.returncode == 1 and "no journaled move" in again.stderr
+    assert again.stdout == "", "errors go to stderr, not into what a script reads"
     explained = inst.run("explain", "memory-archive/2026-11/memory/2026-08-02.md", check=False)
     assert explained.returncode == 1 and "not a memory file" in explained.stdout
 

@@ -99,6 +99,7 @@ def test_systemd_analyze_verify_accepts_the_repository_unit(tmp_path: Path) -> N
 def test_service_install_writes_a_unit_that_verifies_then_uninstall_removes_it(
     tmp_path: Path,
 ) -> None:
+    (tmp_path / ".openclaw").mkdir()  # an OpenClaw install for the service to follow
     config = tmp_path / "my config.toml"
     config.write_text("[log]\nlevel = 'info'\n")
     done = cli(tmp_path, "service", "install", "--systemd", config=config)
@@ -139,6 +140,7 @@ def test_the_plist_is_a_keepalive_background_agent_plistlib_and_plutil_accept() 
 
 
 def test_launchd_install_dry_run_install_refusal_and_uninstall(tmp_path: Path) -> None:
+    (tmp_path / ".openclaw").mkdir()  # an OpenClaw install for the service to follow
     agents = tmp_path / "Library" / "LaunchAgents"
     target = agents / f"{LAUNCHD_LABEL}.plist"
 

@@ -59,9 +59,25 @@ class Context:
             self._paths = resolve_paths(self.cfg, self.environ)
         return self._paths
 
+    def require_openclaw(self) -> None:
+        """Refuse to go on (exit 2) when there is no OpenClaw install to work for.
+
+        Checked before any command runs and again before the state database is
+        created: a machine without OpenClaw must not get ``~/.openclaw/memoryd``
+        from memoryd (OpenClaw's own set-up would then find a folder it did not make).
+        """
+        state_dir = self.paths.state_dir
+        if not state_dir.is_dir():
+            raise ConfigError(
+                f"no OpenClaw state directory at {state_dir} (set openclaw.state_dir in the "
+                "config or $OPENCLAW_STATE_DIR; `memoryd demo` shows memoryd on a generated "
+                "install)"
+            )
+
     def store(self) -> Store:
         """The state database, opened (and created) on first use."""
         if self._store is None:
+            self.require_openclaw()
             self._store = Store.open(self.paths.db)
         return self._store
 
@@ -122,7 +138,7 @@ def _groups_for(argv: Sequence[str]) -> tuple[str, ...]:
             i += 2
             continue
         if arg.startswith("-"):
-            if arg.startswith("--config="):
+            if arg.startswith("--config=") or arg == "--debug":
                 i += 1
                 continue
             return COMMAND_MODULES
@@ -137,14 +153,46 @@ def build_parser(groups: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentPa
         description="Measure which memory files an OpenClaw agent uses; keep the rest tidy.",
     )
     parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
-    parser.add_argument(
-        "--config", metavar="FILE", help="TOML configuration (default: $MEMORYD_CONFIG, else none)"
-    )
+    _add_global_options(parser, default=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in groups:
         importlib.import_module(name).register(sub)
+    # `memoryd hits --config F` works as well as `memoryd --config F hits`.
+    for command in _subparsers(parser):
+        _add_global_options(command, default=argparse.SUPPRESS)
     return parser
+
+
+def _add_global_options(parser: argparse.ArgumentParser, default: Any) -> None:
+    """--config and --debug, on the top-level parser and (not overriding it) every command.
+
+    A command's copy defaults to SUPPRESS, so it sets the value only when given
+    after the command; ``memoryd --config A hits`` keeps A.
+    """
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        default=default,
+        help="TOML configuration (default: $MEMORYD_CONFIG, else none)",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=False if default is None else default,
+        help="on an error, print the Python traceback as well as the one-line message",
+    )
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every command's parser below ``parser`` (``export hits-jsonl``, ``service install``...)."""
+    out: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):  # aliases share a parser
+                out.append(child)
+                out.extend(_subparsers(child))
+    return out
 
 
 # Commands that run for days: they keep Python's cyclic garbage collector on.
@@ -162,38 +210,88 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.command in LONG_RUNNING and collecting:
             gc.enable()
-        return _run(args)
+        return _run(args, argv)
     finally:
         if collecting:
             gc.enable()
 
 
-def _run(args: argparse.Namespace) -> int:
-    func = args.func
+def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Load the configuration, check the install, run the command; the one place that turns
+    an error into a one-line message and an exit code.
+
+    2: the user must fix an input (the configuration, an argument, a path given on the
+    command line, an environment variable); 1: a fault at run time (the state database,
+    the disk, a file memoryd manages). ``--debug`` adds the traceback. Any other
+    exception is a bug and keeps its traceback.
+    """
+    ctx: Context | None = None
     try:
+        _check_environment()
         cfg = load_config(config_path_from(args.config, os.environ))
-    except ConfigError as exc:
-        print(f"memoryd: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    ctx = Context(cfg=cfg, config_file=cfg.source or None)
-    try:
-        return int(func(args, ctx) or 0)
+        ctx = Context(cfg=cfg, config_file=cfg.source or None)
+        if getattr(args, "needs_openclaw", True):
+            ctx.require_openclaw()
+        return int(args.func(args, ctx) or 0)
     except (ConfigError, UsageError) as exc:
-        print(f"memoryd: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(args, exc, EXIT_USAGE, str(exc))
     except StoreError as exc:
-        print(f"memoryd: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
+        return _fail(args, exc, EXIT_FAILURE, str(exc))
     except sqlite3.Error as exc:  # the state database broke underneath: name the file and why
-        print(f"memoryd: {describe_database_error(ctx.paths.db, exc)}", file=sys.stderr)
-        return EXIT_FAILURE
+        where = ctx.paths.db if ctx is not None else None
+        message = describe_database_error(where, exc) if where is not None else str(exc)
+        return _fail(args, exc, EXIT_FAILURE, message)
     except BrokenPipeError:  # `memoryd hits | head`
         sys.stderr.close()
         return EXIT_OK
+    except OSError as exc:
+        code = EXIT_USAGE if _names_user_path(exc, argv) else EXIT_FAILURE
+        return _fail(args, exc, code, _describe_os_error(exc))
+    except ValueError as exc:
+        return _fail(args, exc, EXIT_FAILURE, f"{exc} (--debug shows where)")
     except KeyboardInterrupt:
         return 130
     finally:
-        ctx.close()
+        if ctx is not None:
+            ctx.close()
+
+
+def _check_environment() -> None:
+    """$MEMORYD_NOW and $MEMORYD_CLOCK_OFFSET are input too: refuse a bad one up front."""
+    from . import clock
+
+    try:
+        clock.now()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _fail(args: argparse.Namespace, exc: BaseException, code: int, message: str) -> int:
+    if getattr(args, "debug", False):
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    print(f"memoryd: {message}", file=sys.stderr)
+    return code
+
+
+def _describe_os_error(exc: OSError) -> str:
+    """``<file>: <cause>`` (both files for a rename), or the cause alone."""
+    cause = exc.strerror or str(exc)
+    names = [os.fsdecode(n) for n in (exc.filename, exc.filename2) if isinstance(n, str | bytes)]
+    return ": ".join([" → ".join(names), cause]) if names else cause
+
+
+def _names_user_path(exc: OSError, argv: Sequence[str]) -> bool:
+    """Whether the failing file is one the user named on the command line (their input)."""
+    given = set()
+    for arg in argv:
+        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+        given.add(os.path.abspath(value))
+    for name in (exc.filename, exc.filename2):
+        if isinstance(name, str | bytes) and os.path.abspath(os.fsdecode(name)) in given:
+            return True
+    return False
 
 
 def positive_int(text: str) -> int:

@@ -10,6 +10,7 @@ every call: a test changes it to make a running daemon see its wall clock jump
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from datetime import UTC, datetime
@@ -32,9 +33,23 @@ def now() -> float:
     """Current time in epoch seconds, honouring the test overrides."""
     pinned = os.environ.get("MEMORYD_NOW")
     if pinned:
-        return parse_instant(pinned)
+        try:
+            pinned_at = parse_instant(pinned)
+        except ValueError:
+            pinned_at = math.nan
+        if not math.isfinite(pinned_at):
+            raise ValueError(
+                f"$MEMORYD_NOW: {pinned!r} is neither epoch seconds nor an ISO 8601 time "
+                "(such as 2026-03-01T12:00:00Z)"
+            )
+        return pinned_at
     offset = os.environ.get("MEMORYD_CLOCK_OFFSET")
-    shift = float(offset) if offset else 0.0
+    try:
+        shift = float(offset) if offset else 0.0
+    except ValueError:
+        shift = math.nan
+    if not math.isfinite(shift):
+        raise ValueError(f"$MEMORYD_CLOCK_OFFSET: {offset!r} is not a number of seconds")
     offset_file = os.environ.get("MEMORYD_CLOCK_OFFSET_FILE")
     if offset_file:
         try:

@@ -13,7 +13,9 @@ memoryd with no configuration at all watches what OpenClaw writes.
 from __future__ import annotations
 
 import functools
+import math
 import os
+import posixpath
 import re
 import typing
 from pathlib import Path
@@ -215,6 +217,8 @@ def _check_value(name: str, hint: Any, value: Any) -> Any:
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ConfigError(f"{name}: expected a number, got {value!r}")
+        if not math.isfinite(value):  # TOML allows nan and inf; no setting means either
+            raise ConfigError(f"{name}: expected a finite number, got {value!r}")
         if value < 0:
             raise ConfigError(f"{name}: must not be negative, got {value}")
         return float(value)
@@ -280,8 +284,9 @@ def _check_semantics(cfg: Config) -> None:
         raise ConfigError("ingest.parallel_min_bytes: must be 0 (never) or more")
     if cfg.ingest.max_line_bytes < cfg.ingest.chunk_bytes:
         raise ConfigError("ingest.max_line_bytes: must be at least ingest.chunk_bytes")
-    if "{month}" in cfg.archive.dir and cfg.archive.dir.count("{") != 1:
-        raise ConfigError("archive.dir: only the {month} placeholder is known")
+    problem = archive_dir_problem(cfg.archive.dir)
+    if problem:
+        raise ConfigError(f"archive.dir: {cfg.archive.dir!r} {problem}")
     if cfg.schedule.timezone:
         import zoneinfo
 
@@ -316,6 +321,43 @@ def _check_semantics(cfg: Config) -> None:
         raise ConfigError('openclaw.agents: list at least one agent id (or "*")')
 
 
+def archive_dir_problem(template: str) -> str | None:
+    """Why ``archive.dir`` cannot be an archive folder, or None when it can. Pure.
+
+    The archive must be a folder of its own inside the workspace: archiving moves
+    notes there and ``hits`` / ``expire`` stop listing what is in it. So it must not
+    leave the workspace (``..``, an absolute path), be the workspace or ``memory/``
+    itself (notes would be renamed in place, or all of ``memory/`` hidden), or be a
+    bare ``{month}`` folder directly under ``memory/`` (``memory/2026-01/`` may be the
+    user's own notes). The seed's ``memory/archive-{month}`` is fine.
+    """
+    if template.count("{") != template.count("{month}") or "}" in template.replace("{month}", ""):
+        return "uses an unknown placeholder (only {month} is known)"
+    if not template.strip():
+        return "is empty: the archive must be a folder inside the workspace"
+    if template.startswith(("/", "~", "\\")) or template[1:3] in (":/", ":\\"):
+        return (
+            "is absolute: the archive must be a folder inside the workspace, written relative "
+            "to it (for example 'memory-archive/{month}')"
+        )
+    parts = [p for p in re.split(r"[/\\]+", template) if p]
+    if ".." in parts:
+        return "contains '..': the archive must stay inside the workspace"
+    norm = posixpath.normpath("/".join(parts))
+    if norm in (".", ""):
+        return "is the workspace itself: the archive must be a folder of its own"
+    if norm == "memory":
+        return "is memory/ itself: archived notes would stay where they are, and all of it hidden"
+    first = norm.split("/")
+    if first[0] == "memory" and len(first) > 1 and first[1].startswith("{month}"):
+        return (
+            "puts a bare {month} folder directly under memory/, where the user's own "
+            "memory/YYYY-MM/ notes may be (use 'memory/archive-{month}' or "
+            "'memory-archive/{month}')"
+        )
+    return None
+
+
 def config_path_from(explicit: str | None, environ: typing.Mapping[str, str]) -> str | None:
     """Which config file to read: --config, then $MEMORYD_CONFIG, else none (defaults)."""
     return explicit or environ.get("MEMORYD_CONFIG") or None
@@ -336,6 +378,13 @@ def load_config(path: str | None) -> Config:
         raise ConfigError(f"config file {path}: is a directory") from None
     except PermissionError:
         raise ConfigError(f"config file {path}: permission denied") from None
+    except OSError as exc:
+        raise ConfigError(f"config file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"config file {path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset "
+            f"{exc.start}); TOML files are UTF-8"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path}: invalid TOML: {exc}") from None
     return parse_config(data, source=str(Path(path).resolve()))
@@ -478,6 +527,47 @@ class Paths(NamedTuple):
         return self.memoryd_dir / "reports"
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or below it, by name and by where symlinks lead."""
+    for a, b in ((path, folder), (Path(os.path.realpath(path)), Path(os.path.realpath(folder)))):
+        a, b = Path(os.path.abspath(a)), Path(os.path.abspath(b))
+        if a == b or b in a.parents:
+            return True
+    return False
+
+
+def _check_places(
+    cfg: Config, memoryd_dir: Path, tiers_root: Path, agents: typing.Iterable[Agent]
+) -> None:
+    """Refuse folders that would fold into one another (exit 2, the key named).
+
+    memoryd's state inside ``memory/`` would be indexed by OpenClaw and could be
+    archived; an archive inside the tier store would be organised (and deleted)
+    as forgotten notes.
+    """
+    for agent in agents:
+        memory = agent.workspace / "memory"
+        if _inside(memoryd_dir, memory):
+            raise ConfigError(
+                f"state.dir: {memoryd_dir} is inside {memory}: memoryd's state must not be in "
+                "the memory folder OpenClaw indexes (choose a folder outside it)"
+            )
+        static = cfg.archive.dir.split("{month}", 1)[0].rstrip("/\\")
+        archive = agent.workspace / static if static else agent.workspace
+        # (A workspace kept inside the tier root is odd but harmless: organize reads only
+        # the four tier folders, so only those are off limits then.)
+        store_parts = (
+            [tiers_root / tier for tier in ("hot", "warm", "gist", "forgotten")]
+            if _inside(agent.workspace, tiers_root)
+            else [tiers_root]
+        )
+        if any(_inside(archive, part) for part in store_parts):
+            raise ConfigError(
+                f"archive.dir: {cfg.archive.dir!r} lies inside the tier store {tiers_root} "
+                "(organize would treat archived notes as its own and delete them)"
+            )
+
+
 def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) -> Paths:
     """Turn the configuration into concrete paths. Raises ConfigError for missing dirs."""
     env = os.environ if environ is None else environ
@@ -521,6 +611,7 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
     else:
         memoryd_dir = state_dir / "memoryd"
     tiers_root = expand_home(cfg.tiers.root, env) if cfg.tiers.root else state_dir / "memory_fs"
+    _check_places(cfg, memoryd_dir, tiers_root, agents)
     return Paths(
         state_dir=state_dir,
         memoryd_dir=memoryd_dir,

@@ -350,10 +350,15 @@ def _match_dict(m: Match, now_rel: str | None) -> dict[str, Any]:
 
 
 def _hit_message(tier: str, out: RecallOutcome) -> str:
+    """What happened, said plainly: a move is only announced when one was made."""
     n = len(out.shown)
     files = "file" if n == 1 else "files"
     if tier == "hot":
         return f"{n} {files} in hot/ (already the hottest tier; nothing moved)."
+    done = sum(1 for r in out.rotations if r.get("status") == "done")
+    if not done:
+        why = "--peek" if not out.rotations else "the moves failed"
+        return f"{n} {files} in {tier}/ (nothing moved: {why})."
     if tier == "warm":
         return f"{n} {files} in warm/; moved back to hot/."
     if tier == "gist":

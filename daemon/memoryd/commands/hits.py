@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from .. import clock
 from ..cli import Context, UsageError, json_dumps, positive_int
-from ..config import ConfigError
 from ..store import Store
-from ..workspace import MemoryFile, is_utf8_name, list_memory_files, report_skipped_names
+from ..workspace import MemoryFile, list_memory_files, report_skipped_names
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,25 +39,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.set_defaults(func=cmd_export_hits)
 
     p = sub.add_parser("demo", help="build a small OpenClaw install, scan it, show the report")
-    p.add_argument("dir", nargs="?", help="where to build it (default: a new temporary folder)")
-    p.set_defaults(func=cmd_demo)
-
-
-def require_openclaw(ctx: Context) -> None:
-    """Refuse to create state for an OpenClaw install that is not there."""
-    state_dir = ctx.paths.state_dir
-    if not state_dir.is_dir():
-        raise ConfigError(
-            f"no OpenClaw state directory at {state_dir} (set openclaw.state_dir in the config "
-            "or $OPENCLAW_STATE_DIR; `memoryd demo` shows memoryd on a generated install)"
-        )
+    p.add_argument(
+        "dir", nargs="?", help="a new or empty folder to build it in (default: a temporary one)"
+    )
+    p.set_defaults(func=cmd_demo, needs_openclaw=False)
 
 
 def run_scan(ctx: Context) -> Any:
     """One catch-up pass; returns the ScanStats."""
     from ..ingest.scan import Scanner  # the scanner is not needed to parse arguments
 
-    require_openclaw(ctx)
+    ctx.require_openclaw()
     return Scanner(ctx.cfg, ctx.paths, ctx.store()).scan()
 
 
@@ -102,8 +93,8 @@ def hits_report(
 ) -> tuple[list[FileHits], list[str]]:
     """Files ever hit (window count, last hit ever), most hit first; and files never hit.
 
-    Pure. Every file given appears in exactly one of the two lists (``top`` only
-    shortens the first).
+    Pure. Every file given appears in exactly one of the two lists; ``top`` keeps
+    the first N of each (the never-hit ones in path order).
     """
     hit: list[FileHits] = []
     never: list[str] = []
@@ -113,7 +104,9 @@ def hits_report(
         else:
             never.append(f.rel)
     hit.sort(key=lambda h: (-h.hits, -(h.last_hit or 0.0), h.path))
-    return (hit[:top] if top else hit), never
+    if top:
+        return hit[:top], never[:top]
+    return hit, never
 
 
 def _workspace_agents(ctx: Context, only: str | None) -> list[str]:
@@ -128,7 +121,7 @@ def _workspace_agents(ctx: Context, only: str | None) -> list[str]:
 
 def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     if args.no_scan:
-        require_openclaw(ctx)
+        ctx.require_openclaw()
     else:
         run_scan(ctx)
     store = ctx.store()
@@ -142,6 +135,7 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     files = list_memory_files(ctx.paths.workspace, exclude, skipped)
     report_skipped_names(skipped)
     shown, never = hits_report(files, window, all_time, args.top)
+    never_total = sum(1 for f in files if f.rel not in all_time)
     if args.json:
         doc = {
             "window_days": days,
@@ -149,6 +143,7 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
                 {"path": h.path, "hits": h.hits, "last_hit": clock.iso(h.last_hit)} for h in shown
             ],
             "never_hit": never,
+            "never_hit_total": never_total,
         }
         ctx.print(json_dumps(doc))
         return 0
@@ -164,35 +159,21 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
             ctx.print(f"{h.hits:>6}  {last:<17}  {h.path}")
     ctx.print(f"{total} hits on {hit_files} of {len(files)} files in the window")
     if never:
-        ctx.print(f"never hit ({len(never)} of {len(files)} files):")
+        more = f"; the first {len(never)} shown" if len(never) < never_total else ""
+        ctx.print(f"never hit ({never_total} of {len(files)} files{more}):")
         for path in never:
             ctx.print(f"        {path}")
     return 0
 
 
 def _archive_prefixes(ctx: Context) -> tuple[str, ...]:
-    """The archive folder, when it is configured inside memory/, is not memory."""
-    template = ctx.cfg.archive.dir
-    head = template.split("{month}", 1)[0]
-    if "{month}" in template:
-        # memory/archive-{month} → every memory/archive-* folder
-        parent, _, stem = head.rpartition("/")
-        return tuple(
-            f"{parent}/{entry.name}" if parent else entry.name
-            for entry in _dir_entries(ctx.paths.workspace / parent)
-            if entry.name.startswith(stem)
-            and is_utf8_name(entry.name)
-            and entry.is_dir(follow_symlinks=False)
-        )
-    return (template.rstrip("/"),)
+    """The archive folder, when it is configured inside memory/, is not memory.
 
+    The same folders expire and reflect leave out (one definition, in signals).
+    """
+    from ..signals import archive_excludes
 
-def _dir_entries(folder: Path) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(folder) as it:
-            return list(it)
-    except OSError:
-        return []
+    return archive_excludes(ctx.paths.workspace, ctx.cfg.archive.dir)
 
 
 # --------------------------------------------------------------------------- export
@@ -205,36 +186,42 @@ def export_hits_jsonl(store: Store, target: Path) -> int:
     on. A torn last line (a crash mid-write) is cut off first. One ``write`` per
     record on an ``O_APPEND`` descriptor keeps records whole.
     """
-    import orjson
-
     last_id = _last_exported_id(target)
-    rows = store.conn.execute(
-        "SELECT id, ts, memory_path, kind, query, agent, session, call_id, score "
-        "FROM hits WHERE id > ? ORDER BY id",
-        (last_id,),
-    )
     fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     written = 0
     try:
-        for hid, ts, path, kind, query, agent, session, call_id, score in rows:
-            record = {
-                "id": hid,
-                "ts": clock.iso(ts),
-                "file": path,
-                "kind": kind,
-                "query": query,
-                "agent": agent,
-                "session": session,
-                "call_id": call_id,
-                "score": score,
-            }
-            os.write(fd, orjson.dumps(record) + b"\n")
+        for line in hit_records(store, last_id):
+            os.write(fd, line)
             written += 1
         if written:
             os.fsync(fd)
     finally:
         os.close(fd)
     return written
+
+
+def hit_records(store: Store, after_id: int = 0) -> Iterator[bytes]:
+    """Each hit after ``after_id`` as one JSON line: the export format, to a file or stdout."""
+    import orjson
+
+    rows = store.conn.execute(
+        "SELECT id, ts, memory_path, kind, query, agent, session, call_id, score "
+        "FROM hits WHERE id > ? ORDER BY id",
+        (after_id,),
+    )
+    for hid, ts, path, kind, query, agent, session, call_id, score in rows:
+        record = {
+            "id": hid,
+            "ts": clock.iso(ts),
+            "file": path,
+            "kind": kind,
+            "query": query,
+            "agent": agent,
+            "session": session,
+            "call_id": call_id,
+            "score": score,
+        }
+        yield orjson.dumps(record) + b"\n"
 
 
 def _last_exported_id(target: Path) -> int:
@@ -271,13 +258,8 @@ def cmd_export_hits(args: argparse.Namespace, ctx: Context) -> int:
     if args.path == "-":
         import sys
 
-        import orjson
-
-        for hid, ts, path, kind, query in store.conn.execute(
-            "SELECT id, ts, memory_path, kind, query FROM hits ORDER BY id"
-        ):
-            rec = {"id": hid, "ts": clock.iso(ts), "file": path, "kind": kind, "query": query}
-            sys.stdout.buffer.write(orjson.dumps(rec) + b"\n")
+        for line in hit_records(store):
+            sys.stdout.buffer.write(line)
         return 0
     target = Path(args.path) if args.path else ctx.paths.memoryd_dir / "hit_counts.jsonl"
     written = export_hits_jsonl(store, target)
@@ -294,9 +276,16 @@ def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
     from .. import corpus
     from ..cli import main as cli_main
 
-    root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="memoryd-demo-"))
-    root.mkdir(parents=True, exist_ok=True)
-    truth = corpus.generate_demo(root, now=clock.now())
+    if args.dir:
+        root = Path(args.dir)
+        _check_demo_target(root)
+        root.mkdir(parents=True, exist_ok=True)
+    else:
+        root = Path(tempfile.mkdtemp(prefix="memoryd-demo-"))
+    now = clock.now()
+    truth = corpus.generate_demo(root, now=now)
+    tiers_root = truth.state_dir / "memory_fs"  # the default [tiers] root for this state dir
+    corpus.generate_demo_tiers(tiers_root, now=now)
     config = root / "memoryd.toml"
     config.write_text(
         "# written by `memoryd demo`\n"
@@ -316,11 +305,33 @@ def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
     ctx.out.flush()
     code = code or cli_main(["--config", str(config), "hits", "--top", "10", "--no-scan"])
     ctx.print("")
+    ctx.print(f"A tier store of {len(corpus._DEMO_NOTES)} notes, 1 hour to 40 days old, is in")
+    ctx.print(f"{tiers_root}/ (hot/ warm/ gist/ forgotten/). Try:")
+    ctx.print(f"  memoryd --config {config} organize --dry-run   # what would move, and why")
+    ctx.print(f"  memoryd --config {config} recall rate limits   # warm/ note back to hot/")
+    ctx.print(f"  memoryd --config {config} inject               # the hot/ notes for a session")
+    ctx.print("")
     ctx.print("To use memoryd on your own OpenClaw install, run `memoryd scan` and `memoryd hits`:")
     ctx.print("the state dir is found as OpenClaw finds it ($OPENCLAW_STATE_DIR, ~/.openclaw);")
     ctx.print("or point it elsewhere with [openclaw] state_dir / workspace in a config file")
     ctx.print("(see config/memoryd.toml) passed as --config FILE or $MEMORYD_CONFIG.")
     return code
+
+
+def _check_demo_target(root: Path) -> None:
+    """The demo builds in a new or empty folder only: never among someone's files."""
+    if root.is_dir():
+        try:
+            with os.scandir(root) as it:
+                crowded = any(True for _ in it)
+        except OSError as exc:
+            raise UsageError(f"{root}: cannot list it ({exc.strerror})") from None
+        if crowded:
+            raise UsageError(
+                f"{root} is not empty: give a new or empty folder (or none, for a temporary one)"
+            )
+    elif os.path.lexists(root):
+        raise UsageError(f"{root} exists and is not a folder: give a new or empty folder")
 
 
 def _human_bytes(n: int) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -464,13 +465,16 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
     from ..workspace import is_memory_relpath
 
     kind = args.mark_kind
-    store = ctx.store()
-    if kind == "pinned" and not args.paths:
-        for glob in sorted(store.marks("pinned")):
+    if kind == "pinned" and not args.paths:  # listing the pins changes nothing
+        pins = sorted(ctx.read_store().marks("pinned"))
+        for glob in pins:
             ctx.print(glob)
         for glob in ctx.cfg.expire.pinned:
             ctx.print(f"{glob}  (from the config)")
+        if not pins and not ctx.cfg.expire.pinned:
+            ctx.print("no pins (pin files with: memoryd pin 'memory/projects/*')")
         return 0
+    store = ctx.store()
     keys = []
     for raw in args.paths:
         if kind == "pinned":
@@ -541,6 +545,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
             errors.append({"path": label, "error": str(exc)})
             return
         restored.append({"id": rec_id, "from": rel(rec.dst), "to": rel(rec.src)})
+        _remove_empty_archive_folders(ws, rel(rec.dst), ctx.cfg.archive.dir)
 
     if args.last:
         batch = mover.last_batch()
@@ -567,6 +572,33 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     doc = {"restored": restored, "errors": errors, "repaired": repaired}
     text = [f"repaired: {r}" for r in repaired]
     text += [f"restored {r['from']} → {r['to']}" for r in restored]
-    text += [f"cannot restore {e['path']}: {e['error']}" for e in errors]
     _out(ctx, args, doc, text)
+    if not args.json:
+        for e in errors:
+            print(f"memoryd restore: cannot restore {e['path']}: {e['error']}", file=sys.stderr)
     return 1 if errors else 0
+
+
+def _remove_empty_archive_folders(ws: Path, archived: str | None, template: str) -> None:
+    """After a restore, the archive folders it left empty go (the month's, and any below it).
+
+    Only folders of the archive, only empty ones (``rmdir`` refuses anything else).
+    """
+    from ..policy.expire import archive_folder_of
+
+    if archived is None or archived.startswith("/"):
+        return
+    found = archive_folder_of(archived, template)
+    if found is None:
+        return
+    folder, removable = found
+    stop = ws / folder
+    current = (ws / archived).parent
+    while stop in current.parents or (current == stop and removable):
+        try:
+            current.rmdir()
+        except OSError:  # not empty (other archived notes), or not ours to remove
+            return
+        if current == stop:
+            return
+        current = current.parent

@@ -15,6 +15,7 @@ import plistlib
 import shutil
 import sqlite3
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                 action="store_true",
                 help="replace an existing file that memoryd did not write",
             )
-        a.set_defaults(func=cmd_service_install if action == "install" else cmd_service_uninstall)
+        if action == "install":
+            a.set_defaults(func=cmd_service_install)
+        else:  # removing the service works whether or not OpenClaw is still there
+            a.set_defaults(func=cmd_service_uninstall, needs_openclaw=False)
 
 
 # =========================================================================== run
@@ -269,9 +273,37 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
 # =========================================================================== service files
 
 
-def render_systemd_unit(exe: str, config: str | None) -> str:
+# How the command that installs the service found OpenClaw: the service must find it the
+# same way, or it exits 2 (no install) and, by RestartPreventExitStatus, is never restarted.
+CARRIED_ENVIRONMENT = (
+    "OPENCLAW_STATE_DIR",
+    "CLAWDBOT_STATE_DIR",
+    "OPENCLAW_HOME",
+    "OPENCLAW_CONFIG_PATH",
+)
+
+
+def carried_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The OpenClaw discovery variables set now, as absolute paths (a service's cwd is /)."""
+    from ..config import expand_home
+
+    out = {}
+    for name in CARRIED_ENVIRONMENT:
+        value = environ.get(name)
+        if value:
+            out[name] = os.path.abspath(expand_home(value, environ))
+    return out
+
+
+def render_systemd_unit(
+    exe: str, config: str | None, environment: Mapping[str, str] | None = None
+) -> str:
     """The user unit. ``exe`` must be absolute (or start with a specifier such as ``%h``)."""
     command = f"{exe} --config {_quote_systemd(config)} run" if config else f"{exe} run"
+    carried = "".join(
+        f"Environment={_quote_systemd(f'{name}={value}')}\n"
+        for name, value in (environment or {}).items()
+    )
     return f"""\
 # memoryd: follows OpenClaw transcripts, counts memory hits, runs the memory jobs.
 # Written by `{INSTALL_MARK}`; enable with: systemctl --user enable --now memoryd
@@ -294,7 +326,7 @@ TimeoutStartSec=120
 TimeoutStopSec=90
 WatchdogSec=60
 Environment=PYTHONUNBUFFERED=1
-NoNewPrivileges=yes
+{carried}NoNewPrivileges=yes
 UMask=0077
 LockPersonality=yes
 RestrictRealtime=yes
@@ -305,12 +337,16 @@ WantedBy=default.target
 
 
 def _quote_systemd(value: str) -> str:
+    """One word of a unit setting: ``%`` escaped (specifiers), quoted when it has spaces."""
+    value = value.replace("%", "%%")
     if any(c.isspace() or c in "\"'\\" for c in value):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return value
 
 
-def render_launchd_plist(exe: str, config: str | None, log_dir: str) -> bytes:
+def render_launchd_plist(
+    exe: str, config: str | None, log_dir: str, environment: Mapping[str, str] | None = None
+) -> bytes:
     """The LaunchAgent (XML plist). launchd expands no ``~``: every path is absolute."""
     args = [exe, *(["--config", config] if config else []), "run"]
     doc = {
@@ -323,7 +359,11 @@ def render_launchd_plist(exe: str, config: str | None, log_dir: str) -> bytes:
         "ExitTimeOut": 90,
         "StandardOutPath": f"{log_dir}/memoryd.out.log",
         "StandardErrorPath": f"{log_dir}/memoryd.log",
-        "EnvironmentVariables": {"PYTHONUNBUFFERED": "1", "MEMORYD_INSTALLED_BY": INSTALL_MARK},
+        "EnvironmentVariables": {
+            "PYTHONUNBUFFERED": "1",
+            "MEMORYD_INSTALLED_BY": INSTALL_MARK,
+            **(environment or {}),
+        },
     }
     return plistlib.dumps(doc, fmt=plistlib.FMT_XML, sort_keys=False)
 
@@ -388,11 +428,12 @@ def cmd_service_install(args: argparse.Namespace, ctx: Context) -> int:
     kind, path = _target(args, ctx)
     exe = installed_executable(ctx.environ)
     config = ctx.config_file
+    environment = carried_environment(ctx.environ)
     if kind == "systemd":
-        content = render_systemd_unit(exe, config).encode()
+        content = render_systemd_unit(exe, config, environment).encode()
     else:
         log_dir = str(_home(ctx.environ) / "Library" / "Logs" / "memoryd")
-        content = render_launchd_plist(exe, config, log_dir)
+        content = render_launchd_plist(exe, config, log_dir, environment)
     if args.dry_run:
         ctx.print(f"# would write {path}")
         ctx.out.write(content.decode())

@@ -64,15 +64,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_refresh)
 
 
-def _os_failure(ctx: Any, what: str, exc: OSError) -> int:
-    """A file-system problem (a tier folder that is a symlink, no permission): say so, exit 1."""
-    import sys
-
-    detail = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
-    print(f"memoryd {what}: {detail} (tier store {ctx.paths.tiers_root})", file=sys.stderr)
-    return 1
-
-
 # --------------------------------------------------------------------------- organize
 
 
@@ -97,11 +88,10 @@ def cmd_organize(args: argparse.Namespace, ctx: Any) -> int:
     from ..jobs import organize
 
     now = clock_now()
-    try:
-        store = ctx.read_store() if args.dry_run else ctx.store()
-        result = organize.run(ctx.cfg, ctx.paths, store, now, dry_run=args.dry_run)
-    except OSError as exc:
-        return _os_failure(ctx, "organize", exc)
+    # A file-system problem (a tier folder that is a symlink, no permission) is one line and
+    # exit 1, from the command layer's one error handler.
+    store = ctx.read_store() if args.dry_run else ctx.store()
+    result = organize.run(ctx.cfg, ctx.paths, store, now, dry_run=args.dry_run)
     data = result.data
     if args.json:
         ctx.print(json_dumps({"summary": result.summary, "now": iso(now), **data}))
@@ -120,10 +110,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
     if not normalise_words(args.words):
         raise UsageError("recall: give at least one non-empty word")
     now = clock_now()
-    try:
-        out = recall(ctx.cfg, ctx.paths, ctx.store(), args.words, now, rotate=not args.peek)
-    except OSError as exc:
-        return _os_failure(ctx, "recall", exc)
+    out = recall(ctx.cfg, ctx.paths, ctx.store(), args.words, now, rotate=not args.peek)
     if args.json:
         ctx.print(json_dumps(out.as_dict()))
         return 0
@@ -176,6 +163,15 @@ def cmd_inject(args: argparse.Namespace, ctx: Any) -> int:
         )
     elif inj.text:
         ctx.out.write(inj.text)
+    else:  # stdout goes into the agent's session: say it on stderr
+        import sys
+
+        why = (
+            f"{len(inj.omitted)} notes in hot/, none fits in {budget} characters"
+            if inj.omitted
+            else f"no notes in {ctx.paths.tiers_root / 'hot'}"
+        )
+        print(f"memoryd inject: nothing to inject: {why}", file=sys.stderr)
     return 0
 
 
@@ -188,10 +184,7 @@ def cmd_refresh(args: argparse.Namespace, ctx: Any) -> int:
 
     now = clock_now()
     store = ctx.read_store() if args.dry_run else ctx.store()
-    try:
-        org = organize.run(ctx.cfg, ctx.paths, store, now, dry_run=args.dry_run)
-    except OSError as exc:
-        return _os_failure(ctx, "refresh", exc)
+    org = organize.run(ctx.cfg, ctx.paths, store, now, dry_run=args.dry_run)
     from ..jobs import promote as promote_job
 
     res = promote_job.run(ctx.cfg, ctx.paths, store, now, dry_run=args.dry_run)
