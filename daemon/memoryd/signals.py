@@ -379,6 +379,119 @@ def load_hits(
     return out
 
 
+# --------------------------------------------------------------------------- hit strength
+# A search returns up to six files; the one the agent needed is usually first, or is read
+# next. Strength is derived at query time from the hits table (no migration): the rank of
+# each search hit among its call's results (by score), and when the agent then read the
+# file (a ``memory_get`` hit of the same file later in the same session).
+
+
+@dataclass(frozen=True)
+class HitRow:
+    """A row of ``hits`` with what strength needs."""
+
+    agent: str
+    call_id: str
+    path: str
+    kind: str  # search | get
+    ts: float
+    score: float | None
+    session: str | None
+
+
+@dataclass(frozen=True)
+class Strength:
+    """What one hit says about need: ``rank`` (1 = first; None = unknown, or a get) and
+    ``read_at`` (the first later read in the same session; None = never read)."""
+
+    rank: int | None
+    read_at: float | None
+
+    @property
+    def label(self) -> str:
+        """first | read | came along | unknown (rank unknown and not read)."""
+        if self.rank == 1:
+            return "first"
+        if self.read_at is not None:
+            return "read"
+        return "came along" if self.rank is not None else "unknown"
+
+
+def hit_strengths(rows: Sequence[HitRow]) -> list[Strength]:
+    """Each row's strength, in the order given (a get is its own read: rank None, read at ts).
+
+    Rank is 1 + the number of results of the same call with a higher score; it is
+    unknown for every result of a call where any score is missing. A read is a
+    ``get`` of the same file by the same agent in the same session at or after the
+    search (never a get that came before it).
+    """
+    calls: dict[tuple[str, str], list[float | None]] = {}
+    gets: dict[tuple[str, str, str], list[float]] = {}
+    for r in rows:
+        if r.kind == "search":
+            calls.setdefault((r.agent, r.call_id), []).append(r.score)
+        elif r.session:
+            gets.setdefault((r.agent, r.session, r.path), []).append(r.ts)
+    for lst in gets.values():
+        lst.sort()
+    out = []
+    for r in rows:
+        if r.kind != "search":
+            out.append(Strength(None, r.ts))
+            continue
+        scores = calls[(r.agent, r.call_id)]
+        rank = None
+        if r.score is not None and all(s is not None for s in scores):
+            rank = 1 + sum(1 for s in scores if s is not None and s > r.score)
+        read_at = None
+        if r.session:
+            later = gets.get((r.agent, r.session, r.path))
+            if later:
+                i = bisect.bisect_left(later, r.ts)
+                read_at = later[i] if i < len(later) else None
+        out.append(Strength(rank, read_at))
+    return out
+
+
+def load_hit_rows(
+    conn: Any, paths: Iterable[str] | None = None, agents: Iterable[str] | None = None
+) -> list[HitRow]:
+    """Hit rows (of ``paths`` when given, plus every row of their calls and sessions that
+    strength needs), from the state database, oldest first."""
+    sql = "SELECT agent, call_id, memory_path, kind, ts, score, session FROM hits"
+    args: list[object] = []
+    if agents is not None:
+        ids = sorted(set(agents))
+        sql += f" WHERE agent IN ({','.join('?' * len(ids))})"
+        args.extend(ids)
+    rows = [HitRow(*r) for r in conn.execute(sql + " ORDER BY ts", args)]
+    if paths is None:
+        return rows
+    wanted = set(paths)
+    keep_calls = {(r.agent, r.call_id) for r in rows if r.path in wanted}
+    return [r for r in rows if r.path in wanted or (r.agent, r.call_id) in keep_calls]
+
+
+def strength_summary(rows: Sequence[HitRow], strengths: Sequence[Strength], path: str) -> dict:
+    """One file's hits by strength: first, read (after a search or directly), came along."""
+    out = {"first": 0, "read": 0, "read_directly": 0, "came_along": 0, "rank_unknown": 0}
+    for r, s in zip(rows, strengths, strict=True):
+        if r.path != path:
+            continue
+        if r.kind != "search":
+            out["read_directly"] += 1
+        elif s.label == "first":
+            out["first"] += 1
+        elif s.label == "read":
+            out["read"] += 1
+        elif s.label == "came along":
+            out["came_along"] += 1
+        else:
+            out["rank_unknown"] += 1
+    out["strong"] = out["first"] + out["read"] + out["read_directly"]
+    return out
+
+
 def sparkline(counts: Sequence[int]) -> str:
     """Unicode block sparkline (▁…█), one character per count; zero is the lowest block."""
     blocks = "▁▂▃▄▅▆▇█"
