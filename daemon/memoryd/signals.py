@@ -621,6 +621,10 @@ class Snapshot:
     def _hits_of(self, rel: str) -> list[Hit]:
         return self.hits.get(rel, [])
 
+    def hit_rows(self) -> list[HitRow]:
+        """Every hit row with what strength needs (read on call; expire policies use it)."""
+        return load_hit_rows(self._conn, agents=self.agents)
+
     @property
     def by_path(self) -> dict[str, FileSignals]:
         return {s.path: s for s in self.signals}

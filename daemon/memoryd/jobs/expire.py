@@ -35,6 +35,48 @@ def scores_of(cfg: Config, snap: Snapshot) -> list[score_policy.Score]:
     ]
 
 
+_FIXED = ("protected", "marked", "pinned")  # keeps that pruning and capacity never override
+
+
+def policy_decisions(cfg: Config, snap: Snapshot) -> list[expire_policy.ExpireDecision]:
+    """Every file's verdict under the configured replay policy, on its hits and their
+    strength as known now (the same view ``memoryd simulate`` gives a policy at a run)."""
+    from ..policy import replay
+    from ..signals import CLOCK_SKEW, hit_strengths
+
+    policy = replay.policy_named(cfg.expire.policy)
+    rows = snap.hit_rows()
+    times: dict[str, list[float]] = {}
+    strong: dict[str, list[float]] = {}
+    for r, s in zip(rows, hit_strengths(rows), strict=True):
+        if r.ts > snap.now + CLOCK_SKEW:
+            continue  # a hit "from the future" beyond the skew allowance: not yet
+        ts = min(r.ts, snap.now)
+        times.setdefault(r.path, []).append(ts)
+        if (
+            r.kind != "search"
+            or s.rank == 1
+            or (s.read_at is not None and s.read_at <= snap.now + CLOCK_SKEW)
+        ):
+            strong.setdefault(r.path, []).append(ts)
+    out = []
+    for sig in snap.signals:
+        ts = sorted(times.get(sig.path, ()))
+        created = sig.created
+        if sig.created_from == "mtime" and ts:
+            created = min(created, ts[0])  # as simulate: the earlier of mtime and first hit
+        view = replay.FileView(
+            sig.path,
+            sig.kind,
+            created,
+            snap.now,
+            tuple(ts),
+            tuple(sorted(strong.get(sig.path, ()))),
+        )
+        out.append(expire_policy.decide_with(policy, sig, view, cfg.expire, snap.marked, snap.pins))
+    return out
+
+
 def build_plan(
     cfg: Config, snap: Snapshot, scores: list[score_policy.Score] | None = None
 ) -> dict[str, Any]:
@@ -43,15 +85,23 @@ def build_plan(
     ``scores`` (from :func:`scores_of`) saves scoring again when the caller has them.
     """
     month = datetime.fromtimestamp(snap.now, snap.tz).strftime("%Y-%m")
-    base = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins)
+    if cfg.expire.policy == "seed":
+        base = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins)
+    else:
+        base = policy_decisions(cfg, snap)
     extra: dict[str, tuple[str, str]] = {}
     if cfg.score.prune_enabled or cfg.score.capacity_enabled:
-        eligible = [d.path for d in base if d.action == "keep" and d.rule in ("young", "active")]
+        eligible = [d.path for d in base if d.action == "keep" and d.rule not in _FIXED]
         remaining = len(snap.signals) - sum(1 for d in base if d.action == "archive")
         if scores is None:
             scores = scores_of(cfg, snap)
         extra = score_policy.prune_candidates(scores, eligible, remaining, cfg.score)
-    decisions = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins, extra)
+    decisions = [
+        expire_policy.ExpireDecision(d.path, "archive", *extra[d.path], d.numbers)
+        if d.action == "keep" and d.rule not in _FIXED and d.path in extra
+        else d
+        for d in base
+    ]
 
     taken: set[str] = set()
 
@@ -65,13 +115,18 @@ def build_plan(
                 expire_policy.archive_relpath(d.path, cfg.archive.dir, month), exists
             )
             taken.add(to)
-            archive.append({"path": d.path, "to": to, "reason": d.reason, "rule": d.rule})
+            item = {"path": d.path, "to": to, "reason": d.reason, "rule": d.rule}
+            archive.append(item)
         else:
-            keep.append({"path": d.path, "reason": d.reason, "rule": d.rule})
+            item = {"path": d.path, "reason": d.reason, "rule": d.rule}
+            keep.append(item)
+        if "p_need" in d.numbers:
+            item["p_need"] = d.numbers["p_need"]
     return {
         "workspace": str(snap.workspace),
         "now": snap.now,
         "month": month,
+        "policy": cfg.expire.policy,
         "archive": archive,
         "keep": keep,
     }

@@ -387,6 +387,7 @@ def write_history(h: History, workspace: object, db: object, upto: float | None 
                 tool = "memory_search" if x.kind == "search" else "memory_get"
                 calls[x.call_id] = (x.agent, x.call_id, x.ts, x.query, tool)
         store.conn.executemany(
-            "INSERT INTO calls(agent, call_id, ts, query, tool, answered) VALUES (?, ?, ?, ?, ?, 1)",
+            "INSERT INTO calls(agent, call_id, ts, query, tool, answered) "
+            "VALUES (?, ?, ?, ?, ?, 1)",
             list(calls.values()),
         )
