@@ -4,7 +4,7 @@ OpenClaw's search scores are on their own scale (and an archived note is not in
 OpenClaw's index any more, so it cannot be returned at all); memoryd therefore
 matches the query against the archived text with its own keyword / tag score
 (:mod:`memoryd.policy.score`): the share of the query's words found in the note,
-blended with the share found among its tags when it has tags. A restore needs a
+lifted by the share found among its tags when it has tags. A restore needs a
 score of at least :data:`RESTORE_THRESHOLD`, calibrated on generated histories
 (``bench/bench_policies.py --restore``; figures in docs/decisions.md): queries
 written for a needed, archived note against every archived note's text.
@@ -38,8 +38,9 @@ def _words(query: str) -> tuple[str, ...]:
 def match_score(query: str, text: str) -> float:
     """How well ``query`` asks for the note ``text``, 0..1 (0: no words to match).
 
-    Keyword share alone for a note without tags; with tags, keyword and tag share
-    weighted 0.4 : 0.2 as in ``[score]``. Distinct query words count once.
+    The share of the query's words found in the note; with tags, the blend of that
+    share and the share found among the tags (0.4 : 0.2, as in ``[score]``) when it is
+    higher. Distinct query words count once.
     """
     words = _words(query)
     if not words:
@@ -48,7 +49,10 @@ def match_score(query: str, text: str) -> float:
     k = keyword_match(words, doc)
     if not doc.tags:
         return k
-    return (KEYWORD_WEIGHT * k + TAG_WEIGHT * tag_match(words, doc)) / (KEYWORD_WEIGHT + TAG_WEIGHT)
+    blend = (KEYWORD_WEIGHT * k + TAG_WEIGHT * tag_match(words, doc)) / (
+        KEYWORD_WEIGHT + TAG_WEIGHT
+    )
+    return max(k, blend)  # a tag that matches lifts the score; tags never lower it
 
 
 def best_match(query: str, candidates: Mapping[str, str]) -> tuple[str, float] | None:
