@@ -419,3 +419,58 @@ def test_the_default_meets_the_need_target_on_held_out_histories() -> None:
     seed_cov, best_cov = seed_t[2] / seed_t[3], best[2] / best[3]
     assert best_rate <= 0.5 * seed_rate, (best_rate, seed_rate)
     assert best_cov >= (2 / 3) * seed_cov, (best_cov, seed_cov)
+
+
+def test_expire_dry_run_prints_each_files_chance_under_the_default_policy(tmp_path: Path) -> None:
+    state = tmp_path / "oc"
+    ws = state / "workspace"
+    (state / "agents" / "main" / "sessions").mkdir(parents=True)
+    now = at(400)
+    (ws / "memory").mkdir(parents=True)
+    for name, age in (("memory/old-trip.md", 200), ("memory/fresh.md", 3)):
+        p = ws / name
+        p.write_text(f"# {name}\n")
+        os.utime(p, (now - age * DAY, now - age * DAY))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    env.update(HOME=str(tmp_path), OPENCLAW_STATE_DIR=str(state), MEMORYD_NOW=str(now))
+    plan = json.loads(_run(env, "expire", "--dry-run", "--json", "--no-scan").stdout)
+    archive = {a["path"]: a for a in plan["archive"]}
+    keep = {k["path"]: k for k in plan["keep"]}
+    assert set(archive) == {"memory/old-trip.md"}
+    assert 0 <= archive["memory/old-trip.md"]["p_need"] < 0.1
+    assert keep["memory/fresh.md"]["rule"] == "young" and "p_need" in keep["memory/fresh.md"]
+    text = _run(env, "expire", "--dry-run", "--no-scan").stdout
+    assert "memory/old-trip.md" in text and "chance needed in 60 days:" in text
+
+    cfg = tmp_path / "memoryd.toml"
+    cfg.write_text('[expire]\npolicy = "bogus"\n')
+    bad = subprocess.run(
+        [sys.executable, "-m", "memoryd", "simulate", "--no-scan"],
+        env={**env, "MEMORYD_CONFIG": str(cfg)}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "expire.policy: must be one of" in bad.stderr
+    cfg.write_text('[expire]\npolicy = "seed"\n')
+    seed_env = {**env, "MEMORYD_CONFIG": str(cfg)}
+    plan = json.loads(_run(seed_env, "expire", "--dry-run", "--json", "--no-scan").stdout)
+    assert [a["rule"] for a in plan["archive"]] == ["expired"]  # today's rule, no chance
+    assert "p_need" not in plan["archive"][0]
+    doc = json.loads(_run(seed_env, "simulate", "--json", "--no-scan", "--policy", "rhythm").stdout)
+    assert doc["default"] == "seed" and doc["runs"] == []  # no hits: nothing to replay
+    assert [p["name"] for p in doc["policies"]] == ["seed", "cut30", "none", "likely", "rhythm"]
+    unknown = subprocess.run(
+        [sys.executable, "-m", "memoryd", "simulate", "--policy", "nope", "--no-scan"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert unknown.returncode == 2 and "unknown policy 'nope'" in unknown.stderr
+
+
+def test_the_configured_seed_numbers_are_replayed_as_configured() -> None:
+    from memoryd.commands.simulate import policies_for
+    from memoryd.config import Config, ExpireConfig
+
+    listed, job = policies_for(Config(expire=ExpireConfig(policy="seed", max_hits=5)), [])
+    assert [p.name for p in listed] == ["seed", "cut30", "none", "likely", "configured"]
+    assert job == "configured" and listed[-1].params()["max_hits"] == 5
+    listed, job = policies_for(Config(expire=ExpireConfig(policy="kind")), ["kind", "actr"])
+    assert [p.name for p in listed] == ["seed", "cut30", "none", "likely", "kind", "actr"]
+    assert job == "kind"

@@ -533,14 +533,17 @@ class _Series:
 
 
 def _views(
-    files: Sequence[ReplayFile], hits_by_path: Mapping[str, Sequence[ReplayHit]], t: float
+    files: Sequence[ReplayFile],
+    hits_by_path: Mapping[str, Sequence[ReplayHit]],
+    times_by_path: Mapping[str, Sequence[float]],
+    t: float,
 ) -> dict[str, FileView]:
     out = {}
     for f in files:
         if f.created > t:
             continue
         hs = hits_by_path.get(f.path, ())
-        n = bisect.bisect_right([h.ts for h in hs], t) if hs else 0  # hs sorted by ts
+        n = bisect.bisect_right(times_by_path[f.path], t) if hs else 0  # hs sorted by ts
         seen = hs[:n]
         out[f.path] = FileView(
             f.path,
@@ -584,7 +587,7 @@ def replay(
     strong_series = _Series({p: [h.ts for h in lst if h.strong] for p, lst in hits_by_path.items()})
     need_series = _Series(needs) if needs is not None else None
     runs = sorted(runs)
-    views = [_views(files, hits_by_path, t) for t in runs]
+    views = [_views(files, hits_by_path, hit_series.times, t) for t in runs]
     protected = {f.path for f in files if f.protected}
     size = {f.path: f.size for f in files}
     results = []
