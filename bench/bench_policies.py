@@ -88,6 +88,7 @@ def main() -> None:
         return
     policies = list(rp.named_policies().values()) + (grid() if args.grid else [])
     rows: dict[str, dict[str, list[float]]] = {}
+    pairs: list[tuple[float, bool, bool, bool | None]] = []
     t0 = time.perf_counter()
     hs = histories(args.seeds, args.offset)
     for _label, seed, params in hs:
@@ -95,6 +96,7 @@ def main() -> None:
         inp = replay_inputs(h)
         res = rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"])
         seed_res = next(r for r in res if r.name == "seed")
+        pairs += next(r for r in res if r.name == rp.DEFAULT_POLICY).calibration
         assert seed_res.need is not None
         for r in res:
             assert r.need is not None
@@ -132,6 +134,14 @@ def main() -> None:
             f"| {name:24} | {ms(d['need_fa']):>13} | {ms(d['need_cov']):>13} | "
             f"{ms(d['hit_fa']):>13} | {ms(d['hit_cov']):>13} | "
             f"{statistics.mean(d['strong_fa']):9.3f} | {sum(d['met']):2.0f}/{len(d['met']):<2} |"
+        )
+    print(f"\ncalibration of {rp.DEFAULT_POLICY} (chance of being needed within 60 days):\n")
+    print("| predicted | verdicts | mean | needed | strong hit | any hit |")
+    print("|-----------|----------|------|--------|------------|---------|")
+    for b in rp.calibration_bins(pairs):
+        print(
+            f"| {b['bin']:>9} | {b['n']:>8} | {b['predicted']:.2f} | {b['observed_need']:>6.2f} "
+            f"| {b['observed_strong']:>10.2f} | {b['observed_any']:>7.2f} |"
         )
 
 

@@ -41,7 +41,9 @@ def main() -> None:
         t0 = time.perf_counter()
         rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"])
         core.append(time.perf_counter() - t0)
-    print(f"pure replay, 4 policies, {len(inp['runs'])} runs: median {statistics.median(core):.3f} s")
+    print(
+        f"pure replay, 4 policies, {len(inp['runs'])} runs: median {statistics.median(core):.3f} s"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp) / "oc"
         ws = state / "workspace"

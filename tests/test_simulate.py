@@ -474,3 +474,12 @@ def test_the_configured_seed_numbers_are_replayed_as_configured() -> None:
     listed, job = policies_for(Config(expire=ExpireConfig(policy="kind")), ["kind", "actr"])
     assert [p.name for p in listed] == ["seed", "cut30", "none", "likely", "kind", "actr"]
     assert job == "kind"
+
+
+def test_calibration_bins_count_predicted_against_what_followed() -> None:
+    pairs = [(0.05, False, True, None), (0.07, True, True, None), (0.95, True, True, None)]
+    bins = rp.calibration_bins(pairs)
+    assert bins == [
+        {"bin": "0.0-0.1", "n": 2, "predicted": 0.06, "observed_strong": 0.5, "observed_any": 1.0},
+        {"bin": "0.9-1.0", "n": 1, "predicted": 0.95, "observed_strong": 1.0, "observed_any": 1.0},
+    ]

@@ -346,12 +346,16 @@ def text_report(doc: dict[str, Any], results: Sequence[Any]) -> list[str]:
     for p in doc["policies"]:
         if p.get("calibration"):
             lines.append(
-                f"  calibration of {p['name']} (chance of being needed in 60 days vs a strong "
-                "hit in them):"
+                f"  calibration of {p['name']}: its chance of being needed within "
+                f"{doc['horizon_days']} days, against what followed (a strong hit: read or "
+                "retrieved first; any hit)"
             )
-            lines.append(f"    {'predicted':>9} {'files':>6} {'mean':>6} {'observed':>8}")
+            lines.append(
+                f"    {'predicted':>9} {'verdicts':>8} {'mean':>6} {'strong':>7} {'any hit':>8}"
+            )
             for b in p["calibration"]:
                 lines.append(
-                    f"    {b['bin']:>9} {b['n']:>6} {b['predicted']:>6.2f} {b['observed']:>8.2f}"
+                    f"    {b['bin']:>9} {b['n']:>8} {b['predicted']:>6.2f} "
+                    f"{b['observed_strong']:>7.2f} {b['observed_any']:>8.2f}"
                 )
     return lines

@@ -494,8 +494,9 @@ class PolicyResult:
     bytes_out_avg: float
     hits: Outcome
     need: Outcome | None
-    # (predicted, strong hit within the horizon, need within it or None) per verdict with a p
-    calibration: list[tuple[float, bool, bool | None]]
+    # (predicted, strong hit within the horizon, any hit, need within it or None) per
+    # verdict with a probability
+    calibration: list[tuple[float, bool, bool, bool | None]]
     restores: int = 0
     restores_caught: int = 0
     restores_needless: int = 0
@@ -596,7 +597,7 @@ def replay(
         episodes_: list[tuple[str, float, float | None]] = []  # (path, left, back)
         decisions: list[tuple[float, list[str]]] = []
         out_hits, out_need = Outcome(), Outcome() if need_series else None
-        calibration: list[tuple[float, bool, bool | None]] = []
+        calibration: list[tuple[float, bool, bool, bool | None]] = []
         bytes_total = 0.0
         for t, vs in zip(runs, views, strict=True):
             for path, left in list(archived_at.items()):
@@ -612,6 +613,7 @@ def replay(
                     calibration.append((
                         verdict.p_need,
                         strong_series.any_in(path, t, t + horizon),
+                        hit_series.any_in(path, t, t + horizon),
                         need_series.any_in(path, t, t + horizon) if need_series else None,
                     ))  # fmt: skip
                 if verdict.archive:
@@ -689,29 +691,36 @@ def _restores(
 
 
 def calibration_bins(
-    pairs: Sequence[tuple[float, bool, bool | None]], bins: int = 10, *, on_need: bool = False
+    pairs: Sequence[tuple[float, bool, bool, bool | None]], bins: int = 10
 ) -> list[dict[str, float | int | str]]:
     """Predicted vs observed in equal-width bins of the predicted chance (empty bins left out).
 
-    Observed is a strong hit (read, or retrieved first) within the horizon: the
-    closest a real install comes to "needed"; ``on_need`` uses the generator's need.
+    Hits cannot tell need from came-along, so two observed shares bracket it: a strong
+    hit (read, or retrieved first) within the horizon, and a hit of any kind. On
+    generated histories, ``observed_need`` is the share truly needed.
     """
-    acc: list[list[float]] = [[0, 0.0, 0] for _ in range(bins)]
-    for p, strong, need in pairs:
-        seen = bool(need) if on_need else strong
+    acc: list[list[float]] = [[0, 0.0, 0, 0, 0] for _ in range(bins)]
+    with_need = any(need is not None for *_, need in pairs)
+    for p, strong, anyhit, need in pairs:
         b = min(int(p * bins), bins - 1)
         acc[b][0] += 1
         acc[b][1] += p
-        acc[b][2] += seen
+        acc[b][2] += strong
+        acc[b][3] += anyhit
+        acc[b][4] += bool(need)
     out: list[dict[str, float | int | str]] = []
-    for i, (n, psum, k) in enumerate(acc):
+    for i, (n, psum, k_strong, k_any, k_need) in enumerate(acc):
         if n:
-            out.append({
+            row: dict[str, float | int | str] = {
                 "bin": f"{i / bins:.1f}-{(i + 1) / bins:.1f}",
                 "n": int(n),
                 "predicted": round(psum / n, 3),
-                "observed": round(k / n, 3),
-            })  # fmt: skip
+                "observed_strong": round(k_strong / n, 3),
+                "observed_any": round(k_any / n, 3),
+            }
+            if with_need:
+                row["observed_need"] = round(k_need / n, 3)
+            out.append(row)
     return out
 
 
