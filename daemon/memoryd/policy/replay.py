@@ -425,10 +425,12 @@ class Likely(Policy):
         p = self.probability(v)
         if v.age_days <= self.min_age_days:
             return Verdict(False, "young", f"{v.age_days:.1f} days old", p)
-        chance = f"{p:.0%} chance of being needed in {HORIZON_DAYS} days"
+        # (the chance itself is printed next to the file: ExpireDecision.numbers["p_need"])
         if p >= self.threshold:
-            return Verdict(False, "likely", chance, p)
-        return Verdict(True, "unlikely", f"{chance} (below {self.threshold:.0%})", p)
+            why = f"may be needed within {HORIZON_DAYS} days (chance at least "
+            return Verdict(False, "likely", f"{why}{self.threshold:.0%})", p)
+        why = f"unlikely to be needed within {HORIZON_DAYS} days (chance below "
+        return Verdict(True, "unlikely", f"{why}{self.threshold:.0%})", p)
 
 
 # The policies ``[expire] policy`` and ``simulate --policy`` know by name.
