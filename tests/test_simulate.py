@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import transcripts as tx
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from memoryd.policy import replay as rp
 from memoryd.policy import restore_match as rm
 from memoryd.signals import HitRow, hit_strengths
@@ -483,3 +485,37 @@ def test_calibration_bins_count_predicted_against_what_followed() -> None:
         {"bin": "0.0-0.1", "n": 2, "predicted": 0.06, "observed_strong": 0.5, "observed_any": 1.0},
         {"bin": "0.9-1.0", "n": 1, "predicted": 0.95, "observed_strong": 1.0, "observed_any": 1.0},
     ]
+
+_rows = st.lists(
+    st.tuples(
+        st.sampled_from(["c1", "c2", "c3"]),
+        st.sampled_from(["memory/a.md", "memory/b.md", "memory/c.md"]),
+        st.sampled_from(["search", "search", "get"]),
+        st.floats(0, 1000, allow_nan=False),
+        st.one_of(st.none(), st.floats(0, 1, allow_nan=False)),
+        st.sampled_from(["s1", "s2", None]),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_rows)
+def test_strength_is_consistent_on_any_rows(raw: list) -> None:
+    rows = [HitRow("main", c if k == "search" else f"g{i}", p, k, ts, sc if k == "search" else None,
+                   se) for i, (c, p, k, ts, sc, se) in enumerate(raw)]  # fmt: skip
+    out = hit_strengths(rows)
+    assert len(out) == len(rows)
+    for r, s in zip(rows, out, strict=True):
+        if r.kind == "get":
+            assert s.rank is None and s.read_at == r.ts
+            continue
+        call = [x for x in rows if x.kind == "search" and x.call_id == r.call_id]
+        if any(x.score is None for x in call):
+            assert s.rank is None
+        else:
+            assert s.rank == 1 + sum(1 for x in call if x.score > r.score)
+        if s.read_at is not None:  # a read is a later get of that file in that session
+            assert r.session and s.read_at >= r.ts
+            assert any(x.kind == "get" and x.path == r.path and x.session == r.session
+                       and x.ts == s.read_at for x in rows)  # fmt: skip
