@@ -16,9 +16,10 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-import transcripts as tx
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import transcripts as tx
 from memoryd.policy import replay as rp
 from memoryd.policy import restore_match as rm
 from memoryd.signals import HitRow, hit_strengths
@@ -485,6 +486,7 @@ def test_calibration_bins_count_predicted_against_what_followed() -> None:
         {"bin": "0.0-0.1", "n": 2, "predicted": 0.06, "observed_strong": 0.5, "observed_any": 1.0},
         {"bin": "0.9-1.0", "n": 1, "predicted": 0.95, "observed_strong": 1.0, "observed_any": 1.0},
     ]
+
 
 _rows = st.lists(
     st.tuples(
