@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, tzinfo
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .config import Config, Paths
 from .store import Store
@@ -386,9 +386,8 @@ def load_hits(
 # file (a ``memory_get`` hit of the same file later in the same session).
 
 
-@dataclass(frozen=True)
-class HitRow:
-    """A row of ``hits`` with what strength needs."""
+class HitRow(NamedTuple):
+    """A row of ``hits`` with what strength needs (a tuple: 100,000 of them load fast)."""
 
     agent: str
     call_id: str
@@ -399,8 +398,7 @@ class HitRow:
     session: str | None
 
 
-@dataclass(frozen=True)
-class Strength:
+class Strength(NamedTuple):
     """What one hit says about need: ``rank`` (1 = first; None = unknown, or a get) and
     ``read_at`` (the first later read in the same session; None = never read)."""
 
@@ -418,7 +416,13 @@ class Strength:
 
 
 def hit_strengths(rows: Sequence[HitRow]) -> list[Strength]:
-    """Each row's strength, in the order given (a get is its own read: rank None, read at ts).
+    """Each row's strength, in the order given (see :func:`strength_pairs`)."""
+    return [Strength(rank, read_at) for rank, read_at in strength_pairs(rows)]
+
+
+def strength_pairs(rows: Sequence[tuple[Any, ...]]) -> list[tuple[int | None, float | None]]:
+    """(rank, read_at) of each row (``HitRow`` fields, or plain tuples in that order), in
+    the order given; a get is its own read: rank None, read at its time.
 
     Rank is 1 + the number of results of the same call with a higher score; it is
     unknown for every result of a call where any score is missing. A read is a
@@ -427,44 +431,62 @@ def hit_strengths(rows: Sequence[HitRow]) -> list[Strength]:
     """
     calls: dict[tuple[str, str], list[float | None]] = {}
     gets: dict[tuple[str, str, str], list[float]] = {}
-    for r in rows:
-        if r.kind == "search":
-            calls.setdefault((r.agent, r.call_id), []).append(r.score)
-        elif r.session:
-            gets.setdefault((r.agent, r.session, r.path), []).append(r.ts)
+    for agent, call_id, path, kind, ts, score, session in rows:
+        if kind == "search":
+            lst = calls.get((agent, call_id))
+            if lst is None:
+                calls[(agent, call_id)] = [score]
+            else:
+                lst.append(score)
+        elif session:
+            g = gets.get((agent, session, path))
+            if g is None:
+                gets[(agent, session, path)] = [ts]
+            else:
+                g.append(ts)
     for lst in gets.values():
         lst.sort()
+    # per call: its scores when every one is known, else None (every rank unknown)
+    ranked = {k: (None if None in v else v) for k, v in calls.items()}
     out = []
-    for r in rows:
-        if r.kind != "search":
-            out.append(Strength(None, r.ts))
+    bisect_left = bisect.bisect_left
+    for agent, call_id, path, kind, ts, score, session in rows:
+        if kind != "search":
+            out.append((None, ts))
             continue
-        scores = calls[(r.agent, r.call_id)]
+        scores = ranked[(agent, call_id)]
         rank = None
-        if r.score is not None and all(s is not None for s in scores):
-            rank = 1 + sum(1 for s in scores if s is not None and s > r.score)
+        if scores is not None:
+            rank = 1 + sum(1 for x in scores if x > score)  # type: ignore[operator]
         read_at = None
-        if r.session:
-            later = gets.get((r.agent, r.session, r.path))
+        if session:
+            later = gets.get((agent, session, path))
             if later:
-                i = bisect.bisect_left(later, r.ts)
+                i = bisect_left(later, ts)
                 read_at = later[i] if i < len(later) else None
-        out.append(Strength(rank, read_at))
+        out.append((rank, read_at))
     return out
 
 
 def load_hit_rows(
-    conn: Any, paths: Iterable[str] | None = None, agents: Iterable[str] | None = None
+    conn: Any,
+    paths: Iterable[str] | None = None,
+    agents: Iterable[str] | None = None,
+    *,
+    raw: bool = False,
 ) -> list[HitRow]:
     """Hit rows (of ``paths`` when given, plus every row of their calls and sessions that
-    strength needs), from the state database, oldest first."""
+    strength needs), from the state database, in no particular order (sorting 100,000
+    rows by time through the index costs more than every use here). ``raw``: plain tuples in
+    ``HitRow``'s field order (cheaper for 100,000 rows that are only unpacked)."""
     sql = "SELECT agent, call_id, memory_path, kind, ts, score, session FROM hits"
     args: list[object] = []
     if agents is not None:
         ids = sorted(set(agents))
         sql += f" WHERE agent IN ({','.join('?' * len(ids))})"
         args.extend(ids)
-    rows = [HitRow(*r) for r in conn.execute(sql + " ORDER BY ts", args)]
+    cur = conn.execute(sql, args)
+    rows = cur.fetchall() if raw else [HitRow._make(r) for r in cur]
     if paths is None:
         return rows
     wanted = set(paths)
@@ -623,7 +645,7 @@ class Snapshot:
 
     def hit_rows(self) -> list[HitRow]:
         """Every hit row with what strength needs (read on call; expire policies use it)."""
-        return load_hit_rows(self._conn, agents=self.agents)
+        return load_hit_rows(self._conn, agents=self.agents, raw=True)
 
     @property
     def by_path(self) -> dict[str, FileSignals]:

@@ -10,6 +10,7 @@ database is opened read-only and no file is touched.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from collections.abc import Sequence
 from datetime import datetime, tzinfo
@@ -156,7 +157,8 @@ def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
     for r, s in zip(rows, strengths, strict=True):
         if r.path not in present or r.ts > now:
             continue
-        first_hit.setdefault(r.path, r.ts)
+        if r.ts < first_hit.get(r.path, math.inf):
+            first_hit[r.path] = r.ts
         hits.append(
             ReplayHit(r.path, r.ts, r.kind, s.rank, s.read_at if r.kind == "search" else None)
         )

@@ -42,23 +42,35 @@ def policy_decisions(cfg: Config, snap: Snapshot) -> list[expire_policy.ExpireDe
     """Every file's verdict under the configured replay policy, on its hits and their
     strength as known now (the same view ``memoryd simulate`` gives a policy at a run)."""
     from ..policy import replay
-    from ..signals import CLOCK_SKEW, hit_strengths
+    from ..signals import CLOCK_SKEW, strength_pairs
 
     policy = replay.policy_named(cfg.expire.policy)
     rows = snap.hit_rows()
     times: dict[str, list[float]] = {}
     strong: dict[str, list[float]] = {}
-    for r, s in zip(rows, hit_strengths(rows), strict=True):
-        if r.ts > snap.now + CLOCK_SKEW:
+    now, horizon = snap.now, snap.now + CLOCK_SKEW
+    for (_a, _c, path, kind, ts, _s, _se), (rank, read_at) in zip(
+        rows, strength_pairs(rows), strict=True
+    ):
+        if ts > horizon:
             continue  # a hit "from the future" beyond the skew allowance: not yet
-        ts = min(r.ts, snap.now)
-        times.setdefault(r.path, []).append(ts)
+        if ts > now:
+            ts = now
+        lst = times.get(path)
+        if lst is None:
+            lst = times[path] = []
+        lst.append(ts)
+        # replay.is_strong, inlined (this loop sees every hit row)
         if (
-            r.kind != "search"
-            or s.rank == 1
-            or (s.read_at is not None and s.read_at <= snap.now + CLOCK_SKEW)
+            kind != "search"
+            or rank is None
+            or rank == 1
+            or (read_at is not None and read_at <= horizon)
         ):
-            strong.setdefault(r.path, []).append(ts)
+            lst = strong.get(path)
+            if lst is None:
+                lst = strong[path] = []
+            lst.append(ts)
     out = []
     for sig in snap.signals:
         ts = sorted(times.get(sig.path, ()))

@@ -56,6 +56,13 @@ class ReplayFile:
     kind: str = "topic"  # long-term | daily | topic (memoryd.signals.file_kind)
 
 
+def is_strong(kind: str, rank: int | None, read_at: float | None, t: float) -> bool:
+    """A get; a search hit retrieved first, of unknown rank, or read by ``t``."""
+    if kind != "search" or rank is None or rank == 1:
+        return True
+    return read_at is not None and read_at <= t
+
+
 @dataclass(frozen=True)
 class ReplayHit:
     """One hit: ``rank`` among its call's results (1 = first; None = unknown or a get),
@@ -68,10 +75,13 @@ class ReplayHit:
     read_at: float | None = None
 
     def strong_at(self, t: float) -> bool:
-        """What this hit said about need, as known at ``t``: read, or retrieved first."""
-        if self.kind != "search":
-            return True
-        return self.rank == 1 or (self.read_at is not None and self.read_at <= t)
+        """What this hit said about need, as known at ``t``: read, or retrieved first.
+
+        A search hit whose rank is unknown (its call's scores are missing) counts as
+        strong: without a rank nothing says it merely came along, and a policy must not
+        let go of a file in daily use only because the transcripts carry no scores.
+        """
+        return is_strong(self.kind, self.rank, self.read_at, t)
 
     @property
     def strong(self) -> bool:
