@@ -32,6 +32,13 @@ class Install:
         self.db = self.state / "memoryd" / "state.db"
         self.config: Path | None = None
 
+    def seed_policy(self) -> None:
+        """Decide with seed 000's rule (``[expire] policy = "seed"``): the tests that check
+        the rule's own numbers (30 days, at most 2 hits) pin it; the default policy is
+        chosen by replay and tested in test_simulate.py."""
+        self.config = self.root / "memoryd.toml"
+        self.config.write_text('[expire]\npolicy = "seed"\n')
+
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
         env.update(
@@ -133,6 +140,7 @@ def _random_workspace(inst: Install, seed: int) -> dict[str, bool]:
 
 
 def test_expire_plans_the_rule_moves_exactly_it_and_restore_undoes_it(inst: Install) -> None:
+    inst.seed_policy()
     expected = _random_workspace(inst, seed=3)
     before = inst.tree()
     plan = inst.json("expire", "--dry-run")
@@ -231,6 +239,7 @@ def test_symlinks_and_hostile_hit_paths_never_reach_outside(inst: Install) -> No
 
 
 def test_marks_and_pins_protect_and_explain_gives_the_numbers(inst: Install) -> None:
+    inst.seed_policy()
     for name in ("2026-08-01", "2026-08-02", "2026-08-03"):
         inst.write(f"memory/{name}.md", name, NOW_TS - 90 * DAY)
     inst.hits([("memory/2026-08-03.md", NOW_TS - k * DAY - 60, "boat trip") for k in (1, 2)])
@@ -288,6 +297,7 @@ def _table_ok(markdown: str) -> None:
 
 
 def test_reports_land_under_the_state_dir_and_read_cleanly(inst: Install) -> None:
+    inst.seed_policy()
     inst.write("memory/espresso.md", "---\ntags: [coffee]\n---\n1. grind\n2. tamp\n3. pull\n")
     inst.write("memory/odd|name.md", "a | pipe", NOW_TS - 50 * DAY)
     inst.write("memory/2026-10-30.md", "boat day")

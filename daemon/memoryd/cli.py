@@ -25,6 +25,7 @@ from .store import Store, StoreError, describe_database_error
 COMMAND_MODULES = (
     "memoryd.commands.hits",
     "memoryd.commands.lifecycle",
+    "memoryd.commands.simulate",
     "memoryd.commands.tiers",
     "memoryd.commands.service",
 )
@@ -118,6 +119,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "pin": "memoryd.commands.lifecycle",
     "unpin": "memoryd.commands.lifecycle",
     "restore": "memoryd.commands.lifecycle",
+    "simulate": "memoryd.commands.simulate",
     "organize": "memoryd.commands.tiers",
     "recall": "memoryd.commands.tiers",
     "inject": "memoryd.commands.tiers",

@@ -55,7 +55,15 @@ class ArchiveConfig(NamedTuple):
     dir: str = "memory-archive/{month}"
 
 
+# The expire policies by name (memoryd.policy.replay.named_policies; kept here as names
+# so reading the config imports no policy code). "likely" was chosen by replay.
+EXPIRE_POLICIES = (
+    "likely", "seed", "cut30", "none", "rhythm", "rhythm-strong", "actr", "kind", "renewal",
+)  # fmt: skip
+
+
 class ExpireConfig(NamedTuple):
+    policy: str = "likely"  # see docs/decisions.md; "seed" = seed 000's rule with the numbers below
     min_age_days: int = 30
     window_days: int = 30
     max_hits: int = 2
@@ -172,6 +180,7 @@ _CRON_FIELD = re.compile(r"[0-9A-Za-z*?/,\-]+")
 _CHOICES: dict[str, tuple[str, ...]] = {
     "log.level": ("debug", "info", "warning", "error"),
     "log.format": ("auto", "json", "console"),
+    "expire.policy": EXPIRE_POLICIES,
 }
 
 

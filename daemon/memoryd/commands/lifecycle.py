@@ -178,7 +178,10 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
         if plan.get("unfinished_journal_entries"):
             doc["unfinished_journal_entries"] = plan["unfinished_journal_entries"]
         text = [result.summary + " (nothing changed; --force applies exactly this plan)"]
-        text += [f"  archive {a['path']} → {a['to']}  ({a['reason']})" for a in plan["archive"]]
+        text += [
+            f"  archive {a['path']} → {a['to']}  ({a['reason']})" + _chance(a)
+            for a in plan["archive"]
+        ]
         if plan.get("unfinished_journal_entries"):
             text.append(
                 f"  note: {plan['unfinished_journal_entries']} unfinished journal entries will be "
@@ -244,6 +247,12 @@ def _record_consent(ctx: Context, store: Any) -> bool:
         if first:
             store.set_meta(rails.CONSENT_META, rails.consent_record(clock.now()))
     return first
+
+
+def _chance(item: dict[str, Any]) -> str:
+    """``  [needed in 60 d: 4%]`` when the policy gave the file a probability."""
+    p = item.get("p_need")
+    return "" if p is None else f"  [chance needed in 60 days: {p:.0%}]"
 
 
 # --------------------------------------------------------------------------- reports
@@ -351,7 +360,12 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         _out(ctx, args, doc, text)
         return 1
     cfg = ctx.cfg
-    exp = ep.decide(sig, cfg.expire, snap.marked, snap.pins)
+    if cfg.expire.policy == "seed":
+        exp = ep.decide(sig, cfg.expire, snap.marked, snap.pins)
+    else:
+        from ..jobs.expire import policy_decisions
+
+        exp = next(d for d in policy_decisions(cfg, snap) if d.path == rel)
     text_body = snap.text(rel)
     docu = sp.Document.of(text_body)
     queries = sp.prepare_queries(snap.recent_queries(cfg.score.query_window_days))
@@ -360,6 +374,10 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         sig, text_body, cfg.promote, marked=rel in snap.marked, promoted=rel in snap.promoted
     )
     since = sig.days_since_hit
+    from ..signals import hit_strengths, load_hit_rows, strength_summary
+
+    rows = load_hit_rows(store.conn, paths=[rel], agents=snap.agents)
+    strength = strength_summary(rows, hit_strengths(rows), rel)
     lines = [
         f"{rel} — {sig.kind} note, {sig.size} bytes",
         f"  created {clock.iso(sig.created)} (from its {sig.created_from}), "
@@ -367,6 +385,10 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         f"  hits: {sig.hits_7d} in 7 days, {sig.hits_14d} in 14, {sig.hits_30d} in 30, "
         f"{sig.hits_total} in total"
         + (f"; last {clock.iso(sig.last_hit)} ({since:.1f} days ago)" if since is not None else ""),
+        f"  strength: {strength['strong']} strong ({strength['first']} retrieved first, "
+        f"{strength['read']} read after a search, {strength['read_directly']} read directly); "
+        f"{strength['came_along']} came along (rank 2 or lower, not read)"
+        + (f", {strength['rank_unknown']} of unknown rank" if strength["rank_unknown"] else ""),
         f"  distinct queries: {sig.distinct_queries}; distinct days with a hit: "
         f"{sig.distinct_days}",
         "  activation B = ln Σ t^-0.5 (t in days, ≥ 1 hour): "
@@ -377,7 +399,13 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         f"  user marks: {'marked' if rel in snap.marked else 'not marked'}"
         f"{', promoted before' if rel in snap.promoted else ''}",
         "",
-        f"expire: {exp.action.upper()} — {exp.reason} [rule: {exp.rule}]",
+        f"expire: {exp.action.upper()} — {exp.reason} "
+        f"[policy: {cfg.expire.policy}, rule: {exp.rule}]"
+        + (
+            f"; chance needed in 60 days: {exp.numbers['p_need']:.0%}"
+            if "p_need" in exp.numbers
+            else ""
+        ),
         f"score: {sc.total:.3f} = "
         + (
             f"{cfg.score.keyword_weight}×{sc.keyword:.2f} keyword + "
@@ -420,6 +448,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
             "last_hit": clock.iso(sig.last_hit),
             "distinct_queries": sig.distinct_queries,
             "distinct_days": sig.distinct_days,
+            "strength": strength,
             "activation": sig.activation,
             "fast_rate": sig.fast_rate,
             "slow_rate": sig.slow_rate,
@@ -429,6 +458,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
             "promoted": rel in snap.promoted,
         },
         "expire": {
+            "policy": cfg.expire.policy,
             "action": exp.action,
             "rule": exp.rule,
             "reason": exp.reason,

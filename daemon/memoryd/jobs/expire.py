@@ -36,6 +36,60 @@ def scores_of(cfg: Config, snap: Snapshot) -> list[score_policy.Score]:
     ]
 
 
+_FIXED = ("protected", "marked", "pinned")  # keeps that pruning and capacity never override
+
+
+def policy_decisions(cfg: Config, snap: Snapshot) -> list[expire_policy.ExpireDecision]:
+    """Every file's verdict under the configured replay policy, on its hits and their
+    strength as known now (the same view ``memoryd simulate`` gives a policy at a run)."""
+    from ..policy import replay
+    from ..signals import CLOCK_SKEW, strength_pairs
+
+    policy = replay.policy_named(cfg.expire.policy)
+    rows = snap.hit_rows()
+    times: dict[str, list[float]] = {}
+    strong: dict[str, list[float]] = {}
+    now, horizon = snap.now, snap.now + CLOCK_SKEW
+    for (_a, _c, path, kind, ts, _s, _se), (rank, read_at) in zip(
+        rows, strength_pairs(rows), strict=True
+    ):
+        if ts > horizon:
+            continue  # a hit "from the future" beyond the skew allowance: not yet
+        if ts > now:
+            ts = now
+        lst = times.get(path)
+        if lst is None:
+            lst = times[path] = []
+        lst.append(ts)
+        # replay.is_strong, inlined (this loop sees every hit row)
+        if (
+            kind != "search"
+            or rank is None
+            or rank == 1
+            or (read_at is not None and read_at <= horizon)
+        ):
+            lst = strong.get(path)
+            if lst is None:
+                lst = strong[path] = []
+            lst.append(ts)
+    out = []
+    for sig in snap.signals:
+        ts = sorted(times.get(sig.path, ()))
+        created = sig.created
+        if sig.created_from == "mtime" and ts:
+            created = min(created, ts[0])  # as simulate: the earlier of mtime and first hit
+        view = replay.FileView(
+            sig.path,
+            sig.kind,
+            created,
+            snap.now,
+            tuple(ts),
+            tuple(sorted(strong.get(sig.path, ()))),
+        )
+        out.append(expire_policy.decide_with(policy, sig, view, cfg.expire, snap.marked, snap.pins))
+    return out
+
+
 def build_plan(
     cfg: Config, snap: Snapshot, scores: list[score_policy.Score] | None = None
 ) -> dict[str, Any]:
@@ -44,15 +98,23 @@ def build_plan(
     ``scores`` (from :func:`scores_of`) saves scoring again when the caller has them.
     """
     month = datetime.fromtimestamp(snap.now, snap.tz).strftime("%Y-%m")
-    base = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins)
+    if cfg.expire.policy == "seed":
+        base = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins)
+    else:
+        base = policy_decisions(cfg, snap)
     extra: dict[str, tuple[str, str]] = {}
     if cfg.score.prune_enabled or cfg.score.capacity_enabled:
-        eligible = [d.path for d in base if d.action == "keep" and d.rule in ("young", "active")]
+        eligible = [d.path for d in base if d.action == "keep" and d.rule not in _FIXED]
         remaining = len(snap.signals) - sum(1 for d in base if d.action == "archive")
         if scores is None:
             scores = scores_of(cfg, snap)
         extra = score_policy.prune_candidates(scores, eligible, remaining, cfg.score)
-    decisions = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins, extra)
+    decisions = [
+        expire_policy.ExpireDecision(d.path, "archive", *extra[d.path], d.numbers)
+        if d.action == "keep" and d.rule not in _FIXED and d.path in extra
+        else d
+        for d in base
+    ]
 
     taken: set[str] = set()
 
@@ -66,13 +128,18 @@ def build_plan(
                 expire_policy.archive_relpath(d.path, cfg.archive.dir, month), exists
             )
             taken.add(to)
-            archive.append({"path": d.path, "to": to, "reason": d.reason, "rule": d.rule})
+            item = {"path": d.path, "to": to, "reason": d.reason, "rule": d.rule}
+            archive.append(item)
         else:
-            keep.append({"path": d.path, "reason": d.reason, "rule": d.rule})
+            item = {"path": d.path, "reason": d.reason, "rule": d.rule}
+            keep.append(item)
+        if "p_need" in d.numbers:
+            item["p_need"] = d.numbers["p_need"]
     doc: dict[str, Any] = {
         "workspace": str(snap.workspace),
         "now": snap.now,
         "month": month,
+        "policy": cfg.expire.policy,
         "archive": archive,
         "keep": keep,
     }
@@ -165,14 +232,17 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
 
 
 def _surest_first(snap: Snapshot) -> Any:
-    """Order for the cap: the longest without a hit first, then the oldest."""
+    """Order for the cap: the least likely to be needed first (when the policy gives a
+    chance), then the longest without a hit, then the oldest."""
 
-    def key(item: dict[str, Any]) -> tuple[float, float]:
+    def key(item: dict[str, Any]) -> tuple[float, float, float]:
+        p_need = item.get("p_need")
+        chance = float(p_need) if p_need is not None else 0.0
         sig = snap.by_path.get(item["path"])
         if sig is None:
-            return (float("-inf"), float("-inf"))
+            return (chance, float("-inf"), float("-inf"))
         last = sig.last_hit
-        return (last if last is not None else float("-inf"), sig.created)
+        return (chance, last if last is not None else float("-inf"), sig.created)
 
     return key
 

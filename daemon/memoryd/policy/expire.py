@@ -11,6 +11,10 @@ Rule, in order (the first that applies decides):
 
 Pruning and capacity (seed 001, ``memoryd.policy.score``) may add archive
 decisions for files that rule 6 keeps; :func:`plan` merges both.
+
+This is the ``seed`` policy (``[expire] policy = "seed"``). Any other policy
+(the default ``likely``, chosen by replay) replaces rules 4-6 with its own
+verdict (:func:`decide_with`); rules 1-3 always come first.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..config import ExpireConfig
 from ..signals import FileSignals
@@ -87,6 +92,34 @@ def decide(
         f"{cfg.window_days} days (at most {cfg.max_hits})",
         numbers,
     )
+
+
+def decide_with(
+    policy: Any,
+    sig: FileSignals,
+    view: Any,
+    cfg: ExpireConfig,
+    marked: frozenset[str] | set[str] = frozenset(),
+    pins: Iterable[str] = (),
+) -> ExpireDecision:
+    """The verdict of a replay policy (``[expire] policy``, :mod:`memoryd.policy.replay`) on
+    one file: protection, marks and pins first, as for the seed rule; then the policy, on
+    ``view`` (its hits and their strength as known now). ``numbers`` carries ``p_need``,
+    the chance of being needed in the next 60 days, when the policy gives one."""
+    d = decide(sig, cfg, marked, pins)
+    if d.rule in ("protected", "marked", "pinned"):
+        return d
+    v = policy.decide(view)
+    numbers = {
+        "age_days": round(sig.age_days, 2),
+        "created_from": sig.created_from,
+        "policy": policy.name,
+        "hits_total": len(view.times),
+        "strong_hits": len(view.strong),
+    }
+    if v.p_need is not None:
+        numbers["p_need"] = round(v.p_need, 4)
+    return ExpireDecision(sig.path, ARCHIVE if v.archive else KEEP, v.rule, v.reason, numbers)
 
 
 def plan(

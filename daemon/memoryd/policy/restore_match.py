@@ -1,70 +1,69 @@
-"""Does a ``memory_search`` query ask for an archived file? Pure.
+"""Restore on demand: does a search query ask for a note memoryd archived?
 
-The daemon's restore on demand (:mod:`memoryd.ondemand`) scores every new search query
-against the text of each file memoryd archived and brings back the best one when its
-score reaches :data:`RESTORE_THRESHOLD`. OpenClaw's own search scores are on another
-scale (and never see the archive), so memoryd scores with its own words.
-
-This is the simple keyword version: the share of the query's distinctive words (not a
-stop word, three letters or more, a plural ``s`` dropped) that the file's text contains.
-A query made of a file's distinctive words scores 1; unrelated words score 0. The
-interface (``match_score``, ``RESTORE_THRESHOLD``, ``best_match``) is what the daemon
-relies on; a calibrated scorer may replace the body.
+OpenClaw's search scores are on their own scale (and an archived note is not in
+OpenClaw's index any more, so it cannot be returned at all); memoryd therefore
+matches the query against the archived text with its own keyword / tag score
+(:mod:`memoryd.policy.score`): the share of the query's words found in the note,
+lifted by the share found among its tags when it has tags. A restore needs a
+score of at least :data:`RESTORE_THRESHOLD`, calibrated on generated histories
+(``bench/bench_policies.py --restore``; figures in docs/decisions.md): queries
+written for a needed, archived note against every archived note's text.
 """
 
 from __future__ import annotations
 
-import re
+import functools
 from collections.abc import Mapping
 
-# At or above this score a query restores the file (share of its distinctive words found).
-RESTORE_THRESHOLD = 0.6
+from .score import Document, keyword_match, tag_match, tokens
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+# Calibrated on generated histories (bench/bench_policies.py --restore): at 0.6 (more
+# than half of the query's words in the note) 89 % of queries for an archived note restore
+# it, and 3 % of queries for a note that is not archived restore another one.
+RESTORE_THRESHOLD: float = 0.6
 
-_STOP_WORDS = """
-the and for are but not you all any can had her was one our out day get has him his how
-man new now old see two way who its did let put say she too use that with have this will
-your from they know want been good much some time very when come here just like long make
-many more only over such take than them well were what where which while about after again
-also back before being could does doing each even every into most other same should still
-their then there these those through under until would note notes file files memory
-today yesterday tomorrow please find search show tell give need last next week month year
-"""
-_STOP = frozenset(_STOP_WORDS.split())
+KEYWORD_WEIGHT, TAG_WEIGHT = 0.4, 0.2  # [score]'s default weights, without time and access
 
 
-def words(text: str) -> set[str]:
-    """The distinctive words of ``text``: lower case, no stop words, no plural ``s``."""
-    out = set()
-    for raw in _WORD.findall(text.lower()):
-        if len(raw) < 3 or raw in _STOP or (raw.isdigit() and len(raw) < 4):
-            continue
-        if len(raw) > 4 and raw.endswith("s") and not raw.endswith("ss"):
-            raw = raw[:-1]
-        out.add(raw)
-    return out
+@functools.lru_cache(maxsize=4096)
+def _document(text: str) -> Document:
+    return Document.of(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(query: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(tokens(query)))
 
 
 def match_score(query: str, text: str) -> float:
-    """Share of the query's distinctive words found in ``text`` (0 when it has none)."""
-    wanted = words(query)
-    if not wanted:
+    """How well ``query`` asks for the note ``text``, 0..1 (0: no words to match).
+
+    The share of the query's words found in the note; with tags, the blend of that
+    share and the share found among the tags (0.4 : 0.2, as in ``[score]``) when it is
+    higher. Distinct query words count once.
+    """
+    words = _words(query)
+    if not words:
         return 0.0
-    return len(wanted & words(text)) / len(wanted)
+    doc = _document(text)
+    k = keyword_match(words, doc)
+    if not doc.tags:
+        return k
+    blend = (KEYWORD_WEIGHT * k + TAG_WEIGHT * tag_match(words, doc)) / (
+        KEYWORD_WEIGHT + TAG_WEIGHT
+    )
+    return max(k, blend)  # a tag that matches lifts the score; tags never lower it
 
 
 def best_match(query: str, candidates: Mapping[str, str]) -> tuple[str, float] | None:
-    """The candidate (key → text) the query asks for, with its score; None below the threshold.
-
-    Ties go to the key that sorts first, so the answer does not depend on dict order.
-    """
-    wanted = words(query)
-    if not wanted:
+    """The candidate (path → archived text) the query asks for most, if at or above the
+    threshold; ties go to the first path in sort order."""
+    words = _words(query)
+    if not words:
         return None
     best: tuple[str, float] | None = None
-    for key in sorted(candidates):
-        score = len(wanted & words(candidates[key])) / len(wanted)
-        if score >= RESTORE_THRESHOLD and (best is None or score > best[1]):
-            best = (key, score)
+    for path in sorted(candidates):
+        s = match_score(query, candidates[path])
+        if s >= RESTORE_THRESHOLD and (best is None or s > best[1]):
+            best = (path, s)
     return best

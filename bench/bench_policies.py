@@ -1,0 +1,257 @@
+"""Replay expire policies on generated histories with a known need: the table behind the default.
+
+    .venv/bin/python bench/bench_policies.py [--seeds N] [--grid] [--restore] [--offset K]
+
+For each of N seeds, two histories: one with the generator's default parameters and
+one with parameters drawn by ``sample_params`` (a different kind of user). Every
+policy is replayed on each (monthly runs, 60-day horizon), and the table shows,
+as mean ± standard deviation over the histories:
+
+* need FA: share of archives whose note was *needed* within 60 days (the generator
+  knows why each search happened), and need cov: share of notes not needed in
+  those 60 days that are archived (cold coverage on need);
+* hit FA / hit cov: the same counted on hits, as ``memoryd simulate`` must on a
+  real install (a note that merely came along with a search is a hit too);
+* whether the policy met the target on that history: need FA at most half the
+  seed rule's, need coverage at least two thirds of the seed rule's.
+
+``--grid`` adds parameter variants (what the default was chosen from);
+``--restore`` calibrates the restore threshold (precision/recall of
+``best_match`` for queries written for an archived note). ``--offset`` shifts
+the seeds (held-out histories: the test uses seeds the bench never printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
+
+from memoryd.policy import replay as rp
+from memoryd.testing.histories import GenParams, generate, replay_inputs, sample_params
+
+
+def histories(seeds: int, offset: int) -> list[tuple[str, int, GenParams]]:
+    out = []
+    for s in range(offset, offset + seeds):
+        out.append(("default", s, GenParams()))
+        out.append(("sampled", s, sample_params(random.Random(10_000 + s))))
+    return out
+
+
+def grid() -> list[rp.Policy]:
+    out: list[rp.Policy] = []
+    for base in (30, 45, 60):
+        for factor in (1.0, 1.5, 2.0):
+            for strong in (False, True):
+                name = f"rhythm{'-strong' if strong else ''}:{base}/{factor:g}"
+                out.append(rp.Rhythm(base, factor, strong_only=strong, name=name))
+    for th in (-3.0, -2.5, -2.0, -1.5):
+        p = rp.Activation(th)
+        p.name = f"actr:{th:g}"
+        out.append(p)
+    for th in (0.05, 0.08, 0.15, 0.2, 0.3):
+        p = rp.Likely(th)
+        p.name = f"likely:{th:g}"
+        out.append(p)
+    for th in (0.1, 0.2, 0.3):
+        for dead in (0.3, 0.5, 0.7):
+            p = rp.Renewal(th, dead=dead)
+            p.name = f"renewal:{th:g}/{dead:g}"
+            out.append(p)
+    for strong in (False, True):
+        for base in (45, 60):
+            p = rp.KindAware(rp.Seed(), rp.Rhythm(base, 1.5, strong_only=strong))
+            p.name = f"kind:{base}{'-strong' if strong else ''}"
+            out.append(p)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--offset", type=int, default=0)
+    ap.add_argument("--grid", action="store_true")
+    ap.add_argument("--restore", action="store_true")
+    ap.add_argument("--fit", action="store_true", help="refit LIKELY_WEIGHTS (seeds 0-11)")
+    args = ap.parse_args()
+    if args.fit:
+        fit(12)
+        return
+    if args.restore:
+        restore_table(args.seeds, args.offset)
+        return
+    policies = list(rp.named_policies().values()) + (grid() if args.grid else [])
+    rows: dict[str, dict[str, list[float]]] = {}
+    pairs: list[tuple[float, bool, bool, bool | None]] = []
+    t0 = time.perf_counter()
+    hs = histories(args.seeds, args.offset)
+    for _label, seed, params in hs:
+        h = generate(seed, params)
+        inp = replay_inputs(h)
+        res = rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"])
+        seed_res = next(r for r in res if r.name == "seed")
+        pairs += next(r for r in res if r.name == rp.DEFAULT_POLICY).calibration
+        assert seed_res.need is not None
+        for r in res:
+            assert r.need is not None
+            d = rows.setdefault(r.name, {})
+            ok = (
+                r.need_false_archive_rate <= 0.5 * seed_res.need_false_archive_rate
+                and r.need.cold_coverage >= (2 / 3) * seed_res.need.cold_coverage
+            )
+            for k, v in (
+                ("need_fa", r.need_false_archive_rate),
+                ("need_cov", r.need.cold_coverage),
+                ("hit_fa", r.false_archive_rate),
+                ("hit_cov", r.hits.cold_coverage),
+                ("strong_fa", r.hits.strong_false_archives / r.archived if r.archived else 0.0),
+                ("archived", r.archived),
+                ("met", float(ok)),
+            ):
+                d.setdefault(k, []).append(v)
+    took = time.perf_counter() - t0
+    print(
+        f"{len(hs)} histories (seeds {args.offset}..{args.offset + args.seeds - 1}, default and "
+        f"sampled parameters), {len(policies)} policies, {took:.1f} s\n"
+    )
+    print(
+        f"| {'policy':24} | {'need FA':>13} | {'need cov':>13} | {'hit FA':>13} | "
+        f"{'hit cov':>13} | {'strong FA':>9} | {'met':>5} |"
+    )
+    print(f"|{'-' * 26}|{'-' * 15}|{'-' * 15}|{'-' * 15}|{'-' * 15}|{'-' * 11}|{'-' * 7}|")
+
+    def ms(xs: list[float]) -> str:
+        return f"{statistics.mean(xs):.3f} ± {statistics.pstdev(xs):.3f}"
+
+    for name, d in rows.items():
+        print(
+            f"| {name:24} | {ms(d['need_fa']):>13} | {ms(d['need_cov']):>13} | "
+            f"{ms(d['hit_fa']):>13} | {ms(d['hit_cov']):>13} | "
+            f"{statistics.mean(d['strong_fa']):9.3f} | {sum(d['met']):2.0f}/{len(d['met']):<2} |"
+        )
+    print(f"\ncalibration of {rp.DEFAULT_POLICY} (chance of being needed within 60 days):\n")
+    print("| predicted | verdicts | mean | needed | strong hit | any hit |")
+    print("|-----------|----------|------|--------|------------|---------|")
+    for b in rp.calibration_bins(pairs):
+        print(
+            f"| {b['bin']:>9} | {b['n']:>8} | {b['predicted']:.2f} | {b['observed_need']:>6.2f} "
+            f"| {b['observed_strong']:>10.2f} | {b['observed_any']:>7.2f} |"
+        )
+
+
+def fit(seeds: int) -> None:
+    """Logistic regression (Newton steps) of "needed within 60 days" on likely_features."""
+    import bisect
+    import math
+
+    xs: list[list[float]] = []
+    ys: list[float] = []
+
+    class Record(rp.Policy):
+        name = "record"
+
+        def decide(self, v: rp.FileView) -> rp.Verdict:
+            seen.append(v)
+            return rp.Verdict(False, "record", "")
+
+    for _label, seed, params in histories(seeds, 0):
+        h = generate(seed, params)
+        inp = replay_inputs(h)
+        seen: list[rp.FileView] = []
+        rp.replay(inp["files"], inp["hits"], inp["runs"], [Record()])
+        needs = inp["needs"]
+        for v in seen:
+            ts = needs.get(v.path, [])
+            i = bisect.bisect_right(ts, v.t)
+            xs.append(rp.likely_features(v))
+            ys.append(1.0 if i < len(ts) and ts[i] <= v.t + rp.HORIZON_DAYS * rp.DAY else 0.0)
+    d = len(xs[0])
+    w = [0.0] * d
+    for _ in range(12):
+        hess = [[0.0] * d for _ in range(d)]
+        grad = [0.0] * d
+        for x, y in zip(xs, ys, strict=True):
+            z = sum(a * b for a, b in zip(w, x, strict=True))
+            p = 1 / (1 + math.exp(-max(min(z, 30), -30)))
+            r = p * (1 - p)
+            for i in range(d):
+                grad[i] += (y - p) * x[i]
+                xi = x[i] * r
+                row = hess[i]
+                for j in range(d):
+                    row[j] += xi * x[j]
+        for i in range(d):
+            hess[i][i] += 1e-3
+        w = [a + b for a, b in zip(w, _solve(hess, grad), strict=True)]
+    print(f"{len(xs)} verdicts, {sum(ys) / len(ys):.3f} needed within 60 days")
+    print("LIKELY_WEIGHTS =", tuple(round(a, 4) for a in w))
+
+
+def _solve(a: list[list[float]], b: list[float]) -> list[float]:
+    n = len(b)
+    m = [[*row[:], b[i]] for i, row in enumerate(a)]
+    for c in range(n):
+        piv = max(range(c, n), key=lambda r: abs(m[r][c]))
+        m[c], m[piv] = m[piv], m[c]
+        for r in range(n):
+            if r != c:
+                f = m[r][c] / m[c][c]
+                for k in range(c, n + 1):
+                    m[r][k] -= f * m[c][k]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def restore_table(seeds: int, offset: int) -> None:
+    """Precision and recall of best_match at several thresholds, on generated queries."""
+    from memoryd.policy import restore_match as rm
+
+    rows = []
+    for s in range(offset, offset + seeds):
+        h = generate(s, sample_params(random.Random(20_000 + s)))
+        texts = {f.path: f.text for f in h.files}
+        rng = random.Random(s)
+        for _call, _ts, query, needed in h.calls:
+            if rng.random() > 0.3:
+                continue
+            # the archive at that moment: the needed note plus notes older than 30 days
+            pool = {p: t for p, t in texts.items() if p == needed or rng.random() < 0.5}
+            scores = {p: rm.match_score(query, t) for p, t in pool.items()}
+            rows.append((needed, scores))
+    print(
+        f"{len(rows)} queries for a note, against ~half the other notes as the archive: "
+        "with the needed note archived (left) and not archived (right)\n"
+    )
+    print(
+        "| threshold | restores the needed note | restores another note | restores nothing "
+        "| not archived: restores a wrong note |"
+    )
+    print(
+        "|-----------|--------------------------|-----------------------|------------------"
+        "|-------------------------------------|"
+    )
+    for th in (0.34, 0.5, 0.6, 0.67, 0.75, 0.8, 0.9, 1.0):
+        right = wrong = none = stray = 0
+        for needed, scores in rows:
+            best = max(sorted(scores), key=lambda p: scores[p])
+            if scores[best] < th:
+                none += 1
+            elif best == needed:
+                right += 1
+            else:
+                wrong += 1
+            stray += any(s >= th for p, s in scores.items() if p != needed)
+        n = len(rows)
+        print(
+            f"| {th:9.2f} | {right / n:24.3f} | {wrong / n:21.3f} | {none / n:16.3f} "
+            f"| {stray / n:35.3f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

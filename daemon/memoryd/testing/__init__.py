@@ -1,0 +1,1 @@
+"""Test-data generators shared by tests and benchmarks (never used by the daemon itself)."""
