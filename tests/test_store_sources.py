@@ -114,10 +114,12 @@ def diff(want: dict[str, int], got: dict[str, int]) -> dict[str, tuple[int | Non
 
 
 def assert_exact_twice(cfg: Path, truth: CorpusTruth) -> None:
-    """The counts are the corpus's, and a scan of the unchanged install adds nothing."""
+    """The counts are the corpus's, and a scan of the unchanged install adds nothing and
+    reads nothing (archives already read are remembered, an unchanged store not reopened)."""
     assert diff(truth.counts(None), counts(cfg)) == {}
     again = scan_ok(cfg)
     assert again["new_hits"] == 0, again
+    assert again["bytes_read"] == 0, again
     assert diff(truth.counts(None), counts(cfg)) == {}
 
 
@@ -544,8 +546,9 @@ def replay(corpus: Corpus, tmp_path) -> Iterator[Replay]:
         {"archive_row": True, "derived_file": False},
         {"archive_row": False, "derived_file": True},
         {"archive_row": True, "derived_file": True, "encoding": "identity"},
+        {"archive_row": True, "derived_file": True, "reason": "reset"},
     ],
-    ids=["row+file", "row", "file", "identity-row+file"],
+    ids=["row+file", "row", "file", "identity-row+file", "reset-row+file"],
 )
 def test_sessions_deleted_while_memoryd_was_stopped_count_once(replay: Replay, copies):
     """Half a session seen, then the rest written and the session deleted; another
@@ -627,10 +630,15 @@ def test_a_session_rewritten_in_place_is_read_again_from_its_watermark(replay: R
     assert_exact_twice(replay.cfg, replay.truth)
 
 
-def test_a_continued_session_meets_its_parents_call(tmp_path):
+@pytest.mark.parametrize(
+    ("schema", "parent_as"), [(24, "id"), (22, "path"), (13, "path")], ids=["24", "22", "13"]
+)
+def test_a_continued_session_meets_its_parents_call(tmp_path, schema, parent_as):
     """The answer at the start of a continued session (a ``tool_result`` block that does not
     name its tool) meets the call at the end of the session it continues, whichever id
-    sorts first, from ``session_windows.previous_session_id`` and the header."""
+    sorts first: from ``session_windows.previous_session_id`` and the header's
+    ``parentSession`` (an id in newer builds, a file path in older ones; at schema 13 the
+    header is all there is)."""
     sessions, _ws, cfg = tx.make_install(tmp_path, ["memory/a.md", "memory/b.md"])
     state = sessions.parent.parent.parent
 
@@ -657,8 +665,8 @@ def test_a_continued_session_meets_its_parents_call(tmp_path):
         }
     )
     head = json.loads(tx.header(child, tx.T0 + 50))
-    head["parentSession"] = parent
-    with AgentStore(state, schema=24) as store:
+    head["parentSession"] = parent if parent_as == "id" else str(sessions / f"{parent}.jsonl")
+    with AgentStore(state, schema=schema) as store:
         store.add_session(
             [text(tx.header(parent)), text(tx.chatter(1)), text(tx.call("toolu_P", ts=tx.T0 + 5))],
             key="agent:main:main",
