@@ -461,15 +461,16 @@ def test_the_jsonl_corpus_itself_gives_its_counts(corpus: Corpus, tmp_path):
     assert diff(corpus.truth.counts(None), counts(cfg)) == {}
 
 
+@pytest.mark.parametrize("schema", [22, 24])
 def test_an_upgraded_install_with_its_import_archive_counts_each_call_once(
-    corpus: Corpus, tmp_path
+    corpus: Corpus, tmp_path, schema
 ):
     """Store rows and the JSONL files the upgrade moved aside hold the same calls.
 
     The archive's copy of a cron session must not count either: its key is in the
     file name (``agent_<id>_cron_<job>.``) and in the store, not in a sessions.json.
     """
-    inst = store_from_corpus(corpus.truth, tmp_path, schema=24, import_archive=True)
+    inst = store_from_corpus(corpus.truth, tmp_path, schema=schema, import_archive=True)
     assert any("_cron_" in p.name for p in inst.import_archive)
     cfg = write_config(tmp_path, inst.state_dir, inst.workspace, "imported")
     scan_ok(cfg)
