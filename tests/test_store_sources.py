@@ -849,12 +849,12 @@ def _corrupt(frame: bytes) -> bytes:
     return bytes(bad)
 
 
-@pytest.mark.parametrize("fault", ["corrupt frame", "wrong length"])
+@pytest.mark.parametrize("fault", ["corrupt-frame", "wrong-length"])
 def test_a_bad_frame_is_one_malformed_row_and_the_rest_is_counted(
     corpus: Corpus, tmp_path, clean_malformed, fault
 ):
     f = faulty_install(corpus, tmp_path)
-    if fault == "corrupt frame":
+    if fault == "corrupt-frame":
         spoil(f, "event_zstd = ?", _corrupt(f.frame))
     else:
         spoil(f, "event_utf8_bytes = event_utf8_bytes + 7")
@@ -873,6 +873,8 @@ def test_a_bad_frame_is_one_malformed_row_and_the_rest_is_counted(
          b"\xff\xfe\x00garbage"),
         ("no event at all", "event_json = NULL, event_zstd = NULL", None),
     ],
+    ids=["integer-event_json", "garbage-blob", "text-in-event_zstd", "blob-in-event_json",
+         "no-event"],
 )  # fmt: skip
 def test_a_row_of_the_wrong_type_is_skipped_and_said(
     corpus: Corpus, tmp_path, clean_malformed, fault, sql, value
