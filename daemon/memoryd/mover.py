@@ -351,24 +351,30 @@ class Mover:
         self, src: Path | str, dst: Path | str, *, reason: str, batch: str, undo_of: int | None
     ) -> int:
         with self._locked():
-            s, d, sha, size = self._prepare(src, dst)
-            assert d is not None
-            self._ensure_parent(d)
-            move_id = self._intent("move", s, d, sha, size, reason, batch, undo_of)
-            try:
-                self._place(s, d, sha, move_id)
-            except BaseException as exc:
-                self._abort(move_id, s, d, exc)
-                raise
-            try:
-                self._unlink_verified(s, sha)
-            except MoveError as exc:  # edited meanwhile: the user's edit wins, in place
-                _unlink_durably(d)
-                self._finish(move_id, "rolled_back", str(exc))
-                raise
-            _fsync_dir(s.parent)
-            self._finish(move_id, "done")
-            return move_id
+            return self._move_locked(src, dst, reason=reason, batch=batch, undo_of=undo_of)
+
+    def _move_locked(
+        self, src: Path | str, dst: Path | str, *, reason: str, batch: str, undo_of: int | None
+    ) -> int:
+        """:meth:`_move` for a caller that already holds the lock (the lock is not reentrant)."""
+        s, d, sha, size = self._prepare(src, dst)
+        assert d is not None
+        self._ensure_parent(d)
+        move_id = self._intent("move", s, d, sha, size, reason, batch, undo_of)
+        try:
+            self._place(s, d, sha, move_id)
+        except BaseException as exc:
+            self._abort(move_id, s, d, exc)
+            raise
+        try:
+            self._unlink_verified(s, sha)
+        except MoveError as exc:  # edited meanwhile: the user's edit wins, in place
+            _unlink_durably(d)
+            self._finish(move_id, "rolled_back", str(exc))
+            raise
+        _fsync_dir(s.parent)
+        self._finish(move_id, "done")
+        return move_id
 
     def copy(self, src: Path | str, dst: Path | str, *, reason: str, batch: str) -> int:
         """Copy a regular file to ``dst`` (which must not exist), verified by sha256."""
@@ -391,16 +397,22 @@ class Mover:
 
     def _delete(self, path: Path | str, *, reason: str, batch: str, undo_of: int | None) -> int:
         with self._locked():
-            s, _, sha, size = self._prepare(path, None)
-            move_id = self._intent("delete", s, None, sha, size, reason, batch, undo_of)
-            try:
-                self._unlink_verified(s, sha)
-            except BaseException as exc:
-                self._finish(move_id, "failed", f"{type(exc).__name__}: {exc}")
-                raise
-            _fsync_dir(s.parent)
-            self._finish(move_id, "done")
-            return move_id
+            return self._delete_locked(path, reason=reason, batch=batch, undo_of=undo_of)
+
+    def _delete_locked(
+        self, path: Path | str, *, reason: str, batch: str, undo_of: int | None
+    ) -> int:
+        """:meth:`_delete` for a caller that already holds the lock."""
+        s, _, sha, size = self._prepare(path, None)
+        move_id = self._intent("delete", s, None, sha, size, reason, batch, undo_of)
+        try:
+            self._unlink_verified(s, sha)
+        except BaseException as exc:
+            self._finish(move_id, "failed", f"{type(exc).__name__}: {exc}")
+            raise
+        _fsync_dir(s.parent)
+        self._finish(move_id, "done")
+        return move_id
 
     def _place(self, s: Path, d: Path, sha: str, move_id: int) -> None:
         """Make ``d`` a verified copy of ``s`` without overwriting: link, else copy."""
@@ -540,21 +552,32 @@ class Mover:
     # ------------------------------------------------------------------ undo and lookups
 
     def undo(self, move_id: int, *, batch: str | None = None) -> int:
-        """Reverse a done move (move back) or copy (delete the copy); returns the new id."""
-        rec = self.get(move_id)
-        if rec is None:
-            raise MoveError(f"no journal entry #{move_id}")
-        if rec.state != "done":
-            raise MoveError(f"journal entry #{move_id} is {rec.state}, not done; nothing to undo")
-        label = batch or f"undo:{rec.batch}"
-        if rec.op == "move":
-            assert rec.dst is not None
-            return self._move(
-                rec.dst, rec.src, reason=f"undo #{rec.id}", batch=label, undo_of=rec.id
-            )
-        if rec.op == "copy":
-            assert rec.dst is not None
-            return self._delete(rec.dst, reason=f"undo #{rec.id}", batch=label, undo_of=rec.id)
+        """Reverse a done move (move back) or copy (delete the copy); returns the new id.
+
+        The entry is read under the lock: another process (a hand ``restore``, the daemon's
+        restore on demand) may undo the same entry meanwhile, and an expire may then have
+        archived the file again to the same name; deciding on a stale read would move that
+        newer archive back under the old entry's name.
+        """
+        with self._locked():
+            rec = self.get(move_id)
+            if rec is None:
+                raise MoveError(f"no journal entry #{move_id}")
+            if rec.state != "done":
+                raise MoveError(
+                    f"journal entry #{move_id} is {rec.state}, not done; nothing to undo"
+                )
+            label = batch or f"undo:{rec.batch}"
+            if rec.op == "move":
+                assert rec.dst is not None
+                return self._move_locked(
+                    rec.dst, rec.src, reason=f"undo #{rec.id}", batch=label, undo_of=rec.id
+                )
+            if rec.op == "copy":
+                assert rec.dst is not None
+                return self._delete_locked(
+                    rec.dst, reason=f"undo #{rec.id}", batch=label, undo_of=rec.id
+                )
         raise MoveError(f"journal entry #{move_id} is a delete; deleted files cannot be restored")
 
     def find(self, path: Path | str) -> list[MoveRecord]:
