@@ -233,6 +233,9 @@ def test_searches_read_at_the_first_start_restore_nothing_and_the_switch_turns_i
     d = DaemonProcess(inst, fake_jobs=False).start()
     daemons.append(d)
     d.wait_ready(timeout=60)
+    # A new search (about something else) makes the daemon look again: the one written
+    # before it ever ran is still history, though it is within the late-write slack.
+    _looked_at(inst, _search(inst, "pizza dough hydration", []))
     assert d.stop() == 0
     assert not boat.exists() and not d.events("restore.on_demand")
 
@@ -246,8 +249,68 @@ def test_searches_read_at_the_first_start_restore_nothing_and_the_switch_turns_i
     d.wait_ready(timeout=60)
     _search(inst, "ketch Albatross Lofoten", [])
     calls = "SELECT COUNT(*) FROM calls WHERE tool = 'search'"
-    wait_until(lambda: _rows(inst.db, calls)[0][0] == 2, timeout=30)
+    wait_until(lambda: _rows(inst.db, calls)[0][0] == 3, timeout=30)
     assert d.stop() == 0
     assert not boat.exists() and not d.events("restore.on_demand")
     text = run_cli(inst, "status").stdout
     assert "restore on demand is off (expire.restore_on_demand = false)" in text
+
+    # On again: the search made while it was off is not acted on later; a new one is.
+    inst.write_config(
+        '[schedule]\ntimezone = "UTC"\norganize = "off"\nreflect = "off"\nexpire = "off"\n'
+    )
+    d = DaemonProcess(inst, fake_jobs=False).start()
+    daemons.append(d)
+    d.wait_ready(timeout=60)
+    _looked_at(inst, _search(inst, "pizza dough hydration", []))
+    assert not boat.exists() and not d.events("restore.on_demand")
+    _search(inst, "ketch Albatross Lofoten", [])
+    wait_until(boat.exists, timeout=60)
+    d.wait_event("restore.on_demand", timeout=30)
+    assert d.stop() == 0
+
+
+def _looked_at(inst: Install, search_ts: float) -> None:
+    """Wait until the daemon's restore on demand has looked at the search made at ``search_ts``."""
+    checkpoint = "SELECT value FROM meta WHERE key = 'restore.checkpoint'"
+    wait_until(
+        lambda: float((_rows(inst.db, checkpoint) or [("0",)])[0][0]) >= search_ts - 0.01,
+        timeout=30,
+    )
+
+
+def test_a_search_stamped_in_the_future_does_not_silence_the_searches_after_it(
+    tmp_path: Path,
+) -> None:
+    """A skewed clock or a damaged line must not move the checkpoint past real searches.
+
+    The daemon's sequence, in process: a pass (``memoryd scan``), then the restore check.
+    """
+    from memoryd.config import load_config, resolve_paths
+    from memoryd.ondemand import RestoreOnDemand
+    from memoryd.store import Store
+
+    now = time.time()
+    inst = make_install(tmp_path, '[schedule]\ntimezone = "UTC"\n', memory_files=0)
+    _write(inst, "memory/lofoten-trip.md", BOAT, now - 90 * DAY)
+    append(inst.transcript("live"), tx.header("live", ts=now - 60))
+    forced = run_cli(inst, "expire", "--force")
+    assert forced.returncode == 0, forced.stderr
+    boat = inst.workspace / "memory/lofoten-trip.md"
+    assert not boat.exists()
+    cfg = load_config(str(inst.config))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    restorer = RestoreOnDemand(cfg, resolve_paths(cfg, env))
+
+    def a_pass() -> list[dict]:
+        assert run_cli(inst, "scan").returncode == 0
+        with Store.open(inst.db) as store:
+            return restorer.check(store)
+
+    assert a_pass() == []  # the first check: everything so far is history
+    year_2100 = 4102444800.0
+    append(inst.transcript("live"), tx.call("toolu_future", query="pizza dough", ts=year_2100))
+    assert a_pass() == []
+    _search(inst, "ketch Albatross Lofoten harbour", [])
+    [event] = a_pass()
+    assert event["outcome"] == "restored" and boat.read_text(encoding="utf-8") == BOAT

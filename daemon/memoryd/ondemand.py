@@ -16,10 +16,15 @@ Rules that keep it safe:
   agent whose workspace they belong to.
 * Never over a user's file: when a file exists again at the original path, both are left
   alone and the case is reported (log, status, notification), once per archived file.
-* The checkpoint (``meta``: :data:`CHECKPOINT_META`, a transcript time) starts at the
-  first check, so history read at the first start never restores anything; a window of
-  :data:`SLACK_SECONDS` behind it catches calls written late (an assistant message is
-  stamped when it starts, written when it ends), and calls already looked at are skipped.
+* History is not a request. The floor (``meta``: :data:`FLOOR_META`) is set at the first
+  check, and kept at "now" while the switch (``expire.restore_on_demand``) is off: a search
+  stamped at or before it never restores anything, also when it is read later, or when the
+  switch is turned on again.
+* The checkpoint (:data:`CHECKPOINT_META`, a transcript time, never later than the clock:
+  one search stamped in the future must not silence the ones that follow) says how far
+  searches were looked at; a window of :data:`SLACK_SECONDS` behind it catches calls
+  written late (an assistant message is stamped when it starts, written when it ends), and
+  calls already looked at are skipped.
 
 Every outcome is one JSON log line (``restore.on_demand`` / ``restore.on_demand_conflict``),
 a counter, an entry of :data:`RECENT_META` (what ``memoryd status`` and the next expire
@@ -40,6 +45,7 @@ from .config import Config, Paths
 from .store import Store
 
 CHECKPOINT_META = "restore.checkpoint"  # transcript time of the newest search looked at
+FLOOR_META = "restore.floor"  # searches stamped at or before this are history, never requests
 RECENT_META = "restore.recent"  # JSON list of the latest outcomes, newest last
 RECENT_KEEP = 20
 SLACK_SECONDS = 600.0
@@ -138,6 +144,17 @@ def _as_time(value: str | None) -> float | None:
         return None
 
 
+def ignore_until(store: Store, now: float) -> None:
+    """Make every search stamped at or before ``now`` history (the first check; the switch off).
+
+    While restore on demand is off, the daemon calls this after each pass with new calls,
+    so the searches made meanwhile never restore anything once it is on again.
+    """
+    with store.transaction():
+        store.set_meta(CHECKPOINT_META, repr(now))
+        store.set_meta(FLOOR_META, repr(now))
+
+
 def archived_files(store: Store, exists: Any = os.path.lexists) -> list[Archived]:
     """Done archive moves of expire that were not undone and whose archived copy is there."""
     rows = store.conn.execute(
@@ -206,16 +223,16 @@ class RestoreOnDemand:
         from .policy.restore_match import best_match
 
         checkpoint = _as_time(store.get_meta(CHECKPOINT_META))
-        if checkpoint is None:
+        floor = _as_time(store.get_meta(FLOOR_META))
+        if checkpoint is None or floor is None:
             # First check on this state (or a damaged value): the history already in the
             # database is not a request, so it never restores anything.
-            with store.transaction():
-                store.set_meta(CHECKPOINT_META, repr(time.time()))
+            ignore_until(store, time.time())
             return []
         archived = archived_files(store)
         if not archived:
             return []
-        low = max(checkpoint - SLACK_SECONDS, min(a.archived_at for a in archived))
+        low = max(checkpoint - SLACK_SECONDS, floor, min(a.archived_at for a in archived))
         searches = [
             s for s in self._new_searches(store, low) if (s.agent, s.call_id) not in self._seen
         ]
@@ -247,7 +264,9 @@ class RestoreOnDemand:
                 events.append(event)
                 if event["outcome"] == "restored":
                     restored_ids.add(chosen.move_id)
-        newest = max(s.ts for s in searches)
+        # A search stamped in the future (a skewed clock, a damaged line) must not move the
+        # checkpoint past the searches still to come.
+        newest = min(max(s.ts for s in searches), time.time())
         self._prune_seen(max(checkpoint, newest) - SLACK_SECONDS)
         with store.transaction():
             if newest > checkpoint:

@@ -442,7 +442,6 @@ class IngestWorker(threading.Thread):
         self._lock = threading.Lock()
         self.fatal: BaseException | None = None
         self.restorer: Any = None  # RestoreOnDemand, built on this thread
-        self.restore_errors = 0
 
     def reconfigure(self, cfg: Config, paths: Paths) -> None:
         """Use a new configuration from the next batch on (with a full rescan)."""
@@ -549,21 +548,30 @@ class IngestWorker(threading.Thread):
             log.debug("ingest.batch" if only is not None else "ingest.rescan", **fields)
 
     def _restore_on_demand(self, store: Store, new_calls: bool) -> None:
-        """After a pass: bring back archived files that new searches ask for (never fatal)."""
-        if not self.cfg.expire.restore_on_demand:
-            return
+        """After a pass: bring back archived files that new searches ask for (never fatal).
+
+        Switched off (``expire.restore_on_demand = false``), the searches of the pass are
+        marked as history instead, so turning it on later never acts on them.
+        """
         try:
+            if not self.cfg.expire.restore_on_demand:
+                if new_calls:
+                    from .ondemand import ignore_until
+
+                    ignore_until(store, time.time())
+                return
             if self.restorer is None:
                 from .ondemand import RestoreOnDemand
 
                 self.restorer = RestoreOnDemand(self.cfg, self.paths)
-                self.restorer.check(store)  # sets the first checkpoint
+                self.restorer.check(store)  # the first check on a new state only sets the floor
                 return
             if new_calls:
                 self.restorer.check(store)
         except Exception:
-            self.restore_errors += 1
             log.error("restore.on_demand_error", exc_info=True)
+            with contextlib.suppress(sqlite3.Error), store.transaction():
+                store.bump("restore_on_demand_failures")
 
 
 class TranscriptEvents:
