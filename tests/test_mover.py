@@ -256,6 +256,21 @@ def test_an_undo_decides_on_the_journal_as_it_is_under_the_lock(
     assert holder.get(second).state == "done"
 
 
+def test_an_undo_that_asks_for_unchanged_bytes_leaves_an_edited_archive_alone(
+    ws: Path, store: Store
+) -> None:
+    mover = Mover(store, [ws])
+    (ws / "memory" / "a.md").write_text("as archived")
+    move_id = mover.move(ws / "memory" / "a.md", ws / "arch" / "a.md", reason="t", batch="b")
+    (ws / "arch" / "a.md").write_text("as archived, then edited in the archive")
+    with pytest.raises(MoveError, match="changed since"):
+        mover.undo(move_id, unchanged=True)
+    assert not (ws / "memory" / "a.md").exists()
+    assert mover.get(move_id).state == "done"
+    mover.undo(move_id)  # by hand: the person gets the edited file back
+    assert (ws / "memory" / "a.md").read_text() == "as archived, then edited in the archive"
+
+
 # ---------------------------------------------------------------------- repair, crash by crash
 
 

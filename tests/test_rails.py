@@ -306,10 +306,14 @@ def test_the_next_expire_notification_names_the_files_needed_again(
             before = {"at": t1 - 50 * DAY, "outcome": "restored", "path": "memory/y.md"}
             after = {"at": time.time() + 1, "outcome": "restored", "path": "memory/x.md"}
             after["query"] = "boat"
-            store.set_meta(RECENT_META, push_recent(push_recent(None, before), after))
+            failed = {"at": time.time() + 2, "outcome": "failed", "path": "memory/z.md"}
+            failed["query"] = "zebra"
+            recent = push_recent(push_recent(push_recent(None, before), after), failed)
+            store.set_meta(RECENT_META, recent)
         result = job.run_scheduled(cfg, paths, store, t1)
     assert result.data["report_only"] is True
     [(_, msg)] = bot.requests
-    assert "since the last expire, 1 archived file(s) were needed again:" in msg["text"]
+    assert "since the last expire, 2 archived file(s) were needed again:" in msg["text"]
     assert "↩ memory/x.md restored — search “boat”" in msg["text"]
+    assert "↩ memory/z.md could not be restored — search “zebra”" in msg["text"]
     assert "memory/y.md" not in msg["text"]  # restored before the last run: reported then

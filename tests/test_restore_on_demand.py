@@ -11,6 +11,7 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -187,10 +188,12 @@ def test_a_live_search_restores_the_archived_file_it_asks_for_and_never_over_a_u
     assert not (inst.workspace / "memory/vat.md").exists()
 
     # status and the notifications say so.
-    wait_until(lambda: len(bot.requests) >= 2, timeout=30)
-    texts = [body["text"] for _path, body in bot.requests]
-    assert any(t.startswith("memoryd restored memory/lofoten-trip.md") for t in texts)
-    assert any(t.startswith("memoryd did NOT restore memory/orthodontist.md") for t in texts)
+    # (`expire --force` sent one too; each restore's message comes from a thread of its own.)
+    def sent(start: str) -> bool:
+        return any(body["text"].startswith(start) for _path, body in list(bot.requests))
+
+    wait_until(lambda: sent("memoryd restored memory/lofoten-trip.md"), timeout=30)
+    wait_until(lambda: sent("memoryd did NOT restore memory/orthodontist.md"), timeout=30)
     status = json.loads(run_cli(inst, "status", "--json").stdout)["expire"]["restore_on_demand"]
     assert (status["restored"], status["left_alone"], status["failed"]) == (1, 1, 0)
     assert {(e["outcome"], e["path"]) for e in status["recent"]} == {
@@ -199,7 +202,7 @@ def test_a_live_search_restores_the_archived_file_it_asks_for_and_never_over_a_u
     }
     text = run_cli(inst, "status").stdout
     assert "restores:    1 on demand, 1 left alone" in text
-    assert "restored memory/lofoten-trip.md  (search “ketch Albatross Lofoten harbour”)" in text
+    assert "memory/lofoten-trip.md restored  (search “ketch Albatross Lofoten harbour”)" in text
 
     # The same searches again change nothing and report nothing new.
     _search(inst, "Okonkwo Invisalign retainer", [])
@@ -286,6 +289,20 @@ def test_a_search_stamped_in_the_future_does_not_silence_the_searches_after_it(
 
     The daemon's sequence, in process: a pass (``memoryd scan``), then the restore check.
     """
+    inst, a_pass = _boat_archived(tmp_path)
+    boat = inst.workspace / "memory/lofoten-trip.md"
+    assert a_pass() == []  # the first check: everything so far is history
+    year_2100 = 4102444800.0
+    append(inst.transcript("live"), tx.call("toolu_future", query="pizza dough", ts=year_2100))
+    assert a_pass() == []
+    _search(inst, "ketch Albatross Lofoten harbour", [])
+    [event] = a_pass()
+    assert event["outcome"] == "restored" and boat.read_text(encoding="utf-8") == BOAT
+
+
+def _boat_archived(tmp_path: Path) -> tuple[Install, Callable[[], list[dict]]]:
+    """An install whose boat note `expire --force` archived, and the daemon's pass in process:
+    ``memoryd scan``, then the restore check (each call returns the check's outcomes)."""
     from memoryd.config import load_config, resolve_paths
     from memoryd.ondemand import RestoreOnDemand
     from memoryd.store import Store
@@ -296,8 +313,7 @@ def test_a_search_stamped_in_the_future_does_not_silence_the_searches_after_it(
     append(inst.transcript("live"), tx.header("live", ts=now - 60))
     forced = run_cli(inst, "expire", "--force")
     assert forced.returncode == 0, forced.stderr
-    boat = inst.workspace / "memory/lofoten-trip.md"
-    assert not boat.exists()
+    assert not (inst.workspace / "memory/lofoten-trip.md").exists()
     cfg = load_config(str(inst.config))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
     restorer = RestoreOnDemand(cfg, resolve_paths(cfg, env))
@@ -307,10 +323,29 @@ def test_a_search_stamped_in_the_future_does_not_silence_the_searches_after_it(
         with Store.open(inst.db) as store:
             return restorer.check(store)
 
-    assert a_pass() == []  # the first check: everything so far is history
-    year_2100 = 4102444800.0
-    append(inst.transcript("live"), tx.call("toolu_future", query="pizza dough", ts=year_2100))
+    return inst, a_pass
+
+
+def test_an_archived_copy_edited_in_the_archive_is_left_there_and_restored_only_by_hand(
+    tmp_path: Path,
+) -> None:
+    """Restore on demand moves back only the bytes memoryd archived (the journal's sha256)."""
+    inst, a_pass = _boat_archived(tmp_path)
+    boat = inst.workspace / "memory/lofoten-trip.md"
     assert a_pass() == []
+    [archived] = (inst.workspace).glob("memory-archive/**/lofoten-trip.md")
+    edited = BOAT + "Added in the archive by hand: the ferry back was cancelled.\n"
+    archived.write_text(edited, encoding="utf-8")
+
     _search(inst, "ketch Albatross Lofoten harbour", [])
     [event] = a_pass()
-    assert event["outcome"] == "restored" and boat.read_text(encoding="utf-8") == BOAT
+    assert event["outcome"] == "changed" and event["path"] == "memory/lofoten-trip.md"
+    assert not boat.exists() and archived.read_text(encoding="utf-8") == edited
+    _search(inst, "Albatross Lofoten harbour tide", [])
+    assert a_pass() == []  # reported once
+    status = run_cli(inst, "status").stdout
+    assert "memory/lofoten-trip.md left alone (the archived copy was edited" in status
+
+    by_hand = run_cli(inst, "restore", "memory/lofoten-trip.md")
+    assert by_hand.returncode == 0, by_hand.stderr
+    assert boat.read_text(encoding="utf-8") == edited and not archived.exists()

@@ -354,11 +354,23 @@ class Mover:
             return self._move_locked(src, dst, reason=reason, batch=batch, undo_of=undo_of)
 
     def _move_locked(
-        self, src: Path | str, dst: Path | str, *, reason: str, batch: str, undo_of: int | None
+        self,
+        src: Path | str,
+        dst: Path | str,
+        *,
+        reason: str,
+        batch: str,
+        undo_of: int | None,
+        expect_sha: str | None = None,
     ) -> int:
-        """:meth:`_move` for a caller that already holds the lock (the lock is not reentrant)."""
+        """:meth:`_move` for a caller that already holds the lock (the lock is not reentrant).
+
+        ``expect_sha``: move only a source that holds exactly these bytes.
+        """
         s, d, sha, size = self._prepare(src, dst)
         assert d is not None
+        if expect_sha is not None and sha != expect_sha:
+            raise MoveError(f"{s}: changed since it was journaled; left in place")
         self._ensure_parent(d)
         move_id = self._intent("move", s, d, sha, size, reason, batch, undo_of)
         try:
@@ -551,8 +563,12 @@ class Mover:
 
     # ------------------------------------------------------------------ undo and lookups
 
-    def undo(self, move_id: int, *, batch: str | None = None) -> int:
+    def undo(self, move_id: int, *, batch: str | None = None, unchanged: bool = False) -> int:
         """Reverse a done move (move back) or copy (delete the copy); returns the new id.
+
+        ``unchanged``: reverse a move only while its destination still holds the bytes the
+        journal recorded (what an automatic restore needs; a person restoring by hand gets
+        their edited file back).
 
         The entry is read under the lock: another process (a hand ``restore``, the daemon's
         restore on demand) may undo the same entry meanwhile, and an expire may then have
@@ -571,7 +587,12 @@ class Mover:
             if rec.op == "move":
                 assert rec.dst is not None
                 return self._move_locked(
-                    rec.dst, rec.src, reason=f"undo #{rec.id}", batch=label, undo_of=rec.id
+                    rec.dst,
+                    rec.src,
+                    reason=f"undo #{rec.id}",
+                    batch=label,
+                    undo_of=rec.id,
+                    expect_sha=rec.sha256 if unchanged else None,
                 )
             if rec.op == "copy":
                 assert rec.dst is not None

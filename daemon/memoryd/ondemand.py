@@ -16,6 +16,9 @@ Rules that keep it safe:
   agent whose workspace they belong to.
 * Never over a user's file: when a file exists again at the original path, both are left
   alone and the case is reported (log, status, notification), once per archived file.
+* Only what memoryd archived: an archived copy edited since (its sha256 is no longer the
+  journal's) is left where it is and reported the same way; ``memoryd restore`` by hand
+  still brings it back. The mover checks the hash again under its lock.
 * History is not a request. The floor (``meta``: :data:`FLOOR_META`) is set at the first
   check, and kept at "now" while the switch (``expire.restore_on_demand``) is off: a search
   stamped at or before it never restores anything, also when it is read later, or when the
@@ -61,6 +64,7 @@ class Archived:
     src: str  # absolute original path
     dst: str  # absolute archived path
     archived_at: float  # journal time the move finished
+    sha256: str | None = None  # of the bytes archived, as journaled
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,20 @@ def recent_events(store: Store) -> list[dict[str, Any]]:
     return parse_recent(store.get_meta(RECENT_META))
 
 
+# What each outcome means, in the words of status, notifications and the expire report.
+OUTCOME_WORDS = {
+    "restored": "restored",
+    "conflict": "left alone (a file exists at that path again)",
+    "changed": "left alone (the archived copy was edited since it was archived)",
+    "failed": "could not be restored",
+}
+
+
+def outcome_words(outcome: str | None) -> str:
+    """How ``status`` and the expire notification name an outcome."""
+    return OUTCOME_WORDS.get(outcome or "", str(outcome))
+
+
 def notification_text(event: Mapping[str, Any]) -> str:
     """The one message a restore (or a refused one) sends."""
     if event["outcome"] == "restored":
@@ -127,10 +145,16 @@ def notification_text(event: Mapping[str, Any]) -> str:
             f"memoryd restored {event['path']} from the archive: a search for "
             f"“{event['query']}” asked for it (score {event['score']:.2f})."
         )
+    why = {
+        "conflict": "a file exists at that path again. Both are left as they are.",
+        "changed": (
+            "it was edited in the archive since memoryd archived it, so it stays there; "
+            f"`memoryd restore {event['path']}` brings it back by hand."
+        ),
+    }.get(event["outcome"], f"{event.get('error', 'it could not be moved')}.")
     return (
         f"memoryd did NOT restore {event['path']}: a search for “{event['query']}” asked for "
-        f"the archived copy ({event['archived']}), but a file exists at that path again. "
-        "Both are left as they are."
+        f"the archived copy ({event['archived']}), but {why}"
     )
 
 
@@ -158,12 +182,12 @@ def ignore_until(store: Store, now: float) -> None:
 def archived_files(store: Store, exists: Any = os.path.lexists) -> list[Archived]:
     """Done archive moves of expire that were not undone and whose archived copy is there."""
     rows = store.conn.execute(
-        "SELECT id, src, dst, COALESCE(finished, created) FROM moves "
+        "SELECT id, src, dst, COALESCE(finished, created), sha256 FROM moves "
         "WHERE op = 'move' AND state = 'done' AND undo_of IS NULL AND batch LIKE ? "
         "ORDER BY id",
         (ARCHIVE_BATCH_PREFIX + "%",),
     ).fetchall()
-    return [Archived(int(i), s, d, float(t)) for i, s, d, t in rows if d and exists(d)]
+    return [Archived(int(i), s, d, float(t), h) for i, s, d, t, h in rows if d and exists(d)]
 
 
 class RestoreOnDemand:
@@ -172,7 +196,7 @@ class RestoreOnDemand:
     def __init__(self, cfg: Config, paths: Paths) -> None:
         self.cfg, self.paths = cfg, paths
         self._seen: dict[tuple[str, str], float] = {}  # calls looked at, within the slack
-        self._conflicts_reported: set[int] = set()
+        self._reported: set[tuple[int, str]] = set()  # (move id, outcome) left alone
         self._texts: dict[str, tuple[int, int, str]] = {}  # dst → (mtime_ns, size, text)
 
     def reconfigure(self, cfg: Config, paths: Paths) -> None:
@@ -294,25 +318,29 @@ class RestoreOnDemand:
             "search_ts": search.ts,
             "move_id": a.move_id,
         }
+        left_alone = None
         if os.path.lexists(a.src):
-            if a.move_id in self._conflicts_reported or any(
-                e.get("move_id") == a.move_id and e.get("outcome") == "conflict"
+            left_alone = "conflict"
+        elif not self._unchanged(a):
+            left_alone = "changed"
+        if left_alone is not None:
+            key = (a.move_id, left_alone)
+            if key in self._reported or any(
+                e.get("move_id") == a.move_id and e.get("outcome") == left_alone
                 for e in recent_events(store)
             ):
-                self._conflicts_reported.add(a.move_id)
+                self._reported.add(key)
                 return None  # reported once already (also before a restart)
-            self._conflicts_reported.add(a.move_id)
-            event["outcome"] = "conflict"
+            self._reported.add(key)
+            event["outcome"] = left_alone
             self._record(store, event, "restore_on_demand_conflicts")
-            log.warning(
-                "restore.on_demand_conflict",
-                **event,
-                note="a file exists at that path; both left alone",
-            )
+            log.warning("restore.on_demand_conflict", **event, note=outcome_words(left_alone))
             self._notify(event)
             return event
         try:
-            undo_id = mover.undo(a.move_id, batch=f"restore-on-demand:{time.time_ns()}")
+            undo_id = mover.undo(
+                a.move_id, batch=f"restore-on-demand:{time.time_ns()}", unchanged=True
+            )
         except (MoveError, OSError) as exc:
             event["outcome"] = "failed"
             event["error"] = str(exc)
@@ -326,6 +354,16 @@ class RestoreOnDemand:
         log.info("restore.on_demand", **event)
         self._notify(event)
         return event
+
+    @staticmethod
+    def _unchanged(a: Archived) -> bool:
+        """Whether the archived copy still holds the bytes memoryd archived."""
+        from .mover import MoveError, sha256_file
+
+        try:
+            return a.sha256 is not None and sha256_file(a.dst)[0] == a.sha256
+        except (OSError, MoveError):
+            return False
 
     def _record(self, store: Store, event: Mapping[str, Any], counter: str) -> None:
         with store.transaction():

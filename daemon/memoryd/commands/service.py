@@ -210,6 +210,8 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
 
 
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
+    from ..ondemand import outcome_words
+
     doc = collect_status(ctx)
     if args.json:
         ctx.print(json_dumps(doc))
@@ -254,13 +256,12 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
     else:
         ctx.print(
             f"restores:    {rod['restored']} on demand, {rod['left_alone']} left alone "
-            f"(a file was there again), {rod['failed']} failed"
+            f"(a file there again, or the archived copy edited), {rod['failed']} failed"
         )
         for e in rod["recent"]:
-            what = {"restored": "restored", "conflict": "left alone"}.get(
-                e["outcome"], e["outcome"]
+            ctx.print(
+                f"  {e['at']}  {e['path']} {outcome_words(e['outcome'])}  (search “{e['query']}”)"
             )
-            ctx.print(f"  {e['at']}  {what} {e['path']}  (search “{e['query']}”)")
     if "error" in doc:
         ctx.print(f"warning:     {doc['error']}")
     return 0

@@ -116,7 +116,7 @@ def _notify_lines(
 
 def _restores_since_last_run(store: Store) -> list[str]:
     """Lines naming the archived files a search brought back since the last expire run."""
-    from ..ondemand import recent_events
+    from ..ondemand import outcome_words, recent_events
 
     last = store.last_job("expire")
     since = last[2] if last and last[2] is not None else 0.0
@@ -125,8 +125,9 @@ def _restores_since_last_run(store: Store) -> list[str]:
         return []
     lines = [f"since the last expire, {len(back)} archived file(s) were needed again:"]
     for e in back[:10]:
-        verb = "restored" if e.get("outcome") == "restored" else "NOT restored (user file there)"
-        lines.append(f"↩ {e.get('path')} {verb} — search “{e.get('query')}”")
+        lines.append(
+            f"↩ {e.get('path')} {outcome_words(e.get('outcome'))} — search “{e.get('query')}”"
+        )
     return lines
 
 
