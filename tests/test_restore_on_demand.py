@@ -349,3 +349,14 @@ def test_an_archived_copy_edited_in_the_archive_is_left_there_and_restored_only_
     by_hand = run_cli(inst, "restore", "memory/lofoten-trip.md")
     assert by_hand.returncode == 0, by_hand.stderr
     assert boat.read_text(encoding="utf-8") == edited and not archived.exists()
+
+
+def test_a_query_in_chinese_asks_for_the_archived_chinese_note_it_names() -> None:
+    """The restore score reads words the way memoryd's keyword score does (CJK as pairs)."""
+    coffee = text_for_matching(
+        "memory/咖啡.md", "# 手冲咖啡配方\n埃塞俄比亚豆子，水温九十二度，粉水比一比十五。\n"
+    )
+    tea = text_for_matching("memory/tea.md", "# 乌龙茶\n冲泡时间三分钟。\n")
+    found = best_match("咖啡配方 水温", {"coffee": coffee, "tea": tea})
+    assert found is not None and found[0] == "coffee"
+    assert best_match("火车时刻表", {"coffee": coffee, "tea": tea}) is None

@@ -5,8 +5,12 @@ against the text of each file memoryd archived and brings back the best one when
 score reaches :data:`RESTORE_THRESHOLD`. OpenClaw's own search scores are on another
 scale (and never see the archive), so memoryd scores with its own words.
 
-This is the simple keyword version: the share of the query's distinctive words (not a
-stop word, three letters or more, a plural ``s`` dropped) that the file's text contains.
+This is the simple keyword version: the share of the query's distinctive words that the
+file's text contains. Words are those of memoryd's keyword score
+(:func:`memoryd.policy.score.tokens`: case-folded, its stop words dropped, Chinese /
+Japanese / Korean text as character pairs), less the words a search uses to ask for
+memory in general rather than for one file, Latin words of three letters or more, a
+plural ``s`` dropped.
 A query made of a file's distinctive words scores 1; unrelated words score 0. The
 interface (``match_score``, ``RESTORE_THRESHOLD``, ``best_match``) is what the daemon
 relies on; a calibrated scorer may replace the body.
@@ -14,44 +18,47 @@ relies on; a calibrated scorer may replace the body.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
+
+from .score import tokens
 
 # At or above this score a query restores the file (share of its distinctive words found).
 RESTORE_THRESHOLD = 0.6
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-_STOP_WORDS = """
-the and for are but not you all any can had her was one our out day get has him his how
-man new now old see two way who its did let put say she too use that with have this will
-your from they know want been good much some time very when come here just like long make
-many more only over such take than them well were what where which while about after again
-also back before being could does doing each even every into most other same should still
-their then there these those through under until would note notes file files memory
-today yesterday tomorrow please find search show tell give need last next week month year
+# Words that ask for memory in general, not for one file (``tokens`` drops the common
+# English stop words already).
+_QUERY_NOISE_WORDS = """
+but you one her day get him his man new now old see two way she too use your they know
+want been good much some time very come here just like long make many more only over
+such take than them well then into most other same still their there through under until
+after again also back before being each even every doing while note notes file files
+memory today yesterday tomorrow please find search show tell give need last next week
+month year let put say out
 """
-_STOP = frozenset(_STOP_WORDS.split())
+_QUERY_NOISE = frozenset(_QUERY_NOISE_WORDS.split())
 
 
 def words(text: str) -> set[str]:
-    """The distinctive words of ``text``: lower case, no stop words, no plural ``s``."""
+    """The distinctive words of ``text``: the keyword score's words, less query noise."""
     out = set()
-    for raw in _WORD.findall(text.lower()):
-        if len(raw) < 3 or raw in _STOP or (raw.isdigit() and len(raw) < 4):
+    for word in tokens(text):
+        if word in _QUERY_NOISE or (word.isascii() and len(word) < 3):
             continue
-        if len(raw) > 4 and raw.endswith("s") and not raw.endswith("ss"):
-            raw = raw[:-1]
-        out.add(raw)
+        if word.isdigit() and len(word) < 4:
+            continue
+        if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        out.add(word)
     return out
+
+
+def _share(wanted: set[str], text: str) -> float:
+    return len(wanted & words(text)) / len(wanted) if wanted else 0.0
 
 
 def match_score(query: str, text: str) -> float:
     """Share of the query's distinctive words found in ``text`` (0 when it has none)."""
-    wanted = words(query)
-    if not wanted:
-        return 0.0
-    return len(wanted & words(text)) / len(wanted)
+    return _share(words(query), text)
 
 
 def best_match(query: str, candidates: Mapping[str, str]) -> tuple[str, float] | None:
@@ -64,7 +71,7 @@ def best_match(query: str, candidates: Mapping[str, str]) -> tuple[str, float] |
         return None
     best: tuple[str, float] | None = None
     for key in sorted(candidates):
-        score = len(wanted & words(candidates[key])) / len(wanted)
+        score = _share(wanted, candidates[key])
         if score >= RESTORE_THRESHOLD and (best is None or score > best[1]):
             best = (key, score)
     return best
