@@ -317,3 +317,30 @@ def test_the_next_expire_notification_names_the_files_needed_again(
     assert "↩ memory/x.md restored — search “boat”" in msg["text"]
     assert "↩ memory/z.md could not be restored — search “zebra”" in msg["text"]
     assert "memory/y.md" not in msg["text"]  # restored before the last run: reported then
+
+
+def test_a_second_scheduled_run_of_the_month_counts_what_the_first_moved_against_the_cap(
+    tmp_path: Path,
+) -> None:
+    """The daemon may die after a run's moves, before it records the run; its catch-up runs
+    the month again. Together they still move at most the cap's share."""
+    from memoryd.config import load_config, resolve_paths
+    from memoryd.jobs import expire as job
+
+    t1 = float(int(time.time()))
+    inst = make_install(
+        tmp_path,
+        '[schedule]\ntimezone = "UTC"\n[expire]\nauto = true\nmax_fraction_per_run = 0.5\n',
+        memory_files=0,
+    )
+    for i in range(6):
+        _age(inst, f"memory/old-{i}.md", t1 - 90 * DAY)
+    cfg = load_config(str(inst.config))
+    paths = resolve_paths(cfg, {})
+    with Store.open(inst.db) as store:
+        first = job.run_scheduled(cfg, paths, store, t1)
+        assert len(first.data["moved"]) == 3  # 7 files take part (MEMORY.md too)
+        again = job.run_scheduled(cfg, paths, store, t1)
+    assert again.data["moved"] == [] and len(again.data["held_back"]) == 3
+    assert "3 of them moved earlier this month" in again.summary
+    assert len(_memory_files(inst)) == 3

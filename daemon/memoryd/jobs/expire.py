@@ -172,12 +172,28 @@ def _surest_first(snap: Snapshot) -> Any:
     return key
 
 
+SCHEDULED_BATCH = "expire:{month}:scheduled:"  # + a nanosecond stamp; see run_scheduled
+
+
+def _moved_by_schedule(store: Store, month: str) -> int:
+    """Files the scheduled runs of ``month`` moved already (undone ones too: they moved)."""
+    prefix = SCHEDULED_BATCH.format(month=month)  # digits, '-' and ':' only: no LIKE wildcard
+    (n,) = store.conn.execute(
+        "SELECT COUNT(*) FROM moves WHERE op = 'move' AND undo_of IS NULL "
+        "AND state IN ('done', 'undone') AND batch LIKE ?",
+        (prefix + "%",),
+    ).fetchone()
+    return int(n)
+
+
 def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobResult:
     """The daemon's monthly run, on rails (see :mod:`memoryd.policy.rails`).
 
     Without the user's yes it only reports (notification, log, ``status``); with it, it
     moves at most ``expire.max_fraction_per_run`` of the files taking part, surest first,
-    and reports the rest of its plan as held back.
+    and reports the rest of its plan as held back. Its batch is ``expire:<month>:scheduled:…``,
+    so a second run of the month (the daemon died before it recorded the first) counts the
+    files the first one moved against the same cap.
     """
     from ..notify import notify
 
@@ -216,17 +232,20 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobRes
     repaired = mover.repair()
     snap = snapshot(cfg, paths, store, now)
     plan = build_plan(cfg, snap)
-    participants = len(plan["archive"]) + len(plan["keep"])
+    already = _moved_by_schedule(store, plan["month"])
+    participants = len(plan["archive"]) + len(plan["keep"]) + already
     frac = cfg.expire.max_fraction_per_run
-    take, held = rails.cap(plan["archive"], participants, frac, _surest_first(snap))
-    batch = f"expire:{plan['month']}:{time.time_ns()}"
+    take, held = rails.cap(plan["archive"], participants, frac, _surest_first(snap), already)
+    batch = SCHEDULED_BATCH.format(month=plan["month"]) + str(time.time_ns())
     moved, failed = apply_plan({**plan, "archive": take}, mover, paths.workspace, batch)
     summary = summary_line(plan, len(moved), len(failed))
     if held:
         summary += (
             f"; {len(held)} more planned, held back by the cap "
             f"(expire.max_fraction_per_run = {frac:g}: at most "
-            f"{rails.run_limit(participants, frac)} of {participants} files a run)"
+            f"{rails.run_limit(participants, frac)} of {participants} files a run"
+            + (f", {already} of them moved earlier this month" if already else "")
+            + ")"
         )
     data = {
         **plan,
@@ -244,6 +263,7 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobRes
             "held_back": len(held),
             "failed": len(failed),
             "files": participants,
+            "moved_earlier": already,
         },
     }
     result = JobResult(summary, data, changed=bool(moved))
