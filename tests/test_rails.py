@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import time
 from pathlib import Path
@@ -344,3 +345,37 @@ def test_a_second_scheduled_run_of_the_month_counts_what_the_first_moved_against
     assert again.data["moved"] == [] and len(again.data["held_back"]) == 3
     assert "3 of them moved earlier this month" in again.summary
     assert len(_memory_files(inst)) == 3
+
+
+@pytest.mark.timeout(120)
+def test_a_job_switched_on_again_waits_for_its_next_fire(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    """Fires a job slept through while "off" were not missed: a reload that switches it on
+    (or a restart) does not run it on the spot. Every period is owed otherwise (memoryd
+    "ran" here since January)."""
+    from daemon_harness import NotifySocket
+
+    off = '[schedule]\ntimezone = "UTC"\norganize = "off"\nreflect = "off"\nexpire = "off"\n'
+    inst = make_install(tmp_path, off)
+    notify = NotifySocket()
+    try:
+        d = DaemonProcess(inst, notify=notify).start()
+        daemons.append(d)
+        notify.wait_for("READY", "1", timeout=60)
+        inst.write_config('[schedule]\ntimezone = "UTC"\norganize = "off"\nreflect = "off"\n')
+        mark = notify.index()
+        d.send(signal.SIGHUP)
+        ready = notify.wait_for("READY", "1", after=mark, timeout=60)
+        assert "configuration reloaded" in ready["STATUS"]
+        assert d.stop() == 0
+        assert not d.events("job.catch_up") and done_jobs(inst) == []
+
+        # A restart with it on: still nothing owed (it was off until the daemon stopped).
+        d = DaemonProcess(inst).start()
+        daemons.append(d)
+        d.wait_ready(timeout=60)
+        assert d.stop() == 0
+        assert not d.events("job.catch_up") and done_jobs(inst) == []
+    finally:
+        notify.close()
