@@ -18,6 +18,7 @@ relies on; a calibrated scorer may replace the body.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from .score import tokens
@@ -52,8 +53,15 @@ def words(text: str) -> set[str]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _text_words(text: str) -> frozenset[str]:
+    """:func:`words` of an archived file's text, remembered: the daemon scores every new
+    search against the same archive (1,000 notes took 0.25 s a search to read again)."""
+    return frozenset(words(text))
+
+
 def _share(wanted: set[str], text: str) -> float:
-    return len(wanted & words(text)) / len(wanted) if wanted else 0.0
+    return len(wanted & _text_words(text)) / len(wanted) if wanted else 0.0
 
 
 def match_score(query: str, text: str) -> float:
