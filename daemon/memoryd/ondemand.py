@@ -42,10 +42,13 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Config, Paths
 from .store import Store
+
+if TYPE_CHECKING:
+    from .mover import Mover
 
 CHECKPOINT_META = "restore.checkpoint"  # transcript time of the newest search looked at
 FLOOR_META = "restore.floor"  # searches stamped at or before this are history, never requests
@@ -179,7 +182,7 @@ def ignore_until(store: Store, now: float) -> None:
         store.set_meta(FLOOR_META, repr(now))
 
 
-def archived_files(store: Store, exists: Any = os.path.lexists) -> list[Archived]:
+def archived_files(store: Store) -> list[Archived]:
     """Done archive moves of expire that were not undone and whose archived copy is there."""
     rows = store.conn.execute(
         "SELECT id, src, dst, COALESCE(finished, created), sha256 FROM moves "
@@ -187,7 +190,9 @@ def archived_files(store: Store, exists: Any = os.path.lexists) -> list[Archived
         "ORDER BY id",
         (ARCHIVE_BATCH_PREFIX + "%",),
     ).fetchall()
-    return [Archived(int(i), s, d, float(t), h) for i, s, d, t, h in rows if d and exists(d)]
+    return [
+        Archived(int(i), s, d, float(t), h) for i, s, d, t, h in rows if d and os.path.lexists(d)
+    ]
 
 
 class RestoreOnDemand:
@@ -200,9 +205,11 @@ class RestoreOnDemand:
         self._texts: dict[str, tuple[int, int, str]] = {}  # dst → (mtime_ns, size, text)
 
     def reconfigure(self, cfg: Config, paths: Paths) -> None:
+        """A reload: the agents (and their workspaces) may have changed."""
         self.cfg, self.paths = cfg, paths
 
     def _workspaces(self) -> dict[str, list[str]]:
+        """agent id → its workspace, as given and resolved (the journal has either)."""
         out: dict[str, list[str]] = {}
         for agent in self.paths.agents:
             roots = {str(agent.workspace), os.path.realpath(agent.workspace)}
@@ -210,13 +217,18 @@ class RestoreOnDemand:
         return out
 
     def _rel(self, path: str) -> str:
+        """``path`` relative to the workspace it is in, as status and notifications show it."""
         for agent in self.paths.agents:
             for root in (str(agent.workspace), os.path.realpath(agent.workspace)):
                 if path.startswith(root.rstrip("/") + "/"):
                     return path[len(root.rstrip("/")) + 1 :]
         return path
 
-    def _text(self, mover: Any, a: Archived) -> str | None:
+    def _text(self, mover: Mover, a: Archived) -> str | None:
+        """What a query is scored against; None when the archived copy cannot be read safely.
+
+        Remembered by (mtime, size): the same archive is scored for every new search.
+        """
         from .mover import MoveError, read_regular_file
 
         try:
@@ -233,6 +245,7 @@ class RestoreOnDemand:
         return text
 
     def _new_searches(self, store: Store, since: float) -> list[Search]:
+        """The ``memory_search`` calls stamped after ``since``, oldest first."""
         rows = store.conn.execute(
             "SELECT agent, call_id, query, ts FROM calls WHERE tool = 'search' "
             "AND query IS NOT NULL AND ts IS NOT NULL AND ts > ? ORDER BY ts",
@@ -302,8 +315,15 @@ class RestoreOnDemand:
             del self._seen[key]
 
     def _restore(
-        self, store: Store, mover: Any, a: Archived, search: Search, score: float, log: Any
+        self,
+        store: Store,
+        mover: Mover,
+        a: Archived,
+        search: Search,
+        score: float,
+        log: Any,  # memoryd.log.get_logger's
     ) -> dict[str, Any] | None:
+        """Restore ``a`` for ``search``, or say why not; None when that was said before."""
         from .mover import MoveError
 
         rel, archived_rel = self._rel(a.src), self._rel(a.dst)

@@ -16,10 +16,14 @@ import shutil
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..cli import Context, UsageError, json_dumps
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..store import Store
 
 LAUNCHD_LABEL = "io.github.memoryd"
 UNIT_NAME = "memoryd.service"
@@ -131,7 +135,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     return doc
 
 
-def _rails_status(cfg: Any, store: Any) -> dict[str, Any]:
+def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
     """The scheduled expire's rails and restore on demand, as ``status`` shows them."""
     from ..ondemand import recent_events
     from ..policy import rails

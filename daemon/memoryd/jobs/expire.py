@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,7 @@ def apply_plan(
 
 
 def summary_line(plan: dict[str, Any], moved: int | None, failed: int) -> str:
+    """The one line a run (or a dry run) is logged, recorded and notified with."""
     n = len(plan["archive"])
     total = n + len(plan["keep"])
     if moved is None:
@@ -107,6 +109,7 @@ def summary_line(plan: dict[str, Any], moved: int | None, failed: int) -> str:
 def _notify_lines(
     summary: str, moved: list[dict[str, Any]], failed: list[dict[str, str]]
 ) -> list[str]:
+    """The notification of a run that moved files: the first 20 moves and 5 failures."""
     lines = [summary] + [f"• {m['path']} → {m['to']}" for m in moved[:20]]
     if len(moved) > 20:
         lines.append(f"… and {len(moved) - 20} more")
@@ -159,7 +162,7 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
     return result
 
 
-def _surest_first(snap: Snapshot) -> Any:
+def _surest_first(snap: Snapshot) -> Callable[[dict[str, Any]], tuple[float, float]]:
     """Order for the cap: the longest without a hit first, then the oldest."""
 
     def key(item: dict[str, Any]) -> tuple[float, float]:
