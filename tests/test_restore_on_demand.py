@@ -360,3 +360,22 @@ def test_a_query_in_chinese_asks_for_the_archived_chinese_note_it_names() -> Non
     found = best_match("咖啡配方 水温", {"coffee": coffee, "tea": tea})
     assert found is not None and found[0] == "coffee"
     assert best_match("火车时刻表", {"coffee": coffee, "tea": tea}) is None
+
+
+def test_a_symlink_planted_at_the_original_path_is_never_followed_or_replaced(
+    tmp_path: Path,
+) -> None:
+    inst, a_pass = _boat_archived(tmp_path)
+    assert a_pass() == []
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text("not memoryd's\n", encoding="utf-8")
+    planted = inst.workspace / "memory/lofoten-trip.md"
+    planted.symlink_to(elsewhere)
+    [archived] = inst.workspace.glob("memory-archive/**/lofoten-trip.md")
+
+    _search(inst, "ketch Albatross Lofoten harbour", [])
+    [event] = a_pass()
+    assert event["outcome"] == "conflict"
+    assert planted.is_symlink() and os.readlink(planted) == str(elsewhere)
+    assert elsewhere.read_text(encoding="utf-8") == "not memoryd's\n"
+    assert archived.read_text(encoding="utf-8") == BOAT
