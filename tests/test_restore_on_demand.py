@@ -379,3 +379,30 @@ def test_a_symlink_planted_at_the_original_path_is_never_followed_or_replaced(
     assert planted.is_symlink() and os.readlink(planted) == str(elsewhere)
     assert elsewhere.read_text(encoding="utf-8") == "not memoryd's\n"
     assert archived.read_text(encoding="utf-8") == BOAT
+
+
+def test_the_next_scheduled_expire_keeps_a_file_a_search_just_brought_back(
+    tmp_path: Path,
+) -> None:
+    """The search that restored a file could not count as its hit (the file was archived);
+    without this the next scheduled run would archive it again, month after month."""
+    from memoryd.config import load_config, resolve_paths
+    from memoryd.jobs import expire as job
+    from memoryd.store import Store
+
+    inst, a_pass = _boat_archived(tmp_path)
+    boat = inst.workspace / "memory/lofoten-trip.md"
+    assert a_pass() == []
+    _search(inst, "ketch Albatross Lofoten harbour", [])
+    [event] = a_pass()
+    assert event["outcome"] == "restored" and boat.exists()
+
+    inst.write_config("[expire]\nauto = true\nmax_fraction_per_run = 1.0\n")
+    cfg = load_config(str(inst.config))
+    with Store.open(inst.db) as store:
+        result = job.run_scheduled(cfg, resolve_paths(cfg, {}), store, time.time())
+    assert boat.read_text(encoding="utf-8") == BOAT
+    assert result.data["moved"] == [] and [s["path"] for s in result.data["spared"]] == [
+        "memory/lofoten-trip.md"
+    ]
+    assert "1 kept: a search brought them back in the last 60 days" in result.summary

@@ -23,7 +23,7 @@ from ..mover import MoveError, Mover, mover_for
 from ..policy import expire as expire_policy
 from ..policy import rails
 from ..policy import score as score_policy
-from ..signals import Snapshot, snapshot
+from ..signals import DAY, Snapshot, snapshot
 from ..store import Store
 from . import JobResult
 
@@ -189,6 +189,22 @@ def _moved_by_schedule(store: Store, month: str) -> int:
     return int(n)
 
 
+def _restored_on_demand_since(store: Store, workspace: Path, since: float) -> set[str]:
+    """Workspace-relative paths restore on demand brought back at or after ``since``."""
+    roots = {str(workspace).rstrip("/"), os.path.realpath(workspace).rstrip("/")}
+    rows = store.conn.execute(
+        "SELECT dst FROM moves WHERE op = 'move' AND state = 'done' AND undo_of IS NOT NULL "
+        "AND batch LIKE 'restore-on-demand:%' AND COALESCE(finished, created) >= ?",
+        (since,),
+    ).fetchall()
+    out = set()
+    for (dst,) in rows:
+        for root in roots:
+            if dst and dst.startswith(root + "/"):
+                out.add(dst[len(root) + 1 :])
+    return out
+
+
 def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobResult:
     """The daemon's monthly run, on rails (see :mod:`memoryd.policy.rails`).
 
@@ -238,7 +254,11 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobRes
     already = _moved_by_schedule(store, plan["month"])
     participants = len(plan["archive"]) + len(plan["keep"]) + already
     frac = cfg.expire.max_fraction_per_run
-    take, held = rails.cap(plan["archive"], participants, frac, _surest_first(snap), already)
+    since = now - rails.RESTORED_GRACE_DAYS * DAY
+    wanted, spared = rails.spare_restored(
+        plan["archive"], _restored_on_demand_since(store, snap.workspace, since)
+    )
+    take, held = rails.cap(wanted, participants, frac, _surest_first(snap), already)
     batch = SCHEDULED_BATCH.format(month=plan["month"]) + str(time.time_ns())
     moved, failed = apply_plan({**plan, "archive": take}, mover, paths.workspace, batch)
     summary = summary_line(plan, len(moved), len(failed))
@@ -250,6 +270,11 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobRes
             + (f", {already} of them moved earlier this month" if already else "")
             + ")"
         )
+    if spared:
+        summary += (
+            f"; {len(spared)} kept: a search brought them back in the last "
+            f"{rails.RESTORED_GRACE_DAYS} days"
+        )
     data = {
         **plan,
         "report_only": False,
@@ -258,24 +283,27 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobRes
         "moved": moved,
         "failed": failed,
         "held_back": held,
+        "spared": spared,
         "repaired": repaired,
         "log": {
             "report_only": False,
             "consent": consent.by,
             "archived": len(moved),
             "held_back": len(held),
+            "spared": len(spared),
             "failed": len(failed),
             "files": participants,
             "moved_earlier": already,
         },
     }
     result = JobResult(summary, data, changed=bool(moved))
-    back = _restores_since_last_run(store)
-    if moved or failed or held or back:
+    needed_again = _restores_since_last_run(store)
+    if moved or failed or held or spared or needed_again:
         lines = _notify_lines(summary, moved, failed)
         lines += [f"◦ held back {h['path']}  ({h['reason']})" for h in held[:10]]
         if len(held) > 10:
             lines.append(f"… and {len(held) - 10} more held back")
-        lines += back
+        lines += [f"◦ kept {s['path']}  (restored on demand lately)" for s in spared[:10]]
+        lines += needed_again
         data["notified"] = notify(cfg, paths, "\n".join(lines))
     return result

@@ -11,17 +11,22 @@ The monthly expire moves a person's notes while nobody watches, so two rails hol
   month again (the daemon died before it recorded the first) counts what the first one
   moved. ``expire --force`` by hand applies its whole printed plan: the person has just
   read it.
+* **What a search brought back stays.** A file restored on demand in the last
+  :data:`RESTORED_GRACE_DAYS` days is not archived by a scheduled run (the search that
+  brought it back could not count as its hit: it was in the archive then), else every
+  month would archive again what the agent has just shown it needs.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 CONSENT_META = "expire.consent"  # meta key: {"by": "expire --force", "at": epoch seconds}
+RESTORED_GRACE_DAYS = 60  # the horizon `simulate` judges an archive by
 
 T = TypeVar("T")
 
@@ -77,6 +82,14 @@ def consent_of(auto: bool, recorded: str | None) -> Consent:
         return Consent(False, None)
     at = doc.get("at")
     return Consent(True, "expire --force", float(at) if isinstance(at, int | float) else None)
+
+
+def spare_restored(
+    items: Sequence[dict[str, Any]], restored: Iterable[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(still to archive, spared): plan items whose ``path`` a search brought back lately."""
+    back = set(restored)
+    return [i for i in items if i["path"] not in back], [i for i in items if i["path"] in back]
 
 
 def run_limit(participants: int, max_fraction: float) -> int:
