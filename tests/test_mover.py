@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -201,6 +202,73 @@ def test_undo_refuses_to_overwrite_a_new_file_at_the_original_place(ws: Path, st
         mover.undo(move_id)
     assert (ws / "memory" / "a.md").read_text() == "new, written since"
     assert (ws / "arch" / "a.md").read_text() == "old"
+
+
+def _waiting_for_the_lock(thread: threading.Thread) -> bool:
+    """Whether ``thread`` is inside the mover's lock wait (its stack passes ``_locked``)."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    while frame is not None:
+        if frame.f_code.co_name == "_locked":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def test_an_undo_decides_on_the_journal_as_it_is_under_the_lock(
+    ws: Path, store: Store, tmp_path: Path
+) -> None:
+    """The daemon's restore on demand and a hand ``restore`` may undo the same entry.
+
+    Here the hand restore wins the lock, and an expire archives the (edited) file again to
+    the same name before the daemon's undo gets the lock: the daemon's undo must see that its
+    entry is undone, not move the newer archive back under the old entry's name.
+    """
+    from daemon_harness import wait_until
+
+    note, arch = ws / "memory" / "a.md", ws / "arch" / "a.md"
+    note.write_text("v1")
+    first = Mover(store, [ws]).move(note, arch, reason="t", batch="expire:1")
+    outcome: list[object] = []
+
+    def daemon_undo() -> None:
+        other = Store.open(tmp_path / "state" / "state.db")
+        try:
+            outcome.append(Mover(other, [ws]).undo(first, batch="restore-on-demand:1"))
+        except MoveError as exc:
+            outcome.append(exc)
+        finally:
+            other.close()
+
+    holder = Mover(store, [ws])
+    with holder._locked():  # the hand restore's process holds the lock...
+        daemon = threading.Thread(target=daemon_undo)
+        daemon.start()
+        wait_until(lambda: _waiting_for_the_lock(daemon), timeout=30)
+        inside = Mover(store, [ws])
+        inside._lock_path = None  # ...and works under it
+        inside.undo(first)
+        note.write_text("v2, edited after the restore")
+        second = inside.move(note, arch, reason="t", batch="expire:2")
+    daemon.join(timeout=60)
+    [result] = outcome
+    assert isinstance(result, MoveError) and "undone" in str(result)
+    assert arch.read_text() == "v2, edited after the restore" and not note.exists()
+    assert holder.get(second).state == "done"
+
+
+def test_an_undo_that_asks_for_unchanged_bytes_leaves_an_edited_archive_alone(
+    ws: Path, store: Store
+) -> None:
+    mover = Mover(store, [ws])
+    (ws / "memory" / "a.md").write_text("as archived")
+    move_id = mover.move(ws / "memory" / "a.md", ws / "arch" / "a.md", reason="t", batch="b")
+    (ws / "arch" / "a.md").write_text("as archived, then edited in the archive")
+    with pytest.raises(MoveError, match="changed since"):
+        mover.undo(move_id, unchanged=True)
+    assert not (ws / "memory" / "a.md").exists()
+    assert mover.get(move_id).state == "done"
+    mover.undo(move_id)  # by hand: the person gets the edited file back
+    assert (ws / "memory" / "a.md").read_text() == "as archived, then edited in the archive"
 
 
 # ---------------------------------------------------------------------- repair, crash by crash

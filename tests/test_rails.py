@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import time
 from pathlib import Path
@@ -306,10 +307,76 @@ def test_the_next_expire_notification_names_the_files_needed_again(
             before = {"at": t1 - 50 * DAY, "outcome": "restored", "path": "memory/y.md"}
             after = {"at": time.time() + 1, "outcome": "restored", "path": "memory/x.md"}
             after["query"] = "boat"
-            store.set_meta(RECENT_META, push_recent(push_recent(None, before), after))
+            failed = {"at": time.time() + 2, "outcome": "failed", "path": "memory/z.md"}
+            failed["query"] = "zebra"
+            recent = push_recent(push_recent(push_recent(None, before), after), failed)
+            store.set_meta(RECENT_META, recent)
         result = job.run_scheduled(cfg, paths, store, t1)
     assert result.data["report_only"] is True
     [(_, msg)] = bot.requests
-    assert "since the last expire, 1 archived file(s) were needed again:" in msg["text"]
+    assert "since the last expire, 2 archived file(s) were needed again:" in msg["text"]
     assert "↩ memory/x.md restored — search “boat”" in msg["text"]
+    assert "↩ memory/z.md could not be restored — search “zebra”" in msg["text"]
     assert "memory/y.md" not in msg["text"]  # restored before the last run: reported then
+
+
+def test_a_second_scheduled_run_of_the_month_counts_what_the_first_moved_against_the_cap(
+    tmp_path: Path,
+) -> None:
+    """The daemon may die after a run's moves, before it records the run; its catch-up runs
+    the month again. Together they still move at most the cap's share."""
+    from memoryd.config import load_config, resolve_paths
+    from memoryd.jobs import expire as job
+
+    t1 = float(int(time.time()))
+    inst = make_install(
+        tmp_path,
+        '[schedule]\ntimezone = "UTC"\n[expire]\nauto = true\nmax_fraction_per_run = 0.5\n',
+        memory_files=0,
+    )
+    for i in range(6):
+        _age(inst, f"memory/old-{i}.md", t1 - 90 * DAY)
+    cfg = load_config(str(inst.config))
+    paths = resolve_paths(cfg, {})
+    with Store.open(inst.db) as store:
+        first = job.run_scheduled(cfg, paths, store, t1)
+        assert len(first.data["moved"]) == 3  # 7 files take part (MEMORY.md too)
+        again = job.run_scheduled(cfg, paths, store, t1)
+    assert again.data["moved"] == [] and len(again.data["held_back"]) == 3
+    assert "3 of them moved earlier this month" in again.summary
+    assert len(_memory_files(inst)) == 3
+
+
+@pytest.mark.timeout(120)
+def test_a_job_switched_on_again_waits_for_its_next_fire(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    """Fires a job slept through while "off" were not missed: a reload that switches it on
+    (or a restart) does not run it on the spot. Every period is owed otherwise (memoryd
+    "ran" here since January)."""
+    from daemon_harness import NotifySocket, clear_of_fires
+
+    clear_of_fires(margin=90.0)  # a real monthly fire of expire would be a run, rightly
+    off = '[schedule]\ntimezone = "UTC"\norganize = "off"\nreflect = "off"\nexpire = "off"\n'
+    inst = make_install(tmp_path, off)
+    notify = NotifySocket()
+    try:
+        d = DaemonProcess(inst, notify=notify).start()
+        daemons.append(d)
+        notify.wait_for("READY", "1", timeout=60)
+        inst.write_config('[schedule]\ntimezone = "UTC"\norganize = "off"\nreflect = "off"\n')
+        mark = notify.index()
+        d.send(signal.SIGHUP)
+        ready = notify.wait_for("READY", "1", after=mark, timeout=60)
+        assert "configuration reloaded" in ready["STATUS"]
+        assert d.stop() == 0
+        assert not d.events("job.catch_up") and done_jobs(inst) == []
+
+        # A restart with it on: still nothing owed (it was off until the daemon stopped).
+        d = DaemonProcess(inst).start()
+        daemons.append(d)
+        d.wait_ready(timeout=60)
+        assert d.stop() == 0
+        assert not d.events("job.catch_up") and done_jobs(inst) == []
+    finally:
+        notify.close()

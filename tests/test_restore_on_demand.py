@@ -11,6 +11,7 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -187,10 +188,12 @@ def test_a_live_search_restores_the_archived_file_it_asks_for_and_never_over_a_u
     assert not (inst.workspace / "memory/vat.md").exists()
 
     # status and the notifications say so.
-    wait_until(lambda: len(bot.requests) >= 2, timeout=30)
-    texts = [body["text"] for _path, body in bot.requests]
-    assert any(t.startswith("memoryd restored memory/lofoten-trip.md") for t in texts)
-    assert any(t.startswith("memoryd did NOT restore memory/orthodontist.md") for t in texts)
+    # (`expire --force` sent one too; each restore's message comes from a thread of its own.)
+    def sent(start: str) -> bool:
+        return any(body["text"].startswith(start) for _path, body in list(bot.requests))
+
+    wait_until(lambda: sent("memoryd restored memory/lofoten-trip.md"), timeout=30)
+    wait_until(lambda: sent("memoryd did NOT restore memory/orthodontist.md"), timeout=30)
     status = json.loads(run_cli(inst, "status", "--json").stdout)["expire"]["restore_on_demand"]
     assert (status["restored"], status["left_alone"], status["failed"]) == (1, 1, 0)
     assert {(e["outcome"], e["path"]) for e in status["recent"]} == {
@@ -199,7 +202,7 @@ def test_a_live_search_restores_the_archived_file_it_asks_for_and_never_over_a_u
     }
     text = run_cli(inst, "status").stdout
     assert "restores:    1 on demand, 1 left alone" in text
-    assert "restored memory/lofoten-trip.md  (search “ketch Albatross Lofoten harbour”)" in text
+    assert "memory/lofoten-trip.md restored  (search “ketch Albatross Lofoten harbour”)" in text
 
     # The same searches again change nothing and report nothing new.
     _search(inst, "Okonkwo Invisalign retainer", [])
@@ -233,6 +236,9 @@ def test_searches_read_at_the_first_start_restore_nothing_and_the_switch_turns_i
     d = DaemonProcess(inst, fake_jobs=False).start()
     daemons.append(d)
     d.wait_ready(timeout=60)
+    # A new search (about something else) makes the daemon look again: the one written
+    # before it ever ran is still history, though it is within the late-write slack.
+    _looked_at(inst, _search(inst, "pizza dough hydration", []))
     assert d.stop() == 0
     assert not boat.exists() and not d.events("restore.on_demand")
 
@@ -246,8 +252,157 @@ def test_searches_read_at_the_first_start_restore_nothing_and_the_switch_turns_i
     d.wait_ready(timeout=60)
     _search(inst, "ketch Albatross Lofoten", [])
     calls = "SELECT COUNT(*) FROM calls WHERE tool = 'search'"
-    wait_until(lambda: _rows(inst.db, calls)[0][0] == 2, timeout=30)
+    wait_until(lambda: _rows(inst.db, calls)[0][0] == 3, timeout=30)
     assert d.stop() == 0
     assert not boat.exists() and not d.events("restore.on_demand")
     text = run_cli(inst, "status").stdout
     assert "restore on demand is off (expire.restore_on_demand = false)" in text
+
+    # On again: the search made while it was off is not acted on later; a new one is.
+    inst.write_config(
+        '[schedule]\ntimezone = "UTC"\norganize = "off"\nreflect = "off"\nexpire = "off"\n'
+    )
+    d = DaemonProcess(inst, fake_jobs=False).start()
+    daemons.append(d)
+    d.wait_ready(timeout=60)
+    _looked_at(inst, _search(inst, "pizza dough hydration", []))
+    assert not boat.exists() and not d.events("restore.on_demand")
+    _search(inst, "ketch Albatross Lofoten", [])
+    wait_until(boat.exists, timeout=60)
+    d.wait_event("restore.on_demand", timeout=30)
+    assert d.stop() == 0
+
+
+def _looked_at(inst: Install, search_ts: float) -> None:
+    """Wait until the daemon's restore on demand has looked at the search made at ``search_ts``."""
+    checkpoint = "SELECT value FROM meta WHERE key = 'restore.checkpoint'"
+    wait_until(
+        lambda: float((_rows(inst.db, checkpoint) or [("0",)])[0][0]) >= search_ts - 0.01,
+        timeout=30,
+    )
+
+
+def test_a_search_stamped_in_the_future_does_not_silence_the_searches_after_it(
+    tmp_path: Path,
+) -> None:
+    """A skewed clock or a damaged line must not move the checkpoint past real searches.
+
+    The daemon's sequence, in process: a pass (``memoryd scan``), then the restore check.
+    """
+    inst, a_pass = _boat_archived(tmp_path)
+    boat = inst.workspace / "memory/lofoten-trip.md"
+    assert a_pass() == []  # the first check: everything so far is history
+    year_2100 = 4102444800.0
+    append(inst.transcript("live"), tx.call("toolu_future", query="pizza dough", ts=year_2100))
+    assert a_pass() == []
+    _search(inst, "ketch Albatross Lofoten harbour", [])
+    [event] = a_pass()
+    assert event["outcome"] == "restored" and boat.read_text(encoding="utf-8") == BOAT
+
+
+def _boat_archived(tmp_path: Path) -> tuple[Install, Callable[[], list[dict]]]:
+    """An install whose boat note `expire --force` archived, and the daemon's pass in process:
+    ``memoryd scan``, then the restore check (each call returns the check's outcomes)."""
+    from memoryd.config import load_config, resolve_paths
+    from memoryd.ondemand import RestoreOnDemand
+    from memoryd.store import Store
+
+    now = time.time()
+    inst = make_install(tmp_path, '[schedule]\ntimezone = "UTC"\n', memory_files=0)
+    _write(inst, "memory/lofoten-trip.md", BOAT, now - 90 * DAY)
+    append(inst.transcript("live"), tx.header("live", ts=now - 60))
+    forced = run_cli(inst, "expire", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert not (inst.workspace / "memory/lofoten-trip.md").exists()
+    cfg = load_config(str(inst.config))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    restorer = RestoreOnDemand(cfg, resolve_paths(cfg, env))
+
+    def a_pass() -> list[dict]:
+        assert run_cli(inst, "scan").returncode == 0
+        with Store.open(inst.db) as store:
+            return restorer.check(store)
+
+    return inst, a_pass
+
+
+def test_an_archived_copy_edited_in_the_archive_is_left_there_and_restored_only_by_hand(
+    tmp_path: Path,
+) -> None:
+    """Restore on demand moves back only the bytes memoryd archived (the journal's sha256)."""
+    inst, a_pass = _boat_archived(tmp_path)
+    boat = inst.workspace / "memory/lofoten-trip.md"
+    assert a_pass() == []
+    [archived] = (inst.workspace).glob("memory-archive/**/lofoten-trip.md")
+    edited = BOAT + "Added in the archive by hand: the ferry back was cancelled.\n"
+    archived.write_text(edited, encoding="utf-8")
+
+    _search(inst, "ketch Albatross Lofoten harbour", [])
+    [event] = a_pass()
+    assert event["outcome"] == "changed" and event["path"] == "memory/lofoten-trip.md"
+    assert not boat.exists() and archived.read_text(encoding="utf-8") == edited
+    _search(inst, "Albatross Lofoten harbour tide", [])
+    assert a_pass() == []  # reported once
+    status = run_cli(inst, "status").stdout
+    assert "memory/lofoten-trip.md left alone (the archived copy was edited" in status
+
+    by_hand = run_cli(inst, "restore", "memory/lofoten-trip.md")
+    assert by_hand.returncode == 0, by_hand.stderr
+    assert boat.read_text(encoding="utf-8") == edited and not archived.exists()
+
+
+def test_a_query_in_chinese_asks_for_the_archived_chinese_note_it_names() -> None:
+    """The restore score reads words the way memoryd's keyword score does (CJK as pairs)."""
+    coffee = text_for_matching(
+        "memory/咖啡.md", "# 手冲咖啡配方\n埃塞俄比亚豆子，水温九十二度，粉水比一比十五。\n"
+    )
+    tea = text_for_matching("memory/tea.md", "# 乌龙茶\n冲泡时间三分钟。\n")
+    found = best_match("咖啡配方 水温", {"coffee": coffee, "tea": tea})
+    assert found is not None and found[0] == "coffee"
+    assert best_match("火车时刻表", {"coffee": coffee, "tea": tea}) is None
+
+
+def test_a_symlink_planted_at_the_original_path_is_never_followed_or_replaced(
+    tmp_path: Path,
+) -> None:
+    inst, a_pass = _boat_archived(tmp_path)
+    assert a_pass() == []
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text("not memoryd's\n", encoding="utf-8")
+    planted = inst.workspace / "memory/lofoten-trip.md"
+    planted.symlink_to(elsewhere)
+    [archived] = inst.workspace.glob("memory-archive/**/lofoten-trip.md")
+
+    _search(inst, "ketch Albatross Lofoten harbour", [])
+    [event] = a_pass()
+    assert event["outcome"] == "conflict"
+    assert planted.is_symlink() and os.readlink(planted) == str(elsewhere)
+    assert elsewhere.read_text(encoding="utf-8") == "not memoryd's\n"
+    assert archived.read_text(encoding="utf-8") == BOAT
+
+
+def test_the_next_scheduled_expire_keeps_a_file_a_search_just_brought_back(
+    tmp_path: Path,
+) -> None:
+    """The search that restored a file could not count as its hit (the file was archived);
+    without this the next scheduled run would archive it again, month after month."""
+    from memoryd.config import load_config, resolve_paths
+    from memoryd.jobs import expire as job
+    from memoryd.store import Store
+
+    inst, a_pass = _boat_archived(tmp_path)
+    boat = inst.workspace / "memory/lofoten-trip.md"
+    assert a_pass() == []
+    _search(inst, "ketch Albatross Lofoten harbour", [])
+    [event] = a_pass()
+    assert event["outcome"] == "restored" and boat.exists()
+
+    inst.write_config("[expire]\nauto = true\nmax_fraction_per_run = 1.0\n")
+    cfg = load_config(str(inst.config))
+    with Store.open(inst.db) as store:
+        result = job.run_scheduled(cfg, resolve_paths(cfg, {}), store, time.time())
+    assert boat.read_text(encoding="utf-8") == BOAT
+    assert result.data["moved"] == [] and [s["path"] for s in result.data["spared"]] == [
+        "memory/lofoten-trip.md"
+    ]
+    assert "1 kept: a search brought them back in the last 60 days" in result.summary

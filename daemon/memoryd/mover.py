@@ -379,28 +379,46 @@ class Mover:
         self, src: Path | str, dst: Path | str, *, reason: str, batch: str, undo_of: int | None
     ) -> int:
         with self._locked():
-            s, d, sha, size, checked = self._prepare(src, dst)
-            faults.point("mover.checked")
-            assert d is not None
-            self._ensure_parent(d)
-            move_id = self._intent("move", s, d, sha, size, reason, batch, undo_of)
-            faults.point("mover.journaled")
-            try:
-                self._place(s, d, sha, move_id)
-            except MoveError as exc:  # refused: whatever is at d now is not memoryd's
-                self._roll_back(move_id, s, d, sha, exc, d_may_be_ours=False)
-                raise
-            except BaseException as exc:
-                self._roll_back(move_id, s, d, sha, exc)
-                raise
-            try:
-                faults.point("mover.placed")
-                self._retire(s, move_id, sha, checked)
-            except BaseException as exc:
-                self._roll_back(move_id, s, d, sha, exc)
-                raise
-            self._finish(move_id, "done")
-            return move_id
+            return self._move_locked(src, dst, reason=reason, batch=batch, undo_of=undo_of)
+
+    def _move_locked(
+        self,
+        src: Path | str,
+        dst: Path | str,
+        *,
+        reason: str,
+        batch: str,
+        undo_of: int | None,
+        expect_sha: str | None = None,
+    ) -> int:
+        """:meth:`_move` for a caller that already holds the lock (the lock is not reentrant).
+
+        ``expect_sha``: move only a source that holds exactly these bytes.
+        """
+        s, d, sha, size, checked = self._prepare(src, dst)
+        if expect_sha is not None and sha != expect_sha:
+            raise MoveError(f"{s}: changed since it was journaled; left in place")
+        faults.point("mover.checked")
+        assert d is not None
+        self._ensure_parent(d)
+        move_id = self._intent("move", s, d, sha, size, reason, batch, undo_of)
+        faults.point("mover.journaled")
+        try:
+            self._place(s, d, sha, move_id)
+        except MoveError as exc:  # refused: whatever is at d now is not memoryd's
+            self._roll_back(move_id, s, d, sha, exc, d_may_be_ours=False)
+            raise
+        except BaseException as exc:
+            self._roll_back(move_id, s, d, sha, exc)
+            raise
+        try:
+            faults.point("mover.placed")
+            self._retire(s, move_id, sha, checked)
+        except BaseException as exc:
+            self._roll_back(move_id, s, d, sha, exc)
+            raise
+        self._finish(move_id, "done")
+        return move_id
 
     def copy(self, src: Path | str, dst: Path | str, *, reason: str, batch: str) -> int:
         """Copy a regular file to ``dst`` (which must not exist), verified by sha256."""
@@ -443,19 +461,33 @@ class Mover:
         expect_sha256: str | None = None,
     ) -> int:
         with self._locked():
-            s, _, sha, size, checked = self._prepare(path, None)
-            if expect_sha256 is not None and sha != expect_sha256:
-                raise MoveError(f"{s}: changed since its copy was kept; left in place")
-            faults.point("mover.checked")
-            move_id = self._intent("delete", s, None, sha, size, reason, batch, undo_of)
-            faults.point("mover.journaled")
-            try:
-                self._retire(s, move_id, sha, checked)
-            except BaseException as exc:
-                self._roll_back(move_id, s, None, sha, exc)
-                raise
-            self._finish(move_id, "done")
-            return move_id
+            return self._delete_locked(
+                path, reason=reason, batch=batch, undo_of=undo_of, expect_sha256=expect_sha256
+            )
+
+    def _delete_locked(
+        self,
+        path: Path | str,
+        *,
+        reason: str,
+        batch: str,
+        undo_of: int | None,
+        expect_sha256: str | None = None,
+    ) -> int:
+        """:meth:`_delete` for a caller that already holds the lock."""
+        s, _, sha, size, checked = self._prepare(path, None)
+        if expect_sha256 is not None and sha != expect_sha256:
+            raise MoveError(f"{s}: changed since its copy was kept; left in place")
+        faults.point("mover.checked")
+        move_id = self._intent("delete", s, None, sha, size, reason, batch, undo_of)
+        faults.point("mover.journaled")
+        try:
+            self._retire(s, move_id, sha, checked)
+        except BaseException as exc:
+            self._roll_back(move_id, s, None, sha, exc)
+            raise
+        self._finish(move_id, "done")
+        return move_id
 
     def _place(self, s: Path, d: Path, sha: str, move_id: int) -> None:
         """Make ``d`` a verified copy of ``s`` without overwriting: link, else copy."""
@@ -677,22 +709,42 @@ class Mover:
 
     # ------------------------------------------------------------------ undo and lookups
 
-    def undo(self, move_id: int, *, batch: str | None = None) -> int:
-        """Reverse a done move (move back) or copy (delete the copy); returns the new id."""
-        rec = self.get(move_id)
-        if rec is None:
-            raise MoveError(f"no journal entry #{move_id}")
-        if rec.state != "done":
-            raise MoveError(f"journal entry #{move_id} is {rec.state}, not done; nothing to undo")
-        label = batch or f"undo:{rec.batch}"
-        if rec.op == "move":
-            assert rec.dst is not None
-            return self._move(
-                rec.dst, rec.src, reason=f"undo #{rec.id}", batch=label, undo_of=rec.id
-            )
-        if rec.op == "copy":
-            assert rec.dst is not None
-            return self._delete(rec.dst, reason=f"undo #{rec.id}", batch=label, undo_of=rec.id)
+    def undo(self, move_id: int, *, batch: str | None = None, unchanged: bool = False) -> int:
+        """Reverse a done move (move back) or copy (delete the copy); returns the new id.
+
+        ``unchanged``: reverse a move only while its destination still holds the bytes the
+        journal recorded (what an automatic restore needs; a person restoring by hand gets
+        their edited file back).
+
+        The entry is read under the lock: another process (a hand ``restore``, the daemon's
+        restore on demand) may undo the same entry meanwhile, and an expire may then have
+        archived the file again to the same name; deciding on a stale read would move that
+        newer archive back under the old entry's name.
+        """
+        with self._locked():
+            rec = self.get(move_id)
+            if rec is None:
+                raise MoveError(f"no journal entry #{move_id}")
+            if rec.state != "done":
+                raise MoveError(
+                    f"journal entry #{move_id} is {rec.state}, not done; nothing to undo"
+                )
+            label = batch or f"undo:{rec.batch}"
+            if rec.op == "move":
+                assert rec.dst is not None
+                return self._move_locked(
+                    rec.dst,
+                    rec.src,
+                    reason=f"undo #{rec.id}",
+                    batch=label,
+                    undo_of=rec.id,
+                    expect_sha=rec.sha256 if unchanged else None,
+                )
+            if rec.op == "copy":
+                assert rec.dst is not None
+                return self._delete_locked(
+                    rec.dst, reason=f"undo #{rec.id}", batch=label, undo_of=rec.id
+                )
         raise MoveError(f"journal entry #{move_id} is a delete; deleted files cannot be restored")
 
     def find(self, path: Path | str) -> list[MoveRecord]:

@@ -16,10 +16,18 @@ Rules that keep it safe:
   agent whose workspace they belong to.
 * Never over a user's file: when a file exists again at the original path, both are left
   alone and the case is reported (log, status, notification), once per archived file.
-* The checkpoint (``meta``: :data:`CHECKPOINT_META`, a transcript time) starts at the
-  first check, so history read at the first start never restores anything; a window of
-  :data:`SLACK_SECONDS` behind it catches calls written late (an assistant message is
-  stamped when it starts, written when it ends), and calls already looked at are skipped.
+* Only what memoryd archived: an archived copy edited since (its sha256 is no longer the
+  journal's) is left where it is and reported the same way; ``memoryd restore`` by hand
+  still brings it back. The mover checks the hash again under its lock.
+* History is not a request. The floor (``meta``: :data:`FLOOR_META`) is set at the first
+  check, and kept at "now" while the switch (``expire.restore_on_demand``) is off: a search
+  stamped at or before it never restores anything, also when it is read later, or when the
+  switch is turned on again.
+* The checkpoint (:data:`CHECKPOINT_META`, a transcript time, never later than the clock:
+  one search stamped in the future must not silence the ones that follow) says how far
+  searches were looked at; a window of :data:`SLACK_SECONDS` behind it catches calls
+  written late (an assistant message is stamped when it starts, written when it ends), and
+  calls already looked at are skipped.
 
 Every outcome is one JSON log line (``restore.on_demand`` / ``restore.on_demand_conflict``),
 a counter, an entry of :data:`RECENT_META` (what ``memoryd status`` and the next expire
@@ -34,12 +42,16 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Config, Paths
 from .store import Store
 
+if TYPE_CHECKING:
+    from .mover import Mover
+
 CHECKPOINT_META = "restore.checkpoint"  # transcript time of the newest search looked at
+FLOOR_META = "restore.floor"  # searches stamped at or before this are history, never requests
 RECENT_META = "restore.recent"  # JSON list of the latest outcomes, newest last
 RECENT_KEEP = 20
 SLACK_SECONDS = 600.0
@@ -55,6 +67,7 @@ class Archived:
     src: str  # absolute original path
     dst: str  # absolute archived path
     archived_at: float  # journal time the move finished
+    sha256: str | None = None  # of the bytes archived, as journaled
 
 
 @dataclass(frozen=True)
@@ -114,6 +127,20 @@ def recent_events(store: Store) -> list[dict[str, Any]]:
     return parse_recent(store.get_meta(RECENT_META))
 
 
+# What each outcome means, in the words of status, notifications and the expire report.
+OUTCOME_WORDS = {
+    "restored": "restored",
+    "conflict": "left alone (a file exists at that path again)",
+    "changed": "left alone (the archived copy was edited since it was archived)",
+    "failed": "could not be restored",
+}
+
+
+def outcome_words(outcome: str | None) -> str:
+    """How ``status`` and the expire notification name an outcome."""
+    return OUTCOME_WORDS.get(outcome or "", str(outcome))
+
+
 def notification_text(event: Mapping[str, Any]) -> str:
     """The one message a restore (or a refused one) sends."""
     if event["outcome"] == "restored":
@@ -121,10 +148,16 @@ def notification_text(event: Mapping[str, Any]) -> str:
             f"memoryd restored {event['path']} from the archive: a search for "
             f"“{event['query']}” asked for it (score {event['score']:.2f})."
         )
+    why = {
+        "conflict": "a file exists at that path again. Both are left as they are.",
+        "changed": (
+            "it was edited in the archive since memoryd archived it, so it stays there; "
+            f"`memoryd restore {event['path']}` brings it back by hand."
+        ),
+    }.get(event["outcome"], f"{event.get('error', 'it could not be moved')}.")
     return (
         f"memoryd did NOT restore {event['path']}: a search for “{event['query']}” asked for "
-        f"the archived copy ({event['archived']}), but a file exists at that path again. "
-        "Both are left as they are."
+        f"the archived copy ({event['archived']}), but {why}"
     )
 
 
@@ -138,15 +171,28 @@ def _as_time(value: str | None) -> float | None:
         return None
 
 
-def archived_files(store: Store, exists: Any = os.path.lexists) -> list[Archived]:
+def ignore_until(store: Store, now: float) -> None:
+    """Make every search stamped at or before ``now`` history (the first check; the switch off).
+
+    While restore on demand is off, the daemon calls this after each pass with new calls,
+    so the searches made meanwhile never restore anything once it is on again.
+    """
+    with store.transaction():
+        store.set_meta(CHECKPOINT_META, repr(now))
+        store.set_meta(FLOOR_META, repr(now))
+
+
+def archived_files(store: Store) -> list[Archived]:
     """Done archive moves of expire that were not undone and whose archived copy is there."""
     rows = store.conn.execute(
-        "SELECT id, src, dst, COALESCE(finished, created) FROM moves "
+        "SELECT id, src, dst, COALESCE(finished, created), sha256 FROM moves "
         "WHERE op = 'move' AND state = 'done' AND undo_of IS NULL AND batch LIKE ? "
         "ORDER BY id",
         (ARCHIVE_BATCH_PREFIX + "%",),
     ).fetchall()
-    return [Archived(int(i), s, d, float(t)) for i, s, d, t in rows if d and exists(d)]
+    return [
+        Archived(int(i), s, d, float(t), h) for i, s, d, t, h in rows if d and os.path.lexists(d)
+    ]
 
 
 class RestoreOnDemand:
@@ -155,13 +201,15 @@ class RestoreOnDemand:
     def __init__(self, cfg: Config, paths: Paths) -> None:
         self.cfg, self.paths = cfg, paths
         self._seen: dict[tuple[str, str], float] = {}  # calls looked at, within the slack
-        self._conflicts_reported: set[int] = set()
+        self._reported: set[tuple[int, str]] = set()  # (move id, outcome) left alone
         self._texts: dict[str, tuple[int, int, str]] = {}  # dst → (mtime_ns, size, text)
 
     def reconfigure(self, cfg: Config, paths: Paths) -> None:
+        """A reload: the agents (and their workspaces) may have changed."""
         self.cfg, self.paths = cfg, paths
 
     def _workspaces(self) -> dict[str, list[str]]:
+        """agent id → its workspace, as given and resolved (the journal has either)."""
         out: dict[str, list[str]] = {}
         for agent in self.paths.agents:
             roots = {str(agent.workspace), os.path.realpath(agent.workspace)}
@@ -169,13 +217,18 @@ class RestoreOnDemand:
         return out
 
     def _rel(self, path: str) -> str:
+        """``path`` relative to the workspace it is in, as status and notifications show it."""
         for agent in self.paths.agents:
             for root in (str(agent.workspace), os.path.realpath(agent.workspace)):
                 if path.startswith(root.rstrip("/") + "/"):
                     return path[len(root.rstrip("/")) + 1 :]
         return path
 
-    def _text(self, mover: Any, a: Archived) -> str | None:
+    def _text(self, mover: Mover, a: Archived) -> str | None:
+        """What a query is scored against; None when the archived copy cannot be read safely.
+
+        Remembered by (mtime, size): the same archive is scored for every new search.
+        """
         from .mover import MoveError, read_regular_file
 
         try:
@@ -192,6 +245,7 @@ class RestoreOnDemand:
         return text
 
     def _new_searches(self, store: Store, since: float) -> list[Search]:
+        """The ``memory_search`` calls stamped after ``since``, oldest first."""
         rows = store.conn.execute(
             "SELECT agent, call_id, query, ts FROM calls WHERE tool = 'search' "
             "AND query IS NOT NULL AND ts IS NOT NULL AND ts > ? ORDER BY ts",
@@ -206,16 +260,16 @@ class RestoreOnDemand:
         from .policy.restore_match import best_match
 
         checkpoint = _as_time(store.get_meta(CHECKPOINT_META))
-        if checkpoint is None:
+        floor = _as_time(store.get_meta(FLOOR_META))
+        if checkpoint is None or floor is None:
             # First check on this state (or a damaged value): the history already in the
             # database is not a request, so it never restores anything.
-            with store.transaction():
-                store.set_meta(CHECKPOINT_META, repr(time.time()))
+            ignore_until(store, time.time())
             return []
         archived = archived_files(store)
         if not archived:
             return []
-        low = max(checkpoint - SLACK_SECONDS, min(a.archived_at for a in archived))
+        low = max(checkpoint - SLACK_SECONDS, floor, min(a.archived_at for a in archived))
         searches = [
             s for s in self._new_searches(store, low) if (s.agent, s.call_id) not in self._seen
         ]
@@ -247,7 +301,9 @@ class RestoreOnDemand:
                 events.append(event)
                 if event["outcome"] == "restored":
                     restored_ids.add(chosen.move_id)
-        newest = max(s.ts for s in searches)
+        # A search stamped in the future (a skewed clock, a damaged line) must not move the
+        # checkpoint past the searches still to come.
+        newest = min(max(s.ts for s in searches), time.time())
         self._prune_seen(max(checkpoint, newest) - SLACK_SECONDS)
         with store.transaction():
             if newest > checkpoint:
@@ -259,8 +315,15 @@ class RestoreOnDemand:
             del self._seen[key]
 
     def _restore(
-        self, store: Store, mover: Any, a: Archived, search: Search, score: float, log: Any
+        self,
+        store: Store,
+        mover: Mover,
+        a: Archived,
+        search: Search,
+        score: float,
+        log: Any,  # memoryd.log.get_logger's
     ) -> dict[str, Any] | None:
+        """Restore ``a`` for ``search``, or say why not; None when that was said before."""
         from .mover import MoveError
 
         rel, archived_rel = self._rel(a.src), self._rel(a.dst)
@@ -275,25 +338,29 @@ class RestoreOnDemand:
             "search_ts": search.ts,
             "move_id": a.move_id,
         }
+        left_alone = None
         if os.path.lexists(a.src):
-            if a.move_id in self._conflicts_reported or any(
-                e.get("move_id") == a.move_id and e.get("outcome") == "conflict"
+            left_alone = "conflict"
+        elif not self._unchanged(a):
+            left_alone = "changed"
+        if left_alone is not None:
+            key = (a.move_id, left_alone)
+            if key in self._reported or any(
+                e.get("move_id") == a.move_id and e.get("outcome") == left_alone
                 for e in recent_events(store)
             ):
-                self._conflicts_reported.add(a.move_id)
+                self._reported.add(key)
                 return None  # reported once already (also before a restart)
-            self._conflicts_reported.add(a.move_id)
-            event["outcome"] = "conflict"
+            self._reported.add(key)
+            event["outcome"] = left_alone
             self._record(store, event, "restore_on_demand_conflicts")
-            log.warning(
-                "restore.on_demand_conflict",
-                **event,
-                note="a file exists at that path; both left alone",
-            )
+            log.warning("restore.on_demand_conflict", **event, note=outcome_words(left_alone))
             self._notify(event)
             return event
         try:
-            undo_id = mover.undo(a.move_id, batch=f"restore-on-demand:{time.time_ns()}")
+            undo_id = mover.undo(
+                a.move_id, batch=f"restore-on-demand:{time.time_ns()}", unchanged=True
+            )
         except (MoveError, OSError) as exc:
             event["outcome"] = "failed"
             event["error"] = str(exc)
@@ -307,6 +374,16 @@ class RestoreOnDemand:
         log.info("restore.on_demand", **event)
         self._notify(event)
         return event
+
+    @staticmethod
+    def _unchanged(a: Archived) -> bool:
+        """Whether the archived copy still holds the bytes memoryd archived."""
+        from .mover import MoveError, sha256_file
+
+        try:
+            return a.sha256 is not None and sha256_file(a.dst)[0] == a.sha256
+        except (OSError, MoveError):
+            return False
 
     def _record(self, store: Store, event: Mapping[str, Any], counter: str) -> None:
         with store.transaction():

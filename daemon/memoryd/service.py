@@ -30,7 +30,7 @@ import sqlite3
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -161,6 +161,25 @@ def next_fire_time(trigger: Any, now: float, tz: tzinfo) -> datetime | None:
 
 
 SCHEDULED_SINCE = "schedule.since"  # meta key: when the daemon first ran on this state
+OFF_UNTIL = "schedule.off_until.{job}"  # meta key: the latest time a daemon ran with it "off"
+
+
+def mark_jobs_off(store: Store, jobs: Iterable[str], now: float) -> None:
+    """Record that ``jobs`` were switched off until ``now``: their fires until then are not owed.
+
+    Without it, switching a job on again (a reload, a restart) would count the fires it
+    slept through as missed and run it on the spot; it waits for its next fire instead.
+    """
+    names = list(jobs)
+    if names:
+        with store.transaction():
+            for name in names:
+                store.set_meta(OFF_UNTIL.format(job=name), repr(now))
+
+
+def switched_off(triggers: Mapping[str, Any]) -> list[str]:
+    """The scheduled jobs without a trigger (``"off"``)."""
+    return [name for name in SCHEDULED_JOBS if name not in triggers]
 
 
 def job_is_due(store: Store, name: str, trigger: Any, now: float, tz: tzinfo) -> bool:
@@ -173,7 +192,8 @@ def job_is_due(store: Store, name: str, trigger: Any, now: float, tz: tzinfo) ->
     archive notes on the spot; the first expire comes at its first fire.
     Any row counts, failed ones too: a failure is retried at the next fire, not in a loop.
     Several missed periods collapse into one run (nothing is gained by archiving the same
-    files twice in a row).
+    files twice in a row). Fires while the job was switched off (:func:`mark_jobs_off`)
+    were not missed either.
     """
     from .jobs import period_key
 
@@ -183,6 +203,10 @@ def job_is_due(store: Store, name: str, trigger: Any, now: float, tz: tzinfo) ->
     scheduled_since = store.get_meta(SCHEDULED_SINCE)
     if scheduled_since is not None and fire.timestamp() < float(scheduled_since):
         return False  # that fire came before memoryd ever ran here: nothing was missed
+    off_until = store.get_meta(OFF_UNTIL.format(job=name))
+    with contextlib.suppress(ValueError, TypeError):
+        if off_until is not None and fire.timestamp() <= float(off_until):
+            return False  # the job was switched off then
     since = period_key(name, fire.timestamp(), tz)
     row = store.conn.execute(
         "SELECT 1 FROM jobs WHERE job = ? AND period >= ? LIMIT 1", (name, since)
@@ -442,7 +466,6 @@ class IngestWorker(threading.Thread):
         self._lock = threading.Lock()
         self.fatal: BaseException | None = None
         self.restorer: Any = None  # RestoreOnDemand, built on this thread
-        self.restore_errors = 0
 
     def reconfigure(self, cfg: Config, paths: Paths) -> None:
         """Use a new configuration from the next batch on (with a full rescan)."""
@@ -553,21 +576,30 @@ class IngestWorker(threading.Thread):
             log.debug("ingest.batch" if only is not None else "ingest.rescan", **fields)
 
     def _restore_on_demand(self, store: Store, new_calls: bool) -> None:
-        """After a pass: bring back archived files that new searches ask for (never fatal)."""
-        if not self.cfg.expire.restore_on_demand:
-            return
+        """After a pass: bring back archived files that new searches ask for (never fatal).
+
+        Switched off (``expire.restore_on_demand = false``), the searches of the pass are
+        marked as history instead, so turning it on later never acts on them.
+        """
         try:
+            if not self.cfg.expire.restore_on_demand:
+                if new_calls:
+                    from .ondemand import ignore_until
+
+                    ignore_until(store, time.time())
+                return
             if self.restorer is None:
                 from .ondemand import RestoreOnDemand
 
                 self.restorer = RestoreOnDemand(self.cfg, self.paths)
-                self.restorer.check(store)  # sets the first checkpoint
+                self.restorer.check(store)  # the first check on a new state only sets the floor
                 return
             if new_calls:
                 self.restorer.check(store)
         except Exception:
-            self.restore_errors += 1
             log.error("restore.on_demand_error", exc_info=True)
+            with contextlib.suppress(sqlite3.Error), store.transaction():
+                store.bump("restore_on_demand_failures")
 
 
 class TranscriptEvents:
@@ -827,6 +859,7 @@ class Daemon:
         if self.store.get_meta(SCHEDULED_SINCE) is None:
             with self.store.transaction():
                 self.store.set_meta(SCHEDULED_SINCE, repr(clock.now()))
+        mark_jobs_off(self.store, switched_off(self.triggers), clock.now())
         self.jobs = JobRunner(self)
         self.jobs.start()
         self.scheduler = self._start_scheduler()
@@ -1023,6 +1056,8 @@ class Daemon:
             if mono - last_status >= STATUS_EVERY_SECONDS:
                 self.notifier.status(self._status_text())
                 last_status = mono
+                with contextlib.suppress(sqlite3.Error):  # survives a kill -9 while off
+                    mark_jobs_off(self.store, switched_off(self.triggers), clock.now())
 
     # ------------------------------------------------------------ reload
 
@@ -1045,6 +1080,12 @@ class Daemon:
                 "READY=1", f"STATUS={self._status_text(f'reload failed, old config kept: {exc}')}"
             )
             return
+        # Off until now, in the old config or the new one: a job switched on waits for its
+        # next fire (the catch-up below does not count the fires it slept through).
+        off = {*switched_off(self.triggers), *switched_off(triggers)}
+        with contextlib.suppress(sqlite3.Error):
+            assert self.store is not None
+            mark_jobs_off(self.store, sorted(off), clock.now())
         polling_changed = (cfg.daemon.polling, cfg.daemon.polling_interval) != (
             self.cfg.daemon.polling,
             self.cfg.daemon.polling_interval,
@@ -1109,6 +1150,8 @@ class Daemon:
                 self.watches.observer.join(5.0)
         failed = self.worker is not None and self.worker.fatal is not None
         if self.store is not None:
+            with contextlib.suppress(sqlite3.Error):
+                mark_jobs_off(self.store, switched_off(self.triggers), clock.now())
             with contextlib.suppress(sqlite3.Error), self.store.transaction():
                 self.store.set_meta("daemon.stopped", str(clock.now()))
             self.store.close()

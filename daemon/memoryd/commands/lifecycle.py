@@ -11,10 +11,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..cli import Context, UsageError, json_dumps, positive_int
+
+if TYPE_CHECKING:
+    from ..policy.rails import Consent
+    from ..store import Store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -228,14 +232,14 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
     return 1 if data["failed"] else 0
 
 
-def _consent(ctx: Context) -> Any:
+def _consent(ctx: Context) -> Consent:
     """The scheduled expire's consent as recorded (read-only; a new install has none)."""
     from ..policy import rails
 
     return rails.consent_of(ctx.cfg.expire.auto, ctx.read_store().get_meta(rails.CONSENT_META))
 
 
-def _record_consent(ctx: Context, store: Any) -> bool:
+def _record_consent(ctx: Context, store: Store) -> bool:
     """``expire --force`` by hand is the user's yes to scheduled archiving; True the first time.
 
     Recorded before the moves, so a run interrupted half-way still counts as the yes it was.

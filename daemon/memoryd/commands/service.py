@@ -17,10 +17,14 @@ import sqlite3
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..cli import Context, UsageError, json_dumps
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..store import Store
 
 LAUNCHD_LABEL = "io.github.memoryd"
 UNIT_NAME = "memoryd.service"
@@ -135,7 +139,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     return doc
 
 
-def _rails_status(cfg: Any, store: Any) -> dict[str, Any]:
+def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
     """The scheduled expire's rails and restore on demand, as ``status`` shows them."""
     from ..ondemand import recent_events
     from ..policy import rails
@@ -214,6 +218,8 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
 
 
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
+    from ..ondemand import outcome_words
+
     doc = collect_status(ctx)
     if args.json:
         ctx.print(json_dumps(doc))
@@ -258,13 +264,12 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
     else:
         ctx.print(
             f"restores:    {rod['restored']} on demand, {rod['left_alone']} left alone "
-            f"(a file was there again), {rod['failed']} failed"
+            f"(a file there again, or the archived copy edited), {rod['failed']} failed"
         )
         for e in rod["recent"]:
-            what = {"restored": "restored", "conflict": "left alone"}.get(
-                e["outcome"], e["outcome"]
+            ctx.print(
+                f"  {e['at']}  {e['path']} {outcome_words(e['outcome'])}  (search “{e['query']}”)"
             )
-            ctx.print(f"  {e['at']}  {what} {e['path']}  (search “{e['query']}”)")
     if "error" in doc:
         ctx.print(f"warning:     {doc['error']}")
     return 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from ..mover import MoveError, Mover, mover_for
 from ..policy import expire as expire_policy
 from ..policy import rails
 from ..policy import score as score_policy
-from ..signals import Snapshot, snapshot
+from ..signals import DAY, Snapshot, snapshot
 from ..store import Store
 from . import JobResult
 
@@ -166,6 +167,7 @@ def apply_plan(
 
 
 def summary_line(plan: dict[str, Any], moved: int | None, failed: int) -> str:
+    """The one line a run (or a dry run) is logged, recorded and notified with."""
     n = len(plan["archive"])
     total = n + len(plan["keep"])
     if moved is None:
@@ -177,6 +179,7 @@ def summary_line(plan: dict[str, Any], moved: int | None, failed: int) -> str:
 def _notify_lines(
     summary: str, moved: list[dict[str, Any]], failed: list[dict[str, str]]
 ) -> list[str]:
+    """The notification of a run that moved files: the first 20 moves and 5 failures."""
     lines = [summary] + [f"• {m['path']} → {m['to']}" for m in moved[:20]]
     if len(moved) > 20:
         lines.append(f"… and {len(moved) - 20} more")
@@ -186,7 +189,7 @@ def _notify_lines(
 
 def _restores_since_last_run(store: Store) -> list[str]:
     """Lines naming the archived files a search brought back since the last expire run."""
-    from ..ondemand import recent_events
+    from ..ondemand import outcome_words, recent_events
 
     last = store.last_job("expire")
     since = last[2] if last and last[2] is not None else 0.0
@@ -195,8 +198,9 @@ def _restores_since_last_run(store: Store) -> list[str]:
         return []
     lines = [f"since the last expire, {len(back)} archived file(s) were needed again:"]
     for e in back[:10]:
-        verb = "restored" if e.get("outcome") == "restored" else "NOT restored (user file there)"
-        lines.append(f"↩ {e.get('path')} {verb} — search “{e.get('query')}”")
+        lines.append(
+            f"↩ {e.get('path')} {outcome_words(e.get('outcome'))} — search “{e.get('query')}”"
+        )
     return lines
 
 
@@ -231,7 +235,7 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
     return result
 
 
-def _surest_first(snap: Snapshot) -> Any:
+def _surest_first(snap: Snapshot) -> Callable[[dict[str, Any]], tuple[float, float, float]]:
     """Order for the cap: the least likely to be needed first (when the policy gives a
     chance), then the longest without a hit, then the oldest."""
 
@@ -247,12 +251,44 @@ def _surest_first(snap: Snapshot) -> Any:
     return key
 
 
+SCHEDULED_BATCH = "expire:{month}:scheduled:"  # + a nanosecond stamp; see run_scheduled
+
+
+def _moved_by_schedule(store: Store, month: str) -> int:
+    """Files the scheduled runs of ``month`` moved already (undone ones too: they moved)."""
+    prefix = SCHEDULED_BATCH.format(month=month)  # digits, '-' and ':' only: no LIKE wildcard
+    (n,) = store.conn.execute(
+        "SELECT COUNT(*) FROM moves WHERE op = 'move' AND undo_of IS NULL "
+        "AND state IN ('done', 'undone') AND batch LIKE ?",
+        (prefix + "%",),
+    ).fetchone()
+    return int(n)
+
+
+def _restored_on_demand_since(store: Store, workspace: Path, since: float) -> set[str]:
+    """Workspace-relative paths restore on demand brought back at or after ``since``."""
+    roots = {str(workspace).rstrip("/"), os.path.realpath(workspace).rstrip("/")}
+    rows = store.conn.execute(
+        "SELECT dst FROM moves WHERE op = 'move' AND state = 'done' AND undo_of IS NOT NULL "
+        "AND batch LIKE 'restore-on-demand:%' AND COALESCE(finished, created) >= ?",
+        (since,),
+    ).fetchall()
+    out = set()
+    for (dst,) in rows:
+        for root in roots:
+            if dst and dst.startswith(root + "/"):
+                out.add(dst[len(root) + 1 :])
+    return out
+
+
 def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobResult:
     """The daemon's monthly run, on rails (see :mod:`memoryd.policy.rails`).
 
     Without the user's yes it only reports (notification, log, ``status``); with it, it
     moves at most ``expire.max_fraction_per_run`` of the files taking part, surest first,
-    and reports the rest of its plan as held back.
+    and reports the rest of its plan as held back. Its batch is ``expire:<month>:scheduled:…``,
+    so a second run of the month (the daemon died before it recorded the first) counts the
+    files the first one moved against the same cap.
     """
     from ..notify import notify
 
@@ -291,17 +327,29 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobRes
     repaired = mover.repair()
     snap = snapshot(cfg, paths, store, now)
     plan = build_plan(cfg, snap)
-    participants = len(plan["archive"]) + len(plan["keep"])
+    already = _moved_by_schedule(store, plan["month"])
+    participants = len(plan["archive"]) + len(plan["keep"]) + already
     frac = cfg.expire.max_fraction_per_run
-    take, held = rails.cap(plan["archive"], participants, frac, _surest_first(snap))
-    batch = f"expire:{plan['month']}:{time.time_ns()}"
+    since = now - rails.RESTORED_GRACE_DAYS * DAY
+    wanted, spared = rails.spare_restored(
+        plan["archive"], _restored_on_demand_since(store, snap.workspace, since)
+    )
+    take, held = rails.cap(wanted, participants, frac, _surest_first(snap), already)
+    batch = SCHEDULED_BATCH.format(month=plan["month"]) + str(time.time_ns())
     moved, failed = apply_plan({**plan, "archive": take}, mover, paths.workspace, batch)
     summary = summary_line(plan, len(moved), len(failed))
     if held:
         summary += (
             f"; {len(held)} more planned, held back by the cap "
             f"(expire.max_fraction_per_run = {frac:g}: at most "
-            f"{rails.run_limit(participants, frac)} of {participants} files a run)"
+            f"{rails.run_limit(participants, frac)} of {participants} files a run"
+            + (f", {already} of them moved earlier this month" if already else "")
+            + ")"
+        )
+    if spared:
+        summary += (
+            f"; {len(spared)} kept: a search brought them back in the last "
+            f"{rails.RESTORED_GRACE_DAYS} days"
         )
     data = {
         **plan,
@@ -311,23 +359,27 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobRes
         "moved": moved,
         "failed": failed,
         "held_back": held,
+        "spared": spared,
         "repaired": repaired,
         "log": {
             "report_only": False,
             "consent": consent.by,
             "archived": len(moved),
             "held_back": len(held),
+            "spared": len(spared),
             "failed": len(failed),
             "files": participants,
+            "moved_earlier": already,
         },
     }
     result = JobResult(summary, data, changed=bool(moved))
-    back = _restores_since_last_run(store)
-    if moved or failed or held or back:
+    needed_again = _restores_since_last_run(store)
+    if moved or failed or held or spared or needed_again:
         lines = _notify_lines(summary, moved, failed)
         lines += [f"◦ held back {h['path']}  ({h['reason']})" for h in held[:10]]
         if len(held) > 10:
             lines.append(f"… and {len(held) - 10} more held back")
-        lines += back
+        lines += [f"◦ kept {s['path']}  (restored on demand lately)" for s in spared[:10]]
+        lines += needed_again
         data["notified"] = notify(cfg, paths, "\n".join(lines))
     return result

@@ -7,19 +7,26 @@ The monthly expire moves a person's notes while nobody watches, so two rails hol
   by hand, which memoryd records in the state database (:data:`CONSENT_META`).
 * **The cap.** One scheduled run moves at most ``expire.max_fraction_per_run`` of the
   files taking part in it (every file the plan decided on, kept or archived); the rest of
-  its plan is reported, not moved, and the next run decides again. ``expire --force`` by
-  hand applies its whole printed plan: the person has just read it.
+  its plan is reported, not moved, and the next run decides again. A run of the same
+  month again (the daemon died before it recorded the first) counts what the first one
+  moved. ``expire --force`` by hand applies its whole printed plan: the person has just
+  read it.
+* **What a search brought back stays.** A file restored on demand in the last
+  :data:`RESTORED_GRACE_DAYS` days is not archived by a scheduled run (the search that
+  brought it back could not count as its hit: it was in the archive then), else every
+  month would archive again what the agent has just shown it needs.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 CONSENT_META = "expire.consent"  # meta key: {"by": "expire --force", "at": epoch seconds}
+RESTORED_GRACE_DAYS = 60  # the horizon `simulate` judges an archive by
 
 T = TypeVar("T")
 
@@ -77,6 +84,14 @@ def consent_of(auto: bool, recorded: str | None) -> Consent:
     return Consent(True, "expire --force", float(at) if isinstance(at, int | float) else None)
 
 
+def spare_restored(
+    items: Sequence[dict[str, Any]], restored: Iterable[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(still to archive, spared): plan items whose ``path`` a search brought back lately."""
+    back = set(restored)
+    return [i for i in items if i["path"] not in back], [i for i in items if i["path"] in back]
+
+
 def run_limit(participants: int, max_fraction: float) -> int:
     """How many files one scheduled run may move: ⌊fraction × files taking part⌋.
 
@@ -89,14 +104,19 @@ def run_limit(participants: int, max_fraction: float) -> int:
 
 
 def cap(
-    items: Sequence[T], participants: int, max_fraction: float, surest_first: Callable[[T], Any]
+    items: Sequence[T],
+    participants: int,
+    max_fraction: float,
+    surest_first: Callable[[T], Any],
+    already_moved: int = 0,
 ) -> tuple[list[T], list[T]]:
     """(moved now, held back): the ``run_limit`` items the policy is surest about first.
 
     ``surest_first`` orders the plan's archive items (e.g. longest without a hit first);
-    the order of the moved items stays the plan's own.
+    the order of the moved items stays the plan's own. ``already_moved``: files a run of
+    the same period moved before (they took part then, so ``participants`` counts them).
     """
-    limit = run_limit(participants, max_fraction)
+    limit = max(0, run_limit(participants, max_fraction) - already_moved)
     if len(items) <= limit:
         return list(items), []
     ranked = sorted(range(len(items)), key=lambda i: (surest_first(items[i]), i))
