@@ -1,6 +1,6 @@
 """memoryd's counts against an independent reference, on corpora with every transcript variant.
 
-The reference is :mod:`memoryd.corpus`: it writes a realistic OpenClaw state dir (every
+The reference is :mod:`memoryd.testing.corpus`: it writes a realistic OpenClaw state dir (every
 dialect of openclaw-formats.md §2–4, decoy files and decoy text, 600 KB lines, garbage
 and invalid UTF-8) and computes the hits from its own decisions, never by parsing what
 it wrote. Everything here runs the real ``memoryd`` in subprocesses on real files:
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.clock import iso
-from memoryd.corpus import _DIMS, CorpusTruth, generate, generate_demo
+from memoryd.testing.corpus import DIMS, CorpusTruth, generate, generate_demo
 
 NOW = 1_790_000_000.0  # 2026-09-21T12:53:20Z: the corpus spans the 90 days before it
 
@@ -111,7 +111,7 @@ def test_the_corpus_contains_every_variant_it_claims(scanned) -> None:
     s = truth.stats
     missing = [
         f"{dim}={opt}"
-        for dim, (opts, _) in _DIMS.items()
+        for dim, (opts, _) in DIMS.items()
         for opt in opts
         if not s.get(f"{dim}={opt}")
     ]
