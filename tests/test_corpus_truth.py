@@ -163,6 +163,29 @@ def test_decoys_never_count(scanned) -> None:
     assert untouched <= never
 
 
+def test_the_deleted_archive_is_a_zstd_copy_of_a_live_transcript(scanned) -> None:
+    """Each agent's ``.jsonl.deleted.<ts>.zst`` is what OpenClaw derives for a deleted session
+    (zstd, level 1, checksummed, the session's JSONL text) of a session still live as a file:
+    its hits are all in the transcript, so the counts above hold only if none is counted twice.
+    """
+    truth, _, _ = scanned
+    try:
+        from compression import zstd  # type: ignore[import-not-found]
+    except ImportError:  # below Python 3.14
+        from backports import zstd  # type: ignore[no-redef]
+    archives = [p for p in truth.ignored if p.name.endswith(".zst")]
+    assert len(archives) == truth.stats["deleted_archive"] == 2  # one per agent
+    live = {t.path.name: t for t in truth.transcripts if t.path == t.written_as}
+    for archive in archives:
+        frame = archive.read_bytes()
+        assert frame[:4] == b"\x28\xb5\x2f\xfd" and frame[4] & 0x04, "a checksummed zstd frame"
+        name = archive.name.split(".deleted.", 1)[0]
+        assert name in live, f"{archive.name} copies no live transcript"
+        text = zstd.decompress(frame)
+        assert text == live[name].path.read_bytes()
+        assert b'"memory_search"' in text or b'"memory_get"' in text  # hits it must not add
+
+
 def test_a_second_scan_finds_nothing_new(scanned) -> None:
     truth, cfg, _ = scanned
     again = json.loads(memoryd(cfg, "scan", "--json").stdout)

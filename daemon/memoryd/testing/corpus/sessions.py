@@ -48,6 +48,7 @@ class _Planner:
         self.ignored: list[Path] = []
         self.index: dict[str, dict[str, dict[str, Any]]] = {a: {} for a in self.agents}
         self._end_ms: dict[Path, int] = {}
+        self._live: dict[str, Transcript] = {}  # per agent, its first live transcript
         self.draw = Draw(seed)
         self.rng = self.draw.rng
         self.ref = Reference()
@@ -232,6 +233,8 @@ class _Planner:
                     key = f"agent:{agent}:telegram:direct:{rng.randint(10**8, 10**9)}"
                 self._index(agent, key, sid, f)
             self._write(f, rename_to=rename)
+            if kind == "live":
+                self._live.setdefault(agent, self.transcripts[-1])
             if kind == "parent":
                 succ = successors.pop()
                 self._successor(f, budgets[succ], per_session[succ])
@@ -314,19 +317,36 @@ class _Planner:
             mine = [t for t in self.transcripts if t.agent == agent]
             base = mine[0].written_as.name.split(".jsonl")[0] if mine else self.draw.uuid()
             pid, ms = rng.randint(1000, 99999), rng.randint(10**12, 2 * 10**12)
-            when = file_ts(int((self.now - 20 * DAY) * 1000))
             for name in (
                 f"{base}.trajectory.jsonl",
                 f"{base}.jsonl.lock",
                 f"{base}.jsonl.bak-{pid}-{ms}",
-                f"{base}.jsonl.deleted.{when}.zst",
                 f"{base}.jsonl.repair-{rng.getrandbits(24):06x}.tmp",
                 f"active-memory/{self.draw.uuid()}.jsonl",
             ):
                 self._decoy_file(sdir / name, agent)
+            if agent in self._live:
+                self._deleted_archive(self._live[agent])
             index_path = sdir / "sessions.json"
             index_path.write_bytes(orjson.dumps(self.index[agent], option=orjson.OPT_INDENT_2))
             self.ignored.append(index_path)
+
+    def _deleted_archive(self, live: Transcript) -> None:
+        """A ``<session>.jsonl.deleted.<ts>.zst`` archive of a transcript that is still live.
+
+        OpenClaw derives such a file (zstd, level 1, checksummed, the session's JSONL text)
+        for a session deleted from its store. This session is still live as a file, so every
+        hit in the archive is one the transcript already gives: a reader that follows
+        archives must not count it twice.
+        """
+        from ..openclaw_store import zstd_frame  # zstd only where an archive is written
+
+        deleted_ms = min(self._end_ms[live.path] + 60_000, int(self.now * 1000) - 1000)
+        path = live.path.with_name(f"{live.path.name}.deleted.{file_ts(deleted_ms)}.zst")
+        path.write_bytes(zstd_frame(live.path.read_bytes()))
+        os.utime(path, (deleted_ms / 1000, deleted_ms / 1000))
+        self.ignored.append(path)
+        self.stats["deleted_archive"] += 1
 
     def _write_config(self) -> None:
         ws = orjson.dumps(str(self.workspace)).decode()
