@@ -59,7 +59,7 @@ def main() -> int:
     args = ap.parse_args()
 
     sys.path.insert(0, str(HERE.parent / "daemon"))
-    from memoryd.corpus import generate
+    from memoryd.testing.corpus import generate
 
     tmp = Path(tempfile.mkdtemp(prefix="memoryd-bench-"))
     try:

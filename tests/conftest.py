@@ -1,4 +1,11 @@
-"""Shared test set-up: the test helpers folder on sys.path, a clean environment."""
+"""Shared test set-up: the test helpers folder on sys.path, a clean environment, test kinds.
+
+Every test module has a kind (:data:`KINDS`, or its own ``pytestmark``): ``unit`` tests
+run in the pytest process, ``subprocess`` tests run memoryd (or the daemon) as a real
+child process, ``crash`` tests kill or fault one mid-write and check what survives. The
+last two are also ``slow``: ``pytest -m "not slow"`` runs the unit tests in seconds. A
+unit test that starts a process fails, so the table cannot drift from what tests do.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,3 +59,112 @@ def _no_fault_hooks_left() -> Iterator[None]:
 
     yield
     faults.clear()
+
+
+# ------------------------------------------------------------------------ test kinds
+
+# Each test module's kind. A module may declare its own with ``pytestmark = pytest.mark.<kind>``
+# instead; a module in neither place counts as ``subprocess`` (slow) and is named in the summary.
+KINDS: dict[str, str] = {
+    # in-process: pure decisions, parsers, real files and SQLite, no child process
+    "test_ingest": "unit",
+    "test_logging": "unit",
+    "test_parser": "unit",
+    "test_policy_expire": "unit",
+    "test_policy_promote": "unit",
+    "test_policy_score": "unit",
+    "test_signals": "unit",
+    "test_tiers": "unit",
+    # `python -m memoryd` or the daemon as a real process
+    "test_cli": "subprocess",
+    "test_config": "subprocess",
+    "test_corpus_truth": "subprocess",
+    "test_daemon": "subprocess",
+    "test_daemon_jobs": "subprocess",
+    "test_daemon_signals": "subprocess",
+    "test_daemon_state_gone": "subprocess",
+    "test_first_hour": "subprocess",
+    "test_gist": "subprocess",
+    "test_hits_command": "subprocess",
+    "test_lifecycle": "subprocess",
+    "test_notify": "subprocess",
+    "test_rails": "subprocess",
+    "test_recall": "subprocess",
+    "test_restore_on_demand": "subprocess",
+    "test_service_files": "subprocess",
+    "test_simulate": "subprocess",
+    "test_store_sources": "subprocess",
+    "test_tiers_organize": "subprocess",
+    "test_undecodable_names": "subprocess",
+    # a process killed or faulted mid-write, then what survives is checked
+    "test_crash_scan": "crash",
+    "test_daemon_crash": "crash",
+    "test_lifecycle_crash": "crash",
+    "test_mover": "crash",
+    "test_mover_races": "crash",
+    "test_scan_helper": "crash",
+    "test_store_faults": "crash",
+    "test_tiers_crash": "crash",
+}
+KIND_MARKERS = ("unit", "subprocess", "crash")
+SLOW_KINDS = ("subprocess", "crash")
+_unlisted: set[str] = set()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test with its module's kind, and ``slow`` for the kinds that spawn processes."""
+    for item in items:
+        own = [m.name for m in item.iter_markers() if m.name in KIND_MARKERS]
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else item.nodeid
+        kind = own[0] if own else KINDS.get(module)
+        if kind is None:
+            _unlisted.add(module)
+            kind = "subprocess"
+        if not own:
+            item.add_marker(getattr(pytest.mark, kind))
+        if kind in SLOW_KINDS:
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _unlisted:
+        terminalreporter.write_line(
+            "test modules with no kind (run as slow; add them to KINDS in tests/conftest.py): "
+            + ", ".join(sorted(_unlisted)),
+            yellow=True,
+        )
+
+
+# Process starts, seen through the interpreter's audit events (PEP 578): a unit test must not.
+_SPAWN_EVENTS = frozenset(
+    {"subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.system", "os.exec"}
+)
+_spawned: list[str] | None = None  # set while a unit test runs
+
+
+def _watch_spawns(event: str, args: tuple[Any, ...]) -> None:
+    if _spawned is not None and event in _SPAWN_EVENTS:
+        _spawned.append(event)
+
+
+sys.addaudithook(_watch_spawns)
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_start_no_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test of the ``unit`` kind that starts a process belongs to another kind."""
+    global _spawned
+    if request.node.get_closest_marker("unit") is None:
+        yield
+        return
+    _spawned = []
+    try:
+        yield
+        seen = _spawned
+    finally:
+        _spawned = None
+    if seen:
+        pytest.fail(
+            f"a unit test started a process ({', '.join(sorted(set(seen)))}): "
+            "give its module another kind in tests/conftest.py"
+        )

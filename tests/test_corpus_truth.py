@@ -1,6 +1,6 @@
 """memoryd's counts against an independent reference, on corpora with every transcript variant.
 
-The reference is :mod:`memoryd.corpus`: it writes a realistic OpenClaw state dir (every
+The reference is :mod:`memoryd.testing.corpus`: it writes a realistic OpenClaw state dir (every
 dialect of openclaw-formats.md §2–4, decoy files and decoy text, 600 KB lines, garbage
 and invalid UTF-8) and computes the hits from its own decisions, never by parsing what
 it wrote. Everything here runs the real ``memoryd`` in subprocesses on real files:
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.clock import iso
-from memoryd.corpus import _DIMS, CorpusTruth, generate, generate_demo
+from memoryd.testing.corpus import DIMS, CorpusTruth, generate, generate_demo
 
 NOW = 1_790_000_000.0  # 2026-09-21T12:53:20Z: the corpus spans the 90 days before it
 
@@ -111,7 +111,7 @@ def test_the_corpus_contains_every_variant_it_claims(scanned) -> None:
     s = truth.stats
     missing = [
         f"{dim}={opt}"
-        for dim, (opts, _) in _DIMS.items()
+        for dim, (opts, _) in DIMS.items()
         for opt in opts
         if not s.get(f"{dim}={opt}")
     ]
@@ -161,6 +161,29 @@ def test_decoys_never_count(scanned) -> None:
     untouched = truth.memory_files - set(truth.hits)
     assert len(untouched) >= 20
     assert untouched <= never
+
+
+def test_the_deleted_archive_is_a_zstd_copy_of_a_live_transcript(scanned) -> None:
+    """Each agent's ``.jsonl.deleted.<ts>.zst`` is what OpenClaw derives for a deleted session
+    (zstd, level 1, checksummed, the session's JSONL text) of a session still live as a file:
+    its hits are all in the transcript, so the counts above hold only if none is counted twice.
+    """
+    truth, _, _ = scanned
+    try:
+        from compression import zstd  # type: ignore[import-not-found]
+    except ImportError:  # below Python 3.14
+        from backports import zstd  # type: ignore[no-redef]
+    archives = [p for p in truth.ignored if p.name.endswith(".zst")]
+    assert len(archives) == truth.stats["deleted_archive"] == 2  # one per agent
+    live = {t.path.name: t for t in truth.transcripts if t.path == t.written_as}
+    for archive in archives:
+        frame = archive.read_bytes()
+        assert frame[:4] == b"\x28\xb5\x2f\xfd" and frame[4] & 0x04, "a checksummed zstd frame"
+        name = archive.name.split(".deleted.", 1)[0]
+        assert name in live, f"{archive.name} copies no live transcript"
+        text = zstd.decompress(frame)
+        assert text == live[name].path.read_bytes()
+        assert b'"memory_search"' in text or b'"memory_get"' in text  # hits it must not add
 
 
 def test_a_second_scan_finds_nothing_new(scanned) -> None:

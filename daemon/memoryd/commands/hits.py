@@ -273,8 +273,8 @@ def cmd_export_hits(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
     import tempfile  # only the demo needs it
 
-    from .. import corpus
     from ..cli import main as cli_main
+    from ..testing import corpus
 
     if args.dir:
         root = Path(args.dir)
@@ -305,7 +305,7 @@ def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
     ctx.out.flush()
     code = code or cli_main(["--config", str(config), "hits", "--top", "10", "--no-scan"])
     ctx.print("")
-    ctx.print(f"A tier store of {len(corpus._DEMO_NOTES)} notes, 1 hour to 40 days old, is in")
+    ctx.print(f"A tier store of {len(corpus.DEMO_NOTES)} notes, 1 hour to 40 days old, is in")
     ctx.print(f"{tiers_root}/ (hot/ warm/ gist/ forgotten/). Try:")
     ctx.print(f"  memoryd --config {config} organize --dry-run   # what would move, and why")
     ctx.print(f"  memoryd --config {config} recall rate limits   # warm/ note back to hot/")
