@@ -198,6 +198,8 @@ EVERY_COMMAND = [
     ["promote", "--apply"],
     ["search", "boat"],
     ["explain", "MEMORY.md"],
+    ["simulate"],
+    ["simulate", "--json"],
     ["mark", "memory/x.md"],
     ["unmark", "memory/x.md"],
     ["pin"],
