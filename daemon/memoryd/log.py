@@ -26,6 +26,10 @@ from typing import Any
 _QUIET_LIBRARIES = {"apscheduler": logging.WARNING, "watchdog": logging.WARNING}
 
 
+# Set by :func:`configure`: until then (a one-shot command) nothing routes log records.
+CONFIGURED = False
+
+
 def get_logger(name: str) -> Any:
     import structlog
 
@@ -92,6 +96,8 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> Non
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *final],
         )
     )
+    global CONFIGURED
+    CONFIGURED = True
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(numeric)

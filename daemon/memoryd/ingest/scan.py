@@ -25,6 +25,7 @@ import gc
 import os
 import re
 import sqlite3
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -65,6 +66,7 @@ _DIRECT_ID_SEARCH_MAX = 12
 _COMMIT_CHUNKS = 16  # commit at least every this many chunks' worth of lines
 # A first scan (no hits yet) of at least this much builds the hit indexes once, at its end.
 _BULK_LOAD_MIN_BYTES = 16 << 20
+_MALFORMED_LOG_MAX = 20  # malformed stored events logged one by one per scan; then a summary
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
 
 
@@ -90,6 +92,7 @@ class ScanStats:
         "renamed",
         "resets",
         "errors",
+        "failed_sources",  # [{source, reason}]: the sources this scan could not read
         "helper_files",  # transcripts whose lines a forked helper found and parsed
         "elapsed",
     )
@@ -99,11 +102,17 @@ class ScanStats:
         for name in self.FIELDS:
             setattr(self, name, 0)
         self.elapsed = 0.0
+        self.failed_sources: list[dict[str, str]] = []
 
     def as_dict(self) -> dict[str, object]:
         d: dict[str, object] = {name: getattr(self, name) for name in self.FIELDS}
         d["elapsed"] = round(self.elapsed, 4)
+        d["failed_sources"] = [dict(f) for f in self.failed_sources]
         return d
+
+
+class SourceFailed(Exception):
+    """A source that cannot be read for a reason we know (no traceback is logged for it)."""
 
 
 class _Call:
@@ -360,6 +369,8 @@ class Scanner:
         self._synthetic_this_scan: dict[str, frozenset[str]] = {}
         self._in_txn = False
         self._txn_bytes = 0
+        self._rolled_back = False  # a failed write undid the open transaction
+        self._malformed_logged = 0  # malformed stored events logged in this scan
 
     # ------------------------------------------------------------------ discovery
 
@@ -424,6 +435,7 @@ class Scanner:
     def _scan(self, only: Iterable[Path] | None) -> ScanStats:
         t0 = time.perf_counter()
         self._synthetic_this_scan.clear()
+        self._malformed_logged = 0
         stats = ScanStats()
         full = only is None
         files = self.discover() if full else [s for p in only if (s := self._owner(Path(p)))]
@@ -443,17 +455,24 @@ class Scanner:
                 split = helper_share(unread, min_bytes, helper_file_budget())
                 if split < len(plans):
                     helper = self._start_helper(plans, split, stats)
+            failed_before = self._failed_sources()
             for plan in plans:
-                if plan.sf.kind == src.SQLITE:
-                    self._scan_sqlite(plan.sf, plan.st, plan.at_path, pending, stats)
-                    continue
                 try:
-                    if helper is not None and plan.fd >= 0:
+                    if plan.sf.kind == src.SQLITE:
+                        self._scan_sqlite(plan, pending, stats)
+                    elif helper is not None and plan.fd >= 0:
                         self._tail_prescanned(plan, helper, pending, stats)
                     else:
                         self._scan_file(plan, pending, stats)
-                except OSError:
-                    self._read_error(stats)
+                except Exception as exc:  # the fault barrier: one source fails, the scan goes on
+                    self._source_failed(plan.sf, exc, stats, pending)
+                else:
+                    if str(plan.sf.path) in failed_before:
+                        self._source_recovered(str(plan.sf.path))
+            if full and failed_before:
+                listed = {str(sf.path) for sf in files}
+                for gone in failed_before - listed:
+                    self._source_recovered(gone)
         finally:
             if helper is not None:
                 helper.close()
@@ -714,81 +733,176 @@ class Scanner:
         # could include them without their lines having been read: lost for good.)
         self._commit(batch, source, stats, st)
 
-    def _scan_sqlite(
-        self,
-        sf: src.SourceFile,
-        st: os.stat_result,
-        cp: Checkpoint | None,
-        pending: dict[str, _Calls],
-        stats: ScanStats,
-    ) -> None:
-        """Read new rows of OpenClaw's SQLite transcripts (see :mod:`.sqlite_source`)."""
+    def _scan_sqlite(self, plan: _Plan, pending: dict[str, _Calls], stats: ScanStats) -> None:
+        """Read new rows of OpenClaw's SQLite transcript store (see :mod:`.sqlite_source`).
+
+        A store whose database and WAL are as they were is not opened. Otherwise its
+        layout is found by name, each session with rows past its cursor is read (a
+        session before the ones that continue it), compressed rows are decoded, and
+        each batch of rows is committed with the session's new cursor.
+        """
+        sf, st = plan.sf, plan.st
+        cp = plan.at_path
         sig = sqlite_source.signature(sf.path)
         if sig is None or (cp is not None and (cp.size, cp.mtime_ns) == sig):
             return  # no new rows: the database and its WAL are as they were
-        if cp is None:
-            with self._write(0) as conn:
-                cur = conn.execute(
-                    "INSERT INTO sources(agent, kind, path, dev, ino, head_len, head_hash, "
-                    "first_seen) VALUES (?, ?, ?, ?, ?, 0, '', ?)",
-                    (sf.agent, src.SQLITE, str(sf.path), st.st_dev, st.st_ino, time.time()),
-                )
-            assert cur.lastrowid is not None
-            cp = Checkpoint(
-                cur.lastrowid, sf.agent, str(sf.path), st.st_dev, st.st_ino, 0, "", 0, 0, 0
-            )
-        calls = pending.get(cp.agent)
-        if calls is None:
-            calls = pending[cp.agent] = self._load_waiting(cp.agent)
-        cursors = dict(
-            self.store.conn.execute(
-                "SELECT session_id, seq FROM transcript_db_cursors WHERE source_id = ?", (cp.id,)
-            )
-        )
         stats.files_read += 1
-        synthetic_ids = self._synthetic(cp.agent) if not self.cfg.openclaw.count_synthetic else ()
+        conn = sqlite_source.open_readonly(sf.path)
         try:
-            source = sqlite_source.open_readonly(sf.path)
-        except sqlite3.Error:
-            self._read_error(stats)
-            return
-        try:
-            for session_id, after in sqlite_source.sessions_with_new_rows(source, cursors):
-                synthetic = session_id in synthetic_ids
-                for rows in sqlite_source.rows_after(source, session_id, after):
-                    batch = _Batch(cp, session_id, synthetic)
-                    for _seq, event in rows:
-                        stats.bytes_read += len(event)
-                        waiting = calls.waiting_in(session_id)
-                        if NEEDLE in event or any(c.encode() in event for c in waiting):
-                            self._read_line(event, batch, calls, stats)
-                    with self._write(sum(len(r[1]) for r in rows)) as conn:
-                        new_hits, new_calls = batch.write(conn, cp.id)
-                        conn.execute(
-                            "INSERT INTO transcript_db_cursors(source_id, session_id, seq) "
-                            "VALUES (?, ?, ?) ON CONFLICT(source_id, session_id) "
-                            "DO UPDATE SET seq = excluded.seq",
-                            (cp.id, session_id, rows[-1][0]),
-                        )
-                        self.store.bump("malformed_lines", batch.malformed)
-                    stats.new_hits += new_hits
-                    stats.new_calls += new_calls
-                    stats.malformed += batch.malformed
-        except sqlite3.Error:
-            self._read_error(stats)
-            return
+            tables = sqlite_source.table_columns(conn)
+            layout = sqlite_source.pick_layout(tables)
+            if layout is None:
+                raise SourceFailed(sqlite_source.UNSUPPORTED)
+            keys = sqlite_source.session_keys(conn, tables)
+            parents = sqlite_source.previous_sessions(conn, tables)
+            if cp is None:
+                with self._write(0) as wconn:
+                    cur = wconn.execute(
+                        "INSERT INTO sources(agent, kind, path, dev, ino, head_len, head_hash, "
+                        "first_seen) VALUES (?, ?, ?, ?, ?, 0, '', ?)",
+                        (sf.agent, src.SQLITE, str(sf.path), st.st_dev, st.st_ino, time.time()),
+                    )
+                assert cur.lastrowid is not None
+                cp = Checkpoint(
+                    cur.lastrowid, sf.agent, str(sf.path), st.st_dev, st.st_ino, 0, "", 0, 0, 0
+                )
+            calls = pending.get(cp.agent)
+            if calls is None:
+                calls = pending[cp.agent] = self._load_waiting(cp.agent)
+            cursors = dict(
+                self.store.conn.execute(
+                    "SELECT session_id, seq FROM transcript_db_cursors WHERE source_id = ?",
+                    (cp.id,),
+                )
+            )
+            synthetic_ids: frozenset[str] = frozenset()
+            if not self.cfg.openclaw.count_synthetic:
+                synthetic_ids = self._synthetic(cp.agent) | sqlite_source.synthetic_from_keys(keys)
+            todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors)
+            for session_id, after in sqlite_source.parents_first(todo, parents):
+                self._read_store_session(
+                    conn,
+                    layout,
+                    cp,
+                    session_id,
+                    after,
+                    session_id in synthetic_ids,
+                    parents.get(session_id),
+                    calls,
+                    stats,
+                )
         finally:
-            source.close()
-        with self._write(0) as conn:
-            conn.execute(
+            conn.close()
+        with self._write(0) as wconn:
+            wconn.execute(
                 "UPDATE sources SET size = ?, mtime_ns = ?, last_read = ? WHERE id = ?",
                 (sig[0], sig[1], time.time(), cp.id),
             )
 
-    def _read_error(self, stats: ScanStats) -> None:
+    def _read_store_session(
+        self,
+        conn: sqlite3.Connection,
+        layout: sqlite_source.Layout,
+        cp: Checkpoint,
+        session_id: str,
+        after: int,
+        synthetic: bool,
+        parent: str | None,
+        calls: _Calls,
+        stats: ScanStats,
+    ) -> None:
+        """One session's rows after its cursor, a batch per transaction with the new cursor.
+
+        Every compressed row is decoded (nothing outside the frame says whether it
+        matters); then the same byte prefilter as for files picks the rows to parse.
+        """
+        max_bytes = self.cfg.ingest.max_line_bytes
+        for rows in sqlite_source.rows_after(conn, layout, session_id, after):
+            batch = _Batch(cp, session_id, synthetic, parent)
+            nbytes = 0
+            for seq, json_type, text, frame, size in rows:
+                event, why = sqlite_source.decode_event(json_type, text, frame, size, max_bytes)
+                if event is None:
+                    batch.malformed += 1
+                    self._malformed_event(cp.path, session_id, seq, why or "")
+                    continue
+                nbytes += len(event)
+                if parent is None and b'"parentSession"' in event[:_HEADER_MAX]:
+                    parent = batch.parent = header_parent(event)
+                waiting = calls.waiting_in(session_id, parent)
+                if NEEDLE in event or any(c.encode() in event for c in waiting):
+                    self._read_line(event, batch, calls, stats)
+            stats.bytes_read += nbytes
+            with self._write(nbytes) as wconn:
+                new_hits, new_calls = batch.write(wconn, cp.id)
+                wconn.execute(
+                    "INSERT INTO transcript_db_cursors(source_id, session_id, seq) "
+                    "VALUES (?, ?, ?) ON CONFLICT(source_id, session_id) "
+                    "DO UPDATE SET seq = excluded.seq",
+                    (cp.id, session_id, rows[-1][0]),
+                )
+                self.store.bump("malformed_lines", batch.malformed)
+            stats.new_hits += new_hits
+            stats.new_calls += new_calls
+            stats.malformed += batch.malformed
+
+    def _malformed_event(self, store: str, session_id: str, seq: int, why: str) -> None:
+        """Log a stored event that cannot be read: once (it is behind the cursor next time)."""
+        self._malformed_logged += 1
+        if self._malformed_logged <= _MALFORMED_LOG_MAX:
+            log_event(
+                "ingest.malformed_event", store=store, session=session_id, seq=seq, reason=why
+            )
+        elif self._malformed_logged == _MALFORMED_LOG_MAX + 1:
+            log_event("ingest.malformed_event", store=store, more="further ones not logged")
+
+    def _failed_sources(self) -> set[str]:
+        """The sources the last scans could not read (a row each until one reads them)."""
+        return {r[0] for r in self.store.conn.execute("SELECT source FROM source_failures")}
+
+    def _source_recovered(self, source: str) -> None:
+        with self._write(0) as conn:
+            conn.execute("DELETE FROM source_failures WHERE source = ?", (source,))
+
+    def _source_failed(
+        self,
+        sf: src.SourceFile,
+        exc: BaseException,
+        stats: ScanStats,
+        pending: dict[str, _Calls],
+    ) -> None:
+        """Mark a source failed with its reason: counted, recorded for ``status``, logged once.
+
+        If the failure rolled back the scan's open transaction, the waiting calls kept
+        in memory may name rows that were not written: they are loaded again.
+        """
+        if isinstance(exc, SourceFailed):
+            reason = str(exc)
+        elif isinstance(exc, (OSError, sqlite3.Error)):
+            reason = str(exc) or type(exc).__name__
+        else:
+            reason = f"{type(exc).__name__}: {exc}"
+        if self._rolled_back:
+            pending.clear()
+            self._rolled_back = False
         stats.errors += 1
-        with self._write(0):
+        stats.failed_sources.append({"source": str(sf.path), "reason": reason})
+        log_event(
+            "ingest.source_failed",
+            source=str(sf.path),
+            kind=sf.kind,
+            agent=sf.agent,
+            reason=reason,
+            traceback=None if isinstance(exc, SourceFailed) else _traceback(exc),
+        )
+        with self._write(0) as conn:
             self.store.bump("read_errors")
+            conn.execute(
+                "INSERT INTO source_failures(source, kind, agent, reason, at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(source) DO UPDATE SET "
+                "kind = excluded.kind, reason = excluded.reason, at = excluded.at",
+                (str(sf.path), sf.kind, sf.agent, reason, time.time()),
+            )
 
     @contextlib.contextmanager
     def _write(self, nbytes: int) -> Iterator[sqlite3.Connection]:
@@ -809,6 +923,7 @@ class Scanner:
         except BaseException:
             conn.execute("ROLLBACK")
             self._in_txn = False
+            self._rolled_back = True
             raise
         self._txn_bytes += nbytes
         if self._txn_bytes >= _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes:
@@ -1095,10 +1210,21 @@ def parent_session(fd: int, head: bytes) -> str | None:
     if end < 0 and len(head) >= HEAD_MAX:  # a header longer than the head read: read it whole
         head = os.pread(fd, _HEADER_MAX, 0)
         end = head.find(b"\n")
-    if end < 0 or b'"parentSession"' not in head[:end]:
+    if end < 0:
+        return None
+    return header_parent(head[:end])
+
+
+def header_parent(line: bytes) -> str | None:
+    """The session a header line (``"type": "session"``) names as ``parentSession``, if any.
+
+    Older builds wrote a file path there, newer ones the session id: either way the
+    result is the id (a path is data, never opened).
+    """
+    if b'"parentSession"' not in line:
         return None
     try:
-        header = orjson.loads(head[:end])
+        header = orjson.loads(line)
     except orjson.JSONDecodeError:
         return None
     parent = header.get("parentSession") if isinstance(header, dict) else None
@@ -1106,6 +1232,30 @@ def parent_session(fd: int, head: bytes) -> str | None:
         return None
     name = parent.strip().replace("\\", "/").rsplit("/", 1)[-1]
     return _session_id(name)
+
+
+def _traceback(exc: BaseException) -> str:
+    import traceback
+
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
+def log_event(event: str, **fields: object) -> None:
+    """One log line: through logging when it is configured (the daemon), else JSON on stderr.
+
+    A one-shot ``memoryd scan`` does not set up logging (structlog costs start-up
+    time); what it must say about a source still reaches stderr, one JSON line.
+    """
+    import logging
+
+    fields = {k: v for k, v in fields.items() if v is not None}
+    log_module = sys.modules.get("memoryd.log")
+    if log_module is not None and getattr(log_module, "CONFIGURED", False):
+        level = logging.ERROR if event == "ingest.source_failed" else logging.WARNING
+        logging.getLogger("memoryd.ingest").log(level, event, extra=fields)
+        return
+    doc = {"timestamp": clock.iso(time.time()), "level": "warning", "event": event, **fields}
+    sys.stderr.write(orjson.dumps(doc, default=str).decode() + "\n")
 
 
 def synthetic_session_ids(index: object) -> frozenset[str]:
