@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import transcripts as tx
 from memoryd.ingest import sqlite_source
+from memoryd.ingest.tailer import HEAD_MAX
 from test_ingest import FILES, Install, conversation, expected
 
 try:
@@ -425,3 +426,88 @@ def test_parents_first_orders_a_chain_of_continued_sessions():
 def test_frame_helper_matches_openclaw_rule():
     assert not openclaw_compresses(b"x" * 100)
     assert openclaw_compresses(b'{"a":"' + b"y" * 2000 + b'"}')
+
+
+# --------------------------------------------------------------------------- import archive
+
+
+SID = "3f0c2a9e-6b1d-4e57-9a43-0d8b6f2e7c11"
+SUCC = "9a1b2c3d-0000-4e57-9a43-0d8b6f2e7c11"
+
+
+def test_the_import_archive_by_its_real_names_is_counted_once_with_the_store(inst):
+    """The upgrade moved the JSONL files beside the store, renamed; the store holds the same."""
+    live = big_conversation(5, "i")
+    live[0] = tx.header(SID)
+    succ = conversation(3, "j")
+    succ[0] = tx.header(SUCC)
+    archive = inst.sessions.parent / "session-sqlite-import-archive"
+    archive.mkdir()
+    stamp = "imported-2026-09-07T10-00-00.000Z"
+    (archive / f"agent_main_main.{SID}.jsonl.{stamp}").write_bytes(b"".join(live))
+    succ_name = f"agent_main_main.2026-03-06T05-00-00.000Z_{SUCC}.jsonl.{stamp}"
+    (archive / succ_name).write_bytes(b"".join(succ))
+    (archive / f"agent_main_main.{SID}.trajectory.jsonl.{stamp}").write_bytes(b"".join(live))
+    first = inst.scan()
+    assert first.files_seen == 2
+    assert inst.counts() == expected(5, 3)
+    store = Store(inst)
+    store.add_session(SID)
+    store.append(SID, live)
+    store.add_session(SUCC, previous=SID)
+    store.append(SUCC, succ)
+    assert inst.scan().new_hits == 0
+    assert inst.counts() == expected(5, 3)
+    sessions = dict(
+        inst.store.conn.execute("SELECT call_id, session FROM hits GROUP BY call_id").fetchall()
+    )
+    assert {sessions[f"i{k}"] for k in range(5)} == {SID}  # the header's id, as in the store
+    assert {sessions[f"j{k}"] for k in range(3)} == {SUCC}
+    store.conn.close()
+
+
+def test_an_archive_copy_without_a_header_is_named_by_its_file_name(inst):
+    archive = inst.sessions.parent / "session-sqlite-import-archive"
+    archive.mkdir()
+    name = f"agent_main_main.{SID}.jsonl.reset.2026-03-06T05-00-00.000Z.imported-2026-09-07T10"
+    (archive / name).write_bytes(b"".join(conversation(2)[1:]))
+    inst.scan()
+    assert inst.counts() == expected(2)
+    assert {r[0] for r in inst.store.conn.execute("SELECT session FROM hits")} == {SID}
+
+
+# --------------------------------------------------------------------------- JSONL rewrite
+
+
+def test_a_transcript_rewritten_in_place_with_the_same_start_and_a_longer_tail_is_reread(inst):
+    lines = conversation(6)
+    p = inst.append("s1.jsonl", b"".join(lines[:9]))  # calls c0 and c1
+    inst.scan()
+    # `cat new > F`: the first 1.6 KB (more than the head fingerprint) are the same, the lines
+    # after them differ, and the file is longer than the offset read
+    rewritten = lines[:5] + conversation(6, "z")[5:]
+    assert sum(map(len, lines[:5])) > HEAD_MAX
+    with open(p, "r+b") as fh:
+        fh.write(b"".join(rewritten))
+        fh.truncate()
+    assert p.stat().st_size > sum(map(len, lines[:9]))
+    stats = inst.scan()
+    assert stats.resets == 1
+    want = expected(2)
+    for path, n in expected(6).items():  # z1..z5 are new; c0 is the first call of both
+        want[path] = want.get(path, 0) + n
+    for path, n in expected(1).items():
+        want[path] -= n
+    assert inst.counts() == want
+    calls = {r[0] for r in inst.store.conn.execute("SELECT DISTINCT call_id FROM hits")}
+    assert calls == {"c0", "c1"} | {f"z{k}" for k in range(1, 6)}
+
+
+def test_an_append_is_still_read_from_the_offset(inst):
+    lines = conversation(6)
+    inst.append("s1.jsonl", b"".join(lines[:9]))
+    inst.scan()
+    inst.append("s1.jsonl", b"".join(lines[9:]))
+    stats = inst.scan()
+    assert stats.resets == 0 and stats.bytes_read == sum(map(len, lines[9:]))
+    assert inst.counts() == expected(6)

@@ -49,7 +49,17 @@ from .prescan import (
     helper_share,
     prescan,
 )
-from .tailer import HEAD_MAX, Checkpoint, Verdict, head_hash, judge, lines_containing, quick_verdict
+from .tailer import (
+    HEAD_MAX,
+    TAIL_LEN,
+    Checkpoint,
+    Verdict,
+    head_hash,
+    judge,
+    lines_containing,
+    quick_verdict,
+    tail_hash,
+)
 
 # A result's call-id field: every key the parser takes a call id from, with a string or a
 # number value, so that the pattern pass finds what a byte search for the id finds.
@@ -198,6 +208,7 @@ class _Plan:
         "fd",
         "parent",
         "quick",
+        "session",
         "settle",
         "sf",
         "st",
@@ -224,6 +235,7 @@ class _Plan:
         self.start: Checkpoint | None = None  # where reading starts, once opened and judged
         self.settle: _Settle | None = None  # records the identity
         self.parent: str | None = None  # the session a successor continues (from its header)
+        self.session = ""  # the session the file holds (set when opened)
 
 
 class _HelperShare:
@@ -331,8 +343,9 @@ class _Batch:
 
 
 # A file's state after a batch (the ``sources`` columns): offset, size, mtime_ns, last_read,
-# malformed and oversized lines. Settling a new file's identity writes them in the same row.
-_Tail = tuple[int, int, int, float, int, int]
+# malformed and oversized lines, and the fingerprint of the bytes before the offset. Settling a
+# new file's identity writes them in the same row.
+_Tail = tuple[int, int, int, float, int, int, str]
 # Records a file's identity in the database and returns its source id, and whether it
 # wrote the tail too.
 _Settle = Callable[[sqlite3.Connection, _Tail | None], tuple[int, bool]]
@@ -465,13 +478,13 @@ class Scanner:
                     else:
                         self._scan_file(plan, pending, stats)
                 except Exception as exc:  # the fault barrier: one source fails, the scan goes on
-                    self._source_failed(plan.sf, exc, stats, pending)
+                    self._source_failed(plan.sf, exc, stats, pending, failed_before)
                 else:
                     if str(plan.sf.path) in failed_before:
                         self._source_recovered(str(plan.sf.path))
             if full and failed_before:
                 listed = {str(sf.path) for sf in files}
-                for gone in failed_before - listed:
+                for gone in failed_before.keys() - listed:
                     self._source_recovered(gone)
         finally:
             if helper is not None:
@@ -507,7 +520,7 @@ class Scanner:
         # a vanished file that reappears (renamed back, remounted) keeps its offset.
         rows = self.store.conn.execute(
             "SELECT id, agent, path, dev, ino, head_len, head_hash, offset, size, mtime_ns, "
-            "vanished_at IS NOT NULL FROM sources ORDER BY vanished_at IS NULL, id"
+            "tail_hash, vanished_at IS NOT NULL FROM sources ORDER BY vanished_at IS NULL, id"
         ).fetchall()
         cps = [Checkpoint(*r[:-1]) for r in rows]
         vanished = {r[0] for r in rows if r[-1]}
@@ -560,10 +573,15 @@ class Scanner:
         head = os.pread(plan.fd, HEAD_MAX, 0)
         if plan.quick is None:
             assert plan.cp is not None
-            verdict = judge(plan.cp, str(plan.sf.path), plan.st, head)
+            before = None
+            if plan.cp.tail_hash is not None:  # the bytes just before the offset, as they are now
+                n = min(TAIL_LEN, plan.cp.offset)
+                before = os.pread(plan.fd, n, plan.cp.offset - n)
+            verdict = judge(plan.cp, str(plan.sf.path), plan.st, head, before)
         else:
             verdict = plan.quick
         plan.parent = parent_session(plan.fd, head)  # (reads first: stats change only after)
+        plan.session = file_session(plan.sf, head)
         plan.start, plan.settle = self._settle_identity(
             plan.sf, plan.st, head, plan.cp, plan.at_path, verdict, stats
         )
@@ -666,10 +684,10 @@ class Scanner:
                 retire_old(conn)
                 cur = conn.execute(
                     "INSERT INTO sources(agent, kind, path, dev, ino, head_len, head_hash, offset, "
-                    "size, mtime_ns, last_read, malformed, oversized, first_seen) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "size, mtime_ns, last_read, malformed, oversized, tail_hash, first_seen) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (sf.agent, sf.kind, path, st.st_dev, st.st_ino, hlen, hhash)
-                    + (tail or (0, 0, 0, None, 0, 0))
+                    + (tail or (0, 0, 0, None, 0, 0, None))
                     + (now,),
                 )
                 assert cur.lastrowid is not None
@@ -714,7 +732,7 @@ class Scanner:
         calls = pending.get(cp.agent)
         if calls is None:
             calls = pending[cp.agent] = self._load_waiting(cp.agent)
-        session = _session_id(sf.path.name)
+        session = plan.session or file_session(sf, b"")
         synthetic = not self.cfg.openclaw.count_synthetic and session in self._synthetic(cp.agent)
         commit_every = _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes
         source = _SourceWrite(plan.settle)
@@ -726,12 +744,12 @@ class Scanner:
             batch.end = end
             self._apply_region(plan.fd, pre, data, batch, calls, stats)
             if batch.end - batch.start >= commit_every:
-                self._commit(batch, source, stats, None)
+                self._commit(batch, source, stats, None, plan.fd)
                 batch = _Batch(cp, session, synthetic, plan.parent, start=batch.end, end=batch.end)
         # The size and mtime seen *before* reading: bytes appended while we read make the
         # next stat differ, so they are read next time. (A stat taken after the last read
         # could include them without their lines having been read: lost for good.)
-        self._commit(batch, source, stats, st)
+        self._commit(batch, source, stats, st, plan.fd)
 
     def _scan_sqlite(self, plan: _Plan, pending: dict[str, _Calls], stats: ScanStats) -> None:
         """Read new rows of OpenClaw's SQLite transcript store (see :mod:`.sqlite_source`).
@@ -856,9 +874,9 @@ class Scanner:
         elif self._malformed_logged == _MALFORMED_LOG_MAX + 1:
             log_event("ingest.malformed_event", store=store, more="further ones not logged")
 
-    def _failed_sources(self) -> set[str]:
-        """The sources the last scans could not read (a row each until one reads them)."""
-        return {r[0] for r in self.store.conn.execute("SELECT source FROM source_failures")}
+    def _failed_sources(self) -> dict[str, str]:
+        """The sources the last scans could not read, and why (a row each until one does)."""
+        return dict(self.store.conn.execute("SELECT source, reason FROM source_failures"))
 
     def _source_recovered(self, source: str) -> None:
         with self._write(0) as conn:
@@ -870,11 +888,14 @@ class Scanner:
         exc: BaseException,
         stats: ScanStats,
         pending: dict[str, _Calls],
+        failed_before: dict[str, str],
     ) -> None:
-        """Mark a source failed with its reason: counted, recorded for ``status``, logged once.
+        """Mark a source failed with its reason: counted, recorded for ``status``, logged.
 
-        If the failure rolled back the scan's open transaction, the waiting calls kept
-        in memory may name rows that were not written: they are loaded again.
+        It is logged when it fails, not again at every rescan for the same reason (a
+        store of unknown layout stays so until OpenClaw changes it). If the failure
+        rolled back the scan's open transaction, the waiting calls kept in memory may
+        name rows that were not written: they are loaded again.
         """
         if isinstance(exc, SourceFailed):
             reason = str(exc)
@@ -887,14 +908,15 @@ class Scanner:
             self._rolled_back = False
         stats.errors += 1
         stats.failed_sources.append({"source": str(sf.path), "reason": reason})
-        log_event(
-            "ingest.source_failed",
-            source=str(sf.path),
-            kind=sf.kind,
-            agent=sf.agent,
-            reason=reason,
-            traceback=None if isinstance(exc, SourceFailed) else _traceback(exc),
-        )
+        if failed_before.get(str(sf.path)) != reason:
+            log_event(
+                "ingest.source_failed",
+                source=str(sf.path),
+                kind=sf.kind,
+                agent=sf.agent,
+                reason=reason,
+                traceback=None if isinstance(exc, SourceFailed) else _traceback(exc),
+            )
         with self._write(0) as conn:
             self.store.bump("read_errors")
             conn.execute(
@@ -941,8 +963,16 @@ class Scanner:
         source: _SourceWrite,
         stats: ScanStats,
         final: os.stat_result | None,
+        fd: int,
     ) -> None:
-        """Identity, hits, calls and the offset after them: in one transaction, all or nothing."""
+        """Identity, hits, calls and the offset after them: in one transaction, all or nothing.
+
+        With the offset goes a fingerprint of the bytes just before it, so that a file
+        rewritten in place with the same first bytes is noticed (see :func:`.tailer.judge`).
+        """
+        fingerprint = tail_hash(
+            os.pread(fd, min(TAIL_LEN, batch.end), batch.end - min(TAIL_LEN, batch.end))
+        )
         tail: _Tail | None = None
         if final is not None:
             tail = (
@@ -952,22 +982,32 @@ class Scanner:
                 time.time(),
                 batch.malformed,
                 batch.oversized,
+                fingerprint,
             )
         with self._write(batch.end - batch.start) as conn:
             source_id, wrote_tail = source.id(conn, tail)
             new_hits, new_calls = batch.write(conn, source_id)
             if tail is None:
                 conn.execute(
-                    "UPDATE sources SET offset = MAX(offset, ?), oversized = oversized + ?, "
-                    "malformed = malformed + ? WHERE id = ?",
-                    (batch.end, batch.oversized, batch.malformed, source_id),
+                    "UPDATE sources SET offset = MAX(offset, ?1), "
+                    "tail_hash = CASE WHEN ?1 >= offset THEN ?2 ELSE tail_hash END, "
+                    "oversized = oversized + ?3, malformed = malformed + ?4 WHERE id = ?5",
+                    (batch.end, fingerprint, batch.oversized, batch.malformed, source_id),
                 )
             elif not wrote_tail:  # the file's last batch: its size and mtime before reading too
                 conn.execute(
-                    "UPDATE sources SET offset = MAX(offset, ?), oversized = oversized + ?, "
-                    "malformed = malformed + ?, size = ?, mtime_ns = ?, last_read = ? "
-                    "WHERE id = ?",
-                    (batch.end, batch.oversized, batch.malformed, *tail[1:4], source_id),
+                    "UPDATE sources SET offset = MAX(offset, ?1), "
+                    "tail_hash = CASE WHEN ?1 >= offset THEN ?2 ELSE tail_hash END, "
+                    "oversized = oversized + ?3, malformed = malformed + ?4, size = ?5, "
+                    "mtime_ns = ?6, last_read = ?7 WHERE id = ?8",
+                    (
+                        batch.end,
+                        fingerprint,
+                        batch.oversized,
+                        batch.malformed,
+                        *tail[1:4],
+                        source_id,
+                    ),
                 )
             self.store.bump("oversized_lines", batch.oversized)
             self.store.bump("malformed_lines", batch.malformed)
@@ -1213,6 +1253,29 @@ def parent_session(fd: int, head: bytes) -> str | None:
     if end < 0:
         return None
     return header_parent(head[:end])
+
+
+def file_session(sf: src.SourceFile, head: bytes) -> str:
+    """The session a transcript file holds: the same id whichever source it is read from.
+
+    A live file is ``<sessionId>.jsonl`` (or a successor ``<ISO>_<sessionId>.jsonl``),
+    which is the header's ``id`` and the store's ``session_id``. An import-archive copy
+    carries a key slug and a time stamp around the original name: its header says
+    which session it is, and the name is read only when the header cannot be.
+    """
+    if sf.kind != src.IMPORTED:
+        return _session_id(sf.path.name)
+    end = head.find(b"\n")
+    if end > 0 and b'"session"' in head[:end]:
+        try:
+            header = orjson.loads(head[:end])
+        except orjson.JSONDecodeError:
+            header = None
+        if isinstance(header, dict) and header.get("type") == "session":
+            sid = header.get("id")
+            if isinstance(sid, str) and sid.strip():
+                return sid.strip()
+    return src.imported_session_id(sf.path.name)
 
 
 def header_parent(line: bytes) -> str | None:

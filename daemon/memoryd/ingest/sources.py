@@ -20,13 +20,19 @@ from . import sqlite_source
 
 LIVE, SUCCESSOR, RESET, DELETED, CLAUDE = "live", "successor", "reset", "deleted", "claude"
 SQLITE = "sqlite"
+# A JSONL transcript moved into the import archive when OpenClaw upgraded to the SQLite store:
+# ``<keySlug>.<original file name>.imported-<ts>``. Its events were copied into the store (same
+# call ids, same session id), so reading both counts each hit once.
+IMPORTED = "imported"
 
-# Folders inside sessions/ whose transcripts are read too.
+# The import archive: ``<state>/agents/<id>/session-sqlite-import-archive/`` (beside
+# ``sessions/``; also looked for inside ``sessions/``, where early builds of memoryd expected it).
 IMPORT_ARCHIVE_DIR = "session-sqlite-import-archive"
 ACTIVE_MEMORY_DIR = "active-memory"
 
 _SUCCESSOR = re.compile(r"^\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_[0-9A-Za-z\-]+\.jsonl$")
 _RENAMED = re.compile(r"\.jsonl\.(reset|deleted)\.[^/]+$")
+_IMPORTED = re.compile(r"\.imported-[^/.]*(?:\.[^/.]*Z)?$")
 _SKIP_INFIXES = (".trajectory.", ".checkpoint.", ".bak-", ".repair-")
 _SKIP_SUFFIXES = (".zst", ".gz", ".lock", ".tmp", ".bak", ".swp")
 
@@ -37,6 +43,10 @@ def classify_name(name: str) -> str | None:
         return None
     if name.endswith(_SKIP_SUFFIXES) or any(part in name for part in _SKIP_INFIXES):
         return None
+    imported = _IMPORTED.search(name)
+    if imported:
+        original = name[: imported.start()]
+        return IMPORTED if original.endswith(".jsonl") or _RENAMED.search(original) else None
     m = _RENAMED.search(name)
     if m:
         return RESET if m.group(1) == "reset" else DELETED
@@ -56,10 +66,23 @@ class SourceFile(NamedTuple):
     st: os.stat_result | None = None
 
 
+def imported_session_id(name: str) -> str:
+    """The session id in an import-archive name ``<keySlug>.<original file>.imported-<ts>``.
+
+    Only used when the copy's header does not say it: the original name is
+    ``<sessionId>.jsonl`` or ``<ISO time>_<sessionId>.jsonl`` (perhaps renamed
+    ``.reset.<ts>`` / ``.deleted.<ts>``), after the key slug and a dot.
+    """
+    stem = name.split(".jsonl", 1)[0]
+    last = stem.rsplit(".", 1)[-1]
+    return last.rsplit("_", 1)[-1] if "_" in last else last
+
+
 def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:
     """Folders holding this agent's transcripts (they may not exist yet)."""
     dirs = [
         agent.sessions_dir,
+        agent.sessions_dir.parent / IMPORT_ARCHIVE_DIR,
         agent.sessions_dir / IMPORT_ARCHIVE_DIR,
         sqlite_source.db_path_for(agent.sessions_dir).parent,
     ]
