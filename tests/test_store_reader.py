@@ -511,3 +511,181 @@ def test_an_append_is_still_read_from_the_offset(inst):
     stats = inst.scan()
     assert stats.resets == 0 and stats.bytes_read == sum(map(len, lines[9:]))
     assert inst.counts() == expected(6)
+
+
+# --------------------------------------------------------------------------- archived events
+
+ARCHIVES = (
+    "CREATE TABLE session_transcript_archives(archive_name TEXT NOT NULL UNIQUE, "
+    "session_id TEXT NOT NULL, session_key TEXT, reason TEXT NOT NULL, encoding TEXT NOT NULL, "
+    "archive_blob BLOB NOT NULL, created_at INTEGER NOT NULL)"
+)
+COLD = (
+    "CREATE TABLE session_transcript_cold_archives(archive_key TEXT PRIMARY KEY, "
+    "session_id TEXT, archive_blob BLOB, created_at INTEGER)"
+)
+STAMP = "2026-09-20T08-00-00.000Z"
+
+
+def cold_records(sid: str, lines: list[bytes], key: str = "agent:main:main") -> bytes:
+    """A cold archive's JSONL records, zstd-compressed, as OpenClaw's cold storage writes."""
+    recs = [{"kind": "header", "sessionId": sid, "session_key": key}]
+    recs += [{"kind": "identity", "value": {"id": sid}}]
+    for seq, line in enumerate(lines):
+        text = line.rstrip(b"\n").decode()
+        recs.append({"kind": "event", "row": {"seq": seq, "event_json": text, "created_at": 0}})
+    recs.append({"kind": "fts", "rows": 3})
+    return frame(b"".join(json.dumps(r).encode() + b"\n" for r in recs))
+
+
+def archive_store(inst: Install) -> Store:
+    store = Store(inst)
+    store.conn.execute(ARCHIVES)
+    store.conn.execute(COLD)
+    return store
+
+
+def delete_session(store: Store, sid: str) -> bytes:
+    """What OpenClaw's delete does: the rows out, the JSONL text into an archive row."""
+    rows = store.conn.execute(
+        "SELECT event_json, event_zstd FROM transcript_events WHERE session_id = ? ORDER BY seq",
+        (sid,),
+    ).fetchall()
+    text = b"".join((t.encode() if t is not None else zstd.decompress(z)) + b"\n" for t, z in rows)
+    store.conn.execute("DELETE FROM transcript_events WHERE session_id = ?", (sid,))
+    return text
+
+
+def test_sessions_deleted_or_cold_stored_while_memoryd_was_stopped_are_counted_once(inst):
+    store = archive_store(inst)
+    seen = big_conversation(6, "d")
+    store.add_session("del")
+    store.append("del", seen[:9])  # memoryd sees the first two calls, then stops
+    inst.scan()
+    assert inst.counts() == expected(2)
+    inst.restart()
+    # While it is stopped: the session goes on, then is deleted (table row + derived file)
+    store.append("del", seen[9:])
+    text = delete_session(store, "del")
+    store.conn.execute(
+        "INSERT INTO session_transcript_archives VALUES (?, 'del', 'agent:main:main', "
+        "'deleted', 'zstd', ?, 1)",
+        (f"del.jsonl.deleted.{STAMP}", frame(text)),
+    )
+    (inst.sessions / f"del.jsonl.deleted.{STAMP}.zst").write_bytes(frame(text))
+    # ... a session never seen is deleted too (stored uncompressed) ...
+    store.add_session("gone")
+    store.append("gone", conversation(3, "g"))
+    text = delete_session(store, "gone")
+    store.conn.execute(
+        "INSERT INTO session_transcript_archives VALUES ('gone-archive', 'gone', "
+        "'agent:main:main', 'reset', 'identity', ?, 2)",
+        (text,),
+    )
+    # ... one goes to cold storage as a file, one into the cold table ...
+    store.add_session("ice")
+    store.append("ice", conversation(4, "i"))
+    cold = store.path.parent / "cold"
+    cold.mkdir()
+    (cold / f"{'ab' * 32}.jsonl.zst").write_bytes(cold_records("ice", conversation(4, "i")))
+    delete_session(store, "ice")
+    store.conn.execute(
+        "INSERT INTO session_transcript_cold_archives VALUES ('k1', 'frost', ?, 3)",
+        (cold_records("frost", big_conversation(2, "f")),),
+    )
+    # ... and a cron session's archive, whose hits are not the user's
+    store.conn.execute(
+        "INSERT INTO session_transcript_archives VALUES ('cron-a', 'cronA', "
+        "'agent:main:cron:nightly', 'deleted', 'zstd', ?, 4)",
+        (frame(b"".join(conversation(5, "n"))),),
+    )
+    stats = inst.scan()
+    assert stats.errors == 0 and stats.malformed == 0
+    assert inst.counts() == expected(6, 3, 4, 2)
+    again = inst.scan()
+    assert again.files_read == 0 and again.new_hits == 0
+    store.conn.execute("INSERT INTO transcript_events VALUES ('x', 0, '{}', 0, NULL, NULL, NULL)")
+    again = inst.scan()  # the store changed: its archives are listed, none read again
+    assert again.files_read == 1 and again.new_hits == 0 and again.bytes_read == 2
+    store.conn.close()
+
+
+def test_a_corrupt_archive_is_counted_malformed_and_not_read_again(inst, capsys):
+    store = archive_store(inst)
+    good = frame(b"".join(conversation(3, "c")))
+    store.conn.execute(
+        "INSERT INTO session_transcript_archives VALUES ('bad', 'b', NULL, 'deleted', 'zstd', "
+        "?, 0)",
+        (good[: len(good) // 2] + b"\0" * 40,),
+    )
+    store.conn.execute(
+        "INSERT INTO session_transcript_archives VALUES ('ok', 'o', NULL, 'deleted', 'zstd', ?, 0)",
+        (frame(b"".join(conversation(2, "o"))),),
+    )
+    stats = inst.scan()
+    assert stats.malformed == 1 and stats.errors == 0
+    assert {"memory/a.md", "memory/b.md"} <= set(inst.counts())
+    assert "ingest.malformed_archive" in capsys.readouterr().err
+    store.conn.execute("INSERT INTO transcript_events VALUES ('x', 0, '{}', 0, NULL, NULL, NULL)")
+    assert inst.scan().malformed == 0
+    store.conn.close()
+
+
+def test_unknown_archive_columns_are_reported_and_the_rest_read(inst, capsys):
+    store = Store(inst)
+    store.conn.execute(
+        "CREATE TABLE session_transcript_archives(archive_name TEXT UNIQUE, session_id TEXT, "
+        "encoding TEXT, archive_blob BLOB, checksum TEXT, byte_count INTEGER)"
+    )
+    store.conn.execute(
+        "INSERT INTO session_transcript_archives VALUES ('a', 's', 'zstd', ?, 'x', 1)",
+        (frame(b"".join(conversation(2))),),
+    )
+    inst.scan()
+    assert inst.counts() == expected(2)
+    logged = [json.loads(ln) for ln in capsys.readouterr().err.splitlines()]
+    assert {"event": "ingest.archive_columns", "unknown": ["checksum", "byte_count"]}.items() <= (
+        logged[0].items()
+    )
+    store.conn.close()
+
+
+def test_a_session_rewritten_in_place_is_read_again_from_its_start(inst):
+    store = Store(inst)
+    store.append("r", conversation(4, "r"))
+    inst.scan()
+    # the rows are removed and written again, shorter, with other calls
+    store.conn.execute("DELETE FROM transcript_events WHERE session_id = 'r'")
+    store.append("r", conversation(2, "w"))
+    inst.scan()
+    assert inst.counts() == _merge(expected(4), expected(2))
+    # rows below the cursor rewritten in place, with a watermark saying so
+    store.conn.execute(
+        "CREATE TABLE transcript_rewrite_watermarks(session_id TEXT PRIMARY KEY, seq INTEGER, "
+        "rewritten_at INTEGER)"
+    )
+    store.conn.execute("INSERT INTO transcript_rewrite_watermarks VALUES ('r', 4, 1)")
+    inst.scan()  # a watermark first seen for a session read from its start: read again
+    before = inst.counts()
+    line = tx.call("v0", query="x")
+    store.conn.execute(
+        "UPDATE transcript_events SET event_json = ? WHERE session_id = 'r' AND seq = 2",
+        (line.rstrip(b"\n").decode(),),
+    )
+    store.conn.execute(
+        "UPDATE transcript_events SET event_json = ? WHERE session_id = 'r' AND seq = 4",
+        (tx.result("v0", tx.search_payload(["memory/deep/c.md"])).rstrip(b"\n").decode(),),
+    )
+    store.conn.execute("UPDATE transcript_rewrite_watermarks SET rewritten_at = 2")
+    inst.scan()
+    after = inst.counts()
+    assert after.get("memory/deep/c.md", 0) == before.get("memory/deep/c.md", 0) + 1
+    store.conn.close()
+
+
+def _merge(*counts: dict[str, int]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, v in c.items():
+            out[k] = out.get(k, 0) + v
+    return out

@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -36,8 +37,8 @@ from .. import clock
 from ..config import Config, Paths
 from ..store import Store
 from ..workspace import classify_result_path, regular_stat
+from . import archives, sqlite_source
 from . import sources as src
-from . import sqlite_source
 from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult, parse_line
 from .prescan import (
     NEEDLE,
@@ -384,6 +385,12 @@ class Scanner:
         self._txn_bytes = 0
         self._rolled_back = False  # a failed write undid the open transaction
         self._malformed_logged = 0  # malformed stored events logged in this scan
+        # Archives read whole: (agent, name) → (size, digest); loaded at the start of a scan.
+        self._archives_done: dict[tuple[str, str], tuple[int, str]] = {}
+        # Per agent, the cron / heartbeat sessions the store's own tables name (kept from the
+        # last time the store was opened, for archive files read while it is unchanged).
+        self._store_synthetic: dict[str, frozenset[str]] = {}
+        self._reported: set[str] = set()  # unknown archive columns / kinds, reported once
 
     # ------------------------------------------------------------------ discovery
 
@@ -453,6 +460,12 @@ class Scanner:
         full = only is None
         files = self.discover() if full else [s for p in only if (s := self._owner(Path(p)))]
         by_inode, by_path, vanished = self._checkpoints()
+        self._archives_done = {
+            (a, n): (size, d)
+            for a, n, size, d in self.store.conn.execute(
+                "SELECT agent, name, size, digest FROM archives_read"
+            )
+        }
         seen_ids: set[int] = set()
         pending: dict[str, _Calls] = {}
         plans = self._plan(files, by_inode, by_path, seen_ids, stats)
@@ -473,6 +486,8 @@ class Scanner:
                 try:
                     if plan.sf.kind == src.SQLITE:
                         self._scan_sqlite(plan, pending, stats)
+                    elif plan.sf.kind == src.ARCHIVE:
+                        self._scan_archive_file(plan, pending, stats)
                     elif helper is not None and plan.fd >= 0:
                         self._tail_prescanned(plan, helper, pending, stats)
                     else:
@@ -507,7 +522,7 @@ class Scanner:
         total = 0
         for sf in self.discover():
             st = sf.st or regular_stat(sf.path)
-            if st is None or sf.kind == src.SQLITE:
+            if st is None or sf.kind in (src.SQLITE, src.ARCHIVE):
                 continue
             cp = by_inode.get((st.st_dev, st.st_ino))
             total += st.st_size - (cp.offset if cp and st.st_size >= cp.offset else 0)
@@ -549,6 +564,11 @@ class Scanner:
             if (st.st_dev, st.st_ino) in seen_inodes:
                 continue
             seen_inodes.add((st.st_dev, st.st_ino))
+            if sf.kind == src.ARCHIVE:  # read whole once; a stat tells whether it was
+                done = self._archives_done.get((sf.agent, str(sf.path)))
+                if done != (st.st_size, str(st.st_mtime_ns)):
+                    plans.append(_Plan(sf, st, None, None, None, 0))
+                continue
             stats.files_seen += 1
             if sf.kind == src.SQLITE:
                 cp = by_path.get(str(sf.path))
@@ -602,7 +622,7 @@ class Scanner:
         """Open and judge the files from ``split`` on, and fork a helper to prescan them."""
         share: list[_Plan] = []
         for plan in plans[split:]:
-            if plan.sf.kind == src.SQLITE:
+            if plan.sf.kind in (src.SQLITE, src.ARCHIVE):
                 continue
             try:
                 self._open(plan, stats)
@@ -793,9 +813,21 @@ class Scanner:
                     (cp.id,),
                 )
             )
+            self._store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(keys)
             synthetic_ids: frozenset[str] = frozenset()
             if not self.cfg.openclaw.count_synthetic:
-                synthetic_ids = self._synthetic(cp.agent) | sqlite_source.synthetic_from_keys(keys)
+                synthetic_ids = self._synthetic(cp.agent) | self._store_synthetic[cp.agent]
+            # Sessions rewritten in place since the last read (a new watermark): from the start.
+            marks = sqlite_source.rewrite_marks(conn, tables)
+            mark_name = f"{sf.path}#{sqlite_source.REWRITE_TABLE}/"
+            changed_marks = {
+                sid: digest
+                for sid, digest in marks.items()
+                if self._archives_done.get((cp.agent, mark_name + sid), (0, ""))[1] != digest
+            }
+            for sid in changed_marks:
+                if sid in cursors:
+                    cursors[sid] = -1
             todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors)
             for session_id, after in sqlite_source.parents_first(todo, parents):
                 self._read_store_session(
@@ -809,12 +841,20 @@ class Scanner:
                     calls,
                     stats,
                 )
+            for shape in archives.archive_shapes(tables):
+                self._read_archive_table(conn, shape, sf, cp, pending, stats)
         finally:
             conn.close()
+        now = time.time()
         with self._write(0) as wconn:
             wconn.execute(
                 "UPDATE sources SET size = ?, mtime_ns = ?, last_read = ? WHERE id = ?",
-                (sig[0], sig[1], time.time(), cp.id),
+                (sig[0], sig[1], now, cp.id),
+            )
+            wconn.executemany(
+                "INSERT OR REPLACE INTO archives_read(agent, name, size, digest, read_at) "
+                "VALUES (?, ?, 0, ?, ?)",
+                [(cp.agent, mark_name + sid, d, now) for sid, d in changed_marks.items()],
             )
 
     def _read_store_session(
@@ -863,6 +903,185 @@ class Scanner:
             stats.new_hits += new_hits
             stats.new_calls += new_calls
             stats.malformed += batch.malformed
+
+    def _read_archive_table(
+        self,
+        conn: sqlite3.Connection,
+        shape: archives.TableShape,
+        sf: src.SourceFile,
+        cp: Checkpoint,
+        pending: dict[str, _Calls],
+        stats: ScanStats,
+    ) -> None:
+        """Read the archives of a table not read before (listing them reads no blob)."""
+        if shape.unknown and shape.table not in self._reported:
+            self._reported.add(shape.table)
+            log_event(
+                "ingest.archive_columns",
+                store=str(sf.path),
+                table=shape.table,
+                unknown=list(shape.unknown),
+            )
+        if not shape.readable:
+            if shape.table + "!" not in self._reported:
+                self._reported.add(shape.table + "!")
+                log_event(
+                    "ingest.archive_unreadable",
+                    store=str(sf.path),
+                    table=shape.table,
+                    reason="no name or blob column",
+                )
+            return
+        for name, size, digest in archives.list_archives(conn, shape):
+            record = f"{sf.path}#{shape.table}/{name}"
+            if self._archives_done.get((cp.agent, record)) == (size, digest):
+                continue
+            found = archives.fetch_archive(conn, shape, name)
+            if found is None:
+                continue
+            stats.files_read += 1
+            self._read_archive(
+                cp.agent,
+                lambda blob=found.blob, enc=found.encoding: archives.open_blob(blob, enc),
+                found.session_id or "",
+                found.session_key,
+                (record, size, digest),
+                cp.id,
+                pending,
+                stats,
+            )
+
+    def _scan_archive_file(self, plan: _Plan, pending: dict[str, _Calls], stats: ScanStats) -> None:
+        """A ``.zst`` archive file (derived from a deleted or reset session, or cold storage).
+
+        A file with that name that is not a zstd frame is no archive of OpenClaw's: it
+        is remembered as seen, not read.
+        """
+        sf, st = plan.sf, plan.st
+        record = (str(sf.path), st.st_size, str(st.st_mtime_ns))
+        with open(sf.path, "rb") as fh:
+            if not archives.is_zstd_file(fh.read(4)):
+                with self._write(0) as conn:
+                    self._archive_done(conn, sf.agent, record)
+                return
+            fh.seek(0)
+            stats.files_read += 1
+            zstd = sqlite_source.zstd_module()
+            self._read_archive(
+                sf.agent,
+                lambda: zstd.ZstdFile(fh, "rb"),
+                _session_id(sf.path.name),
+                None,
+                record,
+                0,
+                pending,
+                stats,
+            )
+
+    def _archive_done(
+        self, conn: sqlite3.Connection, agent: str, record: tuple[str, int, str]
+    ) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO archives_read(agent, name, size, digest, read_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (agent, *record, time.time()),
+        )
+        self._archives_done[(agent, record[0])] = (record[1], record[2])
+
+    def _read_archive(
+        self,
+        agent: str,
+        open_stream: Callable[[], Any],
+        session: str,
+        key: str | None,
+        record: tuple[str, int, str],
+        source_id: int,
+        pending: dict[str, _Calls],
+        stats: ScanStats,
+    ) -> None:
+        """Every line of one archive, committed in batches; the last commit records it read.
+
+        Lines are JSONL transcript lines or cold records (a header names the session
+        that the events after it belong to). The byte prefilter picks what is parsed,
+        as for files. A frame that breaks off is one malformed line: what came before
+        it is counted, and the archive is remembered as read (it will not mend).
+        """
+        calls = pending.get(agent)
+        if calls is None:
+            calls = pending[agent] = self._load_waiting(agent)
+        cp = Checkpoint(source_id, agent, record[0], 0, 0, 0, "", 0, 0, 0)
+        commit_every = _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes
+        batch = self._archive_batch(cp, session, key)
+        size = 0
+        try:
+            for line in archives.iter_lines(open_stream(), self.cfg.ingest.max_line_bytes):
+                if line is None:
+                    batch.oversized += 1
+                    continue
+                size += len(line) + 1
+                waiting = calls.waiting_in(batch.session)
+                if not (
+                    NEEDLE in line
+                    or b'"header"' in line
+                    or (waiting and any(c.encode() in line for c in waiting))
+                ):
+                    continue
+                rec = archives.read_record(line)
+                if rec.kind == "header":
+                    self._commit_archive(batch, size, stats, None)
+                    size = 0
+                    batch = self._archive_batch(cp, rec.session_id or session, rec.session_key)
+                    continue
+                if rec.kind == "ignored":
+                    if rec.session_key is not None and rec.session_key not in self._reported:
+                        self._reported.add(rec.session_key)
+                        log_event("ingest.archive_record", archive=record[0], kind=rec.session_key)
+                    continue
+                if not rec.line:
+                    batch.malformed += 1
+                    continue
+                if (
+                    rec.kind == "line"
+                    or NEEDLE in rec.line
+                    or any(c.encode() in rec.line for c in waiting)
+                ):
+                    self._read_line(rec.line, batch, calls, stats)
+                if size >= commit_every:
+                    self._commit_archive(batch, size, stats, None)
+                    size = 0
+                    batch = self._archive_batch(cp, batch.session, None, batch.synthetic)
+        except Exception as exc:
+            if not _is_frame_error(exc):
+                raise
+            batch.malformed += 1
+            log_event("ingest.malformed_archive", archive=record[0], reason=str(exc))
+        stats.bytes_read += size
+        self._commit_archive(batch, size, stats, record)
+
+    def _archive_batch(
+        self, cp: Checkpoint, session: str, key: str | None, synthetic: bool | None = None
+    ) -> _Batch:
+        if synthetic is None:
+            synthetic = not self.cfg.openclaw.count_synthetic and (
+                session in self._synthetic(cp.agent)
+                or session in self._store_synthetic.get(cp.agent, frozenset())
+                or (key is not None and ("cron:" in key.lower() or "heartbeat" in key.lower()))
+            )
+        return _Batch(cp, session, synthetic)
+
+    def _commit_archive(
+        self, batch: _Batch, nbytes: int, stats: ScanStats, record: tuple[str, int, str] | None
+    ) -> None:
+        with self._write(nbytes) as conn:
+            new_hits, new_calls = batch.write(conn, batch.cp.id)
+            self.store.bump("malformed_lines", batch.malformed)
+            self.store.bump("oversized_lines", batch.oversized)
+            if record is not None:
+                self._archive_done(conn, batch.cp.agent, record)
+        stats.new_hits += new_hits
+        stats.new_calls += new_calls
+        stats.malformed += batch.malformed
+        stats.oversized += batch.oversized
 
     def _malformed_event(self, store: str, session_id: str, seq: int, why: str) -> None:
         """Log a stored event that cannot be read: once (it is behind the cursor next time)."""
@@ -1212,6 +1431,14 @@ class Scanner:
                 "UPDATE sources SET vanished_at = NULL WHERE id = ?", [(i,) for i in back]
             )
             conn.execute("DELETE FROM sources WHERE vanished_at < ?", (cutoff,))
+
+
+def _is_frame_error(exc: BaseException) -> bool:
+    """A compressed stream that does not decode (as opposed to a fault of our own)."""
+    if isinstance(exc, EOFError):
+        return True
+    zstd = sqlite_source._ZSTD
+    return zstd is not None and isinstance(exc, zstd.ZstdError)
 
 
 def _answered(calls: _Calls, call_id: str) -> bool:

@@ -24,6 +24,11 @@ SQLITE = "sqlite"
 # ``<keySlug>.<original file name>.imported-<ts>``. Its events were copied into the store (same
 # call ids, same session id), so reading both counts each hit once.
 IMPORTED = "imported"
+# A zstd archive of a session that left the live store or folder (openclaw-formats.md §2b):
+# ``<sessionId>.jsonl.deleted.<ts>.zst`` / ``.jsonl.reset.<ts>.zst`` (JSONL text) and
+# ``cold/<sha256>.jsonl.zst`` (JSONL records). Read whole, once (see :mod:`.archives`).
+ARCHIVE = "archive"
+COLD_DIR = "cold"
 
 # The import archive: ``<state>/agents/<id>/session-sqlite-import-archive/`` (beside
 # ``sessions/``; also looked for inside ``sessions/``, where early builds of memoryd expected it).
@@ -32,6 +37,7 @@ ACTIVE_MEMORY_DIR = "active-memory"
 
 _SUCCESSOR = re.compile(r"^\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_[0-9A-Za-z\-]+\.jsonl$")
 _RENAMED = re.compile(r"\.jsonl\.(reset|deleted)\.[^/]+$")
+_ARCHIVED = re.compile(r"\.jsonl(?:\.(?:reset|deleted)\.[^/]+)?\.zst$")
 _IMPORTED = re.compile(r"\.imported-[^/.]*(?:\.[^/.]*Z)?$")
 _SKIP_INFIXES = (".trajectory.", ".checkpoint.", ".bak-", ".repair-")
 _SKIP_SUFFIXES = (".zst", ".gz", ".lock", ".tmp", ".bak", ".swp")
@@ -41,7 +47,11 @@ def classify_name(name: str) -> str | None:
     """The kind of transcript a file name denotes, or None for files not to read."""
     if name.startswith(("sessions.json", ".")):
         return None
-    if name.endswith(_SKIP_SUFFIXES) or any(part in name for part in _SKIP_INFIXES):
+    if any(part in name for part in _SKIP_INFIXES):
+        return None
+    if _ARCHIVED.search(name):
+        return ARCHIVE
+    if name.endswith(_SKIP_SUFFIXES):
         return None
     imported = _IMPORTED.search(name)
     if imported:
@@ -85,6 +95,8 @@ def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:
         agent.sessions_dir.parent / IMPORT_ARCHIVE_DIR,
         agent.sessions_dir / IMPORT_ARCHIVE_DIR,
         sqlite_source.db_path_for(agent.sessions_dir).parent,
+        sqlite_source.db_path_for(agent.sessions_dir).parent / COLD_DIR,
+        agent.sessions_dir / COLD_DIR,
     ]
     if include_active_memory:
         dirs.append(agent.sessions_dir / ACTIVE_MEMORY_DIR)

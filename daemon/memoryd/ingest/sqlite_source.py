@@ -154,7 +154,12 @@ def quote(name: str) -> str:
 def sessions_with_new_rows(
     conn: sqlite3.Connection, layout: Layout, cursors: dict[str, int]
 ) -> list[tuple[str, int]]:
-    """(session_id, last seq read) for every session holding rows past its cursor."""
+    """(session_id, seq to read after) for every session with rows memoryd has not read.
+
+    A session whose rows now end below its cursor was rewritten (its rows removed
+    and written again): it is read again from its start. Re-reading is harmless,
+    hits are unique per call.
+    """
     t, s, q = quote(layout.table), quote(layout.session), _order(layout)
     out = []
     for session_id, top in conn.execute(f"SELECT {s}, MAX({q}) FROM {t} GROUP BY {s}"):
@@ -163,6 +168,8 @@ def sessions_with_new_rows(
         done = cursors.get(session_id, -1)
         if top > done:
             out.append((session_id, done))
+        elif top < done:
+            out.append((session_id, -1))
     return out
 
 
@@ -312,6 +319,31 @@ def previous_sessions(
         if isinstance(s, str) and isinstance(p, str) and p and p != s:
             out[s] = p
     return out
+
+
+REWRITE_TABLE = "transcript_rewrite_watermarks"
+
+
+def rewrite_marks(conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """session id → a digest of its ``transcript_rewrite_watermarks`` rows.
+
+    The table's columns are not documented: every column of a session's rows goes
+    into the digest, so any change to them (a new watermark) shows.
+    """
+    cols = tables.get(REWRITE_TABLE)
+    if not cols:
+        return {}
+    lower = {c.lower(): c for c in cols}
+    sid = lower.get("session_id")
+    if sid is None:
+        return {}
+    marks: dict[str, list[str]] = {}
+    for row in conn.execute(f"SELECT * FROM {quote(REWRITE_TABLE)}"):
+        named = dict(zip(cols, row, strict=False))
+        key = named.get(sid)
+        if isinstance(key, str):
+            marks.setdefault(key, []).append(repr(row))
+    return {k: "|".join(sorted(v)) for k, v in marks.items()}
 
 
 def synthetic_from_keys(keys: dict[str, str]) -> frozenset[str]:
