@@ -39,6 +39,7 @@ from ..store import Store
 from ..workspace import classify_result_path, regular_stat
 from . import archives, sqlite_source
 from . import sources as src
+from .calls import Call, CallRow, Calls, answers
 from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult, parse_line
 from .prescan import (
     NEEDLE,
@@ -124,80 +125,6 @@ class ScanStats:
 
 class SourceFailed(Exception):
     """A source that cannot be read for a reason we know (no traceback is logged for it)."""
-
-
-class _Call:
-    __slots__ = ("answered", "query", "session", "tool", "ts")
-
-    def __init__(
-        self, tool: str, query: str | None, ts: float | None, answered: bool, session: str = ""
-    ) -> None:
-        self.tool = tool
-        self.query = query
-        self.ts = ts
-        self.answered = answered
-        self.session = session  # the session that made the call (answers are looked for there)
-
-
-class _Calls:
-    """One agent's memory calls met so far, and per session the ids still waiting.
-
-    An answer that does not name its tool (Claude Code's ``tool_result``) is only
-    looked for in the session that made the call (and in a compaction successor
-    that continues it): calls that were never answered (an aborted turn) pile up
-    over months and must not make every other transcript slower to read.
-    """
-
-    __slots__ = ("known", "waiting")
-
-    def __init__(self) -> None:
-        self.known: dict[str, _Call] = {}
-        self.waiting: dict[str, set[str]] = {}  # session → call ids
-
-    def add(self, call_id: str, call: _Call) -> None:
-        self.known[call_id] = call
-        if not call.answered:
-            self.waiting.setdefault(call.session, set()).add(call_id)
-
-    def answer(self, call_id: str, call: _Call) -> None:
-        call.answered = True
-        ids = self.waiting.get(call.session)
-        if ids is not None:
-            ids.discard(call_id)
-
-    def waiting_in(self, session: str, parent: str | None = None) -> set[str]:
-        """Calls still waiting in ``session`` and, for a successor, in the session it continues.
-
-        A compaction successor goes on with its parent's conversation: a call made at
-        the end of the parent may be answered at the start of the successor.
-        """
-        own = self.waiting.get(session) or set()
-        if parent is None or parent == session or not self.waiting.get(parent):
-            return own
-        return own | self.waiting[parent]
-
-    def carry(self, call_id: str, call: _Call, session: str) -> None:
-        """A copy of a waiting call in a later session: its answer is looked for there now."""
-        if call.answered or call.session == session:
-            return
-        ids = self.waiting.get(call.session)
-        if ids is not None:
-            ids.discard(call_id)
-        call.session = session
-        self.waiting.setdefault(session, set()).add(call_id)
-
-    def lookup(self, store: Store, agent: str, call_id: str) -> _Call | None:
-        call = self.known.get(call_id)
-        if call is None:
-            row = store.conn.execute(
-                "SELECT tool, query, ts, answered, session FROM calls "
-                "WHERE agent = ? AND call_id = ?",
-                (agent, call_id),
-            ).fetchone()
-            if row is not None:
-                call = _Call(row[0], row[1], row[2], bool(row[3]), row[4] or "")
-                self.add(call_id, call)
-        return call
 
 
 class _Plan:
@@ -467,7 +394,7 @@ class Scanner:
             )
         }
         seen_ids: set[int] = set()
-        pending: dict[str, _Calls] = {}
+        pending: dict[str, Calls] = {}
         plans = self._plan(files, by_inode, by_path, seen_ids, stats)
         helper: _HelperShare | None = None
         unread = [p.unread for p in plans]
@@ -606,7 +533,7 @@ class Scanner:
             plan.sf, plan.st, head, plan.cp, plan.at_path, verdict, stats
         )
 
-    def _scan_file(self, plan: _Plan, pending: dict[str, _Calls], stats: ScanStats) -> None:
+    def _scan_file(self, plan: _Plan, pending: dict[str, Calls], stats: ScanStats) -> None:
         """Open, judge and read one file in this process, a region at a time."""
         try:
             self._open(plan, stats)
@@ -646,7 +573,7 @@ class Scanner:
         return _HelperShare(helper, share)
 
     def _tail_prescanned(
-        self, plan: _Plan, helper: _HelperShare, pending: dict[str, _Calls], stats: ScanStats
+        self, plan: _Plan, helper: _HelperShare, pending: dict[str, Calls], stats: ScanStats
     ) -> None:
         """Commit a file of the helper's share, from its answer (or read here if it gave none)."""
         assert plan.start is not None
@@ -742,7 +669,7 @@ class Scanner:
         self,
         plan: _Plan,
         regions: Iterable[tuple[Prescanned, bytes | None]],
-        pending: dict[str, _Calls],
+        pending: dict[str, Calls],
         stats: ScanStats,
     ) -> None:
         """Apply a file's prescanned regions in order, committing with their end offsets."""
@@ -771,7 +698,7 @@ class Scanner:
         # could include them without their lines having been read: lost for good.)
         self._commit(batch, source, stats, st, plan.fd)
 
-    def _scan_sqlite(self, plan: _Plan, pending: dict[str, _Calls], stats: ScanStats) -> None:
+    def _scan_sqlite(self, plan: _Plan, pending: dict[str, Calls], stats: ScanStats) -> None:
         """Read new rows of OpenClaw's SQLite transcript store (see :mod:`.sqlite_source`).
 
         A store whose database and WAL are as they were is not opened. Otherwise its
@@ -866,7 +793,7 @@ class Scanner:
         after: int,
         synthetic: bool,
         parent: str | None,
-        calls: _Calls,
+        calls: Calls,
         stats: ScanStats,
     ) -> None:
         """One session's rows after its cursor, a batch per transaction with the new cursor.
@@ -910,7 +837,7 @@ class Scanner:
         shape: archives.TableShape,
         sf: src.SourceFile,
         cp: Checkpoint,
-        pending: dict[str, _Calls],
+        pending: dict[str, Calls],
         stats: ScanStats,
     ) -> None:
         """Read the archives of a table not read before (listing them reads no blob)."""
@@ -951,7 +878,7 @@ class Scanner:
                 stats,
             )
 
-    def _scan_archive_file(self, plan: _Plan, pending: dict[str, _Calls], stats: ScanStats) -> None:
+    def _scan_archive_file(self, plan: _Plan, pending: dict[str, Calls], stats: ScanStats) -> None:
         """A ``.zst`` archive file (derived from a deleted or reset session, or cold storage).
 
         A file with that name that is not a zstd frame is no archive of OpenClaw's: it
@@ -996,7 +923,7 @@ class Scanner:
         key: str | None,
         record: tuple[str, int, str],
         source_id: int,
-        pending: dict[str, _Calls],
+        pending: dict[str, Calls],
         stats: ScanStats,
     ) -> None:
         """Every line of one archive, committed in batches; the last commit records it read.
@@ -1106,7 +1033,7 @@ class Scanner:
         sf: src.SourceFile,
         exc: BaseException,
         stats: ScanStats,
-        pending: dict[str, _Calls],
+        pending: dict[str, Calls],
         failed_before: dict[str, str],
     ) -> None:
         """Mark a source failed with its reason: counted, recorded for ``status``, logged.
@@ -1241,7 +1168,7 @@ class Scanner:
         pre: Prescanned,
         data: bytes | None,
         batch: _Batch,
-        calls: _Calls,
+        calls: Calls,
         stats: ScanStats,
     ) -> None:
         """Apply a region's needle lines in file order, then answers that do not name their tool.
@@ -1267,17 +1194,17 @@ class Scanner:
         done = {begin for begin, _, _ in lines}
         for call_id, searched_from, searched_to, found in by_id:
             at = look.get(call_id)
-            if at is None or searched_from > at or _answered(calls, call_id):
+            if at is None or searched_from > at or calls.is_answered(call_id):
                 continue  # not waiting here, or the helper looked from later than we must
             for begin, _, parsed in found:
                 if begin >= at and begin not in done:
                     done.add(begin)
                     self._apply(parsed, batch, calls, stats)
-                if _answered(calls, call_id):
+                if calls.is_answered(call_id):
                     break
             else:
                 look[call_id] = max(searched_to, at)  # what is left, if anything
-        look = {cid: at for cid, at in look.items() if at < end and not _answered(calls, cid)}
+        look = {cid: at for cid, at in look.items() if at < end and not calls.is_answered(cid)}
         if not look:
             return
         if data is None:
@@ -1287,7 +1214,7 @@ class Scanner:
         rel = {cid: at - start for cid, at in look.items()}
         if len(rel) > _DIRECT_ID_SEARCH_MAX:
             for begin, line_end, call_id in sorted(_lines_with_ids(data, stop, rel)):
-                if begin not in done and not _answered(calls, call_id):
+                if begin not in done and not calls.is_answered(call_id):
                     done.add(begin)
                     self._apply(parse_line(data[begin:line_end]), batch, calls, stats)
             return
@@ -1295,17 +1222,17 @@ class Scanner:
         # there are few of them (the usual case: one call in flight).
         for call_id, at in rel.items():
             for begin, line_end in lines_containing(data, call_id.encode(), stop, at):
-                if _answered(calls, call_id):
+                if calls.is_answered(call_id):
                     break
                 if begin not in done:
                     done.add(begin)
                     self._apply(parse_line(data[begin:line_end]), batch, calls, stats)
 
-    def _read_line(self, line: bytes, batch: _Batch, calls: _Calls, stats: ScanStats) -> None:
+    def _read_line(self, line: bytes, batch: _Batch, calls: Calls, stats: ScanStats) -> None:
         self._apply(parse_line(line), batch, calls, stats)
 
     def _apply(
-        self, parsed: ParsedLine, batch: _Batch, calls: _Calls, stats: ScanStats
+        self, parsed: ParsedLine, batch: _Batch, calls: Calls, stats: ScanStats
     ) -> list[str]:
         """Add one parsed line's calls and hits to ``batch``; returns the ids of new calls.
 
@@ -1325,7 +1252,7 @@ class Scanner:
                 # successor file) is inserted OR IGNOREd and at worst waits until this scan ends.
                 known = calls.known.get(call_id)
                 if known is None:
-                    calls.add(call_id, _Call(tool, query, ts, False, batch.session))
+                    calls.add(call_id, Call(tool, query, ts, False, batch.session))
                     batch.new_call((batch.cp.agent, call_id, tool, query, ts, batch.session, 0))
                     made.append(call_id)
                 elif not known.answered and known.session != batch.session:
@@ -1335,17 +1262,20 @@ class Scanner:
                 self._read_result(ev, batch, calls, stats)
         return made
 
-    def _read_result(self, ev: ToolResult, batch: _Batch, calls: _Calls, stats: ScanStats) -> None:
-        call_id, named, paths, ev_ts, _recovered, shape = ev
+    def _read_result(self, ev: ToolResult, batch: _Batch, calls: Calls, stats: ScanStats) -> None:
+        call_id, named, paths, ev_ts, _recovered, _shape = ev
         agent = batch.cp.agent
-        call = calls.lookup(self.store, agent, call_id)
-        tool = named or (call.tool if call else None)
-        if tool is None:
+        call = calls.lookup(call_id, lambda cid: self._fetch_call(agent, cid))
+        if named is not None:
+            tool = named
+        elif call is not None:
+            tool = call.tool
+        else:
             return  # an unnamed result of a call that was not a memory call
-        if named is None and shape is not None and shape != tool:
-            return
+        if not answers(ev, tool):
+            return  # its payload is the other memory tool's answer
         if call is None:  # the call line was never seen (e.g. before a compaction)
-            call = _Call(tool, None, ev_ts, True, batch.session)
+            call = Call(tool, None, ev_ts, True, batch.session)
             calls.add(call_id, call)
             batch.answered_unseen.append((agent, call_id, tool, ev_ts, batch.session))
         elif not call.answered:
@@ -1369,14 +1299,20 @@ class Scanner:
                 (agent, call_id, key, tool, ts, query, score, start_line, end_line, batch.session)
             )
 
-    def _load_waiting(self, agent: str) -> _Calls:
+    def _fetch_call(self, agent: str, call_id: str) -> CallRow | None:
+        return self.store.conn.execute(  # type: ignore[no-any-return]
+            "SELECT tool, query, ts, answered, session FROM calls WHERE agent = ? AND call_id = ?",
+            (agent, call_id),
+        ).fetchone()
+
+    def _load_waiting(self, agent: str) -> Calls:
         rows = self.store.conn.execute(
             "SELECT call_id, tool, query, ts, session FROM calls WHERE answered = 0 AND agent = ?",
             (agent,),
         )
-        calls = _Calls()
+        calls = Calls()
         for cid, tool, query, ts, session in rows:
-            calls.add(cid, _Call(tool, query, ts, False, session or ""))
+            calls.add(cid, Call(tool, query, ts, False, session or ""))
         return calls
 
     def _synthetic(self, agent: str) -> frozenset[str]:
@@ -1439,11 +1375,6 @@ def _is_frame_error(exc: BaseException) -> bool:
         return True
     zstd = sqlite_source._ZSTD
     return zstd is not None and isinstance(exc, zstd.ZstdError)
-
-
-def _answered(calls: _Calls, call_id: str) -> bool:
-    call = calls.known.get(call_id)
-    return call is None or call.answered
 
 
 def _lines_with_ids(data: bytes, stop: int, look: dict[str, int]) -> set[tuple[int, int, str]]:
