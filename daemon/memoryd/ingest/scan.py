@@ -20,7 +20,6 @@ lines; everything else is skipped without being decoded.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import re
@@ -39,7 +38,8 @@ from ..store import Store
 from ..workspace import classify_result_path, regular_stat
 from . import archives, sqlite_source
 from . import sources as src
-from .calls import Call, CallRow, Calls, answers
+from .calls import Call, Calls, answers
+from .ledger import Batch, Ledger, Settle, SourceWrite
 from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult, parse_line
 from .prescan import (
     NEEDLE,
@@ -56,7 +56,6 @@ from .tailer import (
     TAIL_LEN,
     Checkpoint,
     Verdict,
-    head_hash,
     judge,
     lines_containing,
     quick_verdict,
@@ -161,7 +160,7 @@ class _Plan:
         self.unread = unread  # bytes beyond the checkpoint, as stat sees them
         self.fd = -1
         self.start: Checkpoint | None = None  # where reading starts, once opened and judged
-        self.settle: _Settle | None = None  # records the identity
+        self.settle: Settle | None = None  # records the identity
         self.parent: str | None = None  # the session a successor continues (from its header)
         self.session = ""  # the session the file holds (set when opened)
 
@@ -182,119 +181,6 @@ class _HelperShare:
         self._helper.close()
 
 
-class _Batch:
-    """What one region of lines adds to the database, written in one transaction."""
-
-    __slots__ = (
-        "answered",
-        "answered_unseen",
-        "call_rows",
-        "calls",
-        "cp",
-        "end",
-        "hits",
-        "malformed",
-        "oversized",
-        "parent",
-        "session",
-        "start",
-        "synthetic",
-    )
-
-    def __init__(
-        self,
-        cp: Checkpoint,
-        session: str,
-        synthetic: bool,
-        parent: str | None = None,
-        *,
-        start: int = 0,
-        end: int = 0,
-    ) -> None:
-        self.cp = cp
-        self.session = session
-        self.synthetic = synthetic
-        self.parent = parent  # for a successor: the session it continues
-        self.start = start  # file offset the batch starts at
-        self.end = end  # file offset after its last complete line
-        self.oversized = 0
-        self.malformed = 0
-        self.calls: list[tuple[object, ...]] = []
-        self.call_rows: dict[str, int] = {}  # call id → index in calls
-        self.answered: list[tuple[str, str]] = []
-        self.answered_unseen: list[tuple[object, ...]] = []
-        self.hits: list[tuple[object, ...]] = []
-
-    def new_call(self, row: tuple[object, ...]) -> None:
-        """A call first met in this batch: (agent, call id, tool, query, ts, session, answered)."""
-        self.call_rows[str(row[1])] = len(self.calls)
-        self.calls.append(row)
-
-    def answer(self, agent: str, call_id: str) -> None:
-        """Record that a call is answered: in its row when it is new in this batch."""
-        i = self.call_rows.get(call_id)
-        if i is None:
-            self.answered.append((agent, call_id))
-        else:
-            self.calls[i] = (*self.calls[i][:6], 1)
-
-    def write(self, conn: sqlite3.Connection, source_id: int) -> tuple[int, int]:
-        """Insert it all; returns how many hits and calls were new (the rest were known)."""
-        # (An empty list is skipped: most batches have no calls without a call line and no
-        # answers to earlier batches' calls, and a statement costs even with nothing to do.)
-        before_calls = conn.total_changes
-        if self.calls:
-            conn.executemany(
-                "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                self.calls,
-            )
-        new_calls = conn.total_changes - before_calls
-        if self.answered_unseen:
-            conn.executemany(
-                "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
-                "VALUES (?, ?, ?, NULL, ?, ?, 1)",
-                self.answered_unseen,
-            )
-        if self.answered:
-            conn.executemany(
-                "UPDATE calls SET answered = 1 WHERE agent = ? AND call_id = ?", self.answered
-            )
-        before = conn.total_changes
-        if self.hits:
-            conn.executemany(
-                "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
-                "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                [(*row, source_id) for row in self.hits],
-            )
-        return conn.total_changes - before, new_calls
-
-
-# A file's state after a batch (the ``sources`` columns): offset, size, mtime_ns, last_read,
-# malformed and oversized lines, and the fingerprint of the bytes before the offset. Settling a
-# new file's identity writes them in the same row.
-_Tail = tuple[int, int, int, float, int, int, str]
-# Records a file's identity in the database and returns its source id, and whether it
-# wrote the tail too.
-_Settle = Callable[[sqlite3.Connection, _Tail | None], tuple[int, bool]]
-
-
-class _SourceWrite:
-    """Records a source's identity once, in the first transaction that needs its id."""
-
-    def __init__(self, settle: _Settle) -> None:
-        self._settle: _Settle | None = settle
-        self._id = 0
-
-    def id(self, conn: sqlite3.Connection, tail: _Tail | None = None) -> tuple[int, bool]:
-        """The source's id, settling its identity first if not done (with ``tail``, if it can)."""
-        if self._settle is None:
-            return self._id, False
-        self._id, wrote_tail = self._settle(conn, tail)
-        self._settle = None
-        return self._id, wrote_tail
-
-
 class Scanner:
     """Reads every followed transcript incrementally into the state database."""
 
@@ -308,9 +194,7 @@ class Scanner:
         self._claude = tuple(Path(p).expanduser() for p in cfg.openclaw.claude_projects)
         self._synthetic_sessions: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
         self._synthetic_this_scan: dict[str, frozenset[str]] = {}
-        self._in_txn = False
-        self._txn_bytes = 0
-        self._rolled_back = False  # a failed write undid the open transaction
+        self.ledger = Ledger(store, _COMMIT_CHUNKS * cfg.ingest.chunk_bytes)
         self._malformed_logged = 0  # malformed stored events logged in this scan
         # Archives read whole: (agent, name) → (size, digest); loaded at the start of a scan.
         self._archives_done: dict[tuple[str, str], tuple[int, str]] = {}
@@ -386,29 +270,23 @@ class Scanner:
         stats = ScanStats()
         full = only is None
         files = self.discover() if full else [s for p in only if (s := self._owner(Path(p)))]
-        by_inode, by_path, vanished = self._checkpoints()
-        self._archives_done = {
-            (a, n): (size, d)
-            for a, n, size, d in self.store.conn.execute(
-                "SELECT agent, name, size, digest FROM archives_read"
-            )
-        }
+        by_inode, by_path, vanished = self.ledger.checkpoints()
+        self._archives_done = self.ledger.archives_read()
         seen_ids: set[int] = set()
         pending: dict[str, Calls] = {}
         plans = self._plan(files, by_inode, by_path, seen_ids, stats)
         helper: _HelperShare | None = None
         unread = [p.unread for p in plans]
-        bulk = full and sum(unread) >= _BULK_LOAD_MIN_BYTES and self.store.hits_empty()
+        bulk = full and sum(unread) >= _BULK_LOAD_MIN_BYTES and self.ledger.hits_empty()
         try:
             if bulk:  # a first scan: load without the secondary indexes, build them at the end
-                with self._write(0):
-                    self.store.drop_hit_indexes()
+                self.ledger.begin_bulk()
             min_bytes = self.cfg.ingest.parallel_min_bytes
             if helper_share(unread, min_bytes) < len(plans) and can_fork():
                 split = helper_share(unread, min_bytes, helper_file_budget())
                 if split < len(plans):
                     helper = self._start_helper(plans, split, stats)
-            failed_before = self._failed_sources()
+            failed_before = self.ledger.failed_sources()
             for plan in plans:
                 try:
                     if plan.sf.kind == src.SQLITE:
@@ -423,29 +301,31 @@ class Scanner:
                     self._source_failed(plan.sf, exc, stats, pending, failed_before)
                 else:
                     if str(plan.sf.path) in failed_before:
-                        self._source_recovered(str(plan.sf.path))
+                        self.ledger.source_recovered(str(plan.sf.path))
             if full and failed_before:
                 listed = {str(sf.path) for sf in files}
                 for gone in failed_before.keys() - listed:
-                    self._source_recovered(gone)
+                    self.ledger.source_recovered(gone)
         finally:
             if helper is not None:
                 helper.close()
             for plan in plans:
                 if plan.fd >= 0:
                     os.close(plan.fd)
-            self._flush()
+            self.ledger.flush()
             if bulk:
-                self.store.ensure_hit_indexes()
+                self.ledger.end_bulk()
         if full:
             known = {c.id for c in by_path.values()} | {c.id for c in by_inode.values()}
-            self._mark_vanished(known, seen_ids, vanished)
+            self.ledger.mark_vanished(
+                known, seen_ids, vanished, self.cfg.ingest.vanished_grace_days
+            )
         stats.elapsed = time.perf_counter() - t0
         return stats
 
     def pending_bytes(self) -> int:
         """Bytes present in followed transcripts beyond their committed offsets."""
-        by_inode, _, _ = self._checkpoints()
+        by_inode, _, _ = self.ledger.checkpoints()
         total = 0
         for sf in self.discover():
             st = sf.st or regular_stat(sf.path)
@@ -454,19 +334,6 @@ class Scanner:
             cp = by_inode.get((st.st_dev, st.st_ino))
             total += st.st_size - (cp.offset if cp and st.st_size >= cp.offset else 0)
         return total
-
-    def _checkpoints(
-        self,
-    ) -> tuple[dict[tuple[int, int], Checkpoint], dict[str, Checkpoint], set[int]]:
-        # Vanished rows come first so that a live row for the same inode or path wins;
-        # a vanished file that reappears (renamed back, remounted) keeps its offset.
-        rows = self.store.conn.execute(
-            "SELECT id, agent, path, dev, ino, head_len, head_hash, offset, size, mtime_ns, "
-            "tail_hash, vanished_at IS NOT NULL FROM sources ORDER BY vanished_at IS NULL, id"
-        ).fetchall()
-        cps = [Checkpoint(*r[:-1]) for r in rows]
-        vanished = {r[0] for r in rows if r[-1]}
-        return {(c.dev, c.ino): c for c in cps}, {c.path: c for c in cps}, vanished
 
     def _plan(
         self,
@@ -529,8 +396,12 @@ class Scanner:
             verdict = plan.quick
         plan.parent = parent_session(plan.fd, head)  # (reads first: stats change only after)
         plan.session = file_session(plan.sf, head)
-        plan.start, plan.settle = self._settle_identity(
-            plan.sf, plan.st, head, plan.cp, plan.at_path, verdict, stats
+        if verdict in (Verdict.TRUNCATED, Verdict.REPLACED):
+            stats.resets += 1
+        elif verdict is Verdict.RENAMED:
+            stats.renamed += 1
+        plan.start, plan.settle = self.ledger.settle_identity(
+            plan.sf, plan.st, head, plan.cp, plan.at_path, verdict
         )
 
     def _scan_file(self, plan: _Plan, pending: dict[str, Calls], stats: ScanStats) -> None:
@@ -600,71 +471,6 @@ class Scanner:
             max_line_bytes=self.cfg.ingest.max_line_bytes,
         )
 
-    def _settle_identity(
-        self,
-        sf: src.SourceFile,
-        st: os.stat_result,
-        head: bytes,
-        cp: Checkpoint | None,
-        at_path: Checkpoint | None,
-        verdict: Verdict,
-        stats: ScanStats,
-    ) -> tuple[Checkpoint, _Settle]:
-        """The checkpoint to read from, and how to record the identity the verdict implies.
-
-        The recording runs inside the first commit of what is read from the file, so
-        a small file costs one transaction; it returns the source's id. A new file
-        read in one batch is recorded with its tail in one statement.
-        """
-        path = str(sf.path)
-        now = time.time()
-        hlen, hhash = len(head), head_hash(head)
-        retire = at_path.id if at_path is not None and (cp is None or at_path.id != cp.id) else None
-
-        def retire_old(conn: sqlite3.Connection) -> None:
-            if retire is not None:  # another file used to live at this path
-                conn.execute("UPDATE sources SET vanished_at = ? WHERE id = ?", (now, retire))
-
-        if verdict is Verdict.NEW:
-
-            def insert(conn: sqlite3.Connection, tail: _Tail | None) -> tuple[int, bool]:
-                retire_old(conn)
-                cur = conn.execute(
-                    "INSERT INTO sources(agent, kind, path, dev, ino, head_len, head_hash, offset, "
-                    "size, mtime_ns, last_read, malformed, oversized, tail_hash, first_seen) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (sf.agent, sf.kind, path, st.st_dev, st.st_ino, hlen, hhash)
-                    + (tail or (0, 0, 0, None, 0, 0, None))
-                    + (now,),
-                )
-                assert cur.lastrowid is not None
-                return cur.lastrowid, tail is not None
-
-            return Checkpoint(0, sf.agent, path, st.st_dev, st.st_ino, hlen, hhash, 0, 0, 0), insert
-        assert cp is not None
-        if verdict in (Verdict.TRUNCATED, Verdict.REPLACED):
-            stats.resets += 1
-            offset = 0
-            sql = (
-                "UPDATE sources SET path = ?, kind = ?, head_len = ?, head_hash = ?, "
-                "offset = 0, resets = resets + 1 WHERE id = ?"
-            )
-        else:  # GROWN / RENAMED: keep the offset; lengthen a short fingerprint as it grows
-            if verdict is Verdict.RENAMED:
-                stats.renamed += 1
-            offset = cp.offset
-            if hlen < cp.head_len:
-                hlen, hhash = cp.head_len, cp.head_hash
-            sql = "UPDATE sources SET path = ?, kind = ?, head_len = ?, head_hash = ? WHERE id = ?"
-        source_id = cp.id
-
-        def update(conn: sqlite3.Connection, tail: _Tail | None) -> tuple[int, bool]:
-            retire_old(conn)
-            conn.execute(sql, (path, sf.kind, hlen, hhash, source_id))
-            return source_id, False
-
-        return Checkpoint(cp.id, cp.agent, path, cp.dev, cp.ino, hlen, hhash, offset, 0, 0), update
-
     def _tail(
         self,
         plan: _Plan,
@@ -678,12 +484,12 @@ class Scanner:
         stats.files_read += 1
         calls = pending.get(cp.agent)
         if calls is None:
-            calls = pending[cp.agent] = self._load_waiting(cp.agent)
+            calls = pending[cp.agent] = self.ledger.waiting_calls(cp.agent)
         session = plan.session or file_session(sf, b"")
         synthetic = not self.cfg.openclaw.count_synthetic and session in self._synthetic(cp.agent)
         commit_every = _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes
-        source = _SourceWrite(plan.settle)
-        batch = _Batch(cp, session, synthetic, plan.parent, start=cp.offset, end=cp.offset)
+        source = SourceWrite(plan.settle)
+        batch = Batch(cp, session, synthetic, plan.parent, start=cp.offset, end=cp.offset)
         for pre, data in regions:
             start, end, oversized, _, _ = pre
             stats.bytes_read += end - start
@@ -692,7 +498,7 @@ class Scanner:
             self._apply_region(plan.fd, pre, data, batch, calls, stats)
             if batch.end - batch.start >= commit_every:
                 self._commit(batch, source, stats, None, plan.fd)
-                batch = _Batch(cp, session, synthetic, plan.parent, start=batch.end, end=batch.end)
+                batch = Batch(cp, session, synthetic, plan.parent, start=batch.end, end=batch.end)
         # The size and mtime seen *before* reading: bytes appended while we read make the
         # next stat differ, so they are read next time. (A stat taken after the last read
         # could include them without their lines having been read: lost for good.)
@@ -721,25 +527,11 @@ class Scanner:
             keys = sqlite_source.session_keys(conn, tables)
             parents = sqlite_source.previous_sessions(conn, tables)
             if cp is None:
-                with self._write(0) as wconn:
-                    cur = wconn.execute(
-                        "INSERT INTO sources(agent, kind, path, dev, ino, head_len, head_hash, "
-                        "first_seen) VALUES (?, ?, ?, ?, ?, 0, '', ?)",
-                        (sf.agent, src.SQLITE, str(sf.path), st.st_dev, st.st_ino, time.time()),
-                    )
-                assert cur.lastrowid is not None
-                cp = Checkpoint(
-                    cur.lastrowid, sf.agent, str(sf.path), st.st_dev, st.st_ino, 0, "", 0, 0, 0
-                )
+                cp = self.ledger.new_store_source(sf, st)
             calls = pending.get(cp.agent)
             if calls is None:
-                calls = pending[cp.agent] = self._load_waiting(cp.agent)
-            cursors = dict(
-                self.store.conn.execute(
-                    "SELECT session_id, seq FROM transcript_db_cursors WHERE source_id = ?",
-                    (cp.id,),
-                )
-            )
+                calls = pending[cp.agent] = self.ledger.waiting_calls(cp.agent)
+            cursors = self.ledger.cursors(cp.id)
             self._store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(keys)
             synthetic_ids: frozenset[str] = frozenset()
             if not self.cfg.openclaw.count_synthetic:
@@ -772,17 +564,8 @@ class Scanner:
                 self._read_archive_table(conn, shape, sf, cp, pending, stats)
         finally:
             conn.close()
-        now = time.time()
-        with self._write(0) as wconn:
-            wconn.execute(
-                "UPDATE sources SET size = ?, mtime_ns = ?, last_read = ? WHERE id = ?",
-                (sig[0], sig[1], now, cp.id),
-            )
-            wconn.executemany(
-                "INSERT OR REPLACE INTO archives_read(agent, name, size, digest, read_at) "
-                "VALUES (?, ?, 0, ?, ?)",
-                [(cp.agent, mark_name + sid, d, now) for sid, d in changed_marks.items()],
-            )
+        marks_seen = {mark_name + sid: d for sid, d in changed_marks.items()}
+        self.ledger.store_read(cp.id, cp.agent, sig, marks_seen)
 
     def _read_store_session(
         self,
@@ -803,7 +586,7 @@ class Scanner:
         """
         max_bytes = self.cfg.ingest.max_line_bytes
         for rows in sqlite_source.rows_after(conn, layout, session_id, after):
-            batch = _Batch(cp, session_id, synthetic, parent)
+            batch = Batch(cp, session_id, synthetic, parent)
             nbytes = 0
             for seq, json_type, text, frame, size in rows:
                 event, why = sqlite_source.decode_event(json_type, text, frame, size, max_bytes)
@@ -818,15 +601,7 @@ class Scanner:
                 if NEEDLE in event or any(c.encode() in event for c in waiting):
                     self._read_line(event, batch, calls, stats)
             stats.bytes_read += nbytes
-            with self._write(nbytes) as wconn:
-                new_hits, new_calls = batch.write(wconn, cp.id)
-                wconn.execute(
-                    "INSERT INTO transcript_db_cursors(source_id, session_id, seq) "
-                    "VALUES (?, ?, ?) ON CONFLICT(source_id, session_id) "
-                    "DO UPDATE SET seq = excluded.seq",
-                    (cp.id, session_id, rows[-1][0]),
-                )
-                self.store.bump("malformed_lines", batch.malformed)
+            new_hits, new_calls = self.ledger.commit_store_batch(batch, nbytes, rows[-1][0])
             stats.new_hits += new_hits
             stats.new_calls += new_calls
             stats.malformed += batch.malformed
@@ -888,8 +663,8 @@ class Scanner:
         record = (str(sf.path), st.st_size, str(st.st_mtime_ns))
         with open(sf.path, "rb") as fh:
             if not archives.is_zstd_file(fh.read(4)):
-                with self._write(0) as conn:
-                    self._archive_done(conn, sf.agent, record)
+                self.ledger.archive_skipped(sf.agent, record)
+                self._archives_done[(sf.agent, record[0])] = record[1:]
                 return
             fh.seek(0)
             stats.files_read += 1
@@ -904,16 +679,6 @@ class Scanner:
                 pending,
                 stats,
             )
-
-    def _archive_done(
-        self, conn: sqlite3.Connection, agent: str, record: tuple[str, int, str]
-    ) -> None:
-        conn.execute(
-            "INSERT OR REPLACE INTO archives_read(agent, name, size, digest, read_at) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (agent, *record, time.time()),
-        )
-        self._archives_done[(agent, record[0])] = (record[1], record[2])
 
     def _read_archive(
         self,
@@ -935,7 +700,7 @@ class Scanner:
         """
         calls = pending.get(agent)
         if calls is None:
-            calls = pending[agent] = self._load_waiting(agent)
+            calls = pending[agent] = self.ledger.waiting_calls(agent)
         cp = Checkpoint(source_id, agent, record[0], 0, 0, 0, "", 0, 0, 0)
         commit_every = _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes
         batch = self._archive_batch(cp, session, key)
@@ -987,24 +752,21 @@ class Scanner:
 
     def _archive_batch(
         self, cp: Checkpoint, session: str, key: str | None, synthetic: bool | None = None
-    ) -> _Batch:
+    ) -> Batch:
         if synthetic is None:
             synthetic = not self.cfg.openclaw.count_synthetic and (
                 session in self._synthetic(cp.agent)
                 or session in self._store_synthetic.get(cp.agent, frozenset())
                 or (key is not None and ("cron:" in key.lower() or "heartbeat" in key.lower()))
             )
-        return _Batch(cp, session, synthetic)
+        return Batch(cp, session, synthetic)
 
     def _commit_archive(
-        self, batch: _Batch, nbytes: int, stats: ScanStats, record: tuple[str, int, str] | None
+        self, batch: Batch, nbytes: int, stats: ScanStats, record: tuple[str, int, str] | None
     ) -> None:
-        with self._write(nbytes) as conn:
-            new_hits, new_calls = batch.write(conn, batch.cp.id)
-            self.store.bump("malformed_lines", batch.malformed)
-            self.store.bump("oversized_lines", batch.oversized)
-            if record is not None:
-                self._archive_done(conn, batch.cp.agent, record)
+        new_hits, new_calls = self.ledger.commit_archive(batch, nbytes, record)
+        if record is not None:
+            self._archives_done[(batch.cp.agent, record[0])] = record[1:]
         stats.new_hits += new_hits
         stats.new_calls += new_calls
         stats.malformed += batch.malformed
@@ -1019,14 +781,6 @@ class Scanner:
             )
         elif self._malformed_logged == _MALFORMED_LOG_MAX + 1:
             log_event("ingest.malformed_event", store=store, more="further ones not logged")
-
-    def _failed_sources(self) -> dict[str, str]:
-        """The sources the last scans could not read, and why (a row each until one does)."""
-        return dict(self.store.conn.execute("SELECT source, reason FROM source_failures"))
-
-    def _source_recovered(self, source: str) -> None:
-        with self._write(0) as conn:
-            conn.execute("DELETE FROM source_failures WHERE source = ?", (source,))
 
     def _source_failed(
         self,
@@ -1049,9 +803,9 @@ class Scanner:
             reason = str(exc) or type(exc).__name__
         else:
             reason = f"{type(exc).__name__}: {exc}"
-        if self._rolled_back:
+        if self.ledger.rolled_back:
             pending.clear()
-            self._rolled_back = False
+            self.ledger.rolled_back = False
         stats.errors += 1
         stats.failed_sources.append({"source": str(sf.path), "reason": reason})
         if failed_before.get(str(sf.path)) != reason:
@@ -1063,100 +817,20 @@ class Scanner:
                 reason=reason,
                 traceback=None if isinstance(exc, SourceFailed) else _traceback(exc),
             )
-        with self._write(0) as conn:
-            self.store.bump("read_errors")
-            conn.execute(
-                "INSERT INTO source_failures(source, kind, agent, reason, at) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(source) DO UPDATE SET "
-                "kind = excluded.kind, reason = excluded.reason, at = excluded.at",
-                (str(sf.path), sf.kind, sf.agent, reason, time.time()),
-            )
-
-    @contextlib.contextmanager
-    def _write(self, nbytes: int) -> Iterator[sqlite3.Connection]:
-        """A write that joins the scan's open transaction (group commit).
-
-        Small transcripts are many: one transaction each would cost more than reading
-        them. Writes accumulate in one transaction until ``_COMMIT_CHUNKS`` chunks'
-        worth of lines is in it, or the scan ends. Every write is a whole unit (a
-        file's identity, hits and the offset after them), so whatever a crash cuts
-        off is simply read again.
-        """
-        conn = self.store.conn
-        if not self._in_txn:
-            conn.execute("BEGIN IMMEDIATE")
-            self._in_txn, self._txn_bytes = True, 0
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            self._in_txn = False
-            self._rolled_back = True
-            raise
-        self._txn_bytes += nbytes
-        if self._txn_bytes >= _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes:
-            self._flush()
-
-    def _flush(self) -> None:
-        """Commit the scan's open transaction, if any."""
-        if self._in_txn:
-            self.store.conn.execute("COMMIT")
-            self._in_txn = False
+        self.ledger.source_failed(sf, reason)
 
     def _commit(
         self,
-        batch: _Batch,
-        source: _SourceWrite,
+        batch: Batch,
+        source: SourceWrite,
         stats: ScanStats,
         final: os.stat_result | None,
         fd: int,
     ) -> None:
-        """Identity, hits, calls and the offset after them: in one transaction, all or nothing.
-
-        With the offset goes a fingerprint of the bytes just before it, so that a file
-        rewritten in place with the same first bytes is noticed (see :func:`.tailer.judge`).
-        """
-        fingerprint = tail_hash(
-            os.pread(fd, min(TAIL_LEN, batch.end), batch.end - min(TAIL_LEN, batch.end))
-        )
-        tail: _Tail | None = None
-        if final is not None:
-            tail = (
-                batch.end,
-                final.st_size,
-                final.st_mtime_ns,
-                time.time(),
-                batch.malformed,
-                batch.oversized,
-                fingerprint,
-            )
-        with self._write(batch.end - batch.start) as conn:
-            source_id, wrote_tail = source.id(conn, tail)
-            new_hits, new_calls = batch.write(conn, source_id)
-            if tail is None:
-                conn.execute(
-                    "UPDATE sources SET offset = MAX(offset, ?1), "
-                    "tail_hash = CASE WHEN ?1 >= offset THEN ?2 ELSE tail_hash END, "
-                    "oversized = oversized + ?3, malformed = malformed + ?4 WHERE id = ?5",
-                    (batch.end, fingerprint, batch.oversized, batch.malformed, source_id),
-                )
-            elif not wrote_tail:  # the file's last batch: its size and mtime before reading too
-                conn.execute(
-                    "UPDATE sources SET offset = MAX(offset, ?1), "
-                    "tail_hash = CASE WHEN ?1 >= offset THEN ?2 ELSE tail_hash END, "
-                    "oversized = oversized + ?3, malformed = malformed + ?4, size = ?5, "
-                    "mtime_ns = ?6, last_read = ?7 WHERE id = ?8",
-                    (
-                        batch.end,
-                        fingerprint,
-                        batch.oversized,
-                        batch.malformed,
-                        *tail[1:4],
-                        source_id,
-                    ),
-                )
-            self.store.bump("oversized_lines", batch.oversized)
-            self.store.bump("malformed_lines", batch.malformed)
+        """Commit a file's batch with the fingerprint of the line before its end."""
+        n = min(TAIL_LEN, batch.end)
+        fingerprint = tail_hash(os.pread(fd, n, batch.end - n))
+        new_hits, new_calls = self.ledger.commit_file(batch, source, fingerprint, final)
         stats.new_hits += new_hits
         stats.new_calls += new_calls
         stats.malformed += batch.malformed
@@ -1167,7 +841,7 @@ class Scanner:
         fd: int,
         pre: Prescanned,
         data: bytes | None,
-        batch: _Batch,
+        batch: Batch,
         calls: Calls,
         stats: ScanStats,
     ) -> None:
@@ -1228,12 +902,10 @@ class Scanner:
                     done.add(begin)
                     self._apply(parse_line(data[begin:line_end]), batch, calls, stats)
 
-    def _read_line(self, line: bytes, batch: _Batch, calls: Calls, stats: ScanStats) -> None:
+    def _read_line(self, line: bytes, batch: Batch, calls: Calls, stats: ScanStats) -> None:
         self._apply(parse_line(line), batch, calls, stats)
 
-    def _apply(
-        self, parsed: ParsedLine, batch: _Batch, calls: Calls, stats: ScanStats
-    ) -> list[str]:
+    def _apply(self, parsed: ParsedLine, batch: Batch, calls: Calls, stats: ScanStats) -> list[str]:
         """Add one parsed line's calls and hits to ``batch``; returns the ids of new calls.
 
         Everything is read by position: what the helper sends is the same fields as
@@ -1262,10 +934,10 @@ class Scanner:
                 self._read_result(ev, batch, calls, stats)
         return made
 
-    def _read_result(self, ev: ToolResult, batch: _Batch, calls: Calls, stats: ScanStats) -> None:
+    def _read_result(self, ev: ToolResult, batch: Batch, calls: Calls, stats: ScanStats) -> None:
         call_id, named, paths, ev_ts, _recovered, _shape = ev
         agent = batch.cp.agent
-        call = calls.lookup(call_id, lambda cid: self._fetch_call(agent, cid))
+        call = calls.lookup(call_id, lambda cid: self.ledger.fetch_call(agent, cid))
         if named is not None:
             tool = named
         elif call is not None:
@@ -1299,22 +971,6 @@ class Scanner:
                 (agent, call_id, key, tool, ts, query, score, start_line, end_line, batch.session)
             )
 
-    def _fetch_call(self, agent: str, call_id: str) -> CallRow | None:
-        return self.store.conn.execute(  # type: ignore[no-any-return]
-            "SELECT tool, query, ts, answered, session FROM calls WHERE agent = ? AND call_id = ?",
-            (agent, call_id),
-        ).fetchone()
-
-    def _load_waiting(self, agent: str) -> Calls:
-        rows = self.store.conn.execute(
-            "SELECT call_id, tool, query, ts, session FROM calls WHERE answered = 0 AND agent = ?",
-            (agent,),
-        )
-        calls = Calls()
-        for cid, tool, query, ts, session in rows:
-            calls.add(cid, Call(tool, query, ts, False, session or ""))
-        return calls
-
     def _synthetic(self, agent: str) -> frozenset[str]:
         """Session ids of the agent's cron and heartbeat sessions (from its sessions.json).
 
@@ -1347,26 +1003,6 @@ class Scanner:
         ids = synthetic_session_ids(data)
         self._synthetic_sessions[agent] = (key, ids)
         return ids
-
-    def _mark_vanished(self, known: set[int], seen: set[int], vanished: set[int]) -> None:
-        """Flag sources that are gone, revive the ones seen again, forget old ones."""
-        now = time.time()
-        gone = known - seen - vanished
-        back = seen & vanished
-        cutoff = now - self.cfg.ingest.vanished_grace_days * 86400
-        expired = self.store.conn.execute(
-            "SELECT 1 FROM sources WHERE vanished_at < ? LIMIT 1", (cutoff,)
-        ).fetchone()
-        if not (gone or back or expired):
-            return
-        with self.store.transaction() as conn:
-            conn.executemany(
-                "UPDATE sources SET vanished_at = ? WHERE id = ?", [(now, i) for i in gone]
-            )
-            conn.executemany(
-                "UPDATE sources SET vanished_at = NULL WHERE id = ?", [(i,) for i in back]
-            )
-            conn.execute("DELETE FROM sources WHERE vanished_at < ?", (cutoff,))
 
 
 def _is_frame_error(exc: BaseException) -> bool:
