@@ -585,21 +585,27 @@ class Scanner:
         matters); then the same byte prefilter as for files picks the rows to parse.
         """
         max_bytes = self.cfg.ingest.max_line_bytes
+        decode = sqlite_source.decode_event
+        ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
         for rows in sqlite_source.rows_after(conn, layout, session_id, after):
             batch = Batch(cp, session_id, synthetic, parent)
             nbytes = 0
             for seq, json_type, text, frame, size in rows:
-                event, why = sqlite_source.decode_event(json_type, text, frame, size, max_bytes)
-                if event is None:
-                    batch.malformed += 1
-                    self._malformed_event(cp.path, session_id, seq, why or "")
-                    continue
+                if json_type == "text" and text[:1] == b"{":
+                    event = text  # a plain row, the usual case: no call needed
+                else:
+                    event, why = decode(json_type, text, frame, size, max_bytes)
+                    if event is None:
+                        batch.malformed += 1
+                        self._malformed_event(cp.path, session_id, seq, why or "")
+                        continue
                 nbytes += len(event)
-                if parent is None and b'"parentSession"' in event[:_HEADER_MAX]:
+                if seq == 0 and parent is None:  # the header: the session it continues, if any
                     parent = batch.parent = header_parent(event)
-                waiting = calls.waiting_in(session_id, parent)
-                if NEEDLE in event or any(c.encode() in event for c in waiting):
+                    ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
+                if NEEDLE in event or (ids and any(c in event for c in ids)):
                     self._read_line(event, batch, calls, stats)
+                    ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
             stats.bytes_read += nbytes
             new_hits, new_calls = self.ledger.commit_store_batch(batch, nbytes, rows[-1][0])
             stats.new_hits += new_hits
