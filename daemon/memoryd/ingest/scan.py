@@ -1117,7 +1117,8 @@ def log_event(event: str, **fields: object) -> None:
         level = logging.ERROR if event == "ingest.source_failed" else logging.WARNING
         logging.getLogger("memoryd.ingest").log(level, event, extra=fields)
         return
-    doc = {"timestamp": clock.iso(time.time()), "level": "warning", "event": event, **fields}
+    level_name = "error" if event == "ingest.source_failed" else "warning"
+    doc = {"timestamp": clock.iso(time.time()), "level": level_name, "event": event, **fields}
     sys.stderr.write(orjson.dumps(doc, default=str).decode() + "\n")
 
 

@@ -75,13 +75,19 @@ def is_db_file(name: str) -> bool:
 
 
 def signature(db: Path) -> tuple[int, int] | None:
-    """(total size, newest mtime) of the database and its WAL: changes when rows are added."""
+    """(total size, newest mtime) of the database and its WAL: changes when rows are added.
+
+    An empty WAL holds no rows: its time is left out (a reader opening the store
+    re-creates it empty after the last writer removed it, and that is no change).
+    """
     size = mtime = 0
     found = False
     for p in (db, db.with_name(DB_NAME + "-wal")):
         try:
             st = os.stat(p)
         except OSError:
+            continue
+        if p is not db and st.st_size == 0:
             continue
         found = True
         size += st.st_size
