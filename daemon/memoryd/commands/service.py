@@ -140,9 +140,7 @@ def _failed_sources(conn: Any) -> list[dict[str, Any]]:
         ).fetchall()
     except sqlite3.OperationalError:  # no such table: a state database of an older memoryd
         return []
-    return [
-        {"source": s, "kind": k, "reason": r, "since": clock.iso(at)} for s, k, r, at in rows
-    ]
+    return [{"source": s, "kind": k, "reason": r, "since": clock.iso(at)} for s, k, r, at in rows]
 
 
 def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) -> None:

@@ -24,7 +24,6 @@ import gc
 import os
 import re
 import sqlite3
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -394,8 +393,8 @@ class Scanner:
             verdict = judge(plan.cp, str(plan.sf.path), plan.st, head, before)
         else:
             verdict = plan.quick
-        plan.parent = parent_session(plan.fd, head)  # (reads first: stats change only after)
-        plan.session = file_session(plan.sf, head)
+        plan.parent = src.parent_session(plan.fd, head)  # (reads first: stats change only after)
+        plan.session = src.file_session(plan.sf, head)
         if verdict in (Verdict.TRUNCATED, Verdict.REPLACED):
             stats.resets += 1
         elif verdict is Verdict.RENAMED:
@@ -485,7 +484,7 @@ class Scanner:
         calls = pending.get(cp.agent)
         if calls is None:
             calls = pending[cp.agent] = self.ledger.waiting_calls(cp.agent)
-        session = plan.session or file_session(sf, b"")
+        session = plan.session or src.file_session(sf, b"")
         synthetic = not self.cfg.openclaw.count_synthetic and session in self._synthetic(cp.agent)
         commit_every = _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes
         source = SourceWrite(plan.settle)
@@ -601,7 +600,7 @@ class Scanner:
                         continue
                 nbytes += len(event)
                 if seq == 0 and parent is None:  # the header: the session it continues, if any
-                    parent = batch.parent = header_parent(event)
+                    parent = batch.parent = src.header_parent(event)
                     ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
                 if NEEDLE in event or (ids and any(c in event for c in ids)):
                     self._read_line(event, batch, calls, stats)
@@ -624,7 +623,7 @@ class Scanner:
         """Read the archives of a table not read before (listing them reads no blob)."""
         if shape.unknown and shape.table not in self._reported:
             self._reported.add(shape.table)
-            log_event(
+            _emit(
                 "ingest.archive_columns",
                 store=str(sf.path),
                 table=shape.table,
@@ -633,7 +632,7 @@ class Scanner:
         if not shape.readable:
             if shape.table + "!" not in self._reported:
                 self._reported.add(shape.table + "!")
-                log_event(
+                _emit(
                     "ingest.archive_unreadable",
                     store=str(sf.path),
                     table=shape.table,
@@ -678,7 +677,7 @@ class Scanner:
             self._read_archive(
                 sf.agent,
                 lambda: zstd.ZstdFile(fh, "rb"),
-                _session_id(sf.path.name),
+                src.session_id_of(sf.path.name),
                 None,
                 record,
                 0,
@@ -733,7 +732,7 @@ class Scanner:
                 if rec.kind == "ignored":
                     if rec.session_key is not None and rec.session_key not in self._reported:
                         self._reported.add(rec.session_key)
-                        log_event("ingest.archive_record", archive=record[0], kind=rec.session_key)
+                        _emit("ingest.archive_record", archive=record[0], kind=rec.session_key)
                     continue
                 if not rec.line:
                     batch.malformed += 1
@@ -752,7 +751,7 @@ class Scanner:
             if not _is_frame_error(exc):
                 raise
             batch.malformed += 1
-            log_event("ingest.malformed_archive", archive=record[0], reason=str(exc))
+            _emit("ingest.malformed_archive", archive=record[0], reason=str(exc))
         stats.bytes_read += size
         self._commit_archive(batch, size, stats, record)
 
@@ -782,11 +781,9 @@ class Scanner:
         """Log a stored event that cannot be read: once (it is behind the cursor next time)."""
         self._malformed_logged += 1
         if self._malformed_logged <= _MALFORMED_LOG_MAX:
-            log_event(
-                "ingest.malformed_event", store=store, session=session_id, seq=seq, reason=why
-            )
+            _emit("ingest.malformed_event", store=store, session=session_id, seq=seq, reason=why)
         elif self._malformed_logged == _MALFORMED_LOG_MAX + 1:
-            log_event("ingest.malformed_event", store=store, more="further ones not logged")
+            _emit("ingest.malformed_event", store=store, more="further ones not logged")
 
     def _source_failed(
         self,
@@ -815,7 +812,7 @@ class Scanner:
         stats.errors += 1
         stats.failed_sources.append({"source": str(sf.path), "reason": reason})
         if failed_before.get(str(sf.path)) != reason:
-            log_event(
+            _emit(
                 "ingest.source_failed",
                 source=str(sf.path),
                 kind=sf.kind,
@@ -1006,7 +1003,7 @@ class Scanner:
             data = orjson.loads(index.read_bytes())
         except (OSError, orjson.JSONDecodeError):
             data = None
-        ids = synthetic_session_ids(data)
+        ids = src.synthetic_session_ids(data)
         self._synthetic_sessions[agent] = (key, ids)
         return ids
 
@@ -1037,111 +1034,14 @@ def _lines_with_ids(data: bytes, stop: int, look: dict[str, int]) -> set[tuple[i
     return found
 
 
-_HEADER_MAX = 64 << 10  # a session header longer than this is not read for its parent
+def _emit(event: str, **fields: object) -> None:
+    """Log one event (see :func:`memoryd.log.emit`; imported when there is something to say)."""
+    from ..log import emit
 
-
-def parent_session(fd: int, head: bytes) -> str | None:
-    """The session a transcript continues, from its header's ``parentSession`` (a path or id).
-
-    Only a header (``"type": "session"``, the first line) names one: compaction
-    successors do. None when there is none, or the header cannot be read.
-    """
-    end = head.find(b"\n")
-    if end < 0 and len(head) >= HEAD_MAX:  # a header longer than the head read: read it whole
-        head = os.pread(fd, _HEADER_MAX, 0)
-        end = head.find(b"\n")
-    if end < 0:
-        return None
-    return header_parent(head[:end])
-
-
-def file_session(sf: src.SourceFile, head: bytes) -> str:
-    """The session a transcript file holds: the same id whichever source it is read from.
-
-    A live file is ``<sessionId>.jsonl`` (or a successor ``<ISO>_<sessionId>.jsonl``),
-    which is the header's ``id`` and the store's ``session_id``. An import-archive copy
-    carries a key slug and a time stamp around the original name: its header says
-    which session it is, and the name is read only when the header cannot be.
-    """
-    if sf.kind != src.IMPORTED:
-        return _session_id(sf.path.name)
-    end = head.find(b"\n")
-    if end > 0 and b'"session"' in head[:end]:
-        try:
-            header = orjson.loads(head[:end])
-        except orjson.JSONDecodeError:
-            header = None
-        if isinstance(header, dict) and header.get("type") == "session":
-            sid = header.get("id")
-            if isinstance(sid, str) and sid.strip():
-                return sid.strip()
-    return src.imported_session_id(sf.path.name)
-
-
-def header_parent(line: bytes) -> str | None:
-    """The session a header line (``"type": "session"``) names as ``parentSession``, if any.
-
-    Older builds wrote a file path there, newer ones the session id: either way the
-    result is the id (a path is data, never opened).
-    """
-    if b'"parentSession"' not in line:
-        return None
-    try:
-        header = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    parent = header.get("parentSession") if isinstance(header, dict) else None
-    if not isinstance(parent, str) or not parent.strip() or header.get("type") != "session":
-        return None
-    name = parent.strip().replace("\\", "/").rsplit("/", 1)[-1]
-    return _session_id(name)
+    emit(event, **fields)
 
 
 def _traceback(exc: BaseException) -> str:
-    import traceback
+    from ..log import format_traceback
 
-    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-
-
-def log_event(event: str, **fields: object) -> None:
-    """One log line: through logging when it is configured (the daemon), else JSON on stderr.
-
-    A one-shot ``memoryd scan`` does not set up logging (structlog costs start-up
-    time); what it must say about a source still reaches stderr, one JSON line.
-    """
-    import logging
-
-    fields = {k: v for k, v in fields.items() if v is not None}
-    log_module = sys.modules.get("memoryd.log")
-    if log_module is not None and getattr(log_module, "CONFIGURED", False):
-        level = logging.ERROR if event == "ingest.source_failed" else logging.WARNING
-        logging.getLogger("memoryd.ingest").log(level, event, extra=fields)
-        return
-    level_name = "error" if event == "ingest.source_failed" else "warning"
-    doc = {"timestamp": clock.iso(time.time()), "level": level_name, "event": event, **fields}
-    sys.stderr.write(orjson.dumps(doc, default=str).decode() + "\n")
-
-
-def synthetic_session_ids(index: object) -> frozenset[str]:
-    """Sessions that are not the user's: ``cron:`` and ``heartbeat`` keys of sessions.json."""
-    ids: set[str] = set()
-    if not isinstance(index, dict):
-        return frozenset()
-    for key, entry in index.items():
-        k = str(key).lower()
-        if ("cron:" in k or "heartbeat" in k) and isinstance(entry, dict):
-            sid = entry.get("sessionId")
-            if isinstance(sid, str):
-                ids.add(sid)
-            sfile = entry.get("sessionFile")
-            if isinstance(sfile, str):
-                ids.add(_session_id(Path(sfile).name))
-    return frozenset(ids)
-
-
-def _session_id(name: str) -> str:
-    """Session id from a transcript name: ``<id>.jsonl[...]``, ``<ISO>_<id>.jsonl``."""
-    stem = name.split(".jsonl", 1)[0]
-    if src._SUCCESSOR.match(stem + ".jsonl"):
-        stem = stem.split("_", 1)[1]
-    return stem
+    return format_traceback(exc)

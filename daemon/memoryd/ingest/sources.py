@@ -15,8 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+import orjson
+
 from ..config import Agent
 from . import sqlite_source
+from .tailer import HEAD_MAX
 
 LIVE, SUCCESSOR, RESET, DELETED, CLAUDE = "live", "successor", "reset", "deleted", "claude"
 SQLITE = "sqlite"
@@ -176,3 +179,93 @@ def _claude_transcripts(project: Path) -> Iterator[Path]:
         for entry in _files(Path(sub.path) / "subagents"):
             if entry.name.endswith(".jsonl"):
                 yield Path(entry.path)
+
+
+# ---------------------------------------------------------------------- naming sessions
+# The same conversation carries the same session id whichever source it is read from:
+# the JSONL header's ``id``, the store's ``session_id``, an import-archive copy, an
+# archive blob, a cold record.
+
+_HEADER_MAX = 64 << 10  # a session header longer than this is not read for its parent
+
+
+def parent_session(fd: int, head: bytes) -> str | None:
+    """The session a transcript continues, from its header's ``parentSession`` (a path or id).
+
+    Only a header (``"type": "session"``, the first line) names one: compaction
+    successors do. None when there is none, or the header cannot be read.
+    """
+    end = head.find(b"\n")
+    if end < 0 and len(head) >= HEAD_MAX:  # a header longer than the head read: read it whole
+        head = os.pread(fd, _HEADER_MAX, 0)
+        end = head.find(b"\n")
+    if end < 0:
+        return None
+    return header_parent(head[:end])
+
+
+def file_session(sf: SourceFile, head: bytes) -> str:
+    """The session a transcript file holds: the same id whichever source it is read from.
+
+    A live file is ``<sessionId>.jsonl`` (or a successor ``<ISO>_<sessionId>.jsonl``),
+    which is the header's ``id`` and the store's ``session_id``. An import-archive copy
+    carries a key slug and a time stamp around the original name: its header says
+    which session it is, and the name is read only when the header cannot be.
+    """
+    if sf.kind != IMPORTED:
+        return session_id_of(sf.path.name)
+    end = head.find(b"\n")
+    if end > 0 and b'"session"' in head[:end]:
+        try:
+            header = orjson.loads(head[:end])
+        except orjson.JSONDecodeError:
+            header = None
+        if isinstance(header, dict) and header.get("type") == "session":
+            sid = header.get("id")
+            if isinstance(sid, str) and sid.strip():
+                return sid.strip()
+    return imported_session_id(sf.path.name)
+
+
+def header_parent(line: bytes) -> str | None:
+    """The session a header line (``"type": "session"``) names as ``parentSession``, if any.
+
+    Older builds wrote a file path there, newer ones the session id: either way the
+    result is the id (a path is data, never opened).
+    """
+    if b'"parentSession"' not in line:
+        return None
+    try:
+        header = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    parent = header.get("parentSession") if isinstance(header, dict) else None
+    if not isinstance(parent, str) or not parent.strip() or header.get("type") != "session":
+        return None
+    name = parent.strip().replace("\\", "/").rsplit("/", 1)[-1]
+    return session_id_of(name)
+
+
+def synthetic_session_ids(index: object) -> frozenset[str]:
+    """Sessions that are not the user's: ``cron:`` and ``heartbeat`` keys of sessions.json."""
+    ids: set[str] = set()
+    if not isinstance(index, dict):
+        return frozenset()
+    for key, entry in index.items():
+        k = str(key).lower()
+        if ("cron:" in k or "heartbeat" in k) and isinstance(entry, dict):
+            sid = entry.get("sessionId")
+            if isinstance(sid, str):
+                ids.add(sid)
+            sfile = entry.get("sessionFile")
+            if isinstance(sfile, str):
+                ids.add(session_id_of(Path(sfile).name))
+    return frozenset(ids)
+
+
+def session_id_of(name: str) -> str:
+    """Session id from a transcript name: ``<id>.jsonl[...]``, ``<ISO>_<id>.jsonl``."""
+    stem = name.split(".jsonl", 1)[0]
+    if _SUCCESSOR.match(stem + ".jsonl"):
+        stem = stem.split("_", 1)[1]
+    return stem
