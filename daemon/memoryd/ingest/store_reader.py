@@ -1,0 +1,143 @@
+"""The transcript store as a source: new rows of each session, then its archive tables.
+
+The shell around :mod:`.sqlite_source` (layouts, decoding, session keys and
+lineage, all pure or a query each): open the store read-only when its signature
+changed, read each session's rows after its cursor (a session before the ones
+that continue it), and commit each batch with the session's new cursor through
+the ledger. Sessions rewritten in place (a new ``transcript_rewrite_watermarks``
+row, or rows ending below the cursor) are read again from their start.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from . import archives, sqlite_source
+from . import sources as src
+from .archive_reader import ArchiveReader
+from .calls import Calls
+from .context import ReadContext
+from .ledger import Batch
+from .prescan import NEEDLE
+from .stats import ScanStats, SourceFailed
+from .tailer import Checkpoint
+
+
+class StoreReader:
+    """Reads an agent's ``openclaw-agent.sqlite`` (and, through ``archives``, its archives)."""
+
+    def __init__(self, ctx: ReadContext, archives: ArchiveReader) -> None:
+        self.ctx = ctx
+        self.archive_reader = archives
+
+    def read(
+        self,
+        sf: src.SourceFile,
+        st: os.stat_result,
+        cp: Checkpoint | None,
+        pending: dict[str, Calls],
+        stats: ScanStats,
+    ) -> None:
+        """Read new rows of OpenClaw's SQLite transcript store (see :mod:`.sqlite_source`).
+
+        A store whose database and WAL are as they were is not opened. Otherwise its
+        layout is found by name, each session with rows past its cursor is read (a
+        session before the ones that continue it), compressed rows are decoded, and
+        each batch of rows is committed with the session's new cursor.
+        """
+        sig = sqlite_source.signature(sf.path)
+        if sig is None or (cp is not None and (cp.size, cp.mtime_ns) == sig):
+            return  # no new rows: the database and its WAL are as they were
+        stats.files_read += 1
+        conn = sqlite_source.open_readonly(sf.path)
+        try:
+            tables = sqlite_source.table_columns(conn)
+            layout = sqlite_source.pick_layout(tables)
+            if layout is None:
+                raise SourceFailed(sqlite_source.UNSUPPORTED)
+            keys = sqlite_source.session_keys(conn, tables)
+            parents = sqlite_source.previous_sessions(conn, tables)
+            if cp is None:
+                cp = self.ctx.ledger.new_store_source(sf, st)
+            calls = self.ctx.calls(pending, cp.agent)
+            cursors = self.ctx.ledger.cursors(cp.id)
+            self.ctx.store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(keys)
+            synthetic_ids: frozenset[str] = frozenset()
+            if not self.ctx.cfg.openclaw.count_synthetic:
+                synthetic_ids = self.ctx.synthetic(cp.agent) | self.ctx.store_synthetic[cp.agent]
+            # Sessions rewritten in place since the last read (a new watermark): from the start.
+            marks = sqlite_source.rewrite_marks(conn, tables)
+            mark_name = f"{sf.path}#{sqlite_source.REWRITE_TABLE}/"
+            changed_marks = {
+                sid: digest
+                for sid, digest in marks.items()
+                if self.ctx.archives_done.get((cp.agent, mark_name + sid), (0, ""))[1] != digest
+            }
+            for sid in changed_marks:
+                if sid in cursors:
+                    cursors[sid] = -1
+            todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors)
+            for session_id, after in sqlite_source.parents_first(todo, parents):
+                self._read_session(
+                    conn,
+                    layout,
+                    cp,
+                    session_id,
+                    after,
+                    session_id in synthetic_ids,
+                    parents.get(session_id),
+                    calls,
+                    stats,
+                )
+            for shape in archives.archive_shapes(tables):
+                self.archive_reader.read_table(conn, shape, sf, cp, pending, stats)
+        finally:
+            conn.close()
+        marks_seen = {mark_name + sid: d for sid, d in changed_marks.items()}
+        self.ctx.ledger.store_read(cp.id, cp.agent, sig, marks_seen)
+
+    def _read_session(
+        self,
+        conn: sqlite3.Connection,
+        layout: sqlite_source.Layout,
+        cp: Checkpoint,
+        session_id: str,
+        after: int,
+        synthetic: bool,
+        parent: str | None,
+        calls: Calls,
+        stats: ScanStats,
+    ) -> None:
+        """One session's rows after its cursor, a batch per transaction with the new cursor.
+
+        Every compressed row is decoded (nothing outside the frame says whether it
+        matters); then the same byte prefilter as for files picks the rows to parse.
+        """
+        max_bytes = self.ctx.cfg.ingest.max_line_bytes
+        decode = sqlite_source.decode_event
+        ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
+        for rows in sqlite_source.rows_after(conn, layout, session_id, after):
+            batch = Batch(cp, session_id, synthetic, parent)
+            nbytes = 0
+            for seq, json_type, text, frame, size in rows:
+                if json_type == "text" and text[:1] == b"{":
+                    event = text  # a plain row, the usual case: no call needed
+                else:
+                    event, why = decode(json_type, text, frame, size, max_bytes)
+                    if event is None:
+                        batch.malformed += 1
+                        self.ctx.malformed_event(cp.path, session_id, seq, why or "")
+                        continue
+                nbytes += len(event)
+                if seq == 0 and parent is None:  # the header: the session it continues, if any
+                    parent = batch.parent = src.header_parent(event)
+                    ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
+                if NEEDLE in event or (ids and any(c in event for c in ids)):
+                    self.ctx.applier.line(event, batch, calls, stats)
+                    ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
+            stats.bytes_read += nbytes
+            new_hits, new_calls = self.ctx.ledger.commit_store_batch(batch, nbytes, rows[-1][0])
+            stats.new_hits += new_hits
+            stats.new_calls += new_calls
+            stats.malformed += batch.malformed
