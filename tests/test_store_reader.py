@@ -689,3 +689,69 @@ def _merge(*counts: dict[str, int]) -> dict[str, int]:
         for k, v in c.items():
             out[k] = out.get(k, 0) + v
     return out
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    plan=st.lists(
+        st.tuples(
+            st.sampled_from(["grow", "scan", "delete", "cold", "restart"]),
+            st.integers(0, 2),
+            st.booleans(),
+        ),
+        max_size=14,
+    )
+)
+def test_any_order_of_writes_scans_and_deletions_gives_the_jsonl_counts(tmp_path_factory, plan):
+    """Sessions grow (plain or compressed rows), get scanned, deleted into an archive or sent
+    to cold storage while memoryd is stopped: the final counts are the conversations' counts."""
+    inst = Install(tmp_path_factory.mktemp("ops"))
+    store = archive_store(inst)
+    convs = [big_conversation(3, f"x{k}_") for k in range(3)]
+    written = [0, 0, 0]
+    gone = [False, False, False]
+    archived = 0
+
+    def grow(k: int, packed: bool, upto: int | None = None) -> None:
+        lines = convs[k]
+        stop = len(lines) if upto is None else min(upto, len(lines))
+        for seq in range(written[k], stop):
+            store.insert(f"s{k}", seq, lines[seq].rstrip(b"\n"), packed and seq > 0)
+        written[k] = max(written[k], stop)
+
+    for op, k, flag in plan:
+        if gone[k]:
+            continue
+        if op == "grow":
+            grow(k, flag, written[k] + 5)
+        elif op == "scan":
+            inst.scan()
+        elif op == "restart":
+            inst.restart()
+        elif op in ("delete", "cold"):
+            grow(k, flag)  # the session ends, then leaves the live table
+            text = delete_session(store, f"s{k}")
+            archived += 1
+            if op == "delete":
+                blob, encoding = (frame(text), "zstd") if flag else (text, "identity")
+                store.conn.execute(
+                    "INSERT INTO session_transcript_archives VALUES (?, ?, NULL, 'deleted', ?, "
+                    "?, 0)",
+                    (f"a{archived}", f"s{k}", encoding, blob),
+                )
+            else:
+                store.conn.execute(
+                    "INSERT INTO session_transcript_cold_archives VALUES (?, ?, ?, 0)",
+                    (f"c{archived}", f"s{k}", cold_records(f"s{k}", convs[k])),
+                )
+            gone[k] = True
+    for k in range(3):
+        if not gone[k]:
+            grow(k, True)
+    inst.scan()
+    assert inst.counts() == expected(3, 3, 3)
+    assert inst.scan().new_hits == 0
+    store.conn.close()
+    inst.store.close()
