@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import memoryd.log
 import transcripts as tx
 from memoryd.ingest import sqlite_source
 from memoryd.ingest.tailer import HEAD_MAX
@@ -165,6 +166,13 @@ def inst(tmp_path):
     i = Install(tmp_path)
     yield i
     i.store.close()
+
+
+@pytest.fixture(autouse=True)
+def one_shot_logging(monkeypatch):
+    """As in a one-shot ``memoryd scan``: logging is not set up, events go to stderr as JSON
+    (another test of the session may have configured it for a daemon)."""
+    monkeypatch.setattr(memoryd.log, "CONFIGURED", False)
 
 
 # --------------------------------------------------------------------------- compressed rows

@@ -126,7 +126,8 @@ class ArchiveReader:
         cp = Checkpoint(source_id, agent, record[0], 0, 0, 0, "", 0, 0, 0)
         commit_every = self.ctx.ledger.commit_bytes
         batch = self._archive_batch(cp, session, key)
-        size = 0
+        size = 0  # bytes since the last commit
+        total = 0
         try:
             for line in archives.iter_lines(open_stream(), self.ctx.cfg.ingest.max_line_bytes):
                 if line is None:
@@ -143,7 +144,7 @@ class ArchiveReader:
                 rec = archives.read_record(line)
                 if rec.kind == "header":
                     self._commit_archive(batch, size, stats, None)
-                    size = 0
+                    total, size = total + size, 0
                     batch = self._archive_batch(cp, rec.session_id or session, rec.session_key)
                     continue
                 if rec.kind == "ignored":
@@ -162,14 +163,14 @@ class ArchiveReader:
                     self.ctx.applier.line(rec.line, batch, calls, stats)
                 if size >= commit_every:
                     self._commit_archive(batch, size, stats, None)
-                    size = 0
+                    total, size = total + size, 0
                     batch = self._archive_batch(cp, batch.session, None, batch.synthetic)
         except Exception as exc:
             if not is_frame_error(exc):
                 raise
             batch.malformed += 1
             emit("ingest.malformed_archive", archive=record[0], reason=str(exc))
-        stats.bytes_read += size
+        stats.bytes_read += total + size
         self._commit_archive(batch, size, stats, record)
 
     def _archive_batch(
