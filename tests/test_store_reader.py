@@ -763,3 +763,21 @@ def test_any_order_of_writes_scans_and_deletions_gives_the_jsonl_counts(tmp_path
     assert inst.scan().new_hits == 0
     store.conn.close()
     inst.store.close()
+
+
+def test_unnamed_answers_in_plain_rows_are_found_by_id_within_and_across_batches(inst):
+    """Claude-style answers name no tool and hold no ``memory_``: SQLite's prefilter passes
+    them by the waiting call's id, in the same batch of rows or a later one."""
+    store = Store(inst)
+    lines = [tx.header("cc")]
+    for i in range(700):  # more needle rows than one batch of the reader (500)
+        path = FILES[i % len(FILES)]
+        lines.append(tx.claude_call(f"u{i}", "mcp__openclaw__memory_get", {"path": path}))
+        lines.append(tx.chatter(i))
+        lines.append(tx.claude_result(f"u{i}", {"path": path, "text": "x"}))
+    store.conn.execute("BEGIN")
+    store.append("cc", lines, compress="none")
+    store.conn.execute("COMMIT")
+    stats = inst.scan()
+    assert sum(inst.counts().values()) == 700 and stats.malformed == 0
+    assert stats.bytes_read == sum(len(ln) - 1 for ln in lines)

@@ -28,7 +28,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -159,8 +158,8 @@ def quote(name: str) -> str:
 
 def sessions_with_new_rows(
     conn: sqlite3.Connection, layout: Layout, cursors: dict[str, int]
-) -> list[tuple[str, int]]:
-    """(session_id, seq to read after) for every session with rows memoryd has not read.
+) -> list[tuple[str, int, int]]:
+    """(session_id, seq to read after, last seq) for every session with rows not yet read.
 
     A session whose rows now end below its cursor was rewritten (its rows removed
     and written again): it is read again from its start. Re-reading is harmless,
@@ -173,9 +172,9 @@ def sessions_with_new_rows(
             continue  # a row without a usable session or order: nothing to follow it by
         done = cursors.get(session_id, -1)
         if top > done:
-            out.append((session_id, done))
+            out.append((session_id, done, top))
         elif top < done:
-            out.append((session_id, -1))
+            out.append((session_id, -1, top))
     return out
 
 
@@ -188,28 +187,93 @@ def _order(layout: Layout) -> str:
 Row = tuple[int, str, Any, Any, Any]
 
 
-def rows_after(
-    conn: sqlite3.Connection, layout: Layout, session_id: str, after: int, batch: int = 500
-) -> Iterator[list[Row]]:
-    """The session's events after ``after``, in seq order, a batch at a time.
+# More ids waiting than this: every row is read and the ids are looked for in Python.
+_SQL_ID_FILTER_MAX = 32
 
-    The JSON column is read as bytes (a row of invalid UTF-8 must not stop the
-    query) together with its storage class, so a row of the wrong type is seen
-    as such rather than coerced.
+
+def rows_that_matter(
+    conn: sqlite3.Connection,
+    layout: Layout,
+    session_id: str,
+    after: int,
+    upto: int,
+    ids: list[str],
+    batch: int = 500,
+) -> tuple[list[Row], int]:
+    """The rows of ``(after, upto]`` that may matter, up to ``batch`` of them, and the seq
+    they cover the session up to.
+
+    SQLite does the byte prefilter for plain rows, so the text of the many rows
+    that hold no memory call never leaves it: a row is returned when it holds
+    ``memory_`` or one of ``ids`` (calls waiting for an answer that may not name
+    its tool), or is not plain JSON text (a compressed
+    row, which is decoded and filtered by the caller, or a malformed one, which is
+    counted). The JSON column is read as bytes (a row of invalid UTF-8 must not
+    stop the query) with its storage class, so a row of the wrong type is seen as
+    such rather than coerced.
     """
     t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
     z = quote(layout.zstd) if layout.zstd else "NULL"
     n = quote(layout.nbytes) if layout.nbytes else "NULL"
-    sql = (
+    where = f"{s} = ? AND {q} > ? AND {q} <= ?"
+    args: list[object] = [session_id, after, upto]
+    if len(ids) <= _SQL_ID_FILTER_MAX:
+        wanted = [
+            f"typeof({j}) != 'text'",
+            f"substr({j}, 1, 1) != '{{'",
+            f"instr({j}, 'memory_') > 0",
+        ] + [f"instr({j}, ?) > 0"] * len(ids)
+        where += f" AND ({' OR '.join(wanted)})"
+        args += ids
+    rows = conn.execute(
         f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t} "
-        f"WHERE {s} = ? AND {q} > ? ORDER BY {q} LIMIT ?"
-    )
-    while True:
-        rows = conn.execute(sql, (session_id, after, batch)).fetchall()
-        if not rows:
-            return
-        yield rows
-        after = rows[-1][0]
+        f"WHERE {where} ORDER BY {q} LIMIT ?",
+        (*args, batch),
+    ).fetchall()
+    return rows, rows[-1][0] if len(rows) == batch else upto
+
+
+def rows_naming(
+    conn: sqlite3.Connection,
+    layout: Layout,
+    session_id: str,
+    after: int,
+    upto: int,
+    ids: list[str],
+) -> list[tuple[int, bytes]]:
+    """Plain rows of ``(after, upto]`` holding one of ``ids``, in seq order."""
+    t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
+    any_id = " OR ".join([f"instr({j}, ?) > 0"] * len(ids))
+    return conn.execute(  # type: ignore[no-any-return]
+        f"SELECT {q}, CAST({j} AS BLOB) FROM {t} WHERE {s} = ? AND {q} > ? AND {q} <= ? "
+        f"AND typeof({j}) = 'text' AND ({any_id}) ORDER BY {q}",
+        (session_id, after, upto, *ids),
+    ).fetchall()
+
+
+def header_row(conn: sqlite3.Connection, layout: Layout, session_id: str) -> bytes | None:
+    """The session's first row (seq 0, the header) when it is plain text (it always is)."""
+    t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
+    row = conn.execute(
+        f"SELECT CAST({j} AS BLOB) FROM {t} WHERE {s} = ? AND typeof({j}) = 'text' "
+        f"ORDER BY {q} LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    return row[0] if row and isinstance(row[0], bytes) else None
+
+
+def bytes_between(
+    conn: sqlite3.Connection, layout: Layout, session_id: str, after: int, upto: int
+) -> int:
+    """The size of the session's events in ``(after, upto]`` (compressed ones as decoded)."""
+    t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
+    n = quote(layout.nbytes) if layout.nbytes else "NULL"
+    row = conn.execute(
+        f"SELECT SUM(COALESCE(length(CAST({j} AS BLOB)), {n}, 0)) FROM {t} "
+        f"WHERE {s} = ? AND {q} > ? AND {q} <= ?",
+        (session_id, after, upto),
+    ).fetchone()
+    return int(row[0] or 0) if row and isinstance(row[0], int) else 0
 
 
 # ---------------------------------------------------------------------- decoding
@@ -359,16 +423,18 @@ def synthetic_from_keys(keys: dict[str, str]) -> frozenset[str]:
     )
 
 
-def parents_first(sessions: list[tuple[str, int]], parent: dict[str, str]) -> list[tuple[str, int]]:
+def parents_first(
+    sessions: list[tuple[str, int, int]], parent: dict[str, str]
+) -> list[tuple[str, int, int]]:
     """The sessions in an order where one continued by another comes before it.
 
     An answer at the start of a continued session meets the call made at the end
     of the one it continues only if that one was read first.
     """
     todo = {item[0]: item for item in sessions}
-    out: list[tuple[str, int]] = []
+    out: list[tuple[str, int, int]] = []
     placed: set[str] = set()
-    for sid, _ in sessions:
+    for sid, *_ in sessions:
         chain: list[str] = []
         while sid in todo and sid not in placed:  # walk up to the oldest ancestor not placed
             placed.add(sid)

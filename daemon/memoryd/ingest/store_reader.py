@@ -19,6 +19,7 @@ from .archive_reader import ArchiveReader
 from .calls import Calls
 from .context import ReadContext
 from .ledger import Batch
+from .parser import parse_line
 from .prescan import NEEDLE
 from .stats import ScanStats, SourceFailed
 from .tailer import Checkpoint
@@ -78,13 +79,14 @@ class StoreReader:
                 if sid in cursors:
                     cursors[sid] = -1
             todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors)
-            for session_id, after in sqlite_source.parents_first(todo, parents):
+            for session_id, after, top in sqlite_source.parents_first(todo, parents):
                 self._read_session(
                     conn,
                     layout,
                     cp,
                     session_id,
                     after,
+                    top,
                     session_id in synthetic_ids,
                     parents.get(session_id),
                     calls,
@@ -104,22 +106,35 @@ class StoreReader:
         cp: Checkpoint,
         session_id: str,
         after: int,
+        top: int,
         synthetic: bool,
         parent: str | None,
         calls: Calls,
         stats: ScanStats,
     ) -> None:
-        """One session's rows after its cursor, a batch per transaction with the new cursor.
+        """One session's rows in ``(after, top]``, a batch per transaction with the new cursor.
 
-        Every compressed row is decoded (nothing outside the frame says whether it
-        matters); then the same byte prefilter as for files picks the rows to parse.
+        SQLite hands over only the rows that may matter (see
+        :func:`.sqlite_source.rows_that_matter`): every compressed row is decoded
+        (nothing outside the frame says whether it matters), then the same byte
+        prefilter as for files picks the rows to parse. An answer that does not name
+        its tool, to a call made in the same batch, is looked for afterwards by the
+        call's id in the rows after it.
         """
         max_bytes = self.ctx.cfg.ingest.max_line_bytes
         decode = sqlite_source.decode_event
-        ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
-        for rows in sqlite_source.rows_after(conn, layout, session_id, after):
+        apply = self.ctx.applier.parsed
+        if parent is None and after < 0:  # the header first: the session it continues, if any
+            header = sqlite_source.header_row(conn, layout, session_id)
+            parent = src.header_parent(header) if header else None
+        while after < top:
+            waiting = calls.waiting_in(session_id, parent)
+            rows, upto = sqlite_source.rows_that_matter(
+                conn, layout, session_id, after, top, sorted(waiting)
+            )
+            ids = [c.encode() for c in waiting]
             batch = Batch(cp, session_id, synthetic, parent)
-            nbytes = 0
+            made_at: dict[str, int] = {}  # calls made in this batch → their seq
             for seq, json_type, text, frame, size in rows:
                 if json_type == "text" and text[:1] == b"{":
                     event = text  # a plain row, the usual case: no call needed
@@ -129,15 +144,47 @@ class StoreReader:
                         batch.malformed += 1
                         self.ctx.malformed_event(cp.path, session_id, seq, why or "")
                         continue
-                nbytes += len(event)
-                if seq == 0 and parent is None:  # the header: the session it continues, if any
-                    parent = batch.parent = src.header_parent(event)
-                    ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
                 if NEEDLE in event or (ids and any(c in event for c in ids)):
-                    self.ctx.applier.line(event, batch, calls, stats)
+                    for call_id in apply(parse_line(event), batch, calls, stats):
+                        made_at.setdefault(call_id, seq)
                     ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
+            self._answers_by_id(
+                conn, layout, session_id, upto, made_at, {r[0] for r in rows}, batch, calls, stats
+            )
+            # (the size of the rows the batch covers, read or not: for the group commit's
+            # measure and the scan's count of bytes)
+            nbytes = sqlite_source.bytes_between(conn, layout, session_id, after, upto)
             stats.bytes_read += nbytes
-            new_hits, new_calls = self.ctx.ledger.commit_store_batch(batch, nbytes, rows[-1][0])
+            new_hits, new_calls = self.ctx.ledger.commit_store_batch(batch, nbytes, upto)
             stats.new_hits += new_hits
             stats.new_calls += new_calls
             stats.malformed += batch.malformed
+            after = upto
+
+    def _answers_by_id(
+        self,
+        conn: sqlite3.Connection,
+        layout: sqlite_source.Layout,
+        session_id: str,
+        upto: int,
+        made_at: dict[str, int],
+        seen: set[int],
+        batch: Batch,
+        calls: Calls,
+        stats: ScanStats,
+    ) -> None:
+        """Plain rows after a call of this batch that name its id, for calls still waiting."""
+        open_calls = {cid: seq for cid, seq in made_at.items() if not calls.is_answered(cid)}
+        if not open_calls:
+            return
+        start = min(open_calls.values())
+        for seq, text in sqlite_source.rows_naming(
+            conn, layout, session_id, start, upto, sorted(open_calls)
+        ):
+            if seq in seen:
+                continue
+            if any(
+                seq > at and not calls.is_answered(cid) and cid.encode() in text
+                for cid, at in open_calls.items()
+            ):
+                self.ctx.applier.parsed(parse_line(text), batch, calls, stats)
