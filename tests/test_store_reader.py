@@ -781,3 +781,28 @@ def test_unnamed_answers_in_plain_rows_are_found_by_id_within_and_across_batches
     stats = inst.scan()
     assert sum(inst.counts().values()) == 700 and stats.malformed == 0
     assert stats.bytes_read == sum(len(ln) - 1 for ln in lines)
+
+
+def test_a_store_written_just_before_it_was_read_is_looked_at_again(inst):
+    """Rows committed a moment before a read may not be visible yet: the read is provisional
+    (the daemon scans again after SETTLE_S) until the store's files are older than that."""
+    import os
+
+    import time
+
+    store = Store(inst)
+    store.append("p", conversation(2, "p"))
+    soon = time.time() + 600  # "just written", however slow this machine is today
+    for f in store.path.parent.glob("openclaw-agent.sqlite*"):
+        os.utime(f, (soon, soon))
+    first = inst.scan()
+    assert first.retry_in == sqlite_source.SETTLE_S and inst.counts() == expected(2)
+    recorded = "SELECT mtime_ns FROM sources WHERE kind = 'sqlite'"
+    assert inst.store.conn.execute(recorded).fetchone()[0] == -1
+    old = 1_700_000_000
+    for f in store.path.parent.glob("openclaw-agent.sqlite*"):
+        os.utime(f, (old, old))
+    again = inst.scan()  # looked at again: nothing new, not counted as read, now final
+    assert again.files_read == 0 and again.retry_in == 0 and again.new_hits == 0
+    assert inst.store.conn.execute(recorded).fetchone()[0] == old * 10**9
+    store.conn.close()

@@ -94,6 +94,19 @@ def signature(db: Path) -> tuple[int, int] | None:
     return (size, mtime) if found else None
 
 
+# A store written less than this before its signature was taken may hold committed rows that
+# were not visible yet: a writer's last write to the WAL file comes before its WAL index is
+# updated (an fsync may sit between them), and some file systems keep coarse times. Such a read
+# is provisional: the store is looked at again at the next scan, and the daemon scans again
+# after this long.
+SETTLE_S = 2.0
+
+
+def settled(signature: tuple[int, int], now_ns: int) -> bool:
+    """Whether a signature taken at ``now_ns`` is old enough to be taken as final."""
+    return now_ns - signature[1] >= SETTLE_S * 1e9
+
+
 def open_readonly(db: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(
         f"file:{db}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None

@@ -29,12 +29,15 @@ class ScanStats:
         "helper_files",  # transcripts whose lines a forked helper found and parsed
         "elapsed",
     )
-    __slots__ = FIELDS
+    # retry_in: seconds after which a source read this time must be looked at again even without
+    # a file event (a store written just before it was read; 0: none). Not printed.
+    __slots__ = (*FIELDS, "retry_in")
 
     def __init__(self) -> None:
         for name in self.FIELDS:
             setattr(self, name, 0)
         self.elapsed = 0.0
+        self.retry_in = 0.0
         self.failed_sources: list[dict[str, str]] = []
 
     def as_dict(self) -> dict[str, object]:

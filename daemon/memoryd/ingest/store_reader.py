@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 
 from . import archives, sqlite_source
 from . import sources as src
@@ -23,6 +24,8 @@ from .parser import parse_line
 from .prescan import NEEDLE
 from .stats import ScanStats, SourceFailed
 from .tailer import Checkpoint
+
+_LOOKS = 3  # reads of the new rows per scan of a store (see ``read``)
 
 
 class StoreReader:
@@ -48,8 +51,12 @@ class StoreReader:
         each batch of rows is committed with the session's new cursor.
         """
         sig = sqlite_source.signature(sf.path)
+        taken = time.time_ns()
         if sig is None or (cp is not None and (cp.size, cp.mtime_ns) == sig):
             return  # no new rows: the database and its WAL are as they were
+        # Counted as read when it had something to read (or failed): a second look at a store
+        # that was provisionally read and has nothing new is no read.
+        read_before, rows_before = stats.files_read, stats.bytes_read
         stats.files_read += 1
         conn = sqlite_source.open_readonly(sf.path)
         try:
@@ -78,25 +85,37 @@ class StoreReader:
             for sid in changed_marks:
                 if sid in cursors:
                     cursors[sid] = -1
-            todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors)
-            for session_id, after, top in sqlite_source.parents_first(todo, parents):
-                self._read_session(
-                    conn,
-                    layout,
-                    cp,
-                    session_id,
-                    after,
-                    top,
-                    session_id in synthetic_ids,
-                    parents.get(session_id),
-                    calls,
-                    stats,
-                )
+            # Read, then look once more: a writer's rows can become visible a moment after
+            # its last write to the WAL file (SQLite updates the WAL index last), so the
+            # signature taken before reading may already count rows the first look missed.
+            for _ in range(_LOOKS):
+                todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors)
+                if not todo:
+                    break
+                for session_id, after, top in sqlite_source.parents_first(todo, parents):
+                    self._read_session(
+                        conn,
+                        layout,
+                        cp,
+                        session_id,
+                        after,
+                        top,
+                        session_id in synthetic_ids,
+                        parents.get(session_id),
+                        calls,
+                        stats,
+                    )
+                    cursors[session_id] = top
             for shape in archives.archive_shapes(tables):
                 self.archive_reader.read_table(conn, shape, sf, cp, pending, stats)
         finally:
             conn.close()
+        if stats.bytes_read == rows_before and stats.files_read == read_before + 1:
+            stats.files_read = read_before  # opened, nothing new (the archives count their own)
         marks_seen = {mark_name + sid: d for sid, d in changed_marks.items()}
+        if not sqlite_source.settled(sig, taken):  # written just now: look again soon
+            stats.retry_in = max(stats.retry_in, sqlite_source.SETTLE_S)
+            sig = (sig[0], -1)
         self.ctx.ledger.store_read(cp.id, cp.agent, sig, marks_seen)
 
     def _read_session(
