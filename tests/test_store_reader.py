@@ -787,7 +787,6 @@ def test_a_store_written_just_before_it_was_read_is_looked_at_again(inst):
     """Rows committed a moment before a read may not be visible yet: the read is provisional
     (the daemon scans again after SETTLE_S) until the store's files are older than that."""
     import os
-
     import time
 
     store = Store(inst)
