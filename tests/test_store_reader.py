@@ -805,3 +805,18 @@ def test_a_store_written_just_before_it_was_read_is_looked_at_again(inst):
     assert again.files_read == 0 and again.retry_in == 0 and again.new_hits == 0
     assert inst.store.conn.execute(recorded).fetchone()[0] == old * 10**9
     store.conn.close()
+
+
+def test_a_cron_session_deleted_into_a_zst_file_is_left_out_by_the_store_keys(inst):
+    """No sessions.json: the store's session_windows name the cron session, and its archive
+    file (read after the store in a scan) is left out too."""
+    store = Store(inst)
+    store.add_session("cronZ", key="agent:main:cron:hourly")
+    store.add_session("userZ")
+    store.append("userZ", conversation(2, "u"))
+    (inst.sessions / f"cronZ.jsonl.deleted.{STAMP}.zst").write_bytes(
+        frame(b"".join(conversation(3, "z")))
+    )
+    inst.scan()
+    assert inst.counts() == expected(2)
+    store.conn.close()

@@ -118,11 +118,12 @@ def discover(
     name), whatever order the folders list them in: a compaction successor comes
     after the file it continues, so an answer written at the start of the successor
     meets its call, made at the end of the parent, already read. Then the agent's
-    SQLite store, if any.
+    SQLite store, if any, then its ``.zst`` archives.
     """
     for agent in agents:
         files: list[tuple[int, str, SourceFile]] = []
         databases: list[SourceFile] = []
+        archived: list[tuple[int, str, SourceFile]] = []
         for folder in agent_dirs(agent, include_active_memory):
             for entry in _files(folder):
                 if entry.name == sqlite_source.DB_NAME:
@@ -132,10 +133,14 @@ def discover(
                 if kind is not None:
                     st = _lstat(entry)
                     sf = SourceFile(agent.id, kind, Path(entry.path), st)
-                    files.append((st.st_mtime_ns if st else 0, entry.name, sf))
+                    group = archived if kind == ARCHIVE else files
+                    group.append((st.st_mtime_ns if st else 0, entry.name, sf))
         files.sort(key=lambda f: f[:2])
+        archived.sort(key=lambda f: f[:2])
         yield from (sf for _, _, sf in files)
         yield from databases
+        # Archive files last: the store's session keys (cron, heartbeat) are known by then.
+        yield from (sf for _, _, sf in archived)
     if claude_projects and agents:
         owner = agents[0].id
         found = []
