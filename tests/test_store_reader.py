@@ -820,3 +820,30 @@ def test_a_cron_session_deleted_into_a_zst_file_is_left_out_by_the_store_keys(in
     inst.scan()
     assert inst.counts() == expected(2)
     store.conn.close()
+
+
+@given(st.binary(max_size=400))
+def test_archive_records_and_lines_never_raise(data):
+    import io
+
+    from memoryd.ingest import archives
+
+    rec = archives.read_record(data)
+    assert rec.kind in ("header", "event", "ignored", "line")
+    lines = list(archives.iter_lines(io.BytesIO(data), 64))
+    assert sum(len(x) for x in lines if x is not None) <= len(data)
+    assert all(x is None or len(x) <= 64 for x in lines)
+
+
+def test_cold_records_say_what_they_hold():
+    from memoryd.ingest import archives
+
+    header = archives.read_record(b'{"kind":"header","sessionId":"s1","session_key":"k"}')
+    assert header == archives.Record("header", b"", "s1", "k")
+    event = archives.read_record(
+        json.dumps({"kind": "event", "row": {"seq": 3, "event_json": '{"a":"memory_"}'}}).encode()
+    )
+    assert event == archives.Record("event", b'{"a":"memory_"}')
+    assert archives.read_record(b'{"kind":"fts","rows":[]}').kind == "ignored"
+    line = b'{"type":"message","kind":"header","message":{}}'  # a transcript line, not a record
+    assert archives.read_record(line) == archives.Record("line", line)
