@@ -8,6 +8,7 @@ read as JSONL.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -847,3 +848,24 @@ def test_cold_records_say_what_they_hold():
     assert archives.read_record(b'{"kind":"fts","rows":[]}').kind == "ignored"
     line = b'{"type":"message","kind":"header","message":{}}'  # a transcript line, not a record
     assert archives.read_record(line) == archives.Record("line", line)
+
+
+def test_a_cron_archive_file_read_by_a_later_process_is_left_out_too(inst):
+    """The store is unchanged (not opened by the scan), yet its keys still name the cron
+    session of an archive file that appears later."""
+    store = Store(inst)
+    store.add_session("cronY", key="agent:main:cron:daily")
+    store.append("userY", conversation(1, "u"))
+    inst.scan()
+    inst.restart()
+    old = 1_700_000_000
+    for f in store.path.parent.glob("openclaw-agent.sqlite*"):
+        os.utime(f, (old, old))
+    inst.scan()  # the store's signature is now final: the next scans do not open it
+    inst.restart()
+    (inst.sessions / f"cronY.jsonl.deleted.{STAMP}.zst").write_bytes(
+        frame(b"".join(conversation(3, "y")))
+    )
+    inst.scan()
+    assert inst.counts() == expected(1)
+    store.conn.close()

@@ -179,7 +179,7 @@ class ArchiveReader:
         if synthetic is None:
             synthetic = not self.ctx.cfg.openclaw.count_synthetic and (
                 session in self.ctx.synthetic(cp.agent)
-                or session in self.ctx.store_synthetic.get(cp.agent, frozenset())
+                or session in self.ctx.store_synthetic_of(cp.agent)
                 or (key is not None and ("cron:" in key.lower() or "heartbeat" in key.lower()))
             )
         return Batch(cp, session, synthetic)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 
 from ..config import Config
 from . import sqlite_source
@@ -22,11 +24,13 @@ class ReadContext:
         ledger: Ledger,
         applier: Applier,
         synthetic: Callable[[str], frozenset[str]],
+        store_path: Callable[[str], Path | None] = lambda _agent: None,
     ) -> None:
         self.cfg = cfg
         self.ledger = ledger
         self.applier = applier
         self.synthetic = synthetic  # an agent's cron / heartbeat sessions from sessions.json
+        self.store_path = store_path  # an agent's transcript store (it may not exist)
         # Per agent, the cron / heartbeat sessions the store's own tables name (kept from the
         # last time the store was opened, for archive files read while it is unchanged).
         self.store_synthetic: dict[str, frozenset[str]] = {}
@@ -38,6 +42,29 @@ class ReadContext:
     def new_scan(self) -> None:
         self.archives_done = self.ledger.archives_read()
         self.malformed_logged = 0
+
+    def store_synthetic_of(self, agent: str) -> frozenset[str]:
+        """The cron / heartbeat sessions the agent's store names (its tables opened once when
+        the store was not read in this process: an archive file read on its own needs them)."""
+        known = self.store_synthetic.get(agent)
+        if known is not None:
+            return known
+        found: frozenset[str] = frozenset()
+        path = self.store_path(agent)
+        if path is not None and path.is_file():
+            try:
+                conn = sqlite_source.open_readonly(path)
+                try:
+                    tables = sqlite_source.table_columns(conn)
+                    found = sqlite_source.synthetic_from_keys(
+                        sqlite_source.session_keys(conn, tables)
+                    )
+                finally:
+                    conn.close()
+            except sqlite3.Error:
+                found = frozenset()  # not readable now: the store's own read reports why
+        self.store_synthetic[agent] = found
+        return found
 
     def calls(self, pending: dict[str, Calls], agent: str) -> Calls:
         """The agent's calls of this scan (those waiting since earlier scans, loaded once)."""

@@ -166,7 +166,7 @@ class Scanner:
             self._tiers_root,
             cfg.openclaw.count_synthetic,
         )
-        self.ctx = ReadContext(cfg, self.ledger, self.applier, self._synthetic)
+        self.ctx = ReadContext(cfg, self.ledger, self.applier, self._synthetic, self._store_path)
         # One reader per kind of source besides transcript files (read here, below).
         self.archive_reader = ArchiveReader(self.ctx)
         self.store_reader = StoreReader(self.ctx, self.archive_reader)
@@ -590,6 +590,10 @@ class Scanner:
                 if begin not in done:
                     done.add(begin)
                     self.applier.parsed(parse_line(data[begin:line_end]), batch, calls, stats)
+
+    def _store_path(self, agent: str) -> Path | None:
+        sessions_dir = next((a.sessions_dir for a in self.paths.agents if a.id == agent), None)
+        return sqlite_source.db_path_for(sessions_dir) if sessions_dir is not None else None
 
     def _synthetic(self, agent: str) -> frozenset[str]:
         """Session ids of the agent's cron and heartbeat sessions (from its sessions.json).
