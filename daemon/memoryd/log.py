@@ -26,6 +26,10 @@ from typing import Any
 _QUIET_LIBRARIES = {"apscheduler": logging.WARNING, "watchdog": logging.WARNING}
 
 
+# Set by :func:`configure`: until then (a one-shot command) nothing routes log records.
+CONFIGURED = False
+
+
 def get_logger(name: str) -> Any:
     import structlog
 
@@ -92,8 +96,38 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> Non
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *final],
         )
     )
+    global CONFIGURED
+    CONFIGURED = True
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(numeric)
     for name, floor in _QUIET_LIBRARIES.items():
         logging.getLogger(name).setLevel(numeric if numeric <= logging.DEBUG else floor)
+
+
+def format_traceback(exc: BaseException) -> str:
+    import traceback
+
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
+def emit(event: str, logger: str = "memoryd.ingest", **fields: object) -> None:
+    """One log line: through logging when it is configured (the daemon), else JSON on stderr.
+
+    A one-shot ``memoryd scan`` does not set up logging (structlog costs start-up
+    time); what it must say about a source still reaches stderr, one JSON line.
+    """
+    fields = {k: v for k, v in fields.items() if v is not None}
+    if CONFIGURED:
+        level = logging.ERROR if event == "ingest.source_failed" else logging.WARNING
+        logging.getLogger(logger).log(level, event, extra=fields)
+        return
+    level_name = "error" if event == "ingest.source_failed" else "warning"
+    import time
+
+    import orjson
+
+    from .clock import iso
+
+    doc = {"timestamp": iso(time.time()), "level": level_name, "event": event, **fields}
+    sys.stderr.write(orjson.dumps(doc, default=str).decode() + "\n")

@@ -523,20 +523,23 @@ class IngestWorker(threading.Thread):
                     scanner = self._make_scanner(store)
                 if time.monotonic() >= next_rescan:
                     full = full or "periodic"
+                stats = None
                 if full:
                     store.check_files()  # deleted under us: stop rather than lose every hit
-                    self._scan(scanner, store, None, full)
+                    stats = self._scan(scanner, store, None, full)
                     next_rescan = time.monotonic() + self.cfg.daemon.rescan_seconds
                 elif paths:
-                    self._scan(scanner, store, paths, None)
+                    stats = self._scan(scanner, store, paths, None)
+                retry = float(getattr(stats, "retry_in", 0) or 0)
+                if retry > 0:  # a store read while it was being written: look again soon
+                    next_rescan = min(next_rescan, time.monotonic() + retry)
                 if closed:
                     return
         finally:
             store.close()
 
-    def _scan(
-        self, scanner: Any, store: Store, only: list[Path] | None, reason: str | None
-    ) -> None:
+    def _scan(self, scanner: Any, store: Store, only: list[Path] | None, reason: str | None) -> Any:
+        """One scan, logged; returns its stats (None when it failed)."""
         started = time.monotonic()
         try:
             stats = scanner.scan(only)
@@ -544,7 +547,7 @@ class IngestWorker(threading.Thread):
             self.totals.errors += 1
             log.error("ingest.scan_failed", reason=reason, files=len(only or []), exc_info=True)
             time.sleep(0.2)  # a persistent fault must not become a hot loop
-            return
+            return None
         new_hits = int(getattr(stats, "new_hits", 0))
         self.totals.new_hits += new_hits
         # A live batch without new calls brought no new search; a full rescan looks anyway
@@ -574,6 +577,7 @@ class IngestWorker(threading.Thread):
             log.info("ingest.rescan", **fields)
         else:
             log.debug("ingest.batch" if only is not None else "ingest.rescan", **fields)
+        return stats
 
     def _restore_on_demand(self, store: Store, new_calls: bool) -> None:
         """After a pass: bring back archived files that new searches ask for (never fatal).

@@ -153,6 +153,31 @@ _MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (source_id, session_id)
     ) WITHOUT ROWID;
     """,
+    4: """
+    -- Sources the last scans could not read (a store of unknown layout, a locked or
+    -- corrupt file, an unexpected error), with the reason: shown by `memoryd status`,
+    -- removed once a scan reads the source again.
+    CREATE TABLE source_failures (
+        source TEXT PRIMARY KEY,
+        kind   TEXT NOT NULL,
+        agent  TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        at     REAL NOT NULL
+    );
+    -- A fingerprint of the bytes just before a file's offset: a file rewritten in place
+    -- with the same first bytes and a longer tail (`cat new > F`) is read again from 0.
+    ALTER TABLE sources ADD COLUMN tail_hash TEXT;
+    -- Archives read whole (deleted, reset and cold-stored sessions, from tables and
+    -- .zst files), by name with their size and a hash: never read twice.
+    CREATE TABLE archives_read (
+        agent   TEXT NOT NULL,
+        name    TEXT NOT NULL,
+        size    INTEGER NOT NULL,
+        digest  TEXT NOT NULL,
+        read_at REAL NOT NULL,
+        PRIMARY KEY (agent, name)
+    ) WITHOUT ROWID;
+    """,
 }
 
 

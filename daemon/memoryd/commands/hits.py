@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -57,10 +58,14 @@ def run_scan(ctx: Context) -> Any:
 
 
 def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
+    """Exit 0 when every source was read; 1, with a one-line summary, when some failed."""
     stats = run_scan(ctx)
+    failed = stats.failed_sources
     if args.json:
         ctx.print(json_dumps(stats.as_dict()))
-        return 0
+        if failed:
+            print(f"memoryd: {_failed_summary(failed)}", file=sys.stderr)
+        return 1 if failed else 0
     ctx.print(
         f"scanned {stats.files_seen} transcripts ({stats.files_read} read, "
         f"{_human_bytes(stats.bytes_read)}): {stats.new_hits} new hits, "
@@ -71,9 +76,21 @@ def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
         ctx.print(f"  {stats.renamed} renamed, {stats.resets} truncated or replaced (re-read)")
     if stats.helper_files:
         ctx.print(f"  {stats.helper_files} of them were read by a helper process, in parallel")
-    if stats.errors:
-        ctx.print(f"  {stats.errors} transcripts could not be read (permissions?)")
+    if failed:
+        for f in failed:
+            ctx.print(f"  not read: {f['source']}: {f['reason']}")
+        print(f"memoryd: {_failed_summary(failed)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _failed_summary(failed: list[dict[str, str]]) -> str:
+    first = failed[0]
+    more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+    return (
+        f"{len(failed)} source{'s' if len(failed) > 1 else ''} could not be read: "
+        f"{first['source']}: {first['reason']}{more}"
+    )
 
 
 # --------------------------------------------------------------------------- hits

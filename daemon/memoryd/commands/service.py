@@ -113,6 +113,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
         "pending_bytes": 0,
         "hits": {"last_hour": 0, "last_day": 0, "total": 0},
         "malformed_lines": 0,
+        "failed_sources": [],
         "jobs": {},
     }
     store = Store.open(paths.db, readonly=True) if paths.db.exists() else None
@@ -188,6 +189,17 @@ def _first_line(text: str | None) -> str | None:
     return text.strip().splitlines()[-1] if text and text.strip() else None
 
 
+def _failed_sources(conn: Any) -> list[dict[str, Any]]:
+    """The sources the last scans could not read (none on a database from before them)."""
+    try:
+        rows = conn.execute(
+            "SELECT source, kind, reason, at FROM source_failures ORDER BY source"
+        ).fetchall()
+    except sqlite3.OperationalError:  # no such table: a state database of an older memoryd
+        return []
+    return [{"source": s, "kind": k, "reason": r, "since": clock.iso(at)} for s, k, r, at in rows]
+
+
 def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) -> None:
     conn = store.conn
     try:
@@ -203,6 +215,7 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
         doc["hits"] = {"last_hour": int(hour), "last_day": int(day), "total": int(total)}
         counters = store.counters()
         doc["malformed_lines"] = int(counters.get("malformed_lines", 0))
+        doc["failed_sources"] = _failed_sources(conn)
         started = store.get_meta("daemon.started")
         if doc["daemon"]["running"] and started:
             doc["daemon"]["started"] = clock.iso(float(started))
@@ -239,6 +252,9 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         f"hits:        {h['last_hour']} last hour, {h['last_day']} last day, {h['total']} total"
     )
     ctx.print(f"malformed:   {doc['malformed_lines']} lines")
+    for f in doc["failed_sources"]:
+        what = "transcript store" if f["kind"] == "sqlite" else "transcript"
+        ctx.print(f"not read:    {what} {f['source']}: {f['reason']}")
     ctx.print(f"jobs ({doc['timezone']}):")
     for name, j in doc["jobs"].items():
         last = (

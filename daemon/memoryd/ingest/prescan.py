@@ -37,7 +37,8 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from .parser import ParsedLine, ToolCall, ToolResult, parse_line
+from .calls import answers
+from .parser import ParsedLine, ToolCall, parse_line
 from .tailer import Region, lines_containing, read_regions
 
 NEEDLE = b"memory_"
@@ -309,11 +310,6 @@ class OpenCalls:
                     self.open[ev.call_id] = (ev.tool, line_end)
             elif ev.call_id in self.open and answers(ev, self.open[ev.call_id][0]):
                 del self.open[ev.call_id]
-
-
-def answers(result: ToolResult, call_tool: str) -> bool:
-    """Whether a result answers a memory call of ``call_tool`` (see ``Scanner._read_result``)."""
-    return result.tool is not None or result.shape is None or result.shape == call_tool
 
 
 def search_open_calls(pre: Prescanned, data: bytes, open_calls: OpenCalls) -> tuple[IdSearch, ...]:

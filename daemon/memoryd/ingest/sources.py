@@ -15,18 +15,33 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+import orjson
+
 from ..config import Agent
 from . import sqlite_source
+from .tailer import HEAD_MAX
 
 LIVE, SUCCESSOR, RESET, DELETED, CLAUDE = "live", "successor", "reset", "deleted", "claude"
 SQLITE = "sqlite"
+# A JSONL transcript moved into the import archive when OpenClaw upgraded to the SQLite store:
+# ``<keySlug>.<original file name>.imported-<ts>``. Its events were copied into the store (same
+# call ids, same session id), so reading both counts each hit once.
+IMPORTED = "imported"
+# A zstd archive of a session that left the live store or folder (openclaw-formats.md §2b):
+# ``<sessionId>.jsonl.deleted.<ts>.zst`` / ``.jsonl.reset.<ts>.zst`` (JSONL text) and
+# ``cold/<sha256>.jsonl.zst`` (JSONL records). Read whole, once (see :mod:`.archives`).
+ARCHIVE = "archive"
+COLD_DIR = "cold"
 
-# Folders inside sessions/ whose transcripts are read too.
+# The import archive: ``<state>/agents/<id>/session-sqlite-import-archive/`` (beside
+# ``sessions/``; also looked for inside ``sessions/``, where early builds of memoryd expected it).
 IMPORT_ARCHIVE_DIR = "session-sqlite-import-archive"
 ACTIVE_MEMORY_DIR = "active-memory"
 
 _SUCCESSOR = re.compile(r"^\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_[0-9A-Za-z\-]+\.jsonl$")
 _RENAMED = re.compile(r"\.jsonl\.(reset|deleted)\.[^/]+$")
+_ARCHIVED = re.compile(r"\.jsonl(?:\.(?:reset|deleted)\.[^/]+)?\.zst$")
+_IMPORTED = re.compile(r"\.imported-[^/.]*(?:\.[^/.]*Z)?$")
 _SKIP_INFIXES = (".trajectory.", ".checkpoint.", ".bak-", ".repair-")
 _SKIP_SUFFIXES = (".zst", ".gz", ".lock", ".tmp", ".bak", ".swp")
 
@@ -35,8 +50,16 @@ def classify_name(name: str) -> str | None:
     """The kind of transcript a file name denotes, or None for files not to read."""
     if name.startswith(("sessions.json", ".")):
         return None
-    if name.endswith(_SKIP_SUFFIXES) or any(part in name for part in _SKIP_INFIXES):
+    if any(part in name for part in _SKIP_INFIXES):
         return None
+    if _ARCHIVED.search(name):
+        return ARCHIVE
+    if name.endswith(_SKIP_SUFFIXES):
+        return None
+    imported = _IMPORTED.search(name)
+    if imported:
+        original = name[: imported.start()]
+        return IMPORTED if original.endswith(".jsonl") or _RENAMED.search(original) else None
     m = _RENAMED.search(name)
     if m:
         return RESET if m.group(1) == "reset" else DELETED
@@ -56,12 +79,27 @@ class SourceFile(NamedTuple):
     st: os.stat_result | None = None
 
 
+def imported_session_id(name: str) -> str:
+    """The session id in an import-archive name ``<keySlug>.<original file>.imported-<ts>``.
+
+    Only used when the copy's header does not say it: the original name is
+    ``<sessionId>.jsonl`` or ``<ISO time>_<sessionId>.jsonl`` (perhaps renamed
+    ``.reset.<ts>`` / ``.deleted.<ts>``), after the key slug and a dot.
+    """
+    stem = name.split(".jsonl", 1)[0]
+    last = stem.rsplit(".", 1)[-1]
+    return last.rsplit("_", 1)[-1] if "_" in last else last
+
+
 def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:
     """Folders holding this agent's transcripts (they may not exist yet)."""
     dirs = [
         agent.sessions_dir,
+        agent.sessions_dir.parent / IMPORT_ARCHIVE_DIR,
         agent.sessions_dir / IMPORT_ARCHIVE_DIR,
         sqlite_source.db_path_for(agent.sessions_dir).parent,
+        sqlite_source.db_path_for(agent.sessions_dir).parent / COLD_DIR,
+        agent.sessions_dir / COLD_DIR,
     ]
     if include_active_memory:
         dirs.append(agent.sessions_dir / ACTIVE_MEMORY_DIR)
@@ -80,11 +118,12 @@ def discover(
     name), whatever order the folders list them in: a compaction successor comes
     after the file it continues, so an answer written at the start of the successor
     meets its call, made at the end of the parent, already read. Then the agent's
-    SQLite store, if any.
+    SQLite store, if any, then its ``.zst`` archives.
     """
     for agent in agents:
         files: list[tuple[int, str, SourceFile]] = []
         databases: list[SourceFile] = []
+        archived: list[tuple[int, str, SourceFile]] = []
         for folder in agent_dirs(agent, include_active_memory):
             for entry in _files(folder):
                 if entry.name == sqlite_source.DB_NAME:
@@ -94,10 +133,14 @@ def discover(
                 if kind is not None:
                     st = _lstat(entry)
                     sf = SourceFile(agent.id, kind, Path(entry.path), st)
-                    files.append((st.st_mtime_ns if st else 0, entry.name, sf))
+                    group = archived if kind == ARCHIVE else files
+                    group.append((st.st_mtime_ns if st else 0, entry.name, sf))
         files.sort(key=lambda f: f[:2])
+        archived.sort(key=lambda f: f[:2])
         yield from (sf for _, _, sf in files)
         yield from databases
+        # Archive files last: the store's session keys (cron, heartbeat) are known by then.
+        yield from (sf for _, _, sf in archived)
     if claude_projects and agents:
         owner = agents[0].id
         found = []
@@ -141,3 +184,93 @@ def _claude_transcripts(project: Path) -> Iterator[Path]:
         for entry in _files(Path(sub.path) / "subagents"):
             if entry.name.endswith(".jsonl"):
                 yield Path(entry.path)
+
+
+# ---------------------------------------------------------------------- naming sessions
+# The same conversation carries the same session id whichever source it is read from:
+# the JSONL header's ``id``, the store's ``session_id``, an import-archive copy, an
+# archive blob, a cold record.
+
+_HEADER_MAX = 64 << 10  # a session header longer than this is not read for its parent
+
+
+def parent_session(fd: int, head: bytes) -> str | None:
+    """The session a transcript continues, from its header's ``parentSession`` (a path or id).
+
+    Only a header (``"type": "session"``, the first line) names one: compaction
+    successors do. None when there is none, or the header cannot be read.
+    """
+    end = head.find(b"\n")
+    if end < 0 and len(head) >= HEAD_MAX:  # a header longer than the head read: read it whole
+        head = os.pread(fd, _HEADER_MAX, 0)
+        end = head.find(b"\n")
+    if end < 0:
+        return None
+    return header_parent(head[:end])
+
+
+def file_session(sf: SourceFile, head: bytes) -> str:
+    """The session a transcript file holds: the same id whichever source it is read from.
+
+    A live file is ``<sessionId>.jsonl`` (or a successor ``<ISO>_<sessionId>.jsonl``),
+    which is the header's ``id`` and the store's ``session_id``. An import-archive copy
+    carries a key slug and a time stamp around the original name: its header says
+    which session it is, and the name is read only when the header cannot be.
+    """
+    if sf.kind != IMPORTED:
+        return session_id_of(sf.path.name)
+    end = head.find(b"\n")
+    if end > 0 and b'"session"' in head[:end]:
+        try:
+            header = orjson.loads(head[:end])
+        except orjson.JSONDecodeError:
+            header = None
+        if isinstance(header, dict) and header.get("type") == "session":
+            sid = header.get("id")
+            if isinstance(sid, str) and sid.strip():
+                return sid.strip()
+    return imported_session_id(sf.path.name)
+
+
+def header_parent(line: bytes) -> str | None:
+    """The session a header line (``"type": "session"``) names as ``parentSession``, if any.
+
+    Older builds wrote a file path there, newer ones the session id: either way the
+    result is the id (a path is data, never opened).
+    """
+    if b'"parentSession"' not in line:
+        return None
+    try:
+        header = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    parent = header.get("parentSession") if isinstance(header, dict) else None
+    if not isinstance(parent, str) or not parent.strip() or header.get("type") != "session":
+        return None
+    name = parent.strip().replace("\\", "/").rsplit("/", 1)[-1]
+    return session_id_of(name)
+
+
+def synthetic_session_ids(index: object) -> frozenset[str]:
+    """Sessions that are not the user's: ``cron:`` and ``heartbeat`` keys of sessions.json."""
+    ids: set[str] = set()
+    if not isinstance(index, dict):
+        return frozenset()
+    for key, entry in index.items():
+        k = str(key).lower()
+        if ("cron:" in k or "heartbeat" in k) and isinstance(entry, dict):
+            sid = entry.get("sessionId")
+            if isinstance(sid, str):
+                ids.add(sid)
+            sfile = entry.get("sessionFile")
+            if isinstance(sfile, str):
+                ids.add(session_id_of(Path(sfile).name))
+    return frozenset(ids)
+
+
+def session_id_of(name: str) -> str:
+    """Session id from a transcript name: ``<id>.jsonl[...]``, ``<ISO>_<id>.jsonl``."""
+    stem = name.split(".jsonl", 1)[0]
+    if _SUCCESSOR.match(stem + ".jsonl"):
+        stem = stem.split("_", 1)[1]
+    return stem

@@ -1,29 +1,66 @@
-"""OpenClaw's SQLite transcripts (main branch since 2026-07-11).
+"""OpenClaw's SQLite transcript store (every release since v2026.7.2), read-only.
 
-Newer builds keep each agent's transcript events in
-``<state>/agents/<id>/agent/openclaw-agent.sqlite``, table
-``transcript_events(session_id, seq, event_json, created_at)``; each
-``event_json`` is what used to be one JSONL line. memoryd opens that database
-read-only (it belongs to OpenClaw) and reads it incrementally by
-``(session_id, seq)``: the read position is the last ``seq`` per session, kept
-in memoryd's own ``transcript_db_cursors`` table and committed with the hits.
+Each agent keeps its transcript events in
+``<state>/agents/<id>/agent/openclaw-agent.sqlite``. Since schema 14 the table is
+``transcript_events(session_id, seq, event_json, created_at)``; since schema 23
+(v2026.9.6) an event may be stored compressed instead: ``event_json`` NULL,
+``event_zstd`` a zstd frame of its UTF-8 bytes and ``event_utf8_bytes`` their
+length. Before schema 14 the tables were ``sessions`` / ``session_entries``.
+memoryd never trusts a version number for any of this: :func:`detect_layout`
+finds the event table and its columns by name (``sqlite_master``,
+``PRAGMA table_info``), and a store it cannot place is reported, not guessed at.
 
-Failure cases, named: the file is not a database or has no such table (an
-older or newer layout) → counted as a read error, nothing else happens; the
-database is locked by a writer → SQLite's busy timeout waits, then the next
-scan retries; a session's rows are rewritten with lower seq numbers → not seen
-again (hits are unique per call anyway, so nothing is double counted).
+The read position is the last ``seq`` per session, kept in memoryd's own
+``transcript_db_cursors`` table and committed with the hits (see ``scan.py``).
+Everything here is either pure (:func:`decode_event`, :func:`pick_layout`,
+:func:`synthetic_from_keys`) or a thin query.
+
+Failure cases, named: the file is not a database, or has no event table we
+recognise → the source is marked failed with the reason, the other sources are
+read; the store is locked by a writer → SQLite's busy timeout waits, then the
+source is failed for this scan and retried at the next (its signature is not
+recorded); a row of the wrong type, a frame that does not decode or decodes to
+the wrong length → counted malformed, the rest is read.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+import sys
 from pathlib import Path
+from typing import Any, NamedTuple
 
 DB_NAME = "openclaw-agent.sqlite"
 _SIDE_FILES = (DB_NAME + "-wal", DB_NAME + "-shm", DB_NAME + "-journal")
+# How long to wait for a writer holding the store locked before failing the source for this
+# scan (the next scan retries). Tests lower it.
+BUSY_TIMEOUT_S = 5.0
+
+# Column names, by role, in order of preference. The event table's shapes before schema 14 were
+# not verified: any table with a session column, an order column and a payload column is taken.
+_SESSION_COLS = ("session_id",)
+_ORDER_COLS = ("seq", "entry_seq", "sequence", "idx", "entry_index", "position", "ordinal")
+_JSON_COLS = ("event_json", "entry_json")
+_ZSTD_COLS = ("event_zstd", "entry_zstd")
+_NBYTES_COLS = ("event_utf8_bytes", "entry_utf8_bytes")
+_PREFERRED_TABLES = ("transcript_events", "session_entries")
+# Tables that hold archives, not live events (read by their own readers).
+_ARCHIVE_TABLES = ("session_transcript_archives", "session_transcript_cold_archives")
+
+
+class Layout(NamedTuple):
+    """Where a store keeps its events: the table and the column for each role."""
+
+    table: str
+    session: str
+    seq: str  # "rowid" when the table has no order column of its own
+    json: str
+    zstd: str | None = None  # the compressed payload (schema ≥ 23)
+    nbytes: str | None = None  # the decoded length of the compressed payload
+
+
+UNSUPPORTED = "unsupported layout (no transcript_events table)"
 
 
 def db_path_for(sessions_dir: Path) -> Path:
@@ -37,7 +74,11 @@ def is_db_file(name: str) -> bool:
 
 
 def signature(db: Path) -> tuple[int, int] | None:
-    """(total size, newest mtime) of the database and its WAL: changes when rows are added."""
+    """(total size, newest mtime) of the database and its WAL: changes when rows are added.
+
+    An empty WAL holds no rows: its time is left out (a reader opening the store
+    re-creates it empty after the last writer removed it, and that is no change).
+    """
     size = mtime = 0
     found = False
     for p in (db, db.with_name(DB_NAME + "-wal")):
@@ -45,43 +86,372 @@ def signature(db: Path) -> tuple[int, int] | None:
             st = os.stat(p)
         except OSError:
             continue
+        if p is not db and st.st_size == 0:
+            continue
         found = True
         size += st.st_size
         mtime = max(mtime, st.st_mtime_ns)
     return (size, mtime) if found else None
 
 
+# A store written less than this before its signature was taken may hold committed rows that
+# were not visible yet: a writer's last write to the WAL file comes before its WAL index is
+# updated (an fsync may sit between them), and some file systems keep coarse times. Such a read
+# is provisional: the store is looked at again at the next scan, and the daemon scans again
+# after this long.
+SETTLE_S = 2.0
+
+
+def settled(signature: tuple[int, int], now_ns: int) -> bool:
+    """Whether a signature taken at ``now_ns`` is old enough to be taken as final."""
+    return now_ns - signature[1] >= SETTLE_S * 1e9
+
+
 def open_readonly(db: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
+    conn = sqlite3.connect(
+        f"file:{db}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None
+    )
     conn.execute("PRAGMA query_only = ON")
     return conn
 
 
-def sessions_with_new_rows(
-    conn: sqlite3.Connection, cursors: dict[str, int]
-) -> list[tuple[str, int]]:
-    """(session_id, last seq read) for every session holding rows past its cursor."""
-    out = []
-    for session_id, top in conn.execute(
-        "SELECT session_id, MAX(seq) FROM transcript_events GROUP BY session_id"
-    ):
-        done = cursors.get(session_id, -1)
-        if top is not None and top > done:
-            out.append((session_id, done))
+# ---------------------------------------------------------------------- layout
+
+
+def table_columns(conn: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
+    """Every table of the store and its column names (in the store's own spelling)."""
+    tables = [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+    out: dict[str, tuple[str, ...]] = {}
+    for name in tables:
+        cols = conn.execute(f"PRAGMA table_info({quote(name)})").fetchall()
+        out[name] = tuple(str(c[1]) for c in cols)
     return out
 
 
-def rows_after(
-    conn: sqlite3.Connection, session_id: str, after: int, batch: int = 2000
-) -> Iterator[list[tuple[int, bytes]]]:
-    """The session's events after ``after``, in seq order, a batch at a time."""
-    while True:
-        rows = conn.execute(
-            "SELECT seq, CAST(event_json AS BLOB) FROM transcript_events "
-            "WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (session_id, after, batch),
-        ).fetchall()
-        if not rows:
-            return
-        yield rows
-        after = rows[-1][0]
+def pick_layout(tables: dict[str, tuple[str, ...]]) -> Layout | None:
+    """The event table and its columns, found by name; None when no table fits.
+
+    ``transcript_events`` (schema ≥ 14) and ``session_entries`` (before) are tried
+    first, then any other table holding a session, an order and a payload column.
+    """
+    order = [t for t in _PREFERRED_TABLES if t in tables]
+    order += sorted(t for t in tables if t not in _PREFERRED_TABLES and t not in _ARCHIVE_TABLES)
+    for table in order:
+        cols = {c.lower(): c for c in tables[table]}
+        session = _first(cols, _SESSION_COLS)
+        payload = _first(cols, _JSON_COLS)
+        if session is None or payload is None:
+            continue
+        seq = _first(cols, _ORDER_COLS) or "rowid"
+        zstd, nbytes = _first(cols, _ZSTD_COLS), _first(cols, _NBYTES_COLS)
+        return Layout(table, session, seq, payload, zstd, nbytes if zstd else None)
+    return None
+
+
+def detect_layout(conn: sqlite3.Connection) -> Layout | None:
+    return pick_layout(table_columns(conn))
+
+
+def _first(cols: dict[str, str], names: tuple[str, ...]) -> str | None:
+    return next((cols[n] for n in names if n in cols), None)
+
+
+def quote(name: str) -> str:
+    """An SQL identifier, quoted (names come from the store itself)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+# ---------------------------------------------------------------------- reading
+
+
+def sessions_with_new_rows(
+    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, int]
+) -> list[tuple[str, int, int]]:
+    """(session_id, seq to read after, last seq) for every session with rows not yet read.
+
+    A session whose rows now end below its cursor was rewritten (its rows removed
+    and written again): it is read again from its start. Re-reading is harmless,
+    hits are unique per call.
+    """
+    t, s, q = quote(layout.table), quote(layout.session), _order(layout)
+    out = []
+    for session_id, top in conn.execute(f"SELECT {s}, MAX({q}) FROM {t} GROUP BY {s}"):
+        if not isinstance(session_id, str) or not isinstance(top, int):
+            continue  # a row without a usable session or order: nothing to follow it by
+        done = cursors.get(session_id, -1)
+        if top > done:
+            out.append((session_id, done, top))
+        elif top < done:
+            out.append((session_id, -1, top))
+    return out
+
+
+def _order(layout: Layout) -> str:
+    return "rowid" if layout.seq == "rowid" else quote(layout.seq)
+
+
+# One row as read: seq, the storage class of the JSON column, its bytes, the zstd frame
+# and the decoded length it claims.
+Row = tuple[int, str, Any, Any, Any]
+
+
+# More ids waiting than this: every row is read and the ids are looked for in Python.
+_SQL_ID_FILTER_MAX = 32
+
+
+def rows_that_matter(
+    conn: sqlite3.Connection,
+    layout: Layout,
+    session_id: str,
+    after: int,
+    upto: int,
+    ids: list[str],
+    batch: int = 500,
+) -> tuple[list[Row], int]:
+    """The rows of ``(after, upto]`` that may matter, up to ``batch`` of them, and the seq
+    they cover the session up to.
+
+    SQLite does the byte prefilter for plain rows, so the text of the many rows
+    that hold no memory call never leaves it: a row is returned when it holds
+    ``memory_`` or one of ``ids`` (calls waiting for an answer that may not name
+    its tool), or is not plain JSON text (a compressed
+    row, which is decoded and filtered by the caller, or a malformed one, which is
+    counted). The JSON column is read as bytes (a row of invalid UTF-8 must not
+    stop the query) with its storage class, so a row of the wrong type is seen as
+    such rather than coerced.
+    """
+    t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
+    z = quote(layout.zstd) if layout.zstd else "NULL"
+    n = quote(layout.nbytes) if layout.nbytes else "NULL"
+    where = f"{s} = ? AND {q} > ? AND {q} <= ?"
+    args: list[object] = [session_id, after, upto]
+    if len(ids) <= _SQL_ID_FILTER_MAX:
+        wanted = [
+            f"typeof({j}) != 'text'",
+            f"substr({j}, 1, 1) != '{{'",
+            f"instr({j}, 'memory_') > 0",
+        ] + [f"instr({j}, ?) > 0"] * len(ids)
+        where += f" AND ({' OR '.join(wanted)})"
+        args += ids
+    rows = conn.execute(
+        f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t} "
+        f"WHERE {where} ORDER BY {q} LIMIT ?",
+        (*args, batch),
+    ).fetchall()
+    return rows, rows[-1][0] if len(rows) == batch else upto
+
+
+def rows_naming(
+    conn: sqlite3.Connection,
+    layout: Layout,
+    session_id: str,
+    after: int,
+    upto: int,
+    ids: list[str],
+) -> list[tuple[int, bytes]]:
+    """Plain rows of ``(after, upto]`` holding one of ``ids``, in seq order."""
+    t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
+    any_id = " OR ".join([f"instr({j}, ?) > 0"] * len(ids))
+    return conn.execute(  # type: ignore[no-any-return]
+        f"SELECT {q}, CAST({j} AS BLOB) FROM {t} WHERE {s} = ? AND {q} > ? AND {q} <= ? "
+        f"AND typeof({j}) = 'text' AND ({any_id}) ORDER BY {q}",
+        (session_id, after, upto, *ids),
+    ).fetchall()
+
+
+def header_row(conn: sqlite3.Connection, layout: Layout, session_id: str) -> bytes | None:
+    """The session's first row (seq 0, the header) when it is plain text (it always is)."""
+    t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
+    row = conn.execute(
+        f"SELECT CAST({j} AS BLOB) FROM {t} WHERE {s} = ? AND typeof({j}) = 'text' "
+        f"ORDER BY {q} LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    return row[0] if row and isinstance(row[0], bytes) else None
+
+
+def bytes_between(
+    conn: sqlite3.Connection, layout: Layout, session_id: str, after: int, upto: int
+) -> int:
+    """The size of the session's events in ``(after, upto]`` (compressed ones as decoded)."""
+    t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
+    n = quote(layout.nbytes) if layout.nbytes else "NULL"
+    row = conn.execute(
+        f"SELECT SUM(COALESCE(length(CAST({j} AS BLOB)), {n}, 0)) FROM {t} "
+        f"WHERE {s} = ? AND {q} > ? AND {q} <= ?",
+        (session_id, after, upto),
+    ).fetchone()
+    return int(row[0] or 0) if row and isinstance(row[0], int) else 0
+
+
+# ---------------------------------------------------------------------- decoding
+
+_ZSTD: Any = None
+
+
+def zstd_module() -> Any:
+    """The zstd binding, imported on first use (most scans meet no compressed row).
+
+    The standard library's ``compression.zstd`` on Python ≥ 3.14, else its backport.
+    """
+    global _ZSTD
+    if _ZSTD is None:
+        if sys.version_info >= (3, 14):
+            from compression import zstd  # type: ignore[import-not-found]
+        else:
+            from backports import zstd  # type: ignore[import-untyped,no-redef]
+        _ZSTD = zstd
+    return _ZSTD
+
+
+def decompress(frame: bytes, limit: int) -> bytes:
+    """A zstd frame's bytes, at most ``limit`` + 1 of them (a bomb is cut, then refused).
+
+    Raises ValueError when the frame is corrupt, cut short or fails its checksum.
+    """
+    zstd = zstd_module()
+    d = zstd.ZstdDecompressor()
+    try:
+        out = d.decompress(frame, max_length=limit + 1)
+    except (zstd.ZstdError, EOFError) as exc:
+        raise ValueError(f"bad zstd frame: {exc}") from None
+    if len(out) <= limit and not d.eof:
+        raise ValueError("zstd frame cut short")
+    return bytes(out)
+
+
+def decode_event(
+    json_type: str, text: Any, frame: Any, nbytes: Any, max_bytes: int
+) -> tuple[bytes | None, str | None]:
+    """One stored event's JSON bytes, or None and why the row is malformed.
+
+    Plain rows hold the text in the JSON column; compressed ones a zstd frame
+    whose decoded length must equal ``event_utf8_bytes`` (OpenClaw's own reader
+    refuses a mismatch too). A frame is decoded only up to ``max_bytes`` + 1 bytes.
+    """
+    if json_type in ("text", "blob") and isinstance(text, bytes):
+        # Every event is a JSON object. (OpenClaw writes text; a blob of JSON text is taken
+        # too. A number written into the TEXT column is stored as text: it is not an event.)
+        if text.lstrip()[:1] == b"{":
+            return text, None
+        return None, f"event_json ({json_type}) is not a JSON object"
+    if json_type != "null":
+        return None, f"event_json of type {json_type}"
+    if frame is None:
+        return None, "no event_json and no event_zstd"
+    if not isinstance(frame, bytes):
+        return None, f"event_zstd of type {type(frame).__name__}"
+    if nbytes is not None and (not isinstance(nbytes, int) or nbytes < 0):
+        return None, f"event_utf8_bytes is {nbytes!r}"
+    limit = max_bytes if nbytes is None else min(nbytes, max_bytes)
+    try:
+        data = decompress(frame, limit)
+    except ValueError as exc:
+        return None, str(exc)
+    if nbytes is not None and len(data) != nbytes:
+        if len(data) > nbytes and nbytes >= max_bytes:
+            return None, f"event over {max_bytes} bytes"
+        return None, f"decoded {len(data)} bytes, event_utf8_bytes says {nbytes}"
+    if nbytes is None and len(data) > max_bytes:
+        return None, f"event over {max_bytes} bytes"
+    return data, None
+
+
+# ---------------------------------------------------------------------- sessions
+
+
+def session_keys(conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """session id → session key, from ``session_windows`` / ``session_nodes`` / ``sessions``.
+
+    On a store install ``sessions.json`` may be gone; the cron / heartbeat filter
+    then takes the keys from here. Columns are found by name; a table without a
+    key and an id column is passed over.
+    """
+    out: dict[str, str] = {}
+    for table, id_cols in (
+        ("sessions", ("session_id", "id", "current_session_id")),
+        ("session_nodes", ("current_session_id", "session_id")),
+        ("session_windows", ("session_id",)),
+    ):
+        cols = {c.lower(): c for c in tables.get(table, ())}
+        key, sid = _first(cols, ("session_key", "key")), _first(cols, id_cols)
+        if key is None or sid is None:
+            continue
+        for k, i in conn.execute(f"SELECT {quote(key)}, {quote(sid)} FROM {quote(table)}"):
+            if isinstance(k, str) and isinstance(i, str):
+                out[i] = k
+    return out
+
+
+def previous_sessions(
+    conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]
+) -> dict[str, str]:
+    """session id → the session it continues (``session_windows.previous_session_id``)."""
+    cols = {c.lower(): c for c in tables.get("session_windows", ())}
+    sid, prev = cols.get("session_id"), cols.get("previous_session_id")
+    if sid is None or prev is None:
+        return {}
+    out: dict[str, str] = {}
+    sql = f"SELECT {quote(sid)}, {quote(prev)} FROM session_windows WHERE {quote(prev)} IS NOT NULL"
+    for s, p in conn.execute(sql):
+        if isinstance(s, str) and isinstance(p, str) and p and p != s:
+            out[s] = p
+    return out
+
+
+REWRITE_TABLE = "transcript_rewrite_watermarks"
+
+
+def rewrite_marks(conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """session id → a digest of its ``transcript_rewrite_watermarks`` rows.
+
+    The table's columns are not documented: every column of a session's rows goes
+    into the digest, so any change to them (a new watermark) shows.
+    """
+    cols = tables.get(REWRITE_TABLE)
+    if not cols:
+        return {}
+    lower = {c.lower(): c for c in cols}
+    sid = lower.get("session_id")
+    if sid is None:
+        return {}
+    marks: dict[str, list[str]] = {}
+    for row in conn.execute(f"SELECT * FROM {quote(REWRITE_TABLE)}"):
+        named = dict(zip(cols, row, strict=False))
+        key = named.get(sid)
+        if isinstance(key, str):
+            marks.setdefault(key, []).append(repr(row))
+    return {k: "|".join(sorted(v)) for k, v in marks.items()}
+
+
+def synthetic_from_keys(keys: dict[str, str]) -> frozenset[str]:
+    """Sessions whose key says cron or heartbeat (not the user's own recall)."""
+    return frozenset(
+        sid for sid, key in keys.items() if "cron:" in key.lower() or "heartbeat" in key.lower()
+    )
+
+
+def parents_first(
+    sessions: list[tuple[str, int, int]], parent: dict[str, str]
+) -> list[tuple[str, int, int]]:
+    """The sessions in an order where one continued by another comes before it.
+
+    An answer at the start of a continued session meets the call made at the end
+    of the one it continues only if that one was read first.
+    """
+    todo = {item[0]: item for item in sessions}
+    out: list[tuple[str, int, int]] = []
+    placed: set[str] = set()
+    for sid, *_ in sessions:
+        chain: list[str] = []
+        while sid in todo and sid not in placed:  # walk up to the oldest ancestor not placed
+            placed.add(sid)
+            chain.append(sid)
+            sid = parent.get(sid, "")
+        out.extend(todo[s] for s in reversed(chain))
+    return out

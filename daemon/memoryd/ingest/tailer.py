@@ -10,7 +10,9 @@ complete line whose effect is committed. :func:`judge` names every case:
                ``.deleted.<ts>``, moved into the import archive): keep the offset.
 ``TRUNCATED``  size below the checkpoint: the file was cut or rewritten; read from 0.
 ``REPLACED``   same inode, different first bytes (inode reused, rewritten in
-               place): read from 0.
+               place), or different bytes just before the checkpoint (rewritten
+               in place with the same first bytes and a longer tail, ``cat new >
+               F``): read from 0.
 ``NEW``        never seen: read from 0.
 
 Reading from 0 again is always safe: hits are unique per (agent, call, file), so
@@ -27,6 +29,9 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 HEAD_MAX = 1024
+# The bytes just before a checkpoint that are read to fingerprint it (one small read per
+# grown file tells an append from a rewrite that kept the first bytes).
+TAIL_LEN = 4096
 
 
 class Verdict(enum.Enum):
@@ -51,6 +56,7 @@ class Checkpoint(NamedTuple):
     offset: int
     size: int
     mtime_ns: int
+    tail_hash: str | None = None  # of the TAIL_LEN bytes before offset (None: not recorded)
 
 
 try:  # the builtin module: hashlib would load OpenSSL first, a few ms of every command's start
@@ -61,6 +67,17 @@ except ImportError:  # pragma: no cover - a Python built without it
 
 def head_hash(head: bytes) -> str:
     return blake2b(head, digest_size=16).hexdigest()
+
+
+def tail_hash(before: bytes) -> str:
+    """Fingerprint of the last line before a checkpoint (of its last ``TAIL_LEN`` bytes at most).
+
+    The whole line, not a fixed count of bytes: lines of one kind end alike (a tool
+    result's last 64 bytes are the same in every transcript), while their start holds
+    the entry's own ids.
+    """
+    cut = before.rfind(b"\n", 0, len(before) - 1) + 1
+    return blake2b(before[cut:], digest_size=8).hexdigest()
 
 
 def quick_verdict(cp: Checkpoint | None, path: str, st: os.stat_result) -> Verdict | None:
@@ -74,12 +91,21 @@ def quick_verdict(cp: Checkpoint | None, path: str, st: os.stat_result) -> Verdi
     return None
 
 
-def judge(cp: Checkpoint, path: str, st: os.stat_result, head: bytes) -> Verdict:
-    """Decide what a changed file is, given its first bytes (up to HEAD_MAX)."""
+def judge(
+    cp: Checkpoint, path: str, st: os.stat_result, head: bytes, before: bytes | None = None
+) -> Verdict:
+    """Decide what a changed file is, given its first bytes (up to HEAD_MAX).
+
+    ``before`` is the ``TAIL_LEN`` bytes (fewer near the start) ending at the
+    checkpoint's offset, as the file holds them now; compared with the checkpoint's
+    ``tail_hash`` when both are known.
+    """
     quick = quick_verdict(cp, path, st)
     if quick is not None:
         return quick
     if len(head) < cp.head_len or head_hash(head[: cp.head_len]) != cp.head_hash:
+        return Verdict.REPLACED
+    if before is not None and cp.tail_hash is not None and tail_hash(before) != cp.tail_hash:
         return Verdict.REPLACED
     return Verdict.RENAMED if cp.path != path else Verdict.GROWN
 

@@ -1,0 +1,108 @@
+"""What a parsed transcript line adds to a batch: calls made, calls answered, hits.
+
+Every source kind ends here, line by line, in the order it reads them: the
+memory calls met (kept in :class:`.calls.Calls`), the results that answer them
+(the one rule, :func:`.calls.answers`) and the memory files those results name
+(a hit each, unless the path is not a memory file or the traffic is not the
+user's: dreaming queries, cron and heartbeat sessions).
+"""
+
+from __future__ import annotations
+
+from .. import clock
+from ..workspace import classify_result_path
+from .calls import Call, Calls, answers
+from .ledger import Batch, Ledger
+from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult, parse_line
+from .stats import ScanStats
+
+SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
+_CALL_FIELDS = len(ToolCall._fields)  # a result has more (ToolResult._fields)
+assert len(ToolResult._fields) != _CALL_FIELDS
+
+
+class Applier:
+    """Turns parsed lines into a batch's rows (pure but for looking up an unknown call)."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        workspaces: dict[str, str],
+        primary: str,
+        tiers_root: str,
+        count_synthetic: bool,
+    ) -> None:
+        self.ledger = ledger
+        self._workspaces = workspaces
+        self._primary = primary
+        self._tiers_root = tiers_root
+        self.count_synthetic = count_synthetic
+
+    def line(self, line: bytes, batch: Batch, calls: Calls, stats: ScanStats) -> None:
+        self.parsed(parse_line(line), batch, calls, stats)
+
+    def parsed(self, parsed: ParsedLine, batch: Batch, calls: Calls, stats: ScanStats) -> list[str]:
+        """Add one parsed line's calls and hits to ``batch``; returns the ids of new calls.
+
+        Everything is read by position: what the helper sends is the same fields as
+        plain tuples (a call has four, a result six), which saves rebuilding them.
+        """
+        events, malformed = parsed
+        stats.lines_parsed += 1
+        if malformed:
+            batch.malformed += 1
+            return []
+        made: list[str] = []
+        for ev in events:
+            if len(ev) == _CALL_FIELDS:
+                call_id, tool, query, ts = ev
+                # Not looked up in the database: a call seen in an earlier scan (a copy in a
+                # successor file) is inserted OR IGNOREd and at worst waits until this scan ends.
+                known = calls.known.get(call_id)
+                if known is None:
+                    calls.add(call_id, Call(tool, query, ts, False, batch.session))
+                    batch.new_call((batch.cp.agent, call_id, tool, query, ts, batch.session, 0))
+                    made.append(call_id)
+                elif not known.answered and known.session != batch.session:
+                    calls.carry(call_id, known, batch.session)  # a successor's copy
+                    made.append(call_id)
+            else:
+                self._result(ev, batch, calls, stats)
+        return made
+
+    def _result(self, ev: ToolResult, batch: Batch, calls: Calls, stats: ScanStats) -> None:
+        call_id, named, paths, ev_ts, _recovered, _shape = ev
+        agent = batch.cp.agent
+        call = calls.lookup(call_id, lambda cid: self.ledger.fetch_call(agent, cid))
+        if named is not None:
+            tool = named
+        elif call is not None:
+            tool = call.tool
+        else:
+            return  # an unnamed result of a call that was not a memory call
+        if not answers(ev, tool):
+            return  # its payload is the other memory tool's answer
+        if call is None:  # the call line was never seen (e.g. before a compaction)
+            call = Call(tool, None, ev_ts, True, batch.session)
+            calls.add(call_id, call)
+            batch.answered_unseen.append((agent, call_id, tool, ev_ts, batch.session))
+        elif not call.answered:
+            calls.answer(call_id, call)
+            batch.answer(agent, call_id)
+        query = call.query if tool == SEARCH else None
+        if not self.count_synthetic and (
+            batch.synthetic or (query is not None and query.startswith(SYNTHETIC_QUERY_PREFIXES))
+        ):
+            return
+        ts = ev_ts or call.ts or clock.now()
+        workspace = self._workspaces.get(agent) or self._primary
+        asked = call.query if tool == GET and call.query else ""
+        for path, score, start_line, end_line in paths:
+            raw = path or asked
+            key = classify_result_path(raw, workspace, self._tiers_root) if raw else None
+            if key is None:
+                stats.non_memory_paths += 1
+                continue
+            batch.hits.append(
+                (agent, call_id, key, tool, ts, query, score, start_line, end_line, batch.session)
+            )

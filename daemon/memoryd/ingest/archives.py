@@ -1,0 +1,195 @@
+"""Events that left the live transcript store: archives of deleted, reset and cold sessions.
+
+OpenClaw removes a session's rows from ``transcript_events`` when it is deleted,
+evicted by the disk budget or moved to cold storage (openclaw-formats.md §2b).
+If memoryd was not running then, those events are only in an archive:
+
+- ``session_transcript_archives(archive_name UNIQUE, session_id, session_key,
+  reason, encoding ∈ {identity, zstd}, archive_blob, created_at)``: the session's
+  JSONL text, zstd-compressed when ``encoding = 'zstd'``;
+- ``session_transcript_cold_archives(archive_key, session_id, archive_blob,
+  created_at)`` and files ``<agent>/agent/cold/<sha256>.jsonl.zst`` (also
+  ``sessions/cold/``): zstd JSONL *records*, ``{"kind": "header", "session_id",
+  "session_key"}``, ``{"kind": "event", "row": {"seq", "event_json",
+  "created_at"}}`` and other kinds (identity, active, index, fts) to ignore;
+- derived files ``sessions/<sessionId>.jsonl.deleted.<ts>.zst`` /
+  ``.jsonl.reset.<ts>.zst``: the zstd of the JSONL text.
+
+Each archive is read whole, once: what was read is remembered by name with its
+size and a digest (``archives_read``), so a later scan costs a query or a stat.
+Reading an archive whose events memoryd already saw is harmless (hits are unique
+per call), only wasted work. This module is the pure part: which columns a table
+has and which it lacks, how a stream of lines is cut, what one record says.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from typing import IO, Any, NamedTuple
+
+import orjson
+
+from . import sqlite_source
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+ARCHIVES_TABLE = "session_transcript_archives"
+COLD_TABLE = "session_transcript_cold_archives"
+# The columns each archive table is documented with; the first two are required to read it.
+KNOWN_COLUMNS = {
+    ARCHIVES_TABLE: (
+        "archive_name",
+        "archive_blob",
+        "session_id",
+        "session_key",
+        "reason",
+        "encoding",
+        "created_at",
+    ),
+    COLD_TABLE: ("archive_key", "archive_blob", "session_id", "created_at"),
+}
+_IGNORED_KINDS = frozenset({"identity", "active", "index", "fts"})
+
+
+class TableShape(NamedTuple):
+    """An archive table as the store has it: what we can read and what we do not know."""
+
+    table: str
+    readable: bool  # has its name and blob columns
+    columns: frozenset[str]  # of KNOWN_COLUMNS, the ones present
+    unknown: tuple[str, ...]  # columns we do not recognise (reported, not read)
+
+
+def table_shape(table: str, columns: tuple[str, ...]) -> TableShape:
+    known = KNOWN_COLUMNS[table]
+    have = {c.lower() for c in columns}
+    return TableShape(
+        table,
+        known[0] in have and known[1] in have,
+        frozenset(c for c in known if c in have),
+        tuple(c for c in columns if c.lower() not in known),
+    )
+
+
+def archive_shapes(tables: dict[str, tuple[str, ...]]) -> list[TableShape]:
+    return [table_shape(t, tables[t]) for t in KNOWN_COLUMNS if t in tables]
+
+
+def list_archives(conn: Any, shape: TableShape) -> list[tuple[str, int, str]]:
+    """(name, blob size, digest) of every archive in a table, without reading a blob."""
+    name = KNOWN_COLUMNS[shape.table][0]
+    created = "created_at" if "created_at" in shape.columns else "NULL"
+    q = sqlite_source.quote
+    rows = conn.execute(
+        f"SELECT {q(name)}, length(archive_blob), {created} FROM {q(shape.table)}"
+    ).fetchall()
+    return [(str(n), int(size or 0), repr(c)) for n, size, c in rows if n is not None]
+
+
+class Archive(NamedTuple):
+    """One archive row's blob and what its columns say about it."""
+
+    blob: bytes
+    session_id: str | None
+    session_key: str | None
+    encoding: str | None
+
+
+def fetch_archive(conn: Any, shape: TableShape, name: str) -> Archive | None:
+    q = sqlite_source.quote
+    cols = [
+        c if c in shape.columns else "NULL"
+        for c in ("archive_blob", "session_id", "session_key", "encoding")
+    ]
+    key = KNOWN_COLUMNS[shape.table][0]
+    row = conn.execute(
+        f"SELECT {', '.join(cols)} FROM {q(shape.table)} WHERE {q(key)} = ? LIMIT 1", (name,)
+    ).fetchone()
+    if row is None:
+        return None
+    blob = row[0]
+    if isinstance(blob, str):
+        blob = blob.encode("utf-8", "surrogateescape")
+    if not isinstance(blob, bytes):
+        blob = b""
+    return Archive(
+        blob,
+        row[1] if isinstance(row[1], str) else None,
+        row[2] if isinstance(row[2], str) else None,
+        row[3] if isinstance(row[3], str) else None,
+    )
+
+
+def open_blob(blob: bytes, encoding: str | None) -> IO[bytes]:
+    """A readable stream of an archive's text: decompressed when it is a zstd frame.
+
+    ``encoding`` says which (``identity`` or ``zstd``); the frame's magic decides
+    when the column is missing or holds a value we do not know.
+    """
+    raw = io.BytesIO(blob)
+    if encoding == "zstd" or (encoding != "identity" and blob.startswith(ZSTD_MAGIC)):
+        return sqlite_source.zstd_module().ZstdFile(raw, "rb")  # type: ignore[no-any-return]
+    return raw
+
+
+def iter_lines(stream: IO[bytes], max_line: int) -> Iterator[bytes | None]:
+    """The stream's lines without their ``\\n``; None for a line over ``max_line`` (skipped).
+
+    A corrupt frame raises (the zstd binding's error, or EOFError): the caller
+    fails that archive and reads it again at the next scan.
+    """
+    while True:
+        line = stream.readline(max_line + 1)
+        if not line:
+            return
+        if len(line) > max_line and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):  # skip the rest of the oversized line
+                line = stream.readline(1 << 20)
+            yield None
+            continue
+        yield line.rstrip(b"\r\n")
+
+
+class Record(NamedTuple):
+    """What one line of an archive says: a cold record or a plain transcript line."""
+
+    kind: str  # "header", "event", "ignored" or "line" (a JSONL line, not a record)
+    line: bytes  # the event's JSON text (for "event" and "line")
+    session_id: str | None = None
+    session_key: str | None = None
+
+
+def read_record(line: bytes) -> Record:
+    """Cold records carry ``kind``; any other line is a transcript line as it is."""
+    if b'"kind"' not in line:
+        return Record("line", line)
+    try:
+        doc = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return Record("line", line)
+    if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str) or "type" in doc:
+        return Record("line", line)
+    kind = doc["kind"]
+    if kind == "header":
+        sid = doc.get("session_id", doc.get("sessionId"))
+        key = doc.get("session_key", doc.get("sessionKey"))
+        return Record(
+            "header",
+            b"",
+            sid if isinstance(sid, str) else None,
+            key if isinstance(key, str) else None,
+        )
+    if kind == "event":
+        row = doc.get("row")
+        text = row.get("event_json") if isinstance(row, dict) else None
+        if isinstance(text, str):
+            return Record("event", text.encode("utf-8", "surrogatepass"))
+        return Record("event", b"")  # an event row without its text: malformed
+    if kind in _IGNORED_KINDS:
+        return Record("ignored", b"")
+    return Record("ignored", b"", None, kind)  # a kind we do not know (reported by the caller)
+
+
+def is_zstd_file(head: bytes) -> bool:
+    return head.startswith(ZSTD_MAGIC)

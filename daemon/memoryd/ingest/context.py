@@ -1,0 +1,103 @@
+"""What the source readers share with the scanner, during a scan and across scans."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from ..config import Config
+from . import sqlite_source
+from .apply import Applier
+from .calls import Calls
+from .ledger import Ledger
+
+_MALFORMED_LOG_MAX = 20  # malformed stored events logged one by one per scan; then a summary
+
+
+class ReadContext:
+    """The ledger, the applier and the bookkeeping every reader of a scan uses."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        ledger: Ledger,
+        applier: Applier,
+        synthetic: Callable[[str], frozenset[str]],
+        store_path: Callable[[str], Path | None] = lambda _agent: None,
+    ) -> None:
+        self.cfg = cfg
+        self.ledger = ledger
+        self.applier = applier
+        self.synthetic = synthetic  # an agent's cron / heartbeat sessions from sessions.json
+        self.store_path = store_path  # an agent's transcript store (it may not exist)
+        # Per agent, the cron / heartbeat sessions the store's own tables name (kept from the
+        # last time the store was opened, for archive files read while it is unchanged).
+        self.store_synthetic: dict[str, frozenset[str]] = {}
+        # Archives read whole: (agent, name) → (size, digest); loaded at the start of a scan.
+        self.archives_done: dict[tuple[str, str], tuple[int, str]] = {}
+        self.reported: set[str] = set()  # unknown archive columns / kinds, reported once
+        self.malformed_logged = 0  # malformed stored events logged in this scan
+
+    def new_scan(self) -> None:
+        self.archives_done = self.ledger.archives_read()
+        self.malformed_logged = 0
+
+    def store_synthetic_of(self, agent: str) -> frozenset[str]:
+        """The cron / heartbeat sessions the agent's store names (its tables opened once when
+        the store was not read in this process: an archive file read on its own needs them)."""
+        known = self.store_synthetic.get(agent)
+        if known is not None:
+            return known
+        found: frozenset[str] = frozenset()
+        path = self.store_path(agent)
+        if path is not None and path.is_file():
+            try:
+                conn = sqlite_source.open_readonly(path)
+                try:
+                    tables = sqlite_source.table_columns(conn)
+                    found = sqlite_source.synthetic_from_keys(
+                        sqlite_source.session_keys(conn, tables)
+                    )
+                finally:
+                    conn.close()
+            except sqlite3.Error:
+                found = frozenset()  # not readable now: the store's own read reports why
+        self.store_synthetic[agent] = found
+        return found
+
+    def calls(self, pending: dict[str, Calls], agent: str) -> Calls:
+        """The agent's calls of this scan (those waiting since earlier scans, loaded once)."""
+        calls = pending.get(agent)
+        if calls is None:
+            calls = pending[agent] = self.ledger.waiting_calls(agent)
+        return calls
+
+    def malformed_event(self, store: str, session_id: str, seq: int, why: str) -> None:
+        """Log a stored event that cannot be read: once (it is behind the cursor next time)."""
+        self.malformed_logged += 1
+        if self.malformed_logged <= _MALFORMED_LOG_MAX:
+            emit("ingest.malformed_event", store=store, session=session_id, seq=seq, reason=why)
+        elif self.malformed_logged == _MALFORMED_LOG_MAX + 1:
+            emit("ingest.malformed_event", store=store, more="further ones not logged")
+
+
+def is_frame_error(exc: BaseException) -> bool:
+    """A compressed stream that does not decode (as opposed to a fault of our own)."""
+    if isinstance(exc, EOFError):
+        return True
+    zstd = sqlite_source._ZSTD
+    return zstd is not None and isinstance(exc, zstd.ZstdError)
+
+
+def emit(event: str, **fields: object) -> None:
+    """Log one event (see :func:`memoryd.log.emit`; imported when there is something to say)."""
+    from ..log import emit as log_emit
+
+    log_emit(event, **fields)
+
+
+def traceback_of(exc: BaseException) -> str:
+    from ..log import format_traceback
+
+    return format_traceback(exc)

@@ -1,0 +1,479 @@
+"""The ledger: every write of the ingest layer to the state database, and the reads it needs.
+
+The readers (files, the SQLite store, archives) decide what a source holds; the
+ledger records it: a source's identity and checkpoint, the calls and hits of a
+batch together with the read position after it, the store's per-session
+cursors, archives read whole, sources that failed, sources that vanished. No
+other ingest module writes SQL, and nothing here reads a transcript, so it can
+be exercised without files.
+
+Group commit: small sources are many, and a transaction each would cost more
+than reading them. :meth:`Ledger.write` joins the scan's open transaction until
+``commit_bytes`` of input are in it (or the scan ends). Every write is a whole
+unit (identity, hits and the position after them), so a crash re-reads at most
+what was not committed, and re-reading is harmless: hits are unique per agent,
+call and file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+
+from .. import faults
+from ..store import Store
+from .calls import Call, CallRow, Calls
+from .sources import SourceFile
+from .tailer import Checkpoint, Verdict, head_hash
+
+
+class Batch:
+    """What one region of lines adds to the database, written in one transaction."""
+
+    __slots__ = (
+        "answered",
+        "answered_unseen",
+        "call_rows",
+        "calls",
+        "cp",
+        "end",
+        "hits",
+        "malformed",
+        "oversized",
+        "parent",
+        "session",
+        "start",
+        "synthetic",
+    )
+
+    def __init__(
+        self,
+        cp: Checkpoint,
+        session: str,
+        synthetic: bool,
+        parent: str | None = None,
+        *,
+        start: int = 0,
+        end: int = 0,
+    ) -> None:
+        self.cp = cp
+        self.session = session
+        self.synthetic = synthetic
+        self.parent = parent  # for a successor: the session it continues
+        self.start = start  # file offset the batch starts at
+        self.end = end  # file offset after its last complete line
+        self.oversized = 0
+        self.malformed = 0
+        self.calls: list[tuple[object, ...]] = []
+        self.call_rows: dict[str, int] = {}  # call id → index in calls
+        self.answered: list[tuple[str, str]] = []
+        self.answered_unseen: list[tuple[object, ...]] = []
+        self.hits: list[tuple[object, ...]] = []
+
+    def new_call(self, row: tuple[object, ...]) -> None:
+        """A call first met in this batch: (agent, call id, tool, query, ts, session, answered)."""
+        self.call_rows[str(row[1])] = len(self.calls)
+        self.calls.append(row)
+
+    def answer(self, agent: str, call_id: str) -> None:
+        """Record that a call is answered: in its row when it is new in this batch."""
+        i = self.call_rows.get(call_id)
+        if i is None:
+            self.answered.append((agent, call_id))
+        else:
+            self.calls[i] = (*self.calls[i][:6], 1)
+
+    def write(self, conn: sqlite3.Connection, source_id: int) -> tuple[int, int]:
+        """Insert it all; returns how many hits and calls were new (the rest were known)."""
+        # (An empty list is skipped: most batches have no calls without a call line and no
+        # answers to earlier batches' calls, and a statement costs even with nothing to do.)
+        before_calls = conn.total_changes
+        if self.calls:
+            conn.executemany(
+                "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                self.calls,
+            )
+        new_calls = conn.total_changes - before_calls
+        if self.answered_unseen:
+            conn.executemany(
+                "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
+                "VALUES (?, ?, ?, NULL, ?, ?, 1)",
+                self.answered_unseen,
+            )
+        if self.answered:
+            conn.executemany(
+                "UPDATE calls SET answered = 1 WHERE agent = ? AND call_id = ?", self.answered
+            )
+        before = conn.total_changes
+        if self.hits:
+            conn.executemany(
+                "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
+                "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(*row, source_id) for row in self.hits],
+            )
+        return conn.total_changes - before, new_calls
+
+
+# A file's state after a batch (the ``sources`` columns): offset, size, mtime_ns, last_read,
+# malformed and oversized lines, and the fingerprint of the bytes before the offset. Settling a
+# new file's identity writes them in the same row.
+Tail = tuple[int, int, int, float, int, int, str]
+# Records a file's identity in the database and returns its source id, and whether it
+# wrote the tail too.
+Settle = Callable[[sqlite3.Connection, Tail | None], tuple[int, bool]]
+
+
+class SourceWrite:
+    """Records a source's identity once, in the first transaction that needs its id."""
+
+    def __init__(self, settle: Settle) -> None:
+        self._settle: Settle | None = settle
+        self._id = 0
+
+    def id(self, conn: sqlite3.Connection, tail: Tail | None = None) -> tuple[int, bool]:
+        """The source's id, settling its identity first if not done (with ``tail``, if it can)."""
+        if self._settle is None:
+            return self._id, False
+        self._id, wrote_tail = self._settle(conn, tail)
+        self._settle = None
+        return self._id, wrote_tail
+
+
+class Ledger:
+    """The scan's writer: group commit over one connection, and the ingest tables."""
+
+    def __init__(self, store: Store, commit_bytes: int) -> None:
+        self.store = store
+        self.conn = store.conn
+        self.commit_bytes = commit_bytes
+        self._in_txn = False
+        self._txn_bytes = 0
+        self.rolled_back = False  # a failed write undid the open transaction
+
+    # ------------------------------------------------------------------ group commit
+
+    @contextlib.contextmanager
+    def write(self, nbytes: int) -> Iterator[sqlite3.Connection]:
+        """A write that joins the scan's open transaction (committed every ``commit_bytes``)."""
+        conn = self.conn
+        if not self._in_txn:
+            conn.execute("BEGIN IMMEDIATE")
+            self._in_txn, self._txn_bytes = True, 0
+        try:
+            yield conn
+        except BaseException:
+            # SQLite may have rolled back already (a full disk, an I/O error): a second
+            # ROLLBACK would raise "no transaction is active" and hide the real cause.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            self._in_txn = False
+            self.rolled_back = True
+            raise
+        self._txn_bytes += nbytes
+        if self._txn_bytes >= self.commit_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit the scan's open transaction, if any."""
+        if self._in_txn:
+            self.conn.execute("COMMIT")
+            self._in_txn = False
+            faults.point("scan.committed")
+
+    def hits_empty(self) -> bool:
+        return self.store.hits_empty()
+
+    def begin_bulk(self) -> None:
+        """A first scan of a large backlog: load without the secondary hit indexes."""
+        with self.write(0):
+            self.store.drop_hit_indexes()
+
+    def end_bulk(self) -> None:
+        """Build the hit indexes dropped for a bulk load (after the last commit)."""
+        self.store.ensure_hit_indexes()
+
+    # ------------------------------------------------------------------ reads
+
+    def checkpoints(
+        self,
+    ) -> tuple[dict[tuple[int, int], Checkpoint], dict[str, Checkpoint], set[int]]:
+        """Every source's checkpoint by inode and by path, and the ids of vanished ones."""
+        # Vanished rows come first so that a live row for the same inode or path wins;
+        # a vanished file that reappears (renamed back, remounted) keeps its offset.
+        rows = self.conn.execute(
+            "SELECT id, agent, path, dev, ino, head_len, head_hash, offset, size, mtime_ns, "
+            "tail_hash, vanished_at IS NOT NULL FROM sources ORDER BY vanished_at IS NULL, id"
+        ).fetchall()
+        cps = [Checkpoint(*r[:-1]) for r in rows]
+        vanished = {r[0] for r in rows if r[-1]}
+        return {(c.dev, c.ino): c for c in cps}, {c.path: c for c in cps}, vanished
+
+    def archives_read(self) -> dict[tuple[str, str], tuple[int, str]]:
+        """(agent, archive name) → (size, digest) of every archive read whole."""
+        return {
+            (a, n): (size, d)
+            for a, n, size, d in self.conn.execute(
+                "SELECT agent, name, size, digest FROM archives_read"
+            )
+        }
+
+    def failed_sources(self) -> dict[str, str]:
+        """The sources the last scans could not read, and why (a row each until one does)."""
+        return dict(self.conn.execute("SELECT source, reason FROM source_failures"))
+
+    def cursors(self, source_id: int) -> dict[str, int]:
+        """The last seq read per session of a transcript store."""
+        return dict(
+            self.conn.execute(
+                "SELECT session_id, seq FROM transcript_db_cursors WHERE source_id = ?",
+                (source_id,),
+            )
+        )
+
+    def fetch_call(self, agent: str, call_id: str) -> CallRow | None:
+        return self.conn.execute(  # type: ignore[no-any-return]
+            "SELECT tool, query, ts, answered, session FROM calls WHERE agent = ? AND call_id = ?",
+            (agent, call_id),
+        ).fetchone()
+
+    def waiting_calls(self, agent: str) -> Calls:
+        """The agent's calls still waiting for an answer (from earlier scans)."""
+        rows = self.conn.execute(
+            "SELECT call_id, tool, query, ts, session FROM calls WHERE answered = 0 AND agent = ?",
+            (agent,),
+        )
+        calls = Calls()
+        for cid, tool, query, ts, session in rows:
+            calls.add(cid, Call(tool, query, ts, False, session or ""))
+        return calls
+
+    # ------------------------------------------------------------------ files
+
+    def settle_identity(
+        self,
+        sf: SourceFile,
+        st: os.stat_result,
+        head: bytes,
+        cp: Checkpoint | None,
+        at_path: Checkpoint | None,
+        verdict: Verdict,
+    ) -> tuple[Checkpoint, Settle]:
+        """The checkpoint to read from, and how to record the identity the verdict implies.
+
+        The recording runs inside the first commit of what is read from the file, so
+        a small file costs one transaction; it returns the source's id. A new file
+        read in one batch is recorded with its tail in one statement.
+        """
+        path = str(sf.path)
+        now = time.time()
+        hlen, hhash = len(head), head_hash(head)
+        retire = at_path.id if at_path is not None and (cp is None or at_path.id != cp.id) else None
+
+        def retire_old(conn: sqlite3.Connection) -> None:
+            if retire is not None:  # another file used to live at this path
+                conn.execute("UPDATE sources SET vanished_at = ? WHERE id = ?", (now, retire))
+
+        if verdict is Verdict.NEW:
+
+            def insert(conn: sqlite3.Connection, tail: Tail | None) -> tuple[int, bool]:
+                retire_old(conn)
+                cur = conn.execute(
+                    "INSERT INTO sources(agent, kind, path, dev, ino, head_len, head_hash, offset, "
+                    "size, mtime_ns, last_read, malformed, oversized, tail_hash, first_seen) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (sf.agent, sf.kind, path, st.st_dev, st.st_ino, hlen, hhash)
+                    + (tail or (0, 0, 0, None, 0, 0, None))
+                    + (now,),
+                )
+                assert cur.lastrowid is not None
+                return cur.lastrowid, tail is not None
+
+            return Checkpoint(0, sf.agent, path, st.st_dev, st.st_ino, hlen, hhash, 0, 0, 0), insert
+        assert cp is not None
+        if verdict in (Verdict.TRUNCATED, Verdict.REPLACED):
+            offset = 0
+            sql = (
+                "UPDATE sources SET path = ?, kind = ?, head_len = ?, head_hash = ?, "
+                "offset = 0, resets = resets + 1 WHERE id = ?"
+            )
+        else:  # GROWN / RENAMED: keep the offset; lengthen a short fingerprint as it grows
+            offset = cp.offset
+            if hlen < cp.head_len:
+                hlen, hhash = cp.head_len, cp.head_hash
+            sql = "UPDATE sources SET path = ?, kind = ?, head_len = ?, head_hash = ? WHERE id = ?"
+        source_id = cp.id
+
+        def update(conn: sqlite3.Connection, tail: Tail | None) -> tuple[int, bool]:
+            retire_old(conn)
+            conn.execute(sql, (path, sf.kind, hlen, hhash, source_id))
+            return source_id, False
+
+        return Checkpoint(cp.id, cp.agent, path, cp.dev, cp.ino, hlen, hhash, offset, 0, 0), update
+
+    def commit_file(
+        self,
+        batch: Batch,
+        source: SourceWrite,
+        fingerprint: str,
+        final: os.stat_result | None,
+    ) -> tuple[int, int]:
+        """Identity, hits, calls and the offset after them: in one transaction, all or nothing.
+
+        With the offset goes ``fingerprint``, of the line just before it (see
+        :func:`.tailer.judge`). ``final`` is the file's stat taken before reading, for
+        its last batch. Returns the new hits and calls.
+        """
+        tail: Tail | None = None
+        if final is not None:
+            tail = (
+                batch.end,
+                final.st_size,
+                final.st_mtime_ns,
+                time.time(),
+                batch.malformed,
+                batch.oversized,
+                fingerprint,
+            )
+        with self.write(batch.end - batch.start) as conn:
+            source_id, wrote_tail = source.id(conn, tail)
+            new = batch.write(conn, source_id)
+            if tail is None:
+                conn.execute(
+                    "UPDATE sources SET offset = MAX(offset, ?1), "
+                    "tail_hash = CASE WHEN ?1 >= offset THEN ?2 ELSE tail_hash END, "
+                    "oversized = oversized + ?3, malformed = malformed + ?4 WHERE id = ?5",
+                    (batch.end, fingerprint, batch.oversized, batch.malformed, source_id),
+                )
+            elif not wrote_tail:  # the file's last batch: its size and mtime before reading too
+                conn.execute(
+                    "UPDATE sources SET offset = MAX(offset, ?1), "
+                    "tail_hash = CASE WHEN ?1 >= offset THEN ?2 ELSE tail_hash END, "
+                    "oversized = oversized + ?3, malformed = malformed + ?4, size = ?5, "
+                    "mtime_ns = ?6, last_read = ?7 WHERE id = ?8",
+                    (
+                        batch.end,
+                        fingerprint,
+                        batch.oversized,
+                        batch.malformed,
+                        *tail[1:4],
+                        source_id,
+                    ),
+                )
+            self.store.bump("oversized_lines", batch.oversized)
+            self.store.bump("malformed_lines", batch.malformed)
+        return new
+
+    # ------------------------------------------------------------------ the transcript store
+
+    def new_store_source(self, sf: SourceFile, st: os.stat_result) -> Checkpoint:
+        """Record a transcript store seen for the first time (its signature comes later)."""
+        with self.write(0) as conn:
+            cur = conn.execute(
+                "INSERT INTO sources(agent, kind, path, dev, ino, head_len, head_hash, "
+                "first_seen) VALUES (?, ?, ?, ?, ?, 0, '', ?)",
+                (sf.agent, sf.kind, str(sf.path), st.st_dev, st.st_ino, time.time()),
+            )
+        assert cur.lastrowid is not None
+        return Checkpoint(
+            cur.lastrowid, sf.agent, str(sf.path), st.st_dev, st.st_ino, 0, "", 0, 0, 0
+        )
+
+    def commit_store_batch(self, batch: Batch, nbytes: int, seq: int) -> tuple[int, int]:
+        """A batch of a store session's rows, with the session's cursor after them."""
+        with self.write(nbytes) as conn:
+            new = batch.write(conn, batch.cp.id)
+            conn.execute(
+                "INSERT INTO transcript_db_cursors(source_id, session_id, seq) "
+                "VALUES (?, ?, ?) ON CONFLICT(source_id, session_id) "
+                "DO UPDATE SET seq = excluded.seq",
+                (batch.cp.id, batch.session, seq),
+            )
+            self.store.bump("malformed_lines", batch.malformed)
+        return new
+
+    def store_read(
+        self, source_id: int, agent: str, signature: tuple[int, int], marks: dict[str, str]
+    ) -> None:
+        """A store read to its end: its signature (a no-op rescan compares it), and the
+        rewrite watermarks seen (recorded like archives, by name)."""
+        now = time.time()
+        with self.write(0) as conn:
+            conn.execute(
+                "UPDATE sources SET size = ?, mtime_ns = ?, last_read = ? WHERE id = ?",
+                (signature[0], signature[1], now, source_id),
+            )
+            conn.executemany(
+                "INSERT OR REPLACE INTO archives_read(agent, name, size, digest, read_at) "
+                "VALUES (?, ?, 0, ?, ?)",
+                [(agent, name, d, now) for name, d in marks.items()],
+            )
+
+    # ------------------------------------------------------------------ archives
+
+    def commit_archive(
+        self, batch: Batch, nbytes: int, record: tuple[str, int, str] | None
+    ) -> tuple[int, int]:
+        """A batch of an archive's lines; with ``record`` (its last) the archive is read."""
+        with self.write(nbytes) as conn:
+            new = batch.write(conn, batch.cp.id)
+            self.store.bump("malformed_lines", batch.malformed)
+            self.store.bump("oversized_lines", batch.oversized)
+            if record is not None:
+                self._archive_read(conn, batch.cp.agent, record)
+        return new
+
+    def archive_skipped(self, agent: str, record: tuple[str, int, str]) -> None:
+        """An archive seen and not to be read (not a zstd file): remembered like one read."""
+        with self.write(0) as conn:
+            self._archive_read(conn, agent, record)
+
+    def _archive_read(
+        self, conn: sqlite3.Connection, agent: str, record: tuple[str, int, str]
+    ) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO archives_read(agent, name, size, digest, read_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (agent, *record, time.time()),
+        )
+
+    # ------------------------------------------------------------------ failures, vanished
+
+    def source_failed(self, sf: SourceFile, reason: str) -> None:
+        with self.write(0) as conn:
+            self.store.bump("read_errors")
+            conn.execute(
+                "INSERT INTO source_failures(source, kind, agent, reason, at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(source) DO UPDATE SET "
+                "kind = excluded.kind, reason = excluded.reason, at = excluded.at",
+                (str(sf.path), sf.kind, sf.agent, reason, time.time()),
+            )
+
+    def source_recovered(self, source: str) -> None:
+        with self.write(0) as conn:
+            conn.execute("DELETE FROM source_failures WHERE source = ?", (source,))
+
+    def mark_vanished(
+        self, known: set[int], seen: set[int], vanished: set[int], grace_days: float
+    ) -> None:
+        """Flag sources that are gone, revive the ones seen again, forget old ones."""
+        now = time.time()
+        gone = known - seen - vanished
+        back = seen & vanished
+        cutoff = now - grace_days * 86400
+        expired = self.conn.execute(
+            "SELECT 1 FROM sources WHERE vanished_at < ? LIMIT 1", (cutoff,)
+        ).fetchone()
+        if not (gone or back or expired):
+            return
+        with self.store.transaction() as conn:
+            conn.executemany(
+                "UPDATE sources SET vanished_at = ? WHERE id = ?", [(now, i) for i in gone]
+            )
+            conn.executemany(
+                "UPDATE sources SET vanished_at = NULL WHERE id = ?", [(i,) for i in back]
+            )
+            conn.execute("DELETE FROM sources WHERE vanished_at < ?", (cutoff,))

@@ -1,0 +1,51 @@
+"""What one scan did, and the failure a source reader raises for a reason it knows."""
+
+from __future__ import annotations
+
+
+class ScanStats:
+    """What one scan did; printed by ``memoryd scan`` and logged by the daemon.
+
+    (The classes of this module are plain classes with ``__slots__``, not dataclasses:
+    ``memoryd scan`` is a one-shot command, and importing and building dataclasses is a
+    measurable part of its start-up.)
+    """
+
+    # In the order ``memoryd scan --json`` prints them.
+    FIELDS = (
+        "files_seen",
+        "files_read",
+        "bytes_read",
+        "lines_parsed",
+        "new_hits",
+        "new_calls",
+        "malformed",
+        "oversized",
+        "non_memory_paths",
+        "renamed",
+        "resets",
+        "errors",
+        "failed_sources",  # [{source, reason}]: the sources this scan could not read
+        "helper_files",  # transcripts whose lines a forked helper found and parsed
+        "elapsed",
+    )
+    # retry_in: seconds after which a source read this time must be looked at again even without
+    # a file event (a store written just before it was read; 0: none). Not printed.
+    __slots__ = (*FIELDS, "retry_in")
+
+    def __init__(self) -> None:
+        for name in self.FIELDS:
+            setattr(self, name, 0)
+        self.elapsed = 0.0
+        self.retry_in = 0.0
+        self.failed_sources: list[dict[str, str]] = []
+
+    def as_dict(self) -> dict[str, object]:
+        d: dict[str, object] = {name: getattr(self, name) for name in self.FIELDS}
+        d["elapsed"] = round(self.elapsed, 4)
+        d["failed_sources"] = [dict(f) for f in self.failed_sources]
+        return d
+
+
+class SourceFailed(Exception):
+    """A source that cannot be read for a reason we know (no traceback is logged for it)."""

@@ -1,0 +1,209 @@
+"""The transcript store as a source: new rows of each session, then its archive tables.
+
+The shell around :mod:`.sqlite_source` (layouts, decoding, session keys and
+lineage, all pure or a query each): open the store read-only when its signature
+changed, read each session's rows after its cursor (a session before the ones
+that continue it), and commit each batch with the session's new cursor through
+the ledger. Sessions rewritten in place (a new ``transcript_rewrite_watermarks``
+row, or rows ending below the cursor) are read again from their start.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+
+from . import archives, sqlite_source
+from . import sources as src
+from .archive_reader import ArchiveReader
+from .calls import Calls
+from .context import ReadContext
+from .ledger import Batch
+from .parser import parse_line
+from .prescan import NEEDLE
+from .stats import ScanStats, SourceFailed
+from .tailer import Checkpoint
+
+_LOOKS = 3  # reads of the new rows per scan of a store (see ``read``)
+
+
+class StoreReader:
+    """Reads an agent's ``openclaw-agent.sqlite`` (and, through ``archives``, its archives)."""
+
+    def __init__(self, ctx: ReadContext, archives: ArchiveReader) -> None:
+        self.ctx = ctx
+        self.archive_reader = archives
+
+    def read(
+        self,
+        sf: src.SourceFile,
+        st: os.stat_result,
+        cp: Checkpoint | None,
+        pending: dict[str, Calls],
+        stats: ScanStats,
+    ) -> None:
+        """Read new rows of OpenClaw's SQLite transcript store (see :mod:`.sqlite_source`).
+
+        A store whose database and WAL are as they were is not opened. Otherwise its
+        layout is found by name, each session with rows past its cursor is read (a
+        session before the ones that continue it), compressed rows are decoded, and
+        each batch of rows is committed with the session's new cursor.
+        """
+        sig = sqlite_source.signature(sf.path)
+        taken = time.time_ns()
+        if sig is None or (cp is not None and (cp.size, cp.mtime_ns) == sig):
+            return  # no new rows: the database and its WAL are as they were
+        # Counted as read when it had something to read (or failed): a second look at a store
+        # that was provisionally read and has nothing new is no read.
+        read_before, rows_before = stats.files_read, stats.bytes_read
+        stats.files_read += 1
+        conn = sqlite_source.open_readonly(sf.path)
+        try:
+            tables = sqlite_source.table_columns(conn)
+            layout = sqlite_source.pick_layout(tables)
+            if layout is None:
+                raise SourceFailed(sqlite_source.UNSUPPORTED)
+            keys = sqlite_source.session_keys(conn, tables)
+            parents = sqlite_source.previous_sessions(conn, tables)
+            if cp is None:
+                cp = self.ctx.ledger.new_store_source(sf, st)
+            calls = self.ctx.calls(pending, cp.agent)
+            cursors = self.ctx.ledger.cursors(cp.id)
+            self.ctx.store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(keys)
+            synthetic_ids: frozenset[str] = frozenset()
+            if not self.ctx.cfg.openclaw.count_synthetic:
+                synthetic_ids = self.ctx.synthetic(cp.agent) | self.ctx.store_synthetic[cp.agent]
+            # Sessions rewritten in place since the last read (a new watermark): from the start.
+            marks = sqlite_source.rewrite_marks(conn, tables)
+            mark_name = f"{sf.path}#{sqlite_source.REWRITE_TABLE}/"
+            changed_marks = {
+                sid: digest
+                for sid, digest in marks.items()
+                if self.ctx.archives_done.get((cp.agent, mark_name + sid), (0, ""))[1] != digest
+            }
+            for sid in changed_marks:
+                if sid in cursors:
+                    cursors[sid] = -1
+            # Read, then look once more: a writer's rows can become visible a moment after
+            # its last write to the WAL file (SQLite updates the WAL index last), so the
+            # signature taken before reading may already count rows the first look missed.
+            for _ in range(_LOOKS):
+                todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors)
+                if not todo:
+                    break
+                for session_id, after, top in sqlite_source.parents_first(todo, parents):
+                    self._read_session(
+                        conn,
+                        layout,
+                        cp,
+                        session_id,
+                        after,
+                        top,
+                        session_id in synthetic_ids,
+                        parents.get(session_id),
+                        calls,
+                        stats,
+                    )
+                    cursors[session_id] = top
+            for shape in archives.archive_shapes(tables):
+                self.archive_reader.read_table(conn, shape, sf, cp, pending, stats)
+        finally:
+            conn.close()
+        if stats.bytes_read == rows_before and stats.files_read == read_before + 1:
+            stats.files_read = read_before  # opened, nothing new (the archives count their own)
+        marks_seen = {mark_name + sid: d for sid, d in changed_marks.items()}
+        if not sqlite_source.settled(sig, taken):  # written just now: look again soon
+            stats.retry_in = max(stats.retry_in, sqlite_source.SETTLE_S)
+            sig = (sig[0], -1)
+        self.ctx.ledger.store_read(cp.id, cp.agent, sig, marks_seen)
+
+    def _read_session(
+        self,
+        conn: sqlite3.Connection,
+        layout: sqlite_source.Layout,
+        cp: Checkpoint,
+        session_id: str,
+        after: int,
+        top: int,
+        synthetic: bool,
+        parent: str | None,
+        calls: Calls,
+        stats: ScanStats,
+    ) -> None:
+        """One session's rows in ``(after, top]``, a batch per transaction with the new cursor.
+
+        SQLite hands over only the rows that may matter (see
+        :func:`.sqlite_source.rows_that_matter`): every compressed row is decoded
+        (nothing outside the frame says whether it matters), then the same byte
+        prefilter as for files picks the rows to parse. An answer that does not name
+        its tool, to a call made in the same batch, is looked for afterwards by the
+        call's id in the rows after it.
+        """
+        max_bytes = self.ctx.cfg.ingest.max_line_bytes
+        decode = sqlite_source.decode_event
+        apply = self.ctx.applier.parsed
+        if parent is None and after < 0:  # the header first: the session it continues, if any
+            header = sqlite_source.header_row(conn, layout, session_id)
+            parent = src.header_parent(header) if header else None
+        while after < top:
+            waiting = calls.waiting_in(session_id, parent)
+            rows, upto = sqlite_source.rows_that_matter(
+                conn, layout, session_id, after, top, sorted(waiting)
+            )
+            ids = [c.encode() for c in waiting]
+            batch = Batch(cp, session_id, synthetic, parent)
+            made_at: dict[str, int] = {}  # calls made in this batch → their seq
+            for seq, json_type, text, frame, size in rows:
+                if json_type == "text" and text[:1] == b"{":
+                    event = text  # a plain row, the usual case: no call needed
+                else:
+                    event, why = decode(json_type, text, frame, size, max_bytes)
+                    if event is None:
+                        batch.malformed += 1
+                        self.ctx.malformed_event(cp.path, session_id, seq, why or "")
+                        continue
+                if NEEDLE in event or (ids and any(c in event for c in ids)):
+                    for call_id in apply(parse_line(event), batch, calls, stats):
+                        made_at.setdefault(call_id, seq)
+                    ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
+            self._answers_by_id(
+                conn, layout, session_id, upto, made_at, {r[0] for r in rows}, batch, calls, stats
+            )
+            # (the size of the rows the batch covers, read or not: for the group commit's
+            # measure and the scan's count of bytes)
+            nbytes = sqlite_source.bytes_between(conn, layout, session_id, after, upto)
+            stats.bytes_read += nbytes
+            new_hits, new_calls = self.ctx.ledger.commit_store_batch(batch, nbytes, upto)
+            stats.new_hits += new_hits
+            stats.new_calls += new_calls
+            stats.malformed += batch.malformed
+            after = upto
+
+    def _answers_by_id(
+        self,
+        conn: sqlite3.Connection,
+        layout: sqlite_source.Layout,
+        session_id: str,
+        upto: int,
+        made_at: dict[str, int],
+        seen: set[int],
+        batch: Batch,
+        calls: Calls,
+        stats: ScanStats,
+    ) -> None:
+        """Plain rows after a call of this batch that name its id, for calls still waiting."""
+        open_calls = {cid: seq for cid, seq in made_at.items() if not calls.is_answered(cid)}
+        if not open_calls:
+            return
+        start = min(open_calls.values())
+        for seq, text in sqlite_source.rows_naming(
+            conn, layout, session_id, start, upto, sorted(open_calls)
+        ):
+            if seq in seen:
+                continue
+            if any(
+                seq > at and not calls.is_answered(cid) and cid.encode() in text
+                for cid, at in open_calls.items()
+            ):
+                self.ctx.applier.parsed(parse_line(text), batch, calls, stats)

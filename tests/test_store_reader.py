@@ -1,0 +1,871 @@
+"""The SQLite transcript store reader on real stores: every layout, compressed rows, bad rows.
+
+Each store is a real SQLite file written here with OpenClaw's DDL (openclaw-formats.md §2b),
+compressed rows are real zstd frames. The counts are compared with the same conversations
+read as JSONL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import memoryd.log
+import transcripts as tx
+from memoryd.ingest import sqlite_source
+from memoryd.ingest.tailer import HEAD_MAX
+from test_ingest import FILES, Install, conversation, expected
+
+try:
+    from compression import zstd  # type: ignore[import-not-found]
+except ImportError:
+    from backports import zstd  # type: ignore[no-redef]
+
+EVENTS_24 = (
+    "CREATE TABLE transcript_events(session_id TEXT NOT NULL, seq INTEGER NOT NULL, "
+    "event_json TEXT, created_at INTEGER NOT NULL, event_zstd BLOB, event_utf8_bytes INTEGER, "
+    "navigation_json TEXT, PRIMARY KEY (session_id, seq))"
+)
+EVENTS_22 = (
+    "CREATE TABLE transcript_events(session_id TEXT NOT NULL, seq INTEGER NOT NULL, "
+    "event_json TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (session_id, seq))"
+)
+WINDOWS = (
+    "CREATE TABLE session_windows(session_id TEXT PRIMARY KEY, session_key TEXT NOT NULL, "
+    "previous_session_id TEXT, reason TEXT, created_at INTEGER)"
+)
+NODES = (
+    "CREATE TABLE session_nodes(session_key TEXT PRIMARY KEY, current_session_id TEXT, "
+    "entry_json TEXT)"
+)
+# Before schema 14 (shapes not verified by the formats doc: these are one plausible reading).
+SESSIONS_13 = (
+    "CREATE TABLE sessions(session_key TEXT PRIMARY KEY, session_id TEXT, entry_json TEXT)"
+)
+ENTRIES_13 = (
+    "CREATE TABLE session_entries(session_id TEXT NOT NULL, seq INTEGER NOT NULL, "
+    "entry_json TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (session_id, seq))"
+)
+
+
+def frame(data: bytes) -> bytes:
+    """A zstd frame as OpenClaw writes it: level 1, with a checksum."""
+    opts = {
+        zstd.CompressionParameter.compression_level: 1,
+        zstd.CompressionParameter.checksum_flag: 1,
+    }
+    return zstd.compress(data, options=opts)
+
+
+def openclaw_compresses(event: bytes) -> bool:
+    """OpenClaw's rule: 1 KiB – 4 MiB, saving at least 64 bytes and 10 %."""
+    if not 1024 <= len(event) <= 4 << 20:
+        return False
+    saved = len(event) - len(frame(event))
+    return saved >= 64 and saved >= len(event) / 10
+
+
+class Store:
+    """An OpenClaw agent store of one schema, written as OpenClaw would."""
+
+    def __init__(self, inst: Install, schema: int = 24, journal: str = "WAL") -> None:
+        self.schema = schema
+        self.path = inst.sessions.parent / "agent" / "openclaw-agent.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(self.path, isolation_level=None)
+        self.conn.execute(f"PRAGMA journal_mode = {journal}")
+        self.conn.execute(f"PRAGMA user_version = {schema}")
+        if schema >= 23:
+            ddl = [EVENTS_24, WINDOWS, NODES]
+        elif schema >= 14:
+            ddl = [EVENTS_22, WINDOWS, NODES]
+        else:
+            ddl = [SESSIONS_13, ENTRIES_13]
+        for stmt in ddl:
+            self.conn.execute(stmt)
+
+    def add_session(self, sid: str, key: str = "agent:main:main", previous: str | None = None):
+        if self.schema >= 14:
+            self.conn.execute(
+                "INSERT INTO session_windows VALUES (?, ?, ?, 'initial', 0)", (sid, key, previous)
+            )
+            self.conn.execute(
+                "INSERT OR REPLACE INTO session_nodes VALUES (?, ?, '{}')", (key, sid)
+            )
+        else:
+            self.conn.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, '{}')", (key, sid))
+
+    def append(self, sid: str, lines: list[bytes], compress: str = "openclaw") -> None:
+        """Append events (the header is never compressed); ``compress``: openclaw, all, none."""
+        top = self.conn.execute(
+            f"SELECT MAX(seq) FROM {self.table} WHERE session_id = ?", (sid,)
+        ).fetchone()[0]
+        seq = -1 if top is None else top
+        for line in lines:
+            seq += 1
+            event = line.rstrip(b"\n")
+            packed = (
+                self.schema >= 23
+                and seq > 0
+                and (compress == "all" or (compress == "openclaw" and openclaw_compresses(event)))
+            )
+            self.insert(sid, seq, event, packed)
+
+    @property
+    def table(self) -> str:
+        return "transcript_events" if self.schema >= 14 else "session_entries"
+
+    def insert(self, sid: str, seq: int, event: bytes, packed: bool) -> None:
+        if packed:
+            self.raw(sid, seq, None, frame(event), len(event))
+        elif self.schema >= 23:
+            self.raw(sid, seq, event.decode(), None, None)
+        else:
+            self.conn.execute(
+                f"INSERT INTO {self.table} VALUES (?, ?, ?, 0)", (sid, seq, event.decode())
+            )
+
+    def raw(self, sid: str, seq: int, text: object, blob: object, n: object) -> None:
+        self.conn.execute(
+            "INSERT INTO transcript_events(session_id, seq, event_json, created_at, event_zstd, "
+            "event_utf8_bytes) VALUES (?, ?, ?, 0, ?, ?)",
+            (sid, seq, text, blob, n),
+        )
+
+
+def big_conversation(n: int, prefix: str) -> list[bytes]:
+    """Like :func:`conversation`, with results of 2–4 KiB (OpenClaw compresses those)."""
+    lines = [tx.header(prefix)]
+    for i in range(n):
+        cid = f"{prefix}{i}"
+        paths = [FILES[i % len(FILES)], FILES[(i + 1) % len(FILES)]]
+        results = [
+            {
+                "path": p,
+                "startLine": 1,
+                "endLine": 9,
+                "score": 0.7,
+                "source": "memory",
+                "snippet": f"## note {i} " + "lorem ipsum dolor sit amet " * 40,
+            }
+            for p in paths
+        ]
+        lines += [tx.chatter(i), tx.call(cid, query=f"q{i}"), tx.decoy_result(i)]
+        lines.append(tx.result(cid, {"results": results, "provider": "openai", "model": "m"}))
+    return lines
+
+
+@pytest.fixture
+def inst(tmp_path):
+    i = Install(tmp_path)
+    yield i
+    i.store.close()
+
+
+@pytest.fixture(autouse=True)
+def one_shot_logging(monkeypatch):
+    """As in a one-shot ``memoryd scan``: logging is not set up, events go to stderr as JSON
+    (another test of the session may have configured it for a daemon)."""
+    monkeypatch.setattr(memoryd.log, "CONFIGURED", False)
+
+
+# --------------------------------------------------------------------------- compressed rows
+
+
+@pytest.mark.parametrize("schema", [13, 22, 24])
+def test_every_layout_counts_what_the_jsonl_counts(tmp_path, schema):
+    """The same conversations as a store of schema 13, 22 or 24 and as JSONL: same counts."""
+    convs = {"s1": big_conversation(6, "a"), "s2": conversation(5, "b")}
+    as_jsonl = Install(tmp_path / "jsonl")
+    for sid, lines in convs.items():
+        as_jsonl.append(f"{sid}.jsonl", b"".join(lines))
+    as_jsonl.scan()
+    as_store = Install(tmp_path / "store")
+    store = Store(as_store, schema)
+    for sid, lines in convs.items():
+        store.add_session(sid)
+        store.append(sid, lines)
+    if schema >= 23:  # the results of big_conversation are stored compressed, as OpenClaw does
+        packed = store.conn.execute(
+            "SELECT COUNT(*) FROM transcript_events WHERE event_json IS NULL"
+        ).fetchone()[0]
+        assert packed == 6
+    stats = as_store.scan()
+    assert stats.errors == 0 and stats.malformed == 0
+    assert as_store.counts() == as_jsonl.counts() == expected(6, 5)
+    again = as_store.scan()
+    assert again.files_read == 0 and again.new_hits == 0  # unchanged store: not even opened
+    store.conn.close()
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    packing=st.lists(st.booleans(), min_size=8 * 4, max_size=8 * 4),
+    cuts=st.lists(st.integers(min_value=1, max_value=32), max_size=3),
+)
+def test_any_mix_of_plain_and_compressed_rows_any_scan_order_same_counts(
+    tmp_path_factory, packing, cuts
+):
+    inst = Install(tmp_path_factory.mktemp("mix"))
+    store = Store(inst)
+    lines = conversation(8, "m")
+    store.conn.execute(
+        "INSERT INTO transcript_events(session_id, seq, event_json, created_at) "
+        "VALUES (?, 0, ?, 0)",
+        ("m", lines[0].rstrip(b"\n").decode()),
+    )
+    done = 1
+    for cut in [*sorted(set(cuts)), len(lines)]:
+        for seq in range(done, min(cut, len(lines))):
+            store.insert("m", seq, lines[seq].rstrip(b"\n"), packing[seq - 1])
+        done = max(done, min(cut, len(lines)))
+        inst.scan()
+    assert inst.counts() == expected(8)
+    inst.restart()
+    assert inst.scan().new_hits == 0
+    store.conn.close()
+    inst.store.close()
+
+
+def test_bad_rows_are_counted_malformed_and_the_rest_is_read(inst, capsys):
+    store = Store(inst)
+    lines = big_conversation(4, "g")
+    store.append("g", lines, compress="all")
+    good = lines[4].rstrip(b"\n")  # a call: a frame that decodes but says the wrong length
+    store.raw("g", 100, None, frame(good), len(good) + 3)
+    store.raw("g", 101, None, b"\x28\xb5\x2f\xfd garbage, not a frame", 40)
+    store.raw("g", 102, 12345, None, None)  # event_json an INTEGER (stored as text '12345')
+    store.raw("g", 103, sqlite3.Binary(b"\xff\xfe binary junk"), None, None)  # a BLOB of garbage
+    store.raw("g", 104, None, frame(good)[:-6], len(good))  # a frame cut short
+    store.raw("g", 105, None, "not a blob", 10)  # event_zstd of the wrong type
+    store.append("g", big_conversation(2, "h")[1:])  # and the conversation goes on
+    stats = inst.scan()
+    assert stats.malformed == 6 and stats.errors == 0
+    assert inst.counts() == expected(4, 2)
+    assert inst.store.counters()["malformed_lines"] == 6
+    logged = [json.loads(ln) for ln in capsys.readouterr().err.splitlines()]
+    assert {(e["session"], e["seq"]) for e in logged} == {("g", s) for s in range(100, 106)}
+    assert inst.scan().malformed == 0  # behind the cursor: not counted again
+
+
+def test_the_zstd_binding_is_imported_only_for_a_compressed_row(tmp_path):
+    """A one-shot scan of a store without compressed rows does not load the zstd module."""
+    inst = Install(tmp_path)
+    store = Store(inst, 22)
+    store.append("p", conversation(3, "p"))
+    code = (
+        "import sys\nfrom memoryd.cli import main\n"
+        f"rc = main(['--config', {str(inst.cfg.source)!r}, 'scan'])\n"
+        "mods = [m for m in sys.modules if 'zstd' in m]\n"
+        "print('ZSTD', mods)\nsys.exit(rc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "ZSTD []" in out.stdout
+    store.conn.close()
+
+
+# --------------------------------------------------------------------------- layouts
+
+
+def test_an_unknown_layout_fails_that_store_and_every_other_source_is_read(inst):
+    db = inst.sessions.parent / "agent" / "openclaw-agent.sqlite"
+    db.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE journal(k TEXT, v TEXT)")
+    conn.commit()
+    conn.close()
+    inst.append("s1.jsonl", b"".join(conversation(3)))
+    config = str(inst.cfg.source)
+    run = subprocess.run(
+        [sys.executable, "-m", "memoryd", "--config", config, "scan", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1
+    doc = json.loads(run.stdout)
+    assert doc["errors"] == 1 and doc["new_hits"] == sum(expected(3).values())
+    assert doc["failed_sources"] == [
+        {"source": str(db), "reason": "unsupported layout (no transcript_events table)"}
+    ]
+    assert "1 source could not be read" in run.stderr.splitlines()[-1]
+    logged = json.loads(run.stderr.splitlines()[0])
+    assert logged["event"] == "ingest.source_failed" and logged["source"] == str(db)
+    status = subprocess.run(
+        [sys.executable, "-m", "memoryd", "--config", config, "status"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        f"transcript store {db}: unsupported layout (no transcript_events table)" in status.stdout
+    )
+
+
+def test_a_locked_store_fails_this_scan_and_is_read_by_the_next(inst, monkeypatch):
+    monkeypatch.setattr(sqlite_source, "BUSY_TIMEOUT_S", 0.05)
+    store = Store(inst, 24, journal="DELETE")
+    store.append("k", big_conversation(3, "k"))
+    inst.append("s1.jsonl", b"".join(conversation(2)))
+    store.conn.execute("BEGIN EXCLUSIVE")  # OpenClaw writing, on a network file system
+    stats = inst.scan()
+    assert stats.errors == 1 and "locked" in stats.failed_sources[0]["reason"]
+    assert inst.counts() == expected(2)
+    store.conn.execute("COMMIT")
+    stats = inst.scan()
+    assert stats.errors == 0 and inst.counts() == expected(2, 3)
+    assert inst.store.conn.execute("SELECT COUNT(*) FROM source_failures").fetchone()[0] == 0
+    store.conn.close()
+
+
+def test_a_corrupt_store_fails_alone(inst):
+    db = inst.sessions.parent / "agent" / "openclaw-agent.sqlite"
+    store = Store(inst, 22, journal="DELETE")
+    for k in range(20):
+        store.append(f"c{k}", conversation(10, f"c{k}x"))
+    store.conn.close()
+    data = bytearray(db.read_bytes())
+    for page in range(2, len(data) // 4096):  # every b-tree page after the schema: garbage
+        data[page * 4096 : page * 4096 + 16] = b"\x0d\xff" * 8
+    db.write_bytes(bytes(data))
+    inst.append("s1.jsonl", b"".join(conversation(2)))
+    stats = inst.scan()
+    assert stats.errors == 1 and stats.failed_sources[0]["source"] == str(db)
+    assert inst.counts() == expected(2)
+
+
+def test_cron_sessions_are_left_out_by_their_store_keys_without_sessions_json(inst):
+    for schema in (24, 13):
+        store = Store(inst, schema)
+        store.add_session("user1")
+        store.add_session("cron1", key="agent:main:cron:nightly")
+        store.append("user1", conversation(3, "u"))
+        store.append("cron1", conversation(4, "n"))
+        inst.scan()
+        assert inst.counts() == expected(3), schema
+        store.conn.close()
+        store.path.unlink()
+        for side in store.path.parent.glob("openclaw-agent.sqlite-*"):
+            side.unlink()
+        inst.store.conn.execute("DELETE FROM hits")
+        inst.store.conn.execute("DELETE FROM calls")
+        inst.store.conn.execute("DELETE FROM sources")
+        inst.store.conn.execute("DELETE FROM transcript_db_cursors")
+
+
+def test_an_answer_in_a_continued_session_meets_the_call_of_the_one_it_continues(inst):
+    """Claude-style answers name no tool: found by call id in the session and its predecessor."""
+    store = Store(inst)
+    store.add_session("old")
+    store.add_session("new", previous="old")
+    call = tx.claude_call("cc1", "mcp__openclaw__memory_search", {"query": "boat"})
+    answer = tx.claude_result("cc1", tx.search_payload(["memory/a.md"]))
+    store.append("new", [tx.header("new"), answer])  # "new" sorts before "old": read order
+    store.append("old", [tx.header("old"), call])
+    inst.scan()
+    assert inst.counts() == {"memory/a.md": 1}
+
+
+def test_a_header_parent_session_links_a_continued_session(inst):
+    store = Store(inst)
+    call = tx.claude_call("cc2", "mcp__openclaw__memory_get", {"path": "memory/b.md"})
+    answer = tx.claude_result("cc2", {"path": "memory/b.md", "text": "x"})
+    head = json.loads(tx.header("b-new"))
+    head["parentSession"] = "/home/u/.openclaw/agents/main/sessions/a-old.jsonl"  # an old build
+    store.append("a-old", [tx.header("a-old"), call])
+    inst.scan()
+    store.append("b-new", [tx.dump(head), answer])
+    inst.scan()
+    assert inst.counts() == {"memory/b.md": 1}
+
+
+def test_layout_is_found_by_column_names():
+    tables = {
+        "meta": ("k", "v"),
+        "session_entries": ("session_id", "seq", "entry_json", "created_at"),
+    }
+    assert sqlite_source.pick_layout(tables) == sqlite_source.Layout(
+        "session_entries", "session_id", "seq", "entry_json"
+    )
+    tables = {
+        "transcript_events": (
+            "session_id",
+            "seq",
+            "event_json",
+            "created_at",
+            "event_zstd",
+            "event_utf8_bytes",
+        ),
+        "session_transcript_archives": ("archive_name", "session_id", "archive_blob"),
+    }
+    layout = sqlite_source.pick_layout(tables)
+    assert layout is not None and (layout.zstd, layout.nbytes) == ("event_zstd", "event_utf8_bytes")
+    assert sqlite_source.pick_layout({"entries": ("sid", "payload")}) is None
+    assert sqlite_source.pick_layout({"log": ("session_id", "entry_json")}) == (
+        sqlite_source.Layout("log", "session_id", "rowid", "entry_json")
+    )
+
+
+@given(st.binary(max_size=300), st.one_of(st.none(), st.integers(-5, 400)))
+def test_decode_never_raises_and_never_returns_the_wrong_length(blob, n):
+    event, why = sqlite_source.decode_event("null", None, blob, n, 1 << 20)
+    assert (event is None) != (why is None)
+    if event is not None and n is not None:
+        assert len(event) == n
+
+
+def test_parents_first_orders_a_chain_of_continued_sessions():
+    todo = [("c", 0), ("a", 0), ("x", 0), ("b", 0)]
+    order = sqlite_source.parents_first(todo, {"c": "b", "b": "a", "a": "c0"})
+    assert [s for s, _ in order] == ["a", "b", "c", "x"]
+    cyc = sqlite_source.parents_first([("p", 0), ("q", 0)], {"p": "q", "q": "p"})
+    assert sorted(cyc) == [("p", 0), ("q", 0)]
+
+
+def test_frame_helper_matches_openclaw_rule():
+    assert not openclaw_compresses(b"x" * 100)
+    assert openclaw_compresses(b'{"a":"' + b"y" * 2000 + b'"}')
+
+
+# --------------------------------------------------------------------------- import archive
+
+
+SID = "3f0c2a9e-6b1d-4e57-9a43-0d8b6f2e7c11"
+SUCC = "9a1b2c3d-0000-4e57-9a43-0d8b6f2e7c11"
+
+
+def test_the_import_archive_by_its_real_names_is_counted_once_with_the_store(inst):
+    """The upgrade moved the JSONL files beside the store, renamed; the store holds the same."""
+    live = big_conversation(5, "i")
+    live[0] = tx.header(SID)
+    succ = conversation(3, "j")
+    succ[0] = tx.header(SUCC)
+    archive = inst.sessions.parent / "session-sqlite-import-archive"
+    archive.mkdir()
+    stamp = "imported-2026-09-07T10-00-00.000Z"
+    (archive / f"agent_main_main.{SID}.jsonl.{stamp}").write_bytes(b"".join(live))
+    succ_name = f"agent_main_main.2026-03-06T05-00-00.000Z_{SUCC}.jsonl.{stamp}"
+    (archive / succ_name).write_bytes(b"".join(succ))
+    (archive / f"agent_main_main.{SID}.trajectory.jsonl.{stamp}").write_bytes(b"".join(live))
+    first = inst.scan()
+    assert first.files_seen == 2
+    assert inst.counts() == expected(5, 3)
+    store = Store(inst)
+    store.add_session(SID)
+    store.append(SID, live)
+    store.add_session(SUCC, previous=SID)
+    store.append(SUCC, succ)
+    assert inst.scan().new_hits == 0
+    assert inst.counts() == expected(5, 3)
+    sessions = dict(
+        inst.store.conn.execute("SELECT call_id, session FROM hits GROUP BY call_id").fetchall()
+    )
+    assert {sessions[f"i{k}"] for k in range(5)} == {SID}  # the header's id, as in the store
+    assert {sessions[f"j{k}"] for k in range(3)} == {SUCC}
+    store.conn.close()
+
+
+def test_an_archive_copy_without_a_header_is_named_by_its_file_name(inst):
+    archive = inst.sessions.parent / "session-sqlite-import-archive"
+    archive.mkdir()
+    name = f"agent_main_main.{SID}.jsonl.reset.2026-03-06T05-00-00.000Z.imported-2026-09-07T10"
+    (archive / name).write_bytes(b"".join(conversation(2)[1:]))
+    inst.scan()
+    assert inst.counts() == expected(2)
+    assert {r[0] for r in inst.store.conn.execute("SELECT session FROM hits")} == {SID}
+
+
+# --------------------------------------------------------------------------- JSONL rewrite
+
+
+def test_a_transcript_rewritten_in_place_with_the_same_start_and_a_longer_tail_is_reread(inst):
+    lines = conversation(6)
+    p = inst.append("s1.jsonl", b"".join(lines[:9]))  # calls c0 and c1
+    inst.scan()
+    # `cat new > F`: the first 1.6 KB (more than the head fingerprint) are the same, the lines
+    # after them differ, and the file is longer than the offset read
+    rewritten = lines[:5] + conversation(6, "z")[5:]
+    assert sum(map(len, lines[:5])) > HEAD_MAX
+    with open(p, "r+b") as fh:
+        fh.write(b"".join(rewritten))
+        fh.truncate()
+    assert p.stat().st_size > sum(map(len, lines[:9]))
+    stats = inst.scan()
+    assert stats.resets == 1
+    want = expected(2)
+    for path, n in expected(6).items():  # z1..z5 are new; c0 is the first call of both
+        want[path] = want.get(path, 0) + n
+    for path, n in expected(1).items():
+        want[path] -= n
+    assert inst.counts() == want
+    calls = {r[0] for r in inst.store.conn.execute("SELECT DISTINCT call_id FROM hits")}
+    assert calls == {"c0", "c1"} | {f"z{k}" for k in range(1, 6)}
+
+
+def test_an_append_is_still_read_from_the_offset(inst):
+    lines = conversation(6)
+    inst.append("s1.jsonl", b"".join(lines[:9]))
+    inst.scan()
+    inst.append("s1.jsonl", b"".join(lines[9:]))
+    stats = inst.scan()
+    assert stats.resets == 0 and stats.bytes_read == sum(map(len, lines[9:]))
+    assert inst.counts() == expected(6)
+
+
+# --------------------------------------------------------------------------- archived events
+
+ARCHIVES = (
+    "CREATE TABLE session_transcript_archives(archive_name TEXT NOT NULL UNIQUE, "
+    "session_id TEXT NOT NULL, session_key TEXT, reason TEXT NOT NULL, encoding TEXT NOT NULL, "
+    "archive_blob BLOB NOT NULL, created_at INTEGER NOT NULL)"
+)
+COLD = (
+    "CREATE TABLE session_transcript_cold_archives(archive_key TEXT PRIMARY KEY, "
+    "session_id TEXT, archive_blob BLOB, created_at INTEGER)"
+)
+STAMP = "2026-09-20T08-00-00.000Z"
+
+
+def cold_records(sid: str, lines: list[bytes], key: str = "agent:main:main") -> bytes:
+    """A cold archive's JSONL records, zstd-compressed, as OpenClaw's cold storage writes."""
+    recs = [{"kind": "header", "sessionId": sid, "session_key": key}]
+    recs += [{"kind": "identity", "value": {"id": sid}}]
+    for seq, line in enumerate(lines):
+        text = line.rstrip(b"\n").decode()
+        recs.append({"kind": "event", "row": {"seq": seq, "event_json": text, "created_at": 0}})
+    recs.append({"kind": "fts", "rows": 3})
+    return frame(b"".join(json.dumps(r).encode() + b"\n" for r in recs))
+
+
+def archive_store(inst: Install) -> Store:
+    store = Store(inst)
+    store.conn.execute(ARCHIVES)
+    store.conn.execute(COLD)
+    return store
+
+
+def delete_session(store: Store, sid: str) -> bytes:
+    """What OpenClaw's delete does: the rows out, the JSONL text into an archive row."""
+    rows = store.conn.execute(
+        "SELECT event_json, event_zstd FROM transcript_events WHERE session_id = ? ORDER BY seq",
+        (sid,),
+    ).fetchall()
+    text = b"".join((t.encode() if t is not None else zstd.decompress(z)) + b"\n" for t, z in rows)
+    store.conn.execute("DELETE FROM transcript_events WHERE session_id = ?", (sid,))
+    return text
+
+
+def test_sessions_deleted_or_cold_stored_while_memoryd_was_stopped_are_counted_once(inst):
+    store = archive_store(inst)
+    seen = big_conversation(6, "d")
+    store.add_session("del")
+    store.append("del", seen[:9])  # memoryd sees the first two calls, then stops
+    inst.scan()
+    assert inst.counts() == expected(2)
+    inst.restart()
+    # While it is stopped: the session goes on, then is deleted (table row + derived file)
+    store.append("del", seen[9:])
+    text = delete_session(store, "del")
+    store.conn.execute(
+        "INSERT INTO session_transcript_archives VALUES (?, 'del', 'agent:main:main', "
+        "'deleted', 'zstd', ?, 1)",
+        (f"del.jsonl.deleted.{STAMP}", frame(text)),
+    )
+    (inst.sessions / f"del.jsonl.deleted.{STAMP}.zst").write_bytes(frame(text))
+    # ... a session never seen is deleted too (stored uncompressed) ...
+    store.add_session("gone")
+    store.append("gone", conversation(3, "g"))
+    text = delete_session(store, "gone")
+    store.conn.execute(
+        "INSERT INTO session_transcript_archives VALUES ('gone-archive', 'gone', "
+        "'agent:main:main', 'reset', 'identity', ?, 2)",
+        (text,),
+    )
+    # ... one goes to cold storage as a file, one into the cold table ...
+    store.add_session("ice")
+    store.append("ice", conversation(4, "i"))
+    cold = store.path.parent / "cold"
+    cold.mkdir()
+    (cold / f"{'ab' * 32}.jsonl.zst").write_bytes(cold_records("ice", conversation(4, "i")))
+    delete_session(store, "ice")
+    store.conn.execute(
+        "INSERT INTO session_transcript_cold_archives VALUES ('k1', 'frost', ?, 3)",
+        (cold_records("frost", big_conversation(2, "f")),),
+    )
+    # ... and a cron session's archive, whose hits are not the user's
+    store.conn.execute(
+        "INSERT INTO session_transcript_archives VALUES ('cron-a', 'cronA', "
+        "'agent:main:cron:nightly', 'deleted', 'zstd', ?, 4)",
+        (frame(b"".join(conversation(5, "n"))),),
+    )
+    stats = inst.scan()
+    assert stats.errors == 0 and stats.malformed == 0
+    assert inst.counts() == expected(6, 3, 4, 2)
+    again = inst.scan()
+    assert again.files_read == 0 and again.new_hits == 0
+    store.conn.execute("INSERT INTO transcript_events VALUES ('x', 0, '{}', 0, NULL, NULL, NULL)")
+    again = inst.scan()  # the store changed: its archives are listed, none read again
+    assert again.files_read == 1 and again.new_hits == 0 and again.bytes_read == 2
+    store.conn.close()
+
+
+def test_a_corrupt_archive_is_counted_malformed_and_not_read_again(inst, capsys):
+    store = archive_store(inst)
+    good = frame(b"".join(conversation(3, "c")))
+    store.conn.execute(
+        "INSERT INTO session_transcript_archives VALUES ('bad', 'b', NULL, 'deleted', 'zstd', "
+        "?, 0)",
+        (good[: len(good) // 2] + b"\0" * 40,),
+    )
+    store.conn.execute(
+        "INSERT INTO session_transcript_archives VALUES ('ok', 'o', NULL, 'deleted', 'zstd', ?, 0)",
+        (frame(b"".join(conversation(2, "o"))),),
+    )
+    stats = inst.scan()
+    assert stats.malformed == 1 and stats.errors == 0
+    assert {"memory/a.md", "memory/b.md"} <= set(inst.counts())
+    assert "ingest.malformed_archive" in capsys.readouterr().err
+    store.conn.execute("INSERT INTO transcript_events VALUES ('x', 0, '{}', 0, NULL, NULL, NULL)")
+    assert inst.scan().malformed == 0
+    store.conn.close()
+
+
+def test_unknown_archive_columns_are_reported_and_the_rest_read(inst, capsys):
+    store = Store(inst)
+    store.conn.execute(
+        "CREATE TABLE session_transcript_archives(archive_name TEXT UNIQUE, session_id TEXT, "
+        "encoding TEXT, archive_blob BLOB, checksum TEXT, byte_count INTEGER)"
+    )
+    store.conn.execute(
+        "INSERT INTO session_transcript_archives VALUES ('a', 's', 'zstd', ?, 'x', 1)",
+        (frame(b"".join(conversation(2))),),
+    )
+    inst.scan()
+    assert inst.counts() == expected(2)
+    logged = [json.loads(ln) for ln in capsys.readouterr().err.splitlines()]
+    assert {"event": "ingest.archive_columns", "unknown": ["checksum", "byte_count"]}.items() <= (
+        logged[0].items()
+    )
+    store.conn.close()
+
+
+def test_a_session_rewritten_in_place_is_read_again_from_its_start(inst):
+    store = Store(inst)
+    store.append("r", conversation(4, "r"))
+    inst.scan()
+    # the rows are removed and written again, shorter, with other calls
+    store.conn.execute("DELETE FROM transcript_events WHERE session_id = 'r'")
+    store.append("r", conversation(2, "w"))
+    inst.scan()
+    assert inst.counts() == _merge(expected(4), expected(2))
+    # rows below the cursor rewritten in place, with a watermark saying so
+    store.conn.execute(
+        "CREATE TABLE transcript_rewrite_watermarks(session_id TEXT PRIMARY KEY, seq INTEGER, "
+        "rewritten_at INTEGER)"
+    )
+    store.conn.execute("INSERT INTO transcript_rewrite_watermarks VALUES ('r', 4, 1)")
+    inst.scan()  # a watermark first seen for a session read from its start: read again
+    before = inst.counts()
+    line = tx.call("v0", query="x")
+    store.conn.execute(
+        "UPDATE transcript_events SET event_json = ? WHERE session_id = 'r' AND seq = 2",
+        (line.rstrip(b"\n").decode(),),
+    )
+    store.conn.execute(
+        "UPDATE transcript_events SET event_json = ? WHERE session_id = 'r' AND seq = 4",
+        (tx.result("v0", tx.search_payload(["memory/deep/c.md"])).rstrip(b"\n").decode(),),
+    )
+    store.conn.execute("UPDATE transcript_rewrite_watermarks SET rewritten_at = 2")
+    inst.scan()
+    after = inst.counts()
+    assert after.get("memory/deep/c.md", 0) == before.get("memory/deep/c.md", 0) + 1
+    store.conn.close()
+
+
+def _merge(*counts: dict[str, int]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, v in c.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    plan=st.lists(
+        st.tuples(
+            st.sampled_from(["grow", "scan", "delete", "cold", "restart"]),
+            st.integers(0, 2),
+            st.booleans(),
+        ),
+        max_size=14,
+    )
+)
+def test_any_order_of_writes_scans_and_deletions_gives_the_jsonl_counts(tmp_path_factory, plan):
+    """Sessions grow (plain or compressed rows), get scanned, deleted into an archive or sent
+    to cold storage while memoryd is stopped: the final counts are the conversations' counts."""
+    inst = Install(tmp_path_factory.mktemp("ops"))
+    store = archive_store(inst)
+    convs = [big_conversation(3, f"x{k}_") for k in range(3)]
+    written = [0, 0, 0]
+    gone = [False, False, False]
+    archived = 0
+
+    def grow(k: int, packed: bool, upto: int | None = None) -> None:
+        lines = convs[k]
+        stop = len(lines) if upto is None else min(upto, len(lines))
+        for seq in range(written[k], stop):
+            store.insert(f"s{k}", seq, lines[seq].rstrip(b"\n"), packed and seq > 0)
+        written[k] = max(written[k], stop)
+
+    for op, k, flag in plan:
+        if gone[k]:
+            continue
+        if op == "grow":
+            grow(k, flag, written[k] + 5)
+        elif op == "scan":
+            inst.scan()
+        elif op == "restart":
+            inst.restart()
+        elif op in ("delete", "cold"):
+            grow(k, flag)  # the session ends, then leaves the live table
+            text = delete_session(store, f"s{k}")
+            archived += 1
+            if op == "delete":
+                blob, encoding = (frame(text), "zstd") if flag else (text, "identity")
+                store.conn.execute(
+                    "INSERT INTO session_transcript_archives VALUES (?, ?, NULL, 'deleted', ?, "
+                    "?, 0)",
+                    (f"a{archived}", f"s{k}", encoding, blob),
+                )
+            else:
+                store.conn.execute(
+                    "INSERT INTO session_transcript_cold_archives VALUES (?, ?, ?, 0)",
+                    (f"c{archived}", f"s{k}", cold_records(f"s{k}", convs[k])),
+                )
+            gone[k] = True
+    for k in range(3):
+        if not gone[k]:
+            grow(k, True)
+    inst.scan()
+    assert inst.counts() == expected(3, 3, 3)
+    assert inst.scan().new_hits == 0
+    store.conn.close()
+    inst.store.close()
+
+
+def test_unnamed_answers_in_plain_rows_are_found_by_id_within_and_across_batches(inst):
+    """Claude-style answers name no tool and hold no ``memory_``: SQLite's prefilter passes
+    them by the waiting call's id, in the same batch of rows or a later one."""
+    store = Store(inst)
+    lines = [tx.header("cc")]
+    for i in range(700):  # more needle rows than one batch of the reader (500)
+        path = FILES[i % len(FILES)]
+        lines.append(tx.claude_call(f"u{i}", "mcp__openclaw__memory_get", {"path": path}))
+        lines.append(tx.chatter(i))
+        lines.append(tx.claude_result(f"u{i}", {"path": path, "text": "x"}))
+    store.conn.execute("BEGIN")
+    store.append("cc", lines, compress="none")
+    store.conn.execute("COMMIT")
+    stats = inst.scan()
+    assert sum(inst.counts().values()) == 700 and stats.malformed == 0
+    assert stats.bytes_read == sum(len(ln) - 1 for ln in lines)
+
+
+def test_a_store_written_just_before_it_was_read_is_looked_at_again(inst):
+    """Rows committed a moment before a read may not be visible yet: the read is provisional
+    (the daemon scans again after SETTLE_S) until the store's files are older than that."""
+    import os
+    import time
+
+    store = Store(inst)
+    store.append("p", conversation(2, "p"))
+    soon = time.time() + 600  # "just written", however slow this machine is today
+    for f in store.path.parent.glob("openclaw-agent.sqlite*"):
+        os.utime(f, (soon, soon))
+    first = inst.scan()
+    assert first.retry_in == sqlite_source.SETTLE_S and inst.counts() == expected(2)
+    recorded = "SELECT mtime_ns FROM sources WHERE kind = 'sqlite'"
+    assert inst.store.conn.execute(recorded).fetchone()[0] == -1
+    old = 1_700_000_000
+    for f in store.path.parent.glob("openclaw-agent.sqlite*"):
+        os.utime(f, (old, old))
+    again = inst.scan()  # looked at again: nothing new, not counted as read, now final
+    assert again.files_read == 0 and again.retry_in == 0 and again.new_hits == 0
+    assert inst.store.conn.execute(recorded).fetchone()[0] == old * 10**9
+    store.conn.close()
+
+
+def test_a_cron_session_deleted_into_a_zst_file_is_left_out_by_the_store_keys(inst):
+    """No sessions.json: the store's session_windows name the cron session, and its archive
+    file (read after the store in a scan) is left out too."""
+    store = Store(inst)
+    store.add_session("cronZ", key="agent:main:cron:hourly")
+    store.add_session("userZ")
+    store.append("userZ", conversation(2, "u"))
+    (inst.sessions / f"cronZ.jsonl.deleted.{STAMP}.zst").write_bytes(
+        frame(b"".join(conversation(3, "z")))
+    )
+    inst.scan()
+    assert inst.counts() == expected(2)
+    store.conn.close()
+
+
+@given(st.binary(max_size=400))
+def test_archive_records_and_lines_never_raise(data):
+    import io
+
+    from memoryd.ingest import archives
+
+    rec = archives.read_record(data)
+    assert rec.kind in ("header", "event", "ignored", "line")
+    lines = list(archives.iter_lines(io.BytesIO(data), 64))
+    assert sum(len(x) for x in lines if x is not None) <= len(data)
+    assert all(x is None or len(x) <= 64 for x in lines)
+
+
+def test_cold_records_say_what_they_hold():
+    from memoryd.ingest import archives
+
+    header = archives.read_record(b'{"kind":"header","sessionId":"s1","session_key":"k"}')
+    assert header == archives.Record("header", b"", "s1", "k")
+    event = archives.read_record(
+        json.dumps({"kind": "event", "row": {"seq": 3, "event_json": '{"a":"memory_"}'}}).encode()
+    )
+    assert event == archives.Record("event", b'{"a":"memory_"}')
+    assert archives.read_record(b'{"kind":"fts","rows":[]}').kind == "ignored"
+    line = b'{"type":"message","kind":"header","message":{}}'  # a transcript line, not a record
+    assert archives.read_record(line) == archives.Record("line", line)
+
+
+def test_a_cron_archive_file_read_by_a_later_process_is_left_out_too(inst):
+    """The store is unchanged (not opened by the scan), yet its keys still name the cron
+    session of an archive file that appears later."""
+    store = Store(inst)
+    store.add_session("cronY", key="agent:main:cron:daily")
+    store.append("userY", conversation(1, "u"))
+    inst.scan()
+    inst.restart()
+    old = 1_700_000_000
+    for f in store.path.parent.glob("openclaw-agent.sqlite*"):
+        os.utime(f, (old, old))
+    inst.scan()  # the store's signature is now final: the next scans do not open it
+    inst.restart()
+    (inst.sessions / f"cronY.jsonl.deleted.{STAMP}.zst").write_bytes(
+        frame(b"".join(conversation(3, "y")))
+    )
+    inst.scan()
+    assert inst.counts() == expected(1)
+    store.conn.close()
