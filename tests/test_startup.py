@@ -14,7 +14,10 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from memoryd.cli import json_dumps
 from memoryd.corpus import generate_demo
 
 NOW = 1_790_000_000.0
@@ -87,12 +90,40 @@ def test_read_commands_import_neither_the_daemon_stack_nor_the_scanner(
     assert top(modules, SCANNER) == []
 
 
-@pytest.mark.parametrize("args", [["status"], ["hits", "--no-scan"]])
-def test_text_output_does_not_load_the_json_library(
-    install: dict[str, str], args: list[str]
-) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [["status"], ["status", "--json"], ["hits", "--no-scan"], ["hits", "--no-scan", "--json"]],
+)
+def test_reading_does_not_load_orjson(install: dict[str, str], args: list[str]) -> None:
+    """orjson's import pulls in uuid, dataclasses and inspect; a report's JSON needs none."""
     modules, _ = imported(install, *args)
     assert "orjson" not in modules
+
+
+plain = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text() | st.integers(0, 99), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(plain, st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=3))
+def test_json_output_is_what_orjson_wrote(doc: object, floats: list[float]) -> None:
+    """Byte for byte on plain documents; numbers with an exponent may be spelled otherwise."""
+    import orjson
+
+    want = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    assert json_dumps(doc) == want
+    assert orjson.loads(json_dumps({"x": doc, "f": floats})) == {
+        "x": orjson.loads(want),
+        "f": floats,
+    }
+    # what the standard encoder refuses still comes out, as orjson writes it
+    assert json_dumps({"nan": float("nan")}) == '{\n  "nan": null\n}'
 
 
 def test_status_still_says_when_each_job_runs_next(install: dict[str, str]) -> None:

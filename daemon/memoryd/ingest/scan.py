@@ -63,6 +63,7 @@ assert len(ToolResult._fields) != _CALL_FIELDS
 # at every quote), so one pass pays only beyond a dozen ids.
 _DIRECT_ID_SEARCH_MAX = 12
 _COMMIT_CHUNKS = 16  # commit at least every this many chunks' worth of lines
+_BULK_COMMIT_FACTOR = 8  # a bulk load commits this many times less often (Store.start_bulk_load)
 # A first scan (no hits yet) of at least this much builds the hit indexes once, at its end.
 _BULK_LOAD_MIN_BYTES = 16 << 20
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
@@ -360,6 +361,7 @@ class Scanner:
         self._synthetic_this_scan: dict[str, frozenset[str]] = {}
         self._in_txn = False
         self._txn_bytes = 0
+        self._commit_bytes = _COMMIT_CHUNKS * cfg.ingest.chunk_bytes
 
     # ------------------------------------------------------------------ discovery
 
@@ -434,8 +436,11 @@ class Scanner:
         helper: _HelperShare | None = None
         unread = [p.unread for p in plans]
         bulk = full and sum(unread) >= _BULK_LOAD_MIN_BYTES and self.store.hits_empty()
+        self._commit_bytes = _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes
+        self._commit_bytes *= _BULK_COMMIT_FACTOR if bulk else 1
         try:
             if bulk:  # a first scan: load without the secondary indexes, build them at the end
+                self.store.start_bulk_load()
                 with self._write(0):
                     self.store.drop_hit_indexes()
             min_bytes = self.cfg.ingest.parallel_min_bytes
@@ -463,6 +468,7 @@ class Scanner:
             self._flush()
             if bulk:
                 self.store.ensure_hit_indexes()
+                self.store.end_bulk_load()
         if full:
             known = {c.id for c in by_path.values()} | {c.id for c in by_inode.values()}
             self._mark_vanished(known, seen_ids, vanished)
@@ -805,7 +811,7 @@ class Scanner:
             self._in_txn = False
             raise
         self._txn_bytes += nbytes
-        if self._txn_bytes >= _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes:
+        if self._txn_bytes >= self._commit_bytes:
             self._flush()
 
     def _flush(self) -> None:
