@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shlex
 import shutil
 import sqlite3
@@ -66,10 +67,15 @@ IO_PROBE = (
 
 
 class Run:
-    """One timed process: seconds, stdout, and the probe's /proc/self/io figures if any."""
+    """One timed process: wall seconds, CPU seconds, stdout, the probe's /proc/self/io figures.
 
-    def __init__(self, seconds: float, out: str, err: str) -> None:
+    CPU time (user + system, of the process and the children it waited for) is the figure
+    a loaded machine disturbs least: wall time there includes waiting for a core.
+    """
+
+    def __init__(self, seconds: float, cpu: float, out: str, err: str) -> None:
         self.seconds = seconds
+        self.cpu = cpu
         self.out = out
         self.io: dict[str, int] = {}
         for line in err.splitlines():
@@ -81,9 +87,13 @@ class Run:
 
 
 def run(cmd: list[str] | str, env: dict[str, str], *, shell: bool = False) -> Run:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     p = subprocess.run(cmd, env=env, shell=shell, check=True, capture_output=True, text=True)
-    return Run(time.perf_counter() - started, p.stdout, p.stderr)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Run(wall, cpu, p.stdout, p.stderr)
 
 
 def counts_of(doc: dict) -> dict[str, int]:
@@ -98,6 +108,10 @@ def med(runs: list[Run]) -> float:
 
 def best(runs: list[Run]) -> float:
     return min(r.seconds for r in runs)
+
+
+def cpu(runs: list[Run]) -> float:
+    return statistics.median(r.cpu for r in runs)
 
 
 @contextmanager
@@ -243,7 +257,10 @@ def main() -> int:
 
 
 def row(label: str, runs: list[Run], note: str = "") -> str:
-    return f"  {label:<30}{best(runs) * 1000:8.0f} {med(runs) * 1000:8.0f} ms   {note}"
+    return (
+        f"  {label:<30}{best(runs) * 1000:8.0f} {med(runs) * 1000:8.0f} ms"
+        f" {cpu(runs) * 1000:8.0f} ms   {note}"
+    )
 
 
 def cold_scans(args, truth, memoryd, config, proto, grep_cmd, env) -> dict[str, Any]:
@@ -264,15 +281,16 @@ def cold_scans(args, truth, memoryd, config, proto, grep_cmd, env) -> dict[str, 
     proto_ok = counts_of(json.loads(runs["proto"][-1].out)) == want
     one, hlp, p, g = med(runs["one"]), med(runs["helper"]), med(runs["proto"]), med(runs["grep"])
     wrote = statistics.median(r.io.get("write_bytes", 0) for r in runs["one"])
-    print(f"\ncold scan, whole processes ({args.repeat} interleaved runs):    best   median")
+    print(f"\ncold scan ({args.repeat} interleaved runs):       best   median (wall)    CPU")
     print(row("memoryd scan, one process", runs["one"], f"counts exact: {memoryd_ok}"))
     print(row("memoryd scan, helper allowed", runs["helper"]))
     print(row("prototype (json.loads)", runs["proto"], f"counts exact: {proto_ok}"))
     print(row("cat | grep -c memory_", runs["grep"], "(I/O floor)"))
     print(row("memoryd scan, no-op", runs["noop"]))
-    print("ratios of medians, memoryd / prototype (lower is faster):")
-    print(f"  one process        {one / p:5.2f}x")
-    print(f"  helper allowed     {hlp / p:5.2f}x")
+    pc = cpu(runs["proto"])
+    print("ratios of medians, memoryd / prototype (lower is faster): wall, CPU")
+    print(f"  one process           {one / p:5.2f}x  {cpu(runs['one']) / pc:5.2f}x")
+    print(f"  helper allowed        {hlp / p:5.2f}x  {cpu(runs['helper']) / pc:5.2f}x")
     print(f"  one process / grep floor {one / g:5.2f}x")
     print(f"  one process wrote {wrote / 1e6:.1f} MB (write_bytes)")
     return {
@@ -283,6 +301,10 @@ def cold_scans(args, truth, memoryd, config, proto, grep_cmd, env) -> dict[str, 
         "noop_ms": round(med(runs["noop"]) * 1000),
         "one_process_ratio": round(one / p, 3),
         "helper_ratio": round(hlp / p, 3),
+        "one_process_cpu_ms": round(cpu(runs["one"]) * 1000),
+        "helper_cpu_ms": round(cpu(runs["helper"]) * 1000),
+        "prototype_cpu_ms": round(pc * 1000),
+        "one_process_cpu_ratio": round(cpu(runs["one"]) / pc, 3),
         "write_bytes": int(wrote),
         "counts_exact": memoryd_ok and proto_ok,
     }
@@ -335,6 +357,8 @@ def scaling(args, truth, tmp: Path, factors: list[int], memoryd, config, proto_c
                 "memoryd_ms": round(m * 1000),
                 "prototype_ms": round(p * 1000),
                 "ratio_to_prototype": round(m / p, 3),
+                "memoryd_cpu_ms": round(cpu(runs["memoryd"]) * 1000),
+                "prototype_cpu_ms": round(cpu(runs["proto"]) * 1000),
                 "write_bytes": int(wrote),
                 "db_bytes": db_bytes,
                 "counts_exact": exact,
@@ -343,13 +367,14 @@ def scaling(args, truth, tmp: Path, factors: list[int], memoryd, config, proto_c
         shutil.rmtree(state, ignore_errors=True)
     first = results[0]
     print(f"\nscaling, one process, cold ({args.repeat} interleaved runs, medians):")
-    print("   copies   memoryd  prototype  memoryd/proto  time vs first   written / db size")
+    print("   copies   memoryd  prototype  memoryd/proto  time vs first (CPU)   written / db size")
     for r in results:
         grow = r["memoryd_ms"] / first["memoryd_ms"]
+        grow_cpu = r["memoryd_cpu_ms"] / first["memoryd_cpu_ms"]
         times = r["factor"] // first["factor"]
         print(
             f"  {r['factor']:>6}x {r['memoryd_ms']:>8} ms {r['prototype_ms']:>8} ms"
-            f" {r['ratio_to_prototype']:>10.2f}x   {grow:>6.1f}x for {times}x"
+            f" {r['ratio_to_prototype']:>10.2f}x   {grow:>6.1f}x ({grow_cpu:.1f}x) for {times}x"
             f"   {r['write_bytes'] / 1e6:7.1f} MB / {r['db_bytes'] / 1e6:.1f} MB"
             f" = {r['write_bytes'] / max(r['db_bytes'], 1):.2f}x   exact: {r['counts_exact']}"
         )
@@ -374,7 +399,7 @@ def reads(args, truth, memoryd, config, proto, env) -> dict[str, Any]:
     p = med(runs["proto"])
     print(
         f"\nread commands at {READ_HITS} hits ({args.repeat * 3} interleaved runs):"
-        "    best   median"
+        "  best  median (wall)  CPU"
     )
     print(row("memoryd status", runs["status"], f"{med(runs['status']) / p:.3f}x prototype"))
     print(
@@ -390,6 +415,9 @@ def reads(args, truth, memoryd, config, proto, env) -> dict[str, Any]:
         "hits_json_ms": round(med(runs["hits"]) * 1000),
         "python_ms": round(med(runs["python"]) * 1000),
         "prototype_ms": round(p * 1000),
+        "status_cpu_ms": round(cpu(runs["status"]) * 1000),
+        "hits_json_cpu_ms": round(cpu(runs["hits"]) * 1000),
+        "python_cpu_ms": round(cpu(runs["python"]) * 1000),
         "status_ratio": round(med(runs["status"]) / p, 4),
         "hits_json_ratio": round(med(runs["hits"]) / p, 4),
     }

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import plistlib
-import shutil
 import sqlite3
 import sys
 from pathlib import Path
@@ -240,6 +238,8 @@ def _quote_systemd(value: str) -> str:
 
 def render_launchd_plist(exe: str, config: str | None, log_dir: str) -> bytes:
     """The LaunchAgent (XML plist). launchd expands no ``~``: every path is absolute."""
+    import plistlib  # (here: ``status`` shares this module and needs neither it nor shutil)
+
     args = [exe, *(["--config", config] if config else []), "run"]
     doc = {
         "Label": LAUNCHD_LABEL,
@@ -258,6 +258,8 @@ def render_launchd_plist(exe: str, config: str | None, log_dir: str) -> bytes:
 
 def installed_executable(environ: dict[str, str]) -> str:
     """Absolute path of the ``memoryd`` that runs this command (for ExecStart)."""
+    import shutil
+
     beside = Path(sys.executable).parent / "memoryd"
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside.absolute())
