@@ -50,7 +50,7 @@ NOW = 1_790_000_000.0  # pinned: the corpus and every window are computed agains
 CORPORA = {
     # name: (sessions, MB, transcript bytes per memory call)
     "bench": (145, 100.0, 0),  # 0 = the generator's everyday traffic
-    "heavy": (145, 68.0, 4800),
+    "heavy": (145, 68.0, 5600),
 }
 READ_HITS = 200_000
 
