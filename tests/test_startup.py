@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -124,6 +125,21 @@ def test_json_output_is_what_orjson_wrote(doc: object, floats: list[float]) -> N
     }
     # what the standard encoder refuses still comes out, as orjson writes it
     assert json_dumps({"nan": float("nan")}) == '{\n  "nan": null\n}'
+
+
+def test_reading_openclaw_json_does_not_load_orjson(install: dict[str, str]) -> None:
+    """Without a workspace in memoryd's config, it comes from openclaw.json (JSON5 here)."""
+    cfg = Path(install["MEMORYD_CONFIG"])
+    plain = cfg.with_name("no-workspace.toml")
+    plain.write_text(
+        "\n".join(ln for ln in cfg.read_text().splitlines() if not ln.startswith("workspace")),
+        encoding="utf-8",
+    )
+    env = dict(install, MEMORYD_CONFIG=str(plain))
+    for args in (["status"], ["hits", "--no-scan", "--json"]):
+        modules, out = imported(env, *args)
+        assert "orjson" not in modules
+    assert json.loads(out)["files"]  # the workspace was found: its files are listed
 
 
 def test_status_still_says_when_each_job_runs_next(install: dict[str, str]) -> None:
