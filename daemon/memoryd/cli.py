@@ -308,10 +308,21 @@ def positive_int(text: str) -> int:
 
 
 def json_dumps(doc: Any) -> str:
-    """The one JSON document a --json command prints."""
-    import orjson
+    """The one JSON document a --json command prints (two-space indent, UTF-8 text).
 
-    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    The standard library's encoder writes plain documents (dicts, lists, strings, numbers)
+    the way orjson does, and importing it costs a read command a fraction of what
+    importing orjson does (which loads uuid, dataclasses and inspect for its type checks).
+    What it refuses, NaN or a type of its own, is orjson's to write, as before.
+    """
+    import json
+
+    try:
+        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        import orjson
+
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
 
 
 if __name__ == "__main__":  # pragma: no cover

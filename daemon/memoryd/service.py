@@ -39,14 +39,15 @@ from typing import Any
 from . import clock
 from .cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from .config import Config, ConfigError, Paths, load_config, resolve_paths, schedule_is_off
+from .cron import SCHEDULED_JOBS, crontab_weekdays, schedule_timezone
+from .lockfile import LOCK_NAME
+from .lockfile import read_pid as _read_pid
 from .log import configure as configure_logging
 from .log import get_logger
 from .store import Store, StoreGone
 
 log = get_logger("memoryd.service")
 
-SCHEDULED_JOBS = ("organize", "reflect", "expire")
-LOCK_NAME = "memoryd.lock"
 
 # How long SIGTERM waits for a running job to reach its end (the unit's TimeoutStopSec is 90 s).
 JOB_STOP_GRACE_SECONDS = 60.0
@@ -59,40 +60,6 @@ STATUS_EVERY_SECONDS = 15.0
 
 
 # =========================================================================== pure decisions
-
-
-def schedule_timezone(cfg: Config) -> tzinfo:
-    """The zone cron expressions and period keys are read in: configured, else the local one."""
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    if cfg.schedule.timezone:
-        try:
-            return ZoneInfo(cfg.schedule.timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ConfigError(
-                f"schedule.timezone: unknown time zone {cfg.schedule.timezone!r}"
-            ) from None
-    import tzlocal
-
-    return tzlocal.get_localzone()
-
-
-_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
-
-
-def _crontab_weekdays(field_text: str) -> str:
-    """Crontab weekday numbers (0 or 7 = Sunday) as names, which APScheduler 3.x reads right.
-
-    APScheduler 3.x counts 0 as Monday; translating to names keeps the config's meaning the
-    one every crontab user expects.
-    """
-    items = []
-    for item in field_text.split(","):
-        span, slash, step = item.partition("/")
-        bounds = span.split("-")
-        named = [_WEEKDAYS[int(b)] if b.isdigit() and int(b) <= 7 else b for b in bounds]
-        items.append("-".join(named) + slash + step)
-    return ",".join(items)
 
 
 def build_triggers(cfg: Config, tz: tzinfo) -> dict[str, Any]:
@@ -120,7 +87,7 @@ def build_triggers(cfg: Config, tz: tzinfo) -> dict[str, Any]:
                 hour=fields[1],
                 day=fields[2],
                 month=fields[3],
-                day_of_week=_crontab_weekdays(fields[4]),
+                day_of_week=crontab_weekdays(fields[4]),
                 timezone=tz,
             )
         except ValueError as exc:
@@ -273,14 +240,6 @@ class AlreadyRunning(Exception):
         self.pid = pid
 
 
-def _read_pid(path: Path) -> int | None:
-    try:
-        text = path.read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return int(text) if text.isdigit() else None
-
-
 class StateLock:
     """``flock`` on ``<memoryd_dir>/memoryd.lock``; the file holds the owner's pid.
 
@@ -323,24 +282,6 @@ class StateLock:
                 os.ftruncate(self._fd, 0)
             os.close(self._fd)  # closing drops the flock
             self._fd = -1
-
-
-def lock_holder(memoryd_dir: Path) -> int | None:
-    """The pid of the daemon holding the state (0 if unknown), or None when nobody does."""
-    path = memoryd_dir / LOCK_NAME
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return _read_pid(path) or 0
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
 
 
 # =========================================================================== sd_notify

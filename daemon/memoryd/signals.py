@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .config import Config, Paths
-from .store import Store
+from .store import Store, agent_filter
 from .workspace import LONG_TERM_NAMES, MemoryFile, list_memory_files, report_skipped_names
 
 DAY = 86400.0
@@ -325,16 +325,13 @@ def file_signals(
 def load_counts(
     conn: Any, now: float, extra: Iterable[float] = (), agents: Iterable[str] | None = None
 ) -> dict[str, HitCounts]:
-    """memory_path → windowed counts, in one aggregate over the (path, ts) index."""
+    """memory_path → windowed counts, in one aggregate over the covering index."""
     extra = sorted({d for d in extra if d not in (7, 14, 30)})
     cols = ", ".join(["SUM(ts >= ?)"] * (3 + len(extra)))
     args: list[object] = [now - d * DAY for d in (7, 14, 30, *extra)]
     sql = f"SELECT memory_path, COUNT(*), MAX(ts), {cols} FROM hits WHERE ts <= ?"
     args.append(now + CLOCK_SKEW)
-    if agents is not None:
-        ids = sorted(set(agents))
-        sql += f" AND agent IN ({','.join('?' * len(ids))})"
-        args.extend(ids)
+    sql += agent_filter(agents, args)
     out = {}
     for path, total, last, d7, d14, d30, *more in conn.execute(sql + " GROUP BY memory_path", args):
         last = min(last, now) if last is not None else None

@@ -178,19 +178,32 @@ _MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (agent, name)
     ) WITHOUT ROWID;
     """,
+    5: """
+    -- Per-file counts read (memory_path, ts, agent) only: with all three in one index the
+    -- GROUP BY memory_path of `hits`, `explain`, `reflect` … walks the index alone, in
+    -- order, and never the table (a 200 k-hit database: tens of ms instead of hundreds).
+    -- It keeps the old (memory_path, ts) index's name: it serves every query that did.
+    DROP INDEX IF EXISTS hits_by_path_ts;
+    CREATE INDEX hits_by_path_ts ON hits(memory_path, ts, agent);
+    """,
 }
 
 
 SCHEMA_VERSION = max(_MIGRATIONS)
 
-# The secondary indexes of ``hits`` (migration 1). A first scan of a large backlog loads
+# The secondary indexes of ``hits`` (migrations 1 and 5). A first scan of a large backlog loads
 # into an empty table without them and builds them once at its end, which costs less
 # than keeping them up to date row by row (see ``Scanner``); any writable open
 # rebuilds them if such a scan was killed before its end.
 HIT_INDEXES = {
-    "hits_by_path_ts": "CREATE INDEX IF NOT EXISTS hits_by_path_ts ON hits(memory_path, ts)",
+    "hits_by_path_ts": "CREATE INDEX IF NOT EXISTS hits_by_path_ts ON hits(memory_path, ts, agent)",
     "hits_by_ts": "CREATE INDEX IF NOT EXISTS hits_by_ts ON hits(ts)",
 }
+
+
+# Page cache of a bulk load (KiB): the dirty pages of one of its transactions fit (SQLite's
+# default is 2 MiB). Memory the scan gives back when it ends.
+BULK_CACHE_KIB = 64 << 10
 
 
 class StoreError(Exception):
@@ -218,6 +231,7 @@ class Store:
         self.path = path
         # (device, inode) of state.db and its -wal as this connection first saw them.
         self._identities: dict[Path, tuple[int, int]] = {}
+        self._before_bulk: tuple[int, int] | None = None  # settings a bulk load replaced
 
     # ---------------------------------------------------------------- open/close
 
@@ -339,6 +353,39 @@ class Store:
                 for sql in missing:
                     self.conn.execute(sql)
 
+    def start_bulk_load(self) -> None:
+        """Write settings for a first scan of a backlog, until :meth:`end_bulk_load`.
+
+        A cache large enough for a big transaction's dirty pages (else SQLite spills them
+        to the WAL mid-transaction and writes them again at commit), and no automatic
+        checkpoints: each one copies the pages committed so far into the database, and the
+        hot pages of the unique key are rewritten at every one. A scan killed meanwhile
+        leaves a long WAL, which the next open reads as usual.
+        """
+        conn = self.conn
+        self._before_bulk = (
+            conn.execute("PRAGMA cache_size").fetchone()[0],
+            conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0],
+        )
+        conn.execute(f"PRAGMA cache_size = {-BULK_CACHE_KIB}")
+        conn.execute("PRAGMA wal_autocheckpoint = 0")
+
+    def end_bulk_load(self) -> None:
+        """The usual settings back, and one checkpoint: each page written to the database once.
+
+        ``TRUNCATE`` leaves an empty WAL behind. Busy readers make it partial; the next
+        automatic checkpoint finishes it.
+        """
+        before = self._before_bulk
+        if before is None:
+            return
+        self._before_bulk = None
+        conn = self.conn
+        conn.execute(f"PRAGMA cache_size = {int(before[0])}")
+        conn.execute(f"PRAGMA wal_autocheckpoint = {int(before[1])}")
+        if not conn.in_transaction:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
     # ---------------------------------------------------------------- transactions
 
     @contextlib.contextmanager
@@ -400,12 +447,23 @@ class Store:
         """memory_path → (hits, last hit time) at or after ``since`` (all time when None)."""
         sql = "SELECT memory_path, COUNT(*), MAX(ts) FROM hits WHERE ts >= ?"
         args: list[object] = [since if since is not None else float("-inf")]
-        if agents is not None:
-            ids = list(agents)
-            sql += f" AND agent IN ({','.join('?' * len(ids))})"
-            args.extend(ids)
+        sql += agent_filter(agents, args)
         sql += " GROUP BY memory_path"
         return {path: (n, last) for path, n, last in self.conn.execute(sql, args)}
+
+    def hit_windows(
+        self, since: float, agents: Iterable[str] | None = None
+    ) -> dict[str, tuple[int, int, float]]:
+        """memory_path → (hits ever, hits at or after ``since``, last hit time).
+
+        One pass over the covering index, for a report that shows a window next to
+        all time (``memoryd hits``): half the work of asking twice.
+        """
+        sql = "SELECT memory_path, COUNT(*), SUM(ts >= ?), MAX(ts) FROM hits WHERE 1"
+        args: list[object] = [since]
+        sql += agent_filter(agents, args)
+        sql += " GROUP BY memory_path"
+        return {path: (n, w, last) for path, n, w, last in self.conn.execute(sql, args)}
 
     # ---------------------------------------------------------------- jobs
 
@@ -494,6 +552,21 @@ def _read_only_part(db: Path) -> Path | None:
         if path.exists() and not os.access(path, os.W_OK):
             return path
     return None
+
+
+def agent_filter(agents: Iterable[str] | None, args: list[object]) -> str:
+    """`` AND +agent IN (?, …)`` for a per-file count, its values appended to ``args``.
+
+    The unary ``+`` keeps SQLite off the unique key's index (it starts with ``agent``, and
+    without statistics the planner takes ``agent IN`` for a selective search, then sorts
+    every hit for the GROUP BY): the covering index ``hits_by_path_ts (memory_path, ts,
+    agent)`` answers the whole query in order instead, ten times faster at 200 k hits.
+    """
+    if agents is None:
+        return ""
+    ids = sorted(set(agents))
+    args.extend(ids)
+    return f" AND +agent IN ({','.join('?' * len(ids))})"
 
 
 def _split_sql(script: str) -> list[str]:

@@ -145,8 +145,12 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     agents = _workspace_agents(ctx, args.agent)
     days = None if args.all else args.days
     now = clock.now()
-    all_time = store.hit_counts(None, agents)
-    window = all_time if days is None else store.hit_counts(now - days * 86400, agents)
+    if days is None:
+        all_time = window = store.hit_counts(None, agents)
+    else:  # both from one pass: counts in the window, and ever (for the last hit)
+        rows = store.hit_windows(now - days * 86400, agents)
+        all_time = {path: (n, last) for path, (n, _, last) in rows.items()}
+        window = {path: (w, last) for path, (_, w, last) in rows.items() if w}
     exclude = _archive_prefixes(ctx)
     skipped: list[str] = []
     files = list_memory_files(ctx.paths.workspace, exclude, skipped)

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import plistlib
-import shutil
 import sqlite3
 import sys
 from collections.abc import Mapping
@@ -83,21 +81,20 @@ def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def collect_status(ctx: Context) -> dict[str, Any]:
-    """Everything ``memoryd status`` shows, as plain data (also the --json document)."""
-    from ..service import (
-        LOCK_NAME,
-        SCHEDULED_JOBS,
-        build_triggers,
-        lock_holder,
-        next_fire_time,
-        schedule_timezone,
-    )
+    """Everything ``memoryd status`` shows, as plain data (also the --json document).
+
+    Reads only, and imports neither the daemon nor the scanner: next runs come from
+    :mod:`memoryd.cron` (checked against the APScheduler trigger the daemon fires with),
+    unread bytes from a stat per transcript.
+    """
+    from ..cron import SCHEDULED_JOBS, job_schedules, next_fire, schedule_timezone
+    from ..lockfile import LOCK_NAME, lock_holder
     from ..store import Store
 
     cfg, paths = ctx.cfg, ctx.paths
     now = clock.now()
     tz = schedule_timezone(cfg)
-    triggers = build_triggers(cfg, tz)
+    schedules = job_schedules(cfg)
     pid = lock_holder(paths.memoryd_dir)
     doc: dict[str, Any] = {
         "daemon": {
@@ -121,17 +118,18 @@ def collect_status(ctx: Context) -> dict[str, Any]:
         if store is not None:
             _fill_from_store(doc, store, ctx, now)
         for name in SCHEDULED_JOBS:
-            trigger = triggers.get(name)  # None: switched off
+            spec = schedules.get(name)  # None: switched off
             last = store.last_job(name) if store is not None else None
-            nxt = next_fire_time(trigger, now, tz) if trigger is not None else None
+            # strictly after now, as the daemon's trigger
+            nxt = next_fire(spec, now + 1e-3, tz) if spec is not None else None
             doc["jobs"][name] = {
                 "schedule": getattr(cfg.schedule, name),
-                "off": trigger is None,
+                "off": spec is None,
                 "last_period": last[0] if last else None,
                 "last_status": last[1] if last else None,
                 "last_finished": clock.iso(last[2]) if last else None,
                 "last_summary": _first_line(last[3]) if last else None,
-                "next_run": clock.iso(nxt.timestamp()) if nxt else None,
+                "next_run": clock.iso(nxt),
             }
         doc["expire"] = _rails_status(cfg, store)
     finally:
@@ -208,10 +206,11 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
             "COALESCE(SUM(vanished_at IS NOT NULL), 0) FROM sources"
         ).fetchone()
         doc["sources"] = {"followed": int(followed), "vanished": int(vanished)}
-        hour, day, total = conn.execute(
-            "SELECT COALESCE(SUM(ts >= ?), 0), COALESCE(SUM(ts >= ?), 0), COUNT(*) FROM hits",
-            (now - 3600, now - 86400),
-        ).fetchone()
+        # Three index-only counts (hits_by_ts): ranges for the windows, the smallest index
+        # for the total; one SUM over every row costs a full scan at 200 k hits.
+        (hour,) = conn.execute("SELECT COUNT(*) FROM hits WHERE ts >= ?", (now - 3600,)).fetchone()
+        (day,) = conn.execute("SELECT COUNT(*) FROM hits WHERE ts >= ?", (now - 86400,)).fetchone()
+        (total,) = conn.execute("SELECT COUNT(*) FROM hits").fetchone()
         doc["hits"] = {"last_hour": int(hour), "last_day": int(day), "total": int(total)}
         counters = store.counters()
         doc["malformed_lines"] = int(counters.get("malformed_lines", 0))
@@ -223,9 +222,9 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
         doc["error"] = f"state database: {exc}"
         return
     try:
-        from ..ingest.scan import Scanner
+        from ..ingest.pending import pending_bytes
 
-        doc["pending_bytes"] = int(Scanner(ctx.cfg, ctx.paths, store).pending_bytes())
+        doc["pending_bytes"] = pending_bytes(ctx.cfg, ctx.paths, conn)
     except (OSError, sqlite3.Error) as exc:
         doc["error"] = f"pending bytes: {exc}"
 
@@ -369,6 +368,8 @@ def render_launchd_plist(
     exe: str, config: str | None, log_dir: str, environment: Mapping[str, str] | None = None
 ) -> bytes:
     """The LaunchAgent (XML plist). launchd expands no ``~``: every path is absolute."""
+    import plistlib  # (here: ``status`` shares this module and needs neither it nor shutil)
+
     args = [exe, *(["--config", config] if config else []), "run"]
     doc = {
         "Label": LAUNCHD_LABEL,
@@ -391,6 +392,8 @@ def render_launchd_plist(
 
 def installed_executable(environ: dict[str, str]) -> str:
     """Absolute path of the ``memoryd`` that runs this command (for ExecStart)."""
+    import shutil
+
     beside = Path(sys.executable).parent / "memoryd"
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside.absolute())

@@ -293,15 +293,9 @@ class Scanner:
 
     def pending_bytes(self) -> int:
         """Bytes present in followed transcripts beyond their committed offsets."""
-        by_inode, _, _ = self.ledger.checkpoints()
-        total = 0
-        for sf in self.discover():
-            st = sf.st or regular_stat(sf.path)
-            if st is None or sf.kind in (src.SQLITE, src.ARCHIVE):
-                continue
-            cp = by_inode.get((st.st_dev, st.st_ino))
-            total += st.st_size - (cp.offset if cp and st.st_size >= cp.offset else 0)
-        return total
+        from .pending import pending_bytes
+
+        return pending_bytes(self.cfg, self.paths, self.store.conn)
 
     def _plan(
         self,

@@ -30,7 +30,14 @@ class _Planner:
     """One corpus being written: the plan of its sessions, and the files they end up in."""
 
     def __init__(
-        self, root: Path, seed: int, sessions: int, target_bytes: int, now: float, agents: tuple
+        self,
+        root: Path,
+        seed: int,
+        sessions: int,
+        target_bytes: int,
+        now: float,
+        agents: tuple,
+        call_every_bytes: int = 0,
     ):
         if sessions < 1 or target_bytes < 1:
             raise ValueError("sessions and target_bytes must be positive")
@@ -40,6 +47,7 @@ class _Planner:
         self.seed = seed
         self.n_sessions = sessions
         self.target = target_bytes
+        self.call_every = call_every_bytes or CALL_EVERY_BYTES
         self.now = now
         self.agents = tuple(agents)
         self.state_dir = root / "state"
@@ -147,7 +155,7 @@ class _Planner:
         big_corpus = self.target >= 3_000_000
 
         # Memory calls: about one per CALL_EVERY_BYTES, spread over the counted sessions by size.
-        specs = plan_specs(rng, max(len(DIMS), round(self.target / CALL_EVERY_BYTES)))
+        specs = plan_specs(rng, max(len(DIMS), round(self.target / self.call_every)))
         if big_corpus:  # 600 KB+ memory_get lines (real hits)
             for sp in specs[: max(1, self.target // 50_000_000)]:
                 sp.tool, sp.outcome, sp.synthetic, sp.payload, sp.big = (
@@ -397,12 +405,16 @@ def generate(
     target_bytes: int,
     now: float,
     agents: tuple[str, ...] = ("main",),
+    call_every_bytes: int = CALL_EVERY_BYTES,
 ) -> CorpusTruth:
     """Write an OpenClaw state dir (``root/state``) and workspace (``root/workspace``).
 
     ``sessions`` is the number of transcripts memoryd must read (live, topic, renamed,
     successor and cron files); ``target_bytes`` their approximate total size. Decoy
     files come on top. Returns the reference counts, computed from the generator's own
-    decisions.
+    decisions. ``call_every_bytes`` sets how much transcript there is per memory call
+    (the default is everyday traffic; a few KB make a memory-heavy corpus).
     """
-    return _Planner(Path(root), seed, sessions, target_bytes, now, tuple(agents)).run()
+    return _Planner(
+        Path(root), seed, sessions, target_bytes, now, tuple(agents), call_every_bytes
+    ).run()

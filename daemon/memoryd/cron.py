@@ -1,0 +1,271 @@
+"""When a five-field cron schedule fires next, without importing APScheduler.
+
+``memoryd status`` shows each job's next run. The daemon fires its jobs with APScheduler's
+``CronTrigger``, but importing APScheduler (and the structlog it brings along through the
+service module) costs a one-shot command about as much as everything else it does. So the
+next fire time is computed here, by a pure function over plain values, with APScheduler's
+reading of an expression:
+
+* every field must match (APScheduler ANDs day-of-month and day-of-week, where classic cron
+  ORs them when both are restricted);
+* a weekday number is a crontab number (0 or 7 = Sunday), translated to a name first, exactly
+  as the daemon translates it for APScheduler (:func:`crontab_weekdays`);
+* the forms are APScheduler 3's: ``*``, ``*/n``, ``a``, ``a-b``, ``a-b/n``, ``a/n``, month and
+  weekday names or name ranges (a step after a name is ignored, as APScheduler ignores it),
+  and ``last`` for the day of month;
+* wall-clock times are read in the schedule's zone: in a repeated hour (DST ends) both
+  readings fire, a time skipped when DST starts fires at the same reading on the old offset
+  (``02:30`` → ``03:30``).
+
+A test checks :func:`next_fire` against ``CronTrigger.get_next_fire_time`` over generated
+expressions, zones and instants.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+from collections.abc import Iterator
+from datetime import date, datetime, timedelta, tzinfo
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from .config import Config
+
+# The jobs the daemon fires on a schedule (``[schedule]`` keys), in schedule order.
+SCHEDULED_JOBS = ("organize", "reflect", "expire")
+
+# crontab weekday numbers 0..7 → names (0 and 7 are Sunday); APScheduler 3.x reads a bare
+# number as Monday-based, names it reads right.
+_CRONTAB_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
+# APScheduler's weekday index: Monday = 0 (as date.weekday()).
+_WEEKDAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+# Per field: the smallest and largest value (APScheduler's bounds; the day's real maximum is
+# the month's length, applied when days are matched).
+_BOUNDS = {"minute": (0, 59), "hour": (0, 23), "day": (1, 31), "month": (1, 12), "weekday": (0, 6)}
+
+# The Gregorian calendar (weekdays included) repeats every 400 years: a schedule that does not
+# fire within that never fires.
+_HORIZON_YEARS = 400
+# A DST change moves wall clocks by at most this much: candidates this close after the first
+# one found may still be earlier instants (a repeated hour).
+_MAX_SHIFT = timedelta(hours=3)
+
+
+class CronSpec(NamedTuple):
+    """A parsed schedule: the values each field allows (weekday 0 = Monday)."""
+
+    minutes: tuple[int, ...]
+    hours: tuple[int, ...]
+    days: frozenset[int]
+    last_day: bool  # ``last``: the month's last day matches too
+    months: frozenset[int]
+    weekdays: frozenset[int]
+
+
+def crontab_weekdays(field_text: str) -> str:
+    """Crontab weekday numbers (0 or 7 = Sunday) as names, which APScheduler 3.x reads right.
+
+    APScheduler 3.x counts 0 as Monday; translating to names keeps the config's meaning the
+    one every crontab user expects. Other text is left for the parser to judge.
+    """
+    items = []
+    for item in field_text.split(","):
+        span, slash, step = item.partition("/")
+        bounds = span.split("-")
+        named = [_CRONTAB_WEEKDAYS[int(b)] if b.isdigit() and int(b) <= 7 else b for b in bounds]
+        items.append("-".join(named) + slash + step)
+    return ",".join(items)
+
+
+def parse(expr: str) -> CronSpec:
+    """``minute hour day month weekday`` → :class:`CronSpec`; ValueError names what is wrong."""
+    fields = expr.split()
+    if len(fields) != 5:
+        raise ValueError(f"expected 5 fields (minute hour day month weekday), got {len(fields)}")
+    minute, hour, day, month, weekday = fields
+    days, last_day = _field(day, "day")
+    return CronSpec(
+        minutes=tuple(sorted(_field(minute, "minute")[0])),
+        hours=tuple(sorted(_field(hour, "hour")[0])),
+        days=days,
+        last_day=last_day,
+        months=_field(month, "month")[0],
+        weekdays=_field(crontab_weekdays(weekday), "weekday")[0],
+    )
+
+
+def _field(text: str, name: str) -> tuple[frozenset[int], bool]:
+    """The values one field allows, and whether it says ``last`` (day of month only)."""
+    import re  # (compiled on first use: only ``status`` and the daemon read schedules)
+
+    lo, hi = _BOUNDS[name]
+    values: set[int] = set()
+    last = False
+    for item in re.split(" *, *", text.strip()):
+        if m := re.match(r"\*(?:/(\d+))?$", item):
+            step = _step(m[1])
+            if step and step > hi - lo:
+                raise ValueError(f"{name}: step {step} exceeds the range {lo}-{hi} in {item!r}")
+            values.update(range(lo, hi + 1, step or 1))
+            continue
+        if m := re.match(r"(\d+)(?:-(\d+))?(?:/(\d+))?$", item):
+            first, end, step = int(m[1]), _int(m[2]), _step(m[3])
+            if end is None and step is None:
+                end = first
+            values.update(_span(name, item, first, end, step))
+            continue
+        names = {"month": _MONTH_NAMES, "weekday": _WEEKDAY_NAMES}.get(name)
+        if names and (m := re.match(r"([a-z]+)(?:-([a-z]+))?", item, re.IGNORECASE)):
+            # APScheduler matches a name range at the start of the item and ignores the rest.
+            base = 1 if name == "month" else 0
+            first = _name_index(names, m[1], name) + base
+            end = _name_index(names, m[2], name) + base if m[2] else first
+            values.update(_span(name, item, first, end, None))
+            continue
+        if name == "day" and re.match("last", item, re.IGNORECASE):
+            last = True
+            continue
+        raise ValueError(f"{name}: {item!r} is not a cron value")
+    return frozenset(values), last
+
+
+def _int(text: str | None) -> int | None:
+    return int(text) if text is not None else None
+
+
+def _step(text: str | None) -> int | None:
+    step = _int(text)
+    if step == 0:
+        raise ValueError("a step must be at least 1")
+    return step
+
+
+def _name_index(names: tuple[str, ...], text: str, field: str) -> int:
+    try:
+        return names.index(text.lower())
+    except ValueError:
+        raise ValueError(f"{field}: unknown name {text!r}") from None
+
+
+def _span(name: str, item: str, first: int, end: int | None, step: int | None) -> range:
+    """``first[-end][/step]`` checked as APScheduler checks it, as the values it allows."""
+    lo, hi = _BOUNDS[name]
+    if end is not None and first > end:
+        raise ValueError(f"{name}: {item!r} runs backwards")
+    if first < lo:
+        raise ValueError(f"{name}: {first} is below {lo} in {item!r}")
+    if end is not None and end > hi:
+        raise ValueError(f"{name}: {end} is above {hi} in {item!r}")
+    if step and step > (end or hi) - first:  # (APScheduler's check: an end of 0 counts as hi)
+        raise ValueError(f"{name}: step {step} exceeds the range in {item!r}")
+    return range(first, (hi if end is None else end) + 1, step or 1)
+
+
+def job_schedules(cfg: Config) -> dict[str, CronSpec]:
+    """Each scheduled job's parsed schedule; a bad expression is a ConfigError naming its key.
+
+    A job switched off (``"off"``) has no entry: nothing fires it.
+    """
+    from .config import ConfigError, schedule_is_off
+
+    out: dict[str, CronSpec] = {}
+    for name in SCHEDULED_JOBS:
+        expr = getattr(cfg.schedule, name)
+        if schedule_is_off(expr):
+            continue
+        try:
+            out[name] = parse(expr)
+        except ValueError as exc:
+            raise ConfigError(f"schedule.{name}: invalid cron expression {expr!r}: {exc}") from None
+    return out
+
+
+def schedule_timezone(cfg: Config) -> tzinfo:
+    """The zone cron expressions and period keys are read in: configured, else the local one."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from .config import ConfigError
+
+    if cfg.schedule.timezone:
+        try:
+            return ZoneInfo(cfg.schedule.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(
+                f"schedule.timezone: unknown time zone {cfg.schedule.timezone!r}"
+            ) from None
+    import tzlocal
+
+    return tzlocal.get_localzone()
+
+
+# --------------------------------------------------------------------------- next fire
+
+
+def next_fire(spec: CronSpec, after: float, tz: tzinfo) -> float | None:
+    """The first fire time (epoch seconds) at or after ``after``, rounded up to a second.
+
+    None when the schedule never fires (``0 0 30 2 *``). Fires are at second 0 of a matching
+    wall-clock minute in ``tz``; what a DST change does is in the module docstring.
+    """
+    start = math.ceil(after)
+    local = datetime.fromtimestamp(start, tz)
+    # Wall clocks run back when DST ends: a reading shortly before ``local``'s may be later.
+    begin = local.replace(tzinfo=None) - _MAX_SHIFT
+    best: float | None = None
+    first_wall: datetime | None = None
+    for wall in _walls(spec, begin):
+        if first_wall is not None and wall - first_wall > _MAX_SHIFT:
+            break
+        for ts in _instants(wall, tz):
+            if ts >= start and (best is None or ts < best):
+                best = ts
+                if first_wall is None:
+                    first_wall = wall
+    return best
+
+
+def _instants(wall: datetime, tz: tzinfo) -> tuple[float, ...]:
+    """The instants a wall-clock reading names: two in a repeated hour, one elsewhere.
+
+    A reading skipped by a DST change names the instant on the offset before the change.
+    """
+    early = wall.replace(tzinfo=tz, fold=0).timestamp()
+    late = wall.replace(tzinfo=tz, fold=1).timestamp()
+    if late > early:  # a repeated hour: both readings happen
+        return (early, late)
+    return (early,)
+
+
+def _walls(spec: CronSpec, begin: datetime) -> Iterator[datetime]:
+    """Matching wall-clock minutes from ``begin``'s minute (inclusive), in order."""
+    day0 = begin.date()
+    for d in _days(spec, day0):
+        for h in spec.hours:
+            if d == day0 and h < begin.hour:
+                continue
+            for m in spec.minutes:
+                if d == day0 and h == begin.hour and m < begin.minute:
+                    continue
+                yield datetime(d.year, d.month, d.day, h, m)
+
+
+def _days(spec: CronSpec, first: date) -> Iterator[date]:
+    """Matching dates from ``first`` on, for as long as the calendar can still bring one."""
+    year, month = first.year, first.month
+    for _ in range(_HORIZON_YEARS * 12):
+        if month in spec.months:
+            length = calendar.monthrange(year, month)[1]
+            start = first.day if (year, month) == (first.year, first.month) else 1
+            for day in range(start, length + 1):
+                if (day in spec.days or (spec.last_day and day == length)) and date(
+                    year, month, day
+                ).weekday() in spec.weekdays:
+                    yield date(year, month, day)
+        month += 1
+        if month > 12:
+            year, month = year + 1, 1
+        if year > 9999:
+            return

@@ -1,0 +1,43 @@
+"""How many transcript bytes are not read yet: a stat per source, nothing opened.
+
+Apart from the scanner so that ``memoryd status`` answers without importing it (the
+scanner, its parser and prescan cost a one-shot command more than the answer does).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from ..config import Config, Paths
+from ..workspace import regular_stat
+from . import sources as src
+
+
+def pending_bytes(cfg: Config, paths: Paths, conn: sqlite3.Connection) -> int:
+    """Bytes present in followed transcripts beyond their committed offsets.
+
+    A file whose inode has no checkpoint counts in full; one shorter than its offset
+    (truncated, to be re-read) counts in full too. SQLite stores and archives
+    (read whole, once) are not counted.
+    """
+    # Vanished rows first, so that a live row for the same inode wins (as the scanner reads).
+    offsets = {
+        (dev, ino): offset
+        for dev, ino, offset in conn.execute(
+            "SELECT dev, ino, offset FROM sources ORDER BY vanished_at IS NULL, id"
+        )
+    }
+    claude = tuple(Path(p).expanduser() for p in cfg.openclaw.claude_projects)
+    total = 0
+    for sf in src.discover(
+        paths.agents,
+        include_active_memory=cfg.openclaw.include_active_memory,
+        claude_projects=claude,
+    ):
+        st = sf.st or regular_stat(sf.path)
+        if st is None or sf.kind in (src.SQLITE, src.ARCHIVE):
+            continue
+        offset = offsets.get((st.st_dev, st.st_ino), 0)
+        total += st.st_size - (offset if st.st_size >= offset else 0)
+    return total

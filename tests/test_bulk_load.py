@@ -1,0 +1,74 @@
+"""A bulk load writes each page once: no checkpoints during it, one at its end.
+
+A first scan of a backlog commits many large transactions. With SQLite's automatic
+checkpoint every 1,000 pages, the same pages of the unique key are copied into the database
+again and again (a 16-fold corpus wrote 17 times its database size). During a bulk load the
+WAL only grows; its end checkpoints once and leaves an empty WAL and the usual settings.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from memoryd.store import BULK_CACHE_KIB, Store
+
+
+def insert_hits(store: Store, first: int, n: int) -> None:
+    with store.transaction() as conn:
+        conn.executemany(
+            "INSERT INTO hits(agent, call_id, memory_path, kind, ts) VALUES (?, ?, ?, ?, ?)",
+            [
+                ("main", f"call-{i}", f"memory/{i % 97}.md", "search", float(i))
+                for i in range(first, first + n)
+            ],
+        )
+
+
+def wal_bytes(db: Path) -> int:
+    wal = db.with_name(db.name + "-wal")
+    return wal.stat().st_size if wal.exists() else 0
+
+
+def test_no_checkpoint_during_a_bulk_load_one_at_its_end(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    store = Store.open(db)
+    cache = store.conn.execute("PRAGMA cache_size").fetchone()[0]
+    store.start_bulk_load()
+    assert store.conn.execute("PRAGMA cache_size").fetchone()[0] == -BULK_CACHE_KIB
+    assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    for k in range(6):  # well past 1,000 pages of WAL: the default would have checkpointed
+        insert_hits(store, k * 20_000, 20_000)
+    grown = wal_bytes(db)
+    assert grown > 1000 * 4096
+    # a reader meanwhile sees every committed hit (they are in the WAL)
+    with Store.open(db, readonly=True) as reader:
+        assert reader.conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0] == 120_000
+    store.end_bulk_load()
+    assert wal_bytes(db) == 0  # checkpointed into the database, the WAL truncated
+    assert store.conn.execute("PRAGMA cache_size").fetchone()[0] == cache
+    assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    store.end_bulk_load()  # a second end is harmless
+    store.close()
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0] == 120_000
+    conn.close()
+
+
+def test_a_bulk_load_cut_short_leaves_a_database_that_opens_with_every_commit(
+    tmp_path: Path,
+) -> None:
+    """A scan killed mid-load never reaches its checkpoint: the long WAL is simply read."""
+    db = tmp_path / "state.db"
+    store = Store.open(db)
+    store.start_bulk_load()
+    insert_hits(store, 0, 50_000)
+    # no end_bulk_load: copy the files as a crash would leave them, WAL included
+    crashed = tmp_path / "crashed"
+    crashed.mkdir()
+    for suffix in ("", "-wal"):
+        (crashed / f"state.db{suffix}").write_bytes(db.with_name(f"state.db{suffix}").read_bytes())
+    store.close()
+    with Store.open(crashed / "state.db") as again:
+        assert again.conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0] == 50_000
+        assert again.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000

@@ -1,0 +1,187 @@
+"""memoryd's own cron reading agrees with APScheduler's CronTrigger, which fires the jobs.
+
+``memoryd status`` computes the next run of each job with :mod:`memoryd.cron` so that it
+need not import APScheduler; these tests hold the two to the same answer, expression by
+expression and instant by instant, DST changes included.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+from apscheduler.triggers.cron import CronTrigger
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memoryd import cron
+
+ZONES = [
+    ZoneInfo(name)
+    for name in (
+        "UTC",
+        "Europe/Berlin",
+        "America/New_York",
+        "Australia/Lord_Howe",  # a 30-minute DST shift
+        "Pacific/Chatham",  # a 45-minute offset with DST
+        "America/Sao_Paulo",  # DST until 2019, at midnight
+        "Asia/Kolkata",
+    )
+]
+
+
+def apscheduler_next(expr: str, after: float, tz: ZoneInfo) -> float | None:
+    """What the daemon's trigger says (built as ``service.build_triggers`` builds it)."""
+    f = expr.split()
+    trigger = CronTrigger(
+        minute=f[0],
+        hour=f[1],
+        day=f[2],
+        month=f[3],
+        day_of_week=cron.crontab_weekdays(f[4]),
+        timezone=tz,
+    )
+    fire = trigger.get_next_fire_time(None, datetime.fromtimestamp(after, tz))
+    return fire.timestamp() if fire is not None else None
+
+
+def apscheduler_accepts(expr: str) -> bool:
+    f = expr.split()
+    try:
+        CronTrigger(
+            minute=f[0],
+            hour=f[1],
+            day=f[2],
+            month=f[3],
+            day_of_week=cron.crontab_weekdays(f[4]),
+            timezone=ZONES[0],
+        )
+    except ValueError:
+        return False
+    return True
+
+
+def numeric(lo: int, hi: int) -> st.SearchStrategy[str]:
+    """One item of a numeric field, mostly valid, sometimes just out of range."""
+    n = st.integers(lo, hi)
+    wide = st.integers(max(lo - 1, 0), hi + 2)
+    step = st.integers(1, hi - lo + 2)
+    return st.one_of(
+        st.just("*"),
+        step.map(lambda s: f"*/{s}"),
+        n.map(str),
+        st.tuples(n, n).map(lambda t: f"{min(t)}-{max(t)}"),
+        st.tuples(n, n, step).map(lambda t: f"{min(t[:2])}-{max(t[:2])}/{t[2]}"),
+        st.tuples(n, step).map(lambda t: f"{t[0]}/{t[1]}"),
+        wide.map(str),
+    )
+
+
+MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+DAY_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+
+
+def field(item: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return st.lists(item, min_size=1, max_size=3).map(",".join)
+
+
+months = field(
+    st.one_of(
+        numeric(1, 12),
+        st.sampled_from(MONTH_NAMES),
+        st.tuples(st.sampled_from(MONTH_NAMES), st.sampled_from(MONTH_NAMES)).map("-".join),
+    )
+)
+weekdays = field(
+    st.one_of(
+        numeric(0, 7),
+        st.sampled_from(DAY_NAMES),
+        st.tuples(st.sampled_from(DAY_NAMES), st.sampled_from(DAY_NAMES)).map("-".join),
+    )
+)
+days = field(st.one_of(numeric(1, 31), st.just("last")))
+expressions = st.tuples(field(numeric(0, 59)), field(numeric(0, 23)), days, months, weekdays).map(
+    " ".join
+)
+# Mostly 2015-2035, and often within hours of a DST change in one of the zones.
+instants = st.one_of(
+    st.floats(1.42e9, 2.08e9),
+    st.tuples(
+        st.sampled_from(
+            [
+                datetime.fromisoformat(t).timestamp()
+                for t in (
+                    "2026-03-29T01:00:00+00:00",  # Berlin, spring
+                    "2026-10-25T01:00:00+00:00",  # Berlin, autumn
+                    "2026-03-08T07:00:00+00:00",  # New York, spring
+                    "2026-11-01T06:00:00+00:00",  # New York, autumn
+                    "2026-04-04T15:00:00+00:00",  # Lord Howe, autumn
+                    "2026-10-03T15:30:00+00:00",  # Lord Howe, spring
+                    "2026-04-04T14:00:00+00:00",  # Chatham, autumn
+                    "2018-11-04T03:00:00+00:00",  # São Paulo, spring (midnight)
+                    "2019-02-17T02:00:00+00:00",  # São Paulo, autumn
+                )
+            ]
+        ),
+        st.floats(-3 * 3600, 3 * 3600),
+    ).map(sum),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(expressions, instants, st.sampled_from(ZONES))
+def test_next_fire_is_apschedulers_for_any_expression_zone_and_instant(
+    expr: str, after: float, tz: ZoneInfo
+) -> None:
+    if not apscheduler_accepts(expr):
+        with pytest.raises(ValueError):
+            cron.parse(expr)
+        return
+    assert cron.next_fire(cron.parse(expr), after, tz) == apscheduler_next(expr, after, tz)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet="0123456789*/,-?LlaAstTmMoOnN", min_size=1, max_size=6),
+        min_size=5,
+        max_size=5,
+    ).map(" ".join)
+)
+def test_an_expression_apscheduler_refuses_is_refused(expr: str) -> None:
+    if apscheduler_accepts(expr):
+        cron.parse(expr)
+    else:
+        with pytest.raises(ValueError):
+            cron.parse(expr)
+
+
+@pytest.mark.parametrize(
+    ("expr", "after", "tz", "want"),
+    [
+        # The defaults, in UTC.
+        ("5 * * * *", "2026-11-14T10:05:01+00:00", "UTC", "2026-11-14T11:05:00+00:00"),
+        ("30 3 * * *", "2026-11-14T10:00:00+00:00", "UTC", "2026-11-15T03:30:00+00:00"),
+        ("0 4 1 * *", "2026-11-14T10:00:00+00:00", "UTC", "2026-12-01T04:00:00+00:00"),
+        # Crontab weekdays: 0 and 7 are Sunday; day and weekday must both match.
+        ("0 9 * * 0", "2026-11-14T10:00:00+00:00", "UTC", "2026-11-15T09:00:00+00:00"),
+        ("0 9 * * 7", "2026-11-14T10:00:00+00:00", "UTC", "2026-11-15T09:00:00+00:00"),
+        ("0 9 13 * 5", "2026-11-14T10:00:00+00:00", "UTC", "2027-08-13T09:00:00+00:00"),
+        ("0 0 last feb *", "2027-01-01T00:00:00+00:00", "UTC", "2027-02-28T00:00:00+00:00"),
+        # Berlin, spring: 02:30 does not exist and fires at 03:30 CEST (01:30 UTC).
+        ("30 2 * * *", "2026-03-29T00:00:00+00:00", "Europe/Berlin", "2026-03-29T01:30:00+00:00"),
+        # Berlin, autumn: the repeated 02:30 fires twice (00:30 and 01:30 UTC).
+        ("30 2 * * *", "2026-10-25T00:40:00+00:00", "Europe/Berlin", "2026-10-25T01:30:00+00:00"),
+    ],
+)
+def test_next_fire_examples(expr: str, after: str, tz: str, want: str) -> None:
+    zone = ZoneInfo(tz)
+    start = datetime.fromisoformat(after).timestamp()
+    got = cron.next_fire(cron.parse(expr), start, zone)
+    assert got == datetime.fromisoformat(want).timestamp()
+    assert got == apscheduler_next(expr, start, zone)
+
+
+def test_a_schedule_that_never_fires_has_no_next_time() -> None:
+    assert cron.next_fire(cron.parse("0 0 30 2 *"), 1.8e9, ZONES[0]) is None

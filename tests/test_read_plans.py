@@ -1,0 +1,120 @@
+"""Per-file hit counts read one covering index, in order, and never the table.
+
+``memoryd hits``, ``explain``, ``reflect`` and ``expire`` all start from "how many hits per
+memory file"; at a year of hits (200 k rows) that query is the command. The statements are
+recorded as the real functions run them on a real SQLite file, then asked for their plan.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from memoryd import signals, tiers
+from memoryd.store import Store
+
+NOW = 1_790_000_000.0
+DAY = 86400.0
+PATHS = [f"memory/2026-{m:02d}-{d:02d}.md" for m in range(1, 7) for d in range(1, 21)]
+AGENTS = ("main", "ops", "other")
+
+
+class RecordingConnection(sqlite3.Connection):
+    """A real connection that keeps every statement it runs on ``hits``, with its arguments."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.ran: list[tuple[str, tuple]] = []
+
+    def execute(self, sql, params=(), /):  # type: ignore[override]
+        if "FROM hits" in sql and not sql.lstrip().upper().startswith("EXPLAIN"):
+            self.ran.append((sql, tuple(params)))
+        return super().execute(sql, params)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    """A migrated state database with 3,000 hits spread over 180 days and three agents."""
+    Store.open(tmp_path / "state.db").close()
+    conn = sqlite3.connect(tmp_path / "state.db", isolation_level=None, factory=RecordingConnection)
+    s = Store(conn, tmp_path / "state.db")
+    rng = random.Random(7)
+    with s.transaction():
+        conn.executemany(
+            "INSERT INTO hits(agent, call_id, memory_path, kind, ts) VALUES (?, ?, ?, ?, ?)",
+            [
+                (
+                    rng.choice(AGENTS),
+                    f"c{i}",
+                    rng.choice(PATHS),
+                    "search",
+                    NOW - rng.random() * 180 * DAY,
+                )
+                for i in range(3000)
+            ],
+        )
+    conn.ran.clear()
+    return s
+
+
+def plans(store: Store) -> list[str]:
+    """The query plan of each statement recorded since the last call."""
+    conn = store.conn
+    out = []
+    for sql, params in conn.ran:  # type: ignore[attr-defined]
+        rows = conn.execute("EXPLAIN QUERY PLAN " + sql, params).fetchall()
+        out.append(" / ".join(r[3] for r in rows))
+    conn.ran.clear()  # type: ignore[attr-defined]
+    return out
+
+
+def truth(store: Store, since: float, agents: tuple[str, ...] | None) -> Counter[str]:
+    rows = store.conn.execute("SELECT memory_path, ts, agent FROM hits").fetchall()
+    return Counter(p for p, ts, a in rows if ts >= since and (agents is None or a in agents))
+
+
+@pytest.mark.parametrize("agents", [None, ("main",), ("main", "ops")])
+def test_the_counts_of_hits_read_only_the_covering_index(
+    store: Store, agents: tuple[str, ...] | None
+) -> None:
+    since = NOW - 30 * DAY
+    windows = store.hit_windows(since, agents)
+    ever = store.hit_counts(None, agents)
+    counts = signals.load_counts(store.conn, NOW, extra=(90,), agents=agents)
+    ran = plans(store)
+    assert len(ran) == 3
+    for plan in ran:
+        assert "COVERING INDEX hits_by_path_ts" in plan, plan
+        assert "TEMP B-TREE" not in plan, plan  # grouped in index order, nothing sorted
+    # and the counts are the counts
+    assert {p: w for p, (_, w, _) in windows.items() if w} == truth(store, since, agents)
+    assert {p: n for p, (n, _) in ever.items()} == truth(store, float("-inf"), agents)
+    assert {p: c.d30 for p, c in counts.items() if c.d30} == truth(store, NOW - 30 * DAY, agents)
+
+
+def test_the_tier_store_reads_its_hit_keys_from_the_same_index(store: Store) -> None:
+    tiers.last_retrievals(store)
+    tiers.refcount_document(store, NOW)
+    ran = plans(store)
+    assert len(ran) == 2
+    for plan in ran:
+        assert "INDEX hits_by_path_ts" in plan, plan
+
+
+def test_a_database_of_the_old_schema_gets_the_covering_index_on_open(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    Store.open(db).close()
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "DROP INDEX hits_by_path_ts;"
+        "CREATE INDEX hits_by_path_ts ON hits(memory_path, ts);"
+        "PRAGMA user_version = 3;"
+    )
+    conn.close()
+    with Store.open(db) as s:
+        columns = [r[2] for r in s.conn.execute("PRAGMA index_info(hits_by_path_ts)")]
+    assert columns == ["memory_path", "ts", "agent"]

@@ -1,0 +1,163 @@
+"""Read commands start light: what ``python -X importtime -m memoryd …`` shows they import.
+
+A person types ``memoryd status`` or ``memoryd hits`` and waits for the answer; importing the
+daemon's scheduler and logging (APScheduler, structlog, watchdog) or the scanner would cost
+them more than the answer does. Each command runs on a real generated install, in its own
+process, and the modules it imported are read from ``-X importtime``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memoryd.cli import json_dumps
+from memoryd.testing.corpus import generate_demo
+
+NOW = 1_790_000_000.0
+# Never on a read command's path.
+HEAVY = ("structlog", "apscheduler", "watchdog", "memoryd.service", "memoryd.ingest.scan")
+# The scanner's parts: a read command that does not scan imports none of them.
+SCANNER = ("memoryd.ingest.parser", "memoryd.ingest.prescan", "memoryd.ingest.tailer")
+
+
+@pytest.fixture(scope="module")
+def install(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A generated install, scanned once; the environment that points memoryd at it."""
+    root = tmp_path_factory.mktemp("startup")
+    truth = generate_demo(root / "corpus", now=NOW)
+    cfg = root / "memoryd.toml"
+    cfg.write_text(
+        f"[openclaw]\nstate_dir = {json.dumps(str(truth.state_dir))}\n"
+        f"workspace = {json.dumps(str(truth.workspace))}\n"
+        f"[state]\ndir = {json.dumps(str(root / 'state'))}\n"
+        '[schedule]\ntimezone = "Europe/Berlin"\n',
+        encoding="utf-8",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
+    env.update(MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(NOW))
+    subprocess.run([sys.executable, "-m", "memoryd", "scan"], env=env, check=True, timeout=120)
+    return env
+
+
+def imported(env: dict[str, str], *args: str) -> tuple[set[str], str]:
+    """The modules ``memoryd ARGS`` imports (from -X importtime), and what it printed."""
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "memoryd", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in r.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "memoryd.cli" in modules  # the probe works
+    return modules, r.stdout
+
+
+def top(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["status"],
+        ["status", "--json"],
+        ["hits", "--no-scan"],
+        ["hits", "--no-scan", "--json"],
+        ["hits", "--no-scan", "--all", "--top", "3"],
+        ["explain", "--no-scan", "MEMORY.md"],
+        ["search", "--no-scan", "router"],
+        ["expire", "--no-scan", "--dry-run"],
+    ],
+)
+def test_read_commands_import_neither_the_daemon_stack_nor_the_scanner(
+    install: dict[str, str], args: list[str]
+) -> None:
+    modules, _ = imported(install, *args)
+    assert top(modules, HEAVY) == []
+    assert top(modules, SCANNER) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["status"], ["status", "--json"], ["hits", "--no-scan"], ["hits", "--no-scan", "--json"]],
+)
+def test_reading_does_not_load_orjson(install: dict[str, str], args: list[str]) -> None:
+    """orjson's import pulls in uuid, dataclasses and inspect; a report's JSON needs none."""
+    modules, _ = imported(install, *args)
+    assert "orjson" not in modules
+
+
+plain = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text() | st.integers(0, 99), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(plain, st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=3))
+def test_json_output_is_what_orjson_wrote(doc: object, floats: list[float]) -> None:
+    """Byte for byte on plain documents; numbers with an exponent may be spelled otherwise."""
+    import orjson
+
+    want = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    assert json_dumps(doc) == want
+    assert orjson.loads(json_dumps({"x": doc, "f": floats})) == {
+        "x": orjson.loads(want),
+        "f": floats,
+    }
+    # what the standard encoder refuses still comes out, as orjson writes it
+    assert json_dumps({"nan": float("nan")}) == '{\n  "nan": null\n}'
+
+
+def test_reading_openclaw_json_does_not_load_orjson(install: dict[str, str]) -> None:
+    """Without a workspace in memoryd's config, it comes from openclaw.json (JSON5 here)."""
+    cfg = Path(install["MEMORYD_CONFIG"])
+    plain = cfg.with_name("no-workspace.toml")
+    plain.write_text(
+        "\n".join(ln for ln in cfg.read_text().splitlines() if not ln.startswith("workspace")),
+        encoding="utf-8",
+    )
+    env = dict(install, MEMORYD_CONFIG=str(plain))
+    for args in (["status"], ["hits", "--no-scan", "--json"]):
+        modules, out = imported(env, *args)
+        assert "orjson" not in modules
+    assert json.loads(out)["files"]  # the workspace was found: its files are listed
+
+
+def test_status_still_says_when_each_job_runs_next(install: dict[str, str]) -> None:
+    """Without APScheduler: the next runs come from memoryd.cron, in the configured zone."""
+    _, out = imported(install, "status", "--json")
+    doc = json.loads(out)
+    assert doc["timezone"] == "Europe/Berlin"
+    assert doc["hits"]["total"] > 0
+    # NOW is 2026-09-21T14:13:20Z; defaults: organize hourly at :05, reflect 03:30 daily,
+    # expire 04:00 on the 1st (Berlin is UTC+2 in September).
+    assert {name: job["next_run"] for name, job in doc["jobs"].items()} == {
+        "organize": "2026-09-21T15:05:00Z",
+        "reflect": "2026-09-22T01:30:00Z",
+        "expire": "2026-10-01T02:00:00Z",
+    }
+
+
+def test_the_scan_itself_still_works_from_the_same_entry_point(install: dict[str, str]) -> None:
+    """Guard for the probe: a command that does scan does import the scanner."""
+    modules, _ = imported(install, "hits")
+    assert "memoryd.ingest.scan" in modules
