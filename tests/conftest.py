@@ -75,6 +75,10 @@ KINDS: dict[str, str] = {
     "test_policy_score": "unit",
     "test_signals": "unit",
     "test_tiers": "unit",
+    "test_cron": "unit",
+    "test_read_plans": "unit",
+    "test_bulk_load": "unit",
+    "test_ledger": "unit",
     # `python -m memoryd` or the daemon as a real process
     "test_cli": "subprocess",
     "test_config": "subprocess",
@@ -96,6 +100,9 @@ KINDS: dict[str, str] = {
     "test_store_sources": "subprocess",
     "test_tiers_organize": "subprocess",
     "test_undecodable_names": "subprocess",
+    "test_startup": "subprocess",
+    "test_store_reader": "subprocess",
+    "test_store_daemon": "subprocess",
     # a process killed or faulted mid-write, then what survives is checked
     "test_crash_scan": "crash",
     "test_daemon_crash": "crash",
