@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd.store import Store
-from memoryd.tiers import (
+from memoryd.tierstore import (
     DAY,
     HOUR,
     Action,
@@ -242,7 +242,7 @@ def test_organize_plans_are_a_fixpoint_and_never_leave_a_note_without_its_origin
         (s_tier, NOW - s_age) if s_tier else None,
     )
     created = NOW - max(o_age if o_tier else 0, s_age if s_tier else 0)
-    from memoryd.tiers import tier_of
+    from memoryd.tierstore import tier_of
 
     r = rec("n.md", tier_of(p), created, entered=NOW - entered_age, user_marked=marked)
     last = None if hit_age is None else NOW - hit_age
@@ -277,7 +277,7 @@ def test_organize_plans_are_a_fixpoint_and_never_leave_a_note_without_its_origin
 def test_an_agents_retrieval_moves_a_note_back_up_like_recall(originals, summary, moves):
     """Seed 004: a hit in any tier rotates the note, whoever made it (agent or recall)."""
     p = place("a.md", originals, summary)
-    from memoryd.tiers import tier_of
+    from memoryd.tierstore import tier_of
 
     r = rec("a.md", tier_of(p), NOW - 60 * DAY, entered=NOW - 20 * DAY)
     actions = plan_note(p, r, NOW - DAY, NOW, POL)

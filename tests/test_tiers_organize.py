@@ -14,9 +14,9 @@ import pytest
 
 from memoryd.config import Config, OpenClawConfig, resolve_paths
 from memoryd.jobs import organize
-from memoryd.recall import recall
 from memoryd.store import Store
-from memoryd.tiers import DAY, HOUR, load_records
+from memoryd.tierstore import DAY, HOUR, load_records
+from memoryd.tierstore.recall import recall
 
 T0 = 1_772_323_200.0  # 2026-03-01T00:00:00Z
 
