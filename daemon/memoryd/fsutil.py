@@ -83,14 +83,18 @@ def fsync_dir(folder: Path | str) -> None:
         os.close(fd)
 
 
-def write_new(path: Path | str, data: bytes, mode: int = 0o644) -> None:
-    """Create ``path`` (it must not exist, and is never a symlink) with ``data``, fsynced."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, mode)
+def _write_synced(path: Path | str, data: bytes, flags: int, mode: int) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | NOFOLLOW | flags, mode)
     try:
         write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def write_new(path: Path | str, data: bytes, mode: int = 0o644) -> None:
+    """Create ``path`` (it must not exist, and is never a symlink) with ``data``, fsynced."""
+    _write_synced(path, data, os.O_EXCL, mode)
 
 
 def temp_name(path: Path) -> Path:
@@ -113,12 +117,7 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(path)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, mode)
-        try:
-            write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _write_synced(tmp, data, os.O_TRUNC, mode)
         replace_durably(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
