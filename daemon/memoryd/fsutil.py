@@ -54,6 +54,8 @@ def read_regular(path: Path | str, limit: int | None = None) -> tuple[bytes, os.
                 break
             chunks.append(chunk)
             got += len(chunk)
+            if len(chunk) < want:  # a regular file reads short only at its end: no extra call
+                break
         return b"".join(chunks), st
 
 
