@@ -168,7 +168,7 @@ def main() -> None:
             expected = naive_plan(paths.db, now)
             naive.append(time.perf_counter() - t0)
         if args.policy == "seed":
-            assert sorted(a["path"] for a in plan["archive"]) == sorted(expected), "plans differ"
+            assert sorted(a.path for a in plan.archive) == sorted(expected), "plans differ"
         t0 = time.perf_counter()
         looped = naive_loop_plan(paths.db, now)
         loop_t = time.perf_counter() - t0
@@ -177,7 +177,7 @@ def main() -> None:
     wall, plan_t, naive_t = (statistics.median(x) for x in (walls, plans, naive))
     print(f"workspace: {args.files} files, {args.hits} hits, seed {args.seed}, "
           f"policy {args.policy}")  # fmt: skip
-    print(f"archive plan: {len(plan['archive'])} files, keep {len(plan['keep'])}")
+    print(f"archive plan: {len(plan.archive)} files, keep {len(plan.keep)}")
     print(f"memoryd expire --dry-run --json, wall (median of {args.runs}): {wall * 1000:.0f} ms"
           f"  [target < 300 ms: {'met' if wall < 0.3 else 'MISSED'}]")  # fmt: skip
     print(f"  of which interpreter + imports: {startup * 1000:.0f} ms")

@@ -33,9 +33,9 @@ from pathlib import Path
 
 from memoryd.config import Config, OpenClawConfig, resolve_paths
 from memoryd.jobs import organize
-from memoryd.recall import recall
 from memoryd.store import Store
-from memoryd.tiers import DAY, HOUR
+from memoryd.tierstore import DAY, HOUR
+from memoryd.tierstore.recall import recall
 
 NOW = 1_780_000_000.0
 ZH = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from memoryd.gist import (
+from memoryd.tierstore.gist import (
     document_frequencies,
     extractive_gist,
     first_sentence,

@@ -25,7 +25,7 @@ from memoryd.config import Config, OpenClawConfig, resolve_paths
 from memoryd.jobs import organize
 from memoryd.mover import MoveError, Mover
 from memoryd.store import Store
-from memoryd.tiers import DAY
+from memoryd.tierstore import DAY
 
 NOW = "2026-11-03T10:00:00+00:00"
 OLD = 1.7e9  # 2023: old enough for expire

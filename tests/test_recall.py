@@ -12,9 +12,9 @@ import pytest
 
 from memoryd.config import Config, OpenClawConfig, resolve_paths
 from memoryd.jobs import organize
-from memoryd.recall import inject, layered_search, match_file, normalise_words, recall
 from memoryd.store import Store
-from memoryd.tiers import DAY, HOUR, load_records
+from memoryd.tierstore import DAY, HOUR, load_records
+from memoryd.tierstore.recall import inject, layered_search, match_file, normalise_words, recall
 
 NOW = 1_780_000_000.0
 
@@ -248,6 +248,6 @@ def test_refcount_after_recall_equals_a_full_rebuild_from_the_database(env):
     recall(cfg, paths, store, ["espresso"], NOW)
     doc = json.loads(refcount.read_text())
     assert set(doc) == {"hot/a.md", "warm/b.md"}
-    from memoryd.tiers import refcount_document
+    from memoryd.tierstore import refcount_document
 
     assert doc == json.loads(json.dumps(refcount_document(store, NOW)))

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd.store import Store
-from memoryd.tiers import (
+from memoryd.tierstore import (
     DAY,
     HOUR,
     Action,
@@ -242,7 +242,7 @@ def test_organize_plans_are_a_fixpoint_and_never_leave_a_note_without_its_origin
         (s_tier, NOW - s_age) if s_tier else None,
     )
     created = NOW - max(o_age if o_tier else 0, s_age if s_tier else 0)
-    from memoryd.tiers import tier_of
+    from memoryd.tierstore import tier_of
 
     r = rec("n.md", tier_of(p), created, entered=NOW - entered_age, user_marked=marked)
     last = None if hit_age is None else NOW - hit_age
@@ -277,7 +277,7 @@ def test_organize_plans_are_a_fixpoint_and_never_leave_a_note_without_its_origin
 def test_an_agents_retrieval_moves_a_note_back_up_like_recall(originals, summary, moves):
     """Seed 004: a hit in any tier rotates the note, whoever made it (agent or recall)."""
     p = place("a.md", originals, summary)
-    from memoryd.tiers import tier_of
+    from memoryd.tierstore import tier_of
 
     r = rec("a.md", tier_of(p), NOW - 60 * DAY, entered=NOW - 20 * DAY)
     actions = plan_note(p, r, NOW - DAY, NOW, POL)
@@ -374,3 +374,27 @@ def test_graveyard_archive_is_restorable_and_expires_by_month(tmp_path: Path):
         assert zf.read(files[0].entry).decode() == "第一行\nline"
     assert expired_archives(tmp_path, now + 80 * DAY, 90) == []
     assert expired_archives(tmp_path, now + 100 * DAY, 90) == [archive]
+
+
+def test_marks_kept_only_in_old_tier_records_are_carried_into_marks(tmp_path: Path) -> None:
+    """An install whose organize marked a note only in tier_files keeps the note protected."""
+    import sqlite3
+
+    from memoryd.store import Store
+    from memoryd.tierstore import load_records
+
+    db = tmp_path / "state.db"
+    Store.open(db).close()
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "INSERT INTO tier_files(name, tier, created, entered, user_marked, promoted) "
+        "VALUES ('kept.md', 'forgotten', 1, 2, 1, 0), ('promo.md', 'warm', 1, 2, 0, 1), "
+        "('plain.md', 'gist', 1, 2, 0, 0);"
+        "PRAGMA user_version = 5;"  # the schema before marks moved to the marks table only
+    )
+    conn.close()
+    with Store.open(db) as store:
+        records = load_records(store)
+    assert records["kept.md"].user_marked and not records["kept.md"].promoted
+    assert records["promo.md"].promoted and not records["promo.md"].user_marked
+    assert not records["plain.md"].user_marked and not records["plain.md"].promoted

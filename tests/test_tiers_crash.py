@@ -13,7 +13,7 @@ from pathlib import Path
 from memoryd.config import Config, OpenClawConfig, resolve_paths
 from memoryd.jobs import organize
 from memoryd.store import Store
-from memoryd.tiers import DAY, TIERS
+from memoryd.tierstore import DAY, TIERS
 
 T = 1_780_000_000.0
 

@@ -14,9 +14,9 @@ import pytest
 
 from memoryd.config import Config, OpenClawConfig, resolve_paths
 from memoryd.jobs import organize
-from memoryd.recall import recall
 from memoryd.store import Store
-from memoryd.tiers import DAY, HOUR, load_records
+from memoryd.tierstore import DAY, HOUR, load_records
+from memoryd.tierstore.recall import recall
 
 T0 = 1_772_323_200.0  # 2026-03-01T00:00:00Z
 
@@ -369,3 +369,38 @@ def test_dry_runs_create_no_state_at_all(tmp_path):
         assert out.returncode == 0, out.stderr
     assert "would" in out.stdout or '"dry_run": true' in out.stdout
     assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+
+
+def test_a_rescued_note_is_marked_in_marks_and_unmark_alone_undoes_it(env):
+    """The ``marks`` table is the one place a mark lives: organize's rescue writes there,
+    ``memoryd unmark`` clears it there, and an old ``tier_files.user_marked`` means nothing."""
+    cfg, paths, store, root = env
+    write(root, "forgotten/f.md", "# Foxtrot\n\nfoxtrot details.\n", T0)
+    organize.run(cfg, paths, store, T0)  # enters forgotten/ now
+    transcript_hit(store, "f.md", T0 + DAY, 1)  # the agent reads it: it comes back, marked
+    result = organize.run(cfg, paths, store, T0 + DAY + 60)
+    assert [(a["src"], a["dst"]) for a in result.data["actions"]] == [
+        ("forgotten/f.md", "warm/f.md")
+    ]
+    assert "tiers/f.md" in store.marks("marked")
+    assert load_records(store)["f.md"].user_marked
+    refcount = json.loads((root.parent / "refcount.json").read_text())
+    assert refcount["warm/f.md"]["user_marked"] is True
+
+    store.close()
+    environ = {**os.environ, "OPENCLAW_STATE_DIR": str(paths.state_dir)}
+    out = subprocess.run(
+        [sys.executable, "-m", "memoryd", "unmark", "tiers/warm/f.md"],
+        env={**environ, "MEMORYD_NOW": str(T0 + 2 * DAY)},
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0 and "unmarked tiers/f.md" in out.stdout, out.stderr
+    with Store.open(paths.db) as again:
+        # a stale column value from before marks had one home is not a mark
+        with again.transaction():
+            again.conn.execute("UPDATE tier_files SET user_marked = 1 WHERE name = 'f.md'")
+        assert not load_records(again)["f.md"].user_marked
+        organize.run(cfg, paths, again, T0 + 2 * DAY)
+    refcount = json.loads((root.parent / "refcount.json").read_text())
+    assert refcount["warm/f.md"]["user_marked"] is False

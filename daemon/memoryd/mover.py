@@ -80,6 +80,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import faults
+from .fsutil import NOFOLLOW, NotRegularFile, fsync_dir, open_regular, read_regular, write_all
 from .store import Store
 
 if TYPE_CHECKING:
@@ -125,28 +126,18 @@ def mover_for(store: Store, paths: Paths) -> Mover:
     return Mover(store, [*workspaces, paths.tiers_root, paths.memoryd_dir])
 
 
-def write_all(fd: int, data: bytes) -> None:
-    """Write every byte (``os.write`` may write fewer than asked)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def fingerprint(path: Path | str) -> tuple[str, int, os.stat_result]:
     """(hex sha256, size, stat) of a regular file, refusing to follow a final symlink."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise MoveError(f"{path}: not a regular file")
-        h = hashlib.sha256()
-        size = 0
-        while chunk := os.read(fd, _CHUNK):
-            h.update(chunk)
-            size += len(chunk)
-        return h.hexdigest(), size, st
-    finally:
-        os.close(fd)
+        with open_regular(path) as (fd, st):
+            h = hashlib.sha256()
+            size = 0
+            while chunk := os.read(fd, _CHUNK):
+                h.update(chunk)
+                size += len(chunk)
+            return h.hexdigest(), size, st
+    except NotRegularFile as exc:
+        raise MoveError(str(exc)) from None
 
 
 def sha256_file(path: Path | str) -> tuple[str, int]:
@@ -157,36 +148,16 @@ def sha256_file(path: Path | str) -> tuple[str, int]:
 
 def read_regular_file(path: Path | str) -> tuple[bytes, os.stat_result]:
     """A regular file's bytes and its stat, in one read, refusing to follow a final symlink."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise MoveError(f"{path}: not a regular file")
-        chunks = []
-        while chunk := os.read(fd, _CHUNK):
-            chunks.append(chunk)
-        return b"".join(chunks), st
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover - some file systems refuse fsync on folders
-        pass
-    finally:
-        os.close(fd)
+        return read_regular(path)
+    except NotRegularFile as exc:
+        raise MoveError(str(exc)) from None
 
 
 def _unlink_durably(path: Path) -> None:
     """Remove a name and make the removal survive a power cut (fsync its folder)."""
     os.unlink(path)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -500,12 +471,12 @@ class Mover:
                 raise MoveError(f"{s} → {d}: {exc.strerror}") from None
             self._copy_verified(s, d, sha, move_id)
             return
-        _fsync_dir(d.parent)
+        fsync_dir(d.parent)
 
     def _copy_verified(self, s: Path, d: Path, sha: str, move_id: int) -> None:
         tmp = _temp_name(d, move_id)
         h = hashlib.sha256()
-        src_fd = os.open(s, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        src_fd = os.open(s, os.O_RDONLY | NOFOLLOW)
         try:
             out_fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             try:
@@ -537,7 +508,7 @@ class Mover:
             os.rename(tmp, d)
         else:
             os.unlink(tmp)
-        _fsync_dir(d.parent)
+        fsync_dir(d.parent)
 
     def _retire(self, s: Path, move_id: int, sha: str, checked: os.stat_result | None) -> None:
         """Remove the name ``s``, but only the very file that was checked.
@@ -575,7 +546,7 @@ class Mover:
             os.rename(aside, s)  # no hard links here: the check-then-rename is the best we have
         else:
             os.unlink(aside)
-        _fsync_dir(s.parent)
+        fsync_dir(s.parent)
         return True
 
     def _roll_back(

@@ -10,7 +10,6 @@ indexes: a report there would pollute the agent's own search.
 from __future__ import annotations
 
 import itertools
-import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -269,21 +268,15 @@ def hit_days(sig: FileSignals, tz: Any, limit: int = 14) -> list[str]:
 
 
 def write_report(folder: Path, name: str, markdown: str, doc: dict[str, Any]) -> Path:
-    """Write ``name``.md and ``name``.json atomically (temp + fsync + rename)."""
+    """Write ``name``.md and ``name``.json atomically (:func:`memoryd.fsutil.write_atomic`)."""
     import orjson
+
+    from .fsutil import write_atomic
 
     folder.mkdir(parents=True, exist_ok=True)
     md_path = folder / f"{name}.md"
-    for path, data in (
-        (md_path, markdown.encode()),
-        (folder / f"{name}.json", orjson.dumps(doc, option=orjson.OPT_INDENT_2)),
-    ):
-        tmp = path.with_name(f".{path.name}.tmp")
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+    write_atomic(md_path, markdown.encode())
+    write_atomic(folder / f"{name}.json", orjson.dumps(doc, option=orjson.OPT_INDENT_2))
     return md_path
 
 

@@ -31,7 +31,6 @@ import functools
 import math
 import os
 import re
-import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, tzinfo
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .config import Config, Paths
+from .fsutil import read_text as read_nofollow
 from .store import Store, agent_filter
 from .workspace import LONG_TERM_NAMES, MemoryFile, list_memory_files, report_skipped_names
 
@@ -568,18 +568,9 @@ def archive_excludes(workspace: Path, archive_dir: str) -> tuple[str, ...]:
 def read_text(workspace: Path, rel: str, limit: int = 1 << 20) -> str:
     """A memory file's text (first ``limit`` bytes), never through a symlink; "" if unreadable."""
     try:
-        fd = os.open(workspace / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        return read_nofollow(workspace / rel, limit)
     except OSError:
         return ""
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ""
-        data = os.read(fd, limit)
-    except OSError:
-        return ""
-    finally:
-        os.close(fd)
-    return data.decode("utf-8", errors="replace")
 
 
 class Snapshot:

@@ -186,6 +186,17 @@ _MIGRATIONS: dict[int, str] = {
     DROP INDEX IF EXISTS hits_by_path_ts;
     CREATE INDEX hits_by_path_ts ON hits(memory_path, ts, agent);
     """,
+    6: """
+    -- Marks live in the marks table only (the tier store no longer keeps its own copy in
+    -- tier_files.user_marked / promoted). Carry over what only those columns said, so a
+    -- note an earlier organize protected stays protected; the columns stay, unused.
+    INSERT OR IGNORE INTO marks(path, kind, created, note)
+        SELECT 'tiers/' || name, 'marked', entered, 'carried over from the tier store records'
+        FROM tier_files WHERE user_marked = 1;
+    INSERT OR IGNORE INTO marks(path, kind, created, note)
+        SELECT 'tiers/' || name, 'promoted', entered, 'carried over from the tier store records'
+        FROM tier_files WHERE promoted = 1;
+    """,
 }
 
 

@@ -17,6 +17,7 @@ from .. import clock
 from ..cli import Context, UsageError, json_dumps, positive_int
 
 if TYPE_CHECKING:
+    from ..jobs.expire import PlanItem
     from ..policy.rails import Consent
     from ..store import Store
 
@@ -111,7 +112,7 @@ def to_relpath(ctx: Context, raw: str) -> str:
     """A user-given path as its key: workspace-relative (``memory/x.md``), or ``tiers/<note>``
     for a file of the tier store (``tiers/warm/x.md``, or its path on disk).
     """
-    from ..tiers import key_of_tier_path
+    from ..tierstore import key_of_tier_path
     from ..workspace import normalize
 
     ws = ctx.paths.workspace
@@ -175,22 +176,21 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
     now = clock.now()
     if not args.force:
         result = job.run(ctx.cfg, ctx.paths, ctx.read_store(), now, dry_run=True)
-        plan = result.data
-        doc = {"dry_run": True, "archive": plan["archive"], "keep": plan["keep"]}
-        if plan.get("skipped_names"):
-            doc["skipped_names"] = plan["skipped_names"]
-        if plan.get("unfinished_journal_entries"):
-            doc["unfinished_journal_entries"] = plan["unfinished_journal_entries"]
+        plan = result.plan
+        doc: dict[str, Any] = {
+            "dry_run": True,
+            "archive": [a.as_dict() for a in plan.archive],
+            "keep": [k.as_dict() for k in plan.keep],
+        }
+        if plan.skipped_names:
+            doc["skipped_names"] = list(plan.skipped_names)
+        unfinished = result.unfinished_journal_entries
+        if unfinished:
+            doc["unfinished_journal_entries"] = unfinished
         text = [result.summary + " (nothing changed; --force applies exactly this plan)"]
-        text += [
-            f"  archive {a['path']} → {a['to']}  ({a['reason']})" + _chance(a)
-            for a in plan["archive"]
-        ]
-        if plan.get("unfinished_journal_entries"):
-            text.append(
-                f"  note: {plan['unfinished_journal_entries']} unfinished journal entries will be "
-                "repaired first"
-            )
+        text += [f"  archive {a.path} → {a.to}  ({a.reason})" + _chance(a) for a in plan.archive]
+        if unfinished:
+            text.append(f"  note: {unfinished} unfinished journal entries will be repaired first")
         consent = _consent(ctx)
         doc["scheduled_runs"] = consent.describe()
         if not consent.given:
@@ -205,21 +205,24 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
     first_yes = _record_consent(ctx, store)
     result = job.run(ctx.cfg, ctx.paths, store, now, dry_run=False)
     _record(ctx, "expire", now, result.summary)
-    data = result.data
+    moved = [m.item for m in result.moved]
     doc = {
         "dry_run": False,
-        "batch": data["batch"],
-        "archive": [{k: m[k] for k in ("path", "to", "reason", "id")} for m in data["moved"]],
-        "keep": data["keep"],
-        "failed": data["failed"],
-        "repaired": data["repaired"],
+        "batch": result.batch,
+        "archive": [
+            {"path": m.item.path, "to": m.item.to, "reason": m.item.reason, "id": m.id}
+            for m in result.moved
+        ],
+        "keep": [k.as_dict() for k in result.plan.keep],
+        "failed": [f.as_dict() for f in result.failed],
+        "repaired": result.repaired,
     }
-    if data.get("skipped_names"):
-        doc["skipped_names"] = data["skipped_names"]
-    text = [*(f"repaired: {r}" for r in data["repaired"]), result.summary]
-    text += [f"  archived {m['path']} → {m['to']}  ({m['reason']})" for m in data["moved"]]
-    text += [f"  FAILED {f['path']}: {f['error']}" for f in data["failed"]]
-    if data["moved"]:
+    if result.plan.skipped_names:
+        doc["skipped_names"] = list(result.plan.skipped_names)
+    text = [*(f"repaired: {r}" for r in result.repaired), result.summary]
+    text += [f"  archived {m.path} → {m.to}  ({m.reason})" for m in moved]
+    text += [f"  FAILED {f.path}: {f.error}" for f in result.failed]
+    if moved:
         text.append("undo with: memoryd restore --last")
     if first_yes:
         frac = ctx.cfg.expire.max_fraction_per_run
@@ -229,7 +232,7 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
         )
     doc["consent"] = {"first": first_yes, "by": "expire --force"}
     _out(ctx, args, doc, text)
-    return 1 if data["failed"] else 0
+    return 1 if result.failed else 0
 
 
 def _consent(ctx: Context) -> Consent:
@@ -253,9 +256,9 @@ def _record_consent(ctx: Context, store: Store) -> bool:
     return first
 
 
-def _chance(item: dict[str, Any]) -> str:
+def _chance(item: PlanItem) -> str:
     """``  [needed in 60 d: 4%]`` when the policy gave the file a probability."""
-    p = item.get("p_need")
+    p = item.p_need
     return "" if p is None else f"  [chance needed in 60 days: {p:.0%}]"
 
 
@@ -270,7 +273,7 @@ def cmd_reflect(args: argparse.Namespace, ctx: Context) -> int:
     now = clock.now()
     result = job.run(ctx.cfg, ctx.paths, ctx.store(), now)
     _record(ctx, "reflect", now, result.summary)
-    _out(ctx, args, result.data, [result.summary, f"report: {result.data['report']}"])
+    _out(ctx, args, result.as_dict(), [result.summary, f"report: {result.report}"])
     return 0
 
 
@@ -283,10 +286,10 @@ def cmd_promote(args: argparse.Namespace, ctx: Context) -> int:
     result = job.run(ctx.cfg, ctx.paths, ctx.store(), now, apply=args.apply)
     _record(ctx, "promote", now, result.summary)
     text = [result.summary]
-    for c in result.data["candidates"]:
-        text.append(f"  {c['path']}  [{c['category']}]  {c['reason']}")
-    text.append(f"report: {result.data['report']}")
-    _out(ctx, args, result.data, text)
+    for c in result.candidates:
+        text.append(f"  {c.path}  [{c.category}]  {c.reason}")
+    text.append(f"report: {result.report}")
+    _out(ctx, args, result.as_dict(), text)
     return 0
 
 
@@ -530,13 +533,6 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
         for key in keys:
             if args.remove:
                 changed = store.clear_mark(key, kind)
-                if kind == "marked" and key.startswith("tiers/"):
-                    # recall marks a note it brings back from forgotten/ in its record too
-                    cur = store.conn.execute(
-                        "UPDATE tier_files SET user_marked = 0 WHERE name = ? AND user_marked = 1",
-                        (key.removeprefix("tiers/"),),
-                    )
-                    changed = changed or cur.rowcount > 0
                 ctx.print(f"{'un' + kind[:-2] if kind == 'pinned' else 'unmarked'} {key}"
                           if changed else f"{key}: was not {kind}")  # fmt: skip
             else:

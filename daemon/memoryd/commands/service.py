@@ -474,9 +474,9 @@ def cmd_service_install(args: argparse.Namespace, ctx: Context) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     if kind == "launchd":
         (_home(ctx.environ) / "Library" / "Logs" / "memoryd").mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(content)
-    os.replace(tmp, path)
+    from ..fsutil import write_atomic
+
+    write_atomic(path, content)
     ctx.print(f"wrote {path}")
     ctx.print("enable and start it with:")
     for line in _enable_commands(kind, path, ctx.environ):

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..clock import iso
 from ..clock import now as clock_now
+
+if TYPE_CHECKING:
+    from ..tierstore.organize import OrganizeResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,20 +70,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 # --------------------------------------------------------------------------- organize
 
 
-def _print_organize(ctx: Any, data: dict[str, Any], summary: str) -> None:
-    for line in data.get("repaired", []):
+def _print_organize(ctx: Any, result: OrganizeResult) -> None:
+    for line in result.repaired:
         ctx.print(f"repaired  {line}")
-    width = max((len(a["src"]) for a in data["actions"]), default=0)
-    for a in data["actions"]:
-        status = a.get("status")
-        tag = "" if status in (None, "done") else f" [{status}: {a.get('error', '')}]".rstrip()
-        if status == "skipped" and a["op"] == "conflict":
+    width = max((len(o.action.src) for o in result.actions), default=0)
+    for o in result.actions:
+        a, status = o.action, o.status
+        tag = "" if status in (None, "done") else f" [{status}: {o.error or ''}]".rstrip()
+        if status == "skipped" and a.op == "conflict":
             tag = ""
-        dst = f" → {a['dst']}" if a.get("dst") else ""
-        ctx.print(f"{a['op']:<8}  {a['src']:<{width}}{dst}  ({a['reason']}){tag}")
-    for name in data.get("graveyard_expired", []):
+        dst = f" → {a.dst}" if a.dst else ""
+        ctx.print(f"{a.op:<8}  {a.src:<{width}}{dst}  ({a.reason}){tag}")
+    for name in result.graveyard_expired:
         ctx.print(f"drop      graveyard/{name}")
-    ctx.print(summary)
+    ctx.print(result.summary)
 
 
 def cmd_organize(args: argparse.Namespace, ctx: Any) -> int:
@@ -92,12 +95,11 @@ def cmd_organize(args: argparse.Namespace, ctx: Any) -> int:
     # exit 1, from the command layer's one error handler.
     store = ctx.read_store() if args.dry_run else ctx.store()
     result = organize.run(ctx.cfg, ctx.paths, store, now, dry_run=args.dry_run)
-    data = result.data
     if args.json:
-        ctx.print(json_dumps({"summary": result.summary, "now": iso(now), **data}))
+        ctx.print(json_dumps({"summary": result.summary, "now": iso(now), **result.as_dict()}))
     else:
-        _print_organize(ctx, data, result.summary)
-    return 1 if data["counts"]["failed"] else 0
+        _print_organize(ctx, result)
+    return 1 if result.failed else 0
 
 
 # --------------------------------------------------------------------------- recall
@@ -105,7 +107,7 @@ def cmd_organize(args: argparse.Namespace, ctx: Any) -> int:
 
 def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
     from ..cli import UsageError, json_dumps
-    from ..recall import normalise_words, recall
+    from ..tierstore.recall import normalise_words, recall
 
     if not normalise_words(args.words):
         raise UsageError("recall: give at least one non-empty word")
@@ -142,7 +144,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
 
 def cmd_inject(args: argparse.Namespace, ctx: Any) -> int:
     from ..cli import UsageError, json_dumps
-    from ..recall import inject
+    from ..tierstore.recall import inject
 
     budget = ctx.cfg.tiers.inject_max_chars if args.max_chars is None else args.max_chars
     if budget < 0:
@@ -188,21 +190,19 @@ def cmd_refresh(args: argparse.Namespace, ctx: Any) -> int:
     from ..jobs import promote as promote_job
 
     res = promote_job.run(ctx.cfg, ctx.paths, store, now, dry_run=args.dry_run)
-    promote = {"summary": res.summary, "data": res.data}
     if args.json:
         ctx.print(
             json_dumps(
                 {
                     "now": iso(now),
-                    "organize": {"summary": org.summary, **org.data},
-                    "promote": promote,
+                    "organize": {"summary": org.summary, **org.as_dict()},
+                    "promote": {"summary": res.summary, "data": res.as_dict()},
                 }
             )
         )
     else:
-        _print_organize(ctx, org.data, org.summary)
-        ctx.print(promote["summary"])
-        report = promote["data"].get("report")
-        if report:
-            ctx.print(f"report: {report}")
-    return 1 if org.data["counts"]["failed"] else 0
+        _print_organize(ctx, org)
+        ctx.print(res.summary)
+        if res.report:
+            ctx.print(f"report: {res.report}")
+    return 1 if org.failed else 0

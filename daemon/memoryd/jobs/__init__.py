@@ -18,6 +18,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from ..config import Config, Paths
+from ..results import JobOutcome
 from ..store import Store
 
 JOB_NAMES = ("organize", "reflect", "expire", "promote")
@@ -25,14 +26,20 @@ JOB_NAMES = ("organize", "reflect", "expire", "promote")
 
 @dataclass
 class JobResult:
-    """What a job did: a one-line summary for logs and notifications, and details."""
+    """What a job did: a one-line summary for logs and notifications, and details (untyped)."""
 
     summary: str
     data: dict[str, Any] = field(default_factory=dict)
     changed: bool = False
 
+    def as_dict(self) -> dict[str, Any]:
+        return self.data
 
-JobFunc = Callable[..., JobResult]
+
+# The jobs return typed results (OrganizeResult, ReflectResult, ExpireResult,
+# PromoteResult: JobOutcome subclasses); JobResult stays for a job without fields.
+AnyResult = JobResult | JobOutcome
+JobFunc = Callable[..., AnyResult]
 
 
 def job_function(name: str) -> JobFunc:
@@ -80,7 +87,7 @@ def run_for_period(
     force_rerun: bool = False,
     fire: float | None = None,
     scheduled: bool = False,
-) -> JobResult | None:
+) -> AnyResult | None:
     """Run ``name`` once for its period; None if already done.
 
     The period is that of ``fire``, the scheduled time the run answers (the daemon

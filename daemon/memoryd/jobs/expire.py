@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,151 @@ from ..mover import MoveError, Mover, mover_for
 from ..policy import expire as expire_policy
 from ..policy import rails
 from ..policy import score as score_policy
+from ..results import JobOutcome
 from ..signals import DAY, Snapshot, snapshot
 from ..store import Store
-from . import JobResult
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class PlanItem:
+    """One file's verdict in the plan: archived to ``to``, or kept (``to`` is None)."""
+
+    path: str
+    reason: str
+    rule: str
+    to: str | None = None
+    p_need: float | None = None  # the policy's chance the file is needed (replay policies)
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"path": self.path}
+        if self.to is not None:
+            d["to"] = self.to
+        d["reason"], d["rule"] = self.reason, self.rule
+        if self.p_need is not None:
+            d["p_need"] = self.p_need
+        return d
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A planned archive move that was made, with its journal id (for ``restore``)."""
+
+    item: PlanItem
+    id: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.item.as_dict(), "id": self.id}
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A planned move that could not be made (the file stays where it is)."""
+
+    path: str
+    error: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "error": self.error}
+
+
+@dataclass(frozen=True)
+class ExpirePlan:
+    """What expire archives and keeps (workspace-relative paths), destinations decided."""
+
+    workspace: Path
+    now: float
+    month: str
+    policy: str
+    archive: list[PlanItem]
+    keep: list[PlanItem]
+    skipped_names: list[str] = field(default_factory=list)
+
+    @property
+    def files(self) -> int:
+        """The memory files taking part (archived or kept)."""
+        return len(self.archive) + len(self.keep)
+
+    def as_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "workspace": str(self.workspace),
+            "now": self.now,
+            "month": self.month,
+            "policy": self.policy,
+            "archive": [a.as_dict() for a in self.archive],
+            "keep": [k.as_dict() for k in self.keep],
+        }
+        if self.skipped_names:
+            doc["skipped_names"] = list(self.skipped_names)
+        return doc
+
+
+@dataclass
+class ExpireResult(JobOutcome):
+    """One expire run: the plan, and (unless a dry run or report only) what moved.
+
+    ``mode``: ``dry_run`` (plan only), ``manual`` (``expire --force``: exactly the
+    plan), ``report_only`` (scheduled, no consent yet), ``scheduled`` (capped).
+    """
+
+    summary: str
+    plan: ExpirePlan
+    mode: str
+    changed: bool = False
+    unfinished_journal_entries: int = 0  # dry run: what the real run repairs first
+    batch: str | None = None
+    moved: list[Moved] = field(default_factory=list)
+    failed: list[Failure] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+    held_back: list[PlanItem] = field(default_factory=list)  # planned, over the cap
+    spared: list[PlanItem] = field(default_factory=list)  # restored on demand lately: kept
+    moved_earlier: int = 0  # moved by an earlier scheduled run of the same month
+    consent: str | None = None  # who said yes to scheduled archiving
+    notified: bool | None = None  # None: no notification was due
+
+    @property
+    def log(self) -> dict[str, Any]:
+        """The fields of the daemon's ``job.done`` log line (scheduled runs)."""
+        if self.mode == "report_only":
+            n = len(self.plan.archive)
+            return {"report_only": True, "would_archive": n, "files": self.plan.files}
+        return {
+            "report_only": False,
+            "consent": self.consent,
+            "archived": len(self.moved),
+            "held_back": len(self.held_back),
+            "spared": len(self.spared),
+            "failed": len(self.failed),
+            "files": self.plan.files + self.moved_earlier,
+            "moved_earlier": self.moved_earlier,
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        d = self.plan.as_dict()
+        moved = [m.as_dict() for m in self.moved]
+        failed = [f.as_dict() for f in self.failed]
+        if self.mode == "dry_run":
+            d["unfinished_journal_entries"] = self.unfinished_journal_entries
+        elif self.mode == "manual":
+            d.update(batch=self.batch, moved=moved, failed=failed, repaired=self.repaired)
+        elif self.mode == "report_only":
+            d.update(report_only=True, consent=None, moved=moved, failed=failed, log=self.log)
+        else:
+            d.update(
+                report_only=False,
+                consent=self.consent,
+                batch=self.batch,
+                moved=moved,
+                failed=failed,
+                held_back=[h.as_dict() for h in self.held_back],
+                spared=[a.as_dict() for a in self.spared],
+                repaired=self.repaired,
+                log=self.log,
+            )
+        if self.notified is not None:
+            d["notified"] = self.notified
+        return d
 
 
 def scores_of(cfg: Config, snap: Snapshot) -> list[score_policy.Score]:
@@ -93,8 +236,8 @@ def policy_decisions(cfg: Config, snap: Snapshot) -> list[expire_policy.ExpireDe
 
 def build_plan(
     cfg: Config, snap: Snapshot, scores: list[score_policy.Score] | None = None
-) -> dict[str, Any]:
-    """The expire plan as a JSON-ready document (workspace-relative paths).
+) -> ExpirePlan:
+    """The expire plan, destinations decided (workspace-relative paths).
 
     ``scores`` (from :func:`scores_of`) saves scoring again when the caller has them.
     """
@@ -122,68 +265,63 @@ def build_plan(
     def exists(rel: str) -> bool:
         return rel in taken or os.path.lexists(snap.workspace / rel)
 
-    archive, keep = [], []
+    archive: list[PlanItem] = []
+    keep: list[PlanItem] = []
     for d in decisions:
+        p_need = d.numbers.get("p_need")
         if d.action == "archive":
             to = expire_policy.free_name(
                 expire_policy.archive_relpath(d.path, cfg.archive.dir, month), exists
             )
             taken.add(to)
-            item = {"path": d.path, "to": to, "reason": d.reason, "rule": d.rule}
-            archive.append(item)
+            archive.append(PlanItem(d.path, d.reason, d.rule, to, p_need))
         else:
-            item = {"path": d.path, "reason": d.reason, "rule": d.rule}
-            keep.append(item)
-        if "p_need" in d.numbers:
-            item["p_need"] = d.numbers["p_need"]
-    doc: dict[str, Any] = {
-        "workspace": str(snap.workspace),
-        "now": snap.now,
-        "month": month,
-        "policy": cfg.expire.policy,
-        "archive": archive,
-        "keep": keep,
-    }
-    if snap.skipped_names:
-        doc["skipped_names"] = list(snap.skipped_names)
-    return doc
+            keep.append(PlanItem(d.path, d.reason, d.rule, None, p_need))
+    return ExpirePlan(
+        snap.workspace,
+        snap.now,
+        month,
+        cfg.expire.policy,
+        archive,
+        keep,
+        list(snap.skipped_names),
+    )
 
 
 def apply_plan(
-    plan: dict[str, Any], mover: Mover, workspace: Path, batch: str
-) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
-    """Perform the plan's moves; (moved entries with journal ids, failures)."""
-    moved, failed = [], []
-    for item in plan["archive"]:
+    archive: list[PlanItem], mover: Mover, workspace: Path, batch: str
+) -> tuple[list[Moved], list[Failure]]:
+    """Perform these archive moves; (moved, with journal ids; failures)."""
+    moved: list[Moved] = []
+    failed: list[Failure] = []
+    for item in archive:
+        assert item.to is not None
         try:
             move_id = mover.move(
-                workspace / item["path"], workspace / item["to"], reason=item["reason"], batch=batch
+                workspace / item.path, workspace / item.to, reason=item.reason, batch=batch
             )
         except (MoveError, OSError) as exc:  # one file's trouble never stops the others
-            failed.append({"path": item["path"], "error": str(exc)})
+            failed.append(Failure(item.path, str(exc)))
             continue
-        moved.append({**item, "id": move_id})
+        moved.append(Moved(item, move_id))
     return moved, failed
 
 
-def summary_line(plan: dict[str, Any], moved: int | None, failed: int) -> str:
+def summary_line(plan: ExpirePlan, moved: int | None, failed: int) -> str:
     """The one line a run (or a dry run) is logged, recorded and notified with."""
-    n = len(plan["archive"])
-    total = n + len(plan["keep"])
+    n = len(plan.archive)
     if moved is None:
-        return f"expire (dry run): would archive {n} of {total} memory files"
-    text = f"expire: archived {moved} of {total} memory files"
+        return f"expire (dry run): would archive {n} of {plan.files} memory files"
+    text = f"expire: archived {moved} of {plan.files} memory files"
     return text + (f"; {failed} could not be moved" if failed else "")
 
 
-def _notify_lines(
-    summary: str, moved: list[dict[str, Any]], failed: list[dict[str, str]]
-) -> list[str]:
+def _notify_lines(summary: str, moved: list[Moved], failed: list[Failure]) -> list[str]:
     """The notification of a run that moved files: the first 20 moves and 5 failures."""
-    lines = [summary] + [f"• {m['path']} → {m['to']}" for m in moved[:20]]
+    lines = [summary] + [f"• {m.item.path} → {m.item.to}" for m in moved[:20]]
     if len(moved) > 20:
         lines.append(f"… and {len(moved) - 20} more")
-    lines += [f"✗ {f['path']}: {f['error']}" for f in failed[:5]]
+    lines += [f"✗ {f.path}: {f.error}" for f in failed[:5]]
     return lines
 
 
@@ -204,7 +342,9 @@ def _restores_since_last_run(store: Store) -> list[str]:
     return lines
 
 
-def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = False) -> JobResult:
+def run(
+    cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = False
+) -> ExpireResult:
     """Plan (and unless ``dry_run`` apply) this month's expire; notify when something moved.
 
     This is the run by hand (``memoryd expire``): it applies exactly the plan, uncapped.
@@ -217,32 +357,41 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
     snap = snapshot(cfg, paths, store, now)
     plan = build_plan(cfg, snap)
     if dry_run:
-        plan["unfinished_journal_entries"] = len(mover.unfinished())
-        return JobResult(summary_line(plan, None, 0), plan, changed=False)
+        summary = summary_line(plan, None, 0)
+        return ExpireResult(
+            summary, plan, "dry_run", unfinished_journal_entries=len(mover.unfinished())
+        )
     if snap.skipped_names:
         with store.transaction():
             store.bump("skipped_names", len(snap.skipped_names))
-    batch = f"expire:{plan['month']}:{time.time_ns()}"
-    moved, failed = apply_plan(plan, mover, paths.workspace, batch)
-    data = {**plan, "batch": batch, "moved": moved, "failed": failed, "repaired": repaired}
-    result = JobResult(summary_line(plan, len(moved), len(failed)), data, changed=bool(moved))
+    batch = f"expire:{plan.month}:{time.time_ns()}"
+    moved, failed = apply_plan(plan.archive, mover, paths.workspace, batch)
+    result = ExpireResult(
+        summary_line(plan, len(moved), len(failed)),
+        plan,
+        "manual",
+        changed=bool(moved),
+        batch=batch,
+        moved=moved,
+        failed=failed,
+        repaired=repaired,
+    )
     if moved or failed:
         from ..notify import notify
 
-        data["notified"] = notify(
+        result.notified = notify(
             cfg, paths, "\n".join(_notify_lines(result.summary, moved, failed))
         )
     return result
 
 
-def _surest_first(snap: Snapshot) -> Callable[[dict[str, Any]], tuple[float, float, float]]:
+def _surest_first(snap: Snapshot) -> Callable[[PlanItem], tuple[float, float, float]]:
     """Order for the cap: the least likely to be needed first (when the policy gives a
     chance), then the longest without a hit, then the oldest."""
 
-    def key(item: dict[str, Any]) -> tuple[float, float, float]:
-        p_need = item.get("p_need")
-        chance = float(p_need) if p_need is not None else 0.0
-        sig = snap.by_path.get(item["path"])
+    def key(item: PlanItem) -> tuple[float, float, float]:
+        chance = float(item.p_need) if item.p_need is not None else 0.0
+        sig = snap.by_path.get(item.path)
         if sig is None:
             return (chance, float("-inf"), float("-inf"))
         last = sig.last_hit
@@ -281,7 +430,7 @@ def _restored_on_demand_since(store: Store, workspace: Path, since: float) -> se
     return out
 
 
-def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobResult:
+def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> ExpireResult:
     """The daemon's monthly run, on rails (see :mod:`memoryd.policy.rails`).
 
     Without the user's yes it only reports (notification, log, ``status``); with it, it
@@ -293,26 +442,22 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobRes
     from ..notify import notify
 
     consent = rails.consent_of(cfg.expire.auto, store.get_meta(rails.CONSENT_META))
+    frac = cfg.expire.max_fraction_per_run
     if not consent.given:
         snap = snapshot(cfg, paths, store, now)
         plan = build_plan(cfg, snap)
-        n = len(plan["archive"])
-        participants = n + len(plan["keep"])
+        n, participants = len(plan.archive), plan.files
         summary = (
             f"expire (report only): would archive {n} of {participants} memory files; "
             "nothing moved until you say yes once (`memoryd expire --force`, "
             "or expire.auto = true)"
         )
-        data = {**plan, "report_only": True, "consent": None, "moved": [], "failed": []}
-        data["log"] = {"report_only": True, "would_archive": n, "files": participants}
-        result = JobResult(summary, data, changed=False)
+        result = ExpireResult(summary, plan, "report_only")
         if n:
-            lines = [summary] + [
-                f"• would archive {a['path']}  ({a['reason']})" for a in plan["archive"][:20]
-            ]
+            lines = [summary]
+            lines += [f"• would archive {a.path}  ({a.reason})" for a in plan.archive[:20]]
             if n > 20:
                 lines.append(f"… and {n - 20} more")
-            frac = cfg.expire.max_fraction_per_run
             lines.append(
                 f"once allowed, a scheduled run moves at most "
                 f"{rails.run_limit(participants, frac)} of these {participants} files "
@@ -320,23 +465,21 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobRes
                 "exactly the plan it prints"
             )
             lines += _restores_since_last_run(store)
-            data["notified"] = notify(cfg, paths, "\n".join(lines))
+            result.notified = notify(cfg, paths, "\n".join(lines))
         return result
 
     mover = mover_for(store, paths)
     repaired = mover.repair()
     snap = snapshot(cfg, paths, store, now)
     plan = build_plan(cfg, snap)
-    already = _moved_by_schedule(store, plan["month"])
-    participants = len(plan["archive"]) + len(plan["keep"]) + already
-    frac = cfg.expire.max_fraction_per_run
+    already = _moved_by_schedule(store, plan.month)
+    participants = plan.files + already
     since = now - rails.RESTORED_GRACE_DAYS * DAY
-    wanted, spared = rails.spare_restored(
-        plan["archive"], _restored_on_demand_since(store, snap.workspace, since)
-    )
+    restored = _restored_on_demand_since(store, snap.workspace, since)
+    wanted, spared = rails.spare_restored(plan.archive, restored)
     take, held = rails.cap(wanted, participants, frac, _surest_first(snap), already)
-    batch = SCHEDULED_BATCH.format(month=plan["month"]) + str(time.time_ns())
-    moved, failed = apply_plan({**plan, "archive": take}, mover, paths.workspace, batch)
+    batch = SCHEDULED_BATCH.format(month=plan.month) + str(time.time_ns())
+    moved, failed = apply_plan(take, mover, paths.workspace, batch)
     summary = summary_line(plan, len(moved), len(failed))
     if held:
         summary += (
@@ -351,35 +494,27 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> JobRes
             f"; {len(spared)} kept: a search brought them back in the last "
             f"{rails.RESTORED_GRACE_DAYS} days"
         )
-    data = {
-        **plan,
-        "report_only": False,
-        "consent": consent.by,
-        "batch": batch,
-        "moved": moved,
-        "failed": failed,
-        "held_back": held,
-        "spared": spared,
-        "repaired": repaired,
-        "log": {
-            "report_only": False,
-            "consent": consent.by,
-            "archived": len(moved),
-            "held_back": len(held),
-            "spared": len(spared),
-            "failed": len(failed),
-            "files": participants,
-            "moved_earlier": already,
-        },
-    }
-    result = JobResult(summary, data, changed=bool(moved))
+    result = ExpireResult(
+        summary,
+        plan,
+        "scheduled",
+        changed=bool(moved),
+        batch=batch,
+        moved=moved,
+        failed=failed,
+        repaired=repaired,
+        held_back=list(held),
+        spared=spared,
+        moved_earlier=already,
+        consent=consent.by,
+    )
     needed_again = _restores_since_last_run(store)
     if moved or failed or held or spared or needed_again:
         lines = _notify_lines(summary, moved, failed)
-        lines += [f"◦ held back {h['path']}  ({h['reason']})" for h in held[:10]]
+        lines += [f"◦ held back {h.path}  ({h.reason})" for h in held[:10]]
         if len(held) > 10:
             lines.append(f"… and {len(held) - 10} more held back")
-        lines += [f"◦ kept {s['path']}  (restored on demand lately)" for s in spared[:10]]
+        lines += [f"◦ kept {a.path}  (restored on demand lately)" for a in spared[:10]]
         lines += needed_again
-        data["notified"] = notify(cfg, paths, "\n".join(lines))
+        result.notified = notify(cfg, paths, "\n".join(lines))
     return result

@@ -8,14 +8,83 @@ apply: ``memoryd promote --apply``; the daily scheduled run only reports.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
 from ..clock import iso
 from ..config import Config, Paths
 from ..policy import promote as promote_policy
 from ..reports import hit_days, render_promote, write_report
+from ..results import JobOutcome
 from ..signals import snapshot
 from ..store import Store
-from ..tiers import promote_inputs
-from . import JobResult
+from ..tierstore import promote_inputs
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A note nominated for long-term memory, with its category and the evidence."""
+
+    path: str
+    category: str | None
+    category_reason: str | None
+    reason: str
+    rules: list[str]
+    numbers: dict[str, Any]
+    queries: list[list[Any]]
+    days: list[Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "category": self.category,
+            "category_reason": self.category_reason,
+            "reason": self.reason,
+            "rules": self.rules,
+            "numbers": self.numbers,
+            "queries": self.queries,
+            "days": self.days,
+        }
+
+
+@dataclass
+class PromoteResult(JobOutcome):
+    """The candidates of one promote run, whether they were marked, and the report."""
+
+    generated: float
+    applied: bool
+    rules: dict[str, int]
+    candidates: list[Candidate] = field(default_factory=list)
+    report: Path | None = None  # None in a dry run
+
+    @property
+    def changed(self) -> bool:  # type: ignore[override]
+        return self.applied
+
+    @property
+    def summary(self) -> str:
+        by_cat: dict[str | None, int] = {}
+        for c in self.candidates:
+            by_cat[c.category] = by_cat.get(c.category, 0) + 1
+        detail = ", ".join(f"{n} {k}" for k, n in sorted(by_cat.items()))
+        text = f"promote: {len(self.candidates)} candidate(s)" + (f" ({detail})" if detail else "")
+        return text + (", marked promoted" if self.applied else "")
+
+    def document(self) -> dict[str, Any]:
+        """What the report files hold."""
+        return {
+            "generated": iso(self.generated),
+            "applied": self.applied,
+            "rules": self.rules,
+            "candidates": [c.as_dict() for c in self.candidates],
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        doc = self.document()
+        if self.report is not None:
+            doc["report"] = str(self.report)
+        return doc
 
 
 def run(
@@ -26,10 +95,10 @@ def run(
     *,
     dry_run: bool = False,
     apply: bool = False,
-) -> JobResult:
+) -> PromoteResult:
     """Find the candidates; write the report unless ``dry_run``; mark them if ``apply``."""
     snap = snapshot(cfg, paths, store, now)
-    candidates = []
+    candidates: list[Candidate] = []
     inputs = [(sig, snap.text(sig.path)) for sig in snap.signals]
     # Notes of the tier store (issue 4), keyed tiers/<name>, follow the same rules.
     inputs += promote_inputs(paths.tiers_root, store, now, snap.tz)
@@ -43,41 +112,29 @@ def run(
         )
         if d.candidate:
             candidates.append(
-                {
-                    "path": d.path,
-                    "category": d.category,
-                    "category_reason": d.category_reason,
-                    "reason": d.reason,
-                    "rules": list(d.rules),
-                    "numbers": d.numbers,
-                    "queries": [list(q) for q in d.queries],
-                    "days": hit_days(sig, snap.tz),
-                }
+                Candidate(
+                    d.path,
+                    d.category,
+                    d.category_reason,
+                    d.reason,
+                    list(d.rules),
+                    d.numbers,
+                    [list(q) for q in d.queries],
+                    hit_days(sig, snap.tz),
+                )
             )
     applied = bool(apply and not dry_run and candidates)
     if applied:
         with store.transaction():
             for c in candidates:
-                store.set_mark(c["path"], "promoted", note=c["category"])
-    doc = {
-        "generated": iso(now),
-        "applied": applied,
-        "rules": {
-            "hits_7d": cfg.promote.hits_7d,
-            "hits_14d": cfg.promote.hits_14d,
-            "hits_total": cfg.promote.hits_total,
-        },
-        "candidates": candidates,
+                store.set_mark(c.path, "promoted", note=c.category)
+    rules = {
+        "hits_7d": cfg.promote.hits_7d,
+        "hits_14d": cfg.promote.hits_14d,
+        "hits_total": cfg.promote.hits_total,
     }
-    by_cat: dict[str, int] = {}
-    for c in candidates:
-        by_cat[c["category"]] = by_cat.get(c["category"], 0) + 1
-    detail = ", ".join(f"{n} {k}" for k, n in sorted(by_cat.items()))
-    summary = f"promote: {len(candidates)} candidate(s)" + (f" ({detail})" if detail else "")
-    if applied:
-        summary += ", marked promoted"
+    result = PromoteResult(now, applied, rules, candidates)
     if not dry_run:
-        doc["report"] = str(
-            write_report(paths.reports_dir, "promote_report", render_promote(doc), doc)
-        )
-    return JobResult(summary, doc, changed=applied)
+        doc = result.document()
+        result.report = write_report(paths.reports_dir, "promote_report", render_promote(doc), doc)
+    return result

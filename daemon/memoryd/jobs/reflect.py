@@ -9,24 +9,44 @@ to ``<state>/memoryd/reports/reflect-YYYY-MM-DD.md`` (and ``.json``), never into
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
+from typing import Any
 
 from ..config import Config, Paths
 from ..policy import score as score_policy
 from ..reports import cooccurrence, reflect_document, render_reflect, write_report
+from ..results import JobOutcome
 from ..signals import DAY, snapshot
 from ..store import Store
-from . import JobResult
 from .expire import build_plan, scores_of
 
 
-def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = False) -> JobResult:
+@dataclass
+class ReflectResult(JobOutcome):
+    """The day's report: its document (what the .json file holds) and where it was written."""
+
+    summary: str
+    document: dict[str, Any]
+    report: Path | None = None  # None in a dry run
+    changed: bool = False  # reflect moves no file
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.report is None:
+            return dict(self.document)
+        return {**self.document, "report": str(self.report)}
+
+
+def run(
+    cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = False
+) -> ReflectResult:
     """Build the report; write it unless ``dry_run``."""
     snap = snapshot(cfg, paths, store, now)
     scores = scores_of(cfg, snap)
     # The prune rate is reported whether or not pruning is on: what it would archive.
     plan = build_plan(cfg, snap, scores)
-    eligible = [k["path"] for k in plan["keep"] if k["rule"] in ("young", "active")]
+    eligible = [k.path for k in plan.keep if k.rule in ("young", "active")]
     would = score_policy.prune_candidates(
         scores,
         eligible,
@@ -35,17 +55,17 @@ def run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = 
     )
     metrics = score_policy.metrics(scores, {s.path: s.size for s in snap.signals}, len(would))
     pairs = cooccurrence(snap.hits, now - 30 * DAY)
-    doc = reflect_document(snap.signals, scores, metrics, plan, pairs, now)
+    doc = reflect_document(snap.signals, scores, metrics, plan.as_dict(), pairs, now)
     summary = (
         f"reflect: {doc['files']} files, {doc['hits_30d']} hits in 30 days, "
         f"{len(doc['never_hit'])} never hit, {len(doc['rising'])} rising, "
-        f"{len(doc['cooling'])} cooling, expire would archive {len(plan['archive'])}"
+        f"{len(doc['cooling'])} cooling, expire would archive {len(plan.archive)}"
     )
-    if not dry_run:
-        if snap.skipped_names:
-            with store.transaction():
-                store.bump("skipped_names", len(snap.skipped_names))
-        day = datetime.fromtimestamp(now, snap.tz).strftime("%Y-%m-%d")
-        report = write_report(paths.reports_dir, f"reflect-{day}", render_reflect(doc), doc)
-        doc["report"] = str(report)
-    return JobResult(summary, doc, changed=False)
+    if dry_run:
+        return ReflectResult(summary, doc)
+    if snap.skipped_names:
+        with store.transaction():
+            store.bump("skipped_names", len(snap.skipped_names))
+    day = datetime.fromtimestamp(now, snap.tz).strftime("%Y-%m-%d")
+    report = write_report(paths.reports_dir, f"reflect-{day}", render_reflect(doc), doc)
+    return ReflectResult(summary, doc, report)

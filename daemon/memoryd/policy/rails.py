@@ -23,12 +23,20 @@ import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 CONSENT_META = "expire.consent"  # meta key: {"by": "expire --force", "at": epoch seconds}
 RESTORED_GRACE_DAYS = 60  # the horizon `simulate` judges an archive by
 
 T = TypeVar("T")
+
+
+class _HasPath(Protocol):
+    @property
+    def path(self) -> str: ...
+
+
+P = TypeVar("P", bound=_HasPath)
 
 
 @dataclass(frozen=True)
@@ -84,12 +92,10 @@ def consent_of(auto: bool, recorded: str | None) -> Consent:
     return Consent(True, "expire --force", float(at) if isinstance(at, int | float) else None)
 
 
-def spare_restored(
-    items: Sequence[dict[str, Any]], restored: Iterable[str]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def spare_restored(items: Sequence[P], restored: Iterable[str]) -> tuple[list[P], list[P]]:
     """(still to archive, spared): plan items whose ``path`` a search brought back lately."""
     back = set(restored)
-    return [i for i in items if i["path"] not in back], [i for i in items if i["path"] in back]
+    return [i for i in items if i.path not in back], [i for i in items if i.path in back]
 
 
 def run_limit(participants: int, max_fraction: float) -> int:

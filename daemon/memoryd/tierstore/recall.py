@@ -9,7 +9,7 @@ words are too broad: the best few are shown, nothing is rotated or counted, and
 the reader is asked to narrow the words (the seed: "do not read them all in").
 
 A definite hit rotates the note back as the seed's table says (see
-:func:`memoryd.tiers.rotation`), is recorded in ``hits`` as kind ``recall`` (agent
+:func:`memoryd.tierstore.plan.rotation`), is recorded in ``hits`` as kind ``recall`` (agent
 ``memoryd``), and refreshes ``refcount.json``. Searching is pure reading;
 :func:`recall` is the shell that moves, records and reports.
 """
@@ -20,27 +20,19 @@ import contextlib
 import os
 import stat
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import Config, Paths
+from ..config import Config, Paths
+from ..fsutil import read_regular, read_text
+from ..mover import MoveError
+from ..store import Store
+from ..workspace import is_utf8_name
 from .gist import TAGS_LABEL
-from .mover import MoveError
-from .store import Store
-from .tiers import (
-    TIERS,
-    hit_key,
-    load_records,
-    note_of,
-    placement_of,
-    reconcile,
-    rotation,
-    save_records,
-    scan_tier,
-    write_refcount,
-)
-from .workspace import is_utf8_name
+from .layout import TIERS, hit_key, note_of, placement_of, scan_tier, tiers_lock
+from .plan import rotation
+from .records import load_records, mark_rescued, reconcile, save_records, write_refcount
 
 SNIPPET = 160
 
@@ -133,25 +125,11 @@ def match_file(
 
 
 def _read_all(path: str) -> bytes | None:
-    """A file's bytes, never through a final symlink; None if unreadable."""
+    """A regular file's bytes, never through a final symlink; None if unreadable."""
     try:
-        fd = os.open(path, _READ_FLAGS)
+        return read_regular(path)[0]
     except OSError:
         return None
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-            if len(chunk) < 1 << 16:
-                break
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
 
 
 def search_tier(root: Path, tier: str, words: list[str]) -> list[Match]:
@@ -269,8 +247,7 @@ def recall(
     with_text: bool = True,
 ) -> RecallOutcome:
     """Search, and on a definite hit rotate, count and report (the seed's hit handling)."""
-    from .jobs.organize import read_text, tiers_lock
-    from .mover import mover_for
+    from ..mover import mover_for
 
     root = paths.tiers_root
     limit = max(1, cfg.tiers.recall_max_files)
@@ -386,14 +363,9 @@ def _record(
         records = load_records(store, notes)
         current = {n: placement_of(root, n) for n in notes}
         changed = reconcile(current, records, now)
-        merged = {n: changed.get(n, records.get(n)) for n in notes}
+        save_records(store, [r for n in notes if (r := changed.get(n, records.get(n)))])
         if marked:
-            for n in notes:
-                rec = merged.get(n)
-                if rec is not None and not rec.user_marked:
-                    merged[n] = replace(rec, user_marked=True)
-                store.set_mark(hit_key(n), "marked", "recovered from forgotten/ by recall")
-        save_records(store, [r for r in merged.values() if r is not None])
+            mark_rescued(store, records, notes, "recall")
         store.bump("tiers_recalls")
 
 
@@ -416,8 +388,6 @@ def inject(root: Path, max_chars: int) -> Injection:
     newest fits, its beginning is given, marked as cut. A summary in hot/ is
     left out when its original is there too (the original says more).
     """
-    from .jobs.organize import read_text
-
     files = scan_tier(root, "hot")
     originals = {f.filename for f in files if not note_of("hot", f.filename)[1]}
     chosen = [

@@ -1,0 +1,26 @@
+"""The shape every typed job result shares: a summary line, whether it changed anything,
+and ``as_dict()``, the JSON document the commands print.
+
+Jobs return typed results (their fields are what the CLI and the daemon read), so
+no caller reads a result back by string key. ``data`` is ``as_dict()`` under the
+name the untyped :class:`memoryd.jobs.JobResult` uses, so a reader that takes any
+job's result (the daemon's log line) reads both alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class JobOutcome:
+    """Base of the typed job results (subclasses are dataclasses with the fields)."""
+
+    summary: str
+    changed: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.as_dict()
