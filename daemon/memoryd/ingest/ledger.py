@@ -29,6 +29,15 @@ from .calls import Call, CallRow, Calls
 from .sources import SourceFile
 from .tailer import Checkpoint, Verdict, head_hash
 
+# SQLite error names that, raised by a write of the ledger, are faults of the state database.
+_STATE_DB_FAULTS = (
+    "SQLITE_FULL",
+    "SQLITE_IOERR",
+    "SQLITE_READONLY",
+    "SQLITE_CORRUPT",
+    "SQLITE_NOTADB",
+)
+
 # A bulk load (a first scan of a large backlog) commits this many times less often.
 BULK_COMMIT_FACTOR = 8
 
@@ -180,6 +189,16 @@ class Ledger:
         self._txn_bytes += nbytes
         if self._txn_bytes >= self.commit_bytes:
             self.flush()
+
+    def state_database_broke(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is a fault of memoryd's own state database met while writing
+        (a full disk, an I/O error, a read-only or damaged file), not of the source being
+        read: every other source would fail the same way, so the scan stops and the
+        command names the database (see ``store.describe_database_error``)."""
+        if not (self.rolled_back and isinstance(exc, sqlite3.Error)):
+            return False
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        return name.startswith(_STATE_DB_FAULTS)
 
     def flush(self) -> None:
         """Commit the scan's open transaction, if any."""

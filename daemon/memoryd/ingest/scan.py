@@ -266,6 +266,8 @@ class Scanner:
                     else:
                         self._scan_file(plan, pending, stats)
                 except Exception as exc:  # the fault barrier: one source fails, the scan goes on
+                    if self.ledger.state_database_broke(exc):
+                        raise  # memoryd's own database (a full disk…): no source can be read
                     self._source_failed(plan.sf, exc, stats, pending, failed_before)
                 else:
                     if str(plan.sf.path) in failed_before:

@@ -15,11 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-import orjson
-
 from ..config import Agent
 from . import sqlite_source
-from .tailer import HEAD_MAX
 
 LIVE, SUCCESSOR, RESET, DELETED, CLAUDE = "live", "successor", "reset", "deleted", "claude"
 SQLITE = "sqlite"
@@ -187,6 +184,8 @@ def _claude_transcripts(project: Path) -> Iterator[Path]:
 
 
 # ---------------------------------------------------------------------- naming sessions
+# (Used by the scan only: orjson and the tailer are imported in these functions, so that
+# `status`, which lists sources, loads neither.)
 # The same conversation carries the same session id whichever source it is read from:
 # the JSONL header's ``id``, the store's ``session_id``, an import-archive copy, an
 # archive blob, a cold record.
@@ -200,6 +199,8 @@ def parent_session(fd: int, head: bytes) -> str | None:
     Only a header (``"type": "session"``, the first line) names one: compaction
     successors do. None when there is none, or the header cannot be read.
     """
+    from .tailer import HEAD_MAX
+
     end = head.find(b"\n")
     if end < 0 and len(head) >= HEAD_MAX:  # a header longer than the head read: read it whole
         head = os.pread(fd, _HEADER_MAX, 0)
@@ -221,6 +222,8 @@ def file_session(sf: SourceFile, head: bytes) -> str:
         return session_id_of(sf.path.name)
     end = head.find(b"\n")
     if end > 0 and b'"session"' in head[:end]:
+        import orjson
+
         try:
             header = orjson.loads(head[:end])
         except orjson.JSONDecodeError:
@@ -240,6 +243,8 @@ def header_parent(line: bytes) -> str | None:
     """
     if b'"parentSession"' not in line:
         return None
+    import orjson
+
     try:
         header = orjson.loads(line)
     except orjson.JSONDecodeError:
