@@ -16,7 +16,6 @@ killed anywhere is completed by the next, with no note lost or in two tiers.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import logging
 import os
@@ -32,6 +31,7 @@ from ..clock import iso
 from ..config import Config, Paths
 from ..gist import document_frequencies, make_gist
 from ..mover import MoveError, Mover, mover_for, read_regular_file, write_all
+from ..service.lock import held as held_lock
 from ..store import Store
 from ..tiers import (
     STAGING,
@@ -62,16 +62,9 @@ def graveyard_dir(paths: Paths) -> Path:
     return paths.memoryd_dir / "graveyard"
 
 
-@contextlib.contextmanager
-def tiers_lock(paths: Paths) -> Iterator[None]:
+def tiers_lock(paths: Paths) -> contextlib.AbstractContextManager[None]:
     """One organize or recall at a time on a store (the daemon and a person may race)."""
-    paths.memoryd_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(paths.memoryd_dir / "tiers.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    return held_lock(paths.memoryd_dir / "tiers.lock")
 
 
 def staging_dir(root: Path) -> Path:
