@@ -161,7 +161,7 @@ def baseline_latency(cfg_path: Path, files: list[Path], appends: int, rng: rando
 def bare_rss_kb() -> int:
     code = (
         "import sys, time, apscheduler.schedulers.background, watchdog.observers, structlog, "
-        "orjson, sqlite3, memoryd.service, memoryd.ingest.scan; print('up', flush=True); "
+        "orjson, sqlite3, memoryd.service.main, memoryd.ingest.scan; print('up', flush=True); "
         "time.sleep(30)"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

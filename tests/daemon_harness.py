@@ -59,16 +59,16 @@ def _fake_jobs():
 def _handler_boom():
     if not os.environ.get("FAKE_HANDLER_BOOM"):
         return
-    import memoryd.service as service
+    import memoryd.service.ingest_worker as worker
 
-    original = service.TranscriptEvents._dispatch
+    original = worker.TranscriptEvents._dispatch
 
     def exploding(self, event):
         if "boom" in str(event.src_path):
             raise RuntimeError("handler exploded on purpose")
         return original(self, event)
 
-    service.TranscriptEvents._dispatch = exploding
+    worker.TranscriptEvents._dispatch = exploding
 
 _fake_jobs()
 _handler_boom()
@@ -133,7 +133,7 @@ def make_install(
     inst.write_config(extra_config)
     if scheduled_since is not None:
         from memoryd.clock import parse_instant
-        from memoryd.service import SCHEDULED_SINCE
+        from memoryd.service.schedule import SCHEDULED_SINCE
         from memoryd.store import Store
 
         with Store.open(inst.db) as store, store.transaction():
@@ -231,7 +231,7 @@ def clear_of_fires(tz_name: str = "UTC", margin: float = 30.0) -> None:
     from zoneinfo import ZoneInfo
 
     from memoryd.config import Config
-    from memoryd.service import build_triggers, next_fire_time
+    from memoryd.service.schedule import build_triggers, next_fire_time
 
     tz = ZoneInfo(tz_name)
     triggers = build_triggers(Config(), tz).values()

@@ -1,7 +1,7 @@
 """memoryd's own cron reading agrees with APScheduler's CronTrigger, which fires the jobs.
 
-``memoryd status`` computes the next run of each job with :mod:`memoryd.cron` so that it
-need not import APScheduler; these tests hold the two to the same answer, expression by
+``memoryd status`` computes the next run of each job with :mod:`memoryd.service.schedule`
+(without importing APScheduler); these tests hold the two to the same answer, expression by
 expression and instant by instant, DST changes included.
 """
 
@@ -15,7 +15,7 @@ from apscheduler.triggers.cron import CronTrigger
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd import cron
+from memoryd.service import schedule
 
 ZONES = [
     ZoneInfo(name)
@@ -32,14 +32,14 @@ ZONES = [
 
 
 def apscheduler_next(expr: str, after: float, tz: ZoneInfo) -> float | None:
-    """What the daemon's trigger says (built as ``service.build_triggers`` builds it)."""
+    """What the daemon's trigger says (built as ``schedule.build_triggers`` builds it)."""
     f = expr.split()
     trigger = CronTrigger(
         minute=f[0],
         hour=f[1],
         day=f[2],
         month=f[3],
-        day_of_week=cron.crontab_weekdays(f[4]),
+        day_of_week=schedule.crontab_weekdays(f[4]),
         timezone=tz,
     )
     fire = trigger.get_next_fire_time(None, datetime.fromtimestamp(after, tz))
@@ -54,7 +54,7 @@ def apscheduler_accepts(expr: str) -> bool:
             hour=f[1],
             day=f[2],
             month=f[3],
-            day_of_week=cron.crontab_weekdays(f[4]),
+            day_of_week=schedule.crontab_weekdays(f[4]),
             timezone=ZONES[0],
         )
     except ValueError:
@@ -136,9 +136,9 @@ def test_next_fire_is_apschedulers_for_any_expression_zone_and_instant(
 ) -> None:
     if not apscheduler_accepts(expr):
         with pytest.raises(ValueError):
-            cron.parse(expr)
+            schedule.parse(expr)
         return
-    assert cron.next_fire(cron.parse(expr), after, tz) == apscheduler_next(expr, after, tz)
+    assert schedule.next_fire(schedule.parse(expr), after, tz) == apscheduler_next(expr, after, tz)
 
 
 @settings(max_examples=300, deadline=None)
@@ -151,10 +151,10 @@ def test_next_fire_is_apschedulers_for_any_expression_zone_and_instant(
 )
 def test_an_expression_apscheduler_refuses_is_refused(expr: str) -> None:
     if apscheduler_accepts(expr):
-        cron.parse(expr)
+        schedule.parse(expr)
     else:
         with pytest.raises(ValueError):
-            cron.parse(expr)
+            schedule.parse(expr)
 
 
 @pytest.mark.parametrize(
@@ -178,10 +178,10 @@ def test_an_expression_apscheduler_refuses_is_refused(expr: str) -> None:
 def test_next_fire_examples(expr: str, after: str, tz: str, want: str) -> None:
     zone = ZoneInfo(tz)
     start = datetime.fromisoformat(after).timestamp()
-    got = cron.next_fire(cron.parse(expr), start, zone)
+    got = schedule.next_fire(schedule.parse(expr), start, zone)
     assert got == datetime.fromisoformat(want).timestamp()
     assert got == apscheduler_next(expr, start, zone)
 
 
 def test_a_schedule_that_never_fires_has_no_next_time() -> None:
-    assert cron.next_fire(cron.parse("0 0 30 2 *"), 1.8e9, ZONES[0]) is None
+    assert schedule.next_fire(schedule.parse("0 0 30 2 *"), 1.8e9, ZONES[0]) is None

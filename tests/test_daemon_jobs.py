@@ -24,17 +24,16 @@ from daemon_harness import (
 )
 from memoryd.config import Config, ConfigError, ScheduleConfig
 from memoryd.jobs import period_key
-from memoryd.service import (
-    JOB_STOP_GRACE_SECONDS,
-    StatusFacts,
+from memoryd.service.main import JOB_STOP_GRACE_SECONDS
+from memoryd.service.schedule import (
     build_triggers,
     clock_jump,
     due_jobs,
     last_fire_time,
     next_fire_time,
     schedule_timezone,
-    status_line,
 )
+from memoryd.service.systemd import StatusFacts, status_line
 from memoryd.store import Store
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -281,7 +280,7 @@ def test_sigterm_lets_a_running_job_finish_then_exits_0(
 
 def test_fires_before_the_first_start_are_not_missed() -> None:
     """Installing memoryd must not archive notes on the spot: nothing before day one is owed."""
-    from memoryd.service import SCHEDULED_SINCE
+    from memoryd.service.schedule import SCHEDULED_SINCE
 
     store = Store.memory()
     trig = triggers(UTCZ)

@@ -205,10 +205,12 @@ def test_undo_refuses_to_overwrite_a_new_file_at_the_original_place(ws: Path, st
 
 
 def _waiting_for_the_lock(thread: threading.Thread) -> bool:
-    """Whether ``thread`` is inside the mover's lock wait (its stack passes ``_locked``)."""
+    """Whether ``thread`` waits for a lock (its stack passes the lock helper's ``acquire``)."""
+    from memoryd.service.lock import acquire
+
     frame = sys._current_frames().get(thread.ident or -1)
     while frame is not None:
-        if frame.f_code.co_name == "_locked":
+        if frame.f_code is acquire.__code__:
             return True
         frame = frame.f_back
     return False

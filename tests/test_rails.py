@@ -28,7 +28,7 @@ from daemon_harness import (
 from memoryd.clock import iso
 from memoryd.config import Config, ConfigError, ScheduleConfig, parse_config
 from memoryd.policy import rails
-from memoryd.service import build_triggers, due_jobs
+from memoryd.service.schedule import build_triggers, due_jobs
 from memoryd.store import Store
 from test_notify import _Bot
 

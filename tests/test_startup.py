@@ -23,7 +23,18 @@ from memoryd.testing.corpus import generate_demo
 
 NOW = 1_790_000_000.0
 # Never on a read command's path.
-HEAVY = ("structlog", "apscheduler", "watchdog", "memoryd.service", "memoryd.ingest.scan")
+HEAVY = (
+    "structlog",
+    "apscheduler",
+    "watchdog",
+    "memoryd.service.main",
+    "memoryd.service.ingest_worker",
+    "memoryd.service.job_runner",
+    "memoryd.service.systemd",
+    "memoryd.ingest.scan",
+)
+# What ``status`` may take from the daemon's package: the pure schedule and the lock reader.
+STATUS_SERVICE_PARTS = {"memoryd.service", "memoryd.service.schedule", "memoryd.service.lock"}
 # The scanner's parts: a read command that does not scan imports none of them.
 SCANNER = ("memoryd.ingest.parser", "memoryd.ingest.prescan", "memoryd.ingest.tailer")
 
@@ -143,8 +154,10 @@ def test_reading_openclaw_json_does_not_load_orjson(install: dict[str, str]) -> 
 
 
 def test_status_still_says_when_each_job_runs_next(install: dict[str, str]) -> None:
-    """Without APScheduler: the next runs come from memoryd.cron, in the configured zone."""
-    _, out = imported(install, "status", "--json")
+    """Without APScheduler: the next runs come from the daemon package's pure schedule module,
+    in the configured zone, and nothing else of the daemon is imported."""
+    modules, out = imported(install, "status", "--json")
+    assert set(top(modules, ("memoryd.service",))) == STATUS_SERVICE_PARTS
     doc = json.loads(out)
     assert doc["timezone"] == "Europe/Berlin"
     assert doc["hits"]["total"] > 0

@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from . import __version__
 from .config import Config, ConfigError, Paths, config_path_from, load_config, resolve_paths
+from .errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from .store import Store, StoreError, describe_database_error
 
 # Command groups, in the order their commands appear in --help.
@@ -29,8 +30,6 @@ COMMAND_MODULES = (
     "memoryd.commands.tiers",
     "memoryd.commands.service",
 )
-
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
 
 class UsageError(Exception):

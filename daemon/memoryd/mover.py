@@ -69,18 +69,18 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import os
 import stat
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import faults
 from .fsutil import NOFOLLOW, NotRegularFile, fsync_dir, open_regular, read_regular, write_all
+from .service.lock import held as held_lock
 from .store import Store
 
 if TYPE_CHECKING:
@@ -249,18 +249,10 @@ class Mover:
         if not stat.S_ISDIR(os.lstat(dst.parent).st_mode):
             raise MoveError(f"{dst.parent}: not a folder")
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
         if self._lock_path is None:
-            yield
-            return
-        self._lock_path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # closing releases the lock
+            return contextlib.nullcontext()
+        return held_lock(self._lock_path)
 
     # ------------------------------------------------------------------ journal
 

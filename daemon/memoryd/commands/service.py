@@ -1,7 +1,7 @@
 """Daemon commands: ``run``, ``status``, ``service install`` / ``service uninstall``.
 
-``run`` hands over to :mod:`memoryd.service` (imported only then: one-shot commands never
-pay for APScheduler or watchdog). ``status`` reads the state database and the lock and
+``run`` hands over to :mod:`memoryd.service.main` (imported only then: one-shot commands
+never pay for APScheduler or watchdog). ``status`` reads the state database and the lock and
 works whether or not a daemon runs. ``service`` writes the systemd user unit or the launchd
 agent for this machine; the files in the repository's ``systemd/`` and ``launchd/`` folders
 are these same renderings with placeholder paths (a test keeps them equal).
@@ -72,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
-    from ..service import run_daemon
+    from ..service.main import run_daemon
 
     return run_daemon(ctx.cfg, ctx.config_file, ctx.environ)
 
@@ -84,11 +84,11 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     """Everything ``memoryd status`` shows, as plain data (also the --json document).
 
     Reads only, and imports neither the daemon nor the scanner: next runs come from
-    :mod:`memoryd.cron` (checked against the APScheduler trigger the daemon fires with),
-    unread bytes from a stat per transcript.
+    :mod:`memoryd.service.schedule` (its pure cron reading, checked against the APScheduler
+    trigger the daemon fires with), unread bytes from a stat per transcript.
     """
-    from ..cron import SCHEDULED_JOBS, job_schedules, next_fire, schedule_timezone
-    from ..lockfile import LOCK_NAME, lock_holder
+    from ..service.lock import LOCK_NAME, lock_holder
+    from ..service.schedule import SCHEDULED_JOBS, job_schedules, next_fire, schedule_timezone
     from ..store import Store
 
     cfg, paths = ctx.cfg, ctx.paths

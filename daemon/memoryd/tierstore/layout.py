@@ -21,14 +21,13 @@ what it finds is :mod:`memoryd.tierstore.plan`.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Paths
+from ..service.lock import held as held_lock
 from ..workspace import is_utf8_name, shown_name
 
 TIERS = ("hot", "warm", "gist", "forgotten")
@@ -207,16 +206,9 @@ def placement_of(root: Path, name: str) -> Placement:
 # --------------------------------------------------------------------------- memoryd's own places
 
 
-@contextlib.contextmanager
-def tiers_lock(paths: Paths) -> Iterator[None]:
+def tiers_lock(paths: Paths) -> contextlib.AbstractContextManager[None]:
     """One organize or recall at a time on a store (the daemon and a person may race)."""
-    paths.memoryd_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(paths.memoryd_dir / "tiers.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    return held_lock(paths.memoryd_dir / "tiers.lock")
 
 
 def staging_dir(root: Path) -> Path:

@@ -1,10 +1,12 @@
-"""When a five-field cron schedule fires next, without importing APScheduler.
+"""When the daemon's jobs fire, and which of them are due: the schedule, as pure decisions.
 
-``memoryd status`` shows each job's next run. The daemon fires its jobs with APScheduler's
-``CronTrigger``, but importing APScheduler (and the structlog it brings along through the
-service module) costs a one-shot command about as much as everything else it does. So the
-next fire time is computed here, by a pure function over plain values, with APScheduler's
-reading of an expression:
+Everything here is a function over plain values (a config, a zone, an instant, a trigger,
+the ``jobs`` table), so ``memoryd status`` and the daemon read a schedule the same way, and
+``status`` can do so without importing the daemon, APScheduler or structlog: it uses the
+pure cron reading below; only the daemon builds APScheduler triggers (:func:`build_triggers`,
+imported lazily inside it).
+
+The cron reading is APScheduler's reading of an expression:
 
 * every field must match (APScheduler ANDs day-of-month and day-of-week, where classic cron
   ORs them when both are restricted);
@@ -17,20 +19,22 @@ reading of an expression:
   readings fire, a time skipped when DST starts fires at the same reading on the old offset
   (``02:30`` → ``03:30``).
 
-A test checks :func:`next_fire` against ``CronTrigger.get_next_fire_time`` over generated
-expressions, zones and instants.
+A test (``tests/test_cron.py``) checks :func:`next_fire` against
+``CronTrigger.get_next_fire_time`` over generated expressions, zones and instants.
 """
 
 from __future__ import annotations
 
 import calendar
+import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import date, datetime, timedelta, tzinfo
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from .config import Config
+    from ..config import Config
+    from ..store import Store
 
 # The jobs the daemon fires on a schedule (``[schedule]`` keys), in schedule order.
 SCHEDULED_JOBS = ("organize", "reflect", "expire")
@@ -164,12 +168,15 @@ def _span(name: str, item: str, first: int, end: int | None, step: int | None) -
     return range(first, (hi if end is None else end) + 1, step or 1)
 
 
+# ------------------------------------------------------------------------- the configured schedule
+
+
 def job_schedules(cfg: Config) -> dict[str, CronSpec]:
     """Each scheduled job's parsed schedule; a bad expression is a ConfigError naming its key.
 
     A job switched off (``"off"``) has no entry: nothing fires it.
     """
-    from .config import ConfigError, schedule_is_off
+    from ..config import ConfigError, schedule_is_off
 
     out: dict[str, CronSpec] = {}
     for name in SCHEDULED_JOBS:
@@ -187,7 +194,7 @@ def schedule_timezone(cfg: Config) -> tzinfo:
     """The zone cron expressions and period keys are read in: configured, else the local one."""
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-    from .config import ConfigError
+    from ..config import ConfigError
 
     if cfg.schedule.timezone:
         try:
@@ -269,3 +276,154 @@ def _days(spec: CronSpec, first: date) -> Iterator[date]:
             year, month = year + 1, 1
         if year > 9999:
             return
+
+
+# --------------------------------------------------------------------------- the daemon's triggers
+
+
+def build_triggers(cfg: Config, tz: tzinfo) -> dict[str, Any]:
+    """One APScheduler CronTrigger per scheduled job; a bad expression names its key.
+
+    A job whose schedule is ``"off"`` gets no trigger: the daemon neither fires it nor
+    catches it up, and ``status`` says "off".
+    """
+    from apscheduler.triggers.cron import CronTrigger
+
+    from ..config import ConfigError, schedule_is_off
+
+    triggers: dict[str, Any] = {}
+    for name in SCHEDULED_JOBS:
+        expr = getattr(cfg.schedule, name)
+        if schedule_is_off(expr):
+            continue
+        fields = expr.split()
+        if len(fields) != 5:
+            raise ConfigError(
+                f"schedule.{name}: expected 5 cron fields (minute hour day month weekday), "
+                f"got {expr!r}"
+            )
+        try:
+            triggers[name] = CronTrigger(
+                minute=fields[0],
+                hour=fields[1],
+                day=fields[2],
+                month=fields[3],
+                day_of_week=crontab_weekdays(fields[4]),
+                timezone=tz,
+            )
+        except ValueError as exc:
+            raise ConfigError(f"schedule.{name}: invalid cron expression {expr!r}: {exc}") from None
+    return triggers
+
+
+# Look-back windows for the latest fire time: short first, so an hourly job costs two steps.
+_LOOKBACK_SECONDS = (600, 7200, 2 * 86400, 40 * 86400, 400 * 86400, 3000 * 86400)
+
+
+def _local(ts: float, tz: tzinfo) -> datetime:
+    """An aware local time from epoch seconds, with ``fold`` right in a repeated hour.
+
+    All arithmetic here is on epoch seconds: adding a timedelta to an aware datetime (and
+    comparing two of them) works on the wall-clock reading, which is wrong across a DST change.
+    """
+    return datetime.fromtimestamp(ts, tz)
+
+
+def last_fire_time(trigger: Any, now: float, tz: tzinfo) -> datetime | None:
+    """The latest time at or before ``now`` when ``trigger`` fires (None: never in 8 years)."""
+    for window in _LOOKBACK_SECONDS:
+        fire = trigger.get_next_fire_time(None, _local(now - window, tz))
+        if fire is None or fire.timestamp() > now:
+            continue
+        while True:
+            after = trigger.get_next_fire_time(fire, _local(fire.timestamp() + 1, tz))
+            if after is None or after.timestamp() > now or after.timestamp() <= fire.timestamp():
+                return fire
+            fire = after
+    return None
+
+
+def next_fire_time(trigger: Any, now: float, tz: tzinfo) -> datetime | None:
+    """The first fire time after ``now``."""
+    return trigger.get_next_fire_time(None, _local(now + 1e-3, tz))
+
+
+# --------------------------------------------------------------------------- what is due
+
+
+SCHEDULED_SINCE = "schedule.since"  # meta key: when the daemon first ran on this state
+OFF_UNTIL = "schedule.off_until.{job}"  # meta key: the latest time a daemon ran with it "off"
+
+
+def mark_jobs_off(store: Store, jobs: Iterable[str], now: float) -> None:
+    """Record that ``jobs`` were switched off until ``now``: their fires until then are not owed.
+
+    Without it, switching a job on again (a reload, a restart) would count the fires it
+    slept through as missed and run it on the spot; it waits for its next fire instead.
+    """
+    names = list(jobs)
+    if names:
+        with store.transaction():
+            for name in names:
+                store.set_meta(OFF_UNTIL.format(job=name), repr(now))
+
+
+def switched_off(triggers: Mapping[str, Any]) -> list[str]:
+    """The scheduled jobs without a trigger (``"off"``)."""
+    return [name for name in SCHEDULED_JOBS if name not in triggers]
+
+
+def job_is_due(store: Store, name: str, trigger: Any, now: float, tz: tzinfo) -> bool:
+    """Whether ``name`` owes a run: its latest fire time's period has no recorded run yet.
+
+    A run is recorded under the period of the fire it answers (the latest one at or before
+    the moment it ran), so "no row at or after that period" means the fire was missed; a
+    catch-up shortly after midnight answers yesterday's daily fire, not today's. Fires from
+    before the daemon first ran on this state are not missed: installing memoryd must not
+    archive notes on the spot; the first expire comes at its first fire.
+    Any row counts, failed ones too: a failure is retried at the next fire, not in a loop.
+    Several missed periods collapse into one run (nothing is gained by archiving the same
+    files twice in a row). Fires while the job was switched off (:func:`mark_jobs_off`)
+    were not missed either.
+    """
+    from ..jobs import period_key
+
+    fire = last_fire_time(trigger, now, tz)
+    if fire is None:
+        return False
+    scheduled_since = store.get_meta(SCHEDULED_SINCE)
+    if scheduled_since is not None and fire.timestamp() < float(scheduled_since):
+        return False  # that fire came before memoryd ever ran here: nothing was missed
+    off_until = store.get_meta(OFF_UNTIL.format(job=name))
+    with contextlib.suppress(ValueError, TypeError):
+        if off_until is not None and fire.timestamp() <= float(off_until):
+            return False  # the job was switched off then
+    since = period_key(name, fire.timestamp(), tz)
+    row = store.conn.execute(
+        "SELECT 1 FROM jobs WHERE job = ? AND period >= ? LIMIT 1", (name, since)
+    ).fetchone()
+    return row is None
+
+
+def due_jobs(store: Store, triggers: Mapping[str, Any], now: float, tz: tzinfo) -> list[str]:
+    """The scheduled jobs whose latest period has not run yet, in schedule order."""
+    return [name for name, trig in triggers.items() if job_is_due(store, name, trig, now, tz)]
+
+
+def clock_jump(
+    prev_wall: float, prev_mono: float, wall: float, mono: float, threshold: float
+) -> float | None:
+    """How far the wall clock moved beyond the monotonic one, when more than ``threshold``.
+
+    CLOCK_MONOTONIC stops while a machine sleeps; the wall clock does not. So a gap between
+    the two is a wake from sleep (or someone setting the clock), and lost events and missed
+    periods are likely.
+    """
+    drift = (wall - prev_wall) - (mono - prev_mono)
+    return drift if abs(drift) > threshold else None
+
+
+def local_midnight(now: float, tz: tzinfo) -> float:
+    """Start of the local day containing ``now`` (for "hits today")."""
+    day = datetime.fromtimestamp(now, tz).date()
+    return datetime(day.year, day.month, day.day, tzinfo=tz).timestamp()

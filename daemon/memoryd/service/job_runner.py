@@ -1,0 +1,121 @@
+"""The daemon's job runner: organize / reflect / expire, one at a time.
+
+APScheduler only *triggers* it at the cron times and the main thread submits catch-up runs;
+whether a job is due is decided from the ``jobs`` table at the moment it would start
+(:func:`~memoryd.service.schedule.job_is_due`), so periods missed while the daemon was down
+or the machine slept run exactly once, and a DST change never makes two periods of one.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING
+
+from .. import clock
+from ..log import get_logger
+from ..store import Store
+from .schedule import job_is_due, last_fire_time
+
+if TYPE_CHECKING:
+    from .main import Daemon
+
+log = get_logger("memoryd.service")
+
+
+class JobRunner(threading.Thread):
+    """Runs scheduled jobs one at a time; cron fires and catch-up requests both land here.
+
+    Whether a job runs is decided at the moment it would start (:func:`job_is_due`), so a
+    cron fire after a catch-up run of the same period, or two wakes in a row, run nothing.
+    """
+
+    def __init__(self, daemon: Daemon) -> None:
+        super().__init__(name="memoryd-jobs", daemon=True)
+        self.daemon = daemon
+        self._cond = threading.Condition()
+        self._wanted: dict[str, str] = {}  # job → why
+        self._stopping = False
+        self.current: str | None = None
+        self.last_error: str | None = None
+
+    def submit(self, name: str, reason: str) -> None:
+        with self._cond:
+            self._wanted.setdefault(name, reason)
+            self._cond.notify()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._wanted.clear()
+            self._cond.notify()
+
+    def run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._wanted and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                name = next(iter(self._wanted))
+                reason = self._wanted.pop(name)
+            self.current = name
+            try:
+                self._run_one(name, reason)
+            except Exception as exc:  # e.g. the state database locked or unreadable
+                # This thread must outlive any one job: a dead runner would never run a
+                # job again while the daemon looked healthy (no WatchdogSec off systemd).
+                self.last_error = f"{name}: {exc}"
+                log.error("job.runner_error", job=name, exc_info=True)
+            finally:
+                self.current = None
+
+    def _run_one(self, name: str, reason: str) -> None:
+        from ..jobs import run_for_period
+
+        cfg, paths, tz, triggers = self.daemon.schedule_snapshot()
+        now = clock.now()
+        if name not in triggers:  # switched off ("off") by a reload since it was submitted
+            log.info("job.off", job=name, reason=reason)
+            return
+        store = Store.open(paths.db)
+        try:
+            if not job_is_due(store, name, triggers[name], now, tz):
+                log.debug("job.not_due", job=name, reason=reason)
+                return
+            log.info("job.start", job=name, reason=reason)
+            started = time.monotonic()
+            fire = last_fire_time(triggers[name], now, tz)
+            try:
+                result = run_for_period(
+                    name,
+                    cfg,
+                    paths,
+                    store,
+                    now,
+                    tz,
+                    fire=fire.timestamp() if fire else None,
+                    scheduled=True,
+                )
+            except Exception as exc:
+                self.last_error = f"{name}: {exc}"
+                log.error(
+                    "job.failed",
+                    job=name,
+                    duration=round(time.monotonic() - started, 3),
+                    error=str(exc),
+                    exc_info=True,
+                )
+                return
+            summary = result.summary if result is not None else "already done"
+            extra = result.data.get("log", {}) if result is not None else {}
+            log.info(
+                "job.done",
+                job=name,
+                duration=round(time.monotonic() - started, 3),
+                summary=summary,
+                changed=bool(result and result.changed),
+                **(extra if isinstance(extra, dict) else {}),
+            )
+        finally:
+            store.close()

@@ -1,0 +1,547 @@
+"""The daemon (``memoryd run``): follow transcripts live, fire the jobs on time, talk to systemd.
+
+Shape of the process, and why:
+
+* **One ingest worker** (:mod:`.ingest_worker`) owns the scanner and its own SQLite
+  connection; file-system events only queue paths, and a stat-only full rescan at start,
+  every ``daemon.rescan_seconds``, after a wall-clock jump (wake from sleep) and on SIGHUP
+  catches whatever events were lost.
+* **One job runner** (:mod:`.job_runner`) runs organize / reflect / expire one at a time.
+  APScheduler only *triggers* it at the cron times; whether a job is due is decided from the
+  ``jobs`` table (:func:`~.schedule.due_jobs`), so periods missed while the daemon was down
+  or the machine slept run exactly once at start or after the wake, and a DST change never
+  makes two periods of one.
+* **The main thread** handles signals, checks that observer, worker and scheduler are alive
+  before each ``WATCHDOG=1``, notices clock jumps, and keeps ``STATUS=`` current.
+
+The decisions (is a job due, did the clock jump: :mod:`.schedule`; what the status line says:
+:mod:`.systemd`) are pure functions; the worker (:mod:`.ingest_worker`), the job runner
+(:mod:`.job_runner`) and this module, which wires them together, are the imperative shell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sqlite3
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from pathlib import Path
+from typing import Any
+
+from .. import clock
+from ..config import Config, ConfigError, Paths, load_config, resolve_paths
+from ..errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from ..log import configure as configure_logging
+from ..log import get_logger
+from ..store import Store
+from .ingest_worker import IngestWorker, TranscriptEvents, WorkQueue
+from .job_runner import JobRunner
+from .lock import AlreadyRunning, StateLock
+from .schedule import (
+    SCHEDULED_SINCE,
+    build_triggers,
+    clock_jump,
+    due_jobs,
+    local_midnight,
+    mark_jobs_off,
+    next_fire_time,
+    schedule_timezone,
+    switched_off,
+)
+from .systemd import Notifier, StatusFacts, status_line
+
+log = get_logger("memoryd.service")
+
+
+# How long SIGTERM waits for a running job to reach its end (the unit's TimeoutStopSec is 90 s).
+JOB_STOP_GRACE_SECONDS = 60.0
+# How long the worker may take to drain its queue on shutdown.
+WORKER_STOP_GRACE_SECONDS = 20.0
+# The main loop's tick: clock-jump checks and liveness; cheap enough to stay far under 1 % CPU.
+TICK_SECONDS = 1.0
+# STATUS= is refreshed at most this often (it costs a query).
+STATUS_EVERY_SECONDS = 15.0
+
+
+@dataclass
+class _Watches:
+    observer: Any
+    polling: bool
+    scheduled: dict[tuple[str, bool], Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Flags:
+    stop: str | None = None  # the signal's name
+    reload: bool = False
+
+
+class Daemon:
+    """The running process: owns the lock, the threads and the notify socket."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        paths: Paths,
+        *,
+        config_file: str | None,
+        environ: Mapping[str, str],
+    ) -> None:
+        self.cfg, self.paths = cfg, paths
+        self.config_file = config_file
+        self.environ = environ
+        self.tz = schedule_timezone(cfg)
+        self.triggers = build_triggers(cfg, self.tz)
+        self.notifier = Notifier(environ)
+        self.queue = WorkQueue()
+        self.flags = _Flags()
+        self.wake = threading.Event()
+        self.handler = TranscriptEvents(self)
+        self._schedule_lock = threading.Lock()
+        self._watched: frozenset[Path] = frozenset()
+        self._agents_root = paths.state_dir / "agents"
+        # The scanner's file-name filter (pure); set once the worker has built its scanner.
+        self.is_transcript: Callable[[Path], bool] = lambda p: ".jsonl" in p.name
+        self.worker: IngestWorker | None = None
+        self.jobs: JobRunner | None = None
+        self.scheduler: Any = None
+        self.watches: _Watches | None = None
+        self.store: Store | None = None
+        self.started = clock.now()
+
+    # ------------------------------------------------------------ shared with threads
+
+    def schedule_snapshot(self) -> tuple[Config, Paths, tzinfo, dict[str, Any]]:
+        with self._schedule_lock:
+            return self.cfg, self.paths, self.tz, dict(self.triggers)
+
+    def offer(self, path: Path) -> None:
+        """A file changed: queue it when it is a transcript we follow (watchdog's thread)."""
+        if not self.is_transcript(path):
+            return
+        followed = self._watched
+        for parent in path.parents:
+            if parent in followed:
+                self.queue.add(path)
+                return
+        # A transcript outside every followed folder: a new agent (with agents = ["*"]).
+        if self._agents_root in path.parents and "*" in self.cfg.openclaw.agents:
+            self.queue.request_rescan("new agent", refresh=True)
+
+    # ------------------------------------------------------------ run
+
+    def run(self) -> int:
+        lock = StateLock.acquire(self.paths.memoryd_dir)
+        try:
+            return self._run_locked()
+        finally:
+            lock.release()
+
+    def _install_signals(self) -> None:
+        def on_stop(signum: int, _frame: Any) -> None:
+            self.flags.stop = signal.Signals(signum).name
+            self.wake.set()
+
+        def on_hup(_signum: int, _frame: Any) -> None:
+            self.flags.reload = True
+            self.wake.set()
+
+        signal.signal(signal.SIGTERM, on_stop)
+        signal.signal(signal.SIGINT, on_stop)
+        signal.signal(signal.SIGHUP, on_hup)
+
+    def _run_locked(self) -> int:
+        self._install_signals()
+        threading.excepthook = _log_thread_death
+        self.store = Store.open(self.paths.db)
+        with self.store.transaction():
+            self.store.set_meta("daemon.pid", str(os.getpid()))
+            self.store.set_meta("daemon.started", str(self.started))
+        log.info(
+            "daemon.start",
+            pid=os.getpid(),
+            state_db=str(self.paths.db),
+            agents=[a.id for a in self.paths.agents],
+            timezone=str(self.tz),
+            config=self.config_file,
+        )
+        repair_moves(self.paths, self.store)
+
+        self.worker = IngestWorker(self.cfg, self.paths, self.queue, self.environ)
+        self.watches = self._start_observer()
+        self.worker.start()
+        if not self._wait_for_catch_up():
+            return self._shutdown()
+        if self.worker.is_transcript is not None:
+            self.is_transcript = self.worker.is_transcript
+        self._sync_watches()
+
+        if self.store.get_meta(SCHEDULED_SINCE) is None:
+            with self.store.transaction():
+                self.store.set_meta(SCHEDULED_SINCE, repr(clock.now()))
+        mark_jobs_off(self.store, switched_off(self.triggers), clock.now())
+        self.jobs = JobRunner(self)
+        self.jobs.start()
+        self.scheduler = self._start_scheduler()
+        self.notifier.ready(self._status_text())
+        log.info(
+            "daemon.ready",
+            files=self.worker.totals.files_followed,
+            hits=self.worker.totals.new_hits,
+            duration=round(clock.now() - self.started, 3),
+        )
+        self._catch_up_jobs("start")
+        self._main_loop()
+        return self._shutdown()
+
+    def _wait_for_catch_up(self) -> bool:
+        """Block until the first full scan is done; systemd's start timeout is extended."""
+        assert self.worker is not None
+        while not self.worker.ready.wait(5.0):
+            if self.flags.stop:
+                return False
+            self.notifier.extend_start(30.0, "catch-up scan of transcripts")
+            if self.notifier.watchdog_interval:
+                self.notifier.watchdog()
+        return not self.flags.stop and self.worker.fatal is None
+
+    # ------------------------------------------------------------ observers
+
+    def _start_observer(self) -> _Watches:
+        if self.cfg.daemon.polling:
+            from watchdog.observers.polling import PollingObserver
+
+            observer: Any = PollingObserver(timeout=max(self.cfg.daemon.polling_interval, 0.1))
+        else:
+            from watchdog.observers import Observer
+
+            observer = Observer()
+        observer.name = "memoryd-observer"
+        observer.daemon = True
+        observer.start()
+        return _Watches(observer, self.cfg.daemon.polling)
+
+    def _desired_watches(self) -> dict[tuple[str, bool], Path]:
+        """Folders to observe: the agents root (covers new agents) and each followed folder."""
+        assert self.worker is not None
+        followed = tuple(self.worker.watch_dirs)
+        self._watched = frozenset(followed)
+        wanted: dict[tuple[str, bool], Path] = {}
+        root = self._agents_root
+        if root.is_dir():
+            wanted[(str(root), True)] = root
+        elif self.paths.state_dir.is_dir():  # notice when agents/ appears
+            wanted[(str(self.paths.state_dir), False)] = self.paths.state_dir
+        for d in followed:
+            if root in d.parents and root.is_dir():
+                continue
+            if d.is_dir():
+                wanted[(str(d), True)] = d
+        return wanted
+
+    def _sync_watches(self) -> None:
+        """Add watches for folders that appeared, drop those that are gone."""
+        assert self.watches is not None and self.worker is not None
+        self.worker.watch_dirs_changed.clear()
+        wanted = self._desired_watches()
+        w = self.watches
+        for key in list(w.scheduled):
+            if key not in wanted or not Path(key[0]).is_dir():
+                with contextlib.suppress(Exception):
+                    w.observer.unschedule(w.scheduled.pop(key))
+        for key, path in wanted.items():
+            if key in w.scheduled:
+                continue
+            try:
+                w.scheduled[key] = w.observer.schedule(self.handler, str(path), recursive=key[1])
+                log.info("watch.add", dir=str(path), recursive=key[1])
+            except OSError as exc:  # ENOSPC: out of inotify watches; the rescan still works
+                log.warning("watch.failed", dir=str(path), error=str(exc))
+
+    def _restart_observer(self, why: str) -> None:
+        """Replace a dead or unsuitable observer; the watches are scheduled afresh."""
+        log.warning("watch.observer_restart", reason=why)
+        old = self.watches
+        self.watches = self._start_observer()
+        if old is not None:
+            with contextlib.suppress(Exception):
+                old.observer.stop()
+        self._sync_watches()
+        self.queue.request_rescan("observer restart")  # events may have been missed
+
+    def _observer_alive(self) -> bool:
+        w = self.watches
+        if w is None or not w.observer.is_alive():
+            return False
+        return all(e.is_alive() for e in w.observer.emitters)
+
+    # ------------------------------------------------------------ scheduler
+
+    def _start_scheduler(self) -> Any:
+        from apscheduler.schedulers.background import BackgroundScheduler
+
+        scheduler = BackgroundScheduler(
+            timezone=self.tz,
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300},
+        )
+        self._add_cron_jobs(scheduler)
+        scheduler.start()
+        return scheduler
+
+    def _add_cron_jobs(self, scheduler: Any) -> None:
+        assert self.jobs is not None
+        for name, trigger in self.triggers.items():
+            scheduler.add_job(
+                self.jobs.submit,
+                trigger,
+                args=(name, "schedule"),
+                id=name,
+                name=name,
+                replace_existing=True,
+            )
+
+    def _scheduler_alive(self) -> bool:
+        from apscheduler.schedulers.base import STATE_RUNNING
+
+        s = self.scheduler
+        if s is None or s.state != STATE_RUNNING:
+            return False
+        thread = getattr(s, "_thread", None)
+        return thread is None or thread.is_alive()
+
+    def _catch_up_jobs(self, reason: str) -> None:
+        assert self.jobs is not None and self.store is not None
+        _cfg, _paths, tz, triggers = self.schedule_snapshot()
+        try:
+            due = due_jobs(self.store, triggers, clock.now(), tz)
+        except sqlite3.Error:
+            log.warning("job.catch_up_check_failed", exc_info=True)
+            due = list(triggers)  # the runner checks again before running
+        for name in due:
+            log.info("job.catch_up", job=name, reason=reason)
+            self.jobs.submit(name, f"catch-up ({reason})")
+
+    # ------------------------------------------------------------ main loop
+
+    def _alive(self) -> bool:
+        worker_ok = self.worker is not None and self.worker.is_alive()
+        jobs_ok = self.jobs is not None and self.jobs.is_alive()
+        return worker_ok and jobs_ok and self._observer_alive() and self._scheduler_alive()
+
+    def _main_loop(self) -> None:
+        assert self.worker is not None
+        interval = self.notifier.watchdog_interval
+        tick = min(TICK_SECONDS, interval) if interval else TICK_SECONDS
+        prev_wall, prev_mono = clock.now(), time.monotonic()
+        last_status = time.monotonic()
+        last_ping = 0.0
+        was_alive = True
+        while not self.flags.stop:
+            self.wake.wait(tick)
+            self.wake.clear()
+            if self.flags.stop:
+                break
+            if self.flags.reload:
+                self.flags.reload = False
+                self._reload()
+            wall, mono = clock.now(), time.monotonic()
+            jump = clock_jump(prev_wall, prev_mono, wall, mono, self.cfg.daemon.clock_jump_seconds)
+            prev_wall, prev_mono = wall, mono
+            if jump is not None:
+                log.warning("clock.jump", seconds=round(jump, 1))
+                self.queue.request_rescan("clock jump")
+                self._catch_up_jobs("clock jump")
+            if not self._observer_alive():
+                self._restart_observer("observer thread died")
+            if self.worker.watch_dirs_changed.is_set():
+                self._sync_watches()
+            alive = self._alive()
+            if alive != was_alive:
+                report = log.info if alive else log.critical
+                report(
+                    "daemon.health",
+                    alive=alive,
+                    worker=self.worker.is_alive(),
+                    jobs=bool(self.jobs and self.jobs.is_alive()),
+                    observer=self._observer_alive(),
+                    scheduler=self._scheduler_alive(),
+                )
+                was_alive = alive
+            if self.worker.fatal is not None:
+                self.flags.stop = "worker failure"
+                break
+            if interval and alive and mono - last_ping >= interval:
+                self.notifier.watchdog()
+                last_ping = mono
+            if mono - last_status >= STATUS_EVERY_SECONDS:
+                self.notifier.status(self._status_text())
+                last_status = mono
+                with contextlib.suppress(sqlite3.Error):  # survives a kill -9 while off
+                    mark_jobs_off(self.store, switched_off(self.triggers), clock.now())
+
+    # ------------------------------------------------------------ reload
+
+    def _reload(self) -> None:
+        """SIGHUP: re-read the config file; an invalid one keeps the old config running."""
+        self.notifier.reloading()
+        try:
+            cfg = load_config(self.config_file)
+            paths = resolve_paths(cfg, self.environ)
+            tz = schedule_timezone(cfg)
+            triggers = build_triggers(cfg, tz)
+            if paths.db != self.paths.db:
+                raise ConfigError(
+                    f"state.dir: the state database cannot change while running "
+                    f"({self.paths.db} → {paths.db}); restart instead"
+                )
+        except ConfigError as exc:
+            log.error("daemon.reload_rejected", error=str(exc), config=self.config_file)
+            self.notifier.send(
+                "READY=1", f"STATUS={self._status_text(f'reload failed, old config kept: {exc}')}"
+            )
+            return
+        # Off until now, in the old config or the new one: a job switched on waits for its
+        # next fire (the catch-up below does not count the fires it slept through).
+        off = {*switched_off(self.triggers), *switched_off(triggers)}
+        with contextlib.suppress(sqlite3.Error):
+            assert self.store is not None
+            mark_jobs_off(self.store, sorted(off), clock.now())
+        polling_changed = (cfg.daemon.polling, cfg.daemon.polling_interval) != (
+            self.cfg.daemon.polling,
+            self.cfg.daemon.polling_interval,
+        )
+        with self._schedule_lock:
+            self.cfg, self.paths, self.tz, self.triggers = cfg, paths, tz, triggers
+        configure_logging(cfg.log.level, cfg.log.format)
+        if self.scheduler is not None:
+            self.scheduler.remove_all_jobs()  # the new triggers carry the new zone
+            self._add_cron_jobs(self.scheduler)
+        if polling_changed:
+            self._restart_observer("polling setting changed")
+        assert self.worker is not None
+        self.worker.reconfigure(cfg, paths)
+        log.info("daemon.reloaded", config=self.config_file, timezone=str(tz))
+        self._catch_up_jobs("reload")
+        self.notifier.send("READY=1", f"STATUS={self._status_text('configuration reloaded')}")
+
+    # ------------------------------------------------------------ status
+
+    def _status_text(self, note: str = "") -> str:
+        assert self.store is not None
+        now = clock.now()
+        _cfg, _paths, tz, triggers = self.schedule_snapshot()
+        try:
+            (today,) = self.store.conn.execute(
+                "SELECT COUNT(*) FROM hits WHERE ts >= ?", (local_midnight(now, tz),)
+            ).fetchone()
+        except sqlite3.Error:
+            today = 0
+        upcoming = [(next_fire_time(t, now, tz), n) for n, t in triggers.items()]
+        upcoming = [(at, n) for at, n in upcoming if at is not None]
+        at, name = min(upcoming) if upcoming else (None, None)
+        files = self.worker.totals.files_followed if self.worker else 0
+        return status_line(StatusFacts(files, int(today), name, at, note))
+
+    # ------------------------------------------------------------ shutdown
+
+    def _shutdown(self) -> int:
+        """Stop observing, drain the worker, let a running job finish, release the lock."""
+        reason = self.flags.stop or "start-up failure"
+        self.notifier.stopping()
+        log.info("daemon.stopping", reason=reason)
+        t0 = time.monotonic()
+        if self.watches is not None:
+            with contextlib.suppress(Exception):
+                self.watches.observer.stop()
+        if self.scheduler is not None:
+            with contextlib.suppress(Exception):
+                self.scheduler.shutdown(wait=False)
+        if self.jobs is not None:
+            running = self.jobs.current
+            self.jobs.stop()
+            self.jobs.join(JOB_STOP_GRACE_SECONDS)
+            if self.jobs.is_alive():
+                log.warning("daemon.job_abandoned", job=running, note="its period runs again")
+        if self.worker is not None:
+            self.queue.close()
+            self.worker.join(WORKER_STOP_GRACE_SECONDS)
+        if self.watches is not None:
+            with contextlib.suppress(Exception):
+                self.watches.observer.join(5.0)
+        failed = self.worker is not None and self.worker.fatal is not None
+        if self.store is not None:
+            with contextlib.suppress(sqlite3.Error):
+                mark_jobs_off(self.store, switched_off(self.triggers), clock.now())
+            with contextlib.suppress(sqlite3.Error), self.store.transaction():
+                self.store.set_meta("daemon.stopped", str(clock.now()))
+            self.store.close()
+        log.info(
+            "daemon.stopped",
+            reason=reason,
+            duration=round(time.monotonic() - t0, 3),
+            hits=self.worker.totals.new_hits if self.worker else 0,
+        )
+        return EXIT_FAILURE if failed else EXIT_OK
+
+
+def _log_thread_death(args: threading.ExceptHookArgs) -> None:
+    """A thread dying of an exception is logged, never silent (the watchdog notices it)."""
+    thread = args.thread.name if args.thread else "?"
+    log.critical(
+        "thread.died",
+        thread=thread,
+        error=repr(args.exc_value),
+        traceback="".join(
+            traceback.format_exception(args.exc_type, args.exc_value, args.exc_traceback)
+        ),
+    )
+
+
+def repair_moves(paths: Paths, store: Store) -> None:
+    """Finish or roll back file moves a crash interrupted, before anything else runs.
+
+    The roots are every folder a job may move files in: the workspaces, the tier store
+    and memoryd's own folder (graveyard). A repair failure is logged, never fatal: the
+    entries stay in the journal for ``memoryd restore`` and the next start.
+    """
+    from ..mover import mover_for
+
+    try:
+        lines = mover_for(store, paths).repair()
+    except Exception:
+        log.error("repair.failed", exc_info=True)
+        return
+    for line in lines:
+        log.warning("repair.move", outcome=line)
+    if lines:
+        log.info("repair.done", entries=len(lines))
+
+
+def run_daemon(cfg: Config, config_file: str | None, environ: Mapping[str, str]) -> int:
+    """``memoryd run``: the process systemd or launchd supervises. Returns the exit code."""
+    import sys
+
+    configure_logging(cfg.log.level, cfg.log.format)
+    try:
+        paths = resolve_paths(cfg, environ)
+        if not paths.state_dir.is_dir():
+            # Creating ~/.openclaw for an OpenClaw that is not there would only hide the mistake.
+            raise ConfigError(
+                f"no OpenClaw state directory at {paths.state_dir} (set openclaw.state_dir in "
+                "the config or $OPENCLAW_STATE_DIR)"
+            )
+        daemon = Daemon(cfg, paths, config_file=config_file, environ=environ)
+        return daemon.run()
+    except AlreadyRunning as exc:
+        print(f"memoryd: {exc}", file=sys.stderr)
+        log.error("daemon.already_running", pid=exc.pid)
+        return EXIT_USAGE
+    except ConfigError as exc:
+        print(f"memoryd: {exc}", file=sys.stderr)
+        return EXIT_USAGE
