@@ -113,6 +113,7 @@ KINDS: dict[str, str] = {
     "test_scan_helper": "crash",
     "test_store_faults": "crash",
     "test_tiers_crash": "crash",
+    "test_lock": "crash",
 }
 KIND_MARKERS = ("unit", "subprocess", "crash")
 SLOW_KINDS = ("subprocess", "crash")

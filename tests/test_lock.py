@@ -27,7 +27,7 @@ if kind == "state":
     from memoryd.service.lock import StateLock
     StateLock.acquire(where)
 elif kind == "tiers":
-    from memoryd.jobs.organize import tiers_lock
+    from memoryd.tierstore.layout import tiers_lock
     class P:  # what tiers_lock reads of the resolved paths
         memoryd_dir = where
     lock = tiers_lock(P())  # (kept: a dropped context manager lets go)
