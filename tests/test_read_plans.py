@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd import signals, tiers
+from memoryd import signals
+from memoryd.tierstore import records as tiers
 from memoryd.store import Store
 
 NOW = 1_790_000_000.0
