@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from memoryd import signals
-from memoryd.tierstore import records as tiers
 from memoryd.store import Store
+from memoryd.tierstore import records as tiers
 
 NOW = 1_790_000_000.0
 DAY = 86400.0
