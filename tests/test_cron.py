@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd import cron
+from memoryd.config import ConfigError, parse_config
 
 ZONES = [
     ZoneInfo(name)
@@ -150,11 +151,35 @@ def test_next_fire_is_apschedulers_for_any_expression_zone_and_instant(
     ).map(" ".join)
 )
 def test_an_expression_apscheduler_refuses_is_refused(expr: str) -> None:
-    if apscheduler_accepts(expr):
+    """By the parser, and by configuration validation, which every command runs: a file the
+    daemon's triggers would refuse never loads, and one they accept always does."""
+    accepted = apscheduler_accepts(expr)
+    if accepted:
         cron.parse(expr)
     else:
         with pytest.raises(ValueError):
             cron.parse(expr)
+    for job in cron.SCHEDULED_JOBS:
+        if accepted:
+            parse_config({"schedule": {job: expr}})
+        else:
+            with pytest.raises(ConfigError, match=rf"^schedule\.{job}: "):
+                parse_config({"schedule": {job: expr}})
+
+
+@settings(max_examples=200, deadline=None)
+@given(expressions)
+def test_configuration_accepts_every_expression_apscheduler_accepts(expr: str) -> None:
+    """The well-formed side: generated valid expressions load exactly when APScheduler
+    builds a trigger from them."""
+    if apscheduler_accepts(expr):
+        assert (
+            cron.parse(expr)
+            == cron.job_schedules(parse_config({"schedule": {"expire": expr}}))["expire"]
+        )
+    else:
+        with pytest.raises(ConfigError, match=r"^schedule\.expire: "):
+            parse_config({"schedule": {"expire": expr}})
 
 
 @pytest.mark.parametrize(

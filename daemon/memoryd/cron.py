@@ -167,7 +167,11 @@ def _span(name: str, item: str, first: int, end: int | None, step: int | None) -
 def job_schedules(cfg: Config) -> dict[str, CronSpec]:
     """Each scheduled job's parsed schedule; a bad expression is a ConfigError naming its key.
 
-    A job switched off (``"off"``) has no entry: nothing fires it.
+    The one check of a schedule: configuration validation calls it for every command that
+    loads a config (so a file is accepted or refused alike everywhere), ``status`` reads
+    next fire times from what it returns, and the daemon's APScheduler triggers accept
+    exactly what :func:`parse` accepts (a property test checks that). A job switched off
+    (``"off"``) has no entry: nothing fires it.
     """
     from .config import ConfigError, schedule_is_off
 
@@ -176,29 +180,49 @@ def job_schedules(cfg: Config) -> dict[str, CronSpec]:
         expr = getattr(cfg.schedule, name)
         if schedule_is_off(expr):
             continue
+        if not expr.strip():
+            raise ConfigError(
+                f'schedule.{name}: "" is not a schedule; write "off" to switch the job off, '
+                "or a cron expression (five fields: minute hour day month weekday)"
+            )
         try:
             out[name] = parse(expr)
         except ValueError as exc:
-            raise ConfigError(f"schedule.{name}: invalid cron expression {expr!r}: {exc}") from None
+            raise ConfigError(
+                f"schedule.{name}: {expr!r} is not a cron expression (minute hour day month "
+                f'weekday) or "off": {exc}'
+            ) from None
     return out
+
+
+def zone_named(name: str) -> tzinfo:
+    """The time zone ``schedule.timezone`` names (``""`` = the local one); ConfigError else.
+
+    The one resolution of the zone: validation, ``status``, the lifecycle commands' period
+    keys, ``simulate`` and the daemon all read schedules and periods in what this returns.
+    The local zone is tzlocal's (the system's named zone, DST rules included), never a
+    fixed offset taken from today's clock: a period label must not shift at a DST change.
+    """
+    if not name:
+        import tzlocal  # (only for the local zone: a named one needs only zoneinfo)
+
+        return tzlocal.get_localzone()
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        from .config import ConfigError
+
+        raise ConfigError(
+            f"schedule.timezone: unknown time zone {name!r} "
+            "(an IANA name such as 'Europe/Berlin', or \"\" for the local zone)"
+        ) from None
 
 
 def schedule_timezone(cfg: Config) -> tzinfo:
     """The zone cron expressions and period keys are read in: configured, else the local one."""
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    from .config import ConfigError
-
-    if cfg.schedule.timezone:
-        try:
-            return ZoneInfo(cfg.schedule.timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ConfigError(
-                f"schedule.timezone: unknown time zone {cfg.schedule.timezone!r}"
-            ) from None
-    import tzlocal
-
-    return tzlocal.get_localzone()
+    return zone_named(cfg.schedule.timezone)
 
 
 # --------------------------------------------------------------------------- next fire

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .config import Config, Paths
+from .cron import schedule_timezone
 from .store import Store, agent_filter
 from .workspace import LONG_TERM_NAMES, MemoryFile, list_memory_files, report_skipped_names
 
@@ -525,16 +526,6 @@ def sparkline(counts: Sequence[int]) -> str:
 # and hands plain values to the policies: the one place lifecycle jobs do input.
 
 
-def zone(name: str) -> tzinfo:
-    """The configured time zone (``schedule.timezone``; "" = the local zone)."""
-    if name:
-        from zoneinfo import ZoneInfo
-
-        return ZoneInfo(name)
-    local = datetime.now().astimezone().tzinfo
-    return local or UTC
-
-
 def archive_excludes(workspace: Path, archive_dir: str) -> tuple[str, ...]:
     """Workspace-relative folders of the archive that lie inside ``memory/``.
 
@@ -597,7 +588,7 @@ class Snapshot:
         now: float,
     ) -> None:
         self.now = now
-        self.tz = zone(cfg.schedule.timezone)
+        self.tz = schedule_timezone(cfg)
         self.workspace = paths.workspace
         self._conn = store.conn
         ws = paths.workspace
