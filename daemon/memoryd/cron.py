@@ -23,7 +23,6 @@ expressions, zones and instants.
 
 from __future__ import annotations
 
-import calendar
 import math
 from collections.abc import Iterator
 from datetime import date, datetime, timedelta, tzinfo
@@ -278,6 +277,8 @@ def _walls(spec: CronSpec, begin: datetime) -> Iterator[datetime]:
 
 def _days(spec: CronSpec, first: date) -> Iterator[date]:
     """Matching dates from ``first`` on, for as long as the calendar can still bring one."""
+    import calendar  # (here: validating a config, which every command does, needs none of it)
+
     year, month = first.year, first.month
     for _ in range(_HORIZON_YEARS * 12):
         if month in spec.months:
