@@ -139,6 +139,8 @@ def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
     first_hit: dict[str, float] = {}
     hits = []
     for r, s in zip(rows, strengths, strict=True):
+        # A replay allows no clock skew (memoryd.store.hit_counts with skew=0): a hit dated
+        # after now has not happened yet, as at each run t only hits with ts <= t count.
         if r.path not in present or r.ts > now:
             continue
         if r.ts < first_hit.get(r.path, math.inf):
