@@ -2,9 +2,13 @@
 
 The schema is a tree of named tuples, one per TOML table (immutable, and cheap to
 define: a one-shot command's start-up pays for every class). Validation walks
-their fields, so adding a key means adding one typed field with a default:
-unknown keys and wrong types are rejected with a message that names the key
-(exit code 2 at the command layer), never silently ignored.
+their fields, so adding a key means adding one typed field with a default and a
+description below it (``python -m memoryd.config_reference`` writes
+config/memoryd.toml and docs/configuration.md's table from them): unknown keys
+and wrong types are rejected with a message that names the key (exit code 2 at
+the command layer), never silently ignored. Every command loads a config through
+:func:`load_config`, and schedules and the zone are checked by the functions that
+read them (:mod:`memoryd.cron`), so a file is accepted or refused alike everywhere.
 
 Discovery follows OpenClaw's own rules (state dir, agents, workspaces) so that
 memoryd with no configuration at all watches what OpenClaw writes.
