@@ -210,3 +210,24 @@ def test_next_fire_examples(expr: str, after: str, tz: str, want: str) -> None:
 
 def test_a_schedule_that_never_fires_has_no_next_time() -> None:
     assert cron.next_fire(cron.parse("0 0 30 2 *"), 1.8e9, ZONES[0]) is None
+
+
+@pytest.mark.parametrize(
+    "tz_env", ["Europe/Berlin", ":America/New_York", "/usr/share/zoneinfo/Asia/Kolkata", None]
+)
+def test_the_local_zone_is_the_one_tzlocal_names(
+    monkeypatch: pytest.MonkeyPatch, tz_env: str | None
+) -> None:
+    """``schedule.timezone = ""``: every command reads the system's named zone, as the daemon
+    did through tzlocal, without importing it; never a fixed offset (periods keep DST)."""
+    import tzlocal
+
+    if tz_env is None:
+        monkeypatch.delenv("TZ", raising=False)
+    else:
+        monkeypatch.setenv("TZ", tz_env)
+    ours = cron.local_zone()
+    assert str(ours) == str(tzlocal.reload_localzone())
+    if tz_env == "Europe/Berlin":
+        winter, summer = datetime(2026, 1, 15, 12), datetime(2026, 7, 15, 12)
+        assert ours.utcoffset(winter) != ours.utcoffset(summer)

@@ -24,8 +24,8 @@ expressions, zones and instants.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from datetime import date, datetime, timedelta, tzinfo
+from collections.abc import Iterator, Mapping
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -199,13 +199,9 @@ def zone_named(name: str) -> tzinfo:
 
     The one resolution of the zone: validation, ``status``, the lifecycle commands' period
     keys, ``simulate`` and the daemon all read schedules and periods in what this returns.
-    The local zone is tzlocal's (the system's named zone, DST rules included), never a
-    fixed offset taken from today's clock: a period label must not shift at a DST change.
     """
     if not name:
-        import tzlocal  # (only for the local zone: a named one needs only zoneinfo)
-
-        return tzlocal.get_localzone()
+        return local_zone()
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
@@ -217,6 +213,44 @@ def zone_named(name: str) -> tzinfo:
             f"schedule.timezone: unknown time zone {name!r} "
             "(an IANA name such as 'Europe/Berlin', or \"\" for the local zone)"
         ) from None
+
+
+def local_zone(environ: Mapping[str, str] | None = None) -> tzinfo:
+    """The system's named zone, DST rules included: ``$TZ``, else what ``/etc/localtime``
+    links to (or holds), else ``/etc/timezone``, else UTC.
+
+    Never a fixed offset taken from today's clock (a period label must not shift at a DST
+    change). Found where tzlocal looks on Linux and macOS, without importing it: tzlocal costs
+    a one-shot command tens of milliseconds of imports, and every command resolves the zone.
+    """
+    import os
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    env = os.environ if environ is None else environ
+    tz_env = env.get("TZ", "").removeprefix(":")
+    links = [os.path.realpath(tz_env)] if os.path.isabs(tz_env) else []
+    links.append(os.path.realpath("/etc/localtime"))
+    named = [tz_env] if tz_env and not os.path.isabs(tz_env) else []
+    for link in links:
+        if "/zoneinfo/" in link:
+            named.append(link.split("/zoneinfo/", 1)[1])
+    try:
+        with open("/etc/timezone", encoding="utf-8") as fh:
+            named.append(fh.read().strip())
+    except (OSError, UnicodeDecodeError):
+        pass
+    for key in named:
+        try:
+            return ZoneInfo(key)
+        except (ZoneInfoNotFoundError, ValueError):
+            continue
+    for path in links:
+        try:
+            with open(path, "rb") as fh:
+                return ZoneInfo.from_file(fh, key="localtime")
+        except (OSError, ValueError):
+            continue
+    return UTC
 
 
 def schedule_timezone(cfg: Config) -> tzinfo:
