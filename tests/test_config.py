@@ -244,6 +244,8 @@ def test_every_command_accepts_or_refuses_a_config_alike(tmp_path, expire, refus
         assert set(codes.values()) == {0}, {a: r.stderr for a, r in outcomes.items()}
         return
     assert set(codes.values()) == {2}, codes
+    outcomes[("run",)] = run("--config", str(cfg), "run")  # the daemon refuses it too
+    assert outcomes[("run",)].returncode == 2
     messages = {r.stderr for r in outcomes.values()}
     assert len(messages) == 1, messages  # the same one line from each
     (message,) = messages
