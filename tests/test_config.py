@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memoryd import config_reference
 from memoryd.config import (
     Config,
     ConfigError,
@@ -183,7 +184,70 @@ def test_default_workspace_without_openclaw_json(tmp_path):
     assert paths.workspace == tmp_path / ".openclaw" / "workspace-work"
 
 
-def test_configuration_reference_documents_every_key():
+def test_the_generated_reference_is_current():
+    """config/memoryd.toml and docs/configuration.md's key table are what the schema says:
+    run ``python -m memoryd.config_reference`` after changing a key or its description."""
+    assert config_reference.stale_files(REPO) == []
+    documented = [k.dotted for k in config_reference.schema_keys()]
+    assert documented == list(schema_keys())  # every key, each with a description
     reference = (REPO / "docs" / "configuration.md").read_text()
-    missing = [k for k in schema_keys() if f"`{k}`" not in reference]
-    assert missing == [], f"docs/configuration.md's table lacks {missing}"
+    for heading in ("## Refused values", "## Switching a scheduled job off", "MEMORYD_CONFIG"):
+        assert heading in reference  # the hand-written parts stay
+
+
+def test_the_reference_check_names_a_stale_file(tmp_path):
+    """``--check`` fails, naming the file, when a generated file no longer matches."""
+    for rel in (config_reference.TOML_PATH, config_reference.DOCS_PATH):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text((REPO / rel).read_text())
+    assert config_reference.main(["--root", str(tmp_path), "--check"]) == 0
+    toml = tmp_path / config_reference.TOML_PATH
+    toml.write_text(toml.read_text().replace("max_hits = 2", "max_hits = 3"))
+    assert config_reference.stale_files(tmp_path) == [toml]
+    assert config_reference.main(["--root", str(tmp_path)]) == 0  # rewrites it
+    assert config_reference.stale_files(tmp_path) == []
+
+
+COMMANDS_THAT_LOAD_A_CONFIG = (
+    ("status",),
+    ("expire",),
+    ("hits", "--no-scan"),
+    ("simulate", "--no-scan"),
+    ("explain", "memory/a.md"),
+)
+
+
+@pytest.mark.parametrize(
+    ("expire", "refusal"),
+    [
+        ("0 4 last * *", None),
+        ("*/20 3 * jan-mar mon-fri", None),
+        ("99 * * * *", "minute: 99 is above 59"),
+        ("0 4 31 * 8", "weekday"),
+        ("", 'write "off"'),
+    ],
+)
+def test_every_command_accepts_or_refuses_a_config_alike(tmp_path, expire, refusal):
+    """One validation for every command: ``schedule.expire = "99 * * * *"`` once passed
+    ``memoryd expire`` (exit 0) and failed ``memoryd status`` (exit 2)."""
+    (tmp_path / "oc" / "agents" / "main" / "sessions").mkdir(parents=True)
+    (tmp_path / "ws" / "memory").mkdir(parents=True)
+    (tmp_path / "ws" / "memory" / "a.md").write_text("a note\n")
+    cfg = tmp_path / "memoryd.toml"
+    cfg.write_text(
+        f'[openclaw]\nstate_dir = "{tmp_path / "oc"}"\nworkspace = "{tmp_path / "ws"}"\n'
+        f'[schedule]\ntimezone = "Europe/Berlin"\nexpire = "{expire}"\n'
+    )
+    outcomes = {args: run("--config", str(cfg), *args) for args in COMMANDS_THAT_LOAD_A_CONFIG}
+    codes = {args: r.returncode for args, r in outcomes.items()}
+    if refusal is None:
+        assert set(codes.values()) == {0}, {a: r.stderr for a, r in outcomes.items()}
+        return
+    assert set(codes.values()) == {2}, codes
+    outcomes[("run",)] = run("--config", str(cfg), "run")  # the daemon refuses it too
+    assert outcomes[("run",)].returncode == 2
+    messages = {r.stderr for r in outcomes.values()}
+    assert len(messages) == 1, messages  # the same one line from each
+    (message,) = messages
+    assert message.startswith("memoryd: schedule.expire: ") and refusal in message
+    assert message.count("\n") == 1

@@ -15,6 +15,7 @@ from apscheduler.triggers.cron import CronTrigger
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memoryd.config import ConfigError, parse_config
 from memoryd.service import schedule
 
 ZONES = [
@@ -150,11 +151,35 @@ def test_next_fire_is_apschedulers_for_any_expression_zone_and_instant(
     ).map(" ".join)
 )
 def test_an_expression_apscheduler_refuses_is_refused(expr: str) -> None:
-    if apscheduler_accepts(expr):
+    """By the parser, and by configuration validation, which every command runs: a file the
+    daemon's triggers would refuse never loads, and one they accept always does."""
+    accepted = apscheduler_accepts(expr)
+    if accepted:
         schedule.parse(expr)
     else:
         with pytest.raises(ValueError):
             schedule.parse(expr)
+    for job in schedule.SCHEDULED_JOBS:
+        if accepted:
+            parse_config({"schedule": {job: expr}})
+        else:
+            with pytest.raises(ConfigError, match=rf"^schedule\.{job}: "):
+                parse_config({"schedule": {job: expr}})
+
+
+@settings(max_examples=200, deadline=None)
+@given(expressions)
+def test_configuration_accepts_every_expression_apscheduler_accepts(expr: str) -> None:
+    """The well-formed side: generated valid expressions load exactly when APScheduler
+    builds a trigger from them."""
+    if apscheduler_accepts(expr):
+        assert (
+            schedule.parse(expr)
+            == schedule.job_schedules(parse_config({"schedule": {"expire": expr}}))["expire"]
+        )
+    else:
+        with pytest.raises(ConfigError, match=r"^schedule\.expire: "):
+            parse_config({"schedule": {"expire": expr}})
 
 
 @pytest.mark.parametrize(
@@ -185,3 +210,24 @@ def test_next_fire_examples(expr: str, after: str, tz: str, want: str) -> None:
 
 def test_a_schedule_that_never_fires_has_no_next_time() -> None:
     assert schedule.next_fire(schedule.parse("0 0 30 2 *"), 1.8e9, ZONES[0]) is None
+
+
+@pytest.mark.parametrize(
+    "tz_env", ["Europe/Berlin", ":America/New_York", "/usr/share/zoneinfo/Asia/Kolkata", None]
+)
+def test_the_local_zone_is_the_one_tzlocal_names(
+    monkeypatch: pytest.MonkeyPatch, tz_env: str | None
+) -> None:
+    """``schedule.timezone = ""``: every command reads the system's named zone, as the daemon
+    did through tzlocal, without importing it; never a fixed offset (periods keep DST)."""
+    import tzlocal
+
+    if tz_env is None:
+        monkeypatch.delenv("TZ", raising=False)
+    else:
+        monkeypatch.setenv("TZ", tz_env)
+    ours = schedule.local_zone()
+    assert str(ours) == str(tzlocal.reload_localzone())
+    if tz_env == "Europe/Berlin":
+        winter, summer = datetime(2026, 1, 15, 12), datetime(2026, 7, 15, 12)
+        assert ours.utcoffset(winter) != ours.utcoffset(summer)

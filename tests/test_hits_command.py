@@ -137,3 +137,45 @@ def test_demo_runs_without_openclaw(tmp_path):
     assert "new hits" in r.stdout and "memory hits, last 30 days" in r.stdout
     assert "memoryd scan" in r.stdout and "OPENCLAW_STATE_DIR" in r.stdout
     assert not (tmp_path / "home").exists()
+
+
+def test_hits_and_explain_count_future_dated_hits_alike(tmp_path):
+    """One hit count: a hit dated up to a day after now counts as now, a later one not yet,
+    and ``hits`` says what ``explain`` says (they once counted such hits differently)."""
+    sessions, _, cfg = tx.make_install(tmp_path, FILES)
+    lines = [tx.header("s1")]
+    plan = [
+        ("a", ["memory/topic.md", "MEMORY.md"], NOW - 2 * DAY),
+        ("b", ["memory/topic.md"], NOW + 0.5 * DAY),  # another clock: within the allowance
+        ("c", ["memory/topic.md", "memory/old.md"], NOW + 3 * DAY),  # beyond it: not yet
+        ("d", ["memory/old.md"], NOW - 40 * DAY),
+    ]
+    for cid, paths, ts in plan:
+        lines.append(tx.call(cid, ts=ts - 1))
+        lines.append(tx.result(cid, tx.search_payload(paths), ts=ts))
+    (sessions / "s1.jsonl").write_bytes(b"".join(lines))
+
+    window = json.loads(memoryd(cfg, "hits", "--json").stdout)
+    ever = json.loads(memoryd(cfg, "hits", "--all", "--json", "--no-scan").stdout)
+    from_hits = {
+        f["path"]: {"hits_30d": f["hits"], "last_hit": f["last_hit"]} for f in window["files"]
+    }
+    for f in ever["files"]:
+        from_hits.setdefault(f["path"], {"hits_30d": 0, "last_hit": f["last_hit"]})
+        from_hits[f["path"]]["hits_total"] = f["hits"]
+    from_explain = {}
+    for path in FILES:
+        sig = json.loads(memoryd(cfg, "explain", "--no-scan", "--json", path).stdout)["signals"]
+        if sig["hits_total"]:
+            from_explain[path] = {k: sig[k] for k in ("hits_30d", "hits_total", "last_hit")}
+    assert from_hits == from_explain
+    assert (
+        from_hits["memory/topic.md"]
+        == {
+            "hits_30d": 2,  # NOW - 2 days, and the one half a day ahead (counted as now)
+            "hits_total": 2,
+            "last_hit": tx.iso(NOW)[:19] + "Z",
+        }
+    )
+    assert from_hits["memory/old.md"]["hits_total"] == 1  # the one 3 days ahead is not yet
+    assert ever["never_hit"] == ["memory/2026-01-10.md", "memory/deep/x.md"]

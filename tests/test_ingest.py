@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -37,7 +38,7 @@ class Install:
         self.store = Store.open(self.paths.db)
 
     def counts(self) -> dict[str, int]:
-        return {p: n for p, (n, _) in self.store.hit_counts(None).items()}
+        return {p: t.total for p, t in self.store.hit_counts(math.inf).items()}  # every stored hit
 
     def append(self, name: str, data: bytes) -> Path:
         p = self.sessions / name

@@ -56,6 +56,11 @@ def store(tmp_path: Path) -> Store:
                     NOW - rng.random() * 180 * DAY,
                 )
                 for i in range(3000)
+            ]
+            # and some dated in the future: within the day's skew allowance, and beyond it
+            + [
+                (AGENTS[i % 3], f"f{i}", PATHS[i], "search", NOW + (i % 4) * DAY / 2)
+                for i in range(40)
             ],
         )
     conn.ran.clear()
@@ -74,8 +79,11 @@ def plans(store: Store) -> list[str]:
 
 
 def truth(store: Store, since: float, agents: tuple[str, ...] | None) -> Counter[str]:
+    """Hits since ``since`` as of NOW: one dated up to a day after NOW counts, later ones not."""
     rows = store.conn.execute("SELECT memory_path, ts, agent FROM hits").fetchall()
-    return Counter(p for p, ts, a in rows if ts >= since and (agents is None or a in agents))
+    return Counter(
+        p for p, ts, a in rows if since <= ts <= NOW + DAY and (agents is None or a in agents)
+    )
 
 
 @pytest.mark.parametrize("agents", [None, ("main",), ("main", "ops")])
@@ -83,8 +91,8 @@ def test_the_counts_of_hits_read_only_the_covering_index(
     store: Store, agents: tuple[str, ...] | None
 ) -> None:
     since = NOW - 30 * DAY
-    windows = store.hit_windows(since, agents)
-    ever = store.hit_counts(None, agents)
+    windows = store.hit_counts(NOW, (30,), agents)
+    ever = store.hit_counts(NOW, (), agents)
     counts = signals.load_counts(store.conn, NOW, extra=(90,), agents=agents)
     ran = plans(store)
     assert len(ran) == 3
@@ -92,8 +100,11 @@ def test_the_counts_of_hits_read_only_the_covering_index(
         assert "COVERING INDEX hits_by_path_ts" in plan, plan
         assert "TEMP B-TREE" not in plan, plan  # grouped in index order, nothing sorted
     # and the counts are the counts
-    assert {p: w for p, (_, w, _) in windows.items() if w} == truth(store, since, agents)
-    assert {p: n for p, (n, _) in ever.items()} == truth(store, float("-inf"), agents)
+    assert {p: t.within[0] for p, t in windows.items() if t.within[0]} == truth(
+        store, since, agents
+    )
+    assert {p: t.total for p, t in ever.items()} == truth(store, float("-inf"), agents)
+    assert all(t.last is not None and t.last <= NOW for t in ever.values())
     assert {p: c.d30 for p, c in counts.items() if c.d30} == truth(store, NOW - 30 * DAY, agents)
 
 

@@ -7,18 +7,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memoryd.signals import (
     DAY,
     Hit,
     archive_excludes,
+    count_hits,
     created_time,
     file_kind,
     file_signals,
+    load_counts,
     load_hits,
     sparkline,
 )
-from memoryd.store import Store
+from memoryd.store import CLOCK_SKEW, Store
 from memoryd.workspace import MemoryFile
 
 NOW = datetime(2026, 11, 3, 12, 0, tzinfo=UTC).timestamp()
@@ -127,3 +131,28 @@ def test_archive_inside_memory_is_excluded_from_the_listing(tmp_path: Path) -> N
     assert got == ("memory/archive-2026-10", "memory/archive-notes")
     assert archive_excludes(tmp_path, "memory/archive/{month}") == ("memory/archive",)
     assert archive_excludes(tmp_path, "memory-archive/{month}") == ()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.floats(-60 * DAY, 5 * DAY), max_size=30),
+    st.sampled_from([0.0, CLOCK_SKEW]),
+)
+def test_the_hit_count_query_and_its_pure_twin_agree(offsets: list[float], skew: float) -> None:
+    """The SQL count (``hits``, snapshots, reports) and the count over hit times in memory
+    agree for hits dated in the future, with the live view's skew allowance and with a
+    replay's none: within it a hit counts as now, beyond it not at all."""
+    store = Store.memory()
+    store.conn.executemany(
+        "INSERT INTO hits(agent, call_id, memory_path, kind, ts) VALUES ('main', ?, 'm.md', "
+        "'search', ?)",
+        [(f"c{i}", NOW + off) for i, off in enumerate(offsets)],
+    )
+    got = load_counts(store.conn, NOW, extra=(1,), skew=skew).get("m.md")
+    want = count_hits(sorted(NOW + off for off in offsets), NOW, extra=(1,), skew=skew)
+    if want.total == 0:
+        assert got is None
+        return
+    assert got == want
+    assert want.total == sum(1 for off in offsets if NOW + off <= NOW + skew)
+    assert got.last is not None and got.last <= NOW

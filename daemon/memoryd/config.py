@@ -2,9 +2,13 @@
 
 The schema is a tree of named tuples, one per TOML table (immutable, and cheap to
 define: a one-shot command's start-up pays for every class). Validation walks
-their fields, so adding a key means adding one typed field with a default:
-unknown keys and wrong types are rejected with a message that names the key
-(exit code 2 at the command layer), never silently ignored.
+their fields, so adding a key means adding one typed field with a default and a
+description below it (``python -m memoryd.config_reference`` writes
+config/memoryd.toml and docs/configuration.md's table from them): unknown keys
+and wrong types are rejected with a message that names the key (exit code 2 at
+the command layer), never silently ignored. Every command loads a config through
+:func:`load_config`, and schedules and the zone are checked by the functions that
+read them (:mod:`memoryd.service.schedule`), so a file is accepted or refused alike everywhere.
 
 Discovery follows OpenClaw's own rules (state dir, agents, workspaces) so that
 memoryd with no configuration at all watches what OpenClaw writes.
@@ -27,32 +31,62 @@ class ConfigError(Exception):
 
 
 # --------------------------------------------------------------------------- schema
+# Each key is one typed field with its default, and its description right below it (an
+# attribute docstring: free at run time, read by ``memoryd.config_reference``, which
+# generates config/memoryd.toml and the key table of docs/configuration.md from it).
+# Descriptions are Markdown; a sentence they end with is printed as it stands.
 
 
 class OpenClawConfig(NamedTuple):
-    state_dir: str = ""  # "" = discovered as OpenClaw does
+    state_dir: str = ""
+    """OpenClaw's state directory. `""` = found as OpenClaw finds it: `$OPENCLAW_STATE_DIR`,
+    then `~/.openclaw`, then the legacy `~/.clawdbot`, `~/.moldbot`, `~/.moltbot`
+    (`$OPENCLAW_HOME` replaces `$HOME`)."""
     agents: tuple[str, ...] = ("*",)
-    workspace: str = ""  # "" = from openclaw.json, else OpenClaw's default
-    include_active_memory: bool = False  # also read sessions/active-memory/*.jsonl
-    count_synthetic: bool = False  # count dreaming / cron / heartbeat traffic
-    claude_projects: tuple[str, ...] = ()  # extra Claude Code project folders to follow
+    """Agent ids to follow under `<state_dir>/agents/`. `"*"` = every agent found there."""
+    workspace: str = ""
+    """The workspace holding `MEMORY.md` and `memory/`. `""` = from `openclaw.json`
+    (`agents.entries.<id>.workspace`, `agents.list[].workspace`, `agents.defaults.workspace`),
+    else OpenClaw's default (`<state_dir>/workspace`)."""
+    include_active_memory: bool = False
+    """Also read the Active Memory helper's transcripts (`sessions/active-memory/*.jsonl`)."""
+    count_synthetic: bool = False
+    """Count hits made by synthetic traffic: OpenClaw's dreaming queries (`__dreaming_...`)
+    and cron / heartbeat sessions (keys `cron:...` and `heartbeat...` in `sessions.json`).
+    Off: they are not the user's interest."""
+    claude_projects: tuple[str, ...] = ()
+    """Claude Code project folders (`~/.claude/projects/<name>`) to read as well, for
+    OpenClaw running through Claude Code; their hits count for the first agent."""
 
 
 class StateConfig(NamedTuple):
-    dir: str = ""  # "" = <state_dir>/memoryd
+    dir: str = ""
+    """memoryd's own state (`state.db`, `reports/`, `graveyard/`, the lock).
+    `""` = `<state_dir>/memoryd`. Never inside a workspace's `memory/` folder (refused)."""
 
 
 class IngestConfig(NamedTuple):
     chunk_bytes: int = 1 << 20
+    """Bytes read from a transcript at a time (at least 4096)."""
     max_line_bytes: int = 64 << 20
+    """A single line longer than this is skipped (and counted as oversized)."""
     vanished_grace_days: int = 7
-    parallel_min_bytes: int = 24 << 20  # a backlog this large gets a helper; 0 = never
+    """A transcript that disappeared keeps its checkpoint this long (it may come back
+    renamed)."""
+    parallel_min_bytes: int = 24 << 20
+    """A backlog of at least this many unread bytes (24 MiB; a first scan, a scan after
+    downtime) is read by two processes: a forked helper finds and parses the lines of the
+    last transcripts while memoryd reads and commits the first ones. The counts are the
+    same either way. `0` keeps every scan in one process."""
 
 
 class ArchiveConfig(NamedTuple):
-    # Workspace-relative; {month} is the YYYY-MM of the run. The default lives
-    # outside memory/ because OpenClaw indexes memory/ recursively.
     dir: str = "memory-archive/{month}"
+    """Where expire moves files, relative to the workspace; `{month}` is the YYYY-MM of the
+    run and the file keeps its path below it (`memory-archive/2026-11/memory/2026-09-01.md`).
+    Outside `memory/` by default, because OpenClaw indexes `memory/` recursively. The
+    seed's layout inside `memory/` is `"memory/archive-{month}"` (OpenClaw then indexes the
+    archive too). Refused values: see `docs/configuration.md`."""
 
 
 # The expire policies by name (memoryd.policy.replay.named_policies; kept here as names
@@ -63,60 +97,119 @@ EXPIRE_POLICIES = (
 
 
 class ExpireConfig(NamedTuple):
-    policy: str = "likely"  # see docs/decisions.md; "seed" = seed 000's rule with the numbers below
+    policy: str = "likely"
+    """The rule expire uses (`memoryd simulate` replays them all on your own history):
+    `likely` (chosen by replay, see [decisions.md](decisions.md): archive when the file's
+    chance of being needed in the next 60 days, from its own hits and their strength, is
+    below 10 %), `seed` (the `min_age_days` / `window_days` / `max_hits` rule below,
+    exactly), or `rhythm`, `rhythm-strong`, `kind`, `actr`, `renewal`, `cut30`, `none`."""
     min_age_days: int = 30
+    """Under `policy = "seed"`: a file older than `min_age_days` (date in its name, else
+    mtime) with at most `max_hits` hits in the last `window_days` is archived."""
     window_days: int = 30
+    """The window in which hits are counted for that rule."""
     max_hits: int = 2
+    """At most this many hits in the window and an old file is archived."""
     protect: tuple[str, ...] = ("MEMORY.md", "memory.md")
-    pinned: tuple[str, ...] = ()  # globs, workspace-relative
-    # The scheduled run only reports until the user said yes once: this, or one
-    # `memoryd expire --force` by hand (recorded in the state database).
+    """Never archived (workspace-relative globs)."""
+    pinned: tuple[str, ...] = ()
+    """Pinned files are never archived either (globs; `memoryd pin GLOB` adds more)."""
     auto: bool = False
-    # At most this share of the files taking part is moved by one scheduled run; the rest
-    # of its plan is reported, not moved. `expire --force` by hand is never capped.
+    """`true` lets the daemon's scheduled expire archive without a `memoryd expire --force`
+    first; until one of the two (the `--force` is remembered in the state database), a
+    scheduled run only reports what it would archive."""
     max_fraction_per_run: float = 0.25
-    # The daemon brings an archived file back when a memory_search matches it.
+    """One scheduled run moves at most this share (0–1) of the files taking part (rounded
+    down; a second run of the same month counts what the first moved); the rest of its plan
+    is reported, not moved. `expire --force` by hand is not capped."""
     restore_on_demand: bool = True
+    """The daemon brings an archived file back when a new `memory_search` asks for it (its
+    words match the archived text), if the archived copy is as memoryd archived it; a
+    scheduled expire keeps such a file for 60 days. Searches made while this is `false`
+    never restore anything later."""
 
 
 class ScoreConfig(NamedTuple):
     keyword_weight: float = 0.4
+    """The relevance score (seed 001) = keyword 0.4 + time decay 0.2 + access frequency 0.2
+    + tag match 0.2 (divided by the sum of the weights): weight of keyword match. The four
+    weights must not all be zero."""
     time_weight: float = 0.2
+    """Weight of time decay."""
     access_weight: float = 0.2
+    """Weight of access frequency."""
     tag_weight: float = 0.2
+    """Weight of tag match."""
     no_decay_days: int = 7
+    """Time decay: none for `no_decay_days`, then minus `decay_per_day` a day, never below
+    `decay_floor`."""
     decay_per_day: float = 0.02
+    """Time score lost per day after `no_decay_days`."""
     decay_floor: float = 0.1
+    """The time score never goes below this."""
     recent_access_days: int = 7
+    """Access frequency gets `recent_access_bonus` for a hit in the last
+    `recent_access_days`."""
     recent_access_bonus: float = 0.5
-    access_saturation: int = 20  # hits at which access frequency reaches 1.0 (log scale)
+    """Access frequency × (1 + this) when the last hit is recent."""
+    access_saturation: int = 20
+    """Access frequency = ln(1 + hits) / ln(1 + `access_saturation`), times (1 + bonus) when
+    recent, at most 1.0: a file hit this many times scores full marks."""
     query_window_days: int = 30
+    """Without a query, keyword and tag match use the agent's own queries of this many
+    days."""
     prune_enabled: bool = False
+    """Prune files scoring below `prune_threshold` (off by default: report only)."""
     prune_threshold: float = 0.6
+    """The prune threshold."""
     capacity_enabled: bool = False
+    """Keep at most `capacity` files (off by default: report only)."""
     capacity: int = 200
+    """The most files kept when capacity control is on."""
     max_prune_fraction: float = 0.2
+    """Pruning and capacity never archive more than this share (0–1) of the files in one
+    run."""
 
 
 class PromoteConfig(NamedTuple):
     hits_7d: int = 3
+    """Hits in 7 days that make a promotion candidate (or `hits_14d` in 14 days, or
+    `hits_total` in all, or a user mark; a file once promoted never again)."""
     hits_14d: int = 5
+    """Hits in 14 days that make a candidate."""
     hits_total: int = 8
+    """Hits in total that make a candidate."""
 
 
 class TiersConfig(NamedTuple):
-    root: str = ""  # "" = <state_dir>/memory_fs
+    root: str = ""
+    """The tier store ([tier-store.md](tier-store.md)). `""` = `<state_dir>/memory_fs`,
+    with `hot/` `warm/` `gist/` `forgotten/`."""
     hot_hours: float = 3.0
+    """A note older than this (mtime) leaves `hot/` for `warm/`."""
     warm_days: float = 7.0
+    """A `warm/` note older than this gets a summary copy in `gist/`."""
     gist_days: float = 30.0
+    """End of the gist window for notes never retrieved."""
     forget_after_days: float = 14.0
+    """`warm/` and `gist/` files without a retrieval for this long go to `forgotten/`."""
     delete_after_days: float = 30.0
+    """`forgotten/` files older than this there are deleted (a compressed copy kept in
+    `graveyard/`)."""
     delete_enabled: bool = True
+    """Physical deletion of old `forgotten/` notes (never a user-marked one)."""
     graveyard_days: int = 90
+    """How long graveyard copies are kept."""
     summarizer_command: str = ""
+    """A command that reads a note on stdin and writes its gist on stdout (`""` =
+    extractive gists)."""
     summarizer_timeout: float = 30.0
+    """Seconds before the summarizer command is given up (extractive gist instead)."""
     recall_max_files: int = 3
+    """`memoryd recall` shows at most this many files and asks to narrow the words beyond
+    it."""
     inject_max_chars: int = 8000
+    """`memoryd inject` prints at most this many characters of `hot/` notes."""
 
 
 SCHEDULE_OFF = "off"  # a job's schedule that switches it off
@@ -128,26 +221,43 @@ def schedule_is_off(expr: str) -> bool:
 
 
 class ScheduleConfig(NamedTuple):
-    timezone: str = ""  # "" = the local zone
-    # Cron expressions (minute hour day month weekday), or "off".
+    timezone: str = ""
+    """Time zone of the cron expressions and job periods (an IANA name such as
+    `Europe/Berlin`; `""` = the local zone); periods are hour / day / month labels in this
+    zone, so a DST change never makes two periods of one."""
     organize: str = "5 * * * *"
+    """When organize runs: a cron expression (minute hour day month weekday; weekday 0 or
+    7 = Sunday, as in crontab; day and weekday must both match, as APScheduler reads them),
+    or `"off"`."""
     reflect: str = "30 3 * * *"
+    """When reflect runs (cron, or `"off"`)."""
     expire: str = "0 4 1 * *"
+    """When expire runs (cron, or `"off"`)."""
 
 
 class DaemonConfig(NamedTuple):
     rescan_seconds: float = 60.0
+    """A stat-only rescan of every transcript this often (catches lost file events)."""
     polling: bool = False
+    """Use a polling observer instead of inotify / FSEvents (network file systems)."""
     polling_interval: float = 2.0
+    """Seconds between polls of the polling observer."""
     clock_jump_seconds: float = 120.0
+    """A wall-clock jump larger than this (sleep, resume; measured against the monotonic
+    clock) triggers a rescan and job catch-up."""
 
 
 class TelegramConfig(NamedTuple):
     enabled: bool = False
-    token: str = ""  # "" = from openclaw.json's Telegram channel
+    """Post job summaries to a Telegram chat; a failing notification never fails a job."""
+    token: str = ""
+    """Bot token (`""` = `openclaw.json`'s Telegram channel `botToken` / `tokenFile`)."""
     chat_id: str = ""
+    """Chat (`""` = the first of `openclaw.json`'s `channels.telegram.allowFrom`)."""
     base_url: str = "https://api.telegram.org"
+    """Bot API base URL."""
     timeout: float = 10.0
+    """Seconds before a notification is given up."""
 
 
 class NotifyConfig(NamedTuple):
@@ -156,7 +266,10 @@ class NotifyConfig(NamedTuple):
 
 class LogConfig(NamedTuple):
     level: str = "info"
-    format: str = "auto"  # auto | json | console
+    """`debug`, `info`, `warning` or `error` (`debug` also shows every ingest batch, and
+    APScheduler's and watchdog's lines below warning)."""
+    format: str = "auto"
+    """`auto` (console on a terminal, JSON lines otherwise), `json` or `console`."""
 
 
 class Config(NamedTuple):
@@ -174,8 +287,6 @@ class Config(NamedTuple):
     log: LogConfig = LogConfig()
     source: str = ""  # the file it came from, "" for defaults (not a TOML key)
 
-
-_CRON_FIELD = re.compile(r"[0-9A-Za-z*?/,\-]+")
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "log.level": ("debug", "info", "warning", "error"),
@@ -296,36 +407,16 @@ def _check_semantics(cfg: Config) -> None:
     problem = archive_dir_problem(cfg.archive.dir)
     if problem:
         raise ConfigError(f"archive.dir: {cfg.archive.dir!r} {problem}")
-    if cfg.schedule.timezone:
-        import zoneinfo
+    from .service import schedule as cron  # (pure and small: the one cron parser and zone resolver)
 
-        try:
-            zoneinfo.ZoneInfo(cfg.schedule.timezone)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            raise ConfigError(
-                f"schedule.timezone: unknown time zone {cfg.schedule.timezone!r} "
-                "(an IANA name such as 'Europe/Berlin', or \"\" for the local zone)"
-            ) from None
+    if cfg.schedule.timezone:  # ("" is the local zone, always there: not resolved here)
+        cron.zone_named(cfg.schedule.timezone)
+    cron.job_schedules(cfg)
     if not 0 <= cfg.expire.max_fraction_per_run <= 1:
         raise ConfigError(
             "expire.max_fraction_per_run: must be between 0 and 1 (a share of the files, "
             f"0.25 = a quarter), got {cfg.expire.max_fraction_per_run}"
         )
-    for job in ("organize", "reflect", "expire"):
-        expr = getattr(cfg.schedule, job)
-        if schedule_is_off(expr):
-            continue
-        if not expr.strip():
-            raise ConfigError(
-                f'schedule.{job}: "" is not a schedule; write "off" to switch the job off, '
-                "or a cron expression (five fields: minute hour day month weekday)"
-            )
-        fields = expr.split()
-        if len(fields) != 5 or not all(_CRON_FIELD.fullmatch(f) for f in fields):
-            raise ConfigError(
-                f"schedule.{job}: {expr!r} is not a cron expression "
-                '(five fields: minute hour day month weekday) or "off"'
-            )
     if not cfg.openclaw.agents:
         raise ConfigError('openclaw.agents: list at least one agent id (or "*")')
 

@@ -8,7 +8,10 @@ verdict can always be traced back to counts a person can check.
 Definitions (times in days). A hit up to ``CLOCK_SKEW`` (a day) later than ``now``
 counts as happening now: transcripts written by another clock, or a clock stepped
 back, must never make a file in use look unused (and get it archived). Later hits
-are ignored, so a policy can still be replayed "as of" any past day.
+are ignored, so a policy can still be replayed "as of" any past day (a replay allows no
+skew at all). The rule is counted once, in :func:`memoryd.store.hit_counts` (``skew`` a
+parameter), which ``memoryd hits`` reads too; :func:`count_hits` is its twin over times
+already in memory.
 
 * kind: ``long-term`` (MEMORY.md / memory.md), ``daily`` (file name starting with
   a valid ``YYYY-MM-DD``), else ``topic``.
@@ -40,7 +43,8 @@ from typing import Any, NamedTuple
 
 from .config import Config, Paths
 from .fsutil import read_text as read_nofollow
-from .store import Store, agent_filter
+from .service.schedule import schedule_timezone
+from .store import CLOCK_SKEW, Store, hit_counts
 from .workspace import LONG_TERM_NAMES, MemoryFile, list_memory_files, report_skipped_names
 
 DAY = 86400.0
@@ -55,9 +59,6 @@ SPARK_DAYS = 30
 
 KIND_LONG_TERM, KIND_DAILY, KIND_TOPIC = "long-term", "daily", "topic"
 _DATE_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:$|[^0-9])")
-
-
-CLOCK_SKEW = 86400.0  # a hit this much "in the future" still counts, as happening now
 
 
 @dataclass(frozen=True)
@@ -273,9 +274,12 @@ def _day_index(ts: float, tz: tzinfo) -> date:
     return datetime.fromtimestamp(ts, tz).date()
 
 
-def count_hits(times: Sequence[float], now: float, extra: Iterable[float] = ()) -> HitCounts:
-    """The windowed counts of sorted hit times (see ``CLOCK_SKEW`` for those after ``now``)."""
-    kept = [min(t, now) for t in times[: bisect.bisect_right(times, now + CLOCK_SKEW)]]
+def count_hits(
+    times: Sequence[float], now: float, extra: Iterable[float] = (), *, skew: float = CLOCK_SKEW
+) -> HitCounts:
+    """The windowed counts of sorted hit times, as :func:`memoryd.store.hit_counts` counts
+    rows: a hit up to ``skew`` after ``now`` counts as at ``now``, a later one not at all."""
+    kept = [min(t, now) for t in times[: bisect.bisect_right(times, now + skew)]]
     n = len(kept)
 
     def within(d: float) -> int:
@@ -323,19 +327,22 @@ def file_signals(
 
 
 def load_counts(
-    conn: Any, now: float, extra: Iterable[float] = (), agents: Iterable[str] | None = None
+    conn: Any,
+    now: float,
+    extra: Iterable[float] = (),
+    agents: Iterable[str] | None = None,
+    *,
+    skew: float = CLOCK_SKEW,
 ) -> dict[str, HitCounts]:
-    """memory_path → windowed counts, in one aggregate over the covering index."""
+    """memory_path → windowed counts (7, 14, 30 days and ``extra``), from the one hit-count
+    query (:func:`memoryd.store.hit_counts`, which ``memoryd hits`` reads too)."""
     extra = sorted({d for d in extra if d not in (7, 14, 30)})
-    cols = ", ".join(["SUM(ts >= ?)"] * (3 + len(extra)))
-    args: list[object] = [now - d * DAY for d in (7, 14, 30, *extra)]
-    sql = f"SELECT memory_path, COUNT(*), MAX(ts), {cols} FROM hits WHERE ts <= ?"
-    args.append(now + CLOCK_SKEW)
-    sql += agent_filter(agents, args)
     out = {}
-    for path, total, last, d7, d14, d30, *more in conn.execute(sql + " GROUP BY memory_path", args):
-        last = min(last, now) if last is not None else None
-        out[path] = HitCounts(total, d7, d14, d30, last, dict(zip(extra, more, strict=True)))
+    for path, tally in hit_counts(conn, now, (7, 14, 30, *extra), agents, skew=skew).items():
+        d7, d14, d30, *more = tally.within
+        out[path] = HitCounts(
+            tally.total, d7, d14, d30, tally.last, dict(zip(extra, more, strict=True))
+        )
     return out
 
 
@@ -525,16 +532,6 @@ def sparkline(counts: Sequence[int]) -> str:
 # and hands plain values to the policies: the one place lifecycle jobs do input.
 
 
-def zone(name: str) -> tzinfo:
-    """The configured time zone (``schedule.timezone``; "" = the local zone)."""
-    if name:
-        from zoneinfo import ZoneInfo
-
-        return ZoneInfo(name)
-    local = datetime.now().astimezone().tzinfo
-    return local or UTC
-
-
 def archive_excludes(workspace: Path, archive_dir: str) -> tuple[str, ...]:
     """Workspace-relative folders of the archive that lie inside ``memory/``.
 
@@ -588,7 +585,7 @@ class Snapshot:
         now: float,
     ) -> None:
         self.now = now
-        self.tz = zone(cfg.schedule.timezone)
+        self.tz = schedule_timezone(cfg)
         self.workspace = paths.workspace
         self._conn = store.conn
         ws = paths.workspace

@@ -20,6 +20,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from . import faults
 
@@ -215,6 +216,13 @@ HIT_INDEXES = {
 # Page cache of a bulk load (KiB): the dirty pages of one of its transactions fit (SQLite's
 # default is 2 MiB). Memory the scan gives back when it ends.
 BULK_CACHE_KIB = 64 << 10
+
+
+# A hit dated up to this much after ``now`` counts, as happening now (the live view: a
+# transcript written by another clock, or a clock stepped back, must never make a file in
+# use look unused). A replay allows none: at run t it sees the hits with ts <= t.
+CLOCK_SKEW = 86400.0
+_DAY = 86400.0
 
 
 class StoreError(Exception):
@@ -453,28 +461,15 @@ class Store:
     # ---------------------------------------------------------------- hits
 
     def hit_counts(
-        self, since: float | None, agents: Iterable[str] | None = None
-    ) -> dict[str, tuple[int, float]]:
-        """memory_path → (hits, last hit time) at or after ``since`` (all time when None)."""
-        sql = "SELECT memory_path, COUNT(*), MAX(ts) FROM hits WHERE ts >= ?"
-        args: list[object] = [since if since is not None else float("-inf")]
-        sql += agent_filter(agents, args)
-        sql += " GROUP BY memory_path"
-        return {path: (n, last) for path, n, last in self.conn.execute(sql, args)}
-
-    def hit_windows(
-        self, since: float, agents: Iterable[str] | None = None
-    ) -> dict[str, tuple[int, int, float]]:
-        """memory_path → (hits ever, hits at or after ``since``, last hit time).
-
-        One pass over the covering index, for a report that shows a window next to
-        all time (``memoryd hits``): half the work of asking twice.
-        """
-        sql = "SELECT memory_path, COUNT(*), SUM(ts >= ?), MAX(ts) FROM hits WHERE 1"
-        args: list[object] = [since]
-        sql += agent_filter(agents, args)
-        sql += " GROUP BY memory_path"
-        return {path: (n, w, last) for path, n, w, last in self.conn.execute(sql, args)}
+        self,
+        now: float,
+        windows: Iterable[float] = (),
+        agents: Iterable[str] | None = None,
+        *,
+        skew: float = CLOCK_SKEW,
+    ) -> dict[str, HitTally]:
+        """memory_path → its hits as of ``now``: see :func:`hit_counts`, the one count."""
+        return hit_counts(self.conn, now, windows, agents, skew=skew)
 
     # ---------------------------------------------------------------- jobs
 
@@ -563,6 +558,43 @@ def _read_only_part(db: Path) -> Path | None:
         if path.exists() and not os.access(path, os.W_OK):
             return path
     return None
+
+
+class HitTally(NamedTuple):
+    """One file's hits as of ``now``: in all, in each window asked for, and the last one."""
+
+    total: int
+    last: float | None  # never after ``now`` (a hit within the skew allowance counts as now)
+    within: tuple[int, ...]  # hits in the last d days (now - d days <= ts), per window asked
+
+
+def hit_counts(
+    conn: sqlite3.Connection,
+    now: float,
+    windows: Iterable[float] = (),
+    agents: Iterable[str] | None = None,
+    *,
+    skew: float = CLOCK_SKEW,
+) -> dict[str, HitTally]:
+    """memory_path → :class:`HitTally`: the one hit-count query.
+
+    ``memoryd hits``, the signals every policy, report and ``explain`` read, and the
+    reports count with it, so they agree on every file. A hit dated up to ``skew`` seconds
+    after ``now`` counts as a hit at ``now``; a later one does not count at all (it has not
+    happened yet, as far as ``now`` knows), so a history can be read "as of" any past day.
+    ``windows`` are in days. One aggregate over the covering index ``hits_by_path_ts``,
+    grouped in index order (nothing sorted).
+    """
+    days = tuple(windows)
+    cols = "".join(", SUM(ts >= ?)" for _ in days)
+    args: list[object] = [now - d * _DAY for d in days]
+    sql = f"SELECT memory_path, COUNT(*), MAX(ts){cols} FROM hits WHERE ts <= ?"
+    args.append(now + skew)
+    sql += agent_filter(agents, args) + " GROUP BY memory_path"
+    return {
+        path: HitTally(total, min(last, now), tuple(within))
+        for path, total, last, *within in conn.execute(sql, args)
+    }
 
 
 def agent_filter(agents: Iterable[str] | None, args: list[object]) -> str:

@@ -145,12 +145,14 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     agents = _workspace_agents(ctx, args.agent)
     days = None if args.all else args.days
     now = clock.now()
+    # The one hit count (explain, reports and the policies read the same): in the window
+    # and ever (for the last hit) from one pass, a hit up to a day "in the future" as now.
+    tallies = store.hit_counts(now, () if days is None else (days,), agents)
+    all_time = {path: (t.total, t.last) for path, t in tallies.items()}
     if days is None:
-        all_time = window = store.hit_counts(None, agents)
-    else:  # both from one pass: counts in the window, and ever (for the last hit)
-        rows = store.hit_windows(now - days * 86400, agents)
-        all_time = {path: (n, last) for path, (n, _, last) in rows.items()}
-        window = {path: (w, last) for path, (_, w, last) in rows.items() if w}
+        window = all_time
+    else:
+        window = {path: (t.within[0], t.last) for path, t in tallies.items() if t.within[0]}
     exclude = _archive_prefixes(ctx)
     skipped: list[str] = []
     files = list_memory_files(ctx.paths.workspace, exclude, skipped)

@@ -156,13 +156,11 @@ def _out(ctx: Context, args: argparse.Namespace, doc: Any, text: list[str]) -> N
 
 def _record(ctx: Context, job: str, now: float, summary: str) -> None:
     from ..jobs import period_key
-    from ..signals import zone
+    from ..service.schedule import schedule_timezone
 
     store = ctx.store()
     with store.transaction():
-        store.record_job(
-            job, period_key(job, now, zone(ctx.cfg.schedule.timezone)), "ok", now, summary
-        )
+        store.record_job(job, period_key(job, now, schedule_timezone(ctx.cfg)), "ok", now, summary)
 
 
 # --------------------------------------------------------------------------- expire

@@ -13,7 +13,7 @@ import argparse
 import math
 import os
 from collections.abc import Sequence
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -52,40 +52,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 # --------------------------------------------------------------------------- run times
 
 
-def _crontab_weekdays(text: str) -> str:
-    """Crontab weekday numbers (0 or 7 = Sunday) as names, which APScheduler 3.x reads right."""
-    names = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
-    items = []
-    for item in text.split(","):
-        span, slash, step = item.partition("/")
-        bounds = [names[int(b)] if b.isdigit() and int(b) <= 7 else b for b in span.split("-")]
-        items.append("-".join(bounds) + slash + step)
-    return ",".join(items)
-
-
 def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
     """Every fire time of the cron ``expr`` in ``tz`` within [start, end] (epoch seconds).
 
-    ``"off"`` (or empty: the job is switched off) replays the default expire cron.
+    ``"off"`` (the job is switched off) replays the default expire cron. Read with
+    :mod:`memoryd.service.schedule`, the parser configuration validation and ``status`` use, which a
+    property test holds to the APScheduler trigger the daemon fires with.
     """
-    from apscheduler.triggers.cron import CronTrigger
+    from ..service import schedule as cron
 
     if expr.strip().lower() in ("", "off"):
         expr = DEFAULT_EXPIRE_CRON
-    f = expr.split()
-    trigger = CronTrigger(minute=f[0], hour=f[1], day=f[2], month=f[3],
-                          day_of_week=_crontab_weekdays(f[4]), timezone=tz)  # fmt: skip
+    spec = cron.parse(expr)
     out: list[float] = []
-    prev = None
-    now = datetime.fromtimestamp(start, tz)
-    while True:
-        fire = trigger.get_next_fire_time(prev, now)
-        if fire is None or fire.timestamp() > end:
-            return out
-        if fire.timestamp() >= start:
-            out.append(fire.timestamp())
-        prev = fire
-        now = datetime.fromtimestamp(fire.timestamp() + 1, tz)
+    t = start
+    while (fire := cron.next_fire(spec, t, tz)) is not None and fire <= end:
+        out.append(fire)
+        t = fire + 1
+    return out
 
 
 # --------------------------------------------------------------------------- inputs
@@ -122,6 +106,7 @@ def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
     """Plain values for the replay: files, hits with strength, calls, texts."""
     from ..policy import matches_any
     from ..policy.replay import Call, ReplayFile, ReplayHit
+    from ..service.schedule import schedule_timezone
     from ..signals import (
         archive_excludes,
         created_time,
@@ -129,13 +114,12 @@ def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
         hit_strengths,
         load_hit_rows,
         read_text,
-        zone,
     )
     from ..workspace import list_memory_files
 
     cfg, paths = ctx.cfg, ctx.paths
     ws = paths.workspace
-    tz = zone(cfg.schedule.timezone)
+    tz = schedule_timezone(cfg)
     agents = None
     if len({a.workspace for a in paths.agents}) > 1:
         agents = [a.id for a in paths.agents if a.workspace == ws]
@@ -155,6 +139,8 @@ def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
     first_hit: dict[str, float] = {}
     hits = []
     for r, s in zip(rows, strengths, strict=True):
+        # A replay allows no clock skew (memoryd.store.hit_counts with skew=0): a hit dated
+        # after now has not happened yet, as at each run t only hits with ts <= t count.
         if r.path not in present or r.ts > now:
             continue
         if r.ts < first_hit.get(r.path, math.inf):

@@ -29,7 +29,7 @@ import calendar
 import contextlib
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -174,7 +174,11 @@ def _span(name: str, item: str, first: int, end: int | None, step: int | None) -
 def job_schedules(cfg: Config) -> dict[str, CronSpec]:
     """Each scheduled job's parsed schedule; a bad expression is a ConfigError naming its key.
 
-    A job switched off (``"off"``) has no entry: nothing fires it.
+    The one check of a schedule: configuration validation calls it for every command that
+    loads a config (so a file is accepted or refused alike everywhere), ``status`` reads
+    next fire times from what it returns, and the daemon's APScheduler triggers accept
+    exactly what :func:`parse` accepts (a property test checks that). A job switched off
+    (``"off"``) has no entry: nothing fires it.
     """
     from ..config import ConfigError, schedule_is_off
 
@@ -183,29 +187,83 @@ def job_schedules(cfg: Config) -> dict[str, CronSpec]:
         expr = getattr(cfg.schedule, name)
         if schedule_is_off(expr):
             continue
+        if not expr.strip():
+            raise ConfigError(
+                f'schedule.{name}: "" is not a schedule; write "off" to switch the job off, '
+                "or a cron expression (five fields: minute hour day month weekday)"
+            )
         try:
             out[name] = parse(expr)
         except ValueError as exc:
-            raise ConfigError(f"schedule.{name}: invalid cron expression {expr!r}: {exc}") from None
+            raise ConfigError(
+                f"schedule.{name}: {expr!r} is not a cron expression (minute hour day month "
+                f'weekday) or "off": {exc}'
+            ) from None
     return out
+
+
+def zone_named(name: str) -> tzinfo:
+    """The time zone ``schedule.timezone`` names (``""`` = the local one); ConfigError else.
+
+    The one resolution of the zone: validation, ``status``, the lifecycle commands' period
+    keys, ``simulate`` and the daemon all read schedules and periods in what this returns.
+    """
+    if not name:
+        return local_zone()
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        from ..config import ConfigError
+
+        raise ConfigError(
+            f"schedule.timezone: unknown time zone {name!r} "
+            "(an IANA name such as 'Europe/Berlin', or \"\" for the local zone)"
+        ) from None
+
+
+def local_zone(environ: Mapping[str, str] | None = None) -> tzinfo:
+    """The system's named zone, DST rules included: ``$TZ``, else what ``/etc/localtime``
+    links to (or holds), else ``/etc/timezone``, else UTC.
+
+    Never a fixed offset taken from today's clock (a period label must not shift at a DST
+    change). Found where tzlocal looks on Linux and macOS, without importing it: tzlocal costs
+    a one-shot command tens of milliseconds of imports, and every command resolves the zone.
+    """
+    import os
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    env = os.environ if environ is None else environ
+    tz_env = env.get("TZ", "").removeprefix(":")
+    links = [os.path.realpath(tz_env)] if os.path.isabs(tz_env) else []
+    links.append(os.path.realpath("/etc/localtime"))
+    named = [tz_env] if tz_env and not os.path.isabs(tz_env) else []
+    for link in links:
+        if "/zoneinfo/" in link:
+            named.append(link.split("/zoneinfo/", 1)[1])
+    try:
+        with open("/etc/timezone", encoding="utf-8") as fh:
+            named.append(fh.read().strip())
+    except (OSError, UnicodeDecodeError):
+        pass
+    for key in named:
+        try:
+            return ZoneInfo(key)
+        except (ZoneInfoNotFoundError, ValueError):
+            continue
+    for path in links:
+        try:
+            with open(path, "rb") as fh:
+                return ZoneInfo.from_file(fh, key="localtime")
+        except (OSError, ValueError):
+            continue
+    return UTC
 
 
 def schedule_timezone(cfg: Config) -> tzinfo:
     """The zone cron expressions and period keys are read in: configured, else the local one."""
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    from ..config import ConfigError
-
-    if cfg.schedule.timezone:
-        try:
-            return ZoneInfo(cfg.schedule.timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ConfigError(
-                f"schedule.timezone: unknown time zone {cfg.schedule.timezone!r}"
-            ) from None
-    import tzlocal
-
-    return tzlocal.get_localzone()
+    return zone_named(cfg.schedule.timezone)
 
 
 # --------------------------------------------------------------------------- next fire
@@ -261,6 +319,7 @@ def _walls(spec: CronSpec, begin: datetime) -> Iterator[datetime]:
 
 def _days(spec: CronSpec, first: date) -> Iterator[date]:
     """Matching dates from ``first`` on, for as long as the calendar can still bring one."""
+
     year, month = first.year, first.month
     for _ in range(_HORIZON_YEARS * 12):
         if month in spec.months:
