@@ -139,7 +139,17 @@ def test_next_fire_is_apschedulers_for_any_expression_zone_and_instant(
         with pytest.raises(ValueError):
             schedule.parse(expr)
         return
-    assert schedule.next_fire(schedule.parse(expr), after, tz) == apscheduler_next(expr, after, tz)
+    ours = schedule.next_fire(schedule.parse(expr), after, tz)
+    theirs = apscheduler_next(expr, after, tz)
+    if ours != theirs:
+        # APScheduler 3 can carry a UTC offset across a DST change it steps over (seen in
+        # Australia/Lord_Howe's 30-minute change and Pacific/Chatham) and land past the
+        # first fire time: 2016-01-01 00:30 instead of 00:00 when asked from July. Asked
+        # from a second before, it agrees. ``status`` shows that first time; the daemon may
+        # fire at APScheduler's later one (never earlier, never a day apart).
+        assert ours is not None and theirs is not None, (ours, theirs)
+        assert ours < theirs <= ours + 3600, (ours, theirs)
+        assert apscheduler_next(expr, ours - 1, tz) == ours
 
 
 @settings(max_examples=300, deadline=None)
