@@ -47,6 +47,7 @@ class Batch:
         "malformed",
         "oversized",
         "parent",
+        "reread",
         "session",
         "start",
         "synthetic",
@@ -66,6 +67,9 @@ class Batch:
         self.session = session
         self.synthetic = synthetic
         self.parent = parent  # for a successor: the session it continues
+        # An archive: a copy of events that may have been read live before. Its calls are
+        # looked up in the ledger, so an answer counted (or not) then is not counted again.
+        self.reread = False
         self.start = start  # file offset the batch starts at
         self.end = end  # file offset after its last complete line
         self.oversized = 0

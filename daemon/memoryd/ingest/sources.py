@@ -91,6 +91,34 @@ def imported_session_id(name: str) -> str:
     return last.rsplit("_", 1)[-1] if "_" in last else last
 
 
+def imported_key_slug(name: str, session: str) -> str:
+    """The key slug an import-archive name starts with: ``<keySlug>.<original file>...``.
+
+    The original name starts with the session id (or ``<ISO time>_<sessionId>``), so
+    the slug is what comes before it; without the id in the name, the part before the
+    first dot (OpenClaw's slugs hold no dots).
+    """
+    at = name.rfind(session) if session else -1
+    if at > 0:
+        return _ISO_PREFIX.sub("", name[:at]).rstrip(".")
+    return name.split(".", 1)[0]
+
+
+_ISO_PREFIX = re.compile(r"\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_$")  # a successor's time, then `_`
+
+
+def is_synthetic_key(key: str) -> bool:
+    """A session key (or its slug in a file name) of cron or heartbeat traffic, not the user's.
+
+    ``agent:<id>:cron:<job>`` reads ``agent_<id>_cron_<job>`` as a slug.
+    """
+    k = key.lower()
+    return "cron:" in k or "heartbeat" in k or _CRON_SLUG.search(k) is not None
+
+
+_CRON_SLUG = re.compile(r"(?:^|[_:])cron[_:]")
+
+
 def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:
     """Folders holding this agent's transcripts (they may not exist yet)."""
     dirs = [
