@@ -266,6 +266,8 @@ class Scanner:
                     else:
                         self._scan_file(plan, pending, stats)
                 except Exception as exc:  # the fault barrier: one source fails, the scan goes on
+                    if _own_database_fault(exc):
+                        raise  # memoryd's own state.db cannot take writes: no source is at fault
                     self._source_failed(plan.sf, exc, stats, pending, failed_before)
                 else:
                     if str(plan.sf.path) in failed_before:
@@ -639,6 +641,21 @@ class Scanner:
         ids = src.synthetic_session_ids(data)
         self._synthetic_sessions[agent] = (key, ids)
         return ids
+
+
+_SQLITE_READONLY, _SQLITE_FULL = 8, 13
+
+
+def _own_database_fault(exc: BaseException) -> bool:
+    """A full disk or a read-only state.db: only writes fail so, and sources are only read.
+
+    Such an error ends the scan with one line naming state.db (the command's handler)
+    instead of marking every source failed in turn.
+    """
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.Error) and isinstance(code, int) and (
+        code & 0xFF in (_SQLITE_READONLY, _SQLITE_FULL)
+    )
 
 
 def _lines_with_ids(data: bytes, stop: int, look: dict[str, int]) -> set[tuple[int, int, str]]:
