@@ -653,8 +653,10 @@ def _own_database_fault(exc: BaseException) -> bool:
     instead of marking every source failed in turn.
     """
     code = getattr(exc, "sqlite_errorcode", None)
-    return isinstance(exc, sqlite3.Error) and isinstance(code, int) and (
-        code & 0xFF in (_SQLITE_READONLY, _SQLITE_FULL)
+    return (
+        isinstance(exc, sqlite3.Error)
+        and isinstance(code, int)
+        and (code & 0xFF in (_SQLITE_READONLY, _SQLITE_FULL))
     )
 
 
