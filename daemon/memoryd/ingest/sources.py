@@ -15,11 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-import orjson
-
 from ..config import Agent
 from . import sqlite_source
-from .tailer import HEAD_MAX
 
 LIVE, SUCCESSOR, RESET, DELETED, CLAUDE = "live", "successor", "reset", "deleted", "claude"
 SQLITE = "sqlite"
@@ -228,6 +225,8 @@ def parent_session(fd: int, head: bytes) -> str | None:
     Only a header (``"type": "session"``, the first line) names one: compaction
     successors do. None when there is none, or the header cannot be read.
     """
+    from .tailer import HEAD_MAX  # (here: read-only commands list sources, never tail them)
+
     end = head.find(b"\n")
     if end < 0 and len(head) >= HEAD_MAX:  # a header longer than the head read: read it whole
         head = os.pread(fd, _HEADER_MAX, 0)
@@ -249,6 +248,8 @@ def file_session(sf: SourceFile, head: bytes) -> str:
         return session_id_of(sf.path.name)
     end = head.find(b"\n")
     if end > 0 and b'"session"' in head[:end]:
+        import orjson  # (here: status lists sources without parsing any; orjson is not cheap)
+
         try:
             header = orjson.loads(head[:end])
         except orjson.JSONDecodeError:
@@ -268,6 +269,8 @@ def header_parent(line: bytes) -> str | None:
     """
     if b'"parentSession"' not in line:
         return None
+    import orjson
+
     try:
         header = orjson.loads(line)
     except orjson.JSONDecodeError:
