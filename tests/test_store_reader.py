@@ -869,3 +869,36 @@ def test_a_cron_archive_file_read_by_a_later_process_is_left_out_too(inst):
     inst.scan()
     assert inst.counts() == expected(1)
     store.conn.close()
+
+
+# ------------------------------------------------------------------------ import-archive names
+
+_KEYS = st.one_of(
+    st.builds(lambda a, j: f"agent:{a}:cron:{j}", st.from_regex(r"[a-z]{1,8}", fullmatch=True),
+              st.from_regex(r"[0-9a-f]{8}", fullmatch=True)),
+    st.builds(lambda a, s: f"agent:{a}:{s}", st.from_regex(r"[a-z]{1,8}", fullmatch=True),
+              st.sampled_from(["main", "telegram:dm:42", "heartbeat", "session:x"])),
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    key=_KEYS,
+    sid=st.uuids().map(str),
+    successor=st.booleans(),
+    renamed=st.sampled_from(["", ".reset.2026-03-06T05-00-00.000Z"]),
+)
+def test_an_import_archive_name_gives_back_its_key_slug(key, sid, successor, renamed):
+    """``<keySlug>.<original file>.imported-<ts>``: the slug, whatever the original name,
+    and whether it is cron / heartbeat traffic exactly when the key says so."""
+    from memoryd.ingest import sources as src
+    from memoryd.testing.openclaw_store import key_slug
+
+    original = f"2026-08-11T22-27-27.137Z_{sid}.jsonl" if successor else f"{sid}.jsonl"
+    name = f"{key_slug(key)}.{original}{renamed}.imported-2026-09-21T14-13-20.000Z"
+    assert src.classify_name(name) == src.IMPORTED
+    assert src.imported_session_id(name) == sid
+    slug = src.imported_key_slug(name, sid)
+    assert slug == key_slug(key)
+    assert src.is_synthetic_key(slug) == src.is_synthetic_key(key)
+    assert src.is_synthetic_key(key) == (":cron:" in key or "heartbeat" in key)

@@ -9,9 +9,11 @@ user's: dreaming queries, cron and heartbeat sessions).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .. import clock
 from ..workspace import classify_result_path
-from .calls import Call, Calls, answers
+from .calls import Call, CallRow, Calls, answers
 from .ledger import Batch, Ledger
 from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult, parse_line
 from .stats import ScanStats
@@ -59,6 +61,8 @@ class Applier:
                 # Not looked up in the database: a call seen in an earlier scan (a copy in a
                 # successor file) is inserted OR IGNOREd and at worst waits until this scan ends.
                 known = calls.known.get(call_id)
+                if known is None and batch.reread:  # an archive: met in an earlier scan?
+                    known = calls.lookup(call_id, self._fetch(batch.cp.agent))
                 if known is None:
                     calls.add(call_id, Call(tool, query, ts, False, batch.session))
                     batch.new_call((batch.cp.agent, call_id, tool, query, ts, batch.session, 0))
@@ -69,6 +73,9 @@ class Applier:
             else:
                 self._result(ev, batch, calls, stats)
         return made
+
+    def _fetch(self, agent: str) -> Callable[[str], CallRow | None]:
+        return lambda cid: self.ledger.fetch_call(agent, cid)
 
     def _result(self, ev: ToolResult, batch: Batch, calls: Calls, stats: ScanStats) -> None:
         call_id, named, paths, ev_ts, _recovered, _shape = ev
@@ -86,7 +93,13 @@ class Applier:
             call = Call(tool, None, ev_ts, True, batch.session)
             calls.add(call_id, call)
             batch.answered_unseen.append((agent, call_id, tool, ev_ts, batch.session))
-        elif not call.answered:
+        elif call.answered:
+            # Another copy of an answer already taken (a re-appended entry, an archive of
+            # a session read live before): its call's hits were decided by the first one,
+            # and they stay decided. A copy read without the session's key (the derived
+            # ``.zst`` file of a deleted cron session) must not count what was not counted.
+            return
+        else:
             calls.answer(call_id, call)
             batch.answer(agent, call_id)
         query = call.query if tool == SEARCH else None

@@ -182,7 +182,9 @@ class ArchiveReader:
                 or session in self.ctx.store_synthetic_of(cp.agent)
                 or (key is not None and ("cron:" in key.lower() or "heartbeat" in key.lower()))
             )
-        return Batch(cp, session, synthetic)
+        batch = Batch(cp, session, synthetic)
+        batch.reread = True
+        return batch
 
     def _commit_archive(
         self, batch: Batch, nbytes: int, stats: ScanStats, record: tuple[str, int, str] | None

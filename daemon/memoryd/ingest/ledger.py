@@ -56,6 +56,7 @@ class Batch:
         "malformed",
         "oversized",
         "parent",
+        "reread",
         "session",
         "start",
         "synthetic",
@@ -75,6 +76,9 @@ class Batch:
         self.session = session
         self.synthetic = synthetic
         self.parent = parent  # for a successor: the session it continues
+        # An archive: a copy of events that may have been read live before. Its calls are
+        # looked up in the ledger, so an answer counted (or not) then is not counted again.
+        self.reread = False
         self.start = start  # file offset the batch starts at
         self.end = end  # file offset after its last complete line
         self.oversized = 0
@@ -203,8 +207,15 @@ class Ledger:
     def flush(self) -> None:
         """Commit the scan's open transaction, if any."""
         if self._in_txn:
-            self.conn.execute("COMMIT")
-            self._in_txn = False
+            try:
+                self.conn.execute("COMMIT")
+            except sqlite3.Error:  # (a full disk shows at the commit): undone, as in write()
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                self.rolled_back = True
+                raise
+            finally:
+                self._in_txn = False
             faults.point("scan.committed")
 
     def hits_empty(self) -> bool:

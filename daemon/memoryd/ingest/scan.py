@@ -451,7 +451,7 @@ class Scanner:
         if calls is None:
             calls = pending[cp.agent] = self.ledger.waiting_calls(cp.agent)
         session = plan.session or src.file_session(sf, b"")
-        synthetic = not self.cfg.openclaw.count_synthetic and session in self._synthetic(cp.agent)
+        synthetic = not self.cfg.openclaw.count_synthetic and self._is_synthetic(sf, session)
         commit_every = _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes
         source = SourceWrite(plan.settle)
         batch = Batch(cp, session, synthetic, plan.parent, start=cp.offset, end=cp.offset)
@@ -593,6 +593,21 @@ class Scanner:
     def _store_path(self, agent: str) -> Path | None:
         sessions_dir = next((a.sessions_dir for a in self.paths.agents if a.id == agent), None)
         return sqlite_source.db_path_for(sessions_dir) if sessions_dir is not None else None
+
+    def _is_synthetic(self, sf: src.SourceFile, session: str) -> bool:
+        """Whether a transcript file holds cron or heartbeat traffic (not counted).
+
+        sessions.json says so for files in ``sessions/``. An import-archive copy is read
+        before the store (and a store install may have no sessions.json): its key is in
+        its name (``agent_<id>_cron_<job>.<file>.imported-<ts>``) and in the store.
+        """
+        if session in self._synthetic(sf.agent):
+            return True
+        if sf.kind != src.IMPORTED:
+            return False
+        return src.is_synthetic_key(
+            src.imported_key_slug(sf.path.name, session)
+        ) or session in self.ctx.store_synthetic_of(sf.agent)
 
     def _synthetic(self, agent: str) -> frozenset[str]:
         """Session ids of the agent's cron and heartbeat sessions (from its sessions.json).

@@ -88,6 +88,34 @@ def imported_session_id(name: str) -> str:
     return last.rsplit("_", 1)[-1] if "_" in last else last
 
 
+def imported_key_slug(name: str, session: str) -> str:
+    """The key slug an import-archive name starts with: ``<keySlug>.<original file>...``.
+
+    The original name starts with the session id (or ``<ISO time>_<sessionId>``), so
+    the slug is what comes before it; without the id in the name, the part before the
+    first dot (OpenClaw's slugs hold no dots).
+    """
+    at = name.rfind(session) if session else -1
+    if at > 0:
+        return _ISO_PREFIX.sub("", name[:at]).rstrip(".")
+    return name.split(".", 1)[0]
+
+
+_ISO_PREFIX = re.compile(r"\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_$")  # a successor's time, then `_`
+
+
+def is_synthetic_key(key: str) -> bool:
+    """A session key (or its slug in a file name) of cron or heartbeat traffic, not the user's.
+
+    ``agent:<id>:cron:<job>`` reads ``agent_<id>_cron_<job>`` as a slug.
+    """
+    k = key.lower()
+    return "cron:" in k or "heartbeat" in k or _CRON_SLUG.search(k) is not None
+
+
+_CRON_SLUG = re.compile(r"(?:^|[_:])cron[_:]")
+
+
 def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:
     """Folders holding this agent's transcripts (they may not exist yet)."""
     dirs = [
@@ -199,7 +227,7 @@ def parent_session(fd: int, head: bytes) -> str | None:
     Only a header (``"type": "session"``, the first line) names one: compaction
     successors do. None when there is none, or the header cannot be read.
     """
-    from .tailer import HEAD_MAX
+    from .tailer import HEAD_MAX  # (here: read-only commands list sources, never tail them)
 
     end = head.find(b"\n")
     if end < 0 and len(head) >= HEAD_MAX:  # a header longer than the head read: read it whole
@@ -222,7 +250,7 @@ def file_session(sf: SourceFile, head: bytes) -> str:
         return session_id_of(sf.path.name)
     end = head.find(b"\n")
     if end > 0 and b'"session"' in head[:end]:
-        import orjson
+        import orjson  # (here: status lists sources without parsing any; orjson is not cheap)
 
         try:
             header = orjson.loads(head[:end])

@@ -115,6 +115,18 @@ def open_readonly(db: Path) -> sqlite3.Connection:
     return conn
 
 
+_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    """Whether SQLite gave up waiting for a lock another connection holds."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED)
+    text = str(exc).lower()
+    return "database is locked" in text or "database table is locked" in text or "busy" in text
+
+
 # ---------------------------------------------------------------------- layout
 
 

@@ -60,7 +60,7 @@ class StoreReader:
         stats.files_read += 1
         conn = sqlite_source.open_readonly(sf.path)
         try:
-            tables = sqlite_source.table_columns(conn)
+            tables = self._tables(conn)
             layout = sqlite_source.pick_layout(tables)
             if layout is None:
                 raise SourceFailed(sqlite_source.UNSUPPORTED)
@@ -92,6 +92,7 @@ class StoreReader:
                 todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors)
                 if not todo:
                     break
+                self._header_parents(conn, layout, todo, parents)
                 for session_id, after, top in sqlite_source.parents_first(todo, parents):
                     self._read_session(
                         conn,
@@ -118,6 +119,45 @@ class StoreReader:
             sig = (sig[0], -1)
         self.ctx.ledger.store_read(cp.id, cp.agent, sig, marks_seen)
 
+    @staticmethod
+    def _header_parents(
+        conn: sqlite3.Connection,
+        layout: sqlite_source.Layout,
+        todo: list[tuple[str, int, int]],
+        parents: dict[str, str],
+    ) -> None:
+        """Add the lineage only a header tells: ``parentSession`` of sessions read from the start.
+
+        Before schema 14 there is no ``session_windows``, and a window may lack its
+        ``previous_session_id``: the header (seq 0) then names the session continued (an
+        id, or a file path in older builds). Known before the order is settled, so that
+        the continued session is read first whichever id sorts first.
+        """
+        for session_id, after, _top in todo:
+            if after < 0 and session_id not in parents:
+                header = sqlite_source.header_row(conn, layout, session_id)
+                parent = src.header_parent(header) if header else None
+                if parent and parent != session_id:
+                    parents[session_id] = parent
+
+    @staticmethod
+    def _tables(conn: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
+        """The store's tables, the first thing read: where a store held locked shows.
+
+        A lock held past the busy timeout (another process with the store in exclusive
+        mode, a long migration) is a known condition, not a fault of ours: the store
+        is failed for this scan with that reason, and read at the next one.
+        """
+        try:
+            return sqlite_source.table_columns(conn)
+        except sqlite3.OperationalError as exc:
+            if not sqlite_source.is_busy(exc):
+                raise
+            raise SourceFailed(
+                f"{exc} (still locked after {sqlite_source.BUSY_TIMEOUT_S:g} s; "
+                "read at the next scan)"
+            ) from None
+
     def _read_session(
         self,
         conn: sqlite3.Connection,
@@ -143,9 +183,6 @@ class StoreReader:
         max_bytes = self.ctx.cfg.ingest.max_line_bytes
         decode = sqlite_source.decode_event
         apply = self.ctx.applier.parsed
-        if parent is None and after < 0:  # the header first: the session it continues, if any
-            header = sqlite_source.header_row(conn, layout, session_id)
-            parent = src.header_parent(header) if header else None
         while after < top:
             waiting = calls.waiting_in(session_id, parent)
             rows, upto = sqlite_source.rows_that_matter(
