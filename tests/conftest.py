@@ -79,6 +79,7 @@ KINDS: dict[str, str] = {
     "test_read_plans": "unit",
     "test_bulk_load": "unit",
     "test_ledger": "unit",
+    "test_fastpath": "unit",
     # `python -m memoryd` or the daemon as a real process
     "test_cli": "subprocess",
     "test_config": "subprocess",

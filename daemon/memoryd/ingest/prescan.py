@@ -38,7 +38,8 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from .calls import answers
-from .parser import ParsedLine, ToolCall, parse_line
+from .fastpath import parse
+from .parser import ParsedLine, ToolCall
 from .tailer import Region, lines_containing, read_regions
 
 NEEDLE = b"memory_"
@@ -49,6 +50,9 @@ HELPER_SHARE = 0.68
 # The helper reads through descriptors the parent holds open: no more than this many (and
 # no more than a quarter of the process's limit on open files).
 HELPER_MAX_FILES = 256
+
+
+_new = tuple.__new__  # builds a named tuple in one C call (its own __new__ is Python)
 
 
 class Candidate(NamedTuple):
@@ -90,7 +94,7 @@ def prescan_region(region: Region) -> Prescanned:
     """Find and parse the needle lines of one region."""
     data, start = region.data, region.start
     lines = tuple(
-        Candidate(start + b, start + e, parse_line(data[b:e]))
+        _new(Candidate, (start + b, start + e, parse(data[b:e])))
         for b, e in lines_containing(data, NEEDLE, region.size)
     )
     return Prescanned(region.start, region.end, region.oversized, lines)
@@ -334,7 +338,7 @@ def search_open_calls(pre: Prescanned, data: bytes, open_calls: OpenCalls) -> tu
                 continue
             line = parsed_here.get(begin)
             if line is None:
-                line = parsed_here[begin] = Candidate(begin, pre.start + e, parse_line(data[b:e]))
+                line = parsed_here[begin] = Candidate(begin, pre.start + e, parse(data[b:e]))
                 # (a call made in such a line is looked for from the next region on, as the
                 # scanner does)
                 open_calls.note(line.parsed, pre.end)

@@ -50,8 +50,8 @@ from .apply import SYNTHETIC_QUERY_PREFIXES, Applier
 from .archive_reader import ArchiveReader
 from .calls import Calls
 from .context import ReadContext, emit, traceback_of
+from .fastpath import parse
 from .ledger import Batch, Ledger, Settle, SourceWrite
-from .parser import parse_line
 from .prescan import (
     Helper,
     Job,
@@ -576,7 +576,7 @@ class Scanner:
             for begin, line_end, call_id in sorted(_lines_with_ids(data, stop, rel)):
                 if begin not in done and not calls.is_answered(call_id):
                     done.add(begin)
-                    self.applier.parsed(parse_line(data[begin:line_end]), batch, calls, stats)
+                    self.applier.parsed(parse(data[begin:line_end]), batch, calls, stats)
             return
         # A long, rare needle is found faster than any pattern: a search per id wins while
         # there are few of them (the usual case: one call in flight).
@@ -586,7 +586,7 @@ class Scanner:
                     break
                 if begin not in done:
                     done.add(begin)
-                    self.applier.parsed(parse_line(data[begin:line_end]), batch, calls, stats)
+                    self.applier.parsed(parse(data[begin:line_end]), batch, calls, stats)
 
     def _store_path(self, agent: str) -> Path | None:
         sessions_dir = next((a.sessions_dir for a in self.paths.agents if a.id == agent), None)
