@@ -79,11 +79,11 @@ KINDS: dict[str, str] = {
     "test_read_plans": "unit",
     "test_bulk_load": "unit",
     "test_ledger": "unit",
-    "test_fastpath": "unit",
     # `python -m memoryd` or the daemon as a real process
     "test_cli": "subprocess",
     "test_config": "subprocess",
     "test_corpus_truth": "subprocess",
+    "test_fastpath": "subprocess",
     "test_daemon": "subprocess",
     "test_daemon_jobs": "subprocess",
     "test_daemon_signals": "subprocess",
