@@ -47,6 +47,8 @@ class IngestConfig(NamedTuple):
     max_line_bytes: int = 64 << 20
     vanished_grace_days: int = 7
     parallel_min_bytes: int = 24 << 20  # a backlog this large gets a helper; 0 = never
+    # The helper process: "auto" = only when another core is idle, "always", "never".
+    helper: str = "auto"
 
 
 class ArchiveConfig(NamedTuple):
@@ -291,6 +293,8 @@ def _check_semantics(cfg: Config) -> None:
         raise ConfigError("ingest.chunk_bytes: must be at least 4096")
     if cfg.ingest.parallel_min_bytes < 0:
         raise ConfigError("ingest.parallel_min_bytes: must be 0 (never) or more")
+    if cfg.ingest.helper not in ("auto", "always", "never"):
+        raise ConfigError('ingest.helper: must be "auto", "always" or "never"')
     if cfg.ingest.max_line_bytes < cfg.ingest.chunk_bytes:
         raise ConfigError("ingest.max_line_bytes: must be at least ingest.chunk_bytes")
     problem = archive_dir_problem(cfg.archive.dir)

@@ -57,8 +57,9 @@ from .prescan import (
     Job,
     Prescanned,
     can_fork,
-    helper_file_budget,
+    core_is_free,
     helper_share,
+    open_judged,
     prescan,
 )
 from .stats import ScanStats, SourceFailed
@@ -68,6 +69,7 @@ from .tailer import (
     TAIL_LEN,
     Checkpoint,
     Verdict,
+    head_hash,
     judge,
     lines_containing,
     quick_verdict,
@@ -98,6 +100,7 @@ class _Plan:
         "at_path",
         "cp",
         "fd",
+        "job",
         "parent",
         "quick",
         "session",
@@ -124,6 +127,7 @@ class _Plan:
         self.quick = quick  # the verdict from stat alone
         self.unread = unread  # bytes beyond the checkpoint, as stat sees them
         self.fd = -1
+        self.job: Job | None = None  # the file as handed to the helper (read there, if it can)
         self.start: Checkpoint | None = None  # where reading starts, once opened and judged
         self.settle: Settle | None = None  # records the identity
         self.parent: str | None = None  # the session a successor continues (from its header)
@@ -249,11 +253,9 @@ class Scanner:
         try:
             if bulk:  # a first scan: load without the secondary indexes, build them at the end
                 self.ledger.begin_bulk()
-            min_bytes = self.cfg.ingest.parallel_min_bytes
-            if helper_share(unread, min_bytes) < len(plans) and can_fork():
-                split = helper_share(unread, min_bytes, helper_file_budget())
-                if split < len(plans):
-                    helper = self._start_helper(plans, split, stats)
+            split = helper_share(unread, self.cfg.ingest.parallel_min_bytes)
+            if split < len(plans) and can_fork() and self._helper_wanted():
+                helper = self._start_helper(plans, split, stats)
             failed_before = self.ledger.failed_sources()
             for plan in plans:
                 try:
@@ -261,7 +263,7 @@ class Scanner:
                         self.store_reader.read(plan.sf, plan.st, plan.at_path, pending, stats)
                     elif plan.sf.kind == src.ARCHIVE:
                         self.archive_reader.read_file(plan.sf, plan.st, pending, stats)
-                    elif helper is not None and plan.fd >= 0:
+                    elif helper is not None and plan.job is not None:
                         self._tail_prescanned(plan, helper, pending, stats)
                     else:
                         self._scan_file(plan, pending, stats)
@@ -376,28 +378,47 @@ class Scanner:
                 os.close(plan.fd)
                 plan.fd = -1
 
+    def _helper_wanted(self) -> bool:
+        """The ``ingest.helper`` policy: "auto" forks only when another core is idle."""
+        policy = self.cfg.ingest.helper
+        return policy == "always" or (policy == "auto" and core_is_free())
+
     def _start_helper(
         self, plans: list[_Plan], split: int, stats: ScanStats
     ) -> _HelperShare | None:
-        """Open and judge the files from ``split`` on, and fork a helper to prescan them."""
+        """Judge the files from ``split`` on, and fork a helper to prescan them.
+
+        Each file is opened, judged and closed here: the helper opens it again by path
+        and reads it only if it is still the file judged, and so does this process when
+        it commits it. Neither holds a descriptor per file, whatever the backlog's size.
+        """
         share: list[_Plan] = []
         for plan in plans[split:]:
             if plan.sf.kind in (src.SQLITE, src.ARCHIVE):
                 continue
             try:
                 self._open(plan, stats)
-            except OSError:  # out of descriptors, say: the helper takes the files opened so
-                if plan.fd >= 0:  # far, and this one and the rest are read here, in turn
+                head = os.pread(plan.fd, HEAD_MAX, 0)
+                st = os.fstat(plan.fd)
+            except OSError:  # out of descriptors, say: the helper takes the files judged so
+                break  # far, and this one and the rest are read here, in turn
+            finally:
+                if plan.fd >= 0:
                     os.close(plan.fd)
                     plan.fd = -1
-                break
+            assert plan.start is not None  # set by _open
+            plan.job = Job(
+                str(plan.sf.path),
+                st.st_dev,
+                st.st_ino,
+                len(head),
+                head_hash(head),
+                plan.start.offset,
+            )
             share.append(plan)
         if not share:
             return None
-        jobs: list[Job] = []
-        for plan in share:
-            assert plan.start is not None  # set by _open
-            jobs.append(Job(plan.fd, plan.start.offset))
+        jobs = [plan.job for plan in share if plan.job is not None]
         helper = Helper(
             jobs,
             chunk_bytes=self.cfg.ingest.chunk_bytes,
@@ -409,9 +430,17 @@ class Scanner:
     def _tail_prescanned(
         self, plan: _Plan, helper: _HelperShare, pending: dict[str, Calls], stats: ScanStats
     ) -> None:
-        """Commit a file of the helper's share, from its answer (or read here if it gave none)."""
-        assert plan.start is not None
+        """Commit a file of the helper's share, from its answer (or read here if it gave none).
+
+        The file is opened again by path: if it is no longer the file judged (replaced,
+        renamed or deleted since), nothing of it is committed in this scan; the next scan
+        finds it wherever it is now and reads it from its checkpoint, which is unchanged.
+        """
+        assert plan.start is not None and plan.job is not None
         done = helper.result(plan)
+        plan.fd = open_judged(plan.job)
+        if plan.fd < 0:
+            return
         regions: Iterable[tuple[Prescanned, bytes | None]]
         if done is not None:
             stats.helper_files += 1
