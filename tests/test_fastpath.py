@@ -350,3 +350,50 @@ def test_a_scan_by_the_fast_path_writes_exactly_what_the_general_parser_writes(
         assert counts(cfg) == corpus.counts(None)
     assert sum(taken) > len(taken) / 2, "the fast path took fewer than half the lines"
     assert state_rows(tmp_path / "fast") == state_rows(tmp_path / "general")
+
+
+def test_unnamed_answers_found_by_shared_prefix_pattern_or_one_id_at_a_time_give_equal_rows(
+    corpus: CorpusTruth, tmp_path: Path
+) -> None:
+    """Answers that do not name their tool are found by their call's id: one byte search
+    per id, one search per shared prefix (many ids waiting), or one pattern pass over the
+    id fields (ids of many kinds). Forced each way on the whole corpus, the rows are equal."""
+    ways = {
+        "one_by_one": [(scan_module, "_DIRECT_ID_SEARCH_MAX", 10**9)],
+        "by_prefix": [(scan_module, "_DIRECT_ID_SEARCH_MAX", 0)],
+        "by_pattern": [
+            (scan_module, "_DIRECT_ID_SEARCH_MAX", 0),
+            (scan_module, "_id_occurrences", lambda *_: None),
+        ],
+    }
+    rows = {}
+    for name, patches in ways.items():
+        cfg = write_config(tmp_path, corpus, name, ONE_PROCESS)
+        paths = resolve_paths(load_config(cfg), {})
+        with pytest.MonkeyPatch.context() as mp:
+            for target, attr, value in patches:
+                mp.setattr(target, attr, value)
+            with Store.open(paths.db) as store:
+                stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
+        assert stats.errors == 0
+        assert stats.new_hits == corpus.total_hits
+        rows[name] = state_rows(tmp_path / name)
+    assert rows["by_prefix"] == rows["one_by_one"] == rows["by_pattern"]
+
+
+def test_ids_sharing_a_prefix_are_found_where_a_search_for_each_finds_them() -> None:
+    data = (
+        b'{"a":"toolu_01AAA"}\n{"b":"toolu_01AAB toolu_01AAA"}\n'
+        b'{"c":"toolu_01AA"}\n{"d":"call_1 toolu_01AAB"}\n'
+    )
+    look = {"toolu_01AAA": 0, "toolu_01AAB": 25, "toolu_01AA": 0, "call_1": 0, "c1": 0}
+    assert scan_module._id_occurrences(data, len(data), look) is None  # "c1": too short
+    look.pop("c1")  # two groups: "toolu_01AA…" and "call_1"
+    found = scan_module._id_occurrences(data, len(data), look)
+    assert found is not None
+    for call_id, at in look.items():
+        want, i = [], data.find(call_id.encode(), at)
+        while i >= 0:
+            want.append(i)
+            i = data.find(call_id.encode(), i + 1)
+        assert found[call_id] == want, call_id
