@@ -158,6 +158,12 @@ def main() -> int:
     ap.add_argument("--reads", action="store_true", help=f"time read commands at {READ_HITS} hits")
     ap.add_argument("--json-out", type=Path, help="write the figures to this file")
     ap.add_argument("--keep", action="store_true", help="keep the corpus and print where it is")
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        help="the daemon/ folder of another version (e.g. `git archive REV daemon | tar -x`): "
+        "its cold scans are timed in the same interleaved run",
+    )
     args = ap.parse_args()
 
     sys.path.insert(0, str(HERE.parent / "daemon"))
@@ -204,13 +210,16 @@ def main() -> int:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         memoryd = [sys.executable, "-c", IO_PROBE]
 
-        def config(name: str, state_dir: Path, one_process: bool) -> dict[str, str]:
+        def config(
+            name: str, state_dir: Path, one_process: bool, ingest: str = ""
+        ) -> dict[str, str]:
             cfg = tmp / f"{name}.toml"
+            ingest += "parallel_min_bytes = 0\n" if one_process else ""
             cfg.write_text(
                 f"[openclaw]\nstate_dir = {json.dumps(str(state_dir))}\n"
                 f"workspace = {json.dumps(str(truth.workspace))}\n"
                 f"[state]\ndir = {json.dumps(str(tmp / name))}\n"
-                + ("[ingest]\nparallel_min_bytes = 0\n" if one_process else ""),
+                + (f"[ingest]\n{ingest}" if ingest else ""),
                 encoding="utf-8",
             )
             shutil.rmtree(tmp / name, ignore_errors=True)
@@ -234,6 +243,8 @@ def main() -> int:
         proto = proto_cmd(truth.state_dir)
         run(grep_cmd, env, shell=True)  # warm the page cache
         run([*memoryd, "scan"], config("warm", truth.state_dir, True))
+        if args.baseline:
+            run([*memoryd, "scan"], dict(config("warm-b", truth.state_dir, True), **base(args)))
         run(proto, env)
 
         with busy_cores(args.busy) as spinning:
@@ -263,18 +274,32 @@ def row(label: str, runs: list[Run], note: str = "") -> str:
     )
 
 
+def base(args) -> dict[str, str]:
+    """The environment that runs the ``--baseline`` version instead of this one."""
+    return {"PYTHONPATH": str(args.baseline.resolve())}
+
+
 def cold_scans(args, truth, memoryd, config, proto, grep_cmd, env) -> dict[str, Any]:
     """Cold scans of the corpus, one process and helper allowed, against the baseline."""
-    runs = interleave(
-        {
-            "one": lambda n: run([*memoryd, "scan"], config(f"one-{n}", truth.state_dir, True)),
-            "helper": lambda n: run([*memoryd, "scan"], config(f"hlp-{n}", truth.state_dir, False)),
-            "noop": lambda n: run([*memoryd, "scan"], again(env, f"one-{n}")),
-            "proto": lambda n: run(proto, env),
-            "grep": lambda n: run(grep_cmd, env, shell=True),
-        },
-        args.repeat,
-    )
+    always = 'helper = "always"\n'
+    contenders = {
+        "one": lambda n: run([*memoryd, "scan"], config(f"one-{n}", truth.state_dir, True)),
+        "helper": lambda n: run([*memoryd, "scan"], config(f"hlp-{n}", truth.state_dir, False)),
+        "always": lambda n: run(
+            [*memoryd, "scan"], config(f"alw-{n}", truth.state_dir, False, always)
+        ),
+        "noop": lambda n: run([*memoryd, "scan"], again(env, f"one-{n}")),
+        "proto": lambda n: run(proto, env),
+        "grep": lambda n: run(grep_cmd, env, shell=True),
+    }
+    if args.baseline:
+        contenders["base_one"] = lambda n: run(
+            [*memoryd, "scan"], dict(config(f"b-one-{n}", truth.state_dir, True), **base(args))
+        )
+        contenders["base_helper"] = lambda n: run(
+            [*memoryd, "scan"], dict(config(f"b-hlp-{n}", truth.state_dir, False), **base(args))
+        )
+    runs = interleave(contenders, args.repeat)
     want = truth.counts(None)
     got = run([*memoryd, "hits", "--all", "--json", "--no-scan"], again(env, "one-0"))
     memoryd_ok = counts_of(json.loads(got.out)) == want
@@ -283,7 +308,11 @@ def cold_scans(args, truth, memoryd, config, proto, grep_cmd, env) -> dict[str, 
     wrote = statistics.median(r.io.get("write_bytes", 0) for r in runs["one"])
     print(f"\ncold scan ({args.repeat} interleaved runs):       best   median (wall)    CPU")
     print(row("memoryd scan, one process", runs["one"], f"counts exact: {memoryd_ok}"))
-    print(row("memoryd scan, helper allowed", runs["helper"]))
+    print(row("memoryd scan, helper allowed", runs["helper"], "(ingest.helper = auto)"))
+    print(row("memoryd scan, helper always", runs["always"], "(ingest.helper = always)"))
+    if args.baseline:
+        print(row("baseline, one process", runs["base_one"], str(args.baseline)))
+        print(row("baseline, helper allowed", runs["base_helper"]))
     print(row("prototype (json.loads)", runs["proto"], f"counts exact: {proto_ok}"))
     print(row("cat | grep -c memory_", runs["grep"], "(I/O floor)"))
     print(row("memoryd scan, no-op", runs["noop"]))
@@ -291,6 +320,14 @@ def cold_scans(args, truth, memoryd, config, proto, grep_cmd, env) -> dict[str, 
     print("ratios of medians, memoryd / prototype (lower is faster): wall, CPU")
     print(f"  one process           {one / p:5.2f}x  {cpu(runs['one']) / pc:5.2f}x")
     print(f"  helper allowed        {hlp / p:5.2f}x  {cpu(runs['helper']) / pc:5.2f}x")
+    alw = med(runs["always"])
+    print(f"  helper always         {alw / p:5.2f}x  {cpu(runs['always']) / pc:5.2f}x")
+    if args.baseline:
+        for key, label in (
+            ("base_one", "baseline, one process"),
+            ("base_helper", "baseline, helper"),
+        ):
+            print(f"  {label:<22}{med(runs[key]) / p:5.2f}x  {cpu(runs[key]) / pc:5.2f}x")
     print(f"  one process / grep floor {one / g:5.2f}x")
     print(f"  one process wrote {wrote / 1e6:.1f} MB (write_bytes)")
     return {
@@ -307,6 +344,18 @@ def cold_scans(args, truth, memoryd, config, proto, grep_cmd, env) -> dict[str, 
         "one_process_cpu_ratio": round(cpu(runs["one"]) / pc, 3),
         "write_bytes": int(wrote),
         "counts_exact": memoryd_ok and proto_ok,
+        "helper_always_ms": round(alw * 1000),
+        "helper_always_cpu_ms": round(cpu(runs["always"]) * 1000),
+        **(
+            {
+                "baseline_one_process_ms": round(med(runs["base_one"]) * 1000),
+                "baseline_one_process_cpu_ms": round(cpu(runs["base_one"]) * 1000),
+                "baseline_helper_ms": round(med(runs["base_helper"]) * 1000),
+                "baseline_helper_cpu_ms": round(cpu(runs["base_helper"]) * 1000),
+            }
+            if args.baseline
+            else {}
+        ),
     }
 
 

@@ -84,6 +84,7 @@ KINDS: dict[str, str] = {
     "test_cli": "subprocess",
     "test_config": "subprocess",
     "test_corpus_truth": "subprocess",
+    "test_fastpath": "subprocess",
     "test_daemon": "subprocess",
     "test_daemon_jobs": "subprocess",
     "test_daemon_signals": "subprocess",

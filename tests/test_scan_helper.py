@@ -34,13 +34,14 @@ from hypothesis import strategies as st
 
 import transcripts as tx
 from daemon_harness import wait_until
+from memoryd import faults
 from memoryd.config import load_config, resolve_paths
 from memoryd.ingest import prescan
 from memoryd.ingest import scan as scan_module
 from memoryd.ingest.prescan import (
-    HELPER_MAX_FILES,
     HELPER_SHARE,
     OpenCalls,
+    free_core,
     helper_share,
     prescan_region,
     search_open_calls,
@@ -52,7 +53,7 @@ from test_crash_scan import NOW, counts, memoryd
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is forked")
 
-HELPER_ALWAYS = "[ingest]\nparallel_min_bytes = 1\nchunk_bytes = 65536\n"
+HELPER_ALWAYS = '[ingest]\nparallel_min_bytes = 1\nchunk_bytes = 65536\nhelper = "always"\n'
 ONE_PROCESS = "[ingest]\nparallel_min_bytes = 0\nchunk_bytes = 65536\n"
 
 
@@ -120,9 +121,11 @@ def test_no_helper_below_the_threshold_or_when_switched_off() -> None:
 
 
 def test_a_sliver_of_the_work_gets_no_helper() -> None:
-    """The helper's files are a suffix of at most HELPER_MAX_FILES: here, crumbs only."""
-    pending = [100 << 20] + [1] * (2 * HELPER_MAX_FILES)
-    assert helper_share(pending, min_bytes=1) == len(pending)
+    """With a cap on its files that leaves it only crumbs, no helper; without one, a
+    dominant first file goes to the helper with the rest."""
+    pending = [100 << 20] + [1] * 512
+    assert helper_share(pending, min_bytes=1, max_files=256) == len(pending)
+    assert helper_share(pending, min_bytes=1) == 0
 
 
 def test_the_helper_takes_no_more_files_than_its_budget_read_or_not() -> None:
@@ -137,10 +140,21 @@ def test_one_dominant_file_goes_to_the_helper_whole() -> None:
     assert helper_share([900 << 20, 1 << 20], min_bytes=1) == 0
 
 
-def test_the_helper_never_holds_more_than_its_descriptor_budget() -> None:
-    pending = [1 << 20] * (3 * HELPER_MAX_FILES)
+def test_the_helper_takes_its_share_of_a_backlog_of_any_size() -> None:
+    """No cap on its files (it opens them one at a time): 3,000 transcripts, 68 % of them."""
+    pending = [1 << 20] * 3000
     k = helper_share(pending, min_bytes=1)
-    assert len(pending) - k <= HELPER_MAX_FILES
+    assert abs((len(pending) - k) - HELPER_SHARE * len(pending)) <= 1
+
+
+def test_a_helper_only_when_another_core_is_idle() -> None:
+    """One core, or the others busy (now or over the last minute): no helper."""
+    assert free_core(cpus=2, load_1min=0.2, runnable_now=1)
+    assert free_core(cpus=8, load_1min=5.0, runnable_now=4)
+    assert not free_core(cpus=1, load_1min=0.0, runnable_now=1)
+    assert not free_core(cpus=2, load_1min=1.0, runnable_now=1)  # a spinner on the other core
+    assert not free_core(cpus=2, load_1min=0.1, runnable_now=2)  # something runnable right now
+    assert not free_core(cpus=4, load_1min=3.2, runnable_now=1)
 
 
 # ------------------------------------------------------------------ the helper's id searches
@@ -438,7 +452,8 @@ def test_prescans_from_the_helper_give_the_rows_of_a_one_process_scan(steps, spl
         rows = []
         for helped in (False, True):
             cfg_path.write_text(
-                f"{base}[ingest]\nchunk_bytes = {chunk}\nparallel_min_bytes = {int(helped)}\n",
+                f"{base}[ingest]\nchunk_bytes = {chunk}\nparallel_min_bytes = {int(helped)}\n"
+                'helper = "always"\n',
                 encoding="utf-8",
             )
             cfg = load_config(str(cfg_path))
@@ -542,3 +557,80 @@ def test_out_of_descriptors_while_handing_files_to_the_helper(
     cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
     stats = scan_here(cfg, corpus, (scan_module.Scanner, "_open", open_until_the_third))
     assert stats.helper_files == 2
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir(f"/proc/{os.getpid()}/fd"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="counts /proc/self/fd")
+def test_a_backlog_of_many_transcripts_goes_to_the_helper_without_a_descriptor_each(
+    tmp_path: Path,
+) -> None:
+    """300 transcripts (more than the 256 the helper once took at most): the helper reads its
+    two thirds, the rows are a one-process scan's, and the scan never holds a descriptor per
+    file (it opens one transcript at a time, as the helper does)."""
+    many = generate(tmp_path / "c", seed=77, sessions=300, target_bytes=2_500_000, now=NOW)
+    assert len(many.transcripts) > 256
+    alone = write_config(tmp_path, many, "alone", ONE_PROCESS)
+    memoryd(alone, "scan")
+    cfg = write_config(tmp_path, many, "helped", HELPER_ALWAYS)
+    paths = resolve_paths(load_config(cfg), {})
+    seen: list[int] = []
+    with Store.open(paths.db) as store:
+        before = _open_descriptors()
+        for point in ("scan.helper_started", "scan.batch"):
+            faults.hook(point, lambda *_: seen.append(_open_descriptors()))
+        try:
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(scan_module, "can_fork", lambda: True)
+                stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
+        finally:
+            for point in ("scan.helper_started", "scan.batch"):
+                faults.hook(point, None)
+    assert stats.errors == 0
+    assert stats.helper_files > 0.5 * len(many.transcripts)
+    assert seen and max(seen) <= before + 3  # the pipe, one transcript, SQLite's journal
+    assert state_rows(tmp_path / "helped") == state_rows(tmp_path / "alone")
+    assert counts(cfg) == many.counts(None)
+
+
+def test_a_file_replaced_after_it_was_judged_is_not_read_by_the_helper(
+    corpus: CorpusTruth, tmp_path: Path
+) -> None:
+    """The helper opens each file by path: another file there (same name, new inode) is not
+    the one judged, and the scan commits nothing of it; the next scan reads what is there."""
+    cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
+    replaced: list[str] = []
+    real_start = scan_module.Scanner._start_helper
+
+    def replace_the_last_file_once_judged(self, plans, split, stats):  # type: ignore[no-untyped-def]
+        share = real_start(self, plans, split, stats)
+        last = [plan for plan in plans if plan.job is not None][-1].sf.path
+        copy = Path(f"{last}.new")
+        copy.write_bytes(Path(last).read_bytes())
+        os.replace(copy, last)  # same bytes, another inode (made while the old one lived)
+        replaced.append(str(last))
+        return share
+
+    paths = resolve_paths(load_config(cfg), {})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(scan_module, "can_fork", lambda: True)
+        mp.setattr(scan_module.Scanner, "_start_helper", replace_the_last_file_once_judged)
+        with Store.open(paths.db) as store:
+            first = scan_module.Scanner(load_config(cfg), paths, store).scan()
+    assert replaced
+    assert first.errors == 0
+    new_inode = os.stat(replaced[0]).st_ino
+
+    def inodes_recorded() -> set[int]:
+        with Store.open(paths.db) as store:
+            rows = store.conn.execute("SELECT ino FROM sources WHERE path = ?", (replaced[0],))
+            return {row[0] for row in rows}
+
+    assert new_inode not in inodes_recorded()  # judged as another file: nothing committed
+    with Store.open(paths.db) as store:
+        again = scan_module.Scanner(load_config(cfg), paths, store).scan()
+    assert again.errors == 0
+    assert new_inode in inodes_recorded()
+    assert counts(cfg) == corpus.counts(None)

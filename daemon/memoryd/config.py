@@ -78,6 +78,12 @@ class IngestConfig(NamedTuple):
     downtime) is read by two processes: a forked helper finds and parses the lines of the
     last transcripts while memoryd reads and commits the first ones. The counts are the
     same either way. `0` keeps every scan in one process."""
+    helper: str = "auto"
+    """When that helper runs: `"auto"` only when another core is idle (at least two usable
+    cores, and neither the 1-minute load average nor the tasks runnable right now, besides the
+    scan, leave less than one core free; otherwise the helper would only take turns with the
+    scan on one core); `"always"` whenever the backlog is large enough; `"never"`. The counts
+    are the same either way."""
 
 
 class ArchiveConfig(NamedTuple):
@@ -402,6 +408,8 @@ def _check_semantics(cfg: Config) -> None:
         raise ConfigError("ingest.chunk_bytes: must be at least 4096")
     if cfg.ingest.parallel_min_bytes < 0:
         raise ConfigError("ingest.parallel_min_bytes: must be 0 (never) or more")
+    if cfg.ingest.helper not in ("auto", "always", "never"):
+        raise ConfigError('ingest.helper: must be "auto", "always" or "never"')
     if cfg.ingest.max_line_bytes < cfg.ingest.chunk_bytes:
         raise ConfigError("ingest.max_line_bytes: must be at least ingest.chunk_bytes")
     problem = archive_dir_problem(cfg.archive.dir)

@@ -14,13 +14,15 @@ from collections.abc import Callable
 from .. import clock
 from ..workspace import classify_result_path
 from .calls import Call, CallRow, Calls, answers
+from .fastpath import parse
 from .ledger import Batch, Ledger
-from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult, parse_line
+from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult
 from .stats import ScanStats
 
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
 _CALL_FIELDS = len(ToolCall._fields)  # a result has more (ToolResult._fields)
 assert len(ToolResult._fields) != _CALL_FIELDS
+_KEYS_MAX = 65536  # classified paths remembered (a bound for a daemon that runs for months)
 
 
 class Applier:
@@ -39,9 +41,12 @@ class Applier:
         self._primary = primary
         self._tiers_root = tiers_root
         self.count_synthetic = count_synthetic
+        # (path as written, workspace) → its hit key or None: a pure function of both, and a
+        # backlog names the same few hundred files over and over.
+        self._keys: dict[tuple[str, str], str | None] = {}
 
     def line(self, line: bytes, batch: Batch, calls: Calls, stats: ScanStats) -> None:
-        self.parsed(parse_line(line), batch, calls, stats)
+        self.parsed(parse(line), batch, calls, stats)
 
     def parsed(self, parsed: ParsedLine, batch: Batch, calls: Calls, stats: ScanStats) -> list[str]:
         """Add one parsed line's calls and hits to ``batch``; returns the ids of new calls.
@@ -80,7 +85,9 @@ class Applier:
     def _result(self, ev: ToolResult, batch: Batch, calls: Calls, stats: ScanStats) -> None:
         call_id, named, paths, ev_ts, _recovered, _shape = ev
         agent = batch.cp.agent
-        call = calls.lookup(call_id, lambda cid: self.ledger.fetch_call(agent, cid))
+        call = calls.known.get(call_id)
+        if call is None:
+            call = calls.lookup(call_id, lambda cid: self.ledger.fetch_call(agent, cid))
         if named is not None:
             tool = named
         elif call is not None:
@@ -110,9 +117,14 @@ class Applier:
         ts = ev_ts or call.ts or clock.now()
         workspace = self._workspaces.get(agent) or self._primary
         asked = call.query if tool == GET and call.query else ""
+        known = self._keys
         for path, score, start_line, end_line in paths:
             raw = path or asked
-            key = classify_result_path(raw, workspace, self._tiers_root) if raw else None
+            key = known.get((raw, workspace), known)  # (the dict itself: not classified yet)
+            if key is known:
+                key = classify_result_path(raw, workspace, self._tiers_root) if raw else None
+                if len(known) < _KEYS_MAX:
+                    known[(raw, workspace)] = key
             if key is None:
                 stats.non_memory_paths += 1
                 continue

@@ -95,6 +95,11 @@ class ParsedLine(NamedTuple):
 _EMPTY = ParsedLine()
 _MALFORMED = ParsedLine(malformed=True)
 
+# ``tuple.__new__(ResultPath, fields)`` builds the same named tuple as ``ResultPath(*fields)``
+# in one C call; the generated ``__new__`` is a Python function, and a scan builds one per
+# result of every search in the backlog.
+_new = tuple.__new__
+
 
 def memory_tool(name: Any) -> str | None:
     """SEARCH / GET for memory_search / memory_get, MCP prefixes and case tolerated."""
@@ -121,13 +126,18 @@ def parse_line(line: bytes) -> ParsedLine:
             record = orjson.loads(line.decode("utf-8", "replace"))
         except orjson.JSONDecodeError:
             return _MALFORMED
+    return parse_record(record)
+
+
+def parse_record(record: Any) -> ParsedLine:
+    """The events of a line already decoded from JSON (what :func:`parse_line` does next)."""
     if not isinstance(record, dict):
         return _MALFORMED
     try:
         events = tuple(_events(record))
     except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError):
         return _MALFORMED
-    return ParsedLine(events) if events else _EMPTY
+    return _new(ParsedLine, (events, False)) if events else _EMPTY
 
 
 # --------------------------------------------------------------------------- records
@@ -196,7 +206,7 @@ def _call(block: dict[str, Any], ts: float | None) -> ToolCall | None:
         args = {}
     key = "query" if tool == SEARCH else "path"
     value = args.get(key)
-    return ToolCall(call_id, tool, value if isinstance(value, str) else None, ts)
+    return _new(ToolCall, (call_id, tool, value if isinstance(value, str) else None, ts))
 
 
 def _result(
@@ -211,16 +221,16 @@ def _result(
     if name is not None and tool is None:
         return None  # another tool's result
     if holder.get("isError") is True or holder.get("is_error") is True:
-        return ToolResult(call_id, tool, (), ts)
+        return _new(ToolResult, (call_id, tool, (), ts, False, None))
     payload, recovered = _payload(content, details)
     shape = _shape(payload) if isinstance(payload, dict) else None
     if recovered:
         shape = shape or SEARCH
     effective = tool or shape
     if effective is None:
-        return ToolResult(call_id, None, (), ts, shape=None)
+        return _new(ToolResult, (call_id, None, (), ts, False, None))
     paths = _search_paths(payload) if effective == SEARCH else _get_paths(payload)
-    return ToolResult(call_id, tool, paths, ts, recovered=recovered, shape=shape)
+    return _new(ToolResult, (call_id, tool, paths, ts, recovered, shape))
 
 
 def _payload(content: Any, details: Any) -> tuple[Any, bool]:
@@ -284,11 +294,14 @@ def _search_paths(payload: Any) -> tuple[ResultPath, ...]:
         end = item.get("endLine")
         if end is None and "endLine" not in item:
             end = item.get("end_line")
-        rp = ResultPath(
-            path,
-            score if type(score) is float else _to_float(score),
-            start if type(start) is int and -_INT_MAX <= start <= _INT_MAX else _to_int(start),
-            end if type(end) is int and -_INT_MAX <= end <= _INT_MAX else _to_int(end),
+        rp = _new(
+            ResultPath,
+            (
+                path,
+                score if type(score) is float else _to_float(score),
+                start if type(start) is int and -_INT_MAX <= start <= _INT_MAX else _to_int(start),
+                end if type(end) is int and -_INT_MAX <= end <= _INT_MAX else _to_int(end),
+            ),
         )
         prev = merged.get(path)
         merged[path] = rp if prev is None else _merge(prev, rp)
@@ -306,7 +319,7 @@ def _get_paths(payload: Any) -> tuple[ResultPath, ...]:
     lines = _to_int(payload.get("lines"))
     end = frm + lines - 1 if frm is not None and lines else None
     # path may be missing in some builds: the caller fills it from the call's arguments
-    return (ResultPath(path if isinstance(path, str) else "", None, frm, end),)
+    return (_new(ResultPath, (path if isinstance(path, str) else "", None, frm, end)),)
 
 
 def _merge(a: ResultPath, b: ResultPath) -> ResultPath:
@@ -405,6 +418,6 @@ def to_epoch(value: Any) -> float | None:
 def _iso_epoch(s: str) -> float | None:
     try:
         dt = datetime.fromisoformat(s)
-    except ValueError:
+        return dt.timestamp() if dt.tzinfo is not None else None
+    except (ValueError, OverflowError):  # not a date; a date beyond what an epoch holds
         return None
-    return dt.timestamp() if dt.tzinfo is not None else None

@@ -23,9 +23,14 @@ Failure cases, named:
   answers already taken were whole, and the parent reads the rest itself.
 - *Parent killed*: the helper's next write to the pipe fails (nobody reads it)
   and it exits; it never writes anything else, so nothing is left half done.
-- *File changed while the helper reads it*: the helper reads through the file
-  descriptor the parent opened and judged (same inode); bytes appended meanwhile
-  are read or not, exactly as in a single-process scan.
+- *File changed while the helper reads it*: the parent judged the file (its
+  inode, its first bytes, where to start) before forking; the helper opens it by
+  path and reads it only if it is still that file (same device, inode and first
+  bytes), else it answers "not done" and the parent reads it. Bytes appended
+  meanwhile are read or not, exactly as in a single-process scan.
+
+Neither process holds a descriptor per file of the helper's share (each opens
+one file at a time), so the helper takes its share of a backlog of any size.
 """
 
 from __future__ import annotations
@@ -38,17 +43,20 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from .calls import answers
-from .parser import ParsedLine, ToolCall, parse_line
-from .tailer import Region, lines_containing, read_regions
+from .fastpath import parse
+from .parser import ParsedLine, ToolCall
+from .tailer import Region, head_hash, lines_containing, read_regions
 
 NEEDLE = b"memory_"
 # The helper's share of the backlog's bytes. The parent commits every file while the helper
 # reads on, so the helper reads most. Measured on the 100 MB benchmark corpus: from 0.62 to
 # 0.74 the scan's time barely moves (0.68 was best by a few %); at 0.8 the parent waits.
 HELPER_SHARE = 0.68
-# The helper reads through descriptors the parent holds open: no more than this many (and
-# no more than a quarter of the process's limit on open files).
-HELPER_MAX_FILES = 256
+# The helper is worth forking only when another core can run it: at most this much load on
+# the others (the 1-minute average, and what is runnable right now besides this process).
+FREE_CORE_LOAD = 0.5
+
+_new = tuple.__new__  # builds a named tuple in one C call (its own __new__ is Python)
 
 
 class Candidate(NamedTuple):
@@ -90,7 +98,7 @@ def prescan_region(region: Region) -> Prescanned:
     """Find and parse the needle lines of one region."""
     data, start = region.data, region.start
     lines = tuple(
-        Candidate(start + b, start + e, parse_line(data[b:e]))
+        _new(Candidate, (start + b, start + e, parse(data[b:e])))
         for b, e in lines_containing(data, NEEDLE, region.size)
     )
     return Prescanned(region.start, region.end, region.oversized, lines)
@@ -105,41 +113,56 @@ def prescan(
 
 
 class Job(NamedTuple):
-    """A file for the helper: an open descriptor and where to start reading."""
+    """A file for the helper, as the parent judged it: where it is, what it is, where to start.
 
-    fd: int
+    The helper opens ``path`` itself and reads it only if it is still the file the
+    parent judged: same ``dev`` and ``ino``, same ``head_len`` first bytes (by
+    ``head_hash``). Otherwise its answer is "not done" and the parent reads it.
+    """
+
+    path: str
+    dev: int
+    ino: int
+    head_len: int
+    head_hash: str
     offset: int
 
 
-def helper_file_budget() -> int:
-    """How many files the helper may take: each is an open descriptor until it is committed."""
+def open_judged(job: Job) -> int:
+    """A descriptor on ``job.path`` if it is still the judged file, else -1 (never raises)."""
     try:
-        import resource
+        fd = os.open(job.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return -1
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) == (job.dev, job.ino):
+            head = os.pread(fd, job.head_len, 0)
+            if len(head) == job.head_len and head_hash(head) == job.head_hash:
+                return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return -1
 
-        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    except (ImportError, OSError, ValueError):
-        return HELPER_MAX_FILES
-    if soft == resource.RLIM_INFINITY:
-        return HELPER_MAX_FILES
-    return max(0, min(HELPER_MAX_FILES, soft // 4))
 
-
-def helper_share(pending: Sequence[int], min_bytes: int, max_files: int = HELPER_MAX_FILES) -> int:
+def helper_share(pending: Sequence[int], min_bytes: int, max_files: int | None = None) -> int:
     """Index from which the helper takes the files, given each file's unread bytes.
 
-    The helper takes a suffix of the files in scan order, at most ``max_files`` of
-    them, holding about ``HELPER_SHARE`` of the bytes (the parent reads and commits the first ones
-    meanwhile, then commits the helper's as they come). ``len(pending)`` means no
-    helper: less than ``min_bytes`` to read in all (below that a second process
-    costs more than it saves; 0 = never), or no split that gives the helper a fair
-    part of the work.
+    The helper takes a suffix of the files in scan order (at most ``max_files`` of
+    them, if given), holding about ``HELPER_SHARE`` of the bytes (the parent reads and
+    commits the first ones meanwhile, then commits the helper's as they come).
+    ``len(pending)`` means no helper: less than ``min_bytes`` to read in all (below
+    that a second process costs more than it saves; 0 = never), or no split that
+    gives the helper a fair part of the work.
     """
     total = sum(pending)
     none = len(pending)
     if min_bytes <= 0 or total < min_bytes:
         return none
+    limit = none if max_files is None else max_files
     want, taken, k = total * HELPER_SHARE, 0, none
-    while k > 0 and none - k < max_files:  # (every file taken is opened, read or not)
+    while k > 0 and none - k < limit:
         nxt = pending[k - 1]
         if abs(taken + nxt - want) > abs(taken - want):
             break  # taking the next file would move the split further from the aim
@@ -147,6 +170,37 @@ def helper_share(pending: Sequence[int], min_bytes: int, max_files: int = HELPER
         taken += nxt
     # A sliver of the work (the first file holds most of the bytes): only a fork's cost.
     return k if taken >= total * HELPER_SHARE / 2 else none
+
+
+def free_core(cpus: int, load_1min: float, runnable_now: int) -> bool:
+    """Whether a core is idle for the helper, from what the system reports (pure).
+
+    ``cpus``: the cores this process may run on; ``load_1min``: the load average;
+    ``runnable_now``: the tasks runnable at this instant, this process included. A
+    second core must be left over once this process and the others' load have one
+    each: else the helper would only take turns with the scan on the same core, and
+    its transport would be pure cost (the single-process scan is the faster one).
+    """
+    if cpus < 2:
+        return False
+    others_now = max(runnable_now - 1, 0)
+    return max(load_1min, others_now) <= cpus - 1 - 1 + FREE_CORE_LOAD
+
+
+def core_is_free() -> bool:
+    """:func:`free_core` for this machine now (Linux: /proc/loadavg; elsewhere the average)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return cpus >= 2  # no load figure at all: assume the cores are there
+    runnable = 1
+    with contextlib.suppress(OSError, ValueError, IndexError), open("/proc/loadavg") as fh:
+        runnable = int(fh.read().split()[3].split("/")[0])
+    return free_core(cpus, load, runnable)
 
 
 def can_fork() -> bool:
@@ -165,7 +219,8 @@ class Helper:
     The caller takes the answers in the same order with :meth:`next` — committing
     one file while the child reads the following ones — and calls :meth:`close`
     at the end (or to give up). :meth:`next` returns None for a job the child did
-    not answer (it could not be forked, or died): the caller prescans it itself.
+    not answer (it could not be forked, died, or found another file at the job's
+    path): the caller prescans it itself.
     """
 
     def __init__(self, jobs: Sequence[Job], *, chunk_bytes: int, max_line_bytes: int) -> None:
@@ -268,21 +323,28 @@ def _widen_pipe(fd: int) -> None:
 # ------------------------------------------------------------------ transport as plain tuples
 
 
-def _flatten(job: Job, chunk_bytes: int, max_line_bytes: int) -> list[tuple[object, ...]]:
+def _flatten(job: Job, chunk_bytes: int, max_line_bytes: int) -> list[tuple[object, ...]] | None:
     """A file's prescan, with its id searches, as plain tuples field for field.
 
-    (``marshal`` takes no subclasses; the scanner reads prescans by position, so it
-    takes these as they come.)
+    None when the file at ``job.path`` is no longer the one the parent judged (the
+    parent then reads it itself). (``marshal`` takes no subclasses; the scanner reads
+    prescans by position, so it takes these as they come.)
     """
-    out: list[tuple[object, ...]] = []
-    open_calls = OpenCalls()
-    for pre, data in prescan(
-        job.fd, job.offset, chunk_bytes=chunk_bytes, max_line_bytes=max_line_bytes
-    ):
-        for line in pre.lines:
-            open_calls.note(line.parsed, line.end)
-        out.append(_plain(pre._replace(by_id=search_open_calls(pre, data, open_calls))))
-    return out
+    fd = open_judged(job)
+    if fd < 0:
+        return None
+    try:
+        out: list[tuple[object, ...]] = []
+        open_calls = OpenCalls()
+        for pre, data in prescan(
+            fd, job.offset, chunk_bytes=chunk_bytes, max_line_bytes=max_line_bytes
+        ):
+            for line in pre.lines:
+                open_calls.note(line.parsed, line.end)
+            out.append(_plain(pre._replace(by_id=search_open_calls(pre, data, open_calls))))
+        return out
+    finally:
+        os.close(fd)
 
 
 def _plain(value: object) -> object:
@@ -334,7 +396,7 @@ def search_open_calls(pre: Prescanned, data: bytes, open_calls: OpenCalls) -> tu
                 continue
             line = parsed_here.get(begin)
             if line is None:
-                line = parsed_here[begin] = Candidate(begin, pre.start + e, parse_line(data[b:e]))
+                line = parsed_here[begin] = Candidate(begin, pre.start + e, parse(data[b:e]))
                 # (a call made in such a line is looked for from the next region on, as the
                 # scanner does)
                 open_calls.note(line.parsed, pre.end)

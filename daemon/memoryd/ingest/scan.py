@@ -50,15 +50,16 @@ from .apply import SYNTHETIC_QUERY_PREFIXES, Applier
 from .archive_reader import ArchiveReader
 from .calls import Calls
 from .context import ReadContext, emit, traceback_of
+from .fastpath import parse
 from .ledger import Batch, Ledger, Settle, SourceWrite
-from .parser import parse_line
 from .prescan import (
     Helper,
     Job,
     Prescanned,
     can_fork,
-    helper_file_budget,
+    core_is_free,
     helper_share,
+    open_judged,
     prescan,
 )
 from .stats import ScanStats, SourceFailed
@@ -68,6 +69,7 @@ from .tailer import (
     TAIL_LEN,
     Checkpoint,
     Verdict,
+    head_hash,
     judge,
     lines_containing,
     quick_verdict,
@@ -86,6 +88,8 @@ _ID_FIELD = re.compile(
 # A byte search for one id runs at about 6 GB/s here, the regex at about 0.5 GB/s (it stops
 # at every quote), so one pass pays only beyond a dozen ids.
 _DIRECT_ID_SEARCH_MAX = 12
+# Ids sharing at least this many first bytes are looked for together, by one byte search.
+_SHARED_PREFIX_MIN = 5
 _COMMIT_CHUNKS = 16  # commit at least every this many chunks' worth of lines
 # A first scan (no hits yet) of at least this much builds the hit indexes once, at its end.
 _BULK_LOAD_MIN_BYTES = 16 << 20
@@ -98,6 +102,7 @@ class _Plan:
         "at_path",
         "cp",
         "fd",
+        "job",
         "parent",
         "quick",
         "session",
@@ -124,6 +129,7 @@ class _Plan:
         self.quick = quick  # the verdict from stat alone
         self.unread = unread  # bytes beyond the checkpoint, as stat sees them
         self.fd = -1
+        self.job: Job | None = None  # the file as handed to the helper (read there, if it can)
         self.start: Checkpoint | None = None  # where reading starts, once opened and judged
         self.settle: Settle | None = None  # records the identity
         self.parent: str | None = None  # the session a successor continues (from its header)
@@ -249,11 +255,9 @@ class Scanner:
         try:
             if bulk:  # a first scan: load without the secondary indexes, build them at the end
                 self.ledger.begin_bulk()
-            min_bytes = self.cfg.ingest.parallel_min_bytes
-            if helper_share(unread, min_bytes) < len(plans) and can_fork():
-                split = helper_share(unread, min_bytes, helper_file_budget())
-                if split < len(plans):
-                    helper = self._start_helper(plans, split, stats)
+            split = helper_share(unread, self.cfg.ingest.parallel_min_bytes)
+            if split < len(plans) and can_fork() and self._helper_wanted():
+                helper = self._start_helper(plans, split, stats)
             failed_before = self.ledger.failed_sources()
             for plan in plans:
                 try:
@@ -261,7 +265,7 @@ class Scanner:
                         self.store_reader.read(plan.sf, plan.st, plan.at_path, pending, stats)
                     elif plan.sf.kind == src.ARCHIVE:
                         self.archive_reader.read_file(plan.sf, plan.st, pending, stats)
-                    elif helper is not None and plan.fd >= 0:
+                    elif helper is not None and plan.job is not None:
                         self._tail_prescanned(plan, helper, pending, stats)
                     else:
                         self._scan_file(plan, pending, stats)
@@ -378,28 +382,47 @@ class Scanner:
                 os.close(plan.fd)
                 plan.fd = -1
 
+    def _helper_wanted(self) -> bool:
+        """The ``ingest.helper`` policy: "auto" forks only when another core is idle."""
+        policy = self.cfg.ingest.helper
+        return policy == "always" or (policy == "auto" and core_is_free())
+
     def _start_helper(
         self, plans: list[_Plan], split: int, stats: ScanStats
     ) -> _HelperShare | None:
-        """Open and judge the files from ``split`` on, and fork a helper to prescan them."""
+        """Judge the files from ``split`` on, and fork a helper to prescan them.
+
+        Each file is opened, judged and closed here: the helper opens it again by path
+        and reads it only if it is still the file judged, and so does this process when
+        it commits it. Neither holds a descriptor per file, whatever the backlog's size.
+        """
         share: list[_Plan] = []
         for plan in plans[split:]:
             if plan.sf.kind in (src.SQLITE, src.ARCHIVE):
                 continue
             try:
                 self._open(plan, stats)
-            except OSError:  # out of descriptors, say: the helper takes the files opened so
-                if plan.fd >= 0:  # far, and this one and the rest are read here, in turn
+                head = os.pread(plan.fd, HEAD_MAX, 0)
+                st = os.fstat(plan.fd)
+            except OSError:  # out of descriptors, say: the helper takes the files judged so
+                break  # far, and this one and the rest are read here, in turn
+            finally:
+                if plan.fd >= 0:
                     os.close(plan.fd)
                     plan.fd = -1
-                break
+            assert plan.start is not None  # set by _open
+            plan.job = Job(
+                str(plan.sf.path),
+                st.st_dev,
+                st.st_ino,
+                len(head),
+                head_hash(head),
+                plan.start.offset,
+            )
             share.append(plan)
         if not share:
             return None
-        jobs: list[Job] = []
-        for plan in share:
-            assert plan.start is not None  # set by _open
-            jobs.append(Job(plan.fd, plan.start.offset))
+        jobs = [plan.job for plan in share if plan.job is not None]
         helper = Helper(
             jobs,
             chunk_bytes=self.cfg.ingest.chunk_bytes,
@@ -411,9 +434,17 @@ class Scanner:
     def _tail_prescanned(
         self, plan: _Plan, helper: _HelperShare, pending: dict[str, Calls], stats: ScanStats
     ) -> None:
-        """Commit a file of the helper's share, from its answer (or read here if it gave none)."""
-        assert plan.start is not None
+        """Commit a file of the helper's share, from its answer (or read here if it gave none).
+
+        The file is opened again by path: if it is no longer the file judged (replaced,
+        renamed or deleted since), nothing of it is committed in this scan; the next scan
+        finds it wherever it is now and reads it from its checkpoint, which is unchanged.
+        """
+        assert plan.start is not None and plan.job is not None
         done = helper.result(plan)
+        plan.fd = open_judged(plan.job)
+        if plan.fd < 0:
+            return
         regions: Iterable[tuple[Prescanned, bytes | None]]
         if done is not None:
             stats.helper_files += 1
@@ -574,21 +605,30 @@ class Scanner:
         stop = min(end - start, len(data))
         done = {begin - start for begin in done}
         rel = {cid: at - start for cid, at in look.items()}
+        found = None
         if len(rel) > _DIRECT_ID_SEARCH_MAX:
-            for begin, line_end, call_id in sorted(_lines_with_ids(data, stop, rel)):
-                if begin not in done and not calls.is_answered(call_id):
-                    done.add(begin)
-                    self.applier.parsed(parse_line(data[begin:line_end]), batch, calls, stats)
-            return
+            found = _id_occurrences(data, stop, rel)
+            if found is None:  # ids of many kinds: one pattern pass over the id fields
+                for begin, line_end, call_id in sorted(_lines_with_ids(data, stop, rel)):
+                    if begin not in done and not calls.is_answered(call_id):
+                        done.add(begin)
+                        self.applier.parsed(parse(data[begin:line_end]), batch, calls, stats)
+                return
         # A long, rare needle is found faster than any pattern: a search per id wins while
-        # there are few of them (the usual case: one call in flight).
+        # there are few of them (the usual case: one call in flight); many ids sharing a
+        # prefix were found together above, and are taken line by line in the same order.
         for call_id, at in rel.items():
-            for begin, line_end in lines_containing(data, call_id.encode(), stop, at):
+            lines = (
+                lines_containing(data, call_id.encode(), stop, at)
+                if found is None
+                else _lines_at(data, found[call_id], stop)
+            )
+            for begin, line_end in lines:
                 if calls.is_answered(call_id):
                     break
                 if begin not in done:
                     done.add(begin)
-                    self.applier.parsed(parse_line(data[begin:line_end]), batch, calls, stats)
+                    self.applier.parsed(parse(data[begin:line_end]), batch, calls, stats)
 
     def _store_path(self, agent: str) -> Path | None:
         sessions_dir = next((a.sessions_dir for a in self.paths.agents if a.id == agent), None)
@@ -641,6 +681,61 @@ class Scanner:
         ids = src.synthetic_session_ids(data)
         self._synthetic_sessions[agent] = (key, ids)
         return ids
+
+
+def _id_occurrences(data: bytes, stop: int, look: dict[str, int]) -> dict[str, list[int]] | None:
+    """Where each id of ``look`` starts in ``data[:stop]``, from its offset in ``look`` on.
+
+    Call ids of one provider share their first bytes (``toolu_01``, ``call_``): one
+    byte search for what a group shares finds every id of the group, at the speed of
+    a search for one id. None when the ids fall into too many groups or share too
+    little (the caller then reads the id fields with one pattern pass).
+    """
+    groups: dict[bytes, list[bytes]] = {}
+    for call_id in look:
+        raw = call_id.encode()
+        groups.setdefault(raw[:_SHARED_PREFIX_MIN], []).append(raw)
+    if len(groups) > _DIRECT_ID_SEARCH_MAX or min(map(len, groups)) < _SHARED_PREFIX_MIN:
+        return None
+    found: dict[str, list[int]] = {call_id: [] for call_id in look}
+    find = data.find
+    for ids in groups.values():
+        prefix = _shared_prefix(ids)
+        by_length: dict[int, dict[bytes, str]] = {}
+        for raw in ids:
+            by_length.setdefault(len(raw), {})[raw] = raw.decode()
+        sizes = list(by_length.items())
+        i = find(prefix, min(look[raw.decode()] for raw in ids), stop)
+        while i >= 0:
+            for n, wanted in sizes:
+                call_id = wanted.get(data[i : i + n])  # type: ignore[assignment]
+                if call_id is not None and i + n <= stop and i >= look[call_id]:
+                    found[call_id].append(i)
+            i = find(prefix, i + 1, stop)
+    return found
+
+
+def _shared_prefix(ids: list[bytes]) -> bytes:
+    """The first bytes all of ``ids`` share (those of the least and the greatest)."""
+    first, last = min(ids), max(ids)
+    n = 0
+    while n < len(first) and first[n] == last[n]:
+        n += 1
+    return first[:n]
+
+
+def _lines_at(data: bytes, starts: list[int], stop: int) -> Iterator[tuple[int, int]]:
+    """``(begin, end)`` of the lines holding the given offsets, in order, each line once
+    (what :func:`.tailer.lines_containing` yields for the needle found at ``starts``)."""
+    end = -1
+    for i in starts:
+        if i < end:
+            continue  # another occurrence in the line just given
+        begin = data.rfind(b"\n", 0, i) + 1
+        end = data.find(b"\n", i, stop)
+        if end < 0:
+            end = stop
+        yield begin, end
 
 
 def _lines_with_ids(data: bytes, stop: int, look: dict[str, int]) -> set[tuple[int, int, str]]:

@@ -20,7 +20,7 @@ from .archive_reader import ArchiveReader
 from .calls import Calls
 from .context import ReadContext
 from .ledger import Batch
-from .parser import parse_line
+from .fastpath import parse
 from .prescan import NEEDLE
 from .stats import ScanStats, SourceFailed
 from .tailer import Checkpoint
@@ -201,7 +201,7 @@ class StoreReader:
                         self.ctx.malformed_event(cp.path, session_id, seq, why or "")
                         continue
                 if NEEDLE in event or (ids and any(c in event for c in ids)):
-                    for call_id in apply(parse_line(event), batch, calls, stats):
+                    for call_id in apply(parse(event), batch, calls, stats):
                         made_at.setdefault(call_id, seq)
                     ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
             self._answers_by_id(
@@ -243,4 +243,4 @@ class StoreReader:
                 seq > at and not calls.is_answered(cid) and cid.encode() in text
                 for cid, at in open_calls.items()
             ):
-                self.ctx.applier.parsed(parse_line(text), batch, calls, stats)
+                self.ctx.applier.parsed(parse(text), batch, calls, stats)

@@ -1,0 +1,399 @@
+"""The parser's fast path says what the general parser says, on any line.
+
+:mod:`memoryd.ingest.fastpath` reads OpenClaw's two usual line shapes (an assistant
+message with ``toolCall`` blocks, a ``toolResult`` message) by a direct walk and hands
+every other shape to :func:`memoryd.ingest.parser.parse_line`. These tests hold it to
+that contract:
+
+- property tests: lines built from the shapes of openclaw-formats.md §3–4 (every key
+  spelling, payload form, number and timestamp form), then mutated (keys dropped,
+  values swapped for other JSON, bytes cut, inserted or flipped): both paths give the
+  same events, field for field, or the fast path declines;
+- a whole generated corpus scanned with the fast path and with the general parser
+  alone: the state databases are compared row for row.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memoryd.config import load_config, resolve_paths
+from memoryd.ingest import fastpath
+from memoryd.ingest import scan as scan_module
+from memoryd.ingest.fastpath import parse, parse_fast
+from memoryd.ingest.parser import parse_line
+from memoryd.store import Store
+from memoryd.testing.corpus import CorpusTruth, generate
+from test_crash_scan import NOW, counts
+from test_scan_helper import ONE_PROCESS, state_rows, write_config
+
+# ------------------------------------------------------------------ lines of the real shapes
+
+PATHS = st.sampled_from(
+    [
+        "MEMORY.md",
+        "memory/2026-02-25.md",
+        "./memory/a.md",
+        "memory\\b.md",
+        "sessions/x.jsonl",
+        "../../etc/passwd",
+        "",
+        "memory/ünï.md",
+    ]
+)
+NUMBER = st.one_of(
+    st.integers(-5, 10**13),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["5", "0.5", "x", "", "1e400", "nan"]),
+    st.none(),
+    st.booleans(),
+)
+TIMESTAMP = st.one_of(
+    st.just("2026-02-25T09:14:02.123Z"),
+    st.just("2026-02-25T09:14:02"),  # no zone: no time
+    st.just("9999-12-31T23:59:59-14:00"),
+    st.integers(-1, 2 * 10**12),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["1772010842004", "soon", "", "2026-13-45T00:00:00Z"]),
+    st.none(),
+)
+JSON_VALUE = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.text(max_size=8)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+TOOL_NAMES = st.sampled_from(
+    [
+        "memory_search",
+        "memory_get",
+        "mcp__openclaw__memory_search",
+        "mcp_openclaw_memory_get",
+        "Memory_Search",
+        "web_fetch",
+        "exec",
+        "",
+    ]
+)
+
+
+@st.composite
+def search_result(draw: st.DrawFn) -> dict[str, Any]:
+    camel = draw(st.booleans())
+    item: dict[str, Any] = {
+        "path": draw(PATHS),
+        ("startLine" if camel else "start_line"): draw(NUMBER),
+        ("endLine" if camel else "end_line"): draw(NUMBER),
+        "score": draw(NUMBER),
+        "snippet": draw(st.text(max_size=30)),
+        "source": draw(st.sampled_from(["memory", "sessions", "SESSIONS", None])),
+    }
+    if draw(st.booleans()):
+        item["citation"] = "memory/a.md#L1-L2"
+    return item
+
+
+@st.composite
+def payload(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.sampled_from(["search", "get", "disabled", "empty_get", "other"]))
+    if kind == "search":
+        return {"results": draw(st.lists(search_result(), max_size=4)), "provider": "openai"}
+    if kind == "disabled":
+        return {"results": [], "disabled": True, "error": "memory search is disabled"}
+    if kind in ("get", "empty_get"):
+        body: dict[str, Any] = {
+            "path": draw(PATHS),
+            "text": "" if kind == "empty_get" else draw(st.text(min_size=1, max_size=20)),
+        }
+        if draw(st.booleans()):
+            body.update({"from": draw(NUMBER), "lines": draw(NUMBER)})
+        return body
+    return draw(st.dictionaries(st.text(max_size=6), JSON_VALUE, max_size=3))
+
+
+@st.composite
+def result_line(draw: st.DrawFn) -> dict[str, Any]:
+    """A toolResult message (§3): text and details as OpenClaw writes them, or cut."""
+    body = draw(payload())
+    text = json.dumps(body, indent=2)
+    form = draw(st.sampled_from(["full", "details_truncated", "content_only", "cut", "error"]))
+    details: Any = body
+    if form == "cut":
+        text = text[: draw(st.integers(0, len(text)))] + "\n[Content truncated]"
+    if form in ("details_truncated", "cut"):
+        details = {"persistedDetailsTruncated": True, "originalDetailKeys": list(body)}
+    if form == "error":
+        text, details = "Error: embedding provider timed out", None
+    msg: dict[str, Any] = {
+        "role": "toolResult",
+        "toolCallId": draw(st.sampled_from(["toolu_01abc", "call_9", ""])),
+        "toolName": draw(TOOL_NAMES),
+        "content": [{"type": "text", "text": text}],
+    }
+    if details is not None or draw(st.booleans()):
+        msg["details"] = details
+    msg["isError"] = draw(st.sampled_from([False, True, "true", None]))
+    if draw(st.booleans()):
+        msg["timestamp"] = draw(TIMESTAMP)
+    return msg
+
+
+@st.composite
+def call_line(draw: st.DrawFn) -> dict[str, Any]:
+    """An assistant message (§3) with text, thinking and tool-call blocks."""
+    blocks: list[Any] = []
+    for _ in range(draw(st.integers(0, 3))):
+        kind = draw(st.sampled_from(["call", "call", "text", "thinking", "odd"]))
+        if kind == "call":
+            name = draw(TOOL_NAMES)
+            args: Any = (
+                {"query": draw(st.text(max_size=10)), "maxResults": draw(NUMBER)}
+                if "search" in name.lower()
+                else {"path": draw(PATHS)}
+            )
+            if draw(st.integers(0, 5)) == 0:
+                args = draw(st.sampled_from([json.dumps(args), "{not json", None, 7]))
+            blocks.append(
+                {
+                    "type": draw(st.sampled_from(["toolCall", "toolCall", "tool_use", "TOOLUSE"])),
+                    draw(st.sampled_from(["id", "id", "toolCallId", "call_id"])): draw(
+                        st.sampled_from(["toolu_01abc", "call_9", 42, ""])
+                    ),
+                    "name": name,
+                    draw(st.sampled_from(["arguments", "arguments", "input", "args"])): args,
+                }
+            )
+        elif kind == "text":
+            blocks.append({"type": "text", "text": "Let me check my notes (memory_search)."})
+        elif kind == "thinking":
+            blocks.append({"type": "thinking", "thinking": "memory_get it"})
+        else:
+            blocks.append(draw(st.one_of(JSON_VALUE, st.just({"type": "toolResult"}))))
+    msg: dict[str, Any] = {"role": "assistant", "content": blocks, "stopReason": "toolUse"}
+    if draw(st.booleans()):
+        msg["timestamp"] = draw(TIMESTAMP)
+    return msg
+
+
+@st.composite
+def record(draw: st.DrawFn) -> dict[str, Any]:
+    msg = draw(st.one_of(result_line(), call_line()))
+    if draw(st.integers(0, 5)) == 0:
+        return msg  # a bare record
+    rec: dict[str, Any] = {"type": "message", "id": "197e2e04", "parentId": "3fb4817e"}
+    if draw(st.booleans()):
+        rec["timestamp"] = draw(TIMESTAMP)
+    rec["message"] = msg
+    return rec
+
+
+@st.composite
+def mutated(draw: st.DrawFn, obj: Any) -> Any:
+    """``obj`` with one key dropped or one value replaced, anywhere in it."""
+    if isinstance(obj, dict) and obj and draw(st.integers(0, 2)) == 0:
+        key = draw(st.sampled_from(sorted(obj)))
+        if draw(st.booleans()):
+            return {k: v for k, v in obj.items() if k != key}
+        return {**obj, key: draw(JSON_VALUE)}
+    if isinstance(obj, dict) and obj:
+        key = draw(st.sampled_from(sorted(obj)))
+        return {**obj, key: draw(mutated(obj[key]))}
+    if isinstance(obj, list) and obj:
+        i = draw(st.integers(0, len(obj) - 1))
+        return [*obj[:i], draw(mutated(obj[i])), *obj[i + 1 :]]
+    return draw(st.one_of(st.just(obj), JSON_VALUE))
+
+
+@st.composite
+def line_bytes(draw: st.DrawFn) -> bytes:
+    rec = draw(record())
+    for _ in range(draw(st.integers(0, 2))):
+        rec = draw(mutated(rec))
+    data = json.dumps(rec, ensure_ascii=draw(st.booleans())).encode()
+    edit = draw(st.sampled_from(["none", "none", "none", "cut", "insert", "flip", "crlf"]))
+    if edit == "cut":
+        data = data[: draw(st.integers(0, len(data)))]
+    elif edit == "insert":
+        at = draw(st.integers(0, len(data)))
+        data = (
+            data[:at] + draw(st.sampled_from([b'"', b"\\", b"\xff", b"}", b",", b" "])) + data[at:]
+        )
+    elif edit == "flip" and data:
+        at = draw(st.integers(0, len(data) - 1))
+        data = data[:at] + bytes([data[at] ^ draw(st.integers(1, 255))]) + data[at + 1 :]
+    elif edit == "crlf":
+        data += b"\r"
+    return data
+
+
+def same(a: object, b: object) -> bool:
+    """Equal field for field and type for type (by repr: a NaN score equals itself there)."""
+    return repr(a) == repr(b)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(line=line_bytes())
+def test_both_paths_agree_on_any_line(line: bytes) -> None:
+    want = parse_line(line)
+    assert same(parse(line), want)
+    fast = parse_fast(line)
+    assert fast is None or same(fast, want)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rec=record())
+def test_the_fast_path_takes_openclaws_own_shapes(rec: dict[str, Any]) -> None:
+    """Unmutated OpenClaw lines (wrapped, the first id and name keys, toolCall blocks) are
+    read by the fast path, not handed on; what it reads is the general parser's answer."""
+    line = json.dumps(rec).encode()
+    msg = rec.get("message")
+    usual = isinstance(msg, dict) and (
+        (msg["role"] == "toolResult" and msg["toolCallId"] and msg["toolName"])
+        or (
+            msg["role"] == "assistant"
+            and all(
+                isinstance(b, dict) and b.get("type") in ("toolCall", "text", "thinking")
+                for b in msg["content"]
+            )
+        )
+    )
+    fast = parse_fast(line)
+    if usual:
+        assert fast is not None
+    assert fast is None or same(fast, parse_line(line))
+
+
+def test_a_line_without_a_memory_tool_gets_no_timestamp_computed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Timestamps are computed only for lines with a memory call or result."""
+    seen: list[object] = []
+    real = fastpath.to_epoch
+
+    def counting(value: object) -> float | None:
+        seen.append(value)
+        return real(value)
+
+    monkeypatch.setattr(fastpath, "to_epoch", counting)
+    other = {
+        "type": "message",
+        "timestamp": "2026-02-25T09:14:02.000Z",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "ex1",
+            "toolName": "exec",
+            "content": [{"type": "text", "text": "ls memory_search/"}],
+        },
+    }
+    chat = {
+        "type": "message",
+        "timestamp": "2026-02-25T09:14:02.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "memory_get?"}]},
+    }
+    for rec in (other, chat):
+        assert parse_fast(json.dumps(rec).encode()) == ((), False)
+    assert seen == []
+    call = {
+        "type": "message",
+        "timestamp": "2026-02-25T09:14:02.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": "t1", "name": "memory_search", "arguments": {}}],
+        },
+    }
+    (event,), _ = parse_fast(json.dumps(call).encode())
+    assert event == ("t1", "search", None, 1772010842.0)
+    assert seen == ["2026-02-25T09:14:02.000Z"]
+
+
+# ------------------------------------------------------------------ a whole corpus, row for row
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusTruth:
+    root = tmp_path_factory.mktemp("fastpath-corpus")
+    return generate(
+        root / "c", seed=4242, sessions=24, target_bytes=3_000_000, now=NOW, call_every_bytes=5600
+    )
+
+
+def test_a_scan_by_the_fast_path_writes_exactly_what_the_general_parser_writes(
+    corpus: CorpusTruth, tmp_path: Path
+) -> None:
+    """Every dialect of the generated corpus (§2–4), one process: the state databases of a
+    scan with the fast path and of one with the general parser alone are equal, row for row,
+    and both count what the generator wrote."""
+    taken: list[int] = []
+    real = fastpath.fast_record
+
+    def counting(rec: dict[str, Any]) -> Any:
+        out = real(rec)
+        taken.append(out is not None)
+        return out
+
+    for name, fast in (("general", lambda rec: None), ("fast", counting)):
+        cfg = write_config(tmp_path, corpus, name, ONE_PROCESS)
+        paths = resolve_paths(load_config(cfg), {})
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(fastpath, "fast_record", fast)
+            with Store.open(paths.db) as store:
+                stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
+        assert stats.errors == 0
+        assert stats.new_hits == corpus.total_hits
+        assert counts(cfg) == corpus.counts(None)
+    assert sum(taken) > len(taken) / 2, "the fast path took fewer than half the lines"
+    assert state_rows(tmp_path / "fast") == state_rows(tmp_path / "general")
+
+
+def test_unnamed_answers_found_by_shared_prefix_pattern_or_one_id_at_a_time_give_equal_rows(
+    corpus: CorpusTruth, tmp_path: Path
+) -> None:
+    """Answers that do not name their tool are found by their call's id: one byte search
+    per id, one search per shared prefix (many ids waiting), or one pattern pass over the
+    id fields (ids of many kinds). Forced each way on the whole corpus, the rows are equal."""
+    ways = {
+        "one_by_one": [(scan_module, "_DIRECT_ID_SEARCH_MAX", 10**9)],
+        "by_prefix": [(scan_module, "_DIRECT_ID_SEARCH_MAX", 0)],
+        "by_pattern": [
+            (scan_module, "_DIRECT_ID_SEARCH_MAX", 0),
+            (scan_module, "_id_occurrences", lambda *_: None),
+        ],
+    }
+    rows = {}
+    for name, patches in ways.items():
+        cfg = write_config(tmp_path, corpus, name, ONE_PROCESS)
+        paths = resolve_paths(load_config(cfg), {})
+        with pytest.MonkeyPatch.context() as mp:
+            for target, attr, value in patches:
+                mp.setattr(target, attr, value)
+            with Store.open(paths.db) as store:
+                stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
+        assert stats.errors == 0
+        assert stats.new_hits == corpus.total_hits
+        rows[name] = state_rows(tmp_path / name)
+    assert rows["by_prefix"] == rows["one_by_one"] == rows["by_pattern"]
+
+
+def test_ids_sharing_a_prefix_are_found_where_a_search_for_each_finds_them() -> None:
+    data = (
+        b'{"a":"toolu_01AAA"}\n{"b":"toolu_01AAB toolu_01AAA"}\n'
+        b'{"c":"toolu_01AA"}\n{"d":"call_1 toolu_01AAB"}\n'
+    )
+    look = {"toolu_01AAA": 0, "toolu_01AAB": 25, "toolu_01AA": 0, "call_1": 0, "c1": 0}
+    assert scan_module._id_occurrences(data, len(data), look) is None  # "c1": too short
+    look.pop("c1")  # two groups: "toolu_01AA…" and "call_1"
+    found = scan_module._id_occurrences(data, len(data), look)
+    assert found is not None
+    for call_id, at in look.items():
+        want, i = [], data.find(call_id.encode(), at)
+        while i >= 0:
+            want.append(i)
+            i = data.find(call_id.encode(), i + 1)
+        assert found[call_id] == want, call_id
