@@ -19,8 +19,8 @@ from . import sources as src
 from .archive_reader import ArchiveReader
 from .calls import Calls
 from .context import ReadContext
-from .ledger import Batch
 from .fastpath import parse
+from .ledger import Batch
 from .prescan import NEEDLE
 from .stats import ScanStats, SourceFailed
 from .tailer import Checkpoint
