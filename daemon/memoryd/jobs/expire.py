@@ -186,10 +186,10 @@ _FIXED = ("protected", "marked", "pinned")  # keeps that pruning and capacity ne
 def policy_decisions(cfg: Config, snap: Snapshot) -> list[expire_policy.ExpireDecision]:
     """Every file's verdict under the configured replay policy, on its hits and their
     strength as known now (the same view ``memoryd simulate`` gives a policy at a run)."""
-    from ..policy import replay
+    from ..policy import candidates
     from ..signals import CLOCK_SKEW, strength_pairs
 
-    policy = replay.policy_named(cfg.expire.policy)
+    policy = candidates.policy_named(cfg.expire.policy)
     rows = snap.hit_rows()
     times: dict[str, list[float]] = {}
     strong: dict[str, list[float]] = {}
@@ -205,7 +205,7 @@ def policy_decisions(cfg: Config, snap: Snapshot) -> list[expire_policy.ExpireDe
         if lst is None:
             lst = times[path] = []
         lst.append(ts)
-        # replay.is_strong, inlined (this loop sees every hit row)
+        # memoryd.policy.replay.is_strong, inlined (this loop sees every hit row)
         if (
             kind != "search"
             or rank is None
@@ -222,7 +222,7 @@ def policy_decisions(cfg: Config, snap: Snapshot) -> list[expire_policy.ExpireDe
         created = sig.created
         if sig.created_from == "mtime" and ts:
             created = min(created, ts[0])  # as simulate: the earlier of mtime and first hit
-        view = replay.FileView(
+        view = candidates.FileView(
             sig.path,
             sig.kind,
             created,
