@@ -14,7 +14,7 @@ from ..cli import Context
 from .common import add_output_options, catch_up_scan, emit, record_run, require_workspace
 
 if TYPE_CHECKING:
-    from ..jobs.expire import PlanItem
+    from ..policy.expire_plan import PlanItem
     from ..policy.rails import Consent
     from ..store import Store
 

@@ -49,7 +49,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     if cfg.expire.policy == "seed":
         exp = ep.decide(sig, cfg.expire, snap.marked, snap.pins)
     else:
-        from ..jobs.expire import policy_decisions
+        from ..policy.expire_plan import policy_decisions
 
         exp = next(d for d in policy_decisions(cfg, snap) if d.path == rel)
     text_body = snap.text(rel)

@@ -3,7 +3,7 @@
 A policy is a function of one :class:`FileView` (a file's hit times, and which of
 them were strong, as known at a run time ``t``) returning a :class:`Verdict`; it
 keeps no state between files or runs. The same objects decide for the expire job
-(``[expire] policy``, :func:`memoryd.jobs.expire.policy_decisions`) and are
+(``[expire] policy``, :func:`memoryd.policy.expire_plan.policy_decisions`) and are
 scored by the replay (:mod:`memoryd.policy.replay`, ``memoryd simulate``), so the
 policy a user runs is the one whose numbers ``simulate`` prints.
 """
