@@ -23,7 +23,7 @@ import transcripts as tx
 from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
 from memoryd.policy import restore_match as rm
-from memoryd.signals import HitRow, hit_strengths
+from memoryd.strength import HitRow, hit_strengths
 from memoryd.testing.histories import (
     GenParams,
     generate,

@@ -60,7 +60,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         sig, text_body, cfg.promote, marked=rel in snap.marked, promoted=rel in snap.promoted
     )
     since = sig.days_since_hit
-    from ..signals import hit_strengths, load_hit_rows, strength_summary
+    from ..strength import hit_strengths, load_hit_rows, strength_summary
 
     rows = load_hit_rows(store.conn, paths=[rel], agents=snap.agents)
     strength = strength_summary(rows, hit_strengths(rows), rel)

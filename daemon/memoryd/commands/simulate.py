@@ -107,14 +107,8 @@ def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
     from ..policy import matches_any
     from ..policy.replay import Call, ReplayFile, ReplayHit
     from ..service.schedule import schedule_timezone
-    from ..signals import (
-        archive_excludes,
-        created_time,
-        file_kind,
-        hit_strengths,
-        load_hit_rows,
-        read_text,
-    )
+    from ..signals import archive_excludes, created_time, file_kind, read_text
+    from ..strength import hit_strengths, load_hit_rows
     from ..workspace import list_memory_files
 
     cfg, paths = ctx.cfg, ctx.paths

@@ -89,7 +89,8 @@ _FIXED = ("protected", "marked", "pinned")  # keeps that pruning and capacity ne
 def policy_decisions(cfg: Config, snap: Snapshot) -> list[expire_policy.ExpireDecision]:
     """Every file's verdict under the configured replay policy, on its hits and their
     strength as known now (the same view ``memoryd simulate`` gives a policy at a run)."""
-    from ..signals import CLOCK_SKEW, strength_pairs
+    from ..signals import CLOCK_SKEW
+    from ..strength import strength_pairs
     from . import candidates
 
     policy = candidates.policy_named(cfg.expire.policy)
