@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .. import clock
 from ..cli import Context, UsageError, json_dumps
 
 
@@ -37,6 +38,13 @@ def catch_up_scan(args: argparse.Namespace, ctx: Context) -> None:
     from .hits import run_scan
 
     run_scan(ctx)
+
+
+def ready_to_decide(args: argparse.Namespace, ctx: Context) -> float:
+    """Check the workspace and count the new hits; the time the decision is made at."""
+    require_workspace(ctx)
+    catch_up_scan(args, ctx)
+    return clock.now()
 
 
 def require_workspace(ctx: Context) -> Path:

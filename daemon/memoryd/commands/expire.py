@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..cli import Context
-from .common import add_output_options, catch_up_scan, emit, record_run, require_workspace
+from .common import add_output_options, emit, ready_to_decide, record_run
 
 if TYPE_CHECKING:
     from ..policy.expire_plan import PlanItem
@@ -31,9 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
     from ..jobs import expire as job
 
-    require_workspace(ctx)
-    catch_up_scan(args, ctx)
-    now = clock.now()
+    now = ready_to_decide(args, ctx)
     if not args.force:
         result = job.run(ctx.cfg, ctx.paths, ctx.read_store(), now, dry_run=True)
         plan = result.plan

@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import clock
 from ..cli import Context
-from .common import add_output_options, catch_up_scan, emit, require_workspace, to_relpath
+from .common import add_output_options, emit, ready_to_decide, to_relpath
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,11 +24,10 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     from ..policy import score as sp
     from ..signals import snapshot, sparkline
 
-    require_workspace(ctx)
-    catch_up_scan(args, ctx)
+    now = ready_to_decide(args, ctx)
     rel = to_relpath(ctx, args.path)
     store = ctx.read_store()
-    snap = snapshot(ctx.cfg, ctx.paths, store, clock.now())
+    snap = snapshot(ctx.cfg, ctx.paths, store, now)
     journal = [
         {"id": r.id, "op": r.op, "src": r.src, "dst": r.dst, "state": r.state, "reason": r.reason}
         for r in mover_for(store, ctx.paths).find(ctx.paths.workspace / rel)

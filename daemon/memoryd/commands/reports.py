@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import clock
 from ..cli import Context
-from .common import add_output_options, catch_up_scan, emit, record_run, require_workspace
+from .common import add_output_options, emit, ready_to_decide, record_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,9 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_reflect(args: argparse.Namespace, ctx: Context) -> int:
     from ..jobs import reflect as job
 
-    require_workspace(ctx)
-    catch_up_scan(args, ctx)
-    now = clock.now()
+    now = ready_to_decide(args, ctx)
     result = job.run(ctx.cfg, ctx.paths, ctx.store(), now)
     record_run(ctx, "reflect", now, result.summary)
     emit(ctx, args, result.as_dict(), [result.summary, f"report: {result.report}"])
@@ -35,9 +32,7 @@ def cmd_reflect(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_promote(args: argparse.Namespace, ctx: Context) -> int:
     from ..jobs import promote as job
 
-    require_workspace(ctx)
-    catch_up_scan(args, ctx)
-    now = clock.now()
+    now = ready_to_decide(args, ctx)
     result = job.run(ctx.cfg, ctx.paths, ctx.store(), now, apply=args.apply)
     record_run(ctx, "promote", now, result.summary)
     text = [result.summary]

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import clock
 from ..cli import Context, UsageError, positive_int
-from .common import add_output_options, catch_up_scan, emit, require_workspace
+from .common import add_output_options, emit, ready_to_decide
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,9 +21,8 @@ def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
     from ..reports import score_row
     from ..signals import snapshot
 
-    require_workspace(ctx)
-    catch_up_scan(args, ctx)
-    snap = snapshot(ctx.cfg, ctx.paths, ctx.read_store(), clock.now())
+    now = ready_to_decide(args, ctx)
+    snap = snapshot(ctx.cfg, ctx.paths, ctx.read_store(), now)
     query = " ".join(args.query)
     queries = sp.prepare_queries([query])
     if not queries:
