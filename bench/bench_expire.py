@@ -33,7 +33,7 @@ from pathlib import Path
 
 from memoryd.clock import parse_instant
 from memoryd.config import Config, ExpireConfig, OpenClawConfig, resolve_paths
-from memoryd.jobs.expire import build_plan
+from memoryd.policy.expire_plan import build_plan
 from memoryd.signals import snapshot
 from memoryd.store import Store
 

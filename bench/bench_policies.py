@@ -32,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
 
+from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
 from memoryd.testing.histories import GenParams, generate, replay_inputs, sample_params
 
@@ -44,29 +45,29 @@ def histories(seeds: int, offset: int) -> list[tuple[str, int, GenParams]]:
     return out
 
 
-def grid() -> list[rp.Policy]:
-    out: list[rp.Policy] = []
+def grid() -> list[pc.Policy]:
+    out: list[pc.Policy] = []
     for base in (30, 45, 60):
         for factor in (1.0, 1.5, 2.0):
             for strong in (False, True):
                 name = f"rhythm{'-strong' if strong else ''}:{base}/{factor:g}"
-                out.append(rp.Rhythm(base, factor, strong_only=strong, name=name))
+                out.append(pc.Rhythm(base, factor, strong_only=strong, name=name))
     for th in (-3.0, -2.5, -2.0, -1.5):
-        p = rp.Activation(th)
+        p = pc.Activation(th)
         p.name = f"actr:{th:g}"
         out.append(p)
     for th in (0.05, 0.08, 0.15, 0.2, 0.3):
-        p = rp.Likely(th)
+        p = pc.Likely(th)
         p.name = f"likely:{th:g}"
         out.append(p)
     for th in (0.1, 0.2, 0.3):
         for dead in (0.3, 0.5, 0.7):
-            p = rp.Renewal(th, dead=dead)
+            p = pc.Renewal(th, dead=dead)
             p.name = f"renewal:{th:g}/{dead:g}"
             out.append(p)
     for strong in (False, True):
         for base in (45, 60):
-            p = rp.KindAware(rp.Seed(), rp.Rhythm(base, 1.5, strong_only=strong))
+            p = pc.KindAware(pc.Seed(), pc.Rhythm(base, 1.5, strong_only=strong))
             p.name = f"kind:{base}{'-strong' if strong else ''}"
             out.append(p)
     return out
@@ -86,7 +87,7 @@ def main() -> None:
     if args.restore:
         restore_table(args.seeds, args.offset)
         return
-    policies = list(rp.named_policies().values()) + (grid() if args.grid else [])
+    policies = list(pc.named_policies().values()) + (grid() if args.grid else [])
     rows: dict[str, dict[str, list[float]]] = {}
     pairs: list[tuple[float, bool, bool, bool | None]] = []
     t0 = time.perf_counter()
@@ -96,7 +97,7 @@ def main() -> None:
         inp = replay_inputs(h)
         res = rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"])
         seed_res = next(r for r in res if r.name == "seed")
-        pairs += next(r for r in res if r.name == rp.DEFAULT_POLICY).calibration
+        pairs += next(r for r in res if r.name == pc.DEFAULT_POLICY).calibration
         assert seed_res.need is not None
         for r in res:
             assert r.need is not None
@@ -135,7 +136,7 @@ def main() -> None:
             f"{ms(d['hit_fa']):>13} | {ms(d['hit_cov']):>13} | "
             f"{statistics.mean(d['strong_fa']):9.3f} | {sum(d['met']):2.0f}/{len(d['met']):<2} |"
         )
-    print(f"\ncalibration of {rp.DEFAULT_POLICY} (chance of being needed within 60 days):\n")
+    print(f"\ncalibration of {pc.DEFAULT_POLICY} (chance of being needed within 60 days):\n")
     print("| predicted | verdicts | mean | needed | strong hit | any hit |")
     print("|-----------|----------|------|--------|------------|---------|")
     for b in rp.calibration_bins(pairs):
@@ -153,24 +154,24 @@ def fit(seeds: int) -> None:
     xs: list[list[float]] = []
     ys: list[float] = []
 
-    class Record(rp.Policy):
+    class Record(pc.Policy):
         name = "record"
 
-        def decide(self, v: rp.FileView) -> rp.Verdict:
+        def decide(self, v: pc.FileView) -> pc.Verdict:
             seen.append(v)
-            return rp.Verdict(False, "record", "")
+            return pc.Verdict(False, "record", "")
 
     for _label, seed, params in histories(seeds, 0):
         h = generate(seed, params)
         inp = replay_inputs(h)
-        seen: list[rp.FileView] = []
+        seen: list[pc.FileView] = []
         rp.replay(inp["files"], inp["hits"], inp["runs"], [Record()])
         needs = inp["needs"]
         for v in seen:
             ts = needs.get(v.path, [])
             i = bisect.bisect_right(ts, v.t)
-            xs.append(rp.likely_features(v))
-            ys.append(1.0 if i < len(ts) and ts[i] <= v.t + rp.HORIZON_DAYS * rp.DAY else 0.0)
+            xs.append(pc.likely_features(v))
+            ys.append(1.0 if i < len(ts) and ts[i] <= v.t + pc.HORIZON_DAYS * pc.DAY else 0.0)
     d = len(xs[0])
     w = [0.0] * d
     for _ in range(12):

@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
 
+from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
 from memoryd.testing.histories import GenParams, generate, replay_inputs, write_history
 
@@ -35,7 +36,7 @@ def main() -> None:
     h = generate(args.seed, GenParams(days=365, one_offs=100, results=(1, 5)))
     print(f"history: {len(h.files)} files, {len(h.hits)} hits, {len(h.calls)} searches, 365 days")
     inp = replay_inputs(h)
-    policies = [rp.policy_named(n) for n in ("seed", "cut30", "none", rp.DEFAULT_POLICY)]
+    policies = [pc.policy_named(n) for n in ("seed", "cut30", "none", pc.DEFAULT_POLICY)]
     core = []
     for _ in range(args.repeat):
         t0 = time.perf_counter()

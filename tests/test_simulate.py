@@ -20,9 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import transcripts as tx
+from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
 from memoryd.policy import restore_match as rm
-from memoryd.signals import HitRow, hit_strengths
+from memoryd.strength import HitRow, hit_strengths
 from memoryd.testing.histories import (
     GenParams,
     generate,
@@ -59,7 +60,7 @@ def test_a_file_hit_every_40_days_is_lost_by_the_seed_rule_every_time() -> None:
     # 210 archive; 240 still out (back 240.5); 270, 300 archive: 7 archives, all false.
     f = rp.ReplayFile("memory/people.md", at(0), 100)
     hits = hits_at(f.path, [0.5 + 40 * k for k in range(10)], rank=1)
-    res = by_name(rp.replay([f], hits, RUNS, [rp.Seed(), rp.Never(), rp.Rhythm()]))
+    res = by_name(rp.replay([f], hits, RUNS, [pc.Seed(), pc.Never(), pc.Rhythm()]))
     seed = res["seed"]
     archived_on = [round((t - T0) / DAY) for t, a in seed.decisions if a]
     assert archived_on == [60, 90, 150, 180, 210, 270, 300]
@@ -69,7 +70,7 @@ def test_a_file_hit_every_40_days_is_lost_by_the_seed_rule_every_time() -> None:
     assert res["none"].archived == 0
     # rhythm keeps it once it has seen a 40-day gap (silence ≤ max(45, 1.5 × 40))
     assert res["rhythm"].hits.false_archives == 0
-    assert rp.replay([f], hits, RUNS, [rp.Likely()])[0].archived == 0
+    assert rp.replay([f], hits, RUNS, [pc.Likely()])[0].archived == 0
     assert len(seed.decisions) == len(RUNS)  # every run listed, empty ones included
 
 
@@ -78,14 +79,14 @@ def test_a_monthly_file_is_archived_each_month_by_seed_and_kept_by_rhythm() -> N
     # window at every run from day 60 on and archives it nine times, each false.
     f = rp.ReplayFile("memory/finances.md", at(0), 10)
     hits = hits_at(f.path, [1 + 30 * k for k in range(11)], rank=1)
-    res = by_name(rp.replay([f], hits, RUNS, [rp.Seed(), rp.Rhythm(), rp.Likely()]))
+    res = by_name(rp.replay([f], hits, RUNS, [pc.Seed(), pc.Rhythm(), pc.Likely()]))
     assert res["seed"].archived == res["seed"].hits.false_archives == 9
     assert res["rhythm"].archived == 0
     assert res["likely"].archived == 0
     # The same hits as a file that only ever came along (3rd result, never read): the
     # seed rule cannot tell the difference, likely can (and lets it go).
     along = hits_at(f.path, [1 + 30 * k for k in range(11)], rank=3)
-    res = by_name(rp.replay([f], along, RUNS, [rp.Seed(), rp.Likely()]))
+    res = by_name(rp.replay([f], along, RUNS, [pc.Seed(), pc.Likely()]))
     assert res["seed"].archived == 9 and res["likely"].archived == 9
 
 
@@ -95,7 +96,7 @@ def test_a_project_that_dies_is_archived_once_and_covers_its_cold_runs() -> None
     # archives at 90: cold coverage 8/9. Rhythm waits 45 days of silence: 120, 7/9.
     f = rp.ReplayFile("memory/projects/boat.md", at(0), 2048)
     hits = hits_at(f.path, [d + 0.5 for d in range(60)])
-    res = by_name(rp.replay([f], hits, RUNS, [rp.Seed(), rp.Rhythm(), rp.Cut(30)]))
+    res = by_name(rp.replay([f], hits, RUNS, [pc.Seed(), pc.Rhythm(), pc.Cut(30)]))
     seed = res["seed"]
     assert [round((t - T0) / DAY) for t, a in seed.decisions if a] == [90]
     assert seed.hits.false_archives == 0
@@ -108,24 +109,24 @@ def test_a_project_that_dies_is_archived_once_and_covers_its_cold_runs() -> None
 
 def test_protected_files_take_part_but_are_never_archived_nor_counted_cold() -> None:
     f = rp.ReplayFile("MEMORY.md", at(0), 10, protected=True)
-    res = rp.replay([f], [], RUNS, [rp.Cut(30)])[0]
+    res = rp.replay([f], [], RUNS, [pc.Cut(30)])[0]
     assert res.archived == 0 and res.hits.cold_total == 0
 
 
 # --------------------------------------------------------------------------- protocol edges
 
 
-class Spy(rp.Policy):
+class Spy(pc.Policy):
     """Archives everything older than 30 days and remembers what it saw."""
 
     name = "spy"
 
     def __init__(self) -> None:
-        self.seen: dict[float, rp.FileView] = {}
+        self.seen: dict[float, pc.FileView] = {}
 
-    def decide(self, v: rp.FileView) -> rp.Verdict:
+    def decide(self, v: pc.FileView) -> pc.Verdict:
         self.seen[v.t] = v
-        return rp.Verdict(v.age_days > 30, "spy", "")
+        return pc.Verdict(v.age_days > 30, "spy", "")
 
 
 def test_a_hit_exactly_at_the_run_is_seen_and_does_not_make_the_archive_false() -> None:
@@ -177,7 +178,7 @@ def test_a_policy_sees_strength_only_as_known_at_the_run() -> None:
 def test_an_archived_file_comes_back_at_its_first_hit_and_can_be_archived_again() -> None:
     f = rp.ReplayFile("memory/a.md", at(0))
     runs = [at(60), at(90), at(120)]
-    res = rp.replay([f], [rp.ReplayHit(f.path, at(100))], runs, [rp.Cut(30)])[0]
+    res = rp.replay([f], [rp.ReplayHit(f.path, at(100))], runs, [pc.Cut(30)])[0]
     # 60: out; 90: still out (no hit yet); 100: back; 120: out again
     assert [a for _, a in res.decisions] == [["memory/a.md"], [], ["memory/a.md"]]
     assert res.hits.false_archives == 1  # the archive at 60 (hit at 100 ≤ 120)
@@ -335,9 +336,9 @@ def test_simulate_json_on_a_generated_year_matches_an_independent_recount(tmp_pa
         MEMORYD_NOW=str(now),
     )  # fmt: skip
     doc = json.loads(_run(env, "simulate", "--json", "--no-scan").stdout)
-    assert doc["horizon_days"] == 60 and doc["default"] == rp.DEFAULT_POLICY
+    assert doc["horizon_days"] == 60 and doc["default"] == pc.DEFAULT_POLICY
     names = [p["name"] for p in doc["policies"]]
-    assert names[:4] == ["seed", "cut30", "none", rp.DEFAULT_POLICY]
+    assert names[:4] == ["seed", "cut30", "none", pc.DEFAULT_POLICY]
 
     # the runs: 04:00 UTC on each first of the month, first hit + 30 d ≤ t ≤ now - 60 d
     first_hit = min(x.ts for x in h.hits)
@@ -384,7 +385,7 @@ def test_simulate_reports_restores_of_archived_files_that_a_query_asks_for() -> 
          if s >= rm.RESTORE_THRESHOLD]
         for c in calls
     ]  # fmt: skip
-    res = rp.replay([a, b], hits, [at(60)], [rp.Cut(30)], calls=calls,
+    res = rp.replay([a, b], hits, [at(60)], [pc.Cut(30)], calls=calls,
                     restore_candidates=cands.__getitem__)[0]  # fmt: skip
     assert (res.restores, res.restores_caught, res.restores_needless) == (2, 1, 1)
 
@@ -405,7 +406,7 @@ def test_restore_match_scores_the_query_words_found_in_the_note() -> None:
 
 def test_the_default_meets_the_need_target_on_held_out_histories() -> None:
     """Seeds and parameters the bench never used (bench: seeds 0-11, params 10000+)."""
-    policies = [rp.Seed(), rp.policy_named(rp.DEFAULT_POLICY)]
+    policies = [pc.Seed(), pc.policy_named(pc.DEFAULT_POLICY)]
     totals = {p.name: [0, 0, 0, 0] for p in policies}  # need FA, archived, cold_a, cold_n
     for seed in range(90_001, 90_007):
         params = GenParams() if seed % 2 else sample_params(random.Random(seed * 31 + 5))
@@ -417,7 +418,7 @@ def test_the_default_meets_the_need_target_on_held_out_histories() -> None:
             t[1] += r.archived
             t[2] += r.need.cold_archived
             t[3] += r.need.cold_total
-    seed_t, best = totals["seed"], totals[rp.DEFAULT_POLICY]
+    seed_t, best = totals["seed"], totals[pc.DEFAULT_POLICY]
     seed_rate, best_rate = seed_t[0] / seed_t[1], best[0] / best[1]
     seed_cov, best_cov = seed_t[2] / seed_t[3], best[2] / best[3]
     assert best_rate <= 0.5 * seed_rate, (best_rate, seed_rate)

@@ -95,7 +95,7 @@ class ArchiveConfig(NamedTuple):
     archive too). Refused values: see `docs/configuration.md`."""
 
 
-# The expire policies by name (memoryd.policy.replay.named_policies; kept here as names
+# The expire policies by name (memoryd.policy.candidates.named_policies; kept here as names
 # so reading the config imports no policy code). "likely" was chosen by replay.
 EXPIRE_POLICIES = (
     "likely", "seed", "cut30", "none", "rhythm", "rhythm-strong", "actr", "kind", "renewal",

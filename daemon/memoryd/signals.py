@@ -39,12 +39,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, tzinfo
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from .config import Config, Paths
 from .fsutil import read_text as read_nofollow
 from .service.schedule import schedule_timezone
 from .store import CLOCK_SKEW, Store, hit_counts
+from .strength import HitRow, load_hit_rows
 from .workspace import LONG_TERM_NAMES, MemoryFile, list_memory_files, report_skipped_names
 
 DAY = 86400.0
@@ -380,141 +381,6 @@ def load_hits(
         if lst is None:
             lst = out[path] = []
         lst.append(Hit(min(ts, now), query, call_id, agent))
-    return out
-
-
-# --------------------------------------------------------------------------- hit strength
-# A search returns up to six files; the one the agent needed is usually first, or is read
-# next. Strength is derived at query time from the hits table (no migration): the rank of
-# each search hit among its call's results (by score), and when the agent then read the
-# file (a ``memory_get`` hit of the same file later in the same session).
-
-
-class HitRow(NamedTuple):
-    """A row of ``hits`` with what strength needs (a tuple: 100,000 of them load fast)."""
-
-    agent: str
-    call_id: str
-    path: str
-    kind: str  # search | get
-    ts: float
-    score: float | None
-    session: str | None
-
-
-class Strength(NamedTuple):
-    """What one hit says about need: ``rank`` (1 = first; None = unknown, or a get) and
-    ``read_at`` (the first later read in the same session; None = never read)."""
-
-    rank: int | None
-    read_at: float | None
-
-    @property
-    def label(self) -> str:
-        """first | read | came along | unknown (rank unknown and not read)."""
-        if self.rank == 1:
-            return "first"
-        if self.read_at is not None:
-            return "read"
-        return "came along" if self.rank is not None else "unknown"
-
-
-def hit_strengths(rows: Sequence[HitRow]) -> list[Strength]:
-    """Each row's strength, in the order given (see :func:`strength_pairs`)."""
-    return [Strength(rank, read_at) for rank, read_at in strength_pairs(rows)]
-
-
-def strength_pairs(rows: Sequence[tuple[Any, ...]]) -> list[tuple[int | None, float | None]]:
-    """(rank, read_at) of each row (``HitRow`` fields, or plain tuples in that order), in
-    the order given; a get is its own read: rank None, read at its time.
-
-    Rank is 1 + the number of results of the same call with a higher score; it is
-    unknown for every result of a call where any score is missing. A read is a
-    ``get`` of the same file by the same agent in the same session at or after the
-    search (never a get that came before it).
-    """
-    calls: dict[tuple[str, str], list[float | None]] = {}
-    gets: dict[tuple[str, str, str], list[float]] = {}
-    for agent, call_id, path, kind, ts, score, session in rows:
-        if kind == "search":
-            lst = calls.get((agent, call_id))
-            if lst is None:
-                calls[(agent, call_id)] = [score]
-            else:
-                lst.append(score)
-        elif session:
-            g = gets.get((agent, session, path))
-            if g is None:
-                gets[(agent, session, path)] = [ts]
-            else:
-                g.append(ts)
-    for lst in gets.values():
-        lst.sort()
-    # per call: its scores when every one is known, else None (every rank unknown)
-    ranked = {k: (None if None in v else v) for k, v in calls.items()}
-    out = []
-    bisect_left = bisect.bisect_left
-    for agent, call_id, path, kind, ts, score, session in rows:
-        if kind != "search":
-            out.append((None, ts))
-            continue
-        scores = ranked[(agent, call_id)]
-        rank = None
-        if scores is not None:
-            rank = 1 + sum(1 for x in scores if x > score)  # type: ignore[operator]
-        read_at = None
-        if session:
-            later = gets.get((agent, session, path))
-            if later:
-                i = bisect_left(later, ts)
-                read_at = later[i] if i < len(later) else None
-        out.append((rank, read_at))
-    return out
-
-
-def load_hit_rows(
-    conn: Any,
-    paths: Iterable[str] | None = None,
-    agents: Iterable[str] | None = None,
-    *,
-    raw: bool = False,
-) -> list[HitRow]:
-    """Hit rows (of ``paths`` when given, plus every row of their calls and sessions that
-    strength needs), from the state database, in no particular order (sorting 100,000
-    rows by time through the index costs more than every use here). ``raw``: plain tuples in
-    ``HitRow``'s field order (cheaper for 100,000 rows that are only unpacked)."""
-    sql = "SELECT agent, call_id, memory_path, kind, ts, score, session FROM hits"
-    args: list[object] = []
-    if agents is not None:
-        ids = sorted(set(agents))
-        sql += f" WHERE agent IN ({','.join('?' * len(ids))})"
-        args.extend(ids)
-    cur = conn.execute(sql, args)
-    rows = cur.fetchall() if raw else [HitRow._make(r) for r in cur]
-    if paths is None:
-        return rows
-    wanted = set(paths)
-    keep_calls = {(r.agent, r.call_id) for r in rows if r.path in wanted}
-    return [r for r in rows if r.path in wanted or (r.agent, r.call_id) in keep_calls]
-
-
-def strength_summary(rows: Sequence[HitRow], strengths: Sequence[Strength], path: str) -> dict:
-    """One file's hits by strength: first, read (after a search or directly), came along."""
-    out = {"first": 0, "read": 0, "read_directly": 0, "came_along": 0, "rank_unknown": 0}
-    for r, s in zip(rows, strengths, strict=True):
-        if r.path != path:
-            continue
-        if r.kind != "search":
-            out["read_directly"] += 1
-        elif s.label == "first":
-            out["first"] += 1
-        elif s.label == "read":
-            out["read"] += 1
-        elif s.label == "came along":
-            out["came_along"] += 1
-        else:
-            out["rank_unknown"] += 1
-    out["strong"] = out["first"] + out["read"] + out["read_directly"]
     return out
 
 

@@ -107,14 +107,8 @@ def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
     from ..policy import matches_any
     from ..policy.replay import Call, ReplayFile, ReplayHit
     from ..service.schedule import schedule_timezone
-    from ..signals import (
-        archive_excludes,
-        created_time,
-        file_kind,
-        hit_strengths,
-        load_hit_rows,
-        read_text,
-    )
+    from ..signals import archive_excludes, created_time, file_kind, read_text
+    from ..strength import hit_strengths, load_hit_rows
     from ..workspace import list_memory_files
 
     cfg, paths = ctx.cfg, ctx.paths
@@ -213,17 +207,17 @@ def restore_index(calls: Sequence[Any], texts: dict[str, str]) -> list[list[tupl
 
 def policies_for(cfg: Any, extra: Sequence[str]) -> tuple[list[Any], str]:
     """The policies to replay, and the name of the one the expire job uses."""
-    from ..policy import replay as rp
+    from ..policy import candidates as pc
 
-    listed = [rp.policy_named("seed"), rp.policy_named("cut30"), rp.policy_named("none")]
-    default = rp.policy_named(rp.DEFAULT_POLICY)
+    listed = [pc.policy_named("seed"), pc.policy_named("cut30"), pc.policy_named("none")]
+    default = pc.policy_named(pc.DEFAULT_POLICY)
     if not any(p.same_as(default) for p in listed):
         listed.append(default)
     configured = configured_policy(cfg)
     job_name = configured.name
     match = next((p for p in listed if p.same_as(configured)), None)
     if match is None:
-        match = next((p for p in rp.named_policies().values() if p.same_as(configured)), None)
+        match = next((p for p in pc.named_policies().values() if p.same_as(configured)), None)
         if match is not None:
             listed.append(match)
         else:
@@ -232,7 +226,7 @@ def policies_for(cfg: Any, extra: Sequence[str]) -> tuple[list[Any], str]:
     job_name = (match or configured).name
     for name in extra:
         try:
-            p = rp.policy_named(name)
+            p = pc.policy_named(name)
         except KeyError as exc:
             raise UsageError(str(exc.args[0])) from None
         if not any(q.same_as(p) for q in listed):
@@ -242,18 +236,19 @@ def policies_for(cfg: Any, extra: Sequence[str]) -> tuple[list[Any], str]:
 
 def configured_policy(cfg: Any) -> Any:
     """The policy ``[expire]`` selects, with the configured seed numbers for ``seed``."""
-    from ..policy import replay as rp
+    from ..policy import candidates as pc
 
-    name = getattr(cfg.expire, "policy", rp.DEFAULT_POLICY)
+    name = getattr(cfg.expire, "policy", pc.DEFAULT_POLICY)
     if name == "seed":
-        return rp.Seed(cfg.expire.min_age_days, cfg.expire.window_days, cfg.expire.max_hits)
-    return rp.policy_named(name)
+        return pc.Seed(cfg.expire.min_age_days, cfg.expire.window_days, cfg.expire.max_hits)
+    return pc.policy_named(name)
 
 
 # --------------------------------------------------------------------------- the command
 
 
 def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
+    from ..policy import candidates as pc
     from ..policy import replay as rp
 
     if not ctx.paths.workspace.is_dir():
@@ -269,8 +264,8 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
     horizon = args.horizon
     runs: list[float] = []
     if data["first_hit"] is not None:
-        lo = data["first_hit"] + rp.RUN_LEAD_DAYS * rp.DAY
-        fires = fire_times(ctx.cfg.schedule.expire, data["tz"], lo, now - horizon * rp.DAY)
+        lo = data["first_hit"] + rp.RUN_LEAD_DAYS * pc.DAY
+        fires = fire_times(ctx.cfg.schedule.expire, data["tz"], lo, now - horizon * pc.DAY)
         runs = rp.run_times(fires, data["first_hit"], now, horizon)
     candidates = restore_index(data["calls"], data["texts"])
     results = rp.replay(

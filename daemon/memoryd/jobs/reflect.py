@@ -16,11 +16,11 @@ from typing import Any
 
 from ..config import Config, Paths
 from ..policy import score as score_policy
+from ..policy.expire_plan import build_plan, scores_of
 from ..reports import cooccurrence, reflect_document, render_reflect, write_report
 from ..results import JobOutcome
 from ..signals import DAY, snapshot
 from ..store import Store
-from .expire import build_plan, scores_of
 
 
 @dataclass

@@ -102,7 +102,7 @@ def decide_with(
     marked: frozenset[str] | set[str] = frozenset(),
     pins: Iterable[str] = (),
 ) -> ExpireDecision:
-    """The verdict of a replay policy (``[expire] policy``, :mod:`memoryd.policy.replay`) on
+    """The verdict of a replay policy (``[expire] policy``, :mod:`memoryd.policy.candidates`) on
     one file: protection, marks and pins first, as for the seed rule; then the policy, on
     ``view`` (its hits and their strength as known now). ``numbers`` carries ``p_need``,
     the chance of being needed in the next 60 days, when the policy gives one."""

@@ -338,7 +338,7 @@ def monthly_fire_times(start: float, end: float, hour: int = 4) -> list[float]:
 def replay_inputs(h: History, horizon_days: float = 60) -> dict[str, object]:
     """The history as :func:`memoryd.policy.replay.replay` takes it (hits with strength)."""
     from ..policy.replay import Call, ReplayFile, ReplayHit, run_times
-    from ..signals import HitRow, hit_strengths
+    from ..strength import HitRow, hit_strengths
 
     rows = [HitRow(x.agent, x.call_id, x.path, x.kind, x.ts, x.score, x.session) for x in h.hits]
     strengths = hit_strengths(rows)

@@ -1,0 +1,120 @@
+"""``memoryd expire``: print the plan (the default), or with ``--force`` perform exactly it.
+
+A dry run opens the database read-only (with ``--no-scan`` it changes nothing at all);
+``--force`` by hand is also the user's yes to the daemon's scheduled archiving.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from .. import clock
+from ..cli import Context
+from .common import add_output_options, emit, ready_to_decide, record_run
+
+if TYPE_CHECKING:
+    from ..policy.expire_plan import PlanItem
+    from ..policy.rails import Consent
+    from ..store import Store
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("expire", help="archive old memory files nobody uses (dry run by default)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true", help="print the plan only (the default)")
+    mode.add_argument("--force", action="store_true", help="perform exactly the plan")
+    add_output_options(p)
+    p.set_defaults(func=cmd_expire)
+
+
+def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
+    from ..jobs import expire as job
+
+    now = ready_to_decide(args, ctx)
+    if not args.force:
+        result = job.run(ctx.cfg, ctx.paths, ctx.read_store(), now, dry_run=True)
+        plan = result.plan
+        doc: dict[str, Any] = {
+            "dry_run": True,
+            "archive": [a.as_dict() for a in plan.archive],
+            "keep": [k.as_dict() for k in plan.keep],
+        }
+        if plan.skipped_names:
+            doc["skipped_names"] = list(plan.skipped_names)
+        unfinished = result.unfinished_journal_entries
+        if unfinished:
+            doc["unfinished_journal_entries"] = unfinished
+        text = [result.summary + " (nothing changed; --force applies exactly this plan)"]
+        text += [f"  archive {a.path} → {a.to}  ({a.reason})" + _chance(a) for a in plan.archive]
+        if unfinished:
+            text.append(f"  note: {unfinished} unfinished journal entries will be repaired first")
+        consent = _consent(ctx)
+        doc["scheduled_runs"] = consent.describe()
+        if not consent.given:
+            text.append(
+                "  note: --force is also your yes to the daemon's scheduled expire, which until "
+                f"then only reports (it then moves at most "
+                f"{ctx.cfg.expire.max_fraction_per_run:.0%} of the files a run)"
+            )
+        emit(ctx, args, doc, text)
+        return 0
+    store = ctx.store()
+    first_yes = _record_consent(ctx, store)
+    result = job.run(ctx.cfg, ctx.paths, store, now, dry_run=False)
+    record_run(ctx, "expire", now, result.summary)
+    moved = [m.item for m in result.moved]
+    doc = {
+        "dry_run": False,
+        "batch": result.batch,
+        "archive": [
+            {"path": m.item.path, "to": m.item.to, "reason": m.item.reason, "id": m.id}
+            for m in result.moved
+        ],
+        "keep": [k.as_dict() for k in result.plan.keep],
+        "failed": [f.as_dict() for f in result.failed],
+        "repaired": result.repaired,
+    }
+    if result.plan.skipped_names:
+        doc["skipped_names"] = list(result.plan.skipped_names)
+    text = [*(f"repaired: {r}" for r in result.repaired), result.summary]
+    text += [f"  archived {m.path} → {m.to}  ({m.reason})" for m in moved]
+    text += [f"  FAILED {f.path}: {f.error}" for f in result.failed]
+    if moved:
+        text.append("undo with: memoryd restore --last")
+    if first_yes:
+        frac = ctx.cfg.expire.max_fraction_per_run
+        text.append(
+            "the daemon's scheduled expire may now archive too (at most "
+            f"{frac:.0%} of the files a run; expire.max_fraction_per_run)"
+        )
+    doc["consent"] = {"first": first_yes, "by": "expire --force"}
+    emit(ctx, args, doc, text)
+    return 1 if result.failed else 0
+
+
+def _consent(ctx: Context) -> Consent:
+    """The scheduled expire's consent as recorded (read-only; a new install has none)."""
+    from ..policy import rails
+
+    return rails.consent_of(ctx.cfg.expire.auto, ctx.read_store().get_meta(rails.CONSENT_META))
+
+
+def _record_consent(ctx: Context, store: Store) -> bool:
+    """``expire --force`` by hand is the user's yes to scheduled archiving; True the first time.
+
+    Recorded before the moves, so a run interrupted half-way still counts as the yes it was.
+    """
+    from ..policy import rails
+
+    with store.transaction():
+        first = store.get_meta(rails.CONSENT_META) is None
+        if first:
+            store.set_meta(rails.CONSENT_META, rails.consent_record(clock.now()))
+    return first
+
+
+def _chance(item: PlanItem) -> str:
+    """``  [needed in 60 d: 4%]`` when the policy gave the file a probability."""
+    p = item.p_need
+    return "" if p is None else f"  [chance needed in 60 days: {p:.0%}]"

@@ -1,0 +1,173 @@
+"""``memoryd explain``: every signal of one file and every rule's verdict on it (read-only)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .. import clock
+from ..cli import Context
+from .common import add_output_options, emit, ready_to_decide, to_relpath
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("explain", help="every signal and every rule's verdict for one file")
+    p.add_argument("path", help="workspace-relative (memory/x.md) or absolute path")
+    add_output_options(p)
+    p.set_defaults(func=cmd_explain)
+
+
+def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
+    from ..mover import mover_for
+    from ..policy import expire as ep
+    from ..policy import promote as pp
+    from ..policy import score as sp
+    from ..signals import snapshot, sparkline
+
+    now = ready_to_decide(args, ctx)
+    rel = to_relpath(ctx, args.path)
+    store = ctx.read_store()
+    snap = snapshot(ctx.cfg, ctx.paths, store, now)
+    journal = [
+        {"id": r.id, "op": r.op, "src": r.src, "dst": r.dst, "state": r.state, "reason": r.reason}
+        for r in mover_for(store, ctx.paths).find(ctx.paths.workspace / rel)
+    ]
+    sig = snap.by_path.get(rel)
+    if sig is None:
+        doc: dict[str, Any] = {"path": rel, "memory_file": False, "journal": journal}
+        text = [f"{rel}: not a memory file of {snap.workspace} right now"]
+        text += [
+            f"  journal #{j['id']}: {j['op']} {j['src']} → {j['dst']} ({j['state']}; {j['reason']})"
+            for j in journal
+        ]
+        if journal:
+            text.append(f"  bring it back with: memoryd restore {rel}")
+        emit(ctx, args, doc, text)
+        return 1
+    cfg = ctx.cfg
+    if cfg.expire.policy == "seed":
+        exp = ep.decide(sig, cfg.expire, snap.marked, snap.pins)
+    else:
+        from ..policy.expire_plan import policy_decisions
+
+        exp = next(d for d in policy_decisions(cfg, snap) if d.path == rel)
+    text_body = snap.text(rel)
+    docu = sp.Document.of(text_body)
+    queries = sp.prepare_queries(snap.recent_queries(cfg.score.query_window_days))
+    sc = sp.score(sig, docu, queries, cfg.score)
+    pro = pp.decide(
+        sig, text_body, cfg.promote, marked=rel in snap.marked, promoted=rel in snap.promoted
+    )
+    since = sig.days_since_hit
+    from ..strength import hit_strengths, load_hit_rows, strength_summary
+
+    rows = load_hit_rows(store.conn, paths=[rel], agents=snap.agents)
+    strength = strength_summary(rows, hit_strengths(rows), rel)
+    lines = [
+        f"{rel} — {sig.kind} note, {sig.size} bytes",
+        f"  created {clock.iso(sig.created)} (from its {sig.created_from}), "
+        f"{sig.age_days:.1f} days old",
+        f"  hits: {sig.hits_7d} in 7 days, {sig.hits_14d} in 14, {sig.hits_30d} in 30, "
+        f"{sig.hits_total} in total"
+        + (f"; last {clock.iso(sig.last_hit)} ({since:.1f} days ago)" if since is not None else ""),
+        f"  strength: {strength['strong']} strong ({strength['first']} retrieved first, "
+        f"{strength['read']} read after a search, {strength['read_directly']} read directly); "
+        f"{strength['came_along']} came along (rank 2 or lower, not read)"
+        + (f", {strength['rank_unknown']} of unknown rank" if strength["rank_unknown"] else ""),
+        f"  distinct queries: {sig.distinct_queries}; distinct days with a hit: "
+        f"{sig.distinct_days}",
+        "  activation B = ln Σ t^-0.5 (t in days, ≥ 1 hour): "
+        + ("none (never hit)" if sig.activation is None else f"{sig.activation:.3f}"),
+        f"  trend: {sig.trend} (3-day rate {sig.fast_rate:.3f}/day vs 21-day rate "
+        f"{sig.slow_rate:.3f}/day)",
+        f"  daily hits, last 30 days: {sparkline(sig.daily)}",
+        f"  user marks: {'marked' if rel in snap.marked else 'not marked'}"
+        f"{', promoted before' if rel in snap.promoted else ''}",
+        "",
+        f"expire: {exp.action.upper()} — {exp.reason} "
+        f"[policy: {cfg.expire.policy}, rule: {exp.rule}]"
+        + (
+            f"; chance needed in 60 days: {exp.numbers['p_need']:.0%}"
+            if "p_need" in exp.numbers
+            else ""
+        ),
+        f"score: {sc.total:.3f} = "
+        + (
+            f"{cfg.score.keyword_weight}×{sc.keyword:.2f} keyword + "
+            f"{cfg.score.time_weight}×{sc.time:.2f} time + "
+            f"{cfg.score.access_weight}×{sc.access:.2f} access + "
+            f"{cfg.score.tag_weight}×{sc.tag:.2f} tag"
+            if sc.keyword is not None and sc.tag is not None
+            else f"time {sc.time:.2f} and access {sc.access:.2f} only (no queries to match)"
+        ),
+    ]
+    if sc.query:
+        lines.append(f"  best-matching recent query: “{sc.query}”")
+    lines.append(f"  tags: {', '.join(docu.tags) if docu.tags else 'none (tag match 0.5)'}")
+    prune_state = "on" if cfg.score.prune_enabled else "off"
+    verdict = "below" if sc.total < cfg.score.prune_threshold else "at or above"
+    lines.append(
+        f"  prune: {verdict} the threshold {cfg.score.prune_threshold} (pruning is {prune_state})"
+    )
+    if pro.candidate:
+        lines.append(
+            f"promote: CANDIDATE — {pro.reason}; category {pro.category} ({pro.category_reason})"
+        )
+    else:
+        lines.append(f"promote: not a candidate — {pro.reason}")
+    for j in journal:
+        lines.append(f"journal #{j['id']}: {j['op']} {j['src']} → {j['dst']} ({j['state']})")
+    doc = {
+        "path": rel,
+        "memory_file": True,
+        "signals": {
+            "kind": sig.kind,
+            "size": sig.size,
+            "created": clock.iso(sig.created),
+            "created_from": sig.created_from,
+            "age_days": round(sig.age_days, 3),
+            "hits_7d": sig.hits_7d,
+            "hits_14d": sig.hits_14d,
+            "hits_30d": sig.hits_30d,
+            "hits_total": sig.hits_total,
+            "last_hit": clock.iso(sig.last_hit),
+            "distinct_queries": sig.distinct_queries,
+            "distinct_days": sig.distinct_days,
+            "strength": strength,
+            "activation": sig.activation,
+            "fast_rate": sig.fast_rate,
+            "slow_rate": sig.slow_rate,
+            "trend": sig.trend,
+            "daily": list(sig.daily),
+            "marked": rel in snap.marked,
+            "promoted": rel in snap.promoted,
+        },
+        "expire": {
+            "policy": cfg.expire.policy,
+            "action": exp.action,
+            "rule": exp.rule,
+            "reason": exp.reason,
+            "numbers": dict(exp.numbers),
+        },
+        "score": {
+            "total": sc.total,
+            "keyword": sc.keyword,
+            "time": sc.time,
+            "access": sc.access,
+            "tag": sc.tag,
+            "query": sc.query,
+            "tags": list(docu.tags),
+            "prune_threshold": cfg.score.prune_threshold,
+            "prune_enabled": cfg.score.prune_enabled,
+        },
+        "promote": {
+            "candidate": pro.candidate,
+            "reason": pro.reason,
+            "rules": list(pro.rules),
+            "category": pro.category,
+            "category_reason": pro.category_reason,
+        },
+        "journal": journal,
+    }
+    emit(ctx, args, doc, lines)
+    return 0

@@ -1,0 +1,391 @@
+"""The candidate expire policies: what each one sees of a file and how it decides.
+
+A policy is a function of one :class:`FileView` (a file's hit times, and which of
+them were strong, as known at a run time ``t``) returning a :class:`Verdict`; it
+keeps no state between files or runs. The same objects decide for the expire job
+(``[expire] policy``, :func:`memoryd.policy.expire_plan.policy_decisions`) and are
+scored by the replay (:mod:`memoryd.policy.replay`, ``memoryd simulate``), so the
+policy a user runs is the one whose numbers ``simulate`` prints.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+DAY = 86400.0
+HORIZON_DAYS = 60
+MIN_AGE_DAYS = 30.0  # no policy but `none` and `cut30`'s own rule looks younger than this
+
+
+@dataclass(frozen=True)
+class FileView:
+    """What a policy sees of one file at run time ``t``."""
+
+    path: str
+    kind: str
+    created: float
+    t: float
+    times: tuple[float, ...]  # hit times <= t, sorted
+    strong: tuple[float, ...]  # times of the hits strong as known at t, sorted
+
+    @property
+    def age_days(self) -> float:
+        return (self.t - self.created) / DAY
+
+    def within(self, days: float, strong_only: bool = False) -> int:
+        src = self.strong if strong_only else self.times
+        return len(src) - bisect.bisect_left(src, self.t - days * DAY)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    archive: bool
+    rule: str
+    reason: str
+    p_need: float | None = None  # chance of a hit in the next HORIZON_DAYS, when the policy says
+
+
+class Policy:
+    """An expire policy: a name, its numbers, and a verdict per file."""
+
+    name = "policy"
+    gives_probability = False
+
+    def params(self) -> dict[str, float | int | str]:
+        return {}
+
+    def decide(self, v: FileView) -> Verdict:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def same_as(self, other: Policy) -> bool:
+        return type(self) is type(other) and self.params() == other.params()
+
+
+class Seed(Policy):
+    """Seed 000: older than ``min_age_days`` and at most ``max_hits`` hits in ``window_days``."""
+
+    name = "seed"
+
+    def __init__(self, min_age_days: float = 30, window_days: float = 30, max_hits: int = 2):
+        self.min_age_days, self.window_days, self.max_hits = min_age_days, window_days, max_hits
+
+    def params(self) -> dict[str, float | int | str]:
+        return {"min_age_days": self.min_age_days, "window_days": self.window_days,
+                "max_hits": self.max_hits}  # fmt: skip
+
+    def decide(self, v: FileView) -> Verdict:
+        if v.age_days <= self.min_age_days:
+            return Verdict(False, "young", f"{v.age_days:.1f} days old")
+        recent = v.within(self.window_days)
+        if recent > self.max_hits:
+            return Verdict(False, "active", f"{recent} hits in the last {self.window_days} days")
+        return Verdict(
+            True,
+            "expired",
+            f"{v.age_days:.0f} days old and {recent} hit{'s' if recent != 1 else ''} in the "
+            f"last {self.window_days} days (at most {self.max_hits})",
+        )
+
+
+class Cut(Policy):
+    """Everything older than ``days`` (the coverage ceiling of a rule with an age floor)."""
+
+    name = "cut30"
+
+    def __init__(self, days: float = 30):
+        self.days = days
+
+    def params(self) -> dict[str, float | int | str]:
+        return {"days": self.days}
+
+    def decide(self, v: FileView) -> Verdict:
+        if v.age_days <= self.days:
+            return Verdict(False, "young", f"{v.age_days:.1f} days old")
+        return Verdict(True, "old", f"{v.age_days:.0f} days old (more than {self.days})")
+
+
+class Never(Policy):
+    """Archive nothing (the false-archive floor)."""
+
+    name = "none"
+
+    def decide(self, v: FileView) -> Verdict:
+        return Verdict(False, "none", "policy none archives nothing")
+
+
+def episodes(times: Sequence[float], gap: float = DAY) -> list[float]:
+    """Start times of bursts: hits less than ``gap`` after the previous one join its burst."""
+    out: list[float] = []
+    last = -math.inf
+    for ts in times:
+        if ts - last >= gap:
+            out.append(ts)
+        last = ts
+    return out
+
+
+class Rhythm(Policy):
+    """Per-file renewal: archive when the silence is long against the file's own rhythm.
+
+    The rhythm is the longest silence the file has already come back from (between
+    bursts of hits, a burst being hits less than a day apart). A file is archived
+    when it is older than ``min_age_days`` and has been silent for more than
+    ``factor`` × that gap and more than ``base_days``. A note read every six weeks
+    thus keeps for three months of silence; a project used daily and then dropped
+    goes after ``base_days``; a note never hit goes after ``base_days`` of age.
+    With ``strong_only`` only hits that were read or retrieved first count.
+    """
+
+    name = "rhythm"
+
+    def __init__(
+        self,
+        base_days: float = 45,
+        factor: float = 1.5,
+        min_age_days: float = 30,
+        strong_only: bool = False,
+        name: str | None = None,
+    ):
+        self.base_days, self.factor = base_days, factor
+        self.min_age_days, self.strong_only = min_age_days, strong_only
+        if name:
+            self.name = name
+
+    def params(self) -> dict[str, float | int | str]:
+        return {
+            "base_days": self.base_days,
+            "factor": self.factor,
+            "min_age_days": self.min_age_days,
+            "strong_only": int(self.strong_only),
+        }
+
+    def decide(self, v: FileView) -> Verdict:
+        if v.age_days <= self.min_age_days:
+            return Verdict(False, "young", f"{v.age_days:.1f} days old")
+        bursts = episodes(v.strong if self.strong_only else v.times)
+        last = bursts[-1] if bursts else v.created
+        silent = (v.t - last) / DAY
+        gaps = [(b - a) / DAY for a, b in itertools.pairwise(bursts)]
+        longest = max(gaps, default=0.0)
+        limit = max(self.base_days, self.factor * longest)
+        if silent <= limit:
+            return Verdict(
+                False,
+                "in rhythm",
+                f"silent {silent:.0f} days; it came back after {longest:.0f} before "
+                f"(keeps up to {limit:.0f})",
+            )
+        return Verdict(
+            True,
+            "silent",
+            f"silent {silent:.0f} days, more than {limit:.0f} "
+            f"({'no gap seen' if not gaps else f'{self.factor:g} × its longest gap {longest:.0f}'}"
+            f"; at least {self.base_days:g})",
+        )
+
+
+class Activation(Policy):
+    """ACT-R base-level activation ``ln Σ t^-0.5`` (t in days since each hit) below a threshold."""
+
+    name = "actr"
+
+    def __init__(self, threshold: float = -2.0, min_age_days: float = 30):
+        self.threshold, self.min_age_days = threshold, min_age_days
+
+    def params(self) -> dict[str, float | int | str]:
+        return {"threshold": self.threshold, "min_age_days": self.min_age_days}
+
+    def decide(self, v: FileView) -> Verdict:
+        if v.age_days <= self.min_age_days:
+            return Verdict(False, "young", f"{v.age_days:.1f} days old")
+        total = sum(max((v.t - ts) / DAY, 1 / 24) ** -0.5 for ts in v.times)
+        b = math.log(total) if total > 0 else -math.inf
+        if b >= self.threshold:
+            return Verdict(False, "active", f"activation {b:.2f} ≥ {self.threshold}")
+        return Verdict(True, "faded", f"activation {b:.2f} below {self.threshold}")
+
+
+class KindAware(Policy):
+    """Daily notes by the seed's window; every other note by its own rhythm."""
+
+    name = "kind"
+
+    def __init__(self, daily: Policy | None = None, other: Policy | None = None):
+        self.daily = daily or Seed()
+        self.other = other or Rhythm(60, 1.5, strong_only=True)
+
+    def params(self) -> dict[str, float | int | str]:
+        return {**{f"daily.{k}": x for k, x in self.daily.params().items()},
+                **{f"other.{k}": x for k, x in self.other.params().items()}}  # fmt: skip
+
+    def decide(self, v: FileView) -> Verdict:
+        return (self.daily if v.kind == "daily" else self.other).decide(v)
+
+
+class Renewal(Policy):
+    """The chance of a hit in the next ``horizon`` days from the file's own gaps, and a cut.
+
+    Gaps between bursts of hits (plus the current silence, which has not ended)
+    estimate when the file comes back: P(next burst within s + H | silent s) is
+    counted over the file's own gaps that outlasted ``s``, mixed with a prior
+    (``prior_weight`` pseudo-gaps): with chance ``dead`` a note never comes back,
+    else its gap is log-uniform between a day and a year. The file is archived
+    when that chance is below ``threshold``. The number is what ``expire --dry-run``
+    prints and what ``simulate``'s calibration table checks.
+    """
+
+    name = "renewal"
+    gives_probability = True
+
+    def __init__(
+        self,
+        threshold: float = 0.2,
+        horizon_days: float = HORIZON_DAYS,
+        prior_weight: float = 2.0,
+        dead: float = 0.5,
+        min_age_days: float = 30,
+    ):
+        self.threshold, self.horizon_days = threshold, horizon_days
+        self.prior_weight, self.dead, self.min_age_days = prior_weight, dead, min_age_days
+
+    def params(self) -> dict[str, float | int | str]:
+        return {"threshold": self.threshold, "prior_weight": self.prior_weight,
+                "dead": self.dead, "min_age_days": self.min_age_days}  # fmt: skip
+
+    def _prior_survival(self, s: float) -> float:
+        """P(gap > s) under the prior: dead + (1-dead) × log-uniform [1, 365] days."""
+        lo, hi = 0.0, math.log(365.0)
+        x = min(max(math.log(max(s, 1.0)), lo), hi)
+        return self.dead + (1 - self.dead) * (hi - x) / (hi - lo)
+
+    def probability(self, v: FileView) -> float:
+        bursts = episodes(v.times)
+        last = bursts[-1] if bursts else v.created
+        s = max((v.t - last) / DAY, 0.0)
+        h = self.horizon_days
+        gaps = [(b - a) / DAY for a, b in itertools.pairwise(bursts)]
+        if bursts and bursts[0] - v.created > DAY:
+            gaps.append((bursts[0] - v.created) / DAY)
+        longer = [g for g in gaps if g > s]
+        back = sum(1 for g in longer if g <= s + h)
+        w = self.prior_weight
+        ps, psh = self._prior_survival(s), self._prior_survival(s + h)
+        num = back + w * (ps - psh)
+        den = len(longer) + w * ps
+        return num / den if den > 0 else 0.0
+
+    def decide(self, v: FileView) -> Verdict:
+        p = self.probability(v)
+        if v.age_days <= self.min_age_days:
+            return Verdict(False, "young", f"{v.age_days:.1f} days old", p)
+        if p >= self.threshold:
+            return Verdict(
+                False, "likely", f"{p:.0%} chance of a hit in {self.horizon_days:g} days", p
+            )
+        return Verdict(
+            True,
+            "unlikely",
+            f"{p:.0%} chance of a hit in {self.horizon_days:g} days (below {self.threshold:.0%})",
+            p,
+        )
+
+
+# Logistic weights of :class:`Likely`, fitted by ``bench/bench_policies.py --fit`` on
+# generated histories (seeds 0-11, default and sampled parameters) against the known need.
+LIKELY_WEIGHTS: tuple[float, ...] = (
+    1.9975,  # intercept
+    -1.2879,  # ln(1 + days since the last strong hit, or since created)
+    -0.1885,  # ln(1 + days since the last hit of any kind)
+    -0.7665,  # ln(1 + the longest silence between strong bursts it came back from)
+    1.026,  # ln(1 + strong hits in the last 60 days)
+    -0.7886,  # ln(1 + hits of any kind in the last 60 days)
+    0.0619,  # ln(1 + strong bursts ever)
+    -1.6503,  # a daily note
+    0.471,  # ln(1 + age in days)
+    0.2136,  # longest gap × silence (both as above): a long rhythm forgives a long silence
+)
+
+
+def likely_features(v: FileView) -> list[float]:
+    """The numbers :data:`LIKELY_WEIGHTS` weigh (the comments there say which is which)."""
+    strong, every = episodes(v.strong), episodes(v.times)
+    silent_strong = (v.t - (strong[-1] if strong else v.created)) / DAY
+    silent_any = (v.t - (every[-1] if every else v.created)) / DAY
+    gap = max(((b - a) / DAY for a, b in itertools.pairwise(strong)), default=0.0)
+    return [
+        1.0,
+        math.log1p(max(silent_strong, 0.0)),
+        math.log1p(max(silent_any, 0.0)),
+        math.log1p(gap),
+        math.log1p(v.within(HORIZON_DAYS, strong_only=True)),
+        math.log1p(v.within(HORIZON_DAYS)),
+        math.log1p(len(strong)),
+        1.0 if v.kind == "daily" else 0.0,
+        math.log1p(max(v.age_days, 0.0)),
+        math.log1p(gap) * math.log1p(max(silent_strong, 0.0)),
+    ]
+
+
+class Likely(Policy):
+    """Archive when the chance of being needed in the next 60 days is below ``threshold``.
+
+    The chance is a logistic model of the file's own history (silence since the
+    last strong hit and since any hit, its longest strong rhythm, recent strong
+    and came-along hits, daily or not, age), fitted on generated histories with a
+    known need. ``simulate`` prints how well it is calibrated on the user's hits.
+    """
+
+    name = "likely"
+    gives_probability = True
+
+    def __init__(self, threshold: float = 0.1, min_age_days: float = 30,
+                 weights: Sequence[float] = LIKELY_WEIGHTS):  # fmt: skip
+        self.threshold, self.min_age_days, self.weights = threshold, min_age_days, tuple(weights)
+
+    def params(self) -> dict[str, float | int | str]:
+        return {"threshold": self.threshold, "min_age_days": self.min_age_days}
+
+    def probability(self, v: FileView) -> float:
+        z = sum(w * x for w, x in zip(self.weights, likely_features(v), strict=True))
+        return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
+
+    def decide(self, v: FileView) -> Verdict:
+        p = self.probability(v)
+        if v.age_days <= self.min_age_days:
+            return Verdict(False, "young", f"{v.age_days:.1f} days old", p)
+        # (the chance itself is printed next to the file: ExpireDecision.numbers["p_need"])
+        if p >= self.threshold:
+            why = f"may be needed within {HORIZON_DAYS} days (chance at least "
+            return Verdict(False, "likely", f"{why}{self.threshold:.0%})", p)
+        why = f"unlikely to be needed within {HORIZON_DAYS} days (chance below "
+        return Verdict(True, "unlikely", f"{why}{self.threshold:.0%})", p)
+
+
+# The policies ``[expire] policy`` and ``simulate --policy`` know by name.
+def named_policies() -> dict[str, Policy]:
+    return {
+        "seed": Seed(),
+        "cut30": Cut(30),
+        "none": Never(),
+        "rhythm": Rhythm(),
+        "rhythm-strong": Rhythm(strong_only=True, name="rhythm-strong"),
+        "actr": Activation(),
+        "kind": KindAware(),
+        "renewal": Renewal(),
+        "likely": Likely(),
+    }
+
+
+DEFAULT_POLICY = "likely"  # chosen by replay: bench/bench_policies.py, docs/decisions.md
+POLICY_NAMES = tuple(named_policies())
+
+
+def policy_named(name: str) -> Policy:
+    try:
+        return named_policies()[name]
+    except KeyError:
+        raise KeyError(f"unknown policy {name!r} (known: {', '.join(POLICY_NAMES)})") from None
