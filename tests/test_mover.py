@@ -405,3 +405,36 @@ def test_kill_9_at_random_points_loses_and_duplicates_nothing(ws: Path, tmp_path
     done = [(s, d) for s, d, state in rows if state == "done"]
     assert len(done) == len(originals)  # each file moved exactly once, journal agrees
     assert all(Path(d).exists() and not Path(s).exists() for s, d in done)
+
+
+def test_undoing_a_copy_never_deletes_an_edit_made_to_the_copy(ws: Path, store: Store) -> None:
+    """Undo of a copy removes memoryd's copy, not a person's work written into it since."""
+    mover = Mover(store, [ws])
+    note = ws / "memory" / "topic.md"
+    note.write_text("topic")
+    copy = ws / "gists" / "topic.md"
+    copy_id = mover.copy(note, copy, reason="gist", batch="g")
+    copy.write_text("topic, and what I added to the gist")
+
+    with pytest.raises(MoveError, match="changed"):
+        mover.undo(copy_id)
+
+    assert copy.read_text() == "topic, and what I added to the gist"
+    assert note.read_text() == "topic"
+    assert mover.get(copy_id).state == "done"  # still undoable once the person decides
+
+
+def test_undoing_a_copy_whose_original_is_gone_keeps_the_only_copy(ws: Path, store: Store) -> None:
+    """With its original deleted since, the copy is the note's one remaining file."""
+    mover = Mover(store, [ws])
+    note = ws / "memory" / "topic.md"
+    note.write_text("topic")
+    copy = ws / "gists" / "topic.md"
+    copy_id = mover.copy(note, copy, reason="gist", batch="g")
+    note.unlink()
+
+    with pytest.raises(MoveError, match="only"):
+        mover.undo(copy_id)
+
+    assert copy.read_text() == "topic"
+    assert mover.get(copy_id).state == "done"

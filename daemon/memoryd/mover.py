@@ -704,9 +704,21 @@ class Mover:
                     expect_sha=rec.sha256 if unchanged else None,
                 )
             if rec.op == "copy":
+                # Undoing a copy deletes a file, so it must be memoryd's copy and nothing
+                # more: not once the copy holds an edit (whatever ``unchanged`` says, a
+                # delete cannot give an edit back), nor once it is the note's only file.
                 assert rec.dst is not None
+                if not os.path.lexists(self.check_path(rec.src)):
+                    raise MoveError(
+                        f"{rec.dst}: its original {rec.src} is gone; this copy is the only "
+                        "one left, so it stays"
+                    )
                 return self._delete_locked(
-                    rec.dst, reason=f"undo #{rec.id}", batch=label, undo_of=rec.id
+                    rec.dst,
+                    reason=f"undo #{rec.id}",
+                    batch=label,
+                    undo_of=rec.id,
+                    expect_sha256=rec.sha256,
                 )
         raise MoveError(f"journal entry #{move_id} is a delete; deleted files cannot be restored")
 
