@@ -347,6 +347,36 @@ def test_a_second_scheduled_run_of_the_month_counts_what_the_first_moved_against
     assert len(_memory_files(inst)) == 3
 
 
+def test_files_restored_by_hand_count_once_against_the_month_cap(tmp_path: Path) -> None:
+    """A file the first run of the month moved and the person restored by hand takes part
+    once, not twice: a catch-up run of the same month still moves at most the month's share
+    of the files there are (7 files at 0.5: 3 moves in all, not 3 and then 2 more)."""
+    from memoryd.config import load_config, resolve_paths
+    from memoryd.jobs import expire as job
+    from memoryd.mover import mover_for
+
+    t1 = float(int(time.time()))
+    inst = make_install(
+        tmp_path,
+        '[schedule]\ntimezone = "UTC"\n[expire]\nauto = true\nmax_fraction_per_run = 0.5\n',
+        memory_files=0,
+    )
+    for i in range(6):
+        _age(inst, f"memory/old-{i}.md", t1 - 90 * DAY)
+    cfg = load_config(str(inst.config))
+    paths = resolve_paths(cfg, {})
+    with Store.open(inst.db) as store:
+        first = job.run_scheduled(cfg, paths, store, t1)
+        assert len(first.data["moved"]) == 3
+        restored = mover_for(store, paths).undo_batch(first.data["batch"])  # `restore --last`
+        assert len(restored) == 3 and len(_memory_files(inst)) == 6
+        again = job.run_scheduled(cfg, paths, store, t1)
+    assert again.data["moved"] == [] and len(again.data["held_back"]) == 6
+    assert again.log["files"] == 7 and again.log["moved_earlier"] == 3
+    assert "at most 3 of 7 files a run, 3 of them moved earlier this month" in again.summary
+    assert len(_memory_files(inst)) == 6
+
+
 @pytest.mark.timeout(120)
 def test_a_job_switched_on_again_waits_for_its_next_fire(
     tmp_path: Path, daemons: list[DaemonProcess]
