@@ -438,3 +438,29 @@ def test_undoing_a_copy_whose_original_is_gone_keeps_the_only_copy(ws: Path, sto
 
     assert copy.read_text() == "topic"
     assert mover.get(copy_id).state == "done"
+
+
+def test_repair_of_an_edited_aside_whose_name_is_taken_leaves_no_archive_link(
+    ws: Path, store: Store
+) -> None:
+    """Killed with the source aside, edited in place (so memoryd's link shows the edit) and
+    a newer save at its name: the edit is kept aside, reported, and the archive holds no
+    second name for it."""
+    from memoryd.mover import _aside_name
+
+    mover = Mover(store, [ws])
+    src, dst = ws / "memory" / "n.md", ws / "arch" / "n.md"
+    dst.parent.mkdir()
+    body = b"as journaled\n"
+    move_id = _crashed_intent(mover, "move", src, dst, body)
+    aside = _aside_name(src, move_id)
+    aside.write_bytes(body + b"edited in place\n")
+    os.link(aside, dst)
+    src.write_bytes(b"a newer save\n")
+
+    [line] = mover.repair()
+
+    assert "kept at" in line and mover.get(move_id).state == "failed"
+    assert src.read_bytes() == b"a newer save\n"
+    assert aside.read_bytes() == body + b"edited in place\n" and os.stat(aside).st_nlink == 1
+    assert not dst.exists()

@@ -226,3 +226,27 @@ def test_a_destination_that_appears_meanwhile_is_never_removed(ws: Path, store: 
         Mover(store, [ws]).move(src, dst, reason="expire", batch="b")
     assert files_under(ws) == {"archive/n.md": b"# same bytes\n", "memory/n.md": b"# same bytes\n"}
     assert journal(store) == [("move", "rolled_back")]
+
+
+def test_an_edit_in_place_then_a_save_leave_no_archive_name_behind(ws: Path, store: Store):
+    """An edit in place reaches memoryd's hard link too; a save by rename right after the
+    source went aside takes its name back. The edited version stays (aside, reported), the
+    new save keeps the note's name, and the archive holds no name the journal disowns."""
+    src = ws / "memory" / "n.md"
+    src.write_bytes(b"# old\n")
+    dst = ws / "archive" / "n.md"
+
+    def edit_in_place() -> None:
+        with open(src, "ab") as fh:
+            fh.write(b"edited in place\n")
+
+    faults.hook("mover.placed", edit_in_place)
+    faults.hook("mover.aside", lambda: save_by_rename(src, b"# saved by rename\n"))
+    with pytest.raises(MoveError, match="kept at"):
+        Mover(store, [ws]).move(src, dst, reason="expire", batch="b")
+
+    files = files_under(ws)
+    assert files.pop("memory/n.md") == b"# saved by rename\n"
+    assert list(files.values()) == [b"# old\nedited in place\n"]  # one name for that version
+    assert not dst.exists()
+    assert journal(store) == [("move", "rolled_back")]

@@ -45,6 +45,7 @@ after a crash we find        repair
 ==========================  ===============================================
 the aside file, as journal   move/delete was retiring it: unlink it, done
 the aside file, edited       give it its name back, remove our copy, rolled_back
+  … and its name is taken    keep it aside (reported), drop our link to it, failed
 src, no dst                  nothing happened: remove our temp file, rolled_back
 src and dst, both as journal link/copy landed: retire src, done
 src edited since the intent  remove our link/copy of the old content, rolled_back
@@ -516,6 +517,7 @@ class Mover:
         aside = _aside_name(s, move_id)
         faults.point("mover.unlink_src")
         os.rename(s, aside)
+        faults.point("mover.aside")
         now_sha, _, st = fingerprint(aside)
         same = checked is None or _identity(st) == _identity(checked)
         if now_sha != sha or not same:
@@ -566,7 +568,16 @@ class Mover:
                     os.unlink(_temp_name(d, move_id))
             aside = _aside_name(s, move_id)
             kept_aside = os.path.lexists(aside) and not self._put_back(aside, s)
-            if d_may_be_ours and d is not None and os.path.lexists(s) and self._is_ours(d, s, sha):
+            # memoryd's link to the file kept aside (an edit in place reached it too) is a
+            # second name for that version: the aside name, reported, is the one it keeps.
+            if (
+                d_may_be_ours
+                and d is not None
+                and (
+                    (os.path.lexists(s) and self._is_ours(d, s, sha))
+                    or (kept_aside and _same_file(d, aside))
+                )
+            ):
                 _unlink_durably(d)
             if os.path.lexists(s):
                 state = "rolled_back"
@@ -665,6 +676,8 @@ class Mover:
             _unlink_durably(aside)
             return "done", "destination complete; source removed"
         if not self._put_back(aside, src):
+            if _same_file(dst, aside):  # our link to it: one name for that version, not two
+                _unlink_durably(dst)
             return "failed", f"source changed and its name is taken; kept at {aside}"
         if self._is_ours(dst, src, rec.sha256):
             _unlink_durably(dst)
