@@ -407,13 +407,18 @@ def test_kill_9_at_random_points_loses_and_duplicates_nothing(ws: Path, tmp_path
     assert all(Path(d).exists() and not Path(s).exists() for s, d in done)
 
 
-def test_undoing_a_copy_never_deletes_an_edit_made_to_the_copy(ws: Path, store: Store) -> None:
-    """Undo of a copy removes memoryd's copy, not a person's work written into it since."""
+def _copied_topic(ws: Path, store: Store) -> tuple[Mover, Path, Path, int]:
+    """memory/topic.md copied to gists/topic.md: (mover, note, copy, the copy's journal id)."""
     mover = Mover(store, [ws])
     note = ws / "memory" / "topic.md"
     note.write_text("topic")
     copy = ws / "gists" / "topic.md"
-    copy_id = mover.copy(note, copy, reason="gist", batch="g")
+    return mover, note, copy, mover.copy(note, copy, reason="gist", batch="g")
+
+
+def test_undoing_a_copy_never_deletes_an_edit_made_to_the_copy(ws: Path, store: Store) -> None:
+    """Undo of a copy removes memoryd's copy, not a person's work written into it since."""
+    mover, note, copy, copy_id = _copied_topic(ws, store)
     copy.write_text("topic, and what I added to the gist")
 
     with pytest.raises(MoveError, match="changed"):
@@ -426,11 +431,7 @@ def test_undoing_a_copy_never_deletes_an_edit_made_to_the_copy(ws: Path, store: 
 
 def test_undoing_a_copy_whose_original_is_gone_keeps_the_only_copy(ws: Path, store: Store) -> None:
     """With its original deleted since, the copy is the note's one remaining file."""
-    mover = Mover(store, [ws])
-    note = ws / "memory" / "topic.md"
-    note.write_text("topic")
-    copy = ws / "gists" / "topic.md"
-    copy_id = mover.copy(note, copy, reason="gist", batch="g")
+    mover, note, copy, copy_id = _copied_topic(ws, store)
     note.unlink()
 
     with pytest.raises(MoveError, match="only"):

@@ -52,6 +52,12 @@ def save_by_rename(path: Path, data: bytes) -> None:
     os.rename(tmp, path)
 
 
+def append_in_place(path: Path, data: bytes) -> None:
+    """What an editor that writes in place (or `echo >>`) does: the same inode, edited."""
+    with open(path, "ab") as fh:
+        fh.write(data)
+
+
 def files_under(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
@@ -102,11 +108,7 @@ def test_an_edit_in_place_between_link_and_unlink_rolls_the_move_back(ws: Path, 
     src.write_bytes(b"# old\n")
     dst = ws / "archive" / "n.md"
 
-    def edit_in_place() -> None:
-        with open(src, "ab") as fh:
-            fh.write(b"one more line\n")
-
-    faults.hook("mover.placed", edit_in_place)
+    faults.hook("mover.placed", lambda: append_in_place(src, b"one more line\n"))
     with pytest.raises(MoveError, match="changed"):
         Mover(store, [ws]).move(src, dst, reason="expire", batch="b")
     assert files_under(ws) == {"memory/n.md": b"# old\none more line\n"}
@@ -236,11 +238,7 @@ def test_an_edit_in_place_then_a_save_leave_no_archive_name_behind(ws: Path, sto
     src.write_bytes(b"# old\n")
     dst = ws / "archive" / "n.md"
 
-    def edit_in_place() -> None:
-        with open(src, "ab") as fh:
-            fh.write(b"edited in place\n")
-
-    faults.hook("mover.placed", edit_in_place)
+    faults.hook("mover.placed", lambda: append_in_place(src, b"edited in place\n"))
     faults.hook("mover.aside", lambda: save_by_rename(src, b"# saved by rename\n"))
     with pytest.raises(MoveError, match="kept at"):
         Mover(store, [ws]).move(src, dst, reason="expire", batch="b")

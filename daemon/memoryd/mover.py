@@ -74,7 +74,7 @@ import hashlib
 import os
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -337,13 +337,8 @@ class Mover:
 
     def move(self, src: Path | str, dst: Path | str, *, reason: str, batch: str) -> int:
         """Move a regular file to ``dst`` (which must not exist); returns the journal id."""
-        return self._move(src, dst, reason=reason, batch=batch, undo_of=None)
-
-    def _move(
-        self, src: Path | str, dst: Path | str, *, reason: str, batch: str, undo_of: int | None
-    ) -> int:
         with self._locked():
-            return self._move_locked(src, dst, reason=reason, batch=batch, undo_of=undo_of)
+            return self._move_locked(src, dst, reason=reason, batch=batch, undo_of=None)
 
     def _move_locked(
         self,
@@ -355,7 +350,7 @@ class Mover:
         undo_of: int | None,
         expect_sha: str | None = None,
     ) -> int:
-        """:meth:`_move` for a caller that already holds the lock (the lock is not reentrant).
+        """:meth:`move` for a caller that already holds the lock (the lock is not reentrant).
 
         ``expect_sha``: move only a source that holds exactly these bytes.
         """
@@ -367,14 +362,7 @@ class Mover:
         self._ensure_parent(d)
         move_id = self._intent("move", s, d, sha, size, reason, batch, undo_of)
         faults.point("mover.journaled")
-        try:
-            self._place(s, d, sha, move_id)
-        except MoveError as exc:  # refused: whatever is at d now is not memoryd's
-            self._roll_back(move_id, s, d, sha, exc, d_may_be_ours=False)
-            raise
-        except BaseException as exc:
-            self._roll_back(move_id, s, d, sha, exc)
-            raise
+        self._land(move_id, s, d, sha, self._place)
         try:
             faults.point("mover.placed")
             self._retire(s, move_id, sha, checked)
@@ -391,14 +379,7 @@ class Mover:
             assert d is not None
             self._ensure_parent(d)
             move_id = self._intent("copy", s, d, sha, size, reason, batch)
-            try:
-                self._copy_verified(s, d, sha, move_id)
-            except MoveError as exc:  # refused: whatever is at d now is not memoryd's
-                self._roll_back(move_id, s, d, sha, exc, d_may_be_ours=False)
-                raise
-            except BaseException as exc:
-                self._roll_back(move_id, s, d, sha, exc)
-                raise
+            self._land(move_id, s, d, sha, self._copy_verified)
             self._finish(move_id, "done")
             return move_id
 
@@ -411,22 +392,9 @@ class Mover:
         graveyard) the file is deleted only while it still holds exactly those
         bytes; an edit made after the copy is left in place (MoveError).
         """
-        return self._delete(
-            path, reason=reason, batch=batch, undo_of=None, expect_sha256=expect_sha256
-        )
-
-    def _delete(
-        self,
-        path: Path | str,
-        *,
-        reason: str,
-        batch: str,
-        undo_of: int | None,
-        expect_sha256: str | None = None,
-    ) -> int:
         with self._locked():
             return self._delete_locked(
-                path, reason=reason, batch=batch, undo_of=undo_of, expect_sha256=expect_sha256
+                path, reason=reason, batch=batch, undo_of=None, expect_sha256=expect_sha256
             )
 
     def _delete_locked(
@@ -438,7 +406,7 @@ class Mover:
         undo_of: int | None,
         expect_sha256: str | None = None,
     ) -> int:
-        """:meth:`_delete` for a caller that already holds the lock."""
+        """:meth:`delete` for a caller that already holds the lock (undo of a copy)."""
         s, _, sha, size, checked = self._prepare(path, None)
         if expect_sha256 is not None and sha != expect_sha256:
             raise MoveError(f"{s}: changed since its copy was kept; left in place")
@@ -452,6 +420,24 @@ class Mover:
             raise
         self._finish(move_id, "done")
         return move_id
+
+    def _land(
+        self,
+        move_id: int,
+        s: Path,
+        d: Path,
+        sha: str,
+        put: Callable[[Path, Path, str, int], None],
+    ) -> None:
+        """Make ``d`` by ``put`` (link or copy); on any failure, back to the source alone."""
+        try:
+            put(s, d, sha, move_id)
+        except MoveError as exc:  # refused: whatever is at d now is not memoryd's
+            self._roll_back(move_id, s, d, sha, exc, d_may_be_ours=False)
+            raise
+        except BaseException as exc:
+            self._roll_back(move_id, s, d, sha, exc)
+            raise
 
     def _place(self, s: Path, d: Path, sha: str, move_id: int) -> None:
         """Make ``d`` a verified copy of ``s`` without overwriting: link, else copy."""
