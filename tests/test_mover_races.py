@@ -248,3 +248,20 @@ def test_an_edit_in_place_then_a_save_leave_no_archive_name_behind(ws: Path, sto
     assert list(files.values()) == [b"# old\nedited in place\n"]  # one name for that version
     assert not dst.exists()
     assert journal(store) == [("move", "rolled_back")]
+
+
+def test_a_version_kept_aside_earlier_is_never_overwritten_by_a_later_move(ws: Path, store: Store):
+    """A file kept aside by an earlier run (its name was taken) stays in the folder; a state
+    database made anew numbers its journal from 1 again, so a later move may pick the very
+    same aside name. The kept version must survive that."""
+    src = ws / "memory" / "n.md"
+    src.write_bytes(b"# today's note\n")
+    kept = ws / "memory" / ".n.md.memoryd-1.aside"
+    kept.write_bytes(b"# the earlier version a person may still want\n")
+    with contextlib.suppress(MoveError):
+        Mover(store, [ws]).move(src, ws / "archive" / "n.md", reason="expire", batch="b")
+    assert kept.read_bytes() == b"# the earlier version a person may still want\n"
+    files = files_under(ws)
+    assert b"# today's note\n" in files.values()
+    assert len(files) == 2, files  # the note under one name, the kept version under its own
+    assert journal(store)[0][1] != "intent"

@@ -94,6 +94,10 @@ class MoveError(Exception):
     """An operation was refused or could not be done; no file was changed."""
 
 
+class _AsideTaken(MoveError):
+    """The private name a source is renamed to is taken: nothing was renamed."""
+
+
 @dataclass(frozen=True)
 class MoveRecord:
     """One journal entry, as stored."""
@@ -502,6 +506,12 @@ class Mover:
         """
         aside = _aside_name(s, move_id)
         faults.point("mover.unlink_src")
+        if os.path.lexists(aside):
+            # A version an earlier run kept there (a state database made anew numbers its
+            # journal from 1 again): renaming onto it would destroy it.
+            raise _AsideTaken(
+                f"{s}: {aside} already exists (a version kept earlier); left in place"
+            )
         os.rename(s, aside)
         faults.point("mover.aside")
         now_sha, _, st = fingerprint(aside)
@@ -553,7 +563,8 @@ class Mover:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(_temp_name(d, move_id))
             aside = _aside_name(s, move_id)
-            kept_aside = os.path.lexists(aside) and not self._put_back(aside, s)
+            ours = not isinstance(exc, _AsideTaken)  # else the file there is not memoryd's
+            kept_aside = ours and os.path.lexists(aside) and not self._put_back(aside, s)
             # memoryd's link to the file kept aside (an edit in place reached it too) is a
             # second name for that version: the aside name, reported, is the one it keeps.
             if (
