@@ -404,32 +404,3 @@ def test_a_rescued_note_is_marked_in_marks_and_unmark_alone_undoes_it(env):
         organize.run(cfg, paths, again, T0 + 2 * DAY)
     refcount = json.loads((root.parent / "refcount.json").read_text())
     assert refcount["warm/f.md"]["user_marked"] is False
-
-
-def test_marks_kept_only_in_the_old_tier_columns_are_carried_into_marks(tmp_path: Path) -> None:
-    """Schema 5 kept a note rescued from forgotten/ as marked in ``tier_files.user_marked``
-    alone; migration 6 makes ``marks`` the one home, so such a note stays protected, a
-    promotion too, and a mark already in ``marks`` keeps its own note."""
-    import sqlite3
-
-    db = tmp_path / "state.db"
-    Store.open(db).close()
-    conn = sqlite3.connect(db)
-    conn.executescript(
-        "INSERT INTO tier_files(name, tier, created, entered, user_marked, promoted) VALUES "
-        "('rescued.md', 'warm', 1.0, 2.0, 1, 0), ('promoted.md', 'hot', 1.0, 3.0, 0, 1), "
-        "('plain.md', 'hot', 1.0, 4.0, 0, 0), ('both.md', 'warm', 1.0, 5.0, 1, 0);"
-        "INSERT INTO marks(path, kind, created, note) VALUES "
-        "('tiers/both.md', 'marked', 9.0, 'memoryd mark');"
-        "PRAGMA user_version = 5;"
-    )
-    conn.close()
-
-    with Store.open(db) as store:
-        assert store.marks("marked") == {"tiers/rescued.md", "tiers/both.md"}
-        assert store.marks("promoted") == {"tiers/promoted.md"}
-        notes = dict(store.conn.execute("SELECT path, note FROM marks WHERE kind = 'marked'"))
-        records = load_records(store)
-    assert notes["tiers/both.md"] == "memoryd mark"
-    assert {n for n, r in records.items() if r.user_marked} == {"rescued.md", "both.md"}
-    assert {n for n, r in records.items() if r.promoted} == {"promoted.md"}
