@@ -25,20 +25,6 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    (root / "memory").mkdir(parents=True)
-    return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    s = Store.open(tmp_path / "state" / "state.db")
-    yield s
-    s.close()
-
-
 def _states(store: Store) -> list[tuple[int, str, str]]:
     return list(store.conn.execute("SELECT id, op, state FROM moves ORDER BY id"))
 

@@ -31,20 +31,6 @@ NOW = "2026-11-03T10:00:00+00:00"
 OLD = 1.7e9  # 2023: old enough for expire
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    (root / "memory").mkdir(parents=True)
-    return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    s = Store.open(tmp_path / "state" / "state.db")
-    yield s
-    s.close()
-
-
 def save_by_rename(path: Path, data: bytes) -> None:
     """What vim, VS Code and most editors do: write a temp file, rename it over the note."""
     tmp = path.with_name(f".{path.name}.swp")
