@@ -36,6 +36,24 @@ for var in (
 
 
 @pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """A workspace with its memory/ folder, for the mover's tests."""
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    return root
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Any]:
+    """A fresh state database (a module may define its own ``store``, which wins)."""
+    from memoryd.store import Store
+
+    s = Store.open(tmp_path / "state" / "state.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture
 def notify() -> Iterator[NotifySocket]:
     """A notify socket of the test's own, standing in for systemd's."""
     sock = NotifySocket()

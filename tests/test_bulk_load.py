@@ -72,3 +72,25 @@ def test_a_bulk_load_cut_short_leaves_a_database_that_opens_with_every_commit(
     with Store.open(crashed / "state.db") as again:
         assert again.conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0] == 50_000
         assert again.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+
+
+def test_a_bulk_load_begun_again_before_its_end_still_restores_the_usual_settings(
+    tmp_path: Path,
+) -> None:
+    """A bulk scan that failed before its end (a full disk at its last commit) leaves the
+    bulk settings on the daemon's long-lived connection; the next bulk load must not take
+    them for the usual ones, or the WAL would never be checkpointed again."""
+    store = Store.open(tmp_path / "state.db")
+    usual = (
+        store.conn.execute("PRAGMA cache_size").fetchone()[0],
+        store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0],
+    )
+    store.start_bulk_load()
+    store.start_bulk_load()  # the retry, with no end_bulk_load in between
+    store.end_bulk_load()
+    assert (
+        store.conn.execute("PRAGMA cache_size").fetchone()[0],
+        store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0],
+    ) == usual
+    assert usual[1] > 0
+    store.close()

@@ -25,20 +25,6 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    (root / "memory").mkdir(parents=True)
-    return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    s = Store.open(tmp_path / "state" / "state.db")
-    yield s
-    s.close()
-
-
 def _states(store: Store) -> list[tuple[int, str, str]]:
     return list(store.conn.execute("SELECT id, op, state FROM moves ORDER BY id"))
 
@@ -378,7 +364,7 @@ def test_kill_9_at_random_points_loses_and_duplicates_nothing(ws: Path, tmp_path
     db = tmp_path / "state" / "state.db"
     # Each run kills itself at one of the mover's named moments, after a random number of
     # files (MEMORYD_FAULT): every crash point is hit, on any machine, without a sleep.
-    moments = ["checked", "journaled", "placed", "unlink_src", "before_unlink"]
+    moments = ["checked", "journaled", "placed", "unlink_src", "aside", "before_unlink"]
     for i in range(8):
         fault = f"mover.{moments[i % len(moments)]}:{rng.randrange(1, 100)}"
         proc = subprocess.run(
@@ -405,3 +391,130 @@ def test_kill_9_at_random_points_loses_and_duplicates_nothing(ws: Path, tmp_path
     done = [(s, d) for s, d, state in rows if state == "done"]
     assert len(done) == len(originals)  # each file moved exactly once, journal agrees
     assert all(Path(d).exists() and not Path(s).exists() for s, d in done)
+
+
+def _copied_topic(ws: Path, store: Store) -> tuple[Mover, Path, Path, int]:
+    """memory/topic.md copied to gists/topic.md: (mover, note, copy, the copy's journal id)."""
+    mover = Mover(store, [ws])
+    note = ws / "memory" / "topic.md"
+    note.write_text("topic")
+    copy = ws / "gists" / "topic.md"
+    return mover, note, copy, mover.copy(note, copy, reason="gist", batch="g")
+
+
+def test_undoing_a_copy_never_deletes_an_edit_made_to_the_copy(ws: Path, store: Store) -> None:
+    """Undo of a copy removes memoryd's copy, not a person's work written into it since."""
+    mover, note, copy, copy_id = _copied_topic(ws, store)
+    copy.write_text("topic, and what I added to the gist")
+
+    with pytest.raises(MoveError, match="changed"):
+        mover.undo(copy_id)
+
+    assert copy.read_text() == "topic, and what I added to the gist"
+    assert note.read_text() == "topic"
+    assert mover.get(copy_id).state == "done"  # still undoable once the person decides
+
+
+def test_undoing_a_copy_whose_original_is_gone_keeps_the_only_copy(ws: Path, store: Store) -> None:
+    """With its original deleted since, the copy is the note's one remaining file."""
+    mover, note, copy, copy_id = _copied_topic(ws, store)
+    note.unlink()
+
+    with pytest.raises(MoveError, match="only"):
+        mover.undo(copy_id)
+
+    assert copy.read_text() == "topic"
+    assert mover.get(copy_id).state == "done"
+
+
+def test_repair_of_an_edited_aside_whose_name_is_taken_leaves_no_archive_link(
+    ws: Path, store: Store
+) -> None:
+    """Killed with the source aside, edited in place (so memoryd's link shows the edit) and
+    a newer save at its name: the edit is kept aside, reported, and the archive holds no
+    second name for it."""
+    from memoryd.mover import _aside_name
+
+    mover = Mover(store, [ws])
+    src, dst = ws / "memory" / "n.md", ws / "arch" / "n.md"
+    dst.parent.mkdir()
+    body = b"as journaled\n"
+    move_id = _crashed_intent(mover, "move", src, dst, body)
+    aside = _aside_name(src, move_id)
+    aside.write_bytes(body + b"edited in place\n")
+    os.link(aside, dst)
+    src.write_bytes(b"a newer save\n")
+
+    [line] = mover.repair()
+
+    assert "kept at" in line and mover.get(move_id).state == "failed"
+    assert src.read_bytes() == b"a newer save\n"
+    assert aside.read_bytes() == body + b"edited in place\n" and os.stat(aside).st_nlink == 1
+    assert not dst.exists()
+
+
+_ONE_OP = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from memoryd.mover import Mover
+    from memoryd.store import Store
+
+    op, ws, db, arg = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
+    mover = Mover(Store.open(db), [ws])
+    if op == "delete":
+        mover.delete(ws / "memory" / "n.md", reason="t", batch="d", expect_sha256=arg)
+    else:
+        mover.undo(int(arg), unchanged=True)
+    """
+)
+
+
+_POINTS = ("journaled", "placed", "unlink_src", "aside", "before_unlink")
+
+
+@pytest.mark.parametrize(
+    ("op", "moment"),
+    [("undo", m) for m in _POINTS] + [("delete", m) for m in _POINTS if m != "placed"],
+)
+def test_a_delete_or_an_undo_killed_at_each_point_is_repaired_to_one_name(
+    ws: Path, tmp_path: Path, op: str, moment: str
+) -> None:
+    """SIGKILL at each of the mover's points of a delete (with the graveyard copy's hash) and
+    of an undo asked for the archived bytes: repair leaves the file under exactly one name
+    (a delete: none), no file aside, and a journal that says where it is."""
+    note, archived = ws / "memory" / "n.md", ws / "arch" / "n.md"
+    body = b"# a note\n" * 40
+    note.write_bytes(body)
+    digest = hashlib.sha256(body).hexdigest()
+    db = tmp_path / "state" / "state.db"
+    arg = digest
+    if op == "undo":
+        with Store.open(db) as store:
+            arg = str(Mover(store, [ws]).move(note, archived, reason="t", batch="b"))
+    proc = subprocess.run(
+        [sys.executable, "-c", _ONE_OP, op, str(ws), str(db), arg],
+        env={**os.environ, "MEMORYD_FAULT": f"mover.{moment}:1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+
+    with Store.open(db) as store:
+        mover = Mover(store, [ws])
+        [line] = mover.repair()
+        assert "could not repair" not in line
+        is_undo_or_delete = "undo_of IS NOT NULL OR op = 'delete'"
+        states = dict(store.conn.execute(f"SELECT {is_undo_or_delete}, state FROM moves"))
+    assert not [p for p in ws.rglob("*") if p.name.startswith(".")]  # nothing left aside
+    if op == "delete":
+        assert note.exists() == (states[1] == "rolled_back")
+        assert states[1] in ("rolled_back", "done")
+        if note.exists():
+            assert note.read_bytes() == body
+    else:
+        assert note.exists() != archived.exists()
+        assert _sha(note if note.exists() else archived) == digest
+        back = note.exists()
+        assert states == ({0: "undone", 1: "done"} if back else {0: "done", 1: "rolled_back"})

@@ -31,25 +31,17 @@ NOW = "2026-11-03T10:00:00+00:00"
 OLD = 1.7e9  # 2023: old enough for expire
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    (root / "memory").mkdir(parents=True)
-    return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    s = Store.open(tmp_path / "state" / "state.db")
-    yield s
-    s.close()
-
-
 def save_by_rename(path: Path, data: bytes) -> None:
     """What vim, VS Code and most editors do: write a temp file, rename it over the note."""
     tmp = path.with_name(f".{path.name}.swp")
     tmp.write_bytes(data)
     os.rename(tmp, path)
+
+
+def append_in_place(path: Path, data: bytes) -> None:
+    """What an editor that writes in place (or `echo >>`) does: the same inode, edited."""
+    with open(path, "ab") as fh:
+        fh.write(data)
 
 
 def files_under(root: Path) -> dict[str, bytes]:
@@ -102,11 +94,7 @@ def test_an_edit_in_place_between_link_and_unlink_rolls_the_move_back(ws: Path, 
     src.write_bytes(b"# old\n")
     dst = ws / "archive" / "n.md"
 
-    def edit_in_place() -> None:
-        with open(src, "ab") as fh:
-            fh.write(b"one more line\n")
-
-    faults.hook("mover.placed", edit_in_place)
+    faults.hook("mover.placed", lambda: append_in_place(src, b"one more line\n"))
     with pytest.raises(MoveError, match="changed"):
         Mover(store, [ws]).move(src, dst, reason="expire", batch="b")
     assert files_under(ws) == {"memory/n.md": b"# old\none more line\n"}
@@ -226,3 +214,40 @@ def test_a_destination_that_appears_meanwhile_is_never_removed(ws: Path, store: 
         Mover(store, [ws]).move(src, dst, reason="expire", batch="b")
     assert files_under(ws) == {"archive/n.md": b"# same bytes\n", "memory/n.md": b"# same bytes\n"}
     assert journal(store) == [("move", "rolled_back")]
+
+
+def test_an_edit_in_place_then_a_save_leave_no_archive_name_behind(ws: Path, store: Store):
+    """An edit in place reaches memoryd's hard link too; a save by rename right after the
+    source went aside takes its name back. The edited version stays (aside, reported), the
+    new save keeps the note's name, and the archive holds no name the journal disowns."""
+    src = ws / "memory" / "n.md"
+    src.write_bytes(b"# old\n")
+    dst = ws / "archive" / "n.md"
+
+    faults.hook("mover.placed", lambda: append_in_place(src, b"edited in place\n"))
+    faults.hook("mover.aside", lambda: save_by_rename(src, b"# saved by rename\n"))
+    with pytest.raises(MoveError, match="kept at"):
+        Mover(store, [ws]).move(src, dst, reason="expire", batch="b")
+
+    files = files_under(ws)
+    assert files.pop("memory/n.md") == b"# saved by rename\n"
+    assert list(files.values()) == [b"# old\nedited in place\n"]  # one name for that version
+    assert not dst.exists()
+    assert journal(store) == [("move", "rolled_back")]
+
+
+def test_a_version_kept_aside_earlier_is_never_overwritten_by_a_later_move(ws: Path, store: Store):
+    """A file kept aside by an earlier run (its name was taken) stays in the folder; a state
+    database made anew numbers its journal from 1 again, so a later move may pick the very
+    same aside name. The kept version must survive that."""
+    src = ws / "memory" / "n.md"
+    src.write_bytes(b"# today's note\n")
+    kept = ws / "memory" / ".n.md.memoryd-1.aside"
+    kept.write_bytes(b"# the earlier version a person may still want\n")
+    with contextlib.suppress(MoveError):
+        Mover(store, [ws]).move(src, ws / "archive" / "n.md", reason="expire", batch="b")
+    assert kept.read_bytes() == b"# the earlier version a person may still want\n"
+    files = files_under(ws)
+    assert b"# today's note\n" in files.values()
+    assert len(files) == 2, files  # the note under one name, the kept version under its own
+    assert journal(store)[0][1] != "intent"

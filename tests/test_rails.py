@@ -26,7 +26,7 @@ from daemon_harness import (
     wait_until,
 )
 from memoryd.clock import iso
-from memoryd.config import Config, ConfigError, ScheduleConfig, parse_config
+from memoryd.config import Config, ConfigError, Paths, ScheduleConfig, parse_config
 from memoryd.policy import rails
 from memoryd.service.schedule import build_triggers, due_jobs
 from memoryd.store import Store
@@ -320,24 +320,31 @@ def test_the_next_expire_notification_names_the_files_needed_again(
     assert "memory/y.md" not in msg["text"]  # restored before the last run: reported then
 
 
-def test_a_second_scheduled_run_of_the_month_counts_what_the_first_moved_against_the_cap(
-    tmp_path: Path,
-) -> None:
-    """The daemon may die after a run's moves, before it records the run; its catch-up runs
-    the month again. Together they still move at most the cap's share."""
+def _half_a_month_allowed(tmp_path: Path, now: float) -> tuple[Install, Config, Paths]:
+    """An install whose scheduled expire may move half its files a run (expire.auto), with
+    six old notes and MEMORY.md: 7 files take part, at most 3 move."""
     from memoryd.config import load_config, resolve_paths
-    from memoryd.jobs import expire as job
 
-    t1 = float(int(time.time()))
     inst = make_install(
         tmp_path,
         '[schedule]\ntimezone = "UTC"\n[expire]\nauto = true\nmax_fraction_per_run = 0.5\n',
         memory_files=0,
     )
     for i in range(6):
-        _age(inst, f"memory/old-{i}.md", t1 - 90 * DAY)
+        _age(inst, f"memory/old-{i}.md", now - 90 * DAY)
     cfg = load_config(str(inst.config))
-    paths = resolve_paths(cfg, {})
+    return inst, cfg, resolve_paths(cfg, {})
+
+
+def test_a_second_scheduled_run_of_the_month_counts_what_the_first_moved_against_the_cap(
+    tmp_path: Path,
+) -> None:
+    """The daemon may die after a run's moves, before it records the run; its catch-up runs
+    the month again. Together they still move at most the cap's share."""
+    from memoryd.jobs import expire as job
+
+    t1 = float(int(time.time()))
+    inst, cfg, paths = _half_a_month_allowed(tmp_path, t1)
     with Store.open(inst.db) as store:
         first = job.run_scheduled(cfg, paths, store, t1)
         assert len(first.data["moved"]) == 3  # 7 files take part (MEMORY.md too)
@@ -345,6 +352,27 @@ def test_a_second_scheduled_run_of_the_month_counts_what_the_first_moved_against
     assert again.data["moved"] == [] and len(again.data["held_back"]) == 3
     assert "3 of them moved earlier this month" in again.summary
     assert len(_memory_files(inst)) == 3
+
+
+def test_files_restored_by_hand_count_once_against_the_month_cap(tmp_path: Path) -> None:
+    """A file the first run of the month moved and the person restored by hand takes part
+    once, not twice: a catch-up run of the same month still moves at most the month's share
+    of the files there are (7 files at 0.5: 3 moves in all, not 3 and then 2 more)."""
+    from memoryd.jobs import expire as job
+    from memoryd.mover import mover_for
+
+    t1 = float(int(time.time()))
+    inst, cfg, paths = _half_a_month_allowed(tmp_path, t1)
+    with Store.open(inst.db) as store:
+        first = job.run_scheduled(cfg, paths, store, t1)
+        assert len(first.data["moved"]) == 3
+        restored = mover_for(store, paths).undo_batch(first.data["batch"])  # `restore --last`
+        assert len(restored) == 3 and len(_memory_files(inst)) == 6
+        again = job.run_scheduled(cfg, paths, store, t1)
+    assert again.data["moved"] == [] and len(again.data["held_back"]) == 6
+    assert again.log["files"] == 7 and again.log["moved_earlier"] == 3
+    assert "at most 3 of 7 files a run, 3 of them moved earlier this month" in again.summary
+    assert len(_memory_files(inst)) == 6
 
 
 @pytest.mark.timeout(120)

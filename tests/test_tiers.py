@@ -389,12 +389,18 @@ def test_marks_kept_only_in_old_tier_records_are_carried_into_marks(tmp_path: Pa
     conn.executescript(
         "INSERT INTO tier_files(name, tier, created, entered, user_marked, promoted) "
         "VALUES ('kept.md', 'forgotten', 1, 2, 1, 0), ('promo.md', 'warm', 1, 2, 0, 1), "
-        "('plain.md', 'gist', 1, 2, 0, 0);"
+        "('plain.md', 'gist', 1, 2, 0, 0), ('both.md', 'warm', 1, 2, 1, 0);"
+        "INSERT INTO marks(path, kind, created, note) "
+        "VALUES ('tiers/both.md', 'marked', 9, 'memoryd mark');"
         "PRAGMA user_version = 5;"  # the schema before marks moved to the marks table only
     )
     conn.close()
     with Store.open(db) as store:
         records = load_records(store)
+        marked = dict(store.conn.execute("SELECT path, note FROM marks WHERE kind = 'marked'"))
+    # carried under the note's hit key; a mark already in marks keeps its own note
+    assert set(marked) == {"tiers/kept.md", "tiers/both.md"}
+    assert marked["tiers/both.md"] == "memoryd mark"
     assert records["kept.md"].user_marked and not records["kept.md"].promoted
     assert records["promo.md"].promoted and not records["promo.md"].user_marked
     assert not records["plain.md"].user_marked and not records["plain.md"].promoted

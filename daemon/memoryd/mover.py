@@ -45,6 +45,7 @@ after a crash we find        repair
 ==========================  ===============================================
 the aside file, as journal   move/delete was retiring it: unlink it, done
 the aside file, edited       give it its name back, remove our copy, rolled_back
+  … and its name is taken    keep it aside (reported), drop our link to it, failed
 src, no dst                  nothing happened: remove our temp file, rolled_back
 src and dst, both as journal link/copy landed: retire src, done
 src edited since the intent  remove our link/copy of the old content, rolled_back
@@ -73,7 +74,7 @@ import hashlib
 import os
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -91,6 +92,10 @@ _CHUNK = 1 << 20
 
 class MoveError(Exception):
     """An operation was refused or could not be done; no file was changed."""
+
+
+class _AsideTaken(MoveError):
+    """The private name a source is renamed to is taken: nothing was renamed."""
 
 
 @dataclass(frozen=True)
@@ -336,13 +341,8 @@ class Mover:
 
     def move(self, src: Path | str, dst: Path | str, *, reason: str, batch: str) -> int:
         """Move a regular file to ``dst`` (which must not exist); returns the journal id."""
-        return self._move(src, dst, reason=reason, batch=batch, undo_of=None)
-
-    def _move(
-        self, src: Path | str, dst: Path | str, *, reason: str, batch: str, undo_of: int | None
-    ) -> int:
         with self._locked():
-            return self._move_locked(src, dst, reason=reason, batch=batch, undo_of=undo_of)
+            return self._move_locked(src, dst, reason=reason, batch=batch, undo_of=None)
 
     def _move_locked(
         self,
@@ -354,7 +354,7 @@ class Mover:
         undo_of: int | None,
         expect_sha: str | None = None,
     ) -> int:
-        """:meth:`_move` for a caller that already holds the lock (the lock is not reentrant).
+        """:meth:`move` for a caller that already holds the lock (the lock is not reentrant).
 
         ``expect_sha``: move only a source that holds exactly these bytes.
         """
@@ -366,14 +366,7 @@ class Mover:
         self._ensure_parent(d)
         move_id = self._intent("move", s, d, sha, size, reason, batch, undo_of)
         faults.point("mover.journaled")
-        try:
-            self._place(s, d, sha, move_id)
-        except MoveError as exc:  # refused: whatever is at d now is not memoryd's
-            self._roll_back(move_id, s, d, sha, exc, d_may_be_ours=False)
-            raise
-        except BaseException as exc:
-            self._roll_back(move_id, s, d, sha, exc)
-            raise
+        self._land(move_id, s, d, sha, self._place)
         try:
             faults.point("mover.placed")
             self._retire(s, move_id, sha, checked)
@@ -390,14 +383,7 @@ class Mover:
             assert d is not None
             self._ensure_parent(d)
             move_id = self._intent("copy", s, d, sha, size, reason, batch)
-            try:
-                self._copy_verified(s, d, sha, move_id)
-            except MoveError as exc:  # refused: whatever is at d now is not memoryd's
-                self._roll_back(move_id, s, d, sha, exc, d_may_be_ours=False)
-                raise
-            except BaseException as exc:
-                self._roll_back(move_id, s, d, sha, exc)
-                raise
+            self._land(move_id, s, d, sha, self._copy_verified)
             self._finish(move_id, "done")
             return move_id
 
@@ -410,22 +396,9 @@ class Mover:
         graveyard) the file is deleted only while it still holds exactly those
         bytes; an edit made after the copy is left in place (MoveError).
         """
-        return self._delete(
-            path, reason=reason, batch=batch, undo_of=None, expect_sha256=expect_sha256
-        )
-
-    def _delete(
-        self,
-        path: Path | str,
-        *,
-        reason: str,
-        batch: str,
-        undo_of: int | None,
-        expect_sha256: str | None = None,
-    ) -> int:
         with self._locked():
             return self._delete_locked(
-                path, reason=reason, batch=batch, undo_of=undo_of, expect_sha256=expect_sha256
+                path, reason=reason, batch=batch, undo_of=None, expect_sha256=expect_sha256
             )
 
     def _delete_locked(
@@ -437,7 +410,7 @@ class Mover:
         undo_of: int | None,
         expect_sha256: str | None = None,
     ) -> int:
-        """:meth:`_delete` for a caller that already holds the lock."""
+        """:meth:`delete` for a caller that already holds the lock (undo of a copy)."""
         s, _, sha, size, checked = self._prepare(path, None)
         if expect_sha256 is not None and sha != expect_sha256:
             raise MoveError(f"{s}: changed since its copy was kept; left in place")
@@ -451,6 +424,24 @@ class Mover:
             raise
         self._finish(move_id, "done")
         return move_id
+
+    def _land(
+        self,
+        move_id: int,
+        s: Path,
+        d: Path,
+        sha: str,
+        put: Callable[[Path, Path, str, int], None],
+    ) -> None:
+        """Make ``d`` by ``put`` (link or copy); on any failure, back to the source alone."""
+        try:
+            put(s, d, sha, move_id)
+        except MoveError as exc:  # refused: whatever is at d now is not memoryd's
+            self._roll_back(move_id, s, d, sha, exc, d_may_be_ours=False)
+            raise
+        except BaseException as exc:
+            self._roll_back(move_id, s, d, sha, exc)
+            raise
 
     def _place(self, s: Path, d: Path, sha: str, move_id: int) -> None:
         """Make ``d`` a verified copy of ``s`` without overwriting: link, else copy."""
@@ -515,7 +506,14 @@ class Mover:
         """
         aside = _aside_name(s, move_id)
         faults.point("mover.unlink_src")
+        if os.path.lexists(aside):
+            # A version an earlier run kept there (a state database made anew numbers its
+            # journal from 1 again): renaming onto it would destroy it.
+            raise _AsideTaken(
+                f"{s}: {aside} already exists (a version kept earlier); left in place"
+            )
         os.rename(s, aside)
+        faults.point("mover.aside")
         now_sha, _, st = fingerprint(aside)
         same = checked is None or _identity(st) == _identity(checked)
         if now_sha != sha or not same:
@@ -565,8 +563,18 @@ class Mover:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(_temp_name(d, move_id))
             aside = _aside_name(s, move_id)
-            kept_aside = os.path.lexists(aside) and not self._put_back(aside, s)
-            if d_may_be_ours and d is not None and os.path.lexists(s) and self._is_ours(d, s, sha):
+            ours = not isinstance(exc, _AsideTaken)  # else the file there is not memoryd's
+            kept_aside = ours and os.path.lexists(aside) and not self._put_back(aside, s)
+            # memoryd's link to the file kept aside (an edit in place reached it too) is a
+            # second name for that version: the aside name, reported, is the one it keeps.
+            if (
+                d_may_be_ours
+                and d is not None
+                and (
+                    (os.path.lexists(s) and self._is_ours(d, s, sha))
+                    or (kept_aside and _same_file(d, aside))
+                )
+            ):
                 _unlink_durably(d)
             if os.path.lexists(s):
                 state = "rolled_back"
@@ -665,6 +673,8 @@ class Mover:
             _unlink_durably(aside)
             return "done", "destination complete; source removed"
         if not self._put_back(aside, src):
+            if _same_file(dst, aside):  # our link to it: one name for that version, not two
+                _unlink_durably(dst)
             return "failed", f"source changed and its name is taken; kept at {aside}"
         if self._is_ours(dst, src, rec.sha256):
             _unlink_durably(dst)
@@ -704,9 +714,21 @@ class Mover:
                     expect_sha=rec.sha256 if unchanged else None,
                 )
             if rec.op == "copy":
+                # Undoing a copy deletes a file, so it must be memoryd's copy and nothing
+                # more: not once the copy holds an edit (whatever ``unchanged`` says, a
+                # delete cannot give an edit back), nor once it is the note's only file.
                 assert rec.dst is not None
+                if not os.path.lexists(self.check_path(rec.src)):
+                    raise MoveError(
+                        f"{rec.dst}: its original {rec.src} is gone; this copy is the only "
+                        "one left, so it stays"
+                    )
                 return self._delete_locked(
-                    rec.dst, reason=f"undo #{rec.id}", batch=label, undo_of=rec.id
+                    rec.dst,
+                    reason=f"undo #{rec.id}",
+                    batch=label,
+                    undo_of=rec.id,
+                    expect_sha256=rec.sha256,
                 )
         raise MoveError(f"journal entry #{move_id} is a delete; deleted files cannot be restored")
 

@@ -379,13 +379,17 @@ class Store:
         to the WAL mid-transaction and writes them again at commit), and no automatic
         checkpoints: each one copies the pages committed so far into the database, and the
         hot pages of the unique key are rewritten at every one. A scan killed meanwhile
-        leaves a long WAL, which the next open reads as usual.
+        leaves a long WAL, which the next open reads as usual. Begun again before its end
+        (a bulk scan that failed, retried on the same connection), the usual settings stay
+        the ones from before the first: never the bulk ones, which would end every
+        automatic checkpoint for the connection's life.
         """
         conn = self.conn
-        self._before_bulk = (
-            conn.execute("PRAGMA cache_size").fetchone()[0],
-            conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0],
-        )
+        if self._before_bulk is None:
+            self._before_bulk = (
+                conn.execute("PRAGMA cache_size").fetchone()[0],
+                conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0],
+            )
         conn.execute(f"PRAGMA cache_size = {-BULK_CACHE_KIB}")
         conn.execute("PRAGMA wal_autocheckpoint = 0")
 

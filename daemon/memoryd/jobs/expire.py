@@ -69,6 +69,7 @@ class ExpireResult(JobOutcome):
     held_back: list[PlanItem] = field(default_factory=list)  # planned, over the cap
     spared: list[PlanItem] = field(default_factory=list)  # restored on demand lately: kept
     moved_earlier: int = 0  # moved by an earlier scheduled run of the same month
+    participants: int | None = None  # files taking part this month (None: the plan's)
     consent: str | None = None  # who said yes to scheduled archiving
     notified: bool | None = None  # None: no notification was due
 
@@ -85,7 +86,7 @@ class ExpireResult(JobOutcome):
             "held_back": len(self.held_back),
             "spared": len(self.spared),
             "failed": len(self.failed),
-            "files": self.plan.files + self.moved_earlier,
+            "files": self.plan.files if self.participants is None else self.participants,
             "moved_earlier": self.moved_earlier,
         }
 
@@ -231,31 +232,35 @@ def _surest_first(snap: Snapshot) -> Callable[[PlanItem], tuple[float, float, fl
 SCHEDULED_BATCH = "expire:{month}:scheduled:"  # + a nanosecond stamp; see run_scheduled
 
 
-def _moved_by_schedule(store: Store, month: str) -> int:
-    """Files the scheduled runs of ``month`` moved already (undone ones too: they moved)."""
+def _moved_by_schedule(store: Store, month: str) -> list[str]:
+    """The sources of the moves the scheduled runs of ``month`` made already, one per move
+    (undone ones too: they moved)."""
     prefix = SCHEDULED_BATCH.format(month=month)  # digits, '-' and ':' only: no LIKE wildcard
-    (n,) = store.conn.execute(
-        "SELECT COUNT(*) FROM moves WHERE op = 'move' AND undo_of IS NULL "
+    rows = store.conn.execute(
+        "SELECT src FROM moves WHERE op = 'move' AND undo_of IS NULL "
         "AND state IN ('done', 'undone') AND batch LIKE ?",
         (prefix + "%",),
-    ).fetchone()
-    return int(n)
+    ).fetchall()
+    return [src for (src,) in rows]
+
+
+def _workspace_relative(workspace: Path, path: str | None) -> str | None:
+    """``path`` (absolute) relative to ``workspace`` as given or resolved (the journal holds
+    resolved paths); None when it lies elsewhere."""
+    for root in dict.fromkeys((str(workspace).rstrip("/"), os.path.realpath(workspace))):
+        if path and path.startswith(root.rstrip("/") + "/"):
+            return path[len(root.rstrip("/")) + 1 :]
+    return None
 
 
 def _restored_on_demand_since(store: Store, workspace: Path, since: float) -> set[str]:
     """Workspace-relative paths restore on demand brought back at or after ``since``."""
-    roots = {str(workspace).rstrip("/"), os.path.realpath(workspace).rstrip("/")}
     rows = store.conn.execute(
         "SELECT dst FROM moves WHERE op = 'move' AND state = 'done' AND undo_of IS NOT NULL "
         "AND batch LIKE 'restore-on-demand:%' AND COALESCE(finished, created) >= ?",
         (since,),
     ).fetchall()
-    out = set()
-    for (dst,) in rows:
-        for root in roots:
-            if dst and dst.startswith(root + "/"):
-                out.add(dst[len(root) + 1 :])
-    return out
+    return {rel for (dst,) in rows if (rel := _workspace_relative(workspace, dst)) is not None}
 
 
 def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> ExpireResult:
@@ -300,8 +305,13 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
     repaired = mover.repair()
     snap = snapshot(cfg, paths, store, now)
     plan = build_plan(cfg, snap)
-    already = _moved_by_schedule(store, plan.month)
-    participants = plan.files + already
+    moved_before = _moved_by_schedule(store, plan.month)
+    already = len(moved_before)
+    # The files taking part this month: the plan's, and those an earlier run moved out of
+    # it. A file moved and restored since is in the plan again: counted once, not twice.
+    in_plan = {i.path for i in (*plan.archive, *plan.keep)}
+    gone = {_workspace_relative(snap.workspace, src) or src for src in moved_before} - in_plan
+    participants = plan.files + len(gone)
     since = now - rails.RESTORED_GRACE_DAYS * DAY
     restored = _restored_on_demand_since(store, snap.workspace, since)
     wanted, spared = rails.spare_restored(plan.archive, restored)
@@ -334,6 +344,7 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
         held_back=list(held),
         spared=spared,
         moved_earlier=already,
+        participants=participants,
         consent=consent.by,
     )
     needed_again = _restores_since_last_run(store)
