@@ -94,3 +94,42 @@ def test_a_bulk_load_begun_again_before_its_end_still_restores_the_usual_setting
     ) == usual
     assert usual[1] > 0
     store.close()
+
+
+def test_a_full_disk_during_a_bulk_load_leaves_the_ledger_and_the_settings_usable(
+    tmp_path: Path,
+) -> None:
+    """After a write fails on a full disk (at an INSERT here; on a real disk often at COMMIT,
+    which ``Ledger.flush`` handles the same way) the ledger knows its transaction is gone and
+    that the state database broke, and the bulk settings come back (else the WAL grows for
+    ever)."""
+    import pytest
+
+    from memoryd.ingest.ledger import Ledger
+
+    db = tmp_path / "state.db"
+    store = Store.open(db)
+    ledger = Ledger(store, commit_bytes=1 << 40)  # commit only when flushed
+    ledger.begin_bulk()
+    pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+    store.conn.execute(f"PRAGMA max_page_count = {pages + 8}")  # the disk fills up
+    with pytest.raises(sqlite3.Error) as failure:
+        with ledger.write(0) as conn:
+            conn.executemany(
+                "INSERT INTO hits(agent, call_id, memory_path, kind, ts) VALUES (?, ?, ?, ?, ?)",
+                [("main", f"c{i}", f"memory/{i}.md", "search", float(i)) for i in range(5000)],
+            )
+        ledger.flush()
+    assert ledger.state_database_broke(failure.value)
+    assert not store.conn.in_transaction
+    store.conn.execute("PRAGMA max_page_count = 1073741823")  # space again
+    ledger.end_bulk()
+    assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    with ledger.write(0) as conn:  # the next scan's writes work and commit
+        conn.execute(
+            "INSERT INTO hits(agent, call_id, memory_path, kind, ts) "
+            "VALUES ('main', 'x', 'm', 's', 1)"
+        )
+    ledger.flush()
+    assert store.conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0] == 1
+    store.close()

@@ -286,9 +286,11 @@ class Scanner:
             for plan in plans:
                 if plan.fd >= 0:
                     os.close(plan.fd)
-            self.ledger.flush()
-            if bulk:
-                self.ledger.end_bulk()
+            try:
+                self.ledger.flush()
+            finally:  # a failed commit (a full disk) must not leave the bulk settings behind
+                if bulk:
+                    self.ledger.end_bulk()
         if full:
             known = {c.id for c in by_path.values()} | {c.id for c in by_inode.values()}
             self.ledger.mark_vanished(
