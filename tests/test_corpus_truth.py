@@ -22,6 +22,8 @@ import pytest
 
 from memoryd.clock import iso
 from memoryd.testing.corpus import DIMS, CorpusTruth, generate, generate_demo
+from report_counts import counts_of as counts
+from report_counts import diff
 
 NOW = 1_790_000_000.0  # 2026-09-21T12:53:20Z: the corpus spans the 90 days before it
 
@@ -54,21 +56,6 @@ def report(cfg: Path, window: str) -> dict:
     """``memoryd hits --json`` without a scan of its own: what the state holds now."""
     flag = ["--all"] if window == "all" else ["--days", window]
     return json.loads(memoryd(cfg, "hits", *flag, "--json", "--no-scan").stdout)
-
-
-def counts(doc: dict) -> dict[str, int]:
-    got = {f["path"]: f["hits"] for f in doc["files"]}
-    got.update({p: 0 for p in doc["never_hit"]})
-    return got
-
-
-def diff(want: dict[str, int], got: dict[str, int]) -> dict[str, tuple[int | None, int | None]]:
-    """Only the files that differ, as {path: (expected, got)}: readable failure messages."""
-    return {
-        p: (want.get(p), got.get(p))
-        for p in sorted(set(want) | set(got))
-        if want.get(p) != got.get(p)
-    }
 
 
 def assert_report_matches(doc: dict, truth: CorpusTruth, window_days: int | None) -> None:

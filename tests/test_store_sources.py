@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +39,7 @@ from memoryd.testing.openclaw_store import (
     sessions_from_corpus,
     store_from_corpus,
 )
+from report_counts import counts_of, diff
 
 try:
     from compression import zstd  # type: ignore[import-not-found]
@@ -98,19 +99,7 @@ def counts(cfg: Path, window: str = "all") -> dict[str, int]:
     flag = ["--all"] if window == "all" else ["--days", window]
     proc = memoryd(cfg, "hits", *flag, "--json", "--no-scan")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    doc = json.loads(proc.stdout)
-    got = {f["path"]: f["hits"] for f in doc["files"]}
-    got.update({p: 0 for p in doc["never_hit"]})
-    return got
-
-
-def diff(want: dict[str, int], got: dict[str, int]) -> dict[str, tuple[int | None, int | None]]:
-    """Only the files that differ, as {path: (expected, got)}: readable failure messages."""
-    return {
-        p: (want.get(p), got.get(p))
-        for p in sorted(set(want) | set(got))
-        if want.get(p) != got.get(p)
-    }
+    return counts_of(json.loads(proc.stdout))
 
 
 def assert_exact_twice(cfg: Path, truth: CorpusTruth) -> None:
@@ -555,28 +544,24 @@ def test_sessions_deleted_while_memoryd_was_stopped_count_once(replay: Replay, c
     """Half a session seen, then the rest written and the session deleted; another
     session written and deleted unseen; a cron session deleted: each counted once."""
     seen_half = busiest(replay.sessions)
-    never_seen = busiest(replay.sessions, skip=1)
-    cron = cron_session(replay.sessions)
     half = len(seen_half.lines) // 2
     assert any('"memory_' in line for line in seen_half.lines[half:])
-    for s in replay.sessions:
-        if s is seen_half:
-            replay.add(s, upto=half)
-        elif s is not never_seen:
-            replay.add(s)
-    scan_ok(replay.cfg)
-    # memoryd stopped: OpenClaw goes on, then deletes
-    replay.rest(seen_half, half)
-    replay.add(never_seen)
-    for s in (seen_half, never_seen, cron):
-        replay.store(s.agent).delete_session(s.session_id, **copies)
-    assert_every_conversation_is_kept(replay.state, replay.sessions)
-    scan_ok(replay.cfg)
-    assert_exact_twice(replay.cfg, replay.truth)
+    removed_while_stopped(
+        replay, lambda s: replay.store(s.agent).delete_session(s.session_id, **copies)
+    )
 
 
 @pytest.mark.parametrize("into", ["file", "table"])
 def test_sessions_moved_to_cold_storage_while_memoryd_was_stopped_count_once(replay: Replay, into):
+    removed_while_stopped(
+        replay, lambda s: replay.store(s.agent).cold_store(s.session_id, into=into)
+    )
+
+
+def removed_while_stopped(replay: Replay, remove: Callable[[CorpusSession], object]) -> None:
+    """Half of the busiest session read; memoryd stopped; that session's rest and a second,
+    unseen session written; those two and a cron session then taken out of the live table
+    by ``remove`` (a delete, cold storage). The next scans count each call once."""
     seen_half = busiest(replay.sessions)
     never_seen = busiest(replay.sessions, skip=1)
     cron = cron_session(replay.sessions)
@@ -587,10 +572,11 @@ def test_sessions_moved_to_cold_storage_while_memoryd_was_stopped_count_once(rep
         elif s is not never_seen:
             replay.add(s)
     scan_ok(replay.cfg)
+    # memoryd stopped: OpenClaw goes on, then takes the sessions out
     replay.rest(seen_half, half)
     replay.add(never_seen)
     for s in (seen_half, never_seen, cron):
-        replay.store(s.agent).cold_store(s.session_id, into=into)
+        remove(s)
     assert_every_conversation_is_kept(replay.state, replay.sessions)
     scan_ok(replay.cfg)
     assert_exact_twice(replay.cfg, replay.truth)
