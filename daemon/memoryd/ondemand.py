@@ -57,6 +57,7 @@ RECENT_KEEP = 20
 SLACK_SECONDS = 600.0
 MAX_TEXT_BYTES = 256 * 1024  # of an archived file's text, scored (notes are far smaller)
 ARCHIVE_BATCH_PREFIX = "expire:"
+RESTORE_BATCH_PREFIX = "restore-on-demand:"  # + a nanosecond stamp: one batch a restore
 
 
 @dataclass(frozen=True)
@@ -359,7 +360,7 @@ class RestoreOnDemand:
             return event
         try:
             undo_id = mover.undo(
-                a.move_id, batch=f"restore-on-demand:{time.time_ns()}", unchanged=True
+                a.move_id, batch=f"{RESTORE_BATCH_PREFIX}{time.time_ns()}", unchanged=True
             )
         except (MoveError, OSError) as exc:
             event["outcome"] = "failed"

@@ -255,10 +255,12 @@ def _workspace_relative(workspace: Path, path: str | None) -> str | None:
 
 def _restored_on_demand_since(store: Store, workspace: Path, since: float) -> set[str]:
     """Workspace-relative paths restore on demand brought back at or after ``since``."""
+    from ..ondemand import RESTORE_BATCH_PREFIX  # letters, '-' and ':': no LIKE wildcard
+
     rows = store.conn.execute(
         "SELECT dst FROM moves WHERE op = 'move' AND state = 'done' AND undo_of IS NOT NULL "
-        "AND batch LIKE 'restore-on-demand:%' AND COALESCE(finished, created) >= ?",
-        (since,),
+        "AND batch LIKE ? AND COALESCE(finished, created) >= ?",
+        (RESTORE_BATCH_PREFIX + "%", since),
     ).fetchall()
     return {rel for (dst,) in rows if (rel := _workspace_relative(workspace, dst)) is not None}
 
