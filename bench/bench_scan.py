@@ -156,13 +156,16 @@ def main() -> int:
     ap.add_argument("--busy", action="store_true", help="keep every other core busy")
     ap.add_argument("--scale", default="", help="e.g. 1,4,16: cold one-process scans of copies")
     ap.add_argument("--reads", action="store_true", help=f"time read commands at {READ_HITS} hits")
+    ap.add_argument(
+        "--no-cold", action="store_true", help="skip the cold scans (with --reads or --scale)"
+    )
     ap.add_argument("--json-out", type=Path, help="write the figures to this file")
     ap.add_argument("--keep", action="store_true", help="keep the corpus and print where it is")
     ap.add_argument(
         "--baseline",
         type=Path,
         help="the daemon/ folder of another version (e.g. `git archive REV daemon | tar -x`): "
-        "its cold scans are timed in the same interleaved run",
+        "its cold scans and read commands are timed in the same interleaved run",
     )
     args = ap.parse_args()
 
@@ -250,7 +253,8 @@ def main() -> int:
         with busy_cores(args.busy) as spinning:
             if spinning:
                 print(f"busy: {spinning} spinning process(es) keep the other core(s) busy")
-            figures["cold"] = cold_scans(args, truth, memoryd, config, proto, grep_cmd, env)
+            if not args.no_cold:
+                figures["cold"] = cold_scans(args, truth, memoryd, config, proto, grep_cmd, env)
             if args.scale:
                 factors = [int(x) for x in args.scale.split(",")]
                 figures["scale"] = scaling(args, truth, tmp, factors, memoryd, config, proto_cmd)
@@ -431,7 +435,11 @@ def scaling(args, truth, tmp: Path, factors: list[int], memoryd, config, proto_c
 
 
 def reads(args, truth, memoryd, config, proto, env) -> dict[str, Any]:
-    """``status`` and ``hits --json --no-scan`` on a state topped up to READ_HITS hits."""
+    """``status`` and ``hits --json --no-scan`` on a state topped up to READ_HITS hits.
+
+    With ``--baseline``, that version reads a state of its own (scanned by it, topped up
+    the same way), interleaved with this one's runs.
+    """
     renv = config("reads", truth.state_dir, True)
     run([*memoryd, "scan"], renv)
     db = Path(json.loads(run([*memoryd, "status", "--json"], renv).out)["state_db"])
@@ -439,26 +447,43 @@ def reads(args, truth, memoryd, config, proto, env) -> dict[str, Any]:
     contenders = {
         "status": lambda n: run([*memoryd, "status"], renv),
         "hits": lambda n: run([*memoryd, "hits", "--json", "--no-scan"], renv),
-        "python": lambda n: run([sys.executable, "-c", "pass"], env),
-        "proto": lambda n: run(proto, env),
     }
+    if args.baseline:
+        benv = dict(config("reads-b", truth.state_dir, True), **base(args))
+        run([*memoryd, "scan"], benv)
+        bdb = Path(json.loads(run([*memoryd, "status", "--json"], benv).out)["state_db"])
+        top_up(bdb, READ_HITS)
+        contenders["base_status"] = lambda n: run([*memoryd, "status"], benv)
+        contenders["base_hits"] = lambda n: run([*memoryd, "hits", "--json", "--no-scan"], benv)
+    contenders["python"] = lambda n: run([sys.executable, "-c", "pass"], env)
+    contenders["proto"] = lambda n: run(proto, env)
     for fn in contenders.values():
         fn(0)  # warm
+    # The same report from both versions, or the timing means nothing.
+    if args.baseline and contenders["hits"](0).out != contenders["base_hits"](0).out:
+        print("WARNING: hits --json differs from the baseline's")
     runs = interleave(contenders, args.repeat * 3)
     p = med(runs["proto"])
     print(
         f"\nread commands at {READ_HITS} hits ({args.repeat * 3} interleaved runs):"
         "  best  median (wall)  CPU"
     )
-    print(row("memoryd status", runs["status"], f"{med(runs['status']) / p:.3f}x prototype"))
-    print(
-        row(
-            "memoryd hits --json --no-scan", runs["hits"], f"{med(runs['hits']) / p:.3f}x prototype"
-        )
-    )
+    labels = {
+        "status": "memoryd status",
+        "hits": "memoryd hits --json --no-scan",
+        "base_status": "baseline status",
+        "base_hits": "baseline hits --json --no-scan",
+    }
+    for name, label in labels.items():
+        if name in runs:
+            mine = runs[name]
+            note = f"{med(mine) / p:.3f}x prototype"
+            if not name.startswith("base_") and f"base_{name}" in runs:
+                note += f", CPU {cpu(mine) / cpu(runs[f'base_{name}']):.2f}x baseline"
+            print(row(label, mine, note))
     print(row("python -c pass", runs["python"], "(interpreter start-up)"))
     print(row("prototype (json.loads)", runs["proto"], "(the baseline)"))
-    return {
+    out = {
         "hits": READ_HITS,
         "status_ms": round(med(runs["status"]) * 1000),
         "hits_json_ms": round(med(runs["hits"]) * 1000),
@@ -470,6 +495,10 @@ def reads(args, truth, memoryd, config, proto, env) -> dict[str, Any]:
         "status_ratio": round(med(runs["status"]) / p, 4),
         "hits_json_ratio": round(med(runs["hits"]) / p, 4),
     }
+    if args.baseline:
+        out["baseline_status_cpu_ms"] = round(cpu(runs["base_status"]) * 1000)
+        out["baseline_hits_json_cpu_ms"] = round(cpu(runs["base_hits"]) * 1000)
+    return out
 
 
 def top_up(db: Path, target: int) -> None:

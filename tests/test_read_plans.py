@@ -1,4 +1,4 @@
-"""Per-file hit counts read one covering index, in order, and never the table.
+"""Per-file hit counts read one covering index by seeks and ranges, and never the table.
 
 ``memoryd hits``, ``explain``, ``reflect`` and ``expire`` all start from "how many hits per
 memory file"; at a year of hits (200 k rows) that query is the command. The statements are
@@ -13,8 +13,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memoryd import signals
+from memoryd import store as store_module
 from memoryd.store import Store
 from memoryd.tierstore import records as tiers
 
@@ -86,7 +89,12 @@ def truth(store: Store, since: float, agents: tuple[str, ...] | None) -> Counter
     )
 
 
-@pytest.mark.parametrize("agents", [None, ("main",), ("main", "ops")])
+def reads_of_hits(plan: str) -> list[str]:
+    """The steps of a plan that read ``hits`` (each should name a covering index)."""
+    return [step for step in plan.split(" / ") if " hits" in step]
+
+
+@pytest.mark.parametrize("agents", [None, ("main",), ("main", "ops"), AGENTS])
 def test_the_counts_of_hits_read_only_the_covering_index(
     store: Store, agents: tuple[str, ...] | None
 ) -> None:
@@ -95,10 +103,17 @@ def test_the_counts_of_hits_read_only_the_covering_index(
     ever = store.hit_counts(NOW, (), agents)
     counts = signals.load_counts(store.conn, NOW, extra=(90,), agents=agents)
     ran = plans(store)
-    assert len(ran) == 3
+    # One statement per count, and with agents asked for, one look at which agents the hits
+    # are of (a skip scan of the unique key), so a filter that keeps every hit is left out.
+    probes = [p for p in ran if "sqlite_autoindex_hits_1" in p]
+    assert len(probes) == (0 if agents is None else 3)
+    assert len(ran) - len(probes) == 3
     for plan in ran:
-        assert "COVERING INDEX hits_by_path_ts" in plan, plan
-        assert "TEMP B-TREE" not in plan, plan  # grouped in index order, nothing sorted
+        assert "TEMP B-TREE" not in plan, plan  # nothing sorted
+        for step in reads_of_hits(plan):  # never the table, never a whole-index scan
+            assert step.startswith("SEARCH hits USING COVERING INDEX"), plan
+    for plan in set(ran) - set(probes):
+        assert "COVERING INDEX hits_by_path_ts (memory_path=? AND ts" in plan, plan
     # and the counts are the counts
     assert {p: t.within[0] for p, t in windows.items() if t.within[0]} == truth(
         store, since, agents
@@ -130,3 +145,50 @@ def test_a_database_of_the_old_schema_gets_the_covering_index_on_open(tmp_path: 
     with Store.open(db) as s:
         columns = [r[2] for r in s.conn.execute("PRAGMA index_info(hits_by_path_ts)")]
     assert columns == ["memory_path", "ts", "agent"]
+
+
+# Hit times on a coarse grid around NOW (whole hours, ± 100 days), so that hits fall exactly
+# on window edges, on the upper bound (NOW + skew) and beyond it, and many share a time.
+hit_rows = st.lists(
+    st.tuples(
+        st.sampled_from(AGENTS),
+        st.sampled_from(PATHS[:6]),
+        st.integers(-100 * 24, 3 * 24).map(lambda h: NOW + h * 3600.0),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rows=hit_rows,
+    windows=st.lists(st.sampled_from([1, 7, 14, 30, 90, 0.5]), max_size=4),
+    agents=st.none() | st.sets(st.sampled_from([*AGENTS, "nobody"])),
+    skew=st.sampled_from([0.0, DAY, 3600.0]),
+    total=st.booleans(),
+)
+def test_the_hit_count_is_the_plain_count_on_any_history(
+    rows: list[tuple[str, str, float]],
+    windows: list[float],
+    agents: set[str] | None,
+    skew: float,
+    total: bool,
+) -> None:
+    """Every file with a hit of these agents up to NOW + skew, its count in each window (in
+    the order asked for, repeats included), in all, and its last hit (as NOW at the latest)."""
+    with Store.memory() as s:
+        s.conn.executemany(
+            "INSERT INTO hits(agent, call_id, memory_path, kind, ts) VALUES (?, ?, ?, ?, ?)",
+            [(a, f"c{i}", p, "search", ts) for i, (a, p, ts) in enumerate(rows)],
+        )
+        got = store_module.hit_counts(s.conn, NOW, windows, agents, skew=skew, total=total)
+    seen = [(p, ts) for a, p, ts in rows if ts <= NOW + skew and (agents is None or a in agents)]
+    want = {}
+    for path in {p for p, _ in seen}:
+        times = [ts for p, ts in seen if p == path]
+        want[path] = store_module.HitTally(
+            len(times) if total else None,
+            min(max(times), NOW),
+            tuple(sum(1 for ts in times if ts >= NOW - d * DAY) for d in windows),
+        )
+    assert got == want

@@ -471,9 +471,10 @@ class Store:
         agents: Iterable[str] | None = None,
         *,
         skew: float = CLOCK_SKEW,
+        total: bool = True,
     ) -> dict[str, HitTally]:
         """memory_path → its hits as of ``now``: see :func:`hit_counts`, the one count."""
-        return hit_counts(self.conn, now, windows, agents, skew=skew)
+        return hit_counts(self.conn, now, windows, agents, skew=skew, total=total)
 
     # ---------------------------------------------------------------- jobs
 
@@ -567,7 +568,7 @@ def _read_only_part(db: Path) -> Path | None:
 class HitTally(NamedTuple):
     """One file's hits as of ``now``: in all, in each window asked for, and the last one."""
 
-    total: int
+    total: int | None  # None when not asked for (``hit_counts(..., total=False)``)
     last: float | None  # never after ``now`` (a hit within the skew allowance counts as now)
     within: tuple[int, ...]  # hits in the last d days (now - d days <= ts), per window asked
 
@@ -579,6 +580,7 @@ def hit_counts(
     agents: Iterable[str] | None = None,
     *,
     skew: float = CLOCK_SKEW,
+    total: bool = True,
 ) -> dict[str, HitTally]:
     """memory_path → :class:`HitTally`: the one hit-count query.
 
@@ -586,34 +588,96 @@ def hit_counts(
     reports count with it, so they agree on every file. A hit dated up to ``skew`` seconds
     after ``now`` counts as a hit at ``now``; a later one does not count at all (it has not
     happened yet, as far as ``now`` knows), so a history can be read "as of" any past day.
-    ``windows`` are in days. One aggregate over the covering index ``hits_by_path_ts``,
-    grouped in index order (nothing sorted).
+    ``windows`` are in days. ``total=False`` leaves the all-time count out (``None``): the
+    hits older than the longest window are then not read at all.
+
+    One statement that seeks, per file, in the covering index ``hits_by_path_ts
+    (memory_path, ts, agent)``: the files by a skip scan (the next path after the last),
+    the last hit by one step back from the upper bound, and each count by a range that
+    SQLite only steps through. The ranges are disjoint bands between the windows' lower
+    bounds (a window's count is the sum of the bands inside it), so every hit is visited
+    once, and one of an unwanted band not at all. A GROUP BY over the whole index computes
+    every aggregate on every row instead: three to ten times slower at 200 k hits.
     """
     days = tuple(windows)
-    cols = "".join(", SUM(ts >= ?)" for _ in days)
-    args: list[object] = [now - d * _DAY for d in days]
-    sql = f"SELECT memory_path, COUNT(*), MAX(ts){cols} FROM hits WHERE ts <= ?"
-    args.append(now + skew)
-    sql += agent_filter(agents, args) + " GROUP BY memory_path"
-    return {
-        path: HitTally(total, min(last, now), tuple(within))
-        for path, total, last, *within in conn.execute(sql, args)
-    }
+    upper = now + skew
+    lows = [now - d * _DAY for d in days]
+    # Band edges, newest first; a window lower than the upper bound holds no hit at all.
+    edges = sorted({lo for lo in lows if lo <= upper}, reverse=True)
+    params: dict[str, object] = {"upper": upper}
+    agent_sql = _agent_clause(conn, agents, params)
+
+    def of_file(path: str, condition: str) -> str:
+        return f"FROM hits WHERE memory_path = {path} AND {condition}{agent_sql}"
+
+    counts = []
+    top = "ts <= :upper"  # a band ends where its newer neighbour starts
+    for i, edge in enumerate(edges):
+        params[f"e{i}"] = edge
+        counts.append(f"(SELECT COUNT(*) {of_file('paths.path', f'ts >= :e{i} AND {top}')})")
+        top = f"ts < :e{i}"
+    if total:
+        counts.append(f"(SELECT COUNT(*) {of_file('paths.path', top)})")
+
+    # The skip scan carries each file's last hit along, so a file with none (of these
+    # agents, up to now) is left out before any count runs: a recursive table is never
+    # inlined, its last hit is looked up once. (The next path is, twice: a seek each.)
+    def last_of(path: str) -> str:
+        return f"(SELECT ts {of_file(path, 'ts <= :upper')} ORDER BY ts DESC LIMIT 1)"
+
+    after = "(SELECT MIN(memory_path) FROM hits WHERE memory_path > paths.path)"
+    sql = (
+        "WITH RECURSIVE paths(path, last) AS ("
+        f"SELECT first.path, {last_of('first.path')} "
+        "FROM (SELECT MIN(memory_path) AS path FROM hits) AS first "
+        f"UNION ALL SELECT {after}, {last_of(after)} FROM paths WHERE paths.path IS NOT NULL) "
+        f"SELECT path, last{''.join(f', {c}' for c in counts)} FROM paths WHERE last IS NOT NULL"
+    )
+    # Window j is the sum of the bands from the newest down to its own lower edge.
+    upto = [edges.index(lo) + 1 if lo <= upper else 0 for lo in lows]
+    out: dict[str, HitTally] = {}
+    for path, newest, *bands in conn.execute(sql, params):
+        running = [0]
+        for n in bands[: len(edges)]:
+            running.append(running[-1] + n)
+        out[path] = HitTally(
+            running[-1] + bands[-1] if total else None,
+            min(newest, now),
+            tuple(running[k] for k in upto),
+        )
+    return out
 
 
-def agent_filter(agents: Iterable[str] | None, args: list[object]) -> str:
-    """`` AND +agent IN (?, …)`` for a per-file count, its values appended to ``args``.
+def _agent_clause(
+    conn: sqlite3.Connection, agents: Iterable[str] | None, params: dict[str, object]
+) -> str:
+    """`` AND +agent IN (:a0, …)`` for the per-file counts, its values put in ``params``;
+    ``""`` when no hit is of another agent (then the filter would only cost time).
 
-    The unary ``+`` keeps SQLite off the unique key's index (it starts with ``agent``, and
-    without statistics the planner takes ``agent IN`` for a selective search, then sorts
-    every hit for the GROUP BY): the covering index ``hits_by_path_ts (memory_path, ts,
-    agent)`` answers the whole query in order instead, ten times faster at 200 k hits.
+    The agents present come from a skip scan of the unique key ``(agent, call_id,
+    memory_path)``: one seek per agent. The unary ``+`` keeps SQLite off that index in the
+    counts (without statistics the planner takes ``agent IN`` for a selective search):
+    the covering index ``hits_by_path_ts (memory_path, ts, agent)`` answers them instead.
     """
     if agents is None:
         return ""
     ids = sorted(set(agents))
-    args.extend(ids)
-    return f" AND +agent IN ({','.join('?' * len(ids))})"
+    present = [
+        a
+        for (a,) in conn.execute(
+            "WITH RECURSIVE present(agent) AS (SELECT MIN(agent) FROM hits UNION ALL "
+            "SELECT (SELECT MIN(agent) FROM hits WHERE agent > present.agent) "
+            "FROM present WHERE present.agent IS NOT NULL) "
+            "SELECT agent FROM present WHERE agent IS NOT NULL"
+        )
+    ]
+    if set(present) <= set(ids):
+        return ""
+    names = []
+    for i, agent in enumerate(ids):
+        params[f"a{i}"] = agent
+        names.append(f":a{i}")
+    return f" AND +agent IN ({','.join(names)})"
 
 
 def _split_sql(script: str) -> list[str]:

@@ -145,13 +145,16 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     agents = _workspace_agents(ctx, args.agent)
     days = None if args.all else args.days
     now = clock.now()
-    # The one hit count (explain, reports and the policies read the same): in the window
-    # and ever (for the last hit) from one pass, a hit up to a day "in the future" as now.
-    tallies = store.hit_counts(now, () if days is None else (days,), agents)
-    all_time = {path: (t.total, t.last) for path, t in tallies.items()}
+    # The one hit count (explain, reports and the policies read the same): the files ever
+    # hit with their last hit, and the count in the window; a hit up to a day "in the
+    # future" counts as now. A window needs no all-time count: older hits are not read.
     if days is None:
+        tallies = store.hit_counts(now, (), agents)
+        all_time = {path: (t.total or 0, t.last) for path, t in tallies.items()}
         window = all_time
     else:
+        tallies = store.hit_counts(now, (days,), agents, total=False)
+        all_time = {path: (0, t.last) for path, t in tallies.items()}  # (ever hit; the last)
         window = {path: (t.within[0], t.last) for path, t in tallies.items() if t.within[0]}
     exclude = _archive_prefixes(ctx)
     skipped: list[str] = []
