@@ -36,13 +36,10 @@ notification show) and a notification.
 
 from __future__ import annotations
 
-import json
 import os
-import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import Config, Paths
 from .store import Store
@@ -60,9 +57,12 @@ ARCHIVE_BATCH_PREFIX = "expire:"
 RESTORE_BATCH_PREFIX = "restore-on-demand:"  # + a nanosecond stamp: one batch a restore
 
 
-@dataclass(frozen=True)
-class Archived:
-    """A file expire archived that could come back: its journal entry, as paths."""
+class Archived(NamedTuple):
+    """A file expire archived that could come back: its journal entry, as paths.
+
+    (Named tuples, not dataclasses: ``status`` imports this module, and importing
+    dataclasses costs a read command more than all of it.)
+    """
 
     move_id: int
     src: str  # absolute original path
@@ -71,8 +71,7 @@ class Archived:
     sha256: str | None = None  # of the bytes archived, as journaled
 
 
-@dataclass(frozen=True)
-class Search:
+class Search(NamedTuple):
     """One ``memory_search`` call read from the ``calls`` table."""
 
     agent: str
@@ -107,6 +106,8 @@ def text_for_matching(rel: str, body: str) -> str:
 
 def push_recent(recorded: str | None, event: Mapping[str, Any], keep: int = RECENT_KEEP) -> str:
     """The :data:`RECENT_META` value with ``event`` appended (the oldest dropped)."""
+    import json
+
     events = parse_recent(recorded)
     events.append(dict(event))
     return json.dumps(events[-keep:], ensure_ascii=False)
@@ -116,6 +117,8 @@ def parse_recent(recorded: str | None) -> list[dict[str, Any]]:
     """The recorded outcomes (a damaged value reads as none)."""
     if not recorded:
         return []
+    import json  # (here: ``status`` on an install with no restore yet never loads it)
+
     try:
         doc = json.loads(recorded)
     except ValueError:
@@ -393,6 +396,8 @@ class RestoreOnDemand:
 
     def _notify(self, event: Mapping[str, Any]) -> None:
         """Send from a thread of its own: the ingest thread never waits on the network."""
+        import threading
+
         from .notify import notify
 
         text = notification_text(event)

@@ -29,10 +29,8 @@ already in memory.
 from __future__ import annotations
 
 import bisect
-import fnmatch
 import functools
 import math
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +44,13 @@ from .fsutil import read_text as read_nofollow
 from .service.schedule import schedule_timezone
 from .store import CLOCK_SKEW, Store, hit_counts
 from .strength import HitRow, load_hit_rows
-from .workspace import LONG_TERM_NAMES, MemoryFile, list_memory_files, report_skipped_names
+from .workspace import (  # archive_excludes: defined there, for `hits`, which needs no signals
+    LONG_TERM_NAMES,
+    MemoryFile,
+    archive_excludes,
+    list_memory_files,
+    report_skipped_names,
+)
 
 DAY = 86400.0
 HOUR_IN_DAYS = 1.0 / 24.0
@@ -396,36 +400,6 @@ def sparkline(counts: Sequence[int]) -> str:
 # --------------------------------------------------------------------------- the edge
 # Everything above is pure. What follows reads the workspace and the database once
 # and hands plain values to the policies: the one place lifecycle jobs do input.
-
-
-def archive_excludes(workspace: Path, archive_dir: str) -> tuple[str, ...]:
-    """Workspace-relative folders of the archive that lie inside ``memory/``.
-
-    ``memory/archive-{month}`` → every existing ``memory/archive-*`` folder;
-    a fixed folder such as ``memory/archive/{month}`` → ``memory/archive``.
-    Archives outside ``memory/`` are never listed anyway.
-    """
-    parts = [p for p in archive_dir.strip("/").split("/") if p]
-    if not parts or parts[0] != "memory" or len(parts) < 2:
-        return ()
-    static: list[str] = []
-    for part in parts:
-        if "{" in part:
-            break
-        static.append(part)
-    if len(static) >= 2:
-        return ("/".join(static),)
-    pattern = parts[len(static)].replace("{month}", "*")
-    folder = workspace.joinpath(*static)
-    out = []
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return ()
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False) and fnmatch.fnmatchcase(entry.name, pattern):
-            out.append("/".join([*static, entry.name]))
-    return tuple(sorted(out))
 
 
 def read_text(workspace: Path, rel: str, limit: int = 1 << 20) -> str:

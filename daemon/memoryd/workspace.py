@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 import os
 import posixpath
 import re
@@ -111,6 +110,8 @@ def report_skipped_names(skipped: list[str]) -> int:
     if new:
         _reported.update(new)
         example = ", ".join(new[:3]) + (f" and {len(new) - 3} more" if len(new) > 3 else "")
+        import logging  # (here: a read command that skips nothing never loads it)
+
         logging.getLogger("memoryd.workspace").warning(
             "skipped %d file name(s) that are not UTF-8: %s (rename them to be included)",
             len(new),
@@ -187,3 +188,35 @@ def _walk(folder: Path, rel: str, skipped: list[str]) -> Iterator[tuple[str, os.
                 yield child, entry.stat(follow_symlinks=False)
         except OSError:
             continue
+
+
+def archive_excludes(workspace: Path, archive_dir: str) -> tuple[str, ...]:
+    """Workspace-relative folders of the archive that lie inside ``memory/``.
+
+    ``memory/archive-{month}`` → every existing ``memory/archive-*`` folder;
+    a fixed folder such as ``memory/archive/{month}`` → ``memory/archive``.
+    Archives outside ``memory/`` are never listed anyway.
+    """
+    parts = [p for p in archive_dir.strip("/").split("/") if p]
+    if not parts or parts[0] != "memory" or len(parts) < 2:
+        return ()
+    static: list[str] = []
+    for part in parts:
+        if "{" in part:
+            break
+        static.append(part)
+    if len(static) >= 2:
+        return ("/".join(static),)
+    from fnmatch import fnmatchcase
+
+    pattern = parts[len(static)].replace("{month}", "*")
+    folder = workspace.joinpath(*static)
+    out = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return ()
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False) and fnmatchcase(entry.name, pattern):
+            out.append("/".join([*static, entry.name]))
+    return tuple(sorted(out))

@@ -195,9 +195,9 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
 def _archive_prefixes(ctx: Context) -> tuple[str, ...]:
     """The archive folder, when it is configured inside memory/, is not memory.
 
-    The same folders expire and reflect leave out (one definition, in signals).
+    The same folders expire and reflect leave out (one definition, in workspace).
     """
-    from ..signals import archive_excludes
+    from ..workspace import archive_excludes
 
     return archive_excludes(ctx.paths.workspace, ctx.cfg.archive.dir)
 

@@ -19,11 +19,9 @@ The monthly expire moves a person's notes while nobody watches, so two rails hol
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 CONSENT_META = "expire.consent"  # meta key: {"by": "expire --force", "at": epoch seconds}
 RESTORED_GRACE_DAYS = 60  # the horizon `simulate` judges an archive by
@@ -39,9 +37,12 @@ class _HasPath(Protocol):
 P = TypeVar("P", bound=_HasPath)
 
 
-@dataclass(frozen=True)
-class Consent:
-    """Whether scheduled expire runs may move files, and who said so."""
+class Consent(NamedTuple):
+    """Whether scheduled expire runs may move files, and who said so.
+
+    (A named tuple, not a dataclass: ``status`` reads it, and importing dataclasses
+    costs a read command more than all of this module.)
+    """
 
     given: bool
     by: str | None  # "expire.auto" | "expire --force" | None
@@ -69,6 +70,8 @@ def _iso(ts: float) -> str:
 
 def consent_record(now: float) -> str:
     """The meta value ``expire --force`` stores."""
+    import json
+
     return json.dumps({"by": "expire --force", "at": now})
 
 
@@ -82,6 +85,8 @@ def consent_of(auto: bool, recorded: str | None) -> Consent:
         return Consent(True, "expire.auto")
     if not recorded:
         return Consent(False, None)
+    import json  # (here: ``status`` before any consent was recorded never loads it)
+
     try:
         doc: Any = json.loads(recorded)
     except ValueError:
