@@ -153,8 +153,37 @@ def _groups_for(argv: Sequence[str]) -> tuple[str, ...]:
     return COMMAND_MODULES
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose formatters do not import :mod:`shutil`.
+
+    argparse makes a help formatter for every argument it registers (to check its metavar),
+    and the default one asks ``shutil.get_terminal_size`` for the width: importing shutil
+    (and with it bz2, lzma, zlib) is a few per cent of a read command's whole run. The width
+    here is found the same way (``$COLUMNS``, else the terminal, else 80), minus the 2
+    columns argparse leaves. Sub-commands' parsers are of the same class (argparse makes them
+    with the type of their parent), so ``--help`` reads the same everywhere.
+    """
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        return self.formatter_class(prog=self.prog, width=_terminal_columns() - 2)
+
+
+def _terminal_columns() -> int:
+    """The terminal's width in columns, as :func:`shutil.get_terminal_size` reports it."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
 def build_parser(groups: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="memoryd",
         description="Measure which memory files an OpenClaw agent uses; keep the rest tidy.",
     )

@@ -12,9 +12,11 @@ read them (:mod:`memoryd.service.schedule`), so a file is accepted or refused al
 
 Discovery follows OpenClaw's own rules (state dir, agents, workspaces) so that
 memoryd with no configuration at all watches what OpenClaw writes.
-"""
 
-from __future__ import annotations
+(No ``from __future__ import annotations`` here: ``NamedTuple`` turns every string
+annotation into a ``ForwardRef``, compiling it, and the schema's hundred fields are a
+read command's start-up; evaluated annotations cost nothing.)
+"""
 
 import functools
 import math
@@ -305,16 +307,16 @@ _SCALARS: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool
 
 
 def _resolve_hint(annotation: Any) -> Any:
-    """A field's type from its (postponed, string) annotation, without eval.
+    """A field's type from its annotation: str, int, float, bool, ``tuple`` (for
+    ``tuple[str, ...]``) or a nested table's class.
 
-    The schema uses only str, int, float, bool, tuple[str, ...] and nested
-    tables; ``typing.get_type_hints`` would compile every annotation on each
-    start-up, which one-shot commands should not pay for.
+    Annotations are evaluated in this module; a string one (a schema written with postponed
+    annotations) is read by name, without eval.
     """
     if isinstance(annotation, typing.ForwardRef):  # how NamedTuple keeps a string annotation
         annotation = annotation.__forward_arg__
     if not isinstance(annotation, str):
-        return annotation
+        return tuple if typing.get_origin(annotation) is tuple else annotation
     if annotation in _SCALARS:
         return _SCALARS[annotation]
     if annotation.startswith("tuple["):
