@@ -32,6 +32,20 @@ HEAVY = (
     "memoryd.service.job_runner",
     "memoryd.service.systemd",
     "memoryd.ingest.scan",
+    "tzlocal",
+)
+# Standard-library and memoryd modules that ``status`` and ``hits --no-scan`` do without:
+# each costs them a millisecond or more of a run of about fifty (dataclasses brings inspect,
+# ast and dis; shutil brings bz2, lzma and zlib, for argparse's terminal width).
+READ_SPARED = (
+    "logging",
+    "dataclasses",
+    "inspect",
+    "shutil",
+    "threading",
+    "signal",
+    "memoryd.signals",
+    "memoryd.strength",
 )
 # What ``status`` may take from the daemon's package: the pure schedule and the lock reader.
 STATUS_SERVICE_PARTS = {"memoryd.service", "memoryd.service.schedule", "memoryd.service.lock"}
@@ -110,6 +124,18 @@ def test_reading_does_not_load_orjson(install: dict[str, str], args: list[str]) 
     """orjson's import pulls in uuid, dataclasses and inspect; a report's JSON needs none."""
     modules, _ = imported(install, *args)
     assert "orjson" not in modules
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["status"], ["status", "--json"], ["hits", "--no-scan"], ["hits", "--no-scan", "--json"]],
+)
+def test_the_everyday_reads_import_only_what_they_use(
+    install: dict[str, str], args: list[str]
+) -> None:
+    modules, out = imported(install, *args)
+    assert top(modules, READ_SPARED) == []
+    assert out  # and they still answer
 
 
 plain = st.recursive(
