@@ -54,15 +54,20 @@ CORPORA = {
 }
 READ_HITS = 200_000
 
-# ``memoryd ARGS`` in-process, then what /proc/self/io says the process wrote (to stderr).
-# The same entry point as the console script (``memoryd.cli.main``), plus a read at exit.
+# ``memoryd ARGS`` as the console script runs it (``memoryd.command``; ``memoryd.cli.main`` for a
+# version from before it), plus what /proc/self/io says the process wrote (to stderr, at exit).
 IO_PROBE = (
-    "import sys\n"
-    "from memoryd.cli import main\n"
-    "code = main(sys.argv[1:])\n"
-    "with open('/proc/self/io') as fh:\n"
-    "    sys.stderr.write('PROCIO ' + ' '.join(fh.read().split()) + '\\n')\n"
-    "sys.exit(code)\n"
+    "import atexit, sys\n"
+    "def probe():\n"
+    "    with open('/proc/self/io') as fh:\n"
+    "        sys.stderr.write('PROCIO ' + ' '.join(fh.read().split()) + '\\n')\n"
+    "atexit.register(probe)\n"
+    "try:\n"
+    "    from memoryd import command\n"
+    "except ImportError:\n"
+    "    from memoryd.cli import main\n"
+    "    sys.exit(main(sys.argv[1:]))\n"
+    "command()\n"
 )
 
 

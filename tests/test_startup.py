@@ -200,3 +200,95 @@ def test_the_scan_itself_still_works_from_the_same_entry_point(install: dict[str
     """Guard for the probe: a command that does scan does import the scanner."""
     modules, _ = imported(install, "hits")
     assert "memoryd.ingest.scan" in modules
+
+
+# ``memoryd ARGS`` through the console script's function, with a module-level object whose
+# finaliser says when Python tore the process down, an atexit function, and a thread.
+ENTRY = """
+import atexit, sys, threading
+class Witness:
+    def __del__(self):
+        sys.stderr.write("torn down\\n")
+witness = Witness()
+atexit.register(lambda: sys.stderr.write("atexit ran\\n"))
+if sys.argv[1] == "thread":  # a thread the exit must wait for: it reads stdin to its end
+    def late():
+        sys.stdin.read()
+        sys.stderr.write("thread finished\\n")
+    threading.Thread(target=late).start()
+sys.argv.pop(1)
+from memoryd import command
+command()
+"""
+
+
+def run_entry(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", ENTRY, *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize("args", [["status"], ["hits", "--no-scan", "--json"]])
+def test_a_read_ends_without_python_s_teardown_and_loses_nothing(
+    install: dict[str, str], args: list[str]
+) -> None:
+    """The whole answer, the exit code and the atexit functions; only the teardown skipped."""
+    r = run_entry(install, "plain", *args)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines() == ["atexit ran"]
+    assert r.stdout == imported(install, *args)[1]  # as `python -m memoryd` printed it
+
+
+def test_a_command_that_writes_exits_as_usual(install: dict[str, str]) -> None:
+    r = run_entry(install, "plain", "scan", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["files_seen"] > 0
+    assert r.stderr.splitlines() == ["atexit ran", "torn down"]
+
+
+def test_a_read_waits_for_a_running_thread(install: dict[str, str]) -> None:
+    """A thread still running when the command is done (here: until its stdin ends, which
+    the test closes only once the whole answer is out) is waited for, as by the usual exit."""
+    p = subprocess.Popen(
+        [sys.executable, "-u", "-c", ENTRY, "thread", "status", "--json"],
+        env=install,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert p.stdout is not None and p.stdin is not None
+        lines = []
+        while not lines or lines[-1] != "}\n":  # the document is complete: main has finished
+            line = p.stdout.readline()
+            assert line, "the answer ended early"
+            lines.append(line)
+        p.stdin.close()
+        p.wait(timeout=120)
+        err = p.stderr.read() if p.stderr else ""
+    finally:
+        p.kill()
+    assert p.returncode == 0, err
+    assert err.splitlines() == ["thread finished", "atexit ran", "torn down"]  # the usual exit
+    assert json.loads("".join(lines))["hits"]["total"] > 0
+
+
+@pytest.mark.parametrize("args", [["status"], ["hits", "--no-scan", "--json"]])
+def test_a_read_into_a_closed_pipe_exits_quietly(install: dict[str, str], args: list[str]) -> None:
+    """``memoryd status | true``: the reader is gone before anything is written."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "memoryd", *args],
+            env=install,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert r.returncode == 0
+    assert "Traceback" not in r.stderr

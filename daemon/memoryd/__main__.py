@@ -1,5 +1,3 @@
-import sys
+from memoryd import command
 
-from memoryd.cli import main
-
-sys.exit(main())
+command()

@@ -139,6 +139,7 @@ def _workspace_agents(ctx: Context, only: str | None) -> list[str]:
 def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     if args.no_scan:
         ctx.require_openclaw()
+        ctx.exit_at_once = True  # a read: nothing for Python's teardown to finish
     else:
         run_scan(ctx)
     store = ctx.store()

@@ -232,6 +232,7 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
     from ..ondemand import outcome_words
 
+    ctx.exit_at_once = True  # a read: nothing for Python's teardown to finish
     doc = collect_status(ctx)
     if args.json:
         ctx.print(json_dumps(doc))
