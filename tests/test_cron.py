@@ -15,7 +15,7 @@ from apscheduler.triggers.cron import CronTrigger
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.config import ConfigError, parse_config
+from memoryd.config import Config, ConfigError, parse_config
 from memoryd.service import schedule
 
 ZONES = [
@@ -241,3 +241,12 @@ def test_the_local_zone_is_the_one_tzlocal_names(
     if tz_env == "Europe/Berlin":
         winter, summer = datetime(2026, 1, 15, 12), datetime(2026, 7, 15, 12)
         assert ours.utcoffset(winter) != ours.utcoffset(summer)
+
+
+def test_the_default_schedules_are_valid() -> None:
+    """A config that keeps the defaults is not checked for them (a read command would load the
+    cron reader for nothing), so here they are read: each job fires, in any zone."""
+    specs = schedule.job_schedules(Config())
+    assert set(specs) == set(schedule.SCHEDULED_JOBS)
+    for spec in specs.values():
+        assert schedule.next_fire(spec, 1_790_000_000.0, ZoneInfo("Pacific/Chatham")) is not None

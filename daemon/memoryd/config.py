@@ -417,11 +417,12 @@ def _check_semantics(cfg: Config) -> None:
     problem = archive_dir_problem(cfg.archive.dir)
     if problem:
         raise ConfigError(f"archive.dir: {cfg.archive.dir!r} {problem}")
-    from .service import schedule as cron  # (pure and small: the one cron parser and zone resolver)
+    if cfg.schedule != ScheduleConfig():  # (the defaults are valid: a test reads them)
+        from .service import schedule as cron  # (pure: the one cron parser and zone resolver)
 
-    if cfg.schedule.timezone:  # ("" is the local zone, always there: not resolved here)
-        cron.zone_named(cfg.schedule.timezone)
-    cron.job_schedules(cfg)
+        if cfg.schedule.timezone:  # ("" is the local zone, always there: not resolved here)
+            cron.zone_named(cfg.schedule.timezone)
+        cron.job_schedules(cfg)
     if not 0 <= cfg.expire.max_fraction_per_run <= 1:
         raise ConfigError(
             "expire.max_fraction_per_run: must be between 0 and 1 (a share of the files, "
