@@ -105,15 +105,15 @@ def test_the_counts_of_hits_read_only_the_covering_index(
     ran = plans(store)
     # One statement per count, and with agents asked for, one look at which agents the hits
     # are of (a skip scan of the unique key), so a filter that keeps every hit is left out.
+    # (Besides, per count, a skip scan that counts the files up to SEEK_FILES_MAX.)
     probes = [p for p in ran if "sqlite_autoindex_hits_1" in p]
     assert len(probes) == (0 if agents is None else 3)
-    assert len(ran) - len(probes) == 3
+    counting = [p for p in ran if "hits_by_path_ts (memory_path=? AND ts" in p]
+    assert len(counting) == 3
     for plan in ran:
         assert "TEMP B-TREE" not in plan, plan  # nothing sorted
         for step in reads_of_hits(plan):  # never the table, never a whole-index scan
             assert step.startswith("SEARCH hits USING COVERING INDEX"), plan
-    for plan in set(ran) - set(probes):
-        assert "COVERING INDEX hits_by_path_ts (memory_path=? AND ts" in plan, plan
     # and the counts are the counts
     assert {p: t.within[0] for p, t in windows.items() if t.within[0]} == truth(
         store, since, agents
@@ -121,6 +121,20 @@ def test_the_counts_of_hits_read_only_the_covering_index(
     assert {p: t.total for p, t in ever.items()} == truth(store, float("-inf"), agents)
     assert all(t.last is not None and t.last <= NOW for t in ever.values())
     assert {p: c.d30 for p, c in counts.items() if c.d30} == truth(store, NOW - 30 * DAY, agents)
+
+
+def test_past_many_files_the_counts_are_one_pass_over_the_index(store: Store) -> None:
+    """With more files than seeks pay for, one aggregate pass in index order: the same counts."""
+    by_seeks = store.hit_counts(NOW, (30, 7), ("main", "ops"))
+    plans(store)
+    in_one_pass = store_module.hit_counts(
+        store.conn, NOW, (30, 7), ("main", "ops"), seek_files_max=0
+    )
+    ran = plans(store)
+    assert in_one_pass == by_seeks
+    assert [p for p in ran if "SCAN hits" in p] == [
+        "SCAN hits USING COVERING INDEX hits_by_path_ts"
+    ]
 
 
 def test_the_tier_store_reads_its_hit_keys_from_the_same_index(store: Store) -> None:
@@ -166,6 +180,7 @@ hit_rows = st.lists(
     agents=st.none() | st.sets(st.sampled_from([*AGENTS, "nobody"])),
     skew=st.sampled_from([0.0, DAY, 3600.0]),
     total=st.booleans(),
+    seek_files_max=st.sampled_from([None, 0, 2]),  # the seeks, the one pass, either
 )
 def test_the_hit_count_is_the_plain_count_on_any_history(
     rows: list[tuple[str, str, float]],
@@ -173,6 +188,7 @@ def test_the_hit_count_is_the_plain_count_on_any_history(
     agents: set[str] | None,
     skew: float,
     total: bool,
+    seek_files_max: int | None,
 ) -> None:
     """Every file with a hit of these agents up to NOW + skew, its count in each window (in
     the order asked for, repeats included), in all, and its last hit (as NOW at the latest)."""
@@ -181,7 +197,9 @@ def test_the_hit_count_is_the_plain_count_on_any_history(
             "INSERT INTO hits(agent, call_id, memory_path, kind, ts) VALUES (?, ?, ?, ?, ?)",
             [(a, f"c{i}", p, "search", ts) for i, (a, p, ts) in enumerate(rows)],
         )
-        got = store_module.hit_counts(s.conn, NOW, windows, agents, skew=skew, total=total)
+        got = store_module.hit_counts(
+            s.conn, NOW, windows, agents, skew=skew, total=total, seek_files_max=seek_files_max
+        )
     seen = [(p, ts) for a, p, ts in rows if ts <= NOW + skew and (agents is None or a in agents)]
     want = {}
     for path in {p for p, _ in seen}:

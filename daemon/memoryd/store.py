@@ -581,6 +581,7 @@ def hit_counts(
     *,
     skew: float = CLOCK_SKEW,
     total: bool = True,
+    seek_files_max: int | None = None,
 ) -> dict[str, HitTally]:
     """memory_path → :class:`HitTally`: the one hit-count query.
 
@@ -598,15 +599,48 @@ def hit_counts(
     bounds (a window's count is the sum of the bands inside it), so every hit is visited
     once, and one of an unwanted band not at all. A GROUP BY over the whole index computes
     every aggregate on every row instead: two to ten times slower at 200 k hits on a few
-    hundred files; the two meet at about 5,000 files (docs/benchmarks.md).
+    hundred files. The seeks cost per file, though, and the two meet at about 5,000 files
+    (docs/benchmarks.md): past ``seek_files_max`` files (default :data:`SEEK_FILES_MAX`,
+    found by a skip scan that stops there) the one pass runs instead, with the same results.
     """
     days = tuple(windows)
     upper = now + skew
     lows = [now - d * _DAY for d in days]
-    # Band edges, newest first; a window starting after the upper bound holds no hit at all.
-    edges = sorted({lo for lo in lows if lo <= upper}, reverse=True)
     params: dict[str, object] = {"upper": upper}
     agent_sql = _agent_clause(conn, agents, params)
+    limit = SEEK_FILES_MAX if seek_files_max is None else seek_files_max
+    if _more_files_than(conn, limit):
+        return _counts_in_one_pass(conn, now, lows, total, agent_sql, params)
+    return _counts_by_file(conn, now, upper, lows, total, agent_sql, params)
+
+
+# Past this many files, one aggregate pass over the index costs less than the seeks per file.
+SEEK_FILES_MAX = 3000
+
+
+def _more_files_than(conn: sqlite3.Connection, limit: int) -> bool:
+    """Whether ``hits`` names more than ``limit`` files: a skip scan that stops there."""
+    (n,) = conn.execute(
+        "WITH RECURSIVE paths(path) AS (SELECT MIN(memory_path) FROM hits UNION ALL "
+        "SELECT (SELECT MIN(memory_path) FROM hits WHERE memory_path > paths.path) "
+        "FROM paths WHERE paths.path IS NOT NULL LIMIT ?) SELECT COUNT(path) FROM paths",
+        (limit + 1,),
+    ).fetchone()
+    return n > limit
+
+
+def _counts_by_file(
+    conn: sqlite3.Connection,
+    now: float,
+    upper: float,
+    lows: list[float],
+    total: bool,
+    agent_sql: str,
+    params: dict[str, object],
+) -> dict[str, HitTally]:
+    """The seek plan: per file, its last hit and a range count per band."""
+    # Band edges, newest first; a window starting after the upper bound holds no hit at all.
+    edges = sorted({lo for lo in lows if lo <= upper}, reverse=True)
 
     def of_file(path: str, condition: str) -> str:
         return f"FROM hits WHERE memory_path = {path} AND {condition}{agent_sql}"
@@ -638,15 +672,36 @@ def hit_counts(
     upto = [edges.index(lo) + 1 if lo <= upper else 0 for lo in lows]
     out: dict[str, HitTally] = {}
     for path, newest, *bands in conn.execute(sql, params):
-        running = [0]
+        since = [0]
         for n in bands[: len(edges)]:
-            running.append(running[-1] + n)
+            since.append(since[-1] + n)
         out[path] = HitTally(
-            running[-1] + bands[-1] if total else None,
+            since[-1] + bands[-1] if total else None,
             min(newest, now),
-            tuple(running[k] for k in upto),
+            tuple(since[k] for k in upto),
         )
     return out
+
+
+def _counts_in_one_pass(
+    conn: sqlite3.Connection,
+    now: float,
+    lows: list[float],
+    total: bool,
+    agent_sql: str,
+    params: dict[str, object],
+) -> dict[str, HitTally]:
+    """The one-pass plan: every aggregate on every index entry, grouped in index order."""
+    params.update({f"w{j}": lo for j, lo in enumerate(lows)})
+    within = "".join(f", SUM(ts >= :w{j})" for j in range(len(lows)))
+    sql = (
+        f"SELECT memory_path, COUNT(*), MAX(ts){within} FROM hits "
+        f"WHERE ts <= :upper{agent_sql} GROUP BY memory_path"
+    )
+    return {
+        path: HitTally(everything if total else None, min(last, now), tuple(since))
+        for path, everything, last, *since in conn.execute(sql, params)
+    }
 
 
 def _agent_clause(
