@@ -155,7 +155,7 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
         window = all_time
     else:
         tallies = store.hit_counts(now, (days,), agents, total=False)
-        all_time = {path: (0, t.last) for path, t in tallies.items()}  # (ever hit; the last)
+        all_time = {path: (0, t.last) for path, t in tallies.items()}  # ever hit; count unused
         window = {path: (t.within[0], t.last) for path, t in tallies.items() if t.within[0]}
     exclude = _archive_prefixes(ctx)
     skipped: list[str] = []
