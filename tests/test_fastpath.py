@@ -275,13 +275,13 @@ def test_a_line_without_a_memory_tool_gets_no_timestamp_computed(
 ) -> None:
     """Timestamps are computed only for lines with a memory call or result."""
     seen: list[object] = []
-    real = fastpath.to_epoch
+    real = fastpath.line_time
 
     def counting(value: object) -> float | None:
         seen.append(value)
         return real(value)
 
-    monkeypatch.setattr(fastpath, "to_epoch", counting)
+    monkeypatch.setattr(fastpath, "line_time", counting)
     other = {
         "type": "message",
         "timestamp": "2026-02-25T09:14:02.000Z",

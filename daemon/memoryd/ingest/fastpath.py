@@ -1,23 +1,28 @@
 """The fast path of the parser: OpenClaw's own line shapes, read by a direct walk.
 
-Nearly every line a scan parses is one of two shapes OpenClaw writes
-(openclaw-formats.md §3–4): an assistant message whose ``content`` holds
-``toolCall`` blocks, or a ``toolResult`` message naming its call id and tool,
-with the answer in ``details`` or in ``content[].text``. :func:`parse_fast`
-reads exactly those, going straight to the fields that matter (call id, tool,
-query, the results' path, source, score and lines), and computes the line's
-timestamp only when the line yields a call or a result. Any other shape, or a
-field that is not what OpenClaw writes (an id given as a number, a block type
-in another spelling, a bare record), returns None and the caller uses the
-general :func:`.parser.parse_line`.
+Nearly every line a scan parses is one of a few shapes (openclaw-formats.md
+§3–4, §6): a message (wrapped in ``{"type":"message","message":{...}}`` or
+bare) whose ``content`` holds tool-call or tool-result blocks — an assistant's
+``toolCall`` blocks, a Claude Code ``user`` message's ``tool_result`` blocks —
+or a ``toolResult`` message naming its call id and tool, with the answer in
+``details`` or in ``content[].text``. :func:`parse_fast` reads those, going
+straight to the fields that matter (call id, tool, query, the results' path,
+source, score and lines), and computes the line's timestamp only when the line
+yields a call or a result (OpenClaw's own ISO form by integer arithmetic, the
+same float as ``datetime.fromisoformat(s).timestamp()``). Any other shape, or a
+field that is not what OpenClaw writes (an id given as a number, a name under
+another key), returns None and the caller uses the general
+:func:`.parser.parse_line`.
 
-The answer is always the general parser's, value for value: what it builds it
-builds with the parser's own pieces (``_call``, ``_result``), and the property
-tests (tests/test_fastpath.py) compare both on generated and mutated lines.
+The answer is always the general parser's, value for value: what it cannot
+decide by the lean walk it decides with the parser's own pieces (``_call``,
+``_payload``, ``_to_float``, ``_merge``…), and the property tests
+(tests/test_fastpath.py) compare both on generated and mutated lines.
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 import orjson
@@ -25,14 +30,24 @@ import orjson
 from .parser import (
     _CALL_BLOCK_TYPES,
     _EMPTY,
+    _INT_MAX,
     _RESULT_BLOCK_TYPES,
+    _RESULT_ID_KEYS,
     GET,
     SEARCH,
     ParsedLine,
+    ResultPath,
     ToolCall,
+    ToolResult,
     _call,
+    _first_str,
+    _get_paths,
+    _merge,
     _new,
+    _payload,
     _result,
+    _to_float,
+    _to_int,
     memory_tool,
     parse_line,
     parse_record,
@@ -42,9 +57,8 @@ from .parser import (
 _loads = orjson.loads
 _DecodeError = orjson.JSONDecodeError
 _TOOLS = {"memory_search": SEARCH, "memory_get": GET}
-# Block types of an assistant message that hold no tool call (skipped without a lower()).
+# Block types that hold no tool call or result (skipped without a lower()).
 _PLAIN_BLOCKS = frozenset({"text", "thinking", "redacted_thinking", "image"})
-_TOOL_BLOCKS = _CALL_BLOCK_TYPES | _RESULT_BLOCK_TYPES
 # What the general parser turns into a malformed line (caught there around the same walk).
 _WALK_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
 
@@ -77,25 +91,83 @@ def parse_fast(line: bytes) -> ParsedLine | None:
 
 
 def fast_record(record: dict[str, Any]) -> ParsedLine | None:
-    """The events of a decoded line of one of OpenClaw's usual shapes, else None."""
+    """The events of a decoded line of one of the usual shapes, else None."""
     msg = record.get("message")
     if type(msg) is not dict:
-        return None  # a bare record or no message at all: the general parser's
+        msg = record  # a bare record: the general parser reads the record itself
     try:
         role = msg.get("role")
         if role == "toolResult":
             return _tool_result(record, msg)
-        if role == "assistant":
-            return _tool_calls(record, msg)
+        if role == "assistant" or role == "user":
+            return _blocks(record, msg)
     except _WALK_ERRORS:
         return None  # the general parser says what this is (malformed, as a rule)
     return None
 
 
+# --------------------------------------------------------------------------- time
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# Whole seconds since the epoch of "YYYY-MM-DDTHH:MM" (OpenClaw's lines of one minute share
+# it); None for a prefix that is not a valid date and time. Bounded: cleared when full.
+_MINUTES: dict[str, int | None] = {}
+_MINUTES_MAX = 4096
+
+
+def _minute_seconds(prefix: str) -> int | None:
+    if len(_MINUTES) >= _MINUTES_MAX:
+        _MINUTES.clear()
+    seconds: int | None = None
+    if (prefix[:4] + prefix[5:7] + prefix[8:10] + prefix[11:13] + prefix[14:16]).isdigit() and (
+        prefix[4] + prefix[7] + prefix[10] + prefix[13] == "--T:"
+    ):
+        try:
+            dt = datetime.fromisoformat(prefix + ":00+00:00")
+        except ValueError:
+            pass
+        else:
+            seconds = (dt - _EPOCH) // _ONE_SECOND
+    _MINUTES[prefix] = seconds
+    return seconds
+
+
+_ONE_SECOND = datetime(1970, 1, 1, 0, 0, 1, tzinfo=timezone.utc) - _EPOCH
+
+
+def line_time(value: Any) -> float | None:
+    """:func:`.parser.to_epoch`, with OpenClaw's ``2026-02-25T09:14:02.123Z`` read directly.
+
+    ``datetime.timestamp()`` of an aware time is its integer microseconds since the
+    epoch divided by 10**6 (a correctly rounded int division); the same division of
+    the same integer here gives the same float, bit for bit.
+    """
+    if (
+        type(value) is str
+        and len(value) == 24
+        and value[23] == "Z"
+        and value[19] == "."
+        and value[16] == ":"
+        and value.isascii()
+    ):
+        sec, ms = value[17:19], value[20:23]
+        if (sec + ms).isdigit() and sec < "60":
+            prefix = value[:16]
+            base = _MINUTES.get(prefix, -1)
+            if base == -1:
+                base = _minute_seconds(prefix)
+            if base is not None:
+                return ((base + int(sec)) * 1000 + int(ms)) / 1000
+    return to_epoch(value)
+
+
 def _timestamp(record: dict[str, Any], msg: dict[str, Any]) -> float | None:
     """The line's time, as the general parser takes it: the record's, else the message's."""
-    ts = to_epoch(record.get("timestamp"))
-    return to_epoch(msg.get("timestamp")) if ts is None else ts
+    ts = line_time(record.get("timestamp"))
+    return line_time(msg.get("timestamp")) if ts is None else ts
+
+
+# --------------------------------------------------------------------------- results
 
 
 def _tool_result(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | None:
@@ -105,32 +177,123 @@ def _tool_result(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | No
     # are the first ones, so when they hold non-empty strings the choice is the same.
     if type(call_id) is not str or not call_id or type(name) is not str or not name:
         return None
-    if _TOOLS.get(name) is None and memory_tool(name) is None:
+    tool = _TOOLS.get(name) or memory_tool(name)
+    if tool is None:
         return _EMPTY  # another tool's result: no event, no timestamp
     ts = _timestamp(record, msg)
-    result = _result(call_id, name, msg.get("content"), msg.get("details"), msg, ts)
-    assert result is not None  # (a memory tool's result always is one)
+    if msg.get("isError") is True or msg.get("is_error") is True:
+        result = _new(ToolResult, (call_id, tool, (), ts, False, None))
+    else:
+        details = msg.get("details")
+        if type(details) is dict and (
+            "results" in details or "text" in details or "disabled" in details
+        ):
+            payload, recovered = details, False  # intact details: the text is not read
+        else:
+            payload, recovered = _payload(msg.get("content"), details)
+        result = _answer(call_id, tool, payload, recovered, ts)
     return _new(ParsedLine, ((result,), False))
 
 
-def _tool_calls(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | None:
+def _answer(call_id: str, tool: str, payload: Any, recovered: bool, ts: float | None) -> ToolResult:
+    """The parser's ``_result`` from its payload on, for a result that names a memory tool."""
+    shape = None
+    paths: tuple[ResultPath, ...] = ()
+    if type(payload) is dict:
+        results = payload.get("results")
+        disabled = payload.get("disabled") is True
+        if type(results) is list or disabled:
+            shape = SEARCH
+        elif "text" in payload and ("path" in payload or "from" in payload):
+            shape = GET
+        if tool == SEARCH:
+            if type(results) is list and not disabled:
+                paths = _search_paths(results)
+        else:
+            paths = _get_paths(payload)
+    if recovered:
+        shape = shape or SEARCH
+    return _new(ToolResult, (call_id, tool, paths, ts, recovered, shape))
+
+
+def _search_paths(results: list[Any]) -> tuple[ResultPath, ...]:
+    """The parser's ``_search_paths`` of a ``results`` list, the usual values inline."""
+    merged: dict[str, ResultPath] = {}
+    for item in results:
+        if type(item) is not dict:
+            continue
+        path = item.get("path")
+        if type(path) is not str or not path:
+            continue
+        source = item.get("source")
+        if source != "memory" and type(source) is str and source.lower() == "sessions":
+            continue
+        score = item.get("score")
+        if type(score) is not float:
+            score = _to_float(score)
+        start = item.get("startLine")
+        if start is None and "startLine" not in item:
+            start = item.get("start_line")
+        if type(start) is not int or not -_INT_MAX <= start <= _INT_MAX:
+            start = _to_int(start)
+        end = item.get("endLine")
+        if end is None and "endLine" not in item:
+            end = item.get("end_line")
+        if type(end) is not int or not -_INT_MAX <= end <= _INT_MAX:
+            end = _to_int(end)
+        rp = _new(ResultPath, (path, score, start, end))
+        prev = merged.get(path)
+        merged[path] = rp if prev is None else _merge(prev, rp)
+    return tuple(merged.values())
+
+
+# --------------------------------------------------------------------------- content blocks
+
+
+def _blocks(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | None:
+    """An assistant's tool calls, or a Claude Code user message's tool results.
+
+    The general parser's loop over ``content``, with the line's time taken only
+    once a block yields an event.
+    """
     content = msg.get("content")
     if type(content) is not list:
         return None
-    found: list[ToolCall] = []
+    found: list[Any] = []
     for block in content:
         if type(block) is not dict:
             continue
         btype = block.get("type")
-        if btype == "toolCall":
+        if btype in _PLAIN_BLOCKS:
+            continue
+        if type(btype) is not str:
+            continue
+        if btype != "toolCall":
+            btype = btype.lower()
+        if btype == "toolCall" or btype in _CALL_BLOCK_TYPES:
             call = _call(block, None)
             if call is not None:
                 found.append(call)
-        elif btype in _PLAIN_BLOCKS:
-            continue
-        elif type(btype) is not str or btype.lower() in _TOOL_BLOCKS:
-            return None  # another spelling of a tool block (or a result in it): general
+        elif btype in _RESULT_BLOCK_TYPES:
+            call_id = _first_str(block, _RESULT_ID_KEYS)
+            if call_id:
+                name = block.get("toolName")
+                if name is not None and not (type(name) is str and name):
+                    return None  # a name under another key: the general parser's
+                if name is None and ("tool_name" in block or "name" in block):
+                    return None
+                result = _result(
+                    call_id, name, block.get("content"), block.get("details"), block, None
+                )
+                if result is not None:
+                    found.append(result)
     if not found:
-        return _EMPTY  # no memory call: no timestamp
+        return _EMPTY  # no memory call or result: no timestamp
     ts = _timestamp(record, msg)
-    return _new(ParsedLine, (tuple(_new(ToolCall, (*c[:3], ts)) for c in found), False))
+    events = tuple(
+        _new(ToolCall, (ev[0], ev[1], ev[2], ts))
+        if type(ev) is ToolCall
+        else _new(ToolResult, (ev[0], ev[1], ev[2], ts, ev[4], ev[5]))
+        for ev in found
+    )
+    return _new(ParsedLine, (events, False))
