@@ -15,6 +15,7 @@ that contract:
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -397,3 +398,36 @@ def test_ids_sharing_a_prefix_are_found_where_a_search_for_each_finds_them() -> 
             want.append(i)
             i = data.find(call_id.encode(), i + 1)
         assert found[call_id] == want, call_id
+
+
+# ------------------------------------------------------------------ the line's time
+
+ISO_FORMS = st.one_of(
+    st.datetimes(
+        min_value=dt.datetime(1, 1, 2),
+        max_value=dt.datetime(9999, 12, 30),
+    ).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"),
+    st.text(alphabet="0123456789-:TZ.+ ٣²", min_size=24, max_size=24),
+    st.sampled_from(
+        [
+            "2026-02-30T09:14:02.123Z",
+            "2026-02-25T24:14:02.123Z",
+            "2026-02-25T09:60:02.123Z",
+            "2026-02-25T09:14:60.123Z",
+            "2026-02-25T09:14:02.12٣Z",
+            "2026-02-25 09:14:02.123Z",
+            "0000-01-01T00:00:00.000Z",
+        ]
+    ),
+)
+
+
+@settings(max_examples=800, deadline=None)
+@given(value=ISO_FORMS)
+def test_the_lines_time_is_the_general_parsers_bit_for_bit(value: str) -> None:
+    """OpenClaw's ``…T09:14:02.123Z`` read by integer arithmetic: the very float that
+    ``datetime.fromisoformat(s).timestamp()`` gives, and None where that fails."""
+    from memoryd.ingest.parser import to_epoch
+
+    assert same(fastpath.line_time(value), to_epoch(value))
+    assert same(fastpath.line_time(value), to_epoch(value))  # the cached minute too

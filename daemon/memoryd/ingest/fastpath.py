@@ -22,7 +22,7 @@ decide by the lean walk it decides with the parser's own pieces (``_call``,
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -108,7 +108,7 @@ def fast_record(record: dict[str, Any]) -> ParsedLine | None:
 
 # --------------------------------------------------------------------------- time
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Whole seconds since the epoch of "YYYY-MM-DDTHH:MM" (OpenClaw's lines of one minute share
 # it); None for a prefix that is not a valid date and time. Bounded: cleared when full.
 _MINUTES: dict[str, int | None] = {}
@@ -132,7 +132,7 @@ def _minute_seconds(prefix: str) -> int | None:
     return seconds
 
 
-_ONE_SECOND = datetime(1970, 1, 1, 0, 0, 1, tzinfo=timezone.utc) - _EPOCH
+_ONE_SECOND = datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC) - _EPOCH
 
 
 def line_time(value: Any) -> float | None:
