@@ -16,13 +16,13 @@ another key), returns None and the caller uses the general
 
 The answer is always the general parser's, value for value: what it cannot
 decide by the lean walk it decides with the parser's own pieces (``_call``,
-``_payload``, ``_to_float``, ``_merge``…), and the property tests
+``_payload``, ``_to_float``…), and the property tests
 (tests/test_fastpath.py) compare both on generated and mutated lines.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -42,7 +42,6 @@ from .parser import (
     _call,
     _first_str,
     _get_paths,
-    _merge,
     _new,
     _payload,
     _result,
@@ -108,63 +107,36 @@ def fast_record(record: dict[str, Any]) -> ParsedLine | None:
 
 # --------------------------------------------------------------------------- time
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-# Whole seconds since the epoch of "YYYY-MM-DDTHH:MM" (OpenClaw's lines of one minute share
-# it); None for a prefix that is not a valid date and time. Bounded: cleared when full.
-_MINUTES: dict[str, int | None] = {}
-_MINUTES_MAX = 4096
+
+def _timestamp(record: dict[str, Any], msg: dict[str, Any]) -> float | None:
+    """The line's time, as the general parser takes it: the record's, else the message's."""
+    ts = _epoch(record.get("timestamp"))
+    return _epoch(msg.get("timestamp")) if ts is None else ts
 
 
-def _minute_seconds(prefix: str) -> int | None:
-    if len(_MINUTES) >= _MINUTES_MAX:
-        _MINUTES.clear()
-    seconds: int | None = None
-    if (prefix[:4] + prefix[5:7] + prefix[8:10] + prefix[11:13] + prefix[14:16]).isdigit() and (
-        prefix[4] + prefix[7] + prefix[10] + prefix[13] == "--T:"
-    ):
-        try:
-            dt = datetime.fromisoformat(prefix + ":00+00:00")
-        except ValueError:
-            pass
-        else:
-            seconds = (dt - _EPOCH) // _ONE_SECOND
-    _MINUTES[prefix] = seconds
-    return seconds
+_fromisoformat = datetime.fromisoformat
 
 
-_ONE_SECOND = datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC) - _EPOCH
+def _epoch(value: Any) -> float | None:
+    """:func:`.parser.to_epoch`, OpenClaw's ``2026-02-25T09:14:02.123Z`` without its detours.
 
-
-def line_time(value: Any) -> float | None:
-    """:func:`.parser.to_epoch`, with OpenClaw's ``2026-02-25T09:14:02.123Z`` read directly.
-
-    ``datetime.timestamp()`` of an aware time is its integer microseconds since the
-    epoch divided by 10**6 (a correctly rounded int division); the same division of
-    the same integer here gives the same float, bit for bit.
+    For a string of that length ending in ``Z``, not starting with a space, whose
+    fifth character is ``-``, ``to_epoch`` strips nothing and hands it to
+    ``datetime.fromisoformat`` (which gives a UTC time for the ``Z``): the same
+    call here, minus the checks that cannot apply.
     """
     if (
         type(value) is str
         and len(value) == 24
         and value[23] == "Z"
-        and value[19] == "."
-        and value[16] == ":"
-        and value.isascii()
+        and value[4] == "-"
+        and not value[0].isspace()
     ):
-        sec, ms = value[17:19], value[20:23]
-        if (sec + ms).isdigit() and sec < "60":
-            prefix = value[:16]
-            base = _MINUTES.get(prefix, -1)
-            if base == -1:
-                base = _minute_seconds(prefix)
-            if base is not None:
-                return ((base + int(sec)) * 1000 + int(ms)) / 1000
+        try:
+            return _fromisoformat(value).timestamp()
+        except (ValueError, OverflowError):
+            return None
     return to_epoch(value)
-
-
-def _timestamp(record: dict[str, Any], msg: dict[str, Any]) -> float | None:
-    """The line's time, as the general parser takes it: the record's, else the message's."""
-    ts = line_time(record.get("timestamp"))
-    return line_time(msg.get("timestamp")) if ts is None else ts
 
 
 # --------------------------------------------------------------------------- results
@@ -241,9 +213,17 @@ def _search_paths(results: list[Any]) -> tuple[ResultPath, ...]:
             end = item.get("end_line")
         if type(end) is not int or not -_INT_MAX <= end <= _INT_MAX:
             end = _to_int(end)
-        rp = _new(ResultPath, (path, score, start, end))
         prev = merged.get(path)
-        merged[path] = rp if prev is None else _merge(prev, rp)
+        if prev is not None:  # another chunk of the file: the parser's ``_merge``, inline
+            # (``max`` and ``min`` keep the first of equal values: ``>``/``<`` as they do)
+            _, low, first, last = prev
+            if low is not None and (score is None or not score > low):
+                score = low
+            if first is not None and (start is None or not start < first):
+                start = first
+            if last is not None and (end is None or not end > last):
+                end = last
+        merged[path] = _new(ResultPath, (path, score, start, end))
     return tuple(merged.values())
 
 
