@@ -15,6 +15,7 @@ that contract:
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from memoryd.config import load_config, resolve_paths
 from memoryd.ingest import fastpath
 from memoryd.ingest import scan as scan_module
 from memoryd.ingest.fastpath import parse, parse_fast
-from memoryd.ingest.parser import parse_line
+from memoryd.ingest.parser import parse_line, to_epoch
 from memoryd.store import Store
 from memoryd.testing.corpus import CorpusTruth, generate
 from test_crash_scan import NOW, counts
@@ -397,3 +398,121 @@ def test_ids_sharing_a_prefix_are_found_where_a_search_for_each_finds_them() -> 
             want.append(i)
             i = data.find(call_id.encode(), i + 1)
         assert found[call_id] == want, call_id
+
+
+# ------------------------------------------------------------------ shapes aimed at the fast walk
+
+ISO_TIMES = st.one_of(
+    st.datetimes(min_value=dt.datetime(1, 1, 2), max_value=dt.datetime(9999, 12, 30)).map(
+        lambda d: d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
+    ),
+    st.text(alphabet="0123456789-:TZ.+ \u3000\u0663", min_size=23, max_size=25),
+    st.sampled_from(
+        [
+            "2026-02-30T09:14:02.123Z",
+            "2026-02-25T24:00:00.000Z",
+            "2026-02-25T09:14:60.123Z",
+            " 2026-02-25T09:14:02.12Z",
+            "\u30002026-02-25T09:14:02.1Z",
+            "0000-01-01T00:00:00.000Z",
+            "2026-02-25T09:14:02+0100Z",
+        ]
+    ),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(value=ISO_TIMES)
+def test_the_fast_time_reader_is_to_epoch(value: str) -> None:
+    """OpenClaw's ``…T09:14:02.123Z`` goes straight to ``fromisoformat``: the very float
+    (or None) that :func:`to_epoch` gives, for any string of that look."""
+    assert same(fastpath._epoch(value), to_epoch(value))
+
+
+CHUNK_NUMBER = st.one_of(
+    st.sampled_from([0.0, -0.0, 0.5, 0.5000001, 1, 7, -3, "nan", "-0", "12", None, True, 10**13]),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+)
+
+
+@st.composite
+def chunks_of_one_file(draw: st.DrawFn) -> bytes:
+    """A search whose results name a few files several times (chunks merge: best score,
+    widest lines), with equal, signed-zero, missing and odd numbers."""
+    results = []
+    for _ in range(draw(st.integers(1, 8))):
+        item: dict[str, Any] = {"path": draw(st.sampled_from(["MEMORY.md", "memory/a.md"]))}
+        for key in ("startLine", "endLine", "score"):
+            if draw(st.integers(0, 5)):
+                item[key] = draw(CHUNK_NUMBER)
+        item["snippet"] = "…"
+        item["source"] = "memory"
+        results.append(item)
+    msg = {
+        "role": "toolResult",
+        "toolCallId": "toolu_01",
+        "toolName": "memory_search",
+        "content": [{"type": "text", "text": json.dumps({"results": results}, indent=2)}],
+        "details": {"results": results}
+        if draw(st.booleans())
+        else {"persistedDetailsTruncated": True},
+        "isError": False,
+    }
+    rec = {"type": "message", "timestamp": draw(ISO_TIMES), "message": msg}
+    return json.dumps(rec).encode()
+
+
+@settings(max_examples=600, deadline=None)
+@given(line=chunks_of_one_file())
+def test_chunks_of_one_file_merge_as_the_general_parser_merges_them(line: bytes) -> None:
+    fast = parse_fast(line)
+    assert fast is not None
+    assert same(fast, parse_line(line))
+
+
+@st.composite
+def claude_code_line(draw: st.DrawFn) -> bytes:
+    """A Claude Code ``user`` message with ``tool_result`` blocks (§6), or a bare record."""
+    blocks: list[Any] = []
+    for _ in range(draw(st.integers(0, 3))):
+        body = draw(payload())
+        block: dict[str, Any] = {
+            "type": draw(st.sampled_from(["tool_result", "toolResult", "TOOL_RESULT", "text"])),
+            draw(st.sampled_from(["tool_use_id", "toolUseId", "toolCallId", "id"])): draw(
+                st.sampled_from(["toolu_01abc", "", 42])
+            ),
+            "content": draw(
+                st.sampled_from(
+                    [
+                        json.dumps(body, indent=2),
+                        [{"type": "text", "text": json.dumps(body, indent=2)}],
+                        None,
+                    ]
+                )
+            ),
+        }
+        if draw(st.booleans()):
+            block[draw(st.sampled_from(["toolName", "tool_name", "name"]))] = draw(TOOL_NAMES)
+        if draw(st.booleans()):
+            block["is_error"] = draw(st.sampled_from([True, False, None]))
+        blocks.append(block)
+    msg: dict[str, Any] = {"role": draw(st.sampled_from(["user", "assistant"])), "content": blocks}
+    if draw(st.booleans()):
+        msg["timestamp"] = draw(TIMESTAMP)
+    rec: dict[str, Any] = msg
+    if draw(st.booleans()):
+        rec = {"type": "user", "timestamp": draw(ISO_TIMES), "message": msg}
+    for _ in range(draw(st.integers(0, 1))):
+        rec = draw(mutated(rec))
+    return json.dumps(rec).encode()
+
+
+@settings(max_examples=800, deadline=None)
+@given(line=claude_code_line())
+def test_claude_code_results_and_bare_records_read_as_the_general_parser_reads_them(
+    line: bytes,
+) -> None:
+    want = parse_line(line)
+    assert same(parse(line), want)
+    fast = parse_fast(line)
+    assert fast is None or same(fast, want)
