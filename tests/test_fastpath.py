@@ -516,3 +516,172 @@ def test_claude_code_results_and_bare_records_read_as_the_general_parser_reads_t
     assert same(parse(line), want)
     fast = parse_fast(line)
     assert fast is None or same(fast, want)
+
+
+# ------------------------------------------------------------------ OpenClaw's lines, edited bytes
+
+# Raw JSON put in place of a value: odd numbers, values orjson refuses (out of a double's
+# range, too deep), odd strings.
+RAW_VALUES = st.sampled_from(
+    [
+        b"1e2",
+        b"8.0",
+        b"-0.0",
+        b"-0",
+        b"1e400",
+        b"-1E400",
+        b"1e-400",
+        b"9" * 400,
+        b"123456789012345678901234567890",
+        b"18446744073709551616",
+        b"9007199254740993",
+        b"10000000000000",
+        b"0.1000000000000000055511151231257827",
+        b"true",
+        b"null",
+        b"[]",
+        b'{"a":1e400}',
+        b"[" * 1100 + b"]" * 1100,
+        b"[" * 900 + b"]" * 900,
+        b'"x\\ud800"',
+        b'"\\ud83d\\ude00"',
+        b'"\xff\xfe"',
+        b'"\xed\xa0\x80"',
+        b'"\\u0041"',
+        b'"a\x01b"',
+        b'"\\x"',
+        b'"memory_search"',
+        b'"sessions"',
+        b'""',
+    ]
+)
+# Bytes put inside a string the count does not read (a snippet, the content text).
+STRING_INSERTS = st.sampled_from(
+    [
+        b"\x01",
+        b"\t",
+        b"\xff",
+        b"\xc0\xaf",
+        b"\xed\xa0\x80",
+        b"\\ud800",
+        b"\\u00fc",
+        b"\\x",
+        b'\\"path\\":\\"evil.md\\"',
+        b'\\"}],\\"details\\":{\\"results\\":[',
+        b"\\\\",
+        b'"',
+        b"\\",
+    ]
+)
+SKIPPED_FIELDS = [b'"snippet":"', b'"text":"', b'"thinking":"']
+PLACEHOLDER = "@@RAW@@"
+
+
+@st.composite
+def openclaw_line(draw: st.DrawFn) -> bytes:
+    """A line as OpenClaw writes it (compact, keys in its order, §3–4 and §7), then edited:
+    a value swapped for odd raw JSON, bytes put into a skipped string, a key repeated or
+    spelled with an escape, keys reordered, the line cut."""
+    rec = draw(record())
+    if "message" not in rec and draw(st.booleans()):
+        rec = {"type": "message", "id": "197e2e04", "parentId": "3fb4817e", "message": rec}
+    msg = rec.get("message", rec)
+    if isinstance(msg, dict) and msg.get("role") == "assistant":
+        msg.update(
+            api="anthropic-messages",
+            provider="anthropic",
+            model="claude-opus-4-6",
+            usage={"input": 1791, "output": 1582, "cost": {"input": 0.005373, "total": 0.029}},
+        )
+    edit = draw(
+        st.sampled_from(["none", "raw", "raw", "insert", "insert", "dup", "escape", "order", "cut"])
+    )
+    if edit == "raw":  # a placeholder anywhere, replaced by raw JSON after dumping
+        rec = draw(_with_placeholder(rec))
+    if edit == "order" and isinstance(msg, dict):
+        keys = draw(st.permutations(list(msg)))
+        reordered = {k: msg[k] for k in keys}
+        if msg is rec:
+            rec = reordered
+        else:
+            rec["message"] = reordered
+    data = json.dumps(rec, separators=(",", ":"), ensure_ascii=False).encode()
+    if edit == "raw":
+        data = data.replace(f'"{PLACEHOLDER}"'.encode(), draw(RAW_VALUES))
+    elif edit == "insert":
+        spots = [i + len(f) for f in SKIPPED_FIELDS for i in _find_all(data, f)]
+        if spots:
+            at = draw(st.sampled_from(spots))
+            data = data[:at] + draw(STRING_INSERTS) + data[at:]
+    elif edit == "dup":
+        spots = [i + 1 for i in _find_all(data, b'{"')]
+        if spots:
+            at = draw(st.sampled_from(spots))
+            key = draw(
+                st.sampled_from(
+                    [
+                        "path",
+                        "startLine",
+                        "score",
+                        "source",
+                        "results",
+                        "details",
+                        "message",
+                        "role",
+                        "content",
+                        "text",
+                        "toolCallId",
+                        "toolName",
+                        "id",
+                        "name",
+                        "type",
+                        "arguments",
+                        "query",
+                        "isError",
+                        "timestamp",
+                        "disabled",
+                    ]
+                )
+            )
+            data = data[:at] + f'"{key}":'.encode() + draw(RAW_VALUES) + b"," + data[at:]
+    elif edit == "escape":
+        name = draw(st.sampled_from([b"path", b"toolCallId", b"results", b"role", b"message"]))
+        escaped = b'"' + name[:1] + b"\\u00" + f"{name[1]:02x}".encode() + name[2:] + b'":'
+        data = data.replace(b'"' + name + b'":', escaped, 1)
+    elif edit == "cut":
+        data = data[: draw(st.integers(0, len(data)))]
+    return data
+
+
+@st.composite
+def _with_placeholder(draw: st.DrawFn, obj: Any) -> Any:
+    """``obj`` with one value (anywhere in it) replaced by the placeholder string."""
+    if isinstance(obj, dict) and obj:
+        key = draw(st.sampled_from(sorted(obj)))
+        if draw(st.integers(0, 2)) == 0 or not isinstance(obj[key], dict | list) or not obj[key]:
+            return {**obj, key: PLACEHOLDER}
+        return {**obj, key: draw(_with_placeholder(obj[key]))}
+    if isinstance(obj, list) and obj:
+        i = draw(st.integers(0, len(obj) - 1))
+        return [*obj[:i], draw(_with_placeholder(obj[i])), *obj[i + 1 :]]
+    return PLACEHOLDER
+
+
+def _find_all(data: bytes, needle: bytes) -> list[int]:
+    out, i = [], data.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = data.find(needle, i + 1)
+    return out
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(line=openclaw_line())
+def test_the_fast_path_agrees_with_the_general_parser_on_edited_lines(line: bytes) -> None:
+    """Whatever the edit (duplicate keys, escaped keys, numbers out of range or in odd
+    forms, bad bytes in the strings, too deep, cut), the fast path gives the general
+    parser's answer or declines."""
+    want = parse_line(line)
+    assert same(parse(line), want)
+    fast = parse_fast(line)
+    assert fast is None or same(fast, want)

@@ -22,7 +22,6 @@ decide by the lean walk it decides with the parser's own pieces (``_call``,
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import orjson
@@ -50,8 +49,8 @@ from .parser import (
     memory_tool,
     parse_line,
     parse_record,
-    to_epoch,
 )
+from .parser import line_epoch as _epoch
 
 _loads = orjson.loads
 _DecodeError = orjson.JSONDecodeError
@@ -112,31 +111,6 @@ def _timestamp(record: dict[str, Any], msg: dict[str, Any]) -> float | None:
     """The line's time, as the general parser takes it: the record's, else the message's."""
     ts = _epoch(record.get("timestamp"))
     return _epoch(msg.get("timestamp")) if ts is None else ts
-
-
-_fromisoformat = datetime.fromisoformat
-
-
-def _epoch(value: Any) -> float | None:
-    """:func:`.parser.to_epoch`, OpenClaw's ``2026-02-25T09:14:02.123Z`` without its detours.
-
-    For a string of that length ending in ``Z``, not starting with a space, whose
-    fifth character is ``-``, ``to_epoch`` strips nothing and hands it to
-    ``datetime.fromisoformat`` (which gives a UTC time for the ``Z``): the same
-    call here, minus the checks that cannot apply.
-    """
-    if (
-        type(value) is str
-        and len(value) == 24
-        and value[23] == "Z"
-        and value[4] == "-"
-        and not value[0].isspace()
-    ):
-        try:
-            return _fromisoformat(value).timestamp()
-        except (ValueError, OverflowError):
-            return None
-    return to_epoch(value)
 
 
 # --------------------------------------------------------------------------- results
