@@ -30,6 +30,7 @@ from .parser import (
     _CALL_BLOCK_TYPES,
     _EMPTY,
     _INT_MAX,
+    _NAME_KEYS,
     _RESULT_BLOCK_TYPES,
     _RESULT_ID_KEYS,
     GET,
@@ -116,29 +117,64 @@ def _timestamp(record: dict[str, Any], msg: dict[str, Any]) -> float | None:
 # --------------------------------------------------------------------------- results
 
 
-def _tool_result(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | None:
+def _tool_result(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine:
+    """The general parser's ``_events`` and ``_result`` for a ``toolResult`` message."""
     call_id = msg.get("toolCallId")
+    if type(call_id) is not str or not call_id:  # the first key, usually: else all of them
+        call_id = _first_str(msg, _RESULT_ID_KEYS)
+        if not call_id:
+            return _EMPTY
     name = msg.get("toolName")
-    # The general parser takes the first non-empty id and name among several keys; these
-    # are the first ones, so when they hold non-empty strings the choice is the same.
-    if type(call_id) is not str or not call_id or type(name) is not str or not name:
-        return None
+    if type(name) is not str or not name:
+        name = _first_str(msg, _NAME_KEYS)
+        if name is None:  # an answer that does not name its tool: the parser's own reading
+            ts = _timestamp(record, msg)
+            result = _result(call_id, None, msg.get("content"), msg.get("details"), msg, ts)
+            return _new(ParsedLine, ((result,), False))
     tool = _TOOLS.get(name) or memory_tool(name)
     if tool is None:
         return _EMPTY  # another tool's result: no event, no timestamp
     ts = _timestamp(record, msg)
     if msg.get("isError") is True or msg.get("is_error") is True:
         result = _new(ToolResult, (call_id, tool, (), ts, False, None))
+        return _new(ParsedLine, ((result,), False))
+    details = msg.get("details")
+    if type(details) is dict and (
+        "results" in details or "text" in details or "disabled" in details
+    ):
+        payload, recovered = details, False  # intact details: the text is not read
     else:
-        details = msg.get("details")
-        if type(details) is dict and (
-            "results" in details or "text" in details or "disabled" in details
-        ):
-            payload, recovered = details, False  # intact details: the text is not read
+        content = msg.get("content")
+        payload = _printed(content)
+        if payload is None:
+            payload, recovered = _payload(content, details)
         else:
-            payload, recovered = _payload(msg.get("content"), details)
-        result = _answer(call_id, tool, payload, recovered, ts)
-    return _new(ParsedLine, ((result,), False))
+            recovered = False
+    return _new(ParsedLine, ((_answer(call_id, tool, payload, recovered, ts),), False))
+
+
+def _printed(content: Any) -> Any:
+    """The parser's ``_payload`` for the usual content: one text block holding a JSON object.
+
+    None for anything else (the caller asks ``_payload`` itself): no block, several,
+    a text that is not a JSON object.
+    """
+    if type(content) is not list or len(content) != 1:
+        return None
+    block = content[0]
+    if type(block) is not dict:
+        return None
+    text = block.get("text")
+    if type(text) is not str:
+        return None
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        payload = _loads(stripped)
+    except _DecodeError:
+        return None
+    return payload if type(payload) is dict else None
 
 
 def _answer(call_id: str, tool: str, payload: Any, recovered: bool, ts: float | None) -> ToolResult:
@@ -225,17 +261,13 @@ def _blocks(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | None:
         if btype != "toolCall":
             btype = btype.lower()
         if btype == "toolCall" or btype in _CALL_BLOCK_TYPES:
-            call = _call(block, None)
+            call = _lean_call(block)
             if call is not None:
                 found.append(call)
-        elif btype in _RESULT_BLOCK_TYPES:
+        elif btype in _RESULT_BLOCK_TYPES:  # the general parser's own steps
             call_id = _first_str(block, _RESULT_ID_KEYS)
             if call_id:
-                name = block.get("toolName")
-                if name is not None and not (type(name) is str and name):
-                    return None  # a name under another key: the general parser's
-                if name is None and ("tool_name" in block or "name" in block):
-                    return None
+                name = _first_str(block, _NAME_KEYS)
                 result = _result(
                     call_id, name, block.get("content"), block.get("details"), block, None
                 )
@@ -244,6 +276,9 @@ def _blocks(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | None:
     if not found:
         return _EMPTY  # no memory call or result: no timestamp
     ts = _timestamp(record, msg)
+    if len(found) == 1 and type(found[0]) is ToolCall:  # the usual line: one call
+        call = found[0]
+        return _new(ParsedLine, ((_new(ToolCall, (call[0], call[1], call[2], ts)),), False))
     events = tuple(
         _new(ToolCall, (ev[0], ev[1], ev[2], ts))
         if type(ev) is ToolCall
@@ -251,3 +286,20 @@ def _blocks(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | None:
         for ev in found
     )
     return _new(ParsedLine, (events, False))
+
+
+def _lean_call(block: dict[str, Any]) -> ToolCall | None:
+    """The parser's ``_call`` (time left to the caller), OpenClaw's own block read inline.
+
+    A block naming ``memory_search`` / ``memory_get`` under ``name``, its id under
+    ``id`` and its arguments as an object under ``arguments``: there the parser's
+    choices are these keys. Anything else is the parser's ``_call``.
+    """
+    name = block.get("name")
+    tool = _TOOLS.get(name) if type(name) is str else None
+    call_id = block.get("id")
+    args = block.get("arguments")
+    if tool is None or type(call_id) is not str or not call_id or type(args) is not dict:
+        return _call(block, None)
+    value = args.get("query" if tool == SEARCH else "path")
+    return _new(ToolCall, (call_id, tool, value if type(value) is str else None, None))
