@@ -8,11 +8,11 @@ or a ``toolResult`` message naming its call id and tool, with the answer in
 ``details`` or in ``content[].text``. :func:`parse_fast` reads those, going
 straight to the fields that matter (call id, tool, query, the results' path,
 source, score and lines), and computes the line's timestamp only when the line
-yields a call or a result (OpenClaw's own ISO form by integer arithmetic, the
-same float as ``datetime.fromisoformat(s).timestamp()``). Any other shape, or a
-field that is not what OpenClaw writes (an id given as a number, a name under
-another key), returns None and the caller uses the general
-:func:`.parser.parse_line`.
+yields a call or a result (:func:`.parser.line_epoch`). Where a value is not the
+usual one (an id given as a number, a name under another key, arguments as a
+JSON string…) it takes the general parser's own step for it; a shape it does
+not know (another role, a record that is not an object) returns None and the
+caller uses the general :func:`.parser.parse_record` / :func:`.parser.parse_line`.
 
 The answer is always the general parser's, value for value: what it cannot
 decide by the lean walk it decides with the parser's own pieces (``_call``,
