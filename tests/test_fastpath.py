@@ -594,7 +594,9 @@ def openclaw_line(draw: st.DrawFn) -> bytes:
             usage={"input": 1791, "output": 1582, "cost": {"input": 0.005373, "total": 0.029}},
         )
     edit = draw(
-        st.sampled_from(["none", "raw", "raw", "insert", "insert", "dup", "escape", "order", "cut"])
+        st.sampled_from(
+            ["none", "raw", "raw", "insert", "insert", "dup", "escape", "path", "order", "cut"]
+        )
     )
     if edit == "raw":  # a placeholder anywhere, replaced by raw JSON after dumping
         rec = draw(_with_placeholder(rec))
@@ -648,6 +650,10 @@ def openclaw_line(draw: st.DrawFn) -> bytes:
         name = draw(st.sampled_from([b"path", b"toolCallId", b"results", b"role", b"message"]))
         escaped = b'"' + name[:1] + b"\\u00" + f"{name[1]:02x}".encode() + name[2:] + b'":'
         data = data.replace(b'"' + name + b'":', escaped, 1)
+    elif edit == "path":  # an escape at the start of a path (or a query)
+        key = draw(st.sampled_from([b'"path":"', b'"query":"']))
+        escape = draw(st.sampled_from([b"\\/", b"\\u00fc", b"\\\\", b"\\ud83d\\ude00"]))
+        data = data.replace(key, key + escape, 1)
     elif edit == "cut":
         data = data[: draw(st.integers(0, len(data)))]
     return data
