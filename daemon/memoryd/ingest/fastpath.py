@@ -44,6 +44,7 @@ from .parser import (
     _get_paths,
     _new,
     _payload,
+    _recover,
     _result,
     _to_float,
     _to_int,
@@ -145,19 +146,17 @@ def _tool_result(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine:
         payload, recovered = details, False  # intact details: the text is not read
     else:
         content = msg.get("content")
-        payload = _printed(content)
-        if payload is None:
-            payload, recovered = _payload(content, details)
-        else:
-            recovered = False
+        printed = _printed(content)
+        payload, recovered = _payload(content, details) if printed is None else printed
     return _new(ParsedLine, ((_answer(call_id, tool, payload, recovered, ts),), False))
 
 
-def _printed(content: Any) -> Any:
-    """The parser's ``_payload`` for the usual content: one text block holding a JSON object.
+def _printed(content: Any) -> tuple[Any, bool] | None:
+    """The parser's ``_payload`` for the usual content: one text block holding JSON text.
 
     None for anything else (the caller asks ``_payload`` itself): no block, several,
-    a text that is not a JSON object.
+    a text that does not start as a JSON object. A text that starts so but is not JSON
+    (cut by a cap) goes to the parser's recovery without being decoded again.
     """
     if type(content) is not list or len(content) != 1:
         return None
@@ -171,10 +170,9 @@ def _printed(content: Any) -> Any:
     if not stripped.startswith("{"):
         return None
     try:
-        payload = _loads(stripped)
+        return _loads(stripped), False
     except _DecodeError:
-        return None
-    return payload if type(payload) is dict else None
+        return _recover(text)
 
 
 def _answer(call_id: str, tool: str, payload: Any, recovered: bool, ts: float | None) -> ToolResult:

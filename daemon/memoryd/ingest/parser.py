@@ -248,6 +248,11 @@ def _payload(content: Any, details: Any) -> tuple[Any, bool]:
             return orjson.loads(stripped), False
         except orjson.JSONDecodeError:
             pass
+    return _recover(text)
+
+
+def _recover(text: str) -> tuple[Any, bool]:
+    """The payload of a text that is not JSON: ``"path"`` entries recovered from it, if any."""
     found = _PATH_IN_TEXT.findall(text)
     if found:
         recovered = [_json_unescape(s) for s in found]
