@@ -15,6 +15,7 @@ that contract:
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from memoryd.config import load_config, resolve_paths
 from memoryd.ingest import fastpath
 from memoryd.ingest import scan as scan_module
 from memoryd.ingest.fastpath import parse, parse_fast
-from memoryd.ingest.parser import parse_line
+from memoryd.ingest.parser import parse_line, to_epoch
 from memoryd.store import Store
 from memoryd.testing.corpus import CorpusTruth, generate
 from test_crash_scan import NOW, counts
@@ -275,13 +276,13 @@ def test_a_line_without_a_memory_tool_gets_no_timestamp_computed(
 ) -> None:
     """Timestamps are computed only for lines with a memory call or result."""
     seen: list[object] = []
-    real = fastpath.to_epoch
+    real = fastpath._epoch
 
     def counting(value: object) -> float | None:
         seen.append(value)
         return real(value)
 
-    monkeypatch.setattr(fastpath, "to_epoch", counting)
+    monkeypatch.setattr(fastpath, "_epoch", counting)
     other = {
         "type": "message",
         "timestamp": "2026-02-25T09:14:02.000Z",
@@ -397,3 +398,296 @@ def test_ids_sharing_a_prefix_are_found_where_a_search_for_each_finds_them() -> 
             want.append(i)
             i = data.find(call_id.encode(), i + 1)
         assert found[call_id] == want, call_id
+
+
+# ------------------------------------------------------------------ shapes aimed at the fast walk
+
+ISO_TIMES = st.one_of(
+    st.datetimes(min_value=dt.datetime(1, 1, 2), max_value=dt.datetime(9999, 12, 30)).map(
+        lambda d: d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
+    ),
+    st.text(alphabet="0123456789-:TZ.+ \u3000\u0663", min_size=23, max_size=25),
+    st.sampled_from(
+        [
+            "2026-02-30T09:14:02.123Z",
+            "2026-02-25T24:00:00.000Z",
+            "2026-02-25T09:14:60.123Z",
+            " 2026-02-25T09:14:02.12Z",
+            "\u30002026-02-25T09:14:02.1Z",
+            "0000-01-01T00:00:00.000Z",
+            "2026-02-25T09:14:02+0100Z",
+        ]
+    ),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(value=ISO_TIMES)
+def test_the_fast_time_reader_is_to_epoch(value: str) -> None:
+    """OpenClaw's ``…T09:14:02.123Z`` goes straight to ``fromisoformat``: the very float
+    (or None) that :func:`to_epoch` gives, for any string of that look."""
+    assert same(fastpath._epoch(value), to_epoch(value))
+
+
+CHUNK_NUMBER = st.one_of(
+    st.sampled_from([0.0, -0.0, 0.5, 0.5000001, 1, 7, -3, "nan", "-0", "12", None, True, 10**13]),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+)
+
+
+@st.composite
+def chunks_of_one_file(draw: st.DrawFn) -> bytes:
+    """A search whose results name a few files several times (chunks merge: best score,
+    widest lines), with equal, signed-zero, missing and odd numbers."""
+    results = []
+    for _ in range(draw(st.integers(1, 8))):
+        item: dict[str, Any] = {"path": draw(st.sampled_from(["MEMORY.md", "memory/a.md"]))}
+        for key in ("startLine", "endLine", "score"):
+            if draw(st.integers(0, 5)):
+                item[key] = draw(CHUNK_NUMBER)
+        item["snippet"] = "…"
+        item["source"] = "memory"
+        results.append(item)
+    msg = {
+        "role": "toolResult",
+        "toolCallId": "toolu_01",
+        "toolName": "memory_search",
+        "content": [{"type": "text", "text": json.dumps({"results": results}, indent=2)}],
+        "details": {"results": results}
+        if draw(st.booleans())
+        else {"persistedDetailsTruncated": True},
+        "isError": False,
+    }
+    rec = {"type": "message", "timestamp": draw(ISO_TIMES), "message": msg}
+    return json.dumps(rec).encode()
+
+
+@settings(max_examples=600, deadline=None)
+@given(line=chunks_of_one_file())
+def test_chunks_of_one_file_merge_as_the_general_parser_merges_them(line: bytes) -> None:
+    fast = parse_fast(line)
+    assert fast is not None
+    assert same(fast, parse_line(line))
+
+
+@st.composite
+def claude_code_line(draw: st.DrawFn) -> bytes:
+    """A Claude Code ``user`` message with ``tool_result`` blocks (§6), or a bare record."""
+    blocks: list[Any] = []
+    for _ in range(draw(st.integers(0, 3))):
+        body = draw(payload())
+        block: dict[str, Any] = {
+            "type": draw(st.sampled_from(["tool_result", "toolResult", "TOOL_RESULT", "text"])),
+            draw(st.sampled_from(["tool_use_id", "toolUseId", "toolCallId", "id"])): draw(
+                st.sampled_from(["toolu_01abc", "", 42])
+            ),
+            "content": draw(
+                st.sampled_from(
+                    [
+                        json.dumps(body, indent=2),
+                        [{"type": "text", "text": json.dumps(body, indent=2)}],
+                        None,
+                    ]
+                )
+            ),
+        }
+        if draw(st.booleans()):
+            block[draw(st.sampled_from(["toolName", "tool_name", "name"]))] = draw(TOOL_NAMES)
+        if draw(st.booleans()):
+            block["is_error"] = draw(st.sampled_from([True, False, None]))
+        blocks.append(block)
+    msg: dict[str, Any] = {"role": draw(st.sampled_from(["user", "assistant"])), "content": blocks}
+    if draw(st.booleans()):
+        msg["timestamp"] = draw(TIMESTAMP)
+    rec: dict[str, Any] = msg
+    if draw(st.booleans()):
+        rec = {"type": "user", "timestamp": draw(ISO_TIMES), "message": msg}
+    for _ in range(draw(st.integers(0, 1))):
+        rec = draw(mutated(rec))
+    return json.dumps(rec).encode()
+
+
+@settings(max_examples=800, deadline=None)
+@given(line=claude_code_line())
+def test_claude_code_results_and_bare_records_read_as_the_general_parser_reads_them(
+    line: bytes,
+) -> None:
+    want = parse_line(line)
+    assert same(parse(line), want)
+    fast = parse_fast(line)
+    assert fast is None or same(fast, want)
+
+
+# ------------------------------------------------------------------ OpenClaw's lines, edited bytes
+
+# Raw JSON put in place of a value: odd numbers, values orjson refuses (out of a double's
+# range, too deep), odd strings.
+RAW_VALUES = st.sampled_from(
+    [
+        b"1e2",
+        b"8.0",
+        b"-0.0",
+        b"-0",
+        b"1e400",
+        b"-1E400",
+        b"1e-400",
+        b"9" * 400,
+        b"123456789012345678901234567890",
+        b"18446744073709551616",
+        b"9007199254740993",
+        b"10000000000000",
+        b"0.1000000000000000055511151231257827",
+        b"true",
+        b"null",
+        b"[]",
+        b'{"a":1e400}',
+        b"[" * 1100 + b"]" * 1100,
+        b"[" * 900 + b"]" * 900,
+        b'"x\\ud800"',
+        b'"\\ud83d\\ude00"',
+        b'"\xff\xfe"',
+        b'"\xed\xa0\x80"',
+        b'"\\u0041"',
+        b'"a\x01b"',
+        b'"\\x"',
+        b'"memory_search"',
+        b'"sessions"',
+        b'""',
+    ]
+)
+# Bytes put inside a string the count does not read (a snippet, the content text).
+STRING_INSERTS = st.sampled_from(
+    [
+        b"\x01",
+        b"\t",
+        b"\xff",
+        b"\xc0\xaf",
+        b"\xed\xa0\x80",
+        b"\\ud800",
+        b"\\u00fc",
+        b"\\x",
+        b'\\"path\\":\\"evil.md\\"',
+        b'\\"}],\\"details\\":{\\"results\\":[',
+        b"\\\\",
+        b'"',
+        b"\\",
+    ]
+)
+SKIPPED_FIELDS = [b'"snippet":"', b'"text":"', b'"thinking":"']
+PLACEHOLDER = "@@RAW@@"
+
+
+@st.composite
+def openclaw_line(draw: st.DrawFn) -> bytes:
+    """A line as OpenClaw writes it (compact, keys in its order, §3–4 and §7), then edited:
+    a value swapped for odd raw JSON, bytes put into a skipped string, a key repeated or
+    spelled with an escape, keys reordered, the line cut."""
+    rec = draw(record())
+    if "message" not in rec and draw(st.booleans()):
+        rec = {"type": "message", "id": "197e2e04", "parentId": "3fb4817e", "message": rec}
+    msg = rec.get("message", rec)
+    if isinstance(msg, dict) and msg.get("role") == "assistant":
+        msg.update(
+            api="anthropic-messages",
+            provider="anthropic",
+            model="claude-opus-4-6",
+            usage={"input": 1791, "output": 1582, "cost": {"input": 0.005373, "total": 0.029}},
+        )
+    edit = draw(
+        st.sampled_from(
+            ["none", "raw", "raw", "insert", "insert", "dup", "escape", "path", "order", "cut"]
+        )
+    )
+    if edit == "raw":  # a placeholder anywhere, replaced by raw JSON after dumping
+        rec = draw(_with_placeholder(rec))
+    if edit == "order" and isinstance(msg, dict):
+        keys = draw(st.permutations(list(msg)))
+        reordered = {k: msg[k] for k in keys}
+        if msg is rec:
+            rec = reordered
+        else:
+            rec["message"] = reordered
+    data = json.dumps(rec, separators=(",", ":"), ensure_ascii=False).encode()
+    if edit == "raw":
+        data = data.replace(f'"{PLACEHOLDER}"'.encode(), draw(RAW_VALUES))
+    elif edit == "insert":
+        spots = [i + len(f) for f in SKIPPED_FIELDS for i in _find_all(data, f)]
+        if spots:
+            at = draw(st.sampled_from(spots))
+            data = data[:at] + draw(STRING_INSERTS) + data[at:]
+    elif edit == "dup":
+        spots = [i + 1 for i in _find_all(data, b'{"')]
+        if spots:
+            at = draw(st.sampled_from(spots))
+            key = draw(
+                st.sampled_from(
+                    [
+                        "path",
+                        "startLine",
+                        "score",
+                        "source",
+                        "results",
+                        "details",
+                        "message",
+                        "role",
+                        "content",
+                        "text",
+                        "toolCallId",
+                        "toolName",
+                        "id",
+                        "name",
+                        "type",
+                        "arguments",
+                        "query",
+                        "isError",
+                        "timestamp",
+                        "disabled",
+                    ]
+                )
+            )
+            data = data[:at] + f'"{key}":'.encode() + draw(RAW_VALUES) + b"," + data[at:]
+    elif edit == "escape":
+        name = draw(st.sampled_from([b"path", b"toolCallId", b"results", b"role", b"message"]))
+        escaped = b'"' + name[:1] + b"\\u00" + f"{name[1]:02x}".encode() + name[2:] + b'":'
+        data = data.replace(b'"' + name + b'":', escaped, 1)
+    elif edit == "path":  # an escape at the start of a path (or a query)
+        key = draw(st.sampled_from([b'"path":"', b'"query":"']))
+        escape = draw(st.sampled_from([b"\\/", b"\\u00fc", b"\\\\", b"\\ud83d\\ude00"]))
+        data = data.replace(key, key + escape, 1)
+    elif edit == "cut":
+        data = data[: draw(st.integers(0, len(data)))]
+    return data
+
+
+@st.composite
+def _with_placeholder(draw: st.DrawFn, obj: Any) -> Any:
+    """``obj`` with one value (anywhere in it) replaced by the placeholder string."""
+    if isinstance(obj, dict) and obj:
+        key = draw(st.sampled_from(sorted(obj)))
+        if draw(st.integers(0, 2)) == 0 or not isinstance(obj[key], dict | list) or not obj[key]:
+            return {**obj, key: PLACEHOLDER}
+        return {**obj, key: draw(_with_placeholder(obj[key]))}
+    if isinstance(obj, list) and obj:
+        i = draw(st.integers(0, len(obj) - 1))
+        return [*obj[:i], draw(_with_placeholder(obj[i])), *obj[i + 1 :]]
+    return PLACEHOLDER
+
+
+def _find_all(data: bytes, needle: bytes) -> list[int]:
+    out, i = [], data.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = data.find(needle, i + 1)
+    return out
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(line=openclaw_line())
+def test_the_fast_path_agrees_with_the_general_parser_on_edited_lines(line: bytes) -> None:
+    """Whatever the edit (duplicate keys, escaped keys, numbers out of range or in odd
+    forms, bad bytes in the strings, too deep, cut), the fast path gives the general
+    parser's answer or declines."""
+    want = parse_line(line)
+    assert same(parse(line), want)
+    fast = parse_fast(line)
+    assert fast is None or same(fast, want)

@@ -248,6 +248,11 @@ def _payload(content: Any, details: Any) -> tuple[Any, bool]:
             return orjson.loads(stripped), False
         except orjson.JSONDecodeError:
             pass
+    return _recover(text)
+
+
+def _recover(text: str) -> tuple[Any, bool]:
+    """The payload of a text that is not JSON: ``"path"`` entries recovered from it, if any."""
     found = _PATH_IN_TEXT.findall(text)
     if found:
         recovered = [_json_unescape(s) for s in found]
@@ -421,3 +426,28 @@ def _iso_epoch(s: str) -> float | None:
         return dt.timestamp() if dt.tzinfo is not None else None
     except (ValueError, OverflowError):  # not a date; a date beyond what an epoch holds
         return None
+
+
+_fromisoformat = datetime.fromisoformat
+
+
+def line_epoch(value: Any) -> float | None:
+    """:func:`to_epoch`, OpenClaw's ``2026-02-25T09:14:02.123Z`` without its detours.
+
+    For a string of that length ending in ``Z``, not starting with a space, whose
+    fifth character is ``-``, ``to_epoch`` strips nothing and hands it to
+    ``datetime.fromisoformat`` (which gives a UTC time for the ``Z``): the same
+    call here, minus the checks that cannot apply.
+    """
+    if (
+        type(value) is str
+        and len(value) == 24
+        and value[23] == "Z"
+        and value[4] == "-"
+        and not value[0].isspace()
+    ):
+        try:
+            return _fromisoformat(value).timestamp()
+        except (ValueError, OverflowError):
+            return None
+    return to_epoch(value)
