@@ -83,7 +83,7 @@ class Batch:
         self.end = end  # file offset after its last complete line
         self.oversized = 0
         self.malformed = 0
-        self.calls: list[tuple[object, ...]] = []
+        self.calls: list[list[object]] = []  # (lists: answering a call sets its last field)
         self.call_rows: dict[str, int] = {}  # call id → index in calls
         self.answered: list[tuple[str, str]] = []
         self.answered_unseen: list[tuple[object, ...]] = []
@@ -92,7 +92,7 @@ class Batch:
     def new_call(self, row: tuple[object, ...]) -> None:
         """A call first met in this batch: (agent, call id, tool, query, ts, session, answered)."""
         self.call_rows[str(row[1])] = len(self.calls)
-        self.calls.append(row)
+        self.calls.append(list(row))
 
     def answer(self, agent: str, call_id: str) -> None:
         """Record that a call is answered: in its row when it is new in this batch."""
@@ -100,7 +100,7 @@ class Batch:
         if i is None:
             self.answered.append((agent, call_id))
         else:
-            self.calls[i] = (*self.calls[i][:6], 1)
+            self.calls[i][6] = 1
 
     def write(self, conn: sqlite3.Connection, source_id: int) -> tuple[int, int]:
         """Insert it all; returns how many hits and calls were new (the rest were known)."""

@@ -1,0 +1,108 @@
+"""The scan's own costs, cut without changing what it writes.
+
+- Answers that do not name their tool, looked for near their call first (a window per
+  id) before one pass over the rest of the region: forced each way on a generated
+  corpus, the state databases are equal row for row and count what the generator wrote.
+- A new state database has larger pages; an existing one keeps the pages it has.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memoryd.config import load_config, resolve_paths
+from memoryd.ingest import scan as scan_module
+from memoryd.store import PAGE_SIZE, Store
+from memoryd.testing.corpus import CorpusTruth, generate
+from test_crash_scan import NOW
+from test_scan_helper import ONE_PROCESS, state_rows, write_config
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusTruth:
+    root = tmp_path_factory.mktemp("writepath-corpus")
+    # A memory-heavy corpus: many calls in flight per region, Claude Code answers among them.
+    return generate(
+        root / "c", seed=5150, sessions=20, target_bytes=2_500_000, now=NOW, call_every_bytes=5600
+    )
+
+
+def test_unnamed_answers_looked_for_near_their_call_first_give_the_rows_of_one_pass(
+    corpus: CorpusTruth, tmp_path: Path
+) -> None:
+    """Many ids waiting in a region: each is looked for within a window after its call,
+    then the ids still waiting in one pass over the rest. Whatever the window (none, a few
+    hundred bytes so that most fall through, the default), the rows are equal."""
+    ways = {
+        "one_pass_only": [
+            (scan_module, "_DIRECT_ID_SEARCH_MAX", 1),
+            (scan_module, "_NEAR_BYTES", 0),
+        ],
+        "tiny_window": [
+            (scan_module, "_DIRECT_ID_SEARCH_MAX", 1),
+            (scan_module, "_NEAR_BYTES", 300),
+        ],
+        "default_window": [(scan_module, "_DIRECT_ID_SEARCH_MAX", 1)],
+        "as_shipped": [],
+    }
+    rows = {}
+    passes: dict[str, int] = {}
+    real_pass = scan_module._id_occurrences
+    for name, patches in ways.items():
+        cfg = write_config(tmp_path, corpus, name, ONE_PROCESS)
+        paths = resolve_paths(load_config(cfg), {})
+        passes[name] = 0
+
+        def one_pass(*args: object, _name: str = name) -> object:
+            passes[_name] += 1
+            return real_pass(*args)  # type: ignore[arg-type]
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(scan_module, "_id_occurrences", one_pass)
+            for target, attr, value in patches:
+                mp.setattr(target, attr, value)
+            with Store.open(paths.db) as store:
+                stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
+        assert stats.errors == 0
+        assert stats.new_hits == corpus.total_hits, name
+        rows[name] = state_rows(tmp_path / name)
+    first = rows["one_pass_only"]
+    assert all(r == first for r in rows.values())
+    # Each way took its own path: the pass over the region is what the window spares.
+    assert passes["one_pass_only"] > passes["tiny_window"] > 0
+    assert passes["default_window"] < passes["one_pass_only"]
+
+
+def _page_size(db: Path) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return int(conn.execute("PRAGMA page_size").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_a_new_database_gets_large_pages_and_an_existing_one_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    new = tmp_path / "new" / "state.db"
+    Store.open(new).close()
+    assert _page_size(new) == PAGE_SIZE
+
+    old = tmp_path / "old.db"  # made by an earlier memoryd: SQLite's default pages
+    conn = sqlite3.connect(old)
+    conn.execute("PRAGMA page_size = 4096")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    with Store.open(old) as store:
+        store.conn.execute(
+            "INSERT INTO hits(agent, call_id, memory_path, kind, ts) "
+            "VALUES ('a', 'c', 'MEMORY.md', 'search', 1.0)"
+        )
+        assert store.hits_empty() is False
+    assert _page_size(old) == 4096
