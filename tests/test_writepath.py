@@ -3,19 +3,17 @@
 - Answers that do not name their tool, looked for near their call first (a window per
   id) before one pass over the rest of the region: forced each way on a generated
   corpus, the state databases are equal row for row and count what the generator wrote.
-- A new state database has larger pages; an existing one keeps the pages it has.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from memoryd.config import load_config, resolve_paths
 from memoryd.ingest import scan as scan_module
-from memoryd.store import PAGE_SIZE, Store
+from memoryd.store import Store
 from memoryd.testing.corpus import CorpusTruth, generate
 from test_crash_scan import NOW
 from test_scan_helper import ONE_PROCESS, state_rows, write_config
@@ -76,33 +74,3 @@ def test_unnamed_answers_looked_for_near_their_call_first_give_the_rows_of_one_p
     # Each way took its own path: the pass over the region is what the window spares.
     assert passes["one_pass_only"] > passes["tiny_window"] > 0
     assert passes["default_window"] < passes["one_pass_only"]
-
-
-def _page_size(db: Path) -> int:
-    conn = sqlite3.connect(db)
-    try:
-        return int(conn.execute("PRAGMA page_size").fetchone()[0])
-    finally:
-        conn.close()
-
-
-def test_a_new_database_gets_large_pages_and_an_existing_one_keeps_its_own(
-    tmp_path: Path,
-) -> None:
-    new = tmp_path / "new" / "state.db"
-    Store.open(new).close()
-    assert _page_size(new) == PAGE_SIZE
-
-    old = tmp_path / "old.db"  # made by an earlier memoryd: SQLite's default pages
-    conn = sqlite3.connect(old)
-    conn.execute("PRAGMA page_size = 4096")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("CREATE TABLE t (x)")
-    conn.close()
-    with Store.open(old) as store:
-        store.conn.execute(
-            "INSERT INTO hits(agent, call_id, memory_path, kind, ts) "
-            "VALUES ('a', 'c', 'MEMORY.md', 'search', 1.0)"
-        )
-        assert store.hits_empty() is False
-    assert _page_size(old) == 4096

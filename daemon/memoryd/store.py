@@ -213,11 +213,6 @@ HIT_INDEXES = {
 }
 
 
-# Page size of a new state database (SQLite's default is 4096). Measured on a first scan of the
-# memory-heavy bench corpus: the database writes cost about a sixth less CPU at 16 KiB; 32 and
-# 64 KiB gain little more and grow the database and every small commit's WAL frames.
-PAGE_SIZE = 16384
-
 # Page cache of a bulk load (KiB): the dirty pages of one of its transactions fit (SQLite's
 # default is 2 MiB). Memory the scan gives back when it ends.
 BULK_CACHE_KIB = 64 << 10
@@ -274,10 +269,6 @@ class Store:
         try:
             conn.execute("PRAGMA busy_timeout = 30000")
             if not readonly:
-                # A new database gets larger pages (before WAL mode writes its first page; a
-                # no-op on an existing one): a first scan's bulk load splits fewer pages,
-                # and commits, checkpoints and index builds handle a quarter as many.
-                conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if mode.lower() != "wal":  # pragma: no cover - exotic file systems
                     raise StoreError(f"state database {p}: WAL mode unavailable ({mode})")
