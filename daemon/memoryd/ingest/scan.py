@@ -38,8 +38,6 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-import orjson
-
 from .. import faults
 from ..config import Config, Paths
 from ..store import Store
@@ -727,6 +725,8 @@ class Scanner:
         cached = self._synthetic_sessions.get(agent)
         if cached is not None and cached[0] == key:
             return cached[1]
+        import orjson  # (once per agent and change: the scan path imports no JSON library itself)
+
         try:
             data = orjson.loads(index.read_bytes())
         except (OSError, orjson.JSONDecodeError):
