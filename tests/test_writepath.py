@@ -1,8 +1,9 @@
 """The scan's own costs, cut without changing what it writes.
 
 - Answers that do not name their tool, looked for near their call first (a window per
-  id) before one pass over the rest of the region: forced each way on a generated
-  corpus, the state databases are equal row for row and count what the generator wrote.
+  id), then the ids still waiting found together by one pass over the rest of the
+  region: forced each way on a generated corpus, the state databases are equal row for
+  row and count what the generator wrote.
 """
 
 from __future__ import annotations
@@ -33,19 +34,20 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusTruth:
 def test_unnamed_answers_looked_for_near_their_call_first_give_the_rows_of_one_pass(
     corpus: CorpusTruth, tmp_path: Path
 ) -> None:
-    """Many ids waiting in a region: each is looked for within a window after its call,
-    then the ids still waiting in one pass over the rest. Whatever the window (none, a few
-    hundred bytes so that most fall through, the default), the rows are equal."""
+    """Ids waiting in a region: each is looked for within a window after its call, then
+    the ids still waiting (calls never answered, mostly) in one pass per shared prefix over
+    the rest. Whatever the window (none, a few hundred bytes so that most fall through,
+    the default) and whether or not there is a pass, the rows are those of a search per id
+    and of the pattern pass."""
     ways = {
-        "one_pass_only": [
-            (scan_module, "_DIRECT_ID_SEARCH_MAX", 1),
-            (scan_module, "_NEAR_BYTES", 0),
+        "one_by_one": [
+            (scan_module, "_DIRECT_ID_SEARCH_MAX", 10**9),
+            (scan_module, "_GROUP_PASS_MIN", 10**9),
         ],
-        "tiny_window": [
-            (scan_module, "_DIRECT_ID_SEARCH_MAX", 1),
-            (scan_module, "_NEAR_BYTES", 300),
-        ],
-        "default_window": [(scan_module, "_DIRECT_ID_SEARCH_MAX", 1)],
+        "one_pass_only": [(scan_module, "_GROUP_PASS_MIN", 2), (scan_module, "_NEAR_BYTES", 0)],
+        "tiny_window": [(scan_module, "_GROUP_PASS_MIN", 2), (scan_module, "_NEAR_BYTES", 300)],
+        "default_window": [(scan_module, "_GROUP_PASS_MIN", 2)],
+        "by_pattern": [(scan_module, "_DIRECT_ID_SEARCH_MAX", 0)],
         "as_shipped": [],
     }
     rows = {}
@@ -69,8 +71,9 @@ def test_unnamed_answers_looked_for_near_their_call_first_give_the_rows_of_one_p
         assert stats.errors == 0
         assert stats.new_hits == corpus.total_hits, name
         rows[name] = state_rows(tmp_path / name)
-    first = rows["one_pass_only"]
+    first = rows["one_by_one"]
     assert all(r == first for r in rows.values())
     # Each way took its own path: the pass over the region is what the window spares.
+    assert passes["one_by_one"] == passes["by_pattern"] == 0
     assert passes["one_pass_only"] > passes["tiny_window"] > 0
     assert passes["default_window"] < passes["one_pass_only"]
