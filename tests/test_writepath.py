@@ -84,7 +84,8 @@ def test_unnamed_answers_looked_for_near_their_call_first_give_the_rows_of_one_p
     assert passes["default_window"] < passes["one_pass_only"]
 
 
-# A hit row as Batch.write inserts it: few call ids and paths, so that keys repeat.
+# A hit row as the applier builds it (its source id is the batch's): few call ids and
+# paths, so that keys repeat.
 HIT_ROWS = st.lists(
     st.tuples(
         st.sampled_from(["main", "work"]),
@@ -97,29 +98,39 @@ HIT_ROWS = st.lists(
         st.one_of(st.none(), st.integers(0, 500)),
         st.one_of(st.none(), st.integers(0, 500)),
         st.sampled_from(["s1", "s2"]),
-        st.integers(1, 3),
     ),
     max_size=300,
 )
 
 
 @settings(max_examples=60, deadline=None)
-@given(rows=HIT_ROWS, split=st.sampled_from([(64, 16, 4), (4,), (1,), ()]))
+@given(
+    rows=HIT_ROWS,
+    source_id=st.integers(1, 3),
+    split=st.sampled_from([(64, 16, 4), (4,), (1,), ()]),
+)
 def test_rows_inserted_several_a_statement_are_the_rows_executemany_inserts(
-    rows: list[tuple[object, ...]], split: tuple[int, ...]
+    rows: list[tuple[object, ...]], source_id: int, split: tuple[int, ...]
 ) -> None:
-    sql = ledger_module._INSERT_HITS + "(?,?,?,?,?,?,?,?,?,?,?)"
     tables = []
     for way in ("executemany", "several"):
         store = Store.memory()
         conn = store.conn
+        conn.execute(
+            "INSERT INTO hits(agent, call_id, memory_path, kind, ts) "
+            "VALUES ('main', 'c1', 'memory/a.md', 'get', 1.0)"
+        )  # one known already
         before = conn.total_changes
         if way == "executemany":
-            conn.executemany(sql, rows)
+            conn.executemany(
+                "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
+                "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(*row, source_id) for row in rows],
+            )
         else:
             with pytest.MonkeyPatch.context() as mp:
                 mp.setattr(ledger_module, "_ROWS_PER_STATEMENT", split)
-                ledger_module.insert_rows(conn, ledger_module._INSERT_HITS, 11, rows)
+                ledger_module.insert_rows(conn, ledger_module._INSERT_HITS, 10, rows, (source_id,))
         new = conn.total_changes - before
         tables.append((new, conn.execute("SELECT * FROM hits ORDER BY id").fetchall()))
         store.close()

@@ -49,9 +49,10 @@ BULK_COMMIT_FACTOR = 8
 # cost 77 ms instead of 98. 64 rows of 11 values stay under 999, the bound on a statement's
 # parameters in SQLite builds before 3.32.
 _ROWS_PER_STATEMENT = (64, 16, 4)
+# The source id comes first: bound once a statement (``?1``), not once a row.
 _INSERT_HITS = (
-    "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
-    "start_line, end_line, session, source_id) VALUES "
+    "INSERT OR IGNORE INTO hits(source_id, agent, call_id, memory_path, kind, ts, query, "
+    "score, start_line, end_line, session) VALUES "
 )
 _INSERT_CALLS = (
     "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) VALUES "
@@ -59,31 +60,38 @@ _INSERT_CALLS = (
 
 
 @functools.cache
-def _values(head: str, width: int, rows: int) -> str:
-    """``head`` with ``rows`` groups of ``width`` placeholders."""
-    one = "(" + ",".join("?" * width) + ")"
+def _values(head: str, width: int, rows: int, shared: int = 0) -> str:
+    """``head`` with ``rows`` groups of ``shared`` numbered (``?1``…) and ``width`` plain
+    placeholders: a plain ``?`` takes the number after the largest one used before it."""
+    one = "(" + ",".join([f"?{j}" for j in range(1, shared + 1)] + ["?"] * width) + ")"
     return head + ",".join([one] * rows)
 
 
 def insert_rows(
-    conn: sqlite3.Connection, head: str, width: int, rows: Sequence[Sequence[object]]
+    conn: sqlite3.Connection,
+    head: str,
+    width: int,
+    rows: Sequence[Sequence[object]],
+    shared: Sequence[object] = (),
 ) -> None:
-    """``head`` (an ``INSERT … VALUES``) for each of ``rows``, in order, several a statement.
+    """``head`` (an ``INSERT … VALUES``) for each of ``rows``, in order, several a statement;
+    the ``shared`` values (the first columns of ``head``) are the same for every row.
 
     SQLite applies a multi-row ``VALUES`` one row after the other, each with the
     statement's conflict clause, exactly as ``executemany`` would: an ``OR IGNORE``
     keeps the first of two rows with the same key, wherever the statements split.
     """
-    i, n = 0, len(rows)
+    i, n, k = 0, len(rows), len(shared)
     for size in _ROWS_PER_STATEMENT:
         if n - i < size:
             continue
-        sql = _values(head, width, size)
+        sql = _values(head, width, size, k)
         while n - i >= size:
-            conn.execute(sql, list(chain.from_iterable(rows[i : i + size])))
+            conn.execute(sql, [*shared, *chain.from_iterable(rows[i : i + size])])
             i += size
     if i < n:
-        conn.executemany(_values(head, width, 1), rows[i:])
+        rest = rows[i:] if not k else [(*shared, *row) for row in rows[i:]]
+        conn.executemany(_values(head, width, 1, k), rest)
 
 
 class Batch:
@@ -166,7 +174,7 @@ class Batch:
             )
         before = conn.total_changes
         if self.hits:
-            insert_rows(conn, _INSERT_HITS, 11, [(*row, source_id) for row in self.hits])
+            insert_rows(conn, _INSERT_HITS, 10, self.hits, (source_id,))
         return conn.total_changes - before, new_calls
 
 
