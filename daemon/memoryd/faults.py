@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 from collections.abc import Callable
 
 ENV = "MEMORYD_FAULT"
@@ -81,8 +82,6 @@ def point(name: str, *subject: object) -> None:
 
 
 def _act(name: str, what: str) -> None:
-    import signal  # (only a test's fault point acts: no import at every command's start)
-
     if what == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     elif what == "stop":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import posixpath
 import re
@@ -109,8 +110,6 @@ def report_skipped_names(skipped: list[str]) -> int:
     new = [n for n in skipped if n not in _reported]
     if new:
         _reported.update(new)
-        import logging  # (rare: logging's import is a good part of a one-shot command's start)
-
         example = ", ".join(new[:3]) + (f" and {len(new) - 3} more" if len(new) > 3 else "")
         logging.getLogger("memoryd.workspace").warning(
             "skipped %d file name(s) that are not UTF-8: %s (rename them to be included)",
