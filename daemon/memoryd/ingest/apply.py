@@ -9,7 +9,7 @@ user's: dreaming queries, cron and heartbeat sessions).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from .. import clock
 from ..workspace import classify_result_path
@@ -41,9 +41,9 @@ class Applier:
         self._primary = primary
         self._tiers_root = tiers_root
         self.count_synthetic = count_synthetic
-        # (path as written, workspace) → its hit key or None: a pure function of both, and a
-        # backlog names the same few hundred files over and over.
-        self._keys: dict[tuple[str, str], str | None] = {}
+        # agent → (path as written → its hit key or None): a pure function of the path and the
+        # agent's workspace, and a backlog names the same few hundred files over and over.
+        self._keys: dict[str, dict[str, str | None]] = {}
 
     def line(self, line: bytes, batch: Batch, calls: Calls, stats: ScanStats) -> None:
         self.parsed(parse(line), batch, calls, stats)
@@ -54,40 +54,65 @@ class Applier:
         Everything is read by position: what the helper sends is the same fields as
         plain tuples (a call has four, a result six), which saves rebuilding them.
         """
-        events, malformed = parsed
-        stats.lines_parsed += 1
-        if malformed:
-            batch.malformed += 1
-            return []
-        made: list[str] = []
-        for ev in events:
-            if len(ev) == _CALL_FIELDS:
+        made: dict[str, int] = {}
+        self.lines(((0, 0, parsed),), batch, calls, stats, made)
+        return list(made)
+
+    def lines(
+        self,
+        lines: Iterable[tuple[int, int, ParsedLine]],
+        batch: Batch,
+        calls: Calls,
+        stats: ScanStats,
+        made_at: dict[str, int],
+    ) -> None:
+        """Add parsed lines (``(begin, end, parsed)``, in file order) to ``batch``; each call
+        made (or carried into this session) goes into ``made_at`` with the end of its line.
+
+        The loop of a scan over a region's needle lines: what does not change from one
+        line to the next (the agent, the session, the tables) is looked up once.
+        """
+        agent = batch.cp.agent
+        session = batch.session
+        known = calls.known
+        call_rows = batch.call_rows
+        call_table = batch.calls
+        result = self._result
+        n = malformed = 0
+        for _, line_end, (events, bad) in lines:
+            n += 1
+            if bad:
+                malformed += 1
+                continue
+            for ev in events:
+                if len(ev) != _CALL_FIELDS:
+                    result(ev, batch, calls, stats)
+                    continue
                 call_id, tool, query, ts = ev
                 # Not looked up in the database: a call seen in an earlier scan (a copy in a
                 # successor file) is inserted OR IGNOREd and at worst waits until this scan ends.
-                known = calls.known.get(call_id)
-                if known is None and batch.reread:  # an archive: met in an earlier scan?
-                    known = calls.lookup(call_id, self._fetch(batch.cp.agent))
-                if known is None:
-                    calls.add(call_id, Call(tool, query, ts, False, batch.session))
-                    batch.new_call((batch.cp.agent, call_id, tool, query, ts, batch.session, 0))
-                    made.append(call_id)
-                elif not known.answered and known.session != batch.session:
-                    calls.carry(call_id, known, batch.session)  # a successor's copy
-                    made.append(call_id)
-            else:
-                self._result(ev, batch, calls, stats)
-        return made
+                call = known.get(call_id)
+                if call is None and batch.reread:  # an archive: met in an earlier scan?
+                    call = calls.lookup(call_id, self._fetch(agent))
+                if call is None:
+                    calls.add(call_id, Call(tool, query, ts, False, session))
+                    call_rows[call_id] = len(call_table)  # (Batch.new_call, inline)
+                    call_table.append([agent, call_id, tool, query, ts, session, 0])
+                    made_at[call_id] = line_end
+                elif not call.answered and call.session != session:
+                    calls.carry(call_id, call, session)  # a successor's copy
+                    made_at[call_id] = line_end
+        stats.lines_parsed += n
+        batch.malformed += malformed
 
     def _fetch(self, agent: str) -> Callable[[str], CallRow | None]:
         return lambda cid: self.ledger.fetch_call(agent, cid)
 
     def _result(self, ev: ToolResult, batch: Batch, calls: Calls, stats: ScanStats) -> None:
         call_id, named, paths, ev_ts, _recovered, _shape = ev
-        agent = batch.cp.agent
         call = calls.known.get(call_id)
         if call is None:
-            call = calls.lookup(call_id, lambda cid: self.ledger.fetch_call(agent, cid))
+            call = calls.lookup(call_id, self._fetch(batch.cp.agent))
         if named is not None:
             tool = named
         elif call is not None:
@@ -96,6 +121,7 @@ class Applier:
             return  # an unnamed result of a call that was not a memory call
         if not answers(ev, tool):
             return  # its payload is the other memory tool's answer
+        agent = batch.cp.agent
         if call is None:  # the call line was never seen (e.g. before a compaction)
             call = Call(tool, None, ev_ts, True, batch.session)
             calls.add(call_id, call)
@@ -109,25 +135,31 @@ class Applier:
         else:
             calls.answer(call_id, call)
             batch.answer(agent, call_id)
+        if not paths:
+            return  # an answer with no results: the call is answered, and that is all
         query = call.query if tool == SEARCH else None
         if not self.count_synthetic and (
             batch.synthetic or (query is not None and query.startswith(SYNTHETIC_QUERY_PREFIXES))
         ):
             return
         ts = ev_ts or call.ts or clock.now()
-        workspace = self._workspaces.get(agent) or self._primary
         asked = call.query if tool == GET and call.query else ""
-        known = self._keys
+        keys = self._keys.get(agent)
+        if keys is None:
+            keys = self._keys[agent] = {}
+        session = batch.session
+        rows = batch.hits
         for path, score, start_line, end_line in paths:
             raw = path or asked
-            key = known.get((raw, workspace), known)  # (the dict itself: not classified yet)
-            if key is known:
+            key = keys.get(raw, keys)  # (the dict itself: not classified yet)
+            if key is keys:
+                workspace = self._workspaces.get(agent) or self._primary
                 key = classify_result_path(raw, workspace, self._tiers_root) if raw else None
-                if len(known) < _KEYS_MAX:
-                    known[(raw, workspace)] = key
+                if len(keys) < _KEYS_MAX:
+                    keys[raw] = key
             if key is None:
                 stats.non_memory_paths += 1
                 continue
-            batch.hits.append(
-                (agent, call_id, key, tool, ts, query, score, start_line, end_line, batch.session)
+            rows.append(
+                (agent, call_id, key, tool, ts, query, score, start_line, end_line, session)
             )

@@ -18,10 +18,12 @@ call and file.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from itertools import chain
 
 from .. import faults
 from ..store import Store
@@ -40,6 +42,56 @@ _STATE_DB_FAULTS = (
 
 # A bulk load (a first scan of a large backlog) commits this many times less often.
 BULK_COMMIT_FACTOR = 8
+
+# Rows a multi-row INSERT carries, largest first; fewer than the smallest go by executemany.
+# One statement for many rows pays Python's per-row bookkeeping and SQLite's statement
+# reset once: the memory-heavy corpus's 25 k hits and 12 k calls, inserted file by file,
+# cost 77 ms instead of 98. 64 rows of 11 values stay under 999, the bound on a statement's
+# parameters in SQLite builds before 3.32.
+_ROWS_PER_STATEMENT = (64, 16, 4)
+# The source id comes first: bound once a statement (``?1``), not once a row.
+_INSERT_HITS = (
+    "INSERT OR IGNORE INTO hits(source_id, agent, call_id, memory_path, kind, ts, query, "
+    "score, start_line, end_line, session) VALUES "
+)
+_INSERT_CALLS = (
+    "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) VALUES "
+)
+
+
+@functools.cache
+def _values(head: str, width: int, rows: int, shared: int = 0) -> str:
+    """``head`` with ``rows`` groups of ``shared`` numbered (``?1``…) and ``width`` plain
+    placeholders: a plain ``?`` takes the number after the largest one used before it."""
+    one = "(" + ",".join([f"?{j}" for j in range(1, shared + 1)] + ["?"] * width) + ")"
+    return head + ",".join([one] * rows)
+
+
+def insert_rows(
+    conn: sqlite3.Connection,
+    head: str,
+    width: int,
+    rows: Sequence[Sequence[object]],
+    shared: Sequence[object] = (),
+) -> None:
+    """``head`` (an ``INSERT … VALUES``) for each of ``rows``, in order, several a statement;
+    the ``shared`` values (the first columns of ``head``) are the same for every row.
+
+    SQLite applies a multi-row ``VALUES`` one row after the other, each with the
+    statement's conflict clause, exactly as ``executemany`` would: an ``OR IGNORE``
+    keeps the first of two rows with the same key, wherever the statements split.
+    """
+    i, n, k = 0, len(rows), len(shared)
+    for size in _ROWS_PER_STATEMENT:
+        if n - i < size:
+            continue
+        sql = _values(head, width, size, k)
+        while n - i >= size:
+            conn.execute(sql, [*shared, *chain.from_iterable(rows[i : i + size])])
+            i += size
+    if i < n:
+        rest = rows[i:] if not k else [(*shared, *row) for row in rows[i:]]
+        conn.executemany(_values(head, width, 1, k), rest)
 
 
 class Batch:
@@ -83,7 +135,7 @@ class Batch:
         self.end = end  # file offset after its last complete line
         self.oversized = 0
         self.malformed = 0
-        self.calls: list[tuple[object, ...]] = []
+        self.calls: list[list[object]] = []  # (lists: answering a call sets its last field)
         self.call_rows: dict[str, int] = {}  # call id → index in calls
         self.answered: list[tuple[str, str]] = []
         self.answered_unseen: list[tuple[object, ...]] = []
@@ -92,7 +144,7 @@ class Batch:
     def new_call(self, row: tuple[object, ...]) -> None:
         """A call first met in this batch: (agent, call id, tool, query, ts, session, answered)."""
         self.call_rows[str(row[1])] = len(self.calls)
-        self.calls.append(row)
+        self.calls.append(list(row))
 
     def answer(self, agent: str, call_id: str) -> None:
         """Record that a call is answered: in its row when it is new in this batch."""
@@ -100,7 +152,7 @@ class Batch:
         if i is None:
             self.answered.append((agent, call_id))
         else:
-            self.calls[i] = (*self.calls[i][:6], 1)
+            self.calls[i][6] = 1
 
     def write(self, conn: sqlite3.Connection, source_id: int) -> tuple[int, int]:
         """Insert it all; returns how many hits and calls were new (the rest were known)."""
@@ -108,11 +160,7 @@ class Batch:
         # answers to earlier batches' calls, and a statement costs even with nothing to do.)
         before_calls = conn.total_changes
         if self.calls:
-            conn.executemany(
-                "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                self.calls,
-            )
+            insert_rows(conn, _INSERT_CALLS, 7, self.calls)
         new_calls = conn.total_changes - before_calls
         if self.answered_unseen:
             conn.executemany(
@@ -126,11 +174,7 @@ class Batch:
             )
         before = conn.total_changes
         if self.hits:
-            conn.executemany(
-                "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
-                "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                [(*row, source_id) for row in self.hits],
-            )
+            insert_rows(conn, _INSERT_HITS, 10, self.hits, (source_id,))
         return conn.total_changes - before, new_calls
 
 
