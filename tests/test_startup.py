@@ -239,11 +239,45 @@ def test_a_read_ends_without_python_s_teardown_and_loses_nothing(
     assert r.stdout == imported(install, *args)[1]  # as `python -m memoryd` printed it
 
 
-def test_a_command_that_writes_exits_as_usual(install: dict[str, str]) -> None:
-    r = run_entry(install, "plain", "scan", "--json")
+def test_a_scan_ends_at_once_with_everything_it_counted_kept(install: dict[str, str]) -> None:
+    """A scan may skip the teardown too: its database is committed and closed before that.
+
+    The fixture's install was scanned once already; a fresh state scanned through the quick
+    exit must hold the same hits, and a scan after it must find nothing new.
+    """
+    cfg = Path(install["MEMORYD_CONFIG"])
+    fresh = cfg.with_name("fresh-state.toml")
+    fresh.write_text(
+        cfg.read_text(encoding="utf-8").replace(
+            json.dumps(str(cfg.with_name("state"))), json.dumps(str(cfg.with_name("fresh")))
+        ),
+        encoding="utf-8",
+    )
+    env = dict(install, MEMORYD_CONFIG=str(fresh))
+    r = run_entry(env, "plain", "scan", "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["files_seen"] > 0
-    assert r.stderr.splitlines() == ["atexit ran", "torn down"]
+    assert json.loads(r.stdout)["new_hits"] > 0
+    assert r.stderr.splitlines() == ["atexit ran"]  # no "torn down": the teardown was skipped
+    again = subprocess.run(
+        [sys.executable, "-m", "memoryd", "scan", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(again.stdout)["new_hits"] == 0
+    assert (
+        imported(env, "hits", "--no-scan", "--json")[1]
+        == imported(install, "hits", "--no-scan", "--json")[1]
+    )
+
+
+def test_a_command_that_writes_exits_as_usual(install: dict[str, str]) -> None:
+    """A command that does not say it may end at once (here a move's dry run) tears down."""
+    r = run_entry(install, "plain", "expire", "--no-scan", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[-2:] == ["atexit ran", "torn down"]
 
 
 def test_a_read_waits_for_a_running_thread(install: dict[str, str]) -> None:
