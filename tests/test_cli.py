@@ -42,12 +42,10 @@ def test_one_shot_commands_do_not_import_the_daemon_stack(tmp_path, args):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
     env["MEMORYD_CONFIG"] = str(cfg)
     probe = (
-        "import sys, runpy\n"
-        f"sys.argv = ['memoryd', *{args!r}]\n"
-        "try:\n"
-        "    runpy.run_module('memoryd', run_name='__main__')\n"
-        "except SystemExit:\n"
-        "    pass\n"
+        # main(), not the console entry: that may end the process before the probe looks
+        "import sys\n"
+        "from memoryd.cli import main\n"
+        f"main({args!r})\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
         "('apscheduler', 'watchdog', 'tzlocal'))\n"
         "print('HEAVY', heavy, file=sys.stderr)\n"
