@@ -48,6 +48,7 @@ from .parser import (
     _result,
     _to_float,
     _to_int,
+    block_result,
     memory_tool,
     parse_line,
     parse_record,
@@ -262,15 +263,10 @@ def _blocks(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | None:
             call = _lean_call(block)
             if call is not None:
                 found.append(call)
-        elif btype in _RESULT_BLOCK_TYPES:  # the general parser's own steps
-            call_id = _first_str(block, _RESULT_ID_KEYS)
-            if call_id:
-                name = _first_str(block, _NAME_KEYS)
-                result = _result(
-                    call_id, name, block.get("content"), block.get("details"), block, None
-                )
-                if result is not None:
-                    found.append(result)
+        elif btype in _RESULT_BLOCK_TYPES:  # the general parser's own step
+            result = block_result(block, None)
+            if result is not None:
+                found.append(result)
     if not found:
         return _EMPTY  # no memory call or result: no timestamp
     ts = _timestamp(record, msg)

@@ -174,15 +174,19 @@ def _events(record: dict[str, Any]) -> list[Event]:
                 if call is not None:
                     out.append(call)
             elif btype in _RESULT_BLOCK_TYPES:
-                call_id = _first_str(block, _RESULT_ID_KEYS)
-                if call_id:
-                    name = _first_str(block, _NAME_KEYS)
-                    result = _result(
-                        call_id, name, block.get("content"), block.get("details"), block, ts
-                    )
-                    if result is not None:
-                        out.append(result)
+                result = block_result(block, ts)
+                if result is not None:
+                    out.append(result)
     return out
+
+
+def block_result(block: dict[str, Any], ts: float | None) -> ToolResult | None:
+    """The result a ``tool_result`` block of a message's content holds (Claude Code's)."""
+    call_id = _first_str(block, _RESULT_ID_KEYS)
+    if not call_id:
+        return None
+    name = _first_str(block, _NAME_KEYS)
+    return _result(call_id, name, block.get("content"), block.get("details"), block, ts)
 
 
 def _call(block: dict[str, Any], ts: float | None) -> ToolCall | None:
