@@ -94,7 +94,10 @@ class Run:
 def run(cmd: list[str] | str, env: dict[str, str], *, shell: bool = False) -> Run:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    p = subprocess.run(cmd, env=env, shell=shell, check=True, capture_output=True, text=True)
+    p = subprocess.run(cmd, env=env, shell=shell, check=False, capture_output=True, text=True)
+    if p.returncode != 0:  # say why, not only that it failed
+        sys.stderr.write(p.stderr[-3000:])
+        raise subprocess.CalledProcessError(p.returncode, cmd, p.stdout, p.stderr)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
