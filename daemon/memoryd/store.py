@@ -607,13 +607,22 @@ def hit_counts(
     upper = now + skew
     lows = [now - d * _DAY for d in days]
     params: dict[str, object] = {"upper": upper}
-    agent_sql = _agent_clause(conn, agents, params)
-    limit = SEEK_FILES_MAX if seek_files_max is None else seek_files_max
-    # Without the index (dropped by a first scan's bulk load until its end) every seek
-    # would be a scan of the whole table: one pass instead.
-    if not _has_path_index(conn) or _more_files_than(conn, limit):
-        return _counts_in_one_pass(conn, now, lows, total, agent_sql, params)
-    return _counts_by_file(conn, now, upper, lows, total, agent_sql, params)
+    # Several statements, one snapshot: a scan committing between them (the first hit of
+    # another agent) must not make the agent filter, left out by the first, wrong for the last.
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        agent_sql = _agent_clause(conn, agents, params)
+        limit = SEEK_FILES_MAX if seek_files_max is None else seek_files_max
+        # Without the index (dropped by a first scan's bulk load until its end) every seek
+        # would be a scan of the whole table: one pass instead.
+        if not _has_path_index(conn) or _more_files_than(conn, limit):
+            return _counts_in_one_pass(conn, now, lows, total, agent_sql, params)
+        return _counts_by_file(conn, now, upper, lows, total, agent_sql, params)
+    finally:
+        if own and conn.in_transaction:
+            conn.execute("COMMIT")
 
 
 # Past this many files, one aggregate pass over the index costs less than the seeks per file.
