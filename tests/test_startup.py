@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -326,3 +327,39 @@ def test_a_read_into_a_closed_pipe_exits_quietly(install: dict[str, str], args: 
         os.close(write_end)
     assert r.returncode == 0
     assert "Traceback" not in r.stderr
+
+
+def _closing(fd: int) -> Callable[[], None]:
+    return lambda: os.close(fd)
+
+
+@pytest.mark.parametrize("args", [["status"], ["hits", "--no-scan", "--json"]])
+def test_a_read_with_its_stdout_or_stderr_closed_exits_as_before(
+    install: dict[str, str], args: list[str]
+) -> None:
+    """``memoryd status >&-`` (a cron line, a service with no output): Python then has no
+    ``sys.stdout`` (None) and the answer goes nowhere, as it always did; the quick exit must
+    not fail on the missing stream (it did: a traceback and exit 1). With stderr closed,
+    the whole answer still comes out on stdout, exit 0."""
+    no_stdout = subprocess.run(
+        [sys.executable, "-m", "memoryd", *args],
+        env=install,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        preexec_fn=_closing(1),
+    )
+    assert no_stdout.returncode == 0, no_stdout.stderr
+    assert no_stdout.stderr == ""
+    no_stderr = subprocess.run(
+        [sys.executable, "-m", "memoryd", *args],
+        env=install,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        timeout=120,
+        preexec_fn=_closing(2),
+    )
+    assert no_stderr.returncode == 0
+    assert no_stderr.stdout == imported(install, *args)[1]

@@ -271,15 +271,21 @@ def _exit_at_once(code: int) -> None:
     import atexit
 
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        _flush_std()
     except (OSError, ValueError):
         return
     atexit._run_exitfuncs()
     with contextlib.suppress(OSError, ValueError):
-        sys.stdout.flush()
-        sys.stderr.flush()
+        _flush_std()
     os._exit(code)
+
+
+def _flush_std() -> None:
+    """Flush stdout and stderr; either is None when its descriptor was closed at start
+    (``memoryd status >&-``), and then has nothing to flush."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

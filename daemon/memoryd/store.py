@@ -607,15 +607,32 @@ def hit_counts(
     upper = now + skew
     lows = [now - d * _DAY for d in days]
     params: dict[str, object] = {"upper": upper}
-    agent_sql = _agent_clause(conn, agents, params)
-    limit = SEEK_FILES_MAX if seek_files_max is None else seek_files_max
-    if _more_files_than(conn, limit):
-        return _counts_in_one_pass(conn, now, lows, total, agent_sql, params)
-    return _counts_by_file(conn, now, upper, lows, total, agent_sql, params)
+    # Several statements, one snapshot: a scan committing between them (the first hit of
+    # another agent) must not make the agent filter, left out by the first, wrong for the last.
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        agent_sql = _agent_clause(conn, agents, params)
+        limit = SEEK_FILES_MAX if seek_files_max is None else seek_files_max
+        # Without the index (dropped by a first scan's bulk load until its end) every seek
+        # would be a scan of the whole table: one pass instead.
+        if not _has_path_index(conn) or _more_files_than(conn, limit):
+            return _counts_in_one_pass(conn, now, lows, total, agent_sql, params)
+        return _counts_by_file(conn, now, upper, lows, total, agent_sql, params)
+    finally:
+        if own and conn.in_transaction:
+            conn.execute("COMMIT")
 
 
 # Past this many files, one aggregate pass over the index costs less than the seeks per file.
 SEEK_FILES_MAX = 3000
+
+
+def _has_path_index(conn: sqlite3.Connection) -> bool:
+    """Whether ``hits_by_path_ts`` exists (see :data:`HIT_INDEXES`)."""
+    sql = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'hits_by_path_ts'"
+    return conn.execute(sql).fetchone() is not None
 
 
 def _more_files_than(conn: sqlite3.Connection, limit: int) -> bool:
