@@ -75,8 +75,7 @@ class Applier:
         agent = batch.cp.agent
         session = batch.session
         known = calls.known
-        call_rows = batch.call_rows
-        call_table = batch.calls
+        new_call = batch.new_call
         result = self._result
         n = malformed = 0
         for _, line_end, (events, bad) in lines:
@@ -96,8 +95,7 @@ class Applier:
                     call = calls.lookup(call_id, self._fetch(agent))
                 if call is None:
                     calls.add(call_id, Call(tool, query, ts, False, session))
-                    call_rows[call_id] = len(call_table)  # (Batch.new_call, inline)
-                    call_table.append([agent, call_id, tool, query, ts, session, 0])
+                    new_call((agent, call_id, tool, query, ts, session, 0))
                     made_at[call_id] = line_end
                 elif not call.answered and call.session != session:
                     calls.carry(call_id, call, session)  # a successor's copy

@@ -95,24 +95,13 @@ class Prescanned(NamedTuple):
 
 
 def prescan_region(region: Region) -> Prescanned:
-    """Find and parse the needle lines of one region.
-
-    (:func:`.tailer.lines_containing` with :func:`.fastpath.parse`, in one loop: this
-    runs for every line that names a memory tool.)
-    """
-    data, start, stop = region.data, region.start, region.size
-    find, rfind = data.find, data.rfind
-    lines: list[Candidate] = []
-    append = lines.append
-    i = find(NEEDLE, 0, stop)
-    while i >= 0:
-        begin = rfind(b"\n", 0, i) + 1
-        end = find(b"\n", i, stop)
-        if end < 0:
-            end = stop
-        append(_new(Candidate, (start + begin, start + end, parse(data[begin:end]))))
-        i = find(NEEDLE, end, stop)
-    return Prescanned(region.start, region.end, region.oversized, tuple(lines))
+    """Find and parse the needle lines of one region."""
+    data, start = region.data, region.start
+    lines = tuple(
+        _new(Candidate, (start + b, start + e, parse(data[b:e])))
+        for b, e in lines_containing(data, NEEDLE, region.size)
+    )
+    return Prescanned(region.start, region.end, region.oversized, lines)
 
 
 def prescan(

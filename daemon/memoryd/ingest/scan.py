@@ -667,26 +667,18 @@ class Scanner:
         cost before.
         """
         rest = dict(rel)
-        find, rfind = data.find, data.rfind
         for call_id, at in rel.items():
             if calls.is_answered(call_id):  # by a line found for an id before it
                 del rest[call_id]
                 continue
-            needle = call_id.encode()
             window = min(at + _NEAR_BYTES, stop)
-            i = find(needle, at, window)
-            while i >= 0:
-                begin = rfind(b"\n", 0, i) + 1
-                line_end = find(b"\n", i, stop)
-                if line_end < 0:
-                    line_end = stop
+            for begin, line_end in lines_containing(data, call_id.encode(), stop, at, window):
                 if begin not in done:
                     done.add(begin)
                     self.applier.parsed(parse(data[begin:line_end]), batch, calls, stats)
                 if calls.is_answered(call_id):
                     del rest[call_id]
                     break
-                i = find(needle, line_end, window)
         return rest
 
     def _store_path(self, agent: str) -> Path | None:

@@ -176,19 +176,25 @@ def _next_newline(fd: int, pos: int, chunk_bytes: int) -> int:
 
 
 def lines_containing(
-    data: bytes, needle: bytes, stop: int | None = None, start: int = 0
+    data: bytes,
+    needle: bytes,
+    stop: int | None = None,
+    start: int = 0,
+    within: int | None = None,
 ) -> Iterator[tuple[int, int]]:
-    """``(begin, end)`` of each line of ``data[:stop]`` holding ``needle`` at or after ``start``.
+    """``(begin, end)`` of each line of ``data[:stop]`` holding ``needle`` at or after ``start``
+    (and, when ``within`` is given, starting before ``within``: a search over a window).
 
     ``end`` is the offset of the line's ``\n`` (or ``stop``).
     """
     stop = len(data) if stop is None else stop
+    until = stop if within is None else within
     find, rfind = data.find, data.rfind
-    i = find(needle, start, stop)
+    i = find(needle, start, until)
     while i >= 0:
         begin = rfind(b"\n", 0, i) + 1
         end = find(b"\n", i, stop)
         if end < 0:
             end = stop
         yield begin, end
-        i = find(needle, end, stop)
+        i = find(needle, end, until)
