@@ -756,15 +756,6 @@ def _id_occurrences(data: bytes, stop: int, look: dict[str, int]) -> dict[str, l
             by_length.setdefault(len(raw), {})[raw] = raw.decode()
         sizes = list(by_length.items())
         i = find(prefix, min(look[raw.decode()] for raw in ids), stop)
-        if len(sizes) == 1:  # (the usual case, ids of one length: the loop below, unrolled)
-            n, wanted = sizes[0]
-            get = wanted.get
-            while i >= 0:
-                call_id = get(data[i : i + n])  # type: ignore[assignment]
-                if call_id is not None and i + n <= stop and i >= look[call_id]:
-                    found[call_id].append(i)
-                i = find(prefix, i + 1, stop)
-            continue
         while i >= 0:
             for n, wanted in sizes:
                 call_id = wanted.get(data[i : i + n])  # type: ignore[assignment]
