@@ -637,13 +637,19 @@ def _has_path_index(conn: sqlite3.Connection) -> bool:
 
 def _more_files_than(conn: sqlite3.Connection, limit: int) -> bool:
     """Whether ``hits`` names more than ``limit`` files: a skip scan that stops there."""
-    (n,) = conn.execute(
-        "WITH RECURSIVE paths(path) AS (SELECT MIN(memory_path) FROM hits UNION ALL "
-        "SELECT (SELECT MIN(memory_path) FROM hits WHERE memory_path > paths.path) "
-        "FROM paths WHERE paths.path IS NOT NULL LIMIT ?) SELECT COUNT(path) FROM paths",
-        (limit + 1,),
-    ).fetchone()
-    return n > limit
+    return len(_distinct(conn, "memory_path", limit + 1)) > limit
+
+
+def _distinct(conn: sqlite3.Connection, column: str, limit: int = -1) -> list[str]:
+    """The distinct values of ``column`` (the first column of an index of ``hits``), in
+    order, at most ``limit`` of them: a skip scan, one seek per value, not a pass over
+    every row."""
+    sql = (
+        f"WITH RECURSIVE v(x) AS (SELECT MIN({column}) FROM hits UNION ALL "
+        f"SELECT (SELECT MIN({column}) FROM hits WHERE {column} > v.x) "
+        "FROM v WHERE v.x IS NOT NULL LIMIT ?) SELECT x FROM v WHERE x IS NOT NULL"
+    )
+    return [x for (x,) in conn.execute(sql, (limit,))]
 
 
 def _counts_by_file(
@@ -735,16 +741,7 @@ def _agent_clause(
     if agents is None:
         return ""
     ids = sorted(set(agents))
-    present = [
-        a
-        for (a,) in conn.execute(
-            "WITH RECURSIVE present(agent) AS (SELECT MIN(agent) FROM hits UNION ALL "
-            "SELECT (SELECT MIN(agent) FROM hits WHERE agent > present.agent) "
-            "FROM present WHERE present.agent IS NOT NULL) "
-            "SELECT agent FROM present WHERE agent IS NOT NULL"
-        )
-    ]
-    if set(present) <= set(ids):
+    if set(_distinct(conn, "agent")) <= set(ids):
         return ""
     names = []
     for i, agent in enumerate(ids):
