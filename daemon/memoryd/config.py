@@ -303,25 +303,11 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
-_SCALARS: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool}
-
-
 def _resolve_hint(annotation: Any) -> Any:
     """A field's type from its annotation: str, int, float, bool, ``tuple`` (for
-    ``tuple[str, ...]``) or a nested table's class.
-
-    Annotations are evaluated in this module; a string one (a schema written with postponed
-    annotations) is read by name, without eval.
-    """
-    if isinstance(annotation, typing.ForwardRef):  # how NamedTuple keeps a string annotation
-        annotation = annotation.__forward_arg__
-    if not isinstance(annotation, str):
-        return tuple if typing.get_origin(annotation) is tuple else annotation
-    if annotation in _SCALARS:
-        return _SCALARS[annotation]
-    if annotation.startswith("tuple["):
-        return tuple
-    return globals()[annotation]
+    ``tuple[str, ...]``) or a nested table's class (annotations here are evaluated: see the
+    module's docstring)."""
+    return tuple if typing.get_origin(annotation) is tuple else annotation
 
 
 def _check_value(name: str, hint: Any, value: Any) -> Any:
