@@ -7,6 +7,8 @@ Generates a seeded corpus in a temp dir and times whole processes, as a user or 
                             (``ingest.parallel_min_bytes = 0``), "helper allowed" is the default
   prototype                 bench/prototype_scan.py: json.loads on every line (the baseline)
   grep floor                cat FILES | grep -c -F memory_   (reading the bytes at all)
+  floor                     bench/floor_scan.py: read, find, orjson-decode every needle line and
+                            write memoryd's rows given ready-made (what no exact scanner avoids)
   memoryd scan, no-op       nothing new since the last scan: stat, compare, exit
 
 Corpora: ``--corpus bench`` (the issue's 100 MB, about 12 % of lines name a memory tool) or
@@ -254,6 +256,22 @@ def main() -> int:
         proto = proto_cmd(truth.state_dir)
         run(grep_cmd, env, shell=True)  # warm the page cache
         run([*memoryd, "scan"], config("warm", truth.state_dir, True))
+        sys.path.insert(0, str(HERE))
+        from floor_scan import write_plan
+
+        plan = tmp / "floor.plan"
+        write_plan(str(plan), str(tmp / "warm" / "state.db"), files)
+
+        def floor(n: int) -> Run:
+            db = tmp / f"floor-{n}.db"
+            for leftover in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+                leftover.unlink(missing_ok=True)
+            return run(
+                [sys.executable, str(HERE / "floor_scan.py"), "--plan", str(plan), "--db", str(db)],
+                env,
+            )
+
+        floor(0)  # warm: the plan file and orjson's pages in the cache
         if args.baseline:
             run([*memoryd, "scan"], dict(config("warm-b", truth.state_dir, True), **base(args)))
         run(proto, env)
@@ -262,7 +280,9 @@ def main() -> int:
             if spinning:
                 print(f"busy: {spinning} spinning process(es) keep the other core(s) busy")
             if not args.no_cold:
-                figures["cold"] = cold_scans(args, truth, memoryd, config, proto, grep_cmd, env)
+                figures["cold"] = cold_scans(
+                    args, truth, memoryd, config, proto, grep_cmd, env, floor
+                )
             if args.scale:
                 factors = [int(x) for x in args.scale.split(",")]
                 figures["scale"] = scaling(args, truth, tmp, factors, memoryd, config, proto_cmd)
@@ -291,7 +311,7 @@ def base(args) -> dict[str, str]:
     return {"PYTHONPATH": str(args.baseline.resolve())}
 
 
-def cold_scans(args, truth, memoryd, config, proto, grep_cmd, env) -> dict[str, Any]:
+def cold_scans(args, truth, memoryd, config, proto, grep_cmd, env, floor) -> dict[str, Any]:
     """Cold scans of the corpus, one process and helper allowed, against the baseline."""
     always = 'helper = "always"\n'
     contenders = {
@@ -303,6 +323,7 @@ def cold_scans(args, truth, memoryd, config, proto, grep_cmd, env) -> dict[str, 
         "noop": lambda n: run([*memoryd, "scan"], again(env, f"one-{n}")),
         "proto": lambda n: run(proto, env),
         "grep": lambda n: run(grep_cmd, env, shell=True),
+        "floor": floor,
     }
     if args.baseline:
         contenders["base_one"] = lambda n: run(
@@ -327,6 +348,7 @@ def cold_scans(args, truth, memoryd, config, proto, grep_cmd, env) -> dict[str, 
         print(row("baseline, helper allowed", runs["base_helper"]))
     print(row("prototype (json.loads)", runs["proto"], f"counts exact: {proto_ok}"))
     print(row("cat | grep -c memory_", runs["grep"], "(I/O floor)"))
+    print(row("floor: read, decode, write", runs["floor"], "(bench/floor_scan.py)"))
     print(row("memoryd scan, no-op", runs["noop"]))
     pc = cpu(runs["proto"])
     print("ratios of medians, memoryd / prototype (lower is faster): wall, CPU")
@@ -340,6 +362,8 @@ def cold_scans(args, truth, memoryd, config, proto, grep_cmd, env) -> dict[str, 
             ("base_helper", "baseline, helper"),
         ):
             print(f"  {label:<22}{med(runs[key]) / p:5.2f}x  {cpu(runs[key]) / pc:5.2f}x")
+    fc = cpu(runs["floor"])
+    print(f"  floor (no deciding)   {med(runs['floor']) / p:5.2f}x  {fc / pc:5.2f}x")
     print(f"  one process / grep floor {one / g:5.2f}x")
     print(f"  one process wrote {wrote / 1e6:.1f} MB (write_bytes)")
     return {
@@ -347,6 +371,8 @@ def cold_scans(args, truth, memoryd, config, proto, grep_cmd, env) -> dict[str, 
         "helper_ms": round(hlp * 1000),
         "prototype_ms": round(p * 1000),
         "grep_ms": round(g * 1000),
+        "floor_cpu_ms": round(fc * 1000),
+        "floor_cpu_ratio": round(fc / pc, 3),
         "noop_ms": round(med(runs["noop"]) * 1000),
         "one_process_ratio": round(one / p, 3),
         "helper_ratio": round(hlp / p, 3),
