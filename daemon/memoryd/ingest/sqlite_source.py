@@ -307,9 +307,11 @@ _ZSTD: Any = None
 
 
 def zstd_module() -> Any:
-    """The zstd binding, imported on first use (most scans meet no compressed row).
+    """The standard library's zstd binding, for the streaming reads of archives (``ZstdFile``),
+    imported on first use: ``compression.zstd`` on Python ≥ 3.14, else its backport.
 
-    The standard library's ``compression.zstd`` on Python ≥ 3.14, else its backport.
+    Single rows are decoded with ``zstandard`` instead (:func:`decompress`): it keeps one
+    decompression context for every row, where this binding makes a new one per frame.
     """
     global _ZSTD
     if _ZSTD is None:
@@ -321,18 +323,93 @@ def zstd_module() -> Any:
     return _ZSTD
 
 
+# zstd's magic number, little-endian, at the start of every regular frame (skippable frames
+# start with 0x184D2A50 to 0x184D2A5F instead).
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+# A zstd block decodes to at most 128 KiB and takes at least 4 bytes of a frame (3 of header,
+# 1 of RLE content): n bytes fed to a decoder complete at most n / 4 + 1 blocks.
+_BLOCK_MAX = 128 << 10
+
+_FRAMES: Any = None  # the zstandard module, imported on first use
+_LOCAL: Any = None  # a threading.local: one reusable decompression context per thread
+
+
+def frames_module() -> Any:
+    """The ``zstandard`` binding, imported at the first compressed row (with ``threading``,
+    which read commands do without)."""
+    global _FRAMES, _LOCAL
+    if _FRAMES is None:
+        import threading
+
+        import zstandard
+
+        _LOCAL = threading.local()
+        _FRAMES = zstandard
+    return _FRAMES
+
+
+def decompressor() -> Any:
+    """This thread's ``zstandard.ZstdDecompressor``: making one costs about as much as
+    decoding a typical event, so it is made once and reused (one per thread: a context
+    must not be used by two at once)."""
+    z = _FRAMES or frames_module()
+    dctx = getattr(_LOCAL, "dctx", None)
+    if dctx is None:
+        dctx = _LOCAL.dctx = z.ZstdDecompressor()
+    return dctx
+
+
 def decompress(frame: bytes, limit: int) -> bytes:
     """A zstd frame's bytes, at most ``limit`` + 1 of them (a bomb is cut, then refused).
 
-    Raises ValueError when the frame is corrupt, cut short or fails its checksum.
+    Only the first frame is decoded; bytes after it are ignored. Raises ValueError
+    when the frame is corrupt, cut short or fails its checksum.
+
+    The usual frame says its decoded size in its header: when that is within
+    ``limit`` (or not said), it is decoded in one call into a buffer of that size
+    (or of ``limit`` + 1), which the decoder cannot write past. Anything else (a
+    size over the limit, an empty or skippable frame, a bad header, a frame the
+    one call refused) goes through :func:`_bounded`, which says why.
     """
-    zstd = zstd_module()
-    d = zstd.ZstdDecompressor()
+    z = _FRAMES or frames_module()
+    if frame[:4] == ZSTD_MAGIC:
+        try:
+            size = z.frame_content_size(frame)
+        except z.ZstdError:
+            size = 0  # a header cut short or malformed: _bounded tells which
+        if 0 < size <= limit or size == -1:  # (-1: the header does not say)
+            try:
+                out: bytes = decompressor().decompress(frame, max_output_size=limit + 1)
+                return out
+            except z.ZstdError:
+                pass  # malformed: the bounded decoder finds out how
+    return _bounded(frame, limit)
+
+
+def _bounded(frame: bytes, limit: int) -> bytes:
+    """:func:`decompress` the careful way, as a streaming decoder with an output buffer of
+    ``limit`` + 1 bytes does it, whatever size the header declares.
+
+    The frame is fed a slice at a time, each small enough that its output fits in
+    what is left of ``limit`` + 1 (once less than two blocks' worth is left, a byte at
+    a time, so no later block is looked at once the buffer is full), and it stops
+    there: memory stays within ``limit`` + 128 KiB or so. A buffer filled exactly at
+    the frame's end still has the frame's checksum checked, as the streaming decoder's.
+    """
+    z = _FRAMES or frames_module()
+    dobj = decompressor().decompressobj(write_size=1 << 16)
+    out = bytearray()
+    pos, end, full = 0, len(frame), limit + 1
     try:
-        out = d.decompress(frame, max_length=limit + 1)
-    except (zstd.ZstdError, EOFError) as exc:
-        raise ValueError(f"bad zstd frame: {exc}") from None
-    if len(out) <= limit and not d.eof:
+        while pos < end and len(out) <= full and not dobj.eof:
+            step = max(1, 4 * ((full - len(out)) // _BLOCK_MAX - 1))
+            out += dobj.decompress(frame[pos : pos + step])
+            pos += step
+    except z.ZstdError as exc:  # (the binding's own prefix left off: the decoder's words)
+        raise ValueError(f"bad zstd frame: {str(exc).rsplit(': ', 1)[-1]}") from None
+    if len(out) > limit:
+        del out[full:]
+    elif not dobj.eof:
         raise ValueError("zstd frame cut short")
     return bytes(out)
 
