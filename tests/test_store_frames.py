@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import random
+import sqlite3
 import struct
 import threading
 import tracemalloc
@@ -269,3 +270,43 @@ def test_threads_decoding_at_once_each_get_their_own_rows():
     for t in threads:
         t.join()
     assert wrong == []
+
+
+# --------------------------------------------------------------------------- a batch's size
+
+
+VALUE = st.one_of(
+    st.none(),
+    st.text(max_size=20),
+    st.binary(max_size=20),
+    st.integers(-(2**62), 2**62),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(VALUE, VALUE), max_size=12))
+def test_a_batch_size_is_what_sqlite_summed(tmp_path_factory, rows):
+    """``bytes_read`` of a store batch, now added up in Python from the rows handed over,
+    is what SQLite's SUM over the same rows gave, whatever a hostile row holds."""
+    db = tmp_path_factory.mktemp("size") / "s.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute(
+        "CREATE TABLE transcript_events(session_id TEXT, seq INTEGER, event_json TEXT, "
+        "created_at INTEGER, event_zstd BLOB, event_utf8_bytes INTEGER)"
+    )
+    conn.executemany(
+        "INSERT INTO transcript_events VALUES ('s', ?, ?, 0, NULL, ?)",
+        [(i, text, n) for i, (text, n) in enumerate(rows)],
+    )
+    layout = sqlite_source.detect_layout(conn)
+    assert layout is not None
+    got, upto = sqlite_source.every_row(conn, layout, "s", -1, len(rows))
+    assert upto == len(rows) and [r[0] for r in got] == list(range(len(rows)))
+    total = conn.execute(
+        "SELECT SUM(COALESCE(length(CAST(event_json AS BLOB)), event_utf8_bytes, 0)) "
+        "FROM transcript_events"
+    ).fetchone()[0]
+    want = int(total or 0) if isinstance(total, int) else 0
+    assert sqlite_source.size_of(got) == want
+    conn.close()
