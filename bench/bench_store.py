@@ -4,19 +4,26 @@
 Generates the benchmark corpus (145 sessions, about 100 MB, seeded; as bench_scan.py
 does), then writes the same conversations as a schema-24 transcript store, compressed
 as OpenClaw compresses it (zstd level 1 for events of 1 KiB – 4 MiB that shrink by
-10 % and 64 bytes), with :mod:`memoryd.testing.openclaw_store`. Times whole processes,
-interleaved in one run so both sides see the same machine:
+10 % and 64 bytes), with :mod:`memoryd.testing.openclaw_store`. Times whole processes
+(wall and CPU time, one process: no helper), interleaved in one run so all sides see the
+same machine:
 
   JSONL scan (cold)    a fresh memoryd state each time
   JSONL scan (no-op)   nothing new since the last scan
   store scan (cold)    the same for the store install
   store scan (no-op)   an unchanged store: a stat or two, the database not opened
 
+With ``--baseline DIR`` (the daemon/ folder of another version, e.g. ``git archive REV daemon |
+tar -x``) the same cold scans by that version (run through PYTHONPATH) are timed in the
+same interleaved run. ``--busy`` keeps every other core spinning.
+
 Each figure is the best and the median of --repeat runs, after a warm-up of each side.
+CPU time (user + system of the process) is the figure a loaded machine disturbs least.
 Both sides are checked against the generator's counts; a scan that fails is reported
 (exit code and its last line) instead of timed. Asserts nothing; prints ratios.
 
     .venv/bin/python bench/bench_store.py [--sessions 145] [--mb 100] [--seed 1] [--repeat 3]
+        [--baseline /tmp/base_main/daemon] [--busy]
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -31,6 +39,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -42,16 +52,34 @@ class ScanFailed(Exception):
     """A memoryd run that did not succeed: what a person would need to see, in one line."""
 
 
-def run(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
-    """Wall time and stdout of one whole process; ScanFailed when it exits non-zero."""
+def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall and CPU time and stdout of one whole process; ScanFailed when it exits non-zero."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
         last = lines[-1] if lines else proc.stdout.strip()[-200:]
         raise ScanFailed(f"`{' '.join(cmd[-3:])}` exited {proc.returncode}: {last}")
-    return elapsed, proc.stdout
+    return elapsed, cpu, proc.stdout
+
+
+@contextmanager
+def busy_cores(on: bool) -> Iterator[int]:
+    """Every core but one spinning in a process of its own while the block runs."""
+    spinners: list[subprocess.Popen] = []
+    if on:
+        for _ in range(max(1, (os.cpu_count() or 2) - 1)):
+            spinners.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
+    try:
+        yield len(spinners)
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
 
 
 def counts_of(doc: dict) -> dict[str, int]:
@@ -77,13 +105,15 @@ class Side:
     """One install (JSONL or store) and how to scan it with a fresh memoryd state."""
 
     def __init__(self, name: str, state_dir: Path, workspace: Path, tmp: Path, env: dict) -> None:
-        self.name = name
+        self.name = name  # also names the state folders: unique per side
         self.state_dir = state_dir
         self.workspace = workspace
         self.tmp = tmp
         self.env = env
         self.cold: list[float] = []
         self.noop: list[float] = []
+        self.cold_cpu: list[float] = []
+        self.noop_cpu: list[float] = []
         self.noop_read: tuple[int, int] | None = None  # (files_read, bytes_read) of a no-op
         self.failure: str | None = None
         self.exact: bool | None = None
@@ -93,7 +123,8 @@ class Side:
         cfg.write_text(
             f"[openclaw]\nstate_dir = {json.dumps(str(self.state_dir))}\n"
             f"workspace = {json.dumps(str(self.workspace))}\n"
-            f"[state]\ndir = {json.dumps(str(self.tmp / f'state-{self.name}-{n}'))}\n",
+            f"[state]\ndir = {json.dumps(str(self.tmp / f'state-{self.name}-{n}'))}\n"
+            "[ingest]\nparallel_min_bytes = 0\n",  # one process: CPU time is all of the work
             encoding="utf-8",
         )
         return dict(self.env, MEMORYD_CONFIG=str(cfg))
@@ -104,10 +135,12 @@ class Side:
             return
         env = self.config(n)
         try:
-            s, _ = run([*memoryd, "scan", "--json"], env)
+            s, c, _ = run([*memoryd, "scan", "--json"], env)
             self.cold.append(s)
-            s, out = run([*memoryd, "scan", "--json"], env)
+            self.cold_cpu.append(c)
+            s, c, out = run([*memoryd, "scan", "--json"], env)
             self.noop.append(s)
+            self.noop_cpu.append(c)
             doc = json.loads(out)
             self.noop_read = (doc.get("files_read", -1), doc.get("bytes_read", -1))
         except ScanFailed as e:
@@ -117,7 +150,7 @@ class Side:
         if self.failure:
             return
         try:
-            _, out = run([*memoryd, "hits", "--all", "--json", "--no-scan"], self.config(0))
+            _, _, out = run([*memoryd, "hits", "--all", "--json", "--no-scan"], self.config(0))
             self.exact = counts_of(json.loads(out)) == want
         except ScanFailed as e:
             self.failure = str(e)
@@ -130,6 +163,13 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--keep", action="store_true", help="keep both installs and print where")
+    ap.add_argument("--busy", action="store_true", help="keep every other core busy")
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        help="the daemon/ folder of another version: its store and JSONL cold scans are "
+        "timed in the same interleaved run",
+    )
     args = ap.parse_args()
 
     sys.path.insert(0, str(HERE.parent / "daemon"))
@@ -164,26 +204,43 @@ def main() -> int:
         memoryd = [str(script)] if script.exists() else [sys.executable, "-m", "memoryd"]
         jsonl = Side("jsonl", truth.state_dir, truth.workspace, tmp, env)
         store = Side("store", inst.state_dir, inst.workspace, tmp, env)
-        sides = (jsonl, store)
+        sides: tuple[Side, ...] = (jsonl, store)
+        if args.baseline:
+            benv = dict(env, PYTHONPATH=str(args.baseline.resolve()))
+            sides += (
+                Side("base-jsonl", truth.state_dir, truth.workspace, tmp, benv),
+                Side("base-store", inst.state_dir, inst.workspace, tmp, benv),
+            )
 
-        for side in sides:  # warm-up: page cache and bytecode for both
+        for side in sides:  # warm-up: page cache and bytecode for each
             side.round(memoryd, -1)
             side.cold.clear()
             side.noop.clear()
-        for n in range(args.repeat):
-            for side in sides if n % 2 == 0 else reversed(sides):
-                side.round(memoryd, n)
+            side.cold_cpu.clear()
+            side.noop_cpu.clear()
+        with busy_cores(args.busy) as spinning:
+            if spinning:
+                print(f"busy: {spinning} spinning process(es) keep the other core(s) busy")
+            for n in range(args.repeat):
+                for side in sides if n % 2 == 0 else reversed(sides):
+                    side.round(memoryd, n)
         want = truth.counts(None)
         for side in sides:
             side.check(memoryd, want)
 
         med = statistics.median
-        print(f"\nwall time, whole processes ({args.repeat} runs):   best  median")
+        print(
+            f"\nwhole processes ({args.repeat} runs):  wall best  median    "
+            "CPU best  median (min-max)"
+        )
         for side in sides:
             if side.failure:
                 print(f"  {side.name} scan FAILED: {side.failure}")
                 continue
-            for label, runs in (("cold", side.cold), ("no-op", side.noop)):
+            for label, runs, cpus in (
+                ("cold", side.cold, side.cold_cpu),
+                ("no-op", side.noop, side.noop_cpu),
+            ):
                 note = (
                     f"counts exact: {side.exact}"
                     if label == "cold"
@@ -195,13 +252,30 @@ def main() -> int:
                 )
                 print(
                     f"  {side.name + ' scan, ' + label:<24}{min(runs) * 1000:7.0f} "
-                    f"{med(runs) * 1000:7.0f} ms   {note}"
+                    f"{med(runs) * 1000:7.0f} ms {min(cpus) * 1000:7.0f} "
+                    f"{med(cpus) * 1000:7.0f} ms ({min(cpus) * 1000:.0f}-{max(cpus) * 1000:.0f})"
+                    f"   {note}"
                 )
-        if jsonl.failure or store.failure:
+        if any(side.failure for side in sides):
             print("\nno ratios: a scan failed (the store reader of issue 9 may not be in yet)")
             return 1
         cold = med(store.cold) / med(jsonl.cold)
         print("\nratios of medians (of bests):")
+        print(
+            f"  store / JSONL, cold CPU {med(store.cold_cpu) / med(jsonl.cold_cpu):5.2f}x "
+            f"({min(store.cold_cpu) / min(jsonl.cold_cpu):.2f}x)"
+        )
+        if args.baseline:
+            bj, bs = sides[2], sides[3]
+            print(
+                f"  baseline store / JSONL, cold CPU {med(bs.cold_cpu) / med(bj.cold_cpu):5.2f}x "
+                f"({min(bs.cold_cpu) / min(bj.cold_cpu):.2f}x)"
+            )
+            print(
+                f"  store / baseline store, cold CPU "
+                f"{med(store.cold_cpu) / med(bs.cold_cpu):5.2f}x "
+                f"({min(store.cold_cpu) / min(bs.cold_cpu):.2f}x)"
+            )
         print(
             f"  store / JSONL, cold    {cold:6.2f}x "
             f"({min(store.cold) / min(jsonl.cold):.2f}x)   aim <= {AIM_COLD_RATIO}"

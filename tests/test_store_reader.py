@@ -274,6 +274,24 @@ def test_the_zstd_binding_is_imported_only_for_a_compressed_row(tmp_path):
     store.conn.close()
 
 
+@pytest.mark.parametrize("compressed", [False, True])
+def test_zstandard_is_imported_only_when_a_row_is_compressed(tmp_path, compressed):
+    """The row decoder's binding (``zstandard``) is loaded by a scan that meets a compressed
+    row, and by no other."""
+    inst = Install(tmp_path)
+    store = Store(inst, 24)
+    store.append("p", conversation(3, "p"), compress="all" if compressed else "none")
+    code = (
+        "import sys\nfrom memoryd.cli import main\n"
+        f"rc = main(['--config', {str(inst.cfg.source)!r}, 'scan'])\n"
+        "print('ZSTANDARD', 'zstandard' in sys.modules)\nsys.exit(rc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert f"ZSTANDARD {compressed}" in out.stdout
+    store.conn.close()
+
+
 # --------------------------------------------------------------------------- layouts
 
 

@@ -32,7 +32,7 @@ import orjson
 
 from . import sqlite_source
 
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+ZSTD_MAGIC = sqlite_source.ZSTD_MAGIC
 
 ARCHIVES_TABLE = "session_transcript_archives"
 COLD_TABLE = "session_transcript_cold_archives"

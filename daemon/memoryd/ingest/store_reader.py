@@ -173,24 +173,19 @@ class StoreReader:
     ) -> None:
         """One session's rows in ``(after, top]``, a batch per transaction with the new cursor.
 
-        SQLite hands over only the rows that may matter (see
-        :func:`.sqlite_source.rows_that_matter`): every compressed row is decoded
-        (nothing outside the frame says whether it matters), then the same byte
-        prefilter as for files picks the rows to parse. An answer that does not name
-        its tool, to a call made in the same batch, is looked for afterwards by the
-        call's id in the rows after it.
+        Every row is handed over (see :func:`.sqlite_source.every_row`) and looked at in
+        seq order: a compressed one is decoded (nothing outside the frame says whether
+        it matters), then the same byte prefilter as for files picks the rows to parse:
+        ``memory_``, or the id of a call still waiting (an answer that does not name its
+        tool), the ids taken again after each parsed row.
         """
         max_bytes = self.ctx.cfg.ingest.max_line_bytes
         decode = sqlite_source.decode_event
         apply = self.ctx.applier.parsed
         while after < top:
-            waiting = calls.waiting_in(session_id, parent)
-            rows, upto = sqlite_source.rows_that_matter(
-                conn, layout, session_id, after, top, sorted(waiting)
-            )
-            ids = [c.encode() for c in waiting]
+            rows, upto = sqlite_source.every_row(conn, layout, session_id, after, top)
+            ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
             batch = Batch(cp, session_id, synthetic, parent)
-            made_at: dict[str, int] = {}  # calls made in this batch → their seq
             for seq, json_type, text, frame, size in rows:
                 if json_type == "text" and text[:1] == b"{":
                     event = text  # a plain row, the usual case: no call needed
@@ -201,46 +196,14 @@ class StoreReader:
                         self.ctx.malformed_event(cp.path, session_id, seq, why or "")
                         continue
                 if NEEDLE in event or (ids and any(c in event for c in ids)):
-                    for call_id in apply(parse(event), batch, calls, stats):
-                        made_at.setdefault(call_id, seq)
+                    apply(parse(event), batch, calls, stats)
                     ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
-            self._answers_by_id(
-                conn, layout, session_id, upto, made_at, {r[0] for r in rows}, batch, calls, stats
-            )
-            # (the size of the rows the batch covers, read or not: for the group commit's
-            # measure and the scan's count of bytes)
-            nbytes = sqlite_source.bytes_between(conn, layout, session_id, after, upto)
+            # (the size of the rows the batch covers: for the group commit's measure and the
+            # scan's count of bytes)
+            nbytes = sqlite_source.size_of(rows)
             stats.bytes_read += nbytes
             new_hits, new_calls = self.ctx.ledger.commit_store_batch(batch, nbytes, upto)
             stats.new_hits += new_hits
             stats.new_calls += new_calls
             stats.malformed += batch.malformed
             after = upto
-
-    def _answers_by_id(
-        self,
-        conn: sqlite3.Connection,
-        layout: sqlite_source.Layout,
-        session_id: str,
-        upto: int,
-        made_at: dict[str, int],
-        seen: set[int],
-        batch: Batch,
-        calls: Calls,
-        stats: ScanStats,
-    ) -> None:
-        """Plain rows after a call of this batch that name its id, for calls still waiting."""
-        open_calls = {cid: seq for cid, seq in made_at.items() if not calls.is_answered(cid)}
-        if not open_calls:
-            return
-        start = min(open_calls.values())
-        for seq, text in sqlite_source.rows_naming(
-            conn, layout, session_id, start, upto, sorted(open_calls)
-        ):
-            if seq in seen:
-                continue
-            if any(
-                seq > at and not calls.is_answered(cid) and cid.encode() in text
-                for cid, at in open_calls.items()
-            ):
-                self.ctx.applier.parsed(parse(text), batch, calls, stats)
