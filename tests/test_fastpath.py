@@ -244,6 +244,8 @@ def same(a: object, b: object) -> bool:
 def test_both_paths_agree_on_any_line(line: bytes) -> None:
     want = parse_line(line)
     assert same(parse(line), want)
+    region = b'{"a":1}\n' + line + b"\nmemory_\n"  # as the prescan hands it: a view, no copy
+    assert same(parse(memoryview(region)[8 : 8 + len(line)]), want)
     fast = parse_fast(line)
     assert fast is None or same(fast, want)
 

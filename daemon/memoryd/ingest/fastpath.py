@@ -64,17 +64,18 @@ _PLAIN_BLOCKS = frozenset({"text", "thinking", "redacted_thinking", "image"})
 _WALK_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
 
 
-def parse(line: bytes) -> ParsedLine:
+def parse(line: bytes | memoryview) -> ParsedLine:
     """What :func:`.parser.parse_line` says of ``line``, by the fast path where it can.
 
     The line is decoded once: a shape the fast path does not take goes to the
     general walk with the record already decoded; a line that is not JSON goes to
-    the general parser whole (it keeps what invalid UTF-8 leaves readable).
+    the general parser whole (it keeps what invalid UTF-8 leaves readable). The
+    line may be a view into a region's bytes (the prescan slices no copy).
     """
     try:
         record = _loads(line)
     except _DecodeError:
-        return parse_line(line)
+        return parse_line(bytes(line))
     if type(record) is dict:
         fast = fast_record(record)
         if fast is not None:
