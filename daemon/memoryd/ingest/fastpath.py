@@ -22,7 +22,6 @@ decide by the lean walk it decides with the parser's own pieces (``_call``,
 
 from __future__ import annotations
 
-from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -235,16 +234,21 @@ def _search_paths(results: list[Any]) -> tuple[ResultPath, ...]:
     for item in results:
         if type(item) is not dict:
             continue
-        try:  # OpenClaw's own keys, all there: one lookup
-            path, source, score, start, end = _ITEM(item)
-        except KeyError:
-            path, source, score, start, end = _item_fields(item)
+        path = item.get("path")
         if type(path) is not str or not path:
             continue
+        source = item.get("source")
         if source != "memory" and type(source) is str and source.lower() == "sessions":
             continue
+        score = item.get("score")
         if type(score) is not float:
             score = _to_float(score)
+        start = item.get("startLine")
+        if start is None and "startLine" not in item:
+            start = item.get("start_line")
+        end = item.get("endLine")
+        if end is None and "endLine" not in item:
+            end = item.get("end_line")
         if type(start) is not int or not -_INT_MAX <= start <= _INT_MAX:
             start = None if start is None else _to_int(start)
         if type(end) is not int or not -_INT_MAX <= end <= _INT_MAX:
@@ -261,20 +265,6 @@ def _search_paths(results: list[Any]) -> tuple[ResultPath, ...]:
                 end = last
         merged[path] = _new(ResultPath, (path, score, start, end))
     return tuple(merged.values())
-
-
-_ITEM = itemgetter("path", "source", "score", "startLine", "endLine")
-
-
-def _item_fields(item: dict[str, Any]) -> tuple[Any, Any, Any, Any, Any]:
-    """What ``_ITEM`` takes, for an item without all its keys (the parser's lookups)."""
-    start = item.get("startLine")
-    if start is None and "startLine" not in item:
-        start = item.get("start_line")
-    end = item.get("endLine")
-    if end is None and "endLine" not in item:
-        end = item.get("end_line")
-    return item.get("path"), item.get("source"), item.get("score"), start, end
 
 
 # --------------------------------------------------------------------------- content blocks
