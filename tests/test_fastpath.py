@@ -719,6 +719,9 @@ def text_answer_line(draw: st.DrawFn) -> bytes:
     a control character in it; as a toolResult message or a Claude Code block."""
     body = draw(payload())
     text = json.dumps(body, indent=draw(st.sampled_from([None, 2])))
+    if draw(st.integers(0, 9)) == 0:  # deeper than orjson goes, or just not
+        depth = draw(st.sampled_from([900, 1100]))
+        text = '{"results":' + "[" * depth + "]" * depth + "}"
     if draw(st.integers(0, 3)) == 0:
         text = text[: draw(st.integers(0, len(text)))]
     if draw(st.integers(0, 5)) == 0:
