@@ -244,6 +244,8 @@ def same(a: object, b: object) -> bool:
 def test_both_paths_agree_on_any_line(line: bytes) -> None:
     want = parse_line(line)
     assert same(parse(line), want)
+    region = b'{"a":1}\n' + line + b"\nmemory_\n"  # as the prescan hands it: a view, no copy
+    assert same(parse(memoryview(region)[8 : 8 + len(line)]), want)
     fast = parse_fast(line)
     assert fast is None or same(fast, want)
 
@@ -276,13 +278,13 @@ def test_a_line_without_a_memory_tool_gets_no_timestamp_computed(
 ) -> None:
     """Timestamps are computed only for lines with a memory call or result."""
     seen: list[object] = []
-    real = fastpath._epoch
+    real = fastpath._timestamp
 
-    def counting(value: object) -> float | None:
-        seen.append(value)
-        return real(value)
+    def counting(record: dict[str, Any], msg: dict[str, Any]) -> float | None:
+        seen.append(record.get("timestamp"))
+        return real(record, msg)
 
-    monkeypatch.setattr(fastpath, "_epoch", counting)
+    monkeypatch.setattr(fastpath, "_timestamp", counting)
     other = {
         "type": "message",
         "timestamp": "2026-02-25T09:14:02.000Z",
@@ -422,11 +424,19 @@ ISO_TIMES = st.one_of(
 
 
 @settings(max_examples=600, deadline=None)
-@given(value=ISO_TIMES)
-def test_the_fast_time_reader_is_to_epoch(value: str) -> None:
+@given(value=ISO_TIMES, other=TIMESTAMP)
+def test_the_fast_time_reader_is_to_epoch(value: str, other: Any) -> None:
     """OpenClaw's ``…T09:14:02.123Z`` goes straight to ``fromisoformat``: the very float
-    (or None) that :func:`to_epoch` gives, for any string of that look."""
+    (or None) that :func:`to_epoch` gives, for any string of that look; a line's time is
+    the record's, else the message's, as the general parser takes it."""
     assert same(fastpath._epoch(value), to_epoch(value))
+    want = to_epoch(value)
+    want = to_epoch(other) if want is None else want
+    assert same(fastpath._timestamp({"timestamp": value}, {"timestamp": other}), want)
+    assert same(
+        fastpath._timestamp({"timestamp": other}, {"timestamp": value}),
+        (to_epoch(value) if to_epoch(other) is None else to_epoch(other)),
+    )
 
 
 CHUNK_NUMBER = st.one_of(
@@ -691,3 +701,158 @@ def test_the_fast_path_agrees_with_the_general_parser_on_edited_lines(line: byte
     assert same(parse(line), want)
     fast = parse_fast(line)
     assert fast is None or same(fast, want)
+
+
+# ------------------------------------------------------------------ the answer's text, at its edges
+
+# What may stand before or after a result's JSON text: JSON's own whitespace, whitespace that
+# only ``str.strip`` removes, a closing brace too many, a truncation marker, nothing.
+TEXT_EDGES = st.sampled_from(
+    ["", " ", "\n", "\t\r\n", "\u3000", "\x1c", "\x85", "\u00a0", "}", "x", "\n[Content truncated]"]
+)
+
+
+@st.composite
+def text_answer_line(draw: st.DrawFn) -> bytes:
+    """A result whose payload must come from its text (details cut, absent or odd): the
+    text whole, cut anywhere, framed by whitespace of either kind, with a lone surrogate or
+    a control character in it; as a toolResult message or a Claude Code block."""
+    body = draw(payload())
+    text = json.dumps(body, indent=draw(st.sampled_from([None, 2])))
+    if draw(st.integers(0, 9)) == 0:  # deeper than orjson goes, or just not
+        depth = draw(st.sampled_from([900, 1100]))
+        text = '{"results":' + "[" * depth + "]" * depth + "}"
+    if draw(st.integers(0, 3)) == 0:
+        text = text[: draw(st.integers(0, len(text)))]
+    if draw(st.integers(0, 5)) == 0:
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(st.sampled_from(["\ud800", "\x01", '"', "\\"])) + text[at:]
+    text = draw(TEXT_EDGES) + text + draw(TEXT_EDGES)
+    content: Any = draw(
+        st.sampled_from(
+            [
+                [{"type": "text", "text": text}],
+                [{"type": "text", "text": text}, {"type": "text", "text": "\n"}],
+                [{"type": "image"}],
+                text,
+                {"type": "text", "text": text},
+            ]
+        )
+    )
+    details = draw(
+        st.sampled_from(
+            [{"persistedDetailsTruncated": True}, {}, None, [], "x", {"textx": 1}, "absent"]
+        )
+    )
+    holder: dict[str, Any] = {"content": content}
+    if details != "absent":
+        holder["details"] = details
+    name = draw(st.one_of(TOOL_NAMES, st.none()))
+    if draw(st.booleans()):  # a toolResult message
+        msg: dict[str, Any] = {"role": "toolResult", "toolCallId": "toolu_01", **holder}
+        if name is not None:
+            msg["toolName"] = name
+    else:  # a Claude Code user message's tool_result block
+        block = {"type": "tool_result", "tool_use_id": "toolu_01", **holder}
+        if name is not None:
+            block["name"] = name
+        msg = {"role": "user", "content": [block]}
+    rec = {"type": "message", "timestamp": "2026-02-25T09:14:02.123Z", "message": msg}
+    return json.dumps(rec, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(line=text_answer_line())
+def test_a_payload_read_from_its_text_is_the_general_parsers(line: bytes) -> None:
+    """A text decoded without its ``strip``, a cut text recovered without a decode that
+    must fail: the general parser's payload, paths and flags, whatever frames the text."""
+    want = parse_line(line)
+    assert same(parse(line), want)
+    fast = parse_fast(line)
+    assert fast is None or same(fast, want)
+
+
+ODD_NUMBERS = st.one_of(
+    NUMBER,
+    st.sampled_from(
+        [" 7 ", "1_0", "\u0661\u0662", "-0", "1e12", "1e13", "infinity", "-inf", "0x10", "7.9"]
+    ),
+    st.integers(-(10**13), 10**13),
+)
+
+
+@st.composite
+def odd_search_line(draw: st.DrawFn) -> bytes:
+    """Search results with any subset of their keys (either spelling, or both) and numbers
+    of every form: the one-lookup reading of an item, or the key-by-key one, or none."""
+    results: list[Any] = []
+    for _ in range(draw(st.integers(0, 5))):
+        item: dict[str, Any] = {}
+        for key in draw(
+            st.lists(
+                st.sampled_from(
+                    ["path", "source", "score", "startLine", "endLine", "start_line", "end_line"]
+                ),
+                unique=True,
+            )
+        ):
+            if key == "path":
+                item[key] = draw(st.one_of(PATHS, st.sampled_from(["MEMORY.md", 3, None])))
+            elif key == "source":
+                item[key] = draw(st.sampled_from(["memory", "sessions", "Sessions", None, 1]))
+            else:
+                item[key] = draw(ODD_NUMBERS)
+        results.append(item if draw(st.integers(0, 9)) else draw(JSON_VALUE))
+    body = {"results": results}
+    msg = {
+        "role": "toolResult",
+        "toolCallId": "toolu_01",
+        "toolName": draw(
+            st.sampled_from(["memory_search", "mcp__x__memory_search", " MEMORY_SEARCH"])
+        ),
+        "content": [{"type": "text", "text": json.dumps(body)}],
+        "details": body if draw(st.booleans()) else {"persistedDetailsTruncated": True},
+    }
+    return json.dumps({"type": "message", "message": msg}).encode()
+
+
+@settings(max_examples=800, deadline=None)
+@given(line=odd_search_line())
+def test_search_items_with_missing_keys_and_odd_numbers_read_as_the_general_parser_reads_them(
+    line: bytes,
+) -> None:
+    fast = parse_fast(line)
+    assert fast is not None
+    assert same(fast, parse_line(line))
+
+
+@st.composite
+def odd_get_line(draw: st.DrawFn) -> bytes:
+    """A memory_get answer with ``from`` / ``lines`` of every form, or missing."""
+    body: dict[str, Any] = {
+        "path": draw(st.one_of(PATHS, st.just(5))),
+        "text": draw(st.sampled_from(["x", "", None, 3])),
+    }
+    for key in ("from", "lines"):
+        if draw(st.booleans()):
+            body[key] = draw(ODD_NUMBERS)
+    if draw(st.integers(0, 4)) == 0:
+        body["disabled"] = draw(st.sampled_from([True, False, 1]))
+    msg = {
+        "role": "toolResult",
+        "toolCallId": "toolu_01",
+        "toolName": draw(st.sampled_from(["memory_get", "mcp_openclaw_memory_get"])),
+        "content": [{"type": "text", "text": json.dumps(body)}],
+        "details": body,
+    }
+    return json.dumps({"type": "message", "message": msg}).encode()
+
+
+@settings(max_examples=500, deadline=None)
+@given(line=odd_get_line())
+def test_get_answers_with_odd_line_numbers_read_as_the_general_parser_reads_them(
+    line: bytes,
+) -> None:
+    fast = parse_fast(line)
+    assert fast is not None
+    assert same(fast, parse_line(line))

@@ -58,6 +58,21 @@ def test_call_id_key_variants(id_key):
 )
 def test_tool_names(name, tool):
     assert memory_tool(name) == tool
+    assert memory_tool(name) == tool  # read again: the name is known now
+
+
+def test_a_flood_of_made_up_tool_names_is_read_right_and_not_all_remembered():
+    """Tool names read once are remembered (a line names one of a handful), up to a bound:
+    a transcript of made-up names neither grows memory without end nor changes an answer."""
+    from memoryd.ingest import parser
+
+    for i in range(parser._TOOL_OF_MAX + 500):
+        assert memory_tool(f"tool_{i}") is None
+        assert memory_tool(f"srv{i}__memory_get") == GET
+    assert len(parser._TOOL_OF) <= parser._TOOL_OF_MAX
+    for name in ("tool_999999", " x.memory_search ", "memory_get", "MEMORY_GET!"):
+        assert memory_tool(name) == parser._memory_tool(name)
+    assert memory_tool(["memory_get"]) is None  # not a name at all (and not a key)
 
 
 def test_several_calls_in_one_message():

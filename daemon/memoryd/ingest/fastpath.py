@@ -29,6 +29,7 @@ import orjson
 from .parser import (
     _CALL_BLOCK_TYPES,
     _EMPTY,
+    _ID_KEYS,
     _INT_MAX,
     _NAME_KEYS,
     _RESULT_BLOCK_TYPES,
@@ -41,14 +42,12 @@ from .parser import (
     ToolResult,
     _call,
     _first_str,
-    _get_paths,
+    _fromisoformat,
     _new,
     _payload,
     _recover,
-    _result,
     _to_float,
     _to_int,
-    block_result,
     memory_tool,
     parse_line,
     parse_record,
@@ -56,25 +55,26 @@ from .parser import (
 from .parser import line_epoch as _epoch
 
 _loads = orjson.loads
+_NOT_READ = object()  # a result's payload not taken yet
 _DecodeError = orjson.JSONDecodeError
-_TOOLS = {"memory_search": SEARCH, "memory_get": GET}
 # Block types that hold no tool call or result (skipped without a lower()).
 _PLAIN_BLOCKS = frozenset({"text", "thinking", "redacted_thinking", "image"})
 # What the general parser turns into a malformed line (caught there around the same walk).
 _WALK_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
 
 
-def parse(line: bytes) -> ParsedLine:
+def parse(line: bytes | memoryview) -> ParsedLine:
     """What :func:`.parser.parse_line` says of ``line``, by the fast path where it can.
 
     The line is decoded once: a shape the fast path does not take goes to the
     general walk with the record already decoded; a line that is not JSON goes to
-    the general parser whole (it keeps what invalid UTF-8 leaves readable).
+    the general parser whole (it keeps what invalid UTF-8 leaves readable). The
+    line may be a view into a region's bytes (the prescan slices no copy).
     """
     try:
         record = _loads(line)
     except _DecodeError:
-        return parse_line(line)
+        return parse_line(bytes(line))
     if type(record) is dict:
         fast = fast_record(record)
         if fast is not None:
@@ -111,8 +111,25 @@ def fast_record(record: dict[str, Any]) -> ParsedLine | None:
 
 
 def _timestamp(record: dict[str, Any], msg: dict[str, Any]) -> float | None:
-    """The line's time, as the general parser takes it: the record's, else the message's."""
-    ts = _epoch(record.get("timestamp"))
+    """The line's time, as the general parser takes it: the record's, else the message's.
+
+    OpenClaw's ``2026-02-25T09:14:02.123Z`` is read here as :func:`.parser.line_epoch`
+    reads it (one call less per line); any other value goes to ``_epoch`` itself.
+    """
+    value = record.get("timestamp")
+    if (
+        type(value) is str
+        and len(value) == 24
+        and value[23] == "Z"
+        and value[4] == "-"
+        and not value[0].isspace()
+    ):
+        try:
+            return _fromisoformat(value).timestamp()
+        except (ValueError, OverflowError):
+            ts = None
+    else:
+        ts = _epoch(value)
     return _epoch(msg.get("timestamp")) if ts is None else ts
 
 
@@ -129,57 +146,51 @@ def _tool_result(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine:
     name = msg.get("toolName")
     if type(name) is not str or not name:
         name = _first_str(msg, _NAME_KEYS)
-        if name is None:  # an answer that does not name its tool: the parser's own reading
-            ts = _timestamp(record, msg)
-            result = _result(call_id, None, msg.get("content"), msg.get("details"), msg, ts)
-            return _new(ParsedLine, ((result,), False))
-    tool = _TOOLS.get(name) or memory_tool(name)
-    if tool is None:
-        return _EMPTY  # another tool's result: no event, no timestamp
-    ts = _timestamp(record, msg)
-    if msg.get("isError") is True or msg.get("is_error") is True:
-        result = _new(ToolResult, (call_id, tool, (), ts, False, None))
-        return _new(ParsedLine, ((result,), False))
-    details = msg.get("details")
+    tool = None
+    if name is not None:
+        tool = memory_tool(name)
+        if tool is None:
+            return _EMPTY  # another tool's result: no event, no timestamp
+    result = _answer(call_id, tool, msg, _timestamp(record, msg))
+    return _new(ParsedLine, ((result,), False))
+
+
+def _answer(call_id: str, tool: str | None, holder: dict[str, Any], ts: float | None) -> ToolResult:
+    """The parser's ``_result`` for a result naming a memory tool, or naming none (``tool``
+    None: an answer known by its payload's shape), held in a message or a content block.
+
+    The payload is ``details`` when intact; else the content's text, decoded here when it
+    is the usual one text block (or string) holding a JSON object, recovered at once when
+    it was cut (no decode that must fail), else taken by the parser's ``_payload``.
+    """
+    if holder.get("isError") is True or holder.get("is_error") is True:
+        return _new(ToolResult, (call_id, tool, (), ts, False, None))
+    details = holder.get("details")
+    recovered = False
     if type(details) is dict and (
         "results" in details or "text" in details or "disabled" in details
     ):
-        payload, recovered = details, False  # intact details: the text is not read
+        payload = details  # intact details: the text is not read
     else:
-        content = msg.get("content")
-        printed = _printed(content)
-        payload, recovered = _payload(content, details) if printed is None else printed
-    return _new(ParsedLine, ((_answer(call_id, tool, payload, recovered, ts),), False))
-
-
-def _printed(content: Any) -> tuple[Any, bool] | None:
-    """The parser's ``_payload`` for the usual content: one text block holding JSON text.
-
-    None for anything else (the caller asks ``_payload`` itself): no block, several,
-    a text that does not start as a JSON object. A text that starts so but is not JSON
-    (cut by a cap) goes to the parser's recovery without being decoded again.
-    """
-    if type(content) is not list or len(content) != 1:
-        return None
-    block = content[0]
-    if type(block) is not dict:
-        return None
-    text = block.get("text")
-    if type(text) is not str:
-        return None
-    stripped = text.strip()
-    if not stripped.startswith("{"):
-        return None
-    try:
-        return _loads(stripped), False
-    except _DecodeError:
-        return _recover(text)
-
-
-def _answer(call_id: str, tool: str, payload: Any, recovered: bool, ts: float | None) -> ToolResult:
-    """The parser's ``_result`` from its payload on, for a result that names a memory tool."""
+        payload = _NOT_READ
+        content = holder.get("content")
+        if type(content) is list and len(content) == 1:
+            block = content[0]
+            text = block.get("text") if type(block) is dict else None
+        else:
+            text = content  # a string, or nothing the lean reading takes
+        if type(text) is str and text[:1] == "{":
+            if text[-1:] == "}":
+                try:  # (JSON allows only whitespace around: ``strip`` gives the same)
+                    payload = _loads(text)
+                except _DecodeError:
+                    payload = _NOT_READ
+            elif not text.rstrip().endswith("}"):  # cut: no JSON object, no decode
+                payload, recovered = _recover(text)
+        if payload is _NOT_READ:
+            payload, recovered = _payload(content, details)
     shape = None
-    paths: tuple[ResultPath, ...] = ()
+    disabled = False
     if type(payload) is dict:
         results = payload.get("results")
         disabled = payload.get("disabled") is True
@@ -187,14 +198,34 @@ def _answer(call_id: str, tool: str, payload: Any, recovered: bool, ts: float | 
             shape = SEARCH
         elif "text" in payload and ("path" in payload or "from" in payload):
             shape = GET
-        if tool == SEARCH:
-            if type(results) is list and not disabled:
-                paths = _search_paths(results)
-        else:
-            paths = _get_paths(payload)
     if recovered:
         shape = shape or SEARCH
+    kind = tool or shape
+    if kind is None:
+        return _new(ToolResult, (call_id, None, (), ts, False, None))
+    paths: tuple[ResultPath, ...] = ()
+    if type(payload) is dict and not disabled:
+        if kind is not SEARCH:
+            paths = _got(payload)
+        elif type(results) is list:
+            paths = _search_paths(results)
     return _new(ToolResult, (call_id, tool, paths, ts, recovered, shape))
+
+
+def _got(payload: dict[str, Any]) -> tuple[ResultPath, ...]:
+    """The parser's ``_get_paths`` (of a payload not disabled), whole numbers read inline."""
+    text = payload.get("text")
+    if type(text) is not str or not text:
+        return ()
+    path = payload.get("path")
+    first = payload.get("from")
+    if type(first) is not int or not -_INT_MAX <= first <= _INT_MAX:
+        first = None if first is None else _to_int(first)
+    lines = payload.get("lines")
+    if type(lines) is not int or not -_INT_MAX <= lines <= _INT_MAX:
+        lines = None if lines is None else _to_int(lines)
+    end = first + lines - 1 if first is not None and lines else None
+    return (_new(ResultPath, (path if type(path) is str else "", None, first, end)),)
 
 
 def _search_paths(results: list[Any]) -> tuple[ResultPath, ...]:
@@ -215,13 +246,13 @@ def _search_paths(results: list[Any]) -> tuple[ResultPath, ...]:
         start = item.get("startLine")
         if start is None and "startLine" not in item:
             start = item.get("start_line")
-        if type(start) is not int or not -_INT_MAX <= start <= _INT_MAX:
-            start = _to_int(start)
         end = item.get("endLine")
         if end is None and "endLine" not in item:
             end = item.get("end_line")
+        if type(start) is not int or not -_INT_MAX <= start <= _INT_MAX:
+            start = None if start is None else _to_int(start)
         if type(end) is not int or not -_INT_MAX <= end <= _INT_MAX:
-            end = _to_int(end)
+            end = None if end is None else _to_int(end)
         prev = merged.get(path)
         if prev is not None:  # another chunk of the file: the parser's ``_merge``, inline
             # (``max`` and ``min`` keep the first of equal values: ``>``/``<`` as they do)
@@ -243,57 +274,55 @@ def _blocks(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | None:
     """An assistant's tool calls, or a Claude Code user message's tool results.
 
     The general parser's loop over ``content``, with the line's time taken only
-    once a block yields an event.
+    once a block yields an event. A call block's usual keys (its name under
+    ``name``, its id under ``id``, its arguments as an object) are read inline;
+    anything else takes the parser's ``_call``.
     """
     content = msg.get("content")
     if type(content) is not list:
         return None
-    found: list[Any] = []
+    events: list[Any] = []
+    ts: float | None = None
+    timed = False
     for block in content:
         if type(block) is not dict:
             continue
         btype = block.get("type")
-        if btype in _PLAIN_BLOCKS:
-            continue
-        if type(btype) is not str:
-            continue
         if btype != "toolCall":
+            if type(btype) is not str or btype in _PLAIN_BLOCKS:
+                continue
             btype = btype.lower()
-        if btype == "toolCall" or btype in _CALL_BLOCK_TYPES:
-            call = _lean_call(block)
-            if call is not None:
-                found.append(call)
-        elif btype in _RESULT_BLOCK_TYPES:  # the general parser's own step
-            result = block_result(block, None)
-            if result is not None:
-                found.append(result)
-    if not found:
+            if btype in _RESULT_BLOCK_TYPES:  # the parser's ``block_result``
+                call_id = _first_str(block, _RESULT_ID_KEYS)
+                if not call_id:
+                    continue
+                name = _first_str(block, _NAME_KEYS)
+                tool = None if name is None else memory_tool(name)
+                if tool is None and name is not None:
+                    continue  # another tool's result
+                if not timed:
+                    ts, timed = _timestamp(record, msg), True
+                events.append(_answer(call_id, tool, block, ts))
+                continue
+            if btype not in _CALL_BLOCK_TYPES:
+                continue
+        tool = memory_tool(block.get("name") or block.get("toolName"))
+        if tool is None:
+            continue
+        call_id = block.get("id")
+        if type(call_id) is not str or not call_id:
+            call_id = _first_str(block, _ID_KEYS)
+            if not call_id:
+                continue
+        if not timed:
+            ts, timed = _timestamp(record, msg), True
+        args = block.get("arguments")
+        if type(args) is dict:
+            value = args.get("query" if tool is SEARCH else "path")
+            query = value if type(value) is str else None
+            events.append(_new(ToolCall, (call_id, tool, query, ts)))
+        else:  # arguments elsewhere, or as a JSON string
+            events.append(_call(block, ts))
+    if not events:
         return _EMPTY  # no memory call or result: no timestamp
-    ts = _timestamp(record, msg)
-    if len(found) == 1 and type(found[0]) is ToolCall:  # the usual line: one call
-        call = found[0]
-        return _new(ParsedLine, ((_new(ToolCall, (call[0], call[1], call[2], ts)),), False))
-    events = tuple(
-        _new(ToolCall, (ev[0], ev[1], ev[2], ts))
-        if type(ev) is ToolCall
-        else _new(ToolResult, (ev[0], ev[1], ev[2], ts, ev[4], ev[5]))
-        for ev in found
-    )
-    return _new(ParsedLine, (events, False))
-
-
-def _lean_call(block: dict[str, Any]) -> ToolCall | None:
-    """The parser's ``_call`` (time left to the caller), OpenClaw's own block read inline.
-
-    A block naming ``memory_search`` / ``memory_get`` under ``name``, its id under
-    ``id`` and its arguments as an object under ``arguments``: there the parser's
-    choices are these keys. Anything else is the parser's ``_call``.
-    """
-    name = block.get("name")
-    tool = _TOOLS.get(name) if type(name) is str else None
-    call_id = block.get("id")
-    args = block.get("arguments")
-    if tool is None or type(call_id) is not str or not call_id or type(args) is not dict:
-        return _call(block, None)
-    value = args.get("query" if tool == SEARCH else "path")
-    return _new(ToolCall, (call_id, tool, value if type(value) is str else None, None))
+    return _new(ParsedLine, (tuple(events), False))

@@ -105,6 +105,15 @@ def memory_tool(name: Any) -> str | None:
     """SEARCH / GET for memory_search / memory_get, MCP prefixes and case tolerated."""
     if not isinstance(name, str):
         return None
+    tool = _TOOL_OF.get(name, "")
+    if tool == "":  # a name not seen yet (a line names one of a handful, as a rule)
+        tool = _memory_tool(name)
+        if len(_TOOL_OF) < _TOOL_OF_MAX:
+            _TOOL_OF[name] = tool
+    return tool
+
+
+def _memory_tool(name: str) -> str | None:
     n = name.strip().lower()
     for suffix, tool in (("memory_search", SEARCH), ("memory_get", GET)):
         if n == suffix:
@@ -112,6 +121,12 @@ def memory_tool(name: Any) -> str | None:
         if n.endswith(suffix) and n[-len(suffix) - 1] in "_.:/-":
             return tool
     return None
+
+
+# The names already read: every call and result line names its tool, and the tool names
+# are a handful (a bound keeps a transcript of made-up names from growing it).
+_TOOL_OF: dict[str, str | None] = {"memory_search": SEARCH, "memory_get": GET}
+_TOOL_OF_MAX = 4096
 
 
 def parse_line(line: bytes) -> ParsedLine:
@@ -378,6 +393,16 @@ def _json_unescape(body: str) -> str | None:
 
 
 def _to_float(value: Any) -> float | None:
+    kind = type(value)  # JSON's own types first (a number written as a string is common)
+    if kind is float:
+        return value
+    if kind is str:
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    if kind is int:
+        return float(value)
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):

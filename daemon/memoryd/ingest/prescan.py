@@ -97,8 +97,9 @@ class Prescanned(NamedTuple):
 def prescan_region(region: Region) -> Prescanned:
     """Find and parse the needle lines of one region."""
     data, start = region.data, region.start
+    view = memoryview(data)  # the line handed to the parser without a copy of its bytes
     lines = tuple(
-        _new(Candidate, (start + b, start + e, parse(data[b:e])))
+        _new(Candidate, (start + b, start + e, parse(view[b:e])))
         for b, e in lines_containing(data, NEEDLE, region.size)
     )
     return Prescanned(region.start, region.end, region.oversized, lines)
