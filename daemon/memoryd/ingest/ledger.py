@@ -54,8 +54,15 @@ _INSERT_HITS = (
     "INSERT OR IGNORE INTO hits(source_id, agent, call_id, memory_path, kind, ts, query, "
     "score, start_line, end_line, session) VALUES "
 )
-_INSERT_CALLS = (
-    "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) VALUES "
+# A batch's rows: what every row of a batch shares (its source, agent and session) comes
+# first, bound once a statement; a row carries only its own values (a hit 8 instead of 11,
+# a call 5 instead of 7), which the sqlite3 module binds one by one.
+_INSERT_BATCH_HITS = (
+    "INSERT OR IGNORE INTO hits(source_id, agent, session, call_id, memory_path, kind, ts, "
+    "query, score, start_line, end_line) VALUES "
+)
+_INSERT_BATCH_CALLS = (
+    "INSERT OR IGNORE INTO calls(agent, session, call_id, tool, query, ts, answered) VALUES "
 )
 
 
@@ -135,16 +142,19 @@ class Batch:
         self.end = end  # file offset after its last complete line
         self.oversized = 0
         self.malformed = 0
-        self.calls: list[list[object]] = []  # (lists: answering a call sets its last field)
+        # The rows of the batch's agent and session (``cp.agent``, ``session``: see write()).
+        # calls: [call id, tool, query, ts, answered] (lists: answering one sets its last field)
+        self.calls: list[list[object]] = []
         self.call_rows: dict[str, int] = {}  # call id → index in calls
         self.answered: list[tuple[str, str]] = []
         self.answered_unseen: list[tuple[object, ...]] = []
+        # hits: (call id, memory path, kind, ts, query, score, start line, end line)
         self.hits: list[tuple[object, ...]] = []
 
-    def new_call(self, row: tuple[object, ...]) -> None:
-        """A call first met in this batch: (agent, call id, tool, query, ts, session, answered)."""
-        self.call_rows[str(row[1])] = len(self.calls)
-        self.calls.append(list(row))
+    def new_call(self, call_id: str, tool: str, query: str | None, ts: float | None) -> None:
+        """A call of the batch's agent first met in this batch, in its session."""
+        self.call_rows[call_id] = len(self.calls)
+        self.calls.append([call_id, tool, query, ts, 0])
 
     def answer(self, agent: str, call_id: str) -> None:
         """Record that a call is answered: in its row when it is new in this batch."""
@@ -152,15 +162,16 @@ class Batch:
         if i is None:
             self.answered.append((agent, call_id))
         else:
-            self.calls[i][6] = 1
+            self.calls[i][4] = 1
 
     def write(self, conn: sqlite3.Connection, source_id: int) -> tuple[int, int]:
         """Insert it all; returns how many hits and calls were new (the rest were known)."""
         # (An empty list is skipped: most batches have no calls without a call line and no
         # answers to earlier batches' calls, and a statement costs even with nothing to do.)
         before_calls = conn.total_changes
+        agent, session = self.cp.agent, self.session
         if self.calls:
-            insert_rows(conn, _INSERT_CALLS, 7, self.calls)
+            insert_rows(conn, _INSERT_BATCH_CALLS, 5, self.calls, (agent, session))
         new_calls = conn.total_changes - before_calls
         if self.answered_unseen:
             conn.executemany(
@@ -174,7 +185,7 @@ class Batch:
             )
         before = conn.total_changes
         if self.hits:
-            insert_rows(conn, _INSERT_HITS, 10, self.hits, (source_id,))
+            insert_rows(conn, _INSERT_BATCH_HITS, 8, self.hits, (source_id, agent, session))
         return conn.total_changes - before, new_calls
 
 
