@@ -41,8 +41,11 @@ def test_a_new_file_is_recorded_with_its_hits_offset_and_fingerprint_in_one_writ
     batch.new_call("c1", "search", "q", 1.0)
     batch.answer("main", "c1")
     batch.hits.append(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2))
-    assert ledger.commit_file(batch, SourceWrite(settle), "fp", st) == (1, 1)
+    ledger.commit_file(batch, SourceWrite(settle), "fp", st)
+    # its calls and hits are written when the transaction commits, and counted then
+    assert ledger.conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0] == 0
     ledger.flush()
+    assert ledger.take_written() == (1, 1)
     # the batch's agent and session are in every row it wrote, with its source id
     assert ledger.conn.execute(
         "SELECT agent, call_id, memory_path, kind, ts, query, score, start_line, end_line, "
@@ -59,7 +62,9 @@ def test_a_new_file_is_recorded_with_its_hits_offset_and_fingerprint_in_one_writ
     again = Batch(cp, "s1", False, start=0, end=300)
     again.hits.append(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2))
     _, settle = ledger.settle_identity(sf, st, b"head", cp, cp, Verdict.GROWN)
-    assert ledger.commit_file(again, SourceWrite(settle), "fp", st) == (0, 0)
+    ledger.commit_file(again, SourceWrite(settle), "fp", st)
+    ledger.flush()
+    assert ledger.take_written() == (0, 0)
 
 
 def test_a_failed_write_rolls_back_the_open_group_and_says_so(ledger):

@@ -13,6 +13,14 @@ than reading them. :meth:`Ledger.write` joins the scan's open transaction until
 unit (identity, hits and the position after them), so a crash re-reads at most
 what was not committed, and re-reading is harmless: hits are unique per agent,
 call and file.
+
+The calls and hits of a transcript file's batches are written at the end of the
+transaction they belong to, just before its ``COMMIT`` (:meth:`Ledger.commit_file`
+queues them): inserted together, the rows of many batches are written with SQLite's
+pages and the statements still hot in the processor's caches, instead of between the
+parsing of one region and the next. The order of every write to ``calls`` and ``hits``
+stays the order of the batches: any other write to them, and any read of ``calls``,
+writes the queue first.
 """
 
 from __future__ import annotations
@@ -225,6 +233,10 @@ class Ledger:
         self._txn_bytes = 0
         self.rolled_back = False  # a failed write undid the open transaction
         self._normal_commit_bytes = commit_bytes
+        # Batches of the open transaction whose calls and hits are not written yet (with
+        # their source id), and the new hits and calls that the ones written added.
+        self._queued: list[tuple[Batch, int]] = []
+        self._written = [0, 0]
 
     # ------------------------------------------------------------------ group commit
 
@@ -243,6 +255,7 @@ class Ledger:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             self._in_txn = False
+            self._queued.clear()  # undone with the rest of the transaction
             self.rolled_back = True
             raise
         self._txn_bytes += nbytes
@@ -260,18 +273,38 @@ class Ledger:
         return name.startswith(_STATE_DB_FAULTS)
 
     def flush(self) -> None:
-        """Commit the scan's open transaction, if any."""
+        """Commit the scan's open transaction, if any (its queued batches written first)."""
         if self._in_txn:
             try:
+                self._write_queued()
                 self.conn.execute("COMMIT")
             except sqlite3.Error:  # (a full disk shows at the commit): undone, as in write()
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
+                self._queued.clear()
                 self.rolled_back = True
                 raise
             finally:
                 self._in_txn = False
             faults.point("scan.committed")
+
+    def _write_queued(self) -> None:
+        """Write the calls and hits of the queued batches, in the order they were queued."""
+        if not self._queued:
+            return
+        queued, self._queued = self._queued, []
+        written = self._written
+        for batch, source_id in queued:
+            new_hits, new_calls = batch.write(self.conn, source_id)
+            written[0] += new_hits
+            written[1] += new_calls
+
+    def take_written(self) -> tuple[int, int]:
+        """The new hits and calls that the queued batches added since the last call (those of
+        a transaction that was undone are not written, and not counted)."""
+        new = (self._written[0], self._written[1])
+        self._written[:] = [0, 0]
+        return new
 
     def hits_empty(self) -> bool:
         return self.store.hits_empty()
@@ -335,6 +368,7 @@ class Ledger:
         )
 
     def fetch_call(self, agent: str, call_id: str) -> CallRow | None:
+        self._write_queued()  # (the calls of this transaction are in the table first)
         return self.conn.execute(  # type: ignore[no-any-return]
             "SELECT tool, query, ts, answered, session FROM calls WHERE agent = ? AND call_id = ?",
             (agent, call_id),
@@ -342,6 +376,7 @@ class Ledger:
 
     def waiting_calls(self, agent: str) -> Calls:
         """The agent's calls still waiting for an answer (from earlier scans)."""
+        self._write_queued()
         rows = self.conn.execute(
             "SELECT call_id, tool, query, ts, session FROM calls WHERE answered = 0 AND agent = ?",
             (agent,),
@@ -420,12 +455,13 @@ class Ledger:
         source: SourceWrite,
         fingerprint: str,
         final: os.stat_result | None,
-    ) -> tuple[int, int]:
+    ) -> None:
         """Identity, hits, calls and the offset after them: in one transaction, all or nothing.
 
         With the offset goes ``fingerprint``, of the line just before it (see
         :func:`.tailer.judge`). ``final`` is the file's stat taken before reading, for
-        its last batch. Returns the new hits and calls.
+        its last batch. The calls and hits are queued, written before the transaction
+        commits; :meth:`take_written` counts the new ones.
         """
         tail: Tail | None = None
         if final is not None:
@@ -440,7 +476,8 @@ class Ledger:
             )
         with self.write(batch.end - batch.start) as conn:
             source_id, wrote_tail = source.id(conn, tail)
-            new = batch.write(conn, source_id)
+            if batch.calls or batch.hits or batch.answered or batch.answered_unseen:
+                self._queued.append((batch, source_id))
             if tail is None:
                 conn.execute(
                     "UPDATE sources SET offset = MAX(offset, ?1), "
@@ -465,7 +502,6 @@ class Ledger:
                 )
             self.store.bump("oversized_lines", batch.oversized)
             self.store.bump("malformed_lines", batch.malformed)
-        return new
 
     # ------------------------------------------------------------------ the transcript store
 
@@ -485,6 +521,7 @@ class Ledger:
     def commit_store_batch(self, batch: Batch, nbytes: int, seq: int) -> tuple[int, int]:
         """A batch of a store session's rows, with the session's cursor after them."""
         with self.write(nbytes) as conn:
+            self._write_queued()
             new = batch.write(conn, batch.cp.id)
             conn.execute(
                 "INSERT INTO transcript_db_cursors(source_id, session_id, seq) "
@@ -519,6 +556,7 @@ class Ledger:
     ) -> tuple[int, int]:
         """A batch of an archive's lines; with ``record`` (its last) the archive is read."""
         with self.write(nbytes) as conn:
+            self._write_queued()
             new = batch.write(conn, batch.cp.id)
             self.store.bump("malformed_lines", batch.malformed)
             self.store.bump("oversized_lines", batch.oversized)
