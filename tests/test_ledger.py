@@ -76,6 +76,28 @@ def test_a_failed_write_rolls_back_the_open_group_and_says_so(ledger):
     assert ledger.conn.execute("SELECT COUNT(*) FROM counters").fetchone()[0] == 0
 
 
+def test_a_queued_batch_that_cannot_be_written_undoes_its_transaction_at_the_commit(
+    ledger, tmp_path
+):
+    """A file's rows are written when its transaction commits: one that cannot be (a value
+    SQLite cannot hold) undoes the whole transaction there, offsets included, says so, and
+    leaves the ledger ready for the next one."""
+    sf = SourceFile("main", LIVE, Path("/x/s1.jsonl"))
+    st = stat_of(tmp_path, "s1", 300)
+    start, settle = ledger.settle_identity(sf, st, b"head", None, None, Verdict.NEW)
+    batch = Batch(start, "s1", False, start=0, end=300)
+    batch.hits.append(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 2**70, 2))
+    ledger.commit_file(batch, SourceWrite(settle), "fp", st)  # queued: nothing fails yet
+    with pytest.raises(OverflowError):
+        ledger.flush()
+    assert ledger.rolled_back and not ledger.conn.in_transaction
+    assert ledger.checkpoints()[1] == {}  # the file's identity and offset: undone too
+    assert ledger.take_written() == (0, 0)
+    ledger.source_failed(sf, "why")  # the next write opens a transaction of its own
+    ledger.flush()
+    assert ledger.failed_sources() == {"/x/s1.jsonl": "why"}
+
+
 def test_failures_archives_and_vanished_sources(ledger, tmp_path):
     sf = SourceFile("main", "sqlite", Path("/x/db"))
     ledger.source_failed(sf, "unsupported layout (no transcript_events table)")

@@ -278,7 +278,7 @@ class Ledger:
             try:
                 self._write_queued()
                 self.conn.execute("COMMIT")
-            except sqlite3.Error:  # (a full disk shows at the commit): undone, as in write()
+            except BaseException:  # (a full disk shows at the commit): undone, as in write()
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
                 self._queued.clear()
