@@ -63,7 +63,7 @@ _INSERT_HITS = (
     "score, start_line, end_line, session) VALUES "
 )
 # A batch's rows: what every row of a batch shares (its source, agent and session) comes
-# first, bound once a statement; a row carries only its own values (a hit 8 instead of 11,
+# first, bound once a statement; a row carries only its own values (a hit 8 instead of 10,
 # a call 5 instead of 7), which the sqlite3 module binds one by one.
 _INSERT_BATCH_HITS = (
     "INSERT OR IGNORE INTO hits(source_id, agent, session, call_id, memory_path, kind, ts, "
