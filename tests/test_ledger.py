@@ -6,7 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from memoryd.ingest import ledger as ledger_module
 from memoryd.ingest.calls import Call, Calls, answers
 from memoryd.ingest.ledger import Batch, Ledger, SourceWrite
 from memoryd.ingest.parser import ResultPath, ToolResult
@@ -35,19 +38,33 @@ def test_a_new_file_is_recorded_with_its_hits_offset_and_fingerprint_in_one_writ
     start, settle = ledger.settle_identity(sf, st, b"head", None, None, Verdict.NEW)
     assert start.offset == 0
     batch = Batch(start, "s1", False, start=0, end=300)
-    batch.new_call(("main", "c1", "search", "q", 1.0, "s1", 1))
-    batch.hits.append(("main", "c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2, "s1"))
-    assert ledger.commit_file(batch, SourceWrite(settle), "fp", st) == (1, 1)
+    batch.new_call("c1", "search", "q", 1.0)
+    batch.answer("main", "c1")
+    batch.hits.append(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2))
+    ledger.commit_file(batch, SourceWrite(settle), "fp", st)
+    # its calls and hits are written when the transaction commits, and counted then
+    assert ledger.conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0] == 0
     ledger.flush()
+    assert ledger.take_written() == (1, 1)
+    # the batch's agent and session are in every row it wrote, with its source id
+    assert ledger.conn.execute(
+        "SELECT agent, call_id, memory_path, kind, ts, query, score, start_line, end_line, "
+        "session, source_id FROM hits"
+    ).fetchall() == [("main", "c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2, "s1", 1)]
+    assert ledger.conn.execute("SELECT * FROM calls").fetchall() == [
+        ("main", "c1", "search", "q", 1.0, "s1", 1)
+    ]
     by_inode, by_path, vanished = ledger.checkpoints()
     cp = by_path["/x/s1.jsonl"]
     assert (cp.offset, cp.size, cp.tail_hash) == (300, 300, "fp") and not vanished
     assert by_inode[(st.st_dev, st.st_ino)] == cp
     # the same batch again (a crash before the offset was committed, say): nothing new
     again = Batch(cp, "s1", False, start=0, end=300)
-    again.hits.append(("main", "c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2, "s1"))
+    again.hits.append(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2))
     _, settle = ledger.settle_identity(sf, st, b"head", cp, cp, Verdict.GROWN)
-    assert ledger.commit_file(again, SourceWrite(settle), "fp", st) == (0, 0)
+    ledger.commit_file(again, SourceWrite(settle), "fp", st)
+    ledger.flush()
+    assert ledger.take_written() == (0, 0)
 
 
 def test_a_failed_write_rolls_back_the_open_group_and_says_so(ledger):
@@ -57,6 +74,28 @@ def test_a_failed_write_rolls_back_the_open_group_and_says_so(ledger):
         raise RuntimeError("boom")
     assert ledger.rolled_back
     assert ledger.conn.execute("SELECT COUNT(*) FROM counters").fetchone()[0] == 0
+
+
+def test_a_queued_batch_that_cannot_be_written_undoes_its_transaction_at_the_commit(
+    ledger, tmp_path
+):
+    """A file's rows are written when its transaction commits: one that cannot be (a value
+    SQLite cannot hold) undoes the whole transaction there, offsets included, says so, and
+    leaves the ledger ready for the next one."""
+    sf = SourceFile("main", LIVE, Path("/x/s1.jsonl"))
+    st = stat_of(tmp_path, "s1", 300)
+    start, settle = ledger.settle_identity(sf, st, b"head", None, None, Verdict.NEW)
+    batch = Batch(start, "s1", False, start=0, end=300)
+    batch.hits.append(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 2**70, 2))
+    ledger.commit_file(batch, SourceWrite(settle), "fp", st)  # queued: nothing fails yet
+    with pytest.raises(OverflowError):
+        ledger.flush()
+    assert ledger.rolled_back and not ledger.conn.in_transaction
+    assert ledger.checkpoints()[1] == {}  # the file's identity and offset: undone too
+    assert ledger.take_written() == (0, 0)
+    ledger.source_failed(sf, "why")  # the next write opens a transaction of its own
+    ledger.flush()
+    assert ledger.failed_sources() == {"/x/s1.jsonl": "why"}
 
 
 def test_failures_archives_and_vanished_sources(ledger, tmp_path):
@@ -90,3 +129,102 @@ def test_the_one_answer_rule():
     assert not calls.is_answered("c") and calls.is_answered("unknown")
     assert calls.lookup("d", lambda cid: ("get", "MEMORY.md", 1.0, 0, "t")).tool == "get"
     assert calls.waiting_in("t") == {"d"}
+
+
+# A batch's rows as the applier builds them (without its agent and session): few call ids
+# and paths, so that keys repeat, within the batch and with rows already in the database.
+CALL_IDS = ["c1", "c2", "toolu_01A", "call_9"]
+BATCH_CALLS = st.lists(
+    st.tuples(
+        st.sampled_from(CALL_IDS),
+        st.sampled_from(["search", "get"]),
+        st.one_of(st.none(), st.text(max_size=5)),
+        st.one_of(st.none(), st.floats(0, 2e9, allow_nan=False)),
+        st.booleans(),  # answered in the batch
+    ),
+    max_size=40,
+)
+BATCH_HITS = st.lists(
+    st.tuples(
+        st.sampled_from(CALL_IDS),
+        st.sampled_from(["MEMORY.md", "memory/a.md", "memory/b.md"]),
+        st.sampled_from(["search", "get"]),
+        st.floats(0, 2e9, allow_nan=False),
+        st.one_of(st.none(), st.text(max_size=5)),
+        st.one_of(st.none(), st.floats(0, 1)),
+        st.one_of(st.none(), st.integers(0, 500)),
+        st.one_of(st.none(), st.integers(0, 500)),
+    ),
+    max_size=300,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    calls=BATCH_CALLS,
+    hits=BATCH_HITS,
+    agent=st.sampled_from(["main", "work"]),
+    session=st.sampled_from(["s1", "s2"]),
+    source_id=st.integers(1, 3),
+    split=st.sampled_from([(64, 16, 4), (4,), (1,), ()]),
+)
+def test_a_batch_writes_the_rows_of_executemany_with_its_agent_and_session_in_each(
+    calls: list[tuple[object, ...]],
+    hits: list[tuple[object, ...]],
+    agent: str,
+    session: str,
+    source_id: int,
+    split: tuple[int, ...],
+) -> None:
+    """Batch.write binds what every row of a batch shares once a statement, several rows a
+    statement: the tables and the counts of new rows are those of the plain way, a whole
+    row at a time by executemany, in order (the first of two rows with one key kept)."""
+    results = []
+    for way in ("plain", "batch"):
+        store = Store.memory()
+        conn = store.conn
+        conn.execute(
+            "INSERT INTO hits(agent, call_id, memory_path, kind, ts) "
+            "VALUES ('main', 'c1', 'memory/a.md', 'get', 1.0)"
+        )  # known already
+        conn.execute("INSERT INTO calls(agent, call_id, tool) VALUES ('main', 'c2', 'get')")
+        before = conn.total_changes
+        if way == "plain":
+            first: dict[object, list[object]] = {}
+            for cid, tool, query, ts, answered in calls:
+                row = first.setdefault(cid, [agent, cid, tool, query, ts, session, 0])
+                row[6] = row[6] or int(answered)
+            conn.executemany(
+                "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
+                "VALUES (?,?,?,?,?,?,?)",
+                list(first.values()),
+            )
+            new_calls = conn.total_changes - before
+            mid = conn.total_changes
+            conn.executemany(
+                "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
+                "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(agent, *h[:2], *h[2:], session, source_id) for h in hits],
+            )
+            new = (conn.total_changes - mid, new_calls)
+        else:
+            cp = Checkpoint(source_id, agent, "p", 0, 0, 0, "", 0, 0, 0)
+            batch = Batch(cp, session, False)
+            for cid, tool, query, ts, answered in calls:
+                if cid not in batch.call_rows:  # (the applier makes a call once a batch)
+                    batch.new_call(str(cid), str(tool), query, ts)  # type: ignore[arg-type]
+                if answered:
+                    batch.answer(agent, str(cid))
+            batch.hits.extend(hits)
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(ledger_module, "_ROWS_PER_STATEMENT", split)
+                new = batch.write(conn, source_id)
+        results.append(
+            (
+                new,
+                conn.execute("SELECT * FROM hits ORDER BY id").fetchall(),
+                conn.execute("SELECT * FROM calls ORDER BY agent, call_id").fetchall(),
+            )
+        )
+        store.close()
+    assert results[0] == results[1]

@@ -95,7 +95,7 @@ class Applier:
                     call = calls.lookup(call_id, self._fetch(agent))
                 if call is None:
                     calls.add(call_id, Call(tool, query, ts, False, session))
-                    new_call((agent, call_id, tool, query, ts, session, 0))
+                    new_call(call_id, tool, query, ts)
                     made_at[call_id] = line_end
                 elif not call.answered and call.session != session:
                     calls.carry(call_id, call, session)  # a successor's copy
@@ -145,8 +145,7 @@ class Applier:
         keys = self._keys.get(agent)
         if keys is None:
             keys = self._keys[agent] = {}
-        session = batch.session
-        rows = batch.hits
+        rows = batch.hits  # (the batch's agent and session are written with them)
         for path, score, start_line, end_line in paths:
             raw = path or asked
             key = keys.get(raw, keys)  # (the dict itself: not classified yet)
@@ -158,6 +157,4 @@ class Applier:
             if key is None:
                 stats.non_memory_paths += 1
                 continue
-            rows.append(
-                (agent, call_id, key, tool, ts, query, score, start_line, end_line, session)
-            )
+            rows.append((call_id, key, tool, ts, query, score, start_line, end_line))

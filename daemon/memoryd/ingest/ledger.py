@@ -13,6 +13,14 @@ than reading them. :meth:`Ledger.write` joins the scan's open transaction until
 unit (identity, hits and the position after them), so a crash re-reads at most
 what was not committed, and re-reading is harmless: hits are unique per agent,
 call and file.
+
+The calls and hits of a transcript file's batches are written at the end of the
+transaction they belong to, just before its ``COMMIT`` (:meth:`Ledger.commit_file`
+queues them): inserted together, the rows of many batches are written with SQLite's
+pages and the statements still hot in the processor's caches, instead of between the
+parsing of one region and the next. The order of every write to ``calls`` and ``hits``
+stays the order of the batches: any other write to them, and any read of ``calls``,
+writes the queue first.
 """
 
 from __future__ import annotations
@@ -54,8 +62,15 @@ _INSERT_HITS = (
     "INSERT OR IGNORE INTO hits(source_id, agent, call_id, memory_path, kind, ts, query, "
     "score, start_line, end_line, session) VALUES "
 )
-_INSERT_CALLS = (
-    "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) VALUES "
+# A batch's rows: what every row of a batch shares (its source, agent and session) comes
+# first, bound once a statement; a row carries only its own values (a hit 8 instead of 10,
+# a call 5 instead of 7), which the sqlite3 module binds one by one.
+_INSERT_BATCH_HITS = (
+    "INSERT OR IGNORE INTO hits(source_id, agent, session, call_id, memory_path, kind, ts, "
+    "query, score, start_line, end_line) VALUES "
+)
+_INSERT_BATCH_CALLS = (
+    "INSERT OR IGNORE INTO calls(agent, session, call_id, tool, query, ts, answered) VALUES "
 )
 
 
@@ -135,16 +150,19 @@ class Batch:
         self.end = end  # file offset after its last complete line
         self.oversized = 0
         self.malformed = 0
-        self.calls: list[list[object]] = []  # (lists: answering a call sets its last field)
+        # The rows of the batch's agent and session (``cp.agent``, ``session``: see write()).
+        # calls: [call id, tool, query, ts, answered] (lists: answering one sets its last field)
+        self.calls: list[list[object]] = []
         self.call_rows: dict[str, int] = {}  # call id → index in calls
         self.answered: list[tuple[str, str]] = []
         self.answered_unseen: list[tuple[object, ...]] = []
+        # hits: (call id, memory path, kind, ts, query, score, start line, end line)
         self.hits: list[tuple[object, ...]] = []
 
-    def new_call(self, row: tuple[object, ...]) -> None:
-        """A call first met in this batch: (agent, call id, tool, query, ts, session, answered)."""
-        self.call_rows[str(row[1])] = len(self.calls)
-        self.calls.append(list(row))
+    def new_call(self, call_id: str, tool: str, query: str | None, ts: float | None) -> None:
+        """A call of the batch's agent first met in this batch, in its session."""
+        self.call_rows[call_id] = len(self.calls)
+        self.calls.append([call_id, tool, query, ts, 0])
 
     def answer(self, agent: str, call_id: str) -> None:
         """Record that a call is answered: in its row when it is new in this batch."""
@@ -152,15 +170,16 @@ class Batch:
         if i is None:
             self.answered.append((agent, call_id))
         else:
-            self.calls[i][6] = 1
+            self.calls[i][4] = 1
 
     def write(self, conn: sqlite3.Connection, source_id: int) -> tuple[int, int]:
         """Insert it all; returns how many hits and calls were new (the rest were known)."""
         # (An empty list is skipped: most batches have no calls without a call line and no
         # answers to earlier batches' calls, and a statement costs even with nothing to do.)
         before_calls = conn.total_changes
+        agent, session = self.cp.agent, self.session
         if self.calls:
-            insert_rows(conn, _INSERT_CALLS, 7, self.calls)
+            insert_rows(conn, _INSERT_BATCH_CALLS, 5, self.calls, (agent, session))
         new_calls = conn.total_changes - before_calls
         if self.answered_unseen:
             conn.executemany(
@@ -174,7 +193,7 @@ class Batch:
             )
         before = conn.total_changes
         if self.hits:
-            insert_rows(conn, _INSERT_HITS, 10, self.hits, (source_id,))
+            insert_rows(conn, _INSERT_BATCH_HITS, 8, self.hits, (source_id, agent, session))
         return conn.total_changes - before, new_calls
 
 
@@ -214,6 +233,10 @@ class Ledger:
         self._txn_bytes = 0
         self.rolled_back = False  # a failed write undid the open transaction
         self._normal_commit_bytes = commit_bytes
+        # Batches of the open transaction whose calls and hits are not written yet (with
+        # their source id), and the new hits and calls that the ones written added.
+        self._queued: list[tuple[Batch, int]] = []
+        self._written = [0, 0]
 
     # ------------------------------------------------------------------ group commit
 
@@ -232,6 +255,7 @@ class Ledger:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             self._in_txn = False
+            self._queued.clear()  # undone with the rest of the transaction
             self.rolled_back = True
             raise
         self._txn_bytes += nbytes
@@ -249,18 +273,38 @@ class Ledger:
         return name.startswith(_STATE_DB_FAULTS)
 
     def flush(self) -> None:
-        """Commit the scan's open transaction, if any."""
+        """Commit the scan's open transaction, if any (its queued batches written first)."""
         if self._in_txn:
             try:
+                self._write_queued()
                 self.conn.execute("COMMIT")
-            except sqlite3.Error:  # (a full disk shows at the commit): undone, as in write()
+            except BaseException:  # (a full disk shows at the commit): undone, as in write()
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
+                self._queued.clear()
                 self.rolled_back = True
                 raise
             finally:
                 self._in_txn = False
             faults.point("scan.committed")
+
+    def _write_queued(self) -> None:
+        """Write the calls and hits of the queued batches, in the order they were queued."""
+        if not self._queued:
+            return
+        queued, self._queued = self._queued, []
+        written = self._written
+        for batch, source_id in queued:
+            new_hits, new_calls = batch.write(self.conn, source_id)
+            written[0] += new_hits
+            written[1] += new_calls
+
+    def take_written(self) -> tuple[int, int]:
+        """The new hits and calls that the queued batches added since the last call (those of
+        a transaction that was undone are not written, and not counted)."""
+        new = (self._written[0], self._written[1])
+        self._written[:] = [0, 0]
+        return new
 
     def hits_empty(self) -> bool:
         return self.store.hits_empty()
@@ -324,6 +368,7 @@ class Ledger:
         )
 
     def fetch_call(self, agent: str, call_id: str) -> CallRow | None:
+        self._write_queued()  # (the calls of this transaction are in the table first)
         return self.conn.execute(  # type: ignore[no-any-return]
             "SELECT tool, query, ts, answered, session FROM calls WHERE agent = ? AND call_id = ?",
             (agent, call_id),
@@ -331,6 +376,7 @@ class Ledger:
 
     def waiting_calls(self, agent: str) -> Calls:
         """The agent's calls still waiting for an answer (from earlier scans)."""
+        self._write_queued()
         rows = self.conn.execute(
             "SELECT call_id, tool, query, ts, session FROM calls WHERE answered = 0 AND agent = ?",
             (agent,),
@@ -409,12 +455,13 @@ class Ledger:
         source: SourceWrite,
         fingerprint: str,
         final: os.stat_result | None,
-    ) -> tuple[int, int]:
+    ) -> None:
         """Identity, hits, calls and the offset after them: in one transaction, all or nothing.
 
         With the offset goes ``fingerprint``, of the line just before it (see
         :func:`.tailer.judge`). ``final`` is the file's stat taken before reading, for
-        its last batch. Returns the new hits and calls.
+        its last batch. The calls and hits are queued, written before the transaction
+        commits; :meth:`take_written` counts the new ones.
         """
         tail: Tail | None = None
         if final is not None:
@@ -429,7 +476,8 @@ class Ledger:
             )
         with self.write(batch.end - batch.start) as conn:
             source_id, wrote_tail = source.id(conn, tail)
-            new = batch.write(conn, source_id)
+            if batch.calls or batch.hits or batch.answered or batch.answered_unseen:
+                self._queued.append((batch, source_id))
             if tail is None:
                 conn.execute(
                     "UPDATE sources SET offset = MAX(offset, ?1), "
@@ -454,7 +502,6 @@ class Ledger:
                 )
             self.store.bump("oversized_lines", batch.oversized)
             self.store.bump("malformed_lines", batch.malformed)
-        return new
 
     # ------------------------------------------------------------------ the transcript store
 
@@ -474,6 +521,7 @@ class Ledger:
     def commit_store_batch(self, batch: Batch, nbytes: int, seq: int) -> tuple[int, int]:
         """A batch of a store session's rows, with the session's cursor after them."""
         with self.write(nbytes) as conn:
+            self._write_queued()
             new = batch.write(conn, batch.cp.id)
             conn.execute(
                 "INSERT INTO transcript_db_cursors(source_id, session_id, seq) "
@@ -508,6 +556,7 @@ class Ledger:
     ) -> tuple[int, int]:
         """A batch of an archive's lines; with ``record`` (its last) the archive is read."""
         with self.write(nbytes) as conn:
+            self._write_queued()
             new = batch.write(conn, batch.cp.id)
             self.store.bump("malformed_lines", batch.malformed)
             self.store.bump("oversized_lines", batch.oversized)

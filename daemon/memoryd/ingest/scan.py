@@ -252,6 +252,7 @@ class Scanner:
         full = only is None
         files = self.discover() if full else [s for p in only if (s := self._owner(Path(p)))]
         by_inode, by_path, vanished = self.ledger.checkpoints()
+        self.ledger.take_written()  # (from a scan that failed before counting them)
         self.ctx.new_scan()
         seen_ids: set[int] = set()
         pending: dict[str, Calls] = {}
@@ -298,6 +299,11 @@ class Scanner:
             finally:  # a failed commit (a full disk) must not leave the bulk settings behind
                 if bulk:
                     self.ledger.end_bulk()
+                # The new hits and calls of the files' batches, counted as they were written
+                # (at each commit: see Ledger.commit_file).
+                new_hits, new_calls = self.ledger.take_written()
+                stats.new_hits += new_hits
+                stats.new_calls += new_calls
         if full:
             known = {c.id for c in by_path.values()} | {c.id for c in by_inode.values()}
             self.ledger.mark_vanished(
@@ -557,12 +563,10 @@ class Scanner:
         """Commit a file's batch with the fingerprint of the line before its end."""
         n = min(TAIL_LEN, batch.end)
         fingerprint = tail_hash(os.pread(fd, n, batch.end - n))
-        new_hits, new_calls = self.ledger.commit_file(batch, source, fingerprint, final)
-        stats.new_hits += new_hits
-        stats.new_calls += new_calls
+        self.ledger.commit_file(batch, source, fingerprint, final)  # (new rows: see _scan)
         stats.malformed += batch.malformed
         stats.oversized += batch.oversized
-        faults.point("scan.batch")  # written into the open transaction, not yet committed
+        faults.point("scan.batch")  # in the open transaction, not yet committed
 
     def _apply_region(
         self,
