@@ -251,8 +251,9 @@ def size_of(rows: list[Row]) -> int:
     else its ``event_utf8_bytes``.
 
     As the SQL ``SUM`` it replaces counted: one value that is not an integer (a
-    hostile ``event_utf8_bytes``) made the sum a float, read as 0; a sum past 64 bits
-    is SQLite's overflow error.
+    hostile ``event_utf8_bytes``) made the sum a float, read as 0. A sum past 64 bits
+    (SQLite's "integer overflow" error, which failed the store at every scan) is 0
+    too: the size is only a measure, and those rows are counted malformed.
     """
     total = 0
     for row in rows:
@@ -263,9 +264,7 @@ def size_of(rows: list[Row]) -> int:
         if type(value) is not int:
             return 0
         total += value
-    if not -_SUM_MAX - 1 <= total <= _SUM_MAX:
-        raise sqlite3.OperationalError("integer overflow")
-    return total
+    return total if -_SUM_MAX - 1 <= total <= _SUM_MAX else 0
 
 
 def header_row(conn: sqlite3.Connection, layout: Layout, session_id: str) -> bytes | None:
