@@ -133,6 +133,20 @@ def test_a_bomb_that_declares_no_size_is_cut_past_event_utf8_bytes():
     assert peak < 3 * LIMIT, peak
 
 
+@pytest.mark.parametrize("extra", [0, 1, 1000])
+def test_an_event_one_byte_over_the_limit_is_refused_as_any_over_it(extra):
+    """``event_utf8_bytes`` of the limit + 1 bytes: the decoder stops one byte past the
+    limit, and those limit + 1 bytes matched the claimed length, so the row was taken: an
+    event over ``ingest.max_line_bytes`` read (a JSONL line of that length is skipped as
+    oversized), or, when the frame holds more than it claims, the event's first bytes only."""
+    data = event(LIMIT + 1 + extra)[: LIMIT + 1 + extra]
+    frame = openclaw_frame(data)
+    (got, why), _ = decode(frame, LIMIT + 1)
+    assert (got, why) == (None, f"event over {LIMIT} bytes")
+    (got, why), _ = decode(frame, LIMIT + 2)  # (as it was)
+    assert got is None and why
+
+
 def test_a_header_declaring_less_than_the_frame_holds_is_refused():
     frame = rle_frame(3, declared=1000)
     (data, why), peak = decode(frame, 1000)

@@ -412,12 +412,10 @@ def decode_event(
         data = decompress(frame, limit)
     except ValueError as exc:
         return None, str(exc)
+    if len(data) > max_bytes:  # (cut one byte past the limit: that it matches a claimed
+        return None, f"event over {max_bytes} bytes"  # limit + 1 makes it no event)
     if nbytes is not None and len(data) != nbytes:
-        if len(data) > nbytes and nbytes >= max_bytes:
-            return None, f"event over {max_bytes} bytes"
         return None, f"decoded {len(data)} bytes, event_utf8_bytes says {nbytes}"
-    if nbytes is None and len(data) > max_bytes:
-        return None, f"event over {max_bytes} bytes"
     return data, None
 
 
