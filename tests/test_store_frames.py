@@ -147,6 +147,22 @@ def test_an_event_one_byte_over_the_limit_is_refused_as_any_over_it(extra):
     assert got is None and why
 
 
+@pytest.mark.parametrize("nbytes", [None, 2**62])
+def test_a_frame_without_its_size_is_decoded_whatever_max_line_bytes_says(nbytes):
+    """``ingest.max_line_bytes`` has no upper bound (a user may set it huge, meaning "skip
+    no line"). A frame whose header does not say its size was decoded in one call into a
+    buffer of the limit + 1 bytes, allocated first: with no ``event_utf8_bytes`` (or one as
+    wrong as 2**62) the limit is max_line_bytes, and the scan of the store failed with a
+    MemoryError at every try."""
+    frame = openclaw_frame(EV, size=False)
+    (data, why), peak = decode(frame, nbytes, max_bytes=1 << 50)
+    if nbytes is None:
+        assert (data, why) == (EV, None)
+    else:
+        assert data is None and why == f"decoded {len(EV)} bytes, event_utf8_bytes says {nbytes}"
+    assert peak < 4 * len(EV) + (1 << 20), peak
+
+
 def test_a_header_declaring_less_than_the_frame_holds_is_refused():
     frame = rle_frame(3, declared=1000)
     (data, why), peak = decode(frame, 1000)
