@@ -163,6 +163,17 @@ def test_a_frame_without_its_size_is_decoded_whatever_max_line_bytes_says(nbytes
     assert peak < 4 * len(EV) + (1 << 20), peak
 
 
+@pytest.mark.parametrize("nbytes", [None, TB * 32])
+def test_a_header_declaring_terabytes_is_refused_whatever_max_line_bytes_says(nbytes):
+    """The same with a header that declares 32 TB, within such a limit (and within
+    ``event_utf8_bytes``, which may say as much): the one call allocated what the header
+    declared before finding out, a MemoryError."""
+    frame = rle_frame(3, declared=TB * 32)
+    (data, why), peak = decode(frame, nbytes, max_bytes=1 << 50)
+    assert data is None and why
+    assert peak < 2 << 20, peak
+
+
 def test_a_header_declaring_less_than_the_frame_holds_is_refused():
     frame = rle_frame(3, declared=1000)
     (data, why), peak = decode(frame, 1000)

@@ -304,8 +304,8 @@ def zstd_module() -> Any:
 # zstd's magic number, little-endian, at the start of every regular frame (skippable frames
 # start with 0x184D2A50 to 0x184D2A5F instead).
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-# The largest buffer allocated up front for a frame whose header does not say its size
-# (OpenClaw compresses events of at most 4 MiB, and says their length in event_utf8_bytes).
+# The largest buffer the one-call decode allocates up front, before reading the frame
+# (OpenClaw compresses events of at most 4 MiB); larger frames take the careful way.
 _ONE_CALL_MAX = 16 << 20
 
 _FRAMES: Any = None  # the zstandard module, imported on first use
@@ -344,11 +344,11 @@ def decompress(frame: bytes, limit: int) -> bytes:
     when the frame is corrupt, cut short or fails its checksum.
 
     The usual frame says its decoded size in its header: when that is within
-    ``limit`` (or not said, and ``limit`` is below ``_ONE_CALL_MAX``), it is decoded
-    in one call into a buffer of that size (or of ``limit`` + 1), which the decoder
-    cannot write past. Anything else (a size over the limit, an empty or skippable
-    frame, a bad header, a frame the one call refused) goes through :func:`_bounded`,
-    which says why.
+    ``limit`` (or not said), it is decoded in one call into a buffer of that size (or
+    of ``limit`` + 1), which the decoder cannot write past, if that buffer is within
+    ``_ONE_CALL_MAX`` (it is allocated before the frame is read). Anything else (a
+    size over the limit, an empty or skippable frame, a bad header, a frame the one
+    call refused) goes through :func:`_bounded`, which says why.
     """
     z = _FRAMES or frames_module()
     if frame[:4] == ZSTD_MAGIC:
@@ -356,9 +356,9 @@ def decompress(frame: bytes, limit: int) -> bytes:
             size = z.frame_content_size(frame)
         except z.ZstdError:
             size = 0  # a header cut short or malformed: _bounded tells which
-        # (-1: the header does not say; the buffer of limit + 1 bytes is then allocated first,
-        # and ingest.max_line_bytes has no upper bound: above _ONE_CALL_MAX, the careful way)
-        if 0 < size <= limit or (size == -1 and limit < _ONE_CALL_MAX):
+        # (-1: the header does not say. The one call allocates its buffer first, and
+        # ingest.max_line_bytes has no upper bound: past _ONE_CALL_MAX, the careful way.)
+        if 0 < size <= min(limit, _ONE_CALL_MAX) or (size == -1 and limit < _ONE_CALL_MAX):
             try:
                 out: bytes = decompressor().decompress(frame, max_output_size=limit + 1)
                 return out
