@@ -273,6 +273,34 @@ def test_rows_whose_sizes_sum_past_64_bits_do_not_stop_the_store(inst):
     store.conn.close()
 
 
+def test_a_session_of_large_events_is_read_without_holding_a_whole_batch_of_them(inst):
+    """A batch was 500 rows, every row handed over: a session of large events (OpenClaw
+    stores those over 4 MiB plain) held 500 of them in memory at once, gigabytes, where
+    SQLite's prefilter had passed only those naming ``memory_``. A batch now stops at
+    ``sqlite_source.BATCH_BYTES`` of rows too; the counts are the same."""
+    import tracemalloc
+
+    store = Store(inst)
+    lines = conversation(3, "b")
+    big = [
+        tx.dump({"type": "message", "message": {"role": "tool", "content": "x" * 400_000}})
+        for _ in range(250)  # 100 MB of events that hold no memory call
+    ]
+    store.conn.execute("BEGIN")
+    store.append("b", lines[:5] + big + lines[5:], compress="none")
+    store.conn.execute("COMMIT")
+    tracemalloc.start()
+    try:
+        stats = inst.scan()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert stats.errors == 0 and inst.counts() == expected(3)
+    assert stats.bytes_read == sum(len(ln) - 1 for ln in lines + big)
+    assert peak < 40 << 20, peak
+    store.conn.close()
+
+
 def test_the_zstd_binding_is_imported_only_for_a_compressed_row(tmp_path):
     """A one-shot scan of a store without compressed rows does not load the zstd module."""
     inst = Install(tmp_path)

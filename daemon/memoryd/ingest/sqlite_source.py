@@ -211,6 +211,9 @@ def _order(layout: Layout) -> str:
 # and the decoded length it claims.
 Row = tuple[int, str, Any, Any, Any]
 
+# The most bytes of rows (text and frames) one batch holds; a batch is at most 500 rows too.
+BATCH_BYTES = 16 << 20
+
 
 def every_row(
     conn: sqlite3.Connection,
@@ -231,15 +234,30 @@ def every_row(
     second query for each batch's size and one for the ids of calls made in it are spared.
     The JSON column is read as bytes (a row of invalid UTF-8 must not stop the query)
     with its storage class, so a row of the wrong type is seen as such, not coerced.
+
+    A batch also ends once its rows hold ``BATCH_BYTES`` (text or frame): every row
+    is handed over now, and a session of large events (OpenClaw stores those over
+    4 MiB plain) would otherwise be held 500 at a time.
     """
     t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
     z = quote(layout.zstd) if layout.zstd else "NULL"
     n = quote(layout.nbytes) if layout.nbytes else "NULL"
-    rows = conn.execute(
+    cursor = conn.execute(
         f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t} "
         f"WHERE {s} = ? AND {q} > ? AND {q} <= ? ORDER BY {q} LIMIT ?",
         (session_id, after, upto, batch),
-    ).fetchall()
+    )
+    rows: list[Row] = []
+    keep = rows.append
+    held = 0
+    for row in cursor:  # (a row at a time from SQLite: the budget bounds what is held)
+        keep(row)
+        data = row[2] or row[3]  # the text, else the frame
+        if type(data) is bytes:
+            held += len(data)
+            if held >= BATCH_BYTES:
+                cursor.close()
+                return rows, row[0]
     return rows, rows[-1][0] if len(rows) == batch else upto
 
 
