@@ -75,6 +75,35 @@ def test_a_flood_of_made_up_tool_names_is_read_right_and_not_all_remembered():
     assert memory_tool(["memory_get"]) is None  # not a name at all (and not a key)
 
 
+def test_long_made_up_tool_names_are_not_kept_after_their_line():
+    """The bound on remembered names is also a bound on bytes: a transcript whose calls name
+    long made-up tools (a line may be up to ``ingest.max_line_bytes``, 64 MiB) must not leave
+    their names in the daemon's memory. 300 names of 200 kB each held 60 MB for good."""
+    import tracemalloc
+
+    from memoryd.ingest import parser
+
+    saved = dict(parser._TOOL_OF)
+    parser._TOOL_OF.clear()
+    parser._TOOL_OF.update({"memory_search": SEARCH, "memory_get": GET})  # room to remember
+    try:
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(300):
+            name = f"srv{i}_" + "x" * 200_000
+            assert memory_tool(name + "__memory_get") == GET
+            assert memory_tool(name) is None
+            del name
+        kept = tracemalloc.get_traced_memory()[0] - before
+        assert kept < 1 << 20, kept
+        assert memory_tool("srv1__memory_search") == SEARCH  # short names still remembered
+        assert "srv1__memory_search" in parser._TOOL_OF
+    finally:
+        tracemalloc.stop()
+        parser._TOOL_OF.clear()
+        parser._TOOL_OF.update(saved)
+
+
 def test_several_calls_in_one_message():
     line = tx.dump(
         {

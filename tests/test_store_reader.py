@@ -257,6 +257,50 @@ def test_bad_rows_are_counted_malformed_and_the_rest_is_read(inst, capsys):
     assert inst.scan().malformed == 0  # behind the cursor: not counted again
 
 
+def test_rows_whose_sizes_sum_past_64_bits_do_not_stop_the_store(inst):
+    """Two compressed rows claiming 2**62 bytes each (a corrupt or hostile ``event_utf8_bytes``)
+    are two malformed rows; the store is still read. (The batch's size, once summed by SQLite,
+    then in Python as SQLite did, raised "integer overflow": the store failed at every scan
+    and nothing after those rows was ever counted.)"""
+    store = Store(inst)
+    store.append("g", big_conversation(4, "g"), compress="all")
+    store.raw("g", 100, None, b"junk", 2**62)
+    store.raw("g", 101, None, b"junk", 2**62)
+    store.append("g", big_conversation(2, "h")[1:])
+    stats = inst.scan()
+    assert stats.errors == 0 and stats.malformed == 2
+    assert inst.counts() == expected(4, 2)
+    store.conn.close()
+
+
+def test_a_session_of_large_events_is_read_without_holding_a_whole_batch_of_them(inst):
+    """A batch was 500 rows, every row handed over: a session of large events (OpenClaw
+    stores those over 4 MiB plain) held 500 of them in memory at once, gigabytes, where
+    SQLite's prefilter had passed only those naming ``memory_``. A batch now stops at
+    ``sqlite_source.BATCH_BYTES`` of rows too; the counts are the same."""
+    import tracemalloc
+
+    store = Store(inst)
+    lines = conversation(3, "b")
+    big = [
+        tx.dump({"type": "message", "message": {"role": "tool", "content": "x" * 400_000}})
+        for _ in range(250)  # 100 MB of events that hold no memory call
+    ]
+    store.conn.execute("BEGIN")
+    store.append("b", lines[:5] + big + lines[5:], compress="none")
+    store.conn.execute("COMMIT")
+    tracemalloc.start()
+    try:
+        stats = inst.scan()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert stats.errors == 0 and inst.counts() == expected(3)
+    assert stats.bytes_read == sum(len(ln) - 1 for ln in lines + big)
+    assert peak < 40 << 20, peak
+    store.conn.close()
+
+
 def test_the_zstd_binding_is_imported_only_for_a_compressed_row(tmp_path):
     """A one-shot scan of a store without compressed rows does not load the zstd module."""
     inst = Install(tmp_path)

@@ -108,7 +108,7 @@ def memory_tool(name: Any) -> str | None:
     tool = _TOOL_OF.get(name, "")
     if tool == "":  # a name not seen yet (a line names one of a handful, as a rule)
         tool = _memory_tool(name)
-        if len(_TOOL_OF) < _TOOL_OF_MAX:
+        if len(_TOOL_OF) < _TOOL_OF_MAX and len(name) <= _TOOL_NAME_MAX:
             _TOOL_OF[name] = tool
     return tool
 
@@ -124,9 +124,12 @@ def _memory_tool(name: str) -> str | None:
 
 
 # The names already read: every call and result line names its tool, and the tool names
-# are a handful (a bound keeps a transcript of made-up names from growing it).
+# are a handful (a bound keeps a transcript of made-up names from growing it). Only names of
+# a tool name's usual length are kept: a name is as long as its line allows (up to
+# ingest.max_line_bytes), and 4,096 of those would hold gigabytes for the daemon's life.
 _TOOL_OF: dict[str, str | None] = {"memory_search": SEARCH, "memory_get": GET}
 _TOOL_OF_MAX = 4096
+_TOOL_NAME_MAX = 128
 
 
 def parse_line(line: bytes) -> ParsedLine:
