@@ -299,6 +299,19 @@ class Ledger:
             written[0] += new_hits
             written[1] += new_calls
 
+    def _write_queue_before_read(self) -> None:
+        """Before a read of ``calls`` in the open transaction: its queued rows in the table.
+
+        Written as any other write of the transaction (see :meth:`write`): one that
+        fails (a full disk, on which SQLite undoes the transaction itself; a row that
+        cannot be written) undoes the transaction, its queue with it, and says so;
+        otherwise the queue would be gone and the transaction left open, or believed
+        open, and a later commit would record offsets without their hits.
+        """
+        if self._queued:
+            with self.write(0):
+                self._write_queued()
+
     def take_written(self) -> tuple[int, int]:
         """The new hits and calls that the queued batches added since the last call (those of
         a transaction that was undone are not written, and not counted)."""
@@ -368,7 +381,7 @@ class Ledger:
         )
 
     def fetch_call(self, agent: str, call_id: str) -> CallRow | None:
-        self._write_queued()  # (the calls of this transaction are in the table first)
+        self._write_queue_before_read()  # (the calls of this transaction are in the table first)
         return self.conn.execute(  # type: ignore[no-any-return]
             "SELECT tool, query, ts, answered, session FROM calls WHERE agent = ? AND call_id = ?",
             (agent, call_id),
@@ -376,7 +389,7 @@ class Ledger:
 
     def waiting_calls(self, agent: str) -> Calls:
         """The agent's calls still waiting for an answer (from earlier scans)."""
-        self._write_queued()
+        self._write_queue_before_read()
         rows = self.conn.execute(
             "SELECT call_id, tool, query, ts, session FROM calls WHERE answered = 0 AND agent = ?",
             (agent,),
