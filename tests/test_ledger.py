@@ -168,6 +168,35 @@ def test_a_full_disk_met_by_a_read_of_calls_leaves_no_write_outside_a_transactio
         store.close()
 
 
+def test_rows_written_before_a_read_of_calls_are_not_counted_if_their_transaction_is_undone(
+    ledger, tmp_path
+):
+    """A read of ``calls`` writes the queue in the middle of the transaction; a later write
+    of that transaction fails and undoes it: the rows written early are undone too, and
+    not counted (the next scan reads their file again and counts them then)."""
+    sf = SourceFile("main", LIVE, Path("/x/s1.jsonl"))
+    st = stat_of(tmp_path, "s1", 300)
+    start, settle = ledger.settle_identity(sf, st, b"head", None, None, Verdict.NEW)
+    batch = Batch(start, "s1", False, start=0, end=300)
+    batch.new_call("c1", "search", "q", 1.0)
+    batch.hits.append(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2))
+    ledger.commit_file(batch, SourceWrite(settle), "fp", st)
+    ledger.waiting_calls("ops")  # writes the queue first
+    with pytest.raises(RuntimeError), ledger.write(0):
+        raise RuntimeError("the next file's write failed")
+    assert ledger.conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0] == 0
+    assert ledger.take_written() == (0, 0)
+    # and rows written early in a transaction that commits are counted once, at the commit
+    start, settle = ledger.settle_identity(sf, st, b"head", None, None, Verdict.NEW)
+    batch = Batch(start, "s1", False, start=0, end=300)
+    batch.new_call("c1", "search", "q", 1.0)
+    batch.hits.append(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2))
+    ledger.commit_file(batch, SourceWrite(settle), "fp", st)
+    ledger.waiting_calls("ops")
+    ledger.flush()
+    assert ledger.take_written() == (1, 1)
+
+
 def test_failures_archives_and_vanished_sources(ledger, tmp_path):
     sf = SourceFile("main", "sqlite", Path("/x/db"))
     ledger.source_failed(sf, "unsupported layout (no transcript_events table)")

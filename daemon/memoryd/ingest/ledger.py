@@ -234,8 +234,11 @@ class Ledger:
         self.rolled_back = False  # a failed write undid the open transaction
         self._normal_commit_bytes = commit_bytes
         # Batches of the open transaction whose calls and hits are not written yet (with
-        # their source id), and the new hits and calls that the ones written added.
+        # their source id); the new hits and calls that the ones written added, in the open
+        # transaction (some are written before its commit: see _write_queue_before_read),
+        # and in the transactions committed since take_written.
         self._queued: list[tuple[Batch, int]] = []
+        self._txn_written = [0, 0]
         self._written = [0, 0]
 
     # ------------------------------------------------------------------ group commit
@@ -256,6 +259,7 @@ class Ledger:
                 conn.execute("ROLLBACK")
             self._in_txn = False
             self._queued.clear()  # undone with the rest of the transaction
+            self._txn_written[:] = [0, 0]  # (rows written early: undone, not counted)
             self.rolled_back = True
             raise
         self._txn_bytes += nbytes
@@ -282,10 +286,15 @@ class Ledger:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
                 self._queued.clear()
+                self._txn_written[:] = [0, 0]
                 self.rolled_back = True
                 raise
             finally:
                 self._in_txn = False
+            txn, written = self._txn_written, self._written
+            written[0] += txn[0]
+            written[1] += txn[1]
+            txn[:] = [0, 0]
             faults.point("scan.committed")
 
     def _write_queued(self) -> None:
@@ -293,7 +302,7 @@ class Ledger:
         if not self._queued:
             return
         queued, self._queued = self._queued, []
-        written = self._written
+        written = self._txn_written
         for batch, source_id in queued:
             new_hits, new_calls = batch.write(self.conn, source_id)
             written[0] += new_hits
@@ -313,8 +322,9 @@ class Ledger:
                 self._write_queued()
 
     def take_written(self) -> tuple[int, int]:
-        """The new hits and calls that the queued batches added since the last call (those of
-        a transaction that was undone are not written, and not counted)."""
+        """The new hits and calls that the queued batches added in the transactions committed
+        since the last call (those of a transaction that was undone are not counted, even
+        when written before it failed)."""
         new = (self._written[0], self._written[1])
         self._written[:] = [0, 0]
         return new
