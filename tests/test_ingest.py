@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -480,3 +481,23 @@ def test_lines_appended_while_scanning_are_never_lost(inst):
     scanner.scan()
     scanner_store.close()
     assert inst.counts() == expected(150)
+
+
+def test_a_failed_commit_does_not_make_a_later_scan_take_a_broken_store_for_its_own_db(inst):
+    """The daemon keeps one scanner for days. A scan that stops on memoryd's own database (a
+    full disk) must not leave that verdict behind: once there is space again, a transcript
+    store that is not a database is that source's failure, and the rest is read."""
+    scanner = Scanner(inst.cfg, inst.paths, inst.store)
+    inst.append("s1.jsonl", b"".join(conversation(400)))
+    conn = inst.store.conn
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full
+    with pytest.raises(sqlite3.OperationalError, match="full"):
+        scanner.scan()
+    conn.execute("PRAGMA max_page_count = 1073741823")  # space again
+    db = inst.sessions.parent / "agent" / "openclaw-agent.sqlite"
+    db.parent.mkdir(parents=True)
+    db.write_bytes(b"this is not a database" * 100)
+    stats = scanner.scan()
+    assert stats.errors == 1 and inst.store.counters()["read_errors"] == 1
+    assert inst.counts() == expected(400)

@@ -321,6 +321,14 @@ class Ledger:
             with self.write(0):
                 self._write_queued()
 
+    def new_scan(self) -> None:
+        """What a scan that stopped (a full disk, say) left behind is not the next one's: the
+        new rows it did not count, and the verdict that a failed write undid its transaction
+        (kept, a later scan's first fault of a source, such as a transcript store that is not
+        a database, would be taken for one of memoryd's own database, every scan)."""
+        self.take_written()
+        self.rolled_back = False
+
     def take_written(self) -> tuple[int, int]:
         """The new hits and calls that the queued batches added in the transactions committed
         since the last call (those of a transaction that was undone are not counted, even

@@ -252,7 +252,7 @@ class Scanner:
         full = only is None
         files = self.discover() if full else [s for p in only if (s := self._owner(Path(p)))]
         by_inode, by_path, vanished = self.ledger.checkpoints()
-        self.ledger.take_written()  # (from a scan that failed before counting them)
+        self.ledger.new_scan()  # (nothing of a scan that failed before: see there)
         self.ctx.new_scan()
         seen_ids: set[int] = set()
         pending: dict[str, Calls] = {}
