@@ -501,3 +501,33 @@ def test_a_failed_commit_does_not_make_a_later_scan_take_a_broken_store_for_its_
     stats = scanner.scan()
     assert stats.errors == 1 and inst.store.counters()["read_errors"] == 1
     assert inst.counts() == expected(400)
+
+
+def test_a_store_batch_undone_with_its_transaction_is_not_counted(inst, monkeypatch):
+    """A transcript file's rows and the transcript store's share a transaction; the store's
+    last write (its signature) fails and undoes it: the scan counts only what it recorded,
+    none of the store's rows, and the next scan reads them again and counts them once."""
+    from memoryd.ingest import ledger as ledger_module
+
+    _db, conn = openclaw_db(inst)
+    insert_events(conn, "sA", conversation(3))
+    conn.close()
+    inst.append("s1.jsonl", b"".join(conversation(2, prefix="f")))
+    real_store_read = ledger_module.Ledger.store_read
+    failed = []
+
+    def fail_once(self, *a):  # type: ignore[no-untyped-def]
+        if not failed:
+            failed.append(True)
+            with self.write(0):
+                raise sqlite3.OperationalError("the store's last write failed")
+        return real_store_read(self, *a)
+
+    monkeypatch.setattr(ledger_module.Ledger, "store_read", fail_once)
+    first = inst.scan()
+    assert failed and first.errors == 1
+    recorded = inst.store.conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0]
+    assert first.new_hits == recorded
+    again = inst.scan()
+    assert first.new_hits + again.new_hits == sum(expected(3, 2).values())
+    assert inst.counts() == expected(3, 2)

@@ -100,9 +100,7 @@ def test_a_queued_batch_that_cannot_be_written_undoes_its_transaction_at_the_com
 
 
 @pytest.mark.parametrize("read", ["waiting_calls", "fetch_call"])
-def test_a_read_of_calls_that_cannot_write_the_queue_undoes_its_transaction(
-    ledger, tmp_path, read
-):
+def test_a_read_of_calls_that_cannot_write_the_queue_undoes_its_transaction(ledger, tmp_path, read):
     """A read of ``calls`` writes the queue first, in the middle of the transaction: a
     queued row that cannot be written there undoes the transaction as a failed commit
     does (and says so), instead of dropping the queue and leaving the transaction open,

@@ -302,11 +302,14 @@ class Ledger:
         if not self._queued:
             return
         queued, self._queued = self._queued, []
-        written = self._txn_written
         for batch, source_id in queued:
-            new_hits, new_calls = batch.write(self.conn, source_id)
-            written[0] += new_hits
-            written[1] += new_calls
+            self._count(batch.write(self.conn, source_id))
+
+    def _count(self, new: tuple[int, int]) -> None:
+        """New hits and calls written in the open transaction (counted if it commits)."""
+        written = self._txn_written
+        written[0] += new[0]
+        written[1] += new[1]
 
     def _write_queue_before_read(self) -> None:
         """Before a read of ``calls`` in the open transaction: its queued rows in the table.
@@ -330,9 +333,9 @@ class Ledger:
         self.rolled_back = False
 
     def take_written(self) -> tuple[int, int]:
-        """The new hits and calls that the queued batches added in the transactions committed
-        since the last call (those of a transaction that was undone are not counted, even
-        when written before it failed)."""
+        """The new hits and calls that the batches of every source added in the transactions
+        committed since the last call (those of a transaction that was undone are not
+        counted, even when written before it failed)."""
         new = (self._written[0], self._written[1])
         self._written[:] = [0, 0]
         return new
@@ -549,11 +552,12 @@ class Ledger:
             cur.lastrowid, sf.agent, str(sf.path), st.st_dev, st.st_ino, 0, "", 0, 0, 0
         )
 
-    def commit_store_batch(self, batch: Batch, nbytes: int, seq: int) -> tuple[int, int]:
-        """A batch of a store session's rows, with the session's cursor after them."""
+    def commit_store_batch(self, batch: Batch, nbytes: int, seq: int) -> None:
+        """A batch of a store session's rows, with the session's cursor after them (its new
+        rows counted when the transaction commits: see :meth:`take_written`)."""
         with self.write(nbytes) as conn:
             self._write_queued()
-            new = batch.write(conn, batch.cp.id)
+            self._count(batch.write(conn, batch.cp.id))
             conn.execute(
                 "INSERT INTO transcript_db_cursors(source_id, session_id, seq) "
                 "VALUES (?, ?, ?) ON CONFLICT(source_id, session_id) "
@@ -561,7 +565,6 @@ class Ledger:
                 (batch.cp.id, batch.session, seq),
             )
             self.store.bump("malformed_lines", batch.malformed)
-        return new
 
     def store_read(
         self, source_id: int, agent: str, signature: tuple[int, int], marks: dict[str, str]
@@ -584,16 +587,16 @@ class Ledger:
 
     def commit_archive(
         self, batch: Batch, nbytes: int, record: tuple[str, int, str] | None
-    ) -> tuple[int, int]:
-        """A batch of an archive's lines; with ``record`` (its last) the archive is read."""
+    ) -> None:
+        """A batch of an archive's lines; with ``record`` (its last) the archive is read (its
+        new rows counted when the transaction commits: see :meth:`take_written`)."""
         with self.write(nbytes) as conn:
             self._write_queued()
-            new = batch.write(conn, batch.cp.id)
+            self._count(batch.write(conn, batch.cp.id))
             self.store.bump("malformed_lines", batch.malformed)
             self.store.bump("oversized_lines", batch.oversized)
             if record is not None:
                 self._archive_read(conn, batch.cp.agent, record)
-        return new
 
     def archive_skipped(self, agent: str, record: tuple[str, int, str]) -> None:
         """An archive seen and not to be read (not a zstd file): remembered like one read."""

@@ -299,8 +299,8 @@ class Scanner:
             finally:  # a failed commit (a full disk) must not leave the bulk settings behind
                 if bulk:
                     self.ledger.end_bulk()
-                # The new hits and calls of the files' batches, counted as they were written
-                # (at each commit: see Ledger.commit_file).
+                # The new hits and calls of every source's batches, counted as their
+                # transactions committed (see Ledger.take_written).
                 new_hits, new_calls = self.ledger.take_written()
                 stats.new_hits += new_hits
                 stats.new_calls += new_calls
