@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -480,3 +481,53 @@ def test_lines_appended_while_scanning_are_never_lost(inst):
     scanner.scan()
     scanner_store.close()
     assert inst.counts() == expected(150)
+
+
+def test_a_failed_commit_does_not_make_a_later_scan_take_a_broken_store_for_its_own_db(inst):
+    """The daemon keeps one scanner for days. A scan that stops on memoryd's own database (a
+    full disk) must not leave that verdict behind: once there is space again, a transcript
+    store that is not a database is that source's failure, and the rest is read."""
+    scanner = Scanner(inst.cfg, inst.paths, inst.store)
+    inst.append("s1.jsonl", b"".join(conversation(400)))
+    conn = inst.store.conn
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full
+    with pytest.raises(sqlite3.OperationalError, match="full"):
+        scanner.scan()
+    conn.execute("PRAGMA max_page_count = 1073741823")  # space again
+    db = inst.sessions.parent / "agent" / "openclaw-agent.sqlite"
+    db.parent.mkdir(parents=True)
+    db.write_bytes(b"this is not a database" * 100)
+    stats = scanner.scan()
+    assert stats.errors == 1 and inst.store.counters()["read_errors"] == 1
+    assert inst.counts() == expected(400)
+
+
+def test_a_store_batch_undone_with_its_transaction_is_not_counted(inst, monkeypatch):
+    """A transcript file's rows and the transcript store's share a transaction; the store's
+    last write (its signature) fails and undoes it: the scan counts only what it recorded,
+    none of the store's rows, and the next scan reads them again and counts them once."""
+    from memoryd.ingest import ledger as ledger_module
+
+    _db, conn = openclaw_db(inst)
+    insert_events(conn, "sA", conversation(3))
+    conn.close()
+    inst.append("s1.jsonl", b"".join(conversation(2, prefix="f")))
+    real_store_read = ledger_module.Ledger.store_read
+    failed = []
+
+    def fail_once(self, *a):  # type: ignore[no-untyped-def]
+        if not failed:
+            failed.append(True)
+            with self.write(0):
+                raise sqlite3.OperationalError("the store's last write failed")
+        return real_store_read(self, *a)
+
+    monkeypatch.setattr(ledger_module.Ledger, "store_read", fail_once)
+    first = inst.scan()
+    assert failed and first.errors == 1
+    recorded = inst.store.conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0]
+    assert first.new_hits == recorded
+    again = inst.scan()
+    assert first.new_hits + again.new_hits == sum(expected(3, 2).values())
+    assert inst.counts() == expected(3, 2)

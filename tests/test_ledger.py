@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,102 @@ def test_a_queued_batch_that_cannot_be_written_undoes_its_transaction_at_the_com
     ledger.source_failed(sf, "why")  # the next write opens a transaction of its own
     ledger.flush()
     assert ledger.failed_sources() == {"/x/s1.jsonl": "why"}
+
+
+@pytest.mark.parametrize("read", ["waiting_calls", "fetch_call"])
+def test_a_read_of_calls_that_cannot_write_the_queue_undoes_its_transaction(ledger, tmp_path, read):
+    """A read of ``calls`` writes the queue first, in the middle of the transaction: a
+    queued row that cannot be written there undoes the transaction as a failed commit
+    does (and says so), instead of dropping the queue and leaving the transaction open,
+    whose next commit would record the file's offset without its hits (lost for good)."""
+    sf = SourceFile("main", LIVE, Path("/x/s1.jsonl"))
+    st = stat_of(tmp_path, "s1", 300)
+    start, settle = ledger.settle_identity(sf, st, b"head", None, None, Verdict.NEW)
+    batch = Batch(start, "s1", False, start=0, end=300)
+    batch.hits.append(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 2**70, 2))
+    ledger.commit_file(batch, SourceWrite(settle), "fp", st)
+    with pytest.raises(OverflowError):
+        if read == "waiting_calls":
+            ledger.waiting_calls("ops")
+        else:
+            ledger.fetch_call("ops", "c9")
+    assert ledger.rolled_back and not ledger.conn.in_transaction
+    ledger.source_failed(SourceFile("ops", LIVE, Path("/x/o1.jsonl")), "why")
+    ledger.flush()
+    assert ledger.checkpoints()[1] == {}  # s1 is read again next time, its hit with it
+    assert ledger.take_written() == (0, 0)
+
+
+def test_a_full_disk_met_by_a_read_of_calls_leaves_no_write_outside_a_transaction(tmp_path):
+    """The disk fills while a read of ``calls`` writes the queue: SQLite undoes the
+    transaction itself. The ledger must know it: the next file's offset is written in a
+    transaction of its own with its hits, never committed alone before them (a kill then
+    would lose its hits for good)."""
+    store = Store.open(tmp_path / "state.db")
+    try:
+        ledger = Ledger(store, commit_bytes=1 << 30)
+        sf = SourceFile("main", LIVE, Path("/x/s1.jsonl"))
+        st = stat_of(tmp_path, "s1", 300)
+        start, settle = ledger.settle_identity(sf, st, b"head", None, None, Verdict.NEW)
+        batch = Batch(start, "s1", False, start=0, end=300)
+        for i in range(3000):  # more pages than the disk has left
+            batch.hits.append((f"c{i}", f"memory/n{i}.md", "search", 1.0, "q" * 50, 0.5, 1, 2))
+        ledger.commit_file(batch, SourceWrite(settle), "fp", st)
+        pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+        store.conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # the disk fills up
+        with pytest.raises(sqlite3.OperationalError) as failed:
+            ledger.waiting_calls("ops")
+        assert ledger.state_database_broke(failed.value)  # the scan names the database
+        store.conn.execute("PRAGMA max_page_count = 1073741823")  # space again
+        sf2 = SourceFile("ops", LIVE, Path("/x/o1.jsonl"))
+        st2 = stat_of(tmp_path, "o1", 200)
+        start2, settle2 = ledger.settle_identity(sf2, st2, b"head2", None, None, Verdict.NEW)
+        batch2 = Batch(start2, "o1", False, start=0, end=200)
+        batch2.hits.append(("d1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2))
+        ledger.commit_file(batch2, SourceWrite(settle2), "fp2", st2)
+        other = sqlite3.connect(tmp_path / "state.db")
+        try:
+            # not committed yet: another connection (or the next start, after a kill) sees
+            # neither the offset nor the hit
+            assert other.execute("SELECT path, offset FROM sources").fetchall() == []
+            ledger.flush()
+            assert other.execute("SELECT path, offset FROM sources").fetchall() == [
+                ("/x/o1.jsonl", 200)
+            ]
+            assert other.execute("SELECT call_id FROM hits").fetchall() == [("d1",)]
+        finally:
+            other.close()
+    finally:
+        store.close()
+
+
+def test_rows_written_before_a_read_of_calls_are_not_counted_if_their_transaction_is_undone(
+    ledger, tmp_path
+):
+    """A read of ``calls`` writes the queue in the middle of the transaction; a later write
+    of that transaction fails and undoes it: the rows written early are undone too, and
+    not counted (the next scan reads their file again and counts them then)."""
+    sf = SourceFile("main", LIVE, Path("/x/s1.jsonl"))
+    st = stat_of(tmp_path, "s1", 300)
+    start, settle = ledger.settle_identity(sf, st, b"head", None, None, Verdict.NEW)
+    batch = Batch(start, "s1", False, start=0, end=300)
+    batch.new_call("c1", "search", "q", 1.0)
+    batch.hits.append(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2))
+    ledger.commit_file(batch, SourceWrite(settle), "fp", st)
+    ledger.waiting_calls("ops")  # writes the queue first
+    with pytest.raises(RuntimeError), ledger.write(0):
+        raise RuntimeError("the next file's write failed")
+    assert ledger.conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0] == 0
+    assert ledger.take_written() == (0, 0)
+    # and rows written early in a transaction that commits are counted once, at the commit
+    start, settle = ledger.settle_identity(sf, st, b"head", None, None, Verdict.NEW)
+    batch = Batch(start, "s1", False, start=0, end=300)
+    batch.new_call("c1", "search", "q", 1.0)
+    batch.hits.append(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2))
+    ledger.commit_file(batch, SourceWrite(settle), "fp", st)
+    ledger.waiting_calls("ops")
+    ledger.flush()
+    assert ledger.take_written() == (1, 1)
 
 
 def test_failures_archives_and_vanished_sources(ledger, tmp_path):

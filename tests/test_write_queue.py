@@ -123,3 +123,54 @@ def test_an_undone_transaction_takes_its_queued_rows_with_it(
     assert sorted(h[1:4] for h in both["hits"]) == sorted(h[1:4] for h in want["hits"])
     assert both["calls"] == want["calls"]
     assert clean.new_hits == corpus.total_hits
+
+
+def test_rows_written_early_in_a_transaction_are_undone_with_it_and_not_counted(
+    corpus: CorpusTruth, tmp_path: Path
+) -> None:
+    """Queued rows are written before their commit by anything that must see them in the
+    tables (a read of ``calls``, an archive's or a store's batch). When a later write of
+    that transaction fails and undoes it (here the second agent's first file), the scan
+    counts only what it recorded, and the two scans together count every hit once."""
+    real_commit_file = ledger_module.Ledger.commit_file
+    real_id = ledger_module.SourceWrite.id
+    real_write_queued = ledger_module.Ledger._write_queued
+    real_flush = ledger_module.Ledger.flush
+    state = {"ops": False, "failed": False, "flushing": False, "early": False, "case": False}
+
+    def write_queued(self: ledger_module.Ledger) -> None:
+        if self._queued and not state["flushing"]:
+            state["early"] = True  # written before its transaction's commit
+        real_write_queued(self)
+
+    def flush(self: ledger_module.Ledger) -> None:
+        state["flushing"] = True
+        try:
+            real_flush(self)
+        finally:
+            state["flushing"] = state["early"] = False
+
+    def commit_file(self: ledger_module.Ledger, batch: ledger_module.Batch, *a: object):
+        state["ops"] = state["ops"] or batch.cp.agent == "ops"
+        return real_commit_file(self, batch, *a)  # type: ignore[arg-type]
+
+    def fail_first_ops(self: ledger_module.SourceWrite, conn: sqlite3.Connection, *a: object):
+        if state["ops"] and not state["failed"]:
+            state["failed"], state["case"] = True, state["early"]
+            raise sqlite3.OperationalError("a write of the second agent's first file failed")
+        return real_id(self, conn, *a)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ledger_module.Ledger, "commit_file", commit_file)
+        mp.setattr(ledger_module.Ledger, "_write_queued", write_queued)
+        mp.setattr(ledger_module.Ledger, "flush", flush)
+        mp.setattr(ledger_module.SourceWrite, "id", fail_first_ops)
+        first = scan(tmp_path, corpus, "early", ONE_PROCESS)
+    assert state["case"]  # rows of the undone transaction had been written before it failed
+    assert first.errors == 1
+    in_db = rows_in_order(tmp_path / "early")
+    assert first.new_hits == len(in_db["hits"]) < corpus.total_hits
+    assert first.new_calls == len(in_db["calls"])
+    again = scan(tmp_path, corpus, "early", ONE_PROCESS)
+    assert again.errors == 0
+    assert first.new_hits + again.new_hits == corpus.total_hits

@@ -189,10 +189,8 @@ class ArchiveReader:
     def _commit_archive(
         self, batch: Batch, nbytes: int, stats: ScanStats, record: tuple[str, int, str] | None
     ) -> None:
-        new_hits, new_calls = self.ctx.ledger.commit_archive(batch, nbytes, record)
+        self.ctx.ledger.commit_archive(batch, nbytes, record)  # (new rows: counted at the commit)
         if record is not None:
             self.ctx.archives_done[(batch.cp.agent, record[0])] = record[1:]
-        stats.new_hits += new_hits
-        stats.new_calls += new_calls
         stats.malformed += batch.malformed
         stats.oversized += batch.oversized

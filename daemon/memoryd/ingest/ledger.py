@@ -234,8 +234,11 @@ class Ledger:
         self.rolled_back = False  # a failed write undid the open transaction
         self._normal_commit_bytes = commit_bytes
         # Batches of the open transaction whose calls and hits are not written yet (with
-        # their source id), and the new hits and calls that the ones written added.
+        # their source id); the new hits and calls that the ones written added, in the open
+        # transaction (some are written before its commit: see _write_queue_before_read),
+        # and in the transactions committed since take_written.
         self._queued: list[tuple[Batch, int]] = []
+        self._txn_written = [0, 0]
         self._written = [0, 0]
 
     # ------------------------------------------------------------------ group commit
@@ -256,6 +259,7 @@ class Ledger:
                 conn.execute("ROLLBACK")
             self._in_txn = False
             self._queued.clear()  # undone with the rest of the transaction
+            self._txn_written[:] = [0, 0]  # (rows written early: undone, not counted)
             self.rolled_back = True
             raise
         self._txn_bytes += nbytes
@@ -282,10 +286,15 @@ class Ledger:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
                 self._queued.clear()
+                self._txn_written[:] = [0, 0]
                 self.rolled_back = True
                 raise
             finally:
                 self._in_txn = False
+            txn, written = self._txn_written, self._written
+            written[0] += txn[0]
+            written[1] += txn[1]
+            txn[:] = [0, 0]
             faults.point("scan.committed")
 
     def _write_queued(self) -> None:
@@ -293,15 +302,40 @@ class Ledger:
         if not self._queued:
             return
         queued, self._queued = self._queued, []
-        written = self._written
         for batch, source_id in queued:
-            new_hits, new_calls = batch.write(self.conn, source_id)
-            written[0] += new_hits
-            written[1] += new_calls
+            self._count(batch.write(self.conn, source_id))
+
+    def _count(self, new: tuple[int, int]) -> None:
+        """New hits and calls written in the open transaction (counted if it commits)."""
+        written = self._txn_written
+        written[0] += new[0]
+        written[1] += new[1]
+
+    def _write_queue_before_read(self) -> None:
+        """Before a read of ``calls`` in the open transaction: its queued rows in the table.
+
+        Written as any other write of the transaction (see :meth:`write`): one that
+        fails (a full disk, on which SQLite undoes the transaction itself; a row that
+        cannot be written) undoes the transaction, its queue with it, and says so;
+        otherwise the queue would be gone and the transaction left open, or believed
+        open, and a later commit would record offsets without their hits.
+        """
+        if self._queued:
+            with self.write(0):
+                self._write_queued()
+
+    def new_scan(self) -> None:
+        """What a scan that stopped (a full disk, say) left behind is not the next one's: the
+        new rows it did not count, and the verdict that a failed write undid its transaction
+        (kept, a later scan's first fault of a source, such as a transcript store that is not
+        a database, would be taken for one of memoryd's own database, every scan)."""
+        self.take_written()
+        self.rolled_back = False
 
     def take_written(self) -> tuple[int, int]:
-        """The new hits and calls that the queued batches added since the last call (those of
-        a transaction that was undone are not written, and not counted)."""
+        """The new hits and calls that the batches of every source added in the transactions
+        committed since the last call (those of a transaction that was undone are not
+        counted, even when written before it failed)."""
         new = (self._written[0], self._written[1])
         self._written[:] = [0, 0]
         return new
@@ -368,7 +402,7 @@ class Ledger:
         )
 
     def fetch_call(self, agent: str, call_id: str) -> CallRow | None:
-        self._write_queued()  # (the calls of this transaction are in the table first)
+        self._write_queue_before_read()  # (the calls of this transaction are in the table first)
         return self.conn.execute(  # type: ignore[no-any-return]
             "SELECT tool, query, ts, answered, session FROM calls WHERE agent = ? AND call_id = ?",
             (agent, call_id),
@@ -376,7 +410,7 @@ class Ledger:
 
     def waiting_calls(self, agent: str) -> Calls:
         """The agent's calls still waiting for an answer (from earlier scans)."""
-        self._write_queued()
+        self._write_queue_before_read()
         rows = self.conn.execute(
             "SELECT call_id, tool, query, ts, session FROM calls WHERE answered = 0 AND agent = ?",
             (agent,),
@@ -518,11 +552,12 @@ class Ledger:
             cur.lastrowid, sf.agent, str(sf.path), st.st_dev, st.st_ino, 0, "", 0, 0, 0
         )
 
-    def commit_store_batch(self, batch: Batch, nbytes: int, seq: int) -> tuple[int, int]:
-        """A batch of a store session's rows, with the session's cursor after them."""
+    def commit_store_batch(self, batch: Batch, nbytes: int, seq: int) -> None:
+        """A batch of a store session's rows, with the session's cursor after them (its new
+        rows counted when the transaction commits: see :meth:`take_written`)."""
         with self.write(nbytes) as conn:
             self._write_queued()
-            new = batch.write(conn, batch.cp.id)
+            self._count(batch.write(conn, batch.cp.id))
             conn.execute(
                 "INSERT INTO transcript_db_cursors(source_id, session_id, seq) "
                 "VALUES (?, ?, ?) ON CONFLICT(source_id, session_id) "
@@ -530,7 +565,6 @@ class Ledger:
                 (batch.cp.id, batch.session, seq),
             )
             self.store.bump("malformed_lines", batch.malformed)
-        return new
 
     def store_read(
         self, source_id: int, agent: str, signature: tuple[int, int], marks: dict[str, str]
@@ -553,16 +587,16 @@ class Ledger:
 
     def commit_archive(
         self, batch: Batch, nbytes: int, record: tuple[str, int, str] | None
-    ) -> tuple[int, int]:
-        """A batch of an archive's lines; with ``record`` (its last) the archive is read."""
+    ) -> None:
+        """A batch of an archive's lines; with ``record`` (its last) the archive is read (its
+        new rows counted when the transaction commits: see :meth:`take_written`)."""
         with self.write(nbytes) as conn:
             self._write_queued()
-            new = batch.write(conn, batch.cp.id)
+            self._count(batch.write(conn, batch.cp.id))
             self.store.bump("malformed_lines", batch.malformed)
             self.store.bump("oversized_lines", batch.oversized)
             if record is not None:
                 self._archive_read(conn, batch.cp.agent, record)
-        return new
 
     def archive_skipped(self, agent: str, record: tuple[str, int, str]) -> None:
         """An archive seen and not to be read (not a zstd file): remembered like one read."""

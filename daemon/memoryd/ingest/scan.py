@@ -252,7 +252,7 @@ class Scanner:
         full = only is None
         files = self.discover() if full else [s for p in only if (s := self._owner(Path(p)))]
         by_inode, by_path, vanished = self.ledger.checkpoints()
-        self.ledger.take_written()  # (from a scan that failed before counting them)
+        self.ledger.new_scan()  # (nothing of a scan that failed before: see there)
         self.ctx.new_scan()
         seen_ids: set[int] = set()
         pending: dict[str, Calls] = {}
@@ -299,8 +299,8 @@ class Scanner:
             finally:  # a failed commit (a full disk) must not leave the bulk settings behind
                 if bulk:
                     self.ledger.end_bulk()
-                # The new hits and calls of the files' batches, counted as they were written
-                # (at each commit: see Ledger.commit_file).
+                # The new hits and calls of every source's batches, counted as their
+                # transactions committed (see Ledger.take_written).
                 new_hits, new_calls = self.ledger.take_written()
                 stats.new_hits += new_hits
                 stats.new_calls += new_calls

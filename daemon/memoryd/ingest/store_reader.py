@@ -202,8 +202,6 @@ class StoreReader:
             # scan's count of bytes)
             nbytes = sqlite_source.size_of(rows)
             stats.bytes_read += nbytes
-            new_hits, new_calls = self.ctx.ledger.commit_store_batch(batch, nbytes, upto)
-            stats.new_hits += new_hits
-            stats.new_calls += new_calls
+            self.ctx.ledger.commit_store_batch(batch, nbytes, upto)  # (new rows: at the commit)
             stats.malformed += batch.malformed
             after = upto
