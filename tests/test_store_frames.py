@@ -397,3 +397,16 @@ def test_a_batch_size_is_what_sqlite_summed(tmp_path_factory, rows):
         want = int(total or 0) if isinstance(total, int) else 0
         assert sqlite_source.size_of(got) == want
     conn.close()
+
+
+@pytest.mark.parametrize("json_type", ["text", "blob"])
+def test_a_plain_event_over_the_limit_is_refused_as_a_compressed_one_is(json_type):
+    """OpenClaw stores an event over 4 MiB without compressing it: over
+    ``ingest.max_line_bytes`` it is refused as the same event compressed is (a JSONL line of
+    that length is skipped too), and at the limit it is read."""
+    at_limit = event(LIMIT)[:LIMIT]
+    over = event(LIMIT + 1)[: LIMIT + 1]
+    assert sqlite_source.decode_event(json_type, at_limit, None, None, LIMIT) == (at_limit, None)
+    plain = sqlite_source.decode_event(json_type, over, None, None, LIMIT)
+    packed, _ = decode(openclaw_frame(over), len(over))
+    assert plain == packed == (None, f"event over {LIMIT} bytes")

@@ -415,11 +415,14 @@ def decode_event(
 
     Plain rows hold the text in the JSON column; compressed ones a zstd frame
     whose decoded length must equal ``event_utf8_bytes`` (OpenClaw's own reader
-    refuses a mismatch too). A frame is decoded only up to ``max_bytes`` + 1 bytes.
+    refuses a mismatch too). A frame is decoded only up to ``max_bytes`` + 1 bytes; an
+    event longer than ``max_bytes``, plain or compressed, is refused.
     """
     if json_type in ("text", "blob") and isinstance(text, bytes):
         # Every event is a JSON object. (OpenClaw writes text; a blob of JSON text is taken
         # too. A number written into the TEXT column is stored as text: it is not an event.)
+        if len(text) > max_bytes:  # as a compressed event over it (and a JSONL line) is
+            return None, f"event over {max_bytes} bytes"
         if text.lstrip()[:1] == b"{":
             return text, None
         return None, f"event_json ({json_type}) is not a JSON object"
