@@ -71,7 +71,9 @@ class IngestConfig(NamedTuple):
     chunk_bytes: int = 1 << 20
     """Bytes read from a transcript at a time (at least 4096)."""
     max_line_bytes: int = 64 << 20
-    """A single line longer than this is skipped (and counted as oversized)."""
+    """A single line longer than this is skipped (and counted as oversized). An event of
+    OpenClaw's SQLite store longer than this, plain or compressed, is skipped too (counted as a
+    malformed row, its reason logged)."""
     vanished_grace_days: int = 7
     """A transcript that disappeared keeps its checkpoint this long (it may come back
     renamed)."""
