@@ -39,11 +39,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_scan import busy_cores, counts_of  # noqa: E402  (the same busy cores and counts)
+
 NOW = 1_790_000_000.0  # pinned: the corpus and every window are computed against it
 AIM_COLD_RATIO = 1.3  # issue 9: the store no slower than 1.3x the JSONL scan, cold
 
@@ -65,27 +66,6 @@ def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
         last = lines[-1] if lines else proc.stdout.strip()[-200:]
         raise ScanFailed(f"`{' '.join(cmd[-3:])}` exited {proc.returncode}: {last}")
     return elapsed, cpu, proc.stdout
-
-
-@contextmanager
-def busy_cores(on: bool) -> Iterator[int]:
-    """Every core but one spinning in a process of its own while the block runs."""
-    spinners: list[subprocess.Popen] = []
-    if on:
-        for _ in range(max(1, (os.cpu_count() or 2) - 1)):
-            spinners.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
-    try:
-        yield len(spinners)
-    finally:
-        for p in spinners:
-            p.kill()
-            p.wait()
-
-
-def counts_of(doc: dict) -> dict[str, int]:
-    got = {f["path"]: f["hits"] for f in doc["files"]}
-    got.update({p: 0 for p in doc["never_hit"]})
-    return got
 
 
 def store_facts(db: Path) -> str:

@@ -42,7 +42,6 @@ from .parser import (
     ToolResult,
     _call,
     _first_str,
-    _fromisoformat,
     _new,
     _payload,
     _recover,
@@ -111,25 +110,8 @@ def fast_record(record: dict[str, Any]) -> ParsedLine | None:
 
 
 def _timestamp(record: dict[str, Any], msg: dict[str, Any]) -> float | None:
-    """The line's time, as the general parser takes it: the record's, else the message's.
-
-    OpenClaw's ``2026-02-25T09:14:02.123Z`` is read here as :func:`.parser.line_epoch`
-    reads it (one call less per line); any other value goes to ``_epoch`` itself.
-    """
-    value = record.get("timestamp")
-    if (
-        type(value) is str
-        and len(value) == 24
-        and value[23] == "Z"
-        and value[4] == "-"
-        and not value[0].isspace()
-    ):
-        try:
-            return _fromisoformat(value).timestamp()
-        except (ValueError, OverflowError):
-            ts = None
-    else:
-        ts = _epoch(value)
+    """The line's time, as the general parser takes it: the record's, else the message's."""
+    ts = _epoch(record.get("timestamp"))
     return _epoch(msg.get("timestamp")) if ts is None else ts
 
 
