@@ -964,3 +964,29 @@ def test_an_import_archive_name_gives_back_its_key_slug(key, sid, successor, ren
     assert slug == key_slug(key)
     assert src.is_synthetic_key(slug) == src.is_synthetic_key(key)
     assert src.is_synthetic_key(key) == (":cron:" in key or "heartbeat" in key)
+
+
+@pytest.mark.parametrize("compress", ["none", "all"])
+def test_an_event_over_max_line_bytes_is_skipped_as_the_same_jsonl_line_is(tmp_path, compress):
+    """``ingest.max_line_bytes`` holds for the store's events as for transcript lines: a
+    memory search answer over it is not counted, plain or compressed, exactly as its line in
+    a JSONL transcript is skipped; the rest of the session is read. (A plain row over it was
+    read whole.)"""
+    limit = 20_000
+    lines = conversation(4, "b")
+    huge = {"path": FILES[0], "score": 0.9, "source": "memory", "snippet": "x" * (2 * limit)}
+    # A first answer to call b2, before its own: counted, it would stand for b2's hits.
+    lines.insert(-4, tx.result("b2", {"results": [huge]}))
+    config = f"[ingest]\nchunk_bytes = 4096\nmax_line_bytes = {limit}\n"
+    files = Install(tmp_path / "jsonl", extra_config=config)
+    files.append("b.jsonl", b"".join(lines))
+    store_inst = Install(tmp_path / "store", extra_config=config)
+    store = Store(store_inst)
+    store.append("b", lines, compress=compress)
+    assert files.scan().oversized == 1
+    stats = store_inst.scan()
+    assert stats.errors == 0 and stats.malformed == 1
+    assert store_inst.counts() == files.counts() == expected(4)
+    store.conn.close()
+    files.store.close()
+    store_inst.store.close()

@@ -187,7 +187,7 @@ class StoreReader:
             ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
             batch = Batch(cp, session_id, synthetic, parent)
             for seq, json_type, text, frame, size in rows:
-                if json_type == "text" and text[:1] == b"{":
+                if json_type == "text" and text[:1] == b"{" and len(text) <= max_bytes:
                     event = text  # a plain row, the usual case: no call needed
                 else:
                     event, why = decode(json_type, text, frame, size, max_bytes)
