@@ -48,15 +48,13 @@ class Applier:
     def line(self, line: bytes, batch: Batch, calls: Calls, stats: ScanStats) -> None:
         self.parsed(parse(line), batch, calls, stats)
 
-    def parsed(self, parsed: ParsedLine, batch: Batch, calls: Calls, stats: ScanStats) -> list[str]:
-        """Add one parsed line's calls and hits to ``batch``; returns the ids of new calls.
+    def parsed(self, parsed: ParsedLine, batch: Batch, calls: Calls, stats: ScanStats) -> None:
+        """Add one parsed line's calls and hits to ``batch``.
 
         Everything is read by position: what the helper sends is the same fields as
         plain tuples (a call has four, a result six), which saves rebuilding them.
         """
-        made: dict[str, int] = {}
-        self.lines(((0, 0, parsed),), batch, calls, stats, made)
-        return list(made)
+        self.lines(((0, 0, parsed),), batch, calls, stats, {})
 
     def lines(
         self,

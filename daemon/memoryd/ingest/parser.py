@@ -396,26 +396,19 @@ def _json_unescape(body: str) -> str | None:
 
 
 def _to_float(value: Any) -> float | None:
-    kind = type(value)  # JSON's own types first (a number written as a string is common)
+    kind = type(value)  # JSON's own number types first, by identity
     if kind is float:
         return value
-    if kind is str:
-        try:
-            return float(value)
-        except ValueError:
-            return None
     if kind is int:
         return float(value)
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
+    if isinstance(value, str):  # (a number written as a string is common)
         try:
             return float(value)
         except ValueError:
             return None
-    return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
 
 
 _INT_MAX = 10**12
