@@ -156,6 +156,25 @@ def memory_line_share(files: list[str]) -> float:
     return mem / max(lines, 1)
 
 
+def generate_corpus(
+    root: Path, corpus: str, seed: int, sessions: int | None = None, mb: float | None = None
+) -> Any:
+    """One of ``CORPORA`` (its sessions and size, unless given), generated under ``root``."""
+    sys.path.insert(0, str(HERE.parent / "daemon"))
+    from memoryd.testing.corpus import generate
+
+    default_sessions, default_mb, call_every = CORPORA[corpus]
+    kwargs = {"call_every_bytes": call_every} if call_every else {}
+    return generate(
+        root,
+        seed=seed,
+        sessions=sessions or default_sessions,
+        target_bytes=int((mb or default_mb) * 1e6),
+        now=NOW,
+        **kwargs,
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", choices=sorted(CORPORA), default="bench")
@@ -179,25 +198,11 @@ def main() -> int:
     )
     args = ap.parse_args()
 
-    sys.path.insert(0, str(HERE.parent / "daemon"))
-    from memoryd.testing.corpus import generate
-
-    sessions, mb, call_every = CORPORA[args.corpus]
-    sessions = args.sessions or sessions
-    mb = args.mb or mb
     tmp = Path(tempfile.mkdtemp(prefix="memoryd-bench-"))
     figures: dict[str, Any] = {"corpus": args.corpus, "busy": args.busy, "repeat": args.repeat}
     try:
         t0 = time.perf_counter()
-        kwargs = {"call_every_bytes": call_every} if call_every else {}
-        truth = generate(
-            tmp / "corpus",
-            seed=args.seed,
-            sessions=sessions,
-            target_bytes=int(mb * 1e6),
-            now=NOW,
-            **kwargs,
-        )
+        truth = generate_corpus(tmp / "corpus", args.corpus, args.seed, args.sessions, args.mb)
         gen_s = time.perf_counter() - t0
         files = [str(t.path) for t in truth.transcripts]
         share = memory_line_share(files)

@@ -37,21 +37,9 @@ def main() -> int:
     ap.add_argument("--baseline", type=Path, required=True, help="another version's daemon/")
     args = ap.parse_args()
 
-    sys.path.insert(0, str(HERE.parent / "daemon"))
-    from memoryd.testing.corpus import generate
-
-    sessions, mb, call_every = bench_scan.CORPORA[args.corpus]
     tmp = Path(tempfile.mkdtemp(prefix="memoryd-walk-"))
     try:
-        kwargs = {"call_every_bytes": call_every} if call_every else {}
-        truth = generate(
-            tmp / "corpus",
-            seed=args.seed,
-            sessions=sessions,
-            target_bytes=int(mb * 1e6),
-            now=bench_scan.NOW,
-            **kwargs,
-        )
+        truth = bench_scan.generate_corpus(tmp / "corpus", args.corpus, args.seed)
         env = dict(os.environ, MEMORYD_NOW=str(bench_scan.NOW))
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         memoryd = [sys.executable, "-c", bench_scan.IO_PROBE, "scan"]
