@@ -27,6 +27,7 @@ for var in (
     "CLAWDBOT_STATE_DIR",
     "OPENCLAW_HOME",
     "OPENCLAW_CONFIG_PATH",
+    "OPENCLAW_PROFILE",
     "MEMORYD_CONFIG",
     "MEMORYD_NOW",
     "MEMORYD_CLOCK_OFFSET",
@@ -101,6 +102,7 @@ KINDS: dict[str, str] = {
     # `python -m memoryd` or the daemon as a real process
     "test_cli": "subprocess",
     "test_config": "subprocess",
+    "test_fidelity": "subprocess",
     "test_corpus_truth": "subprocess",
     "test_fastpath": "subprocess",
     "test_daemon": "subprocess",

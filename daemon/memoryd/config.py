@@ -47,9 +47,11 @@ class OpenClawConfig(NamedTuple):
     agents: tuple[str, ...] = ("*",)
     """Agent ids to follow under `<state_dir>/agents/`. `"*"` = every agent found there."""
     workspace: str = ""
-    """The workspace holding `MEMORY.md` and `memory/`. `""` = from `openclaw.json`
-    (`agents.entries.<id>.workspace`, `agents.list[].workspace`, `agents.defaults.workspace`),
-    else OpenClaw's default (`<state_dir>/workspace`)."""
+    """The workspace holding `MEMORY.md` and `memory/`. `""` = as OpenClaw resolves it from
+    `openclaw.json`: the agent's own `agents.entries.<id>.workspace` / `agents.list[].workspace`;
+    for the default agent `agents.defaults.workspace`, else `~/.openclaw/workspace`
+    (`workspace-<profile>` under a profile); for another agent
+    `<agents.defaults.workspace>/<id>`, else `<state_dir>/workspace-<id>`."""
     include_active_memory: bool = False
     """Also read the Active Memory helper's transcripts (`sessions/active-memory/*.jsonl`)."""
     count_synthetic: bool = False
@@ -564,39 +566,134 @@ def _parse_openclaw_json(path: str, _mtime_ns: int, _size: int) -> dict[str, Any
     return data if isinstance(data, dict) else {}
 
 
-def _workspace_for(agent_id: str, oc: dict[str, Any]) -> str | None:
+_AGENT_ID_OK = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$", re.IGNORECASE)
+
+
+def normalize_agent_id(value: Any) -> str:
+    """An agent id as OpenClaw files it (``agents/<id>/``): lower case, other characters ``-``.
+
+    ``"Work"`` in ``openclaw.json`` is the agent of ``agents/work/``; an empty id is ``main``.
+    """
+    raw = value.strip() if isinstance(value, str) else ""
+    if not raw:
+        return "main"
+    if _AGENT_ID_OK.match(raw):
+        return raw.lower()
+    return re.sub(r"[^a-z0-9_-]+", "-", raw.lower()).strip("-")[:64] or "main"
+
+
+def _roster(oc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The agents ``openclaw.json`` configures, in order, each with its normalized ``id``.
+
+    Newer builds key them (``agents.entries.<id>``), older ones list them
+    (``agents.list[]``); both are read, the keyed ones first.
+    """
     agents = oc.get("agents")
     if not isinstance(agents, dict):
-        return None
+        return []
+    out: list[dict[str, Any]] = []
     entries = agents.get("entries")
     if isinstance(entries, dict):
-        entry = entries.get(agent_id)
-        if isinstance(entry, dict) and isinstance(entry.get("workspace"), str):
-            return entry["workspace"]
+        out += [
+            {**entry, "id": normalize_agent_id(key)}
+            for key, entry in entries.items()
+            if isinstance(entry, dict)
+        ]
     listed = agents.get("list")
     if isinstance(listed, list):
-        for entry in listed:
-            if (
-                isinstance(entry, dict)
-                and entry.get("id") == agent_id
-                and isinstance(entry.get("workspace"), str)
-            ):
-                return entry["workspace"]
-    defaults = agents.get("defaults")
-    if isinstance(defaults, dict) and isinstance(defaults.get("workspace"), str):
-        return defaults["workspace"]
+        out += [
+            {**entry, "id": normalize_agent_id(entry.get("id"))}
+            for entry in listed
+            if isinstance(entry, dict)
+        ]
+    return out
+
+
+def default_agent_id(oc: dict[str, Any]) -> str:
+    """The agent that owns OpenClaw's default workspace (``agents.defaults.workspace``).
+
+    OpenClaw's rule: the agent marked ``default: true``; else ``main`` when it is
+    configured (or when none is); else the first configured agent (the only one, on
+    a single-agent install that renamed it).
+    """
+    roster = _roster(oc)
+    marked = [entry["id"] for entry in roster if entry.get("default") is True]
+    if marked:
+        return marked[0]
+    ids = [entry["id"] for entry in roster]
+    return "main" if not ids or "main" in ids else ids[0]
+
+
+def _named_workspace(agent_id: str, oc: dict[str, Any]) -> str | None:
+    """The agent's own ``workspace`` in ``openclaw.json`` (keyed entry, then list entry)."""
+    for entry in _roster(oc):
+        workspace = entry.get("workspace")
+        if entry["id"] == agent_id and isinstance(workspace, str) and workspace.strip():
+            return workspace.strip()
     return None
 
 
-def default_workspace(agent_id: str, state_dir: Path, environ: typing.Mapping[str, str]) -> Path:
-    """OpenClaw's default workspace when its config names none."""
+def _defaults_workspace(oc: dict[str, Any]) -> str | None:
+    agents = oc.get("agents")
+    defaults = agents.get("defaults") if isinstance(agents, dict) else None
+    workspace = defaults.get("workspace") if isinstance(defaults, dict) else None
+    return workspace.strip() if isinstance(workspace, str) and workspace.strip() else None
+
+
+def workspace_candidates(
+    agent_id: str, oc: dict[str, Any], state_dir: Path, environ: typing.Mapping[str, str]
+) -> list[Path]:
+    """Where OpenClaw keeps this agent's workspace, most likely first. Pure.
+
+    OpenClaw (``resolveAgentWorkspaceDir``): the agent's own ``workspace``; for the
+    default agent ``agents.defaults.workspace``, else ``~/.openclaw/workspace``
+    (``workspace-<profile>`` under a profile; ``~`` is ``$OPENCLAW_HOME``, never the
+    state folder); for any other agent ``<agents.defaults.workspace>/<id>`` in current
+    builds and ``<state>/workspace-<id>`` without that key (and in older builds). Where
+    builds differ, the later candidates are the other builds' answers: the caller takes
+    the first that exists.
+    """
+    agent_id = normalize_agent_id(agent_id)
+    named = _named_workspace(agent_id, oc)
+    if named:
+        return [expand_home(named, environ)]
+    defaults = _defaults_workspace(oc)
+    own_default = [expand_home(defaults, environ)] if defaults else None
+    if agent_id == default_agent_id(oc):
+        return own_default or default_workspaces(state_dir, environ)
+    shared = [expand_home(defaults, environ) / agent_id] if defaults else []
+    others = [*shared, state_dir / f"workspace-{agent_id}"]
+    if agent_id == "main" and all(entry["id"] != "main" for entry in _roster(oc)):
+        # ``main`` left out of a roster of other agents: the agent of the install before
+        # they were added, whose notes stay in the default workspace (OpenClaw itself then
+        # calls another agent the default; the folder that exists decides).
+        return [*(own_default or default_workspaces(state_dir, environ)), *others]
+    return others
+
+
+def default_workspaces(state_dir: Path, environ: typing.Mapping[str, str]) -> list[Path]:
+    """OpenClaw's default workspace when its config names none, then memoryd's older guess.
+
+    ``<home>/.openclaw/workspace``, or ``workspace-<profile>`` for ``$OPENCLAW_PROFILE`` or a
+    profile's state folder ``~/.openclaw-<profile>``; ``<state>/workspace`` (the same folder
+    unless ``$OPENCLAW_STATE_DIR`` moved the state) comes second.
+    """
     home = openclaw_home(environ)
-    name = state_dir.name
-    if name.startswith(".openclaw-"):  # a profile: ~/.openclaw-X → ~/.openclaw/workspace-X
-        return home / ".openclaw" / f"workspace-{name.removeprefix('.openclaw-')}"
-    if agent_id != "main":
-        return state_dir / f"workspace-{agent_id}"
-    return state_dir / "workspace"
+    profile = (environ.get("OPENCLAW_PROFILE") or "").strip()
+    if not profile and state_dir.name.startswith(".openclaw-"):
+        profile = state_dir.name.removeprefix(".openclaw-")
+    name = f"workspace-{profile}" if profile and profile.lower() != "default" else "workspace"
+    first = home / ".openclaw" / name
+    return [first] if first == state_dir / "workspace" else [first, state_dir / "workspace"]
+
+
+def resolve_workspace(
+    agent_id: str, oc: dict[str, Any], state_dir: Path, environ: typing.Mapping[str, str]
+) -> Path:
+    """The agent's workspace: the first of :func:`workspace_candidates` that is a folder,
+    else the first (a workspace not made yet)."""
+    candidates = workspace_candidates(agent_id, oc, state_dir, environ)
+    return next((c for c in candidates if c.is_dir()), candidates[0])
 
 
 class Agent(NamedTuple):
@@ -695,15 +792,16 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
     override = expand_home(cfg.openclaw.workspace, env) if cfg.openclaw.workspace else None
     if override is not None and not override.is_dir():
         raise ConfigError(f"openclaw.workspace: {override} is not a directory")
+    oc = read_openclaw_json(oc_file) if override is None else {}
     agents = []
     for agent_id in ids:
-        if override is not None:
-            ws = override
-        else:
-            named = _workspace_for(agent_id, read_openclaw_json(oc_file))
-            ws = expand_home(named, env) if named else default_workspace(agent_id, state_dir, env)
+        ws = override if override is not None else resolve_workspace(agent_id, oc, state_dir, env)
         agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws))
-    primary = next((a for a in agents if a.id == "main"), agents[0]).workspace
+    # The primary workspace: main's, else the default agent's (OpenClaw's default workspace).
+    owner = default_agent_id(oc)
+    primary = next(
+        (a for a in agents if a.id == "main"), next((a for a in agents if a.id == owner), agents[0])
+    ).workspace
 
     if cfg.state.dir:
         memoryd_dir = expand_home(cfg.state.dir, env)

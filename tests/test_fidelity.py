@@ -1,0 +1,136 @@
+"""memoryd against what OpenClaw's current source does (docs/notes/fidelity.md).
+
+Each test builds a small install the way OpenClaw lays one out, in its own words (the
+transcript lines come from tests/transcripts.py), and runs the real ``memoryd`` on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from transcripts import T0, call, header, result, search_payload
+
+
+def memoryd(*args: str, env: dict[str, str]) -> dict:
+    """``memoryd <args> --json`` with only the given OpenClaw environment; its JSON answer."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
+    full.update(env)
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryd", *args, "--json"],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def note(workspace: Path, rel: str) -> None:
+    path = workspace / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"# {rel}\n", encoding="utf-8")
+
+
+def transcript(state: Path, agent: str, session: str, hits: list[str]) -> None:
+    """One session of ``agent`` whose searches each found one of ``hits``."""
+    folder = state / "agents" / agent / "sessions"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [header(session)]
+    for i, rel in enumerate(hits):
+        cid = f"toolu_{agent}_{session}_{i}"
+        lines += [call(cid, ts=T0 + 10 * i), result(cid, search_payload([rel]), T0 + 10 * i + 1)]
+    (folder / f"{session}.jsonl").write_bytes(b"".join(lines))
+
+
+def hit_counts(doc: dict) -> dict[str, int]:
+    return {f["path"]: f["hits"] for f in doc["files"]}
+
+
+# --------------------------------------------------------------------------- workspaces
+
+
+def test_a_second_agent_under_the_shared_default_workspace_is_not_counted_for_main(tmp_path):
+    """``agents.defaults.workspace`` is the default agent's; another agent without a
+    workspace of its own works in ``<defaults.workspace>/<id>`` (OpenClaw's
+    resolveAgentWorkspaceDir). Its hits on its own ``memory/notes.md`` are not hits on
+    main's file of the same name."""
+    home = tmp_path / "home"
+    state = home / ".openclaw"
+    shared = home / "assistant"
+    state.mkdir(parents=True)
+    (state / "openclaw.json").write_text(
+        json.dumps(
+            {
+                "agents": {
+                    "defaults": {"workspace": "~/assistant"},
+                    "list": [{"id": "main", "default": True}, {"id": "research"}],
+                }
+            }
+        )
+    )
+    note(shared, "memory/notes.md")
+    note(shared / "research", "memory/notes.md")
+    note(shared / "research", "memory/papers.md")
+    transcript(state, "main", "s-main", [])
+    transcript(state, "research", "s-res", ["memory/notes.md"] * 3 + ["memory/papers.md"])
+
+    doc = memoryd("hits", "--all", env={"HOME": str(home)})
+    assert hit_counts(doc) == {}  # main's notes were never searched
+    assert doc["never_hit"] == ["memory/notes.md"]
+
+
+def test_the_only_agent_of_a_renamed_install_owns_the_default_workspace(tmp_path):
+    """A roster of one agent that is not called ``main`` makes it the default agent: its
+    workspace is ``~/.openclaw/workspace``, not ``<state>/workspace-<id>``."""
+    home = tmp_path / "home"
+    state = home / ".openclaw"
+    state.mkdir(parents=True)
+    (state / "openclaw.json").write_text(json.dumps({"agents": {"list": [{"id": "jarvis"}]}}))
+    ws = state / "workspace"
+    note(ws, "memory/2026-02-20.md")
+    note(ws, "MEMORY.md")
+    transcript(state, "jarvis", "s1", ["memory/2026-02-20.md", "memory/2026-02-20.md"])
+
+    doc = memoryd("hits", "--all", env={"HOME": str(home)})
+    assert hit_counts(doc) == {"memory/2026-02-20.md": 2}
+    assert doc["never_hit"] == ["MEMORY.md"]
+
+
+def test_a_moved_state_folder_keeps_the_default_workspace_in_home(tmp_path):
+    """``$OPENCLAW_STATE_DIR`` moves the state, not the workspace: with none configured it
+    stays ``$OPENCLAW_HOME/.openclaw/workspace`` (``workspace-<profile>`` under
+    ``$OPENCLAW_PROFILE``)."""
+    home = tmp_path / "home"
+    state = tmp_path / "srv" / "openclaw-state"
+    state.mkdir(parents=True)
+    ws = home / ".openclaw" / "workspace-lab"
+    note(ws, "memory/lab.md")
+    note(ws, "memory/idle.md")
+    transcript(state, "main", "s1", ["memory/lab.md"])
+
+    env = {"HOME": str(home), "OPENCLAW_STATE_DIR": str(state), "OPENCLAW_PROFILE": "lab"}
+    doc = memoryd("hits", "--all", env=env)
+    assert hit_counts(doc) == {"memory/lab.md": 1}
+    assert doc["never_hit"] == ["memory/idle.md"]
+
+
+def test_an_agent_id_written_in_capitals_still_finds_its_workspace(tmp_path):
+    """OpenClaw files agent ``Ops`` under ``agents/ops/``; its ``workspace`` in the roster
+    belongs to that folder's agent."""
+    home = tmp_path / "home"
+    state = home / ".openclaw"
+    state.mkdir(parents=True)
+    ops_ws = tmp_path / "ops-notes"
+    (state / "openclaw.json").write_text(
+        json.dumps({"agents": {"entries": {"Ops": {"workspace": str(ops_ws)}}}})
+    )
+    note(ops_ws, "memory/runbook.md")
+    transcript(state, "ops", "s1", ["memory/runbook.md"])
+
+    doc = memoryd("hits", "--all", env={"HOME": str(home)})
+    assert hit_counts(doc) == {"memory/runbook.md": 1}
