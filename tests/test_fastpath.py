@@ -98,6 +98,8 @@ def search_result(draw: st.DrawFn) -> dict[str, Any]:
     }
     if draw(st.booleans()):
         item["citation"] = "memory/a.md#L1-L2"
+    if draw(st.booleans()):  # memory_search corpus=all: memory and wiki results side by side
+        item["corpus"] = draw(st.sampled_from(["memory", "wiki", "Memory", "sessions", None, 7]))
     return item
 
 
@@ -115,6 +117,8 @@ def payload(draw: st.DrawFn) -> dict[str, Any]:
         }
         if draw(st.booleans()):
             body.update({"from": draw(NUMBER), "lines": draw(NUMBER)})
+        if draw(st.booleans()):  # memory_get corpus=wiki answers with the page's corpus
+            body["corpus"] = draw(st.sampled_from(["memory", "wiki", "WIKI", None]))
         return body
     return draw(st.dictionaries(st.text(max_size=6), JSON_VALUE, max_size=3))
 
@@ -791,7 +795,16 @@ def odd_search_line(draw: st.DrawFn) -> bytes:
         for key in draw(
             st.lists(
                 st.sampled_from(
-                    ["path", "source", "score", "startLine", "endLine", "start_line", "end_line"]
+                    [
+                        "path",
+                        "source",
+                        "corpus",
+                        "score",
+                        "startLine",
+                        "endLine",
+                        "start_line",
+                        "end_line",
+                    ]
                 ),
                 unique=True,
             )
@@ -800,6 +813,8 @@ def odd_search_line(draw: st.DrawFn) -> bytes:
                 item[key] = draw(st.one_of(PATHS, st.sampled_from(["MEMORY.md", 3, None])))
             elif key == "source":
                 item[key] = draw(st.sampled_from(["memory", "sessions", "Sessions", None, 1]))
+            elif key == "corpus":
+                item[key] = draw(st.sampled_from(["memory", "wiki", "MEMORY", None, [], 1]))
             else:
                 item[key] = draw(ODD_NUMBERS)
         results.append(item if draw(st.integers(0, 9)) else draw(JSON_VALUE))

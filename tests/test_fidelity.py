@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from transcripts import T0, call, header, result, search_payload
+from transcripts import T0, call, header, make_install, result, search_payload
 
 
 def memoryd(*args: str, env: dict[str, str]) -> dict:
@@ -134,3 +134,42 @@ def test_an_agent_id_written_in_capitals_still_finds_its_workspace(tmp_path):
 
     doc = memoryd("hits", "--all", env={"HOME": str(home)})
     assert hit_counts(doc) == {"memory/runbook.md": 1}
+
+
+# --------------------------------------------------------------------------- results
+
+
+def test_wiki_results_beside_memory_results_are_not_workspace_hits(tmp_path):
+    """``memory_search corpus=all`` merges memory results (``corpus: "memory"``) with the
+    memory-wiki vault's (``corpus: "wiki"``, paths relative to the vault), and
+    ``memory_get corpus=wiki`` reads a vault page: only the memory corpus is the workspace's.
+    A vault that keeps its own ``memory/people/`` pages does not add hits to the workspace's
+    notes of the same name."""
+    sessions, _ws, cfg = make_install(
+        tmp_path, ["memory/people/alice.md", "memory/people/bob.md", "MEMORY.md"]
+    )
+
+    def item(path: str, corpus: str) -> dict:
+        return {"path": path, "startLine": 1, "endLine": 4, "score": 0.7, "snippet": "Alice",
+                "source": "memory", "corpus": corpus}  # fmt: skip
+
+    both = search_payload(
+        [item("memory/people/bob.md", "memory"), item("memory/people/alice.md", "wiki")]
+    )
+    page = {"corpus": "wiki", "path": "memory/people/alice.md", "title": "Alice", "kind": "entity",
+            "text": "# Alice\nlikes sailing", "fromLine": 1, "lineCount": 2}  # fmt: skip
+    note_read = {"path": "memory/people/bob.md", "text": "# Bob", "from": 1, "lines": 1}
+    lines = [
+        header("s1"),
+        call("c1", ts=T0),
+        result("c1", both, T0 + 1, details="same"),
+        call("c2", "memory_get", path="memory/people/alice.md", ts=T0 + 2),
+        result("c2", page, T0 + 3, tool="memory_get"),
+        call("c3", "memory_get", path="memory/people/bob.md", ts=T0 + 4),
+        result("c3", note_read, T0 + 5, tool="memory_get", details="same"),
+    ]
+    (sessions / "s1.jsonl").write_bytes(b"".join(lines))
+
+    doc = memoryd("--config", str(cfg), "hits", "--all", env={})
+    assert hit_counts(doc) == {"memory/people/bob.md": 2}
+    assert doc["never_hit"] == ["MEMORY.md", "memory/people/alice.md"]

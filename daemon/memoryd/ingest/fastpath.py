@@ -42,6 +42,7 @@ from .parser import (
     ToolResult,
     _call,
     _first_str,
+    _memory_corpus,
     _new,
     _payload,
     _recover,
@@ -199,6 +200,8 @@ def _got(payload: dict[str, Any]) -> tuple[ResultPath, ...]:
     text = payload.get("text")
     if type(text) is not str or not text:
         return ()
+    if "corpus" in payload and not _memory_corpus(payload["corpus"]):
+        return ()
     path = payload.get("path")
     first = payload.get("from")
     if type(first) is not int or not -_INT_MAX <= first <= _INT_MAX:
@@ -221,6 +224,9 @@ def _search_paths(results: list[Any]) -> tuple[ResultPath, ...]:
             continue
         source = item.get("source")
         if source != "memory" and type(source) is str and source.lower() == "sessions":
+            continue
+        corpus = item.get("corpus")
+        if corpus is not None and corpus != "memory" and not _memory_corpus(corpus):
             continue
         score = item.get("score")
         if type(score) is not float:

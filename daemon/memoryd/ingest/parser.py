@@ -8,10 +8,12 @@ reported as malformed and the caller counts it.
 What counts as a hit is decided here, from the payload alone:
 
 - ``memory_search``: every ``results[]`` entry with a ``path``, except
-  ``source: "sessions"`` (indexed transcripts, not memory files). Several
+  ``source: "sessions"`` (indexed transcripts, not memory files) and a ``corpus``
+  other than ``memory`` (a wiki or plugin corpus, whose paths are its own). Several
   chunks of one file are one hit (best score, widest line range). A disabled
   or failed search is an answer with no hits.
-- ``memory_get``: a hit on its ``path`` when the returned ``text`` is non-empty.
+- ``memory_get``: a hit on its ``path`` when the returned ``text`` is non-empty (and
+  it was not read from another ``corpus``).
 - The payload is read from ``details`` when that still has the data, else from
   ``content[].text`` (``details`` over 8 KiB is replaced by a truncation
   marker). When the text itself was cut and is no longer JSON, the
@@ -312,6 +314,8 @@ def _search_paths(payload: Any) -> tuple[ResultPath, ...]:
         source = item.get("source")
         if isinstance(source, str) and source.lower() == "sessions":
             continue
+        if not _memory_corpus(item.get("corpus")):
+            continue
         # The common case (a float score, int lines) is checked inline: this loop runs
         # for every result of every search in the backlog.
         score = item.get("score")
@@ -335,8 +339,21 @@ def _search_paths(payload: Any) -> tuple[ResultPath, ...]:
     return tuple(merged.values())
 
 
+def _memory_corpus(corpus: Any) -> bool:
+    """Whether a result's ``corpus`` is the workspace's memory (or not given).
+
+    ``memory_search corpus=all|wiki`` mixes in results of other corpora (the memory-wiki
+    vault, other plugins' supplements), and ``memory_get corpus=wiki`` reads them: their
+    ``path`` is relative to that corpus, not to the workspace, so ``memory/x.md`` there is
+    not the workspace's note.
+    """
+    return not isinstance(corpus, str) or corpus.lower() == "memory"
+
+
 def _get_paths(payload: Any) -> tuple[ResultPath, ...]:
     if not isinstance(payload, dict) or payload.get("disabled") is True:
+        return ()
+    if not _memory_corpus(payload.get("corpus")):
         return ()
     text = payload.get("text")
     if not isinstance(text, str) or not text:
