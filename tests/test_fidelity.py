@@ -173,3 +173,32 @@ def test_wiki_results_beside_memory_results_are_not_workspace_hits(tmp_path):
     doc = memoryd("--config", str(cfg), "hits", "--all", env={})
     assert hit_counts(doc) == {"memory/people/bob.md": 2}
     assert doc["never_hit"] == ["MEMORY.md", "memory/people/alice.md"]
+
+
+# --------------------------------------------------------------------------- whose traffic
+
+
+def test_a_dream_diary_run_is_not_the_users_recall(tmp_path):
+    """OpenClaw's dreaming (on by default) writes its diary through subagent runs keyed
+    ``…:dreaming-narrative-<phase>-<hash>-<ms>``; their memory lookups are not the user's
+    (OpenClaw keeps these sessions out of its own index, as it does cron runs)."""
+    sessions, _ws, cfg = make_install(tmp_path, ["memory/2026-02-20.md", "MEMORY.md"])
+    diary = "agent:main:dreaming-narrative-light-3f9a0c1d2e4b-1772010842000"
+    (sessions / "sessions.json").write_text(
+        json.dumps(
+            {
+                "agent:main:main": {"sessionId": "s-user", "updatedAt": 1772010900000},
+                diary: {"sessionId": "s-dream", "updatedAt": 1772010950000},
+            }
+        )
+    )
+    for session, hits in (("s-user", ["MEMORY.md"]), ("s-dream", ["memory/2026-02-20.md"] * 4)):
+        lines = [header(session)]
+        for i, rel in enumerate(hits):
+            cid = f"toolu_{session}_{i}"
+            lines += [call(cid, ts=T0 + i), result(cid, search_payload([rel]), T0 + i + 0.5)]
+        (sessions / f"{session}.jsonl").write_bytes(b"".join(lines))
+
+    doc = memoryd("--config", str(cfg), "hits", "--all", env={})
+    assert hit_counts(doc) == {"MEMORY.md": 1}
+    assert doc["never_hit"] == ["memory/2026-02-20.md"]

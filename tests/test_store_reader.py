@@ -939,7 +939,8 @@ _KEYS = st.one_of(
     st.builds(lambda a, j: f"agent:{a}:cron:{j}", st.from_regex(r"[a-z]{1,8}", fullmatch=True),
               st.from_regex(r"[0-9a-f]{8}", fullmatch=True)),
     st.builds(lambda a, s: f"agent:{a}:{s}", st.from_regex(r"[a-z]{1,8}", fullmatch=True),
-              st.sampled_from(["main", "telegram:dm:42", "heartbeat", "session:x"])),
+              st.sampled_from(["main", "telegram:dm:42", "heartbeat", "session:x",
+                               "dreaming-narrative-light-3f9a0c1d2e4b-1772010842000"])),
 )  # fmt: skip
 
 
@@ -952,7 +953,7 @@ _KEYS = st.one_of(
 )
 def test_an_import_archive_name_gives_back_its_key_slug(key, sid, successor, renamed):
     """``<keySlug>.<original file>.imported-<ts>``: the slug, whatever the original name,
-    and whether it is cron / heartbeat traffic exactly when the key says so."""
+    and whether it is cron / heartbeat / dream-diary traffic exactly when the key says so."""
     from memoryd.ingest import sources as src
     from memoryd.testing.openclaw_store import key_slug
 
@@ -962,8 +963,10 @@ def test_an_import_archive_name_gives_back_its_key_slug(key, sid, successor, ren
     assert src.imported_session_id(name) == sid
     slug = src.imported_key_slug(name, sid)
     assert slug == key_slug(key)
-    assert src.is_synthetic_key(slug) == src.is_synthetic_key(key)
-    assert src.is_synthetic_key(key) == (":cron:" in key or "heartbeat" in key)
+    assert src.is_synthetic_slug(slug) == src.is_synthetic_key(key)
+    assert src.is_synthetic_key(key) == (
+        ":cron:" in key or "heartbeat" in key or ":dreaming-narrative-" in key
+    )
 
 
 @pytest.mark.parametrize("compress", ["none", "all"])

@@ -180,7 +180,7 @@ class ArchiveReader:
             synthetic = not self.ctx.cfg.openclaw.count_synthetic and (
                 session in self.ctx.synthetic(cp.agent)
                 or session in self.ctx.store_synthetic_of(cp.agent)
-                or (key is not None and ("cron:" in key.lower() or "heartbeat" in key.lower()))
+                or (key is not None and src.is_synthetic_key(key))
             )
         batch = Batch(cp, session, synthetic)
         batch.reread = True

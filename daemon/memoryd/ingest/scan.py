@@ -700,7 +700,7 @@ class Scanner:
             return True
         if sf.kind != src.IMPORTED:
             return False
-        return src.is_synthetic_key(
+        return src.is_synthetic_slug(
             src.imported_key_slug(sf.path.name, session)
         ) or session in self.ctx.store_synthetic_of(sf.agent)
 

@@ -105,12 +105,18 @@ _ISO_PREFIX = re.compile(r"\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_$")  # a successor's ti
 
 
 def is_synthetic_key(key: str) -> bool:
-    """A session key (or its slug in a file name) of cron or heartbeat traffic, not the user's.
-
-    ``agent:<id>:cron:<job>`` reads ``agent_<id>_cron_<job>`` as a slug.
-    """
+    """A session key of traffic that is not the user's: cron, heartbeat, and the dream-diary
+    runs of OpenClaw's dreaming (``dreaming-narrative-<phase>-…``: subagent runs over memory
+    fragments, nightly since dreaming is on by default; OpenClaw keeps them out of its own
+    session index)."""
     k = key.lower()
-    return "cron:" in k or "heartbeat" in k or _CRON_SLUG.search(k) is not None
+    return "cron:" in k or "heartbeat" in k or "dreaming-narrative-" in k
+
+
+def is_synthetic_slug(slug: str) -> bool:
+    """:func:`is_synthetic_key` of a key's slug in a file name: ``agent:<id>:cron:<job>``
+    reads ``agent_<id>_cron_<job>`` there."""
+    return is_synthetic_key(slug) or _CRON_SLUG.search(slug.lower()) is not None
 
 
 _CRON_SLUG = re.compile(r"(?:^|[_:])cron[_:]")
@@ -285,13 +291,13 @@ def header_parent(line: bytes) -> str | None:
 
 
 def synthetic_session_ids(index: object) -> frozenset[str]:
-    """Sessions that are not the user's: ``cron:`` and ``heartbeat`` keys of sessions.json."""
+    """Sessions that are not the user's: keys of sessions.json that :func:`is_synthetic_key`
+    names."""
     ids: set[str] = set()
     if not isinstance(index, dict):
         return frozenset()
     for key, entry in index.items():
-        k = str(key).lower()
-        if ("cron:" in k or "heartbeat" in k) and isinstance(entry, dict):
+        if isinstance(entry, dict) and is_synthetic_key(str(key)):
             sid = entry.get("sessionId")
             if isinstance(sid, str):
                 ids.add(sid)

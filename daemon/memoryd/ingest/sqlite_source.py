@@ -514,10 +514,10 @@ def rewrite_marks(conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) 
 
 
 def synthetic_from_keys(keys: dict[str, str]) -> frozenset[str]:
-    """Sessions whose key says cron or heartbeat (not the user's own recall)."""
-    return frozenset(
-        sid for sid, key in keys.items() if "cron:" in key.lower() or "heartbeat" in key.lower()
-    )
+    """Sessions whose key says cron, heartbeat or a dream-diary run (not the user's recall)."""
+    from .sources import is_synthetic_key  # (here: sources imports this module)
+
+    return frozenset(sid for sid, key in keys.items() if is_synthetic_key(key))
 
 
 def parents_first(
