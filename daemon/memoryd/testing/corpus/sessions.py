@@ -358,8 +358,10 @@ class _Planner:
 
     def _write_config(self) -> None:
         ws = orjson.dumps(str(self.workspace)).decode()
+        # Every agent names the one workspace: OpenClaw gives an agent without a workspace of
+        # its own `<agents.defaults.workspace>/<id>`, not the default agent's folder.
         listed = ",\n".join(
-            f'      {{ id: "{a}"{", default: true" if i == 0 else ""} }}'
+            f'      {{ id: "{a}"{", default: true" if i == 0 else ""}, workspace: {ws} }}'
             for i, a in enumerate(self.agents)
         )
         text = (
