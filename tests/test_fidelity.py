@@ -82,6 +82,10 @@ def test_a_second_agent_under_the_shared_default_workspace_is_not_counted_for_ma
     doc = memoryd("hits", "--all", env={"HOME": str(home)})
     assert hit_counts(doc) == {}  # main's notes were never searched
     assert doc["never_hit"] == ["memory/notes.md"]
+    # The second agent's hits, on its own files.
+    doc = memoryd("hits", "--all", "--agent", "research", env={"HOME": str(home)})
+    assert hit_counts(doc) == {"memory/notes.md": 3, "memory/papers.md": 1}
+    assert doc["never_hit"] == []
 
 
 def test_the_only_agent_of_a_renamed_install_owns_the_default_workspace(tmp_path):

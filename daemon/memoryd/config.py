@@ -56,7 +56,8 @@ class OpenClawConfig(NamedTuple):
     """Also read the Active Memory helper's transcripts (`sessions/active-memory/*.jsonl`)."""
     count_synthetic: bool = False
     """Count hits made by synthetic traffic: OpenClaw's dreaming queries (`__dreaming_...`)
-    and cron / heartbeat sessions (keys `cron:...` and `heartbeat...` in `sessions.json`).
+    and cron, heartbeat and dream-diary sessions (keys `cron:...`, `heartbeat...`,
+    `dreaming-narrative-...` in `sessions.json` or the transcript store).
     Off: they are not the user's interest."""
     claude_projects: tuple[str, ...] = ()
     """Claude Code project folders (`~/.claude/projects/<name>`) to read as well, for

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from .. import clock
 from ..cli import Context, UsageError, json_dumps, positive_int
 from ..store import Store
-from ..workspace import MemoryFile, list_memory_files, report_skipped_names
+from ..workspace import MemoryFile, archive_excludes, list_memory_files, report_skipped_names
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -129,14 +129,18 @@ def hits_report(
     return hit, never
 
 
-def _workspace_agents(ctx: Context, only: str | None) -> list[str]:
+def _workspace_agents(ctx: Context, only: str | None) -> tuple[list[str], Path]:
+    """The agents whose hits are shown, and the workspace whose files they are counted on:
+    the primary workspace's agents, or ``--agent``'s own workspace (an agent of another
+    workspace has notes of its own under the same names)."""
     ws = ctx.paths.workspace
     ids = [a.id for a in ctx.paths.agents if a.workspace == ws]
     if only is not None:
-        if only not in {a.id for a in ctx.paths.agents}:
+        agent = next((a for a in ctx.paths.agents if a.id == only), None)
+        if agent is None:
             raise UsageError(f"--agent: no agent {only!r} (followed: {', '.join(ids) or 'none'})")
-        ids = [only]
-    return ids
+        return [only], agent.workspace
+    return ids, ws
 
 
 def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
@@ -146,7 +150,7 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     else:
         run_scan(ctx)
     store = ctx.store()
-    agents = _workspace_agents(ctx, args.agent)
+    agents, workspace = _workspace_agents(ctx, args.agent)
     days = None if args.all else args.days
     now = clock.now()
     # The one hit count (explain, reports and the policies read the same): the files ever
@@ -160,9 +164,9 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
         tallies = store.hit_counts(now, (days,), agents, total=False)
         all_time = {path: (0, t.last) for path, t in tallies.items()}  # ever hit; count unused
         window = {path: (t.within[0], t.last) for path, t in tallies.items() if t.within[0]}
-    exclude = _archive_prefixes(ctx)
+    exclude = archive_excludes(workspace, ctx.cfg.archive.dir)  # (an archive inside memory/)
     skipped: list[str] = []
-    files = list_memory_files(ctx.paths.workspace, exclude, skipped)
+    files = list_memory_files(workspace, exclude, skipped)
     report_skipped_names(skipped)
     shown, never = hits_report(files, window, all_time, args.top)
     never_total = sum(1 for f in files if f.rel not in all_time)
@@ -181,7 +185,7 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     on_disk = {f.rel for f in files}
     total = sum(n for path, (n, _) in window.items() if path in on_disk)
     hit_files = sum(1 for path, (n, _) in window.items() if path in on_disk and n)
-    ctx.print(f"memory hits, {span} — workspace {ctx.paths.workspace}")
+    ctx.print(f"memory hits, {span} — workspace {workspace}")
     if shown:
         ctx.print(f"{'hits':>6}  {'last hit (UTC)':<17}  file")
         for h in shown:
@@ -194,16 +198,6 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
         for path in never:
             ctx.print(f"        {path}")
     return 0
-
-
-def _archive_prefixes(ctx: Context) -> tuple[str, ...]:
-    """The archive folder, when it is configured inside memory/, is not memory.
-
-    The same folders expire and reflect leave out (one definition, in workspace).
-    """
-    from ..workspace import archive_excludes
-
-    return archive_excludes(ctx.paths.workspace, ctx.cfg.archive.dir)
 
 
 # --------------------------------------------------------------------------- export
