@@ -206,3 +206,57 @@ def test_a_dream_diary_run_is_not_the_users_recall(tmp_path):
     doc = memoryd("--config", str(cfg), "hits", "--all", env={})
     assert hit_counts(doc) == {"MEMORY.md": 1}
     assert doc["never_hit"] == ["memory/2026-02-20.md"]
+
+
+def _session_lines(session: str, hits: list[str]) -> list[bytes]:
+    lines = [header(session)]
+    for i, rel in enumerate(hits):
+        cid = f"toolu_{session}_{i}"
+        lines += [call(cid, ts=T0 + i), result(cid, search_payload([rel]), T0 + i + 0.5)]
+    return lines
+
+
+def test_active_memory_helper_runs_in_the_store_follow_include_active_memory(tmp_path):
+    """The Active Memory plugin recalls before every reply through a helper run keyed
+    ``<parent key>:active-memory:<hash>``; on a store install those runs land in the agent's
+    SQLite store (and its archives once cleaned up) beside the user's sessions. They count only
+    with ``openclaw.include_active_memory = true``, as their JSONL folder always did."""
+    from memoryd.testing.openclaw_store import AgentStore
+
+    sessions, _ws, cfg = make_install(tmp_path, ["memory/2026-02-20.md", "MEMORY.md"])
+    state = sessions.parent.parent.parent
+    helper = "agent:main:telegram:direct:42:active-memory:5d41402abc4b"
+    with AgentStore(state, "main", schema=24) as store:
+        as_text = [line.decode().rstrip("\n") for line in _session_lines("s-user", ["MEMORY.md"])]
+        store.add_session(as_text, key="agent:main:telegram:direct:42")
+        for sid in ("am-1", "am-2"):
+            lines = _session_lines(sid, ["memory/2026-02-20.md"] * 2)
+            store.add_session([line.decode().rstrip("\n") for line in lines], key=helper)
+        store.delete_session("am-2")  # the helper's cleanup: an archive row and a .zst file
+
+    doc = memoryd("--config", str(cfg), "hits", "--all", env={})
+    assert hit_counts(doc) == {"MEMORY.md": 1}
+
+    cfg2 = tmp_path / "with-helper.toml"
+    cfg2.write_text(
+        cfg.read_text().replace("[openclaw]\n", "[openclaw]\ninclude_active_memory = true\n")
+        .replace(f'dir = "{tmp_path / "md"}"', f'dir = "{tmp_path / "md2"}"')
+    )  # fmt: skip
+    doc = memoryd("--config", str(cfg2), "hits", "--all", env={})
+    assert hit_counts(doc) == {"MEMORY.md": 1, "memory/2026-02-20.md": 4}
+
+
+def test_active_memory_transcripts_kept_by_the_plugin_are_read_when_asked(tmp_path):
+    """Newer builds keep the helper's transcripts (``persistTranscripts: true``) under
+    ``<state>/plugins/active-memory/transcripts/agents/<id>/active-memory/``, no longer in
+    ``sessions/active-memory/``: ``include_active_memory = true`` reads them there."""
+    sessions, _ws, cfg = make_install(
+        tmp_path, ["memory/people.md"], "include_active_memory = true"
+    )
+    state = sessions.parent.parent.parent
+    kept = state / "plugins" / "active-memory" / "transcripts" / "agents" / "main" / "active-memory"
+    kept.mkdir(parents=True)
+    (kept / "am-7.jsonl").write_bytes(b"".join(_session_lines("am-7", ["memory/people.md"])))
+
+    doc = memoryd("--config", str(cfg), "hits", "--all", env={})
+    assert hit_counts(doc) == {"memory/people.md": 1}

@@ -53,7 +53,10 @@ class OpenClawConfig(NamedTuple):
     (`workspace-<profile>` under a profile); for another agent
     `<agents.defaults.workspace>/<id>`, else `<state_dir>/workspace-<id>`."""
     include_active_memory: bool = False
-    """Also read the Active Memory helper's transcripts (`sessions/active-memory/*.jsonl`)."""
+    """Also count the Active Memory helper's recall runs: its kept transcripts
+    (`sessions/active-memory/*.jsonl`, or in newer builds
+    `<state_dir>/plugins/active-memory/transcripts/agents/<id>/active-memory/*.jsonl`) and, on
+    a SQLite store install, its sessions in the store (keys `…:active-memory:…`)."""
     count_synthetic: bool = False
     """Count hits made by synthetic traffic: OpenClaw's dreaming queries (`__dreaming_...`)
     and cron, heartbeat and dream-diary sessions (keys `cron:...`, `heartbeat...`,

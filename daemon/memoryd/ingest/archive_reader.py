@@ -180,7 +180,10 @@ class ArchiveReader:
             synthetic = not self.ctx.cfg.openclaw.count_synthetic and (
                 session in self.ctx.synthetic(cp.agent)
                 or session in self.ctx.store_synthetic_of(cp.agent)
-                or (key is not None and src.is_synthetic_key(key))
+                or (
+                    key is not None
+                    and src.is_synthetic_key(key, active_memory=self.ctx.helper_excluded)
+                )
             )
         batch = Batch(cp, session, synthetic)
         batch.reread = True

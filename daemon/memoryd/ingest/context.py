@@ -27,6 +27,9 @@ class ReadContext:
         store_path: Callable[[str], Path | None] = lambda _agent: None,
     ) -> None:
         self.cfg = cfg
+        # The Active Memory helper's sessions (`…:active-memory:…` keys) are left out like cron's
+        # unless `openclaw.include_active_memory`: on a store install they share the store.
+        self.helper_excluded = not cfg.openclaw.include_active_memory
         self.ledger = ledger
         self.applier = applier
         self.synthetic = synthetic  # an agent's cron / heartbeat sessions from sessions.json
@@ -57,7 +60,8 @@ class ReadContext:
                 try:
                     tables = sqlite_source.table_columns(conn)
                     found = sqlite_source.synthetic_from_keys(
-                        sqlite_source.session_keys(conn, tables)
+                        sqlite_source.session_keys(conn, tables),
+                        active_memory=self.helper_excluded,
                     )
                 finally:
                     conn.close()

@@ -701,7 +701,8 @@ class Scanner:
         if sf.kind != src.IMPORTED:
             return False
         return src.is_synthetic_slug(
-            src.imported_key_slug(sf.path.name, session)
+            src.imported_key_slug(sf.path.name, session),
+            active_memory=self.ctx.helper_excluded,
         ) or session in self.ctx.store_synthetic_of(sf.agent)
 
     def _synthetic(self, agent: str) -> frozenset[str]:
@@ -735,7 +736,7 @@ class Scanner:
             data = orjson.loads(index.read_bytes())
         except (OSError, orjson.JSONDecodeError):
             data = None
-        ids = src.synthetic_session_ids(data)
+        ids = src.synthetic_session_ids(data, active_memory=self.ctx.helper_excluded)
         self._synthetic_sessions[agent] = (key, ids)
         return ids
 

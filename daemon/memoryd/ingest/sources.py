@@ -104,19 +104,34 @@ def imported_key_slug(name: str, session: str) -> str:
 _ISO_PREFIX = re.compile(r"\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_$")  # a successor's time, then `_`
 
 
-def is_synthetic_key(key: str) -> bool:
+def is_synthetic_key(key: str, *, active_memory: bool = False) -> bool:
     """A session key of traffic that is not the user's: cron, heartbeat, and the dream-diary
     runs of OpenClaw's dreaming (``dreaming-narrative-<phase>-…``: subagent runs over memory
     fragments, nightly since dreaming is on by default; OpenClaw keeps them out of its own
-    session index)."""
+    session index).
+
+    ``active_memory`` (``openclaw.include_active_memory = false``): the Active Memory helper's
+    runs too, ``<parent key>:active-memory:<hash>``: a recall before every reply, which on a
+    store install lands in the same store as the user's sessions.
+    """
     k = key.lower()
-    return "cron:" in k or "heartbeat" in k or "dreaming-narrative-" in k
+    return (
+        "cron:" in k
+        or "heartbeat" in k
+        or "dreaming-narrative-" in k
+        or (active_memory and ":active-memory:" in k)
+    )
 
 
-def is_synthetic_slug(slug: str) -> bool:
+def is_synthetic_slug(slug: str, *, active_memory: bool = False) -> bool:
     """:func:`is_synthetic_key` of a key's slug in a file name: ``agent:<id>:cron:<job>``
-    reads ``agent_<id>_cron_<job>`` there."""
-    return is_synthetic_key(slug) or _CRON_SLUG.search(slug.lower()) is not None
+    reads ``agent_<id>_cron_<job>`` there (and ``:active-memory:`` ``_active-memory_``)."""
+    s = slug.lower()
+    return (
+        is_synthetic_key(s, active_memory=active_memory)
+        or _CRON_SLUG.search(s) is not None
+        or (active_memory and "_active-memory_" in s)
+    )
 
 
 _CRON_SLUG = re.compile(r"(?:^|[_:])cron[_:]")
@@ -133,7 +148,12 @@ def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:
         agent.sessions_dir / COLD_DIR,
     ]
     if include_active_memory:
-        dirs.append(agent.sessions_dir / ACTIVE_MEMORY_DIR)
+        # Older builds kept the helper's transcripts in `sessions/active-memory/`, newer ones in
+        # `<state>/plugins/active-memory/transcripts/agents/<id>/active-memory/` (its default
+        # `transcriptDir`).
+        state = agent.sessions_dir.parent.parent.parent
+        plugin = state / "plugins" / ACTIVE_MEMORY_DIR / "transcripts" / "agents" / agent.id
+        dirs += [agent.sessions_dir / ACTIVE_MEMORY_DIR, plugin / ACTIVE_MEMORY_DIR]
     return dirs
 
 
@@ -290,14 +310,14 @@ def header_parent(line: bytes) -> str | None:
     return session_id_of(name)
 
 
-def synthetic_session_ids(index: object) -> frozenset[str]:
+def synthetic_session_ids(index: object, *, active_memory: bool = False) -> frozenset[str]:
     """Sessions that are not the user's: keys of sessions.json that :func:`is_synthetic_key`
     names."""
     ids: set[str] = set()
     if not isinstance(index, dict):
         return frozenset()
     for key, entry in index.items():
-        if isinstance(entry, dict) and is_synthetic_key(str(key)):
+        if isinstance(entry, dict) and is_synthetic_key(str(key), active_memory=active_memory):
             sid = entry.get("sessionId")
             if isinstance(sid, str):
                 ids.add(sid)

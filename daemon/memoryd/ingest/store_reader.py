@@ -70,7 +70,9 @@ class StoreReader:
                 cp = self.ctx.ledger.new_store_source(sf, st)
             calls = self.ctx.calls(pending, cp.agent)
             cursors = self.ctx.ledger.cursors(cp.id)
-            self.ctx.store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(keys)
+            self.ctx.store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(
+                keys, active_memory=self.ctx.helper_excluded
+            )
             synthetic_ids: frozenset[str] = frozenset()
             if not self.ctx.cfg.openclaw.count_synthetic:
                 synthetic_ids = self.ctx.synthetic(cp.agent) | self.ctx.store_synthetic[cp.agent]
