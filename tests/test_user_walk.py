@@ -3,7 +3,8 @@
 Each test is one surprise from walking the README: a typo'd path that `explain` answered
 with exit 1 on stdout, a workspace path leading nowhere that `hits` reported as
 "0 hits on 0 of 0 files", and `recall` sending the user to try other words in a tier
-store that does not exist.
+store that does not exist; and a daemon that could not start writing a plain line into
+the JSON log its operator reads with jq.
 """
 
 from __future__ import annotations
@@ -17,20 +18,23 @@ from pathlib import Path
 import pytest
 
 import transcripts as tx
+from daemon_harness import DaemonProcess, make_install
 
 pytestmark = pytest.mark.subprocess
 
 NOW = tx.T0 + 40 * 86400.0
 
 
-def memoryd(cfg: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
-    env.update(MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(NOW))
+def memoryd(
+    cfg: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
+    full.update(MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(NOW), **(env or {}))
     return subprocess.run(
         [sys.executable, "-m", "memoryd", *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=full,
         timeout=60,
         check=False,
     )
@@ -108,3 +112,48 @@ def test_recall_without_a_tier_store_says_so_and_creates_nothing(
     doc = json.loads(memoryd(cfg, "recall", "boat", "--json").stdout)
     assert doc["missing"] is True and doc["matches"] == 0 and doc["tier"] is None
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+LOG_FIELDS = {"timestamp", "level", "logger", "event"}
+
+
+def _json_lines(text: str) -> list[dict[str, object]]:
+    """Every stderr line as the JSON object it must be (a plain line fails the test)."""
+    lines = text.splitlines()
+    assert lines, "the refusal says why"
+    records = [json.loads(line) for line in lines]
+    for record in records:
+        assert isinstance(record, dict) and record.keys() >= LOG_FIELDS, record
+    return records
+
+
+def test_a_daemon_that_cannot_start_says_why_in_json_lines_only(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    """Under journald (stderr not a terminal) `journalctl -o cat | jq` must read the reason."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[expire]\npolicy = "bogus"\n', encoding="utf-8")
+    refused = memoryd(bad, "run")
+    assert refused.returncode == 2
+    (record,) = _json_lines(refused.stderr)
+    assert record["event"] == "daemon.failed" and record["level"] == "error"
+    assert "expire.policy" in str(record["message"]) and record["exit"] == 2
+
+    nowhere = tmp_path / "none.toml"
+    nowhere.write_text(f'[state]\ndir = "{tmp_path / "md"}"\n', encoding="utf-8")
+    refused = memoryd(nowhere, "run", env={"HOME": str(tmp_path / "home")})
+    assert refused.returncode == 2
+    (record,) = _json_lines(refused.stderr)
+    assert "no OpenClaw state directory" in str(record["message"])
+
+    inst = make_install(tmp_path / "inst")
+    first = DaemonProcess(inst).start()
+    daemons.append(first)
+    first.wait_ready()
+    second = DaemonProcess(inst).start()
+    daemons.append(second)
+    assert second.proc is not None and second.proc.wait(60) == 2
+    assert second.log_path is not None
+    records = _json_lines(second.log_path.read_text(encoding="utf-8"))
+    assert f"process {first.proc.pid}" in str(records[-1]["message"])
+    assert first.stop() == 0
