@@ -305,7 +305,14 @@ def test_a_read_waits_for_a_running_thread(install: dict[str, str]) -> None:
     finally:
         p.kill()
     assert p.returncode == 0, err
-    assert err.splitlines() == ["thread finished", "atexit ran", "torn down"]  # the usual exit
+    # The thread was waited for, then the exit ran. Usually the thread still runs when the
+    # command is done, and the exit is the usual one ("torn down"); on a loaded machine the
+    # test may close stdin and the thread finish before the command looks, which then may
+    # end at once: both keep the order that matters.
+    assert err.splitlines() in (
+        ["thread finished", "atexit ran", "torn down"],
+        ["thread finished", "atexit ran"],
+    )
     assert json.loads("".join(lines))["hits"]["total"] > 0
 
 

@@ -325,21 +325,21 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             ctx.require_openclaw()
         return int(args.func(args, ctx) or 0)
     except (ConfigError, UsageError) as exc:
-        return _fail(args, exc, EXIT_USAGE, str(exc))
+        return _fail(args, exc, EXIT_USAGE, str(exc), _log_format(ctx))
     except StoreError as exc:
-        return _fail(args, exc, EXIT_FAILURE, str(exc))
+        return _fail(args, exc, EXIT_FAILURE, str(exc), _log_format(ctx))
     except sqlite3.Error as exc:  # the state database broke underneath: name the file and why
         where = ctx.paths.db if ctx is not None else None
         message = describe_database_error(where, exc) if where is not None else str(exc)
-        return _fail(args, exc, EXIT_FAILURE, message)
+        return _fail(args, exc, EXIT_FAILURE, message, _log_format(ctx))
     except BrokenPipeError:  # `memoryd hits | head`
         sys.stderr.close()
         return EXIT_OK
     except OSError as exc:
         code = EXIT_USAGE if _names_user_path(exc, argv) else EXIT_FAILURE
-        return _fail(args, exc, code, _describe_os_error(exc))
+        return _fail(args, exc, code, _describe_os_error(exc), _log_format(ctx))
     except ValueError as exc:
-        return _fail(args, exc, EXIT_FAILURE, f"{exc} (--debug shows where)")
+        return _fail(args, exc, EXIT_FAILURE, f"{exc} (--debug shows where)", _log_format(ctx))
     except KeyboardInterrupt:
         return 130
     finally:
@@ -347,6 +347,11 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             ctx.close()
             global _may_exit_at_once
             _may_exit_at_once = ctx.exit_at_once
+
+
+def _log_format(ctx: Context | None) -> str:
+    """The configured log format, or ``auto`` when the configuration did not load."""
+    return ctx.cfg.log.format if ctx is not None else "auto"
 
 
 def _check_environment() -> None:
@@ -359,13 +364,36 @@ def _check_environment() -> None:
         raise UsageError(str(exc)) from exc
 
 
-def _fail(args: argparse.Namespace, exc: BaseException, code: int, message: str) -> int:
+def _fail(
+    args: argparse.Namespace, exc: BaseException, code: int, message: str, log_format: str = "auto"
+) -> int:
     if getattr(args, "debug", False):
         import traceback
 
         traceback.print_exception(exc, file=sys.stderr)
-    print(f"memoryd: {message}", file=sys.stderr)
+    print(_failure_line(args, code, message, log_format), file=sys.stderr)
     return code
+
+
+def _failure_line(args: argparse.Namespace, code: int, message: str, log_format: str) -> str:
+    """The one line an error is, or for the daemon logging JSON, one JSON object.
+
+    A daemon that cannot start (a config error, no OpenClaw, a second daemon) says why in
+    the journal the operator reads with ``journalctl -o cat | jq``: a plain line there
+    would stop jq at the very line that explains the failure.
+    """
+    if getattr(args, "command", None) in LONG_RUNNING:
+        from .log import resolve_format
+
+        if resolve_format(log_format, sys.stderr) == "json":
+            import json
+            from datetime import UTC, datetime
+
+            at = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+            record = {"exit": code, "message": message, "event": "daemon.failed"}
+            record.update(level="error", logger="memoryd", timestamp=at)
+            return json.dumps(record, ensure_ascii=False)
+    return f"memoryd: {message}"
 
 
 def _describe_os_error(exc: OSError) -> str:

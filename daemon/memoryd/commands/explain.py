@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from .. import clock
-from ..cli import Context
+from ..cli import Context, UsageError
 from .common import add_output_options, emit, ready_to_decide, to_relpath
 
 
@@ -33,6 +33,19 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         for r in mover_for(store, ctx.paths).find(ctx.paths.workspace / rel)
     ]
     sig = snap.by_path.get(rel)
+    if sig is None and not journal:
+        # Not a memory file and no move of it in force: most likely a typo, the user's
+        # input (exit 2), said on stderr like every other path memoryd cannot take.
+        if rel.startswith("tiers/"):
+            raise UsageError(
+                f"{args.path}: a note of the tier store; explain covers the workspace's memory "
+                "files (`memoryd organize --dry-run` shows the tier store's plan and why)"
+            )
+        what = "not a memory file" if (ctx.paths.workspace / rel).exists() else "no such file"
+        raise UsageError(
+            f"{rel}: {what} in {snap.workspace}, and no move of it in memoryd's journal "
+            "(memory files: MEMORY.md, memory.md, memory/**/*.md)"
+        )
     if sig is None:
         doc: dict[str, Any] = {"path": rel, "memory_file": False, "journal": journal}
         text = [f"{rel}: not a memory file of {snap.workspace} right now"]

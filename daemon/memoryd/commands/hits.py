@@ -22,9 +22,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("hits", help="hits per memory file, most hit first, and files never hit")
     window = p.add_mutually_exclusive_group()
-    window.add_argument("--days", type=positive_int, default=30, help="window (default 30)")
+    window.add_argument(
+        "--days", type=positive_int, default=30, metavar="N", help="window (default 30)"
+    )
     window.add_argument("--all", action="store_true", help="all time")
-    p.add_argument("--top", type=positive_int, help="show only the N most hit files")
+    p.add_argument("--top", type=positive_int, metavar="N", help="show only the N most hit files")
     p.add_argument("--agent", help="only this agent's hits (default: every agent of the workspace)")
     p.add_argument("--no-scan", action="store_true", help="report without reading new lines first")
     p.add_argument("--json", action="store_true", help="print one JSON document")
@@ -144,8 +146,13 @@ def _workspace_agents(ctx: Context, only: str | None) -> tuple[list[str], Path]:
 
 
 def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
+    from .common import require_workspace
+
+    # A workspace path that leads nowhere is the user's to fix (exit 2, naming the key),
+    # not "0 hits on 0 of 0 files", which reads as an agent that never looked anything up.
+    ctx.require_openclaw()
+    require_workspace(ctx)
     if args.no_scan:
-        ctx.require_openclaw()
         ctx.exit_at_once = True  # a read: nothing for Python's teardown to finish
     else:
         run_scan(ctx)

@@ -16,7 +16,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         ("unmark", "remove a user mark"),
     ):
         p = sub.add_parser(name, help=helptext)
-        p.add_argument("paths", nargs="+", metavar="PATH")
+        p.add_argument(
+            "paths", nargs="+", metavar="PATH", help="workspace-relative (memory/x.md) or absolute"
+        )
         p.set_defaults(func=cmd_mark, mark_kind="marked", remove=name == "unmark")
     for name, helptext in (
         ("pin", "pin files by glob (workspace-relative): never archived"),

@@ -10,8 +10,10 @@ from .common import add_output_options, emit, ready_to_decide
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("search", help="rank memory files by relevance score to a query")
-    p.add_argument("query", nargs="+", help="the words to look for")
-    p.add_argument("--top", type=positive_int, default=10, help="how many files (default 10)")
+    p.add_argument("query", nargs="+", metavar="WORD", help="the words to look for")
+    p.add_argument(
+        "--top", type=positive_int, default=10, metavar="N", help="how many files (default 10)"
+    )
     add_output_options(p)
     p.set_defaults(func=cmd_search)
 

@@ -1,4 +1,4 @@
-"""Tier store commands (seed 004): organize, recall, inject, refresh."""
+"""Tier store commands: organize, recall, inject, refresh."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add this group's commands to the ``memoryd`` parser."""
     p = sub.add_parser(
         "organize",
-        help="tier store: hot→warm, warm→gist copy, forget, clean up (seed 004)",
+        help="tier store: hot→warm, warm→gist copy, forget, clean up",
         description=(
             "Run the tier store's three steps once: layer by mtime (hot/ → warm/, a summary "
             "copy of old warm/ notes in gist/), move notes not retrieved for "
@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "refresh",
-        help="organize the tier store, then run promote (the seed's /refresh)",
+        help="organize the tier store, then run promote",
     )
     p.add_argument("--dry-run", action="store_true", help="plan only: nothing moved or written")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
@@ -111,6 +111,14 @@ def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
 
     if not normalise_words(args.words):
         raise UsageError("recall: give at least one non-empty word")
+    root = ctx.paths.tiers_root
+    if not root.is_dir():
+        # Said as organize says it: "nothing about X" would send the user looking for
+        # other words in a store that does not exist (and nothing is created here).
+        message = f"recall: no tier store at {root} (create that folder to start one)"
+        doc = {"words": args.words, "tier": None, "matches": 0, "missing": True}
+        ctx.print(json_dumps({**doc, "message": message}) if args.json else message)
+        return 0
     now = clock_now()
     out = recall(ctx.cfg, ctx.paths, ctx.store(), args.words, now, rotate=not args.peek)
     if args.json:

@@ -38,7 +38,7 @@ from .. import clock
 from ..config import Config, ConfigError, Paths, load_config, resolve_paths
 from ..errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from ..log import configure as configure_logging
-from ..log import get_logger
+from ..log import get_logger, resolve_format
 from ..store import Store
 from .ingest_worker import IngestWorker, TranscriptEvents, WorkQueue
 from .job_runner import JobRunner
@@ -538,10 +538,13 @@ def run_daemon(cfg: Config, config_file: str | None, environ: Mapping[str, str])
             )
         daemon = Daemon(cfg, paths, config_file=config_file, environ=environ)
         return daemon.run()
-    except AlreadyRunning as exc:
-        print(f"memoryd: {exc}", file=sys.stderr)
-        log.error("daemon.already_running", pid=exc.pid)
-        return EXIT_USAGE
-    except ConfigError as exc:
-        print(f"memoryd: {exc}", file=sys.stderr)
+    except (AlreadyRunning, ConfigError) as exc:
+        # One line on a terminal; under journald or launchd one JSON object only, so that
+        # `journalctl -o cat | jq` does not stop at the very line that says why.
+        if resolve_format(cfg.log.format, sys.stderr) == "console":
+            print(f"memoryd: {exc}", file=sys.stderr)
+        elif isinstance(exc, AlreadyRunning):
+            log.error("daemon.already_running", pid=exc.pid, message=str(exc), exit=EXIT_USAGE)
+        else:
+            log.error("daemon.failed", message=str(exc), exit=EXIT_USAGE)
         return EXIT_USAGE
