@@ -392,14 +392,16 @@ class Ledger:
         """The sources the last scans could not read, and why (a row each until one does)."""
         return dict(self.conn.execute("SELECT source, reason FROM source_failures"))
 
-    def cursors(self, source_id: int) -> dict[str, int]:
-        """The last seq read per session of a transcript store."""
-        return dict(
-            self.conn.execute(
-                "SELECT session_id, seq FROM transcript_db_cursors WHERE source_id = ?",
+    def cursors(self, source_id: int) -> dict[str, tuple[int, int | None]]:
+        """The cursor per session of a transcript store: the last seq read, and how many rows
+        of it (None: all; see :data:`.sqlite_source.Cursor`)."""
+        return {
+            sid: (seq, rows)
+            for sid, seq, rows in self.conn.execute(
+                "SELECT session_id, seq, seq_rows FROM transcript_db_cursors WHERE source_id = ?",
                 (source_id,),
             )
-        )
+        }
 
     def fetch_call(self, agent: str, call_id: str) -> CallRow | None:
         self._write_queue_before_read()  # (the calls of this transaction are in the table first)
@@ -552,17 +554,17 @@ class Ledger:
             cur.lastrowid, sf.agent, str(sf.path), st.st_dev, st.st_ino, 0, "", 0, 0, 0
         )
 
-    def commit_store_batch(self, batch: Batch, nbytes: int, seq: int) -> None:
+    def commit_store_batch(self, batch: Batch, nbytes: int, cursor: tuple[int, int | None]) -> None:
         """A batch of a store session's rows, with the session's cursor after them (its new
         rows counted when the transaction commits: see :meth:`take_written`)."""
         with self.write(nbytes) as conn:
             self._write_queued()
             self._count(batch.write(conn, batch.cp.id))
             conn.execute(
-                "INSERT INTO transcript_db_cursors(source_id, session_id, seq) "
-                "VALUES (?, ?, ?) ON CONFLICT(source_id, session_id) "
-                "DO UPDATE SET seq = excluded.seq",
-                (batch.cp.id, batch.session, seq),
+                "INSERT INTO transcript_db_cursors(source_id, session_id, seq, seq_rows) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT(source_id, session_id) "
+                "DO UPDATE SET seq = excluded.seq, seq_rows = excluded.seq_rows",
+                (batch.cp.id, batch.session, *cursor),
             )
             self.store.bump("malformed_lines", batch.malformed)
 
