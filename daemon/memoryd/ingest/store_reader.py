@@ -204,7 +204,7 @@ class StoreReader:
             # scan's count of bytes)
             nbytes = sqlite_source.size_of(rows)
             stats.bytes_read += nbytes
-            self.ctx.ledger.commit_store_batch(batch, nbytes, upto)  # (new rows: at the commit)
-            stats.malformed += batch.malformed
+            # (its new rows and malformed ones counted when the transaction commits)
+            self.ctx.ledger.commit_store_batch(batch, nbytes, upto)
             after = upto
         return after
