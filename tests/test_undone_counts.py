@@ -87,3 +87,27 @@ def test_a_scan_whose_transaction_is_undone_counts_none_of_its_lines(tmp_path):
     assert resets == 1
     # (a.jsonl's 3 searches, r's third, the store's 2 and the archive's 2)
     assert undone.new_hits == 0 and again.new_hits == sum(expected(3, 2, 2).values()) + 2
+
+
+def test_a_failure_recorded_before_a_later_write_undoes_the_transaction_is_kept(tmp_path):
+    """A source's failure is recorded for ``status`` (and counted in ``read_errors``) in the
+    scan's open transaction; a later source whose write fails undoes that transaction. Both
+    failures are recorded, as the summary says."""
+    inst = Install(tmp_path)
+    inst.append("a.jsonl", b"".join(conversation(2, "a")))
+    db, conn = openclaw_db(inst)
+    conn.close()
+    for side in db.parent.glob("openclaw-agent.sqlite*"):
+        side.unlink()
+    db.write_bytes(b"this is not a database" * 100)  # fails: not a database
+    zstd = sqlite_source.zstd_module()
+    archive = b"".join(conversation(1, "z"))
+    (inst.sessions / f"z.jsonl.deleted.{STAMP}.zst").write_bytes(zstd.compress(archive))
+    faults.hook("store.opened", lambda c: c.execute(REFUSE_ARCHIVES))
+    inst.restart()
+    faults.hook("store.opened", None)
+    stats = inst.scan()
+    assert stats.errors == 2
+    failed = inst.store.conn.execute("SELECT source FROM source_failures").fetchall()
+    assert sorted(f for (f,) in failed) == sorted(f["source"] for f in stats.failed_sources)
+    assert inst.store.counters()["read_errors"] == 2

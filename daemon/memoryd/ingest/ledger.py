@@ -649,6 +649,9 @@ class Ledger:
     # ------------------------------------------------------------------ failures, vanished
 
     def source_failed(self, sf: SourceFile, reason: str) -> None:
+        """Record a source's failure (for ``status``, and ``read_errors``), committed at once:
+        left in the open transaction, a later source's write that fails would undo it, and
+        the scan would report a failure that nothing recorded."""
         with self.write(0) as conn:
             self.store.bump("read_errors")
             conn.execute(
@@ -657,6 +660,7 @@ class Ledger:
                 "kind = excluded.kind, reason = excluded.reason, at = excluded.at",
                 (str(sf.path), sf.kind, sf.agent, reason, time.time()),
             )
+        self.flush()
 
     def source_recovered(self, source: str) -> None:
         with self.write(0) as conn:
