@@ -37,6 +37,7 @@ from .. import faults
 from ..store import Store
 from .calls import Call, CallRow, Calls
 from .sources import SourceFile
+from .stats import ScanStats
 from .tailer import Checkpoint, Verdict, head_hash
 
 # SQLite error names that, raised by a write of the ledger, are faults of the state database.
@@ -62,17 +63,8 @@ _INSERT_HITS = (
     "INSERT OR IGNORE INTO hits(source_id, agent, call_id, memory_path, kind, ts, query, "
     "score, start_line, end_line, session) VALUES "
 )
-# The scan's counters (``ScanStats`` fields) of what it recorded: counted when the
-# transaction that records it commits (see Ledger.take_written), never for one undone.
-COMMITTED = (
-    "new_hits",
-    "new_calls",
-    "malformed",
-    "oversized",
-    "non_memory_paths",
-    "renamed",
-    "resets",
-)
+# The scan's counters of what it recorded, counted when their transaction commits.
+COMMITTED = ScanStats.RECORDED
 _HITS, _CALLS, _MALFORMED, _OVERSIZED, _NON_MEMORY, _RENAMED, _RESETS = range(len(COMMITTED))
 
 # A batch's rows: what every row of a batch shares (its source, agent and session) comes
