@@ -548,11 +548,11 @@ def test_out_of_descriptors_while_handing_files_to_the_helper(
     opened: list[int] = []
     real_open = scan_module.Scanner._open
 
-    def open_until_the_third(self: scan_module.Scanner, plan: object, stats: object) -> None:
+    def open_until_the_third(self: scan_module.Scanner, plan: object) -> None:
         opened.append(1)
         if len(opened) == 3:
             raise OSError(24, "Too many open files")
-        real_open(self, plan, stats)
+        real_open(self, plan)
 
     cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
     stats = scan_here(cfg, corpus, (scan_module.Scanner, "_open", open_until_the_third))

@@ -383,8 +383,9 @@ def test_a_batch_size_is_what_sqlite_summed(tmp_path_factory, rows):
     )
     layout = sqlite_source.detect_layout(conn)
     assert layout is not None
-    got, upto = sqlite_source.every_row(conn, layout, "s", -1, len(rows))
-    assert upto == len(rows) and [r[0] for r in got] == list(range(len(rows)))
+    got, upto, more = sqlite_source.every_row(conn, layout, "s", sqlite_source.START, len(rows))
+    assert upto == (len(rows), None) and not more
+    assert [r[0] for r in got] == list(range(len(rows)))
     try:
         total = conn.execute(
             "SELECT SUM(COALESCE(length(CAST(event_json AS BLOB)), event_utf8_bytes, 0)) "

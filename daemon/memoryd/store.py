@@ -198,6 +198,13 @@ _MIGRATIONS: dict[int, str] = {
         SELECT 'tiers/' || name, 'promoted', entered, 'carried over from the tier store records'
         FROM tier_files WHERE promoted = 1;
     """,
+    60: """
+    -- A transcript store whose order column repeats within a session (a layout found by its
+    -- column names, not OpenClaw's own tables): how many rows of the cursor's seq were read,
+    -- in the table's order. NULL: every one of them (a unique order column, and every cursor
+    -- written before this column existed).
+    ALTER TABLE transcript_db_cursors ADD COLUMN seq_rows INTEGER;
+    """,
 }
 
 
@@ -319,7 +326,7 @@ class Store:
                     f"state database {self.path} has schema {version}, newer than this memoryd "
                     f"({SCHEMA_VERSION}); upgrade memoryd"
                 )
-            for target in range(version + 1, SCHEMA_VERSION + 1):
+            for target in sorted(t for t in _MIGRATIONS if t > version):
                 for statement in _split_sql(_MIGRATIONS[target]):
                     self.conn.execute(statement)
                 self.conn.execute(f"PRAGMA user_version = {target}")

@@ -83,7 +83,7 @@ class Applier:
                 continue
             for ev in events:
                 if len(ev) != _CALL_FIELDS:
-                    result(ev, batch, calls, stats)
+                    result(ev, batch, calls)
                     continue
                 call_id, tool, query, ts = ev
                 # Not looked up in the database: a call seen in an earlier scan (a copy in a
@@ -104,7 +104,7 @@ class Applier:
     def _fetch(self, agent: str) -> Callable[[str], CallRow | None]:
         return lambda cid: self.ledger.fetch_call(agent, cid)
 
-    def _result(self, ev: ToolResult, batch: Batch, calls: Calls, stats: ScanStats) -> None:
+    def _result(self, ev: ToolResult, batch: Batch, calls: Calls) -> None:
         call_id, named, paths, ev_ts, _recovered, _shape = ev
         call = calls.known.get(call_id)
         if call is None:
@@ -153,6 +153,6 @@ class Applier:
                 if len(keys) < _KEYS_MAX:
                     keys[raw] = key
             if key is None:
-                stats.non_memory_paths += 1
+                batch.non_memory += 1  # (counted when the batch is committed)
                 continue
             rows.append((call_id, key, tool, ts, query, score, start_line, end_line))

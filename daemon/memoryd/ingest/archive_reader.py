@@ -143,7 +143,7 @@ class ArchiveReader:
                     continue
                 rec = archives.read_record(line)
                 if rec.kind == "header":
-                    self._commit_archive(batch, size, stats, None)
+                    self._commit_archive(batch, size, None)
                     total, size = total + size, 0
                     batch = self._archive_batch(cp, rec.session_id or session, rec.session_key)
                     continue
@@ -162,7 +162,7 @@ class ArchiveReader:
                 ):
                     self.ctx.applier.line(rec.line, batch, calls, stats)
                 if size >= commit_every:
-                    self._commit_archive(batch, size, stats, None)
+                    self._commit_archive(batch, size, None)
                     total, size = total + size, 0
                     batch = self._archive_batch(cp, batch.session, None, batch.synthetic)
         except Exception as exc:
@@ -171,7 +171,7 @@ class ArchiveReader:
             batch.malformed += 1
             emit("ingest.malformed_archive", archive=record[0], reason=str(exc))
         stats.bytes_read += total + size
-        self._commit_archive(batch, size, stats, record)
+        self._commit_archive(batch, size, record)
 
     def _archive_batch(
         self, cp: Checkpoint, session: str, key: str | None, synthetic: bool | None = None
@@ -190,10 +190,8 @@ class ArchiveReader:
         return batch
 
     def _commit_archive(
-        self, batch: Batch, nbytes: int, stats: ScanStats, record: tuple[str, int, str] | None
+        self, batch: Batch, nbytes: int, record: tuple[str, int, str] | None
     ) -> None:
-        self.ctx.ledger.commit_archive(batch, nbytes, record)  # (new rows: counted at the commit)
+        self.ctx.ledger.commit_archive(batch, nbytes, record)  # (counted at the commit)
         if record is not None:
             self.ctx.archives_done[(batch.cp.agent, record[0])] = record[1:]
-        stats.malformed += batch.malformed
-        stats.oversized += batch.oversized

@@ -37,6 +37,7 @@ from .. import faults
 from ..store import Store
 from .calls import Call, CallRow, Calls
 from .sources import SourceFile
+from .stats import ScanStats
 from .tailer import Checkpoint, Verdict, head_hash
 
 # SQLite error names that, raised by a write of the ledger, are faults of the state database.
@@ -62,6 +63,10 @@ _INSERT_HITS = (
     "INSERT OR IGNORE INTO hits(source_id, agent, call_id, memory_path, kind, ts, query, "
     "score, start_line, end_line, session) VALUES "
 )
+# The scan's counters of what it recorded, counted when their transaction commits.
+COMMITTED = ScanStats.RECORDED
+_HITS, _CALLS, _MALFORMED, _OVERSIZED, _NON_MEMORY, _RENAMED, _RESETS = range(len(COMMITTED))
+
 # A batch's rows: what every row of a batch shares (its source, agent and session) comes
 # first, bound once a statement; a row carries only its own values (a hit 8 instead of 10,
 # a call 5 instead of 7), which the sqlite3 module binds one by one.
@@ -121,6 +126,7 @@ class Batch:
         "end",
         "hits",
         "malformed",
+        "non_memory",
         "oversized",
         "parent",
         "reread",
@@ -150,6 +156,7 @@ class Batch:
         self.end = end  # file offset after its last complete line
         self.oversized = 0
         self.malformed = 0
+        self.non_memory = 0  # result paths outside memory (not counted as hits)
         # The rows of the batch's agent and session (``cp.agent``, ``session``: see write()).
         # calls: [call id, tool, query, ts, answered] (lists: answering one sets its last field)
         self.calls: list[list[object]] = []
@@ -234,12 +241,12 @@ class Ledger:
         self.rolled_back = False  # a failed write undid the open transaction
         self._normal_commit_bytes = commit_bytes
         # Batches of the open transaction whose calls and hits are not written yet (with
-        # their source id); the new hits and calls that the ones written added, in the open
-        # transaction (some are written before its commit: see _write_queue_before_read),
-        # and in the transactions committed since take_written.
+        # their source id); the counts of COMMITTED that the batches written added, in the
+        # open transaction (some are written before its commit: see
+        # _write_queue_before_read), and in the transactions committed since take_written.
         self._queued: list[tuple[Batch, int]] = []
-        self._txn_written = [0, 0]
-        self._written = [0, 0]
+        self._txn_written = [0] * len(COMMITTED)
+        self._written = [0] * len(COMMITTED)
 
     # ------------------------------------------------------------------ group commit
 
@@ -259,7 +266,7 @@ class Ledger:
                 conn.execute("ROLLBACK")
             self._in_txn = False
             self._queued.clear()  # undone with the rest of the transaction
-            self._txn_written[:] = [0, 0]  # (rows written early: undone, not counted)
+            self._txn_written[:] = [0] * len(COMMITTED)  # (rows written early: not counted)
             self.rolled_back = True
             raise
         self._txn_bytes += nbytes
@@ -286,15 +293,14 @@ class Ledger:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
                 self._queued.clear()
-                self._txn_written[:] = [0, 0]
+                self._txn_written[:] = [0] * len(COMMITTED)
                 self.rolled_back = True
                 raise
             finally:
                 self._in_txn = False
-            txn, written = self._txn_written, self._written
-            written[0] += txn[0]
-            written[1] += txn[1]
-            txn[:] = [0, 0]
+            txn = self._txn_written
+            self._written[:] = map(sum, zip(self._written, txn, strict=True))
+            txn[:] = [0] * len(COMMITTED)
             faults.point("scan.committed")
 
     def _write_queued(self) -> None:
@@ -308,8 +314,16 @@ class Ledger:
     def _count(self, new: tuple[int, int]) -> None:
         """New hits and calls written in the open transaction (counted if it commits)."""
         written = self._txn_written
-        written[0] += new[0]
-        written[1] += new[1]
+        written[_HITS] += new[0]
+        written[_CALLS] += new[1]
+
+    def _count_lines(self, batch: Batch) -> None:
+        """A batch's malformed and oversized lines and paths outside memory, recorded in the
+        open transaction (counted if it commits, as the persisted counters are)."""
+        written = self._txn_written
+        written[_MALFORMED] += batch.malformed
+        written[_OVERSIZED] += batch.oversized
+        written[_NON_MEMORY] += batch.non_memory
 
     def _write_queue_before_read(self) -> None:
         """Before a read of ``calls`` in the open transaction: its queued rows in the table.
@@ -325,20 +339,22 @@ class Ledger:
                 self._write_queued()
 
     def new_scan(self) -> None:
-        """What a scan that stopped (a full disk, say) left behind is not the next one's: the
-        new rows it did not count, and the verdict that a failed write undid its transaction
-        (kept, a later scan's first fault of a source, such as a transcript store that is not
-        a database, would be taken for one of memoryd's own database, every scan)."""
+        """What a scan that stopped (a full disk, say) left behind is not the next one's: what
+        it recorded and did not count, and the verdict that a failed write undid its
+        transaction (kept, a later scan's first fault of a source, such as a transcript store
+        that is not a database, would be taken for one of memoryd's own database, every scan)."""
         self.take_written()
         self.rolled_back = False
 
-    def take_written(self) -> tuple[int, int]:
-        """The new hits and calls that the batches of every source added in the transactions
-        committed since the last call (those of a transaction that was undone are not
-        counted, even when written before it failed)."""
-        new = (self._written[0], self._written[1])
-        self._written[:] = [0, 0]
-        return new
+    def take_written(self) -> dict[str, int]:
+        """What the batches of every source recorded in the transactions committed since the
+        last call, by ``ScanStats`` field (:data:`COMMITTED`): new hits and calls, malformed
+        and oversized lines, paths outside memory, transcripts renamed or reset. Nothing of a
+        transaction that was undone is counted, even when written before it failed: its
+        sources are read again, and counted then."""
+        written = dict(zip(COMMITTED, self._written, strict=True))
+        self._written[:] = [0] * len(COMMITTED)
+        return written
 
     def hits_empty(self) -> bool:
         return self.store.hits_empty()
@@ -392,14 +408,16 @@ class Ledger:
         """The sources the last scans could not read, and why (a row each until one does)."""
         return dict(self.conn.execute("SELECT source, reason FROM source_failures"))
 
-    def cursors(self, source_id: int) -> dict[str, int]:
-        """The last seq read per session of a transcript store."""
-        return dict(
-            self.conn.execute(
-                "SELECT session_id, seq FROM transcript_db_cursors WHERE source_id = ?",
+    def cursors(self, source_id: int) -> dict[str, tuple[int, int | None]]:
+        """The cursor per session of a transcript store: the last seq read, and how many rows
+        of it (None: all; see :data:`.sqlite_source.Cursor`)."""
+        return {
+            sid: (seq, rows)
+            for sid, seq, rows in self.conn.execute(
+                "SELECT session_id, seq, seq_rows FROM transcript_db_cursors WHERE source_id = ?",
                 (source_id,),
             )
-        )
+        }
 
     def fetch_call(self, agent: str, call_id: str) -> CallRow | None:
         self._write_queue_before_read()  # (the calls of this transaction are in the table first)
@@ -440,6 +458,9 @@ class Ledger:
         path = str(sf.path)
         now = time.time()
         hlen, hhash = len(head), head_hash(head)
+        # (a reset or a rename is counted when the transaction that records it commits)
+        counted = {Verdict.TRUNCATED: _RESETS, Verdict.REPLACED: _RESETS, Verdict.RENAMED: _RENAMED}
+        change = counted.get(verdict)
         retire = at_path.id if at_path is not None and (cp is None or at_path.id != cp.id) else None
 
         def retire_old(conn: sqlite3.Connection) -> None:
@@ -479,6 +500,8 @@ class Ledger:
         def update(conn: sqlite3.Connection, tail: Tail | None) -> tuple[int, bool]:
             retire_old(conn)
             conn.execute(sql, (path, sf.kind, hlen, hhash, source_id))
+            if change is not None:
+                self._txn_written[change] += 1
             return source_id, False
 
         return Checkpoint(cp.id, cp.agent, path, cp.dev, cp.ino, hlen, hhash, offset, 0, 0), update
@@ -536,6 +559,7 @@ class Ledger:
                 )
             self.store.bump("oversized_lines", batch.oversized)
             self.store.bump("malformed_lines", batch.malformed)
+            self._count_lines(batch)
 
     # ------------------------------------------------------------------ the transcript store
 
@@ -552,19 +576,20 @@ class Ledger:
             cur.lastrowid, sf.agent, str(sf.path), st.st_dev, st.st_ino, 0, "", 0, 0, 0
         )
 
-    def commit_store_batch(self, batch: Batch, nbytes: int, seq: int) -> None:
+    def commit_store_batch(self, batch: Batch, nbytes: int, cursor: tuple[int, int | None]) -> None:
         """A batch of a store session's rows, with the session's cursor after them (its new
         rows counted when the transaction commits: see :meth:`take_written`)."""
         with self.write(nbytes) as conn:
             self._write_queued()
             self._count(batch.write(conn, batch.cp.id))
             conn.execute(
-                "INSERT INTO transcript_db_cursors(source_id, session_id, seq) "
-                "VALUES (?, ?, ?) ON CONFLICT(source_id, session_id) "
-                "DO UPDATE SET seq = excluded.seq",
-                (batch.cp.id, batch.session, seq),
+                "INSERT INTO transcript_db_cursors(source_id, session_id, seq, seq_rows) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT(source_id, session_id) "
+                "DO UPDATE SET seq = excluded.seq, seq_rows = excluded.seq_rows",
+                (batch.cp.id, batch.session, *cursor),
             )
             self.store.bump("malformed_lines", batch.malformed)
+            self._count_lines(batch)
 
     def store_read(
         self, source_id: int, agent: str, signature: tuple[int, int], marks: dict[str, str]
@@ -595,6 +620,7 @@ class Ledger:
             self._count(batch.write(conn, batch.cp.id))
             self.store.bump("malformed_lines", batch.malformed)
             self.store.bump("oversized_lines", batch.oversized)
+            self._count_lines(batch)
             if record is not None:
                 self._archive_read(conn, batch.cp.agent, record)
 
@@ -615,6 +641,9 @@ class Ledger:
     # ------------------------------------------------------------------ failures, vanished
 
     def source_failed(self, sf: SourceFile, reason: str) -> None:
+        """Record a source's failure (for ``status``, and ``read_errors``), committed at once:
+        left in the open transaction, a later source's write that fails would undo it, and
+        the scan would report a failure that nothing recorded."""
         with self.write(0) as conn:
             self.store.bump("read_errors")
             conn.execute(
@@ -623,6 +652,7 @@ class Ledger:
                 "kind = excluded.kind, reason = excluded.reason, at = excluded.at",
                 (str(sf.path), sf.kind, sf.agent, reason, time.time()),
             )
+        self.flush()
 
     def source_recovered(self, source: str) -> None:
         with self.write(0) as conn:

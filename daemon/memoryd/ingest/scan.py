@@ -299,11 +299,10 @@ class Scanner:
             finally:  # a failed commit (a full disk) must not leave the bulk settings behind
                 if bulk:
                     self.ledger.end_bulk()
-                # The new hits and calls of every source's batches, counted as their
-                # transactions committed (see Ledger.take_written).
-                new_hits, new_calls = self.ledger.take_written()
-                stats.new_hits += new_hits
-                stats.new_calls += new_calls
+                # What every source's batches recorded, counted as their transactions
+                # committed (see Ledger.take_written).
+                for name, n in self.ledger.take_written().items():
+                    setattr(stats, name, getattr(stats, name) + n)
         if full:
             known = {c.id for c in by_path.values()} | {c.id for c in by_inode.values()}
             self.ledger.mark_vanished(
@@ -364,7 +363,7 @@ class Scanner:
             plans.append(_Plan(sf, st, cp, by_path.get(str(sf.path)), quick, unread))
         return plans
 
-    def _open(self, plan: _Plan, stats: ScanStats) -> None:
+    def _open(self, plan: _Plan) -> None:
         """Open a planned file and settle what it is (sets ``fd``, ``start`` and ``settle``)."""
         plan.fd = os.open(plan.sf.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         head = os.pread(plan.fd, HEAD_MAX, 0)
@@ -379,10 +378,6 @@ class Scanner:
             verdict = plan.quick
         plan.parent = src.parent_session(plan.fd, head)  # (reads first: stats change only after)
         plan.session = src.file_session(plan.sf, head)
-        if verdict in (Verdict.TRUNCATED, Verdict.REPLACED):
-            stats.resets += 1
-        elif verdict is Verdict.RENAMED:
-            stats.renamed += 1
         plan.start, plan.settle = self.ledger.settle_identity(
             plan.sf, plan.st, head, plan.cp, plan.at_path, verdict
         )
@@ -390,7 +385,7 @@ class Scanner:
     def _scan_file(self, plan: _Plan, pending: dict[str, Calls], stats: ScanStats) -> None:
         """Open, judge and read one file in this process, a region at a time."""
         try:
-            self._open(plan, stats)
+            self._open(plan)
             self._tail(plan, self._prescan_here(plan), pending, stats)
         finally:
             if plan.fd >= 0:
@@ -416,7 +411,7 @@ class Scanner:
             if plan.sf.kind in (src.SQLITE, src.ARCHIVE):
                 continue
             try:
-                self._open(plan, stats)
+                self._open(plan)
                 head = os.pread(plan.fd, HEAD_MAX, 0)
                 st = os.fstat(plan.fd)
             except OSError:  # out of descriptors, say: the helper takes the files judged so
@@ -508,12 +503,12 @@ class Scanner:
             batch.end = end
             self._apply_region(plan.fd, pre, data, batch, calls, stats)
             if batch.end - batch.start >= commit_every:
-                self._commit(batch, source, stats, None, plan.fd)
+                self._commit(batch, source, None, plan.fd)
                 batch = Batch(cp, session, synthetic, plan.parent, start=batch.end, end=batch.end)
         # The size and mtime seen *before* reading: bytes appended while we read make the
         # next stat differ, so they are read next time. (A stat taken after the last read
         # could include them without their lines having been read: lost for good.)
-        self._commit(batch, source, stats, st, plan.fd)
+        self._commit(batch, source, st, plan.fd)
 
     def _source_failed(
         self,
@@ -556,16 +551,13 @@ class Scanner:
         self,
         batch: Batch,
         source: SourceWrite,
-        stats: ScanStats,
         final: os.stat_result | None,
         fd: int,
     ) -> None:
         """Commit a file's batch with the fingerprint of the line before its end."""
         n = min(TAIL_LEN, batch.end)
         fingerprint = tail_hash(os.pread(fd, n, batch.end - n))
-        self.ledger.commit_file(batch, source, fingerprint, final)  # (new rows: see _scan)
-        stats.malformed += batch.malformed
-        stats.oversized += batch.oversized
+        self.ledger.commit_file(batch, source, fingerprint, final)  # (counted: see _scan)
         faults.point("scan.batch")  # in the open transaction, not yet committed
 
     def _apply_region(

@@ -11,7 +11,12 @@ finds the event table and its columns by name (``sqlite_master``,
 ``PRAGMA table_info``), and a store it cannot place is reported, not guessed at.
 
 The read position is the last ``seq`` per session, kept in memoryd's own
-``transcript_db_cursors`` table and committed with the hits (see ``scan.py``).
+``transcript_db_cursors`` table and committed with the hits (see ``scan.py``). A table
+found by its column names may let rows of a session share an order value (no key makes
+``(session, seq)`` unique): its rows are read in ``(seq, rowid)`` order (a table without
+rowid: its key), and the cursor also says how many rows of its seq were read
+(:data:`Cursor`), so rows sharing a seq on either side of a batch, a scan, a crash or a
+restart are each read once.
 Everything here is either pure (:func:`decode_event`, :func:`pick_layout`,
 :func:`synthetic_from_keys`) or a thin query.
 
@@ -58,6 +63,9 @@ class Layout(NamedTuple):
     json: str
     zstd: str | None = None  # the compressed payload (schema ≥ 23)
     nbytes: str | None = None  # the decoded length of the compressed payload
+    # How rows of a session sharing a seq are ordered (SQL: the rowid, or the key of a table
+    # without one); None when the order column is unique in a session (see :func:`with_ties`).
+    tie: str | None = None
 
 
 UNSUPPORTED = "unsupported layout (no transcript_events table)"
@@ -169,6 +177,43 @@ def detect_layout(conn: sqlite3.Connection) -> Layout | None:
     return pick_layout(table_columns(conn))
 
 
+def with_ties(conn: sqlite3.Connection, layout: Layout) -> Layout:
+    """``layout``, with how rows sharing a seq are ordered when the order column may repeat.
+
+    OpenClaw's tables key their rows by ``(session_id, seq)``; a table found by its
+    column names alone may not, and rows read in batches by seq alone would be skipped
+    (or read twice) where a batch ends between two rows of one seq. The table's primary
+    key and its unique indexes (``PRAGMA table_info`` / ``index_list`` / ``index_info``)
+    say whether any keeps a seq to one row of a session.
+    """
+    if layout.seq == "rowid":
+        return layout
+    t = quote(layout.table)
+    info = conn.execute(f"PRAGMA table_info({t})").fetchall()  # cid, name, type, notnull, _, pk
+    key = [str(c[1]) for c in sorted((c for c in info if c[5]), key=lambda c: c[5])]
+    unique = [key] if key else []
+    for index in conn.execute(f"PRAGMA index_list({t})").fetchall():  # seq, name, unique, …
+        if index[2] and not (len(index) > 4 and index[4]):  # (a partial index: not every row)
+            unique.append([c[2] for c in conn.execute(f"PRAGMA index_info({quote(index[1])})")])
+    if not order_repeats(layout, unique):
+        return layout
+    try:
+        conn.execute(f"SELECT rowid FROM {t} LIMIT 0")
+        tie = "rowid"
+    except sqlite3.OperationalError:  # a table WITHOUT ROWID: it has a primary key
+        tie = ", ".join(quote(c) for c in key)
+    return layout._replace(tie=tie or None)
+
+
+def order_repeats(layout: Layout, unique_keys: list[list[str | None]]) -> bool:
+    """Whether rows of a session may share an order value: no unique key (each a list of
+    column names; None for an expression) lies within the session and order columns."""
+    own = {layout.session.lower(), layout.seq.lower()}
+    return not any(
+        key and all(c is not None and c.lower() in own for c in key) for key in unique_keys
+    )
+
+
 def _first(cols: dict[str, str], names: tuple[str, ...]) -> str | None:
     return next((cols[n] for n in names if n in cols), None)
 
@@ -181,25 +226,58 @@ def quote(name: str) -> str:
 # ---------------------------------------------------------------------- reading
 
 
+# A session's read position: the last seq read, and (a layout whose order column repeats)
+# how many rows of that seq were read, in the table's order; None: every one of them.
+Cursor = tuple[int, int | None]
+START: Cursor = (-1, None)  # nothing read
+
+
 def sessions_with_new_rows(
-    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, int]
-) -> list[tuple[str, int, int]]:
-    """(session_id, seq to read after, last seq) for every session with rows not yet read.
+    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor]
+) -> list[tuple[str, Cursor, int]]:
+    """(session_id, cursor to read after, last seq) for every session with rows not yet read.
 
     A session whose rows now end below its cursor was rewritten (its rows removed
     and written again): it is read again from its start. Re-reading is harmless,
     hits are unique per call.
     """
     t, s, q = quote(layout.table), quote(layout.session), _order(layout)
+    if layout.tie is not None:
+        return _tied_sessions_with_new_rows(conn, layout, cursors)
     out = []
     for session_id, top in conn.execute(f"SELECT {s}, MAX({q}) FROM {t} GROUP BY {s}"):
         if not isinstance(session_id, str) or not isinstance(top, int):
             continue  # a row without a usable session or order: nothing to follow it by
-        done = cursors.get(session_id, -1)
-        if top > done:
+        done = cursors.get(session_id, START)
+        if top > done[0]:
             out.append((session_id, done, top))
-        elif top < done:
-            out.append((session_id, -1, top))
+        elif top < done[0]:
+            out.append((session_id, START, top))
+    return out
+
+
+def _tied_sessions_with_new_rows(
+    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor]
+) -> list[tuple[str, Cursor, int]]:
+    """:func:`sessions_with_new_rows` where a seq may repeat: a session's last seq and how
+    many rows hold it tell whether rows were added after the cursor (or removed: from the
+    start). A cursor that does not count its seq's rows (written before memoryd counted
+    them) is read as before: every row of its seq read."""
+    t, s, q = quote(layout.table), quote(layout.session), _order(layout)
+    sql = (
+        f"SELECT e.{s}, e.{q}, COUNT(*) FROM {t} AS e JOIN "
+        f"(SELECT {s} AS sid, MAX({q}) AS top FROM {t} GROUP BY {s}) AS m "
+        f"ON e.{s} = m.sid AND e.{q} = m.top GROUP BY e.{s}"
+    )
+    out = []
+    for session_id, top, rows in conn.execute(sql):
+        if not isinstance(session_id, str) or not isinstance(top, int):
+            continue
+        done, read = cursors.get(session_id, START)
+        if top > done or (top == done and read is not None and rows > read):
+            out.append((session_id, (done, read), top))
+        elif top < done or (top == done and read is not None and rows < read):
+            out.append((session_id, START, top))
     return out
 
 
@@ -211,7 +289,8 @@ def _order(layout: Layout) -> str:
 # and the decoded length it claims.
 Row = tuple[int, str, Any, Any, Any]
 
-# The most bytes of rows (text and frames) one batch holds; a batch is at most 500 rows too.
+# The most rows, and bytes of rows (text and frames), one batch holds (tests lower them).
+BATCH_ROWS = 500
 BATCH_BYTES = 16 << 20
 
 
@@ -219,12 +298,11 @@ def every_row(
     conn: sqlite3.Connection,
     layout: Layout,
     session_id: str,
-    after: int,
+    after: Cursor,
     upto: int,
-    batch: int = 500,
-) -> tuple[list[Row], int]:
-    """Every row of ``(after, upto]``, up to ``batch`` of them, and the seq they cover the
-    session up to.
+) -> tuple[list[Row], Cursor, bool]:
+    """Every row after ``after`` up to seq ``upto``, up to ``BATCH_ROWS`` of them; the cursor
+    after them, and whether rows may be left (another batch is due).
 
     Every row, not only those SQLite finds ``memory_`` or a waiting call's id in: the
     caller decodes the compressed ones and searches all in Python, in seq order (so an
@@ -238,15 +316,44 @@ def every_row(
     A batch also ends once its rows hold ``BATCH_BYTES`` (text or frame): every row
     is handed over now, and a session of large events (OpenClaw stores those over
     4 MiB plain) would otherwise be held 500 at a time.
+
+    Where a seq may repeat (``layout.tie``), the rows are read in ``(seq, tie)`` order
+    and the cursor counts the rows of its seq read: the next batch skips that many of
+    them (``OFFSET``), so a batch may end between two rows of one seq.
     """
     t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
     z = quote(layout.zstd) if layout.zstd else "NULL"
     n = quote(layout.nbytes) if layout.nbytes else "NULL"
-    cursor = conn.execute(
-        f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t} "
-        f"WHERE {s} = ? AND {q} > ? AND {q} <= ? ORDER BY {q} LIMIT ?",
-        (session_id, after, upto, batch),
+    batch = BATCH_ROWS
+    seq, read = after
+    if layout.tie is None:
+        rows, cut = _rows(
+            conn.execute(
+                f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t} "
+                f"WHERE {s} = ? AND {q} > ? AND {q} <= ? ORDER BY {q} LIMIT ?",
+                (session_id, seq, upto, batch),
+            )
+        )
+        last = rows[-1][0] if cut or len(rows) == batch else upto
+        return rows, (last, None), last < upto
+    rows, cut = _rows(
+        conn.execute(
+            f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t} "
+            f"WHERE {s} = ? AND {q} {'>' if read is None else '>='} ? AND {q} <= ? "
+            f"ORDER BY {q}, {layout.tie} LIMIT ? OFFSET ?",
+            (session_id, seq, upto, batch, read or 0),
+        )
     )
+    if not rows:
+        return rows, after, False
+    last = rows[-1][0]
+    before = next((i for i in range(len(rows) - 1, -1, -1) if rows[i][0] != last), -1)
+    of_last = len(rows) - 1 - before + (read if read is not None and last == seq else 0)
+    return rows, (last, of_last), cut or len(rows) == batch
+
+
+def _rows(cursor: sqlite3.Cursor) -> tuple[list[Row], bool]:
+    """A query's rows, and whether they were cut at ``BATCH_BYTES`` (text or frame)."""
     rows: list[Row] = []
     keep = rows.append
     held = 0
@@ -257,8 +364,8 @@ def every_row(
             held += len(data)
             if held >= BATCH_BYTES:
                 cursor.close()
-                return rows, row[0]
-    return rows, rows[-1][0] if len(rows) == batch else upto
+                return rows, True
+    return rows, False
 
 
 _SUM_MAX = (1 << 63) - 1
@@ -288,6 +395,8 @@ def size_of(rows: list[Row]) -> int:
 def header_row(conn: sqlite3.Connection, layout: Layout, session_id: str) -> bytes | None:
     """The session's first row (seq 0, the header) when it is plain text (it always is)."""
     t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
+    if layout.tie is not None:
+        q = f"{q}, {layout.tie}"
     row = conn.execute(
         f"SELECT CAST({j} AS BLOB) FROM {t} WHERE {s} = ? AND typeof({j}) = 'text' "
         f"ORDER BY {q} LIMIT 1",
@@ -524,15 +633,15 @@ def synthetic_from_keys(keys: dict[str, str], *, active_memory: bool = False) ->
 
 
 def parents_first(
-    sessions: list[tuple[str, int, int]], parent: dict[str, str]
-) -> list[tuple[str, int, int]]:
+    sessions: list[tuple[str, Cursor, int]], parent: dict[str, str]
+) -> list[tuple[str, Cursor, int]]:
     """The sessions in an order where one continued by another comes before it.
 
     An answer at the start of a continued session meets the call made at the end
     of the one it continues only if that one was read first.
     """
     todo = {item[0]: item for item in sessions}
-    out: list[tuple[str, int, int]] = []
+    out: list[tuple[str, Cursor, int]] = []
     placed: set[str] = set()
     for sid, *_ in sessions:
         chain: list[str] = []

@@ -11,12 +11,10 @@ class ScanStats:
     measurable part of its start-up.)
     """
 
-    # In the order ``memoryd scan --json`` prints them.
-    FIELDS = (
-        "files_seen",
-        "files_read",
-        "bytes_read",
-        "lines_parsed",
+    # What the scan recorded: counted when the transaction that records it commits (see
+    # ``Ledger.take_written``), never for one that was undone. The other fields say what the
+    # scan did (read, parsed, failed), all of it.
+    RECORDED = (
         "new_hits",
         "new_calls",
         "malformed",
@@ -24,6 +22,14 @@ class ScanStats:
         "non_memory_paths",
         "renamed",
         "resets",
+    )
+    # In the order ``memoryd scan --json`` prints them.
+    FIELDS = (
+        "files_seen",
+        "files_read",
+        "bytes_read",
+        "lines_parsed",
+        *RECORDED,
         "errors",
         "failed_sources",  # [{source, reason}]: the sources this scan could not read
         "helper_files",  # transcripts whose lines a forked helper found and parsed

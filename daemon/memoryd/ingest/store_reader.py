@@ -64,6 +64,7 @@ class StoreReader:
             layout = sqlite_source.pick_layout(tables)
             if layout is None:
                 raise SourceFailed(sqlite_source.UNSUPPORTED)
+            layout = sqlite_source.with_ties(conn, layout)
             keys = sqlite_source.session_keys(conn, tables)
             parents = sqlite_source.previous_sessions(conn, tables)
             if cp is None:
@@ -86,7 +87,7 @@ class StoreReader:
             }
             for sid in changed_marks:
                 if sid in cursors:
-                    cursors[sid] = -1
+                    cursors[sid] = sqlite_source.START
             # Read, then look once more: a writer's rows can become visible a moment after
             # its last write to the WAL file (SQLite updates the WAL index last), so the
             # signature taken before reading may already count rows the first look missed.
@@ -96,7 +97,7 @@ class StoreReader:
                     break
                 self._header_parents(conn, layout, todo, parents)
                 for session_id, after, top in sqlite_source.parents_first(todo, parents):
-                    self._read_session(
+                    cursors[session_id] = self._read_session(
                         conn,
                         layout,
                         cp,
@@ -108,7 +109,6 @@ class StoreReader:
                         calls,
                         stats,
                     )
-                    cursors[session_id] = top
             for shape in archives.archive_shapes(tables):
                 self.archive_reader.read_table(conn, shape, sf, cp, pending, stats)
         finally:
@@ -125,7 +125,7 @@ class StoreReader:
     def _header_parents(
         conn: sqlite3.Connection,
         layout: sqlite_source.Layout,
-        todo: list[tuple[str, int, int]],
+        todo: list[tuple[str, sqlite_source.Cursor, int]],
         parents: dict[str, str],
     ) -> None:
         """Add the lineage only a header tells: ``parentSession`` of sessions read from the start.
@@ -136,7 +136,7 @@ class StoreReader:
         the continued session is read first whichever id sorts first.
         """
         for session_id, after, _top in todo:
-            if after < 0 and session_id not in parents:
+            if after[0] < 0 and session_id not in parents:
                 header = sqlite_source.header_row(conn, layout, session_id)
                 parent = src.header_parent(header) if header else None
                 if parent and parent != session_id:
@@ -166,14 +166,15 @@ class StoreReader:
         layout: sqlite_source.Layout,
         cp: Checkpoint,
         session_id: str,
-        after: int,
+        after: sqlite_source.Cursor,
         top: int,
         synthetic: bool,
         parent: str | None,
         calls: Calls,
         stats: ScanStats,
-    ) -> None:
-        """One session's rows in ``(after, top]``, a batch per transaction with the new cursor.
+    ) -> sqlite_source.Cursor:
+        """One session's rows after ``after`` up to seq ``top``, a batch per transaction with
+        the new cursor; returns the last.
 
         Every row is handed over (see :func:`.sqlite_source.every_row`) and looked at in
         seq order: a compressed one is decoded (nothing outside the frame says whether
@@ -184,8 +185,9 @@ class StoreReader:
         max_bytes = self.ctx.cfg.ingest.max_line_bytes
         decode = sqlite_source.decode_event
         apply = self.ctx.applier.parsed
-        while after < top:
-            rows, upto = sqlite_source.every_row(conn, layout, session_id, after, top)
+        more = True
+        while more:
+            rows, upto, more = sqlite_source.every_row(conn, layout, session_id, after, top)
             ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
             batch = Batch(cp, session_id, synthetic, parent)
             for seq, json_type, text, frame, size in rows:
@@ -204,6 +206,7 @@ class StoreReader:
             # scan's count of bytes)
             nbytes = sqlite_source.size_of(rows)
             stats.bytes_read += nbytes
-            self.ctx.ledger.commit_store_batch(batch, nbytes, upto)  # (new rows: at the commit)
-            stats.malformed += batch.malformed
+            # (its new rows and malformed ones counted when the transaction commits)
+            self.ctx.ledger.commit_store_batch(batch, nbytes, upto)
             after = upto
+        return after

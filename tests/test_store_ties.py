@@ -1,0 +1,336 @@
+"""A transcript store whose order column repeats within a session, read exactly.
+
+OpenClaw's own tables key their rows by ``(session_id, seq)``; a table memoryd finds by its
+column names alone (an older or unknown build) may not: several rows of a session can share
+an order value. Rows that share one and straddle a batch of the reader must each be read
+once, whatever the batches, scans, restarts and crashes in between. Real SQLite stores; the
+counts are compared with the same events read as a JSONL transcript.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memoryd import faults
+from memoryd.ingest import sqlite_source
+from memoryd.ingest.scan import Scanner
+from test_ingest import Install, conversation, expected
+
+pytestmark = pytest.mark.subprocess  # (one test runs `memoryd scan` as a process)
+
+# Found by its column names: no key makes (session_id, entry_seq) unique.
+PLAIN = (
+    "CREATE TABLE agent_log(session_id TEXT NOT NULL, entry_seq INTEGER NOT NULL, "
+    "entry_json TEXT, created_at INTEGER NOT NULL DEFAULT 0)"
+)
+# The same without a rowid: its key has a column of its own that keeps the order of writes.
+NO_ROWID = (
+    "CREATE TABLE agent_log(session_id TEXT NOT NULL, entry_seq INTEGER NOT NULL, "
+    "n INTEGER NOT NULL, entry_json TEXT, PRIMARY KEY (session_id, entry_seq, n)) WITHOUT ROWID"
+)
+BAD_ROW = "not an event"  # counted malformed where it is met, once
+
+
+class TiedStore:
+    """An agent store of one table whose ``entry_seq`` may repeat, written row by row."""
+
+    def __init__(self, inst: Install, ddl: str = PLAIN) -> None:
+        path = inst.sessions.parent / "agent" / "openclaw-agent.sqlite"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(path, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute(ddl)
+        self.numbered = ddl is NO_ROWID
+        self.written = 0
+        self.seq: dict[str, int] = {}
+
+    def add(self, sid: str, event: str, same_seq: bool) -> None:
+        """One row after the session's last, with its seq or the next one."""
+        last = self.seq.get(sid)
+        seq = 0 if last is None else last if same_seq else last + 1
+        self.seq[sid] = seq
+        self.written += 1
+        if self.numbered:
+            self.conn.execute(
+                "INSERT INTO agent_log(session_id, entry_seq, n, entry_json) VALUES (?, ?, ?, ?)",
+                (sid, seq, self.written, event),
+            )
+        else:
+            self.conn.execute(
+                "INSERT INTO agent_log(session_id, entry_seq, entry_json) VALUES (?, ?, ?)",
+                (sid, seq, event),
+            )
+
+
+def jsonl_counts(root: Path, sessions: dict[str, list[bytes]]) -> dict[str, int]:
+    """The same events as JSONL transcripts, scanned once."""
+    files = Install(root)
+    for sid, lines in sessions.items():
+        files.append(f"{sid}.jsonl", b"".join(lines))
+    files.scan()
+    counts = files.counts()
+    files.store.close()
+    return counts
+
+
+@pytest.mark.parametrize("ddl", [PLAIN, NO_ROWID], ids=["rowid", "without-rowid"])
+def test_rows_sharing_a_seq_across_a_batch_boundary_are_each_read_once(tmp_path, monkeypatch, ddl):
+    """Two rows of each seq, batches of three rows: every batch ends between two rows of one
+    seq. Every hit is counted, as in the JSONL; a bad row among them is counted once; a rescan
+    after more rows of the last seq reads only those."""
+    monkeypatch.setattr(sqlite_source, "BATCH_ROWS", 3)
+    lines = conversation(8, "t")
+    inst = Install(tmp_path / "store")
+    store = TiedStore(inst, ddl)
+    for i, line in enumerate(lines[:20]):
+        store.add("t", line.decode().rstrip("\n"), same_seq=i % 2 == 1)
+        if i == 9:
+            store.add("t", BAD_ROW, same_seq=True)
+    first = inst.scan()
+    assert first.errors == 0 and first.malformed == 1
+    for line in lines[20:]:  # the next rows: the first with the last row's seq
+        store.add("t", line.decode().rstrip("\n"), same_seq=True)
+    second = inst.scan()
+    assert second.errors == 0 and second.malformed == 0
+    assert inst.counts() == jsonl_counts(tmp_path / "jsonl", {"t": lines}) == expected(8)
+    assert first.new_hits + second.new_hits == sum(expected(8).values())
+    assert inst.store.counters()["malformed_lines"] == 1
+    inst.restart()
+    assert inst.scan().new_hits == 0
+    store.conn.close()
+    inst.store.close()
+
+
+class Crash(BaseException):
+    """memoryd stopping right after a commit (not an Exception: no barrier catches it)."""
+
+
+def scan(inst: Install, crash_at: int | None) -> object:
+    """A scan that commits after every batch of rows; with ``crash_at``, it stops dead right
+    after that commit (what a kill there leaves), and memoryd starts again."""
+    scanner = Scanner(inst.cfg, inst.paths, inst.store)
+    scanner.ledger.commit_bytes = 1
+    if crash_at is None:
+        return scanner.scan()
+    commits = [0]
+
+    def stop(*_: object) -> None:
+        commits[0] += 1
+        if commits[0] == crash_at:
+            raise Crash
+
+    faults.hook("scan.committed", stop)
+    try:
+        return scanner.scan()
+    except Crash:
+        inst.restart()
+        return None
+    finally:
+        faults.hook("scan.committed", None)
+
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("append"),
+            st.integers(0, 1),  # which session
+            st.lists(st.booleans(), min_size=1, max_size=9),  # each row: the last row's seq?
+            st.booleans(),  # a bad row among them
+        ),
+        st.tuples(st.just("scan"), st.none(), st.none(), st.none()),
+        st.tuples(st.just("restart"), st.none(), st.none(), st.none()),
+        st.tuples(st.just("crash"), st.integers(1, 6), st.none(), st.none()),
+    ),
+    max_size=16,
+)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=OPS, rowid=st.booleans(), batch=st.integers(1, 4))
+def test_any_history_of_rows_sharing_seqs_counts_every_hit_once(
+    tmp_path_factory, monkeypatch, ops, rowid, batch
+):
+    """Rows appended with repeated seqs, scans between any two of them (in batches of 1–4
+    rows, a commit after each), restarts, and crashes right after any commit: every hit is
+    counted once, as in the JSONL, and every bad row is counted malformed once."""
+    monkeypatch.setattr(sqlite_source, "BATCH_ROWS", batch)
+    root = tmp_path_factory.mktemp("ties")
+    inst = Install(root / "store")
+    store = TiedStore(inst, PLAIN if rowid else NO_ROWID)
+    convs = {f"s{k}": conversation(4, f"k{k}_") for k in range(2)}
+    written = dict.fromkeys(convs, 0)
+    bad = 0
+    new_hits = malformed = 0
+    crashed = False
+
+    def grow(sid: str, same: list[bool], with_bad: bool) -> None:
+        nonlocal bad
+        for j, same_seq in enumerate(same):
+            if written[sid] < len(convs[sid]):
+                line = convs[sid][written[sid]].decode().rstrip("\n")
+                store.add(sid, line, same_seq)
+                written[sid] += 1
+            if with_bad and j == len(same) // 2:
+                store.add(sid, BAD_ROW, same_seq)
+                bad += 1
+
+    for op, arg, same, with_bad in ops:
+        if op == "append":
+            grow(f"s{arg}", same, with_bad)
+        elif op == "restart":
+            inst.restart()
+        else:
+            stats = scan(inst, arg if op == "crash" else None)
+            if stats is None:
+                crashed = True
+            else:
+                new_hits += stats.new_hits
+                malformed += stats.malformed
+    for sid in convs:
+        grow(sid, [True, False] * len(convs[sid]), False)
+    last = scan(inst, None)
+    new_hits += last.new_hits
+    malformed += last.malformed
+    want = jsonl_counts(root / "jsonl", convs)
+    assert inst.counts() == want == expected(4, 4)
+    assert inst.store.counters().get("malformed_lines", 0) == bad
+    if not crashed:  # (a crashed scan's summary is never printed)
+        assert new_hits == sum(want.values()) and malformed == bad
+    assert inst.scan().new_hits == 0
+    store.conn.close()
+    inst.store.close()
+
+
+# `memoryd scan` with batches of 2 rows and a commit after every write.
+SCAN_IN_SMALL_COMMITS = (
+    "import sys\n"
+    "from memoryd.ingest import scan, sqlite_source\n"
+    "sqlite_source.BATCH_ROWS = 2\n"
+    "scan._COMMIT_CHUNKS = 0\n"
+    "from memoryd.cli import main\n"
+    "sys.exit(main(['scan']))\n"
+)
+
+
+def test_scans_killed_after_a_commit_again_and_again_count_every_hit_once(tmp_path):
+    """``memoryd scan`` as a process, killed (SIGKILL) right after its 2nd or 3rd commit,
+    again and again on one state folder until one finishes: every hit of rows sharing seqs
+    across batches is counted once, and the bad row once."""
+    import os
+    import random
+
+    inst = Install(tmp_path / "store")
+    store = TiedStore(inst)
+    lines = conversation(10, "p")
+    for i, line in enumerate(lines):
+        store.add("p", line.decode().rstrip("\n"), same_seq=i % 3 != 0)
+        if i == 17:
+            store.add("p", BAD_ROW, same_seq=True)
+    store.conn.close()
+    inst.store.close()
+    env = dict(os.environ, MEMORYD_CONFIG=str(tmp_path / "store" / "memoryd.toml"))
+    rng = random.Random(7)
+    killed = 0
+    while True:
+        env["MEMORYD_FAULT"] = f"scan.committed:{rng.choice((2, 3))}:kill"
+        proc = subprocess.run(
+            [sys.executable, "-c", SCAN_IN_SMALL_COMMITS], env=env, capture_output=True, timeout=120
+        )
+        if proc.returncode == 0:
+            break
+        assert proc.returncode == -9, proc.stderr[-2000:]
+        killed += 1
+        assert killed < 60  # each run commits at least one batch
+    assert killed >= 5, killed
+    inst.restart()
+    assert inst.counts() == expected(10)
+    assert inst.store.counters()["malformed_lines"] == 1
+    inst.store.close()
+
+
+def test_cursors_written_before_rows_were_counted_read_as_before(tmp_path, monkeypatch):
+    """A state database of an older memoryd (no ``seq_rows``) is migrated; its cursors say only
+    the last seq read, and are read as they were: every row up to that seq read, none again.
+    OpenClaw's own tables (a unique seq) keep cursors without a count."""
+    monkeypatch.setattr(sqlite_source, "BATCH_ROWS", 4)
+    lines = conversation(6, "o")
+    inst = Install(tmp_path / "store")
+    store = TiedStore(inst)
+    for i, line in enumerate(lines[:13]):
+        store.add("o", line.decode().rstrip("\n"), same_seq=i % 2 == 1)
+    store.add("o", BAD_ROW, same_seq=False)
+    first = inst.scan()
+    assert first.malformed == 1
+    db = inst.store.conn
+    assert db.execute("SELECT seq, seq_rows FROM transcript_db_cursors").fetchall() == [(7, 1)]
+    # The older memoryd's database: no count (its reader had read seq 7 whole).
+    db.execute("ALTER TABLE transcript_db_cursors DROP COLUMN seq_rows")
+    db.execute("PRAGMA user_version = 6")
+    inst.restart()
+    assert inst.store.conn.execute("SELECT seq_rows FROM transcript_db_cursors").fetchall() == [
+        (None,)
+    ]
+    for line in lines[13:]:
+        store.add("o", line.decode().rstrip("\n"), same_seq=False)
+    second = inst.scan()
+    assert second.malformed == 0 and second.errors == 0
+    assert first.new_hits + second.new_hits == sum(expected(6).values())
+    assert inst.counts() == expected(6)
+    store.conn.close()
+    inst.store.close()
+
+
+@pytest.mark.parametrize(
+    ("ddl", "tie"),
+    [
+        (
+            "CREATE TABLE transcript_events(session_id TEXT NOT NULL, seq INTEGER NOT NULL, "
+            "event_json TEXT, PRIMARY KEY (session_id, seq))",
+            None,
+        ),  # OpenClaw's own
+        (
+            "CREATE TABLE transcript_events(session_id TEXT, seq INTEGER, event_json TEXT, "
+            "PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
+            None,
+        ),
+        ("CREATE TABLE t(seq INTEGER PRIMARY KEY, session_id TEXT, entry_json TEXT)", None),
+        (
+            "CREATE TABLE t(session_id TEXT, seq INTEGER, entry_json TEXT, "
+            "UNIQUE (seq, session_id))",
+            None,
+        ),
+        (PLAIN, "rowid"),
+        (NO_ROWID, '"session_id", "entry_seq", "n"'),
+        (
+            "CREATE TABLE t(id INTEGER PRIMARY KEY, session_id TEXT, seq INTEGER, entry_json TEXT)",
+            "rowid",
+        ),
+    ],
+)
+def test_an_order_column_is_known_to_repeat_only_when_no_key_keeps_it_unique(ddl, tie):
+    conn = sqlite3.connect(":memory:")
+    conn.execute(ddl)
+    layout = sqlite_source.detect_layout(conn)
+    assert layout is not None
+    assert sqlite_source.with_ties(conn, layout).tie == tie
+
+
+def test_a_partial_or_wider_unique_index_does_not_make_the_order_unique():
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t(session_id TEXT, seq INTEGER, kind TEXT, entry_json TEXT)")
+    conn.execute("CREATE UNIQUE INDEX a ON t(session_id, seq) WHERE kind = 'message'")
+    conn.execute("CREATE UNIQUE INDEX b ON t(session_id, seq, kind)")
+    conn.execute("CREATE UNIQUE INDEX c ON t(session_id, seq + 0)")
+    layout = sqlite_source.detect_layout(conn)
+    assert layout is not None and sqlite_source.with_ties(conn, layout).tie == "rowid"
+    conn.execute("CREATE UNIQUE INDEX d ON t(seq)")  # unique across sessions: within one too
+    assert sqlite_source.with_ties(conn, layout).tie is None
