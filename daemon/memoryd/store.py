@@ -198,7 +198,7 @@ _MIGRATIONS: dict[int, str] = {
         SELECT 'tiers/' || name, 'promoted', entered, 'carried over from the tier store records'
         FROM tier_files WHERE promoted = 1;
     """,
-    60: """
+    7: """
     -- A transcript store whose order column repeats within a session (a layout found by its
     -- column names, not OpenClaw's own tables): how many rows of the cursor's seq were read,
     -- in the table's order. NULL: every one of them (a unique order column, and every cursor
