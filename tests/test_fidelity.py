@@ -260,3 +260,30 @@ def test_active_memory_transcripts_kept_by_the_plugin_are_read_when_asked(tmp_pa
 
     doc = memoryd("--config", str(cfg), "hits", "--all", env={})
     assert hit_counts(doc) == {"memory/people.md": 1}
+
+
+def test_main_beside_a_default_agent_leaves_the_existing_default_workspace_primary(tmp_path):
+    """With another agent marked ``default: true``, main works in ``<defaults>/main``; when
+    that folder was never made, the primary workspace (what ``hits``, ``expire`` and
+    ``reflect`` manage) is the default agent's, where the notes are, not a missing folder."""
+    home = tmp_path / "home"
+    state = home / ".openclaw"
+    state.mkdir(parents=True)
+    (state / "openclaw.json").write_text(
+        json.dumps(
+            {
+                "agents": {
+                    "defaults": {"workspace": "~/ws"},
+                    "list": [{"id": "work", "default": True}, {"id": "main"}],
+                }
+            }
+        )
+    )
+    note(home / "ws", "memory/plans.md")
+    note(home / "ws", "memory/idle.md")
+    transcript(state, "main", "s-main", [])
+    transcript(state, "work", "s-work", ["memory/plans.md", "memory/plans.md"])
+
+    doc = memoryd("hits", "--all", env={"HOME": str(home)})
+    assert hit_counts(doc) == {"memory/plans.md": 2}
+    assert doc["never_hit"] == ["memory/idle.md"]

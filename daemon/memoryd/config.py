@@ -801,11 +801,13 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
     for agent_id in ids:
         ws = override if override is not None else resolve_workspace(agent_id, oc, state_dir, env)
         agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws))
-    # The primary workspace: main's, else the default agent's (OpenClaw's default workspace).
+    # The primary workspace: main's, else the default agent's (OpenClaw's default workspace),
+    # else the first agent's; the first of them that is a folder. (With another agent marked
+    # default, main works in `<defaults>/main`, which may not exist, while the default agent's
+    # folder holds the notes: a missing folder would leave every command nothing to manage.)
     owner = default_agent_id(oc)
-    primary = next(
-        (a for a in agents if a.id == "main"), next((a for a in agents if a.id == owner), agents[0])
-    ).workspace
+    ranked = [a for wanted in ("main", owner) for a in agents if a.id == wanted] + agents[:1]
+    primary = next((a.workspace for a in ranked if a.workspace.is_dir()), ranked[0].workspace)
 
     if cfg.state.dir:
         memoryd_dir = expand_home(cfg.state.dir, env)
