@@ -570,7 +570,9 @@ def _parse_openclaw_json(path: str, _mtime_ns: int, _size: int) -> dict[str, Any
     return data if isinstance(data, dict) else {}
 
 
-_AGENT_ID_OK = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$", re.IGNORECASE)
+# ASCII letters only, either case: Python's case-insensitive match would also take `ı`, `ſ`
+# or `İ` for `i` / `s` (JavaScript's does not), keeping them in the id OpenClaw rewrites.
+_AGENT_ID_OK = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$", re.IGNORECASE | re.ASCII)
 
 
 def normalize_agent_id(value: Any) -> str:
