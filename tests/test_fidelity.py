@@ -287,3 +287,44 @@ def test_main_beside_a_default_agent_leaves_the_existing_default_workspace_prima
     doc = memoryd("hits", "--all", env={"HOME": str(home)})
     assert hit_counts(doc) == {"memory/plans.md": 2}
     assert doc["never_hit"] == ["memory/idle.md"]
+
+
+def test_results_of_another_corpus_in_a_cut_text_are_not_workspace_hits(tmp_path):
+    """A long answer is cut in the transcript (its ``details`` dropped, its text ending
+    mid-JSON): the paths are recovered from the text, and a path whose result names another
+    corpus (before or after it, before the cut) is still not the workspace's. A wiki page read
+    by ``memory_get corpus=wiki`` is long, so it is the answer most often cut."""
+    sessions, _ws, cfg = make_install(
+        tmp_path, ["memory/people/alice.md", "memory/people/bob.md", "MEMORY.md"]
+    )
+    long = 'sailing {every} "summer" ' * 400
+    page = json.dumps({"corpus": "wiki", "path": "memory/people/alice.md", "title": "Alice",
+                       "kind": "entity", "text": long, "fromLine": 1})  # fmt: skip
+    mixed = json.dumps(
+        {
+            "results": [
+                {"path": "memory/people/alice.md", "snippet": long[:300], "source": "memory",
+                 "corpus": "wiki"},
+                {"corpus": "wiki", "path": "MEMORY.md", "snippet": "{", "score": 0.8},
+                {"path": "memory/people/bob.md", "startLine": 1, "endLine": 4, "score": 0.7,
+                 "snippet": "Bob", "source": "memory", "corpus": "memory"},
+                {"path": "memory/people/alice.md", "snippet": long},
+            ],
+            "corpora": [{"corpus": "memory", "outcome": "ok"}, {"corpus": "wiki", "outcome": "ok"}],
+        },
+        indent=2,
+    )  # fmt: skip
+    cut_at = mixed.rindex('"snippet": "sailing') + 50  # in the last result's snippet
+    lines = [
+        header("s1"),
+        call("c1", "memory_get", path="memory/people/alice.md", ts=T0),
+        result("c1", page[:2000] + "\n[Content truncated]", T0 + 1, tool="memory_get"),
+        call("c2", ts=T0 + 2),
+        result("c2", mixed[:cut_at] + "\n[Content truncated]", T0 + 3),
+    ]
+    (sessions / "s1.jsonl").write_bytes(b"".join(lines))
+
+    doc = memoryd("--config", str(cfg), "hits", "--all", env={})
+    # bob's memory result and the last (memory) result of alice, cut in its snippet, count
+    assert hit_counts(doc) == {"memory/people/bob.md": 1, "memory/people/alice.md": 1}
+    assert doc["never_hit"] == ["MEMORY.md"]
