@@ -328,3 +328,30 @@ def test_results_of_another_corpus_in_a_cut_text_are_not_workspace_hits(tmp_path
     # bob's memory result and the last (memory) result of alice, cut in its snippet, count
     assert hit_counts(doc) == {"memory/people/bob.md": 1, "memory/people/alice.md": 1}
     assert doc["never_hit"] == ["MEMORY.md"]
+
+
+def test_counting_synthetic_traffic_still_leaves_out_the_helper_runs_when_not_included(tmp_path):
+    """``count_synthetic = true`` counts cron, heartbeat and dream-diary sessions; the Active
+    Memory helper's runs stay out unless ``include_active_memory = true``, on a store install
+    as on a JSONL one (whose helper folder is then not read at all)."""
+    from memoryd.testing.openclaw_store import AgentStore
+
+    sessions, _ws, cfg = make_install(
+        tmp_path, ["memory/2026-02-20.md", "memory/ops.md", "MEMORY.md"], "count_synthetic = true"
+    )
+    state = sessions.parent.parent.parent
+
+    def as_text(session: str, hits: list[str]) -> list[str]:
+        return [line.decode().rstrip("\n") for line in _session_lines(session, hits)]
+
+    with AgentStore(state, "main", schema=24) as store:
+        store.add_session(as_text("s-user", ["MEMORY.md"]), key="agent:main:telegram:direct:42")
+        store.add_session(as_text("s-cron", ["memory/ops.md"]), key="agent:main:cron:nightly")
+        helper = "agent:main:telegram:direct:42:active-memory:5d41402abc4b"
+        for sid in ("am-1", "am-2"):
+            store.add_session(as_text(sid, ["memory/2026-02-20.md"] * 2), key=helper)
+        store.delete_session("am-2")  # an archive row and a .zst file
+
+    doc = memoryd("--config", str(cfg), "hits", "--all", env={})
+    assert hit_counts(doc) == {"MEMORY.md": 1, "memory/ops.md": 1}
+    assert doc["never_hit"] == ["memory/2026-02-20.md"]
