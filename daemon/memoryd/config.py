@@ -804,11 +804,12 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
         ws = override if override is not None else resolve_workspace(agent_id, oc, state_dir, env)
         agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws))
     # The primary workspace: main's, else the default agent's (OpenClaw's default workspace),
-    # else the first agent's; the first of them that is a folder. (With another agent marked
-    # default, main works in `<defaults>/main`, which may not exist, while the default agent's
-    # folder holds the notes: a missing folder would leave every command nothing to manage.)
+    # the first of the two that is a folder (with another agent marked default, main works in
+    # `<defaults>/main`, which may not exist, while the default agent's folder holds the notes:
+    # a missing folder would leave every command nothing to manage); the first agent's when
+    # neither is followed.
     owner = default_agent_id(oc)
-    ranked = [a for wanted in ("main", owner) for a in agents if a.id == wanted] + agents[:1]
+    ranked = [a for wanted in ("main", owner) for a in agents if a.id == wanted] or agents[:1]
     primary = next((a.workspace for a in ranked if a.workspace.is_dir()), ranked[0].workspace)
 
     if cfg.state.dir:
