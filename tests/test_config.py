@@ -254,3 +254,31 @@ def test_every_command_accepts_or_refuses_a_config_alike(tmp_path, expire, refus
     (message,) = messages
     assert message.startswith("memoryd: schedule.expire: ") and refusal in message
     assert message.count("\n") == 1
+
+
+def test_agent_ids_are_normalized_as_openclaw_files_them(tmp_path):
+    """OpenClaw's ``normalizeAgentId``: an id of ASCII letters, digits, ``_`` and ``-`` (at
+    most 64, not starting with ``_`` / ``-``) is lowered; anything else has each run of
+    other characters turned into ``-``, dashes trimmed from both ends, 64 kept, ``main`` if
+    nothing is left. Its case-insensitive check knows ASCII letters only: ``Akıl`` is
+    filed as ``agents/ak-l/``, so its roster workspace belongs to that folder."""
+    from memoryd.config import normalize_agent_id
+
+    assert normalize_agent_id("Work") == "work"
+    assert normalize_agent_id("  Ops Team ") == "ops-team"
+    assert normalize_agent_id("-x-") == "x"
+    assert normalize_agent_id("") == normalize_agent_id(None) == "main"
+    assert normalize_agent_id("a" * 70) == "a" * 64
+    assert normalize_agent_id("Akıl") == "ak-l"  # dotless i is no `i`
+    assert normalize_agent_id("ſ") == "main"  # long s is no `s`
+    assert normalize_agent_id("İ") == "i"  # lowered to i + a combining dot, which goes
+
+    state = tmp_path / ".openclaw"
+    (state / "agents" / "ak-l" / "sessions").mkdir(parents=True)
+    own = tmp_path / "akil-notes"
+    own.mkdir()
+    (state / "openclaw.json").write_text(
+        json.dumps({"agents": {"list": [{"id": "main"}, {"id": "Akıl", "workspace": str(own)}]}})
+    )
+    paths = resolve_paths(Config(), {"HOME": str(tmp_path)})
+    assert {a.id: a.workspace for a in paths.agents} == {"ak-l": own}

@@ -118,7 +118,7 @@ def payload(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             body.update({"from": draw(NUMBER), "lines": draw(NUMBER)})
         if draw(st.booleans()):  # memory_get corpus=wiki answers with the page's corpus
-            body["corpus"] = draw(st.sampled_from(["memory", "wiki", "WIKI", None]))
+            body["corpus"] = draw(st.sampled_from(["memory", "Memory", "wiki", "WIKI", None, 2]))
         return body
     return draw(st.dictionaries(st.text(max_size=6), JSON_VALUE, max_size=3))
 
@@ -851,6 +851,8 @@ def odd_get_line(draw: st.DrawFn) -> bytes:
     for key in ("from", "lines"):
         if draw(st.booleans()):
             body[key] = draw(ODD_NUMBERS)
+    if draw(st.booleans()):  # memory_get corpus=wiki|all: the page's corpus, in any case or type
+        body["corpus"] = draw(st.sampled_from(["memory", "MEMORY", "wiki", None, [], 1, {}]))
     if draw(st.integers(0, 4)) == 0:
         body["disabled"] = draw(st.sampled_from([True, False, 1]))
     msg = {

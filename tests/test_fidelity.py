@@ -260,3 +260,98 @@ def test_active_memory_transcripts_kept_by_the_plugin_are_read_when_asked(tmp_pa
 
     doc = memoryd("--config", str(cfg), "hits", "--all", env={})
     assert hit_counts(doc) == {"memory/people.md": 1}
+
+
+def test_main_beside_a_default_agent_leaves_the_existing_default_workspace_primary(tmp_path):
+    """With another agent marked ``default: true``, main works in ``<defaults>/main``; when
+    that folder was never made, the primary workspace (what ``hits``, ``expire`` and
+    ``reflect`` manage) is the default agent's, where the notes are, not a missing folder."""
+    home = tmp_path / "home"
+    state = home / ".openclaw"
+    state.mkdir(parents=True)
+    (state / "openclaw.json").write_text(
+        json.dumps(
+            {
+                "agents": {
+                    "defaults": {"workspace": "~/ws"},
+                    "list": [{"id": "work", "default": True}, {"id": "main"}],
+                }
+            }
+        )
+    )
+    note(home / "ws", "memory/plans.md")
+    note(home / "ws", "memory/idle.md")
+    transcript(state, "main", "s-main", [])
+    transcript(state, "work", "s-work", ["memory/plans.md", "memory/plans.md"])
+
+    doc = memoryd("hits", "--all", env={"HOME": str(home)})
+    assert hit_counts(doc) == {"memory/plans.md": 2}
+    assert doc["never_hit"] == ["memory/idle.md"]
+
+
+def test_results_of_another_corpus_in_a_cut_text_are_not_workspace_hits(tmp_path):
+    """A long answer is cut in the transcript (its ``details`` dropped, its text ending
+    mid-JSON): the paths are recovered from the text, and a path whose result names another
+    corpus (before or after it, before the cut) is still not the workspace's. A wiki page read
+    by ``memory_get corpus=wiki`` is long, so it is the answer most often cut."""
+    sessions, _ws, cfg = make_install(
+        tmp_path, ["memory/people/alice.md", "memory/people/bob.md", "MEMORY.md"]
+    )
+    long = 'sailing {every} "summer" ' * 400
+    page = json.dumps({"corpus": "wiki", "path": "memory/people/alice.md", "title": "Alice",
+                       "kind": "entity", "text": long, "fromLine": 1})  # fmt: skip
+    mixed = json.dumps(
+        {
+            "results": [
+                {"path": "memory/people/alice.md", "snippet": long[:300], "source": "memory",
+                 "corpus": "wiki"},
+                {"corpus": "wiki", "path": "MEMORY.md", "snippet": "{", "score": 0.8},
+                {"path": "memory/people/bob.md", "startLine": 1, "endLine": 4, "score": 0.7,
+                 "snippet": "Bob", "source": "memory", "corpus": "memory"},
+                {"path": "memory/people/alice.md", "snippet": long},
+            ],
+            "corpora": [{"corpus": "memory", "outcome": "ok"}, {"corpus": "wiki", "outcome": "ok"}],
+        },
+        indent=2,
+    )  # fmt: skip
+    cut_at = mixed.rindex('"snippet": "sailing') + 50  # in the last result's snippet
+    lines = [
+        header("s1"),
+        call("c1", "memory_get", path="memory/people/alice.md", ts=T0),
+        result("c1", page[:2000] + "\n[Content truncated]", T0 + 1, tool="memory_get"),
+        call("c2", ts=T0 + 2),
+        result("c2", mixed[:cut_at] + "\n[Content truncated]", T0 + 3),
+    ]
+    (sessions / "s1.jsonl").write_bytes(b"".join(lines))
+
+    doc = memoryd("--config", str(cfg), "hits", "--all", env={})
+    # bob's memory result and the last (memory) result of alice, cut in its snippet, count
+    assert hit_counts(doc) == {"memory/people/bob.md": 1, "memory/people/alice.md": 1}
+    assert doc["never_hit"] == ["MEMORY.md"]
+
+
+def test_counting_synthetic_traffic_still_leaves_out_the_helper_runs_when_not_included(tmp_path):
+    """``count_synthetic = true`` counts cron, heartbeat and dream-diary sessions; the Active
+    Memory helper's runs stay out unless ``include_active_memory = true``, on a store install
+    as on a JSONL one (whose helper folder is then not read at all)."""
+    from memoryd.testing.openclaw_store import AgentStore
+
+    sessions, _ws, cfg = make_install(
+        tmp_path, ["memory/2026-02-20.md", "memory/ops.md", "MEMORY.md"], "count_synthetic = true"
+    )
+    state = sessions.parent.parent.parent
+
+    def as_text(session: str, hits: list[str]) -> list[str]:
+        return [line.decode().rstrip("\n") for line in _session_lines(session, hits)]
+
+    with AgentStore(state, "main", schema=24) as store:
+        store.add_session(as_text("s-user", ["MEMORY.md"]), key="agent:main:telegram:direct:42")
+        store.add_session(as_text("s-cron", ["memory/ops.md"]), key="agent:main:cron:nightly")
+        helper = "agent:main:telegram:direct:42:active-memory:5d41402abc4b"
+        for sid in ("am-1", "am-2"):
+            store.add_session(as_text(sid, ["memory/2026-02-20.md"] * 2), key=helper)
+        store.delete_session("am-2")  # an archive row and a .zst file
+
+    doc = memoryd("--config", str(cfg), "hits", "--all", env={})
+    assert hit_counts(doc) == {"MEMORY.md": 1, "memory/ops.md": 1}
+    assert doc["never_hit"] == ["memory/2026-02-20.md"]

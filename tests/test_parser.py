@@ -192,6 +192,52 @@ def test_cut_text_recovers_paths():
     assert [p.path for p in r.paths] == ["memory/a.md", 'memory/b"q.md']
 
 
+_SNIPPETS = st.sampled_from(
+    ["plain", '{"corpus": "wiki"}', "}, {", '"path": "memory/x.md"', "\\", "[", "a\u00e9\n"]
+)
+
+
+@st.composite
+def corpus_results(draw: st.DrawFn) -> list[dict]:
+    """memory_search corpus=all results: keys in any order, a corpus or none, snippets holding
+    braces, quotes and key-like text."""
+    items = []
+    for i in range(draw(st.integers(1, 5))):
+        fields = {"path": f"memory/{i}.md", "snippet": draw(_SNIPPETS), "score": 0.5}
+        corpus = draw(st.sampled_from([None, "memory", "wiki", "Memory", 3, None, ["wiki"]]))
+        if corpus is not None:
+            fields["corpus"] = corpus
+        if draw(st.booleans()):
+            fields["meta"] = {"corpus": "wiki", "tags": ["wiki"]}
+        keys = draw(st.permutations(sorted(fields)))
+        items.append({k: fields[k] for k in keys})
+    return items
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=corpus_results(), indent=st.sampled_from([None, 2]))
+def test_a_text_cut_at_its_end_recovers_the_memory_corpus_paths_of_the_whole_text(items, indent):
+    """The paths recovered from a cut text, each with the corpus its own result names, are
+    the paths the whole text gives: another corpus's result stays out either way."""
+    payload = {"results": items, "corpora": [{"corpus": "wiki", "outcome": "ok"}]}
+    full = json.dumps(payload, indent=indent)
+    whole = only_result(tx.result("c1", full))
+    cut = only_result(tx.result("c1", full[:-1] + "\n[Content truncated]"))
+    assert cut.recovered and not whole.recovered
+    assert [p.path for p in cut.paths] == [p.path for p in whole.paths]
+
+
+@pytest.mark.parametrize("corpus,hit", [("wiki", False), ("memory", True), (None, True)])
+def test_a_cut_memory_get_of_another_corpus_is_no_hit(corpus, hit):
+    page = {"path": "memory/a.md", "text": "x" * 5000, "from": 1}
+    if corpus is not None:
+        page = {"corpus": corpus, **page}
+    cut = json.dumps(page)[:300] + "\n[Content truncated]"
+    r = only_result(tx.result("g1", cut, tool="memory_get"))
+    assert r.recovered
+    assert [p.path for p in r.paths] == (["memory/a.md"] if hit else [])
+
+
 @pytest.mark.parametrize(
     "payload,hit",
     [

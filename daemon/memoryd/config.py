@@ -570,7 +570,9 @@ def _parse_openclaw_json(path: str, _mtime_ns: int, _size: int) -> dict[str, Any
     return data if isinstance(data, dict) else {}
 
 
-_AGENT_ID_OK = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$", re.IGNORECASE)
+# ASCII letters only, either case: Python's case-insensitive match would also take `ı`, `ſ`
+# or `İ` for `i` / `s` (JavaScript's does not), keeping them in the id OpenClaw rewrites.
+_AGENT_ID_OK = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$", re.IGNORECASE | re.ASCII)
 
 
 def normalize_agent_id(value: Any) -> str:
@@ -801,11 +803,14 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
     for agent_id in ids:
         ws = override if override is not None else resolve_workspace(agent_id, oc, state_dir, env)
         agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws))
-    # The primary workspace: main's, else the default agent's (OpenClaw's default workspace).
+    # The primary workspace: main's, else the default agent's (OpenClaw's default workspace),
+    # the first of the two that is a folder (with another agent marked default, main works in
+    # `<defaults>/main`, which may not exist, while the default agent's folder holds the notes:
+    # a missing folder would leave every command nothing to manage); the first agent's when
+    # neither is followed.
     owner = default_agent_id(oc)
-    primary = next(
-        (a for a in agents if a.id == "main"), next((a for a in agents if a.id == owner), agents[0])
-    ).workspace
+    ranked = [a for wanted in ("main", owner) for a in agents if a.id == wanted] or agents[:1]
+    primary = next((a.workspace for a in ranked if a.workspace.is_dir()), ranked[0].workspace)
 
     if cfg.state.dir:
         memoryd_dir = expand_home(cfg.state.dir, env)

@@ -134,8 +134,12 @@ class Applier:
         if not paths:
             return  # an answer with no results: the call is answered, and that is all
         query = call.query if tool == SEARCH else None
-        if not self.count_synthetic and (
-            batch.synthetic or (query is not None and query.startswith(SYNTHETIC_QUERY_PREFIXES))
+        # (A batch is synthetic only for the traffic the config leaves out: cron and the like
+        # unless `count_synthetic`, the Active Memory helper's runs unless it is included.)
+        if batch.synthetic or (
+            not self.count_synthetic
+            and query is not None
+            and query.startswith(SYNTHETIC_QUERY_PREFIXES)
         ):
             return
         ts = ev_ts or call.ts or clock.now()

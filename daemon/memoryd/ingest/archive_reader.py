@@ -177,12 +177,16 @@ class ArchiveReader:
         self, cp: Checkpoint, session: str, key: str | None, synthetic: bool | None = None
     ) -> Batch:
         if synthetic is None:
-            synthetic = not self.ctx.cfg.openclaw.count_synthetic and (
+            synthetic = (
                 session in self.ctx.synthetic(cp.agent)
                 or session in self.ctx.store_synthetic_of(cp.agent)
                 or (
                     key is not None
-                    and src.is_synthetic_key(key, active_memory=self.ctx.helper_excluded)
+                    and src.is_synthetic_key(
+                        key,
+                        active_memory=self.ctx.helper_excluded,
+                        synthetic=self.ctx.synthetic_excluded,
+                    )
                 )
             )
         batch = Batch(cp, session, synthetic)

@@ -30,6 +30,8 @@ class ReadContext:
         # The Active Memory helper's sessions (`…:active-memory:…` keys) are left out like cron's
         # unless `openclaw.include_active_memory`: on a store install they share the store.
         self.helper_excluded = not cfg.openclaw.include_active_memory
+        # Cron, heartbeat and dream-diary sessions are left out unless `openclaw.count_synthetic`.
+        self.synthetic_excluded = not cfg.openclaw.count_synthetic
         self.ledger = ledger
         self.applier = applier
         self.synthetic = synthetic  # an agent's cron / heartbeat sessions from sessions.json
@@ -54,7 +56,8 @@ class ReadContext:
             return known
         found: frozenset[str] = frozenset()
         path = self.store_path(agent)
-        if path is not None and path.is_file():
+        left_out = self.synthetic_excluded or self.helper_excluded
+        if left_out and path is not None and path.is_file():
             try:
                 conn = sqlite_source.open_readonly(path)
                 try:
@@ -62,6 +65,7 @@ class ReadContext:
                     found = sqlite_source.synthetic_from_keys(
                         sqlite_source.session_keys(conn, tables),
                         active_memory=self.helper_excluded,
+                        synthetic=self.synthetic_excluded,
                     )
                 finally:
                     conn.close()

@@ -17,7 +17,8 @@ What counts as a hit is decided here, from the payload alone:
 - The payload is read from ``details`` when that still has the data, else from
   ``content[].text`` (``details`` over 8 KiB is replaced by a truncation
   marker). When the text itself was cut and is no longer JSON, the
-  ``"path": "..."`` entries are recovered from it rather than dropping the call.
+  ``"path": "..."`` entries are recovered from it rather than dropping the call,
+  each with the ``corpus`` its result names before the cut.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ _NAME_KEYS = ("toolName", "tool_name", "name")
 # "path": "..." inside (possibly cut) JSON text; the value is a JSON string body.
 _PATH_IN_TEXT = re.compile(r'"path"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _TEXT_IN_TEXT = re.compile(r'"text"\s*:\s*"((?:[^"\\]|\\.)?)')
+# A JSON string (a key when a colon follows), or a brace or bracket outside strings: to tell
+# which object of a cut text a recovered path belongs to.
+_TOKEN_IN_TEXT = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:)?|[{}\[\]]')
 
 
 # The events are named tuples rather than dataclasses: a scan builds thousands of them,
@@ -276,18 +280,64 @@ def _payload(content: Any, details: Any) -> tuple[Any, bool]:
 
 
 def _recover(text: str) -> tuple[Any, bool]:
-    """The payload of a text that is not JSON: ``"path"`` entries recovered from it, if any."""
-    found = _PATH_IN_TEXT.findall(text)
+    """The payload of a text that is not JSON: ``"path"`` entries recovered from it, if any,
+    each with the ``corpus`` its result names (so another corpus's stays out, as it does from
+    whole JSON)."""
+    found = list(_PATH_IN_TEXT.finditer(text))
     if found:
-        recovered = [_json_unescape(s) for s in found]
+        corpora = _corpus_at(text) if '"corpus"' in text else {}
+        recovered = [(_json_unescape(m.group(1)), corpora.get(m.start())) for m in found]
         if '"results"' in text:
-            return {"results": [{"path": p} for p in recovered if p is not None]}, True
+            return {"results": [_recovered(p, c) for p, c in recovered if p is not None]}, True
         m = _TEXT_IN_TEXT.search(text)
         if m is not None:  # a cut memory_get answer: non-empty text means it was read
-            first = recovered[0]
-            return {"path": first, "text": "x" if m.group(1) else ""}, True
-        return {"results": [{"path": p} for p in recovered if p is not None]}, True
+            first, corpus = recovered[0]
+            return _recovered(first, corpus, text="x" if m.group(1) else ""), True
+        return {"results": [_recovered(p, c) for p, c in recovered if p is not None]}, True
     return None, False
+
+
+def _recovered(path: str | None, corpus: str | None, **more: str) -> dict[str, Any]:
+    return {"path": path, **more} if corpus is None else {"path": path, **more, "corpus": corpus}
+
+
+def _corpus_at(text: str) -> dict[int, str]:
+    """Where each ``"path"`` key of a (cut) JSON text starts → the ``corpus`` named by the
+    object holding it, before or after it (before the cut), for the objects that name one.
+
+    ``memory_search corpus=all`` puts ``corpus`` last in a memory result and first in a wiki
+    page's; a nested object's ``corpus`` (``corpora: [{corpus, outcome}]``) is its own.
+    """
+    out: dict[int, str] = {}
+    # The open objects: where their "path" keys start, their corpus values (None: not a string).
+    objects: list[tuple[list[int], list[str | None]]] = []
+    key = None  # the key whose value comes next
+    for m in _TOKEN_IN_TEXT.finditer(text):
+        value = m.group(1) is not None and m.group(2) is None
+        if key == "corpus" and objects:
+            # (a value that is no string shows as the next token, whatever it is)
+            objects[-1][1].append(_json_unescape(m.group(1)) if value else None)
+        key = None
+        if m.group(1) is None:  # a brace or a bracket
+            bracket = m.group(0)
+            if bracket == "{":
+                objects.append(([], []))
+            elif bracket == "}" and objects:
+                _name_corpus(out, *objects.pop())
+        elif not value:
+            key = m.group(1)
+            if key == "path" and objects:
+                objects[-1][0].append(m.start())
+    for paths, corpus in objects:  # cut open
+        _name_corpus(out, paths, corpus)
+    return out
+
+
+def _name_corpus(out: dict[int, str], paths: list[int], corpus: list[str | None]) -> None:
+    # (a key given twice: the last one, as the JSON reader takes it)
+    if corpus and corpus[-1] is not None:
+        for at in paths:
+            out[at] = corpus[-1]
 
 
 def _shape(payload: dict[str, Any]) -> str | None:

@@ -492,7 +492,7 @@ class Scanner:
         if calls is None:
             calls = pending[cp.agent] = self.ledger.waiting_calls(cp.agent)
         session = plan.session or src.file_session(sf, b"")
-        synthetic = not self.cfg.openclaw.count_synthetic and self._is_synthetic(sf, session)
+        synthetic = self._is_synthetic(sf, session)
         commit_every = _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes
         source = SourceWrite(plan.settle)
         batch = Batch(cp, session, synthetic, plan.parent, start=cp.offset, end=cp.offset)
@@ -695,6 +695,7 @@ class Scanner:
         return src.is_synthetic_slug(
             src.imported_key_slug(sf.path.name, session),
             active_memory=self.ctx.helper_excluded,
+            synthetic=self.ctx.synthetic_excluded,
         ) or session in self.ctx.store_synthetic_of(sf.agent)
 
     def _synthetic(self, agent: str) -> frozenset[str]:
@@ -711,7 +712,7 @@ class Scanner:
 
     def _read_synthetic(self, agent: str) -> frozenset[str]:
         sessions_dir = next((a.sessions_dir for a in self.paths.agents if a.id == agent), None)
-        if sessions_dir is None:
+        if sessions_dir is None or not (self.ctx.synthetic_excluded or self.ctx.helper_excluded):
             return frozenset()
         index = sessions_dir / "sessions.json"
         try:
@@ -728,7 +729,9 @@ class Scanner:
             data = orjson.loads(index.read_bytes())
         except (OSError, orjson.JSONDecodeError):
             data = None
-        ids = src.synthetic_session_ids(data, active_memory=self.ctx.helper_excluded)
+        ids = src.synthetic_session_ids(
+            data, active_memory=self.ctx.helper_excluded, synthetic=self.ctx.synthetic_excluded
+        )
         self._synthetic_sessions[agent] = (key, ids)
         return ids
 

@@ -104,32 +104,33 @@ def imported_key_slug(name: str, session: str) -> str:
 _ISO_PREFIX = re.compile(r"\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_$")  # a successor's time, then `_`
 
 
-def is_synthetic_key(key: str, *, active_memory: bool = False) -> bool:
-    """A session key of traffic that is not the user's: cron, heartbeat, and the dream-diary
+def is_synthetic_key(key: str, *, active_memory: bool = False, synthetic: bool = True) -> bool:
+    """A session key of traffic that is not the user's.
+
+    ``synthetic`` (``openclaw.count_synthetic = false``): cron, heartbeat, and the dream-diary
     runs of OpenClaw's dreaming (``dreaming-narrative-<phase>-…``: subagent runs over memory
     fragments, nightly since dreaming is on by default; OpenClaw keeps them out of its own
     session index).
 
     ``active_memory`` (``openclaw.include_active_memory = false``): the Active Memory helper's
-    runs too, ``<parent key>:active-memory:<hash>``: a recall before every reply, which on a
-    store install lands in the same store as the user's sessions.
+    runs, ``<parent key>:active-memory:<hash>``: a recall before every reply, which on a
+    store install lands in the same store as the user's sessions. Apart from ``synthetic``:
+    counting synthetic traffic does not read the helper's runs, as it does not read its
+    JSONL folder.
     """
     k = key.lower()
-    return (
-        "cron:" in k
-        or "heartbeat" in k
-        or "dreaming-narrative-" in k
-        or (active_memory and ":active-memory:" in k)
+    return (synthetic and ("cron:" in k or "heartbeat" in k or "dreaming-narrative-" in k)) or (
+        active_memory and ":active-memory:" in k
     )
 
 
-def is_synthetic_slug(slug: str, *, active_memory: bool = False) -> bool:
+def is_synthetic_slug(slug: str, *, active_memory: bool = False, synthetic: bool = True) -> bool:
     """:func:`is_synthetic_key` of a key's slug in a file name: ``agent:<id>:cron:<job>``
     reads ``agent_<id>_cron_<job>`` there (and ``:active-memory:`` ``_active-memory_``)."""
     s = slug.lower()
     return (
-        is_synthetic_key(s, active_memory=active_memory)
-        or _CRON_SLUG.search(s) is not None
+        is_synthetic_key(s, active_memory=active_memory, synthetic=synthetic)
+        or (synthetic and _CRON_SLUG.search(s) is not None)
         or (active_memory and "_active-memory_" in s)
     )
 
@@ -310,14 +311,18 @@ def header_parent(line: bytes) -> str | None:
     return session_id_of(name)
 
 
-def synthetic_session_ids(index: object, *, active_memory: bool = False) -> frozenset[str]:
+def synthetic_session_ids(
+    index: object, *, active_memory: bool = False, synthetic: bool = True
+) -> frozenset[str]:
     """Sessions that are not the user's: keys of sessions.json that :func:`is_synthetic_key`
     names."""
     ids: set[str] = set()
     if not isinstance(index, dict):
         return frozenset()
     for key, entry in index.items():
-        if isinstance(entry, dict) and is_synthetic_key(str(key), active_memory=active_memory):
+        if isinstance(entry, dict) and is_synthetic_key(
+            str(key), active_memory=active_memory, synthetic=synthetic
+        ):
             sid = entry.get("sessionId")
             if isinstance(sid, str):
                 ids.add(sid)

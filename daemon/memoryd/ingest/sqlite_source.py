@@ -622,13 +622,17 @@ def rewrite_marks(conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) 
     return {k: "|".join(sorted(v)) for k, v in marks.items()}
 
 
-def synthetic_from_keys(keys: dict[str, str], *, active_memory: bool = False) -> frozenset[str]:
+def synthetic_from_keys(
+    keys: dict[str, str], *, active_memory: bool = False, synthetic: bool = True
+) -> frozenset[str]:
     """Sessions whose key says cron, heartbeat or a dream-diary run (or, with ``active_memory``,
     an Active Memory helper run): not the user's own recall."""
     from .sources import is_synthetic_key  # (here: sources imports this module)
 
     return frozenset(
-        sid for sid, key in keys.items() if is_synthetic_key(key, active_memory=active_memory)
+        sid
+        for sid, key in keys.items()
+        if is_synthetic_key(key, active_memory=active_memory, synthetic=synthetic)
     )
 
 

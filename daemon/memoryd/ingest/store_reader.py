@@ -72,11 +72,9 @@ class StoreReader:
             calls = self.ctx.calls(pending, cp.agent)
             cursors = self.ctx.ledger.cursors(cp.id)
             self.ctx.store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(
-                keys, active_memory=self.ctx.helper_excluded
+                keys, active_memory=self.ctx.helper_excluded, synthetic=self.ctx.synthetic_excluded
             )
-            synthetic_ids: frozenset[str] = frozenset()
-            if not self.ctx.cfg.openclaw.count_synthetic:
-                synthetic_ids = self.ctx.synthetic(cp.agent) | self.ctx.store_synthetic[cp.agent]
+            synthetic_ids = self.ctx.synthetic(cp.agent) | self.ctx.store_synthetic[cp.agent]
             # Sessions rewritten in place since the last read (a new watermark): from the start.
             marks = sqlite_source.rewrite_marks(conn, tables)
             mark_name = f"{sf.path}#{sqlite_source.REWRITE_TABLE}/"
