@@ -130,7 +130,10 @@ def test_rows_inserted_several_a_statement_are_the_rows_executemany_inserts(
         else:
             with pytest.MonkeyPatch.context() as mp:
                 mp.setattr(ledger_module, "_ROWS_PER_STATEMENT", split)
-                ledger_module.insert_rows(conn, ledger_module._INSERT_HITS, 10, rows, (source_id,))
+                values = [value for row in rows for value in row]
+                ledger_module.insert_rows(
+                    conn, ledger_module._INSERT_HITS, 10, values, (source_id,)
+                )
         new = conn.total_changes - before
         tables.append((new, conn.execute("SELECT * FROM hits ORDER BY id").fetchall()))
         store.close()

@@ -31,6 +31,7 @@ from .parser import (
     _EMPTY,
     _ID_KEYS,
     _INT_MAX,
+    _INT_MIN,
     _NAME_KEYS,
     _RESULT_BLOCK_TYPES,
     _RESULT_ID_KEYS,
@@ -204,10 +205,10 @@ def _got(payload: dict[str, Any]) -> tuple[ResultPath, ...]:
         return ()
     path = payload.get("path")
     first = payload.get("from")
-    if type(first) is not int or not -_INT_MAX <= first <= _INT_MAX:
+    if type(first) is not int or not _INT_MIN <= first <= _INT_MAX:
         first = None if first is None else _to_int(first)
     lines = payload.get("lines")
-    if type(lines) is not int or not -_INT_MAX <= lines <= _INT_MAX:
+    if type(lines) is not int or not _INT_MIN <= lines <= _INT_MAX:
         lines = None if lines is None else _to_int(lines)
     end = first + lines - 1 if first is not None and lines else None
     return (_new(ResultPath, (path if type(path) is str else "", None, first, end)),)
@@ -237,9 +238,9 @@ def _search_paths(results: list[Any]) -> tuple[ResultPath, ...]:
         end = item.get("endLine")
         if end is None and "endLine" not in item:
             end = item.get("end_line")
-        if type(start) is not int or not -_INT_MAX <= start <= _INT_MAX:
+        if type(start) is not int or not _INT_MIN <= start <= _INT_MAX:
             start = None if start is None else _to_int(start)
-        if type(end) is not int or not -_INT_MAX <= end <= _INT_MAX:
+        if type(end) is not int or not _INT_MIN <= end <= _INT_MAX:
             end = None if end is None else _to_int(end)
         prev = merged.get(path)
         if prev is not None:  # another chunk of the file: the parser's ``_merge``, inline

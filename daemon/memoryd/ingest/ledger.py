@@ -31,7 +31,6 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
-from itertools import chain
 
 from .. import faults
 from ..store import Store
@@ -48,6 +47,15 @@ _STATE_DB_FAULTS = (
     "SQLITE_CORRUPT",
     "SQLITE_NOTADB",
 )
+
+# None binds as NULL either way; but the sqlite3 module binds an int, float or str at once
+# and "adapts" any other value first: for None, two failed attribute lookups (``__adapt__``,
+# ``__conform__``), about 3,300 instructions a value, before binding NULL. A hit of
+# memory_get has no query or score, many have no line range: 13 k Nones in the memory-heavy
+# corpus, 1 % of its cold scan's instructions. An adapter registered for None's type is
+# found by one dictionary lookup; this one (a C method: no Python frame) returns None, which
+# binds as NULL, as before. (The registry is the process's; NULL for None is its default.)
+sqlite3.register_adapter(type(None), {}.get)
 
 # A bulk load (a first scan of a large backlog) commits this many times less often.
 BULK_COMMIT_FACTOR = 8
@@ -91,27 +99,35 @@ def insert_rows(
     conn: sqlite3.Connection,
     head: str,
     width: int,
-    rows: Sequence[Sequence[object]],
+    values: Sequence[object],
     shared: Sequence[object] = (),
 ) -> None:
-    """``head`` (an ``INSERT … VALUES``) for each of ``rows``, in order, several a statement;
-    the ``shared`` values (the first columns of ``head``) are the same for every row.
+    """``head`` (an ``INSERT … VALUES``) for each row of ``values``, in order, several a
+    statement; the ``shared`` values (the first columns of ``head``) are the same for
+    every row.
 
+    ``values`` holds the rows one after the other, ``width`` values each: a statement's
+    parameters are then one slice of it, where rows kept as tuples would each be taken
+    apart again (and each built as an object of its own, 37 k of them in a heavy scan).
     SQLite applies a multi-row ``VALUES`` one row after the other, each with the
     statement's conflict clause, exactly as ``executemany`` would: an ``OR IGNORE``
     keeps the first of two rows with the same key, wherever the statements split.
     """
-    i, n, k = 0, len(rows), len(shared)
+    i, n, k = 0, len(values) // width, len(shared)
     for size in _ROWS_PER_STATEMENT:
         if n - i < size:
             continue
         sql = _values(head, width, size, k)
+        step = size * width
         while n - i >= size:
-            conn.execute(sql, [*shared, *chain.from_iterable(rows[i : i + size])])
+            at = i * width
+            conn.execute(sql, [*shared, *values[at : at + step]])
             i += size
     if i < n:
-        rest = rows[i:] if not k else [(*shared, *row) for row in rows[i:]]
-        conn.executemany(_values(head, width, 1, k), rest)
+        conn.executemany(
+            _values(head, width, 1, k),
+            [(*shared, *values[j * width : (j + 1) * width]) for j in range(i, n)],
+        )
 
 
 class Batch:
@@ -157,19 +173,21 @@ class Batch:
         self.oversized = 0
         self.malformed = 0
         self.non_memory = 0  # result paths outside memory (not counted as hits)
-        # The rows of the batch's agent and session (``cp.agent``, ``session``: see write()).
-        # calls: [call id, tool, query, ts, answered] (lists: answering one sets its last field)
-        self.calls: list[list[object]] = []
-        self.call_rows: dict[str, int] = {}  # call id → index in calls
+        # The rows of the batch's agent and session (``cp.agent``, ``session``: see write()),
+        # one after the other in a flat list each (see insert_rows):
+        # calls: call id, tool, query, ts, answered (5 values a call; answering one sets
+        # its last value)
+        self.calls: list[object] = []
+        self.call_rows: dict[str, int] = {}  # call id → where its row starts in calls
         self.answered: list[tuple[str, str]] = []
         self.answered_unseen: list[tuple[object, ...]] = []
-        # hits: (call id, memory path, kind, ts, query, score, start line, end line)
-        self.hits: list[tuple[object, ...]] = []
+        # hits: call id, memory path, kind, ts, query, score, start line, end line (8 a hit)
+        self.hits: list[object] = []
 
     def new_call(self, call_id: str, tool: str, query: str | None, ts: float | None) -> None:
         """A call of the batch's agent first met in this batch, in its session."""
         self.call_rows[call_id] = len(self.calls)
-        self.calls.append([call_id, tool, query, ts, 0])
+        self.calls.extend((call_id, tool, query, ts, 0))
 
     def answer(self, agent: str, call_id: str) -> None:
         """Record that a call is answered: in its row when it is new in this batch."""
@@ -177,7 +195,7 @@ class Batch:
         if i is None:
             self.answered.append((agent, call_id))
         else:
-            self.calls[i][4] = 1
+            self.calls[i + 4] = 1
 
     def write(self, conn: sqlite3.Connection, source_id: int) -> tuple[int, int]:
         """Insert it all; returns how many hits and calls were new (the rest were known)."""

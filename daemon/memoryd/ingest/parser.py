@@ -380,8 +380,8 @@ def _search_paths(payload: Any) -> tuple[ResultPath, ...]:
             (
                 path,
                 score if type(score) is float else _to_float(score),
-                start if type(start) is int and -_INT_MAX <= start <= _INT_MAX else _to_int(start),
-                end if type(end) is int and -_INT_MAX <= end <= _INT_MAX else _to_int(end),
+                start if type(start) is int and _INT_MIN <= start <= _INT_MAX else _to_int(start),
+                end if type(end) is int and _INT_MIN <= end <= _INT_MAX else _to_int(end),
             ),
         )
         prev = merged.get(path)
@@ -479,6 +479,8 @@ def _to_float(value: Any) -> float | None:
 
 
 _INT_MAX = 10**12
+# Its negation, once: ``-_INT_MAX`` in a test builds a new int object every time it runs.
+_INT_MIN = -_INT_MAX
 
 
 def _to_int(value: Any) -> int | None:
