@@ -334,3 +334,30 @@ def test_a_partial_or_wider_unique_index_does_not_make_the_order_unique():
     assert layout is not None and sqlite_source.with_ties(conn, layout).tie == "rowid"
     conn.execute("CREATE UNIQUE INDEX d ON t(seq)")  # unique across sessions: within one too
     assert sqlite_source.with_ties(conn, layout).tie is None
+
+
+def test_a_row_of_the_cursors_seq_removed_skips_no_row_of_a_later_seq(tmp_path):
+    """Three rows of seq 1 read (the cursor: seq 1, 3 rows); one of them is then removed and
+    rows of later seqs are added. Those rows are read, every one: the rows of the cursor's seq
+    already read are skipped, never a later seq's (the answer that came first was lost)."""
+    lines = [line.decode().rstrip("\n") for line in conversation(2, "d")]
+    header, chatter0, call0, decoy0, *rest = lines
+    inst = Install(tmp_path / "store")
+    store = TiedStore(inst)
+    store.add("d", header, same_seq=False)
+    for line in (chatter0, call0, decoy0):
+        store.add("d", line, same_seq=line is not chatter0)
+    assert inst.scan().new_calls == 1
+    cursors = inst.store.conn.execute("SELECT seq, seq_rows FROM transcript_db_cursors")
+    assert cursors.fetchall() == [(1, 3)]
+    store.conn.execute("DELETE FROM agent_log WHERE entry_json = ?", (decoy0,))
+    result0, chatter1, call1, decoy1, result1 = rest
+    store.add("d", result0, same_seq=False)  # seq 2: the answer to the call read before
+    for line in (chatter1, call1, decoy1, result1):
+        store.add("d", line, same_seq=line is not chatter1)
+    second = inst.scan()
+    assert second.errors == 0
+    assert inst.counts() == expected(2)
+    assert second.new_hits == sum(expected(2).values())
+    store.conn.close()
+    inst.store.close()

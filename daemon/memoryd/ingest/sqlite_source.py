@@ -319,7 +319,9 @@ def every_row(
 
     Where a seq may repeat (``layout.tie``), the rows are read in ``(seq, tie)`` order
     and the cursor counts the rows of its seq read: the next batch skips that many of
-    them (``OFFSET``), so a batch may end between two rows of one seq.
+    them, so a batch may end between two rows of one seq. Only rows of that seq are
+    skipped (not an ``OFFSET`` over every row from it on): were some of them removed
+    since, the rows of later seqs are still each read.
     """
     t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
     z = quote(layout.zstd) if layout.zstd else "NULL"
@@ -336,12 +338,20 @@ def every_row(
         )
         last = rows[-1][0] if cut or len(rows) == batch else upto
         return rows, (last, None), last < upto
+    tie = layout.tie
+    if read is None:  # every row of the cursor's seq read
+        where, args = f"{q} > ?", (seq,)
+    else:  # the first ``read`` rows of its seq read: those, not a later seq's, are skipped
+        where = (
+            f"{q} >= ? AND NOT ({q} = ? AND ({tie}) IN "
+            f"(SELECT {tie} FROM {t} WHERE {s} = ? AND {q} = ? ORDER BY {tie} LIMIT ?))"
+        )
+        args = (seq, seq, session_id, seq, read)
     rows, cut = _rows(
         conn.execute(
             f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t} "
-            f"WHERE {s} = ? AND {q} {'>' if read is None else '>='} ? AND {q} <= ? "
-            f"ORDER BY {q}, {layout.tie} LIMIT ? OFFSET ?",
-            (session_id, seq, upto, batch, read or 0),
+            f"WHERE {s} = ? AND {where} AND {q} <= ? ORDER BY {q}, {tie} LIMIT ?",
+            (session_id, *args, upto, batch),
         )
     )
     if not rows:
