@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from memoryd import faults
 from memoryd.ingest import sqlite_source
 from memoryd.ingest.scan import Scanner
+from memoryd.testing.openclaw_store import SCHEMAS, AgentStore
 from test_ingest import Install, conversation, expected
 
 pytestmark = pytest.mark.subprocess  # (one test runs `memoryd scan` as a process)
@@ -360,4 +361,24 @@ def test_a_row_of_the_cursors_seq_removed_skips_no_row_of_a_later_seq(tmp_path):
     assert inst.counts() == expected(2)
     assert second.new_hits == sum(expected(2).values())
     store.conn.close()
+    inst.store.close()
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_openclaws_own_stores_keep_the_one_seq_cursor(tmp_path, schema):
+    """A store in OpenClaw's own DDL (schema 13, 22, 24, as ``openclaw_store`` writes it) is not
+    taken for one whose seq repeats: its sessions are read by seq alone and every cursor it
+    leaves says only the last seq (``seq_rows`` NULL), batch after batch."""
+    inst = Install(tmp_path / "store")
+    lines = [line.decode().rstrip("\n") for line in conversation(5, "w")]
+    with AgentStore(inst.sessions.parent.parent.parent, schema=schema) as store:
+        layout = sqlite_source.detect_layout(store.conn)
+        assert layout is not None and sqlite_source.with_ties(store.conn, layout).tie is None
+        sid = store.add_session(lines[:11], key="agent:main:main")
+        inst.scan()
+        store.append(sid, lines[11:])
+    assert inst.scan().errors == 0
+    assert inst.counts() == expected(5)
+    cursors = inst.store.conn.execute("SELECT seq, seq_rows FROM transcript_db_cursors")
+    assert cursors.fetchall() == [(len(lines) - 1, None)]
     inst.store.close()
