@@ -65,7 +65,19 @@ _INSERT_HITS = (
 )
 # The scan's counters of what it recorded, counted when their transaction commits.
 COMMITTED = ScanStats.RECORDED
-_HITS, _CALLS, _MALFORMED, _OVERSIZED, _NON_MEMORY, _RENAMED, _RESETS = range(len(COMMITTED))
+# Each one's place in them, by name (not by the order RECORDED happens to list them in).
+_HITS, _CALLS, _MALFORMED, _OVERSIZED, _NON_MEMORY, _RENAMED, _RESETS = (
+    COMMITTED.index(name)
+    for name in (
+        "new_hits", "new_calls", "malformed", "oversized", "non_memory_paths", "renamed", "resets"
+    )
+)  # fmt: skip
+# The identity changes counted, when the transaction that records one commits.
+_IDENTITY_COUNTED = {
+    Verdict.TRUNCATED: _RESETS,
+    Verdict.REPLACED: _RESETS,
+    Verdict.RENAMED: _RENAMED,
+}
 
 # A batch's rows: what every row of a batch shares (its source, agent and session) comes
 # first, bound once a statement; a row carries only its own values (a hit 8 instead of 10,
@@ -459,8 +471,7 @@ class Ledger:
         now = time.time()
         hlen, hhash = len(head), head_hash(head)
         # (a reset or a rename is counted when the transaction that records it commits)
-        counted = {Verdict.TRUNCATED: _RESETS, Verdict.REPLACED: _RESETS, Verdict.RENAMED: _RENAMED}
-        change = counted.get(verdict)
+        change = _IDENTITY_COUNTED.get(verdict)
         retire = at_path.id if at_path is not None and (cp is None or at_path.id != cp.id) else None
 
         def retire_old(conn: sqlite3.Connection) -> None:
