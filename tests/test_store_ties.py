@@ -382,3 +382,26 @@ def test_openclaws_own_stores_keep_the_one_seq_cursor(tmp_path, schema):
     cursors = inst.store.conn.execute("SELECT seq, seq_rows FROM transcript_db_cursors")
     assert cursors.fetchall() == [(len(lines) - 1, None)]
     inst.store.close()
+
+
+def test_a_rewritten_session_read_again_after_a_crash_counts_its_bad_rows_once(
+    tmp_path, monkeypatch
+):
+    """A session rewritten in place (a new watermark) is read again from its start, a batch
+    a commit. memoryd stopped after the first batch of that read carries on from there at its
+    next start: the rewritten session's bad row is counted once more for the rewrite, not once
+    for the interrupted read and again for a read from the start."""
+    monkeypatch.setattr(sqlite_source, "BATCH_ROWS", 3)
+    inst = Install(tmp_path / "store")
+    lines = [line.decode().rstrip("\n") for line in conversation(3, "m")]
+    with_bad = [lines[0], BAD_ROW, *lines[1:]]
+    with AgentStore(inst.sessions.parent.parent.parent, schema=24) as store:
+        sid = store.add_session(with_bad, key="agent:main:main")
+        assert inst.scan().malformed == 1
+        store.rewrite(sid, 1, with_bad[1:])
+    assert scan(inst, crash_at=1) is None
+    assert inst.scan().errors == 0
+    assert inst.counts() == expected(3)
+    assert inst.store.counters()["malformed_lines"] == 2  # the first read's, the rewrite's
+    assert inst.scan().new_hits == 0
+    inst.store.close()

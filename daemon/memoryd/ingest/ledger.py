@@ -587,10 +587,20 @@ class Ledger:
             cur.lastrowid, sf.agent, str(sf.path), st.st_dev, st.st_ino, 0, "", 0, 0, 0
         )
 
-    def commit_store_batch(self, batch: Batch, nbytes: int, cursor: tuple[int, int | None]) -> None:
+    def commit_store_batch(
+        self,
+        batch: Batch,
+        nbytes: int,
+        cursor: tuple[int, int | None],
+        marks: dict[str, str] | None = None,
+    ) -> None:
         """A batch of a store session's rows, with the session's cursor after them (its new
-        rows counted when the transaction commits: see :meth:`take_written`)."""
+        rows counted when the transaction commits: see :meth:`take_written`); with ``marks``,
+        the rewrite watermark that made it read the session again from its start (recorded with
+        the first batch of that read: memoryd stopped after it carries on from its cursor)."""
         with self.write(nbytes) as conn:
+            if marks:
+                self._marks_read(conn, batch.cp.agent, marks)
             self._write_queued()
             self._count(batch.write(conn, batch.cp.id))
             conn.execute(
@@ -607,17 +617,22 @@ class Ledger:
     ) -> None:
         """A store read to its end: its signature (a no-op rescan compares it), and the
         rewrite watermarks seen (recorded like archives, by name)."""
-        now = time.time()
         with self.write(0) as conn:
             conn.execute(
                 "UPDATE sources SET size = ?, mtime_ns = ?, last_read = ? WHERE id = ?",
-                (signature[0], signature[1], now, source_id),
+                (signature[0], signature[1], time.time(), source_id),
             )
-            conn.executemany(
-                "INSERT OR REPLACE INTO archives_read(agent, name, size, digest, read_at) "
-                "VALUES (?, ?, 0, ?, ?)",
-                [(agent, name, d, now) for name, d in marks.items()],
-            )
+            self._marks_read(conn, agent, marks)
+
+    @staticmethod
+    def _marks_read(conn: sqlite3.Connection, agent: str, marks: dict[str, str]) -> None:
+        """Rewrite watermarks seen, by name → digest (recorded like archives)."""
+        now = time.time()
+        conn.executemany(
+            "INSERT OR REPLACE INTO archives_read(agent, name, size, digest, read_at) "
+            "VALUES (?, ?, 0, ?, ?)",
+            [(agent, name, d, now) for name, d in marks.items()],
+        )
 
     # ------------------------------------------------------------------ archives
 
