@@ -405,3 +405,30 @@ def test_a_rewritten_session_read_again_after_a_crash_counts_its_bad_rows_once(
     assert inst.store.counters()["malformed_lines"] == 2  # the first read's, the rewrite's
     assert inst.scan().new_hits == 0
     inst.store.close()
+
+
+def test_a_vacuum_that_renumbers_the_rowids_loses_no_row(tmp_path, monkeypatch):
+    """Another session's rows removed and the store VACUUMed: the rowids of the rows left are
+    renumbered (in order). The cursor counts rows of its seq, not a rowid: the rows added after
+    it, to its seq and later ones, are each read once."""
+    monkeypatch.setattr(sqlite_source, "BATCH_ROWS", 3)
+    inst = Install(tmp_path / "store")
+    store = TiedStore(inst)
+    gone = [line.decode().rstrip("\n") for line in conversation(2, "g")]
+    kept = [line.decode().rstrip("\n") for line in conversation(4, "k")]
+    for line in gone:
+        store.add("g", line, same_seq=False)
+    for i, line in enumerate(kept[:8]):
+        store.add("k", line, same_seq=i % 2 == 1)
+    inst.scan()
+    first = "SELECT MIN(rowid) FROM agent_log WHERE session_id = 'k'"
+    before = store.conn.execute(first).fetchone()[0]
+    store.conn.execute("DELETE FROM agent_log WHERE session_id = 'g'")
+    store.conn.execute("VACUUM")
+    assert store.conn.execute(first).fetchone()[0] < before  # renumbered
+    for i, line in enumerate(kept[8:]):  # the first to the cursor's seq, then later ones
+        store.add("k", line, same_seq=i % 2 == 0)
+    assert inst.scan().errors == 0
+    assert inst.counts() == expected(2, 4)
+    store.conn.close()
+    inst.store.close()
