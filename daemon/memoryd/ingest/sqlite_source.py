@@ -241,9 +241,9 @@ def sessions_with_new_rows(
     and written again): it is read again from its start. Re-reading is harmless,
     hits are unique per call.
     """
-    t, s, q = quote(layout.table), quote(layout.session), _order(layout)
     if layout.tie is not None:
         return _tied_sessions_with_new_rows(conn, layout, cursors)
+    t, s, q = quote(layout.table), quote(layout.session), _order(layout)
     out = []
     for session_id, top in conn.execute(f"SELECT {s}, MAX({q}) FROM {t} GROUP BY {s}"):
         if not isinstance(session_id, str) or not isinstance(top, int):
@@ -326,13 +326,13 @@ def every_row(
     t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
     z = quote(layout.zstd) if layout.zstd else "NULL"
     n = quote(layout.nbytes) if layout.nbytes else "NULL"
+    select = f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t}"  # (a Row)
     batch = BATCH_ROWS
     seq, read = after
     if layout.tie is None:
         rows, cut = _rows(
             conn.execute(
-                f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t} "
-                f"WHERE {s} = ? AND {q} > ? AND {q} <= ? ORDER BY {q} LIMIT ?",
+                f"{select} WHERE {s} = ? AND {q} > ? AND {q} <= ? ORDER BY {q} LIMIT ?",
                 (session_id, seq, upto, batch),
             )
         )
@@ -349,8 +349,7 @@ def every_row(
         args = (seq, seq, session_id, seq, read)
     rows, cut = _rows(
         conn.execute(
-            f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t} "
-            f"WHERE {s} = ? AND {where} AND {q} <= ? ORDER BY {q}, {tie} LIMIT ?",
+            f"{select} WHERE {s} = ? AND {where} AND {q} <= ? ORDER BY {q}, {tie} LIMIT ?",
             (session_id, *args, upto, batch),
         )
     )
