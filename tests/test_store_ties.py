@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from memoryd import faults
 from memoryd.ingest import sqlite_source
 from memoryd.ingest.scan import Scanner
+from memoryd.store import SCHEMA_VERSION, Store, StoreError
 from memoryd.testing.openclaw_store import SCHEMAS, AgentStore
 from test_ingest import Install, conversation, expected
 
@@ -432,3 +433,25 @@ def test_a_vacuum_that_renumbers_the_rowids_loses_no_row(tmp_path, monkeypatch):
     assert inst.counts() == expected(2, 4)
     store.conn.close()
     inst.store.close()
+
+
+def test_a_state_database_of_a_newer_memoryd_is_refused_and_left_as_it_is(tmp_path):
+    """A state database a later memoryd migrated past this one's schema (a column or a meaning
+    of its cursors this one does not know) is not written: the scan stops with a message that
+    names it, and its version and cursors stay as they were."""
+    inst = Install(tmp_path / "store")
+    store = TiedStore(inst)
+    for i, line in enumerate(conversation(2, "n")):
+        store.add("n", line.decode().rstrip("\n"), same_seq=i % 2 == 1)
+    inst.scan()
+    db = inst.store.conn
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    cursors = db.execute("SELECT * FROM transcript_db_cursors").fetchall()
+    inst.store.close()
+    with pytest.raises(StoreError, match=f"schema {SCHEMA_VERSION + 1}, newer than this memoryd"):
+        Store.open(inst.paths.db)
+    conn = sqlite3.connect(inst.paths.db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
+    assert conn.execute("SELECT * FROM transcript_db_cursors").fetchall() == cursors
+    conn.close()
+    store.conn.close()
