@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 from memoryd import faults
 from memoryd.ingest import sqlite_source
 from memoryd.ingest.scan import Scanner
+from memoryd.store import SCHEMA_VERSION, Store, StoreError
+from memoryd.testing.openclaw_store import SCHEMAS, AgentStore
 from test_ingest import Install, conversation, expected
 
 pytestmark = pytest.mark.subprocess  # (one test runs `memoryd scan` as a process)
@@ -334,3 +336,122 @@ def test_a_partial_or_wider_unique_index_does_not_make_the_order_unique():
     assert layout is not None and sqlite_source.with_ties(conn, layout).tie == "rowid"
     conn.execute("CREATE UNIQUE INDEX d ON t(seq)")  # unique across sessions: within one too
     assert sqlite_source.with_ties(conn, layout).tie is None
+
+
+def test_a_row_of_the_cursors_seq_removed_skips_no_row_of_a_later_seq(tmp_path):
+    """Three rows of seq 1 read (the cursor: seq 1, 3 rows); one of them is then removed and
+    rows of later seqs are added. Those rows are read, every one: the rows of the cursor's seq
+    already read are skipped, never a later seq's (the answer that came first was lost)."""
+    lines = [line.decode().rstrip("\n") for line in conversation(2, "d")]
+    header, chatter0, call0, decoy0, *rest = lines
+    inst = Install(tmp_path / "store")
+    store = TiedStore(inst)
+    store.add("d", header, same_seq=False)
+    for line in (chatter0, call0, decoy0):
+        store.add("d", line, same_seq=line is not chatter0)
+    assert inst.scan().new_calls == 1
+    cursors = inst.store.conn.execute("SELECT seq, seq_rows FROM transcript_db_cursors")
+    assert cursors.fetchall() == [(1, 3)]
+    store.conn.execute("DELETE FROM agent_log WHERE entry_json = ?", (decoy0,))
+    result0, chatter1, call1, decoy1, result1 = rest
+    store.add("d", result0, same_seq=False)  # seq 2: the answer to the call read before
+    for line in (chatter1, call1, decoy1, result1):
+        store.add("d", line, same_seq=line is not chatter1)
+    second = inst.scan()
+    assert second.errors == 0
+    assert inst.counts() == expected(2)
+    assert second.new_hits == sum(expected(2).values())
+    store.conn.close()
+    inst.store.close()
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_openclaws_own_stores_keep_the_one_seq_cursor(tmp_path, schema):
+    """A store in OpenClaw's own DDL (schema 13, 22, 24, as ``openclaw_store`` writes it) is not
+    taken for one whose seq repeats: its sessions are read by seq alone and every cursor it
+    leaves says only the last seq (``seq_rows`` NULL), batch after batch."""
+    inst = Install(tmp_path / "store")
+    lines = [line.decode().rstrip("\n") for line in conversation(5, "w")]
+    with AgentStore(inst.sessions.parent.parent.parent, schema=schema) as store:
+        layout = sqlite_source.detect_layout(store.conn)
+        assert layout is not None and sqlite_source.with_ties(store.conn, layout).tie is None
+        sid = store.add_session(lines[:11], key="agent:main:main")
+        inst.scan()
+        store.append(sid, lines[11:])
+    assert inst.scan().errors == 0
+    assert inst.counts() == expected(5)
+    cursors = inst.store.conn.execute("SELECT seq, seq_rows FROM transcript_db_cursors")
+    assert cursors.fetchall() == [(len(lines) - 1, None)]
+    inst.store.close()
+
+
+def test_a_rewritten_session_read_again_after_a_crash_counts_its_bad_rows_once(
+    tmp_path, monkeypatch
+):
+    """A session rewritten in place (a new watermark) is read again from its start, a batch
+    a commit. memoryd stopped after the first batch of that read carries on from there at its
+    next start: the rewritten session's bad row is counted once more for the rewrite, not once
+    for the interrupted read and again for a read from the start."""
+    monkeypatch.setattr(sqlite_source, "BATCH_ROWS", 3)
+    inst = Install(tmp_path / "store")
+    lines = [line.decode().rstrip("\n") for line in conversation(3, "m")]
+    with_bad = [lines[0], BAD_ROW, *lines[1:]]
+    with AgentStore(inst.sessions.parent.parent.parent, schema=24) as store:
+        sid = store.add_session(with_bad, key="agent:main:main")
+        assert inst.scan().malformed == 1
+        store.rewrite(sid, 1, with_bad[1:])
+    assert scan(inst, crash_at=1) is None
+    assert inst.scan().errors == 0
+    assert inst.counts() == expected(3)
+    assert inst.store.counters()["malformed_lines"] == 2  # the first read's, the rewrite's
+    assert inst.scan().new_hits == 0
+    inst.store.close()
+
+
+def test_a_vacuum_that_renumbers_the_rowids_loses_no_row(tmp_path, monkeypatch):
+    """Another session's rows removed and the store VACUUMed: the rowids of the rows left are
+    renumbered (in order). The cursor counts rows of its seq, not a rowid: the rows added after
+    it, to its seq and later ones, are each read once."""
+    monkeypatch.setattr(sqlite_source, "BATCH_ROWS", 3)
+    inst = Install(tmp_path / "store")
+    store = TiedStore(inst)
+    gone = [line.decode().rstrip("\n") for line in conversation(2, "g")]
+    kept = [line.decode().rstrip("\n") for line in conversation(4, "k")]
+    for line in gone:
+        store.add("g", line, same_seq=False)
+    for i, line in enumerate(kept[:8]):
+        store.add("k", line, same_seq=i % 2 == 1)
+    inst.scan()
+    first = "SELECT MIN(rowid) FROM agent_log WHERE session_id = 'k'"
+    before = store.conn.execute(first).fetchone()[0]
+    store.conn.execute("DELETE FROM agent_log WHERE session_id = 'g'")
+    store.conn.execute("VACUUM")
+    assert store.conn.execute(first).fetchone()[0] < before  # renumbered
+    for i, line in enumerate(kept[8:]):  # the first to the cursor's seq, then later ones
+        store.add("k", line, same_seq=i % 2 == 0)
+    assert inst.scan().errors == 0
+    assert inst.counts() == expected(2, 4)
+    store.conn.close()
+    inst.store.close()
+
+
+def test_a_state_database_of_a_newer_memoryd_is_refused_and_left_as_it_is(tmp_path):
+    """A state database a later memoryd migrated past this one's schema (a column or a meaning
+    of its cursors this one does not know) is not written: the scan stops with a message that
+    names it, and its version and cursors stay as they were."""
+    inst = Install(tmp_path / "store")
+    store = TiedStore(inst)
+    for i, line in enumerate(conversation(2, "n")):
+        store.add("n", line.decode().rstrip("\n"), same_seq=i % 2 == 1)
+    inst.scan()
+    db = inst.store.conn
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    cursors = db.execute("SELECT * FROM transcript_db_cursors").fetchall()
+    inst.store.close()
+    with pytest.raises(StoreError, match=f"schema {SCHEMA_VERSION + 1}, newer than this memoryd"):
+        Store.open(inst.paths.db)
+    conn = sqlite3.connect(inst.paths.db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
+    assert conn.execute("SELECT * FROM transcript_db_cursors").fetchall() == cursors
+    conn.close()
+    store.conn.close()

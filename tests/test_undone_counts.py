@@ -17,6 +17,7 @@ import pytest
 import transcripts as tx
 from memoryd import faults
 from memoryd.ingest import sqlite_source
+from memoryd.ingest.scan import Scanner
 from test_ingest import Install, conversation, expected, insert_events, openclaw_db
 
 pytestmark = pytest.mark.unit
@@ -111,3 +112,41 @@ def test_a_failure_recorded_before_a_later_write_undoes_the_transaction_is_kept(
     failed = inst.store.conn.execute("SELECT source FROM source_failures").fetchall()
     assert sorted(f for (f,) in failed) == sorted(f["source"] for f in stats.failed_sources)
     assert inst.store.counters()["read_errors"] == 2
+
+
+class Crash(BaseException):
+    """memoryd stopping right after a commit (not an Exception: no barrier catches it)."""
+
+
+def test_an_archive_read_again_after_a_crash_counts_its_bad_lines_once(tmp_path):
+    """An archive is committed in several batches and recorded read with the last: memoryd
+    stopped after an earlier batch's commit reads it whole again. Its malformed and oversized
+    lines are counted once in all (as the hits are, being unique per call), not once for the
+    part committed before the stop and again for the whole."""
+    inst = Install(tmp_path, LIMITS)
+    lines = conversation(3, "z")
+    archive = b"".join([lines[0], *bad_lines(), *lines[1:]])
+    zstd = sqlite_source.zstd_module()
+    (inst.sessions / f"z.jsonl.deleted.{STAMP}.zst").write_bytes(zstd.compress(archive))
+    scanner = Scanner(inst.cfg, inst.paths, inst.store)
+    scanner.ledger.commit_bytes = 1  # a commit after every line
+    commits = [0]
+
+    def stop(*_: object) -> None:
+        commits[0] += 1
+        if commits[0] == 6:  # the bad lines' batches committed, the archive not recorded read
+            raise Crash
+
+    faults.hook("scan.committed", stop)
+    try:
+        with pytest.raises(Crash):
+            scanner.scan()
+    finally:
+        faults.hook("scan.committed", None)
+    inst.restart()
+    stats = inst.scan()
+    assert stats.errors == 0 and inst.counts() == expected(3)
+    assert (stats.malformed, stats.oversized) == (1, 1)
+    counters = inst.store.counters()
+    assert (counters["malformed_lines"], counters["oversized_lines"]) == (1, 1)
+    assert inst.scan().files_read == 0

@@ -121,10 +121,16 @@ class ArchiveReader:
         that the events after it belong to). The byte prefilter picks what is parsed,
         as for files. A frame that breaks off is one malformed line: what came before
         it is counted, and the archive is remembered as read (it will not mend).
+
+        Its malformed and oversized lines (and result paths outside memory) are recorded with
+        its last commit only: an archive that an earlier commit left unfinished (memoryd
+        stopped, a later line failed) is read whole again, and they would be counted twice.
+        Its hits and calls are unique rows, recorded as they come.
         """
         calls = self.ctx.calls(pending, agent)
         cp = Checkpoint(source_id, agent, record[0], 0, 0, 0, "", 0, 0, 0)
         commit_every = self.ctx.ledger.commit_bytes
+        held = Batch(cp, session, False)  # the bad lines of the batches committed so far
         batch = self._archive_batch(cp, session, key)
         size = 0  # bytes since the last commit
         total = 0
@@ -143,7 +149,7 @@ class ArchiveReader:
                     continue
                 rec = archives.read_record(line)
                 if rec.kind == "header":
-                    self._commit_archive(batch, size, None)
+                    self._commit_archive(batch, size, None, held)
                     total, size = total + size, 0
                     batch = self._archive_batch(cp, rec.session_id or session, rec.session_key)
                     continue
@@ -162,7 +168,7 @@ class ArchiveReader:
                 ):
                     self.ctx.applier.line(rec.line, batch, calls, stats)
                 if size >= commit_every:
-                    self._commit_archive(batch, size, None)
+                    self._commit_archive(batch, size, None, held)
                     total, size = total + size, 0
                     batch = self._archive_batch(cp, batch.session, None, batch.synthetic)
         except Exception as exc:
@@ -171,7 +177,7 @@ class ArchiveReader:
             batch.malformed += 1
             emit("ingest.malformed_archive", archive=record[0], reason=str(exc))
         stats.bytes_read += total + size
-        self._commit_archive(batch, size, record)
+        self._commit_archive(batch, size, record, held)
 
     def _archive_batch(
         self, cp: Checkpoint, session: str, key: str | None, synthetic: bool | None = None
@@ -194,8 +200,19 @@ class ArchiveReader:
         return batch
 
     def _commit_archive(
-        self, batch: Batch, nbytes: int, record: tuple[str, int, str] | None
+        self, batch: Batch, nbytes: int, record: tuple[str, int, str] | None, held: Batch
     ) -> None:
+        """Commit a batch of an archive; its bad lines are moved to ``held`` until the last
+        (``record``), which takes them all (see :meth:`_read`)."""
+        if record is None:
+            held.malformed += batch.malformed
+            held.oversized += batch.oversized
+            held.non_memory += batch.non_memory
+            batch.malformed = batch.oversized = batch.non_memory = 0
+        else:
+            batch.malformed += held.malformed
+            batch.oversized += held.oversized
+            batch.non_memory += held.non_memory
         self.ctx.ledger.commit_archive(batch, nbytes, record)  # (counted at the commit)
         if record is not None:
             self.ctx.archives_done[(batch.cp.agent, record[0])] = record[1:]

@@ -73,7 +73,19 @@ _INSERT_HITS = (
 )
 # The scan's counters of what it recorded, counted when their transaction commits.
 COMMITTED = ScanStats.RECORDED
-_HITS, _CALLS, _MALFORMED, _OVERSIZED, _NON_MEMORY, _RENAMED, _RESETS = range(len(COMMITTED))
+# Each one's place in them, by name (not by the order RECORDED happens to list them in).
+_HITS, _CALLS, _MALFORMED, _OVERSIZED, _NON_MEMORY, _RENAMED, _RESETS = (
+    COMMITTED.index(name)
+    for name in (
+        "new_hits", "new_calls", "malformed", "oversized", "non_memory_paths", "renamed", "resets"
+    )
+)  # fmt: skip
+# The identity changes counted, when the transaction that records one commits.
+_IDENTITY_COUNTED = {
+    Verdict.TRUNCATED: _RESETS,
+    Verdict.REPLACED: _RESETS,
+    Verdict.RENAMED: _RENAMED,
+}
 
 # A batch's rows: what every row of a batch shares (its source, agent and session) comes
 # first, bound once a statement; a row carries only its own values (a hit 8 instead of 10,
@@ -477,8 +489,7 @@ class Ledger:
         now = time.time()
         hlen, hhash = len(head), head_hash(head)
         # (a reset or a rename is counted when the transaction that records it commits)
-        counted = {Verdict.TRUNCATED: _RESETS, Verdict.REPLACED: _RESETS, Verdict.RENAMED: _RENAMED}
-        change = counted.get(verdict)
+        change = _IDENTITY_COUNTED.get(verdict)
         retire = at_path.id if at_path is not None and (cp is None or at_path.id != cp.id) else None
 
         def retire_old(conn: sqlite3.Connection) -> None:
@@ -594,10 +605,20 @@ class Ledger:
             cur.lastrowid, sf.agent, str(sf.path), st.st_dev, st.st_ino, 0, "", 0, 0, 0
         )
 
-    def commit_store_batch(self, batch: Batch, nbytes: int, cursor: tuple[int, int | None]) -> None:
+    def commit_store_batch(
+        self,
+        batch: Batch,
+        nbytes: int,
+        cursor: tuple[int, int | None],
+        marks: dict[str, str] | None = None,
+    ) -> None:
         """A batch of a store session's rows, with the session's cursor after them (its new
-        rows counted when the transaction commits: see :meth:`take_written`)."""
+        rows counted when the transaction commits: see :meth:`take_written`); with ``marks``,
+        the rewrite watermark that made it read the session again from its start (recorded with
+        the first batch of that read: memoryd stopped after it carries on from its cursor)."""
         with self.write(nbytes) as conn:
+            if marks:
+                self._marks_read(conn, batch.cp.agent, marks)
             self._write_queued()
             self._count(batch.write(conn, batch.cp.id))
             conn.execute(
@@ -614,17 +635,22 @@ class Ledger:
     ) -> None:
         """A store read to its end: its signature (a no-op rescan compares it), and the
         rewrite watermarks seen (recorded like archives, by name)."""
-        now = time.time()
         with self.write(0) as conn:
             conn.execute(
                 "UPDATE sources SET size = ?, mtime_ns = ?, last_read = ? WHERE id = ?",
-                (signature[0], signature[1], now, source_id),
+                (signature[0], signature[1], time.time(), source_id),
             )
-            conn.executemany(
-                "INSERT OR REPLACE INTO archives_read(agent, name, size, digest, read_at) "
-                "VALUES (?, ?, 0, ?, ?)",
-                [(agent, name, d, now) for name, d in marks.items()],
-            )
+            self._marks_read(conn, agent, marks)
+
+    @staticmethod
+    def _marks_read(conn: sqlite3.Connection, agent: str, marks: dict[str, str]) -> None:
+        """Rewrite watermarks seen, by name → digest (recorded like archives)."""
+        now = time.time()
+        conn.executemany(
+            "INSERT OR REPLACE INTO archives_read(agent, name, size, digest, read_at) "
+            "VALUES (?, ?, 0, ?, ?)",
+            [(agent, name, d, now) for name, d in marks.items()],
+        )
 
     # ------------------------------------------------------------------ archives
 

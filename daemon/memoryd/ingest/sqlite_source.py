@@ -241,9 +241,9 @@ def sessions_with_new_rows(
     and written again): it is read again from its start. Re-reading is harmless,
     hits are unique per call.
     """
-    t, s, q = quote(layout.table), quote(layout.session), _order(layout)
     if layout.tie is not None:
         return _tied_sessions_with_new_rows(conn, layout, cursors)
+    t, s, q = quote(layout.table), quote(layout.session), _order(layout)
     out = []
     for session_id, top in conn.execute(f"SELECT {s}, MAX({q}) FROM {t} GROUP BY {s}"):
         if not isinstance(session_id, str) or not isinstance(top, int):
@@ -319,29 +319,38 @@ def every_row(
 
     Where a seq may repeat (``layout.tie``), the rows are read in ``(seq, tie)`` order
     and the cursor counts the rows of its seq read: the next batch skips that many of
-    them (``OFFSET``), so a batch may end between two rows of one seq.
+    them, so a batch may end between two rows of one seq. Only rows of that seq are
+    skipped (not an ``OFFSET`` over every row from it on): were some of them removed
+    since, the rows of later seqs are still each read.
     """
     t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
     z = quote(layout.zstd) if layout.zstd else "NULL"
     n = quote(layout.nbytes) if layout.nbytes else "NULL"
+    select = f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t}"  # (a Row)
     batch = BATCH_ROWS
     seq, read = after
     if layout.tie is None:
         rows, cut = _rows(
             conn.execute(
-                f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t} "
-                f"WHERE {s} = ? AND {q} > ? AND {q} <= ? ORDER BY {q} LIMIT ?",
+                f"{select} WHERE {s} = ? AND {q} > ? AND {q} <= ? ORDER BY {q} LIMIT ?",
                 (session_id, seq, upto, batch),
             )
         )
         last = rows[-1][0] if cut or len(rows) == batch else upto
         return rows, (last, None), last < upto
+    tie = layout.tie
+    if read is None:  # every row of the cursor's seq read
+        where, args = f"{q} > ?", (seq,)
+    else:  # the first ``read`` rows of its seq read: those, not a later seq's, are skipped
+        where = (
+            f"{q} >= ? AND NOT ({q} = ? AND ({tie}) IN "
+            f"(SELECT {tie} FROM {t} WHERE {s} = ? AND {q} = ? ORDER BY {tie} LIMIT ?))"
+        )
+        args = (seq, seq, session_id, seq, read)
     rows, cut = _rows(
         conn.execute(
-            f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t} "
-            f"WHERE {s} = ? AND {q} {'>' if read is None else '>='} ? AND {q} <= ? "
-            f"ORDER BY {q}, {layout.tie} LIMIT ? OFFSET ?",
-            (session_id, seq, upto, batch, read or 0),
+            f"{select} WHERE {s} = ? AND {where} AND {q} <= ? ORDER BY {q}, {tie} LIMIT ?",
+            (session_id, *args, upto, batch),
         )
     )
     if not rows:

@@ -95,6 +95,7 @@ class StoreReader:
                     break
                 self._header_parents(conn, layout, todo, parents)
                 for session_id, after, top in sqlite_source.parents_first(todo, parents):
+                    digest = changed_marks.pop(session_id, None) if after[0] < 0 else None
                     cursors[session_id] = self._read_session(
                         conn,
                         layout,
@@ -106,6 +107,7 @@ class StoreReader:
                         parents.get(session_id),
                         calls,
                         stats,
+                        None if digest is None else {mark_name + session_id: digest},
                     )
             for shape in archives.archive_shapes(tables):
                 self.archive_reader.read_table(conn, shape, sf, cp, pending, stats)
@@ -170,9 +172,11 @@ class StoreReader:
         parent: str | None,
         calls: Calls,
         stats: ScanStats,
+        marks: dict[str, str] | None = None,
     ) -> sqlite_source.Cursor:
         """One session's rows after ``after`` up to seq ``top``, a batch per transaction with
-        the new cursor; returns the last.
+        the new cursor; returns the last. ``marks``: the rewrite watermark that made it read
+        from the start, recorded with the first batch.
 
         Every row is handed over (see :func:`.sqlite_source.every_row`) and looked at in
         seq order: a compressed one is decoded (nothing outside the frame says whether
@@ -205,6 +209,6 @@ class StoreReader:
             nbytes = sqlite_source.size_of(rows)
             stats.bytes_read += nbytes
             # (its new rows and malformed ones counted when the transaction commits)
-            self.ctx.ledger.commit_store_batch(batch, nbytes, upto)
-            after = upto
+            self.ctx.ledger.commit_store_batch(batch, nbytes, upto, marks)
+            after, marks = upto, None
         return after
