@@ -592,27 +592,30 @@ def _roster(oc: dict[str, Any]) -> list[dict[str, Any]]:
     """The agents ``openclaw.json`` configures, in order, each with its normalized ``id``.
 
     Newer builds key them (``agents.entries.<id>``), older ones list them
-    (``agents.list[]``); both are read, the keyed ones first.
+    (``agents.list[]``). As OpenClaw's ``readAgentRosterProperty``: a config holding
+    ``entries`` is read from it alone, whatever ``list`` says (``list`` only without
+    ``entries``: the older builds' only roster).
     """
     agents = oc.get("agents")
     if not isinstance(agents, dict):
         return []
-    out: list[dict[str, Any]] = []
-    entries = agents.get("entries")
-    if isinstance(entries, dict):
-        out += [
-            {**entry, "id": normalize_agent_id(key)}
-            for key, entry in entries.items()
-            if isinstance(entry, dict)
+    if "entries" in agents:
+        entries = agents["entries"]
+        if not isinstance(entries, dict):
+            return []  # OpenClaw: an `entries` that is no object (null too) is an empty roster
+        return [
+            {**entries[key], "id": normalize_agent_id(key)}
+            for key in entries
+            if isinstance(entries[key], dict)
         ]
     listed = agents.get("list")
-    if isinstance(listed, list):
-        out += [
-            {**entry, "id": normalize_agent_id(entry.get("id"))}
-            for entry in listed
-            if isinstance(entry, dict)
-        ]
-    return out
+    if not isinstance(listed, list):
+        return []
+    return [
+        {**entry, "id": normalize_agent_id(entry.get("id"))}
+        for entry in listed
+        if isinstance(entry, dict)
+    ]
 
 
 def default_agent_id(oc: dict[str, Any]) -> str:
@@ -631,12 +634,12 @@ def default_agent_id(oc: dict[str, Any]) -> str:
 
 
 def _named_workspace(agent_id: str, oc: dict[str, Any]) -> str | None:
-    """The agent's own ``workspace`` in ``openclaw.json`` (keyed entry, then list entry)."""
-    for entry in _roster(oc):
-        workspace = entry.get("workspace")
-        if entry["id"] == agent_id and isinstance(workspace, str) and workspace.strip():
-            return workspace.strip()
-    return None
+    """The agent's own ``workspace`` in ``openclaw.json``: that of the first roster entry
+    with its id, as OpenClaw's ``resolveAgentEntry`` (a later entry of the same id, e.g.
+    ``"Work"`` after ``"work"``, is never looked at, even when the first names none)."""
+    entry = next((e for e in _roster(oc) if e["id"] == agent_id), None)
+    workspace = entry.get("workspace") if entry is not None else None
+    return workspace.strip() if isinstance(workspace, str) and workspace.strip() else None
 
 
 def _defaults_workspace(oc: dict[str, Any]) -> str | None:
