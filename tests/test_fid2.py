@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from test_fidelity import hit_counts, memoryd, note, transcript
+from transcripts import make_install
 
 pytestmark = pytest.mark.subprocess
 
@@ -63,3 +64,51 @@ def test_the_first_entry_of_an_id_decides_even_without_a_workspace(tmp_path):
     doc = memoryd("hits", "--all", env={"HOME": str(home)})
     assert hit_counts(doc) == {"memory/today.md": 1}
     assert doc["never_hit"] == ["memory/idle.md"]
+
+
+# --------------------------------------------------------------------------- import archive
+
+UUID_A = "3f0c2a9e-6b1d-4e57-9a43-0d8b6f2e7c11"
+UUID_B = "9a1b2c3d-0000-4e57-9a43-0d8b6f2e7c11"
+
+
+def _archived(sessions: Path, name: str, session: str, hits: list[str]) -> None:
+    """A transcript the SQLite upgrade moved to the import archive under ``name``."""
+    from test_fidelity import _session_lines
+
+    archive = sessions.parent / "session-sqlite-import-archive"
+    archive.mkdir(exist_ok=True)
+    (archive / name).write_bytes(b"".join(_session_lines(session, hits)))
+
+
+def test_an_import_archive_name_with_a_retry_suffix_is_read(tmp_path):
+    """OpenClaw names a moved transcript ``<keySlug>.<file>.imported-<Date.now()>`` and adds
+    ``.<attempt>`` when that name is taken (planSessionJsonlArchiveMove): such a copy is
+    read like the others."""
+    sessions, _ws, cfg = make_install(tmp_path, ["memory/a.md", "memory/b.md"])
+    _archived(sessions, f"agent_main_main.{UUID_A}.jsonl.imported-1772010842000", UUID_A,
+              ["memory/a.md"])  # fmt: skip
+    _archived(sessions, f"agent_main_main.{UUID_B}.jsonl.imported-1772010842000.1", UUID_B,
+              ["memory/b.md", "memory/b.md"])  # fmt: skip
+
+    doc = memoryd("--config", str(cfg), "hits", "--all", env={})
+    assert hit_counts(doc) == {"memory/a.md": 1, "memory/b.md": 2}
+
+
+def test_a_dotted_key_in_an_import_name_is_read_whole(tmp_path):
+    """Session keys keep their dots in the slug (only ``[^A-Za-z0-9_.-]`` becomes ``_``): the
+    Active Memory helper's run for an email session, ``agent:main:email:john.doe@example.com
+    :active-memory:<hash>``, is ``agent_main_email_john.doe_example.com_active-memory_<hash>``.
+    The key is all that comes before the original file's name, dots and all, also when the
+    copy's header names another session than its file name; the helper's runs stay out
+    (``include_active_memory = false``), the user's own email session counts."""
+    sessions, _ws, cfg = make_install(tmp_path, ["memory/ops.md", "memory/people.md"])
+    user = "agent_main_email_john.doe_example.com"
+    _archived(sessions, f"{user}.{UUID_A}.jsonl.imported-1772010842000", UUID_A,
+              ["memory/people.md"])  # fmt: skip
+    helper = f"{user}_active-memory_5d41402abc4b.{UUID_B}.jsonl.imported-1772010842001"
+    _archived(sessions, helper, "am-7", ["memory/ops.md"] * 3)
+
+    doc = memoryd("--config", str(cfg), "hits", "--all", env={})
+    assert hit_counts(doc) == {"memory/people.md": 1}
+    assert doc["never_hit"] == ["memory/ops.md"]

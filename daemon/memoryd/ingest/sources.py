@@ -38,7 +38,9 @@ ACTIVE_MEMORY_DIR = "active-memory"
 _SUCCESSOR = re.compile(r"^\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_[0-9A-Za-z\-]+\.jsonl$")
 _RENAMED = re.compile(r"\.jsonl\.(reset|deleted)\.[^/]+$")
 _ARCHIVED = re.compile(r"\.jsonl(?:\.(?:reset|deleted)\.[^/]+)?\.zst$")
-_IMPORTED = re.compile(r"\.imported-[^/.]*(?:\.[^/.]*Z)?$")
+# `.imported-<Date.now()>`, `.<attempt>` added when that name was taken (an ISO time, as
+# memoryd's early tests wrote it, is accepted too).
+_IMPORTED = re.compile(r"\.imported-[^/.]*(?:\.[^/.]*Z)?(?:\.\d+)?$")
 _SKIP_INFIXES = (".trajectory.", ".checkpoint.", ".bak-", ".repair-")
 _SKIP_SUFFIXES = (".zst", ".gz", ".lock", ".tmp", ".bak", ".swp")
 
@@ -89,19 +91,27 @@ def imported_session_id(name: str) -> str:
 
 
 def imported_key_slug(name: str, session: str) -> str:
-    """The key slug an import-archive name starts with: ``<keySlug>.<original file>...``.
+    """The key slug an import-archive name starts with. Pure.
 
-    The original name starts with the session id (or ``<ISO time>_<sessionId>``), so
-    the slug is what comes before it; without the id in the name, the part before the
-    first dot (OpenClaw's slugs hold no dots).
+    OpenClaw builds the name as ``<keySlug>.<original file>.imported-<ms>[.<attempt>]``
+    (planSessionJsonlArchiveMove); the slug is the session key with every run of characters
+    outside ``[A-Za-z0-9_.-]`` made ``_``, so it keeps the key's dots. The original file's
+    name starts with the session id (``<id>.jsonl``, ``<id>-topic-<n>.jsonl``, perhaps
+    renamed ``.reset.<ts>``), or ``<ISO time>_<id>.jsonl``: the slug is everything before the
+    first dot that such a name follows, the copy's ``session`` id there when it is in the
+    name, else any dot-free id (ids are UUIDs).
     """
-    at = name.rfind(session) if session else -1
-    if at > 0:
-        return _ISO_PREFIX.sub("", name[:at]).rstrip(".")
-    return name.split(".", 1)[0]
+    stem = name[: m.start()] if (m := _IMPORTED.search(name)) else name
+    ids = [re.escape(session)] if session and session in stem else []
+    for id_pattern in [*ids, r"[^.]+"]:
+        original = re.compile(_ISO_TIME + r"?" + id_pattern + r"[^.]*\.jsonl(?:\.|$)")
+        for dot in (i for i, ch in enumerate(stem) if ch == "."):
+            if original.match(stem, dot + 1):
+                return stem[:dot]
+    return stem.split(".", 1)[0]
 
 
-_ISO_PREFIX = re.compile(r"\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_$")  # a successor's time, then `_`
+_ISO_TIME = r"(?:\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_)"  # a successor's time, then `_`
 
 
 def is_synthetic_key(key: str, *, active_memory: bool = False, synthetic: bool = True) -> bool:
