@@ -112,3 +112,48 @@ def test_a_dotted_key_in_an_import_name_is_read_whole(tmp_path):
     doc = memoryd("--config", str(cfg), "hits", "--all", env={})
     assert hit_counts(doc) == {"memory/people.md": 1}
     assert doc["never_hit"] == ["memory/ops.md"]
+
+
+# --------------------------------------------------------------------------- Active Memory
+
+
+def test_the_active_memory_transcript_dir_setting_is_followed(tmp_path):
+    """The plugin keeps persisted transcripts in ``transcriptDir`` (its config in
+    ``plugins.entries.active-memory.config``), a folder under
+    ``<state>/plugins/active-memory/transcripts/agents/<id>/``: its parts are kept, ``..``,
+    ``.`` and empty parts dropped (normalizeTranscriptDir), so it never leaves that folder.
+    ``include_active_memory = true`` reads it there, and nothing the setting points at
+    outside that folder."""
+    sessions, _ws, cfg = make_install(
+        tmp_path, ["memory/people.md", "memory/outside.md"], "include_active_memory = true"
+    )
+    state = sessions.parent.parent.parent
+    (state / "openclaw.json").write_text(
+        json.dumps(
+            {
+                "plugins": {
+                    "entries": {
+                        "active-memory": {
+                            "config": {
+                                "persistTranscripts": True,
+                                "transcriptDir": "../../recall/runs",
+                            }
+                        }
+                    }
+                }
+            }
+        )
+    )
+    from test_fidelity import _session_lines
+
+    base = state / "plugins" / "active-memory" / "transcripts" / "agents" / "main"
+    kept = base / "recall" / "runs"
+    kept.mkdir(parents=True)
+    (kept / "am-7.jsonl").write_bytes(b"".join(_session_lines("am-7", ["memory/people.md"])))
+    # where `../../recall/runs` would lead if `..` were followed: not the plugin's
+    escaped = base.parent.parent / "recall" / "runs"
+    escaped.mkdir(parents=True)
+    (escaped / "x.jsonl").write_bytes(b"".join(_session_lines("x", ["memory/outside.md"])))
+
+    doc = memoryd("--config", str(cfg), "hits", "--all", env={})
+    assert hit_counts(doc) == {"memory/people.md": 1}

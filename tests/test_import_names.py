@@ -1,4 +1,5 @@
-"""Import-archive names parsed the way OpenClaw builds them (planSessionJsonlArchiveMove)."""
+"""OpenClaw's names and settings parsed the way it builds them: import-archive names
+(planSessionJsonlArchiveMove), the Active Memory plugin's transcriptDir."""
 
 from __future__ import annotations
 
@@ -62,3 +63,25 @@ def test_a_retry_suffix_is_part_of_the_archive_name():
     name = "agent_main_main.s1.jsonl.imported-1772010842000.12"
     assert src.classify_name(name) == src.IMPORTED
     assert src.imported_key_slug(name, "s1") == "agent_main_main"
+
+
+@pytest.mark.parametrize(
+    ("setting", "folder"),
+    [
+        ("recall", "recall"),
+        ("  runs/./2026 / ", "runs/2026"),
+        ("../../../etc", "etc"),
+        ("/srv/recall", "srv/recall"),
+        ("a\\..\\b", "a/b"),
+        ("C:/recall", "active-memory"),
+        ("../..", "active-memory"),
+        ("", "active-memory"),
+        (42, "active-memory"),
+    ],
+)
+def test_the_active_memory_transcript_dir_stays_under_the_plugins_folder(setting, folder):
+    """The plugin's ``transcriptDir`` as it normalizes it: never an absolute path, never up."""
+    from memoryd.config import active_memory_transcript_dir
+
+    oc = {"plugins": {"entries": {"active-memory": {"config": {"transcriptDir": setting}}}}}
+    assert active_memory_transcript_dir(oc) == folder

@@ -711,6 +711,37 @@ class Agent(NamedTuple):
     id: str
     sessions_dir: Path
     workspace: Path
+    # The Active Memory plugin's `transcriptDir`, relative to its per-agent folder (read only
+    # with `openclaw.include_active_memory`).
+    active_memory_dir: str = "active-memory"
+
+
+ACTIVE_MEMORY_TRANSCRIPT_DIR = "active-memory"  # the plugin's default `transcriptDir`
+
+
+def active_memory_transcript_dir(oc: dict[str, Any]) -> str:
+    """The Active Memory plugin's ``transcriptDir`` as it resolves it: a path relative to
+    ``<state>/plugins/active-memory/transcripts/agents/<id>/``. Pure.
+
+    As the plugin's normalizeTranscriptDir / resolveSafeTranscriptDir: ``\\`` is ``/``, parts
+    are trimmed, empty, ``.`` and ``..`` parts dropped (so it never leaves that folder; a
+    leading ``/`` makes no absolute path), and a setting with a ``:`` or nothing left is
+    the default ``active-memory`` (as is one holding a NUL, which no folder name can). It is
+    the user's setting, read from ``openclaw.json``
+    (``plugins.entries.active-memory.config.transcriptDir``), never from a transcript.
+    """
+    plugins = oc.get("plugins")
+    entries = plugins.get("entries") if isinstance(plugins, dict) else None
+    entry = entries.get("active-memory") if isinstance(entries, dict) else None
+    conf = entry.get("config") if isinstance(entry, dict) else None
+    raw = conf.get("transcriptDir") if isinstance(conf, dict) else None
+    if not isinstance(raw, str):
+        return ACTIVE_MEMORY_TRANSCRIPT_DIR
+    parts = [part.strip() for part in raw.strip().replace("\\", "/").split("/")]
+    kept = [part for part in parts if part not in ("", ".", "..")]
+    if not kept or any(":" in part or "\0" in part for part in kept):
+        return ACTIVE_MEMORY_TRANSCRIPT_DIR
+    return "/".join(kept)
 
 
 class Paths(NamedTuple):
@@ -801,11 +832,14 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
     override = expand_home(cfg.openclaw.workspace, env) if cfg.openclaw.workspace else None
     if override is not None and not override.is_dir():
         raise ConfigError(f"openclaw.workspace: {override} is not a directory")
-    oc = read_openclaw_json(oc_file) if override is None else {}
+    oc = read_openclaw_json(oc_file)
+    helper_dir = active_memory_transcript_dir(oc)
+    if override is not None:
+        oc = {}  # the workspace is the override, for every agent
     agents = []
     for agent_id in ids:
         ws = override if override is not None else resolve_workspace(agent_id, oc, state_dir, env)
-        agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws))
+        agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws, helper_dir))
     # The primary workspace: main's, else the default agent's (OpenClaw's default workspace),
     # the first of the two that is a folder (with another agent marked default, main works in
     # `<defaults>/main`, which may not exist, while the default agent's folder holds the notes:

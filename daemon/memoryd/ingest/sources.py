@@ -160,11 +160,13 @@ def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:
     ]
     if include_active_memory:
         # Older builds kept the helper's transcripts in `sessions/active-memory/`, newer ones in
-        # `<state>/plugins/active-memory/transcripts/agents/<id>/active-memory/` (its default
-        # `transcriptDir`).
+        # `<state>/plugins/active-memory/transcripts/agents/<id>/<transcriptDir>/` (default
+        # `active-memory`, also read after the setting moved them: earlier runs stay there).
         state = agent.sessions_dir.parent.parent.parent
         plugin = state / "plugins" / ACTIVE_MEMORY_DIR / "transcripts" / "agents" / agent.id
         dirs += [agent.sessions_dir / ACTIVE_MEMORY_DIR, plugin / ACTIVE_MEMORY_DIR]
+        if agent.active_memory_dir != ACTIVE_MEMORY_DIR:
+            dirs.append(plugin.joinpath(*agent.active_memory_dir.split("/")))
     return dirs
 
 
