@@ -208,3 +208,68 @@ def test_lookups_left_only_in_a_pre_compaction_checkpoint_copy_are_counted_once(
         "memory/c.md": 2,
         "memory/d.md": 1,
     }
+
+
+# --------------------------------------------------------------------------- main without a marker
+
+
+def _roster_without_marker(tmp_path: Path) -> tuple[Path, Path]:
+    return _install(
+        tmp_path,
+        {"agents": {"defaults": {"workspace": "~/ws"}, "entries": {"main": {}, "work": {}}}},
+    )
+
+
+def test_main_of_a_roster_without_marker_keeps_the_shared_workspace_of_earlier_builds(tmp_path):
+    """Builds that made ``main`` the default agent when no entry is marked ``default: true``
+    keep its notes in ``agents.defaults.workspace`` itself; the other agent's in
+    ``<defaults>/<id>``."""
+    home, state = _roster_without_marker(tmp_path)
+    ws = home / "ws"
+    note(ws, "memory/plans.md")
+    note(ws, "MEMORY.md")
+    note(ws / "work", "memory/plans.md")
+    transcript(state, "main", "s-main", ["memory/plans.md"])
+    transcript(state, "work", "s-work", ["memory/plans.md"] * 2)
+
+    doc = memoryd("hits", "--all", env={"HOME": str(home)})
+    assert hit_counts(doc) == {"memory/plans.md": 1}
+    assert doc["never_hit"] == ["MEMORY.md"]
+    doc = memoryd("hits", "--all", "--agent", "work", env={"HOME": str(home)})
+    assert hit_counts(doc) == {"memory/plans.md": 2}
+
+
+def test_main_of_a_roster_without_marker_has_its_own_folder_in_current_builds(tmp_path):
+    """Current OpenClaw gives no agent of a roster of several the default workspace without
+    a ``default: true`` marker (resolveAgentWorkspaceDir: only a legacy data owner inherits
+    it): ``main`` works in ``<defaults>/main``. The shared folder then exists (it holds the
+    agents' folders) but holds no notes: main's notes are found in its own folder."""
+    home, state = _roster_without_marker(tmp_path)
+    ws = home / "ws"
+    note(ws / "main", "memory/plans.md")
+    note(ws / "main", "MEMORY.md")
+    note(ws / "work", "memory/plans.md")
+    transcript(state, "main", "s-main", ["memory/plans.md"])
+    transcript(state, "work", "s-work", ["memory/plans.md"] * 2)
+
+    doc = memoryd("hits", "--all", env={"HOME": str(home)})
+    assert hit_counts(doc) == {"memory/plans.md": 1}
+    assert doc["never_hit"] == ["MEMORY.md"]
+    doc = memoryd("hits", "--all", "--agent", "work", env={"HOME": str(home)})
+    assert hit_counts(doc) == {"memory/plans.md": 2}
+
+
+def test_main_of_a_roster_without_marker_or_shared_folder_has_its_state_folder(tmp_path):
+    """The same roster without ``agents.defaults.workspace``: current builds put main in
+    ``<state>/workspace-main``, earlier ones in ``~/.openclaw/workspace``; the folder
+    holding the notes decides."""
+    home, state = _install(tmp_path, {"agents": {"entries": {"main": {}, "work": {}}}})
+    own = state / "workspace-main"
+    note(own, "memory/plans.md")
+    note(own, "MEMORY.md")
+    transcript(state, "main", "s-main", ["memory/plans.md"] * 3)
+    transcript(state, "work", "s-work", [])
+
+    doc = memoryd("hits", "--all", env={"HOME": str(home)})
+    assert hit_counts(doc) == {"memory/plans.md": 3}
+    assert doc["never_hit"] == ["MEMORY.md"]

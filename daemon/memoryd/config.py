@@ -660,7 +660,11 @@ def workspace_candidates(
     state folder); for any other agent ``<agents.defaults.workspace>/<id>`` in current
     builds and ``<state>/workspace-<id>`` without that key (and in older builds). Where
     builds differ, the later candidates are the other builds' answers: the caller takes
-    the first that exists.
+    the first that holds notes, else the first that exists. They differ on a roster of
+    several agents without one ``default: true`` marker: earlier builds made ``main``
+    (else the first agent) the default, current ones give it the default workspace no
+    more (only a sole agent or the one marked agent inherits it), so it works in
+    ``<defaults>/<id>`` like any other.
     """
     agent_id = normalize_agent_id(agent_id)
     named = _named_workspace(agent_id, oc)
@@ -668,16 +672,29 @@ def workspace_candidates(
         return [expand_home(named, environ)]
     defaults = _defaults_workspace(oc)
     own_default = [expand_home(defaults, environ)] if defaults else None
-    if agent_id == default_agent_id(oc):
-        return own_default or default_workspaces(state_dir, environ)
     shared = [expand_home(defaults, environ) / agent_id] if defaults else []
     others = [*shared, state_dir / f"workspace-{agent_id}"]
+    if agent_id == default_agent_id(oc):
+        inherited = own_default or default_workspaces(state_dir, environ)
+        return inherited if _default_is_certain(oc) else [*inherited, *others]
     if agent_id == "main" and all(entry["id"] != "main" for entry in _roster(oc)):
         # ``main`` left out of a roster of other agents: the agent of the install before
         # they were added, whose notes stay in the default workspace (OpenClaw itself then
         # calls another agent the default; the folder that exists decides).
         return [*(own_default or default_workspaces(state_dir, environ)), *others]
     return others
+
+
+def _default_is_certain(oc: dict[str, Any]) -> bool:
+    """Whether every build gives :func:`default_agent_id` the default workspace: a roster of
+    at most one agent, or exactly one entry marked ``default: true`` (which current builds
+    ignore under ``agents.ownership = "explicit"``)."""
+    roster = _roster(oc)
+    if len(roster) <= 1:
+        return True
+    agents = oc.get("agents")
+    explicit = isinstance(agents, dict) and agents.get("ownership") == "explicit"
+    return not explicit and sum(entry.get("default") is True for entry in roster) == 1
 
 
 def default_workspaces(state_dir: Path, environ: typing.Mapping[str, str]) -> list[Path]:
@@ -699,10 +716,19 @@ def default_workspaces(state_dir: Path, environ: typing.Mapping[str, str]) -> li
 def resolve_workspace(
     agent_id: str, oc: dict[str, Any], state_dir: Path, environ: typing.Mapping[str, str]
 ) -> Path:
-    """The agent's workspace: the first of :func:`workspace_candidates` that is a folder,
-    else the first (a workspace not made yet)."""
+    """The agent's workspace: the first of :func:`workspace_candidates` that holds notes
+    (``MEMORY.md`` or ``memory/``), else the first that is a folder, else the first (a
+    workspace not made yet). Holding notes comes first: ``<defaults>`` exists wherever
+    ``<defaults>/main`` does, as its parent."""
     candidates = workspace_candidates(agent_id, oc, state_dir, environ)
-    return next((c for c in candidates if c.is_dir()), candidates[0])
+    return next(
+        (c for c in candidates if _holds_notes(c)),
+        next((c for c in candidates if c.is_dir()), candidates[0]),
+    )
+
+
+def _holds_notes(folder: Path) -> bool:
+    return (folder / "MEMORY.md").is_file() or (folder / "memory").is_dir()
 
 
 class Agent(NamedTuple):
