@@ -16,6 +16,12 @@ from transcripts import T0, call, dump, header, make_install, result, search_pay
 pytestmark = pytest.mark.subprocess
 
 
+def hits_of(home: Path, *args: str) -> tuple[dict[str, int], list[str]]:
+    """``memoryd hits --all [args]`` for the install under ``home``: counts, never-hit files."""
+    doc = memoryd("hits", "--all", *args, env={"HOME": str(home)})
+    return hit_counts(doc), doc["never_hit"]
+
+
 def _install(tmp_path: Path, openclaw_json: dict) -> tuple[Path, Path]:
     home = tmp_path / "home"
     state = home / ".openclaw"
@@ -42,9 +48,7 @@ def test_a_keyed_roster_is_read_alone_when_an_old_list_is_left_beside_it(tmp_pat
     note(ws, "MEMORY.md")
     transcript(state, "main", "s1", ["memory/today.md", "memory/today.md"])
 
-    doc = memoryd("hits", "--all", env={"HOME": str(home)})
-    assert hit_counts(doc) == {"memory/today.md": 2}
-    assert doc["never_hit"] == ["MEMORY.md"]
+    assert hits_of(home) == ({"memory/today.md": 2}, ["MEMORY.md"])
 
 
 def test_the_first_entry_of_an_id_decides_even_without_a_workspace(tmp_path):
@@ -61,9 +65,7 @@ def test_the_first_entry_of_an_id_decides_even_without_a_workspace(tmp_path):
     note(ws, "memory/idle.md")
     transcript(state, "main", "s1", ["memory/today.md"])
 
-    doc = memoryd("hits", "--all", env={"HOME": str(home)})
-    assert hit_counts(doc) == {"memory/today.md": 1}
-    assert doc["never_hit"] == ["memory/idle.md"]
+    assert hits_of(home) == ({"memory/today.md": 1}, ["memory/idle.md"])
 
 
 # --------------------------------------------------------------------------- import archive
@@ -220,43 +222,24 @@ def _roster_without_marker(tmp_path: Path) -> tuple[Path, Path]:
     )
 
 
-def test_main_of_a_roster_without_marker_keeps_the_shared_workspace_of_earlier_builds(tmp_path):
+@pytest.mark.parametrize("mains", ["", "main"], ids=["earlier-builds", "current-builds"])
+def test_main_of_a_roster_without_marker_is_found_where_its_notes_are(tmp_path, mains):
     """Builds that made ``main`` the default agent when no entry is marked ``default: true``
-    keep its notes in ``agents.defaults.workspace`` itself; the other agent's in
-    ``<defaults>/<id>``."""
+    keep its notes in ``agents.defaults.workspace`` itself. Current OpenClaw gives no agent
+    of a roster of several the default workspace without a marker (resolveAgentWorkspaceDir:
+    only a legacy data owner inherits it): ``main`` works in ``<defaults>/main``, and the
+    shared folder exists (it holds the agents' folders) but holds no notes. Either way
+    main's notes are found, and the other agent's in ``<defaults>/<id>``."""
     home, state = _roster_without_marker(tmp_path)
     ws = home / "ws"
-    note(ws, "memory/plans.md")
-    note(ws, "MEMORY.md")
+    note(ws / mains, "memory/plans.md")
+    note(ws / mains, "MEMORY.md")
     note(ws / "work", "memory/plans.md")
     transcript(state, "main", "s-main", ["memory/plans.md"])
     transcript(state, "work", "s-work", ["memory/plans.md"] * 2)
 
-    doc = memoryd("hits", "--all", env={"HOME": str(home)})
-    assert hit_counts(doc) == {"memory/plans.md": 1}
-    assert doc["never_hit"] == ["MEMORY.md"]
-    doc = memoryd("hits", "--all", "--agent", "work", env={"HOME": str(home)})
-    assert hit_counts(doc) == {"memory/plans.md": 2}
-
-
-def test_main_of_a_roster_without_marker_has_its_own_folder_in_current_builds(tmp_path):
-    """Current OpenClaw gives no agent of a roster of several the default workspace without
-    a ``default: true`` marker (resolveAgentWorkspaceDir: only a legacy data owner inherits
-    it): ``main`` works in ``<defaults>/main``. The shared folder then exists (it holds the
-    agents' folders) but holds no notes: main's notes are found in its own folder."""
-    home, state = _roster_without_marker(tmp_path)
-    ws = home / "ws"
-    note(ws / "main", "memory/plans.md")
-    note(ws / "main", "MEMORY.md")
-    note(ws / "work", "memory/plans.md")
-    transcript(state, "main", "s-main", ["memory/plans.md"])
-    transcript(state, "work", "s-work", ["memory/plans.md"] * 2)
-
-    doc = memoryd("hits", "--all", env={"HOME": str(home)})
-    assert hit_counts(doc) == {"memory/plans.md": 1}
-    assert doc["never_hit"] == ["MEMORY.md"]
-    doc = memoryd("hits", "--all", "--agent", "work", env={"HOME": str(home)})
-    assert hit_counts(doc) == {"memory/plans.md": 2}
+    assert hits_of(home) == ({"memory/plans.md": 1}, ["MEMORY.md"])
+    assert hits_of(home, "--agent", "work") == ({"memory/plans.md": 2}, [])
 
 
 def test_main_of_a_roster_without_marker_or_shared_folder_has_its_state_folder(tmp_path):
@@ -270,6 +253,4 @@ def test_main_of_a_roster_without_marker_or_shared_folder_has_its_state_folder(t
     transcript(state, "main", "s-main", ["memory/plans.md"] * 3)
     transcript(state, "work", "s-work", [])
 
-    doc = memoryd("hits", "--all", env={"HOME": str(home)})
-    assert hit_counts(doc) == {"memory/plans.md": 3}
-    assert doc["never_hit"] == ["MEMORY.md"]
+    assert hits_of(home) == ({"memory/plans.md": 3}, ["MEMORY.md"])
