@@ -48,15 +48,18 @@ class OpenClawConfig(NamedTuple):
     """Agent ids to follow under `<state_dir>/agents/`. `"*"` = every agent found there."""
     workspace: str = ""
     """The workspace holding `MEMORY.md` and `memory/`. `""` = as OpenClaw resolves it from
-    `openclaw.json`: the agent's own `agents.entries.<id>.workspace` / `agents.list[].workspace`;
-    for the default agent `agents.defaults.workspace`, else `~/.openclaw/workspace`
-    (`workspace-<profile>` under a profile); for another agent
-    `<agents.defaults.workspace>/<id>`, else `<state_dir>/workspace-<id>`."""
+    `openclaw.json`: the agent's own `agents.entries.<id>.workspace` (`agents.list[].workspace`
+    only when there is no `agents.entries`; an id's first entry decides); for the default agent
+    `agents.defaults.workspace`, else `~/.openclaw/workspace` (`workspace-<profile>` under a
+    profile); for another agent `<agents.defaults.workspace>/<id>`, else
+    `<state_dir>/workspace-<id>` (where builds differ, the candidate holding notes wins: see
+    docs/ingest.md)."""
     include_active_memory: bool = False
     """Also count the Active Memory helper's recall runs: its kept transcripts
     (`sessions/active-memory/*.jsonl`, or in newer builds
-    `<state_dir>/plugins/active-memory/transcripts/agents/<id>/active-memory/*.jsonl`) and, on
-    a SQLite store install, its sessions in the store (keys `…:active-memory:…`)."""
+    `<state_dir>/plugins/active-memory/transcripts/agents/<id>/active-memory/*.jsonl`, or the
+    folder the plugin's `transcriptDir` names under `…/agents/<id>/`) and, on a SQLite store
+    install, its sessions in the store (keys `…:active-memory:…`)."""
     count_synthetic: bool = False
     """Count hits made by synthetic traffic: OpenClaw's dreaming queries (`__dreaming_...`)
     and cron, heartbeat and dream-diary sessions (keys `cron:...`, `heartbeat...`,

@@ -110,7 +110,8 @@ def imported_key_slug(name: str, session: str) -> str:
     (planSessionJsonlArchiveMove); the slug is the session key with every run of characters
     outside ``[A-Za-z0-9_.-]`` made ``_``, so it keeps the key's dots. The original file's
     name starts with the session id (``<id>.jsonl``, ``<id>-topic-<n>.jsonl``, perhaps
-    renamed ``.reset.<ts>``), or ``<ISO time>_<id>.jsonl``: the slug is everything before the
+    renamed ``.reset.<ts>``, or a pre-compaction copy ``<id>.checkpoint.<uuid>.jsonl``), or
+    ``<ISO time>_<id>.jsonl``: the slug is everything before the
     first dot that such a name follows, the copy's ``session`` id there when it is in the
     name, else any dot-free id (ids are UUIDs).
     """
