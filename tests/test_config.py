@@ -166,7 +166,8 @@ def test_workspaces_from_openclaw_json5(tmp_path):
     assert got == {
         "main": tmp_path / "ws-default",
         "play": Path("/srv/ws-play"),
-        "work": Path("/srv/ws-work"),
+        # `list` beside `entries` is not read (OpenClaw reads the keyed roster alone)
+        "work": tmp_path / "ws-default" / "work",
     }
     assert paths.workspace == tmp_path / "ws-default"
     assert paths.db == state / "memoryd" / "state.db"

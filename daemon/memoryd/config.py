@@ -48,15 +48,18 @@ class OpenClawConfig(NamedTuple):
     """Agent ids to follow under `<state_dir>/agents/`. `"*"` = every agent found there."""
     workspace: str = ""
     """The workspace holding `MEMORY.md` and `memory/`. `""` = as OpenClaw resolves it from
-    `openclaw.json`: the agent's own `agents.entries.<id>.workspace` / `agents.list[].workspace`;
-    for the default agent `agents.defaults.workspace`, else `~/.openclaw/workspace`
-    (`workspace-<profile>` under a profile); for another agent
-    `<agents.defaults.workspace>/<id>`, else `<state_dir>/workspace-<id>`."""
+    `openclaw.json`: the agent's own `agents.entries.<id>.workspace` (`agents.list[].workspace`
+    only when there is no `agents.entries`; an id's first entry decides); for the default agent
+    `agents.defaults.workspace`, else `~/.openclaw/workspace` (`workspace-<profile>` under a
+    profile); for another agent `<agents.defaults.workspace>/<id>`, else
+    `<state_dir>/workspace-<id>` (where builds differ, the candidate holding notes wins: see
+    docs/ingest.md)."""
     include_active_memory: bool = False
     """Also count the Active Memory helper's recall runs: its kept transcripts
     (`sessions/active-memory/*.jsonl`, or in newer builds
-    `<state_dir>/plugins/active-memory/transcripts/agents/<id>/active-memory/*.jsonl`) and, on
-    a SQLite store install, its sessions in the store (keys `…:active-memory:…`)."""
+    `<state_dir>/plugins/active-memory/transcripts/agents/<id>/active-memory/*.jsonl`, or the
+    folder the plugin's `transcriptDir` names under `…/agents/<id>/`) and, on a SQLite store
+    install, its sessions in the store (keys `…:active-memory:…`)."""
     count_synthetic: bool = False
     """Count hits made by synthetic traffic: OpenClaw's dreaming queries (`__dreaming_...`)
     and cron, heartbeat and dream-diary sessions (keys `cron:...`, `heartbeat...`,
@@ -592,27 +595,30 @@ def _roster(oc: dict[str, Any]) -> list[dict[str, Any]]:
     """The agents ``openclaw.json`` configures, in order, each with its normalized ``id``.
 
     Newer builds key them (``agents.entries.<id>``), older ones list them
-    (``agents.list[]``); both are read, the keyed ones first.
+    (``agents.list[]``). As OpenClaw's ``readAgentRosterProperty``: a config holding
+    ``entries`` is read from it alone, whatever ``list`` says (``list`` only without
+    ``entries``: the older builds' only roster).
     """
     agents = oc.get("agents")
     if not isinstance(agents, dict):
         return []
-    out: list[dict[str, Any]] = []
-    entries = agents.get("entries")
-    if isinstance(entries, dict):
-        out += [
-            {**entry, "id": normalize_agent_id(key)}
-            for key, entry in entries.items()
-            if isinstance(entry, dict)
+    if "entries" in agents:
+        entries = agents["entries"]
+        if not isinstance(entries, dict):
+            return []  # OpenClaw: an `entries` that is no object (null too) is an empty roster
+        return [
+            {**entries[key], "id": normalize_agent_id(key)}
+            for key in entries
+            if isinstance(entries[key], dict)
         ]
     listed = agents.get("list")
-    if isinstance(listed, list):
-        out += [
-            {**entry, "id": normalize_agent_id(entry.get("id"))}
-            for entry in listed
-            if isinstance(entry, dict)
-        ]
-    return out
+    if not isinstance(listed, list):
+        return []
+    return [
+        {**entry, "id": normalize_agent_id(entry.get("id"))}
+        for entry in listed
+        if isinstance(entry, dict)
+    ]
 
 
 def default_agent_id(oc: dict[str, Any]) -> str:
@@ -631,12 +637,12 @@ def default_agent_id(oc: dict[str, Any]) -> str:
 
 
 def _named_workspace(agent_id: str, oc: dict[str, Any]) -> str | None:
-    """The agent's own ``workspace`` in ``openclaw.json`` (keyed entry, then list entry)."""
-    for entry in _roster(oc):
-        workspace = entry.get("workspace")
-        if entry["id"] == agent_id and isinstance(workspace, str) and workspace.strip():
-            return workspace.strip()
-    return None
+    """The agent's own ``workspace`` in ``openclaw.json``: that of the first roster entry
+    with its id, as OpenClaw's ``resolveAgentEntry`` (a later entry of the same id, e.g.
+    ``"Work"`` after ``"work"``, is never looked at, even when the first names none)."""
+    entry = next((e for e in _roster(oc) if e["id"] == agent_id), None)
+    workspace = entry.get("workspace") if entry is not None else None
+    return workspace.strip() if isinstance(workspace, str) and workspace.strip() else None
 
 
 def _defaults_workspace(oc: dict[str, Any]) -> str | None:
@@ -657,7 +663,11 @@ def workspace_candidates(
     state folder); for any other agent ``<agents.defaults.workspace>/<id>`` in current
     builds and ``<state>/workspace-<id>`` without that key (and in older builds). Where
     builds differ, the later candidates are the other builds' answers: the caller takes
-    the first that exists.
+    the first that holds notes, else the first that exists. They differ on a roster of
+    several agents without one ``default: true`` marker: earlier builds made ``main``
+    (else the first agent) the default, current ones give it the default workspace no
+    more (only a sole agent or the one marked agent inherits it), so it works in
+    ``<defaults>/<id>`` like any other.
     """
     agent_id = normalize_agent_id(agent_id)
     named = _named_workspace(agent_id, oc)
@@ -665,16 +675,29 @@ def workspace_candidates(
         return [expand_home(named, environ)]
     defaults = _defaults_workspace(oc)
     own_default = [expand_home(defaults, environ)] if defaults else None
-    if agent_id == default_agent_id(oc):
-        return own_default or default_workspaces(state_dir, environ)
     shared = [expand_home(defaults, environ) / agent_id] if defaults else []
     others = [*shared, state_dir / f"workspace-{agent_id}"]
+    if agent_id == default_agent_id(oc):
+        inherited = own_default or default_workspaces(state_dir, environ)
+        return inherited if _default_is_certain(oc) else [*inherited, *others]
     if agent_id == "main" and all(entry["id"] != "main" for entry in _roster(oc)):
         # ``main`` left out of a roster of other agents: the agent of the install before
         # they were added, whose notes stay in the default workspace (OpenClaw itself then
         # calls another agent the default; the folder that exists decides).
         return [*(own_default or default_workspaces(state_dir, environ)), *others]
     return others
+
+
+def _default_is_certain(oc: dict[str, Any]) -> bool:
+    """Whether every build gives :func:`default_agent_id` the default workspace: a roster of
+    at most one agent, or exactly one entry marked ``default: true`` (which current builds
+    ignore under ``agents.ownership = "explicit"``)."""
+    roster = _roster(oc)
+    if len(roster) <= 1:
+        return True
+    agents = oc.get("agents")
+    explicit = isinstance(agents, dict) and agents.get("ownership") == "explicit"
+    return not explicit and sum(entry.get("default") is True for entry in roster) == 1
 
 
 def default_workspaces(state_dir: Path, environ: typing.Mapping[str, str]) -> list[Path]:
@@ -696,10 +719,19 @@ def default_workspaces(state_dir: Path, environ: typing.Mapping[str, str]) -> li
 def resolve_workspace(
     agent_id: str, oc: dict[str, Any], state_dir: Path, environ: typing.Mapping[str, str]
 ) -> Path:
-    """The agent's workspace: the first of :func:`workspace_candidates` that is a folder,
-    else the first (a workspace not made yet)."""
+    """The agent's workspace: the first of :func:`workspace_candidates` that holds notes
+    (``MEMORY.md`` or ``memory/``), else the first that is a folder, else the first (a
+    workspace not made yet). Holding notes comes first: ``<defaults>`` exists wherever
+    ``<defaults>/main`` does, as its parent."""
     candidates = workspace_candidates(agent_id, oc, state_dir, environ)
-    return next((c for c in candidates if c.is_dir()), candidates[0])
+    return next(
+        (c for c in candidates if _holds_notes(c)),
+        next((c for c in candidates if c.is_dir()), candidates[0]),
+    )
+
+
+def _holds_notes(folder: Path) -> bool:
+    return (folder / "MEMORY.md").is_file() or (folder / "memory").is_dir()
 
 
 class Agent(NamedTuple):
@@ -708,6 +740,37 @@ class Agent(NamedTuple):
     id: str
     sessions_dir: Path
     workspace: Path
+    # The Active Memory plugin's `transcriptDir`, relative to its per-agent folder (read only
+    # with `openclaw.include_active_memory`).
+    active_memory_dir: str = "active-memory"
+
+
+ACTIVE_MEMORY_TRANSCRIPT_DIR = "active-memory"  # the plugin's default `transcriptDir`
+
+
+def active_memory_transcript_dir(oc: dict[str, Any]) -> str:
+    """The Active Memory plugin's ``transcriptDir`` as it resolves it: a path relative to
+    ``<state>/plugins/active-memory/transcripts/agents/<id>/``. Pure.
+
+    As the plugin's normalizeTranscriptDir / resolveSafeTranscriptDir: ``\\`` is ``/``, parts
+    are trimmed, empty, ``.`` and ``..`` parts dropped (so it never leaves that folder; a
+    leading ``/`` makes no absolute path), and a setting with a ``:`` or nothing left is
+    the default ``active-memory`` (as is one holding a NUL, which no folder name can). It is
+    the user's setting, read from ``openclaw.json``
+    (``plugins.entries.active-memory.config.transcriptDir``), never from a transcript.
+    """
+    plugins = oc.get("plugins")
+    entries = plugins.get("entries") if isinstance(plugins, dict) else None
+    entry = entries.get("active-memory") if isinstance(entries, dict) else None
+    conf = entry.get("config") if isinstance(entry, dict) else None
+    raw = conf.get("transcriptDir") if isinstance(conf, dict) else None
+    if not isinstance(raw, str):
+        return ACTIVE_MEMORY_TRANSCRIPT_DIR
+    parts = [part.strip() for part in raw.strip().replace("\\", "/").split("/")]
+    kept = [part for part in parts if part not in ("", ".", "..")]
+    if not kept or any(":" in part or "\0" in part for part in kept):
+        return ACTIVE_MEMORY_TRANSCRIPT_DIR
+    return "/".join(kept)
 
 
 class Paths(NamedTuple):
@@ -798,11 +861,14 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
     override = expand_home(cfg.openclaw.workspace, env) if cfg.openclaw.workspace else None
     if override is not None and not override.is_dir():
         raise ConfigError(f"openclaw.workspace: {override} is not a directory")
-    oc = read_openclaw_json(oc_file) if override is None else {}
+    oc = read_openclaw_json(oc_file)
+    helper_dir = active_memory_transcript_dir(oc)
+    if override is not None:
+        oc = {}  # the workspace is the override, for every agent
     agents = []
     for agent_id in ids:
         ws = override if override is not None else resolve_workspace(agent_id, oc, state_dir, env)
-        agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws))
+        agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws, helper_dir))
     # The primary workspace: main's, else the default agent's (OpenClaw's default workspace),
     # the first of the two that is a folder (with another agent marked default, main works in
     # `<defaults>/main`, which may not exist, while the default agent's folder holds the notes:
