@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from test_fidelity import hit_counts, memoryd, note, transcript
-from transcripts import T0, call, dump, header, make_install, result, search_payload
+from transcripts import make_install
 
 pytestmark = pytest.mark.subprocess
 
@@ -159,57 +159,6 @@ def test_the_active_memory_transcript_dir_setting_is_followed(tmp_path):
 
     doc = memoryd("--config", str(cfg), "hits", "--all", env={})
     assert hit_counts(doc) == {"memory/people.md": 1}
-
-
-# --------------------------------------------------------------------------- compaction
-
-
-def _turn(cid: str, rel: str, ts: float) -> list[bytes]:
-    return [call(cid, ts=ts), result(cid, search_payload([rel]), ts + 0.5)]
-
-
-def test_lookups_left_only_in_a_pre_compaction_checkpoint_copy_are_counted_once(tmp_path):
-    """Builds with ``compaction.truncateAfterCompaction: true`` rewrote the live transcript
-    after compaction, without the messages it summarized (truncateSessionAfterCompaction:
-    temp file + rename), after copying it to ``<id>.checkpoint.<uuid>.jsonl``
-    (captureCompactionCheckpointSnapshot). Lookups made while memoryd was stopped and then
-    compacted away survive only in that copy: it is read, and what memoryd had already
-    counted from the live file is not counted twice."""
-    sessions, _ws, cfg = make_install(
-        tmp_path, ["memory/a.md", "memory/b.md", "memory/c.md", "memory/d.md"]
-    )
-    live = sessions / f"{UUID_A}.jsonl"
-    before = [header(UUID_A), *_turn("c0", "memory/a.md", T0), *_turn("c1", "memory/b.md", T0 + 5)]
-    live.write_bytes(b"".join(before))
-    memoryd("--config", str(cfg), "scan", env={})  # memoryd sees c0, c1, then stops
-
-    while_down = [*_turn("c2", "memory/c.md", T0 + 10), *_turn("c3", "memory/c.md", T0 + 15)]
-    with live.open("ab") as fh:
-        fh.write(b"".join(while_down))
-    # compaction: the copy first, then the live file rewritten without the summarized turns
-    copy = sessions / f"{UUID_A}.checkpoint.0f5c3e1a-6f0e-4c43-9a1b-2d3c4e5f6a7b.jsonl"
-    copy.write_bytes(live.read_bytes())
-    compaction = dump({"type": "compaction", "id": "k1", "summary": "…", "tokensBefore": 9000})
-    rewritten = live.with_name(live.name + ".truncate-tmp")
-    rewritten.write_bytes(
-        b"".join([header(UUID_A), compaction, *_turn("c4", "memory/d.md", T0 + 20)])
-    )
-    rewritten.replace(live)
-
-    doc = memoryd("--config", str(cfg), "hits", "--all", env={})
-    assert hit_counts(doc) == {
-        "memory/a.md": 1,
-        "memory/b.md": 1,
-        "memory/c.md": 2,
-        "memory/d.md": 1,
-    }
-    doc = memoryd("--config", str(cfg), "hits", "--all", env={})  # a second scan adds nothing
-    assert hit_counts(doc) == {
-        "memory/a.md": 1,
-        "memory/b.md": 1,
-        "memory/c.md": 2,
-        "memory/d.md": 1,
-    }
 
 
 # --------------------------------------------------------------------------- main without a marker

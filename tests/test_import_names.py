@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import uuid
-from pathlib import Path
 
 import pytest
 from hypothesis import assume, given
@@ -24,7 +23,6 @@ ORIGINAL = st.sampled_from(
         "2026-03-06T05-00-00.000Z_{id}.jsonl",
         "{id}.jsonl.reset.2026-03-06T05-00-00.000Z",
         "{id}.jsonl.deleted.2026-03-06T05-00-00.000Z",
-        "{id}.checkpoint.6f1c2a9e-6b1d-4e57-9a43-0d8b6f2e7c11.jsonl",  # an unreferenced copy
     ]
 )
 
@@ -87,30 +85,3 @@ def test_the_active_memory_transcript_dir_stays_under_the_plugins_folder(setting
 
     oc = {"plugins": {"entries": {"active-memory": {"config": {"transcriptDir": setting}}}}}
     assert active_memory_transcript_dir(oc) == folder
-
-
-CK = "0f5c3e1a-6f0e-4c43-9a1b-2d3c4e5f6a7b"
-
-
-@pytest.mark.parametrize(
-    ("name", "kind"),
-    [
-        (f"3f0c2a9e-6b1d-4e57-9a43-0d8b6f2e7c11.checkpoint.{CK}.jsonl", src.CHECKPOINT),
-        (f"2026-03-06T05-00-00.000Z_s1.checkpoint.{CK.upper()}.jsonl", src.CHECKPOINT),
-        (f"archive-tier.s1.checkpoint.{CK}.jsonl.imported-1772010842000", src.IMPORTED),
-        ("s1.checkpoint.not-a-uuid.jsonl", None),  # not OpenClaw's name: left alone
-        (f"s1.checkpoint.{CK}.jsonl.deleted.2026-03-06T05-00-00.000Z", None),
-        (f"s1.checkpoint.{CK}.trajectory.jsonl", None),
-        ("s1.trajectory.jsonl", None),
-    ],
-)
-def test_pre_compaction_copies_are_read_by_openclaws_name_only(name, kind):
-    assert src.classify_name(name) == kind
-
-
-def test_a_checkpoint_copy_is_its_sessions_without_a_header():
-    name = f"3f0c2a9e-6b1d-4e57-9a43-0d8b6f2e7c11.checkpoint.{CK}.jsonl"
-    sf = src.SourceFile("main", src.CHECKPOINT, Path(name))
-    assert src.file_session(sf, b"") == "3f0c2a9e-6b1d-4e57-9a43-0d8b6f2e7c11"
-    sf = sf._replace(path=sf.path.with_name(f"2026-03-06T05-00-00.000Z_s9.checkpoint.{CK}.jsonl"))
-    assert src.file_session(sf, b"") == "s9"

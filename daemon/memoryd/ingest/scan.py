@@ -690,8 +690,6 @@ class Scanner:
         """
         if session in self._synthetic(sf.agent):
             return True
-        if sf.kind == src.CHECKPOINT:  # a copy of a live file, perhaps kept past the upgrade
-            return session in self.ctx.store_synthetic_of(sf.agent)
         if sf.kind != src.IMPORTED:
             return False
         return src.is_synthetic_slug(

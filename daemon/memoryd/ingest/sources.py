@@ -24,11 +24,6 @@ SQLITE = "sqlite"
 # ``<keySlug>.<original file name>.imported-<ts>``. Its events were copied into the store (same
 # call ids, same session id), so reading both counts each hit once.
 IMPORTED = "imported"
-# A copy of a transcript taken before compaction, ``<file stem>.checkpoint.<uuid>.jsonl``: builds
-# with ``compaction.truncateAfterCompaction`` then rewrote the live file without the messages
-# the compaction summarized, so what was written while memoryd was stopped may be left only
-# here. Read once like any file; calls already counted from the live file are not again.
-CHECKPOINT = "checkpoint"
 # A zstd archive of a session that left the live store or folder (openclaw-formats.md §2b):
 # ``<sessionId>.jsonl.deleted.<ts>.zst`` / ``.jsonl.reset.<ts>.zst`` (JSONL text) and
 # ``cold/<sha256>.jsonl.zst`` (JSONL records). Read whole, once (see :mod:`.archives`).
@@ -47,11 +42,6 @@ _ARCHIVED = re.compile(r"\.jsonl(?:\.(?:reset|deleted)\.[^/]+)?\.zst$")
 # memoryd's early tests wrote it, is accepted too).
 _IMPORTED = re.compile(r"\.imported-[^/.]*(?:\.[^/.]*Z)?(?:\.\d+)?$")
 _SKIP_INFIXES = (".trajectory.", ".checkpoint.", ".bak-", ".repair-")
-# OpenClaw's own pattern (COMPACTION_CHECKPOINT_TRANSCRIPT_RE): a UUID of versions 1-5.
-_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[1-5][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
-_CHECKPOINT = re.compile(rf"^(.+)\.checkpoint\.{_UUID}\.jsonl$", re.IGNORECASE)
-# ...also moved to the import archive by the SQLite upgrade (an unreferenced JSONL file there)
-_CHECKPOINT_COPY = re.compile(rf"\.checkpoint\.{_UUID}(?=\.jsonl(?:$|\.imported-))", re.I)
 _SKIP_SUFFIXES = (".zst", ".gz", ".lock", ".tmp", ".bak", ".swp")
 
 
@@ -59,10 +49,7 @@ def classify_name(name: str) -> str | None:
     """The kind of transcript a file name denotes, or None for files not to read."""
     if name.startswith(("sessions.json", ".")):
         return None
-    if _CHECKPOINT.match(name):
-        return CHECKPOINT
-    rest = _CHECKPOINT_COPY.sub("", name, count=1)  # (its import-archive form: read, below)
-    if any(part in rest for part in _SKIP_INFIXES):
+    if any(part in name for part in _SKIP_INFIXES):
         return None
     if _ARCHIVED.search(name):
         return ARCHIVE
@@ -98,7 +85,7 @@ def imported_session_id(name: str) -> str:
     ``<sessionId>.jsonl`` or ``<ISO time>_<sessionId>.jsonl`` (perhaps renamed
     ``.reset.<ts>`` / ``.deleted.<ts>``), after the key slug and a dot.
     """
-    stem = _CHECKPOINT_COPY.sub("", name, count=1).split(".jsonl", 1)[0]
+    stem = name.split(".jsonl", 1)[0]
     last = stem.rsplit(".", 1)[-1]
     return last.rsplit("_", 1)[-1] if "_" in last else last
 
@@ -118,9 +105,7 @@ def imported_key_slug(name: str, session: str) -> str:
     stem = name[: m.start()] if (m := _IMPORTED.search(name)) else name
     ids = [re.escape(session)] if session and session in stem else []
     for id_pattern in [*ids, r"[^.]+"]:
-        original = re.compile(
-            _ISO_TIME + "?" + id_pattern + rf"[^.]*(?i:\.checkpoint\.{_UUID})?\.jsonl(?:\.|$)"
-        )
+        original = re.compile(_ISO_TIME + r"?" + id_pattern + r"[^.]*\.jsonl(?:\.|$)")
         for dot in (i for i, ch in enumerate(stem) if ch == "."):
             if original.match(stem, dot + 1):
                 return stem[:dot]
@@ -298,11 +283,10 @@ def file_session(sf: SourceFile, head: bytes) -> str:
 
     A live file is ``<sessionId>.jsonl`` (or a successor ``<ISO>_<sessionId>.jsonl``),
     which is the header's ``id`` and the store's ``session_id``. An import-archive copy
-    carries a key slug and a time stamp around the original name, a pre-compaction copy
-    a ``.checkpoint.<uuid>`` after it: their header says which session they are, and the
-    name is read only when the header cannot be.
+    carries a key slug and a time stamp around the original name: its header says
+    which session it is, and the name is read only when the header cannot be.
     """
-    if sf.kind not in (IMPORTED, CHECKPOINT):
+    if sf.kind != IMPORTED:
         return session_id_of(sf.path.name)
     end = head.find(b"\n")
     if end > 0 and b'"session"' in head[:end]:
@@ -316,8 +300,6 @@ def file_session(sf: SourceFile, head: bytes) -> str:
             sid = header.get("id")
             if isinstance(sid, str) and sid.strip():
                 return sid.strip()
-    if sf.kind == CHECKPOINT and (m := _CHECKPOINT.match(sf.path.name)):
-        return session_id_of(m.group(1) + ".jsonl")
     return imported_session_id(sf.path.name)
 
 

@@ -3,10 +3,9 @@
 :func:`generate` writes what an OpenClaw install looks like after three months of use:
 live, topic, reset, deleted, compacted (parent + successor) and cron transcripts for
 each agent, ``sessions.json`` indexes, the decoy files OpenClaw leaves beside them
-(trajectories, locks, backups, temporary repairs, a deleted session's ``.zst`` archive),
-a compacted parent's pre-compaction copy (read, adding no hit), and ``openclaw.json``. The
-workspace comes from :mod:`.workspace`, the lines from :mod:`.openclaw_jsonl`, the answer
-from :mod:`.truth`.
+(trajectories, locks, backups, checkpoints, temporary repairs, a deleted session's
+``.zst`` archive), and ``openclaw.json``. The workspace comes from :mod:`.workspace`,
+the lines from :mod:`.openclaw_jsonl`, the answer from :mod:`.truth`.
 """
 
 from __future__ import annotations
@@ -142,15 +141,6 @@ class _Planner:
         self.ignored.append(path)
         self.stats["decoy_file"] += 1
 
-    def _checkpoint_copy(self, path: Path, parent: TranscriptFile) -> None:
-        """The copy taken before compaction (captureCompactionCheckpointSnapshot): the first
-        half of the parent's lines, byte for byte. memoryd reads it; it adds no hit, every
-        call in it being the parent's."""
-        sep = b"\r\n" if parent.crlf else b"\n"
-        half = parent.lines[: max(1, len(parent.lines) // 2)]
-        path.write_bytes(sep.join(half) + sep)
-        self.stats["checkpoint_copy"] += 1
-
     def run(self) -> CorpusTruth:
         rng = self.rng
         self.ws.build(self.stats)
@@ -256,7 +246,7 @@ class _Planner:
             if kind == "parent":
                 succ = successors.pop()
                 self._successor(f, budgets[succ], per_session[succ])
-                self._checkpoint_copy(sdir / f"{sid}.checkpoint.{self.draw.uuid()}.jsonl", f)
+                self._decoy_file(sdir / f"{sid}.checkpoint.{self.draw.uuid()}.jsonl", agent, f)
         self._decoys()
         self._write_config()
         hits = self.ref.sorted_hits()
