@@ -88,6 +88,34 @@ def test_a_second_agent_under_the_shared_default_workspace_is_not_counted_for_ma
     assert doc["never_hit"] == []
 
 
+def test_an_agent_whose_own_workspace_was_never_made_reads_the_shared_one(tmp_path):
+    """The same roster with no ``<defaults>/research`` folder at all (an install laid out by
+    hand, or by a tool that keeps one workspace for every agent): the second agent's lookups
+    name the notes of the one workspace there is, and count there, not on a missing folder."""
+    home = tmp_path / "home"
+    state = home / ".openclaw"
+    shared = home / "assistant"
+    state.mkdir(parents=True)
+    (state / "openclaw.json").write_text(
+        json.dumps(
+            {
+                "agents": {
+                    "defaults": {"workspace": "~/assistant"},
+                    "list": [{"id": "main", "default": True}, {"id": "research"}],
+                }
+            }
+        )
+    )
+    note(shared, "memory/notes.md")
+    note(shared, "MEMORY.md")
+    transcript(state, "main", "s-main", ["MEMORY.md"])
+    transcript(state, "research", "s-res", ["memory/notes.md"] * 2)
+
+    doc = memoryd("hits", "--all", env={"HOME": str(home)})
+    assert hit_counts(doc) == {"memory/notes.md": 2, "MEMORY.md": 1}
+    assert doc["never_hit"] == []
+
+
 def test_the_only_agent_of_a_renamed_install_owns_the_default_workspace(tmp_path):
     """A roster of one agent that is not called ``main`` makes it the default agent: its
     workspace is ``~/.openclaw/workspace``, not ``<state>/workspace-<id>``."""

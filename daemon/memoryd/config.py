@@ -877,6 +877,12 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
     owner = default_agent_id(oc)
     ranked = [a for wanted in ("main", owner) for a in agents if a.id == wanted] or agents[:1]
     primary = next((a.workspace for a in ranked if a.workspace.is_dir()), ranked[0].workspace)
+    if override is None and primary.is_dir():
+        # An agent whose own workspace is no folder at all (OpenClaw makes it when the agent
+        # first runs, so: an install laid out by hand or by a tool that shares one workspace)
+        # looks its notes up in the primary one, as memoryd read every install before it
+        # followed OpenClaw's per-agent folders: its hits are not dropped on a missing folder.
+        agents = [a if a.workspace.is_dir() else a._replace(workspace=primary) for a in agents]
 
     if cfg.state.dir:
         memoryd_dir = expand_home(cfg.state.dir, env)
