@@ -826,6 +826,56 @@ class Synth:
             self.truth.add(self.files_shown(msg), s.last_time)
         self.answer(s, "Done.")
 
+    def kimi_turns(self, s: Session, *, raw_ids: bool) -> None:
+        """Turns with a provider that numbers tool calls per response (``functions.NAME:0``).
+
+        Every turn's first call has the same id; OpenClaw's guard maps a raw id to one
+        persisted id (``functions_memory_search_0``), builds before it wrote the raw id. Each
+        turn is still its own call with its own result, so each counts.
+        """
+        c = s.counted  # type: ignore[attr-defined]
+        mf = MEMORY_FILES
+        for turn in range(4):
+            self.user(s, f"question {turn}")
+            sid = "functions.memory_search:0" if raw_ids else "functions_memory_search_0"
+            gid = "functions.memory_get:1" if raw_ids else "functions_memory_get_1"
+            files = [mf[(turn + k) % len(mf)] for k in range(2)]
+            s.message(
+                assistant(
+                    [
+                        {"type": "text", "text": "Let me check my notes."},
+                        {
+                            "type": "toolCall",
+                            "id": sid,
+                            "name": "memory_search",
+                            "arguments": {"query": f"q{turn}"},
+                        },
+                        {
+                            "type": "toolCall",
+                            "id": gid,
+                            "name": "memory_get",
+                            "arguments": {"path": files[0]},
+                        },
+                    ],
+                    provider="moonshot",
+                    model="kimi-k2-0905-preview",
+                )
+            )
+            res = tool_result(
+                sid,
+                "memory_search",
+                self.search_payload(
+                    [(f, "memory") for f in files], citations=True, snippet_words=5
+                ),
+            )
+            s.message(res)
+            if c:
+                self.truth.add(self.files_shown(res), s.last_time)
+            s.message(tool_result(gid, "memory_get", {"text": "- a note", "path": files[0]}))
+            if c:
+                self.truth.add({files[0]}, s.last_time)
+            self.answer(s, f"answer {turn}")
+
     # ---- the folder ----
     def write(self) -> None:
         ws = self.workspace
@@ -859,11 +909,17 @@ class Synth:
             ("agent:main:telegram:direct:4242", True),
             ("agent:main:cron:nightly-digest", False),
             ("agent:main:discord:group:99", True),
+            ("agent:main:whatsapp:direct:+33612345678", True),
+            ("agent:main:signal:direct:+4915112345678", True),
         ]
         for key, counted in plan:
             s = self.new_session(key, counted=counted)
-            for _ in range(self.rng.randint(1, 3)):
-                self.chat(s)
+            if "whatsapp" in key or "signal" in key:
+                self.kimi_turns(s, raw_ids="signal" in key)
+                self.kimi_turns(s, raw_ids="signal" in key)  # a second run: the guard starts afresh
+            else:
+                for _ in range(self.rng.randint(1, 3)):
+                    self.chat(s)
             path = sdir / f"{s.sid}.jsonl"
             path.write_text("\n".join(s.lines) + "\n", encoding="utf-8")
             self.sessions[key]["updatedAt"] = ms(s.t)
