@@ -877,7 +877,9 @@ class Synth:
             self.answer(s, f"answer {turn}")
 
     # ---- the folder ----
-    def write(self) -> None:
+    def write(self, layout: str = "jsonl") -> None:
+        """Write the workspace and the transcripts: ``jsonl`` files with ``sessions.json``, or
+        ``store``, the per-agent SQLite store of newer builds (no JSONL, no sessions.json)."""
         ws = self.workspace
         for rel in MEMORY_FILES + UNUSED_FILES + ["notes/ideas.md", "USER.md", "memory/readme.txt"]:
             p = ws / rel
@@ -904,6 +906,7 @@ class Synth:
         sdir.mkdir(parents=True)
         (self.state / "agents" / "main" / "agent").mkdir(parents=True)
         written: list[tuple[Session, Path]] = []
+        stored: list[Session] = []
         plan = [
             ("agent:main:main", True),
             ("agent:main:telegram:direct:4242", True),
@@ -920,19 +923,85 @@ class Synth:
             else:
                 for _ in range(self.rng.randint(1, 3)):
                     self.chat(s)
+            self.sessions[key]["updatedAt"] = ms(s.t)
+            if layout == "store":
+                stored.append(s)
+                continue
             path = sdir / f"{s.sid}.jsonl"
             path.write_text("\n".join(s.lines) + "\n", encoding="utf-8")
-            self.sessions[key]["updatedAt"] = ms(s.t)
             self.sessions[key]["sessionFile"] = str(path)
             written.append((s, path))
+        if layout == "store":
+            write_store(self.state / "agents" / "main" / "agent" / "openclaw-agent.sqlite", stored)
+            return
         (sdir / "sessions.json").write_text(json.dumps(self.sessions, indent=2), encoding="utf-8")
         for s, path in written:  # oldest first, as they were written
             stamp = s.t.timestamp()
             os.utime(path, (stamp, stamp))
 
 
-def build(root: Path, seed: int) -> Synth:
+# The store's tables as current builds create them (events of 1 KiB and more compressed:
+# event_json NULL, one zstd frame in event_zstd and its decoded length in event_utf8_bytes).
+STORE_SCHEMA = """
+CREATE TABLE session_windows (
+  session_id TEXT NOT NULL PRIMARY KEY,
+  session_key TEXT NOT NULL,
+  previous_session_id TEXT,
+  reason TEXT,
+  session_scope TEXT NOT NULL DEFAULT 'conversation',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+CREATE TABLE transcript_events (
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  event_json TEXT,
+  created_at INTEGER NOT NULL,
+  event_zstd BLOB,
+  event_utf8_bytes INTEGER,
+  navigation_json TEXT,
+  PRIMARY KEY (session_id, seq)
+) STRICT;
+"""
+COMPRESS_FROM_BYTES = 1024
+
+
+def write_store(db: Path, sessions: list[Session]) -> None:
+    """The sessions as rows of OpenClaw's per-agent SQLite store."""
+    import sqlite3
+
+    import zstandard
+
+    cctx = zstandard.ZstdCompressor(level=3)
+    conn = sqlite3.connect(db)
+    try:
+        conn.executescript(STORE_SCHEMA)
+        for s in sessions:
+            first = json.loads(s.lines[0])["timestamp"]
+            start = ms(datetime.fromisoformat(first.replace("Z", "+00:00")))
+            conn.execute(
+                "INSERT INTO session_windows (session_id, session_key, reason, created_at,"
+                " updated_at) VALUES (?, ?, 'initial', ?, ?)",
+                (s.sid, s.key, start, ms(s.t)),  # type: ignore[attr-defined]
+            )
+            for seq, line in enumerate(s.lines):
+                raw = line.encode()
+                if len(raw) >= COMPRESS_FROM_BYTES:
+                    row = (s.sid, seq, None, start + seq, cctx.compress(raw), len(raw))
+                else:
+                    row = (s.sid, seq, line, start + seq, None, None)
+                conn.execute(
+                    "INSERT INTO transcript_events (session_id, seq, event_json, created_at,"
+                    " event_zstd, event_utf8_bytes) VALUES (?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def build(root: Path, seed: int, layout: str = "jsonl") -> Synth:
     """Write a state folder under ``root`` and return the synthesizer (``.truth``, ``.state``)."""
     synth = Synth(root, seed)
-    synth.write()
+    synth.write(layout)
     return synth
