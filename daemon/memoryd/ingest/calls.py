@@ -48,14 +48,15 @@ def occurrence_id(call_id: str, made: float | None) -> str:
     call of another turn does not. Any other id, or a call with no message time, is
     kept as it is.
     """
-    if made is None or not _NUMBERED_ID.fullmatch(call_id):
+    if made is None or not is_numbered(call_id):
         return call_id
     return f"{call_id}{OCCURRENCE_MARK}{round(made * 1000)}"
 
 
 def is_numbered(call_id: str) -> bool:
     """Whether ``call_id`` is an id a provider reuses (see :func:`occurrence_id`)."""
-    return _NUMBERED_ID.fullmatch(call_id) is not None
+    # (most ids are random and end in a letter: no pattern run for those)
+    return call_id[-1:].isdigit() and _NUMBERED_ID.fullmatch(call_id) is not None
 
 
 class Call:
