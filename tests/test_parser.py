@@ -31,7 +31,7 @@ def only_result(line: bytes) -> ToolResult:
 @pytest.mark.parametrize("args_key", ["arguments", "input"])
 def test_call_block_variants(block_type, args_key):
     (ev,) = events(tx.call("c1", block_type=block_type, args_key=args_key, query="espresso"))
-    assert ev == ToolCall("c1", SEARCH, "espresso", ev.ts)
+    assert ev == ToolCall("c1", SEARCH, "espresso", ev.ts, ev.made)
     assert ev.ts == pytest.approx(tx.T0, abs=0.01)
 
 

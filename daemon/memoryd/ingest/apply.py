@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 
 from .. import clock
 from ..workspace import classify_result_path
-from .calls import Call, CallRow, Calls, answers
+from .calls import Call, CallRow, Calls, answers, is_numbered, occurrence_id
 from .fastpath import parse
 from .ledger import Batch, Ledger
 from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult
@@ -85,7 +85,11 @@ class Applier:
                 if len(ev) != _CALL_FIELDS:
                     result(ev, batch, calls)
                     continue
-                call_id, tool, query, ts = ev
+                call_id, tool, query, ts, made = ev
+                if made is not None and is_numbered(call_id):
+                    # an id reused by later turns: kept per call (see calls.occurrence_id)
+                    raw, call_id = call_id, occurrence_id(call_id, made)
+                    calls.latest[(session, raw)] = call_id
                 # Not looked up in the database: a call seen in an earlier scan (a copy in a
                 # successor file) is inserted OR IGNOREd and at worst waits until this scan ends.
                 call = known.get(call_id)
@@ -106,6 +110,8 @@ class Applier:
 
     def _result(self, ev: ToolResult, batch: Batch, calls: Calls) -> None:
         call_id, named, paths, ev_ts, _recovered, _shape = ev
+        if is_numbered(call_id):
+            call_id = calls.occurrence_answered(call_id, batch.session, batch.parent)
         call = calls.known.get(call_id)
         if call is None:
             call = calls.lookup(call_id, self._fetch(batch.cp.agent))

@@ -9,6 +9,7 @@ scanner has not met in this scan (the ledger's).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 # A call as the ledger stores it: tool, query, ts, answered, session.
@@ -26,6 +27,36 @@ def answers(result: Sequence[object], call_tool: str) -> bool:
     """
     named, shape = result[1], result[5]
     return named is not None or shape is None or shape == call_tool
+
+
+# Ids a provider numbers per turn, so that they come back in later turns and sessions:
+# ``memory_search_0`` (Kimi for coding), ``functions.memory_search:0`` (Kimi through an
+# OpenAI-compatible API), ``functions_memory_search_0`` (the same as OpenClaw's persistence
+# guard rewrites it), ``exec:22``. A tool name, a separator, a small index, nothing random.
+_NUMBERED_ID = re.compile(r"(?:functions[._])?[A-Za-z][A-Za-z0-9_-]{0,63}[:_.][0-9]{1,4}")
+OCCURRENCE_MARK = "#"  # between a numbered id and the time of its call, in an occurrence's id
+
+
+def occurrence_id(call_id: str, made: float | None) -> str:
+    """The id a call is kept under: a numbered id gets the time its message was made.
+
+    A numbered id is reused by a later, different call (the next turn asks
+    ``memory_search_0`` again; see openclaw/openclaw#109443), so the id alone would
+    take that call for a copy of the first and drop its hits. Every copy of a message
+    (an entry re-appended, a compaction successor, an archive, the store's row) keeps
+    the message's own timestamp, so a copy still gets the same occurrence id, and a
+    call of another turn does not. Any other id, or a call with no message time, is
+    kept as it is.
+    """
+    if made is None or not is_numbered(call_id):
+        return call_id
+    return f"{call_id}{OCCURRENCE_MARK}{round(made * 1000)}"
+
+
+def is_numbered(call_id: str) -> bool:
+    """Whether ``call_id`` is an id a provider reuses (see :func:`occurrence_id`)."""
+    # (most ids are random and end in a letter: no pattern run for those)
+    return call_id[-1:].isdigit() and _NUMBERED_ID.fullmatch(call_id) is not None
 
 
 class Call:
@@ -52,11 +83,13 @@ class Calls:
     over months and must not make every other transcript slower to read.
     """
 
-    __slots__ = ("known", "waiting")
+    __slots__ = ("known", "latest", "waiting")
 
     def __init__(self) -> None:
         self.known: dict[str, Call] = {}
         self.waiting: dict[str, set[str]] = {}  # session → call ids
+        # (session, numbered id as written) → the occurrence id of its latest call there
+        self.latest: dict[tuple[str, str], str] = {}
 
     def add(self, call_id: str, call: Call) -> None:
         self.known[call_id] = call
@@ -89,6 +122,25 @@ class Calls:
             ids.discard(call_id)
         call.session = session
         self.waiting.setdefault(session, set()).add(call_id)
+
+    def occurrence_answered(self, call_id: str, session: str, parent: str | None) -> str:
+        """The occurrence of numbered ``call_id`` that a result in ``session`` answers.
+
+        The latest call made with that id in this session (or the session it continues),
+        if it still waits; else the latest of those still waiting (met in an earlier scan);
+        else the latest met, answered already (the result is a copy); else the id itself
+        (a call made before memoryd kept occurrences, or never seen).
+        """
+        latest = self.latest.get((session, call_id))
+        if latest is None and parent is not None:
+            latest = self.latest.get((parent, call_id))
+        if latest is not None and not self.is_answered(latest):
+            return latest
+        prefix = call_id + OCCURRENCE_MARK
+        waiting = [c for c in self.waiting_in(session, parent) if c.startswith(prefix)]
+        if waiting:
+            return max(waiting, key=lambda c: int(c[len(prefix) :] or 0))
+        return latest if latest is not None else call_id
 
     def lookup(self, call_id: str, fetch: Callable[[str], CallRow | None]) -> Call | None:
         """The call, met in this scan or fetched (``fetch``: from the ledger) and kept."""

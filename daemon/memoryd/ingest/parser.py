@@ -75,6 +75,10 @@ class ToolCall(NamedTuple):
     tool: str  # SEARCH or GET
     query: str | None  # the search query, or the path asked for by memory_get
     ts: float | None
+    # The message's own time (pi-ai's ``message.timestamp``; the record's for a bare
+    # record), which every copy of the message keeps: it tells a call that reuses an id
+    # (providers that number calls per turn: ``memory_search_0``) from a copy of one.
+    made: float | None = None
 
 
 class ToolResult(NamedTuple):
@@ -194,7 +198,7 @@ def _events(record: dict[str, Any]) -> list[Event]:
                 continue
             btype = btype.lower()
             if btype in _CALL_BLOCK_TYPES:
-                call = _call(block, ts)
+                call = _call(block, ts, to_epoch(msg.get("timestamp")))
                 if call is not None:
                     out.append(call)
             elif btype in _RESULT_BLOCK_TYPES:
@@ -213,7 +217,7 @@ def block_result(block: dict[str, Any], ts: float | None) -> ToolResult | None:
     return _result(call_id, name, block.get("content"), block.get("details"), block, ts)
 
 
-def _call(block: dict[str, Any], ts: float | None) -> ToolCall | None:
+def _call(block: dict[str, Any], ts: float | None, made: float | None) -> ToolCall | None:
     tool = memory_tool(block.get("name") or block.get("toolName"))
     if tool is None:
         return None
@@ -234,7 +238,7 @@ def _call(block: dict[str, Any], ts: float | None) -> ToolCall | None:
         args = {}
     key = "query" if tool == SEARCH else "path"
     value = args.get(key)
-    return _new(ToolCall, (call_id, tool, value if isinstance(value, str) else None, ts))
+    return _new(ToolCall, (call_id, tool, value if isinstance(value, str) else None, ts, made))
 
 
 def _result(
