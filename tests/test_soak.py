@@ -57,6 +57,10 @@ NOTES = 12  # memory/n000.md …, written now: never old enough for expire
 OLD_NOTES = ("memory/2025-01-03.md", "memory/2025-02-14.md", "memory/2025-03-09.md")
 RSS_LIMIT_KB = 200_000  # measured: about 37 MB
 EXTRA = '[expire]\npolicy = "seed"\nmin_age_days = 30\n[log]\nformat = "json"\n'
+# Every other SIGHUP: a rescan every 2 s and polling instead of inotify (the observer is
+# replaced while the writer writes), then back.
+RELOADED = "2.0\npolling = true\npolling_interval = 0.2"
+BIG_TEXT = "a long note read whole by memory_get\n" * 12_000  # ~440 kB: one line, many writes
 TIER_AGES_DAYS = (0.0, 1.0, 2.0, 10.0, 12.0, 20.0, 25.0)
 
 # ----------------------------------------------------------------------------- the plan (pure)
@@ -219,7 +223,8 @@ class Writer:
         if p.tool == "memory_search":
             payload: dict[str, Any] = tx.search_payload(p.paths)
         else:
-            payload = {"path": p.paths[0], "text": "what the note says\n"}
+            big = self.rng.random() < 0.05
+            payload = {"path": p.paths[0], "text": BIG_TEXT if big else "what the note says\n"}
         s = self.sessions[p.session]
         self.write_line(s, tx.result(p.call_id, payload, ts=now(), tool=p.tool))
         self.hits.update(p.paths)
@@ -501,10 +506,10 @@ def test_soak_openclaw_writer_signals_kills_and_commands_against_the_live_daemon
         elif action == "recreate_note":
             with contextlib.suppress(FileExistsError):  # restore on demand put it back first
                 writer.recreate_note(truth)
-        elif action == "sighup":  # a config change each time: the rescan period
+        elif action == "sighup":  # a config change each time: rescans, polling on and off
             reloads += 1
             inst.config.write_text(
-                inst.base_config.replace("3600.0", "2.0" if reloads % 2 else "3600.0") + EXTRA,
+                inst.base_config.replace("3600.0", RELOADED if reloads % 2 else "3600.0") + EXTRA,
                 encoding="utf-8",
             )
             sup.reload()
