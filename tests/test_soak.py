@@ -161,6 +161,23 @@ class Writer:
         s.written.append(line)
         if self.rng.random() < 0.5:  # most of the time the rest follows at once
             self.finish(s)
+        if self.rng.random() < 0.1:
+            self.side_files(s, line)
+
+    def side_files(self, s: Session, line: bytes) -> None:
+        """What OpenClaw writes beside a transcript, never to be counted: its write lock,
+        ``sessions.json`` (replaced whole), and the trajectory copy of the same line."""
+        lock = s.path.with_name(s.path.name + ".lock")
+        lock.write_text(str(os.getpid()))
+        index = self.inst.sessions / "sessions.json"
+        tmp = index.with_name(f"sessions.json.{self.n}.tmp")
+        tmp.write_text(
+            json.dumps({f"agent:main:{sid}": {"sessionId": sid} for sid in self.sessions})
+        )
+        os.replace(tmp, index)
+        with open(s.path.with_name(s.path.name.replace(".jsonl", ".trajectory.jsonl")), "ab") as fh:
+            fh.write(line)
+        lock.unlink()
 
     def finish(self, s: Session) -> None:
         if s.tail:
