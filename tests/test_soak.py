@@ -52,6 +52,9 @@ pytestmark = pytest.mark.timeout(240)
 # More seeds for a longer soak by hand: MEMORYD_SOAK_SEEDS=1,2,3,4,5
 SEEDS = [int(x) for x in os.environ.get("MEMORYD_SOAK_SEEDS", "20261130,7").split(",")]
 STEPS = 300
+# One daemon, no restart: its memory after the first 100 steps vs the end (more by hand).
+LONG_STEPS = int(os.environ.get("MEMORYD_SOAK_LONG_STEPS", "700"))
+RSS_GROWTH_LIMIT_KB = 30_000
 SESSIONS_AT_START = 3
 NOTES = 12  # memory/n000.md …, written now: never old enough for expire
 OLD_NOTES = ("memory/2025-01-03.md", "memory/2025-02-14.md", "memory/2025-03-09.md")
@@ -92,16 +95,16 @@ ACTIONS = {
 }
 
 
-def plan(seed: int, steps: int) -> list[str]:
+def plan(seed: int, steps: int, without: tuple[str, ...] = ()) -> list[str]:
     """The actions of a soak, in order: a seeded draw, with every kind present at least once."""
     rng = random.Random(seed)
-    kinds = list(ACTIONS)
+    kinds = [k for k in ACTIONS if k not in without]
     drawn = rng.choices(kinds, weights=[ACTIONS[k] for k in kinds], k=steps - len(kinds))
     for k in kinds:  # each kind at least once, at a seeded place
         drawn.insert(rng.randrange(len(drawn) + 1), k)
     # A restore undoes the last batch: keep it after the first expire.
-    first_expire = drawn.index("expire")
-    if drawn.index("restore") < first_expire:
+    first_expire = drawn.index("expire") if "expire" in kinds else len(drawn)
+    if "restore" in kinds and drawn.index("restore") < first_expire:
         drawn.remove("restore")
         drawn.insert(rng.randrange(first_expire, len(drawn) + 1), "restore")
     return drawn
@@ -479,10 +482,21 @@ def make_tier_store(inst: Install) -> dict[str, bytes]:
     return notes
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(
+    ("seed", "steps", "restarts"),
+    [*((s, STEPS, True) for s in SEEDS), (SEEDS[0] + 1, LONG_STEPS, False)],
+    ids=[*(f"restarts-{s}" for s in SEEDS), "one-daemon"],
+)
 def test_soak_openclaw_writer_signals_kills_and_commands_against_the_live_daemon(
-    seed: int, tmp_path: Path, notify: NotifySocket, daemons: list[DaemonProcess]
+    seed: int,
+    steps: int,
+    restarts: bool,
+    tmp_path: Path,
+    notify: NotifySocket,
+    daemons: list[DaemonProcess],
 ) -> None:
+    """With restarts: SIGTERM / SIGKILL among the steps. One daemon: none, more steps, and its
+    memory must not grow with the traffic (a leak shows there, not across restarts)."""
     inst = make_install(tmp_path, EXTRA, memory_files=NOTES)
     tier_notes = make_tier_store(inst)
     for rel in OLD_NOTES:  # dated long ago: what expire --force archives
@@ -501,7 +515,8 @@ def test_soak_openclaw_writer_signals_kills_and_commands_against_the_live_daemon
 
     commands = Commands(inst)
     reloads = 0
-    for i, action in enumerate(plan(seed, STEPS)):
+    without = () if restarts else ("sigterm", "sigkill")
+    for i, action in enumerate(plan(seed, steps, without)):
         if action == "hit":
             writer.hit()
         elif action == "burst":
@@ -538,6 +553,10 @@ def test_soak_openclaw_writer_signals_kills_and_commands_against_the_live_daemon
             commands.run(*COMMANDS[action])
         if i % 10 == 0:
             sup.sample_rss()
+        if i == 100:
+            settle(inst, writer, "warm")
+            sup.sample_rss()
+            warm_rss = sup.rss_kb[-1]
 
     commands.wait()
     for args, code, out, err in commands.results:
@@ -598,4 +617,8 @@ def test_soak_openclaw_writer_signals_kills_and_commands_against_the_live_daemon
             assert "raw" not in e or "Traceback" not in e["raw"], e
             assert "exception" not in e and e.get("level") not in ("error", "critical"), e
     assert max(sup.rss_kb) < RSS_LIMIT_KB, sup.rss_kb
-    print(f"soak seed {seed}: {len(daemons)} daemons, peak RSS {max(sup.rss_kb)} kB")
+    if not restarts:
+        assert len(daemons) == 1
+        assert sup.rss_kb[-1] - warm_rss < RSS_GROWTH_LIMIT_KB, (warm_rss, sup.rss_kb)
+    print(f"soak seed {seed}: {len(daemons)} daemons, RSS kB peak {max(sup.rss_kb)}, ", end="")
+    print(f"after 100 steps {warm_rss}, end {sup.rss_kb[-1]}")
