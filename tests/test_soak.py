@@ -575,6 +575,7 @@ def test_soak_openclaw_writer_signals_kills_and_commands_against_the_live_daemon
     counted = calls_counted(inst)
     missing = {c: a for c, a in writer.answered.items() if set(a[1]) != counted.get(c, set())}
     assert not missing, missing
+    assert set(counted) <= set(writer.answered), set(counted) - set(writer.answered)
 
     status = cli_ok(inst, "status")
     assert sup.current is not None and sup.current.proc is not None
