@@ -134,6 +134,7 @@ KINDS: dict[str, str] = {
     "test_scan_helper": "crash",
     "test_store_faults": "crash",
     "test_tiers_crash": "crash",
+    "test_soak": "crash",
     "test_lock": "crash",
 }
 KIND_MARKERS = ("unit", "subprocess", "crash")

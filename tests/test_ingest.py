@@ -531,3 +531,32 @@ def test_a_store_batch_undone_with_its_transaction_is_not_counted(inst, monkeypa
     again = inst.scan()
     assert first.new_hits + again.new_hits == sum(expected(3, 2).values())
     assert inst.counts() == expected(3, 2)
+
+
+@pytest.mark.parametrize("fresh_file", [False, True], ids=["deleted", "reset"])
+def test_a_transcript_renamed_between_the_stat_and_the_read_is_no_failure(inst, fresh_file):
+    """OpenClaw renames a transcript (``/reset``, delete) while a scan is under way.
+
+    Seen in the soak test (``tests/test_soak.py``): the scan had stat'ed the file and then
+    failed to open it, a failed source with a traceback at error level. A rename is no
+    failure: the file is read under its new name, and a fresh file at the old name from 0.
+    """
+    from memoryd import faults
+
+    p = inst.append("s1.jsonl", b"".join(conversation(3)))
+    inst.scan()
+    inst.append("s1.jsonl", b"".join(conversation(2, prefix="z")[1:]))  # not read yet
+    aside = p.with_name("s1.jsonl.reset.2026-03-06T05-00-00.000Z")
+
+    def openclaw_renames() -> None:
+        faults.hook("scan.planned", None)
+        os.rename(p, aside)
+        if fresh_file:  # /reset: a new transcript at the same name
+            inst.append("s1.jsonl", b"".join(conversation(4, prefix="f")))
+
+    faults.hook("scan.planned", openclaw_renames)
+    stats = inst.scan()
+    assert (stats.errors, stats.failed_sources) == (0, [])
+    inst.scan()
+    assert inst.counts() == expected(3, 2, 4) if fresh_file else expected(3, 2)
+    assert inst.scan().bytes_read == 0

@@ -101,3 +101,28 @@ def test_a_terminal_gets_the_console_format_and_anything_else_json() -> None:
     assert not text.lstrip().startswith("{")
     assert resolve_format("auto", io.StringIO()) == "json"
     assert resolve_format("console", io.StringIO()) == "console"
+
+
+def test_an_event_racing_the_stop_of_a_watch_is_not_an_error(tmp_path) -> None:
+    """watchdog logs an error when an inotify event arrives as a watch stops.
+
+    It happens at a SIGTERM or a reload while OpenClaw writes (seen in the soak test,
+    ``tests/test_soak.py``): nothing is lost (the next start or rescan reads the file), so
+    it must not put an ``error`` line in the journal at every stop. It stays in debug logs.
+    """
+    from queue import Queue
+
+    from watchdog.observers.api import ObservedWatch
+    from watchdog.observers.inotify import InotifyEmitter
+
+    out = io.StringIO()
+    configure("info", "json", out)
+    emitter = InotifyEmitter(Queue(), ObservedWatch(str(tmp_path), recursive=True))
+    emitter.on_thread_start()
+    emitter.on_thread_stop()  # the watch stops ...
+    emitter.queue_events(0.01)  # ... as the emitter's loop takes one more turn
+    assert lines(out) == []
+    configure("debug", "json", out)
+    emitter.queue_events(0.01)
+    (doc,) = [d for d in lines(out) if d["logger"] == "watchdog.observers.inotify"]
+    assert doc["level"] == "debug" and "inactive" in doc["event"]

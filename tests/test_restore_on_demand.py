@@ -406,3 +406,32 @@ def test_the_next_scheduled_expire_keeps_a_file_a_search_just_brought_back(
         "memory/lofoten-trip.md"
     ]
     assert "1 kept: a search brought them back in the last 60 days" in result.summary
+
+
+def test_a_note_saved_at_its_name_while_the_restore_runs_is_left_alone_not_a_failure(
+    tmp_path: Path,
+) -> None:
+    """The user writes the note again between the check and the move (seen in the soak test).
+
+    It is the same case as a note already there: left alone, a warning, the user's file
+    untouched, not ``could not be restored`` at error level.
+    """
+    from memoryd import faults
+
+    inst, a_pass = _boat_archived(tmp_path)
+    assert a_pass() == []
+    boat = inst.workspace / "memory/lofoten-trip.md"
+    [archived] = inst.workspace.glob("memory-archive/**/lofoten-trip.md")
+    mine = "# Lofoten, written again\n"
+    faults.hook("mover.checked", lambda: boat.write_text(mine, encoding="utf-8"))
+
+    _search(inst, "ketch Albatross Lofoten harbour", [])
+    [event] = a_pass()
+    assert event["outcome"] == "conflict", event
+    assert boat.read_text(encoding="utf-8") == mine
+    assert archived.read_text(encoding="utf-8") == BOAT
+    faults.hook("mover.checked", None)
+    _search(inst, "Albatross Lofoten harbour tide", [])
+    assert a_pass() == []  # reported once
+    status = run_cli(inst, "status").stdout
+    assert "could not be restored" not in status and "0 failed" in status, status

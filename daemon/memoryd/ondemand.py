@@ -342,11 +342,22 @@ class RestoreOnDemand:
             "search_ts": search.ts,
             "move_id": a.move_id,
         }
-        left_alone = None
-        if os.path.lexists(a.src):
-            left_alone = "conflict"
-        elif not self._unchanged(a):
-            left_alone = "changed"
+        left_alone = self._left_alone(a)
+        if left_alone is None:
+            try:
+                undo_id = mover.undo(
+                    a.move_id, batch=f"{RESTORE_BATCH_PREFIX}{time.time_ns()}", unchanged=True
+                )
+            except (MoveError, OSError) as exc:
+                # A note saved at its name, or the archived copy edited, between the check
+                # above and the move: the same cases as before it, not a failure.
+                left_alone = self._left_alone(a)
+                if left_alone is None:
+                    event["outcome"] = "failed"
+                    event["error"] = str(exc)
+                    self._record(store, event, "restore_on_demand_failures")
+                    log.error("restore.on_demand_failed", **event)
+                    return event
         if left_alone is not None:
             key = (a.move_id, left_alone)
             if key in self._reported or any(
@@ -361,16 +372,6 @@ class RestoreOnDemand:
             log.warning("restore.on_demand_conflict", **event, note=outcome_words(left_alone))
             self._notify(event)
             return event
-        try:
-            undo_id = mover.undo(
-                a.move_id, batch=f"{RESTORE_BATCH_PREFIX}{time.time_ns()}", unchanged=True
-            )
-        except (MoveError, OSError) as exc:
-            event["outcome"] = "failed"
-            event["error"] = str(exc)
-            self._record(store, event, "restore_on_demand_failures")
-            log.error("restore.on_demand_failed", **event)
-            return event
         event["outcome"] = "restored"
         event["undo_id"] = undo_id
         event["latency"] = round(time.time() - search.ts, 3)
@@ -378,6 +379,14 @@ class RestoreOnDemand:
         log.info("restore.on_demand", **event)
         self._notify(event)
         return event
+
+    def _left_alone(self, a: Archived) -> str | None:
+        """Why ``a`` is not to be moved back: a file at its name, or an edited archived copy."""
+        if os.path.lexists(a.src):
+            return "conflict"
+        if not self._unchanged(a):
+            return "changed"
+        return None
 
     @staticmethod
     def _unchanged(a: Archived) -> bool:

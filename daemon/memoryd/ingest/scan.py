@@ -102,6 +102,14 @@ _COMMIT_CHUNKS = 16  # commit at least every this many chunks' worth of lines
 _BULK_LOAD_MIN_BYTES = 16 << 20
 
 
+# A file renamed between a scan's stat and its open: the daemon rescans this soon after.
+_GONE_RETRY_S = 1.0
+
+
+class GoneSincePlanned(FileNotFoundError):
+    """The path no longer holds the file the scan stat'ed: renamed or replaced meanwhile."""
+
+
 class _Plan:
     """A source with something to read, from the stat pass of a scan."""
 
@@ -257,6 +265,7 @@ class Scanner:
         seen_ids: set[int] = set()
         pending: dict[str, Calls] = {}
         plans = self._plan(files, by_inode, by_path, seen_ids, stats)
+        faults.point("scan.planned")  # OpenClaw may rename or replace a file from here on
         helper: _HelperShare | None = None
         unread = [p.unread for p in plans]
         bulk = full and sum(unread) >= _BULK_LOAD_MIN_BYTES and self.ledger.hits_empty()
@@ -277,6 +286,12 @@ class Scanner:
                         self._tail_prescanned(plan, helper, pending, stats)
                     else:
                         self._scan_file(plan, pending, stats)
+                except GoneSincePlanned:
+                    # OpenClaw renamed it (reset, delete) or put a new file at its name since
+                    # the stat: no failure. The file is read under its new name, by inode,
+                    # and a new file at this name from 0, by the next scan (the daemon's
+                    # watch queues both, and rescans soon in case it missed them).
+                    stats.retry_in = stats.retry_in or _GONE_RETRY_S
                 except Exception as exc:  # the fault barrier: one source fails, the scan goes on
                     if self.ledger.state_database_broke(exc):
                         raise  # memoryd's own database (a full disk…): no source can be read
@@ -364,8 +379,17 @@ class Scanner:
         return plans
 
     def _open(self, plan: _Plan) -> None:
-        """Open a planned file and settle what it is (sets ``fd``, ``start`` and ``settle``)."""
-        plan.fd = os.open(plan.sf.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        """Open a planned file and settle what it is (sets ``fd``, ``start`` and ``settle``).
+
+        Raises :class:`GoneSincePlanned` when the path no longer holds the file stat'ed.
+        """
+        try:
+            plan.fd = os.open(plan.sf.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            raise GoneSincePlanned(plan.sf.path) from None
+        now = os.fstat(plan.fd)
+        if (now.st_dev, now.st_ino) != (plan.st.st_dev, plan.st.st_ino):
+            raise GoneSincePlanned(plan.sf.path)  # (closed by the caller, as ever)
         head = os.pread(plan.fd, HEAD_MAX, 0)
         if plan.quick is None:
             assert plan.cp is not None
