@@ -59,6 +59,15 @@ def is_numbered(call_id: str) -> bool:
     return call_id[-1:].isdigit() and _NUMBERED_ID.fullmatch(call_id) is not None
 
 
+def written_id(call_id: str) -> str:
+    """The id as the transcript writes it: an occurrence id (:func:`occurrence_id`) without
+    its time. What a byte search for a waiting call's answer must look for."""
+    if OCCURRENCE_MARK not in call_id:
+        return call_id
+    head, _, made = call_id.rpartition(OCCURRENCE_MARK)
+    return head if made.isdigit() and is_numbered(head) else call_id
+
+
 class Call:
     """A memory call: its tool and query, when, and in which session its answer is awaited."""
 

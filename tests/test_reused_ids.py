@@ -1,0 +1,131 @@
+"""Tool-call ids a provider reuses every turn (``call_0``, ``memory_search_0``), end to end.
+
+Such a call is kept per occurrence (``<id>#<ms>``, see :mod:`memoryd.ingest.calls`); the
+transcript still writes the plain id. These tests read real files and a real SQLite store
+with the real scanner, as test_ingest does, with the shapes OpenClaw writes (the message's
+own ``timestamp`` in ms).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import transcripts as tx
+from test_ingest import FILES, Install, insert_events, openclaw_db
+
+pytestmark = pytest.mark.subprocess  # the helper is a forked process
+
+HELPER_ALWAYS = '[ingest]\nparallel_min_bytes = 1\nchunk_bytes = 4096\nhelper = "always"\n'
+ONE_PROCESS = "[ingest]\nparallel_min_bytes = 0\nchunk_bytes = 4096\n"
+
+
+def timed(line: bytes, ts: float) -> bytes:
+    """The line with the message's own time (pi-ai's ``message.timestamp``, ms)."""
+    entry = json.loads(line)
+    entry["message"]["timestamp"] = int(ts * 1000)
+    return tx.dump(entry)
+
+
+def turns(call_id: str, n: int, *, named: bool) -> list[bytes]:
+    """``n`` turns, each a ``memory_get`` of another file under the same ``call_id``."""
+    lines = [tx.header("s")]
+    for turn in range(n):
+        t = tx.T0 + 60 * turn
+        lines.append(timed(tx.call(call_id, tool="memory_get", path=FILES[turn], ts=t), t))
+        lines += [tx.chatter(turn * 10 + k, ts=t) for k in range(3)]
+        payload = {"path": FILES[turn], "text": "body"}
+        tool = "memory_get" if named else None
+        lines.append(timed(tx.result(call_id, payload, ts=t + 1, tool=tool), t + 1))
+    return lines
+
+
+def want(n: int) -> dict[str, int]:
+    return {FILES[i]: 1 for i in range(n)}
+
+
+@pytest.mark.parametrize("config", [ONE_PROCESS, HELPER_ALWAYS], ids=["one", "helper"])
+@pytest.mark.parametrize("call_id", ["call_0", "memory_get_0"])
+@pytest.mark.parametrize("named", [True, False], ids=["named", "unnamed"])
+def test_each_turn_of_a_reused_id_counts_once_in_a_file(tmp_path, config, call_id, named):
+    """An answer that names no tool is found by its call's id as the file writes it (the
+    plain id, not the occurrence memoryd keeps it under), in the scan or in the helper."""
+    if config is HELPER_ALWAYS and not hasattr(os, "fork"):
+        pytest.skip("the helper is forked")
+    inst = Install(tmp_path, extra_config=config)
+    inst.append("s.jsonl", b"".join(turns(call_id, 4, named=named)))
+    inst.scan()
+    assert inst.counts() == want(4)
+    inst.store.close()
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named", "unnamed"])
+def test_a_reused_id_answered_in_a_later_scan(tmp_path, named):
+    """Call read in one scan, its answer (naming no tool) in the next, after a restart."""
+    inst = Install(tmp_path, extra_config=ONE_PROCESS)
+    lines = turns("call_0", 3, named=named)
+    for line in lines:
+        inst.append("s.jsonl", line)
+        inst.scan()
+        inst.restart()
+    assert inst.counts() == want(3)
+    inst.store.close()
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named", "unnamed"])
+def test_a_reused_id_in_the_sqlite_store(tmp_path, named):
+    """The store's rows: the prefilter looks for a waiting call by its plain id."""
+    inst = Install(tmp_path)
+    _db, conn = openclaw_db(inst)
+    lines = turns("call_0", 3, named=named)
+    insert_events(conn, "sA", lines[:7])
+    inst.scan()
+    insert_events(conn, "sA", lines[7:], first_seq=7)
+    inst.scan()
+    assert inst.counts() == want(3)
+    conn.close()
+    inst.store.close()
+
+
+def parallel_turn(
+    ids: list[str], t: float, first_file: int, *, answered: bool = True
+) -> list[bytes]:
+    """One assistant message asking ``memory_get`` under each of ``ids``, then (unless not
+    ``answered``: the turn was aborted) each answer, naming no tool, in reverse order."""
+    blocks = [
+        {
+            "type": "toolCall",
+            "id": cid,
+            "name": "memory_get",
+            "arguments": {"path": f"n{first_file + i}.md"},
+        }
+        for i, cid in enumerate(ids)
+    ]
+    msg = {"role": "assistant", "content": blocks, "timestamp": int(t * 1000)}
+    lines = [tx.dump({"type": "message", "timestamp": tx.iso(t), "message": msg})]
+    lines += [tx.chatter(k, ts=t) for k in range(40)]  # the answers come regions later
+    if answered:
+        for i, cid in reversed(list(enumerate(ids))):
+            payload = {"path": f"memory/deep/n{first_file + i}.md", "text": "body"}
+            lines.append(timed(tx.result(cid, payload, ts=t + 1, tool=None), t + 1))
+    return lines
+
+
+@pytest.mark.parametrize("prefix", ["call_", "t", "functions.memory_get:"])
+@pytest.mark.parametrize("n_calls", [2, 20])  # a search per id; one pass for many
+def test_parallel_reused_ids_answered_out_of_order(tmp_path, prefix, n_calls):
+    """Many calls in flight under numbered ids, answered out of order and naming no tool;
+    the next turn reuses every id; a turn before them was aborted (never answered)."""
+    inst = Install(tmp_path, extra_config=ONE_PROCESS)
+    sep = "" if prefix.endswith((":", "_")) else "_"
+    ids = [f"{prefix}{sep}{i}" for i in range(n_calls)]
+    lines = [tx.header("p")]
+    lines += parallel_turn(ids, tx.T0, 0, answered=False)
+    lines += parallel_turn(ids, tx.T0 + 60, 0)
+    lines += parallel_turn(ids, tx.T0 + 120, n_calls)
+    inst.append("p.jsonl", b"".join(lines))
+    inst.scan()
+    assert inst.counts() == {f"memory/deep/n{i}.md": 1 for i in range(2 * n_calls)}
+    inst.store.close()
