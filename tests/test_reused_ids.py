@@ -129,3 +129,37 @@ def test_parallel_reused_ids_answered_out_of_order(tmp_path, prefix, n_calls):
     inst.scan()
     assert inst.counts() == {f"memory/deep/n{i}.md": 1 for i in range(2 * n_calls)}
     inst.store.close()
+
+
+@pytest.mark.parametrize("restart", [False, True])
+@pytest.mark.parametrize("call_id", ["call_0", "memory_search_0"])
+def test_a_result_copied_without_its_call_in_a_later_scan_counts_nothing(
+    tmp_path, restart, call_id
+):
+    """A tool-result truncation re-branch re-appends the result (same ``toolCallId``, same
+    message) without its call; read in a later scan, it is a copy of an answer taken."""
+    inst = Install(tmp_path, extra_config=ONE_PROCESS)
+    lines = [tx.header("s")]
+    for turn in range(2):
+        t = tx.T0 + 60 * turn
+        lines.append(timed(tx.call(call_id, query=f"q{turn}", ts=t), t))
+        payload = tx.search_payload([FILES[2 * turn], FILES[2 * turn + 1]])
+        lines.append(timed(tx.result(call_id, payload, ts=t + 1), t + 1))
+    inst.append("s.jsonl", b"".join(lines))
+    inst.scan()
+    want = {FILES[i]: 1 for i in range(4)}
+    assert inst.counts() == want
+    if restart:
+        inst.restart()
+    for line in (lines[2], lines[4]):  # each turn's result again, as a new entry
+        entry = json.loads(line)
+        entry["id"] = "copy" + entry["id"]
+        entry["timestamp"] = tx.iso(tx.T0 + 3600)
+        inst.append("s.jsonl", tx.dump(entry))
+        inst.scan()
+        assert inst.counts() == want
+    # a compaction successor that starts with the last result (its call left behind)
+    inst.append("2026-02-25T10-00-00.000Z_s2.jsonl", tx.header("s2") + lines[4])
+    inst.scan()
+    assert inst.counts() == want
+    inst.store.close()

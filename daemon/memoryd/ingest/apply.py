@@ -13,7 +13,15 @@ from collections.abc import Callable, Iterable
 
 from .. import clock
 from ..workspace import classify_result_path
-from .calls import Call, CallRow, Calls, answers, is_numbered, occurrence_id
+from .calls import (
+    Call,
+    CallRow,
+    Calls,
+    answers,
+    is_numbered,
+    occurrence_id,
+    stored_occurrence,
+)
 from .fastpath import parse
 from .ledger import Batch, Ledger
 from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult
@@ -111,7 +119,13 @@ class Applier:
     def _result(self, ev: ToolResult, batch: Batch, calls: Calls) -> None:
         call_id, named, paths, ev_ts, _recovered, _shape = ev
         if is_numbered(call_id):
-            call_id = calls.occurrence_answered(call_id, batch.session, batch.parent)
+            written = call_id
+            call_id = calls.occurrence_answered(written, batch.session, batch.parent)
+            if call_id == written and written not in calls.known:
+                # no call of it met in this scan: one stored by an earlier scan (the result
+                # is a copy of its answer, re-appended or in a successor) or none at all
+                rows = self.ledger.fetch_occurrences(batch.cp.agent, written)
+                call_id = stored_occurrence(rows, batch.session, batch.parent) or written
         call = calls.known.get(call_id)
         if call is None:
             call = calls.lookup(call_id, self._fetch(batch.cp.agent))

@@ -68,6 +68,30 @@ def written_id(call_id: str) -> str:
     return head if made.isdigit() and is_numbered(head) else call_id
 
 
+def stored_occurrence(
+    rows: Sequence[tuple[str, str | None]], session: str, parent: str | None
+) -> str | None:
+    """The occurrence a result of a numbered id answers when no call of that id was met in
+    this scan: ``rows`` are the stored ones (``(occurrence id, session)``, see
+    :meth:`.ledger.Ledger.fetch_occurrences`).
+
+    Such a result is, as a rule, a copy (a truncation re-branch re-appends a result without
+    its call; a compaction successor's kept tail may start with one) of an answer taken in
+    an earlier scan: the latest occurrence of its session (or the session it continues),
+    else the latest of any session, is taken, and a copy of what it answered counts nothing
+    more. None when there is none (a call never seen, or kept under the bare id before
+    memoryd kept occurrences).
+    """
+    own = [cid for cid, s in rows if s == session or (parent is not None and s == parent)]
+    pool = own or [cid for cid, _ in rows]
+    return max(pool, key=_made_ms) if pool else None
+
+
+def _made_ms(occurrence: str) -> int:
+    tail = occurrence.rpartition(OCCURRENCE_MARK)[2]
+    return int(tail) if tail.isdigit() else -1
+
+
 class Call:
     """A memory call: its tool and query, when, and in which session its answer is awaited."""
 
