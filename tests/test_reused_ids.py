@@ -163,3 +163,41 @@ def test_a_result_copied_without_its_call_in_a_later_scan_counts_nothing(
     inst.scan()
     assert inst.counts() == want
     inst.store.close()
+
+
+@pytest.mark.parametrize("copy", ["store", "successor", "reappended"])
+def test_a_copy_of_a_call_counted_before_the_upgrade_counts_once(tmp_path, monkeypatch, copy):
+    """A state.db written before memoryd kept occurrences holds the first call of a reused id
+    under the bare id (its later turns were taken for copies). A copy of that call read after
+    the upgrade (OpenClaw moving the JSONL into its store, a compaction successor, an entry
+    re-appended) is the call counted then, not a new one; a later turn's copy counts now."""
+    import memoryd.ingest.apply as apply_mod
+
+    inst = Install(tmp_path, extra_config=ONE_PROCESS)
+    lines = [tx.header("s")]
+    for turn in range(2):
+        t = tx.T0 + 60 * turn
+        lines.append(timed(tx.call("memory_search_0", query=f"q{turn}", ts=t + 0.5), t))
+        payload = tx.search_payload([FILES[2 * turn], FILES[2 * turn + 1]])
+        lines.append(timed(tx.result("memory_search_0", payload, ts=t + 1), t + 1))
+    with monkeypatch.context() as m:  # memoryd before the change: ids kept as written
+        m.setattr(apply_mod, "is_numbered", lambda _id: False)
+        inst.append("s.jsonl", b"".join(lines))
+        inst.scan()
+    assert inst.counts() == {FILES[0]: 1, FILES[1]: 1}  # the second turn was lost then
+    inst.restart()
+    if copy == "store":
+        _db, conn = openclaw_db(inst)
+        insert_events(conn, "s", lines)
+        conn.close()
+    elif copy == "successor":
+        inst.append("2026-02-25T10-00-00.000Z_s.jsonl", b"".join(lines[1:]))
+    else:
+        for line in lines[1:]:
+            entry = json.loads(line)
+            entry["id"] = "copy" + entry["id"]
+            entry["timestamp"] = tx.iso(tx.T0 + 3600)
+            inst.append("s.jsonl", tx.dump(entry))
+    inst.scan()
+    assert inst.counts() == {FILES[i]: 1 for i in range(4)}
+    inst.store.close()
