@@ -201,3 +201,29 @@ def test_a_copy_of_a_call_counted_before_the_upgrade_counts_once(tmp_path, monke
     inst.scan()
     assert inst.counts() == {FILES[i]: 1 for i in range(4)}
     inst.store.close()
+
+
+def test_a_copy_of_an_aborted_turn_does_not_take_the_next_turns_answer(tmp_path):
+    """Turn 1 asks ``memory_search_0`` and is aborted (no answer); turn 2 asks it again; a
+    transcript rewrite then re-appends turn 1's call. Turn 2's answer is turn 2's: its
+    hits go with its own query, and no call of turn 2 is left waiting."""
+    inst = Install(tmp_path, extra_config=ONE_PROCESS)
+    t1, t2 = tx.T0, tx.T0 + 60
+    first = timed(tx.call("memory_search_0", query="first", ts=t1), t1)
+    entry = json.loads(first)
+    entry["id"], entry["timestamp"] = "copy", tx.iso(t2 + 0.5)
+    lines = [
+        tx.header("s"),
+        first,
+        timed(tx.call("memory_search_0", query="second", ts=t2), t2),
+        tx.dump(entry),
+        timed(tx.result("memory_search_0", tx.search_payload([FILES[0]]), ts=t2 + 1), t2 + 1),
+    ]
+    inst.append("s.jsonl", b"".join(lines))
+    inst.scan()
+    assert inst.counts() == {FILES[0]: 1}
+    conn = inst.store.conn
+    assert [q for (q,) in conn.execute("SELECT query FROM hits")] == ["second"]
+    waiting = conn.execute("SELECT query FROM calls WHERE answered = 0").fetchall()
+    assert waiting == [("first",)]
+    inst.store.close()

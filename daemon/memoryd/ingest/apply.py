@@ -102,7 +102,7 @@ class Applier:
                     raw, call_id = call_id, occurrence_id(call_id, made)
                     if call_id not in known and self._counted_bare(agent, raw, made):
                         call_id = raw
-                    calls.latest[(session, raw)] = call_id
+                    calls.made_again(session, raw, call_id)
                 # Not looked up in the database: a call seen in an earlier scan (a copy in a
                 # successor file) is inserted OR IGNOREd and at worst waits until this scan ends.
                 call = known.get(call_id)

@@ -156,6 +156,18 @@ class Calls:
         call.session = session
         self.waiting.setdefault(session, set()).add(call_id)
 
+    def made_again(self, session: str, written: str, occurrence: str) -> None:
+        """A call of numbered id ``written`` met in ``session``, kept as ``occurrence``.
+
+        The latest call of the id is the one made last, not the one read last: a copy of
+        an earlier turn's call (a transcript rewrite re-appends it after the next turn
+        asked the same id) must not take the answer of the call that follows it.
+        """
+        key = (session, written)
+        latest = self.latest.get(key)
+        if latest is None or _made_ms(occurrence) >= _made_ms(latest):
+            self.latest[key] = occurrence
+
     def occurrence_answered(self, call_id: str, session: str, parent: str | None) -> str:
         """The occurrence of numbered ``call_id`` that a result in ``session`` answers.
 
