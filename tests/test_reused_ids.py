@@ -227,3 +227,27 @@ def test_a_copy_of_an_aborted_turn_does_not_take_the_next_turns_answer(tmp_path)
     waiting = conn.execute("SELECT query FROM calls WHERE answered = 0").fetchall()
     assert waiting == [("first",)]
     inst.store.close()
+
+
+def test_ids_made_unique_by_a_clock_are_kept_as_written(tmp_path):
+    """pi-ai names a Gemini (and Ollama) call ``<tool>_<Date.now()>_<counter>``: unique, never
+    reused, so kept (and exported) as the transcript writes it, with no lookups for a reuse;
+    the per-turn ids (``memory_search_0``, ``exec:22``) are the reused ones."""
+    from memoryd.ingest.calls import is_numbered
+
+    ids = ["memory_search_1772010842140_1", "ollama_1772010842140_12", "memory_get_1772010842_7"]
+    assert not any(is_numbered(i) for i in ids)
+    assert all(is_numbered(i) for i in ["memory_search_0", "functions.memory_search:0", "exec:22"])
+    inst = Install(tmp_path, extra_config=ONE_PROCESS)
+    lines = [tx.header("g")]
+    for i, cid in enumerate(ids):
+        t = tx.T0 + 60 * i
+        lines.append(timed(tx.call(cid, tool="memory_get", path=FILES[i], ts=t), t))
+        payload = {"path": FILES[i], "text": "body"}
+        lines.append(timed(tx.result(cid, payload, ts=t + 1, tool="memory_get"), t + 1))
+    inst.append("g.jsonl", b"".join(lines))
+    inst.scan()
+    assert inst.counts() == want(3)
+    stored = sorted(c for (c,) in inst.store.conn.execute("SELECT call_id FROM calls"))
+    assert stored == sorted(ids)
+    inst.store.close()

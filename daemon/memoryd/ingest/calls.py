@@ -34,6 +34,9 @@ def answers(result: Sequence[object], call_tool: str) -> bool:
 # OpenAI-compatible API), ``functions_memory_search_0`` (the same as OpenClaw's persistence
 # guard rewrites it), ``exec:22``. A tool name, a separator, a small index, nothing random.
 _NUMBERED_ID = re.compile(r"(?:functions[._])?[A-Za-z][A-Za-z0-9_-]{0,63}[:_.][0-9]{1,4}")
+# An id that holds a clock reading is unique, never reused: pi-ai names a Gemini or Ollama call
+# ``<tool>_<Date.now()>_<counter>`` (``memory_search_1772010842140_1``).
+_CLOCK_IN_ID = re.compile(r"[0-9]{10}")
 OCCURRENCE_MARK = "#"  # between a numbered id and the time of its call, in an occurrence's id
 
 
@@ -56,7 +59,11 @@ def occurrence_id(call_id: str, made: float | None) -> str:
 def is_numbered(call_id: str) -> bool:
     """Whether ``call_id`` is an id a provider reuses (see :func:`occurrence_id`)."""
     # (most ids are random and end in a letter: no pattern run for those)
-    return call_id[-1:].isdigit() and _NUMBERED_ID.fullmatch(call_id) is not None
+    return (
+        call_id[-1:].isdigit()
+        and _NUMBERED_ID.fullmatch(call_id) is not None
+        and _CLOCK_IN_ID.search(call_id) is None
+    )
 
 
 def written_id(call_id: str) -> str:
