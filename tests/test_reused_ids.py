@@ -251,3 +251,21 @@ def test_ids_made_unique_by_a_clock_are_kept_as_written(tmp_path):
     stored = sorted(c for (c,) in inst.store.conn.execute("SELECT call_id FROM calls"))
     assert stored == sorted(ids)
     inst.store.close()
+
+
+@pytest.mark.parametrize("call_id", ["call_0", "memory_get_0"])
+def test_reused_ids_in_a_deleted_sessions_zst_archive(tmp_path, call_id):
+    """A session deleted while memoryd was down is read from its ``.zst`` archive: each turn's
+    answer, naming no tool, is found by the id as written; reading it again adds nothing."""
+    from test_store_reader import STAMP, frame
+
+    inst = Install(tmp_path, extra_config=ONE_PROCESS)
+    text = b"".join(turns(call_id, 3, named=False))
+    (inst.sessions / f"del.jsonl.deleted.{STAMP}.zst").write_bytes(frame(text))
+    inst.scan()
+    assert inst.counts() == want(3)
+    inst.restart()
+    (inst.sessions / f"del.jsonl.reset.{STAMP}.zst").write_bytes(frame(text))  # another copy
+    inst.scan()
+    assert inst.counts() == want(3)
+    inst.store.close()
