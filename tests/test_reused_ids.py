@@ -269,3 +269,32 @@ def test_reused_ids_in_a_deleted_sessions_zst_archive(tmp_path, call_id):
     inst.scan()
     assert inst.counts() == want(3)
     inst.store.close()
+
+
+@pytest.mark.parametrize("copied", ["call_and_answer", "answer"])
+@pytest.mark.parametrize("scans", ["one", "two", "restart"])
+def test_a_copy_of_an_earlier_answer_does_not_answer_a_later_call(tmp_path, scans, copied):
+    """Turn 1 asks ``memory_search_0`` and is answered; turn 2 asks it again and is aborted
+    (no answer ever comes); a transcript rewrite then re-appends turn 1's call and answer
+    (the same messages, new entries). The copied answer is turn 1's (its message's time is
+    before turn 2's call): it counts nothing more."""
+    inst = Install(tmp_path, extra_config=ONE_PROCESS)
+    t1, t2 = tx.T0, tx.T0 + 60
+    lines = [
+        tx.header("s"),
+        timed(tx.call("memory_search_0", query="first", ts=t1), t1),
+        timed(tx.result("memory_search_0", tx.search_payload([FILES[0]]), ts=t1 + 1), t1 + 1),
+        timed(tx.call("memory_search_0", query="second", ts=t2), t2),
+    ]
+    inst.append("s.jsonl", b"".join(lines))
+    if scans != "one":
+        inst.scan()
+    if scans == "restart":
+        inst.restart()
+    for line in lines[1:3] if copied == "call_and_answer" else lines[2:3]:
+        entry = json.loads(line)
+        entry["id"], entry["timestamp"] = "copy" + entry["id"], tx.iso(t2 + 30)
+        inst.append("s.jsonl", tx.dump(entry))
+    inst.scan()
+    assert inst.counts() == {FILES[0]: 1}
+    inst.store.close()

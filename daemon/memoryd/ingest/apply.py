@@ -146,15 +146,15 @@ class Applier:
         return lambda cid: self.ledger.fetch_call(agent, cid)
 
     def _result(self, ev: ToolResult, batch: Batch, calls: Calls) -> None:
-        call_id, named, paths, ev_ts, _recovered, _shape = ev
+        call_id, named, paths, ev_ts, _recovered, _shape, made = ev
         if is_numbered(call_id):
             written = call_id
-            call_id = calls.occurrence_answered(written, batch.session, batch.parent)
+            call_id = calls.occurrence_answered(written, batch.session, batch.parent, made)
             if call_id == written and written not in calls.known:
                 # no call of it met in this scan: one stored by an earlier scan (the result
                 # is a copy of its answer, re-appended or in a successor) or none at all
                 rows = self.ledger.fetch_occurrences(batch.cp.agent, written)
-                call_id = stored_occurrence(rows, batch.session, batch.parent) or written
+                call_id = stored_occurrence(rows, batch.session, batch.parent, made) or written
         call = calls.known.get(call_id)
         if call is None:
             call = calls.lookup(call_id, self._fetch(batch.cp.agent))

@@ -76,7 +76,10 @@ def written_id(call_id: str) -> str:
 
 
 def stored_occurrence(
-    rows: Sequence[tuple[str, str | None]], session: str, parent: str | None
+    rows: Sequence[tuple[str, str | None]],
+    session: str,
+    parent: str | None,
+    made: float | None = None,
 ) -> str | None:
     """The occurrence a result of a numbered id answers when no call of that id was met in
     this scan: ``rows`` are the stored ones (``(occurrence id, session)``, see
@@ -87,8 +90,12 @@ def stored_occurrence(
     an earlier scan: the latest occurrence of its session (or the session it continues),
     else the latest of any session, is taken, and a copy of what it answered counts nothing
     more. None when there is none (a call never seen, or kept under the bare id before
-    memoryd kept occurrences).
+    memoryd kept occurrences). With the result message's time ``made``, only calls made
+    before it are looked at (a later call is not the one it answers).
     """
+    if made is not None:
+        limit = round(made * 1000)
+        rows = [row for row in rows if _made_ms(row[0]) <= limit]
     own = [cid for cid, s in rows if s == session or (parent is not None and s == parent)]
     pool = own or [cid for cid, _ in rows]
     return max(pool, key=_made_ms) if pool else None
@@ -123,13 +130,15 @@ class Calls:
     over months and must not make every other transcript slower to read.
     """
 
-    __slots__ = ("known", "latest", "waiting")
+    __slots__ = ("known", "latest", "met", "waiting")
 
     def __init__(self) -> None:
         self.known: dict[str, Call] = {}
         self.waiting: dict[str, set[str]] = {}  # session → call ids
         # (session, numbered id as written) → the occurrence id of its latest call there
         self.latest: dict[tuple[str, str], str] = {}
+        # (session, numbered id as written) → the occurrences of it met there in this scan
+        self.met: dict[tuple[str, str], set[str]] = {}
 
     def add(self, call_id: str, call: Call) -> None:
         self.known[call_id] = call
@@ -171,24 +180,40 @@ class Calls:
         asked the same id) must not take the answer of the call that follows it.
         """
         key = (session, written)
+        self.met.setdefault(key, set()).add(occurrence)
         latest = self.latest.get(key)
         if latest is None or _made_ms(occurrence) >= _made_ms(latest):
             self.latest[key] = occurrence
 
-    def occurrence_answered(self, call_id: str, session: str, parent: str | None) -> str:
+    def occurrence_answered(
+        self, call_id: str, session: str, parent: str | None, made: float | None = None
+    ) -> str:
         """The occurrence of numbered ``call_id`` that a result in ``session`` answers.
 
-        The latest call made with that id in this session (or the session it continues),
-        if it still waits; else the latest of those still waiting (met in an earlier scan);
-        else the latest met, answered already (the result is a copy); else the id itself
-        (a call made before memoryd kept occurrences, or never seen).
+        With the result message's own time ``made`` (every copy keeps it): the call of
+        that id made last before it, in this session (or the session it continues), met
+        in this scan or still waiting, answered or not (a copy of an earlier turn's answer
+        is that turn's, whatever call came since), else the id itself. Without it: the
+        latest call made with that id
+        there, if it still waits; else the latest of those still waiting (met in an
+        earlier scan); else the latest met, answered already (the result is a copy); else
+        the id itself (a call made before memoryd kept occurrences, or never seen).
         """
+        prefix = call_id + OCCURRENCE_MARK
+        if made is not None:
+            limit = round(made * 1000)
+            mine = set(self.met.get((session, call_id), ()))
+            if parent is not None:
+                mine |= self.met.get((parent, call_id), set())
+            mine.update(c for c in self.waiting_in(session, parent) if c.startswith(prefix))
+            before = [c for c in mine if 0 <= _made_ms(c) <= limit]
+            # (none: the call was made in an earlier scan, or never seen; not a later one)
+            return max(before, key=_made_ms) if before else call_id
         latest = self.latest.get((session, call_id))
         if latest is None and parent is not None:
             latest = self.latest.get((parent, call_id))
         if latest is not None and not self.is_answered(latest):
             return latest
-        prefix = call_id + OCCURRENCE_MARK
         waiting = [c for c in self.waiting_in(session, parent) if c.startswith(prefix)]
         if waiting:
             return max(waiting, key=lambda c: int(c[len(prefix) :] or 0))
