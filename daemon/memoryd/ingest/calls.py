@@ -59,11 +59,23 @@ def occurrence_id(call_id: str, made: float | None) -> str:
 def is_numbered(call_id: str) -> bool:
     """Whether ``call_id`` is an id a provider reuses (see :func:`occurrence_id`)."""
     # (most ids are random and end in a letter: no pattern run for those)
-    return (
-        call_id[-1:].isdigit()
-        and _NUMBERED_ID.fullmatch(call_id) is not None
-        and _CLOCK_IN_ID.search(call_id) is None
-    )
+    if not call_id[-1:].isdigit():
+        return False
+    numbered = _NUMBERED.get(call_id)
+    if numbered is None:
+        numbered = (
+            _NUMBERED_ID.fullmatch(call_id) is not None and _CLOCK_IN_ID.search(call_id) is None
+        )
+        if len(_NUMBERED) < _NUMBERED_MAX and len(call_id) <= 128:
+            _NUMBERED[call_id] = numbered
+    return numbered
+
+
+# The answers already given: a reused id comes back with every call and result of it (each
+# read by the parser and again by the applier), and such ids are a handful. Bounded, as a
+# transcript of random ids that end in a digit would grow it for the daemon's life.
+_NUMBERED: dict[str, bool] = {}
+_NUMBERED_MAX = 4096
 
 
 def written_id(call_id: str) -> str:
