@@ -138,7 +138,9 @@ def result_line(draw: st.DrawFn) -> dict[str, Any]:
         text, details = "Error: embedding provider timed out", None
     msg: dict[str, Any] = {
         "role": "toolResult",
-        "toolCallId": draw(st.sampled_from(["toolu_01abc", "call_9", ""])),
+        "toolCallId": draw(
+            st.sampled_from(["toolu_01abc", "call_9", "", "functions.memory_search:0"])
+        ),
         "toolName": draw(TOOL_NAMES),
         "content": [{"type": "text", "text": text}],
     }
@@ -169,7 +171,7 @@ def call_line(draw: st.DrawFn) -> dict[str, Any]:
                 {
                     "type": draw(st.sampled_from(["toolCall", "toolCall", "tool_use", "TOOLUSE"])),
                     draw(st.sampled_from(["id", "id", "toolCallId", "call_id"])): draw(
-                        st.sampled_from(["toolu_01abc", "call_9", 42, ""])
+                        st.sampled_from(["toolu_01abc", "call_9", 42, "", "memory_search_0"])
                     ),
                     "name": name,
                     draw(st.sampled_from(["arguments", "arguments", "input", "args"])): args,
@@ -493,7 +495,7 @@ def claude_code_line(draw: st.DrawFn) -> bytes:
         block: dict[str, Any] = {
             "type": draw(st.sampled_from(["tool_result", "toolResult", "TOOL_RESULT", "text"])),
             draw(st.sampled_from(["tool_use_id", "toolUseId", "toolCallId", "id"])): draw(
-                st.sampled_from(["toolu_01abc", "", 42])
+                st.sampled_from(["toolu_01abc", "", 42, "memory_get_0"])
             ),
             "content": draw(
                 st.sampled_from(

@@ -13,7 +13,15 @@ from collections.abc import Callable, Iterable
 
 from .. import clock
 from ..workspace import classify_result_path
-from .calls import Call, CallRow, Calls, answers, is_numbered, occurrence_id
+from .calls import (
+    Call,
+    CallRow,
+    Calls,
+    answers,
+    is_numbered,
+    occurrence_id,
+    stored_occurrence,
+)
 from .fastpath import parse
 from .ledger import Batch, Ledger
 from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult
@@ -23,6 +31,7 @@ SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
 _CALL_FIELDS = len(ToolCall._fields)  # a result has more (ToolResult._fields)
 assert len(ToolResult._fields) != _CALL_FIELDS
 _KEYS_MAX = 65536  # classified paths remembered (a bound for a daemon that runs for months)
+_BARE_MAX = 4096  # reused ids whose bare-id row was looked up, remembered (the same bound)
 
 
 class Applier:
@@ -44,6 +53,8 @@ class Applier:
         # agent → (path as written → its hit key or None): a pure function of the path and the
         # agent's workspace, and a backlog names the same few hundred files over and over.
         self._keys: dict[str, dict[str, str | None]] = {}
+        # (agent, numbered id) → the time of the call kept under the bare id, or None
+        self._bare: dict[tuple[str, str], float | None] = {}
 
     def line(self, line: bytes, batch: Batch, calls: Calls, stats: ScanStats) -> None:
         self.parsed(parse(line), batch, calls, stats)
@@ -89,7 +100,9 @@ class Applier:
                 if made is not None and is_numbered(call_id):
                     # an id reused by later turns: kept per call (see calls.occurrence_id)
                     raw, call_id = call_id, occurrence_id(call_id, made)
-                    calls.latest[(session, raw)] = call_id
+                    if call_id not in known and self._counted_bare(agent, raw, made):
+                        call_id = raw
+                    calls.made_again(session, raw, call_id)
                 # Not looked up in the database: a call seen in an earlier scan (a copy in a
                 # successor file) is inserted OR IGNOREd and at worst waits until this scan ends.
                 call = known.get(call_id)
@@ -105,13 +118,43 @@ class Applier:
         stats.lines_parsed += n
         batch.malformed += malformed
 
+    def _counted_bare(self, agent: str, raw: str, made: float) -> bool:
+        """Whether the call of numbered id ``raw`` made at ``made`` is the one kept under the
+        bare id: by memoryd before it kept occurrences (the first call of the id it read;
+        later ones were taken for its copies), or as an answer met before its call.
+
+        That call was made before the time its row holds (its line's, or its answer's),
+        and a later turn's call after it: a copy of it read now (OpenClaw moving the JSONL
+        into its store, a compaction successor, a re-appended entry) is the call counted
+        then, and does not count again under an occurrence id.
+        """
+        key = (agent, raw)
+        if key in self._bare:
+            ts = self._bare[key]
+        else:
+            # (not through the write queue: the rows this process writes under a bare
+            # numbered id are noted in ``_bare`` as they are made, see _result)
+            row = self.ledger.conn.execute(
+                "SELECT ts FROM calls WHERE agent = ? AND call_id = ?", key
+            ).fetchone()
+            ts = None if row is None else row[0]
+            if len(self._bare) < _BARE_MAX:
+                self._bare[key] = ts
+        return ts is not None and made <= ts + 1e-3
+
     def _fetch(self, agent: str) -> Callable[[str], CallRow | None]:
         return lambda cid: self.ledger.fetch_call(agent, cid)
 
     def _result(self, ev: ToolResult, batch: Batch, calls: Calls) -> None:
-        call_id, named, paths, ev_ts, _recovered, _shape = ev
+        call_id, named, paths, ev_ts, _recovered, _shape, made = ev
         if is_numbered(call_id):
-            call_id = calls.occurrence_answered(call_id, batch.session, batch.parent)
+            written = call_id
+            call_id = calls.occurrence_answered(written, batch.session, batch.parent, made)
+            if call_id == written and written not in calls.known:
+                # no call of it met in this scan: one stored by an earlier scan (the result
+                # is a copy of its answer, re-appended or in a successor) or none at all
+                rows = self.ledger.fetch_occurrences(batch.cp.agent, written)
+                call_id = stored_occurrence(rows, batch.session, batch.parent, made) or written
         call = calls.known.get(call_id)
         if call is None:
             call = calls.lookup(call_id, self._fetch(batch.cp.agent))
@@ -128,6 +171,10 @@ class Applier:
             call = Call(tool, None, ev_ts, True, batch.session)
             calls.add(call_id, call)
             batch.answered_unseen.append((agent, call_id, tool, ev_ts, batch.session))
+            if is_numbered(call_id) and (
+                len(self._bare) < _BARE_MAX or (agent, call_id) in self._bare
+            ):
+                self._bare[(agent, call_id)] = ev_ts  # (its call, met later, is this one)
         elif call.answered:
             # Another copy of an answer already taken (a re-appended entry, an archive of
             # a session read live before): its call's hits were decided by the first one,

@@ -15,7 +15,7 @@ from typing import Any
 
 from . import archives, sqlite_source
 from . import sources as src
-from .calls import Calls
+from .calls import Calls, written_id
 from .context import ReadContext, emit, is_frame_error
 from .ledger import Batch
 from .prescan import NEEDLE
@@ -144,7 +144,7 @@ class ArchiveReader:
                 if not (
                     NEEDLE in line
                     or b'"header"' in line
-                    or (waiting and any(c.encode() in line for c in waiting))
+                    or (waiting and any(written_id(c).encode() in line for c in waiting))
                 ):
                     continue
                 rec = archives.read_record(line)
@@ -164,7 +164,7 @@ class ArchiveReader:
                 if (
                     rec.kind == "line"
                     or NEEDLE in rec.line
-                    or any(c.encode() in rec.line for c in waiting)
+                    or any(written_id(c).encode() in rec.line for c in waiting)
                 ):
                     self.ctx.applier.line(rec.line, batch, calls, stats)
                 if size >= commit_every:

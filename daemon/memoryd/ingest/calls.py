@@ -34,6 +34,9 @@ def answers(result: Sequence[object], call_tool: str) -> bool:
 # OpenAI-compatible API), ``functions_memory_search_0`` (the same as OpenClaw's persistence
 # guard rewrites it), ``exec:22``. A tool name, a separator, a small index, nothing random.
 _NUMBERED_ID = re.compile(r"(?:functions[._])?[A-Za-z][A-Za-z0-9_-]{0,63}[:_.][0-9]{1,4}")
+# An id that holds a clock reading is unique, never reused: pi-ai names a Gemini or Ollama call
+# ``<tool>_<Date.now()>_<counter>`` (``memory_search_1772010842140_1``).
+_CLOCK_IN_ID = re.compile(r"[0-9]{10}")
 OCCURRENCE_MARK = "#"  # between a numbered id and the time of its call, in an occurrence's id
 
 
@@ -56,7 +59,63 @@ def occurrence_id(call_id: str, made: float | None) -> str:
 def is_numbered(call_id: str) -> bool:
     """Whether ``call_id`` is an id a provider reuses (see :func:`occurrence_id`)."""
     # (most ids are random and end in a letter: no pattern run for those)
-    return call_id[-1:].isdigit() and _NUMBERED_ID.fullmatch(call_id) is not None
+    if not call_id[-1:].isdigit():
+        return False
+    numbered = _NUMBERED.get(call_id)
+    if numbered is None:
+        numbered = (
+            _NUMBERED_ID.fullmatch(call_id) is not None and _CLOCK_IN_ID.search(call_id) is None
+        )
+        if len(_NUMBERED) < _NUMBERED_MAX and len(call_id) <= 128:
+            _NUMBERED[call_id] = numbered
+    return numbered
+
+
+# The answers already given: a reused id comes back with every call and result of it (each
+# read by the parser and again by the applier), and such ids are a handful. Bounded, as a
+# transcript of random ids that end in a digit would grow it for the daemon's life.
+_NUMBERED: dict[str, bool] = {}
+_NUMBERED_MAX = 4096
+
+
+def written_id(call_id: str) -> str:
+    """The id as the transcript writes it: an occurrence id (:func:`occurrence_id`) without
+    its time. What a byte search for a waiting call's answer must look for."""
+    if OCCURRENCE_MARK not in call_id:
+        return call_id
+    head, _, made = call_id.rpartition(OCCURRENCE_MARK)
+    return head if made.isdigit() and is_numbered(head) else call_id
+
+
+def stored_occurrence(
+    rows: Sequence[tuple[str, str | None]],
+    session: str,
+    parent: str | None,
+    made: float | None = None,
+) -> str | None:
+    """The occurrence a result of a numbered id answers when no call of that id was met in
+    this scan: ``rows`` are the stored ones (``(occurrence id, session)``, see
+    :meth:`.ledger.Ledger.fetch_occurrences`).
+
+    Such a result is, as a rule, a copy (a truncation re-branch re-appends a result without
+    its call; a compaction successor's kept tail may start with one) of an answer taken in
+    an earlier scan: the latest occurrence of its session (or the session it continues),
+    else the latest of any session, is taken, and a copy of what it answered counts nothing
+    more. None when there is none (a call never seen, or kept under the bare id before
+    memoryd kept occurrences). With the result message's time ``made``, only calls made
+    before it are looked at (a later call is not the one it answers).
+    """
+    if made is not None:
+        limit = round(made * 1000)
+        rows = [row for row in rows if _made_ms(row[0]) <= limit]
+    own = [cid for cid, s in rows if s == session or (parent is not None and s == parent)]
+    pool = own or [cid for cid, _ in rows]
+    return max(pool, key=_made_ms) if pool else None
+
+
+def _made_ms(occurrence: str) -> int:
+    tail = occurrence.rpartition(OCCURRENCE_MARK)[2]
+    return int(tail) if tail.isdigit() else -1
 
 
 class Call:
@@ -83,13 +142,15 @@ class Calls:
     over months and must not make every other transcript slower to read.
     """
 
-    __slots__ = ("known", "latest", "waiting")
+    __slots__ = ("known", "latest", "met", "waiting")
 
     def __init__(self) -> None:
         self.known: dict[str, Call] = {}
         self.waiting: dict[str, set[str]] = {}  # session → call ids
         # (session, numbered id as written) → the occurrence id of its latest call there
         self.latest: dict[tuple[str, str], str] = {}
+        # (session, numbered id as written) → the occurrences of it met there in this scan
+        self.met: dict[tuple[str, str], set[str]] = {}
 
     def add(self, call_id: str, call: Call) -> None:
         self.known[call_id] = call
@@ -123,20 +184,48 @@ class Calls:
         call.session = session
         self.waiting.setdefault(session, set()).add(call_id)
 
-    def occurrence_answered(self, call_id: str, session: str, parent: str | None) -> str:
+    def made_again(self, session: str, written: str, occurrence: str) -> None:
+        """A call of numbered id ``written`` met in ``session``, kept as ``occurrence``.
+
+        The latest call of the id is the one made last, not the one read last: a copy of
+        an earlier turn's call (a transcript rewrite re-appends it after the next turn
+        asked the same id) must not take the answer of the call that follows it.
+        """
+        key = (session, written)
+        self.met.setdefault(key, set()).add(occurrence)
+        latest = self.latest.get(key)
+        if latest is None or _made_ms(occurrence) >= _made_ms(latest):
+            self.latest[key] = occurrence
+
+    def occurrence_answered(
+        self, call_id: str, session: str, parent: str | None, made: float | None = None
+    ) -> str:
         """The occurrence of numbered ``call_id`` that a result in ``session`` answers.
 
-        The latest call made with that id in this session (or the session it continues),
-        if it still waits; else the latest of those still waiting (met in an earlier scan);
-        else the latest met, answered already (the result is a copy); else the id itself
-        (a call made before memoryd kept occurrences, or never seen).
+        With the result message's own time ``made`` (every copy keeps it): the call of
+        that id made last before it, in this session (or the session it continues), met
+        in this scan or still waiting, answered or not (a copy of an earlier turn's answer
+        is that turn's, whatever call came since), else the id itself. Without it: the
+        latest call made with that id
+        there, if it still waits; else the latest of those still waiting (met in an
+        earlier scan); else the latest met, answered already (the result is a copy); else
+        the id itself (a call made before memoryd kept occurrences, or never seen).
         """
+        prefix = call_id + OCCURRENCE_MARK
+        if made is not None:
+            limit = round(made * 1000)
+            mine = set(self.met.get((session, call_id), ()))
+            if parent is not None:
+                mine |= self.met.get((parent, call_id), set())
+            mine.update(c for c in self.waiting_in(session, parent) if c.startswith(prefix))
+            before = [c for c in mine if 0 <= _made_ms(c) <= limit]
+            # (none: the call was made in an earlier scan, or never seen; not a later one)
+            return max(before, key=_made_ms) if before else call_id
         latest = self.latest.get((session, call_id))
         if latest is None and parent is not None:
             latest = self.latest.get((parent, call_id))
         if latest is not None and not self.is_answered(latest):
             return latest
-        prefix = call_id + OCCURRENCE_MARK
         waiting = [c for c in self.waiting_in(session, parent) if c.startswith(prefix)]
         if waiting:
             return max(waiting, key=lambda c: int(c[len(prefix) :] or 0))

@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from .calls import is_numbered
 from .parser import (
     _CALL_BLOCK_TYPES,
     _EMPTY,
@@ -135,11 +136,14 @@ def _tool_result(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine:
         tool = memory_tool(name)
         if tool is None:
             return _EMPTY  # another tool's result: no event, no timestamp
-    result = _answer(call_id, tool, msg, _timestamp(record, msg))
+    made = _epoch(msg.get("timestamp")) if is_numbered(call_id) else None
+    result = _answer(call_id, tool, msg, _timestamp(record, msg), made)
     return _new(ParsedLine, ((result,), False))
 
 
-def _answer(call_id: str, tool: str | None, holder: dict[str, Any], ts: float | None) -> ToolResult:
+def _answer(
+    call_id: str, tool: str | None, holder: dict[str, Any], ts: float | None, made: float | None
+) -> ToolResult:
     """The parser's ``_result`` for a result naming a memory tool, or naming none (``tool``
     None: an answer known by its payload's shape), held in a message or a content block.
 
@@ -148,7 +152,7 @@ def _answer(call_id: str, tool: str | None, holder: dict[str, Any], ts: float | 
     it was cut (no decode that must fail), else taken by the parser's ``_payload``.
     """
     if holder.get("isError") is True or holder.get("is_error") is True:
-        return _new(ToolResult, (call_id, tool, (), ts, False, None))
+        return _new(ToolResult, (call_id, tool, (), ts, False, None, made))
     details = holder.get("details")
     recovered = False
     if type(details) is dict and (
@@ -186,14 +190,14 @@ def _answer(call_id: str, tool: str | None, holder: dict[str, Any], ts: float | 
         shape = shape or SEARCH
     kind = tool or shape
     if kind is None:
-        return _new(ToolResult, (call_id, None, (), ts, False, None))
+        return _new(ToolResult, (call_id, None, (), ts, False, None, made))
     paths: tuple[ResultPath, ...] = ()
     if type(payload) is dict and not disabled:
         if kind is not SEARCH:
             paths = _got(payload)
         elif type(results) is list:
             paths = _search_paths(results)
-    return _new(ToolResult, (call_id, tool, paths, ts, recovered, shape))
+    return _new(ToolResult, (call_id, tool, paths, ts, recovered, shape, made))
 
 
 def _got(payload: dict[str, Any]) -> tuple[ResultPath, ...]:
@@ -292,7 +296,8 @@ def _blocks(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | None:
                     continue  # another tool's result
                 if not timed:
                     ts, timed = _timestamp(record, msg), True
-                events.append(_answer(call_id, tool, block, ts))
+                made_r = _epoch(msg.get("timestamp")) if is_numbered(call_id) else None
+                events.append(_answer(call_id, tool, block, ts, made_r))
                 continue
             if btype not in _CALL_BLOCK_TYPES:
                 continue

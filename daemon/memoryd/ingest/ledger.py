@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from .. import faults
 from ..store import Store
-from .calls import Call, CallRow, Calls
+from .calls import OCCURRENCE_MARK, Call, CallRow, Calls
 from .sources import SourceFile
 from .stats import ScanStats
 from .tailer import Checkpoint, Verdict, head_hash
@@ -455,6 +455,15 @@ class Ledger:
             "SELECT tool, query, ts, answered, session FROM calls WHERE agent = ? AND call_id = ?",
             (agent, call_id),
         ).fetchone()
+
+    def fetch_occurrences(self, agent: str, call_id: str) -> list[tuple[str, str | None]]:
+        """``(occurrence id, session)`` of every call kept under numbered ``call_id`` (see
+        :func:`.calls.occurrence_id`): a range of the primary key, ``<id>#`` to ``<id>$``."""
+        self._write_queue_before_read()
+        return self.conn.execute(
+            "SELECT call_id, session FROM calls WHERE agent = ? AND call_id > ? AND call_id < ?",
+            (agent, call_id + OCCURRENCE_MARK, call_id + chr(ord(OCCURRENCE_MARK) + 1)),
+        ).fetchall()
 
     def waiting_calls(self, agent: str) -> Calls:
         """The agent's calls still waiting for an answer (from earlier scans)."""

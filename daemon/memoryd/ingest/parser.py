@@ -29,6 +29,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from .calls import is_numbered
+
 SEARCH, GET = "search", "get"
 
 _CALL_BLOCK_TYPES = frozenset({"toolcall", "tooluse", "functioncall", "tool_use", "tool_call"})
@@ -92,6 +94,9 @@ class ToolResult(NamedTuple):
     # For an unnamed result: the shape of the payload, so the caller can tell a
     # memory answer from another tool's answer once it knows the call.
     shape: str | None = None  # SEARCH, GET or None
+    # For an id a provider reuses (see .calls.is_numbered): the message's own time, which
+    # every copy keeps, so a copy of an earlier turn's answer is told from the next turn's.
+    made: float | None = None
 
 
 Event = ToolCall | ToolResult
@@ -184,7 +189,8 @@ def _events(record: dict[str, Any]) -> list[Event]:
         call_id = _first_str(msg, _RESULT_ID_KEYS)
         if call_id:
             name = _first_str(msg, _NAME_KEYS)
-            result = _result(call_id, name, msg.get("content"), msg.get("details"), msg, ts)
+            made = to_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
+            result = _result(call_id, name, msg.get("content"), msg.get("details"), msg, ts, made)
             if result is not None:
                 out.append(result)
         return out
@@ -202,19 +208,20 @@ def _events(record: dict[str, Any]) -> list[Event]:
                 if call is not None:
                     out.append(call)
             elif btype in _RESULT_BLOCK_TYPES:
-                result = block_result(block, ts)
+                result = block_result(block, ts, msg)
                 if result is not None:
                     out.append(result)
     return out
 
 
-def block_result(block: dict[str, Any], ts: float | None) -> ToolResult | None:
+def block_result(block: dict[str, Any], ts: float | None, msg: dict[str, Any]) -> ToolResult | None:
     """The result a ``tool_result`` block of a message's content holds (Claude Code's)."""
     call_id = _first_str(block, _RESULT_ID_KEYS)
     if not call_id:
         return None
     name = _first_str(block, _NAME_KEYS)
-    return _result(call_id, name, block.get("content"), block.get("details"), block, ts)
+    made = to_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
+    return _result(call_id, name, block.get("content"), block.get("details"), block, ts, made)
 
 
 def _call(block: dict[str, Any], ts: float | None, made: float | None) -> ToolCall | None:
@@ -248,21 +255,22 @@ def _result(
     details: Any,
     holder: dict[str, Any],
     ts: float | None,
+    made: float | None,
 ) -> ToolResult | None:
     tool = memory_tool(name)
     if name is not None and tool is None:
         return None  # another tool's result
     if holder.get("isError") is True or holder.get("is_error") is True:
-        return _new(ToolResult, (call_id, tool, (), ts, False, None))
+        return _new(ToolResult, (call_id, tool, (), ts, False, None, made))
     payload, recovered = _payload(content, details)
     shape = _shape(payload) if isinstance(payload, dict) else None
     if recovered:
         shape = shape or SEARCH
     effective = tool or shape
     if effective is None:
-        return _new(ToolResult, (call_id, None, (), ts, False, None))
+        return _new(ToolResult, (call_id, None, (), ts, False, None, made))
     paths = _search_paths(payload) if effective == SEARCH else _get_paths(payload)
-    return _new(ToolResult, (call_id, tool, paths, ts, recovered, shape))
+    return _new(ToolResult, (call_id, tool, paths, ts, recovered, shape, made))
 
 
 def _payload(content: Any, details: Any) -> tuple[Any, bool]:

@@ -46,7 +46,7 @@ from . import sources as src
 from . import sqlite_source
 from .apply import SYNTHETIC_QUERY_PREFIXES, Applier
 from .archive_reader import ArchiveReader
-from .calls import Calls
+from .calls import Calls, written_id
 from .context import ReadContext, emit, traceback_of
 from .fastpath import parse
 from .ledger import Batch, Ledger, Settle, SourceWrite
@@ -612,18 +612,25 @@ class Scanner:
             return
         look = {cid: start if cid in earlier else made_at.get(cid, start) for cid in waiting}
         done = {begin for begin, _, _ in lines}
-        for call_id, searched_from, searched_to, found in by_id:
-            at = look.get(call_id)
-            if at is None or searched_from > at or calls.is_answered(call_id):
-                continue  # not waiting here, or the helper looked from later than we must
-            for begin, _, parsed in found:
-                if begin >= at and begin not in done:
-                    done.add(begin)
-                    self.applier.parsed(parsed, batch, calls, stats)
-                if calls.is_answered(call_id):
-                    break
-            else:
-                look[call_id] = max(searched_to, at)  # what is left, if anything
+        # (the helper searched the ids as the file writes them; a call of a reused id is
+        # waited for under its occurrence: see calls.written_id)
+        written: dict[str, list[str]] = {}
+        if by_id:
+            for cid in look:
+                written.setdefault(written_id(cid), []).append(cid)
+        for raw_id, searched_from, searched_to, found in by_id:
+            for call_id in written.get(raw_id, ()):
+                at = look[call_id]
+                if searched_from > at or calls.is_answered(call_id):
+                    continue  # not waiting here, or the helper looked from later than we must
+                for begin, _, parsed in found:
+                    if begin >= at and begin not in done:
+                        done.add(begin)
+                        self.applier.parsed(parsed, batch, calls, stats)
+                    if calls.is_answered(call_id):
+                        break
+                else:
+                    look[call_id] = max(searched_to, at)  # what is left, if anything
         look = {cid: at for cid, at in look.items() if at < end and not calls.is_answered(cid)}
         if not look:
             return
@@ -653,7 +660,7 @@ class Scanner:
         # prefix were found together above, and are taken line by line in the same order.
         for call_id, at in rel.items():
             lines = (
-                lines_containing(data, call_id.encode(), stop, at)
+                lines_containing(data, written_id(call_id).encode(), stop, at)
                 if found is None
                 else _lines_at(data, found[call_id], stop)
             )
@@ -692,7 +699,8 @@ class Scanner:
                 del rest[call_id]
                 continue
             window = min(at + _NEAR_BYTES, stop)
-            for begin, line_end in lines_containing(data, call_id.encode(), stop, at, window):
+            needle = written_id(call_id).encode()
+            for begin, line_end in lines_containing(data, needle, stop, at, window):
                 if begin not in done:
                     done.add(begin)
                     self.applier.parsed(parse(data[begin:line_end]), batch, calls, stats)
@@ -774,28 +782,31 @@ def _id_occurrences(data: bytes, stop: int, look: dict[str, int]) -> dict[str, l
     found: dict[str, list[int]] = {call_id: [] for call_id in look}
     find = data.find
     for ids in groups.values():
-        prefix = _shared_prefix(ids)
-        by_length: dict[int, dict[bytes, str]] = {}
-        for raw in ids:
-            by_length.setdefault(len(raw), {})[raw] = raw.decode()
+        prefix = _shared_prefix(list(ids))
+        by_length: dict[int, dict[bytes, list[str]]] = {}
+        for raw, call_ids in ids.items():
+            by_length.setdefault(len(raw), {})[raw] = call_ids
         sizes = list(by_length.items())
-        i = find(prefix, min(look[raw.decode()] for raw in ids), stop)
+        i = find(prefix, min(look[cid] for call_ids in ids.values() for cid in call_ids), stop)
         while i >= 0:
             for n, wanted in sizes:
-                call_id = wanted.get(data[i : i + n])  # type: ignore[assignment]
-                if call_id is not None and i + n <= stop and i >= look[call_id]:
-                    found[call_id].append(i)
+                call_ids = wanted.get(data[i : i + n])
+                if call_ids is not None and i + n <= stop:
+                    for call_id in call_ids:
+                        if i >= look[call_id]:
+                            found[call_id].append(i)
             i = find(prefix, i + 1, stop)
     return found
 
 
-def _id_groups(look: dict[str, int]) -> dict[bytes, list[bytes]] | None:
-    """The ids of ``look`` by their first bytes; None when they fall into too many groups or
-    share too little for one search a group (see :func:`_id_occurrences`)."""
-    groups: dict[bytes, list[bytes]] = {}
+def _id_groups(look: dict[str, int]) -> dict[bytes, dict[bytes, list[str]]] | None:
+    """The ids of ``look`` by their first bytes (each id as the file writes it, with the calls
+    waiting under it: several occurrences of a reused id); None when they fall into too many
+    groups or share too little for one search a group (see :func:`_id_occurrences`)."""
+    groups: dict[bytes, dict[bytes, list[str]]] = {}
     for call_id in look:
-        raw = call_id.encode()
-        groups.setdefault(raw[:_SHARED_PREFIX_MIN], []).append(raw)
+        raw = written_id(call_id).encode()
+        groups.setdefault(raw[:_SHARED_PREFIX_MIN], {}).setdefault(raw, []).append(call_id)
     if len(groups) > _DIRECT_ID_SEARCH_MAX or min(map(len, groups)) < _SHARED_PREFIX_MIN:
         return None
     return groups
@@ -831,12 +842,14 @@ def _lines_with_ids(data: bytes, stop: int, look: dict[str, int]) -> set[tuple[i
     regular-expression pass reads every id field, so the cost follows the size of
     the region rather than (waiting calls × bytes).
     """
-    wanted = {cid.encode(): (at, cid) for cid, at in look.items()}
+    wanted: dict[bytes, list[tuple[int, str]]] = {}
+    for cid, at in look.items():  # (several occurrences of a reused id: one written id)
+        wanted.setdefault(written_id(cid).encode(), []).append((at, cid))
     found: set[tuple[int, int, str]] = set()
     for m in _ID_FIELD.finditer(data, min(look.values()), stop):
-        hit = wanted.get(m.group(1) or m.group(2))
-        if hit is not None and m.start() >= hit[0]:
-            begin = data.rfind(b"\n", 0, m.start()) + 1
-            end = data.find(b"\n", m.end(), stop)
-            found.add((begin, stop if end < 0 else end, hit[1]))
+        for at, cid in wanted.get(m.group(1) or m.group(2), ()):
+            if m.start() >= at:
+                begin = data.rfind(b"\n", 0, m.start()) + 1
+                end = data.find(b"\n", m.end(), stop)
+                found.add((begin, stop if end < 0 else end, cid))
     return found

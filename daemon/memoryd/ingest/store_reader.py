@@ -17,7 +17,7 @@ import time
 from . import archives, sqlite_source
 from . import sources as src
 from .archive_reader import ArchiveReader
-from .calls import Calls
+from .calls import Calls, written_id
 from .context import ReadContext
 from .fastpath import parse
 from .ledger import Batch
@@ -190,7 +190,7 @@ class StoreReader:
         more = True
         while more:
             rows, upto, more = sqlite_source.every_row(conn, layout, session_id, after, top)
-            ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
+            ids = [written_id(c).encode() for c in calls.waiting_in(session_id, parent)]
             batch = Batch(cp, session_id, synthetic, parent)
             for seq, json_type, text, frame, size in rows:
                 if json_type == "text" and text[:1] == b"{" and len(text) <= max_bytes:
@@ -203,7 +203,7 @@ class StoreReader:
                         continue
                 if NEEDLE in event or (ids and any(c in event for c in ids)):
                     apply(parse(event), batch, calls, stats)
-                    ids = [c.encode() for c in calls.waiting_in(session_id, parent)]
+                    ids = [written_id(c).encode() for c in calls.waiting_in(session_id, parent)]
             # (the size of the rows the batch covers: for the group commit's measure and the
             # scan's count of bytes)
             nbytes = sqlite_source.size_of(rows)
