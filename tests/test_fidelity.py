@@ -54,25 +54,24 @@ def hit_counts(doc: dict) -> dict[str, int]:
 # --------------------------------------------------------------------------- workspaces
 
 
+def _main_and_research(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """An install of two agents, ``main`` the default, with ``agents.defaults.workspace``
+    ``~/assistant``: its home, state folder and that shared workspace (not made here)."""
+    home = tmp_path / "home"
+    state = home / ".openclaw"
+    state.mkdir(parents=True)
+    agents = {"id": "main", "default": True}, {"id": "research"}
+    config = {"agents": {"defaults": {"workspace": "~/assistant"}, "list": list(agents)}}
+    (state / "openclaw.json").write_text(json.dumps(config))
+    return home, state, home / "assistant"
+
+
 def test_a_second_agent_under_the_shared_default_workspace_is_not_counted_for_main(tmp_path):
     """``agents.defaults.workspace`` is the default agent's; another agent without a
     workspace of its own works in ``<defaults.workspace>/<id>`` (OpenClaw's
     resolveAgentWorkspaceDir). Its hits on its own ``memory/notes.md`` are not hits on
     main's file of the same name."""
-    home = tmp_path / "home"
-    state = home / ".openclaw"
-    shared = home / "assistant"
-    state.mkdir(parents=True)
-    (state / "openclaw.json").write_text(
-        json.dumps(
-            {
-                "agents": {
-                    "defaults": {"workspace": "~/assistant"},
-                    "list": [{"id": "main", "default": True}, {"id": "research"}],
-                }
-            }
-        )
-    )
+    home, state, shared = _main_and_research(tmp_path)
     note(shared, "memory/notes.md")
     note(shared / "research", "memory/notes.md")
     note(shared / "research", "memory/papers.md")
@@ -92,20 +91,7 @@ def test_an_agent_whose_own_workspace_was_never_made_reads_the_shared_one(tmp_pa
     """The same roster with no ``<defaults>/research`` folder at all (an install laid out by
     hand, or by a tool that keeps one workspace for every agent): the second agent's lookups
     name the notes of the one workspace there is, and count there, not on a missing folder."""
-    home = tmp_path / "home"
-    state = home / ".openclaw"
-    shared = home / "assistant"
-    state.mkdir(parents=True)
-    (state / "openclaw.json").write_text(
-        json.dumps(
-            {
-                "agents": {
-                    "defaults": {"workspace": "~/assistant"},
-                    "list": [{"id": "main", "default": True}, {"id": "research"}],
-                }
-            }
-        )
-    )
+    home, state, shared = _main_and_research(tmp_path)
     note(shared, "memory/notes.md")
     note(shared, "MEMORY.md")
     transcript(state, "main", "s-main", ["MEMORY.md"])
