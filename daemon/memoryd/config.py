@@ -861,7 +861,11 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
     override = expand_home(cfg.openclaw.workspace, env) if cfg.openclaw.workspace else None
     if override is not None and not override.is_dir():
         raise ConfigError(f"openclaw.workspace: {override} is not a directory")
-    oc = read_openclaw_json(oc_file)
+    # openclaw.json names the workspaces and Active Memory's transcript folder: with the
+    # workspace given and that helper's runs left out, nothing in it is needed, and a JSON5
+    # file would cost the parser's import (≈ 10 ms) at every command.
+    wanted_oc = override is None or cfg.openclaw.include_active_memory
+    oc = read_openclaw_json(oc_file) if wanted_oc else {}
     helper_dir = active_memory_transcript_dir(oc)
     if override is not None:
         oc = {}  # the workspace is the override, for every agent
