@@ -37,6 +37,7 @@ _NUMBERED_ID = re.compile(r"(?:functions[._])?[A-Za-z][A-Za-z0-9_-]{0,63}[:_.][0
 # An id that holds a clock reading is unique, never reused: pi-ai names a Gemini or Ollama call
 # ``<tool>_<Date.now()>_<counter>`` (``memory_search_1772010842140_1``).
 _CLOCK_IN_ID = re.compile(r"[0-9]{10}")
+_SEPARATORS = (":", "_", ".")  # what stands before a numbered id's number (_NUMBERED_ID)
 OCCURRENCE_MARK = "#"  # between a numbered id and the time of its call, in an occurrence's id
 
 
@@ -58,8 +59,10 @@ def occurrence_id(call_id: str, made: float | None) -> str:
 
 def is_numbered(call_id: str) -> bool:
     """Whether ``call_id`` is an id a provider reuses (see :func:`occurrence_id`)."""
-    # (most ids are random and end in a letter: no pattern run for those)
-    if not call_id[-1:].isdigit():
+    # (most ids are random: they end in a letter, or their last digits follow no ``:_.``
+    # separator or are more than 4, as the pattern wants; no pattern run for those)
+    stem = call_id.rstrip("0123456789")
+    if not 1 <= len(call_id) - len(stem) <= 4 or stem[-1:] not in _SEPARATORS:
         return False
     numbered = _NUMBERED.get(call_id)
     if numbered is None:
