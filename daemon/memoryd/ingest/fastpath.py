@@ -277,7 +277,6 @@ def _blocks(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | None:
     events: list[Any] = []
     ts: float | None = None
     timed = False
-    made: Any = _NOT_READ  # the message's own time, read at the first call
     for block in content:
         if type(block) is not dict:
             continue
@@ -311,15 +310,14 @@ def _blocks(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | None:
                 continue
         if not timed:
             ts, timed = _timestamp(record, msg), True
-        if made is _NOT_READ:
-            made = _epoch(msg.get("timestamp"))
         args = block.get("arguments")
         if type(args) is dict:
             value = args.get("query" if tool is SEARCH else "path")
             query = value if type(value) is str else None
+            made = _epoch(msg.get("timestamp")) if is_numbered(call_id) else None
             events.append(_new(ToolCall, (call_id, tool, query, ts, made)))
         else:  # arguments elsewhere, or as a JSON string
-            events.append(_call(block, ts, made))
+            events.append(_call(block, ts, _epoch(msg.get("timestamp"))))
     if not events:
         return _EMPTY  # no memory call or result: no timestamp
     return _new(ParsedLine, (tuple(events), False))

@@ -77,9 +77,10 @@ class ToolCall(NamedTuple):
     tool: str  # SEARCH or GET
     query: str | None  # the search query, or the path asked for by memory_get
     ts: float | None
-    # The message's own time (pi-ai's ``message.timestamp``; the record's for a bare
-    # record), which every copy of the message keeps: it tells a call that reuses an id
-    # (providers that number calls per turn: ``memory_search_0``) from a copy of one.
+    # For an id a provider reuses (providers that number calls per turn: ``memory_search_0``;
+    # see .calls.is_numbered): the message's own time (pi-ai's ``message.timestamp``; the
+    # record's for a bare record), which every copy of the message keeps, so a call that
+    # reuses the id is told from a copy of an earlier one. None for any other id.
     made: float | None = None
 
 
@@ -245,6 +246,7 @@ def _call(block: dict[str, Any], ts: float | None, made: float | None) -> ToolCa
         args = {}
     key = "query" if tool == SEARCH else "path"
     value = args.get(key)
+    made = made if is_numbered(call_id) else None  # (only a reused id needs it)
     return _new(ToolCall, (call_id, tool, value if isinstance(value, str) else None, ts, made))
 
 
