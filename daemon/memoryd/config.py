@@ -761,6 +761,9 @@ def _holds_notes(folder: Path) -> bool:
     return (folder / "MEMORY.md").is_file() or (folder / "memory").is_dir()
 
 
+ACTIVE_MEMORY_TRANSCRIPT_DIR = "active-memory"  # the plugin's default `transcriptDir`
+
+
 class Agent(NamedTuple):
     """One followed agent: where its transcripts are and which workspace its memory is in."""
 
@@ -769,10 +772,7 @@ class Agent(NamedTuple):
     workspace: Path
     # The Active Memory plugin's `transcriptDir`, relative to its per-agent folder (read only
     # with `openclaw.include_active_memory`).
-    active_memory_dir: str = "active-memory"
-
-
-ACTIVE_MEMORY_TRANSCRIPT_DIR = "active-memory"  # the plugin's default `transcriptDir`
+    active_memory_dir: str = ACTIVE_MEMORY_TRANSCRIPT_DIR
 
 
 def active_memory_transcript_dir(oc: dict[str, Any]) -> str:
