@@ -287,13 +287,18 @@ def test_agent_ids_are_normalized_as_openclaw_files_them(tmp_path):
 
 @pytest.mark.parametrize(
     ("where", "workspace"),
-    [("defaults", "/tmp/a\u0000b"), ("entries", "/tmp/" + "a" * 300)],
-    ids=["nul", "too-long"],
+    [
+        ("defaults", "/tmp/a\u0000b"),
+        ("entries", "/tmp/" + "a" * 300),
+        ("defaults", "~no-such-user-of-memoryd/ws"),
+    ],
+    ids=["nul", "too-long", "unknown-user"],
 )
 def test_an_unusable_workspace_in_openclaw_json_is_a_config_error(tmp_path, where, workspace):
     """A workspace path no system call takes (a NUL byte, a name longer than the file
-    system allows) is the user's openclaw.json to fix: exit 2 naming the file, not exit 1
-    with "embedded null byte" or "File name too long" and no hint where it came from."""
+    system allows, the home of a user there is none of) is the user's openclaw.json to fix:
+    exit 2 naming the file, not exit 1 with "embedded null byte" or "File name too long" and
+    no hint where it came from, or a traceback."""
     state = tmp_path / ".openclaw"
     (state / "agents" / "main" / "sessions").mkdir(parents=True)
     (state / "workspace" / "memory").mkdir(parents=True)

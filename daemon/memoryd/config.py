@@ -509,10 +509,17 @@ def openclaw_home(environ: typing.Mapping[str, str]) -> Path:
 
 
 def expand_home(path: str, environ: typing.Mapping[str, str]) -> Path:
-    """``~`` and ``~/x`` against OpenClaw's home ($OPENCLAW_HOME, else $HOME)."""
+    """``~`` and ``~/x`` against OpenClaw's home ($OPENCLAW_HOME, else $HOME).
+
+    ``~user/x`` is that user's home; a user the system does not know is a
+    :class:`ConfigError` (the setting is the person's to fix), not a traceback."""
     if path == "~" or path.startswith("~/"):
         return openclaw_home(environ) / path[2:]
-    return Path(path).expanduser()
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:  # pathlib's "Could not determine home directory."
+        user = path[1:].split("/", 1)[0]
+        raise ConfigError(f"{path}: no user {user!r} on this system to expand ~{user}") from None
 
 
 def discover_state_dir(environ: typing.Mapping[str, str]) -> Path:
@@ -750,7 +757,7 @@ def _workspace_of(
     than the file system allows) being a :class:`ConfigError` naming the file to fix."""
     try:
         return resolve_workspace(agent_id, oc, state_dir, environ)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, ConfigError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else str(exc)
         raise ConfigError(
             f"{oc_file or 'openclaw.json'}: agent {agent_id}'s workspace is no usable path ({why})"
