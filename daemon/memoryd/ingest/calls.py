@@ -225,10 +225,10 @@ class Calls:
         that id made last before it, in this session (or the session it continues), met
         in this scan or still waiting, answered or not (a copy of an earlier turn's answer
         is that turn's, whatever call came since), else the id itself. Without it: the
-        latest call made with that id
-        there, if it still waits; else the latest of those still waiting (met in an
-        earlier scan); else the latest met, answered already (the result is a copy); else
-        the id itself (a call made before memoryd kept occurrences, or never seen).
+        latest call made with that id there, if it still waits; else the latest of those
+        still waiting (met in an earlier scan); else the latest met, answered already (the
+        result is a copy); else the id itself (a call made before memoryd kept occurrences,
+        or never seen).
         """
         if made is not None:
             limit = round(made * 1000)
