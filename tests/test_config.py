@@ -283,3 +283,33 @@ def test_agent_ids_are_normalized_as_openclaw_files_them(tmp_path):
     )
     paths = resolve_paths(Config(), {"HOME": str(tmp_path)})
     assert {a.id: a.workspace for a in paths.agents} == {"ak-l": own}
+
+
+@pytest.mark.parametrize(
+    ("where", "workspace"),
+    [
+        ("defaults", "/tmp/a\u0000b"),
+        ("entries", "/tmp/" + "a" * 300),
+        ("defaults", "~no-such-user-of-memoryd/ws"),
+    ],
+    ids=["nul", "too-long", "unknown-user"],
+)
+def test_an_unusable_workspace_in_openclaw_json_is_a_config_error(tmp_path, where, workspace):
+    """A workspace path no system call takes (a NUL byte, a name longer than the file
+    system allows, the home of a user there is none of) is the user's openclaw.json to fix:
+    exit 2 naming the file, not exit 1 with "embedded null byte" or "File name too long" and
+    no hint where it came from, or a traceback."""
+    state = tmp_path / ".openclaw"
+    (state / "agents" / "main" / "sessions").mkdir(parents=True)
+    (state / "workspace" / "memory").mkdir(parents=True)
+    agents = (
+        {"defaults": {"workspace": workspace}}
+        if where == "defaults"
+        else {"entries": {"main": {"workspace": workspace}}}
+    )
+    (state / "openclaw.json").write_text(json.dumps({"agents": agents}))
+    for command in ("scan", "hits", "status"):
+        got = run(command, env={"HOME": str(tmp_path), "OPENCLAW_STATE_DIR": str(state)})
+        assert got.returncode == 2, (command, got.stderr)
+        assert "openclaw.json" in got.stderr and "workspace" in got.stderr
+        assert "Traceback" not in got.stderr

@@ -298,3 +298,20 @@ def test_a_copy_of_an_earlier_answer_does_not_answer_a_later_call(tmp_path, scan
     inst.scan()
     assert inst.counts() == {FILES[0]: 1}
     inst.store.close()
+
+
+@pytest.mark.parametrize("odd", ["1x2", "\u00b2"])
+def test_an_id_that_only_looks_like_an_occurrence_does_not_stop_the_file(tmp_path, odd):
+    """A transcript's id is data: ``memory_get_0#1x2`` (an occurrence id's shape with no
+    time after the mark) waiting for its answer must not make an untimed result of
+    ``memory_get_0`` crash the read, which left every hit of the file uncounted."""
+    inst = Install(tmp_path, extra_config=ONE_PROCESS)
+    untimed = json.loads(tx.result("memory_get_0", {"path": FILES[1], "text": "b"}, tool=None))
+    del untimed["message"]["timestamp"]
+    lines = [tx.header("s"), tx.call(f"memory_get_0#{odd}", tool="memory_get", path=FILES[1])]
+    lines += [tx.dump(untimed), tx.call("ok", tool="memory_get", path=FILES[0])]
+    lines.append(tx.result("ok", {"path": FILES[0], "text": "a"}, tool="memory_get"))
+    inst.append("s.jsonl", b"".join(lines))
+    inst.scan()
+    assert inst.counts() == {FILES[0]: 1}
+    inst.store.close()

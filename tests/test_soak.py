@@ -577,7 +577,11 @@ def test_soak_openclaw_writer_signals_kills_and_commands_against_the_live_daemon
     assert not missing, missing
     assert set(counted) <= set(writer.answered), set(counted) - set(writer.answered)
 
-    status = cli_ok(inst, "status")
+    # (the marker's file may be read before another file's last bytes: wait for those too;
+    # bytes the daemon never reads still fail here, after the timeout)
+    status = wait_until(
+        lambda: (st := cli_ok(inst, "status"))["pending_bytes"] == 0 and st, timeout=90, step=0.5
+    )
     assert sup.current is not None and sup.current.proc is not None
     assert status["daemon"]["running"] and status["daemon"]["pid"] == sup.current.proc.pid
     assert (status["pending_bytes"], status["malformed_lines"]) == (0, 0), status

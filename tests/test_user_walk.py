@@ -157,3 +157,22 @@ def test_a_daemon_that_cannot_start_says_why_in_json_lines_only(
     records = _json_lines(second.log_path.read_text(encoding="utf-8"))
     assert f"process {first.proc.pid}" in str(records[-1]["message"])
     assert first.stop() == 0
+
+
+def test_a_mistyped_agent_is_answered_with_every_agent_followed(tmp_path: Path) -> None:
+    """`--agent` takes any followed agent, one with a workspace of its own too: the list a
+    typo is answered with names them all, not only the primary workspace's agents."""
+    state = tmp_path / ".openclaw"
+    for agent in ("main", "play"):
+        (state / "agents" / agent / "sessions").mkdir(parents=True)
+    (state / "workspace" / "memory").mkdir(parents=True)
+    (tmp_path / "ws-play" / "memory").mkdir(parents=True)
+    play = {"workspace": str(tmp_path / "ws-play")}
+    (state / "openclaw.json").write_text(json.dumps({"agents": {"entries": {"play": play}}}))
+    cfg = tmp_path / "memoryd.toml"
+    cfg.write_text(f'[state]\ndir = "{tmp_path / "md"}"\n', encoding="utf-8")
+    env = {"HOME": str(tmp_path), "OPENCLAW_STATE_DIR": str(state)}
+    typo = memoryd(cfg, "hits", "--agent", "plya", env=env)
+    assert typo.returncode == 2
+    assert "no agent 'plya' (followed: main, play)" in typo.stderr
+    assert memoryd(cfg, "hits", "--agent", "play", env=env).returncode == 0

@@ -509,10 +509,17 @@ def openclaw_home(environ: typing.Mapping[str, str]) -> Path:
 
 
 def expand_home(path: str, environ: typing.Mapping[str, str]) -> Path:
-    """``~`` and ``~/x`` against OpenClaw's home ($OPENCLAW_HOME, else $HOME)."""
+    """``~`` and ``~/x`` against OpenClaw's home ($OPENCLAW_HOME, else $HOME).
+
+    ``~user/x`` is that user's home; a user the system does not know is a
+    :class:`ConfigError` (the setting is the person's to fix), not a traceback."""
     if path == "~" or path.startswith("~/"):
         return openclaw_home(environ) / path[2:]
-    return Path(path).expanduser()
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:  # pathlib's "Could not determine home directory."
+        user = path[1:].split("/", 1)[0]
+        raise ConfigError(f"{path}: no user {user!r} on this system to expand ~{user}") from None
 
 
 def discover_state_dir(environ: typing.Mapping[str, str]) -> Path:
@@ -641,15 +648,24 @@ def _named_workspace(agent_id: str, oc: dict[str, Any]) -> str | None:
     with its id, as OpenClaw's ``resolveAgentEntry`` (a later entry of the same id, e.g.
     ``"Work"`` after ``"work"``, is never looked at, even when the first names none)."""
     entry = next((e for e in _roster(oc) if e["id"] == agent_id), None)
-    workspace = entry.get("workspace") if entry is not None else None
-    return workspace.strip() if isinstance(workspace, str) and workspace.strip() else None
+    return _workspace_setting(entry.get("workspace") if entry is not None else None)
 
 
 def _defaults_workspace(oc: dict[str, Any]) -> str | None:
     agents = oc.get("agents")
     defaults = agents.get("defaults") if isinstance(agents, dict) else None
-    workspace = defaults.get("workspace") if isinstance(defaults, dict) else None
-    return workspace.strip() if isinstance(workspace, str) and workspace.strip() else None
+    return _workspace_setting(defaults.get("workspace") if isinstance(defaults, dict) else None)
+
+
+def _workspace_setting(value: Any) -> str | None:
+    """A ``workspace`` value of ``openclaw.json``: a path, or None for no setting (any
+    other type, a blank string: OpenClaw then falls back as well). A NUL byte, which no
+    path can hold, is the user's to fix (ValueError), not a place to guess."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    if "\0" in value:
+        raise ValueError(f"workspace {value!r} holds a NUL byte")
+    return value.strip()
 
 
 def workspace_candidates(
@@ -730,8 +746,29 @@ def resolve_workspace(
     )
 
 
+def _workspace_of(
+    agent_id: str,
+    oc: dict[str, Any],
+    state_dir: Path,
+    environ: typing.Mapping[str, str],
+    oc_file: Path | None,
+) -> Path:
+    """:func:`resolve_workspace`, a path no system call takes (a NUL byte, a name longer
+    than the file system allows) being a :class:`ConfigError` naming the file to fix."""
+    try:
+        return resolve_workspace(agent_id, oc, state_dir, environ)
+    except (OSError, ValueError, ConfigError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise ConfigError(
+            f"{oc_file or 'openclaw.json'}: agent {agent_id}'s workspace is no usable path ({why})"
+        ) from exc
+
+
 def _holds_notes(folder: Path) -> bool:
     return (folder / "MEMORY.md").is_file() or (folder / "memory").is_dir()
+
+
+ACTIVE_MEMORY_TRANSCRIPT_DIR = "active-memory"  # the plugin's default `transcriptDir`
 
 
 class Agent(NamedTuple):
@@ -742,10 +779,7 @@ class Agent(NamedTuple):
     workspace: Path
     # The Active Memory plugin's `transcriptDir`, relative to its per-agent folder (read only
     # with `openclaw.include_active_memory`).
-    active_memory_dir: str = "active-memory"
-
-
-ACTIVE_MEMORY_TRANSCRIPT_DIR = "active-memory"  # the plugin's default `transcriptDir`
+    active_memory_dir: str = ACTIVE_MEMORY_TRANSCRIPT_DIR
 
 
 def active_memory_transcript_dir(oc: dict[str, Any]) -> str:
@@ -871,7 +905,11 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
         oc = {}  # the workspace is the override, for every agent
     agents = []
     for agent_id in ids:
-        ws = override if override is not None else resolve_workspace(agent_id, oc, state_dir, env)
+        ws = (
+            override
+            if override is not None
+            else _workspace_of(agent_id, oc, state_dir, env, oc_file)
+        )
         agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws, helper_dir))
     # The primary workspace: main's, else the default agent's (OpenClaw's default workspace),
     # the first of the two that is a folder (with another agent marked default, main works in

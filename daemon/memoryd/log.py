@@ -29,16 +29,17 @@ _QUIET_LIBRARIES = {"apscheduler": logging.WARNING, "watchdog": logging.WARNING}
 # watchdog's inotify emitter logs this at error level when an event arrives as its watch
 # stops (a SIGTERM or a reload while OpenClaw writes): nothing is lost, the next start or
 # rescan reads the file, so it is debug, not an error line in the journal at every stop.
-_STOP_RACE = ("watchdog.observers.inotify", "called when the thread is inactive")
+_INOTIFY_LOGGER = "watchdog.observers.inotify"
+_STOP_RACE_TEXT = "called when the thread is inactive"
 
 
 class _DemoteStopRace(logging.Filter):
     """Turns watchdog's stop-race message into a debug record (dropped unless debug is on)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno > logging.DEBUG and _STOP_RACE[1] in str(record.msg):
+        if record.levelno > logging.DEBUG and _STOP_RACE_TEXT in str(record.msg):
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
-            return logging.getLogger(_STOP_RACE[0]).isEnabledFor(logging.DEBUG)
+            return logging.getLogger(_INOTIFY_LOGGER).isEnabledFor(logging.DEBUG)
         return True
 
 
@@ -122,7 +123,7 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> Non
     root.setLevel(numeric)
     for name, floor in _QUIET_LIBRARIES.items():
         logging.getLogger(name).setLevel(numeric if numeric <= logging.DEBUG else floor)
-    race = logging.getLogger(_STOP_RACE[0])
+    race = logging.getLogger(_INOTIFY_LOGGER)
     if _DEMOTE_STOP_RACE not in race.filters:
         race.addFilter(_DEMOTE_STOP_RACE)
 

@@ -140,7 +140,8 @@ def _workspace_agents(ctx: Context, only: str | None) -> tuple[list[str], Path]:
     if only is not None:
         agent = next((a for a in ctx.paths.agents if a.id == only), None)
         if agent is None:
-            raise UsageError(f"--agent: no agent {only!r} (followed: {', '.join(ids) or 'none'})")
+            followed = ", ".join(a.id for a in ctx.paths.agents) or "none"
+            raise UsageError(f"--agent: no agent {only!r} (followed: {followed})")
         return [only], agent.workspace
     return ids, ws
 

@@ -87,7 +87,7 @@ def written_id(call_id: str) -> str:
     if OCCURRENCE_MARK not in call_id:
         return call_id
     head, _, made = call_id.rpartition(OCCURRENCE_MARK)
-    return head if made.isdigit() and is_numbered(head) else call_id
+    return head if _is_ms(made) and is_numbered(head) else call_id
 
 
 def stored_occurrence(
@@ -108,17 +108,36 @@ def stored_occurrence(
     memoryd kept occurrences). With the result message's time ``made``, only calls made
     before it are looked at (a later call is not the one it answers).
     """
-    if made is not None:
-        limit = round(made * 1000)
-        rows = [row for row in rows if _made_ms(row[0]) <= limit]
+    # (the key range also holds an id a transcript wrote with the mark in it: no occurrence)
+    limit = round(made * 1000) if made is not None else None
+    rows = [
+        row
+        for row in rows
+        if _made_ms(row[0]) >= 0 and (limit is None or _made_ms(row[0]) <= limit)
+    ]
     own = [cid for cid, s in rows if s == session or (parent is not None and s == parent)]
     pool = own or [cid for cid, _ in rows]
     return max(pool, key=_made_ms) if pool else None
 
 
+def _occurrences_of(call_id: str, ids: set[str]) -> list[str]:
+    """The occurrence ids of numbered ``call_id`` among ``ids``: the id, the mark, a time.
+
+    Strict, as a transcript's own id is data: ``memory_get_0#1x2`` is kept as written
+    (it is no numbered id) and must not pass for an occurrence of ``memory_get_0``.
+    """
+    prefix = call_id + OCCURRENCE_MARK
+    return [c for c in ids if c.startswith(prefix) and _is_ms(c[len(prefix) :])]
+
+
 def _made_ms(occurrence: str) -> int:
     tail = occurrence.rpartition(OCCURRENCE_MARK)[2]
-    return int(tail) if tail.isdigit() else -1
+    return int(tail) if _is_ms(tail) else -1
+
+
+def _is_ms(text: str) -> bool:
+    # ASCII only: `str.isdigit` also takes `²`, which `int` refuses
+    return text.isascii() and text.isdigit()
 
 
 class Call:
@@ -209,18 +228,17 @@ class Calls:
         that id made last before it, in this session (or the session it continues), met
         in this scan or still waiting, answered or not (a copy of an earlier turn's answer
         is that turn's, whatever call came since), else the id itself. Without it: the
-        latest call made with that id
-        there, if it still waits; else the latest of those still waiting (met in an
-        earlier scan); else the latest met, answered already (the result is a copy); else
-        the id itself (a call made before memoryd kept occurrences, or never seen).
+        latest call made with that id there, if it still waits; else the latest of those
+        still waiting (met in an earlier scan); else the latest met, answered already (the
+        result is a copy); else the id itself (a call made before memoryd kept occurrences,
+        or never seen).
         """
-        prefix = call_id + OCCURRENCE_MARK
         if made is not None:
             limit = round(made * 1000)
             mine = set(self.met.get((session, call_id), ()))
             if parent is not None:
                 mine |= self.met.get((parent, call_id), set())
-            mine.update(c for c in self.waiting_in(session, parent) if c.startswith(prefix))
+            mine.update(_occurrences_of(call_id, self.waiting_in(session, parent)))
             before = [c for c in mine if 0 <= _made_ms(c) <= limit]
             # (none: the call was made in an earlier scan, or never seen; not a later one)
             return max(before, key=_made_ms) if before else call_id
@@ -229,9 +247,9 @@ class Calls:
             latest = self.latest.get((parent, call_id))
         if latest is not None and not self.is_answered(latest):
             return latest
-        waiting = [c for c in self.waiting_in(session, parent) if c.startswith(prefix)]
+        waiting = _occurrences_of(call_id, self.waiting_in(session, parent))
         if waiting:
-            return max(waiting, key=lambda c: int(c[len(prefix) :] or 0))
+            return max(waiting, key=_made_ms)
         return latest if latest is not None else call_id
 
     def lookup(self, call_id: str, fetch: Callable[[str], CallRow | None]) -> Call | None:
