@@ -369,3 +369,21 @@ def test_counting_synthetic_traffic_still_leaves_out_the_helper_runs_when_not_in
     doc = memoryd("--config", str(cfg), "hits", "--all", env={})
     assert hit_counts(doc) == {"MEMORY.md": 1, "memory/ops.md": 1}
     assert doc["never_hit"] == ["memory/2026-02-20.md"]
+
+
+def test_an_agent_named_in_other_case_is_openclaws_lower_case_agent(tmp_path):
+    """OpenClaw files agent ``Work`` under ``agents/work/``: ``openclaw.agents = ["Work"]``
+    and ``hits --agent Work`` follow that agent, not a folder that is not there."""
+    home = tmp_path / "home"
+    state = home / ".openclaw"
+    ws = state / "workspace"
+    note(ws, "memory/plans.md")
+    transcript(state, "work", "s-work", ["memory/plans.md"] * 2)
+    cfg = tmp_path / "memoryd.toml"
+    cfg.write_text(
+        f'[openclaw]\nagents = ["Work"]\nworkspace = "{ws}"\n[state]\ndir = "{tmp_path / "st"}"\n'
+    )
+    doc = memoryd("--config", str(cfg), "hits", "--all", env={"HOME": str(home)})
+    assert hit_counts(doc) == {"memory/plans.md": 2}
+    doc = memoryd("--config", str(cfg), "hits", "--all", "--agent", "Work", env={"HOME": str(home)})
+    assert hit_counts(doc) == {"memory/plans.md": 2}

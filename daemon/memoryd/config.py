@@ -45,7 +45,8 @@ class OpenClawConfig(NamedTuple):
     then `~/.openclaw`, then the legacy `~/.clawdbot`, `~/.moldbot`, `~/.moltbot`
     (`$OPENCLAW_HOME` replaces `$HOME`)."""
     agents: tuple[str, ...] = ("*",)
-    """Agent ids to follow under `<state_dir>/agents/`. `"*"` = every agent found there."""
+    """Agent ids to follow under `<state_dir>/agents/` (as OpenClaw files them: `"Work"` is
+    `agents/work/`). `"*"` = every agent found there."""
     workspace: str = ""
     """The workspace holding `MEMORY.md` and `memory/`. `""` = as OpenClaw resolves it from
     `openclaw.json`: the agent's own `agents.entries.<id>.workspace` (`agents.list[].workspace`
@@ -887,8 +888,9 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
             ids = sorted(p.name for p in agents_root.iterdir() if p.is_dir())
         except OSError:
             ids = []
-    else:
-        ids = list(dict.fromkeys(wanted))
+    else:  # as OpenClaw files them (``"Work"`` is ``agents/work/``), unless such a folder is there
+        ids = [a if (agents_root / a).is_dir() else normalize_agent_id(a) for a in wanted]
+        ids = list(dict.fromkeys(ids))
     if not ids:
         ids = ["main"]
 

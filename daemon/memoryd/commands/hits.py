@@ -138,11 +138,14 @@ def _workspace_agents(ctx: Context, only: str | None) -> tuple[list[str], Path]:
     ws = ctx.paths.workspace
     ids = [a.id for a in ctx.paths.agents if a.workspace == ws]
     if only is not None:
-        agent = next((a for a in ctx.paths.agents if a.id == only), None)
+        from ..config import normalize_agent_id
+
+        named = (only, normalize_agent_id(only))  # ``Work`` is OpenClaw's agent ``work``
+        agent = next((a for w in named for a in ctx.paths.agents if a.id == w), None)
         if agent is None:
             followed = ", ".join(a.id for a in ctx.paths.agents) or "none"
             raise UsageError(f"--agent: no agent {only!r} (followed: {followed})")
-        return [only], agent.workspace
+        return [agent.id], agent.workspace
     return ids, ws
 
 
