@@ -132,12 +132,9 @@ class Applier:
         if key in self._bare:
             ts = self._bare[key]
         else:
-            # (not through the write queue: the rows this process writes under a bare
-            # numbered id are noted in ``_bare`` as they are made, see _result)
-            row = self.ledger.conn.execute(
-                "SELECT ts FROM calls WHERE agent = ? AND call_id = ?", key
-            ).fetchone()
-            ts = None if row is None else row[0]
+            # (the rows this process writes under a bare numbered id are noted in ``_bare``
+            # as they are made, see _result: only older rows are looked up)
+            ts = self.ledger.stored_call_time(agent, raw)
             if len(self._bare) < _BARE_MAX:
                 self._bare[key] = ts
         return ts is not None and made <= ts + 1e-3

@@ -10,7 +10,7 @@ scanner has not met in this scan (the ledger's).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 # A call as the ledger stores it: tool, query, ts, answered, session.
 CallRow = tuple[str, "str | None", "float | None", int, "str | None"]
@@ -108,16 +108,23 @@ def stored_occurrence(
     memoryd kept occurrences). With the result message's time ``made``, only calls made
     before it are looked at (a later call is not the one it answers).
     """
-    # (the key range also holds an id a transcript wrote with the mark in it: no occurrence)
-    limit = round(made * 1000) if made is not None else None
-    rows = [
-        row
-        for row in rows
-        if _made_ms(row[0]) >= 0 and (limit is None or _made_ms(row[0]) <= limit)
-    ]
+    limit = None if made is None else round(made * 1000)
     own = [cid for cid, s in rows if s == session or (parent is not None and s == parent)]
-    pool = own or [cid for cid, _ in rows]
-    return max(pool, key=_made_ms) if pool else None
+    return _latest(own, limit) or _latest((cid for cid, _ in rows), limit)
+
+
+def _latest(occurrences: Iterable[str], limit: int | None = None) -> str | None:
+    """The occurrence made last (no later than ``limit`` ms, if given), or None.
+
+    An id without a valid time after the mark (a transcript may write one so: its own
+    id, no occurrence) is never taken.
+    """
+    best, best_ms = None, -1
+    for occurrence in occurrences:
+        ms = _made_ms(occurrence)
+        if ms > best_ms and (limit is None or ms <= limit):
+            best, best_ms = occurrence, ms
+    return best
 
 
 def _occurrences_of(call_id: str, ids: set[str]) -> list[str]:
@@ -239,18 +246,15 @@ class Calls:
             if parent is not None:
                 mine |= self.met.get((parent, call_id), set())
             mine.update(_occurrences_of(call_id, self.waiting_in(session, parent)))
-            before = [c for c in mine if 0 <= _made_ms(c) <= limit]
             # (none: the call was made in an earlier scan, or never seen; not a later one)
-            return max(before, key=_made_ms) if before else call_id
+            return _latest(mine, limit) or call_id
         latest = self.latest.get((session, call_id))
         if latest is None and parent is not None:
             latest = self.latest.get((parent, call_id))
         if latest is not None and not self.is_answered(latest):
             return latest
-        waiting = _occurrences_of(call_id, self.waiting_in(session, parent))
-        if waiting:
-            return max(waiting, key=_made_ms)
-        return latest if latest is not None else call_id
+        waiting = _latest(_occurrences_of(call_id, self.waiting_in(session, parent)))
+        return waiting or latest or call_id
 
     def lookup(self, call_id: str, fetch: Callable[[str], CallRow | None]) -> Call | None:
         """The call, met in this scan or fetched (``fetch``: from the ledger) and kept."""
