@@ -540,10 +540,14 @@ def test_soak_openclaw_writer_signals_kills_and_commands_against_the_live_daemon
                 writer.recreate_note(truth)
         elif action == "sighup":  # a config change each time: rescans, polling on and off
             reloads += 1
-            inst.config.write_text(
+            # saved as editors save (a new file renamed over the old): a one-shot command
+            # running beside it must never read a half-written, empty config
+            tmp = inst.config.with_suffix(".tmp")
+            tmp.write_text(
                 inst.base_config.replace("3600.0", RELOADED if reloads % 2 else "3600.0") + EXTRA,
                 encoding="utf-8",
             )
+            tmp.replace(inst.config)
             sup.reload()
         elif action == "sigterm":
             sup.restart(signal.SIGTERM)
