@@ -306,6 +306,18 @@ def organize(
         return _apply(cfg, paths, store, now)
 
 
+def _retrievals(store: Store, root: Path, placements: dict[str, Placement]) -> dict[str, float]:
+    """note → its last retrieval, hits recorded under another spelling of its name (a
+    ``memory_get`` of ``warm/Plan.md`` that opened ``warm/plan.md`` on a Mac) included:
+    a note read every day is never forgotten for how the agent spelled it (docs/paths.md)."""
+    from ..pathmatch import attribute_max, attribution_for
+
+    times = last_retrievals(store)
+    probe = [f.rel for place in placements.values() for f in place.files]
+    att = attribution_for(root, list(placements), times, probe=probe)
+    return attribute_max(times, att.owner)
+
+
 def _plan_only(cfg: Config, paths: Paths, store: Store, now: float) -> OrganizeResult:
     root = paths.tiers_root
     skipped: list[str] = []
@@ -314,7 +326,7 @@ def _plan_only(cfg: Config, paths: Paths, store: Store, now: float) -> OrganizeR
     records = load_records(store)
     records.update(reconcile(placements, records, now))
     pol = TierPolicy.from_config(cfg.tiers)
-    actions = plan_store(placements, records, last_retrievals(store), now, pol)
+    actions = plan_store(placements, records, _retrievals(store, root, placements), now, pol)
     expired = expired_archives(graveyard_dir(paths), now, cfg.tiers.graveyard_days)
     return OrganizeResult(
         root,
@@ -341,7 +353,7 @@ def _apply(cfg: Config, paths: Paths, store: Store, now: float) -> OrganizeResul
             save_records(store, changed_records.values())
         records.update(changed_records)
     pol = TierPolicy.from_config(cfg.tiers)
-    actions = plan_store(placements, records, last_retrievals(store), now, pol)
+    actions = plan_store(placements, records, _retrievals(store, root, placements), now, pol)
     batch = f"organize:{iso(now)}:{uuid.uuid4().hex[:8]}"
     ex = _Executor(cfg, paths, store, mover, batch, now)
     results = ex.run(actions, placements)
