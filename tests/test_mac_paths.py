@@ -236,3 +236,24 @@ def test_a_tier_note_read_every_day_under_another_spelling_is_not_forgotten(
     forgotten = {a["note"] for a in done["actions"] if a["dst"].startswith("forgotten/")}
     assert forgotten == {"idle.md"}
     assert (tiers / "warm" / "plan.md").is_file() and (tiers / "forgotten" / "idle.md").is_file()
+
+
+def test_a_mark_or_an_explain_in_another_spelling_names_the_file(tmp_path: Path) -> None:
+    """On a Mac `memoryd mark memory/Projects.md` is accepted (that path opens the file):
+    the mark must protect memory/projects.md from expire."""
+    from memoryd.store import Store
+
+    m = Mac(tmp_path)
+    m.write("memory/projects.md")
+    m.run("scan", mac=True)  # creates the state database
+    with Store.open(m.real_state / "memoryd" / "state.db") as store, store.transaction():
+        store.set_mark("memory/Projects.md", "marked")
+    plan = m.json("expire", "--dry-run", mac=True)
+    assert [(k["path"], k["rule"]) for k in plan["keep"]] == [("memory/projects.md", "marked")]
+    assert plan["archive"] == []
+    explained = m.json("explain", "memory/Projects.md", mac=True)
+    assert explained["path"] == "memory/projects.md" and explained["signals"]["marked"]
+    # On ext4 the mark names no file: the note is archived as its own rule says.
+    assert [a["path"] for a in m.json("expire", "--dry-run", mac=False)["archive"]] == [
+        "memory/projects.md"
+    ]

@@ -468,11 +468,25 @@ class Snapshot:
             )
             for f in self.files
         ]
-        self.marked = store.marks("marked")
+        # A mark given as another spelling of a listed file (``memoryd mark memory/Projects.md``
+        # on a Mac, where that opens memory/projects.md) protects that file.
+        self.marked = self._as_listed(store.marks("marked"))
         self.pins = tuple(sorted(store.marks("pinned")))
-        self.promoted = store.marks("promoted")
+        self.promoted = self._as_listed(store.marks("promoted"))
         self._hits: dict[str, list[Hit]] | None = None
         self._texts: dict[str, str] = {}
+
+    def _as_listed(self, paths: set[str]) -> set[str]:
+        """``paths`` with each other spelling of a listed file replaced by the file's path."""
+        owner = attribution_for(self.workspace, [f.rel for f in self.files], paths).owner
+        return {owner.get(p, p) for p in paths}
+
+    def listed_as(self, rel: str) -> str:
+        """The listed file a path someone typed names on this file system (``rel`` itself
+        when it is listed, or names none)."""
+        if any(f.rel == rel for f in self.files):
+            return rel
+        return self._as_listed({rel}).pop()
 
     @property
     def hits(self) -> dict[str, list[Hit]]:

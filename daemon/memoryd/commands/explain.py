@@ -28,6 +28,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     rel = to_relpath(ctx, args.path)
     store = ctx.read_store()
     snap = snapshot(ctx.cfg, ctx.paths, store, now)
+    rel = snap.listed_as(rel)  # memory/Projects.md typed on a Mac: memory/projects.md
     journal = [
         {"id": r.id, "op": r.op, "src": r.src, "dst": r.dst, "state": r.state, "reason": r.reason}
         for r in mover_for(store, ctx.paths).find(ctx.paths.workspace / rel)
