@@ -72,14 +72,16 @@ class Mac:
         self.lines.append(tx.call(cid, query="notes", ts=ts - 1))
         self.lines.append(tx.result(cid, tx.search_payload(paths), ts=ts))
 
-    def run(self, *args: str, mac: bool, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, mac: bool, check: bool = True, now: float = NOW
+    ) -> subprocess.CompletedProcess[str]:
         (self.sessions / "s1.jsonl").write_bytes(b"".join(self.lines))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
         env.update(
             HOME=str(self.root),
             OPENCLAW_STATE_DIR=str(self.state),
             MEMORYD_CONFIG=str(self.config),
-            MEMORYD_NOW=str(NOW),
+            MEMORYD_NOW=str(now),
         )
         if mac:
             env["MEMORYD_FS_TRAITS"] = "macos"
@@ -94,8 +96,8 @@ class Mac:
             assert proc.returncode == 0, f"memoryd {args} → {proc.returncode}\n{proc.stderr}"
         return proc
 
-    def json(self, *args: str, mac: bool) -> dict:
-        return json.loads(self.run(*args, "--json", mac=mac).stdout)
+    def json(self, *args: str, mac: bool, now: float = NOW) -> dict:
+        return json.loads(self.run(*args, "--json", mac=mac, now=now).stdout)
 
     def tree(self, base: Path) -> dict[str, str]:
         out = {}
@@ -257,3 +259,19 @@ def test_a_mark_or_an_explain_in_another_spelling_names_the_file(tmp_path: Path)
     assert [a["path"] for a in m.json("expire", "--dry-run", mac=False)["archive"]] == [
         "memory/projects.md"
     ]
+
+
+def test_a_tier_note_marked_under_another_spelling_is_never_deleted(tmp_path: Path) -> None:
+    from memoryd.store import Store
+
+    m = Mac(tmp_path)
+    tiers = m.real_state / "memory_fs"
+    m.write("forgotten/old.md", NOW - 60 * DAY, folder=tiers)
+    m.json("organize", mac=True, now=NOW - 40 * DAY)  # it enters forgotten/ then
+    with Store.open(m.real_state / "memoryd" / "state.db") as store, store.transaction():
+        store.set_mark("tiers/Old.md", "marked")  # `memoryd mark tiers/forgotten/Old.md`
+    linux = m.json("organize", "--dry-run", mac=False)
+    assert [(a["op"], a["note"]) for a in linux["actions"]] == [("delete", "old.md")]
+    done = m.json("organize", mac=True)
+    assert [a for a in done["actions"] if a["op"] == "delete"] == []
+    assert (tiers / "forgotten" / "old.md").is_file()
