@@ -134,6 +134,10 @@ def test_the_plist_is_a_keepalive_background_agent_plistlib_and_plutil_accept() 
     assert all(Path(a).is_absolute() for a in doc["ProgramArguments"][:1])
     assert doc["ProgramArguments"][-1] == "run"
     assert Path(doc["StandardErrorPath"]).is_absolute()
+    # launchd's own PATH has no Homebrew: a summarizer_command must be found all the same.
+    path = doc["EnvironmentVariables"]["PATH"].split(":")
+    assert {"/opt/homebrew/bin", "/usr/local/bin", "/usr/bin"} <= set(path)
+    assert all(Path(p).is_absolute() for p in path)
     if shutil.which("plutil"):
         lint = subprocess.run(["plutil", "-lint", str(PLIST)], capture_output=True, text=True)
         assert lint.returncode == 0, lint.stdout + lint.stderr
@@ -154,6 +158,12 @@ def test_launchd_install_dry_run_install_refusal_and_uninstall(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     doc = plistlib.loads(target.read_bytes())
     assert doc["ProgramArguments"] == [str(Path(sys.executable).parent / "memoryd"), "run"]
+    # The installing shell's PATH (absolute entries), after the folder of memoryd itself.
+    carried = doc["EnvironmentVariables"]["PATH"].split(":")
+    assert carried[0] == str(Path(sys.executable).parent)
+    assert set(carried[1:]) <= set(os.environ["PATH"].split(":"))
+    assert all(Path(p).is_absolute() for p in carried) and len(set(carried)) == len(carried)
+    assert f"launchctl bootout gui/$(id -u)/{LAUNCHD_LABEL}" in done.stdout  # an upgrade
     assert doc["StandardErrorPath"] == str(tmp_path / "Library/Logs/memoryd/memoryd.log")
     assert (tmp_path / "Library" / "Logs" / "memoryd").is_dir()
     assert f"launchctl bootstrap gui/$(id -u) {target}" in done.stdout
@@ -176,3 +186,35 @@ def test_launchd_install_dry_run_install_refusal_and_uninstall(tmp_path: Path) -
     assert target.exists()
     forced = cli(tmp_path, "service", "install", "--launchd", "--force")
     assert forced.returncode == 0 and plistlib.loads(target.read_bytes())["RunAtLoad"] is True
+
+
+def test_launchd_agent_runs_the_stable_name_on_path_and_carries_the_fs_override(
+    tmp_path: Path,
+) -> None:
+    """Homebrew links bin/memoryd into a versioned Cellar folder that an upgrade removes:
+    the agent must run the link on PATH, not the file beside this interpreter."""
+    (tmp_path / ".openclaw").mkdir()
+    brew_bin = tmp_path / "homebrew" / "bin"
+    brew_bin.mkdir(parents=True)
+    (brew_bin / "memoryd").symlink_to(Path(sys.executable).parent / "memoryd")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_"))}
+    env.update(
+        HOME=str(tmp_path),
+        PATH=f"{brew_bin}:relative/bin:/usr/bin:/bin",
+        MEMORYD_FS_TRAITS="macos",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryd", "service", "install", "--launchd"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    doc = plistlib.loads(
+        (tmp_path / "Library/LaunchAgents" / f"{LAUNCHD_LABEL}.plist").read_bytes()
+    )
+    assert doc["ProgramArguments"] == [str(brew_bin / "memoryd"), "run"]
+    assert doc["EnvironmentVariables"]["PATH"] == f"{brew_bin}:/usr/bin:/bin"
+    assert doc["EnvironmentVariables"]["MEMORYD_FS_TRAITS"] == "macos"

@@ -41,8 +41,9 @@ from typing import Any
 
 from .config import Config, Paths
 from .fsutil import read_text as read_nofollow
+from .pathmatch import attributed_tallies, attribution_for, canonical_rows, merged_hits
 from .service.schedule import schedule_timezone
-from .store import CLOCK_SKEW, Store, hit_counts
+from .store import CLOCK_SKEW, HitTally, Store, hit_counts
 from .strength import HitRow, load_hit_rows
 from .workspace import (  # archive_excludes: defined there, for `hits`, which needs no signals
     LONG_TERM_NAMES,
@@ -351,6 +352,12 @@ def load_counts(
     return out
 
 
+def _as_counts(tally: HitTally, extra: Sequence[float]) -> HitCounts:
+    """A :class:`memoryd.store.HitTally` of windows (7, 14, 30, *extra) as HitCounts."""
+    d7, d14, d30, *more = tally.within
+    return HitCounts(tally.total, d7, d14, d30, tally.last, dict(zip(extra, more, strict=True)))
+
+
 def load_hits(
     conn: object,
     now: float,
@@ -439,12 +446,16 @@ class Snapshot:
         self.agents: list[str] | None = None
         if len({a.workspace for a in paths.agents}) > 1:
             self.agents = [a.id for a in paths.agents if a.workspace == ws]
-        counts = load_counts(
-            store.conn,
-            now,
-            extra=(cfg.expire.window_days, cfg.score.recent_access_days),
-            agents=self.agents,
+        extra = sorted({cfg.expire.window_days, cfg.score.recent_access_days} - {7, 14, 30})
+        windows = (7, 14, 30, *extra)
+        tallies = hit_counts(store.conn, now, windows, self.agents)
+        # A hit recorded under another spelling of a listed file (memory/Projects.md for
+        # memory/projects.md on a Mac) counts for that file (docs/paths.md).
+        self.attribution = attribution_for(ws, [f.rel for f in self.files], tallies)
+        tallies = attributed_tallies(
+            store.conn, tallies, self.attribution, now, windows, self.agents, skew=CLOCK_SKEW
         )
+        counts = {path: _as_counts(tally, extra) for path, tally in tallies.items()}
         empty = HitCounts()
         self.signals = [
             file_signals(
@@ -457,25 +468,51 @@ class Snapshot:
             )
             for f in self.files
         ]
-        self.marked = store.marks("marked")
+        # A mark given as another spelling of a listed file (``memoryd mark memory/Projects.md``
+        # on a Mac, where that opens memory/projects.md) protects that file.
+        self.marked = self._as_listed(store.marks("marked"))
         self.pins = tuple(sorted(store.marks("pinned")))
-        self.promoted = store.marks("promoted")
+        self.promoted = self._as_listed(store.marks("promoted"))
         self._hits: dict[str, list[Hit]] | None = None
         self._texts: dict[str, str] = {}
 
+    def _as_listed(self, paths: set[str]) -> set[str]:
+        """``paths`` with each other spelling of a listed file replaced by the file's path."""
+        owner = attribution_for(self.workspace, [f.rel for f in self.files], paths).owner
+        return {owner.get(p, p) for p in paths}
+
+    def listed_as(self, rel: str) -> str:
+        """The listed file a path someone typed names on this file system (``rel`` itself
+        when it is listed, or names none)."""
+        if any(f.rel == rel for f in self.files):
+            return rel
+        return self._as_listed({rel}).pop()
+
     @property
     def hits(self) -> dict[str, list[Hit]]:
-        """memory_path → hits (at or before ``now``), read on first use."""
+        """memory_path → hits (at or before ``now``), read on first use; a listed file's
+        hits recorded under another spelling are its own (one per call)."""
         if self._hits is None:
-            self._hits = load_hits(self._conn, self.now, agents=self.agents)
+            self._hits = merged_hits(
+                load_hits(self._conn, self.now, agents=self.agents), self.attribution.owner
+            )
         return self._hits
 
     def _hits_of(self, rel: str) -> list[Hit]:
         return self.hits.get(rel, [])
 
-    def hit_rows(self) -> list[HitRow]:
-        """Every hit row with what strength needs (read on call; expire policies use it)."""
-        return load_hit_rows(self._conn, agents=self.agents, raw=True)
+    def hit_rows(self, paths: Iterable[str] | None = None, *, raw: bool = True) -> list[HitRow]:
+        """Every hit row with what strength needs (read on call; expire policies use it),
+        each under the listed file it names (so a read under another spelling is the read
+        of the search's result); ``paths``: only those files' rows and their calls'."""
+        rows = canonical_rows(
+            load_hit_rows(self._conn, agents=self.agents, raw=raw), self.attribution.owner
+        )
+        if paths is None:
+            return rows
+        wanted = set(paths)
+        calls = {(r[0], r[1]) for r in rows if r[2] in wanted}
+        return [r for r in rows if r[2] in wanted or (r[0], r[1]) in calls]
 
     @property
     def by_path(self) -> dict[str, FileSignals]:

@@ -47,11 +47,18 @@ def is_memory_relpath(rel: str) -> bool:
     return all(part not in ("", ".", "..") for part in parts)
 
 
+Roots = str | tuple[str, ...]
+
+
 @functools.lru_cache(maxsize=8192)  # agents hit the same few files over and over
-def classify_result_path(raw: str, workspace: str, tiers_root: str | None = None) -> str | None:
+def classify_result_path(raw: str, workspace: Roots, tiers_root: Roots | None = None) -> str | None:
     """The key under which a hit on ``raw`` is counted, or None if it is not a memory file.
 
-    ``workspace`` and ``tiers_root`` are absolute POSIX paths used only as strings.
+    ``workspace`` and ``tiers_root`` are absolute POSIX paths used only as strings: one, or
+    several spellings of the same folder (as given first, then where its symlinks lead:
+    see :func:`roots_of`). A relative path is joined to the first, lexically, as OpenClaw
+    joins it; an absolute one may lie under any of them, so a workspace given as a symlink
+    keeps the hits recorded under its resolved path, and the other way round.
     Workspace files are keyed by their workspace-relative path (``memory/x.md``);
     files of the tier store by ``tiers/<name>`` whatever tier they are in, so a
     note keeps its history as it moves between tiers.
@@ -60,25 +67,35 @@ def classify_result_path(raw: str, workspace: str, tiers_root: str | None = None
     p = normalize(raw)
     if p is None:
         return None
-    ws = posixpath.normpath(workspace)
+    spaces = (workspace,) if isinstance(workspace, str) else workspace
     if p.startswith("/"):
         full = p
     elif p[1:3] == ":/":  # a Windows absolute path never lands inside a POSIX root
         return None
     else:
-        full = posixpath.normpath(posixpath.join(ws, p))
-    if full.startswith(ws + "/"):
-        rel = full[len(ws) + 1 :]
-        if is_memory_relpath(rel):
-            return rel
-    if tiers_root:
-        root = posixpath.normpath(tiers_root)
+        full = posixpath.normpath(posixpath.join(posixpath.normpath(spaces[0]), p))
+    for space in spaces:
+        ws = posixpath.normpath(space)
+        if full.startswith(ws + "/"):
+            rel = full[len(ws) + 1 :]
+            if is_memory_relpath(rel):
+                return rel
+    for tiers in (tiers_root,) if isinstance(tiers_root, str) else tiers_root or ():
+        root = posixpath.normpath(tiers)
         if full.startswith(root + "/") and full.endswith(".md"):
             rel = full[len(root) + 1 :]
             parts = rel.split("/")
             if len(parts) == 2 and parts[0] in ("hot", "warm", "gist", "forgotten"):
                 return "tiers/" + parts[1]
     return None
+
+
+def roots_of(folder: Path) -> tuple[str, ...]:
+    """``folder`` as given (made absolute) and, when a symlink leads elsewhere, where it
+    leads: the spellings under which transcripts may name its files."""
+    given = str(folder.absolute())
+    resolved = os.path.realpath(given)
+    return (given,) if resolved == given else (given, resolved)
 
 
 def is_utf8_name(name: str) -> bool:

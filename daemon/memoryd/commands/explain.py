@@ -28,6 +28,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     rel = to_relpath(ctx, args.path)
     store = ctx.read_store()
     snap = snapshot(ctx.cfg, ctx.paths, store, now)
+    rel = snap.listed_as(rel)  # memory/Projects.md typed on a Mac: memory/projects.md
     journal = [
         {"id": r.id, "op": r.op, "src": r.src, "dst": r.dst, "state": r.state, "reason": r.reason}
         for r in mover_for(store, ctx.paths).find(ctx.paths.workspace / rel)
@@ -72,10 +73,12 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         sig, text_body, cfg.promote, marked=rel in snap.marked, promoted=rel in snap.promoted
     )
     since = sig.days_since_hit
-    from ..strength import hit_strengths, load_hit_rows, strength_summary
+    from ..strength import hit_strengths, strength_summary
 
-    rows = load_hit_rows(store.conn, paths=[rel], agents=snap.agents)
+    rows = snap.hit_rows([rel], raw=False)
     strength = strength_summary(rows, hit_strengths(rows), rel)
+    # Hits the transcripts recorded under another spelling of this file (docs/paths.md).
+    spellings = snap.attribution.spellings(rel)[1:]
     lines = [
         f"{rel} — {sig.kind} note, {sig.size} bytes",
         f"  created {clock.iso(sig.created)} (from its {sig.created_from}), "
@@ -87,6 +90,14 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         f"{strength['read']} read after a search, {strength['read_directly']} read directly); "
         f"{strength['came_along']} came along (rank 2 or lower, not read)"
         + (f", {strength['rank_unknown']} of unknown rank" if strength["rank_unknown"] else ""),
+        *(
+            [
+                f"  recorded also as: {', '.join(spellings)} (the same file on this file "
+                f"system: {snap.attribution.traits.describe()})"
+            ]
+            if spellings
+            else []
+        ),
         f"  distinct queries: {sig.distinct_queries}; distinct days with a hit: "
         f"{sig.distinct_days}",
         "  activation B = ln Σ t^-0.5 (t in days, ≥ 1 hour): "
@@ -147,6 +158,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
             "distinct_queries": sig.distinct_queries,
             "distinct_days": sig.distinct_days,
             "strength": strength,
+            "recorded_as": spellings,
             "activation": sig.activation,
             "fast_rate": sig.fast_rate,
             "slow_rate": sig.slow_rate,

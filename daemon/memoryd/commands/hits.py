@@ -167,18 +167,27 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     # The one hit count (explain, reports and the policies read the same): the files ever
     # hit with their last hit, and the count in the window; a hit up to a day "in the
     # future" counts as now. A window needs no all-time count: older hits are not read.
-    if days is None:
-        tallies = store.hit_counts(now, (), agents)
-        all_time = {path: (t.total or 0, t.last) for path, t in tallies.items()}
-        window = all_time
-    else:
-        tallies = store.hit_counts(now, (days,), agents, total=False)
-        all_time = {path: (0, t.last) for path, t in tallies.items()}  # ever hit; count unused
-        window = {path: (t.within[0], t.last) for path, t in tallies.items() if t.within[0]}
+    windows = () if days is None else (days,)
+    tallies = store.hit_counts(now, windows, agents, total=days is None)
     exclude = archive_excludes(workspace, ctx.cfg.archive.dir)  # (an archive inside memory/)
     skipped: list[str] = []
     files = list_memory_files(workspace, exclude, skipped)
     report_skipped_names(skipped)
+    # Hits recorded under another spelling of a listed file (memory/Projects.md for
+    # memory/projects.md on a Mac) are that file's (docs/paths.md).
+    from ..pathmatch import attributed_tallies, attribution_for
+    from ..store import CLOCK_SKEW
+
+    attribution = attribution_for(workspace, [f.rel for f in files], tallies)
+    tallies = attributed_tallies(
+        store.conn, tallies, attribution, now, windows, agents, skew=CLOCK_SKEW, total=days is None
+    )
+    if days is None:
+        all_time = {path: (t.total or 0, t.last) for path, t in tallies.items()}
+        window = all_time
+    else:
+        all_time = {path: (0, t.last) for path, t in tallies.items()}  # ever hit; count unused
+        window = {path: (t.within[0], t.last) for path, t in tallies.items() if t.within[0]}
     shown, never = hits_report(files, window, all_time, args.top)
     never_total = sum(1 for f in files if f.rel not in all_time)
     if args.json:

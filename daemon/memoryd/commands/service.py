@@ -365,10 +365,27 @@ def _quote_systemd(value: str) -> str:
     return value
 
 
+# launchd starts an agent with PATH=/usr/bin:/bin:/usr/sbin:/sbin: no Homebrew, no
+# ~/.local/bin, so a `tiers.summarizer_command` that works by hand would fail under it.
+LAUNCHD_DEFAULT_PATH = "/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+
+
+def launchd_path(exe: str, search_path: str | None) -> str:
+    """The agent's PATH: the folder of ``exe``, then the installing shell's PATH (its
+    absolute entries; :data:`LAUNCHD_DEFAULT_PATH` when there is none), each once."""
+    entries = [os.path.dirname(exe), *(search_path or LAUNCHD_DEFAULT_PATH).split(os.pathsep)]
+    return os.pathsep.join(dict.fromkeys(e for e in entries if os.path.isabs(e)))
+
+
 def render_launchd_plist(
-    exe: str, config: str | None, log_dir: str, environment: Mapping[str, str] | None = None
+    exe: str,
+    config: str | None,
+    log_dir: str,
+    environment: Mapping[str, str] | None = None,
+    search_path: str | None = None,
 ) -> bytes:
-    """The LaunchAgent (XML plist). launchd expands no ``~``: every path is absolute."""
+    """The LaunchAgent (XML plist). launchd expands no ``~``: every path is absolute.
+    ``search_path``: the PATH to give the agent (see :func:`launchd_path`)."""
     import plistlib  # (here: ``status`` shares this module and needs neither it nor shutil)
 
     args = [exe, *(["--config", config] if config else []), "run"]
@@ -385,6 +402,7 @@ def render_launchd_plist(
         "EnvironmentVariables": {
             "PYTHONUNBUFFERED": "1",
             "MEMORYD_INSTALLED_BY": INSTALL_MARK,
+            "PATH": launchd_path(exe, search_path),
             **(environment or {}),
         },
     }
@@ -396,9 +414,13 @@ def installed_executable(environ: dict[str, str]) -> str:
     import shutil
 
     beside = Path(sys.executable).parent / "memoryd"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside.absolute())
     found = shutil.which("memoryd", path=environ.get("PATH"))
+    if beside.is_file() and os.access(beside, os.X_OK):
+        # The name on PATH when it is a link to this very file: Homebrew's bin/memoryd
+        # outlives an upgrade, the versioned Cellar folder beside the interpreter does not.
+        if found and os.path.realpath(found) == os.path.realpath(beside):
+            return str(Path(found).absolute())
+        return str(beside.absolute())
     if found:
         return str(Path(found).absolute())
     argv0 = Path(sys.argv[0])
@@ -437,6 +459,8 @@ def _enable_commands(kind: str, path: Path, env: dict[str, str]) -> list[str]:
             "journalctl --user -u memoryd -o cat -f | jq   # follow its logs",
         ]
     return [
+        f"launchctl bootout gui/$(id -u)/{LAUNCHD_LABEL} 2>/dev/null   # only when one is "
+        "loaded already: launchd keeps the file it loaded until then",
         f"launchctl bootstrap gui/$(id -u) {path}",
         f"launchctl kickstart -k gui/$(id -u)/{LAUNCHD_LABEL}   # restart it",
     ]
@@ -454,11 +478,15 @@ def cmd_service_install(args: argparse.Namespace, ctx: Context) -> int:
     exe = installed_executable(ctx.environ)
     config = ctx.config_file
     environment = carried_environment(ctx.environ)
+    from ..pathmatch import ENV_TRAITS
+
+    if ctx.environ.get(ENV_TRAITS):  # an override for an odd mount holds for the service too
+        environment[ENV_TRAITS] = ctx.environ[ENV_TRAITS]
     if kind == "systemd":
         content = render_systemd_unit(exe, config, environment).encode()
     else:
         log_dir = str(_home(ctx.environ) / "Library" / "Logs" / "memoryd")
-        content = render_launchd_plist(exe, config, log_dir, environment)
+        content = render_launchd_plist(exe, config, log_dir, environment, ctx.environ.get("PATH"))
     if args.dry_run:
         ctx.print(f"# would write {path}")
         ctx.out.write(content.decode())

@@ -121,6 +121,7 @@ def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
         f.rel: (f.size, f.mtime)
         for f in list_memory_files(ws, archive_excludes(ws, cfg.archive.dir))
     }
+    on_disk = list(present)
     texts = {rel: read_text(ws, rel) for rel in present}
     for rel, where in archived_files(ctx, store):
         if rel in present:
@@ -129,6 +130,13 @@ def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
         present[rel] = (st.st_size, st.st_mtime)
         texts[rel] = read_text(where.parent, where.name)
     rows = load_hit_rows(store.conn, agents=agents)
+    # Hits and marks under another spelling of a file (a Mac's case- and normalization-
+    # insensitive names) are that file's, as in every plan (docs/paths.md).
+    from ..pathmatch import attribution_for, canonical_rows
+
+    marks = store.marks("marked")
+    owner = attribution_for(ws, list(present), {r.path for r in rows} | marks, probe=on_disk).owner
+    rows = canonical_rows(rows, owner)
     strengths = hit_strengths(rows)
     first_hit: dict[str, float] = {}
     hits = []
@@ -142,7 +150,8 @@ def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
         hits.append(
             ReplayHit(r.path, r.ts, r.kind, s.rank, s.read_at if r.kind == "search" else None)
         )
-    marked, pins = store.marks("marked"), (*cfg.expire.pinned, *store.marks("pinned"))
+    marked = {owner.get(m, m) for m in marks}
+    pins = (*cfg.expire.pinned, *store.marks("pinned"))
     files = []
     for rel, (size, mtime) in sorted(present.items()):
         created, source = created_time(rel, mtime, tz)

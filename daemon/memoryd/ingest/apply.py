@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from .. import clock
-from ..workspace import classify_result_path
+from ..workspace import Roots, classify_result_path
 from .calls import (
     Call,
     CallRow,
@@ -40,9 +40,9 @@ class Applier:
     def __init__(
         self,
         ledger: Ledger,
-        workspaces: dict[str, str],
-        primary: str,
-        tiers_root: str,
+        workspaces: dict[str, Roots],
+        primary: Roots,
+        tiers_root: Roots,
         count_synthetic: bool,
     ) -> None:
         self.ledger = ledger

@@ -41,7 +41,7 @@ from pathlib import Path
 from .. import faults
 from ..config import Config, Paths
 from ..store import Store
-from ..workspace import regular_stat
+from ..workspace import regular_stat, roots_of
 from . import sources as src
 from . import sqlite_source
 from .apply import SYNTHETIC_QUERY_PREFIXES, Applier
@@ -174,9 +174,10 @@ class Scanner:
         self.cfg = cfg
         self.paths = paths
         self.store = store
-        self._workspaces = {a.id: str(a.workspace.absolute()) for a in paths.agents}
-        self._primary = str(paths.workspace.absolute())
-        self._tiers_root = str(paths.tiers_root.absolute())
+        # Each as given and, behind a symlink, resolved: an absolute path may name either.
+        self._workspaces = {a.id: roots_of(a.workspace) for a in paths.agents}
+        self._primary = roots_of(paths.workspace)
+        self._tiers_root = roots_of(paths.tiers_root)
         self._claude = tuple(Path(p).expanduser() for p in cfg.openclaw.claude_projects)
         self._synthetic_sessions: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
         self._synthetic_this_scan: dict[str, frozenset[str]] = {}

@@ -20,7 +20,7 @@ import hashlib
 import logging
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from .records import (
     last_retrievals,
     load_records,
     mark_rescued,
+    notes_with_mark,
     reconcile,
     refcount_path,
     save_records,
@@ -306,15 +307,46 @@ def organize(
         return _apply(cfg, paths, store, now)
 
 
+def _retrievals(store: Store, root: Path, placements: dict[str, Placement]) -> dict[str, float]:
+    """note → its last retrieval, hits recorded under another spelling of its name (a
+    ``memory_get`` of ``warm/Plan.md`` that opened ``warm/plan.md`` on a Mac) included:
+    a note read every day is never forgotten for how the agent spelled it (docs/paths.md)."""
+    from ..pathmatch import attribute_max
+
+    times = last_retrievals(store)
+    return attribute_max(times, _owner(root, placements, times))
+
+
+def _owner(root: Path, placements: dict[str, Placement], names: Iterable[str]) -> Mapping[str, str]:
+    """Each of ``names`` that is another spelling of a note in the store → that note."""
+    from ..pathmatch import attribution_for
+
+    probe = [f.rel for place in placements.values() for f in place.files]
+    return attribution_for(root, list(placements), names, probe=probe).owner
+
+
+def _with_folded_marks(
+    store: Store, root: Path, placements: dict[str, Placement], records: dict[str, NoteRecord]
+) -> dict[str, NoteRecord]:
+    """``records`` with a mark given under another spelling of a note's name (``memoryd
+    mark tiers/warm/Plan.md`` on a Mac) on that note: it protects it from deletion."""
+    marked = notes_with_mark(store, "marked")
+    for note in set(_owner(root, placements, marked).values()):
+        rec = records.get(note)
+        if rec is not None and not rec.user_marked:
+            records[note] = replace(rec, user_marked=True)
+    return records
+
+
 def _plan_only(cfg: Config, paths: Paths, store: Store, now: float) -> OrganizeResult:
     root = paths.tiers_root
     skipped: list[str] = []
     placements = scan_store(root, skipped)
     report_skipped_names(skipped)
-    records = load_records(store)
+    records = _with_folded_marks(store, root, placements, load_records(store))
     records.update(reconcile(placements, records, now))
     pol = TierPolicy.from_config(cfg.tiers)
-    actions = plan_store(placements, records, last_retrievals(store), now, pol)
+    actions = plan_store(placements, records, _retrievals(store, root, placements), now, pol)
     expired = expired_archives(graveyard_dir(paths), now, cfg.tiers.graveyard_days)
     return OrganizeResult(
         root,
@@ -334,14 +366,14 @@ def _apply(cfg: Config, paths: Paths, store: Store, now: float) -> OrganizeResul
     skipped: list[str] = []
     placements = scan_store(root, skipped)
     report_skipped_names(skipped)
-    records = load_records(store)
+    records = _with_folded_marks(store, root, placements, load_records(store))
     changed_records = reconcile(placements, records, now)
     if changed_records:
         with store.transaction():
             save_records(store, changed_records.values())
         records.update(changed_records)
     pol = TierPolicy.from_config(cfg.tiers)
-    actions = plan_store(placements, records, last_retrievals(store), now, pol)
+    actions = plan_store(placements, records, _retrievals(store, root, placements), now, pol)
     batch = f"organize:{iso(now)}:{uuid.uuid4().hex[:8]}"
     ex = _Executor(cfg, paths, store, mover, batch, now)
     results = ex.run(actions, placements)

@@ -276,11 +276,23 @@ def promote_inputs(root: Path, store: Store, now: float, tz: Any) -> list[tuple[
     placements = scan_store(root)
     if not placements:
         return []
+    from ..pathmatch import attribution_for, merged_hits
+
     hits = load_hits(store.conn, now, since=None)
+    by_note: dict[str, list[Any]] = {}
+    for key, found in hits.items():
+        note = note_of_key(key)  # (a hit on a summary counts for its note)
+        if note is not None:
+            by_note.setdefault(note, []).extend(found)
+    # Hits under another spelling of a note's name (warm/Plan.md that opened warm/plan.md
+    # on a Mac) are the note's, one per call (docs/paths.md).
+    probe = [f.rel for place in placements.values() for f in place.files]
+    owner = attribution_for(root, list(placements), by_note, probe=probe).owner
+    by_note = merged_hits(by_note, owner)
     out: list[tuple[Any, str]] = []
     for name, place in placements.items():
         f = (place.originals or place.summaries)[0]
-        note_hits = [*hits.get(hit_key(name), ()), *hits.get(hit_key(summary_name(name)), ())]
+        note_hits = by_note.get(name, [])
         sig = file_signals(MemoryFile(hit_key(name), f.size, f.mtime), note_hits, now, tz)
         out.append((sig, read_text(root, f.rel)))
     return out

@@ -1,0 +1,409 @@
+"""Which listed file a recorded hit path names, on the file system the files are on.
+
+A hit is stored under the path the transcript gives (data, never touched). OpenClaw's
+``memory_get`` echoes the path the model wrote (``path.relative`` of what it asked for,
+lexically), while ``memory_search`` returns the names its index took from a directory
+listing. On a Mac (APFS, HFS+: case-insensitive and Unicode-normalization-insensitive by
+default) ``memory/Projects.md`` or an NFC ``memory/café.md`` opens the file listed as
+``memory/projects.md`` or stored as NFD bytes: the agent read that file, under another
+spelling. On Linux (ext4) the same string names no file, and must not be folded onto one.
+
+Functional core: :func:`attribute` decides, from the file system's :class:`FsTraits`, the
+names listed and the paths recorded, which file each recorded path belongs to; the
+helpers below it apply that to hit rows, hit lists and counts. Imperative shell:
+:func:`detect_traits` asks the file system, read-only, by stat-ing another spelling of a
+name it listed (never a path from a transcript, never a probe file written), and
+:func:`traits_for` adds the override ``MEMORYD_FS_TRAITS`` (for tests and odd mounts).
+
+Matching happens at decision time (counts, plans, explain), never per transcript line: the
+stored rows stay what the transcripts said, and a rename between two runs is seen at once.
+See docs/paths.md.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+ENV_TRAITS = "MEMORYD_FS_TRAITS"
+CASE_WORD = "case-insensitive"
+UNICODE_WORD = "normalization-insensitive"
+_PROBES_MAX = 8  # distinct folders asked, per trait: they must agree, else "not known"
+
+
+class FsTraits(NamedTuple):
+    """How a file system compares names. ``None``: not known (then names match exactly).
+
+    ``case``: two names that differ only in letter case are one file (APFS and HFS+ by
+    default, FAT, SMB shares of such volumes). ``unicode``: two names that differ only in
+    Unicode normalization (NFC ``é`` and NFD ``e`` + U+0301) are one file (APFS, HFS+).
+    """
+
+    case: bool | None = None
+    unicode: bool | None = None
+
+    @property
+    def folds(self) -> bool:
+        return bool(self.case or self.unicode)
+
+    def describe(self) -> str:
+        """``case-insensitive, normalization-insensitive`` / ``exact`` / with ``(not known)``."""
+        words = [w for w, on in ((CASE_WORD, self.case), (UNICODE_WORD, self.unicode)) if on]
+        if words:
+            return ", ".join(words)
+        return "exact" if (self.case, self.unicode) == (False, False) else "exact (not known)"
+
+
+EXACT = FsTraits(False, False)
+UNKNOWN = FsTraits(None, None)
+MACOS_DEFAULT = FsTraits(True, True)
+
+
+def fold(path: str, traits: FsTraits) -> str:
+    """The key under which ``traits`` make names one: Unicode's canonical caseless match
+    (NFD of the case fold of NFD) when both hold, NFD or the case fold alone otherwise."""
+    if traits.unicode:
+        path = unicodedata.normalize("NFD", path)
+        if traits.case:
+            path = unicodedata.normalize("NFD", path.casefold())
+        return path
+    return path.casefold() if traits.case else path
+
+
+class Attribution(NamedTuple):
+    """What :func:`attribute` decided.
+
+    ``owner``: recorded path → the listed file it names, only for paths not listed as they
+    are (a listed path always owns its own hits). ``ambiguous``: recorded path → the listed
+    files it could name (two or more fold to one key): left unattributed. ``clashes``: the
+    groups of listed files that fold to one key (possible on a case-sensitive APFS volume
+    with traits forced, or a folder that is a mount of another kind).
+    """
+
+    owner: Mapping[str, str]
+    ambiguous: Mapping[str, tuple[str, ...]]
+    clashes: tuple[tuple[str, ...], ...]
+    traits: FsTraits
+
+    def members(self) -> dict[str, list[str]]:
+        """listed file → every recorded path that counts for it (itself first), for the
+        files that have other spellings."""
+        out: dict[str, list[str]] = {}
+        for recorded, listed in sorted(self.owner.items()):
+            out.setdefault(listed, [listed]).append(recorded)
+        return out
+
+    def spellings(self, listed: str) -> list[str]:
+        """The recorded paths counted for ``listed``: itself, then its other spellings."""
+        return [listed, *sorted(r for r, o in self.owner.items() if o == listed)]
+
+
+NO_ATTRIBUTION = Attribution({}, {}, (), UNKNOWN)
+
+
+def attribute(traits: FsTraits, listed: Iterable[str], recorded: Iterable[str]) -> Attribution:
+    """Which listed file each recorded path belongs to. Pure.
+
+    A path listed as it is is its own file. Otherwise, when ``traits`` say the file system
+    folds case or normalization, it belongs to the one listed file with the same fold key;
+    none when no listed file has that key, and none, reported as ambiguous, when two or
+    more have it (exact matching only, then). With no folding trait known, nothing is
+    attributed: today's exact matching, and the right answer on ext4.
+    """
+    names = list(listed)
+    if not traits.folds:
+        return Attribution({}, {}, (), traits)
+    exact = set(names)
+    by_key: dict[str, list[str]] = {}
+    for rel in names:
+        by_key.setdefault(fold(rel, traits), []).append(rel)
+    owner: dict[str, str] = {}
+    ambiguous: dict[str, tuple[str, ...]] = {}
+    for path in recorded:
+        if path in exact:
+            continue
+        group = by_key.get(fold(path, traits))
+        if not group:
+            continue
+        if len(group) == 1:
+            owner[path] = group[0]
+        else:
+            ambiguous[path] = tuple(sorted(group))
+    clashes = tuple(sorted(tuple(sorted(g)) for g in by_key.values() if len(g) > 1))
+    return Attribution(owner, ambiguous, clashes, traits)
+
+
+def attribute_max(times: Mapping[str, float], owner: Mapping[str, str]) -> dict[str, float]:
+    """``times`` (recorded name → latest time) with each other spelling's time given to
+    the listed name it belongs to (the later one wins). Pure."""
+    out = {k: v for k, v in times.items() if k not in owner}
+    for recorded, listed in owner.items():
+        ts = times[recorded]
+        if listed not in out or ts > out[listed]:
+            out[listed] = ts
+    return out
+
+
+def canonical_rows(rows: Sequence[Any], owner: Mapping[str, str], path_at: int = 2) -> list[Any]:
+    """Hit rows (tuples or named tuples, ``agent, call_id, path, …``) with each path that
+    belongs to another listed file renamed to it; a call that named one file under two
+    spellings keeps one row (a hit is one per call and file, as the store's unique key
+    says). Rows are returned as given when nothing is attributed. Pure."""
+    if not owner:
+        return list(rows)
+    targets = set(owner.values())
+    seen: set[tuple[Any, Any, str]] = set()
+    out = []
+    for row in rows:
+        path = row[path_at]
+        new = owner.get(path)
+        if new is not None:
+            row = _with_path(row, new, path_at)
+            path = new
+        if path in targets:
+            key = (row[0], row[1], path)
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(row)
+    return out
+
+
+def _with_path(row: Any, path: str, at: int) -> Any:
+    values = (*row[:at], path, *row[at + 1 :])
+    make = getattr(row, "_make", None)
+    return make(values) if make is not None else values
+
+
+def merged_hits(hits: Mapping[str, list[Any]], owner: Mapping[str, str]) -> dict[str, list[Any]]:
+    """path → hits (objects with ``agent`` and ``call_id``) with each other spelling's hits
+    given to the listed file, one per call. Pure."""
+    if not owner:
+        return dict(hits)
+    out = {k: v for k, v in hits.items() if k not in owner}
+    for listed in sorted(set(owner.values())):
+        spellings = [listed, *sorted(r for r, o in owner.items() if o == listed)]
+        seen: set[tuple[str, str]] = set()
+        merged = []
+        for path in spellings:
+            for h in hits.get(path, ()):
+                if (h.agent, h.call_id) not in seen:
+                    seen.add((h.agent, h.call_id))
+                    merged.append(h)
+        if merged:
+            out[listed] = merged
+    return out
+
+
+def parse_traits(text: str) -> FsTraits | None:
+    """The value of ``MEMORYD_FS_TRAITS``: ``auto`` (None: detect), ``exact``, ``macos``
+    (both folds), or ``case-insensitive`` and/or ``normalization-insensitive`` separated by
+    commas. Raises ValueError naming what it cannot read."""
+    words = [w.strip().lower() for w in text.split(",") if w.strip()]
+    if not words or words == ["auto"]:
+        return None
+    if words == ["exact"]:
+        return EXACT
+    if words == ["macos"]:
+        return MACOS_DEFAULT
+    unknown = [w for w in words if w not in (CASE_WORD, UNICODE_WORD)]
+    if unknown:
+        raise ValueError(
+            f"{ENV_TRAITS}={text!r}: {unknown[0]!r} is not one of auto, exact, macos, "
+            f"{CASE_WORD}, {UNICODE_WORD}"
+        )
+    return FsTraits(CASE_WORD in words, UNICODE_WORD in words)
+
+
+# --------------------------------------------------------------------------- the shell
+
+
+def _same_file(a: Path, b: Path) -> bool | None:
+    """Whether two spellings open one file: True, False (the other spelling is missing or
+    another file), None (the listed one cannot be stat-ed now: ask another)."""
+    try:
+        first = os.lstat(a)
+    except OSError:
+        return None
+    try:
+        other = os.lstat(b)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return None
+    return (first.st_dev, first.st_ino) == (other.st_dev, other.st_ino)
+
+
+def _variant(name: str, trait: str) -> str | None:
+    """Another spelling of ``name`` that only the trait makes the same, or None."""
+    if trait == "case":
+        other = name.swapcase()
+        return other if other != name and other.swapcase() == name else None
+    nfd = unicodedata.normalize("NFD", name)
+    if nfd != name:
+        return nfd
+    nfc = unicodedata.normalize("NFC", name)
+    return nfc if nfc != name else None
+
+
+def detect_traits(folder: Path, listed: Iterable[str]) -> FsTraits:
+    """The traits of the file system under ``folder``, asked read-only.
+
+    For each trait, the file name of a listed file (``listed``: paths relative to
+    ``folder``, from a directory listing, never from a transcript) is stat-ed in another
+    spelling beside it: the same (st_dev, st_ino) means the file system folds that way,
+    no such file (or another file) means it does not. Up to eight folders are asked; if
+    they disagree (a mount of another kind inside), or none could be asked (no name with
+    letters or with accents), the trait is not known: exact matching. Nothing is created.
+    """
+    found: dict[str, set[bool]] = {"case": set(), "unicode": set()}
+    asked: dict[str, set[str]] = {"case": set(), "unicode": set()}
+    for rel in listed:
+        parent, _, name = rel.rpartition("/")
+        for trait in ("case", "unicode"):
+            if len(asked[trait]) >= _PROBES_MAX or parent in asked[trait]:
+                continue
+            other = _variant(name, trait)
+            if other is None:
+                continue
+            where = folder / parent if parent else folder
+            same = _same_file(where / name, where / other)
+            if same is not None:
+                asked[trait].add(parent)
+                found[trait].add(same)
+        if all(len(asked[t]) >= _PROBES_MAX for t in asked):
+            break
+
+    def verdict(trait: str) -> bool | None:
+        seen = found[trait]
+        return next(iter(seen)) if len(seen) == 1 else None
+
+    return FsTraits(verdict("case"), verdict("unicode"))
+
+
+def traits_for(
+    folder: Path, listed: Iterable[str], environ: Mapping[str, str] | None = None
+) -> FsTraits:
+    """``MEMORYD_FS_TRAITS`` when set (and not ``auto``), else :func:`detect_traits`.
+
+    A value that cannot be read is said once on the log (a warning naming it) and the file
+    system is asked instead: a typo in an override never stops a job.
+    """
+    env = os.environ if environ is None else environ
+    raw = env.get(ENV_TRAITS, "")
+    if raw:
+        try:
+            forced = parse_traits(raw)
+        except ValueError as exc:
+            _warn_once(str(exc) + "; detecting the file system's traits instead")
+            forced = None
+        if forced is not None:
+            return forced
+    return detect_traits(folder, listed)
+
+
+def attribution_for(
+    folder: Path,
+    listed: Sequence[str],
+    recorded: Iterable[str],
+    environ: Mapping[str, str] | None = None,
+    *,
+    probe: Sequence[str] | None = None,
+) -> Attribution:
+    """:func:`attribute` for the files listed under ``folder``; the file system is asked
+    only when some recorded path is not listed as it is (the common case asks nothing).
+    ``probe``: the files' paths under ``folder`` when ``listed`` are other keys (the tier
+    store's note names). Ambiguous paths are said once on the log."""
+    exact = set(listed)
+    strays = [p for p in recorded if p not in exact]
+    # Only a stray that some file system could fold onto a listed file needs the answer:
+    # the hits of a deleted note (the usual stray) never make memoryd stat anything.
+    widest = attribute(MACOS_DEFAULT, listed, strays)
+    if not (widest.owner or widest.ambiguous):
+        return NO_ATTRIBUTION
+    candidates = [*widest.owner, *widest.ambiguous]
+    traits = traits_for(folder, listed if probe is None else probe, environ)
+    result = attribute(traits, listed, candidates)
+    for path, group in sorted(result.ambiguous.items()):
+        _warn_once(
+            f"hits recorded as {path} are counted for no file: on this file system "
+            f"({result.traits.describe()}) it could be any of {', '.join(group)} "
+            "(exact matching only for it)"
+        )
+    return result
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(text: str) -> None:
+    if text in _warned:
+        return
+    _warned.add(text)
+    import logging  # (here: a command that folds nothing never loads it)
+
+    logging.getLogger("memoryd.pathmatch").warning("%s", text)
+
+
+# --------------------------------------------------------------------------- counts
+
+
+def recount(
+    conn: Any,
+    spellings: Sequence[str],
+    now: float,
+    windows: Sequence[float],
+    agents: Iterable[str] | None,
+    *,
+    skew: float,
+    total: bool,
+) -> Any:
+    """The :class:`memoryd.store.HitTally` of one file whose hits are recorded under
+    several spellings: one hit per call (agent, call id), with ``hit_counts``'s rule (a
+    hit up to ``skew`` after ``now`` counts as now, a later one not at all). None when it
+    has no hit up to then. Read only for files with other spellings (rare)."""
+    from .store import HitTally
+
+    day = 86400.0
+    sql = (
+        "SELECT agent, call_id, MIN(ts) FROM hits WHERE memory_path IN "
+        f"({','.join('?' * len(spellings))}) AND ts <= ?"
+    )
+    args: list[Any] = [*spellings, now + skew]
+    if agents is not None:
+        ids = sorted(set(agents))
+        sql += f" AND agent IN ({','.join('?' * len(ids))})"
+        args.extend(ids)
+    sql += " GROUP BY agent, call_id"
+    times = sorted(min(ts, now) for _a, _c, ts in conn.execute(sql, args))
+    if not times:
+        return None
+    within = tuple(sum(1 for t in times if t >= now - d * day) for d in windows)
+    return HitTally(len(times) if total else None, times[-1], within)
+
+
+def attributed_tallies(
+    conn: Any,
+    tallies: Mapping[str, Any],
+    attribution: Attribution,
+    now: float,
+    windows: Sequence[float],
+    agents: Iterable[str] | None,
+    *,
+    skew: float,
+    total: bool = True,
+) -> dict[str, Any]:
+    """``hit_counts``'s result with each listed file's other spellings counted for it (and
+    no longer under their own names)."""
+    if not attribution.owner:
+        return dict(tallies)
+    agent_list = None if agents is None else list(agents)
+    out = {k: v for k, v in tallies.items() if k not in attribution.owner}
+    for listed, spellings in attribution.members().items():
+        tally = recount(conn, spellings, now, windows, agent_list, skew=skew, total=total)
+        if tally is not None:
+            out[listed] = tally
+    return out

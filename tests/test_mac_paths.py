@@ -1,0 +1,277 @@
+"""A Mac's workspace, end to end with real files and ``python -m memoryd``.
+
+The file system's traits are forced with ``MEMORYD_FS_TRAITS=macos`` (this machine's ext4
+is case-sensitive and byte-exact: the same runs without it are the Linux answer). The
+workspace and OpenClaw's state folder are symlinks into other folders, as iCloud, Dropbox
+or a git checkout make them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+import transcripts as tx
+
+pytestmark = pytest.mark.subprocess
+
+DAY = 86400.0
+NOW = tx.T0 + 200 * DAY
+OLD = NOW - 120 * DAY
+NFD_CAFE = unicodedata.normalize("NFD", "memory/café.md")
+NFD_HANGUL = unicodedata.normalize("NFD", "memory/한글.md")
+
+
+class Mac:
+    """OpenClaw's state folder and the workspace, each a symlink to where it really is."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.real_state = root / "Library" / "openclaw-state"
+        self.sessions = self.real_state / "agents" / "main" / "sessions"
+        self.sessions.mkdir(parents=True)
+        self.state = root / ".openclaw"
+        self.state.symlink_to(self.real_state, target_is_directory=True)
+        self.real_ws = root / "iCloud" / "claw"
+        (self.real_ws / "memory").mkdir(parents=True)
+        self.ws = root / "workspace"
+        self.ws.symlink_to(self.real_ws, target_is_directory=True)
+        self.config = root / "memoryd.toml"
+        self.config.write_text(
+            f'[openclaw]\nworkspace = "{self.ws}"\n[expire]\npolicy = "seed"\n', encoding="utf-8"
+        )
+        self.lines = [tx.header("s1", NOW - 30 * DAY)]
+        self.n = 0
+
+    def write(self, rel: str, mtime: float = OLD, folder: Path | None = None) -> Path:
+        p = (folder or self.real_ws) / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(f"# {rel}\nnotes\n", encoding="utf-8")
+        os.utime(p, (mtime, mtime))
+        return p
+
+    def get(self, path: str, ts: float) -> None:
+        """A memory_get as OpenClaw records it: the path echoed as the model wrote it."""
+        self.n += 1
+        cid = f"g{self.n}"
+        self.lines.append(tx.call(cid, "memory_get", path=path, ts=ts - 1))
+        payload = {"path": path, "text": "## notes"}
+        self.lines.append(tx.result(cid, payload, ts=ts, tool="memory_get"))
+
+    def search(self, paths: list[str], ts: float) -> None:
+        """A memory_search: its paths are the names OpenClaw's index listed."""
+        self.n += 1
+        cid = f"s{self.n}"
+        self.lines.append(tx.call(cid, query="notes", ts=ts - 1))
+        self.lines.append(tx.result(cid, tx.search_payload(paths), ts=ts))
+
+    def run(
+        self, *args: str, mac: bool, check: bool = True, now: float = NOW
+    ) -> subprocess.CompletedProcess[str]:
+        (self.sessions / "s1.jsonl").write_bytes(b"".join(self.lines))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+        env.update(
+            HOME=str(self.root),
+            OPENCLAW_STATE_DIR=str(self.state),
+            MEMORYD_CONFIG=str(self.config),
+            MEMORYD_NOW=str(now),
+        )
+        if mac:
+            env["MEMORYD_FS_TRAITS"] = "macos"
+        proc = subprocess.run(
+            [sys.executable, "-m", "memoryd", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if check:
+            assert proc.returncode == 0, f"memoryd {args} → {proc.returncode}\n{proc.stderr}"
+        return proc
+
+    def json(self, *args: str, mac: bool, now: float = NOW) -> dict:
+        return json.loads(self.run(*args, "--json", mac=mac, now=now).stdout)
+
+    def tree(self, base: Path) -> dict[str, str]:
+        out = {}
+        for dirpath, _dirs, files in os.walk(base):
+            for name in files:
+                p = Path(dirpath) / name
+                rel = p.relative_to(base).as_posix()
+                out[rel] = (
+                    "link:" + os.readlink(p)
+                    if p.is_symlink()
+                    else hashlib.sha256(p.read_bytes()).hexdigest()
+                )
+        return out
+
+
+@pytest.fixture
+def mac(tmp_path: Path) -> Mac:
+    m = Mac(tmp_path)
+    m.write("memory/projects.md")
+    m.write(NFD_CAFE)  # HFS+ and many tools store NFD
+    m.write(NFD_HANGUL)
+    m.write("memory/abs.md")
+    m.write("memory/unused.md")
+    for d in (1, 2, 3):
+        # The model writes its own spelling; the search index lists the names on disk.
+        m.get("memory/Projects.md", NOW - d * DAY)
+        m.get(unicodedata.normalize("NFC", "memory/café.md"), NOW - d * DAY - 60)
+        m.get(unicodedata.normalize("NFC", "memory/한글.md"), NOW - d * DAY - 120)
+        # An absolute path under where the symlinked workspace really is.
+        m.get(f"{m.real_ws}/memory/abs.md", NOW - d * DAY - 180)
+    ranked = [
+        {"path": "memory/projects.md", "score": 0.9, "snippet": "", "source": "memory"},
+        {"path": NFD_CAFE, "score": 0.5, "snippet": "", "source": "memory"},
+    ]
+    m.search(ranked, NOW - 4 * DAY)  # café second: read afterwards, under another spelling
+    return m
+
+
+def test_on_a_mac_every_spelling_counts_for_the_file_it_opened(mac: Mac) -> None:
+    doc = mac.json("hits", mac=True)
+    got = {f["path"]: f["hits"] for f in doc["files"]}
+    assert got == {
+        "memory/projects.md": 4,
+        NFD_CAFE: 4,  # three reads spelled NFC, one search result spelled NFD
+        NFD_HANGUL: 3,
+        "memory/abs.md": 3,
+    }
+    assert doc["never_hit"] == ["memory/unused.md"]
+
+    # expire keeps every note that is read; only the one nobody reads is planned.
+    plan = mac.json("expire", "--dry-run", mac=True)
+    assert [a["path"] for a in plan["archive"]] == ["memory/unused.md"]
+
+    explained = mac.json("explain", "memory/projects.md", mac=True)
+    assert explained["signals"]["hits_total"] == 4
+    assert explained["signals"]["recorded_as"] == ["memory/Projects.md"]
+    assert explained["expire"]["action"] == "keep"
+    text = mac.run("explain", NFD_CAFE, mac=True).stdout
+    assert "recorded also as: memory/café.md" in text
+    # A read after a search of the same file, in another spelling, is a read of its result.
+    strength = mac.json("explain", NFD_CAFE, mac=True)["signals"]["strength"]
+    assert (strength["read"], strength["came_along"], strength["read_directly"]) == (1, 0, 3)
+
+
+def test_on_linux_the_same_transcripts_name_no_file_and_are_folded_onto_none(mac: Mac) -> None:
+    doc = mac.json("hits", mac=False)  # this machine's ext4, detected: exact
+    got = {f["path"]: f["hits"] for f in doc["files"]}
+    # Only what the search listed, and the absolute path: the reads name no file here.
+    assert got == {"memory/projects.md": 1, NFD_CAFE: 1, "memory/abs.md": 3}
+    assert sorted(doc["never_hit"]) == sorted([NFD_HANGUL, "memory/unused.md"])
+    plan = mac.json("expire", "--dry-run", mac=False)
+    assert sorted(a["path"] for a in plan["archive"]) == sorted(
+        [NFD_CAFE, "memory/projects.md", NFD_HANGUL, "memory/unused.md"]
+    )
+    assert mac.json("explain", "memory/projects.md", mac=False)["signals"]["recorded_as"] == []
+
+
+def test_moves_through_symlinked_folders_move_files_inside_them_and_restore_undoes(
+    mac: Mac,
+) -> None:
+    outside = mac.root / "dotfiles"
+    outside.mkdir()
+    (outside / "linked.md").write_text("kept in a git checkout")
+    os.utime(outside / "linked.md", (OLD, OLD))
+    (mac.real_ws / "memory" / "linked.md").symlink_to(outside / "linked.md")
+    mac.get("memory/linked.md", NOW - DAY)  # read, through the link, by OpenClaw
+    outside_before = mac.tree(outside)
+    before = mac.tree(mac.real_ws)
+
+    done = mac.json("expire", "--force", mac=True)
+    assert [(a["path"], a["to"]) for a in done["archive"]] == [
+        ("memory/unused.md", "memory-archive/2026-09/memory/unused.md")
+    ]
+    # The workspace and state folders are still the user's symlinks; the file moved inside
+    # the folder they lead to, the linked note and its target are untouched.
+    assert mac.ws.is_symlink() and mac.state.is_symlink()
+    assert (mac.real_ws / "memory-archive/2026-09/memory/unused.md").is_file()
+    assert not (mac.real_ws / "memory/unused.md").exists()
+    assert (mac.real_ws / "memory" / "linked.md").is_symlink()
+    assert mac.tree(outside) == outside_before
+    assert (mac.real_state / "memoryd" / "state.db").is_file()
+
+    # The journal holds resolved paths; restore takes the path as the user gives it.
+    proc = mac.run("restore", "memory/unused.md", mac=True)
+    assert "unused.md" in proc.stdout
+    assert mac.tree(mac.real_ws) == before
+    assert mac.run("explain", "memory/linked.md", mac=True, check=False).returncode in (1, 2)
+
+
+def test_two_files_that_fold_to_one_name_keep_exact_counts_and_say_so(tmp_path: Path) -> None:
+    """A case-sensitive APFS volume (or a share) can hold Notes.md and notes.md at once."""
+    m = Mac(tmp_path)
+    m.write("memory/Notes.md")
+    m.write("memory/notes.md")
+    for d in (1, 2, 3):
+        m.get("memory/NOTES.md", NOW - d * DAY)
+        m.get("memory/notes.md", NOW - d * DAY - 60)
+    proc = m.run("hits", "--json", mac=True)
+    got = {f["path"]: f["hits"] for f in json.loads(proc.stdout)["files"]}
+    assert got == {"memory/notes.md": 3}
+    assert "memory/NOTES.md" in proc.stderr and "could be any of" in proc.stderr
+
+
+def test_a_tier_note_read_every_day_under_another_spelling_is_not_forgotten(
+    tmp_path: Path,
+) -> None:
+    m = Mac(tmp_path)
+    tiers = m.real_state / "memory_fs"
+    m.write("warm/plan.md", NOW - 20 * DAY, folder=tiers)
+    m.write("warm/idle.md", NOW - 20 * DAY, folder=tiers)
+    for d in range(1, 15):
+        m.get(f"{m.state}/memory_fs/warm/Plan.md", NOW - d * DAY)
+    m.run("scan", mac=False)  # (organize reads the database; a scan fills it)
+    linux = m.json("organize", "--dry-run", mac=False)
+    forgotten = {a["note"] for a in linux["actions"] if a["dst"].startswith("forgotten/")}
+    assert forgotten == {"idle.md", "plan.md"}  # ext4: warm/Plan.md is no file of the store
+    done = m.json("organize", mac=True)
+    forgotten = {a["note"] for a in done["actions"] if a["dst"].startswith("forgotten/")}
+    assert forgotten == {"idle.md"}
+    assert (tiers / "warm" / "plan.md").is_file() and (tiers / "forgotten" / "idle.md").is_file()
+
+
+def test_a_mark_or_an_explain_in_another_spelling_names_the_file(tmp_path: Path) -> None:
+    """On a Mac `memoryd mark memory/Projects.md` is accepted (that path opens the file):
+    the mark must protect memory/projects.md from expire."""
+    from memoryd.store import Store
+
+    m = Mac(tmp_path)
+    m.write("memory/projects.md")
+    m.run("scan", mac=True)  # creates the state database
+    with Store.open(m.real_state / "memoryd" / "state.db") as store, store.transaction():
+        store.set_mark("memory/Projects.md", "marked")
+    plan = m.json("expire", "--dry-run", mac=True)
+    assert [(k["path"], k["rule"]) for k in plan["keep"]] == [("memory/projects.md", "marked")]
+    assert plan["archive"] == []
+    explained = m.json("explain", "memory/Projects.md", mac=True)
+    assert explained["path"] == "memory/projects.md" and explained["signals"]["marked"]
+    # On ext4 the mark names no file: the note is archived as its own rule says.
+    assert [a["path"] for a in m.json("expire", "--dry-run", mac=False)["archive"]] == [
+        "memory/projects.md"
+    ]
+
+
+def test_a_tier_note_marked_under_another_spelling_is_never_deleted(tmp_path: Path) -> None:
+    from memoryd.store import Store
+
+    m = Mac(tmp_path)
+    tiers = m.real_state / "memory_fs"
+    m.write("forgotten/old.md", NOW - 60 * DAY, folder=tiers)
+    m.json("organize", mac=True, now=NOW - 40 * DAY)  # it enters forgotten/ then
+    with Store.open(m.real_state / "memoryd" / "state.db") as store, store.transaction():
+        store.set_mark("tiers/Old.md", "marked")  # `memoryd mark tiers/forgotten/Old.md`
+    linux = m.json("organize", "--dry-run", mac=False)
+    assert [(a["op"], a["note"]) for a in linux["actions"]] == [("delete", "old.md")]
+    done = m.json("organize", mac=True)
+    assert [a for a in done["actions"] if a["op"] == "delete"] == []
+    assert (tiers / "forgotten" / "old.md").is_file()
