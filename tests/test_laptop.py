@@ -140,6 +140,41 @@ def test_a_clock_set_back_owes_no_job_and_runs_none_twice() -> None:
     assert due_jobs(store, trig, now + 3600, UTCZ) == ["organize"]
 
 
+def test_runs_recorded_while_the_clock_was_ahead_do_not_block_the_periods_to_come() -> None:
+    """A dual-boot laptop starts with its clock 2 hours ahead; NTP sets it right minutes later."""
+    from memoryd.service.schedule import OFF_UNTIL, SCHEDULED_SINCE, forget_the_future
+
+    store = Store.memory()
+    trig = triggers(UTCZ)
+    real = at("2026-11-30T02:00:00+00:00")
+    for job in trig:
+        record(store, job, real - 3600, UTCZ, trig)  # the night before, clock right
+    ahead = real + 2 * 3600  # 04:00 on the wrong clock: past today's 03:30 reflect
+    assert due_jobs(store, trig, ahead, UTCZ) == ["organize", "reflect"]
+    for job in ("organize", "reflect"):
+        record(store, job, ahead, UTCZ, trig)  # labels still to come, in the jobs table
+    with store.transaction():
+        store.set_meta(OFF_UNTIL.format(job="expire"), repr(ahead))
+    # Set right at 02:05: without forgetting, organize would wait two hours, reflect a day.
+    corrected = real + 300
+    assert due_jobs(store, trig, at("2026-11-30T02:06:00+00:00"), UTCZ) == []
+    assert due_jobs(store, trig, at("2026-11-30T03:31:00+00:00"), UTCZ) == []
+    found = forget_the_future(store, corrected, 120.0)
+    assert sorted((job, period) for job, period, _ in found.runs) == [
+        ("organize", "2026-11-30T03"),
+        ("reflect", "2026-11-30"),
+    ]
+    assert found.marks == [OFF_UNTIL.format(job="expire")]
+    assert float(store.get_meta(OFF_UNTIL.format(job="expire"))) == corrected
+    assert store.get_meta(SCHEDULED_SINCE) is None  # (never set here: left alone)
+    assert due_jobs(store, trig, at("2026-11-30T02:06:00+00:00"), UTCZ) == ["organize"]
+    assert due_jobs(store, trig, at("2026-11-30T03:31:00+00:00"), UTCZ) == ["organize", "reflect"]
+    # A second look finds nothing; a record a few seconds ahead (NTP's small steps) stays.
+    assert not forget_the_future(store, corrected, 120.0)
+    record(store, "organize", corrected + 60, UTCZ, trig)
+    assert not forget_the_future(store, corrected, 120.0)
+
+
 def test_a_daily_job_at_a_local_time_dst_skips_runs_once_that_day() -> None:
     """reflect at 02:30 in Berlin: 2026-03-29 has no 02:30; it fires at 03:30 CEST, once."""
     trig = triggers(BERLIN, reflect="30 2 * * *")
@@ -323,6 +358,39 @@ def test_a_daemon_stopped_mid_scan_over_a_long_gap_loses_nothing_and_counts_noth
     big_gaps = [e for e in d.events("daemon.gap") if abs(e["clock_step"]) > 3600]
     assert len(big_gaps) == 1, "one line about the gap"
     assert d.events("daemon.health") == [], "no thread died over the stop"
+
+
+@pytest.mark.timeout(300)
+def test_a_clock_run_ahead_then_set_back_while_running_blocks_no_period_to_come(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    clear_of_fires(margin=60)
+    inst = make_install(tmp_path, "[daemon]\nrescan_seconds = 3600.0\nclock_jump_seconds = 5.0\n")
+    offset = tmp_path / "clock-offset"
+    offset.write_text("0")
+    d = run_daemon(inst, daemons, MEMORYD_CLOCK_OFFSET_FILE=str(offset))
+    wait_until(lambda: len(done_jobs(inst)) == 3)
+    real_now = time.time()
+    owed = owed_after(real_now, real_now + 26 * 3600, UTCZ)
+    offset.write_text(str(26 * 3600))  # a clock a day and two hours ahead: jobs run on it
+    wait_until(lambda: len(done_jobs(inst)) == 3 + len(owed))
+    offset.write_text("0")  # NTP sets it right
+    ahead = d.wait_event("clock.records_ahead")[0]
+    assert sorted(r.split()[0] for r in ahead["runs"]) == sorted(owed)
+    back = [e for e in d.events("daemon.gap") if e["kind"] == "clock set back"]
+    assert back and back[0]["clock_step"] == pytest.approx(-26 * 3600, abs=60)
+    assert d.stop() == 0
+    assert len(done_jobs(inst)) == 3 + len(owed)  # the set-back itself runs nothing
+    now = time.time()
+    trig = triggers(UTCZ)
+    with Store.open(inst.db) as store:
+        (future,) = store.conn.execute(
+            "SELECT COUNT(*) FROM jobs WHERE started > ?", (now + 60,)
+        ).fetchone()
+        assert future == 0
+        # The next hour's organize is owed when it comes (not blocked for 26 hours).
+        coming = trig["organize"].get_next_fire_time(None, datetime.fromtimestamp(now, UTCZ))
+        assert "organize" in due_jobs(store, trig, coming.timestamp() + 1, UTCZ)
 
 
 @pytest.mark.timeout(300)

@@ -51,6 +51,7 @@ from .schedule import (
     build_triggers,
     due_jobs,
     find_gap,
+    forget_the_future,
     local_midnight,
     local_zone,
     mark_jobs_off,
@@ -207,6 +208,7 @@ class Daemon:
             self.is_transcript = self.worker.is_transcript
         self._sync_watches()
 
+        self._forget_the_future()
         if self.store.get_meta(SCHEDULED_SINCE) is None:
             with self.store.transaction():
                 self.store.set_meta(SCHEDULED_SINCE, repr(clock.now()))
@@ -347,10 +349,30 @@ class Daemon:
             message=gap.message(),
         )
         self.queue.request_rescan(f"after a gap ({gap.kind})")
+        self._forget_the_future()
         if self.scheduler is not None:
             with contextlib.suppress(Exception):
                 self.scheduler.wakeup()
         self._catch_up_jobs(f"after a gap ({gap.kind})")
+
+    def _forget_the_future(self) -> None:
+        """Runs recorded while the clock was ahead must not stand in for periods to come."""
+        assert self.store is not None
+        try:
+            found = forget_the_future(self.store, clock.now(), self.cfg.daemon.clock_jump_seconds)
+        except sqlite3.Error:
+            log.warning("job.future_check_failed", exc_info=True)
+            return
+        if found:
+            log.warning(
+                "clock.records_ahead",
+                runs=[
+                    f"{job} {period} at {clock.iso(started)}" for job, period, started in found.runs
+                ],
+                marks=found.marks,
+                message="the clock was ahead when these were recorded; forgotten, so those "
+                "periods run when they really come",
+            )
 
     def _follow_local_zone(self) -> bool:
         """With ``schedule.timezone = ""``, follow the system's zone when it changes.

@@ -464,6 +464,50 @@ def job_is_due(store: Store, name: str, trigger: Any, now: float, tz: tzinfo) ->
     return row is None
 
 
+class FutureRecords(NamedTuple):
+    """What :func:`forget_the_future` found recorded by a clock that was ahead."""
+
+    runs: list[tuple[str, str, float]]  # (job, period, started) rows deleted
+    marks: list[str]  # meta keys (first start, "off until") moved back to now
+
+    def __bool__(self) -> bool:
+        return bool(self.runs or self.marks)
+
+
+def forget_the_future(store: Store, now: float, slack: float) -> FutureRecords:
+    """Undo the schedule records a clock running ahead left behind (more than ``slack`` late).
+
+    A laptop's clock can be ahead for a while: a dual-boot machine whose hardware clock keeps
+    local time, a wrong manual setting, a bad NTP answer, later corrected back. A job run then
+    is recorded under a period that has not come yet (organize ``T20`` at 18:00, tomorrow's
+    reflect), and would make that period look done when it really comes: organize would not
+    run for hours, a clock a year ahead would stop every job for a year. So the runs recorded
+    later than now are deleted (the work they did stays done: moves are in the journal), and
+    "first started" and "off until" marks from then are moved back to now. Called by the
+    daemon at start and after a gap; a record less than ``slack`` ahead (NTP's small steps)
+    is left alone.
+    """
+    limit = now + slack
+    runs = [
+        (str(job), str(period), float(started))
+        for job, period, started in store.conn.execute(
+            "SELECT job, period, started FROM jobs WHERE started > ? ORDER BY started", (limit,)
+        )
+    ]
+    marks: list[str] = []
+    for key in (SCHEDULED_SINCE, *(OFF_UNTIL.format(job=name) for name in SCHEDULED_JOBS)):
+        value = store.get_meta(key)
+        with contextlib.suppress(ValueError, TypeError):
+            if value is not None and float(value) > limit:
+                marks.append(key)
+    if runs or marks:
+        with store.transaction():
+            store.conn.execute("DELETE FROM jobs WHERE started > ?", (limit,))
+            for key in marks:
+                store.set_meta(key, repr(now))
+    return FutureRecords(runs, marks)
+
+
 def due_jobs(store: Store, triggers: Mapping[str, Any], now: float, tz: tzinfo) -> list[str]:
     """The scheduled jobs whose latest period has not run yet, in schedule order."""
     return [name for name, trig in triggers.items() if job_is_due(store, name, trig, now, tz)]
