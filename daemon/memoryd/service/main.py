@@ -342,10 +342,10 @@ class Daemon:
         log.warning(
             "daemon.gap",
             kind=gap.kind,
-            seconds=round(gap.seconds, 1),
-            slept=round(gap.slept, 1),
-            stopped=round(gap.stopped, 1),
-            clock_step=round(gap.clock_step, 1),
+            seconds=round(gap.seconds, 1) + 0.0,  # (+ 0.0: never "-0.0")
+            slept=round(gap.slept, 1) + 0.0,
+            stopped=round(gap.stopped, 1) + 0.0,
+            clock_step=round(gap.clock_step, 1) + 0.0,
             message=gap.message(),
         )
         self.queue.request_rescan(f"after a gap ({gap.kind})")

@@ -552,6 +552,8 @@ class Gap(NamedTuple):
             "(set by hand or NTP, or a sleep)",
             "clock set back": f"the wall clock was set back {_span_text(-self.clock_step)}",
         }[self.kind]
+        if self.kind == "clock set back":
+            return f"{what}; rescanning transcripts (no job runs twice for it)"
         return f"{what}; rescanning transcripts and running the jobs it missed"
 
 
