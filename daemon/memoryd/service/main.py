@@ -130,6 +130,7 @@ class Daemon:
         self.wake = threading.Event()
         self.handler = TranscriptEvents(self)
         self._schedule_lock = threading.Lock()
+        self._zone_seen: str | None = None  # a new system zone read once, not yet followed
         self._watched: frozenset[Path] = frozenset()
         self._agents_root = paths.state_dir / "agents"
         # The scanner's file-name filter (pure); set once the worker has built its scanner.
@@ -380,7 +381,9 @@ class Daemon:
         A laptop changes zones while the daemon runs (travel, ``timedatectl set-timezone``,
         macOS's automatic zone): cron times, period labels and "hits today" are then read in
         the new zone, as a user on the new local time expects. A zone set in the config never
-        changes. Returns whether it changed (the caller catches up jobs).
+        changes. A new zone counts once two ticks in a row read it: ``/etc/localtime``
+        replaced by hand (removed, then linked) must not make one tick run in UTC. Returns
+        whether it changed (the caller catches up jobs).
         """
         with self._schedule_lock:
             cfg, old = self.cfg, self.tz
@@ -388,7 +391,12 @@ class Daemon:
             return False
         new = local_zone()
         if str(new) == str(old):
+            self._zone_seen = None
             return False
+        if self._zone_seen != str(new):
+            self._zone_seen = str(new)  # seen once: followed if the next tick reads it too
+            return False
+        self._zone_seen = None
         try:
             triggers = build_triggers(cfg, new)
         except ConfigError:  # the schedule was valid in every zone; kept as it was
