@@ -4,17 +4,18 @@ Shape of the process, and why:
 
 * **One ingest worker** (:mod:`.ingest_worker`) owns the scanner and its own SQLite
   connection; file-system events only queue paths, and a stat-only full rescan at start,
-  every ``daemon.rescan_seconds``, after a wall-clock jump (wake from sleep) and on SIGHUP
-  catches whatever events were lost.
+  every ``daemon.rescan_seconds``, after a gap (a wake from sleep, SIGSTOP, the clock set)
+  and on SIGHUP catches whatever events were lost.
 * **One job runner** (:mod:`.job_runner`) runs organize / reflect / expire one at a time.
   APScheduler only *triggers* it at the cron times; whether a job is due is decided from the
   ``jobs`` table (:func:`~.schedule.due_jobs`), so periods missed while the daemon was down
   or the machine slept run exactly once at start or after the wake, and a DST change never
   makes two periods of one.
 * **The main thread** handles signals, checks that observer, worker and scheduler are alive
-  before each ``WATCHDOG=1``, notices clock jumps, and keeps ``STATUS=`` current.
+  before each ``WATCHDOG=1``, notices gaps (wall, monotonic and boot clocks compared) and a
+  change of the system's time zone, and keeps ``STATUS=`` current.
 
-The decisions (is a job due, did the clock jump: :mod:`.schedule`; what the status line says:
+The decisions (is a job due, was there a gap: :mod:`.schedule`; what the status line says:
 :mod:`.systemd`) are pure functions; the worker (:mod:`.ingest_worker`), the job runner
 (:mod:`.job_runner`) and this module, which wires them together, are the imperative shell.
 """
@@ -459,10 +460,10 @@ class Daemon:
             if self.flags.reload:
                 self.flags.reload = False
                 self._reload()
-            now = read_clocks()
-            mono = now.mono
-            gap = find_gap(prev, now, tick, self.cfg.daemon.clock_jump_seconds)
-            prev = now
+            clocks = read_clocks()
+            mono = clocks.mono
+            gap = find_gap(prev, clocks, tick, self.cfg.daemon.clock_jump_seconds)
+            prev = clocks
             zone_changed = self._follow_local_zone()
             if gap is not None:
                 self._after_gap(gap)
