@@ -107,6 +107,7 @@ KINDS: dict[str, str] = {
     "test_fastpath": "subprocess",
     "test_daemon": "subprocess",
     "test_daemon_jobs": "subprocess",
+    "test_laptop": "subprocess",
     "test_daemon_signals": "subprocess",
     "test_daemon_state_gone": "subprocess",
     "test_first_hour": "subprocess",

@@ -26,9 +26,10 @@ from memoryd.config import Config, ConfigError, ScheduleConfig
 from memoryd.jobs import period_key
 from memoryd.service.main import JOB_STOP_GRACE_SECONDS
 from memoryd.service.schedule import (
+    Clocks,
     build_triggers,
-    clock_jump,
     due_jobs,
+    find_gap,
     last_fire_time,
     next_fire_time,
     schedule_timezone,
@@ -156,10 +157,33 @@ def test_bad_schedules_are_config_errors_naming_the_key() -> None:
         schedule_timezone(Config(schedule=ScheduleConfig(timezone="Mars/Olympus")))
 
 
-def test_a_clock_jump_is_wall_time_moving_beyond_monotonic_time() -> None:
-    assert clock_jump(1000.0, 50.0, 1061.0, 110.0, 120.0) is None  # a minute passed normally
-    assert clock_jump(1000.0, 50.0, 1000.0 + 3600 + 1, 51.0, 120.0) == pytest.approx(3600)
-    assert clock_jump(1000.0, 50.0, 500.0, 51.0, 120.0) == pytest.approx(-501)
+def test_a_gap_is_named_by_which_clock_ran_and_which_did_not() -> None:
+    before = Clocks(wall=1000.0, mono=50.0, boot=70.0)
+    # A normal tick of one second (NTP slewing by milliseconds included): no gap.
+    assert find_gap(before, Clocks(1001.003, 51.0, 71.0), 1.0, 120.0) is None
+    # Suspend to RAM for 9 hours: the boot clock and the wall clock ran, monotonic did not.
+    slept = find_gap(before, Clocks(1001.0 + 9 * 3600, 51.0, 71.0 + 9 * 3600), 1.0, 120.0)
+    assert slept is not None and slept.kind == "sleep"
+    assert slept.slept == pytest.approx(9 * 3600) and slept.seconds == pytest.approx(9 * 3600)
+    assert slept.clock_step == pytest.approx(0) and slept.stopped == pytest.approx(0)
+    assert "slept 9.0 h" in slept.message()
+    # SIGSTOP for 10 minutes: every clock ran, the process did not.
+    stopped = find_gap(before, Clocks(1601.0, 651.0, 671.0), 1.0, 120.0)
+    assert stopped is not None and stopped.kind == "suspended"
+    assert stopped.stopped == pytest.approx(600) and stopped.slept == pytest.approx(0)
+    # The clock set back an hour, or forward a day, while the machine ran.
+    back = find_gap(before, Clocks(1001.0 - 3600, 51.0, 71.0), 1.0, 120.0)
+    assert back is not None and back.kind == "clock set back"
+    assert back.clock_step == pytest.approx(-3600) and "set back 60.0 min" in back.message()
+    ahead = find_gap(before, Clocks(1001.0 + 86400, 51.0, 71.0), 1.0, 120.0)
+    assert ahead is not None and ahead.kind == "clock set forward"
+    # Without a boot clock a sleep is a wall-clock move forward, and still a gap.
+    no_boot = Clocks(1000.0, 50.0, None)
+    woke = find_gap(no_boot, Clocks(1001.0 + 9 * 3600, 51.0, None), 1.0, 120.0)
+    assert woke is not None and woke.kind == "clock set forward"
+    assert woke.seconds == pytest.approx(9 * 3600)
+    # Below the threshold: a loaded machine's slow tick is no gap.
+    assert find_gap(before, Clocks(1031.0, 81.0, 101.0), 1.0, 120.0) is None
 
 
 def test_status_line_reads_well() -> None:
@@ -230,10 +254,13 @@ def test_a_wake_from_sleep_rescans_and_catches_up_missed_jobs(
     ):
         owed.add("expire")
     offset.write_text("86400")
-    jump = d.wait_event("clock.jump")[0]
-    assert jump["seconds"] == pytest.approx(86400, abs=5)
+    gap = d.wait_event("daemon.gap")[0]
+    assert gap["kind"] == "clock set forward"  # (the offset file sets memoryd's clock)
+    assert gap["seconds"] == pytest.approx(86400, abs=5)
     wait_until(lambda: len(done_jobs(inst)) == 3 + len(owed))
-    rescans = [e for e in d.events("ingest.rescan") if e.get("reason") == "clock jump"]
+    rescans = [
+        e for e in d.events("ingest.rescan") if e.get("reason", "").startswith("after a gap")
+    ]
     assert rescans, "a wake triggers a rescan"
     time.sleep(1.5)  # a few more main-loop ticks: no second catch-up
     assert d.stop() == 0

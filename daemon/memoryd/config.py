@@ -243,8 +243,9 @@ def schedule_is_off(expr: str) -> bool:
 class ScheduleConfig(NamedTuple):
     timezone: str = ""
     """Time zone of the cron expressions and job periods (an IANA name such as
-    `Europe/Berlin`; `""` = the local zone); periods are hour / day / month labels in this
-    zone, so a DST change never makes two periods of one."""
+    `Europe/Berlin`; `""` = the local zone, followed by a running daemon when the system's
+    zone changes); periods are hour / day / month labels in this zone, so a DST change never
+    makes two periods of one."""
     organize: str = "5 * * * *"
     """When organize runs: a cron expression (minute hour day month weekday; weekday 0 or
     7 = Sunday, as in crontab; day and weekday must both match, as APScheduler reads them),
@@ -263,8 +264,9 @@ class DaemonConfig(NamedTuple):
     polling_interval: float = 2.0
     """Seconds between polls of the polling observer."""
     clock_jump_seconds: float = 120.0
-    """A wall-clock jump larger than this (sleep, resume; measured against the monotonic
-    clock) triggers a rescan and job catch-up."""
+    """A gap in the daemon's time longer than this (the machine slept, the process was
+    stopped, the wall clock was set; found by comparing the wall, monotonic and boot clocks)
+    is logged once (`daemon.gap`) and triggers a rescan and job catch-up."""
 
 
 class TelegramConfig(NamedTuple):

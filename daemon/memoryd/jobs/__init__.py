@@ -10,13 +10,13 @@ so the daemon's catch-up after downtime runs a missed period exactly once.
 from __future__ import annotations
 
 import importlib
-import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
 
+from .. import clock
 from ..config import Config, Paths
 from ..results import JobOutcome
 from ..store import Store
@@ -100,7 +100,9 @@ def run_for_period(
     period = period_key(name, now if fire is None else fire, tz)
     if not force_rerun and store.job_done(name, period):
         return None
-    started = time.time()
+    # memoryd's clock (the real one in production), as every other time in the jobs table:
+    # the daemon compares it with now to find runs a clock running ahead recorded.
+    started = clock.now()
     try:
         func = scheduled_function(name) if scheduled else job_function(name)
         result = func(cfg, paths, store, now)

@@ -4,7 +4,8 @@ File-system events are hints, not truth (inotify overflows, FSEvents coalesces, 
 systems send nothing), so the watchdog handler (:class:`TranscriptEvents`) only puts a path
 into the :class:`WorkQueue`; the :class:`IngestWorker` owns the scanner and its own SQLite
 connection and reads from the committed checkpoint. A stat-only full rescan runs at start
-(the catch-up scan), every ``daemon.rescan_seconds``, after a wall-clock jump and on SIGHUP.
+(the catch-up scan), every ``daemon.rescan_seconds``, after a gap (sleep, SIGSTOP, the clock
+set) and on SIGHUP.
 After each pass the worker brings back archived files that new searches ask for
 (restore on demand, :mod:`memoryd.ondemand`).
 """

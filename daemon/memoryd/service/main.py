@@ -4,17 +4,18 @@ Shape of the process, and why:
 
 * **One ingest worker** (:mod:`.ingest_worker`) owns the scanner and its own SQLite
   connection; file-system events only queue paths, and a stat-only full rescan at start,
-  every ``daemon.rescan_seconds``, after a wall-clock jump (wake from sleep) and on SIGHUP
-  catches whatever events were lost.
+  every ``daemon.rescan_seconds``, after a gap (a wake from sleep, SIGSTOP, the clock set)
+  and on SIGHUP catches whatever events were lost.
 * **One job runner** (:mod:`.job_runner`) runs organize / reflect / expire one at a time.
   APScheduler only *triggers* it at the cron times; whether a job is due is decided from the
   ``jobs`` table (:func:`~.schedule.due_jobs`), so periods missed while the daemon was down
   or the machine slept run exactly once at start or after the wake, and a DST change never
   makes two periods of one.
 * **The main thread** handles signals, checks that observer, worker and scheduler are alive
-  before each ``WATCHDOG=1``, notices clock jumps, and keeps ``STATUS=`` current.
+  before each ``WATCHDOG=1``, notices gaps (wall, monotonic and boot clocks compared) and a
+  change of the system's time zone, and keeps ``STATUS=`` current.
 
-The decisions (is a job due, did the clock jump: :mod:`.schedule`; what the status line says:
+The decisions (is a job due, was there a gap: :mod:`.schedule`; what the status line says:
 :mod:`.systemd`) are pure functions; the worker (:mod:`.ingest_worker`), the job runner
 (:mod:`.job_runner`) and this module, which wires them together, are the imperative shell.
 """
@@ -25,6 +26,7 @@ import contextlib
 import os
 import signal
 import sqlite3
+import sys
 import threading
 import time
 import traceback
@@ -45,10 +47,14 @@ from .job_runner import JobRunner
 from .lock import AlreadyRunning, StateLock
 from .schedule import (
     SCHEDULED_SINCE,
+    Clocks,
+    Gap,
     build_triggers,
-    clock_jump,
     due_jobs,
+    find_gap,
+    forget_the_future,
     local_midnight,
+    local_zone,
     mark_jobs_off,
     next_fire_time,
     schedule_timezone,
@@ -67,6 +73,27 @@ WORKER_STOP_GRACE_SECONDS = 20.0
 TICK_SECONDS = 1.0
 # STATUS= is refreshed at most this often (it costs a query).
 STATUS_EVERY_SECONDS = 15.0
+# APScheduler's settings for every cron job. ``coalesce``: fires missed while the machine slept
+# make one run, not one per fire. ``misfire_grace_time=None``: a fire is run however late it is
+# noticed (APScheduler's default, 1 s, would drop a fire a long sleep or a clock set forward made
+# it notice late). Running a job twice is not a risk: the job runner runs a job only when its
+# period is still owed (:func:`~.schedule.job_is_due`).
+SCHEDULER_JOB_DEFAULTS: dict[str, Any] = {
+    "coalesce": True,
+    "max_instances": 1,
+    "misfire_grace_time": None,
+}
+# A clock that runs on while the machine sleeps, when the system has one (None: not known).
+_BOOT_CLOCK: int | None = getattr(time, "CLOCK_BOOTTIME", None)
+if _BOOT_CLOCK is None and sys.platform == "darwin":
+    # macOS: clock_gettime's CLOCK_MONOTONIC counts sleep; time.monotonic() does not.
+    _BOOT_CLOCK = getattr(time, "CLOCK_MONOTONIC", None)
+
+
+def read_clocks() -> Clocks:
+    """Wall, monotonic and boot clocks, read together (see :class:`~.schedule.Clocks`)."""
+    boot = time.clock_gettime(_BOOT_CLOCK) if _BOOT_CLOCK is not None else None
+    return Clocks(clock.now(), time.monotonic(), boot)
 
 
 @dataclass
@@ -104,6 +131,7 @@ class Daemon:
         self.wake = threading.Event()
         self.handler = TranscriptEvents(self)
         self._schedule_lock = threading.Lock()
+        self._zone_seen: str | None = None  # a new system zone read once, not yet followed
         self._watched: frozenset[Path] = frozenset()
         self._agents_root = paths.state_dir / "agents"
         # The scanner's file-name filter (pure); set once the worker has built its scanner.
@@ -182,6 +210,7 @@ class Daemon:
             self.is_transcript = self.worker.is_transcript
         self._sync_watches()
 
+        self._forget_the_future()
         if self.store.get_meta(SCHEDULED_SINCE) is None:
             with self.store.transaction():
                 self.store.set_meta(SCHEDULED_SINCE, repr(clock.now()))
@@ -286,10 +315,7 @@ class Daemon:
     def _start_scheduler(self) -> Any:
         from apscheduler.schedulers.background import BackgroundScheduler
 
-        scheduler = BackgroundScheduler(
-            timezone=self.tz,
-            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300},
-        )
+        scheduler = BackgroundScheduler(timezone=self.tz, job_defaults=SCHEDULER_JOB_DEFAULTS)
         self._add_cron_jobs(scheduler)
         scheduler.start()
         return scheduler
@@ -305,6 +331,90 @@ class Daemon:
                 name=name,
                 replace_existing=True,
             )
+
+    def _after_gap(self, gap: Gap) -> None:
+        """The daemon did not run normally for a while (a sleep, SIGSTOP, the clock set).
+
+        One log line says what happened. File events may have been lost (inotify's queue
+        overflows, FSEvents coalesces): a full rescan reads what was written meanwhile, and
+        the ledger's checkpoints keep every line counted once. APScheduler measured its wait
+        for the next fire on a clock that stood still or was set: it is woken to recompute.
+        The jobs whose periods were missed run once, now.
+        """
+        log.warning(
+            "daemon.gap",
+            kind=gap.kind,
+            seconds=round(gap.seconds, 1) + 0.0,  # (+ 0.0: never "-0.0")
+            slept=round(gap.slept, 1) + 0.0,
+            stopped=round(gap.stopped, 1) + 0.0,
+            clock_step=round(gap.clock_step, 1) + 0.0,
+            message=gap.message(),
+        )
+        self.queue.request_rescan(f"after a gap ({gap.kind})")
+        self._forget_the_future()
+        if self.scheduler is not None:
+            with contextlib.suppress(Exception):
+                self.scheduler.wakeup()
+        self._catch_up_jobs(f"after a gap ({gap.kind})")
+
+    def _forget_the_future(self) -> None:
+        """Runs recorded while the clock was ahead must not stand in for periods to come."""
+        assert self.store is not None
+        try:
+            found = forget_the_future(self.store, clock.now(), self.cfg.daemon.clock_jump_seconds)
+        except sqlite3.Error:
+            log.warning("job.future_check_failed", exc_info=True)
+            return
+        if found:
+            log.warning(
+                "clock.records_ahead",
+                runs=[
+                    f"{job} {period} at {clock.iso(started)}" for job, period, started in found.runs
+                ],
+                marks=found.marks,
+                message="the clock was ahead when these were recorded; forgotten, so those "
+                "periods run when they really come",
+            )
+
+    def _follow_local_zone(self) -> bool:
+        """With ``schedule.timezone = ""``, follow the system's zone when it changes.
+
+        A laptop changes zones while the daemon runs (travel, ``timedatectl set-timezone``,
+        macOS's automatic zone): cron times, period labels and "hits today" are then read in
+        the new zone, as a user on the new local time expects. A zone set in the config never
+        changes. A new zone counts once two ticks in a row read it: ``/etc/localtime``
+        replaced by hand (removed, then linked) must not make one tick run in UTC. Returns
+        whether it changed (the caller catches up jobs).
+        """
+        with self._schedule_lock:
+            cfg, old = self.cfg, self.tz
+        if cfg.schedule.timezone:
+            return False
+        new = local_zone()
+        if str(new) == str(old):
+            self._zone_seen = None
+            return False
+        if self._zone_seen != str(new):
+            self._zone_seen = str(new)  # seen once: followed if the next tick reads it too
+            return False
+        self._zone_seen = None
+        try:
+            triggers = build_triggers(cfg, new)
+        except ConfigError:  # the schedule was valid in every zone; kept as it was
+            return False
+        with self._schedule_lock:
+            self.tz, self.triggers = new, triggers
+        if self.scheduler is not None:
+            self.scheduler.remove_all_jobs()  # the new triggers carry the new zone
+            self._add_cron_jobs(self.scheduler)
+        log.warning(
+            "timezone.changed",
+            old=str(old),
+            new=str(new),
+            message=f"the system's time zone changed from {old} to {new}: "
+            "the schedule and today's date now follow the new zone",
+        )
+        return True
 
     def _scheduler_alive(self) -> bool:
         from apscheduler.schedulers.base import STATE_RUNNING
@@ -338,7 +448,7 @@ class Daemon:
         assert self.worker is not None
         interval = self.notifier.watchdog_interval
         tick = min(TICK_SECONDS, interval) if interval else TICK_SECONDS
-        prev_wall, prev_mono = clock.now(), time.monotonic()
+        prev = read_clocks()
         last_status = time.monotonic()
         last_ping = 0.0
         was_alive = True
@@ -350,13 +460,15 @@ class Daemon:
             if self.flags.reload:
                 self.flags.reload = False
                 self._reload()
-            wall, mono = clock.now(), time.monotonic()
-            jump = clock_jump(prev_wall, prev_mono, wall, mono, self.cfg.daemon.clock_jump_seconds)
-            prev_wall, prev_mono = wall, mono
-            if jump is not None:
-                log.warning("clock.jump", seconds=round(jump, 1))
-                self.queue.request_rescan("clock jump")
-                self._catch_up_jobs("clock jump")
+            clocks = read_clocks()
+            mono = clocks.mono
+            gap = find_gap(prev, clocks, tick, self.cfg.daemon.clock_jump_seconds)
+            prev = clocks
+            zone_changed = self._follow_local_zone()
+            if gap is not None:
+                self._after_gap(gap)
+            elif zone_changed:
+                self._catch_up_jobs("time zone change")
             if not self._observer_alive():
                 self._restart_observer("observer thread died")
             if self.worker.watch_dirs_changed.is_set():

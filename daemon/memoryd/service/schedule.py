@@ -464,22 +464,135 @@ def job_is_due(store: Store, name: str, trigger: Any, now: float, tz: tzinfo) ->
     return row is None
 
 
+class FutureRecords(NamedTuple):
+    """What :func:`forget_the_future` found recorded by a clock that was ahead."""
+
+    runs: list[tuple[str, str, float]]  # (job, period, started) rows deleted
+    marks: list[str]  # meta keys (first start, "off until") moved back to now
+
+    def __bool__(self) -> bool:
+        return bool(self.runs or self.marks)
+
+
+def forget_the_future(store: Store, now: float, slack: float) -> FutureRecords:
+    """Undo the schedule records a clock running ahead left behind (more than ``slack`` late).
+
+    A laptop's clock can be ahead for a while: a dual-boot machine whose hardware clock keeps
+    local time, a wrong manual setting, a bad NTP answer, later corrected back. A job run then
+    is recorded under a period that has not come yet (organize ``T20`` at 18:00, tomorrow's
+    reflect), and would make that period look done when it really comes: organize would not
+    run for hours, a clock a year ahead would stop every job for a year. So the runs recorded
+    later than now are deleted (the work they did stays done: moves are in the journal), and
+    "first started" and "off until" marks from then are moved back to now. Called by the
+    daemon at start and after a gap; a record less than ``slack`` ahead (NTP's small steps)
+    is left alone.
+    """
+    limit = now + slack
+    runs = [
+        (str(job), str(period), float(started))
+        for job, period, started in store.conn.execute(
+            "SELECT job, period, started FROM jobs WHERE started > ? ORDER BY started", (limit,)
+        )
+    ]
+    marks: list[str] = []
+    for key in (SCHEDULED_SINCE, *(OFF_UNTIL.format(job=name) for name in SCHEDULED_JOBS)):
+        value = store.get_meta(key)
+        with contextlib.suppress(ValueError, TypeError):
+            if value is not None and float(value) > limit:
+                marks.append(key)
+    if runs or marks:
+        with store.transaction():
+            store.conn.execute("DELETE FROM jobs WHERE started > ?", (limit,))
+            for key in marks:
+                store.set_meta(key, repr(now))
+    return FutureRecords(runs, marks)
+
+
 def due_jobs(store: Store, triggers: Mapping[str, Any], now: float, tz: tzinfo) -> list[str]:
     """The scheduled jobs whose latest period has not run yet, in schedule order."""
     return [name for name, trig in triggers.items() if job_is_due(store, name, trig, now, tz)]
 
 
-def clock_jump(
-    prev_wall: float, prev_mono: float, wall: float, mono: float, threshold: float
-) -> float | None:
-    """How far the wall clock moved beyond the monotonic one, when more than ``threshold``.
+class Clocks(NamedTuple):
+    """One reading of the three clocks the daemon compares to notice a gap.
 
-    CLOCK_MONOTONIC stops while a machine sleeps; the wall clock does not. So a gap between
-    the two is a wake from sleep (or someone setting the clock), and lost events and missed
-    periods are likely.
+    ``wall``: memoryd's clock (:func:`memoryd.clock.now`, the real one in production);
+    ``mono``: ``time.monotonic()``, which runs while the process runs and stops while the
+    machine sleeps; ``boot``: a clock that runs on while the machine sleeps (Linux
+    ``CLOCK_BOOTTIME``, macOS ``CLOCK_MONOTONIC``), None where there is none.
     """
-    drift = (wall - prev_wall) - (mono - prev_mono)
-    return drift if abs(drift) > threshold else None
+
+    wall: float
+    mono: float
+    boot: float | None
+
+
+class Gap(NamedTuple):
+    """What happened between two readings that were meant to be ``expected`` seconds apart.
+
+    ``slept``: the machine was suspended (boot clock ran, monotonic did not); ``stopped``: the
+    process did not run although the machine did (SIGSTOP, a frozen VM, heavy swapping);
+    ``clock_step``: the wall clock was set (+ forward, - back). Without a boot clock a sleep
+    and a clock set forward look the same, and count as ``clock_step``.
+    """
+
+    kind: str  # "sleep", "suspended", "clock set forward" or "clock set back"
+    seconds: float  # how far the wall clock moved beyond the expected wait (negative: back)
+    slept: float
+    stopped: float
+    clock_step: float
+
+    def message(self) -> str:
+        """One line for the log: what happened, how long, and what the daemon does about it."""
+        what = {
+            "sleep": f"the machine slept {_span_text(self.slept)}",
+            "suspended": f"the daemon was stopped for {_span_text(self.stopped)} "
+            "(SIGSTOP, or the machine stalled)",
+            "clock set forward": f"the wall clock moved {_span_text(self.clock_step)} forward "
+            "(set by hand or NTP, or a sleep)",
+            "clock set back": f"the wall clock was set back {_span_text(-self.clock_step)}",
+        }[self.kind]
+        if self.kind == "clock set back":
+            return f"{what}; rescanning transcripts (no job runs twice for it)"
+        return f"{what}; rescanning transcripts and running the jobs it missed"
+
+
+def _span_text(seconds: float) -> str:
+    """``45 s``, ``12.5 min``, ``9.0 h``, ``3.2 d``: a gap's length for a person."""
+    seconds = abs(seconds)
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} d"
+
+
+def find_gap(prev: Clocks, cur: Clocks, expected: float, threshold: float) -> Gap | None:
+    """The gap between two main-loop readings, when some part of it exceeds ``threshold``.
+
+    Each clock's advance is compared with the others': monotonic time beyond ``expected``
+    is time the process did not run; boot-clock time beyond monotonic time is a sleep;
+    wall time beyond boot-clock time (beyond monotonic time without a boot clock) is the
+    clock being set. The largest part names the gap; None when every part is small (a
+    normal tick, NTP slewing the clock by milliseconds).
+    """
+    d_wall, d_mono = cur.wall - prev.wall, cur.mono - prev.mono
+    stopped = max(0.0, d_mono - expected)
+    if cur.boot is not None and prev.boot is not None:
+        d_boot = cur.boot - prev.boot
+        slept = max(0.0, d_boot - d_mono)
+        step = d_wall - max(d_boot, d_mono)
+    else:
+        slept, step = 0.0, d_wall - d_mono
+    parts = {"sleep": slept, "suspended": stopped, "clock": abs(step)}
+    kind = max(parts, key=lambda k: parts[k])
+    if parts[kind] <= threshold:
+        return None
+    if kind == "clock":
+        kind = "clock set forward" if step > 0 else "clock set back"
+    return Gap(kind, d_wall - expected, slept, stopped, step)
 
 
 def local_midnight(now: float, tz: tzinfo) -> float:
