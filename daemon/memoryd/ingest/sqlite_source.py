@@ -243,6 +243,8 @@ def sessions_with_new_rows(
     """
     if layout.tie is not None:
         return _tied_sessions_with_new_rows(conn, layout, cursors)
+    if layout.seq == "rowid":
+        return _rowid_sessions_with_new_rows(conn, layout, cursors)
     t, s, q = quote(layout.table), quote(layout.session), _order(layout)
     out = []
     for session_id, top in conn.execute(f"SELECT {s}, MAX({q}) FROM {t} GROUP BY {s}"):
@@ -278,6 +280,53 @@ def _tied_sessions_with_new_rows(
             out.append((session_id, (done, read), top))
         elif top < done or (top == done and read is not None and rows < read):
             out.append((session_id, START, top))
+    return out
+
+
+def _rowid_sessions_with_new_rows(
+    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor]
+) -> list[tuple[str, Cursor, int]]:
+    """:func:`sessions_with_new_rows` for a table with no order column, followed by rowid.
+
+    A ``VACUUM`` renumbers the rowids of such a table (no ``INTEGER PRIMARY KEY``),
+    keeping their order: where rows were deleted before it (another session's), the rows
+    after a session's cursor may now sit at or below the cursor's rowid, and reading on
+    from it would skip them for good. So the cursor also counts the session's rows read
+    (rows at or below its rowid, in rowid order; ``seq_rows``), and a session whose rows
+    changed (more or fewer, or a new last rowid) is checked: the rows at or below the
+    cursor must be the ones read. They are not after a renumbering that moved rows under
+    it (or rows removed, or inserted below it): the session is read again from its start,
+    which counts nothing twice (calls and hits are unique per agent, call and path). A
+    renumbering that left the rows read where they are moved none under the cursor; one
+    that left the count alike can only have moved the rows read themselves (fewer rows
+    under the cursor now means more above it): both are caught by the count.
+
+    The check costs a count of the session's rows after its cursor, a walk over the rowids
+    the read then visits anyway, and only for sessions whose rows changed. A cursor written
+    before rows were counted gets its count once, here (rows up to it read, as it said).
+    """
+    t, s = quote(layout.table), quote(layout.session)
+    after_sql = f"SELECT COUNT(*) FROM {t} WHERE {s} = ? AND rowid > ?"
+    out: list[tuple[str, Cursor, int]] = []
+    for session_id, top, rows in conn.execute(
+        f"SELECT {s}, MAX(rowid), COUNT(*) FROM {t} GROUP BY {s}"
+    ):
+        if not isinstance(session_id, str):
+            continue
+        done, read = cursors.get(session_id, START)
+        if done < 0:
+            out.append((session_id, START, top))
+            continue
+        if read is not None and rows == read and top == done:
+            continue  # as it was: nothing new
+        later = conn.execute(after_sql, (session_id, done)).fetchone()[0]
+        if read is None:  # a cursor from before the count: every row up to it read
+            read = rows - later
+        if rows - later != read:  # not the rows read under the cursor: renumbered, rewritten
+            out.append((session_id, START, top))
+        elif later or top != done or cursors[session_id][1] is None:
+            # (rows after it; or none, the cursor is moved to the last row, or given its count)
+            out.append((session_id, (min(done, top), read), top))
     return out
 
 
@@ -337,7 +386,9 @@ def every_row(
             )
         )
         last = rows[-1][0] if cut or len(rows) == batch else upto
-        return rows, (last, None), last < upto
+        # (followed by rowid: the session's rows read so far, see _rowid_sessions_with_new_rows)
+        count = (read or 0) + len(rows) if layout.seq == "rowid" else None
+        return rows, (last, count), last < upto
     tie = layout.tie
     if read is None:  # every row of the cursor's seq read
         where, args = f"{q} > ?", (seq,)
