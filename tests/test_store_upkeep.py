@@ -11,8 +11,10 @@ import sqlite3
 
 import pytest
 
+import transcripts as tx
 from memoryd.ingest import sqlite_source
-from test_ingest import Install, conversation, expected
+from test_ingest import FILES, Install, conversation, expected
+from test_store_reader import STAMP, archive_store, delete_session, frame
 
 pytestmark = pytest.mark.unit
 
@@ -119,3 +121,137 @@ def test_a_cursor_written_before_rows_were_counted_reads_on_and_gets_its_count(i
     inst.scan()
     assert inst.counts() == expected(12, 3)
     store.conn.close()
+
+
+# ------------------------------------------------------------------ sessions that left the store
+
+DAY = 86400.0
+LATER = str(8 * DAY)  # past the default grace period (ingest.vanished_grace_days = 7)
+
+
+def cursor_rows(inst: Install) -> dict[str, object]:
+    """Session → when it was seen gone from the store (None: in the store), by cursor."""
+    return dict(
+        inst.store.conn.execute(
+            "SELECT c.session_id, g.gone_at FROM transcript_db_cursors AS c "
+            "LEFT JOIN transcript_db_gone AS g USING (source_id, session_id)"
+        )
+    )
+
+
+def waiting(inst: Install) -> list[tuple[str, str]]:
+    return inst.store.conn.execute(
+        "SELECT call_id, session FROM calls WHERE answered = 0 ORDER BY call_id"
+    ).fetchall()
+
+
+def test_a_deleted_sessions_state_is_forgotten_after_the_grace_period(inst, monkeypatch):
+    """A session deleted into an archive: its archive is read once; its cursor is kept for
+    the grace period (noted gone), then forgotten with its calls still waiting; its id coming
+    back with the same rows afterwards counts nothing twice."""
+    store = archive_store(inst)
+    store.add_session("keep")
+    store.append("keep", conversation(2, "k"))
+    lines = [*conversation(3, "d"), tx.call("d-aborted", query="never answered")]
+    store.add_session("del")
+    store.append("del", lines)
+    inst.scan()
+    assert inst.counts() == expected(2, 3)
+    assert waiting(inst) == [("d-aborted", "del")]
+    text = delete_session(store, "del")
+    store.conn.execute(
+        "INSERT INTO session_transcript_archives VALUES (?, 'del', 'agent:main:main', "
+        "'deleted', 'zstd', ?, 1)",
+        (f"del.jsonl.deleted.{STAMP}", frame(text)),
+    )
+    assert inst.scan().new_hits == 0  # the archive: read, nothing new
+    gone = cursor_rows(inst)
+    assert gone["keep"] is None and isinstance(gone["del"], float)
+    monkeypatch.setenv("MEMORYD_CLOCK_OFFSET", LATER)
+    inst.restart()
+    store.append("keep", conversation(4, "k")[9:])  # the store changes: it is read
+    stats = inst.scan()
+    assert stats.errors == 0 and stats.new_hits == 4  # (turns 2 and 3: two files each)
+    assert set(cursor_rows(inst)) == {"keep"}
+    assert waiting(inst) == []
+    assert inst.counts() == _merge(expected(4), expected(3))
+    # the id comes back with its rows (restored): read from its start, nothing counted twice
+    store.append("del", lines)
+    inst.restart()
+    assert inst.scan().new_hits == 0
+    assert inst.counts() == _merge(expected(4), expected(3))
+    assert set(cursor_rows(inst)) == {"keep", "del"}
+    store.conn.close()
+
+
+def test_a_session_back_within_the_grace_period_keeps_its_cursor(inst, monkeypatch):
+    """Rows gone and back (cold storage brought back, a rewrite in two steps) within the
+    grace period: the cursor stays and the session is read on from it."""
+    store = archive_store(inst)
+    store.append("s", conversation(3, "s"))
+    inst.scan()
+    rows = store.conn.execute("SELECT * FROM transcript_events WHERE session_id = 's'").fetchall()
+    store.conn.execute("DELETE FROM transcript_events WHERE session_id = 's'")
+    inst.scan()
+    assert isinstance(cursor_rows(inst)["s"], float)
+    store.conn.executemany("INSERT INTO transcript_events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    more = conversation(5, "s")[13:]
+    store.append("s", more)
+    stats = inst.scan()
+    assert stats.bytes_read == sum(len(ln) - 1 for ln in more)  # the new turns only
+    assert cursor_rows(inst) == {"s": None}
+    monkeypatch.setenv("MEMORYD_CLOCK_OFFSET", LATER)
+    store.append("s", conversation(6, "s")[21:])
+    inst.scan()
+    assert cursor_rows(inst) == {"s": None}
+    assert inst.counts() == expected(6)
+    store.conn.close()
+
+
+def test_a_call_waiting_in_a_gone_session_that_another_continues_is_kept(inst, monkeypatch):
+    """A session deleted while the session continuing it is in the store: the call waiting
+    at its end is kept past the grace period, and the answer at the continuation's start
+    still meets it (its query with the hit)."""
+    store = archive_store(inst)
+    store.add_session("p")
+    store.append("p", [tx.header("p"), tx.call("p-last", query="the question")])
+    store.add_session("c", previous="p")
+    store.append("c", [tx.header("c")])
+    inst.scan()
+    delete_session(store, "p")
+    inst.scan()
+    monkeypatch.setenv("MEMORYD_CLOCK_OFFSET", LATER)
+    store.append("c", [tx.chatter(1)])
+    inst.scan()
+    assert "p" not in cursor_rows(inst)
+    store.append("c", [tx.result("p-last", tx.search_payload([FILES[1]]))])
+    inst.restart()
+    inst.scan()
+    hits = inst.store.conn.execute("SELECT memory_path, query FROM hits").fetchall()
+    assert hits == [(FILES[1], "the question")]
+    store.conn.close()
+
+
+def test_the_cursors_of_a_forgotten_store_go_with_it(tmp_path):
+    """A transcript store gone for the grace period is forgotten (as a file is), and the
+    cursors of its sessions with it."""
+    inst = Install(tmp_path, extra_config="[ingest]\nvanished_grace_days = 0\n")
+    store = archive_store(inst)
+    store.append("s", conversation(2, "s"))
+    inst.scan()
+    store.conn.close()
+    for p in store.path.parent.glob("openclaw-agent.sqlite*"):
+        p.unlink()
+    inst.scan()  # noted gone
+    inst.scan()  # forgotten (no grace)
+    for table in ("transcript_db_cursors", "transcript_db_gone"):
+        assert inst.store.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone() == (0,)
+    inst.store.close()
+
+
+def test_gone_sessions_is_a_pure_decision():
+    cursors = {"a": (1, None), "b": (2, None), "c": (3, None), "d": (0, None)}
+    change = sqlite_source.gone_sessions(
+        cursors, {"b": 150.0, "c": 100.0, "e": 5.0}, {"a", "e"}, now=200.0, grace_s=100.0
+    )
+    assert change == sqlite_source.Gone(gone=["d"], back=["e"], forget=["c"])

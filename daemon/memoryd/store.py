@@ -205,6 +205,19 @@ _MIGRATIONS: dict[int, str] = {
     -- written before this column existed).
     ALTER TABLE transcript_db_cursors ADD COLUMN seq_rows INTEGER;
     """,
+    8: """
+    -- Store sessions seen gone from the store's live table (deleted, reset into an archive,
+    -- cold-stored), from when; a row only while one is gone. Once gone for
+    -- ingest.vanished_grace_days, its cursor is forgotten (docs/ingest-sources.md, "Sessions
+    -- that left the store"). (IF NOT EXISTS: a table of its own, no column added to the
+    -- cursors, so a database whose version was set back is migrated again cleanly.)
+    CREATE TABLE IF NOT EXISTS transcript_db_gone (
+        source_id  INTEGER NOT NULL,
+        session_id TEXT NOT NULL,
+        gone_at    REAL NOT NULL,
+        PRIMARY KEY (source_id, session_id)
+    ) WITHOUT ROWID;
+    """,
 }
 
 

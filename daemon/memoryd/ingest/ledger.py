@@ -441,13 +441,75 @@ class Ledger:
     def cursors(self, source_id: int) -> dict[str, tuple[int, int | None]]:
         """The cursor per session of a transcript store: the last seq read, and how many rows
         of it (None: all; see :data:`.sqlite_source.Cursor`)."""
-        return {
+        return self.store_cursors(source_id)[0]
+
+    def store_cursors(
+        self, source_id: int
+    ) -> tuple[dict[str, tuple[int, int | None]], dict[str, float]]:
+        """The cursor per session of a transcript store (see :meth:`cursors`), and when each
+        session seen gone from the store's live table was first seen so."""
+        cursors = {
             sid: (seq, rows)
             for sid, seq, rows in self.conn.execute(
                 "SELECT session_id, seq, seq_rows FROM transcript_db_cursors WHERE source_id = ?",
                 (source_id,),
             )
         }
+        gone = dict(
+            self.conn.execute(
+                "SELECT session_id, gone_at FROM transcript_db_gone WHERE source_id = ?",
+                (source_id,),
+            )
+        )
+        return cursors, gone
+
+    def store_sessions_gone(
+        self,
+        cp: Checkpoint,
+        now: float,
+        gone: Sequence[str],
+        back: Sequence[str],
+        forget: Sequence[str],
+        forget_marks: Sequence[str],
+        forget_calls: Sequence[str],
+        calls_before: float,
+    ) -> None:
+        """Sessions of a store seen gone from its live table (``gone``, from now), seen there
+        again (``back``), and gone for the grace period (``forget``): their cursors and the
+        rewrite watermarks recorded for them (``forget_marks``, by name) are deleted, and
+        the calls of sessions ``forget_calls`` still waiting that were made before
+        ``calls_before``.
+
+        Nothing here can make a hit count twice: the calls answered and the hits, which
+        every later copy of a session's rows is checked against (unique per agent, call
+        and path), stay; a session whose id comes back is read from its start against them.
+        A call still waiting holds no hit; a copy of it read later is a call again.
+        """
+        with self.write(0) as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO transcript_db_gone(source_id, session_id, gone_at) "
+                "VALUES (?, ?, ?)",
+                [(cp.id, sid, now) for sid in gone],
+            )
+            conn.executemany(
+                "DELETE FROM transcript_db_gone WHERE source_id = ? AND session_id = ?",
+                [(cp.id, sid) for sid in (*back, *forget)],
+            )
+            conn.executemany(
+                "DELETE FROM transcript_db_cursors WHERE source_id = ? AND session_id = ?",
+                [(cp.id, sid) for sid in forget],
+            )
+            conn.executemany(
+                "DELETE FROM archives_read WHERE agent = ? AND name = ?",
+                [(cp.agent, name) for name in forget_marks],
+            )
+            if forget_calls:
+                # (the partial index of waiting calls: a walk over those only)
+                self._write_queued()
+                conn.executemany(
+                    "DELETE FROM calls WHERE answered = 0 AND agent = ? AND session = ? AND ts < ?",
+                    [(cp.agent, sid, calls_before) for sid in forget_calls],
+                )
 
     def fetch_call(self, agent: str, call_id: str) -> CallRow | None:
         self._write_queue_before_read()  # (the calls of this transaction are in the table first)
@@ -744,3 +806,8 @@ class Ledger:
                 "UPDATE sources SET vanished_at = NULL WHERE id = ?", [(i,) for i in back]
             )
             conn.execute("DELETE FROM sources WHERE vanished_at < ?", (cutoff,))
+            if expired:  # (a transcript store forgotten: the state of its sessions with it)
+                for table in ("transcript_db_cursors", "transcript_db_gone"):
+                    conn.execute(
+                        f"DELETE FROM {table} WHERE source_id NOT IN (SELECT id FROM sources)"
+                    )

@@ -233,23 +233,30 @@ START: Cursor = (-1, None)  # nothing read
 
 
 def sessions_with_new_rows(
-    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor]
+    conn: sqlite3.Connection,
+    layout: Layout,
+    cursors: dict[str, Cursor],
+    live: set[str] | None = None,
 ) -> list[tuple[str, Cursor, int]]:
-    """(session_id, cursor to read after, last seq) for every session with rows not yet read.
+    """(session_id, cursor to read after, last seq) for every session with rows not yet read;
+    every session the table holds goes into ``live`` (when given: the same walk tells).
 
     A session whose rows now end below its cursor was rewritten (its rows removed
     and written again): it is read again from its start. Re-reading is harmless,
     hits are unique per call.
     """
+    if live is None:
+        live = set()
     if layout.tie is not None:
-        return _tied_sessions_with_new_rows(conn, layout, cursors)
+        return _tied_sessions_with_new_rows(conn, layout, cursors, live)
     if layout.seq == "rowid":
-        return _rowid_sessions_with_new_rows(conn, layout, cursors)
+        return _rowid_sessions_with_new_rows(conn, layout, cursors, live)
     t, s, q = quote(layout.table), quote(layout.session), _order(layout)
     out = []
     for session_id, top in conn.execute(f"SELECT {s}, MAX({q}) FROM {t} GROUP BY {s}"):
         if not isinstance(session_id, str) or not isinstance(top, int):
             continue  # a row without a usable session or order: nothing to follow it by
+        live.add(session_id)
         done = cursors.get(session_id, START)
         if top > done[0]:
             out.append((session_id, done, top))
@@ -259,7 +266,7 @@ def sessions_with_new_rows(
 
 
 def _tied_sessions_with_new_rows(
-    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor]
+    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor], live: set[str]
 ) -> list[tuple[str, Cursor, int]]:
     """:func:`sessions_with_new_rows` where a seq may repeat: a session's last seq and how
     many rows hold it tell whether rows were added after the cursor (or removed: from the
@@ -275,6 +282,7 @@ def _tied_sessions_with_new_rows(
     for session_id, top, rows in conn.execute(sql):
         if not isinstance(session_id, str) or not isinstance(top, int):
             continue
+        live.add(session_id)
         done, read = cursors.get(session_id, START)
         if top > done or (top == done and read is not None and rows > read):
             out.append((session_id, (done, read), top))
@@ -284,7 +292,7 @@ def _tied_sessions_with_new_rows(
 
 
 def _rowid_sessions_with_new_rows(
-    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor]
+    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor], live: set[str]
 ) -> list[tuple[str, Cursor, int]]:
     """:func:`sessions_with_new_rows` for a table with no order column, followed by rowid.
 
@@ -313,6 +321,7 @@ def _rowid_sessions_with_new_rows(
     ):
         if not isinstance(session_id, str):
             continue
+        live.add(session_id)
         done, read = cursors.get(session_id, START)
         if done < 0:
             out.append((session_id, START, top))
@@ -694,6 +703,37 @@ def synthetic_from_keys(
         for sid, key in keys.items()
         if is_synthetic_key(key, active_memory=active_memory, synthetic=synthetic)
     )
+
+
+class Gone(NamedTuple):
+    """What a read of a store changes in the bookkeeping of sessions gone from its live table."""
+
+    gone: list[str]  # newly seen gone: from now on
+    back: list[str]  # seen gone before, there again
+    forget: list[str]  # gone for the grace period: their state is deleted
+
+
+def gone_sessions(
+    cursors: dict[str, Cursor] | set[str],
+    gone_since: dict[str, float],
+    live: set[str],
+    now: float,
+    grace_s: float,
+) -> Gone:
+    """Which sessions with a cursor left the store's live table (``live``: the sessions it
+    holds now), came back, or have been gone for ``grace_s`` seconds (see
+    docs/ingest-sources.md, "Sessions that left the store")."""
+    gone, forget = [], []
+    for sid in cursors:
+        if sid in live:
+            continue
+        since = gone_since.get(sid)
+        if since is None:
+            gone.append(sid)
+        elif since <= now - grace_s:
+            forget.append(sid)
+    back = [sid for sid in gone_since if sid in live]
+    return Gone(sorted(gone), sorted(back), sorted(forget))
 
 
 def parents_first(

@@ -14,11 +14,12 @@ import os
 import sqlite3
 import time
 
+from .. import clock
 from . import archives, sqlite_source
 from . import sources as src
 from .archive_reader import ArchiveReader
 from .calls import Calls, written_id
-from .context import ReadContext
+from .context import ReadContext, emit
 from .fastpath import parse
 from .ledger import Batch
 from .prescan import NEEDLE
@@ -70,7 +71,8 @@ class StoreReader:
             if cp is None:
                 cp = self.ctx.ledger.new_store_source(sf, st)
             calls = self.ctx.calls(pending, cp.agent)
-            cursors = self.ctx.ledger.cursors(cp.id)
+            cursors, gone_since = self.ctx.ledger.store_cursors(cp.id)
+            had_cursor = set(cursors)
             self.ctx.store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(
                 keys, active_memory=self.ctx.helper_excluded, synthetic=self.ctx.synthetic_excluded
             )
@@ -89,8 +91,11 @@ class StoreReader:
             # Read, then look once more: a writer's rows can become visible a moment after
             # its last write to the WAL file (SQLite updates the WAL index last), so the
             # signature taken before reading may already count rows the first look missed.
-            for _ in range(_LOOKS):
-                todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors)
+            live: set[str] = set()  # every session of the live table (the first look's walk)
+            for look in range(_LOOKS):
+                todo = sqlite_source.sessions_with_new_rows(
+                    conn, layout, cursors, live if look == 0 else None
+                )
                 if not todo:
                     break
                 self._header_parents(conn, layout, todo, parents)
@@ -111,6 +116,7 @@ class StoreReader:
                     )
             for shape in archives.archive_shapes(tables):
                 self.archive_reader.read_table(conn, shape, sf, cp, pending, stats)
+            self._upkeep(cp, had_cursor, gone_since, live, set(marks), parents, mark_name)
         finally:
             conn.close()
         if stats.bytes_read == rows_before and stats.files_read == read_before + 1:
@@ -120,6 +126,56 @@ class StoreReader:
             stats.retry_in = max(stats.retry_in, sqlite_source.SETTLE_S)
             sig = (sig[0], -1)
         self.ctx.ledger.store_read(cp.id, cp.agent, sig, marks_seen)
+
+    def _upkeep(
+        self,
+        cp: Checkpoint,
+        had_cursor: set[str],
+        gone_since: dict[str, float],
+        live: set[str],
+        marked: set[str],
+        parents: dict[str, str],
+        mark_name: str,
+    ) -> None:
+        """Forget the state of sessions gone from the live table for the grace period.
+
+        OpenClaw removes a session's rows when it is deleted, reset into an archive, cut
+        by disk-budget cleanup or cold-stored; its cursor would stay for good, and be
+        loaded at every read of the store. A session first seen gone is noted; once gone
+        for ``ingest.vanished_grace_days`` its cursor goes, with the rewrite watermark
+        recorded for it (unless the store still lists one) and its calls still waiting
+        made before then (unless a session in the store continues it: an answer at that
+        session's start would look for them). Calls answered and hits stay: every later
+        copy of the session (an archive, the id coming back) is checked against them,
+        and counts nothing twice. Costs nothing more while nothing leaves: the live
+        sessions come from the walk that finds new rows, the dates with the cursors.
+        """
+        now = clock.now()
+        grace_s = self.ctx.cfg.ingest.vanished_grace_days * 86400.0
+        change = sqlite_source.gone_sessions(had_cursor, gone_since, live, now, grace_s)
+        if not (change.gone or change.back or change.forget):
+            return
+        done = self.ctx.archives_done
+        marks = [
+            mark_name + sid
+            for sid in change.forget
+            if sid not in marked and (cp.agent, mark_name + sid) in done
+        ]
+        continued = set(parents.values())
+        calls = [sid for sid in change.forget if sid not in continued]
+        self.ctx.ledger.store_sessions_gone(
+            cp, now, change.gone, change.back, change.forget, marks, calls, now - grace_s
+        )
+        for name in marks:
+            done.pop((cp.agent, name), None)
+        if change.forget:
+            emit(
+                "ingest.store_sessions_forgotten",
+                store=cp.path,
+                sessions=len(change.forget),
+                waiting_calls_of=len(calls),
+                grace_days=self.ctx.cfg.ingest.vanished_grace_days,
+            )
 
     @staticmethod
     def _header_parents(
