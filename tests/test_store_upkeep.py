@@ -131,12 +131,12 @@ LATER = str(8 * DAY)  # past the default grace period (ingest.vanished_grace_day
 
 def cursor_rows(inst: Install) -> dict[str, object]:
     """Session → when it was seen gone from the store (None: in the store), by cursor."""
-    return dict(
-        inst.store.conn.execute(
-            "SELECT c.session_id, g.gone_at FROM transcript_db_cursors AS c "
-            "LEFT JOIN transcript_db_gone AS g USING (source_id, session_id)"
-        )
+    conn = inst.store.conn
+    rows = dict.fromkeys(
+        sid for (sid,) in conn.execute("SELECT session_id FROM transcript_db_cursors")
     )
+    rows.update(conn.execute("SELECT session_id, gone_at FROM transcript_db_gone"))
+    return rows
 
 
 def waiting(inst: Install) -> list[tuple[str, str]]:
@@ -249,9 +249,5 @@ def test_the_cursors_of_a_forgotten_store_go_with_it(tmp_path):
     inst.store.close()
 
 
-def test_gone_sessions_is_a_pure_decision():
-    cursors = {"a": (1, None), "b": (2, None), "c": (3, None), "d": (0, None)}
-    change = sqlite_source.gone_sessions(
-        cursors, {"b": 150.0, "c": 100.0, "e": 5.0}, {"a", "e"}, now=200.0, grace_s=100.0
-    )
-    assert change == sqlite_source.Gone(gone=["d"], back=["e"], forget=["c"])
+def test_sessions_left_is_a_pure_decision():
+    assert sqlite_source.sessions_left({"a", "b", "c"}, {"a", "e"}) == ["b", "c"]

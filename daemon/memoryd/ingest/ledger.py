@@ -440,45 +440,85 @@ class Ledger:
 
     def cursors(self, source_id: int) -> dict[str, tuple[int, int | None]]:
         """The cursor per session of a transcript store: the last seq read, and how many rows
-        of it (None: all; see :data:`.sqlite_source.Cursor`)."""
-        return self.store_cursors(source_id)[0]
-
-    def store_cursors(
-        self, source_id: int
-    ) -> tuple[dict[str, tuple[int, int | None]], dict[str, float]]:
-        """The cursor per session of a transcript store (see :meth:`cursors`), and when each
-        session seen gone from the store's live table was first seen so."""
-        cursors = {
+        of it (None: all; see :data:`.sqlite_source.Cursor`). Sessions seen gone from the
+        store are not among them (see :meth:`gone_cursors`)."""
+        return {
             sid: (seq, rows)
             for sid, seq, rows in self.conn.execute(
                 "SELECT session_id, seq, seq_rows FROM transcript_db_cursors WHERE source_id = ?",
                 (source_id,),
             )
         }
-        gone = dict(
-            self.conn.execute(
-                "SELECT session_id, gone_at FROM transcript_db_gone WHERE source_id = ?",
-                (source_id,),
-            )
-        )
-        return cursors, gone
 
-    def store_sessions_gone(
+    def gone_cursors(
+        self, source_id: int, sessions: Sequence[str]
+    ) -> dict[str, tuple[int, int | None]]:
+        """The cursors of those of ``sessions`` seen gone from the store before (a lookup by
+        key each: asked only of sessions the store holds that have no cursor)."""
+        out: dict[str, tuple[int, int | None]] = {}
+        for at in range(0, len(sessions), 500):  # (within any build's bound on parameters)
+            part = sessions[at : at + 500]
+            marks = ",".join("?" * len(part))
+            for sid, seq, rows in self.conn.execute(
+                "SELECT session_id, seq, seq_rows FROM transcript_db_gone "
+                f"WHERE source_id = ? AND session_id IN ({marks})",
+                (source_id, *part),
+            ):
+                out[sid] = (seq, rows)
+        return out
+
+    def store_sessions_moved(
+        self,
+        source_id: int,
+        now: float,
+        gone: dict[str, tuple[int, int | None]],
+        back: dict[str, tuple[int, int | None]],
+    ) -> None:
+        """Cursors of sessions seen gone from the store's live table moved aside (``gone``,
+        from ``now``), and of sessions there again moved back (``back``)."""
+        with self.write(0) as conn:
+            for sessions, src, dst in (
+                (gone, "transcript_db_cursors", "transcript_db_gone"),
+                (back, "transcript_db_gone", "transcript_db_cursors"),
+            ):
+                if not sessions:
+                    continue
+                conn.executemany(
+                    f"DELETE FROM {src} WHERE source_id = ? AND session_id = ?",
+                    [(source_id, sid) for sid in sessions],
+                )
+                when = ", gone_at" if dst == "transcript_db_gone" else ""
+                conn.executemany(
+                    f"INSERT OR REPLACE INTO {dst}(source_id, session_id, seq, seq_rows{when}) "
+                    f"VALUES (?, ?, ?, ?{', ?' if when else ''})",
+                    [
+                        (source_id, sid, seq, rows, now)[: 5 if when else 4]
+                        for sid, (seq, rows) in sessions.items()
+                    ],
+                )
+
+    def store_sessions_expired(self, source_id: int, before: float) -> list[str]:
+        """Sessions of the store seen gone since before ``before`` (by the index on the time:
+        a read pays nothing for the sessions still within their grace period)."""
+        return [
+            sid
+            for (sid,) in self.conn.execute(
+                "SELECT session_id FROM transcript_db_gone WHERE source_id = ? AND gone_at < ?",
+                (source_id, before),
+            )
+        ]
+
+    def forget_store_sessions(
         self,
         cp: Checkpoint,
-        now: float,
-        gone: Sequence[str],
-        back: Sequence[str],
         forget: Sequence[str],
         forget_marks: Sequence[str],
         forget_calls: Sequence[str],
         calls_before: float,
     ) -> None:
-        """Sessions of a store seen gone from its live table (``gone``, from now), seen there
-        again (``back``), and gone for the grace period (``forget``): their cursors and the
-        rewrite watermarks recorded for them (``forget_marks``, by name) are deleted, and
-        the calls of sessions ``forget_calls`` still waiting that were made before
-        ``calls_before``.
+        """Forget sessions gone from the store for the grace period: their cursors, the
+        rewrite watermarks recorded for them (``forget_marks``, by name), and the calls of
+        sessions ``forget_calls`` still waiting that were made before ``calls_before``.
 
         Nothing here can make a hit count twice: the calls answered and the hits, which
         every later copy of a session's rows is checked against (unique per agent, call
@@ -487,16 +527,7 @@ class Ledger:
         """
         with self.write(0) as conn:
             conn.executemany(
-                "INSERT OR IGNORE INTO transcript_db_gone(source_id, session_id, gone_at) "
-                "VALUES (?, ?, ?)",
-                [(cp.id, sid, now) for sid in gone],
-            )
-            conn.executemany(
                 "DELETE FROM transcript_db_gone WHERE source_id = ? AND session_id = ?",
-                [(cp.id, sid) for sid in (*back, *forget)],
-            )
-            conn.executemany(
-                "DELETE FROM transcript_db_cursors WHERE source_id = ? AND session_id = ?",
                 [(cp.id, sid) for sid in forget],
             )
             conn.executemany(

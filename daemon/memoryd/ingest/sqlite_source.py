@@ -705,35 +705,11 @@ def synthetic_from_keys(
     )
 
 
-class Gone(NamedTuple):
-    """What a read of a store changes in the bookkeeping of sessions gone from its live table."""
-
-    gone: list[str]  # newly seen gone: from now on
-    back: list[str]  # seen gone before, there again
-    forget: list[str]  # gone for the grace period: their state is deleted
-
-
-def gone_sessions(
-    cursors: dict[str, Cursor] | set[str],
-    gone_since: dict[str, float],
-    live: set[str],
-    now: float,
-    grace_s: float,
-) -> Gone:
-    """Which sessions with a cursor left the store's live table (``live``: the sessions it
-    holds now), came back, or have been gone for ``grace_s`` seconds (see
-    docs/ingest-sources.md, "Sessions that left the store")."""
-    gone, forget = [], []
-    for sid in cursors:
-        if sid in live:
-            continue
-        since = gone_since.get(sid)
-        if since is None:
-            gone.append(sid)
-        elif since <= now - grace_s:
-            forget.append(sid)
-    back = [sid for sid in gone_since if sid in live]
-    return Gone(sorted(gone), sorted(back), sorted(forget))
+def sessions_left(had_cursor: set[str], live: set[str]) -> list[str]:
+    """The sessions read before (``had_cursor``) that the store's live table no longer holds
+    (``live``): deleted, reset into an archive, cold-stored (see docs/ingest-sources.md,
+    "Sessions that left the store")."""
+    return sorted(had_cursor - live)
 
 
 def parents_first(

@@ -71,8 +71,7 @@ class StoreReader:
             if cp is None:
                 cp = self.ctx.ledger.new_store_source(sf, st)
             calls = self.ctx.calls(pending, cp.agent)
-            cursors, gone_since = self.ctx.ledger.store_cursors(cp.id)
-            had_cursor = set(cursors)
+            cursors = self.ctx.ledger.cursors(cp.id)
             self.ctx.store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(
                 keys, active_memory=self.ctx.helper_excluded, synthetic=self.ctx.synthetic_excluded
             )
@@ -92,10 +91,13 @@ class StoreReader:
             # its last write to the WAL file (SQLite updates the WAL index last), so the
             # signature taken before reading may already count rows the first look missed.
             live: set[str] = set()  # every session of the live table (the first look's walk)
+            todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors, live)
+            if self._back(cp, todo, cursors, changed_marks):  # sessions gone, there again
+                todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors)
+            had_cursor = set(cursors)
             for look in range(_LOOKS):
-                todo = sqlite_source.sessions_with_new_rows(
-                    conn, layout, cursors, live if look == 0 else None
-                )
+                if look:
+                    todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors)
                 if not todo:
                     break
                 self._header_parents(conn, layout, todo, parents)
@@ -116,7 +118,7 @@ class StoreReader:
                     )
             for shape in archives.archive_shapes(tables):
                 self.archive_reader.read_table(conn, shape, sf, cp, pending, stats)
-            self._upkeep(cp, had_cursor, gone_since, live, set(marks), parents, mark_name)
+            self._upkeep(cp, cursors, had_cursor, live, set(marks), parents, mark_name)
         finally:
             conn.close()
         if stats.bytes_read == rows_before and stats.files_read == read_before + 1:
@@ -127,55 +129,81 @@ class StoreReader:
             sig = (sig[0], -1)
         self.ctx.ledger.store_read(cp.id, cp.agent, sig, marks_seen)
 
+    def _back(
+        self,
+        cp: Checkpoint,
+        todo: list[tuple[str, sqlite_source.Cursor, int]],
+        cursors: dict[str, sqlite_source.Cursor],
+        changed_marks: dict[str, str],
+    ) -> bool:
+        """Give back their cursors to sessions seen gone before that the store holds again
+        (their rows brought back from cold storage, a rewrite done in two steps): they are
+        read on from it, not again from their start. Whether any was (the new rows are then
+        looked for again). Only sessions without a cursor are looked up: new ones, as a rule.
+        """
+        unknown = [sid for sid, _after, _top in todo if sid not in cursors]
+        back = self.ctx.ledger.gone_cursors(cp.id, unknown) if unknown else {}
+        if not back:
+            return False
+        self.ctx.ledger.store_sessions_moved(cp.id, clock.now(), {}, back)
+        cursors.update(back)
+        for sid in back.keys() & changed_marks.keys():  # rewritten meanwhile: from the start
+            cursors[sid] = sqlite_source.START
+        return True
+
     def _upkeep(
         self,
         cp: Checkpoint,
+        cursors: dict[str, sqlite_source.Cursor],
         had_cursor: set[str],
-        gone_since: dict[str, float],
         live: set[str],
         marked: set[str],
         parents: dict[str, str],
         mark_name: str,
     ) -> None:
-        """Forget the state of sessions gone from the live table for the grace period.
+        """Set aside the cursors of sessions gone from the live table; forget those gone for
+        the grace period.
 
         OpenClaw removes a session's rows when it is deleted, reset into an archive, cut
         by disk-budget cleanup or cold-stored; its cursor would stay for good, and be
-        loaded at every read of the store. A session first seen gone is noted; once gone
-        for ``ingest.vanished_grace_days`` its cursor goes, with the rewrite watermark
-        recorded for it (unless the store still lists one) and its calls still waiting
-        made before then (unless a session in the store continues it: an answer at that
-        session's start would look for them). Calls answered and hits stay: every later
-        copy of the session (an archive, the id coming back) is checked against them,
-        and counts nothing twice. Costs nothing more while nothing leaves: the live
-        sessions come from the walk that finds new rows, the dates with the cursors.
+        loaded at every read of the store. A session first seen gone has its cursor moved
+        aside (``transcript_db_gone``, with the time), out of the cursors every read loads;
+        there again, it gets it back (:meth:`_back`). Once gone for
+        ``ingest.vanished_grace_days`` it is forgotten, with the rewrite watermark recorded
+        for it (unless the store still lists one) and its calls still waiting made before
+        then (unless a session in the store continues it: an answer at that session's start
+        would look for them). Calls answered and hits stay: every later copy of the session
+        (an archive, the id coming back) is checked against them, and counts nothing twice.
+        A read pays for this only a set difference over the live sessions (from the walk
+        that finds new rows) and one lookup by the index on the time.
         """
         now = clock.now()
+        left = sqlite_source.sessions_left(had_cursor, live)
+        if left:
+            gone = {sid: cursors[sid] for sid in left}
+            self.ctx.ledger.store_sessions_moved(cp.id, now, gone, {})
         grace_s = self.ctx.cfg.ingest.vanished_grace_days * 86400.0
-        change = sqlite_source.gone_sessions(had_cursor, gone_since, live, now, grace_s)
-        if not (change.gone or change.back or change.forget):
+        forget = self.ctx.ledger.store_sessions_expired(cp.id, now - grace_s)
+        if not forget:
             return
         done = self.ctx.archives_done
         marks = [
             mark_name + sid
-            for sid in change.forget
+            for sid in forget
             if sid not in marked and (cp.agent, mark_name + sid) in done
         ]
         continued = set(parents.values())
-        calls = [sid for sid in change.forget if sid not in continued]
-        self.ctx.ledger.store_sessions_gone(
-            cp, now, change.gone, change.back, change.forget, marks, calls, now - grace_s
-        )
+        calls = [sid for sid in forget if sid not in continued]
+        self.ctx.ledger.forget_store_sessions(cp, forget, marks, calls, now - grace_s)
         for name in marks:
             done.pop((cp.agent, name), None)
-        if change.forget:
-            emit(
-                "ingest.store_sessions_forgotten",
-                store=cp.path,
-                sessions=len(change.forget),
-                waiting_calls_of=len(calls),
-                grace_days=self.ctx.cfg.ingest.vanished_grace_days,
-            )
+        emit(
+            "ingest.store_sessions_forgotten",
+            store=cp.path,
+            sessions=len(forget),
+            waiting_calls_of=len(calls),
+            grace_days=self.ctx.cfg.ingest.vanished_grace_days,
+        )
 
     @staticmethod
     def _header_parents(
