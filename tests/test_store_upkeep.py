@@ -14,7 +14,8 @@ import pytest
 import transcripts as tx
 from memoryd.ingest import sqlite_source
 from test_ingest import FILES, Install, conversation, expected
-from test_store_reader import STAMP, archive_store, delete_session, frame
+from test_reused_ids import timed
+from test_store_reader import STAMP, Store, archive_store, delete_session, frame
 
 pytestmark = pytest.mark.unit
 
@@ -251,3 +252,68 @@ def test_the_cursors_of_a_forgotten_store_go_with_it(tmp_path):
 
 def test_sessions_left_is_a_pure_decision():
     assert sqlite_source.sessions_left({"a", "b", "c"}, {"a", "e"}) == ["b", "c"]
+
+
+# ------------------------------------------------------------------ reused ids across sessions
+
+
+def _turn(session: str, at: float, path: str, *, call: bool = True) -> list[bytes]:
+    """One turn of ``memory_search_0`` at ``at`` (the call, unless only its answer is left)."""
+    lines = [timed(tx.call("memory_search_0", query=f"{session}?", ts=at), at)] if call else []
+    return [
+        *lines,
+        timed(tx.result("memory_search_0", tx.search_payload([path]), ts=at + 1), at + 1),
+    ]
+
+
+def test_a_reused_id_answered_alone_in_one_session_leaves_other_sessions_turns_counted(inst):
+    """Session a holds an answer of ``memory_search_0`` whose call is gone (a truncation
+    re-branch); it sorts first, so it is read first, and its call is kept under the bare id.
+    Session b, unrelated (its own window, no previous session), made a whole turn of that id
+    an hour earlier: it is b's own call, and counts (it was taken for a's, and lost)."""
+    store = Store(inst)
+    store.add_session("a")
+    store.add_session("b")
+    store.append("a", [tx.header("a"), *_turn("a", tx.T0 + 3600, FILES[0], call=False)])
+    store.append("b", [tx.header("b"), *_turn("b", tx.T0, FILES[1])])
+    inst.scan()
+    assert inst.counts() == {FILES[0]: 1, FILES[1]: 1}
+    store.conn.close()
+
+
+def test_a_copy_in_a_continued_session_still_counts_once(inst):
+    """The same, where b continues a (its window names a as previous) and b's turn is a copy
+    in a's kept tail: one call, counted once."""
+    store = Store(inst)
+    store.add_session("p")
+    store.add_session("q", previous="p")
+    turn = _turn("p", tx.T0, FILES[1])
+    store.append("p", [tx.header("p"), turn[1]])  # p: only the answer is left
+    store.append("q", [tx.header("q"), *turn])  # q: the kept tail, call and answer
+    inst.scan()
+    assert inst.counts() == {FILES[1]: 1}
+    store.conn.close()
+
+
+def test_after_an_upgrade_a_never_read_sessions_earlier_call_counts(inst, monkeypatch):
+    """A state.db from before occurrences holds session s's first ``memory_search_0`` call
+    under the bare id. After the upgrade, session o (its own lineage, never read: it came
+    with the store) made a turn of that id before it: o's own call, counted. s's copy in its
+    successor s2 (two levels down: s3 continues s2, which continues s) is s's call: once."""
+    import memoryd.ingest.apply as apply_mod
+
+    store = Store(inst)
+    for sid, previous in (("s", None), ("s2", "s"), ("s3", "s2"), ("o", None)):
+        store.add_session(sid, previous=previous)
+    turn = _turn("s", tx.T0 + 600, FILES[0])
+    with monkeypatch.context() as m:  # memoryd before the change: ids kept as written
+        m.setattr(apply_mod, "is_numbered", lambda _id: False)
+        store.append("s", [tx.header("s"), *turn])
+        inst.scan()
+    assert inst.counts() == {FILES[0]: 1}
+    inst.restart()
+    store.append("o", [tx.header("o"), *_turn("o", tx.T0, FILES[0])])  # (the same note)
+    store.append("s3", [tx.header("s3"), *turn])  # a kept tail, two compactions later
+    inst.scan()
+    assert inst.counts() == {FILES[0]: 2}
+    store.conn.close()

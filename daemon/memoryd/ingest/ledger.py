@@ -549,17 +549,16 @@ class Ledger:
             (agent, call_id),
         ).fetchone()
 
-    def stored_call_time(self, agent: str, call_id: str) -> float | None:
-        """The time stored with a call row, or None (no row, or a row without one).
+    def stored_call(self, agent: str, call_id: str) -> tuple[float | None, str | None] | None:
+        """The time and session stored with a call row, or None (no row).
 
         The write queue is not written first: the one reader (the applier's reused-id
         rule, ``Applier._counted_bare``) asks only of rows written before this process,
         and notes the ones this process makes itself.
         """
-        row = self.conn.execute(
-            "SELECT ts FROM calls WHERE agent = ? AND call_id = ?", (agent, call_id)
+        return self.conn.execute(  # type: ignore[no-any-return]
+            "SELECT ts, session FROM calls WHERE agent = ? AND call_id = ?", (agent, call_id)
         ).fetchone()
-        return None if row is None else row[0]  # type: ignore[no-any-return]
 
     def fetch_occurrences(self, agent: str, call_id: str) -> list[tuple[str, str | None]]:
         """``(occurrence id, session)`` of every call kept under numbered ``call_id`` (see

@@ -654,16 +654,46 @@ def previous_sessions(
     conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]
 ) -> dict[str, str]:
     """session id → the session it continues (``session_windows.previous_session_id``)."""
+    return continued(session_lineage(conn, tables))
+
+
+def session_lineage(
+    conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]
+) -> dict[str, str | None]:
+    """session id → the session it continues, or None: one that continues none (a root).
+
+    Every session of the store has a window (schema ≥ 14), so the sessions it names are
+    the whole lineage of the live store: two sessions of different roots hold no copy of
+    each other's messages (see :meth:`.apply.Applier._counted_bare`). Empty without
+    ``session_windows`` (before schema 14): nothing is known.
+    """
     cols = {c.lower(): c for c in tables.get("session_windows", ())}
     sid, prev = cols.get("session_id"), cols.get("previous_session_id")
     if sid is None or prev is None:
         return {}
-    out: dict[str, str] = {}
-    sql = f"SELECT {quote(sid)}, {quote(prev)} FROM session_windows WHERE {quote(prev)} IS NOT NULL"
-    for s, p in conn.execute(sql):
-        if isinstance(s, str) and isinstance(p, str) and p and p != s:
-            out[s] = p
+    out: dict[str, str | None] = {}
+    for s, p in conn.execute(f"SELECT {quote(sid)}, {quote(prev)} FROM session_windows"):
+        if isinstance(s, str):
+            out[s] = p if isinstance(p, str) and p and p != s else None
     return out
+
+
+def continued(lineage: dict[str, str | None]) -> dict[str, str]:
+    """The sessions of ``lineage`` that continue another, and the one each continues."""
+    return {s: p for s, p in lineage.items() if p is not None}
+
+
+def root_of(lineage: dict[str, str | None], session: str) -> str | None:
+    """The session ``session`` descends from that continues none; None when the lineage
+    does not reach one (a session it does not name, or a loop)."""
+    for _ in range(len(lineage) + 1):
+        if session not in lineage:
+            return None
+        parent = lineage[session]
+        if parent is None:
+            return session
+        session = parent
+    return None
 
 
 REWRITE_TABLE = "transcript_rewrite_watermarks"

@@ -67,9 +67,11 @@ class StoreReader:
                 raise SourceFailed(sqlite_source.UNSUPPORTED)
             layout = sqlite_source.with_ties(conn, layout)
             keys = sqlite_source.session_keys(conn, tables)
-            parents = sqlite_source.previous_sessions(conn, tables)
+            lineage = sqlite_source.session_lineage(conn, tables)
+            parents = sqlite_source.continued(lineage)
             if cp is None:
                 cp = self.ctx.ledger.new_store_source(sf, st)
+            self.ctx.applier.lineage[cp.agent] = lineage
             calls = self.ctx.calls(pending, cp.agent)
             cursors = self.ctx.ledger.cursors(cp.id)
             self.ctx.store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(
