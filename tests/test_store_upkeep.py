@@ -10,9 +10,13 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 import transcripts as tx
+from memoryd import faults
 from memoryd.ingest import sqlite_source
+from memoryd.ingest.scan import Scanner
 from test_ingest import FILES, Install, conversation, expected
 from test_reused_ids import timed
 from test_store_reader import STAMP, Store, archive_store, delete_session, frame
@@ -317,3 +321,116 @@ def test_after_an_upgrade_a_never_read_sessions_earlier_call_counts(inst, monkey
     inst.scan()
     assert inst.counts() == {FILES[0]: 2}
     store.conn.close()
+
+
+# ------------------------------------------------------------------ any history
+
+
+class Crash(BaseException):
+    """memoryd stopping right after a commit (not an Exception: no barrier catches it)."""
+
+
+def _scan(inst: Install, crash_at: int | None) -> object:
+    """A scan committing after every batch; with ``crash_at``, stopped dead after that commit
+    (what a kill there leaves), and memoryd started again."""
+    scanner = Scanner(inst.cfg, inst.paths, inst.store)
+    scanner.ledger.commit_bytes = 1
+    if crash_at is None:
+        return scanner.scan()
+    commits = [0]
+
+    def stop(*_: object) -> None:
+        commits[0] += 1
+        if commits[0] == crash_at:
+            raise Crash
+
+    faults.hook("scan.committed", stop)
+    try:
+        return scanner.scan()
+    except Crash:
+        inst.restart()
+        return None
+    finally:
+        faults.hook("scan.committed", None)
+
+
+HISTORY = st.lists(
+    st.one_of(
+        # rows of a conversation, each followed by a filler session's row (or not)
+        st.tuples(st.just("append"), st.integers(0, 1), st.lists(st.booleans(), max_size=9)),
+        st.tuples(st.just("renumber"), st.none(), st.none()),  # fillers deleted, VACUUM
+        st.tuples(st.just("drop filler"), st.none(), st.none()),
+        st.tuples(st.just("vacuum"), st.none(), st.none()),
+        st.tuples(st.just("bounce"), st.integers(0, 1), st.none()),
+        st.tuples(st.just("later"), st.none(), st.none()),
+        st.tuples(st.just("scan"), st.none(), st.none()),
+        st.tuples(st.just("restart"), st.none(), st.none()),
+        st.tuples(st.just("crash"), st.integers(1, 6), st.none()),
+    ),
+    max_size=18,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=HISTORY, batch=st.integers(1, 5))
+@example(  # rows read among fillers; more rows; the fillers deleted and the rowids renumbered
+    ops=[
+        ("append", 0, [True, True, True]),
+        ("scan", None, None),
+        ("append", 0, [False, False]),
+        ("renumber", None, None),
+        ("scan", None, None),
+    ],
+    batch=5,
+)
+def test_any_history_of_deletes_vacuums_and_returns_counts_every_hit_once(
+    tmp_path_factory, monkeypatch, ops, batch
+):
+    """A table followed by rowid: two conversations written in steps among filler sessions
+    that are deleted, VACUUMs renumbering the rowids, a session's rows taken out and put back
+    (after its cursor was set aside, or forgotten: days pass), scans in batches of 1–5 rows,
+    restarts, crashes right after any commit. Every hit is counted once."""
+    monkeypatch.setattr(sqlite_source, "BATCH_ROWS", batch)
+    monkeypatch.delenv("MEMORYD_CLOCK_OFFSET", raising=False)
+    inst = Install(tmp_path_factory.mktemp("history"))
+    store = RowidStore(inst)
+    convs = {f"s{k}": conversation(4, f"h{k}_") for k in range(2)}
+    written = dict.fromkeys(convs, 0)
+    fillers = days = 0
+    for op, arg, n in ops:  # (n: the rows to append, each with a filler row after it or not)
+        if op == "append":
+            sid = f"s{arg}"
+            for filler in n:
+                if written[sid] < len(convs[sid]):
+                    store.add(sid, [convs[sid][written[sid]]])
+                    written[sid] += 1
+                if filler:
+                    fillers += 1
+                    store.add(f"f{fillers}", [tx.chatter(fillers)])
+        elif op in ("drop filler", "renumber"):
+            store.conn.execute("DELETE FROM agent_log WHERE session_id LIKE 'f%'")
+            if op == "renumber":
+                store.conn.execute("VACUUM")
+        elif op == "bounce":  # out (as to cold storage) and back, at the table's end
+            sid = f"s{arg}"
+            store.conn.execute("DELETE FROM agent_log WHERE session_id = ?", (sid,))
+            inst.scan()
+            store.add(sid, convs[sid][: written[sid]])
+        elif op == "vacuum":
+            store.conn.execute("VACUUM")
+        elif op == "later":
+            days += 8
+            monkeypatch.setenv("MEMORYD_CLOCK_OFFSET", str(days * DAY))
+        elif op == "restart":
+            inst.restart()
+        else:
+            _scan(inst, arg if op == "crash" else None)
+    for sid in convs:
+        store.add(sid, convs[sid][written[sid] :])
+    _scan(inst, None)
+    assert inst.counts() == expected(4, 4)
+    assert inst.scan().new_hits == 0
+    store.conn.close()
+    inst.store.close()
