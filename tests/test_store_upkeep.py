@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+import memoryd.log
 import transcripts as tx
 from memoryd import faults
 from memoryd.ingest import sqlite_source
@@ -150,10 +151,12 @@ def waiting(inst: Install) -> list[tuple[str, str]]:
     ).fetchall()
 
 
-def test_a_deleted_sessions_state_is_forgotten_after_the_grace_period(inst, monkeypatch):
+def test_a_deleted_sessions_state_is_forgotten_after_the_grace_period(inst, monkeypatch, caplog):
     """A session deleted into an archive: its archive is read once; its cursor is kept for
-    the grace period (noted gone), then forgotten with its calls still waiting; its id coming
-    back with the same rows afterwards counts nothing twice."""
+    the grace period (noted gone), then forgotten with its calls still waiting (the daemon
+    logs it once); its id coming back with the same rows afterwards counts nothing twice."""
+    monkeypatch.setattr(memoryd.log, "CONFIGURED", True)  # (as in the daemon)
+    caplog.set_level("WARNING", logger="memoryd.ingest")
     store = archive_store(inst)
     store.add_session("keep")
     store.append("keep", conversation(2, "k"))
@@ -179,6 +182,8 @@ def test_a_deleted_sessions_state_is_forgotten_after_the_grace_period(inst, monk
     assert stats.errors == 0 and stats.new_hits == 4  # (turns 2 and 3: two files each)
     assert set(cursor_rows(inst)) == {"keep"}
     assert waiting(inst) == []
+    forgotten = [r for r in caplog.records if r.msg == "ingest.store_sessions_forgotten"]
+    assert [(r.sessions, r.waiting_calls_of, r.grace_days) for r in forgotten] == [(1, 1, 7)]
     assert inst.counts() == _merge(expected(4), expected(3))
     # the id comes back with its rows (restored): read from its start, nothing counted twice
     store.append("del", lines)
@@ -213,10 +218,11 @@ def test_a_session_back_within_the_grace_period_keeps_its_cursor(inst, monkeypat
     store.conn.close()
 
 
-def test_a_call_waiting_in_a_gone_session_that_another_continues_is_kept(inst, monkeypatch):
+def test_a_call_waiting_in_a_gone_session_that_another_continues_is_kept(inst, monkeypatch, capsys):
     """A session deleted while the session continuing it is in the store: the call waiting
     at its end is kept past the grace period, and the answer at the continuation's start
-    still meets it (its query with the hit)."""
+    still meets it (its query with the hit). A one-shot scan says nothing of it."""
+    monkeypatch.setattr(memoryd.log, "CONFIGURED", False)
     store = archive_store(inst)
     store.add_session("p")
     store.append("p", [tx.header("p"), tx.call("p-last", query="the question")])
@@ -229,6 +235,7 @@ def test_a_call_waiting_in_a_gone_session_that_another_continues_is_kept(inst, m
     store.append("c", [tx.chatter(1)])
     inst.scan()
     assert "p" not in cursor_rows(inst)
+    assert capsys.readouterr().err == ""
     store.append("c", [tx.result("p-last", tx.search_payload([FILES[1]]))])
     inst.restart()
     inst.scan()

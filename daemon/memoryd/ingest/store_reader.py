@@ -177,7 +177,8 @@ class StoreReader:
         would look for them). Calls answered and hits stay: every later copy of the session
         (an archive, the id coming back) is checked against them, and counts nothing twice.
         A read pays for this only a set difference over the live sessions (from the walk
-        that finds new rows) and one lookup by the index on the time.
+        that finds new rows) and one lookup by the index on the time. The daemon logs what it
+        forgot (``ingest.store_sessions_forgotten``); a one-shot scan says nothing.
         """
         now = clock.now()
         left = sqlite_source.sessions_left(had_cursor, live)
@@ -199,6 +200,10 @@ class StoreReader:
         self.ctx.ledger.forget_store_sessions(cp, forget, marks, calls, now - grace_s)
         for name in marks:
             done.pop((cp.agent, name), None)
+        from .. import log  # (logging itself: a light module)
+
+        if not log.CONFIGURED:
+            return  # a one-shot scan: nothing went wrong, nothing for stderr
         emit(
             "ingest.store_sessions_forgotten",
             store=cp.path,
