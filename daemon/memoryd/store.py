@@ -205,6 +205,23 @@ _MIGRATIONS: dict[int, str] = {
     -- written before this column existed).
     ALTER TABLE transcript_db_cursors ADD COLUMN seq_rows INTEGER;
     """,
+    8: """
+    -- Store sessions seen gone from the store's live table (deleted, reset into an archive,
+    -- cold-stored): their cursor, moved here from transcript_db_cursors (which then holds
+    -- the sessions of the live table only, read at every read of the store), and since when.
+    -- Moved back if the session is there again; forgotten once gone for
+    -- ingest.vanished_grace_days (docs/ingest-sources.md, "Sessions that left the store").
+    -- (IF NOT EXISTS: a database whose version was set back is migrated again cleanly.)
+    CREATE TABLE IF NOT EXISTS transcript_db_gone (
+        source_id  INTEGER NOT NULL,
+        session_id TEXT NOT NULL,
+        seq        INTEGER NOT NULL,
+        seq_rows   INTEGER,
+        gone_at    REAL NOT NULL,
+        PRIMARY KEY (source_id, session_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS transcript_db_gone_by_time ON transcript_db_gone(source_id, gone_at);
+    """,
 }
 
 

@@ -25,6 +25,7 @@ from .calls import (
 from .fastpath import parse
 from .ledger import Batch, Ledger
 from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult
+from .sqlite_source import root_of
 from .stats import ScanStats
 
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
@@ -53,8 +54,11 @@ class Applier:
         # agent → (path as written → its hit key or None): a pure function of the path and the
         # agent's workspace, and a backlog names the same few hundred files over and over.
         self._keys: dict[str, dict[str, str | None]] = {}
-        # (agent, numbered id) → the time of the call kept under the bare id, or None
-        self._bare: dict[tuple[str, str], float | None] = {}
+        # (agent, numbered id) → the time and session of the call kept under the bare id, or None
+        self._bare: dict[tuple[str, str], tuple[float | None, str | None] | None] = {}
+        # agent → its store's session lineage (session → the one it continues, None: a root),
+        # set at each read of the store (see _counted_bare)
+        self.lineage: dict[str, dict[str, str | None]] = {}
 
     def line(self, line: bytes, batch: Batch, calls: Calls, stats: ScanStats) -> None:
         self.parsed(parse(line), batch, calls, stats)
@@ -100,7 +104,7 @@ class Applier:
                 if made is not None and is_numbered(call_id):
                     # an id reused by later turns: kept per call (see calls.occurrence_id)
                     raw, call_id = call_id, occurrence_id(call_id, made)
-                    if call_id not in known and self._counted_bare(agent, raw, made):
+                    if call_id not in known and self._counted_bare(agent, raw, made, session):
                         call_id = raw
                     calls.made_again(session, raw, call_id)
                 # Not looked up in the database: a call seen in an earlier scan (a copy in a
@@ -118,26 +122,44 @@ class Applier:
         stats.lines_parsed += n
         batch.malformed += malformed
 
-    def _counted_bare(self, agent: str, raw: str, made: float) -> bool:
-        """Whether the call of numbered id ``raw`` made at ``made`` is the one kept under the
-        bare id: by memoryd before it kept occurrences (the first call of the id it read;
-        later ones were taken for its copies), or as an answer met before its call.
+    def _counted_bare(self, agent: str, raw: str, made: float, session: str) -> bool:
+        """Whether the call of numbered id ``raw`` made at ``made`` in ``session`` is the one
+        kept under the bare id: by memoryd before it kept occurrences (the first call of the
+        id it read; later ones were taken for its copies), or as an answer met before its
+        call.
 
         That call was made before the time its row holds (its line's, or its answer's),
         and a later turn's call after it: a copy of it read now (OpenClaw moving the JSONL
         into its store, a compaction successor, a re-appended entry) is the call counted
-        then, and does not count again under an occurrence id.
+        then, and does not count again under an occurrence id. A copy is in the row's
+        session or in one of its lineage (a successor's kept tail, a fork, the parent of
+        a successor that began with the answer): a call in a session of another lineage
+        is its own, and counts. The store's windows tell every live session's lineage
+        (:func:`.sqlite_source.session_lineage`); where a session is not in them (a
+        deleted one, a store before schema 14, a JSONL-only install) any earlier call is
+        taken for the copy, as before: a lineage not known could be the row's, and taking
+        a copy for a new call would count it twice (docs/ingest-sources.md, "Reused ids
+        after an upgrade").
         """
         key = (agent, raw)
         if key in self._bare:
-            ts = self._bare[key]
+            row = self._bare[key]
         else:
             # (the rows this process writes under a bare numbered id are noted in ``_bare``
             # as they are made, see _result: only older rows are looked up)
-            ts = self.ledger.stored_call_time(agent, raw)
+            row = self.ledger.stored_call(agent, raw)
             if len(self._bare) < _BARE_MAX:
-                self._bare[key] = ts
-        return ts is not None and made <= ts + 1e-3
+                self._bare[key] = row
+        if row is None or row[0] is None or made > row[0] + 1e-3:
+            return False
+        kept_in = row[1]
+        if not kept_in or kept_in == session:
+            return True
+        lineage = self.lineage.get(agent)
+        if not lineage:
+            return True
+        mine, theirs = root_of(lineage, session), root_of(lineage, kept_in)
+        return mine is None or theirs is None or mine == theirs
 
     def _fetch(self, agent: str) -> Callable[[str], CallRow | None]:
         return lambda cid: self.ledger.fetch_call(agent, cid)
@@ -171,7 +193,7 @@ class Applier:
             if is_numbered(call_id) and (
                 len(self._bare) < _BARE_MAX or (agent, call_id) in self._bare
             ):
-                self._bare[(agent, call_id)] = ev_ts  # (its call, met later, is this one)
+                self._bare[(agent, call_id)] = (ev_ts, batch.session)  # (its call, met later)
         elif call.answered:
             # Another copy of an answer already taken (a re-appended entry, an archive of
             # a session read live before): its call's hits were decided by the first one,

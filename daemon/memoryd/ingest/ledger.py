@@ -440,7 +440,8 @@ class Ledger:
 
     def cursors(self, source_id: int) -> dict[str, tuple[int, int | None]]:
         """The cursor per session of a transcript store: the last seq read, and how many rows
-        of it (None: all; see :data:`.sqlite_source.Cursor`)."""
+        of it (None: all; see :data:`.sqlite_source.Cursor`). Sessions seen gone from the
+        store are not among them (see :meth:`gone_cursors`)."""
         return {
             sid: (seq, rows)
             for sid, seq, rows in self.conn.execute(
@@ -449,6 +450,98 @@ class Ledger:
             )
         }
 
+    def gone_cursors(
+        self, source_id: int, sessions: Sequence[str]
+    ) -> dict[str, tuple[int, int | None]]:
+        """The cursors of those of ``sessions`` seen gone from the store before (a lookup by
+        key each: asked only of sessions the store holds that have no cursor)."""
+        out: dict[str, tuple[int, int | None]] = {}
+        for at in range(0, len(sessions), 500):  # (within any build's bound on parameters)
+            part = sessions[at : at + 500]
+            marks = ",".join("?" * len(part))
+            for sid, seq, rows in self.conn.execute(
+                "SELECT session_id, seq, seq_rows FROM transcript_db_gone "
+                f"WHERE source_id = ? AND session_id IN ({marks})",
+                (source_id, *part),
+            ):
+                out[sid] = (seq, rows)
+        return out
+
+    def store_sessions_moved(
+        self,
+        source_id: int,
+        now: float,
+        gone: dict[str, tuple[int, int | None]],
+        back: dict[str, tuple[int, int | None]],
+    ) -> None:
+        """Cursors of sessions seen gone from the store's live table moved aside (``gone``,
+        from ``now``), and of sessions there again moved back (``back``)."""
+        with self.write(0) as conn:
+            for sessions, src, dst in (
+                (gone, "transcript_db_cursors", "transcript_db_gone"),
+                (back, "transcript_db_gone", "transcript_db_cursors"),
+            ):
+                if not sessions:
+                    continue
+                conn.executemany(
+                    f"DELETE FROM {src} WHERE source_id = ? AND session_id = ?",
+                    [(source_id, sid) for sid in sessions],
+                )
+                when = ", gone_at" if dst == "transcript_db_gone" else ""
+                conn.executemany(
+                    f"INSERT OR REPLACE INTO {dst}(source_id, session_id, seq, seq_rows{when}) "
+                    f"VALUES (?, ?, ?, ?{', ?' if when else ''})",
+                    [
+                        (source_id, sid, seq, rows, now)[: 5 if when else 4]
+                        for sid, (seq, rows) in sessions.items()
+                    ],
+                )
+
+    def store_sessions_expired(self, source_id: int, before: float) -> list[str]:
+        """Sessions of the store seen gone since before ``before`` (by the index on the time:
+        a read pays nothing for the sessions still within their grace period)."""
+        return [
+            sid
+            for (sid,) in self.conn.execute(
+                "SELECT session_id FROM transcript_db_gone WHERE source_id = ? AND gone_at < ?",
+                (source_id, before),
+            )
+        ]
+
+    def forget_store_sessions(
+        self,
+        cp: Checkpoint,
+        forget: Sequence[str],
+        forget_marks: Sequence[str],
+        forget_calls: Sequence[str],
+        calls_before: float,
+    ) -> None:
+        """Forget sessions gone from the store for the grace period: their cursors, the
+        rewrite watermarks recorded for them (``forget_marks``, by name), and the calls of
+        sessions ``forget_calls`` still waiting that were made before ``calls_before``.
+
+        Nothing here can make a hit count twice: the calls answered and the hits, which
+        every later copy of a session's rows is checked against (unique per agent, call
+        and path), stay; a session whose id comes back is read from its start against them.
+        A call still waiting holds no hit; a copy of it read later is a call again.
+        """
+        with self.write(0) as conn:
+            conn.executemany(
+                "DELETE FROM transcript_db_gone WHERE source_id = ? AND session_id = ?",
+                [(cp.id, sid) for sid in forget],
+            )
+            conn.executemany(
+                "DELETE FROM archives_read WHERE agent = ? AND name = ?",
+                [(cp.agent, name) for name in forget_marks],
+            )
+            if forget_calls:
+                # (the partial index of waiting calls: a walk over those only)
+                self._write_queued()
+                conn.executemany(
+                    "DELETE FROM calls WHERE answered = 0 AND agent = ? AND session = ? AND ts < ?",
+                    [(cp.agent, sid, calls_before) for sid in forget_calls],
+                )
+
     def fetch_call(self, agent: str, call_id: str) -> CallRow | None:
         self._write_queue_before_read()  # (the calls of this transaction are in the table first)
         return self.conn.execute(  # type: ignore[no-any-return]
@@ -456,17 +549,16 @@ class Ledger:
             (agent, call_id),
         ).fetchone()
 
-    def stored_call_time(self, agent: str, call_id: str) -> float | None:
-        """The time stored with a call row, or None (no row, or a row without one).
+    def stored_call(self, agent: str, call_id: str) -> tuple[float | None, str | None] | None:
+        """The time and session stored with a call row, or None (no row).
 
         The write queue is not written first: the one reader (the applier's reused-id
         rule, ``Applier._counted_bare``) asks only of rows written before this process,
         and notes the ones this process makes itself.
         """
-        row = self.conn.execute(
-            "SELECT ts FROM calls WHERE agent = ? AND call_id = ?", (agent, call_id)
+        return self.conn.execute(  # type: ignore[no-any-return]
+            "SELECT ts, session FROM calls WHERE agent = ? AND call_id = ?", (agent, call_id)
         ).fetchone()
-        return None if row is None else row[0]  # type: ignore[no-any-return]
 
     def fetch_occurrences(self, agent: str, call_id: str) -> list[tuple[str, str | None]]:
         """``(occurrence id, session)`` of every call kept under numbered ``call_id`` (see
@@ -744,3 +836,8 @@ class Ledger:
                 "UPDATE sources SET vanished_at = NULL WHERE id = ?", [(i,) for i in back]
             )
             conn.execute("DELETE FROM sources WHERE vanished_at < ?", (cutoff,))
+            if expired:  # (a transcript store forgotten: the state of its sessions with it)
+                for table in ("transcript_db_cursors", "transcript_db_gone"):
+                    conn.execute(
+                        f"DELETE FROM {table} WHERE source_id NOT IN (SELECT id FROM sources)"
+                    )

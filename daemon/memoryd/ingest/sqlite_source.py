@@ -233,21 +233,30 @@ START: Cursor = (-1, None)  # nothing read
 
 
 def sessions_with_new_rows(
-    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor]
+    conn: sqlite3.Connection,
+    layout: Layout,
+    cursors: dict[str, Cursor],
+    live: set[str] | None = None,
 ) -> list[tuple[str, Cursor, int]]:
-    """(session_id, cursor to read after, last seq) for every session with rows not yet read.
+    """(session_id, cursor to read after, last seq) for every session with rows not yet read;
+    every session the table holds goes into ``live`` (when given: the same walk tells).
 
     A session whose rows now end below its cursor was rewritten (its rows removed
     and written again): it is read again from its start. Re-reading is harmless,
     hits are unique per call.
     """
+    if live is None:
+        live = set()
     if layout.tie is not None:
-        return _tied_sessions_with_new_rows(conn, layout, cursors)
+        return _tied_sessions_with_new_rows(conn, layout, cursors, live)
+    if layout.seq == "rowid":
+        return _rowid_sessions_with_new_rows(conn, layout, cursors, live)
     t, s, q = quote(layout.table), quote(layout.session), _order(layout)
     out = []
     for session_id, top in conn.execute(f"SELECT {s}, MAX({q}) FROM {t} GROUP BY {s}"):
         if not isinstance(session_id, str) or not isinstance(top, int):
             continue  # a row without a usable session or order: nothing to follow it by
+        live.add(session_id)
         done = cursors.get(session_id, START)
         if top > done[0]:
             out.append((session_id, done, top))
@@ -257,7 +266,7 @@ def sessions_with_new_rows(
 
 
 def _tied_sessions_with_new_rows(
-    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor]
+    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor], live: set[str]
 ) -> list[tuple[str, Cursor, int]]:
     """:func:`sessions_with_new_rows` where a seq may repeat: a session's last seq and how
     many rows hold it tell whether rows were added after the cursor (or removed: from the
@@ -273,11 +282,60 @@ def _tied_sessions_with_new_rows(
     for session_id, top, rows in conn.execute(sql):
         if not isinstance(session_id, str) or not isinstance(top, int):
             continue
+        live.add(session_id)
         done, read = cursors.get(session_id, START)
         if top > done or (top == done and read is not None and rows > read):
             out.append((session_id, (done, read), top))
         elif top < done or (top == done and read is not None and rows < read):
             out.append((session_id, START, top))
+    return out
+
+
+def _rowid_sessions_with_new_rows(
+    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor], live: set[str]
+) -> list[tuple[str, Cursor, int]]:
+    """:func:`sessions_with_new_rows` for a table with no order column, followed by rowid.
+
+    A ``VACUUM`` renumbers the rowids of such a table (no ``INTEGER PRIMARY KEY``),
+    keeping their order: where rows were deleted before it (another session's), the rows
+    after a session's cursor may now sit at or below the cursor's rowid, and reading on
+    from it would skip them for good. So the cursor also counts the session's rows read
+    (rows at or below its rowid, in rowid order; ``seq_rows``), and a session whose rows
+    changed (more or fewer, or a new last rowid) is checked: the rows at or below the
+    cursor must be the ones read. They are not after a renumbering that moved rows under
+    it (or rows removed, or inserted below it): the session is read again from its start,
+    which counts nothing twice (calls and hits are unique per agent, call and path). A
+    renumbering that left the rows read where they are moved none under the cursor; one
+    that left the count alike can only have moved the rows read themselves (fewer rows
+    under the cursor now means more above it): both are caught by the count.
+
+    The check costs a count of the session's rows after its cursor, a walk over the rowids
+    the read then visits anyway, and only for sessions whose rows changed. A cursor written
+    before rows were counted gets its count once, here (rows up to it read, as it said).
+    """
+    t, s = quote(layout.table), quote(layout.session)
+    after_sql = f"SELECT COUNT(*) FROM {t} WHERE {s} = ? AND rowid > ?"
+    out: list[tuple[str, Cursor, int]] = []
+    for session_id, top, rows in conn.execute(
+        f"SELECT {s}, MAX(rowid), COUNT(*) FROM {t} GROUP BY {s}"
+    ):
+        if not isinstance(session_id, str):
+            continue
+        live.add(session_id)
+        done, read = cursors.get(session_id, START)
+        if done < 0:
+            out.append((session_id, START, top))
+            continue
+        if read is not None and rows == read and top == done:
+            continue  # as it was: nothing new
+        later = conn.execute(after_sql, (session_id, done)).fetchone()[0]
+        if read is None:  # a cursor from before the count: every row up to it read
+            read = rows - later
+        if rows - later != read:  # not the rows read under the cursor: renumbered, rewritten
+            out.append((session_id, START, top))
+        elif later or top != done or cursors[session_id][1] is None:
+            # (rows after it; or none, the cursor is moved to the last row, or given its count)
+            out.append((session_id, (min(done, top), read), top))
     return out
 
 
@@ -337,7 +395,9 @@ def every_row(
             )
         )
         last = rows[-1][0] if cut or len(rows) == batch else upto
-        return rows, (last, None), last < upto
+        # (followed by rowid: the session's rows read so far, see _rowid_sessions_with_new_rows)
+        count = (read or 0) + len(rows) if layout.seq == "rowid" else None
+        return rows, (last, count), last < upto
     tie = layout.tie
     if read is None:  # every row of the cursor's seq read
         where, args = f"{q} > ?", (seq,)
@@ -594,16 +654,46 @@ def previous_sessions(
     conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]
 ) -> dict[str, str]:
     """session id → the session it continues (``session_windows.previous_session_id``)."""
+    return continued(session_lineage(conn, tables))
+
+
+def session_lineage(
+    conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]
+) -> dict[str, str | None]:
+    """session id → the session it continues, or None: one that continues none (a root).
+
+    Every session of the store has a window (schema ≥ 14), so the sessions it names are
+    the whole lineage of the live store: two sessions of different roots hold no copy of
+    each other's messages (see :meth:`.apply.Applier._counted_bare`). Empty without
+    ``session_windows`` (before schema 14): nothing is known.
+    """
     cols = {c.lower(): c for c in tables.get("session_windows", ())}
     sid, prev = cols.get("session_id"), cols.get("previous_session_id")
     if sid is None or prev is None:
         return {}
-    out: dict[str, str] = {}
-    sql = f"SELECT {quote(sid)}, {quote(prev)} FROM session_windows WHERE {quote(prev)} IS NOT NULL"
-    for s, p in conn.execute(sql):
-        if isinstance(s, str) and isinstance(p, str) and p and p != s:
-            out[s] = p
+    out: dict[str, str | None] = {}
+    for s, p in conn.execute(f"SELECT {quote(sid)}, {quote(prev)} FROM session_windows"):
+        if isinstance(s, str):
+            out[s] = p if isinstance(p, str) and p and p != s else None
     return out
+
+
+def continued(lineage: dict[str, str | None]) -> dict[str, str]:
+    """The sessions of ``lineage`` that continue another, and the one each continues."""
+    return {s: p for s, p in lineage.items() if p is not None}
+
+
+def root_of(lineage: dict[str, str | None], session: str) -> str | None:
+    """The session ``session`` descends from that continues none; None when the lineage
+    does not reach one (a session it does not name, or a loop)."""
+    for _ in range(len(lineage) + 1):
+        if session not in lineage:
+            return None
+        parent = lineage[session]
+        if parent is None:
+            return session
+        session = parent
+    return None
 
 
 REWRITE_TABLE = "transcript_rewrite_watermarks"
@@ -643,6 +733,13 @@ def synthetic_from_keys(
         for sid, key in keys.items()
         if is_synthetic_key(key, active_memory=active_memory, synthetic=synthetic)
     )
+
+
+def sessions_left(had_cursor: set[str], live: set[str]) -> list[str]:
+    """The sessions read before (``had_cursor``) that the store's live table no longer holds
+    (``live``): deleted, reset into an archive, cold-stored (see docs/ingest-sources.md,
+    "Sessions that left the store")."""
+    return sorted(had_cursor - live)
 
 
 def parents_first(

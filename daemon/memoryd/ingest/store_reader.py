@@ -14,11 +14,12 @@ import os
 import sqlite3
 import time
 
+from .. import clock
 from . import archives, sqlite_source
 from . import sources as src
 from .archive_reader import ArchiveReader
 from .calls import Calls, written_id
-from .context import ReadContext
+from .context import ReadContext, emit
 from .fastpath import parse
 from .ledger import Batch
 from .prescan import NEEDLE
@@ -66,9 +67,11 @@ class StoreReader:
                 raise SourceFailed(sqlite_source.UNSUPPORTED)
             layout = sqlite_source.with_ties(conn, layout)
             keys = sqlite_source.session_keys(conn, tables)
-            parents = sqlite_source.previous_sessions(conn, tables)
+            lineage = sqlite_source.session_lineage(conn, tables)
+            parents = sqlite_source.continued(lineage)
             if cp is None:
                 cp = self.ctx.ledger.new_store_source(sf, st)
+            self.ctx.applier.lineage[cp.agent] = lineage
             calls = self.ctx.calls(pending, cp.agent)
             cursors = self.ctx.ledger.cursors(cp.id)
             self.ctx.store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(
@@ -89,8 +92,14 @@ class StoreReader:
             # Read, then look once more: a writer's rows can become visible a moment after
             # its last write to the WAL file (SQLite updates the WAL index last), so the
             # signature taken before reading may already count rows the first look missed.
-            for _ in range(_LOOKS):
+            live: set[str] = set()  # every session of the live table (the first look's walk)
+            todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors, live)
+            if self._back(cp, todo, cursors, changed_marks):  # sessions gone, there again
                 todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors)
+            had_cursor = set(cursors)
+            for look in range(_LOOKS):
+                if look:
+                    todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors)
                 if not todo:
                     break
                 self._header_parents(conn, layout, todo, parents)
@@ -111,6 +120,7 @@ class StoreReader:
                     )
             for shape in archives.archive_shapes(tables):
                 self.archive_reader.read_table(conn, shape, sf, cp, pending, stats)
+            self._upkeep(cp, cursors, had_cursor, live, set(marks), parents, mark_name)
         finally:
             conn.close()
         if stats.bytes_read == rows_before and stats.files_read == read_before + 1:
@@ -120,6 +130,87 @@ class StoreReader:
             stats.retry_in = max(stats.retry_in, sqlite_source.SETTLE_S)
             sig = (sig[0], -1)
         self.ctx.ledger.store_read(cp.id, cp.agent, sig, marks_seen)
+
+    def _back(
+        self,
+        cp: Checkpoint,
+        todo: list[tuple[str, sqlite_source.Cursor, int]],
+        cursors: dict[str, sqlite_source.Cursor],
+        changed_marks: dict[str, str],
+    ) -> bool:
+        """Give back their cursors to sessions seen gone before that the store holds again
+        (their rows brought back from cold storage, a rewrite done in two steps): they are
+        read on from it, not again from their start. Whether any was (the new rows are then
+        looked for again). Only sessions without a cursor are looked up: new ones, as a rule.
+        """
+        unknown = [sid for sid, _after, _top in todo if sid not in cursors]
+        back = self.ctx.ledger.gone_cursors(cp.id, unknown) if unknown else {}
+        if not back:
+            return False
+        self.ctx.ledger.store_sessions_moved(cp.id, clock.now(), {}, back)
+        cursors.update(back)
+        for sid in back.keys() & changed_marks.keys():  # rewritten meanwhile: from the start
+            cursors[sid] = sqlite_source.START
+        return True
+
+    def _upkeep(
+        self,
+        cp: Checkpoint,
+        cursors: dict[str, sqlite_source.Cursor],
+        had_cursor: set[str],
+        live: set[str],
+        marked: set[str],
+        parents: dict[str, str],
+        mark_name: str,
+    ) -> None:
+        """Set aside the cursors of sessions gone from the live table; forget those gone for
+        the grace period.
+
+        OpenClaw removes a session's rows when it is deleted, reset into an archive, cut
+        by disk-budget cleanup or cold-stored; its cursor would stay for good, and be
+        loaded at every read of the store. A session first seen gone has its cursor moved
+        aside (``transcript_db_gone``, with the time), out of the cursors every read loads;
+        there again, it gets it back (:meth:`_back`). Once gone for
+        ``ingest.vanished_grace_days`` it is forgotten, with the rewrite watermark recorded
+        for it (unless the store still lists one) and its calls still waiting made before
+        then (unless a session in the store continues it: an answer at that session's start
+        would look for them). Calls answered and hits stay: every later copy of the session
+        (an archive, the id coming back) is checked against them, and counts nothing twice.
+        A read pays for this only a set difference over the live sessions (from the walk
+        that finds new rows) and one lookup by the index on the time. The daemon logs what it
+        forgot (``ingest.store_sessions_forgotten``); a one-shot scan says nothing.
+        """
+        now = clock.now()
+        left = sqlite_source.sessions_left(had_cursor, live)
+        if left:
+            gone = {sid: cursors[sid] for sid in left}
+            self.ctx.ledger.store_sessions_moved(cp.id, now, gone, {})
+        grace_s = self.ctx.cfg.ingest.vanished_grace_days * 86400.0
+        forget = self.ctx.ledger.store_sessions_expired(cp.id, now - grace_s)
+        if not forget:
+            return
+        done = self.ctx.archives_done
+        marks = [
+            mark_name + sid
+            for sid in forget
+            if sid not in marked and (cp.agent, mark_name + sid) in done
+        ]
+        continued = set(parents.values())
+        calls = [sid for sid in forget if sid not in continued]
+        self.ctx.ledger.forget_store_sessions(cp, forget, marks, calls, now - grace_s)
+        for name in marks:
+            done.pop((cp.agent, name), None)
+        from .. import log  # (logging itself: a light module)
+
+        if not log.CONFIGURED:
+            return  # a one-shot scan: nothing went wrong, nothing for stderr
+        emit(
+            "ingest.store_sessions_forgotten",
+            store=cp.path,
+            sessions=len(forget),
+            waiting_calls_of=len(calls),
+            grace_days=self.ctx.cfg.ingest.vanished_grace_days,
+        )
 
     @staticmethod
     def _header_parents(

@@ -1,0 +1,443 @@
+"""Upkeep of the transcript store's read state: a table followed by rowid through a VACUUM, and
+the per-session state of sessions that left the store.
+
+Real SQLite stores written here, the real scanner; counts compared with the conversations'
+known hits (each hit once).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import memoryd.log
+import transcripts as tx
+from memoryd import faults
+from memoryd.ingest import sqlite_source
+from memoryd.ingest.scan import Scanner
+from test_ingest import FILES, Install, conversation, expected
+from test_reused_ids import timed
+from test_store_reader import STAMP, Store, archive_store, delete_session, frame
+
+pytestmark = pytest.mark.unit
+
+# A table found by its column names with no order column at all: followed by rowid.
+NO_ORDER = "CREATE TABLE agent_log(session_id TEXT NOT NULL, entry_json TEXT)"
+
+
+class RowidStore:
+    """An agent store of one table without an order column, written row by row."""
+
+    def __init__(self, inst: Install) -> None:
+        path = inst.sessions.parent / "agent" / "openclaw-agent.sqlite"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(path, isolation_level=None)
+        self.conn.execute(NO_ORDER)
+
+    def add(self, sid: str, lines: list[bytes]) -> None:
+        self.conn.executemany(
+            "INSERT INTO agent_log(session_id, entry_json) VALUES (?, ?)",
+            [(sid, ln.decode().rstrip("\n")) for ln in lines],
+        )
+
+    def interleave(self, a: tuple[str, list[bytes]], b: tuple[str, list[bytes]]) -> None:
+        for i in range(max(len(a[1]), len(b[1]))):
+            for sid, lines in (a, b):
+                if i < len(lines):
+                    self.add(sid, [lines[i]])
+
+
+@pytest.fixture
+def inst(tmp_path):
+    i = Install(tmp_path)
+    yield i
+    i.store.close()
+
+
+def _merge(*counts: dict[str, int]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, v in c.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+@pytest.mark.parametrize("batch_rows", [500, 3])
+def test_rows_added_before_a_vacuum_renumbers_the_rowids_are_read(inst, monkeypatch, batch_rows):
+    """Session a is read, interleaved with b; b is deleted, a goes on, and a VACUUM renumbers
+    the rowids (a table without an INTEGER PRIMARY KEY): a's new rows now sit at rowids at and
+    below its old cursor. Every hit of a is counted, once; a rescan reads nothing."""
+    monkeypatch.setattr(sqlite_source, "BATCH_ROWS", batch_rows)
+    store = RowidStore(inst)
+    a, b = conversation(12, "a"), conversation(3, "b")
+    store.interleave(("a", a[:13]), ("b", b))
+    inst.scan()
+    assert inst.counts() == expected(3, 3)
+    store.conn.execute("DELETE FROM agent_log WHERE session_id = 'b'")
+    store.add("a", a[13:])
+    store.conn.execute("VACUUM")
+    inst.scan()
+    assert inst.counts() == expected(12, 3)
+    assert inst.scan().new_hits == 0
+    inst.restart()
+    store.add("a", conversation(2, "z")[1:])
+    assert inst.scan().new_hits == sum(expected(2).values())
+    assert inst.counts() == _merge(expected(12, 3), expected(2))
+    store.conn.close()
+
+
+def test_a_vacuum_with_no_new_rows_hides_nothing_later(inst):
+    """Renumbered with nothing new (its rows now end below the cursor): nothing counted twice,
+    and rows added after it are read."""
+    store = RowidStore(inst)
+    a, b = conversation(6, "a"), conversation(3, "b")
+    store.interleave(("a", a), ("b", b))
+    inst.scan()
+    store.conn.execute("DELETE FROM agent_log WHERE session_id = 'b'")
+    store.conn.execute("VACUUM")
+    assert inst.scan().new_hits == 0
+    store.add("a", conversation(9, "c")[1:])
+    inst.scan()
+    assert inst.counts() == _merge(expected(6, 3), expected(9))
+    store.conn.close()
+
+
+def test_a_cursor_written_before_rows_were_counted_reads_on_and_gets_its_count(inst):
+    """A rowid cursor without a count (every cursor before it was kept) means every row up
+    to it read: the rows after it are read, once, and the cursor counts its rows from then
+    on, so a later renumbering is caught."""
+    store = RowidStore(inst)
+    a, b = conversation(12, "a"), conversation(3, "b")
+    store.interleave(("a", a[:13]), ("b", b))
+    inst.scan()
+    inst.store.conn.execute("UPDATE transcript_db_cursors SET seq_rows = NULL")
+    inst.restart()
+    store.add("a", a[13:29])
+    inst.scan()
+    rows = inst.store.conn.execute(
+        "SELECT session_id, seq_rows FROM transcript_db_cursors ORDER BY session_id"
+    ).fetchall()
+    assert rows == [("a", 29), ("b", len(b))]
+    store.conn.execute("DELETE FROM agent_log WHERE session_id = 'b'")
+    store.add("a", a[29:])
+    store.conn.execute("VACUUM")
+    inst.scan()
+    assert inst.counts() == expected(12, 3)
+    store.conn.close()
+
+
+# ------------------------------------------------------------------ sessions that left the store
+
+DAY = 86400.0
+LATER = str(8 * DAY)  # past the default grace period (ingest.vanished_grace_days = 7)
+
+
+def cursor_rows(inst: Install) -> dict[str, object]:
+    """Session → when it was seen gone from the store (None: in the store), by cursor."""
+    conn = inst.store.conn
+    rows = dict.fromkeys(
+        sid for (sid,) in conn.execute("SELECT session_id FROM transcript_db_cursors")
+    )
+    rows.update(conn.execute("SELECT session_id, gone_at FROM transcript_db_gone"))
+    return rows
+
+
+def waiting(inst: Install) -> list[tuple[str, str]]:
+    return inst.store.conn.execute(
+        "SELECT call_id, session FROM calls WHERE answered = 0 ORDER BY call_id"
+    ).fetchall()
+
+
+def test_a_deleted_sessions_state_is_forgotten_after_the_grace_period(inst, monkeypatch, caplog):
+    """A session deleted into an archive: its archive is read once; its cursor is kept for
+    the grace period (noted gone), then forgotten with its calls still waiting (the daemon
+    logs it once); its id coming back with the same rows afterwards counts nothing twice."""
+    monkeypatch.setattr(memoryd.log, "CONFIGURED", True)  # (as in the daemon)
+    caplog.set_level("WARNING", logger="memoryd.ingest")
+    store = archive_store(inst)
+    store.add_session("keep")
+    store.append("keep", conversation(2, "k"))
+    lines = [*conversation(3, "d"), tx.call("d-aborted", query="never answered")]
+    store.add_session("del")
+    store.append("del", lines)
+    inst.scan()
+    assert inst.counts() == expected(2, 3)
+    assert waiting(inst) == [("d-aborted", "del")]
+    text = delete_session(store, "del")
+    store.conn.execute(
+        "INSERT INTO session_transcript_archives VALUES (?, 'del', 'agent:main:main', "
+        "'deleted', 'zstd', ?, 1)",
+        (f"del.jsonl.deleted.{STAMP}", frame(text)),
+    )
+    assert inst.scan().new_hits == 0  # the archive: read, nothing new
+    gone = cursor_rows(inst)
+    assert gone["keep"] is None and isinstance(gone["del"], float)
+    monkeypatch.setenv("MEMORYD_CLOCK_OFFSET", LATER)
+    inst.restart()
+    store.append("keep", conversation(4, "k")[9:])  # the store changes: it is read
+    stats = inst.scan()
+    assert stats.errors == 0 and stats.new_hits == 4  # (turns 2 and 3: two files each)
+    assert set(cursor_rows(inst)) == {"keep"}
+    assert waiting(inst) == []
+    forgotten = [r for r in caplog.records if r.msg == "ingest.store_sessions_forgotten"]
+    assert [(r.sessions, r.waiting_calls_of, r.grace_days) for r in forgotten] == [(1, 1, 7)]
+    assert inst.counts() == _merge(expected(4), expected(3))
+    # the id comes back with its rows (restored): read from its start, nothing counted twice
+    store.append("del", lines)
+    inst.restart()
+    assert inst.scan().new_hits == 0
+    assert inst.counts() == _merge(expected(4), expected(3))
+    assert set(cursor_rows(inst)) == {"keep", "del"}
+    store.conn.close()
+
+
+def test_a_session_back_within_the_grace_period_keeps_its_cursor(inst, monkeypatch):
+    """Rows gone and back (cold storage brought back, a rewrite in two steps) within the
+    grace period: the cursor stays and the session is read on from it."""
+    store = archive_store(inst)
+    store.append("s", conversation(3, "s"))
+    inst.scan()
+    rows = store.conn.execute("SELECT * FROM transcript_events WHERE session_id = 's'").fetchall()
+    store.conn.execute("DELETE FROM transcript_events WHERE session_id = 's'")
+    inst.scan()
+    assert isinstance(cursor_rows(inst)["s"], float)
+    store.conn.executemany("INSERT INTO transcript_events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    more = conversation(5, "s")[13:]
+    store.append("s", more)
+    stats = inst.scan()
+    assert stats.bytes_read == sum(len(ln) - 1 for ln in more)  # the new turns only
+    assert cursor_rows(inst) == {"s": None}
+    monkeypatch.setenv("MEMORYD_CLOCK_OFFSET", LATER)
+    store.append("s", conversation(6, "s")[21:])
+    inst.scan()
+    assert cursor_rows(inst) == {"s": None}
+    assert inst.counts() == expected(6)
+    store.conn.close()
+
+
+def test_a_call_waiting_in_a_gone_session_that_another_continues_is_kept(inst, monkeypatch, capsys):
+    """A session deleted while the session continuing it is in the store: the call waiting
+    at its end is kept past the grace period, and the answer at the continuation's start
+    still meets it (its query with the hit). A one-shot scan says nothing of it."""
+    monkeypatch.setattr(memoryd.log, "CONFIGURED", False)
+    store = archive_store(inst)
+    store.add_session("p")
+    store.append("p", [tx.header("p"), tx.call("p-last", query="the question")])
+    store.add_session("c", previous="p")
+    store.append("c", [tx.header("c")])
+    inst.scan()
+    delete_session(store, "p")
+    inst.scan()
+    monkeypatch.setenv("MEMORYD_CLOCK_OFFSET", LATER)
+    store.append("c", [tx.chatter(1)])
+    inst.scan()
+    assert "p" not in cursor_rows(inst)
+    assert capsys.readouterr().err == ""
+    store.append("c", [tx.result("p-last", tx.search_payload([FILES[1]]))])
+    inst.restart()
+    inst.scan()
+    hits = inst.store.conn.execute("SELECT memory_path, query FROM hits").fetchall()
+    assert hits == [(FILES[1], "the question")]
+    store.conn.close()
+
+
+def test_the_cursors_of_a_forgotten_store_go_with_it(tmp_path):
+    """A transcript store gone for the grace period is forgotten (as a file is), and the
+    cursors of its sessions with it."""
+    inst = Install(tmp_path, extra_config="[ingest]\nvanished_grace_days = 0\n")
+    store = archive_store(inst)
+    store.append("s", conversation(2, "s"))
+    inst.scan()
+    store.conn.close()
+    for p in store.path.parent.glob("openclaw-agent.sqlite*"):
+        p.unlink()
+    inst.scan()  # noted gone
+    inst.scan()  # forgotten (no grace)
+    for table in ("transcript_db_cursors", "transcript_db_gone"):
+        assert inst.store.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone() == (0,)
+    inst.store.close()
+
+
+def test_sessions_left_is_a_pure_decision():
+    assert sqlite_source.sessions_left({"a", "b", "c"}, {"a", "e"}) == ["b", "c"]
+
+
+# ------------------------------------------------------------------ reused ids across sessions
+
+
+def _turn(session: str, at: float, path: str, *, call: bool = True) -> list[bytes]:
+    """One turn of ``memory_search_0`` at ``at`` (the call, unless only its answer is left)."""
+    lines = [timed(tx.call("memory_search_0", query=f"{session}?", ts=at), at)] if call else []
+    return [
+        *lines,
+        timed(tx.result("memory_search_0", tx.search_payload([path]), ts=at + 1), at + 1),
+    ]
+
+
+def test_a_reused_id_answered_alone_in_one_session_leaves_other_sessions_turns_counted(inst):
+    """Session a holds an answer of ``memory_search_0`` whose call is gone (a truncation
+    re-branch); it sorts first, so it is read first, and its call is kept under the bare id.
+    Session b, unrelated (its own window, no previous session), made a whole turn of that id
+    an hour earlier: it is b's own call, and counts (it was taken for a's, and lost)."""
+    store = Store(inst)
+    store.add_session("a")
+    store.add_session("b")
+    store.append("a", [tx.header("a"), *_turn("a", tx.T0 + 3600, FILES[0], call=False)])
+    store.append("b", [tx.header("b"), *_turn("b", tx.T0, FILES[1])])
+    inst.scan()
+    assert inst.counts() == {FILES[0]: 1, FILES[1]: 1}
+    store.conn.close()
+
+
+def test_a_copy_in_a_continued_session_still_counts_once(inst):
+    """The same, where b continues a (its window names a as previous) and b's turn is a copy
+    in a's kept tail: one call, counted once."""
+    store = Store(inst)
+    store.add_session("p")
+    store.add_session("q", previous="p")
+    turn = _turn("p", tx.T0, FILES[1])
+    store.append("p", [tx.header("p"), turn[1]])  # p: only the answer is left
+    store.append("q", [tx.header("q"), *turn])  # q: the kept tail, call and answer
+    inst.scan()
+    assert inst.counts() == {FILES[1]: 1}
+    store.conn.close()
+
+
+def test_after_an_upgrade_a_never_read_sessions_earlier_call_counts(inst, monkeypatch):
+    """A state.db from before occurrences holds session s's first ``memory_search_0`` call
+    under the bare id. After the upgrade, session o (its own lineage, never read: it came
+    with the store) made a turn of that id before it: o's own call, counted. s's copy in its
+    successor s2 (two levels down: s3 continues s2, which continues s) is s's call: once."""
+    import memoryd.ingest.apply as apply_mod
+
+    store = Store(inst)
+    for sid, previous in (("s", None), ("s2", "s"), ("s3", "s2"), ("o", None)):
+        store.add_session(sid, previous=previous)
+    turn = _turn("s", tx.T0 + 600, FILES[0])
+    with monkeypatch.context() as m:  # memoryd before the change: ids kept as written
+        m.setattr(apply_mod, "is_numbered", lambda _id: False)
+        store.append("s", [tx.header("s"), *turn])
+        inst.scan()
+    assert inst.counts() == {FILES[0]: 1}
+    inst.restart()
+    store.append("o", [tx.header("o"), *_turn("o", tx.T0, FILES[0])])  # (the same note)
+    store.append("s3", [tx.header("s3"), *turn])  # a kept tail, two compactions later
+    inst.scan()
+    assert inst.counts() == {FILES[0]: 2}
+    store.conn.close()
+
+
+# ------------------------------------------------------------------ any history
+
+
+class Crash(BaseException):
+    """memoryd stopping right after a commit (not an Exception: no barrier catches it)."""
+
+
+def _scan(inst: Install, crash_at: int | None) -> object:
+    """A scan committing after every batch; with ``crash_at``, stopped dead after that commit
+    (what a kill there leaves), and memoryd started again."""
+    scanner = Scanner(inst.cfg, inst.paths, inst.store)
+    scanner.ledger.commit_bytes = 1
+    if crash_at is None:
+        return scanner.scan()
+    commits = [0]
+
+    def stop(*_: object) -> None:
+        commits[0] += 1
+        if commits[0] == crash_at:
+            raise Crash
+
+    faults.hook("scan.committed", stop)
+    try:
+        return scanner.scan()
+    except Crash:
+        inst.restart()
+        return None
+    finally:
+        faults.hook("scan.committed", None)
+
+
+HISTORY = st.lists(
+    st.one_of(
+        # rows of a conversation, each followed by a filler session's row (or not)
+        st.tuples(st.just("append"), st.integers(0, 1), st.lists(st.booleans(), max_size=9)),
+        st.tuples(st.just("renumber"), st.none(), st.none()),  # fillers deleted, VACUUM
+        st.tuples(st.just("drop filler"), st.none(), st.none()),
+        st.tuples(st.just("vacuum"), st.none(), st.none()),
+        st.tuples(st.just("bounce"), st.integers(0, 1), st.none()),
+        st.tuples(st.just("later"), st.none(), st.none()),
+        st.tuples(st.just("scan"), st.none(), st.none()),
+        st.tuples(st.just("restart"), st.none(), st.none()),
+        st.tuples(st.just("crash"), st.integers(1, 6), st.none()),
+    ),
+    max_size=18,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=HISTORY, batch=st.integers(1, 5))
+@example(  # rows read among fillers; more rows; the fillers deleted and the rowids renumbered
+    ops=[
+        ("append", 0, [True, True, True]),
+        ("scan", None, None),
+        ("append", 0, [False, False]),
+        ("renumber", None, None),
+        ("scan", None, None),
+    ],
+    batch=5,
+)
+def test_any_history_of_deletes_vacuums_and_returns_counts_every_hit_once(
+    tmp_path_factory, monkeypatch, ops, batch
+):
+    """A table followed by rowid: two conversations written in steps among filler sessions
+    that are deleted, VACUUMs renumbering the rowids, a session's rows taken out and put back
+    (after its cursor was set aside, or forgotten: days pass), scans in batches of 1–5 rows,
+    restarts, crashes right after any commit. Every hit is counted once."""
+    monkeypatch.setattr(sqlite_source, "BATCH_ROWS", batch)
+    monkeypatch.delenv("MEMORYD_CLOCK_OFFSET", raising=False)
+    inst = Install(tmp_path_factory.mktemp("history"))
+    store = RowidStore(inst)
+    convs = {f"s{k}": conversation(4, f"h{k}_") for k in range(2)}
+    written = dict.fromkeys(convs, 0)
+    fillers = days = 0
+    for op, arg, n in ops:  # (n: the rows to append, each with a filler row after it or not)
+        if op == "append":
+            sid = f"s{arg}"
+            for filler in n:
+                if written[sid] < len(convs[sid]):
+                    store.add(sid, [convs[sid][written[sid]]])
+                    written[sid] += 1
+                if filler:
+                    fillers += 1
+                    store.add(f"f{fillers}", [tx.chatter(fillers)])
+        elif op in ("drop filler", "renumber"):
+            store.conn.execute("DELETE FROM agent_log WHERE session_id LIKE 'f%'")
+            if op == "renumber":
+                store.conn.execute("VACUUM")
+        elif op == "bounce":  # out (as to cold storage) and back, at the table's end
+            sid = f"s{arg}"
+            store.conn.execute("DELETE FROM agent_log WHERE session_id = ?", (sid,))
+            inst.scan()
+            store.add(sid, convs[sid][: written[sid]])
+        elif op == "vacuum":
+            store.conn.execute("VACUUM")
+        elif op == "later":
+            days += 8
+            monkeypatch.setenv("MEMORYD_CLOCK_OFFSET", str(days * DAY))
+        elif op == "restart":
+            inst.restart()
+        else:
+            _scan(inst, arg if op == "crash" else None)
+    for sid in convs:
+        store.add(sid, convs[sid][written[sid] :])
+    _scan(inst, None)
+    assert inst.counts() == expected(4, 4)
+    assert inst.scan().new_hits == 0
+    store.conn.close()
+    inst.store.close()
