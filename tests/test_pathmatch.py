@@ -328,3 +328,42 @@ def test_two_files_folding_together_make_one_warning_however_many_spellings(tmp_
     warnings = [r.getMessage() for r in caplog.records if r.name == "memoryd.pathmatch"]
     assert len(warnings) == 1, warnings
     assert all(p in warnings[0] for p in (*recorded, "memory/Clash.md", "memory/clash.md"))
+
+
+def test_a_tier_note_read_under_another_spelling_never_counts_less_for_promote(
+    tmp_path, monkeypatch
+):
+    """One hit per call per note: a search that returned a note and its summary beside it
+    (hot/plan.md, hot/plan.gist.md) is one retrieval of the note, folded or not, so the
+    read of warm/Plan.md on a Mac adds to the note's hits, never takes any away."""
+    from datetime import UTC
+
+    from memoryd.store import Store
+    from memoryd.tierstore import promote_inputs
+
+    root = tmp_path / "memory_fs"
+    for rel in ("hot/plan.md", "hot/plan.gist.md"):
+        _with_spellings(root, rel)
+    for tier in ("warm", "gist", "forgotten"):
+        (root / tier).mkdir()
+    now = 1_800_000_000.0
+    with Store.open(tmp_path / "state.db") as store:
+        with store.transaction():
+            rows = [
+                ("main", f"c{d}", key, "search", now - d * 3600.0)
+                for d in (1, 2, 3)
+                for key in ("tiers/plan.md", "tiers/plan.gist.md")
+            ]
+            rows.append(("main", "c4", "tiers/Plan.md", "get", now - 4 * 3600.0))
+            store.conn.executemany(
+                "INSERT INTO hits(agent, call_id, memory_path, kind, ts) VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
+
+        def hits_of_plan(traits: str) -> int:
+            monkeypatch.setenv("MEMORYD_FS_TRAITS", traits)
+            sigs = {sig.path: sig for sig, _text in promote_inputs(root, store, now, UTC)}
+            return sigs["tiers/plan.md"].hits_total
+
+        assert hits_of_plan("exact") == 3
+        assert hits_of_plan("macos") == 4

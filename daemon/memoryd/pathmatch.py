@@ -91,14 +91,20 @@ class Attribution(NamedTuple):
     def members(self) -> dict[str, list[str]]:
         """listed file → every recorded path that counts for it (itself first), for the
         files that have other spellings."""
-        out: dict[str, list[str]] = {}
-        for recorded, listed in sorted(self.owner.items()):
-            out.setdefault(listed, [listed]).append(recorded)
-        return out
+        return spellings_by_file(self.owner)
 
     def spellings(self, listed: str) -> list[str]:
         """The recorded paths counted for ``listed``: itself, then its other spellings."""
-        return [listed, *sorted(r for r, o in self.owner.items() if o == listed)]
+        return self.members().get(listed, [listed])
+
+
+def spellings_by_file(owner: Mapping[str, str]) -> dict[str, list[str]]:
+    """``owner`` (recorded path → listed file) turned round: listed file → itself, then
+    the recorded paths that count for it, sorted. Pure."""
+    out: dict[str, list[str]] = {}
+    for recorded, listed in sorted(owner.items()):
+        out.setdefault(listed, [listed]).append(recorded)
+    return out
 
 
 NO_ATTRIBUTION = Attribution({}, {}, UNKNOWN)
@@ -193,8 +199,7 @@ def merged_hits(hits: Mapping[str, list[Any]], owner: Mapping[str, str]) -> dict
     if not owner:
         return dict(hits)
     out = {k: v for k, v in hits.items() if k not in owner}
-    for listed in sorted(set(owner.values())):
-        spellings = [listed, *sorted(r for r, o in owner.items() if o == listed)]
+    for listed, spellings in spellings_by_file(owner).items():
         seen: set[tuple[str, str]] = set()
         merged = []
         for path in spellings:
