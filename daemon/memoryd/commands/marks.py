@@ -44,6 +44,8 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     store = ctx.store()
     keys = []
+    stored = store.marks(kind) if kind == "marked" else set()
+    names = _FileNames(ctx, stored)
     for raw in args.paths:
         if kind == "pinned":
             key = raw.replace("\\", "/").removeprefix("./")
@@ -53,6 +55,8 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
             key = to_relpath(ctx, raw)
             if not (is_memory_relpath(key) or key.startswith("tiers/")):
                 raise UsageError(f"{raw}: not a memory file (MEMORY.md, memory.md, memory/**/*.md)")
+            if not key.startswith("tiers/"):
+                key = names.listed_as(key)  # memory/Projects.md opens memory/projects.md
             if (
                 not args.remove
                 and not key.startswith("tiers/")
@@ -63,10 +67,52 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
     with store.transaction():
         for key in keys:
             if args.remove:
-                changed = store.clear_mark(key, kind)
-                ctx.print(f"{'un' + kind[:-2] if kind == 'pinned' else 'unmarked'} {key}"
-                          if changed else f"{key}: was not {kind}")  # fmt: skip
+                # A mark stored under another spelling of the file (as typed, by an older
+                # memoryd) names it too: explain shows it as this file's.
+                cleared = [k for k in (key, *names.others(key)) if store.clear_mark(k, kind)]
+                done = "unpinned" if kind == "pinned" else "unmarked"
+                for k in cleared:
+                    ctx.print(f"{done} {k}")
+                if not cleared:
+                    ctx.print(f"{key}: was not {kind}")
             else:
                 changed = store.set_mark(key, kind)
                 ctx.print(f"{kind} {key}" if changed else f"{key}: already {kind}")
     return 0
+
+
+class _FileNames:
+    """The workspace's listed files, read once and only when a path must be matched to
+    one: on a case- or normalization-insensitive file system ``memory/Projects.md`` is
+    ``memory/projects.md``, so a mark is stored, and removed, under the listed name
+    (docs/paths.md); elsewhere names are exact."""
+
+    def __init__(self, ctx: Context, stored: set[str]) -> None:
+        self._ctx = ctx
+        self._stored = stored
+        self._listed: list[str] | None = None
+
+    def _files(self) -> list[str]:
+        if self._listed is None:
+            from ..workspace import archive_excludes, list_memory_files
+
+            ws = self._ctx.paths.workspace
+            found = list_memory_files(ws, archive_excludes(ws, self._ctx.cfg.archive.dir))
+            self._listed = [f.rel for f in found]
+        return self._listed
+
+    def _owner(self, paths: list[str]) -> dict[str, str]:
+        from ..pathmatch import attribution_for
+
+        return dict(attribution_for(self._ctx.paths.workspace, self._files(), paths).owner)
+
+    def listed_as(self, rel: str) -> str:
+        """The listed file ``rel`` names (``rel`` itself when listed, or naming none)."""
+        return self._owner([rel]).get(rel, rel)
+
+    def others(self, rel: str) -> list[str]:
+        """The stored marks, other than ``rel``, that name the same listed file."""
+        if not self._stored:
+            return []
+        owner = self._owner(sorted(self._stored))
+        return sorted(k for k in self._stored if k != rel and owner.get(k) == rel)
