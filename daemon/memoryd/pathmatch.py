@@ -66,6 +66,8 @@ MACOS_DEFAULT = FsTraits(True, True)
 def fold(path: str, traits: FsTraits) -> str:
     """The key under which ``traits`` make names one: Unicode's canonical caseless match
     (NFD of the case fold of NFD) when both hold, NFD or the case fold alone otherwise."""
+    if path.isascii():  # (NFD changes no ASCII, and its case fold is lower(): the usual name)
+        return path.lower() if traits.case else path
     if traits.unicode:
         path = unicodedata.normalize("NFD", path)
         if traits.case:
@@ -284,34 +286,36 @@ def detect_traits(folder: Path, listed: Iterable[str]) -> FsTraits:
 
     For each trait, the file name of a listed file (``listed``: paths relative to
     ``folder``, from a directory listing, never from a transcript) is stat-ed in another
-    spelling beside it: the same (st_dev, st_ino) means the file system folds that way,
-    no such file (or another file) means it does not. Up to eight folders are asked; if
-    they disagree (a mount of another kind inside), or none could be asked (no name with
-    letters or with accents), the trait is not known: exact matching. Nothing is created.
+    spelling beside it (see :func:`_variant`): the same (st_dev, st_ino) means the file
+    system folds that way, no such file (or another file) means it does not. One name per
+    folder, up to eight folders; if they disagree (a mount of another kind inside), or none
+    could be asked (no name with accents, for normalization; every file vanished), the
+    trait is not known: exact matching. Nothing is created.
     """
-    found: dict[str, set[bool]] = {"case": set(), "unicode": set()}
-    asked: dict[str, set[str]] = {"case": set(), "unicode": set()}
+    names_in: dict[str, list[str]] = {}
     for rel in listed:
         parent, _, name = rel.rpartition("/")
-        for trait in ("case", "unicode"):
-            if len(asked[trait]) >= _PROBES_MAX or parent in asked[trait]:
-                continue
-            other = _variant(name, trait)
-            if other is None:
-                continue
-            where = folder / parent if parent else folder
-            same = _same_file(where / name, where / other)
-            if same is not None:
-                asked[trait].add(parent)
-                found[trait].add(same)
-        if all(len(asked[t]) >= _PROBES_MAX for t in asked):
+        names_in.setdefault(parent, []).append(name)
+    return FsTraits(_ask(folder, names_in, "case"), _ask(folder, names_in, "unicode"))
+
+
+def _ask(folder: Path, names_in: Mapping[str, Sequence[str]], trait: str) -> bool | None:
+    """One folder's answer per folder asked (its first name that can be asked and stat-ed
+    now), at most :data:`_PROBES_MAX` folders: the answer when they agree, else None."""
+    answers: set[bool] = set()
+    asked = 0
+    for parent, names in names_in.items():
+        if asked >= _PROBES_MAX:
             break
-
-    def verdict(trait: str) -> bool | None:
-        seen = found[trait]
-        return next(iter(seen)) if len(seen) == 1 else None
-
-    return FsTraits(verdict("case"), verdict("unicode"))
+        where = folder / parent if parent else folder
+        for name in names:
+            other = _variant(name, trait)
+            same = None if other is None else _same_file(where / name, where / other)
+            if same is not None:
+                answers.add(same)
+                asked += 1
+                break
+    return next(iter(answers)) if len(answers) == 1 else None
 
 
 def _ambiguity_warnings(result: Attribution) -> list[str]:
@@ -373,8 +377,10 @@ def attribution_for(
     if not (widest.owner or widest.ambiguous):
         return NO_ATTRIBUTION
     candidates = [*widest.owner, *widest.ambiguous]
+    # A narrower fold only splits the widest one's groups: only their files can match.
+    near = {*widest.owner.values(), *(p for group in widest.ambiguous.values() for p in group)}
     traits = traits_for(folder, listed if probe is None else probe, environ)
-    result = attribute(traits, listed, candidates)
+    result = attribute(traits, sorted(near), candidates)
     for line in _ambiguity_warnings(result):
         _warn_once(line)
     return result
