@@ -312,3 +312,14 @@ def test_a_mark_stored_in_another_spelling_is_removed_by_the_files_name(tmp_path
     # (unpin said "unpinn memory/*")
     m.run("pin", "memory/*", mac=True)
     assert m.run("unpin", "memory/*", mac=True).stdout == "unpinned memory/*\n"
+
+
+def test_a_tier_note_marked_in_another_spelling_is_unmarked_by_its_name(tmp_path: Path) -> None:
+    """`memoryd mark tiers/warm/Plan.md` on a Mac protects warm/plan.md (organize folds the
+    mark); `memoryd unmark tiers/warm/plan.md` must lift it, and says so."""
+    m = Mac(tmp_path)
+    tiers = m.real_state / "memory_fs"
+    m.write("warm/plan.md", NOW - 20 * DAY, folder=tiers)
+    assert "marked tiers/plan.md" in m.run("mark", "tiers/warm/Plan.md", mac=True).stdout
+    undone = m.run("unmark", "tiers/warm/plan.md", mac=True)
+    assert "unmarked tiers/plan.md" in undone.stdout

@@ -5,6 +5,8 @@ candidate) and ``pin`` / ``unpin`` globs (never archived), kept in the ``marks``
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
+from pathlib import Path
 
 from ..cli import Context, UsageError
 from .common import to_relpath
@@ -55,8 +57,7 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
             key = to_relpath(ctx, raw)
             if not (is_memory_relpath(key) or key.startswith("tiers/")):
                 raise UsageError(f"{raw}: not a memory file (MEMORY.md, memory.md, memory/**/*.md)")
-            if not key.startswith("tiers/"):
-                key = names.listed_as(key)  # memory/Projects.md opens memory/projects.md
+            key = names.listed_as(key)  # memory/Projects.md opens memory/projects.md
             if (
                 not args.remove
                 and not key.startswith("tiers/")
@@ -82,37 +83,51 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
 
 
 class _FileNames:
-    """The workspace's listed files, read once and only when a path must be matched to
-    one: on a case- or normalization-insensitive file system ``memory/Projects.md`` is
-    ``memory/projects.md``, so a mark is stored, and removed, under the listed name
-    (docs/paths.md); elsewhere names are exact."""
+    """The listed files (the workspace's, the tier store's notes), read once each and only
+    when a path must be matched to one: on a case- or normalization-insensitive file system
+    ``memory/Projects.md`` is ``memory/projects.md`` and ``tiers/Plan.md`` the note
+    ``plan.md``, so a mark is stored, and removed, under the listed name (docs/paths.md);
+    elsewhere names are exact."""
 
     def __init__(self, ctx: Context, stored: set[str]) -> None:
         self._ctx = ctx
         self._stored = stored
-        self._listed: list[str] | None = None
+        self._listings: dict[bool, tuple[Path, list[str], list[str] | None]] = {}
 
-    def _files(self) -> list[str]:
-        if self._listed is None:
-            from ..workspace import archive_excludes, list_memory_files
+    def _listing(self, tier: bool) -> tuple[Path, list[str], list[str] | None]:
+        """(folder, the keys listed in it, the files to probe when those are not paths)."""
+        if tier not in self._listings:
+            if tier:
+                from ..tierstore import hit_key, scan_store
 
-            ws = self._ctx.paths.workspace
-            found = list_memory_files(ws, archive_excludes(ws, self._ctx.cfg.archive.dir))
-            self._listed = [f.rel for f in found]
-        return self._listed
+                root = self._ctx.paths.tiers_root
+                notes = scan_store(root) if root.is_dir() else {}
+                probe = [f.rel for place in notes.values() for f in place.files]
+                self._listings[tier] = (root, [hit_key(n) for n in notes], probe)
+            else:
+                from ..workspace import archive_excludes, list_memory_files
 
-    def _owner(self, paths: list[str]) -> dict[str, str]:
+                ws = self._ctx.paths.workspace
+                found = list_memory_files(ws, archive_excludes(ws, self._ctx.cfg.archive.dir))
+                self._listings[tier] = (ws, [f.rel for f in found], None)
+        return self._listings[tier]
+
+    def _owner(self, rel: str, paths: list[str]) -> Mapping[str, str]:
         from ..pathmatch import attribution_for
 
-        return dict(attribution_for(self._ctx.paths.workspace, self._files(), paths).owner)
+        folder, listed, probe = self._listing(rel.startswith("tiers/"))
+        return attribution_for(folder, listed, paths, probe=probe).owner
 
     def listed_as(self, rel: str) -> str:
         """The listed file ``rel`` names (``rel`` itself when listed, or naming none)."""
-        return self._owner([rel]).get(rel, rel)
+        return self._owner(rel, [rel]).get(rel, rel)
 
     def others(self, rel: str) -> list[str]:
         """The stored marks, other than ``rel``, that name the same listed file."""
-        if not self._stored:
+        same_kind = sorted(
+            k for k in self._stored if k.startswith("tiers/") == rel.startswith("tiers/")
+        )
+        if not same_kind:
             return []
-        owner = self._owner(sorted(self._stored))
-        return sorted(k for k in self._stored if k != rel and owner.get(k) == rel)
+        owner = self._owner(rel, same_kind)
+        return [k for k in same_kind if k != rel and owner.get(k) == rel]
