@@ -218,7 +218,7 @@ def test_two_files_that_fold_to_one_name_keep_exact_counts_and_say_so(tmp_path: 
     proc = m.run("hits", "--json", mac=True)
     got = {f["path"]: f["hits"] for f in json.loads(proc.stdout)["files"]}
     assert got == {"memory/notes.md": 3}
-    assert "memory/NOTES.md" in proc.stderr and "could be any of" in proc.stderr
+    assert "memory/NOTES.md" in proc.stderr and "counted for none of them" in proc.stderr
 
 
 def test_a_tier_note_read_every_day_under_another_spelling_is_not_forgotten(
@@ -275,3 +275,51 @@ def test_a_tier_note_marked_under_another_spelling_is_never_deleted(tmp_path: Pa
     done = m.json("organize", mac=True)
     assert [a for a in done["actions"] if a["op"] == "delete"] == []
     assert (tiers / "forgotten" / "old.md").is_file()
+
+
+def test_a_mark_given_in_another_spelling_is_removed_by_the_name_explain_shows(
+    tmp_path: Path,
+) -> None:
+    """`memoryd mark memory/Projects.md` on a Mac; explain then shows memory/projects.md as
+    marked, and `memoryd unmark memory/projects.md` must free it (it said "was not marked"
+    and the note stayed protected for ever)."""
+    m = Mac(tmp_path)
+    m.write("memory/projects.md")
+    done = m.run("mark", "memory/Projects.md", mac=True)
+    assert "marked memory/projects.md" in done.stdout  # stored under the file's own name
+    assert m.json("explain", "memory/projects.md", mac=True)["signals"]["marked"]
+    undone = m.run("unmark", "memory/projects.md", mac=True)
+    assert "unmarked memory/projects.md" in undone.stdout
+    assert not m.json("explain", "memory/projects.md", mac=True)["signals"]["marked"]
+    assert [a["path"] for a in m.json("expire", "--dry-run", mac=True)["archive"]] == [
+        "memory/projects.md"
+    ]
+
+
+def test_a_mark_stored_in_another_spelling_is_removed_by_the_files_name(tmp_path: Path) -> None:
+    """A mark an older memoryd stored as typed (memory/Projects.md) is cleared by
+    `unmark memory/projects.md` as well; on ext4 the two names stay two."""
+    from memoryd.store import Store
+
+    m = Mac(tmp_path)
+    m.write("memory/projects.md")
+    m.run("scan", mac=True)
+    with Store.open(m.real_state / "memoryd" / "state.db") as store, store.transaction():
+        store.set_mark("memory/Projects.md", "marked")
+    assert "was not marked" in m.run("unmark", "memory/projects.md", mac=False).stdout
+    assert "unmarked memory/Projects.md" in m.run("unmark", "memory/projects.md", mac=True).stdout
+    assert not m.json("explain", "memory/projects.md", mac=True)["signals"]["marked"]
+    # (unpin said "unpinn memory/*")
+    m.run("pin", "memory/*", mac=True)
+    assert m.run("unpin", "memory/*", mac=True).stdout == "unpinned memory/*\n"
+
+
+def test_a_tier_note_marked_in_another_spelling_is_unmarked_by_its_name(tmp_path: Path) -> None:
+    """`memoryd mark tiers/warm/Plan.md` on a Mac protects warm/plan.md (organize folds the
+    mark); `memoryd unmark tiers/warm/plan.md` must lift it, and says so."""
+    m = Mac(tmp_path)
+    tiers = m.real_state / "memory_fs"
+    m.write("warm/plan.md", NOW - 20 * DAY, folder=tiers)
+    assert "marked tiers/plan.md" in m.run("mark", "tiers/warm/Plan.md", mac=True).stdout
+    undone = m.run("unmark", "tiers/warm/plan.md", mac=True)
+    assert "unmarked tiers/plan.md" in undone.stdout

@@ -161,7 +161,8 @@ def test_launchd_install_dry_run_install_refusal_and_uninstall(tmp_path: Path) -
     # The installing shell's PATH (absolute entries), after the folder of memoryd itself.
     carried = doc["EnvironmentVariables"]["PATH"].split(":")
     assert carried[0] == str(Path(sys.executable).parent)
-    assert set(carried[1:]) <= set(os.environ["PATH"].split(":"))
+    system = {"/usr/bin", "/bin", "/usr/sbin", "/sbin"}
+    assert set(carried[1:]) <= set(os.environ["PATH"].split(":")) | system
     assert all(Path(p).is_absolute() for p in carried) and len(set(carried)) == len(carried)
     assert f"launchctl bootout gui/$(id -u)/{LAUNCHD_LABEL}" in done.stdout  # an upgrade
     assert doc["StandardErrorPath"] == str(tmp_path / "Library/Logs/memoryd/memoryd.log")
@@ -216,5 +217,18 @@ def test_launchd_agent_runs_the_stable_name_on_path_and_carries_the_fs_override(
         (tmp_path / "Library/LaunchAgents" / f"{LAUNCHD_LABEL}.plist").read_bytes()
     )
     assert doc["ProgramArguments"] == [str(brew_bin / "memoryd"), "run"]
-    assert doc["EnvironmentVariables"]["PATH"] == f"{brew_bin}:/usr/bin:/bin"
+    assert doc["EnvironmentVariables"]["PATH"] == f"{brew_bin}:/usr/bin:/bin:/usr/sbin:/sbin"
     assert doc["EnvironmentVariables"]["MEMORYD_FS_TRAITS"] == "macos"
+
+
+def test_an_install_from_a_bare_shell_still_gives_the_agent_the_system_folders() -> None:
+    """`env PATH=/opt/homebrew/bin memoryd service install` (or a PATH of relative entries
+    only) left the agent without /usr/bin: a summarizer_command calling curl or python3
+    failed under launchd only."""
+    from memoryd.commands.service import launchd_path
+
+    for shell_path in ("/opt/homebrew/bin", "bin:.", "/opt/homebrew/bin:/usr/bin"):
+        got = launchd_path("/opt/homebrew/bin/memoryd", shell_path).split(":")
+        assert got[0] == "/opt/homebrew/bin"
+        assert {"/usr/bin", "/bin", "/usr/sbin", "/sbin"} <= set(got)
+        assert len(got) == len(set(got)) and all(p.startswith("/") for p in got)

@@ -23,6 +23,7 @@ See docs/paths.md.
 from __future__ import annotations
 
 import os
+import string
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -65,6 +66,8 @@ MACOS_DEFAULT = FsTraits(True, True)
 def fold(path: str, traits: FsTraits) -> str:
     """The key under which ``traits`` make names one: Unicode's canonical caseless match
     (NFD of the case fold of NFD) when both hold, NFD or the case fold alone otherwise."""
+    if path.isascii():  # (NFD changes no ASCII, and its case fold is lower(): the usual name)
+        return path.lower() if traits.case else path
     if traits.unicode:
         path = unicodedata.normalize("NFD", path)
         if traits.case:
@@ -78,30 +81,35 @@ class Attribution(NamedTuple):
 
     ``owner``: recorded path → the listed file it names, only for paths not listed as they
     are (a listed path always owns its own hits). ``ambiguous``: recorded path → the listed
-    files it could name (two or more fold to one key): left unattributed. ``clashes``: the
-    groups of listed files that fold to one key (possible on a case-sensitive APFS volume
-    with traits forced, or a folder that is a mount of another kind).
+    files it could name (two or more fold to one key, possible on a case-sensitive APFS
+    volume with traits forced, or a folder that is a mount of another kind): left
+    unattributed.
     """
 
     owner: Mapping[str, str]
     ambiguous: Mapping[str, tuple[str, ...]]
-    clashes: tuple[tuple[str, ...], ...]
     traits: FsTraits
 
     def members(self) -> dict[str, list[str]]:
         """listed file → every recorded path that counts for it (itself first), for the
         files that have other spellings."""
-        out: dict[str, list[str]] = {}
-        for recorded, listed in sorted(self.owner.items()):
-            out.setdefault(listed, [listed]).append(recorded)
-        return out
+        return spellings_by_file(self.owner)
 
     def spellings(self, listed: str) -> list[str]:
         """The recorded paths counted for ``listed``: itself, then its other spellings."""
-        return [listed, *sorted(r for r, o in self.owner.items() if o == listed)]
+        return self.members().get(listed, [listed])
 
 
-NO_ATTRIBUTION = Attribution({}, {}, (), UNKNOWN)
+def spellings_by_file(owner: Mapping[str, str]) -> dict[str, list[str]]:
+    """``owner`` (recorded path → listed file) turned round: listed file → itself, then
+    the recorded paths that count for it, sorted. Pure."""
+    out: dict[str, list[str]] = {}
+    for recorded, listed in sorted(owner.items()):
+        out.setdefault(listed, [listed]).append(recorded)
+    return out
+
+
+NO_ATTRIBUTION = Attribution({}, {}, UNKNOWN)
 
 
 def attribute(traits: FsTraits, listed: Iterable[str], recorded: Iterable[str]) -> Attribution:
@@ -115,7 +123,7 @@ def attribute(traits: FsTraits, listed: Iterable[str], recorded: Iterable[str]) 
     """
     names = list(listed)
     if not traits.folds:
-        return Attribution({}, {}, (), traits)
+        return Attribution({}, {}, traits)
     exact = set(names)
     by_key: dict[str, list[str]] = {}
     for rel in names:
@@ -132,8 +140,7 @@ def attribute(traits: FsTraits, listed: Iterable[str], recorded: Iterable[str]) 
             owner[path] = group[0]
         else:
             ambiguous[path] = tuple(sorted(group))
-    clashes = tuple(sorted(tuple(sorted(g)) for g in by_key.values() if len(g) > 1))
-    return Attribution(owner, ambiguous, clashes, traits)
+    return Attribution(owner, ambiguous, traits)
 
 
 def attribute_max(times: Mapping[str, float], owner: Mapping[str, str]) -> dict[str, float]:
@@ -147,33 +154,43 @@ def attribute_max(times: Mapping[str, float], owner: Mapping[str, str]) -> dict[
     return out
 
 
-def canonical_rows(rows: Sequence[Any], owner: Mapping[str, str], path_at: int = 2) -> list[Any]:
-    """Hit rows (tuples or named tuples, ``agent, call_id, path, …``) with each path that
-    belongs to another listed file renamed to it; a call that named one file under two
-    spellings keeps one row (a hit is one per call and file, as the store's unique key
-    says). Rows are returned as given when nothing is attributed. Pure."""
+def canonical_rows(rows: Sequence[Any], owner: Mapping[str, str]) -> list[Any]:
+    """Hit rows (:class:`memoryd.strength.HitRow`, or plain tuples in its field order:
+    ``agent, call_id, path, kind, ts, score, session``) with each path that belongs to
+    another listed file renamed to it. A call that named one file under two spellings (a
+    stale index entry beside the new name) keeps one row, the best-scored one, in the
+    place of the first: a hit is one per call and file, as the store's unique key says,
+    and the file ranks where its best spelling ranked. Rows are returned as given when
+    nothing is attributed. Pure."""
     if not owner:
         return list(rows)
     targets = set(owner.values())
-    seen: set[tuple[Any, Any, str]] = set()
-    out = []
+    kept_at: dict[tuple[Any, Any, str], int] = {}
+    out: list[Any] = []
     for row in rows:
-        path = row[path_at]
+        path = row[2]
         new = owner.get(path)
         if new is not None:
-            row = _with_path(row, new, path_at)
+            row = _with_path(row, new)
             path = new
         if path in targets:
             key = (row[0], row[1], path)
-            if key in seen:
+            at = kept_at.get(key)
+            if at is not None:
+                if _score(row) > _score(out[at]):
+                    out[at] = row
                 continue
-            seen.add(key)
+            kept_at[key] = len(out)
         out.append(row)
     return out
 
 
-def _with_path(row: Any, path: str, at: int) -> Any:
-    values = (*row[:at], path, *row[at + 1 :])
+def _score(row: Any) -> float:
+    return float("-inf") if row[5] is None else row[5]
+
+
+def _with_path(row: Any, path: str) -> Any:
+    values = (*row[:2], path, *row[3:])
     make = getattr(row, "_make", None)
     return make(values) if make is not None else values
 
@@ -184,8 +201,7 @@ def merged_hits(hits: Mapping[str, list[Any]], owner: Mapping[str, str]) -> dict
     if not owner:
         return dict(hits)
     out = {k: v for k, v in hits.items() if k not in owner}
-    for listed in sorted(set(owner.values())):
-        spellings = [listed, *sorted(r for r, o in owner.items() if o == listed)]
+    for listed, spellings in spellings_by_file(owner).items():
         seen: set[tuple[str, str]] = set()
         merged = []
         for path in spellings:
@@ -237,16 +253,32 @@ def _same_file(a: Path, b: Path) -> bool | None:
     return (first.st_dev, first.st_ino) == (other.st_dev, other.st_ino)
 
 
+_ASCII_SWAP = str.maketrans(
+    string.ascii_lowercase + string.ascii_uppercase, string.ascii_uppercase + string.ascii_lowercase
+)
+
+
+def _unfolded_by_hfs(char: str) -> bool:
+    """CJK compatibility ideographs: NFD maps them to unified ones, HFS+ keeps them."""
+    return "\uf900" <= char <= "\ufaff" or "\U0002f800" <= char <= "\U0002fa1f"
+
+
 def _variant(name: str, trait: str) -> str | None:
-    """Another spelling of ``name`` that only the trait makes the same, or None."""
+    """Another spelling of ``name`` that every volume with the trait opens as ``name``, or
+    None. Case: only ASCII letters are swapped (``Notes.md`` → ``nOTES.MD``): every
+    case-insensitive volume folds them, while HFS+'s table predates Georgian capitals or
+    Cherokee small letters, so a whole swap would read as "not folded" there. Unicode: NFD
+    (or NFC) of a name without CJK compatibility ideographs, which HFS+ does not decompose."""
     if trait == "case":
-        other = name.swapcase()
-        return other if other != name and other.swapcase() == name else None
-    nfd = unicodedata.normalize("NFD", name)
-    if nfd != name:
-        return nfd
-    nfc = unicodedata.normalize("NFC", name)
-    return nfc if nfc != name else None
+        other = name.translate(_ASCII_SWAP)
+        return other if other != name else None
+    if name.isascii() or any(_unfolded_by_hfs(c) for c in name):
+        return None
+    for form in ("NFD", "NFC"):
+        other = unicodedata.normalize(form, name)
+        if other != name:
+            return other
+    return None
 
 
 def detect_traits(folder: Path, listed: Iterable[str]) -> FsTraits:
@@ -254,34 +286,54 @@ def detect_traits(folder: Path, listed: Iterable[str]) -> FsTraits:
 
     For each trait, the file name of a listed file (``listed``: paths relative to
     ``folder``, from a directory listing, never from a transcript) is stat-ed in another
-    spelling beside it: the same (st_dev, st_ino) means the file system folds that way,
-    no such file (or another file) means it does not. Up to eight folders are asked; if
-    they disagree (a mount of another kind inside), or none could be asked (no name with
-    letters or with accents), the trait is not known: exact matching. Nothing is created.
+    spelling beside it (see :func:`_variant`): the same (st_dev, st_ino) means the file
+    system folds that way, no such file (or another file) means it does not. One name per
+    folder, up to eight folders; if they disagree (a mount of another kind inside), or none
+    could be asked (no name with accents, for normalization; every file vanished), the
+    trait is not known: exact matching. Nothing is created.
     """
-    found: dict[str, set[bool]] = {"case": set(), "unicode": set()}
-    asked: dict[str, set[str]] = {"case": set(), "unicode": set()}
+    names_in: dict[str, list[str]] = {}
     for rel in listed:
         parent, _, name = rel.rpartition("/")
-        for trait in ("case", "unicode"):
-            if len(asked[trait]) >= _PROBES_MAX or parent in asked[trait]:
-                continue
-            other = _variant(name, trait)
-            if other is None:
-                continue
-            where = folder / parent if parent else folder
-            same = _same_file(where / name, where / other)
-            if same is not None:
-                asked[trait].add(parent)
-                found[trait].add(same)
-        if all(len(asked[t]) >= _PROBES_MAX for t in asked):
+        names_in.setdefault(parent, []).append(name)
+    return FsTraits(_ask(folder, names_in, "case"), _ask(folder, names_in, "unicode"))
+
+
+def _ask(folder: Path, names_in: Mapping[str, Sequence[str]], trait: str) -> bool | None:
+    """One folder's answer per folder asked (its first name that can be asked and stat-ed
+    now), at most :data:`_PROBES_MAX` folders: the answer when they agree, else None."""
+    answers: set[bool] = set()
+    asked = 0
+    for parent, names in names_in.items():
+        if asked >= _PROBES_MAX:
             break
+        where = folder / parent if parent else folder
+        for name in names:
+            other = _variant(name, trait)
+            same = None if other is None else _same_file(where / name, where / other)
+            if same is not None:
+                answers.add(same)
+                asked += 1
+                break
+    return next(iter(answers)) if len(answers) == 1 else None
 
-    def verdict(trait: str) -> bool | None:
-        seen = found[trait]
-        return next(iter(seen)) if len(seen) == 1 else None
 
-    return FsTraits(verdict("case"), verdict("unicode"))
+def _ambiguity_warnings(result: Attribution) -> list[str]:
+    """One line per group of listed files that fold to one name, naming the spellings
+    recorded for them (at most five, then a count): not one line per spelling. Pure."""
+    by_group: dict[tuple[str, ...], list[str]] = {}
+    for path, group in result.ambiguous.items():
+        by_group.setdefault(group, []).append(path)
+    lines = []
+    for group, paths in sorted(by_group.items()):
+        paths.sort()
+        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        lines.append(
+            f"{' and '.join(group)} are one name on this file system "
+            f"({result.traits.describe()}): what is recorded as {shown} is counted for "
+            "none of them (exact matching only for them)"
+        )
+    return lines
 
 
 def traits_for(
@@ -325,14 +377,12 @@ def attribution_for(
     if not (widest.owner or widest.ambiguous):
         return NO_ATTRIBUTION
     candidates = [*widest.owner, *widest.ambiguous]
+    # A narrower fold only splits the widest one's groups: only their files can match.
+    near = {*widest.owner.values(), *(p for group in widest.ambiguous.values() for p in group)}
     traits = traits_for(folder, listed if probe is None else probe, environ)
-    result = attribute(traits, listed, candidates)
-    for path, group in sorted(result.ambiguous.items()):
-        _warn_once(
-            f"hits recorded as {path} are counted for no file: on this file system "
-            f"({result.traits.describe()}) it could be any of {', '.join(group)} "
-            "(exact matching only for it)"
-        )
+    result = attribute(traits, sorted(near), candidates)
+    for line in _ambiguity_warnings(result):
+        _warn_once(line)
     return result
 
 

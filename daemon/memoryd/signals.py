@@ -44,7 +44,7 @@ from .fsutil import read_text as read_nofollow
 from .pathmatch import attributed_tallies, attribution_for, canonical_rows, merged_hits
 from .service.schedule import schedule_timezone
 from .store import CLOCK_SKEW, HitTally, Store, hit_counts
-from .strength import HitRow, load_hit_rows
+from .strength import HitRow, load_hit_rows, rows_of_files
 from .workspace import (  # archive_excludes: defined there, for `hits`, which needs no signals
     LONG_TERM_NAMES,
     MemoryFile,
@@ -342,14 +342,14 @@ def load_counts(
 ) -> dict[str, HitCounts]:
     """memory_path → windowed counts (7, 14, 30 days and ``extra``), from the one hit-count
     query (:func:`memoryd.store.hit_counts`, which ``memoryd hits`` reads too)."""
-    extra = sorted({d for d in extra if d not in (7, 14, 30)})
-    out = {}
-    for path, tally in hit_counts(conn, now, (7, 14, 30, *extra), agents, skew=skew).items():
-        d7, d14, d30, *more = tally.within
-        out[path] = HitCounts(
-            tally.total, d7, d14, d30, tally.last, dict(zip(extra, more, strict=True))
-        )
-    return out
+    extra = _extra_windows(extra)
+    tallies = hit_counts(conn, now, (7, 14, 30, *extra), agents, skew=skew)
+    return {path: _as_counts(tally, extra) for path, tally in tallies.items()}
+
+
+def _extra_windows(extra: Iterable[float]) -> list[float]:
+    """The windows asked for besides the 7, 14 and 30 days every count has, sorted."""
+    return sorted(set(extra) - {7, 14, 30})
 
 
 def _as_counts(tally: HitTally, extra: Sequence[float]) -> HitCounts:
@@ -446,12 +446,16 @@ class Snapshot:
         self.agents: list[str] | None = None
         if len({a.workspace for a in paths.agents}) > 1:
             self.agents = [a.id for a in paths.agents if a.workspace == ws]
-        extra = sorted({cfg.expire.window_days, cfg.score.recent_access_days} - {7, 14, 30})
+        extra = _extra_windows((cfg.expire.window_days, cfg.score.recent_access_days))
         windows = (7, 14, 30, *extra)
         tallies = hit_counts(store.conn, now, windows, self.agents)
+        marked, promoted = store.marks("marked"), store.marks("promoted")
         # A hit recorded under another spelling of a listed file (memory/Projects.md for
-        # memory/projects.md on a Mac) counts for that file (docs/paths.md).
-        self.attribution = attribution_for(ws, [f.rel for f in self.files], tallies)
+        # memory/projects.md on a Mac) counts for that file, and a mark given so protects
+        # it (``memoryd mark memory/Projects.md`` opens that file there): docs/paths.md.
+        self.attribution = attribution_for(
+            ws, [f.rel for f in self.files], [*tallies, *marked, *promoted]
+        )
         tallies = attributed_tallies(
             store.conn, tallies, self.attribution, now, windows, self.agents, skew=CLOCK_SKEW
         )
@@ -468,25 +472,20 @@ class Snapshot:
             )
             for f in self.files
         ]
-        # A mark given as another spelling of a listed file (``memoryd mark memory/Projects.md``
-        # on a Mac, where that opens memory/projects.md) protects that file.
-        self.marked = self._as_listed(store.marks("marked"))
+        owner = self.attribution.owner
+        self.marked = {owner.get(p, p) for p in marked}
         self.pins = tuple(sorted(store.marks("pinned")))
-        self.promoted = self._as_listed(store.marks("promoted"))
+        self.promoted = {owner.get(p, p) for p in promoted}
         self._hits: dict[str, list[Hit]] | None = None
         self._texts: dict[str, str] = {}
-
-    def _as_listed(self, paths: set[str]) -> set[str]:
-        """``paths`` with each other spelling of a listed file replaced by the file's path."""
-        owner = attribution_for(self.workspace, [f.rel for f in self.files], paths).owner
-        return {owner.get(p, p) for p in paths}
 
     def listed_as(self, rel: str) -> str:
         """The listed file a path someone typed names on this file system (``rel`` itself
         when it is listed, or names none)."""
-        if any(f.rel == rel for f in self.files):
+        listed = [f.rel for f in self.files]
+        if rel in listed:
             return rel
-        return self._as_listed({rel}).pop()
+        return attribution_for(self.workspace, listed, [rel]).owner.get(rel, rel)
 
     @property
     def hits(self) -> dict[str, list[Hit]]:
@@ -508,11 +507,7 @@ class Snapshot:
         rows = canonical_rows(
             load_hit_rows(self._conn, agents=self.agents, raw=raw), self.attribution.owner
         )
-        if paths is None:
-            return rows
-        wanted = set(paths)
-        calls = {(r[0], r[1]) for r in rows if r[2] in wanted}
-        return [r for r in rows if r[2] in wanted or (r[0], r[1]) in calls]
+        return rows if paths is None else rows_of_files(rows, paths)
 
     @property
     def by_path(self) -> dict[str, FileSignals]:

@@ -119,11 +119,15 @@ def load_hit_rows(
         args.extend(ids)
     cur = conn.execute(sql, args)
     rows = cur.fetchall() if raw else [HitRow._make(r) for r in cur]
-    if paths is None:
-        return rows
+    return rows if paths is None else rows_of_files(rows, paths)
+
+
+def rows_of_files(rows: Sequence[Any], paths: Iterable[str]) -> list[Any]:
+    """The rows of ``paths`` and every row of their calls (a search's other results rank
+    them), in the order given; rows are ``HitRow`` or plain tuples in its order."""
     wanted = set(paths)
-    keep_calls = {(r.agent, r.call_id) for r in rows if r.path in wanted}
-    return [r for r in rows if r.path in wanted or (r.agent, r.call_id) in keep_calls]
+    calls = {(r[0], r[1]) for r in rows if r[2] in wanted}
+    return [r for r in rows if r[2] in wanted or (r[0], r[1]) in calls]
 
 
 def strength_summary(rows: Sequence[HitRow], strengths: Sequence[Strength], path: str) -> dict:

@@ -77,7 +77,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
 
     rows = snap.hit_rows([rel], raw=False)
     strength = strength_summary(rows, hit_strengths(rows), rel)
-    # Hits the transcripts recorded under another spelling of this file (docs/paths.md).
+    # Hits (and marks) recorded under another spelling of this file (docs/paths.md).
     spellings = snap.attribution.spellings(rel)[1:]
     lines = [
         f"{rel} — {sig.kind} note, {sig.size} bytes",

@@ -5,6 +5,8 @@ candidate) and ``pin`` / ``unpin`` globs (never archived), kept in the ``marks``
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
+from pathlib import Path
 
 from ..cli import Context, UsageError
 from .common import to_relpath
@@ -44,6 +46,8 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     store = ctx.store()
     keys = []
+    stored = store.marks(kind) if kind == "marked" else set()
+    names = _FileNames(ctx, stored)
     for raw in args.paths:
         if kind == "pinned":
             key = raw.replace("\\", "/").removeprefix("./")
@@ -53,6 +57,7 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
             key = to_relpath(ctx, raw)
             if not (is_memory_relpath(key) or key.startswith("tiers/")):
                 raise UsageError(f"{raw}: not a memory file (MEMORY.md, memory.md, memory/**/*.md)")
+            key = names.listed_as(key)  # memory/Projects.md opens memory/projects.md
             if (
                 not args.remove
                 and not key.startswith("tiers/")
@@ -63,10 +68,66 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
     with store.transaction():
         for key in keys:
             if args.remove:
-                changed = store.clear_mark(key, kind)
-                ctx.print(f"{'un' + kind[:-2] if kind == 'pinned' else 'unmarked'} {key}"
-                          if changed else f"{key}: was not {kind}")  # fmt: skip
+                # A mark stored under another spelling of the file (as typed, by an older
+                # memoryd) names it too: explain shows it as this file's.
+                cleared = [k for k in (key, *names.others(key)) if store.clear_mark(k, kind)]
+                done = "unpinned" if kind == "pinned" else "unmarked"
+                for k in cleared:
+                    ctx.print(f"{done} {k}")
+                if not cleared:
+                    ctx.print(f"{key}: was not {kind}")
             else:
                 changed = store.set_mark(key, kind)
                 ctx.print(f"{kind} {key}" if changed else f"{key}: already {kind}")
     return 0
+
+
+class _FileNames:
+    """The listed files (the workspace's, the tier store's notes), read once each and only
+    when a path must be matched to one: on a case- or normalization-insensitive file system
+    ``memory/Projects.md`` is ``memory/projects.md`` and ``tiers/Plan.md`` the note
+    ``plan.md``, so a mark is stored, and removed, under the listed name (docs/paths.md);
+    elsewhere names are exact."""
+
+    def __init__(self, ctx: Context, stored: set[str]) -> None:
+        self._ctx = ctx
+        self._stored = stored
+        self._listings: dict[bool, tuple[Path, list[str], list[str] | None]] = {}
+
+    def _listing(self, tier: bool) -> tuple[Path, list[str], list[str] | None]:
+        """(folder, the keys listed in it, the files to probe when those are not paths)."""
+        if tier not in self._listings:
+            if tier:
+                from ..tierstore import hit_key, scan_store
+
+                root = self._ctx.paths.tiers_root
+                notes = scan_store(root) if root.is_dir() else {}
+                probe = [f.rel for place in notes.values() for f in place.files]
+                self._listings[tier] = (root, [hit_key(n) for n in notes], probe)
+            else:
+                from ..workspace import archive_excludes, list_memory_files
+
+                ws = self._ctx.paths.workspace
+                found = list_memory_files(ws, archive_excludes(ws, self._ctx.cfg.archive.dir))
+                self._listings[tier] = (ws, [f.rel for f in found], None)
+        return self._listings[tier]
+
+    def _owner(self, rel: str, paths: list[str]) -> Mapping[str, str]:
+        from ..pathmatch import attribution_for
+
+        folder, listed, probe = self._listing(rel.startswith("tiers/"))
+        return attribution_for(folder, listed, paths, probe=probe).owner
+
+    def listed_as(self, rel: str) -> str:
+        """The listed file ``rel`` names (``rel`` itself when listed, or naming none)."""
+        return self._owner(rel, [rel]).get(rel, rel)
+
+    def others(self, rel: str) -> list[str]:
+        """The stored marks, other than ``rel``, that name the same listed file."""
+        same_kind = sorted(
+            k for k in self._stored if k.startswith("tiers/") == rel.startswith("tiers/")
+        )
+        if not same_kind:
+            return []
+        owner = self._owner(rel, same_kind)
+        return [k for k in same_kind if k != rel and owner.get(k) == rel]

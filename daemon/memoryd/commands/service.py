@@ -367,13 +367,20 @@ def _quote_systemd(value: str) -> str:
 
 # launchd starts an agent with PATH=/usr/bin:/bin:/usr/sbin:/sbin: no Homebrew, no
 # ~/.local/bin, so a `tiers.summarizer_command` that works by hand would fail under it.
-LAUNCHD_DEFAULT_PATH = "/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+LAUNCHD_SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
+LAUNCHD_DEFAULT_PATH = f"/opt/homebrew/bin:/usr/local/bin:{LAUNCHD_SYSTEM_PATH}"
 
 
 def launchd_path(exe: str, search_path: str | None) -> str:
     """The agent's PATH: the folder of ``exe``, then the installing shell's PATH (its
-    absolute entries; :data:`LAUNCHD_DEFAULT_PATH` when there is none), each once."""
-    entries = [os.path.dirname(exe), *(search_path or LAUNCHD_DEFAULT_PATH).split(os.pathsep)]
+    absolute entries; :data:`LAUNCHD_DEFAULT_PATH` when there is none), then launchd's
+    own system folders (a shell started with a bare PATH must not leave the agent without
+    ``/usr/bin``), each once."""
+    entries = [
+        os.path.dirname(exe),
+        *(search_path or LAUNCHD_DEFAULT_PATH).split(os.pathsep),
+        *LAUNCHD_SYSTEM_PATH.split(os.pathsep),
+    ]
     return os.pathsep.join(dict.fromkeys(e for e in entries if os.path.isabs(e)))
 
 

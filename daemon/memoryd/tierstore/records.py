@@ -279,20 +279,18 @@ def promote_inputs(root: Path, store: Store, now: float, tz: Any) -> list[tuple[
     from ..pathmatch import attribution_for, merged_hits
 
     hits = load_hits(store.conn, now, since=None)
-    by_note: dict[str, list[Any]] = {}
-    for key, found in hits.items():
-        note = note_of_key(key)  # (a hit on a summary counts for its note)
-        if note is not None:
-            by_note.setdefault(note, []).extend(found)
+    note_of = {key: note for key in hits if (note := note_of_key(key)) is not None}
     # Hits under another spelling of a note's name (warm/Plan.md that opened warm/plan.md
-    # on a Mac) are the note's, one per call (docs/paths.md).
+    # on a Mac) are the note's (docs/paths.md), as a summary's are: one per call, so a
+    # search returning hot/x.md and hot/x.gist.md is one retrieval, folded or not.
     probe = [f.rel for place in placements.values() for f in place.files]
-    owner = attribution_for(root, list(placements), by_note, probe=probe).owner
-    by_note = merged_hits(by_note, owner)
+    owner = attribution_for(root, list(placements), set(note_of.values()), probe=probe).owner
+    to_note = {key: hit_key(owner.get(note, note)) for key, note in note_of.items()}
+    by_key = merged_hits(hits, {key: to for key, to in to_note.items() if key != to})
     out: list[tuple[Any, str]] = []
     for name, place in placements.items():
         f = (place.originals or place.summaries)[0]
-        note_hits = by_note.get(name, [])
+        note_hits = by_key.get(hit_key(name), [])
         sig = file_signals(MemoryFile(hit_key(name), f.size, f.mtime), note_hits, now, tz)
         out.append((sig, read_text(root, f.rel)))
     return out
