@@ -434,3 +434,88 @@ def test_the_daemon_follows_the_systems_time_zone_when_it_changes(
     assert len(d.events("timezone.changed")) == 1
     starts = [ln for ln in jobs_log_lines(inst) if ln.startswith("start organize")]
     assert len(starts) == len(organize)  # each organize period ran once
+
+
+# =========================================================================== review (revlap)
+
+
+def idle_daemon(tmp_path: Path, extra_config: str = ""):
+    """The daemon's object, its state open and its job runner built, without its threads:
+    a test calls its gap handling and runs its jobs in this thread, in an order it chooses."""
+    from memoryd.config import load_config, resolve_paths
+    from memoryd.service.job_runner import JobRunner
+    from memoryd.service.main import Daemon
+
+    inst = make_install(tmp_path, extra_config)
+    cfg = load_config(str(inst.config))
+    daemon = Daemon(cfg, resolve_paths(cfg, {}), config_file=str(inst.config), environ={})
+    daemon.store = Store.open(inst.db)
+    daemon.jobs = JobRunner(daemon)
+    return inst, daemon
+
+
+def test_after_a_clock_set_back_apscheduler_fires_at_the_real_next_time(tmp_path: Path) -> None:
+    """The clock ran a day ahead, then NTP set it right. APScheduler computed each job's next
+    fire on the clock that was ahead (a day from now, really): woken only, it would wait that
+    day, and no organize would fire for 26 hours. After the gap, every cron job's next fire is
+    computed again from the clock as it is now."""
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    from memoryd.service.main import SCHEDULER_JOB_DEFAULTS
+    from memoryd.service.schedule import Gap
+
+    _inst, daemon = idle_daemon(tmp_path)
+    scheduler = BackgroundScheduler(timezone=UTCZ, job_defaults=SCHEDULER_JOB_DEFAULTS)
+    daemon.scheduler = scheduler
+    scheduler.start(paused=True)  # (nothing fires during the test)
+    try:
+        real_now = datetime.now(UTC)
+        for name, trigger in daemon.triggers.items():
+            # What APScheduler computed while the wall clock read 26 hours later.
+            ahead = trigger.get_next_fire_time(None, real_now + timedelta(hours=26))
+            scheduler.add_job(print, trigger, id=name, next_run_time=ahead)
+        daemon._after_gap(Gap("clock set back", -26 * 3600.0, 0.0, 0.0, -26 * 3600.0))
+        organize = scheduler.get_job("organize")
+        real_next = daemon.triggers["organize"].get_next_fire_time(None, datetime.now(UTC))
+        assert organize.next_run_time <= real_next
+        assert organize.next_run_time > real_now - timedelta(hours=1)
+        assert {job.id for job in scheduler.get_jobs()} == set(daemon.triggers)
+    finally:
+        scheduler.shutdown(wait=False)
+        daemon.store.close()
+
+
+def test_a_job_running_while_the_clock_is_set_back_leaves_no_run_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scheduled run starts while the clock is a day ahead; NTP sets it right while it
+    runs, and the main loop forgets the runs recorded ahead (there is none yet: this one is
+    still running). The run's row, written when it ends, must not block the periods to come."""
+    from memoryd import faults
+    from memoryd.service.schedule import Gap
+
+    inst, daemon = idle_daemon(tmp_path)
+    monkeypatch.setenv("MEMORYD_CLOCK_OFFSET", str(26 * 3600))
+
+    def set_right_while_running() -> None:
+        monkeypatch.setenv("MEMORYD_CLOCK_OFFSET", "0")
+        daemon._after_gap(Gap("clock set back", -26 * 3600.0, 0.0, 0.0, -26 * 3600.0))
+
+    faults.hook("job.started", set_right_while_running)
+    try:
+        daemon.jobs._run_one("reflect", "test")
+    finally:
+        faults.hook("job.started", None)
+    now = time.time()
+    assert [r for r in job_rows(inst.db) if r[0] == "reflect"] == [], "the run ahead is forgotten"
+    with Store.open(inst.db) as store:
+        (ahead,) = store.conn.execute(
+            "SELECT COUNT(*) FROM jobs WHERE started > ?", (now + 60,)
+        ).fetchone()
+    assert ahead == 0
+    # Today's reflect is owed again when its fire comes (not a day later).
+    trig = triggers(UTCZ)
+    fire = last_fire_time(trig["reflect"], now + 86400, UTCZ).timestamp()
+    with Store.open(inst.db) as store:
+        assert "reflect" in due_jobs(store, trig, fire + 1, UTCZ)
+    daemon.store.close()

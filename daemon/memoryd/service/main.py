@@ -210,7 +210,7 @@ class Daemon:
             self.is_transcript = self.worker.is_transcript
         self._sync_watches()
 
-        self._forget_the_future()
+        self.forget_runs_ahead(self.store)
         if self.store.get_meta(SCHEDULED_SINCE) is None:
             with self.store.transaction():
                 self.store.set_meta(SCHEDULED_SINCE, repr(clock.now()))
@@ -332,14 +332,28 @@ class Daemon:
                 replace_existing=True,
             )
 
+    def _rearm_scheduler(self) -> None:
+        """Give APScheduler the current triggers, each next fire computed from the clock now.
+
+        What it computed before is wrong after a reload or a followed zone (new triggers) and
+        after a gap: a next fire computed while the wall clock was ahead lies as far ahead as
+        the clock was (set back a day, organize would not fire for a day), and one computed
+        before a sleep was waited for on a clock that stood still. Fires a gap made it miss
+        are not APScheduler's to run: the caller catches up the jobs whose periods are owed.
+        """
+        if self.scheduler is None:
+            return
+        self.scheduler.remove_all_jobs()
+        self._add_cron_jobs(self.scheduler)
+
     def _after_gap(self, gap: Gap) -> None:
         """The daemon did not run normally for a while (a sleep, SIGSTOP, the clock set).
 
         One log line says what happened. File events may have been lost (inotify's queue
         overflows, FSEvents coalesces): a full rescan reads what was written meanwhile, and
-        the ledger's checkpoints keep every line counted once. APScheduler measured its wait
-        for the next fire on a clock that stood still or was set: it is woken to recompute.
-        The jobs whose periods were missed run once, now.
+        the ledger's checkpoints keep every line counted once. Runs recorded while the clock
+        was ahead are forgotten, APScheduler's next fires are computed again, and the jobs
+        whose periods were missed run once, now.
         """
         log.warning(
             "daemon.gap",
@@ -351,17 +365,20 @@ class Daemon:
             message=gap.message(),
         )
         self.queue.request_rescan(f"after a gap ({gap.kind})")
-        self._forget_the_future()
-        if self.scheduler is not None:
-            with contextlib.suppress(Exception):
-                self.scheduler.wakeup()
+        assert self.store is not None
+        self.forget_runs_ahead(self.store)
+        self._rearm_scheduler()
         self._catch_up_jobs(f"after a gap ({gap.kind})")
 
-    def _forget_the_future(self) -> None:
-        """Runs recorded while the clock was ahead must not stand in for periods to come."""
-        assert self.store is not None
+    def forget_runs_ahead(self, store: Store) -> None:
+        """Runs recorded while the clock was ahead must not stand in for periods to come.
+
+        Called at start and after a gap (main thread), and by the job runner after each run
+        on its own connection: a run that started while the clock was ahead writes its row
+        when it ends, possibly after the main thread handled the clock being set back.
+        """
         try:
-            found = forget_the_future(self.store, clock.now(), self.cfg.daemon.clock_jump_seconds)
+            found = forget_the_future(store, clock.now(), self.cfg.daemon.clock_jump_seconds)
         except sqlite3.Error:
             log.warning("job.future_check_failed", exc_info=True)
             return
@@ -404,9 +421,7 @@ class Daemon:
             return False
         with self._schedule_lock:
             self.tz, self.triggers = new, triggers
-        if self.scheduler is not None:
-            self.scheduler.remove_all_jobs()  # the new triggers carry the new zone
-            self._add_cron_jobs(self.scheduler)
+        self._rearm_scheduler()  # the new triggers carry the new zone
         log.warning(
             "timezone.changed",
             old=str(old),
@@ -531,9 +546,7 @@ class Daemon:
         with self._schedule_lock:
             self.cfg, self.paths, self.tz, self.triggers = cfg, paths, tz, triggers
         configure_logging(cfg.log.level, cfg.log.format)
-        if self.scheduler is not None:
-            self.scheduler.remove_all_jobs()  # the new triggers carry the new zone
-            self._add_cron_jobs(self.scheduler)
+        self._rearm_scheduler()  # the new triggers carry the new zone
         if polling_changed:
             self._restart_observer("polling setting changed")
         assert self.worker is not None
