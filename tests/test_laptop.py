@@ -519,3 +519,41 @@ def test_a_job_running_while_the_clock_is_set_back_leaves_no_run_ahead(
     with Store.open(inst.db) as store:
         assert "reflect" in due_jobs(store, trig, fire + 1, UTCZ)
     daemon.store.close()
+
+
+@pytest.mark.timeout(300)
+def test_a_main_loop_tick_kept_busy_by_a_locked_database_is_no_gap(
+    tmp_path: Path, notify: NotifySocket, daemons: list[DaemonProcess]
+) -> None:
+    """SIGHUP while a command holds the state database's write lock: the reload waits for it
+    (SQLite's busy timeout), longer than ``clock_jump_seconds``. The daemon ran all along:
+    no "stopped" gap, no rescan, no catch-up."""
+    import sqlite3
+
+    clear_of_fires(margin=60)
+    threshold = 3.0
+    config = f"[daemon]\nrescan_seconds = 3600.0\nclock_jump_seconds = {threshold}\n"
+    inst = make_install(tmp_path, config + '[schedule]\ntimezone = "UTC"\nexpire = "off"\n')
+    d = run_daemon(inst, daemons, notify, WATCHDOG_USEC="2000000")
+    wait_until(lambda: len(done_jobs(inst)) == 2)
+    before = notify.index()
+    holder = sqlite3.connect(inst.db, isolation_level=None, timeout=30.0)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        d.send(signal.SIGHUP)
+        notify.wait_for("RELOADING", "1", after=before)
+        # The reload records "expire is off until now": it waits for the lock (a lower bound
+        # on the wait, not a bound on speed).
+        time.sleep(threshold + 2)
+    finally:
+        holder.rollback()
+        holder.close()
+    reloaded = notify.wait_for("READY", "1", after=before)
+    after = notify.messages.index(reloaded)
+    # Two pings after the reload: the second comes from a tick that looked for a gap after it.
+    first = notify.messages.index(notify.wait_for("WATCHDOG", "1", after=after + 1))
+    notify.wait_for("WATCHDOG", "1", after=first + 1)
+    assert d.events("daemon.reloaded")
+    assert d.events("daemon.gap") == []
+    assert not [e for e in d.events("ingest.rescan") if "gap" in e.get("reason", "")]
+    assert d.stop() == 0

@@ -464,6 +464,7 @@ class Daemon:
         interval = self.notifier.watchdog_interval
         tick = min(TICK_SECONDS, interval) if interval else TICK_SECONDS
         prev = read_clocks()
+        busy = 0.0  # how long the last tick worked after its reading (not a stop: it ran)
         last_status = time.monotonic()
         last_ping = 0.0
         was_alive = True
@@ -472,13 +473,13 @@ class Daemon:
             self.wake.clear()
             if self.flags.stop:
                 break
+            clocks = read_clocks()
+            mono = clocks.mono
+            gap = find_gap(prev, clocks, tick + busy, self.cfg.daemon.clock_jump_seconds)
+            prev = clocks
             if self.flags.reload:
                 self.flags.reload = False
                 self._reload()
-            clocks = read_clocks()
-            mono = clocks.mono
-            gap = find_gap(prev, clocks, tick, self.cfg.daemon.clock_jump_seconds)
-            prev = clocks
             zone_changed = self._follow_local_zone()
             if gap is not None:
                 self._after_gap(gap)
@@ -511,6 +512,7 @@ class Daemon:
                 last_status = mono
                 with contextlib.suppress(sqlite3.Error):  # survives a kill -9 while off
                     mark_jobs_off(self.store, switched_off(self.triggers), clock.now())
+            busy = time.monotonic() - mono
 
     # ------------------------------------------------------------ reload
 

@@ -572,8 +572,11 @@ def _span_text(seconds: float) -> str:
 def find_gap(prev: Clocks, cur: Clocks, expected: float, threshold: float) -> Gap | None:
     """The gap between two main-loop readings, when some part of it exceeds ``threshold``.
 
-    Each clock's advance is compared with the others': monotonic time beyond ``expected``
-    is time the process did not run; boot-clock time beyond monotonic time is a sleep;
+    ``expected``: how far apart the readings were meant to be, the loop's wait plus the time
+    it spent working after the first reading (a reload waiting for the state database's lock
+    is the daemon running, not stopped; on a loaded machine it can take longer than
+    ``threshold``). Each clock's advance is compared with the others': monotonic time beyond
+    ``expected`` is time the process did not run; boot-clock time beyond monotonic time is a sleep;
     wall time beyond boot-clock time (beyond monotonic time without a boot clock) is the
     clock being set. The largest part names the gap; None when every part is small (a
     normal tick, NTP slewing the clock by milliseconds).
