@@ -557,3 +557,18 @@ def test_a_main_loop_tick_kept_busy_by_a_locked_database_is_no_gap(
     assert d.events("daemon.gap") == []
     assert not [e for e in d.events("ingest.rescan") if "gap" in e.get("reason", "")]
     assert d.stop() == 0
+
+
+def test_a_gap_threshold_below_the_main_loops_tick_is_refused() -> None:
+    """``clock_jump_seconds = 0`` (meant as "off", or "as soon as possible") made every one-second
+    tick a gap: a full rescan of every transcript and a job catch-up each second, forever."""
+    from memoryd.config import ConfigError, parse_config
+    from memoryd.service.schedule import Clocks, find_gap
+
+    normal_tick = (Clocks(1000.0, 50.0, 70.0), Clocks(1001.002, 51.001, 71.001))
+    assert find_gap(*normal_tick, 1.0, 0.0) is not None  # why: any threshold below a tick
+    for bad in (0, 0.5, 1.9):
+        with pytest.raises(ConfigError, match="daemon.clock_jump_seconds"):
+            parse_config({"daemon": {"clock_jump_seconds": bad}})
+    cfg = parse_config({"daemon": {"clock_jump_seconds": 2}})
+    assert find_gap(*normal_tick, 1.0, cfg.daemon.clock_jump_seconds) is None
