@@ -568,7 +568,7 @@ def test_a_gap_threshold_below_the_main_loops_tick_is_refused() -> None:
     normal_tick = (Clocks(1000.0, 50.0, 70.0), Clocks(1001.002, 51.001, 71.001))
     assert find_gap(*normal_tick, 1.0, 0.0) is not None  # why: any threshold below a tick
     for bad in (0, 0.5, 1.9):
-        with pytest.raises(ConfigError, match="daemon.clock_jump_seconds"):
+        with pytest.raises(ConfigError, match=r"daemon\.clock_jump_seconds"):
             parse_config({"daemon": {"clock_jump_seconds": bad}})
     cfg = parse_config({"daemon": {"clock_jump_seconds": 2}})
     assert find_gap(*normal_tick, 1.0, cfg.daemon.clock_jump_seconds) is None
