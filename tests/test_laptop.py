@@ -572,3 +572,30 @@ def test_a_gap_threshold_below_the_main_loops_tick_is_refused() -> None:
             parse_config({"daemon": {"clock_jump_seconds": bad}})
     cfg = parse_config({"daemon": {"clock_jump_seconds": 2}})
     assert find_gap(*normal_tick, 1.0, cfg.daemon.clock_jump_seconds) is None
+
+
+def test_a_new_system_zone_is_followed_once_two_looks_in_a_row_read_it() -> None:
+    """What the main loop does with the zone it reads at each tick (1 s apart)."""
+    from memoryd.service.schedule import zone_to_follow
+
+    def follow(followed: str, reads: list[str]) -> list[str]:
+        """The zone the schedule is read in after each look."""
+        pending: str | None = None
+        out = []
+        for read in reads:
+            switch, pending = zone_to_follow(followed, pending, read)
+            followed = read if switch else followed
+            out.append(followed)
+        return out
+
+    berlin, tokyo, utc = "Europe/Berlin", "Asia/Tokyo", "UTC"
+    # /etc/localtime removed and linked again: one look reads the fallback, UTC.
+    assert follow(berlin, [berlin, utc, berlin, berlin]) == [berlin] * 4
+    # A real change: followed at the second look, and kept.
+    assert follow(berlin, [tokyo, tokyo, tokyo]) == [berlin, tokyo, tokyo]
+    # A zone that flips at every look is never followed; once it settles, it is.
+    assert follow(berlin, [tokyo, utc, tokyo, utc, utc]) == [berlin] * 4 + [utc]
+    # Back and forth between two zones, each held for two looks: each change followed once.
+    assert follow(berlin, [tokyo, tokyo, berlin, berlin]) == [berlin, tokyo, tokyo, berlin]
+    # A transient read between two looks of a new zone starts the count again.
+    assert follow(berlin, [tokyo, utc, tokyo, tokyo]) == [berlin, berlin, berlin, tokyo]

@@ -59,6 +59,7 @@ from .schedule import (
     next_fire_time,
     schedule_timezone,
     switched_off,
+    zone_to_follow,
 )
 from .systemd import Notifier, StatusFacts, status_line
 
@@ -399,22 +400,18 @@ class Daemon:
         A laptop changes zones while the daemon runs (travel, ``timedatectl set-timezone``,
         macOS's automatic zone): cron times, period labels and "hits today" are then read in
         the new zone, as a user on the new local time expects. A zone set in the config never
-        changes. A new zone counts once two ticks in a row read it: ``/etc/localtime``
-        replaced by hand (removed, then linked) must not make one tick run in UTC. Returns
-        whether it changed (the caller catches up jobs).
+        changes. A new zone counts once two ticks in a row read it
+        (:func:`~.schedule.zone_to_follow`). Returns whether it changed (the caller catches
+        up jobs).
         """
         with self._schedule_lock:
             cfg, old = self.cfg, self.tz
         if cfg.schedule.timezone:
             return False
         new = local_zone()
-        if str(new) == str(old):
-            self._zone_seen = None
+        follow, self._zone_seen = zone_to_follow(str(old), self._zone_seen, str(new))
+        if not follow:
             return False
-        if self._zone_seen != str(new):
-            self._zone_seen = str(new)  # seen once: followed if the next tick reads it too
-            return False
-        self._zone_seen = None
         try:
             triggers = build_triggers(cfg, new)
         except ConfigError:  # the schedule was valid in every zone; kept as it was

@@ -261,6 +261,22 @@ def local_zone(environ: Mapping[str, str] | None = None) -> tzinfo:
     return UTC
 
 
+def zone_to_follow(followed: str, pending: str | None, read: str) -> tuple[bool, str | None]:
+    """Whether the daemon switches to the system zone ``read`` now, and the zone to remember.
+
+    ``followed``: the zone the schedule is read in; ``pending``: a different zone the
+    previous look read (else None). A new zone is followed once two looks in a row read it:
+    ``/etc/localtime`` replaced by hand (removed, then linked again) reads as another zone
+    for a moment, and one tick must not run the schedule in it; a zone that flips at every
+    look is never followed.
+    """
+    if read == followed:
+        return False, None
+    if read != pending:
+        return False, read  # seen once: followed if the next look reads it too
+    return True, None
+
+
 def schedule_timezone(cfg: Config) -> tzinfo:
     """The zone cron expressions and period keys are read in: configured, else the local one."""
     return zone_named(cfg.schedule.timezone)
