@@ -599,3 +599,17 @@ def test_a_new_system_zone_is_followed_once_two_looks_in_a_row_read_it() -> None
     assert follow(berlin, [tokyo, tokyo, berlin, berlin]) == [berlin, tokyo, tokyo, berlin]
     # A transient read between two looks of a new zone starts the count again.
     assert follow(berlin, [tokyo, utc, tokyo, tokyo]) == [berlin, berlin, berlin, tokyo]
+
+
+def test_a_boot_clock_the_kernel_refuses_reads_as_none() -> None:
+    """A clock id the kernel does not know (as ``CLOCK_BOOTTIME`` in some sandboxes): the
+    main loop reads the other clocks and goes on, instead of dying of ``EINVAL`` each tick."""
+    from memoryd.service.main import read_clocks
+    from memoryd.service.schedule import find_gap
+
+    unknown = 0x7FFF  # no kernel has such a clock
+    with pytest.raises(OSError):
+        time.clock_gettime(unknown)
+    first, second = read_clocks(unknown), read_clocks(unknown)
+    assert first.boot is None and second.wall >= first.wall - 1
+    assert find_gap(first, second, 1.0, 120.0) is None

@@ -91,9 +91,17 @@ if _BOOT_CLOCK is None and sys.platform == "darwin":
     _BOOT_CLOCK = getattr(time, "CLOCK_MONOTONIC", None)
 
 
-def read_clocks() -> Clocks:
-    """Wall, monotonic and boot clocks, read together (see :class:`~.schedule.Clocks`)."""
-    boot = time.clock_gettime(_BOOT_CLOCK) if _BOOT_CLOCK is not None else None
+def read_clocks(boot_clock: int | None = _BOOT_CLOCK) -> Clocks:
+    """Wall, monotonic and boot clocks, read together (see :class:`~.schedule.Clocks`).
+
+    A boot clock the kernel refuses (an old kernel, a sandbox such as gVisor or WSL 1 that
+    lacks it: ``EINVAL``) reads as None, as where there is none: the main loop must not die
+    of it, and the gap is then found without it.
+    """
+    boot: float | None = None
+    if boot_clock is not None:
+        with contextlib.suppress(OSError):
+            boot = time.clock_gettime(boot_clock)
     return Clocks(clock.now(), time.monotonic(), boot)
 
 
