@@ -613,3 +613,51 @@ def test_a_boot_clock_the_kernel_refuses_reads_as_none() -> None:
     first, second = read_clocks(unknown), read_clocks(unknown)
     assert first.boot is None and second.wall >= first.wall - 1
     assert find_gap(first, second, 1.0, 120.0) is None
+
+
+def test_runs_labelled_in_another_zone_are_not_ahead() -> None:
+    """After a flight east to west the labels recorded in Tokyo are later than this zone's:
+    they were recorded at real instants, so none of them is forgotten (whether a run is
+    ahead is read from when it started, never from its label)."""
+    from memoryd.service.schedule import forget_the_future
+
+    tokyo = ZoneInfo("Asia/Tokyo")
+    store = Store.memory()
+    now = at("2026-11-30T12:00:00+00:00")
+    trig = triggers(tokyo)
+    for job in trig:
+        record(store, job, now - 600, tokyo, trig)
+        assert period_key(job, now, tokyo) >= period_key(job, now, UTCZ)
+    assert not forget_the_future(store, now, 120.0)
+    assert len(job_rows_of(store)) == 3
+
+
+def job_rows_of(store: Store) -> list[tuple[str, str]]:
+    return list(store.conn.execute("SELECT job, period FROM jobs ORDER BY job"))
+
+
+@pytest.mark.timeout(300)
+def test_an_expire_that_ran_on_a_clock_far_ahead_is_forgotten_but_its_moves_can_be_undone(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    """``expire --force`` by hand on a clock 400 days ahead archives every note (they all
+    look old). The daemon, started on the right clock, forgets that run (this month's expire
+    is owed when it comes), and never the move journal: ``restore --last`` undoes the moves."""
+    from daemon_harness import run_cli
+
+    clear_of_fires(margin=60)
+    inst = make_install(tmp_path)
+    notes = sorted(p.name for p in (inst.workspace / "memory").glob("*.md"))
+    ahead = run_cli(inst, "expire", "--force", env_extra={"MEMORYD_CLOCK_OFFSET": str(400 * 86400)})
+    assert ahead.returncode == 0, ahead.stderr
+    assert sorted(p.name for p in (inst.workspace / "memory").glob("*.md")) == []
+    d = run_daemon(inst, daemons)
+    forgotten = d.wait_event("clock.records_ahead")[0]
+    assert [r.split()[:2] for r in forgotten["runs"]] == [
+        ["expire", period_key("expire", time.time() + 400 * 86400, UTCZ)]
+    ]
+    wait_until(lambda: len(done_jobs(inst)) == 3)  # this month's expire among them
+    assert d.stop() == 0
+    undo = run_cli(inst, "restore", "--last")
+    assert undo.returncode == 0, undo.stderr
+    assert sorted(p.name for p in (inst.workspace / "memory").glob("*.md")) == notes
