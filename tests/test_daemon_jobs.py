@@ -27,7 +27,6 @@ from memoryd.jobs import period_key
 from memoryd.service.main import JOB_STOP_GRACE_SECONDS
 from memoryd.service.schedule import (
     Clocks,
-    build_triggers,
     due_jobs,
     find_gap,
     last_fire_time,
@@ -36,24 +35,10 @@ from memoryd.service.schedule import (
 )
 from memoryd.service.systemd import StatusFacts, status_line
 from memoryd.store import Store
+from schedule_helpers import at, record, triggers
 
 BERLIN = ZoneInfo("Europe/Berlin")
 UTCZ = ZoneInfo("UTC")
-
-
-def at(text: str) -> float:
-    return datetime.fromisoformat(text).timestamp()
-
-
-def triggers(tz, **schedule: str):
-    return build_triggers(Config(schedule=ScheduleConfig(**schedule)), tz)
-
-
-def record(store: Store, job: str, now: float, tz, status: str = "ok") -> None:
-    """A run at ``now`` as the daemon records it: under the period of the fire it answers."""
-    fire = last_fire_time(triggers(tz)[job], now, tz)
-    with store.transaction():
-        store.record_job(job, period_key(job, fire.timestamp(), tz), status, now, "test")
 
 
 # =========================================================================== pure

@@ -34,30 +34,15 @@ from daemon_harness import (
     start,
     wait_until,
 )
-from memoryd.config import Config, ScheduleConfig
 from memoryd.ingest.parser import line_epoch, to_epoch
 from memoryd.jobs import period_key
-from memoryd.service.schedule import build_triggers, due_jobs, last_fire_time
+from memoryd.service.schedule import due_jobs, last_fire_time
 from memoryd.store import Store
+from schedule_helpers import at, record, triggers
 
 BERLIN = ZoneInfo("Europe/Berlin")
 UTCZ = ZoneInfo("UTC")
 ZONEINFO = Path("/usr/share/zoneinfo")
-
-
-def at(text: str) -> float:
-    return datetime.fromisoformat(text).timestamp()
-
-
-def triggers(tz, **schedule: str):
-    return build_triggers(Config(schedule=ScheduleConfig(**schedule)), tz)
-
-
-def record(store: Store, job: str, now: float, tz, trig) -> None:
-    """A run at ``now`` as the daemon records it: under the period of the fire it answers."""
-    fire = last_fire_time(trig[job], now, tz)
-    with store.transaction():
-        store.record_job(job, period_key(job, fire.timestamp(), tz), "ok", now, "test")
 
 
 def owed_after(now: float, later: float, tz) -> set[str]:
