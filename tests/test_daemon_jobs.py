@@ -224,7 +224,7 @@ def test_missed_periods_run_exactly_once_after_downtime_across_a_dst_change(
 def test_a_wake_from_sleep_rescans_and_catches_up_missed_jobs(
     tmp_path: Path, daemons: list[DaemonProcess]
 ) -> None:
-    clear_of_fires()
+    clear_of_fires(shifted=86400)
     inst = make_install(tmp_path)
     offset = tmp_path / "clock-offset"
     offset.write_text("0")

@@ -263,7 +263,7 @@ def test_a_daemon_stopped_mid_scan_over_a_long_gap_loses_nothing_and_counts_noth
 ) -> None:
     """SIGSTOP in the middle of a scan batch (the closest thing to a laptop's sleep), lines
     written and the wall clock moved 9 hours while stopped, then SIGCONT."""
-    clear_of_fires(margin=60)
+    clear_of_fires(margin=60, shifted=9 * 3600)
     threshold = 3.0
     inst = make_install(
         tmp_path,
@@ -349,7 +349,7 @@ def test_a_daemon_stopped_mid_scan_over_a_long_gap_loses_nothing_and_counts_noth
 def test_a_clock_run_ahead_then_set_back_while_running_blocks_no_period_to_come(
     tmp_path: Path, daemons: list[DaemonProcess]
 ) -> None:
-    clear_of_fires(margin=60)
+    clear_of_fires(margin=60, shifted=26 * 3600)
     inst = make_install(tmp_path, "[daemon]\nrescan_seconds = 3600.0\nclock_jump_seconds = 5.0\n")
     offset = tmp_path / "clock-offset"
     offset.write_text("0")
