@@ -74,11 +74,12 @@ WORKER_STOP_GRACE_SECONDS = 20.0
 TICK_SECONDS = 1.0
 # STATUS= is refreshed at most this often (it costs a query).
 STATUS_EVERY_SECONDS = 15.0
-# APScheduler's settings for every cron job. ``coalesce``: fires missed while the machine slept
-# make one run, not one per fire. ``misfire_grace_time=None``: a fire is run however late it is
-# noticed (APScheduler's default, 1 s, would drop a fire a long sleep or a clock set forward made
-# it notice late). Running a job twice is not a risk: the job runner runs a job only when its
-# period is still owed (:func:`~.schedule.job_is_due`).
+# APScheduler's settings for every cron job. ``coalesce``: fires noticed late make one run, not
+# one per fire. ``misfire_grace_time=None``: a fire is run however late it is noticed
+# (APScheduler's default, 1 s, would drop a fire a loaded machine, a SIGSTOP or a sleep shorter
+# than ``daemon.clock_jump_seconds`` made it notice late; after a longer gap its jobs are added
+# again and the job runner's catch-up runs what was missed). Running a job twice is not a risk:
+# the job runner runs a job only when its period is still owed (:func:`~.schedule.job_is_due`).
 SCHEDULER_JOB_DEFAULTS: dict[str, Any] = {
     "coalesce": True,
     "max_instances": 1,
