@@ -299,7 +299,8 @@ def test_a_daemon_stopped_mid_scan_over_a_long_gap_loses_nothing_and_counts_noth
 
     wait_until(lambda: hit_count(inst.db) == 6, timeout=60)
     notify.wait_for("WATCHDOG", "1", after=before_resume)  # pings again at once
-    gap = d.wait_event("daemon.gap")[0]
+    # (the gap of the clock move: a loaded machine may have added a short "suspended" one)
+    gap = wait_until(lambda: [e for e in d.events("daemon.gap") if e["clock_step"] > 3600])[0]
     assert gap["kind"] == "clock set forward"
     assert gap["clock_step"] == pytest.approx(9 * 3600, abs=60)
     assert gap["stopped"] >= threshold  # the stop itself is in the same line
@@ -516,7 +517,7 @@ def test_a_main_loop_tick_kept_busy_by_a_locked_database_is_no_gap(
     import sqlite3
 
     clear_of_fires(margin=60)
-    threshold = 3.0
+    threshold = 10.0  # (a loaded machine may keep a thread waiting for seconds)
     config = f"[daemon]\nrescan_seconds = 3600.0\nclock_jump_seconds = {threshold}\n"
     inst = make_install(tmp_path, config + '[schedule]\ntimezone = "UTC"\nexpire = "off"\n')
     d = run_daemon(inst, daemons, notify, WATCHDOG_USEC="2000000")
