@@ -470,7 +470,10 @@ class Daemon:
         interval = self.notifier.watchdog_interval
         tick = min(TICK_SECONDS, interval) if interval else TICK_SECONDS
         prev = read_clocks()
-        busy = 0.0  # how long the last tick worked after its reading (not a stop: it ran)
+        # How long the last tick worked after its reading: the daemon running, not stopped (a
+        # stop that falls within that work, milliseconds a tick, is missed; the wall, boot and
+        # monotonic clocks still show a sleep or a clock set over it).
+        busy = 0.0
         last_status = time.monotonic()
         last_ping = 0.0
         was_alive = True
