@@ -221,12 +221,15 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 60.0, step: float 
         time.sleep(step)
 
 
-def clear_of_fires(tz_name: str = "UTC", margin: float = 30.0) -> None:
+def clear_of_fires(tz_name: str = "UTC", margin: float = 30.0, *, shifted: float = 0.0) -> None:
     """Wait, if need be, until no job of the default schedule fires within ``margin`` seconds.
 
     A daemon's scheduler fires on the real clock, even when a test pins memoryd's own
     clock: a fire in the middle of a test that counts job runs would add one it does not
     expect (an hourly organize at xx:05, say). Tests that count runs start clear of fires.
+    ``shifted``: the test also moves memoryd's clock that far ahead and counts the fires it
+    passes; that moved clock must be clear too (a wake at 03:29:58 + a few seconds is past
+    03:30's reflect, which the test, reckoning a moment earlier, did not expect).
     """
     from zoneinfo import ZoneInfo
 
@@ -237,11 +240,15 @@ def clear_of_fires(tz_name: str = "UTC", margin: float = 30.0) -> None:
     triggers = build_triggers(Config(), tz).values()
     while True:
         now = time.time()
-        fires = [next_fire_time(t, now, tz) for t in triggers]
-        soonest = min(f.timestamp() for f in fires if f is not None)
-        if soonest - now > margin:
+        waits = [
+            fire.timestamp() - (now + shift)
+            for shift in {0.0, shifted}
+            for fire in (next_fire_time(t, now + shift, tz) for t in triggers)
+            if fire is not None
+        ]
+        if min(waits) > margin:
             return
-        time.sleep(soonest - now + 1.0)
+        time.sleep(min(waits) + 1.0)
 
 
 # --------------------------------------------------------------------------- notify socket

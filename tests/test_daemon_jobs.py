@@ -27,7 +27,6 @@ from memoryd.jobs import period_key
 from memoryd.service.main import JOB_STOP_GRACE_SECONDS
 from memoryd.service.schedule import (
     Clocks,
-    build_triggers,
     due_jobs,
     find_gap,
     last_fire_time,
@@ -36,24 +35,10 @@ from memoryd.service.schedule import (
 )
 from memoryd.service.systemd import StatusFacts, status_line
 from memoryd.store import Store
+from schedule_helpers import at, record, triggers
 
 BERLIN = ZoneInfo("Europe/Berlin")
 UTCZ = ZoneInfo("UTC")
-
-
-def at(text: str) -> float:
-    return datetime.fromisoformat(text).timestamp()
-
-
-def triggers(tz, **schedule: str):
-    return build_triggers(Config(schedule=ScheduleConfig(**schedule)), tz)
-
-
-def record(store: Store, job: str, now: float, tz, status: str = "ok") -> None:
-    """A run at ``now`` as the daemon records it: under the period of the fire it answers."""
-    fire = last_fire_time(triggers(tz)[job], now, tz)
-    with store.transaction():
-        store.record_job(job, period_key(job, fire.timestamp(), tz), status, now, "test")
 
 
 # =========================================================================== pure
@@ -239,7 +224,7 @@ def test_missed_periods_run_exactly_once_after_downtime_across_a_dst_change(
 def test_a_wake_from_sleep_rescans_and_catches_up_missed_jobs(
     tmp_path: Path, daemons: list[DaemonProcess]
 ) -> None:
-    clear_of_fires()
+    clear_of_fires(shifted=86400)
     inst = make_install(tmp_path)
     offset = tmp_path / "clock-offset"
     offset.write_text("0")
@@ -254,7 +239,7 @@ def test_a_wake_from_sleep_rescans_and_catches_up_missed_jobs(
     ):
         owed.add("expire")
     offset.write_text("86400")
-    gap = d.wait_event("daemon.gap")[0]
+    gap = wait_until(lambda: [e for e in d.events("daemon.gap") if e["clock_step"] > 3600])[0]
     assert gap["kind"] == "clock set forward"  # (the offset file sets memoryd's clock)
     assert gap["seconds"] == pytest.approx(86400, abs=5)
     wait_until(lambda: len(done_jobs(inst)) == 3 + len(owed))

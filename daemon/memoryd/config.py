@@ -266,7 +266,8 @@ class DaemonConfig(NamedTuple):
     clock_jump_seconds: float = 120.0
     """A gap in the daemon's time longer than this (the machine slept, the process was
     stopped, the wall clock was set; found by comparing the wall, monotonic and boot clocks)
-    is logged once (`daemon.gap`) and triggers a rescan and job catch-up."""
+    is logged once (`daemon.gap`) and triggers a rescan and job catch-up. At least 2 (the
+    main loop looks every second)."""
 
 
 class TelegramConfig(NamedTuple):
@@ -395,6 +396,10 @@ def is_table(hint: Any) -> bool:
     return isinstance(hint, type) and issubclass(hint, tuple) and hasattr(hint, "_fields")
 
 
+# The smallest ``daemon.clock_jump_seconds``: twice the daemon's one-second tick.
+MIN_CLOCK_JUMP_SECONDS = 2.0
+
+
 def _check_semantics(cfg: Config) -> None:
     weights = (
         cfg.score.keyword_weight
@@ -427,6 +432,12 @@ def _check_semantics(cfg: Config) -> None:
         raise ConfigError(
             "expire.max_fraction_per_run: must be between 0 and 1 (a share of the files, "
             f"0.25 = a quarter), got {cfg.expire.max_fraction_per_run}"
+        )
+    if cfg.daemon.clock_jump_seconds < MIN_CLOCK_JUMP_SECONDS:
+        raise ConfigError(
+            f"daemon.clock_jump_seconds: must be at least {MIN_CLOCK_JUMP_SECONDS:g} (the "
+            "daemon's main loop looks every second: a smaller gap would be found at every "
+            f"look, each a full rescan), got {cfg.daemon.clock_jump_seconds:g}"
         )
     if not cfg.openclaw.agents:
         raise ConfigError('openclaw.agents: list at least one agent id (or "*")')

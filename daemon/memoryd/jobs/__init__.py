@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
 
-from .. import clock
+from .. import clock, faults
 from ..config import Config, Paths
 from ..results import JobOutcome
 from ..store import Store
@@ -103,6 +103,7 @@ def run_for_period(
     # memoryd's clock (the real one in production), as every other time in the jobs table:
     # the daemon compares it with now to find runs a clock running ahead recorded.
     started = clock.now()
+    faults.point("job.started")  # (tests: the clock set while a run is under way)
     try:
         func = scheduled_function(name) if scheduled else job_function(name)
         result = func(cfg, paths, store, now)

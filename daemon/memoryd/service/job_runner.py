@@ -107,6 +107,10 @@ class JobRunner(threading.Thread):
                     exc_info=True,
                 )
                 return
+            finally:
+                # The clock may have been set back while the job ran, after the main thread
+                # forgot the runs recorded ahead: this run's row was not written yet then.
+                self.daemon.forget_runs_ahead(store)
             summary = result.summary if result is not None else "already done"
             extra = result.data.get("log", {}) if result is not None else {}
             log.info(

@@ -59,6 +59,7 @@ from .schedule import (
     next_fire_time,
     schedule_timezone,
     switched_off,
+    zone_to_follow,
 )
 from .systemd import Notifier, StatusFacts, status_line
 
@@ -73,11 +74,12 @@ WORKER_STOP_GRACE_SECONDS = 20.0
 TICK_SECONDS = 1.0
 # STATUS= is refreshed at most this often (it costs a query).
 STATUS_EVERY_SECONDS = 15.0
-# APScheduler's settings for every cron job. ``coalesce``: fires missed while the machine slept
-# make one run, not one per fire. ``misfire_grace_time=None``: a fire is run however late it is
-# noticed (APScheduler's default, 1 s, would drop a fire a long sleep or a clock set forward made
-# it notice late). Running a job twice is not a risk: the job runner runs a job only when its
-# period is still owed (:func:`~.schedule.job_is_due`).
+# APScheduler's settings for every cron job. ``coalesce``: fires noticed late make one run, not
+# one per fire. ``misfire_grace_time=None``: a fire is run however late it is noticed
+# (APScheduler's default, 1 s, would drop a fire a loaded machine, a SIGSTOP or a sleep shorter
+# than ``daemon.clock_jump_seconds`` made it notice late; after a longer gap its jobs are added
+# again and the job runner's catch-up runs what was missed). Running a job twice is not a risk:
+# the job runner runs a job only when its period is still owed (:func:`~.schedule.job_is_due`).
 SCHEDULER_JOB_DEFAULTS: dict[str, Any] = {
     "coalesce": True,
     "max_instances": 1,
@@ -90,9 +92,17 @@ if _BOOT_CLOCK is None and sys.platform == "darwin":
     _BOOT_CLOCK = getattr(time, "CLOCK_MONOTONIC", None)
 
 
-def read_clocks() -> Clocks:
-    """Wall, monotonic and boot clocks, read together (see :class:`~.schedule.Clocks`)."""
-    boot = time.clock_gettime(_BOOT_CLOCK) if _BOOT_CLOCK is not None else None
+def read_clocks(boot_clock: int | None = _BOOT_CLOCK) -> Clocks:
+    """Wall, monotonic and boot clocks, read together (see :class:`~.schedule.Clocks`).
+
+    A boot clock the kernel refuses (an old kernel, a sandbox such as gVisor or WSL 1 that
+    lacks it: ``EINVAL``) reads as None, as where there is none: the main loop must not die
+    of it, and the gap is then found without it.
+    """
+    boot: float | None = None
+    if boot_clock is not None:
+        with contextlib.suppress(OSError):
+            boot = time.clock_gettime(boot_clock)
     return Clocks(clock.now(), time.monotonic(), boot)
 
 
@@ -210,7 +220,7 @@ class Daemon:
             self.is_transcript = self.worker.is_transcript
         self._sync_watches()
 
-        self._forget_the_future()
+        self.forget_runs_ahead(self.store)
         if self.store.get_meta(SCHEDULED_SINCE) is None:
             with self.store.transaction():
                 self.store.set_meta(SCHEDULED_SINCE, repr(clock.now()))
@@ -332,14 +342,28 @@ class Daemon:
                 replace_existing=True,
             )
 
+    def _rearm_scheduler(self) -> None:
+        """Give APScheduler the current triggers, each next fire computed from the clock now.
+
+        What it computed before is wrong after a reload or a followed zone (new triggers) and
+        after a gap: a next fire computed while the wall clock was ahead lies as far ahead as
+        the clock was (set back a day, organize would not fire for a day), and one computed
+        before a sleep was waited for on a clock that stood still. Fires a gap made it miss
+        are not APScheduler's to run: the caller catches up the jobs whose periods are owed.
+        """
+        if self.scheduler is None:
+            return
+        self.scheduler.remove_all_jobs()
+        self._add_cron_jobs(self.scheduler)
+
     def _after_gap(self, gap: Gap) -> None:
         """The daemon did not run normally for a while (a sleep, SIGSTOP, the clock set).
 
         One log line says what happened. File events may have been lost (inotify's queue
         overflows, FSEvents coalesces): a full rescan reads what was written meanwhile, and
-        the ledger's checkpoints keep every line counted once. APScheduler measured its wait
-        for the next fire on a clock that stood still or was set: it is woken to recompute.
-        The jobs whose periods were missed run once, now.
+        the ledger's checkpoints keep every line counted once. Runs recorded while the clock
+        was ahead are forgotten, APScheduler's next fires are computed again, and the jobs
+        whose periods were missed run once, now.
         """
         log.warning(
             "daemon.gap",
@@ -351,17 +375,20 @@ class Daemon:
             message=gap.message(),
         )
         self.queue.request_rescan(f"after a gap ({gap.kind})")
-        self._forget_the_future()
-        if self.scheduler is not None:
-            with contextlib.suppress(Exception):
-                self.scheduler.wakeup()
+        assert self.store is not None
+        self.forget_runs_ahead(self.store)
+        self._rearm_scheduler()
         self._catch_up_jobs(f"after a gap ({gap.kind})")
 
-    def _forget_the_future(self) -> None:
-        """Runs recorded while the clock was ahead must not stand in for periods to come."""
-        assert self.store is not None
+    def forget_runs_ahead(self, store: Store) -> None:
+        """Runs recorded while the clock was ahead must not stand in for periods to come.
+
+        Called at start and after a gap (main thread), and by the job runner after each run
+        on its own connection: a run that started while the clock was ahead writes its row
+        when it ends, possibly after the main thread handled the clock being set back.
+        """
         try:
-            found = forget_the_future(self.store, clock.now(), self.cfg.daemon.clock_jump_seconds)
+            found = forget_the_future(store, clock.now(), self.cfg.daemon.clock_jump_seconds)
         except sqlite3.Error:
             log.warning("job.future_check_failed", exc_info=True)
             return
@@ -382,31 +409,25 @@ class Daemon:
         A laptop changes zones while the daemon runs (travel, ``timedatectl set-timezone``,
         macOS's automatic zone): cron times, period labels and "hits today" are then read in
         the new zone, as a user on the new local time expects. A zone set in the config never
-        changes. A new zone counts once two ticks in a row read it: ``/etc/localtime``
-        replaced by hand (removed, then linked) must not make one tick run in UTC. Returns
-        whether it changed (the caller catches up jobs).
+        changes. A new zone counts once two ticks in a row read it
+        (:func:`~.schedule.zone_to_follow`). Returns whether it changed (the caller catches
+        up jobs).
         """
         with self._schedule_lock:
             cfg, old = self.cfg, self.tz
         if cfg.schedule.timezone:
             return False
         new = local_zone()
-        if str(new) == str(old):
-            self._zone_seen = None
+        follow, self._zone_seen = zone_to_follow(str(old), self._zone_seen, str(new))
+        if not follow:
             return False
-        if self._zone_seen != str(new):
-            self._zone_seen = str(new)  # seen once: followed if the next tick reads it too
-            return False
-        self._zone_seen = None
         try:
             triggers = build_triggers(cfg, new)
         except ConfigError:  # the schedule was valid in every zone; kept as it was
             return False
         with self._schedule_lock:
             self.tz, self.triggers = new, triggers
-        if self.scheduler is not None:
-            self.scheduler.remove_all_jobs()  # the new triggers carry the new zone
-            self._add_cron_jobs(self.scheduler)
+        self._rearm_scheduler()  # the new triggers carry the new zone
         log.warning(
             "timezone.changed",
             old=str(old),
@@ -449,6 +470,10 @@ class Daemon:
         interval = self.notifier.watchdog_interval
         tick = min(TICK_SECONDS, interval) if interval else TICK_SECONDS
         prev = read_clocks()
+        # How long the last tick worked after its reading: the daemon running, not stopped (a
+        # stop that falls within that work, milliseconds a tick, is missed; the wall, boot and
+        # monotonic clocks still show a sleep or a clock set over it).
+        busy = 0.0
         last_status = time.monotonic()
         last_ping = 0.0
         was_alive = True
@@ -457,13 +482,13 @@ class Daemon:
             self.wake.clear()
             if self.flags.stop:
                 break
+            clocks = read_clocks()
+            mono = clocks.mono
+            gap = find_gap(prev, clocks, tick + busy, self.cfg.daemon.clock_jump_seconds)
+            prev = clocks
             if self.flags.reload:
                 self.flags.reload = False
                 self._reload()
-            clocks = read_clocks()
-            mono = clocks.mono
-            gap = find_gap(prev, clocks, tick, self.cfg.daemon.clock_jump_seconds)
-            prev = clocks
             zone_changed = self._follow_local_zone()
             if gap is not None:
                 self._after_gap(gap)
@@ -496,6 +521,7 @@ class Daemon:
                 last_status = mono
                 with contextlib.suppress(sqlite3.Error):  # survives a kill -9 while off
                     mark_jobs_off(self.store, switched_off(self.triggers), clock.now())
+            busy = time.monotonic() - mono
 
     # ------------------------------------------------------------ reload
 
@@ -531,9 +557,7 @@ class Daemon:
         with self._schedule_lock:
             self.cfg, self.paths, self.tz, self.triggers = cfg, paths, tz, triggers
         configure_logging(cfg.log.level, cfg.log.format)
-        if self.scheduler is not None:
-            self.scheduler.remove_all_jobs()  # the new triggers carry the new zone
-            self._add_cron_jobs(self.scheduler)
+        self._rearm_scheduler()  # the new triggers carry the new zone
         if polling_changed:
             self._restart_observer("polling setting changed")
         assert self.worker is not None

@@ -261,6 +261,22 @@ def local_zone(environ: Mapping[str, str] | None = None) -> tzinfo:
     return UTC
 
 
+def zone_to_follow(followed: str, pending: str | None, read: str) -> tuple[bool, str | None]:
+    """Whether the daemon switches to the system zone ``read`` now, and the zone to remember.
+
+    ``followed``: the zone the schedule is read in; ``pending``: a different zone the
+    previous look read (else None). A new zone is followed once two looks in a row read it:
+    ``/etc/localtime`` replaced by hand (removed, then linked again) reads as another zone
+    for a moment, and one tick must not run the schedule in it; a zone that flips at every
+    look is never followed.
+    """
+    if read == followed:
+        return False, None
+    if read != pending:
+        return False, read  # seen once: followed if the next look reads it too
+    return True, None
+
+
 def schedule_timezone(cfg: Config) -> tzinfo:
     """The zone cron expressions and period keys are read in: configured, else the local one."""
     return zone_named(cfg.schedule.timezone)
@@ -572,8 +588,11 @@ def _span_text(seconds: float) -> str:
 def find_gap(prev: Clocks, cur: Clocks, expected: float, threshold: float) -> Gap | None:
     """The gap between two main-loop readings, when some part of it exceeds ``threshold``.
 
-    Each clock's advance is compared with the others': monotonic time beyond ``expected``
-    is time the process did not run; boot-clock time beyond monotonic time is a sleep;
+    ``expected``: how far apart the readings were meant to be, the loop's wait plus the time
+    it spent working after the first reading (a reload waiting for the state database's lock
+    is the daemon running, not stopped; on a loaded machine it can take longer than
+    ``threshold``). Each clock's advance is compared with the others': monotonic time beyond
+    ``expected`` is time the process did not run; boot-clock time beyond monotonic time is a sleep;
     wall time beyond boot-clock time (beyond monotonic time without a boot clock) is the
     clock being set. The largest part names the gap; None when every part is small (a
     normal tick, NTP slewing the clock by milliseconds).
