@@ -100,7 +100,8 @@ def test_a_failed_run_is_retried_at_the_next_period_not_in_a_loop() -> None:
     assert "organize" in due_jobs(store, trig, at("2026-11-15T11:05:00+00:00"), UTCZ)
 
 
-def test_the_repeated_hour_of_a_dst_change_is_one_period() -> None:
+def test_the_repeated_hour_of_a_dst_change_is_two_organize_hours_and_one_day() -> None:
+    """organize's period is a real (UTC) hour; the day's jobs' period is the local date."""
     store = Store.memory()
     trig = triggers(BERLIN)
     # 2026-10-25: 03:00 CEST becomes 02:00 CET, so 02:10 happens twice.
@@ -108,8 +109,34 @@ def test_the_repeated_hour_of_a_dst_change_is_one_period() -> None:
     second = at("2026-10-25T01:10:00+00:00")  # 02:10 CET, an hour later
     assert "organize" in due_jobs(store, trig, first, BERLIN)
     record(store, "organize", first, BERLIN)
-    assert "organize" not in due_jobs(store, trig, second, BERLIN)
+    assert "organize" not in due_jobs(store, trig, first + 600, BERLIN)
+    assert "organize" in due_jobs(store, trig, second, BERLIN)  # another hour really passed
+    record(store, "organize", second, BERLIN)
+    assert "organize" not in due_jobs(store, trig, second + 600, BERLIN)
     assert "organize" in due_jobs(store, trig, at("2026-10-25T02:06:00+00:00"), BERLIN)
+
+
+def test_an_organize_hour_recorded_by_an_earlier_version_neither_blocks_nor_repeats() -> None:
+    """Local-hour keys of earlier versions (``…T11``, no ``Z``) are not compared with UTC ones:
+    a laptop east of UTC must not wait until its local label's hour comes round in UTC."""
+    store = Store.memory()
+    trig = triggers(BERLIN)
+    now = at("2026-11-30T10:30:00+00:00")  # 11:30 CET
+    with store.transaction():
+        store.record_job("organize", "2026-11-30T11", "ok", now - 1500, None)
+    assert "organize" in due_jobs(store, trig, now, BERLIN)
+    record(store, "organize", now, BERLIN)
+    assert "organize" not in due_jobs(store, trig, now + 60, BERLIN)
+
+
+def test_a_laptop_flown_west_organizes_every_hour() -> None:
+    """Tokyo's later local hours must not make Berlin's hours look done."""
+    store = Store.memory()
+    tokyo = ZoneInfo("Asia/Tokyo")
+    left = at("2026-11-30T09:30:00+00:00")  # 18:30 in Tokyo
+    record(store, "organize", left, tokyo, triggers(tokyo))
+    landed = left + 3600  # an hour later the zone is Berlin's: 11:30 CET, "T11" < "T18"
+    assert "organize" in due_jobs(store, triggers(BERLIN), landed, BERLIN)
 
 
 def test_the_missing_hour_of_spring_forward_skips_nothing_else() -> None:
@@ -210,11 +237,11 @@ def test_missed_periods_run_exactly_once_after_downtime_across_a_dst_change(
     assert not d.events("job.catch_up")
     assert sorted(done_jobs(inst)) == ["expire", "organize", "organize", "reflect", "reflect"]
     # Each run is recorded under the fire it answers: at 12:00 CEST the latest organize fire
-    # was 11:05, at 10:00 CET 09:05.
+    # was 11:05 (09:05 UTC), at 10:00 CET 09:05 (08:05 UTC).
     assert job_rows(inst.db) == [
         ("expire", "2026-10", "ok"),
-        ("organize", "2026-10-24T11", "ok"),
-        ("organize", "2026-10-26T09", "ok"),
+        ("organize", "2026-10-24T09Z", "ok"),
+        ("organize", "2026-10-26T08Z", "ok"),
         ("reflect", "2026-10-24", "ok"),
         ("reflect", "2026-10-26", "ok"),
     ]

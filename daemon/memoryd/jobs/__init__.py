@@ -13,7 +13,7 @@ import importlib
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from .. import clock, faults
@@ -63,14 +63,18 @@ def scheduled_function(name: str) -> JobFunc:
 
 
 def period_key(name: str, now: float, tz: tzinfo) -> str:
-    """The period a run at ``now`` belongs to, in the configured time zone.
+    """The period a run at ``now`` belongs to.
 
-    organize is hourly, reflect and promote daily, expire monthly. Keys are
-    wall-clock labels, so a DST change never makes two periods out of one.
+    reflect and promote are daily, expire monthly: their keys are wall-clock labels in the
+    configured time zone, so a DST change never makes two days out of one. organize is
+    hourly, and its key is the UTC hour (``2026-11-30T18Z``): an hour is an hour in any zone,
+    and a laptop flown west must not find its local hours "already done" under the labels of
+    the zone it left (the daemon follows the system's zone, and periods are compared in order).
+    The ``Z`` also tells these keys from the local-hour keys of earlier versions.
     """
-    local = datetime.fromtimestamp(now, tz)
     if name == "organize":
-        return local.strftime("%Y-%m-%dT%H")
+        return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%HZ")
+    local = datetime.fromtimestamp(now, tz)
     if name == "expire":
         return local.strftime("%Y-%m")
     return local.strftime("%Y-%m-%d")

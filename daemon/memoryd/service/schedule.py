@@ -474,8 +474,13 @@ def job_is_due(store: Store, name: str, trigger: Any, now: float, tz: tzinfo) ->
         if off_until is not None and fire.timestamp() <= float(off_until):
             return False  # the job was switched off then
     since = period_key(name, fire.timestamp(), tz)
+    # Keys of one kind compare in time order. An hourly key ends in "Z" (a UTC hour); a
+    # local-hour key an earlier version recorded does not, and is not compared with it: at
+    # worst the hour after an upgrade is organized twice, never an hour skipped.
     row = store.conn.execute(
-        "SELECT 1 FROM jobs WHERE job = ? AND period >= ? LIMIT 1", (name, since)
+        "SELECT 1 FROM jobs WHERE job = ? AND period >= ? AND (period GLOB '*Z') = (? GLOB '*Z')"
+        " LIMIT 1",
+        (name, since, since),
     ).fetchone()
     return row is None
 
