@@ -109,6 +109,7 @@ KINDS: dict[str, str] = {
     "test_daemon_jobs": "subprocess",
     "test_daemon_signals": "subprocess",
     "test_daemon_state_gone": "subprocess",
+    "test_daemon_footprint": "subprocess",
     "test_first_hour": "subprocess",
     "test_gist": "subprocess",
     "test_hits_command": "subprocess",

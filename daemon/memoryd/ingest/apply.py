@@ -56,6 +56,11 @@ class Applier:
         # (agent, numbered id) → the time of the call kept under the bare id, or None
         self._bare: dict[tuple[str, str], float | None] = {}
 
+    def memo_sizes(self) -> dict[str, int]:
+        """Entries in its memos (bounded: ``_KEYS_MAX`` an agent, ``_BARE_MAX``), for the
+        daemon's footprint log."""
+        return {"path_keys": sum(map(len, self._keys.values())), "bare_ids": len(self._bare)}
+
     def line(self, line: bytes, batch: Batch, calls: Calls, stats: ScanStats) -> None:
         self.parsed(parse(line), batch, calls, stats)
 
