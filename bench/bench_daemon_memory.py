@@ -80,6 +80,24 @@ def _probe_install():
         if os.environ.get("MEMORYD_BENCH_COLLECT"):
             row["gc_objects_before"] = len(gc.get_objects())
             row["collected"] = gc.collect()
+        if os.environ.get("MEMORYD_BENCH_PYMALLOC"):  # (other threads' stderr lines go there too)
+            import tempfile
+            with tempfile.TemporaryFile() as tmp:
+                saved = os.dup(2)
+                os.dup2(tmp.fileno(), 2)
+                try:
+                    sys._debugmallocstats()
+                finally:
+                    os.dup2(saved, 2)
+                    os.close(saved)
+                tmp.seek(0)
+                for line in tmp.read().decode(errors="replace").splitlines():
+                    for key, name in (("# arenas allocated current", "arenas"),
+                                      ("# arenas highwater mark", "arenas_high"),
+                                      ("# bytes in allocated blocks", "pymalloc_used"),
+                                      ("# bytes in available blocks", "pymalloc_free")):
+                        if line.startswith(key):
+                            row[name] = int(line.split("=")[1].replace(",", ""))
         objs = gc.get_objects()
         row["gc_objects"] = len(objs)
         if os.environ.get("MEMORYD_BENCH_TYPES"):
@@ -267,6 +285,7 @@ def main() -> int:
     ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for the daemon")
     ap.add_argument("--daemon", type=Path, help="run this memoryd source folder instead")
     ap.add_argument("--maps", action="store_true", help="the largest anonymous mappings")
+    ap.add_argument("--pymalloc", action="store_true", help="pymalloc's arenas (1 MiB each)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = ap.parse_args()
@@ -309,6 +328,8 @@ def main() -> int:
         env["MEMORYD_BENCH_COLLECT"] = "1"
     if args.types:
         env["MEMORYD_BENCH_TYPES"] = "1"
+    if args.pymalloc:
+        env["MEMORYD_BENCH_PYMALLOC"] = "1"
     for item in args.env:
         k, _, v = item.partition("=")
         env[k] = v
@@ -388,6 +409,8 @@ COLS = (
     ("sqlite_used", "sqlite_kB", 1024),
     ("connections", "conns", 1),
     ("blocks", "py_blocks", 1),
+    ("arenas", "py_arenas", 1),
+    ("pymalloc_free", "py_free_kB", 1024),
     ("traced", "traced_kB", 1024),
     ("gc_objects", "gc_objs", 1),
     ("files", "files", 1),
