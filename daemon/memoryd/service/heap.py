@@ -6,8 +6,11 @@ worker's memory levels off, but the jobs that read every hit row (reflect, expir
 only grows. That set is cyclic garbage once the job returns (the snapshot and its files'
 signals point at each other), so it waited for a rare full collection, and glibc kept the
 freed pages in its arenas: the daemon's RSS climbed with the size of the history, about
-6 MB per 1,000 scan cycles of the bench. Collecting right after the job and trimming the
-malloc heap brings RSS back near the ingest level after every job.
+5 MB per 1,000 scan cycles of the bench. Collecting right after the job and trimming the
+malloc heap brings RSS back near the ingest level after every job. Python's small-object
+allocator gives back only whole, empty 1 MiB arenas, which a few survivors of each job pin;
+the systemd unit therefore runs the daemon with ``PYTHONMALLOC=malloc``, so that the trim
+reaches every free page, and RSS levels off.
 
 Linux with glibc only for the trim (``malloc_trim`` is a GNU extension); elsewhere, or if the
 symbol is missing (musl), only the collection runs. Never raises: freeing memory is not worth
