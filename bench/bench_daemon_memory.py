@@ -192,11 +192,14 @@ class Writer:
         with open(path, "ab") as fh:
             fh.write(data)
 
-    def hit(self, big: bool) -> None:
+    def hit(self, big: bool, unanswered: float = 0.0) -> None:
         self.n += 1
         cid = f"toolu_bench_{self.n:07d}"
         path = self.rng.choice(self.live)
         now = time.time()
+        if self.rng.random() < unanswered:  # an aborted run: a call whose answer never comes
+            self.append(path, tx.call(cid, query=f"boat trip {self.n % 50}", ts=now))
+            return
         if self.rng.random() < 0.7:
             files = self.rng.sample(self.notes, self.rng.randint(1, 3))
             data = tx.call(cid, query=f"boat trip {self.n % 50}", ts=now) + tx.result(
@@ -275,6 +278,8 @@ def main() -> int:
     ap.add_argument("--sample-every", type=int, default=250)
     ap.add_argument("--jobs-every", type=int, default=50, help="cycles between clock jumps")
     ap.add_argument("--big-share", type=float, default=0.02, help="memory_get of ~280 kB")
+    ap.add_argument("--rescan-seconds", type=float, default=60.0, help="daemon.rescan_seconds")
+    ap.add_argument("--unanswered", type=float, default=0.0, help="share of calls never answered")
     ap.add_argument("--preload-hits", type=int, default=0, help="a history read at start")
     ap.add_argument("--day-every", type=int, default=10, help="clock jumps between day jumps")
     ap.add_argument("--seed", type=int, default=20261130)
@@ -293,6 +298,7 @@ def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="mdmem"))
     extra = (
         '[expire]\npolicy = "seed"\nmin_age_days = 30\n[log]\nformat = "json"\nlevel = "warning"\n'
+        f'[schedule]\ntimezone = "UTC"\n[daemon]\nrescan_seconds = {args.rescan_seconds}\n'
     )
     inst = make_install(root, extra, memory_files=40)
     notes = sorted(str(p.relative_to(inst.workspace)) for p in inst.workspace.rglob("*.md"))
@@ -349,7 +355,7 @@ def main() -> int:
         for cycle in range(args.cycles + 1):
             if cycle:
                 for _ in range(args.hits_per_cycle):
-                    writer.hit(big=rng.random() < args.big_share)
+                    writer.hit(big=rng.random() < args.big_share, unanswered=args.unanswered)
                 writer.churn()
                 if cycle % args.jobs_every == 0:  # the jobs of the hours (days) skipped run
                     day = cycle % (args.jobs_every * args.day_every) == 0
