@@ -17,7 +17,7 @@ glibc's ``mallinfo2`` (bytes in use vs free but kept), SQLite's ``sqlite3_memory
 live sqlite3 connections, Python's allocated blocks, gc objects, and (``--tracemalloc``)
 Python's traced heap. The probe is the bench's, not memoryd's.
 
-Run: ``.venv/bin/python bench/bench_daemon_memory.py --cycles 3000``
+Linux only (``/proc``, glibc). Run: ``.venv/bin/python bench/bench_daemon_memory.py --cycles 3000``
 (``--env MALLOC_ARENA_MAX=2`` to try an environment setting; ``--json`` for raw rows).
 Nothing is committed; the data is generated at run time from ``--seed``.
 """
