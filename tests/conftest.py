@@ -110,6 +110,7 @@ KINDS: dict[str, str] = {
     "test_laptop": "subprocess",
     "test_daemon_signals": "subprocess",
     "test_daemon_state_gone": "subprocess",
+    "test_daemon_footprint": "subprocess",
     "test_first_hour": "subprocess",
     "test_gist": "subprocess",
     "test_hits_command": "subprocess",

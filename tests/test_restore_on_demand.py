@@ -13,6 +13,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -303,6 +304,12 @@ def test_a_search_stamped_in_the_future_does_not_silence_the_searches_after_it(
 def _boat_archived(tmp_path: Path) -> tuple[Install, Callable[[], list[dict]]]:
     """An install whose boat note `expire --force` archived, and the daemon's pass in process:
     ``memoryd scan``, then the restore check (each call returns the check's outcomes)."""
+    inst, a_pass, _restorer = _boat_archived_watched(tmp_path)
+    return inst, a_pass
+
+
+def _boat_archived_watched(tmp_path: Path) -> tuple[Install, Callable[[], list[dict]], Any]:
+    """:func:`_boat_archived`, and the daemon's watcher (``RestoreOnDemand``) its passes use."""
     from memoryd.config import load_config, resolve_paths
     from memoryd.ondemand import RestoreOnDemand
     from memoryd.store import Store
@@ -323,7 +330,24 @@ def _boat_archived(tmp_path: Path) -> tuple[Install, Callable[[], list[dict]]]:
         with Store.open(inst.db) as store:
             return restorer.check(store)
 
-    return inst, a_pass
+    return inst, a_pass, restorer
+
+
+def test_what_the_watcher_kept_of_an_archive_goes_once_the_archive_is_restored(
+    tmp_path: Path,
+) -> None:
+    """The daemon runs for months and expire archives every month: the watcher keeps the text
+    it scored of each archive (up to 256 kB) and the outcomes it reported, and those of
+    archives no longer there (restored, undone) must go, not pile up for the daemon's life."""
+    inst, a_pass, restorer = _boat_archived_watched(tmp_path)
+    assert a_pass() == []
+    _search(inst, "ketch Albatross Lofoten harbour", [])
+    [event] = a_pass()
+    assert event["outcome"] == "restored"
+    assert restorer.sizes()["texts"] == 1  # the text it scored, kept while it was archived
+    _search(inst, "pizza dough hydration", [])
+    assert a_pass() == []
+    assert restorer.sizes() == {"seen": restorer.sizes()["seen"], "texts": 0, "reported": 0}
 
 
 def test_an_archived_copy_edited_in_the_archive_is_left_there_and_restored_only_by_hand(

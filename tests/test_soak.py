@@ -540,14 +540,14 @@ def test_soak_openclaw_writer_signals_kills_and_commands_against_the_live_daemon
                 writer.recreate_note(truth)
         elif action == "sighup":  # a config change each time: rescans, polling on and off
             reloads += 1
-            # saved as editors save (a new file renamed over the old): a one-shot command
-            # running beside it must never read a half-written, empty config
-            tmp = inst.config.with_suffix(".tmp")
-            tmp.write_text(
+            # Replaced whole, as an editor saves: a command running beside the writer must
+            # never read a half-written config (an empty one names no OpenClaw: exit 2).
+            new_config = inst.config.with_name(inst.config.name + ".tmp")
+            new_config.write_text(
                 inst.base_config.replace("3600.0", RELOADED if reloads % 2 else "3600.0") + EXTRA,
                 encoding="utf-8",
             )
-            tmp.replace(inst.config)
+            os.replace(new_config, inst.config)
             sup.reload()
         elif action == "sigterm":
             sup.restart(signal.SIGTERM)

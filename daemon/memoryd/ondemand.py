@@ -271,6 +271,7 @@ class RestoreOnDemand:
             ignore_until(store, time.time())
             return []
         archived = archived_files(store)
+        self._forget_gone(archived)
         if not archived:
             return []
         low = max(checkpoint - SLACK_SECONDS, floor, min(a.archived_at for a in archived))
@@ -313,6 +314,23 @@ class RestoreOnDemand:
             if newest > checkpoint:
                 store.set_meta(CHECKPOINT_META, repr(newest))
         return events
+
+    def _forget_gone(self, archived: list[Archived]) -> None:
+        """Drop what is kept about archives no longer there (restored, undone, deleted).
+
+        The daemon runs for months and expire archives every month: remembered texts (up
+        to ``MAX_TEXT_BYTES`` each) and outcomes of every archive ever made would only grow.
+        An outcome forgotten here is still found in the recent events, if it comes back.
+        """
+        live = {a.dst for a in archived}
+        for dst in [d for d in self._texts if d not in live]:
+            del self._texts[dst]
+        ids = {a.move_id for a in archived}
+        self._reported = {key for key in self._reported if key[0] in ids}
+
+    def sizes(self) -> dict[str, int]:
+        """How many entries each of its memos holds (the daemon's footprint log)."""
+        return {"seen": len(self._seen), "texts": len(self._texts), "reported": len(self._reported)}
 
     def _prune_seen(self, below: float) -> None:
         for key in [k for k, ts in self._seen.items() if ts < below]:

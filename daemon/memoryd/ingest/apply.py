@@ -60,6 +60,11 @@ class Applier:
         # set at each read of the store (see _counted_bare)
         self.lineage: dict[str, dict[str, str | None]] = {}
 
+    def memo_sizes(self) -> dict[str, int]:
+        """Entries in its memos (bounded: ``_KEYS_MAX`` an agent, ``_BARE_MAX``), for the
+        daemon's footprint log."""
+        return {"path_keys": sum(map(len, self._keys.values())), "bare_ids": len(self._bare)}
+
     def line(self, line: bytes, batch: Batch, calls: Calls, stats: ScanStats) -> None:
         self.parsed(parse(line), batch, calls, stats)
 

@@ -26,6 +26,7 @@ from .. import clock
 from ..config import Config, ConfigError, Paths, resolve_paths
 from ..log import get_logger
 from ..store import Store, StoreGone
+from . import heap
 
 if TYPE_CHECKING:
     from .main import Daemon
@@ -222,7 +223,34 @@ class IngestWorker(threading.Thread):
             log.info("ingest.rescan", **fields)
         else:
             log.debug("ingest.batch" if only is not None else "ingest.rescan", **fields)
+        if only is None:
+            log.debug("daemon.footprint", **self.footprint(scanner))
         return stats
+
+    def footprint(self, scanner: Any) -> dict[str, Any]:
+        """What the process holds after a full rescan: resident memory, descriptors, threads
+        and the entries of every memo that lives as long as the daemon (each bounded, or
+        pruned to what is still there; docs/notes/rss.md). Logged at debug level."""
+        import sys
+
+        memos: dict[str, int] = dict(scanner.applier.memo_sizes())
+        if self.restorer is not None:
+            memos.update({f"restore_{k}": n for k, n in self.restorer.sizes().items()})
+        for name, module, func in (
+            ("classified_paths", "memoryd.workspace", "classify_result_path"),
+            ("restore_documents", "memoryd.policy.restore_match", "_document"),
+        ):
+            cached = getattr(sys.modules.get(module), func, None)
+            if cached is not None:
+                memos[name] = cached.cache_info().currsize
+        memos["queued_paths"] = len(self.queue)
+        return {
+            "rss_kb": heap.resident_kb(),
+            "fds": heap.open_fds(),
+            "threads": threading.active_count(),
+            "py_blocks": sys.getallocatedblocks(),
+            "memos": memos,
+        }
 
     def _restore_on_demand(self, store: Store, new_calls: bool) -> None:
         """After a pass: bring back archived files that new searches ask for (never fatal).

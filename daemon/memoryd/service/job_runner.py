@@ -8,6 +8,7 @@ or the machine slept run exactly once, and a DST change never makes two periods 
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from .. import clock
 from ..log import get_logger
 from ..store import Store
+from .heap import release, resident_kb
 from .schedule import job_is_due, last_fire_time
 
 if TYPE_CHECKING:
@@ -38,6 +40,7 @@ class JobRunner(threading.Thread):
         self._stopping = False
         self.current: str | None = None
         self.last_error: str | None = None
+        self.releases = 0  # jobs whose memory was handed back (see heap.release)
 
     def submit(self, name: str, reason: str) -> None:
         with self._cond:
@@ -69,6 +72,18 @@ class JobRunner(threading.Thread):
                 log.error("job.runner_error", job=name, exc_info=True)
             finally:
                 self.current = None
+            # The job's working set (every hit row, for reflect and expire) is garbage now:
+            # freed at once and handed back, or RSS follows the history's size (heap.py).
+            freed = release()
+            self.releases += 1
+            log.debug(
+                "memory.released",
+                job=name,
+                collected=freed.collected,
+                trimmed=freed.trimmed,
+                rss_kb=resident_kb(),
+                py_blocks=sys.getallocatedblocks(),
+            )
 
     def _run_one(self, name: str, reason: str) -> None:
         from ..jobs import run_for_period
