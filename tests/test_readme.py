@@ -23,8 +23,9 @@ README = ROOT / "README.md"
 
 
 def github_anchor(heading: str) -> str:
-    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to '-'."""
-    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    """The anchor GitHub gives a heading: lower case, punctuation but `-` and `_` dropped,
+    spaces to "-" (the headings here use no `_emphasis_`)."""
+    text = re.sub(r"[`*]", "", heading.strip().lower())
     text = re.sub(r"[^\w\- ]", "", text)
     return text.replace(" ", "-")
 
