@@ -20,7 +20,7 @@ from memoryd.ingest import sqlite_source
 from memoryd.ingest.scan import Scanner
 from test_ingest import FILES, Install, conversation, expected
 from test_reused_ids import timed
-from test_store_reader import STAMP, Store, archive_store, delete_session, frame
+from test_store_reader import STAMP, WINDOWS, Store, archive_store, delete_session, frame
 
 pytestmark = pytest.mark.unit
 
@@ -328,6 +328,112 @@ def test_after_an_upgrade_a_never_read_sessions_earlier_call_counts(inst, monkey
     inst.scan()
     assert inst.counts() == {FILES[0]: 2}
     store.conn.close()
+
+
+def test_a_reused_id_turn_of_a_session_back_after_the_grace_counts_once_when_the_other_is_gone(
+    inst, monkeypatch
+):
+    """a holds an answer of ``memory_search_0`` alone (kept under the bare id); b, of another
+    lineage, made a whole turn of that id an hour before: its own call, counted. Both are
+    deleted (their windows with them), b is forgotten after the grace and comes back with the
+    same rows and window: read from its start, its turn counts nothing more. (a's lineage was
+    unknown by then, b's call was taken for a copy of the bare one, and its hit counted a
+    second time under the bare id.)"""
+    store = archive_store(inst)
+    store.add_session("a")
+    store.add_session("b")
+    store.append("a", [tx.header("a"), *_turn("a", tx.T0 + 3600, FILES[0], call=False)])
+    b_lines = [tx.header("b"), *_turn("b", tx.T0, FILES[1])]
+    store.append("b", b_lines)
+    inst.scan()
+    assert inst.counts() == {FILES[0]: 1, FILES[1]: 1}
+    for sid in ("a", "b"):
+        delete_session(store, sid)
+        store.conn.execute("DELETE FROM session_windows WHERE session_id = ?", (sid,))
+    inst.scan()
+    monkeypatch.setenv("MEMORYD_CLOCK_OFFSET", LATER)
+    store.add_session("k")
+    store.append("k", [tx.header("k")])  # the store changes: it is read, b is forgotten
+    inst.scan()
+    assert "b" not in cursor_rows(inst)
+    store.add_session("b")
+    store.append("b", b_lines)
+    inst.restart()
+    assert inst.scan().new_hits == 0
+    assert inst.counts() == {FILES[0]: 1, FILES[1]: 1}
+    store.conn.close()
+
+
+def test_a_reused_id_turn_read_before_the_store_had_windows_counts_once_when_read_again(inst):
+    """A store without ``session_windows`` (before schema 14): a's answer of
+    ``memory_search_0`` alone is kept under the bare id; b's turn of that id, made earlier
+    and read by a later scan, is taken for that call (no lineage known) and its hit counted
+    under the bare id. The store is upgraded (every session gets its window: two roots) and b
+    is rewritten in place with the same rows (a watermark): read again from its start, its
+    turn counts nothing more (it was now its own call, and its hit counted a second time)."""
+    store = Store(inst)
+    store.conn.execute("DROP TABLE session_windows")
+    store.append("a", [tx.header("a"), *_turn("a", tx.T0 + 3600, FILES[0], call=False)])
+    inst.scan()
+    store.append("b", [tx.header("b"), *_turn("b", tx.T0, FILES[1])])
+    inst.scan()
+    assert inst.counts() == {FILES[0]: 1, FILES[1]: 1}
+    store.conn.execute(WINDOWS)
+    for sid in ("a", "b"):
+        store.add_session(sid)
+    store.conn.execute(
+        "CREATE TABLE transcript_rewrite_watermarks(session_id TEXT PRIMARY KEY, seq INTEGER, "
+        "rewritten_at INTEGER)"
+    )
+    store.conn.execute("INSERT INTO transcript_rewrite_watermarks VALUES ('b', 2, 1)")
+    inst.restart()
+    assert inst.scan().new_hits == 0
+    assert inst.counts() == {FILES[0]: 1, FILES[1]: 1}
+    store.conn.close()
+
+
+_LINEAGES = st.dictionaries(
+    st.sampled_from("abcdefgh"), st.one_of(st.none(), st.sampled_from("abcdefghxy")), max_size=8
+)
+
+
+@given(lineage=_LINEAGES, asked=st.lists(st.sampled_from("abcdefghxy"), max_size=12))
+def test_root_of_ends_on_loops_and_unnamed_sessions_and_remembers_the_same_roots(lineage, asked):
+    """Any windows, loops (a window naming itself or a later one) and links out of the store
+    included: the root is the session up the chain that continues none, None where the chain
+    loops or leaves the sessions named; asked with the roots found before, the same answers."""
+    known: dict[str, str | None] = {}
+    for session in asked:
+        seen, at, expect = [], session, None
+        while at in lineage and at not in seen:
+            seen.append(at)
+            if lineage[at] is None:
+                expect = at
+                break
+            at = lineage[at]  # type: ignore[assignment]
+        assert sqlite_source.root_of(lineage, session) == expect
+        assert sqlite_source.root_of(lineage, session, known) == expect
+        assert all(sqlite_source.root_of(lineage, s) == r for s, r in known.items())
+
+
+def test_a_long_chain_of_windows_is_walked_once_for_every_call_asked_of_it():
+    """5,000 windows, each continuing the one before (a session reset daily for years): the
+    roots of all its sessions, asked one by one with the roots found before, visit each
+    window once (a walk per call cost 12.5 million steps)."""
+    lineage: dict[str, str | None] = {"w0": None}
+    lineage.update({f"w{i}": f"w{i - 1}" for i in range(1, 5000)})
+
+    class Counting(dict):  # the lineage, counting the windows looked at
+        looked = 0
+
+        def __getitem__(self, key: str) -> str | None:
+            Counting.looked += 1
+            return super().__getitem__(key)
+
+    counted = Counting(lineage)
+    known: dict[str, str | None] = {}
+    assert all(sqlite_source.root_of(counted, f"w{i}", known) == "w0" for i in range(4999, -1, -1))
+    assert Counting.looked == 5000
 
 
 # ------------------------------------------------------------------ any history

@@ -560,6 +560,18 @@ class Ledger:
             "SELECT ts, session FROM calls WHERE agent = ? AND call_id = ?", (agent, call_id)
         ).fetchone()
 
+    def counted_under(self, agent: str, call_id: str, session: str) -> bool:
+        """Whether ``session`` holds hits of the agent's call ``call_id`` (the reused-id
+        rule's memory of a call taken for the bare one: ``Applier._counted_bare``)."""
+        self._write_queue_before_read()
+        return (
+            self.conn.execute(
+                "SELECT 1 FROM hits WHERE agent = ? AND call_id = ? AND session = ? LIMIT 1",
+                (agent, call_id, session),
+            ).fetchone()
+            is not None
+        )
+
     def fetch_occurrences(self, agent: str, call_id: str) -> list[tuple[str, str | None]]:
         """``(occurrence id, session)`` of every call kept under numbered ``call_id`` (see
         :func:`.calls.occurrence_id`): a range of the primary key, ``<id>#`` to ``<id>$``."""

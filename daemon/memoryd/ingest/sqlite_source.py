@@ -683,17 +683,37 @@ def continued(lineage: dict[str, str | None]) -> dict[str, str]:
     return {s: p for s, p in lineage.items() if p is not None}
 
 
-def root_of(lineage: dict[str, str | None], session: str) -> str | None:
+def root_of(
+    lineage: dict[str, str | None], session: str, known: dict[str, str | None] | None = None
+) -> str | None:
     """The session ``session`` descends from that continues none; None when the lineage
-    does not reach one (a session it does not name, or a loop)."""
-    for _ in range(len(lineage) + 1):
-        if session not in lineage:
-            return None
+    does not reach one (a session it does not name, or a loop).
+
+    ``known``: the roots found before in the same lineage, filled in here for every session
+    walked. A session reset or compacted daily for years is a chain of thousands of windows,
+    and the reused-id rule asks for the root of each call's session: with ``known`` a chain
+    is walked once in all, not once per call.
+    """
+    walked: list[str] = []
+    on_path: set[str] = set()
+    root: str | None = None
+    while True:
+        if known is not None and session in known:
+            root = known[session]
+            break
+        if session not in lineage or session in on_path:  # not named, or a loop
+            break
+        walked.append(session)
+        on_path.add(session)
         parent = lineage[session]
         if parent is None:
-            return session
+            root = session
+            break
         session = parent
-    return None
+    if known is not None:
+        for s in walked:
+            known[s] = root
+    return root
 
 
 REWRITE_TABLE = "transcript_rewrite_watermarks"

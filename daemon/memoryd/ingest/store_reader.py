@@ -71,7 +71,7 @@ class StoreReader:
             parents = sqlite_source.continued(lineage)
             if cp is None:
                 cp = self.ctx.ledger.new_store_source(sf, st)
-            self.ctx.applier.lineage[cp.agent] = lineage
+            self.ctx.applier.set_lineage(cp.agent, lineage)
             calls = self.ctx.calls(pending, cp.agent)
             cursors = self.ctx.ledger.cursors(cp.id)
             self.ctx.store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(
