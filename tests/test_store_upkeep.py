@@ -129,6 +129,43 @@ def test_a_cursor_written_before_rows_were_counted_reads_on_and_gets_its_count(i
     store.conn.close()
 
 
+def test_a_row_added_while_the_rows_are_counted_reads_no_session_again(inst, monkeypatch):
+    """OpenClaw appends while memoryd looks: a row of session b (the last the walk lists)
+    lands between the walk that counts each session's rows and the count of b's rows after
+    its cursor. Nothing was renumbered: only the new rows are read (b's whole history was
+    read again from its start, as if a VACUUM had moved rows under the cursor)."""
+    store = RowidStore(inst)
+    store.conn.execute("PRAGMA journal_mode = WAL")  # (as OpenClaw's: a writer never waits)
+    a, b = conversation(3, "a"), conversation(6, "b")
+    store.interleave(("a", a), ("b", b[:20]))
+    inst.scan()
+    new = b[20:22]
+    store.add("b", new[:1])
+    real_open = sqlite_source.open_readonly
+    landed: list[str] = []
+
+    def open_readonly(path):  # the reader's own connection; OpenClaw's write lands mid-walk
+        conn = real_open(path)
+
+        def on_statement(sql: str) -> None:
+            if "COUNT(*)" in sql and "rowid >" in sql and not landed:
+                landed.append(sql)
+                store.add("b", new[1:])
+
+        conn.set_trace_callback(on_statement)
+        return conn
+
+    monkeypatch.setattr(sqlite_source, "open_readonly", open_readonly)
+    stats = inst.scan()
+    assert landed
+    assert stats.bytes_read == sum(len(ln) - 1 for ln in new)  # the new rows, not b again
+    monkeypatch.setattr(sqlite_source, "open_readonly", real_open)
+    store.add("b", b[22:])
+    inst.scan()
+    assert inst.counts() == _merge(expected(3), expected(6))
+    store.conn.close()
+
+
 # ------------------------------------------------------------------ sessions that left the store
 
 DAY = 86400.0

@@ -313,6 +313,24 @@ def _rowid_sessions_with_new_rows(
     the read then visits anyway, and only for sessions whose rows changed. A cursor written
     before rows were counted gets its count once, here (rows up to it read, as it said).
     """
+    # The walk and the counts in one read transaction: each statement would otherwise see
+    # the store as it is when it starts (the walk's last row is handed over after its
+    # statement ended), and a row OpenClaw appends in between would be taken for one moved
+    # under the cursor, reading the whole session again.
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        return _rowid_walk(conn, layout, cursors, live)
+    finally:
+        if own and conn.in_transaction:
+            conn.execute("COMMIT")
+
+
+def _rowid_walk(
+    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor], live: set[str]
+) -> list[tuple[str, Cursor, int]]:
+    """:func:`_rowid_sessions_with_new_rows` within its read transaction."""
     t, s = quote(layout.table), quote(layout.session)
     after_sql = f"SELECT COUNT(*) FROM {t} WHERE {s} = ? AND rowid > ?"
     out: list[tuple[str, Cursor, int]] = []
