@@ -7,6 +7,7 @@ known hits (each hit once).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -278,6 +279,34 @@ def test_a_call_waiting_in_a_gone_session_that_another_continues_is_kept(inst, m
     inst.scan()
     hits = inst.store.conn.execute("SELECT memory_path, query FROM hits").fetchall()
     assert hits == [(FILES[1], "the question")]
+    store.conn.close()
+
+
+def test_a_call_waiting_in_a_gone_session_that_a_header_continues_is_kept(inst, monkeypatch):
+    """The same in a store before schema 14 (no windows: only c's header names p, and c was
+    read from its start before p was deleted). p's waiting ``memory_search_0`` is kept past
+    the grace period, and the late answer in c counts its file with its query. (Forgotten,
+    the answer was taken for a copy of p's earlier, answered turn of that id: its hit lost.)"""
+    store = Store(inst, schema=13)
+    head = tx.dump({**json.loads(tx.header("c")), "parentSession": "p"})
+    store.add_session("p")
+    store.append("p", [tx.header("p"), *_turn("p", tx.T0, FILES[0])])
+    store.append("p", [timed(tx.call("memory_search_0", query="the question"), tx.T0 + 100)])
+    store.add_session("c")
+    store.append("c", [head])
+    inst.scan()
+    store.conn.execute("DELETE FROM session_entries WHERE session_id = 'p'")
+    inst.scan()
+    monkeypatch.setenv("MEMORYD_CLOCK_OFFSET", LATER)
+    store.append("c", [tx.chatter(1)])
+    inst.scan()
+    assert "p" not in cursor_rows(inst)
+    answer = tx.result("memory_search_0", tx.search_payload([FILES[1]]), ts=tx.T0 + 101)
+    store.append("c", [timed(answer, tx.T0 + 101)])
+    inst.restart()
+    inst.scan()
+    hits = inst.store.conn.execute("SELECT memory_path, query FROM hits ORDER BY ts").fetchall()
+    assert hits == [(FILES[0], "p?"), (FILES[1], "the question")]
     store.conn.close()
 
 

@@ -780,6 +780,13 @@ def sessions_left(had_cursor: set[str], live: set[str]) -> list[str]:
     return sorted(had_cursor - live)
 
 
+def not_continued(sessions: list[str], parents: dict[str, str]) -> list[str]:
+    """Those of ``sessions`` no session of ``parents`` (session → the one it continues)
+    continues: an answer at a continuation's start may be for a call at its parent's end."""
+    continued = set(parents.values())
+    return [sid for sid in sessions if sid not in continued]
+
+
 def parents_first(
     sessions: list[tuple[str, Cursor, int]], parent: dict[str, str]
 ) -> list[tuple[str, Cursor, int]]:
