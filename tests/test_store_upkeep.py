@@ -16,12 +16,19 @@ from hypothesis import strategies as st
 
 import memoryd.log
 import transcripts as tx
-from memoryd import faults
 from memoryd.ingest import sqlite_source
-from memoryd.ingest.scan import Scanner
 from test_ingest import FILES, Install, conversation, expected
 from test_reused_ids import timed
-from test_store_reader import STAMP, WINDOWS, Store, archive_store, delete_session, frame
+from test_store_reader import (
+    STAMP,
+    WINDOWS,
+    Store,
+    _merge,
+    archive_store,
+    delete_session,
+    frame,
+)
+from test_store_ties import scan as scan_or_crash
 
 pytestmark = pytest.mark.unit
 
@@ -56,14 +63,6 @@ def inst(tmp_path):
     i = Install(tmp_path)
     yield i
     i.store.close()
-
-
-def _merge(*counts: dict[str, int]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for c in counts:
-        for k, v in c.items():
-            out[k] = out.get(k, 0) + v
-    return out
 
 
 @pytest.mark.parametrize("batch_rows", [500, 3])
@@ -505,34 +504,6 @@ def test_a_long_chain_of_windows_is_walked_once_for_every_call_asked_of_it():
 # ------------------------------------------------------------------ any history
 
 
-class Crash(BaseException):
-    """memoryd stopping right after a commit (not an Exception: no barrier catches it)."""
-
-
-def _scan(inst: Install, crash_at: int | None) -> object:
-    """A scan committing after every batch; with ``crash_at``, stopped dead after that commit
-    (what a kill there leaves), and memoryd started again."""
-    scanner = Scanner(inst.cfg, inst.paths, inst.store)
-    scanner.ledger.commit_bytes = 1
-    if crash_at is None:
-        return scanner.scan()
-    commits = [0]
-
-    def stop(*_: object) -> None:
-        commits[0] += 1
-        if commits[0] == crash_at:
-            raise Crash
-
-    faults.hook("scan.committed", stop)
-    try:
-        return scanner.scan()
-    except Crash:
-        inst.restart()
-        return None
-    finally:
-        faults.hook("scan.committed", None)
-
-
 HISTORY = st.lists(
     st.one_of(
         # rows of a conversation, each followed by a filler session's row (or not)
@@ -605,10 +576,10 @@ def test_any_history_of_deletes_vacuums_and_returns_counts_every_hit_once(
         elif op == "restart":
             inst.restart()
         else:
-            _scan(inst, arg if op == "crash" else None)
+            scan_or_crash(inst, arg if op == "crash" else None)
     for sid in convs:
         store.add(sid, convs[sid][written[sid] :])
-    _scan(inst, None)
+    scan_or_crash(inst, None)
     assert inst.counts() == expected(4, 4)
     assert inst.scan().new_hits == 0
     store.conn.close()
