@@ -457,6 +457,29 @@ def test_a_reused_id_turn_read_before_the_store_had_windows_counts_once_when_rea
     store.conn.close()
 
 
+def test_windows_that_loop_or_name_another_stores_session_read_every_hit_once(inst):
+    """Windows that form a loop (x continues y, y continues x), name themselves, or name a
+    session of another agent's store: the store is read without a fault, every hit of the
+    sessions' own calls once, and a reused id's turns in them (their lineage reaches no root:
+    not known) are taken for the bare call as before, never counted twice."""
+    store = Store(inst)
+    for sid, previous in (("x", "y"), ("y", "x"), ("s", "s"), ("o", "agent-b-session")):
+        store.add_session(sid, previous=previous)
+        store.append(sid, conversation(2, sid))
+    store.add_session("a")
+    store.append("a", [tx.header("a"), *_turn("a", tx.T0 + 3600, FILES[0], call=False)])
+    store.append("x", _turn("x", tx.T0, FILES[0]))
+    store.append("o", _turn("o", tx.T0 + 60, FILES[0]))
+    stats = inst.scan()
+    assert stats.errors == 0
+    assert inst.counts() == _merge(*(expected(2) for _ in range(4)), {FILES[0]: 1})
+    store.conn.execute("DELETE FROM session_windows WHERE session_id = 'a'")  # (a: gone)
+    store.append("y", [tx.chatter(1)])
+    inst.restart()
+    assert inst.scan().new_hits == 0
+    store.conn.close()
+
+
 _LINEAGES = st.dictionaries(
     st.sampled_from("abcdefgh"), st.one_of(st.none(), st.sampled_from("abcdefghxy")), max_size=8
 )
