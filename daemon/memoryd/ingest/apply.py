@@ -56,16 +56,11 @@ class Applier:
         self._keys: dict[str, dict[str, str | None]] = {}
         # (agent, numbered id) → the time and session of the call kept under the bare id, or None
         self._bare: dict[tuple[str, str], tuple[float | None, str | None] | None] = {}
-        # agent → its store's session lineage (session → the one it continues, None: a root),
-        # set at each read of the store (see set_lineage, _counted_bare), and the roots of its
-        # sessions found so far
-        self.lineage: dict[str, dict[str, str | None]] = {}
-        self._roots: dict[str, dict[str, str | None]] = {}
-
-    def set_lineage(self, agent: str, lineage: dict[str, str | None]) -> None:
-        """The agent's store session lineage as the store's windows tell it now."""
-        self.lineage[agent] = lineage
-        self._roots[agent] = {}
+        # agent → its store's session lineage (session → the one it continues, None: a root;
+        # see _counted_bare), read when asked (set by the read context: ReadContext.lineage),
+        # and per agent the lineage the roots found so far are of
+        self.lineage_of: Callable[[str], dict[str, str | None]] = lambda _agent: {}
+        self._roots: dict[str, tuple[dict[str, str | None], dict[str, str | None]]] = {}
 
     def line(self, line: bytes, batch: Batch, calls: Calls, stats: ScanStats) -> None:
         self.parsed(parse(line), batch, calls, stats)
@@ -177,10 +172,13 @@ class Applier:
     def _same_lineage(self, agent: str, session: str, other: str) -> bool | None:
         """Whether two sessions of the agent's store descend from one root (None: not known,
         a session the windows do not name, or no windows)."""
-        lineage = self.lineage.get(agent)
+        lineage = self.lineage_of(agent)
         if not lineage:
             return None
-        roots = self._roots.setdefault(agent, {})
+        memo = self._roots.get(agent)
+        if memo is None or memo[0] is not lineage:  # (read again: the store changed)
+            memo = self._roots[agent] = (lineage, {})
+        roots = memo[1]
         mine, theirs = root_of(lineage, session, roots), root_of(lineage, other, roots)
         return None if mine is None or theirs is None else mine == theirs
 

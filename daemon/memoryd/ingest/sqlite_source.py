@@ -671,8 +671,12 @@ def session_keys(conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -
 def previous_sessions(
     conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]
 ) -> dict[str, str]:
-    """session id → the session it continues (``session_windows.previous_session_id``)."""
-    return continued(session_lineage(conn, tables))
+    """session id → the session it continues (``session_windows.previous_session_id``).
+
+    Read at every read of the store: the windows that link, not every window (the whole
+    lineage, :func:`session_lineage`, is read only when the reused-id rule asks for it).
+    """
+    return {s: p for s, p in _windows(conn, tables, linked_only=True).items() if p is not None}
 
 
 def session_lineage(
@@ -685,20 +689,26 @@ def session_lineage(
     each other's messages (see :meth:`.apply.Applier._counted_bare`). Empty without
     ``session_windows`` (before schema 14): nothing is known.
     """
+    return _windows(conn, tables, linked_only=False)
+
+
+def _windows(
+    conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]], *, linked_only: bool
+) -> dict[str, str | None]:
+    """session id → the session its window continues, or None (of the windows that link
+    another session only, with ``linked_only``)."""
     cols = {c.lower(): c for c in tables.get("session_windows", ())}
     sid, prev = cols.get("session_id"), cols.get("previous_session_id")
     if sid is None or prev is None:
         return {}
+    sql = f"SELECT {quote(sid)}, {quote(prev)} FROM session_windows"
+    if linked_only:
+        sql += f" WHERE {quote(prev)} IS NOT NULL"
     out: dict[str, str | None] = {}
-    for s, p in conn.execute(f"SELECT {quote(sid)}, {quote(prev)} FROM session_windows"):
+    for s, p in conn.execute(sql):
         if isinstance(s, str):
             out[s] = p if isinstance(p, str) and p and p != s else None
     return out
-
-
-def continued(lineage: dict[str, str | None]) -> dict[str, str]:
-    """The sessions of ``lineage`` that continue another, and the one each continues."""
-    return {s: p for s, p in lineage.items() if p is not None}
 
 
 def root_of(

@@ -67,11 +67,10 @@ class StoreReader:
                 raise SourceFailed(sqlite_source.UNSUPPORTED)
             layout = sqlite_source.with_ties(conn, layout)
             keys = sqlite_source.session_keys(conn, tables)
-            lineage = sqlite_source.session_lineage(conn, tables)
-            parents = sqlite_source.continued(lineage)
+            parents = sqlite_source.previous_sessions(conn, tables)
             if cp is None:
                 cp = self.ctx.ledger.new_store_source(sf, st)
-            self.ctx.applier.set_lineage(cp.agent, lineage)
+            self.ctx.store_changed(cp.agent)
             calls = self.ctx.calls(pending, cp.agent)
             cursors = self.ctx.ledger.cursors(cp.id)
             self.ctx.store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(
