@@ -607,3 +607,94 @@ def test_any_history_of_deletes_vacuums_and_returns_counts_every_hit_once(
     assert inst.scan().new_hits == 0
     store.conn.close()
     inst.store.close()
+
+
+REUSED_HISTORY = st.lists(
+    st.one_of(
+        # a new turn of memory_search_0 in a session (or only its answer: the call cut away)
+        st.tuples(st.just("turn"), st.sampled_from("abc"), st.booleans()),
+        st.tuples(st.just("copy"), st.just("b"), st.none()),  # b's kept tail: a's last turn
+        st.tuples(st.just("delete"), st.sampled_from("abc"), st.none()),  # rows and window
+        st.tuples(st.just("back"), st.sampled_from("abc"), st.none()),  # as they were
+        st.tuples(st.just("later"), st.none(), st.none()),
+        st.tuples(st.just("scan"), st.none(), st.none()),
+        st.tuples(st.just("restart"), st.none(), st.none()),
+        st.tuples(st.just("crash"), st.integers(1, 6), st.none()),
+    ),
+    max_size=20,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=REUSED_HISTORY)
+@example(  # the review's case: b's own turn, a deleted, b forgotten and back
+    ops=[
+        ("turn", "c", False),  # c's own turn, made before ...
+        ("turn", "a", True),  # ... a's answer met alone (its call kept under the bare id)
+        ("scan", None, None),
+        ("delete", "a", None),
+        ("delete", "c", None),
+        ("scan", None, None),
+        ("later", None, None),
+        ("turn", "b", False),
+        ("scan", None, None),
+        ("back", "c", None),
+    ]
+)
+def test_any_history_of_a_reused_id_across_sessions_counts_no_hit_twice(
+    tmp_path_factory, monkeypatch, ops
+):
+    """Turns of ``memory_search_0`` (each its own file, some answers without their call) in
+    sessions a, b (continuing a, its kept tail copying a's last turn) and c (another root);
+    sessions deleted with their windows and brought back as they were, days passing past the
+    grace period, scans, restarts, crashes after any commit. No file is counted twice, and a
+    last scan adds nothing. (What lineage is known changes through such a history: the rule
+    must give a call read again the id it was first kept under.)"""
+    monkeypatch.setattr(sqlite_source, "BATCH_ROWS", 2)
+    monkeypatch.delenv("MEMORYD_CLOCK_OFFSET", raising=False)
+    inst = Install(tmp_path_factory.mktemp("reused"))
+    store = Store(inst)
+    previous = {"a": None, "b": "a", "c": None}
+    lines: dict[str, list[bytes]] = {}
+    last_turn: dict[str, list[bytes]] = {}
+    gone: set[str] = set()
+    turns = days = 0
+    for op, arg, flag in ops:
+        if op in ("turn", "copy") and arg not in gone:
+            if op == "turn":
+                turns += 1
+                new = _turn(arg, tx.T0 + 100 * turns, f"memory/t{turns}.md", call=not flag)
+                last_turn[arg] = _turn(arg, tx.T0 + 100 * turns, f"memory/t{turns}.md")
+            elif "a" in last_turn:
+                new = last_turn["a"]
+            else:
+                continue
+            if arg not in lines:
+                store.add_session(arg, previous=previous[arg])
+                new = [tx.header(arg), *new]
+                lines[arg] = []
+            store.append(arg, new)
+            lines[arg] += new
+        elif op == "delete" and arg in lines and arg not in gone:
+            store.conn.execute("DELETE FROM transcript_events WHERE session_id = ?", (arg,))
+            store.conn.execute("DELETE FROM session_windows WHERE session_id = ?", (arg,))
+            gone.add(arg)
+        elif op == "back" and arg in gone:
+            store.add_session(arg, previous=previous[arg])
+            store.append(arg, lines[arg])
+            gone.discard(arg)
+        elif op == "later":
+            days += 8
+            monkeypatch.setenv("MEMORYD_CLOCK_OFFSET", str(days * DAY))
+        elif op == "restart":
+            inst.restart()
+        elif op in ("scan", "crash"):
+            scan_or_crash(inst, arg if op == "crash" else None)
+    scan_or_crash(inst, None)
+    counts = inst.counts()
+    assert all(n == 1 for n in counts.values()), counts
+    assert inst.scan().new_hits == 0
+    store.conn.close()
+    inst.store.close()
