@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import clock
 from ..config import Config
 from . import sqlite_source
 from .apply import Applier
@@ -47,8 +48,14 @@ class ReadContext:
         applier.lineage_of = self.lineage
         self.reported: set[str] = set()  # unknown archive columns / kinds, reported once
         self.malformed_logged = 0  # malformed stored events logged in this scan
+        self.now = clock.now()  # (set again at each scan's start: see new_scan)
 
     def new_scan(self) -> None:
+        # The scan's time, for the grace period of store sessions gone (StoreReader._upkeep):
+        # read once, at its start, so that a clock set while the scan runs (a laptop asleep
+        # mid-scan) is seen by the next one first (the daemon moves the times gone by the step
+        # before it: service.ingest_worker), not by this one's forgetting.
+        self.now = clock.now()
         self.archives_done = self.ledger.archives_read()
         self.malformed_logged = 0
         self._lineages.clear()

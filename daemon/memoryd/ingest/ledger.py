@@ -259,6 +259,17 @@ class SourceWrite:
         return self._id, wrote_tail
 
 
+def clock_was_set(store: Store, step: float) -> None:
+    """The wall clock was set by ``step`` seconds (a move the daemon's monotonic and boot
+    clocks did not make: see ``service.ingest_worker``): the times sessions were seen
+    gone from a transcript store move with it, so the grace period after which they are
+    forgotten counts the time that really passed. A clock set forward a week (by hand, a bad
+    NTP answer, a dead clock battery corrected) would otherwise forget every session gone
+    since at the next read; one set back would keep them for as much longer."""
+    with store.transaction() as conn:
+        conn.execute("UPDATE transcript_db_gone SET gone_at = gone_at + ?", (step,))
+
+
 class Ledger:
     """The scan's writer: group commit over one connection, and the ingest tables."""
 

@@ -14,7 +14,6 @@ import os
 import sqlite3
 import time
 
-from .. import clock
 from . import archives, sqlite_source
 from . import sources as src
 from .archive_reader import ArchiveReader
@@ -148,7 +147,7 @@ class StoreReader:
         back = self.ctx.ledger.gone_cursors(cp.id, unknown) if unknown else {}
         if not back:
             return False
-        self.ctx.ledger.store_sessions_moved(cp.id, clock.now(), {}, back)
+        self.ctx.ledger.store_sessions_moved(cp.id, self.ctx.now, {}, back)
         cursors.update(back)
         for sid in back.keys() & changed_marks.keys():  # rewritten meanwhile: from the start
             cursors[sid] = sqlite_source.START
@@ -184,7 +183,7 @@ class StoreReader:
         that finds new rows) and one lookup by the index on the time. The daemon logs what it
         forgot (``ingest.store_sessions_forgotten``); a one-shot scan says nothing.
         """
-        now = clock.now()
+        now = self.ctx.now  # (the scan's start: see ReadContext.new_scan)
         left = sqlite_source.sessions_left(had_cursor, live)
         if left:
             gone = {sid: cursors[sid] for sid in left}
