@@ -16,7 +16,7 @@ row (what the daemon does all day), in-process CPU time of ``Scanner.scan`` (med
 Asserts nothing; prints medians, spreads and the ratios to "base, none".
 
     .venv/bin/python bench/bench_store_upkeep.py [--live 50] [--gone 20000] [--repeat 7]
-        [--rounds 3] [--baseline /tmp/base/daemon]
+        [--rounds 3] [--windows 0] [--baseline /tmp/base/daemon]
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import sqlite3
 import statistics
@@ -64,8 +65,10 @@ print(json.dumps(times))
 """
 
 
-def make_store(root: Path, live: int) -> Path:
-    """An agent store of ``live`` sessions, 40 rows each (no memory calls: only reading)."""
+def make_store(root: Path, live: int, windows: int = 0) -> Path:
+    """An agent store of ``live`` sessions, 40 rows each (no memory calls: only reading); with
+    ``windows``, a ``session_windows`` table of the live sessions and that many more (of
+    sessions deleted, as a year of use leaves them), 30 % continuing the one before."""
     db = root / "state" / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
     db.parent.mkdir(parents=True)
     (root / "state" / "agents" / "main" / "sessions").mkdir()
@@ -81,6 +84,20 @@ def make_store(root: Path, live: int) -> Path:
             text = json.dumps({"type": "message", "id": f"{s}-{q}", "message": {"role": "user"}})
             rows.append((f"live-{s}", q, text, 0))
     conn.executemany("INSERT INTO transcript_events VALUES (?, ?, ?, ?)", rows)
+    if windows:
+        conn.execute(
+            "CREATE TABLE session_windows(session_id TEXT PRIMARY KEY, session_key TEXT NOT NULL, "
+            "previous_session_id TEXT, reason TEXT, created_at INTEGER)"
+        )
+        rnd = random.Random(1)
+        names = [f"live-{s}" for s in range(live)] + [f"w-{i:08d}" for i in range(windows)]
+        conn.executemany(
+            "INSERT INTO session_windows VALUES (?, 'agent:main:main', ?, 'initial', 0)",
+            [
+                (sid, names[i - 1] if i > live and rnd.random() < 0.3 else None)
+                for i, sid in enumerate(names)
+            ],
+        )
     conn.close()
     return db
 
@@ -130,6 +147,7 @@ def main() -> int:
     ap.add_argument("--gone", type=int, default=20000)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--windows", type=int, default=0, help="session_windows rows beyond the live")
     ap.add_argument("--baseline", type=Path, required=True)
     args = ap.parse_args()
     this = ROOT / "daemon"
@@ -137,7 +155,7 @@ def main() -> int:
     env = dict(os.environ)
     env.pop("MEMORYD_CLOCK_OFFSET", None)
     try:
-        db = make_store(tmp, args.live)
+        db = make_store(tmp, args.live, args.windows)
         cases: dict[str, tuple[Path, Path]] = {}
         for name, version, gone in (
             ("base, none", args.baseline, 0),
@@ -161,7 +179,8 @@ def main() -> int:
                 times[name] += run(version, cfg, db, args.repeat, env)
         ref = statistics.median(times["base, none"])
         print(
-            f"store: {args.live} live sessions; {args.gone} cursors of gone sessions; "
+            f"store: {args.live} live sessions; {args.windows} more windows; "
+            f"{args.gone} cursors of gone sessions; "
             f"{args.rounds} rounds x {args.repeat} scans, each after one new row"
         )
         print(f"{'case':<16} {'median ms':>10} {'min':>7} {'max':>7} {'x base,none':>12}")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ import pytest
 import transcripts as tx
 from daemon_harness import (
     DaemonProcess,
+    NotifySocket,
     append,
     hit_count,
     hit_lines,
@@ -19,7 +22,9 @@ from daemon_harness import (
     start,
     wait_until,
 )
-from test_store_reader import EVENTS_24, frame
+from test_ingest import conversation, expected
+from test_laptop import process_state
+from test_store_reader import EVENTS_24, Store, delete_session, frame
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -71,3 +76,52 @@ def test_the_daemon_lives_through_a_store_it_cannot_read_and_reads_it_once_it_ca
     status = json.loads(run_cli(inst, "status", "--json").stdout)
     assert status["failed_sources"] == [] and status["malformed_lines"] == 1
     conn.close()
+
+
+def _state_rows(db: Path, sql: str) -> list[tuple]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.mark.timeout(300)
+def test_a_clock_set_forward_a_week_under_the_daemon_forgets_no_gone_session_early(
+    tmp_path: Path, notify: NotifySocket, daemons: list[DaemonProcess]
+) -> None:
+    """A store session deleted while the daemon runs is set aside; the daemon is stopped and
+    the wall clock moves 8 days forward meanwhile (a clock set by hand, a bad NTP answer): the
+    daemon sees the clock was set, and its next read of the store keeps the session within
+    its grace period (it was forgotten there, the grace period measured across the setting)."""
+    threshold = 3.0
+    inst = make_install(
+        tmp_path, f"[daemon]\nrescan_seconds = 3600.0\nclock_jump_seconds = {threshold}\n"
+    )
+    offset = tmp_path / "clock-offset"
+    offset.write_text("0")
+    store = Store(inst)  # (the harness's install has the same sessions folder)
+    for sid in ("k", "d"):
+        store.add_session(sid)
+        store.append(sid, conversation(2, sid))
+    d = start(inst, daemons, notify, MEMORYD_CLOCK_OFFSET_FILE=str(offset))
+    d.wait_ready()
+    cursors = "SELECT session_id FROM transcript_db_cursors ORDER BY session_id"
+    wait_until(lambda: _state_rows(inst.db, cursors) == [("d",), ("k",)])
+    delete_session(store, "d")
+    wait_until(lambda: _state_rows(inst.db, "SELECT session_id FROM transcript_db_gone"))
+    assert d.proc is not None
+    d.send(signal.SIGSTOP)
+    wait_until(lambda: process_state(d.proc.pid) == "T")
+    stopped_at = time.monotonic()
+    offset.write_text(str(8 * 86400))
+    time.sleep(max(0.0, threshold + 2 - (time.monotonic() - stopped_at)))  # (a lower bound)
+    d.send(signal.SIGCONT)
+    gap = d.wait_event("daemon.gap")[0]
+    assert gap["kind"] == "clock set forward"
+    store.append("k", conversation(3, "k")[9:])  # the store changes: read
+    wait_until(lambda: hit_count(inst.db) == sum(expected(2, 3).values()))
+    assert _state_rows(inst.db, "SELECT session_id FROM transcript_db_gone") == [("d",)]
+    assert d.events("ingest.store_sessions_forgotten") == []
+    assert d.stop() == 0
+    store.conn.close()

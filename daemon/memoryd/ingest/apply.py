@@ -56,9 +56,11 @@ class Applier:
         self._keys: dict[str, dict[str, str | None]] = {}
         # (agent, numbered id) → the time and session of the call kept under the bare id, or None
         self._bare: dict[tuple[str, str], tuple[float | None, str | None] | None] = {}
-        # agent → its store's session lineage (session → the one it continues, None: a root),
-        # set at each read of the store (see _counted_bare)
-        self.lineage: dict[str, dict[str, str | None]] = {}
+        # agent → its store's session lineage (session → the one it continues, None: a root;
+        # see _counted_bare), read when asked (set by the read context: ReadContext.lineage),
+        # and per agent the lineage the roots found so far are of
+        self.lineage_of: Callable[[str], dict[str, str | None]] = lambda _agent: {}
+        self._roots: dict[str, tuple[dict[str, str | None], dict[str, str | None]]] = {}
 
     def memo_sizes(self) -> dict[str, int]:
         """Entries in its memos (bounded: ``_KEYS_MAX`` an agent, ``_BARE_MAX``), for the
@@ -145,6 +147,14 @@ class Applier:
         taken for the copy, as before: a lineage not known could be the row's, and taking
         a copy for a new call would count it twice (docs/ingest-sources.md, "Reused ids
         after an upgrade").
+
+        What is known of a lineage changes (a session of it deleted takes its window with
+        it; an upgrade to schema 14 adds every window), and a session is read again (back
+        after the grace period, rewritten, renumbered): the call keeps the id it was first
+        kept under, since its hits are unique under that id only and the other would count
+        them again. Kept under its occurrence id (stored), it stays so; taken for the bare
+        call in its session (its hits there under the bare id), it stays so. Both are
+        looked up only for a call made before the bare row's time, in another session.
         """
         key = (agent, raw)
         if key in self._bare:
@@ -160,11 +170,22 @@ class Applier:
         kept_in = row[1]
         if not kept_in or kept_in == session:
             return True
-        lineage = self.lineage.get(agent)
+        if self._same_lineage(agent, session, kept_in) is False:
+            return self.ledger.counted_under(agent, raw, session)
+        return self.ledger.stored_call(agent, occurrence_id(raw, made)) is None
+
+    def _same_lineage(self, agent: str, session: str, other: str) -> bool | None:
+        """Whether two sessions of the agent's store descend from one root (None: not known,
+        a session the windows do not name, or no windows)."""
+        lineage = self.lineage_of(agent)
         if not lineage:
-            return True
-        mine, theirs = root_of(lineage, session), root_of(lineage, kept_in)
-        return mine is None or theirs is None or mine == theirs
+            return None
+        memo = self._roots.get(agent)
+        if memo is None or memo[0] is not lineage:  # (read again: the store changed)
+            memo = self._roots[agent] = (lineage, {})
+        roots = memo[1]
+        mine, theirs = root_of(lineage, session, roots), root_of(lineage, other, roots)
+        return None if mine is None or theirs is None else mine == theirs
 
     def _fetch(self, agent: str) -> Callable[[str], CallRow | None]:
         return lambda cid: self.ledger.fetch_call(agent, cid)

@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import clock
 from ..config import Config
 from . import sqlite_source
 from .apply import Applier
@@ -41,12 +42,52 @@ class ReadContext:
         self.store_synthetic: dict[str, frozenset[str]] = {}
         # Archives read whole: (agent, name) → (size, digest); loaded at the start of a scan.
         self.archives_done: dict[tuple[str, str], tuple[int, str]] = {}
+        # Per agent, its store's session lineage, read when the reused-id rule first asks
+        # after the store changed (see lineage)
+        self._lineages: dict[str, dict[str, str | None]] = {}
+        applier.lineage_of = self.lineage
         self.reported: set[str] = set()  # unknown archive columns / kinds, reported once
         self.malformed_logged = 0  # malformed stored events logged in this scan
+        self.now = clock.now()  # (set again at each scan's start: see new_scan)
 
     def new_scan(self) -> None:
+        # The scan's time, for the grace period of store sessions gone (StoreReader._upkeep):
+        # read once, at its start, so that a clock set while the scan runs (a laptop asleep
+        # mid-scan) is seen by the next one first (the daemon moves the times gone by the step
+        # before it: service.ingest_worker), not by this one's forgetting.
+        self.now = clock.now()
         self.archives_done = self.ledger.archives_read()
         self.malformed_logged = 0
+        self._lineages.clear()
+
+    def store_changed(self, agent: str) -> None:
+        """The agent's store is being read (it changed): its lineage is read again if asked."""
+        self._lineages.pop(agent, None)
+
+    def lineage(self, agent: str) -> dict[str, str | None]:
+        """The agent's store session lineage (:func:`.sqlite_source.session_lineage`; empty:
+        not known), read once a scan and store change, when asked.
+
+        Only the reused-id rule asks (``Applier._counted_bare``, for a call made before a bare
+        row of another session): every window handed to Python at every read of the store
+        cost a read of 20,000 windows 15 ms instead of 4 for the linked ones alone.
+        """
+        known = self._lineages.get(agent)
+        if known is not None:
+            return known
+        known = {}
+        path = self.store_path(agent)
+        if path is not None and path.is_file():
+            try:
+                conn = sqlite_source.open_readonly(path)
+                try:
+                    known = sqlite_source.session_lineage(conn, sqlite_source.table_columns(conn))
+                finally:
+                    conn.close()
+            except sqlite3.Error:
+                known = {}  # not readable now: not known (the store's own read reports why)
+        self._lineages[agent] = known
+        return known
 
     def store_synthetic_of(self, agent: str) -> frozenset[str]:
         """The cron / heartbeat sessions the agent's store names (its tables opened once when

@@ -259,6 +259,17 @@ class SourceWrite:
         return self._id, wrote_tail
 
 
+def clock_was_set(store: Store, step: float) -> None:
+    """The wall clock was set by ``step`` seconds (a move the daemon's monotonic and boot
+    clocks did not make: see ``service.ingest_worker``): the times sessions were seen
+    gone from a transcript store move with it, so the grace period after which they are
+    forgotten counts the time that really passed. A clock set forward a week (by hand, a bad
+    NTP answer, a dead clock battery corrected) would otherwise forget every session gone
+    since at the next read; one set back would keep them for as much longer."""
+    with store.transaction() as conn:
+        conn.execute("UPDATE transcript_db_gone SET gone_at = gone_at + ?", (step,))
+
+
 class Ledger:
     """The scan's writer: group commit over one connection, and the ingest tables."""
 
@@ -559,6 +570,18 @@ class Ledger:
         return self.conn.execute(  # type: ignore[no-any-return]
             "SELECT ts, session FROM calls WHERE agent = ? AND call_id = ?", (agent, call_id)
         ).fetchone()
+
+    def counted_under(self, agent: str, call_id: str, session: str) -> bool:
+        """Whether ``session`` holds hits of the agent's call ``call_id`` (the reused-id
+        rule's memory of a call taken for the bare one: ``Applier._counted_bare``)."""
+        self._write_queue_before_read()
+        return (
+            self.conn.execute(
+                "SELECT 1 FROM hits WHERE agent = ? AND call_id = ? AND session = ? LIMIT 1",
+                (agent, call_id, session),
+            ).fetchone()
+            is not None
+        )
 
     def fetch_occurrences(self, agent: str, call_id: str) -> list[tuple[str, str | None]]:
         """``(occurrence id, session)`` of every call kept under numbered ``call_id`` (see

@@ -313,6 +313,24 @@ def _rowid_sessions_with_new_rows(
     the read then visits anyway, and only for sessions whose rows changed. A cursor written
     before rows were counted gets its count once, here (rows up to it read, as it said).
     """
+    # The walk and the counts in one read transaction: each statement would otherwise see
+    # the store as it is when it starts (the walk's last row is handed over after its
+    # statement ended), and a row OpenClaw appends in between would be taken for one moved
+    # under the cursor, reading the whole session again.
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        return _rowid_walk(conn, layout, cursors, live)
+    finally:
+        if own and conn.in_transaction:
+            conn.execute("COMMIT")
+
+
+def _rowid_walk(
+    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor], live: set[str]
+) -> list[tuple[str, Cursor, int]]:
+    """:func:`_rowid_sessions_with_new_rows` within its read transaction."""
     t, s = quote(layout.table), quote(layout.session)
     after_sql = f"SELECT COUNT(*) FROM {t} WHERE {s} = ? AND rowid > ?"
     out: list[tuple[str, Cursor, int]] = []
@@ -653,8 +671,12 @@ def session_keys(conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -
 def previous_sessions(
     conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]
 ) -> dict[str, str]:
-    """session id → the session it continues (``session_windows.previous_session_id``)."""
-    return continued(session_lineage(conn, tables))
+    """session id → the session it continues (``session_windows.previous_session_id``).
+
+    Read at every read of the store: the windows that link, not every window (the whole
+    lineage, :func:`session_lineage`, is read only when the reused-id rule asks for it).
+    """
+    return {s: p for s, p in _windows(conn, tables, linked_only=True).items() if p is not None}
 
 
 def session_lineage(
@@ -667,33 +689,59 @@ def session_lineage(
     each other's messages (see :meth:`.apply.Applier._counted_bare`). Empty without
     ``session_windows`` (before schema 14): nothing is known.
     """
+    return _windows(conn, tables, linked_only=False)
+
+
+def _windows(
+    conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]], *, linked_only: bool
+) -> dict[str, str | None]:
+    """session id → the session its window continues, or None (of the windows that link
+    another session only, with ``linked_only``)."""
     cols = {c.lower(): c for c in tables.get("session_windows", ())}
     sid, prev = cols.get("session_id"), cols.get("previous_session_id")
     if sid is None or prev is None:
         return {}
+    sql = f"SELECT {quote(sid)}, {quote(prev)} FROM session_windows"
+    if linked_only:
+        sql += f" WHERE {quote(prev)} IS NOT NULL"
     out: dict[str, str | None] = {}
-    for s, p in conn.execute(f"SELECT {quote(sid)}, {quote(prev)} FROM session_windows"):
+    for s, p in conn.execute(sql):
         if isinstance(s, str):
             out[s] = p if isinstance(p, str) and p and p != s else None
     return out
 
 
-def continued(lineage: dict[str, str | None]) -> dict[str, str]:
-    """The sessions of ``lineage`` that continue another, and the one each continues."""
-    return {s: p for s, p in lineage.items() if p is not None}
-
-
-def root_of(lineage: dict[str, str | None], session: str) -> str | None:
+def root_of(
+    lineage: dict[str, str | None], session: str, known: dict[str, str | None] | None = None
+) -> str | None:
     """The session ``session`` descends from that continues none; None when the lineage
-    does not reach one (a session it does not name, or a loop)."""
-    for _ in range(len(lineage) + 1):
-        if session not in lineage:
-            return None
+    does not reach one (a session it does not name, or a loop).
+
+    ``known``: the roots found before in the same lineage, filled in here for every session
+    walked. A session reset or compacted daily for years is a chain of thousands of windows,
+    and the reused-id rule asks for the root of each call's session: with ``known`` a chain
+    is walked once in all, not once per call.
+    """
+    walked: list[str] = []
+    on_path: set[str] = set()
+    root: str | None = None
+    while True:
+        if known is not None and session in known:
+            root = known[session]
+            break
+        if session not in lineage or session in on_path:  # not named, or a loop
+            break
+        walked.append(session)
+        on_path.add(session)
         parent = lineage[session]
         if parent is None:
-            return session
+            root = session
+            break
         session = parent
-    return None
+    if known is not None:
+        for s in walked:
+            known[s] = root
+    return root
 
 
 REWRITE_TABLE = "transcript_rewrite_watermarks"
@@ -740,6 +788,13 @@ def sessions_left(had_cursor: set[str], live: set[str]) -> list[str]:
     (``live``): deleted, reset into an archive, cold-stored (see docs/ingest-sources.md,
     "Sessions that left the store")."""
     return sorted(had_cursor - live)
+
+
+def not_continued(sessions: list[str], parents: dict[str, str]) -> list[str]:
+    """Those of ``sessions`` no session of ``parents`` (session → the one it continues)
+    continues: an answer at a continuation's start may be for a call at its parent's end."""
+    continued = set(parents.values())
+    return [sid for sid in sessions if sid not in continued]
 
 
 def parents_first(

@@ -14,7 +14,6 @@ import os
 import sqlite3
 import time
 
-from .. import clock
 from . import archives, sqlite_source
 from . import sources as src
 from .archive_reader import ArchiveReader
@@ -67,11 +66,10 @@ class StoreReader:
                 raise SourceFailed(sqlite_source.UNSUPPORTED)
             layout = sqlite_source.with_ties(conn, layout)
             keys = sqlite_source.session_keys(conn, tables)
-            lineage = sqlite_source.session_lineage(conn, tables)
-            parents = sqlite_source.continued(lineage)
+            parents = sqlite_source.previous_sessions(conn, tables)
             if cp is None:
                 cp = self.ctx.ledger.new_store_source(sf, st)
-            self.ctx.applier.lineage[cp.agent] = lineage
+            self.ctx.store_changed(cp.agent)
             calls = self.ctx.calls(pending, cp.agent)
             cursors = self.ctx.ledger.cursors(cp.id)
             self.ctx.store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(
@@ -120,7 +118,9 @@ class StoreReader:
                     )
             for shape in archives.archive_shapes(tables):
                 self.archive_reader.read_table(conn, shape, sf, cp, pending, stats)
-            self._upkeep(cp, cursors, had_cursor, live, set(marks), parents, mark_name)
+            self._upkeep(
+                conn, layout, cp, cursors, had_cursor, live, set(marks), parents, mark_name
+            )
         finally:
             conn.close()
         if stats.bytes_read == rows_before and stats.files_read == read_before + 1:
@@ -147,7 +147,7 @@ class StoreReader:
         back = self.ctx.ledger.gone_cursors(cp.id, unknown) if unknown else {}
         if not back:
             return False
-        self.ctx.ledger.store_sessions_moved(cp.id, clock.now(), {}, back)
+        self.ctx.ledger.store_sessions_moved(cp.id, self.ctx.now, {}, back)
         cursors.update(back)
         for sid in back.keys() & changed_marks.keys():  # rewritten meanwhile: from the start
             cursors[sid] = sqlite_source.START
@@ -155,6 +155,8 @@ class StoreReader:
 
     def _upkeep(
         self,
+        conn: sqlite3.Connection,
+        layout: sqlite_source.Layout,
         cp: Checkpoint,
         cursors: dict[str, sqlite_source.Cursor],
         had_cursor: set[str],
@@ -173,14 +175,15 @@ class StoreReader:
         there again, it gets it back (:meth:`_back`). Once gone for
         ``ingest.vanished_grace_days`` it is forgotten, with the rewrite watermark recorded
         for it (unless the store still lists one) and its calls still waiting made before
-        then (unless a session in the store continues it: an answer at that session's start
-        would look for them). Calls answered and hits stay: every later copy of the session
-        (an archive, the id coming back) is checked against them, and counts nothing twice.
+        then (unless a session in the store continues it, by its window or its header: an
+        answer at that session's start would look for them). Calls answered and hits stay:
+        every later copy of the session (an archive, the id coming back) is checked against
+        them, and counts nothing twice.
         A read pays for this only a set difference over the live sessions (from the walk
         that finds new rows) and one lookup by the index on the time. The daemon logs what it
         forgot (``ingest.store_sessions_forgotten``); a one-shot scan says nothing.
         """
-        now = clock.now()
+        now = self.ctx.now  # (the scan's start: see ReadContext.new_scan)
         left = sqlite_source.sessions_left(had_cursor, live)
         if left:
             gone = {sid: cursors[sid] for sid in left}
@@ -195,8 +198,10 @@ class StoreReader:
             for sid in forget
             if sid not in marked and (cp.agent, mark_name + sid) in done
         ]
-        continued = set(parents.values())
-        calls = [sid for sid in forget if sid not in continued]
+        calls = sqlite_source.not_continued(forget, parents)
+        if calls:  # the links only a header tells, of the sessions not read from their start
+            headers = self._header_links(conn, layout, live - parents.keys())
+            calls = sqlite_source.not_continued(calls, headers)
         self.ctx.ledger.forget_store_sessions(cp, forget, marks, calls, now - grace_s)
         for name in marks:
             done.pop((cp.agent, name), None)
@@ -213,6 +218,21 @@ class StoreReader:
         )
 
     @staticmethod
+    def _header_links(
+        conn: sqlite3.Connection, layout: sqlite_source.Layout, sessions: set[str]
+    ) -> dict[str, str]:
+        """Session → the one its header names as continued (``parentSession``), of
+        ``sessions``: a first row each, by the table's key (asked only when forgetting the
+        waiting calls of sessions that no window links)."""
+        out: dict[str, str] = {}
+        for session_id in sessions:
+            header = sqlite_source.header_row(conn, layout, session_id)
+            parent = src.header_parent(header) if header else None
+            if parent and parent != session_id:
+                out[session_id] = parent
+        return out
+
+    @staticmethod
     def _header_parents(
         conn: sqlite3.Connection,
         layout: sqlite_source.Layout,
@@ -226,12 +246,9 @@ class StoreReader:
         id, or a file path in older builds). Known before the order is settled, so that
         the continued session is read first whichever id sorts first.
         """
-        for session_id, after, _top in todo:
-            if after[0] < 0 and session_id not in parents:
-                header = sqlite_source.header_row(conn, layout, session_id)
-                parent = src.header_parent(header) if header else None
-                if parent and parent != session_id:
-                    parents[session_id] = parent
+        fresh = {sid for sid, after, _top in todo if after[0] < 0 and sid not in parents}
+        if fresh:
+            parents.update(StoreReader._header_links(conn, layout, fresh))
 
     @staticmethod
     def _tables(conn: sqlite3.Connection) -> dict[str, tuple[str, ...]]:

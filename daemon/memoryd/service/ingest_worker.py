@@ -112,6 +112,7 @@ class IngestWorker(threading.Thread):
         self._lock = threading.Lock()
         self.fatal: BaseException | None = None
         self.restorer: Any = None  # RestoreOnDemand, built on this thread
+        self._clocks: Any = None  # (wall, monotonic, boot) at the last scan's start
 
     def reconfigure(self, cfg: Config, paths: Paths) -> None:
         """Use a new configuration from the next batch on (with a full rescan)."""
@@ -187,6 +188,7 @@ class IngestWorker(threading.Thread):
     def _scan(self, scanner: Any, store: Store, only: list[Path] | None, reason: str | None) -> Any:
         """One scan, logged; returns its stats (None when it failed)."""
         started = time.monotonic()
+        self._grace_follows_the_clock(store)
         try:
             stats = scanner.scan(only)
         except Exception:
@@ -230,7 +232,8 @@ class IngestWorker(threading.Thread):
     def footprint(self, scanner: Any) -> dict[str, Any]:
         """What the process holds after a full rescan: resident memory, descriptors, threads
         and the entries of every memo that lives as long as the daemon (each bounded, or
-        pruned to what is still there; docs/notes/rss.md). Logged at debug level."""
+        pruned to what is still there; docs/service.md, "Memory over months"). Logged at
+        debug level."""
         import sys
 
         memos: dict[str, int] = dict(scanner.applier.memo_sizes())
@@ -251,6 +254,30 @@ class IngestWorker(threading.Thread):
             "py_blocks": sys.getallocatedblocks(),
             "memos": memos,
         }
+
+    def _grace_follows_the_clock(self, store: Store) -> None:
+        """Before a scan: if the wall clock was set since the last one (a step its monotonic
+        and boot clocks did not make, beyond ``daemon.clock_jump_seconds``), the times store
+        sessions were seen gone move by the same step (``ingest.ledger.clock_was_set``), so
+        their grace period counts the time that really passed. Here, on the thread that
+        scans, before the scan: the main loop notices the step too (``daemon.gap``), but a
+        scan could run before it does, and forget with the clock as set."""
+        from ..ingest.ledger import clock_was_set
+        from .main import read_clocks
+        from .schedule import find_gap
+
+        now, before = read_clocks(), self._clocks
+        self._clocks = now
+        if before is None:
+            return
+        threshold = self.cfg.daemon.clock_jump_seconds
+        gap = find_gap(before, now, now.mono - before.mono, threshold)
+        if gap is None or abs(gap.clock_step) <= threshold:
+            return
+        try:
+            clock_was_set(store, gap.clock_step)
+        except sqlite3.Error:
+            log.warning("ingest.grace_shift_failed", step=gap.clock_step, exc_info=True)
 
     def _restore_on_demand(self, store: Store, new_calls: bool) -> None:
         """After a pass: bring back archived files that new searches ask for (never fatal).
