@@ -19,8 +19,9 @@ The cron reading is APScheduler's reading of an expression:
   readings fire, a time skipped when DST starts fires at the same reading on the old offset
   (``02:30`` → ``03:30``).
 
-A test (``tests/test_cron.py``) checks :func:`next_fire` against
-``CronTrigger.get_next_fire_time`` over generated expressions, zones and instants.
+A test (``tests/test_cron.py``) checks :func:`next_fire` against a minute-by-minute search and
+against ``CronTrigger.get_next_fire_time`` over generated expressions, zones and instants. The
+daemon fires by :func:`next_fire` too (:mod:`.cron_trigger`), so ``status`` shows what it fires.
 """
 
 from __future__ import annotations
@@ -357,14 +358,18 @@ def _days(spec: CronSpec, first: date) -> Iterator[date]:
 
 
 def build_triggers(cfg: Config, tz: tzinfo) -> dict[str, Any]:
-    """One APScheduler CronTrigger per scheduled job; a bad expression names its key.
+    """One APScheduler trigger per scheduled job; a bad expression names its key.
 
-    A job whose schedule is ``"off"`` gets no trigger: the daemon neither fires it nor
-    catches it up, and ``status`` says "off".
+    An expression is accepted as APScheduler's ``CronTrigger`` accepts it, and fired as
+    :func:`next_fire` reads it (:class:`.cron_trigger.WallClockCron`: APScheduler's own
+    trigger loses a day after a spring-forward DST change). A job whose schedule is
+    ``"off"`` gets no trigger: the daemon neither fires it nor catches it up, and
+    ``status`` says "off".
     """
     from apscheduler.triggers.cron import CronTrigger
 
     from ..config import ConfigError, schedule_is_off
+    from .cron_trigger import WallClockCron
 
     triggers: dict[str, Any] = {}
     for name in SCHEDULED_JOBS:
@@ -378,7 +383,7 @@ def build_triggers(cfg: Config, tz: tzinfo) -> dict[str, Any]:
                 f"got {expr!r}"
             )
         try:
-            triggers[name] = CronTrigger(
+            CronTrigger(
                 minute=fields[0],
                 hour=fields[1],
                 day=fields[2],
@@ -386,6 +391,7 @@ def build_triggers(cfg: Config, tz: tzinfo) -> dict[str, Any]:
                 day_of_week=crontab_weekdays(fields[4]),
                 timezone=tz,
             )
+            triggers[name] = WallClockCron(parse(expr), tz, expr)
         except ValueError as exc:
             raise ConfigError(f"schedule.{name}: invalid cron expression {expr!r}: {exc}") from None
     return triggers

@@ -1,0 +1,48 @@
+"""The daemon's APScheduler trigger: memoryd's own cron reading, so it fires what ``status`` shows.
+
+APScheduler 3.11's ``CronTrigger`` loses a day after a spring-forward DST change: asked for
+the fire after ``0 0 * * *``'s midnight on 2026-03-29 in Berlin (or 2026-03-08 in New York),
+it answers the 31st (the 10th), so a job scheduled before the change's hour that day would
+skip the next day entirely, and ``status`` (which reads :func:`.schedule.next_fire`) would
+name a time the daemon never fires. The daemon therefore asks :func:`.schedule.next_fire`,
+whose reading ``tests/test_cron.py`` checks against a minute-by-minute search, and uses
+APScheduler only to wait, run and coalesce. Imported by :func:`.schedule.build_triggers`,
+inside the daemon only (APScheduler stays out of one-shot commands).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, tzinfo
+
+from apscheduler.triggers.base import BaseTrigger
+
+from .schedule import CronSpec, next_fire
+
+
+class WallClockCron(BaseTrigger):
+    """Fires at the wall-clock minutes ``spec`` names in ``tz`` (see :mod:`.schedule`)."""
+
+    __slots__ = ("expr", "spec", "timezone")
+
+    def __init__(self, spec: CronSpec, tz: tzinfo, expr: str) -> None:
+        self.spec = spec
+        self.timezone = tz
+        self.expr = expr
+
+    def get_next_fire_time(
+        self, previous_fire_time: datetime | None, now: datetime
+    ) -> datetime | None:
+        # After a fire, the next one after it (APScheduler lists every fire between the last
+        # and now, to coalesce them after a sleep); at the start, the first at or after now.
+        if previous_fire_time is None:
+            after = now.timestamp()
+        else:
+            after = previous_fire_time.timestamp() + 1
+        ts = next_fire(self.spec, after, self.timezone)
+        return None if ts is None else datetime.fromtimestamp(ts, self.timezone)
+
+    def __str__(self) -> str:
+        return f"cron[{self.expr}]"
+
+    def __repr__(self) -> str:
+        return f"<WallClockCron ({self.expr!r}, timezone={self.timezone!s})>"
