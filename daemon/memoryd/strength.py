@@ -107,19 +107,35 @@ def load_hit_rows(
     *,
     raw: bool = False,
 ) -> list[HitRow]:
-    """Hit rows (of ``paths`` when given, plus every row of their calls and sessions that
-    strength needs), from the state database, in no particular order (sorting 100,000
-    rows by time through the index costs more than every use here). ``raw``: plain tuples in
-    ``HitRow``'s field order (cheaper for 100,000 rows that are only unpacked)."""
+    """Hit rows (of ``paths`` when given, plus every row of their calls, which rank them),
+    from the state database. Every row comes in no particular order (sorting 100,000 rows by
+    time through the index costs more than every use here); the rows of ``paths`` are found
+    through the path index and their calls through the unique key, in the order they were
+    recorded, so one file's rows cost what that file has, not what the table holds.
+    ``raw``: plain tuples in ``HitRow``'s field order (cheaper for 100,000 rows that are
+    only unpacked)."""
     sql = "SELECT agent, call_id, memory_path, kind, ts, score, session FROM hits"
     args: list[object] = []
+    where: list[str] = []
+    if paths is not None:
+        wanted = sorted(set(paths))
+        if not wanted:
+            return []
+        where.append(
+            "(agent, call_id) IN (SELECT agent, call_id FROM hits "
+            f"WHERE memory_path IN ({','.join('?' * len(wanted))}))"
+        )
+        args.extend(wanted)
     if agents is not None:
         ids = sorted(set(agents))
-        sql += f" WHERE agent IN ({','.join('?' * len(ids))})"
+        where.append(f"agent IN ({','.join('?' * len(ids))})")
         args.extend(ids)
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    if paths is not None:
+        sql += " ORDER BY id"  # as recorded: the order a pass over the whole table gives
     cur = conn.execute(sql, args)
-    rows = cur.fetchall() if raw else [HitRow._make(r) for r in cur]
-    return rows if paths is None else rows_of_files(rows, paths)
+    return cur.fetchall() if raw else [HitRow._make(r) for r in cur]
 
 
 def rows_of_files(rows: Sequence[Any], paths: Iterable[str]) -> list[Any]:
