@@ -18,15 +18,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from memoryd import signals as signals_module
 from memoryd.config import parse_config, resolve_paths
 from memoryd.policy import expire as expire_policy
 from memoryd.policy.candidates import POLICY_NAMES
 from memoryd.policy.expire_plan import build_plan, decision_of, policy_decisions
+from memoryd.policy.replay import is_strong
 from memoryd.signals import CLOCK_SKEW, Snapshot, snapshot
 from memoryd.store import Store
-from memoryd.strength import rows_of_files
+from memoryd.strength import rows_of_files, strength_pairs, strong_flags
 
 DAY = 86400.0
 NOW = 1_793_700_000.0  # 2026-11-03
@@ -210,3 +213,42 @@ def test_explain_prints_the_verdict_expire_plans(tmp_path: Path) -> None:
         action, item = planned[rel]
         assert (exp["action"], exp["rule"], exp["reason"]) == (action, item["rule"], item["reason"])
         assert exp["numbers"].get("p_need") == item.get("p_need")
+
+
+_rows = st.lists(
+    st.tuples(
+        st.sampled_from(["main", "main", "main", "ops"]),
+        st.sampled_from(["c1", "c2"]),
+        st.sampled_from(["memory/a.md", "memory/b.md"]),
+        st.sampled_from(["search", "get"]),
+        st.sampled_from([0.0, 1.0, 2.0, 3.0]),  # ties: a read at the very time of the search
+        st.sampled_from([0.2, 0.5, 0.9, 0.2, 0.5, 0.9, None, float("nan")]),
+        st.sampled_from(["s1", "s1", "s1", "s2", "", None]),
+    ),
+    max_size=14,
+)
+
+
+_SECOND_READ_AT_3 = [
+    ("main", "c1", "memory/a.md", "search", 1.0, 0.9, "s1"),
+    ("main", "c1", "memory/b.md", "search", 1.0, 0.5, "s1"),  # second, read at 3 (by t = 3)
+    ("main", "g1", "memory/b.md", "get", 3.0, None, "s1"),
+    ("main", "c2", "memory/a.md", "search", 2.0, float("nan"), "s2"),  # nothing ranks above
+    ("main", "c2", "memory/b.md", "search", 2.0, 0.1, "s2"),
+]
+
+
+@settings(max_examples=400, deadline=None)
+@example(rows=_SECOND_READ_AT_3, t=3.0)
+@example(rows=_SECOND_READ_AT_3, t=2.9)
+@given(rows=_rows, t=st.sampled_from([-1.0, 0.0, 1.0, 1.5, 3.0, float("inf")]))
+def test_the_plans_strong_flags_are_the_strength_rule(rows, t: float) -> None:
+    """The expire plan's one pass (no ranks counted) says "strong" exactly where the rank
+    and read of :func:`strength_pairs` and ``is_strong`` do, on any rows."""
+    expected = [
+        is_strong(kind, rank, read_at, t)
+        for (_a, _c, _p, kind, _ts, _s, _se), (rank, read_at) in zip(
+            rows, strength_pairs(rows), strict=True
+        )
+    ]
+    assert strong_flags(rows, t) == expected

@@ -100,6 +100,54 @@ def strength_pairs(rows: Sequence[tuple[Any, ...]]) -> list[tuple[int | None, fl
     return out
 
 
+def strong_flags(rows: Sequence[tuple[Any, ...]], t: float) -> list[bool]:
+    """Whether each row is a strong hit as known at ``t`` (``HitRow`` fields, or plain
+    tuples in that order): :func:`strength_pairs` and
+    :func:`memoryd.policy.replay.is_strong` in one, for the expire plan, which asks
+    only this of every row (200,000 of them: no rank is counted, no pair is built).
+
+    The same rule: a get; a search hit of a call with a score missing (rank unknown),
+    or with no other result scored higher (rank 1); or one read by ``t``, that is, a get
+    of the same file by the same agent in the same session at or after it, and by ``t``.
+    """
+    top: dict[tuple[str, str], float] = {}  # per call: the highest score (NaN: none higher)
+    unknown: set[tuple[str, str]] = set()  # calls with a score missing
+    gets: dict[tuple[str, str, str], list[float]] = {}
+    for agent, call_id, path, kind, ts, score, session in rows:
+        if kind == "search":
+            if score is None:
+                unknown.add((agent, call_id))
+            elif score == score:  # (NaN ranks no other result below it, as in the count)
+                best = top.get((agent, call_id))
+                if best is None or score > best:
+                    top[(agent, call_id)] = score
+        elif session:
+            g = gets.get((agent, session, path))
+            if g is None:
+                gets[(agent, session, path)] = [ts]
+            else:
+                g.append(ts)
+    for lst in gets.values():
+        lst.sort()
+    out = []
+    bisect_left = bisect.bisect_left
+    for agent, call_id, path, kind, ts, score, session in rows:
+        if kind != "search" or (agent, call_id) in unknown:
+            out.append(True)
+            continue
+        best = top.get((agent, call_id))
+        if best is None or not best > score:  # rank 1: no result of its call scored higher
+            out.append(True)
+            continue
+        later = gets.get((agent, session, path)) if session else None
+        if not later:
+            out.append(False)
+            continue
+        i = bisect_left(later, ts)
+        out.append(i < len(later) and later[i] <= t)
+    return out
+
+
 def load_hit_rows(
     conn: Any,
     paths: Iterable[str] | None = None,

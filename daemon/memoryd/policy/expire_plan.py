@@ -124,13 +124,13 @@ def hit_times_by_file(
     each call among them (the strength of a hit rests on them); ``only``: that file's
     times alone (the other rows only rank it). Pure; the times are unsorted."""
     from ..signals import CLOCK_SKEW
-    from ..strength import strength_pairs
+    from ..strength import strong_flags
 
     times: dict[str, list[float]] = {}
     strong: dict[str, list[float]] = {}
     horizon = now + CLOCK_SKEW
-    for (_a, _c, path, kind, ts, _s, _se), (rank, read_at) in zip(
-        rows, strength_pairs(rows), strict=True
+    for (_a, _c, path, _k, ts, _s, _se), is_strong in zip(
+        rows, strong_flags(rows, horizon), strict=True
     ):
         if ts > horizon or (only is not None and path != only):
             continue  # a hit "from the future" beyond the skew allowance: not yet
@@ -140,13 +140,7 @@ def hit_times_by_file(
         if lst is None:
             lst = times[path] = []
         lst.append(ts)
-        # memoryd.policy.replay.is_strong, inlined (this loop sees every hit row)
-        if (
-            kind != "search"
-            or rank is None
-            or rank == 1
-            or (read_at is not None and read_at <= horizon)
-        ):
+        if is_strong:
             lst = strong.get(path)
             if lst is None:
                 lst = strong[path] = []
