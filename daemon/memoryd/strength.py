@@ -52,6 +52,23 @@ def hit_strengths(rows: Sequence[HitRow]) -> list[Strength]:
     return [Strength(rank, read_at) for rank, read_at in strength_pairs(rows)]
 
 
+def reads_by_session(rows: Sequence[tuple[Any, ...]]) -> dict[tuple[str, str, str], list[float]]:
+    """(agent, session, path) → the times of the gets (reads) there, sorted: what tells a
+    search hit read afterwards (rows as for :func:`strength_pairs`; a row of no session
+    reads nothing)."""
+    gets: dict[tuple[str, str, str], list[float]] = {}
+    for agent, _call_id, path, kind, ts, _score, session in rows:
+        if kind != "search" and session:
+            g = gets.get((agent, session, path))
+            if g is None:
+                gets[(agent, session, path)] = [ts]
+            else:
+                g.append(ts)
+    for lst in gets.values():
+        lst.sort()
+    return gets
+
+
 def strength_pairs(rows: Sequence[tuple[Any, ...]]) -> list[tuple[int | None, float | None]]:
     """(rank, read_at) of each row (``HitRow`` fields, or plain tuples in that order), in
     the order given; a get is its own read: rank None, read at its time.
@@ -62,22 +79,14 @@ def strength_pairs(rows: Sequence[tuple[Any, ...]]) -> list[tuple[int | None, fl
     search (never a get that came before it).
     """
     calls: dict[tuple[str, str], list[float | None]] = {}
-    gets: dict[tuple[str, str, str], list[float]] = {}
-    for agent, call_id, path, kind, ts, score, session in rows:
+    for agent, call_id, _path, kind, _ts, score, _session in rows:
         if kind == "search":
             lst = calls.get((agent, call_id))
             if lst is None:
                 calls[(agent, call_id)] = [score]
             else:
                 lst.append(score)
-        elif session:
-            g = gets.get((agent, session, path))
-            if g is None:
-                gets[(agent, session, path)] = [ts]
-            else:
-                g.append(ts)
-    for lst in gets.values():
-        lst.sort()
+    gets = reads_by_session(rows)
     # per call: its scores when every one is known, else None (every rank unknown)
     ranked = {k: (None if None in v else v) for k, v in calls.items()}
     out = []
@@ -112,8 +121,7 @@ def strong_flags(rows: Sequence[tuple[Any, ...]], t: float) -> list[bool]:
     """
     top: dict[tuple[str, str], float] = {}  # per call: the highest score (NaN: none higher)
     unknown: set[tuple[str, str]] = set()  # calls with a score missing
-    gets: dict[tuple[str, str, str], list[float]] = {}
-    for agent, call_id, path, kind, ts, score, session in rows:
+    for agent, call_id, _path, kind, _ts, score, _session in rows:
         if kind == "search":
             if score is None:
                 unknown.add((agent, call_id))
@@ -121,14 +129,7 @@ def strong_flags(rows: Sequence[tuple[Any, ...]], t: float) -> list[bool]:
                 best = top.get((agent, call_id))
                 if best is None or score > best:
                     top[(agent, call_id)] = score
-        elif session:
-            g = gets.get((agent, session, path))
-            if g is None:
-                gets[(agent, session, path)] = [ts]
-            else:
-                g.append(ts)
-    for lst in gets.values():
-        lst.sort()
+    gets = reads_by_session(rows)
     out = []
     bisect_left = bisect.bisect_left
     for agent, call_id, path, kind, ts, score, session in rows:
