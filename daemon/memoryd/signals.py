@@ -29,6 +29,7 @@ already in memory.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import math
 import re
@@ -395,6 +396,50 @@ def load_hits(
     return out
 
 
+# Above this share of the rows in the window, one pass over the calls' key beats a sort.
+RECENT_BY_TS_MAX = 0.1
+
+
+def recent_queries(
+    conn: Any, now: float, days: float, agents: Iterable[str] | None = None
+) -> list[str]:
+    """Queries asked in the last ``days`` days before ``now`` (a hit up to the skew allowance
+    after ``now`` counts as at ``now``), each call once, most asked first (ties by text),
+    trimmed.
+
+    Counted by SQL (a call's query is that of its first recorded row that has one), so
+    the score's query list costs one aggregate, not a pass of Python over every hit. Calls
+    are grouped in the order of the unique key ``(agent, call_id, …)`` when the window
+    holds more than :data:`RECENT_BY_TS_MAX` of the rows (no sort then), else the window's
+    rows are found by ``hits_by_ts`` and grouped by a sort: the same counts either way.
+    """
+    since, upper = now - days * DAY, now + CLOCK_SKEW
+    if since > now:
+        return []  # (a hit counts at ``now`` at the latest: none is that recent)
+    (in_window,) = conn.execute(
+        "SELECT COUNT(*) FROM hits WHERE ts >= ? AND ts <= ?", (since, upper)
+    ).fetchone()
+    if not in_window:
+        return []
+    (highest,) = conn.execute("SELECT MAX(id) FROM hits").fetchone()  # ~ the rows, at once
+    ts = "+ts" if in_window > RECENT_BY_TS_MAX * (highest or 0) else "ts"  # '+': no index
+    sql = (
+        f"SELECT query, MIN(id) FROM hits WHERE {ts} >= ? AND {ts} <= ? "
+        "AND query IS NOT NULL AND query <> ''"
+    )
+    args: list[object] = [since, upper]
+    if agents is not None:
+        ids = sorted(set(agents))
+        sql += f" AND agent IN ({','.join('?' * len(ids))})"
+        args.extend(ids)
+    sql = f"SELECT query, COUNT(*) FROM ({sql} GROUP BY agent, call_id) GROUP BY query"
+    counts: dict[str, int] = {}
+    for query, n in conn.execute(sql, args):
+        key = query.strip()
+        counts[key] = counts.get(key, 0) + n
+    return [q for q, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
 def sparkline(counts: Sequence[int]) -> str:
     """Unicode block sparkline (▁…█), one character per count; zero is the lowest block."""
     blocks = "▁▂▃▄▅▆▇█"
@@ -503,11 +548,38 @@ class Snapshot:
     def hit_rows(self, paths: Iterable[str] | None = None, *, raw: bool = True) -> list[HitRow]:
         """Every hit row with what strength needs (read on call; expire policies use it),
         each under the listed file it names (so a read under another spelling is the read
-        of the search's result); ``paths``: only those files' rows and their calls'."""
+        of the search's result); ``paths``: only those files' rows and their calls' (read
+        as such from the database: explaining one file never reads every hit)."""
+        recorded = None
+        if paths is not None:
+            paths = list(paths)
+            recorded = [p for rel in paths for p in self.attribution.spellings(rel)]
         rows = canonical_rows(
-            load_hit_rows(self._conn, agents=self.agents, raw=raw), self.attribution.owner
+            load_hit_rows(self._conn, recorded, agents=self.agents, raw=raw),
+            self.attribution.owner,
         )
+        # Every row of each call is there, so renaming and keeping one row per call and
+        # file gives these calls' rows as the whole table would.
         return rows if paths is None else rows_of_files(rows, paths)
+
+    def hits_of(self, rel: str) -> list[Hit]:
+        """One listed file's hits (as :attr:`hits` has them), read alone unless every
+        file's hits are read already."""
+        if self._hits is not None:
+            return self._hits.get(rel, [])
+        spellings = self.attribution.spellings(rel)
+        found = load_hits(self._conn, self.now, paths=spellings, agents=self.agents)
+        return merged_hits(found, {p: rel for p in spellings[1:]}).get(rel, [])
+
+    def signals_of(self, rel: str) -> FileSignals | None:
+        """A listed file's signals whose measures over every hit (activation, trend, the
+        daily series, distinct queries) read that file's hits alone: for a command about
+        one file (``explain``), which then costs what the file has, not what the table
+        holds. None when ``rel`` is not a listed memory file."""
+        sig = self.by_path.get(rel)
+        if sig is None:
+            return None
+        return dataclasses.replace(sig, source=functools.partial(self.hits_of, rel))
 
     @property
     def by_path(self) -> dict[str, FileSignals]:
@@ -520,15 +592,7 @@ class Snapshot:
 
     def recent_queries(self, days: float) -> list[str]:
         """Queries the agent asked in the last ``days`` days, most asked first."""
-        since = self.now - days * DAY
-        counts: dict[str, int] = {}
-        seen_calls: set[tuple[str, str]] = set()
-        for hits in self.hits.values():
-            for h in hits:
-                if h.ts >= since and h.query and (h.agent, h.call_id) not in seen_calls:
-                    seen_calls.add((h.agent, h.call_id))
-                    counts[h.query.strip()] = counts.get(h.query.strip(), 0) + 1
-        return [q for q, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+        return recent_queries(self._conn, self.now, days, self.agents)
 
 
 def snapshot(cfg: Config, paths: Paths, store: Store, now: float) -> Snapshot:

@@ -52,6 +52,23 @@ def hit_strengths(rows: Sequence[HitRow]) -> list[Strength]:
     return [Strength(rank, read_at) for rank, read_at in strength_pairs(rows)]
 
 
+def reads_by_session(rows: Sequence[tuple[Any, ...]]) -> dict[tuple[str, str, str], list[float]]:
+    """(agent, session, path) → the times of the gets (reads) there, sorted: what tells a
+    search hit read afterwards (rows as for :func:`strength_pairs`; a row of no session
+    reads nothing)."""
+    gets: dict[tuple[str, str, str], list[float]] = {}
+    for agent, _call_id, path, kind, ts, _score, session in rows:
+        if kind != "search" and session:
+            g = gets.get((agent, session, path))
+            if g is None:
+                gets[(agent, session, path)] = [ts]
+            else:
+                g.append(ts)
+    for lst in gets.values():
+        lst.sort()
+    return gets
+
+
 def strength_pairs(rows: Sequence[tuple[Any, ...]]) -> list[tuple[int | None, float | None]]:
     """(rank, read_at) of each row (``HitRow`` fields, or plain tuples in that order), in
     the order given; a get is its own read: rank None, read at its time.
@@ -62,22 +79,14 @@ def strength_pairs(rows: Sequence[tuple[Any, ...]]) -> list[tuple[int | None, fl
     search (never a get that came before it).
     """
     calls: dict[tuple[str, str], list[float | None]] = {}
-    gets: dict[tuple[str, str, str], list[float]] = {}
-    for agent, call_id, path, kind, ts, score, session in rows:
+    for agent, call_id, _path, kind, _ts, score, _session in rows:
         if kind == "search":
             lst = calls.get((agent, call_id))
             if lst is None:
                 calls[(agent, call_id)] = [score]
             else:
                 lst.append(score)
-        elif session:
-            g = gets.get((agent, session, path))
-            if g is None:
-                gets[(agent, session, path)] = [ts]
-            else:
-                g.append(ts)
-    for lst in gets.values():
-        lst.sort()
+    gets = reads_by_session(rows)
     # per call: its scores when every one is known, else None (every rank unknown)
     ranked = {k: (None if None in v else v) for k, v in calls.items()}
     out = []
@@ -100,6 +109,46 @@ def strength_pairs(rows: Sequence[tuple[Any, ...]]) -> list[tuple[int | None, fl
     return out
 
 
+def strong_flags(rows: Sequence[tuple[Any, ...]], t: float) -> list[bool]:
+    """Whether each row is a strong hit as known at ``t`` (``HitRow`` fields, or plain
+    tuples in that order): :func:`strength_pairs` and
+    :func:`memoryd.policy.replay.is_strong` in one, for the expire plan, which asks
+    only this of every row (200,000 of them: no rank is counted, no pair is built).
+
+    The same rule: a get; a search hit of a call with a score missing (rank unknown),
+    or with no other result scored higher (rank 1); or one read by ``t``, that is, a get
+    of the same file by the same agent in the same session at or after it, and by ``t``.
+    """
+    top: dict[tuple[str, str], float] = {}  # per call: the highest score (NaN: none higher)
+    unknown: set[tuple[str, str]] = set()  # calls with a score missing
+    for agent, call_id, _path, kind, _ts, score, _session in rows:
+        if kind == "search":
+            if score is None:
+                unknown.add((agent, call_id))
+            elif score == score:  # (NaN ranks no other result below it, as in the count)
+                best = top.get((agent, call_id))
+                if best is None or score > best:
+                    top[(agent, call_id)] = score
+    gets = reads_by_session(rows)
+    out = []
+    bisect_left = bisect.bisect_left
+    for agent, call_id, path, kind, ts, score, session in rows:
+        if kind != "search" or (agent, call_id) in unknown:
+            out.append(True)
+            continue
+        best = top.get((agent, call_id))
+        if best is None or not best > score:  # rank 1: no result of its call scored higher
+            out.append(True)
+            continue
+        later = gets.get((agent, session, path)) if session else None
+        if not later:
+            out.append(False)
+            continue
+        i = bisect_left(later, ts)
+        out.append(i < len(later) and later[i] <= t)
+    return out
+
+
 def load_hit_rows(
     conn: Any,
     paths: Iterable[str] | None = None,
@@ -107,19 +156,35 @@ def load_hit_rows(
     *,
     raw: bool = False,
 ) -> list[HitRow]:
-    """Hit rows (of ``paths`` when given, plus every row of their calls and sessions that
-    strength needs), from the state database, in no particular order (sorting 100,000
-    rows by time through the index costs more than every use here). ``raw``: plain tuples in
-    ``HitRow``'s field order (cheaper for 100,000 rows that are only unpacked)."""
+    """Hit rows (of ``paths`` when given, plus every row of their calls, which rank them),
+    from the state database. Every row comes in no particular order (sorting 100,000 rows by
+    time through the index costs more than every use here); the rows of ``paths`` are found
+    through the path index and their calls through the unique key, in the order they were
+    recorded, so one file's rows cost what that file has, not what the table holds.
+    ``raw``: plain tuples in ``HitRow``'s field order (cheaper for 100,000 rows that are
+    only unpacked)."""
     sql = "SELECT agent, call_id, memory_path, kind, ts, score, session FROM hits"
     args: list[object] = []
+    where: list[str] = []
+    if paths is not None:
+        wanted = sorted(set(paths))
+        if not wanted:
+            return []
+        where.append(
+            "(agent, call_id) IN (SELECT agent, call_id FROM hits "
+            f"WHERE memory_path IN ({','.join('?' * len(wanted))}))"
+        )
+        args.extend(wanted)
     if agents is not None:
         ids = sorted(set(agents))
-        sql += f" WHERE agent IN ({','.join('?' * len(ids))})"
+        where.append(f"agent IN ({','.join('?' * len(ids))})")
         args.extend(ids)
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    if paths is not None:
+        sql += " ORDER BY id"  # as recorded: the order a pass over the whole table gives
     cur = conn.execute(sql, args)
-    rows = cur.fetchall() if raw else [HitRow._make(r) for r in cur]
-    return rows if paths is None else rows_of_files(rows, paths)
+    return cur.fetchall() if raw else [HitRow._make(r) for r in cur]
 
 
 def rows_of_files(rows: Sequence[Any], paths: Iterable[str]) -> list[Any]:

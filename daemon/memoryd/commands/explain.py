@@ -19,9 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     from ..mover import mover_for
-    from ..policy import expire as ep
     from ..policy import promote as pp
     from ..policy import score as sp
+    from ..policy.expire_plan import decision_of
     from ..signals import snapshot, sparkline
 
     now = ready_to_decide(args, ctx)
@@ -33,7 +33,9 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         {"id": r.id, "op": r.op, "src": r.src, "dst": r.dst, "state": r.state, "reason": r.reason}
         for r in mover_for(store, ctx.paths).find(ctx.paths.workspace / rel)
     ]
-    sig = snap.by_path.get(rel)
+    # Only this file's hits are read (and those of its calls, which rank them): the
+    # verdicts are per file, so explaining one never costs what the whole table holds.
+    sig = snap.signals_of(rel)
     if sig is None and not journal:
         # Not a memory file and no move of it in force: most likely a typo, the user's
         # input (exit 2), said on stderr like every other path memoryd cannot take.
@@ -59,12 +61,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         emit(ctx, args, doc, text)
         return 1
     cfg = ctx.cfg
-    if cfg.expire.policy == "seed":
-        exp = ep.decide(sig, cfg.expire, snap.marked, snap.pins)
-    else:
-        from ..policy.expire_plan import policy_decisions
-
-        exp = next(d for d in policy_decisions(cfg, snap) if d.path == rel)
+    exp = decision_of(cfg, snap, rel)
     text_body = snap.text(rel)
     docu = sp.Document.of(text_body)
     queries = sp.prepare_queries(snap.recent_queries(cfg.score.query_window_days))

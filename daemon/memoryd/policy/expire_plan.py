@@ -12,13 +12,14 @@ destination name is free, and changes nothing.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from ..signals import Snapshot
+from ..signals import FileSignals, Snapshot
 from . import expire as expire_policy
 from . import score as score_policy
 
@@ -89,19 +90,49 @@ _FIXED = ("protected", "marked", "pinned")  # keeps that pruning and capacity ne
 def policy_decisions(cfg: Config, snap: Snapshot) -> list[expire_policy.ExpireDecision]:
     """Every file's verdict under the configured replay policy, on its hits and their
     strength as known now (the same view ``memoryd simulate`` gives a policy at a run)."""
-    from ..signals import CLOCK_SKEW
-    from ..strength import strength_pairs
     from . import candidates
 
     policy = candidates.policy_named(cfg.expire.policy)
-    rows = snap.hit_rows()
+    times, strong = hit_times_by_file(snap.hit_rows(), snap.now)
+    return [_decide_with(policy, cfg, snap, sig, times, strong) for sig in snap.signals]
+
+
+def decision_of(cfg: Config, snap: Snapshot, rel: str) -> expire_policy.ExpireDecision:
+    """One listed file's verdict as :func:`policy_decisions` (or the seed rule) gives it in
+    the plan, before pruning and capacity, from that file's hits alone (``explain``).
+
+    A replay policy decides on one file's hit times and their strength, and a hit's
+    strength rests on its own call (the other results' scores) and its own file's reads
+    in the session, so the rows of the file and of its calls are all it needs."""
+    sig = snap.by_path[rel]
+    if cfg.expire.policy == "seed":
+        return expire_policy.decide(sig, cfg.expire, snap.marked, snap.pins)
+    from . import candidates
+
+    policy = candidates.policy_named(cfg.expire.policy)
+    times, strong = hit_times_by_file(snap.hit_rows([rel]), snap.now, only=rel)
+    return _decide_with(policy, cfg, snap, sig, times, strong)
+
+
+def hit_times_by_file(
+    rows: Sequence[tuple[Any, ...]], now: float, *, only: str | None = None
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """path → the times of its hits, and of its strong hits, as a replay policy sees them at
+    ``now``: a hit beyond the clock-skew allowance is not yet, one within it is at ``now``.
+
+    ``rows``: hit rows in :class:`memoryd.strength.HitRow`'s field order, every row of
+    each call among them (the strength of a hit rests on them); ``only``: that file's
+    times alone (the other rows only rank it). Pure; the times are unsorted."""
+    from ..signals import CLOCK_SKEW
+    from ..strength import strong_flags
+
     times: dict[str, list[float]] = {}
     strong: dict[str, list[float]] = {}
-    now, horizon = snap.now, snap.now + CLOCK_SKEW
-    for (_a, _c, path, kind, ts, _s, _se), (rank, read_at) in zip(
-        rows, strength_pairs(rows), strict=True
+    horizon = now + CLOCK_SKEW
+    for (_a, _c, path, _k, ts, _s, _se), is_strong in zip(
+        rows, strong_flags(rows, horizon), strict=True
     ):
-        if ts > horizon:
+        if ts > horizon or (only is not None and path != only):
             continue  # a hit "from the future" beyond the skew allowance: not yet
         if ts > now:
             ts = now
@@ -109,33 +140,38 @@ def policy_decisions(cfg: Config, snap: Snapshot) -> list[expire_policy.ExpireDe
         if lst is None:
             lst = times[path] = []
         lst.append(ts)
-        # memoryd.policy.replay.is_strong, inlined (this loop sees every hit row)
-        if (
-            kind != "search"
-            or rank is None
-            or rank == 1
-            or (read_at is not None and read_at <= horizon)
-        ):
+        if is_strong:
             lst = strong.get(path)
             if lst is None:
                 lst = strong[path] = []
             lst.append(ts)
-    out = []
-    for sig in snap.signals:
-        ts = sorted(times.get(sig.path, ()))
-        created = sig.created
-        if sig.created_from == "mtime" and ts:
-            created = min(created, ts[0])  # as simulate: the earlier of mtime and first hit
-        view = candidates.FileView(
-            sig.path,
-            sig.kind,
-            created,
-            snap.now,
-            tuple(ts),
-            tuple(sorted(strong.get(sig.path, ()))),
-        )
-        out.append(expire_policy.decide_with(policy, sig, view, cfg.expire, snap.marked, snap.pins))
-    return out
+    return times, strong
+
+
+def _decide_with(
+    policy: Any,
+    cfg: Config,
+    snap: Snapshot,
+    sig: FileSignals,
+    times: dict[str, list[float]],
+    strong: dict[str, list[float]],
+) -> expire_policy.ExpireDecision:
+    """One file's verdict under ``policy``, on its times from :func:`hit_times_by_file`."""
+    from . import candidates
+
+    ts = sorted(times.get(sig.path, ()))
+    created = sig.created
+    if sig.created_from == "mtime" and ts:
+        created = min(created, ts[0])  # as simulate: the earlier of mtime and first hit
+    view = candidates.FileView(
+        sig.path,
+        sig.kind,
+        created,
+        snap.now,
+        tuple(ts),
+        tuple(sorted(strong.get(sig.path, ()))),
+    )
+    return expire_policy.decide_with(policy, sig, view, cfg.expire, snap.marked, snap.pins)
 
 
 def build_plan(
