@@ -165,9 +165,9 @@ def fires_at(spec: schedule.CronSpec, instant: int, tz: ZoneInfo) -> bool:
     if before is None or offset is None or before >= offset:
         return False
     wall = datetime.fromtimestamp(instant, UTC).replace(tzinfo=None) + before
-    skipped = datetime.fromtimestamp(wall.replace(tzinfo=tz).timestamp(), tz).replace(
-        tzinfo=None
-    ) != wall
+    skipped = (
+        datetime.fromtimestamp(wall.replace(tzinfo=tz).timestamp(), tz).replace(tzinfo=None) != wall
+    )
     return skipped and matches(wall)
 
 

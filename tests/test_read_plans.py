@@ -101,7 +101,8 @@ def test_the_counts_of_hits_read_only_the_covering_index(
     since = NOW - 30 * DAY
     windows = store.hit_counts(NOW, (30,), agents)
     ever = store.hit_counts(NOW, (), agents)
-    counts = signals.load_counts(store.conn, NOW, extra=(90,), agents=agents)
+    windows_90 = signals.count_windows((90,))
+    counts = signals.counts_from(store.hit_counts(NOW, windows_90, agents), windows_90)
     ran = plans(store)
     # One statement per count, and with agents asked for, one look at which agents the hits
     # are of (a skip scan of the unique key), so a filter that keeps every hit is left out.

@@ -15,14 +15,15 @@ from memoryd.signals import (
     Hit,
     archive_excludes,
     count_hits,
+    count_windows,
+    counts_from,
     created_time,
     file_kind,
     file_signals,
-    load_counts,
     load_hits,
     sparkline,
 )
-from memoryd.store import CLOCK_SKEW, Store
+from memoryd.store import CLOCK_SKEW, Store, hit_counts
 from memoryd.workspace import MemoryFile
 
 NOW = datetime(2026, 11, 3, 12, 0, tzinfo=UTC).timestamp()
@@ -148,7 +149,8 @@ def test_the_hit_count_query_and_its_pure_twin_agree(offsets: list[float], skew:
         "'search', ?)",
         [(f"c{i}", NOW + off) for i, off in enumerate(offsets)],
     )
-    got = load_counts(store.conn, NOW, extra=(1,), skew=skew).get("m.md")
+    windows = count_windows((1,))
+    got = counts_from(hit_counts(store.conn, NOW, windows, skew=skew), windows).get("m.md")
     want = count_hits(sorted(NOW + off for off in offsets), NOW, extra=(1,), skew=skew)
     if want.total == 0:
         assert got is None

@@ -244,8 +244,8 @@ class ScheduleConfig(NamedTuple):
     timezone: str = ""
     """Time zone of the cron expressions and job periods (an IANA name such as
     `Europe/Berlin`; `""` = the local zone, followed by a running daemon when the system's
-    zone changes); periods are hour / day / month labels in this zone, so a DST change never
-    makes two periods of one."""
+    zone changes); the day and month periods are labels in this zone, so a DST change never
+    makes two periods of one (organize's hourly period is the UTC hour)."""
     organize: str = "5 * * * *"
     """When organize runs: a cron expression (minute hour day month weekday; weekday 0 or
     7 = Sunday, as in crontab; day and weekday must both match, as APScheduler reads them),

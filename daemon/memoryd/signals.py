@@ -333,30 +333,27 @@ def file_signals(
     )
 
 
-def load_counts(
-    conn: Any,
-    now: float,
-    extra: Iterable[float] = (),
-    agents: Iterable[str] | None = None,
-    *,
-    skew: float = CLOCK_SKEW,
-) -> dict[str, HitCounts]:
-    """memory_path → windowed counts (7, 14, 30 days and ``extra``), from the one hit-count
-    query (:func:`memoryd.store.hit_counts`, which ``memoryd hits`` reads too)."""
-    extra = _extra_windows(extra)
-    tallies = hit_counts(conn, now, (7, 14, 30, *extra), agents, skew=skew)
-    return {path: _as_counts(tally, extra) for path, tally in tallies.items()}
+# The windows every file's count has, in days (HitCounts.d7, d14, d30).
+COUNT_DAYS = (7, 14, 30)
 
 
-def _extra_windows(extra: Iterable[float]) -> list[float]:
-    """The windows asked for besides the 7, 14 and 30 days every count has, sorted."""
-    return sorted(set(extra) - {7, 14, 30})
+def count_windows(extra: Iterable[float] = ()) -> tuple[float, ...]:
+    """The windows to count hits in: :data:`COUNT_DAYS`, then ``extra``'s others, sorted."""
+    return (*COUNT_DAYS, *sorted(set(extra) - set(COUNT_DAYS)))
 
 
-def _as_counts(tally: HitTally, extra: Sequence[float]) -> HitCounts:
-    """A :class:`memoryd.store.HitTally` of windows (7, 14, 30, *extra) as HitCounts."""
-    d7, d14, d30, *more = tally.within
-    return HitCounts(tally.total, d7, d14, d30, tally.last, dict(zip(extra, more, strict=True)))
+def counts_from(tallies: Mapping[str, HitTally], windows: Sequence[float]) -> dict[str, HitCounts]:
+    """memory_path → windowed counts, from the one hit-count query's tallies
+    (:func:`memoryd.store.hit_counts`, which ``memoryd hits`` reads too) over ``windows``
+    (from :func:`count_windows`)."""
+    extra = windows[len(COUNT_DAYS) :]
+    out = {}
+    for path, tally in tallies.items():
+        d7, d14, d30, *more = tally.within
+        out[path] = HitCounts(
+            tally.total, d7, d14, d30, tally.last, dict(zip(extra, more, strict=True))
+        )
+    return out
 
 
 def load_hits(
@@ -491,8 +488,7 @@ class Snapshot:
         self.agents: list[str] | None = None
         if len({a.workspace for a in paths.agents}) > 1:
             self.agents = [a.id for a in paths.agents if a.workspace == ws]
-        extra = _extra_windows((cfg.expire.window_days, cfg.score.recent_access_days))
-        windows = (7, 14, 30, *extra)
+        windows = count_windows((cfg.expire.window_days, cfg.score.recent_access_days))
         tallies = hit_counts(store.conn, now, windows, self.agents)
         marked, promoted = store.marks("marked"), store.marks("promoted")
         # A hit recorded under another spelling of a listed file (memory/Projects.md for
@@ -504,7 +500,7 @@ class Snapshot:
         tallies = attributed_tallies(
             store.conn, tallies, self.attribution, now, windows, self.agents, skew=CLOCK_SKEW
         )
-        counts = {path: _as_counts(tally, extra) for path, tally in tallies.items()}
+        counts = counts_from(tallies, windows)
         empty = HitCounts()
         self.signals = [
             file_signals(

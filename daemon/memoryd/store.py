@@ -519,6 +519,34 @@ class Store:
             (job, period, status, started, time.time(), summary),
         )
 
+    def job_ran_since(self, job: str, period: str) -> bool:
+        """Whether ``job`` has a run recorded (any status) under ``period`` or a later one.
+
+        Keys of one kind compare in time order. An hourly key ends in "Z" (a UTC hour); a
+        local-hour key an earlier version recorded does not, and is not compared with it: at
+        worst the hour after an upgrade is organized twice, never an hour skipped.
+        """
+        row = self.conn.execute(
+            "SELECT 1 FROM jobs WHERE job = ? AND period >= ? "
+            "AND (period GLOB '*Z') = (? GLOB '*Z') LIMIT 1",
+            (job, period, period),
+        ).fetchone()
+        return row is not None
+
+    def runs_started_after(self, limit: float) -> list[tuple[str, str, float]]:
+        """(job, period, started) of the runs recorded as started after ``limit``, oldest first."""
+        return [
+            (str(job), str(period), float(started))
+            for job, period, started in self.conn.execute(
+                "SELECT job, period, started FROM jobs WHERE started > ? ORDER BY started",
+                (limit,),
+            )
+        ]
+
+    def forget_runs_started_after(self, limit: float) -> None:
+        """Delete the runs recorded as started after ``limit`` (call inside a transaction)."""
+        self.conn.execute("DELETE FROM jobs WHERE started > ?", (limit,))
+
     def last_job(self, job: str) -> tuple[str, str, float | None, str | None] | None:
         """(period, status, finished, summary) of the most recent run of ``job``."""
         return self.conn.execute(

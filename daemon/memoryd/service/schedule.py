@@ -479,16 +479,7 @@ def job_is_due(store: Store, name: str, trigger: Any, now: float, tz: tzinfo) ->
     with contextlib.suppress(ValueError, TypeError):
         if off_until is not None and fire.timestamp() <= float(off_until):
             return False  # the job was switched off then
-    since = period_key(name, fire.timestamp(), tz)
-    # Keys of one kind compare in time order. An hourly key ends in "Z" (a UTC hour); a
-    # local-hour key an earlier version recorded does not, and is not compared with it: at
-    # worst the hour after an upgrade is organized twice, never an hour skipped.
-    row = store.conn.execute(
-        "SELECT 1 FROM jobs WHERE job = ? AND period >= ? AND (period GLOB '*Z') = (? GLOB '*Z')"
-        " LIMIT 1",
-        (name, since, since),
-    ).fetchone()
-    return row is None
+    return not store.job_ran_since(name, period_key(name, fire.timestamp(), tz))
 
 
 class FutureRecords(NamedTuple):
@@ -515,12 +506,7 @@ def forget_the_future(store: Store, now: float, slack: float) -> FutureRecords:
     is left alone.
     """
     limit = now + slack
-    runs = [
-        (str(job), str(period), float(started))
-        for job, period, started in store.conn.execute(
-            "SELECT job, period, started FROM jobs WHERE started > ? ORDER BY started", (limit,)
-        )
-    ]
+    runs = store.runs_started_after(limit)
     marks: list[str] = []
     for key in (SCHEDULED_SINCE, *(OFF_UNTIL.format(job=name) for name in SCHEDULED_JOBS)):
         value = store.get_meta(key)
@@ -529,7 +515,7 @@ def forget_the_future(store: Store, now: float, slack: float) -> FutureRecords:
                 marks.append(key)
     if runs or marks:
         with store.transaction():
-            store.conn.execute("DELETE FROM jobs WHERE started > ?", (limit,))
+            store.forget_runs_started_after(limit)
             for key in marks:
                 store.set_meta(key, repr(now))
     return FutureRecords(runs, marks)
