@@ -488,24 +488,25 @@ class Ledger:
         """Cursors of sessions seen gone from the store's live table moved aside (``gone``,
         from ``now``), and of sessions there again moved back (``back``)."""
         with self.write(0) as conn:
-            for sessions, src, dst in (
-                (gone, "transcript_db_cursors", "transcript_db_gone"),
-                (back, "transcript_db_gone", "transcript_db_cursors"),
-            ):
-                if not sessions:
-                    continue
+            if gone:
                 conn.executemany(
-                    f"DELETE FROM {src} WHERE source_id = ? AND session_id = ?",
-                    [(source_id, sid) for sid in sessions],
+                    "DELETE FROM transcript_db_cursors WHERE source_id = ? AND session_id = ?",
+                    [(source_id, sid) for sid in gone],
                 )
-                when = ", gone_at" if dst == "transcript_db_gone" else ""
                 conn.executemany(
-                    f"INSERT OR REPLACE INTO {dst}(source_id, session_id, seq, seq_rows{when}) "
-                    f"VALUES (?, ?, ?, ?{', ?' if when else ''})",
-                    [
-                        (source_id, sid, seq, rows, now)[: 5 if when else 4]
-                        for sid, (seq, rows) in sessions.items()
-                    ],
+                    "INSERT OR REPLACE INTO transcript_db_gone"
+                    "(source_id, session_id, seq, seq_rows, gone_at) VALUES (?, ?, ?, ?, ?)",
+                    [(source_id, sid, seq, rows, now) for sid, (seq, rows) in gone.items()],
+                )
+            if back:
+                conn.executemany(
+                    "DELETE FROM transcript_db_gone WHERE source_id = ? AND session_id = ?",
+                    [(source_id, sid) for sid in back],
+                )
+                conn.executemany(
+                    "INSERT OR REPLACE INTO transcript_db_cursors"
+                    "(source_id, session_id, seq, seq_rows) VALUES (?, ?, ?, ?)",
+                    [(source_id, sid, seq, rows) for sid, (seq, rows) in back.items()],
                 )
 
     def store_sessions_expired(self, source_id: int, before: float) -> list[str]:
