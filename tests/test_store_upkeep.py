@@ -326,6 +326,29 @@ def test_the_cursors_of_a_forgotten_store_go_with_it(tmp_path):
     inst.store.close()
 
 
+def test_a_session_with_a_row_of_unusable_order_is_still_in_the_store(inst, monkeypatch):
+    """A row whose seq is not a number (bad data) leaves its session unread, as before, but
+    the session is still in the store: its cursor is not set aside as gone, and its call
+    still waiting is not forgotten after the grace period (an answer may yet come)."""
+    store = archive_store(inst)
+    store.append("s", [*conversation(2, "s"), tx.call("s-open", query="not answered yet")])
+    inst.scan()
+    assert waiting(inst) == [("s-open", "s")]
+    store.raw("s", "not a number", '{"type":"custom"}', None, None)
+    inst.scan()
+    monkeypatch.setenv("MEMORYD_CLOCK_OFFSET", LATER)
+    inst.restart()
+    inst.scan()
+    assert cursor_rows(inst) == {"s": None}
+    assert waiting(inst) == [("s-open", "s")]
+    live: set[str] = set()
+    layout = sqlite_source.detect_layout(store.conn)
+    assert layout is not None
+    sqlite_source.sessions_with_new_rows(store.conn, layout, {}, live)
+    assert live == {"s"}
+    store.conn.close()
+
+
 def test_sessions_left_is_a_pure_decision():
     assert sqlite_source.sessions_left({"a", "b", "c"}, {"a", "e"}) == ["b", "c"]
 

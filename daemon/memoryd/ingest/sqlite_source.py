@@ -254,9 +254,11 @@ def sessions_with_new_rows(
     t, s, q = quote(layout.table), quote(layout.session), _order(layout)
     out = []
     for session_id, top in conn.execute(f"SELECT {s}, MAX({q}) FROM {t} GROUP BY {s}"):
-        if not isinstance(session_id, str) or not isinstance(top, int):
-            continue  # a row without a usable session or order: nothing to follow it by
-        live.add(session_id)
+        if not isinstance(session_id, str):
+            continue  # a row without a usable session: nothing to follow it by
+        live.add(session_id)  # (in the store, even with a row of no usable order)
+        if not isinstance(top, int):
+            continue  # a row without a usable order: nothing to follow the session by
         done = cursors.get(session_id, START)
         if top > done[0]:
             out.append((session_id, done, top))
@@ -280,9 +282,11 @@ def _tied_sessions_with_new_rows(
     )
     out = []
     for session_id, top, rows in conn.execute(sql):
-        if not isinstance(session_id, str) or not isinstance(top, int):
+        if not isinstance(session_id, str):
             continue
         live.add(session_id)
+        if not isinstance(top, int):
+            continue
         done, read = cursors.get(session_id, START)
         if top > done or (top == done and read is not None and rows > read):
             out.append((session_id, (done, read), top))
