@@ -401,40 +401,6 @@ def _warn_once(text: str) -> None:
 # --------------------------------------------------------------------------- counts
 
 
-def recount(
-    conn: Any,
-    spellings: Sequence[str],
-    now: float,
-    windows: Sequence[float],
-    agents: Iterable[str] | None,
-    *,
-    skew: float,
-    total: bool,
-) -> Any:
-    """The :class:`memoryd.store.HitTally` of one file whose hits are recorded under
-    several spellings: one hit per call (agent, call id), with ``hit_counts``'s rule (a
-    hit up to ``skew`` after ``now`` counts as now, a later one not at all). None when it
-    has no hit up to then. Read only for files with other spellings (rare)."""
-    from .store import HitTally
-
-    day = 86400.0
-    sql = (
-        "SELECT agent, call_id, MIN(ts) FROM hits WHERE memory_path IN "
-        f"({','.join('?' * len(spellings))}) AND ts <= ?"
-    )
-    args: list[Any] = [*spellings, now + skew]
-    if agents is not None:
-        ids = sorted(set(agents))
-        sql += f" AND agent IN ({','.join('?' * len(ids))})"
-        args.extend(ids)
-    sql += " GROUP BY agent, call_id"
-    times = sorted(min(ts, now) for _a, _c, ts in conn.execute(sql, args))
-    if not times:
-        return None
-    within = tuple(sum(1 for t in times if t >= now - d * day) for d in windows)
-    return HitTally(len(times) if total else None, times[-1], within)
-
-
 def attributed_tallies(
     conn: Any,
     tallies: Mapping[str, Any],
@@ -450,10 +416,14 @@ def attributed_tallies(
     no longer under their own names)."""
     if not attribution.owner:
         return dict(tallies)
+    from .store import hit_tally_of_spellings
+
     agent_list = None if agents is None else list(agents)
     out = {k: v for k, v in tallies.items() if k not in attribution.owner}
     for listed, spellings in attribution.members().items():
-        tally = recount(conn, spellings, now, windows, agent_list, skew=skew, total=total)
+        tally = hit_tally_of_spellings(
+            conn, spellings, now, windows, agent_list, skew=skew, total=total
+        )
         if tally is not None:
             out[listed] = tally
     return out

@@ -18,7 +18,7 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -675,6 +675,38 @@ def hit_counts(
     finally:
         if own and conn.in_transaction:
             conn.execute("COMMIT")
+
+
+def hit_tally_of_spellings(
+    conn: sqlite3.Connection,
+    spellings: Sequence[str],
+    now: float,
+    windows: Iterable[float],
+    agents: Iterable[str] | None,
+    *,
+    skew: float = CLOCK_SKEW,
+    total: bool = True,
+) -> HitTally | None:
+    """The :class:`HitTally` of one file whose hits are recorded under several spellings
+    (``memory/Projects.md`` and ``memory/projects.md`` on a Mac: :mod:`memoryd.pathmatch`):
+    one hit per call (agent, call id), under :func:`hit_counts`'s rule (a hit up to ``skew``
+    after ``now`` counts as now, a later one not at all). None when it has no hit up to
+    then. Asked only for files with other spellings (rare), so a plain read suffices."""
+    sql = (
+        "SELECT agent, call_id, MIN(ts) FROM hits WHERE memory_path IN "
+        f"({','.join('?' * len(spellings))}) AND ts <= ?"
+    )
+    args: list[object] = [*spellings, now + skew]
+    if agents is not None:
+        ids = sorted(set(agents))
+        sql += f" AND agent IN ({','.join('?' * len(ids))})"
+        args.extend(ids)
+    sql += " GROUP BY agent, call_id"
+    times = sorted(min(ts, now) for _a, _c, ts in conn.execute(sql, args))
+    if not times:
+        return None
+    within = tuple(sum(1 for t in times if t >= now - d * _DAY) for d in windows)
+    return HitTally(len(times) if total else None, times[-1], within)
 
 
 # Past this many files, one aggregate pass over the index costs less than the seeks per file.
