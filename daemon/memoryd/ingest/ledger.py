@@ -487,27 +487,29 @@ class Ledger:
     ) -> None:
         """Cursors of sessions seen gone from the store's live table moved aside (``gone``,
         from ``now``), and of sessions there again moved back (``back``)."""
+        # (sessions, where their cursors leave, where they go, what the row adds there)
+        moves = (
+            (
+                gone,
+                "DELETE FROM transcript_db_cursors WHERE source_id = ? AND session_id = ?",
+                "INSERT OR REPLACE INTO transcript_db_gone"
+                "(source_id, session_id, seq, seq_rows, gone_at) VALUES (?, ?, ?, ?, ?)",
+                (now,),
+            ),
+            (
+                back,
+                "DELETE FROM transcript_db_gone WHERE source_id = ? AND session_id = ?",
+                "INSERT OR REPLACE INTO transcript_db_cursors"
+                "(source_id, session_id, seq, seq_rows) VALUES (?, ?, ?, ?)",
+                (),
+            ),
+        )
         with self.write(0) as conn:
-            if gone:
-                conn.executemany(
-                    "DELETE FROM transcript_db_cursors WHERE source_id = ? AND session_id = ?",
-                    [(source_id, sid) for sid in gone],
-                )
-                conn.executemany(
-                    "INSERT OR REPLACE INTO transcript_db_gone"
-                    "(source_id, session_id, seq, seq_rows, gone_at) VALUES (?, ?, ?, ?, ?)",
-                    [(source_id, sid, seq, rows, now) for sid, (seq, rows) in gone.items()],
-                )
-            if back:
-                conn.executemany(
-                    "DELETE FROM transcript_db_gone WHERE source_id = ? AND session_id = ?",
-                    [(source_id, sid) for sid in back],
-                )
-                conn.executemany(
-                    "INSERT OR REPLACE INTO transcript_db_cursors"
-                    "(source_id, session_id, seq, seq_rows) VALUES (?, ?, ?, ?)",
-                    [(source_id, sid, seq, rows) for sid, (seq, rows) in back.items()],
-                )
+            for sessions, leave, arrive, extra in moves:
+                if sessions:
+                    conn.executemany(leave, [(source_id, sid) for sid in sessions])
+                    rows = [(source_id, sid, *cursor, *extra) for sid, cursor in sessions.items()]
+                    conn.executemany(arrive, rows)
 
     def store_sessions_expired(self, source_id: int, before: float) -> list[str]:
         """Sessions of the store seen gone since before ``before`` (by the index on the time:
