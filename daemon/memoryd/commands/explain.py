@@ -21,7 +21,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     from ..mover import mover_for
     from ..policy import promote as pp
     from ..policy import score as sp
-    from ..policy.expire_plan import decision_of
+    from ..policy.expire_plan import PRUNE_RULES, decision_of, planned_decision_of
     from ..signals import snapshot, sparkline
 
     now = ready_to_decide(args, ctx)
@@ -61,7 +61,11 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         emit(ctx, args, doc, text)
         return 1
     cfg = ctx.cfg
-    exp = decision_of(cfg, snap, rel)
+    # What the plan will do (pruning and capacity included), and when they override the
+    # policy's keep, that keep too: "expire: KEEP" for a file the plan archives would be
+    # a note moved that the user was told stays.
+    exp = planned_decision_of(cfg, snap, rel)
+    own = decision_of(cfg, snap, rel) if exp.rule in PRUNE_RULES else None
     text_body = snap.text(rel)
     docu = sp.Document.of(text_body)
     queries = sp.prepare_queries(snap.recent_queries(cfg.score.query_window_days))
@@ -111,6 +115,14 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
             f"; chance needed in 60 days: {exp.numbers['p_need']:.0%}"
             if "p_need" in exp.numbers
             else ""
+        ),
+        *(
+            [
+                f"  (the policy alone: {own.action.upper()} — {own.reason} [rule: {own.rule}]; "
+                f"{'pruning' if exp.rule == 'prune' else 'capacity control'} archives it)"
+            ]
+            if own is not None
+            else []
         ),
         f"score: {sc.total:.3f} = "
         + (
@@ -170,6 +182,11 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
             "rule": exp.rule,
             "reason": exp.reason,
             "numbers": dict(exp.numbers),
+            **(
+                {"policy_verdict": {"action": own.action, "rule": own.rule, "reason": own.reason}}
+                if own is not None
+                else {}
+            ),
         },
         "score": {
             "total": sc.total,
