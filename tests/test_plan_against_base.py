@@ -36,9 +36,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memoryd import signals as signals_module
 from memoryd.config import parse_config, resolve_paths
 from memoryd.policy.candidates import POLICY_NAMES
-from memoryd.policy.expire_plan import build_plan
+from memoryd.policy.expire_plan import build_plan, planned_decision_of
 from memoryd.signals import CLOCK_SKEW, snapshot
 from memoryd.store import Store
 
@@ -139,6 +140,7 @@ _WORKER = """
 import json, os, sys
 os.environ["MEMORYD_FS_TRAITS"] = sys.argv[1]
 import memoryd
+from memoryd import signals as signals_module
 from memoryd.config import parse_config, resolve_paths
 from memoryd.policy.expire_plan import build_plan
 from memoryd.signals import snapshot
@@ -149,7 +151,11 @@ for line in sys.stdin:
     cfg = parse_config(job["raw"])
     paths = resolve_paths(cfg, {})
     with Store.open(paths.db) as store:
-        plan = build_plan(cfg, snapshot(cfg, paths, store, job["now"]))
+        snap = snapshot(cfg, paths, store, job["now"])
+        if "days" in job:  # the score's recent queries
+            print(json.dumps([snap.recent_queries(d) for d in job["days"]]), flush=True)
+            continue
+        plan = build_plan(cfg, snap)
     print(json.dumps(plan.as_dict()), flush=True)
 """
 
@@ -179,19 +185,26 @@ class OldCode:
     def plan(self, state: Path, raw: dict) -> dict:
         """The old code's plan of a copy of ``state`` (its database set to the schema that
         code knows: the later migrations add tables the plan never reads)."""
+        doc = self._ask(state, {"raw": raw, "now": NOW})
+        doc["workspace"] = str(state / "workspace")
+        return doc
+
+    def recent_queries(self, state: Path, raw: dict, days: list[float]) -> list[list[str]]:
+        """The old code's recent queries over ``days`` windows (a pass over every hit)."""
+        return self._ask(state, {"raw": raw, "now": NOW, "days": days})
+
+    def _ask(self, state: Path, job: dict):
         copy = state.parent / f"{state.name}-{self.commit}"
         if not copy.exists():
             shutil.copytree(state, copy)  # (copy2: the notes' mtimes kept)
             with sqlite3.connect(copy / "memoryd" / "state.db") as conn:
                 conn.execute(f"PRAGMA user_version = {self.schema}")
-        raw = {**raw, "openclaw": {"state_dir": str(copy)}}
-        self.proc.stdin.write(json.dumps({"raw": raw, "now": NOW}) + "\n")
+        job["raw"] = {**job["raw"], "openclaw": {"state_dir": str(copy)}}
+        self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         assert line, "the old code's worker stopped"
-        doc = json.loads(line)
-        doc["workspace"] = str(state / "workspace")
-        return doc
+        return json.loads(line)
 
     def close(self) -> None:
         self.proc.stdin.close()
@@ -230,3 +243,56 @@ def test_the_plan_is_the_one_the_code_before_made(
                 raw.get("expire"),
                 raw.get("score"),
             )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=_workspace)
+def test_explains_verdict_is_the_plans_on_these_workspaces(
+    tmp_path_factory: pytest.TempPathFactory, spec: dict
+) -> None:
+    """``explain``'s verdict (one file's rows read alone) is the plan's for every file, on
+    the same edges, the Mac's folding and another workspace's agent included."""
+    state = tmp_path_factory.mktemp("ws") / "oc"
+    _write(state, spec)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEMORYD_FS_TRAITS", "macos")
+        for raw in _configs(state):
+            cfg = parse_config(raw)
+            paths = resolve_paths(cfg, {})
+            with Store.open(paths.db) as store:
+                plan = build_plan(cfg, snapshot(cfg, paths, store, NOW))
+                shown = {i.path: ("archive", i.rule, i.reason, i.p_need) for i in plan.archive}
+                shown.update({i.path: ("keep", i.rule, i.reason, i.p_need) for i in plan.keep})
+                for rel in LISTED:
+                    d = planned_decision_of(cfg, snapshot(cfg, paths, store, NOW), rel)
+                    got = (d.action, d.rule, d.reason, d.numbers.get("p_need"))
+                    assert got == shown[rel], (rel, raw.get("expire"), raw.get("score"))
+
+
+WINDOWS = [0.0, 0.5, 7.0, 14.0, 30.0, 60.0, 400.0, -1.0]  # days; hits at each edge
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=_workspace)
+def test_recent_queries_are_those_the_code_before_counted(
+    old_code: dict[str, OldCode], tmp_path_factory: pytest.TempPathFactory, spec: dict
+) -> None:
+    """The score's recent queries by SQL, under either of its query plans, are what the
+    pass over every hit gave: hits at a window's very edge and at the skew horizon, the
+    same query in another case or with spaces, NULL and empty queries, another
+    workspace's agent (left out), a deleted note's calls."""
+    state = tmp_path_factory.mktemp("ws") / "oc"
+    _write(state, spec)
+    raw = {"openclaw": {"state_dir": str(state)}}
+    for worker in old_code.values():
+        before = worker.recent_queries(state, raw, WINDOWS)
+        for share in (0.0, 1.0):  # the window's rows by the ts index / by the calls' key
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv("MEMORYD_FS_TRAITS", worker.traits)
+                mp.setattr(signals_module, "RECENT_BY_TS_MAX", share)
+                cfg = parse_config(raw)
+                paths = resolve_paths(cfg, {})
+                with Store.open(paths.db) as store:
+                    snap = snapshot(cfg, paths, store, NOW)
+                    now = [snap.recent_queries(days) for days in WINDOWS]
+            assert now == before, (worker.commit, share)
