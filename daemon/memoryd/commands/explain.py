@@ -21,7 +21,12 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     from ..mover import mover_for
     from ..policy import promote as pp
     from ..policy import score as sp
-    from ..policy.expire_plan import PRUNE_RULES, decision_of, planned_decision_of
+    from ..policy.expire_plan import (
+        FIXED_RULES,
+        PRUNE_RULES,
+        decision_of,
+        planned_decision_of,
+    )
     from ..signals import snapshot, sparkline
 
     now = ready_to_decide(args, ctx)
@@ -138,9 +143,16 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         lines.append(f"  best-matching recent query: “{sc.query}”")
     lines.append(f"  tags: {', '.join(docu.tags) if docu.tags else 'none (tag match 0.5)'}")
     prune_state = "on" if cfg.score.prune_enabled else "off"
-    verdict = "below" if sc.total < cfg.score.prune_threshold else "at or above"
+    below = sc.total < cfg.score.prune_threshold
+    if cfg.score.prune_enabled and below and exp.action == "keep" and exp.rule not in FIXED_RULES:
+        # Below the threshold yet kept: the cap on one run's share, not a verdict to wait on.
+        prune_state += (
+            f"; kept this run: pruning and capacity archive at most "
+            f"{cfg.score.max_prune_fraction:.0%} of the files in a run, the lowest scores first"
+        )
     lines.append(
-        f"  prune: {verdict} the threshold {cfg.score.prune_threshold} (pruning is {prune_state})"
+        f"  prune: {'below' if below else 'at or above'} the threshold "
+        f"{cfg.score.prune_threshold} (pruning is {prune_state})"
     )
     if pro.candidate:
         lines.append(

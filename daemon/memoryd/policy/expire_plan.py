@@ -84,7 +84,7 @@ def scores_of(cfg: Config, snap: Snapshot) -> list[score_policy.Score]:
     ]
 
 
-_FIXED = ("protected", "marked", "pinned")  # keeps that pruning and capacity never override
+FIXED_RULES = ("protected", "marked", "pinned")  # keeps that pruning and capacity never override
 PRUNE_RULES = ("prune", "capacity")  # the rules of a keep that pruning / capacity archive
 
 
@@ -187,14 +187,14 @@ def plan_decisions(
         base = policy_decisions(cfg, snap)
     if not (cfg.score.prune_enabled or cfg.score.capacity_enabled):
         return base
-    eligible = [d.path for d in base if d.action == "keep" and d.rule not in _FIXED]
+    eligible = [d.path for d in base if d.action == "keep" and d.rule not in FIXED_RULES]
     remaining = len(snap.signals) - sum(1 for d in base if d.action == "archive")
     if scores is None:
         scores = scores_of(cfg, snap)
     extra = score_policy.prune_candidates(scores, eligible, remaining, cfg.score)
     return [
         expire_policy.ExpireDecision(d.path, "archive", *extra[d.path], d.numbers)
-        if d.action == "keep" and d.rule not in _FIXED and d.path in extra
+        if d.action == "keep" and d.rule not in FIXED_RULES and d.path in extra
         else d
         for d in base
     ]
@@ -211,7 +211,7 @@ def planned_decision_of(cfg: Config, snap: Snapshot, rel: str) -> expire_policy.
     if (
         not (cfg.score.prune_enabled or cfg.score.capacity_enabled)
         or own.action == "archive"
-        or own.rule in _FIXED
+        or own.rule in FIXED_RULES
     ):
         return own
     return next(d for d in plan_decisions(cfg, snap) if d.path == rel)
