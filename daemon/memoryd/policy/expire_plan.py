@@ -206,7 +206,9 @@ def planned_decision_of(cfg: Config, snap: Snapshot, rel: str) -> expire_policy.
     From that file's hits alone (:func:`decision_of`) when nothing can override it: pruning
     and capacity off, or a verdict they never touch (an archive, a protected, marked or
     pinned keep). Otherwise whether they archive this keep rests on every file's verdict
-    and score (how many remain, which score lowest), so the whole plan's are taken."""
+    and score (how many remain, which score lowest), so the whole plan's are taken; but
+    pruning alone never takes a file scoring at or above its threshold, which one score
+    tells."""
     own = decision_of(cfg, snap, rel)
     if (
         not (cfg.score.prune_enabled or cfg.score.capacity_enabled)
@@ -214,6 +216,12 @@ def planned_decision_of(cfg: Config, snap: Snapshot, rel: str) -> expire_policy.
         or own.rule in FIXED_RULES
     ):
         return own
+    if not cfg.score.capacity_enabled:
+        queries = score_policy.prepare_queries(snap.recent_queries(cfg.score.query_window_days))
+        doc = score_policy.Document.of(snap.text(rel))
+        mine = score_policy.score(snap.by_path[rel], doc, queries, cfg.score)
+        if not mine.total < cfg.score.prune_threshold:
+            return own
     return next(d for d in plan_decisions(cfg, snap) if d.path == rel)
 
 
