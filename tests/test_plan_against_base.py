@@ -98,6 +98,13 @@ def _write(state: Path, spec: dict) -> None:
     (ws / "memory").mkdir(parents=True)
     for agent in ("main", "ops") if spec["ops_elsewhere"] else ("main",):
         (state / "agents" / agent / "sessions").mkdir(parents=True)
+    if spec["ops_elsewhere"]:  # ops keeps its memory in a workspace of its own
+        (state / "ops-workspace").mkdir()
+        roster = {
+            "defaults": {"workspace": str(ws)},
+            "entries": {"ops": {"workspace": str(state / "ops-workspace")}},
+        }
+        (state / "openclaw.json").write_text(json.dumps({"agents": roster}))
     for rel, age in zip(LISTED, spec["ages"], strict=True):
         p = ws / rel
         p.write_text(f"# {rel}\ntags: #q1\nq1 q2 words\n")
