@@ -519,6 +519,7 @@ class Snapshot:
         self.promoted = {owner.get(p, p) for p in promoted}
         self._hits: dict[str, list[Hit]] | None = None
         self._texts: dict[str, str] = {}
+        self._recent_queries: dict[float, list[str]] = {}
 
     def listed_as(self, rel: str) -> str:
         """The listed file a path someone typed names on this file system (``rel`` itself
@@ -587,8 +588,14 @@ class Snapshot:
         return self._texts[rel]
 
     def recent_queries(self, days: float) -> list[str]:
-        """Queries the agent asked in the last ``days`` days, most asked first."""
-        return recent_queries(self._conn, self.now, days, self.agents)
+        """Queries the agent asked in the last ``days`` days, most asked first (counted once
+        per snapshot: ``explain`` asks for its score and again for the plan's)."""
+        found = self._recent_queries.get(days)
+        if found is None:
+            found = self._recent_queries[days] = recent_queries(
+                self._conn, self.now, days, self.agents
+            )
+        return list(found)
 
 
 def snapshot(cfg: Config, paths: Paths, store: Store, now: float) -> Snapshot:

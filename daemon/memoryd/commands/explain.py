@@ -21,7 +21,12 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     from ..mover import mover_for
     from ..policy import promote as pp
     from ..policy import score as sp
-    from ..policy.expire_plan import decision_of
+    from ..policy.expire_plan import (
+        FIXED_RULES,
+        PRUNE_RULES,
+        decision_of,
+        planned_decision_of,
+    )
     from ..signals import snapshot, sparkline
 
     now = ready_to_decide(args, ctx)
@@ -61,7 +66,11 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         emit(ctx, args, doc, text)
         return 1
     cfg = ctx.cfg
-    exp = decision_of(cfg, snap, rel)
+    # What the plan will do (pruning and capacity included), and when they override the
+    # policy's keep, that keep too: "expire: KEEP" for a file the plan archives would be
+    # a note moved that the user was told stays.
+    exp = planned_decision_of(cfg, snap, rel)
+    own = decision_of(cfg, snap, rel) if exp.rule in PRUNE_RULES else None
     text_body = snap.text(rel)
     docu = sp.Document.of(text_body)
     queries = sp.prepare_queries(snap.recent_queries(cfg.score.query_window_days))
@@ -112,6 +121,14 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
             if "p_need" in exp.numbers
             else ""
         ),
+        *(
+            [
+                f"  (the policy alone: {own.action.upper()} — {own.reason} [rule: {own.rule}]; "
+                f"{'pruning' if exp.rule == 'prune' else 'capacity control'} archives it)"
+            ]
+            if own is not None
+            else []
+        ),
         f"score: {sc.total:.3f} = "
         + (
             f"{cfg.score.keyword_weight}×{sc.keyword:.2f} keyword + "
@@ -126,9 +143,16 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         lines.append(f"  best-matching recent query: “{sc.query}”")
     lines.append(f"  tags: {', '.join(docu.tags) if docu.tags else 'none (tag match 0.5)'}")
     prune_state = "on" if cfg.score.prune_enabled else "off"
-    verdict = "below" if sc.total < cfg.score.prune_threshold else "at or above"
+    below = sc.total < cfg.score.prune_threshold
+    if cfg.score.prune_enabled and below and exp.action == "keep" and exp.rule not in FIXED_RULES:
+        # Below the threshold yet kept: the cap on one run's share, not a verdict to wait on.
+        prune_state += (
+            f"; kept this run: pruning and capacity archive at most "
+            f"{cfg.score.max_prune_fraction:.0%} of the files in a run, the lowest scores first"
+        )
     lines.append(
-        f"  prune: {verdict} the threshold {cfg.score.prune_threshold} (pruning is {prune_state})"
+        f"  prune: {'below' if below else 'at or above'} the threshold "
+        f"{cfg.score.prune_threshold} (pruning is {prune_state})"
     )
     if pro.candidate:
         lines.append(
@@ -170,6 +194,11 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
             "rule": exp.rule,
             "reason": exp.reason,
             "numbers": dict(exp.numbers),
+            **(
+                {"policy_verdict": {"action": own.action, "rule": own.rule, "reason": own.reason}}
+                if own is not None
+                else {}
+            ),
         },
         "score": {
             "total": sc.total,

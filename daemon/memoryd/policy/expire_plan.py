@@ -84,7 +84,8 @@ def scores_of(cfg: Config, snap: Snapshot) -> list[score_policy.Score]:
     ]
 
 
-_FIXED = ("protected", "marked", "pinned")  # keeps that pruning and capacity never override
+FIXED_RULES = ("protected", "marked", "pinned")  # keeps that pruning and capacity never override
+PRUNE_RULES = ("prune", "capacity")  # the rules of a keep that pruning / capacity archive
 
 
 def policy_decisions(cfg: Config, snap: Snapshot) -> list[expire_policy.ExpireDecision]:
@@ -98,8 +99,9 @@ def policy_decisions(cfg: Config, snap: Snapshot) -> list[expire_policy.ExpireDe
 
 
 def decision_of(cfg: Config, snap: Snapshot, rel: str) -> expire_policy.ExpireDecision:
-    """One listed file's verdict as :func:`policy_decisions` (or the seed rule) gives it in
-    the plan, before pruning and capacity, from that file's hits alone (``explain``).
+    """One listed file's verdict as :func:`policy_decisions` (or the seed rule) gives it,
+    before pruning and capacity (:func:`planned_decision_of` adds them), from that file's
+    hits alone.
 
     A replay policy decides on one file's hit times and their strength, and a hit's
     strength rests on its own call (the other results' scores) and its own file's reads
@@ -174,6 +176,55 @@ def _decide_with(
     return expire_policy.decide_with(policy, sig, view, cfg.expire, snap.marked, snap.pins)
 
 
+def plan_decisions(
+    cfg: Config, snap: Snapshot, scores: list[score_policy.Score] | None = None
+) -> list[expire_policy.ExpireDecision]:
+    """Every file's verdict as the plan has it: the policy's (or the seed rule's), then a
+    keep that pruning or capacity control archives (rule ``prune`` / ``capacity``)."""
+    if cfg.expire.policy == "seed":
+        base = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins)
+    else:
+        base = policy_decisions(cfg, snap)
+    if not (cfg.score.prune_enabled or cfg.score.capacity_enabled):
+        return base
+    eligible = [d.path for d in base if d.action == "keep" and d.rule not in FIXED_RULES]
+    remaining = len(snap.signals) - sum(1 for d in base if d.action == "archive")
+    if scores is None:
+        scores = scores_of(cfg, snap)
+    extra = score_policy.prune_candidates(scores, eligible, remaining, cfg.score)
+    return [
+        expire_policy.ExpireDecision(d.path, "archive", *extra[d.path], d.numbers)
+        if d.action == "keep" and d.rule not in FIXED_RULES and d.path in extra
+        else d
+        for d in base
+    ]
+
+
+def planned_decision_of(cfg: Config, snap: Snapshot, rel: str) -> expire_policy.ExpireDecision:
+    """One listed file's verdict in the plan, pruning and capacity included (``explain``).
+
+    From that file's hits alone (:func:`decision_of`) when nothing can override it: pruning
+    and capacity off, or a verdict they never touch (an archive, a protected, marked or
+    pinned keep). Otherwise whether they archive this keep rests on every file's verdict
+    and score (how many remain, which score lowest), so the whole plan's are taken; but
+    pruning alone never takes a file scoring at or above its threshold, which one score
+    tells."""
+    own = decision_of(cfg, snap, rel)
+    if (
+        not (cfg.score.prune_enabled or cfg.score.capacity_enabled)
+        or own.action == "archive"
+        or own.rule in FIXED_RULES
+    ):
+        return own
+    if not cfg.score.capacity_enabled:
+        queries = score_policy.prepare_queries(snap.recent_queries(cfg.score.query_window_days))
+        doc = score_policy.Document.of(snap.text(rel))
+        mine = score_policy.score(snap.by_path[rel], doc, queries, cfg.score)
+        if not mine.total < cfg.score.prune_threshold:
+            return own
+    return next(d for d in plan_decisions(cfg, snap) if d.path == rel)
+
+
 def build_plan(
     cfg: Config, snap: Snapshot, scores: list[score_policy.Score] | None = None
 ) -> ExpirePlan:
@@ -182,24 +233,7 @@ def build_plan(
     ``scores`` (from :func:`scores_of`) saves scoring again when the caller has them.
     """
     month = datetime.fromtimestamp(snap.now, snap.tz).strftime("%Y-%m")
-    if cfg.expire.policy == "seed":
-        base = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins)
-    else:
-        base = policy_decisions(cfg, snap)
-    extra: dict[str, tuple[str, str]] = {}
-    if cfg.score.prune_enabled or cfg.score.capacity_enabled:
-        eligible = [d.path for d in base if d.action == "keep" and d.rule not in _FIXED]
-        remaining = len(snap.signals) - sum(1 for d in base if d.action == "archive")
-        if scores is None:
-            scores = scores_of(cfg, snap)
-        extra = score_policy.prune_candidates(scores, eligible, remaining, cfg.score)
-    decisions = [
-        expire_policy.ExpireDecision(d.path, "archive", *extra[d.path], d.numbers)
-        if d.action == "keep" and d.rule not in _FIXED and d.path in extra
-        else d
-        for d in base
-    ]
-
+    decisions = plan_decisions(cfg, snap, scores)
     taken: set[str] = set()
 
     def exists(rel: str) -> bool:
