@@ -98,7 +98,6 @@ KINDS: dict[str, str] = {
     "test_read_plans": "unit",
     "test_explain_one_file": "unit",  # (its one run of memoryd is marked subprocess)
     "test_explain_pruned": "unit",  # (its runs of memoryd are marked subprocess)
-    "test_plan_against_base": "subprocess",  # (memoryd at older commits, in workers)
     "test_bulk_load": "unit",
     "test_ledger": "unit",
     "test_fsutil": "unit",

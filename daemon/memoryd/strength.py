@@ -11,7 +11,7 @@ A strong hit (retrieved first, or read) is what the expire policies count
 already read, and :func:`load_hit_rows` the one query that reads them. The expire plan
 asks only "strong or not" of every row, by :func:`strong_flags`: the same rule in one pass
 (tests/test_explain_one_file.py holds it to ``strength_pairs``, and
-tests/test_plan_against_base.py the plan to the one made before it).
+bench/plan_against_base.py, by hand, the plan to the one made before it).
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""The expire plan is the one the code before ``fastread`` made, on generated workspaces.
+"""A check to run by hand after changing how expire plans (it needs this repository's git
+history, so it is not in the test suite):
+``.venv/bin/python -m pytest -q bench/plan_against_base.py``.
+
+The expire plan is the one the code before ``fastread`` made, on generated workspaces.
 
 ``fastread`` changed how the plan learns which hits are strong (the top score per call
 instead of a rank per row: :func:`memoryd.strength.strong_flags`), how it gathers hit
