@@ -43,6 +43,7 @@ from daemon_harness import (  # noqa: E402
     DaemonProcess,
     NotifySocket,
     hit_count,
+    job_rows,
     make_install,
     wait_until,
 )
@@ -230,32 +231,6 @@ class Writer:
             p.rename(p.with_name(f"{p.name}.deleted.{tx.iso(time.time()).replace(':', '-')}"))
 
 
-def preload(sessions: Path, notes: list[str], hits: int, rng: random.Random) -> None:
-    """A history of ``hits`` hits over the last 60 days, in old sessions, read at start."""
-    now = time.time()
-    per_file = 5_000
-    for f in range(0, hits, per_file):
-        sid = str(uuid.UUID(int=rng.getrandbits(128)))
-        chunks = [tx.header(sid, ts=now - 60 * 86400)]
-        for i in range(f, min(hits, f + per_file)):
-            ts = now - rng.uniform(0, 60 * 86400)
-            cid = f"toolu_old_{i:08d}"
-            chunks.append(tx.call(cid, query=f"old question {i % 300}", ts=ts))
-            chunks.append(tx.result(cid, tx.search_payload([rng.choice(notes)]), ts=ts + 0.5))
-        (sessions / f"{sid}.jsonl.reset.2026-01-01T00-00-00.000Z").write_bytes(b"".join(chunks))
-
-
-def jobs_done(db: Path) -> int:
-    """Job periods the daemon has finished (organize each hour, reflect each day…)."""
-    import sqlite3
-
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-    try:
-        return int(conn.execute("SELECT COUNT(*) FROM jobs").fetchone()[0])
-    finally:
-        conn.close()
-
-
 def probe(d: DaemonProcess, probe_file: Path) -> dict[str, object]:
     assert d.proc is not None
     before = len(probe_file.read_text().splitlines()) if probe_file.exists() else 0
@@ -340,7 +315,10 @@ def main() -> int:
         k, _, v = item.partition("=")
         env[k] = v
     if args.preload_hits:
-        preload(inst.sessions, notes, args.preload_hits, rng=random.Random(args.seed + 1))
+        tx.reset_history(
+            inst.sessions, notes, args.preload_hits, random.Random(args.seed + 1),
+            days=60, queries=300,
+        )
     notify = NotifySocket()
     d = DaemonProcess(inst, env_extra=env, notify=notify, fake_jobs=False).start()
     rng = random.Random(args.seed)
@@ -360,9 +338,9 @@ def main() -> int:
                 if cycle % args.jobs_every == 0:  # the jobs of the hours (days) skipped run
                     day = cycle % (args.jobs_every * args.day_every) == 0
                     offset += 3600 + (86400 if day else 0)
-                    done = jobs_done(inst.db)
+                    done = len(job_rows(inst.db))
                     offset_file.write_text(repr(offset))
-                    wait_until(lambda n=done + 1 + day: jobs_done(inst.db) >= n, 300)
+                    wait_until(lambda n=done + 1 + day: len(job_rows(inst.db)) >= n, 300)
                 cid = f"settle-{cycle}"
                 writer.append(
                     writer.live[0],

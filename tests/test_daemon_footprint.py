@@ -19,9 +19,7 @@ from __future__ import annotations
 import os
 import random
 import signal
-import sqlite3
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -31,6 +29,7 @@ from daemon_harness import (
     DaemonProcess,
     NotifySocket,
     hit_count,
+    job_rows,
     make_install,
     wait_until,
 )
@@ -49,32 +48,6 @@ RSS_GROWTH_LIMIT_KB = 12_000
 EXTRA = '[log]\nformat = "json"\nlevel = "debug"\n'
 
 
-def history(sessions: Path, notes: list[str], hits: int, seed: int) -> None:
-    """``hits`` hits over the last 40 days, in transcripts OpenClaw has reset (read once)."""
-    rng = random.Random(seed)
-    now = time.time()
-    per_file = 5_000
-    for first in range(0, hits, per_file):
-        sid = str(uuid.UUID(int=rng.getrandbits(128)))
-        lines = [tx.header(sid, ts=now - 40 * 86400)]
-        for i in range(first, min(hits, first + per_file)):
-            ts = now - rng.uniform(0, 40 * 86400)
-            cid = f"toolu_old_{i:07d}"
-            lines.append(tx.call(cid, query=f"question {i % 200}", ts=ts))
-            lines.append(tx.result(cid, tx.search_payload([rng.choice(notes)]), ts=ts + 0.5))
-        name = f"{sid}.jsonl.reset.2026-01-01T00-00-00.000Z"
-        (sessions / name).write_bytes(b"".join(lines))
-
-
-def jobs_done(db: Path) -> int:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-    try:
-        conn.execute("PRAGMA busy_timeout = 10000")
-        return int(conn.execute("SELECT COUNT(*) FROM jobs").fetchone()[0])
-    finally:
-        conn.close()
-
-
 def threads_and_fds(pid: int) -> tuple[int, int]:
     status = Path(f"/proc/{pid}/status").read_text().splitlines()
     threads = next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
@@ -87,7 +60,9 @@ def test_jobs_leave_no_working_set_and_handles_and_memos_stay_bounded(
 ) -> None:
     inst = make_install(tmp_path, EXTRA, memory_files=20)
     notes = sorted(str(p.relative_to(inst.workspace)) for p in inst.workspace.rglob("*.md"))
-    history(inst.sessions, notes, HISTORY_HITS, seed=20261130)
+    tx.reset_history(
+        inst.sessions, notes, HISTORY_HITS, random.Random(20261130), days=40, queries=200
+    )
     offset_file = tmp_path / "clock_offset"
     offset_file.write_text("0")
     d = DaemonProcess(
@@ -133,11 +108,11 @@ def test_jobs_leave_no_working_set_and_handles_and_memos_stay_bounded(
         """A day and an hour later: the daemon rescans and runs organize and reflect.
         Returns what it logged after the last of them."""
         nonlocal offset
-        done, released = jobs_done(inst.db), len(d.events("memory.released"))
+        done, released = len(job_rows(inst.db)), len(d.events("memory.released"))
         offset += 86400 + 3600
         offset_file.write_text(repr(offset))
-        wait_until(lambda: jobs_done(inst.db) >= done + 2, timeout=120)
-        ran = jobs_done(inst.db) - done
+        wait_until(lambda: len(job_rows(inst.db)) >= done + 2, timeout=120)
+        ran = len(job_rows(inst.db)) - done
         # (each job run is followed by its release; a catch-up may submit more than ran)
         return d.wait_event("memory.released", count=released + ran, timeout=120)[-1]
 

@@ -7,6 +7,9 @@ cut and replay them exactly as OpenClaw would write them.
 from __future__ import annotations
 
 import json
+import random
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +155,24 @@ def decoy_result(i: int, ts: float = T0) -> bytes:
             },
         }
     )
+
+
+def reset_history(
+    sessions: Path, notes: list[str], hits: int, rng: random.Random, *, days: int, queries: int
+) -> None:
+    """``hits`` search hits on ``notes`` over the last ``days`` days (``queries`` distinct
+    questions), in transcripts OpenClaw has reset: read once, whole, at the first scan."""
+    now = time.time()
+    per_file = 5_000
+    for first in range(0, hits, per_file):
+        sid = str(uuid.UUID(int=rng.getrandbits(128)))
+        lines = [header(sid, ts=now - days * 86400)]
+        for i in range(first, min(hits, first + per_file)):
+            ts = now - rng.uniform(0, days * 86400)
+            cid = f"toolu_old_{i:08d}"
+            lines.append(call(cid, query=f"question {i % queries}", ts=ts))
+            lines.append(result(cid, search_payload([rng.choice(notes)]), ts=ts + 0.5))
+        (sessions / f"{sid}.jsonl.reset.2026-01-01T00-00-00.000Z").write_bytes(b"".join(lines))
 
 
 def make_install(
