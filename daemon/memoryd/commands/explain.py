@@ -69,8 +69,9 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     # What the plan will do (pruning and capacity included), and when they override the
     # policy's keep, that keep too: "expire: KEEP" for a file the plan archives would be
     # a note moved that the user was told stays.
-    exp = planned_decision_of(cfg, snap, rel)
-    own = decision_of(cfg, snap, rel) if exp.rule in PRUNE_RULES else None
+    policy_alone = decision_of(cfg, snap, rel)  # (the file's hits read once, for both)
+    exp = planned_decision_of(cfg, snap, rel, policy_alone)
+    own = policy_alone if exp.rule in PRUNE_RULES else None
     text_body = snap.text(rel)
     docu = sp.Document.of(text_body)
     queries = sp.prepare_queries(snap.recent_queries(cfg.score.query_window_days))

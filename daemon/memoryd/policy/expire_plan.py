@@ -200,7 +200,12 @@ def plan_decisions(
     ]
 
 
-def planned_decision_of(cfg: Config, snap: Snapshot, rel: str) -> expire_policy.ExpireDecision:
+def planned_decision_of(
+    cfg: Config,
+    snap: Snapshot,
+    rel: str,
+    own: expire_policy.ExpireDecision | None = None,
+) -> expire_policy.ExpireDecision:
     """One listed file's verdict in the plan, pruning and capacity included (``explain``).
 
     From that file's hits alone (:func:`decision_of`) when nothing can override it: pruning
@@ -208,8 +213,9 @@ def planned_decision_of(cfg: Config, snap: Snapshot, rel: str) -> expire_policy.
     pinned keep). Otherwise whether they archive this keep rests on every file's verdict
     and score (how many remain, which score lowest), so the whole plan's are taken; but
     pruning alone never takes a file scoring at or above its threshold, which one score
-    tells."""
-    own = decision_of(cfg, snap, rel)
+    tells. ``own``: :func:`decision_of`'s verdict when the caller has it (read once)."""
+    if own is None:
+        own = decision_of(cfg, snap, rel)
     if (
         not (cfg.score.prune_enabled or cfg.score.capacity_enabled)
         or own.action == "archive"

@@ -20,7 +20,7 @@ import hashlib
 import logging
 import os
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from .records import (
     last_retrievals,
     load_records,
     mark_rescued,
+    note_owner,
     notes_with_mark,
     reconcile,
     refcount_path,
@@ -314,15 +315,7 @@ def _retrievals(store: Store, root: Path, placements: dict[str, Placement]) -> d
     from ..pathmatch import attribute_max
 
     times = last_retrievals(store)
-    return attribute_max(times, _owner(root, placements, times))
-
-
-def _owner(root: Path, placements: dict[str, Placement], names: Iterable[str]) -> Mapping[str, str]:
-    """Each of ``names`` that is another spelling of a note in the store → that note."""
-    from ..pathmatch import attribution_for
-
-    probe = [f.rel for place in placements.values() for f in place.files]
-    return attribution_for(root, list(placements), names, probe=probe).owner
+    return attribute_max(times, note_owner(root, placements, times))
 
 
 def _with_folded_marks(
@@ -331,7 +324,7 @@ def _with_folded_marks(
     """``records`` with a mark given under another spelling of a note's name (``memoryd
     mark tiers/warm/Plan.md`` on a Mac) on that note: it protects it from deletion."""
     marked = notes_with_mark(store, "marked")
-    for note in set(_owner(root, placements, marked).values()):
+    for note in set(note_owner(root, placements, marked).values()):
         rec = records.get(note)
         if rec is not None and not rec.user_marked:
             records[note] = replace(rec, user_marked=True)

@@ -52,6 +52,18 @@ def notes_with_mark(store: Store, kind: str) -> set[str]:
     return {n for k in store.marks(kind) if (n := note_of_key(k))}
 
 
+def note_owner(
+    root: Path, placements: Mapping[str, Placement], names: Iterable[str]
+) -> Mapping[str, str]:
+    """Each of ``names`` that is another spelling of a note in the store → that note
+    (``warm/Plan.md`` for ``warm/plan.md`` on a Mac: docs/paths.md); the note files under
+    ``root`` are what the file system is asked about."""
+    from ..pathmatch import attribution_for
+
+    probe = [f.rel for place in placements.values() for f in place.files]
+    return attribution_for(root, list(placements), names, probe=probe).owner
+
+
 def load_records(store: Store, names: Iterable[str] | None = None) -> dict[str, NoteRecord]:
     """Every note's record (or only those of ``names``), its marks read from ``marks``."""
     sql = "SELECT name, tier, created, entered, summarized FROM tier_files"
@@ -276,15 +288,14 @@ def promote_inputs(root: Path, store: Store, now: float, tz: Any) -> list[tuple[
     placements = scan_store(root)
     if not placements:
         return []
-    from ..pathmatch import attribution_for, merged_hits
+    from ..pathmatch import merged_hits
 
     hits = load_hits(store.conn, now, since=None)
     note_of = {key: note for key in hits if (note := note_of_key(key)) is not None}
     # Hits under another spelling of a note's name (warm/Plan.md that opened warm/plan.md
     # on a Mac) are the note's (docs/paths.md), as a summary's are: one per call, so a
     # search returning hot/x.md and hot/x.gist.md is one retrieval, folded or not.
-    probe = [f.rel for place in placements.values() for f in place.files]
-    owner = attribution_for(root, list(placements), set(note_of.values()), probe=probe).owner
+    owner = note_owner(root, placements, set(note_of.values()))
     to_note = {key: hit_key(owner.get(note, note)) for key, note in note_of.items()}
     by_key = merged_hits(hits, {key: to for key, to in to_note.items() if key != to})
     out: list[tuple[Any, str]] = []
