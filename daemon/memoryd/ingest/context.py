@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from .. import clock
 from ..config import Config
@@ -12,6 +13,8 @@ from . import sqlite_source
 from .apply import Applier
 from .calls import Calls
 from .ledger import Ledger
+
+_T = TypeVar("_T")
 
 _MALFORMED_LOG_MAX = 20  # malformed stored events logged one by one per scan; then a summary
 
@@ -75,17 +78,7 @@ class ReadContext:
         known = self._lineages.get(agent)
         if known is not None:
             return known
-        known = {}
-        path = self.store_path(agent)
-        if path is not None and path.is_file():
-            try:
-                conn = sqlite_source.open_readonly(path)
-                try:
-                    known = sqlite_source.session_lineage(conn, sqlite_source.table_columns(conn))
-                finally:
-                    conn.close()
-            except sqlite3.Error:
-                known = {}  # not readable now: not known (the store's own read reports why)
+        known = self._from_store(agent, sqlite_source.session_lineage, {})
         self._lineages[agent] = known
         return known
 
@@ -96,24 +89,39 @@ class ReadContext:
         if known is not None:
             return known
         found: frozenset[str] = frozenset()
-        path = self.store_path(agent)
-        left_out = self.synthetic_excluded or self.helper_excluded
-        if left_out and path is not None and path.is_file():
-            try:
-                conn = sqlite_source.open_readonly(path)
-                try:
-                    tables = sqlite_source.table_columns(conn)
-                    found = sqlite_source.synthetic_from_keys(
-                        sqlite_source.session_keys(conn, tables),
-                        active_memory=self.helper_excluded,
-                        synthetic=self.synthetic_excluded,
-                    )
-                finally:
-                    conn.close()
-            except sqlite3.Error:
-                found = frozenset()  # not readable now: the store's own read reports why
+        if self.synthetic_excluded or self.helper_excluded:
+            found = self._from_store(
+                agent,
+                lambda conn, tables: sqlite_source.synthetic_from_keys(
+                    sqlite_source.session_keys(conn, tables),
+                    active_memory=self.helper_excluded,
+                    synthetic=self.synthetic_excluded,
+                ),
+                found,
+            )
         self.store_synthetic[agent] = found
         return found
+
+    def _from_store(
+        self,
+        agent: str,
+        read: Callable[[sqlite3.Connection, dict[str, tuple[str, ...]]], _T],
+        default: _T,
+    ) -> _T:
+        """``read`` of the agent's transcript store (opened read-only, with its tables), or
+        ``default`` when it has none or it is not readable now (the store's own read
+        reports why)."""
+        path = self.store_path(agent)
+        if path is None or not path.is_file():
+            return default
+        try:
+            conn = sqlite_source.open_readonly(path)
+            try:
+                return read(conn, sqlite_source.table_columns(conn))
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return default
 
     def calls(self, pending: dict[str, Calls], agent: str) -> Calls:
         """The agent's calls of this scan (those waiting since earlier scans, loaded once)."""

@@ -360,7 +360,10 @@ class Ledger:
 
     def _count_lines(self, batch: Batch) -> None:
         """A batch's malformed and oversized lines and paths outside memory, recorded in the
-        open transaction (counted if it commits, as the persisted counters are)."""
+        open transaction: the persisted counters bumped, and the scan's counted if it commits
+        (call inside the transaction)."""
+        self.store.bump("oversized_lines", batch.oversized)
+        self.store.bump("malformed_lines", batch.malformed)
         written = self._txn_written
         written[_MALFORMED] += batch.malformed
         written[_OVERSIZED] += batch.oversized
@@ -725,8 +728,6 @@ class Ledger:
                         source_id,
                     ),
                 )
-            self.store.bump("oversized_lines", batch.oversized)
-            self.store.bump("malformed_lines", batch.malformed)
             self._count_lines(batch)
 
     # ------------------------------------------------------------------ the transcript store
@@ -766,7 +767,6 @@ class Ledger:
                 "DO UPDATE SET seq = excluded.seq, seq_rows = excluded.seq_rows",
                 (batch.cp.id, batch.session, *cursor),
             )
-            self.store.bump("malformed_lines", batch.malformed)
             self._count_lines(batch)
 
     def store_read(
@@ -801,8 +801,6 @@ class Ledger:
         with self.write(nbytes) as conn:
             self._write_queued()
             self._count(batch.write(conn, batch.cp.id))
-            self.store.bump("malformed_lines", batch.malformed)
-            self.store.bump("oversized_lines", batch.oversized)
             self._count_lines(batch)
             if record is not None:
                 self._archive_read(conn, batch.cp.agent, record)
