@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "memoryd.commands.simulate",
     "memoryd.commands.tiers",
     "memoryd.commands.service",
+    "memoryd.commands.plugin",
 )
 
 
@@ -134,6 +135,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "run": "memoryd.commands.service",
     "status": "memoryd.commands.service",
     "service": "memoryd.commands.service",
+    "plugin": "memoryd.commands.plugin",
 }
 
 

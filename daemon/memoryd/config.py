@@ -230,6 +230,10 @@ class TiersConfig(NamedTuple):
     it."""
     inject_max_chars: int = 8000
     """`memoryd inject` prints at most this many characters of `hot/` notes."""
+    session_inject_max_chars: int = 4000
+    """The OpenClaw plugin puts at most this many characters of `hot/` notes into a new
+    session (`memoryd inject --session`), and never more than the bootstrap files leave of
+    OpenClaw's `bootstrapTotalMaxChars`."""
 
 
 SCHEDULE_OFF = "off"  # a job's schedule that switches it off
@@ -640,6 +644,12 @@ def _roster(oc: dict[str, Any]) -> list[dict[str, Any]]:
         for entry in listed
         if isinstance(entry, dict)
     ]
+
+
+def agent_entry(oc: dict[str, Any], agent_id: str) -> dict[str, Any] | None:
+    """The first roster entry of ``agent_id`` in ``openclaw.json`` (as OpenClaw reads it)."""
+    wanted = normalize_agent_id(agent_id)
+    return next((e for e in _roster(oc) if e["id"] == wanted), None)
 
 
 def default_agent_id(oc: dict[str, Any]) -> str:

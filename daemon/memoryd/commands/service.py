@@ -21,7 +21,7 @@ from .. import clock
 from ..cli import Context, UsageError, json_dumps
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..config import Config, Paths
     from ..store import Store
 
 LAUNCHD_LABEL = "io.github.memoryd"
@@ -132,6 +132,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
                 "next_run": clock.iso(nxt),
             }
         doc["expire"] = _rails_status(cfg, store)
+        doc.update(_memory_at_a_glance(paths, store))
     finally:
         if store is not None:
             store.close()
@@ -181,6 +182,57 @@ def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
             ],
         },
     }
+
+
+def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
+    """The tier store's notes, the promotion candidates waiting, and memoryd's archive.
+
+    What the OpenClaw plugin's ``/memoryd`` says in a chat (issue 21), read without writing:
+    the tiers are counted from the folders, the candidates come from the last promote
+    report (the job that nominates them writes it), the archive from the journal.
+    """
+    import json
+
+    from ..ondemand import archived_files
+    from ..tierstore.layout import TIERS, scan_tier
+
+    root = paths.tiers_root
+    tiers: dict[str, Any] = {"root": str(root), "present": root.is_dir(), "notes": {}, "hot": []}
+    if tiers["present"]:
+        for tier in TIERS:
+            try:
+                files = scan_tier(root, tier)
+            except OSError:
+                files = []
+            tiers["notes"][tier] = len(files)
+            if tier == "hot":
+                tiers["hot"] = [f.filename for f in sorted(files, key=lambda f: -f.mtime)]
+    promotion: dict[str, Any] = {"pending": None, "generated": None, "report": None}
+    report = paths.reports_dir / "promote_report.json"
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+        if not data.get("applied"):
+            promotion["pending"] = len(data.get("candidates") or [])
+        else:
+            promotion["pending"] = 0
+        promotion["generated"] = data.get("generated")
+        promotion["report"] = str(report.with_suffix(".md"))
+        promotion["candidates"] = [c.get("path") for c in data.get("candidates") or []][:10]
+    except (OSError, ValueError, AttributeError, TypeError):
+        pass
+    archive: dict[str, Any] = {"files": 0, "bytes": 0}
+    if store is not None:
+        try:
+            archived = archived_files(store)
+        except sqlite3.Error:
+            archived = []
+        archive["files"] = len(archived)
+        for a in archived:
+            try:
+                archive["bytes"] += os.lstat(a.dst).st_size
+            except OSError:
+                continue
+    return {"tiers": tiers, "promotion": promotion, "archive": archive}
 
 
 def _first_line(text: str | None) -> str | None:
@@ -286,9 +338,30 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             ctx.print(
                 f"  {e['at']}  {e['path']} {outcome_words(e['outcome'])}  (search “{e['query']}”)"
             )
+    for line in glance_lines(doc):
+        ctx.print(line)
     if "error" in doc:
         ctx.print(f"warning:     {doc['error']}")
     return 0
+
+
+def glance_lines(doc: dict[str, Any]) -> list[str]:
+    """The tier store, promotion and archive lines of ``status`` (also ``/memoryd``'s facts)."""
+    out = []
+    t = doc.get("tiers") or {}
+    if t.get("present"):
+        counts = ", ".join(f"{n} {tier}" for tier, n in t["notes"].items())
+        out.append(f"tier store:  {counts}  ({t['root']})")
+    else:
+        out.append(f"tier store:  none (create {t.get('root')} to start one)")
+    p = doc.get("promotion") or {}
+    if p.get("pending") is None:
+        out.append("promotion:   no promote report yet")
+    else:
+        out.append(f"promotion:   {p['pending']} candidate(s) pending, as of {p['generated']}")
+    a = doc.get("archive") or {}
+    out.append(f"archive:     {a.get('files', 0)} files, {a.get('bytes', 0)} bytes")
+    return out
 
 
 # =========================================================================== service files

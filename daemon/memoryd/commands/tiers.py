@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING, Any
 
 from ..clock import iso
@@ -42,6 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("words", nargs="+", metavar="WORD", help="words to look for (any of them)")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--peek", action="store_true", help="search only: no rotation, no hit recorded")
+    p.add_argument(
+        "--agent", metavar="ID", default=None, help="search only this agent's archived notes"
+    )
     p.set_defaults(func=cmd_recall)
 
     p = sub.add_parser(
@@ -55,6 +59,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help="character budget (default: tiers.inject_max_chars)",
     )
+    p.add_argument(
+        "--session",
+        action="store_true",
+        help=(
+            "for a new OpenClaw session: budget tiers.session_inject_max_chars, within what "
+            "the bootstrap files leave of bootstrapTotalMaxChars; notes already in them left out"
+        ),
+    )
+    p.add_argument("--agent", metavar="ID", default=None, help="the session's agent (--session)")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.set_defaults(func=cmd_inject)
 
@@ -112,15 +125,21 @@ def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
     if not normalise_words(args.words):
         raise UsageError("recall: give at least one non-empty word")
     root = ctx.paths.tiers_root
-    if not root.is_dir():
+    now = clock_now()
+    out = None
+    if root.is_dir() or ctx.paths.db.exists():  # else no store, no archive: create nothing
+        store = ctx.store() if not args.peek else ctx.read_store()
+        out = recall(
+            ctx.cfg, ctx.paths, store, args.words, now, rotate=not args.peek, agent=args.agent
+        )
+    if out is None or (out.tier is None and not root.is_dir()):
         # Said as organize says it: "nothing about X" would send the user looking for
         # other words in a store that does not exist (and nothing is created here).
         message = f"recall: no tier store at {root} (create that folder to start one)"
         doc = {"words": args.words, "tier": None, "matches": 0, "missing": True}
         ctx.print(json_dumps({**doc, "message": message}) if args.json else message)
         return 0
-    now = clock_now()
-    out = recall(ctx.cfg, ctx.paths, ctx.store(), args.words, now, rotate=not args.peek)
+    assert out is not None
     if args.json:
         ctx.print(json_dumps(out.as_dict()))
         return 0
@@ -150,27 +169,73 @@ def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
 # --------------------------------------------------------------------------- inject
 
 
+def _session_rules(ctx: Any, agent_id: str | None) -> tuple[int, Any, dict[str, Any]]:
+    """The budget, the skip rule and their figures for ``inject --session`` (issue 21)."""
+    from ..bootstrap import (
+        already_in,
+        bootstrap_budget,
+        bootstrap_limits,
+        read_bootstrap,
+        session_budget,
+    )
+    from ..config import default_agent_id, resolve_workspace
+
+    paths = ctx.paths
+    oc = paths.openclaw
+    wanted = agent_id or default_agent_id(oc)
+    agent = next((a for a in paths.agents if a.id == wanted), None)
+    if agent is not None:
+        workspace = agent.workspace
+    else:
+        try:
+            workspace = resolve_workspace(wanted, oc, paths.state_dir, os.environ)
+        except (OSError, ValueError):
+            workspace = paths.workspace
+    files = read_bootstrap(workspace)
+    file_max, total_max = bootstrap_limits(oc, wanted)
+    boot = bootstrap_budget(files, file_max, total_max)
+    own = ctx.cfg.tiers.session_inject_max_chars
+    budget = session_budget(own, boot)
+    joined = "\n".join(files.values())
+    figures = {
+        "agent": wanted,
+        "workspace": str(workspace),
+        "own_max": own,
+        "bootstrap_total_max": total_max,
+        "bootstrap_used": boot.used,
+        "bootstrap_files": sorted(files),
+    }
+    return budget, (lambda text: already_in(text, joined)), figures
+
+
 def cmd_inject(args: argparse.Namespace, ctx: Any) -> int:
     from ..cli import UsageError, json_dumps
     from ..tierstore.recall import inject
 
-    budget = ctx.cfg.tiers.inject_max_chars if args.max_chars is None else args.max_chars
+    skip = None
+    session: dict[str, Any] | None = None
+    if args.session:
+        budget, skip, session = _session_rules(ctx, args.agent)
+        if args.max_chars is not None:
+            budget = min(budget, args.max_chars)
+    else:
+        budget = ctx.cfg.tiers.inject_max_chars if args.max_chars is None else args.max_chars
     if budget < 0:
         raise UsageError("inject: --max-chars must not be negative")
-    inj = inject(ctx.paths.tiers_root, budget)
+    inj = inject(ctx.paths.tiers_root, budget, skip)
     if args.json:
-        ctx.print(
-            json_dumps(
-                {
-                    "max_chars": budget,
-                    "chars": len(inj.text),
-                    "included": inj.included,
-                    "omitted": inj.omitted,
-                    "truncated": inj.truncated,
-                    "text": inj.text,
-                }
-            )
-        )
+        doc: dict[str, Any] = {
+            "max_chars": budget,
+            "chars": len(inj.text),
+            "included": inj.included,
+            "omitted": inj.omitted,
+            "truncated": inj.truncated,
+            "already_in_bootstrap": inj.already_there,
+            "text": inj.text,
+        }
+        if session is not None:
+            doc["session"] = session
+        ctx.print(json_dumps(doc))
     elif inj.text:
         ctx.out.write(inj.text)
     else:  # stdout goes into the agent's session: say it on stderr

@@ -20,6 +20,7 @@ import contextlib
 import os
 import stat
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -245,8 +246,15 @@ def recall(
     *,
     rotate: bool = True,
     with_text: bool = True,
+    agent: str | None = None,
 ) -> RecallOutcome:
-    """Search, and on a definite hit rotate, count and report (the seed's hit handling)."""
+    """Search, and on a definite hit rotate, count and report (the seed's hit handling).
+
+    After the four tiers comes a fifth layer, memoryd's own archive: the workspace notes
+    expire moved out (only ``agent``'s, when given). A note found there is brought back
+    through the journal, as a hand ``restore`` would, and counted as a recall hit of the
+    workspace file.
+    """
     from ..mover import mover_for
 
     root = paths.tiers_root
@@ -261,6 +269,14 @@ def recall(
         result = layered_search(root, wanted)
         out = RecallOutcome(wanted, result.tier, len(result.matches))
         if result.tier is None:
+            found = _recall_from_archive(
+                cfg, paths, store, wanted, now, limit, rotate=rotate, agent=agent
+            )
+            if found is not None:
+                if with_text is False:
+                    for d in found.shown:
+                        d.pop("text", None)
+                return found
             out.message = no_match_message(wanted, cfg.tiers.delete_after_days)
             return out
         shown = result.shown(limit)
@@ -311,6 +327,175 @@ def recall(
             out.shown.append(d)
         out.message = _hit_message(result.tier, out)
         return out
+
+
+ARCHIVE = "archive"  # the layer after forgotten/: what expire archived from the workspaces
+
+
+@dataclass(frozen=True)
+class ArchivedMatch:
+    """An archived workspace note containing some of the words."""
+
+    move_id: int
+    src: str  # absolute: where it comes back to
+    dst: str  # absolute: the archived copy
+    agent: str
+    rel: str  # its place in the workspace (where it comes back to)
+    archived_rel: str
+    archived_at: float
+    words: tuple[str, ...]
+    occurrences: int
+    snippet: str
+    mtime: float
+
+    def rank_key(self) -> tuple[Any, ...]:
+        return (-len(self.words), -self.occurrences, -self.archived_at, self.rel)
+
+
+def _owner(paths: Paths, path: str) -> tuple[str, str] | None:
+    """(agent, path relative to its workspace) of an absolute workspace path."""
+    for a in paths.agents:
+        for ws in (str(a.workspace), os.path.realpath(a.workspace)):
+            prefix = ws.rstrip("/") + "/"
+            if path.startswith(prefix):
+                return a.id, path[len(prefix) :]
+    return None
+
+
+def search_archive(
+    paths: Paths, store: Store, words: list[str], agent: str | None = None
+) -> list[ArchivedMatch]:
+    """The notes expire archived (still there, not restored) that contain any of ``words``."""
+    from ..ondemand import archived_files
+
+    fold = _needs_unicode_fold(words)
+    out: list[ArchivedMatch] = []
+    for a in archived_files(store):
+        owner = _owner(paths, a.src)
+        if owner is None or (agent is not None and owner[0] != agent):
+            continue
+        data = _read_all(a.dst)
+        if data is None:
+            continue
+        found, occ, _tag, snippet = match_file(data, words, ARCHIVE, fold)
+        if not found:
+            continue
+        archived_rel = (_owner(paths, a.dst) or (owner[0], a.dst))[1]
+        try:
+            mtime = os.lstat(a.dst).st_mtime
+        except OSError:
+            continue
+        out.append(
+            ArchivedMatch(
+                a.move_id,
+                a.src,
+                a.dst,
+                owner[0],
+                owner[1],
+                archived_rel,
+                a.archived_at,
+                found,
+                occ,
+                snippet,
+                mtime,
+            )
+        )
+    out.sort(key=ArchivedMatch.rank_key)
+    return out
+
+
+def _recall_from_archive(
+    cfg: Config,
+    paths: Paths,
+    store: Store,
+    words: list[str],
+    now: float,
+    limit: int,
+    *,
+    rotate: bool,
+    agent: str | None,
+) -> RecallOutcome | None:
+    """The archive layer: None when nothing there matches either."""
+    from ..mover import mover_for
+
+    matches = search_archive(paths, store, words, agent)
+    if not matches:
+        return None
+    out = RecallOutcome(words, ARCHIVE, len(matches))
+    shown = matches[:limit]
+    if len(matches) > limit:
+        out.too_many = True
+        out.message = (
+            f"{len(matches)} archived notes match; showing the best {len(shown)}. "
+            "Narrow the words to read one."
+        )
+        out.shown = [_archived_dict(m, None) for m in shown]
+        return out
+    batch = f"recall:{uuid.uuid4().hex[:8]}"
+    mover = mover_for(store, paths) if rotate else None
+    restored: list[ArchivedMatch] = []
+    for m in shown:
+        d = _archived_dict(m, None)
+        if mover is not None:
+            row: dict[str, Any] = {
+                "note": m.rel,
+                "src": m.archived_rel,
+                "dst": m.rel,
+                "reason": "recalled from memoryd's archive",
+            }
+            try:
+                # A move of its own (not an undo of expire's): `restore --last` then puts the
+                # note back in the archive, and the mover refuses to overwrite a file there.
+                mover.move(Path(m.dst), Path(m.src), reason=row["reason"], batch=batch)
+                row["status"] = "done"
+                d["now"] = m.rel
+                restored.append(m)
+            except (MoveError, OSError) as exc:
+                row["status"] = "failed"
+                row["error"] = str(exc)
+            out.rotations.append(row)
+        where = m.rel if d["now"] else m.archived_rel
+        owner_ws = next((a.workspace for a in paths.agents if a.id == m.agent), paths.workspace)
+        with contextlib.suppress(OSError):
+            d["text"] = read_text(owner_ws / where)
+        out.shown.append(d)
+    if rotate and restored:
+        query = " ".join(words)
+        with store.transaction():
+            store.conn.executemany(
+                "INSERT INTO hits(agent, call_id, memory_path, kind, ts, query) "
+                "VALUES (?, ?, ?, 'recall', ?, ?)",
+                [(m.agent, str(uuid.uuid4()), m.rel, now, query) for m in restored],
+            )
+            store.bump("tiers_recalls")
+        out.hits_recorded = len(restored)
+    n = len(shown)
+    files = "note" if n == 1 else "notes"
+    if restored:
+        names = ", ".join(m.rel for m in restored)
+        out.message = (
+            f"{n} {files} found in memoryd's archive (expired, not in the tier store); "
+            f"restored to the workspace: {names}. Undo with `memoryd restore --last`."
+        )
+    else:
+        why = "--peek" if not out.rotations else "the restore failed"
+        out.message = f"{n} {files} found in memoryd's archive (nothing moved: {why})."
+    return out
+
+
+def _archived_dict(m: ArchivedMatch, now_rel: str | None) -> dict[str, Any]:
+    return {
+        "note": m.rel,
+        "path": m.archived_rel,
+        "now": now_rel,
+        "summary": False,
+        "words": list(m.words),
+        "occurrences": m.occurrences,
+        "tag_match": False,
+        "snippet": m.snippet,
+        "agent": m.agent,
+        "archived_at": m.archived_at,
+    }
 
 
 def _match_dict(m: Match, now_rel: str | None) -> dict[str, Any]:
@@ -378,15 +563,18 @@ class Injection:
     included: list[str]
     omitted: list[str]
     truncated: bool = False
+    already_there: list[str] = field(default_factory=list)  # left out by ``skip``
 
 
-def inject(root: Path, max_chars: int) -> Injection:
+def inject(root: Path, max_chars: int, skip: Callable[[str], bool] | None = None) -> Injection:
     """The hot/ notes for a new session, newest first, within ``max_chars`` characters.
 
     Whole notes only, in recency order, stopping at the first that does not fit
     (so what is injected is always "everything since T"). When not even the
     newest fits, its beginning is given, marked as cut. A summary in hot/ is
-    left out when its original is there too (the original says more).
+    left out when its original is there too (the original says more). A note for which
+    ``skip(text)`` is true (its text is already in the session's bootstrap) is left out
+    and named in ``already_there``.
     """
     files = scan_tier(root, "hot")
     originals = {f.filename for f in files if not note_of("hot", f.filename)[1]}
@@ -400,10 +588,14 @@ def inject(root: Path, max_chars: int) -> Injection:
     included: list[str] = []
     used = 0
     truncated = False
+    already: list[str] = []
     for i, f in enumerate(chosen):
         try:
             body = read_text(root / "hot" / f.filename).rstrip() + "\n"
         except OSError:
+            continue
+        if skip is not None and skip(body):
+            already.append(f.filename)
             continue
         block = f"## hot/{f.filename}\n{body}\n"
         if used + len(block) <= max_chars:
@@ -419,5 +611,6 @@ def inject(root: Path, max_chars: int) -> Injection:
             included.append(f.filename)
             truncated = True
             rest = i + 1
-        return Injection("".join(parts), included, [g.filename for g in chosen[rest:]], truncated)
-    return Injection("".join(parts), included, [], truncated)
+        omitted = [g.filename for g in chosen[rest:]]
+        return Injection("".join(parts), included, omitted, truncated, already)
+    return Injection("".join(parts), included, [], truncated, already)

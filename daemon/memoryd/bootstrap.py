@@ -1,0 +1,114 @@
+"""What OpenClaw already puts into a new session, so the hot notes fit beside it.
+
+OpenClaw injects the workspace's bootstrap files (``AGENTS.md``, ``SOUL.md``, …, ``MEMORY.md``)
+into every new session, each cut at ``bootstrapMaxChars`` and all of them together at
+``bootstrapTotalMaxChars``. memoryd's plugin adds the tier store's ``hot/`` notes on the same
+first turn. Two rules keep that addition polite, and both are decided here, purely:
+
+* the notes get a budget of their own (``tiers.session_inject_max_chars``), and never more
+  than what the bootstrap files leave of OpenClaw's total budget: the session as a whole
+  stays within the size the user set for it;
+* a note whose text is already in a bootstrap file (a note promoted into ``MEMORY.md``) is
+  not said twice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from .config import agent_entry
+
+# The files OpenClaw's bootstrap reads from a workspace (its doctor checks the same list).
+BOOTSTRAP_FILES = (
+    "AGENTS.md",
+    "SOUL.md",
+    "TOOLS.md",
+    "IDENTITY.md",
+    "USER.md",
+    "HEARTBEAT.md",
+    "BOOTSTRAP.md",
+    "MEMORY.md",
+)
+DEFAULT_FILE_MAX = 20_000  # agents.defaults.bootstrapMaxChars
+DEFAULT_TOTAL_MAX = 60_000  # agents.defaults.bootstrapTotalMaxChars
+USER_MD_CAP = 4_000  # USER.md's fixed cap, which bootstrapMaxChars can lower, never raise
+MIN_REPEAT_CHARS = 24  # a shorter note body is too common a string to call it repeated
+
+
+class BootstrapBudget(NamedTuple):
+    """OpenClaw's budget for one agent's bootstrap and what its files already use of it."""
+
+    file_max: int
+    total_max: int
+    used: int
+
+    @property
+    def room(self) -> int:
+        return max(0, self.total_max - self.used)
+
+
+def _positive_int(value: Any, default: int) -> int:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return value if ok else default
+
+
+def bootstrap_limits(oc: Mapping[str, Any], agent_id: str) -> tuple[int, int]:
+    """(per-file, total) character limits for ``agent_id``: its own entry, else the defaults."""
+    agents = oc.get("agents")
+    defaults = agents.get("defaults") if isinstance(agents, Mapping) else None
+    defaults = defaults if isinstance(defaults, Mapping) else {}
+    file_max = _positive_int(defaults.get("bootstrapMaxChars"), DEFAULT_FILE_MAX)
+    total_max = _positive_int(defaults.get("bootstrapTotalMaxChars"), DEFAULT_TOTAL_MAX)
+    own = agent_entry(dict(oc), agent_id) or {}
+    file_max = _positive_int(own.get("bootstrapMaxChars"), file_max)
+    total_max = _positive_int(own.get("bootstrapTotalMaxChars"), total_max)
+    return file_max, total_max
+
+
+def read_bootstrap(workspace: Path) -> dict[str, str]:
+    """The bootstrap files present in ``workspace`` (name → text); unreadable ones left out."""
+    out: dict[str, str] = {}
+    for name in BOOTSTRAP_FILES:
+        try:
+            out[name] = (workspace / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    return out
+
+
+def bootstrap_budget(files: Mapping[str, str], file_max: int, total_max: int) -> BootstrapBudget:
+    """How much of the total budget the bootstrap files take, each cut as OpenClaw cuts it."""
+    used = 0
+    for name, text in files.items():
+        cap = min(file_max, USER_MD_CAP) if name == "USER.md" else file_max
+        used += min(len(text), cap)
+    return BootstrapBudget(file_max, total_max, min(used, total_max))
+
+
+def session_budget(own_max: int, budget: BootstrapBudget) -> int:
+    """The characters the hot notes may take: their own budget, within what is left."""
+    return max(0, min(own_max, budget.room))
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _flat(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+def note_body(text: str) -> str:
+    """A note's text without its leading title lines (``# …``): promotion may retitle it."""
+    lines = text.strip().splitlines()
+    while lines and (lines[0].startswith("#") or not lines[0].strip()):
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+def already_in(note_text: str, bootstrap_text: str) -> bool:
+    """Whether a note's body is already said, word for word, in the bootstrap text."""
+    body = _flat(note_body(note_text))
+    return len(body) >= MIN_REPEAT_CHARS and body in _flat(bootstrap_text)

@@ -1,0 +1,309 @@
+"""``memoryd plugin install | uninstall``: memoryd's plugin in the user's OpenClaw (issue 21).
+
+The plugin (``memoryd/openclaw_plugin/``, shipped inside the Python package) is registered
+by OpenClaw's own commands, never by editing ``openclaw.json`` here: OpenClaw validates and
+rewrites its file itself, and its hot reload picks the change up. Install is
+
+1. ``openclaw plugins install <dir> --link --force --accept-capabilities`` (a link: an
+   upgrade of memoryd updates the plugin; ``--force`` because the source is a local folder);
+2. ``openclaw config set plugins.entries.memoryd.hooks.allowConversationAccess true``,
+   without which OpenClaw loads the plugin but silently blocks its ``before_prompt_build``;
+3. ``openclaw config set plugins.entries.memoryd.config.command <this memoryd>`` (and
+   ``.config.config <memoryd's config file>`` when one is in use): the gateway's ``PATH``
+   rarely holds a virtualenv.
+
+Before the first step, ``openclaw.json`` is copied to ``<memoryd state>/plugin/`` so that
+uninstall (``openclaw plugins uninstall memoryd --force --keep-files``, then unsetting what
+OpenClaw leaves behind: the plugin's entry, and ``plugins`` sections that only the install
+created) returns the file to what it was, apart from what OpenClaw rewrites by itself
+(formatting, comments, its ``meta`` stamp). ``--keep-files`` because the linked folder is
+memoryd's own, inside the Python package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ..cli import Context, UsageError, json_dumps
+
+PLUGIN_ID = "memoryd"
+ENTRY = f"plugins.entries.{PLUGIN_ID}"
+BEFORE_NAME = "openclaw.json.before-plugin"
+OPENCLAW_TIMEOUT = 180.0  # one `openclaw` command (a plugin install takes a few seconds)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "plugin",
+        help="install or remove memoryd's plugin in OpenClaw (hot notes, /refresh, recall)",
+        description=(
+            "Register memoryd's OpenClaw plugin with OpenClaw's own commands (install), or "
+            "remove it and what it set (uninstall). Honours $OPENCLAW_STATE_DIR and --profile."
+        ),
+    )
+    what = p.add_subparsers(dest="action", metavar="ACTION")
+    what.required = True
+    for action, text in (
+        ("install", "link the plugin into OpenClaw and allow its session-start hook"),
+        ("uninstall", "remove the plugin and its settings from OpenClaw"),
+        ("path", "print the folder of the plugin shipped with this memoryd"),
+    ):
+        a = what.add_parser(action, help=text)
+        if action == "path":
+            a.set_defaults(func=cmd_plugin_path, needs_openclaw=False)
+            continue
+        a.add_argument(
+            "--dry-run", action="store_true", help="print the openclaw commands, run nothing"
+        )
+        a.add_argument(
+            "--openclaw", metavar="PATH", default=None, help="the openclaw program (default: PATH)"
+        )
+        a.add_argument("--profile", metavar="NAME", default=None, help="OpenClaw profile")
+        a.add_argument("--json", action="store_true", help="one JSON document on stdout")
+        a.set_defaults(func=cmd_plugin)
+
+
+def plugin_dir() -> Path:
+    """The plugin folder inside the installed package."""
+    return Path(__file__).resolve().parent.parent / "openclaw_plugin"
+
+
+class Step(NamedTuple):
+    """One openclaw command: what it changes, and the command that takes it back."""
+
+    argv: list[str]
+    change: str
+    undo: str
+
+
+def openclaw_base(program: str, profile: str | None) -> list[str]:
+    return [program, "--profile", profile] if profile else [program]
+
+
+def install_steps(
+    base: Sequence[str], folder: Path, memoryd: str, memoryd_config: str | None
+) -> list[Step]:
+    """The install, as openclaw commands (pure)."""
+    oc = list(base)
+    steps = [
+        Step(
+            [*oc, "plugins", "install", str(folder), "--link", "--force", "--accept-capabilities"],
+            f"plugins.load.paths += {folder}; {ENTRY}.enabled = true",
+            f"{' '.join(oc)} plugins uninstall {PLUGIN_ID} --force --keep-files",
+        ),
+        Step(
+            [*oc, "config", "set", f"{ENTRY}.hooks.allowConversationAccess", "true"],
+            f"{ENTRY}.hooks.allowConversationAccess = true (lets the plugin add the hot notes)",
+            f"{' '.join(oc)} config unset {ENTRY}",
+        ),
+        Step(
+            [*oc, "config", "set", f"{ENTRY}.config.command", memoryd],
+            f"{ENTRY}.config.command = {memoryd}",
+            f"{' '.join(oc)} config unset {ENTRY}",
+        ),
+    ]
+    if memoryd_config:
+        steps.append(
+            Step(
+                [*oc, "config", "set", f"{ENTRY}.config.config", memoryd_config],
+                f"{ENTRY}.config.config = {memoryd_config}",
+                f"{' '.join(oc)} config unset {ENTRY}",
+            )
+        )
+    return steps
+
+
+def _get(doc: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if not isinstance(doc, Mapping) or part not in doc:
+            return None
+        doc = doc[part]
+    return doc
+
+
+def _has(doc: Any, dotted: str) -> bool:
+    *parents, last = dotted.split(".")
+    for part in parents:
+        if not isinstance(doc, Mapping) or part not in doc:
+            return False
+        doc = doc[part]
+    return isinstance(doc, Mapping) and last in doc
+
+
+def leftovers(now: Mapping[str, Any], before: Mapping[str, Any] | None) -> list[str]:
+    """Config paths OpenClaw's uninstall leaves that the install created (pure), deepest first.
+
+    The plugin's own entry always goes; an emptied ``plugins.entries`` / ``plugins.load.paths``
+    / ``plugins.load`` / ``plugins`` only when it was not there before the install (without a
+    snapshot: when it is empty, as a fresh install leaves none of them empty).
+    """
+    out = []
+    if _has(now, ENTRY):
+        out.append(ENTRY)
+    for path in ("plugins.entries", "plugins.load.paths", "plugins.load", "plugins"):
+        value = _get(now, path)
+        if not _has(now, path) or (before is not None and _has(before, path)):
+            continue
+        rest = value
+        if isinstance(value, Mapping):
+            rest = {k: v for k, v in value.items() if f"{path}.{k}" not in out}
+        if rest in ({}, []):
+            out.append(path)
+    return out
+
+
+def find_openclaw(explicit: str | None, environ: Mapping[str, str]) -> str:
+    if explicit:
+        if not Path(explicit).exists():
+            raise UsageError(f"--openclaw: {explicit} does not exist")
+        return str(Path(explicit).absolute())
+    found = shutil.which("openclaw", path=environ.get("PATH"))
+    if not found:
+        raise UsageError("cannot find `openclaw` on PATH (give it with --openclaw PATH)")
+    return found
+
+
+def _run(argv: list[str], env: Mapping[str, str]) -> tuple[int, str]:
+    try:
+        done = subprocess.run(
+            argv,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=OPENCLAW_TIMEOUT,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return 1, str(exc)
+    text = (done.stdout + done.stderr).strip()
+    return done.returncode, text
+
+
+def cmd_plugin_path(args: argparse.Namespace, ctx: Context) -> int:
+    ctx.print(str(plugin_dir()))
+    return 0
+
+
+def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
+    from ..config import read_openclaw_json
+    from .service import installed_executable
+
+    folder = plugin_dir()
+    if not (folder / "openclaw.plugin.json").is_file():
+        raise UsageError(f"the plugin is missing from this memoryd: {folder}")
+    env = dict(ctx.environ)
+    paths = ctx.paths
+    if not args.profile:
+        # The install memoryd reads is the one to change (memoryd's openclaw.state_dir may
+        # name it without the variable being set).
+        env["OPENCLAW_STATE_DIR"] = str(paths.state_dir)
+    program = "openclaw" if args.dry_run and not args.openclaw else None
+    if program is None or shutil.which("openclaw", path=env.get("PATH")):
+        program = find_openclaw(args.openclaw, env)
+    base = openclaw_base(program, args.profile)
+    snapshot = paths.memoryd_dir / "plugin" / BEFORE_NAME
+    oc_file = paths.openclaw_file
+    doc: dict[str, Any] = {
+        "action": args.action,
+        "dry_run": args.dry_run,
+        "plugin": str(folder),
+        "openclaw_json": str(oc_file) if oc_file else None,
+        "steps": [],
+    }
+    if args.action == "install":
+        memoryd = installed_executable(env)
+        steps = install_steps(base, folder, memoryd, ctx.config_file)
+        undo = f"memoryd plugin uninstall{f' --profile {args.profile}' if args.profile else ''}"
+        doc["undo"] = undo
+        doc["then"] = "restart the gateway (openclaw gateway restart) if it does not reload"
+        if not args.dry_run and oc_file is not None and not args.profile:
+            snapshot.parent.mkdir(parents=True, exist_ok=True)
+            if oc_file.is_file() and not snapshot.exists():
+                shutil.copy2(oc_file, snapshot)
+    else:
+        steps = [
+            Step(
+                [*base, "plugins", "uninstall", PLUGIN_ID, "--force", "--keep-files"],
+                f"plugin {PLUGIN_ID} removed: its load path, install record and settings "
+                "(the plugin's files are memoryd's and stay)",
+                "memoryd plugin install",
+            )
+        ]
+    failed = False
+    for step in steps:
+        row: dict[str, Any] = {
+            "command": step.argv,
+            "change": step.change,
+            "undo": step.undo,
+        }
+        if not args.dry_run:
+            code, text = _run(step.argv, env)
+            row["exit"] = code
+            if code != 0:
+                row["output"] = text[-2000:]
+                failed = True
+        doc["steps"].append(row)
+        if failed:
+            break
+    if args.action == "uninstall" and not failed:
+        current = read_openclaw_json(oc_file) if oc_file else {}
+        before = None
+        if snapshot.is_file():
+            before = read_openclaw_json(snapshot)
+        for path in leftovers(current, before) if not args.dry_run else [ENTRY]:
+            argv = [*base, "config", "unset", path]
+            row = {"command": argv, "change": f"{path} removed", "undo": "memoryd plugin install"}
+            if not args.dry_run:
+                code, text = _run(argv, env)
+                row["exit"] = code
+                if code != 0:
+                    row["output"] = text[-2000:]
+                    failed = True
+            doc["steps"].append(row)
+        if not args.dry_run and not failed and snapshot.exists():
+            snapshot.unlink()
+    doc["ok"] = not failed
+    if args.json:
+        ctx.print(json_dumps(doc))
+    else:
+        _print(ctx, doc)
+    return 1 if failed else 0
+
+
+def _quote(argv: Sequence[str]) -> str:
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def _print(ctx: Context, doc: dict[str, Any]) -> None:
+    verb = "would run" if doc["dry_run"] else "ran"
+    for row in doc["steps"]:
+        status = ""
+        if "exit" in row:
+            status = "  [ok]" if row["exit"] == 0 else f"  [failed, exit {row['exit']}]"
+        ctx.print(f"{verb}: {_quote(row['command'])}{status}")
+        ctx.print(f"  changes: {row['change']}")
+        if row.get("output"):
+            ctx.print("  " + row["output"].replace("\n", "\n  "))
+    where = doc["openclaw_json"] or "openclaw.json"
+    if not doc.get("ok", True):
+        ctx.print(f"memoryd plugin {doc['action']}: stopped at the failed step ({where})")
+        return
+    if doc["action"] == "install":
+        done = "would change" if doc["dry_run"] else "changed"
+        ctx.print(f"{done}: {where}")
+        ctx.print(f"next: {doc['then']}")
+        ctx.print(f"undo: {doc['undo']}")
+    else:
+        done = "would remove" if doc["dry_run"] else "removed"
+        ctx.print(f"{done}: memoryd's plugin and its settings from {where}")
+
+
+__all__ = ["install_steps", "leftovers", "plugin_dir", "register"]
+

@@ -1,0 +1,163 @@
+// memoryd inside OpenClaw (issue 21; seed 004's session plugin).
+//
+// - before_prompt_build: on a session's first turn, the hot/ notes of memoryd's tier store
+//   (`memoryd inject --session --json`) go before the user's first message, once.
+// - /refresh: organize → promote → session reset; /memoryd: a short status.
+// - memoryd_recall: the seed's layered recall (hot → warm → gist → forgotten → archive).
+//
+// register() only registers: it runs several times (twice in a gateway, again in every CLI
+// process that loads plugins), so it starts nothing, spawns nothing and opens nothing.
+// The recall tool records its hits itself (memoryd recall); memoryd's transcript scanner
+// counts only memory_search / memory_get, so a recall is counted exactly once.
+
+import {
+  PLUGIN_ID,
+  SeenSessions,
+  TOOL_NAME,
+  injectionText,
+  isFirstTurn,
+  recallText,
+  refreshReply,
+  runMemoryd,
+  settingsOf,
+  statusReply,
+  wordsOf,
+} from "./logic.js";
+
+const RECALL_PARAMETERS = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    query: {
+      type: "string",
+      description:
+        "2-5 key words from the question, separated by spaces (any of them may match; " +
+        "Chinese words work as typed). When more than 3 notes match, retry with narrower words.",
+    },
+  },
+  required: ["query"],
+};
+
+const RECALL_DESCRIPTION =
+  "Search memoryd's memory when the answer is not in this conversation (something discussed " +
+  "or decided before). Looks in hot/ → warm/ → gist/ → forgotten/ → the archive of expired " +
+  "notes and stops at the first layer that has a match; a note found is brought back up " +
+  "(one found in forgotten/ or the archive is restored, and the answer says so: tell the user).";
+
+function log(api, level, message) {
+  const logger = api.logger;
+  const fn = logger && typeof logger[level] === "function" ? logger[level] : null;
+  if (fn) fn.call(logger, `memoryd: ${message}`);
+}
+
+/**
+ * Ask the gateway to reset the session the command came from, without waiting on it: the
+ * reset waits for the session's work, and this command is that work. Resolves to a line for
+ * the reply; never rejects.
+ */
+async function requestReset(api, ctx) {
+  if (!ctx.sessionKey) return "session: not reset (this command did not come from a session)";
+  const params = { key: ctx.sessionKey, reason: "reset" };
+  let call;
+  try {
+    const sdk = await import("openclaw/plugin-sdk/gateway-runtime");
+    call = () => sdk.callGatewayFromCli("sessions.reset", { json: true, timeout: "30000" }, params);
+  } catch {
+    call = null;
+  }
+  if (!call) return "session: not reset (no gateway client available; send /reset)";
+  // Started now, finished after this reply: the next message starts a fresh session, whose
+  // first turn gets the hot notes again.
+  setTimeout(() => {
+    Promise.resolve()
+      .then(call)
+      .then(
+        () => log(api, "info", `session ${ctx.sessionKey} reset after /refresh`),
+        (err) => log(api, "warn", `session reset after /refresh failed: ${err?.message || err}`),
+      );
+  }, 0);
+  return "session: reset — the next message starts a new session with the hot notes";
+}
+
+export default {
+  id: PLUGIN_ID,
+  name: "memoryd",
+  description:
+    "Hot notes at session start, /refresh and /memoryd in chat, and the memoryd_recall tool.",
+  register(api) {
+    const settings = settingsOf(api.pluginConfig);
+    const seen = new SeenSessions();
+
+    api.on("before_prompt_build", async (event, ctx) => {
+      if (!settings.inject || !isFirstTurn(event)) return undefined;
+      if (ctx?.trigger === "heartbeat" || ctx?.trigger === "cron") return undefined;
+      const key = ctx?.sessionId || ctx?.sessionKey || null;
+      if (!seen.add(key)) return undefined; // this session's first turn, built again
+      const args = ["inject", "--session", "--json"];
+      if (ctx?.agentId) args.push("--agent", ctx.agentId);
+      const res = await runMemoryd(settings, args, settings.injectTimeoutMs);
+      if (!res.ok) {
+        log(api, "warn", `no hot notes injected: ${res.error}`);
+        return undefined;
+      }
+      const text = injectionText(res.doc);
+      if (!text) return undefined;
+      log(api, "info", `injected ${res.doc.included?.length ?? 0} hot note(s), ${res.doc.chars} chars, ${res.ms} ms`);
+      return { prependContext: text };
+    });
+
+    api.registerTool({
+      name: TOOL_NAME,
+      label: "memoryd recall",
+      description: RECALL_DESCRIPTION,
+      parameters: RECALL_PARAMETERS,
+      catalogMode: "direct-only",
+      async execute(_toolCallId, params, signal) {
+        const words = wordsOf(params);
+        if (!words.length) {
+          return { content: [{ type: "text", text: "Give 2-5 key words in `query`." }], details: { error: "no words" } };
+        }
+        const res = await runMemoryd(settings, ["recall", "--json", "--", ...words], settings.commandTimeoutMs);
+        if (!res.ok) {
+          log(api, "warn", `recall failed: ${res.error}`);
+          return {
+            content: [{ type: "text", text: `memoryd recall is not available: ${res.error}` }],
+            details: { error: res.error },
+          };
+        }
+        return { content: [{ type: "text", text: recallText(res.doc) }], details: res.doc };
+      },
+    });
+
+    api.registerCommand({
+      name: "refresh",
+      description: "memoryd: organize the tier store, nominate for MEMORY.md, reset the session",
+      acceptsArgs: false,
+      requireAuth: true,
+      async handler(ctx) {
+        const res = await runMemoryd(settings, ["refresh", "--json"], settings.commandTimeoutMs);
+        if (!res.ok) {
+          log(api, "warn", `/refresh failed: ${res.error}`);
+          return { text: `memoryd refresh failed: ${res.error}\nsession: not reset` };
+        }
+        const resetLine = await requestReset(api, ctx);
+        return { text: refreshReply(res.doc, resetLine) };
+      },
+    });
+
+    api.registerCommand({
+      name: "memoryd",
+      description: "memoryd: hot notes, last job runs, promotion candidates, archive size",
+      acceptsArgs: false,
+      requireAuth: true,
+      async handler() {
+        const res = await runMemoryd(settings, ["status", "--json"], settings.commandTimeoutMs);
+        if (!res.ok) {
+          log(api, "warn", `/memoryd failed: ${res.error}`);
+          return { text: `memoryd status failed: ${res.error}` };
+        }
+        return { text: statusReply(res.doc) };
+      },
+    });
+  },
+};

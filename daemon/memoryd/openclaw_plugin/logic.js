@@ -1,0 +1,192 @@
+// memoryd's OpenClaw plugin: the parts that need no OpenClaw (run, parse, format).
+//
+// Everything here is plain Node (no npm packages), so a test can import it without a
+// gateway. The plugin talks to memoryd only through its command line with --json, always
+// asynchronously: a missing, broken or slow memoryd costs a turn nothing but one log line.
+
+import { spawn } from "node:child_process";
+
+export const PLUGIN_ID = "memoryd";
+export const TOOL_NAME = "memoryd_recall";
+export const DEFAULT_INJECT_TIMEOUT_MS = 700;
+export const DEFAULT_COMMAND_TIMEOUT_MS = 60000;
+const MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
+const MAX_NOTE_CHARS = 8000; // of one recalled note handed to the model
+
+/** The plugin's settings from `plugins.entries.memoryd.config`, defaults filled in. */
+export function settingsOf(pluginConfig) {
+  const c = pluginConfig && typeof pluginConfig === "object" ? pluginConfig : {};
+  const int = (v, d) => (Number.isInteger(v) && v > 0 ? v : d);
+  return {
+    command: typeof c.command === "string" && c.command.trim() ? c.command.trim() : "memoryd",
+    config: typeof c.config === "string" && c.config.trim() ? c.config.trim() : null,
+    inject: c.inject !== false,
+    injectTimeoutMs: int(c.injectTimeoutMs, DEFAULT_INJECT_TIMEOUT_MS),
+    commandTimeoutMs: int(c.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS),
+  };
+}
+
+/** The argv for one memoryd command: the config first, as memoryd's parser wants it. */
+export function argvFor(settings, args) {
+  return settings.config ? ["--config", settings.config, ...args] : [...args];
+}
+
+/**
+ * Run memoryd with `args` (which include --json) and parse its one JSON document.
+ *
+ * Resolves, never rejects: `{ ok: true, doc, ms }` or `{ ok: false, error, ms }`. The child
+ * is killed at `timeoutMs`; its output is bounded.
+ */
+export function runMemoryd(settings, args, timeoutMs) {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (result) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve({ ...result, ms: Date.now() - started });
+    };
+    let child;
+    try {
+      child = spawn(settings.command, argvFor(settings, args), {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: process.env,
+        windowsHide: true,
+      });
+    } catch (err) {
+      resolve({ ok: false, error: `cannot run ${settings.command}: ${err.message}`, ms: 0 });
+      return;
+    }
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      finish({ ok: false, error: `memoryd took longer than ${timeoutMs} ms (stopped)` });
+    }, timeoutMs);
+    const out = [];
+    const err = [];
+    let size = 0;
+    child.stdout.on("data", (b) => {
+      size += b.length;
+      if (size <= MAX_OUTPUT_BYTES) out.push(b);
+    });
+    child.stderr.on("data", (b) => {
+      if (err.length < 64) err.push(b);
+    });
+    child.on("error", (e) => finish({ ok: false, error: `cannot run ${settings.command}: ${e.message}` }));
+    child.on("close", (code, signal) => {
+      const stderr = Buffer.concat(err).toString("utf8").trim();
+      if (code !== 0 && code !== 1) {
+        const why = stderr.split("\n").filter(Boolean).pop() || `exit ${code ?? signal}`;
+        finish({ ok: false, error: `memoryd ${args[0]} failed: ${why}` });
+        return;
+      }
+      try {
+        finish({ ok: true, doc: JSON.parse(Buffer.concat(out).toString("utf8")), exitCode: code });
+      } catch {
+        const why = stderr.split("\n").filter(Boolean).pop() || "no JSON on stdout";
+        finish({ ok: false, error: `memoryd ${args[0]} failed: ${why}` });
+      }
+    });
+  });
+}
+
+/** Whether this prompt build is a session's first turn (no earlier message in it). */
+export function isFirstTurn(event) {
+  return Array.isArray(event?.messages) && event.messages.length === 0;
+}
+
+/** The context put before a session's first message: the hot notes, said as what they are. */
+export function injectionText(doc) {
+  const text = typeof doc?.text === "string" ? doc.text.trim() : "";
+  if (!text) return "";
+  return (
+    "Recent notes from memoryd's tier store (hot/, the last few hours; " +
+    "use the memoryd_recall tool for older ones):\n\n" +
+    text
+  );
+}
+
+/** Search words from the tool's parameters: `query` split on spaces, or `words`. */
+export function wordsOf(params) {
+  const words = [];
+  if (typeof params?.query === "string") words.push(...params.query.split(/\s+/));
+  if (Array.isArray(params?.words)) {
+    for (const w of params.words) if (typeof w === "string") words.push(...w.split(/\s+/));
+  }
+  return words.map((w) => w.trim()).filter(Boolean).slice(0, 12);
+}
+
+function cut(text, max) {
+  return text.length > max ? `${text.slice(0, max)}\n[… cut at ${max} characters]` : text;
+}
+
+/** The recall tool's answer to the model: memoryd's message, then each note found. */
+export function recallText(doc) {
+  const lines = [String(doc?.message || "Nothing found.")];
+  for (const m of doc?.shown || []) {
+    const where = m.now && m.now !== m.path ? `${m.now} (was ${m.path})` : m.path;
+    lines.push("", `== ${where}  [${(m.words || []).join(", ")}]`);
+    if (m.original) lines.push(`original: ${m.original}`);
+    lines.push(typeof m.text === "string" ? cut(m.text.trim(), MAX_NOTE_CHARS) : `  ${m.snippet || ""}`);
+  }
+  return lines.join("\n");
+}
+
+function list(names, max = 5) {
+  if (!names.length) return "none";
+  const shown = names.slice(0, max).join(", ");
+  return names.length > max ? `${shown}, … (${names.length} in all)` : shown;
+}
+
+/** `/refresh`'s reply: what organize moved, what promote nominated, the reset. */
+export function refreshReply(doc, resetLine) {
+  const org = doc?.organize || {};
+  const actions = (org.actions || []).filter((a) => a.op !== "conflict");
+  const moved = actions.map((a) => (a.dst ? `${a.src} → ${a.dst}` : `${a.op} ${a.src}`));
+  const cands = (doc?.promote?.data?.candidates || []).map((c) => c.path);
+  return [
+    `memoryd refresh: ${org.summary || "organize ran"}`,
+    `moved: ${list(moved)}`,
+    `nominated for MEMORY.md: ${list(cands)}${doc?.promote?.data?.report ? ` (report: ${doc.promote.data.report})` : ""}`,
+    resetLine,
+  ].join("\n");
+}
+
+/** `/memoryd`'s reply: the facts of `memoryd status --json`, in a few lines. */
+export function statusReply(doc) {
+  const t = doc?.tiers || {};
+  const hot = t.present ? `${list(t.hot || [])}` : "no tier store";
+  const counts = t.present
+    ? Object.entries(t.notes || {}).map(([k, v]) => `${v} ${k}`).join(", ")
+    : "";
+  const jobs = Object.entries(doc?.jobs || {}).map(([name, j]) =>
+    j.last_period ? `${name} ${j.last_status} ${j.last_finished}` : `${name} never`,
+  );
+  const p = doc?.promotion || {};
+  const pending = p.pending == null ? "no promote report yet" : `${p.pending} (as of ${p.generated})`;
+  const a = doc?.archive || {};
+  const daemon = doc?.daemon?.running ? `running (pid ${doc.daemon.pid})` : "not running";
+  return [
+    `memoryd: daemon ${daemon}`,
+    `hot notes: ${hot}${counts ? `  [${counts}]` : ""}`,
+    `last runs: ${jobs.join("; ") || "none"}`,
+    `promotion candidates pending: ${pending}`,
+    `archive: ${a.files ?? 0} files, ${Math.round((a.bytes ?? 0) / 1024)} KB`,
+  ].join("\n");
+}
+
+/** A bounded set of the sessions already given their hot notes (a turn may be rebuilt). */
+export class SeenSessions {
+  constructor(limit = 512) {
+    this.limit = limit;
+    this.keys = new Map();
+  }
+  /** True the first time `key` is seen, false after. */
+  add(key) {
+    if (!key) return true;
+    if (this.keys.has(key)) return false;
+    this.keys.set(key, true);
+    if (this.keys.size > this.limit) this.keys.delete(this.keys.keys().next().value);
+    return true;
+  }
+}
