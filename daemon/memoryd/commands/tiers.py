@@ -172,6 +172,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
 def _session_rules(ctx: Any, agent_id: str | None) -> tuple[int, Any, dict[str, Any]]:
     """The budget, the skip rule and their figures for ``inject --session`` (issue 21)."""
     from ..bootstrap import (
+        BOOTSTRAP_FILES,
         already_in,
         bootstrap_budget,
         bootstrap_limits,
@@ -179,6 +180,7 @@ def _session_rules(ctx: Any, agent_id: str | None) -> tuple[int, Any, dict[str, 
         session_budget,
     )
     from ..config import default_agent_id, resolve_workspace
+    from ..tierstore.inject import watch_list
 
     paths = ctx.paths
     oc = paths.openclaw
@@ -191,6 +193,10 @@ def _session_rules(ctx: Any, agent_id: str | None) -> tuple[int, Any, dict[str, 
             workspace = resolve_workspace(wanted, oc, paths.state_dir, os.environ)
         except (OSError, ValueError):
             workspace = paths.workspace
+    # Stamped before anything is read: a change made while this runs shows as a change.
+    depends = [workspace / name for name in BOOTSTRAP_FILES]
+    depends += [p for p in (ctx.config_file, paths.openclaw_file) if p]
+    watch = watch_list(paths.tiers_root, depends)
     files = read_bootstrap(workspace)
     file_max, total_max = bootstrap_limits(oc, wanted)
     boot = bootstrap_budget(files, file_max, total_max)
@@ -204,13 +210,14 @@ def _session_rules(ctx: Any, agent_id: str | None) -> tuple[int, Any, dict[str, 
         "bootstrap_total_max": total_max,
         "bootstrap_used": boot.used,
         "bootstrap_files": sorted(files),
+        "watch": watch,
     }
     return budget, (lambda text: already_in(text, joined)), figures
 
 
 def cmd_inject(args: argparse.Namespace, ctx: Any) -> int:
     from ..cli import UsageError, json_dumps
-    from ..tierstore.recall import inject
+    from ..tierstore.inject import inject
 
     skip = None
     session: dict[str, Any] | None = None

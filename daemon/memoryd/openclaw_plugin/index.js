@@ -12,7 +12,6 @@
 
 import {
   PLUGIN_ID,
-  SeenSessions,
   TOOL_NAME,
   injectionText,
   isFirstTurn,
@@ -21,6 +20,8 @@ import {
   runMemoryd,
   settingsOf,
   statusReply,
+  stillValid,
+  withDeadline,
   wordsOf,
 } from "./logic.js";
 
@@ -86,23 +87,70 @@ export default {
     "Hot notes at session start, /refresh and /memoryd in chat, and the memoryd_recall tool.",
   register(api) {
     const settings = settingsOf(api.pluginConfig);
-    const seen = new SeenSessions();
+    const lastInjection = new Map(); // agent → memoryd's last answer, reused while still valid
+
+    const pending = new Map(); // agent → the memoryd inject under way for it
+
+    // memoryd's answer for `agent` ("" = OpenClaw's default agent), kept for later sessions
+    // while its stamps hold. One run at a time per agent; resolves to { ok, doc | error }.
+    const runInject = (agent, timeoutMs) => {
+      const running = pending.get(agent);
+      if (running) return running;
+      const args = ["inject", "--session", "--json"];
+      if (agent) args.push("--agent", agent);
+      const run = runMemoryd(settings, args, timeoutMs).then((res) => {
+        pending.delete(agent);
+        if (res.ok) {
+          lastInjection.set(agent, res.doc);
+          if (res.doc?.session?.agent) lastInjection.set(res.doc.session.agent, res.doc);
+        } else {
+          lastInjection.delete(agent);
+        }
+        return res;
+      });
+      pending.set(agent, run);
+      return run;
+    };
+
+    // Warm the answer before anyone waits for it: at gateway start, and after each turn
+    // (a turn may have written a note into hot/). Neither hook waits for memoryd.
+    api.on("gateway_start", () => {
+      if (settings.inject) void runInject("", settings.commandTimeoutMs);
+    });
+    api.on("agent_end", async (_event, ctx) => {
+      const agent = ctx?.agentId || "";
+      if (!settings.inject || pending.has(agent)) return;
+      const doc = lastInjection.get(agent);
+      if (!doc || !(await stillValid(doc))) void runInject(agent, settings.commandTimeoutMs);
+    });
 
     api.on("before_prompt_build", async (event, ctx) => {
       if (!settings.inject || !isFirstTurn(event)) return undefined;
       if (ctx?.trigger === "heartbeat" || ctx?.trigger === "cron") return undefined;
-      const key = ctx?.sessionId || ctx?.sessionKey || null;
-      if (!seen.add(key)) return undefined; // this session's first turn, built again
-      const args = ["inject", "--session", "--json"];
-      if (ctx?.agentId) args.push("--agent", ctx.agentId);
-      const res = await runMemoryd(settings, args, settings.injectTimeoutMs);
-      if (!res.ok) {
-        log(api, "warn", `no hot notes injected: ${res.error}`);
+      // No memory of sessions here: a reset in place keeps the session id, a gateway restart
+      // forgets everything, and a first turn whose prompt is built again needs the notes
+      // again (prependContext is not saved in the transcript). The empty history is the rule.
+      const started = Date.now();
+      const agent = ctx?.agentId || "";
+      let doc = lastInjection.get(agent);
+      let how = "unchanged since the last run";
+      if (!doc || !(await stillValid(doc))) {
+        // A run already under way (a prefetch) is awaited within the same budget.
+        const res = await withDeadline(runInject(agent, settings.injectTimeoutMs), settings.injectTimeoutMs);
+        if (!res.ok) {
+          log(api, "warn", `no hot notes injected: ${res.error}`);
+          return undefined;
+        }
+        doc = res.doc;
+        how = "memoryd inject";
+      }
+      const text = injectionText(doc);
+      const ms = Date.now() - started;
+      if (!text) {
+        log(api, "info", `no hot notes to inject (${how}, ${ms} ms)`);
         return undefined;
       }
-      const text = injectionText(res.doc);
-      if (!text) return undefined;
-      log(api, "info", `injected ${res.doc.included?.length ?? 0} hot note(s), ${res.doc.chars} chars, ${res.ms} ms`);
+      log(api, "info", `injected ${doc.included?.length ?? 0} hot note(s), ${doc.chars} chars (${how}, ${ms} ms)`);
       return { prependContext: text };
     });
 
@@ -141,7 +189,9 @@ export default {
           return { text: `memoryd refresh failed: ${res.error}\nsession: not reset` };
         }
         const resetLine = await requestReset(api, ctx);
-        return { text: refreshReply(res.doc, resetLine) };
+        const text = refreshReply(res.doc, resetLine);
+        log(api, "info", `/refresh: ${text.replace(/\n/g, " | ")}`);
+        return { text };
       },
     });
 

@@ -5,6 +5,7 @@
 // asynchronously: a missing, broken or slow memoryd costs a turn nothing but one log line.
 
 import { spawn } from "node:child_process";
+import { stat } from "node:fs/promises";
 
 export const PLUGIN_ID = "memoryd";
 export const TOOL_NAME = "memoryd_recall";
@@ -88,6 +89,15 @@ export function runMemoryd(settings, args, timeoutMs) {
       }
     });
   });
+}
+
+/** `promise`'s result, or `{ ok: false, error }` once `ms` have passed (the timer cleared). */
+export function withDeadline(promise, ms) {
+  let timer;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(() => resolve({ ok: false, error: `memoryd took longer than ${ms} ms` }), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /** Whether this prompt build is a session's first turn (no earlier message in it). */
@@ -175,18 +185,27 @@ export function statusReply(doc) {
   ].join("\n");
 }
 
-/** A bounded set of the sessions already given their hot notes (a turn may be rebuilt). */
-export class SeenSessions {
-  constructor(limit = 512) {
-    this.limit = limit;
-    this.keys = new Map();
+/** A file's stamp as memoryd writes it (`<mtime_ns>:<size>`, or `missing`). */
+export async function stampOf(path) {
+  try {
+    const st = await stat(path, { bigint: true });
+    return `${st.mtimeNs}:${st.size}`;
+  } catch {
+    return "missing";
   }
-  /** True the first time `key` is seen, false after. */
-  add(key) {
-    if (!key) return true;
-    if (this.keys.has(key)) return false;
-    this.keys.set(key, true);
-    if (this.keys.size > this.limit) this.keys.delete(this.keys.keys().next().value);
-    return true;
-  }
+}
+
+/**
+ * Whether nothing an injection depends on changed since memoryd computed it: every path of
+ * its `session.watch` (hot/ and its files, the bootstrap files, the configurations) still
+ * has the stamp memoryd saw before reading. A handful of stat calls instead of a process.
+ */
+export async function stillValid(doc) {
+  const watch = doc?.session?.watch;
+  if (!Array.isArray(watch) || watch.length === 0) return false;
+  const now = await Promise.all(watch.map((w) => stampOf(w.path)));
+  if (!watch.every((w, i) => w.stamp === now[i])) return false;
+  // A file added to hot/ changes the folder's stamp; a file there that memoryd did not list
+  // cannot appear without that.
+  return true;
 }

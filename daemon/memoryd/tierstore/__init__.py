@@ -15,45 +15,67 @@ The names below are the pure core and the records; import :mod:`.organize`,
 
 from __future__ import annotations
 
-from .graveyard import BuriedFile, bury, expired_archives, graveyard_archive, graveyard_dir
-from .layout import (
-    DAY,
-    HOUR,
-    KEY_PREFIX,
-    STAGING,
-    SUMMARY_SUFFIX,
-    TIERS,
-    Placement,
-    TierFile,
-    ensure_layout,
-    hit_key,
-    is_summary_name,
-    key_of_tier_path,
-    note_of,
-    note_of_key,
-    original_rel,
-    placement_of,
-    scan_store,
-    scan_tier,
-    summary_name,
-    summary_rel,
-    tiers_lock,
-)
-from .plan import Action, TierPolicy, plan_note, plan_store, rotation
-from .records import (
-    NoteRecord,
-    last_retrievals,
-    load_records,
-    mark_rescued,
-    notes_with_mark,
-    promote_inputs,
-    reconcile,
-    refcount_document,
-    refcount_path,
-    save_records,
-    tier_of,
-    write_refcount,
-)
+import importlib
+from typing import Any
+
+# Names are imported on first use (PEP 562): a command that needs only a corner of the store
+# (``inject`` at a session's start: the hot/ folder) must not pay for the graveyard's zip
+# and hashing modules, nor the gist extractor, at every run.
+_WHERE = {
+    "Action": "plan",
+    "BuriedFile": "graveyard",
+    "DAY": "layout",
+    "HOUR": "layout",
+    "KEY_PREFIX": "layout",
+    "NoteRecord": "records",
+    "Placement": "layout",
+    "STAGING": "layout",
+    "SUMMARY_SUFFIX": "layout",
+    "TIERS": "layout",
+    "TierFile": "layout",
+    "TierPolicy": "plan",
+    "bury": "graveyard",
+    "ensure_layout": "layout",
+    "expired_archives": "graveyard",
+    "graveyard_archive": "graveyard",
+    "graveyard_dir": "graveyard",
+    "hit_key": "layout",
+    "is_summary_name": "layout",
+    "key_of_tier_path": "layout",
+    "last_retrievals": "records",
+    "load_records": "records",
+    "mark_rescued": "records",
+    "note_of": "layout",
+    "note_of_key": "layout",
+    "notes_with_mark": "records",
+    "original_rel": "layout",
+    "placement_of": "layout",
+    "plan_note": "plan",
+    "plan_store": "plan",
+    "promote_inputs": "records",
+    "reconcile": "records",
+    "refcount_document": "records",
+    "refcount_path": "records",
+    "rotation": "plan",
+    "save_records": "records",
+    "scan_store": "layout",
+    "scan_tier": "layout",
+    "summary_name": "layout",
+    "summary_rel": "layout",
+    "tier_of": "records",
+    "tiers_lock": "layout",
+    "write_refcount": "records",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DAY",

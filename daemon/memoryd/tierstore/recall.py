@@ -20,7 +20,6 @@ import contextlib
 import os
 import stat
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,8 @@ from ..mover import MoveError
 from ..store import Store
 from ..workspace import is_utf8_name
 from .gist import TAGS_LABEL
-from .layout import TIERS, hit_key, note_of, placement_of, scan_tier, tiers_lock
+from .inject import Injection, inject  # noqa: F401  (where they were first)
+from .layout import TIERS, hit_key, note_of, placement_of, tiers_lock
 from .plan import rotation
 from .records import load_records, mark_rescued, reconcile, save_records, write_refcount
 
@@ -552,65 +552,3 @@ def _record(
         if marked:
             mark_rescued(store, records, notes, "recall")
         store.bump("tiers_recalls")
-
-
-# --------------------------------------------------------------------------- session injection
-
-
-@dataclass
-class Injection:
-    text: str
-    included: list[str]
-    omitted: list[str]
-    truncated: bool = False
-    already_there: list[str] = field(default_factory=list)  # left out by ``skip``
-
-
-def inject(root: Path, max_chars: int, skip: Callable[[str], bool] | None = None) -> Injection:
-    """The hot/ notes for a new session, newest first, within ``max_chars`` characters.
-
-    Whole notes only, in recency order, stopping at the first that does not fit
-    (so what is injected is always "everything since T"). When not even the
-    newest fits, its beginning is given, marked as cut. A summary in hot/ is
-    left out when its original is there too (the original says more). A note for which
-    ``skip(text)`` is true (its text is already in the session's bootstrap) is left out
-    and named in ``already_there``.
-    """
-    files = scan_tier(root, "hot")
-    originals = {f.filename for f in files if not note_of("hot", f.filename)[1]}
-    chosen = [
-        f
-        for f in files
-        if not (note_of("hot", f.filename)[1] and note_of("hot", f.filename)[0] in originals)
-    ]
-    chosen.sort(key=lambda f: (-f.mtime, f.filename))
-    parts: list[str] = []
-    included: list[str] = []
-    used = 0
-    truncated = False
-    already: list[str] = []
-    for i, f in enumerate(chosen):
-        try:
-            body = read_text(root / "hot" / f.filename).rstrip() + "\n"
-        except OSError:
-            continue
-        if skip is not None and skip(body):
-            already.append(f.filename)
-            continue
-        block = f"## hot/{f.filename}\n{body}\n"
-        if used + len(block) <= max_chars:
-            parts.append(block)
-            included.append(f.filename)
-            used += len(block)
-            continue
-        rest = i
-        if not included and max_chars > 0:
-            marker = "\n[… cut by memoryd inject --max-chars]\n"
-            room = max_chars - len(marker)
-            parts.append(block[:room] + marker if room > 0 else block[:max_chars])
-            included.append(f.filename)
-            truncated = True
-            rest = i + 1
-        omitted = [g.filename for g in chosen[rest:]]
-        return Injection("".join(parts), included, omitted, truncated, already)
-    return Injection("".join(parts), included, [], truncated, already)

@@ -1,0 +1,445 @@
+"""memoryd's OpenClaw plugin in the real program (issue 21), on the live harness.
+
+One install, one gateway, the scripted model; every phase's facts go into one record
+(``record.json``), which :func:`problems` judges. The live run (``python -m
+tests.live.plugin_live check``, part of ``python -m tests.live check``) judges a fresh
+record; the default suite (tests/test_plugin_record.py) judges the committed one and
+replays its transcripts through memoryd's scanner, without Node.
+
+Phases:
+
+1. ``memoryd plugin install`` on an install whose ``openclaw.json`` OpenClaw wrote itself.
+2. A new session: the model's first request holds the hot notes (not the one whose text is
+   already in ``MEMORY.md``); the second turn's request holds none.
+3. An archived note (a journaled ``expire:`` move) is recalled by the model with
+   ``memoryd_recall``: the tool's answer says it was restored, the file is back, memoryd
+   counts it once (its own recall hit; the scanner counts nothing for the tool's call).
+4. ``/memoryd`` and ``/refresh`` through the gateway's chat path: status facts; organize
+   moved the stale hot note to warm/, the session was reset, and the next turn (a new
+   session) gets the hot notes again.
+5. memoryd's config broken: a new session's turn still succeeds, without notes, and the
+   gateway logs one line.
+6. Latency of the hook: new sessions with the hot notes unchanged (the plugin's stamp
+   check) and with a hot note touched before each (memoryd runs).
+7. ``memoryd plugin uninstall``: ``openclaw.json`` is byte for byte what it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from tests.plugin_record import ARCHIVED, HOT_MARK, STALE_MARK, TEA, p95, problems
+
+from .install import NEWEST, Runtime, ensure_openclaw
+from .model_server import ScriptedModel
+from .openclaw import Gateway, Install, agent_turn, gateway_call, run_bounded
+
+FIXTURE_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "openclaw-plugin"
+LATENCY_SESSIONS = 20
+INTERNAL = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT"
+
+
+def _memoryd_program() -> str:
+    """The ``memoryd`` console script of this interpreter (what a user's PATH would have)."""
+    beside = Path(sys.executable).parent / "memoryd"
+    return str(beside) if beside.exists() else shutil.which("memoryd") or "memoryd"
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _requests(log: Path, since: int) -> list[dict[str, Any]]:
+    """The chat requests logged from line ``since`` on, reduced to what is judged."""
+    out = []
+    for line in log.read_text(encoding="utf-8").splitlines()[since:]:
+        entry = json.loads(line)
+        if not entry["path"].endswith("/chat/completions"):
+            continue
+        body = entry["body"]
+        messages = body.get("messages") or []
+        # OpenClaw adds a user-role message of its own context after the prompt; the
+        # conversation's messages are the others.
+        users = [_text(m) for m in messages if m.get("role") == "user"]
+        said = [u for u in users if not u.startswith(INTERNAL)]
+        out.append(
+            {
+                "last_user": said[-1] if said else "",
+                "user_messages": len(said),
+                "tool_results": [_text(m) for m in messages if m.get("role") == "tool"],
+                "tools": sorted(
+                    (t.get("function") or {}).get("name", "") for t in body.get("tools") or []
+                ),
+                "body_has_hot_mark": HOT_MARK in json.dumps(body),
+                "reply": entry["reply"],
+            }
+        )
+    return out
+
+
+def _lines(log: Path) -> int:
+    return len(log.read_text(encoding="utf-8").splitlines()) if log.exists() else 0
+
+
+def _plugin_log(gateway_log: Path) -> list[str]:
+    return [
+        ln.strip()
+        for ln in gateway_log.read_text(encoding="utf-8", errors="replace").splitlines()
+        if "memoryd:" in ln and "[plugins]" in ln
+    ]
+
+
+def _archive(cfg: Path, rel: str, env: dict[str, str]) -> None:
+    """Archive ``rel`` as expire does: a journaled move in an ``expire:`` batch."""
+    code = (
+        "import sys\n"
+        "from memoryd.config import load_config, resolve_paths\n"
+        "from memoryd.mover import mover_for\n"
+        "from memoryd.store import Store\n"
+        "paths = resolve_paths(load_config(sys.argv[1]))\n"
+        "paths.memoryd_dir.mkdir(parents=True, exist_ok=True)\n"
+        "store = Store.open(paths.db)\n"
+        "src = paths.workspace / sys.argv[2]\n"
+        "dst = paths.workspace / 'memory-archive' / '2026-12' / sys.argv[2]\n"
+        "dst.parent.mkdir(parents=True, exist_ok=True)\n"
+        "mover_for(store, paths).move(src, dst, reason='live: archived', batch='expire:live')\n"
+        "store.close()\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(cfg), rel], env=env, check=True, timeout=60)
+
+
+def _history(inst: Install, key: str, log: Path) -> dict[str, Any]:
+    return gateway_call(inst, "chat.history", {"sessionKey": key}, log)
+
+
+def _assistant_texts(history: dict[str, Any]) -> list[str]:
+    return [_text(m) for m in history.get("messages") or [] if m.get("role") == "assistant"]
+
+
+def _reset_marked(history: dict[str, Any]) -> bool:
+    """Whether the session's history now starts over at a reset (nothing said since)."""
+    messages = history.get("messages") or []
+    kinds = [(m.get("__openclaw") or {}).get("kind") for m in messages]
+    return "reset" in kinds and all(m.get("role") != "user" for m in messages)
+
+
+def _wait(what: str, probe: Any, timeout: float = 120.0) -> Any:
+    """Poll ``probe()`` until it returns something true (bounded)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = probe()
+        if got:
+            return got
+        time.sleep(1.0)
+    raise AssertionError(f"live plugin: {what} not seen within {timeout:.0f} s")
+
+
+def _send(inst: Install, key: str, message: str, log: Path) -> dict[str, Any]:
+    """A message through the gateway's chat path (where slash commands are dispatched)."""
+    return gateway_call(
+        inst,
+        "chat.send",
+        {"sessionKey": key, "message": message, "idempotencyKey": str(uuid.uuid4())},
+        log,
+    )
+
+
+def _hook_ms(lines: list[str]) -> list[tuple[str, int]]:
+    """(how, ms) of each injection the plugin logged."""
+    out = []
+    for ln in lines:
+        if "injected" not in ln and "no hot notes to inject" not in ln:
+            continue
+        inner = ln.rsplit("(", 1)[-1].rstrip(")")
+        how, _, ms = inner.rpartition(", ")
+        if ms.endswith(" ms"):
+            out.append((how, int(ms[:-3])))
+    return out
+
+
+def record(runtime: Runtime, work: Path, say: Any = print) -> dict[str, Any]:
+    """Drive the real program through every phase; the record (see module doc)."""
+    root = work / "plugin-live"
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    gw_log = root / "gateway.log"
+    req_log = root / "requests.jsonl"
+    rec: dict[str, Any] = {"openclaw": runtime.version, "recorded_root": str(root)}
+    with ScriptedModel(req_log) as model:
+        inst = Install(root, runtime, model.port)
+        inst.create()
+        tiers = inst.state / "memory_fs"
+        (tiers / "hot").mkdir(parents=True)
+        (tiers / "hot" / "zebra.md").write_text(
+            f"# Deploy\n\nThe marker is {HOT_MARK}: the deploy moved to Thursday.\n"
+        )
+        heron = tiers / "hot" / "heron.md"
+        heron.write_text(f"# Birds\n\nSeen at the lake: {STALE_MARK}, a grey heron.\n")
+        old = time.time() - 4 * 3600
+        os.utime(heron, (old, old))
+        (tiers / "hot" / "tea.md").write_text(f"# Tea\n\n{TEA}\n")
+        cfg = root / "memoryd.toml"
+        good_cfg = (
+            f"[openclaw]\nstate_dir = {json.dumps(str(inst.state))}\n"
+            f"[state]\ndir = {json.dumps(str(root / 'memoryd-state'))}\n"
+        )
+        cfg.write_text(good_cfg)
+        env = inst.env()
+        env["PATH"] = f"{Path(_memoryd_program()).parent}{os.pathsep}{env['PATH']}"
+        env.pop("MEMORYD_CONFIG", None)
+        # OpenClaw writes its file in its own format first (a setting that changes something:
+        # an unchanged value writes nothing): this is what uninstall must give back.
+        run_bounded(
+            inst.command("config", "set", "agents.defaults.bootstrapMaxChars", "20000"),
+            env,
+            120,
+            gw_log,
+        )
+        before = inst.config_path.read_bytes()
+
+        t0 = time.monotonic()
+        inst_proc = subprocess.run(
+            [
+                _memoryd_program(),
+                "--config",
+                str(cfg),
+                "plugin",
+                "install",
+                "--json",
+                "--openclaw",
+                str(runtime.openclaw),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        rec["install"] = {
+            "exit": inst_proc.returncode,
+            "seconds": round(time.monotonic() - t0, 1),
+            "doc": json.loads(inst_proc.stdout or "{}"),
+        }
+        say(f"plugin install: exit {inst_proc.returncode} in {rec['install']['seconds']} s")
+        oc = json.loads(inst.config_path.read_text())
+        rec["entry"] = oc.get("plugins", {}).get("entries", {}).get("memoryd")
+
+        with Gateway(inst, gw_log):
+            # 2. a new session, then its second turn
+            mark = _lines(req_log)
+            agent_turn(inst, "agent:main:s1", "hello [[text hi]]", gw_log)
+            rec["first_turn"] = _requests(req_log, mark)
+            mark = _lines(req_log)
+            agent_turn(inst, "agent:main:s1", "again [[text ok]]", gw_log)
+            rec["second_turn"] = _requests(req_log, mark)
+            say("turns 1-2 done")
+
+            # 3. recall an archived note
+            _archive(cfg, ARCHIVED, env)
+            rec["archived_before_recall"] = not (inst.workspace() / ARCHIVED).exists()
+            mark = _lines(req_log)
+            agent_turn(
+                inst,
+                "agent:main:s1",
+                'the kayak? [[call memoryd_recall {"query": "kayak"}]] [[text noted]]',
+                gw_log,
+            )
+            rec["recall_turn"] = _requests(req_log, mark)
+            rec["back_after_recall"] = (inst.workspace() / ARCHIVED).is_file()
+            say(f"recall: back in the workspace: {rec['back_after_recall']}")
+
+            # 4. /memoryd, then /refresh
+            _send(inst, "agent:main:s1", "/memoryd", gw_log)
+            texts = _wait(
+                "/memoryd's reply",
+                lambda: [
+                    t
+                    for t in _assistant_texts(_history(inst, "agent:main:s1", gw_log))
+                    if t.startswith("memoryd: daemon")
+                ],
+            )
+            rec["status_reply"] = texts[-1]
+            rec["status_json"] = json.loads(
+                subprocess.run(
+                    [_memoryd_program(), "--config", str(cfg), "status", "--json"],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                ).stdout
+            )
+            before_refresh = _history(inst, "agent:main:s1", gw_log)
+            sent = time.monotonic()
+            _send(inst, "agent:main:s1", "/refresh", gw_log)
+            # A reset in place keeps the session id: the history then starts at a reset mark.
+            after = _wait(
+                "the reset after /refresh",
+                lambda: h if _reset_marked(h := _history(inst, "agent:main:s1", gw_log)) else None,
+            )
+            rec["refresh"] = {
+                "messages_before": len(before_refresh.get("messages") or []),
+                "messages_after": len(after.get("messages") or []),
+                "reset_marked": True,
+                "seconds_to_reset": round(time.monotonic() - sent, 1),
+                "heron_in_warm": (tiers / "warm" / "heron.md").is_file(),
+                "heron_in_hot": (tiers / "hot" / "heron.md").exists(),
+                "reply": next(
+                    (
+                        ln.split("/refresh: ", 1)[1]
+                        for ln in _plugin_log(gw_log)
+                        if "memoryd: /refresh: " in ln
+                    ),
+                    "",
+                ),
+                "reset_logged": any("reset after /refresh" in ln for ln in _plugin_log(gw_log)),
+            }
+            mark = _lines(req_log)
+            agent_turn(inst, "agent:main:s1", "after the refresh [[text fresh]]", gw_log)
+            rec["turn_after_refresh"] = _requests(req_log, mark)
+            say(
+                f"refresh: {rec['refresh']['messages_before']} messages → reset mark "
+                f"in {rec['refresh']['seconds_to_reset']} s"
+            )
+
+            # 6. latency: unchanged hot notes, then a touched one before each session
+            for i in range(LATENCY_SESSIONS):
+                agent_turn(inst, f"agent:main:warm{i}", "hi [[text hi]]", gw_log)
+            for i in range(LATENCY_SESSIONS // 2):
+                zebra = tiers / "hot" / "zebra.md"
+                os.utime(zebra, None)
+                agent_turn(inst, f"agent:main:cold{i}", "hi [[text hi]]", gw_log)
+            samples = _hook_ms(_plugin_log(gw_log))
+            cached = [ms for how, ms in samples if how.startswith("unchanged")]
+            ran = [ms for how, ms in samples if how == "memoryd inject"]
+            rec["latency"] = {
+                "cached_ms": cached,
+                "memoryd_ms": ran,
+                "cached_p95": p95(cached),
+                "memoryd_p95": p95(ran),
+            }
+            say(f"latency p95: cached {p95(cached)} ms, memoryd run {p95(ran)} ms")
+
+            # 5. memoryd's config broken
+            cfg.write_text("this is [[[ not toml\n")
+            log_before = len(_plugin_log(gw_log))
+            mark = _lines(req_log)
+            broken = agent_turn(inst, "agent:main:broken", "still there? [[text yes]]", gw_log)
+            rec["broken"] = {
+                "status": broken.get("status"),
+                "requests": _requests(req_log, mark),
+                "log": _plugin_log(gw_log)[log_before:],
+            }
+            cfg.write_text(good_cfg)
+            say(f"broken config: turn {broken.get('status')}")
+
+        # the hits: memoryd's own recall hit, and what the scanner adds from the transcripts
+        subprocess.run(
+            [_memoryd_program(), "--config", str(cfg), "scan", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        rec["hits"] = _hit_rows(root / "memoryd-state" / "state.db", ARCHIVED)
+
+        # 7. uninstall: the file as OpenClaw wrote it before the install
+        t0 = time.monotonic()
+        un = subprocess.run(
+            [
+                _memoryd_program(),
+                "--config",
+                str(cfg),
+                "plugin",
+                "uninstall",
+                "--json",
+                "--openclaw",
+                str(runtime.openclaw),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        after_bytes = inst.config_path.read_bytes()
+        rec["uninstall"] = {
+            "exit": un.returncode,
+            "seconds": round(time.monotonic() - t0, 1),
+            "same_bytes": after_bytes == before,
+            "before": before.decode(),
+            "after": after_bytes.decode(),
+        }
+        say(f"uninstall: exit {un.returncode}, openclaw.json as before: {after_bytes == before}")
+        rec["plugin_log"] = _plugin_log(gw_log)
+        _pack_transcripts(root, work / "transcripts.tar.xz")
+    return rec
+
+
+def _hit_rows(db: Path, rel: str) -> list[dict[str, Any]]:
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        rows = conn.execute(
+            "SELECT agent, kind, memory_path FROM hits WHERE memory_path = ?", (rel,)
+        ).fetchall()
+    finally:
+        conn.close()
+    return [{"agent": a, "kind": k, "path": p} for a, k, p in rows]
+
+
+def _pack_transcripts(root: Path, dest: Path) -> None:
+    """OpenClaw's session store of the run (for the scanner replay) and the workspace."""
+    with tarfile.open(dest, "w:xz", preset=9) as tar:
+        for path in sorted((root / "state" / "agents").rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                tar.add(path, arcname=str(path.relative_to(root)), recursive=False)
+        for path in sorted((root / "ws").rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                tar.add(path, arcname=str(path.relative_to(root)), recursive=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.live.plugin_live")
+    parser.add_argument("command", choices=("record", "check"))
+    parser.add_argument("--version", default=NEWEST)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args(argv)
+    runtime = ensure_openclaw(args.version)
+    work = Path(tempfile.mkdtemp(prefix="memoryd-plugin-live-"))
+    try:
+        rec = record(runtime, work, say=lambda s: print(s, flush=True))
+        found = problems(rec)
+        for p in found:
+            print(f"FAIL plugin: {p}", flush=True)
+        if args.command == "record":
+            dest = FIXTURE_DIR / runtime.version
+            dest.mkdir(parents=True, exist_ok=True)
+            (dest / "record.json").write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
+            shutil.copy2(work / "transcripts.tar.xz", dest / "transcripts.tar.xz")
+            print(f"recorded {dest}")
+        print("ok   plugin live check" if not found else f"{len(found)} problem(s)")
+        return 1 if found else 0
+    finally:
+        if args.keep:
+            print(f"work folder kept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

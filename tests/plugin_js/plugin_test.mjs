@@ -1,0 +1,155 @@
+// The plugin's JavaScript without OpenClaw: run by tests/test_plugin_js.py with any Node >= 18
+// (`node --test tests/plugin_js/plugin_test.mjs PLUGIN_DIR`). A fake `api` records what
+// register() registers; "memoryd" is a small shell script that answers as memoryd would.
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync, existsSync, chmodSync, utimesSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { pathToFileURL } from "node:url";
+
+const pluginDir = process.env.MEMORYD_PLUGIN_DIR;
+const logic = await import(pathToFileURL(join(pluginDir, "logic.js")).href);
+const plugin = (await import(pathToFileURL(join(pluginDir, "index.js")).href)).default;
+
+function fakeMemoryd(dir, body) {
+  const path = join(dir, `memoryd-${Math.random().toString(36).slice(2)}`);
+  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+function answering(dir, doc, before = "") {
+  const file = join(dir, `reply-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(file, JSON.stringify(doc));
+  return fakeMemoryd(dir, `${before}\ncat ${file}`);
+}
+
+function fakeApi(pluginConfig) {
+  const api = { pluginConfig, hooks: {}, tools: [], commands: [], logs: [] };
+  api.on = (name, handler) => { api.hooks[name] = handler; };
+  api.registerTool = (tool) => api.tools.push(tool);
+  api.registerCommand = (cmd) => api.commands.push(cmd);
+  api.logger = {
+    info: (m) => api.logs.push(["info", m]),
+    warn: (m) => api.logs.push(["warn", m]),
+    error: (m) => api.logs.push(["error", m]),
+  };
+  return api;
+}
+
+const dir = mkdtempSync(join(tmpdir(), "memoryd-plugin-js-"));
+const hot = join(dir, "hot.md");
+writeFileSync(hot, "# Deploy\n\nThursday.\n");
+const injectDoc = () => ({
+  chars: 40, included: ["deploy.md"], text: "## hot/deploy.md\n# Deploy\n\nThursday.\n",
+  session: { agent: "main", watch: [{ path: hot, stamp: "" }] },
+});
+
+test("register() only registers: nothing runs", async () => {
+  const marker = join(dir, "ran");
+  const api = fakeApi({ command: fakeMemoryd(dir, `touch ${marker}`) });
+  plugin.register(api);
+  plugin.register(api); // it runs several times in a gateway
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(existsSync(marker), false);
+  assert.deepEqual(api.tools.map((t) => t.name), ["memoryd_recall", "memoryd_recall"]);
+  assert.equal(api.tools[0].catalogMode, "direct-only");
+  assert.deepEqual(api.commands.map((c) => c.name).sort(), ["memoryd", "memoryd", "refresh", "refresh"]);
+  assert.ok(api.hooks.before_prompt_build && api.hooks.agent_end && api.hooks.gateway_start);
+});
+
+test("a first turn gets the hot notes; a later turn nothing", async () => {
+  const doc = injectDoc();
+  doc.session.watch[0].stamp = await logic.stampOf(hot);
+  const api = fakeApi({ command: answering(dir, doc) });
+  plugin.register(api);
+  const first = await api.hooks.before_prompt_build({ messages: [] }, { agentId: "main" });
+  assert.match(first.prependContext, /Thursday/);
+  assert.match(first.prependContext, /memoryd_recall/);
+  const later = await api.hooks.before_prompt_build({ messages: [{ role: "user" }] }, { agentId: "main" });
+  assert.equal(later, undefined);
+  // a second new session reuses the answer while its stamps hold
+  const again = await api.hooks.before_prompt_build({ messages: [] }, { agentId: "main" });
+  assert.match(again.prependContext, /Thursday/);
+  assert.match(api.logs.at(-1)[1], /unchanged since the last run/);
+});
+
+test("a broken, missing or slow memoryd: no injection, one log line, no delay", async () => {
+  const cases = [
+    fakeMemoryd(dir, "echo 'memoryd: config file x: invalid TOML' >&2; exit 2"),
+    join(dir, "no-such-memoryd"),
+    fakeMemoryd(dir, "sleep 5; echo '{}'"),
+    fakeMemoryd(dir, "echo 'not json'"),
+  ];
+  for (const command of cases) {
+    const api = fakeApi({ command, injectTimeoutMs: 300 });
+    plugin.register(api);
+    const t0 = Date.now();
+    const out = await api.hooks.before_prompt_build({ messages: [] }, { agentId: "main" });
+    const ms = Date.now() - t0;
+    assert.equal(out, undefined, command);
+    assert.ok(ms < 1500, `${command}: ${ms} ms`);
+    const warns = api.logs.filter(([level]) => level === "warn");
+    assert.equal(warns.length, 1, JSON.stringify(api.logs));
+    assert.match(warns[0][1], /no hot notes injected/);
+  }
+});
+
+test("a changed hot note makes memoryd run again", async () => {
+  const doc = injectDoc();
+  doc.session.watch[0].stamp = await logic.stampOf(hot);
+  assert.equal(await logic.stillValid(doc), true);
+  const later = new Date(Date.now() + 10_000);
+  utimesSync(hot, later, later);
+  assert.equal(await logic.stillValid(doc), false);
+  assert.equal(await logic.stillValid({}), false);
+});
+
+test("the recall tool passes the words and shows what memoryd found", async () => {
+  const reply = {
+    message: "1 note found in memoryd's archive (expired, not in the tier store); restored to the workspace: memory/kayak.md.",
+    shown: [{ path: "memory-archive/2026-12/memory/kayak.md", now: "memory/kayak.md", words: ["kayak"], text: "# Kayak\n\nJune." }],
+  };
+  const args = join(dir, "args");
+  const api = fakeApi({ command: answering(dir, reply, `echo "$@" > ${args}`) });
+  plugin.register(api);
+  const res = await api.tools[0].execute("c1", { query: "kayak  june" });
+  assert.match(res.content[0].text, /restored to the workspace/);
+  assert.match(res.content[0].text, /== memory\/kayak.md \(was memory-archive/);
+  assert.equal(res.details.shown[0].now, "memory/kayak.md");
+  const { readFileSync } = await import("node:fs");
+  assert.equal(readFileSync(args, "utf8").trim(), "recall --json -- kayak june");
+});
+
+test("/memoryd says the status facts; /refresh what moved and what is nominated", async () => {
+  const status = {
+    daemon: { running: false }, jobs: { organize: { last_period: "2026-12-01T10", last_status: "ok", last_finished: "2026-12-01T10:05:00Z" } },
+    tiers: { present: true, hot: ["deploy.md"], notes: { hot: 1, warm: 2, gist: 0, forgotten: 0 } },
+    promotion: { pending: 2, generated: "2026-12-01T10:05:00Z" }, archive: { files: 3, bytes: 4096 },
+  };
+  const text = logic.statusReply(status);
+  for (const want of ["hot notes: deploy.md", "organize ok", "pending: 2", "archive: 3 files, 4 KB"]) {
+    assert.ok(text.includes(want), `${want} in ${text}`);
+  }
+  const refresh = {
+    organize: { summary: "organize: 2 notes; 1 moved", actions: [{ op: "move", src: "hot/heron.md", dst: "warm/heron.md" }] },
+    promote: { data: { candidates: [{ path: "tiers/kayak.md" }], report: "/r/promote_report.md" } },
+  };
+  const lines = logic.refreshReply(refresh, "session: reset").split("\n");
+  assert.deepEqual(lines.slice(1), [
+    "moved: hot/heron.md → warm/heron.md",
+    "nominated for MEMORY.md: tiers/kayak.md (report: /r/promote_report.md)",
+    "session: reset",
+  ]);
+});
+
+test("settings fall back to safe defaults", () => {
+  const s = logic.settingsOf({ injectTimeoutMs: -1, command: " " });
+  assert.equal(s.command, "memoryd");
+  assert.equal(s.injectTimeoutMs, logic.DEFAULT_INJECT_TIMEOUT_MS);
+  assert.deepEqual(logic.argvFor({ config: "/c.toml" }, ["status", "--json"]), ["--config", "/c.toml", "status", "--json"]);
+  assert.deepEqual(logic.wordsOf({ query: " a  b ", words: ["c d"] }), ["a", "b", "c", "d"]);
+  assert.equal(logic.isFirstTurn({ messages: [] }), true);
+  assert.equal(logic.isFirstTurn({}), false);
+});

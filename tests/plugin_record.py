@@ -1,0 +1,117 @@
+"""The judge of a live run of memoryd's OpenClaw plugin (issue 21): pure, no Node.
+
+``tests/live/plugin_live.py`` records what the real OpenClaw did with the plugin; the live
+run and the default suite's replay (``tests/test_plugin_record.py``) both ask
+:func:`problems` whether that record shows everything the issue asks for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+HOT_MARK = "ZEBRA-42"  # in hot/zebra.md: fresh, injected in every new session
+STALE_MARK = "HERON-7"  # in hot/heron.md: 4 h old, moved to warm/ by /refresh's organize
+TEA = "The user prefers green tea and short answers."  # MEMORY.md's text: never repeated
+ARCHIVED = "memory/gamma.md"  # archived before the recall; "kayak" is only in it
+
+
+def p95(values: list[int]) -> int | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(0.95 * len(ordered)) - 1))]
+
+
+def problems(rec: dict[str, Any]) -> list[str]:
+    """Every way a record falls short of issue 21's live check (empty: it passes). Pure."""
+    out: list[str] = []
+
+    def need(ok: Any, what: str) -> None:
+        if not ok:
+            out.append(what)
+
+    need(rec.get("install", {}).get("exit") == 0, "memoryd plugin install failed")
+    entry = rec.get("entry") or {}
+    need(entry.get("enabled") is True, "plugin not enabled in openclaw.json")
+    need(
+        (entry.get("hooks") or {}).get("allowConversationAccess") is True,
+        "allowConversationAccess not set",
+    )
+    first = rec.get("first_turn") or []
+    need(first, "no request on the first turn")
+    if first:
+        user = first[0]["last_user"]
+        need(HOT_MARK in user, "the first request lacks the hot note")
+        need(STALE_MARK in user, "the first request lacks the second hot note")
+        need("hot/tea.md" not in user, "a note already in MEMORY.md was injected again")
+        need("memoryd_recall" in first[0]["tools"], "memoryd_recall not offered to the model")
+    need(rec.get("second_turn"), "no request on the second turn")
+    for r in rec.get("second_turn") or []:
+        need(not r["body_has_hot_mark"], "the second turn's request holds the hot notes again")
+    need(rec.get("archived_before_recall"), "the note was not archived before the recall")
+    results = [t for r in rec.get("recall_turn") or [] for t in r["tool_results"]]
+    need(
+        any("restored" in t and "kayak" in t for t in results),
+        "the recall tool's result does not say the archived note was restored",
+    )
+    need(rec.get("back_after_recall"), "the recalled note is not back in the workspace")
+    recall_hits = [h for h in rec.get("hits") or [] if h["kind"] == "recall"]
+    need(len(recall_hits) == 1, f"the recall counted {len(recall_hits)} times by the tool, not 1")
+    need(
+        len(rec.get("hits") or []) == 1,
+        f"the recalled note has {len(rec.get('hits') or [])} hits in all, not exactly 1",
+    )
+    status = rec.get("status_reply") or ""
+    need(
+        "hot notes:" in status
+        and "promotion candidates pending:" in status
+        and "archive:" in status,
+        "/memoryd's reply lacks a fact",
+    )
+    sj = rec.get("status_json") or {}
+    need(
+        all(k in sj for k in ("tiers", "promotion", "archive", "jobs")),
+        "status --json lacks the plugin's facts",
+    )
+    ref = rec.get("refresh") or {}
+    need(
+        ref.get("reset_marked") and ref.get("messages_after", 99) < ref.get("messages_before", 0),
+        "/refresh did not reset the session",
+    )
+    reply = ref.get("reply") or ""
+    need(
+        "moved:" in reply
+        and "heron.md" in reply
+        and "nominated" in reply
+        and "session: reset" in reply,
+        f"/refresh's reply lacks a fact: {reply!r}",
+    )
+    need(
+        ref.get("heron_in_warm") and not ref.get("heron_in_hot"),
+        "/refresh's organize did not move the stale hot note to warm/",
+    )
+    after = rec.get("turn_after_refresh") or []
+    need(
+        after and HOT_MARK in after[0]["last_user"],
+        "the first turn after /refresh lacks the hot notes",
+    )
+    need(
+        after and STALE_MARK not in after[0]["last_user"],
+        "the note moved to warm/ was injected after /refresh",
+    )
+    need(
+        after and after[0].get("user_messages") == 1,
+        "the turn after /refresh still carries the earlier conversation",
+    )
+    broken = rec.get("broken") or {}
+    need(broken.get("status") == "ok", "a turn failed with memoryd's config broken")
+    need(
+        all(not r["body_has_hot_mark"] for r in broken.get("requests") or []),
+        "notes injected with memoryd's config broken",
+    )
+    failures = [ln for ln in broken.get("log") or [] if "no hot notes injected" in ln]
+    need(len(failures) == 1, f"{len(failures)} log lines for the broken config, not 1")
+    un = rec.get("uninstall") or {}
+    need(un.get("exit") == 0, "memoryd plugin uninstall failed")
+    need(un.get("same_bytes"), "openclaw.json differs from before the install")
+    return out

@@ -1,0 +1,341 @@
+"""memoryd's side of the OpenClaw plugin (issue 21), in process: what the plugin reads.
+
+``memoryd plugin install/uninstall --dry-run`` (the openclaw commands, nothing changed),
+``inject --session`` (its own budget inside OpenClaw's, notes already in the bootstrap left
+out, the stamps the plugin checks), recall's archive layer (restored through the journal,
+counted once, undone by ``restore --last``), ``status --json``'s plugin facts, and the
+scanner never counting a ``memoryd_recall`` call. The real OpenClaw runs in
+``tests/live/plugin_live.py``; its record is judged in ``test_plugin_record.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memoryd import cli
+from memoryd.bootstrap import (
+    BootstrapBudget,
+    already_in,
+    bootstrap_budget,
+    bootstrap_limits,
+    session_budget,
+)
+from memoryd.commands.plugin import ENTRY, install_steps, leftovers, plugin_dir
+from memoryd.config import load_config, resolve_paths
+from memoryd.ingest.parser import memory_tool, parse_line
+from memoryd.mover import mover_for
+from memoryd.store import Store
+
+pytestmark = pytest.mark.unit
+
+HOUR = 3600.0
+
+
+@pytest.fixture
+def install(tmp_path: Path) -> dict[str, Path]:
+    """An OpenClaw install (state, workspace with bootstrap files), a tier store, a config."""
+    state = tmp_path / "state"
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    state.mkdir()
+    (state / "openclaw.json").write_text(
+        json.dumps({"agents": {"defaults": {"workspace": str(ws)}}}), encoding="utf-8"
+    )
+    (ws / "MEMORY.md").write_text(
+        "# Memory\n\nThe user prefers green tea and short answers, always.\n", encoding="utf-8"
+    )
+    (ws / "AGENTS.md").write_text("# Agents\n\nBe brief.\n", encoding="utf-8")
+    (ws / "memory" / "kayak.md").write_text("# Kayak\n\nThe kayak trip is in June.\n")
+    hot = state / "memory_fs" / "hot"
+    hot.mkdir(parents=True)
+    cfg = tmp_path / "memoryd.toml"
+    cfg.write_text(
+        f'[openclaw]\nstate_dir = "{state}"\n[state]\ndir = "{tmp_path / "mstate"}"\n',
+        encoding="utf-8",
+    )
+    return {"state": state, "ws": ws, "hot": hot, "cfg": cfg, "root": tmp_path}
+
+
+def run(capsys: pytest.CaptureFixture[str], cfg: Path, *args: str) -> tuple[int, str]:
+    code = cli.main(["--config", str(cfg), *args])
+    return code, capsys.readouterr().out
+
+
+def run_json(capsys: pytest.CaptureFixture[str], cfg: Path, *args: str) -> dict:
+    code, out = run(capsys, cfg, *args)
+    assert code == 0, out
+    return json.loads(out)
+
+
+# --------------------------------------------------------------------------- install
+
+
+def test_the_plugin_ships_inside_the_package():
+    folder = plugin_dir()
+    manifest = json.loads((folder / "openclaw.plugin.json").read_text())
+    package = json.loads((folder / "package.json").read_text())
+    assert manifest["id"] == package["name"] == "memoryd"
+    assert manifest["contracts"]["tools"] == ["memoryd_recall"]
+    for entry in package["openclaw"]["extensions"]:
+        assert (folder / entry).is_file()
+    # plain ESM, nothing to install: no dependencies at all
+    assert "dependencies" not in package and package["type"] == "module"
+
+
+def test_install_dry_run_prints_openclaws_commands_and_changes_nothing(install, capsys):
+    before = (install["state"] / "openclaw.json").read_bytes()
+    code, out = run(capsys, install["cfg"], "plugin", "install", "--dry-run")
+    assert code == 0, out
+    assert f"plugins install {plugin_dir()} --link --force --accept-capabilities" in out
+    assert f"config set {ENTRY}.hooks.allowConversationAccess true" in out
+    assert f"{ENTRY}.config.config {install['cfg']}" in out  # memoryd's own config carried
+    assert "undo: memoryd plugin uninstall" in out
+    assert (install["state"] / "openclaw.json").read_bytes() == before
+    assert not (install["root"] / "mstate").exists()  # no snapshot, no state folder
+
+
+def test_install_dry_run_json_names_the_state_dir_and_profile(install, capsys):
+    doc = run_json(
+        capsys, install["cfg"], "plugin", "install", "--dry-run", "--json", "--profile", "work"
+    )
+    assert doc["dry_run"] and doc["undo"] == "memoryd plugin uninstall --profile work"
+    assert all(row["command"][1:3] == ["--profile", "work"] for row in doc["steps"])
+    assert doc["openclaw_json"] == str(install["state"] / "openclaw.json")
+    command = next(r["command"] for r in doc["steps"] if f"{ENTRY}.config.command" in r["command"])
+    assert os.path.isabs(command[-1])  # the gateway's PATH need not hold memoryd
+
+
+def test_uninstall_dry_run_keeps_the_plugins_files(install, capsys):
+    doc = run_json(capsys, install["cfg"], "plugin", "uninstall", "--dry-run", "--json")
+    first = doc["steps"][0]["command"]
+    assert first[-4:] == ["uninstall", "memoryd", "--force", "--keep-files"]
+    assert doc["steps"][-1]["command"][-2:] == ["unset", ENTRY]
+
+
+def test_install_steps_say_what_changes_and_how_to_undo():
+    steps = install_steps(["openclaw"], Path("/p"), "/v/bin/memoryd", None)
+    assert [s.argv[1:3] for s in steps] == [
+        ["plugins", "install"],
+        ["config", "set"],
+        ["config", "set"],
+    ]
+    assert all(s.change and s.undo for s in steps)
+
+
+def test_leftovers_remove_only_what_the_install_created():
+    after_uninstall = {"gateway": {"mode": "local"}, "plugins": {"entries": {ENTRY[16:]: {}}}}
+    # none of plugins.* before: all of it goes, deepest first
+    assert leftovers(after_uninstall, {"gateway": {"mode": "local"}}) == [
+        ENTRY,
+        "plugins.entries",
+        "plugins",
+    ]
+    # the user had other plugins: only memoryd's entry goes
+    mine = {"plugins": {"entries": {"memoryd": {}, "other": {"enabled": True}}}}
+    assert leftovers(mine, {"plugins": {"entries": {"other": {"enabled": True}}}}) == [ENTRY]
+    # an empty plugins.entries the user had before stays
+    assert leftovers({"plugins": {"entries": {}}}, {"plugins": {"entries": {}}}) == []
+
+
+# --------------------------------------------------------------------------- injection
+
+
+def test_inject_session_leaves_out_notes_already_in_memory_md(install, capsys):
+    hot = install["hot"]
+    (hot / "tea.md").write_text("# Tea\n\nThe user prefers green tea and short answers, always.\n")
+    (hot / "deploy.md").write_text("# Deploy\n\nThe deploy moved to Thursday.\n")
+    doc = run_json(capsys, install["cfg"], "inject", "--session", "--json", "--agent", "main")
+    assert doc["included"] == ["deploy.md"] and doc["already_in_bootstrap"] == ["tea.md"]
+    assert "hot/tea.md" not in doc["text"] and "Thursday" in doc["text"]
+    assert doc["max_chars"] == 4000  # tiers.session_inject_max_chars
+    assert doc["session"]["bootstrap_files"] == ["AGENTS.md", "MEMORY.md"]
+
+
+def test_inject_session_never_pushes_the_bootstrap_past_openclaws_total(install, capsys):
+    oc = install["state"] / "openclaw.json"
+    doc = json.loads(oc.read_text())
+    doc["agents"]["defaults"]["bootstrapTotalMaxChars"] = 1000
+    oc.write_text(json.dumps(doc))
+    (install["ws"] / "SOUL.md").write_text("x" * 900)
+    (install["hot"] / "a.md").write_text("# A\n\n" + "a" * 300 + "\n")
+    out = run_json(capsys, install["cfg"], "inject", "--session", "--json")
+    used = out["session"]["bootstrap_used"]
+    assert out["max_chars"] == 1000 - used < 300
+    assert out["chars"] <= out["max_chars"] and used + out["chars"] <= 1000
+
+
+def test_inject_session_stamps_change_with_what_injection_depends_on(install, capsys):
+    note = install["hot"] / "deploy.md"
+    note.write_text("# Deploy\n\nThursday.\n")
+    first = run_json(capsys, install["cfg"], "inject", "--session", "--json")["session"]["watch"]
+    again = run_json(capsys, install["cfg"], "inject", "--session", "--json")["session"]["watch"]
+    assert first == again  # nothing changed: the plugin may reuse its answer
+    watched = {w["path"] for w in first}
+    assert {str(install["hot"]), str(note), str(install["cfg"])} <= watched
+    assert str(install["ws"] / "MEMORY.md") in watched
+    os.utime(note, (time.time() + 5, time.time() + 5))
+    third = run_json(capsys, install["cfg"], "inject", "--session", "--json")["session"]["watch"]
+    assert third != first
+
+
+def test_bootstrap_limits_follow_an_agents_own_entry():
+    oc = {
+        "agents": {
+            "defaults": {"bootstrapMaxChars": 5000, "bootstrapTotalMaxChars": 9000},
+            "entries": {"ops": {"bootstrapTotalMaxChars": 3000}},
+        }
+    }
+    assert bootstrap_limits(oc, "main") == (5000, 9000)
+    assert bootstrap_limits(oc, "ops") == (5000, 3000)
+    assert bootstrap_limits({}, "main") == (20_000, 60_000)  # OpenClaw's defaults
+    budget = bootstrap_budget({"USER.md": "u" * 9000, "MEMORY.md": "m" * 100}, 5000, 9000)
+    assert budget.used == 4000 + 100  # USER.md's fixed cap
+
+
+@given(
+    own=st.integers(0, 100_000),
+    total=st.integers(1, 100_000),
+    used=st.integers(0, 100_000),
+)
+def test_session_budget_stays_within_both_budgets(own, total, used):
+    budget = session_budget(own, BootstrapBudget(20_000, total, min(used, total)))
+    assert 0 <= budget <= own and min(used, total) + budget <= total
+
+
+@given(
+    body=st.text(st.characters(blacklist_categories=("Cs",)), max_size=80),
+    noise=st.text(max_size=40),
+)
+def test_a_note_whose_body_is_in_the_bootstrap_is_found_whatever_the_spacing(body, noise):
+    note = f"# Title\n\n{body}\n"
+    flat = " ".join(body.split())
+    body_lines = [ln for ln in body.strip().splitlines() if ln.strip()]
+    plain = body_lines and not body_lines[0].lstrip().startswith("#")
+    if len(flat) >= 24 and plain:
+        assert already_in(note, f"{noise}\n{'  '.join(body.split())}\n{noise}")
+    assert not already_in(note, "")
+
+
+def test_a_short_or_different_note_is_not_taken_for_a_repeat():
+    assert not already_in("# T\n\nok\n", "ok ok ok")  # too short to tell
+    assert not already_in("# T\n\nThe deploy moved to Thursday.\n", "The deploy moved.")
+
+
+# --------------------------------------------------------------------------- recall: archive
+
+
+def archive(install: dict[str, Path], rel: str) -> Path:
+    """Archive a workspace note as expire does: a journaled move in an ``expire:`` batch."""
+    paths = resolve_paths(load_config(str(install["cfg"])), {})
+    paths.memoryd_dir.mkdir(parents=True, exist_ok=True)
+    store = Store.open(paths.db)
+    try:
+        dst = install["ws"] / "memory-archive" / "2026-12" / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        mover_for(store, paths).move(install["ws"] / rel, dst, reason="test", batch="expire:t")
+    finally:
+        store.close()
+    return dst
+
+
+def recall_hits(install: dict[str, Path]) -> list[tuple[str, str, str]]:
+    store = Store.open(install["root"] / "mstate" / "state.db")
+    try:
+        return store.conn.execute(
+            "SELECT agent, memory_path, kind FROM hits ORDER BY id"
+        ).fetchall()
+    finally:
+        store.close()
+
+
+def test_recall_reaches_the_archive_restores_counts_once_and_can_be_undone(install, capsys):
+    archived = archive(install, "memory/kayak.md")
+    doc = run_json(capsys, install["cfg"], "recall", "--json", "kayak")
+    assert doc["tier"] == "archive" and doc["hits_recorded"] == 1
+    assert "restored to the workspace: memory/kayak.md" in doc["message"]
+    assert doc["shown"][0]["now"] == "memory/kayak.md" and "June" in doc["shown"][0]["text"]
+    assert (install["ws"] / "memory" / "kayak.md").is_file() and not archived.exists()
+    assert recall_hits(install) == [("main", "memory/kayak.md", "recall")]
+    # found again: now in the workspace, not the archive (the tiers have nothing either)
+    assert run_json(capsys, install["cfg"], "recall", "--json", "kayak")["tier"] is None
+    code, out = run(capsys, install["cfg"], "restore", "--last")
+    assert code == 0 and archived.is_file(), out
+
+
+def test_recall_peek_and_too_many_archived_matches_move_nothing(install, capsys):
+    for name in ("a", "b", "c", "d"):
+        (install["ws"] / "memory" / f"{name}.md").write_text(f"# {name}\n\nboat {name}\n")
+        archive(install, f"memory/{name}.md")
+    doc = run_json(capsys, install["cfg"], "recall", "--json", "boat")
+    assert doc["tier"] == "archive" and doc["too_many"] and doc["hits_recorded"] == 0
+    assert "Narrow the words" in doc["message"] and len(doc["shown"]) == 3
+    peek = run_json(capsys, install["cfg"], "recall", "--json", "--peek", "boat", "d")
+    assert peek["rotations"] == [] and not (install["ws"] / "memory" / "d.md").exists()
+    assert recall_hits(install) == []
+
+
+def test_the_scanner_never_counts_a_memoryd_recall_call():
+    """The tool counts its hit itself (memoryd recall); the scanner must not count it again,
+    direct or wrapped by Tool Search's tool_call."""
+    assert memory_tool("memoryd_recall") is None
+    result = {
+        "message": "1 note found in memoryd's archive; restored: memory/kayak.md",
+        "shown": [{"path": "memory-archive/2026-12/memory/kayak.md", "now": "memory/kayak.md"}],
+    }
+    for name, payload in (
+        ("memoryd_recall", result),
+        ("tool_call", {"tool": "memoryd_recall", "result": result}),
+    ):
+        call = {
+            "type": "message",
+            "timestamp": "2026-12-01T10:00:00.000Z",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "toolCall", "id": "c1", "name": name, "arguments": {}}],
+            },
+        }
+        answer = {
+            "type": "message",
+            "timestamp": "2026-12-01T10:00:01.000Z",
+            "message": {
+                "role": "toolResult",
+                "toolCallId": "c1",
+                "toolName": name,
+                "content": [{"type": "text", "text": json.dumps(payload)}],
+                "details": payload,
+            },
+        }
+        for line in (call, answer):
+            parsed = parse_line(json.dumps(line).encode())
+            assert not parsed.events, (name, parsed)
+    # the same shape from memory_get is counted: the lines above are read, not skipped
+    get = {"path": "memory/kayak.md", "text": "# Kayak\n\nJune."}
+    call["message"]["content"][0]["name"] = "memory_get"
+    call["message"]["content"][0]["arguments"] = {"path": "memory/kayak.md"}
+    answer["message"].update(toolName="memory_get", details=get)
+    answer["message"]["content"][0]["text"] = json.dumps(get)
+    events = [e for line in (call, answer) for e in parse_line(json.dumps(line).encode()).events]
+    assert events
+
+
+# --------------------------------------------------------------------------- status
+
+
+def test_status_json_has_the_plugins_facts(install, capsys):
+    (install["hot"] / "deploy.md").write_text("# Deploy\n\nThursday.\n")
+    archive(install, "memory/kayak.md")
+    assert run(capsys, install["cfg"], "refresh", "--json")[0] == 0
+    doc = run_json(capsys, install["cfg"], "status", "--json")
+    assert doc["tiers"]["present"] and doc["tiers"]["hot"] == ["deploy.md"]
+    assert doc["promotion"]["pending"] == 0 and doc["promotion"]["generated"]
+    assert doc["archive"]["files"] == 1 and doc["archive"]["bytes"] > 0
+    assert "organize" in doc["jobs"]
+    code, text = run(capsys, install["cfg"], "status")
+    assert "tier store:  1 hot" in text and "archive:     1 files" in text
