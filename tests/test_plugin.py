@@ -337,5 +337,5 @@ def test_status_json_has_the_plugins_facts(install, capsys):
     assert doc["promotion"]["pending"] == 0 and doc["promotion"]["generated"]
     assert doc["archive"]["files"] == 1 and doc["archive"]["bytes"] > 0
     assert "organize" in doc["jobs"]
-    code, text = run(capsys, install["cfg"], "status")
+    _code, text = run(capsys, install["cfg"], "status")
     assert "tier store:  1 hot" in text and "archive:     1 files" in text
