@@ -6,7 +6,9 @@
                                repository's tests/fixtures/openclaw/)
   check   [--version V] [--scenario S]
                                record into a temporary folder, then check memoryd against
-                               every phase (exact counts, rescan adds nothing, exit 0);
+                               every phase (exact counts, rescan adds nothing, exit 0),
+                               then memoryd's OpenClaw plugin in the real gateway
+                               (tests/live/plugin_live.py; --no-plugin leaves it out);
                                what .ci/run runs
 """
 
@@ -20,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import check, fixtures, install, record
+from . import check, fixtures, install, plugin_live, record
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
                         "version; check: the \"ci\" scenario")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the temporary work folder")
+    parser.add_argument("--no-plugin", action="store_true",
+                        help="check: leave out memoryd's OpenClaw plugin (plugin_live.py)")
     args = parser.parse_args(argv)
     # `timeout` (as .ci/run uses it) sends SIGTERM: unwind, so that the gateway's process
     # group and the model server are ended by their own context managers.
@@ -77,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"XPASS {label}: exact now; empty check.KNOWN_GAPS", flush=True)
                     else:
                         print(f"ok   {label}", flush=True)
+        if args.command == "check" and not args.no_plugin and plugin_live.supported(runtime):
+            failures += plugin_live.check(runtime, work, say=lambda s: print(s, flush=True))
     finally:
         if args.keep:
             print(f"work folder kept: {work}")

@@ -43,7 +43,7 @@ from tests.plugin_record import ARCHIVED, HOT_MARK, STALE_MARK, TEA, p95, proble
 
 from .install import NEWEST, Runtime, ensure_openclaw
 from .model_server import ScriptedModel
-from .openclaw import Gateway, Install, agent_turn, gateway_call, run_bounded
+from .openclaw import Gateway, Install, agent_turn, gateway_call, run_bounded, version_key
 
 FIXTURE_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "openclaw-plugin"
 LATENCY_SESSIONS = 20
@@ -411,6 +411,31 @@ def _pack_transcripts(root: Path, dest: Path) -> None:
         for path in sorted((root / "ws").rglob("*")):
             if path.is_file() and not path.is_symlink():
                 tar.add(path, arcname=str(path.relative_to(root)), recursive=False)
+
+
+PLUGIN_API = (2026, 8, 1)  # the plugin's openclaw.compat.pluginApi floor
+
+
+def supported(runtime: Runtime) -> bool:
+    """Whether this OpenClaw takes the plugin (its plugin API floor)."""
+    return version_key(runtime.version) >= PLUGIN_API
+
+
+def check(runtime: Runtime, work: Path, say: Any = print) -> int:
+    """The live check as ``python -m tests.live check`` runs it: 0 when it passes, else 1."""
+    rec = record(runtime, work, say)
+    (work / "plugin-record.json").write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
+    found = problems(rec)
+    for p in found:
+        say(f"FAIL plugin {runtime.version}: {p}")
+    if not found:
+        lat = rec["latency"]
+        say(
+            f"ok   plugin {runtime.version}: hot notes, recall from the archive, /refresh, "
+            f"/memoryd, broken config, uninstall (injection p95 {lat['cached_p95']} ms cached, "
+            f"{lat['memoryd_p95']} ms with memoryd run)"
+        )
+    return 1 if found else 0
 
 
 def main(argv: list[str] | None = None) -> int:

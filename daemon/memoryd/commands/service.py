@@ -194,19 +194,26 @@ def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
     import json
 
     from ..ondemand import archived_files
-    from ..tierstore.layout import TIERS, scan_tier
 
     root = paths.tiers_root
     tiers: dict[str, Any] = {"root": str(root), "present": root.is_dir(), "notes": {}, "hot": []}
     if tiers["present"]:
-        for tier in TIERS:
+        # Counted here with scandir (as the tier store's scan_tier reads a tier: regular
+        # `.md` files, no hidden ones, no symlinks): importing the tier store would cost
+        # `status` its dataclasses.
+        for tier in ("hot", "warm", "gist", "forgotten"):
+            found: list[tuple[float, str]] = []
             try:
-                files = scan_tier(root, tier)
+                with os.scandir(root / tier) as entries:
+                    for e in entries:
+                        note = e.name.endswith(".md") and not e.name.startswith(".")
+                        if note and e.is_file(follow_symlinks=False):
+                            found.append((e.stat(follow_symlinks=False).st_mtime, e.name))
             except OSError:
-                files = []
-            tiers["notes"][tier] = len(files)
+                pass
+            tiers["notes"][tier] = len(found)
             if tier == "hot":
-                tiers["hot"] = [f.filename for f in sorted(files, key=lambda f: -f.mtime)]
+                tiers["hot"] = [name for _, name in sorted(found, key=lambda f: (-f[0], f[1]))]
     promotion: dict[str, Any] = {"pending": None, "generated": None, "report": None}
     report = paths.reports_dir / "promote_report.json"
     try:

@@ -1,0 +1,106 @@
+"""The plugin's live run, replayed without Node: the committed record and its transcripts.
+
+``python -m tests.live.plugin_live record`` drove the real OpenClaw with memoryd's plugin and
+wrote ``tests/fixtures/openclaw-plugin/<version>/``: ``record.json`` (what the model was sent,
+the tool's answer, the commands' replies, the hits, the latency samples, openclaw.json before
+the install and after the uninstall) and ``transcripts.tar.xz`` (OpenClaw's session store of
+that run and the workspace). Here the same judge as the live run reads the record, and
+memoryd's scanner reads the real transcripts: the recall tool's call must add no hit (the
+tool counted its own), so the recall is counted exactly once.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from plugin_record import ARCHIVED, HOT_MARK, problems
+
+pytestmark = pytest.mark.subprocess
+
+FIXTURES = Path(__file__).parent / "fixtures" / "openclaw-plugin"
+RECORDS = sorted(FIXTURES.glob("*/record.json"))
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_there_is_a_recorded_run():
+    assert RECORDS, f"no record under {FIXTURES} (python -m tests.live.plugin_live record)"
+
+
+@pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.parent.name)
+def test_the_recorded_run_passes_the_live_check(path: Path):
+    assert problems(load(path)) == []
+
+
+@pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.parent.name)
+def test_the_judge_fails_a_record_that_falls_short(path: Path):
+    rec = load(path)
+    breakages = {
+        "second turn": lambda r: r["second_turn"][0].update(body_has_hot_mark=True),
+        "first turn": lambda r: r["first_turn"][0].update(last_user="hello"),
+        "counted twice": lambda r: r["hits"].append(dict(r["hits"][0], kind="get")),
+        "broken config": lambda r: r["broken"].update(status="error"),
+        "no reset": lambda r: r["refresh"].update(reset_marked=False),
+        "uninstall": lambda r: r["uninstall"].update(same_bytes=False),
+        "log lines": lambda r: r["broken"]["log"].append(r["broken"]["log"][0]),
+    }
+    for what, breaks in breakages.items():
+        broken = copy.deepcopy(rec)
+        breaks(broken)
+        assert problems(broken), what
+
+
+@pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.parent.name)
+def test_the_recorded_facts_are_what_the_issue_asks(path: Path):
+    rec = load(path)
+    assert HOT_MARK in rec["first_turn"][0]["last_user"]
+    assert not any(r["body_has_hot_mark"] for r in rec["second_turn"])
+    assert rec["hits"] == [{"agent": "main", "kind": "recall", "path": ARCHIVED}]
+    assert rec["uninstall"]["before"] == rec["uninstall"]["after"]
+    lat = rec["latency"]
+    assert lat["cached_p95"] is not None and lat["cached_p95"] <= 150
+
+
+@pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.parent.name)
+def test_the_scanner_adds_nothing_for_the_recall_tools_call(path: Path, tmp_path: Path):
+    copy_root = tmp_path / "copy"
+    with tarfile.open(path.parent / "transcripts.tar.xz", "r:xz") as tar:
+        tar.extractall(copy_root, filter="data")
+    cfg = tmp_path / "memoryd.toml"
+    cfg.write_text(
+        f"[openclaw]\nstate_dir = {json.dumps(str(copy_root / 'state'))}\n"
+        f"workspace = {json.dumps(str(copy_root / 'ws'))}\n"
+        f"[state]\ndir = {json.dumps(str(tmp_path / 'md'))}\n",
+        encoding="utf-8",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW_", "MEMORYD_"))}
+    proc = subprocess.run(
+        [sys.executable, "-m", "memoryd", "--config", str(cfg), "scan", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    scan = json.loads(proc.stdout)
+    assert scan["files_read"] > 0 and scan["failed_sources"] == []  # the store was read
+    conn = sqlite3.connect(tmp_path / "md" / "state.db")
+    try:
+        hits = conn.execute("SELECT memory_path, kind FROM hits").fetchall()
+    finally:
+        conn.close()
+    assert [h for h in hits if h[0] == ARCHIVED] == []
+    # the transcripts hold the tool's call and its answer (what the scanner had to skip)
+    store = next((copy_root / "state" / "agents").rglob("*.sqlite"), None)
+    assert store is not None
