@@ -80,6 +80,13 @@ async function requestReset(api, ctx) {
   return "session: reset — the next message starts a new session with the hot notes";
 }
 
+// memoryd's last answers and the runs under way, shared by every registration of this module
+// (a gateway registers the plugin twice, and the instance that sees gateway_start need not
+// be the one that builds the prompt). Keyed by program, config and agent. Filled only by hook
+// handlers: loading the module or registering starts nothing.
+const answers = new Map();
+const running = new Map();
+
 export default {
   id: PLUGIN_ID,
   name: "memoryd",
@@ -87,19 +94,30 @@ export default {
     "Hot notes at session start, /refresh and /memoryd in chat, and the memoryd_recall tool.",
   register(api) {
     const settings = settingsOf(api.pluginConfig);
-    const lastInjection = new Map(); // agent → memoryd's last answer, reused while still valid
+    const slot = (agent) => `${settings.command}\u0000${settings.config ?? ""}\u0000${agent}`;
+    const lastInjection = {
+      get: (agent) => answers.get(slot(agent)),
+      set: (agent, doc) => answers.set(slot(agent), doc),
+      delete: (agent) => answers.delete(slot(agent)),
+    };
 
-    const pending = new Map(); // agent → the memoryd inject under way for it
+    const pending = {
+      get: (agent) => running.get(slot(agent)),
+      has: (agent) => running.has(slot(agent)),
+      set: (agent, run) => running.set(slot(agent), run),
+      delete: (agent) => running.delete(slot(agent)),
+    };
 
     // memoryd's answer for `agent` ("" = OpenClaw's default agent), kept for later sessions
     // while its stamps hold. One run at a time per agent; resolves to { ok, doc | error }.
-    const runInject = (agent, timeoutMs) => {
+    const runInject = (agent, timeoutMs, why = "") => {
       const running = pending.get(agent);
       if (running) return running;
       const args = ["inject", "--session", "--json"];
       if (agent) args.push("--agent", agent);
       const run = runMemoryd(settings, args, timeoutMs).then((res) => {
         pending.delete(agent);
+        if (res.ok && why) log(api, "info", `hot notes prepared ${why} (${res.ms} ms)`);
         if (res.ok) {
           lastInjection.set(agent, res.doc);
           if (res.doc?.session?.agent) lastInjection.set(res.doc.session.agent, res.doc);
@@ -115,13 +133,15 @@ export default {
     // Warm the answer before anyone waits for it: at gateway start, and after each turn
     // (a turn may have written a note into hot/). Neither hook waits for memoryd.
     api.on("gateway_start", () => {
-      if (settings.inject) void runInject("", settings.commandTimeoutMs);
+      if (settings.inject) void runInject("", settings.commandTimeoutMs, "at gateway start");
     });
     api.on("agent_end", async (_event, ctx) => {
       const agent = ctx?.agentId || "";
       if (!settings.inject || pending.has(agent)) return;
       const doc = lastInjection.get(agent);
-      if (!doc || !(await stillValid(doc))) void runInject(agent, settings.commandTimeoutMs);
+      if (!doc || !(await stillValid(doc))) {
+        void runInject(agent, settings.commandTimeoutMs, "after a turn");
+      }
     });
 
     api.on("before_prompt_build", async (event, ctx) => {
