@@ -34,15 +34,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
 
 from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
-from memoryd.testing.histories import GenParams, generate, replay_inputs, sample_params
+from memoryd.testing.histories import (
+    GenParams,
+    History,
+    generate,
+    replay_inputs,
+    sample_params,
+)
+from memoryd.testing.histories_b import FamilyBParams, generate_b, sample_params_b
 
 
-def histories(seeds: int, offset: int) -> list[tuple[str, int, GenParams]]:
-    out = []
+def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int, object]]:
+    """(label, seed, parameters) of the histories of one family: default and sampled."""
+    out: list[tuple[str, int, object]] = []
     for s in range(offset, offset + seeds):
-        out.append(("default", s, GenParams()))
-        out.append(("sampled", s, sample_params(random.Random(10_000 + s))))
+        if family == "b":
+            out.append(("default", s, FamilyBParams()))
+            out.append(("sampled", s, sample_params_b(random.Random(30_000 + s))))
+        else:
+            out.append(("default", s, GenParams()))
+            out.append(("sampled", s, sample_params(random.Random(10_000 + s))))
     return out
+
+
+def make(family: str, seed: int, params: object) -> History:
+    """One history of ``family`` ("a": memoryd.testing.histories, "b": histories_b)."""
+    if family == "b":
+        return generate_b(seed, params)  # type: ignore[arg-type]
+    return generate(seed, params)  # type: ignore[arg-type]
 
 
 def grid() -> list[pc.Policy]:
@@ -80,6 +99,8 @@ def main() -> None:
     ap.add_argument("--grid", action="store_true")
     ap.add_argument("--restore", action="store_true")
     ap.add_argument("--fit", action="store_true", help="refit LIKELY_WEIGHTS (seeds 0-11)")
+    ap.add_argument("--family", choices=("a", "b"), default="a",
+                    help="the generator: a (memoryd.testing.histories) or b (histories_b)")
     args = ap.parse_args()
     if args.fit:
         fit(12)
@@ -91,9 +112,9 @@ def main() -> None:
     rows: dict[str, dict[str, list[float]]] = {}
     pairs: list[tuple[float, bool, bool, bool | None]] = []
     t0 = time.perf_counter()
-    hs = histories(args.seeds, args.offset)
+    hs = histories(args.seeds, args.offset, args.family)
     for _label, seed, params in hs:
-        h = generate(seed, params)
+        h = make(args.family, seed, params)
         inp = replay_inputs(h)
         res = rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"])
         seed_res = next(r for r in res if r.name == "seed")
@@ -118,7 +139,8 @@ def main() -> None:
                 d.setdefault(k, []).append(v)
     took = time.perf_counter() - t0
     print(
-        f"{len(hs)} histories (seeds {args.offset}..{args.offset + args.seeds - 1}, default and "
+        f"{len(hs)} family-{args.family} histories (seeds {args.offset}.."
+        f"{args.offset + args.seeds - 1}, default and "
         f"sampled parameters), {len(policies)} policies, {took:.1f} s\n"
     )
     print(

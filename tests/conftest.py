@@ -101,6 +101,8 @@ KINDS: dict[str, str] = {
     "test_bulk_load": "unit",
     "test_ledger": "unit",
     "test_fsutil": "unit",
+    "test_histories_b": "unit",
+    "test_calibration": "unit",
     # `python -m memoryd` or the daemon as a real process
     "test_cli": "subprocess",
     "test_config": "subprocess",
