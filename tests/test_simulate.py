@@ -361,6 +361,7 @@ def test_simulate_json_on_a_generated_year_matches_an_independent_recount(tmp_pa
     assert seed["false_archives"] == want["false"]
     assert seed["false_archive_rate"] == round(want["false"] / want["archived"], 4)
     assert seed["strong_false_archives"] == want["strong"]
+    assert seed["strong_false_archive_rate"] == round(want["strong"] / want["archived"], 4)
     assert seed["cold_coverage"] == round(want["cold_a"] / want["cold_n"], 4)
     assert seed["bytes_out_avg"] == round(want["bytes"], 1)
     none = doc["policies"][2]
@@ -370,6 +371,15 @@ def test_simulate_json_on_a_generated_year_matches_an_independent_recount(tmp_pa
 
     text = _run(env, "simulate", "--no-scan").stdout
     assert "seed" in text and "lost most often" in text and "calibration of likely" in text
+    # the first number is the strong one (later needed), "any hit" second, said to include
+    # notes that merely came along
+    header = next(line for line in text.splitlines() if "archived" in line and "policy" in line)
+    assert header.index("later needed") < header.index("any hit")
+    assert "merely came along" in text
+    seed_line = next(line for line in text.splitlines() if line.strip().startswith("seed "))
+    cells = seed_line.split()
+    assert cells[2] == str(want["strong"])
+    assert cells[3] == f"{want['strong'] / want['archived']:.1%}"
 
 
 def test_simulate_reports_restores_of_archived_files_that_a_query_asks_for() -> None:

@@ -146,6 +146,12 @@ class PolicyResult:
         return self.hits.false_archives / self.archived if self.archived else 0.0
 
     @property
+    def strong_false_archive_rate(self) -> float:
+        """Archives followed by a strong hit (read, or retrieved first): the first number
+        ``simulate`` prints, the closest a real install gets to "needed again"."""
+        return self.hits.strong_false_archives / self.archived if self.archived else 0.0
+
+    @property
     def need_false_archive_rate(self) -> float:
         if self.need is None or not self.archived:
             return 0.0
@@ -370,9 +376,10 @@ def result_document(res: PolicyResult, iso: Callable[[float], str]) -> dict[str,
         "name": res.name,
         "params": res.params,
         "archived": res.archived,
+        "strong_false_archives": res.hits.strong_false_archives,
+        "strong_false_archive_rate": round(res.strong_false_archive_rate, 4),
         "false_archives": res.hits.false_archives,
         "false_archive_rate": round(res.false_archive_rate, 4),
-        "strong_false_archives": res.hits.strong_false_archives,
         "cold_coverage": round(res.hits.cold_coverage, 4),
         "bytes_out_avg": round(res.bytes_out_avg, 1),
         "restores": res.restores,
