@@ -112,7 +112,8 @@ class ArchiveConfig(NamedTuple):
 # The expire policies by name (memoryd.policy.candidates.named_policies; kept here as names
 # so reading the config imports no policy code). "likely" was chosen by replay.
 EXPIRE_POLICIES = (
-    "likely", "seed", "cut30", "none", "rhythm", "rhythm-strong", "actr", "kind", "renewal",
+    "likely", "likely-generic", "seed", "cut30", "none", "rhythm", "rhythm-strong", "actr", "kind",
+    "renewal",
 )  # fmt: skip
 
 

@@ -38,7 +38,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .candidates import DAY, HORIZON_DAYS, FileView, Policy
+from . import calibration as cb
+from .candidates import DAY, HORIZON_DAYS, FileView, Likely, Policy
 
 RUN_LEAD_DAYS = 30.0  # runs start this long after the first hit
 
@@ -140,6 +141,13 @@ class PolicyResult:
     restores: int = 0
     restores_caught: int = 0
     restores_needless: int = 0
+    # per run, the calibration the policy decided with (None: the generic chance), for a
+    # policy that learns from the user's history (``Likely(learn=True)``)
+    calibrations: list[tuple[float, cb.Calibration | None]] = field(default_factory=list)
+    # which entries of ``calibration`` were printed by a calibrated chance
+    calibrated_flags: list[bool] = field(default_factory=list)
+    # the learning policy's own verdicts with their outcome (what it calibrates on)
+    samples: list[cb.Sample] = field(default_factory=list)
 
     @property
     def false_archive_rate(self) -> float:
@@ -239,13 +247,27 @@ def replay(
     size = {f.path: f.size for f in files}
     results = []
     for policy in policies:
+        learns = isinstance(policy, Likely) and policy.learn
+        samples: list[cb.Sample] = []  # its own past verdicts, for its calibration
+        per_run: list[cb.Calibration | None] = []
         archived_at: dict[str, float] = {}  # path → when it left (while in the archived state)
         episodes_: list[tuple[str, float, float | None]] = []  # (path, left, back)
         decisions: list[tuple[float, list[str]]] = []
         out_hits, out_need = Outcome(), Outcome() if need_series else None
         calibration: list[tuple[float, bool, bool, bool | None]] = []
+        flags: list[bool] = []
         bytes_total = 0.0
+        base_policy = policy
         for t, vs in zip(runs, views, strict=True):
+            taking_part = sum(1 for p in vs if p not in protected)
+            cal = None
+            if learns:
+                assert isinstance(base_policy, Likely)
+                # only what was known at t: verdicts whose horizon has passed by then
+                cal = cb.fit(cb.usable(samples, t, horizon), target=base_policy.target,
+                             floor=base_policy.floor, size=taking_part)  # fmt: skip
+                per_run.append(cal)
+                policy = base_policy.calibrated(cal)
             for path, left in list(archived_at.items()):
                 back = hit_series.first_after(path, left)
                 if back is not None and back <= t:
@@ -261,6 +283,17 @@ def replay(
                         strong_series.any_in(path, t, t + horizon),
                         hit_series.any_in(path, t, t + horizon),
                         need_series.any_in(path, t, t + horizon) if need_series else None,
+                    ))  # fmt: skip
+                    flags.append(cal is not None)
+                if learns:
+                    assert isinstance(base_policy, Likely)
+                    samples.append(cb.Sample(
+                        t,
+                        base_policy.probability(v),
+                        strong_series.any_in(path, t, t + horizon),
+                        hit_series.any_in(path, t, t + horizon),
+                        v.age_days > base_policy.min_age_days,
+                        taking_part,
                     ))  # fmt: skip
                 if verdict.archive:
                     chosen.append(path)
@@ -288,6 +321,7 @@ def replay(
                     out.cold_total += 1
                     out.cold_archived += path in archived_at
             bytes_total += sum(size.get(p, 0) for p in archived_at)
+        policy = base_policy
         res = PolicyResult(
             policy.name,
             policy.params(),
@@ -297,6 +331,9 @@ def replay(
             out_hits,
             out_need,
             calibration,
+            calibrations=list(zip(runs, per_run, strict=True)) if learns else [],
+            calibrated_flags=flags,
+            samples=samples,
         )
         if calls and restore_candidates is not None:
             _restores(res, episodes_, calls, restore_candidates, hit_series, horizon)

@@ -1,0 +1,233 @@
+"""``likely``'s chance recalibrated on the user's own history, and the cut chosen on it.
+
+The generic model (:data:`memoryd.policy.candidates.LIKELY_WEIGHTS`) was fitted on one
+family of generated histories; on another family its printed chance was off by a factor
+of four (issue 24, docs/decisions.md). memoryd holds the one history that matters, the
+user's, so once it has seen enough verdicts followed by their outcome it maps the generic
+chance onto what followed on this install:
+
+* **samples**: the policy's own past verdicts: at each past run ``t`` of the expire
+  schedule, for every file it decided on (taking part, not protected, not archived at
+  the time; young ones too, since their chance is printed as well), the generic chance,
+  the workspace's size, and whether the file then had a *strong* hit (read, or
+  retrieved first) in ``(t, t + horizon]``. A sample is usable at time ``T`` only when
+  ``t + horizon <= T``: its outcome is known by then, never later.
+* **calibration**: logistic regression of that label on the generic chance's logit (and
+  its square) and the workspace's size (:func:`_inputs`), a small ridge keeping it tame
+  on few samples: Platt scaling with two more inputs; pure Python (Newton steps on four
+  numbers).
+* **cut**: on the calibrated chance of the same samples (those old enough to be
+  archived), the largest cut whose archives (chance below it) were followed by a strong
+  hit at most ``target`` of the time; when that cut archives less than ``floor`` of the
+  samples with no strong hit, the smallest cut that does (the target cannot be met at a
+  useful coverage; the measured rate says so).
+
+Below :data:`MIN_VERDICTS` usable samples over :data:`MIN_RUNS` runs, nothing is
+calibrated and the generic chance and threshold are used (and said to be).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+# Enough of the user's own verdicts to recalibrate on (docs/decisions.md: measured with
+# bench/bench_policies.py --minimum; three runs so one odd month does not make the map).
+MIN_VERDICTS = 200
+MIN_RUNS = 3
+CUT_GRID = tuple(round(0.01 * i, 2) for i in range(1, 81))  # cuts tried: 0.01 … 0.80
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One past verdict: run time, the generic chance, and what followed within the horizon."""
+
+    t: float
+    p: float
+    strong: bool
+    any_hit: bool = False
+    archivable: bool = True  # old enough to be archived (the cut is chosen on these)
+    files: int = 1  # files taking part in that run (the workspace's size then)
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
+def _inputs(p: float, files: int, centre: float) -> tuple[float, ...]:
+    """What the calibration weighs: 1, the generic chance's logit z, z²/10 (a bend), the
+    workspace's size (ln files, centred on the samples'), and size × z."""
+    z = _logit(p)
+    size = math.log(max(files, 1)) - centre
+    import os
+    v = os.environ.get("CALV", "5")
+    if v == "3":
+        return (1.0, z, size)
+    if v == "2":
+        return (1.0, z)
+    if v == "4":
+        return (1.0, z, z * z / 10, size)
+    return (1.0, z, z * z / 10, size, size * z)
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The map from the generic chance to the calibrated one, and the cut chosen with it.
+
+    ``logit(calibrated) = a + b·logit(generic) + c·(ln files − centre)``: Platt scaling
+    with the workspace's size as a second input, because the share of searches a note
+    is first in (a strong hit) falls as notes accumulate and share the result slots;
+    fitted on the past, it is read at today's size (``size``).
+    """
+
+    coef: tuple[float, ...]  # weights of _inputs
+    centre: float  # mean ln(files) of the samples
+    size: int  # files taking part at the run it is read for
+    verdicts: int  # samples it was fitted on
+    runs: int  # distinct runs they came from
+    cut: float  # archive when the calibrated chance is below this
+    cut_rule: str  # "target" (strong FA at most the target) or "floor" (coverage floor)
+    cut_strong_rate: float  # measured: share of the samples below the cut with a strong hit
+    cut_coverage: float  # measured: share of the samples without a strong hit below the cut
+
+    def apply(self, p: float, files: int | None = None) -> float:
+        """The calibrated chance of a file whose generic chance is ``p`` (at ``size``)."""
+        n = self.size if files is None else files
+        x = _inputs(p, n, self.centre)
+        return _sigmoid(sum(w * v for w, v in zip(self.coef, x, strict=True)))
+
+    def at_size(self, files: int) -> Calibration:
+        """The same calibration, read for a workspace of ``files`` files taking part."""
+        return replace(self, size=files)
+
+    def describe(self) -> str:
+        """How ``expire --dry-run``, ``explain`` and ``simulate`` say where the chance is from."""
+        return (
+            f"calibrated on {self.verdicts} of your own past verdicts ({self.runs} runs); "
+            f"archive below {self.cut:.0%}"
+        )
+
+
+GENERIC = (
+    "the generic model's chance, not yet calibrated on your history (needs "
+    f"{MIN_VERDICTS} past verdicts over {MIN_RUNS} runs whose 60 days have passed)"
+)
+
+
+def logistic(rows: Sequence[tuple[Sequence[float], float]], ridge: float = 1.0) -> list[float]:
+    """Logistic regression by Newton steps (a small ridge keeps it defined when an input
+    does not vary); pure Python, a handful of inputs."""
+    d = len(rows[0][0])
+    w = [0.0] * d
+    for _ in range(25):
+        grad = [-ridge * x for x in w]
+        grad[0] = 0.0
+        hess = [[ridge if i == j and i else 0.0 for j in range(d)] for i in range(d)]
+        hess[0][0] = 1e-6
+        for x, y in rows:
+            p = _sigmoid(sum(a * b for a, b in zip(w, x, strict=True)))
+            r = p * (1 - p)
+            for i in range(d):
+                grad[i] += (y - p) * x[i]
+                for j in range(d):
+                    hess[i][j] += r * x[i] * x[j]
+        step = _solve(hess, grad)
+        w = [a + b for a, b in zip(w, step, strict=True)]
+        if max(abs(s) for s in step) < 1e-7:
+            break
+    return w
+
+
+def _solve(a: list[list[float]], b: list[float]) -> list[float]:
+    """Gaussian elimination with partial pivoting (small, well-conditioned systems)."""
+    n = len(b)
+    m = [[*row, b[i]] for i, row in enumerate(a)]
+    for c in range(n):
+        piv = max(range(c, n), key=lambda r: abs(m[r][c]))
+        m[c], m[piv] = m[piv], m[c]
+        if abs(m[c][c]) < 1e-12:
+            continue
+        for r in range(n):
+            if r != c:
+                f = m[r][c] / m[c][c]
+                for k in range(c, n + 1):
+                    m[r][k] -= f * m[c][k]
+    return [m[i][n] / m[i][i] if abs(m[i][i]) >= 1e-12 else 0.0 for i in range(n)]
+
+
+def usable(samples: Sequence[Sample], at: float, horizon: float) -> list[Sample]:
+    """The samples whose outcome is known at ``at``: their run plus the horizon is past."""
+    return [s for s in samples if s.t + horizon <= at]
+
+
+def fit(
+    samples: Sequence[Sample],
+    *,
+    target: float = 0.05,
+    floor: float = 0.5,
+    min_verdicts: int = MIN_VERDICTS,
+    min_runs: int = MIN_RUNS,
+    size: int | None = None,
+) -> Calibration | None:
+    """The calibration and cut on ``samples`` (all usable), or None below the minimum;
+    read at ``size`` files (default: the latest run's)."""
+    runs = len({s.t for s in samples})
+    if len(samples) < min_verdicts or runs < min_runs:
+        return None
+    centre = sum(math.log(max(s.files, 1)) for s in samples) / len(samples)
+    coef = logistic([
+        (_inputs(s.p, s.files, centre), float(s.strong))
+        for s in samples
+    ])  # fmt: skip
+    latest = max(samples, key=lambda s: s.t).files
+    cal = Calibration(tuple(coef), centre, size or latest, len(samples), runs,
+                      0.0, "", 0.0, 0.0)  # fmt: skip
+    cut, rule, rate, cov = choose_cut(
+        [(cal.apply(s.p, s.files), s.strong) for s in samples if s.archivable],
+        target=target,
+        floor=floor,
+    )
+    return replace(cal, cut=cut, cut_rule=rule, cut_strong_rate=rate, cut_coverage=cov)
+
+
+def choose_cut(
+    scored: Sequence[tuple[float, bool]], *, target: float, floor: float
+) -> tuple[float, str, float, float]:
+    """(cut, rule, strong-hit rate below it, coverage of the no-strong-hit samples).
+
+    The largest cut of :data:`CUT_GRID` whose archives had a strong hit at most ``target``
+    of the time; if it archives less than ``floor`` of the samples without a strong hit,
+    the smallest cut that reaches the floor instead (rule "floor").
+    """
+    pts = sorted(scored)
+    chances = [q for q, _ in pts]
+    strong_before = [0]
+    for _, y in pts:
+        strong_before.append(strong_before[-1] + y)
+    quiet = len(pts) - strong_before[-1]
+
+    def measure(c: float) -> tuple[float, float]:
+        n = bisect.bisect_left(chances, c)
+        k = strong_before[n]
+        return (k / n if n else 0.0), ((n - k) / quiet if quiet else 0.0)
+
+    best = None
+    for c in CUT_GRID:
+        rate, cov = measure(c)
+        if rate <= target:
+            best = (c, "target", rate, cov)
+    if best is not None and best[3] >= floor:
+        return best
+    for c in CUT_GRID:
+        rate, cov = measure(c)
+        if cov >= floor:
+            return (c, "floor", rate, cov)
+    c = CUT_GRID[-1]
+    return (c, "floor", *measure(c))
