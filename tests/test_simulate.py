@@ -532,3 +532,37 @@ def test_strength_is_consistent_on_any_rows(raw: list) -> None:
             assert r.session and s.read_at >= r.ts
             assert any(x.kind == "get" and x.path == r.path and x.session == r.session
                        and x.ts == s.read_at for x in rows)  # fmt: skip
+
+
+def test_a_restore_needs_a_query_that_names_the_archived_note_better_than_the_workspace() -> None:
+    archived = {"memory/dentist.md": "# Dentist\nDr Vogel tuesdays teeth notes\n"}
+    # the workspace holds notes that answer "teeth notes" just as well
+    present = {
+        f"memory/n{i}.md": f"# N{i}\nteeth notes list {i}\n" for i in range(5)
+    }
+    assert rm.best_match("teeth notes", archived) is not None  # the rule before issue 24
+    assert rm.best_match("teeth notes", archived, present) is None  # the workspace has it
+    # a distinctive word of the archived note (held by no other note) names it
+    assert rm.best_match("vogel teeth", archived, present) == ("memory/dentist.md", 1.0)
+    # a word every note holds does not name it, even when no workspace note scores higher
+    common = {f"memory/c{i}.md": f"# C{i}\nnotes about cars {i}\n" for i in range(5)}
+    assert rm.best_match("notes", archived, common) is None
+
+
+def test_the_replay_counts_no_restore_when_a_workspace_file_answers_the_query_first() -> None:
+    a = rp.ReplayFile("memory/a.md", at(0))
+    b = rp.ReplayFile("memory/b.md", at(0))
+    hits = [rp.ReplayHit(b.path, at(d)) for d in (40, 45, 50)]  # b kept: 3 hits in 30 days
+    calls = [rp.Call(at(70), "kalo vemi")]
+    for cands, want in (
+        ([[("memory/b.md", 1.0, True), ("memory/a.md", 1.0, True)]], 0),  # b ties: no restore
+        ([[("memory/a.md", 1.0, False)]], 0),  # a not named by the query
+        ([[("memory/a.md", 1.0, True), ("memory/b.md", 0.6, True)]], 1),  # a first: restored
+    ):
+        res = rp.replay([a, b], hits, [at(60)], [pc.Seed()], calls=calls,
+                        restore_candidates=cands.__getitem__)[0]  # fmt: skip
+        assert res.decisions == [(at(60), ["memory/a.md"])]
+        assert res.restores == want
+        old = rp.replay([a, b], hits, [at(60)], [pc.Seed()], calls=calls,
+                        restore_candidates=cands.__getitem__, restore_rule="best-archived")[0]
+        assert old.restores == 1

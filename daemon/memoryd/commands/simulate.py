@@ -188,9 +188,21 @@ def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
     }
 
 
-def restore_index(calls: Sequence[Any], texts: dict[str, str]) -> list[list[tuple[str, float]]]:
-    """Per call: the files its query matches at or above the restore threshold, best first."""
-    from ..policy.restore_match import RESTORE_THRESHOLD, _document, _words, match_score
+def restore_index(
+    calls: Sequence[Any], texts: dict[str, str]
+) -> list[list[tuple[str, float, bool]]]:
+    """Per call: the files its query matches at or above the restore threshold, best
+    first, and whether the query uses one of the file's distinctive words."""
+    from ..policy.restore_match import (
+        RESTORE_THRESHOLD,
+        _document,
+        _words,
+        document_frequency,
+        match_score,
+        names_it,
+    )
+
+    df = document_frequency(texts.values())
 
     index: dict[str, set[str]] = {}
     for path, text in texts.items():
@@ -198,7 +210,7 @@ def restore_index(calls: Sequence[Any], texts: dict[str, str]) -> list[list[tupl
             index.setdefault(w, set()).add(path)
         for tag in _document(text).tags:
             index.setdefault(tag, set()).add(path)
-    cache: dict[str, list[tuple[str, float]]] = {}
+    cache: dict[str, list[tuple[str, float, bool]]] = {}
     out = []
     for call in calls:
         if call.query not in cache:
@@ -207,7 +219,11 @@ def restore_index(calls: Sequence[Any], texts: dict[str, str]) -> list[list[tupl
                 near |= index.get(w, set())
             scored = [(p, match_score(call.query, texts[p])) for p in near]
             cache[call.query] = sorted(
-                ((p, s) for p, s in scored if s >= RESTORE_THRESHOLD),
+                (
+                    (p, s, names_it(call.query, texts[p], df))
+                    for p, s in scored
+                    if s >= RESTORE_THRESHOLD
+                ),
                 key=lambda ps: (-ps[1], ps[0]),
             )
         out.append(cache[call.query])

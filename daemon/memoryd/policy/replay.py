@@ -220,17 +220,23 @@ def replay(
     *,
     needs: Mapping[str, Sequence[float]] | None = None,
     calls: Sequence[Call] = (),
-    restore_candidates: Callable[[int], Sequence[tuple[str, float]]] | None = None,
+    restore_candidates: Callable[[int], Sequence[tuple[str, float] | tuple[str, float, bool]]]
+    | None = None,
+    restore_rule: str = "beats-workspace",
 ) -> list[PolicyResult]:
     """Replay each policy over the runs; decisions and metrics per policy.
 
     ``needs`` (path → times the file was truly needed) adds need-based outcome
-    counts. ``calls`` and ``restore_candidates`` (call index → (path, score) of the
-    files its query matches above the restore threshold, best first) add what
+    counts. ``calls`` and ``restore_candidates`` (call index → (path, score[, named]) of
+    the files its query matches above the restore threshold, best first; ``named``: the
+    query uses one of the file's distinctive words, True when left out) add what
     restore on demand would have done: a restore is the best-matching file that is
     archived at the call; it *catches* a false archive when it comes before the
     file's first hit after it left, and is *needless* when the file has no hit in
     ``[restore, restore + horizon]``. Restores never change the archived state.
+    ``restore_rule``: "beats-workspace" (what the daemon does: the best match must be
+    archived and score above every file still in the workspace) or "best-archived" (the
+    rule before issue 24: the best-matching archived file, whatever the workspace holds).
     """
     horizon = horizon_days * DAY
     hits_by_path: dict[str, list[ReplayHit]] = {}
@@ -336,7 +342,8 @@ def replay(
             samples=samples,
         )
         if calls and restore_candidates is not None:
-            _restores(res, episodes_, calls, restore_candidates, hit_series, horizon)
+            _restores(res, episodes_, calls, restore_candidates, hit_series, horizon,
+                      beat_workspace=restore_rule == "beats-workspace")  # fmt: skip
         results.append(res)
     return results
 
@@ -345,9 +352,11 @@ def _restores(
     res: PolicyResult,
     eps: Sequence[tuple[str, float, float | None]],
     calls: Sequence[Call],
-    candidates: Callable[[int], Sequence[tuple[str, float]]],
+    candidates: Callable[[int], Sequence[tuple[str, float] | tuple[str, float, bool]]],
     hit_series: _Series,
     horizon: float,
+    *,
+    beat_workspace: bool = True,
 ) -> None:
     """Count what restore on demand would have done for one policy's archive episodes."""
     if not eps:
@@ -359,10 +368,14 @@ def _restores(
     restored: set[tuple[str, float]] = set()  # episodes already restored
     for i in order:
         ts = calls[i].ts
-        for path, _score in candidates(i):
+        best_present = -1.0  # the best score of a file in the workspace at this call
+        for path, score, *named in candidates(i):
             ep = next((e for e in by_path.get(path, ()) if e[0] < ts <= e[1]), None)
             if ep is None:
+                best_present = max(best_present, score)
                 continue  # not archived at this call: the next-best archived match
+            if beat_workspace and (best_present >= score or named == [False]):
+                break  # a note still in the workspace answers it as well, or not named
             if (path, ep[0]) not in restored:
                 restored.add((path, ep[0]))
                 res.restores += 1
