@@ -122,8 +122,20 @@ class ExpireConfig(NamedTuple):
     """The rule expire uses (`memoryd simulate` replays them all on your own history):
     `likely` (chosen by replay, see [decisions.md](decisions.md): archive when the file's
     chance of being needed in the next 60 days, from its own hits and their strength, is
-    below 10 %), `seed` (the `min_age_days` / `window_days` / `max_hits` rule below,
-    exactly), or `rhythm`, `rhythm-strong`, `kind`, `actr`, `renewal`, `cut30`, `none`."""
+    low; once your history holds 200 past verdicts over 3 runs, that chance is
+    recalibrated on them and the cut chosen by `later_needed_target` and `archive_floor`;
+    before, the generic chance and a 10 % cut), `likely-generic` (the generic chance and
+    the 10 % cut, never recalibrated), `seed` (the `min_age_days` / `window_days` /
+    `max_hits` rule below, exactly), or `rhythm`, `rhythm-strong`, `kind`, `actr`,
+    `renewal`, `cut30`, `none`."""
+    later_needed_target: float = 0.05
+    """Under `policy = "likely"`, calibrated: the cut is the largest whose archives, over
+    your own past verdicts, were followed by a strong hit (read, or retrieved first)
+    within 60 days at most this share of the time (0–1)..."""
+    archive_floor: float = 0.5
+    """...unless that cut archives less than this share (0–1) of the past verdicts not
+    followed by a strong hit: then the smallest cut that archives this share (the target
+    cannot be met at a useful coverage; `memoryd status` and `simulate` show the rates)."""
     min_age_days: int = 30
     """Under `policy = "seed"`: a file older than `min_age_days` (date in its name, else
     mtime) with at most `max_hits` hits in the last `window_days` is archived."""
@@ -429,6 +441,10 @@ def _check_semantics(cfg: Config) -> None:
         if cfg.schedule.timezone:  # ("" is the local zone, always there: not resolved here)
             cron.zone_named(cfg.schedule.timezone)
         cron.job_schedules(cfg)
+    for key in ("later_needed_target", "archive_floor"):
+        value = getattr(cfg.expire, key)
+        if not 0 <= value <= 1:
+            raise ConfigError(f"expire.{key}: must be between 0 and 1 (a share), got {value}")
     if not 0 <= cfg.expire.max_fraction_per_run <= 1:
         raise ConfigError(
             "expire.max_fraction_per_run: must be between 0 and 1 (a share of the files, "

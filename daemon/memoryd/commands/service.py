@@ -144,11 +144,13 @@ def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
     from ..policy import rails
 
     recorded = None
+    calibration = None
     events: list[dict[str, Any]] = []
     counters: dict[str, int] = {}
     if store is not None:
         try:
             recorded = store.get_meta(rails.CONSENT_META)
+            calibration = store.get_meta("expire.calibration")  # own_history.CALIBRATION_META
             events = recent_events(store)
             counters = store.counters()
         except sqlite3.Error:
@@ -162,6 +164,7 @@ def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
             "text": consent.describe(),
         },
         "max_fraction_per_run": cfg.expire.max_fraction_per_run,
+        "chance": _chance_status(cfg, calibration),
         "restore_on_demand": {
             "enabled": cfg.expire.restore_on_demand,
             "restored": int(counters.get("restored_on_demand", 0)),
@@ -181,6 +184,24 @@ def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
             ],
         },
     }
+
+
+def _chance_status(cfg: Config, recorded: str | None) -> dict[str, Any] | None:
+    """What the last expire run decided with under ``likely``: the chance calibrated on how
+    many of the user's verdicts, the cut chosen and its measured rates; or the generic
+    model's. None under another policy. A damaged record reads as none yet."""
+    import json
+
+    if cfg.expire.policy != "likely":
+        return None
+    try:
+        doc = json.loads(recorded) if recorded else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        return {"calibrated": False, "text": "no expire run has decided yet; the generic "
+                "model's chance until 200 past verdicts over 3 runs are known"}  # fmt: skip
+    return doc
 
 
 def _first_line(text: str | None) -> str | None:
@@ -274,6 +295,18 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         f"             a scheduled run moves at most {ex['max_fraction_per_run']:.0%} of the "
         "files (expire.max_fraction_per_run); `expire --force` by hand is not capped"
     )
+    ch = ex.get("chance")
+    if ch is not None:
+        if ch.get("calibrated"):
+            ctx.print(
+                f"chance:      calibrated on {ch['verdicts']} of your past verdicts "
+                f"({ch['runs']} runs); cut {ch['cut']:.0%} ({ch['rule']}): "
+                f"{ch['strong_rate']:.0%} of such archives later read or retrieved first "
+                f"(target {ch['target']:.0%}), {ch['coverage']:.0%} of the unneeded archived "
+                f"(floor {ch['floor']:.0%})"
+            )
+        else:
+            ctx.print(f"chance:      {ch.get('text', '')}")
     rod = ex["restore_on_demand"]
     if not rod["enabled"]:
         ctx.print("restores:    restore on demand is off (expire.restore_on_demand = false)")

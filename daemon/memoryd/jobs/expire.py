@@ -18,11 +18,21 @@ from typing import Any
 
 from ..config import Config, Paths
 from ..mover import MoveError, Mover, mover_for
+from ..own_history import learned_policy, record_calibration
 from ..policy import rails
 from ..policy.expire_plan import ExpirePlan, PlanItem, build_plan
 from ..results import JobOutcome
 from ..signals import DAY, Snapshot, snapshot
 from ..store import Store
+
+
+def _learned(cfg: Config, paths: Paths, store: Store, now: float) -> Any:
+    """The policy as it decides now (likely calibrated on the user's history), recorded
+    for ``memoryd status``: the scheduled run refreshes the calibration each month."""
+    policy = learned_policy(cfg, paths, store, now)
+    record_calibration(store, policy, now)
+    return policy
+
 
 # --------------------------------------------------------------------------- results
 
@@ -184,7 +194,10 @@ def run(
     if not dry_run:
         repaired = mover.repair()
     snap = snapshot(cfg, paths, store, now)
-    plan = build_plan(cfg, snap)
+    policy = learned_policy(cfg, paths, store, snap.now)
+    if not dry_run:
+        record_calibration(store, policy, snap.now)
+    plan = build_plan(cfg, snap, policy=policy)
     if dry_run:
         summary = summary_line(plan, None, 0)
         return ExpireResult(
@@ -280,7 +293,7 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
     frac = cfg.expire.max_fraction_per_run
     if not consent.given:
         snap = snapshot(cfg, paths, store, now)
-        plan = build_plan(cfg, snap)
+        plan = build_plan(cfg, snap, policy=_learned(cfg, paths, store, snap.now))
         n, participants = len(plan.archive), plan.files
         summary = (
             f"expire (report only): would archive {n} of {participants} memory files; "
@@ -306,7 +319,7 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
     mover = mover_for(store, paths)
     repaired = mover.repair()
     snap = snapshot(cfg, paths, store, now)
-    plan = build_plan(cfg, snap)
+    plan = build_plan(cfg, snap, policy=_learned(cfg, paths, store, snap.now))
     moved_before = _moved_by_schedule(store, plan.month)
     already = len(moved_before)
     # The files taking part this month: the plan's, and those an earlier run moved out of

@@ -438,6 +438,30 @@ def result_document(res: PolicyResult, iso: Callable[[float], str]) -> dict[str,
         "lost_most": [{"path": p, "times": n} for p, n in res.hits.lost.most_common(5)],
         "decisions": [{"at": iso(t), "archive": a} for t, a in res.decisions],
     }
-    if res.calibration:
+    if res.calibrations:
+        # what the user would have seen: runs calibrated on what was known then, apart
+        # from the runs before enough verdicts were (the generic, uncalibrated chance)
+        own = [c for c, f in zip(res.calibration, res.calibrated_flags, strict=True) if f]
+        generic = [c for c, f in zip(res.calibration, res.calibrated_flags, strict=True) if not f]
+        if own:
+            doc["calibration"] = calibration_bins(own)
+        if generic:
+            doc["calibration_generic"] = calibration_bins(generic)
+        doc["runs_calibrated"] = [
+            {"at": iso(t), "calibrated": False}
+            if cal is None
+            else {
+                "at": iso(t),
+                "calibrated": True,
+                "verdicts": cal.verdicts,
+                "runs": cal.runs,
+                "cut": cal.cut,
+                "rule": cal.cut_rule,
+                "strong_rate": round(cal.cut_strong_rate, 4),
+                "coverage": round(cal.cut_coverage, 4),
+            }
+            for t, cal in res.calibrations
+        ]
+    elif res.calibration:
         doc["calibration"] = calibration_bins(res.calibration)
     return doc

@@ -1,0 +1,255 @@
+"""The user's own history as the replay reads it, and what ``likely`` learns from it.
+
+Imperative shell around :mod:`memoryd.policy.replay` and
+:mod:`memoryd.policy.calibration`: it reads the workspace's files, the files memoryd
+archived (from the journal), the hits with their strength and the search queries
+(:func:`gather`, what ``memoryd simulate`` replays), and replays the configured
+``likely`` over the past runs of the expire schedule to get the calibration and cut it
+has learned by now (:func:`learned_policy`, what ``expire``, ``explain``, ``status``
+and the monthly job decide and print with). Computed from the state database each
+time, so the monthly run always uses the verdicts whose 60 days have passed by then.
+Read-only.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from datetime import tzinfo
+from pathlib import Path
+from typing import Any
+
+DEFAULT_EXPIRE_CRON = "0 4 1 * *"
+
+
+def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
+    """Every fire time of the cron ``expr`` in ``tz`` within [start, end] (epoch seconds).
+
+    ``"off"`` (the job is switched off) replays the default expire cron. Read with
+    :mod:`memoryd.service.schedule`, the parser configuration validation and ``status`` use, which a
+    property test holds to the APScheduler trigger the daemon fires with.
+    """
+    from .service import schedule as cron
+
+    if expr.strip().lower() in ("", "off"):
+        expr = DEFAULT_EXPIRE_CRON
+    spec = cron.parse(expr)
+    out: list[float] = []
+    t = start
+    while (fire := cron.next_fire(spec, t, tz)) is not None and fire <= end:
+        out.append(fire)
+        t = fire + 1
+    return out
+
+
+def archived_files(paths: Any, store: Any) -> list[tuple[str, Path]]:
+    """(original workspace-relative path, where it is now) of each file expire archived
+    that is still in the archive (the journal says where it came from)."""
+    ws = paths.workspace
+    roots = (ws, Path(os.path.realpath(ws)))
+
+    def rel(p: str) -> str | None:
+        for root in roots:
+            try:
+                return Path(p).relative_to(root).as_posix()
+            except ValueError:
+                continue
+        return None
+
+    rows = store.conn.execute(
+        "SELECT m.src, m.dst FROM moves m WHERE m.op = 'move' AND m.state = 'done' "
+        "AND m.batch LIKE 'expire:%' AND m.undo_of IS NULL AND NOT EXISTS ("
+        "SELECT 1 FROM moves u WHERE u.undo_of = m.id AND u.state = 'done') ORDER BY m.id"
+    ).fetchall()
+    out: dict[str, Path] = {}
+    for src, dst in rows:
+        key = rel(src)
+        if key is not None and dst and os.path.isfile(dst) and not os.path.islink(dst):
+            out[key] = Path(dst)  # the latest archive of that path wins
+    return sorted(out.items())
+
+
+def gather(cfg: Any, paths: Any, store: Any, now: float) -> dict[str, Any]:
+    """Plain values for the replay: files, hits with strength, calls, texts."""
+    from .policy import matches_any
+    from .policy.replay import Call, ReplayFile, ReplayHit
+    from .service.schedule import schedule_timezone
+    from .signals import archive_excludes, created_time, file_kind, read_text
+    from .strength import hit_strengths, load_hit_rows
+    from .workspace import list_memory_files
+
+    ws = paths.workspace
+    tz = schedule_timezone(cfg)
+    agents = None
+    if len({a.workspace for a in paths.agents}) > 1:
+        agents = [a.id for a in paths.agents if a.workspace == ws]
+    present = {
+        f.rel: (f.size, f.mtime)
+        for f in list_memory_files(ws, archive_excludes(ws, cfg.archive.dir))
+    }
+    on_disk = list(present)
+    texts = {rel: read_text(ws, rel) for rel in present}
+    for rel, where in archived_files(paths, store):
+        if rel in present:
+            continue  # re-created (or back) at its old path: today's file counts
+        st = where.stat()
+        present[rel] = (st.st_size, st.st_mtime)
+        texts[rel] = read_text(where.parent, where.name)
+    rows = load_hit_rows(store.conn, agents=agents)
+    # Hits and marks under another spelling of a file (a Mac's case- and normalization-
+    # insensitive names) are that file's, as in every plan (docs/paths.md).
+    from .pathmatch import attribution_for, canonical_rows
+
+    marks = store.marks("marked")
+    owner = attribution_for(ws, list(present), {r.path for r in rows} | marks, probe=on_disk).owner
+    rows = canonical_rows(rows, owner)
+    strengths = hit_strengths(rows)
+    first_hit: dict[str, float] = {}
+    hits = []
+    for r, s in zip(rows, strengths, strict=True):
+        # A replay allows no clock skew (memoryd.store.hit_counts with skew=0): a hit dated
+        # after now has not happened yet, as at each run t only hits with ts <= t count.
+        if r.path not in present or r.ts > now:
+            continue
+        if r.ts < first_hit.get(r.path, math.inf):
+            first_hit[r.path] = r.ts
+        hits.append(
+            ReplayHit(r.path, r.ts, r.kind, s.rank, s.read_at if r.kind == "search" else None)
+        )
+    marked = {owner.get(m, m) for m in marks}
+    pins = (*cfg.expire.pinned, *store.marks("pinned"))
+    files = []
+    for rel, (size, mtime) in sorted(present.items()):
+        created, source = created_time(rel, mtime, tz)
+        if source == "mtime" and rel in first_hit:
+            created = min(created, first_hit[rel])
+        protected = (
+            bool(matches_any(rel, cfg.expire.protect))
+            or rel in marked
+            or bool(matches_any(rel, pins))
+        )
+        files.append(ReplayFile(rel, created, size, protected, file_kind(rel)))
+    seen_calls: dict[tuple[str, str], Call] = {}
+    for r in rows:
+        if r.kind == "search" and r.ts <= now and (r.agent, r.call_id) not in seen_calls:
+            seen_calls[(r.agent, r.call_id)] = Call(r.ts, "")
+    queries = dict(
+        ((a, c), q)
+        for a, c, q in store.conn.execute(
+            "SELECT agent, call_id, query FROM calls WHERE query IS NOT NULL"
+        )
+    )
+    calls = []
+    for key, call in seen_calls.items():
+        q = queries.get(key)
+        if q and not q.startswith("__dreaming"):
+            calls.append(Call(call.ts, q))
+    return {
+        "files": files,
+        "hits": hits,
+        "calls": calls,
+        "texts": texts,
+        "first_hit": min((h.ts for h in hits), default=None),
+        "tz": tz,
+    }
+
+
+
+
+def learned_policy(cfg: Any, paths: Any, store: Any, now: float) -> Any:
+    """The configured policy as it decides now: ``likely`` with the calibration and cut
+    learned from the user's past verdicts whose 60 days have passed (its
+    ``calibration`` None when there are too few: the generic chance); any other policy
+    as named. Never raises on a damaged history: a failure leaves the generic model."""
+    from .policy import candidates as pc
+
+    policy = configured_policy(cfg)
+    if not (isinstance(policy, pc.Likely) and policy.learn):
+        return policy
+    try:
+        cal = calibration_now(cfg, paths, store, now, policy)
+    except (OSError, ValueError, ArithmeticError) as exc:  # a clear line, then generic
+        from .log import get_logger
+
+        get_logger("memoryd.calibration").warning("calibration.failed", error=str(exc))
+        cal = None
+    return policy.calibrated(cal)
+
+
+def configured_policy(cfg: Any) -> Any:
+    """The policy ``[expire]`` selects: the configured seed numbers for ``seed``, the
+    target and floor for ``likely``."""
+    from .policy import candidates as pc
+
+    name = getattr(cfg.expire, "policy", pc.DEFAULT_POLICY)
+    if name == "seed":
+        return pc.Seed(cfg.expire.min_age_days, cfg.expire.window_days, cfg.expire.max_hits)
+    policy = pc.policy_named(name)
+    if isinstance(policy, pc.Likely) and policy.learn:
+        policy.target = cfg.expire.later_needed_target
+        policy.floor = cfg.expire.archive_floor
+    return policy
+
+
+def calibration_now(cfg: Any, paths: Any, store: Any, now: float, policy: Any) -> Any:
+    """The calibration ``policy`` (a learning ``likely``) has learned by ``now``: its
+    verdicts at the past runs of the expire schedule, replayed as ``simulate`` does, whose
+    60 days have passed; read at today's number of files. None below the minimum."""
+    from .policy import calibration as cb
+    from .policy import replay as rp
+    from .policy.candidates import DAY, HORIZON_DAYS
+
+    data = gather(cfg, paths, store, now)
+    if data["first_hit"] is None:
+        return None
+    lo = data["first_hit"] + rp.RUN_LEAD_DAYS * DAY
+    runs = fire_times(cfg.schedule.expire, data["tz"], lo, now)
+    if not runs:
+        return None
+    (res,) = rp.replay(data["files"], data["hits"], runs, [policy], HORIZON_DAYS)
+    taking_part = sum(1 for f in data["files"] if not f.protected and f.created <= now)
+    return cb.fit(
+        cb.usable(res.samples, now, HORIZON_DAYS * DAY),
+        target=policy.target,
+        floor=policy.floor,
+        size=max(taking_part, 1),
+    )
+
+
+CALIBRATION_META = "expire.calibration"  # what the last expire run decided with (status)
+
+
+def calibration_record(policy: Any, now: float) -> str | None:
+    """The :data:`CALIBRATION_META` value for ``policy`` as it decided at ``now`` (JSON);
+    None for a policy that gives no calibrated chance."""
+    import json
+
+    from .policy import calibration as cb
+    from .policy import candidates as pc
+
+    if not (isinstance(policy, pc.Likely) and policy.learn):
+        return None
+    cal = policy.calibration
+    if cal is None:
+        return json.dumps({"at": now, "calibrated": False, "text": cb.GENERIC})
+    return json.dumps({
+        "at": now,
+        "calibrated": True,
+        "verdicts": cal.verdicts,
+        "runs": cal.runs,
+        "cut": cal.cut,
+        "rule": cal.cut_rule,
+        "strong_rate": round(cal.cut_strong_rate, 4),
+        "coverage": round(cal.cut_coverage, 4),
+        "target": policy.target,
+        "floor": policy.floor,
+        "text": cal.describe(),
+    })  # fmt: skip
+
+
+def record_calibration(store: Any, policy: Any, now: float) -> None:
+    """Remember what the expire run decided with, for ``memoryd status``."""
+    value = calibration_record(policy, now)
+    if value is not None:
+        with store.transaction():
+            store.set_meta(CALIBRATION_META, value)
