@@ -107,3 +107,24 @@ def test_no_replayed_run_is_calibrated_on_its_own_future():
     assert cal is not None
     known = cb.usable(full.samples, cut_at, H)
     assert cal.verdicts == len(known) < len([s for s in full.samples if s.t <= cut_at])
+
+
+def test_status_shows_what_the_last_expire_run_decided_with():
+    from memoryd.commands.service import _chance_status
+    from memoryd.config import Config
+    from memoryd.own_history import calibration_record
+
+    cfg = Config()
+    assert cfg.expire.policy == "likely"
+    never = _chance_status(cfg, None)
+    assert never is not None and not never["calibrated"] and "generic" in never["text"]
+    assert _chance_status(cfg, "{damaged") == never
+    cal = cb.fit(_samples(3000, 5, lambda p: 0.2 + 0.6 * p))
+    assert cal is not None
+    shown = _chance_status(cfg, calibration_record(pc.Likely().calibrated(cal), 1e9))
+    assert shown is not None and shown["calibrated"]
+    assert (shown["verdicts"], shown["runs"], shown["cut"]) == (3000, 5, cal.cut)
+    assert shown["target"] == cfg.expire.later_needed_target
+    generic = _chance_status(cfg, calibration_record(pc.Likely(), 1e9))
+    assert generic is not None and not generic["calibrated"]
+    assert _chance_status(cfg._replace(expire=cfg.expire._replace(policy="seed")), None) is None

@@ -368,6 +368,14 @@ def test_simulate_json_on_a_generated_year_matches_an_independent_recount(tmp_pa
     assert none["archived"] == 0 and all(x["archive"] == [] for x in none["decisions"])
     likely = doc["policies"][3]
     assert likely["calibration"] and sum(b["n"] for b in likely["calibration"]) > 0
+    # likely learns from this history: its first runs print the generic chance, the later
+    # ones a chance calibrated on the verdicts whose 60 days had passed by then
+    per_run = likely["runs_calibrated"]
+    assert not per_run[0]["calibrated"] and per_run[-1]["calibrated"]
+    verdicts = [r["verdicts"] for r in per_run if r["calibrated"]]
+    assert verdicts == sorted(verdicts) and verdicts[0] >= 200
+    assert likely["calibration_generic"]
+    assert doc["chance_now"]["calibrated"] and doc["chance_now"]["verdicts"] > verdicts[-1]
 
     text = _run(env, "simulate", "--no-scan").stdout
     assert "seed" in text and "lost most often" in text and "calibration of likely" in text
@@ -376,6 +384,16 @@ def test_simulate_json_on_a_generated_year_matches_an_independent_recount(tmp_pa
     header = next(line for line in text.splitlines() if "archived" in line and "policy" in line)
     assert header.index("later needed") < header.index("any hit")
     assert "merely came along" in text
+    assert "generic, uncalibrated chance" in text and "calibrated on" in text
+    # expire --dry-run and explain say the chance they print is calibrated, on how many
+    dry = json.loads(_run(env, "expire", "--dry-run", "--json", "--no-scan").stdout)
+    assert dry["chance_source"].startswith(
+        f"calibrated on {doc['chance_now']['verdicts']} of your own past verdicts"
+    )
+    assert any("p_need" in k for k in dry["keep"])
+    some = next(k["path"] for k in dry["keep"] if "p_need" in k)
+    said = _run(env, "explain", some, "--no-scan").stdout
+    assert f"calibrated on {doc['chance_now']['verdicts']} of your own past verdicts" in said
     seed_line = next(line for line in text.splitlines() if line.strip().startswith("seed "))
     cells = seed_line.split()
     assert cells[2] == str(want["strong"])

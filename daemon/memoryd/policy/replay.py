@@ -96,6 +96,7 @@ class Call:
 
     ts: float
     query: str
+    needed: str | None = None  # generated histories: the note the search was for
 
 
 # --------------------------------------------------------------------------- the replay
@@ -141,6 +142,7 @@ class PolicyResult:
     restores: int = 0
     restores_caught: int = 0
     restores_needless: int = 0
+    restores_right: int = 0  # generated histories: restores of the note the search was for
     # per run, the calibration the policy decided with (None: the generic chance), for a
     # policy that learns from the user's history (``Likely(learn=True)``)
     calibrations: list[tuple[float, cb.Calibration | None]] = field(default_factory=list)
@@ -383,6 +385,7 @@ def _restores(
                     res.restores_caught += 1
                 if not hit_series.any_in(path, ts - 1e-9, ts + horizon):
                     res.restores_needless += 1
+                res.restores_right += calls[i].needed == path
             break
 
 
