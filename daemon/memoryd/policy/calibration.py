@@ -12,10 +12,9 @@ chance onto what followed on this install:
   the workspace's size, and whether the file then had a *strong* hit (read, or
   retrieved first) in ``(t, t + horizon]``. A sample is usable at time ``T`` only when
   ``t + horizon <= T``: its outcome is known by then, never later.
-* **calibration**: logistic regression of that label on the generic chance's logit (and
-  its square) and the workspace's size (:func:`_inputs`), a small ridge keeping it tame
-  on few samples: Platt scaling with two more inputs; pure Python (Newton steps on four
-  numbers).
+* **calibration**: logistic regression of that label on the generic chance's logit and
+  the workspace's size (:func:`_inputs`), a ridge keeping it tame on few samples: Platt
+  scaling with one more input; pure Python (Newton steps on three numbers).
 * **cut**: on the calibrated chance of the same samples (those old enough to be
   archived), the largest cut whose archives (chance below it) were followed by a strong
   hit at most ``target`` of the time; when that cut archives less than ``floor`` of the
@@ -37,6 +36,10 @@ from dataclasses import dataclass, replace
 # bench/bench_policies.py --minimum; three runs so one odd month does not make the map).
 MIN_VERDICTS = 200
 MIN_RUNS = 3
+# How hard the calibration's slope and size weight are held towards 0 (a prior worth a few
+# verdicts against thousands): chosen on training seeds 0-2 of both families among 1, 3,
+# 10 and 30 with or without a bend term (docs/decisions.md).
+RIDGE = 10.0
 CUT_GRID = tuple(round(0.01 * i, 2) for i in range(1, 81))  # cuts tried: 0.01 … 0.80
 
 
@@ -69,7 +72,7 @@ def _inputs(p: float, files: int, centre: float) -> tuple[float, ...]:
     if v == "2":
         return (1.0, z)
     if v == "4":
-        return (1.0, z, z * z / 10, size)
+        return (1.0, z, size)
     return (1.0, z, z * z / 10, size, size * z)
 
 
@@ -87,7 +90,7 @@ class Calibration:
     fitted on the past, it is read at today's size (``size``).
     """
 
-    coef: tuple[float, ...]  # weights of _inputs
+    coef: tuple[float, ...]  # weights of _inputs (a, b, c)
     centre: float  # mean ln(files) of the samples
     size: int  # files taking part at the run it is read for
     verdicts: int  # samples it was fitted on
@@ -121,21 +124,26 @@ GENERIC = (
 )
 
 
-def logistic(rows: Sequence[tuple[Sequence[float], float]], ridge: float = 1.0) -> list[float]:
+def logistic(
+    rows: Sequence[tuple[Sequence[float], float]],
+    ridge: float = 1.0,
+    weights: Sequence[float] | None = None,
+) -> list[float]:
     """Logistic regression by Newton steps (a small ridge keeps it defined when an input
-    does not vary); pure Python, a handful of inputs."""
+    does not vary); ``weights`` per row (default 1); pure Python, a handful of inputs."""
     d = len(rows[0][0])
+    wts = weights if weights is not None else [1.0] * len(rows)
     w = [0.0] * d
     for _ in range(25):
         grad = [-ridge * x for x in w]
         grad[0] = 0.0
         hess = [[ridge if i == j and i else 0.0 for j in range(d)] for i in range(d)]
         hess[0][0] = 1e-6
-        for x, y in rows:
+        for (x, y), k in zip(rows, wts, strict=True):
             p = _sigmoid(sum(a * b for a, b in zip(w, x, strict=True)))
-            r = p * (1 - p)
+            r = k * p * (1 - p)
             for i in range(d):
-                grad[i] += (y - p) * x[i]
+                grad[i] += k * (y - p) * x[i]
                 for j in range(d):
                     hess[i][j] += r * x[i] * x[j]
         step = _solve(hess, grad)
@@ -182,10 +190,8 @@ def fit(
     if len(samples) < min_verdicts or runs < min_runs:
         return None
     centre = sum(math.log(max(s.files, 1)) for s in samples) / len(samples)
-    coef = logistic([
-        (_inputs(s.p, s.files, centre), float(s.strong))
-        for s in samples
-    ])  # fmt: skip
+    coef = logistic([(_inputs(s.p, s.files, centre), float(s.strong)) for s in samples],
+                    ridge=RIDGE)  # fmt: skip
     latest = max(samples, key=lambda s: s.t).files
     cal = Calibration(tuple(coef), centre, size or latest, len(samples), runs,
                       0.0, "", 0.0, 0.0)  # fmt: skip
