@@ -14,7 +14,9 @@ chance onto what followed on this install:
   ``t + horizon <= T``: its outcome is known by then, never later.
 * **calibration**: logistic regression of that label on the generic chance's logit and
   the workspace's size (:func:`_inputs`), a ridge keeping it tame on few samples: Platt
-  scaling with one more input; pure Python (Newton steps on three numbers).
+  scaling with one more input; pure Python (Newton steps on three numbers). Then
+  histogram binning of that (:func:`binned`, five equal-count bins, kept monotone): the
+  printed chance is the observed rate of its bin, read between the bins' centres.
 * **cut**: on the calibrated chance of the same samples (those old enough to be
   archived), the largest cut whose archives (chance below it) were followed by a strong
   hit at most ``target`` of the time; when that cut archives less than ``floor`` of the
@@ -40,6 +42,11 @@ MIN_RUNS = 3
 # verdicts against thousands): chosen on training seeds 0-2 of both families among 1, 3,
 # 10 and 30 with or without a bend term (docs/decisions.md).
 RIDGE = 10.0
+# The second stage: the first stage's chance in this many equal-count bins, each mapped to
+# its observed strong-hit rate (monotone), read between the bins' centres. It corrects the
+# shape the first cannot (a floor of strong hits that notes nobody needs still get when
+# they come first). Chosen with RIDGE: 5 against none and 10.
+BINS = 5
 CUT_GRID = tuple(round(0.01 * i, 2) for i in range(1, 81))  # cuts tried: 0.01 … 0.80
 
 
@@ -99,12 +106,24 @@ class Calibration:
     cut_rule: str  # "target" (strong FA at most the target) or "floor" (coverage floor)
     cut_strong_rate: float  # measured: share of the samples below the cut with a strong hit
     cut_coverage: float  # measured: share of the samples without a strong hit below the cut
+    knots_x: tuple[float, ...] = ()  # second stage: the first's chance, binned (means) …
+    knots_y: tuple[float, ...] = ()  # … against the observed strong-hit rate there
 
     def apply(self, p: float, files: int | None = None) -> float:
         """The calibrated chance of a file whose generic chance is ``p`` (at ``size``)."""
         n = self.size if files is None else files
         x = _inputs(p, n, self.centre)
-        return _sigmoid(sum(w * v for w, v in zip(self.coef, x, strict=True)))
+        q = _sigmoid(sum(w * v for w, v in zip(self.coef, x, strict=True)))
+        if not self.knots_x:
+            return q
+        xs, ys = self.knots_x, self.knots_y
+        if q <= xs[0]:
+            return ys[0]
+        if q >= xs[-1]:
+            return ys[-1]
+        i = bisect.bisect_right(xs, q)
+        x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+        return y0 + (y1 - y0) * (q - x0) / (x1 - x0) if x1 > x0 else y1
 
     def at_size(self, files: int) -> Calibration:
         """The same calibration, read for a workspace of ``files`` files taking part."""
@@ -122,6 +141,28 @@ GENERIC = (
     "the generic model's chance, not yet calibrated on your history (needs "
     f"{MIN_VERDICTS} past verdicts over {MIN_RUNS} runs whose 60 days have passed)"
 )
+
+
+def binned(
+    points: Sequence[tuple[float, float]], bins: int
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(x, label) in ``bins`` equal-count bins by x: each bin's mean x and mean label,
+    pooled where the labels' means would fall (pool-adjacent-violators), so the map stays
+    monotone."""
+    pts = sorted(points)
+    n = len(pts)
+    blocks: list[list[float]] = []
+    for b in range(bins):
+        part = pts[b * n // bins : (b + 1) * n // bins]
+        if not part:
+            continue
+        blocks.append([sum(x for x, _ in part), sum(y for _, y in part), float(len(part))])
+        while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] >= blocks[-1][1] / blocks[-1][2]:
+            sx, sy, m = blocks.pop()
+            blocks[-1][0] += sx
+            blocks[-1][1] += sy
+            blocks[-1][2] += m
+    return tuple(b[0] / b[2] for b in blocks), tuple(b[1] / b[2] for b in blocks)
 
 
 def logistic(
@@ -189,12 +230,15 @@ def fit(
     runs = len({s.t for s in samples})
     if len(samples) < min_verdicts or runs < min_runs:
         return None
+
     centre = sum(math.log(max(s.files, 1)) for s in samples) / len(samples)
     coef = logistic([(_inputs(s.p, s.files, centre), float(s.strong)) for s in samples],
                     ridge=RIDGE)  # fmt: skip
+    first = Calibration(tuple(coef), centre, 1, 0, 0, 0.0, "", 0.0, 0.0)
+    knots = binned([(first.apply(s.p, s.files), float(s.strong)) for s in samples], BINS)
     latest = max(samples, key=lambda s: s.t).files
     cal = Calibration(tuple(coef), centre, size or latest, len(samples), runs,
-                      0.0, "", 0.0, 0.0)  # fmt: skip
+                      0.0, "", 0.0, 0.0, *knots)  # fmt: skip
     cut, rule, rate, cov = choose_cut(
         [(cal.apply(s.p, s.files), s.strong) for s in samples if s.archivable],
         target=target,
