@@ -240,7 +240,7 @@ def minimum_table(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
 
     print("| minimum verdicts | calibrated verdicts | largest bin error (>= 50) | need FA |")
     print("|---|---|---|---|")
-    for minimum in (100, 200, 400):
+    for minimum in (50, 100, 200, 400):
         cb.MIN_VERDICTS = minimum
         pairs: list[tuple[float, bool, bool, bool | None]] = []
         need_false = archived = 0

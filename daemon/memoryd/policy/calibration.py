@@ -221,14 +221,14 @@ def fit(
     *,
     target: float = 0.05,
     floor: float = 0.5,
-    min_verdicts: int = MIN_VERDICTS,
-    min_runs: int = MIN_RUNS,
+    min_verdicts: int | None = None,
+    min_runs: int | None = None,
     size: int | None = None,
 ) -> Calibration | None:
     """The calibration and cut on ``samples`` (all usable), or None below the minimum;
     read at ``size`` files (default: the latest run's)."""
     runs = len({s.t for s in samples})
-    if len(samples) < min_verdicts or runs < min_runs:
+    if len(samples) < (min_verdicts or MIN_VERDICTS) or runs < (min_runs or MIN_RUNS):
         return None
 
     centre = sum(math.log(max(s.files, 1)) for s in samples) / len(samples)
