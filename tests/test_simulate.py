@@ -15,7 +15,9 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -584,3 +586,48 @@ def test_the_replay_counts_no_restore_when_a_workspace_file_answers_the_query_fi
         old = rp.replay([a, b], hits, [at(60)], [pc.Seed()], calls=calls,
                         restore_candidates=cands.__getitem__, restore_rule="best-archived")[0]
         assert old.restores == 1
+
+
+@pytest.mark.parametrize("family", ["a", "b"])
+def test_the_default_meets_the_targets_on_each_family(family: str) -> None:
+    """Issue 24: on family B (memoryd.testing.histories_b, never used to fit the generic
+    model), and on family A, pooled over four histories the bench never printed: the
+    default archives a needed note at most half as often as the seed rule at two thirds of
+    its coverage; every restore on demand brings back the note the search was for (the
+    rule before issue 24: about a third of them on family A, a tenth on B), and on B at
+    most 15 % are needless (never hit again within 60 days; four histories of A are too
+    few for that share, 10 % over twenty: docs/decisions.md)."""
+    from memoryd.commands.simulate import restore_index
+    from memoryd.testing.histories_b import FamilyBParams, generate_b, sample_params_b
+
+    def make(seed: int) -> Any:
+        if family == "a":
+            return generate(seed, GenParams() if seed % 2 else
+                            sample_params(random.Random(seed * 31 + 5)))  # fmt: skip
+        return generate_b(seed, FamilyBParams() if seed % 2 else
+                          sample_params_b(random.Random(seed * 7 + 1)))  # fmt: skip
+
+    policies = [pc.Seed(), pc.policy_named(pc.DEFAULT_POLICY)]
+    totals = {p.name: [0, 0, 0, 0] for p in policies}  # need FA, archived, cold_a, cold_n
+    restores = needless = right = 0
+    for seed in range(90_001, 90_005):
+        inp = replay_inputs(make(seed))
+        cands = restore_index(inp["calls"], inp["texts"])
+        for r in rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"],
+                           calls=inp["calls"], restore_candidates=cands.__getitem__):  # fmt: skip
+            assert r.need is not None
+            t = totals[r.name]
+            t[0] += r.need.false_archives
+            t[1] += r.archived
+            t[2] += r.need.cold_archived
+            t[3] += r.need.cold_total
+            if r.name == pc.DEFAULT_POLICY:
+                restores += r.restores
+                needless += r.restores_needless
+                right += r.restores_right
+    seed_t, best = totals["seed"], totals[pc.DEFAULT_POLICY]
+    assert best[0] / best[1] <= 0.5 * seed_t[0] / seed_t[1], (best, seed_t)
+    assert best[2] / best[3] >= (2 / 3) * seed_t[2] / seed_t[3], (best, seed_t)
+    assert restores > 0 and right == restores, (right, restores)
+    if family == "b":
+        assert needless <= 0.15 * restores, (needless, restores)
