@@ -41,8 +41,8 @@ def test_the_calibrated_chance_follows_what_followed_not_the_generic_one():
     def truth(p: float) -> float:
         return 0.2 + 0.6 * p
 
-    cal = cb.fit(_samples(6000, 6, truth))
-    assert cal is not None and cal.verdicts == 6000 and cal.runs == 6
+    cal = cb.fit(_samples(cb.MAX_SAMPLES, 6, truth))
+    assert cal is not None and cal.verdicts == cb.MAX_SAMPLES and cal.runs == 6
     for p in (0.05, 0.3, 0.6, 0.9):
         assert abs(cal.apply(p) - truth(p)) < 0.05, (p, cal.apply(p))
     # and keeps the generic model's order of the files
@@ -67,6 +67,10 @@ def test_the_cut_keeps_the_target_when_it_can_and_reaches_the_floor_when_it_cann
     # a floor the target cannot reach: the smallest cut that archives 80 % of the quiet
     cut, rule, rate, cov = cb.choose_cut(scored, target=0.05, floor=0.8)
     assert rule == "floor" and cut == 0.31 and math.isclose(rate, 32 / 200) and cov == 1.0
+    # never above one half: a floor out of reach below it stops at 0.5
+    high = [(0.02, False)] * 10 + [(0.7, False)] * 90
+    cut, rule, _rate, cov = cb.choose_cut(high, target=0.05, floor=0.5)
+    assert (cut, rule, cov) == (0.5, "floor", 0.1)
 
 
 def test_the_policy_decides_on_the_calibrated_chance_and_the_chosen_cut():

@@ -69,7 +69,7 @@ def archived_files(paths: Any, store: Any) -> list[tuple[str, Path]]:
     return sorted(out.items())
 
 
-def gather(cfg: Any, paths: Any, store: Any, now: float) -> dict[str, Any]:
+def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) -> dict[str, Any]:
     """Plain values for the replay: files, hits with strength, calls, texts."""
     from .policy import matches_any
     from .policy.replay import Call, ReplayFile, ReplayHit
@@ -88,13 +88,15 @@ def gather(cfg: Any, paths: Any, store: Any, now: float) -> dict[str, Any]:
         for f in list_memory_files(ws, archive_excludes(ws, cfg.archive.dir))
     }
     on_disk = list(present)
-    texts = {rel: read_text(ws, rel) for rel in present}
+    with_texts = texts
+    texts = {rel: read_text(ws, rel) for rel in present} if with_texts else {}
     for rel, where in archived_files(paths, store):
         if rel in present:
             continue  # re-created (or back) at its old path: today's file counts
         st = where.stat()
         present[rel] = (st.st_size, st.st_mtime)
-        texts[rel] = read_text(where.parent, where.name)
+        if with_texts:
+            texts[rel] = read_text(where.parent, where.name)
     rows = load_hit_rows(store.conn, agents=agents)
     # Hits and marks under another spelling of a file (a Mac's case- and normalization-
     # insensitive names) are that file's, as in every plan (docs/paths.md).
@@ -199,7 +201,7 @@ def calibration_now(cfg: Any, paths: Any, store: Any, now: float, policy: Any) -
     from .policy import replay as rp
     from .policy.candidates import DAY, HORIZON_DAYS
 
-    data = gather(cfg, paths, store, now)
+    data = gather(cfg, paths, store, now, texts=False)
     if data["first_hit"] is None:
         return None
     lo = data["first_hit"] + rp.RUN_LEAD_DAYS * DAY

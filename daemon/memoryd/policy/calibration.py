@@ -47,7 +47,14 @@ RIDGE = 10.0
 # shape the first cannot (a floor of strong hits that notes nobody needs still get when
 # they come first). Chosen with RIDGE: 5 against none and 10.
 BINS = 5
-CUT_GRID = tuple(round(0.01 * i, 2) for i in range(1, 81))  # cuts tried: 0.01 … 0.80
+# At most this many of the latest verdicts are fitted on: a fit is pure Python and the
+# expire job refits at every past run of the replay (a large workspace with years of
+# history would otherwise cost seconds). The generated histories of docs/decisions.md stay
+# under it until their last runs.
+MAX_SAMPLES = 3000
+# Cuts tried: 0.01 … 0.50. Never above one half, whatever the floor asks: a note more
+# likely than not to be read again within 60 days is kept.
+CUT_GRID = tuple(round(0.01 * i, 2) for i in range(1, 51))
 
 
 @dataclass(frozen=True)
@@ -168,28 +175,48 @@ def binned(
 def logistic(
     rows: Sequence[tuple[Sequence[float], float]],
     ridge: float = 1.0,
-    weights: Sequence[float] | None = None,
+    start: Sequence[float] | None = None,
 ) -> list[float]:
-    """Logistic regression by Newton steps (a small ridge keeps it defined when an input
-    does not vary); ``weights`` per row (default 1); pure Python, a handful of inputs."""
+    """Logistic regression by Newton steps, the first input the intercept (a ridge on the
+    others keeps it defined when an input does not vary); pure Python. Rows with the same
+    inputs are counted once with their weight, and ``start`` (the last run's weights)
+    saves most steps: the expire job refits at every past run of the replay."""
+    grouped: dict[tuple[float, ...], list[float]] = {}
+    for x, y in rows:
+        g = grouped.get(tuple(x))
+        if g is None:
+            grouped[tuple(x)] = [1.0, y]
+        else:
+            g[0] += 1.0
+            g[1] += y
+    pts = [(x, n, k) for x, (n, k) in grouped.items()]  # inputs, count, positives
     d = len(rows[0][0])
-    wts = weights if weights is not None else [1.0] * len(rows)
-    w = [0.0] * d
-    for _ in range(25):
-        grad = [-ridge * x for x in w]
-        grad[0] = 0.0
-        hess = [[ridge if i == j and i else 0.0 for j in range(d)] for i in range(d)]
+    w = list(start) if start is not None and len(start) == d else [0.0] * d
+    for _ in range(30):
+        grad = [0.0] + [-ridge * v for v in w[1:]]
+        hess = [[0.0] * d for _ in range(d)]
+        for i in range(1, d):
+            hess[i][i] = ridge
         hess[0][0] = 1e-6
-        for (x, y), k in zip(rows, wts, strict=True):
-            p = _sigmoid(sum(a * b for a, b in zip(w, x, strict=True)))
-            r = k * p * (1 - p)
+        for x, n, k in pts:
+            z = 0.0
+            for a_, b_ in zip(w, x, strict=True):
+                z += a_ * b_
+            p = _sigmoid(z)
+            g, r = k - n * p, n * p * (1 - p)
             for i in range(d):
-                grad[i] += k * (y - p) * x[i]
-                for j in range(d):
-                    hess[i][j] += r * x[i] * x[j]
+                xi = x[i]
+                grad[i] += g * xi
+                rx = r * xi
+                row = hess[i]
+                for j in range(i + 1):
+                    row[j] += rx * x[j]
+        for i in range(d):
+            for j in range(i + 1, d):
+                hess[i][j] = hess[j][i]
         step = _solve(hess, grad)
-        w = [a + b for a, b in zip(w, step, strict=True)]
-        if max(abs(s) for s in step) < 1e-7:
+        w = [a_ + b_ for a_, b_ in zip(w, step, strict=True)]
+        if max(abs(v) for v in step) < 1e-6:
             break
     return w
 
@@ -224,12 +251,17 @@ def fit(
     min_verdicts: int | None = None,
     min_runs: int | None = None,
     size: int | None = None,
+    start: Calibration | None = None,
 ) -> Calibration | None:
     """The calibration and cut on ``samples`` (all usable), or None below the minimum;
-    read at ``size`` files (default: the latest run's)."""
+    read at ``size`` files (default: the latest run's). ``start``: an earlier calibration
+    to start the fit from (the same result, sooner)."""
     runs = len({s.t for s in samples})
     if len(samples) < (min_verdicts or MIN_VERDICTS) or runs < (min_runs or MIN_RUNS):
         return None
+    if len(samples) > MAX_SAMPLES:  # the latest runs' (a bound on the fit's time)
+        samples = sorted(samples, key=lambda s: s.t)[-MAX_SAMPLES:]
+        runs = len({s.t for s in samples})
 
     centre = sum(math.log(max(s.files, 1)) for s in samples) / len(samples)
     coef = logistic([(_inputs(s.p, s.files, centre), float(s.strong)) for s in samples],

@@ -272,8 +272,9 @@ def replay(
             if learns:
                 assert isinstance(base_policy, Likely)
                 # only what was known at t: verdicts whose horizon has passed by then
+                last = next((c for c in reversed(per_run) if c is not None), None)
                 cal = cb.fit(cb.usable(samples, t, horizon), target=base_policy.target,
-                             floor=base_policy.floor, size=taking_part)  # fmt: skip
+                             floor=base_policy.floor, size=taking_part, start=last)  # fmt: skip
                 per_run.append(cal)
                 policy = base_policy.calibrated(cal)
             for path, left in list(archived_at.items()):
