@@ -132,3 +132,39 @@ def test_status_shows_what_the_last_expire_run_decided_with():
     generic = _chance_status(cfg, calibration_record(pc.Likely(), 1e9))
     assert generic is not None and not generic["calibrated"]
     assert _chance_status(cfg._replace(expire=cfg.expire._replace(policy="seed")), None) is None
+
+
+def test_a_recorded_calibration_is_reused_until_a_run_has_had_its_60_days(tmp_path):
+    """The expire job learns (a replay of the whole history) and records what it learned;
+    a dry run or explain reuses it while learning again would give the same, and not once a
+    run of the schedule has had its 60 days pass (a new verdict's outcome is known)."""
+    from datetime import UTC, datetime
+
+    from memoryd.config import Config
+    from memoryd.own_history import calibration_record, stored_calibration
+    from memoryd.store import Store
+
+    cfg = Config()._replace(schedule=Config().schedule._replace(timezone="UTC"))
+    cal = cb.fit(_samples(1000, 5, lambda p: 0.2 + 0.6 * p))
+    assert cal is not None
+    policy = pc.Likely()
+    at = datetime(2026, 3, 10, tzinfo=UTC).timestamp()  # 0 4 1 * *: March 1 was a run
+    with Store.open(tmp_path / "state.db") as store:
+        assert stored_calibration(cfg, store, at, policy) is False  # nothing recorded
+        with store.transaction():
+            store.set_meta("expire.calibration", calibration_record(policy.calibrated(cal), at))
+        same = stored_calibration(cfg, store, at + 5 * DAY, policy)
+        assert same is not False and same.coef == cal.coef and same.cut == cal.cut
+        assert same.apply(0.3) == cal.apply(0.3)
+        # the Jan 1 run's 60 days ended Mar 2, before the record; the Feb 1 run's end Apr 2,
+        # after it: from then on, learning again would know more
+        assert stored_calibration(cfg, store, datetime(2026, 4, 1, tzinfo=UTC).timestamp(),
+                                  policy) is not False  # fmt: skip
+        assert stored_calibration(cfg, store, datetime(2026, 4, 3, tzinfo=UTC).timestamp(),
+                                  policy) is False  # fmt: skip
+        # another target or floor: learn again
+        other = pc.Likely(target=0.1)
+        assert stored_calibration(cfg, store, at + DAY, other) is False
+        with store.transaction():
+            store.set_meta("expire.calibration", "{damaged")
+        assert stored_calibration(cfg, store, at + DAY, policy) is False

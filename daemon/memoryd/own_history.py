@@ -158,16 +158,25 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
 
 
 
-def learned_policy(cfg: Any, paths: Any, store: Any, now: float) -> Any:
+def learned_policy(cfg: Any, paths: Any, store: Any, now: float, *, fresh: bool = False) -> Any:
     """The configured policy as it decides now: ``likely`` with the calibration and cut
     learned from the user's past verdicts whose 60 days have passed (its
     ``calibration`` None when there are too few: the generic chance); any other policy
-    as named. Never raises on a damaged history: a failure leaves the generic model."""
+    as named. Never raises on a damaged history: a failure leaves the generic model.
+
+    Learning replays the whole history (seconds on years of hits), so the expire job
+    (``fresh``) learns and records it (:func:`record_calibration`), and a dry run,
+    ``explain`` or ``reflect`` reuse the record while it is still what learning would
+    give: no run of the schedule has had its 60 days pass since it was made."""
     from .policy import candidates as pc
 
     policy = configured_policy(cfg)
     if not (isinstance(policy, pc.Likely) and policy.learn):
         return policy
+    if not fresh:
+        stored = stored_calibration(cfg, store, now, policy)
+        if stored is not False:
+            return policy.calibrated(stored)
     try:
         cal = calibration_now(cfg, paths, store, now, policy)
     except (OSError, ValueError, ArithmeticError) as exc:  # a clear line, then generic
@@ -176,6 +185,45 @@ def learned_policy(cfg: Any, paths: Any, store: Any, now: float) -> Any:
         get_logger("memoryd.calibration").warning("calibration.failed", error=str(exc))
         cal = None
     return policy.calibrated(cal)
+
+
+def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
+    """The recorded calibration (None: recorded as not yet calibrated), read at the
+    number of files it was recorded for, if learning now would give the same: recorded for the same
+    target and floor, and no fire time of the schedule in (recorded − 60 d, now − 60 d]
+    (no verdict has had its 60 days pass since). False when there is no such record."""
+    import json
+
+    from .policy import calibration as cb
+    from .policy.candidates import DAY, HORIZON_DAYS
+    from .service.schedule import schedule_timezone
+
+    try:
+        doc = json.loads(store.get_meta(CALIBRATION_META) or "null")
+    except (ValueError, TypeError):
+        return False
+    if not isinstance(doc, dict) or not isinstance(doc.get("at"), (int, float)):
+        return False
+    at = float(doc["at"])
+    if at > now or (doc.get("target"), doc.get("floor")) != (policy.target, policy.floor):
+        return False
+    lag = HORIZON_DAYS * DAY
+    if fire_times(cfg.schedule.expire, schedule_timezone(cfg), at - lag + 1, now - lag):
+        return False
+    if not doc.get("calibrated"):
+        return None
+    try:
+        model = doc["model"]
+        cal = cb.Calibration(
+            tuple(float(x) for x in model["coef"]), float(model["centre"]),
+            max(int(model["size"]), 1),
+            int(doc["verdicts"]), int(doc["runs"]), float(doc["cut"]), str(doc["rule"]),
+            float(doc["strong_rate"]), float(doc["coverage"]),
+            tuple(float(x) for x in model["knots_x"]), tuple(float(x) for x in model["knots_y"]),
+        )  # fmt: skip
+    except (KeyError, TypeError, ValueError):
+        return False
+    return cal
 
 
 def configured_policy(cfg: Any) -> Any:
@@ -233,10 +281,13 @@ def calibration_record(policy: Any, now: float) -> str | None:
         return None
     cal = policy.calibration
     if cal is None:
-        return json.dumps({"at": now, "calibrated": False, "text": cb.GENERIC})
+        return json.dumps({"at": now, "calibrated": False, "text": cb.GENERIC,
+                           "target": policy.target, "floor": policy.floor})  # fmt: skip
     return json.dumps({
         "at": now,
         "calibrated": True,
+        "model": {"coef": list(cal.coef), "centre": cal.centre, "size": cal.size,
+                  "knots_x": list(cal.knots_x), "knots_y": list(cal.knots_y)},
         "verdicts": cal.verdicts,
         "runs": cal.runs,
         "cut": cal.cut,

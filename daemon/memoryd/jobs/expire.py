@@ -29,7 +29,7 @@ from ..store import Store
 def _learned(cfg: Config, paths: Paths, store: Store, now: float) -> Any:
     """The policy as it decides now (likely calibrated on the user's history), recorded
     for ``memoryd status``: the scheduled run refreshes the calibration each month."""
-    policy = learned_policy(cfg, paths, store, now)
+    policy = learned_policy(cfg, paths, store, now, fresh=True)
     record_calibration(store, policy, now)
     return policy
 
@@ -194,7 +194,7 @@ def run(
     if not dry_run:
         repaired = mover.repair()
     snap = snapshot(cfg, paths, store, now)
-    policy = learned_policy(cfg, paths, store, snap.now)
+    policy = learned_policy(cfg, paths, store, snap.now, fresh=not dry_run)
     if not dry_run:
         record_calibration(store, policy, snap.now)
     plan = build_plan(cfg, snap, policy=policy)
