@@ -134,8 +134,9 @@ class ExpireConfig(NamedTuple):
     within 60 days at most this share of the time (0–1)..."""
     archive_floor: float = 0.5
     """...unless that cut archives less than this share (0–1) of the past verdicts not
-    followed by a strong hit: then the smallest cut that archives this share (the target
-    cannot be met at a useful coverage; `memoryd status` and `simulate` show the rates)."""
+    followed by a strong hit: then the smallest cut that archives this share, never above
+    50 % (the target cannot be met at a useful coverage; `memoryd status` and `simulate`
+    show the rates)."""
     min_age_days: int = 30
     """Under `policy = "seed"`: a file older than `min_age_days` (date in its name, else
     mtime) with at most `max_hits` hits in the last `window_days` is archived."""
