@@ -234,7 +234,8 @@ def clear_of_fires(tz_name: str = "UTC", margin: float = 30.0, *, shifted: float
     from zoneinfo import ZoneInfo
 
     from memoryd.config import Config
-    from memoryd.service.schedule import build_triggers, next_fire_time
+    from memoryd.service.cron_trigger import build_triggers
+    from memoryd.service.schedule import next_fire_time
 
     tz = ZoneInfo(tz_name)
     triggers = build_triggers(Config(), tz).values()

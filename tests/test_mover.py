@@ -192,7 +192,7 @@ def test_undo_refuses_to_overwrite_a_new_file_at_the_original_place(ws: Path, st
 
 def _waiting_for_the_lock(thread: threading.Thread) -> bool:
     """Whether ``thread`` waits for a lock (its stack passes the lock helper's ``acquire``)."""
-    from memoryd.service.lock import acquire
+    from memoryd.locks import acquire
 
     frame = sys._current_frames().get(thread.ident or -1)
     while frame is not None:

@@ -28,7 +28,8 @@ from daemon_harness import (
 from memoryd.clock import iso
 from memoryd.config import Config, ConfigError, Paths, ScheduleConfig, parse_config
 from memoryd.policy import rails
-from memoryd.service.schedule import build_triggers, due_jobs
+from memoryd.service.cron_trigger import build_triggers
+from memoryd.service.schedule import due_jobs
 from memoryd.store import Store
 from test_notify import _Bot
 

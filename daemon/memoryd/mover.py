@@ -81,7 +81,7 @@ from typing import TYPE_CHECKING
 
 from . import faults
 from .fsutil import NOFOLLOW, NotRegularFile, fsync_dir, open_regular, read_regular, write_all
-from .service.lock import held as held_lock
+from .locks import held as held_lock
 from .store import Store
 
 if TYPE_CHECKING:

@@ -107,8 +107,8 @@ def emit(ctx: Context, args: argparse.Namespace, doc: Any, text: list[str]) -> N
 
 def record_run(ctx: Context, job: str, now: float, summary: str) -> None:
     """Record a run by hand as the job's run of its period, as the daemon records its own."""
-    from ..jobs import period_key
-    from ..service.schedule import schedule_timezone
+    from ..config import schedule_timezone
+    from ..timerules import period_key
 
     store = ctx.store()
     with store.transaction():

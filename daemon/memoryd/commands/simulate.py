@@ -56,17 +56,17 @@ def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
     """Every fire time of the cron ``expr`` in ``tz`` within [start, end] (epoch seconds).
 
     ``"off"`` (the job is switched off) replays the default expire cron. Read with
-    :mod:`memoryd.service.schedule`, the parser configuration validation and ``status`` use, which a
+    :mod:`memoryd.timerules`, the parser configuration validation and ``status`` use, which a
     property test holds to the APScheduler trigger the daemon fires with.
     """
-    from ..service import schedule as cron
+    from ..timerules import next_fire, parse, schedule_is_off
 
-    if expr.strip().lower() in ("", "off"):
+    if not expr.strip() or schedule_is_off(expr):
         expr = DEFAULT_EXPIRE_CRON
-    spec = cron.parse(expr)
+    spec = parse(expr)
     out: list[float] = []
     t = start
-    while (fire := cron.next_fire(spec, t, tz)) is not None and fire <= end:
+    while (fire := next_fire(spec, t, tz)) is not None and fire <= end:
         out.append(fire)
         t = fire + 1
     return out
@@ -104,9 +104,9 @@ def archived_files(ctx: Context, store: Any) -> list[tuple[str, Path]]:
 
 def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
     """Plain values for the replay: files, hits with strength, calls, texts."""
+    from ..config import schedule_timezone
     from ..policy import matches_any
     from ..policy.replay import Call, ReplayFile, ReplayHit
-    from ..service.schedule import schedule_timezone
     from ..signals import archive_excludes, created_time, file_kind, read_text
     from ..strength import hit_strengths, load_hit_rows
     from ..workspace import list_memory_files

@@ -13,13 +13,14 @@ import importlib
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, tzinfo
+from datetime import tzinfo
 from typing import Any
 
 from .. import clock, faults
 from ..config import Config, Paths
 from ..results import JobOutcome
 from ..store import Store
+from ..timerules import period_key
 
 JOB_NAMES = ("organize", "reflect", "expire", "promote")
 
@@ -60,24 +61,6 @@ def scheduled_function(name: str) -> JobFunc:
         raise KeyError(name)
     module = importlib.import_module(f"memoryd.jobs.{name}")
     return getattr(module, "run_scheduled", module.run)
-
-
-def period_key(name: str, now: float, tz: tzinfo) -> str:
-    """The period a run at ``now`` belongs to.
-
-    reflect and promote are daily, expire monthly: their keys are wall-clock labels in the
-    configured time zone, so a DST change never makes two days out of one. organize is
-    hourly, and its key is the UTC hour (``2026-11-30T18Z``): an hour is an hour in any zone,
-    and a laptop flown west must not find its local hours "already done" under the labels of
-    the zone it left (the daemon follows the system's zone, and periods are compared in order).
-    The ``Z`` also tells these keys from the local-hour keys of earlier versions.
-    """
-    if name == "organize":
-        return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%HZ")
-    local = datetime.fromtimestamp(now, tz)
-    if name == "expire":
-        return local.strftime("%Y-%m")
-    return local.strftime("%Y-%m-%d")
 
 
 def run_for_period(

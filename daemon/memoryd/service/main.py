@@ -37,27 +37,25 @@ from pathlib import Path
 from typing import Any
 
 from .. import clock
-from ..config import Config, ConfigError, Paths, load_config, resolve_paths
+from ..config import Config, ConfigError, Paths, load_config, resolve_paths, schedule_timezone
 from ..errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from ..locks import AlreadyRunning, StateLock
 from ..log import configure as configure_logging
 from ..log import get_logger, resolve_format
 from ..store import Store
+from ..timerules import local_midnight, local_zone
+from .cron_trigger import build_triggers
 from .ingest_worker import IngestWorker, TranscriptEvents, WorkQueue
 from .job_runner import JobRunner
-from .lock import AlreadyRunning, StateLock
 from .schedule import (
     SCHEDULED_SINCE,
     Clocks,
     Gap,
-    build_triggers,
     due_jobs,
     find_gap,
     forget_the_future,
-    local_midnight,
-    local_zone,
     mark_jobs_off,
     next_fire_time,
-    schedule_timezone,
     switched_off,
     zone_to_follow,
 )
