@@ -26,6 +26,14 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def run_scan(ctx: Context) -> Any:
+    """One catch-up pass; returns the ScanStats."""
+    from ..ingest.scan import Scanner  # the scanner is not needed to parse arguments
+
+    ctx.require_openclaw()
+    return Scanner(ctx.cfg, ctx.paths, ctx.store()).scan()
+
+
 def catch_up_scan(args: argparse.Namespace, ctx: Context) -> None:
     """Count new hits before deciding, so a decision never rests on stale counts.
 
@@ -35,8 +43,6 @@ def catch_up_scan(args: argparse.Namespace, ctx: Context) -> None:
     """
     if getattr(args, "no_scan", False) or not ctx.paths.state_dir.is_dir():
         return
-    from .hits import run_scan
-
     run_scan(ctx)
 
 
