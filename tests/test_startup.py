@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd.cli import json_dumps
-from memoryd.testing.corpus import generate_demo
+from memoryd.corpus import generate_demo
 
 NOW = 1_790_000_000.0
 # Never on a read command's path.

@@ -308,8 +308,8 @@ def cmd_export_hits(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
     import tempfile  # only the demo needs it
 
+    from .. import corpus
     from ..cli import main as cli_main
-    from ..testing import corpus
 
     if args.dir:
         root = Path(args.dir)
