@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..clock import Clocks
 from ..timerules import SCHEDULED_JOBS, period_key
 
 if TYPE_CHECKING:
@@ -159,20 +160,6 @@ def forget_the_future(store: Store, now: float, slack: float) -> FutureRecords:
 def due_jobs(store: Store, triggers: Mapping[str, Any], now: float, tz: tzinfo) -> list[str]:
     """The scheduled jobs whose latest period has not run yet, in schedule order."""
     return [name for name, trig in triggers.items() if job_is_due(store, name, trig, now, tz)]
-
-
-class Clocks(NamedTuple):
-    """One reading of the three clocks the daemon compares to notice a gap.
-
-    ``wall``: memoryd's clock (:func:`memoryd.clock.now`, the real one in production);
-    ``mono``: ``time.monotonic()``, which runs while the process runs and stops while the
-    machine sleeps; ``boot``: a clock that runs on while the machine sleeps (Linux
-    ``CLOCK_BOOTTIME``, macOS ``CLOCK_MONOTONIC``), None where there is none.
-    """
-
-    wall: float
-    mono: float
-    boot: float | None
 
 
 class Gap(NamedTuple):
