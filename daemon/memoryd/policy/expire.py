@@ -10,7 +10,8 @@ Rule, in order (the first that applies decides):
 6. otherwise → archive
 
 Pruning and capacity (seed 001, ``memoryd.policy.score``) may add archive
-decisions for files that rule 6 keeps; :func:`plan` merges both.
+decisions for files that rules 4-6 keep; :func:`memoryd.policy.expire_plan.with_pruning`
+merges them in.
 
 This is the ``seed`` policy (``[expire] policy = "seed"``). Any other policy
 (the default ``likely``, chosen by replay) replaces rules 4-6 with its own
@@ -127,19 +128,11 @@ def plan(
     cfg: ExpireConfig,
     marked: frozenset[str] | set[str] = frozenset(),
     pins: Iterable[str] = (),
-    extra: Mapping[str, tuple[str, str]] | None = None,
 ) -> list[ExpireDecision]:
-    """Every file's verdict; ``extra`` (path → (rule, reason), from pruning or
-    capacity) turns a keep of rule ``young``/``active`` into an archive."""
+    """Every file's verdict under the seed rule (pruning and capacity are merged in by
+    :func:`memoryd.policy.expire_plan.with_pruning`)."""
     pins = tuple(pins)
-    out = []
-    for sig in signals:
-        d = decide(sig, cfg, marked, pins)
-        if d.action == KEEP and extra and sig.path in extra and d.rule in ("young", "active"):
-            rule, reason = extra[sig.path]
-            d = ExpireDecision(sig.path, ARCHIVE, rule, reason, d.numbers)
-        out.append(d)
-    return out
+    return [decide(sig, cfg, marked, pins) for sig in signals]
 
 
 def archive_relpath(rel: str, archive_dir: str, month: str) -> str:
