@@ -69,7 +69,7 @@ def to_relpath(ctx: Context, raw: str) -> str:
     for a file of the tier store (``tiers/warm/x.md``, or its path on disk).
     """
     from ..tierstore import key_of_tier_path
-    from ..workspace import normalize
+    from ..workspace import normalize, relative_to_workspace
 
     ws = ctx.paths.workspace
     if raw.startswith("tiers/"):
@@ -87,13 +87,9 @@ def to_relpath(ctx: Context, raw: str) -> str:
         key = key_of_tier_path(in_store.as_posix())
         if key is not None:
             return key
-    for root in (ws, Path(os.path.realpath(ws))):
-        try:
-            rel = absolute.relative_to(root)
-        except ValueError:
-            continue
-        if (p.is_absolute() or absolute.exists()) and rel.parts:
-            return rel.as_posix()
+    rel = relative_to_workspace(ws, absolute)
+    if rel is not None and (p.is_absolute() or absolute.exists()):
+        return rel
     if p.is_absolute():
         raise UsageError(f"{raw}: not inside the workspace {ws}")
     norm = normalize(raw)

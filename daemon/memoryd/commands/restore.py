@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..cli import Context, UsageError
+from ..workspace import relative_to_workspace
 from .common import emit, to_relpath
 
 
@@ -33,14 +33,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     errors: list[dict[str, str]] = []
 
     def rel(p: str | None) -> str | None:
-        if p is None:
-            return None
-        for root in (ws, Path(os.path.realpath(ws))):
-            try:
-                return Path(p).relative_to(root).as_posix()
-            except ValueError:
-                continue
-        return p
+        return None if p is None else relative_to_workspace(ws, p) or p
 
     def undo(rec_id: int, label: str) -> None:
         rec = mover.get(rec_id)

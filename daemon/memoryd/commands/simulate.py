@@ -78,25 +78,15 @@ def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
 def archived_files(ctx: Context, store: Any) -> list[tuple[str, Path]]:
     """(original workspace-relative path, where it is now) of each file expire archived
     that is still in the archive (the journal says where it came from)."""
+    from ..mover import archived_moves
+    from ..ondemand import ARCHIVE_BATCH_PREFIX
+    from ..workspace import relative_to_workspace
+
     ws = ctx.paths.workspace
-    roots = (ws, Path(os.path.realpath(ws)))
-
-    def rel(p: str) -> str | None:
-        for root in roots:
-            try:
-                return Path(p).relative_to(root).as_posix()
-            except ValueError:
-                continue
-        return None
-
-    rows = store.conn.execute(
-        "SELECT m.src, m.dst FROM moves m WHERE m.op = 'move' AND m.state = 'done' "
-        "AND m.batch LIKE 'expire:%' AND m.undo_of IS NULL AND NOT EXISTS ("
-        "SELECT 1 FROM moves u WHERE u.undo_of = m.id AND u.state = 'done') ORDER BY m.id"
-    ).fetchall()
     out: dict[str, Path] = {}
-    for src, dst in rows:
-        key = rel(src)
+    for move in archived_moves(store, ARCHIVE_BATCH_PREFIX):
+        src, dst = move.src, move.dst
+        key = relative_to_workspace(ws, src)
         if key is not None and dst and os.path.isfile(dst) and not os.path.islink(dst):
             out[key] = Path(dst)  # the latest archive of that path wins
     return sorted(out.items())

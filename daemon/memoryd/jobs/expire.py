@@ -9,7 +9,6 @@ place, and the other moves go on.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, Paths
-from ..mover import MoveError, Mover, mover_for
+from ..mover import MoveError, Mover, moved_sources, mover_for, undo_destinations_since
 from ..policy import rails
 from ..policy.expire_plan import ExpirePlan, PlanItem, build_plan
 from ..results import JobOutcome
 from ..signals import DAY, Snapshot, snapshot
 from ..store import Store
+from ..workspace import relative_to_workspace
 
 # --------------------------------------------------------------------------- results
 
@@ -232,37 +232,15 @@ def _surest_first(snap: Snapshot) -> Callable[[PlanItem], tuple[float, float, fl
 SCHEDULED_BATCH = "expire:{month}:scheduled:"  # + a nanosecond stamp; see run_scheduled
 
 
-def _moved_by_schedule(store: Store, month: str) -> list[str]:
-    """The sources of the moves the scheduled runs of ``month`` made already, one per move
-    (undone ones too: they moved)."""
-    prefix = SCHEDULED_BATCH.format(month=month)  # digits, '-' and ':' only: no LIKE wildcard
-    rows = store.conn.execute(
-        "SELECT src FROM moves WHERE op = 'move' AND undo_of IS NULL "
-        "AND state IN ('done', 'undone') AND batch LIKE ?",
-        (prefix + "%",),
-    ).fetchall()
-    return [src for (src,) in rows]
-
-
-def _workspace_relative(workspace: Path, path: str | None) -> str | None:
-    """``path`` (absolute) relative to ``workspace`` as given or resolved (the journal holds
-    resolved paths); None when it lies elsewhere."""
-    for root in dict.fromkeys((str(workspace).rstrip("/"), os.path.realpath(workspace))):
-        if path and path.startswith(root.rstrip("/") + "/"):
-            return path[len(root.rstrip("/")) + 1 :]
-    return None
-
-
 def _restored_on_demand_since(store: Store, workspace: Path, since: float) -> set[str]:
     """Workspace-relative paths restore on demand brought back at or after ``since``."""
-    from ..ondemand import RESTORE_BATCH_PREFIX  # letters, '-' and ':': no LIKE wildcard
+    from ..ondemand import RESTORE_BATCH_PREFIX
 
-    rows = store.conn.execute(
-        "SELECT dst FROM moves WHERE op = 'move' AND state = 'done' AND undo_of IS NOT NULL "
-        "AND batch LIKE ? AND COALESCE(finished, created) >= ?",
-        (RESTORE_BATCH_PREFIX + "%", since),
-    ).fetchall()
-    return {rel for (dst,) in rows if (rel := _workspace_relative(workspace, dst)) is not None}
+    return {
+        rel
+        for dst in undo_destinations_since(store, RESTORE_BATCH_PREFIX, since)
+        if (rel := relative_to_workspace(workspace, dst)) is not None
+    }
 
 
 def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> ExpireResult:
@@ -307,12 +285,12 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
     repaired = mover.repair()
     snap = snapshot(cfg, paths, store, now)
     plan = build_plan(cfg, snap)
-    moved_before = _moved_by_schedule(store, plan.month)
+    moved_before = moved_sources(store, SCHEDULED_BATCH.format(month=plan.month))
     already = len(moved_before)
     # The files taking part this month: the plan's, and those an earlier run moved out of
     # it. A file moved and restored since is in the plan again: counted once, not twice.
     in_plan = {i.path for i in (*plan.archive, *plan.keep)}
-    gone = {_workspace_relative(snap.workspace, src) or src for src in moved_before} - in_plan
+    gone = {relative_to_workspace(snap.workspace, src) or src for src in moved_before} - in_plan
     participants = plan.files + len(gone)
     since = now - rails.RESTORED_GRACE_DAYS * DAY
     restored = _restored_on_demand_since(store, snap.workspace, since)
