@@ -171,7 +171,10 @@ def test_undo_finds_moves_by_either_path_and_by_batch(ws: Path, store: Store) ->
     assert mover.find(ws / "memory" / "n0.md") == []  # an undone move is not offered again
 
     undone = mover.undo_batch("expire:2026-03:1")
-    assert len(undone) == 2
+    assert [(Path(rec.src).name, isinstance(outcome, int)) for rec, outcome in undone] == [
+        ("n2.md", True),
+        ("n1.md", True),
+    ]  # newest first, each undone
     for rel, text in files.items():
         assert (ws / rel).read_text() == text
     assert mover.last_batch() is None

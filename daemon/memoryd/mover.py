@@ -805,10 +805,18 @@ class Mover:
         ).fetchall()
         return [MoveRecord(*r) for r in rows]
 
-    def undo_batch(self, batch: str) -> list[int]:
-        """Undo every done move/copy of ``batch``, newest first; ids of the undo entries."""
-        ids: list[int] = []
+    def undo_batch(self, batch: str) -> list[tuple[MoveRecord, int | MoveError | OSError]]:
+        """Undo every done move or copy of ``batch``, newest first (``restore --last``).
+
+        Each entry comes with the id of its undo, or the error that left it where it is: one
+        file that cannot go back (a new file at its old place, an archived copy edited away)
+        does not keep the others of the batch from going back.
+        """
+        out: list[tuple[MoveRecord, int | MoveError | OSError]] = []
         for rec in reversed(self.batch_entries(batch)):
             if rec.state == "done" and rec.op in ("move", "copy") and rec.undo_of is None:
-                ids.append(self.undo(rec.id))
-        return ids
+                try:
+                    out.append((rec, self.undo(rec.id)))
+                except (MoveError, OSError) as exc:
+                    out.append((rec, exc))
+        return out
