@@ -91,14 +91,14 @@ class ExpireResult(JobOutcome):
         }
 
     def as_dict(self) -> dict[str, Any]:
+        """The run as one JSON document: ``memoryd expire --json`` prints a dry run's and a
+        manual run's (adding what it knows of consent); a scheduled run's is its ``data``."""
+        if self.mode in ("dry_run", "manual"):
+            return self._command_dict()
         d = self.plan.as_dict()
         moved = [m.as_dict() for m in self.moved]
         failed = [f.as_dict() for f in self.failed]
-        if self.mode == "dry_run":
-            d["unfinished_journal_entries"] = self.unfinished_journal_entries
-        elif self.mode == "manual":
-            d.update(batch=self.batch, moved=moved, failed=failed, repaired=self.repaired)
-        elif self.mode == "report_only":
+        if self.mode == "report_only":
             d.update(report_only=True, consent=None, moved=moved, failed=failed, log=self.log)
         else:
             d.update(
@@ -115,6 +115,28 @@ class ExpireResult(JobOutcome):
         if self.notified is not None:
             d["notified"] = self.notified
         return d
+
+    def _command_dict(self) -> dict[str, Any]:
+        """A run by hand: the plan (dry run) or what moved (``--force``), and what was kept."""
+        plan = self.plan
+        doc: dict[str, Any] = {"dry_run": self.mode == "dry_run"}
+        if self.mode == "dry_run":
+            doc["archive"] = [a.as_dict() for a in plan.archive]
+        else:
+            doc["batch"] = self.batch
+            doc["archive"] = [
+                {"path": m.item.path, "to": m.item.to, "reason": m.item.reason, "id": m.id}
+                for m in self.moved
+            ]
+        doc["keep"] = [k.as_dict() for k in plan.keep]
+        if self.mode == "manual":
+            doc["failed"] = [f.as_dict() for f in self.failed]
+            doc["repaired"] = self.repaired
+        if plan.skipped_names:
+            doc["skipped_names"] = list(plan.skipped_names)
+        if self.mode == "dry_run" and self.unfinished_journal_entries:
+            doc["unfinished_journal_entries"] = self.unfinished_journal_entries
+        return doc
 
 
 def apply_plan(
