@@ -167,6 +167,27 @@ def summary_line(plan: ExpirePlan, moved: int | None, failed: int) -> str:
     return text + (f"; {failed} could not be moved" if failed else "")
 
 
+def _planned(cfg: Config, paths: Paths, store: Store, now: float) -> tuple[Snapshot, ExpirePlan]:
+    """The files as they are now, and the plan for them (every run, scheduled or by hand)."""
+    snap = snapshot(cfg, paths, store, now)
+    return snap, build_plan(cfg, snap)
+
+
+def _apply(
+    plan: ExpirePlan, items: list[PlanItem], mover: Mover, workspace: Path, batch: str
+) -> tuple[list[Moved], list[Failure], str]:
+    """Archive ``items`` of ``plan`` as one batch: (moved, failed, the summary line)."""
+    moved, failed = apply_plan(items, mover, workspace, batch)
+    return moved, failed, summary_line(plan, len(moved), len(failed))
+
+
+def _send(cfg: Config, paths: Paths, lines: list[str]) -> bool:
+    """Notify the user (Telegram when configured); whether a notification went out."""
+    from ..notify import notify
+
+    return notify(cfg, paths, "\n".join(lines))
+
+
 def _notify_lines(summary: str, moved: list[Moved], failed: list[Failure]) -> list[str]:
     """The notification of a run that moved files: the first 20 moves and 5 failures."""
     lines = [summary] + [f"• {m.item.path} → {m.item.to}" for m in moved[:20]]
@@ -205,8 +226,7 @@ def run(
     mover = mover_for(store, paths)
     if not dry_run:
         repaired = mover.repair()
-    snap = snapshot(cfg, paths, store, now)
-    plan = build_plan(cfg, snap)
+    snap, plan = _planned(cfg, paths, store, now)
     if dry_run:
         summary = summary_line(plan, None, 0)
         return ExpireResult(
@@ -216,9 +236,9 @@ def run(
         with store.transaction():
             store.bump("skipped_names", len(snap.skipped_names))
     batch = f"expire:{plan.month}:{time.time_ns()}"
-    moved, failed = apply_plan(plan.archive, mover, paths.workspace, batch)
+    moved, failed, summary = _apply(plan, plan.archive, mover, paths.workspace, batch)
     result = ExpireResult(
-        summary_line(plan, len(moved), len(failed)),
+        summary,
         plan,
         "manual",
         changed=bool(moved),
@@ -228,11 +248,7 @@ def run(
         repaired=repaired,
     )
     if moved or failed:
-        from ..notify import notify
-
-        result.notified = notify(
-            cfg, paths, "\n".join(_notify_lines(result.summary, moved, failed))
-        )
+        result.notified = _send(cfg, paths, _notify_lines(result.summary, moved, failed))
     return result
 
 
@@ -274,13 +290,10 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
     so a second run of the month (the daemon died before it recorded the first) counts the
     files the first one moved against the same cap.
     """
-    from ..notify import notify
-
     consent = rails.consent_of(cfg.expire.auto, store.get_meta(rails.CONSENT_META))
     frac = cfg.expire.max_fraction_per_run
     if not consent.given:
-        snap = snapshot(cfg, paths, store, now)
-        plan = build_plan(cfg, snap)
+        _, plan = _planned(cfg, paths, store, now)
         n, participants = len(plan.archive), plan.files
         summary = (
             f"expire (report only): would archive {n} of {participants} memory files; "
@@ -300,13 +313,12 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
                 "exactly the plan it prints"
             )
             lines += _restores_since_last_run(store)
-            result.notified = notify(cfg, paths, "\n".join(lines))
+            result.notified = _send(cfg, paths, lines)
         return result
 
     mover = mover_for(store, paths)
     repaired = mover.repair()
-    snap = snapshot(cfg, paths, store, now)
-    plan = build_plan(cfg, snap)
+    snap, plan = _planned(cfg, paths, store, now)
     moved_before = moved_sources(store, SCHEDULED_BATCH.format(month=plan.month))
     already = len(moved_before)
     # The files taking part this month: the plan's, and those an earlier run moved out of
@@ -319,8 +331,7 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
     wanted, spared = rails.spare_restored(plan.archive, restored)
     take, held = rails.cap(wanted, participants, frac, _surest_first(snap), already)
     batch = SCHEDULED_BATCH.format(month=plan.month) + str(time.time_ns())
-    moved, failed = apply_plan(take, mover, paths.workspace, batch)
-    summary = summary_line(plan, len(moved), len(failed))
+    moved, failed, summary = _apply(plan, take, mover, paths.workspace, batch)
     if held:
         summary += (
             f"; {len(held)} more planned, held back by the cap "
@@ -357,5 +368,5 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
             lines.append(f"… and {len(held) - 10} more held back")
         lines += [f"◦ kept {a.path}  (restored on demand lately)" for a in spared[:10]]
         lines += needed_again
-        result.notified = notify(cfg, paths, "\n".join(lines))
+        result.notified = _send(cfg, paths, lines)
     return result
