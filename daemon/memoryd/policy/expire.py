@@ -9,6 +9,9 @@ Rule, in order (the first that applies decides):
 5. more than ``max_hits`` hits in the last ``window_days`` → keep (still in use)
 6. otherwise → archive
 
+Rules 4-6 are :func:`memoryd.policy.candidates.seed_rule`, which the replay's ``seed``
+policy applies too.
+
 Pruning and capacity (seed 001, ``memoryd.policy.score``) may add archive
 decisions for files that rules 4-6 keep; :func:`memoryd.policy.expire_plan.with_pruning`
 merges them in.
@@ -28,6 +31,7 @@ from typing import Any
 from ..config import ExpireConfig
 from ..signals import FileSignals
 from . import matches_any
+from .candidates import seed_rule
 
 ARCHIVE, KEEP = "archive", "keep"
 
@@ -68,7 +72,8 @@ def decide(
     glob = matches_any(sig.path, (*cfg.pinned, *pins))
     if glob:
         return ExpireDecision(sig.path, KEEP, "pinned", f"pinned by {glob!r}", numbers)
-    if age <= cfg.min_age_days:
+    rule = seed_rule(age, recent, cfg.min_age_days, cfg.max_hits)
+    if rule == "young":
         return ExpireDecision(
             sig.path,
             KEEP,
@@ -77,7 +82,7 @@ def decide(
             f"not older than {cfg.min_age_days}",
             numbers,
         )
-    if recent > cfg.max_hits:
+    if rule == "active":
         return ExpireDecision(
             sig.path,
             KEEP,
