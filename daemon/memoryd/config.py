@@ -155,7 +155,7 @@ class ExpireConfig(NamedTuple):
 
 class ScoreConfig(NamedTuple):
     keyword_weight: float = 0.4
-    """The relevance score (seed 001) = keyword 0.4 + time decay 0.2 + access frequency 0.2
+    """The relevance score = keyword 0.4 + time decay 0.2 + access frequency 0.2
     + tag match 0.2 (divided by the sum of the weights): weight of keyword match. The four
     weights must not all be zero."""
     time_weight: float = 0.2
