@@ -108,8 +108,8 @@ class ArchiveConfig(NamedTuple):
     dir: str = "memory-archive/{month}"
     """Where expire moves files, relative to the workspace; `{month}` is the YYYY-MM of the
     run and the file keeps its path below it (`memory-archive/2026-11/memory/2026-09-01.md`).
-    Outside `memory/` by default, because OpenClaw indexes `memory/` recursively. The
-    seed's layout inside `memory/` is `"memory/archive-{month}"` (OpenClaw then indexes the
+    Outside `memory/` by default, because OpenClaw indexes `memory/` recursively. A folder
+    inside `memory/` works too, such as `"memory/archive-{month}"` (OpenClaw then indexes the
     archive too). Refused values: see `docs/configuration.md`."""
 
 
