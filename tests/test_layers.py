@@ -201,6 +201,23 @@ def test_every_arrow_points_down_the_layers_architecture_md_declares() -> None:
     assert layering_problems(ROOT) == []
 
 
+def test_only_the_commands_import_a_job_and_no_job_imports_another() -> None:
+    """The jobs are the imperative shell: what two of them share lives in ``memoryd.policy``
+    (the expire plan that ``reflect`` reports, for one), so changing one job never changes
+    another. Only the command modules run a job by name (the daemon goes through
+    ``memoryd.jobs.run_for_period``)."""
+    graph = import_graph(ROOT)
+    jobs = {m for m in graph if m.startswith("memoryd.jobs.")}
+    assert {"memoryd.jobs.expire", "memoryd.jobs.reflect", "memoryd.jobs.promote"} <= jobs
+    offenders = [
+        f"{module} imports {target}"
+        for module, targets in sorted(graph.items())
+        if not module.startswith("memoryd.commands.")
+        for target in sorted(targets & jobs)
+    ]
+    assert offenders == []
+
+
 def test_the_checks_see_a_circle_and_an_arrow_up(tmp_path: Path) -> None:
     """The two checks above can fail: on a small package built for them, they do."""
     pkg = tmp_path / "memoryd"
