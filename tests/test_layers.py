@@ -1,6 +1,6 @@
 """The layers docs/architecture.md declares hold, and no module imports itself in a circle.
 
-Read from the source with :mod:`ast` (nothing is imported, so it takes milliseconds): every
+Read from the source with :mod:`ast` (nothing is imported; one parse of each file): every
 ``import`` of a memoryd module, at the top or inside a function or ``if TYPE_CHECKING``, is an
 arrow. An arrow may point to the module's own layer or one below it, never up; and the arrows
 make no circle, inside a layer either. ``memoryd.testing`` (data only tests and benchmarks use)
