@@ -141,7 +141,7 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
     if not ctx.paths.workspace.is_dir():
         raise UsageError(f"workspace {ctx.paths.workspace} is not a folder")
     if not args.no_scan and ctx.paths.state_dir.is_dir():
-        from .hits import run_scan
+        from .common import run_scan
 
         run_scan(ctx)
     now = clock.now()
