@@ -102,6 +102,8 @@ KINDS: dict[str, str] = {
     "test_ledger": "unit",
     "test_fsutil": "unit",
     "test_live_harness": "unit",  # the live harness's model and truth (no Node)
+    "test_histories_b": "unit",
+    "test_calibration": "unit",
     # `python -m memoryd` or the daemon as a real process
     "test_cli": "subprocess",
     "test_config": "subprocess",

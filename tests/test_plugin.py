@@ -31,6 +31,7 @@ from memoryd.commands.plugin import ENTRY, install_steps, leftovers, plugin_dir
 from memoryd.config import load_config, resolve_paths
 from memoryd.ingest.parser import memory_tool, parse_line
 from memoryd.mover import mover_for
+from memoryd.ondemand import archived_files
 from memoryd.store import Store
 
 pytestmark = pytest.mark.unit
@@ -336,6 +337,11 @@ def test_status_json_has_the_plugins_facts(install, capsys):
     assert doc["tiers"]["present"] and doc["tiers"]["hot"] == ["deploy.md"]
     assert doc["promotion"]["pending"] == 0 and doc["promotion"]["generated"]
     assert doc["archive"]["files"] == 1 and doc["archive"]["bytes"] > 0
+    store = Store.open(install["root"] / "mstate" / "state.db")
+    try:  # status counts by the same rule as restore on demand's list
+        assert len(archived_files(store)) == doc["archive"]["files"]
+    finally:
+        store.close()
     assert "organize" in doc["jobs"]
     _code, text = run(capsys, install["cfg"], "status")
     assert "tier store:  1 hot" in text and "archive:     1 files" in text

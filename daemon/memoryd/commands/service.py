@@ -84,12 +84,13 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     """Everything ``memoryd status`` shows, as plain data (also the --json document).
 
     Reads only, and imports neither the daemon nor the scanner: next runs come from
-    :mod:`memoryd.service.schedule` (its pure cron reading, checked against the APScheduler
+    :mod:`memoryd.timerules` (its pure cron reading, checked against the APScheduler
     trigger the daemon fires with), unread bytes from a stat per transcript.
     """
-    from ..service.lock import LOCK_NAME, lock_holder
-    from ..service.schedule import SCHEDULED_JOBS, job_schedules, next_fire, schedule_timezone
+    from ..config import job_schedules, schedule_timezone
+    from ..locks import LOCK_NAME, lock_holder
     from ..store import Store
+    from ..timerules import SCHEDULED_JOBS, next_fire
 
     cfg, paths = ctx.cfg, ctx.paths
     now = clock.now()
@@ -145,11 +146,13 @@ def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
     from ..policy import rails
 
     recorded = None
+    calibration = None
     events: list[dict[str, Any]] = []
     counters: dict[str, int] = {}
     if store is not None:
         try:
             recorded = store.get_meta(rails.CONSENT_META)
+            calibration = store.get_meta("expire.calibration")  # own_history.CALIBRATION_META
             events = recent_events(store)
             counters = store.counters()
         except sqlite3.Error:
@@ -163,6 +166,7 @@ def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
             "text": consent.describe(),
         },
         "max_fraction_per_run": cfg.expire.max_fraction_per_run,
+        "chance": _chance_status(cfg, calibration),
         "restore_on_demand": {
             "enabled": cfg.expire.restore_on_demand,
             "restored": int(counters.get("restored_on_demand", 0)),
@@ -192,8 +196,6 @@ def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
     report (the job that nominates them writes it), the archive from the journal.
     """
     import json
-
-    from ..ondemand import archived_files
 
     root = paths.tiers_root
     tiers: dict[str, Any] = {"root": str(root), "present": root.is_dir(), "notes": {}, "hot": []}
@@ -229,17 +231,44 @@ def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
         pass
     archive: dict[str, Any] = {"files": 0, "bytes": 0}
     if store is not None:
+        # ondemand.archived_files' rule (mover.archived_moves: done expire moves no done undo
+        # reversed, the archived copy still there), read as bare rows: the mover's records
+        # would cost `status` its dataclasses. tests/test_plugin.py checks both agree.
         try:
-            archived = archived_files(store)
+            rows = store.conn.execute(
+                "SELECT m.dst FROM moves m WHERE m.op = 'move' AND m.state = 'done' "
+                "AND m.undo_of IS NULL AND m.batch LIKE 'expire:%' AND NOT EXISTS ("
+                "SELECT 1 FROM moves u WHERE u.undo_of = m.id AND u.state = 'done')"
+            ).fetchall()
         except sqlite3.Error:
-            archived = []
-        archive["files"] = len(archived)
-        for a in archived:
+            rows = []
+        for (dst,) in rows:
             try:
-                archive["bytes"] += os.lstat(a.dst).st_size
+                size = os.lstat(dst).st_size if dst else None
             except OSError:
                 continue
+            if size is not None:
+                archive["files"] += 1
+                archive["bytes"] += size
     return {"tiers": tiers, "promotion": promotion, "archive": archive}
+
+
+def _chance_status(cfg: Config, recorded: str | None) -> dict[str, Any] | None:
+    """What the last expire run decided with under ``likely``: the chance calibrated on how
+    many of the user's verdicts, the cut chosen and its measured rates; or the generic
+    model's. None under another policy. A damaged record reads as none yet."""
+    import json
+
+    if cfg.expire.policy != "likely":
+        return None
+    try:
+        doc = json.loads(recorded) if recorded else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        return {"calibrated": False, "text": "no expire run has decided yet; the generic "
+                "model's chance until 200 past verdicts over 3 runs are known"}  # fmt: skip
+    return doc
 
 
 def _first_line(text: str | None) -> str | None:
@@ -333,6 +362,18 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         f"             a scheduled run moves at most {ex['max_fraction_per_run']:.0%} of the "
         "files (expire.max_fraction_per_run); `expire --force` by hand is not capped"
     )
+    ch = ex.get("chance")
+    if ch is not None:
+        if ch.get("calibrated"):
+            ctx.print(
+                f"chance:      calibrated on {ch['verdicts']} of your past verdicts "
+                f"({ch['runs']} runs); cut {ch['cut']:.0%} ({ch['rule']}): "
+                f"{ch['strong_rate']:.0%} of such archives later read or retrieved first "
+                f"(target {ch['target']:.0%}), {ch['coverage']:.0%} of the unneeded archived "
+                f"(floor {ch['floor']:.0%})"
+            )
+        else:
+            ctx.print(f"chance:      {ch.get('text', '')}")
     rod = ex["restore_on_demand"]
     if not rod["enabled"]:
         ctx.print("restores:    restore on demand is off (expire.restore_on_demand = false)")
