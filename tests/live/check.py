@@ -20,9 +20,9 @@ from typing import Any
 KNOWN_GAPS: frozenset[str] = frozenset({"tool_call", "code"})
 
 
-# Agent-store schemas whose healthy stores memoryd still warns about (issue 20: schema 23's
+# Agent-store schemas whose healthy stores memoryd still warns about (issue 20: schemas 19, 23:
 # archive tables have columns memoryd does not know).
-KNOWN_WARNING_SCHEMAS: frozenset[int | None] = frozenset({23})
+KNOWN_WARNING_SCHEMAS: frozenset[int | None] = frozenset({19, 23})
 
 
 # Agent-store schemas memoryd takes for a failed source (issue 20: 2026.7 keeps an agent
