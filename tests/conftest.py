@@ -131,6 +131,7 @@ KINDS: dict[str, str] = {
     "test_startup": "subprocess",
     "test_store_reader": "subprocess",
     "test_store_daemon": "subprocess",
+    "test_faults_reported": "subprocess",
     # a process killed or faulted mid-write, then what survives is checked
     "test_crash_scan": "crash",
     "test_daemon_crash": "crash",
