@@ -103,6 +103,7 @@ KINDS: dict[str, str] = {
     "test_fsutil": "unit",
     "test_histories_b": "unit",
     "test_calibration": "unit",
+    "test_clock": "unit",
     # `python -m memoryd` or the daemon as a real process
     "test_cli": "subprocess",
     "test_config": "subprocess",
