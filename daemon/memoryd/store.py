@@ -297,6 +297,7 @@ class Store:
         self._identities: dict[Path, tuple[int, int]] = {}
         self._before_bulk: tuple[int, int] | None = None  # settings a bulk load replaced
         self._header_seen = False  # state.db was seen starting with SQLite's header
+        self._header_fd: int | None = None  # check_header's descriptor (see there)
 
     # ---------------------------------------------------------------- open/close
 
@@ -344,6 +345,9 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+        if self._header_fd is not None:  # (after the connection: see check_header)
+            os.close(self._header_fd)
+            self._header_fd = None
 
     def __enter__(self) -> Store:
         return self
@@ -405,17 +409,23 @@ class Store:
 
         A file truncated or overwritten under a running process is not noticed by SQLite
         until it reads the pages that are gone, and a checkpoint would then write the
-        recent pages into what is left: the daemon checks before every scan (an open and
-        a 16-byte read) and stops instead. A file still empty (a new database whose first
-        page is in the WAL) passes.
+        recent pages into what is left: the daemon checks before every scan (a 16-byte
+        read) and stops instead. A file still empty (a new database whose first page is in
+        the WAL) passes.
+
+        The file is read through a descriptor kept open until :meth:`close`: closing any
+        descriptor of the database file drops every POSIX lock this process holds on it
+        (SQLite's own included), and another process closing its connection would then
+        take itself for the last one and delete the WAL under us.
         """
         if self.path is None:
             return
-        try:
-            with open(self.path, "rb") as fh:
-                head = fh.read(len(SQLITE_HEADER))
-        except FileNotFoundError:
-            return  # (check_files says "deleted")
+        if self._header_fd is None:
+            try:
+                self._header_fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
+                return  # (check_files says "deleted")
+        head = os.pread(self._header_fd, len(SQLITE_HEADER), 0)
         if head == SQLITE_HEADER:
             self._header_seen = True
             return
