@@ -46,15 +46,26 @@ def test_sighup_with_a_valid_config_reloads_it(
 
     # The new level is live: the batches are logged at debug. The new hit is in one of the
     # passes after the reload: a batch, or the reload's own rescan if it ran after the append
-    # (a file event may also make a batch that finds nothing left to read).
+    # (a file event may also make a batch that finds nothing left to read). A pass logs its
+    # line just after its commit: wait for the line, not only for the hit.
     append(inst.transcript("s"), hit_lines(["memory/n002.md"]))
     wait_until(lambda: hit_count(inst.db) == 2, timeout=60)
-    d.wait_event("ingest.batch")
-    after = d.logs()
-    after = after[next(i for i, e in enumerate(after) if e.get("event") == "daemon.reloaded") :]
-    passes = [e for e in after if e.get("event") in ("ingest.batch", "ingest.rescan")]
+
+    def passes_after_reload() -> list[dict]:
+        logs = d.logs()
+        logs = logs[next(i for i, e in enumerate(logs) if e.get("event") == "daemon.reloaded") :]
+        return [e for e in logs if e.get("event") in ("ingest.batch", "ingest.rescan")]
+
+    passes = wait_until(
+        lambda: (
+            (p := passes_after_reload())
+            and any(e["event"] == "ingest.batch" for e in p)
+            and sum(e["hits"] for e in p) == 1
+            and p
+        ),
+        timeout=60,
+    )
     assert all(e["level"] == "debug" for e in passes if e["event"] == "ingest.batch")
-    assert sum(e["hits"] for e in passes) == 1, passes
     assert d.stop() == 0
 
 
