@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd import clock
-from memoryd.service.schedule import local_midnight
+from memoryd.timerules import local_midnight
 
 FAR_EAST = ZoneInfo("Pacific/Kiritimati")  # UTC+14: the far edge of the zones
 
@@ -68,7 +68,7 @@ def test_an_offset_reads_in_range_or_is_refused(shift: float | str) -> None:
 
 
 def test_an_offset_file_out_of_range_keeps_the_last_offset_and_warns_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     offset = tmp_path / "offset"
     monkeypatch.delenv("MEMORYD_NOW", raising=False)
@@ -80,7 +80,8 @@ def test_an_offset_file_out_of_range_keeps_the_last_offset_and_warns_once(
         offset.write_text(wild)
         assert clock.now() == pytest.approx(time.time() + 86400, abs=5), "the last good offset"
         assert clock.now() == pytest.approx(time.time() + 86400, abs=5)
-    warnings = [ln for ln in capsys.readouterr().err.splitlines() if "clock.offset_ignored" in ln]
+    warnings = [r for r in caplog.records if r.getMessage() == "clock.offset_ignored"]
     assert len(warnings) == 2, "once per refused value, not at every reading"
+    assert warnings[0].levelname == "WARNING" and "'1e20'" in warnings[0].text
     offset.write_text("0")
     assert clock.now() == pytest.approx(time.time(), abs=5)
