@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.results",
             "memoryd.timerules",
             "memoryd.locks",
+            "memoryd.health",
             "memoryd.workspace",
             "memoryd.strength",
             "memoryd.corpus.*",  # the demo's (and the tests') install generator

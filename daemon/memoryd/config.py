@@ -83,7 +83,8 @@ class StateConfig(NamedTuple):
 
 class IngestConfig(NamedTuple):
     chunk_bytes: int = 1 << 20
-    """Bytes read from a transcript at a time (at least 4096)."""
+    """Bytes read from a transcript at a time (at least 4096, at most 64 MiB: each read
+    holds that much memory, twice while a line spans two reads)."""
     max_line_bytes: int = 64 << 20
     """A single line longer than this is skipped (and counted as oversized). An event of
     OpenClaw's SQLite store longer than this, plain or compressed, is skipped too (counted as a
@@ -412,6 +413,10 @@ def is_table(hint: Any) -> bool:
 
 # The smallest ``daemon.clock_jump_seconds``: twice the daemon's one-second tick.
 MIN_CLOCK_JUMP_SECONDS = 2.0
+# The bounds of ingest.chunk_bytes: a read buffer (1 TiB passed once, and every read then
+# failed with an empty MemoryError).
+MIN_CHUNK_BYTES = 4096
+MAX_CHUNK_BYTES = 64 << 20
 
 
 def _check_semantics(cfg: Config) -> None:
@@ -425,8 +430,11 @@ def _check_semantics(cfg: Config) -> None:
         raise ConfigError("score: the four weights must not all be zero")
     if cfg.score.max_prune_fraction > 1:
         raise ConfigError("score.max_prune_fraction: must be between 0 and 1")
-    if cfg.ingest.chunk_bytes < 4096:
-        raise ConfigError("ingest.chunk_bytes: must be at least 4096")
+    if not MIN_CHUNK_BYTES <= cfg.ingest.chunk_bytes <= MAX_CHUNK_BYTES:
+        raise ConfigError(
+            f"ingest.chunk_bytes: must be between {MIN_CHUNK_BYTES} and {MAX_CHUNK_BYTES} "
+            f"(64 MiB), not {cfg.ingest.chunk_bytes}"
+        )
     if cfg.ingest.parallel_min_bytes < 0:
         raise ConfigError("ingest.parallel_min_bytes: must be 0 (never) or more")
     if cfg.ingest.helper not in ("auto", "always", "never"):

@@ -134,18 +134,33 @@ def format_traceback(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
 
 
-def emit(event: str, logger: str = "memoryd.ingest", **fields: object) -> None:
+# Set by the command line for ``--debug``: a one-shot command then prints the debug lines
+# :func:`emit` is given (a failed source's traceback), which it otherwise leaves out.
+DEBUG_LINES = False
+
+
+def emit(
+    event: str, logger: str = "memoryd.ingest", *, debug: bool = False, **fields: object
+) -> None:
     """One log line: through logging when it is configured (the daemon), else JSON on stderr.
 
     A one-shot ``memoryd scan`` does not set up logging (structlog costs start-up
     time); what it must say about a source still reaches stderr, one JSON line.
+    ``debug``: a line for whoever looks into a fault (a traceback): at debug level in the
+    daemon's log, on stderr only with ``--debug`` (:data:`DEBUG_LINES`).
     """
     fields = {k: v for k, v in fields.items() if v is not None}
     if CONFIGURED:
-        level = logging.ERROR if event == "ingest.source_failed" else logging.WARNING
+        if debug:
+            level = logging.DEBUG
+        else:
+            level = logging.ERROR if event == "ingest.source_failed" else logging.WARNING
         logging.getLogger(logger).log(level, event, extra=fields)
         return
+    if debug and not DEBUG_LINES:
+        return
     level_name = "error" if event == "ingest.source_failed" else "warning"
+    level_name = "debug" if debug else level_name
     import time
 
     import orjson

@@ -88,8 +88,9 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     trigger the daemon fires with), unread bytes from a stat per transcript.
     """
     from ..config import job_schedules, schedule_timezone
+    from ..health import damage_of, read_health
     from ..locks import LOCK_NAME, lock_holder
-    from ..store import Store
+    from ..store import Store, StoreError
     from ..timerules import SCHEDULED_JOBS, next_fire
 
     cfg, paths = ctx.cfg, ctx.paths
@@ -97,12 +98,17 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     tz = schedule_timezone(cfg)
     schedules = job_schedules(cfg)
     pid = lock_holder(paths.memoryd_dir)
+    note = read_health(paths.memoryd_dir)
+    damage = damage_of(note, paths.db)
+    if damage is not None:  # the daemon stopped on it: the same line, the same exit status
+        raise StoreError(damage)
     doc: dict[str, Any] = {
         "daemon": {
             "running": pid is not None,
             "pid": pid or None,
             "started": None,
             "lock": str(paths.memoryd_dir / LOCK_NAME),
+            "scan_failing": _scan_failing(note, pid),
         },
         "state_db": str(paths.db),
         "now": clock.iso(now),
@@ -111,6 +117,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
         "pending_bytes": 0,
         "hits": {"last_hour": 0, "last_day": 0, "total": 0},
         "malformed_lines": 0,
+        "oversized_lines": 0,
         "failed_sources": [],
         "jobs": {},
     }
@@ -138,6 +145,26 @@ def collect_status(ctx: Context) -> dict[str, Any]:
         if store is not None:
             store.close()
     return doc
+
+
+def _scan_failing(note: dict[str, Any], pid: int | None) -> dict[str, Any] | None:
+    """The running daemon's failing scans, from its health note (None when they work).
+
+    Only a note of the daemon holding the lock counts: one left by a daemon that died
+    while scans failed says nothing about the one running now (or about none).
+    """
+    failing = note.get("scan_failing")
+    if pid is None or not isinstance(failing, dict) or (pid and note.get("pid") != pid):
+        return None
+    try:
+        since = clock.iso(float(failing["since"]))
+    except (KeyError, TypeError, ValueError, OverflowError):
+        since = None
+    return {
+        "since": since,
+        "reason": str(failing.get("reason") or "unknown"),
+        "attempts": int(failing.get("attempts") or 0),
+    }
 
 
 def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
@@ -302,6 +329,7 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
         doc["hits"] = {"last_hour": int(hour), "last_day": int(day), "total": int(total)}
         counters = store.counters()
         doc["malformed_lines"] = int(counters.get("malformed_lines", 0))
+        doc["oversized_lines"] = int(counters.get("oversized_lines", 0))
         doc["failed_sources"] = _failed_sources(conn)
         started = store.get_meta("daemon.started")
         if doc["daemon"]["running"] and started:
@@ -322,15 +350,23 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
 
     ctx.exit_at_once = True  # a read: nothing for Python's teardown to finish
     doc = collect_status(ctx)
+    failing = doc["daemon"]["scan_failing"]
+    code = 1 if failing else 0  # a script (or a monitor) learns of it from the status alone
     if args.json:
         ctx.print(json_dumps(doc))
-        return 0
+        return code
     d = doc["daemon"]
     if d["running"]:
         since = f" since {d['started']}" if d["started"] else ""
         ctx.print(f"daemon:      running (pid {d['pid'] or '?'}){since}")
     else:
         ctx.print("daemon:      not running")
+    if failing:
+        ctx.print(
+            f"failing:     scans failing since {failing['since']}: {failing['reason']} "
+            f"({failing['attempts']} attempts; retried at least once a minute, the hits are "
+            "counted once it works)"
+        )
     ctx.print(f"state:       {doc['state_db']}")
     src = doc["sources"]
     ctx.print(f"sources:     {src['followed']} followed ({src['vanished']} vanished)")
@@ -340,6 +376,9 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         f"hits:        {h['last_hour']} last hour, {h['last_day']} last day, {h['total']} total"
     )
     ctx.print(f"malformed:   {doc['malformed_lines']} lines")
+    ctx.print(
+        f"oversized:   {doc['oversized_lines']} lines (longer than ingest.max_line_bytes: skipped)"
+    )
     for f in doc["failed_sources"]:
         what = "transcript store" if f["kind"] == "sqlite" else "transcript"
         ctx.print(f"not read:    {what} {f['source']}: {f['reason']}")
@@ -390,7 +429,12 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         ctx.print(line)
     if "error" in doc:
         ctx.print(f"warning:     {doc['error']}")
-    return 0
+    if failing:
+        print(
+            f"memoryd: scans failing since {failing['since']}: {failing['reason']}",
+            file=sys.stderr,
+        )
+    return code
 
 
 def glance_lines(doc: dict[str, Any]) -> list[str]:

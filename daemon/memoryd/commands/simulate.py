@@ -141,9 +141,9 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
     if not ctx.paths.workspace.is_dir():
         raise UsageError(f"workspace {ctx.paths.workspace} is not a folder")
     if not args.no_scan and ctx.paths.state_dir.is_dir():
-        from .common import run_scan
+        from .common import catch_up
 
-        run_scan(ctx)
+        catch_up(ctx)
     now = clock.now()
     store = ctx.read_store()
     data = gather(ctx, store, now)
@@ -177,7 +177,9 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
         **({"chance_now": now_cal} if now_cal is not None else {}),
     }
     if args.json:
-        ctx.print(json_dumps(doc))
+        from .common import with_catch_up
+
+        ctx.print(json_dumps(with_catch_up(ctx, doc)))
     else:
         for line in text_report(doc, results):
             ctx.print(line)
