@@ -24,13 +24,14 @@ from .calls import (
 )
 from .fastpath import parse
 from .ledger import Batch, Ledger
-from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult
+from .parser import CODE, GET, SEARCH, ParsedLine, ToolCall, ToolResult, Unrecognised
 from .sqlite_source import root_of
 from .stats import ScanStats
 
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
 _CALL_FIELDS = len(ToolCall._fields)  # a result has more (ToolResult._fields)
-assert len(ToolResult._fields) != _CALL_FIELDS
+_UNRECOGNISED_FIELDS = len(Unrecognised._fields)
+assert len({len(ToolResult._fields), _CALL_FIELDS, _UNRECOGNISED_FIELDS}) == 3
 _KEYS_MAX = 65536  # classified paths remembered (a bound for a daemon that runs for months)
 _BARE_MAX = 4096  # reused ids whose bare-id row was looked up, remembered (the same bound)
 
@@ -74,7 +75,8 @@ class Applier:
         """Add one parsed line's calls and hits to ``batch``.
 
         Everything is read by position: what the helper sends is the same fields as
-        plain tuples (a call has four, a result six), which saves rebuilding them.
+        plain tuples (a call has seven, a result eight, an unrecognised shape one), which
+        saves rebuilding them.
         """
         self.lines(((0, 0, parsed),), batch, calls, stats, {})
 
@@ -98,17 +100,35 @@ class Applier:
         new_call = batch.new_call
         result = self._result
         n = malformed = 0
+        # nested-tool record → the wrapper call it describes (its answer goes to that call)
+        same_as: dict[str, str] = {}
         for _, line_end, (events, bad) in lines:
             n += 1
             if bad:
                 malformed += 1
                 continue
             for ev in events:
-                if len(ev) != _CALL_FIELDS:
-                    result(ev, batch, calls)
+                fields = len(ev)
+                if fields != _CALL_FIELDS:
+                    if fields == _UNRECOGNISED_FIELDS:
+                        batch.unrecognised(ev[0])
+                        if stats.unrecognised_example is None:
+                            stats.unrecognised_example = ev[0]
+                    elif ev[7] is not None and ev[0] in same_as:
+                        result(ev, batch, calls, same_as[ev[0]])
+                    else:
+                        result(ev, batch, calls)
                     continue
-                call_id, tool, query, ts, made = ev
-                if made is not None and is_numbered(call_id):
+                call_id, tool, query, ts, made, via, parent = ev
+                if parent is not None:  # a nested-tool record
+                    wrapper = self._wrapper_of(parent, made, batch, calls)
+                    if wrapper is not None:
+                        # the same call as a ``tool_call`` wrapper met before it: counted once,
+                        # under the wrapper's id (its own result is then a copy)
+                        same_as[call_id] = wrapper
+                        continue
+                    via = CODE  # an inner call of ``tool_search_code``: a call of its own
+                elif made is not None and is_numbered(call_id):
                     # an id reused by later turns: kept per call (see calls.occurrence_id)
                     raw, call_id = call_id, occurrence_id(call_id, made)
                     if call_id not in known and self._counted_bare(agent, raw, made, session):
@@ -121,7 +141,7 @@ class Applier:
                     call = calls.lookup(call_id, self._fetch(agent))
                 if call is None:
                     calls.add(call_id, Call(tool, query, ts, False, session))
-                    new_call(call_id, tool, query, ts)
+                    new_call(call_id, tool, query, ts, via)
                     made_at[call_id] = line_end
                 elif not call.answered and call.session != session:
                     calls.carry(call_id, call, session)  # a successor's copy
@@ -190,9 +210,36 @@ class Applier:
     def _fetch(self, agent: str) -> Callable[[str], CallRow | None]:
         return lambda cid: self.ledger.fetch_call(agent, cid)
 
-    def _result(self, ev: ToolResult, batch: Batch, calls: Calls) -> None:
-        call_id, named, paths, ev_ts, _recovered, _shape, made = ev
-        if is_numbered(call_id):
+    def _wrapper_of(
+        self, parent: str, made: float | None, batch: Batch, calls: Calls
+    ) -> str | None:
+        """The id a nested-tool record's call is kept under when its outer call ``parent`` is
+        a memory call (a ``tool_call`` wrapper: the same call, described twice), else None
+        (``tool_search_code``: its inner calls are calls of their own).
+
+        The wrapper's call line comes first (OpenClaw writes the assistant message before
+        the tool runs, and the record when the inner call ends): met in this scan, or stored
+        by an earlier one. A reused id is matched as a result's is, by the record's time.
+        """
+        pid = parent
+        if is_numbered(parent):
+            pid = calls.occurrence_answered(parent, batch.session, batch.parent, made)
+            if pid == parent and parent not in calls.known:
+                rows = self.ledger.fetch_occurrences(batch.cp.agent, parent)
+                pid = stored_occurrence(rows, batch.session, batch.parent, made) or parent
+        if calls.known.get(pid) is not None:
+            return pid
+        return pid if calls.lookup(pid, self._fetch(batch.cp.agent)) is not None else None
+
+    def _result(
+        self, ev: ToolResult, batch: Batch, calls: Calls, resolved: str | None = None
+    ) -> None:
+        """Apply one result; ``resolved``: the call it answers, already found (a nested-tool
+        record's wrapper call)."""
+        call_id, named, paths, ev_ts, _recovered, _shape, made, _parent = ev
+        if resolved is not None:
+            call_id = resolved
+        elif is_numbered(call_id):
             written = call_id
             call_id = calls.occurrence_answered(written, batch.session, batch.parent, made)
             if call_id == written and written not in calls.known:

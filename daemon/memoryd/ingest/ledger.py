@@ -36,7 +36,7 @@ from .. import faults
 from ..store import Store
 from .calls import OCCURRENCE_MARK, Call, CallRow, Calls
 from .sources import SourceFile
-from .stats import ScanStats
+from .stats import ROUTES, ScanStats
 from .tailer import Checkpoint, Verdict, head_hash
 
 # SQLite error names that, raised by a write of the ledger, are faults of the state database.
@@ -74,12 +74,19 @@ _INSERT_HITS = (
 # The scan's counters of what it recorded, counted when their transaction commits.
 COMMITTED = ScanStats.RECORDED
 # Each one's place in them, by name (not by the order RECORDED happens to list them in).
-_HITS, _CALLS, _MALFORMED, _OVERSIZED, _NON_MEMORY, _RENAMED, _RESETS = (
+_HITS, _CALLS, _MALFORMED, _OVERSIZED, _NON_MEMORY, _RENAMED, _RESETS, _UNRECOGNISED = (
     COMMITTED.index(name)
     for name in (
-        "new_hits", "new_calls", "malformed", "oversized", "non_memory_paths", "renamed", "resets"
+        "new_hits", "new_calls", "malformed", "oversized", "non_memory_paths", "renamed", "resets",
+        "unrecognised",
     )
 )  # fmt: skip
+# New calls by Tool Search route (parser.TOOL_CALL, parser.CODE): their place in COMMITTED, and
+# the persisted counter of each (``status``: direct calls are all the others).
+_ROUTE_COMMITTED = {route: COMMITTED.index(f"calls_{route}") for route in ROUTES}
+ROUTE_COUNTERS = {route: f"memory_calls_{route}" for route in ROUTES}
+UNRECOGNISED_COUNTER = "unrecognised_memory_calls"
+UNRECOGNISED_EXAMPLE = "unrecognised.example"  # meta key: the first one seen
 # The identity changes counted, when the transaction that records one commits.
 _IDENTITY_COUNTED = {
     Verdict.TRUNCATED: _RESETS,
@@ -158,9 +165,12 @@ class Batch:
         "oversized",
         "parent",
         "reread",
+        "routed",
         "session",
         "start",
         "synthetic",
+        "unknown",
+        "unknown_sample",
     )
 
     def __init__(
@@ -185,6 +195,11 @@ class Batch:
         self.oversized = 0
         self.malformed = 0
         self.non_memory = 0  # result paths outside memory (not counted as hits)
+        # Calls reached through Tool Search (call id → route, see parser.ToolCall.via): counted
+        # by route as their rows are new. Direct calls, nearly all of them, are not listed.
+        self.routed: dict[str, str] = {}
+        self.unknown = 0  # calls or custom messages naming a memory tool in a shape not known
+        self.unknown_sample: str | None = None
         # The rows of the batch's agent and session (``cp.agent``, ``session``: see write()),
         # one after the other in a flat list each (see insert_rows):
         # calls: call id, tool, query, ts, answered (5 values a call; answering one sets
@@ -196,10 +211,21 @@ class Batch:
         # hits: call id, memory path, kind, ts, query, score, start line, end line (8 a hit)
         self.hits: list[object] = []
 
-    def new_call(self, call_id: str, tool: str, query: str | None, ts: float | None) -> None:
-        """A call of the batch's agent first met in this batch, in its session."""
+    def new_call(
+        self, call_id: str, tool: str, query: str | None, ts: float | None, via: str | None = None
+    ) -> None:
+        """A call of the batch's agent first met in this batch, in its session (``via``: the
+        route it took, None for a direct call)."""
         self.call_rows[call_id] = len(self.calls)
         self.calls.extend((call_id, tool, query, ts, 0))
+        if via is not None:
+            self.routed[call_id] = via
+
+    def unrecognised(self, sample: str) -> None:
+        """A call or custom message naming a memory tool in a shape not known (counted)."""
+        self.unknown += 1
+        if self.unknown_sample is None:
+            self.unknown_sample = sample
 
     def answer(self, agent: str, call_id: str) -> None:
         """Record that a call is answered: in its row when it is new in this batch."""
@@ -209,13 +235,29 @@ class Batch:
         else:
             self.calls[i + 4] = 1
 
-    def write(self, conn: sqlite3.Connection, source_id: int) -> tuple[int, int]:
-        """Insert it all; returns how many hits and calls were new (the rest were known)."""
+    def write(self, conn: sqlite3.Connection, source_id: int) -> tuple[int, int, dict[str, int]]:
+        """Insert it all; returns how many hits and calls were new (the rest were known), and
+        of the new calls how many took each Tool Search route."""
         # (An empty list is skipped: most batches have no calls without a call line and no
         # answers to earlier batches' calls, and a statement costs even with nothing to do.)
         before_calls = conn.total_changes
         agent, session = self.cp.agent, self.session
-        if self.calls:
+        routes: dict[str, int] = {}
+        if self.calls and self.routed:
+            # (each route's rows on their own, so that only the new ones are counted)
+            direct: list[object] = []
+            by_route: dict[str, list[object]] = {}
+            for i in range(0, len(self.calls), 5):
+                via = self.routed.get(self.calls[i])  # type: ignore[call-overload]
+                row = self.calls[i : i + 5]
+                (direct if via is None else by_route.setdefault(via, [])).extend(row)
+            if direct:
+                insert_rows(conn, _INSERT_BATCH_CALLS, 5, direct, (agent, session))
+            for via, rows in by_route.items():
+                before_route = conn.total_changes
+                insert_rows(conn, _INSERT_BATCH_CALLS, 5, rows, (agent, session))
+                routes[via] = conn.total_changes - before_route
+        elif self.calls:
             insert_rows(conn, _INSERT_BATCH_CALLS, 5, self.calls, (agent, session))
         new_calls = conn.total_changes - before_calls
         if self.answered_unseen:
@@ -231,7 +273,7 @@ class Batch:
         before = conn.total_changes
         if self.hits:
             insert_rows(conn, _INSERT_BATCH_HITS, 8, self.hits, (source_id, agent, session))
-        return conn.total_changes - before, new_calls
+        return conn.total_changes - before, new_calls, routes
 
 
 # A file's state after a batch (the ``sources`` columns): offset, size, mtime_ns, last_read,
@@ -352,11 +394,16 @@ class Ledger:
         for batch, source_id in queued:
             self._count(batch.write(self.conn, source_id))
 
-    def _count(self, new: tuple[int, int]) -> None:
-        """New hits and calls written in the open transaction (counted if it commits)."""
+    def _count(self, new: tuple[int, int, dict[str, int]]) -> None:
+        """New hits and calls written in the open transaction (counted if it commits), and the
+        persisted counters of the calls' routes bumped in it."""
         written = self._txn_written
         written[_HITS] += new[0]
         written[_CALLS] += new[1]
+        for route, n in new[2].items():
+            if n:
+                self.store.bump(ROUTE_COUNTERS[route], n)
+                written[_ROUTE_COMMITTED[route]] += n
 
     def _count_lines(self, batch: Batch) -> None:
         """A batch's malformed and oversized lines and paths outside memory, recorded in the
@@ -365,6 +412,11 @@ class Ledger:
         self.store.bump("oversized_lines", batch.oversized)
         self.store.bump("malformed_lines", batch.malformed)
         written = self._txn_written
+        if batch.unknown:
+            self.store.bump(UNRECOGNISED_COUNTER, batch.unknown)
+            written[_UNRECOGNISED] += batch.unknown
+            if batch.unknown_sample is not None and self.store.get_meta(UNRECOGNISED_EXAMPLE) is None:
+                self.store.set_meta(UNRECOGNISED_EXAMPLE, batch.unknown_sample)
         written[_MALFORMED] += batch.malformed
         written[_OVERSIZED] += batch.oversized
         written[_NON_MEMORY] += batch.non_memory
