@@ -104,7 +104,7 @@ def wrapper_result(
 
 
 def code_result(call_id: str, value: Any, ts: float = T0 + 1) -> bytes:
-    """The ``tool_search_code`` result: ``{"ok": true, "value": …}`` (whatever the code returned)."""
+    """The ``tool_search_code`` result: ``{"ok": true, "value": …}`` (what the code returned)."""
     doc = {"ok": True, "value": value, "logs": [], "telemetry": {"calls": 1}}
     msg = {"role": "toolResult", "toolCallId": call_id, "toolName": "tool_search_code",
            "content": _text(doc), "details": doc, "isError": False,

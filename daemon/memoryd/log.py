@@ -134,16 +134,25 @@ def format_traceback(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
 
 
-def emit(event: str, logger: str = "memoryd.ingest", **fields: object) -> None:
+def emit(
+    event: str, logger: str = "memoryd.ingest", *, debug: bool = False, **fields: object
+) -> None:
     """One log line: through logging when it is configured (the daemon), else JSON on stderr.
 
     A one-shot ``memoryd scan`` does not set up logging (structlog costs start-up
     time); what it must say about a source still reaches stderr, one JSON line.
+    ``debug``: a fact for whoever looks closer, nothing the user must act on (logged at
+    debug level by the daemon, not written by a one-shot command).
     """
     fields = {k: v for k, v in fields.items() if v is not None}
     if CONFIGURED:
-        level = logging.ERROR if event == "ingest.source_failed" else logging.WARNING
+        if debug:
+            level = logging.DEBUG
+        else:
+            level = logging.ERROR if event == "ingest.source_failed" else logging.WARNING
         logging.getLogger(logger).log(level, event, extra=fields)
+        return
+    if debug:
         return
     level_name = "error" if event == "ingest.source_failed" else "warning"
     import time

@@ -121,7 +121,7 @@ class Applier:
                     continue
                 call_id, tool, query, ts, made, via, parent = ev
                 if parent is not None:  # a nested-tool record
-                    wrapper = self._wrapper_of(parent, made, batch, calls)
+                    wrapper = self._wrapper_of(parent, tool, query, made, batch, calls)
                     if wrapper is not None:
                         # the same call as a ``tool_call`` wrapper met before it: counted once,
                         # under the wrapper's id (its own result is then a copy)
@@ -211,7 +211,13 @@ class Applier:
         return lambda cid: self.ledger.fetch_call(agent, cid)
 
     def _wrapper_of(
-        self, parent: str, made: float | None, batch: Batch, calls: Calls
+        self,
+        parent: str,
+        tool: str,
+        query: str | None,
+        made: float | None,
+        batch: Batch,
+        calls: Calls,
     ) -> str | None:
         """The id a nested-tool record's call is kept under when its outer call ``parent`` is
         a memory call (a ``tool_call`` wrapper: the same call, described twice), else None
@@ -219,17 +225,23 @@ class Applier:
 
         The wrapper's call line comes first (OpenClaw writes the assistant message before
         the tool runs, and the record when the inner call ends): met in this scan, or stored
-        by an earlier one. A reused id is matched as a result's is, by the record's time.
+        by an earlier one. A reused id is matched as a result's is, by the record's time, and
+        must have asked the same thing: the latest memory call of that id before a
+        ``tool_search_code`` call that reused it is a direct call of an earlier turn.
         """
         pid = parent
-        if is_numbered(parent):
+        numbered = is_numbered(parent)
+        if numbered:
             pid = calls.occurrence_answered(parent, batch.session, batch.parent, made)
             if pid == parent and parent not in calls.known:
                 rows = self.ledger.fetch_occurrences(batch.cp.agent, parent)
                 pid = stored_occurrence(rows, batch.session, batch.parent, made) or parent
-        if calls.known.get(pid) is not None:
-            return pid
-        return pid if calls.lookup(pid, self._fetch(batch.cp.agent)) is not None else None
+        call = calls.known.get(pid)
+        if call is None:
+            call = calls.lookup(pid, self._fetch(batch.cp.agent))
+        if call is None or (numbered and (call.tool != tool or call.query != query)):
+            return None
+        return pid
 
     def _result(
         self, ev: ToolResult, batch: Batch, calls: Calls, resolved: str | None = None

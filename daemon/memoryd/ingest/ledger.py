@@ -415,7 +415,10 @@ class Ledger:
         if batch.unknown:
             self.store.bump(UNRECOGNISED_COUNTER, batch.unknown)
             written[_UNRECOGNISED] += batch.unknown
-            if batch.unknown_sample is not None and self.store.get_meta(UNRECOGNISED_EXAMPLE) is None:
+            if (
+                batch.unknown_sample is not None
+                and self.store.get_meta(UNRECOGNISED_EXAMPLE) is None
+            ):
                 self.store.set_meta(UNRECOGNISED_EXAMPLE, batch.unknown_sample)
         written[_MALFORMED] += batch.malformed
         written[_OVERSIZED] += batch.oversized

@@ -343,8 +343,11 @@ def wrapped_result(
                 wrapped = _wrapped(orjson.loads(stripped))
             except orjson.JSONDecodeError:
                 wrapped = None
-            if wrapped is None:  # cut: what can be recovered, unnamed
-                return _result(call_id, None, text, None, msg, ts, made)
+            if wrapped is None:
+                # cut: what can be recovered, unnamed. The tool's own answer is in there
+                # twice, as an object and as a JSON string (its quotes escaped once): read
+                # as one text, a path cut from one is still found in the other
+                return _result(call_id, None, text.replace('\\"', '"'), None, msg, ts, made)
     if wrapped is None:
         return None
     info, inner = wrapped
