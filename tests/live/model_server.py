@@ -1,0 +1,243 @@
+"""A scripted OpenAI-compatible model for driving the real OpenClaw on 127.0.0.1.
+
+No model runs here: every reply is decided by directives written in the newest user message,
+so a scenario states exactly which tool calls the "model" makes, and the request log records
+what OpenClaw sent back (the tool results), which is where the ground truth comes from.
+
+Directives (each is one assistant turn, taken in order; then a plain text reply):
+
+- ``[[call NAME {json}]]``      call NAME the way this run's tool list allows: directly when
+  NAME is offered, else through Tool Search's ``tool_call`` ({"id": NAME, "args": {...}}),
+  else through code mode's ``tool_search_code`` (one ``openclaw.tools.call``).
+- ``[[direct NAME {json}]]``    call NAME by its own name even when it is not offered
+  (directory mode runs hidden names called directly).
+- ``[[tool_call NAME {json}]]`` always through ``tool_call``.
+- ``[[code JS]]``               one ``tool_search_code`` call with this JavaScript body.
+- ``[[text WORDS]]``            reply with this text (ends the turn).
+
+Every request is appended to the log as one JSON line: ``{"path", "body", "reply"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+MODEL_ID = "scripted"
+INTERNAL = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"  # OpenClaw's own context, sent as a user turn
+DIRECTIVE = re.compile(r"\[\[(call|direct|tool_call|code|text)\s+(.*?)\]\]", re.S)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call the scripted model makes: the name sent and its JSON arguments."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of a chat message whose content is a string or a list of parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def directives_of(text: str) -> list[tuple[str, str]]:
+    """The (verb, rest) directives of a user message, in order."""
+    return [(m.group(1), m.group(2).strip()) for m in DIRECTIVE.finditer(text)]
+
+
+def offered_tools(body: dict[str, Any]) -> set[str]:
+    """Names of the tools this request offers the model."""
+    names = set()
+    for tool in body.get("tools") or []:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+            names.add(fn["name"])
+    return names
+
+
+def code_calling(name: str, args: dict[str, Any]) -> str:
+    """A code-mode body that makes one bridged call and returns its envelope."""
+    return f"return await openclaw.tools.call({json.dumps(name)}, {json.dumps(args)});"
+
+
+def decide(body: dict[str, Any]) -> ToolCall | str:
+    """The scripted model's next move for a request: a tool call, or the final text."""
+    messages = body.get("messages") or []
+    last_user = max((i for i, m in enumerate(messages)
+                     if m.get("role") == "user" and INTERNAL not in message_text(m)), default=-1)
+    if last_user < 0 or not body.get("tools"):
+        return "ok"  # e.g. a compaction's summary request: no tools, no directives obeyed
+    steps = directives_of(message_text(messages[last_user]))
+    done = sum(
+        1 for m in messages[last_user + 1:] if m.get("role") == "assistant" and m.get("tool_calls")
+    )
+    if done >= len(steps):
+        return "done"
+    verb, rest = steps[done]
+    if verb == "text":
+        return rest
+    if verb == "code":
+        return ToolCall("tool_search_code", {"code": rest})
+    name, _, raw = rest.partition(" ")
+    args = json.loads(raw) if raw.strip() else {}
+    tools = offered_tools(body)
+    if verb == "direct" or (verb == "call" and name in tools):
+        return ToolCall(name, args)
+    if verb == "tool_call" or "tool_call" in tools:
+        return ToolCall("tool_call", {"id": name, "args": args})
+    if "tool_search_code" in tools:
+        return ToolCall("tool_search_code", {"code": code_calling(name, args)})
+    return ToolCall(name, args)
+
+
+class ScriptedModel:
+    """The HTTP server and its request log; ``with ScriptedModel(log) as m: m.port``."""
+
+    def __init__(self, log_path: Path) -> None:
+        self.log_path = log_path
+        self._lock = threading.Lock()
+        self._calls = 0
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:  # quiet: the JSON log says it all
+                pass
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._json({"object": "list", "data": [
+                        {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "memoryd"}]})
+                else:
+                    self._json({"error": {"message": "not found"}}, 404)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    self._json({"error": {"message": "bad json"}}, 400)
+                    return
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    inputs = body.get("input")
+                    inputs = inputs if isinstance(inputs, list) else [inputs]
+                    reply = {"object": "list", "model": MODEL_ID, "data": [
+                        {"object": "embedding", "index": i, "embedding": embed(str(x))}
+                        for i, x in enumerate(inputs)],
+                        "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+                    model.record(self.path, body, {"embeddings": len(inputs)})
+                    self._json(reply)
+                    return
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    model.record(self.path, body, {"error": "unknown path"})
+                    self._json({"error": {"message": "not found"}}, 404)
+                    return
+                move = decide(body)
+                call_id = model.next_call_id()
+                model.record(self.path, body, move if isinstance(move, str) else
+                             {"tool": move.name, "arguments": move.arguments, "id": call_id})
+                if body.get("stream"):
+                    self._stream(move, call_id)
+                else:
+                    self._json(completion(move, call_id))
+
+            def _json(self, payload: dict[str, Any], status: int = 200) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, move: ToolCall | str, call_id: str) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.end_headers()
+                for chunk in stream_chunks(move, call_id):
+                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def next_call_id(self) -> str:
+        with self._lock:
+            self._calls += 1
+            return f"call{self._calls:05d}"  # letters and digits: OpenClaw keeps such ids as sent
+
+    def record(self, path: str, body: dict[str, Any], reply: Any) -> None:
+        line = json.dumps({"t": time.time(), "path": path, "body": body, "reply": reply})
+        with self._lock, self.log_path.open("a", encoding="utf-8") as out:
+            out.write(line + "\n")
+
+    def __enter__(self) -> ScriptedModel:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def embed(text: str) -> list[float]:
+    """A fixed 8-dimensional bag-of-letters vector: deterministic, no model."""
+    vec = [0.0] * 8
+    for ch in text.lower():
+        vec[ord(ch) % 8] += 1.0
+    norm = sum(v * v for v in vec) ** 0.5 or 1.0
+    return [v / norm for v in vec]
+
+
+def _usage() -> dict[str, int]:
+    return {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+
+
+def completion(move: ToolCall | str, call_id: str) -> dict[str, Any]:
+    """A non-streaming chat completion for a move."""
+    if isinstance(move, str):
+        message: dict[str, Any] = {"role": "assistant", "content": move}
+        finish = "stop"
+    else:
+        message = {"role": "assistant", "content": None, "tool_calls": [{
+            "id": call_id, "type": "function",
+            "function": {"name": move.name, "arguments": json.dumps(move.arguments)}}]}
+        finish = "tool_calls"
+    return {"id": "chatcmpl-" + call_id, "object": "chat.completion", "created": int(time.time()),
+            "model": MODEL_ID,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": _usage()}
+
+
+def stream_chunks(move: ToolCall | str, call_id: str) -> list[dict[str, Any]]:
+    """The server-sent chunks of a streamed chat completion for a move."""
+    base = {"id": "chatcmpl-" + call_id, "object": "chat.completion.chunk",
+            "created": int(time.time()), "model": MODEL_ID}
+    if isinstance(move, str):
+        deltas = [{"role": "assistant", "content": move}]
+        finish = "stop"
+    else:
+        deltas = [{"role": "assistant", "content": None, "tool_calls": [{
+            "index": 0, "id": call_id, "type": "function",
+            "function": {"name": move.name, "arguments": json.dumps(move.arguments)}}]}]
+        finish = "tool_calls"
+    chunks = [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
+              for d in deltas]
+    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    chunks.append({**base, "choices": [], "usage": _usage()})
+    return chunks

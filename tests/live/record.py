@@ -1,0 +1,259 @@
+"""Scenarios: what the scripted model does to a real OpenClaw install, phase by phase.
+
+Each phase changes the config (the Tool Search mode), runs its steps (turns through the
+gateway or ``agent --local``; resets, deletes and compactions through the gateway) with no
+OpenClaw process left afterwards, then the install is packed as a fixture with the truth so
+far (hits are cumulative over the phases of one install).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import fixtures, truth
+from .install import Runtime, ensure_openclaw
+from .model_server import ScriptedModel
+from .openclaw import Gateway, Install, agent_turn, gateway_call
+
+
+def search(query: str) -> str:
+    return f"[[call memory_search {json.dumps({'query': query})}]]"
+
+
+def get(path: str) -> str:
+    return f"[[call memory_get {json.dumps({'path': path})}]]"
+
+
+def code(body: str) -> str:
+    return f"[[code {body}]]"
+
+
+def bridged(name: str, args: dict[str, Any]) -> str:
+    return f"await openclaw.tools.call({json.dumps(name)}, {json.dumps(args)})"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing done to the install: ``turn`` (key, message, agent), ``reset`` (key,
+    reason), ``delete`` (key), ``compact`` (key)."""
+
+    kind: str
+    key: str
+    message: str = ""
+    agent: str = "main"
+    reason: str = "new"
+
+
+def turn(key: str, message: str, agent: str = "main") -> Step:
+    return Step("turn", f"agent:{agent}:{key}", message, agent)
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    tool_search: Any  # None = unset (OpenClaw's default)
+    runner: str  # "gateway" | "local"
+    steps: tuple[Step, ...]
+    extra_config: dict[str, Any] = field(default_factory=dict)
+    openclaw: str | None = None  # another OpenClaw version for this phase (an upgrade)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    phases: tuple[Phase, ...]
+    agents: tuple[str, ...] = ("main",)
+
+
+UNSET = None
+CODE = {"mode": "code", "codeTimeoutMs": 2000}
+
+LIFECYCLE = (
+    Step("reset", "agent:main:a", reason="new"),
+    turn("a", "after /new " + search("kayak June")),
+    Step("reset", "agent:main:b", reason="reset"),
+    turn("b", "after /reset " + get("memory/delta.md")),
+    turn("c", "soon deleted " + search("redis") + " " + get("memory/recipes.md")),
+    Step("delete", "agent:main:c"),
+)
+LOOKUPS = (
+    turn("a", "what db does alpha use? " + search("postgres") + " " + get("memory/gamma.md")),
+    turn("a", "and the dentist? " + search("dentist Tuesdays") + " " + get("MEMORY.md")),
+    turn("b", "nothing there: " + search("xylophone zeppelin") + " "
+         + get("memory/missing.md") + " " + get("../outside.md")),
+    turn("b", "more " + get("/etc/hostname") + " " + search("lentil soup")),
+)
+LONG = (
+    *(turn("long", f"long session, turn {i}: " + search(q) + " " + get(p) + " " + "filler " * 400)
+      for i, (q, p) in enumerate([("postgres", "memory/alpha.md"), ("redis", "memory/beta.md"),
+                                  ("kayak", "memory/gamma.md"), ("receipts", "memory/delta.md")])),
+    Step("compact", "agent:main:long"),
+    turn("long", "after compaction " + search("dentist")),
+)
+CODE_CELLS = (
+    turn("a", "three inner calls "
+         + code("return [" + bridged("memory_search", {"query": "postgres"}) + ", "
+                + bridged("memory_get", {"path": "memory/beta.md"}) + ", "
+                + bridged("memory_search", {"query": "receipts blue folder"}) + "];")),
+    turn("e", "one inner call fails "
+         + code("const ok = " + bridged("memory_search", {"query": "green tea"})
+                + "; let bad; try { bad = " + bridged("memory_get", {"path": "../outside.md"})
+                + "; } catch (e) { bad = String(e); } return {ok, bad};")),
+    turn("e", "a cell that times out "
+         + code("const r = " + bridged("memory_search", {"query": "kayak"})
+                + "; while (true) {} return r;")
+         + " " + search("lentils cumin")),
+)
+
+# Direct calls only (Tool Search off), every lifecycle event: what memoryd counts today.
+DIRECT = Scenario("direct", (
+    Phase("lookups", False, "gateway", LOOKUPS),
+    Phase("reset-delete-compact", False, "gateway", LIFECYCLE + LONG),
+))
+
+# The newest OpenClaw as installed (Tool Search "tools" mode), then every other mode.
+MAIN = Scenario("main", (
+    Phase("tools-mode", UNSET, "gateway", LOOKUPS),
+    Phase("reset-delete-compact", UNSET, "gateway", LIFECYCLE + LONG),
+    Phase("direct", False, "local", (
+        turn("a", "direct " + search("postgres vacuum") + " " + get("memory/people/ana.md")),
+        turn("d", "direct, nothing " + search("quasar nebula") + " " + get("memory/nope.md")),
+    )),
+    Phase("directory", {"mode": "directory"}, "local", (
+        turn("a", "hidden name called directly "
+             + "[[direct memory_search {\"query\": \"plumber sink\"}]] "
+             + "[[tool_call memory_get {\"path\": \"memory/2026-11-30.md\"}]]"),
+    )),
+    Phase("code-mode", CODE, "local", CODE_CELLS),
+))
+
+AGENTS = Scenario("agents", (
+    Phase("two-agents", UNSET, "local", (
+        turn("main", "main agent " + search("postgres")),
+        turn("main", "ops agent " + search("backups NAS") + " " + get("memory/oncall.md"), "ops"),
+    )),
+), agents=("main", "ops"))
+
+# What .ci/run drives end to end: the default config with a reset and a delete, then code
+# mode (one gateway start, a few local turns).
+CI = Scenario("ci", (
+    Phase("tools-mode-lifecycle", UNSET, "gateway", LOOKUPS[:1] + LOOKUPS[2:3] + (
+        Step("reset", "agent:main:a", reason="new"),
+        turn("a", "after /new " + search("kayak June")),
+        turn("c", "soon deleted " + search("redis")),
+        Step("delete", "agent:main:c"),
+    )),
+    Phase("code-mode", CODE, "local", CODE_CELLS[:1]),
+))
+
+# An older release: direct calls with every lifecycle event, then Tool Search's "tools" and
+# code modes (off by default there); from the last JSONL release, an upgrade to the newest.
+OLDER = Scenario("lifecycle", (
+    Phase("direct", False, "gateway", LOOKUPS + LIFECYCLE + LONG),
+    Phase("tools-mode", {"mode": "tools"}, "local", (
+        turn("a", "tools mode " + search("postgres") + " " + get("memory/gamma.md")),
+        turn("f", "tools mode, nothing " + search("xylophone") + " " + get("memory/none.md")),
+    )),
+    Phase("code-mode", CODE, "local", CODE_CELLS[:2]),
+))
+UPGRADE = Scenario("lifecycle", (
+    *OLDER.phases,
+    Phase("upgraded-to-2026.9.6", UNSET, "gateway", (
+        turn("a", "after the upgrade " + search("kayak June")),
+        turn("g", "a new session after the upgrade " + search("dentist")),
+    ), openclaw="2026.9.6"),
+))
+
+SCENARIOS = {s.name: s for s in (DIRECT, MAIN, AGENTS, CI, OLDER)}
+# Committed as fixtures, per version ("ci" is run live by .ci/run).
+RECORDED = {"2026.9.6": ("direct", "main", "agents"), "2026.8.1": ("lifecycle",),
+            "2026.7.35": ("lifecycle",), "2026.5.28": ("lifecycle",)}
+
+
+def scenario_for(name: str, version: str) -> Scenario:
+    """A scenario as run on one version (the last JSONL release also gets upgraded)."""
+    if name == "lifecycle" and version == "2026.7.35":
+        return UPGRADE
+    return SCENARIOS[name]
+
+
+def agent_schema(state: Path) -> int | None:
+    """``PRAGMA user_version`` of the main agent's database (None: there is none)."""
+    db = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    if not db.exists():
+        return None
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def run_step(inst: Install, step: Step, logs: Path, local: bool) -> None:
+    if step.kind == "turn":
+        agent_turn(inst, step.key, step.message, logs / "cli.log", step.agent, local=local)
+    elif step.kind == "reset":
+        gateway_call(inst, "sessions.reset", {"key": step.key, "reason": step.reason},
+                     logs / "cli.log")
+    elif step.kind == "delete":
+        gateway_call(inst, "sessions.delete", {"key": step.key, "deleteTranscript": True},
+                     logs / "cli.log")
+    elif step.kind == "compact":
+        gateway_call(inst, "sessions.compact", {"key": step.key}, logs / "cli.log")
+    else:
+        raise ValueError(step.kind)
+
+
+def record(scenario: Scenario, runtime: Runtime, work: Path, out: Path | None,
+           say: Any = print) -> list[Path]:
+    """Run a scenario on a fresh install under ``work``; after each phase pack a fixture
+    into ``out/<version>/<scenario>/<NN>-<phase>/`` (``out`` None: ``work/fixtures``)."""
+    root = work / f"{runtime.version}-{scenario.name}"
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    logs = root / "logs"
+    logs.mkdir()
+    dest_base = (out or work / "fixtures") / runtime.version / scenario.name
+    written: list[Path] = []
+    with ScriptedModel(logs / "requests.jsonl") as model:
+        inst = Install(root / "install", runtime, model.port, agents=scenario.agents)
+        inst.create()
+        workspaces = {
+            a: {str(p.relative_to(inst.workspace(a))) for p in inst.workspace(a).rglob("*.md")}
+            for a in scenario.agents}
+        for n, phase in enumerate(scenario.phases, 1):
+            t0 = time.monotonic()
+            inst.tool_search = phase.tool_search
+            inst.extra = phase.extra_config
+            if phase.openclaw is not None and phase.openclaw != inst.runtime.version:
+                inst.runtime = ensure_openclaw(phase.openclaw)
+            inst.write_config()
+            if phase.runner == "gateway":
+                with Gateway(inst, logs / "gateway.log"):
+                    for step in phase.steps:
+                        run_step(inst, step, logs, local=False)
+            else:
+                for step in phase.steps:
+                    run_step(inst, step, logs, local=True)
+            calls = truth.memory_calls(logs / "requests.jsonl", workspaces)
+            doc = truth.truth_document(calls, workspaces, {
+                "openclaw": runtime.version, "scenario": scenario.name, "phase": phase.name,
+                "phase_number": n, "tool_search": phase.tool_search, "runner": phase.runner,
+                "openclaw_now": inst.runtime.version,
+                "recorded_root": str(inst.root), "agents": list(scenario.agents),
+                "agent_schema": agent_schema(inst.state),
+            })
+            dest = dest_base / f"{n:02d}-{phase.name}"
+            shutil.rmtree(dest, ignore_errors=True)
+            fixtures.pack(inst.root, dest, doc)
+            written.append(dest)
+            say(f"{runtime.version} {scenario.name} {n:02d}-{phase.name}: "
+                f"{sum(sum(h.values()) for h in doc['hits'].values())} hits so far, "
+                f"routes {doc['calls_by_route']}, {time.monotonic() - t0:.0f} s")
+    return written
