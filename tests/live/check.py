@@ -15,14 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# Routes of memory calls memoryd does not count yet (issue 20): a fixture with a hit made
-# this way is expected to differ until the `shapes` branch lands and empties this set.
-KNOWN_GAPS: frozenset[str] = frozenset({"tool_call", "code"})
+# Routes of memory calls memoryd does not count yet: a fixture with a hit made this way is
+# expected to differ (a strict xfail). Empty since the `shapes` branch (issue 20) counts
+# Tool Search's ``tool_call`` and code mode.
+KNOWN_GAPS: frozenset[str] = frozenset()
 
 
-# Agent-store schemas whose healthy stores memoryd still warns about (issue 20: schema 23's
-# archive tables have columns memoryd does not know).
-KNOWN_WARNING_SCHEMAS: frozenset[int | None] = frozenset({23})
+# Agent-store schemas whose healthy stores memoryd still warns about. Empty since schema 23's
+# archive tables are read without a warning (issue 20).
+KNOWN_WARNING_SCHEMAS: frozenset[int | None] = frozenset()
 
 
 def expected_to_differ(truth: dict[str, Any]) -> bool:
