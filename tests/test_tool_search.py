@@ -196,8 +196,46 @@ def test_code_mode_counts_every_inner_call_and_a_timed_out_one_finds_nothing(tmp
     stats = inst.scan()
     assert stats.calls_by_route() == {"direct": 0, "tool_call": 0, "code": 4}
     assert counts(inst) == {FILES[0]: 1, FILES[1]: 2, FILES[4]: 1}
-    answered = inst.store.conn.execute("SELECT COUNT(*) FROM calls WHERE answered = 1").fetchone()
+    answered = inst.store.conn.execute(
+        "SELECT COUNT(*) FROM calls WHERE answered = 1 AND tool != 'cell'"
+    ).fetchone()
     assert answered == (4,)  # the timed-out one too: answered, with nothing found
+
+
+def timed_out_cell(cid: str, t: float) -> list[bytes]:
+    """A cell whose inner call found something before the cell ran past its time: the model
+    saw nothing of it (OpenClaw's result is an error), so it counts nothing."""
+    return [
+        ts.code_call(cid, "…", t),
+        ts.nested(cid, 1, "memory_search", {"query": "late"}, found(FILES[4]), t + 0.5),
+        tx.chatter(99, ts=t + 1),
+        ts.code_failed(cid, t + 2),
+    ]
+
+
+def test_a_cell_that_timed_out_counts_nothing_its_inner_calls_found(tmp_path):
+    inst = Install(tmp_path)
+    lines = [tx.header("s"), *timed_out_cell("c9", T)]
+    lines += [ts.code_call("c10", "…", T + 10),
+              ts.nested("c10", 1, "memory_get", {"path": FILES[0]}, got(FILES[0]), T + 11),
+              ts.code_result("c10", None, T + 12)]  # fmt: skip
+    inst.append("s.jsonl", b"".join(lines))
+    stats = inst.scan()
+    assert counts(inst) == {FILES[0]: 1} and stats.new_hits == 1
+    assert inst.scan().new_hits == 0 and counts(inst) == {FILES[0]: 1}
+
+
+def test_a_cell_ending_in_a_later_scan_takes_back_what_it_found(tmp_path):
+    """The daemon read the cell's records while it ran; its failure comes in the next scan."""
+    inst = Install(tmp_path, extra_config=ONE_PROCESS)
+    lines = [tx.header("s"), *timed_out_cell("c9", T)]
+    inst.append("s.jsonl", b"".join(lines[:3]))
+    inst.scan()
+    assert counts(inst) == {FILES[4]: 1}
+    inst.restart()
+    inst.append("s.jsonl", b"".join(lines[3:]))
+    inst.scan()
+    assert counts(inst) == {}
 
 
 def mixed_session() -> tuple[list[bytes], dict[str, int]]:
@@ -319,6 +357,7 @@ def sessions(draw: st.DrawFn) -> tuple[list[bytes], dict[str, int], list[int]]:
                 want[p] = want.get(p, 0) + 1
         else:
             inner = draw(st.integers(0, 3))
+            cell_before = dict(want)
             lines.append(ts.code_call(cid, "…", t))
             for k in range(inner):
                 sub = draw(st.lists(st.sampled_from(FILES), max_size=2, unique=True))
@@ -330,7 +369,11 @@ def sessions(draw: st.DrawFn) -> tuple[list[bytes], dict[str, int], list[int]]:
                 if not failed:
                     for p in sub:
                         want[p] = want.get(p, 0) + 1
-            lines.append(ts.code_result(cid, None, t + 1))
+            if draw(st.integers(0, 4)) == 0:  # the cell timed out: nothing it found counts
+                lines.append(ts.code_failed(cid, t + 1))
+                want = cell_before
+            else:
+                lines.append(ts.code_result(cid, None, t + 1))
         if draw(st.booleans()):
             lines.append(tx.chatter(i, ts=t + 2))
     if draw(st.booleans()):  # a cut line (a crash mid-write), then the rest

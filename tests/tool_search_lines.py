@@ -112,6 +112,15 @@ def code_result(call_id: str, value: Any, ts: float = T0 + 1) -> bytes:
     return _message("r" + call_id, ts, msg)
 
 
+def code_failed(call_id: str, ts: float = T0 + 1, error: str = "timed out") -> bytes:
+    """A cell that ran past its time (or threw): an error result; no memory tool named in it."""
+    doc = {"status": "error", "tool": "tool_search_code", "error": error}
+    msg = {"role": "toolResult", "toolCallId": call_id, "toolName": "tool_search_code",
+           "content": [{"type": "text", "text": json.dumps(doc)}], "details": doc,
+           "isError": True, "timestamp": int(ts * 1000)}  # fmt: skip
+    return _message("r" + call_id, ts, msg)
+
+
 def reset(ts: float = T0 + 2) -> bytes:
     """``/new`` in a store session: a boundary, the same session id."""
     return dump({"type": "reset", "reason": "new", "id": "reset1", "timestamp": iso(ts)})

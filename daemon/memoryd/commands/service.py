@@ -219,7 +219,7 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
         # By route: the counters the scans bumped as Tool Search's calls were new (the names
         # are ingest.ledger's ROUTE_COUNTERS, not imported: status does not load the scanner);
         # direct calls are all the others.
-        (calls,) = conn.execute("SELECT COUNT(*) FROM calls").fetchone()
+        (calls,) = conn.execute("SELECT COUNT(*) FROM calls WHERE tool != 'cell'").fetchone()
         routed = {r: int(counters.get(f"memory_calls_{r}", 0)) for r in ("tool_call", "code")}
         doc["memory_calls"] = {"direct": max(int(calls) - sum(routed.values()), 0), **routed}
         doc["unrecognised"] = {

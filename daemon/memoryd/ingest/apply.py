@@ -24,14 +24,30 @@ from .calls import (
 )
 from .fastpath import parse
 from .ledger import Batch, Ledger
-from .parser import CODE, GET, SEARCH, ParsedLine, ToolCall, ToolResult, Unrecognised
+from .parser import (
+    CODE,
+    GET,
+    SEARCH,
+    CellEnded,
+    ParsedLine,
+    ToolCall,
+    ToolResult,
+    Unrecognised,
+    nested_prefix,
+)
 from .sqlite_source import root_of
 from .stats import ScanStats
 
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
 _CALL_FIELDS = len(ToolCall._fields)  # a result has more (ToolResult._fields)
 _UNRECOGNISED_FIELDS = len(Unrecognised._fields)
-assert len({len(ToolResult._fields), _CALL_FIELDS, _UNRECOGNISED_FIELDS}) == 3
+_CELL_FIELDS = len(CellEnded._fields)
+assert len({len(ToolResult._fields), _CALL_FIELDS, _UNRECOGNISED_FIELDS, _CELL_FIELDS}) == 4
+# The tool of a code-mode cell kept among the calls while it runs: waiting, so that its result
+# line, which holds no needle, is looked for by its id as an answer is (in this scan, or in a
+# later one: the row is written, never counted as a memory call, and holds no hit).
+CELL = "cell"
+_CELLS_MAX = 4096  # cells whose inner calls are remembered until their result (a bound)
 _KEYS_MAX = 65536  # classified paths remembered (a bound for a daemon that runs for months)
 _BARE_MAX = 4096  # reused ids whose bare-id row was looked up, remembered (the same bound)
 
@@ -62,6 +78,8 @@ class Applier:
         # and per agent the lineage the roots found so far are of
         self.lineage_of: Callable[[str], dict[str, str | None]] = lambda _agent: {}
         self._roots: dict[str, tuple[dict[str, str | None], dict[str, str | None]]] = {}
+        # (agent, cell's call id) → its inner calls met in this process, until its result
+        self._cells: dict[tuple[str, str], list[str]] = {}
 
     def memo_sizes(self) -> dict[str, int]:
         """Entries in its memos (bounded: ``_KEYS_MAX`` an agent, ``_BARE_MAX``), for the
@@ -114,6 +132,8 @@ class Applier:
                         batch.unrecognised(ev[0])
                         if stats.unrecognised_example is None:
                             stats.unrecognised_example = ev[0]
+                    elif fields == _CELL_FIELDS:
+                        self._cell_ended(ev, batch, calls)
                     elif ev[7] is not None and ev[0] in same_as:
                         result(ev, batch, calls, same_as[ev[0]])
                     else:
@@ -128,6 +148,7 @@ class Applier:
                         same_as[call_id] = wrapper
                         continue
                     via = CODE  # an inner call of ``tool_search_code``: a call of its own
+                    self._in_cell(parent, call_id, ts, batch, calls)
                 elif made is not None and is_numbered(call_id):
                     # an id reused by later turns: kept per call (see calls.occurrence_id)
                     raw, call_id = call_id, occurrence_id(call_id, made)
@@ -239,9 +260,50 @@ class Applier:
         call = calls.known.get(pid)
         if call is None:
             call = calls.lookup(pid, self._fetch(batch.cp.agent))
-        if call is None or (numbered and (call.tool != tool or call.query != query)):
+        if call is None or call.tool == CELL:
+            return None
+        if numbered and (call.tool != tool or call.query != query):
             return None
         return pid
+
+    def _in_cell(
+        self, cell: str, call_id: str, ts: float | None, batch: Batch, calls: Calls
+    ) -> None:
+        """An inner call of code-mode cell ``cell``: remembered until the cell's result, which
+        is looked for by the cell's id (kept waiting among the calls, never written)."""
+        key = (batch.cp.agent, cell)
+        inner = self._cells.get(key)
+        if inner is None:
+            if len(self._cells) >= _CELLS_MAX:
+                self._cells.clear()  # (results never written: a crashed run's cells)
+            inner = self._cells[key] = []
+        inner.append(call_id)
+        if cell not in calls.known:
+            calls.add(cell, Call(CELL, None, ts, False, batch.session))
+            batch.new_call(cell, CELL, None, ts, CELL)
+
+    def _cell_ended(self, ev: CellEnded, batch: Batch, calls: Calls) -> None:
+        """A cell's (or a wrapper's) result: if it failed, the model saw nothing of what its
+        inner calls found, and their hits are taken back (in this batch's transaction)."""
+        cell, made, failed, wrapper_result = ev
+        pending = calls.known.get(cell)
+        if pending is not None and pending.tool == CELL:
+            calls.answer(cell, pending)
+            batch.answer(batch.cp.agent, cell)
+            del calls.known[cell]  # (a provider may reuse the id for the next cell)
+        inner = self._cells.pop((batch.cp.agent, cell), [])
+        if not failed:
+            return
+        batch.retract.extend(inner)
+        if wrapper_result:  # a tool_call wrapper whose own result failed: its call's hits
+            wrapper = cell
+            if is_numbered(cell):
+                wrapper = calls.occurrence_answered(cell, batch.session, batch.parent, made)
+            batch.retract.append(wrapper)
+        elif not is_numbered(cell):
+            # inner calls committed by an earlier scan (a daemon that read the cell's records
+            # before it ended): found by the prefix of their ids
+            batch.retract_prefixes.append(nested_prefix(cell))
 
     def _result(
         self, ev: ToolResult, batch: Batch, calls: Calls, resolved: str | None = None

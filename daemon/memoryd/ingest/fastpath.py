@@ -136,8 +136,8 @@ def _tool_result(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine:
     if name is not None:
         tool = memory_tool(name)
         if tool is None:
-            if name.strip().lower() == "tool_call":
-                return None  # Tool Search's wrapper: the general parser reads what it wraps
+            if name.strip().lower() in ("tool_call", "tool_search_code"):
+                return None  # Tool Search's own: the general parser reads what they hold
             return _EMPTY  # another tool's result: no event, no timestamp
     made = _epoch(msg.get("timestamp")) if is_numbered(call_id) else None
     result = _answer(call_id, tool, msg, _timestamp(record, msg), made)

@@ -85,6 +85,7 @@ _HITS, _CALLS, _MALFORMED, _OVERSIZED, _NON_MEMORY, _RENAMED, _RESETS, _UNRECOGN
 # the persisted counter of each (``status``: direct calls are all the others).
 _ROUTE_COMMITTED = {route: COMMITTED.index(f"calls_{route}") for route in ROUTES}
 ROUTE_COUNTERS = {route: f"memory_calls_{route}" for route in ROUTES}
+CELL_ROUTE = "cell"  # apply.CELL: a running code-mode cell's row (see Applier._in_cell)
 UNRECOGNISED_COUNTER = "unrecognised_memory_calls"
 UNRECOGNISED_EXAMPLE = "unrecognised.example"  # meta key: the first one seen
 # The identity changes counted, when the transaction that records one commits.
@@ -165,6 +166,8 @@ class Batch:
         "oversized",
         "parent",
         "reread",
+        "retract",
+        "retract_prefixes",
         "routed",
         "session",
         "start",
@@ -199,6 +202,10 @@ class Batch:
         # by route as their rows are new. Direct calls, nearly all of them, are not listed.
         self.routed: dict[str, str] = {}
         self.unknown = 0  # calls or custom messages naming a memory tool in a shape not known
+        # Calls whose hits are taken back (the inner calls of a code-mode cell that failed:
+        # the model saw nothing they found), by id and by the prefix of their ids.
+        self.retract: list[str] = []
+        self.retract_prefixes: list[str] = []
         self.unknown_sample: str | None = None
         # The rows of the batch's agent and session (``cp.agent``, ``session``: see write()),
         # one after the other in a flat list each (see insert_rows):
@@ -259,7 +266,8 @@ class Batch:
                 routes[via] = conn.total_changes - before_route
         elif self.calls:
             insert_rows(conn, _INSERT_BATCH_CALLS, 5, self.calls, (agent, session))
-        new_calls = conn.total_changes - before_calls
+        # (a code-mode cell's row, kept while it runs, is no memory call)
+        new_calls = conn.total_changes - before_calls - routes.pop(CELL_ROUTE, 0)
         if self.answered_unseen:
             conn.executemany(
                 "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
@@ -273,7 +281,22 @@ class Batch:
         before = conn.total_changes
         if self.hits:
             insert_rows(conn, _INSERT_BATCH_HITS, 8, self.hits, (source_id, agent, session))
-        return conn.total_changes - before, new_calls, routes
+        inserted = conn.total_changes - before
+        if not self.retract and not self.retract_prefixes:
+            return inserted, new_calls, routes
+        before = conn.total_changes
+        if self.retract:
+            conn.executemany(
+                "DELETE FROM hits WHERE agent = ? AND call_id = ?",
+                [(agent, cid) for cid in self.retract],
+            )
+        if self.retract_prefixes:
+            conn.executemany(
+                "DELETE FROM hits WHERE agent = ? AND call_id >= ? AND call_id < ?",
+                [(agent, p, p + "\U0010ffff") for p in self.retract_prefixes],
+            )
+        # (hits taken back count as fewer new ones: a scan's figure is what it changed)
+        return inserted - (conn.total_changes - before), new_calls, routes
 
 
 # A file's state after a batch (the ``sources`` columns): offset, size, mtime_ns, last_read,

@@ -133,7 +133,30 @@ class Unrecognised(NamedTuple):
     sample: str  # what it looked like, cut short (for "unrecognised: N, e.g. …")
 
 
-Event = ToolCall | ToolResult | Unrecognised
+class CellEnded(NamedTuple):
+    """A ``tool_search_code`` cell (or a ``tool_call`` wrapper) answered: its result line.
+
+    A cell that failed (``isError``: it timed out, or its code threw) returned nothing to
+    the model, not even what its inner calls found before: their hits are taken back. The
+    same for a wrapper whose own result is an error.
+    """
+
+    call_id: str
+    made: float | None  # the message's time, for an id a provider reuses
+    failed: bool
+    wrapper: bool  # a ``tool_call`` wrapper's result (else a cell's)
+
+
+Event = ToolCall | ToolResult | Unrecognised | CellEnded
+
+
+def nested_prefix(parent: str) -> str:
+    """How the ids of the nested-tool records of outer call ``parent`` begin (Tool Search
+    names them ``tool_search_code:<parent, sanitized>:<tool>:<n>``)."""
+    return f"{_CODE_RUNNER}:{_UNSAFE_IN_ID.sub('_', parent.strip())[:120] or 'call'}:"
+
+
+_UNSAFE_IN_ID = re.compile(r"[^A-Za-z0-9_.:-]+")
 
 
 class ParsedLine(NamedTuple):
@@ -224,14 +247,24 @@ def _events(record: dict[str, Any]) -> list[Event]:
         if call_id:
             name = _first_str(msg, _NAME_KEYS)
             made = to_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
-            if name is not None and name.strip().lower() == _WRAPPER:
+            outer = name.strip().lower() if name is not None else None
+            if outer == _WRAPPER:
                 result = wrapped_result(call_id, msg, ts, made)
+            elif outer == _CODE_RUNNER:
+                result = None
             else:
                 result = _result(
                     call_id, name, msg.get("content"), msg.get("details"), msg, ts, made
                 )
             if result is not None:
                 out.append(result)
+            if outer in (_WRAPPER, _CODE_RUNNER):
+                # (a wrapper's answer that went well is said by its result; a cell's end is
+                # said either way: its inner calls are remembered until then)
+                failed = msg.get("isError") is True or msg.get("is_error") is True
+                if failed or outer == _CODE_RUNNER:
+                    made = to_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
+                    out.append(_new(CellEnded, (call_id, made, failed, outer == _WRAPPER)))
         return out
     if role == "custom" or record.get("type") in ("custom", "custom_message"):
         return custom_events(msg if role == "custom" else record, ts)
@@ -387,8 +420,8 @@ def custom_events(msg: dict[str, Any], ts: float | None) -> list[Event]:
     scope = details.get("scopeId")
     if parent is not None and is_numbered(parent) and isinstance(scope, str):
         # the record's id holds its parent's, which a provider may reuse every turn: the run's
-        # scope (a fresh id each run) keeps the inner call's id its own
-        nested_id = f"{nested_id}@{scope}"
+        # scope (a fresh id each run) and the call's place in the run keep it its own
+        nested_id = f"{nested_id}@{scope}:{details.get('startOrder')}"
     made = to_epoch(msg.get("timestamp"))
     if made is None:
         made = to_epoch(details.get("startedAt"))
