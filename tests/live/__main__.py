@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -33,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the temporary work folder")
     args = parser.parse_args(argv)
+    # `timeout` (as .ci/run uses it) sends SIGTERM: unwind, so that the gateway's process
+    # group and the model server are ended by their own context managers.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     t0 = time.monotonic()
     runtime = install.ensure_openclaw(args.version)
     print(f"node {runtime.node} / openclaw {runtime.version} ready ({time.monotonic() - t0:.0f} s)",

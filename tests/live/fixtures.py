@@ -5,7 +5,8 @@ state folder, without its ``tmp/`` and log folders) and the workspaces (``ws/``,
 The gateway's own databases (``state/state/``) are left out: they hold no transcript.
 ``truth.json`` beside it holds the hits per file per agent, every memory call, and the root
 the install was recorded at (``recorded_root``), which ``unpack`` rewrites in ``openclaw.json``
-so that the workspaces resolve where the copy is unpacked.
+(and in the other small JSON files: ``sessions.json``, trajectory paths) so that the
+workspaces and session files resolve where the copy is unpacked.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openclaw"
-SKIPPED_DIRS = {"tmp", "logs", "home", "cache", "media", "canvas", "completions", "browser"}
+SKIPPED_DIRS = {"tmp", "logs", "home", "cache", "media", "canvas", "completions", "browser",
+                "identity"}  # (identity/: the install's device key pair, nothing to count)
 
 
 def _wanted(rel: Path) -> bool:
@@ -27,6 +29,8 @@ def _wanted(rel: Path) -> bool:
         return False
     if parts[:2] == ("state", "state"):
         return False  # the gateway's own databases (routing, quarantine): no transcripts
+    if parts[-1].endswith(".key"):
+        return False  # keys OpenClaw generated for the install
     return parts[0] in ("state",) or parts[0] == "ws" or parts[0].startswith("ws-")
 
 
@@ -43,6 +47,17 @@ def pack(root: Path, dest: Path, truth: dict[str, Any]) -> Path:
     return archive
 
 
+def repack(fixture: Path) -> None:
+    """Rewrite a fixture's archive keeping only what ``pack`` keeps today."""
+    archive = fixture / "state.tar.xz"
+    staged = archive.with_suffix(".new")
+    with tarfile.open(archive, "r:xz") as src, tarfile.open(staged, "w:xz", preset=9) as dst:
+        for member in src.getmembers():
+            if member.isfile() and _wanted(Path(member.name)):
+                dst.addfile(member, src.extractfile(member))
+    staged.replace(archive)
+
+
 def unpack(fixture: Path, into: Path) -> dict[str, Any]:
     """Unpack a fixture into ``into`` (its ``state/``, ``ws*/``); its truth, with the
     config's paths moved to ``into``."""
@@ -50,10 +65,12 @@ def unpack(fixture: Path, into: Path) -> dict[str, Any]:
     into.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fixture / "state.tar.xz", "r:xz") as tar:
         tar.extractall(into, filter="data")
-    config = into / "state" / "openclaw.json"
-    if config.exists():
-        text = config.read_text(encoding="utf-8")
-        config.write_text(text.replace(truth["recorded_root"], str(into)), encoding="utf-8")
+    # The config's workspaces, sessions.json's sessionFile, trajectory paths: where the copy is.
+    for meta in (into / "state").rglob("*.json"):
+        text = meta.read_text(encoding="utf-8", errors="surrogateescape")
+        if truth["recorded_root"] in text:
+            meta.write_text(text.replace(truth["recorded_root"], str(into)),
+                            encoding="utf-8", errors="surrogateescape")
     return truth
 
 
