@@ -202,6 +202,28 @@ def test_code_mode_counts_every_inner_call_and_a_timed_out_one_finds_nothing(tmp
     assert answered == (4,)  # the timed-out one too: answered, with nothing found
 
 
+def envelope(tool: str, payload: dict[str, object]) -> dict[str, object]:
+    """What ``openclaw.tools.call`` returns to the code: the tool and its whole answer."""
+    return {"tool": {"id": f"openclaw:memory-core:{tool}", "name": tool, "source": "openclaw"},
+            "result": ts.tool_answer(payload)}  # fmt: skip
+
+
+def test_2026_7_code_mode_counts_the_envelopes_its_value_returned(tmp_path):
+    """2026.7 writes no nested-tool record: the cell's value holds what its calls returned,
+    as one envelope, a list of them or an object holding them."""
+    inst = Install(tmp_path)
+    value = {"a": envelope("memory_search", found(FILES[0], FILES[1])),
+             "more": [envelope("memory_get", got(FILES[2])), {"x": 1}, "memory_"]}  # fmt: skip
+    lines = [tx.header("s"), ts.code_call("c1", "…"), ts.code_result("c1", value)]
+    lines += [ts.code_call("c2", "…", T + 5),
+              ts.code_result("c2", envelope("memory_search", found(FILES[0])), T + 6)]  # fmt: skip
+    inst.append("s.jsonl", b"".join(lines))
+    assert inst.scan().calls_by_route() == {"direct": 0, "tool_call": 0, "code": 3}
+    assert counts(inst) == {FILES[0]: 2, FILES[1]: 1, FILES[2]: 1}
+    inst.restart()
+    assert inst.scan().new_hits == 0
+
+
 def timed_out_cell(cid: str, t: float) -> list[bytes]:
     """A cell whose inner call found something before the cell ran past its time: the model
     saw nothing of it (OpenClaw's result is an error), so it counts nothing."""
@@ -336,7 +358,8 @@ def sessions(draw: st.DrawFn) -> tuple[list[bytes], dict[str, int], list[int]]:
     reuse = draw(st.booleans())
     t = T
     for i in range(n):
-        kind = draw(st.sampled_from(["direct", "wrapper", "wrapper_2026_7", "code"]))
+        kinds = ["direct", "wrapper", "wrapper_2026_7", "code", "code_2026_7"]
+        kind = draw(st.sampled_from(kinds))
         cid = f"call_{i % 2}" if reuse else f"id{i}"
         t += 60
         picks = draw(st.lists(st.sampled_from(FILES), min_size=0, max_size=3, unique=True))
@@ -355,6 +378,15 @@ def sessions(draw: st.DrawFn) -> tuple[list[bytes], dict[str, int], list[int]]:
             lines.append(ts.wrapper_result(cid, "memory_search", found(*picks), t + 1))
             for p in picks:
                 want[p] = want.get(p, 0) + 1
+        elif kind == "code_2026_7":  # no records: the value's envelopes count
+            lines.append(ts.code_call(cid, "…", t))
+            subs = draw(st.lists(st.lists(st.sampled_from(FILES), max_size=2, unique=True),
+                                 max_size=3))  # fmt: skip
+            value = [envelope("memory_search", found(*sub)) for sub in subs]
+            lines.append(ts.code_result(cid, value, t + 1))
+            for sub in subs:
+                for p in sub:
+                    want[p] = want.get(p, 0) + 1
         else:
             inner = draw(st.integers(0, 3))
             cell_before = dict(want)
@@ -372,8 +404,9 @@ def sessions(draw: st.DrawFn) -> tuple[list[bytes], dict[str, int], list[int]]:
             if draw(st.integers(0, 4)) == 0:  # the cell timed out: nothing it found counts
                 lines.append(ts.code_failed(cid, t + 1))
                 want = cell_before
-            else:
-                lines.append(ts.code_result(cid, None, t + 1))
+            else:  # (the value repeats what the records told: not counted again)
+                value = [envelope("memory_search", found(FILES[0]))] if inner else None
+                lines.append(ts.code_result(cid, value, t + 1))
         if draw(st.booleans()):
             lines.append(tx.chatter(i, ts=t + 2))
     if draw(st.booleans()):  # a cut line (a crash mid-write), then the rest

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from .. import clock
 from ..workspace import Roots, classify_result_path
 from .calls import (
+    OCCURRENCE_MARK,
     Call,
     CallRow,
     Calls,
@@ -25,6 +26,7 @@ from .calls import (
 from .fastpath import parse
 from .ledger import Batch, Ledger
 from .parser import (
+    CELL_VALUE,
     CODE,
     GET,
     SEARCH,
@@ -120,6 +122,7 @@ class Applier:
         n = malformed = 0
         # nested-tool record → the wrapper call it describes (its answer goes to that call)
         same_as: dict[str, str] = {}
+        skipped: set[str] = set()  # a cell's value envelopes told by its records already
         for _, line_end, (events, bad) in lines:
             n += 1
             if bad:
@@ -136,11 +139,24 @@ class Applier:
                         self._cell_ended(ev, batch, calls)
                     elif ev[7] is not None and ev[0] in same_as:
                         result(ev, batch, calls, same_as[ev[0]])
+                    elif ev[7] is not None and ev[0] in skipped:
+                        continue
                     else:
                         result(ev, batch, calls)
                     continue
                 call_id, tool, query, ts, made, via, parent = ev
-                if parent is not None:  # a nested-tool record
+                if via == CELL_VALUE:  # what a cell returned: counts if it wrote no records
+                    seen = known.get(call_id) or calls.lookup(call_id, self._fetch(agent))
+                    if seen is None and self._cell_has_records(parent, batch, calls):
+                        # kept as no call (tool CELL), answered: a copy of the line read
+                        # later (an archive, a successor) is then known, and adds nothing
+                        calls.add(call_id, Call(CELL, None, ts, True, session))
+                        new_call(call_id, CELL, None, ts, CELL)
+                        batch.answer(agent, call_id)
+                        skipped.add(call_id)
+                        continue
+                    via = CODE
+                elif parent is not None:  # a nested-tool record
                     wrapper = self._wrapper_of(parent, tool, query, made, batch, calls)
                     if wrapper is not None:
                         # the same call as a ``tool_call`` wrapper met before it: counted once,
@@ -148,7 +164,9 @@ class Applier:
                         same_as[call_id] = wrapper
                         continue
                     via = CODE  # an inner call of ``tool_search_code``: a call of its own
-                    self._in_cell(parent, call_id, ts, batch, calls)
+                    key = self._in_cell(parent, call_id, ts, made, batch, calls)
+                    if key is not None:
+                        made_at[key] = line_end  # (its result is looked for after this)
                 elif made is not None and is_numbered(call_id):
                     # an id reused by later turns: kept per call (see calls.occurrence_id)
                     raw, call_id = call_id, occurrence_id(call_id, made)
@@ -267,10 +285,18 @@ class Applier:
         return pid
 
     def _in_cell(
-        self, cell: str, call_id: str, ts: float | None, batch: Batch, calls: Calls
-    ) -> None:
+        self,
+        cell: str,
+        call_id: str,
+        ts: float | None,
+        made: float | None,
+        batch: Batch,
+        calls: Calls,
+    ) -> str | None:
         """An inner call of code-mode cell ``cell``: remembered until the cell's result, which
-        is looked for by the cell's id (kept waiting among the calls, never written)."""
+        is looked for by the cell's id (kept waiting among the calls, a row of its own; for
+        an id a provider reuses, under the time of the cell's first record, as a reused
+        call is). The row's id when the cell is met here first, else None."""
         key = (batch.cp.agent, cell)
         inner = self._cells.get(key)
         if inner is None:
@@ -278,32 +304,67 @@ class Applier:
                 self._cells.clear()  # (results never written: a crashed run's cells)
             inner = self._cells[key] = []
         inner.append(call_id)
-        if cell not in calls.known:
-            calls.add(cell, Call(CELL, None, ts, False, batch.session))
-            batch.new_call(cell, CELL, None, ts, CELL)
+        if self._running_cell(cell, batch, calls) is not None:
+            return None
+        row = occurrence_id(cell, made if made is not None else ts)
+        calls.add(row, Call(CELL, None, ts, False, batch.session))
+        batch.new_call(row, CELL, None, ts, CELL)
+        return row
+
+    @staticmethod
+    def _running_cell(cell: str, batch: Batch, calls: Calls) -> str | None:
+        """The row of code-mode cell ``cell`` still waiting for its result (met in this scan
+        or loaded with the calls still waiting), else None."""
+        if not is_numbered(cell):
+            row = calls.known.get(cell)
+            return cell if row is not None and row.tool == CELL and not row.answered else None
+        prefix = cell + OCCURRENCE_MARK
+        running = [
+            cid
+            for cid in calls.waiting_in(batch.session, batch.parent)
+            if cid.startswith(prefix) and calls.known[cid].tool == CELL
+        ]
+        return max(running, key=lambda cid: calls.known[cid].ts or 0.0) if running else None
+
+    def _cell_has_records(self, cell: str, batch: Batch, calls: Calls) -> bool:
+        """Whether code-mode cell ``cell`` wrote nested-tool records (met in this process, or
+        its row kept by an earlier scan): then they tell its inner calls, not its value."""
+        if (batch.cp.agent, cell) in self._cells:
+            return True
+        if is_numbered(cell):  # (another turn's cell may have had the id: only a running one)
+            return self._running_cell(cell, batch, calls) is not None
+        row = calls.known.get(cell)
+        if row is None:
+            row = calls.lookup(cell, self._fetch(batch.cp.agent))
+        return row is not None and row.tool == CELL
 
     def _cell_ended(self, ev: CellEnded, batch: Batch, calls: Calls) -> None:
         """A cell's (or a wrapper's) result: if it failed, the model saw nothing of what its
         inner calls found, and their hits are taken back (in this batch's transaction)."""
         cell, made, failed, wrapper_result = ev
-        pending = calls.known.get(cell)
-        if pending is not None and pending.tool == CELL:
-            calls.answer(cell, pending)
-            batch.answer(batch.cp.agent, cell)
-            del calls.known[cell]  # (a provider may reuse the id for the next cell)
+        since = None  # when the cell's first record was met (its row's time)
+        row = None if wrapper_result else self._running_cell(cell, batch, calls)
+        if row is not None:
+            pending = calls.known[row]
+            since = pending.ts
+            calls.answer(row, pending)
+            batch.answer(batch.cp.agent, row)
         inner = self._cells.pop((batch.cp.agent, cell), [])
         if not failed:
             return
-        batch.retract.extend(inner)
         if wrapper_result:  # a tool_call wrapper whose own result failed: its call's hits
             wrapper = cell
             if is_numbered(cell):
                 wrapper = calls.occurrence_answered(cell, batch.session, batch.parent, made)
-            batch.retract.append(wrapper)
+            batch.take_back([*inner, wrapper], None, None)
         elif not is_numbered(cell):
             # inner calls committed by an earlier scan (a daemon that read the cell's records
             # before it ended): found by the prefix of their ids
-            batch.retract_prefixes.append(nested_prefix(cell))
+            batch.take_back(inner, nested_prefix(cell), None)
+        else:
+            # an id a provider reuses: the prefix names every turn's cell, so only what was
+            # found since this cell's first record, in this session
+            batch.take_back(inner, None if since is None else nested_prefix(cell), since)
 
     def _result(
         self, ev: ToolResult, batch: Batch, calls: Calls, resolved: str | None = None

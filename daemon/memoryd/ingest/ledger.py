@@ -205,7 +205,7 @@ class Batch:
         # Calls whose hits are taken back (the inner calls of a code-mode cell that failed:
         # the model saw nothing they found), by id and by the prefix of their ids.
         self.retract: list[str] = []
-        self.retract_prefixes: list[str] = []
+        self.retract_prefixes: list[tuple[str, float | None]] = []  # (prefix, since when)
         self.unknown_sample: str | None = None
         # The rows of the batch's agent and session (``cp.agent``, ``session``: see write()),
         # one after the other in a flat list each (see insert_rows):
@@ -227,6 +227,28 @@ class Batch:
         self.calls.extend((call_id, tool, query, ts, 0))
         if via is not None:
             self.routed[call_id] = via
+
+    def take_back(self, ids: list[str], prefix: str | None, since: float | None) -> None:
+        """Hits of calls ``ids`` (and of calls whose id starts with ``prefix``, found since
+        ``since``) are taken back: those of this batch at once, those already written when
+        the batch is (before its own rows, so that a later call's hits stay)."""
+        self.retract.extend(ids)
+        if prefix is not None:
+            self.retract_prefixes.append((prefix, since))
+        gone = set(ids)
+        rows = self.hits
+        kept: list[object] = []
+        for i in range(0, len(rows), 8):
+            cid = rows[i]
+            if cid in gone or (
+                prefix is not None
+                and str(cid).startswith(prefix)
+                and (since is None or (rows[i + 3] or 0) >= since - 1e-3)  # type: ignore[operator]
+            ):
+                continue
+            kept.extend(rows[i : i + 8])
+        if len(kept) != len(rows):
+            self.hits[:] = kept
 
     def unrecognised(self, sample: str) -> None:
         """A call or custom message naming a memory tool in a shape not known (counted)."""
@@ -278,25 +300,35 @@ class Batch:
             conn.executemany(
                 "UPDATE calls SET answered = 1 WHERE agent = ? AND call_id = ?", self.answered
             )
+        deleted = self._take_back(conn) if self.retract or self.retract_prefixes else 0
         before = conn.total_changes
         if self.hits:
             insert_rows(conn, _INSERT_BATCH_HITS, 8, self.hits, (source_id, agent, session))
-        inserted = conn.total_changes - before
-        if not self.retract and not self.retract_prefixes:
-            return inserted, new_calls, routes
+        # (hits taken back count as fewer new ones: a scan's figure is what it changed)
+        return conn.total_changes - before - deleted, new_calls, routes
+
+    def _take_back(self, conn: sqlite3.Connection) -> int:
+        """Delete the written hits of the calls taken back (see take_back); how many."""
+        agent, session = self.cp.agent, self.session
         before = conn.total_changes
         if self.retract:
             conn.executemany(
                 "DELETE FROM hits WHERE agent = ? AND call_id = ?",
                 [(agent, cid) for cid in self.retract],
             )
-        if self.retract_prefixes:
-            conn.executemany(
-                "DELETE FROM hits WHERE agent = ? AND call_id >= ? AND call_id < ?",
-                [(agent, p, p + "\U0010ffff") for p in self.retract_prefixes],
-            )
-        # (hits taken back count as fewer new ones: a scan's figure is what it changed)
-        return inserted - (conn.total_changes - before), new_calls, routes
+        for prefix, since in self.retract_prefixes:
+            if since is None:
+                conn.execute(
+                    "DELETE FROM hits WHERE agent = ? AND call_id >= ? AND call_id < ?",
+                    (agent, prefix, prefix + "\U0010ffff"),
+                )
+            else:
+                conn.execute(
+                    "DELETE FROM hits WHERE agent = ? AND call_id >= ? AND call_id < ? "
+                    "AND session = ? AND ts >= ?",
+                    (agent, prefix, prefix + "\U0010ffff", session, since - 1e-3),
+                )
+        return conn.total_changes - before
 
 
 # A file's state after a batch (the ``sources`` columns): offset, size, mtime_ns, last_read,

@@ -32,8 +32,10 @@ import orjson
 from .calls import is_numbered
 
 SEARCH, GET = "search", "get"
-# How a memory call was reached (ToolCall.via; docs/openclaw-formats.md §5).
-TOOL_CALL, NESTED, CODE = "tool_call", "nested", "code"
+# How a memory call was reached (ToolCall.via; docs/openclaw-formats.md §5). CELL_VALUE: an
+# envelope found in a code-mode cell's returned value (counted only for a cell that wrote no
+# nested-tool records: 2026.7's code mode).
+TOOL_CALL, NESTED, CODE, CELL_VALUE = "tool_call", "nested", "code", "cell_value"
 NESTED_TOOL_TYPE = "openclaw.nested-tool.v1"
 # Tool Search's own tools: the wrapper that calls a tool by id, the code-mode runner whose inner
 # calls are told by nested-tool records, and the two that only look tools up (their arguments
@@ -252,6 +254,8 @@ def _events(record: dict[str, Any]) -> list[Event]:
                 result = wrapped_result(call_id, msg, ts, made)
             elif outer == _CODE_RUNNER:
                 result = None
+                if msg.get("isError") is not True:
+                    out.extend(cell_value_events(call_id, msg, ts))
             else:
                 result = _result(
                     call_id, name, msg.get("content"), msg.get("details"), msg, ts, made
@@ -400,6 +404,71 @@ def _wrapped(value: Any) -> tuple[Any, Any] | None:
     if isinstance(value, dict) and "tool" in value and "result" in value:
         return value["tool"], value["result"]
     return None
+
+
+def cell_value_events(cell: str, msg: dict[str, Any], ts: float | None) -> list[Event]:
+    """The memory calls a code-mode cell's value returned (``{"ok": true, "value": …}``): each
+    envelope ``{"tool", "result"}`` of a memory tool in it, in order, as a call and its answer
+    (``via`` CELL_VALUE, ``parent`` the cell; their ids from the cell's and the place).
+
+    The value is whatever the code returned: one envelope, a list, an object holding some, or
+    none. What it holds counts only for a cell that wrote no nested-tool record of its own
+    (the applier decides): 2026.8 and later write one per inner call, and those count.
+    """
+    payload = msg.get("details")
+    if not isinstance(payload, dict) or "value" not in payload:
+        text = _text_of(msg.get("content"))
+        if text is None or '"memory_' not in text:
+            return []
+        try:
+            payload = orjson.loads(text.strip())
+        except orjson.JSONDecodeError:
+            return []
+    if not isinstance(payload, dict):
+        return []
+    found: list[tuple[str, str, dict[str, Any]]] = []
+    _envelopes(payload.get("value"), found, 0)
+    out: list[Event] = []
+    made = to_epoch(msg.get("timestamp")) if is_numbered(cell) else None
+    # (a cell id a provider reuses: the message's time keeps each turn's value its own)
+    when = "" if made is None else f"@{round(made * 1000)}"
+    for i, (name, tool, inner) in enumerate(found):
+        value_id = f"{nested_prefix(cell)}{name}:value{i}{when}"
+        out.append(_new(ToolCall, (value_id, tool, None, ts, None, CELL_VALUE, cell)))
+        payload_i, recovered = _payload(inner.get("content"), inner.get("details"))
+        paths: tuple[ResultPath, ...] = ()
+        if isinstance(payload_i, dict) and inner.get("isError") is not True:
+            paths = _search_paths(payload_i) if tool == SEARCH else _get_paths(payload_i)
+        shape = _shape(payload_i) if isinstance(payload_i, dict) else None
+        result = (value_id, tool, paths, ts, recovered, shape, None, cell)
+        out.append(_new(ToolResult, result))
+    return out
+
+
+_VALUE_DEPTH = 8  # how deep a returned value is searched for envelopes
+
+
+def _envelopes(value: Any, found: list[tuple[str, str, dict[str, Any]]], depth: int) -> None:
+    """The memory tools' envelopes in a returned value: (tool name, SEARCH or GET, its
+    result), in order, to a bounded depth."""
+    if depth > _VALUE_DEPTH:
+        return
+    if isinstance(value, list):
+        for item in value:
+            _envelopes(item, found, depth + 1)
+        return
+    if not isinstance(value, dict):
+        return
+    wrapped = _wrapped(value)
+    if wrapped is not None:
+        info, inner = wrapped
+        name = info.get("name") or info.get("id") if isinstance(info, dict) else info
+        tool = memory_tool(name)
+        if tool is not None and isinstance(inner, dict):
+            found.append(("memory_search" if tool == SEARCH else "memory_get", tool, inner))
+        return
+    for item in value.values():
+        _envelopes(item, found, depth + 1)
 
 
 def custom_events(msg: dict[str, Any], ts: float | None) -> list[Event]:
