@@ -544,3 +544,35 @@ def test_a_2026_7_agent_database_without_transcripts_is_no_failed_source(tmp_pat
 
 def test_the_parser_module_names_its_routes():
     assert (parser.TOOL_CALL, parser.CODE) == ("tool_call", "code")
+
+
+def test_status_shows_calls_by_route_and_the_unrecognised(tmp_path):
+    """``status`` (text and --json) reads the persisted counters: what every scan counted."""
+    import io
+
+    from memoryd.cli import Context
+    from memoryd.commands.service import cmd_status, collect_status
+
+    inst = Install(tmp_path)
+    lines, _want = mixed_session()
+    block = {"type": "toolCall", "id": "x1", "name": "exec",
+             "arguments": {"command": "openclaw memory_get MEMORY.md"}}  # fmt: skip
+    odd = tx.dump({"type": "message", "timestamp": tx.iso(T + 99),
+                   "message": {"role": "assistant", "content": [block]}})  # fmt: skip
+    inst.append("s.jsonl", b"".join([*lines, odd]))
+    inst.scan()
+    inst.store.close()
+    out = io.StringIO()
+    ctx = Context(inst.cfg, str(inst.cfg.source), environ={}, out=out)
+    doc = collect_status(ctx)
+    assert doc["memory_calls"] == {"direct": 2, "tool_call": 1, "code": 2}
+    assert doc["unrecognised"]["count"] == 1
+    assert "memory_get MEMORY.md" in doc["unrecognised"]["example"]
+
+    class Args:
+        json = False
+
+    cmd_status(Args(), ctx)  # type: ignore[arg-type]
+    text = out.getvalue()
+    assert "calls:       2 direct, 1 tool_call, 2 code" in text
+    assert "unrecognised: 1, e.g. " in text
