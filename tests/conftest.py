@@ -102,6 +102,7 @@ KINDS: dict[str, str] = {
     "test_bulk_load": "unit",
     "test_ledger": "unit",
     "test_fsutil": "unit",
+    "test_live_harness": "unit",  # the live harness's model and truth (no Node)
     # `python -m memoryd` or the daemon as a real process
     "test_cli": "subprocess",
     "test_config": "subprocess",
