@@ -26,9 +26,9 @@ KNOWN_GAPS: frozenset[str] = frozenset()
 KNOWN_WARNING_SCHEMAS: frozenset[int | None] = frozenset()
 
 
-# Agent-store schemas memoryd takes for a failed source (issue 20: 2026.7 keeps an agent
-# database of `user_version` 1 with no transcripts; `scan` exits 1 on it).
-KNOWN_FAILED_STORE_SCHEMAS: frozenset[int | None] = frozenset({1})
+# Agent-store schemas memoryd takes for a failed source. Empty since 2026.7's agent database
+# (`user_version` 1, no transcripts) is no source (issue 20, the `shapes` branch).
+KNOWN_FAILED_STORE_SCHEMAS: frozenset[int | None] = frozenset()
 
 
 def scan_fails_today(truth: dict[str, Any]) -> bool:
