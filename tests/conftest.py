@@ -132,6 +132,7 @@ KINDS: dict[str, str] = {
     "test_store_reader": "subprocess",
     "test_store_daemon": "subprocess",
     "test_openclaw_fixtures": "subprocess",  # recordings of the real OpenClaw (issue 20)
+    "test_fixture_routes": "subprocess",  # the same, calls by route (issue 20)
     # a process killed or faulted mid-write, then what survives is checked
     "test_crash_scan": "crash",
     "test_daemon_crash": "crash",
