@@ -153,7 +153,7 @@ def main() -> int:
     args = ap.parse_args()
 
     sys.path.insert(0, str(HERE.parent / "daemon"))
-    from memoryd.testing.corpus import generate
+    from memoryd.corpus import generate
     from memoryd.testing.openclaw_store import store_from_corpus
 
     tmp = Path(tempfile.mkdtemp(prefix="memoryd-bench-store-"))

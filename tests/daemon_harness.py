@@ -37,7 +37,14 @@ def _fake_jobs():
     log = os.environ.get("FAKE_JOBS_LOG")
     if not log:
         return
-    import memoryd.jobs as jobs
+    from memoryd.results import JobOutcome
+
+    class Ran(JobOutcome):
+        def __init__(self, summary):
+            self.summary, self.changed = summary, False
+
+        def as_dict(self):
+            return {}
 
     def make(name):
         def run(cfg, paths, store, now, *, dry_run=False):
@@ -48,7 +55,7 @@ def _fake_jobs():
                 raise RuntimeError(f"{name} failed on purpose")
             with open(log, "a") as fh:
                 fh.write(f"done {name} {now} {os.getpid()}\\n")
-            return jobs.JobResult(summary=f"{name} ran")
+            return Ran(f"{name} ran")
         return run
 
     for name in ("organize", "reflect", "expire", "promote"):
@@ -234,7 +241,8 @@ def clear_of_fires(tz_name: str = "UTC", margin: float = 30.0, *, shifted: float
     from zoneinfo import ZoneInfo
 
     from memoryd.config import Config
-    from memoryd.service.schedule import build_triggers, next_fire_time
+    from memoryd.service.cron_trigger import build_triggers
+    from memoryd.service.schedule import next_fire_time
 
     tz = ZoneInfo(tz_name)
     triggers = build_triggers(Config(), tz).values()

@@ -9,7 +9,8 @@ from typing import Any
 
 from memoryd.config import Config, ScheduleConfig
 from memoryd.jobs import period_key
-from memoryd.service.schedule import build_triggers, last_fire_time
+from memoryd.service.cron_trigger import build_triggers
+from memoryd.service.schedule import last_fire_time
 from memoryd.store import Store
 
 

@@ -1,6 +1,6 @@
 """memoryd's counts against an independent reference, on corpora with every transcript variant.
 
-The reference is :mod:`memoryd.testing.corpus`: it writes a realistic OpenClaw state dir (every
+The reference is :mod:`memoryd.corpus`: it writes a realistic OpenClaw state dir (every
 dialect of openclaw-formats.md §2–4, decoy files and decoy text, 600 KB lines, garbage
 and invalid UTF-8) and computes the hits from its own decisions, never by parsing what
 it wrote. Everything here runs the real ``memoryd`` in subprocesses on real files:
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.clock import iso
-from memoryd.testing.corpus import DIMS, CorpusTruth, generate, generate_demo
+from memoryd.corpus import DIMS, CorpusTruth, generate, generate_demo
 from report_counts import counts_of as counts
 from report_counts import diff
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.clock import parse_instant
-from memoryd.testing.corpus import CorpusTruth, generate
+from memoryd.corpus import CorpusTruth, generate
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 

@@ -1,6 +1,6 @@
 """memoryd's own cron reading: right minute by minute, and APScheduler's where that is right.
 
-``memoryd status`` computes the next run of each job with :mod:`memoryd.service.schedule`
+``memoryd status`` computes the next run of each job with :mod:`memoryd.timerules`
 (without importing APScheduler), and the daemon fires by the same reading
 (:mod:`memoryd.service.cron_trigger`). These tests hold it to a minute-by-minute search,
 expression by expression and instant by instant, DST changes included, and to APScheduler's
@@ -20,8 +20,8 @@ from apscheduler.triggers.cron import CronTrigger
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.config import Config, ConfigError, parse_config
-from memoryd.service import schedule
+from memoryd import timerules
+from memoryd.config import Config, ConfigError, job_schedules, parse_config
 
 ZONES = [
     ZoneInfo(name)
@@ -38,14 +38,14 @@ ZONES = [
 
 
 def apscheduler_next(expr: str, after: float, tz: ZoneInfo) -> float | None:
-    """What the daemon's trigger says (built as ``schedule.build_triggers`` builds it)."""
+    """What the daemon's trigger says (built as ``cron_trigger.build_triggers`` builds it)."""
     f = expr.split()
     trigger = CronTrigger(
         minute=f[0],
         hour=f[1],
         day=f[2],
         month=f[3],
-        day_of_week=schedule.crontab_weekdays(f[4]),
+        day_of_week=timerules.crontab_weekdays(f[4]),
         timezone=tz,
     )
     fire = trigger.get_next_fire_time(None, datetime.fromtimestamp(after, tz))
@@ -60,7 +60,7 @@ def apscheduler_accepts(expr: str) -> bool:
             hour=f[1],
             day=f[2],
             month=f[3],
-            day_of_week=schedule.crontab_weekdays(f[4]),
+            day_of_week=timerules.crontab_weekdays(f[4]),
             timezone=ZONES[0],
         )
     except ValueError:
@@ -138,7 +138,7 @@ instants = st.one_of(
 SEARCH_SECONDS = 2 * 86400  # how far the minute-by-minute search looks
 
 
-def fires_at(spec: schedule.CronSpec, instant: int, tz: ZoneInfo) -> bool:
+def fires_at(spec: timerules.CronSpec, instant: int, tz: ZoneInfo) -> bool:
     """Whether a job on ``spec`` fires at ``instant`` (a whole minute), found the slow way.
 
     It fires when the wall clock then reads a matching minute; and, in the hour a
@@ -171,7 +171,7 @@ def fires_at(spec: schedule.CronSpec, instant: int, tz: ZoneInfo) -> bool:
     return skipped and matches(wall)
 
 
-def searched_next(spec: schedule.CronSpec, after: float, tz: ZoneInfo) -> int | None:
+def searched_next(spec: timerules.CronSpec, after: float, tz: ZoneInfo) -> int | None:
     """The first fire at or after ``after`` within :data:`SEARCH_SECONDS`, minute by minute."""
     start = math.ceil(math.ceil(after) / 60) * 60
     for instant in range(start, start + SEARCH_SECONDS, 60):
@@ -187,10 +187,10 @@ def test_next_fire_is_the_first_matching_minute_and_never_after_apschedulers(
 ) -> None:
     if not apscheduler_accepts(expr):
         with pytest.raises(ValueError):
-            schedule.parse(expr)
+            timerules.parse(expr)
         return
-    spec = schedule.parse(expr)
-    ours = schedule.next_fire(spec, after, tz)
+    spec = timerules.parse(expr)
+    ours = timerules.next_fire(spec, after, tz)
     searched = searched_next(spec, after, tz)
     if searched is not None:
         assert ours == searched, (ours, searched)
@@ -216,7 +216,7 @@ def test_the_daemon_fires_a_midnight_job_the_day_after_a_spring_forward_change(
     zone: str, fired: str
 ) -> None:
     """APScheduler's own CronTrigger answers the day after next; the daemon's trigger does not."""
-    from memoryd.service.schedule import build_triggers
+    from memoryd.service.cron_trigger import build_triggers
 
     tz = ZoneInfo(zone)
     cfg = parse_config({"schedule": {"reflect": "0 0 * * *", "timezone": zone}})
@@ -244,11 +244,11 @@ def test_an_expression_apscheduler_refuses_is_refused(expr: str) -> None:
     daemon's triggers would refuse never loads, and one they accept always does."""
     accepted = apscheduler_accepts(expr)
     if accepted:
-        schedule.parse(expr)
+        timerules.parse(expr)
     else:
         with pytest.raises(ValueError):
-            schedule.parse(expr)
-    for job in schedule.SCHEDULED_JOBS:
+            timerules.parse(expr)
+    for job in timerules.SCHEDULED_JOBS:
         if accepted:
             parse_config({"schedule": {job: expr}})
         else:
@@ -263,8 +263,8 @@ def test_configuration_accepts_every_expression_apscheduler_accepts(expr: str) -
     builds a trigger from them."""
     if apscheduler_accepts(expr):
         assert (
-            schedule.parse(expr)
-            == schedule.job_schedules(parse_config({"schedule": {"expire": expr}}))["expire"]
+            timerules.parse(expr)
+            == job_schedules(parse_config({"schedule": {"expire": expr}}))["expire"]
         )
     else:
         with pytest.raises(ConfigError, match=r"^schedule\.expire: "):
@@ -292,13 +292,13 @@ def test_configuration_accepts_every_expression_apscheduler_accepts(expr: str) -
 def test_next_fire_examples(expr: str, after: str, tz: str, want: str) -> None:
     zone = ZoneInfo(tz)
     start = datetime.fromisoformat(after).timestamp()
-    got = schedule.next_fire(schedule.parse(expr), start, zone)
+    got = timerules.next_fire(timerules.parse(expr), start, zone)
     assert got == datetime.fromisoformat(want).timestamp()
     assert got == apscheduler_next(expr, start, zone)
 
 
 def test_a_schedule_that_never_fires_has_no_next_time() -> None:
-    assert schedule.next_fire(schedule.parse("0 0 30 2 *"), 1.8e9, ZONES[0]) is None
+    assert timerules.next_fire(timerules.parse("0 0 30 2 *"), 1.8e9, ZONES[0]) is None
 
 
 @pytest.mark.parametrize(
@@ -315,7 +315,7 @@ def test_the_local_zone_is_the_one_tzlocal_names(
         monkeypatch.delenv("TZ", raising=False)
     else:
         monkeypatch.setenv("TZ", tz_env)
-    ours = schedule.local_zone()
+    ours = timerules.local_zone()
     assert str(ours) == str(tzlocal.reload_localzone())
     if tz_env == "Europe/Berlin":
         winter, summer = datetime(2026, 1, 15, 12), datetime(2026, 7, 15, 12)
@@ -325,7 +325,7 @@ def test_the_local_zone_is_the_one_tzlocal_names(
 def test_the_default_schedules_are_valid() -> None:
     """A config that keeps the defaults is not checked for them (a read command would load the
     cron reader for nothing), so here they are read: each job fires, in any zone."""
-    specs = schedule.job_schedules(Config())
-    assert set(specs) == set(schedule.SCHEDULED_JOBS)
+    specs = job_schedules(Config())
+    assert set(specs) == set(timerules.SCHEDULED_JOBS)
     for spec in specs.values():
-        assert schedule.next_fire(spec, 1_790_000_000.0, ZoneInfo("Pacific/Chatham")) is not None
+        assert timerules.next_fire(spec, 1_790_000_000.0, ZoneInfo("Pacific/Chatham")) is not None

@@ -22,7 +22,7 @@ from daemon_harness import (
     make_install,
     wait_until,
 )
-from memoryd.config import Config, ConfigError, ScheduleConfig
+from memoryd.config import Config, ConfigError, ScheduleConfig, schedule_timezone
 from memoryd.jobs import period_key
 from memoryd.service.main import JOB_STOP_GRACE_SECONDS
 from memoryd.service.schedule import (
@@ -31,7 +31,6 @@ from memoryd.service.schedule import (
     find_gap,
     last_fire_time,
     next_fire_time,
-    schedule_timezone,
 )
 from memoryd.service.systemd import StatusFacts, status_line
 from memoryd.store import Store

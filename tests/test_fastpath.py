@@ -25,12 +25,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.config import load_config, resolve_paths
+from memoryd.corpus import CorpusTruth, generate
 from memoryd.ingest import fastpath
 from memoryd.ingest import scan as scan_module
 from memoryd.ingest.fastpath import parse, parse_fast
 from memoryd.ingest.parser import parse_line, to_epoch
 from memoryd.store import Store
-from memoryd.testing.corpus import CorpusTruth, generate
 from test_crash_scan import NOW, counts
 from test_scan_helper import ONE_PROCESS, state_rows, write_config
 

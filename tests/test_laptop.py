@@ -439,7 +439,7 @@ def idle_daemon(tmp_path: Path, extra_config: str = ""):
     cfg = load_config(str(inst.config))
     daemon = Daemon(cfg, resolve_paths(cfg, {}), config_file=str(inst.config), environ={})
     daemon.store = Store.open(inst.db)
-    daemon.jobs = JobRunner(daemon)
+    daemon.jobs = JobRunner(daemon.schedule_snapshot, daemon.forget_runs_ahead)
     return inst, daemon
 
 
@@ -593,7 +593,7 @@ def test_a_new_system_zone_is_followed_once_two_looks_in_a_row_read_it() -> None
 def test_a_boot_clock_the_kernel_refuses_reads_as_none() -> None:
     """A clock id the kernel does not know (as ``CLOCK_BOOTTIME`` in some sandboxes): the
     main loop reads the other clocks and goes on, instead of dying of ``EINVAL`` each tick."""
-    from memoryd.service.main import read_clocks
+    from memoryd.clock import read_clocks
     from memoryd.service.schedule import find_gap
 
     unknown = 0x7FFF  # no kernel has such a clock

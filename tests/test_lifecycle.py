@@ -260,7 +260,7 @@ def test_marks_and_pins_protect_and_explain_gives_the_numbers(inst: Install) -> 
     assert doc["score"]["query"] == "boat trip"
     words = inst.run("explain", str(inst.ws / "memory" / "2026-08-03.md")).stdout
     assert "expire: ARCHIVE — 92 days old and 2 hits in the last 30 days (at most 2)" in words
-    assert "activation" in words and "score:" in words and "promote:" in words
+    assert "recall strength" in words and "score:" in words and "promote:" in words
 
     inst.run("unmark", "memory/2026-08-01.md")
     inst.run("unpin", "memory/2026-08-02*")

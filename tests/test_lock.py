@@ -1,7 +1,7 @@
 """The one lock helper: a holder killed with SIGKILL never blocks the next daemon or organize.
 
 The daemon's single-instance lock, the mover's journal lock and the tier store's lock are all
-taken by :mod:`memoryd.service.lock`. A real child process holds each one; the parent checks
+taken by :mod:`memoryd.locks`. A real child process holds each one; the parent checks
 that it is refused while the child lives and granted as soon as the child is killed.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.service.lock import LOCK_NAME, AlreadyRunning, StateLock, acquire, lock_holder
+from memoryd.locks import LOCK_NAME, AlreadyRunning, StateLock, acquire, lock_holder
 
 pytestmark = pytest.mark.crash
 
@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 kind, where = sys.argv[1], Path(sys.argv[2])
 if kind == "state":
-    from memoryd.service.lock import StateLock
+    from memoryd.locks import StateLock
     StateLock.acquire(where)
 elif kind == "tiers":
     from memoryd.tierstore.layout import tiers_lock

@@ -171,7 +171,10 @@ def test_undo_finds_moves_by_either_path_and_by_batch(ws: Path, store: Store) ->
     assert mover.find(ws / "memory" / "n0.md") == []  # an undone move is not offered again
 
     undone = mover.undo_batch("expire:2026-03:1")
-    assert len(undone) == 2
+    assert [(Path(rec.src).name, isinstance(outcome, int)) for rec, outcome in undone] == [
+        ("n2.md", True),
+        ("n1.md", True),
+    ]  # newest first, each undone
     for rel, text in files.items():
         assert (ws / rel).read_text() == text
     assert mover.last_batch() is None
@@ -192,7 +195,7 @@ def test_undo_refuses_to_overwrite_a_new_file_at_the_original_place(ws: Path, st
 
 def _waiting_for_the_lock(thread: threading.Thread) -> bool:
     """Whether ``thread`` waits for a lock (its stack passes the lock helper's ``acquire``)."""
-    from memoryd.service.lock import acquire
+    from memoryd.locks import acquire
 
     frame = sys._current_frames().get(thread.ident or -1)
     while frame is not None:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from memoryd.config import ExpireConfig
 from memoryd.policy.expire import archive_relpath, decide, free_name, plan
+from memoryd.policy.expire_plan import with_pruning
 from memoryd.signals import Hit, file_signals
 from memoryd.workspace import MemoryFile
 
@@ -89,7 +90,7 @@ def test_protected_marked_and_pinned_are_kept_with_their_reason() -> None:
 def test_extra_prune_decisions_only_touch_unprotected_keeps() -> None:
     sigs = [_sig("memory/a.md", 3), _sig("MEMORY.md", 3)]
     extra = {"memory/a.md": ("prune", "low"), "MEMORY.md": ("prune", "low")}
-    got = {d.path: (d.action, d.rule) for d in plan(sigs, CFG, extra=extra)}
+    got = {d.path: (d.action, d.rule) for d in with_pruning(plan(sigs, CFG), extra)}
     assert got == {"memory/a.md": ("archive", "prune"), "MEMORY.md": ("keep", "protected")}
 
 

@@ -28,7 +28,8 @@ from daemon_harness import (
 from memoryd.clock import iso
 from memoryd.config import Config, ConfigError, Paths, ScheduleConfig, parse_config
 from memoryd.policy import rails
-from memoryd.service.schedule import build_triggers, due_jobs
+from memoryd.service.cron_trigger import build_triggers
+from memoryd.service.schedule import due_jobs
 from memoryd.store import Store
 from test_notify import _Bot
 
@@ -359,15 +360,16 @@ def test_files_restored_by_hand_count_once_against_the_month_cap(tmp_path: Path)
     once, not twice: a catch-up run of the same month still moves at most the month's share
     of the files there are (7 files at 0.5: 3 moves in all, not 3 and then 2 more)."""
     from memoryd.jobs import expire as job
-    from memoryd.mover import mover_for
 
     t1 = float(int(time.time()))
     inst, cfg, paths = _half_a_month_allowed(tmp_path, t1)
     with Store.open(inst.db) as store:
         first = job.run_scheduled(cfg, paths, store, t1)
-        assert len(first.data["moved"]) == 3
-        restored = mover_for(store, paths).undo_batch(first.data["batch"])  # `restore --last`
-        assert len(restored) == 3 and len(_memory_files(inst)) == 6
+    assert len(first.data["moved"]) == 3
+    restore = run_cli(inst, "restore", "--last", "--json")
+    assert restore.returncode == 0, restore.stderr
+    assert len(json.loads(restore.stdout)["restored"]) == 3 and len(_memory_files(inst)) == 6
+    with Store.open(inst.db) as store:
         again = job.run_scheduled(cfg, paths, store, t1)
     assert again.data["moved"] == [] and len(again.data["held_back"]) == 6
     assert again.log["files"] == 7 and again.log["moved_earlier"] == 3

@@ -36,6 +36,7 @@ import transcripts as tx
 from daemon_harness import wait_until
 from memoryd import faults
 from memoryd.config import load_config, resolve_paths
+from memoryd.corpus import CorpusTruth, generate
 from memoryd.ingest import prescan
 from memoryd.ingest import scan as scan_module
 from memoryd.ingest.prescan import (
@@ -48,7 +49,6 @@ from memoryd.ingest.prescan import (
 )
 from memoryd.ingest.tailer import Region
 from memoryd.store import Store
-from memoryd.testing.corpus import CorpusTruth, generate
 from test_crash_scan import NOW, counts, memoryd
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is forked")

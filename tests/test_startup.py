@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd.cli import json_dumps
-from memoryd.testing.corpus import generate_demo
+from memoryd.corpus import generate_demo
 
 NOW = 1_790_000_000.0
 # Never on a read command's path.
@@ -48,8 +48,6 @@ READ_SPARED = (
     "memoryd.signals",
     "memoryd.strength",
 )
-# What ``status`` may take from the daemon's package: the pure schedule and the lock reader.
-STATUS_SERVICE_PARTS = {"memoryd.service", "memoryd.service.schedule", "memoryd.service.lock"}
 # The scanner's parts: a read command that does not scan imports none of them.
 SCANNER = ("memoryd.ingest.parser", "memoryd.ingest.prescan", "memoryd.ingest.tailer")
 
@@ -181,10 +179,11 @@ def test_reading_openclaw_json_does_not_load_orjson(install: dict[str, str]) -> 
 
 
 def test_status_still_says_when_each_job_runs_next(install: dict[str, str]) -> None:
-    """Without APScheduler: the next runs come from the daemon package's pure schedule module,
-    in the configured zone, and nothing else of the daemon is imported."""
+    """Without APScheduler: the next runs come from the pure time rules (``memoryd.timerules``),
+    in the configured zone, and nothing of the daemon's package is imported."""
     modules, out = imported(install, "status", "--json")
-    assert set(top(modules, ("memoryd.service",))) == STATUS_SERVICE_PARTS
+    assert top(modules, ("memoryd.service",)) == []
+    assert "memoryd.timerules" in modules
     doc = json.loads(out)
     assert doc["timezone"] == "Europe/Berlin"
     assert doc["hits"]["total"] > 0

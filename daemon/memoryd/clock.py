@@ -6,14 +6,21 @@ and for replaying a policy "as of" another day; neither is needed in production.
 ``MEMORYD_CLOCK_OFFSET_FILE`` names a file holding such an offset, re-read on
 every call: a test changes it to make a running daemon see its wall clock jump
 (as after a wake from sleep), which an environment variable cannot do.
+
+:func:`read_clocks` reads this clock with the monotonic and boot clocks, together: the daemon's
+main loop and its scans compare two readings to tell a sleep, a stopped process and a clock
+set by hand apart (:func:`memoryd.service.schedule.find_gap`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import sys
 import time
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 
 def parse_instant(text: str) -> float:
@@ -65,3 +72,41 @@ def iso(ts: float | None) -> str | None:
     if ts is None:
         return None
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --------------------------------------------------------------------------- gaps
+
+
+class Clocks(NamedTuple):
+    """One reading of the three clocks the daemon compares to notice a gap.
+
+    ``wall``: memoryd's clock (:func:`memoryd.clock.now`, the real one in production);
+    ``mono``: ``time.monotonic()``, which runs while the process runs and stops while the
+    machine sleeps; ``boot``: a clock that runs on while the machine sleeps (Linux
+    ``CLOCK_BOOTTIME``, macOS ``CLOCK_MONOTONIC``), None where there is none.
+    """
+
+    wall: float
+    mono: float
+    boot: float | None
+
+
+# A clock that runs on while the machine sleeps, when the system has one (None: not known).
+_BOOT_CLOCK: int | None = getattr(time, "CLOCK_BOOTTIME", None)
+if _BOOT_CLOCK is None and sys.platform == "darwin":
+    # macOS: clock_gettime's CLOCK_MONOTONIC counts sleep; time.monotonic() does not.
+    _BOOT_CLOCK = getattr(time, "CLOCK_MONOTONIC", None)
+
+
+def read_clocks(boot_clock: int | None = _BOOT_CLOCK) -> Clocks:
+    """Wall, monotonic and boot clocks, read together (see :class:`Clocks`).
+
+    A boot clock the kernel refuses (an old kernel, a sandbox such as gVisor or WSL 1 that
+    lacks it: ``EINVAL``) reads as None, as where there is none: the main loop must not die
+    of it, and the gap is then found without it.
+    """
+    boot: float | None = None
+    if boot_clock is not None:
+        with contextlib.suppress(OSError):
+            boot = time.clock_gettime(boot_clock)
+    return Clocks(now(), time.monotonic(), boot)

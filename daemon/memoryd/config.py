@@ -8,7 +8,8 @@ config/memoryd.toml and docs/configuration.md's table from them): unknown keys
 and wrong types are rejected with a message that names the key (exit code 2 at
 the command layer), never silently ignored. Every command loads a config through
 :func:`load_config`, and schedules and the zone are checked by the functions that
-read them (:mod:`memoryd.service.schedule`), so a file is accepted or refused alike everywhere.
+read them (:func:`job_schedules`, :func:`schedule_timezone`, over the rules of
+:mod:`memoryd.timerules`), so a file is accepted or refused alike everywhere.
 
 Discovery follows OpenClaw's own rules (state dir, agents, workspaces) so that
 memoryd with no configuration at all watches what OpenClaw writes.
@@ -24,8 +25,11 @@ import os
 import posixpath
 import re
 import typing
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from . import timerules
 
 
 class ConfigError(Exception):
@@ -104,8 +108,8 @@ class ArchiveConfig(NamedTuple):
     dir: str = "memory-archive/{month}"
     """Where expire moves files, relative to the workspace; `{month}` is the YYYY-MM of the
     run and the file keeps its path below it (`memory-archive/2026-11/memory/2026-09-01.md`).
-    Outside `memory/` by default, because OpenClaw indexes `memory/` recursively. The
-    seed's layout inside `memory/` is `"memory/archive-{month}"` (OpenClaw then indexes the
+    Outside `memory/` by default, because OpenClaw indexes `memory/` recursively. A folder
+    inside `memory/` works too, such as `"memory/archive-{month}"` (OpenClaw then indexes the
     archive too). Refused values: see `docs/configuration.md`."""
 
 
@@ -151,7 +155,7 @@ class ExpireConfig(NamedTuple):
 
 class ScoreConfig(NamedTuple):
     keyword_weight: float = 0.4
-    """The relevance score (seed 001) = keyword 0.4 + time decay 0.2 + access frequency 0.2
+    """The relevance score = keyword 0.4 + time decay 0.2 + access frequency 0.2
     + tag match 0.2 (divided by the sum of the weights): weight of keyword match. The four
     weights must not all be zero."""
     time_weight: float = 0.2
@@ -230,14 +234,6 @@ class TiersConfig(NamedTuple):
     it."""
     inject_max_chars: int = 8000
     """`memoryd inject` prints at most this many characters of `hot/` notes."""
-
-
-SCHEDULE_OFF = "off"  # a job's schedule that switches it off
-
-
-def schedule_is_off(expr: str) -> bool:
-    """Whether a job's schedule says the daemon must not run it (``"off"``)."""
-    return expr.strip().lower() == SCHEDULE_OFF
 
 
 class ScheduleConfig(NamedTuple):
@@ -423,11 +419,9 @@ def _check_semantics(cfg: Config) -> None:
     if problem:
         raise ConfigError(f"archive.dir: {cfg.archive.dir!r} {problem}")
     if cfg.schedule != ScheduleConfig():  # (the defaults are valid: a test reads them)
-        from .service import schedule as cron  # (pure: the one cron parser and zone resolver)
-
         if cfg.schedule.timezone:  # ("" is the local zone, always there: not resolved here)
-            cron.zone_named(cfg.schedule.timezone)
-        cron.job_schedules(cfg)
+            schedule_timezone(cfg)
+        job_schedules(cfg)
     if not 0 <= cfg.expire.max_fraction_per_run <= 1:
         raise ConfigError(
             "expire.max_fraction_per_run: must be between 0 and 1 (a share of the files, "
@@ -441,6 +435,45 @@ def _check_semantics(cfg: Config) -> None:
         )
     if not cfg.openclaw.agents:
         raise ConfigError('openclaw.agents: list at least one agent id (or "*")')
+
+
+def job_schedules(cfg: Config) -> dict[str, timerules.CronSpec]:
+    """Each scheduled job's parsed schedule; a bad expression is a ConfigError naming its key.
+
+    The one check of a schedule: configuration validation calls it for every command that
+    loads a config (so a file is accepted or refused alike everywhere), ``status`` reads
+    next fire times from what it returns, and the daemon fires what it returns (the
+    daemon's triggers accept exactly what :func:`memoryd.timerules.parse` accepts: a
+    property test checks that). A job switched off (``"off"``) has no entry: nothing
+    fires it.
+    """
+    out: dict[str, timerules.CronSpec] = {}
+    for name in timerules.SCHEDULED_JOBS:
+        expr = getattr(cfg.schedule, name)
+        if timerules.schedule_is_off(expr):
+            continue
+        if not expr.strip():
+            raise ConfigError(
+                f'schedule.{name}: "" is not a schedule; write "off" to switch the job off, '
+                "or a cron expression (five fields: minute hour day month weekday)"
+            )
+        try:
+            out[name] = timerules.parse(expr)
+        except ValueError as exc:
+            raise ConfigError(
+                f"schedule.{name}: {expr!r} is not a cron expression (minute hour day month "
+                f'weekday) or "off": {exc}'
+            ) from None
+    return out
+
+
+def schedule_timezone(cfg: Config) -> tzinfo:
+    """The zone cron expressions and period keys are read in: ``schedule.timezone``, else
+    the local one; a ConfigError when it names no zone."""
+    try:
+        return timerules.zone_named(cfg.schedule.timezone)
+    except ValueError as exc:
+        raise ConfigError(f"schedule.timezone: {exc}") from None
 
 
 def archive_dir_problem(template: str) -> str | None:

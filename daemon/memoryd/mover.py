@@ -81,7 +81,7 @@ from typing import TYPE_CHECKING
 
 from . import faults
 from .fsutil import NOFOLLOW, NotRegularFile, fsync_dir, open_regular, read_regular, write_all
-from .service.lock import held as held_lock
+from .locks import held as held_lock
 from .store import Store
 
 if TYPE_CHECKING:
@@ -129,6 +129,49 @@ def mover_for(store: Store, paths: Paths) -> Mover:
     """
     workspaces = dict.fromkeys([paths.workspace, *(a.workspace for a in paths.agents)])
     return Mover(store, [*workspaces, paths.tiers_root, paths.memoryd_dir])
+
+
+# ------------------------------------------------------------------ reading the journal
+# (read-only questions jobs and commands ask; the journal's SQL stays in this module)
+
+
+def _like_prefix(prefix: str) -> str:
+    """A LIKE pattern for batches starting with ``prefix`` (``\\`` escapes its wildcards)."""
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def archived_moves(store: Store, batch_prefix: str) -> list[MoveRecord]:
+    """The done moves of batches starting with ``batch_prefix`` that no done undo reversed,
+    oldest first: the files still archived by expire (their archived copy may be gone)."""
+    rows = store.conn.execute(
+        f"SELECT {_COLUMNS} FROM moves m WHERE m.op = 'move' AND m.state = 'done' "
+        "AND m.undo_of IS NULL AND m.batch LIKE ? ESCAPE '\\' AND NOT EXISTS ("
+        "SELECT 1 FROM moves u WHERE u.undo_of = m.id AND u.state = 'done') ORDER BY m.id",
+        (_like_prefix(batch_prefix),),
+    ).fetchall()
+    return [MoveRecord(*r) for r in rows]
+
+
+def moved_sources(store: Store, batch_prefix: str) -> list[str]:
+    """The sources of the moves of batches starting with ``batch_prefix``, one per move,
+    undone ones too (they moved)."""
+    rows = store.conn.execute(
+        "SELECT src FROM moves WHERE op = 'move' AND undo_of IS NULL "
+        "AND state IN ('done', 'undone') AND batch LIKE ? ESCAPE '\\'",
+        (_like_prefix(batch_prefix),),
+    ).fetchall()
+    return [src for (src,) in rows]
+
+
+def undo_destinations_since(store: Store, batch_prefix: str, since: float) -> list[str]:
+    """Where the done undos of batches starting with ``batch_prefix`` put files back, for
+    those finished at or after ``since``."""
+    rows = store.conn.execute(
+        "SELECT dst FROM moves WHERE op = 'move' AND state = 'done' AND undo_of IS NOT NULL "
+        "AND batch LIKE ? ESCAPE '\\' AND COALESCE(finished, created) >= ?",
+        (_like_prefix(batch_prefix), since),
+    ).fetchall()
+    return [dst for (dst,) in rows if dst]
 
 
 def fingerprint(path: Path | str) -> tuple[str, int, os.stat_result]:
@@ -762,10 +805,18 @@ class Mover:
         ).fetchall()
         return [MoveRecord(*r) for r in rows]
 
-    def undo_batch(self, batch: str) -> list[int]:
-        """Undo every done move/copy of ``batch``, newest first; ids of the undo entries."""
-        ids: list[int] = []
+    def undo_batch(self, batch: str) -> list[tuple[MoveRecord, int | MoveError | OSError]]:
+        """Undo every done move or copy of ``batch``, newest first (``restore --last``).
+
+        Each entry comes with the id of its undo, or the error that left it where it is: one
+        file that cannot go back (a new file at its old place, an archived copy edited away)
+        does not keep the others of the batch from going back.
+        """
+        out: list[tuple[MoveRecord, int | MoveError | OSError]] = []
         for rec in reversed(self.batch_entries(batch)):
             if rec.state == "done" and rec.op in ("move", "copy") and rec.undo_of is None:
-                ids.append(self.undo(rec.id))
-        return ids
+                try:
+                    out.append((rec, self.undo(rec.id)))
+                except (MoveError, OSError) as exc:
+                    out.append((rec, exc))
+        return out

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import Config, Paths
 from .store import Store
+from .workspace import relative_to_workspace
 
 if TYPE_CHECKING:
     from .mover import Mover
@@ -188,14 +189,12 @@ def ignore_until(store: Store, now: float) -> None:
 
 def archived_files(store: Store) -> list[Archived]:
     """Done archive moves of expire that were not undone and whose archived copy is there."""
-    rows = store.conn.execute(
-        "SELECT id, src, dst, COALESCE(finished, created), sha256 FROM moves "
-        "WHERE op = 'move' AND state = 'done' AND undo_of IS NULL AND batch LIKE ? "
-        "ORDER BY id",
-        (ARCHIVE_BATCH_PREFIX + "%",),
-    ).fetchall()
+    from .mover import archived_moves
+
     return [
-        Archived(int(i), s, d, float(t), h) for i, s, d, t, h in rows if d and os.path.lexists(d)
+        Archived(m.id, m.src, m.dst, m.created if m.finished is None else m.finished, m.sha256)
+        for m in archived_moves(store, ARCHIVE_BATCH_PREFIX)
+        if m.dst and os.path.lexists(m.dst)
     ]
 
 
@@ -223,9 +222,9 @@ class RestoreOnDemand:
     def _rel(self, path: str) -> str:
         """``path`` relative to the workspace it is in, as status and notifications show it."""
         for agent in self.paths.agents:
-            for root in (str(agent.workspace), os.path.realpath(agent.workspace)):
-                if path.startswith(root.rstrip("/") + "/"):
-                    return path[len(root.rstrip("/")) + 1 :]
+            rel = relative_to_workspace(agent.workspace, path)
+            if rel is not None:
+                return rel
         return path
 
     def _text(self, mover: Mover, a: Archived) -> str | None:

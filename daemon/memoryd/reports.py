@@ -156,7 +156,7 @@ def render_reflect(doc: dict[str, Any]) -> str:
         f"{doc['files']} memory files, {doc['hits_30d']} hits in the last 30 days. "
         f"Generated {doc['generated']}.",
         "",
-        "## Metrics (seed 001)",
+        "## Metrics",
         "",
         *md_table(
             ("metric", "value", "target"),

@@ -2,9 +2,8 @@
 and ``as_dict()``, the JSON document the commands print.
 
 Jobs return typed results (their fields are what the CLI and the daemon read), so
-no caller reads a result back by string key. ``data`` is ``as_dict()`` under the
-name the untyped :class:`memoryd.jobs.JobResult` uses, so a reader that takes any
-job's result (the daemon's log line) reads both alike.
+no caller reads a result back by string key. ``data`` is ``as_dict()``: what a reader
+that takes any job's result (the daemon's log line) reads.
 """
 
 from __future__ import annotations

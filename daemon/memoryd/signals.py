@@ -40,10 +40,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .config import Config, Paths
+from .config import Config, Paths, schedule_timezone
 from .fsutil import read_text as read_nofollow
 from .pathmatch import attributed_tallies, attribution_for, canonical_rows, merged_hits
-from .service.schedule import schedule_timezone
 from .store import CLOCK_SKEW, HitTally, Store, hit_counts
 from .strength import HitRow, load_hit_rows, rows_of_files
 from .workspace import (  # archive_excludes: defined there, for `hits`, which needs no signals

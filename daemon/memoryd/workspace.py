@@ -98,6 +98,23 @@ def roots_of(folder: Path) -> tuple[str, ...]:
     return (given,) if resolved == given else (given, resolved)
 
 
+def relative_to_workspace(workspace: Path, path: str | Path | None) -> str | None:
+    """``path`` (absolute) as a workspace-relative POSIX key, under the workspace as given or
+    where its symlink leads (:func:`roots_of`: the journal and transcripts hold either); None
+    when it lies elsewhere (or is the workspace itself). Pure but for ``realpath``."""
+    if path is None:
+        return None
+    target = Path(path)
+    for root in roots_of(workspace):
+        try:
+            rel = target.relative_to(root)
+        except ValueError:
+            continue
+        if rel.parts:
+            return rel.as_posix()
+    return None
+
+
 def is_utf8_name(name: str) -> bool:
     """False for a file name whose bytes are not UTF-8.
 

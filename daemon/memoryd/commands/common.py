@@ -26,6 +26,14 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def run_scan(ctx: Context) -> Any:
+    """One catch-up pass; returns the ScanStats."""
+    from ..ingest.scan import Scanner  # the scanner is not needed to parse arguments
+
+    ctx.require_openclaw()
+    return Scanner(ctx.cfg, ctx.paths, ctx.store()).scan()
+
+
 def catch_up_scan(args: argparse.Namespace, ctx: Context) -> None:
     """Count new hits before deciding, so a decision never rests on stale counts.
 
@@ -35,8 +43,6 @@ def catch_up_scan(args: argparse.Namespace, ctx: Context) -> None:
     """
     if getattr(args, "no_scan", False) or not ctx.paths.state_dir.is_dir():
         return
-    from .hits import run_scan
-
     run_scan(ctx)
 
 
@@ -63,7 +69,7 @@ def to_relpath(ctx: Context, raw: str) -> str:
     for a file of the tier store (``tiers/warm/x.md``, or its path on disk).
     """
     from ..tierstore import key_of_tier_path
-    from ..workspace import normalize
+    from ..workspace import normalize, relative_to_workspace
 
     ws = ctx.paths.workspace
     if raw.startswith("tiers/"):
@@ -81,13 +87,9 @@ def to_relpath(ctx: Context, raw: str) -> str:
         key = key_of_tier_path(in_store.as_posix())
         if key is not None:
             return key
-    for root in (ws, Path(os.path.realpath(ws))):
-        try:
-            rel = absolute.relative_to(root)
-        except ValueError:
-            continue
-        if (p.is_absolute() or absolute.exists()) and rel.parts:
-            return rel.as_posix()
+    rel = relative_to_workspace(ws, absolute)
+    if rel is not None and (p.is_absolute() or absolute.exists()):
+        return rel
     if p.is_absolute():
         raise UsageError(f"{raw}: not inside the workspace {ws}")
     norm = normalize(raw)
@@ -107,8 +109,8 @@ def emit(ctx: Context, args: argparse.Namespace, doc: Any, text: list[str]) -> N
 
 def record_run(ctx: Context, job: str, now: float, summary: str) -> None:
     """Record a run by hand as the job's run of its period, as the daemon records its own."""
-    from ..jobs import period_key
-    from ..service.schedule import schedule_timezone
+    from ..config import schedule_timezone
+    from ..timerules import period_key
 
     store = ctx.store()
     with store.transaction():

@@ -7,7 +7,7 @@ A dry run opens the database read-only (with ``--no-scan`` it changes nothing at
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import clock
 from ..cli import Context
@@ -35,16 +35,8 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
     if not args.force:
         result = job.run(ctx.cfg, ctx.paths, ctx.read_store(), now, dry_run=True)
         plan = result.plan
-        doc: dict[str, Any] = {
-            "dry_run": True,
-            "archive": [a.as_dict() for a in plan.archive],
-            "keep": [k.as_dict() for k in plan.keep],
-        }
-        if plan.skipped_names:
-            doc["skipped_names"] = list(plan.skipped_names)
+        doc = result.as_dict()
         unfinished = result.unfinished_journal_entries
-        if unfinished:
-            doc["unfinished_journal_entries"] = unfinished
         text = [result.summary + " (nothing changed; --force applies exactly this plan)"]
         text += [f"  archive {a.path} → {a.to}  ({a.reason})" + _chance(a) for a in plan.archive]
         if unfinished:
@@ -64,19 +56,7 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
     result = job.run(ctx.cfg, ctx.paths, store, now, dry_run=False)
     record_run(ctx, "expire", now, result.summary)
     moved = [m.item for m in result.moved]
-    doc = {
-        "dry_run": False,
-        "batch": result.batch,
-        "archive": [
-            {"path": m.item.path, "to": m.item.to, "reason": m.item.reason, "id": m.id}
-            for m in result.moved
-        ],
-        "keep": [k.as_dict() for k in result.plan.keep],
-        "failed": [f.as_dict() for f in result.failed],
-        "repaired": result.repaired,
-    }
-    if result.plan.skipped_names:
-        doc["skipped_names"] = list(result.plan.skipped_names)
+    doc = result.as_dict()
     text = [*(f"repaired: {r}" for r in result.repaired), result.summary]
     text += [f"  archived {m.path} → {m.to}  ({m.reason})" for m in moved]
     text += [f"  FAILED {f.path}: {f.error}" for f in result.failed]

@@ -107,7 +107,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         ),
         f"  distinct queries: {sig.distinct_queries}; distinct days with a hit: "
         f"{sig.distinct_days}",
-        "  activation B = ln Σ t^-0.5 (t in days, ≥ 1 hour): "
+        "  recall strength (higher with more and more recent hits): "
         + ("none (never hit)" if sig.activation is None else f"{sig.activation:.3f}"),
         f"  trend: {sig.trend} (3-day rate {sig.fast_rate:.3f}/day vs 21-day rate "
         f"{sig.slow_rate:.3f}/day)",

@@ -7,12 +7,13 @@ import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from .. import clock
 from ..cli import Context, UsageError, json_dumps, positive_int
 from ..store import Store
 from ..workspace import MemoryFile, archive_excludes, list_memory_files, report_skipped_names
+from .common import require_workspace, run_scan
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,14 +47,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         "dir", nargs="?", help="a new or empty folder to build it in (default: a temporary one)"
     )
     p.set_defaults(func=cmd_demo, needs_openclaw=False)
-
-
-def run_scan(ctx: Context) -> Any:
-    """One catch-up pass; returns the ScanStats."""
-    from ..ingest.scan import Scanner  # the scanner is not needed to parse arguments
-
-    ctx.require_openclaw()
-    return Scanner(ctx.cfg, ctx.paths, ctx.store()).scan()
 
 
 # --------------------------------------------------------------------------- scan
@@ -159,8 +152,6 @@ def _workspace_agents(ctx: Context, only: str | None) -> tuple[list[str], Path]:
 
 
 def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
-    from .common import require_workspace
-
     # A workspace path that leads nowhere is the user's to fix (exit 2, naming the key),
     # not "0 hits on 0 of 0 files", which reads as an agent that never looked anything up.
     ctx.require_openclaw()
@@ -326,8 +317,8 @@ def cmd_export_hits(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
     import tempfile  # only the demo needs it
 
+    from .. import corpus
     from ..cli import main as cli_main
-    from ..testing import corpus
 
     if args.dir:
         root = Path(args.dir)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..cli import Context, UsageError
+from ..workspace import relative_to_workspace
 from .common import emit, to_relpath
 
 
@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
-    from ..mover import MoveError, mover_for
+    from ..mover import MoveError, MoveRecord, mover_for
 
     if bool(args.paths) == bool(args.last):
         raise UsageError("give PATH... or --last (not both)")
@@ -33,34 +33,31 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     errors: list[dict[str, str]] = []
 
     def rel(p: str | None) -> str | None:
-        if p is None:
-            return None
-        for root in (ws, Path(os.path.realpath(ws))):
-            try:
-                return Path(p).relative_to(root).as_posix()
-            except ValueError:
-                continue
-        return p
+        return None if p is None else relative_to_workspace(ws, p) or p
+
+    def report(rec: MoveRecord, outcome: int | MoveError | OSError, label: str) -> None:
+        if not isinstance(outcome, int):
+            errors.append({"path": label, "error": str(outcome)})
+            return
+        restored.append({"id": rec.id, "from": rel(rec.dst), "to": rel(rec.src)})
+        _remove_empty_archive_folders(ws, rel(rec.dst), ctx.cfg.archive.dir)
 
     def undo(rec_id: int, label: str) -> None:
         rec = mover.get(rec_id)
         assert rec is not None
         try:
-            mover.undo(rec_id)
+            outcome: int | MoveError | OSError = mover.undo(rec_id)
         except (MoveError, OSError) as exc:
-            errors.append({"path": label, "error": str(exc)})
-            return
-        restored.append({"id": rec_id, "from": rel(rec.dst), "to": rel(rec.src)})
-        _remove_empty_archive_folders(ws, rel(rec.dst), ctx.cfg.archive.dir)
+            outcome = exc
+        report(rec, outcome, label)
 
     if args.last:
         batch = mover.last_batch()
         if batch is None:
             errors.append({"path": "--last", "error": "no journaled move to undo"})
         else:
-            for rec in reversed(mover.batch_entries(batch)):
-                if rec.state == "done" and rec.op in ("move", "copy") and rec.undo_of is None:
-                    undo(rec.id, rel(rec.src) or rec.src)
+            for rec, outcome in mover.undo_batch(batch):
+                report(rec, outcome, rel(rec.src) or rec.src)
     else:
         for raw in args.paths:
             found = []

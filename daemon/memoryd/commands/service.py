@@ -84,12 +84,13 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     """Everything ``memoryd status`` shows, as plain data (also the --json document).
 
     Reads only, and imports neither the daemon nor the scanner: next runs come from
-    :mod:`memoryd.service.schedule` (its pure cron reading, checked against the APScheduler
+    :mod:`memoryd.timerules` (its pure cron reading, checked against the APScheduler
     trigger the daemon fires with), unread bytes from a stat per transcript.
     """
-    from ..service.lock import LOCK_NAME, lock_holder
-    from ..service.schedule import SCHEDULED_JOBS, job_schedules, next_fire, schedule_timezone
+    from ..config import job_schedules, schedule_timezone
+    from ..locks import LOCK_NAME, lock_holder
     from ..store import Store
+    from ..timerules import SCHEDULED_JOBS, next_fire
 
     cfg, paths = ctx.cfg, ctx.paths
     now = clock.now()

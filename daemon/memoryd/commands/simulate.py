@@ -56,17 +56,17 @@ def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
     """Every fire time of the cron ``expr`` in ``tz`` within [start, end] (epoch seconds).
 
     ``"off"`` (the job is switched off) replays the default expire cron. Read with
-    :mod:`memoryd.service.schedule`, the parser configuration validation and ``status`` use, which a
+    :mod:`memoryd.timerules`, the parser configuration validation and ``status`` use, which a
     property test holds to the APScheduler trigger the daemon fires with.
     """
-    from ..service import schedule as cron
+    from ..timerules import next_fire, parse, schedule_is_off
 
-    if expr.strip().lower() in ("", "off"):
+    if not expr.strip() or schedule_is_off(expr):
         expr = DEFAULT_EXPIRE_CRON
-    spec = cron.parse(expr)
+    spec = parse(expr)
     out: list[float] = []
     t = start
-    while (fire := cron.next_fire(spec, t, tz)) is not None and fire <= end:
+    while (fire := next_fire(spec, t, tz)) is not None and fire <= end:
         out.append(fire)
         t = fire + 1
     return out
@@ -78,25 +78,15 @@ def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
 def archived_files(ctx: Context, store: Any) -> list[tuple[str, Path]]:
     """(original workspace-relative path, where it is now) of each file expire archived
     that is still in the archive (the journal says where it came from)."""
+    from ..mover import archived_moves
+    from ..ondemand import ARCHIVE_BATCH_PREFIX
+    from ..workspace import relative_to_workspace
+
     ws = ctx.paths.workspace
-    roots = (ws, Path(os.path.realpath(ws)))
-
-    def rel(p: str) -> str | None:
-        for root in roots:
-            try:
-                return Path(p).relative_to(root).as_posix()
-            except ValueError:
-                continue
-        return None
-
-    rows = store.conn.execute(
-        "SELECT m.src, m.dst FROM moves m WHERE m.op = 'move' AND m.state = 'done' "
-        "AND m.batch LIKE 'expire:%' AND m.undo_of IS NULL AND NOT EXISTS ("
-        "SELECT 1 FROM moves u WHERE u.undo_of = m.id AND u.state = 'done') ORDER BY m.id"
-    ).fetchall()
     out: dict[str, Path] = {}
-    for src, dst in rows:
-        key = rel(src)
+    for move in archived_moves(store, ARCHIVE_BATCH_PREFIX):
+        src, dst = move.src, move.dst
+        key = relative_to_workspace(ws, src)
         if key is not None and dst and os.path.isfile(dst) and not os.path.islink(dst):
             out[key] = Path(dst)  # the latest archive of that path wins
     return sorted(out.items())
@@ -104,9 +94,9 @@ def archived_files(ctx: Context, store: Any) -> list[tuple[str, Path]]:
 
 def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
     """Plain values for the replay: files, hits with strength, calls, texts."""
+    from ..config import schedule_timezone
     from ..policy import matches_any
     from ..policy.replay import Call, ReplayFile, ReplayHit
-    from ..service.schedule import schedule_timezone
     from ..signals import archive_excludes, created_time, file_kind, read_text
     from ..strength import hit_strengths, load_hit_rows
     from ..workspace import list_memory_files
@@ -263,7 +253,7 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
     if not ctx.paths.workspace.is_dir():
         raise UsageError(f"workspace {ctx.paths.workspace} is not a folder")
     if not args.no_scan and ctx.paths.state_dir.is_dir():
-        from .hits import run_scan
+        from .common import run_scan
 
         run_scan(ctx)
     now = clock.now()

@@ -13,6 +13,7 @@ from . import sqlite_source
 from .apply import Applier
 from .calls import Calls
 from .ledger import Ledger
+from .sources import synthetic_from_keys
 
 _T = TypeVar("_T")
 
@@ -92,8 +93,8 @@ class ReadContext:
         if self.synthetic_excluded or self.helper_excluded:
             found = self._from_store(
                 agent,
-                lambda conn, tables: sqlite_source.synthetic_from_keys(
-                    sqlite_source.session_keys(conn, tables),
+                lambda conn, tables: synthetic_from_keys(
+                    sqlite_source.session_keys(conn, tables).items(),
                     active_memory=self.helper_excluded,
                     synthetic=self.synthetic_excluded,
                 ),

@@ -344,15 +344,16 @@ class SourceWrite:
     """Records a source's identity once, in the first transaction that needs its id."""
 
     def __init__(self, settle: Settle) -> None:
-        self._settle: Settle | None = settle
+        self._unsettled: Settle | None = settle
         self._id = 0
 
-    def id(self, conn: sqlite3.Connection, tail: Tail | None = None) -> tuple[int, bool]:
-        """The source's id, settling its identity first if not done (with ``tail``, if it can)."""
-        if self._settle is None:
+    def settle(self, conn: sqlite3.Connection, tail: Tail | None = None) -> tuple[int, bool]:
+        """Write the source's identity on ``conn`` unless done already (with ``tail``, if it
+        can); its id, and whether the tail was written too."""
+        if self._unsettled is None:
             return self._id, False
-        self._id, wrote_tail = self._settle(conn, tail)
-        self._settle = None
+        self._id, wrote_tail = self._unsettled(conn, tail)
+        self._unsettled = None
         return self._id, wrote_tail
 
 
@@ -813,7 +814,7 @@ class Ledger:
                 fingerprint,
             )
         with self.write(batch.end - batch.start) as conn:
-            source_id, wrote_tail = source.id(conn, tail)
+            source_id, wrote_tail = source.settle(conn, tail)
             if batch.calls or batch.hits or batch.answered or batch.answered_unseen:
                 self._queued.append((batch, source_id))
             if tail is None:

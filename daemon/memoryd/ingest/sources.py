@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -324,25 +324,38 @@ def header_parent(line: bytes) -> str | None:
     return session_id_of(name)
 
 
+def synthetic_from_keys(
+    keyed: Iterable[tuple[str, str]], *, active_memory: bool = False, synthetic: bool = True
+) -> frozenset[str]:
+    """The sessions of ``(session id, session key)`` pairs whose key :func:`is_synthetic_key`
+    names: cron, heartbeat or a dream-diary run (or, with ``active_memory``, an Active Memory
+    helper run), not the user's own recall. The one rule for JSONL indexes and the SQLite
+    store (a session listed under several keys is synthetic when one of them says so)."""
+    return frozenset(
+        sid
+        for sid, key in keyed
+        if is_synthetic_key(key, active_memory=active_memory, synthetic=synthetic)
+    )
+
+
 def synthetic_session_ids(
     index: object, *, active_memory: bool = False, synthetic: bool = True
 ) -> frozenset[str]:
-    """Sessions that are not the user's: keys of sessions.json that :func:`is_synthetic_key`
-    names."""
-    ids: set[str] = set()
+    """Sessions that are not the user's, from a ``sessions.json`` index: each entry's
+    ``sessionId`` and ``sessionFile`` under its key, judged by :func:`synthetic_from_keys`."""
     if not isinstance(index, dict):
         return frozenset()
+    keyed: list[tuple[str, str]] = []
     for key, entry in index.items():
-        if isinstance(entry, dict) and is_synthetic_key(
-            str(key), active_memory=active_memory, synthetic=synthetic
-        ):
-            sid = entry.get("sessionId")
-            if isinstance(sid, str):
-                ids.add(sid)
-            sfile = entry.get("sessionFile")
-            if isinstance(sfile, str):
-                ids.add(session_id_of(Path(sfile).name))
-    return frozenset(ids)
+        if not isinstance(entry, dict):
+            continue
+        sid = entry.get("sessionId")
+        if isinstance(sid, str):
+            keyed.append((sid, str(key)))
+        sfile = entry.get("sessionFile")
+        if isinstance(sfile, str):
+            keyed.append((session_id_of(Path(sfile).name), str(key)))
+    return synthetic_from_keys(keyed, active_memory=active_memory, synthetic=synthetic)
 
 
 def session_id_of(name: str) -> str:

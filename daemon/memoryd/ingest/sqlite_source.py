@@ -17,8 +17,8 @@ found by its column names may let rows of a session share an order value (no key
 rowid: its key), and the cursor also says how many rows of its seq were read
 (:data:`Cursor`), so rows sharing a seq on either side of a batch, a scan, a crash or a
 restart are each read once.
-Everything here is either pure (:func:`decode_event`, :func:`pick_layout`,
-:func:`synthetic_from_keys`) or a thin query.
+Everything here is either pure (:func:`decode_event`, :func:`pick_layout`) or a thin
+query; which sessions are synthetic is :func:`memoryd.ingest.sources.synthetic_from_keys`.
 
 Failure cases, named: the file is not a database, or has no event table we
 recognise → the source is marked failed with the reason, the other sources are
@@ -792,20 +792,6 @@ def rewrite_marks(conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) 
         if isinstance(key, str):
             marks.setdefault(key, []).append(repr(row))
     return {k: "|".join(sorted(v)) for k, v in marks.items()}
-
-
-def synthetic_from_keys(
-    keys: dict[str, str], *, active_memory: bool = False, synthetic: bool = True
-) -> frozenset[str]:
-    """Sessions whose key says cron, heartbeat or a dream-diary run (or, with ``active_memory``,
-    an Active Memory helper run): not the user's own recall."""
-    from .sources import is_synthetic_key  # (here: sources imports this module)
-
-    return frozenset(
-        sid
-        for sid, key in keys.items()
-        if is_synthetic_key(key, active_memory=active_memory, synthetic=synthetic)
-    )
 
 
 def sessions_left(had_cursor: set[str], live: set[str]) -> list[str]:

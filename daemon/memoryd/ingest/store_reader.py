@@ -75,8 +75,10 @@ class StoreReader:
             self.ctx.store_changed(cp.agent)
             calls = self.ctx.calls(pending, cp.agent)
             cursors = self.ctx.ledger.cursors(cp.id)
-            self.ctx.store_synthetic[cp.agent] = sqlite_source.synthetic_from_keys(
-                keys, active_memory=self.ctx.helper_excluded, synthetic=self.ctx.synthetic_excluded
+            self.ctx.store_synthetic[cp.agent] = src.synthetic_from_keys(
+                keys.items(),
+                active_memory=self.ctx.helper_excluded,
+                synthetic=self.ctx.synthetic_excluded,
             )
             synthetic_ids = self.ctx.synthetic(cp.agent) | self.ctx.store_synthetic[cp.agent]
             # Sessions rewritten in place since the last read (a new watermark): from the start.

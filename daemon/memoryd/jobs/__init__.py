@@ -1,6 +1,7 @@
 """Scheduled jobs: organize (hourly), reflect (daily), expire (monthly), promote.
 
-Each job module exposes ``run(cfg, paths, store, now, *, dry_run=False) -> JobResult``
+Each job module exposes ``run(cfg, paths, store, now, *, dry_run=False)``, returning its
+typed result (a :class:`memoryd.results.JobOutcome`),
 and keeps its policy in ``memoryd.policy``; the CLI and the daemon call the same
 function. :func:`run_for_period` makes a job idempotent per period: the period
 key (``expire:2026-11``) is recorded in the ``jobs`` table when a run completes,
@@ -12,34 +13,19 @@ from __future__ import annotations
 import importlib
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, tzinfo
-from typing import Any
+from datetime import tzinfo
 
 from .. import clock, faults
 from ..config import Config, Paths
 from ..results import JobOutcome
 from ..store import Store
+from ..timerules import period_key
 
 JOB_NAMES = ("organize", "reflect", "expire", "promote")
 
 
-@dataclass
-class JobResult:
-    """What a job did: a one-line summary for logs and notifications, and details (untyped)."""
-
-    summary: str
-    data: dict[str, Any] = field(default_factory=dict)
-    changed: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        return self.data
-
-
-# The jobs return typed results (OrganizeResult, ReflectResult, ExpireResult,
-# PromoteResult: JobOutcome subclasses); JobResult stays for a job without fields.
-AnyResult = JobResult | JobOutcome
-JobFunc = Callable[..., AnyResult]
+# The jobs return typed results: OrganizeResult, ReflectResult, ExpireResult, PromoteResult.
+JobFunc = Callable[..., JobOutcome]
 
 
 def job_function(name: str) -> JobFunc:
@@ -62,24 +48,6 @@ def scheduled_function(name: str) -> JobFunc:
     return getattr(module, "run_scheduled", module.run)
 
 
-def period_key(name: str, now: float, tz: tzinfo) -> str:
-    """The period a run at ``now`` belongs to.
-
-    reflect and promote are daily, expire monthly: their keys are wall-clock labels in the
-    configured time zone, so a DST change never makes two days out of one. organize is
-    hourly, and its key is the UTC hour (``2026-11-30T18Z``): an hour is an hour in any zone,
-    and a laptop flown west must not find its local hours "already done" under the labels of
-    the zone it left (the daemon follows the system's zone, and periods are compared in order).
-    The ``Z`` also tells these keys from the local-hour keys of earlier versions.
-    """
-    if name == "organize":
-        return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%HZ")
-    local = datetime.fromtimestamp(now, tz)
-    if name == "expire":
-        return local.strftime("%Y-%m")
-    return local.strftime("%Y-%m-%d")
-
-
 def run_for_period(
     name: str,
     cfg: Config,
@@ -91,7 +59,7 @@ def run_for_period(
     force_rerun: bool = False,
     fire: float | None = None,
     scheduled: bool = False,
-) -> AnyResult | None:
+) -> JobOutcome | None:
     """Run ``name`` once for its period; None if already done.
 
     The period is that of ``fire``, the scheduled time the run answers (the daemon

@@ -9,7 +9,6 @@ place, and the other moves go on.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, Paths
-from ..mover import MoveError, Mover, mover_for
+from ..mover import MoveError, Mover, moved_sources, mover_for, undo_destinations_since
 from ..policy import rails
 from ..policy.expire_plan import ExpirePlan, PlanItem, build_plan
 from ..results import JobOutcome
 from ..signals import DAY, Snapshot, snapshot
 from ..store import Store
+from ..workspace import relative_to_workspace
 
 # --------------------------------------------------------------------------- results
 
@@ -91,14 +91,14 @@ class ExpireResult(JobOutcome):
         }
 
     def as_dict(self) -> dict[str, Any]:
+        """The run as one JSON document: ``memoryd expire --json`` prints a dry run's and a
+        manual run's (adding what it knows of consent); a scheduled run's is its ``data``."""
+        if self.mode in ("dry_run", "manual"):
+            return self._command_dict()
         d = self.plan.as_dict()
         moved = [m.as_dict() for m in self.moved]
         failed = [f.as_dict() for f in self.failed]
-        if self.mode == "dry_run":
-            d["unfinished_journal_entries"] = self.unfinished_journal_entries
-        elif self.mode == "manual":
-            d.update(batch=self.batch, moved=moved, failed=failed, repaired=self.repaired)
-        elif self.mode == "report_only":
+        if self.mode == "report_only":
             d.update(report_only=True, consent=None, moved=moved, failed=failed, log=self.log)
         else:
             d.update(
@@ -115,6 +115,28 @@ class ExpireResult(JobOutcome):
         if self.notified is not None:
             d["notified"] = self.notified
         return d
+
+    def _command_dict(self) -> dict[str, Any]:
+        """A run by hand: the plan (dry run) or what moved (``--force``), and what was kept."""
+        plan = self.plan
+        doc: dict[str, Any] = {"dry_run": self.mode == "dry_run"}
+        if self.mode == "dry_run":
+            doc["archive"] = [a.as_dict() for a in plan.archive]
+        else:
+            doc["batch"] = self.batch
+            doc["archive"] = [
+                {"path": m.item.path, "to": m.item.to, "reason": m.item.reason, "id": m.id}
+                for m in self.moved
+            ]
+        doc["keep"] = [k.as_dict() for k in plan.keep]
+        if self.mode == "manual":
+            doc["failed"] = [f.as_dict() for f in self.failed]
+            doc["repaired"] = self.repaired
+        if plan.skipped_names:
+            doc["skipped_names"] = list(plan.skipped_names)
+        if self.mode == "dry_run" and self.unfinished_journal_entries:
+            doc["unfinished_journal_entries"] = self.unfinished_journal_entries
+        return doc
 
 
 def apply_plan(
@@ -143,6 +165,27 @@ def summary_line(plan: ExpirePlan, moved: int | None, failed: int) -> str:
         return f"expire (dry run): would archive {n} of {plan.files} memory files"
     text = f"expire: archived {moved} of {plan.files} memory files"
     return text + (f"; {failed} could not be moved" if failed else "")
+
+
+def _planned(cfg: Config, paths: Paths, store: Store, now: float) -> tuple[Snapshot, ExpirePlan]:
+    """The files as they are now, and the plan for them (every run, scheduled or by hand)."""
+    snap = snapshot(cfg, paths, store, now)
+    return snap, build_plan(cfg, snap)
+
+
+def _apply(
+    plan: ExpirePlan, items: list[PlanItem], mover: Mover, workspace: Path, batch: str
+) -> tuple[list[Moved], list[Failure], str]:
+    """Archive ``items`` of ``plan`` as one batch: (moved, failed, the summary line)."""
+    moved, failed = apply_plan(items, mover, workspace, batch)
+    return moved, failed, summary_line(plan, len(moved), len(failed))
+
+
+def _send(cfg: Config, paths: Paths, lines: list[str]) -> bool:
+    """Notify the user (Telegram when configured); whether a notification went out."""
+    from ..notify import notify
+
+    return notify(cfg, paths, "\n".join(lines))
 
 
 def _notify_lines(summary: str, moved: list[Moved], failed: list[Failure]) -> list[str]:
@@ -183,8 +226,7 @@ def run(
     mover = mover_for(store, paths)
     if not dry_run:
         repaired = mover.repair()
-    snap = snapshot(cfg, paths, store, now)
-    plan = build_plan(cfg, snap)
+    snap, plan = _planned(cfg, paths, store, now)
     if dry_run:
         summary = summary_line(plan, None, 0)
         return ExpireResult(
@@ -194,9 +236,9 @@ def run(
         with store.transaction():
             store.bump("skipped_names", len(snap.skipped_names))
     batch = f"expire:{plan.month}:{time.time_ns()}"
-    moved, failed = apply_plan(plan.archive, mover, paths.workspace, batch)
+    moved, failed, summary = _apply(plan, plan.archive, mover, paths.workspace, batch)
     result = ExpireResult(
-        summary_line(plan, len(moved), len(failed)),
+        summary,
         plan,
         "manual",
         changed=bool(moved),
@@ -206,11 +248,7 @@ def run(
         repaired=repaired,
     )
     if moved or failed:
-        from ..notify import notify
-
-        result.notified = notify(
-            cfg, paths, "\n".join(_notify_lines(result.summary, moved, failed))
-        )
+        result.notified = _send(cfg, paths, _notify_lines(result.summary, moved, failed))
     return result
 
 
@@ -232,37 +270,15 @@ def _surest_first(snap: Snapshot) -> Callable[[PlanItem], tuple[float, float, fl
 SCHEDULED_BATCH = "expire:{month}:scheduled:"  # + a nanosecond stamp; see run_scheduled
 
 
-def _moved_by_schedule(store: Store, month: str) -> list[str]:
-    """The sources of the moves the scheduled runs of ``month`` made already, one per move
-    (undone ones too: they moved)."""
-    prefix = SCHEDULED_BATCH.format(month=month)  # digits, '-' and ':' only: no LIKE wildcard
-    rows = store.conn.execute(
-        "SELECT src FROM moves WHERE op = 'move' AND undo_of IS NULL "
-        "AND state IN ('done', 'undone') AND batch LIKE ?",
-        (prefix + "%",),
-    ).fetchall()
-    return [src for (src,) in rows]
-
-
-def _workspace_relative(workspace: Path, path: str | None) -> str | None:
-    """``path`` (absolute) relative to ``workspace`` as given or resolved (the journal holds
-    resolved paths); None when it lies elsewhere."""
-    for root in dict.fromkeys((str(workspace).rstrip("/"), os.path.realpath(workspace))):
-        if path and path.startswith(root.rstrip("/") + "/"):
-            return path[len(root.rstrip("/")) + 1 :]
-    return None
-
-
 def _restored_on_demand_since(store: Store, workspace: Path, since: float) -> set[str]:
     """Workspace-relative paths restore on demand brought back at or after ``since``."""
-    from ..ondemand import RESTORE_BATCH_PREFIX  # letters, '-' and ':': no LIKE wildcard
+    from ..ondemand import RESTORE_BATCH_PREFIX
 
-    rows = store.conn.execute(
-        "SELECT dst FROM moves WHERE op = 'move' AND state = 'done' AND undo_of IS NOT NULL "
-        "AND batch LIKE ? AND COALESCE(finished, created) >= ?",
-        (RESTORE_BATCH_PREFIX + "%", since),
-    ).fetchall()
-    return {rel for (dst,) in rows if (rel := _workspace_relative(workspace, dst)) is not None}
+    return {
+        rel
+        for dst in undo_destinations_since(store, RESTORE_BATCH_PREFIX, since)
+        if (rel := relative_to_workspace(workspace, dst)) is not None
+    }
 
 
 def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> ExpireResult:
@@ -274,13 +290,10 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
     so a second run of the month (the daemon died before it recorded the first) counts the
     files the first one moved against the same cap.
     """
-    from ..notify import notify
-
     consent = rails.consent_of(cfg.expire.auto, store.get_meta(rails.CONSENT_META))
     frac = cfg.expire.max_fraction_per_run
     if not consent.given:
-        snap = snapshot(cfg, paths, store, now)
-        plan = build_plan(cfg, snap)
+        _, plan = _planned(cfg, paths, store, now)
         n, participants = len(plan.archive), plan.files
         summary = (
             f"expire (report only): would archive {n} of {participants} memory files; "
@@ -300,27 +313,25 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
                 "exactly the plan it prints"
             )
             lines += _restores_since_last_run(store)
-            result.notified = notify(cfg, paths, "\n".join(lines))
+            result.notified = _send(cfg, paths, lines)
         return result
 
     mover = mover_for(store, paths)
     repaired = mover.repair()
-    snap = snapshot(cfg, paths, store, now)
-    plan = build_plan(cfg, snap)
-    moved_before = _moved_by_schedule(store, plan.month)
+    snap, plan = _planned(cfg, paths, store, now)
+    moved_before = moved_sources(store, SCHEDULED_BATCH.format(month=plan.month))
     already = len(moved_before)
     # The files taking part this month: the plan's, and those an earlier run moved out of
     # it. A file moved and restored since is in the plan again: counted once, not twice.
     in_plan = {i.path for i in (*plan.archive, *plan.keep)}
-    gone = {_workspace_relative(snap.workspace, src) or src for src in moved_before} - in_plan
+    gone = {relative_to_workspace(snap.workspace, src) or src for src in moved_before} - in_plan
     participants = plan.files + len(gone)
     since = now - rails.RESTORED_GRACE_DAYS * DAY
     restored = _restored_on_demand_since(store, snap.workspace, since)
     wanted, spared = rails.spare_restored(plan.archive, restored)
     take, held = rails.cap(wanted, participants, frac, _surest_first(snap), already)
     batch = SCHEDULED_BATCH.format(month=plan.month) + str(time.time_ns())
-    moved, failed = apply_plan(take, mover, paths.workspace, batch)
-    summary = summary_line(plan, len(moved), len(failed))
+    moved, failed, summary = _apply(plan, take, mover, paths.workspace, batch)
     if held:
         summary += (
             f"; {len(held)} more planned, held back by the cap "
@@ -357,5 +368,5 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
             lines.append(f"… and {len(held) - 10} more held back")
         lines += [f"◦ kept {a.path}  (restored on demand lately)" for a in spared[:10]]
         lines += needed_again
-        result.notified = notify(cfg, paths, "\n".join(lines))
+        result.notified = _send(cfg, paths, lines)
     return result

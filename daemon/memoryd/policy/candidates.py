@@ -65,8 +65,21 @@ class Policy:
         return type(self) is type(other) and self.params() == other.params()
 
 
+def seed_rule(age_days: float, recent_hits: int, min_age_days: float, max_hits: int) -> str:
+    """The seed rule, the one place it is written: ``young`` (not older than
+    ``min_age_days``), ``active`` (more than ``max_hits`` hits in its window) or ``expired``
+    (archive). :class:`Seed` replays it; :func:`memoryd.policy.expire.decide` applies it
+    after protection, marks and pins, with the numbers a person reads."""
+    if age_days <= min_age_days:
+        return "young"
+    if recent_hits > max_hits:
+        return "active"
+    return "expired"
+
+
 class Seed(Policy):
-    """Seed 000: older than ``min_age_days`` and at most ``max_hits`` hits in ``window_days``."""
+    """The seed rule (:func:`seed_rule`): older than ``min_age_days`` and at most ``max_hits``
+    hits in ``window_days``."""
 
     name = "seed"
 
@@ -78,10 +91,11 @@ class Seed(Policy):
                 "max_hits": self.max_hits}  # fmt: skip
 
     def decide(self, v: FileView) -> Verdict:
-        if v.age_days <= self.min_age_days:
-            return Verdict(False, "young", f"{v.age_days:.1f} days old")
         recent = v.within(self.window_days)
-        if recent > self.max_hits:
+        rule = seed_rule(v.age_days, recent, self.min_age_days, self.max_hits)
+        if rule == "young":
+            return Verdict(False, "young", f"{v.age_days:.1f} days old")
+        if rule == "active":
             return Verdict(False, "active", f"{recent} hits in the last {self.window_days} days")
         return Verdict(
             True,

@@ -9,8 +9,12 @@ Rule, in order (the first that applies decides):
 5. more than ``max_hits`` hits in the last ``window_days`` → keep (still in use)
 6. otherwise → archive
 
+Rules 4-6 are :func:`memoryd.policy.candidates.seed_rule`, which the replay's ``seed``
+policy applies too.
+
 Pruning and capacity (seed 001, ``memoryd.policy.score``) may add archive
-decisions for files that rule 6 keeps; :func:`plan` merges both.
+decisions for files that rules 4-6 keep; :func:`memoryd.policy.expire_plan.with_pruning`
+merges them in.
 
 This is the ``seed`` policy (``[expire] policy = "seed"``). Any other policy
 (the default ``likely``, chosen by replay) replaces rules 4-6 with its own
@@ -27,6 +31,7 @@ from typing import Any
 from ..config import ExpireConfig
 from ..signals import FileSignals
 from . import matches_any
+from .candidates import seed_rule
 
 ARCHIVE, KEEP = "archive", "keep"
 
@@ -67,7 +72,8 @@ def decide(
     glob = matches_any(sig.path, (*cfg.pinned, *pins))
     if glob:
         return ExpireDecision(sig.path, KEEP, "pinned", f"pinned by {glob!r}", numbers)
-    if age <= cfg.min_age_days:
+    rule = seed_rule(age, recent, cfg.min_age_days, cfg.max_hits)
+    if rule == "young":
         return ExpireDecision(
             sig.path,
             KEEP,
@@ -76,7 +82,7 @@ def decide(
             f"not older than {cfg.min_age_days}",
             numbers,
         )
-    if recent > cfg.max_hits:
+    if rule == "active":
         return ExpireDecision(
             sig.path,
             KEEP,
@@ -127,19 +133,11 @@ def plan(
     cfg: ExpireConfig,
     marked: frozenset[str] | set[str] = frozenset(),
     pins: Iterable[str] = (),
-    extra: Mapping[str, tuple[str, str]] | None = None,
 ) -> list[ExpireDecision]:
-    """Every file's verdict; ``extra`` (path → (rule, reason), from pruning or
-    capacity) turns a keep of rule ``young``/``active`` into an archive."""
+    """Every file's verdict under the seed rule (pruning and capacity are merged in by
+    :func:`memoryd.policy.expire_plan.with_pruning`)."""
     pins = tuple(pins)
-    out = []
-    for sig in signals:
-        d = decide(sig, cfg, marked, pins)
-        if d.action == KEEP and extra and sig.path in extra and d.rule in ("young", "active"):
-            rule, reason = extra[sig.path]
-            d = ExpireDecision(sig.path, ARCHIVE, rule, reason, d.numbers)
-        out.append(d)
-    return out
+    return [decide(sig, cfg, marked, pins) for sig in signals]
 
 
 def archive_relpath(rel: str, archive_dir: str, month: str) -> str:

@@ -12,7 +12,7 @@ destination name is free, and changes nothing.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -192,6 +192,15 @@ def plan_decisions(
     if scores is None:
         scores = scores_of(cfg, snap)
     extra = score_policy.prune_candidates(scores, eligible, remaining, cfg.score)
+    return with_pruning(base, extra)
+
+
+def with_pruning(
+    base: Sequence[expire_policy.ExpireDecision], extra: Mapping[str, tuple[str, str]]
+) -> list[expire_policy.ExpireDecision]:
+    """``base`` with the archives pruning or capacity decided (``extra``: path → (rule,
+    reason)): a keep becomes an archive of that rule, unless protection, a mark or a pin
+    decided it (:data:`FIXED_RULES`). Pure."""
     return [
         expire_policy.ExpireDecision(d.path, "archive", *extra[d.path], d.numbers)
         if d.action == "keep" and d.rule not in FIXED_RULES and d.path in extra

@@ -1,9 +1,9 @@
 """The daemon (``memoryd run``), one module per job; importing this package imports nothing.
 
-* :mod:`.schedule` — pure: the zone, cron reading, triggers, fire times, which jobs are due
-  (``memoryd status`` imports this and :mod:`.lock` only, never the daemon's threads);
-* :mod:`.lock` — the one ``flock`` helper: the daemon's single-instance lock, the mover's
-  and the tier store's locks;
+* :mod:`.schedule` — pure: which jobs are due, what the clocks say after a gap (the rules of
+  time themselves are :mod:`memoryd.timerules`, the ``flock`` helper :mod:`memoryd.locks`:
+  ``memoryd status`` reads both without importing anything of this package);
+* :mod:`.cron_trigger` — the daemon's APScheduler triggers, fired as ``timerules`` reads them;
 * :mod:`.systemd` — sd_notify readiness, watchdog pings, the ``STATUS=`` line;
 * :mod:`.ingest_worker` — the work queue, the ingest worker, restore on demand after a pass;
 * :mod:`.job_runner` — runs organize / reflect / expire one at a time, when due;

@@ -3,24 +3,29 @@
 APScheduler 3.11's ``CronTrigger`` loses a day after a spring-forward DST change: asked for
 the fire after ``0 0 * * *``'s midnight on 2026-03-29 in Berlin (or 2026-03-08 in New York),
 it answers the 31st (the 10th), so a job scheduled before the change's hour that day would
-skip the next day entirely, and ``status`` (which reads :func:`.schedule.next_fire`) would
-name a time the daemon never fires. The daemon therefore asks :func:`.schedule.next_fire`,
+skip the next day entirely, and ``status`` (which reads :func:`memoryd.timerules.next_fire`) would
+name a time the daemon never fires. The daemon therefore asks :func:`memoryd.timerules.next_fire`,
 whose reading ``tests/test_cron.py`` checks against a minute-by-minute search, and uses
-APScheduler only to wait, run and coalesce. Imported by :func:`.schedule.build_triggers`,
-inside the daemon only (APScheduler stays out of one-shot commands).
+APScheduler only to wait, run and coalesce. Imported inside the daemon only (APScheduler
+stays out of one-shot commands).
 """
 
 from __future__ import annotations
 
 from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING
 
 from apscheduler.triggers.base import BaseTrigger
 
-from .schedule import CronSpec, next_fire
+from ..config import job_schedules
+from ..timerules import CronSpec, next_fire
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 
 class WallClockCron(BaseTrigger):
-    """Fires at the wall-clock minutes ``spec`` names in ``tz`` (see :mod:`.schedule`)."""
+    """Fires at the wall-clock minutes ``spec`` names in ``tz`` (see :mod:`memoryd.timerules`)."""
 
     __slots__ = ("expr", "spec", "timezone")
 
@@ -46,3 +51,17 @@ class WallClockCron(BaseTrigger):
 
     def __repr__(self) -> str:
         return f"<WallClockCron ({self.expr!r}, timezone={self.timezone!s})>"
+
+
+def build_triggers(cfg: Config, tz: tzinfo) -> dict[str, WallClockCron]:
+    """One trigger per scheduled job, fired as :func:`memoryd.timerules.next_fire` reads it.
+
+    The expressions were checked when the configuration loaded (:func:`memoryd.config.
+    job_schedules`, which accepts exactly what APScheduler's ``CronTrigger`` accepts: a
+    property test in ``tests/test_cron.py`` checks that). A job whose schedule is ``"off"``
+    gets no trigger: the daemon neither fires it nor catches it up, and ``status`` says "off".
+    """
+    return {
+        name: WallClockCron(spec, tz, getattr(cfg.schedule, name))
+        for name, spec in job_schedules(cfg).items()
+    }

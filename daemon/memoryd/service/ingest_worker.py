@@ -20,16 +20,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import clock
 from ..config import Config, ConfigError, Paths, resolve_paths
 from ..log import get_logger
 from ..store import Store, StoreGone
 from . import heap
-
-if TYPE_CHECKING:
-    from .main import Daemon
 
 log = get_logger("memoryd.service")
 
@@ -262,8 +259,8 @@ class IngestWorker(threading.Thread):
         their grace period counts the time that really passed. Here, on the thread that
         scans, before the scan: the main loop notices the step too (``daemon.gap``), but a
         scan could run before it does, and forget with the clock as set."""
+        from ..clock import read_clocks
         from ..ingest.ledger import clock_was_set
-        from .main import read_clocks
         from .schedule import find_gap
 
         now, before = read_clocks(), self._clocks
@@ -314,8 +311,11 @@ class TranscriptEvents:
     rescan, which reads whatever the event was about.
     """
 
-    def __init__(self, daemon: Daemon) -> None:
-        self.daemon = daemon
+    def __init__(self, queue: WorkQueue, offer: Callable[[Path], None]) -> None:
+        """``queue``: where rescans are asked for; ``offer``: a changed file, queued when it
+        is a transcript the daemon follows (:meth:`memoryd.service.main.Daemon.offer`)."""
+        self.queue = queue
+        self.offer = offer
         self.errors = 0
 
     def dispatch(self, event: Any) -> None:
@@ -325,7 +325,7 @@ class TranscriptEvents:
             self.errors += 1
             log.error("watch.handler_failed", fs_event=repr(event), exc_info=True)
             with contextlib.suppress(Exception):
-                self.daemon.queue.request_rescan("handler error")
+                self.queue.request_rescan("handler error")
 
     def _dispatch(self, event: Any) -> None:
         kind = event.event_type
@@ -338,6 +338,6 @@ class TranscriptEvents:
             path = Path(os.fsdecode(raw))
             if event.is_directory:
                 if kind in ("created", "moved"):
-                    self.daemon.queue.request_rescan("new folder", refresh=True)
+                    self.queue.request_rescan("new folder", refresh=True)
                 continue
-            self.daemon.offer(path)
+            self.offer(path)

@@ -11,16 +11,19 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from datetime import tzinfo
+from typing import Any
 
 from .. import clock
+from ..config import Config, Paths
 from ..log import get_logger
 from ..store import Store
 from .heap import release, resident_kb
 from .schedule import job_is_due, last_fire_time
 
-if TYPE_CHECKING:
-    from .main import Daemon
+# The daemon's schedule as it stands (a reload may change it between two jobs).
+ScheduleSnapshot = Callable[[], tuple[Config, Paths, tzinfo, dict[str, Any]]]
 
 log = get_logger("memoryd.service")
 
@@ -32,9 +35,15 @@ class JobRunner(threading.Thread):
     cron fire after a catch-up run of the same period, or two wakes in a row, run nothing.
     """
 
-    def __init__(self, daemon: Daemon) -> None:
+    def __init__(
+        self, schedule: ScheduleSnapshot, forget_runs_ahead: Callable[[Store], None]
+    ) -> None:
+        """``schedule``: the config, paths, zone and triggers in force, read before each job;
+        ``forget_runs_ahead``: called with the job's store after each run (see
+        :meth:`memoryd.service.main.Daemon.forget_runs_ahead`)."""
         super().__init__(name="memoryd-jobs", daemon=True)
-        self.daemon = daemon
+        self.schedule = schedule
+        self.forget_runs_ahead = forget_runs_ahead
         self._cond = threading.Condition()
         self._wanted: dict[str, str] = {}  # job → why
         self._stopping = False
@@ -88,7 +97,7 @@ class JobRunner(threading.Thread):
     def _run_one(self, name: str, reason: str) -> None:
         from ..jobs import run_for_period
 
-        cfg, paths, tz, triggers = self.daemon.schedule_snapshot()
+        cfg, paths, tz, triggers = self.schedule()
         now = clock.now()
         if name not in triggers:  # switched off ("off") by a reload since it was submitted
             log.info("job.off", job=name, reason=reason)
@@ -125,7 +134,7 @@ class JobRunner(threading.Thread):
             finally:
                 # The clock may have been set back while the job ran, after the main thread
                 # forgot the runs recorded ahead: this run's row was not written yet then.
-                self.daemon.forget_runs_ahead(store)
+                self.forget_runs_ahead(store)
             summary = result.summary if result is not None else "already done"
             extra = result.data.get("log", {}) if result is not None else {}
             log.info(

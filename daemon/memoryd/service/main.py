@@ -37,27 +37,25 @@ from pathlib import Path
 from typing import Any
 
 from .. import clock
-from ..config import Config, ConfigError, Paths, load_config, resolve_paths
+from ..clock import read_clocks
+from ..config import Config, ConfigError, Paths, load_config, resolve_paths, schedule_timezone
 from ..errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from ..locks import AlreadyRunning, StateLock
 from ..log import configure as configure_logging
 from ..log import get_logger, resolve_format
 from ..store import Store
+from ..timerules import local_midnight, local_zone
+from .cron_trigger import build_triggers
 from .ingest_worker import IngestWorker, TranscriptEvents, WorkQueue
 from .job_runner import JobRunner
-from .lock import AlreadyRunning, StateLock
 from .schedule import (
     SCHEDULED_SINCE,
-    Clocks,
     Gap,
-    build_triggers,
     due_jobs,
     find_gap,
     forget_the_future,
-    local_midnight,
-    local_zone,
     mark_jobs_off,
     next_fire_time,
-    schedule_timezone,
     switched_off,
     zone_to_follow,
 )
@@ -85,25 +83,6 @@ SCHEDULER_JOB_DEFAULTS: dict[str, Any] = {
     "max_instances": 1,
     "misfire_grace_time": None,
 }
-# A clock that runs on while the machine sleeps, when the system has one (None: not known).
-_BOOT_CLOCK: int | None = getattr(time, "CLOCK_BOOTTIME", None)
-if _BOOT_CLOCK is None and sys.platform == "darwin":
-    # macOS: clock_gettime's CLOCK_MONOTONIC counts sleep; time.monotonic() does not.
-    _BOOT_CLOCK = getattr(time, "CLOCK_MONOTONIC", None)
-
-
-def read_clocks(boot_clock: int | None = _BOOT_CLOCK) -> Clocks:
-    """Wall, monotonic and boot clocks, read together (see :class:`~.schedule.Clocks`).
-
-    A boot clock the kernel refuses (an old kernel, a sandbox such as gVisor or WSL 1 that
-    lacks it: ``EINVAL``) reads as None, as where there is none: the main loop must not die
-    of it, and the gap is then found without it.
-    """
-    boot: float | None = None
-    if boot_clock is not None:
-        with contextlib.suppress(OSError):
-            boot = time.clock_gettime(boot_clock)
-    return Clocks(clock.now(), time.monotonic(), boot)
 
 
 @dataclass
@@ -139,7 +118,7 @@ class Daemon:
         self.queue = WorkQueue()
         self.flags = _Flags()
         self.wake = threading.Event()
-        self.handler = TranscriptEvents(self)
+        self.handler = TranscriptEvents(self.queue, self.offer)
         self._schedule_lock = threading.Lock()
         self._zone_seen: str | None = None  # a new system zone read once, not yet followed
         self._watched: frozenset[Path] = frozenset()
@@ -225,7 +204,7 @@ class Daemon:
             with self.store.transaction():
                 self.store.set_meta(SCHEDULED_SINCE, repr(clock.now()))
         mark_jobs_off(self.store, switched_off(self.triggers), clock.now())
-        self.jobs = JobRunner(self)
+        self.jobs = JobRunner(self.schedule_snapshot, self.forget_runs_ahead)
         self.jobs.start()
         self.scheduler = self._start_scheduler()
         self.notifier.ready(self._status_text())
@@ -661,7 +640,6 @@ def repair_moves(paths: Paths, store: Store) -> None:
 
 def run_daemon(cfg: Config, config_file: str | None, environ: Mapping[str, str]) -> int:
     """``memoryd run``: the process systemd or launchd supervises. Returns the exit code."""
-    import sys
 
     configure_logging(cfg.log.level, cfg.log.format)
     try:

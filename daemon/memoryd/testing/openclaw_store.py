@@ -21,7 +21,7 @@ header first) exactly as the formats doc describes OpenClaw writing them:
 - and the import archive of the JSONL files an upgrade moved aside
   (``session-sqlite-import-archive/<keySlug>.<file>.imported-<ts>``).
 
-:func:`store_from_corpus` turns a :mod:`memoryd.testing.corpus` install into a store install
+:func:`store_from_corpus` turns a :mod:`memoryd.corpus` install into a store install
 holding the same conversations, so its reference counts apply unchanged. Details the
 formats doc marks unverified (the archive tables' columns at 24, where derived ``.zst``
 files live) follow the brief of issue 9; where the real thing differs, it wins.
@@ -42,13 +42,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-if TYPE_CHECKING:
-    from .corpus import CorpusTruth
+from ..corpus.openclaw_jsonl import zstd_frame
 
 try:  # the standard library's binding from Python 3.14, its official backport below
     from compression import zstd  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - depends on the Python version
     from backports import zstd  # type: ignore[no-redef]
+
+if TYPE_CHECKING:
+    from ..corpus import CorpusTruth
 
 DB_NAME = "openclaw-agent.sqlite"
 SCHEMAS = (13, 22, 24)  # the layouts written here, each in its real DDL
@@ -112,12 +114,6 @@ _DDL = {13: _LEGACY_DDL, 22: _WINDOWS_DDL + _EVENTS_22_DDL, 24: _WINDOWS_DDL + _
 
 
 # ---------------------------------------------------------------------------- pure parts
-
-
-def zstd_frame(data: bytes) -> bytes:
-    """A zstd frame as OpenClaw writes one: level 1, content checksum on."""
-    p = zstd.CompressionParameter
-    return zstd.compress(data, options={p.compression_level: 1, p.checksum_flag: 1})
 
 
 def openclaw_frame(data: bytes) -> bytes | None:
@@ -529,7 +525,7 @@ def write_import_archive(
 
 @dataclass(frozen=True)
 class CorpusSession:
-    """One transcript of a :mod:`memoryd.testing.corpus` install, as the store holds it.
+    """One transcript of a :mod:`memoryd.corpus` install, as the store holds it.
 
     ``lines`` are the file's lines as text (CR dropped, invalid UTF-8 replaced), without
     the lines that are not JSON objects: OpenClaw's store holds what it serialised, so a

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Paths
-from ..service.lock import held as held_lock
+from ..locks import held as held_lock
 from ..workspace import is_utf8_name, shown_name
 
 TIERS = ("hot", "warm", "gist", "forgotten")

@@ -85,6 +85,20 @@ def file_ts(ms: int) -> str:
     return iso_ms(ms).replace(":", "-")
 
 
+def zstd_frame(data: bytes) -> bytes:
+    """A zstd frame as OpenClaw writes one: level 1, content checksum on.
+
+    zstd is imported here, on first use: only an archive or a compressed store event needs it.
+    """
+    try:  # the standard library's binding from Python 3.14, its official backport below
+        from compression import zstd  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover - depends on the Python version
+        from backports import zstd  # type: ignore[no-redef]
+
+    p = zstd.CompressionParameter
+    return zstd.compress(data, options={p.compression_level: 1, p.checksum_flag: 1})
+
+
 def dumps(obj: Any) -> bytes:
     return orjson.dumps(obj)
 

@@ -18,7 +18,7 @@ import orjson
 
 from .dialects import DIMS, Spec, plain_spec, plan_specs
 from .draw import Draw
-from .openclaw_jsonl import OpenClawWriter, TranscriptFile, dumps, file_ts, iso_ms
+from .openclaw_jsonl import OpenClawWriter, TranscriptFile, dumps, file_ts, iso_ms, zstd_frame
 from .payloads import BIG_LINE_BYTES, Payloads
 from .truth import DAY, CorpusTruth, Reference, Transcript
 from .workspace import SPAN_DAYS, Workspace
@@ -347,8 +347,6 @@ class _Planner:
         hit in the archive is one the transcript already gives: a reader that follows
         archives must not count it twice.
         """
-        from ..openclaw_store import zstd_frame  # zstd only where an archive is written
-
         deleted_ms = min(self._end_ms[live.path] + 60_000, int(self.now * 1000) - 1000)
         path = live.path.with_name(f"{live.path.name}.deleted.{file_ts(deleted_ms)}.zst")
         path.write_bytes(zstd_frame(live.path.read_bytes()))

@@ -1,0 +1,249 @@
+"""The layers docs/architecture.md declares hold, and no module imports itself in a circle.
+
+Read from the source with :mod:`ast` (nothing is imported; one parse of each file): every
+``import`` of a memoryd module, at the top or inside a function or ``if TYPE_CHECKING``, is an
+arrow. An arrow may point to the module's own layer or one below it, never up; and the arrows
+make no circle, inside a layer either. ``memoryd.testing`` (data only tests and benchmarks use)
+may import anything and nothing else imports it.
+
+A new module belongs in :data:`LAYERS` (the test names one that is missing): deciding where it
+sits is the point.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+import pytest
+
+import memoryd
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(memoryd.__file__).parent
+
+# Lowest first. A name stands for that module and, ending in ".*", for a package and everything
+# in it. Keep docs/architecture.md's list in step.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "leaves",
+        (
+            "memoryd",  # __version__; its command() imports memoryd.cli (ENTRY_POINT)
+            "memoryd.errors",
+            "memoryd.faults",
+            "memoryd.fsutil",
+            "memoryd.clock",
+            "memoryd.log",
+            "memoryd.results",
+            "memoryd.timerules",
+            "memoryd.locks",
+            "memoryd.workspace",
+            "memoryd.strength",
+            "memoryd.corpus.*",  # the demo's (and the tests') install generator
+        ),
+    ),
+    ("config", ("memoryd.config", "memoryd.config_reference")),
+    ("store", ("memoryd.store", "memoryd.pathmatch")),
+    ("ingest", ("memoryd.ingest.*",)),
+    ("signals", ("memoryd.signals", "memoryd.reports")),
+    ("policy", ("memoryd.policy.*",)),
+    ("moves", ("memoryd.mover", "memoryd.notify", "memoryd.ondemand", "memoryd.tierstore.*")),
+    ("jobs", ("memoryd.jobs.*",)),
+    ("service", ("memoryd.service.*",)),
+    ("commands", ("memoryd.cli", "memoryd.__main__", "memoryd.commands.*")),
+)
+TESTING = "memoryd.testing"
+# The console script's entry (``memoryd:command``) imports the command line it starts, lazily.
+ENTRY_POINT = ("memoryd", "memoryd.cli")
+
+
+def module_names(root: Path) -> dict[str, tuple[Path, bool]]:
+    """Each module's dotted name → (its file, whether it is a package's ``__init__``)."""
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).with_suffix("")
+        is_package = rel.name == "__init__"
+        out[".".join(rel.parts[:-1] if is_package else rel.parts)] = (path, is_package)
+    return out
+
+
+@functools.cache
+def import_graph(root: Path) -> dict[str, frozenset[str]]:
+    """module → the memoryd modules it imports (a name imported from a package counts as the
+    submodule when there is one of that name, else as the package)."""
+    modules = module_names(root)
+
+    def known(name: str) -> str:
+        while name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph: dict[str, frozenset[str]] = {}
+    for module, (path, is_package) in modules.items():
+        package = module if is_package else module.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                targets.update(known(a.name) for a in node.names if a.name.startswith("memoryd"))
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1])
+                    name = f"{base}.{node.module}" if node.module else base
+                else:
+                    name = node.module or ""
+                if name.split(".")[0] != "memoryd":
+                    continue
+                for alias in node.names:
+                    sub = f"{name}.{alias.name}"
+                    targets.add(sub if sub in modules else known(name))
+        targets.discard(module)
+        graph[module] = frozenset(targets)
+    return graph
+
+
+def layer_of(module: str) -> int | None:
+    for rank, (_, names) in enumerate(LAYERS):
+        for name in names:
+            if module == name or (name.endswith(".*") and _in_package(module, name[:-2])):
+                return rank
+    return None
+
+
+def _in_package(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def circles(graph: dict[str, frozenset[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def layering_problems(root: Path) -> list[str]:
+    """Every arrow up the layers, into ``memoryd.testing``, or from a module of no layer."""
+    problems = []
+    for module, targets in sorted(import_graph(root).items()):
+        if _in_package(module, TESTING):
+            continue
+        rank = layer_of(module)
+        if rank is None:
+            problems.append(f"{module} is in no layer of LAYERS (tests/test_layers.py)")
+            continue
+        for target in sorted(targets):
+            if (module, target) == ENTRY_POINT:
+                continue
+            if _in_package(target, TESTING):
+                problems.append(f"{module} imports {target}: test data, for tests only")
+                continue
+            other = layer_of(target)
+            if other is not None and other > rank:
+                problems.append(
+                    f"{module} ({LAYERS[rank][0]}) imports {target} ({LAYERS[other][0]}): "
+                    "an arrow up the layers"
+                )
+    return problems
+
+
+def circle_problems(root: Path) -> list[str]:
+    graph = dict(import_graph(root))
+    graph[ENTRY_POINT[0]] = graph[ENTRY_POINT[0]] - {ENTRY_POINT[1]}
+    out = []
+    for component in circles(graph):
+        arrows = [f"{a} -> {b}" for a in component for b in sorted(graph[a]) if b in component]
+        out.append("circle: " + ", ".join(arrows))
+    return out
+
+
+def test_no_module_imports_itself_in_a_circle() -> None:
+    assert circle_problems(ROOT) == []
+
+
+def test_every_arrow_points_down_the_layers_architecture_md_declares() -> None:
+    assert layering_problems(ROOT) == []
+
+
+def test_only_the_commands_import_a_job_and_no_job_imports_another() -> None:
+    """The jobs are the imperative shell: what two of them share lives in ``memoryd.policy``
+    (the expire plan that ``reflect`` reports, for one), so changing one job never changes
+    another. Only the command modules run a job by name (the daemon goes through
+    ``memoryd.jobs.run_for_period``)."""
+    graph = import_graph(ROOT)
+    jobs = {m for m in graph if m.startswith("memoryd.jobs.")}
+    assert {"memoryd.jobs.expire", "memoryd.jobs.reflect", "memoryd.jobs.promote"} <= jobs
+    offenders = [
+        f"{module} imports {target}"
+        for module, targets in sorted(graph.items())
+        if not module.startswith("memoryd.commands.")
+        for target in sorted(targets & jobs)
+    ]
+    assert offenders == []
+
+
+def test_the_checks_see_a_circle_and_an_arrow_up(tmp_path: Path) -> None:
+    """The two checks above can fail: on a small package built for them, they do."""
+    pkg = tmp_path / "memoryd"
+    for name, text in {
+        "__init__.py": "",
+        "clock.py": "from .store import Store\n",  # leaves -> store: up
+        "store.py": "from . import clock\n",  # and back: a circle
+        "jobs/__init__.py": "",
+        "jobs/a.py": "def f():\n    from ..testing import corpus\n",  # lazy, into testing
+        "testing/__init__.py": "",
+        "oddity.py": "",
+    }.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text, encoding="utf-8")
+    assert circle_problems(pkg) == [
+        "circle: memoryd.clock -> memoryd.store, memoryd.store -> memoryd.clock"
+    ]
+    assert layering_problems(pkg) == [
+        "memoryd.clock (leaves) imports memoryd.store (store): an arrow up the layers",
+        "memoryd.jobs.a imports memoryd.testing: test data, for tests only",
+        "memoryd.oddity is in no layer of LAYERS (tests/test_layers.py)",
+    ]
+
+
+def test_architecture_md_names_the_layers_this_test_holds() -> None:
+    """The document a newcomer reads and the check agree on the order of the layers."""
+    doc = (ROOT.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    declared = " → ".join(name for name, _ in reversed(LAYERS))
+    assert declared in doc, declared
