@@ -34,15 +34,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
 
 from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
-from memoryd.testing.histories import GenParams, generate, replay_inputs, sample_params
+from memoryd.testing.histories import (
+    GenParams,
+    History,
+    generate,
+    replay_inputs,
+    sample_params,
+)
+from memoryd.testing.histories_b import FamilyBParams, generate_b, sample_params_b
 
 
-def histories(seeds: int, offset: int) -> list[tuple[str, int, GenParams]]:
-    out = []
+def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int, object]]:
+    """(label, seed, parameters) of the histories of one family: default and sampled."""
+    out: list[tuple[str, int, object]] = []
     for s in range(offset, offset + seeds):
-        out.append(("default", s, GenParams()))
-        out.append(("sampled", s, sample_params(random.Random(10_000 + s))))
+        if family == "b":
+            out.append(("default", s, FamilyBParams()))
+            out.append(("sampled", s, sample_params_b(random.Random(30_000 + s))))
+        else:
+            out.append(("default", s, GenParams()))
+            out.append(("sampled", s, sample_params(random.Random(10_000 + s))))
     return out
+
+
+def make(family: str, seed: int, params: object) -> History:
+    """One history of ``family`` ("a": memoryd.testing.histories, "b": histories_b)."""
+    if family == "b":
+        return generate_b(seed, params)  # type: ignore[arg-type]
+    return generate(seed, params)  # type: ignore[arg-type]
 
 
 def grid() -> list[pc.Policy]:
@@ -80,24 +99,66 @@ def main() -> None:
     ap.add_argument("--grid", action="store_true")
     ap.add_argument("--restore", action="store_true")
     ap.add_argument("--fit", action="store_true", help="refit LIKELY_WEIGHTS (seeds 0-11)")
+    ap.add_argument("--family", choices=("a", "b"), default="a",
+                    help="the generator: a (memoryd.testing.histories) or b (histories_b)")
+    ap.add_argument("--fit-family", choices=("a", "b"), default="a",
+                    help="the family the generic weights are fitted on (a: the shipped "
+                    "LIKELY_WEIGHTS; b: refit here on family-b seeds 0-11)")
+    ap.add_argument("--minimum", action="store_true",
+                    help="calibration error by MIN_VERDICTS (100, 200, 400)")
     args = ap.parse_args()
     if args.fit:
-        fit(12)
+        print("LIKELY_WEIGHTS =", tuple(round(a, 4) for a in fit(12, args.family)))
         return
     if args.restore:
         restore_table(args.seeds, args.offset)
         return
-    policies = list(pc.named_policies().values()) + (grid() if args.grid else [])
+    weights = pc.LIKELY_WEIGHTS if args.fit_family == "a" else tuple(fit(12, "b"))
+    if args.minimum:
+        minimum_table(args, weights)
+        return
+    evaluate(args, weights)
+
+
+def evaluate(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
+    """The held-out table: every policy on the histories of ``--family``, the default
+    (learning) likely on generic weights fitted on ``--fit-family``."""
+    from memoryd.commands.simulate import restore_index
+
+    named = pc.named_policies()
+    named["likely"] = pc.Likely(weights=weights)
+    named["likely-generic"] = pc.Likely(weights=weights, learn=False)
+    named["likely-generic"].name = "likely-generic"
+    policies = list(named.values()) + (grid() if args.grid else [])
     rows: dict[str, dict[str, list[float]]] = {}
-    pairs: list[tuple[float, bool, bool, bool | None]] = []
+    own: list[tuple[float, bool, bool, bool | None]] = []
+    generic: list[tuple[float, bool, bool, bool | None]] = []
+    per_history_misses = per_history_bins = 0
+    restores = {"best-archived": [0, 0, 0, 0], "beats-workspace": [0, 0, 0, 0]}
     t0 = time.perf_counter()
-    hs = histories(args.seeds, args.offset)
+    hs = histories(args.seeds, args.offset, args.family)
     for _label, seed, params in hs:
-        h = generate(seed, params)
+        h = make(args.family, seed, params)
         inp = replay_inputs(h)
         res = rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"])
         seed_res = next(r for r in res if r.name == "seed")
-        pairs += next(r for r in res if r.name == pc.DEFAULT_POLICY).calibration
+        default = next(r for r in res if r.name == pc.DEFAULT_POLICY)
+        flags = default.calibrated_flags
+        mine = [c for c, f in zip(default.calibration, flags, strict=True) if f]
+        own += mine
+        generic += [c for c, f in zip(default.calibration, flags, strict=True) if not f]
+        for b in rp.calibration_bins(mine):
+            if int(b["n"]) >= 50:
+                per_history_bins += 1
+                per_history_misses += abs(float(b["predicted"]) - float(b["observed_strong"])) > 0.1
+        cands = restore_index(inp["calls"], inp["texts"])
+        for rule, acc in restores.items():
+            (r,) = rp.replay(inp["files"], inp["hits"], inp["runs"], [named["likely"]],
+                             calls=inp["calls"], restore_candidates=cands.__getitem__,
+                             restore_rule=rule)  # fmt: skip
+            for i, v in enumerate((r.restores, r.restores_caught, r.restores_needless,
+                                   r.restores_right)):  # fmt: skip
+                acc[i] += v
         assert seed_res.need is not None
         for r in res:
             assert r.need is not None
@@ -111,43 +172,97 @@ def main() -> None:
                 ("need_cov", r.need.cold_coverage),
                 ("hit_fa", r.false_archive_rate),
                 ("hit_cov", r.hits.cold_coverage),
-                ("strong_fa", r.hits.strong_false_archives / r.archived if r.archived else 0.0),
+                ("strong_fa", r.strong_false_archive_rate),
                 ("archived", r.archived),
+                ("need_false", r.need.false_archives),
+                ("need_cold", (r.need.cold_archived, r.need.cold_total)),
                 ("met", float(ok)),
             ):
-                d.setdefault(k, []).append(v)
+                d.setdefault(k, []).append(v)  # type: ignore[arg-type]
     took = time.perf_counter() - t0
     print(
-        f"{len(hs)} histories (seeds {args.offset}..{args.offset + args.seeds - 1}, default and "
-        f"sampled parameters), {len(policies)} policies, {took:.1f} s\n"
+        f"{len(hs)} family-{args.family} histories (seeds {args.offset}.."
+        f"{args.offset + args.seeds - 1}, default and sampled parameters), generic weights "
+        f"fitted on family {args.fit_family}, {len(policies)} policies, {took:.1f} s\n"
     )
     print(
-        f"| {'policy':24} | {'need FA':>13} | {'need cov':>13} | {'hit FA':>13} | "
-        f"{'hit cov':>13} | {'strong FA':>9} | {'met':>5} |"
+        f"| {'policy':24} | {'need FA':>13} | {'need cov':>13} | {'pooled FA':>9} | "
+        f"{'pooled cov':>10} | {'strong FA':>9} | {'hit FA':>13} | {'met':>5} |"
     )
-    print(f"|{'-' * 26}|{'-' * 15}|{'-' * 15}|{'-' * 15}|{'-' * 15}|{'-' * 11}|{'-' * 7}|")
+    widths = (26, 15, 15, 11, 12, 11, 15, 7)
+    print("|" + "|".join("-" * w for w in widths) + "|")
 
     def ms(xs: list[float]) -> str:
         return f"{statistics.mean(xs):.3f} ± {statistics.pstdev(xs):.3f}"
 
     for name, d in rows.items():
+        pooled_fa = sum(d["need_false"]) / max(sum(d["archived"]), 1)
+        cold_a = sum(a for a, _ in d["need_cold"])  # type: ignore[misc]
+        cold_n = sum(n for _, n in d["need_cold"])  # type: ignore[misc]
         print(
             f"| {name:24} | {ms(d['need_fa']):>13} | {ms(d['need_cov']):>13} | "
-            f"{ms(d['hit_fa']):>13} | {ms(d['hit_cov']):>13} | "
-            f"{statistics.mean(d['strong_fa']):9.3f} | {sum(d['met']):2.0f}/{len(d['met']):<2} |"
+            f"{pooled_fa:9.3f} | {cold_a / max(cold_n, 1):10.3f} | "
+            f"{statistics.mean(d['strong_fa']):9.3f} | {ms(d['hit_fa']):>13} | "
+            f"{sum(d['met']):2.0f}/{len(d['met']):<2} |"
         )
-    print(f"\ncalibration of {pc.DEFAULT_POLICY} (chance of being needed within 60 days):\n")
-    print("| predicted | verdicts | mean | needed | strong hit | any hit |")
-    print("|-----------|----------|------|--------|------------|---------|")
-    for b in rp.calibration_bins(pairs):
-        print(
-            f"| {b['bin']:>9} | {b['n']:>8} | {b['predicted']:.2f} | {b['observed_need']:>6.2f} "
-            f"| {b['observed_strong']:>10.2f} | {b['observed_any']:>7.2f} |"
-        )
+    for title, pairs in (
+        ("calibrated on each history's own past verdicts (runs with enough of them)", own),
+        ("the generic chance (runs before enough verdicts)", generic),
+    ):
+        print(f"\n{pc.DEFAULT_POLICY}'s printed chance, {title}:\n")
+        print("| printed | verdicts | mean | strong hit | any hit | needed |")
+        print("|---------|----------|------|------------|---------|--------|")
+        worst = 0.0
+        for b in rp.calibration_bins(pairs):
+            if int(b["n"]) >= 50:
+                worst = max(worst, abs(float(b["predicted"]) - float(b["observed_strong"])))
+            print(
+                f"| {b['bin']:>7} | {b['n']:>8} | {b['predicted']:.2f} "
+                f"| {b['observed_strong']:>10.2f} | {b['observed_any']:>7.2f} "
+                f"| {b['observed_need']:>6.2f} |"
+            )
+        print(f"\nlargest |printed - strong| in a bin of >= 50 verdicts: {worst:.3f}")
+    print(
+        f"per history: {per_history_misses} of {per_history_bins} calibrated bins of >= 50 "
+        "verdicts off by more than 0.10"
+    )
+    print(f"\nrestore on demand under {pc.DEFAULT_POLICY} (right = the note the search was for):\n")
+    print("| rule | restores | caught | needless | right |")
+    print("|------|----------|--------|----------|-------|")
+    for rule, (n, caught, needless, right) in restores.items():
+        print(f"| {rule} | {n} | {caught} | {needless} ({needless / max(n, 1):.1%}) | "
+              f"{right} ({right / max(n, 1):.1%}) |")  # fmt: skip
 
 
-def fit(seeds: int) -> None:
-    """Logistic regression (Newton steps) of "needed within 60 days" on likely_features."""
+def minimum_table(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
+    """How far the calibrated chance is from what followed, by the minimum of verdicts."""
+    from memoryd.policy import calibration as cb
+
+    print("| minimum verdicts | calibrated verdicts | largest bin error (>= 50) | need FA |")
+    print("|---|---|---|---|")
+    for minimum in (50, 100, 200, 400):
+        cb.MIN_VERDICTS = minimum
+        pairs: list[tuple[float, bool, bool, bool | None]] = []
+        need_false = archived = 0
+        for _label, seed, params in histories(args.seeds, args.offset, args.family):
+            inp = replay_inputs(make(args.family, seed, params))
+            (r,) = rp.replay(inp["files"], inp["hits"], inp["runs"], [pc.Likely(weights=weights)],
+                             needs=inp["needs"])  # fmt: skip
+            pairs += [c for c, f in zip(r.calibration, r.calibrated_flags, strict=True) if f]
+            assert r.need is not None
+            need_false += r.need.false_archives
+            archived += r.archived
+        worst = max(
+            (abs(float(b["predicted"]) - float(b["observed_strong"]))
+             for b in rp.calibration_bins(pairs) if int(b["n"]) >= 50),
+            default=0.0,
+        )  # fmt: skip
+        print(f"| {minimum} | {len(pairs)} | {worst:.3f} | {need_false / max(archived, 1):.3f} |")
+
+
+def fit(seeds: int, family: str = "a") -> list[float]:
+    """Logistic regression (Newton steps) of "needed within 60 days" on likely_features,
+    on ``family``'s seeds 0..seeds-1 (default and sampled parameters)."""
     import bisect
     import math
 
@@ -161,8 +276,8 @@ def fit(seeds: int) -> None:
             seen.append(v)
             return pc.Verdict(False, "record", "")
 
-    for _label, seed, params in histories(seeds, 0):
-        h = generate(seed, params)
+    for _label, seed, params in histories(seeds, 0, family):
+        h = make(family, seed, params)
         inp = replay_inputs(h)
         seen: list[pc.FileView] = []
         rp.replay(inp["files"], inp["hits"], inp["runs"], [Record()])
@@ -190,8 +305,9 @@ def fit(seeds: int) -> None:
         for i in range(d):
             hess[i][i] += 1e-3
         w = [a + b for a, b in zip(w, _solve(hess, grad), strict=True)]
-    print(f"{len(xs)} verdicts, {sum(ys) / len(ys):.3f} needed within 60 days")
-    print("LIKELY_WEIGHTS =", tuple(round(a, 4) for a in w))
+    print(f"fitted on {len(xs)} family-{family} verdicts, "
+          f"{sum(ys) / len(ys):.3f} needed within 60 days", file=sys.stderr)  # fmt: skip
+    return w
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:

@@ -102,6 +102,9 @@ KINDS: dict[str, str] = {
     "test_bulk_load": "unit",
     "test_ledger": "unit",
     "test_fsutil": "unit",
+    "test_histories_b": "unit",
+    "test_calibration": "unit",
+    "test_clock": "unit",
     "test_live_harness": "unit",  # the live harness's model and truth (no Node)
     # `python -m memoryd` or the daemon as a real process
     "test_cli": "subprocess",
@@ -131,6 +134,7 @@ KINDS: dict[str, str] = {
     "test_startup": "subprocess",
     "test_store_reader": "subprocess",
     "test_store_daemon": "subprocess",
+    "test_faults_reported": "subprocess",
     "test_openclaw_fixtures": "subprocess",  # recordings of the real OpenClaw (issue 20)
     "test_fixture_routes": "subprocess",  # the same, calls by route (issue 20)
     # a process killed or faulted mid-write, then what survives is checked

@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.results",
             "memoryd.timerules",
             "memoryd.locks",
+            "memoryd.health",
             "memoryd.workspace",
             "memoryd.strength",
             "memoryd.corpus.*",  # the demo's (and the tests') install generator
@@ -49,7 +50,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ingest", ("memoryd.ingest.*",)),
     ("signals", ("memoryd.signals", "memoryd.reports")),
     ("policy", ("memoryd.policy.*",)),
-    ("moves", ("memoryd.mover", "memoryd.notify", "memoryd.ondemand", "memoryd.tierstore.*")),
+    (
+        "moves",
+        (
+            "memoryd.mover",
+            "memoryd.notify",
+            "memoryd.ondemand",
+            "memoryd.own_history",
+            "memoryd.tierstore.*",
+        ),
+    ),
     ("jobs", ("memoryd.jobs.*",)),
     ("service", ("memoryd.service.*",)),
     ("commands", ("memoryd.cli", "memoryd.__main__", "memoryd.commands.*")),

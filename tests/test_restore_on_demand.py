@@ -459,3 +459,22 @@ def test_a_note_saved_at_its_name_while_the_restore_runs_is_left_alone_not_a_fai
     assert a_pass() == []  # reported once
     status = run_cli(inst, "status").stdout
     assert "could not be restored" not in status and "0 failed" in status, status
+
+
+def test_a_search_a_note_still_in_the_workspace_answers_as_well_restores_nothing(
+    tmp_path: Path,
+) -> None:
+    """Issue 24: half the restores on a held-out family were of notes nobody needed. A query
+    that a note still in the workspace answers as well (what the search itself found) is
+    not a request for the archived one; a query naming the archived note's own words is."""
+    inst, a_pass = _boat_archived(tmp_path)
+    boat = inst.workspace / "memory/lofoten-trip.md"
+    _write(inst, "memory/harbour-fees.md",
+           "# Harbour fees\nHarbour fees in kroner, tide tables for every strait.\n",
+           time.time() - DAY)  # fmt: skip
+    assert a_pass() == []  # the first check: everything so far is history
+    _search(inst, "harbour fees tide tables", ["memory/harbour-fees.md"])
+    assert a_pass() == [] and not boat.exists()
+    _search(inst, "ketch Albatross harbour", [])
+    [event] = a_pass()
+    assert event["outcome"] == "restored" and boat.read_text(encoding="utf-8") == BOAT

@@ -15,7 +15,9 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -361,15 +363,43 @@ def test_simulate_json_on_a_generated_year_matches_an_independent_recount(tmp_pa
     assert seed["false_archives"] == want["false"]
     assert seed["false_archive_rate"] == round(want["false"] / want["archived"], 4)
     assert seed["strong_false_archives"] == want["strong"]
+    assert seed["strong_false_archive_rate"] == round(want["strong"] / want["archived"], 4)
     assert seed["cold_coverage"] == round(want["cold_a"] / want["cold_n"], 4)
     assert seed["bytes_out_avg"] == round(want["bytes"], 1)
     none = doc["policies"][2]
     assert none["archived"] == 0 and all(x["archive"] == [] for x in none["decisions"])
     likely = doc["policies"][3]
     assert likely["calibration"] and sum(b["n"] for b in likely["calibration"]) > 0
+    # likely learns from this history: its first runs print the generic chance, the later
+    # ones a chance calibrated on the verdicts whose 60 days had passed by then
+    per_run = likely["runs_calibrated"]
+    assert not per_run[0]["calibrated"] and per_run[-1]["calibrated"]
+    verdicts = [r["verdicts"] for r in per_run if r["calibrated"]]
+    assert verdicts == sorted(verdicts) and verdicts[0] >= 200
+    assert likely["calibration_generic"]
+    assert doc["chance_now"]["calibrated"] and doc["chance_now"]["verdicts"] > verdicts[-1]
 
     text = _run(env, "simulate", "--no-scan").stdout
     assert "seed" in text and "lost most often" in text and "calibration of likely" in text
+    # the first number is the strong one (later needed), "any hit" second, said to include
+    # notes that merely came along
+    header = next(line for line in text.splitlines() if "archived" in line and "policy" in line)
+    assert header.index("later needed") < header.index("any hit")
+    assert "merely came along" in text
+    assert "generic, uncalibrated chance" in text and "calibrated on" in text
+    # expire --dry-run and explain say the chance they print is calibrated, on how many
+    dry = json.loads(_run(env, "expire", "--dry-run", "--json", "--no-scan").stdout)
+    assert dry["chance_source"].startswith(
+        f"calibrated on {doc['chance_now']['verdicts']} of your own past verdicts"
+    )
+    assert any("p_need" in k for k in dry["keep"])
+    some = next(k["path"] for k in dry["keep"] if "p_need" in k)
+    said = _run(env, "explain", some, "--no-scan").stdout
+    assert f"calibrated on {doc['chance_now']['verdicts']} of your own past verdicts" in said
+    seed_line = next(line for line in text.splitlines() if line.strip().startswith("seed "))
+    cells = seed_line.split()
+    assert cells[2] == str(want["strong"])
+    assert cells[3] == f"{want['strong'] / want['archived']:.1%}"
 
 
 def test_simulate_reports_restores_of_archived_files_that_a_query_asks_for() -> None:
@@ -522,3 +552,82 @@ def test_strength_is_consistent_on_any_rows(raw: list) -> None:
             assert r.session and s.read_at >= r.ts
             assert any(x.kind == "get" and x.path == r.path and x.session == r.session
                        and x.ts == s.read_at for x in rows)  # fmt: skip
+
+
+def test_a_restore_needs_a_query_that_names_the_archived_note_better_than_the_workspace() -> None:
+    archived = {"memory/dentist.md": "# Dentist\nDr Vogel tuesdays teeth notes\n"}
+    # the workspace holds notes that answer "teeth notes" just as well
+    present = {
+        f"memory/n{i}.md": f"# N{i}\nteeth notes list {i}\n" for i in range(5)
+    }
+    assert rm.best_match("teeth notes", archived) is not None  # the rule before issue 24
+    assert rm.best_match("teeth notes", archived, present) is None  # the workspace has it
+    # a distinctive word of the archived note (held by no other note) names it
+    assert rm.best_match("vogel teeth", archived, present) == ("memory/dentist.md", 1.0)
+    # a word every note holds does not name it, even when no workspace note scores higher
+    common = {f"memory/c{i}.md": f"# C{i}\nnotes about cars {i}\n" for i in range(5)}
+    assert rm.best_match("notes", archived, common) is None
+
+
+def test_the_replay_counts_no_restore_when_a_workspace_file_answers_the_query_first() -> None:
+    a = rp.ReplayFile("memory/a.md", at(0))
+    b = rp.ReplayFile("memory/b.md", at(0))
+    hits = [rp.ReplayHit(b.path, at(d)) for d in (40, 45, 50)]  # b kept: 3 hits in 30 days
+    calls = [rp.Call(at(70), "kalo vemi")]
+    for cands, want in (
+        ([[("memory/b.md", 1.0, True), ("memory/a.md", 1.0, True)]], 0),  # b ties: no restore
+        ([[("memory/a.md", 1.0, False)]], 0),  # a not named by the query
+        ([[("memory/a.md", 1.0, True), ("memory/b.md", 0.6, True)]], 1),  # a first: restored
+    ):
+        res = rp.replay([a, b], hits, [at(60)], [pc.Seed()], calls=calls,
+                        restore_candidates=cands.__getitem__)[0]  # fmt: skip
+        assert res.decisions == [(at(60), ["memory/a.md"])]
+        assert res.restores == want
+        old = rp.replay([a, b], hits, [at(60)], [pc.Seed()], calls=calls,
+                        restore_candidates=cands.__getitem__, restore_rule="best-archived")[0]
+        assert old.restores == 1
+
+
+@pytest.mark.parametrize("family", ["a", "b"])
+def test_the_default_meets_the_targets_on_each_family(family: str) -> None:
+    """Issue 24: on family B (memoryd.testing.histories_b, never used to fit the generic
+    model), and on family A, pooled over four histories the bench never printed: the
+    default archives a needed note at most half as often as the seed rule at two thirds of
+    its coverage; every restore on demand brings back the note the search was for (the
+    rule before issue 24: about a third of them on family A, a tenth on B), and on B at
+    most 15 % are needless (never hit again within 60 days; four histories of A are too
+    few for that share, 10 % over twenty: docs/decisions.md)."""
+    from memoryd.commands.simulate import restore_index
+    from memoryd.testing.histories_b import FamilyBParams, generate_b, sample_params_b
+
+    def make(seed: int) -> Any:
+        if family == "a":
+            return generate(seed, GenParams() if seed % 2 else
+                            sample_params(random.Random(seed * 31 + 5)))  # fmt: skip
+        return generate_b(seed, FamilyBParams() if seed % 2 else
+                          sample_params_b(random.Random(seed * 7 + 1)))  # fmt: skip
+
+    policies = [pc.Seed(), pc.policy_named(pc.DEFAULT_POLICY)]
+    totals = {p.name: [0, 0, 0, 0] for p in policies}  # need FA, archived, cold_a, cold_n
+    restores = needless = right = 0
+    for seed in range(90_001, 90_005):
+        inp = replay_inputs(make(seed))
+        cands = restore_index(inp["calls"], inp["texts"])
+        for r in rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"],
+                           calls=inp["calls"], restore_candidates=cands.__getitem__):  # fmt: skip
+            assert r.need is not None
+            t = totals[r.name]
+            t[0] += r.need.false_archives
+            t[1] += r.archived
+            t[2] += r.need.cold_archived
+            t[3] += r.need.cold_total
+            if r.name == pc.DEFAULT_POLICY:
+                restores += r.restores
+                needless += r.restores_needless
+                right += r.restores_right
+    seed_t, best = totals["seed"], totals[pc.DEFAULT_POLICY]
+    assert best[0] / best[1] <= 0.5 * seed_t[0] / seed_t[1], (best, seed_t)
+    assert best[2] / best[3] >= (2 / 3) * seed_t[2] / seed_t[3], (best, seed_t)
+    assert restores > 0 and right == restores, (right, restores)
+    if family == "b":
+        assert needless <= 0.15 * restores, (needless, restores)

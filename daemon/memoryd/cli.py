@@ -60,6 +60,8 @@ class Context:
         self._store: Store | None = None
         # Set by a command that leaves nothing behind for Python's teardown (see command()).
         self.exit_at_once = False
+        # The sources a read command's catch-up scan could not read (see commands.hits.catch_up).
+        self.catch_up_failed: list[dict[str, str]] = []
 
     @property
     def paths(self) -> Paths:
@@ -317,6 +319,10 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     exception is a bug and keeps its traceback.
     """
     ctx: Context | None = None
+    if getattr(args, "debug", False):
+        from . import log
+
+        log.DEBUG_LINES = True  # a failed source's traceback on stderr too
     try:
         _check_environment()
         cfg = load_config(config_path_from(args.config, os.environ))

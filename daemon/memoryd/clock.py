@@ -10,6 +10,13 @@ every call: a test changes it to make a running daemon see its wall clock jump
 :func:`read_clocks` reads this clock with the monotonic and boot clocks, together: the daemon's
 main loop and its scans compare two readings to tell a sleep, a stopped process and a clock
 set by hand apart (:func:`memoryd.service.schedule.find_gap`).
+
+Every reading lies between :data:`EARLIEST` and :data:`LATEST` (1970 to the year 9000):
+dates, periods and local times are computed from it, and Python's ``datetime`` ends at
+the year 9999 (``1e20`` would end a command in an ``OverflowError``, the year 1 in one
+once a time zone is applied). A variable that puts the clock outside is refused like an
+unparsable one (``ValueError``: the command line exits 2); an offset file that does is
+ignored, with one warning, and the offset read before it stays in force.
 """
 
 from __future__ import annotations
@@ -22,6 +29,17 @@ import time
 from datetime import UTC, datetime
 from typing import NamedTuple
 
+# The range of times memoryd's clock may read (epoch seconds): 1970-01-01 to 9000-01-01 UTC,
+# far enough from datetime's end (9999-12-31) for a period's end or a local date to exist.
+EARLIEST = 0.0
+LATEST = 221845392000.0
+
+_RANGE = "between 1970-01-01 and 9000-01-01"
+
+# The offset file's last value the clock accepted, and whether a refused one was reported.
+_file_shift = 0.0
+_file_refused: str | None = None
+
 
 def parse_instant(text: str) -> float:
     """Epoch seconds from ``"1772010846.0"`` or an ISO 8601 time (``Z`` allowed)."""
@@ -33,7 +51,15 @@ def parse_instant(text: str) -> float:
     dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
+    try:
+        return dt.timestamp()
+    except (OverflowError, OSError) as exc:  # (the year 1 with an offset east of UTC)
+        raise ValueError(f"{text!r} is out of range") from exc
+
+
+def in_range(ts: float) -> bool:
+    """Whether ``ts`` is a time the clock may read (finite, 1970 to 9000)."""
+    return math.isfinite(ts) and EARLIEST <= ts <= LATEST
 
 
 def now() -> float:
@@ -49,6 +75,8 @@ def now() -> float:
                 f"$MEMORYD_NOW: {pinned!r} is neither epoch seconds nor an ISO 8601 time "
                 "(such as 2026-03-01T12:00:00Z)"
             )
+        if not in_range(pinned_at):
+            raise ValueError(f"$MEMORYD_NOW: {pinned!r} is not a time {_RANGE}")
         return pinned_at
     offset = os.environ.get("MEMORYD_CLOCK_OFFSET")
     try:
@@ -57,14 +85,47 @@ def now() -> float:
         shift = math.nan
     if not math.isfinite(shift):
         raise ValueError(f"$MEMORYD_CLOCK_OFFSET: {offset!r} is not a number of seconds")
+    real = time.time()
+    if not in_range(real + shift):
+        raise ValueError(
+            f"$MEMORYD_CLOCK_OFFSET: {offset!r} would put the clock outside the times {_RANGE}"
+        )
     offset_file = os.environ.get("MEMORYD_CLOCK_OFFSET_FILE")
     if offset_file:
-        try:
-            with open(offset_file, encoding="ascii") as fh:
-                shift += float(fh.read().strip() or 0)
-        except (OSError, ValueError):
-            pass  # a test's file half-written or gone: the real clock
-    return time.time() + shift
+        shift += _shift_from_file(offset_file, real + shift)
+    return real + shift
+
+
+def _shift_from_file(path: str, base: float) -> float:
+    """The offset the file holds now, or the last one accepted when it would put the clock
+    outside its range (said once per refused value); a file half-written or gone: none."""
+    global _file_shift, _file_refused
+    try:
+        with open(path, encoding="ascii") as fh:
+            text = fh.read().strip()
+        shift = float(text or 0)
+    except (OSError, ValueError):
+        return 0.0  # a test's file half-written or gone: the real clock
+    if in_range(base + shift):
+        _file_shift, _file_refused = shift, None
+        return shift
+    if _file_refused != text:
+        _file_refused = text
+        # Through stdlib logging (memoryd.log's pipeline in the daemon, stderr elsewhere):
+        # memoryd.log reads this clock, so the clock does not import it.
+        import logging
+
+        logging.getLogger("memoryd.clock").warning(
+            "clock.offset_ignored",
+            extra={
+                "file": path,
+                "offset": text,
+                "kept": _file_shift,
+                "text": f"$MEMORYD_CLOCK_OFFSET_FILE: {text!r} would put the clock outside the "
+                f"times {_RANGE}; ignored, the clock keeps its offset of {_file_shift:g} s",
+            },
+        )
+    return _file_shift
 
 
 def iso(ts: float | None) -> str | None:

@@ -83,7 +83,8 @@ class StateConfig(NamedTuple):
 
 class IngestConfig(NamedTuple):
     chunk_bytes: int = 1 << 20
-    """Bytes read from a transcript at a time (at least 4096)."""
+    """Bytes read from a transcript at a time (at least 4096, at most 64 MiB: each read
+    holds that much memory, twice while a line spans two reads)."""
     max_line_bytes: int = 64 << 20
     """A single line longer than this is skipped (and counted as oversized). An event of
     OpenClaw's SQLite store longer than this, plain or compressed, is skipped too (counted as a
@@ -116,7 +117,8 @@ class ArchiveConfig(NamedTuple):
 # The expire policies by name (memoryd.policy.candidates.named_policies; kept here as names
 # so reading the config imports no policy code). "likely" was chosen by replay.
 EXPIRE_POLICIES = (
-    "likely", "seed", "cut30", "none", "rhythm", "rhythm-strong", "actr", "kind", "renewal",
+    "likely", "likely-generic", "seed", "cut30", "none", "rhythm", "rhythm-strong", "actr", "kind",
+    "renewal",
 )  # fmt: skip
 
 
@@ -125,8 +127,21 @@ class ExpireConfig(NamedTuple):
     """The rule expire uses (`memoryd simulate` replays them all on your own history):
     `likely` (chosen by replay, see [decisions.md](decisions.md): archive when the file's
     chance of being needed in the next 60 days, from its own hits and their strength, is
-    below 10 %), `seed` (the `min_age_days` / `window_days` / `max_hits` rule below,
-    exactly), or `rhythm`, `rhythm-strong`, `kind`, `actr`, `renewal`, `cut30`, `none`."""
+    low; once your history holds 200 past verdicts over 3 runs, that chance is
+    recalibrated on them and the cut chosen by `later_needed_target` and `archive_floor`;
+    before, the generic chance and a 10 % cut), `likely-generic` (the generic chance and
+    the 10 % cut, never recalibrated), `seed` (the `min_age_days` / `window_days` /
+    `max_hits` rule below, exactly), or `rhythm`, `rhythm-strong`, `kind`, `actr`,
+    `renewal`, `cut30`, `none`."""
+    later_needed_target: float = 0.05
+    """Under `policy = "likely"`, calibrated: the cut is the largest whose archives, over
+    your own past verdicts, were followed by a strong hit (read, or retrieved first)
+    within 60 days at most this share of the time (0–1)..."""
+    archive_floor: float = 0.5
+    """...unless that cut archives less than this share (0–1) of the past verdicts not
+    followed by a strong hit: then the smallest cut that archives this share, never above
+    50 % (the target cannot be met at a useful coverage; `memoryd status` and `simulate`
+    show the rates)."""
     min_age_days: int = 30
     """Under `policy = "seed"`: a file older than `min_age_days` (date in its name, else
     mtime) with at most `max_hits` hits in the last `window_days` is archived."""
@@ -394,6 +409,10 @@ def is_table(hint: Any) -> bool:
 
 # The smallest ``daemon.clock_jump_seconds``: twice the daemon's one-second tick.
 MIN_CLOCK_JUMP_SECONDS = 2.0
+# The bounds of ingest.chunk_bytes: a read buffer (1 TiB passed once, and every read then
+# failed with an empty MemoryError).
+MIN_CHUNK_BYTES = 4096
+MAX_CHUNK_BYTES = 64 << 20
 
 
 def _check_semantics(cfg: Config) -> None:
@@ -407,8 +426,11 @@ def _check_semantics(cfg: Config) -> None:
         raise ConfigError("score: the four weights must not all be zero")
     if cfg.score.max_prune_fraction > 1:
         raise ConfigError("score.max_prune_fraction: must be between 0 and 1")
-    if cfg.ingest.chunk_bytes < 4096:
-        raise ConfigError("ingest.chunk_bytes: must be at least 4096")
+    if not MIN_CHUNK_BYTES <= cfg.ingest.chunk_bytes <= MAX_CHUNK_BYTES:
+        raise ConfigError(
+            f"ingest.chunk_bytes: must be between {MIN_CHUNK_BYTES} and {MAX_CHUNK_BYTES} "
+            f"(64 MiB), not {cfg.ingest.chunk_bytes}"
+        )
     if cfg.ingest.parallel_min_bytes < 0:
         raise ConfigError("ingest.parallel_min_bytes: must be 0 (never) or more")
     if cfg.ingest.helper not in ("auto", "always", "never"):
@@ -422,6 +444,10 @@ def _check_semantics(cfg: Config) -> None:
         if cfg.schedule.timezone:  # ("" is the local zone, always there: not resolved here)
             schedule_timezone(cfg)
         job_schedules(cfg)
+    for key in ("later_needed_target", "archive_floor"):
+        value = getattr(cfg.expire, key)
+        if not 0 <= value <= 1:
+            raise ConfigError(f"expire.{key}: must be between 0 and 1 (a share), got {value}")
     if not 0 <= cfg.expire.max_fraction_per_run <= 1:
         raise ConfigError(
             "expire.max_fraction_per_run: must be between 0 and 1 (a share of the files, "

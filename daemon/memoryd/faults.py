@@ -11,7 +11,10 @@ it guards, after the Nth move of a run), and a test decides what happens there:
   ``n``-th time the process reaches ``<point>``, do ``<action>``: ``kill``
   (SIGKILL itself: the default), ``stop`` (SIGSTOP itself, so the test decides
   when and how to end it), ``eacces`` / ``erofs`` / ``enospc`` / ``eio`` (raise
-  that ``OSError``), and ``*`` for ``<n>`` to act every time.
+  that ``OSError``), and ``*`` for ``<n>`` to act every time;
+* in a subprocess whose fault must start or end while it runs (a disk that fills up, then
+  has room again), with ``MEMORYD_FAULT=@<file>``: the spec is read from that file each
+  time a point is reached (no file, or an empty one: no fault).
 
 With neither set, :func:`point` costs one dict lookup and one environment read.
 """
@@ -71,13 +74,25 @@ def point(name: str, *subject: object) -> None:
     action = _hooks.get(name)
     if action is not None:
         action(*subject)
-    spec = os.environ.get(ENV)
+    spec = _spec()
     if not spec:
         return
     n = _reached[name] = _reached.get(name, 0) + 1
     for where, count, what in parse(spec):
         if where == name and (count is None or count == n):
             _act(name, what)
+
+
+def _spec() -> str | None:
+    """``$MEMORYD_FAULT``, or the text of the file it names with ``@``."""
+    spec = os.environ.get(ENV)
+    if spec and spec.startswith("@"):
+        try:
+            with open(spec[1:], encoding="utf-8") as fh:
+                return fh.read().strip()
+        except OSError:
+            return None
+    return spec
 
 
 def _act(name: str, what: str) -> None:

@@ -134,6 +134,11 @@ def format_traceback(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
 
 
+# Set by the command line for ``--debug``: a one-shot command then prints the debug lines
+# :func:`emit` is given (a failed source's traceback), which it otherwise leaves out.
+DEBUG_LINES = False
+
+
 def emit(
     event: str, logger: str = "memoryd.ingest", *, debug: bool = False, **fields: object
 ) -> None:
@@ -141,8 +146,8 @@ def emit(
 
     A one-shot ``memoryd scan`` does not set up logging (structlog costs start-up
     time); what it must say about a source still reaches stderr, one JSON line.
-    ``debug``: a fact for whoever looks closer, nothing the user must act on (logged at
-    debug level by the daemon, not written by a one-shot command).
+    ``debug``: a line for whoever looks into a fault (a traceback): at debug level in the
+    daemon's log, on stderr only with ``--debug`` (:data:`DEBUG_LINES`).
     """
     fields = {k: v for k, v in fields.items() if v is not None}
     if CONFIGURED:
@@ -152,9 +157,10 @@ def emit(
             level = logging.ERROR if event == "ingest.source_failed" else logging.WARNING
         logging.getLogger(logger).log(level, event, extra=fields)
         return
-    if debug:
+    if debug and not DEBUG_LINES:
         return
     level_name = "error" if event == "ingest.source_failed" else "warning"
+    level_name = "debug" if debug else level_name
     import time
 
     import orjson

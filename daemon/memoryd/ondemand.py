@@ -5,7 +5,9 @@ The monthly expire may archive a note that is needed again later. OpenClaw's
 find it; memoryd can. After each ingest pass the daemon reads the ``memory_search``
 calls that are new since its checkpoint (``calls``: tool, query, ts), scores each query
 against the text of every file expire archived before that search
-(:mod:`memoryd.policy.restore_match`), and undoes the archive move of the best match
+(:mod:`memoryd.policy.restore_match`: the archived note must answer the query better than
+every note still in the workspace, and the query must use one of its distinctive words),
+and undoes the archive move of the best match
 through the journal (:meth:`memoryd.mover.Mover.undo`), so the file is back in
 ``memory/`` within seconds and ``memoryd restore`` / ``explain`` see the undo.
 
@@ -206,6 +208,8 @@ class RestoreOnDemand:
         self._seen: dict[tuple[str, str], float] = {}  # calls looked at, within the slack
         self._reported: set[tuple[int, str]] = set()  # (move id, outcome) left alone
         self._texts: dict[str, tuple[int, int, str]] = {}  # dst → (mtime_ns, size, text)
+        # workspace file → (size, mtime, text): the notes a restore must answer better than
+        self._present: dict[str, tuple[int, float, str]] = {}
 
     def reconfigure(self, cfg: Config, paths: Paths) -> None:
         """A reload: the agents (and their workspaces) may have changed."""
@@ -226,6 +230,29 @@ class RestoreOnDemand:
             if rel is not None:
                 return rel
         return path
+
+    def _present_texts(self, agent: str) -> dict[str, str]:
+        """The memory files in ``agent``'s workspace now (path → text as scored): an
+        archived note comes back only when the query names it better than all of them.
+
+        Remembered by (size, mtime); a file gone is forgotten."""
+        from .signals import archive_excludes, read_text
+        from .workspace import list_memory_files
+
+        out: dict[str, str] = {}
+        for a in self.paths.agents:
+            if a.id != agent:
+                continue
+            ws = a.workspace
+            for f in list_memory_files(ws, archive_excludes(ws, self.cfg.archive.dir)):
+                key = str(ws / f.rel)
+                cached = self._present.get(key)
+                if cached is None or cached[:2] != (f.size, f.mtime):
+                    body = read_text(ws, f.rel, MAX_TEXT_BYTES)
+                    cached = (f.size, f.mtime, text_for_matching(f.rel, body))
+                    self._present[key] = cached
+                out[key] = cached[2]
+        return out
 
     def _text(self, mover: Mover, a: Archived) -> str | None:
         """What a query is scored against; None when the archived copy cannot be read safely.
@@ -284,6 +311,7 @@ class RestoreOnDemand:
         workspaces = self._workspaces()
         events: list[dict[str, Any]] = []
         restored_ids: set[int] = set()
+        present_by_agent: dict[str, dict[str, str]] = {}
         for search in searches:
             self._seen[(search.agent, search.call_id)] = search.ts
             pool = [
@@ -296,7 +324,15 @@ class RestoreOnDemand:
                 text = self._text(mover, a)
                 if text is not None:
                     texts[str(a.move_id)] = text
-            found = best_match(search.query, texts) if texts else None
+            found = None
+            if texts:
+                if search.agent not in present_by_agent:
+                    present_by_agent[search.agent] = self._present_texts(search.agent)
+                # a file back at an archived one's path is that case (a conflict), not a rival
+                srcs = {a.src for a in pool}
+                present = {k: v for k, v in present_by_agent[search.agent].items()
+                           if k not in srcs}  # fmt: skip
+                found = best_match(search.query, texts, present)
             if found is None:
                 continue
             chosen = next(a for a in pool if str(a.move_id) == found[0])
@@ -307,6 +343,9 @@ class RestoreOnDemand:
                     restored_ids.add(chosen.move_id)
         # A search stamped in the future (a skewed clock, a damaged line) must not move the
         # checkpoint past the searches still to come.
+        live = {k for p in present_by_agent.values() for k in p}
+        if present_by_agent:
+            self._present = {k: v for k, v in self._present.items() if k in live}
         newest = min(max(s.ts for s in searches), time.time())
         self._prune_seen(max(checkpoint, newest) - SLACK_SECONDS)
         with store.transaction():

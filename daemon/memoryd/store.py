@@ -257,6 +257,27 @@ class StoreGone(StoreError):
     """A file of the open state database was deleted or replaced under a running process."""
 
 
+class StoreDamaged(StoreError):
+    """The state database's file is damaged (truncated, overwritten, pages that do not read)."""
+
+    def __init__(self, db: Path, detail: str) -> None:
+        super().__init__(damaged_message(db, detail))
+        self.db = db
+        self.detail = detail
+
+
+# The first 16 bytes of every SQLite database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether a SQLite error says the database file is damaged (not busy, full or read-only)."""
+    if not isinstance(exc, sqlite3.Error):
+        return False
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in str(exc)
+
+
 def file_identity(path: Path) -> tuple[int, int] | None:
     """(device, inode) of the file now at ``path``; None when nothing is there."""
     try:
@@ -275,6 +296,8 @@ class Store:
         # (device, inode) of state.db and its -wal as this connection first saw them.
         self._identities: dict[Path, tuple[int, int]] = {}
         self._before_bulk: tuple[int, int] | None = None  # settings a bulk load replaced
+        self._header_seen = False  # state.db was seen starting with SQLite's header
+        self._header_fd: int | None = None  # check_header's descriptor (see there)
 
     # ---------------------------------------------------------------- open/close
 
@@ -308,6 +331,8 @@ class Store:
             return store
         except sqlite3.Error as exc:
             conn.close()
+            if is_damage(exc):
+                raise StoreDamaged(p, str(exc)) from None
             raise StoreError(describe_database_error(p, exc)) from None
 
     @classmethod
@@ -320,6 +345,9 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+        if self._header_fd is not None:  # (after the connection: see check_header)
+            os.close(self._header_fd)
+            self._header_fd = None
 
     def __enter__(self) -> Store:
         return self
@@ -375,6 +403,54 @@ class Store:
             if now is None or now != before:
                 how = "deleted" if now is None else "replaced"
                 raise StoreGone(f"state database file {path} was {how} while memoryd had it open")
+
+    def check_header(self) -> None:
+        """Raise :class:`StoreDamaged` if ``state.db`` no longer starts as a SQLite database.
+
+        A file truncated or overwritten under a running process is not noticed by SQLite
+        until it reads the pages that are gone, and a checkpoint would then write the
+        recent pages into what is left: the daemon checks before every scan (a 16-byte
+        read) and stops instead. A file still empty (a new database whose first page is in
+        the WAL) passes.
+
+        The file is read through a descriptor kept open until :meth:`close`: closing any
+        descriptor of the database file drops every POSIX lock this process holds on it
+        (SQLite's own included), and another process closing its connection would then
+        take itself for the last one and delete the WAL under us.
+        """
+        if self.path is None:
+            return
+        if self._header_fd is None:
+            try:
+                self._header_fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
+                return  # (check_files says "deleted")
+        head = os.pread(self._header_fd, len(SQLITE_HEADER), 0)
+        if head == SQLITE_HEADER:
+            self._header_seen = True
+            return
+        if not head and not self._header_seen:
+            return
+        why = "truncated to 0 bytes" if not head else "its first bytes are not SQLite's header"
+        raise StoreDamaged(self.path, why)
+
+    def quick_check(self) -> None:
+        """``PRAGMA quick_check``: raise :class:`StoreDamaged` naming the first problem found.
+
+        Reads every page once, without the index checks of ``integrity_check`` (0.17 s
+        against 4.1 s for a 105 MB state, 400,000 hits, cached): the daemon runs it at start
+        and once a day.
+        """
+        if self.path is None:
+            return
+        try:
+            rows = [r[0] for r in self.conn.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as exc:
+            if is_damage(exc):
+                raise StoreDamaged(self.path, str(exc)) from None
+            raise
+        if rows != ["ok"]:
+            raise StoreDamaged(self.path, "; ".join(str(r) for r in rows))
 
     def hits_empty(self) -> bool:
         return self.conn.execute("SELECT 1 FROM hits LIMIT 1").fetchone() is None
@@ -594,10 +670,7 @@ def describe_database_error(db: Path | None, exc: sqlite3.Error) -> str:
             where = f"state database {db} cannot be written"
         return f"{where} ({text}); memoryd needs to write there (check owner, mode and mount)"
     if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text:
-        return (
-            f"state database {db} is damaged ({text}); restore it from a backup, or move it "
-            "aside and memoryd starts a new one (the hits are counted again from the transcripts)"
-        )
+        return damaged_message(db, text)
     if name.startswith("SQLITE_FULL") or "disk is full" in text:
         return f"state database {db}: the disk is full ({text}); free some space in {db.parent}"
     if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
@@ -607,6 +680,14 @@ def describe_database_error(db: Path | None, exc: sqlite3.Error) -> str:
     if name.startswith("SQLITE_IOERR") or "disk I/O error" in text:
         return f"state database {db}: the disk reported an error ({text})"
     return f"state database {db}: {text}"
+
+
+def damaged_message(db: Path, detail: str) -> str:
+    """The one line for a damaged state database: the file, what is wrong, the way out."""
+    return (
+        f"state database {db} is damaged ({detail}); restore it from a backup, or move it "
+        "aside and memoryd starts a new one (the hits are counted again from the transcripts)"
+    )
 
 
 def _read_only_part(db: Path) -> Path | None:

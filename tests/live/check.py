@@ -21,8 +21,8 @@ from typing import Any
 KNOWN_GAPS: frozenset[str] = frozenset()
 
 
-# Agent-store schemas whose healthy stores memoryd still warns about. Empty since schema 23's
-# archive tables are read without a warning (issue 20).
+# Agent-store schemas whose healthy stores memoryd still warns about. Empty since the archive
+# tables of schemas 19 and 23 are read without a warning (issue 20).
 KNOWN_WARNING_SCHEMAS: frozenset[int | None] = frozenset()
 
 

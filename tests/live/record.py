@@ -19,7 +19,7 @@ from typing import Any
 from . import fixtures, truth
 from .install import Runtime, ensure_openclaw
 from .model_server import ScriptedModel
-from .openclaw import Gateway, Install, agent_turn, gateway_call
+from .openclaw import Gateway, Install, agent_turn, gateway_call, version_key
 
 
 def search(query: str) -> str:
@@ -140,6 +140,11 @@ AGENTS = Scenario("agents", (
         turn("main", "main agent " + search("postgres")),
         turn("main", "ops agent " + search("backups NAS") + " " + get("memory/oncall.md"), "ops"),
     )),
+    Phase("two-agents-direct", False, "local", (
+        turn("main", "ops agent, direct " + search("pager weekends") + " " + get("MEMORY.md"),
+             "ops"),
+        turn("main", "main agent, direct " + get("MEMORY.md")),
+    )),
 ), agents=("main", "ops"))
 
 # What .ci/run drives end to end: the default config with a reset and a delete, then code
@@ -238,6 +243,12 @@ def record(scenario: Scenario, runtime: Runtime, work: Path, out: Path | None,
             inst.write_config()
             if phase.runner == "gateway":
                 with Gateway(inst, logs / "gateway.log"):
+                    if version_key(inst.runtime.version) < (2026, 7, 1):
+                        # 2026.5 pairs the CLI's device with the scopes of its first call and
+                        # holds a later upgrade to admin (resets, deletes) for approval that
+                        # needs admin itself: make the first call an admin one (a no-op).
+                        gateway_call(inst, "sessions.delete", {"key": "agent:main:memoryd-prime"},
+                                     logs / "cli.log")
                     for step in phase.steps:
                         run_step(inst, step, logs, local=False)
             else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,41 @@ def run_scan(ctx: Context) -> Any:
     return Scanner(ctx.cfg, ctx.paths, ctx.store()).scan()
 
 
+def catch_up(ctx: Context) -> Any:
+    """The scan a command that reports or decides on the hits runs first.
+
+    Sources it could not read are said on stderr at once (the counts may miss their new
+    hits) and kept in ``ctx.catch_up_failed`` for the command's ``--json`` document
+    (:func:`with_catch_up`); the command itself goes on with what is counted.
+    """
+    stats = run_scan(ctx)
+    ctx.catch_up_failed = list(stats.failed_sources)
+    if ctx.catch_up_failed:
+        print(
+            f"memoryd: the catch-up scan did not read everything, the counts may miss new "
+            f"hits: {failed_summary(ctx.catch_up_failed)}",
+            file=sys.stderr,
+        )
+    return stats
+
+
+def with_catch_up(ctx: Context, doc: Any) -> Any:
+    """A command's JSON document, with the sources its catch-up scan could not read."""
+    if ctx.catch_up_failed and isinstance(doc, dict):
+        return {**doc, "catch_up_failed_sources": ctx.catch_up_failed}
+    return doc
+
+
+def failed_summary(failed: list[dict[str, str]]) -> str:
+    """``N sources could not be read: <first>: <reason> (and M more)``."""
+    first = failed[0]
+    more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+    return (
+        f"{len(failed)} source{'s' if len(failed) > 1 else ''} could not be read: "
+        f"{first['source']}: {first['reason']}{more}"
+    )
+
+
 def catch_up_scan(args: argparse.Namespace, ctx: Context) -> None:
     """Count new hits before deciding, so a decision never rests on stale counts.
 
@@ -43,7 +79,7 @@ def catch_up_scan(args: argparse.Namespace, ctx: Context) -> None:
     """
     if getattr(args, "no_scan", False) or not ctx.paths.state_dir.is_dir():
         return
-    run_scan(ctx)
+    catch_up(ctx)
 
 
 def ready_to_decide(args: argparse.Namespace, ctx: Context) -> float:
@@ -101,7 +137,7 @@ def to_relpath(ctx: Context, raw: str) -> str:
 def emit(ctx: Context, args: argparse.Namespace, doc: Any, text: list[str]) -> None:
     """Print ``doc`` as the one JSON document (``--json``), else the lines of ``text``."""
     if getattr(args, "json", False):
-        ctx.print(json_dumps(doc))
+        ctx.print(json_dumps(with_catch_up(ctx, doc)))
     else:
         for line in text:
             ctx.print(line)

@@ -39,6 +39,8 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
         unfinished = result.unfinished_journal_entries
         text = [result.summary + " (nothing changed; --force applies exactly this plan)"]
         text += [f"  archive {a.path} → {a.to}  ({a.reason})" + _chance(a) for a in plan.archive]
+        if plan.chance_source is not None:
+            text.append(f"  chances: {plan.chance_source}")
         if unfinished:
             text.append(f"  note: {unfinished} unfinished journal entries will be repaired first")
         consent = _consent(ctx)

@@ -69,8 +69,15 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     # What the plan will do (pruning and capacity included), and when they override the
     # policy's keep, that keep too: "expire: KEEP" for a file the plan archives would be
     # a note moved that the user was told stays.
-    policy_alone = decision_of(cfg, snap, rel)  # (the file's hits read once, for both)
-    exp = planned_decision_of(cfg, snap, rel, policy_alone)
+    # likely's chance as calibrated on the user's own past verdicts (what the expire job
+    # decides with): that replays the whole history, the one part that reads every hit
+    from ..own_history import learned_policy
+    from ..policy.expire_plan import chance_source
+
+    learned = learned_policy(cfg, ctx.paths, store, now)
+    source = chance_source(cfg, learned)
+    policy_alone = decision_of(cfg, snap, rel, learned)  # (its hits read once, for both)
+    exp = planned_decision_of(cfg, snap, rel, policy_alone, learned)
     own = policy_alone if exp.rule in PRUNE_RULES else None
     text_body = snap.text(rel)
     docu = sp.Document.of(text_body)
@@ -118,7 +125,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         f"expire: {exp.action.upper()} — {exp.reason} "
         f"[policy: {cfg.expire.policy}, rule: {exp.rule}]"
         + (
-            f"; chance needed in 60 days: {exp.numbers['p_need']:.0%}"
+            f"; chance needed in 60 days: {exp.numbers['p_need']:.0%} ({source})"
             if "p_need" in exp.numbers
             else ""
         ),
@@ -195,6 +202,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
             "rule": exp.rule,
             "reason": exp.reason,
             "numbers": dict(exp.numbers),
+            **({"chance_source": source} if source is not None else {}),
             **(
                 {"policy_verdict": {"action": own.action, "rule": own.rule, "reason": own.reason}}
                 if own is not None

@@ -13,7 +13,7 @@ from .. import clock
 from ..cli import Context, UsageError, json_dumps, positive_int
 from ..store import Store
 from ..workspace import MemoryFile, archive_excludes, list_memory_files, report_skipped_names
-from .common import require_workspace, run_scan
+from .common import catch_up, failed_summary, require_workspace, run_scan, with_catch_up
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -62,7 +62,7 @@ def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
     if args.json:
         ctx.print(json_dumps(stats.as_dict()))
         if failed:
-            print(f"memoryd: {_failed_summary(failed)}", file=sys.stderr)
+            print(f"memoryd: {failed_summary(failed)}", file=sys.stderr)
         return 1 if failed else 0
     ctx.print(
         f"scanned {stats.files_seen} transcripts ({stats.files_read} read, "
@@ -86,18 +86,9 @@ def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
     if failed:
         for f in failed:
             ctx.print(f"  not read: {f['source']}: {f['reason']}")
-        print(f"memoryd: {_failed_summary(failed)}", file=sys.stderr)
+        print(f"memoryd: {failed_summary(failed)}", file=sys.stderr)
         return 1
     return 0
-
-
-def _failed_summary(failed: list[dict[str, str]]) -> str:
-    first = failed[0]
-    more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
-    return (
-        f"{len(failed)} source{'s' if len(failed) > 1 else ''} could not be read: "
-        f"{first['source']}: {first['reason']}{more}"
-    )
 
 
 # --------------------------------------------------------------------------- hits
@@ -159,7 +150,7 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     if args.no_scan:
         ctx.exit_at_once = True  # a read: nothing for Python's teardown to finish
     else:
-        run_scan(ctx)
+        catch_up(ctx)
     store = ctx.store()
     agents, workspace = _workspace_agents(ctx, args.agent)
     days = None if args.all else args.days
@@ -199,7 +190,7 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
             "never_hit": never,
             "never_hit_total": never_total,
         }
-        ctx.print(json_dumps(doc))
+        ctx.print(json_dumps(with_catch_up(ctx, doc)))
         return 0
     span = "all time" if days is None else f"last {days} days"
     on_disk = {f.rel for f in files}
@@ -297,7 +288,7 @@ def _last_exported_id(target: Path) -> int:
 
 
 def cmd_export_hits(args: argparse.Namespace, ctx: Context) -> int:
-    run_scan(ctx)
+    catch_up(ctx)
     store = ctx.store()
     if args.path == "-":
         import sys

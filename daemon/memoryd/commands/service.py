@@ -88,8 +88,9 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     trigger the daemon fires with), unread bytes from a stat per transcript.
     """
     from ..config import job_schedules, schedule_timezone
+    from ..health import damage_of, read_health
     from ..locks import LOCK_NAME, lock_holder
-    from ..store import Store
+    from ..store import Store, StoreError
     from ..timerules import SCHEDULED_JOBS, next_fire
 
     cfg, paths = ctx.cfg, ctx.paths
@@ -97,12 +98,17 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     tz = schedule_timezone(cfg)
     schedules = job_schedules(cfg)
     pid = lock_holder(paths.memoryd_dir)
+    note = read_health(paths.memoryd_dir)
+    damage = damage_of(note, paths.db)
+    if damage is not None:  # the daemon stopped on it: the same line, the same exit status
+        raise StoreError(damage)
     doc: dict[str, Any] = {
         "daemon": {
             "running": pid is not None,
             "pid": pid or None,
             "started": None,
             "lock": str(paths.memoryd_dir / LOCK_NAME),
+            "scan_failing": _scan_failing(note, pid),
         },
         "state_db": str(paths.db),
         "now": clock.iso(now),
@@ -111,6 +117,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
         "pending_bytes": 0,
         "hits": {"last_hour": 0, "last_day": 0, "total": 0},
         "malformed_lines": 0,
+        "oversized_lines": 0,
         "memory_calls": {"direct": 0, "tool_call": 0, "code": 0},
         "unrecognised": {"count": 0, "example": None},
         "failed_sources": [],
@@ -141,17 +148,39 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     return doc
 
 
+def _scan_failing(note: dict[str, Any], pid: int | None) -> dict[str, Any] | None:
+    """The running daemon's failing scans, from its health note (None when they work).
+
+    Only a note of the daemon holding the lock counts: one left by a daemon that died
+    while scans failed says nothing about the one running now (or about none).
+    """
+    failing = note.get("scan_failing")
+    if pid is None or not isinstance(failing, dict) or (pid and note.get("pid") != pid):
+        return None
+    try:
+        since = clock.iso(float(failing["since"]))
+    except (KeyError, TypeError, ValueError, OverflowError):
+        since = None
+    return {
+        "since": since,
+        "reason": str(failing.get("reason") or "unknown"),
+        "attempts": int(failing.get("attempts") or 0),
+    }
+
+
 def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
     """The scheduled expire's rails and restore on demand, as ``status`` shows them."""
     from ..ondemand import recent_events
     from ..policy import rails
 
     recorded = None
+    calibration = None
     events: list[dict[str, Any]] = []
     counters: dict[str, int] = {}
     if store is not None:
         try:
             recorded = store.get_meta(rails.CONSENT_META)
+            calibration = store.get_meta("expire.calibration")  # own_history.CALIBRATION_META
             events = recent_events(store)
             counters = store.counters()
         except sqlite3.Error:
@@ -165,6 +194,7 @@ def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
             "text": consent.describe(),
         },
         "max_fraction_per_run": cfg.expire.max_fraction_per_run,
+        "chance": _chance_status(cfg, calibration),
         "restore_on_demand": {
             "enabled": cfg.expire.restore_on_demand,
             "restored": int(counters.get("restored_on_demand", 0)),
@@ -184,6 +214,24 @@ def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
             ],
         },
     }
+
+
+def _chance_status(cfg: Config, recorded: str | None) -> dict[str, Any] | None:
+    """What the last expire run decided with under ``likely``: the chance calibrated on how
+    many of the user's verdicts, the cut chosen and its measured rates; or the generic
+    model's. None under another policy. A damaged record reads as none yet."""
+    import json
+
+    if cfg.expire.policy != "likely":
+        return None
+    try:
+        doc = json.loads(recorded) if recorded else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        return {"calibrated": False, "text": "no expire run has decided yet; the generic "
+                "model's chance until 200 past verdicts over 3 runs are known"}  # fmt: skip
+    return doc
 
 
 def _first_line(text: str | None) -> str | None:
@@ -217,6 +265,7 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
         doc["hits"] = {"last_hour": int(hour), "last_day": int(day), "total": int(total)}
         counters = store.counters()
         doc["malformed_lines"] = int(counters.get("malformed_lines", 0))
+        doc["oversized_lines"] = int(counters.get("oversized_lines", 0))
         # By route: the counters the scans bumped as Tool Search's calls were new (the names
         # are ingest.ledger's ROUTE_COUNTERS, not imported: status does not load the scanner);
         # direct calls are all the others.
@@ -247,15 +296,23 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
 
     ctx.exit_at_once = True  # a read: nothing for Python's teardown to finish
     doc = collect_status(ctx)
+    failing = doc["daemon"]["scan_failing"]
+    code = 1 if failing else 0  # a script (or a monitor) learns of it from the status alone
     if args.json:
         ctx.print(json_dumps(doc))
-        return 0
+        return code
     d = doc["daemon"]
     if d["running"]:
         since = f" since {d['started']}" if d["started"] else ""
         ctx.print(f"daemon:      running (pid {d['pid'] or '?'}){since}")
     else:
         ctx.print("daemon:      not running")
+    if failing:
+        ctx.print(
+            f"failing:     scans failing since {failing['since']}: {failing['reason']} "
+            f"({failing['attempts']} attempts; retried at least once a minute, the hits are "
+            "counted once it works)"
+        )
     ctx.print(f"state:       {doc['state_db']}")
     src = doc["sources"]
     ctx.print(f"sources:     {src['followed']} followed ({src['vanished']} vanished)")
@@ -265,6 +322,9 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         f"hits:        {h['last_hour']} last hour, {h['last_day']} last day, {h['total']} total"
     )
     ctx.print(f"malformed:   {doc['malformed_lines']} lines")
+    ctx.print(
+        f"oversized:   {doc['oversized_lines']} lines (longer than ingest.max_line_bytes: skipped)"
+    )
     c = doc["memory_calls"]
     ctx.print(f"calls:       {c['direct']} direct, {c['tool_call']} tool_call, {c['code']} code")
     u = doc["unrecognised"]
@@ -292,6 +352,18 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         f"             a scheduled run moves at most {ex['max_fraction_per_run']:.0%} of the "
         "files (expire.max_fraction_per_run); `expire --force` by hand is not capped"
     )
+    ch = ex.get("chance")
+    if ch is not None:
+        if ch.get("calibrated"):
+            ctx.print(
+                f"chance:      calibrated on {ch['verdicts']} of your past verdicts "
+                f"({ch['runs']} runs); cut {ch['cut']:.0%} ({ch['rule']}): "
+                f"{ch['strong_rate']:.0%} of such archives later read or retrieved first "
+                f"(target {ch['target']:.0%}), {ch['coverage']:.0%} of the unneeded archived "
+                f"(floor {ch['floor']:.0%})"
+            )
+        else:
+            ctx.print(f"chance:      {ch.get('text', '')}")
     rod = ex["restore_on_demand"]
     if not rod["enabled"]:
         ctx.print("restores:    restore on demand is off (expire.restore_on_demand = false)")
@@ -306,7 +378,12 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             )
     if "error" in doc:
         ctx.print(f"warning:     {doc['error']}")
-    return 0
+    if failing:
+        print(
+            f"memoryd: scans failing since {failing['since']}: {failing['reason']}",
+            file=sys.stderr,
+        )
+    return code
 
 
 # =========================================================================== service files

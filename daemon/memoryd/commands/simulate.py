@@ -10,17 +10,11 @@ database is opened read-only and no file is touched.
 from __future__ import annotations
 
 import argparse
-import math
-import os
 from collections.abc import Sequence
-from datetime import tzinfo
-from pathlib import Path
 from typing import Any
 
 from .. import clock
 from ..cli import Context, UsageError, json_dumps, positive_int
-
-DEFAULT_EXPIRE_CRON = "0 4 1 * *"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,138 +43,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_simulate)
 
 
-# --------------------------------------------------------------------------- run times
-
-
-def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
-    """Every fire time of the cron ``expr`` in ``tz`` within [start, end] (epoch seconds).
-
-    ``"off"`` (the job is switched off) replays the default expire cron. Read with
-    :mod:`memoryd.timerules`, the parser configuration validation and ``status`` use, which a
-    property test holds to the APScheduler trigger the daemon fires with.
-    """
-    from ..timerules import next_fire, parse, schedule_is_off
-
-    if not expr.strip() or schedule_is_off(expr):
-        expr = DEFAULT_EXPIRE_CRON
-    spec = parse(expr)
-    out: list[float] = []
-    t = start
-    while (fire := next_fire(spec, t, tz)) is not None and fire <= end:
-        out.append(fire)
-        t = fire + 1
-    return out
-
-
 # --------------------------------------------------------------------------- inputs
 
 
-def archived_files(ctx: Context, store: Any) -> list[tuple[str, Path]]:
-    """(original workspace-relative path, where it is now) of each file expire archived
-    that is still in the archive (the journal says where it came from)."""
-    from ..mover import archived_moves
-    from ..ondemand import ARCHIVE_BATCH_PREFIX
-    from ..workspace import relative_to_workspace
-
-    ws = ctx.paths.workspace
-    out: dict[str, Path] = {}
-    for move in archived_moves(store, ARCHIVE_BATCH_PREFIX):
-        src, dst = move.src, move.dst
-        key = relative_to_workspace(ws, src)
-        if key is not None and dst and os.path.isfile(dst) and not os.path.islink(dst):
-            out[key] = Path(dst)  # the latest archive of that path wins
-    return sorted(out.items())
-
-
 def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
-    """Plain values for the replay: files, hits with strength, calls, texts."""
-    from ..config import schedule_timezone
-    from ..policy import matches_any
-    from ..policy.replay import Call, ReplayFile, ReplayHit
-    from ..signals import archive_excludes, created_time, file_kind, read_text
-    from ..strength import hit_strengths, load_hit_rows
-    from ..workspace import list_memory_files
+    """Plain values for the replay (:func:`memoryd.own_history.gather`)."""
+    from ..own_history import gather as gather_history
 
-    cfg, paths = ctx.cfg, ctx.paths
-    ws = paths.workspace
-    tz = schedule_timezone(cfg)
-    agents = None
-    if len({a.workspace for a in paths.agents}) > 1:
-        agents = [a.id for a in paths.agents if a.workspace == ws]
-    present = {
-        f.rel: (f.size, f.mtime)
-        for f in list_memory_files(ws, archive_excludes(ws, cfg.archive.dir))
-    }
-    on_disk = list(present)
-    texts = {rel: read_text(ws, rel) for rel in present}
-    for rel, where in archived_files(ctx, store):
-        if rel in present:
-            continue  # re-created (or back) at its old path: today's file counts
-        st = where.stat()
-        present[rel] = (st.st_size, st.st_mtime)
-        texts[rel] = read_text(where.parent, where.name)
-    rows = load_hit_rows(store.conn, agents=agents)
-    # Hits and marks under another spelling of a file (a Mac's case- and normalization-
-    # insensitive names) are that file's, as in every plan (docs/paths.md).
-    from ..pathmatch import attribution_for, canonical_rows
+    return gather_history(ctx.cfg, ctx.paths, store, now)
 
-    marks = store.marks("marked")
-    owner = attribution_for(ws, list(present), {r.path for r in rows} | marks, probe=on_disk).owner
-    rows = canonical_rows(rows, owner)
-    strengths = hit_strengths(rows)
-    first_hit: dict[str, float] = {}
-    hits = []
-    for r, s in zip(rows, strengths, strict=True):
-        # A replay allows no clock skew (memoryd.store.hit_counts with skew=0): a hit dated
-        # after now has not happened yet, as at each run t only hits with ts <= t count.
-        if r.path not in present or r.ts > now:
-            continue
-        if r.ts < first_hit.get(r.path, math.inf):
-            first_hit[r.path] = r.ts
-        hits.append(
-            ReplayHit(r.path, r.ts, r.kind, s.rank, s.read_at if r.kind == "search" else None)
-        )
-    marked = {owner.get(m, m) for m in marks}
-    pins = (*cfg.expire.pinned, *store.marks("pinned"))
-    files = []
-    for rel, (size, mtime) in sorted(present.items()):
-        created, source = created_time(rel, mtime, tz)
-        if source == "mtime" and rel in first_hit:
-            created = min(created, first_hit[rel])
-        protected = (
-            bool(matches_any(rel, cfg.expire.protect))
-            or rel in marked
-            or bool(matches_any(rel, pins))
-        )
-        files.append(ReplayFile(rel, created, size, protected, file_kind(rel)))
-    seen_calls: dict[tuple[str, str], Call] = {}
-    for r in rows:
-        if r.kind == "search" and r.ts <= now and (r.agent, r.call_id) not in seen_calls:
-            seen_calls[(r.agent, r.call_id)] = Call(r.ts, "")
-    queries = dict(
-        ((a, c), q)
-        for a, c, q in store.conn.execute(
-            "SELECT agent, call_id, query FROM calls WHERE query IS NOT NULL"
-        )
+
+def restore_index(
+    calls: Sequence[Any], texts: dict[str, str]
+) -> list[list[tuple[str, float, bool]]]:
+    """Per call: the files its query matches at or above the restore threshold, best
+    first, and whether the query uses one of the file's distinctive words."""
+    from ..policy.restore_match import (
+        RESTORE_THRESHOLD,
+        _document,
+        _words,
+        document_frequency,
+        match_score,
+        names_it,
     )
-    calls = []
-    for key, call in seen_calls.items():
-        q = queries.get(key)
-        if q and not q.startswith("__dreaming"):
-            calls.append(Call(call.ts, q))
-    return {
-        "files": files,
-        "hits": hits,
-        "calls": calls,
-        "texts": texts,
-        "first_hit": min((h.ts for h in hits), default=None),
-        "tz": tz,
-    }
 
-
-def restore_index(calls: Sequence[Any], texts: dict[str, str]) -> list[list[tuple[str, float]]]:
-    """Per call: the files its query matches at or above the restore threshold, best first."""
-    from ..policy.restore_match import RESTORE_THRESHOLD, _document, _words, match_score
+    df = document_frequency(texts.values())
 
     index: dict[str, set[str]] = {}
     for path, text in texts.items():
@@ -188,7 +75,7 @@ def restore_index(calls: Sequence[Any], texts: dict[str, str]) -> list[list[tupl
             index.setdefault(w, set()).add(path)
         for tag in _document(text).tags:
             index.setdefault(tag, set()).add(path)
-    cache: dict[str, list[tuple[str, float]]] = {}
+    cache: dict[str, list[tuple[str, float, bool]]] = {}
     out = []
     for call in calls:
         if call.query not in cache:
@@ -197,7 +84,11 @@ def restore_index(calls: Sequence[Any], texts: dict[str, str]) -> list[list[tupl
                 near |= index.get(w, set())
             scored = [(p, match_score(call.query, texts[p])) for p in near]
             cache[call.query] = sorted(
-                ((p, s) for p, s in scored if s >= RESTORE_THRESHOLD),
+                (
+                    (p, s, names_it(call.query, texts[p], df))
+                    for p, s in scored
+                    if s >= RESTORE_THRESHOLD
+                ),
                 key=lambda ps: (-ps[1], ps[0]),
             )
         out.append(cache[call.query])
@@ -234,13 +125,10 @@ def policies_for(cfg: Any, extra: Sequence[str]) -> tuple[list[Any], str]:
 
 
 def configured_policy(cfg: Any) -> Any:
-    """The policy ``[expire]`` selects, with the configured seed numbers for ``seed``."""
-    from ..policy import candidates as pc
+    """The policy ``[expire]`` selects (:func:`memoryd.own_history.configured_policy`)."""
+    from ..own_history import configured_policy as configured
 
-    name = getattr(cfg.expire, "policy", pc.DEFAULT_POLICY)
-    if name == "seed":
-        return pc.Seed(cfg.expire.min_age_days, cfg.expire.window_days, cfg.expire.max_hits)
-    return pc.policy_named(name)
+    return configured(cfg)
 
 
 # --------------------------------------------------------------------------- the command
@@ -253,9 +141,9 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
     if not ctx.paths.workspace.is_dir():
         raise UsageError(f"workspace {ctx.paths.workspace} is not a folder")
     if not args.no_scan and ctx.paths.state_dir.is_dir():
-        from .common import run_scan
+        from .common import catch_up
 
-        run_scan(ctx)
+        catch_up(ctx)
     now = clock.now()
     store = ctx.read_store()
     data = gather(ctx, store, now)
@@ -264,6 +152,8 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
     runs: list[float] = []
     if data["first_hit"] is not None:
         lo = data["first_hit"] + rp.RUN_LEAD_DAYS * pc.DAY
+        from ..own_history import fire_times
+
         fires = fire_times(ctx.cfg.schedule.expire, data["tz"], lo, now - horizon * pc.DAY)
         runs = rp.run_times(fires, data["first_hit"], now, horizon)
     candidates = restore_index(data["calls"], data["texts"])
@@ -276,6 +166,7 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
         calls=data["calls"],
         restore_candidates=candidates.__getitem__,
     )
+    now_cal = _calibration_now(results, policies, now)
     doc = {
         "horizon_days": horizon,
         "runs": [clock.iso(t) for t in runs],
@@ -283,13 +174,43 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
         "hits": len(data["hits"]),
         "policies": [rp.result_document(r, clock.iso) for r in results],
         "default": job_name,
+        **({"chance_now": now_cal} if now_cal is not None else {}),
     }
     if args.json:
-        ctx.print(json_dumps(doc))
+        from .common import with_catch_up
+
+        ctx.print(json_dumps(with_catch_up(ctx, doc)))
     else:
         for line in text_report(doc, results):
             ctx.print(line)
     return 0
+
+
+def _calibration_now(results: Sequence[Any], policies: Sequence[Any], now: float) -> Any:
+    """What the expire job would decide with now under a learning ``likely``: calibrated on
+    its replayed verdicts whose horizon has passed, the cut and its measured rates."""
+    from ..policy import calibration as cb
+    from ..policy import candidates as pc
+
+    for res, policy in zip(results, policies, strict=True):
+        if isinstance(policy, pc.Likely) and policy.learn:
+            cal = cb.fit(cb.usable(res.samples, now, pc.HORIZON_DAYS * pc.DAY),
+                         target=policy.target, floor=policy.floor)  # fmt: skip
+            if cal is None:
+                return {"policy": res.name, "calibrated": False, "text": cb.GENERIC}
+            return {
+                "policy": res.name,
+                "calibrated": True,
+                "verdicts": cal.verdicts,
+                "runs": cal.runs,
+                "cut": cal.cut,
+                "rule": cal.cut_rule,
+                "strong_rate": round(cal.cut_strong_rate, 4),
+                "coverage": round(cal.cut_coverage, 4),
+                "target": policy.target,
+                "floor": policy.floor,
+            }
+    return None
 
 
 def text_report(doc: dict[str, Any], results: Sequence[Any]) -> list[str]:
@@ -307,14 +228,20 @@ def text_report(doc: dict[str, Any], results: Sequence[Any]) -> list[str]:
         )
         return lines
     lines.append(
-        f"  {'policy':<14} {'archived':>8} {'false':>6} {'rate':>6} {'strong':>6} "
-        f"{'cold cov':>8} {'KB out':>7} {'restores':>8} {'caught':>6} {'needless':>8}"
+        "  later needed = archived, then read or retrieved first within the horizon; "
+        "any hit also counts notes that merely came along with a search"
+    )
+    lines.append(
+        f"  {'policy':<14} {'archived':>8} {'later needed':>12} {'rate':>6} "
+        f"{'any hit':>7} {'rate':>6} {'cold cov':>8} {'KB out':>7} "
+        f"{'restores':>8} {'caught':>6} {'needless':>8}"
     )
     for p in doc["policies"]:
         lines.append(
-            f"  {p['name']:<14} {p['archived']:>8} {p['false_archives']:>6} "
-            f"{p['false_archive_rate']:>6.1%} {p['strong_false_archives']:>6} "
-            f"{p['cold_coverage']:>8.1%} {p['bytes_out_avg'] / 1024:>7.1f} "
+            f"  {p['name']:<14} {p['archived']:>8} {p['strong_false_archives']:>12} "
+            f"{p['strong_false_archive_rate']:>6.1%} {p['false_archives']:>7} "
+            f"{p['false_archive_rate']:>6.1%} {p['cold_coverage']:>8.1%} "
+            f"{p['bytes_out_avg'] / 1024:>7.1f} "
             f"{p['restores']:>8} {p['restores_caught']:>6} {p['restores_needless']:>8}"
         )
     lost = [p for p in doc["policies"] if p["lost_most"]]
@@ -326,18 +253,52 @@ def text_report(doc: dict[str, Any], results: Sequence[Any]) -> list[str]:
                 + ", ".join(f"{x['path']} ×{x['times']}" for x in p["lost_most"][:3])
             )
     for p in doc["policies"]:
-        if p.get("calibration"):
+        for key, what in (
+            ("calibration", "calibrated on the verdicts known at each run"
+             if p.get("runs_calibrated") else ""),
+            ("calibration_generic", "runs before enough verdicts: the generic, "
+             "uncalibrated chance"),
+        ):  # fmt: skip
+            if not p.get(key):
+                continue
             lines.append(
-                f"  calibration of {p['name']}: its chance of being needed within "
-                f"{doc['horizon_days']} days, against what followed (a strong hit: read or "
-                "retrieved first; any hit)"
+                f"  calibration of {p['name']}"
+                + (f" ({what})" if what else "")
+                + f": its printed chance of being needed within {doc['horizon_days']} days, "
+                "against what followed (strong: read or retrieved first, within it; any hit)"
             )
             lines.append(
                 f"    {'predicted':>9} {'verdicts':>8} {'mean':>6} {'strong':>7} {'any hit':>8}"
             )
-            for b in p["calibration"]:
+            for b in p[key]:
                 lines.append(
                     f"    {b['bin']:>9} {b['n']:>8} {b['predicted']:>6.2f} "
                     f"{b['observed_strong']:>7.2f} {b['observed_any']:>8.2f}"
                 )
+        runs_cal = p.get("runs_calibrated") or []
+        if runs_cal:
+            lines.append(f"  {p['name']} at each run (only what was known then):")
+            for r in runs_cal:
+                if r["calibrated"]:
+                    lines.append(
+                        f"    {r['at'][:10]}  calibrated on {r['verdicts']} past verdicts "
+                        f"({r['runs']} runs); cut {r['cut']:.0%} ({r['rule']}): "
+                        f"{r['strong_rate']:.0%} later needed, {r['coverage']:.0%} of the "
+                        "unneeded archived"
+                    )
+                else:
+                    lines.append(f"    {r['at'][:10]}  generic chance, cut 10% (not enough "
+                                 "verdicts yet)")  # fmt: skip
+    ch = doc.get("chance_now")
+    if ch is not None:
+        if ch["calibrated"]:
+            lines.append(
+                f"  now, {ch['policy']} decides with a chance calibrated on {ch['verdicts']} of "
+                f"your past verdicts ({ch['runs']} runs); cut {ch['cut']:.0%} ({ch['rule']}; "
+                f"target {ch['target']:.0%} later needed, floor {ch['floor']:.0%}): "
+                f"{ch['strong_rate']:.0%} later needed, {ch['coverage']:.0%} of the unneeded "
+                "archived"
+            )
+        else:
+            lines.append(f"  now, {ch['policy']} decides with {ch['text']}")
     return lines

@@ -26,6 +26,7 @@ writes the queue first.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import sqlite3
@@ -39,6 +40,9 @@ from .sources import SourceFile
 from .stats import ROUTES, ScanStats
 from .tailer import Checkpoint, Verdict, head_hash
 
+# OS errors that, raised by a write of the ledger, can only be the state disk's: no space (a
+# transcript being read never reports these).
+_STATE_DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 # SQLite error names that, raised by a write of the ledger, are faults of the state database.
 _STATE_DB_FAULTS = (
     "SQLITE_FULL",
@@ -417,7 +421,11 @@ class Ledger:
         (a full disk, an I/O error, a read-only or damaged file), not of the source being
         read: every other source would fail the same way, so the scan stops and the
         command names the database (see ``store.describe_database_error``)."""
-        if not (self.rolled_back and isinstance(exc, sqlite3.Error)):
+        if not self.rolled_back:
+            return False
+        if isinstance(exc, OSError):  # the state disk itself (ENOSPC, EIO…), not the source
+            return exc.errno in _STATE_DISK_ERRNOS
+        if not isinstance(exc, sqlite3.Error):
             return False
         name = getattr(exc, "sqlite_errorname", "") or ""
         return name.startswith(_STATE_DB_FAULTS)
@@ -427,6 +435,8 @@ class Ledger:
         if self._in_txn:
             try:
                 self._write_queued()
+                # (tests: a full disk at the commit, as ENOSPC: ``MEMORYD_FAULT``)
+                faults.point("ledger.commit")
                 self.conn.execute("COMMIT")
             except BaseException:  # (a full disk shows at the commit): undone, as in write()
                 if self.conn.in_transaction:

@@ -568,8 +568,14 @@ class Scanner:
                 kind=sf.kind,
                 agent=sf.agent,
                 reason=reason,
-                traceback=None if isinstance(exc, SourceFailed) else traceback_of(exc),
             )
+            if not isinstance(exc, SourceFailed):  # unexpected: where, for whoever debugs it
+                emit(
+                    "ingest.source_traceback",
+                    debug=True,
+                    source=str(sf.path),
+                    traceback=traceback_of(exc),
+                )
         self.ledger.source_failed(sf, reason)
 
     def _commit(

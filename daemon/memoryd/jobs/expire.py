@@ -17,6 +17,7 @@ from typing import Any
 
 from ..config import Config, Paths
 from ..mover import MoveError, Mover, moved_sources, mover_for, undo_destinations_since
+from ..own_history import learned_policy, record_calibration
 from ..policy import rails
 from ..policy.expire_plan import ExpirePlan, PlanItem, build_plan
 from ..results import JobOutcome
@@ -134,6 +135,8 @@ class ExpireResult(JobOutcome):
             doc["repaired"] = self.repaired
         if plan.skipped_names:
             doc["skipped_names"] = list(plan.skipped_names)
+        if plan.chance_source is not None:
+            doc["chance_source"] = plan.chance_source
         if self.mode == "dry_run" and self.unfinished_journal_entries:
             doc["unfinished_journal_entries"] = self.unfinished_journal_entries
         return doc
@@ -167,10 +170,20 @@ def summary_line(plan: ExpirePlan, moved: int | None, failed: int) -> str:
     return text + (f"; {failed} could not be moved" if failed else "")
 
 
-def _planned(cfg: Config, paths: Paths, store: Store, now: float) -> tuple[Snapshot, ExpirePlan]:
-    """The files as they are now, and the plan for them (every run, scheduled or by hand)."""
+def _planned(
+    cfg: Config, paths: Paths, store: Store, now: float, *, learn: bool = True
+) -> tuple[Snapshot, ExpirePlan]:
+    """The files as they are now, and the plan for them (every run, scheduled or by hand).
+
+    The policy decides as it has learned from the user's history (``likely``'s
+    calibration and cut): a run that moves (``learn``) learns afresh before it plans and
+    records it for ``status`` and later dry runs; a dry run reuses that record while it
+    is still what learning would give (:func:`memoryd.own_history.learned_policy`)."""
     snap = snapshot(cfg, paths, store, now)
-    return snap, build_plan(cfg, snap)
+    policy = learned_policy(cfg, paths, store, snap.now, fresh=learn)
+    if learn:
+        record_calibration(store, policy, snap.now)
+    return snap, build_plan(cfg, snap, policy=policy)
 
 
 def _apply(
@@ -226,7 +239,7 @@ def run(
     mover = mover_for(store, paths)
     if not dry_run:
         repaired = mover.repair()
-    snap, plan = _planned(cfg, paths, store, now)
+    snap, plan = _planned(cfg, paths, store, now, learn=not dry_run)
     if dry_run:
         summary = summary_line(plan, None, 0)
         return ExpireResult(

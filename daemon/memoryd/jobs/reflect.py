@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, Paths
+from ..own_history import learned_policy
 from ..policy import score as score_policy
 from ..policy.expire_plan import build_plan, scores_of
 from ..reports import cooccurrence, reflect_document, render_reflect, write_report
@@ -45,7 +46,7 @@ def run(
     snap = snapshot(cfg, paths, store, now)
     scores = scores_of(cfg, snap)
     # The prune rate is reported whether or not pruning is on: what it would archive.
-    plan = build_plan(cfg, snap, scores)
+    plan = build_plan(cfg, snap, scores, learned_policy(cfg, paths, store, now))
     eligible = [k.path for k in plan.keep if k.rule in ("young", "active")]
     would = score_policy.prune_candidates(
         scores,

@@ -11,10 +11,13 @@ policy a user runs is the one whose numbers ``simulate`` prints.
 from __future__ import annotations
 
 import bisect
+import copy
 import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from .calibration import Calibration
 
 DAY = 86400.0
 HORIZON_DAYS = 60
@@ -350,33 +353,63 @@ class Likely(Policy):
     The chance is a logistic model of the file's own history (silence since the
     last strong hit and since any hit, its longest strong rhythm, recent strong
     and came-along hits, daily or not, age), fitted on generated histories with a
-    known need. ``simulate`` prints how well it is calibrated on the user's hits.
+    known need: the *generic* chance. With ``learn`` (the default), once the user's
+    own history holds enough verdicts followed by their outcome, the chance printed
+    and decided on is that generic chance recalibrated on the user's history, and the
+    cut is the one chosen on it (:mod:`memoryd.policy.calibration`): ``calibration``
+    holds it (the replay and the expire plan hand it in; None: generic).
     """
 
     name = "likely"
     gives_probability = True
 
-    def __init__(self, threshold: float = 0.1, min_age_days: float = 30,
-                 weights: Sequence[float] = LIKELY_WEIGHTS):  # fmt: skip
+    def __init__(
+        self,
+        threshold: float = 0.1,
+        min_age_days: float = 30,
+        weights: Sequence[float] = LIKELY_WEIGHTS,
+        *,
+        learn: bool = True,
+        target: float = 0.05,
+        floor: float = 0.5,
+        calibration: Calibration | None = None,
+    ):
         self.threshold, self.min_age_days, self.weights = threshold, min_age_days, tuple(weights)
+        self.learn, self.target, self.floor = learn, target, floor
+        self.calibration = calibration
 
     def params(self) -> dict[str, float | int | str]:
-        return {"threshold": self.threshold, "min_age_days": self.min_age_days}
+        out: dict[str, float | int | str] = {
+            "threshold": self.threshold, "min_age_days": self.min_age_days
+        }
+        if self.learn:
+            out.update(learn=1, target=self.target, floor=self.floor)
+        return out
+
+    def calibrated(self, calibration: Calibration | None) -> Likely:
+        """This policy with ``calibration`` (None: the generic chance and threshold)."""
+        out = copy.copy(self)
+        out.calibration = calibration if self.learn else None
+        return out
 
     def probability(self, v: FileView) -> float:
+        """The generic chance (before any calibration)."""
         z = sum(w * x for w, x in zip(self.weights, likely_features(v), strict=True))
         return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
 
     def decide(self, v: FileView) -> Verdict:
         p = self.probability(v)
+        cut = self.threshold
+        if self.calibration is not None:
+            p, cut = self.calibration.apply(p), self.calibration.cut
         if v.age_days <= self.min_age_days:
             return Verdict(False, "young", f"{v.age_days:.1f} days old", p)
         # (the chance itself is printed next to the file: ExpireDecision.numbers["p_need"])
-        if p >= self.threshold:
+        if p >= cut:
             why = f"may be needed within {HORIZON_DAYS} days (chance at least "
-            return Verdict(False, "likely", f"{why}{self.threshold:.0%})", p)
+            return Verdict(False, "likely", f"{why}{cut:.0%})", p)
         why = f"unlikely to be needed within {HORIZON_DAYS} days (chance below "
-        return Verdict(True, "unlikely", f"{why}{self.threshold:.0%})", p)
+        return Verdict(True, "unlikely", f"{why}{cut:.0%})", p)
 
 
 # The policies ``[expire] policy`` and ``simulate --policy`` know by name.
@@ -391,6 +424,7 @@ def named_policies() -> dict[str, Policy]:
         "kind": KindAware(),
         "renewal": Renewal(),
         "likely": Likely(),
+        "likely-generic": Likely(learn=False),
     }
 
 

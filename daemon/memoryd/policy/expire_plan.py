@@ -55,6 +55,9 @@ class ExpirePlan:
     archive: list[PlanItem]
     keep: list[PlanItem]
     skipped_names: list[str] = field(default_factory=list)
+    # where the printed chance comes from (likely): "calibrated on N of your own past
+    # verdicts …" or the generic model's, uncalibrated; None for other policies
+    chance_source: str | None = None
 
     @property
     def files(self) -> int:
@@ -72,6 +75,8 @@ class ExpirePlan:
         }
         if self.skipped_names:
             doc["skipped_names"] = list(self.skipped_names)
+        if self.chance_source is not None:
+            doc["chance_source"] = self.chance_source
         return doc
 
 
@@ -88,17 +93,28 @@ FIXED_RULES = ("protected", "marked", "pinned")  # keeps that pruning and capaci
 PRUNE_RULES = ("prune", "capacity")  # the rules of a keep that pruning / capacity archive
 
 
-def policy_decisions(cfg: Config, snap: Snapshot) -> list[expire_policy.ExpireDecision]:
-    """Every file's verdict under the configured replay policy, on its hits and their
-    strength as known now (the same view ``memoryd simulate`` gives a policy at a run)."""
+def _policy(cfg: Config, policy: Any) -> Any:
+    """The replay policy to decide with: the one handed in (``likely`` with what it learned
+    from the user's history: :func:`memoryd.own_history.learned_policy`), else the
+    configured one by name (the generic chance)."""
     from . import candidates
 
-    policy = candidates.policy_named(cfg.expire.policy)
+    return policy if policy is not None else candidates.policy_named(cfg.expire.policy)
+
+
+def policy_decisions(
+    cfg: Config, snap: Snapshot, policy: Any = None
+) -> list[expire_policy.ExpireDecision]:
+    """Every file's verdict under the configured replay policy, on its hits and their
+    strength as known now (the same view ``memoryd simulate`` gives a policy at a run)."""
+    policy = _policy(cfg, policy)
     times, strong = hit_times_by_file(snap.hit_rows(), snap.now)
     return [_decide_with(policy, cfg, snap, sig, times, strong) for sig in snap.signals]
 
 
-def decision_of(cfg: Config, snap: Snapshot, rel: str) -> expire_policy.ExpireDecision:
+def decision_of(
+    cfg: Config, snap: Snapshot, rel: str, policy: Any = None
+) -> expire_policy.ExpireDecision:
     """One listed file's verdict as :func:`policy_decisions` (or the seed rule) gives it,
     before pruning and capacity (:func:`planned_decision_of` adds them), from that file's
     hits alone.
@@ -109,9 +125,7 @@ def decision_of(cfg: Config, snap: Snapshot, rel: str) -> expire_policy.ExpireDe
     sig = snap.by_path[rel]
     if cfg.expire.policy == "seed":
         return expire_policy.decide(sig, cfg.expire, snap.marked, snap.pins)
-    from . import candidates
-
-    policy = candidates.policy_named(cfg.expire.policy)
+    policy = _policy(cfg, policy)
     times, strong = hit_times_by_file(snap.hit_rows([rel]), snap.now, only=rel)
     return _decide_with(policy, cfg, snap, sig, times, strong)
 
@@ -177,14 +191,17 @@ def _decide_with(
 
 
 def plan_decisions(
-    cfg: Config, snap: Snapshot, scores: list[score_policy.Score] | None = None
+    cfg: Config,
+    snap: Snapshot,
+    scores: list[score_policy.Score] | None = None,
+    policy: Any = None,
 ) -> list[expire_policy.ExpireDecision]:
     """Every file's verdict as the plan has it: the policy's (or the seed rule's), then a
     keep that pruning or capacity control archives (rule ``prune`` / ``capacity``)."""
     if cfg.expire.policy == "seed":
         base = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins)
     else:
-        base = policy_decisions(cfg, snap)
+        base = policy_decisions(cfg, snap, policy)
     if not (cfg.score.prune_enabled or cfg.score.capacity_enabled):
         return base
     eligible = [d.path for d in base if d.action == "keep" and d.rule not in FIXED_RULES]
@@ -214,6 +231,7 @@ def planned_decision_of(
     snap: Snapshot,
     rel: str,
     own: expire_policy.ExpireDecision | None = None,
+    policy: Any = None,
 ) -> expire_policy.ExpireDecision:
     """One listed file's verdict in the plan, pruning and capacity included (``explain``).
 
@@ -224,7 +242,7 @@ def planned_decision_of(
     pruning alone never takes a file scoring at or above its threshold, which one score
     tells. ``own``: :func:`decision_of`'s verdict when the caller has it (read once)."""
     if own is None:
-        own = decision_of(cfg, snap, rel)
+        own = decision_of(cfg, snap, rel, policy)
     if (
         not (cfg.score.prune_enabled or cfg.score.capacity_enabled)
         or own.action == "archive"
@@ -237,18 +255,22 @@ def planned_decision_of(
         mine = score_policy.score(snap.by_path[rel], doc, queries, cfg.score)
         if not mine.total < cfg.score.prune_threshold:
             return own
-    return next(d for d in plan_decisions(cfg, snap) if d.path == rel)
+    return next(d for d in plan_decisions(cfg, snap, policy=policy) if d.path == rel)
 
 
 def build_plan(
-    cfg: Config, snap: Snapshot, scores: list[score_policy.Score] | None = None
+    cfg: Config,
+    snap: Snapshot,
+    scores: list[score_policy.Score] | None = None,
+    policy: Any = None,
 ) -> ExpirePlan:
     """The expire plan, destinations decided (workspace-relative paths).
 
-    ``scores`` (from :func:`scores_of`) saves scoring again when the caller has them.
+    ``scores`` (from :func:`scores_of`) saves scoring again when the caller has them;
+    ``policy``: the replay policy as it decides now (see :func:`_policy`).
     """
     month = datetime.fromtimestamp(snap.now, snap.tz).strftime("%Y-%m")
-    decisions = plan_decisions(cfg, snap, scores)
+    decisions = plan_decisions(cfg, snap, scores, policy)
     taken: set[str] = set()
 
     def exists(rel: str) -> bool:
@@ -274,4 +296,20 @@ def build_plan(
         archive,
         keep,
         list(snap.skipped_names),
+        chance_source(cfg, policy),
     )
+
+
+def chance_source(cfg: Config, policy: Any) -> str | None:
+    """What ``expire --dry-run`` and ``explain`` say of the printed chance: calibrated on
+    how many of the user's own verdicts, or the generic, uncalibrated model's."""
+    from . import calibration, candidates
+
+    policy = _policy(cfg, policy) if cfg.expire.policy != "seed" else None
+    if not isinstance(policy, candidates.Likely):
+        return None
+    if policy.calibration is not None:
+        return policy.calibration.describe()
+    if policy.learn:
+        return calibration.GENERIC
+    return "the generic model's chance (policy likely-generic: never calibrated)"

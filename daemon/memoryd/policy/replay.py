@@ -38,7 +38,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .candidates import DAY, HORIZON_DAYS, FileView, Policy
+from . import calibration as cb
+from .candidates import DAY, HORIZON_DAYS, FileView, Likely, Policy
 
 RUN_LEAD_DAYS = 30.0  # runs start this long after the first hit
 
@@ -95,6 +96,7 @@ class Call:
 
     ts: float
     query: str
+    needed: str | None = None  # generated histories: the note the search was for
 
 
 # --------------------------------------------------------------------------- the replay
@@ -140,10 +142,24 @@ class PolicyResult:
     restores: int = 0
     restores_caught: int = 0
     restores_needless: int = 0
+    restores_right: int = 0  # generated histories: restores of the note the search was for
+    # per run, the calibration the policy decided with (None: the generic chance), for a
+    # policy that learns from the user's history (``Likely(learn=True)``)
+    calibrations: list[tuple[float, cb.Calibration | None]] = field(default_factory=list)
+    # which entries of ``calibration`` were printed by a calibrated chance
+    calibrated_flags: list[bool] = field(default_factory=list)
+    # the learning policy's own verdicts with their outcome (what it calibrates on)
+    samples: list[cb.Sample] = field(default_factory=list)
 
     @property
     def false_archive_rate(self) -> float:
         return self.hits.false_archives / self.archived if self.archived else 0.0
+
+    @property
+    def strong_false_archive_rate(self) -> float:
+        """Archives followed by a strong hit (read, or retrieved first): the first number
+        ``simulate`` prints, the closest a real install gets to "needed again"."""
+        return self.hits.strong_false_archives / self.archived if self.archived else 0.0
 
     @property
     def need_false_archive_rate(self) -> float:
@@ -206,17 +222,23 @@ def replay(
     *,
     needs: Mapping[str, Sequence[float]] | None = None,
     calls: Sequence[Call] = (),
-    restore_candidates: Callable[[int], Sequence[tuple[str, float]]] | None = None,
+    restore_candidates: Callable[[int], Sequence[tuple[str, float] | tuple[str, float, bool]]]
+    | None = None,
+    restore_rule: str = "beats-workspace",
 ) -> list[PolicyResult]:
     """Replay each policy over the runs; decisions and metrics per policy.
 
     ``needs`` (path → times the file was truly needed) adds need-based outcome
-    counts. ``calls`` and ``restore_candidates`` (call index → (path, score) of the
-    files its query matches above the restore threshold, best first) add what
+    counts. ``calls`` and ``restore_candidates`` (call index → (path, score[, named]) of
+    the files its query matches above the restore threshold, best first; ``named``: the
+    query uses one of the file's distinctive words, True when left out) add what
     restore on demand would have done: a restore is the best-matching file that is
     archived at the call; it *catches* a false archive when it comes before the
     file's first hit after it left, and is *needless* when the file has no hit in
     ``[restore, restore + horizon]``. Restores never change the archived state.
+    ``restore_rule``: "beats-workspace" (what the daemon does: the best match must be
+    archived and score above every file still in the workspace) or "best-archived" (the
+    rule before issue 24: the best-matching archived file, whatever the workspace holds).
     """
     horizon = horizon_days * DAY
     hits_by_path: dict[str, list[ReplayHit]] = {}
@@ -233,13 +255,28 @@ def replay(
     size = {f.path: f.size for f in files}
     results = []
     for policy in policies:
+        learns = isinstance(policy, Likely) and policy.learn
+        samples: list[cb.Sample] = []  # its own past verdicts, for its calibration
+        per_run: list[cb.Calibration | None] = []
         archived_at: dict[str, float] = {}  # path → when it left (while in the archived state)
         episodes_: list[tuple[str, float, float | None]] = []  # (path, left, back)
         decisions: list[tuple[float, list[str]]] = []
         out_hits, out_need = Outcome(), Outcome() if need_series else None
         calibration: list[tuple[float, bool, bool, bool | None]] = []
+        flags: list[bool] = []
         bytes_total = 0.0
+        base_policy = policy
         for t, vs in zip(runs, views, strict=True):
+            taking_part = sum(1 for p in vs if p not in protected)
+            cal = None
+            if learns:
+                assert isinstance(base_policy, Likely)
+                # only what was known at t: verdicts whose horizon has passed by then
+                last = next((c for c in reversed(per_run) if c is not None), None)
+                cal = cb.fit(cb.usable(samples, t, horizon), target=base_policy.target,
+                             floor=base_policy.floor, size=taking_part, start=last)  # fmt: skip
+                per_run.append(cal)
+                policy = base_policy.calibrated(cal)
             for path, left in list(archived_at.items()):
                 back = hit_series.first_after(path, left)
                 if back is not None and back <= t:
@@ -255,6 +292,17 @@ def replay(
                         strong_series.any_in(path, t, t + horizon),
                         hit_series.any_in(path, t, t + horizon),
                         need_series.any_in(path, t, t + horizon) if need_series else None,
+                    ))  # fmt: skip
+                    flags.append(cal is not None)
+                if learns:
+                    assert isinstance(base_policy, Likely)
+                    samples.append(cb.Sample(
+                        t,
+                        base_policy.probability(v),
+                        strong_series.any_in(path, t, t + horizon),
+                        hit_series.any_in(path, t, t + horizon),
+                        v.age_days > base_policy.min_age_days,
+                        taking_part,
                     ))  # fmt: skip
                 if verdict.archive:
                     chosen.append(path)
@@ -282,6 +330,7 @@ def replay(
                     out.cold_total += 1
                     out.cold_archived += path in archived_at
             bytes_total += sum(size.get(p, 0) for p in archived_at)
+        policy = base_policy
         res = PolicyResult(
             policy.name,
             policy.params(),
@@ -291,9 +340,13 @@ def replay(
             out_hits,
             out_need,
             calibration,
+            calibrations=list(zip(runs, per_run, strict=True)) if learns else [],
+            calibrated_flags=flags,
+            samples=samples,
         )
         if calls and restore_candidates is not None:
-            _restores(res, episodes_, calls, restore_candidates, hit_series, horizon)
+            _restores(res, episodes_, calls, restore_candidates, hit_series, horizon,
+                      beat_workspace=restore_rule == "beats-workspace")  # fmt: skip
         results.append(res)
     return results
 
@@ -302,9 +355,11 @@ def _restores(
     res: PolicyResult,
     eps: Sequence[tuple[str, float, float | None]],
     calls: Sequence[Call],
-    candidates: Callable[[int], Sequence[tuple[str, float]]],
+    candidates: Callable[[int], Sequence[tuple[str, float] | tuple[str, float, bool]]],
     hit_series: _Series,
     horizon: float,
+    *,
+    beat_workspace: bool = True,
 ) -> None:
     """Count what restore on demand would have done for one policy's archive episodes."""
     if not eps:
@@ -316,10 +371,14 @@ def _restores(
     restored: set[tuple[str, float]] = set()  # episodes already restored
     for i in order:
         ts = calls[i].ts
-        for path, _score in candidates(i):
+        best_present = -1.0  # the best score of a file in the workspace at this call
+        for path, score, *named in candidates(i):
             ep = next((e for e in by_path.get(path, ()) if e[0] < ts <= e[1]), None)
             if ep is None:
+                best_present = max(best_present, score)
                 continue  # not archived at this call: the next-best archived match
+            if beat_workspace and (best_present >= score or named == [False]):
+                break  # a note still in the workspace answers it as well, or not named
             if (path, ep[0]) not in restored:
                 restored.add((path, ep[0]))
                 res.restores += 1
@@ -327,6 +386,7 @@ def _restores(
                     res.restores_caught += 1
                 if not hit_series.any_in(path, ts - 1e-9, ts + horizon):
                     res.restores_needless += 1
+                res.restores_right += calls[i].needed == path
             break
 
 
@@ -370,9 +430,10 @@ def result_document(res: PolicyResult, iso: Callable[[float], str]) -> dict[str,
         "name": res.name,
         "params": res.params,
         "archived": res.archived,
+        "strong_false_archives": res.hits.strong_false_archives,
+        "strong_false_archive_rate": round(res.strong_false_archive_rate, 4),
         "false_archives": res.hits.false_archives,
         "false_archive_rate": round(res.false_archive_rate, 4),
-        "strong_false_archives": res.hits.strong_false_archives,
         "cold_coverage": round(res.hits.cold_coverage, 4),
         "bytes_out_avg": round(res.bytes_out_avg, 1),
         "restores": res.restores,
@@ -381,6 +442,30 @@ def result_document(res: PolicyResult, iso: Callable[[float], str]) -> dict[str,
         "lost_most": [{"path": p, "times": n} for p, n in res.hits.lost.most_common(5)],
         "decisions": [{"at": iso(t), "archive": a} for t, a in res.decisions],
     }
-    if res.calibration:
+    if res.calibrations:
+        # what the user would have seen: runs calibrated on what was known then, apart
+        # from the runs before enough verdicts were (the generic, uncalibrated chance)
+        own = [c for c, f in zip(res.calibration, res.calibrated_flags, strict=True) if f]
+        generic = [c for c, f in zip(res.calibration, res.calibrated_flags, strict=True) if not f]
+        if own:
+            doc["calibration"] = calibration_bins(own)
+        if generic:
+            doc["calibration_generic"] = calibration_bins(generic)
+        doc["runs_calibrated"] = [
+            {"at": iso(t), "calibrated": False}
+            if cal is None
+            else {
+                "at": iso(t),
+                "calibrated": True,
+                "verdicts": cal.verdicts,
+                "runs": cal.runs,
+                "cut": cal.cut,
+                "rule": cal.cut_rule,
+                "strong_rate": round(cal.cut_strong_rate, 4),
+                "coverage": round(cal.cut_coverage, 4),
+            }
+            for t, cal in res.calibrations
+        ]
+    elif res.calibration:
         doc["calibration"] = calibration_bins(res.calibration)
     return doc

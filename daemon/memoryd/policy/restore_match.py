@@ -8,12 +8,18 @@ lifted by the share found among its tags when it has tags. A restore needs a
 score of at least :data:`RESTORE_THRESHOLD`, calibrated on generated histories
 (``bench/bench_policies.py --restore``; figures in docs/decisions.md): queries
 written for a needed, archived note against every archived note's text.
+
+A score over the threshold is not enough (issue 24: half the restores on a held-out
+family were of notes nobody needed): the archived note must also answer the query
+better than every note still in the workspace, and the query must use one of its
+distinctive words (held by at most :data:`DISTINCTIVE_NOTES` notes).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 
 from .score import Document, keyword_match, tag_match, tokens
 
@@ -21,6 +27,10 @@ from .score import Document, keyword_match, tag_match, tokens
 # than half of the query's words in the note) 89 % of queries for an archived note restore
 # it, and 3 % of queries for a note that is not archived restore another one.
 RESTORE_THRESHOLD: float = 0.6
+
+# A word held by at most this many notes (workspace and archive) names a note: a query must
+# use one of the archived note's such words to restore it (issue 24; docs/decisions.md).
+DISTINCTIVE_NOTES = 3
 
 KEYWORD_WEIGHT, TAG_WEIGHT = 0.4, 0.2  # [score]'s default weights, without time and access
 
@@ -55,9 +65,37 @@ def match_score(query: str, text: str) -> float:
     return max(k, blend)  # a tag that matches lifts the score; tags never lower it
 
 
-def best_match(query: str, candidates: Mapping[str, str]) -> tuple[str, float] | None:
-    """The candidate (path → archived text) the query asks for most, if at or above the
-    threshold; ties go to the first path in sort order."""
+def document_frequency(texts: Iterable[str]) -> Counter[str]:
+    """word → how many of the notes hold it (their words and tags)."""
+    df: Counter[str] = Counter()
+    for text in texts:
+        doc = _document(text)
+        df.update(set(doc.words) | set(doc.tags))
+    return df
+
+
+def names_it(query: str, text: str, df: Mapping[str, int]) -> bool:
+    """Whether the query uses one of the note's distinctive words: a word of the note
+    that at most :data:`DISTINCTIVE_NOTES` notes hold (``df``: from
+    :func:`document_frequency` over the workspace and the archive)."""
+    doc = _document(text)
+    own = set(doc.words) | set(doc.tags)
+    return any(w in own and df.get(w, 0) <= DISTINCTIVE_NOTES for w in _words(query))
+
+
+def best_match(
+    query: str,
+    candidates: Mapping[str, str],
+    present: Mapping[str, str] | None = None,
+) -> tuple[str, float] | None:
+    """The archived note (path → archived text) the query asks for, if any; ties go to the
+    first path in sort order.
+
+    It must score at or above the threshold, score *above* every note still in the
+    workspace (``present``: path → text; a note there that answers the query as well is
+    what the search found), and the query must use one of its distinctive words
+    (:func:`names_it`). Without ``present``, only the threshold and the words count.
+    """
     words = _words(query)
     if not words:
         return None
@@ -66,4 +104,9 @@ def best_match(query: str, candidates: Mapping[str, str]) -> tuple[str, float] |
         s = match_score(query, candidates[path])
         if s >= RESTORE_THRESHOLD and (best is None or s > best[1]):
             best = (path, s)
-    return best
+    if best is None or present is None:
+        return best
+    if any(match_score(query, text) >= best[1] for text in present.values()):
+        return None
+    df = document_frequency([*candidates.values(), *present.values()])
+    return best if names_it(query, candidates[best[0]], df) else None

@@ -8,6 +8,13 @@ connection and reads from the committed checkpoint. A stat-only full rescan runs
 set) and on SIGHUP.
 After each pass the worker brings back archived files that new searches ask for
 (restore on demand, :mod:`memoryd.ondemand`).
+
+Faults: a scan that fails (a full state disk) is retried after a growing delay
+(:func:`~.health.retry_delay`), logged when it starts failing and when it works again, and
+written to the health note for ``memoryd status``. A damaged state database (a file that no
+longer starts as SQLite's, pages that do not read, ``PRAGMA quick_check`` at start and once
+a day) stops the daemon (``state.database_damaged``). At stop, a last stat-only full scan
+reads what was written before the signal (docs/service.md, "Stopping").
 """
 
 from __future__ import annotations
@@ -24,11 +31,17 @@ from typing import Any
 
 from .. import clock
 from ..config import Config, ConfigError, Paths, resolve_paths
+from ..health import HealthNote, damage_record, describe_scan_fault, retry_delay
 from ..log import get_logger
-from ..store import Store, StoreGone
+from ..store import Store, StoreDamaged, StoreGone, is_damage
 from . import heap
 
 log = get_logger("memoryd.service")
+
+# The state database is checked (PRAGMA quick_check) at start and then once this many seconds
+# of memoryd's clock have passed, at the next full scan (one runs at least every
+# daemon.rescan_seconds, and after a gap).
+INTEGRITY_CHECK_SECONDS = 86400.0
 
 
 class WorkQueue:
@@ -90,6 +103,19 @@ class IngestTotals:
     last_full_scan: float | None = None
 
 
+@dataclass
+class ScanFailing:
+    """Scans failing in a row: since when (memoryd's clock), why, how often, the next try."""
+
+    since: float
+    reason: str
+    attempts: int
+    retry_at: float  # time.monotonic()
+
+    def as_note(self) -> dict[str, Any]:
+        return {"since": self.since, "reason": self.reason, "attempts": self.attempts}
+
+
 class IngestWorker(threading.Thread):
     """The only reader of transcripts: drains the queue, rescans on schedule and on demand."""
 
@@ -110,6 +136,9 @@ class IngestWorker(threading.Thread):
         self.fatal: BaseException | None = None
         self.restorer: Any = None  # RestoreOnDemand, built on this thread
         self._clocks: Any = None  # (wall, monotonic, boot) at the last scan's start
+        self.health: HealthNote | None = None  # set by the daemon before start
+        self.failing: ScanFailing | None = None
+        self.checked_at: float | None = None  # memoryd's clock at the last quick_check
 
     def reconfigure(self, cfg: Config, paths: Paths) -> None:
         """Use a new configuration from the next batch on (with a full rescan)."""
@@ -120,6 +149,11 @@ class IngestWorker(threading.Thread):
     def run(self) -> None:
         try:
             self._run()
+        except StoreDamaged as exc:  # one line naming the file and the way out; exit 1
+            self.fatal = exc
+            log.critical("state.database_damaged", db=str(exc.db), message=str(exc))
+            if self.health is not None:
+                self.health.update(damaged=damage_record(exc.db, str(exc), clock.now()))
         except StoreGone as exc:  # one clear line; the daemon exits non-zero and is restarted
             self.fatal = exc
             log.critical("state.database_gone", error=str(exc), note="exiting; a restart reopens")
@@ -160,16 +194,26 @@ class IngestWorker(threading.Thread):
             self.ready.set()
             next_rescan = time.monotonic() + self.cfg.daemon.rescan_seconds
             while True:
-                wait = max(0.0, next_rescan - time.monotonic())
-                paths, full, refresh, closed = self.queue.take(wait)
+                wait = next_rescan - time.monotonic()
+                if self.failing is not None:
+                    wait = min(wait, self.failing.retry_at - time.monotonic())
+                paths, full, refresh, closed = self.queue.take(max(0.0, wait))
                 if refresh:
                     self._refresh_paths()
                     scanner = self._make_scanner(store)
+                if closed:
+                    # Stopping: what was written before the signal is read now, whether or
+                    # not its file event arrived (one stat-only pass over every transcript).
+                    self._scan(scanner, store, None, "stop")
+                    return
+                if self.failing is not None:
+                    if time.monotonic() < self.failing.retry_at:
+                        continue  # its events wait for the retry, which reads everything
+                    full = full or "retry"
                 if time.monotonic() >= next_rescan:
                     full = full or "periodic"
                 stats = None
                 if full:
-                    store.check_files()  # deleted under us: stop rather than lose every hit
                     stats = self._scan(scanner, store, None, full)
                     next_rescan = time.monotonic() + self.cfg.daemon.rescan_seconds
                 elif paths:
@@ -177,27 +221,36 @@ class IngestWorker(threading.Thread):
                 retry = float(getattr(stats, "retry_in", 0) or 0)
                 if retry > 0:  # a store read while it was being written: look again soon
                     next_rescan = min(next_rescan, time.monotonic() + retry)
-                if closed:
-                    return
         finally:
             store.close()
 
     def _scan(self, scanner: Any, store: Store, only: list[Path] | None, reason: str | None) -> Any:
         """One scan, logged; returns its stats (None when it failed)."""
         started = time.monotonic()
+        # Deleted, replaced, truncated or overwritten under us: stop rather than lose every hit.
+        # (Damage first: a damaged file's WAL may be gone or replaced too, by a connection
+        # that failed on it and closed; the damage is the cause to name.)
+        store.check_header()
+        if only is None:
+            self._check_integrity_if_due(store)
+        store.check_files()
         self._grace_follows_the_clock(store)
         try:
             stats = scanner.scan(only)
-        except Exception:
+        except Exception as exc:
+            if is_damage(exc):
+                raise StoreDamaged(store.path or Path("?"), str(exc)) from exc
             self.totals.errors += 1
-            log.error("ingest.scan_failed", reason=reason, files=len(only or []), exc_info=True)
-            time.sleep(0.2)  # a persistent fault must not become a hot loop
+            self._scan_failed(exc, reason, only)
             return None
+        if self.failing is not None:
+            self._scans_work_again()
         new_hits = int(getattr(stats, "new_hits", 0))
         self.totals.new_hits += new_hits
         # A live batch without new calls brought no new search; a full rescan looks anyway
-        # (a one-shot `memoryd scan` may have counted the calls in between).
-        self._restore_on_demand(store, only is None or getattr(stats, "new_calls", None) != 0)
+        # (a one-shot `memoryd scan` may have counted the calls in between). Not at stop.
+        if reason != "stop":
+            self._restore_on_demand(store, only is None or getattr(stats, "new_calls", None) != 0)
         self.totals.batches += 1
         if only is None:
             self.totals.full_scans += 1
@@ -225,6 +278,59 @@ class IngestWorker(threading.Thread):
         if only is None:
             log.debug("daemon.footprint", **self.footprint(scanner))
         return stats
+
+    def _scan_failed(self, exc: Exception, reason: str | None, only: list[Path] | None) -> None:
+        """Log a scan failing (once, with its traceback: not at every retry), note it for
+        ``status`` and set the next try after a growing delay."""
+        why = describe_scan_fault(exc)
+        failing = self.failing
+        if failing is None or failing.reason != why:
+            failing = self.failing = ScanFailing(clock.now(), why, 0, 0.0)
+            log.error(
+                "ingest.scan_failed",
+                reason=reason,
+                files=len(only or []),
+                error=why,
+                note="retried after a growing delay (at most "
+                f"{retry_delay(10**6):.0f} s); logged again when scans work",
+                exc_info=True,
+            )
+        else:
+            log.debug("ingest.scan_failed", reason=reason, error=why, attempts=failing.attempts)
+        failing.attempts += 1
+        failing.retry_at = time.monotonic() + retry_delay(failing.attempts)
+        if self.health is not None:
+            self.health.update(scan_failing=failing.as_note())
+
+    def _scans_work_again(self) -> None:
+        failing, self.failing = self.failing, None
+        assert failing is not None
+        log.warning(
+            "ingest.scan_recovered",
+            failing_since=clock.iso(failing.since),
+            failed_attempts=failing.attempts,
+            error=failing.reason,
+        )
+        if self.health is not None:
+            self.health.update(scan_failing=None)
+
+    def _check_integrity_if_due(self, store: Store) -> None:
+        """``PRAGMA quick_check`` once a day of memoryd's clock (or after the clock was set
+        back; the daemon checks at start, before it writes): raises :class:`StoreDamaged`.
+        Pages that do not read are found by the next write that touches them; this finds
+        the others."""
+        now = clock.now()
+        last = self.checked_at
+        if last is not None and 0 <= now - last < INTEGRITY_CHECK_SECONDS:
+            return
+        started = time.monotonic()
+        try:
+            store.quick_check()
+        except sqlite3.OperationalError as exc:  # busy, locked: not damage; tried next time
+            log.warning("state.quick_check_failed", error=str(exc))
+            return
+        self.checked_at = now
+        log.debug("state.quick_check", result="ok", duration=round(time.monotonic() - started, 3))
 
     def footprint(self, scanner: Any) -> dict[str, Any]:
         """What the process holds after a full rescan: resident memory, descriptors, threads

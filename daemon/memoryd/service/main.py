@@ -40,10 +40,11 @@ from .. import clock
 from ..clock import read_clocks
 from ..config import Config, ConfigError, Paths, load_config, resolve_paths, schedule_timezone
 from ..errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from ..health import HealthNote, damage_record
 from ..locks import AlreadyRunning, StateLock
 from ..log import configure as configure_logging
 from ..log import get_logger, resolve_format
-from ..store import Store
+from ..store import Store, StoreDamaged
 from ..timerules import local_midnight, local_zone
 from .cron_trigger import build_triggers
 from .ingest_worker import IngestWorker, TranscriptEvents, WorkQueue
@@ -130,6 +131,7 @@ class Daemon:
         self.scheduler: Any = None
         self.watches: _Watches | None = None
         self.store: Store | None = None
+        self.health: HealthNote | None = None
         self.started = clock.now()
 
     # ------------------------------------------------------------ shared with threads
@@ -176,7 +178,17 @@ class Daemon:
     def _run_locked(self) -> int:
         self._install_signals()
         threading.excepthook = _log_thread_death
-        self.store = Store.open(self.paths.db)
+        self.health = HealthNote(self.paths.memoryd_dir)  # (written now, while there is room)
+        try:
+            self.store = Store.open(self.paths.db)
+            self.store.quick_check()  # before anything is written into it (then once a day)
+        except StoreDamaged as exc:
+            self.health.update(damaged=damage_record(exc.db, str(exc), clock.now()))
+            log.critical("state.database_damaged", db=str(exc.db), message=str(exc))
+            if self.store is not None:
+                self.store.close()
+            return EXIT_FAILURE
+        checked_at = clock.now()
         with self.store.transaction():
             self.store.set_meta("daemon.pid", str(os.getpid()))
             self.store.set_meta("daemon.started", str(self.started))
@@ -191,6 +203,8 @@ class Daemon:
         repair_moves(self.paths, self.store)
 
         self.worker = IngestWorker(self.cfg, self.paths, self.queue, self.environ)
+        self.worker.health = self.health
+        self.worker.checked_at = checked_at
         self.watches = self._start_observer()
         self.worker.start()
         if not self._wait_for_catch_up():
@@ -561,6 +575,9 @@ class Daemon:
         upcoming = [(at, n) for at, n in upcoming if at is not None]
         at, name = min(upcoming) if upcoming else (None, None)
         files = self.worker.totals.files_followed if self.worker else 0
+        failing = self.worker.failing if self.worker else None
+        if failing is not None and not note:
+            note = f"scans failing since {clock.iso(failing.since)}: {failing.reason}"
         return status_line(StatusFacts(files, int(today), name, at, note))
 
     # ------------------------------------------------------------ shutdown
@@ -590,7 +607,11 @@ class Daemon:
             with contextlib.suppress(Exception):
                 self.watches.observer.join(5.0)
         failed = self.worker is not None and self.worker.fatal is not None
-        if self.store is not None:
+        # A damaged database gets no more writes: they could only spread what is wrong.
+        damaged = failed and isinstance(self.worker and self.worker.fatal, StoreDamaged)
+        if self.store is not None and damaged:
+            self.store.close()
+        elif self.store is not None:
             with contextlib.suppress(sqlite3.Error):
                 mark_jobs_off(self.store, switched_off(self.triggers), clock.now())
             with contextlib.suppress(sqlite3.Error), self.store.transaction():
@@ -602,6 +623,8 @@ class Daemon:
             duration=round(time.monotonic() - t0, 3),
             hits=self.worker.totals.new_hits if self.worker else 0,
         )
+        if self.health is not None:
+            self.health.close()
         return EXIT_FAILURE if failed else EXIT_OK
 
 

@@ -352,8 +352,10 @@ def replay_inputs(h: History, horizon_days: float = 60) -> dict[str, object]:
     ]
     first = min((x.ts for x in h.hits), default=None)
     runs = run_times(monthly_fire_times(h.start, h.end), first, h.end, horizon_days)
-    calls = [Call(ts, q) for _, ts, q, _ in h.calls]
-    return {"files": files, "hits": hits, "runs": runs, "needs": h.needs, "calls": calls}
+    calls = [Call(ts, q, needed) for _, ts, q, needed in h.calls]
+    texts = {f.path: f.text for f in h.files}
+    return {"files": files, "hits": hits, "runs": runs, "needs": h.needs, "calls": calls,
+            "texts": texts}  # fmt: skip
 
 
 def write_history(h: History, workspace: object, db: object, upto: float | None = None) -> None:

@@ -1,0 +1,143 @@
+"""The daemon's health note: faults ``memoryd status`` must report that the state database
+cannot hold (a full disk) or can no longer be trusted with (a damaged file).
+
+The note is one small file, ``<memoryd_dir>/daemon.health`` (:data:`HEALTH_NAME`): a JSON
+object padded with spaces to :data:`HEALTH_BYTES`. The daemon writes it to that full size at
+start, while there is room, and afterwards only rewrites those bytes in place: overwriting
+blocks a file already has needs no free space on the usual file systems (ext4, XFS, APFS,
+tmpfs), so "no space left" can still be written when the disk is full, where a row of the
+state database (whose WAL must grow) cannot. Writing it is best effort: a failure is never
+fatal, and ``status`` then shows what the state database says.
+
+What it holds:
+
+* ``pid``: the daemon that wrote it (a note of a daemon that is gone is not read as current);
+* ``scan_failing``: ``{since, reason, attempts}`` while scans fail (until one succeeds);
+* ``damaged``: ``{db, dev, ino, message, at}`` once the daemon stopped on a damaged state
+  database; ``status`` repeats the message for as long as that same file is there (moved
+  aside or restored, the file at the path is another one, and the note no longer applies).
+
+Light on purpose (``json``, ``os``, ``errno``): ``memoryd status`` imports it. The
+decisions (:func:`describe_scan_fault`, :func:`retry_delay`) are pure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+HEALTH_NAME = "daemon.health"
+HEALTH_BYTES = 4096
+
+# After a failed scan the worker waits before the next try: RETRY_FIRST_SECONDS, then twice
+# as long after each failure in a row, never more than RETRY_MAX_SECONDS. A fault that lasts
+# (a full disk) then costs one try a minute, not five a second; the first retries come soon
+# because most faults are short (a busy disk, a file being replaced).
+RETRY_FIRST_SECONDS = 0.5
+RETRY_MAX_SECONDS = 60.0
+
+_NO_SPACE = "no space left on the state disk"
+
+
+def retry_delay(failures: int) -> float:
+    """Seconds to wait after the ``failures``-th failed scan in a row (1, 2, …)."""
+    return min(RETRY_MAX_SECONDS, RETRY_FIRST_SECONDS * 2.0 ** min(max(failures, 1) - 1, 30))
+
+
+def describe_scan_fault(exc: BaseException) -> str:
+    """What a failed scan says in ``status``: the cause in a person's words, when known.
+
+    SQLite reports a full disk as ``SQLITE_FULL`` ("database or disk is full"), the file
+    system as ``ENOSPC``; both are the state disk (a transcript being read never is).
+    """
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    code = exc.errno if isinstance(exc, OSError) else None
+    if name.startswith("SQLITE_FULL") or code in (errno.ENOSPC, errno.EDQUOT):
+        return _NO_SPACE
+    if name.startswith("SQLITE_IOERR") or code == errno.EIO:
+        return f"the state disk reported an I/O error ({exc})"
+    if name.startswith("SQLITE_READONLY") or code in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return f"the state database cannot be written ({exc})"
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class HealthNote:
+    """The daemon's writer of the note (see the module's docstring)."""
+
+    def __init__(self, memoryd_dir: Path) -> None:
+        self.path = memoryd_dir / HEALTH_NAME
+        self.doc: dict[str, Any] = {"pid": os.getpid(), "scan_failing": None, "damaged": None}
+        self._fd = -1
+        try:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError:
+            return
+        self._write()
+
+    def update(self, **fields: Any) -> bool:
+        """Change some fields and write the note in place; whether it was written."""
+        self.doc.update(fields)
+        return self._write()
+
+    def _write(self) -> bool:
+        if self._fd < 0:
+            return False
+        data = json.dumps(self.doc, ensure_ascii=False).encode()
+        if len(data) > HEALTH_BYTES - 1:  # (a reason is short; cut rather than grow the file)
+            for key in ("scan_failing", "damaged"):
+                if isinstance(self.doc.get(key), dict):
+                    for field in ("reason", "message"):
+                        if field in self.doc[key]:
+                            self.doc[key][field] = str(self.doc[key][field])[:1000]
+            data = json.dumps(self.doc, ensure_ascii=False).encode()[: HEALTH_BYTES - 1]
+        try:
+            os.pwrite(self._fd, data.ljust(HEALTH_BYTES - 1) + b"\n", 0)
+        except OSError:
+            return False
+        return True
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = -1
+
+
+def read_health(memoryd_dir: Path) -> dict[str, Any]:
+    """The note as last written ({} when there is none or it does not read)."""
+    try:
+        text = (memoryd_dir / HEALTH_NAME).read_text(encoding="utf-8")
+        doc = json.loads(text)
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def damage_of(note: dict[str, Any], db: Path) -> str | None:
+    """The message of a damaged state database the note records, if ``db`` is still that file."""
+    damaged = note.get("damaged")
+    if not isinstance(damaged, dict) or damaged.get("db") != str(db):
+        return None
+    try:
+        st = os.stat(db)
+    except OSError:
+        return None
+    if (st.st_dev, st.st_ino) != (damaged.get("dev"), damaged.get("ino")):
+        return None
+    message = damaged.get("message")
+    return str(message) if message else None
+
+
+def damage_record(db: Path, message: str, at: float) -> dict[str, Any]:
+    """The ``damaged`` field for ``db`` as it is now (its device and inode name the file)."""
+    try:
+        st = os.stat(db)
+        dev, ino = st.st_dev, st.st_ino
+    except OSError:
+        dev = ino = None
+    return {"db": str(db), "dev": dev, "ino": ino, "message": message, "at": at}

@@ -1,0 +1,298 @@
+"""The user's own history as the replay reads it, and what ``likely`` learns from it.
+
+Imperative shell around :mod:`memoryd.policy.replay` and
+:mod:`memoryd.policy.calibration`: it reads the workspace's files, the files memoryd
+archived (from the journal), the hits with their strength and the search queries
+(:func:`gather`, what ``memoryd simulate`` replays), and replays the configured
+``likely`` over the past runs of the expire schedule to get the calibration and cut it
+has learned by now (:func:`learned_policy`, what ``expire``, ``explain``, ``status``
+and the monthly job decide and print with). Computed from the state database each
+time, so the monthly run always uses the verdicts whose 60 days have passed by then.
+Read-only.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from datetime import tzinfo
+from pathlib import Path
+from typing import Any
+
+DEFAULT_EXPIRE_CRON = "0 4 1 * *"
+
+
+def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
+    """Every fire time of the cron ``expr`` in ``tz`` within [start, end] (epoch seconds).
+
+    ``"off"`` (the job is switched off) replays the default expire cron. Read with
+    :mod:`memoryd.timerules`, the parser configuration validation and ``status`` use, which a
+    property test holds to the APScheduler trigger the daemon fires with.
+    """
+    from .timerules import next_fire, parse, schedule_is_off
+
+    if not expr.strip() or schedule_is_off(expr):
+        expr = DEFAULT_EXPIRE_CRON
+    spec = parse(expr)
+    out: list[float] = []
+    t = start
+    while (fire := next_fire(spec, t, tz)) is not None and fire <= end:
+        out.append(fire)
+        t = fire + 1
+    return out
+
+
+def archived_files(paths: Any, store: Any) -> list[tuple[str, Path]]:
+    """(original workspace-relative path, where it is now) of each file expire archived
+    that is still in the archive (the journal says where it came from)."""
+    from .mover import archived_moves
+    from .ondemand import ARCHIVE_BATCH_PREFIX
+    from .workspace import relative_to_workspace
+
+    ws = paths.workspace
+    out: dict[str, Path] = {}
+    for move in archived_moves(store, ARCHIVE_BATCH_PREFIX):
+        src, dst = move.src, move.dst
+        key = relative_to_workspace(ws, src)
+        if key is not None and dst and os.path.isfile(dst) and not os.path.islink(dst):
+            out[key] = Path(dst)  # the latest archive of that path wins
+    return sorted(out.items())
+
+
+def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) -> dict[str, Any]:
+    """Plain values for the replay: files, hits with strength, calls, texts."""
+    from .config import schedule_timezone
+    from .policy import matches_any
+    from .policy.replay import Call, ReplayFile, ReplayHit
+    from .signals import archive_excludes, created_time, file_kind, read_text
+    from .strength import hit_strengths, load_hit_rows
+    from .workspace import list_memory_files
+
+    ws = paths.workspace
+    tz = schedule_timezone(cfg)
+    agents = None
+    if len({a.workspace for a in paths.agents}) > 1:
+        agents = [a.id for a in paths.agents if a.workspace == ws]
+    present = {
+        f.rel: (f.size, f.mtime)
+        for f in list_memory_files(ws, archive_excludes(ws, cfg.archive.dir))
+    }
+    on_disk = list(present)
+    with_texts = texts
+    texts = {rel: read_text(ws, rel) for rel in present} if with_texts else {}
+    for rel, where in archived_files(paths, store):
+        if rel in present:
+            continue  # re-created (or back) at its old path: today's file counts
+        st = where.stat()
+        present[rel] = (st.st_size, st.st_mtime)
+        if with_texts:
+            texts[rel] = read_text(where.parent, where.name)
+    rows = load_hit_rows(store.conn, agents=agents)
+    # Hits and marks under another spelling of a file (a Mac's case- and normalization-
+    # insensitive names) are that file's, as in every plan (docs/paths.md).
+    from .pathmatch import attribution_for, canonical_rows
+
+    marks = store.marks("marked")
+    owner = attribution_for(ws, list(present), {r.path for r in rows} | marks, probe=on_disk).owner
+    rows = canonical_rows(rows, owner)
+    strengths = hit_strengths(rows)
+    first_hit: dict[str, float] = {}
+    hits = []
+    for r, s in zip(rows, strengths, strict=True):
+        # A replay allows no clock skew (memoryd.store.hit_counts with skew=0): a hit dated
+        # after now has not happened yet, as at each run t only hits with ts <= t count.
+        if r.path not in present or r.ts > now:
+            continue
+        if r.ts < first_hit.get(r.path, math.inf):
+            first_hit[r.path] = r.ts
+        hits.append(
+            ReplayHit(r.path, r.ts, r.kind, s.rank, s.read_at if r.kind == "search" else None)
+        )
+    marked = {owner.get(m, m) for m in marks}
+    pins = (*cfg.expire.pinned, *store.marks("pinned"))
+    files = []
+    for rel, (size, mtime) in sorted(present.items()):
+        created, source = created_time(rel, mtime, tz)
+        if source == "mtime" and rel in first_hit:
+            created = min(created, first_hit[rel])
+        protected = (
+            bool(matches_any(rel, cfg.expire.protect))
+            or rel in marked
+            or bool(matches_any(rel, pins))
+        )
+        files.append(ReplayFile(rel, created, size, protected, file_kind(rel)))
+    seen_calls: dict[tuple[str, str], Call] = {}
+    for r in rows:
+        if r.kind == "search" and r.ts <= now and (r.agent, r.call_id) not in seen_calls:
+            seen_calls[(r.agent, r.call_id)] = Call(r.ts, "")
+    queries = dict(
+        ((a, c), q)
+        for a, c, q in store.conn.execute(
+            "SELECT agent, call_id, query FROM calls WHERE query IS NOT NULL"
+        )
+    )
+    calls = []
+    for key, call in seen_calls.items():
+        q = queries.get(key)
+        if q and not q.startswith("__dreaming"):
+            calls.append(Call(call.ts, q))
+    return {
+        "files": files,
+        "hits": hits,
+        "calls": calls,
+        "texts": texts,
+        "first_hit": min((h.ts for h in hits), default=None),
+        "tz": tz,
+    }
+
+
+
+
+def learned_policy(cfg: Any, paths: Any, store: Any, now: float, *, fresh: bool = False) -> Any:
+    """The configured policy as it decides now: ``likely`` with the calibration and cut
+    learned from the user's past verdicts whose 60 days have passed (its
+    ``calibration`` None when there are too few: the generic chance); any other policy
+    as named. Never raises on a damaged history: a failure leaves the generic model.
+
+    Learning replays the whole history (seconds on years of hits), so the expire job
+    (``fresh``) learns and records it (:func:`record_calibration`), and a dry run,
+    ``explain`` or ``reflect`` reuse the record while it is still what learning would
+    give: no run of the schedule has had its 60 days pass since it was made."""
+    from .policy import candidates as pc
+
+    policy = configured_policy(cfg)
+    if not (isinstance(policy, pc.Likely) and policy.learn):
+        return policy
+    if not fresh:
+        stored = stored_calibration(cfg, store, now, policy)
+        if stored is not False:
+            return policy.calibrated(stored)
+    try:
+        cal = calibration_now(cfg, paths, store, now, policy)
+    except (OSError, ValueError, ArithmeticError) as exc:  # a clear line, then generic
+        from .log import get_logger
+
+        get_logger("memoryd.calibration").warning("calibration.failed", error=str(exc))
+        cal = None
+    return policy.calibrated(cal)
+
+
+def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
+    """The recorded calibration (None: recorded as not yet calibrated), read at the
+    number of files it was recorded for, if learning now would give the same: recorded for the same
+    target and floor, and no fire time of the schedule in (recorded − 60 d, now − 60 d]
+    (no verdict has had its 60 days pass since). False when there is no such record."""
+    import json
+
+    from .config import schedule_timezone
+    from .policy import calibration as cb
+    from .policy.candidates import DAY, HORIZON_DAYS
+
+    try:
+        doc = json.loads(store.get_meta(CALIBRATION_META) or "null")
+    except (ValueError, TypeError):
+        return False
+    if not isinstance(doc, dict) or not isinstance(doc.get("at"), (int, float)):
+        return False
+    at = float(doc["at"])
+    if at > now or (doc.get("target"), doc.get("floor")) != (policy.target, policy.floor):
+        return False
+    lag = HORIZON_DAYS * DAY
+    if fire_times(cfg.schedule.expire, schedule_timezone(cfg), at - lag + 1, now - lag):
+        return False
+    if not doc.get("calibrated"):
+        return None
+    try:
+        model = doc["model"]
+        cal = cb.Calibration(
+            tuple(float(x) for x in model["coef"]), float(model["centre"]),
+            max(int(model["size"]), 1),
+            int(doc["verdicts"]), int(doc["runs"]), float(doc["cut"]), str(doc["rule"]),
+            float(doc["strong_rate"]), float(doc["coverage"]),
+            tuple(float(x) for x in model["knots_x"]), tuple(float(x) for x in model["knots_y"]),
+        )  # fmt: skip
+    except (KeyError, TypeError, ValueError):
+        return False
+    return cal
+
+
+def configured_policy(cfg: Any) -> Any:
+    """The policy ``[expire]`` selects: the configured seed numbers for ``seed``, the
+    target and floor for ``likely``."""
+    from .policy import candidates as pc
+
+    name = getattr(cfg.expire, "policy", pc.DEFAULT_POLICY)
+    if name == "seed":
+        return pc.Seed(cfg.expire.min_age_days, cfg.expire.window_days, cfg.expire.max_hits)
+    policy = pc.policy_named(name)
+    if isinstance(policy, pc.Likely) and policy.learn:
+        policy.target = cfg.expire.later_needed_target
+        policy.floor = cfg.expire.archive_floor
+    return policy
+
+
+def calibration_now(cfg: Any, paths: Any, store: Any, now: float, policy: Any) -> Any:
+    """The calibration ``policy`` (a learning ``likely``) has learned by ``now``: its
+    verdicts at the past runs of the expire schedule, replayed as ``simulate`` does, whose
+    60 days have passed; read at today's number of files. None below the minimum."""
+    from .policy import calibration as cb
+    from .policy import replay as rp
+    from .policy.candidates import DAY, HORIZON_DAYS
+
+    data = gather(cfg, paths, store, now, texts=False)
+    if data["first_hit"] is None:
+        return None
+    lo = data["first_hit"] + rp.RUN_LEAD_DAYS * DAY
+    runs = fire_times(cfg.schedule.expire, data["tz"], lo, now)
+    if not runs:
+        return None
+    (res,) = rp.replay(data["files"], data["hits"], runs, [policy], HORIZON_DAYS)
+    taking_part = sum(1 for f in data["files"] if not f.protected and f.created <= now)
+    return cb.fit(
+        cb.usable(res.samples, now, HORIZON_DAYS * DAY),
+        target=policy.target,
+        floor=policy.floor,
+        size=max(taking_part, 1),
+    )
+
+
+CALIBRATION_META = "expire.calibration"  # what the last expire run decided with (status)
+
+
+def calibration_record(policy: Any, now: float) -> str | None:
+    """The :data:`CALIBRATION_META` value for ``policy`` as it decided at ``now`` (JSON);
+    None for a policy that gives no calibrated chance."""
+    import json
+
+    from .policy import calibration as cb
+    from .policy import candidates as pc
+
+    if not (isinstance(policy, pc.Likely) and policy.learn):
+        return None
+    cal = policy.calibration
+    if cal is None:
+        return json.dumps({"at": now, "calibrated": False, "text": cb.GENERIC,
+                           "target": policy.target, "floor": policy.floor})  # fmt: skip
+    return json.dumps({
+        "at": now,
+        "calibrated": True,
+        "model": {"coef": list(cal.coef), "centre": cal.centre, "size": cal.size,
+                  "knots_x": list(cal.knots_x), "knots_y": list(cal.knots_y)},
+        "verdicts": cal.verdicts,
+        "runs": cal.runs,
+        "cut": cal.cut,
+        "rule": cal.cut_rule,
+        "strong_rate": round(cal.cut_strong_rate, 4),
+        "coverage": round(cal.cut_coverage, 4),
+        "target": policy.target,
+        "floor": policy.floor,
+        "text": cal.describe(),
+    })  # fmt: skip
+
+
+def record_calibration(store: Any, policy: Any, now: float) -> None:
+    """Remember what the expire run decided with, for ``memoryd status``."""
+    value = calibration_record(policy, now)
+    if value is not None:
+        with store.transaction():
+            store.set_meta(CALIBRATION_META, value)

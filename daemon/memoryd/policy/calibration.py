@@ -1,0 +1,315 @@
+"""``likely``'s chance recalibrated on the user's own history, and the cut chosen on it.
+
+The generic model (:data:`memoryd.policy.candidates.LIKELY_WEIGHTS`) was fitted on one
+family of generated histories; on another family its printed chance was off by a factor
+of four (issue 24, docs/decisions.md). memoryd holds the one history that matters, the
+user's, so once it has seen enough verdicts followed by their outcome it maps the generic
+chance onto what followed on this install:
+
+* **samples**: the policy's own past verdicts: at each past run ``t`` of the expire
+  schedule, for every file it decided on (taking part, not protected, not archived at
+  the time; young ones too, since their chance is printed as well), the generic chance,
+  the workspace's size, and whether the file then had a *strong* hit (read, or
+  retrieved first) in ``(t, t + horizon]``. A sample is usable at time ``T`` only when
+  ``t + horizon <= T``: its outcome is known by then, never later.
+* **calibration**: logistic regression of that label on the generic chance's logit and
+  the workspace's size (:func:`_inputs`), a ridge keeping it tame on few samples: Platt
+  scaling with one more input; pure Python (Newton steps on three numbers). Then
+  histogram binning of that (:func:`binned`, five equal-count bins, kept monotone): the
+  printed chance is the observed rate of its bin, read between the bins' centres.
+* **cut**: on the calibrated chance of the same samples (those old enough to be
+  archived), the largest cut whose archives (chance below it) were followed by a strong
+  hit at most ``target`` of the time; when that cut archives less than ``floor`` of the
+  samples with no strong hit, the smallest cut that does (the target cannot be met at a
+  useful coverage; the measured rate says so).
+
+Below :data:`MIN_VERDICTS` usable samples over :data:`MIN_RUNS` runs, nothing is
+calibrated and the generic chance and threshold are used (and said to be).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+# Enough of the user's own verdicts to recalibrate on (docs/decisions.md: measured with
+# bench/bench_policies.py --minimum; three runs so one odd month does not make the map).
+MIN_VERDICTS = 200
+MIN_RUNS = 3
+# How hard the calibration's slope and size weight are held towards 0 (a prior worth a few
+# verdicts against thousands): chosen on training seeds 0-2 of both families among 1, 3,
+# 10 and 30 with or without a bend term (docs/decisions.md).
+RIDGE = 10.0
+# The second stage: the first stage's chance in this many equal-count bins, each mapped to
+# its observed strong-hit rate (monotone), read between the bins' centres. It corrects the
+# shape the first cannot (a floor of strong hits that notes nobody needs still get when
+# they come first). Chosen with RIDGE: 5 against none and 10.
+BINS = 5
+# At most this many of the latest verdicts are fitted on: a fit is pure Python and the
+# expire job refits at every past run of the replay (a large workspace with years of
+# history would otherwise cost seconds). The generated histories of docs/decisions.md stay
+# under it until their last runs.
+MAX_SAMPLES = 3000
+# Cuts tried: 0.01 … 0.50. Never above one half, whatever the floor asks: a note more
+# likely than not to be read again within 60 days is kept.
+CUT_GRID = tuple(round(0.01 * i, 2) for i in range(1, 51))
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One past verdict: run time, the generic chance, and what followed within the horizon."""
+
+    t: float
+    p: float
+    strong: bool
+    any_hit: bool = False
+    archivable: bool = True  # old enough to be archived (the cut is chosen on these)
+    files: int = 1  # files taking part in that run (the workspace's size then)
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
+def _inputs(p: float, files: int, centre: float) -> tuple[float, ...]:
+    """What the calibration weighs: 1, the generic chance's logit z, z²/10 (a bend), the
+    workspace's size (ln files, centred on the samples'), and size × z."""
+    z = _logit(p)
+    size = math.log(max(files, 1)) - centre
+    import os
+    v = os.environ.get("CALV", "5")
+    if v == "3":
+        return (1.0, z, size)
+    if v == "2":
+        return (1.0, z)
+    if v == "4":
+        return (1.0, z, size)
+    return (1.0, z, z * z / 10, size, size * z)
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The map from the generic chance to the calibrated one, and the cut chosen with it.
+
+    ``logit(calibrated) = a + b·logit(generic) + c·(ln files − centre)``: Platt scaling
+    with the workspace's size as a second input, because the share of searches a note
+    is first in (a strong hit) falls as notes accumulate and share the result slots;
+    fitted on the past, it is read at today's size (``size``).
+    """
+
+    coef: tuple[float, ...]  # weights of _inputs (a, b, c)
+    centre: float  # mean ln(files) of the samples
+    size: int  # files taking part at the run it is read for
+    verdicts: int  # samples it was fitted on
+    runs: int  # distinct runs they came from
+    cut: float  # archive when the calibrated chance is below this
+    cut_rule: str  # "target" (strong FA at most the target) or "floor" (coverage floor)
+    cut_strong_rate: float  # measured: share of the samples below the cut with a strong hit
+    cut_coverage: float  # measured: share of the samples without a strong hit below the cut
+    knots_x: tuple[float, ...] = ()  # second stage: the first's chance, binned (means) …
+    knots_y: tuple[float, ...] = ()  # … against the observed strong-hit rate there
+
+    def apply(self, p: float, files: int | None = None) -> float:
+        """The calibrated chance of a file whose generic chance is ``p`` (at ``size``)."""
+        n = self.size if files is None else files
+        x = _inputs(p, n, self.centre)
+        q = _sigmoid(sum(w * v for w, v in zip(self.coef, x, strict=True)))
+        if not self.knots_x:
+            return q
+        xs, ys = self.knots_x, self.knots_y
+        if q <= xs[0]:
+            return ys[0]
+        if q >= xs[-1]:
+            return ys[-1]
+        i = bisect.bisect_right(xs, q)
+        x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+        return y0 + (y1 - y0) * (q - x0) / (x1 - x0) if x1 > x0 else y1
+
+    def at_size(self, files: int) -> Calibration:
+        """The same calibration, read for a workspace of ``files`` files taking part."""
+        return replace(self, size=files)
+
+    def describe(self) -> str:
+        """How ``expire --dry-run``, ``explain`` and ``simulate`` say where the chance is from."""
+        return (
+            f"calibrated on {self.verdicts} of your own past verdicts ({self.runs} runs); "
+            f"archive below {self.cut:.0%}"
+        )
+
+
+GENERIC = (
+    "the generic model's chance, not yet calibrated on your history (needs "
+    f"{MIN_VERDICTS} past verdicts over {MIN_RUNS} runs whose 60 days have passed)"
+)
+
+
+def binned(
+    points: Sequence[tuple[float, float]], bins: int
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(x, label) in ``bins`` equal-count bins by x: each bin's mean x and mean label,
+    pooled where the labels' means would fall (pool-adjacent-violators), so the map stays
+    monotone."""
+    pts = sorted(points)
+    n = len(pts)
+    blocks: list[list[float]] = []
+    for b in range(bins):
+        part = pts[b * n // bins : (b + 1) * n // bins]
+        if not part:
+            continue
+        blocks.append([sum(x for x, _ in part), sum(y for _, y in part), float(len(part))])
+        while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] >= blocks[-1][1] / blocks[-1][2]:
+            sx, sy, m = blocks.pop()
+            blocks[-1][0] += sx
+            blocks[-1][1] += sy
+            blocks[-1][2] += m
+    return tuple(b[0] / b[2] for b in blocks), tuple(b[1] / b[2] for b in blocks)
+
+
+def logistic(
+    rows: Sequence[tuple[Sequence[float], float]],
+    ridge: float = 1.0,
+    start: Sequence[float] | None = None,
+) -> list[float]:
+    """Logistic regression by Newton steps, the first input the intercept (a ridge on the
+    others keeps it defined when an input does not vary); pure Python. Rows with the same
+    inputs are counted once with their weight, and ``start`` (the last run's weights)
+    saves most steps: the expire job refits at every past run of the replay."""
+    grouped: dict[tuple[float, ...], list[float]] = {}
+    for x, y in rows:
+        g = grouped.get(tuple(x))
+        if g is None:
+            grouped[tuple(x)] = [1.0, y]
+        else:
+            g[0] += 1.0
+            g[1] += y
+    pts = [(x, n, k) for x, (n, k) in grouped.items()]  # inputs, count, positives
+    d = len(rows[0][0])
+    w = list(start) if start is not None and len(start) == d else [0.0] * d
+    for _ in range(30):
+        grad = [0.0] + [-ridge * v for v in w[1:]]
+        hess = [[0.0] * d for _ in range(d)]
+        for i in range(1, d):
+            hess[i][i] = ridge
+        hess[0][0] = 1e-6
+        for x, n, k in pts:
+            z = 0.0
+            for a_, b_ in zip(w, x, strict=True):
+                z += a_ * b_
+            p = _sigmoid(z)
+            g, r = k - n * p, n * p * (1 - p)
+            for i in range(d):
+                xi = x[i]
+                grad[i] += g * xi
+                rx = r * xi
+                row = hess[i]
+                for j in range(i + 1):
+                    row[j] += rx * x[j]
+        for i in range(d):
+            for j in range(i + 1, d):
+                hess[i][j] = hess[j][i]
+        step = _solve(hess, grad)
+        w = [a_ + b_ for a_, b_ in zip(w, step, strict=True)]
+        if max(abs(v) for v in step) < 1e-6:
+            break
+    return w
+
+
+def _solve(a: list[list[float]], b: list[float]) -> list[float]:
+    """Gaussian elimination with partial pivoting (small, well-conditioned systems)."""
+    n = len(b)
+    m = [[*row, b[i]] for i, row in enumerate(a)]
+    for c in range(n):
+        piv = max(range(c, n), key=lambda r: abs(m[r][c]))
+        m[c], m[piv] = m[piv], m[c]
+        if abs(m[c][c]) < 1e-12:
+            continue
+        for r in range(n):
+            if r != c:
+                f = m[r][c] / m[c][c]
+                for k in range(c, n + 1):
+                    m[r][k] -= f * m[c][k]
+    return [m[i][n] / m[i][i] if abs(m[i][i]) >= 1e-12 else 0.0 for i in range(n)]
+
+
+def usable(samples: Sequence[Sample], at: float, horizon: float) -> list[Sample]:
+    """The samples whose outcome is known at ``at``: their run plus the horizon is past."""
+    return [s for s in samples if s.t + horizon <= at]
+
+
+def fit(
+    samples: Sequence[Sample],
+    *,
+    target: float = 0.05,
+    floor: float = 0.5,
+    min_verdicts: int | None = None,
+    min_runs: int | None = None,
+    size: int | None = None,
+    start: Calibration | None = None,
+) -> Calibration | None:
+    """The calibration and cut on ``samples`` (all usable), or None below the minimum;
+    read at ``size`` files (default: the latest run's). ``start``: an earlier calibration
+    to start the fit from (the same result, sooner)."""
+    runs = len({s.t for s in samples})
+    if len(samples) < (min_verdicts or MIN_VERDICTS) or runs < (min_runs or MIN_RUNS):
+        return None
+    if len(samples) > MAX_SAMPLES:  # the latest runs' (a bound on the fit's time)
+        samples = sorted(samples, key=lambda s: s.t)[-MAX_SAMPLES:]
+        runs = len({s.t for s in samples})
+
+    centre = sum(math.log(max(s.files, 1)) for s in samples) / len(samples)
+    coef = logistic([(_inputs(s.p, s.files, centre), float(s.strong)) for s in samples],
+                    ridge=RIDGE)  # fmt: skip
+    first = Calibration(tuple(coef), centre, 1, 0, 0, 0.0, "", 0.0, 0.0)
+    knots = binned([(first.apply(s.p, s.files), float(s.strong)) for s in samples], BINS)
+    latest = max(samples, key=lambda s: s.t).files
+    cal = Calibration(tuple(coef), centre, size or latest, len(samples), runs,
+                      0.0, "", 0.0, 0.0, *knots)  # fmt: skip
+    cut, rule, rate, cov = choose_cut(
+        [(cal.apply(s.p, s.files), s.strong) for s in samples if s.archivable],
+        target=target,
+        floor=floor,
+    )
+    return replace(cal, cut=cut, cut_rule=rule, cut_strong_rate=rate, cut_coverage=cov)
+
+
+def choose_cut(
+    scored: Sequence[tuple[float, bool]], *, target: float, floor: float
+) -> tuple[float, str, float, float]:
+    """(cut, rule, strong-hit rate below it, coverage of the no-strong-hit samples).
+
+    The largest cut of :data:`CUT_GRID` whose archives had a strong hit at most ``target``
+    of the time; if it archives less than ``floor`` of the samples without a strong hit,
+    the smallest cut that reaches the floor instead (rule "floor").
+    """
+    pts = sorted(scored)
+    chances = [q for q, _ in pts]
+    strong_before = [0]
+    for _, y in pts:
+        strong_before.append(strong_before[-1] + y)
+    quiet = len(pts) - strong_before[-1]
+
+    def measure(c: float) -> tuple[float, float]:
+        n = bisect.bisect_left(chances, c)
+        k = strong_before[n]
+        return (k / n if n else 0.0), ((n - k) / quiet if quiet else 0.0)
+
+    best = None
+    for c in CUT_GRID:
+        rate, cov = measure(c)
+        if rate <= target:
+            best = (c, "target", rate, cov)
+    if best is not None and best[3] >= floor:
+        return best
+    for c in CUT_GRID:
+        rate, cov = measure(c)
+        if cov >= floor:
+            return (c, "floor", rate, cov)
+    c = CUT_GRID[-1]
+    return (c, "floor", *measure(c))

@@ -1,0 +1,170 @@
+"""likely's chance calibrated on the user's own history, and the cut chosen on it (issue 24):
+the calibration must follow what followed, never use what had not happened yet at a run,
+and the cut must keep the target or reach the floor as the rule says."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from memoryd.policy import calibration as cb
+from memoryd.policy import candidates as pc
+from memoryd.policy import replay as rp
+from memoryd.testing.histories import replay_inputs
+from memoryd.testing.histories_b import FamilyBParams, generate_b
+
+DAY = 86400.0
+H = 60 * DAY
+SMALL = FamilyBParams(days=330, projects=4, rituals=2, synonym_refs=5, memoryless=10, hubs=3,
+                      scratch=30)  # fmt: skip
+
+
+def _samples(n: int, runs: int, truth, seed: int = 1, files: int = 100) -> list[cb.Sample]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        p = rng.uniform(0.01, 0.99)
+        out.append(cb.Sample(float(i % runs) * 30 * DAY, p, rng.random() < truth(p), False,
+                             True, files))  # fmt: skip
+    return out
+
+
+def test_below_the_minimum_nothing_is_calibrated():
+    assert cb.fit(_samples(cb.MIN_VERDICTS - 1, 5, lambda p: p)) is None
+    assert cb.fit(_samples(5000, cb.MIN_RUNS - 1, lambda p: p)) is None
+    assert cb.fit(_samples(cb.MIN_VERDICTS, cb.MIN_RUNS, lambda p: p)) is not None
+
+
+def test_the_calibrated_chance_follows_what_followed_not_the_generic_one():
+    # the generic model says p; the truth is far higher at the bottom (a quarter of the
+    # "5 %" files are needed), as on the held-out family of issue 24
+    def truth(p: float) -> float:
+        return 0.2 + 0.6 * p
+
+    cal = cb.fit(_samples(cb.MAX_SAMPLES, 6, truth))
+    assert cal is not None and cal.verdicts == cb.MAX_SAMPLES and cal.runs == 6
+    for p in (0.05, 0.3, 0.6, 0.9):
+        assert abs(cal.apply(p) - truth(p)) < 0.05, (p, cal.apply(p))
+    # and keeps the generic model's order of the files
+    assert cal.apply(0.05) < cal.apply(0.3) < cal.apply(0.9)
+
+
+def test_a_sample_is_usable_only_once_its_horizon_has_passed():
+    s = [cb.Sample(0.0, 0.5, True), cb.Sample(30 * DAY, 0.5, False)]
+    assert cb.usable(s, H - 1, H) == []
+    assert cb.usable(s, H, H) == [s[0]]
+    assert cb.usable(s, 30 * DAY + H, H) == s
+
+
+def test_the_cut_keeps_the_target_when_it_can_and_reaches_the_floor_when_it_cannot():
+    # 100 files at 0.02 of which 2 were hit strongly, 100 at 0.30 of which 30
+    scored = [(0.02, i < 2) for i in range(100)] + [(0.30, i < 30) for i in range(100)]
+    cut, rule, rate, cov = cb.choose_cut(scored, target=0.05, floor=0.5)
+    # cuts above 0.30 archive both groups: 32/200 = 16 % > 5 %; so the largest cut within
+    # the target archives the 0.02 group only (2 %), which covers 98 of 168 quiet (58 %)
+    assert (rule, rate) == ("target", 0.02) and 0.02 < cut <= 0.30
+    assert math.isclose(cov, 98 / 168)
+    # a floor the target cannot reach: the smallest cut that archives 80 % of the quiet
+    cut, rule, rate, cov = cb.choose_cut(scored, target=0.05, floor=0.8)
+    assert rule == "floor" and cut == 0.31 and math.isclose(rate, 32 / 200) and cov == 1.0
+    # never above one half: a floor out of reach below it stops at 0.5
+    high = [(0.02, False)] * 10 + [(0.7, False)] * 90
+    cut, rule, _rate, cov = cb.choose_cut(high, target=0.05, floor=0.5)
+    assert (cut, rule, cov) == (0.5, "floor", 0.1)
+
+
+def test_the_policy_decides_on_the_calibrated_chance_and_the_chosen_cut():
+    cal = cb.fit(_samples(3000, 5, lambda p: 0.2 + 0.6 * p))
+    assert cal is not None
+    v = pc.FileView("memory/x.md", "topic", 0.0, 200 * DAY, (), ())
+    generic = pc.Likely(learn=False)
+    p = generic.probability(v)
+    learned = pc.Likely().calibrated(cal)
+    verdict = learned.decide(v)
+    assert verdict.p_need == cal.apply(p) != p
+    assert verdict.archive == (cal.apply(p) < cal.cut)
+    # learn=False never takes a calibration
+    assert pc.Likely(learn=False).calibrated(cal).decide(v).p_need == p
+
+
+def test_no_replayed_run_is_calibrated_on_its_own_future():
+    """Replaying the history cut at a run gives that run (and every earlier one) the same
+    calibration and the same decisions as the whole history: nothing after a run's time
+    reaches it. A calibration fitted on all verdicts (or on verdicts whose 60 days had not
+    passed) would differ."""
+    h = generate_b(11, SMALL)
+    inp = replay_inputs(h)
+    runs = inp["runs"]
+    assert len(runs) >= 7
+    (full,) = rp.replay(inp["files"], inp["hits"], runs, [pc.Likely()])
+    calibrated = [t for t, c in full.calibrations if c is not None]
+    assert calibrated, "the history is long enough to calibrate at its later runs"
+    k = runs.index(calibrated[1]) if len(calibrated) > 1 else runs.index(calibrated[0])
+    cut_at = runs[k]
+    past_hits = [x for x in inp["hits"] if x.ts <= cut_at]
+    (cut,) = rp.replay(inp["files"], past_hits, runs[: k + 1], [pc.Likely()])
+    assert cut.decisions == full.decisions[: k + 1]
+    assert [c for _, c in cut.calibrations] == [c for _, c in full.calibrations[: k + 1]]
+    # and the calibration at that run is the one fitted on the verdicts whose horizon had
+    # passed by then, not on all of them
+    cal = full.calibrations[k][1]
+    assert cal is not None
+    known = cb.usable(full.samples, cut_at, H)
+    assert cal.verdicts == len(known) < len([s for s in full.samples if s.t <= cut_at])
+
+
+def test_status_shows_what_the_last_expire_run_decided_with():
+    from memoryd.commands.service import _chance_status
+    from memoryd.config import Config
+    from memoryd.own_history import calibration_record
+
+    cfg = Config()
+    assert cfg.expire.policy == "likely"
+    never = _chance_status(cfg, None)
+    assert never is not None and not never["calibrated"] and "generic" in never["text"]
+    assert _chance_status(cfg, "{damaged") == never
+    cal = cb.fit(_samples(3000, 5, lambda p: 0.2 + 0.6 * p))
+    assert cal is not None
+    shown = _chance_status(cfg, calibration_record(pc.Likely().calibrated(cal), 1e9))
+    assert shown is not None and shown["calibrated"]
+    assert (shown["verdicts"], shown["runs"], shown["cut"]) == (3000, 5, cal.cut)
+    assert shown["target"] == cfg.expire.later_needed_target
+    generic = _chance_status(cfg, calibration_record(pc.Likely(), 1e9))
+    assert generic is not None and not generic["calibrated"]
+    assert _chance_status(cfg._replace(expire=cfg.expire._replace(policy="seed")), None) is None
+
+
+def test_a_recorded_calibration_is_reused_until_a_run_has_had_its_60_days(tmp_path):
+    """The expire job learns (a replay of the whole history) and records what it learned;
+    a dry run or explain reuses it while learning again would give the same, and not once a
+    run of the schedule has had its 60 days pass (a new verdict's outcome is known)."""
+    from datetime import UTC, datetime
+
+    from memoryd.config import Config
+    from memoryd.own_history import calibration_record, stored_calibration
+    from memoryd.store import Store
+
+    cfg = Config()._replace(schedule=Config().schedule._replace(timezone="UTC"))
+    cal = cb.fit(_samples(1000, 5, lambda p: 0.2 + 0.6 * p))
+    assert cal is not None
+    policy = pc.Likely()
+    at = datetime(2026, 3, 10, tzinfo=UTC).timestamp()  # 0 4 1 * *: March 1 was a run
+    with Store.open(tmp_path / "state.db") as store:
+        assert stored_calibration(cfg, store, at, policy) is False  # nothing recorded
+        with store.transaction():
+            store.set_meta("expire.calibration", calibration_record(policy.calibrated(cal), at))
+        same = stored_calibration(cfg, store, at + 5 * DAY, policy)
+        assert same is not False and same.coef == cal.coef and same.cut == cal.cut
+        assert same.apply(0.3) == cal.apply(0.3)
+        # the Jan 1 run's 60 days ended Mar 2, before the record; the Feb 1 run's end Apr 2,
+        # after it: from then on, learning again would know more
+        assert stored_calibration(cfg, store, datetime(2026, 4, 1, tzinfo=UTC).timestamp(),
+                                  policy) is not False  # fmt: skip
+        assert stored_calibration(cfg, store, datetime(2026, 4, 3, tzinfo=UTC).timestamp(),
+                                  policy) is False  # fmt: skip
+        # another target or floor: learn again
+        other = pc.Likely(target=0.1)
+        assert stored_calibration(cfg, store, at + DAY, other) is False
+        with store.transaction():
+            store.set_meta("expire.calibration", "{damaged")
+        assert stored_calibration(cfg, store, at + DAY, policy) is False

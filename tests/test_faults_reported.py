@@ -1,0 +1,312 @@
+"""Faults that speak (issue 23): a full state disk, a damaged state database, a wild clock, a
+corrupt OpenClaw store, an absurd read size, oversized lines — each reported where a user or an
+operator looks (``status``, the command's stderr and ``--json``, one log line), never as a
+traceback, and never at the cost of a hit.
+
+The full disk is a fault point (``MEMORYD_FAULT=@file``: ``ENOSPC`` at the ledger's commit for
+as long as the file names it), so the disk fills and empties again under a running daemon on
+any machine, as root or not. The damaged database is the real thing: ``state.db`` truncated,
+or 8 KiB of garbage written into it, under the real daemon.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from daemon_harness import (
+    DaemonProcess,
+    Install,
+    append,
+    hit_count,
+    hit_lines,
+    make_install,
+    run_cli,
+    start,
+    wait_until,
+)
+
+pytestmark = pytest.mark.timeout(300)
+
+NO_SPACE = "no space left on the state disk"
+
+
+def status(inst: Install, *args: str) -> tuple[int, dict | str]:
+    r = run_cli(inst, "status", *args)
+    assert "Traceback" not in r.stderr, r.stderr
+    return r.returncode, (json.loads(r.stdout) if "--json" in args else r.stdout + r.stderr)
+
+
+def one_line(stderr: str) -> str:
+    assert "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+# --------------------------------------------------------------------------- 1. a full disk
+
+
+def test_a_full_state_disk_backs_off_shows_in_status_and_loses_no_hit(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    from memoryd.health import retry_delay
+
+    inst = make_install(tmp_path)
+    fault = tmp_path / "fault"
+    d = start(inst, daemons, MEMORYD_FAULT=f"@{fault}")
+    d.wait_ready()
+    append(inst.transcript("a"), hit_lines(["memory/n001.md"]))
+    wait_until(lambda: hit_count(inst.db) == 1)
+
+    fault.write_text("ledger.commit:*:enospc")  # the disk is full from now on
+    append(inst.transcript("a"), hit_lines(["memory/n002.md"]))
+    append(inst.transcript("b"), hit_lines(["memory/n003.md", "MEMORY.md"]))
+
+    def failing() -> tuple[float, dict] | None:
+        t = time.monotonic()
+        code, doc = status(inst, "--json")
+        info = doc["daemon"]["scan_failing"]
+        return (t, info) if info and code == 1 else None
+
+    t0, first = wait_until(failing)
+    assert first["reason"] == NO_SPACE and first["since"].endswith("Z")
+    code, text = status(inst)
+    assert code == 1
+    assert f"scans failing since {first['since']}: {NO_SPACE}" in text
+
+    # Back-off: three more tries take at least two full delays after the one status saw.
+    a0 = first["attempts"]
+    _, later = wait_until(
+        lambda: (f := failing()) and f[1]["attempts"] >= a0 + 3 and f, timeout=120
+    )
+    assert time.monotonic() - t0 >= retry_delay(a0 + 1) + retry_delay(a0 + 2)
+    assert hit_count(inst.db) == 1, "nothing was committed while the disk was full"
+
+    fault.write_text("")  # room again
+    wait_until(lambda: status(inst, "--json")[0] == 0, timeout=120)
+    wait_until(lambda: hit_count(inst.db) == 4)
+    code, doc = status(inst, "--json")
+    assert doc["daemon"]["scan_failing"] is None and doc["hits"]["total"] == 4
+    # The fault logged once when it began and once when it ended, however many tries.
+    failed = [e for e in d.events("ingest.scan_failed") if e["level"] == "error"]
+    assert len(failed) == 1 and failed[0]["error"] == NO_SPACE, failed
+    recovered = d.events("ingest.scan_recovered")
+    assert len(recovered) == 1 and recovered[0]["failed_attempts"] >= later["attempts"]
+    assert d.stop() == 0
+    assert hit_count(inst.db) == 4, "counted once each"
+
+
+# --------------------------------------------------------------------------- 2. damage
+
+
+def _damaged_stop(d: DaemonProcess, inst: Install) -> str:
+    """The daemon stopped with exit 1 and one ``state.database_damaged`` line; its message."""
+    assert d.proc is not None
+    assert d.proc.wait(60) == 1
+    damaged = d.events("state.database_damaged")
+    assert len(damaged) == 1, d.logs()[-5:]
+    message = damaged[0]["message"]
+    assert str(inst.db) in message and "is damaged" in message
+    assert "restore it from a backup, or move it aside" in message
+    assert "exception" not in damaged[0]
+    assert not [e for e in d.logs() if "Traceback" in str(e)]
+    return message
+
+
+def _status_says(inst: Install, message: str) -> None:
+    for args in ((), ("--json",)):
+        r = run_cli(inst, "status", *args)
+        assert r.returncode == 1, r.stdout
+        assert one_line(r.stderr) == f"memoryd: {message}"
+
+
+def test_a_state_database_truncated_under_the_daemon_stops_it_at_the_next_write(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path)
+    d = start(inst, daemons)
+    d.wait_ready()
+    wait_until(lambda: len(d.events("job.done")) == 3)  # (no job opens the file meanwhile)
+    append(inst.transcript("s"), hit_lines(["memory/n001.md"]))
+    wait_until(lambda: hit_count(inst.db) == 1)
+
+    os.truncate(inst.db, 0)
+    append(inst.transcript("s"), hit_lines(["memory/n002.md"]))  # the next write
+    message = _damaged_stop(d, inst)
+    assert "truncated to 0 bytes" in message
+    _status_says(inst, message)
+
+
+def test_garbage_inside_the_state_database_is_found_by_the_daily_check_and_at_start(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path)
+    offset = tmp_path / "clock-offset"
+    offset.write_text("0")
+    d = start(inst, daemons, MEMORYD_CLOCK_OFFSET_FILE=str(offset))
+    d.wait_ready()
+    for k in range(10):
+        append(inst.transcript(f"s{k}"), hit_lines([f"memory/n{k:03d}.md"]))
+    wait_until(lambda: hit_count(inst.db) == 10)
+
+    # Every page in the database file (none left only in the WAL), then 8 KiB of garbage
+    # over pages 2 and 3: nothing the daemon writes next needs to touch them.
+    conn = sqlite3.connect(inst.db, timeout=30)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    conn.close()
+    with open(inst.db, "r+b") as fh:
+        fh.seek(4096)
+        fh.write(bytes(range(256)) * 32)
+    offset.write_text(str(26 * 3600))  # a day later (the machine slept)
+    message = _damaged_stop(d, inst)
+    _status_says(inst, message)
+
+    # A start on it checks first: the same line, exit 1, nothing counted into it.
+    again = start(inst, daemons, MEMORYD_CLOCK_OFFSET_FILE=str(offset))
+    assert _damaged_stop(again, inst) == message
+
+    # Moved aside, as the message says: status no longer speaks of it.
+    inst.db.rename(inst.db.with_name("state.db.damaged"))
+    r = run_cli(inst, "status")
+    assert r.returncode == 0, r.stderr
+
+
+# --------------------------------------------------------------------------- 3. the clock
+
+WILD_CLOCKS = [
+    ("MEMORYD_NOW", "1e20"),
+    ("MEMORYD_NOW", "1e308"),
+    ("MEMORYD_NOW", "0001-01-01T00:00:00Z"),
+    ("MEMORYD_NOW", "-62135596800"),
+    ("MEMORYD_CLOCK_OFFSET", "1e20"),
+    ("MEMORYD_CLOCK_OFFSET", "-1e20"),
+]
+
+
+@pytest.mark.parametrize("name,value", WILD_CLOCKS)
+def test_a_clock_out_of_range_is_refused_in_one_line(tmp_path: Path, name: str, value: str) -> None:
+    inst = make_install(tmp_path)
+    r = run_cli(inst, "status", env_extra={name: value})
+    assert r.returncode == 2
+    line = one_line(r.stderr)
+    assert f"${name}" in line and "1970" in line
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("status",),
+        ("expire",),
+        ("explain", "memory/n001.md"),
+        ("reflect",),
+        ("promote",),
+        ("run",),
+    ],
+    ids=lambda c: c[0],
+)
+def test_every_command_refuses_a_wild_clock(tmp_path: Path, command: tuple[str, ...]) -> None:
+    inst = make_install(tmp_path)
+    r = run_cli(inst, *command, env_extra={"MEMORYD_NOW": "1e20"})
+    assert r.returncode == 2, "2: a person must fix it (systemd does not restart the daemon)"
+    assert "$MEMORYD_NOW" in one_line(r.stderr)
+
+
+def test_a_running_daemon_ignores_a_wild_offset_file_with_one_warning(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    inst = make_install(tmp_path)
+    offset = tmp_path / "clock-offset"
+    offset.write_text("0")
+    d = start(inst, daemons, MEMORYD_CLOCK_OFFSET_FILE=str(offset))
+    d.wait_ready()
+    offset.write_text("1e20")
+    d.wait_event("clock.offset_ignored")
+    append(inst.transcript("s"), hit_lines(["memory/n001.md"]))
+    wait_until(lambda: hit_count(inst.db) == 1)  # (the clock read again and again meanwhile)
+    code, doc = status(inst, "--json")
+    assert code == 0 and doc["hits"]["last_hour"] == 1, "the hit is stamped with a sane time"
+    ignored = d.events("clock.offset_ignored")
+    assert len(ignored) == 1 and ignored[0]["level"] == "warning", ignored
+    assert "1e20" in ignored[0]["text"] and "ignored" in ignored[0]["text"]
+    d.check_alive()
+    assert d.stop() == 0
+
+
+# --------------------------------------------------------------------------- 4. a corrupt store
+
+
+def _corrupt_openclaw_store(inst: Install) -> Path:
+    store = inst.sessions.parent / "agent" / "openclaw-agent.sqlite"
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_bytes(b"this is not a database, whatever its name says\n" * 200)
+    return store
+
+
+def test_a_corrupt_openclaw_store_is_one_line_without_debug(tmp_path: Path) -> None:
+    inst = make_install(tmp_path / "plain")
+    store = _corrupt_openclaw_store(inst)
+    append(inst.transcript("s"), hit_lines(["memory/n001.md"]))
+    r = run_cli(inst, "scan")
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr, r.stderr
+    failed = [json.loads(ln) for ln in r.stderr.splitlines() if ln.startswith("{")]
+    assert [f["event"] for f in failed] == ["ingest.source_failed"]
+    assert failed[0]["source"] == str(store) and "not a database" in failed[0]["reason"]
+    assert r.stderr.strip().splitlines()[-1].startswith("memoryd: 1 source could not be read")
+    assert hit_count(inst.db) == 1, "the other transcripts are read"
+
+    # The traceback is there for whoever asks (a failure is logged once: another install).
+    again = make_install(tmp_path / "debug")
+    _corrupt_openclaw_store(again)
+    debug = run_cli(again, "scan", "--debug")
+    assert debug.returncode == 1
+    traced = [json.loads(ln) for ln in debug.stderr.splitlines() if ln.startswith("{")]
+    assert [t["event"] for t in traced] == ["ingest.source_failed", "ingest.source_traceback"]
+    assert "Traceback (most recent call last)" in traced[1]["traceback"]
+
+
+# --------------------------------------------------------------------------- 5. chunk_bytes
+
+
+def test_an_absurd_chunk_size_is_refused_at_load(tmp_path: Path) -> None:
+    inst = make_install(
+        tmp_path, "[ingest]\nchunk_bytes = 1099511627776\nmax_line_bytes = 2199023255552\n"
+    )
+    r = run_cli(inst, "hits")
+    assert r.returncode == 2
+    assert one_line(r.stderr).startswith("memoryd: ingest.chunk_bytes: must be between")
+
+
+def test_a_read_command_whose_catch_up_scan_failed_says_so(tmp_path: Path) -> None:
+    inst = make_install(tmp_path)
+    store = _corrupt_openclaw_store(inst)
+    append(inst.transcript("s"), hit_lines(["memory/n001.md"]))
+    for command in (("hits",), ("expire",)):
+        r = run_cli(inst, *command)
+        assert r.returncode == 0, r.stderr
+        said = [ln for ln in r.stderr.splitlines() if ln.startswith("memoryd:")]
+        assert len(said) == 1 and "catch-up scan did not read everything" in said[0], r.stderr
+        assert str(store) in said[0]
+        doc = json.loads(run_cli(inst, *command, "--json").stdout)
+        assert [f["source"] for f in doc["catch_up_failed_sources"]] == [str(store)]
+    clean = make_install(tmp_path / "clean")
+    assert "catch_up_failed_sources" not in json.loads(run_cli(clean, "hits", "--json").stdout)
+
+
+# --------------------------------------------------------------------------- 6. oversized lines
+
+
+def test_status_counts_oversized_lines(tmp_path: Path) -> None:
+    inst = make_install(tmp_path, "[ingest]\nchunk_bytes = 4096\nmax_line_bytes = 4096\n")
+    big = json.dumps({"type": "message", "text": "x" * 10_000, "tool": "memory_get"})
+    append(inst.transcript("s"), big.encode() + b"\n" + hit_lines(["memory/n001.md"]))
+    assert run_cli(inst, "scan").returncode == 0
+    code, doc = status(inst, "--json")
+    assert code == 0 and doc["oversized_lines"] == 1 and doc["hits"]["total"] == 1
+    assert "oversized:   1 lines" in status(inst)[1]
