@@ -87,6 +87,7 @@ def _no_fault_hooks_left() -> Iterator[None]:
 KINDS: dict[str, str] = {
     # in-process: pure decisions, parsers, real files and SQLite, no child process
     "test_ingest": "unit",
+    "test_tool_search": "unit",
     "test_logging": "unit",
     "test_parser": "unit",
     "test_policy_expire": "unit",
@@ -135,6 +136,7 @@ KINDS: dict[str, str] = {
     "test_store_daemon": "subprocess",
     "test_faults_reported": "subprocess",
     "test_openclaw_fixtures": "subprocess",  # recordings of the real OpenClaw (issue 20)
+    "test_fixture_routes": "subprocess",  # the same, calls by route (issue 20)
     # a process killed or faulted mid-write, then what survives is checked
     "test_crash_scan": "crash",
     "test_daemon_crash": "crash",

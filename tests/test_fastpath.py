@@ -318,7 +318,7 @@ def test_a_line_without_a_memory_tool_gets_no_timestamp_computed(
         },
     }
     (event,), _ = parse_fast(json.dumps(call).encode())
-    assert event == ("t1", "search", None, 1772010842.0, None)  # (no message time)
+    assert event == ("t1", "search", None, 1772010842.0, None, None, None)  # (no message time)
     assert seen == ["2026-02-25T09:14:02.000Z"]
 
 

@@ -311,7 +311,7 @@ def test_a_batch_writes_the_rows_of_executemany_with_its_agent_and_session_in_ea
                 "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 [(agent, *h[:2], *h[2:], session, source_id) for h in hits],
             )
-            new = (conn.total_changes - mid, new_calls)
+            new = (conn.total_changes - mid, new_calls, {})
         else:
             cp = Checkpoint(source_id, agent, "p", 0, 0, 0, "", 0, 0, 0)
             batch = Batch(cp, session, False)

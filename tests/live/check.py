@@ -15,19 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# Routes of memory calls memoryd does not count yet (issue 20): a fixture with a hit made
-# this way is expected to differ until the `shapes` branch lands and empties this set.
-KNOWN_GAPS: frozenset[str] = frozenset({"tool_call", "code"})
+# Routes of memory calls memoryd does not count yet: a fixture with a hit made this way is
+# expected to differ (a strict xfail). Empty since the `shapes` branch (issue 20) counts
+# Tool Search's ``tool_call`` and code mode.
+KNOWN_GAPS: frozenset[str] = frozenset()
 
 
-# Agent-store schemas whose healthy stores memoryd still warns about (issue 20: schemas 19, 23:
-# archive tables have columns memoryd does not know).
-KNOWN_WARNING_SCHEMAS: frozenset[int | None] = frozenset({19, 23})
+# Agent-store schemas whose healthy stores memoryd still warns about. Empty since the archive
+# tables of schemas 19 and 23 are read without a warning (issue 20).
+KNOWN_WARNING_SCHEMAS: frozenset[int | None] = frozenset()
 
 
-# Agent-store schemas memoryd takes for a failed source (issue 20: 2026.7 keeps an agent
-# database of `user_version` 1 with no transcripts; `scan` exits 1 on it).
-KNOWN_FAILED_STORE_SCHEMAS: frozenset[int | None] = frozenset({1})
+# Agent-store schemas memoryd takes for a failed source. Empty since 2026.7's agent database
+# (`user_version` 1, no transcripts) is no source (issue 20, the `shapes` branch).
+KNOWN_FAILED_STORE_SCHEMAS: frozenset[int | None] = frozenset()
 
 
 def scan_fails_today(truth: dict[str, Any]) -> bool:

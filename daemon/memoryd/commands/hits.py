@@ -74,6 +74,15 @@ def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
         ctx.print(f"  {stats.renamed} renamed, {stats.resets} truncated or replaced (re-read)")
     if stats.helper_files:
         ctx.print(f"  {stats.helper_files} of them were read by a helper process, in parallel")
+    routes = stats.calls_by_route()
+    if routes["tool_call"] or routes["code"]:
+        ctx.print(
+            f"  memory calls by route: {routes['direct']} direct, {routes['tool_call']} "
+            f"tool_call, {routes['code']} code (Tool Search)"
+        )
+    if stats.unrecognised:
+        example = stats.unrecognised_example or ""
+        ctx.print(f"  unrecognised: {stats.unrecognised}, e.g. {example}")
     if failed:
         for f in failed:
             ctx.print(f"  not read: {f['source']}: {f['reason']}")

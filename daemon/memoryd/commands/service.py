@@ -118,6 +118,8 @@ def collect_status(ctx: Context) -> dict[str, Any]:
         "hits": {"last_hour": 0, "last_day": 0, "total": 0},
         "malformed_lines": 0,
         "oversized_lines": 0,
+        "memory_calls": {"direct": 0, "tool_call": 0, "code": 0},
+        "unrecognised": {"count": 0, "example": None},
         "failed_sources": [],
         "jobs": {},
     }
@@ -330,6 +332,16 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
         counters = store.counters()
         doc["malformed_lines"] = int(counters.get("malformed_lines", 0))
         doc["oversized_lines"] = int(counters.get("oversized_lines", 0))
+        # By route: the counters the scans bumped as Tool Search's calls were new (the names
+        # are ingest.ledger's ROUTE_COUNTERS, not imported: status does not load the scanner);
+        # direct calls are all the others.
+        (calls,) = conn.execute("SELECT COUNT(*) FROM calls WHERE tool != 'cell'").fetchone()
+        routed = {r: int(counters.get(f"memory_calls_{r}", 0)) for r in ("tool_call", "code")}
+        doc["memory_calls"] = {"direct": max(int(calls) - sum(routed.values()), 0), **routed}
+        doc["unrecognised"] = {
+            "count": int(counters.get("unrecognised_memory_calls", 0)),
+            "example": store.get_meta("unrecognised.example"),
+        }
         doc["failed_sources"] = _failed_sources(conn)
         started = store.get_meta("daemon.started")
         if doc["daemon"]["running"] and started:
@@ -379,6 +391,11 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
     ctx.print(
         f"oversized:   {doc['oversized_lines']} lines (longer than ingest.max_line_bytes: skipped)"
     )
+    c = doc["memory_calls"]
+    ctx.print(f"calls:       {c['direct']} direct, {c['tool_call']} tool_call, {c['code']} code")
+    u = doc["unrecognised"]
+    example = f", e.g. {u['example']}" if u["count"] and u["example"] else ""
+    ctx.print(f"unrecognised: {u['count']}{example}")
     for f in doc["failed_sources"]:
         what = "transcript store" if f["kind"] == "sqlite" else "transcript"
         ctx.print(f"not read:    {what} {f['source']}: {f['reason']}")

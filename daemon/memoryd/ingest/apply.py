@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from .. import clock
 from ..workspace import Roots, classify_result_path
 from .calls import (
+    OCCURRENCE_MARK,
     Call,
     CallRow,
     Calls,
@@ -24,13 +25,31 @@ from .calls import (
 )
 from .fastpath import parse
 from .ledger import Batch, Ledger
-from .parser import GET, SEARCH, ParsedLine, ToolCall, ToolResult
+from .parser import (
+    CELL_VALUE,
+    CODE,
+    GET,
+    SEARCH,
+    CellEnded,
+    ParsedLine,
+    ToolCall,
+    ToolResult,
+    Unrecognised,
+    nested_prefix,
+)
 from .sqlite_source import root_of
 from .stats import ScanStats
 
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
 _CALL_FIELDS = len(ToolCall._fields)  # a result has more (ToolResult._fields)
-assert len(ToolResult._fields) != _CALL_FIELDS
+_UNRECOGNISED_FIELDS = len(Unrecognised._fields)
+_CELL_FIELDS = len(CellEnded._fields)
+assert len({len(ToolResult._fields), _CALL_FIELDS, _UNRECOGNISED_FIELDS, _CELL_FIELDS}) == 4
+# The tool of a code-mode cell kept among the calls while it runs: waiting, so that its result
+# line, which holds no needle, is looked for by its id as an answer is (in this scan, or in a
+# later one: the row is written, never counted as a memory call, and holds no hit).
+CELL = "cell"
+_CELLS_MAX = 4096  # cells whose inner calls are remembered until their result (a bound)
 _KEYS_MAX = 65536  # classified paths remembered (a bound for a daemon that runs for months)
 _BARE_MAX = 4096  # reused ids whose bare-id row was looked up, remembered (the same bound)
 
@@ -61,6 +80,8 @@ class Applier:
         # and per agent the lineage the roots found so far are of
         self.lineage_of: Callable[[str], dict[str, str | None]] = lambda _agent: {}
         self._roots: dict[str, tuple[dict[str, str | None], dict[str, str | None]]] = {}
+        # (agent, cell's call id) → its inner calls met in this process, until its result
+        self._cells: dict[tuple[str, str], list[str]] = {}
 
     def memo_sizes(self) -> dict[str, int]:
         """Entries in its memos (bounded: ``_KEYS_MAX`` an agent, ``_BARE_MAX``), for the
@@ -74,7 +95,8 @@ class Applier:
         """Add one parsed line's calls and hits to ``batch``.
 
         Everything is read by position: what the helper sends is the same fields as
-        plain tuples (a call has four, a result six), which saves rebuilding them.
+        plain tuples (a call has seven, a result eight, an unrecognised shape one), which
+        saves rebuilding them.
         """
         self.lines(((0, 0, parsed),), batch, calls, stats, {})
 
@@ -98,17 +120,54 @@ class Applier:
         new_call = batch.new_call
         result = self._result
         n = malformed = 0
+        # nested-tool record → the wrapper call it describes (its answer goes to that call)
+        same_as: dict[str, str] = {}
+        skipped: set[str] = set()  # a cell's value envelopes told by its records already
         for _, line_end, (events, bad) in lines:
             n += 1
             if bad:
                 malformed += 1
                 continue
             for ev in events:
-                if len(ev) != _CALL_FIELDS:
-                    result(ev, batch, calls)
+                fields = len(ev)
+                if fields != _CALL_FIELDS:
+                    if fields == _UNRECOGNISED_FIELDS:
+                        batch.unrecognised(ev[0])
+                        if stats.unrecognised_example is None:
+                            stats.unrecognised_example = ev[0]
+                    elif fields == _CELL_FIELDS:
+                        self._cell_ended(ev, batch, calls)
+                    elif ev[7] is not None and ev[0] in same_as:
+                        result(ev, batch, calls, same_as[ev[0]])
+                    elif ev[7] is not None and ev[0] in skipped:
+                        continue
+                    else:
+                        result(ev, batch, calls)
                     continue
-                call_id, tool, query, ts, made = ev
-                if made is not None and is_numbered(call_id):
+                call_id, tool, query, ts, made, via, parent = ev
+                if via == CELL_VALUE:  # what a cell returned: counts if it wrote no records
+                    seen = known.get(call_id) or calls.lookup(call_id, self._fetch(agent))
+                    if seen is None and self._cell_has_records(parent, batch, calls):
+                        # kept as no call (tool CELL), answered: a copy of the line read
+                        # later (an archive, a successor) is then known, and adds nothing
+                        calls.add(call_id, Call(CELL, None, ts, True, session))
+                        new_call(call_id, CELL, None, ts, CELL)
+                        batch.answer(agent, call_id)
+                        skipped.add(call_id)
+                        continue
+                    via = CODE
+                elif parent is not None:  # a nested-tool record
+                    wrapper = self._wrapper_of(parent, tool, query, made, batch, calls)
+                    if wrapper is not None:
+                        # the same call as a ``tool_call`` wrapper met before it: counted once,
+                        # under the wrapper's id (its own result is then a copy)
+                        same_as[call_id] = wrapper
+                        continue
+                    via = CODE  # an inner call of ``tool_search_code``: a call of its own
+                    key = self._in_cell(parent, call_id, ts, made, batch, calls)
+                    if key is not None:
+                        made_at[key] = line_end  # (its result is looked for after this)
+                elif made is not None and is_numbered(call_id):
                     # an id reused by later turns: kept per call (see calls.occurrence_id)
                     raw, call_id = call_id, occurrence_id(call_id, made)
                     if call_id not in known and self._counted_bare(agent, raw, made, session):
@@ -121,7 +180,7 @@ class Applier:
                     call = calls.lookup(call_id, self._fetch(agent))
                 if call is None:
                     calls.add(call_id, Call(tool, query, ts, False, session))
-                    new_call(call_id, tool, query, ts)
+                    new_call(call_id, tool, query, ts, via)
                     made_at[call_id] = line_end
                 elif not call.answered and call.session != session:
                     calls.carry(call_id, call, session)  # a successor's copy
@@ -190,9 +249,132 @@ class Applier:
     def _fetch(self, agent: str) -> Callable[[str], CallRow | None]:
         return lambda cid: self.ledger.fetch_call(agent, cid)
 
-    def _result(self, ev: ToolResult, batch: Batch, calls: Calls) -> None:
-        call_id, named, paths, ev_ts, _recovered, _shape, made = ev
-        if is_numbered(call_id):
+    def _wrapper_of(
+        self,
+        parent: str,
+        tool: str,
+        query: str | None,
+        made: float | None,
+        batch: Batch,
+        calls: Calls,
+    ) -> str | None:
+        """The id a nested-tool record's call is kept under when its outer call ``parent`` is
+        a memory call (a ``tool_call`` wrapper: the same call, described twice), else None
+        (``tool_search_code``: its inner calls are calls of their own).
+
+        The wrapper's call line comes first (OpenClaw writes the assistant message before
+        the tool runs, and the record when the inner call ends): met in this scan, or stored
+        by an earlier one. A reused id is matched as a result's is, by the record's time, and
+        must have asked the same thing: the latest memory call of that id before a
+        ``tool_search_code`` call that reused it is a direct call of an earlier turn.
+        """
+        pid = parent
+        numbered = is_numbered(parent)
+        if numbered:
+            pid = calls.occurrence_answered(parent, batch.session, batch.parent, made)
+            if pid == parent and parent not in calls.known:
+                rows = self.ledger.fetch_occurrences(batch.cp.agent, parent)
+                pid = stored_occurrence(rows, batch.session, batch.parent, made) or parent
+        call = calls.known.get(pid)
+        if call is None:
+            call = calls.lookup(pid, self._fetch(batch.cp.agent))
+        if call is None or call.tool == CELL:
+            return None
+        if numbered and (call.tool != tool or call.query != query):
+            return None
+        return pid
+
+    def _in_cell(
+        self,
+        cell: str,
+        call_id: str,
+        ts: float | None,
+        made: float | None,
+        batch: Batch,
+        calls: Calls,
+    ) -> str | None:
+        """An inner call of code-mode cell ``cell``: remembered until the cell's result, which
+        is looked for by the cell's id (kept waiting among the calls, a row of its own; for
+        an id a provider reuses, under the time of the cell's first record, as a reused
+        call is). The row's id when the cell is met here first, else None."""
+        key = (batch.cp.agent, cell)
+        inner = self._cells.get(key)
+        if inner is None:
+            if len(self._cells) >= _CELLS_MAX:
+                self._cells.clear()  # (results never written: a crashed run's cells)
+            inner = self._cells[key] = []
+        inner.append(call_id)
+        if self._running_cell(cell, batch, calls) is not None:
+            return None
+        row = occurrence_id(cell, made if made is not None else ts)
+        calls.add(row, Call(CELL, None, ts, False, batch.session))
+        batch.new_call(row, CELL, None, ts, CELL)
+        return row
+
+    @staticmethod
+    def _running_cell(cell: str, batch: Batch, calls: Calls) -> str | None:
+        """The row of code-mode cell ``cell`` still waiting for its result (met in this scan
+        or loaded with the calls still waiting), else None."""
+        if not is_numbered(cell):
+            row = calls.known.get(cell)
+            return cell if row is not None and row.tool == CELL and not row.answered else None
+        prefix = cell + OCCURRENCE_MARK
+        running = [
+            cid
+            for cid in calls.waiting_in(batch.session, batch.parent)
+            if cid.startswith(prefix) and calls.known[cid].tool == CELL
+        ]
+        return max(running, key=lambda cid: calls.known[cid].ts or 0.0) if running else None
+
+    def _cell_has_records(self, cell: str, batch: Batch, calls: Calls) -> bool:
+        """Whether code-mode cell ``cell`` wrote nested-tool records (met in this process, or
+        its row kept by an earlier scan): then they tell its inner calls, not its value."""
+        if (batch.cp.agent, cell) in self._cells:
+            return True
+        if is_numbered(cell):  # (another turn's cell may have had the id: only a running one)
+            return self._running_cell(cell, batch, calls) is not None
+        row = calls.known.get(cell)
+        if row is None:
+            row = calls.lookup(cell, self._fetch(batch.cp.agent))
+        return row is not None and row.tool == CELL
+
+    def _cell_ended(self, ev: CellEnded, batch: Batch, calls: Calls) -> None:
+        """A cell's (or a wrapper's) result: if it failed, the model saw nothing of what its
+        inner calls found, and their hits are taken back (in this batch's transaction)."""
+        cell, made, failed, wrapper_result = ev
+        since = None  # when the cell's first record was met (its row's time)
+        row = None if wrapper_result else self._running_cell(cell, batch, calls)
+        if row is not None:
+            pending = calls.known[row]
+            since = pending.ts
+            calls.answer(row, pending)
+            batch.answer(batch.cp.agent, row)
+        inner = self._cells.pop((batch.cp.agent, cell), [])
+        if not failed:
+            return
+        if wrapper_result:  # a tool_call wrapper whose own result failed: its call's hits
+            wrapper = cell
+            if is_numbered(cell):
+                wrapper = calls.occurrence_answered(cell, batch.session, batch.parent, made)
+            batch.take_back([*inner, wrapper], None, None)
+        elif not is_numbered(cell):
+            # inner calls committed by an earlier scan (a daemon that read the cell's records
+            # before it ended): found by the prefix of their ids
+            batch.take_back(inner, nested_prefix(cell), None)
+        else:
+            # an id a provider reuses: the prefix names every turn's cell, so only what was
+            # found since this cell's first record, in this session
+            batch.take_back(inner, None if since is None else nested_prefix(cell), since)
+
+    def _result(
+        self, ev: ToolResult, batch: Batch, calls: Calls, resolved: str | None = None
+    ) -> None:
+        """Apply one result; ``resolved``: the call it answers, already found (a nested-tool
+        record's wrapper call)."""
+        call_id, named, paths, ev_ts, _recovered, _shape, made, _parent = ev
+        if resolved is not None:
+            call_id = resolved
+        elif is_numbered(call_id):
             written = call_id
             call_id = calls.occurrence_answered(written, batch.session, batch.parent, made)
             if call_id == written and written not in calls.known:

@@ -8,10 +8,12 @@ If memoryd was not running then, those events are only in an archive:
   reason, encoding ∈ {identity, zstd}, archive_blob, created_at)``: the session's
   JSONL text, zstd-compressed when ``encoding = 'zstd'``;
 - ``session_transcript_cold_archives(archive_key, session_id, archive_blob,
-  created_at)`` and files ``<agent>/agent/cold/<sha256>.jsonl.zst`` (also
-  ``sessions/cold/``): zstd JSONL *records*, ``{"kind": "header", "session_id",
-  "session_key"}``, ``{"kind": "event", "row": {"seq", "event_json",
-  "created_at"}}`` and other kinds (identity, active, index, fts) to ignore;
+  created_at)`` (schema 23 names the archive ``archive_name``, and keeps its blob there
+  only when ``storage = 'sqlite'``; ``'file'`` leaves it NULL) and files
+  ``<agent>/agent/cold/<sha256>.jsonl.zst`` (also ``sessions/cold/``): zstd JSONL
+  *records*, ``{"kind": "header", "session_id", "session_key"}``,
+  ``{"kind": "event", "row": {"seq", "event_json", "created_at"}}`` and other kinds
+  (identity, active, index, fts) to ignore;
 - derived files ``sessions/<sessionId>.jsonl.deleted.<ts>.zst`` /
   ``.jsonl.reset.<ts>.zst``: the zstd of the JSONL text.
 
@@ -36,7 +38,10 @@ ZSTD_MAGIC = sqlite_source.ZSTD_MAGIC
 
 ARCHIVES_TABLE = "session_transcript_archives"
 COLD_TABLE = "session_transcript_cold_archives"
-# The columns each archive table is documented with; the first two are required to read it.
+# The column naming each archive, by preference (schema 23's cold table calls it archive_name).
+NAME_COLUMNS = {ARCHIVES_TABLE: ("archive_name",), COLD_TABLE: ("archive_key", "archive_name")}
+# The columns each archive table is known with (read or not): a name column and the blob are
+# required to read it; any other column is reported once, at debug level (nothing to act on).
 KNOWN_COLUMNS = {
     ARCHIVES_TABLE: (
         "archive_name",
@@ -46,8 +51,30 @@ KNOWN_COLUMNS = {
         "reason",
         "encoding",
         "created_at",
+        # schema 23 (2026.9.6): generations and the publication of the derived .zst file
+        "generation",
+        "archive_sha256",
+        "published_at",
+        "publish_attempts",
+        "last_publish_attempt_at",
+        "last_publish_error",
     ),
-    COLD_TABLE: ("archive_key", "archive_blob", "session_id", "created_at"),
+    COLD_TABLE: (
+        "archive_key",
+        "archive_name",
+        "archive_blob",
+        "session_id",
+        "created_at",
+        # schema 23 (2026.9.6): where the archive is kept and what it holds
+        "generation",
+        "archive_sha256",
+        "event_count",
+        "raw_bytes",
+        "archive_bytes",
+        "last_seq",
+        "archived_at",
+        "storage",
+    ),
 }
 _IGNORED_KINDS = frozenset({"identity", "active", "index", "fts"})
 
@@ -56,19 +83,22 @@ class TableShape(NamedTuple):
     """An archive table as the store has it: what we can read and what we do not know."""
 
     table: str
-    readable: bool  # has its name and blob columns
+    readable: bool  # has a name column and its blob column
     columns: frozenset[str]  # of KNOWN_COLUMNS, the ones present
     unknown: tuple[str, ...]  # columns we do not recognise (reported, not read)
+    name: str = ""  # the column naming each archive ("" when none)
 
 
 def table_shape(table: str, columns: tuple[str, ...]) -> TableShape:
     known = KNOWN_COLUMNS[table]
     have = {c.lower() for c in columns}
+    name = next((c for c in NAME_COLUMNS[table] if c in have), "")
     return TableShape(
         table,
-        known[0] in have and known[1] in have,
+        bool(name) and "archive_blob" in have,
         frozenset(c for c in known if c in have),
         tuple(c for c in columns if c.lower() not in known),
+        name,
     )
 
 
@@ -77,12 +107,16 @@ def archive_shapes(tables: dict[str, tuple[str, ...]]) -> list[TableShape]:
 
 
 def list_archives(conn: Any, shape: TableShape) -> list[tuple[str, int, str]]:
-    """(name, blob size, digest) of every archive in a table, without reading a blob."""
-    name = KNOWN_COLUMNS[shape.table][0]
-    created = "created_at" if "created_at" in shape.columns else "NULL"
+    """(name, blob size, digest) of every archive in a table, without reading a blob.
+
+    A row without a blob (a cold archive kept as a file, ``storage = 'file'``) is left to
+    the file reader, which reads ``cold/*.jsonl.zst``.
+    """
+    created = next((c for c in ("created_at", "archived_at") if c in shape.columns), "NULL")
     q = sqlite_source.quote
     rows = conn.execute(
-        f"SELECT {q(name)}, length(archive_blob), {created} FROM {q(shape.table)}"
+        f"SELECT {q(shape.name)}, length(archive_blob), {created} FROM {q(shape.table)} "
+        "WHERE archive_blob IS NOT NULL"
     ).fetchall()
     return [(str(n), int(size or 0), repr(c)) for n, size, c in rows if n is not None]
 
@@ -102,9 +136,9 @@ def fetch_archive(conn: Any, shape: TableShape, name: str) -> Archive | None:
         c if c in shape.columns else "NULL"
         for c in ("archive_blob", "session_id", "session_key", "encoding")
     ]
-    key = KNOWN_COLUMNS[shape.table][0]
     row = conn.execute(
-        f"SELECT {', '.join(cols)} FROM {q(shape.table)} WHERE {q(key)} = ? LIMIT 1", (name,)
+        f"SELECT {', '.join(cols)} FROM {q(shape.table)} WHERE {q(shape.name)} = ? LIMIT 1",
+        (name,),
     ).fetchone()
     if row is None:
         return None

@@ -148,11 +148,11 @@ def is_frame_error(exc: BaseException) -> bool:
     return zstd is not None and isinstance(exc, zstd.ZstdError)
 
 
-def emit(event: str, **fields: object) -> None:
+def emit(event: str, *, debug: bool = False, **fields: object) -> None:
     """Log one event (see :func:`memoryd.log.emit`; imported when there is something to say)."""
     from ..log import emit as log_emit
 
-    log_emit(event, **fields)
+    log_emit(event, debug=debug, **fields)
 
 
 def traceback_of(exc: BaseException) -> str:

@@ -50,6 +50,7 @@ from .parser import (
     _recover,
     _to_float,
     _to_int,
+    call_event,
     memory_tool,
     parse_line,
     parse_record,
@@ -135,6 +136,8 @@ def _tool_result(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine:
     if name is not None:
         tool = memory_tool(name)
         if tool is None:
+            if name.strip().lower() in ("tool_call", "tool_search_code"):
+                return None  # Tool Search's own: the general parser reads what they hold
             return _EMPTY  # another tool's result: no event, no timestamp
     made = _epoch(msg.get("timestamp")) if is_numbered(call_id) else None
     result = _answer(call_id, tool, msg, _timestamp(record, msg), made)
@@ -152,7 +155,7 @@ def _answer(
     it was cut (no decode that must fail), else taken by the parser's ``_payload``.
     """
     if holder.get("isError") is True or holder.get("is_error") is True:
-        return _new(ToolResult, (call_id, tool, (), ts, False, None, made))
+        return _new(ToolResult, (call_id, tool, (), ts, False, None, made, None))
     details = holder.get("details")
     recovered = False
     if type(details) is dict and (
@@ -190,14 +193,14 @@ def _answer(
         shape = shape or SEARCH
     kind = tool or shape
     if kind is None:
-        return _new(ToolResult, (call_id, None, (), ts, False, None, made))
+        return _new(ToolResult, (call_id, None, (), ts, False, None, made, None))
     paths: tuple[ResultPath, ...] = ()
     if type(payload) is dict and not disabled:
         if kind is not SEARCH:
             paths = _got(payload)
         elif type(results) is list:
             paths = _search_paths(results)
-    return _new(ToolResult, (call_id, tool, paths, ts, recovered, shape, made))
+    return _new(ToolResult, (call_id, tool, paths, ts, recovered, shape, made, None))
 
 
 def _got(payload: dict[str, Any]) -> tuple[ResultPath, ...]:
@@ -302,6 +305,15 @@ def _blocks(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | None:
                 continue
         tool = memory_tool(block.get("name") or block.get("toolName"))
         if tool is None:
+            # another tool, Tool Search's wrapper or a memory tool named in a shape not known:
+            # the parser's step tells which (its time taken only when it is an event)
+            if call_event(block, None, None) is None:
+                continue
+            if not timed:
+                ts, timed = _timestamp(record, msg), True
+            event = call_event(block, ts, _epoch(msg.get("timestamp")))
+            if event is not None:
+                events.append(event)
             continue
         call_id = block.get("id")
         if type(call_id) is not str or not call_id:
@@ -315,7 +327,7 @@ def _blocks(record: dict[str, Any], msg: dict[str, Any]) -> ParsedLine | None:
             value = args.get("query" if tool is SEARCH else "path")
             query = value if type(value) is str else None
             made = _epoch(msg.get("timestamp")) if is_numbered(call_id) else None
-            events.append(_new(ToolCall, (call_id, tool, query, ts, made)))
+            events.append(_new(ToolCall, (call_id, tool, query, ts, made, None, None)))
         else:  # arguments elsewhere, or as a JSON string
             events.append(_call(block, ts, _epoch(msg.get("timestamp"))))
     if not events:

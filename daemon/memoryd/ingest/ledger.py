@@ -37,7 +37,7 @@ from .. import faults
 from ..store import Store
 from .calls import OCCURRENCE_MARK, Call, CallRow, Calls
 from .sources import SourceFile
-from .stats import ScanStats
+from .stats import ROUTES, ScanStats
 from .tailer import Checkpoint, Verdict, head_hash
 
 # OS errors that, raised by a write of the ledger, can only be the state disk's: no space (a
@@ -78,12 +78,20 @@ _INSERT_HITS = (
 # The scan's counters of what it recorded, counted when their transaction commits.
 COMMITTED = ScanStats.RECORDED
 # Each one's place in them, by name (not by the order RECORDED happens to list them in).
-_HITS, _CALLS, _MALFORMED, _OVERSIZED, _NON_MEMORY, _RENAMED, _RESETS = (
+_HITS, _CALLS, _MALFORMED, _OVERSIZED, _NON_MEMORY, _RENAMED, _RESETS, _UNRECOGNISED = (
     COMMITTED.index(name)
     for name in (
-        "new_hits", "new_calls", "malformed", "oversized", "non_memory_paths", "renamed", "resets"
+        "new_hits", "new_calls", "malformed", "oversized", "non_memory_paths", "renamed", "resets",
+        "unrecognised",
     )
 )  # fmt: skip
+# New calls by Tool Search route (parser.TOOL_CALL, parser.CODE): their place in COMMITTED, and
+# the persisted counter of each (``status``: direct calls are all the others).
+_ROUTE_COMMITTED = {route: COMMITTED.index(f"calls_{route}") for route in ROUTES}
+ROUTE_COUNTERS = {route: f"memory_calls_{route}" for route in ROUTES}
+CELL_ROUTE = "cell"  # apply.CELL: a running code-mode cell's row (see Applier._in_cell)
+UNRECOGNISED_COUNTER = "unrecognised_memory_calls"
+UNRECOGNISED_EXAMPLE = "unrecognised.example"  # meta key: the first one seen
 # The identity changes counted, when the transaction that records one commits.
 _IDENTITY_COUNTED = {
     Verdict.TRUNCATED: _RESETS,
@@ -162,9 +170,14 @@ class Batch:
         "oversized",
         "parent",
         "reread",
+        "retract",
+        "retract_prefixes",
+        "routed",
         "session",
         "start",
         "synthetic",
+        "unknown",
+        "unknown_sample",
     )
 
     def __init__(
@@ -189,6 +202,15 @@ class Batch:
         self.oversized = 0
         self.malformed = 0
         self.non_memory = 0  # result paths outside memory (not counted as hits)
+        # Calls reached through Tool Search (call id → route, see parser.ToolCall.via): counted
+        # by route as their rows are new. Direct calls, nearly all of them, are not listed.
+        self.routed: dict[str, str] = {}
+        self.unknown = 0  # calls or custom messages naming a memory tool in a shape not known
+        # Calls whose hits are taken back (the inner calls of a code-mode cell that failed:
+        # the model saw nothing they found), by id and by the prefix of their ids.
+        self.retract: list[str] = []
+        self.retract_prefixes: list[tuple[str, float | None]] = []  # (prefix, since when)
+        self.unknown_sample: str | None = None
         # The rows of the batch's agent and session (``cp.agent``, ``session``: see write()),
         # one after the other in a flat list each (see insert_rows):
         # calls: call id, tool, query, ts, answered (5 values a call; answering one sets
@@ -200,10 +222,43 @@ class Batch:
         # hits: call id, memory path, kind, ts, query, score, start line, end line (8 a hit)
         self.hits: list[object] = []
 
-    def new_call(self, call_id: str, tool: str, query: str | None, ts: float | None) -> None:
-        """A call of the batch's agent first met in this batch, in its session."""
+    def new_call(
+        self, call_id: str, tool: str, query: str | None, ts: float | None, via: str | None = None
+    ) -> None:
+        """A call of the batch's agent first met in this batch, in its session (``via``: the
+        route it took, None for a direct call)."""
         self.call_rows[call_id] = len(self.calls)
         self.calls.extend((call_id, tool, query, ts, 0))
+        if via is not None:
+            self.routed[call_id] = via
+
+    def take_back(self, ids: list[str], prefix: str | None, since: float | None) -> None:
+        """Hits of calls ``ids`` (and of calls whose id starts with ``prefix``, found since
+        ``since``) are taken back: those of this batch at once, those already written when
+        the batch is (before its own rows, so that a later call's hits stay)."""
+        self.retract.extend(ids)
+        if prefix is not None:
+            self.retract_prefixes.append((prefix, since))
+        gone = set(ids)
+        rows = self.hits
+        kept: list[object] = []
+        for i in range(0, len(rows), 8):
+            cid = rows[i]
+            if cid in gone or (
+                prefix is not None
+                and str(cid).startswith(prefix)
+                and (since is None or (rows[i + 3] or 0) >= since - 1e-3)  # type: ignore[operator]
+            ):
+                continue
+            kept.extend(rows[i : i + 8])
+        if len(kept) != len(rows):
+            self.hits[:] = kept
+
+    def unrecognised(self, sample: str) -> None:
+        """A call or custom message naming a memory tool in a shape not known (counted)."""
+        self.unknown += 1
+        if self.unknown_sample is None:
+            self.unknown_sample = sample
 
     def answer(self, agent: str, call_id: str) -> None:
         """Record that a call is answered: in its row when it is new in this batch."""
@@ -213,15 +268,32 @@ class Batch:
         else:
             self.calls[i + 4] = 1
 
-    def write(self, conn: sqlite3.Connection, source_id: int) -> tuple[int, int]:
-        """Insert it all; returns how many hits and calls were new (the rest were known)."""
+    def write(self, conn: sqlite3.Connection, source_id: int) -> tuple[int, int, dict[str, int]]:
+        """Insert it all; returns how many hits and calls were new (the rest were known), and
+        of the new calls how many took each Tool Search route."""
         # (An empty list is skipped: most batches have no calls without a call line and no
         # answers to earlier batches' calls, and a statement costs even with nothing to do.)
         before_calls = conn.total_changes
         agent, session = self.cp.agent, self.session
-        if self.calls:
+        routes: dict[str, int] = {}
+        if self.calls and self.routed:
+            # (each route's rows on their own, so that only the new ones are counted)
+            direct: list[object] = []
+            by_route: dict[str, list[object]] = {}
+            for i in range(0, len(self.calls), 5):
+                via = self.routed.get(self.calls[i])  # type: ignore[call-overload]
+                row = self.calls[i : i + 5]
+                (direct if via is None else by_route.setdefault(via, [])).extend(row)
+            if direct:
+                insert_rows(conn, _INSERT_BATCH_CALLS, 5, direct, (agent, session))
+            for via, rows in by_route.items():
+                before_route = conn.total_changes
+                insert_rows(conn, _INSERT_BATCH_CALLS, 5, rows, (agent, session))
+                routes[via] = conn.total_changes - before_route
+        elif self.calls:
             insert_rows(conn, _INSERT_BATCH_CALLS, 5, self.calls, (agent, session))
-        new_calls = conn.total_changes - before_calls
+        # (a code-mode cell's row, kept while it runs, is no memory call)
+        new_calls = conn.total_changes - before_calls - routes.pop(CELL_ROUTE, 0)
         if self.answered_unseen:
             conn.executemany(
                 "INSERT OR IGNORE INTO calls(agent, call_id, tool, query, ts, session, answered) "
@@ -232,10 +304,35 @@ class Batch:
             conn.executemany(
                 "UPDATE calls SET answered = 1 WHERE agent = ? AND call_id = ?", self.answered
             )
+        deleted = self._take_back(conn) if self.retract or self.retract_prefixes else 0
         before = conn.total_changes
         if self.hits:
             insert_rows(conn, _INSERT_BATCH_HITS, 8, self.hits, (source_id, agent, session))
-        return conn.total_changes - before, new_calls
+        # (hits taken back count as fewer new ones: a scan's figure is what it changed)
+        return conn.total_changes - before - deleted, new_calls, routes
+
+    def _take_back(self, conn: sqlite3.Connection) -> int:
+        """Delete the written hits of the calls taken back (see take_back); how many."""
+        agent, session = self.cp.agent, self.session
+        before = conn.total_changes
+        if self.retract:
+            conn.executemany(
+                "DELETE FROM hits WHERE agent = ? AND call_id = ?",
+                [(agent, cid) for cid in self.retract],
+            )
+        for prefix, since in self.retract_prefixes:
+            if since is None:
+                conn.execute(
+                    "DELETE FROM hits WHERE agent = ? AND call_id >= ? AND call_id < ?",
+                    (agent, prefix, prefix + "\U0010ffff"),
+                )
+            else:
+                conn.execute(
+                    "DELETE FROM hits WHERE agent = ? AND call_id >= ? AND call_id < ? "
+                    "AND session = ? AND ts >= ?",
+                    (agent, prefix, prefix + "\U0010ffff", session, since - 1e-3),
+                )
+        return conn.total_changes - before
 
 
 # A file's state after a batch (the ``sources`` columns): offset, size, mtime_ns, last_read,
@@ -363,11 +460,16 @@ class Ledger:
         for batch, source_id in queued:
             self._count(batch.write(self.conn, source_id))
 
-    def _count(self, new: tuple[int, int]) -> None:
-        """New hits and calls written in the open transaction (counted if it commits)."""
+    def _count(self, new: tuple[int, int, dict[str, int]]) -> None:
+        """New hits and calls written in the open transaction (counted if it commits), and the
+        persisted counters of the calls' routes bumped in it."""
         written = self._txn_written
         written[_HITS] += new[0]
         written[_CALLS] += new[1]
+        for route, n in new[2].items():
+            if n:
+                self.store.bump(ROUTE_COUNTERS[route], n)
+                written[_ROUTE_COMMITTED[route]] += n
 
     def _count_lines(self, batch: Batch) -> None:
         """A batch's malformed and oversized lines and paths outside memory, recorded in the
@@ -376,6 +478,14 @@ class Ledger:
         self.store.bump("oversized_lines", batch.oversized)
         self.store.bump("malformed_lines", batch.malformed)
         written = self._txn_written
+        if batch.unknown:
+            self.store.bump(UNRECOGNISED_COUNTER, batch.unknown)
+            written[_UNRECOGNISED] += batch.unknown
+            if (
+                batch.unknown_sample is not None
+                and self.store.get_meta(UNRECOGNISED_EXAMPLE) is None
+            ):
+                self.store.set_meta(UNRECOGNISED_EXAMPLE, batch.unknown_sample)
         written[_MALFORMED] += batch.malformed
         written[_OVERSIZED] += batch.oversized
         written[_NON_MEMORY] += batch.non_memory

@@ -32,6 +32,20 @@ import orjson
 from .calls import is_numbered
 
 SEARCH, GET = "search", "get"
+# How a memory call was reached (ToolCall.via; docs/openclaw-formats.md §5). CELL_VALUE: an
+# envelope found in a code-mode cell's returned value (counted only for a cell that wrote no
+# nested-tool records: 2026.7's code mode).
+TOOL_CALL, NESTED, CODE, CELL_VALUE = "tool_call", "nested", "code", "cell_value"
+NESTED_TOOL_TYPE = "openclaw.nested-tool.v1"
+# Tool Search's own tools: the wrapper that calls a tool by id, the code-mode runner whose inner
+# calls are told by nested-tool records, and the two that only look tools up (their arguments
+# and answers name memory tools without calling them).
+_WRAPPER = "tool_call"
+_CODE_RUNNER = "tool_search_code"
+_LOOKUPS = frozenset({"tool_search", "tool_describe"})
+# What a call or custom message must hold to be looked at as a memory call in a shape not known.
+_MENTIONS = (b"memory_search", b"memory_get")
+_SAMPLE_MAX = 160
 
 _CALL_BLOCK_TYPES = frozenset({"toolcall", "tooluse", "functioncall", "tool_use", "tool_call"})
 _RESULT_BLOCK_TYPES = frozenset({"toolresult", "tool_result", "functionresult", "function_result"})
@@ -80,8 +94,17 @@ class ToolCall(NamedTuple):
     # For an id a provider reuses (providers that number calls per turn: ``memory_search_0``;
     # see .calls.is_numbered): the message's own time (pi-ai's ``message.timestamp``; the
     # record's for a bare record), which every copy of the message keeps, so a call that
-    # reuses the id is told from a copy of an earlier one. None for any other id.
+    # reuses the id is told from a copy of an earlier one. None for any other id. For a
+    # nested-tool record (``via`` NESTED): that record's own time, always (its parent's id
+    # may be one a provider reuses).
     made: float | None = None
+    # How the agent reached the tool: None directly, TOOL_CALL through Tool Search's
+    # ``tool_call`` wrapper, NESTED as told by an ``openclaw.nested-tool.v1`` record (an inner
+    # call of ``tool_search_code``, or the same call as a ``tool_call`` wrapper: the applier
+    # tells which by the parent).
+    via: str | None = None
+    # For a nested-tool record: the id of the outer call it ran inside (``parentToolCallId``).
+    parent: str | None = None
 
 
 class ToolResult(NamedTuple):
@@ -98,9 +121,44 @@ class ToolResult(NamedTuple):
     # For an id a provider reuses (see .calls.is_numbered): the message's own time, which
     # every copy keeps, so a copy of an earlier turn's answer is told from the next turn's.
     made: float | None = None
+    # For the answer held by a nested-tool record: the outer call's id (see ToolCall.parent).
+    parent: str | None = None
 
 
-Event = ToolCall | ToolResult
+class Unrecognised(NamedTuple):
+    """A tool call or custom message that names a memory tool in a shape not known here.
+
+    Counted and shown (``scan --json``, ``status``), never guessed at: a future OpenClaw
+    shape shows up as a number rather than as silence.
+    """
+
+    sample: str  # what it looked like, cut short (for "unrecognised: N, e.g. …")
+
+
+class CellEnded(NamedTuple):
+    """A ``tool_search_code`` cell (or a ``tool_call`` wrapper) answered: its result line.
+
+    A cell that failed (``isError``: it timed out, or its code threw) returned nothing to
+    the model, not even what its inner calls found before: their hits are taken back. The
+    same for a wrapper whose own result is an error.
+    """
+
+    call_id: str
+    made: float | None  # the message's time, for an id a provider reuses
+    failed: bool
+    wrapper: bool  # a ``tool_call`` wrapper's result (else a cell's)
+
+
+Event = ToolCall | ToolResult | Unrecognised | CellEnded
+
+
+def nested_prefix(parent: str) -> str:
+    """How the ids of the nested-tool records of outer call ``parent`` begin (Tool Search
+    names them ``tool_search_code:<parent, sanitized>:<tool>:<n>``)."""
+    return f"{_CODE_RUNNER}:{_UNSAFE_IN_ID.sub('_', parent.strip())[:120] or 'call'}:"
+
+
+_UNSAFE_IN_ID = re.compile(r"[^A-Za-z0-9_.:-]+")
 
 
 class ParsedLine(NamedTuple):
@@ -191,10 +249,29 @@ def _events(record: dict[str, Any]) -> list[Event]:
         if call_id:
             name = _first_str(msg, _NAME_KEYS)
             made = to_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
-            result = _result(call_id, name, msg.get("content"), msg.get("details"), msg, ts, made)
+            outer = name.strip().lower() if name is not None else None
+            if outer == _WRAPPER:
+                result = wrapped_result(call_id, msg, ts, made)
+            elif outer == _CODE_RUNNER:
+                result = None
+                if msg.get("isError") is not True:
+                    out.extend(cell_value_events(call_id, msg, ts))
+            else:
+                result = _result(
+                    call_id, name, msg.get("content"), msg.get("details"), msg, ts, made
+                )
             if result is not None:
                 out.append(result)
+            if outer in (_WRAPPER, _CODE_RUNNER):
+                # (a wrapper's answer that went well is said by its result; a cell's end is
+                # said either way: its inner calls are remembered until then)
+                failed = msg.get("isError") is True or msg.get("is_error") is True
+                if failed or outer == _CODE_RUNNER:
+                    made = to_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
+                    out.append(_new(CellEnded, (call_id, made, failed, outer == _WRAPPER)))
         return out
+    if role == "custom" or record.get("type") in ("custom", "custom_message"):
+        return custom_events(msg if role == "custom" else record, ts)
     content = msg.get("content")
     if isinstance(content, list):
         for block in content:
@@ -205,14 +282,260 @@ def _events(record: dict[str, Any]) -> list[Event]:
                 continue
             btype = btype.lower()
             if btype in _CALL_BLOCK_TYPES:
-                call = _call(block, ts, to_epoch(msg.get("timestamp")))
-                if call is not None:
-                    out.append(call)
+                event = call_event(block, ts, to_epoch(msg.get("timestamp")))
+                if event is not None:
+                    out.append(event)
             elif btype in _RESULT_BLOCK_TYPES:
                 result = block_result(block, ts, msg)
                 if result is not None:
                     out.append(result)
     return out
+
+
+def call_event(block: dict[str, Any], ts: float | None, made: float | None) -> Event | None:
+    """What a tool-call block says: a memory call (direct, or through Tool Search's
+    ``tool_call`` wrapper), a memory tool named in a shape not known here, or nothing."""
+    name = block.get("name") or block.get("toolName")
+    if memory_tool(name) is not None:
+        return _call(block, ts, made)
+    if not isinstance(name, str):
+        return _unrecognised(block) if name is None else None
+    lowered = name.strip().lower()
+    if lowered == _WRAPPER:
+        return _wrapper_call(block, ts, made)
+    if lowered == _CODE_RUNNER or lowered in _LOOKUPS:
+        return None  # code mode's inner calls are told by their nested-tool records
+    return _unrecognised(block)
+
+
+def _arguments(block: dict[str, Any]) -> dict[str, Any]:
+    """A call block's arguments as an object (some providers keep them as a JSON string)."""
+    args = block.get("arguments")
+    if args is None:
+        args = block.get("input")
+    if args is None:
+        args = block.get("args")
+    if isinstance(args, str):
+        try:
+            args = orjson.loads(args)
+        except orjson.JSONDecodeError:
+            args = {}
+    return args if isinstance(args, dict) else {}
+
+
+def _wrapper_call(block: dict[str, Any], ts: float | None, made: float | None) -> Event | None:
+    """A ``tool_call`` block: the tool named by ``id`` (or ``toolId``, ``name``; a catalog id
+    such as ``openclaw:core:memory_search`` too), with its arguments under ``args`` (or
+    ``input``, or beside the id). Tool Search takes the id from the inner arguments when the
+    outer ones name none; so does this."""
+    args = _arguments(block)
+    inner = args.get("args")
+    if inner is None:
+        inner = args.get("input")
+    selector = _selector(args)
+    if selector is None and isinstance(inner, dict):
+        selector = _selector(inner)
+    tool = memory_tool(selector)
+    if tool is None:
+        # another tool through the wrapper, as a rule; a memory tool named some other way is
+        # shown as unrecognised
+        return _unrecognised(block) if selector is None or _mentions(selector) else None
+    call_id = _first_str(block, _ID_KEYS)
+    if not call_id:
+        return _unrecognised(block)
+    key = "query" if tool == SEARCH else "path"
+    value = inner.get(key) if isinstance(inner, dict) and inner else None
+    if value is None:
+        value = args.get(key)
+        if value is None:
+            value = args.get("args." + key)
+    made = made if is_numbered(call_id) else None
+    return _new(
+        ToolCall,
+        (call_id, tool, value if isinstance(value, str) else None, ts, made, TOOL_CALL, None),
+    )
+
+
+def _selector(args: dict[str, Any]) -> str | None:
+    for key in ("id", "toolId", "name"):
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def wrapped_result(
+    call_id: str, msg: dict[str, Any], ts: float | None, made: float | None
+) -> ToolResult | None:
+    """The result of a ``tool_call`` wrapper: ``{tool: {name, …}, result: {content, details}}``
+    in ``details`` (while kept whole) and as the text. The inner tool names what it is;
+    a result whose inner tool cannot be read at all is an unnamed answer (its payload's
+    shape decides, as for Claude Code's results)."""
+    wrapped = _wrapped(msg.get("details"))
+    if wrapped is None:
+        text = _text_of(msg.get("content"))
+        if text is not None:
+            stripped = text.strip()
+            try:
+                wrapped = _wrapped(orjson.loads(stripped))
+            except orjson.JSONDecodeError:
+                wrapped = None
+            if wrapped is None:
+                # cut: what can be recovered, unnamed. The tool's own answer is in there
+                # twice, as an object and as a JSON string (its quotes escaped once): read
+                # as one text, a path cut from one is still found in the other
+                return _result(call_id, None, text.replace('\\"', '"'), None, msg, ts, made)
+    if wrapped is None:
+        return None
+    info, inner = wrapped
+    name = info.get("name") if isinstance(info, dict) else None
+    if name is None and isinstance(info, dict):
+        name = info.get("id")
+    tool = memory_tool(name)
+    if tool is None:
+        return None  # another tool's answer through the wrapper
+    if msg.get("isError") is True or msg.get("is_error") is True or not isinstance(inner, dict):
+        return _new(ToolResult, (call_id, tool, (), ts, False, None, made, None))
+    return _result(call_id, name, inner.get("content"), inner.get("details"), inner, ts, made)
+
+
+def _wrapped(value: Any) -> tuple[Any, Any] | None:
+    """(tool, result) of a wrapper's answer, or None when ``value`` is not one."""
+    if isinstance(value, dict) and "tool" in value and "result" in value:
+        return value["tool"], value["result"]
+    return None
+
+
+def cell_value_events(cell: str, msg: dict[str, Any], ts: float | None) -> list[Event]:
+    """The memory calls a code-mode cell's value returned (``{"ok": true, "value": …}``): each
+    envelope ``{"tool", "result"}`` of a memory tool in it, in order, as a call and its answer
+    (``via`` CELL_VALUE, ``parent`` the cell; their ids from the cell's and the place).
+
+    The value is whatever the code returned: one envelope, a list, an object holding some, or
+    none. What it holds counts only for a cell that wrote no nested-tool record of its own
+    (the applier decides): 2026.8 and later write one per inner call, and those count.
+    """
+    payload = msg.get("details")
+    if not isinstance(payload, dict) or "value" not in payload:
+        text = _text_of(msg.get("content"))
+        if text is None or '"memory_' not in text:
+            return []
+        try:
+            payload = orjson.loads(text.strip())
+        except orjson.JSONDecodeError:
+            return []
+    if not isinstance(payload, dict):
+        return []
+    found: list[tuple[str, str, dict[str, Any]]] = []
+    _envelopes(payload.get("value"), found, 0)
+    out: list[Event] = []
+    made = to_epoch(msg.get("timestamp")) if is_numbered(cell) else None
+    # (a cell id a provider reuses: the message's time keeps each turn's value its own)
+    when = "" if made is None else f"@{round(made * 1000)}"
+    for i, (name, tool, inner) in enumerate(found):
+        value_id = f"{nested_prefix(cell)}{name}:value{i}{when}"
+        out.append(_new(ToolCall, (value_id, tool, None, ts, None, CELL_VALUE, cell)))
+        payload_i, recovered = _payload(inner.get("content"), inner.get("details"))
+        paths: tuple[ResultPath, ...] = ()
+        if isinstance(payload_i, dict) and inner.get("isError") is not True:
+            paths = _search_paths(payload_i) if tool == SEARCH else _get_paths(payload_i)
+        shape = _shape(payload_i) if isinstance(payload_i, dict) else None
+        result = (value_id, tool, paths, ts, recovered, shape, None, cell)
+        out.append(_new(ToolResult, result))
+    return out
+
+
+_VALUE_DEPTH = 8  # how deep a returned value is searched for envelopes
+
+
+def _envelopes(value: Any, found: list[tuple[str, str, dict[str, Any]]], depth: int) -> None:
+    """The memory tools' envelopes in a returned value: (tool name, SEARCH or GET, its
+    result), in order, to a bounded depth."""
+    if depth > _VALUE_DEPTH:
+        return
+    if isinstance(value, list):
+        for item in value:
+            _envelopes(item, found, depth + 1)
+        return
+    if not isinstance(value, dict):
+        return
+    wrapped = _wrapped(value)
+    if wrapped is not None:
+        info, inner = wrapped
+        name = info.get("name") or info.get("id") if isinstance(info, dict) else info
+        tool = memory_tool(name)
+        if tool is not None and isinstance(inner, dict):
+            found.append(("memory_search" if tool == SEARCH else "memory_get", tool, inner))
+        return
+    for item in value.values():
+        _envelopes(item, found, depth + 1)
+
+
+def custom_events(msg: dict[str, Any], ts: float | None) -> list[Event]:
+    """A custom message: a nested-tool record of a memory tool (a call and, unless its output
+    was left out, its answer), or one that names a memory tool in another shape."""
+    details = msg.get("details")
+    if msg.get("customType") != NESTED_TOOL_TYPE or not isinstance(details, dict):
+        unknown = _unrecognised(msg)
+        return [] if unknown is None else [unknown]
+    name = details.get("toolName")
+    tool = memory_tool(name)
+    nested_id = details.get("toolCallId")
+    if tool is None or not isinstance(nested_id, str) or not nested_id:
+        unknown = _unrecognised(details) if tool is not None or not isinstance(name, str) else None
+        return [] if unknown is None else [unknown]
+    parent = details.get("parentToolCallId")
+    parent = parent if isinstance(parent, str) and parent else None
+    scope = details.get("scopeId")
+    if parent is not None and is_numbered(parent) and isinstance(scope, str):
+        # the record's id holds its parent's, which a provider may reuse every turn: the run's
+        # scope (a fresh id each run) and the call's place in the run keep it its own
+        nested_id = f"{nested_id}@{scope}:{details.get('startOrder')}"
+    made = to_epoch(msg.get("timestamp"))
+    if made is None:
+        made = to_epoch(details.get("startedAt"))
+    args = details.get("input")
+    value = args.get("query" if tool == SEARCH else "path") if isinstance(args, dict) else None
+    query = value if isinstance(value, str) else None
+    call = _new(ToolCall, (nested_id, tool, query, ts, made, NESTED, parent))
+    if details.get("isError") is True:  # failed or timed out: answered, nothing found
+        return [call, _new(ToolResult, (nested_id, tool, (), ts, False, None, None, parent))]
+    inner = details.get("result")
+    if not isinstance(inner, dict):
+        return [call]
+    payload, recovered = _payload(inner.get("content"), inner.get("details"))
+    if not isinstance(payload, dict):
+        # output left out (over the record's size bound): the wrapper's own answer, if any,
+        # says what was found
+        return [call]
+    paths = _search_paths(payload) if tool == SEARCH else _get_paths(payload)
+    result = (nested_id, tool, paths, ts, recovered, _shape(payload), None, parent)
+    return [call, _new(ToolResult, result)]
+
+
+def _mentions(value: Any) -> bool:
+    """Whether a value names a memory tool anywhere (a string, or an object's JSON)."""
+    if isinstance(value, str):
+        raw = value.encode("utf-8", "replace")
+    else:
+        try:
+            raw = orjson.dumps(value)
+        except (TypeError, orjson.JSONEncodeError):
+            return False
+    return any(m in raw for m in _MENTIONS)
+
+
+def _unrecognised(value: Any) -> Unrecognised | None:
+    """An Unrecognised event for a call or custom message that names a memory tool, else None."""
+    if not _mentions(value):
+        return None
+    try:
+        sample = orjson.dumps(value).decode("utf-8", "replace")
+    except (TypeError, orjson.JSONEncodeError):
+        sample = repr(value)
+    if len(sample) > _SAMPLE_MAX:
+        sample = sample[: _SAMPLE_MAX - 1] + "…"
+    return _new(Unrecognised, (sample,))
 
 
 def block_result(block: dict[str, Any], ts: float | None, msg: dict[str, Any]) -> ToolResult | None:
@@ -247,7 +570,8 @@ def _call(block: dict[str, Any], ts: float | None, made: float | None) -> ToolCa
     key = "query" if tool == SEARCH else "path"
     value = args.get(key)
     made = made if is_numbered(call_id) else None  # (only a reused id needs it)
-    return _new(ToolCall, (call_id, tool, value if isinstance(value, str) else None, ts, made))
+    query = value if isinstance(value, str) else None
+    return _new(ToolCall, (call_id, tool, query, ts, made, None, None))
 
 
 def _result(
@@ -263,16 +587,16 @@ def _result(
     if name is not None and tool is None:
         return None  # another tool's result
     if holder.get("isError") is True or holder.get("is_error") is True:
-        return _new(ToolResult, (call_id, tool, (), ts, False, None, made))
+        return _new(ToolResult, (call_id, tool, (), ts, False, None, made, None))
     payload, recovered = _payload(content, details)
     shape = _shape(payload) if isinstance(payload, dict) else None
     if recovered:
         shape = shape or SEARCH
     effective = tool or shape
     if effective is None:
-        return _new(ToolResult, (call_id, None, (), ts, False, None, made))
+        return _new(ToolResult, (call_id, None, (), ts, False, None, made, None))
     paths = _search_paths(payload) if effective == SEARCH else _get_paths(payload)
-    return _new(ToolResult, (call_id, tool, paths, ts, recovered, shape, made))
+    return _new(ToolResult, (call_id, tool, paths, ts, recovered, shape, made, None))
 
 
 def _payload(content: Any, details: Any) -> tuple[Any, bool]:

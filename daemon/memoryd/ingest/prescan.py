@@ -44,7 +44,7 @@ from typing import NamedTuple
 
 from .calls import answers
 from .fastpath import parse
-from .parser import ParsedLine, ToolCall
+from .parser import ParsedLine, ToolCall, ToolResult
 from .tailer import Region, head_hash, lines_containing, read_regions
 
 NEEDLE = b"memory_"
@@ -371,7 +371,11 @@ class OpenCalls:
                 if ev.call_id not in self._seen:
                     self._seen.add(ev.call_id)
                     self.open[ev.call_id] = (ev.tool, line_end)
-            elif ev.call_id in self.open and answers(ev, self.open[ev.call_id][0]):
+            elif (
+                isinstance(ev, ToolResult)
+                and ev.call_id in self.open
+                and answers(ev, self.open[ev.call_id][0])
+            ):
                 del self.open[ev.call_id]
 
 

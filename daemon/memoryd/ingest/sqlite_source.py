@@ -69,6 +69,27 @@ class Layout(NamedTuple):
 
 
 UNSUPPORTED = "unsupported layout (no transcript_events table)"
+# Agent schemas before 4 (2026.5.30 to 2026.7.1, and the 2026.7 line published after 2026.8.1:
+# its user_version is 1) keep auth, caches and the memory index there, and no transcripts.
+FIRST_TRANSCRIPT_SCHEMA = 4
+
+
+# The tables of an agent database that holds no transcripts (auth, caches, the memory index).
+_NOT_TRANSCRIPT_TABLES = ("auth_profile_", "cache_entries", "memory_", "schema_meta")
+
+
+def holds_no_transcripts(tables: dict[str, tuple[str, ...]], user_version: int) -> bool:
+    """Whether an agent database with no event table is one that never holds transcripts (a
+    2026.7 install's): no source, nothing to warn about. Any other database without one is a
+    layout not known here (a failed source: memoryd cannot count what it holds)."""
+    if 0 < user_version < FIRST_TRANSCRIPT_SCHEMA:
+        return True
+    return bool(tables) and all(t.lower().startswith(_NOT_TRANSCRIPT_TABLES) for t in tables)
+
+
+def user_version(conn: sqlite3.Connection) -> int:
+    row = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0]) if row and isinstance(row[0], int) else 0
 
 
 def db_path_for(sessions_dir: Path) -> Path:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# The Tool Search routes a memory call is counted by besides a direct call (parser.TOOL_CALL,
+# parser.CODE); docs/openclaw-formats.md §5.
+ROUTES = ("tool_call", "code")
+
 
 class ScanStats:
     """What one scan did; printed by ``memoryd scan`` and logged by the daemon.
@@ -22,6 +26,9 @@ class ScanStats:
         "non_memory_paths",
         "renamed",
         "resets",
+        # new calls through Tool Search (direct: new_calls less these), shown as calls_by_route
+        *(f"calls_{route}" for route in ROUTES),
+        "unrecognised",  # calls or custom messages naming a memory tool in a shape not known
     )
     # In the order ``memoryd scan --json`` prints them.
     FIELDS = (
@@ -37,7 +44,7 @@ class ScanStats:
     )
     # retry_in: seconds after which a source read this time must be looked at again even without
     # a file event (a store written just before it was read; 0: none). Not printed.
-    __slots__ = (*FIELDS, "retry_in")
+    __slots__ = (*FIELDS, "retry_in", "unrecognised_example")
 
     def __init__(self) -> None:
         for name in self.FIELDS:
@@ -45,9 +52,23 @@ class ScanStats:
         self.elapsed = 0.0
         self.retry_in = 0.0
         self.failed_sources: list[dict[str, str]] = []
+        self.unrecognised_example: str | None = None  # the first one this scan met
+
+    def calls_by_route(self) -> dict[str, int]:
+        """The new calls by how the agent reached the memory tool."""
+        routed = {route: getattr(self, f"calls_{route}") for route in ROUTES}
+        return {"direct": self.new_calls - sum(routed.values()), **routed}
 
     def as_dict(self) -> dict[str, object]:
-        d: dict[str, object] = {name: getattr(self, name) for name in self.FIELDS}
+        d: dict[str, object] = {}
+        for name in self.FIELDS:
+            if name.startswith("calls_"):
+                continue
+            d[name] = getattr(self, name)
+            if name == "new_calls":
+                d["calls_by_route"] = self.calls_by_route()
+            elif name == "unrecognised" and self.unrecognised_example is not None:
+                d["unrecognised_example"] = self.unrecognised_example
         d["elapsed"] = round(self.elapsed, 4)
         d["failed_sources"] = [dict(f) for f in self.failed_sources]
         return d

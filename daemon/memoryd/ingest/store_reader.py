@@ -63,6 +63,9 @@ class StoreReader:
             tables = self._tables(conn)
             layout = sqlite_source.pick_layout(tables)
             if layout is None:
+                if sqlite_source.holds_no_transcripts(tables, sqlite_source.user_version(conn)):
+                    stats.files_read = read_before  # not a transcript store: nothing read
+                    return
                 raise SourceFailed(sqlite_source.UNSUPPORTED)
             layout = sqlite_source.with_ties(conn, layout)
             keys = sqlite_source.session_keys(conn, tables)
