@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from memoryd.mover import MoveError, Mover, _temp_name
@@ -110,7 +110,9 @@ def test_any_accepted_path_is_inside_the_root(
     try:
         checked = mover.check_path(candidate)
     except MoveError:
-        return
+        checked = None
+    assume(checked is not None)  # a refused path proves nothing here; enough are accepted
+    assert checked is not None
     assert checked.is_relative_to(root.resolve()) and checked != root.resolve()
 
 
