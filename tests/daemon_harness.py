@@ -410,16 +410,13 @@ class DaemonProcess:
 def run_cli(
     inst: Install, *args: str, env_extra: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """A one-shot command beside the daemon, run in the pytest process (:mod:`inprocess`):
+    the daemon is the process these tests are about; a command's own start-up is not."""
+    from inprocess import memoryd
+
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
     env.update(env_extra or {})
-    return subprocess.run(
-        [sys.executable, "-m", "memoryd", "--config", str(inst.config), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        cwd=inst.root,
-    )
+    return memoryd(["--config", str(inst.config), *args], env=env, cwd=inst.root)
 
 
 def jobs_log_lines(inst: Install) -> list[str]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from inprocess import memoryd as run_memoryd
 from memoryd import config_reference
 from memoryd.config import (
     Config,
@@ -27,14 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
     full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "memoryd", *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        cwd=cwd,
-        timeout=60,
-    )
+    return run_memoryd(args, env=full_env, cwd=cwd)
 
 
 def schema_keys(obj: object = None, prefix: str = ""):

@@ -3,7 +3,8 @@
 The reference is :mod:`memoryd.corpus`: it writes a realistic OpenClaw state dir (every
 dialect of openclaw-formats.md §2–4, decoy files and decoy text, 600 KB lines, garbage
 and invalid UTF-8) and computes the hits from its own decisions, never by parsing what
-it wrote. Everything here runs the real ``memoryd`` in subprocesses on real files:
+it wrote. Everything here runs the real ``memoryd`` command on real files (in the pytest
+process: :mod:`inprocess`; a scan after every appended line is a few hundred commands):
 a cold scan, a scan after every appended line (renames and successors included), and
 the ``hits`` report for all time and for 30 days with the clock pinned.
 """
@@ -14,12 +15,12 @@ import json
 import os
 import re
 import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from inprocess import memoryd as run_memoryd
 from memoryd.clock import iso
 from memoryd.corpus import DIMS, CorpusTruth, generate, generate_demo
 from report_counts import counts_of as counts
@@ -44,9 +45,7 @@ def write_config(root: Path, truth: CorpusTruth, state: Path, extra: str = "") -
 
 def memoryd(cfg: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(NOW))
-    proc = subprocess.run(
-        [sys.executable, "-m", "memoryd", *args], env=env, capture_output=True, text=True
-    )
+    proc = run_memoryd(args, env=env)
     if check and proc.returncode != 0:
         raise AssertionError(f"memoryd {' '.join(args)} exited {proc.returncode}: {proc.stderr}")
     return proc

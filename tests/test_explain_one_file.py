@@ -13,14 +13,13 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from inprocess import memoryd as run_memoryd
 from memoryd import signals as signals_module
 from memoryd.config import parse_config, resolve_paths
 from memoryd.policy import expire as expire_policy
@@ -197,10 +196,7 @@ def test_explain_prints_the_verdict_expire_plans(tmp_path: Path) -> None:
     env.update(OPENCLAW_STATE_DIR=str(state), MEMORYD_NOW=str(NOW), MEMORYD_FS_TRAITS="macos")
 
     def run(*args: str) -> dict:
-        proc = subprocess.run(
-            [sys.executable, "-m", "memoryd", *args, "--json", "--no-scan"],
-            env=env, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+        proc = run_memoryd([*args, "--json", "--no-scan"], env=env)
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from inprocess import memoryd as run_memoryd
 from memoryd.config import parse_config, resolve_paths
 from memoryd.policy.expire_plan import build_plan, planned_decision_of
 from memoryd.signals import snapshot
@@ -68,10 +67,7 @@ def test_explain_says_the_plan_archives_a_file_the_policy_keeps(tmp_path: Path) 
     env.update(MEMORYD_NOW=str(NOW))
 
     def run(*args: str) -> str:
-        proc = subprocess.run(
-            [sys.executable, "-m", "memoryd", "--config", str(config), *args, "--no-scan"],
-            env=env, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+        proc = run_memoryd(["--config", str(config), *args, "--no-scan"], env=env)
         assert proc.returncode == 0, proc.stderr
         return proc.stdout
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+from inprocess import memoryd as run_memoryd
 from transcripts import T0, call, header, make_install, result, search_payload
 
 
@@ -19,13 +18,7 @@ def memoryd(*args: str, env: dict[str, str]) -> dict:
     """``memoryd <args> --json`` with only the given OpenClaw environment; its JSON answer."""
     full = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
     full.update(env)
-    done = subprocess.run(
-        [sys.executable, "-m", "memoryd", *args, "--json"],
-        capture_output=True,
-        text=True,
-        env=full,
-        timeout=120,
-    )
+    done = run_memoryd([*args, "--json"], env=full)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

@@ -1,4 +1,5 @@
-"""A new user's first hour (issue 11, items 5, 10, 11, 12, 14), as they meet it: the real CLI.
+"""A new user's first hour (issue 11, items 5, 10, 11, 12, 14), as they meet it: the real CLI
+(its ``main``, run in the pytest process by :mod:`inprocess`; a bug's traceback in a real one).
 
 Hostile or mistaken configurations are refused with exit 2 and the key named; nothing is
 written before an OpenClaw install is found; input errors are one line, not a traceback;
@@ -21,6 +22,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import transcripts as tx
+from inprocess import memoryd as run_memoryd
 from memoryd.cli import COMMAND_GROUPS
 from memoryd.config import Config, is_table
 
@@ -40,15 +42,7 @@ def memoryd(
     if config is not None:
         full["MEMORYD_CONFIG"] = str(config)
     full.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "memoryd", *args],
-        capture_output=True,
-        text=True,
-        env=full,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
+    return run_memoryd(args, env=full, cwd=cwd)  # in this process: what it says is the point
 
 
 def one_line(stderr: str) -> str:

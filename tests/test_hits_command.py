@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 import transcripts as tx
+from inprocess import memoryd as run_memoryd
 
 DAY = 86400.0
 NOW = tx.T0 + 40 * DAY
@@ -25,13 +24,7 @@ FILES = [
 def memoryd(cfg, *args, now=NOW, check=True):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
     env.update(MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(now))
-    r = subprocess.run(
-        [sys.executable, "-m", "memoryd", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    r = run_memoryd(args, env=env)
     if check:
         assert r.returncode == 0, r.stderr
     return r
@@ -126,13 +119,7 @@ def test_export_is_append_only_and_resumable(install, tmp_path):
 def test_demo_runs_without_openclaw(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
     env["HOME"] = str(tmp_path / "home")
-    r = subprocess.run(
-        [sys.executable, "-m", "memoryd", "demo", str(tmp_path / "demo")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    r = run_memoryd(["demo", str(tmp_path / "demo")], env=env)
     assert r.returncode == 0, r.stderr
     assert "new hits" in r.stdout and "memory hits, last 30 days" in r.stdout
     assert "memoryd scan" in r.stdout and "OPENCLAW_STATE_DIR" in r.stdout

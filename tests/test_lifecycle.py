@@ -7,12 +7,12 @@ import json
 import os
 import random
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from inprocess import memoryd as run_memoryd
 from memoryd.store import Store
 
 NOW = datetime(2026, 11, 3, 10, 0, tzinfo=UTC)
@@ -51,13 +51,7 @@ class Install:
         return env
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(
-            [sys.executable, "-m", "memoryd", *args],
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        proc = run_memoryd(args, env=self.env())
         if check and proc.returncode != 0:
             raise AssertionError(f"memoryd {args} → {proc.returncode}\n{proc.stderr}")
         return proc

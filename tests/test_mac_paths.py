@@ -12,13 +12,13 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 
 import pytest
 
 import transcripts as tx
+from inprocess import memoryd as run_memoryd
 
 pytestmark = pytest.mark.subprocess
 
@@ -85,13 +85,7 @@ class Mac:
         )
         if mac:
             env["MEMORYD_FS_TRAITS"] = "macos"
-        proc = subprocess.run(
-            [sys.executable, "-m", "memoryd", *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        proc = run_memoryd(args, env=env)
         if check:
             assert proc.returncode == 0, f"memoryd {args} → {proc.returncode}\n{proc.stderr}"
         return proc

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from inprocess import memoryd as run_memoryd
 from memoryd.config import Config, NotifyConfig, Paths, TelegramConfig
 from memoryd.notify import notify, telegram_target
 
@@ -115,8 +114,8 @@ def test_expire_notifies_and_a_dead_notifier_does_not_fail_it(bot: _Bot, tmp_pat
         MEMORYD_NOW="2026-11-03T10:00:00Z",
         MEMORYD_CONFIG=str(config),
     )
-    run = [sys.executable, "-m", "memoryd", "expire", "--force", "--json"]
-    proc = subprocess.run(run, env=env, capture_output=True, text=True, timeout=60)
+    run = ["expire", "--force", "--json"]
+    proc = run_memoryd(run, env=env)
     assert proc.returncode == 0, proc.stderr
     [(path, body)] = bot.requests
     assert path == "/bot7:tok/sendMessage" and body["chat_id"] == "1234"
@@ -126,7 +125,7 @@ def test_expire_notifies_and_a_dead_notifier_does_not_fail_it(bot: _Bot, tmp_pat
     (mem / "2026-08-03.md").write_text("three")
     bot.server.shutdown()
     bot.server.server_close()
-    proc = subprocess.run(run, env=env, capture_output=True, text=True, timeout=60)
+    proc = run_memoryd(run, env=env)
     assert proc.returncode == 0, proc.stderr
     assert not (mem / "2026-08-03.md").exists()
     assert json.loads(proc.stdout)["archive"][0]["path"] == "memory/2026-08-03.md"

@@ -7,24 +7,18 @@ generator and parser); memoryd runs as a real process, daemon-free (``scan`` and
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from inprocess import memoryd as run_memoryd
 from outside_transcripts import MEMORY_FILES, UNUSED_FILES, build
 
 pytestmark = pytest.mark.subprocess
 
 
 def memoryd(config: Path, *args: str) -> dict:
-    proc = subprocess.run(
-        [sys.executable, "-m", "memoryd", "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = run_memoryd(["--config", str(config), *args])
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from inprocess import memoryd as run_memoryd
 from memoryd.config import Config, OpenClawConfig, resolve_paths
 from memoryd.jobs import organize
 from memoryd.store import Store
@@ -211,21 +210,16 @@ def test_cli_recall_and_inject_json(env, tmp_path: Path):
         "OPENCLAW_STATE_DIR": str(paths.state_dir),
         "MEMORYD_NOW": str(NOW),
     }
-    run = [sys.executable, "-m", "memoryd"]
-    out = subprocess.run(
-        [*run, "recall", "espresso", "--json"], env=environ, capture_output=True, text=True
-    )
+    out = run_memoryd(["recall", "espresso", "--json"], env=environ)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["tier"] == "warm" and doc["shown"][0]["now"] == "hot/a.md"
     assert doc["shown"][0]["text"].startswith("# Espresso")
-    out = subprocess.run(
-        [*run, "inject", "--max-chars", "100"], env=environ, capture_output=True, text=True
-    )
+    out = run_memoryd(["inject", "--max-chars", "100"], env=environ)
     assert out.returncode == 0 and out.stdout.startswith("## hot/a.md\n# Espresso")
-    out = subprocess.run([*run, "recall", "zebra"], env=environ, capture_output=True, text=True)
+    out = run_memoryd(["recall", "zebra"], env=environ)
     assert out.returncode == 0 and "Possible reasons" in out.stdout
-    out = subprocess.run([*run, "recall", " "], env=environ, capture_output=True, text=True)
+    out = run_memoryd(["recall", " "], env=environ)
     assert out.returncode == 2 and "at least one" in out.stderr
 
 

@@ -12,7 +12,6 @@ import json
 import os
 import random
 import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import transcripts as tx
+from inprocess import memoryd as run_memoryd
 from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
 from memoryd.policy import restore_match as rm
@@ -217,10 +217,7 @@ def test_strength_from_ranks_scores_and_later_reads() -> None:
 
 
 def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "memoryd", *args], env=env, capture_output=True, text=True,
-        timeout=300,
-    )  # fmt: skip
+    proc = run_memoryd(args, env=env)
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -478,10 +475,7 @@ def test_expire_dry_run_prints_each_files_chance_under_the_default_policy(tmp_pa
 
     cfg = tmp_path / "memoryd.toml"
     cfg.write_text('[expire]\npolicy = "bogus"\n')
-    bad = subprocess.run(
-        [sys.executable, "-m", "memoryd", "simulate", "--no-scan"],
-        env={**env, "MEMORYD_CONFIG": str(cfg)}, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    bad = run_memoryd(["simulate", "--no-scan"], env={**env, "MEMORYD_CONFIG": str(cfg)})
     assert bad.returncode == 2 and "expire.policy: must be one of" in bad.stderr
     cfg.write_text('[expire]\npolicy = "seed"\n')
     seed_env = {**env, "MEMORYD_CONFIG": str(cfg)}
@@ -491,10 +485,7 @@ def test_expire_dry_run_prints_each_files_chance_under_the_default_policy(tmp_pa
     doc = json.loads(_run(seed_env, "simulate", "--json", "--no-scan", "--policy", "rhythm").stdout)
     assert doc["default"] == "seed" and doc["runs"] == []  # no hits: nothing to replay
     assert [p["name"] for p in doc["policies"]] == ["seed", "cut30", "none", "likely", "rhythm"]
-    unknown = subprocess.run(
-        [sys.executable, "-m", "memoryd", "simulate", "--policy", "nope", "--no-scan"],
-        env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    unknown = run_memoryd(["simulate", "--policy", "nope", "--no-scan"], env=env)
     assert unknown.returncode == 2 and "unknown policy 'nope'" in unknown.stderr
 
 

@@ -8,7 +8,8 @@ import archive. The stores here are written by :mod:`memoryd.testing.openclaw_st
 from a :mod:`memoryd.corpus` install, so the corpus's reference counts apply: whatever
 layout and whatever OpenClaw did between scans, memoryd must count exactly those hits,
 once. The first tests check the writer itself with plain ``sqlite3`` and ``zstd``;
-every other test runs ``memoryd`` in a subprocess on real files.
+every other test runs the ``memoryd`` command on real files (in the pytest process,
+:mod:`inprocess`; a locked store is locked by another process).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import transcripts as tx
+from inprocess import memoryd as run_memoryd
 from memoryd.corpus import CorpusTruth, generate, iso_ms
 from memoryd.testing.openclaw_store import (
     AgentStore,
@@ -67,9 +69,7 @@ def write_config(root: Path, state_dir: Path, workspace: Path, name: str) -> Pat
 
 def memoryd(cfg: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(NOW))
-    return subprocess.run(
-        [sys.executable, "-m", "memoryd", *args], env=env, capture_output=True, text=True
-    )
+    return run_memoryd(args, env=env)
 
 
 def scan(cfg: Path) -> tuple[int, dict]:
@@ -919,7 +919,13 @@ conn.close()
 """
 
 
-def test_a_locked_store_is_a_failed_source_and_the_rest_is_counted(corpus: Corpus, tmp_path):
+def test_a_locked_store_is_a_failed_source_and_the_rest_is_counted(
+    corpus: Corpus, tmp_path, monkeypatch
+):
+    from memoryd.ingest import sqlite_source
+
+    # The scan runs in this process: it waits 0.5 s for the lock, not the 5 s of a real one.
+    monkeypatch.setattr(sqlite_source, "BUSY_TIMEOUT_S", 0.5)
     cfg, db, ref = split_install(corpus, tmp_path, "locked")
     locker = subprocess.Popen(
         [sys.executable, "-c", _LOCKER, str(db)],
