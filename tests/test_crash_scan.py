@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from inprocess import memoryd as run_memoryd
 from memoryd.clock import parse_instant
 from memoryd.corpus import CorpusTruth, generate
 
@@ -47,9 +48,9 @@ def env_for(cfg: Path) -> dict[str, str]:
 
 
 def memoryd(cfg: Path, *args: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-m", "memoryd", *args], env=env_for(cfg), capture_output=True, text=True
-    )
+    """A command that runs to its end (in the pytest process: :mod:`inprocess`); the scans
+    these tests kill are children of their own (:func:`killed_scan`)."""
+    proc = run_memoryd(args, env=env_for(cfg))
     assert proc.returncode == 0, f"memoryd {' '.join(args)} exited {proc.returncode}: {proc.stderr}"
     return proc.stdout
 

@@ -245,7 +245,7 @@ def same(a: object, b: object) -> bool:
     return repr(a) == repr(b)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(line=line_bytes())
 def test_both_paths_agree_on_any_line(line: bytes) -> None:
     want = parse_line(line)
@@ -256,7 +256,7 @@ def test_both_paths_agree_on_any_line(line: bytes) -> None:
     assert fast is None or same(fast, want)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(rec=record())
 def test_the_fast_path_takes_openclaws_own_shapes(rec: dict[str, Any]) -> None:
     """Unmutated OpenClaw lines (wrapped, the first id and name keys, toolCall blocks) are
@@ -429,7 +429,7 @@ ISO_TIMES = st.one_of(
 )
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(value=ISO_TIMES, other=TIMESTAMP)
 def test_the_fast_time_reader_is_to_epoch(value: str, other: Any) -> None:
     """OpenClaw's ``…T09:14:02.123Z`` goes straight to ``fromisoformat``: the very float
@@ -478,7 +478,7 @@ def chunks_of_one_file(draw: st.DrawFn) -> bytes:
     return json.dumps(rec).encode()
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(line=chunks_of_one_file())
 def test_chunks_of_one_file_merge_as_the_general_parser_merges_them(line: bytes) -> None:
     fast = parse_fast(line)
@@ -523,7 +523,7 @@ def claude_code_line(draw: st.DrawFn) -> bytes:
     return json.dumps(rec).encode()
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(line=claude_code_line())
 def test_claude_code_results_and_bare_records_read_as_the_general_parser_reads_them(
     line: bytes,
@@ -697,7 +697,7 @@ def _find_all(data: bytes, needle: bytes) -> list[int]:
     return out
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(line=openclaw_line())
 def test_the_fast_path_agrees_with_the_general_parser_on_edited_lines(line: bytes) -> None:
     """Whatever the edit (duplicate keys, escaped keys, numbers out of range or in odd
@@ -767,7 +767,7 @@ def text_answer_line(draw: st.DrawFn) -> bytes:
     return json.dumps(rec, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(line=text_answer_line())
 def test_a_payload_read_from_its_text_is_the_general_parsers(line: bytes) -> None:
     """A text decoded without its ``strip``, a cut text recovered without a decode that
@@ -833,7 +833,7 @@ def odd_search_line(draw: st.DrawFn) -> bytes:
     return json.dumps({"type": "message", "message": msg}).encode()
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(line=odd_search_line())
 def test_search_items_with_missing_keys_and_odd_numbers_read_as_the_general_parser_reads_them(
     line: bytes,
@@ -867,7 +867,7 @@ def odd_get_line(draw: st.DrawFn) -> bytes:
     return json.dumps({"type": "message", "message": msg}).encode()
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(line=odd_get_line())
 def test_get_answers_with_odd_line_numbers_read_as_the_general_parser_reads_them(
     line: bytes,
