@@ -7,12 +7,13 @@ same :func:`memoryd.cli.main` here, with the arguments, environment, working fol
 standard streams a child would have had, and answers as :func:`subprocess.run` with
 ``capture_output=True, text=True`` does: a :class:`subprocess.CompletedProcess`.
 
-What stays a real process, and must: the daemon (``memoryd run``, and a fault point set with
-``MEMORYD_FAULT``, which kills or stops the process: :func:`memoryd` starts a child for
-these), commands racing each other, and the tests of the process itself (exit at once,
-imports, signals). Each run opens its own state database and closes it,
-as a child would; the only state kept between runs is what the database and files hold, and
-the code's own caches, which are keyed by everything they depend on.
+What stays a real process, and must: the daemon (``memoryd run``), a run with a fault point
+set (``MEMORYD_FAULT`` kills or stops the process), and a command run from a thread other
+than the main one (racing the test's own work, it would share this process's environment,
+working folder and standard streams): :func:`memoryd` starts a child for these. The tests of
+the process itself (exit at once, imports, signals) start their own. Each run here opens its
+own state database and closes it, as a child would; the only state kept between runs is
+what the database and files hold, and the code's own caches, keyed by what they depend on.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -97,8 +99,12 @@ def memoryd(
     from memoryd.cli import main
 
     argv = [str(a) for a in args]
-    if "run" in argv or (env if env is not None else os.environ).get("MEMORYD_FAULT"):
-        return subprocess.run(  # the daemon, or a fault that kills: a child of its own
+    if (
+        "run" in argv
+        or (env if env is not None else os.environ).get("MEMORYD_FAULT")
+        or threading.current_thread() is not threading.main_thread()
+    ):  # the daemon, a fault that kills, or a command beside others: a child of its own
+        return subprocess.run(
             [sys.executable, "-m", "memoryd", *argv],
             env=env, cwd=cwd, input=input, capture_output=True, text=True, check=check,
             timeout=300,

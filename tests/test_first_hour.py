@@ -25,6 +25,7 @@ import transcripts as tx
 from inprocess import memoryd as run_memoryd
 from memoryd.cli import COMMAND_GROUPS
 from memoryd.config import Config, is_table
+from test_service_files import systemd_verify
 
 DAY = 86400.0
 NOW = tx.T0 + 40 * DAY
@@ -428,16 +429,7 @@ def test_service_install_carries_openclaw_variables_into_the_unit(tmp_path: Path
     text = unit.read_text()
     assert f'Environment="OPENCLAW_STATE_DIR={env["OPENCLAW_STATE_DIR"]}"' in text
     assert f"Environment=OPENCLAW_HOME={env['OPENCLAW_HOME']}" in text
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
-    verified = subprocess.run(
-        ["systemd-analyze", "--user", "verify", str(unit)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "HOME": str(tmp_path), "XDG_RUNTIME_DIR": str(runtime)},
-        timeout=60,
-        check=False,
-    )
+    verified = systemd_verify(unit, tmp_path)
     assert verified.returncode == 0, verified.stderr
     assert verified.stderr.strip() == "", verified.stderr
 

@@ -8,6 +8,7 @@ asks for it, unrelated words ask for nothing.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import time
@@ -104,7 +105,9 @@ def _write(inst: Install, rel: str, text: str, mtime: float) -> None:
 def _search(inst: Install, query: str, returned: list[str]) -> float:
     """Append a memory_search call (and its answer) to the live transcript; its time."""
     cid = f"toolu_{time.monotonic_ns()}"
-    t = time.time()
+    # Transcripts stamp whole milliseconds: the next one but one is after every check made
+    # so far (a check within the same millisecond would take the search for history).
+    t = math.floor(time.time() * 1000 + 2) / 1000
     append(
         inst.transcript("live"),
         tx.call(cid, query=query, ts=t) + tx.result(cid, tx.search_payload(returned), ts=t + 0.2),

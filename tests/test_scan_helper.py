@@ -49,7 +49,7 @@ from memoryd.ingest.prescan import (
 )
 from memoryd.ingest.tailer import Region
 from memoryd.store import Store
-from test_crash_scan import NOW, counts, memoryd
+from test_crash_scan import NOW, counts, env_for, memoryd
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is forked")
 
@@ -220,13 +220,24 @@ def test_an_answer_of_another_shape_does_not_end_the_helpers_search() -> None:
 # ------------------------------------------------------------------ same result, two processes
 
 
+def scan_process(cfg: Path) -> dict:
+    """``memoryd scan --json`` as a process of its own: it forks its helper only when no other
+    thread runs, which pytest's process cannot promise."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "memoryd", "scan", "--json"],
+        env=env_for(cfg), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
 def test_a_helper_scan_writes_exactly_what_a_one_process_scan_writes(
     corpus: CorpusTruth, tmp_path: Path
 ) -> None:
     helped = write_config(tmp_path, corpus, "helped", HELPER_ALWAYS)
     alone = write_config(tmp_path, corpus, "alone", ONE_PROCESS)
-    got = json.loads(memoryd(helped, "scan", "--json"))
-    want = json.loads(memoryd(alone, "scan", "--json"))
+    got = scan_process(helped)
+    want = scan_process(alone)
     assert got["helper_files"] > 0, "the helper did not run"
     assert want["helper_files"] == 0
     for key in ("files_read", "bytes_read", "new_hits", "new_calls", "malformed", "oversized"):

@@ -171,8 +171,35 @@ class _Parser(argparse.ArgumentParser):
     with the type of their parent), so ``--help`` reads the same everywhere.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", "parsers", _CommandChoice)
+
     def _get_formatter(self) -> argparse.HelpFormatter:
         return self.formatter_class(prog=self.prog, width=_terminal_columns() - 2)
+
+
+class _CommandChoice(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """A command's parser that refuses what it does not know with its own usage line.
+
+    argparse hands arguments a command does not know back to the top-level parser, which
+    then prints the usage of ``memoryd`` itself: ``memoryd hits --dayz 3`` would show the
+    list of commands instead of the options of ``hits``.
+    """
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        known = set(vars(namespace))
+        super().__call__(parser, namespace, values, option_string)
+        extras = getattr(namespace, argparse._UNRECOGNIZED_ARGS_ATTR, None)
+        if extras and argparse._UNRECOGNIZED_ARGS_ATTR not in known:
+            command = self._name_parser_map[values[0]]
+            command.error("unrecognized arguments: " + " ".join(extras))
 
 
 def _terminal_columns() -> int:
@@ -432,6 +459,17 @@ def positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def human_bytes(n: int) -> str:
+    """A size as people read it (``512 B``, ``3.4 KB``, ``35.9 MB``, ``1.2 GB``; binary units,
+    as ``ls -lh`` and ``du -h`` count), in every command that prints one."""
+    if n < 1024:
+        return f"{n} B"
+    for unit, shift in (("KB", 10), ("MB", 20)):
+        if n < 1 << (shift + 10):
+            return f"{n / (1 << shift):.1f} {unit}"
+    return f"{n / (1 << 30):.1f} GB"
 
 
 def json_dumps(doc: Any) -> str:

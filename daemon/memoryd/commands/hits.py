@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import clock
-from ..cli import Context, UsageError, json_dumps, positive_int
+from ..cli import Context, UsageError, human_bytes, json_dumps, positive_int
 from ..store import Store
 from ..workspace import MemoryFile, archive_excludes, list_memory_files, report_skipped_names
 from .common import catch_up, failed_summary, require_workspace, run_scan, with_catch_up
@@ -66,7 +66,7 @@ def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
         return 1 if failed else 0
     ctx.print(
         f"scanned {stats.files_seen} transcripts ({stats.files_read} read, "
-        f"{_human_bytes(stats.bytes_read)}): {stats.new_hits} new hits, "
+        f"{human_bytes(stats.bytes_read)}): {stats.new_hits} new hits, "
         f"{stats.new_calls} new memory calls, {stats.malformed} malformed lines, "
         f"{stats.oversized} oversized lines in {stats.elapsed:.2f} s"
     )
@@ -367,11 +367,3 @@ def _check_demo_target(root: Path) -> None:
             )
     elif os.path.lexists(root):
         raise UsageError(f"{root} exists and is not a folder: give a new or empty folder")
-
-
-def _human_bytes(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    if n < 1 << 20:
-        return f"{n / 1024:.1f} KB"
-    return f"{n / (1 << 20):.1f} MB"

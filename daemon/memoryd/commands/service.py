@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
-from ..cli import Context, UsageError, json_dumps
+from ..cli import Context, UsageError, human_bytes, json_dumps
 
 if TYPE_CHECKING:
     from ..config import Config, Paths
@@ -382,7 +382,7 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
     ctx.print(f"state:       {doc['state_db']}")
     src = doc["sources"]
     ctx.print(f"sources:     {src['followed']} followed ({src['vanished']} vanished)")
-    ctx.print(f"unread:      {doc['pending_bytes']} bytes")
+    ctx.print(f"unread:      {human_bytes(doc['pending_bytes'])}")
     h = doc["hits"]
     ctx.print(
         f"hits:        {h['last_hour']} last hour, {h['last_day']} last day, {h['total']} total"
