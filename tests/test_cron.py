@@ -180,7 +180,7 @@ def searched_next(spec: timerules.CronSpec, after: float, tz: ZoneInfo) -> int |
     return None
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(expressions, instants, st.sampled_from(ZONES))
 def test_next_fire_is_the_first_matching_minute_and_never_after_apschedulers(
     expr: str, after: float, tz: ZoneInfo
@@ -257,7 +257,7 @@ def test_an_expression_apscheduler_refuses_is_refused(expr: str) -> None:
                 parse_config({"schedule": {job: expr}})
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(expressions)
 def test_configuration_accepts_every_expression_apscheduler_accepts(expr: str) -> None:
     """The well-formed side: generated valid expressions load exactly when APScheduler

@@ -38,7 +38,7 @@ pytestmark = pytest.mark.timeout(240)
 
 HISTORY_HITS = 30_000  # recorded before the daemon starts: what reflect reads every day
 DAYS = 5  # day jumps after the warm-up: reflect runs each time (and organize)
-CYCLES_PER_DAY = 25
+CYCLES_PER_DAY = 10  # (memos that grew per cycle would show after 60 cycles as after 150)
 # Python's allocated blocks after each job, against those before any job ran: the job's
 # working set (≈ 6 blocks a hit row) must be gone, not waiting for a full collection.
 BLOCKS_GROWTH_LIMIT = 1.25

@@ -214,7 +214,7 @@ def corpus_results(draw: st.DrawFn) -> list[dict]:
     return items
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(items=corpus_results(), indent=st.sampled_from([None, 2]))
 def test_a_text_cut_at_its_end_recovers_the_memory_corpus_paths_of_the_whole_text(items, indent):
     """The paths recovered from a cut text, each with the corpus its own result names, are
@@ -340,7 +340,7 @@ def test_blank_line_is_not_malformed():
     assert not parse_line(b"   ").malformed
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=400))
 def test_parser_never_raises_on_random_bytes(data):
     parse_line(data)
@@ -355,7 +355,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(json_values)
 def test_parser_never_raises_on_wrong_types(value):
     """Valid JSON with wrong types in every position: no exception, ever."""
@@ -428,7 +428,7 @@ def test_result_paths_are_data_not_places(raw, key):
     assert classify_result_path(raw, WS, TIERS) == key
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.text(alphabet="./\\amemoryMEORY-_x0", max_size=40))
 def test_no_classified_path_escapes_the_workspace(raw):
     import posixpath

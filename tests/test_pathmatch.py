@@ -68,7 +68,7 @@ def listing_and_spellings(draw: st.DrawFn) -> tuple[list[str], dict[str, str]]:
     return listed, recorded
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(listing_and_spellings())
 def test_on_a_mac_every_spelling_a_mac_opens_as_a_file_counts_for_that_file(case):
     listed, recorded = case
@@ -81,7 +81,7 @@ def test_on_a_mac_every_spelling_a_mac_opens_as_a_file_counts_for_that_file(case
     assert not result.ambiguous
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(listing_and_spellings(), st.sampled_from([EXACT, UNKNOWN, FsTraits(False, None)]))
 def test_on_an_exact_or_unknown_file_system_no_spelling_is_folded(case, traits):
     listed, recorded = case
@@ -89,7 +89,7 @@ def test_on_an_exact_or_unknown_file_system_no_spelling_is_folded(case, traits):
     assert result.owner == {} and result.ambiguous == {}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(listing_and_spellings())
 def test_case_alone_never_folds_normalization_and_normalization_alone_never_case(case):
     listed, recorded = case
@@ -101,7 +101,7 @@ def test_case_alone_never_folds_normalization_and_normalization_alone_never_case
         assert unicodedata.normalize("NFD", spelling) == unicodedata.normalize("NFD", owner)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(names, min_size=1, max_size=6), names)
 def test_a_spelling_of_no_listed_file_is_attributed_to_none(listed, other):
     assume(fold(other, MACOS_DEFAULT) not in {fold(p, MACOS_DEFAULT) for p in listed})
@@ -109,7 +109,7 @@ def test_a_spelling_of_no_listed_file_is_attributed_to_none(listed, other):
     assert other not in result.owner and other not in result.ambiguous
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(names, st.data())
 def test_two_listed_files_folding_to_one_key_keep_exact_matching_and_say_so(path, data):
     """A case-sensitive APFS volume (or a forced trait) can hold Notes.md and notes.md."""

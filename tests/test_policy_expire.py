@@ -42,7 +42,7 @@ files_strategy = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(files_strategy)
 def test_plan_equals_the_rule_on_random_workspaces(specs: list) -> None:
     sigs, expected = [], {}

@@ -300,7 +300,7 @@ def mutate(frame: bytes, how: int, rnd: random.Random) -> bytes:
     return bytes(b)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n=st.sampled_from([0, 1, 100, 3000, 40_000, 300_000]),
     seed=st.integers(0, 2**16),
@@ -323,7 +323,7 @@ def test_any_frame_decodes_as_the_streaming_decoder_did(
     assert ours(frame, limit) == reference(frame, limit)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=400), st.integers(0, 500))
 def test_any_bytes_decode_as_the_streaming_decoder_did(blob, limit):
     assert ours(MAGIC + blob, limit) == reference(MAGIC + blob, limit)

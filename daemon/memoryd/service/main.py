@@ -509,7 +509,8 @@ class Daemon:
             if interval and alive and mono - last_ping >= interval:
                 self.notifier.watchdog()
                 last_ping = mono
-            if mono - last_status >= STATUS_EVERY_SECONDS:
+            # (at once after a change of zone: the status names the zone the schedule is in)
+            if zone_changed or mono - last_status >= STATUS_EVERY_SECONDS:
                 self.notifier.status(self._status_text())
                 last_status = mono
                 with contextlib.suppress(sqlite3.Error):  # survives a kill -9 while off
