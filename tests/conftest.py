@@ -209,6 +209,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else item.nodeid
         kind = own[0] if own else KINDS.get(module)
         if kind is None:
+            if module not in _unlisted:  # (a warning also reaches the summary under -n 2)
+                item.warn(pytest.PytestWarning(f"{module} has no kind: add it to KINDS"))
             _unlisted.add(module)
             kind = "subprocess"
         if not own:
