@@ -392,8 +392,24 @@ def test_restore_removes_the_archive_month_folder_it_empties(
     r = memoryd("restore", "--last", config=cfg)
     assert r.returncode == 0, r.stderr
     assert not month.exists(), "an archive month folder left empty by restore goes"
-    assert (ws / "memory-archive").is_dir(), "the archive folder itself stays"
+    assert not (ws / "memory-archive").exists(), "and the archive folder its last month left"
     assert all((ws / m["path"]).is_file() for m in done["archive"])
+    assert (ws / "memory").is_dir() and ws.is_dir()
+
+
+def test_restore_keeps_an_archive_folder_that_still_holds_anything(
+    install: tuple[Path, Path, Path],
+) -> None:
+    """Issue 22: emptied folders go, a folder with anything of the user's in it never does."""
+    _, ws, cfg = install
+    done = json.loads(memoryd("expire", "--force", "--json", config=cfg).stdout)
+    assert done["archive"]
+    mine = ws / "memory-archive" / "my-own-notes.txt"
+    mine.write_text("kept by hand\n", encoding="utf-8")
+    r = memoryd("restore", "--last", config=cfg)
+    assert r.returncode == 0, r.stderr
+    assert mine.read_text(encoding="utf-8") == "kept by hand\n"
+    assert sorted(p.name for p in (ws / "memory-archive").iterdir()) == ["my-own-notes.txt"]
 
 
 def test_recall_peek_does_not_claim_a_move(install: tuple[Path, Path, Path]) -> None:
@@ -549,3 +565,86 @@ def test_an_accepted_archive_dir_keeps_archived_notes_inside_and_apart(template:
         assert to != rel, (template, to)
         parts = to.split("/")
         assert not (parts[0] == "memory" and parts[1] == "2026-11"), (template, to)
+
+
+# --------------------------------------------------------------------------- issue 22
+
+
+def test_a_misspelled_option_shows_the_commands_own_usage(
+    install: tuple[Path, Path, Path],
+) -> None:
+    _, _, cfg = install
+    r = memoryd("hits", "--dayz", "3", config=cfg)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("usage: memoryd hits "), r.stderr
+    assert "--days N" in r.stderr and "unrecognized arguments: --dayz 3" in r.stderr
+    nested = memoryd("service", "install", "--bogus", config=cfg)
+    assert nested.returncode == 2 and nested.stderr.startswith("usage: memoryd service install")
+
+
+def test_status_says_unread_bytes_as_scan_does(install: tuple[Path, Path, Path]) -> None:
+    sessions, _, cfg = install
+    assert memoryd("scan", config=cfg).returncode == 0
+    with open(sessions / "s1.jsonl", "ab") as fh:
+        fh.write(b'{"type": "custom", "pad": "' + b"x" * 3_000_000 + b'"}\n')
+    status = memoryd("status", config=cfg)
+    assert status.returncode == 0, status.stderr
+    assert "unread:      2.9 MB" in status.stdout, status.stdout
+    doc = json.loads(memoryd("status", "--json", config=cfg).stdout)
+    assert doc["pending_bytes"] > 3_000_000  # the JSON keeps the exact number
+
+
+def test_restoring_a_path_with_no_move_is_an_input_error(install: tuple[Path, Path, Path]) -> None:
+    _, ws, cfg = install
+    assert memoryd("expire", "--force", config=cfg).returncode == 0
+    archived = sorted(p.name for p in ws.glob("memory-archive/*/memory/*.md"))
+    assert archived
+    r = memoryd("restore", "memory/nope.md", f"memory/{archived[0]}", config=cfg)
+    assert r.returncode == 2 and r.stdout == ""
+    assert one_line(r.stderr).startswith("memoryd: memory/nope.md: no journaled move")
+    assert not (ws / "memory" / archived[0]).exists(), "nothing restored on a bad input"
+
+
+def test_restore_last_undoes_expire_runs_only_and_names_the_run(
+    install: tuple[Path, Path, Path],
+) -> None:
+    """Run twice, ``restore --last`` once undid a ``recall`` made before the expire run. It
+    undoes expire runs only (a recall, an organize go back by path) and says which run."""
+    sessions, ws, cfg = install
+    tiers = sessions.parent.parent.parent / "memory_fs"
+    (tiers / "warm").mkdir(parents=True)
+    (tiers / "warm" / "boat.md").write_text("# Boat\nketch Albatross\n", encoding="utf-8")
+    assert memoryd("recall", "Albatross", config=cfg).returncode == 0
+    assert (tiers / "hot" / "boat.md").is_file()
+    forced = json.loads(memoryd("expire", "--force", "--json", config=cfg).stdout)
+    assert forced["archive"]
+    first = memoryd("restore", "--last", config=cfg)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("undoing the expire run of "), first.stdout
+    assert f"({len(forced['archive'])} files archived; expire:" in first.stdout
+    doc = json.loads(memoryd("restore", "--last", "--json", config=cfg).stdout)
+    assert doc["restored"] == [] and "undoing" not in doc
+    assert doc["errors"][0]["error"].startswith("no expire run to undo")
+    assert (tiers / "hot" / "boat.md").is_file(), "the recall stays done"
+
+
+def test_the_demo_in_a_relative_folder_with_a_space_works_from_anywhere(tmp_path: Path) -> None:
+    """``memoryd demo "my demo"`` from its parent: the config it writes names absolute folders
+    (it worked only from that parent), and the lines it prints paste into a shell whole."""
+    import shlex
+
+    home = tmp_path / "home"
+    home.mkdir()
+    r = memoryd("demo", "my demo", cwd=tmp_path, env={"HOME": str(home)})
+    assert r.returncode == 0, r.stderr
+    config = tmp_path / "my demo" / "memoryd.toml"
+    text = config.read_text(encoding="utf-8")
+    assert f"{tmp_path / 'my demo'}" in text and "'my demo" not in text
+    tried = [ln.split("#")[0].strip() for ln in r.stdout.splitlines() if "memoryd --config" in ln]
+    assert tried
+    for line in tried:
+        argv = shlex.split(line.removeprefix("$ "))
+        assert argv[:3] == ["memoryd", "--config", str(config)], line
+    elsewhere = memoryd("--config", str(config), "hits", "--no-scan", cwd=home)
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    assert "memory hits" in elsewhere.stdout

@@ -271,7 +271,7 @@ def test_restore_by_original_or_archived_path(inst: Install) -> None:
     assert (inst.ws / "memory/2026-08-01.md").read_text() == "one"
     assert (inst.ws / "memory/2026-08-02.md").read_text() == "two"
     again = inst.run("restore", "memory/2026-08-01.md", check=False)
-    assert again.returncode == 1 and "no journaled move" in again.stderr
+    assert again.returncode == 2 and "no journaled move" in again.stderr
     assert again.stdout == "", "errors go to stderr, not into what a script reads"
     # Restored: nothing at the archived path now, and no move of it in force (exit 2).
     explained = inst.run("explain", "memory-archive/2026-11/memory/2026-08-02.md", check=False)

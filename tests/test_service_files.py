@@ -126,6 +126,7 @@ def test_service_install_writes_a_unit_that_verifies_then_uninstall_removes_it(
     assert gone.returncode == 0, gone.stderr
     assert not unit.exists() and not (wants / "memoryd.service").is_symlink()
     assert "systemctl --user stop memoryd" in gone.stdout
+    assert "disabled, as `systemctl --user disable memoryd` does" in gone.stdout
 
 
 def test_the_plist_is_a_keepalive_background_agent_plistlib_and_plutil_accept() -> None:

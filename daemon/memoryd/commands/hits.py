@@ -312,7 +312,8 @@ def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
     from ..cli import main as cli_main
 
     if args.dir:
-        root = Path(args.dir)
+        # Absolute: the config written below names its folders, and must work from anywhere.
+        root = Path(os.path.abspath(args.dir))
         _check_demo_target(root)
         root.mkdir(parents=True, exist_ok=True)
     else:
@@ -332,19 +333,22 @@ def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
     ctx.print(f"  transcripts: {truth.state_dir}/agents/main/sessions/")
     ctx.print(f"  workspace:   {truth.workspace}")
     ctx.print("")
-    ctx.print(f"$ memoryd --config {config} scan")
+    import shlex  # (only the demo prints lines to paste)
+
+    quoted = shlex.quote(str(config))  # a folder with a space in its name pastes whole
+    ctx.print(f"$ memoryd --config {quoted} scan")
     ctx.out.flush()
     code = cli_main(["--config", str(config), "scan"])
     ctx.print("")
-    ctx.print(f"$ memoryd --config {config} hits --top 10")
+    ctx.print(f"$ memoryd --config {quoted} hits --top 10")
     ctx.out.flush()
     code = code or cli_main(["--config", str(config), "hits", "--top", "10", "--no-scan"])
     ctx.print("")
     ctx.print(f"A tier store of {len(corpus.DEMO_NOTES)} notes, 1 hour to 40 days old, is in")
     ctx.print(f"{tiers_root}/ (hot/ warm/ gist/ forgotten/). Try:")
-    ctx.print(f"  memoryd --config {config} organize --dry-run   # what would move, and why")
-    ctx.print(f"  memoryd --config {config} recall rate limits   # warm/ note back to hot/")
-    ctx.print(f"  memoryd --config {config} inject               # the hot/ notes for a session")
+    ctx.print(f"  memoryd --config {quoted} organize --dry-run   # what would move, and why")
+    ctx.print(f"  memoryd --config {quoted} recall rate limits   # warm/ note back to hot/")
+    ctx.print(f"  memoryd --config {quoted} inject               # the hot/ notes for a session")
     ctx.print("")
     ctx.print("To use memoryd on your own OpenClaw install, run `memoryd scan` and `memoryd hits`:")
     ctx.print("the state dir is found as OpenClaw finds it ($OPENCLAW_STATE_DIR, ~/.openclaw);")

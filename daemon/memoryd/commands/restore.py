@@ -1,4 +1,10 @@
-"""``memoryd restore``: undo journaled moves (named files, or the whole last batch)."""
+"""``memoryd restore``: undo journaled moves (named files, or the whole last expire run).
+
+``--last`` undoes the newest expire run that is still archived, by hand or scheduled (what
+``expire --force`` and the expire notification tell the user to run), and names it first.
+It never reaches past expire: a note ``recall`` brought up, or organize moved, goes back by
+its path. Run again, it undoes the expire run before that one, and says so.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +21,9 @@ from .common import emit, to_relpath
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("restore", help="undo journaled moves: files back where they were")
     p.add_argument("paths", nargs="*", metavar="PATH", help="original or archived path")
-    p.add_argument("--last", action="store_true", help="undo the whole last batch of moves")
+    p.add_argument(
+        "--last", action="store_true", help="undo the last expire run (every file it archived)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_restore)
 
@@ -51,14 +59,23 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
             outcome = exc
         report(rec, outcome, label)
 
+    undoing: dict[str, Any] | None = None
     if args.last:
-        batch = mover.last_batch()
+        batch = mover.last_batch(EXPIRE_BATCH_PREFIX)
         if batch is None:
-            errors.append({"path": "--last", "error": "no journaled move to undo"})
+            errors.append(
+                {
+                    "path": "--last",
+                    "error": "no expire run to undo (`memoryd restore PATH` undoes another move)",
+                }
+            )
         else:
+            undoing = _expire_run(batch, mover.batch_entries(batch))
             for rec, outcome in mover.undo_batch(batch):
                 report(rec, outcome, rel(rec.src) or rec.src)
     else:
+        wanted: list[tuple[str, int]] = []
+        unknown: list[str] = []
         for raw in args.paths:
             found = []
             try:
@@ -68,12 +85,26 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
                 key = raw
             if not found and Path(raw).is_absolute():
                 found = mover.find(raw)
-            if not found:
-                errors.append({"path": raw, "error": "no journaled move of this path to undo"})
-                continue
-            undo(found[0].id, key)
-    doc = {"restored": restored, "errors": errors, "repaired": repaired}
+            if found:
+                wanted.append((key, found[0].id))
+            else:
+                unknown.append(raw)
+        if unknown:  # the user's input: exit 2, nothing restored
+            raise UsageError(
+                f"{', '.join(unknown)}: no journaled move of this path to undo "
+                "(give the file's original or archived path; `memoryd restore --last` undoes "
+                "the last expire run)"
+            )
+        for key, rec_id in wanted:
+            undo(rec_id, key)
+    doc: dict[str, Any] = {"restored": restored, "errors": errors, "repaired": repaired}
     text = [f"repaired: {r}" for r in repaired]
+    if undoing is not None:
+        doc["undoing"] = undoing
+        text.append(
+            f"undoing the expire run of {undoing['at']} "
+            f"({undoing['files']} files archived; {undoing['batch']})"
+        )
     text += [f"restored {r['from']} → {r['to']}" for r in restored]
     emit(ctx, args, doc, text)
     if not args.json:
@@ -82,10 +113,33 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     return 1 if errors else 0
 
 
-def _remove_empty_archive_folders(ws: Path, archived: str | None, template: str) -> None:
-    """After a restore, the archive folders it left empty go (the month's, and any below it).
+EXPIRE_BATCH_PREFIX = "expire:"  # the journal batch of each expire run: expire:<month>:<ns>
 
-    Only folders of the archive, only empty ones (``rmdir`` refuses anything else).
+
+def _expire_run(batch: str, entries: list[Any]) -> dict[str, Any]:
+    """What ``--last`` is about to undo, as the user knows it: which command, when, how much."""
+    from .. import clock
+
+    undoable = [
+        rec
+        for rec in entries
+        if rec.state == "done" and rec.op in ("move", "copy") and rec.undo_of is None
+    ]
+    started = min((rec.created for rec in undoable), default=None)
+    return {
+        "command": "expire",
+        "batch": batch,
+        "at": clock.iso(started) if started is not None else None,
+        "files": len(undoable),
+    }
+
+
+def _remove_empty_archive_folders(ws: Path, archived: str | None, template: str) -> None:
+    """After a restore, the archive folders it left empty go (the month's, any below it, and
+    the archive's own folder above it, ``memory-archive/``, once the last month is gone).
+
+    Only folders of the archive, only empty ones (``rmdir`` refuses anything else); never the
+    workspace or its ``memory/`` folder.
     """
     from ..policy.expire import archive_folder_of
 
@@ -103,5 +157,15 @@ def _remove_empty_archive_folders(ws: Path, archived: str | None, template: str)
         except OSError:  # not empty (other archived notes), or not ours to remove
             return
         if current == stop:
-            return
+            break
         current = current.parent
+    if current != stop:
+        return
+    keep = {ws, ws / "memory"}
+    for above in stop.parents:  # memory-archive/ itself, when its last month went
+        if above in keep or ws not in above.parents:
+            return
+        try:
+            above.rmdir()
+        except OSError:
+            return

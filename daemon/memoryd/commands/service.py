@@ -720,8 +720,9 @@ def cmd_service_uninstall(args: argparse.Namespace, ctx: Context) -> int:
         for link in links:
             link.unlink()
         path.unlink()
-    for gone in (*links, path):
-        ctx.print(f"{verb} {gone}")
+    for link in links:  # said as the user knows it: the service is disabled too
+        ctx.print(f"{verb} {link} (disabled, as `systemctl --user disable memoryd` does)")
+    ctx.print(f"{verb} {path}")
     ctx.print("then stop the running service with:")
     for line in _stop_commands(kind):
         ctx.print(f"  {line}")
