@@ -610,7 +610,7 @@ def test_restore_last_undoes_expire_runs_only_and_names_the_run(
 ) -> None:
     """Run twice, ``restore --last`` once undid a ``recall`` made before the expire run. It
     undoes expire runs only (a recall, an organize go back by path) and says which run."""
-    sessions, ws, cfg = install
+    sessions, _, cfg = install
     tiers = sessions.parent.parent.parent / "memory_fs"
     (tiers / "warm").mkdir(parents=True)
     (tiers / "warm" / "boat.md").write_text("# Boat\nketch Albatross\n", encoding="utf-8")
