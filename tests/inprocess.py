@@ -54,10 +54,12 @@ def _fresh_logging() -> Iterator[None]:
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     structlog_config, configured = structlog.get_config(), memoryd.log.CONFIGURED
+    debug_lines = memoryd.log.DEBUG_LINES  # (--debug sets it for the process's life)
     root.handlers.clear()
     root.setLevel(logging.WARNING)
     structlog.reset_defaults()  # a test may have configured it (test_logging.py)
     memoryd.log.CONFIGURED = False
+    memoryd.log.DEBUG_LINES = False
     try:
         yield
     finally:
@@ -65,6 +67,7 @@ def _fresh_logging() -> Iterator[None]:
         root.setLevel(level)
         structlog.configure(**structlog_config)
         memoryd.log.CONFIGURED = configured
+        memoryd.log.DEBUG_LINES = debug_lines
 
 
 @contextlib.contextmanager

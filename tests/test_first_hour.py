@@ -213,6 +213,7 @@ EVERY_COMMAND = [
     ["run"],
     ["service", "install", "--systemd"],
     ["service", "install", "--launchd"],
+    ["plugin", "install", "--dry-run"],
 ]
 
 
@@ -605,11 +606,11 @@ def test_restoring_a_path_with_no_move_is_an_input_error(install: tuple[Path, Pa
     assert not (ws / "memory" / archived[0]).exists(), "nothing restored on a bad input"
 
 
-def test_restore_last_undoes_expire_runs_only_and_names_the_run(
+def test_restore_last_names_the_run_and_never_reaches_back_past_it(
     install: tuple[Path, Path, Path],
 ) -> None:
-    """Run twice, ``restore --last`` once undid a ``recall`` made before the expire run. It
-    undoes expire runs only (a recall, an organize go back by path) and says which run."""
+    """Run twice, ``restore --last`` once undid a ``recall`` made before the expire run, saying
+    nothing. It names the run it undoes, and once it has undone one it does not reach back."""
     sessions, _, cfg = install
     tiers = sessions.parent.parent.parent / "memory_fs"
     (tiers / "warm").mkdir(parents=True)
@@ -621,11 +622,15 @@ def test_restore_last_undoes_expire_runs_only_and_names_the_run(
     first = memoryd("restore", "--last", config=cfg)
     assert first.returncode == 0, first.stderr
     assert first.stdout.startswith("undoing the expire run of "), first.stdout
-    assert f"({len(forced['archive'])} files archived; expire:" in first.stdout
-    doc = json.loads(memoryd("restore", "--last", "--json", config=cfg).stdout)
-    assert doc["restored"] == [] and "undoing" not in doc
-    assert doc["errors"][0]["error"].startswith("no expire run to undo")
+    assert f"({len(forced['archive'])} files; expire:" in first.stdout
+    again = memoryd("restore", "--last", "--json", config=cfg)
+    doc = json.loads(again.stdout)
+    assert again.returncode == 1 and doc["restored"] == [] and "undoing" not in doc
+    error = doc["errors"][0]["error"]
+    assert "already undid expire" in error and "does not reach back to the recall run" in error
     assert (tiers / "hot" / "boat.md").is_file(), "the recall stays done"
+    plain = memoryd("restore", "--last", config=cfg)
+    assert "memoryd restore PATH" in plain.stderr
 
 
 def test_the_demo_in_a_relative_folder_with_a_space_works_from_anywhere(tmp_path: Path) -> None:

@@ -799,6 +799,14 @@ class Mover:
         ).fetchone()
         return row[0] if row else None
 
+    def last_restore(self) -> MoveRecord | None:
+        """The newest undo a person made (``memoryd restore``: batches ``undo:…``)."""
+        row = self.store.conn.execute(
+            f"SELECT {_COLUMNS} FROM moves WHERE undo_of IS NOT NULL AND state = 'done' "
+            "AND batch LIKE 'undo:%' ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        return MoveRecord(*row) if row else None
+
     def batch_entries(self, batch: str) -> list[MoveRecord]:
         rows = self.store.conn.execute(
             f"SELECT {_COLUMNS} FROM moves WHERE batch = ? ORDER BY id", (batch,)

@@ -1,9 +1,10 @@
-"""``memoryd restore``: undo journaled moves (named files, or the whole last expire run).
+"""``memoryd restore``: undo journaled moves (named files, or the whole last run of a command).
 
-``--last`` undoes the newest expire run that is still archived, by hand or scheduled (what
-``expire --force`` and the expire notification tell the user to run), and names it first.
-It never reaches past expire: a note ``recall`` brought up, or organize moved, goes back by
-its path. Run again, it undoes the expire run before that one, and says so.
+``--last`` undoes the newest run that moved files (an expire run, by hand or scheduled; a
+recall; an organize) and names it first: "undoing the expire run of <time> (N files)". It
+undoes one run, the one the user just saw: run again right after, it does not reach back to
+an older run (that once undid a ``recall`` made before the expire run, silently); it says what
+it undid last and leaves older moves to ``memoryd restore PATH``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import clock
 from ..cli import Context, UsageError
 from ..workspace import relative_to_workspace
 from .common import emit, to_relpath
@@ -22,7 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("restore", help="undo journaled moves: files back where they were")
     p.add_argument("paths", nargs="*", metavar="PATH", help="original or archived path")
     p.add_argument(
-        "--last", action="store_true", help="undo the last expire run (every file it archived)"
+        "--last",
+        action="store_true",
+        help="undo the last run that moved files (expire, recall, organize), named first",
     )
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_restore)
@@ -61,16 +65,31 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
 
     undoing: dict[str, Any] | None = None
     if args.last:
-        batch = mover.last_batch(EXPIRE_BATCH_PREFIX)
+        batch = mover.last_batch()
+        entries = mover.batch_entries(batch) if batch is not None else []
+        restore = mover.last_restore()
+        undone = mover.get(restore.undo_of) if restore and restore.undo_of is not None else None
         if batch is None:
+            errors.append({"path": "--last", "error": "no journaled move to undo"})
+        elif (  # the user already undid a later run: this one is older than what they meant
+            restore is not None
+            and restore.id > max(rec.id for rec in entries)
+            and (undone is None or undone.batch != batch)
+        ):
+            older = _run_of(batch, entries)
             errors.append(
                 {
                     "path": "--last",
-                    "error": "no expire run to undo (`memoryd restore PATH` undoes another move)",
+                    "error": (
+                        f"the last restore (at {clock.iso(restore.created)}) already undid "
+                        f"{_command_of(undone.batch) if undone else 'a move'}; --last does not "
+                        f"reach back to the {older['command']} run of {older['at']} "
+                        f"({older['files']} files): `memoryd restore PATH` undoes an older move"
+                    ),
                 }
             )
         else:
-            undoing = _expire_run(batch, mover.batch_entries(batch))
+            undoing = _run_of(batch, entries)
             for rec, outcome in mover.undo_batch(batch):
                 report(rec, outcome, rel(rec.src) or rec.src)
     else:
@@ -93,7 +112,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
             raise UsageError(
                 f"{', '.join(unknown)}: no journaled move of this path to undo "
                 "(give the file's original or archived path; `memoryd restore --last` undoes "
-                "the last expire run)"
+                "the last run that moved files)"
             )
         for key, rec_id in wanted:
             undo(rec_id, key)
@@ -102,8 +121,8 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     if undoing is not None:
         doc["undoing"] = undoing
         text.append(
-            f"undoing the expire run of {undoing['at']} "
-            f"({undoing['files']} files archived; {undoing['batch']})"
+            f"undoing the {undoing['command']} run of {undoing['at']} "
+            f"({undoing['files']} files; {undoing['batch']})"
         )
     text += [f"restored {r['from']} → {r['to']}" for r in restored]
     emit(ctx, args, doc, text)
@@ -113,13 +132,13 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     return 1 if errors else 0
 
 
-EXPIRE_BATCH_PREFIX = "expire:"  # the journal batch of each expire run: expire:<month>:<ns>
+def _command_of(batch: str) -> str:
+    """The command whose run a journal batch is (``expire:2026-11:…`` → ``expire``)."""
+    return batch.split(":", 1)[0]
 
 
-def _expire_run(batch: str, entries: list[Any]) -> dict[str, Any]:
+def _run_of(batch: str, entries: list[Any]) -> dict[str, Any]:
     """What ``--last`` is about to undo, as the user knows it: which command, when, how much."""
-    from .. import clock
-
     undoable = [
         rec
         for rec in entries
@@ -127,7 +146,7 @@ def _expire_run(batch: str, entries: list[Any]) -> dict[str, Any]:
     ]
     started = min((rec.created for rec in undoable), default=None)
     return {
-        "command": "expire",
+        "command": _command_of(batch),
         "batch": batch,
         "at": clock.iso(started) if started is not None else None,
         "files": len(undoable),
