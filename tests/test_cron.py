@@ -180,7 +180,7 @@ def searched_next(spec: timerules.CronSpec, after: float, tz: ZoneInfo) -> int |
     return None
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(expressions, instants, st.sampled_from(ZONES))
 def test_next_fire_is_the_first_matching_minute_and_never_after_apschedulers(
     expr: str, after: float, tz: ZoneInfo

@@ -234,7 +234,7 @@ _SECOND_READ_AT_3 = [
 ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @example(rows=_SECOND_READ_AT_3, t=3.0)
 @example(rows=_SECOND_READ_AT_3, t=2.9)
 @given(rows=_rows, t=st.sampled_from([-1.0, 0.0, 1.0, 1.5, 3.0, float("inf")]))

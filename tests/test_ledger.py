@@ -264,7 +264,7 @@ BATCH_HITS = st.lists(
 )
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     calls=BATCH_CALLS,
     hits=BATCH_HITS,

@@ -68,7 +68,7 @@ def listing_and_spellings(draw: st.DrawFn) -> tuple[list[str], dict[str, str]]:
     return listed, recorded
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(listing_and_spellings())
 def test_on_a_mac_every_spelling_a_mac_opens_as_a_file_counts_for_that_file(case):
     listed, recorded = case
@@ -81,7 +81,7 @@ def test_on_a_mac_every_spelling_a_mac_opens_as_a_file_counts_for_that_file(case
     assert not result.ambiguous
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(listing_and_spellings(), st.sampled_from([EXACT, UNKNOWN, FsTraits(False, None)]))
 def test_on_an_exact_or_unknown_file_system_no_spelling_is_folded(case, traits):
     listed, recorded = case
@@ -89,7 +89,7 @@ def test_on_an_exact_or_unknown_file_system_no_spelling_is_folded(case, traits):
     assert result.owner == {} and result.ambiguous == {}
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(listing_and_spellings())
 def test_case_alone_never_folds_normalization_and_normalization_alone_never_case(case):
     listed, recorded = case

@@ -175,7 +175,7 @@ hit_rows = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     rows=hit_rows,
     windows=st.lists(st.sampled_from([1, 7, 14, 30, 90, 0.5]), max_size=4),

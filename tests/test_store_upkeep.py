@@ -568,7 +568,7 @@ HISTORY = st.lists(
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(ops=HISTORY, batch=st.integers(1, 5))
 @example(  # rows read among fillers; more rows; the fillers deleted and the rowids renumbered
@@ -649,7 +649,7 @@ REUSED_HISTORY = st.lists(
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(ops=REUSED_HISTORY)
 @example(  # the review's case: b's own turn, a deleted, b forgotten and back
