@@ -76,13 +76,16 @@ def test_the_new_expire_keys_are_validated() -> None:
     assert parse_config({"expire": {"max_fraction_per_run": 1}}).expire.max_fraction_per_run == 1.0
 
 
-def test_consent_comes_from_the_config_or_the_recorded_force_and_nothing_else() -> None:
+def test_consent_comes_from_the_config_or_the_recorded_yes_and_nothing_else() -> None:
     assert rails.consent_of(False, None) == rails.Consent(False, None)
     assert rails.consent_of(True, None).by == "expire.auto"
     recorded = rails.consent_record(1_780_000_000.0)
     c = rails.consent_of(False, recorded)
-    assert c.given and c.by == "expire --force" and c.at == 1_780_000_000.0
-    assert "expire --force" in c.describe()
+    assert c.given and c.by == "expire --schedule" and c.at == 1_780_000_000.0
+    assert "expire --schedule" in c.describe()
+    # The yes an `expire --force` of an earlier memoryd recorded stays a yes.
+    older = rails.consent_of(False, '{"by": "expire --force", "at": 1780000000.0}')
+    assert older.given and older.by == "expire --force" and "expire --force" in older.describe()
     for damaged in ("", "{", "[]", '{"by": "someone"}', "null"):
         assert not rails.consent_of(False, damaged).given
     assert "report only" in rails.consent_of(False, None).describe()
@@ -195,7 +198,7 @@ def test_scheduled_expire_reports_until_the_user_says_yes_then_moves_at_most_its
     assert _memory_files(inst) == before and _moves(inst.db) == []
     [(_, msg)] = bot.requests
     assert msg["text"].startswith("expire (report only): would archive 8 of 13")
-    assert "memoryd expire --force" in msg["text"]
+    assert "memoryd expire --schedule" in msg["text"]
     assert all(f"would archive {rel}" in msg["text"] for rel in old)
     assert "once allowed, a scheduled run moves at most 3 of these 13 files" in msg["text"]
     status = json.loads(run_cli(inst, "status", "--json").stdout)
@@ -205,10 +208,11 @@ def test_scheduled_expire_reports_until_the_user_says_yes_then_moves_at_most_its
     assert "archiving:   report only: scheduled runs move nothing until you say yes" in text
     assert "expire (report only): would archive 8 of 13" in text
 
-    # 2. `expire --force` by hand: exactly the printed plan, uncapped (8 of 13 > 25 %).
+    # 2. `expire --force` by hand: exactly the printed plan, uncapped (8 of 13 > 25 %); it
+    # says nothing about the months to come (issue 22): `--schedule` is that yes.
     env = {"MEMORYD_NOW": iso(t1) or ""}
     shown = run_cli(inst, "expire", "--dry-run", env_extra=env).stdout
-    assert "note: --force is also your yes to the daemon's scheduled expire" in shown
+    assert "until you say yes to it with `memoryd expire --schedule`" in shown
     printed = json.loads(run_cli(inst, "expire", "--dry-run", "--json", env_extra=env).stdout)
     forced = run_cli(inst, "expire", "--force", "--json", env_extra=env)
     assert forced.returncode == 0, forced.stderr
@@ -216,10 +220,16 @@ def test_scheduled_expire_reports_until_the_user_says_yes_then_moves_at_most_its
     assert [(a["path"], a["to"]) for a in doc["archive"]] == [
         (a["path"], a["to"]) for a in printed["archive"]
     ]
-    assert len(doc["archive"]) == 8 and doc["consent"] == {"first": True, "by": "expire --force"}
+    assert len(doc["archive"]) == 8 and "consent" not in doc
     assert _memory_files(inst) == set(young)
     status = json.loads(run_cli(inst, "status", "--json").stdout)["expire"]["consent"]
-    assert status["given"] and status["by"] == "expire --force" and status["at"] == iso(t1)
+    assert status["given"] is False
+    yes = run_cli(inst, "expire", "--schedule", env_extra=env)
+    assert yes.returncode == 0 and yes.stdout.startswith("yes recorded: "), yes.stderr
+    assert _memory_files(inst) == set(young)  # the yes alone moves nothing
+    status = json.loads(run_cli(inst, "status", "--json").stdout)["expire"]["consent"]
+    assert status["given"] and status["by"] == "expire --schedule" and status["at"] == iso(t1)
+    assert "allowed by `memoryd expire --schedule`" in run_cli(inst, "status").stdout
 
     shown = run_cli(inst, "expire", "--dry-run", env_extra=env).stdout
     assert "your yes" not in shown
@@ -236,7 +246,7 @@ def test_scheduled_expire_reports_until_the_user_says_yes_then_moves_at_most_its
     participants = 1 + len(young) + len(later)  # MEMORY.md, 4 young, 10 old = 15
     limit = rails.run_limit(participants, 0.25)
     assert limit == 3
-    assert done["report_only"] is False and done["consent"] == "expire --force"
+    assert done["report_only"] is False and done["consent"] == "expire --schedule"
     assert (done["archived"], done["held_back"]) == (limit, len(later) - limit)
     left = _memory_files(inst)
     assert set(young) <= left and len(set(later) - left) == limit
@@ -245,7 +255,7 @@ def test_scheduled_expire_reports_until_the_user_says_yes_then_moves_at_most_its
     assert msg.startswith(f"expire: archived {limit} of {participants} memory files")
     assert msg.count("◦ held back memory/later-") == len(later) - limit
     text = run_cli(inst, "status").stdout
-    assert "archiving:   allowed by `memoryd expire --force`" in text
+    assert "archiving:   allowed by `memoryd expire --schedule`" in text
 
 
 @pytest.mark.timeout(120)

@@ -154,9 +154,9 @@ class ExpireConfig(NamedTuple):
     pinned: tuple[str, ...] = ()
     """Pinned files are never archived either (globs; `memoryd pin GLOB` adds more)."""
     auto: bool = False
-    """`true` lets the daemon's scheduled expire archive without a `memoryd expire --force`
-    first; until one of the two (the `--force` is remembered in the state database), a
-    scheduled run only reports what it would archive."""
+    """`true` lets the daemon's scheduled expire archive without a `memoryd expire --schedule`
+    first; until one of the two (the yes is remembered in the state database), a scheduled
+    run only reports what it would archive. `expire --force` applies one plan, no more."""
     max_fraction_per_run: float = 0.25
     """One scheduled run moves at most this share (0–1) of the files taking part (rounded
     down; a second run of the same month counts what the first moved); the rest of its plan

@@ -1,7 +1,9 @@
 """``memoryd expire``: print the plan (the default), or with ``--force`` perform exactly it.
 
-A dry run opens the database read-only (with ``--no-scan`` it changes nothing at all);
-``--force`` by hand is also the user's yes to the daemon's scheduled archiving.
+A dry run opens the database read-only (with ``--no-scan`` it changes nothing at all).
+``--schedule`` is the user's yes to the daemon's scheduled archiving, an act of its own (alone
+or beside ``--force``): applying one plan by hand says nothing about the months to come. A yes
+recorded by an ``expire --force`` of an earlier memoryd stays valid.
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="print the plan only (the default)")
     mode.add_argument("--force", action="store_true", help="perform exactly the plan")
+    p.add_argument(
+        "--schedule",
+        action="store_true",
+        help="say yes to the daemon's scheduled expire: from now on it archives too, at most "
+        "expire.max_fraction_per_run of the files a run (status shows it)",
+    )
     add_output_options(p)
     p.set_defaults(func=cmd_expire)
 
@@ -31,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
     from ..jobs import expire as job
 
+    if args.schedule and not args.force:
+        return _say_yes(args, ctx)
     now = ready_to_decide(args, ctx)
     if not args.force:
         result = job.run(ctx.cfg, ctx.paths, ctx.read_store(), now, dry_run=True)
@@ -47,14 +57,15 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
         doc["scheduled_runs"] = consent.describe()
         if not consent.given:
             text.append(
-                "  note: --force is also your yes to the daemon's scheduled expire, which until "
-                f"then only reports (it then moves at most "
-                f"{ctx.cfg.expire.max_fraction_per_run:.0%} of the files a run)"
+                "  note: the daemon's scheduled expire only reports until you say yes to it with "
+                "`memoryd expire --schedule` (it then moves at most "
+                f"{ctx.cfg.expire.max_fraction_per_run:.0%} of the files a run); --force applies "
+                "this plan once"
             )
         emit(ctx, args, doc, text)
         return 0
     store = ctx.store()
-    first_yes = _record_consent(ctx, store)
+    first_yes = _record_consent(ctx, store) if args.schedule else False
     result = job.run(ctx.cfg, ctx.paths, store, now, dry_run=False)
     record_run(ctx, "expire", now, result.summary)
     moved = [m.item for m in result.moved]
@@ -70,7 +81,8 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
             "the daemon's scheduled expire may now archive too (at most "
             f"{frac:.0%} of the files a run; expire.max_fraction_per_run)"
         )
-    doc["consent"] = {"first": first_yes, "by": "expire --force"}
+    if args.schedule:
+        doc["consent"] = {"first": first_yes, "by": "expire --schedule"}
     emit(ctx, args, doc, text)
     return 1 if result.failed else 0
 
@@ -82,8 +94,21 @@ def _consent(ctx: Context) -> Consent:
     return rails.consent_of(ctx.cfg.expire.auto, ctx.read_store().get_meta(rails.CONSENT_META))
 
 
+def _say_yes(args: argparse.Namespace, ctx: Context) -> int:
+    """``expire --schedule`` alone: the yes to scheduled archiving, nothing moved now."""
+    first = _record_consent(ctx, ctx.store())
+    frac = ctx.cfg.expire.max_fraction_per_run
+    text = [
+        ("yes recorded: " if first else "already allowed: ")
+        + "the daemon's scheduled expire may archive (at most "
+        f"{frac:.0%} of the files a run; expire.max_fraction_per_run); nothing moved now"
+    ]
+    emit(ctx, args, {"consent": {"first": first, "by": "expire --schedule"}}, text)
+    return 0
+
+
 def _record_consent(ctx: Context, store: Store) -> bool:
-    """``expire --force`` by hand is the user's yes to scheduled archiving; True the first time.
+    """``expire --schedule`` is the user's yes to scheduled archiving; True the first time.
 
     Recorded before the moves, so a run interrupted half-way still counts as the yes it was.
     """

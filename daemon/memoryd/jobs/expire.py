@@ -310,7 +310,7 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
         n, participants = len(plan.archive), plan.files
         summary = (
             f"expire (report only): would archive {n} of {participants} memory files; "
-            "nothing moved until you say yes once (`memoryd expire --force`, "
+            "nothing moved until you say yes once (`memoryd expire --schedule`, "
             "or expire.auto = true)"
         )
         result = ExpireResult(summary, plan, "report_only")

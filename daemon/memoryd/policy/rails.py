@@ -3,8 +3,10 @@
 The monthly expire moves a person's notes while nobody watches, so two rails hold it:
 
 * **Consent.** Until the user has said yes once, a scheduled run only reports what it
-  would move. Yes is ``expire.auto = true`` in the config, or one ``memoryd expire --force``
-  by hand, which memoryd records in the state database (:data:`CONSENT_META`).
+  would move. Yes is ``expire.auto = true`` in the config, or ``memoryd expire --schedule``,
+  which memoryd records in the state database (:data:`CONSENT_META`): an act of its own, not
+  a side effect of applying one plan by hand (an ``expire --force`` of an earlier memoryd
+  recorded it; that record stays valid).
 * **The cap.** One scheduled run moves at most ``expire.max_fraction_per_run`` of the
   files taking part in it (every file the plan decided on, kept or archived); the rest of
   its plan is reported, not moved, and the next run decides again. A run of the same
@@ -23,7 +25,9 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, Protocol, TypeVar
 
-CONSENT_META = "expire.consent"  # meta key: {"by": "expire --force", "at": epoch seconds}
+CONSENT_META = "expire.consent"  # meta key: {"by": "expire --schedule", "at": epoch seconds}
+# Who may have recorded a yes: the flag of its own, and `expire --force` before it (kept valid).
+RECORDED_BY = ("expire --schedule", "expire --force")
 RESTORED_GRACE_DAYS = 60  # the horizon `simulate` judges an archive by
 
 T = TypeVar("T")
@@ -45,19 +49,19 @@ class Consent(NamedTuple):
     """
 
     given: bool
-    by: str | None  # "expire.auto" | "expire --force" | None
-    at: float | None = None  # when `expire --force` was run (None for the config)
+    by: str | None  # "expire.auto" | "expire --schedule" | "expire --force" (older) | None
+    at: float | None = None  # when the yes was recorded (None for the config)
 
     def describe(self) -> str:
         """One line for ``status`` and notifications."""
         if not self.given:
             return (
                 "report only: scheduled runs move nothing until you say yes once "
-                "(`memoryd expire --force`, or expire.auto = true)"
+                "(`memoryd expire --schedule`, or expire.auto = true)"
             )
         if self.by == "expire.auto":
             return "allowed by expire.auto = true in the config"
-        return "allowed by `memoryd expire --force`" + (
+        return f"allowed by `memoryd {self.by}`" + (
             f" at {_iso(self.at)}" if self.at is not None else ""
         )
 
@@ -69,10 +73,10 @@ def _iso(ts: float) -> str:
 
 
 def consent_record(now: float) -> str:
-    """The meta value ``expire --force`` stores."""
+    """The meta value ``expire --schedule`` stores."""
     import json
 
-    return json.dumps({"by": "expire --force", "at": now})
+    return json.dumps({"by": RECORDED_BY[0], "at": now})
 
 
 def consent_of(auto: bool, recorded: str | None) -> Consent:
@@ -91,10 +95,10 @@ def consent_of(auto: bool, recorded: str | None) -> Consent:
         doc: Any = json.loads(recorded)
     except ValueError:
         return Consent(False, None)
-    if not isinstance(doc, dict) or doc.get("by") != "expire --force":
+    if not isinstance(doc, dict) or doc.get("by") not in RECORDED_BY:
         return Consent(False, None)
     at = doc.get("at")
-    return Consent(True, "expire --force", float(at) if isinstance(at, int | float) else None)
+    return Consent(True, str(doc["by"]), float(at) if isinstance(at, int | float) else None)
 
 
 def spare_restored(items: Sequence[P], restored: Iterable[str]) -> tuple[list[P], list[P]]:
