@@ -1,8 +1,9 @@
 """Shared test set-up: the test helpers folder on sys.path, a clean environment, test kinds.
 
 Every test module has a kind (:data:`KINDS`, or its own ``pytestmark``): ``unit`` tests
-run in the pytest process, ``subprocess`` tests run memoryd (or the daemon) as a real
-child process, ``crash`` tests kill or fault one mid-write and check what survives. The
+run in the pytest process, ``subprocess`` tests run memoryd end to end (the command, in the
+pytest process through :mod:`inprocess` or as a child, or the daemon as a real child
+process), ``crash`` tests kill or fault one mid-write and check what survives. The
 last two are also ``slow``: ``pytest -m "not slow"`` runs the unit tests in seconds. A
 unit test that starts a process fails, so the table cannot drift from what tests do.
 """
@@ -154,7 +155,7 @@ KINDS: dict[str, str] = {
     "test_calibration": "unit",
     "test_clock": "unit",
     "test_live_harness": "unit",  # the live harness's model and truth (no Node)
-    # `python -m memoryd` or the daemon as a real process
+    # memoryd end to end: the command (tests/inprocess.py, or a child) or the daemon
     "test_cli": "subprocess",
     "test_config": "subprocess",
     "test_fidelity": "subprocess",
