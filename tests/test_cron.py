@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from apscheduler.triggers.cron import CronTrigger
-from hypothesis import assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from memoryd import timerules
@@ -180,7 +180,10 @@ def searched_next(spec: timerules.CronSpec, after: float, tz: ZoneInfo) -> int |
     return None
 
 
-@settings(max_examples=60, deadline=None)
+# About 60 % of the drawn expressions are ones APScheduler refuses (checked refused here, and
+# by the test above); the comparison runs on the rest. Hypothesis may call that filtering too
+# much on a loaded machine: it still fails (Unsatisfiable) if no expression is accepted at all.
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(expressions, instants, st.sampled_from(ZONES))
 def test_next_fire_is_the_first_matching_minute_and_never_after_apschedulers(
     expr: str, after: float, tz: ZoneInfo

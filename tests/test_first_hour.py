@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import transcripts as tx
@@ -550,7 +550,8 @@ _PIECES = ["memory", "archive", "archive-", "{month}", "..", ".", "/", "\\", "~"
 
 
 @given(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join))
-@settings(max_examples=400, deadline=None)
+# (about 40 % of the templates are refused; none accepted at all would fail: Unsatisfiable)
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 def test_an_accepted_archive_dir_keeps_archived_notes_inside_and_apart(template: str) -> None:
     """Whatever archive.dir the validator lets through, an archived note lands inside the
     workspace, somewhere else than it was, and never in a bare memory/YYYY-MM/ folder."""
