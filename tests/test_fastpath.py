@@ -1,16 +1,19 @@
-"""The parser's fast path says what the general parser says, on any line.
+"""The parser's walk over OpenClaw's usual line shapes, on any line.
 
-:mod:`memoryd.ingest.fastpath` reads OpenClaw's two usual line shapes (an assistant
-message with ``toolCall`` blocks, a ``toolResult`` message) by a direct walk and hands
-every other shape to :func:`memoryd.ingest.parser.parse_line`. These tests hold it to
-that contract:
+:func:`memoryd.ingest.parser.parse` reads every line a scan parses, by one walk that goes
+straight to the fields that matter in the usual shapes (an assistant message with
+``toolCall`` blocks, a ``toolResult`` message, a Claude Code ``user`` message's
+``tool_result`` blocks) and reads the usual values inline. These tests hold it to:
 
 - property tests: lines built from the shapes of openclaw-formats.md §3–4 (every key
-  spelling, payload form, number and timestamp form), then mutated (keys dropped,
-  values swapped for other JSON, bytes cut, inserted or flipped): both paths give the
-  same events, field for field, or the fast path declines;
-- a whole generated corpus scanned with the fast path and with the general parser
-  alone: the state databases are compared row for row.
+  spelling, payload form, number and timestamp form), then mutated (keys dropped, values
+  swapped for other JSON, bytes cut, inserted or flipped): the line read from its bytes,
+  from a view into a region and by :func:`parse_line` gives the same events, and never an
+  exception;
+- search and get answers of every number form read as the rule, written out plainly here
+  (``spec_search_paths``, ``spec_get_paths``), says;
+- a line naming no memory tool costs no timestamp;
+- a whole generated corpus scanned counts exactly what the generator wrote.
 """
 
 from __future__ import annotations
@@ -20,16 +23,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.config import load_config, resolve_paths
 from memoryd.corpus import CorpusTruth, generate
-from memoryd.ingest import fastpath
+from memoryd.ingest import parser
 from memoryd.ingest import scan as scan_module
-from memoryd.ingest.fastpath import parse, parse_fast
-from memoryd.ingest.parser import parse_line, to_epoch
+from memoryd.ingest.parser import ResultPath, memory_tool, parse, parse_line, to_epoch
 from memoryd.store import Store
 from test_crash_scan import NOW, counts
 from test_scan_helper import ONE_PROCESS, state_rows, write_config
@@ -247,36 +250,11 @@ def same(a: object, b: object) -> bool:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(line=line_bytes())
-def test_both_paths_agree_on_any_line(line: bytes) -> None:
+def test_bytes_a_view_and_parse_line_agree_on_any_line(line: bytes) -> None:
     want = parse_line(line)
     assert same(parse(line), want)
     region = b'{"a":1}\n' + line + b"\nmemory_\n"  # as the prescan hands it: a view, no copy
     assert same(parse(memoryview(region)[8 : 8 + len(line)]), want)
-    fast = parse_fast(line)
-    assert fast is None or same(fast, want)
-
-
-@settings(max_examples=100, deadline=None)
-@given(rec=record())
-def test_the_fast_path_takes_openclaws_own_shapes(rec: dict[str, Any]) -> None:
-    """Unmutated OpenClaw lines (wrapped, the first id and name keys, toolCall blocks) are
-    read by the fast path, not handed on; what it reads is the general parser's answer."""
-    line = json.dumps(rec).encode()
-    msg = rec.get("message")
-    usual = isinstance(msg, dict) and (
-        (msg["role"] == "toolResult" and msg["toolCallId"] and msg["toolName"])
-        or (
-            msg["role"] == "assistant"
-            and all(
-                isinstance(b, dict) and b.get("type") in ("toolCall", "text", "thinking")
-                for b in msg["content"]
-            )
-        )
-    )
-    fast = parse_fast(line)
-    if usual:
-        assert fast is not None
-    assert fast is None or same(fast, parse_line(line))
 
 
 def test_a_line_without_a_memory_tool_gets_no_timestamp_computed(
@@ -284,13 +262,13 @@ def test_a_line_without_a_memory_tool_gets_no_timestamp_computed(
 ) -> None:
     """Timestamps are computed only for lines with a memory call or result."""
     seen: list[object] = []
-    real = fastpath._timestamp
+    real = parser._timestamp
 
     def counting(record: dict[str, Any], msg: dict[str, Any]) -> float | None:
         seen.append(record.get("timestamp"))
         return real(record, msg)
 
-    monkeypatch.setattr(fastpath, "_timestamp", counting)
+    monkeypatch.setattr(parser, "_timestamp", counting)
     other = {
         "type": "message",
         "timestamp": "2026-02-25T09:14:02.000Z",
@@ -307,7 +285,7 @@ def test_a_line_without_a_memory_tool_gets_no_timestamp_computed(
         "message": {"role": "assistant", "content": [{"type": "text", "text": "memory_get?"}]},
     }
     for rec in (other, chat):
-        assert parse_fast(json.dumps(rec).encode()) == ((), False)
+        assert parse(json.dumps(rec).encode()) == ((), False)
     assert seen == []
     call = {
         "type": "message",
@@ -317,7 +295,7 @@ def test_a_line_without_a_memory_tool_gets_no_timestamp_computed(
             "content": [{"type": "toolCall", "id": "t1", "name": "memory_search", "arguments": {}}],
         },
     }
-    (event,), _ = parse_fast(json.dumps(call).encode())
+    (event,), _ = parse(json.dumps(call).encode())
     assert event == ("t1", "search", None, 1772010842.0, None, None, None)  # (no message time)
     assert seen == ["2026-02-25T09:14:02.000Z"]
 
@@ -333,32 +311,18 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusTruth:
     )
 
 
-def test_a_scan_by_the_fast_path_writes_exactly_what_the_general_parser_writes(
+def test_a_scan_of_every_dialect_counts_what_the_generator_wrote(
     corpus: CorpusTruth, tmp_path: Path
 ) -> None:
-    """Every dialect of the generated corpus (§2–4), one process: the state databases of a
-    scan with the fast path and of one with the general parser alone are equal, row for row,
-    and both count what the generator wrote."""
-    taken: list[int] = []
-    real = fastpath.fast_record
-
-    def counting(rec: dict[str, Any]) -> Any:
-        out = real(rec)
-        taken.append(out is not None)
-        return out
-
-    for name, fast in (("general", lambda rec: None), ("fast", counting)):
-        cfg = write_config(tmp_path, corpus, name, ONE_PROCESS)
-        paths = resolve_paths(load_config(cfg), {})
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(fastpath, "fast_record", fast)
-            with Store.open(paths.db) as store:
-                stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
-        assert stats.errors == 0
-        assert stats.new_hits == corpus.total_hits
-        assert counts(cfg) == corpus.counts(None)
-    assert sum(taken) > len(taken) / 2, "the fast path took fewer than half the lines"
-    assert state_rows(tmp_path / "fast") == state_rows(tmp_path / "general")
+    """Every dialect of the generated corpus (§2–4), one process: the scan counts exactly
+    the hits the generator wrote, file by file."""
+    cfg = write_config(tmp_path, corpus, "one", ONE_PROCESS)
+    paths = resolve_paths(load_config(cfg), {})
+    with Store.open(paths.db) as store:
+        stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
+    assert stats.errors == 0
+    assert stats.new_hits == corpus.total_hits
+    assert counts(cfg) == corpus.counts(None)
 
 
 def test_unnamed_answers_found_by_shared_prefix_pattern_or_one_id_at_a_time_give_equal_rows(
@@ -435,14 +399,105 @@ def test_the_fast_time_reader_is_to_epoch(value: str, other: Any) -> None:
     """OpenClaw's ``…T09:14:02.123Z`` goes straight to ``fromisoformat``: the very float
     (or None) that :func:`to_epoch` gives, for any string of that look; a line's time is
     the record's, else the message's, as the general parser takes it."""
-    assert same(fastpath._epoch(value), to_epoch(value))
+    assert same(parser.line_epoch(value), to_epoch(value))
     want = to_epoch(value)
     want = to_epoch(other) if want is None else want
-    assert same(fastpath._timestamp({"timestamp": value}, {"timestamp": other}), want)
+    assert same(parser._timestamp({"timestamp": value}, {"timestamp": other}), want)
     assert same(
-        fastpath._timestamp({"timestamp": other}, {"timestamp": value}),
+        parser._timestamp({"timestamp": other}, {"timestamp": value}),
         (to_epoch(value) if to_epoch(other) is None else to_epoch(other)),
     )
+
+
+# ------------------------------------------------------------------ the rule, written out plainly
+#
+# What a search's or a get's answer counts, read the slow and obvious way (the parser reads the
+# usual values inline): the oracle of the number and merge tests below.
+
+
+def spec_number(value: Any, whole: bool) -> Any:
+    """A JSON number or a numeric string; nothing else (not a boolean). A whole number (a line)
+    beyond ±10^12, or NaN, is none."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        f = float(value)
+    elif isinstance(value, str):
+        try:
+            f = float(value)
+        except ValueError:
+            return None
+    else:
+        return None
+    if not whole:
+        return f
+    return None if f != f or abs(f) > 10**12 else int(f)
+
+
+def spec_search_paths(payload: Any) -> tuple[ResultPath, ...]:
+    """Each memory file of ``results`` once: the best score, the first line and the last
+    line any of its chunks names (of equal values the first met)."""
+    if not isinstance(payload, dict) or payload.get("disabled") is True:
+        return ()
+    if not isinstance(payload.get("results"), list):
+        return ()
+    chunks: dict[str, list[tuple[Any, Any, Any]]] = {}
+    for item in payload["results"]:
+        if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+            continue
+        source, corpus = item.get("source"), item.get("corpus")
+        if not item["path"] or (isinstance(source, str) and source.lower() == "sessions"):
+            continue
+        if isinstance(corpus, str) and corpus.lower() != "memory":
+            continue
+        start = item["startLine"] if "startLine" in item else item.get("start_line")
+        end = item["endLine"] if "endLine" in item else item.get("end_line")
+        chunks.setdefault(item["path"], []).append(
+            (
+                spec_number(item.get("score"), whole=False),
+                spec_number(start, whole=True),
+                spec_number(end, whole=True),
+            )
+        )
+
+    def best(values: list[Any], pick: Any) -> Any:
+        known = [v for v in values if v is not None]
+        return pick(known) if known else None
+
+    return tuple(
+        ResultPath(
+            path,
+            best([c[0] for c in found], max),
+            best([c[1] for c in found], min),
+            best([c[2] for c in found], max),
+        )
+        for path, found in chunks.items()
+    )
+
+
+def spec_get_paths(payload: Any) -> tuple[ResultPath, ...]:
+    """The file a ``memory_get`` read, when its text is not empty (and from the memory)."""
+    if not isinstance(payload, dict) or payload.get("disabled") is True:
+        return ()
+    text, corpus = payload.get("text"), payload.get("corpus")
+    if not isinstance(text, str) or not text:
+        return ()
+    if isinstance(corpus, str) and corpus.lower() != "memory":
+        return ()
+    first = spec_number(payload.get("from"), whole=True)
+    lines = spec_number(payload.get("lines"), whole=True)
+    end = first + lines - 1 if first is not None and lines else None
+    path = payload.get("path")
+    return (ResultPath(path if isinstance(path, str) else "", None, first, end),)
+
+
+def payload_of(line: bytes) -> Any:
+    """The answer a result line holds: its details when whole, else its text."""
+    msg = json.loads(line)["message"]
+    details = msg.get("details")
+    if isinstance(details, dict) and not details.get("persistedDetailsTruncated"):
+        return details
+    return json.loads(msg["content"][0]["text"])
 
 
 CHUNK_NUMBER = st.one_of(
@@ -480,10 +535,9 @@ def chunks_of_one_file(draw: st.DrawFn) -> bytes:
 
 @settings(max_examples=150, deadline=None)
 @given(line=chunks_of_one_file())
-def test_chunks_of_one_file_merge_as_the_general_parser_merges_them(line: bytes) -> None:
-    fast = parse_fast(line)
-    assert fast is not None
-    assert same(fast, parse_line(line))
+def test_chunks_of_one_file_merge_into_the_best_score_and_the_widest_lines(line: bytes) -> None:
+    (result,), _ = parse(line)
+    assert same(result.paths, spec_search_paths(payload_of(line)))
 
 
 @st.composite
@@ -525,13 +579,11 @@ def claude_code_line(draw: st.DrawFn) -> bytes:
 
 @settings(max_examples=200, deadline=None)
 @given(line=claude_code_line())
-def test_claude_code_results_and_bare_records_read_as_the_general_parser_reads_them(
+def test_claude_code_results_and_bare_records_read_alike_from_bytes_or_by_parse_line(
     line: bytes,
 ) -> None:
     want = parse_line(line)
     assert same(parse(line), want)
-    fast = parse_fast(line)
-    assert fast is None or same(fast, want)
 
 
 # ------------------------------------------------------------------ OpenClaw's lines, edited bytes
@@ -699,14 +751,13 @@ def _find_all(data: bytes, needle: bytes) -> list[int]:
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(line=openclaw_line())
-def test_the_fast_path_agrees_with_the_general_parser_on_edited_lines(line: bytes) -> None:
+def test_edited_lines_read_alike_from_bytes_or_by_parse_line(line: bytes) -> None:
     """Whatever the edit (duplicate keys, escaped keys, numbers out of range or in odd
-    forms, bad bytes in the strings, too deep, cut), the fast path gives the general
-    parser's answer or declines."""
+    forms, bad bytes in the strings, too deep, cut), the line decoded once gives what
+    :func:`parse_line` gives (which keeps what invalid UTF-8 leaves readable), and no
+    exception."""
     want = parse_line(line)
     assert same(parse(line), want)
-    fast = parse_fast(line)
-    assert fast is None or same(fast, want)
 
 
 # ------------------------------------------------------------------ the answer's text, at its edges
@@ -769,13 +820,38 @@ def text_answer_line(draw: st.DrawFn) -> bytes:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(line=text_answer_line())
-def test_a_payload_read_from_its_text_is_the_general_parsers(line: bytes) -> None:
+def test_a_payload_read_from_its_text_is_the_plain_readings(line: bytes) -> None:
     """A text decoded without its ``strip``, a cut text recovered without a decode that
-    must fail: the general parser's payload, paths and flags, whatever frames the text."""
-    want = parse_line(line)
-    assert same(parse(line), want)
-    fast = parse_fast(line)
-    assert fast is None or same(fast, want)
+    must fail: the payload, paths and flags of the plain reading (``_payload``: the text
+    joined, stripped and decoded, else recovered), whatever frames the text."""
+    parsed = parse(line)
+    assert same(parsed, parse_line(line))
+    try:
+        rec = orjson.loads(line)
+    except orjson.JSONDecodeError:  # a lone surrogate: read with the bytes replaced
+        try:
+            rec = orjson.loads(line.decode("utf-8", "replace"))
+        except orjson.JSONDecodeError:  # (escaped, ``\\ud800``: no JSON at all)
+            assert parsed.malformed
+            return
+    msg = rec["message"]
+    holder = msg if msg["role"] == "toolResult" else msg["content"][0]
+    name = holder.get("toolName", holder.get("name")) or None
+    tool = memory_tool(name)
+    if name is not None and tool is None:
+        assert parsed.events == ()  # another tool's answer
+        return
+    payload, recovered = parser._payload(holder.get("content"), holder.get("details"))
+    shape = parser._shape(payload) if isinstance(payload, dict) else None
+    if recovered:
+        shape = shape or "search"
+    kind = tool or shape
+    paths = parser._paths(kind, payload) if kind is not None else ()
+    (result,) = parsed.events
+    assert same(
+        (result.tool, result.paths, result.recovered, result.shape if kind else None),
+        (tool, paths, recovered if kind else False, shape if kind else None),
+    )
 
 
 ODD_NUMBERS = st.one_of(
@@ -835,12 +911,11 @@ def odd_search_line(draw: st.DrawFn) -> bytes:
 
 @settings(max_examples=200, deadline=None)
 @given(line=odd_search_line())
-def test_search_items_with_missing_keys_and_odd_numbers_read_as_the_general_parser_reads_them(
+def test_search_items_with_missing_keys_and_odd_numbers_read_as_the_rule_says(
     line: bytes,
 ) -> None:
-    fast = parse_fast(line)
-    assert fast is not None
-    assert same(fast, parse_line(line))
+    (result,), _ = parse(line)
+    assert same(result.paths, spec_search_paths(payload_of(line)))
 
 
 @st.composite
@@ -869,9 +944,8 @@ def odd_get_line(draw: st.DrawFn) -> bytes:
 
 @settings(max_examples=150, deadline=None)
 @given(line=odd_get_line())
-def test_get_answers_with_odd_line_numbers_read_as_the_general_parser_reads_them(
+def test_get_answers_with_odd_line_numbers_read_as_the_rule_says(
     line: bytes,
 ) -> None:
-    fast = parse_fast(line)
-    assert fast is not None
-    assert same(fast, parse_line(line))
+    (result,), _ = parse(line)
+    assert same(result.paths, spec_get_paths(payload_of(line)))

@@ -20,8 +20,15 @@ from hypothesis import strategies as st
 import tool_search_lines as ts
 import transcripts as tx
 from memoryd.ingest import parser
-from memoryd.ingest.fastpath import parse
-from memoryd.ingest.parser import NESTED, TOOL_CALL, ToolCall, ToolResult, Unrecognised, parse_line
+from memoryd.ingest.parser import (
+    NESTED,
+    TOOL_CALL,
+    ToolCall,
+    ToolResult,
+    Unrecognised,
+    parse,
+    parse_line,
+)
 from test_ingest import FILES, Install, insert_events, openclaw_db
 
 T = tx.T0

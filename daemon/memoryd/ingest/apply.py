@@ -23,7 +23,6 @@ from .calls import (
     occurrence_id,
     stored_occurrence,
 )
-from .fastpath import parse
 from .ledger import Batch, Ledger
 from .parser import (
     CELL_VALUE,
@@ -36,6 +35,7 @@ from .parser import (
     ToolResult,
     Unrecognised,
     nested_prefix,
+    parse,
 )
 from .sqlite_source import root_of
 from .stats import ScanStats

@@ -31,6 +31,9 @@ import orjson
 
 from .calls import is_numbered
 
+_loads = orjson.loads
+_DecodeError = orjson.JSONDecodeError
+
 SEARCH, GET = "search", "get"
 # How a memory call was reached (ToolCall.via; docs/openclaw-formats.md §5). CELL_VALUE: an
 # envelope found in a code-mode cell's returned value (counted only for a cell that wrote no
@@ -206,90 +209,199 @@ _TOOL_OF_MAX = 4096
 _TOOL_NAME_MAX = 128
 
 
+def parse(line: bytes | memoryview) -> ParsedLine:
+    """:func:`parse_line` of a line, decoded once; the scan's entry for every line it parses.
+
+    The line may be a view into a region's bytes (the prescan slices no copy). A line that
+    is not JSON goes to :func:`parse_line` whole (it keeps what invalid UTF-8 leaves readable).
+    """
+    try:
+        record = _loads(line)
+    except _DecodeError:
+        return parse_line(bytes(line))
+    if type(record) is not dict:
+        return parse_record(record)
+    try:  # (parse_record's steps, inline: this runs for every line a scan parses)
+        events = _events(record)
+    except _WALK_ERRORS:
+        return _MALFORMED
+    return _new(ParsedLine, (events, False)) if events else _EMPTY
+
+
 def parse_line(line: bytes) -> ParsedLine:
     """Parse one transcript line (without its newline) into memory-tool events."""
     line = line.rstrip(b"\r")
     if not line.strip():
         return _EMPTY
     try:
-        record = orjson.loads(line)
-    except orjson.JSONDecodeError:
+        record = _loads(line)
+    except _DecodeError:
         try:  # invalid UTF-8 inside an otherwise good line: keep what can be read
-            record = orjson.loads(line.decode("utf-8", "replace"))
-        except orjson.JSONDecodeError:
+            record = _loads(line.decode("utf-8", "replace"))
+        except _DecodeError:
             return _MALFORMED
     return parse_record(record)
 
 
 def parse_record(record: Any) -> ParsedLine:
     """The events of a line already decoded from JSON (what :func:`parse_line` does next)."""
-    if not isinstance(record, dict):
+    if type(record) is not dict and not isinstance(record, dict):
         return _MALFORMED
     try:
-        events = tuple(_events(record))
-    except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError):
+        events = _events(record)
+    except _WALK_ERRORS:
         return _MALFORMED
     return _new(ParsedLine, (events, False)) if events else _EMPTY
 
 
 # --------------------------------------------------------------------------- records
+#
+# Nearly every line a scan parses is an assistant message of tool calls or a tool result
+# (openclaw-formats.md §3–4), and nearly all of those name another tool: the walk goes
+# straight to the fields that matter, skips the usual block types without a ``lower()``,
+# and computes the line's time only once it has an event to stamp (a line naming no memory
+# tool costs no timestamp).
+
+_NO_EVENTS: tuple[Event, ...] = ()
+# What a walk over a record of unexpected values may raise: the line is malformed.
+_WALK_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
+# Block types that hold no tool call or result (skipped without a lower()).
+_PLAIN_BLOCKS = frozenset({"text", "thinking", "redacted_thinking", "image"})
 
 
-def _events(record: dict[str, Any]) -> list[Event]:
+def _timestamp(record: dict[str, Any], msg: dict[str, Any]) -> float | None:
+    """The line's time: the record's, else the message's."""
+    ts = line_epoch(record.get("timestamp"))
+    return line_epoch(msg.get("timestamp")) if ts is None else ts
+
+
+def _events(record: dict[str, Any]) -> tuple[Event, ...]:
     msg = record.get("message")
-    if not isinstance(msg, dict):
+    if type(msg) is not dict and not isinstance(msg, dict):
         msg = record  # bare {"role": "toolResult", ...} records
-    ts = to_epoch(record.get("timestamp"))
-    if ts is None:
-        ts = to_epoch(msg.get("timestamp"))
-    out: list[Event] = []
     role = msg.get("role")
-    if isinstance(role, str) and role.lower() in _RESULT_ROLES:
-        call_id = _first_str(msg, _RESULT_ID_KEYS)
-        if call_id:
-            name = _first_str(msg, _NAME_KEYS)
-            made = to_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
-            outer = name.strip().lower() if name is not None else None
-            if outer == _WRAPPER:
-                result = wrapped_result(call_id, msg, ts, made)
-            elif outer == _CODE_RUNNER:
-                result = None
-                if msg.get("isError") is not True:
-                    out.extend(cell_value_events(call_id, msg, ts))
-            else:
-                result = _result(
-                    call_id, name, msg.get("content"), msg.get("details"), msg, ts, made
-                )
-            if result is not None:
-                out.append(result)
-            if outer in (_WRAPPER, _CODE_RUNNER):
-                # (a wrapper's answer that went well is said by its result; a cell's end is
-                # said either way: its inner calls are remembered until then)
-                failed = msg.get("isError") is True or msg.get("is_error") is True
-                if failed or outer == _CODE_RUNNER:
-                    made = to_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
-                    out.append(_new(CellEnded, (call_id, made, failed, outer == _WRAPPER)))
-        return out
+    if role == "assistant" or role == "user":
+        content = msg.get("content")
+        if type(content) is list:
+            # (read as such even in a record typed ``custom``)
+            return _blocks(record, msg, content)
+    elif role == "toolResult" or (isinstance(role, str) and role.lower() in _RESULT_ROLES):
+        return _result_message(record, msg)
     if role == "custom" or record.get("type") in ("custom", "custom_message"):
-        return custom_events(msg if role == "custom" else record, ts)
+        events = custom_events(msg if role == "custom" else record, _timestamp(record, msg))
+        return tuple(events)
     content = msg.get("content")
     if isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            btype = block.get("type")
-            if not isinstance(btype, str):
+        return _blocks(record, msg, content)
+    return _NO_EVENTS
+
+
+def _result_message(record: dict[str, Any], msg: dict[str, Any]) -> tuple[Event, ...]:
+    """A tool's result message: a memory tool's answer, or Tool Search's wrapper or cell."""
+    call_id = msg.get("toolCallId")
+    if type(call_id) is not str or not call_id:  # the first key, usually: else all of them
+        call_id = _first_str(msg, _RESULT_ID_KEYS)
+        if not call_id:
+            return _NO_EVENTS
+    name = msg.get("toolName")
+    if type(name) is not str or not name:
+        name = _first_str(msg, _NAME_KEYS)
+    tool = None
+    if name is not None:
+        tool = memory_tool(name)
+        if tool is None:
+            outer = name.strip().lower()
+            if outer in (_WRAPPER, _CODE_RUNNER):
+                return _tool_search_result(call_id, outer, record, msg)
+            return _NO_EVENTS  # another tool's result: no event, no timestamp
+    made = line_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
+    ts = _timestamp(record, msg)
+    return (_answer(call_id, tool, msg.get("content"), msg.get("details"), msg, ts, made),)
+
+
+def _tool_search_result(
+    call_id: str, outer: str, record: dict[str, Any], msg: dict[str, Any]
+) -> tuple[Event, ...]:
+    """The result of a ``tool_call`` wrapper or of a ``tool_search_code`` cell."""
+    ts = _timestamp(record, msg)
+    made = to_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
+    out: list[Event] = []
+    if outer == _WRAPPER:
+        result = wrapped_result(call_id, msg, ts, made)
+        if result is not None:
+            out.append(result)
+    elif msg.get("isError") is not True:
+        out.extend(cell_value_events(call_id, msg, ts))
+    # (a wrapper's answer that went well is said by its result; a cell's end is said either
+    # way: its inner calls are remembered until then)
+    failed = msg.get("isError") is True or msg.get("is_error") is True
+    if failed or outer == _CODE_RUNNER:
+        out.append(_new(CellEnded, (call_id, made, failed, outer == _WRAPPER)))
+    return tuple(out)
+
+
+def _blocks(record: dict[str, Any], msg: dict[str, Any], content: list[Any]) -> tuple[Event, ...]:
+    """The tool calls and results of a message's content blocks (an assistant's calls, a
+    Claude Code user message's ``tool_result`` blocks). A call block's usual keys (its name
+    under ``name``, its id under ``id``, its arguments as an object) are read inline;
+    anything else takes :func:`call_event`."""
+    events: list[Event] = []
+    ts: float | None = None
+    timed = False
+    for block in content:
+        if type(block) is not dict and not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype != "toolCall":
+            if not isinstance(btype, str) or btype in _PLAIN_BLOCKS:
                 continue
             btype = btype.lower()
-            if btype in _CALL_BLOCK_TYPES:
-                event = call_event(block, ts, to_epoch(msg.get("timestamp")))
-                if event is not None:
-                    out.append(event)
-            elif btype in _RESULT_BLOCK_TYPES:
-                result = block_result(block, ts, msg)
-                if result is not None:
-                    out.append(result)
-    return out
+            if btype in _RESULT_BLOCK_TYPES:
+                call_id = _first_str(block, _RESULT_ID_KEYS)
+                if not call_id:
+                    continue
+                name = _first_str(block, _NAME_KEYS)
+                tool = None if name is None else memory_tool(name)
+                if tool is None and name is not None:
+                    continue  # another tool's result
+                if not timed:
+                    ts, timed = _timestamp(record, msg), True
+                made = line_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
+                content_b, details = block.get("content"), block.get("details")
+                events.append(_answer(call_id, tool, content_b, details, block, ts, made))
+                continue
+            if btype not in _CALL_BLOCK_TYPES:
+                continue
+        tool = memory_tool(block.get("name") or block.get("toolName"))
+        if tool is None:
+            # another tool, Tool Search's wrapper or a memory tool named in a shape not known:
+            # call_event tells which (the line's time taken only when it is an event)
+            if call_event(block, None, None) is None:
+                continue
+            if not timed:
+                ts, timed = _timestamp(record, msg), True
+            event = call_event(block, ts, line_epoch(msg.get("timestamp")))
+            if event is not None:
+                events.append(event)
+            continue
+        call_id = block.get("id")
+        if type(call_id) is not str or not call_id:
+            call_id = _first_str(block, _ID_KEYS)
+            if not call_id:
+                continue
+        if not timed:
+            ts, timed = _timestamp(record, msg), True
+        args = block.get("arguments")
+        if type(args) is dict:
+            value = args.get("query" if tool is SEARCH else "path")
+            query = value if type(value) is str else None
+            made = line_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
+            events.append(_new(ToolCall, (call_id, tool, query, ts, made, None, None)))
+        else:  # arguments elsewhere, or as a JSON string
+            event = _call(block, ts, line_epoch(msg.get("timestamp")))
+            if event is not None:
+                events.append(event)
+    return tuple(events) if events else _NO_EVENTS
 
 
 def call_event(block: dict[str, Any], ts: float | None, made: float | None) -> Event | None:
@@ -437,8 +549,8 @@ def cell_value_events(cell: str, msg: dict[str, Any], ts: float | None) -> list[
         out.append(_new(ToolCall, (value_id, tool, None, ts, None, CELL_VALUE, cell)))
         payload_i, recovered = _payload(inner.get("content"), inner.get("details"))
         paths: tuple[ResultPath, ...] = ()
-        if isinstance(payload_i, dict) and inner.get("isError") is not True:
-            paths = _search_paths(payload_i) if tool == SEARCH else _get_paths(payload_i)
+        if inner.get("isError") is not True:
+            paths = _paths(tool, payload_i)
         shape = _shape(payload_i) if isinstance(payload_i, dict) else None
         result = (value_id, tool, paths, ts, recovered, shape, None, cell)
         out.append(_new(ToolResult, result))
@@ -508,7 +620,7 @@ def custom_events(msg: dict[str, Any], ts: float | None) -> list[Event]:
         # output left out (over the record's size bound): the wrapper's own answer, if any,
         # says what was found
         return [call]
-    paths = _search_paths(payload) if tool == SEARCH else _get_paths(payload)
+    paths = _paths(tool, payload)
     result = (nested_id, tool, paths, ts, recovered, _shape(payload), None, parent)
     return [call, _new(ToolResult, result)]
 
@@ -536,16 +648,6 @@ def _unrecognised(value: Any) -> Unrecognised | None:
     if len(sample) > _SAMPLE_MAX:
         sample = sample[: _SAMPLE_MAX - 1] + "…"
     return _new(Unrecognised, (sample,))
-
-
-def block_result(block: dict[str, Any], ts: float | None, msg: dict[str, Any]) -> ToolResult | None:
-    """The result a ``tool_result`` block of a message's content holds (Claude Code's)."""
-    call_id = _first_str(block, _RESULT_ID_KEYS)
-    if not call_id:
-        return None
-    name = _first_str(block, _NAME_KEYS)
-    made = to_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
-    return _result(call_id, name, block.get("content"), block.get("details"), block, ts, made)
 
 
 def _call(block: dict[str, Any], ts: float | None, made: float | None) -> ToolCall | None:
@@ -583,20 +685,64 @@ def _result(
     ts: float | None,
     made: float | None,
 ) -> ToolResult | None:
+    """The answer of a result naming tool ``name`` (None: not named), None for another tool's."""
     tool = memory_tool(name)
     if name is not None and tool is None:
         return None  # another tool's result
+    return _answer(call_id, tool, content, details, holder, ts, made)
+
+
+def _answer(
+    call_id: str,
+    tool: str | None,
+    content: Any,
+    details: Any,
+    holder: dict[str, Any],
+    ts: float | None,
+    made: float | None,
+) -> ToolResult:
+    """A memory tool's answer (``tool`` None: a result naming no tool, known by its payload's
+    shape), its content and details held in a message, a content block or a wrapper.
+
+    The payload is ``details`` when intact; else the content's text, decoded here when it
+    is the usual one text block (or string) holding a JSON object, recovered at once when
+    it was cut (no decode that must fail), else taken by :func:`_payload`.
+    """
     if holder.get("isError") is True or holder.get("is_error") is True:
         return _new(ToolResult, (call_id, tool, (), ts, False, None, made, None))
-    payload, recovered = _payload(content, details)
-    shape = _shape(payload) if isinstance(payload, dict) else None
+    recovered = False
+    if type(details) is dict and (
+        "results" in details or "text" in details or "disabled" in details
+    ):
+        payload = details  # intact details: the text is not read
+    else:
+        payload = _NOT_READ
+        if type(content) is list and len(content) == 1:
+            block = content[0]
+            text = block.get("text") if type(block) is dict else None
+        else:
+            text = content  # a string, or nothing the lean reading takes
+        if type(text) is str and text[:1] == "{":
+            if text[-1:] == "}":
+                try:  # (JSON allows only whitespace around: ``strip`` gives the same)
+                    payload = _loads(text)
+                except _DecodeError:
+                    payload = _NOT_READ
+            elif not text.rstrip().endswith("}"):  # cut: no JSON object, no decode
+                payload, recovered = _recover(text)
+        if payload is _NOT_READ:
+            payload, recovered = _payload(content, details)
+    shape = _shape(payload) if type(payload) is dict else None
     if recovered:
         shape = shape or SEARCH
-    effective = tool or shape
-    if effective is None:
+    kind = tool or shape
+    if kind is None:
         return _new(ToolResult, (call_id, None, (), ts, False, None, made, None))
-    paths = _search_paths(payload) if effective == SEARCH else _get_paths(payload)
+    paths = _paths(kind, payload)
     return _new(ToolResult, (call_id, tool, paths, ts, recovered, shape, made, None))
+
+
+_NOT_READ = object()  # a result's payload not taken yet
 
 
 def _payload(content: Any, details: Any) -> tuple[Any, bool]:
@@ -679,51 +825,65 @@ def _name_corpus(out: dict[int, str], paths: list[int], corpus: list[str | None]
 
 
 def _shape(payload: dict[str, Any]) -> str | None:
-    if isinstance(payload.get("results"), list) or payload.get("disabled") is True:
+    if type(payload.get("results")) is list or payload.get("disabled") is True:
         return SEARCH
     if "text" in payload and ("path" in payload or "from" in payload):
         return GET
     return None
 
 
-def _search_paths(payload: Any) -> tuple[ResultPath, ...]:
-    if not isinstance(payload, dict) or payload.get("disabled") is True:
+def _paths(kind: str, payload: Any) -> tuple[ResultPath, ...]:
+    """The memory files an answer of ``kind`` (SEARCH or GET) found: none when it was
+    disabled or holds no object."""
+    if type(payload) is not dict or payload.get("disabled") is True:
         return ()
+    if kind is not SEARCH:
+        return _get_paths(payload)
     results = payload.get("results")
-    if not isinstance(results, list):
-        return ()
+    return _search_paths(results) if type(results) is list else ()
+
+
+def _search_paths(results: list[Any]) -> tuple[ResultPath, ...]:
+    """The files of a search's ``results``: one per path (several chunks of a file merge: best
+    score, widest lines), the usual values read inline (this loop runs for every result of
+    every search in the backlog)."""
     merged: dict[str, ResultPath] = {}
     for item in results:
-        if not isinstance(item, dict):
+        if type(item) is not dict:
             continue
         path = item.get("path")
-        if not isinstance(path, str) or not path:
+        if type(path) is not str or not path:
             continue
         source = item.get("source")
-        if isinstance(source, str) and source.lower() == "sessions":
+        if source != "memory" and type(source) is str and source.lower() == "sessions":
             continue
-        if not _memory_corpus(item.get("corpus")):
+        corpus = item.get("corpus")
+        if corpus is not None and corpus != "memory" and not _memory_corpus(corpus):
             continue
-        # The common case (a float score, int lines) is checked inline: this loop runs
-        # for every result of every search in the backlog.
         score = item.get("score")
+        if type(score) is not float:
+            score = _to_float(score)
         start = item.get("startLine")
         if start is None and "startLine" not in item:
             start = item.get("start_line")
         end = item.get("endLine")
         if end is None and "endLine" not in item:
             end = item.get("end_line")
-        rp = _new(
-            ResultPath,
-            (
-                path,
-                score if type(score) is float else _to_float(score),
-                start if type(start) is int and _INT_MIN <= start <= _INT_MAX else _to_int(start),
-                end if type(end) is int and _INT_MIN <= end <= _INT_MAX else _to_int(end),
-            ),
-        )
+        if type(start) is not int or not _INT_MIN <= start <= _INT_MAX:
+            start = None if start is None else _to_int(start)
+        if type(end) is not int or not _INT_MIN <= end <= _INT_MAX:
+            end = None if end is None else _to_int(end)
         prev = merged.get(path)
-        merged[path] = rp if prev is None else _merge(prev, rp)
+        if prev is not None:  # another chunk of the file: the best score, the widest lines
+            # (of equal values the first is kept, as ``max`` and ``min`` keep it)
+            _, low, first, last = prev
+            if low is not None and (score is None or not score > low):
+                score = low
+            if first is not None and (start is None or not start < first):
+                start = first
+            if last is not None and (end is None or not end > last):
+                end = last
+        merged[path] = _new(ResultPath, (path, score, start, end))
     return tuple(merged.values())
 
 
@@ -738,32 +898,24 @@ def _memory_corpus(corpus: Any) -> bool:
     return not isinstance(corpus, str) or corpus.lower() == "memory"
 
 
-def _get_paths(payload: Any) -> tuple[ResultPath, ...]:
-    if not isinstance(payload, dict) or payload.get("disabled") is True:
-        return ()
-    if not _memory_corpus(payload.get("corpus")):
-        return ()
+def _get_paths(payload: dict[str, Any]) -> tuple[ResultPath, ...]:
+    """The file a ``memory_get`` answer (not disabled) read: its path when its text is not
+    empty (the path may be missing in some builds: the caller fills it from the call's
+    arguments)."""
     text = payload.get("text")
-    if not isinstance(text, str) or not text:
+    if type(text) is not str or not text:
+        return ()
+    if "corpus" in payload and not _memory_corpus(payload["corpus"]):
         return ()
     path = payload.get("path")
-    frm = _to_int(payload.get("from"))
-    lines = _to_int(payload.get("lines"))
-    end = frm + lines - 1 if frm is not None and lines else None
-    # path may be missing in some builds: the caller fills it from the call's arguments
-    return (_new(ResultPath, (path if isinstance(path, str) else "", None, frm, end)),)
-
-
-def _merge(a: ResultPath, b: ResultPath) -> ResultPath:
-    scores = [s for s in (a.score, b.score) if s is not None]
-    starts = [s for s in (a.start_line, b.start_line) if s is not None]
-    ends = [s for s in (a.end_line, b.end_line) if s is not None]
-    return ResultPath(
-        a.path,
-        max(scores) if scores else None,
-        min(starts) if starts else None,
-        max(ends) if ends else None,
-    )
+    first = payload.get("from")
+    if type(first) is not int or not _INT_MIN <= first <= _INT_MAX:
+        first = None if first is None else _to_int(first)
+    lines = payload.get("lines")
+    if type(lines) is not int or not _INT_MIN <= lines <= _INT_MAX:
+        lines = None if lines is None else _to_int(lines)
+    end = first + lines - 1 if first is not None and lines else None
+    return (_new(ResultPath, (path if type(path) is str else "", None, first, end)),)
 
 
 # --------------------------------------------------------------------------- values

@@ -43,8 +43,7 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from .calls import answers
-from .fastpath import parse
-from .parser import ParsedLine, ToolCall, ToolResult
+from .parser import ParsedLine, ToolCall, ToolResult, parse
 from .tailer import Region, head_hash, lines_containing, read_regions
 
 NEEDLE = b"memory_"

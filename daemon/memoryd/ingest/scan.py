@@ -48,8 +48,8 @@ from .apply import SYNTHETIC_QUERY_PREFIXES, Applier
 from .archive_reader import ArchiveReader
 from .calls import Calls, written_id
 from .context import ReadContext, emit, traceback_of
-from .fastpath import parse
 from .ledger import Batch, Ledger, Settle, SourceWrite
+from .parser import parse
 from .prescan import (
     Helper,
     Job,

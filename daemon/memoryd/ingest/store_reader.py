@@ -19,8 +19,8 @@ from . import sources as src
 from .archive_reader import ArchiveReader
 from .calls import Calls, written_id
 from .context import ReadContext, emit
-from .fastpath import parse
 from .ledger import Batch
+from .parser import parse
 from .prescan import NEEDLE
 from .stats import ScanStats, SourceFailed
 from .tailer import Checkpoint
