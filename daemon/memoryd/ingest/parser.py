@@ -316,7 +316,7 @@ def _result_message(record: dict[str, Any], msg: dict[str, Any]) -> tuple[Event,
             return _NO_EVENTS  # another tool's result: no event, no timestamp
     made = line_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
     ts = _timestamp(record, msg)
-    return (_answer(call_id, tool, msg.get("content"), msg.get("details"), msg, ts, made),)
+    return (_answer(call_id, tool, msg, ts, made),)
 
 
 def _tool_search_result(
@@ -353,7 +353,7 @@ def _blocks(record: dict[str, Any], msg: dict[str, Any], content: list[Any]) -> 
             continue
         btype = block.get("type")
         if btype != "toolCall":
-            if not isinstance(btype, str) or btype in _PLAIN_BLOCKS:
+            if type(btype) is not str or btype in _PLAIN_BLOCKS:
                 continue
             btype = btype.lower()
             if btype in _RESULT_BLOCK_TYPES:
@@ -367,8 +367,7 @@ def _blocks(record: dict[str, Any], msg: dict[str, Any], content: list[Any]) -> 
                 if not timed:
                     ts, timed = _timestamp(record, msg), True
                 made = line_epoch(msg.get("timestamp")) if is_numbered(call_id) else None
-                content_b, details = block.get("content"), block.get("details")
-                events.append(_answer(call_id, tool, content_b, details, block, ts, made))
+                events.append(_answer(call_id, tool, block, ts, made))
                 continue
             if btype not in _CALL_BLOCK_TYPES:
                 continue
@@ -496,7 +495,12 @@ def wrapped_result(
                 # cut: what can be recovered, unnamed. The tool's own answer is in there
                 # twice, as an object and as a JSON string (its quotes escaped once): read
                 # as one text, a path cut from one is still found in the other
-                return _result(call_id, None, text.replace('\\"', '"'), None, msg, ts, made)
+                cut = {
+                    "content": text.replace('\\"', '"'),
+                    "isError": msg.get("isError"),
+                    "is_error": msg.get("is_error"),
+                }
+                return _answer(call_id, None, cut, ts, made)
     if wrapped is None:
         return None
     info, inner = wrapped
@@ -508,7 +512,7 @@ def wrapped_result(
         return None  # another tool's answer through the wrapper
     if msg.get("isError") is True or msg.get("is_error") is True or not isinstance(inner, dict):
         return _new(ToolResult, (call_id, tool, (), ts, False, None, made, None))
-    return _result(call_id, name, inner.get("content"), inner.get("details"), inner, ts, made)
+    return _answer(call_id, tool, inner, ts, made)
 
 
 def _wrapped(value: Any) -> tuple[Any, Any] | None:
@@ -676,33 +680,11 @@ def _call(block: dict[str, Any], ts: float | None, made: float | None) -> ToolCa
     return _new(ToolCall, (call_id, tool, query, ts, made, None, None))
 
 
-def _result(
-    call_id: str,
-    name: str | None,
-    content: Any,
-    details: Any,
-    holder: dict[str, Any],
-    ts: float | None,
-    made: float | None,
-) -> ToolResult | None:
-    """The answer of a result naming tool ``name`` (None: not named), None for another tool's."""
-    tool = memory_tool(name)
-    if name is not None and tool is None:
-        return None  # another tool's result
-    return _answer(call_id, tool, content, details, holder, ts, made)
-
-
 def _answer(
-    call_id: str,
-    tool: str | None,
-    content: Any,
-    details: Any,
-    holder: dict[str, Any],
-    ts: float | None,
-    made: float | None,
+    call_id: str, tool: str | None, holder: dict[str, Any], ts: float | None, made: float | None
 ) -> ToolResult:
     """A memory tool's answer (``tool`` None: a result naming no tool, known by its payload's
-    shape), its content and details held in a message, a content block or a wrapper.
+    shape), its ``content`` and ``details`` held in a message, a content block or a wrapper.
 
     The payload is ``details`` when intact; else the content's text, decoded here when it
     is the usual one text block (or string) holding a JSON object, recovered at once when
@@ -711,12 +693,14 @@ def _answer(
     if holder.get("isError") is True or holder.get("is_error") is True:
         return _new(ToolResult, (call_id, tool, (), ts, False, None, made, None))
     recovered = False
+    details = holder.get("details")
     if type(details) is dict and (
         "results" in details or "text" in details or "disabled" in details
     ):
         payload = details  # intact details: the text is not read
     else:
         payload = _NOT_READ
+        content = holder.get("content")
         if type(content) is list and len(content) == 1:
             block = content[0]
             text = block.get("text") if type(block) is dict else None
@@ -738,7 +722,14 @@ def _answer(
     kind = tool or shape
     if kind is None:
         return _new(ToolResult, (call_id, None, (), ts, False, None, made, None))
-    paths = _paths(kind, payload)
+    paths: tuple[ResultPath, ...] = ()
+    if type(payload) is dict and payload.get("disabled") is not True:  # (_paths, inline)
+        if kind is not SEARCH:
+            paths = _get_paths(payload)
+        else:
+            results = payload.get("results")
+            if type(results) is list:
+                paths = _search_paths(results)
     return _new(ToolResult, (call_id, tool, paths, ts, recovered, shape, made, None))
 
 
