@@ -201,12 +201,7 @@ def _calibration_now(results: Sequence[Any], policies: Sequence[Any], now: float
             return {
                 "policy": res.name,
                 "calibrated": True,
-                "verdicts": cal.verdicts,
-                "runs": cal.runs,
-                "cut": cal.cut,
-                "rule": cal.cut_rule,
-                "strong_rate": round(cal.cut_strong_rate, 4),
-                "coverage": round(cal.cut_coverage, 4),
+                **cal.cut_report(),
                 "target": policy.target,
                 "floor": policy.floor,
             }

@@ -129,6 +129,18 @@ class Calibration:
         """The same calibration, read for a workspace of ``files`` files taking part."""
         return replace(self, size=files)
 
+    def cut_report(self) -> dict[str, int | float | str]:
+        """What it was fitted on and where it cuts, with the cut's measured rates: the
+        fields ``simulate --json``, its per-run list and ``status`` all report."""
+        return {
+            "verdicts": self.verdicts,
+            "runs": self.runs,
+            "cut": self.cut,
+            "rule": self.cut_rule,
+            "strong_rate": round(self.cut_strong_rate, 4),
+            "coverage": round(self.cut_coverage, 4),
+        }
+
     def describe(self) -> str:
         """How ``expire --dry-run``, ``explain`` and ``simulate`` say where the chance is from."""
         return (
