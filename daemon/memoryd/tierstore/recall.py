@@ -30,7 +30,6 @@ from ..mover import MoveError
 from ..store import Store
 from ..workspace import is_utf8_name
 from .gist import TAGS_LABEL
-from .inject import Injection, inject  # noqa: F401  (where they were first)
 from .layout import TIERS, hit_key, note_of, placement_of, tiers_lock
 from .plan import rotation
 from .records import load_records, mark_rescued, reconcile, save_records, write_refcount
