@@ -4,6 +4,7 @@ and the cut must keep the target or reach the floor as the rule says."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 
@@ -168,3 +169,10 @@ def test_a_recorded_calibration_is_reused_until_a_run_has_had_its_60_days(tmp_pa
         with store.transaction():
             store.set_meta("expire.calibration", "{damaged")
         assert stored_calibration(cfg, store, at + DAY, policy) is False
+        # a record of another shape: learned again, never a crash of the command reading it
+        good = json.loads(calibration_record(policy.calibrated(cal), at))
+        for model in ({"coef": [0.1, 1.0, 0.2]}, {"knots_x": [0.1, 0.5], "knots_y": [0.2]}):
+            with store.transaction():
+                store.set_meta("expire.calibration", json.dumps(
+                    {**good, "model": {**good["model"], **model}}))  # fmt: skip
+            assert stored_calibration(cfg, store, at + DAY, policy) is False

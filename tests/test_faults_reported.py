@@ -310,3 +310,18 @@ def test_status_counts_oversized_lines(tmp_path: Path) -> None:
     code, doc = status(inst, "--json")
     assert code == 0 and doc["oversized_lines"] == 1 and doc["hits"]["total"] == 1
     assert "oversized:   1 lines" in status(inst)[1]
+
+
+def test_a_long_reason_in_another_script_keeps_the_health_note_readable(tmp_path: Path) -> None:
+    from memoryd.health import HEALTH_BYTES, HEALTH_NAME, HealthNote, read_health
+
+    note = HealthNote(tmp_path)
+    reason = "磁盘已满，" * 600  # 3000 characters, 9000 bytes in UTF-8
+    damaged = {"db": str(tmp_path / "state.db"), "dev": 1, "ino": 2, "message": reason, "at": 1.0}
+    note.update(scan_failing={"since": 1.0, "reason": reason, "attempts": 3}, damaged=damaged)
+    note.close()
+    assert (tmp_path / HEALTH_NAME).stat().st_size == HEALTH_BYTES
+    doc = read_health(tmp_path)
+    assert doc["scan_failing"]["attempts"] == 3 and doc["damaged"]["ino"] == 2
+    assert reason.startswith(doc["scan_failing"]["reason"]) and doc["scan_failing"]["reason"]
+    assert reason.startswith(doc["damaged"]["message"]) and doc["damaged"]["message"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import time
 from pathlib import Path
 
@@ -128,6 +129,14 @@ def test_install_steps_say_what_changes_and_how_to_undo():
         ["config", "set"],
     ]
     assert all(s.change and s.undo for s in steps)
+
+
+def test_undo_commands_name_an_openclaw_in_a_folder_with_a_space():
+    program = "/Users/me/Library/Application Support/oc/bin/openclaw"
+    steps = install_steps([program, "--profile", "work"], Path("/p"), "/v/bin/memoryd", "/c.toml")
+    for step in steps:
+        said = shlex.split(step.undo)
+        assert said[:3] == [program, "--profile", "work"], step.undo
 
 
 def test_leftovers_remove_only_what_the_install_created():

@@ -13,7 +13,8 @@ from memoryd.config import Config, OpenClawConfig, resolve_paths
 from memoryd.jobs import organize
 from memoryd.store import Store
 from memoryd.tierstore import DAY, HOUR, load_records
-from memoryd.tierstore.recall import inject, layered_search, match_file, normalise_words, recall
+from memoryd.tierstore.inject import inject
+from memoryd.tierstore.recall import layered_search, match_file, normalise_words, recall
 
 NOW = 1_780_000_000.0
 

@@ -88,13 +88,19 @@ class HealthNote:
         if self._fd < 0:
             return False
         data = json.dumps(self.doc, ensure_ascii=False).encode()
-        if len(data) > HEALTH_BYTES - 1:  # (a reason is short; cut rather than grow the file)
+        # A reason is short; a long one is cut rather than the file grown, and cut further
+        # while the note does not fit (1000 characters of another script take up to 4000
+        # bytes): a note cut at a byte count would no longer read as JSON at all.
+        for keep in (1000, 200, 0):
+            if len(data) <= HEALTH_BYTES - 1:
+                break
             for key in ("scan_failing", "damaged"):
                 if isinstance(self.doc.get(key), dict):
                     for field in ("reason", "message"):
                         if field in self.doc[key]:
-                            self.doc[key][field] = str(self.doc[key][field])[:1000]
-            data = json.dumps(self.doc, ensure_ascii=False).encode()[: HEALTH_BYTES - 1]
+                            self.doc[key][field] = str(self.doc[key][field])[:keep]
+            data = json.dumps(self.doc, ensure_ascii=False).encode()
+        data = data[: HEALTH_BYTES - 1]  # (still too long only with a path of thousands of bytes)
         try:
             os.pwrite(self._fd, data.ljust(HEALTH_BYTES - 1) + b"\n", 0)
         except OSError:

@@ -341,11 +341,11 @@ class RestoreOnDemand:
                 events.append(event)
                 if event["outcome"] == "restored":
                     restored_ids.add(chosen.move_id)
-        # A search stamped in the future (a skewed clock, a damaged line) must not move the
-        # checkpoint past the searches still to come.
         live = {k for p in present_by_agent.values() for k in p}
         if present_by_agent:
             self._present = {k: v for k, v in self._present.items() if k in live}
+        # A search stamped in the future (a skewed clock, a damaged line) must not move the
+        # checkpoint past the searches still to come.
         newest = min(max(s.ts for s in searches), time.time())
         self._prune_seen(max(checkpoint, newest) - SLACK_SECONDS)
         with store.transaction():
@@ -368,7 +368,12 @@ class RestoreOnDemand:
 
     def sizes(self) -> dict[str, int]:
         """How many entries each of its memos holds (the daemon's footprint log)."""
-        return {"seen": len(self._seen), "texts": len(self._texts), "reported": len(self._reported)}
+        return {
+            "seen": len(self._seen),
+            "texts": len(self._texts),
+            "reported": len(self._reported),
+            "present": len(self._present),
+        }
 
     def _prune_seen(self, below: float) -> None:
         for key in [k for k, ts in self._seen.items() if ts < below]:

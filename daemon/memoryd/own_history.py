@@ -146,8 +146,6 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
     }
 
 
-
-
 def learned_policy(cfg: Any, paths: Any, store: Any, now: float, *, fresh: bool = False) -> Any:
     """The configured policy as it decides now: ``likely`` with the calibration and cut
     learned from the user's past verdicts whose 60 days have passed (its
@@ -211,6 +209,11 @@ def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
             float(doc["strong_rate"]), float(doc["coverage"]),
             tuple(float(x) for x in model["knots_x"]), tuple(float(x) for x in model["knots_y"]),
         )  # fmt: skip
+        # a record of another shape (another count of inputs, knots without their rates:
+        # an older memoryd's, or edited) is learned again rather than crash every reader
+        if len(cal.knots_x) != len(cal.knots_y):
+            return False
+        cal.apply(0.5)
     except (KeyError, TypeError, ValueError):
         return False
     return cal
@@ -278,12 +281,7 @@ def calibration_record(policy: Any, now: float) -> str | None:
         "calibrated": True,
         "model": {"coef": list(cal.coef), "centre": cal.centre, "size": cal.size,
                   "knots_x": list(cal.knots_x), "knots_y": list(cal.knots_y)},
-        "verdicts": cal.verdicts,
-        "runs": cal.runs,
-        "cut": cal.cut,
-        "rule": cal.cut_rule,
-        "strong_rate": round(cal.cut_strong_rate, 4),
-        "coverage": round(cal.cut_coverage, 4),
+        **cal.cut_report(),
         "target": policy.target,
         "floor": policy.floor,
         "text": cal.describe(),

@@ -42,7 +42,7 @@ from typing import Any
 from tests.plugin_record import ARCHIVED, HOT_MARK, STALE_MARK, TEA, p95, problems
 
 from .install import NEWEST, Runtime, ensure_openclaw
-from .model_server import ScriptedModel
+from .model_server import ScriptedModel, message_text
 from .openclaw import Gateway, Install, agent_turn, gateway_call, run_bounded, version_key
 
 FIXTURE_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "openclaw-plugin"
@@ -57,15 +57,6 @@ def _memoryd_program() -> str:
     return str(beside) if beside.exists() else shutil.which("memoryd") or "memoryd"
 
 
-def _text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
-
-
 def _requests(log: Path, since: int) -> list[dict[str, Any]]:
     """The chat requests logged from line ``since`` on, reduced to what is judged."""
     out = []
@@ -77,13 +68,13 @@ def _requests(log: Path, since: int) -> list[dict[str, Any]]:
         messages = body.get("messages") or []
         # OpenClaw adds a user-role message of its own context after the prompt; the
         # conversation's messages are the others.
-        users = [_text(m) for m in messages if m.get("role") == "user"]
+        users = [message_text(m) for m in messages if m.get("role") == "user"]
         said = [u for u in users if not u.startswith(INTERNAL)]
         out.append(
             {
                 "last_user": said[-1] if said else "",
                 "user_messages": len(said),
-                "tool_results": [_text(m) for m in messages if m.get("role") == "tool"],
+                "tool_results": [message_text(m) for m in messages if m.get("role") == "tool"],
                 "tools": sorted(
                     (t.get("function") or {}).get("name", "") for t in body.get("tools") or []
                 ),
@@ -130,7 +121,7 @@ def _history(inst: Install, key: str, log: Path) -> dict[str, Any]:
 
 
 def _assistant_texts(history: dict[str, Any]) -> list[str]:
-    return [_text(m) for m in history.get("messages") or [] if m.get("role") == "assistant"]
+    return [message_text(m) for m in history.get("messages") or [] if m.get("role") == "assistant"]
 
 
 def _reset_marked(history: dict[str, Any]) -> bool:

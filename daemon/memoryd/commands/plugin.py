@@ -90,21 +90,22 @@ def install_steps(
 ) -> list[Step]:
     """The install, as openclaw commands (pure)."""
     oc = list(base)
+    said = _quote(oc)  # the undo commands are said for a shell: a path with a space quoted
     steps = [
         Step(
             [*oc, "plugins", "install", str(folder), "--link", "--force", "--accept-capabilities"],
             f"plugins.load.paths += {folder}; {ENTRY}.enabled = true",
-            f"{' '.join(oc)} plugins uninstall {PLUGIN_ID} --force --keep-files",
+            f"{said} plugins uninstall {PLUGIN_ID} --force --keep-files",
         ),
         Step(
             [*oc, "config", "set", f"{ENTRY}.hooks.allowConversationAccess", "true"],
             f"{ENTRY}.hooks.allowConversationAccess = true (lets the plugin add the hot notes)",
-            f"{' '.join(oc)} config unset {ENTRY}",
+            f"{said} config unset {ENTRY}",
         ),
         Step(
             [*oc, "config", "set", f"{ENTRY}.config.command", memoryd],
             f"{ENTRY}.config.command = {memoryd}",
-            f"{' '.join(oc)} config unset {ENTRY}",
+            f"{said} config unset {ENTRY}",
         ),
     ]
     if memoryd_config:
@@ -112,7 +113,7 @@ def install_steps(
             Step(
                 [*oc, "config", "set", f"{ENTRY}.config.config", memoryd_config],
                 f"{ENTRY}.config.config = {memoryd_config}",
-                f"{' '.join(oc)} config unset {ENTRY}",
+                f"{said} config unset {ENTRY}",
             )
         )
     return steps
@@ -306,4 +307,3 @@ def _print(ctx: Context, doc: dict[str, Any]) -> None:
 
 
 __all__ = ["install_steps", "leftovers", "plugin_dir", "register"]
-

@@ -97,6 +97,7 @@ def restore_index(
 
 def policies_for(cfg: Any, extra: Sequence[str]) -> tuple[list[Any], str]:
     """The policies to replay, and the name of the one the expire job uses."""
+    from ..own_history import configured_policy
     from ..policy import candidates as pc
 
     listed = [pc.policy_named("seed"), pc.policy_named("cut30"), pc.policy_named("none")]
@@ -104,7 +105,6 @@ def policies_for(cfg: Any, extra: Sequence[str]) -> tuple[list[Any], str]:
     if not any(p.same_as(default) for p in listed):
         listed.append(default)
     configured = configured_policy(cfg)
-    job_name = configured.name
     match = next((p for p in listed if p.same_as(configured)), None)
     if match is None:
         match = next((p for p in pc.named_policies().values() if p.same_as(configured)), None)
@@ -122,13 +122,6 @@ def policies_for(cfg: Any, extra: Sequence[str]) -> tuple[list[Any], str]:
         if not any(q.same_as(p) for q in listed):
             listed.append(p)
     return listed, job_name
-
-
-def configured_policy(cfg: Any) -> Any:
-    """The policy ``[expire]`` selects (:func:`memoryd.own_history.configured_policy`)."""
-    from ..own_history import configured_policy as configured
-
-    return configured(cfg)
 
 
 # --------------------------------------------------------------------------- the command
@@ -201,12 +194,7 @@ def _calibration_now(results: Sequence[Any], policies: Sequence[Any], now: float
             return {
                 "policy": res.name,
                 "calibrated": True,
-                "verdicts": cal.verdicts,
-                "runs": cal.runs,
-                "cut": cal.cut,
-                "rule": cal.cut_rule,
-                "strong_rate": round(cal.cut_strong_rate, 4),
-                "coverage": round(cal.cut_coverage, 4),
+                **cal.cut_report(),
                 "target": policy.target,
                 "floor": policy.floor,
             }

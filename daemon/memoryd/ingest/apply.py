@@ -249,6 +249,18 @@ class Applier:
     def _fetch(self, agent: str) -> Callable[[str], CallRow | None]:
         return lambda cid: self.ledger.fetch_call(agent, cid)
 
+    def _occurrence_answered(
+        self, written: str, made: float | None, batch: Batch, calls: Calls
+    ) -> str:
+        """The occurrence of the reused id ``written`` that a record made at ``made`` answers:
+        one met in this scan, else one stored by an earlier scan (the record is a copy of
+        its answer, re-appended or in a successor), else ``written`` itself (none at all)."""
+        found = calls.occurrence_answered(written, batch.session, batch.parent, made)
+        if found == written and written not in calls.known:
+            rows = self.ledger.fetch_occurrences(batch.cp.agent, written)
+            found = stored_occurrence(rows, batch.session, batch.parent, made) or written
+        return found
+
     def _wrapper_of(
         self,
         parent: str,
@@ -271,10 +283,7 @@ class Applier:
         pid = parent
         numbered = is_numbered(parent)
         if numbered:
-            pid = calls.occurrence_answered(parent, batch.session, batch.parent, made)
-            if pid == parent and parent not in calls.known:
-                rows = self.ledger.fetch_occurrences(batch.cp.agent, parent)
-                pid = stored_occurrence(rows, batch.session, batch.parent, made) or parent
+            pid = self._occurrence_answered(parent, made, batch, calls)
         call = calls.known.get(pid)
         if call is None:
             call = calls.lookup(pid, self._fetch(batch.cp.agent))
@@ -375,13 +384,7 @@ class Applier:
         if resolved is not None:
             call_id = resolved
         elif is_numbered(call_id):
-            written = call_id
-            call_id = calls.occurrence_answered(written, batch.session, batch.parent, made)
-            if call_id == written and written not in calls.known:
-                # no call of it met in this scan: one stored by an earlier scan (the result
-                # is a copy of its answer, re-appended or in a successor) or none at all
-                rows = self.ledger.fetch_occurrences(batch.cp.agent, written)
-                call_id = stored_occurrence(rows, batch.session, batch.parent, made) or written
+            call_id = self._occurrence_answered(call_id, made, batch, calls)
         call = calls.known.get(call_id)
         if call is None:
             call = calls.lookup(call_id, self._fetch(batch.cp.agent))

@@ -14,7 +14,7 @@ chance onto what followed on this install:
   ``t + horizon <= T``: its outcome is known by then, never later.
 * **calibration**: logistic regression of that label on the generic chance's logit and
   the workspace's size (:func:`_inputs`), a ridge keeping it tame on few samples: Platt
-  scaling with one more input; pure Python (Newton steps on three numbers). Then
+  scaling with more inputs; pure Python (Newton steps on five numbers). Then
   histogram binning of that (:func:`binned`, five equal-count bins, kept monotone): the
   printed chance is the observed rate of its bin, read between the bins' centres.
 * **cut**: on the calibrated chance of the same samples (those old enough to be
@@ -79,14 +79,6 @@ def _inputs(p: float, files: int, centre: float) -> tuple[float, ...]:
     workspace's size (ln files, centred on the samples'), and size × z."""
     z = _logit(p)
     size = math.log(max(files, 1)) - centre
-    import os
-    v = os.environ.get("CALV", "5")
-    if v == "3":
-        return (1.0, z, size)
-    if v == "2":
-        return (1.0, z)
-    if v == "4":
-        return (1.0, z, size)
     return (1.0, z, z * z / 10, size, size * z)
 
 
@@ -98,13 +90,14 @@ def _sigmoid(z: float) -> float:
 class Calibration:
     """The map from the generic chance to the calibrated one, and the cut chosen with it.
 
-    ``logit(calibrated) = a + b·logit(generic) + c·(ln files − centre)``: Platt scaling
-    with the workspace's size as a second input, because the share of searches a note
-    is first in (a strong hit) falls as notes accumulate and share the result slots;
-    fitted on the past, it is read at today's size (``size``).
+    ``logit(calibrated) = a + b·z + c·z²/10 + d·s + e·s·z`` with ``z = logit(generic)`` and
+    ``s = ln files − centre``: Platt scaling with a bend and the workspace's size as
+    inputs, because the share of searches a note is first in (a strong hit) falls as notes
+    accumulate and share the result slots; fitted on the past, it is read at today's size
+    (``size``).
     """
 
-    coef: tuple[float, ...]  # weights of _inputs (a, b, c)
+    coef: tuple[float, ...]  # weights of _inputs (a, b, c, d, e)
     centre: float  # mean ln(files) of the samples
     size: int  # files taking part at the run it is read for
     verdicts: int  # samples it was fitted on
@@ -135,6 +128,18 @@ class Calibration:
     def at_size(self, files: int) -> Calibration:
         """The same calibration, read for a workspace of ``files`` files taking part."""
         return replace(self, size=files)
+
+    def cut_report(self) -> dict[str, int | float | str]:
+        """What it was fitted on and where it cuts, with the cut's measured rates: the
+        fields ``simulate --json``, its per-run list and ``status`` all report."""
+        return {
+            "verdicts": self.verdicts,
+            "runs": self.runs,
+            "cut": self.cut,
+            "rule": self.cut_rule,
+            "strong_rate": round(self.cut_strong_rate, 4),
+            "coverage": round(self.cut_coverage, 4),
+        }
 
     def describe(self) -> str:
         """How ``expire --dry-run``, ``explain`` and ``simulate`` say where the chance is from."""

@@ -454,16 +454,7 @@ def result_document(res: PolicyResult, iso: Callable[[float], str]) -> dict[str,
         doc["runs_calibrated"] = [
             {"at": iso(t), "calibrated": False}
             if cal is None
-            else {
-                "at": iso(t),
-                "calibrated": True,
-                "verdicts": cal.verdicts,
-                "runs": cal.runs,
-                "cut": cal.cut,
-                "rule": cal.cut_rule,
-                "strong_rate": round(cal.cut_strong_rate, 4),
-                "coverage": round(cal.cut_coverage, 4),
-            }
+            else {"at": iso(t), "calibrated": True, **cal.cut_report()}
             for t, cal in res.calibrations
         ]
     elif res.calibration:

@@ -28,9 +28,8 @@ from ..config import Config, Paths
 from ..fsutil import read_regular, read_text
 from ..mover import MoveError
 from ..store import Store
-from ..workspace import is_utf8_name
+from ..workspace import is_utf8_name, relative_to_workspace
 from .gist import TAGS_LABEL
-from .inject import Injection, inject  # noqa: F401  (where they were first)
 from .layout import TIERS, hit_key, note_of, placement_of, tiers_lock
 from .plan import rotation
 from .records import load_records, mark_rescued, reconcile, save_records, write_refcount
@@ -355,10 +354,9 @@ class ArchivedMatch:
 def _owner(paths: Paths, path: str) -> tuple[str, str] | None:
     """(agent, path relative to its workspace) of an absolute workspace path."""
     for a in paths.agents:
-        for ws in (str(a.workspace), os.path.realpath(a.workspace)):
-            prefix = ws.rstrip("/") + "/"
-            if path.startswith(prefix):
-                return a.id, path[len(prefix) :]
+        rel = relative_to_workspace(a.workspace, path)
+        if rel is not None:
+            return a.id, rel
     return None
 
 
