@@ -75,9 +75,8 @@ import os
 import stat
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import faults
 from .fsutil import NOFOLLOW, NotRegularFile, fsync_dir, open_regular, read_regular, write_all
@@ -98,9 +97,9 @@ class _AsideTaken(MoveError):
     """The private name a source is renamed to is taken: nothing was renamed."""
 
 
-@dataclass(frozen=True)
-class MoveRecord:
-    """One journal entry, as stored."""
+class MoveRecord(NamedTuple):
+    """One journal entry, as stored (a named tuple: `status` reads the journal through this
+    module without importing dataclasses, tests/test_startup.py)."""
 
     id: int
     batch: str

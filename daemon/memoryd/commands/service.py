@@ -260,15 +260,11 @@ def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
         pass
     archive: dict[str, Any] = {"files": 0, "bytes": 0}
     if store is not None:
-        # ondemand.archived_files' rule (mover.archived_moves: done expire moves no done undo
-        # reversed, the archived copy still there), read as bare rows: the mover's records
-        # would cost `status` its dataclasses. tests/test_plugin.py checks both agree.
+        # ondemand.archived_files' rule; the journal is read by the mover alone.
+        from ..mover import archived_moves
+
         try:
-            rows = store.conn.execute(
-                "SELECT m.dst FROM moves m WHERE m.op = 'move' AND m.state = 'done' "
-                "AND m.undo_of IS NULL AND m.batch LIKE 'expire:%' AND NOT EXISTS ("
-                "SELECT 1 FROM moves u WHERE u.undo_of = m.id AND u.state = 'done')"
-            ).fetchall()
+            rows = [(move.dst,) for move in archived_moves(store, "expire:")]
         except sqlite3.Error:
             rows = []
         for (dst,) in rows:
