@@ -26,6 +26,7 @@ from memoryd.bootstrap import (
     already_in,
     bootstrap_budget,
     bootstrap_limits,
+    read_bootstrap,
     session_budget,
 )
 from memoryd.commands.plugin import ENTRY, install_steps, leftovers, plugin_dir
@@ -354,3 +355,18 @@ def test_status_json_has_the_plugins_facts(install, capsys):
     assert "organize" in doc["jobs"]
     _code, text = run(capsys, install["cfg"], "status")
     assert "tier store:  1 hot" in text and "archive:     1 files" in text
+
+
+@pytest.mark.timeout(30)
+def test_bootstrap_files_read_only_when_regular_followed_when_linked(tmp_path: Path) -> None:
+    """A FIFO named AGENTS.md must not hang the session-start injection (a plain read would
+    block until a writer came); a symlinked MEMORY.md is read, as OpenClaw reads it."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkfifo(ws / "AGENTS.md")
+    (tmp_path / "kept.md").write_text("# Memory\nthe home network is 10.0.0.0/24\n")
+    (ws / "MEMORY.md").symlink_to(tmp_path / "kept.md")
+    (ws / "SOUL.md").mkdir()
+    files = read_bootstrap(ws)
+    assert "AGENTS.md" not in files and "SOUL.md" not in files
+    assert files["MEMORY.md"].endswith("10.0.0.0/24\n")

@@ -14,7 +14,9 @@ first turn. Two rules keep that addition polite, and both are decided here, pure
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -68,14 +70,33 @@ def bootstrap_limits(oc: Mapping[str, Any], agent_id: str) -> tuple[int, int]:
     return file_max, total_max
 
 
+# Past this a bootstrap file is cut far beyond any budget OpenClaw allows: read no more.
+_BOOTSTRAP_READ_MAX = 4 * 1024 * 1024
+
+
 def read_bootstrap(workspace: Path) -> dict[str, str]:
-    """The bootstrap files present in ``workspace`` (name → text); unreadable ones left out."""
+    """The bootstrap files present in ``workspace`` (name → text); unreadable ones left out.
+
+    A symlink is followed, as OpenClaw follows it; anything but a regular file (a FIFO named
+    ``AGENTS.md`` would block a plain read forever) is left out, and a file is read up to
+    ``_BOOTSTRAP_READ_MAX`` bytes.
+    """
     out: dict[str, str] = {}
     for name in BOOTSTRAP_FILES:
         try:
-            out[name] = (workspace / name).read_text(encoding="utf-8", errors="replace")
+            fd = os.open(workspace / name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
             continue
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                data = fh.read(_BOOTSTRAP_READ_MAX)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        out[name] = data.decode("utf-8", errors="replace")
     return out
 
 
