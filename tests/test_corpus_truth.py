@@ -22,7 +22,7 @@ import pytest
 
 from inprocess import memoryd as run_memoryd
 from memoryd.clock import iso
-from memoryd.corpus import DIMS, CorpusTruth, generate, generate_demo
+from memoryd.corpus import DEMO, DIMS, CorpusTruth, generate, generate_demo
 from report_counts import counts_of as counts
 from report_counts import diff
 
@@ -270,8 +270,9 @@ def test_the_demo_preset_is_small_and_quick(tmp_path: Path) -> None:
     oc = (truth.state_dir / "openclaw.json").read_text(encoding="utf-8")
     assert oc.startswith("//") and str(truth.workspace) in oc  # JSON5 naming the workspace
     assert (truth.workspace / "MEMORY.md").is_file()
+    span = DEMO["span_days"] + 1
     for rel in truth.memory_files:  # mtimes within the corpus span, none in the future
-        assert NOW - 91 * 86400 < (truth.workspace / rel).stat().st_mtime <= NOW
+        assert NOW - span * 86400 < (truth.workspace / rel).stat().st_mtime <= NOW
 
 
 def test_no_note_is_hit_before_its_day_or_after_now(tmp_path: Path) -> None:

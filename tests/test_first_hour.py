@@ -511,6 +511,19 @@ def test_the_demo_tier_store_answers_recall_and_inject(demo: Path) -> None:
     assert "payments API" in memoryd("inject", config=demo).stdout, "now hot: injected"
 
 
+def test_the_demo_has_history_enough_for_simulate_to_replay(demo: Path) -> None:
+    """A replayed run needs 30 days of hits before it and 60 after: the demo's history must
+    hold several, and the rules must differ on them, or `simulate` shows a newcomer nothing."""
+    r = memoryd("simulate", "--json", "--no-scan", config=demo)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert len(doc["runs"]) >= 3, doc["runs"]
+    by_name = {p["name"]: p for p in doc["policies"]}
+    assert by_name["cut30"]["archived"] > by_name["likely"]["archived"] > 0
+    assert by_name["cut30"]["strong_false_archives"] > 0, "some archive was later needed"
+    assert by_name["none"]["archived"] == 0
+
+
 @pytest.mark.parametrize(
     "raised,debug,code,traceback",
     [

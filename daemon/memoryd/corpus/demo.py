@@ -12,11 +12,21 @@ from pathlib import Path
 from .sessions import generate
 from .truth import CorpusTruth
 
-DEMO = {"seed": 7, "sessions": 12, "target_bytes": 400_000}
+# Eight months of sessions, a memory call every 4 KB of transcript: `simulate` needs 30 days
+# of hits before a replayed monthly run and 60 after it, so this span gives it four runs to
+# replay (90 days gave none), and enough hits that its tables say something.
+DEMO = {
+    "seed": 7,
+    "sessions": 12,
+    "target_bytes": 400_000,
+    "span_days": 240,
+    "call_every_bytes": 4_000,
+}
 
 
 def generate_demo(root: Path, *, now: float) -> CorpusTruth:
-    """The small preset ``memoryd demo`` shows a newcomer: 12 sessions, about 400 KB."""
+    """The small preset ``memoryd demo`` shows a newcomer: 12 sessions, about 400 KB, over
+    eight months (long enough for ``memoryd simulate`` to replay several runs)."""
     return generate(root, now=now, **DEMO)
 
 

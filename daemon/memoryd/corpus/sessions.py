@@ -38,6 +38,7 @@ class _Planner:
         now: float,
         agents: tuple,
         call_every_bytes: int = 0,
+        span_days: int = SPAN_DAYS,
     ):
         if sessions < 1 or target_bytes < 1:
             raise ValueError("sessions and target_bytes must be positive")
@@ -49,6 +50,7 @@ class _Planner:
         self.target = target_bytes
         self.call_every = call_every_bytes or CALL_EVERY_BYTES
         self.now = now
+        self.span_days = span_days
         self.agents = tuple(agents)
         self.state_dir = root / "state"
         self.workspace = root / "workspace"
@@ -61,7 +63,7 @@ class _Planner:
         self.rng = self.draw.rng
         self.ref = Reference()
         self.stats = self.ref.stats
-        self.ws = Workspace(self.workspace, self.draw, now)
+        self.ws = Workspace(self.workspace, self.draw, now, span_days)
         self.writer = OpenClawWriter(
             self.draw, self.ws, Payloads(self.draw, self.ws, self.stats), self.ref, now
         )
@@ -184,7 +186,7 @@ class _Planner:
                 per_session[i].append(answered)
 
         starts = sorted(
-            rng.uniform(self.now - SPAN_DAYS * DAY, self.now - 1.2 * DAY) for _ in range(n)
+            rng.uniform(self.now - self.span_days * DAY, self.now - 1.2 * DAY) for _ in range(n)
         )
         order = list(range(n))
         rng.shuffle(order)
@@ -406,6 +408,7 @@ def generate(
     now: float,
     agents: tuple[str, ...] = ("main",),
     call_every_bytes: int = CALL_EVERY_BYTES,
+    span_days: int = SPAN_DAYS,
 ) -> CorpusTruth:
     """Write an OpenClaw state dir (``root/state``) and workspace (``root/workspace``).
 
@@ -414,7 +417,8 @@ def generate(
     files come on top. Returns the reference counts, computed from the generator's own
     decisions. ``call_every_bytes`` sets how much transcript there is per memory call
     (the default is everyday traffic; a few KB make a memory-heavy corpus).
+    ``span_days``: how far before ``now`` the sessions and dated notes reach.
     """
     return _Planner(
-        Path(root), seed, sessions, target_bytes, now, tuple(agents), call_every_bytes
+        Path(root), seed, sessions, target_bytes, now, tuple(agents), call_every_bytes, span_days
     ).run()

@@ -60,11 +60,12 @@ class MemFile:
 class Workspace:
     """The notes of ``path``, written by :meth:`build`; :meth:`pick` draws one by popularity."""
 
-    def __init__(self, path: Path, draw: Draw, now: float):
+    def __init__(self, path: Path, draw: Draw, now: float, span_days: int = SPAN_DAYS):
         self.path = path
         self.draw = draw
         self.rng = draw.rng
         self.now = now
+        self.span_days = span_days
         self.files: list[MemFile] = []
         self.never_hit: list[MemFile] = []
 
@@ -92,7 +93,7 @@ class Workspace:
         rng = self.rng
         ws = self.path
         (ws / "memory").mkdir(parents=True, exist_ok=True)
-        start_day = self.now - SPAN_DAYS * DAY
+        start_day = self.now - self.span_days * DAY
         files: list[MemFile] = []
 
         def add(
@@ -115,7 +116,7 @@ class Workspace:
             14,
             self.now - 2 * DAY,
         )
-        days = sorted(rng.sample(range(SPAN_DAYS), k=min(SPAN_DAYS, 58)))
+        days = sorted(rng.sample(range(self.span_days), k=min(self.span_days, 58)))
         for d in days:
             day = datetime.fromtimestamp(start_day + d * DAY, UTC).strftime("%Y-%m-%d")
             add(
