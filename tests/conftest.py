@@ -220,6 +220,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m "not slow"``, a module whose every test is slow is not even imported.
+
+    Importing it only to deselect every test costs the fast run its largest share where
+    bytecode is not cached (``PYTHONDONTWRITEBYTECODE``, a fresh checkout): pytest rewrites
+    the asserts of each module it imports, about 4 s for the 70 slow modules on a busy
+    machine. A module is skipped only when its kind is slow (in :data:`KINDS`, or its own
+    ``pytestmark``) and no test in it is marked ``unit`` of its own.
+    """
+    if config.getoption("markexpr", "") != "not slow" or collection_path.suffix != ".py":
+        return None
+    name = collection_path.stem
+    if not name.startswith("test_"):
+        return None
+    try:
+        source = collection_path.read_text(encoding="utf-8")
+    except OSError:
+        return None  # pytest will say what is wrong with it
+    if "mark.unit" in source:
+        return None
+    declared = [k for k in KIND_MARKERS if f"\npytestmark = pytest.mark.{k}\n" in source]
+    kind = declared[0] if declared else KINDS.get(name)
+    return True if kind in SLOW_KINDS else None
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if _unlisted:
         terminalreporter.write_line(

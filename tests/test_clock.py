@@ -11,7 +11,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memoryd import clock
@@ -23,18 +23,25 @@ FAR_EAST = ZoneInfo("Pacific/Kiritimati")  # UTC+14: the far edge of the zones
 env_text = st.text(
     st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=40
 )
+# The edges of the range: each is always tried (an @example), not left to the draw.
+EDGES = ("1e20", "1e308", "-62135596800", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z")
 instants = st.one_of(
     env_text,
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
     st.integers(min_value=-(10**25), max_value=10**25).map(str),
     st.datetimes(timezones=st.timezones()).map(lambda d: d.isoformat()),
-    st.sampled_from(
-        ["1e20", "1e308", "-62135596800", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"]
-    ),
+    st.sampled_from(EDGES),
 )
 
 
-@settings(max_examples=400, deadline=None)
+def _with_edges(test):  # (the edges as @example(text=...), one each)
+    for edge in EDGES:
+        test = example(text=edge)(test)
+    return test
+
+
+@_with_edges  # 200 draws (400 before): the edges are always tried, not left to the draw
+@settings(max_examples=200, deadline=None)
 @given(text=instants)
 def test_a_pinned_clock_reads_in_range_or_is_refused(text: str) -> None:
     try:
