@@ -369,3 +369,142 @@ def test_a_read_with_its_stdout_or_stderr_closed_exits_as_before(
     )
     assert no_stderr.returncode == 0
     assert no_stderr.stdout == imported(install, *args)[1]
+
+
+# ``inject --session --json`` is what the OpenClaw plugin runs while a session's first turn
+# waits (issue 21: at most 150 ms p95 added to a turn); memoryd.commands.session_inject
+# answers it without the command line's parser, the state database or the other commands.
+INJECT_SPARED = (
+    "argparse",
+    "sqlite3",
+    "dataclasses",
+    "inspect",
+    "shutil",
+    "logging",
+    "memoryd.cli",
+    "memoryd.store",
+    "memoryd.commands.tiers",
+    "memoryd.tierstore.recall",
+    "memoryd.tierstore.organize",
+)
+SESSION = ("inject", "--session", "--json")
+
+
+@pytest.fixture(scope="module")
+def hot_install(
+    install: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str]:
+    """The install with two notes in the tier store's hot/, one of them already in MEMORY.md."""
+    cfg = Path(install["MEMORYD_CONFIG"])
+    text = cfg.read_text(encoding="utf-8")
+    workspace = Path(json.loads(text.split("workspace = ", 1)[1].splitlines()[0]))
+    hot = tmp_path_factory.mktemp("tiers") / "hot"
+    hot.mkdir()
+    (hot / "deploy.md").write_text("# Deploy\n\nFreeze main at 14:00 before the release.\n")
+    promoted = "The staging database is rebuilt every Sunday night from the backup."
+    (hot / "staging.md").write_text(f"# Staging\n\n{promoted}\n")
+    memory = workspace / "MEMORY.md"
+    if promoted not in memory.read_text(encoding="utf-8"):
+        memory.write_text(memory.read_text(encoding="utf-8") + f"\n{promoted}\n")
+    tiers = cfg.with_name("tiers.toml")
+    tiers.write_text(text + f"[tiers]\nroot = {json.dumps(str(hot.parent))}\n", encoding="utf-8")
+    return dict(install, MEMORYD_CONFIG=str(tiers))
+
+
+def session_inject(
+    env: dict[str, str], *args: str
+) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "memoryd", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in r.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    return modules, r
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [*SESSION],
+        ["inject", "--json", "--session", "--agent", "main"],
+        ["--config", "CONFIG", *SESSION, "--max-chars", "60"],
+        ["inject", "--config=CONFIG", "--session", "--agent=main", "--json"],
+    ],
+)
+def test_the_plugins_inject_is_answered_without_the_command_line(
+    hot_install: dict[str, str], args: list[str]
+) -> None:
+    """Light, and the same document, byte for byte, as the full command line prints
+    (``--debug`` takes that path: the short one hands every other option to it)."""
+    args = [a.replace("CONFIG", hot_install["MEMORYD_CONFIG"]) for a in args]
+    modules, r = session_inject(hot_install, *args)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "memoryd.commands.session_inject" in modules  # the probe works
+    assert top(modules, INJECT_SPARED) == []
+    assert top(modules, HEAVY + SCANNER) == []
+    full_modules, full = session_inject(hot_install, "--debug", *args)
+    assert "memoryd.cli" in full_modules
+    assert r.stdout == full.stdout
+    doc = json.loads(r.stdout)
+    assert doc["included"] == ["deploy.md"][: len(doc["included"])]
+    assert doc["already_in_bootstrap"] == ["staging.md"]  # said in MEMORY.md: left out
+    assert doc["session"]["watch"]  # what the plugin checks before reusing this answer
+    if "60" in args:
+        assert doc["max_chars"] == 60 and doc["truncated"]
+
+
+@pytest.mark.parametrize(
+    ("args", "config", "expect"),
+    [
+        ([*SESSION, "--max-chars", "-5"], None, "must not be negative"),
+        ([*SESSION, "--bogus"], None, "unrecognized arguments: --bogus"),
+        ([*SESSION], "this is [[[ not toml\n", "invalid TOML"),
+        ([*SESSION], "[tiers]\nsession_inject_max_chars = 'lots'\n", "session_inject_max_chars"),
+    ],
+)
+def test_what_the_short_path_does_not_answer_fails_as_before(
+    hot_install: dict[str, str],
+    tmp_path: Path,
+    args: list[str],
+    config: str | None,
+    expect: str,
+) -> None:
+    """A bad option or configuration: the full command line's message and exit code 2,
+    and nothing on stdout for the plugin to take for an answer."""
+    env = dict(hot_install)
+    if config is not None:
+        bad = tmp_path / "bad.toml"
+        bad.write_text(config, encoding="utf-8")
+        env["MEMORYD_CONFIG"] = str(bad)
+    r = subprocess.run(
+        [sys.executable, "-m", "memoryd", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert expect in r.stderr
+
+
+def test_the_short_path_refuses_a_bad_clock_as_the_command_line_does(
+    hot_install: dict[str, str],
+) -> None:
+    env = dict(hot_install, MEMORYD_NOW="yesterday")
+    r = subprocess.run(
+        [sys.executable, "-m", "memoryd", *SESSION],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2 and r.stdout == ""
+    assert "MEMORYD_NOW" in r.stderr

@@ -10,12 +10,23 @@ def command() -> None:
     the command's own imports run with the cyclic garbage collector off: they allocate much
     and free nothing, and its passes over the growing heap are a few per cent of a read
     command's run. (:func:`memoryd.cli.main` then decides for the command itself.)
+
+    ``inject --session --json``, the OpenClaw plugin's call that a session's first turn
+    waits for, is answered by :mod:`memoryd.commands.session_inject` without the command
+    line's parser, when it can (issue 21); otherwise it runs as any other command.
     """
     import gc
+    import sys
 
     collecting = gc.isenabled()
     gc.disable()
     try:
+        if "inject" in sys.argv[1:4]:
+            from .commands import session_inject
+
+            code = session_inject.run(sys.argv[1:])
+            if code is not None:
+                session_inject.exit_now(code)
         from .cli import command as run
     finally:
         if collecting:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from typing import TYPE_CHECKING, Any
 
 from ..clock import iso
@@ -169,60 +168,15 @@ def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
 # --------------------------------------------------------------------------- inject
 
 
-def _session_rules(ctx: Any, agent_id: str | None) -> tuple[int, Any, dict[str, Any]]:
-    """The budget, the skip rule and their figures for ``inject --session`` (issue 21)."""
-    from ..bootstrap import (
-        BOOTSTRAP_FILES,
-        already_in,
-        bootstrap_budget,
-        bootstrap_limits,
-        read_bootstrap,
-        session_budget,
-    )
-    from ..config import default_agent_id, resolve_workspace
-    from ..tierstore.inject import watch_list
-
-    paths = ctx.paths
-    oc = paths.openclaw
-    wanted = agent_id or default_agent_id(oc)
-    agent = next((a for a in paths.agents if a.id == wanted), None)
-    if agent is not None:
-        workspace = agent.workspace
-    else:
-        try:
-            workspace = resolve_workspace(wanted, oc, paths.state_dir, os.environ)
-        except (OSError, ValueError):
-            workspace = paths.workspace
-    # Stamped before anything is read: a change made while this runs shows as a change.
-    depends = [workspace / name for name in BOOTSTRAP_FILES]
-    depends += [p for p in (ctx.config_file, paths.openclaw_file) if p]
-    watch = watch_list(paths.tiers_root, depends)
-    files = read_bootstrap(workspace)
-    file_max, total_max = bootstrap_limits(oc, wanted)
-    boot = bootstrap_budget(files, file_max, total_max)
-    own = ctx.cfg.tiers.session_inject_max_chars
-    budget = session_budget(own, boot)
-    joined = "\n".join(files.values())
-    figures = {
-        "agent": wanted,
-        "workspace": str(workspace),
-        "own_max": own,
-        "bootstrap_total_max": total_max,
-        "bootstrap_used": boot.used,
-        "bootstrap_files": sorted(files),
-        "watch": watch,
-    }
-    return budget, (lambda text: already_in(text, joined)), figures
-
-
 def cmd_inject(args: argparse.Namespace, ctx: Any) -> int:
     from ..cli import UsageError, json_dumps
     from ..tierstore.inject import inject
+    from .session_inject import injection_document, session_rules
 
     skip = None
     session: dict[str, Any] | None = None
     if args.session:
-        budget, skip, session = _session_rules(ctx, args.agent)
+        budget, skip, session = session_rules(ctx, args.agent)
         if args.max_chars is not None:
             budget = min(budget, args.max_chars)
     else:
@@ -231,18 +185,7 @@ def cmd_inject(args: argparse.Namespace, ctx: Any) -> int:
         raise UsageError("inject: --max-chars must not be negative")
     inj = inject(ctx.paths.tiers_root, budget, skip)
     if args.json:
-        doc: dict[str, Any] = {
-            "max_chars": budget,
-            "chars": len(inj.text),
-            "included": inj.included,
-            "omitted": inj.omitted,
-            "truncated": inj.truncated,
-            "already_in_bootstrap": inj.already_there,
-            "text": inj.text,
-        }
-        if session is not None:
-            doc["session"] = session
-        ctx.print(json_dumps(doc))
+        ctx.print(json_dumps(injection_document(inj, budget, session)))
     elif inj.text:
         ctx.out.write(inj.text)
     else:  # stdout goes into the agent's session: say it on stderr

@@ -9,20 +9,21 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from ..fsutil import read_text
 from .layout import note_of, scan_tier
 
 
-@dataclass
-class Injection:
+class Injection(NamedTuple):
+    """What a session starts with (a named tuple: no :mod:`dataclasses` on this path)."""
+
     text: str
     included: list[str]
     omitted: list[str]
-    truncated: bool = False
-    already_there: list[str] = field(default_factory=list)  # left out by ``skip``
+    truncated: bool
+    already_there: list[str]  # left out by ``skip``
 
 
 def inject(root: Path, max_chars: int, skip: Callable[[str], bool] | None = None) -> Injection:

@@ -23,8 +23,8 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ..config import Paths
 from ..locks import held as held_lock
@@ -102,8 +102,10 @@ def key_of_tier_path(rel: str) -> str | None:
 # --------------------------------------------------------------------------- the disk
 
 
-@dataclass(frozen=True)
-class TierFile:
+# Named tuples, not dataclasses: immutable alike, and importing :mod:`dataclasses` (which
+# brings inspect, ast and dis) is a tenth of ``memoryd inject --session``, which a session's
+# first turn waits for.
+class TierFile(NamedTuple):
     tier: str
     filename: str
     mtime: float
@@ -114,8 +116,7 @@ class TierFile:
         return f"{self.tier}/{self.filename}"
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(NamedTuple):
     """Where one note's files are: originals (normally one) and summaries (zero or one)."""
 
     name: str
