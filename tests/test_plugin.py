@@ -29,7 +29,7 @@ from memoryd.bootstrap import (
     read_bootstrap,
     session_budget,
 )
-from memoryd.commands.plugin import ENTRY, install_steps, leftovers, plugin_dir
+from memoryd.commands.plugin import ENTRY, compile_package, install_steps, leftovers, plugin_dir
 from memoryd.config import load_config, resolve_paths
 from memoryd.ingest.parser import memory_tool, parse_line
 from memoryd.mover import mover_for
@@ -113,6 +113,33 @@ def test_install_dry_run_json_names_the_state_dir_and_profile(install, capsys):
     assert doc["openclaw_json"] == str(install["state"] / "openclaw.json")
     command = next(r["command"] for r in doc["steps"] if f"{ENTRY}.config.command" in r["command"])
     assert os.path.isabs(command[-1])  # the gateway's PATH need not hold memoryd
+
+
+def test_install_compiles_memoryds_modules_even_where_bytecode_is_not_written(
+    install, capsys, tmp_path, monkeypatch
+):
+    """The plugin's ``memoryd inject --session`` must not compile its modules at every run
+    (an editable install under PYTHONDONTWRITEBYTECODE=1 would): install compiles them."""
+    import importlib.util
+    import sys
+
+    doc = run_json(capsys, install["cfg"], "plugin", "install", "--dry-run", "--json")
+    assert doc["bytecode"] == "would compile"
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    for name in ("__init__.py", "sub/__init__.py", "sub/mod.py"):
+        (package / name).write_text("ANSWER = 42\n")
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # PYTHONDONTWRITEBYTECODE=1
+    cached = [Path(importlib.util.cache_from_source(str(package / n))) for n in ("sub/mod.py",)]
+    assert not any(c.exists() for c in cached)
+    assert compile_package(package) == f"compiled {package}"
+    assert all(c.is_file() for c in cached)
+    # what Python checks before using it: the source's mtime and size in the header
+    header = cached[0].read_bytes()[8:16]
+    st = (package / "sub" / "mod.py").stat()
+    assert header == (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little") + st.st_size.to_bytes(
+        4, "little"
+    )
 
 
 def test_uninstall_dry_run_keeps_the_plugins_files(install, capsys):

@@ -18,6 +18,13 @@ OpenClaw leaves behind: the plugin's entry, and ``plugins`` sections that only t
 created) returns the file to what it was, apart from what OpenClaw rewrites by itself
 (formatting, comments, its ``meta`` stamp). ``--keep-files`` because the linked folder is
 memoryd's own, inside the Python package.
+
+After the steps, memoryd's own modules are compiled to bytecode (as ``pip install`` does for
+a wheel): the plugin runs ``memoryd inject --session`` while a session's first turn waits,
+and an install without bytecode (an editable one under ``PYTHONDONTWRITEBYTECODE``) would
+compile every module it imports at each such run, about twice the command's own time
+(docs/benchmarks.md). Python still checks each file's bytecode against its source, so an
+edited module is compiled again as before.
 """
 
 from __future__ import annotations
@@ -268,12 +275,26 @@ def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
             doc["steps"].append(row)
         if not args.dry_run and not failed and snapshot.exists():
             snapshot.unlink()
+    if args.action == "install" and not failed:
+        doc["bytecode"] = "would compile" if args.dry_run else compile_package()
     doc["ok"] = not failed
     if args.json:
         ctx.print(json_dumps(doc))
     else:
         _print(ctx, doc)
     return 1 if failed else 0
+
+
+def compile_package(folder: Path | None = None) -> str:
+    """Compile memoryd's modules (``folder``: the package) to bytecode, in ``__pycache__``
+    beside them, whatever ``PYTHONDONTWRITEBYTECODE`` says: what ``pip install`` does for a
+    wheel. A read-only install (a system package, compiled when it was installed) is left
+    as it is. Returns what happened, for the command's output."""
+    import compileall
+
+    package = folder or Path(__file__).resolve().parent.parent
+    ok = compileall.compile_dir(str(package), quiet=2, workers=1)
+    return f"compiled {package}" if ok else f"not all of {package} could be compiled"
 
 
 def _quote(argv: Sequence[str]) -> str:
@@ -299,6 +320,7 @@ def _print(ctx: Context, doc: dict[str, Any]) -> None:
     if doc["action"] == "install":
         done = "would change" if doc["dry_run"] else "changed"
         ctx.print(f"{done}: {where}")
+        ctx.print(f"bytecode: {doc['bytecode']}")
         ctx.print(f"next: {doc['then']}")
         ctx.print(f"undo: {doc['undo']}")
     else:
