@@ -168,6 +168,8 @@ def run(argv: Sequence[str]) -> int | None:
         # As ``memoryd.cli.json_dumps`` writes a plain document (this one is only strings,
         # whole numbers, booleans, lists and dicts), without importing the command line.
         text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
+    except KeyboardInterrupt:
+        return 130  # as the full command line exits on ^C
     except Exception:  # the full command line reports it, as it always has
         return None
     try:
