@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -38,16 +39,24 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> float:
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system, the child's own) of one run, in ms."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return (time.perf_counter() - start) * 1000
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall, cpu
+
+
+Samples = dict[str, list[tuple[float, float]]]
 
 
 def measure(
     variants: dict[str, list[str]], env: dict[str, str], runs: int, hot_note: Path
-) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {name: [] for name in variants}
+) -> Samples:
+    out: Samples = {name: [] for name in variants}
     for _ in range(runs):
         for name, cmd in variants.items():
             os.utime(hot_note, None)  # as the harness: the plugin's cached answer is stale
@@ -55,13 +64,19 @@ def measure(
     return out
 
 
-def report(title: str, samples: dict[str, list[float]]) -> None:
-    floor = pct(samples["python -c pass"], 0.5)
+def report(title: str, samples: Samples) -> None:
+    """Wall p50 / p95, CPU p50 (what load does not change much), and the ratios."""
+    floor = pct([w for w, _ in samples["python -c pass"]], 0.5)
+    floor_cpu = pct([c for _, c in samples["python -c pass"]], 0.5)
     print(f"\n{title}")
-    print(f"  {'':<36} {'p50 ms':>8} {'p95 ms':>8} {'p50 / python':>13}")
+    print(f"  {'':<36} {'p50 ms':>8} {'p95 ms':>8} {'cpu p50':>8} {'p50 / python':>13}"
+          f" {'cpu / python':>13}")
     for name, values in samples.items():
-        p50, p95 = pct(values, 0.5), pct(values, 0.95)
-        print(f"  {name:<36} {p50:8.1f} {p95:8.1f} {p50 / floor:12.1f}x")
+        wall = [w for w, _ in values]
+        cpu = pct([c for _, c in values], 0.5)
+        p50, p95 = pct(wall, 0.5), pct(wall, 0.95)
+        print(f"  {name:<36} {p50:8.1f} {p95:8.1f} {cpu:8.1f} {p50 / floor:12.1f}x"
+              f" {cpu / max(floor_cpu, 0.1):12.1f}x")
 
 
 def main() -> None:
