@@ -23,10 +23,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-# What this path needs of ``memoryd.cli.Context``: the validated config, its file, the paths.
-
 
 class _Session:
+    """What this path needs of ``memoryd.cli.Context``: the validated config, its file, the
+    resolved paths (no state database: the answer reads none)."""
+
     def __init__(self, cfg: Any, config_file: str | None) -> None:
         from ..config import resolve_paths
 
