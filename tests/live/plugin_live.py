@@ -57,6 +57,28 @@ def _memoryd_program() -> str:
     return str(beside) if beside.exists() else shutil.which("memoryd") or "memoryd"
 
 
+def _plugin_command(
+    action: str, cfg: Path, openclaw: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """``memoryd plugin install|uninstall --json`` with this run's config and openclaw."""
+    return subprocess.run(
+        [
+            _memoryd_program(),
+            "--config",
+            str(cfg),
+            "plugin",
+            action,
+            "--json",
+            "--openclaw",
+            str(openclaw),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
 def _requests(log: Path, since: int) -> list[dict[str, Any]]:
     """The chat requests logged from line ``since`` on, reduced to what is judged."""
     out = []
@@ -208,22 +230,7 @@ def record(
         before = inst.config_path.read_bytes()
 
         t0 = time.monotonic()
-        inst_proc = subprocess.run(
-            [
-                _memoryd_program(),
-                "--config",
-                str(cfg),
-                "plugin",
-                "install",
-                "--json",
-                "--openclaw",
-                str(runtime.openclaw),
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        inst_proc = _plugin_command("install", cfg, runtime.openclaw, env)
         rec["install"] = {
             "exit": inst_proc.returncode,
             "seconds": round(time.monotonic() - t0, 1),
@@ -353,22 +360,7 @@ def record(
 
         # 7. uninstall: the file as OpenClaw wrote it before the install
         t0 = time.monotonic()
-        un = subprocess.run(
-            [
-                _memoryd_program(),
-                "--config",
-                str(cfg),
-                "plugin",
-                "uninstall",
-                "--json",
-                "--openclaw",
-                str(runtime.openclaw),
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        un = _plugin_command("uninstall", cfg, runtime.openclaw, env)
         after_bytes = inst.config_path.read_bytes()
         rec["uninstall"] = {
             "exit": un.returncode,
