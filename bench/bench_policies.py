@@ -106,6 +106,9 @@ def main() -> None:
                     "LIKELY_WEIGHTS; b: refit here on family-b seeds 0-11)")
     ap.add_argument("--minimum", action="store_true",
                     help="calibration error by MIN_VERDICTS (100, 200, 400)")
+    ap.add_argument("--lag", action="store_true",
+                    help="per-history calibration error by how recent the outcomes known are "
+                    "(what no calibrator learning from the past can do better than)")
     args = ap.parse_args()
     if args.fit:
         print("LIKELY_WEIGHTS =", tuple(round(a, 4) for a in fit(12, args.family)))
@@ -116,6 +119,9 @@ def main() -> None:
     weights = pc.LIKELY_WEIGHTS if args.fit_family == "a" else tuple(fit(12, "b"))
     if args.minimum:
         minimum_table(args, weights)
+        return
+    if args.lag:
+        lag_table(args, weights)
         return
     evaluate(args, weights)
 
@@ -134,7 +140,7 @@ def evaluate(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
     own: list[tuple[float, bool, bool, bool | None]] = []
     generic: list[tuple[float, bool, bool, bool | None]] = []
     per_history_misses = per_history_bins = 0
-    restores = {"best-archived": [0, 0, 0, 0], "beats-workspace": [0, 0, 0, 0]}
+    restores = {"best-archived": [0, 0, 0, 0, 0], "beats-workspace": [0, 0, 0, 0, 0]}
     t0 = time.perf_counter()
     hs = histories(args.seeds, args.offset, args.family)
     for _label, seed, params in hs:
@@ -157,7 +163,7 @@ def evaluate(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
                              calls=inp["calls"], restore_candidates=cands.__getitem__,
                              restore_rule=rule)  # fmt: skip
             for i, v in enumerate((r.restores, r.restores_caught, r.restores_needless,
-                                   r.restores_right)):  # fmt: skip
+                                   r.restores_right, r.restores_wanted)):  # fmt: skip
                 acc[i] += v
         assert seed_res.need is not None
         for r in res:
@@ -227,11 +233,12 @@ def evaluate(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
         "verdicts off by more than 0.10"
     )
     print(f"\nrestore on demand under {pc.DEFAULT_POLICY} (right = the note the search was for):\n")
-    print("| rule | restores | caught | needless | right |")
-    print("|------|----------|--------|----------|-------|")
-    for rule, (n, caught, needless, right) in restores.items():
+    print("| rule | restores | caught | needless | right | archived notes searched for |")
+    print("|------|----------|--------|----------|-------|-----------------------------|")
+    for rule, (n, caught, needless, right, wanted) in restores.items():
         print(f"| {rule} | {n} | {caught} | {needless} ({needless / max(n, 1):.1%}) | "
-              f"{right} ({right / max(n, 1):.1%}) |")  # fmt: skip
+              f"{right} ({right / max(n, 1):.1%}) | "
+              f"{wanted} (restored {right / max(wanted, 1):.0%}) |")  # fmt: skip
 
 
 def minimum_table(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
@@ -258,6 +265,71 @@ def minimum_table(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
             default=0.0,
         )  # fmt: skip
         print(f"| {minimum} | {len(pairs)} | {worst:.3f} | {need_false / max(archived, 1):.3f} |")
+
+
+def lag_table(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
+    """How close a calibrated chance can come to what followed, per history, by what is known.
+
+    At every run the shipped ``likely`` calibrated, the same calibration (``cb.fit``) is
+    fitted on the verdicts of the runs up to that one with their *whole* outcome, including
+    outcomes still in the future at that run: up to the run itself (in-sample), up to the
+    run a month before, and up to two runs before (about what the shipped calibrator
+    knows, whose verdicts need their 60 days behind them); and on the run's own verdicts
+    alone (the sampling floor). Each prints a chance for the run's verdicts, and
+    ``simulate``'s table is made per history. A row that may look into the future shows what
+    the lag of the outcome, not the model, costs.
+    """
+    from memoryd.policy import calibration as cb
+
+    rows: dict[str, list[tuple[float, bool, bool, bool | None]]] = {}
+    per_history: dict[str, list[float]] = {}
+    names = ("this run only (future)", "runs up to this one (future)",
+             "runs up to a month before (future)", "runs up to two before",
+             "shipped (60 days passed)")  # fmt: skip
+    for _label, seed, params in histories(args.seeds, args.offset, args.family):
+        inp = replay_inputs(make(args.family, seed, params))
+        (res,) = rp.replay(inp["files"], inp["hits"], inp["runs"], [pc.Likely(weights=weights)],
+                           needs=inp["needs"])  # fmt: skip
+        runs = [t for t, _ in res.calibrations]
+        by_run: dict[float, list[int]] = {}
+        for i, s in enumerate(res.samples):
+            by_run.setdefault(s.t, []).append(i)
+        pairs: dict[str, list[tuple[float, bool, bool, bool | None]]] = {n: [] for n in names}
+        for k, (t, cal) in enumerate(res.calibrations):
+            if cal is None:
+                continue
+            here = by_run.get(t, [])
+            known_by = {names[0]: [t], names[1]: runs[: k + 1], names[2]: runs[:k],
+                        names[3]: runs[: k - 1]}  # fmt: skip
+            for name, known in known_by.items():
+                sel = [s for r in known for s in (res.samples[i] for i in by_run.get(r, []))]
+                c = cb.fit(sel, min_verdicts=1, min_runs=1, size=res.samples[here[0]].files) \
+                    if sel and here else None
+                for i in here:
+                    s, shipped = res.samples[i], res.calibration[i]
+                    printed = c.apply(s.p) if c is not None else shipped[0]
+                    pairs[name].append((printed, *shipped[1:]))
+            pairs[names[4]] += [res.calibration[i] for i in here]
+        for name, ps in pairs.items():
+            rows.setdefault(name, []).extend(ps)
+            per_history.setdefault(name, []).extend(
+                abs(float(b["predicted"]) - float(b["observed_strong"]))
+                for b in rp.calibration_bins(ps) if int(b["n"]) >= 50
+            )  # fmt: skip
+    last = args.offset + args.seeds - 1
+    print(f"family {args.family}, seeds {args.offset}..{last} (default and sampled), "
+          f"generic weights fitted on family {args.fit_family}\n")  # fmt: skip
+    print("| fitted on the outcomes of | bins of >= 50 per history | off by > 0.10 | "
+          "mean error | pooled largest |")  # fmt: skip
+    print("|---|---|---|---|---|")
+    for name in names:
+        errs = per_history[name]
+        worst = max((abs(float(b["predicted"]) - float(b["observed_strong"]))
+                     for b in rp.calibration_bins(rows[name]) if int(b["n"]) >= 50),
+                    default=0.0)  # fmt: skip
+        off = sum(e > 0.1 for e in errs)
+        print(f"| {name} | {len(errs)} | {off} ({off / max(len(errs), 1):.0%}) | "
+              f"{statistics.mean(errs):.3f} | {worst:.3f} |")  # fmt: skip
 
 
 def fit(seeds: int, family: str = "a") -> list[float]:

@@ -384,6 +384,13 @@ def test_simulate_json_on_a_generated_year_matches_an_independent_recount(tmp_pa
     assert header.index("later needed") < header.index("any hit")
     assert "merely came along" in text
     assert "generic, uncalibrated chance" in text and "calibrated on" in text
+    # the table judges itself: bins of >= 50 verdicts within 0.10 of what followed, counted
+    # from its own rows, and the same count in the JSON
+    big = [b for b in likely["calibration"] if b["n"] >= 50]
+    within = sum(abs(b["predicted"] - b["observed_strong"]) <= 0.10 for b in big)
+    assert likely["calibration_check"]["bins"] == len(big) > 0
+    assert likely["calibration_check"]["within"] == within
+    assert f"within 0.10 of what followed (strong) in {within} of {len(big)} bins" in text
     # expire --dry-run and explain say the chance they print is calibrated, on how many
     dry = json.loads(_run(env, "expire", "--dry-run", "--json", "--no-scan").stdout)
     assert dry["chance_source"].startswith(
@@ -415,6 +422,12 @@ def test_simulate_reports_restores_of_archived_files_that_a_query_asks_for() -> 
     res = rp.replay([a, b], hits, [at(60)], [pc.Cut(30)], calls=calls,
                     restore_candidates=cands.__getitem__)[0]  # fmt: skip
     assert (res.restores, res.restores_caught, res.restores_needless) == (2, 1, 1)
+    # on a generated history each search knows the note it was for: a's was archived and
+    # restored; the second search was for a note never archived (nothing to catch there)
+    calls = [rp.Call(at(70), "kalo vemi", "memory/a.md"), rp.Call(at(71), "dune pax", "c.md")]
+    res = rp.replay([a, b], hits, [at(60)], [pc.Cut(30)], calls=calls,
+                    restore_candidates=cands.__getitem__)[0]  # fmt: skip
+    assert (res.restores, res.restores_right, res.restores_wanted) == (2, 1, 1)
 
 
 def test_restore_match_scores_the_query_words_found_in_the_note() -> None:
@@ -499,6 +512,20 @@ def test_the_configured_seed_numbers_are_replayed_as_configured() -> None:
     listed, job = policies_for(Config(expire=ExpireConfig(policy="kind")), ["kind", "actr"])
     assert [p.name for p in listed] == ["seed", "cut30", "none", "likely", "kind", "actr"]
     assert job == "kind"
+
+
+def test_the_calibration_check_counts_only_bins_with_enough_verdicts() -> None:
+    bins = [
+        {"bin": "0.1-0.2", "n": 49, "predicted": 0.15, "observed_strong": 0.6},  # too few
+        {"bin": "0.3-0.4", "n": 50, "predicted": 0.35, "observed_strong": 0.44},  # within
+        {"bin": "0.5-0.6", "n": 400, "predicted": 0.55, "observed_strong": 0.40},  # 0.15 off
+    ]
+    check = rp.calibration_check(bins)
+    assert (check["bins"], check["within"], check["largest_error"]) == (2, 1, 0.15)
+    # a right chance of 0.3 over 50 verdicts still lands up to ±0.13 away by chance alone;
+    # over 5,000, ±0.013
+    assert abs(rp.sampling_range(0.3, 50) - 0.1296) < 1e-3
+    assert abs(rp.sampling_range(0.3, 5000) - 0.01296) < 1e-4
 
 
 def test_calibration_bins_count_predicted_against_what_followed() -> None:

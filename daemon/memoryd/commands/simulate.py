@@ -202,6 +202,8 @@ def _calibration_now(results: Sequence[Any], policies: Sequence[Any], now: float
 
 
 def text_report(doc: dict[str, Any], results: Sequence[Any]) -> list[str]:
+    from ..policy.replay import sampling_range
+
     runs = doc["runs"]
     lines = [
         f"simulate: {len(runs)} runs of the expire schedule"
@@ -257,11 +259,22 @@ def text_report(doc: dict[str, Any], results: Sequence[Any]) -> list[str]:
             )
             lines.append(
                 f"    {'predicted':>9} {'verdicts':>8} {'mean':>6} {'strong':>7} {'any hit':>8}"
+                f" {'chance alone':>12}"
             )
             for b in p[key]:
+                spread = sampling_range(float(b["predicted"]), int(b["n"]))
                 lines.append(
                     f"    {b['bin']:>9} {b['n']:>8} {b['predicted']:>6.2f} "
                     f"{b['observed_strong']:>7.2f} {b['observed_any']:>8.2f}"
+                    f" {'±' + format(min(spread, 1.0), '.2f'):>12}"
+                )
+            check = p.get("calibration_check") if key == "calibration" else None
+            if check and check["bins"]:
+                lines.append(
+                    f"    within {check['tolerance']:.2f} of what followed (strong) in "
+                    f"{check['within']} of {check['bins']} bins of ≥ {check['min_verdicts']} "
+                    f"verdicts; largest miss {check['largest_error']:.2f} (chance alone: "
+                    "the spread a right chance still shows over that many verdicts)"
                 )
         runs_cal = p.get("runs_calibrated") or []
         if runs_cal:

@@ -143,6 +143,8 @@ class PolicyResult:
     restores_caught: int = 0
     restores_needless: int = 0
     restores_right: int = 0  # generated histories: restores of the note the search was for
+    # generated histories: archive episodes some search was for (what a restore could catch)
+    restores_wanted: int = 0
     # per run, the calibration the policy decided with (None: the generic chance), for a
     # policy that learns from the user's history (``Likely(learn=True)``)
     calibrations: list[tuple[float, cb.Calibration | None]] = field(default_factory=list)
@@ -369,8 +371,14 @@ def _restores(
     for path, left, back in eps:
         by_path.setdefault(path, []).append((left, back if back is not None else math.inf))
     restored: set[tuple[str, float]] = set()  # episodes already restored
+    wanted: set[tuple[str, float]] = set()  # episodes a search was for (generated histories)
     for i in order:
         ts = calls[i].ts
+        needed = calls[i].needed
+        if needed is not None:
+            ep = next((e for e in by_path.get(needed, ()) if e[0] < ts <= e[1]), None)
+            if ep is not None:
+                wanted.add((needed, ep[0]))
         best_present = -1.0  # the best score of a file in the workspace at this call
         for path, score, *named in candidates(i):
             ep = next((e for e in by_path.get(path, ()) if e[0] < ts <= e[1]), None)
@@ -388,6 +396,7 @@ def _restores(
                     res.restores_needless += 1
                 res.restores_right += calls[i].needed == path
             break
+    res.restores_wanted = len(wanted)
 
 
 def calibration_bins(
@@ -424,6 +433,34 @@ def calibration_bins(
     return out
 
 
+# How ``simulate`` judges its own calibration table: a bin of at least CHECK_MIN_VERDICTS
+# verdicts whose mean printed chance is within CHECK_TOLERANCE of its observed strong-hit
+# rate (issue 24's measure; docs/decisions.md shows how often it holds, and why a learner
+# that sees only the past cannot always hold it).
+CHECK_TOLERANCE = 0.10
+CHECK_MIN_VERDICTS = 50
+
+
+def sampling_range(p: float, n: int) -> float:
+    """Two standard errors of an observed share over ``n`` verdicts if ``p`` is the truth:
+    how far a right chance may still land from what followed, by chance alone."""
+    return 2.0 * math.sqrt(max(p * (1.0 - p), 0.0) / n) if n else 1.0
+
+
+def calibration_check(bins: Sequence[Mapping[str, float | int | str]]) -> dict[str, object]:
+    """How many bins of :func:`calibration_bins` with enough verdicts the printed chance is
+    within :data:`CHECK_TOLERANCE` of what followed in, and the largest miss."""
+    big = [b for b in bins if int(b["n"]) >= CHECK_MIN_VERDICTS]
+    errs = [abs(float(b["predicted"]) - float(b["observed_strong"])) for b in big]
+    return {
+        "bins": len(big),
+        "within": sum(e <= CHECK_TOLERANCE for e in errs),
+        "largest_error": round(max(errs, default=0.0), 3),
+        "tolerance": CHECK_TOLERANCE,
+        "min_verdicts": CHECK_MIN_VERDICTS,
+    }
+
+
 def result_document(res: PolicyResult, iso: Callable[[float], str]) -> dict[str, object]:
     """One policy's JSON entry (``simulate --json``)."""
     doc: dict[str, object] = {
@@ -449,6 +486,7 @@ def result_document(res: PolicyResult, iso: Callable[[float], str]) -> dict[str,
         generic = [c for c, f in zip(res.calibration, res.calibrated_flags, strict=True) if not f]
         if own:
             doc["calibration"] = calibration_bins(own)
+            doc["calibration_check"] = calibration_check(doc["calibration"])  # type: ignore[arg-type]
         if generic:
             doc["calibration_generic"] = calibration_bins(generic)
         doc["runs_calibrated"] = [
