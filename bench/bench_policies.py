@@ -42,6 +42,7 @@ from memoryd.testing.histories import (
     sample_params,
 )
 from memoryd.testing.histories_b import FamilyBParams, generate_b, sample_params_b
+from memoryd.testing.histories_c import FamilyCParams, generate_c, sample_params_c
 
 
 def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int, object]]:
@@ -51,6 +52,9 @@ def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int
         if family == "b":
             out.append(("default", s, FamilyBParams()))
             out.append(("sampled", s, sample_params_b(random.Random(30_000 + s))))
+        elif family == "c":
+            out.append(("default", s, FamilyCParams()))
+            out.append(("sampled", s, sample_params_c(random.Random(50_000 + s))))
         else:
             out.append(("default", s, GenParams()))
             out.append(("sampled", s, sample_params(random.Random(10_000 + s))))
@@ -58,9 +62,12 @@ def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int
 
 
 def make(family: str, seed: int, params: object) -> History:
-    """One history of ``family`` ("a": memoryd.testing.histories, "b": histories_b)."""
+    """One history of ``family`` ("a": memoryd.testing.histories, "b": histories_b, "c":
+    histories_c)."""
     if family == "b":
         return generate_b(seed, params)  # type: ignore[arg-type]
+    if family == "c":
+        return generate_c(seed, params)  # type: ignore[arg-type]
     return generate(seed, params)  # type: ignore[arg-type]
 
 
@@ -99,11 +106,12 @@ def main() -> None:
     ap.add_argument("--grid", action="store_true")
     ap.add_argument("--restore", action="store_true")
     ap.add_argument("--fit", action="store_true", help="refit LIKELY_WEIGHTS (seeds 0-11)")
-    ap.add_argument("--family", choices=("a", "b"), default="a",
-                    help="the generator: a (memoryd.testing.histories) or b (histories_b)")
-    ap.add_argument("--fit-family", choices=("a", "b"), default="a",
+    ap.add_argument("--family", choices=("a", "b", "c"), default="a",
+                    help="the generator: a (memoryd.testing.histories), b (histories_b) or "
+                    "c (histories_c)")
+    ap.add_argument("--fit-family", choices=("a", "b", "c"), default="a",
                     help="the family the generic weights are fitted on (a: the shipped "
-                    "LIKELY_WEIGHTS; b: refit here on family-b seeds 0-11)")
+                    "LIKELY_WEIGHTS; b or c: refit here on that family's seeds 0-11)")
     ap.add_argument("--minimum", action="store_true",
                     help="calibration error by MIN_VERDICTS (100, 200, 400)")
     ap.add_argument("--lag", action="store_true",
@@ -116,7 +124,7 @@ def main() -> None:
     if args.restore:
         restore_table(args.seeds, args.offset)
         return
-    weights = pc.LIKELY_WEIGHTS if args.fit_family == "a" else tuple(fit(12, "b"))
+    weights = pc.LIKELY_WEIGHTS if args.fit_family == "a" else tuple(fit(12, args.fit_family))
     if args.minimum:
         minimum_table(args, weights)
         return
