@@ -109,9 +109,9 @@ def main() -> None:
     ap.add_argument("--family", choices=("a", "b", "c"), default="a",
                     help="the generator: a (memoryd.testing.histories), b (histories_b) or "
                     "c (histories_c)")
-    ap.add_argument("--fit-family", choices=("a", "b", "c"), default="a",
+    ap.add_argument("--fit-family", choices=("a", "b", "c", "ab"), default="a",
                     help="the family the generic weights are fitted on (a: the shipped "
-                    "LIKELY_WEIGHTS; b or c: refit here on that family's seeds 0-11)")
+                    "LIKELY_WEIGHTS; b, c or ab (a and b pooled): refit here on seeds 0-11)")
     ap.add_argument("--minimum", action="store_true",
                     help="calibration error by MIN_VERDICTS (100, 200, 400)")
     ap.add_argument("--lag", action="store_true",
@@ -356,8 +356,8 @@ def fit(seeds: int, family: str = "a") -> list[float]:
             seen.append(v)
             return pc.Verdict(False, "record", "")
 
-    for _label, seed, params in histories(seeds, 0, family):
-        h = make(family, seed, params)
+    for fam, _label, seed, params in [(f, *h) for f in family for h in histories(seeds, 0, f)]:
+        h = make(fam, seed, params)
         inp = replay_inputs(h)
         seen: list[pc.FileView] = []
         rp.replay(inp["files"], inp["hits"], inp["runs"], [Record()])

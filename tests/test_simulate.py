@@ -649,3 +649,44 @@ def test_the_default_meets_the_targets_on_each_family(family: str) -> None:
     assert restores > 0 and right == restores, (right, restores)
     if family == "b":
         assert needless <= 0.15 * restores, (needless, restores)
+
+
+def test_on_a_family_written_apart_the_default_still_beats_the_seed_rule_and_says_so_honestly():
+    """Family C (memoryd.testing.histories_c) was written by someone who had read neither
+    generator the default was fitted and chosen on; nothing was chosen on it. There the
+    need-halving target is out of reach for every rule (docs/decisions.md), but on four
+    histories the bench never printed the default must still archive needed notes clearly
+    less often than the seed rule at most of its coverage, calibrate its printed chance
+    within 0.10 in most bins of each history's own table, and restore needlessly at most
+    15 % of the time."""
+    from memoryd.commands.simulate import restore_index
+    from memoryd.testing.histories_c import FamilyCParams, generate_c, sample_params_c
+
+    policies = [pc.Seed(), pc.policy_named(pc.DEFAULT_POLICY)]
+    totals = {p.name: [0, 0, 0, 0] for p in policies}  # need FA, archived, cold_a, cold_n
+    restores = needless = within = bins = 0
+    for seed in range(90_001, 90_005):
+        h = generate_c(seed, FamilyCParams() if seed % 2 else
+                       sample_params_c(random.Random(seed * 11 + 3)))  # fmt: skip
+        inp = replay_inputs(h)
+        cands = restore_index(inp["calls"], inp["texts"])
+        for r in rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"],
+                           calls=inp["calls"], restore_candidates=cands.__getitem__):  # fmt: skip
+            assert r.need is not None
+            t = totals[r.name]
+            t[0] += r.need.false_archives
+            t[1] += r.archived
+            t[2] += r.need.cold_archived
+            t[3] += r.need.cold_total
+            if r.name == pc.DEFAULT_POLICY:
+                restores += r.restores
+                needless += r.restores_needless
+                own = [c for c, f in zip(r.calibration, r.calibrated_flags, strict=True) if f]
+                check = rp.calibration_check(rp.calibration_bins(own))
+                within += int(check["within"])  # type: ignore[call-overload]
+                bins += int(check["bins"])  # type: ignore[call-overload]
+    seed_t, best = totals["seed"], totals[pc.DEFAULT_POLICY]
+    assert best[0] / best[1] <= 0.85 * seed_t[0] / seed_t[1], (best, seed_t)  # measured 0.67
+    assert best[2] / best[3] >= 0.8 * seed_t[2] / seed_t[3], (best, seed_t)  # measured 0.91
+    assert bins >= 12 and within >= 0.8 * bins, (within, bins)  # measured 24 of 25
+    assert restores > 0 and needless <= 0.15 * restores, (needless, restores)  # 6 of 54
