@@ -43,6 +43,7 @@ from memoryd.testing.histories import (
 )
 from memoryd.testing.histories_b import FamilyBParams, generate_b, sample_params_b
 from memoryd.testing.histories_c import FamilyCParams, generate_c, sample_params_c
+from memoryd.testing.histories_d import FamilyDParams, generate_d, sample_params_d
 
 
 def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int, object]]:
@@ -55,6 +56,9 @@ def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int
         elif family == "c":
             out.append(("default", s, FamilyCParams()))
             out.append(("sampled", s, sample_params_c(random.Random(50_000 + s))))
+        elif family == "d":
+            out.append(("default", s, FamilyDParams()))
+            out.append(("sampled", s, sample_params_d(random.Random(70_000 + s))))
         else:
             out.append(("default", s, GenParams()))
             out.append(("sampled", s, sample_params(random.Random(10_000 + s))))
@@ -63,11 +67,13 @@ def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int
 
 def make(family: str, seed: int, params: object) -> History:
     """One history of ``family`` ("a": memoryd.testing.histories, "b": histories_b, "c":
-    histories_c)."""
+    histories_c, "d": histories_d)."""
     if family == "b":
         return generate_b(seed, params)  # type: ignore[arg-type]
     if family == "c":
         return generate_c(seed, params)  # type: ignore[arg-type]
+    if family == "d":
+        return generate_d(seed, params)  # type: ignore[arg-type]
     return generate(seed, params)  # type: ignore[arg-type]
 
 
@@ -106,12 +112,12 @@ def main() -> None:
     ap.add_argument("--grid", action="store_true")
     ap.add_argument("--restore", action="store_true")
     ap.add_argument("--fit", action="store_true", help="refit LIKELY_WEIGHTS (seeds 0-11)")
-    ap.add_argument("--family", choices=("a", "b", "c"), default="a",
-                    help="the generator: a (memoryd.testing.histories), b (histories_b) or "
-                    "c (histories_c)")
-    ap.add_argument("--fit-family", choices=("a", "b", "c", "ab"), default="a",
+    ap.add_argument("--family", choices=("a", "b", "c", "d"), default="a",
+                    help="the generator: a (memoryd.testing.histories), b (histories_b), "
+                    "c (histories_c) or d (histories_d)")
+    ap.add_argument("--fit-family", choices=("a", "b", "c", "d", "ab"), default="a",
                     help="the family the generic weights are fitted on (a: the shipped "
-                    "LIKELY_WEIGHTS; b, c or ab (a and b pooled): refit here on seeds 0-11)")
+                    "LIKELY_WEIGHTS; b, c, d or ab (a and b pooled): refit here on seeds 0-11)")
     ap.add_argument("--minimum", action="store_true",
                     help="calibration error by MIN_VERDICTS (100, 200, 400)")
     ap.add_argument("--lag", action="store_true",
