@@ -50,6 +50,37 @@ def test_the_calibrated_chance_follows_what_followed_not_the_generic_one():
     assert cal.apply(0.05) < cal.apply(0.3) < cal.apply(0.9)
 
 
+def test_a_folder_whose_notes_come_back_gets_a_chance_of_its_own():
+    # the generic model cannot tell a people note from a clipping; the user's history can:
+    # people's notes were read again far more often than their generic chance said
+    rng = random.Random(3)
+    samples = []
+    for i in range(3000):
+        p = rng.uniform(0.05, 0.6)
+        group = ("memory/people", "memory/clips", "memory")[i % 3] if i < 2990 else "memory/rare"
+        truth = {"memory/people": min(p + 0.4, 0.95), "memory/clips": p / 4}.get(group, p)
+        samples.append(cb.Sample(float(i % 5) * 30 * DAY, p, rng.random() < truth, False,
+                                 True, 100, group=group))  # fmt: skip
+    cal = cb.fit(samples)
+    assert cal is not None
+    # a group of fewer than GROUP_MIN_VERDICTS verdicts (memory/rare: 10) shares the base
+    assert set(cal.groups) == {"memory/people", "memory/clips", "memory"}
+    assert cal.apply(0.2, group="memory/rare") == cal.apply(0.2)
+    people, clips, base = (cal.apply(0.2, group=g) for g in ("memory/people", "memory/clips",
+                                                             "memory"))  # fmt: skip
+    assert people > base + 0.2 and clips < base - 0.05, (people, base, clips)
+    assert cal.apply(0.2, group="memory/never-seen") == cal.apply(0.2)  # unknown: the base
+    # the policy reads the note's folder from its path, daily notes apart
+    v_people = pc.FileView("memory/people/ada.md", "topic", 0.0, 100 * DAY, (), ())
+    v_daily = pc.FileView("memory/people/2026-01-02.md", "daily", 0.0, 100 * DAY, (), ())
+    assert cb.group_of(v_people.path, v_people.kind) == "memory/people"
+    assert cb.group_of(v_daily.path, v_daily.kind) == cb.DAILY_GROUP
+    assert cb.group_of("notes.md", "topic") == ""
+    learned = pc.Likely().calibrated(cal)
+    generic = pc.Likely().probability(v_people)
+    assert learned.decide(v_people).p_need == cal.apply(generic, group="memory/people")
+
+
 def test_a_sample_is_usable_only_once_its_horizon_has_passed():
     s = [cb.Sample(0.0, 0.5, True), cb.Sample(30 * DAY, 0.5, False)]
     assert cb.usable(s, H - 1, H) == []
@@ -171,7 +202,8 @@ def test_a_recorded_calibration_is_reused_until_a_run_has_had_its_60_days(tmp_pa
         assert stored_calibration(cfg, store, at + DAY, policy) is False
         # a record of another shape: learned again, never a crash of the command reading it
         good = json.loads(calibration_record(policy.calibrated(cal), at))
-        for model in ({"coef": [0.1, 1.0, 0.2]}, {"knots_x": [0.1, 0.5], "knots_y": [0.2]}):
+        for model in ({"coef": [0.1, 1.0, 0.2]}, {"knots_x": [0.1, 0.5], "knots_y": [0.2]},
+                      {"groups": ["memory/people"], "group_coef": []}):
             with store.transaction():
                 store.set_meta("expire.calibration", json.dumps(
                     {**good, "model": {**good["model"], **model}}))  # fmt: skip

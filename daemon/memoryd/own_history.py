@@ -208,10 +208,12 @@ def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
             int(doc["verdicts"]), int(doc["runs"]), float(doc["cut"]), str(doc["rule"]),
             float(doc["strong_rate"]), float(doc["coverage"]),
             tuple(float(x) for x in model["knots_x"]), tuple(float(x) for x in model["knots_y"]),
+            tuple(str(g) for g in model["groups"]), tuple(float(x) for x in model["group_coef"]),
         )  # fmt: skip
-        # a record of another shape (another count of inputs, knots without their rates:
-        # an older memoryd's, or edited) is learned again rather than crash every reader
-        if len(cal.knots_x) != len(cal.knots_y):
+        # a record of another shape (another count of inputs, knots without their rates,
+        # groups without their offsets: an older memoryd's, or edited) is learned again
+        # rather than crash every reader
+        if len(cal.knots_x) != len(cal.knots_y) or len(cal.groups) != len(cal.group_coef):
             return False
         cal.apply(0.5)
     except (KeyError, TypeError, ValueError):
@@ -280,7 +282,8 @@ def calibration_record(policy: Any, now: float) -> str | None:
         "at": now,
         "calibrated": True,
         "model": {"coef": list(cal.coef), "centre": cal.centre, "size": cal.size,
-                  "knots_x": list(cal.knots_x), "knots_y": list(cal.knots_y)},
+                  "knots_x": list(cal.knots_x), "knots_y": list(cal.knots_y),
+                  "groups": list(cal.groups), "group_coef": list(cal.group_coef)},
         **cal.cut_report(),
         "target": policy.target,
         "floor": policy.floor,

@@ -13,8 +13,12 @@ chance onto what followed on this install:
   retrieved first) in ``(t, t + horizon]``. A sample is usable at time ``T`` only when
   ``t + horizon <= T``: its outcome is known by then, never later.
 * **calibration**: logistic regression of that label on the generic chance's logit and
-  the workspace's size (:func:`_inputs`), a ridge keeping it tame on few samples: Platt
-  scaling with more inputs; pure Python (Newton steps on five numbers). Then
+  the workspace's size (:func:`_inputs`), and on the note's *group* (its folder, or "a
+  daily note": :func:`group_of`), a ridge keeping it tame on few samples: Platt scaling
+  with more inputs; pure Python (Newton steps on a few numbers). The group is there because
+  notes of a folder share a fate the generic model cannot know (on a family written apart
+  from the ones it was fitted on, people's and runbooks' notes came back after long
+  silences, clippings did not: docs/decisions.md). Then
   histogram binning of that (:func:`binned`, five equal-count bins, kept monotone): the
   printed chance is the observed rate of its bin, read between the bins' centres.
 * **cut**: on the calibrated chance of the same samples (those old enough to be
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -38,10 +43,18 @@ from dataclasses import dataclass, replace
 # bench/bench_policies.py --minimum; three runs so one odd month does not make the map).
 MIN_VERDICTS = 200
 MIN_RUNS = 3
-# How hard the calibration's slope and size weight are held towards 0 (a prior worth a few
-# verdicts against thousands): chosen on training seeds 0-2 of both families among 1, 3,
-# 10 and 30 with or without a bend term (docs/decisions.md).
+# How hard the calibration's weights (slope, bend, size, groups' offsets) are held towards
+# their prior (a prior worth a few verdicts against thousands): chosen on training seeds 0-2
+# of families A and B among 1, 3, 10 and 30 with or without a bend term; for the groups'
+# offsets 10 against 3 and 30 on seeds 0-9 of A, B and C (docs/decisions.md).
 RIDGE = 10.0
+# What the size weight is held towards: a strong hit is mostly being the first result, and
+# a workspace twice as large shares the first results among twice the notes, so the odds of
+# one note fall as the notes grow. The past holds little of that (its sizes are close
+# together), so without it the map kept the first months' odds and over-stated the later
+# ones. -0.5 (not the -1 of a pure share: a note's own recent hits, in the generic chance,
+# fall too) against 0 and -1 on training seeds 0-9 of families A, B and C (docs/decisions.md).
+SIZE_PRIOR = -0.5
 # The second stage: the first stage's chance in this many equal-count bins, each mapped to
 # its observed strong-hit rate (monotone), read between the bins' centres. It corrects the
 # shape the first cannot (a floor of strong hits that notes nobody needs still get when
@@ -52,6 +65,12 @@ BINS = 5
 # history would otherwise cost seconds). The generated histories of docs/decisions.md stay
 # under it until their last runs.
 MAX_SAMPLES = 3000
+# Groups with at least GROUP_MIN_VERDICTS verdicts, at most MAX_GROUPS of them (the most
+# verdicts first), get their own offset; the others share the base. Chosen with RIDGE on
+# training seeds 0-9 of families A, B and C (docs/decisions.md).
+GROUP_MIN_VERDICTS = 30
+MAX_GROUPS = 20
+DAILY_GROUP = "(daily notes)"
 # Cuts tried: 0.01 … 0.50. Never above one half, whatever the floor asks: a note more
 # likely than not to be read again within 60 days is kept.
 CUT_GRID = tuple(round(0.01 * i, 2) for i in range(1, 51))
@@ -67,6 +86,15 @@ class Sample:
     any_hit: bool = False
     archivable: bool = True  # old enough to be archived (the cut is chosen on these)
     files: int = 1  # files taking part in that run (the workspace's size then)
+    group: str = ""  # the note's group (:func:`group_of`)
+
+
+def group_of(path: str, kind: str) -> str:
+    """The group a note's fate is learned with: all daily notes together, any other note
+    with the notes of its folder (workspace-relative; "" for the workspace's top)."""
+    if kind == "daily":
+        return DAILY_GROUP
+    return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
 def _logit(p: float) -> float:
@@ -108,12 +136,18 @@ class Calibration:
     cut_coverage: float  # measured: share of the samples without a strong hit below the cut
     knots_x: tuple[float, ...] = ()  # second stage: the first's chance, binned (means) …
     knots_y: tuple[float, ...] = ()  # … against the observed strong-hit rate there
+    groups: tuple[str, ...] = ()  # groups with an offset of their own …
+    group_coef: tuple[float, ...] = ()  # … added to the logit (others: none)
 
-    def apply(self, p: float, files: int | None = None) -> float:
-        """The calibrated chance of a file whose generic chance is ``p`` (at ``size``)."""
+    def apply(self, p: float, files: int | None = None, group: str | None = None) -> float:
+        """The calibrated chance of a file whose generic chance is ``p`` (at ``size``), in
+        ``group`` (:func:`group_of`; None or a group without an offset: the base)."""
         n = self.size if files is None else files
         x = _inputs(p, n, self.centre)
-        q = _sigmoid(sum(w * v for w, v in zip(self.coef, x, strict=True)))
+        z = sum(w * v for w, v in zip(self.coef, x, strict=True))
+        if group is not None and group in self.groups:
+            z += self.group_coef[self.groups.index(group)]
+        q = _sigmoid(z)
         if not self.knots_x:
             return q
         xs, ys = self.knots_x, self.knots_y
@@ -181,9 +215,11 @@ def logistic(
     rows: Sequence[tuple[Sequence[float], float]],
     ridge: float = 1.0,
     start: Sequence[float] | None = None,
+    prior: Sequence[float] | None = None,
 ) -> list[float]:
     """Logistic regression by Newton steps, the first input the intercept (a ridge on the
-    others keeps it defined when an input does not vary); pure Python. Rows with the same
+    others, towards ``prior`` (default 0), keeps it defined when an input does not vary);
+    pure Python. Rows with the same
     inputs are counted once with their weight, and ``start`` (the last run's weights)
     saves most steps: the expire job refits at every past run of the replay."""
     grouped: dict[tuple[float, ...], list[float]] = {}
@@ -197,8 +233,9 @@ def logistic(
     pts = [(x, n, k) for x, (n, k) in grouped.items()]  # inputs, count, positives
     d = len(rows[0][0])
     w = list(start) if start is not None and len(start) == d else [0.0] * d
+    mu = list(prior) if prior is not None else [0.0] * d
     for _ in range(30):
-        grad = [0.0] + [-ridge * v for v in w[1:]]
+        grad = [0.0] + [-ridge * (v - m) for v, m in zip(w[1:], mu[1:], strict=True)]
         hess = [[0.0] * d for _ in range(d)]
         for i in range(1, d):
             hess[i][i] = ridge
@@ -269,15 +306,30 @@ def fit(
         runs = len({s.t for s in samples})
 
     centre = sum(math.log(max(s.files, 1)) for s in samples) / len(samples)
-    coef = logistic([(_inputs(s.p, s.files, centre), float(s.strong)) for s in samples],
-                    ridge=RIDGE)  # fmt: skip
-    first = Calibration(tuple(coef), centre, 1, 0, 0, 0.0, "", 0.0, 0.0)
-    knots = binned([(first.apply(s.p, s.files), float(s.strong)) for s in samples], BINS)
+    counts = Counter(s.group for s in samples)
+    groups = tuple(g for g, n in counts.most_common(MAX_GROUPS) if n >= GROUP_MIN_VERDICTS)
+    where = {g: i for i, g in enumerate(groups)}
+
+    def inputs(s: Sample) -> tuple[float, ...]:
+        one_hot = [0.0] * len(groups)
+        if s.group in where:
+            one_hot[where[s.group]] = 1.0
+        return (*_inputs(s.p, s.files, centre), *one_hot)
+
+    prior = [0.0, 0.0, 0.0, SIZE_PRIOR, 0.0] + [0.0] * len(groups)
+    w = logistic([(inputs(s), float(s.strong)) for s in samples], ridge=RIDGE, prior=prior)
+    k = len(w) - len(groups)
+    coef, group_coef = tuple(w[:k]), tuple(w[k:])
+    first = Calibration(coef, centre, 1, 0, 0, 0.0, "", 0.0, 0.0,
+                        groups=groups, group_coef=group_coef)  # fmt: skip
+    knots = binned(
+        [(first.apply(s.p, s.files, s.group), float(s.strong)) for s in samples], BINS
+    )
     latest = max(samples, key=lambda s: s.t).files
-    cal = Calibration(tuple(coef), centre, size or latest, len(samples), runs,
-                      0.0, "", 0.0, 0.0, *knots)  # fmt: skip
+    cal = replace(first, size=size or latest, verdicts=len(samples), runs=runs,
+                  knots_x=knots[0], knots_y=knots[1])  # fmt: skip
     cut, rule, rate, cov = choose_cut(
-        [(cal.apply(s.p, s.files), s.strong) for s in samples if s.archivable],
+        [(cal.apply(s.p, s.files, s.group), s.strong) for s in samples if s.archivable],
         target=target,
         floor=floor,
     )

@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .calibration import Calibration
+from .calibration import Calibration, group_of
 
 DAY = 86400.0
 HORIZON_DAYS = 60
@@ -401,7 +401,8 @@ class Likely(Policy):
         p = self.probability(v)
         cut = self.threshold
         if self.calibration is not None:
-            p, cut = self.calibration.apply(p), self.calibration.cut
+            group = group_of(v.path, v.kind)
+            p, cut = self.calibration.apply(p, group=group), self.calibration.cut
         if v.age_days <= self.min_age_days:
             return Verdict(False, "young", f"{v.age_days:.1f} days old", p)
         # (the chance itself is printed next to the file: ExpireDecision.numbers["p_need"])

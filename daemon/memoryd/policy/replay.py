@@ -305,6 +305,7 @@ def replay(
                         hit_series.any_in(path, t, t + horizon),
                         v.age_days > base_policy.min_age_days,
                         taking_part,
+                        cb.group_of(path, v.kind),
                     ))  # fmt: skip
                 if verdict.archive:
                     chosen.append(path)
