@@ -321,7 +321,7 @@ def lag_table(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
                     if sel and here else None
                 for i in here:
                     s, shipped = res.samples[i], res.calibration[i]
-                    printed = c.apply(s.p) if c is not None else shipped[0]
+                    printed = c.apply(s.p, group=s.group) if c is not None else shipped[0]
                     pairs[name].append((printed, *shipped[1:]))
             pairs[names[4]] += [res.calibration[i] for i in here]
         for name, ps in pairs.items():

@@ -177,8 +177,13 @@ class Calibration:
 
     def describe(self) -> str:
         """How ``expire --dry-run``, ``explain`` and ``simulate`` say where the chance is from."""
+        apart = (
+            f", {len(self.groups)} groups of notes (folders, daily notes) each learned apart"
+            if len(self.groups) > 1
+            else ""
+        )
         return (
-            f"calibrated on {self.verdicts} of your own past verdicts ({self.runs} runs); "
+            f"calibrated on {self.verdicts} of your own past verdicts ({self.runs} runs{apart}); "
             f"archive below {self.cut:.0%}"
         )
 
