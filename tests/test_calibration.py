@@ -88,6 +88,19 @@ def test_a_sample_is_usable_only_once_its_horizon_has_passed():
     assert cb.usable(s, 30 * DAY + H, H) == s
 
 
+def test_a_verdict_two_short_months_back_is_learned_from_with_what_had_happened_by_then():
+    # Jan 1 to Mar 1 is 59 days: the January run's verdicts are learned from on March 1,
+    # labelled with the strong hits that had come by then, never with later ones
+    jan, mar = 0.0, 59 * DAY
+    later = cb.Sample(jan, 0.5, True, strong_at=mar + DAY)  # its strong hit came after Mar 1
+    sooner = cb.Sample(jan, 0.5, True, strong_at=10 * DAY)
+    unknown = cb.Sample(jan, 0.5, True)  # no time of its first strong hit: wait the 60 days
+    got = cb.usable([later, sooner, unknown], mar, H)
+    assert [(s.strong, s.strong_at) for s in got] == [(False, mar + DAY), (True, 10 * DAY)]
+    assert cb.usable([later], mar - 2 * DAY - 1, H) == []  # more than SHORT_BY before
+    assert [s.strong for s in cb.usable([later, unknown], jan + H, H)] == [True, True]
+
+
 def test_the_cut_keeps_the_target_when_it_can_and_reaches_the_floor_when_it_cannot():
     # 100 files at 0.02 of which 2 were hit strongly, 100 at 0.30 of which 30
     scored = [(0.02, i < 2) for i in range(100)] + [(0.30, i < 30) for i in range(100)]

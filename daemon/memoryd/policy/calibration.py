@@ -71,6 +71,11 @@ MAX_SAMPLES = 3000
 GROUP_MIN_VERDICTS = 30
 MAX_GROUPS = 20
 DAILY_GROUP = "(daily notes)"
+# A verdict is learned from once all but this much of its horizon is past (its label is
+# then what had happened so far): a monthly run two months back is 59 days old on March 1
+# and April 1 (59 days less an hour across a change to summer time), and waiting for the
+# 60th day would make those runs learn from verdicts three months old.
+SHORT_BY = 2 * 86400.0
 # Cuts tried: 0.01 … 0.50. Never above one half, whatever the floor asks: a note more
 # likely than not to be read again within 60 days is kept.
 CUT_GRID = tuple(round(0.01 * i, 2) for i in range(1, 51))
@@ -87,6 +92,7 @@ class Sample:
     archivable: bool = True  # old enough to be archived (the cut is chosen on these)
     files: int = 1  # files taking part in that run (the workspace's size then)
     group: str = ""  # the note's group (:func:`group_of`)
+    strong_at: float | None = None  # its first strong hit after t (inf: none; None: unknown)
 
 
 def group_of(path: str, kind: str) -> str:
@@ -286,8 +292,16 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
 
 
 def usable(samples: Sequence[Sample], at: float, horizon: float) -> list[Sample]:
-    """The samples whose outcome is known at ``at``: their run plus the horizon is past."""
-    return [s for s in samples if s.t + horizon <= at]
+    """The samples whose outcome is known at ``at``: their run plus the horizon is past, or
+    all but :data:`SHORT_BY` of it, their label then what had happened by ``at`` (a sample
+    without ``strong_at`` only once the whole horizon is past)."""
+    out = []
+    for s in samples:
+        if s.t + horizon <= at:
+            out.append(s)
+        elif s.t + horizon - SHORT_BY <= at and s.strong_at is not None:
+            out.append(replace(s, strong=s.strong_at <= at))
+    return out
 
 
 def fit(

@@ -191,6 +191,10 @@ class _Series:
         return ts[i] if i < len(ts) else None
 
 
+def _or_never(ts: float | None) -> float:
+    return math.inf if ts is None else ts
+
+
 def _views(
     files: Sequence[ReplayFile],
     hits_by_path: Mapping[str, Sequence[ReplayHit]],
@@ -306,6 +310,7 @@ def replay(
                         v.age_days > base_policy.min_age_days,
                         taking_part,
                         cb.group_of(path, v.kind),
+                        _or_never(strong_series.first_after(path, t)),
                     ))  # fmt: skip
                 if verdict.archive:
                     chosen.append(path)
