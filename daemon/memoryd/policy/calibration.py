@@ -183,11 +183,11 @@ class Calibration:
 
     def describe(self) -> str:
         """How ``expire --dry-run``, ``explain`` and ``simulate`` say where the chance is from."""
-        apart = (
-            f", {len(self.groups)} groups of notes (folders, daily notes) each learned apart"
-            if len(self.groups) > 1
-            else ""
-        )
+        folders = sum(g != DAILY_GROUP for g in self.groups)
+        kinds = [f"{folders} folder{'s' if folders != 1 else ''}"] if folders else []
+        if DAILY_GROUP in self.groups:
+            kinds.insert(0, "daily notes")
+        apart = f"; {' and '.join(kinds)} learned apart" if len(self.groups) > 1 else ""
         return (
             f"calibrated on {self.verdicts} of your own past verdicts ({self.runs} runs{apart}); "
             f"archive below {self.cut:.0%}"
