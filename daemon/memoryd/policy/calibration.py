@@ -241,7 +241,8 @@ def logistic(
         else:
             g[0] += 1.0
             g[1] += y
-    pts = [(x, n, k) for x, (n, k) in grouped.items()]  # inputs, count, positives
+    # inputs (only the non-zero ones: a note's group is one of many), count, positives
+    sparse = [([(i, v) for i, v in enumerate(x) if v], n, k) for x, (n, k) in grouped.items()]
     d = len(rows[0][0])
     w = list(start) if start is not None and len(start) == d else [0.0] * d
     mu = list(prior) if prior is not None else [0.0] * d
@@ -251,19 +252,18 @@ def logistic(
         for i in range(1, d):
             hess[i][i] = ridge
         hess[0][0] = 1e-6
-        for x, n, k in pts:
+        for nz, n, k in sparse:
             z = 0.0
-            for a_, b_ in zip(w, x, strict=True):
-                z += a_ * b_
+            for i, xi in nz:
+                z += w[i] * xi
             p = _sigmoid(z)
             g, r = k - n * p, n * p * (1 - p)
-            for i in range(d):
-                xi = x[i]
+            for a_, (i, xi) in enumerate(nz):
                 grad[i] += g * xi
                 rx = r * xi
                 row = hess[i]
-                for j in range(i + 1):
-                    row[j] += rx * x[j]
+                for j, xj in nz[: a_ + 1]:
+                    row[j] += rx * xj
         for i in range(d):
             for j in range(i + 1, d):
                 hess[i][j] = hess[j][i]
