@@ -201,12 +201,16 @@ def test_a_recorded_calibration_is_reused_until_a_run_has_had_its_60_days(tmp_pa
         same = stored_calibration(cfg, store, at + 5 * DAY, policy)
         assert same is not False and same.coef == cal.coef and same.cut == cal.cut
         assert same.apply(0.3) == cal.apply(0.3)
-        # the Jan 1 run's 60 days ended Mar 2, before the record; the Feb 1 run's end Apr 2,
-        # after it: from then on, learning again would know more
-        assert stored_calibration(cfg, store, datetime(2026, 4, 1, tzinfo=UTC).timestamp(),
+        # the Jan 1 run's 60 days ended Mar 2, before the record; the Feb 1 run (04:00) is
+        # learned from SHORT_BY before its 60 days end, on Mar 31 at 04:00: from then on,
+        # learning again would know more
+        assert stored_calibration(cfg, store, datetime(2026, 3, 31, 3, tzinfo=UTC).timestamp(),
                                   policy) is not False  # fmt: skip
-        assert stored_calibration(cfg, store, datetime(2026, 4, 3, tzinfo=UTC).timestamp(),
+        assert stored_calibration(cfg, store, datetime(2026, 3, 31, 5, tzinfo=UTC).timestamp(),
                                   policy) is False  # fmt: skip
+        feb1 = datetime(2026, 2, 1, 4, tzinfo=UTC).timestamp()
+        mar31 = datetime(2026, 3, 31, 5, tzinfo=UTC).timestamp()
+        assert cb.usable([cb.Sample(feb1, 0.5, False, strong_at=math.inf)], mar31, H)
         # another target or floor: learn again
         other = pc.Likely(target=0.1)
         assert stored_calibration(cfg, store, at + DAY, other) is False

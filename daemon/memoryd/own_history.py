@@ -195,7 +195,8 @@ def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
     at = float(doc["at"])
     if at > now or (doc.get("target"), doc.get("floor")) != (policy.target, policy.floor):
         return False
-    lag = HORIZON_DAYS * DAY
+    # a verdict is learned from once all but SHORT_BY of its horizon is past (cb.usable)
+    lag = HORIZON_DAYS * DAY - cb.SHORT_BY
     if fire_times(cfg.schedule.expire, schedule_timezone(cfg), at - lag + 1, now - lag):
         return False
     if not doc.get("calibrated"):
