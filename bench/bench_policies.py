@@ -314,7 +314,7 @@ def lag_table(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
                 continue
             here = by_run.get(t, [])
             known_by = {names[0]: [t], names[1]: runs[: k + 1], names[2]: runs[:k],
-                        names[3]: runs[: k - 1]}  # fmt: skip
+                        names[3]: runs[: max(k - 1, 0)]}  # fmt: skip
             for name, known in known_by.items():
                 sel = [s for r in known for s in (res.samples[i] for i in by_run.get(r, []))]
                 c = cb.fit(sel, min_verdicts=1, min_runs=1, size=res.samples[here[0]].files) \

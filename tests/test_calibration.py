@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from dataclasses import replace
 
 from memoryd.policy import calibration as cb
 from memoryd.policy import candidates as pc
@@ -158,6 +159,58 @@ def test_no_replayed_run_is_calibrated_on_its_own_future():
     assert cal.verdicts == len(known) < len([s for s in full.samples if s.t <= cut_at])
 
 
+def test_what_a_59_day_old_run_teaches_is_the_same_whatever_happens_after():
+    """March 1 learns from the January 1 run's verdicts (59 days) with what had happened by
+    then; a strong hit an hour later (a get), or a read an hour later of a note that came
+    along second on Feb 28, must change nothing learned on March 1."""
+    from datetime import UTC, datetime
+
+    def ts(y: int, m: int, d: int, h: int = 4) -> float:
+        return datetime(y, m, d, h, tzinfo=UTC).timestamp()
+
+    jan, mar = ts(2026, 1, 1), ts(2026, 3, 1)
+    files = [rp.ReplayFile(f"memory/n{i}.md", ts(2025, 10, 1), 100) for i in range(4)]
+    past = [rp.ReplayHit(f"memory/n{i}.md", ts(2025, 12, 1 + i), "get") for i in range(4)]
+    after = [
+        rp.ReplayHit("memory/n0.md", mar + 3600, "get"),
+        rp.ReplayHit("memory/n1.md", ts(2026, 2, 28), "search", 2, mar + 3600),
+    ]
+    policy = [pc.Likely()]
+    (full,) = rp.replay(files, past + after, [jan, mar], policy)
+    known_hits = [rp.ReplayHit(h.path, h.ts, h.kind, h.rank, h.read_at if (h.read_at or 0) <= mar
+                               else None) for h in past + after if h.ts <= mar]  # fmt: skip
+    (cut,) = rp.replay(files, known_hits, [jan, mar], policy)
+
+    def learned(res: rp.PolicyResult) -> list[tuple[float, str, bool]]:
+        return [(s.t, s.group, s.strong) for s in cb.usable(res.samples, mar, H)]
+
+    assert [x for x in learned(full) if x[0] == jan] == [(jan, "memory", False)] * 4
+    assert learned(full) == learned(cut)
+    # with the whole horizon (Mar 2, 04:00) the get counts; the read came at Mar 1 05:00
+    whole = cb.usable(full.samples, jan + H, H)
+    assert [s.strong for s in whole if s.t == jan] == [True, True, False, False]
+
+
+def test_the_sparse_fit_is_the_plain_logistic_regression():
+    # rows with a one-hot group among zeros: the same weights as a dense Newton fit
+    rng = random.Random(5)
+    rows = []
+    for _ in range(400):
+        g = rng.randrange(3)
+        x = [1.0, rng.gauss(0, 1), 0.0, rng.gauss(0, 1), 0.0] + [float(g == j) for j in range(3)]
+        z = -0.5 + 1.2 * x[1] - 0.4 * x[3] + (0.8, 0.0, -0.6)[g]
+        rows.append((x, float(rng.random() < 1 / (1 + math.exp(-z)))))
+    w = cb.logistic(rows, ridge=1.0)
+    # the dense gradient at w (the ridge on all but the intercept) is zero
+    grad = [0.0] + [-1.0 * v for v in w[1:]]
+    for x, y in rows:
+        p = 1 / (1 + math.exp(-sum(a * b for a, b in zip(w, x, strict=True))))
+        for i, xi in enumerate(x):
+            grad[i] += (y - p) * xi
+    assert max(abs(v) for v in grad) < 1e-6, grad
+    assert w[1] > 0.8 and w[3] < -0.1 and w[5] > w[6] > w[7]
+
+
 def test_status_shows_what_the_last_expire_run_decided_with():
     from memoryd.commands.service import _chance_status
     from memoryd.config import Config
@@ -190,8 +243,10 @@ def test_a_recorded_calibration_is_reused_until_a_run_has_had_its_60_days(tmp_pa
     from memoryd.store import Store
 
     cfg = Config()._replace(schedule=Config().schedule._replace(timezone="UTC"))
-    cal = cb.fit(_samples(1000, 5, lambda p: 0.2 + 0.6 * p))
-    assert cal is not None
+    samples = [replace(s, group=("memory/people", "memory")[i % 2])
+               for i, s in enumerate(_samples(1000, 5, lambda p: 0.2 + 0.6 * p))]  # fmt: skip
+    cal = cb.fit(samples)
+    assert cal is not None and set(cal.groups) == {"memory/people", "memory"}
     policy = pc.Likely()
     at = datetime(2026, 3, 10, tzinfo=UTC).timestamp()  # 0 4 1 * *: March 1 was a run
     with Store.open(tmp_path / "state.db") as store:
@@ -201,6 +256,9 @@ def test_a_recorded_calibration_is_reused_until_a_run_has_had_its_60_days(tmp_pa
         same = stored_calibration(cfg, store, at + 5 * DAY, policy)
         assert same is not False and same.coef == cal.coef and same.cut == cal.cut
         assert same.apply(0.3) == cal.apply(0.3)
+        # each group's offset survives the record
+        assert (same.groups, same.group_coef) == (cal.groups, cal.group_coef)
+        assert same.apply(0.3, group="memory/people") == cal.apply(0.3, group="memory/people")
         # the Jan 1 run's 60 days ended Mar 2, before the record; the Feb 1 run (04:00) is
         # learned from SHORT_BY before its 60 days end, on Mar 31 at 04:00: from then on,
         # learning again would know more

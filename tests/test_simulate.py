@@ -690,3 +690,34 @@ def test_on_a_family_written_apart_the_default_still_beats_the_seed_rule_and_say
     assert bins >= 12 and within >= 0.8 * bins, (within, bins)  # measured 28 of 28
     # 6 of 38 here; four histories are too few for the 15 % of twenty (docs/decisions.md)
     assert restores > 0 and needless <= 0.2 * restores, (needless, restores)
+
+
+def test_simulate_says_what_the_expire_job_decides_with_even_two_days_before_a_runs_60th(
+    tmp_path: Path,
+) -> None:
+    """Two days before a run's 60 days are over, the expire job already learns from it
+    (calibration.SHORT_BY); simulate's tables leave that run out (its outcome is not whole
+    yet) but its "now" line must be what the job would decide with: the same verdicts, runs
+    and cut as `expire --dry-run` prints."""
+    h = generate(7)
+    state = tmp_path / "oc"
+    (state / "agents" / "main" / "sessions").mkdir(parents=True)
+    write_history(h, state / "workspace", state / "memoryd" / "state.db")
+    cfg = tmp_path / "memoryd.toml"
+    cfg.write_text('[expire]\nprotect = []\n[schedule]\ntimezone = "UTC"\n')
+    last = datetime.fromtimestamp(h.end - 61 * DAY, UTC)
+    fire = last.replace(day=1, hour=4, minute=0, second=0, microsecond=0).timestamp()
+    now = fire + 58 * DAY + 3600  # the run at `fire` is 58 days and an hour old
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    env.update(HOME=str(tmp_path), OPENCLAW_STATE_DIR=str(state), MEMORYD_CONFIG=str(cfg),
+               MEMORYD_NOW=str(now))  # fmt: skip
+    doc = json.loads(_run(env, "simulate", "--json", "--no-scan").stdout)
+    last_run = datetime.fromisoformat(doc["runs"][-1].replace("Z", "+00:00")).timestamp()
+    assert last_run < fire  # the tables stop before it
+    ch = doc["chance_now"]
+    assert ch["calibrated"]
+    dry = json.loads(_run(env, "expire", "--dry-run", "--json", "--no-scan").stdout)
+    assert dry["chance_source"].startswith(
+        f"calibrated on {ch['verdicts']} of your own past verdicts ({ch['runs']} runs"
+    ), (dry["chance_source"], ch)
+    assert dry["chance_source"].endswith(f"archive below {ch['cut']:.0%}")

@@ -7,7 +7,8 @@ archived (from the journal), the hits with their strength and the search queries
 ``likely`` over the past runs of the expire schedule to get the calibration and cut it
 has learned by now (:func:`learned_policy`, what ``expire``, ``explain``, ``status``
 and the monthly job decide and print with). Computed from the state database each
-time, so the monthly run always uses the verdicts whose 60 days have passed by then.
+time, so the monthly run always uses the verdicts whose 60 days have passed by then
+(or all but ``calibration.SHORT_BY`` of them, labelled with what had happened).
 Read-only.
 """
 
@@ -148,14 +149,15 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
 
 def learned_policy(cfg: Any, paths: Any, store: Any, now: float, *, fresh: bool = False) -> Any:
     """The configured policy as it decides now: ``likely`` with the calibration and cut
-    learned from the user's past verdicts whose 60 days have passed (its
+    learned from the user's past verdicts whose 60 days have (nearly) passed (its
     ``calibration`` None when there are too few: the generic chance); any other policy
     as named. Never raises on a damaged history: a failure leaves the generic model.
 
     Learning replays the whole history (seconds on years of hits), so the expire job
     (``fresh``) learns and records it (:func:`record_calibration`), and a dry run,
     ``explain`` or ``reflect`` reuse the record while it is still what learning would
-    give: no run of the schedule has had its 60 days pass since it was made."""
+    give: no run of the schedule has come within ``SHORT_BY`` of its 60 days since it was
+    made."""
     from .policy import candidates as pc
 
     policy = configured_policy(cfg)
@@ -179,7 +181,8 @@ def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
     """The recorded calibration (None: recorded as not yet calibrated), read at the
     number of files it was recorded for, if learning now would give the same: recorded for the same
     target and floor, and no fire time of the schedule in (recorded − 60 d, now − 60 d]
-    (no verdict has had its 60 days pass since). False when there is no such record."""
+    (no verdict has come within ``SHORT_BY`` of its 60 days since: learning would use it).
+    False when there is no such record."""
     import json
 
     from .config import schedule_timezone
@@ -240,7 +243,8 @@ def configured_policy(cfg: Any) -> Any:
 def calibration_now(cfg: Any, paths: Any, store: Any, now: float, policy: Any) -> Any:
     """The calibration ``policy`` (a learning ``likely``) has learned by ``now``: its
     verdicts at the past runs of the expire schedule, replayed as ``simulate`` does, whose
-    60 days have passed; read at today's number of files. None below the minimum."""
+    60 days have passed (or all but ``SHORT_BY``: :func:`memoryd.policy.calibration.usable`);
+    read at today's number of files. None below the minimum."""
     from .policy import calibration as cb
     from .policy import replay as rp
     from .policy.candidates import DAY, HORIZON_DAYS

@@ -10,8 +10,9 @@ chance onto what followed on this install:
   schedule, for every file it decided on (taking part, not protected, not archived at
   the time; young ones too, since their chance is printed as well), the generic chance,
   the workspace's size, and whether the file then had a *strong* hit (read, or
-  retrieved first) in ``(t, t + horizon]``. A sample is usable at time ``T`` only when
-  ``t + horizon <= T``: its outcome is known by then, never later.
+  retrieved first) in ``(t, t + horizon]``. A sample is usable at time ``T`` when
+  ``t + horizon <= T``, or when only :data:`SHORT_BY` of its horizon is left and its label
+  is then what had happened by ``T`` (:func:`usable`): never anything later.
 * **calibration**: logistic regression of that label on the generic chance's logit and
   the workspace's size (:func:`_inputs`), and on the note's *group* (its folder, or "a
   daily note": :func:`group_of`), a ridge keeping it tame on few samples: Platt scaling
@@ -187,7 +188,7 @@ class Calibration:
         kinds = [f"{folders} folder{'s' if folders != 1 else ''}"] if folders else []
         if DAILY_GROUP in self.groups:
             kinds.insert(0, "daily notes")
-        apart = f"; {' and '.join(kinds)} learned apart" if len(self.groups) > 1 else ""
+        apart = f"; {' and '.join(kinds)} learned apart" if self.groups else ""
         return (
             f"calibrated on {self.verdicts} of your own past verdicts ({self.runs} runs{apart}); "
             f"archive below {self.cut:.0%}"

@@ -191,8 +191,31 @@ class _Series:
         return ts[i] if i < len(ts) else None
 
 
-def _or_never(ts: float | None) -> float:
-    return math.inf if ts is None else ts
+class _StrongAfter:
+    """Per path, when its first hit after ``t`` became strong: at the hit for a get or a
+    search retrieved first (or of unknown rank), at the read for one read later, never for
+    one never read. A label cut at a time counts only hits strong by then."""
+
+    def __init__(self, hits_by_path: Mapping[str, Sequence[ReplayHit]]):
+        self.ts: dict[str, list[float]] = {}
+        self.first: dict[str, list[float]] = {}  # from index i on, the earliest "became"
+        for path, lst in hits_by_path.items():  # each sorted by ts
+            became = [
+                h.ts if is_strong(h.kind, h.rank, None, h.ts)
+                else (max(h.read_at, h.ts) if h.read_at is not None else math.inf)
+                for h in lst
+            ]  # fmt: skip
+            suffix = [math.inf] * (len(lst) + 1)
+            for i in range(len(lst) - 1, -1, -1):
+                suffix[i] = min(became[i], suffix[i + 1])
+            self.ts[path] = [h.ts for h in lst]
+            self.first[path] = suffix
+
+    def after(self, path: str, t: float) -> float:
+        ts = self.ts.get(path)
+        if not ts:
+            return math.inf
+        return self.first[path][bisect.bisect_right(ts, t)]
 
 
 def _views(
@@ -255,6 +278,7 @@ def replay(
     hit_series = _Series({p: [h.ts for h in lst] for p, lst in hits_by_path.items()})
     strong_series = _Series({p: [h.ts for h in lst if h.strong] for p, lst in hits_by_path.items()})
     need_series = _Series(needs) if needs is not None else None
+    strong_after = _StrongAfter(hits_by_path)
     runs = sorted(runs)
     views = [_views(files, hits_by_path, hit_series.times, t) for t in runs]
     protected = {f.path for f in files if f.protected}
@@ -310,7 +334,7 @@ def replay(
                         v.age_days > base_policy.min_age_days,
                         taking_part,
                         cb.group_of(path, v.kind),
-                        _or_never(strong_series.first_after(path, t)),
+                        strong_after.after(path, t),
                     ))  # fmt: skip
                 if verdict.archive:
                     chosen.append(path)
