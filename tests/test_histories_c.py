@@ -6,15 +6,14 @@ weekly roll-ups, a drifting knowledge base)."""
 
 from __future__ import annotations
 
-import random
 import re
-import sqlite3
 from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
 
-from memoryd.testing.histories import History, replay_inputs, write_history
+import history_checks as hc
+from memoryd.testing.histories import History
 from memoryd.testing.histories_c import FamilyCParams, generate_c, sample_params_c
 
 DAY = 86400.0
@@ -26,97 +25,33 @@ def default() -> History:
 
 
 def test_the_same_seed_gives_the_same_history_and_another_seed_another():
-    a, b, c = generate_c(3), generate_c(3), generate_c(4)
-
-    def key(h: History) -> list[tuple[object, ...]]:
-        return [(x.path, x.ts, x.kind, x.query, x.score, x.session) for x in h.hits]
-
-    assert key(a) == key(b) and a.calls == b.calls
-    assert [(f.path, f.text, f.needs) for f in a.files] == [(f.path, f.text, f.needs)
-                                                             for f in b.files]  # fmt: skip
-    assert key(a) != key(c)
+    hc.assert_reproducible(generate_c)
 
 
 def test_every_hit_is_of_a_generated_note_at_or_after_its_creation(default: History):
-    created = {f.path: f.created for f in default.files}
-    assert len(created) == len(default.files)
-    assert [x.ts for x in default.hits] == sorted(x.ts for x in default.hits)
-    for x in default.hits:
-        assert x.path in created and x.ts >= created[x.path]
-        assert default.start <= x.ts <= default.end
-    for f in default.files:
-        assert f.size == len(f.text.encode()) and f.text.startswith("# ")
-        assert all(f.created <= t < default.end for t in f.needs)
-        assert all(w in f.text for w in f.words)
-        if f.kind == "daily":
-            assert re.fullmatch(r"memory/\d{4}-\d\d-\d\d\.md", f.path)
-        else:
-            assert f.path.startswith("memory/") and f.path.endswith(".md")
+    hc.assert_consistent(default, agents={"main", "work"})
 
 
 def test_every_search_is_for_a_note_needed_at_that_moment(default: History):
-    needs = default.needs
-    by_call: dict[str, list] = {}
-    for x in default.hits:
-        by_call.setdefault(x.call_id, []).append(x)
-    for cid, ts, query, needed in default.calls:
-        assert query.strip() and ts in needs[needed]
-        hits = by_call[cid]
-        assert {x.kind for x in hits} == {"search"} and {x.query for x in hits} == {query}
-        assert all(isinstance(x.score, float) for x in hits)
-        assert len({x.path for x in hits}) == len(hits) and len({x.ts for x in hits}) == 1
-    searched = {cid for cid, *_ in default.calls}
-    for cid, hits in by_call.items():
-        if cid not in searched:
-            assert [(x.kind, x.query, x.score) for x in hits] == [("get", None, None)]
+    hc.assert_searches_are_for_needed_notes(default)
 
 
 def test_the_needed_note_is_usually_found_not_always_first_and_other_notes_come_along(
     default: History,
 ):
-    by_call: dict[str, list] = {}
-    for x in default.hits:
-        if x.kind == "search":
-            by_call.setdefault(x.call_id, []).append(x)
-    found = first = 0
-    along: Counter[str] = Counter()
-    for cid, _ts, _q, needed in default.calls:
-        ranked = [x.path for x in sorted(by_call[cid], key=lambda x: -(x.score or 0))]
-        found += needed in ranked
-        first += ranked[0] == needed
-        along.update(p for p in ranked if p != needed)
-    n = len(default.calls)
+    n, found, first, along = hc.retrieval(default)
     assert 0.6 * n < found < 0.98 * n  # usually found, sometimes not at all
     assert first < 0.97 * found
-    counts = sorted(along.values(), reverse=True)
-    assert counts[0] > 4 * counts[len(counts) // 2]  # some come along far more often
+    assert along[0] > 4 * along[len(along) // 2]  # some come along far more often
     assert {x.agent for x in default.hits if x.kind == "search"} == {"main", "work"}
 
 
 def test_sampled_users_differ_and_give_histories_of_a_heavy_users_size():
-    drawn = [sample_params_c(random.Random(50_000 + s)) for s in range(3)]
-    assert len(set(drawn)) == 3 and FamilyCParams() not in drawn
-    for s, p in enumerate(drawn):
-        h = generate_c(s, p)
-        days = (h.end - h.start) / DAY
-        assert 330 <= days <= 480
-        assert 150 <= len(h.files) <= 650
-        assert 2000 <= len(h.hits) <= 30_000 and len(h.calls) > 300
+    hc.assert_sampled_users_are_heavy_users(generate_c, sample_params_c, FamilyCParams(), 50_000)
 
 
 def test_the_replay_and_write_history_read_it(default: History, tmp_path):
-    inp = replay_inputs(default)
-    assert inp["runs"] and len(inp["calls"]) == len(default.calls)
-    assert sum(1 for f in inp["files"] if f.kind == "daily") == sum(
-        1 for f in default.files if f.kind == "daily")  # fmt: skip
-    upto = default.start + 60 * DAY
-    write_history(default, tmp_path / "ws", tmp_path / "state.db", upto=upto)
-    assert all((tmp_path / "ws" / f.path).is_file() for f in default.files)
-    with sqlite3.connect(tmp_path / "state.db") as conn:
-        (hits,) = conn.execute("SELECT count(*) FROM hits").fetchone()
-        (calls,) = conn.execute("SELECT count(*) FROM calls").fetchone()
-    assert hits == sum(1 for x in default.hits if x.ts <= upto) > 0
-    assert 0 < calls < hits
+    hc.assert_replay_and_write_history_read_it(default, tmp_path, min_daily=1)
 
 
 def _dated(f, label: str) -> str:

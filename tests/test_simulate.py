@@ -606,67 +606,16 @@ def test_the_replay_counts_no_restore_when_a_workspace_file_answers_the_query_fi
         assert old.restores == 1
 
 
-@pytest.mark.parametrize("family", ["a", "b"])
-def test_the_default_meets_the_targets_on_each_family(family: str) -> None:
-    """Issue 24: on family B (memoryd.testing.histories_b, never used to fit the generic
-    model), and on family A, pooled over four histories the bench never printed: the
-    default archives a needed note at most half as often as the seed rule at two thirds of
-    its coverage; every restore on demand brings back the note the search was for (the
-    rule before issue 24: about a third of them on family A, a tenth on B), and on B at
-    most 15 % are needless (never hit again within 60 days; four histories of A are too
-    few for that share, 10 % over twenty: docs/decisions.md)."""
+def _pooled(histories: list[Any]) -> dict[str, float]:
+    """The seed rule and the default replayed on ``histories`` (with restore on demand),
+    pooled: need FA and coverage of each, the default's restores, and its calibration
+    table's check summed over the histories (each calibrated on its own past)."""
     from memoryd.commands.simulate import restore_index
-    from memoryd.testing.histories_b import FamilyBParams, generate_b, sample_params_b
-
-    def make(seed: int) -> Any:
-        if family == "a":
-            return generate(seed, GenParams() if seed % 2 else
-                            sample_params(random.Random(seed * 31 + 5)))  # fmt: skip
-        return generate_b(seed, FamilyBParams() if seed % 2 else
-                          sample_params_b(random.Random(seed * 7 + 1)))  # fmt: skip
 
     policies = [pc.Seed(), pc.policy_named(pc.DEFAULT_POLICY)]
     totals = {p.name: [0, 0, 0, 0] for p in policies}  # need FA, archived, cold_a, cold_n
-    restores = needless = right = 0
-    for seed in range(90_001, 90_005):
-        inp = replay_inputs(make(seed))
-        cands = restore_index(inp["calls"], inp["texts"])
-        for r in rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"],
-                           calls=inp["calls"], restore_candidates=cands.__getitem__):  # fmt: skip
-            assert r.need is not None
-            t = totals[r.name]
-            t[0] += r.need.false_archives
-            t[1] += r.archived
-            t[2] += r.need.cold_archived
-            t[3] += r.need.cold_total
-            if r.name == pc.DEFAULT_POLICY:
-                restores += r.restores
-                needless += r.restores_needless
-                right += r.restores_right
-    seed_t, best = totals["seed"], totals[pc.DEFAULT_POLICY]
-    assert best[0] / best[1] <= 0.5 * seed_t[0] / seed_t[1], (best, seed_t)
-    assert best[2] / best[3] >= (2 / 3) * seed_t[2] / seed_t[3], (best, seed_t)
-    assert restores > 0 and right == restores, (right, restores)
-    if family == "b":
-        assert needless <= 0.15 * restores, (needless, restores)
-
-
-def test_on_a_family_written_apart_the_default_still_beats_the_seed_rule_and_says_so_honestly():
-    """Family C (memoryd.testing.histories_c) was written by someone who had read neither
-    generator the default was fitted and chosen on; nothing was chosen on it. There the
-    need-halving target is only just reached there (docs/decisions.md), but on four
-    histories the bench never printed the default must still archive needed notes clearly
-    less often than the seed rule at most of its coverage, calibrate its printed chance
-    within 0.10 in most bins of each history's own table, and rarely restore needlessly."""
-    from memoryd.commands.simulate import restore_index
-    from memoryd.testing.histories_c import FamilyCParams, generate_c, sample_params_c
-
-    policies = [pc.Seed(), pc.policy_named(pc.DEFAULT_POLICY)]
-    totals = {p.name: [0, 0, 0, 0] for p in policies}  # need FA, archived, cold_a, cold_n
-    restores = needless = within = bins = 0
-    for seed in range(90_001, 90_005):
-        h = generate_c(seed, FamilyCParams() if seed % 2 else
-                       sample_params_c(random.Random(seed * 11 + 3)))  # fmt: skip
+    out = dict.fromkeys(("restores", "needless", "right", "within", "bins"), 0.0)
+    for h in histories:
         inp = replay_inputs(h)
         cands = restore_index(inp["calls"], inp["texts"])
         for r in rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"],
@@ -678,18 +627,71 @@ def test_on_a_family_written_apart_the_default_still_beats_the_seed_rule_and_say
             t[2] += r.need.cold_archived
             t[3] += r.need.cold_total
             if r.name == pc.DEFAULT_POLICY:
-                restores += r.restores
-                needless += r.restores_needless
+                out["restores"] += r.restores
+                out["needless"] += r.restores_needless
+                out["right"] += r.restores_right
                 own = [c for c, f in zip(r.calibration, r.calibrated_flags, strict=True) if f]
                 check = rp.calibration_check(rp.calibration_bins(own))
-                within += int(check["within"])  # type: ignore[call-overload]
-                bins += int(check["bins"])  # type: ignore[call-overload]
-    seed_t, best = totals["seed"], totals[pc.DEFAULT_POLICY]
-    assert best[0] / best[1] <= 0.75 * seed_t[0] / seed_t[1], (best, seed_t)  # measured 0.51
-    assert best[2] / best[3] >= 0.8 * seed_t[2] / seed_t[3], (best, seed_t)  # measured 0.91
-    assert bins >= 12 and within >= 0.8 * bins, (within, bins)  # measured 28 of 28
-    # 6 of 38 here; four histories are too few for the 15 % of twenty (docs/decisions.md)
-    assert restores > 0 and needless <= 0.2 * restores, (needless, restores)
+                out["within"] += int(check["within"])  # type: ignore[call-overload]
+                out["bins"] += int(check["bins"])  # type: ignore[call-overload]
+    (fa_s, n_s, ca_s, cn_s), (fa, n, ca, cn) = totals["seed"], totals[pc.DEFAULT_POLICY]
+    return {**out, "fa_ratio": (fa / n) / (fa_s / n_s), "cov_ratio": (ca / cn) / (ca_s / cn_s)}
+
+
+@pytest.mark.parametrize("family", ["a", "b"])
+def test_the_default_meets_the_targets_on_each_family(family: str) -> None:
+    """Issue 24: on family B (memoryd.testing.histories_b, never used to fit the generic
+    model), and on family A, pooled over four histories the bench never printed: the
+    default archives a needed note at most half as often as the seed rule at two thirds of
+    its coverage; every restore on demand brings back the note the search was for (the
+    rule before issue 24: about a third of them on family A, a tenth on B), and on B at
+    most 15 % are needless (never hit again within 60 days; four histories of A are too
+    few for that share, 10 % over twenty: docs/decisions.md)."""
+    from memoryd.testing.histories_b import FamilyBParams, generate_b, sample_params_b
+
+    def make(seed: int) -> Any:
+        if family == "a":
+            return generate(seed, GenParams() if seed % 2 else
+                            sample_params(random.Random(seed * 31 + 5)))  # fmt: skip
+        return generate_b(seed, FamilyBParams() if seed % 2 else
+                          sample_params_b(random.Random(seed * 7 + 1)))  # fmt: skip
+
+    got = _pooled([make(seed) for seed in range(90_001, 90_005)])
+    assert got["fa_ratio"] <= 0.5 and got["cov_ratio"] >= 2 / 3, got
+    assert got["restores"] > 0 and got["right"] == got["restores"], got
+    if family == "b":
+        assert got["needless"] <= 0.15 * got["restores"], got
+
+
+@pytest.mark.parametrize("family", ["c", "d"])
+def test_on_families_written_apart_the_default_still_beats_the_seed_rule(family: str) -> None:
+    """Families C and D (memoryd.testing.histories_c, _d) were written by people who had read
+    none of the other generators. Over twenty histories no rule halves the seed rule's need
+    FA there (docs/decisions.md), but on four histories the bench never printed the default
+    must still archive needed notes clearly less often than the seed rule at most of its
+    coverage and rarely restore needlessly; on C (stable months) its printed chance must be
+    within 0.10 in most bins of each history's own table. On D (a student's terms) it is
+    not, and the table's own check must say so rather than hide it."""
+    from memoryd.testing.histories_c import FamilyCParams, generate_c, sample_params_c
+    from memoryd.testing.histories_d import FamilyDParams, generate_d, sample_params_d
+
+    def make(seed: int) -> Any:
+        if family == "c":
+            return generate_c(seed, FamilyCParams() if seed % 2 else
+                              sample_params_c(random.Random(seed * 11 + 3)))  # fmt: skip
+        return generate_d(seed, FamilyDParams() if seed % 2 else
+                          sample_params_d(random.Random(seed * 13 + 7)))  # fmt: skip
+
+    got = _pooled([make(seed) for seed in range(90_001, 90_005)])
+    # measured: C 0.51 and 94 %, D 0.59 and 83 %
+    assert got["fa_ratio"] <= 0.8 and got["cov_ratio"] >= 0.75, got
+    # four histories are too few for the 15 % of twenty (measured: 6 of 38, 2 of 23)
+    assert got["restores"] > 0 and got["needless"] <= 0.2 * got["restores"], got
+    assert got["bins"] >= 12, got
+    if family == "c":
+        assert got["within"] >= 0.8 * got["bins"], got  # measured 27 of 27
+    else:
+        assert got["within"] < got["bins"], got  # measured 19 of 30
 
 
 def test_simulate_says_what_the_expire_job_decides_with_even_two_days_before_a_runs_60th(
