@@ -245,8 +245,9 @@ def test_a_recorded_calibration_is_reused_until_a_run_has_had_its_60_days(tmp_pa
     cfg = Config()._replace(schedule=Config().schedule._replace(timezone="UTC"))
     samples = [replace(s, group=("memory/people", "memory")[i % 2])
                for i, s in enumerate(_samples(1000, 5, lambda p: 0.2 + 0.6 * p))]  # fmt: skip
-    cal = cb.fit(samples)
-    assert cal is not None and set(cal.groups) == {"memory/people", "memory"}
+    fitted = cb.fit(samples)
+    assert fitted is not None and set(fitted.groups) == {"memory/people", "memory"}
+    cal = replace(fitted, track=(5, 6))  # its past chances: 5 of 6 bins within 0.10
     policy = pc.Likely()
     at = datetime(2026, 3, 10, tzinfo=UTC).timestamp()  # 0 4 1 * *: March 1 was a run
     with Store.open(tmp_path / "state.db") as store:
@@ -258,6 +259,7 @@ def test_a_recorded_calibration_is_reused_until_a_run_has_had_its_60_days(tmp_pa
         assert same.apply(0.3) == cal.apply(0.3)
         # each group's offset survives the record
         assert (same.groups, same.group_coef) == (cal.groups, cal.group_coef)
+        assert same.track == (5, 6) and same.describe().endswith("in 5 of 6 chance bins")
         assert same.apply(0.3, group="memory/people") == cal.apply(0.3, group="memory/people")
         # the Jan 1 run's 60 days ended Mar 2, before the record; the Feb 1 run (04:00) is
         # learned from SHORT_BY before its 60 days end, on Mar 31 at 04:00: from then on,

@@ -396,6 +396,12 @@ def test_simulate_json_on_a_generated_year_matches_an_independent_recount(tmp_pa
     assert dry["chance_source"].startswith(
         f"calibrated on {doc['chance_now']['verdicts']} of your own past verdicts"
     )
+    # and its track record there is simulate's check of the same table
+    check = likely["calibration_check"]
+    assert dry["chance_source"].endswith(
+        f"at your past runs it was within 0.10 of what followed in {check['within']} of "
+        f"{check['bins']} chance bins"
+    ), (dry["chance_source"], check)
     assert any("p_need" in k for k in dry["keep"])
     some = next(k["path"] for k in dry["keep"] if "p_need" in k)
     said = _run(env, "explain", some, "--no-scan").stdout
@@ -722,4 +728,4 @@ def test_simulate_says_what_the_expire_job_decides_with_even_two_days_before_a_r
     assert dry["chance_source"].startswith(
         f"calibrated on {ch['verdicts']} of your own past verdicts ({ch['runs']} runs"
     ), (dry["chance_source"], ch)
-    assert dry["chance_source"].endswith(f"archive below {ch['cut']:.0%}")
+    assert f"; archive below {ch['cut']:.0%}; " in dry["chance_source"]

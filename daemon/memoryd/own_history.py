@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any
@@ -213,6 +214,7 @@ def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
             float(doc["strong_rate"]), float(doc["coverage"]),
             tuple(float(x) for x in model["knots_x"]), tuple(float(x) for x in model["knots_y"]),
             tuple(str(g) for g in model["groups"]), tuple(float(x) for x in model["group_coef"]),
+            tuple(int(x) for x in doc.get("track") or ())[:2],
         )  # fmt: skip
         # a record of another shape (another count of inputs, knots without their rates,
         # groups without their offsets: an older memoryd's, or edited) is learned again
@@ -258,12 +260,27 @@ def calibration_now(cfg: Any, paths: Any, store: Any, now: float, policy: Any) -
         return None
     (res,) = rp.replay(data["files"], data["hits"], runs, [policy], HORIZON_DAYS)
     taking_part = sum(1 for f in data["files"] if not f.protected and f.created <= now)
-    return cb.fit(
+    cal = cb.fit(
         cb.usable(res.samples, now, HORIZON_DAYS * DAY),
         target=policy.target,
         floor=policy.floor,
         size=max(taking_part, 1),
     )
+    if cal is None:
+        return None
+    # its track record: the chance printed at the past calibrated runs whose 60 days are
+    # over, against what followed (the table `simulate` prints, and its check)
+    horizon = HORIZON_DAYS * DAY
+    shown = [
+        c
+        for c, calibrated, s in zip(res.calibration, res.calibrated_flags, res.samples,
+                                    strict=True)
+        if calibrated and s.t + horizon <= now
+    ]  # fmt: skip
+    check = rp.calibration_check(rp.calibration_bins(shown))
+    within, bins = check["within"], check["bins"]
+    assert isinstance(within, int) and isinstance(bins, int)
+    return replace(cal, track=(within, bins))
 
 
 CALIBRATION_META = "expire.calibration"  # what the last expire run decided with (status)
@@ -290,6 +307,7 @@ def calibration_record(policy: Any, now: float) -> str | None:
                   "knots_x": list(cal.knots_x), "knots_y": list(cal.knots_y),
                   "groups": list(cal.groups), "group_coef": list(cal.group_coef)},
         **cal.cut_report(),
+        "track": list(cal.track),
         "target": policy.target,
         "floor": policy.floor,
         "text": cal.describe(),
