@@ -285,3 +285,64 @@ def test_a_recorded_calibration_is_reused_until_a_run_has_had_its_60_days(tmp_pa
                 store.set_meta("expire.calibration", json.dumps(
                     {**good, "model": {**good["model"], **model}}))  # fmt: skip
             assert stored_calibration(cfg, store, at + DAY, policy) is False
+
+
+def test_a_recorded_track_record_is_not_reused_once_a_run_it_left_out_has_had_its_60_days(
+    tmp_path,
+):
+    """The expire job on March 1 learns from the January 1 run (59 days old, SHORT_BY) but
+    its track record leaves that run out (its 60 days are not over). From March 2, 04:00
+    learning again counts it in the track (as simulate's table does): the record made on
+    March 1 is no longer what learning would give."""
+    from datetime import UTC, datetime
+
+    from memoryd.config import Config
+    from memoryd.own_history import calibration_record, stored_calibration
+    from memoryd.store import Store
+
+    cfg = Config()._replace(schedule=Config().schedule._replace(timezone="UTC"))
+    fitted = cb.fit(_samples(1000, 5, lambda p: 0.2 + 0.6 * p))
+    assert fitted is not None
+    cal = replace(fitted, track=(3, 3))
+    policy = pc.Likely()
+    mar1 = datetime(2026, 3, 1, 4, 0, 5, tzinfo=UTC).timestamp()  # the job, at its fire time
+    with Store.open(tmp_path / "state.db") as store:
+        with store.transaction():
+            store.set_meta("expire.calibration", calibration_record(policy.calibrated(cal), mar1))
+        before = datetime(2026, 3, 2, 3, tzinfo=UTC).timestamp()
+        after = datetime(2026, 3, 3, tzinfo=UTC).timestamp()
+        assert stored_calibration(cfg, store, before, policy) is not False
+        jan1 = datetime(2026, 1, 1, 4, tzinfo=UTC).timestamp()
+        assert jan1 + H > mar1 and jan1 + H <= after  # left out of the record's track, not now
+        assert stored_calibration(cfg, store, after, policy) is False
+
+
+def test_a_malformed_track_in_the_record_is_learned_again_never_a_crash(tmp_path):
+    from datetime import UTC, datetime
+
+    from memoryd.config import Config
+    from memoryd.own_history import calibration_record, stored_calibration
+    from memoryd.store import Store
+
+    cfg = Config()._replace(schedule=Config().schedule._replace(timezone="UTC"))
+    fitted = cb.fit(_samples(1000, 5, lambda p: 0.2 + 0.6 * p))
+    assert fitted is not None
+    policy = pc.Likely()
+    at = datetime(2026, 3, 10, tzinfo=UTC).timestamp()
+    good = json.loads(calibration_record(policy.calibrated(replace(fitted, track=(5, 6))), at))
+    with Store.open(tmp_path / "state.db") as store:
+        for track in (["x"], 5, [7], [5, 6, 7], "56", [9, 6], [-1, 6], [None, 6], {"a": 1},
+                      [float("inf"), 6]):  # fmt: skip
+            with store.transaction():
+                store.set_meta("expire.calibration", json.dumps({**good, "track": track}))
+            got = stored_calibration(cfg, store, at + DAY, policy)
+            assert got is False, (track, got)
+        # an older memoryd's record (no track): reused, said without one
+        old = {k: v for k, v in good.items() if k != "track"}
+        with store.transaction():
+            store.set_meta("expire.calibration", json.dumps(old))
+        got = stored_calibration(cfg, store, at + DAY, policy)
+        assert got is not False and got.track == ()
+        assert got.describe().endswith(f"archive below {got.cut:.0%}")
+    # a Calibration built with a short track never breaks what prints it
+    assert "chance bins" not in replace(fitted, track=(7,)).describe()

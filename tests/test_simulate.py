@@ -689,8 +689,9 @@ def test_on_families_written_apart_the_default_still_beats_the_seed_rule(family:
                           sample_params_d(random.Random(seed * 13 + 7)))  # fmt: skip
 
     got = _pooled([make(seed) for seed in range(90_001, 90_005)])
-    # measured: C 0.51 and 94 %, D 0.59 and 83 %
-    assert got["fa_ratio"] <= 0.8 and got["cov_ratio"] >= 0.75, got
+    # measured: C 0.51 and 94 % (held to 0.75 and 0.8 before D came), D 0.59 and 83 %
+    most_fa, least_cov = (0.75, 0.8) if family == "c" else (0.8, 0.75)
+    assert got["fa_ratio"] <= most_fa and got["cov_ratio"] >= least_cov, got
     # four histories are too few for the 15 % of twenty (measured: 6 of 38, 2 of 23)
     assert got["restores"] > 0 and got["needless"] <= 0.2 * got["restores"], got
     assert got["bins"] >= 12, got

@@ -157,8 +157,8 @@ def learned_policy(cfg: Any, paths: Any, store: Any, now: float, *, fresh: bool 
     Learning replays the whole history (seconds on years of hits), so the expire job
     (``fresh``) learns and records it (:func:`record_calibration`), and a dry run,
     ``explain`` or ``reflect`` reuse the record while it is still what learning would
-    give: no run of the schedule has come within ``SHORT_BY`` of its 60 days since it was
-    made."""
+    give: no run of the schedule has come within ``SHORT_BY`` of its 60 days, nor had them
+    all pass (its track record), since it was made."""
     from .policy import candidates as pc
 
     policy = configured_policy(cfg)
@@ -181,9 +181,10 @@ def learned_policy(cfg: Any, paths: Any, store: Any, now: float, *, fresh: bool 
 def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
     """The recorded calibration (None: recorded as not yet calibrated), read at the
     number of files it was recorded for, if learning now would give the same: recorded for the same
-    target and floor, and no fire time of the schedule in (recorded − 60 d, now − 60 d]
-    (no verdict has come within ``SHORT_BY`` of its 60 days since: learning would use it).
-    False when there is no such record."""
+    target and floor, and no fire time of the schedule in (recorded − 60 d + ``SHORT_BY``,
+    now − 60 d + ``SHORT_BY``] (no verdict has come within ``SHORT_BY`` of its 60 days
+    since: learning would use it) nor in (recorded − 60 d, now − 60 d] (none has had all
+    of them pass: its track record would count it). False when there is no such record."""
     import json
 
     from .config import schedule_timezone
@@ -199,10 +200,12 @@ def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
     at = float(doc["at"])
     if at > now or (doc.get("target"), doc.get("floor")) != (policy.target, policy.floor):
         return False
-    # a verdict is learned from once all but SHORT_BY of its horizon is past (cb.usable)
-    lag = HORIZON_DAYS * DAY - cb.SHORT_BY
-    if fire_times(cfg.schedule.expire, schedule_timezone(cfg), at - lag + 1, now - lag):
-        return False
+    # a verdict is learned from once all but SHORT_BY of its horizon is past (cb.usable),
+    # and counts in the track record once all of it is: either changes what learning gives
+    tz = schedule_timezone(cfg)
+    for lag in (HORIZON_DAYS * DAY - cb.SHORT_BY, HORIZON_DAYS * DAY):
+        if fire_times(cfg.schedule.expire, tz, at - lag + 1, now - lag):
+            return False
     if not doc.get("calibrated"):
         return None
     try:
@@ -214,15 +217,19 @@ def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
             float(doc["strong_rate"]), float(doc["coverage"]),
             tuple(float(x) for x in model["knots_x"]), tuple(float(x) for x in model["knots_y"]),
             tuple(str(g) for g in model["groups"]), tuple(float(x) for x in model["group_coef"]),
-            tuple(int(x) for x in doc.get("track") or ())[:2],
+            tuple(int(x) for x in doc.get("track") or ()),
         )  # fmt: skip
+        if not isinstance(doc.get("track", []), list):
+            return False
         # a record of another shape (another count of inputs, knots without their rates,
         # groups without their offsets: an older memoryd's, or edited) is learned again
         # rather than crash every reader
         if len(cal.knots_x) != len(cal.knots_y) or len(cal.groups) != len(cal.group_coef):
             return False
+        if cal.track and not (len(cal.track) == 2 and 0 <= cal.track[0] <= cal.track[1]):
+            return False
         cal.apply(0.5)
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, ArithmeticError):
         return False
     return cal
 

@@ -193,7 +193,7 @@ class Calibration:
             kinds.insert(0, "daily notes")
         apart = f"; {' and '.join(kinds)} learned apart" if self.groups else ""
         record = ""
-        if self.track and self.track[1]:
+        if len(self.track) == 2 and self.track[1]:
             record = (
                 f"; at your past runs it was within 0.10 of what followed in {self.track[0]} "
                 f"of {self.track[1]} chance bins"
