@@ -191,7 +191,8 @@ class Calibration:
         kinds = [f"{folders} folder{'s' if folders != 1 else ''}"] if folders else []
         if DAILY_GROUP in self.groups:
             kinds.insert(0, "daily notes")
-        apart = f"; {' and '.join(kinds)} learned apart" if self.groups else ""
+        # one group alone may hold every note: then nothing was learned apart
+        apart = f"; {' and '.join(kinds)} learned apart" if len(self.groups) > 1 else ""
         record = ""
         if len(self.track) == 2 and self.track[1]:
             record = (
