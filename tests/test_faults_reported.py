@@ -143,14 +143,23 @@ def test_a_state_database_truncated_under_the_daemon_stops_it_at_the_next_write(
     _status_says(inst, message)
 
 
-def test_garbage_inside_the_state_database_is_found_by_the_daily_check_and_at_start(
+def _started_with_a_clock_offset_file(
     tmp_path: Path, daemons: list[DaemonProcess]
-) -> None:
+) -> tuple[Install, Path, DaemonProcess]:
+    """A daemon ready on a new install, its clock moved by an offset file (0 for now) that a
+    test rewrites to move the clock, or to put a wild value in it."""
     inst = make_install(tmp_path)
     offset = tmp_path / "clock-offset"
     offset.write_text("0")
     d = start(inst, daemons, MEMORYD_CLOCK_OFFSET_FILE=str(offset))
     d.wait_ready()
+    return inst, offset, d
+
+
+def test_garbage_inside_the_state_database_is_found_by_the_daily_check_and_at_start(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    inst, offset, d = _started_with_a_clock_offset_file(tmp_path, daemons)
     for k in range(10):
         append(inst.transcript(f"s{k}"), hit_lines([f"memory/n{k:03d}.md"]))
     wait_until(lambda: hit_count(inst.db) == 10)
@@ -220,11 +229,7 @@ def test_every_command_refuses_a_wild_clock(tmp_path: Path, command: tuple[str, 
 def test_a_running_daemon_ignores_a_wild_offset_file_with_one_warning(
     tmp_path: Path, daemons: list[DaemonProcess]
 ) -> None:
-    inst = make_install(tmp_path)
-    offset = tmp_path / "clock-offset"
-    offset.write_text("0")
-    d = start(inst, daemons, MEMORYD_CLOCK_OFFSET_FILE=str(offset))
-    d.wait_ready()
+    inst, offset, d = _started_with_a_clock_offset_file(tmp_path, daemons)
     offset.write_text("1e20")
     d.wait_event("clock.offset_ignored")
     append(inst.transcript("s"), hit_lines(["memory/n001.md"]))

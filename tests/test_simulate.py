@@ -612,6 +612,24 @@ def test_the_replay_counts_no_restore_when_a_workspace_file_answers_the_query_fi
         assert old.restores == 1
 
 
+def _held_out(family: str, seed: int) -> Any:
+    """A history of ``family`` for a seed the bench never printed: an odd seed with the
+    family's default parameters, an even one with parameters drawn from the seed."""
+    from memoryd.testing import histories_b, histories_c, histories_d
+
+    made = {  # family: (generate, default parameters, sample_params, the draw's seed mix)
+        "a": (generate, GenParams, sample_params, (31, 5)),
+        "b": (histories_b.generate_b, histories_b.FamilyBParams, histories_b.sample_params_b,
+              (7, 1)),
+        "c": (histories_c.generate_c, histories_c.FamilyCParams, histories_c.sample_params_c,
+              (11, 3)),
+        "d": (histories_d.generate_d, histories_d.FamilyDParams, histories_d.sample_params_d,
+              (13, 7)),
+    }  # fmt: skip
+    gen, default, sample, (mul, add) = made[family]
+    return gen(seed, default() if seed % 2 else sample(random.Random(seed * mul + add)))
+
+
 def _pooled(histories: list[Any]) -> dict[str, float]:
     """The seed rule and the default replayed on ``histories`` (with restore on demand),
     pooled: need FA and coverage of each, the default's restores, and its calibration
@@ -653,16 +671,7 @@ def test_the_default_meets_the_targets_on_each_family(family: str) -> None:
     rule before issue 24: about a third of them on family A, a tenth on B), and on B at
     most 15 % are needless (never hit again within 60 days; four histories of A are too
     few for that share, 10 % over twenty: docs/decisions.md)."""
-    from memoryd.testing.histories_b import FamilyBParams, generate_b, sample_params_b
-
-    def make(seed: int) -> Any:
-        if family == "a":
-            return generate(seed, GenParams() if seed % 2 else
-                            sample_params(random.Random(seed * 31 + 5)))  # fmt: skip
-        return generate_b(seed, FamilyBParams() if seed % 2 else
-                          sample_params_b(random.Random(seed * 7 + 1)))  # fmt: skip
-
-    got = _pooled([make(seed) for seed in range(90_001, 90_005)])
+    got = _pooled([_held_out(family, seed) for seed in range(90_001, 90_005)])
     assert got["fa_ratio"] <= 0.5 and got["cov_ratio"] >= 2 / 3, got
     assert got["restores"] > 0 and got["right"] == got["restores"], got
     if family == "b":
@@ -678,17 +687,7 @@ def test_on_families_written_apart_the_default_still_beats_the_seed_rule(family:
     coverage and rarely restore needlessly; on C (stable months) its printed chance must be
     within 0.10 in most bins of each history's own table. On D (a student's terms) it is
     not, and the table's own check must say so rather than hide it."""
-    from memoryd.testing.histories_c import FamilyCParams, generate_c, sample_params_c
-    from memoryd.testing.histories_d import FamilyDParams, generate_d, sample_params_d
-
-    def make(seed: int) -> Any:
-        if family == "c":
-            return generate_c(seed, FamilyCParams() if seed % 2 else
-                              sample_params_c(random.Random(seed * 11 + 3)))  # fmt: skip
-        return generate_d(seed, FamilyDParams() if seed % 2 else
-                          sample_params_d(random.Random(seed * 13 + 7)))  # fmt: skip
-
-    got = _pooled([make(seed) for seed in range(90_001, 90_005)])
+    got = _pooled([_held_out(family, seed) for seed in range(90_001, 90_005)])
     # measured: C 0.51 and 94 % (held to 0.75 and 0.8 before D came), D 0.59 and 83 %
     most_fa, least_cov = (0.75, 0.8) if family == "c" else (0.8, 0.75)
     assert got["fa_ratio"] <= most_fa and got["cov_ratio"] >= least_cov, got

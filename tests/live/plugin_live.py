@@ -57,26 +57,24 @@ def _memoryd_program() -> str:
     return str(beside) if beside.exists() else shutil.which("memoryd") or "memoryd"
 
 
+def _memoryd(
+    cfg: Path, env: dict[str, str], *args: str, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """``memoryd --config CFG ARGS…`` as a user's shell would run it, output captured."""
+    return subprocess.run(
+        [_memoryd_program(), "--config", str(cfg), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def _plugin_command(
     action: str, cfg: Path, openclaw: Path, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
     """``memoryd plugin install|uninstall --json`` with this run's config and openclaw."""
-    return subprocess.run(
-        [
-            _memoryd_program(),
-            "--config",
-            str(cfg),
-            "plugin",
-            action,
-            "--json",
-            "--openclaw",
-            str(openclaw),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return _memoryd(cfg, env, "plugin", action, "--json", "--openclaw", str(openclaw))
 
 
 def _requests(log: Path, since: int) -> list[dict[str, Any]]:
@@ -276,13 +274,7 @@ def record(
             )
             rec["status_reply"] = texts[-1]
             rec["status_json"] = json.loads(
-                subprocess.run(
-                    [_memoryd_program(), "--config", str(cfg), "status", "--json"],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=120,
-                ).stdout
+                _memoryd(cfg, env, "status", "--json", timeout=120).stdout
             )
             before_refresh = _history(inst, "agent:main:s1", gw_log)
             sent = time.monotonic()
@@ -349,13 +341,7 @@ def record(
             say(f"broken config: turn {broken.get('status')}")
 
         # the hits: memoryd's own recall hit, and what the scanner adds from the transcripts
-        subprocess.run(
-            [_memoryd_program(), "--config", str(cfg), "scan", "--json"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        _memoryd(cfg, env, "scan", "--json")
         rec["hits"] = _hit_rows(root / "memoryd-state" / "state.db", ARCHIVED)
 
         # 7. uninstall: the file as OpenClaw wrote it before the install
