@@ -250,15 +250,21 @@ def configured_policy(cfg: Any) -> Any:
 
 
 def calibration_now(cfg: Any, paths: Any, store: Any, now: float, policy: Any) -> Any:
-    """The calibration ``policy`` (a learning ``likely``) has learned by ``now``: its
-    verdicts at the past runs of the expire schedule, replayed as ``simulate`` does, whose
-    60 days have passed (or all but ``SHORT_BY``: :func:`memoryd.policy.calibration.usable`);
-    read at today's number of files. None below the minimum."""
+    """The calibration ``policy`` (a learning ``likely``) has learned by ``now`` from the
+    state database (:func:`learn` on :func:`gather`). None below the minimum."""
+    return learn(cfg, gather(cfg, paths, store, now, texts=False), now, policy)
+
+
+def learn(cfg: Any, data: dict[str, Any], now: float, policy: Any) -> Any:
+    """What ``policy`` (a learning ``likely``) has learned by ``now`` from ``data`` (what
+    :func:`gather` returns): its verdicts at every past run of the expire schedule,
+    replayed as ``simulate`` does, whose 60 days have passed (or all but ``SHORT_BY``:
+    :func:`memoryd.policy.calibration.usable`); read at today's number of files, with its
+    track record. None below the minimum. The expire job and ``simulate`` both ask this."""
     from .policy import calibration as cb
     from .policy import replay as rp
     from .policy.candidates import DAY, HORIZON_DAYS
 
-    data = gather(cfg, paths, store, now, texts=False)
     if data["first_hit"] is None:
         return None
     lo = data["first_hit"] + rp.RUN_LEAD_DAYS * DAY

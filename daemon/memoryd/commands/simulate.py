@@ -143,13 +143,12 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
     policies, job_name = policies_for(ctx.cfg, args.policy)
     horizon = args.horizon
     runs: list[float] = []
-    fires_to_now: list[float] = []
     if data["first_hit"] is not None:
         lo = data["first_hit"] + rp.RUN_LEAD_DAYS * pc.DAY
         from ..own_history import fire_times
 
-        fires_to_now = fire_times(ctx.cfg.schedule.expire, data["tz"], lo, now)
-        runs = rp.run_times(fires_to_now, data["first_hit"], now, horizon)
+        fires = fire_times(ctx.cfg.schedule.expire, data["tz"], lo, now - horizon * pc.DAY)
+        runs = rp.run_times(fires, data["first_hit"], now, horizon)
     candidates = restore_index(data["calls"], data["texts"])
     results = rp.replay(
         data["files"],
@@ -160,7 +159,7 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
         calls=data["calls"],
         restore_candidates=candidates.__getitem__,
     )
-    now_cal = _calibration_now(data, fires_to_now, policies, now)
+    now_cal = _calibration_now(ctx.cfg, data, policies, now)
     doc = {
         "horizon_days": horizon,
         "runs": [clock.iso(t) for t in runs],
@@ -180,27 +179,22 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _calibration_now(
-    data: dict[str, Any], fires: Sequence[float], policies: Sequence[Any], now: float
-) -> Any:
-    """What the expire job would decide with now under a learning ``likely``: its verdicts
-    at every past fire time up to now replayed (as the job does: a run whose 60 days are
-    not over yet can already be learned from, :data:`memoryd.policy.calibration.SHORT_BY`,
-    which the tables' runs leave out), calibrated on those known by now; the cut and its
-    measured rates."""
+def _calibration_now(cfg: Any, data: dict[str, Any], policies: Sequence[Any], now: float) -> Any:
+    """What the expire job would decide with now under a learning ``likely``
+    (:func:`memoryd.own_history.learn`: every past run up to now, a run whose 60 days are
+    nearly over included, which the tables' runs leave out); the cut and its measured
+    rates."""
+    from ..own_history import learn
     from ..policy import calibration as cb
     from ..policy import candidates as pc
-    from ..policy import replay as rp
 
     for policy in policies:
         if isinstance(policy, pc.Likely) and policy.learn:
-            (res,) = rp.replay(data["files"], data["hits"], fires, [policy], pc.HORIZON_DAYS)
-            cal = cb.fit(cb.usable(res.samples, now, pc.HORIZON_DAYS * pc.DAY),
-                         target=policy.target, floor=policy.floor)  # fmt: skip
+            cal = learn(cfg, data, now, policy)
             if cal is None:
-                return {"policy": res.name, "calibrated": False, "text": cb.GENERIC}
+                return {"policy": policy.name, "calibrated": False, "text": cb.GENERIC}
             return {
-                "policy": res.name,
+                "policy": policy.name,
                 "calibrated": True,
                 **cal.cut_report(),
                 "target": policy.target,
