@@ -7,11 +7,18 @@ reports, a service unit) must be whole or absent after a crash: a temporary file
 in the same folder, fsynced, renamed over the old one, and the folder fsynced.
 These rules used to be written out in four readers and three writers; they are
 written here once.
+
+A note is opened with ``O_NONBLOCK`` too and its type is checked on the descriptor
+(``fstat``), never before: a FIFO put in place of a note (or renamed over one between a
+listing and the open) then fails at once instead of waiting forever for a writer, with a
+lock held (issue 30). :func:`read_note` is what every reader of a note calls: anything that
+is not a regular file is "not a note", counted (:func:`take_not_notes`) and logged once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -19,7 +26,12 @@ from pathlib import Path
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _CHUNK = 1 << 16
+
+# The counter (``counters`` table) a refused note read adds to, where a state database is open.
+NOT_A_NOTE_COUNTER = "notes_not_regular"
 
 
 class NotRegularFile(OSError):
@@ -32,7 +44,7 @@ def open_regular(path: Path | str) -> Iterator[tuple[int, os.stat_result]]:
 
     Raises :class:`OSError` (``ELOOP`` for a symlink) or :class:`NotRegularFile`.
     """
-    fd = os.open(path, os.O_RDONLY | NOFOLLOW)
+    fd = os.open(path, os.O_RDONLY | NOFOLLOW | NONBLOCK | CLOEXEC)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -62,6 +74,70 @@ def read_regular(path: Path | str, limit: int | None = None) -> tuple[bytes, os.
 def read_text(path: Path | str, limit: int | None = None) -> str:
     """A regular file's text (undecodable bytes replaced), never through a final symlink."""
     return read_regular(path, limit)[0].decode("utf-8", errors="replace")
+
+
+# This process's refused note reads: how many since the last take, and the paths already
+# logged (one line per path and process: a FIFO the daemon meets at every search is one line).
+_not_notes = 0
+_logged: set[str] = set()
+
+
+def _why_not(exc: OSError) -> str:
+    if isinstance(exc, NotRegularFile):
+        return "not a regular file (a FIFO, a device, a socket or a folder)"
+    if exc.errno == errno.ELOOP:
+        return "a symbolic link (memoryd never follows one)"
+    return exc.strerror or type(exc).__name__
+
+
+def not_a_note(path: Path | str, why: str) -> None:
+    """Count and log (once per path) a path that was to be read as a note and is not one."""
+    global _not_notes
+    _not_notes += 1
+    key = str(path)
+    if key in _logged:
+        return
+    _logged.add(key)
+    from .log import emit
+
+    emit("note.not_a_note", "memoryd.notes", file=key, why=why)
+
+
+def take_not_notes() -> int:
+    """How many note reads were refused since the last call (for a counter); resets it."""
+    global _not_notes
+    n, _not_notes = _not_notes, 0
+    return n
+
+
+def read_note(path: Path | str, limit: int | None = None) -> tuple[bytes, int] | None:
+    """(the first ``limit`` bytes, the file's size) of a note, or None when it is not one.
+
+    A note is a regular file reached without a symlink; a FIFO, a device, a folder, a
+    symlink or an unreadable file is counted and logged (:func:`not_a_note`) and skipped.
+    A file gone meanwhile (moved by another memoryd command, or the user) is just skipped.
+    The read never blocks on a FIFO and never reads more than ``limit`` bytes.
+    """
+    try:
+        data, st = read_regular(path, limit)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        not_a_note(path, _why_not(exc))
+        return None
+    return data, st.st_size
+
+
+BINARY = "binary: not text (a NUL byte, or not UTF-8)"
+
+
+def looks_binary(data: bytes) -> bool:
+    """Whether a note's bytes are not text: a NUL byte, or more than 1 in 100 characters
+    undecodable as UTF-8 (a stray Latin-1 byte in a text note is still text)."""
+    if b"\0" in data:
+        return True
+    text = data.decode("utf-8", errors="replace")
+    return text.count("\ufffd") * 100 > max(len(text), 1)
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -79,7 +79,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import faults
-from .fsutil import NOFOLLOW, NotRegularFile, fsync_dir, open_regular, read_regular, write_all
+from .fsutil import (
+    CLOEXEC,
+    NOFOLLOW,
+    NONBLOCK,
+    NotRegularFile,
+    fsync_dir,
+    open_regular,
+    read_regular,
+    write_all,
+)
 from .locks import held as held_lock
 from .store import Store
 
@@ -501,8 +510,10 @@ class Mover:
     def _copy_verified(self, s: Path, d: Path, sha: str, move_id: int) -> None:
         tmp = _temp_name(d, move_id)
         h = hashlib.sha256()
-        src_fd = os.open(s, os.O_RDONLY | NOFOLLOW)
+        src_fd = os.open(s, os.O_RDONLY | NOFOLLOW | NONBLOCK | CLOEXEC)
         try:
+            if not stat.S_ISREG(os.fstat(src_fd).st_mode):  # swapped since it was hashed
+                raise MoveError(f"{s}: not a regular file; left in place")
             out_fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             try:
                 while chunk := os.read(src_fd, _CHUNK):

@@ -259,7 +259,8 @@ class RestoreOnDemand:
 
         Remembered by (mtime, size): the same archive is scored for every new search.
         """
-        from .mover import MoveError, read_regular_file
+        from .fsutil import read_note
+        from .mover import MoveError
 
         try:
             st = os.lstat(a.dst)
@@ -267,10 +268,13 @@ class RestoreOnDemand:
             if cached and cached[:2] == (st.st_mtime_ns, st.st_size):
                 return cached[2]
             mover.check_path(a.dst)  # no symlinks, inside memoryd's folders
-            data, _ = read_regular_file(a.dst)
         except (OSError, MoveError):
             return None
-        text = text_for_matching(self._rel(a.src), data[:MAX_TEXT_BYTES].decode("utf-8", "replace"))
+        # A FIFO or a device there is "not a note" (counted, logged once), never a wait.
+        got = read_note(a.dst, MAX_TEXT_BYTES)
+        if got is None:
+            return None
+        text = text_for_matching(self._rel(a.src), got[0].decode("utf-8", "replace"))
         self._texts[a.dst] = (st.st_mtime_ns, st.st_size, text)
         return text
 
@@ -348,9 +352,12 @@ class RestoreOnDemand:
         # checkpoint past the searches still to come.
         newest = min(max(s.ts for s in searches), time.time())
         self._prune_seen(max(checkpoint, newest) - SLACK_SECONDS)
+        from .fsutil import NOT_A_NOTE_COUNTER, take_not_notes
+
         with store.transaction():
             if newest > checkpoint:
                 store.set_meta(CHECKPOINT_META, repr(newest))
+            store.bump(NOT_A_NOTE_COUNTER, take_not_notes())
         return events
 
     def _forget_gone(self, archived: list[Archived]) -> None:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config, Paths, schedule_timezone
-from .fsutil import read_text as read_nofollow
+from .fsutil import read_note
 from .pathmatch import attributed_tallies, attribution_for, canonical_rows, merged_hits
 from .store import CLOCK_SKEW, HitTally, Store, hit_counts
 from .strength import HitRow, load_hit_rows, rows_of_files
@@ -451,11 +451,10 @@ def sparkline(counts: Sequence[int]) -> str:
 
 
 def read_text(workspace: Path, rel: str, limit: int = 1 << 20) -> str:
-    """A memory file's text (first ``limit`` bytes), never through a symlink; "" if unreadable."""
-    try:
-        return read_nofollow(workspace / rel, limit)
-    except OSError:
-        return ""
+    """A memory file's text (first ``limit`` bytes), never through a symlink, never waiting
+    on a FIFO; "" if it is no note (counted and logged by :func:`memoryd.fsutil.read_note`)."""
+    got = read_note(workspace / rel, limit)
+    return "" if got is None else got[0].decode("utf-8", errors="replace")
 
 
 class Snapshot:

@@ -131,6 +131,8 @@ def injection_document(inj: Any, budget: int, session: dict[str, Any] | None) ->
         "already_in_bootstrap": inj.already_there,
         "text": inj.text,
     }
+    if inj.not_notes:  # (a FIFO, a device or a binary file where a note was listed)
+        doc["not_notes"] = inj.not_notes
     if session is not None:
         doc["session"] = session
     return doc

@@ -12,8 +12,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from ..fsutil import read_text
+from .. import faults
+from ..fsutil import BINARY, looks_binary, not_a_note, read_note
 from .layout import note_of, scan_tier
+
+# UTF-8 spends at most 4 bytes on a character: a note's first ``4 * budget`` bytes hold every
+# character an injection of ``budget`` characters can show of it (issue 30: a 50 MB note in
+# hot/ was read whole before being cut, and every session start missed the plugin's deadline).
+BYTES_PER_CHAR = 4
 
 
 class Injection(NamedTuple):
@@ -24,6 +30,7 @@ class Injection(NamedTuple):
     omitted: list[str]
     truncated: bool
     already_there: list[str]  # left out by ``skip``
+    not_notes: list[str]  # left out: not a regular file (a FIFO, ...), or binary, when read
 
 
 def inject(root: Path, max_chars: int, skip: Callable[[str], bool] | None = None) -> Injection:
@@ -34,9 +41,14 @@ def inject(root: Path, max_chars: int, skip: Callable[[str], bool] | None = None
     newest fits, its beginning is given, marked as cut. A summary in hot/ is
     left out when its original is there too (the original says more). A note for which
     ``skip(text)`` is true (its text is already in the session's bootstrap) is left out
-    and named in ``already_there``.
+    and named in ``already_there``. A file that is no note when it is read (a FIFO renamed
+    over a note since the listing, a binary file) is left out and named in ``not_notes``.
+
+    Each note is read only as far as the budget left could show of it, so a huge note
+    costs no more than a small one.
     """
     files = scan_tier(root, "hot")
+    faults.point("inject.listed")
     originals = {f.filename for f in files if not note_of("hot", f.filename)[1]}
     chosen = [
         f
@@ -49,16 +61,29 @@ def inject(root: Path, max_chars: int, skip: Callable[[str], bool] | None = None
     used = 0
     truncated = False
     already: list[str] = []
+    not_notes: list[str] = []
     for i, f in enumerate(chosen):
-        try:
-            body = read_text(root / "hot" / f.filename).rstrip() + "\n"
-        except OSError:
+        header = f"## hot/{f.filename}\n"
+        limit = BYTES_PER_CHAR * max(0, max_chars - used - len(header)) + BYTES_PER_CHAR
+        path = root / "hot" / f.filename
+        got = read_note(path, limit)
+        if got is None:
+            if os.path.lexists(path):  # (else it was moved meanwhile: nothing to say)
+                not_notes.append(f.filename)
             continue
-        if skip is not None and skip(body):
+        data, size = got
+        if looks_binary(data):
+            not_a_note(path, BINARY)
+            not_notes.append(f.filename)
+            continue
+        whole = len(data) >= size
+        body = data.decode("utf-8", errors="replace")
+        body = body.rstrip() + "\n" if whole else body
+        if whole and skip is not None and skip(body):
             already.append(f.filename)
             continue
-        block = f"## hot/{f.filename}\n{body}\n"
-        if used + len(block) <= max_chars:
+        block = f"{header}{body}\n"
+        if whole and used + len(block) <= max_chars:
             parts.append(block)
             included.append(f.filename)
             used += len(block)
@@ -72,29 +97,54 @@ def inject(root: Path, max_chars: int, skip: Callable[[str], bool] | None = None
             truncated = True
             rest = i + 1
         omitted = [g.filename for g in chosen[rest:]]
-        return Injection("".join(parts), included, omitted, truncated, already)
-    return Injection("".join(parts), included, [], truncated, already)
+        return Injection("".join(parts), included, omitted, truncated, already, not_notes)
+    return Injection("".join(parts), included, [], truncated, already, not_notes)
 
 
-def stamp(path: Path | str) -> str:
+def stamp(path: Path | str, *, follow: bool = True) -> str:
     """A file's identity for a cache: ``<mtime_ns>:<size>``, or ``missing``.
 
     The plugin keeps the last injection and checks these stamps (a few ``stat`` calls)
     instead of running memoryd again for every new session; any change runs it again.
+    ``follow=False``: the name's own stamp (``lstat``), never what a symlink points to.
     """
     try:
-        st = os.stat(path)
+        st = os.stat(path) if follow else os.lstat(path)
     except OSError:
         return "missing"
     return f"{st.st_mtime_ns}:{st.st_size}"
 
 
-def watch_list(root: Path, others: Iterable[Path | str]) -> list[dict[str, str]]:
-    """The stamps of what an injection depends on: hot/ (the folder and each file in it)
-    and ``others`` (the bootstrap files, the configurations)."""
-    hot = root / "hot"
-    paths: list[Path | str] = [hot]
+def _hot_notes(hot: Path) -> list[str]:
+    """The names in hot/ an injection may read: regular files (by the entry's own type, a
+    symlink is never one), ``.md``, not hidden."""
+    out: list[str] = []
     with contextlib.suppress(OSError):
-        paths += sorted(str(e.path) for e in os.scandir(hot))
-    paths += list(others)
-    return [{"path": str(p), "stamp": stamp(p)} for p in dict.fromkeys(paths)]
+        for e in os.scandir(hot):
+            with contextlib.suppress(OSError):
+                if (
+                    e.name.endswith(".md")
+                    and not e.name.startswith(".")
+                    and e.is_file(follow_symlinks=False)
+                ):
+                    out.append(str(e.path))
+    return sorted(out)
+
+
+def watch_list(root: Path, others: Iterable[Path | str]) -> list[dict[str, str]]:
+    """The stamps of what an injection depends on: hot/ (the folder and each note in it)
+    and ``others`` (the bootstrap files, the configurations).
+
+    A symlink, a FIFO or another file in hot/ that is never read is not watched (issue 30:
+    a link to /etc/passwd had its target stat'ed at every session start): adding, removing
+    or replacing one changes the folder's own stamp, which is watched.
+    """
+    hot = root / "hot"
+    notes = _hot_notes(hot)
+    watched = [{"path": str(hot), "stamp": stamp(hot)}]
+    watched += [{"path": p, "stamp": stamp(p, follow=False)} for p in notes]
+    seen = {w["path"] for w in watched}
+    for p in dict.fromkeys(str(o) for o in others):
+        if p not in seen:
+            watched.append({"path": p, "stamp": stamp(p)})
+    return watched

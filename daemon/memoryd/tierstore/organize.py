@@ -28,7 +28,7 @@ from typing import Any
 from .. import faults
 from ..clock import iso
 from ..config import Config, Paths
-from ..fsutil import read_text, write_new
+from ..fsutil import NOT_A_NOTE_COUNTER, read_note, take_not_notes, write_new
 from ..mover import MoveError, Mover, mover_for, read_regular_file
 from ..results import JobOutcome
 from ..store import Store
@@ -155,14 +155,20 @@ class OrganizeResult(JobOutcome):
 # --------------------------------------------------------------------------- applying a plan
 
 
+# A gist is made of a note's beginning: its title, its first lines and the terms of its first
+# mebibyte say what it is about; a 50 MB note is not read whole to find them (issue 30).
+GIST_READ_BYTES = 1 << 20
+
+
 def _sample_texts(root: Path, placements: dict[str, Placement]) -> Iterator[str]:
     names = list(placements)
     step = max(1, len(names) // DF_SAMPLE)
     for name in names[::step][:DF_SAMPLE]:
         place = placements[name]
         for f in place.originals[:1] or place.summaries[:1]:
-            with contextlib.suppress(OSError):
-                yield read_text(root / f.rel)
+            got = read_note(root / f.rel, GIST_READ_BYTES)
+            if got is not None:
+                yield got[0].decode("utf-8", errors="replace")
 
 
 class _Executor:
@@ -183,7 +189,10 @@ class _Executor:
             self.df, self.n_docs = document_frequencies(_sample_texts(self.root, placements))
         src = self.root / action.src
         self.mover.check_path(src)
-        text = read_text(src)
+        got = read_note(src, GIST_READ_BYTES)
+        if got is None:
+            raise MoveError(f"{src}: not a note (not a regular file, or unreadable); left alone")
+        text = got[0].decode("utf-8", errors="replace")
         t = self.cfg.tiers
         outcome = make_gist(
             text,
@@ -394,6 +403,7 @@ def _apply(cfg: Config, paths: Paths, store: Store, now: float) -> OrganizeResul
             store.bump("tiers_summarizer_failed", ex.fallbacks)
         if skipped:
             store.bump("skipped_names", len(skipped))
+        store.bump(NOT_A_NOTE_COUNTER, take_not_notes())
         conflicts = sum(1 for a in actions if a.op == "conflict")
         if conflicts:
             store.bump("tiers_conflicts", conflicts)

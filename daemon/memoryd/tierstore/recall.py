@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import faults
 from ..config import Config, Paths
-from ..fsutil import read_regular, read_text
+from ..fsutil import NOT_A_NOTE_COUNTER, read_note, take_not_notes
 from ..mover import MoveError
 from ..store import Store
 from ..workspace import is_utf8_name, relative_to_workspace
@@ -124,12 +125,16 @@ def match_file(
     return tuple(found), occurrences, tag_match, line
 
 
-def _read_all(path: str) -> bytes | None:
-    """A regular file's bytes, never through a final symlink; None if unreadable."""
-    try:
-        return read_regular(path)[0]
-    except OSError:
-        return None
+def _read_all(path: str | Path) -> bytes | None:
+    """A note's bytes (never through a symlink, never blocking on a FIFO); None if no note."""
+    got = read_note(path)
+    return None if got is None else got[0]
+
+
+def _read_shown(path: str | Path) -> str | None:
+    """The text shown of a note found (None: it is no note any more)."""
+    data = _read_all(path)
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 def search_tier(root: Path, tier: str, words: list[str]) -> list[Match]:
@@ -146,6 +151,7 @@ def search_tier(root: Path, tier: str, words: list[str]) -> list[Match]:
         entries = list(os.scandir(folder))
     except OSError:
         return []
+    faults.point("recall.listed")
     fold = _needs_unicode_fold(words)
     out: list[Match] = []
     for entry in entries:
@@ -222,6 +228,7 @@ class RecallOutcome:
     rotations: list[dict[str, Any]] = field(default_factory=list)
     hits_recorded: int = 0
     message: str = ""
+    not_notes: int = 0  # files read as notes that were none (a FIFO, a device...): skipped
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -233,6 +240,7 @@ class RecallOutcome:
             "rotations": self.rotations,
             "hits_recorded": self.hits_recorded,
             "message": self.message,
+            **({"not_notes": self.not_notes} if self.not_notes else {}),
         }
 
 
@@ -254,6 +262,28 @@ def recall(
     through the journal, as a hand ``restore`` would, and counted as a recall hit of the
     workspace file.
     """
+    take_not_notes()  # (what an earlier call in this process refused is not this one's)
+    out = _recall(cfg, paths, store, words, now, rotate=rotate, with_text=with_text, agent=agent)
+    refused = take_not_notes()
+    if refused:
+        out.not_notes = refused
+        if rotate:
+            with store.transaction():
+                store.bump(NOT_A_NOTE_COUNTER, refused)
+    return out
+
+
+def _recall(
+    cfg: Config,
+    paths: Paths,
+    store: Store,
+    words: list[str],
+    now: float,
+    *,
+    rotate: bool,
+    with_text: bool,
+    agent: str | None,
+) -> RecallOutcome:
     from ..mover import mover_for
 
     root = paths.tiers_root
@@ -320,9 +350,8 @@ def recall(
                 place = placement_of(root, m.note)
                 orig = next((f.rel for f in place.originals), None)
                 d["original"] = orig
-            if with_text:
-                with contextlib.suppress(OSError):
-                    d["text"] = read_text(root / now_rel)
+            if with_text and (text := _read_shown(root / now_rel)) is not None:
+                d["text"] = text
             out.shown.append(d)
         out.message = _hit_message(result.tier, out)
         return out
@@ -454,8 +483,8 @@ def _recall_from_archive(
             out.rotations.append(row)
         where = m.rel if d["now"] else m.archived_rel
         owner_ws = next((a.workspace for a in paths.agents if a.id == m.agent), paths.workspace)
-        with contextlib.suppress(OSError):
-            d["text"] = read_text(owner_ws / where)
+        if (text := _read_shown(owner_ws / where)) is not None:
+            d["text"] = text
         out.shown.append(d)
     if rotate and restored:
         query = " ".join(words)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..fsutil import write_atomic
+from ..fsutil import read_regular, write_atomic
 from ..store import Store
 from .layout import (
     DAY,
@@ -245,8 +245,8 @@ def write_refcount(
     import orjson
 
     path = refcount_path(root)
-    try:
-        old: bytes | None = path.read_bytes()
+    try:  # (never through a symlink, never waiting on a FIFO put in its place)
+        old: bytes | None = read_regular(path)[0]
     except OSError:
         old = None
     doc: dict[str, Any] | None = None
