@@ -283,6 +283,11 @@ class DaemonConfig(NamedTuple):
     stopped, the wall clock was set; found by comparing the wall, monotonic and boot clocks)
     is logged once (`daemon.gap`) and triggers a rescan and job catch-up. At least 2 (the
     main loop looks every second)."""
+    stall_seconds: float = 300.0
+    """The ingest worker busy with one scan this long while transcripts wait is stalled (a
+    read that does not return): logged once (`ingest.worker_stalled`), shown by `status`
+    (exit code 1), and the systemd watchdog is no longer fed, so systemd restarts the
+    daemon. A scan of a large backlog reads on; its batches are its progress."""
 
 
 class TelegramConfig(NamedTuple):

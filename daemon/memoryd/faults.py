@@ -10,8 +10,9 @@ it guards, after the Nth move of a run), and a test decides what happens there:
 * in a subprocess, with ``MEMORYD_FAULT=<point>:<n>[:<action>][,...]`` — at the
   ``n``-th time the process reaches ``<point>``, do ``<action>``: ``kill``
   (SIGKILL itself: the default), ``stop`` (SIGSTOP itself, so the test decides
-  when and how to end it), ``eacces`` / ``erofs`` / ``enospc`` / ``eio`` (raise
-  that ``OSError``), and ``*`` for ``<n>`` to act every time;
+  when and how to end it), ``hang`` (block the thread that reached it, as a read that
+  never returns would, for as long as the spec still asks for it), ``eacces`` / ``erofs`` /
+  ``enospc`` / ``eio`` (raise that ``OSError``), and ``*`` for ``<n>`` to act every time;
 * in a subprocess whose fault must start or end while it runs (a disk that fills up, then
   has room again), with ``MEMORYD_FAULT=@<file>``: the spec is read from that file each
   time a point is reached (no file, or an empty one: no fault).
@@ -102,6 +103,11 @@ def _act(name: str, what: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
     elif what == "stop":
         os.kill(os.getpid(), signal.SIGSTOP)
+    elif what == "hang":
+        import time
+
+        while any(w == name and a == "hang" for w, _n, a in parse(_spec() or "")):
+            time.sleep(0.05)
     elif what in _ERRNOS:
         code = _ERRNOS[what]
         raise OSError(code, f"{os.strerror(code)} (fault point {name})")

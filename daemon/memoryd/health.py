@@ -13,6 +13,8 @@ What it holds:
 
 * ``pid``: the daemon that wrote it (a note of a daemon that is gone is not read as current);
 * ``scan_failing``: ``{since, reason, attempts}`` while scans fail (until one succeeds);
+* ``ingest_stalled``: ``{since, doing, waiting}`` while the ingest worker is stuck in one
+  step (:func:`stalled_for`) with transcripts waiting;
 * ``damaged``: ``{db, dev, ino, message, at}`` once the daemon stopped on a damaged state
   database; ``status`` repeats the message for as long as that same file is there (moved
   aside or restored, the file at the path is another one, and the note no longer applies).
@@ -64,6 +66,22 @@ def describe_scan_fault(exc: BaseException) -> str:
         return f"the state database cannot be written ({exc})"
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def stalled_for(
+    busy: bool, last_progress: float, now: float, waiting: int, limit: float
+) -> float | None:
+    """Seconds the ingest worker has made no progress, or None when it is not stalled.
+
+    Stalled: in a step (``busy``) with no progress since ``last_progress`` (monotonic: the
+    step's start, or its last committed batch) for more than ``limit`` seconds, while
+    ``waiting`` transcripts wait for it. A long step with nothing waiting loses nothing, and
+    a long scan that commits batches moves on: neither is reported.
+    """
+    if not busy or waiting <= 0 or limit <= 0:
+        return None
+    idle = now - last_progress
+    return idle if idle > limit else None
 
 
 class HealthNote:

@@ -425,6 +425,7 @@ class Store:
                 self._header_fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
             except FileNotFoundError:
                 return  # (check_files says "deleted")
+        faults.point("store.check_header")  # (tests: an I/O error here is retried)
         head = os.pread(self._header_fd, len(SQLITE_HEADER), 0)
         if head == SQLITE_HEADER:
             self._header_seen = True

@@ -109,6 +109,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
             "started": None,
             "lock": str(paths.memoryd_dir / LOCK_NAME),
             "scan_failing": _scan_failing(note, pid),
+            "ingest_stalled": _ingest_stalled(note, pid),
         },
         "state_db": str(paths.db),
         "now": clock.iso(now),
@@ -147,6 +148,22 @@ def collect_status(ctx: Context) -> dict[str, Any]:
         if store is not None:
             store.close()
     return doc
+
+
+def _ingest_stalled(note: dict[str, Any], pid: int | None) -> dict[str, Any] | None:
+    """The running daemon's stalled ingest worker, from its health note (None when it moves)."""
+    stalled = note.get("ingest_stalled")
+    if pid is None or not isinstance(stalled, dict) or (pid and note.get("pid") != pid):
+        return None
+    try:
+        since = clock.iso(float(stalled["since"]))
+    except (KeyError, TypeError, ValueError, OverflowError):
+        since = None
+    return {
+        "since": since,
+        "doing": str(stalled.get("doing") or "a scan"),
+        "waiting": int(stalled.get("waiting") or 0),
+    }
 
 
 def _scan_failing(note: dict[str, Any], pid: int | None) -> dict[str, Any] | None:
@@ -359,7 +376,8 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
     ctx.exit_at_once = True  # a read: nothing for Python's teardown to finish
     doc = collect_status(ctx)
     failing = doc["daemon"]["scan_failing"]
-    code = 1 if failing else 0  # a script (or a monitor) learns of it from the status alone
+    stalled = doc["daemon"]["ingest_stalled"]
+    code = 1 if failing or stalled else 0  # a script (or a monitor) learns of it from status
     if args.json:
         ctx.print(json_dumps(doc))
         return code
@@ -374,6 +392,12 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             f"failing:     scans failing since {failing['since']}: {failing['reason']} "
             f"({failing['attempts']} attempts; retried at least once a minute, the hits are "
             "counted once it works)"
+        )
+    if stalled:
+        ctx.print(
+            f"stalled:     the ingest worker has made no progress since {stalled['since']} "
+            f"({stalled['doing']}; {stalled['waiting']} transcripts wait): no hits are counted. "
+            "Its log says where; restart the daemon (systemd's watchdog does)"
         )
     ctx.print(f"state:       {doc['state_db']}")
     src = doc["sources"]

@@ -390,6 +390,8 @@ class Ledger:
         self._queued: list[tuple[Batch, int]] = []
         self._txn_written = [0] * len(COMMITTED)
         self._written = [0] * len(COMMITTED)
+        # Transactions committed so far: the daemon's sign that a long scan moves on.
+        self.commits = 0
 
     # ------------------------------------------------------------------ group commit
 
@@ -450,6 +452,7 @@ class Ledger:
             txn = self._txn_written
             self._written[:] = map(sum, zip(self._written, txn, strict=True))
             txn[:] = [0] * len(COMMITTED)
+            self.commits += 1
             faults.point("scan.committed")
 
     def _write_queued(self) -> None:

@@ -139,6 +139,10 @@ class IngestWorker(threading.Thread):
         self.health: HealthNote | None = None  # set by the daemon before start
         self.failing: ScanFailing | None = None
         self.checked_at: float | None = None  # memoryd's clock at the last quick_check
+        # The step in progress (read by the main loop's liveness check): what it is, and a
+        # mark that moves while it makes progress (its start, its committed batches).
+        self.doing: str | None = None
+        self._scanner: Any = None
 
     def reconfigure(self, cfg: Config, paths: Paths) -> None:
         """Use a new configuration from the next batch on (with a full rescan)."""
@@ -167,6 +171,7 @@ class IngestWorker(threading.Thread):
         from ..ingest.scan import Scanner
 
         scanner = Scanner(self.cfg, self.paths, store)
+        self._scanner = scanner
         self.watch_dirs = list(scanner.watch_dirs())
         self.is_transcript = scanner.is_transcript
         self.watch_dirs_changed.set()
@@ -224,19 +229,38 @@ class IngestWorker(threading.Thread):
         finally:
             store.close()
 
+    def progress(self) -> tuple[str | None, int, int]:
+        """(the step in progress or None, a count that grows as it goes, steps finished):
+        the main loop calls a worker stalled when these stay the same too long."""
+        ledger = getattr(self._scanner, "ledger", None)
+        return self.doing, int(getattr(ledger, "commits", 0)), self.totals.batches
+
     def _scan(self, scanner: Any, store: Store, only: list[Path] | None, reason: str | None) -> Any:
         """One scan, logged; returns its stats (None when it failed)."""
+        self.doing = f"{reason or 'event'} scan" + (f" of {len(only)} files" if only else "")
+        try:
+            return self._scan_step(scanner, store, only, reason)
+        finally:
+            self.doing = None
+
+    def _scan_step(
+        self, scanner: Any, store: Store, only: list[Path] | None, reason: str | None
+    ) -> Any:
         started = time.monotonic()
         # Deleted, replaced, truncated or overwritten under us: stop rather than lose every hit.
         # (Damage first: a damaged file's WAL may be gone or replaced too, by a connection
         # that failed on it and closed; the damage is the cause to name.)
-        store.check_header()
-        if only is None:
-            self._check_integrity_if_due(store)
-        store.check_files()
-        self._grace_follows_the_clock(store)
         try:
+            # Inside the retry: an I/O error reading the header (a disk going away) is a
+            # scan that failed, tried again after a delay, not a dead worker (issue 30).
+            store.check_header()
+            if only is None:
+                self._check_integrity_if_due(store)
+            store.check_files()
+            self._grace_follows_the_clock(store)
             stats = scanner.scan(only)
+        except (StoreDamaged, StoreGone):
+            raise
         except Exception as exc:
             if is_damage(exc):
                 raise StoreDamaged(store.path or Path("?"), str(exc)) from exc

@@ -40,7 +40,7 @@ from .. import clock
 from ..clock import read_clocks
 from ..config import Config, ConfigError, Paths, load_config, resolve_paths, schedule_timezone
 from ..errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from ..health import HealthNote, damage_record
+from ..health import HealthNote, damage_record, stalled_for
 from ..locks import AlreadyRunning, StateLock
 from ..log import configure as configure_logging
 from ..log import get_logger, resolve_format
@@ -133,6 +133,11 @@ class Daemon:
         self.store: Store | None = None
         self.health: HealthNote | None = None
         self.started = clock.now()
+        # The ingest worker's last progress mark, when it changed (monotonic), and the stall
+        # being reported ({since, doing, waiting}), if any.
+        self._progress_mark: tuple[str | None, int, int] = (None, 0, 0)
+        self._progress_at = time.monotonic()
+        self.stalled: dict[str, Any] | None = None
 
     # ------------------------------------------------------------ shared with threads
 
@@ -453,7 +458,42 @@ class Daemon:
 
     # ------------------------------------------------------------ main loop
 
+    def _check_progress(self, mono: float) -> None:
+        """Notice an ingest worker stuck in one step while transcripts wait (a read that
+        never returns): logged once, in the health note for ``status``, and not alive for
+        the systemd watchdog until it moves again."""
+        assert self.worker is not None
+        mark = self.worker.progress()
+        if mark != self._progress_mark:
+            self._progress_mark, self._progress_at = mark, mono
+        waiting = len(self.queue)
+        stuck = stalled_for(
+            mark[0] is not None, self._progress_at, mono, waiting, self.cfg.daemon.stall_seconds
+        )
+        if (stuck is not None) == (self.stalled is not None):
+            return
+        if stuck is not None:
+            self.stalled = {
+                "since": clock.now() - stuck,
+                "doing": mark[0],
+                "waiting": waiting,
+            }
+            log.critical(
+                "ingest.worker_stalled",
+                doing=mark[0],
+                seconds=round(stuck, 1),
+                waiting=waiting,
+                note="no hits are counted while it waits; the systemd watchdog restarts it",
+            )
+        else:
+            log.warning("ingest.worker_moving", after=self.stalled)
+            self.stalled = None
+        if self.health is not None:
+            self.health.update(ingest_stalled=self.stalled)
+
     def _alive(self) -> bool:
+        if self.stalled is not None:
+            return False
         worker_ok = self.worker is not None and self.worker.is_alive()
         jobs_ok = self.jobs is not None and self.jobs.is_alive()
         return worker_ok and jobs_ok and self._observer_alive() and self._scheduler_alive()
@@ -491,12 +531,14 @@ class Daemon:
                 self._restart_observer("observer thread died")
             if self.worker.watch_dirs_changed.is_set():
                 self._sync_watches()
+            self._check_progress(mono)
             alive = self._alive()
             if alive != was_alive:
                 report = log.info if alive else log.critical
                 report(
                     "daemon.health",
                     alive=alive,
+                    stalled=self.stalled is not None,
                     worker=self.worker.is_alive(),
                     jobs=bool(self.jobs and self.jobs.is_alive()),
                     observer=self._observer_alive(),
@@ -577,6 +619,8 @@ class Daemon:
         at, name = min(upcoming) if upcoming else (None, None)
         files = self.worker.totals.files_followed if self.worker else 0
         failing = self.worker.failing if self.worker else None
+        if self.stalled is not None and not note:
+            note = f"ingest worker stalled in a {self.stalled['doing']}"
         if failing is not None and not note:
             note = f"scans failing since {clock.iso(failing.since)}: {failing.reason}"
         return status_line(StatusFacts(files, int(today), name, at, note))
