@@ -234,3 +234,52 @@ def test_a_symlink_in_hot_is_never_read_nor_its_target_stamped(tmp_path: Path) -
     st = target.stat()
     assert f"{st.st_mtime_ns}:{st.st_size}" not in watched.values()
     assert watched[str(hot / "real.md")] != "missing"
+
+
+# --------------------------------------------------------------------------- a read-only state
+
+
+def _read_only_run(inst: Install, *args: str) -> subprocess.CompletedProcess:
+    """``memoryd *args`` with the state folder bind-mounted read-only (a private mount
+    namespace: nothing outside the command sees the mount)."""
+    md = inst.db.parent
+    script = f'mount --bind "{md}" "{md}" && mount -o remount,bind,ro "{md}" && exec "$@"'
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    return subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, "sh", sys.executable, "-m", "memoryd",
+         "--config", str(inst.config), *args],
+        capture_output=True, text=True, env=env, timeout=TIMEOUT, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("wal", [True, False], ids=["wal-present", "closed-cleanly"])
+def test_a_read_only_state_folder_gives_the_documented_line_for_every_command(
+    tmp_path: Path, wal: bool
+) -> None:
+    import shutil
+    import sqlite3
+
+    inst, _copy = archived_boat(tmp_path)
+    (tiers(inst) / "hot").mkdir(parents=True)
+    if shutil.which("unshare") is None or _read_only_run(inst, "--version").returncode != 0:
+        pytest.skip("no private mount namespace here (unshare -m needs CAP_SYS_ADMIN)")
+    keep = sqlite3.connect(inst.db) if wal else None  # a daemon's -wal and -shm are there
+    try:
+        if keep is not None:
+            keep.execute("SELECT COUNT(*) FROM hits").fetchall()
+        for args in (
+            ["recall", "albatross"],
+            ["recall", "--json", "albatross"],
+            ["expire", "--force"],
+            ["restore", "--last"],
+            ["organize"],
+        ):
+            out = _read_only_run(inst, *args)
+            assert out.returncode == 1, (args, out.stdout, out.stderr)
+            [line] = out.stderr.splitlines()
+            assert line.startswith(f"memoryd: state database {inst.db}"), (args, line)
+            assert "read-only" in line and line.endswith("(check owner, mode and mount)"), line
+    finally:
+        if keep is not None:
+            keep.close()
+    assert (inst.workspace / _copy.relative_to(inst.workspace)).exists()  # nothing moved

@@ -371,6 +371,9 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         sys.stderr.close()
         return EXIT_OK
     except OSError as exc:
+        state_line = _state_read_only(ctx, exc)
+        if state_line is not None:
+            return _fail(args, exc, EXIT_FAILURE, state_line, _log_format(ctx))
         code = EXIT_USAGE if _names_user_path(exc, argv) else EXIT_FAILURE
         return _fail(args, exc, code, _describe_os_error(exc), _log_format(ctx))
     except ValueError as exc:
@@ -429,6 +432,20 @@ def _failure_line(args: argparse.Namespace, code: int, message: str, log_format:
             record.update(level="error", logger="memoryd", timestamp=at)
             return json.dumps(record, ensure_ascii=False)
     return f"memoryd: {message}"
+
+
+def _state_read_only(ctx: Context | None, exc: OSError) -> str | None:
+    """The state database's read-only line when ``exc`` is a lock beside it on a read-only
+    mount (:func:`memoryd.store.describe_state_os_error`), else None."""
+    if ctx is None:
+        return None
+    try:
+        db = ctx.paths.db
+    except (ConfigError, OSError):
+        return None
+    from .store import describe_state_os_error
+
+    return describe_state_os_error(db, exc)
 
 
 def _describe_os_error(exc: OSError) -> str:

@@ -15,6 +15,7 @@ to ``FULL`` around it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 import time
@@ -650,6 +651,27 @@ class Store:
         return cur.rowcount > 0
 
 
+_NEEDS_WRITE = "memoryd needs to write there (check owner, mode and mount)"
+_READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def describe_state_os_error(db: Path, exc: OSError) -> str | None:
+    """The state database's one read-only line for a file beside it that cannot be written
+    (``tiers.lock``, ``mover.lock`` on a read-only mount), or None for any other error.
+
+    The commands that move files lock them first: on a read-only state folder the lock is
+    what fails, and ``…/tiers.lock: Read-only file system`` should say what every other
+    write to the state says (docs/moves.md).
+    """
+    if exc.errno not in _READ_ONLY_ERRNOS or not isinstance(exc.filename, str | bytes):
+        return None
+    failing = Path(os.fsdecode(exc.filename))
+    if failing.parent != db.parent:
+        return None
+    cause = exc.strerror or str(exc)
+    return f"state database {db}: {failing} is read-only ({cause}); {_NEEDS_WRITE}"
+
+
 def describe_database_error(db: Path | None, exc: sqlite3.Error) -> str:
     """One line for a person: which file of the state database, and what is wrong with it.
 
@@ -669,15 +691,19 @@ def describe_database_error(db: Path | None, exc: sqlite3.Error) -> str:
             where = f"state database {db}: {culprit} is read-only"
         else:
             where = f"state database {db} cannot be written"
-        return f"{where} ({text}); memoryd needs to write there (check owner, mode and mount)"
+        return f"{where} ({text}); {_NEEDS_WRITE}"
     if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text:
         return damaged_message(db, text)
     if name.startswith("SQLITE_FULL") or "disk is full" in text:
         return f"state database {db}: the disk is full ({text}); free some space in {db.parent}"
     if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
         culprit = _read_only_part(db)
-        why = f"; {culprit} is read-only" if culprit else ""
-        return f"state database {db} cannot be opened ({text}{why})"
+        if culprit is not None:
+            return (
+                f"state database {db} cannot be opened: {culprit} is read-only ({text}); "
+                f"{_NEEDS_WRITE}"
+            )
+        return f"state database {db} cannot be opened ({text})"
     if name.startswith("SQLITE_IOERR") or "disk I/O error" in text:
         return f"state database {db}: the disk reported an error ({text})"
     return f"state database {db}: {text}"
