@@ -283,3 +283,79 @@ def test_a_read_only_state_folder_gives_the_documented_line_for_every_command(
         if keep is not None:
             keep.close()
     assert (inst.workspace / _copy.relative_to(inst.workspace)).exists()  # nothing moved
+
+
+# --------------------------------------------------------------------------- messages that mislead
+
+
+def test_words_that_are_not_utf8_on_the_command_line_get_a_clear_message(tmp_path: Path) -> None:
+    inst, hot = hot_store(tmp_path)
+    (hot / "cafe.md").write_text("# Café\ncafé au lait\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    argv = [sys.executable, "-m", "memoryd", "--config", str(inst.config)]
+    out = subprocess.run(
+        [*argv, "recall", "--json", "--", os.fsdecode(b"caf\xff")],
+        capture_output=True, env=env, timeout=TIMEOUT, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    stderr = out.stderr.decode("utf-8", "replace")
+    assert out.returncode == 2, stderr
+    assert "Traceback" not in stderr and "codec" not in stderr
+    [line] = stderr.splitlines()
+    assert "not UTF-8" in line and "caf\\xff" in line
+    doc = json.loads(out.stdout)
+    assert doc["error"] == line.removeprefix("memoryd: ") and doc["matches"] == 0
+
+
+def test_identical_recalls_started_together_all_learn_where_the_note_is(tmp_path: Path) -> None:
+    """Six recalls wait at the tier store's lock (held here); the first brings the note back,
+    and the five after it must not answer "never recorded, or deleted"."""
+    import fcntl
+
+    inst, copy = archived_boat(tmp_path)
+    (tiers(inst) / "hot").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    argv = [sys.executable, "-m", "memoryd", "--config", str(inst.config), "recall", "--json"]
+    lock = os.open(inst.db.parent / "tiers.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        procs = [
+            subprocess.Popen([*argv, "albatross"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env, stdin=subprocess.DEVNULL)
+            for _ in range(6)
+        ]  # fmt: skip
+        time.sleep(0.5)  # (they may or may not be at the lock yet: either way is a race won)
+    finally:
+        os.close(lock)
+    docs = []
+    for p in procs:
+        out, err = p.communicate(timeout=TIMEOUT)
+        assert p.returncode == 0, err
+        docs.append(json.loads(out))
+    restored = [d for d in docs if d["hits_recorded"] == 1]
+    assert len(restored) == 1 and "restored to the workspace" in restored[0]["message"]
+    for d in docs:
+        assert "never recorded" not in d["message"], d["message"]
+        assert "memory/boat.md" in d["message"]
+        assert d["shown"][0]["text"] == BOAT
+    assert (inst.workspace / "memory" / "boat.md").read_text(encoding="utf-8") == BOAT
+    assert not copy.exists()
+
+
+def test_a_recall_refused_because_a_file_is_at_the_path_says_so_and_what_to_do(
+    tmp_path: Path,
+) -> None:
+    inst, copy = archived_boat(tmp_path)
+    (tiers(inst) / "hot").mkdir(parents=True)
+    mine = "# Boat (my new notes)\nnothing about birds\n"
+    (inst.workspace / "memory" / "boat.md").write_text(mine, encoding="utf-8")
+    out = memoryd(inst, "recall", "--json", "albatross")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert "the restore failed" not in doc["message"]
+    assert "a file is already at memory/boat.md" in doc["message"]
+    assert "recall again" in doc["message"]
+    [row] = doc["rotations"]
+    assert row["status"] == "failed" and "already exists" in row["error"]
+    assert doc["shown"][0]["text"] == BOAT  # the archived copy, read where it is
+    assert (inst.workspace / "memory" / "boat.md").read_text(encoding="utf-8") == mine
+    assert copy.read_text(encoding="utf-8") == BOAT

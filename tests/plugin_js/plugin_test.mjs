@@ -122,6 +122,26 @@ test("the recall tool passes the words and shows what memoryd found", async () =
   assert.equal(readFileSync(args, "utf8").trim(), "recall --json -- kayak june");
 });
 
+test("a recall that could not move a note says why; a NUL in the query gets words, not a crash", async () => {
+  const reply = {
+    message: "1 note found in memoryd's archive, not brought back: a file is already at memory/boat.md",
+    shown: [{ path: "memory-archive/2026-12/memory/boat.md", now: null, words: ["albatross"], text: "# Boat" }],
+    rotations: [{ src: "memory-archive/2026-12/memory/boat.md", dst: "memory/boat.md", status: "failed",
+      error: "memory/boat.md: already exists; memoryd never overwrites a file" }],
+  };
+  const api = fakeApi({ command: answering(dir, reply) });
+  plugin.register(api);
+  const res = await api.tools[0].execute("c1", { query: "albatross" });
+  assert.match(res.content[0].text, /could not move memory-archive\/2026-12\/memory\/boat.md → memory\/boat.md: memory\/boat.md: already exists/);
+  const ran = join(dir, "ran-nul");
+  const api2 = fakeApi({ command: fakeMemoryd(dir, `touch ${ran}; echo '{}'`) });
+  plugin.register(api2);
+  const nul = await api2.tools[0].execute("c2", { query: "caf\u0000e" });
+  assert.match(nul.content[0].text, /NUL character/);
+  assert.doesNotMatch(nul.content[0].text, /null bytes/);
+  assert.equal(existsSync(ran), false);
+});
+
 test("/memoryd says the status facts; /refresh what moved and what is nominated", async () => {
   const status = {
     daemon: { running: false }, jobs: { organize: { last_period: "2026-12-01T10", last_status: "ok", last_finished: "2026-12-01T10:05:00Z" } },

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING, Any
 
 from ..clock import iso
@@ -117,10 +118,36 @@ def cmd_organize(args: argparse.Namespace, ctx: Any) -> int:
 # --------------------------------------------------------------------------- recall
 
 
+def _not_text(words: list[str]) -> str | None:
+    """The first word that is not text, shown readably (``'caf\\xff'``), or None.
+
+    A command line is bytes: Python keeps bytes that are not UTF-8 as lone surrogates,
+    which no search can encode (they used to end recall with a codec traceback), and a NUL
+    cannot come through one at all but can through an API.
+    """
+    for w in words:
+        if "\0" in w:
+            return repr(w)
+        try:
+            w.encode("utf-8")
+        except UnicodeEncodeError:
+            return repr(os.fsencode(w))[1:]
+    return None
+
+
 def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
     from ..cli import UsageError, json_dumps
     from ..tierstore.recall import normalise_words, recall
 
+    bad = _not_text(args.words)
+    if bad is not None:
+        message = (
+            f"recall: the word {bad} is not UTF-8 text (a byte sequence no text has); give "
+            "the words as UTF-8"
+        )
+        if args.json:  # the caller reads stdout: it gets a document saying so, too
+            ctx.print(json_dumps({"words": [], "tier": None, "matches": 0, "error": message}))
+        raise UsageError(message)
     if not normalise_words(args.words):
         raise UsageError("recall: give at least one non-empty word")
     root = ctx.paths.tiers_root

@@ -15,6 +15,7 @@ import {
   TOOL_NAME,
   injectionText,
   isFirstTurn,
+  queryProblem,
   recallText,
   refreshReply,
   runMemoryd,
@@ -185,6 +186,8 @@ export default {
         if (!words.length) {
           return { content: [{ type: "text", text: "Give 2-5 key words in `query`." }], details: { error: "no words" } };
         }
+        const problem = queryProblem(words);
+        if (problem) return { content: [{ type: "text", text: problem }], details: { error: "bad query" } };
         const res = await runMemoryd(settings, ["recall", "--json", "--", ...words], settings.commandTimeoutMs);
         if (!res.ok) {
           log(api, "warn", `recall failed: ${res.error}`);

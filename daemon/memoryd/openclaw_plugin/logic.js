@@ -116,6 +116,15 @@ export function injectionText(doc) {
   );
 }
 
+/** Why a query cannot go to memoryd as it is, in words for the agent (null: it can). A NUL
+ * character cannot be passed on a command line (Node refuses the whole call). */
+export function queryProblem(words) {
+  if (words.some((w) => w.includes("\0"))) {
+    return "The query contains a NUL character (\\0), which memoryd cannot search for: give the key words as plain text.";
+  }
+  return null;
+}
+
 /** Search words from the tool's parameters: `query` split on spaces, or `words`. */
 export function wordsOf(params) {
   const words = [];
@@ -138,6 +147,10 @@ export function recallText(doc) {
     lines.push("", `== ${where}  [${(m.words || []).join(", ")}]`);
     if (m.original) lines.push(`original: ${m.original}`);
     lines.push(typeof m.text === "string" ? cut(m.text.trim(), MAX_NOTE_CHARS) : `  ${m.snippet || ""}`);
+  }
+  // A move that failed says why (a file of the user's at that path, ...), as the CLI does.
+  for (const r of doc?.rotations || []) {
+    if (r?.status === "failed") lines.push("", `(could not move ${r.src} → ${r.dst}: ${r.error || "unknown"})`);
   }
   return lines.join("\n");
 }

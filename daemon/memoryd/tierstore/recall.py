@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -301,6 +302,8 @@ def _recall(
             found = _recall_from_archive(
                 cfg, paths, store, wanted, now, limit, rotate=rotate, agent=agent
             )
+            if found is None:
+                found = _restored_lately(paths, store, wanted, time.time(), agent)
             if found is not None:
                 if with_text is False:
                     for d in found.shown:
@@ -504,9 +507,83 @@ def _recall_from_archive(
             f"{n} {files} found in memoryd's archive (expired, not in the tier store); "
             f"restored to the workspace: {names}. Undo with `memoryd restore --last`."
         )
+    elif not out.rotations:
+        out.message = f"{n} {files} found in memoryd's archive (nothing moved: --peek)."
     else:
-        why = "--peek" if not out.rotations else "the restore failed"
-        out.message = f"{n} {files} found in memoryd's archive (nothing moved: {why})."
+        out.message = f"{n} {files} found in memoryd's archive, not brought back: " + "; ".join(
+            _why_not_restored(m, r) for m, r in zip(shown, out.rotations, strict=True)
+        )
+    return out
+
+
+def _why_not_restored(m: ArchivedMatch, row: dict[str, Any]) -> str:
+    """Why one archived note stayed in the archive, and what to do, in a person's words."""
+    if os.path.lexists(m.src):
+        return (
+            f"a file is already at {m.rel} (memoryd never overwrites one); the archived copy "
+            f"is shown from {m.archived_rel}: move or rename {m.rel} and recall again to "
+            "bring it back"
+        )
+    return f"{m.rel} could not be brought back from {m.archived_rel} ({row.get('error')})"
+
+
+# How far back a note brought back from the archive still answers a recall that finds it
+# nowhere else: recalls started together (an agent asking twice, two agents) wait for one
+# another at the tier store's lock, and the first brings the note back before the others look.
+RESTORED_LATELY_SECONDS = 3600.0
+
+
+def _restored_lately(
+    paths: Paths, store: Store, words: list[str], now: float, agent: str | None
+) -> RecallOutcome | None:
+    """The notes containing ``words`` that came back from memoryd's archive to the workspace
+    in the last :data:`RESTORED_LATELY_SECONDS` (by a recall, a restore, the restore on
+    demand) and are there: "never recorded, or deleted" would be false. None if there are
+    none. Nothing moves and nothing is counted (the restore was counted when it was made)."""
+    from ..ondemand import ARCHIVE_BATCH_PREFIX
+
+    rows = store.conn.execute(
+        "SELECT b.dst, MAX(b.finished) FROM moves a JOIN moves b "
+        "ON b.undo_of = a.id OR (b.undo_of IS NULL AND b.src = a.dst AND b.id > a.id) "
+        "WHERE a.op = 'move' AND a.undo_of IS NULL AND a.batch LIKE ? "
+        "AND b.op = 'move' AND b.state = 'done' AND b.finished >= ? GROUP BY b.dst",
+        (ARCHIVE_BATCH_PREFIX + "%", now - RESTORED_LATELY_SECONDS),
+    ).fetchall()
+    fold = _needs_unicode_fold(words)
+    out = RecallOutcome(words, ARCHIVE, 0)
+    for dst, finished in rows:
+        owner = _owner(paths, dst) if dst else None
+        if owner is None or (agent is not None and owner[0] != agent):
+            continue
+        data = _read_all(dst)
+        if data is None:
+            continue
+        found, occ, _tag, snippet = match_file(data, words, ARCHIVE, fold)
+        if not found:
+            continue
+        out.shown.append(
+            {
+                "note": owner[1],
+                "path": owner[1],
+                "now": owner[1],
+                "summary": False,
+                "words": list(found),
+                "occurrences": occ,
+                "tag_match": False,
+                "snippet": snippet,
+                "agent": owner[0],
+                "restored_at": finished,
+                "text": data.decode("utf-8", errors="replace"),
+            }
+        )
+    if not out.shown:
+        return None
+    out.matches = len(out.shown)
+    names = ", ".join(d["note"] for d in out.shown)
+    out.message = (
+        f"Already back in the workspace: {names} (brought back from memoryd's archive "
+        "moments ago, by another recall or a restore); nothing moved, read it there."
+    )
     return out
 
 
