@@ -88,3 +88,46 @@ def test_an_io_error_in_the_check_before_a_scan_is_retried_never_a_dead_worker(
     wait_until(lambda: real_hits(inst.db) == 2, timeout=60)
     d.check_alive()
     assert d.stop(timeout=60) == 0
+
+
+def test_a_fifo_in_place_of_an_archived_note_a_search_asks_for_never_stalls_the_daemon(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    import math
+    import os
+
+    inst = make_install(tmp_path, "[daemon]\nrescan_seconds = 3600.0\n", memory_files=3)
+    note = inst.workspace / "memory" / "boat.md"
+    note.write_text(
+        "# Sailing to Lofoten\nChartered the ketch Albatross from Svolvaer harbour.\n",
+        encoding="utf-8",
+    )
+    old = time.time() - 90 * 86400
+    os.utime(note, (old, old))
+    forced = run_cli(inst, "expire", "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    [copy] = [inst.workspace / a["to"] for a in json.loads(forced.stdout)["archive"]]
+    copy.unlink()
+    os.mkfifo(copy)
+
+    d = DaemonProcess(inst, fake_jobs=False).start()
+    daemons.append(d)
+    d.wait_ready(timeout=90)
+    live = inst.transcript("live")
+    append(live, tx.header("live", ts=time.time()) + hit_lines(["memory/n000.md"]))
+    wait_until(lambda: real_hits(inst.db) == 1, timeout=60)
+    cid = f"toolu_{time.monotonic_ns()}"
+    t = math.floor(time.time() * 1000 + 2) / 1000
+    append(
+        live,
+        tx.call(cid, query="ketch Albatross Lofoten harbour", ts=t)
+        + tx.result(cid, tx.search_payload(["memory/n001.md"]), ts=t + 0.2),
+    )
+    # The worker goes on: the next hits are counted, the FIFO is named once, the daemon stops.
+    append(live, hit_lines(["memory/n002.md"]))
+    wait_until(lambda: real_hits(inst.db) == 3, timeout=60)
+    [event] = d.wait_event("note.not_a_note", timeout=60)
+    assert event["file"] == str(copy) and "not a regular file" in event["why"]
+    assert not d.events("ingest.worker_stalled")
+    assert d.stop(timeout=60) == 0
+    assert copy.is_fifo() and not note.exists()
