@@ -301,8 +301,12 @@ def test_recall_reaches_the_archive_restores_counts_once_and_can_be_undone(insta
     assert doc["shown"][0]["now"] == "memory/kayak.md" and "June" in doc["shown"][0]["text"]
     assert (install["ws"] / "memory" / "kayak.md").is_file() and not archived.exists()
     assert recall_hits(install) == [("main", "memory/kayak.md", "recall")]
-    # found again: now in the workspace, not the archive (the tiers have nothing either)
-    assert run_json(capsys, install["cfg"], "recall", "--json", "kayak")["tier"] is None
+    # found again: now in the workspace, not the archive (the tiers have nothing either);
+    # it says so (not "never recorded"), and neither moves nor counts it again
+    again = run_json(capsys, install["cfg"], "recall", "--json", "kayak")
+    assert again["tier"] == "workspace" and again["hits_recorded"] == 0
+    assert again["message"].startswith("Already back in the workspace: memory/kayak.md")
+    assert recall_hits(install) == [("main", "memory/kayak.md", "recall")]
     code, out = run(capsys, install["cfg"], "restore", "--last")
     assert code == 0 and archived.is_file(), out
 

@@ -361,6 +361,7 @@ def _recall(
 
 
 ARCHIVE = "archive"  # the layer after forgotten/: what expire archived from the workspaces
+WORKSPACE = "workspace"  # found nowhere else: back in the workspace (from the archive, lately)
 
 
 @dataclass(frozen=True)
@@ -550,7 +551,7 @@ def _restored_lately(
         (ARCHIVE_BATCH_PREFIX + "%", now - RESTORED_LATELY_SECONDS),
     ).fetchall()
     fold = _needs_unicode_fold(words)
-    out = RecallOutcome(words, ARCHIVE, 0)
+    out = RecallOutcome(words, WORKSPACE, 0)
     for dst, finished in rows:
         owner = _owner(paths, dst) if dst else None
         if owner is None or (agent is not None and owner[0] != agent):
