@@ -80,3 +80,30 @@ def test_write_new_never_overwrites(tmp_path: Path) -> None:
     with pytest.raises(FileExistsError):
         write_new(path, b"second")
     assert path.read_bytes() == b"first"
+
+
+@pytest.mark.timeout(20)  # a regression blocks in open() on the FIFO: fail, never hang
+def test_a_fifo_device_or_symlink_is_not_a_note_counted_and_never_waited_on(
+    tmp_path: Path,
+) -> None:
+    from memoryd.fsutil import read_note, take_not_notes
+
+    take_not_notes()
+    os.mkfifo(tmp_path / "pipe.md")
+    (tmp_path / "link.md").symlink_to(tmp_path / "real.md")
+    (tmp_path / "real.md").write_bytes(b"# Real\n" + b"x" * 10_000)
+    assert read_note(tmp_path / "pipe.md") is None
+    assert read_note("/dev/null") is None
+    assert read_note(tmp_path / "link.md") is None
+    assert read_note(tmp_path / "gone.md") is None  # moved meanwhile: skipped, not counted
+    assert take_not_notes() == 3 and take_not_notes() == 0
+    assert read_note(tmp_path / "real.md", 7) == (b"# Real\n", 10_007)
+
+
+def test_binary_bytes_are_told_from_text_with_a_stray_byte() -> None:
+    from memoryd.fsutil import looks_binary
+
+    assert looks_binary(bytes(range(256)) * 4)
+    assert looks_binary(b"text\0more")
+    assert not looks_binary("# Café\n".encode() * 200 + b"caf\xe9 \n")
+    assert not looks_binary(b"")
