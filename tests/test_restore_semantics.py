@@ -281,21 +281,26 @@ def test_a_re_archive_killed_mid_move_leaves_one_live_row(tmp_path: Path, point:
 def test_a_recall_and_the_restore_on_demand_racing_for_a_re_archived_note_agree(
     tmp_path: Path,
 ) -> None:
-    """Both ask for the re-archived note at once (real processes, the recall stopped after it
-    chose its row): one brings it back, the other says so; no failure, no false conflict."""
+    """Both ask for the re-archived note at once (real processes; the on-demand check stopped
+    after it chose its row while the recall brings the note back): the recall shows it once
+    and moves it; the check then finds it back and reports nothing (it once logged
+    ``restore.on_demand_conflict`` for the note memoryd had just moved itself)."""
     inst, _a_pass, edited = _recalled_edited_and_archived_again(tmp_path)
     boat = inst.workspace / BOAT_REL
     _search(inst, "ketch Albatross Lofoten harbour", [])
     assert run_cli(inst, "scan").returncode == 0
-    recall = _spawn(inst, "recall", "--json", "Albatross", fault="mover.checked:1:stop")
-    _wait_stopped(recall)  # (it holds the mover's lock: the check waits for it)
-    on_demand = _spawn_on_demand(inst)
-    recall.send_signal(signal.SIGCONT)
+    on_demand = _spawn_on_demand(inst, fault="ondemand.chosen:1:stop")
+    _wait_stopped(on_demand)  # it has chosen the live row, and not moved it yet
+    recall = _spawn(inst, "recall", "--json", "Albatross")
     code, out, _ = _finish(recall)
     doc = json.loads(out)
     assert code == 0 and [r["status"] for r in doc["rotations"]] == ["done"], doc
+    assert [d["note"] for d in doc["shown"]] == [BOAT_REL]
+    on_demand.send_signal(signal.SIGCONT)
     code, out, err = _finish(on_demand)
     assert code == 0 and out == "", (out, err)  # nothing left for it to do, nothing reported
+    status = run_cli(inst, "status").stdout
+    assert "0 on demand, 0 left alone" in status and "0 failed" in status, status
     assert boat.read_text(encoding="utf-8") == edited and _archive_files(inst) == []
 
 
