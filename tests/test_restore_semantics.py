@@ -182,6 +182,24 @@ def test_racing_restores_of_one_note_all_end_with_it_in_the_workspace(tmp_path: 
 
 
 @pytest.mark.timeout(300)
+def test_a_recall_that_loses_the_race_to_a_restore_says_the_note_is_back(tmp_path: Path) -> None:
+    """The recall chose the archived note, then ``restore PATH`` (a real process) brought it
+    back first: the recall's own move cannot happen, and the agent must hear that the note is
+    in the workspace, not "nothing moved: the restore failed"."""
+    inst, _ = _boat_archived(tmp_path)
+    recall = _spawn(inst, "recall", "--json", "Albatross", fault="recall.archive_chosen:1:stop")
+    _wait_stopped(recall)
+    restore = run_cli(inst, "restore", BOAT_REL)
+    assert restore.returncode == 0 and "restored memory-archive/" in restore.stdout
+    recall.send_signal(signal.SIGCONT)
+    code, out, _ = _finish(recall)
+    doc = json.loads(out)
+    assert code == 0 and "restored to the workspace" in doc["message"], doc
+    assert [r["status"] for r in doc["rotations"]] == ["done"] and doc["shown"][0]["now"]
+    assert (inst.workspace / BOAT_REL).read_text(encoding="utf-8") == BOAT
+
+
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("point", ["mover.journaled", "mover.placed", "mover.aside"])
 def test_a_restore_path_killed_mid_move_ends_with_the_note_in_the_workspace_once(
     tmp_path: Path, point: str
