@@ -467,3 +467,28 @@ def test_the_readmes_uninstall_block_runs_as_written_on_a_demo_install(tmp_path:
     assert not (ws / "memory-archive").exists()
     assert all((ws / p).is_file() for p in archived)
     assert not (demo / "memoryd-state").exists()
+
+
+def test_restore_path_of_a_tier_note_organize_moved_on_says_where_it_is(tmp_path: Path) -> None:
+    """A note the journal followed on (hot → warm by one move, on by a later one): ``restore``
+    of its first place neither claims it is back nor moves another row's file."""
+    from memoryd.config import load_config, resolve_paths
+    from memoryd.mover import mover_for
+    from memoryd.store import Store
+
+    inst = make_install(tmp_path, memory_files=0)
+    cfg = load_config(str(inst.config))
+    paths = resolve_paths(cfg, {})
+    hot = paths.tiers_root / "hot"
+    hot.mkdir(parents=True)
+    (hot / "x.md").write_text("# x\n", encoding="utf-8")
+    with Store.open(inst.db) as store:
+        mover = mover_for(store, paths)
+        mover.move(hot / "x.md", paths.tiers_root / "warm/x.md", reason="t", batch="organize:1")
+        mover.move(paths.tiers_root / "warm/x.md", paths.tiers_root / "forgotten/x.md",
+                   reason="t", batch="organize:2")  # fmt: skip
+    r = run_cli(inst, "restore", str(hot / "x.md"))
+    assert r.returncode == 1 and "moved on since: organize put it at " in r.stderr, r
+    assert (paths.tiers_root / "forgotten/x.md").is_file() and not (hot / "x.md").exists()
+    back = run_cli(inst, "restore", str(paths.tiers_root / "forgotten/x.md"))
+    assert back.returncode == 0 and (paths.tiers_root / "warm/x.md").is_file(), back

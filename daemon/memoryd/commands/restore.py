@@ -96,7 +96,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
             now = mover.get(rec.id)
             moved_on = now is None or now.state != "done" or superseded_by(store, rec.id)
             back = _back_already(mover, rec.src, rel, label, in_archive) if moved_on else None
-            if back is not None:
+            if back is not None and not back["away"]:
                 already.append(back)
             else:
                 errors.append({"path": label, "error": str(exc)})
@@ -163,10 +163,12 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
             back = next(
                 (b for p in spots if (b := _back_already(mover, p, rel, key, in_archive))), None
             )
-            if back is not None:
-                already.append(back)
-            else:
+            if back is None:
                 unknown.append(raw)
+            elif back["away"]:  # it moved on from there: the user learns where to ask
+                errors.append({"path": key, "error": back["message"]})
+            else:
+                already.append(back)
         if unknown:  # the user's input: exit 2, nothing restored
             raise UsageError(
                 f"{', '.join(unknown)}: no journaled move of this path to undo "
@@ -212,29 +214,35 @@ def _restored_line(row: dict[str, Any]) -> str:
 def _back_already(
     mover: Mover, path: Path | str, rel: Any, label: str, in_archive: Any
 ) -> dict[str, Any] | None:
-    """Where the note once at ``path`` is now, when a journaled move brought it back and it
-    is there (None: no such history, the journal's last place of it is empty now, or that
-    place is in the archive)."""
+    """Where the journal says the note once at ``path`` is now (None: no such history, or
+    the journal's last place of it is empty now). ``away`` is true when the last move took
+    it away again (a later organize, a re-archive): it is not back, and the message names
+    the place ``memoryd restore`` brings it back from."""
     import os
+
+    from ..mover import AWAY_PREFIXES
 
     found = mover.where_now(path)
     if found is None:
         return None
     here, last = found
-    if here is None or not os.path.lexists(here) or in_archive(here):
+    if here is None or not os.path.lexists(here):
         return None
     command = last.batch.split(":", 1)[0]
-    by = _BROUGHT_BY.get(command, command)
     at = clock.iso(last.finished if last.finished is not None else last.created)
     where = rel(here) or here
-    return {
-        "path": label,
-        "now": where,
-        "by": command,
-        "at": at,
-        "message": f"{label}: already back at {where} (brought back by {by} at {at}); "
-        "nothing to restore",
-    }
+    away = in_archive(here) or (last.undo_of is None and last.batch.startswith(AWAY_PREFIXES))
+    if away:
+        message = (
+            f"moved on since: {command} put it at {where} at {at}; "
+            f"`memoryd restore {where}` brings it back from there"
+        )
+    else:
+        by = _BROUGHT_BY.get(command, command)
+        message = (
+            f"{label}: already back at {where} (brought back by {by} at {at}); nothing to restore"
+        )
+    return {"path": label, "now": where, "by": command, "at": at, "away": away, "message": message}
 
 
 def _not_past(mover: Mover, newest: str, older: str | None) -> str:
