@@ -17,6 +17,7 @@ leaves older moves to ``memoryd restore PATH``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,8 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     errors: list[dict[str, str]] = []
     already: list[dict[str, Any]] = []
     staging = ctx.paths.tiers_root / ".memoryd-staging"
+    # (the journal holds paths below the resolved roots; the config may name a symlink)
+    in_staging = tuple({f"{staging}/", f"{os.path.realpath(staging)}/"})
 
     def rel(p: str | None) -> str | None:
         return None if p is None else relative_to_workspace(ws, p) or p
@@ -86,7 +89,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
 
     def undo(rec: MoveRecord, label: str) -> None:
         """Undo ``rec``; a note some other process brought back meanwhile is reported back."""
-        is_gist = rec.src.startswith(str(staging) + "/")
+        is_gist = rec.src.startswith(in_staging)
         try:
             # A summary organize wrote goes back only as written (it is deleted after).
             mover.undo(rec.id, unchanged=is_gist)
@@ -218,7 +221,6 @@ def _back_already(
     the journal's last place of it is empty now). ``away`` is true when the last move took
     it away again (a later organize, a re-archive): it is not back, and the message names
     the place ``memoryd restore`` brings it back from."""
-    import os
 
     from ..mover import AWAY_PREFIXES
 
