@@ -194,6 +194,7 @@ KINDS: dict[str, str] = {
     "test_lifecycle_crash": "crash",
     "test_mover": "crash",
     "test_mover_races": "crash",
+    "test_restore_semantics": "crash",
     "test_scan_helper": "crash",
     "test_store_faults": "crash",
     "test_tiers_crash": "crash",

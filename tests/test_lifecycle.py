@@ -270,9 +270,13 @@ def test_restore_by_original_or_archived_path(inst: Install) -> None:
     inst.run("restore", "memory-archive/2026-11/memory/2026-08-02.md")
     assert (inst.ws / "memory/2026-08-01.md").read_text() == "one"
     assert (inst.ws / "memory/2026-08-02.md").read_text() == "two"
+    # Back already: said where it is, nothing moved, exit 0 (issue 30: restore means "back").
     again = inst.run("restore", "memory/2026-08-01.md", check=False)
-    assert again.returncode == 2 and "no journaled move" in again.stderr
-    assert again.stdout == "", "errors go to stderr, not into what a script reads"
+    assert again.returncode == 0 and again.stderr == ""
+    assert again.stdout.startswith("memory/2026-08-01.md: already back at memory/2026-08-01.md")
+    never = inst.run("restore", "memory/2026-08-09.md", check=False)
+    assert never.returncode == 2 and "no journaled move" in never.stderr
+    assert never.stdout == "", "errors go to stderr, not into what a script reads"
     # Restored: nothing at the archived path now, and no move of it in force (exit 2).
     explained = inst.run("explain", "memory-archive/2026-11/memory/2026-08-02.md", check=False)
     assert explained.returncode == 2 and "no such file" in explained.stderr

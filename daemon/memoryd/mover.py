@@ -148,16 +148,48 @@ def _like_prefix(prefix: str) -> str:
     return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+# A done move ``m`` is *live* while the file it put at ``m.dst`` is still there by its doing:
+# no later move that stands took the file away from there (a recall moving it back to the
+# workspace), and no later move landed a file there (a re-archive of the note to the same
+# name, after it had left). One note, one live row: a re-archive supersedes the older row,
+# and a recall that is undone (``restore --last``) hands the file back to the row it left.
+_SUPERSEDED = (
+    "EXISTS (SELECT 1 FROM moves l WHERE l.id > m.id AND l.op = 'move' AND ("
+    "(l.src = m.dst AND l.state = 'done') OR "
+    "(l.dst = m.dst AND l.undo_of IS NULL AND l.state IN ('done', 'undone'))))"
+)
+
+# Batches of the moves that take a note away from where its user keeps it (the workspace,
+# or a hotter tier); what ``restore PATH`` takes back. Recalls and restores bring notes back.
+AWAY_PREFIXES = ("expire:", "organize:")
+
+
 def archived_moves(store: Store, batch_prefix: str) -> list[MoveRecord]:
-    """The done moves of batches starting with ``batch_prefix`` that no done undo reversed,
-    oldest first: the files still archived by expire (their archived copy may be gone)."""
+    """The live done moves of batches starting with ``batch_prefix``, oldest first: the files
+    still archived by expire (their archived copy may be gone), one row per archived file."""
     rows = store.conn.execute(
         f"SELECT {_COLUMNS} FROM moves m WHERE m.op = 'move' AND m.state = 'done' "
-        "AND m.undo_of IS NULL AND m.batch LIKE ? ESCAPE '\\' AND NOT EXISTS ("
-        "SELECT 1 FROM moves u WHERE u.undo_of = m.id AND u.state = 'done') ORDER BY m.id",
+        "AND m.undo_of IS NULL AND m.batch LIKE ? ESCAPE '\\' AND m.id NOT IN ("
+        # (a list made once, not a scan per row: ``undo_of`` has no index of its own)
+        "SELECT u.undo_of FROM moves u WHERE u.undo_of IS NOT NULL AND u.state = 'done') "
+        f"AND NOT {_SUPERSEDED} ORDER BY m.id",
         (_like_prefix(batch_prefix),),
     ).fetchall()
     return [MoveRecord(*r) for r in rows]
+
+
+def superseded_by(store: Store, move_id: int) -> MoveRecord | None:
+    """The later move that took the file of done move ``move_id`` away from its destination
+    (or landed another file there), if any: that move's undo must not run any more."""
+    row = store.conn.execute(
+        f"SELECT {', '.join('l.' + c for c in _COLUMNS.split(', '))} FROM moves m, moves l "
+        "WHERE m.id = ? AND l.id > m.id AND l.op = 'move' AND ("
+        "(l.src = m.dst AND l.state = 'done') OR "
+        "(l.dst = m.dst AND l.undo_of IS NULL AND l.state IN ('done', 'undone'))) "
+        "ORDER BY l.id LIMIT 1",
+        (move_id,),
+    ).fetchone()
+    return MoveRecord(*row) if row else None
 
 
 def moved_sources(store: Store, batch_prefix: str) -> list[str]:
@@ -236,6 +268,11 @@ def _aside_name(src: Path, move_id: int) -> Path:
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     """What says "the same file, unchanged" besides its hash: inode, size and mtime."""
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _command_of(batch: str) -> str:
+    """The command whose run a journal batch is (``expire:2026-11:…`` → ``expire``)."""
+    return batch.split(":", 1)[0]
 
 
 class Mover:
@@ -758,6 +795,15 @@ class Mover:
             label = batch or f"undo:{rec.batch}"
             if rec.op == "move":
                 assert rec.dst is not None
+                later = superseded_by(self.store, rec.id)
+                if later is not None:
+                    # The note moved on (a recall took it back, or it was archived again
+                    # under the same name): this entry's undo would move another row's file.
+                    raise MoveError(
+                        f"{rec.dst}: moved on since (journal entry #{later.id}, "
+                        f"{_command_of(later.batch)}); journal entry #{rec.id} has nothing "
+                        "left to undo"
+                    )
                 return self._move_locked(
                     rec.dst,
                     rec.src,
@@ -785,13 +831,90 @@ class Mover:
                 )
         raise MoveError(f"journal entry #{move_id} is a delete; deleted files cannot be restored")
 
-    def find(self, path: Path | str) -> list[MoveRecord]:
-        """Done moves whose source or destination is ``path`` (absolute), newest first."""
+    def _spellings(self, path: Path | str) -> set[str]:
+        """``path`` (absolute) as given and below each root's resolved spelling."""
         p = str(Path(os.path.abspath(str(path))))
         candidates = {p}
         for given, real in self._roots:
             with contextlib.suppress(ValueError):
                 candidates.add(str(real / Path(p).relative_to(given)))
+        return candidates
+
+    def live_away_moves(self, path: Path | str) -> list[MoveRecord]:
+        """The live moves that took a note away (expire, organize) whose source or
+        destination is ``path``, newest first: what ``restore PATH`` takes back.
+
+        A recall's move (it brought the note back) is never one of them, nor a move whose
+        file moved on since (:func:`superseded_by`).
+        """
+        candidates = self._spellings(path)
+        marks = ",".join("?" * len(candidates))
+        away = " OR ".join("m.batch LIKE ? ESCAPE '\\'" for _ in AWAY_PREFIXES)
+        rows = self.store.conn.execute(
+            f"SELECT {_COLUMNS} FROM moves m WHERE m.op = 'move' AND m.state = 'done' "
+            f"AND m.undo_of IS NULL AND ({away}) AND (m.src IN ({marks}) OR m.dst IN ({marks})) "
+            f"AND NOT {_SUPERSEDED} ORDER BY m.id DESC",
+            [*(_like_prefix(a) for a in AWAY_PREFIXES), *candidates, *candidates],
+        ).fetchall()
+        return [MoveRecord(*r) for r in rows]
+
+    def where_now(self, path: Path | str) -> tuple[str | None, MoveRecord] | None:
+        """Where the journal says the file once at ``path`` is now, and the move that put it
+        there (None: no move of that path, done or undone, in the journal).
+
+        The path is followed from its first move through every later move that happened
+        (done, or undone by a later one) away from where the file was: expire, recall, undo,
+        restore on demand. The place is None when the last of them deleted the file.
+        """
+        candidates = self._spellings(path)
+        marks = ",".join("?" * len(candidates))
+        first = self.store.conn.execute(
+            f"SELECT {_COLUMNS} FROM moves WHERE op IN ('move', 'delete') "
+            f"AND state IN ('done', 'undone') AND (src IN ({marks}) OR dst IN ({marks})) "
+            "ORDER BY id LIMIT 1",
+            [*candidates, *candidates],
+        ).fetchone()
+        if first is None:
+            return None
+        rec = MoveRecord(*first)
+        here: str | None = rec.src if rec.src in candidates else rec.dst
+        last = rec
+        after = rec.id - 1
+        for _ in range(10_000):  # a bound, not a limit any real history reaches
+            if here is None:
+                break
+            row = self.store.conn.execute(
+                f"SELECT {_COLUMNS} FROM moves WHERE op IN ('move', 'delete') "
+                "AND state IN ('done', 'undone') AND src = ? AND id > ? ORDER BY id LIMIT 1",
+                (here, after),
+            ).fetchone()
+            if row is None:
+                break
+            last = MoveRecord(*row)
+            here, after = last.dst, last.id
+        return here, last
+
+    def newest_run(self) -> str | None:
+        """The batch of the newest move or copy that was not itself an undo, done or undone:
+        the last run that moved files, whatever became of it since."""
+        row = self.store.conn.execute(
+            "SELECT batch FROM moves WHERE op IN ('move', 'copy') AND undo_of IS NULL "
+            "AND state IN ('done', 'undone') ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        return row[0] if row else None
+
+    def undone_at(self, batch: str) -> float | None:
+        """When the newest done undo of a move of ``batch`` finished (None: none undone)."""
+        row = self.store.conn.execute(
+            "SELECT MAX(COALESCE(u.finished, u.created)) FROM moves u JOIN moves m "
+            "ON u.undo_of = m.id WHERE m.batch = ? AND u.state = 'done'",
+            (batch,),
+        ).fetchone()
+        return float(row[0]) if row and row[0] is not None else None
+
+    def find(self, path: Path | str) -> list[MoveRecord]:
+        """Done moves whose source or destination is ``path`` (absolute), newest first."""
+        candidates = self._spellings(path)
         marks = ",".join("?" * len(candidates))
         rows = self.store.conn.execute(
             f"SELECT {_COLUMNS} FROM moves WHERE op = 'move' AND state = 'done' "

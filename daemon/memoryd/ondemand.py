@@ -395,7 +395,9 @@ class RestoreOnDemand:
         score: float,
         log: Any,  # memoryd.log.get_logger's
     ) -> dict[str, Any] | None:
-        """Restore ``a`` for ``search``, or say why not; None when that was said before."""
+        """Restore ``a`` for ``search``, or say why not; None when that was said before, or
+        when another process (a recall, ``memoryd restore``) brought the note back meanwhile."""
+        from . import faults
         from .mover import MoveError
 
         rel, archived_rel = self._rel(a.src), self._rel(a.dst)
@@ -410,6 +412,9 @@ class RestoreOnDemand:
             "search_ts": search.ts,
             "move_id": a.move_id,
         }
+        faults.point("ondemand.chosen")
+        if not self._live(store, a):
+            return None  # brought back meanwhile: memoryd's own file, not a conflict
         left_alone = self._left_alone(a)
         if left_alone is None:
             try:
@@ -417,6 +422,8 @@ class RestoreOnDemand:
                     a.move_id, batch=f"{RESTORE_BATCH_PREFIX}{time.time_ns()}", unchanged=True
                 )
             except (MoveError, OSError) as exc:
+                if not self._live(store, a):
+                    return None  # a recall or a restore took it back first: it is back
                 # A note saved at its name, or the archived copy edited, between the check
                 # above and the move: the same cases as before it, not a failure.
                 left_alone = self._left_alone(a)
@@ -447,6 +454,15 @@ class RestoreOnDemand:
         log.info("restore.on_demand", **event)
         self._notify(event)
         return event
+
+    @staticmethod
+    def _live(store: Store, a: Archived) -> bool:
+        """Whether ``a``'s journal entry still holds the note in the archive (no recall, hand
+        restore or re-archive moved it on since the archive was listed)."""
+        from .mover import superseded_by
+
+        row = store.conn.execute("SELECT state FROM moves WHERE id = ?", (a.move_id,)).fetchone()
+        return row is not None and row[0] == "done" and superseded_by(store, a.move_id) is None
 
     def _left_alone(self, a: Archived) -> str | None:
         """Why ``a`` is not to be moved back: a file at its name, or an edited archived copy."""

@@ -1,122 +1,192 @@
-"""``memoryd restore``: undo journaled moves (named files, or the whole last run of a command).
+"""``memoryd restore``: bring notes back (named files, the whole archive, or the last run).
+
+Restore means "back where the user keeps it". ``restore PATH`` takes back the live move
+that took the note away (an expire archive, an organize demotion): never a recall's move,
+which already brought it back. A note that is back already (recalled, restored on demand,
+restored before) is said to be where it is, exit 0, nothing moved. ``restore --all`` brings
+back every note still in the archive, journaled, in one command (the uninstall's step).
 
 ``--last`` undoes the newest run that moved files (an expire run, by hand or scheduled; a
 recall; an organize) and names it first: "undoing the expire run of <time> (N files)". It
-undoes one run, the one the user just saw: run again right after, it does not reach back to
-an older run (that once undid a ``recall`` made before the expire run, silently); it says what
-it undid last and leaves older moves to ``memoryd restore PATH``.
+undoes only that run: once it is undone (by ``--last``, or file by file with ``restore
+PATH``, or by restores on demand), ``--last`` does not reach back to an older run (that once
+undid a ``recall`` made before the expire run, silently); it says what was undone last and
+leaves older moves to ``memoryd restore PATH``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import clock
+from .. import clock, faults
 from ..cli import Context, UsageError
 from ..workspace import relative_to_workspace
 from .common import emit, to_relpath
 
+if TYPE_CHECKING:
+    from ..mover import Mover, MoveRecord
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("restore", help="undo journaled moves: files back where they were")
+    p = sub.add_parser(
+        "restore", help="bring notes back: files named, the whole archive, or undo the last run"
+    )
     p.add_argument("paths", nargs="*", metavar="PATH", help="original or archived path")
     p.add_argument(
         "--last",
         action="store_true",
         help="undo the last run that moved files (expire, recall, organize), named first",
     )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="bring every archived note back to its workspace (uninstalling, or a change of mind)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_restore)
 
 
-def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
-    from ..mover import MoveError, MoveRecord, mover_for
+# How the commands whose moves brought a note back are named, in what restore says.
+_BROUGHT_BY = {
+    "recall": "recall",
+    "restore-on-demand": "a restore on demand (a search asked for it)",
+    "undo": "memoryd restore",
+}
 
-    if bool(args.paths) == bool(args.last):
-        raise UsageError("give PATH... or --last (not both)")
+
+def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
+    from ..mover import MoveError, mover_for, superseded_by
+
+    if sum(map(bool, (args.paths, args.last, args.all))) != 1:
+        raise UsageError("give PATH..., --all or --last (one of them)")
     ws = ctx.paths.workspace
     store = ctx.store()
     mover = mover_for(store, ctx.paths)
     repaired = mover.repair()
     restored: list[dict[str, Any]] = []
     errors: list[dict[str, str]] = []
+    already: list[dict[str, Any]] = []
+    staging = ctx.paths.tiers_root / ".memoryd-staging"
+    # (the journal holds paths below the resolved roots; the config may name a symlink)
+    in_staging = tuple({f"{staging}/", f"{os.path.realpath(staging)}/"})
 
     def rel(p: str | None) -> str | None:
         return None if p is None else relative_to_workspace(ws, p) or p
 
-    def report(rec: MoveRecord, outcome: int | MoveError | OSError, label: str) -> None:
-        if not isinstance(outcome, int):
-            errors.append({"path": label, "error": str(outcome)})
-            return
-        restored.append({"id": rec.id, "from": rel(rec.dst), "to": rel(rec.src)})
-        _remove_empty_archive_folders(ws, rel(rec.dst), ctx.cfg.archive.dir)
+    def in_archive(p: str | None) -> bool:
+        from ..policy.expire import archive_folder_of
 
-    def undo(rec_id: int, label: str) -> None:
-        rec = mover.get(rec_id)
-        assert rec is not None
+        r = rel(p)
+        return (
+            r is not None
+            and not r.startswith("/")
+            and (archive_folder_of(r, ctx.cfg.archive.dir) is not None)
+        )
+
+    def undo(rec: MoveRecord, label: str) -> None:
+        """Undo ``rec``; a note some other process brought back meanwhile is reported back."""
+        is_gist = rec.src.startswith(in_staging)
         try:
-            outcome: int | MoveError | OSError = mover.undo(rec_id)
+            # A summary organize wrote goes back only as written (it is deleted after).
+            mover.undo(rec.id, unchanged=is_gist)
         except (MoveError, OSError) as exc:
-            outcome = exc
-        report(rec, outcome, label)
+            # Another process (a recall, a restore on demand, a second restore) took this
+            # entry's note back meanwhile: it is where the user wants it, not an error.
+            now = mover.get(rec.id)
+            moved_on = now is None or now.state != "done" or superseded_by(store, rec.id)
+            back = _back_already(mover, rec.src, rel, label, in_archive) if moved_on else None
+            if back is not None and not back["away"]:
+                already.append(back)
+            else:
+                errors.append({"path": label, "error": str(exc)})
+            return
+        row: dict[str, Any] = {"id": rec.id, "from": rel(rec.dst), "to": rel(rec.src)}
+        if rec.op == "copy":
+            row.update(kind="discarded", to=None)
+        elif is_gist:
+            row.update(kind="discarded", to=None)
+            try:  # memoryd's own summary, as it wrote it: nothing of the user's is lost
+                mover.delete(
+                    rec.src,
+                    reason=f"summary taken back (undo #{rec.id})",
+                    batch=f"undo:{rec.batch}",
+                    expect_sha256=rec.sha256,
+                )
+            except (MoveError, OSError) as exc:
+                errors.append({"path": label, "error": f"left at {rec.src}: {exc}"})
+        else:
+            row["kind"] = "archived" if in_archive(rec.src) else "restored"
+        restored.append(row)
+        _remove_empty_archive_folders(ws, rel(rec.dst), ctx.cfg.archive.dir)
 
     undoing: dict[str, Any] | None = None
     if args.last:
         batch = mover.last_batch()
-        entries = mover.batch_entries(batch) if batch is not None else []
-        restore = mover.last_restore()
-        undone = mover.get(restore.undo_of) if restore and restore.undo_of is not None else None
-        if batch is None:
+        newest = mover.newest_run()
+        if batch is None and newest is None:
             errors.append({"path": "--last", "error": "no journaled move to undo"})
-        elif (  # the user already undid a later run: this one is older than what they meant
-            restore is not None
-            and restore.id > max(rec.id for rec in entries)
-            and (undone is None or undone.batch != batch)
-        ):
-            older = _run_of(batch, entries)
-            errors.append(
-                {
-                    "path": "--last",
-                    "error": (
-                        f"the last restore (at {clock.iso(restore.created)}) already undid "
-                        f"{_command_of(undone.batch) if undone else 'a move'}; --last does not "
-                        f"reach back to the {older['command']} run of {older['at']} "
-                        f"({older['files']} files): `memoryd restore PATH` undoes an older move"
-                    ),
-                }
-            )
+        elif batch is None:
+            errors.append({"path": "--last", "error": _not_past(mover, str(newest), None)})
+        elif newest is not None and newest != batch:
+            # The last run is undone already (by --last, by restore PATH, on demand): this
+            # batch is older than what the user means by "the last run".
+            errors.append({"path": "--last", "error": _not_past(mover, newest, batch)})
         else:
-            undoing = _run_of(batch, entries)
-            for rec, outcome in mover.undo_batch(batch):
-                report(rec, outcome, rel(rec.src) or rec.src)
+            undoing = _run_of(batch, mover.batch_entries(batch))
+            for rec in reversed(mover.batch_entries(batch)):
+                if rec.state == "done" and rec.op in ("move", "copy") and rec.undo_of is None:
+                    undo(rec, rel(rec.src) or rec.src)
+    elif args.all:
+        from ..mover import archived_moves
+        from ..ondemand import ARCHIVE_BATCH_PREFIX
+
+        for rec in archived_moves(store, ARCHIVE_BATCH_PREFIX):
+            if rec.dst is not None and Path(rec.dst).exists():
+                undo(rec, rel(rec.src) or rec.src)
     else:
-        wanted: list[tuple[str, int]] = []
+        wanted: list[tuple[str, MoveRecord]] = []
         unknown: list[str] = []
         for raw in args.paths:
-            found = []
+            spots: list[Path | str] = []
             try:
                 key = to_relpath(ctx, raw)
-                found = mover.find(ws / key)
+                spots.append(ws / key)
             except UsageError:
                 key = raw
-            if not found and Path(raw).is_absolute():
-                found = mover.find(raw)
-            if found:
-                wanted.append((key, found[0].id))
-            else:
+            if Path(raw).is_absolute():
+                spots.append(raw)
+            live = next((found for p in spots if (found := mover.live_away_moves(p))), None)
+            if live:
+                wanted.append((key, live[0]))
+                continue
+            back = next(
+                (b for p in spots if (b := _back_already(mover, p, rel, key, in_archive))), None
+            )
+            if back is None:
                 unknown.append(raw)
+            elif back["away"]:  # it moved on from there: the user learns where to ask
+                errors.append({"path": key, "error": back["message"]})
+            else:
+                already.append(back)
         if unknown:  # the user's input: exit 2, nothing restored
             raise UsageError(
                 f"{', '.join(unknown)}: no journaled move of this path to undo "
                 "(give the file's original or archived path; `memoryd restore --last` undoes "
                 "the last run that moved files)"
             )
-        for key, rec_id in wanted:
-            undo(rec_id, key)
-    doc: dict[str, Any] = {"restored": restored, "errors": errors, "repaired": repaired}
+        faults.point("restore.resolved")
+        for key, rec in wanted:
+            undo(rec, key)
+    doc: dict[str, Any] = {
+        "restored": restored,
+        "already": already,
+        "errors": errors,
+        "repaired": repaired,
+    }
     text = [f"repaired: {r}" for r in repaired]
     if undoing is not None:
         doc["undoing"] = undoing
@@ -124,12 +194,74 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
             f"undoing the {undoing['command']} run of {undoing['at']} "
             f"({undoing['files']} files; {undoing['batch']})"
         )
-    text += [f"restored {r['from']} → {r['to']}" for r in restored]
+    text += [_restored_line(r) for r in restored]
+    text += [b["message"] for b in already]
+    if args.all and not restored and not errors:
+        text.append("nothing in the archive to restore")
     emit(ctx, args, doc, text)
     if not args.json:
         for e in errors:
             print(f"memoryd restore: cannot restore {e['path']}: {e['error']}", file=sys.stderr)
     return 1 if errors else 0
+
+
+def _restored_line(row: dict[str, Any]) -> str:
+    """One undone move, said as what happened to the note."""
+    if row.get("kind") == "discarded":
+        return f"took back {row['from']} (a copy or summary memoryd made; deleted)"
+    if row.get("kind") == "archived":
+        return f"put back in the archive: {row['from']} → {row['to']}"
+    return f"restored {row['from']} → {row['to']}"
+
+
+def _back_already(
+    mover: Mover, path: Path | str, rel: Any, label: str, in_archive: Any
+) -> dict[str, Any] | None:
+    """Where the journal says the note once at ``path`` is now (None: no such history, or
+    the journal's last place of it is empty now). ``away`` is true when the last move took
+    it away again (a later organize, a re-archive): it is not back, and the message names
+    the place ``memoryd restore`` brings it back from."""
+
+    from ..mover import AWAY_PREFIXES
+
+    found = mover.where_now(path)
+    if found is None:
+        return None
+    here, last = found
+    if here is None or not os.path.lexists(here):
+        return None
+    command = last.batch.split(":", 1)[0]
+    at = clock.iso(last.finished if last.finished is not None else last.created)
+    where = rel(here) or here
+    away = in_archive(here) or (last.undo_of is None and last.batch.startswith(AWAY_PREFIXES))
+    if away:
+        message = (
+            f"moved on since: {command} put it at {where} at {at}; "
+            f"`memoryd restore {where}` brings it back from there"
+        )
+    else:
+        by = _BROUGHT_BY.get(command, command)
+        message = (
+            f"{label}: already back at {where} (brought back by {by} at {at}); nothing to restore"
+        )
+    return {"path": label, "now": where, "by": command, "at": at, "away": away, "message": message}
+
+
+def _not_past(mover: Mover, newest: str, older: str | None) -> str:
+    """Why ``--last`` stops: the newest run is undone already; the older run it would reach
+    (None: no older run is left to undo either)."""
+    undone_at = mover.undone_at(newest)
+    when = f" (at {clock.iso(undone_at)})" if undone_at is not None else ""
+    said = (
+        f"the last restore{when} already undid {_command_of(newest)}, the last run that moved files"
+    )
+    if older is None:
+        return f"{said}; no older move is left to undo"
+    run = _run_of(older, mover.batch_entries(older))
+    return (
+        f"{said}; --last does not reach back to the {run['command']} run of {run['at']} "
+        f"({run['files']} files): `memoryd restore PATH` undoes an older move"
+    )
 
 
 def _command_of(batch: str) -> str:

@@ -465,6 +465,7 @@ def _recall_from_archive(
     batch = f"recall:{uuid.uuid4().hex[:8]}"
     mover = mover_for(store, paths) if rotate else None
     restored: list[ArchivedMatch] = []
+    faults.point("recall.archive_chosen")
     for m in shown:
         d = _archived_dict(m, None)
         if mover is not None:
@@ -482,8 +483,16 @@ def _recall_from_archive(
                 d["now"] = m.rel
                 restored.append(m)
             except (MoveError, OSError) as exc:
-                row["status"] = "failed"
-                row["error"] = str(exc)
+                if _brought_back_meanwhile(store, m):
+                    # A restore on demand or by hand took this very row back first: the note
+                    # is where the recall wanted it, which is what the agent must hear.
+                    row["status"] = "done"
+                    row["note_back"] = "already brought back by another restore"
+                    d["now"] = m.rel
+                    restored.append(m)
+                else:
+                    row["status"] = "failed"
+                    row["error"] = str(exc)
             out.rotations.append(row)
         where = m.rel if d["now"] else m.archived_rel
         owner_ws = next((a.workspace for a in paths.agents if a.id == m.agent), paths.workspace)
@@ -586,6 +595,16 @@ def _restored_lately(
         "moments ago, by another recall or a restore); nothing moved, read it there."
     )
     return out
+
+
+def _brought_back_meanwhile(store: Store, m: ArchivedMatch) -> bool:
+    """Whether the archive row ``m`` was listed from has been moved on since (undone, or a
+    later move took the file) and a file is at the note's place in the workspace again."""
+    from ..mover import superseded_by
+
+    row = store.conn.execute("SELECT state FROM moves WHERE id = ?", (m.move_id,)).fetchone()
+    moved_on = row is None or row[0] != "done" or superseded_by(store, m.move_id) is not None
+    return moved_on and os.path.lexists(m.src)
 
 
 def _archived_dict(m: ArchivedMatch, now_rel: str | None) -> dict[str, Any]:
