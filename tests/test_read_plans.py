@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import sqlite3
 from collections import Counter
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -32,16 +33,19 @@ class RecordingConnection(sqlite3.Connection):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.ran: list[tuple[str, tuple]] = []
+        self.ran: list[tuple[str, tuple | dict]] = []
 
     def execute(self, sql, params=(), /):  # type: ignore[override]
         if "FROM hits" in sql and not sql.lstrip().upper().startswith("EXPLAIN"):
-            self.ran.append((sql, tuple(params)))
+            # named placeholders (``:upper``) keep their mapping: a sequence would bind them by
+            # position, with the names for values (3.12+ warns; 3.14 refuses)
+            kept = dict(params) if isinstance(params, Mapping) else tuple(params)
+            self.ran.append((sql, kept))
         return super().execute(sql, params)
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
+def store(tmp_path: Path) -> Iterator[Store]:
     """A migrated state database with 3,000 hits spread over 180 days and three agents."""
     Store.open(tmp_path / "state.db").close()
     conn = sqlite3.connect(tmp_path / "state.db", isolation_level=None, factory=RecordingConnection)
@@ -67,7 +71,10 @@ def store(tmp_path: Path) -> Store:
             ],
         )
     conn.ran.clear()
-    return s
+    try:
+        yield s
+    finally:
+        conn.close()  # (3.13 warns of a connection left to the collector)
 
 
 def plans(store: Store) -> list[str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import marshal
+import multiprocessing
 import os
 import signal
 import sqlite3
@@ -26,7 +27,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -53,6 +57,7 @@ from test_crash_scan import NOW, counts, env_for, memoryd
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is forked")
 
+T = TypeVar("T")
 HELPER_ALWAYS = '[ingest]\nparallel_min_bytes = 1\nchunk_bytes = 65536\nhelper = "always"\n'
 ONE_PROCESS = "[ingest]\nparallel_min_bytes = 0\nchunk_bytes = 65536\n"
 
@@ -247,47 +252,74 @@ def test_a_helper_scan_writes_exactly_what_a_one_process_scan_writes(
     assert json.loads(memoryd(helped, "scan", "--json"))["new_hits"] == 0
 
 
-def scan_here(
-    cfg: Path, corpus: CorpusTruth, *patches: tuple[object, str, object]
-) -> scan_module.ScanStats:
-    """A scan in this process, helper allowed (pytest may run threads), with ``patches``
-    applied; it must count exactly the reference, with no read error."""
+def in_a_process_of_its_own(fn: Callable[..., T], *args: object) -> T:
+    """``fn(*args)`` in a new Python started for it (spawned, not forked): its answer, or its
+    exception raised here.
+
+    A scan forks its helper only when no other thread runs (``can_fork``). ``memoryd scan`` is
+    such a process; pytest's may not be (pytest-xdist's worker runs threads, and a fork there
+    is what Python 3.12+ warns against: a lock held by another thread stays held in the
+    child). The new process runs no other thread, so its scan forks as a real one does, and
+    a test can still set faults in it by code (module-level functions, pickled by name).
+    """
+    with ProcessPoolExecutor(
+        max_workers=1, mp_context=multiprocessing.get_context("spawn")
+    ) as pool:
+        return pool.submit(fn, *args).result(timeout=240)
+
+
+def _scan(cfg: Path, store: Store | None = None) -> dict[str, int]:
+    """A scan in this process, as ``memoryd scan`` runs it: ``can_fork`` decides for itself."""
+    assert prescan.can_fork(), "another thread runs in the scan's process"
     paths = resolve_paths(load_config(cfg), {})
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(scan_module, "can_fork", lambda: True)
-        for target, name, value in patches:
-            mp.setattr(target, name, value)
-        with Store.open(paths.db) as store:
-            stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
-    assert stats.errors == 0
-    assert stats.new_hits == corpus.total_hits
+    with contextlib.ExitStack() as stack:
+        if store is None:
+            store = stack.enter_context(Store.open(paths.db))
+        stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
+    return {"errors": stats.errors, "new_hits": stats.new_hits, "helper_files": stats.helper_files}
+
+
+def scan_alone(cfg: Path, corpus: CorpusTruth, scenario: Callable[[Path], dict[str, int]]) -> dict:
+    """``scenario(cfg)`` (a scan with its faults) in a process of its own; it must count exactly
+    the reference, with no read error."""
+    got = in_a_process_of_its_own(scenario, cfg)
+    assert got["errors"] == 0
+    assert got["new_hits"] == corpus.total_hits
     assert counts(cfg) == corpus.counts(None)
-    return stats
+    return got
+
+
+_forks: list[int] = []
+_real_flatten, _real_fork = prescan._flatten, os.fork
+
+
+def _killed_in_the_child(*args: object) -> object:
+    os.kill(os.getpid(), signal.SIGKILL)
+    return _real_flatten(*args)  # pragma: no cover - never reached
+
+
+def _counting_fork() -> int:
+    pid = _real_fork()
+    if pid:
+        _forks.append(pid)
+    return pid
+
+
+def _scan_with_the_helper_killed(cfg: Path) -> dict[str, int]:
+    # (the process is this scan's alone, and ends with it: no patch to undo)
+    prescan._flatten = _killed_in_the_child  # type: ignore[assignment]
+    os.fork = _counting_fork
+    return {**_scan(cfg), "forks": len(_forks)}
 
 
 def test_when_the_helper_dies_the_scan_reads_its_share_itself(
     corpus: CorpusTruth, tmp_path: Path
 ) -> None:
     """The child is SIGKILLed before it answers: same counts, nothing read twice."""
-    forks: list[int] = []
-    real_flatten, real_fork = prescan._flatten, os.fork
-
-    def killed_in_the_child(*args: object) -> object:
-        os.kill(os.getpid(), signal.SIGKILL)
-        return real_flatten(*args)  # pragma: no cover - never reached
-
-    def counting_fork() -> int:
-        pid = real_fork()
-        if pid:
-            forks.append(pid)
-        return pid
-
     cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
-    stats = scan_here(
-        cfg, corpus, (prescan, "_flatten", killed_in_the_child), (os, "fork", counting_fork)
-    )
-    assert len(forks) == 1, "the helper was not started"
-    assert stats.helper_files == 0
+    got = scan_alone(cfg, corpus, _scan_with_the_helper_killed)
+    assert got["forks"] == 1, "the helper was not started"
+    assert got["helper_files"] == 0
 
 
 def _state(pid: int) -> str:
@@ -545,29 +577,41 @@ def test_a_writable_open_rebuilds_hit_indexes_a_killed_first_scan_left_out(tmp_p
 def test_without_a_descriptor_for_the_pipe_the_scan_reads_everything_itself(
     corpus: CorpusTruth, tmp_path: Path
 ) -> None:
-    def no_pipe() -> tuple[int, int]:
-        raise OSError(24, "Too many open files")
-
     cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
-    assert scan_here(cfg, corpus, (os, "pipe", no_pipe)).helper_files == 0
+    assert scan_alone(cfg, corpus, _scan_without_a_pipe)["helper_files"] == 0
+
+
+def _no_pipe() -> tuple[int, int]:
+    raise OSError(24, "Too many open files")
+
+
+def _scan_without_a_pipe(cfg: Path) -> dict[str, int]:
+    os.pipe = _no_pipe
+    return _scan(cfg)
 
 
 def test_out_of_descriptors_while_handing_files_to_the_helper(
     corpus: CorpusTruth, tmp_path: Path
 ) -> None:
     """The helper takes the files opened so far; the rest are read here, in order."""
-    opened: list[int] = []
-    real_open = scan_module.Scanner._open
-
-    def open_until_the_third(self: scan_module.Scanner, plan: object) -> None:
-        opened.append(1)
-        if len(opened) == 3:
-            raise OSError(24, "Too many open files")
-        real_open(self, plan)
-
     cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
-    stats = scan_here(cfg, corpus, (scan_module.Scanner, "_open", open_until_the_third))
-    assert stats.helper_files == 2
+    assert scan_alone(cfg, corpus, _scan_out_of_descriptors_at_the_third)["helper_files"] == 2
+
+
+_opened: list[int] = []
+_real_open = scan_module.Scanner._open
+
+
+def _open_until_the_third(self: scan_module.Scanner, plan: object) -> None:
+    _opened.append(1)
+    if len(_opened) == 3:
+        raise OSError(24, "Too many open files")
+    _real_open(self, plan)  # type: ignore[arg-type]
+
+
+def _scan_out_of_descriptors_at_the_third(cfg: Path) -> dict[str, int]:
+    scan_module.Scanner._open = _open_until_the_third  # type: ignore[method-assign]
+    return _scan(cfg)
 
 
 def _open_descriptors() -> int:
@@ -586,24 +630,23 @@ def test_a_backlog_of_many_transcripts_goes_to_the_helper_without_a_descriptor_e
     alone = write_config(tmp_path, many, "alone", ONE_PROCESS)
     memoryd(alone, "scan")
     cfg = write_config(tmp_path, many, "helped", HELPER_ALWAYS)
-    paths = resolve_paths(load_config(cfg), {})
+    got = in_a_process_of_its_own(_scan_counting_descriptors, cfg)
+    assert got["errors"] == 0
+    assert got["helper_files"] > 0.5 * len(many.transcripts)
+    assert got["seen"] and got["most"] <= got["before"] + 3  # the pipe, a transcript, the journal
+    assert state_rows(tmp_path / "helped") == state_rows(tmp_path / "alone")
+    assert counts(cfg) == many.counts(None)
+
+
+def _scan_counting_descriptors(cfg: Path) -> dict[str, int]:
+    """The scan's descriptors before it and at most while it runs (at each batch)."""
     seen: list[int] = []
-    with Store.open(paths.db) as store:
+    with Store.open(resolve_paths(load_config(cfg), {}).db) as store:
         before = _open_descriptors()
         for point in ("scan.helper_started", "scan.batch"):
             faults.hook(point, lambda *_: seen.append(_open_descriptors()))
-        try:
-            with pytest.MonkeyPatch.context() as mp:
-                mp.setattr(scan_module, "can_fork", lambda: True)
-                stats = scan_module.Scanner(load_config(cfg), paths, store).scan()
-        finally:
-            for point in ("scan.helper_started", "scan.batch"):
-                faults.hook(point, None)
-    assert stats.errors == 0
-    assert stats.helper_files > 0.5 * len(many.transcripts)
-    assert seen and max(seen) <= before + 3  # the pipe, one transcript, SQLite's journal
-    assert state_rows(tmp_path / "helped") == state_rows(tmp_path / "alone")
-    assert counts(cfg) == many.counts(None)
+        got = _scan(cfg, store)
+    return {**got, "before": before, "seen": len(seen), "most": max(seen, default=0)}
 
 
 def test_a_file_replaced_after_it_was_judged_is_not_read_by_the_helper(
@@ -612,26 +655,11 @@ def test_a_file_replaced_after_it_was_judged_is_not_read_by_the_helper(
     """The helper opens each file by path: another file there (same name, new inode) is not
     the one judged, and the scan commits nothing of it; the next scan reads what is there."""
     cfg = write_config(tmp_path, corpus, "state", HELPER_ALWAYS)
-    replaced: list[str] = []
-    real_start = scan_module.Scanner._start_helper
-
-    def replace_the_last_file_once_judged(self, plans, split, stats):  # type: ignore[no-untyped-def]
-        share = real_start(self, plans, split, stats)
-        last = [plan for plan in plans if plan.job is not None][-1].sf.path
-        copy = Path(f"{last}.new")
-        copy.write_bytes(Path(last).read_bytes())
-        os.replace(copy, last)  # same bytes, another inode (made while the old one lived)
-        replaced.append(str(last))
-        return share
-
+    first = in_a_process_of_its_own(_scan_replacing_the_last_file_once_judged, cfg)
+    replaced = [first["replaced"]]
+    assert replaced[0] and first["helper_files"] > 0
+    assert first["errors"] == 0
     paths = resolve_paths(load_config(cfg), {})
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(scan_module, "can_fork", lambda: True)
-        mp.setattr(scan_module.Scanner, "_start_helper", replace_the_last_file_once_judged)
-        with Store.open(paths.db) as store:
-            first = scan_module.Scanner(load_config(cfg), paths, store).scan()
-    assert replaced
-    assert first.errors == 0
     new_inode = os.stat(replaced[0]).st_ino
 
     def inodes_recorded() -> set[int]:
@@ -645,3 +673,23 @@ def test_a_file_replaced_after_it_was_judged_is_not_read_by_the_helper(
     assert again.errors == 0
     assert new_inode in inodes_recorded()
     assert counts(cfg) == corpus.counts(None)
+
+
+_replaced: list[str] = []
+_real_start = scan_module.Scanner._start_helper
+
+
+def _replace_the_last_file_once_judged(self, plans, split, stats):  # type: ignore[no-untyped-def]
+    share = _real_start(self, plans, split, stats)
+    last = [plan for plan in plans if plan.job is not None][-1].sf.path
+    copy = Path(f"{last}.new")
+    copy.write_bytes(Path(last).read_bytes())
+    os.replace(copy, last)  # same bytes, another inode (made while the old one lived)
+    _replaced.append(str(last))
+    return share
+
+
+def _scan_replacing_the_last_file_once_judged(cfg: Path) -> dict[str, object]:
+    scan_module.Scanner._start_helper = _replace_the_last_file_once_judged  # type: ignore[method-assign]
+    got = _scan(cfg)
+    return {**got, "replaced": _replaced[0] if _replaced else ""}

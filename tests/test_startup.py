@@ -35,19 +35,14 @@ HEAVY = (
     "memoryd.ingest.scan",
     "tzlocal",
 )
-# Standard-library and memoryd modules that ``status`` and ``hits --no-scan`` do without:
-# each costs them a millisecond or more of a run of about fifty (dataclasses brings inspect,
-# ast and dis; shutil brings bz2, lzma and zlib, for argparse's terminal width).
-READ_SPARED = (
-    "logging",
-    "dataclasses",
-    "inspect",
-    "shutil",
-    "threading",
-    "signal",
-    "memoryd.signals",
-    "memoryd.strength",
-)
+# memoryd's modules that ``status`` and ``hits --no-scan`` do without (other commands' parts).
+READ_SPARED = ("memoryd.signals", "memoryd.strength")
+# Standard-library modules memoryd's own code does not import on those reads: each costs them a
+# millisecond or more of a run of about fifty (dataclasses brings inspect, ast and dis; shutil
+# brings bz2, lzma and zlib, for argparse's terminal width). The standard library may load one
+# for itself, which memoryd does not choose (3.12+: zoneinfo -> sysconfig -> threading), so what
+# counts is who imported it: a memoryd module, or the command's code at run time.
+READ_SPARED_STDLIB = ("logging", "dataclasses", "inspect", "shutil", "threading", "signal")
 # The scanner's parts: a read command that does not scan imports none of them.
 SCANNER = ("memoryd.ingest.parser", "memoryd.ingest.prescan", "memoryd.ingest.tailer")
 
@@ -71,8 +66,11 @@ def install(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return env
 
 
-def imported(env: dict[str, str], *args: str) -> tuple[set[str], str]:
-    """The modules ``memoryd ARGS`` imports (from -X importtime), and what it printed."""
+def import_tree(env: dict[str, str], *args: str) -> tuple[dict[str, str | None], str]:
+    """Each module ``memoryd ARGS`` imports, with the module whose import imported it (None:
+    imported at run time, by the code then running), read from -X importtime; and what it
+    printed. Only what the command imports: the interpreter's own start (site,
+    sitecustomize, the .pth hooks of the venv) ends with runpy, before memoryd runs."""
     r = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "memoryd", *args],
         env=env,
@@ -81,13 +79,42 @@ def imported(env: dict[str, str], *args: str) -> tuple[set[str], str]:
         timeout=120,
     )
     assert r.returncode == 0, r.stderr[-2000:]
-    modules = {
-        line.rsplit("|", 1)[1].strip()
-        for line in r.stderr.splitlines()
+    tree = importers(r.stderr)
+    assert "memoryd.cli" in tree  # the probe works
+    return tree, r.stdout
+
+
+def importers(importtime: str) -> dict[str, str | None]:
+    """-X importtime's report as module -> importer. It lists a module when its import ends,
+    after the modules that import imported, each one level (two spaces) deeper."""
+    lines = [
+        line.rsplit("|", 1)[1]
+        for line in importtime.splitlines()
         if line.startswith("import time:") and "|" in line
-    }
-    assert "memoryd.cli" in modules  # the probe works
-    return modules, r.stdout
+    ]
+    names = [field.strip() for field in lines]
+    start = names.index("runpy") + 1 if "runpy" in names else 0
+    tree: dict[str, str | None] = {}
+    waiting: list[tuple[int, str]] = []  # listed, their importer not yet
+    for field in lines[start:]:
+        name, level = field.strip(), (len(field) - len(field.lstrip()) - 1) // 2
+        while waiting and waiting[-1][0] > level:
+            tree.setdefault(waiting.pop()[1], name)
+        waiting.append((level, name))
+    for _, name in waiting:
+        tree.setdefault(name, None)
+    return tree
+
+
+def imported(env: dict[str, str], *args: str) -> tuple[set[str], str]:
+    """The modules ``memoryd ARGS`` imports (from -X importtime), and what it printed."""
+    tree, out = import_tree(env, *args)
+    return set(tree), out
+
+
+def is_stdlib(module: str) -> bool:
+    top_name = module.split(".", 1)[0]
+    return top_name in sys.stdlib_module_names or top_name.startswith("_sysconfigdata")
 
 
 def top(modules: set[str], names: tuple[str, ...]) -> list[str]:
@@ -132,9 +159,52 @@ def test_reading_does_not_load_orjson(install: dict[str, str], args: list[str]) 
 def test_the_everyday_reads_import_only_what_they_use(
     install: dict[str, str], args: list[str]
 ) -> None:
-    modules, out = imported(install, *args)
-    assert top(modules, READ_SPARED) == []
+    """Of memoryd, only the modules a read uses; of other packages, none at all (the daemon's
+    scheduler, watcher and logging the least); and no standard-library module it can spare
+    imported by memoryd itself. Which others the standard library loads varies by Python."""
+    tree, out = import_tree(install, *args)
+    assert top(set(tree), READ_SPARED) == []
+    assert sorted(m for m in tree if not m.startswith("memoryd") and not is_stdlib(m)) == []
+    by_memoryd = [
+        f"{m} (by {tree[m] or 'the command at run time'})"
+        for m in top(set(tree), READ_SPARED_STDLIB)
+        if tree[m] is None or str(tree[m]).startswith("memoryd")
+    ]
+    assert by_memoryd == []
     assert out  # and they still answer
+
+
+def test_the_import_tree_names_who_imported_each_module() -> None:
+    """The probe's reading of -X importtime (3.13's, abridged): the interpreter's start is
+    left out, a nested import has its importer, a module imported at run time has none."""
+    report = "\n".join(
+        f"import time: {self_us:>9} | {self_us:>10} | {name}"
+        for self_us, name in [
+            (300, "  sitecustomize"),
+            (900, "site"),
+            (300, "runpy"),
+            (90, "memoryd"),
+            (80, "        _weakrefset"),
+            (90, "      threading"),
+            (70, "    sysconfig"),
+            (60, "  zoneinfo._tzpath"),
+            (50, "zoneinfo"),
+            (40, "  json"),
+            (30, "memoryd.health"),
+            (20, "calendar"),
+        ]
+    )
+    assert importers("import time: self [us] | cumulative | imported package\n" + report) == {
+        "memoryd": None,
+        "_weakrefset": "threading",
+        "threading": "sysconfig",
+        "sysconfig": "zoneinfo._tzpath",
+        "zoneinfo._tzpath": "zoneinfo",
+        "zoneinfo": None,
+        "json": "memoryd.health",
+        "memoryd.health": None,
+        "calendar": None,
+    }
 
 
 plain = st.recursive(
