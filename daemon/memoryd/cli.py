@@ -63,6 +63,8 @@ class Context:
         self.exit_at_once = False
         # The sources a read command's catch-up scan could not read (see commands.hits.catch_up).
         self.catch_up_failed: list[dict[str, str]] = []
+        # Whether a slow loop may show its progress on stderr (a terminal's; never with --json).
+        self.show_progress = True
 
     @property
     def paths(self) -> Paths:
@@ -356,6 +358,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         _check_environment()
         cfg = load_config(config_path_from(args.config, os.environ))
         ctx = Context(cfg=cfg, config_file=cfg.source or None)
+        ctx.show_progress = not getattr(args, "json", False)
         if getattr(args, "needs_openclaw", True):
             ctx.require_openclaw()
         return int(args.func(args, ctx) or 0)

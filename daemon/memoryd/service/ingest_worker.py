@@ -33,6 +33,7 @@ from .. import clock
 from ..config import Config, ConfigError, Paths, resolve_paths
 from ..health import HealthNote, damage_record, describe_scan_fault, retry_delay
 from ..log import get_logger
+from ..progress import FIRST_SCAN_NOTE, Note
 from ..store import Store, StoreDamaged, StoreGone, is_damage
 from . import heap
 
@@ -235,14 +236,20 @@ class IngestWorker(threading.Thread):
             self._check_integrity_if_due(store)
         store.check_files()
         self._grace_follows_the_clock(store)
+        # The start-up scan (on a new install, the first one: minutes of history) leaves its
+        # progress in a note `memoryd status` reads; other scans are short.
+        note = Note(self.paths.memoryd_dir / FIRST_SCAN_NOTE) if reason == "start" else None
         try:
-            stats = scanner.scan(only)
+            stats = scanner.scan(only, progress=note)
         except Exception as exc:
             if is_damage(exc):
                 raise StoreDamaged(store.path or Path("?"), str(exc)) from exc
             self.totals.errors += 1
             self._scan_failed(exc, reason, only)
             return None
+        finally:
+            if note is not None:
+                note.close()
         if self.failing is not None:
             self._scans_work_again()
         new_hits = int(getattr(stats, "new_hits", 0))
