@@ -180,6 +180,12 @@ class _Parser(argparse.ArgumentParser):
     def _get_formatter(self) -> argparse.HelpFormatter:
         return self.formatter_class(prog=self.prog, width=_terminal_columns() - 2)
 
+    def error(self, message: str) -> NoReturn:
+        """One line, as every other refusal (argparse prints the usage, then the message):
+        the message, then the command's own usage on the same line, exit 2."""
+        usage = " ".join(self.format_usage().split())
+        self.exit(EXIT_USAGE, f"memoryd: {message} ({usage}; --help says more)\n")
+
 
 class _CommandChoice(argparse._SubParsersAction):  # type: ignore[type-arg]
     """A command's parser that refuses what it does not know with its own usage line.
@@ -325,6 +331,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     global _may_exit_at_once
     _may_exit_at_once = False
     argv = sys.argv[1:] if argv is None else argv
+    if not argv:  # `memoryd` alone: what it does and its commands, not an error
+        build_parser().print_help()
+        return EXIT_OK
     # A one-shot command allocates a lot (imports, parsing) and frees it all at exit: the
     # cyclic collector's passes are pure cost there (about 4 % of a large scan, measured).
     collecting = gc.isenabled()

@@ -636,6 +636,13 @@ class Store:
     def marks(self, kind: str) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT path FROM marks WHERE kind = ?", (kind,))}
 
+    def mark_notes(self, kind: str) -> dict[str, str]:
+        """The marks of ``kind`` that carry a note (who set them, why), by path."""
+        rows = self.conn.execute(
+            "SELECT path, note FROM marks WHERE kind = ? AND note IS NOT NULL", (kind,)
+        )
+        return {path: note for path, note in rows if note}
+
     def set_mark(self, path: str, kind: str, note: str | None = None) -> bool:
         """Add a mark; False when it was already there."""
         cur = self.conn.execute(

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 from .. import clock
 from ..cli import Context, UsageError, human_bytes, json_dumps, positive_int
+from ..results import counted
 from ..store import Store
 from ..workspace import MemoryFile, archive_excludes, list_memory_files, report_skipped_names
 from .common import catch_up, failed_summary, require_workspace, run_scan, with_catch_up
@@ -65,10 +66,11 @@ def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
             print(f"memoryd: {failed_summary(failed)}", file=sys.stderr)
         return 1 if failed else 0
     ctx.print(
-        f"scanned {stats.files_seen} transcripts ({stats.files_read} read, "
-        f"{human_bytes(stats.bytes_read)}): {stats.new_hits} new hits, "
-        f"{stats.new_calls} new memory calls, {stats.malformed} malformed lines, "
-        f"{stats.oversized} oversized lines in {stats.elapsed:.2f} s"
+        f"scanned {counted(stats.files_seen, 'transcript')} ({stats.files_read} read, "
+        f"{human_bytes(stats.bytes_read)}): {counted(stats.new_hits, 'new hit')}, "
+        f"{counted(stats.new_calls, 'new memory call')}, "
+        f"{counted(stats.malformed, 'malformed line')}, "
+        f"{counted(stats.oversized, 'oversized line')} in {stats.elapsed:.2f} s"
     )
     if stats.resets or stats.renamed:
         ctx.print(f"  {stats.renamed} renamed, {stats.resets} truncated or replaced (re-read)")
@@ -202,10 +204,12 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
         for h in shown:
             last = (clock.iso(h.last_hit) or "")[:16].replace("T", " ")
             ctx.print(f"{h.hits:>6}  {last:<17}  {h.path}")
-    ctx.print(f"{total} hits on {hit_files} of {len(files)} files in the window")
+    ctx.print(
+        f"{counted(total, 'hit')} on {hit_files} of {counted(len(files), 'file')} in the window"
+    )
     if never:
         more = f"; the first {len(never)} shown" if len(never) < never_total else ""
-        ctx.print(f"never hit ({never_total} of {len(files)} files{more}):")
+        ctx.print(f"never hit ({never_total} of {counted(len(files), 'file')}{more}):")
         for path in never:
             ctx.print(f"        {path}")
     return 0
@@ -298,7 +302,7 @@ def cmd_export_hits(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     target = Path(args.path) if args.path else ctx.paths.memoryd_dir / "hit_counts.jsonl"
     written = export_hits_jsonl(store, target)
-    ctx.print(f"appended {written} hits to {target}")
+    ctx.print(f"appended {counted(written, 'hit')} to {target}")
     return 0
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..cli import Context, UsageError, human_bytes, json_dumps
+from ..results import counted
 
 if TYPE_CHECKING:
     from ..config import Config, Paths
@@ -508,9 +509,13 @@ def glance_lines(doc: dict[str, Any]) -> list[str]:
     if p.get("pending") is None:
         out.append("promotion:   no promote report yet")
     else:
-        out.append(f"promotion:   {p['pending']} candidate(s) pending, as of {p['generated']}")
+        out.append(
+            f"promotion:   {counted(p['pending'], 'candidate')} pending, as of {p['generated']}"
+        )
     a = doc.get("archive") or {}
-    out.append(f"archive:     {a.get('files', 0)} files, {a.get('bytes', 0)} bytes")
+    out.append(
+        f"archive:     {counted(a.get('files', 0), 'file')}, {counted(a.get('bytes', 0), 'byte')}"
+    )
     return out
 
 
