@@ -137,6 +137,7 @@ KINDS: dict[str, str] = {
     # in-process: pure decisions, parsers, real files and SQLite, no child process
     "test_ingest": "unit",
     "test_progress": "subprocess",
+    "test_rough_edges": "subprocess",
     "test_tool_search": "unit",
     "test_logging": "unit",
     "test_parser": "unit",

@@ -36,6 +36,7 @@ COMMAND_MODULES = (
     "memoryd.commands.tiers",
     "memoryd.commands.service",
     "memoryd.commands.plugin",
+    "memoryd.commands.completion",
 )
 
 
@@ -140,6 +141,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "status": "memoryd.commands.service",
     "service": "memoryd.commands.service",
     "plugin": "memoryd.commands.plugin",
+    "completion": "memoryd.commands.completion",
 }
 
 

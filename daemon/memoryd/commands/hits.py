@@ -47,6 +47,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "dir", nargs="?", help="a new or empty folder to build it in (default: a temporary one)"
     )
+    p.add_argument(
+        "--size",
+        type=positive_int,
+        metavar="MB",
+        help="a heavy user's year instead: about MB megabytes of transcripts (1000: the 600 "
+        "transcripts of a 1 GB install; minutes to build and scan)",
+    )
     p.set_defaults(func=cmd_demo, needs_openclaw=False)
 
 
@@ -323,7 +330,10 @@ def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
     else:
         root = Path(tempfile.mkdtemp(prefix="memoryd-demo-"))
     now = clock.now()
-    truth = corpus.generate_demo(root, now=now)
+    if args.size:
+        ctx.print(f"building about {args.size} MB of transcripts in {root} ...")
+        ctx.out.flush()
+    truth = corpus.generate_demo(root, now=now, size_mb=args.size)
     tiers_root = truth.state_dir / "memory_fs"  # the default [tiers] root for this state dir
     corpus.generate_demo_tiers(tiers_root, now=now)
     config = root / "memoryd.toml"
