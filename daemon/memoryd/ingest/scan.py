@@ -272,8 +272,14 @@ class Scanner:
         plans = self._plan(files, by_inode, by_path, seen_ids, stats)
         faults.point("scan.planned")  # OpenClaw may rename or replace a file from here on
         helper: _HelperShare | None = None
+        read_all = False  # (an interrupted bulk load builds no index: the next scan goes on)
         unread = [p.unread for p in plans]
-        bulk = full and sum(unread) >= _BULK_LOAD_MIN_BYTES and self.ledger.hits_empty()
+        # A first scan, or one killed before its end (its indexes are still to build).
+        resumed = self.ledger.bulk_unfinished()
+        first = resumed or self.ledger.hits_empty()
+        bulk = full and sum(unread) >= _BULK_LOAD_MIN_BYTES and first
+        if resumed and not bulk:  # too little left to load in bulk: the indexes now
+            self.ledger.end_bulk()
         try:
             if bulk:  # a first scan: load without the secondary indexes, build them at the end
                 self.ledger.begin_bulk()
@@ -314,6 +320,7 @@ class Scanner:
                 listed = {str(sf.path) for sf in files}
                 for gone in failed_before.keys() - listed:
                     self.ledger.source_recovered(gone)
+            read_all = True
         finally:
             if helper is not None:
                 helper.close()
@@ -324,7 +331,7 @@ class Scanner:
                 self.ledger.flush()
             finally:  # a failed commit (a full disk) must not leave the bulk settings behind
                 if bulk:
-                    self.ledger.end_bulk()
+                    self.ledger.end_bulk(build=read_all)
                 # What every source's batches recorded, counted as their transactions
                 # committed (see Ledger.take_written).
                 for name, n in self.ledger.take_written().items():
