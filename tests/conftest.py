@@ -136,6 +136,8 @@ def _no_fault_hooks_left() -> Iterator[None]:
 KINDS: dict[str, str] = {
     # in-process: pure decisions, parsers, real files and SQLite, no child process
     "test_ingest": "unit",
+    "test_progress": "subprocess",
+    "test_rough_edges": "subprocess",
     "test_tool_search": "unit",
     "test_logging": "unit",
     "test_parser": "unit",

@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.timerules",
             "memoryd.locks",
             "memoryd.health",
+            "memoryd.progress",
             "memoryd.workspace",
             "memoryd.strength",
             "memoryd.corpus.*",  # the demo's (and the tests') install generator

@@ -36,6 +36,7 @@ COMMAND_MODULES = (
     "memoryd.commands.tiers",
     "memoryd.commands.service",
     "memoryd.commands.plugin",
+    "memoryd.commands.completion",
 )
 
 
@@ -63,6 +64,8 @@ class Context:
         self.exit_at_once = False
         # The sources a read command's catch-up scan could not read (see commands.hits.catch_up).
         self.catch_up_failed: list[dict[str, str]] = []
+        # Whether a slow loop may show its progress on stderr (a terminal's; never with --json).
+        self.show_progress = True
 
     @property
     def paths(self) -> Paths:
@@ -138,6 +141,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "status": "memoryd.commands.service",
     "service": "memoryd.commands.service",
     "plugin": "memoryd.commands.plugin",
+    "completion": "memoryd.commands.completion",
 }
 
 
@@ -177,6 +181,12 @@ class _Parser(argparse.ArgumentParser):
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         return self.formatter_class(prog=self.prog, width=_terminal_columns() - 2)
+
+    def error(self, message: str) -> NoReturn:
+        """One line, as every other refusal (argparse prints the usage, then the message):
+        the message, then the command's own usage on the same line, exit 2."""
+        usage = " ".join(self.format_usage().split())
+        self.exit(EXIT_USAGE, f"memoryd: {message} ({usage}; --help says more)\n")
 
 
 class _CommandChoice(argparse._SubParsersAction):  # type: ignore[type-arg]
@@ -323,6 +333,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     global _may_exit_at_once
     _may_exit_at_once = False
     argv = sys.argv[1:] if argv is None else argv
+    if not argv:  # `memoryd` alone: what it does and its commands, not an error
+        build_parser().print_help()
+        return EXIT_OK
     # A one-shot command allocates a lot (imports, parsing) and frees it all at exit: the
     # cyclic collector's passes are pure cost there (about 4 % of a large scan, measured).
     collecting = gc.isenabled()
@@ -356,6 +369,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         _check_environment()
         cfg = load_config(config_path_from(args.config, os.environ))
         ctx = Context(cfg=cfg, config_file=cfg.source or None)
+        ctx.show_progress = not getattr(args, "json", False)
         if getattr(args, "needs_openclaw", True):
             ctx.require_openclaw()
         return int(args.func(args, ctx) or 0)

@@ -381,6 +381,16 @@ def _check_value(name: str, hint: Any, value: Any) -> Any:
     raise ConfigError(f"{name}: unsupported type")  # pragma: no cover - schema bug
 
 
+def _did_you_mean(key: str, known: set[str], prefix: str) -> str:
+    """`` (did you mean 'expire.policy'?)`` for the known key closest to a typo, else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    if not close:
+        return ""
+    return f" (did you mean {(f'{prefix}.' if prefix else '') + close[0]!r}?)"
+
+
 def _build(cls: type, data: Any, prefix: str) -> Any:
     where = prefix or "the top level"
     if not isinstance(data, dict):
@@ -392,7 +402,7 @@ def _build(cls: type, data: Any, prefix: str) -> Any:
     for key in data:
         if key not in known:
             name = f"{prefix}.{key}" if prefix else key
-            raise ConfigError(f"unknown key {name!r}")
+            raise ConfigError(f"unknown key {name!r}{_did_you_mean(str(key), known, prefix)}")
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
         name = f"{prefix}.{key}" if prefix else key

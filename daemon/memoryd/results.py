@@ -23,3 +23,8 @@ class JobOutcome:
     @property
     def data(self) -> dict[str, Any]:
         return self.as_dict()
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 hit``, ``2 hits``, ``0 files``: a count and its noun, as a person writes them."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"

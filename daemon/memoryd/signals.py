@@ -513,6 +513,9 @@ class Snapshot:
         ]
         owner = self.attribution.owner
         self.marked = {owner.get(p, p) for p in marked}
+        # Why a mark not given by `memoryd mark` was set ("recovered from forgotten/ by
+        # recall"): promote names it instead of "marked by the user".
+        self.mark_notes = {owner.get(p, p): n for p, n in store.mark_notes("marked").items()}
         self.pins = tuple(sorted(store.marks("pinned")))
         self.promoted = {owner.get(p, p) for p in promoted}
         self._hits: dict[str, list[Hit]] | None = None

@@ -250,6 +250,9 @@ CLOCK_SKEW = 86400.0
 _DAY = 86400.0
 
 
+# Set while a first scan loads in bulk (the hit indexes dropped), cleared once they are built.
+BULK_UNFINISHED_META = "ingest.bulk_unfinished"
+
 class StoreError(Exception):
     """The state database cannot be opened or is not memoryd's."""
 
@@ -328,7 +331,10 @@ class Store:
                 store.check_files()  # remembers the files' identities
             if not readonly:
                 store._migrate()
-                store.ensure_hit_indexes()
+                # A first scan killed mid-way goes on without them (its next scan loads the
+                # rest in bulk, then builds them once); see Ledger.begin_bulk.
+                if store.get_meta(BULK_UNFINISHED_META) is None:
+                    store.ensure_hit_indexes()
             return store
         except sqlite3.Error as exc:
             conn.close()
@@ -453,6 +459,10 @@ class Store:
             raise
         if rows != ["ok"]:
             raise StoreDamaged(self.path, "; ".join(str(r) for r in rows))
+
+    def bulk_unfinished(self) -> bool:
+        """A first scan's bulk load began and did not end (the process was killed)."""
+        return self.get_meta(BULK_UNFINISHED_META) is not None
 
     def hits_empty(self) -> bool:
         return self.conn.execute("SELECT 1 FROM hits LIMIT 1").fetchone() is None
@@ -637,6 +647,13 @@ class Store:
 
     def marks(self, kind: str) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT path FROM marks WHERE kind = ?", (kind,))}
+
+    def mark_notes(self, kind: str) -> dict[str, str]:
+        """The marks of ``kind`` that carry a note (who set them, why), by path."""
+        rows = self.conn.execute(
+            "SELECT path, note FROM marks WHERE kind = ? AND note IS NOT NULL", (kind,)
+        )
+        return {path: note for path, note in rows if note}
 
     def set_mark(self, path: str, kind: str, note: str | None = None) -> bool:
         """Add a mark; False when it was already there."""

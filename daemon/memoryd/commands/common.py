@@ -28,11 +28,31 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
 
 
 def run_scan(ctx: Context) -> Any:
-    """One catch-up pass; returns the ScanStats."""
+    """One catch-up pass; returns the ScanStats.
+
+    On a terminal (and without ``--json``) a long scan, a first one above all, shows its
+    progress on stderr, wiped before the command's report.
+    """
     from ..ingest.scan import Scanner  # the scanner is not needed to parse arguments
 
     ctx.require_openclaw()
-    return Scanner(ctx.cfg, ctx.paths, ctx.store()).scan()
+    scanner = Scanner(ctx.cfg, ctx.paths, ctx.store())
+    line = progress_line(ctx, "reading transcripts")
+    try:
+        return scanner.scan(progress=line)
+    finally:
+        if line is not None:
+            line.close()
+
+
+def progress_line(ctx: Context, what: str) -> Any:
+    """A :mod:`memoryd.progress` line on stderr for a slow loop, or None (not a terminal,
+    or ``--json``: a document's reader never sees it)."""
+    if not ctx.show_progress:
+        return None
+    from ..progress import on_terminal
+
+    return on_terminal(what)
 
 
 def catch_up(ctx: Context) -> Any:

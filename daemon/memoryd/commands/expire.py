@@ -12,7 +12,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from .. import clock
-from ..cli import Context
+from ..cli import Context, UsageError
 from .common import add_output_options, emit, ready_to_decide, record_run
 
 if TYPE_CHECKING:
@@ -26,11 +26,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="print the plan only (the default)")
     mode.add_argument("--force", action="store_true", help="perform exactly the plan")
-    p.add_argument(
+    yes = p.add_mutually_exclusive_group()
+    yes.add_argument(
         "--schedule",
         action="store_true",
         help="say yes to the daemon's scheduled expire: from now on it archives too, at most "
         "expire.max_fraction_per_run of the files a run (status shows it)",
+    )
+    yes.add_argument(
+        "--no-schedule",
+        action="store_true",
+        help="take that yes back: scheduled runs only report again (status shows it)",
     )
     add_output_options(p)
     p.set_defaults(func=cmd_expire)
@@ -39,6 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
     from ..jobs import expire as job
 
+    if args.no_schedule:
+        if args.force:
+            raise UsageError("--no-schedule takes back the yes to scheduled runs; without --force")
+        return _say_no(args, ctx)
     if args.schedule and not args.force:
         return _say_yes(args, ctx)
     now = ready_to_decide(args, ctx)
@@ -107,6 +117,30 @@ def _say_yes(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def _say_no(args: argparse.Namespace, ctx: Context) -> int:
+    """``expire --no-schedule``: take the yes back; scheduled runs report only again."""
+    from ..policy import rails
+
+    store = ctx.store()
+    with store.transaction():
+        was = rails.consent_of(False, store.get_meta(rails.CONSENT_META))
+        if was.given:
+            no = rails.consent_record(clock.now(), rails.TAKEN_BACK_BY)
+            store.set_meta(rails.CONSENT_META, no)
+    text = [
+        ("yes taken back: " if was.given else "no yes to take back: ")
+        + "the daemon's scheduled expire only reports what it would archive"
+    ]
+    if ctx.cfg.expire.auto:
+        text = [
+            "expire.auto = true in the config still allows scheduled archiving: set it to false"
+            + (" (the recorded yes is taken back)" if was.given else "")
+        ]
+    doc = {"consent": {"taken_back": was.given, "by": rails.TAKEN_BACK_BY}}
+    emit(ctx, args, doc, text)
+    return 0
+
+
 def _record_consent(ctx: Context, store: Store) -> bool:
     """``expire --schedule`` is the user's yes to scheduled archiving; True the first time.
 
@@ -115,7 +149,8 @@ def _record_consent(ctx: Context, store: Store) -> bool:
     from ..policy import rails
 
     with store.transaction():
-        first = store.get_meta(rails.CONSENT_META) is None
+        # (a yes taken back with --no-schedule is no yes: this one is new)
+        first = not rails.consent_of(False, store.get_meta(rails.CONSENT_META)).given
         if first:
             store.set_meta(rails.CONSENT_META, rails.consent_record(clock.now()))
     return first

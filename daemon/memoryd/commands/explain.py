@@ -84,7 +84,12 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     queries = sp.prepare_queries(snap.recent_queries(cfg.score.query_window_days))
     sc = sp.score(sig, docu, queries, cfg.score)
     pro = pp.decide(
-        sig, text_body, cfg.promote, marked=rel in snap.marked, promoted=rel in snap.promoted
+        sig,
+        text_body,
+        cfg.promote,
+        marked=rel in snap.marked,
+        promoted=rel in snap.promoted,
+        mark_note=snap.mark_notes.get(rel),
     )
     since = sig.days_since_hit
     from ..strength import hit_strengths, strength_summary

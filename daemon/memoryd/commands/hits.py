@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 from .. import clock
 from ..cli import Context, UsageError, human_bytes, json_dumps, positive_int
+from ..results import counted
 from ..store import Store
 from ..workspace import MemoryFile, archive_excludes, list_memory_files, report_skipped_names
 from .common import catch_up, failed_summary, require_workspace, run_scan, with_catch_up
@@ -46,6 +47,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "dir", nargs="?", help="a new or empty folder to build it in (default: a temporary one)"
     )
+    p.add_argument(
+        "--size",
+        type=positive_int,
+        metavar="MB",
+        help="a heavy user's year instead: about MB megabytes of transcripts (1000: the 600 "
+        "transcripts of a 1 GB install; minutes to build and scan)",
+    )
     p.set_defaults(func=cmd_demo, needs_openclaw=False)
 
 
@@ -65,10 +73,11 @@ def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
             print(f"memoryd: {failed_summary(failed)}", file=sys.stderr)
         return 1 if failed else 0
     ctx.print(
-        f"scanned {stats.files_seen} transcripts ({stats.files_read} read, "
-        f"{human_bytes(stats.bytes_read)}): {stats.new_hits} new hits, "
-        f"{stats.new_calls} new memory calls, {stats.malformed} malformed lines, "
-        f"{stats.oversized} oversized lines in {stats.elapsed:.2f} s"
+        f"scanned {counted(stats.files_seen, 'transcript')} ({stats.files_read} read, "
+        f"{human_bytes(stats.bytes_read)}): {counted(stats.new_hits, 'new hit')}, "
+        f"{counted(stats.new_calls, 'new memory call')}, "
+        f"{counted(stats.malformed, 'malformed line')}, "
+        f"{counted(stats.oversized, 'oversized line')} in {stats.elapsed:.2f} s"
     )
     if stats.resets or stats.renamed:
         ctx.print(f"  {stats.renamed} renamed, {stats.resets} truncated or replaced (re-read)")
@@ -202,10 +211,12 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
         for h in shown:
             last = (clock.iso(h.last_hit) or "")[:16].replace("T", " ")
             ctx.print(f"{h.hits:>6}  {last:<17}  {h.path}")
-    ctx.print(f"{total} hits on {hit_files} of {len(files)} files in the window")
+    ctx.print(
+        f"{counted(total, 'hit')} on {hit_files} of {counted(len(files), 'file')} in the window"
+    )
     if never:
         more = f"; the first {len(never)} shown" if len(never) < never_total else ""
-        ctx.print(f"never hit ({never_total} of {len(files)} files{more}):")
+        ctx.print(f"never hit ({never_total} of {counted(len(files), 'file')}{more}):")
         for path in never:
             ctx.print(f"        {path}")
     return 0
@@ -298,7 +309,7 @@ def cmd_export_hits(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     target = Path(args.path) if args.path else ctx.paths.memoryd_dir / "hit_counts.jsonl"
     written = export_hits_jsonl(store, target)
-    ctx.print(f"appended {written} hits to {target}")
+    ctx.print(f"appended {counted(written, 'hit')} to {target}")
     return 0
 
 
@@ -319,7 +330,10 @@ def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
     else:
         root = Path(tempfile.mkdtemp(prefix="memoryd-demo-"))
     now = clock.now()
-    truth = corpus.generate_demo(root, now=now)
+    if args.size:
+        ctx.print(f"building about {args.size} MB of transcripts in {root} ...")
+        ctx.out.flush()
+    truth = corpus.generate_demo(root, now=now, size_mb=args.size)
     tiers_root = truth.state_dir / "memory_fs"  # the default [tiers] root for this state dir
     corpus.generate_demo_tiers(tiers_root, now=now)
     config = root / "memoryd.toml"

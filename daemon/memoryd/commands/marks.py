@@ -79,7 +79,21 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
             else:
                 changed = store.set_mark(key, kind)
                 ctx.print(f"{kind} {key}" if changed else f"{key}: already {kind}")
+                if kind == "pinned":
+                    _say_what_it_matches(ctx, names, key)
     return 0
+
+
+def _say_what_it_matches(ctx: Context, names: _FileNames, glob: str) -> None:
+    """A pin that matches no memory file now is kept (a file may come), but said so: a typo
+    in a glob would otherwise protect nothing without a word."""
+    from ..policy import matches_any
+
+    n = sum(1 for rel in names.workspace_files() if matches_any(rel, (glob,)))
+    if n == 0:
+        ctx.print("  (matches no memory file now; it will keep any that comes to match)")
+    else:
+        ctx.print(f"  (matches {n} memory file{'' if n == 1 else 's'} now)")
 
 
 class _FileNames:
@@ -117,6 +131,10 @@ class _FileNames:
 
         folder, listed, probe = self._listing(rel.startswith("tiers/"))
         return attribution_for(folder, listed, paths, probe=probe).owner
+
+    def workspace_files(self) -> list[str]:
+        """The workspace's memory files, as listed."""
+        return self._listing(False)[1]
 
     def listed_as(self, rel: str) -> str:
         """The listed file ``rel`` names (``rel`` itself when listed, or naming none)."""

@@ -29,11 +29,17 @@ def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
     queries = sp.prepare_queries([query])
     if not queries:
         raise UsageError(f"{query!r}: no words to search for")
-    scores = [
-        sp.score(sig, sp.Document.of(snap.text(sig.path)), queries, ctx.cfg.score)
-        for sig in snap.signals
+    docs = [(sig, sp.Document.of(snap.text(sig.path))) for sig in snap.signals]
+    scores = [sp.score(sig, d, queries, ctx.cfg.score) for sig, d in docs]
+    # Only files the words are in (as text, or as one of the file's tags: a file without
+    # tags scores a neutral 0.5 there): a file that matches nothing is no result, however
+    # recent or used (its time and access parts would rank it anyway).
+    matched = [
+        s
+        for s, (_, d) in zip(scores, docs, strict=True)
+        if (s.keyword or 0) > 0 or (d.tags and (s.tag or 0) > 0)
     ]
-    ranked = sorted(scores, key=lambda s: (-s.total, s.path))[: args.top]
+    ranked = sorted(matched, key=lambda s: (-s.total, s.path))[: args.top]
     w = ctx.cfg.score
     doc = {
         "query": query,
@@ -46,6 +52,12 @@ def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
         },
         "results": [score_row(s) for s in ranked],
     }
+    if not ranked:
+        n = len(scores)
+        emit(
+            ctx, args, doc, [f"nothing matched {query!r} in {n} memory file{'' if n == 1 else 's'}"]
+        )
+        return 0
     text = [f"{'score':>6} {'keyword':>8} {'time':>6} {'access':>7} {'tag':>5}  file"]
     for s in ranked:
         text.append(

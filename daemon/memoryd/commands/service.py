@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..cli import Context, UsageError, human_bytes, json_dumps
+from ..results import counted
 
 if TYPE_CHECKING:
     from ..config import Config, Paths
@@ -116,6 +117,11 @@ def collect_status(ctx: Context) -> dict[str, Any]:
         "timezone": str(tz),
         "sources": {"followed": 0, "vanished": 0},
         "pending_bytes": 0,
+        # Before any scan: the transcripts and bytes the first one will read ({transcripts,
+        # bytes}); while the daemon's first scan runs: how far it is ({done, total,
+        # bytes_done, bytes_total}). None otherwise.
+        "not_scanned": None,
+        "first_scan": None,
         "hits": {"last_hour": 0, "last_day": 0, "total": 0},
         "malformed_lines": 0,
         "oversized_lines": 0,
@@ -128,6 +134,12 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     try:
         if store is not None:
             _fill_from_store(doc, store, ctx, now)
+        if store is None or (doc["sources"]["followed"] == 0 and doc["hits"]["total"] == 0):
+            _fill_not_scanned(doc, ctx, store)
+        if pid:
+            from ..progress import FIRST_SCAN_NOTE, read_note
+
+            doc["first_scan"] = read_note(paths.memoryd_dir / FIRST_SCAN_NOTE, pid)
         for name in SCHEDULED_JOBS:
             spec = schedules.get(name)  # None: switched off
             last = store.last_job(name) if store is not None else None
@@ -370,6 +382,41 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
         doc["error"] = f"pending bytes: {exc}"
 
 
+def _fill_not_scanned(doc: dict[str, Any], ctx: Context, store: Store | None) -> None:
+    """No transcript read yet: what the first scan will read (a stat per transcript)."""
+    from ..ingest.pending import backlog
+
+    try:
+        files, size = backlog(ctx.cfg, ctx.paths, store.conn if store is not None else None)
+    except (OSError, sqlite3.Error) as exc:
+        doc["error"] = f"pending bytes: {exc}"
+        return
+    doc["not_scanned"] = {"transcripts": files, "bytes": size}
+    doc["pending_bytes"] = size
+
+
+def sources_lines(doc: dict[str, Any]) -> list[str]:
+    """The sources and unread lines of ``status``: before the first scan, what it will read;
+    while the daemon's first scan runs, how far it is."""
+    first, never = doc.get("first_scan"), doc.get("not_scanned")
+    if first is not None:
+        left = human_bytes(max(first["bytes_total"] - first["bytes_done"], 0))
+        return [
+            f"sources:     first scan: {first['done']} of {first['total']} transcripts, {left} left"
+        ]
+    if never is not None:
+        n = never["transcripts"]
+        return [
+            f"sources:     not scanned yet: {n} transcript{'' if n == 1 else 's'}, "
+            f"{human_bytes(never['bytes'])} (read by `memoryd scan`, any report, or the daemon)"
+        ]
+    src = doc["sources"]
+    return [
+        f"sources:     {src['followed']} followed ({src['vanished']} vanished)",
+        f"unread:      {human_bytes(doc['pending_bytes'])}",
+    ]
+
+
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
     from ..ondemand import outcome_words
 
@@ -400,9 +447,8 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             "Its log says where; restart the daemon (systemd's watchdog does)"
         )
     ctx.print(f"state:       {doc['state_db']}")
-    src = doc["sources"]
-    ctx.print(f"sources:     {src['followed']} followed ({src['vanished']} vanished)")
-    ctx.print(f"unread:      {human_bytes(doc['pending_bytes'])}")
+    for line in sources_lines(doc):
+        ctx.print(line)
     h = doc["hits"]
     ctx.print(
         f"hits:        {h['last_hour']} last hour, {h['last_day']} last day, {h['total']} total"
@@ -487,9 +533,13 @@ def glance_lines(doc: dict[str, Any]) -> list[str]:
     if p.get("pending") is None:
         out.append("promotion:   no promote report yet")
     else:
-        out.append(f"promotion:   {p['pending']} candidate(s) pending, as of {p['generated']}")
+        out.append(
+            f"promotion:   {counted(p['pending'], 'candidate')} pending, as of {p['generated']}"
+        )
     a = doc.get("archive") or {}
-    out.append(f"archive:     {a.get('files', 0)} files, {a.get('bytes', 0)} bytes")
+    out.append(
+        f"archive:     {counted(a.get('files', 0), 'file')}, {counted(a.get('bytes', 0), 'byte')}"
+    )
     return out
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import clock
 from ..cli import Context, UsageError, json_dumps, positive_int
+from ..results import counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -208,10 +209,11 @@ def text_report(doc: dict[str, Any], results: Sequence[Any]) -> list[str]:
 
     runs = doc["runs"]
     lines = [
-        f"simulate: {len(runs)} runs of the expire schedule"
+        f"simulate: {counted(len(runs), 'run')} of the expire schedule"
         + (f" ({runs[0][:10]} … {runs[-1][:10]})" if runs else "")
-        + f", {doc['files']} files, {doc['hits']} hits; an archive is false when the file is "
-        f"hit within {doc['horizon_days']} days; the expire job uses: {doc['default']}",
+        + f", {counted(doc['files'], 'file')}, {counted(doc['hits'], 'hit')}; an archive is "
+        f"false when the file is hit within {doc['horizon_days']} days; the expire job uses: "
+        f"{doc['default']}",
     ]
     if not runs:
         lines.append(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import iso
 from ..clock import now as clock_now
+from ..results import counted
 
 if TYPE_CHECKING:
     from ..tierstore.organize import OrganizeResult
@@ -219,7 +220,7 @@ def cmd_inject(args: argparse.Namespace, ctx: Any) -> int:
         import sys
 
         why = (
-            f"{len(inj.omitted)} notes in hot/, none fits in {budget} characters"
+            f"{counted(len(inj.omitted), 'note')} in hot/, none fits in {budget} characters"
             if inj.omitted
             else f"no notes in {ctx.paths.tiers_root / 'hot'}"
         )

@@ -24,10 +24,25 @@ DEMO = {
 }
 
 
-def generate_demo(root: Path, *, now: float) -> CorpusTruth:
+def generate_demo(root: Path, *, now: float, size_mb: int | None = None) -> CorpusTruth:
     """The small preset ``memoryd demo`` shows a newcomer: 12 sessions, about 400 KB, over
-    eight months (long enough for ``memoryd simulate`` to replay several runs)."""
-    return generate(root, now=now, **DEMO)
+    eight months (long enough for ``memoryd simulate`` to replay several runs).
+
+    ``size_mb`` (``memoryd demo --size N``): a heavy user's year instead, about N MB of
+    transcripts in 6 sessions per 10 MB (the shape of the 1 GB, 600-transcript install
+    issue 32 measured), as memory-heavy as the small one.
+    """
+    if size_mb is None:
+        return generate(root, now=now, **DEMO)
+    return generate(
+        root,
+        now=now,
+        seed=DEMO["seed"],
+        sessions=max(12, size_mb * 6 // 10),
+        target_bytes=size_mb << 20,
+        span_days=365,
+        call_every_bytes=DEMO["call_every_bytes"],
+    )
 
 
 # (tier, file name, age in hours, text). Ages are picked so that a first `organize` has

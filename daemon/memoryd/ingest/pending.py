@@ -21,15 +21,25 @@ def pending_bytes(cfg: Config, paths: Paths, conn: sqlite3.Connection) -> int:
     (truncated, to be re-read) counts in full too. SQLite stores and archives
     (read whole, once) are not counted.
     """
+    return backlog(cfg, paths, conn)[1]
+
+
+def backlog(cfg: Config, paths: Paths, conn: sqlite3.Connection | None) -> tuple[int, int]:
+    """How many transcripts have bytes not read yet, and how many bytes (``conn`` None: no
+    state database yet, so every transcript in full: what a first scan will read)."""
     # Vanished rows first, so that a live row for the same inode wins (as the scanner reads).
-    offsets = {
-        (dev, ino): offset
-        for dev, ino, offset in conn.execute(
-            "SELECT dev, ino, offset FROM sources ORDER BY vanished_at IS NULL, id"
-        )
-    }
+    offsets = (
+        {
+            (dev, ino): offset
+            for dev, ino, offset in conn.execute(
+                "SELECT dev, ino, offset FROM sources ORDER BY vanished_at IS NULL, id"
+            )
+        }
+        if conn is not None
+        else {}
+    )
     claude = tuple(Path(p).expanduser() for p in cfg.openclaw.claude_projects)
-    total = 0
+    total = files = 0
     for sf in src.discover(
         paths.agents,
         include_active_memory=cfg.openclaw.include_active_memory,
@@ -39,5 +49,7 @@ def pending_bytes(cfg: Config, paths: Paths, conn: sqlite3.Connection) -> int:
         if st is None or sf.kind in (src.SQLITE, src.ARCHIVE):
             continue
         offset = offsets.get((st.st_dev, st.st_ino), 0)
-        total += st.st_size - (offset if st.st_size >= offset else 0)
-    return total
+        left = st.st_size - (offset if st.st_size >= offset else 0)
+        total += left
+        files += left > 0
+    return files, total

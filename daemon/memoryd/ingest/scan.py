@@ -40,6 +40,7 @@ from pathlib import Path
 
 from .. import faults
 from ..config import Config, Paths
+from ..progress import Report
 from ..store import Store
 from ..workspace import regular_stat, roots_of
 from . import sources as src
@@ -239,8 +240,11 @@ class Scanner:
 
     # ------------------------------------------------------------------ scanning
 
-    def scan(self, only: Iterable[Path] | None = None) -> ScanStats:
+    def scan(self, only: Iterable[Path] | None = None, progress: Report | None = None) -> ScanStats:
         """Read what is new. ``only`` limits the scan to those paths (from file events).
+
+        ``progress`` (see :mod:`memoryd.progress`) is told after each source: sources done
+        of those with something to read, and their unread bytes done of all.
 
         The cyclic garbage collector is paused meanwhile (in the daemon too): a scan
         builds many small tuples and no cycles, and the collector's passes over them
@@ -249,12 +253,12 @@ class Scanner:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            return self._scan(only)
+            return self._scan(only, progress)
         finally:
             if collecting:
                 gc.enable()
 
-    def _scan(self, only: Iterable[Path] | None) -> ScanStats:
+    def _scan(self, only: Iterable[Path] | None, progress: Report | None) -> ScanStats:
         t0 = time.perf_counter()
         self._synthetic_this_scan.clear()
         stats = ScanStats()
@@ -268,8 +272,14 @@ class Scanner:
         plans = self._plan(files, by_inode, by_path, seen_ids, stats)
         faults.point("scan.planned")  # OpenClaw may rename or replace a file from here on
         helper: _HelperShare | None = None
+        read_all = False  # (an interrupted bulk load builds no index: the next scan goes on)
         unread = [p.unread for p in plans]
-        bulk = full and sum(unread) >= _BULK_LOAD_MIN_BYTES and self.ledger.hits_empty()
+        # A first scan, or one killed before its end (its indexes are still to build).
+        resumed = self.ledger.bulk_unfinished()
+        first = resumed or self.ledger.hits_empty()
+        bulk = full and sum(unread) >= _BULK_LOAD_MIN_BYTES and first
+        if resumed and not bulk:  # too little left to load in bulk: the indexes now
+            self.ledger.end_bulk()
         try:
             if bulk:  # a first scan: load without the secondary indexes, build them at the end
                 self.ledger.begin_bulk()
@@ -277,7 +287,9 @@ class Scanner:
             if split < len(plans) and can_fork() and self._helper_wanted():
                 helper = self._start_helper(plans, split, stats)
             failed_before = self.ledger.failed_sources()
-            for plan in plans:
+            bytes_total = sum(unread)
+            bytes_done = 0
+            for done, plan in enumerate(plans, 1):
                 try:
                     if plan.sf.kind == src.SQLITE:
                         self.store_reader.read(plan.sf, plan.st, plan.at_path, pending, stats)
@@ -300,10 +312,15 @@ class Scanner:
                 else:
                     if str(plan.sf.path) in failed_before:
                         self.ledger.source_recovered(str(plan.sf.path))
+                faults.point("scan.source_done")
+                if progress is not None:
+                    bytes_done += plan.unread
+                    progress(done, len(plans), bytes_done, bytes_total)
             if full and failed_before:
                 listed = {str(sf.path) for sf in files}
                 for gone in failed_before.keys() - listed:
                     self.ledger.source_recovered(gone)
+            read_all = True
         finally:
             if helper is not None:
                 helper.close()
@@ -314,7 +331,7 @@ class Scanner:
                 self.ledger.flush()
             finally:  # a failed commit (a full disk) must not leave the bulk settings behind
                 if bulk:
-                    self.ledger.end_bulk()
+                    self.ledger.end_bulk(build=read_all)
                 # What every source's batches recorded, counted as their transactions
                 # committed (see Ledger.take_written).
                 for name, n in self.ledger.take_written().items():

@@ -16,7 +16,7 @@ from ..clock import iso
 from ..config import Config, Paths
 from ..policy import promote as promote_policy
 from ..reports import hit_days, render_promote, write_report
-from ..results import JobOutcome
+from ..results import JobOutcome, counted
 from ..signals import snapshot
 from ..store import Store
 from ..tierstore import promote_inputs
@@ -68,7 +68,9 @@ class PromoteResult(JobOutcome):
         for c in self.candidates:
             by_cat[c.category] = by_cat.get(c.category, 0) + 1
         detail = ", ".join(f"{n} {k}" for k, n in sorted(by_cat.items()))
-        text = f"promote: {len(self.candidates)} candidate(s)" + (f" ({detail})" if detail else "")
+        text = f"promote: {counted(len(self.candidates), 'candidate')}" + (
+            f" ({detail})" if detail else ""
+        )
         return text + (", marked promoted" if self.applied else "")
 
     def document(self) -> dict[str, Any]:
@@ -109,6 +111,7 @@ def run(
             cfg.promote,
             marked=sig.path in snap.marked,
             promoted=sig.path in snap.promoted,
+            mark_note=snap.mark_notes.get(sig.path),
         )
         if d.candidate:
             candidates.append(

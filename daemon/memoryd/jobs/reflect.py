@@ -19,7 +19,7 @@ from ..own_history import learned_policy
 from ..policy import score as score_policy
 from ..policy.expire_plan import build_plan, scores_of
 from ..reports import cooccurrence, reflect_document, render_reflect, write_report
-from ..results import JobOutcome
+from ..results import JobOutcome, counted
 from ..signals import DAY, snapshot
 from ..store import Store
 
@@ -58,7 +58,7 @@ def run(
     pairs = cooccurrence(snap.hits, now - 30 * DAY)
     doc = reflect_document(snap.signals, scores, metrics, plan.as_dict(), pairs, now)
     summary = (
-        f"reflect: {doc['files']} files, {doc['hits_30d']} hits in 30 days, "
+        f"reflect: {counted(doc['files'], 'file')}, {counted(doc['hits_30d'], 'hit')} in 30 days, "
         f"{len(doc['never_hit'])} never hit, {len(doc['rising'])} rising, "
         f"{len(doc['cooling'])} cooling, expire would archive {len(plan.archive)}"
     )

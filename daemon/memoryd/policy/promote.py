@@ -80,7 +80,13 @@ def classify(text: str) -> tuple[str, str]:
 
 
 def decide(
-    sig: FileSignals, text: str, cfg: PromoteConfig, *, marked: bool, promoted: bool
+    sig: FileSignals,
+    text: str,
+    cfg: PromoteConfig,
+    *,
+    marked: bool,
+    promoted: bool,
+    mark_note: str | None = None,
 ) -> PromoteDecision:
     numbers = {
         "hits_7d": sig.hits_7d,
@@ -102,7 +108,8 @@ def decide(
     if sig.hits_total >= cfg.hits_total:
         rules.append(f"{sig.hits_total} hits in total (≥ {cfg.hits_total})")
     if marked:
-        rules.append("marked by the user")
+        # A mark memoryd set itself (recall bringing a note back from forgotten/) says so.
+        rules.append(f"marked: {mark_note}" if mark_note else "marked by the user")
     if not rules:
         return PromoteDecision(
             sig.path,

@@ -28,6 +28,8 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 CONSENT_META = "expire.consent"  # meta key: {"by": "expire --schedule", "at": epoch seconds}
 # Who may have recorded a yes: the flag of its own, and `expire --force` before it (kept valid).
 RECORDED_BY = ("expire --schedule", "expire --force")
+# The record of a yes taken back: scheduled runs report only again, until the next yes.
+TAKEN_BACK_BY = "expire --no-schedule"
 RESTORED_GRACE_DAYS = 60  # the horizon `simulate` judges an archive by
 
 T = TypeVar("T")
@@ -54,6 +56,12 @@ class Consent(NamedTuple):
 
     def describe(self) -> str:
         """One line for ``status`` and notifications."""
+        if not self.given and self.by == TAKEN_BACK_BY:
+            return (
+                f"report only: the yes was taken back with `memoryd {TAKEN_BACK_BY}`"
+                + (f" at {_iso(self.at)}" if self.at is not None else "")
+                + " (`memoryd expire --schedule` says it again)"
+            )
         if not self.given:
             return (
                 "report only: scheduled runs move nothing until you say yes once "
@@ -72,11 +80,11 @@ def _iso(ts: float) -> str:
     return iso(ts) or "?"
 
 
-def consent_record(now: float) -> str:
-    """The meta value ``expire --schedule`` stores."""
+def consent_record(now: float, by: str = RECORDED_BY[0]) -> str:
+    """The meta value ``expire --schedule`` stores (``expire --no-schedule``: its no)."""
     import json
 
-    return json.dumps({"by": RECORDED_BY[0], "at": now})
+    return json.dumps({"by": by, "at": now})
 
 
 def consent_of(auto: bool, recorded: str | None) -> Consent:
@@ -95,9 +103,11 @@ def consent_of(auto: bool, recorded: str | None) -> Consent:
         doc: Any = json.loads(recorded)
     except ValueError:
         return Consent(False, None)
-    if not isinstance(doc, dict) or doc.get("by") not in RECORDED_BY:
+    if not isinstance(doc, dict) or doc.get("by") not in (*RECORDED_BY, TAKEN_BACK_BY):
         return Consent(False, None)
     at = doc.get("at")
+    if doc["by"] == TAKEN_BACK_BY:
+        return Consent(False, TAKEN_BACK_BY, float(at) if isinstance(at, int | float) else None)
     return Consent(True, str(doc["by"]), float(at) if isinstance(at, int | float) else None)
 
 

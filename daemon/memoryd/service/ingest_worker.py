@@ -33,6 +33,7 @@ from .. import clock
 from ..config import Config, ConfigError, Paths, resolve_paths
 from ..health import HealthNote, damage_record, describe_scan_fault, retry_delay
 from ..log import get_logger
+from ..progress import FIRST_SCAN_NOTE, Note
 from ..store import Store, StoreDamaged, StoreGone, is_damage
 from . import heap
 
@@ -247,18 +248,21 @@ class IngestWorker(threading.Thread):
         self, scanner: Any, store: Store, only: list[Path] | None, reason: str | None
     ) -> Any:
         started = time.monotonic()
-        # Deleted, replaced, truncated or overwritten under us: stop rather than lose every hit.
-        # (Damage first: a damaged file's WAL may be gone or replaced too, by a connection
-        # that failed on it and closed; the damage is the cause to name.)
+        # The start-up scan (on a new install, the first one: minutes of history) leaves its
+        # progress in a note `memoryd status` reads; other scans are short.
+        note = Note(self.paths.memoryd_dir / FIRST_SCAN_NOTE) if reason == "start" else None
         try:
+            # Deleted, replaced, truncated or overwritten under us: stop rather than lose every hit.
+            # (Damage first: a damaged file's WAL may be gone or replaced too, by a connection
+            # that failed on it and closed; the damage is the cause to name.)
             # Inside the retry: an I/O error reading the header (a disk going away) is a
-            # scan that failed, tried again after a delay, not a dead worker (issue 30).
+            # scan that failed, tried again after a delay, not a dead worker.
             store.check_header()
             if only is None:
                 self._check_integrity_if_due(store)
             store.check_files()
             self._grace_follows_the_clock(store)
-            stats = scanner.scan(only)
+            stats = scanner.scan(only, progress=note)
         except (StoreDamaged, StoreGone):
             raise
         except Exception as exc:
@@ -267,6 +271,9 @@ class IngestWorker(threading.Thread):
             self.totals.errors += 1
             self._scan_failed(exc, reason, only)
             return None
+        finally:
+            if note is not None:
+                note.close()
         if self.failing is not None:
             self._scans_work_again()
         new_hits = int(getattr(stats, "new_hits", 0))

@@ -1,0 +1,282 @@
+"""The first hour's rough edges of issue 32 (item 4), each as a new user met it on the demo:
+a search that matches nothing, a mark recall set, a pin that matches nothing, a typo'd key,
+``memoryd`` alone, argparse's refusals, plurals, the demo's promotion candidates, a bigger
+demo, taking back ``expire --schedule``, and shell completion from the parser.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inprocess import memoryd as run_memoryd
+from memoryd.config import ConfigError, load_config
+
+NOW = 1_790_000_000.0
+
+
+def memoryd(*args: str, config: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
+    env["MEMORYD_NOW"] = str(NOW)
+    if config is not None:
+        env["MEMORYD_CONFIG"] = str(config)
+    return run_memoryd(args, env=env)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A demo install, scanned; its config file."""
+    root = tmp_path_factory.mktemp("demo") / "d"
+    r = memoryd("demo", str(root))
+    assert r.returncode == 0, r.stderr
+    return root / "memoryd.toml"
+
+
+@pytest.fixture
+def fresh(tmp_path: Path) -> Path:
+    root = tmp_path / "d"
+    assert memoryd("demo", str(root)).returncode == 0
+    return root / "memoryd.toml"
+
+
+def test_a_search_that_matches_nothing_says_so(demo: Path) -> None:
+    r = memoryd("search", "zzzzqqq", "--no-scan", config=demo)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("nothing matched 'zzzzqqq' in ")
+    assert "0.00" not in r.stdout
+    doc = json.loads(memoryd("search", "zzzzqqq", "--no-scan", "--json", config=demo).stdout)
+    assert doc["results"] == []
+
+
+def test_a_search_lists_only_files_the_words_are_in(demo: Path) -> None:
+    doc = json.loads(memoryd("search", "router", "--no-scan", "--json", config=demo).stdout)
+    assert doc["results"]
+    assert all(row["keyword"] > 0 for row in doc["results"]), doc["results"]
+
+
+def test_promote_says_recall_marked_a_note_not_the_user(fresh: Path) -> None:
+    r = memoryd("recall", "printer", "floor2", config=fresh)
+    assert r.returncode == 0 and "recovered from forgotten/" in r.stdout, r.stdout
+    r = memoryd("promote", "--no-scan", config=fresh)
+    line = next(ln for ln in r.stdout.splitlines() if "tiers/printer-setup.md" in ln)
+    assert "marked: recovered from forgotten/ by recall" in line
+    assert "marked by the user" not in line
+    memoryd("mark", "memory/people.md", config=fresh)
+    r = memoryd("promote", "--no-scan", config=fresh)
+    line = next(ln for ln in r.stdout.splitlines() if "memory/people.md" in ln)
+    assert "marked by the user" in line  # what `memoryd mark` set
+
+
+def test_a_pin_says_what_it_matches_now(fresh: Path) -> None:
+    r = memoryd("pin", "memory/zzz/*", config=fresh)
+    assert r.returncode == 0
+    assert r.stdout.splitlines() == [
+        "pinned memory/zzz/*",
+        "  (matches no memory file now; it will keep any that comes to match)",
+    ]
+    r = memoryd("pin", "memory/projects/*", config=fresh)
+    said = r"pinned memory/projects/\*\n  \(matches \d+ memory files? now\)\n"
+    assert re.fullmatch(said, r.stdout), r.stdout
+
+
+@pytest.mark.parametrize(
+    "toml,suggested",
+    [
+        ("[expire]\npolicyy = 'seed'\n", "did you mean 'expire.policy'?"),
+        ("[shedule]\nexpire = 'off'\n", "did you mean 'schedule'?"),
+        ("[openclaw]\nworkspce = '/x'\n", "did you mean 'openclaw.workspace'?"),
+    ],
+)
+def test_a_typo_in_a_config_key_gets_a_did_you_mean(
+    tmp_path: Path, toml: str, suggested: str
+) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(toml, encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg)
+    assert suggested in str(err.value)
+
+
+def test_a_key_like_no_other_gets_no_guess(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[expire]\nxyzzy = 1\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg)
+    assert str(err.value) == "unknown key 'expire.xyzzy'"
+
+
+def test_memoryd_alone_prints_the_help() -> None:
+    r = memoryd()
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout.startswith("usage: memoryd ") and "status" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "args,says",
+    [
+        (["hits", "--dayz", "3"], "unrecognized arguments: --dayz 3"),
+        (["hits", "--days", "x"], "argument --days: expected a whole number"),
+        (["bogus"], "invalid choice: 'bogus'"),
+        (["service"], "required: WHAT"),
+        (["expire", "--schedule", "--no-schedule"], "not allowed with argument"),
+    ],
+)
+def test_argparse_refusals_are_one_line(demo: Path, args: list[str], says: str) -> None:
+    r = memoryd(*args, config=demo)
+    assert r.returncode == 2 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("memoryd: ") and "(usage: memoryd" in lines[0]
+    assert says in lines[0] or says.split(":")[0] in lines[0], lines[0]
+
+
+def test_counts_of_one_are_singular(tmp_path: Path) -> None:
+    from memoryd.results import counted
+
+    assert [counted(0, "hit"), counted(1, "hit"), counted(2, "file")] == [
+        "0 hits",
+        "1 hit",
+        "2 files",
+    ]
+    import transcripts as tx
+
+    sessions, _, cfg = tx.make_install(tmp_path, ["MEMORY.md"])
+    (sessions / "s1.jsonl").write_bytes(
+        tx.header("s1")
+        + tx.call("a", ts=NOW - 100)
+        + tx.result("a", tx.search_payload(["MEMORY.md"]), ts=NOW - 50)
+    )
+    r = memoryd("hits", config=cfg)
+    assert "1 hit on 1 of 1 file in the window" in r.stdout, r.stdout
+    assert "1 hits" not in r.stdout and "1 files" not in r.stdout
+    r = memoryd("scan", config=cfg)
+    assert "scanned 1 transcript (" in r.stdout, r.stdout
+
+
+def test_the_demo_promotion_candidates_are_not_all_recipes(demo: Path) -> None:
+    ws = json.loads(memoryd("status", "--json", config=demo).stdout)["state_db"]
+    workspace = Path(ws).parent.parent / "workspace"
+    notes = list(workspace.rglob("*.md"))
+    with_recipe = [p for p in notes if "recipe" in p.read_text(encoding="utf-8")]
+    assert len(with_recipe) <= 3, len(with_recipe)  # was 75 of 85
+    doc = json.loads(memoryd("promote", "--json", "--no-scan", config=demo).stdout)
+    reasons = {c["category_reason"] for c in doc["candidates"]}
+    assert doc["candidates"] and "procedure words ('recipe')" not in reasons, reasons
+    assert len({c["category"] for c in doc["candidates"]}) >= 2
+
+
+def test_demo_size_builds_a_bigger_install(tmp_path: Path) -> None:
+    r = memoryd("demo", "--size", "8", str(tmp_path / "big"))
+    assert r.returncode == 0, r.stderr
+    size = sum(
+        p.stat().st_size for p in (tmp_path / "big" / "state").rglob("*.jsonl") if p.is_file()
+    )
+    assert size > 6 << 20, size  # about 8 MB, where the small demo is 0.5 MB
+    scanned = re.search(r"scanned \d+ transcripts .*: (\d+) new hits", r.stdout)
+    assert scanned and int(scanned[1]) > 2000, r.stdout
+
+
+def test_expire_no_schedule_takes_the_yes_back(fresh: Path) -> None:
+    r = memoryd("expire", "--schedule", config=fresh)
+    assert r.returncode == 0 and r.stdout.startswith("yes recorded")
+    status = json.loads(memoryd("status", "--json", config=fresh).stdout)
+    assert status["expire"]["consent"]["given"] is True
+    r = memoryd("expire", "--no-schedule", config=fresh)
+    assert r.returncode == 0 and r.stdout.startswith("yes taken back"), r.stdout
+    status = json.loads(memoryd("status", "--json", config=fresh).stdout)
+    assert status["expire"]["consent"]["given"] is False
+    assert "taken back with `memoryd expire --no-schedule`" in memoryd(
+        "status", config=fresh
+    ).stdout
+    # the scheduled run only reports again
+    from memoryd.config import load_config as load
+    from memoryd.config import resolve_paths
+    from memoryd.jobs import expire as job
+    from memoryd.store import Store
+
+    cfg = load(fresh)
+    paths = resolve_paths(cfg, {})
+    store = Store.open(paths.db)
+    try:
+        result = job.run_scheduled(cfg, paths, store, NOW)
+    finally:
+        store.close()
+    assert not result.moved
+    r = memoryd("expire", "--no-schedule", config=fresh)
+    assert r.stdout.startswith("no yes to take back")
+    r = memoryd("expire", "--schedule", config=fresh)
+    assert r.stdout.startswith("yes recorded"), "said again, it is a new yes"
+
+
+def _bash_complete(script: str, *words: str) -> list[str]:
+    """What bash's completion offers for the last of ``words`` (``memoryd`` first)."""
+    line = " ".join(f"{w!r}" if w else "''" for w in words)
+    probe = (
+        f"source {script}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}\n"
+        '_memoryd; printf "%s\\n" "${COMPREPLY[@]}"\n'
+    )
+    r = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return [w for w in r.stdout.splitlines() if w]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_bash_completion_completes_commands_and_options(tmp_path: Path) -> None:
+    r = memoryd("completion", "bash")
+    assert r.returncode == 0, r.stderr
+    script = tmp_path / "memoryd.bash"
+    script.write_text(r.stdout, encoding="utf-8")
+    assert _bash_complete(str(script), "memoryd", "hi") == ["hits"]
+    assert _bash_complete(str(script), "memoryd", "sta") == ["status"]
+    assert _bash_complete(str(script), "memoryd", "service", "in") == ["install"]
+    assert _bash_complete(str(script), "memoryd", "expire", "--no-") == [
+        "--no-scan",
+        "--no-schedule",
+    ]
+    assert "--days" in _bash_complete(str(script), "memoryd", "--config", "x.toml", "hits", "--")
+    assert _bash_complete(str(script), "memoryd", "completion", "z") == ["zsh"]
+
+
+def test_the_completion_follows_the_parser() -> None:
+    """Every command and every option of every command is in the script (generated)."""
+    from memoryd.cli import _subparsers, build_parser
+
+    script = memoryd("completion", "bash").stdout
+    parser = build_parser()
+    for command in _subparsers(parser):
+        for action in command._actions:
+            for option in action.option_strings:
+                if option.startswith("--"):
+                    assert option in script, (command.prog, option)
+    zsh = memoryd("completion", "zsh").stdout
+    assert zsh.startswith("#compdef memoryd\n") and "bashcompinit" in zsh
+    assert script in zsh
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="needs zsh")
+def test_zsh_loads_the_completion(tmp_path: Path) -> None:
+    script = tmp_path / "_memoryd"
+    script.write_text(memoryd("completion", "zsh").stdout, encoding="utf-8")
+    r = subprocess.run(
+        ["zsh", "-f", "-c", f"autoload -U compinit && compinit -u; source {script}; "
+         "print ${_comps[memoryd]}"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 0 and "_bash_complete" in r.stdout, r.stdout + r.stderr
+
+
+def test_the_completion_command_needs_no_openclaw(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "PATH": os.environ.get("PATH", "")}
+    r = subprocess.run(
+        [sys.executable, "-m", "memoryd", "completion", "bash"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 0 and "complete -o default -F _memoryd memoryd" in r.stdout
+    assert list(tmp_path.iterdir()) == []
