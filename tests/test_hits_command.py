@@ -108,7 +108,7 @@ def test_export_is_append_only_and_resumable(install, tmp_path):
             tx.call("e", ts=NOW - 10)
             + tx.result("e", tx.search_payload(["memory/topic.md"]), ts=NOW)
         )
-    assert "appended 1 hits" in memoryd(cfg, "export", "hits-jsonl", str(target)).stdout
+    assert "appended 1 hit " in memoryd(cfg, "export", "hits-jsonl", str(target)).stdout
     lines = target.read_text().splitlines()
     assert len(lines) == 7 and all(json.loads(line)["id"] for line in lines)
     assert [json.loads(line)["id"] for line in lines] == sorted(

@@ -385,7 +385,7 @@ def test_status_json_has_the_plugins_facts(install, capsys):
         store.close()
     assert "organize" in doc["jobs"]
     _code, text = run(capsys, install["cfg"], "status")
-    assert "tier store:  1 hot" in text and "archive:     1 files" in text
+    assert "tier store:  1 hot" in text and "archive:     1 file," in text
 
 
 @pytest.mark.timeout(30)
