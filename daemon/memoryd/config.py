@@ -36,6 +36,22 @@ class ConfigError(Exception):
     """A configuration problem a person must fix; the message names the key or file."""
 
 
+class OpenClawJsonError(ConfigError):
+    """OpenClaw's own ``openclaw.json`` is there but does not parse (a truncated JSON5 file, a
+    half-written edit). Never read as empty: an empty config sends discovery to
+    ``~/.openclaw/workspace``, and ``expire --force`` would act on a folder the user never
+    configured. Every command stops on it (exit 2); the daemon keeps the view it last
+    resolved and says so in ``status``."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(
+            f"{path}: cannot be read as JSON5 ({reason}); fix the file, memoryd "
+            "does not guess where the workspace is without it"
+        )
+        self.path = path
+        self.reason = reason
+
+
 # --------------------------------------------------------------------------- schema
 # Each key is one typed field with its default, and its description right below it (an
 # attribute docstring: free at run time, read by ``memoryd.config_reference``, which
@@ -620,7 +636,8 @@ def openclaw_json_path(state_dir: Path, environ: typing.Mapping[str, str]) -> Pa
 
 
 def read_openclaw_json(path: Path | None) -> dict[str, Any]:
-    """OpenClaw's own config (JSON5). Missing or unreadable → {} (discovery falls back).
+    """OpenClaw's own config (JSON5). Missing → {} (discovery falls back to OpenClaw's own
+    defaults, as OpenClaw does); there but not parseable → :class:`OpenClawJsonError`.
 
     Read at most once per version of the file. Plain JSON (what OpenClaw's own
     ``config set`` writes) takes the fast parser; comments and trailing commas
@@ -632,13 +649,34 @@ def read_openclaw_json(path: Path | None) -> dict[str, Any]:
         st = os.stat(path)
     except OSError:
         return {}
-    return _parse_openclaw_json(str(path), st.st_mtime_ns, st.st_size)
+    data = _parse_openclaw_json(str(path), st.st_mtime_ns, st.st_size)
+    if isinstance(data, OpenClawJsonError):
+        raise OpenClawJsonError(data.path, data.reason)
+    _LAST_GOOD[str(path)] = data
+    return data
+
+
+def last_good_openclaw_json(path: Path | None) -> dict[str, Any]:
+    """:func:`read_openclaw_json`, or when the file does not parse now, what it said when it
+    last did in this process ({} if never): for readers that already resolved their paths
+    from it (the daemon's notifier, a hook's injection) and must not stop on a later bad
+    edit."""
+    try:
+        return read_openclaw_json(path)
+    except OpenClawJsonError:
+        return _LAST_GOOD.get(str(path), {})
+
+
+_LAST_GOOD: dict[str, dict[str, Any]] = {}
 
 
 @functools.lru_cache(maxsize=4)
-def _parse_openclaw_json(path: str, _mtime_ns: int, _size: int) -> dict[str, Any]:
+def _parse_openclaw_json(
+    path: str, _mtime_ns: int, _size: int
+) -> dict[str, Any] | OpenClawJsonError:
     # The standard library's parser: a few KB parse in microseconds either way, and importing
-    # it costs a read command a fraction of what importing orjson does.
+    # it costs a read command a fraction of what importing orjson does. (A failure is
+    # returned, not raised, so that it is cached with the file's version like a success.)
     import json
 
     try:
@@ -652,9 +690,18 @@ def _parse_openclaw_json(path: str, _mtime_ns: int, _size: int) -> dict[str, Any
 
         try:
             data = json5.loads(raw.decode("utf-8"))
-        except Exception:  # json5 raises ValueError and others on bad input
-            return {}
-    return data if isinstance(data, dict) else {}
+        except UnicodeDecodeError as exc:
+            return OpenClawJsonError(path, f"not UTF-8 text at byte {exc.start}")
+        except Exception as exc:  # json5 raises ValueError and others on bad input
+            reason = _first_line(str(exc)).replace("<string>:", "line ")
+            return OpenClawJsonError(path, reason or type(exc).__name__)
+    if not isinstance(data, dict):
+        return OpenClawJsonError(path, f"the top level is {type(data).__name__}, not an object")
+    return data
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:200] if text.strip() else ""
 
 
 # ASCII letters only, either case: Python's case-insensitive match would also take `ı`, `ſ`
@@ -903,8 +950,10 @@ class Paths(NamedTuple):
 
     @property
     def openclaw(self) -> dict[str, Any]:
-        """OpenClaw's own config (openclaw.json), {} when missing or unreadable."""
-        return read_openclaw_json(self.openclaw_file)
+        """OpenClaw's own config (openclaw.json), {} when missing; the last good reading
+        when it no longer parses (these paths were resolved from it: see
+        :func:`last_good_openclaw_json`)."""
+        return last_good_openclaw_json(self.openclaw_file)
 
     @property
     def reports_dir(self) -> Path:
