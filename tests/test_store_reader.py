@@ -374,6 +374,31 @@ def test_an_unknown_layout_fails_that_store_and_every_other_source_is_read(inst)
     )
 
 
+def test_a_store_openclaw_is_still_creating_is_not_ready_yet_not_an_error(inst, capsys):
+    """At the very first turn OpenClaw has made the file and some of its tables, not yet
+    ``transcript_events`` nor ``user_version``: once an ``error`` line (unsupported layout)
+    in the daemon's log. Now nothing is logged but at debug level, the scan is clean, and
+    the store is read once it is made."""
+    db = inst.sessions.parent / "agent" / "openclaw-agent.sqlite"
+    db.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE schema_meta(role TEXT, kind TEXT, version INTEGER)")
+    conn.execute("CREATE TABLE session_windows(session_id TEXT, session_key TEXT)")
+    conn.close()
+    summary = inst.scan()
+    assert summary.errors == 0 and summary.failed_sources == []
+    assert "source_failed" not in capsys.readouterr().err
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("DROP TABLE session_windows")
+    conn.close()
+    store = Store(inst)  # the rest of its tables, and user_version
+    store.add_session("s1")
+    store.append("s1", conversation(3, "c"))
+    summary = inst.scan()
+    assert summary.errors == 0 and inst.counts() == expected(3)
+
+
 def test_a_locked_store_fails_this_scan_and_is_read_by_the_next(inst, monkeypatch):
     monkeypatch.setattr(sqlite_source, "BUSY_TIMEOUT_S", 0.05)
     store = Store(inst, 24, journal="DELETE")

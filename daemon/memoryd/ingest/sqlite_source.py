@@ -87,6 +87,47 @@ def holds_no_transcripts(tables: dict[str, tuple[str, ...]], user_version: int) 
     return bool(tables) and all(t.lower().startswith(_NOT_TRANSCRIPT_TABLES) for t in tables)
 
 
+# How long a store may stay without its event table before memoryd calls it a layout it does
+# not know: OpenClaw creates the file, then its tables, then sets ``user_version`` last.
+NOT_READY_GRACE_S = 600.0
+
+
+def still_being_created(tables: dict[str, tuple[str, ...]], version: int, age_s: float) -> bool:
+    """Whether an agent store with no event table is one OpenClaw is still creating: its
+    ``user_version`` not set yet (OpenClaw sets it once its tables are made; every store that
+    holds transcripts has one) and the file new. "Not ready yet", read again soon; not a
+    failed source (the first turn of a fresh install used to log an ``error`` line for it).
+    One left so for longer than :data:`NOT_READY_GRACE_S` is a layout not known here."""
+    return (
+        version == 0
+        and age_s < NOT_READY_GRACE_S
+        and "transcript_events" not in tables
+        and all(t.lower().startswith(_AGENT_STORE_TABLES) for t in tables)
+    )
+
+
+# The prefixes of the tables an agent store of 2026.9 holds (tests/fixtures/openclaw/2026.9.6):
+# a store with no event table but only such tables (or none) is one being created; a table of
+# another name is a layout not known here.
+_AGENT_STORE_TABLES = (
+    "schema_meta",
+    "session",
+    "conversation",
+    "board_",
+    "heartbeat_",
+    "message_tool_",
+    "transcript_",
+    "trajectory_",
+    "acp_",
+    "context_engine_",
+    "cache_entries",
+    "auth_profile_",
+    "memory_",
+    "standing_intents",
+    "sqlite_sequence",
+)
+
+
 def user_version(conn: sqlite3.Connection) -> int:
     row = conn.execute("PRAGMA user_version").fetchone()
     return int(row[0]) if row and isinstance(row[0], int) else 0

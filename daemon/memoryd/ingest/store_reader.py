@@ -63,8 +63,14 @@ class StoreReader:
             tables = self._tables(conn)
             layout = sqlite_source.pick_layout(tables)
             if layout is None:
-                if sqlite_source.holds_no_transcripts(tables, sqlite_source.user_version(conn)):
+                version = sqlite_source.user_version(conn)
+                if sqlite_source.holds_no_transcripts(tables, version):
                     stats.files_read = read_before  # not a transcript store: nothing read
+                    return
+                if sqlite_source.still_being_created(tables, version, taken / 1e9 - st.st_mtime):
+                    stats.files_read = read_before  # not ready yet: looked at again soon
+                    stats.retry_in = max(stats.retry_in, sqlite_source.SETTLE_S)
+                    emit("ingest.store_not_ready", debug=True, store=str(sf.path))
                     return
                 raise SourceFailed(sqlite_source.UNSUPPORTED)
             layout = sqlite_source.with_ties(conn, layout)
