@@ -476,6 +476,32 @@ def test_a_header_parent_session_links_a_continued_session(inst):
     assert inst.counts() == {"memory/b.md": 1}
 
 
+def test_a_forked_subagents_copies_of_the_parents_events_credit_the_parent(inst):
+    """A forked subagent (``context: "fork"``) starts with byte-identical copies of its
+    parent's events; its header names the parent as ``sqlite:<agent>:<sid>:<store path>``.
+    The hits of the parent's calls are the parent's (the session that made the call), the
+    child's own call is the child's, and the totals are those of the calls made."""
+    store = Store(inst)
+    parent, child = "p-parent", "a-child"  # the child's id sorts first
+    store.add_session(parent, key="agent:main:main")
+    store.add_session(child, key="agent:main:subagent:fork1")
+    parent_events = conversation(2, "par")
+    store.append(parent, parent_events)
+    head = json.loads(tx.header(child))
+    head["parentSession"] = f"sqlite:main:{parent}:{store.path}"
+    own = [tx.call("kid0", query="boat"), tx.result("kid0", tx.search_payload(["memory/c.md"]))]
+    store.append(child, [tx.dump(head), *parent_events[1:], *own])
+    inst.scan()
+    by_session = dict(
+        inst.store.conn.execute(
+            "SELECT session, COUNT(*) FROM hits GROUP BY session ORDER BY session"
+        ).fetchall()
+    )
+    assert by_session == {parent: sum(expected(2).values()), child: 1}
+    inst.scan()  # a rescan adds nothing
+    assert sum(inst.counts().values()) == sum(expected(2).values()) + 1
+
+
 def test_layout_is_found_by_column_names():
     tables = {
         "meta": ("k", "v"),

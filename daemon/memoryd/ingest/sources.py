@@ -320,7 +320,20 @@ def header_parent(line: bytes) -> str | None:
     parent = header.get("parentSession") if isinstance(header, dict) else None
     if not isinstance(parent, str) or not parent.strip() or header.get("type") != "session":
         return None
-    name = parent.strip().replace("\\", "/").rsplit("/", 1)[-1]
+    return parent_id(parent.strip())
+
+
+def parent_id(parent: str) -> str:
+    """The session id a ``parentSession`` value names: a transcript path (older builds), a
+    bare id, or on a store install ``sqlite:<agent>:<session id>:<store path>`` (2026.9's
+    forked subagents, whose first events are byte-identical copies of the parent's: the link
+    makes the parent read first, so that its calls are credited to it and the child's copies
+    count nothing)."""
+    if parent.startswith("sqlite:"):
+        parts = parent.split(":", 3)
+        if len(parts) >= 3 and parts[2].strip():
+            return parts[2].strip()
+    name = parent.replace("\\", "/").rsplit("/", 1)[-1]
     return session_id_of(name)
 
 
