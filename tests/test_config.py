@@ -173,7 +173,7 @@ def test_default_workspace_without_openclaw_json(tmp_path):
     assert [a.workspace for a in paths.agents] == [state / "workspace"]
     # one that does not parse is no default install (tests/test_openclaw_json.py)
     (state / "openclaw.json").write_text("{ this is : not json5 ]")
-    with pytest.raises(ConfigError, match="openclaw.json: cannot be read as JSON5"):
+    with pytest.raises(ConfigError, match=r"openclaw\.json: cannot be read as JSON5"):
         resolve_paths(Config(), {"HOME": str(tmp_path)})
     profile = tmp_path / ".openclaw-work"
     (profile / "agents" / "main").mkdir(parents=True)

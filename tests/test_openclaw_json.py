@@ -14,8 +14,8 @@ import signal
 from pathlib import Path
 
 import pytest
-from daemon_harness import DaemonProcess, wait_until
 
+from daemon_harness import DaemonProcess, wait_until
 from inprocess import memoryd as run_memoryd
 
 pytestmark = pytest.mark.subprocess
@@ -115,8 +115,11 @@ def test_the_daemon_keeps_its_last_good_view_and_status_says_so(
     d.send(signal.SIGHUP)
     d.wait_event("config.openclaw_json_readable")
     wait_until(lambda: run_memoryd(("status",), env=env).returncode == 0)
-    assert not [e for e in d.logs() if e.get("level") == "error" and e.get("event") != (
-        "daemon.reload_rejected")]
+    assert not [
+        e
+        for e in d.logs()
+        if e.get("level") == "error" and e.get("event") != ("daemon.reload_rejected")
+    ]
 
 
 class _Inst:

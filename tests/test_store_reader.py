@@ -988,6 +988,7 @@ _KEYS = st.one_of(
               st.from_regex(r"[0-9a-f]{8}", fullmatch=True)),
     st.builds(lambda a, s: f"agent:{a}:{s}", st.from_regex(r"[a-z]{1,8}", fullmatch=True),
               st.sampled_from(["main", "telegram:dm:42", "heartbeat", "session:x",
+                               "heartbeat-notes", "main:heartbeat", "cron-notes",
                                "dreaming-narrative-light-3f9a0c1d2e4b-1772010842000"])),
 )  # fmt: skip
 
@@ -1012,8 +1013,9 @@ def test_an_import_archive_name_gives_back_its_key_slug(key, sid, successor, ren
     slug = src.imported_key_slug(name, sid)
     assert slug == key_slug(key)
     assert src.is_synthetic_slug(slug) == src.is_synthetic_key(key)
+    # by the key's structure, never a substring: `heartbeat-notes` is a user's session
     assert src.is_synthetic_key(key) == (
-        ":cron:" in key or "heartbeat" in key or ":dreaming-narrative-" in key
+        ":cron:" in key or key.endswith(":heartbeat") or ":dreaming-narrative-" in key
     )
 
 
@@ -1041,3 +1043,67 @@ def test_an_event_over_max_line_bytes_is_skipped_as_the_same_jsonl_line_is(tmp_p
     store.conn.close()
     files.store.close()
     store_inst.store.close()
+
+
+def _user(text: str, **extra) -> bytes:
+    """A user message as 2026.9.6 writes it (tests/live/OBSERVED.md)."""
+    msg = {"role": "user", "content": text, "timestamp": 1796160039627, **extra}
+    return tx.dump({"type": "message", "id": f"u-{len(text)}", "message": msg})
+
+
+_HEARTBEAT_POLL = {"provenance": {"kind": "internal_system", "sourceTool": "heartbeat"}}
+
+
+def _lookup(cid: str, path: str) -> list[bytes]:
+    return [tx.call(cid, query=cid), tx.result(cid, tx.search_payload([path]))]
+
+
+@pytest.mark.parametrize("count_heartbeat", [False, True])
+def test_runs_are_told_by_their_turns_markers_never_by_a_word_in_the_key(tmp_path, count_heartbeat):
+    """Issue 29: a user session keyed ``agent:main:heartbeat-notes`` was dropped, while the
+    heartbeat that runs in ``agent:main:main`` and a cron job pinned to a named session
+    were counted. The heartbeat poll and the ``[cron:<jobId> <name>]`` turn are left out
+    (by default), in whatever session they run; the user's turns around them count. A scan
+    that stops inside a heartbeat turn leaves its answer out in the next process too."""
+    extra = f"count_heartbeat = {str(count_heartbeat).lower()}"
+    inst = Install(tmp_path, openclaw_extra=extra)
+    store = Store(inst)
+    store.add_session("s-main", key="agent:main:main")
+    store.add_session("s-notes", key="agent:main:heartbeat-notes")
+    store.add_session("s-pinned", key="agent:main:t4-pinned")
+    store.append("s-notes", [tx.header("s-notes"), _user("notes"), *_lookup("n1", FILES[0])])
+    store.append(
+        "s-main",
+        [
+            tx.header("s-main"),
+            _user("main, from the user"),
+            *_lookup("m1", FILES[1]),
+            _user("[OpenClaw heartbeat poll]", **_HEARTBEAT_POLL),
+            tx.call("hb1", query="hb"),
+        ],
+    )
+    store.append(
+        "s-pinned",
+        [
+            tx.header("s-pinned"),
+            _user("[cron:7f9304e5-7bf0-49e0-816a-2d93a2103a7e t4] cron pinned\nCurrent time: …"),
+            *_lookup("c1", FILES[2]),
+        ],
+    )
+    inst.scan()
+    inst.restart()  # the next scan is another process: the turn it resumes in is read back
+    store.append(
+        "s-main",
+        [
+            tx.result("hb1", tx.search_payload([FILES[3]])),
+            _user("back to the user"),
+            *_lookup("m2", FILES[4]),
+        ],
+    )
+    inst.scan()
+    want = {FILES[0]: 1, FILES[1]: 1, FILES[4]: 1}
+    if count_heartbeat:
+        want[FILES[3]] = 1
+    assert inst.counts() == want
+    inst.scan()
+    assert inst.counts() == want  # a rescan adds nothing

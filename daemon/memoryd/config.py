@@ -82,13 +82,35 @@ class OpenClawConfig(NamedTuple):
     folder the plugin's `transcriptDir` names under `…/agents/<id>/`) and, on a SQLite store
     install, its sessions in the store (keys `…:active-memory:…`)."""
     count_synthetic: bool = False
-    """Count hits made by synthetic traffic: OpenClaw's dreaming queries (`__dreaming_...`)
-    and cron, heartbeat and dream-diary sessions (keys `cron:...`, `heartbeat...`,
-    `dreaming-narrative-...` in `sessions.json` or the transcript store).
+    """Count every kind of synthetic traffic: what `count_heartbeat`, `count_cron` and
+    `count_dreaming` name, as if all three were on. Off: each kind as its own key says."""
+    count_heartbeat: bool = False
+    """Count hits made by OpenClaw's heartbeat runs: turns whose user message is the heartbeat
+    poll (`provenance.sourceTool = "heartbeat"`, text `[OpenClaw heartbeat poll]`), in the
+    main session where they run by default or any other, and isolated heartbeat sessions
+    (keys ending `:heartbeat`). Told by the transcript's markers, never by a word in a
+    session's name: a session called `heartbeat-notes` is the user's.
+    Off: they are not the user's interest."""
+    count_cron: bool = False
+    """Count hits made by automation (cron) jobs: isolated runs (keys `agent:<id>:cron:…`) and
+    jobs pinned to a named session, whose turns begin `[cron:<jobId> <name>]`.
+    Off: they are not the user's interest."""
+    count_dreaming: bool = False
+    """Count hits made by OpenClaw's dreaming: its recall queries (`__dreaming_…`) and its
+    dream-diary runs (keys with a `dreaming-narrative-…` part).
     Off: they are not the user's interest."""
     claude_projects: tuple[str, ...] = ()
     """Claude Code project folders (`~/.claude/projects/<name>`) to read as well, for
     OpenClaw running through Claude Code; their hits count for the first agent."""
+
+
+def runs_left_out(oc: OpenClawConfig) -> frozenset[str]:
+    """The kinds of run whose hits are not counted (``heartbeat``, ``cron``, ``dreaming``):
+    each one whose ``count_<kind>`` is off, none with ``count_synthetic``."""
+    if oc.count_synthetic:
+        return frozenset()
+    wanted = {"heartbeat": oc.count_heartbeat, "cron": oc.count_cron, "dreaming": oc.count_dreaming}
+    return frozenset(kind for kind, counted in wanted.items() if not counted)
 
 
 class StateConfig(NamedTuple):

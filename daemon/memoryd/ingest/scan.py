@@ -39,7 +39,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .. import faults
-from ..config import Config, Paths
+from ..config import Config, Paths, runs_left_out
 from ..store import Store
 from ..workspace import regular_stat, roots_of
 from . import sources as src
@@ -187,7 +187,7 @@ class Scanner:
             self._workspaces,
             self._primary,
             self._tiers_root,
-            cfg.openclaw.count_synthetic,
+            "dreaming" not in runs_left_out(cfg.openclaw),  # (its `__dreaming_…` queries)
         )
         self.ctx = ReadContext(cfg, self.ledger, self.applier, self._synthetic, self._store_path)
         # One reader per kind of source besides transcript files (read here, below).

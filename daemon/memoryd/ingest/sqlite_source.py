@@ -505,6 +505,25 @@ def every_row(
     return rows, (last, of_last), cut or len(rows) == batch
 
 
+LOOK_BACK_ROWS = 2000  # rows read back at most for the message a session's turn began with
+
+
+def rows_before(
+    conn: sqlite3.Connection, layout: Layout, session_id: str, upto: int, limit: int = BATCH_ROWS
+) -> list[Row]:
+    """Up to ``limit`` rows of a session at or below seq ``upto``, newest first: the rows a
+    reader resuming inside a turn looks back through for the user message that began it
+    (what kind of run the turn is). Read only when a process meets a session first."""
+    t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
+    z = quote(layout.zstd) if layout.zstd else "NULL"
+    n = quote(layout.nbytes) if layout.nbytes else "NULL"
+    return conn.execute(
+        f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t} "
+        f"WHERE {s} = ? AND {q} <= ? ORDER BY {q} DESC LIMIT ?",
+        (session_id, upto, limit),
+    ).fetchall()
+
+
 def _rows(cursor: sqlite3.Cursor) -> tuple[list[Row], bool]:
     """A query's rows, and whether they were cut at ``BATCH_BYTES`` (text or frame)."""
     rows: list[Row] = []
