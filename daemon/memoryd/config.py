@@ -932,6 +932,48 @@ class Agent(NamedTuple):
     # The Active Memory plugin's `transcriptDir`, relative to its per-agent folder (read only
     # with `openclaw.include_active_memory`).
     active_memory_dir: str = ACTIVE_MEMORY_TRANSCRIPT_DIR
+    # The folders (or files) OpenClaw also searches as memory (`memory.search.extraPaths`),
+    # absolute: their notes are counted under the names OpenClaw reports, never moved.
+    extra_paths: tuple[Path, ...] = ()
+
+
+def extra_memory_paths(oc: dict[str, Any], agent_id: str, workspace: Path) -> tuple[Path, ...]:
+    """``memorySearch.extraPaths`` as OpenClaw resolves them for one agent. Pure.
+
+    Where builds keep the setting: ``memory.search.extraPaths`` (2026.8 on),
+    ``agents.defaults.memorySearch.extraPaths`` (older), and the agent's own roster entry
+    (``memorySearch.extraPaths``, ``memory.search.extraPaths``); all of them taken. An entry
+    is a path, or ``{path, pattern}`` (the pattern narrows what OpenClaw indexes; every
+    Markdown file it returns from the path is counted). A relative path is the workspace's,
+    ``~`` the home folder.
+    """
+    found: list[Any] = []
+
+    def take(node: Any, *keys: str) -> None:
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, list):
+            found.extend(node)
+
+    take(oc, "memory", "search", "extraPaths")
+    take(oc, "agents", "defaults", "memorySearch", "extraPaths")
+    entry = agent_entry(oc, agent_id)
+    take(entry, "memorySearch", "extraPaths")
+    take(entry, "memory", "search", "extraPaths")
+    out: list[Path] = []
+    for item in found:
+        raw = item.get("path") if isinstance(item, dict) else item
+        if not isinstance(raw, str) or not raw.strip() or "\0" in raw:
+            continue
+        raw = raw.strip()
+        if raw == "~" or raw.startswith("~/"):
+            path = Path(os.path.expanduser(raw))
+        else:
+            path = Path(raw) if os.path.isabs(raw) else workspace / raw
+        path = Path(os.path.normpath(path))
+        if path != Path(os.path.normpath(workspace)) and path not in out:
+            out.append(path)
+    return tuple(out)
 
 
 def active_memory_transcript_dir(oc: dict[str, Any]) -> str:
@@ -1065,7 +1107,8 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
             if override is not None
             else _workspace_of(agent_id, oc, state_dir, env, oc_file)
         )
-        agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws, helper_dir))
+        extra = extra_memory_paths(oc, agent_id, ws)
+        agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws, helper_dir, extra))
     # The primary workspace: main's, else the default agent's (OpenClaw's default workspace),
     # the first of the two that is a folder (with another agent marked default, main works in
     # `<defaults>/main`, which may not exist, while the default agent's folder holds the notes:

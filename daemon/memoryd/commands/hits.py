@@ -171,7 +171,7 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     tallies = store.hit_counts(now, windows, agents, total=days is None)
     exclude = archive_excludes(workspace, ctx.cfg.archive.dir)  # (an archive inside memory/)
     skipped: list[str] = []
-    files = list_memory_files(workspace, exclude, skipped)
+    files = list_memory_files(workspace, exclude, skipped, extra_paths_of(ctx, workspace))
     report_skipped_names(skipped)
     # Hits recorded under another spelling of a listed file (memory/Projects.md for
     # memory/projects.md on a Mac) are that file's (docs/paths.md).
@@ -227,6 +227,16 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
         for path in never:
             ctx.print(f"        {path}")
     return 0
+
+
+def extra_paths_of(ctx: Context, workspace: Path) -> tuple[Path, ...]:
+    """The ``memory.search.extraPaths`` of the agents working in ``workspace``: their notes
+    are counted and shown under the names OpenClaw reports (never moved)."""
+    out: list[Path] = []
+    for agent in ctx.paths.agents:
+        if agent.workspace == workspace:
+            out += [p for p in agent.extra_paths if p not in out]
+    return tuple(out)
 
 
 def _archived_notes(store: Store, workspace: Path) -> list[str]:
