@@ -197,23 +197,24 @@ UPGRADE = Scenario("lifecycle", (
 # heartbeat runs in the main session (its prompt configured to make a lookup), a cron job
 # pinned to a named session and an isolated one, a user session whose name holds
 # "heartbeat"; USER.md and memory.search.extraPaths inside the workspace and outside it
-# (configured absolute), names with spaces, umlauts and CJK.
+# (configured absolute), names with spaces, umlauts and CJK. (The runs make memory_get calls:
+# on a loaded machine the first searches of a fresh install time out while its index is built.)
 SHARED = "@SHARED@"  # replaced by the absolute path of <root>/shared-notes when configured
 RUNS = Scenario("runs", (
     Phase("runs-and-extra-paths", UNSET, "gateway", (
         turn("heartbeat-notes", "a user session " + search("lighthouse keeper") + " "
              + get("USER.md")),
-        turn("main", "the user in main " + search("oolong tea")),
+        turn("main", "the user in main " + get("memory/alpha.md")),
         Step("heartbeat", "agent:main:main"),
-        Step("cron", "session:t4-pinned", "cron pinned " + search("lighthouse")),
-        Step("cron", "isolated", "cron isolated " + search("oolong")),
+        Step("cron", "session:t4-pinned", "cron pinned " + get("notes/lighthouse.md")),
+        Step("cron", "isolated", "cron isolated " + get("memory/beta.md")),
         turn("main", "back to the user " + search("walrus service") + " "
-             + get("notes/Tromsø 北極.md")),
+             + get("notes/Tromsø 北極.md") + " " + get("../shared-notes/runbook.md")),
     ), extra_config={
         "memory": {"search": {"extraPaths": ["notes", SHARED]}},
         "agents": {"defaults": {"heartbeat": {
             "every": "0m", "target": "none",
-            "prompt": truth.HEARTBEAT_PROMPT + " " + search("walrus service")}}},
+            "prompt": truth.HEARTBEAT_PROMPT + " " + get("memory/gamma.md")}}},
     }),
 ), notes={
     "USER.md": "# User\n\nThe user prefers oolong tea and lives in Tromsø.\n",
