@@ -68,6 +68,7 @@ CUT_SUFFIX = (
 
 MEMORY_FILES = [
     "MEMORY.md",
+    "USER.md",  # searched as memory by 2026.9 (issue 29)
     "memory/2026-10-01.md",
     "memory/2026-10-02.md",
     "memory/2026-10-15.md",
@@ -81,7 +82,6 @@ UNUSED_FILES = ["memory/2026-09-01.md", "memory/attic/old plan.md"]
 # Inside the workspace but not memory files (memorySearch.extraPaths, notes).
 NON_MEMORY_PATHS = [
     "notes/ideas.md",
-    "USER.md",
     "memory-archive/2026-08/memory/x.md",
     "memory/readme.txt",
 ]
@@ -881,7 +881,7 @@ class Synth:
         """Write the workspace and the transcripts: ``jsonl`` files with ``sessions.json``, or
         ``store``, the per-agent SQLite store of newer builds (no JSONL, no sessions.json)."""
         ws = self.workspace
-        for rel in MEMORY_FILES + UNUSED_FILES + ["notes/ideas.md", "USER.md", "memory/readme.txt"]:
+        for rel in MEMORY_FILES + UNUSED_FILES + ["notes/ideas.md", "memory/readme.txt"]:
             p = ws / rel
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(f"# {rel}\n\n- a note\n", encoding="utf-8")

@@ -169,9 +169,12 @@ def test_workspaces_from_openclaw_json5(tmp_path):
 def test_default_workspace_without_openclaw_json(tmp_path):
     state = tmp_path / ".openclaw"
     (state / "agents" / "main" / "sessions").mkdir(parents=True)
-    (state / "openclaw.json").write_text("{ this is : not json5 ]")  # unreadable → defaults
-    paths = resolve_paths(Config(), {"HOME": str(tmp_path)})
+    paths = resolve_paths(Config(), {"HOME": str(tmp_path)})  # no openclaw.json: defaults
     assert [a.workspace for a in paths.agents] == [state / "workspace"]
+    # one that does not parse is no default install (tests/test_openclaw_json.py)
+    (state / "openclaw.json").write_text("{ this is : not json5 ]")
+    with pytest.raises(ConfigError, match=r"openclaw\.json: cannot be read as JSON5"):
+        resolve_paths(Config(), {"HOME": str(tmp_path)})
     profile = tmp_path / ".openclaw-work"
     (profile / "agents" / "main").mkdir(parents=True)
     paths = resolve_paths(Config(), {"HOME": str(tmp_path), "OPENCLAW_STATE_DIR": str(profile)})

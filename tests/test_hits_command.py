@@ -166,3 +166,31 @@ def test_hits_and_explain_count_future_dated_hits_alike(tmp_path):
     )
     assert from_hits["memory/old.md"]["hits_total"] == 1  # the one 3 days ahead is not yet
     assert ever["never_hit"] == ["memory/2026-01-10.md", "memory/deep/x.md"]
+
+
+def test_hits_all_keeps_an_archived_notes_history_marked_archived(install):
+    """``hits --all`` once dropped a note expire had archived: its hits looked lost next to
+    ``status``'s total. It is shown, marked, with its history; the window view (the notes
+    a user can act on) still lists only the notes in the workspace."""
+    from memoryd.config import load_config, resolve_paths
+    from memoryd.mover import mover_for
+    from memoryd.store import Store
+
+    _, ws, cfg = install
+    memoryd(cfg, "scan")
+    paths = resolve_paths(load_config(str(cfg)), {})
+    with Store.open(paths.db) as store:
+        mover_for(store, paths).move(
+            ws / "memory/old.md", ws / "memory-archive/old.md", reason="test", batch="expire:t"
+        )
+    doc = json.loads(memoryd(cfg, "hits", "--all", "--json").stdout)
+    files = {f["path"]: f for f in doc["files"]}
+    assert files["memory/old.md"]["hits"] == 1 and files["memory/old.md"]["archived"] is True
+    assert "archived" not in files["memory/topic.md"]
+    status = json.loads(memoryd(cfg, "status", "--json", check=False).stdout)
+    assert sum(f["hits"] for f in doc["files"]) == status["hits"]["total"]
+    text = memoryd(cfg, "hits", "--all").stdout
+    assert any(line.endswith("memory/old.md  (archived)") for line in text.splitlines())
+    assert "6 hits on 4 of" in text
+    window = json.loads(memoryd(cfg, "hits", "--json").stdout)
+    assert "memory/old.md" not in {f["path"] for f in window["files"]}

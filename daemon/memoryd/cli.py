@@ -19,7 +19,15 @@ from collections.abc import Sequence
 from typing import IO, Any, NoReturn
 
 from . import __version__
-from .config import Config, ConfigError, Paths, config_path_from, load_config, resolve_paths
+from .config import (
+    Config,
+    ConfigError,
+    OpenClawJsonError,
+    Paths,
+    config_path_from,
+    load_config,
+    resolve_paths,
+)
 from .errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from .store import Store, StoreError, describe_database_error
 
@@ -374,7 +382,10 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             ctx.require_openclaw()
         return int(args.func(args, ctx) or 0)
     except (ConfigError, UsageError) as exc:
-        return _fail(args, exc, EXIT_USAGE, str(exc), _log_format(ctx))
+        message = str(exc)
+        if isinstance(exc, OpenClawJsonError) and ctx is not None:
+            message += _daemon_view(ctx)
+        return _fail(args, exc, EXIT_USAGE, message, _log_format(ctx))
     except StoreError as exc:
         return _fail(args, exc, EXIT_FAILURE, str(exc), _log_format(ctx))
     except sqlite3.Error as exc:  # the state database broke underneath: name the file and why
@@ -414,6 +425,36 @@ def _check_environment() -> None:
         clock.now()
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
+
+
+def _daemon_view(ctx: Context) -> str:
+    """What a running daemon does about an ``openclaw.json`` that stopped parsing (it keeps
+    the view it resolved before): appended to the one line every command then stops with,
+    so that ``status`` says it too. Empty when no daemon runs for this state."""
+    from .config import discover_state_dir, expand_home
+    from .health import read_health
+    from .locks import lock_holder
+
+    try:
+        if ctx.cfg.state.dir:
+            memoryd_dir = expand_home(ctx.cfg.state.dir, ctx.environ)
+        elif ctx.cfg.openclaw.state_dir:
+            memoryd_dir = expand_home(ctx.cfg.openclaw.state_dir, ctx.environ) / "memoryd"
+        else:
+            memoryd_dir = discover_state_dir(ctx.environ) / "memoryd"
+    except ConfigError:
+        return ""
+    pid = lock_holder(memoryd_dir)
+    if pid is None:
+        return ""
+    note = read_health(memoryd_dir)
+    seen = note.get("openclaw_json") if note.get("pid") == pid else None
+    since = ""
+    if isinstance(seen, dict) and isinstance(seen.get("since"), int | float):
+        from .clock import iso
+
+        since = f" (unreadable to it since {iso(float(seen['since']))})"
+    return f"; the running daemon (pid {pid or '?'}) keeps its last good view{since}"
 
 
 def _fail(

@@ -36,6 +36,22 @@ class ConfigError(Exception):
     """A configuration problem a person must fix; the message names the key or file."""
 
 
+class OpenClawJsonError(ConfigError):
+    """OpenClaw's own ``openclaw.json`` is there but does not parse (a truncated JSON5 file, a
+    half-written edit). Never read as empty: an empty config sends discovery to
+    ``~/.openclaw/workspace``, and ``expire --force`` would act on a folder the user never
+    configured. Every command stops on it (exit 2); the daemon keeps the view it last
+    resolved and says so in ``status``."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(
+            f"{path}: cannot be read as JSON5 ({reason}); fix the file, memoryd "
+            "does not guess where the workspace is without it"
+        )
+        self.path = path
+        self.reason = reason
+
+
 # --------------------------------------------------------------------------- schema
 # Each key is one typed field with its default, and its description right below it (an
 # attribute docstring: free at run time, read by ``memoryd.config_reference``, which
@@ -66,13 +82,35 @@ class OpenClawConfig(NamedTuple):
     folder the plugin's `transcriptDir` names under `…/agents/<id>/`) and, on a SQLite store
     install, its sessions in the store (keys `…:active-memory:…`)."""
     count_synthetic: bool = False
-    """Count hits made by synthetic traffic: OpenClaw's dreaming queries (`__dreaming_...`)
-    and cron, heartbeat and dream-diary sessions (keys `cron:...`, `heartbeat...`,
-    `dreaming-narrative-...` in `sessions.json` or the transcript store).
+    """Count every kind of synthetic traffic: what `count_heartbeat`, `count_cron` and
+    `count_dreaming` name, as if all three were on. Off: each kind as its own key says."""
+    count_heartbeat: bool = False
+    """Count hits made by OpenClaw's heartbeat runs: turns whose user message is the heartbeat
+    poll (`provenance.sourceTool = "heartbeat"`, text `[OpenClaw heartbeat poll]`), in the
+    main session where they run by default or any other, and isolated heartbeat sessions
+    (keys ending `:heartbeat`). Told by the transcript's markers, never by a word in a
+    session's name: a session called `heartbeat-notes` is the user's.
+    Off: they are not the user's interest."""
+    count_cron: bool = False
+    """Count hits made by automation (cron) jobs: isolated runs (keys `agent:<id>:cron:…`) and
+    jobs pinned to a named session, whose turns begin `[cron:<jobId> <name>]`.
+    Off: they are not the user's interest."""
+    count_dreaming: bool = False
+    """Count hits made by OpenClaw's dreaming: its recall queries (`__dreaming_…`) and its
+    dream-diary runs (keys with a `dreaming-narrative-…` part).
     Off: they are not the user's interest."""
     claude_projects: tuple[str, ...] = ()
     """Claude Code project folders (`~/.claude/projects/<name>`) to read as well, for
     OpenClaw running through Claude Code; their hits count for the first agent."""
+
+
+def runs_left_out(oc: OpenClawConfig) -> frozenset[str]:
+    """The kinds of run whose hits are not counted (``heartbeat``, ``cron``, ``dreaming``):
+    each one whose ``count_<kind>`` is off, none with ``count_synthetic``."""
+    if oc.count_synthetic:
+        return frozenset()
+    wanted = {"heartbeat": oc.count_heartbeat, "cron": oc.count_cron, "dreaming": oc.count_dreaming}
+    return frozenset(kind for kind, counted in wanted.items() if not counted)
 
 
 class StateConfig(NamedTuple):
@@ -635,7 +673,8 @@ def openclaw_json_path(state_dir: Path, environ: typing.Mapping[str, str]) -> Pa
 
 
 def read_openclaw_json(path: Path | None) -> dict[str, Any]:
-    """OpenClaw's own config (JSON5). Missing or unreadable → {} (discovery falls back).
+    """OpenClaw's own config (JSON5). Missing → {} (discovery falls back to OpenClaw's own
+    defaults, as OpenClaw does); there but not parseable → :class:`OpenClawJsonError`.
 
     Read at most once per version of the file. Plain JSON (what OpenClaw's own
     ``config set`` writes) takes the fast parser; comments and trailing commas
@@ -647,13 +686,34 @@ def read_openclaw_json(path: Path | None) -> dict[str, Any]:
         st = os.stat(path)
     except OSError:
         return {}
-    return _parse_openclaw_json(str(path), st.st_mtime_ns, st.st_size)
+    data = _parse_openclaw_json(str(path), st.st_mtime_ns, st.st_size)
+    if isinstance(data, OpenClawJsonError):
+        raise OpenClawJsonError(data.path, data.reason)
+    _LAST_GOOD[str(path)] = data
+    return data
+
+
+def last_good_openclaw_json(path: Path | None) -> dict[str, Any]:
+    """:func:`read_openclaw_json`, or when the file does not parse now, what it said when it
+    last did in this process ({} if never): for readers that already resolved their paths
+    from it (the daemon's notifier, a hook's injection) and must not stop on a later bad
+    edit."""
+    try:
+        return read_openclaw_json(path)
+    except OpenClawJsonError:
+        return _LAST_GOOD.get(str(path), {})
+
+
+_LAST_GOOD: dict[str, dict[str, Any]] = {}
 
 
 @functools.lru_cache(maxsize=4)
-def _parse_openclaw_json(path: str, _mtime_ns: int, _size: int) -> dict[str, Any]:
+def _parse_openclaw_json(
+    path: str, _mtime_ns: int, _size: int
+) -> dict[str, Any] | OpenClawJsonError:
     # The standard library's parser: a few KB parse in microseconds either way, and importing
-    # it costs a read command a fraction of what importing orjson does.
+    # it costs a read command a fraction of what importing orjson does. (A failure is
+    # returned, not raised, so that it is cached with the file's version like a success.)
     import json
 
     try:
@@ -667,9 +727,18 @@ def _parse_openclaw_json(path: str, _mtime_ns: int, _size: int) -> dict[str, Any
 
         try:
             data = json5.loads(raw.decode("utf-8"))
-        except Exception:  # json5 raises ValueError and others on bad input
-            return {}
-    return data if isinstance(data, dict) else {}
+        except UnicodeDecodeError as exc:
+            return OpenClawJsonError(path, f"not UTF-8 text at byte {exc.start}")
+        except Exception as exc:  # json5 raises ValueError and others on bad input
+            reason = _first_line(str(exc)).replace("<string>:", "line ")
+            return OpenClawJsonError(path, reason or type(exc).__name__)
+    if not isinstance(data, dict):
+        return OpenClawJsonError(path, f"the top level is {type(data).__name__}, not an object")
+    return data
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:200] if text.strip() else ""
 
 
 # ASCII letters only, either case: Python's case-insensitive match would also take `ı`, `ſ`
@@ -878,6 +947,48 @@ class Agent(NamedTuple):
     # The Active Memory plugin's `transcriptDir`, relative to its per-agent folder (read only
     # with `openclaw.include_active_memory`).
     active_memory_dir: str = ACTIVE_MEMORY_TRANSCRIPT_DIR
+    # The folders (or files) OpenClaw also searches as memory (`memory.search.extraPaths`),
+    # absolute: their notes are counted under the names OpenClaw reports, never moved.
+    extra_paths: tuple[Path, ...] = ()
+
+
+def extra_memory_paths(oc: dict[str, Any], agent_id: str, workspace: Path) -> tuple[Path, ...]:
+    """``memorySearch.extraPaths`` as OpenClaw resolves them for one agent. Pure.
+
+    Where builds keep the setting: ``memory.search.extraPaths`` (2026.8 on),
+    ``agents.defaults.memorySearch.extraPaths`` (older), and the agent's own roster entry
+    (``memorySearch.extraPaths``, ``memory.search.extraPaths``); all of them taken. An entry
+    is a path, or ``{path, pattern}`` (the pattern narrows what OpenClaw indexes; every
+    Markdown file it returns from the path is counted). A relative path is the workspace's,
+    ``~`` the home folder.
+    """
+    found: list[Any] = []
+
+    def take(node: Any, *keys: str) -> None:
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, list):
+            found.extend(node)
+
+    take(oc, "memory", "search", "extraPaths")
+    take(oc, "agents", "defaults", "memorySearch", "extraPaths")
+    entry = agent_entry(oc, agent_id)
+    take(entry, "memorySearch", "extraPaths")
+    take(entry, "memory", "search", "extraPaths")
+    out: list[Path] = []
+    for item in found:
+        raw = item.get("path") if isinstance(item, dict) else item
+        if not isinstance(raw, str) or not raw.strip() or "\0" in raw:
+            continue
+        raw = raw.strip()
+        if raw == "~" or raw.startswith("~/"):
+            path = Path(os.path.expanduser(raw))
+        else:
+            path = Path(raw) if os.path.isabs(raw) else workspace / raw
+        path = Path(os.path.normpath(path))
+        if path != Path(os.path.normpath(workspace)) and path not in out:
+            out.append(path)
+    return tuple(out)
 
 
 def active_memory_transcript_dir(oc: dict[str, Any]) -> str:
@@ -918,8 +1029,10 @@ class Paths(NamedTuple):
 
     @property
     def openclaw(self) -> dict[str, Any]:
-        """OpenClaw's own config (openclaw.json), {} when missing or unreadable."""
-        return read_openclaw_json(self.openclaw_file)
+        """OpenClaw's own config (openclaw.json), {} when missing; the last good reading
+        when it no longer parses (these paths were resolved from it: see
+        :func:`last_good_openclaw_json`)."""
+        return last_good_openclaw_json(self.openclaw_file)
 
     @property
     def reports_dir(self) -> Path:
@@ -1009,7 +1122,8 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
             if override is not None
             else _workspace_of(agent_id, oc, state_dir, env, oc_file)
         )
-        agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws, helper_dir))
+        extra = extra_memory_paths(oc, agent_id, ws)
+        agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws, helper_dir, extra))
     # The primary workspace: main's, else the default agent's (OpenClaw's default workspace),
     # the first of the two that is a folder (with another agent marked default, main works in
     # `<defaults>/main`, which may not exist, while the default agent's folder holds the notes:

@@ -65,6 +65,7 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
     """Plain values for the replay: files, hits with strength, calls, texts."""
     from .config import schedule_timezone
     from .policy import matches_any
+    from .policy.expire import USER_PROFILE
     from .policy.replay import Call, ReplayFile, ReplayHit
     from .signals import archive_excludes, created_time, file_kind, read_text
     from .strength import hit_strengths, load_hit_rows
@@ -118,7 +119,8 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
         if source == "mtime" and rel in first_hit:
             created = min(created, first_hit[rel])
         protected = (
-            bool(matches_any(rel, cfg.expire.protect))
+            rel == USER_PROFILE  # (never archived: expire.decide)
+            or bool(matches_any(rel, cfg.expire.protect))
             or rel in marked
             or bool(matches_any(rel, pins))
         )

@@ -18,7 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-LONG_TERM_NAMES = ("MEMORY.md", "memory.md")
+# The memory files at the workspace's top that OpenClaw searches as memory: long-term memory,
+# and the profile OpenClaw writes of its user (2026.9 searches it as ``source: "memory"``).
+# Never archived (``expire.protect``), never promoted.
+LONG_TERM_NAMES = ("MEMORY.md", "memory.md", "USER.md")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MEMORY_DIR = "memory"
 
@@ -37,21 +40,29 @@ def normalize(raw: str) -> str | None:
     return p
 
 
-def is_memory_relpath(rel: str) -> bool:
-    """True for ``MEMORY.md``, ``memory.md`` and ``memory/**/*.md`` (already normalized)."""
+def is_memory_relpath(rel: str, extra: tuple[str, ...] = ()) -> bool:
+    """True for ``MEMORY.md``, ``memory.md``, ``USER.md`` and ``memory/**/*.md`` (already
+    normalized), and ``*.md`` under one of ``extra`` (workspace-relative folders of
+    ``memorySearch.extraPaths`` inside the workspace, or such files themselves)."""
     if rel in LONG_TERM_NAMES:
         return True
-    if not rel.startswith(MEMORY_DIR + "/") or not rel.endswith(".md"):
+    if not rel.endswith(".md"):
         return False
     parts = rel.split("/")
-    return all(part not in ("", ".", "..") for part in parts)
+    if any(part in ("", ".", "..") for part in parts):
+        return False
+    if rel.startswith(MEMORY_DIR + "/"):
+        return True
+    return any(rel == e or rel.startswith(e + "/") for e in extra)
 
 
 Roots = str | tuple[str, ...]
 
 
 @functools.lru_cache(maxsize=8192)  # agents hit the same few files over and over
-def classify_result_path(raw: str, workspace: Roots, tiers_root: Roots | None = None) -> str | None:
+def classify_result_path(
+    raw: str, workspace: Roots, tiers_root: Roots | None = None, extra: Roots = ()
+) -> str | None:
     """The key under which a hit on ``raw`` is counted, or None if it is not a memory file.
 
     ``workspace`` and ``tiers_root`` are absolute POSIX paths used only as strings: one, or
@@ -62,12 +73,17 @@ def classify_result_path(raw: str, workspace: Roots, tiers_root: Roots | None = 
     Workspace files are keyed by their workspace-relative path (``memory/x.md``);
     files of the tier store by ``tiers/<name>`` whatever tier they are in, so a
     note keeps its history as it moves between tiers.
-    Anything that escapes both, after lexical normalisation, is refused.
+    ``extra``: the folders (or files) of ``memorySearch.extraPaths``, absolute, each
+    spelling: a Markdown file under one counts under its own name as OpenClaw reports it,
+    workspace-relative (``notes/lighthouse.md``, or ``../shared-notes/runbook.md`` for a
+    folder outside the workspace, even when configured absolute).
+    Anything that escapes all of them, after lexical normalisation, is refused.
     """
     p = normalize(raw)
     if p is None:
         return None
     spaces = (workspace,) if isinstance(workspace, str) else workspace
+    extras = (extra,) if isinstance(extra, str) else extra
     if p.startswith("/"):
         full = p
     elif p[1:3] == ":/":  # a Windows absolute path never lands inside a POSIX root
@@ -78,8 +94,17 @@ def classify_result_path(raw: str, workspace: Roots, tiers_root: Roots | None = 
         ws = posixpath.normpath(space)
         if full.startswith(ws + "/"):
             rel = full[len(ws) + 1 :]
-            if is_memory_relpath(rel):
+            inside = tuple(
+                e[len(ws) + 1 :] for e in map(posixpath.normpath, extras) if e.startswith(ws + "/")
+            )
+            if is_memory_relpath(rel, inside):
                 return rel
+    if full.endswith(".md"):
+        for e in map(posixpath.normpath, extras):
+            if full == e or full.startswith(e + "/"):
+                home = posixpath.normpath(spaces[0])
+                if not full.startswith(home + "/"):
+                    return posixpath.relpath(full, home)  # outside: as OpenClaw names it
     for tiers in (tiers_root,) if isinstance(tiers_root, str) else tiers_root or ():
         root = posixpath.normpath(tiers)
         if full.startswith(root + "/") and full.endswith(".md"):
@@ -163,7 +188,10 @@ class MemoryFile(NamedTuple):
 
 
 def list_memory_files(
-    workspace: Path, exclude_prefixes: tuple[str, ...] = (), skipped: list[str] | None = None
+    workspace: Path,
+    exclude_prefixes: tuple[str, ...] = (),
+    skipped: list[str] | None = None,
+    extra: tuple[Path, ...] = (),
 ) -> list[MemoryFile]:
     """Every memory file of the workspace, sorted by path.
 
@@ -171,7 +199,52 @@ def list_memory_files(
     workspace is ever listed. ``exclude_prefixes`` (workspace-relative, e.g. an
     archive folder inside ``memory/``) are left out. Names that are not UTF-8
     are left out too, each added (readable, workspace-relative) to ``skipped``.
+
+    ``extra``: the ``memorySearch.extraPaths`` folders (or files), for the commands that
+    show hits (``hits``, ``explain``): their Markdown files are listed under the names
+    OpenClaw gives them (:func:`extra_key`), outside the workspace too. The jobs that move
+    files never pass them: a file there is counted, never moved.
     """
+    listed = _list_memory_files(workspace, exclude_prefixes, skipped)
+    if not extra:
+        return listed
+    have = {m.rel for m in listed}
+    for root in extra:
+        for rel, st in _extra_files(root, skipped if skipped is not None else []):
+            key = extra_key(workspace, root, rel)
+            if key is not None and key not in have:
+                have.add(key)
+                listed.append(MemoryFile(key, st.st_size, st.st_mtime))
+    return sorted(listed, key=lambda m: m.rel)
+
+
+def extra_key(workspace: Path, root: Path, rel: str) -> str | None:
+    """The name a file ``rel`` under an extra path ``root`` is counted under: what
+    :func:`classify_result_path` makes of its absolute path."""
+    full = (root / rel).as_posix() if rel else root.as_posix()
+    spelled = roots_of(root)
+    return classify_result_path(full, roots_of(workspace), None, spelled)
+
+
+def _extra_files(root: Path, skipped: list[str]) -> Iterator[tuple[str, os.stat_result]]:
+    """The Markdown files of an extra path: the file itself, or those below the folder."""
+    st = regular_stat(root)
+    if st is not None:
+        if root.name.endswith(".md"):
+            yield "", st
+        return
+    try:
+        if not stat.S_ISDIR(os.lstat(root).st_mode):
+            return
+    except OSError:
+        return
+    for child, child_st in _walk(root, "", skipped):
+        yield child.lstrip("/"), child_st
+
+
+def _list_memory_files(
+    workspace: Path, exclude_prefixes: tuple[str, ...], skipped: list[str] | None
+) -> list[MemoryFile]:
     out: list[MemoryFile] = []
     seen_inodes: set[tuple[int, int]] = set()  # MEMORY.md is memory.md on macOS
     for name in LONG_TERM_NAMES:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .truth import LEFT_OUT_RUNS
+
 # Routes of memory calls memoryd does not count yet: a fixture with a hit made this way is
 # expected to differ (a strict xfail). Empty since the `shapes` branch (issue 20) counts
 # Tool Search's ``tool_call`` and code mode.
@@ -46,6 +48,8 @@ def known_routes_only(truth: dict[str, Any]) -> dict[str, Any]:
     exactly today (no more: a hit of an unknown route counted is as wrong as one missed)."""
     hits = {agent: dict.fromkeys(files, 0) for agent, files in truth["hits"].items()}
     for call in truth["calls"]:
+        if call.get("run") in LEFT_OUT_RUNS:
+            continue  # a heartbeat or cron turn: not counted by default (truth.LEFT_OUT_RUNS)
         if call["route"] not in KNOWN_GAPS:
             for path in call["files"]:
                 hits[call["agent"]][path] += 1

@@ -31,7 +31,8 @@ def _wanted(rel: Path) -> bool:
         return False  # the gateway's own databases (routing, quarantine): no transcripts
     if parts[-1].endswith(".key"):
         return False  # keys OpenClaw generated for the install
-    return parts[0] in ("state",) or parts[0] == "ws" or parts[0].startswith("ws-")
+    # (shared-notes/: a memory.search.extraPaths folder outside the workspace, issue 29)
+    return parts[0] in ("state", "shared-notes") or parts[0] == "ws" or parts[0].startswith("ws-")
 
 
 def pack(root: Path, dest: Path, truth: dict[str, Any]) -> Path:

@@ -131,8 +131,7 @@ class Install:
                 cfg["agents"]["list"] = [{"id": a, **e} for a, e in entries.items()]
         if self.tool_search is not None:
             cfg["tools"] = {"toolSearch": self.tool_search}
-        for key, value in self.extra.items():
-            cfg[key] = value
+        _merge(cfg, self.extra)
         return cfg
 
     def write_config(self) -> None:
@@ -160,6 +159,15 @@ class Install:
 
     def command(self, *args: str) -> list[str]:
         return [str(self.runtime.node), str(self.runtime.openclaw), *args]
+
+
+def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
+    """A phase's settings over the install's: tables merged key by key, values replaced."""
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
 
 
 class CommandFailed(RuntimeError):

@@ -19,7 +19,18 @@ from typing import Any
 from . import fixtures, truth
 from .install import Runtime, ensure_openclaw
 from .model_server import ScriptedModel
-from .openclaw import Gateway, Install, agent_turn, gateway_call, version_key
+from .openclaw import (
+    CALL_TIMEOUT_S,
+    TURN_TIMEOUT_S,
+    CommandFailed,
+    Gateway,
+    Install,
+    agent_turn,
+    gateway_call,
+    run_bounded,
+    version_key,
+    write_notes,
+)
 
 
 def search(query: str) -> str:
@@ -41,7 +52,9 @@ def bridged(name: str, args: dict[str, Any]) -> str:
 @dataclass(frozen=True)
 class Step:
     """One thing done to the install: ``turn`` (key, message, agent), ``reset`` (key,
-    reason), ``delete`` (key), ``compact`` (key)."""
+    reason), ``delete`` (key), ``compact`` (key); through the gateway also ``heartbeat`` (a
+    heartbeat wake now: the configured prompt runs in the heartbeat session) and ``cron``
+    (key: the job's ``--session`` target, message: its message; added, run once, waited for)."""
 
     kind: str
     key: str
@@ -69,6 +82,9 @@ class Scenario:
     name: str
     phases: tuple[Phase, ...]
     agents: tuple[str, ...] = ("main",)
+    notes: dict[str, str] = field(default_factory=dict)  # more notes in main's workspace
+    # notes of a memory.search.extraPaths folder outside the workspace (<root>/shared-notes/)
+    shared_notes: dict[str, str] = field(default_factory=dict)
 
 
 UNSET = None
@@ -177,9 +193,40 @@ UPGRADE = Scenario("lifecycle", (
     ), openclaw="2026.9.6"),
 ))
 
-SCENARIOS = {s.name: s for s in (DIRECT, MAIN, AGENTS, CI, OLDER)}
+# Issue 29: runs that are not the user's, and every memory file OpenClaw searches. The
+# heartbeat runs in the main session (its prompt configured to make a lookup), a cron job
+# pinned to a named session and an isolated one, a user session whose name holds
+# "heartbeat"; USER.md and memory.search.extraPaths inside the workspace and outside it
+# (configured absolute), names with spaces, umlauts and CJK. (The runs make memory_get calls:
+# on a loaded machine the first searches of a fresh install time out while its index is built.)
+SHARED = "@SHARED@"  # replaced by the absolute path of <root>/shared-notes when configured
+RUNS = Scenario("runs", (
+    Phase("runs-and-extra-paths", UNSET, "gateway", (
+        turn("heartbeat-notes", "a user session " + search("lighthouse keeper") + " "
+             + get("USER.md")),
+        turn("main", "the user in main " + get("memory/alpha.md")),
+        Step("heartbeat", "agent:main:main"),
+        Step("cron", "session:t4-pinned", "cron pinned " + get("notes/lighthouse.md")),
+        Step("cron", "isolated", "cron isolated " + get("memory/beta.md")),
+        turn("main", "back to the user " + search("walrus service") + " "
+             + get("notes/Tromsø 北極.md") + " " + get("../shared-notes/runbook.md")),
+    ), extra_config={
+        "memory": {"search": {"extraPaths": ["notes", SHARED]}},
+        "agents": {"defaults": {"heartbeat": {
+            "every": "0m", "target": "none",
+            "prompt": truth.HEARTBEAT_PROMPT + " " + get("memory/gamma.md")}}},
+    }),
+), notes={
+    "USER.md": "# User\n\nThe user prefers oolong tea and lives in Tromsø.\n",
+    "notes/lighthouse.md": "# Lighthouse\n\nThe lighthouse keeper lives on Skerry island.\n",
+    "notes/Tromsø 北極.md": "# Tromsø\n\nThe northern lights over the fjord in winter.\n",
+}, shared_notes={
+    "runbook.md": "# Runbook\n\nRestart the walrus service with care.\n",
+})
+
+SCENARIOS = {s.name: s for s in (DIRECT, MAIN, AGENTS, CI, OLDER, RUNS)}
 # Committed as fixtures, per version ("ci" is run live by .ci/run).
-RECORDED = {"2026.9.6": ("direct", "main", "agents"), "2026.8.1": ("lifecycle",),
+RECORDED = {"2026.9.6": ("direct", "main", "agents", "runs"), "2026.8.1": ("lifecycle",),
             "2026.7.35": ("lifecycle",), "2026.5.28": ("lifecycle",)}
 
 
@@ -213,8 +260,49 @@ def run_step(inst: Install, step: Step, logs: Path, local: bool) -> None:
                      logs / "cli.log")
     elif step.kind == "compact":
         gateway_call(inst, "sessions.compact", {"key": step.key}, logs / "cli.log")
+    elif step.kind == "heartbeat":
+        before = _replies(logs)
+        run_bounded(inst.command("system", "event", "--text", "memoryd-live wake", "--mode",
+                                 "now", "--json"), inst.env(), CALL_TIMEOUT_S, logs / "cli.log")
+        _wait_for_turn(logs, before, truth.HEARTBEAT_PROMPT)
+    elif step.kind == "cron":
+        before = _replies(logs)
+        added = run_bounded(inst.command(
+            "cron", "add", "--name", f"job{before}", "--every", "24h", "--session", step.key,
+            "--message", step.message, "--no-deliver", "--json"), inst.env(), CALL_TIMEOUT_S,
+            logs / "cli.log")
+        job = json.loads(added.stdout[added.stdout.index("{"):])
+        job_id = job.get("id") or (job.get("job") or {}).get("id")
+        run_bounded(inst.command("cron", "run", job_id, "--json"), inst.env(), CALL_TIMEOUT_S,
+                    logs / "cli.log")
+        _wait_for_turn(logs, before, f"[cron:{job_id}")
     else:
         raise ValueError(step.kind)
+
+
+def _replies(logs: Path) -> int:
+    """How many requests the scripted model has answered so far."""
+    log = logs / "requests.jsonl"
+    return len(log.read_text(encoding="utf-8").splitlines()) if log.exists() else 0
+
+
+def _wait_for_turn(logs: Path, after: int, starts: str, timeout: float = TURN_TIMEOUT_S) -> None:
+    """Wait until the scripted model ended a turn whose user message begins ``starts`` (its
+    final "done"), in a request after the first ``after``; then a moment for the transcript."""
+    from .model_server import INTERNAL, message_text
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = (logs / "requests.jsonl").read_text(encoding="utf-8").splitlines()[after:]
+        for line in lines:
+            doc = json.loads(line)
+            users = [message_text(m) for m in (doc.get("body") or {}).get("messages") or []
+                     if m.get("role") == "user" and INTERNAL not in message_text(m)]
+            if users and users[-1].lstrip().startswith(starts) and doc.get("reply") == "done":
+                time.sleep(3.0)  # the turn's last events written after the reply
+                return
+        time.sleep(1.0)
+    raise CommandFailed(f"no turn beginning {starts!r} ended within {timeout:.0f} s")
 
 
 def record(scenario: Scenario, runtime: Runtime, work: Path, out: Path | None,
@@ -231,13 +319,18 @@ def record(scenario: Scenario, runtime: Runtime, work: Path, out: Path | None,
     with ScriptedModel(logs / "requests.jsonl") as model:
         inst = Install(root / "install", runtime, model.port, agents=scenario.agents)
         inst.create()
+        write_notes(inst.workspace("main"), scenario.notes)
+        write_notes(inst.root / "shared-notes", scenario.shared_notes)
         workspaces = {
             a: {str(p.relative_to(inst.workspace(a))) for p in inst.workspace(a).rglob("*.md")}
             for a in scenario.agents}
+        # (OpenClaw names a note of an extraPaths folder outside the workspace relative to it)
+        workspaces["main"] |= {f"../shared-notes/{rel}" for rel in scenario.shared_notes}
         for n, phase in enumerate(scenario.phases, 1):
             t0 = time.monotonic()
             inst.tool_search = phase.tool_search
-            inst.extra = phase.extra_config
+            inst.extra = json.loads(json.dumps(phase.extra_config).replace(
+                json.dumps(SHARED)[1:-1], str(inst.root / "shared-notes")))
             if phase.openclaw is not None and phase.openclaw != inst.runtime.version:
                 inst.runtime = ensure_openclaw(phase.openclaw)
             inst.write_config()

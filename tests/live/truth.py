@@ -37,6 +37,25 @@ class MemoryCall:
     args: dict[str, Any]
     files: list[str] = field(default_factory=list)
     outcome: str = "ok"  # ok | empty | error | not-seen
+    run: str | None = None  # heartbeat | cron: a turn that is not the user's (None: the user's)
+
+
+# The heartbeat prompt the scenarios configure begins so (OpenClaw sends it as the turn's user
+# message to the model, and writes "[OpenClaw heartbeat poll]" in the transcript); a cron
+# job's message reaches the model as "[cron:<jobId> <name>] …".
+HEARTBEAT_PROMPT = "heartbeat check"
+# The runs memoryd leaves out by default (openclaw.count_heartbeat / count_cron off).
+LEFT_OUT_RUNS = ("heartbeat", "cron")
+
+
+def run_of(text: str) -> str | None:
+    """The kind of run a turn is, from the user message the model was sent."""
+    text = text.lstrip()
+    if text.startswith(HEARTBEAT_PROMPT):
+        return "heartbeat"
+    if text.startswith("[cron:"):
+        return "cron"
+    return None
 
 
 def _json(text: str) -> Any:
@@ -149,6 +168,9 @@ def memory_calls(log: Path, workspaces: dict[str, set[str]]) -> list[MemoryCall]
                 if found:
                     agent, key = found.group("agent"), found.group("key")
                     break
+        users = [message_text(m) for m in messages
+                 if m.get("role") == "user" and INTERNAL not in message_text(m)]
+        run = run_of(users[-1]) if users else None
         asked: dict[str, tuple[str, dict[str, Any]]] = {}
         for m in messages:
             for tc in m.get("tool_calls") or []:
@@ -161,8 +183,11 @@ def memory_calls(log: Path, workspaces: dict[str, set[str]]) -> list[MemoryCall]
                     continue
                 seen.add(call_id)
                 name, args = asked[call_id]
-                calls.extend(calls_of_result(call_id, name, args, _content_text(m.get("content")),
-                                             agent, key, workspaces.get(agent, set())))
+                found_calls = calls_of_result(call_id, name, args, _content_text(m.get("content")),
+                                              agent, key, workspaces.get(agent, set()))
+                for c in found_calls:
+                    c.run = run
+                calls.extend(found_calls)
     return calls
 
 
@@ -170,7 +195,7 @@ def hits_per_file(calls: list[MemoryCall], agent: str = "main") -> dict[str, int
     """Hits per note of one agent's workspace."""
     counter: Counter[str] = Counter()
     for c in calls:
-        if c.agent == agent:
+        if c.agent == agent and c.run not in LEFT_OUT_RUNS:
             counter.update(c.files)
     return dict(sorted(counter.items()))
 

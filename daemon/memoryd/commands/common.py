@@ -146,6 +146,16 @@ def to_relpath(ctx: Context, raw: str) -> str:
     rel = relative_to_workspace(ws, absolute)
     if rel is not None and (p.is_absolute() or absolute.exists()):
         return rel
+    extra = [e for a in ctx.paths.agents if a.workspace == ws for e in a.extra_paths]
+    if extra:  # a note of memory.search.extraPaths outside the workspace: OpenClaw's name
+        from ..workspace import classify_result_path, roots_of
+
+        spelled = tuple(r for e in extra for r in roots_of(e))
+        key = classify_result_path(
+            str(absolute) if p.is_absolute() else raw, roots_of(ws), None, spelled
+        )
+        if key is not None and key.startswith("../"):
+            return key
     if p.is_absolute():
         raise UsageError(f"{raw}: not inside the workspace {ws}")
     norm = normalize(raw)

@@ -41,6 +41,8 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     # Only this file's hits are read (and those of its calls, which rank them): the
     # verdicts are per file, so explaining one never costs what the whole table holds.
     sig = snap.signals_of(rel)
+    if sig is None and not journal and _explain_extra(ctx, args, store, rel, now):
+        return 0
     if sig is None and not journal:
         # Not a memory file and no move of it in force: most likely a typo, the user's
         # input (exit 2), said on stderr like every other path memoryd cannot take.
@@ -236,3 +238,38 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     }
     emit(ctx, args, doc, lines)
     return 0
+
+
+def _explain_extra(
+    ctx: Context, args: argparse.Namespace, store: Any, rel: str, now: float
+) -> bool:
+    """``USER.md``'s neighbours OpenClaw also searches: a note of ``memory.search.extraPaths``
+    (inside the workspace or outside it) is counted under the name OpenClaw reports and
+    shown here with its hits; memoryd's jobs never move it. Whether ``rel`` was one."""
+    from .. import clock
+    from ..workspace import list_memory_files
+    from .hits import extra_paths_of
+
+    ws = ctx.paths.workspace
+    extra = extra_paths_of(ctx, ws)
+    if not extra or rel not in {f.rel for f in list_memory_files(ws, (), None, extra)}:
+        return False
+    tally = store.hit_counts(now, (), None, total=True).get(rel)
+    total = (tally.total or 0) if tally is not None else 0
+    last = clock.iso(tally.last) if tally is not None and tally.last else None
+    doc = {
+        "path": rel,
+        "memory_file": True,
+        "extra_path": True,
+        "hits_total": total,
+        "last_hit": last,
+        "journal": [],
+    }
+    text = [
+        f"{rel}: searched by OpenClaw from memory.search.extraPaths",
+        f"  hits: {total} in all{f', last {last}' if last else ''}",
+        "  counted like a memory note; memoryd's jobs never move it (expire and promote "
+        "manage MEMORY.md, USER.md and memory/ only)",
+    ]
+    emit(ctx, args, doc, text)
+    return True

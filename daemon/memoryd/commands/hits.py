@@ -107,6 +107,7 @@ class FileHits(NamedTuple):
     path: str
     hits: int
     last_hit: float | None
+    archived: bool = False  # a note expire archived (``--all`` keeps its history)
 
 
 def hits_report(
@@ -114,19 +115,27 @@ def hits_report(
     window: dict[str, tuple[int, float]],
     all_time: dict[str, tuple[int, float]],
     top: int | None = None,
+    archived: Iterable[str] = (),
 ) -> tuple[list[FileHits], list[str]]:
     """Files ever hit (window count, last hit ever), most hit first; and files never hit.
 
     Pure. Every file given appears in exactly one of the two lists; ``top`` keeps
-    the first N of each (the never-hit ones in path order).
+    the first N of each (the never-hit ones in path order). ``archived``: the names of
+    notes expire archived (no longer listed): those ever hit are shown too, marked, so that
+    their history does not look lost next to the total ``status`` counts.
     """
     hit: list[FileHits] = []
     never: list[str] = []
+    listed = set()
     for f in files:
+        listed.add(f.rel)
         if f.rel in all_time:
             hit.append(FileHits(f.rel, window.get(f.rel, (0, 0.0))[0], all_time[f.rel][1]))
         else:
             never.append(f.rel)
+    for rel in sorted(set(archived) - listed):
+        if rel in all_time:
+            hit.append(FileHits(rel, window.get(rel, (0, 0.0))[0], all_time[rel][1], True))
     hit.sort(key=lambda h: (-h.hits, -(h.last_hit or 0.0), h.path))
     if top:
         return hit[:top], never[:top]
@@ -171,7 +180,7 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     tallies = store.hit_counts(now, windows, agents, total=days is None)
     exclude = archive_excludes(workspace, ctx.cfg.archive.dir)  # (an archive inside memory/)
     skipped: list[str] = []
-    files = list_memory_files(workspace, exclude, skipped)
+    files = list_memory_files(workspace, exclude, skipped, extra_paths_of(ctx, workspace))
     report_skipped_names(skipped)
     # Hits recorded under another spelling of a listed file (memory/Projects.md for
     # memory/projects.md on a Mac) are that file's (docs/paths.md).
@@ -188,13 +197,20 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     else:
         all_time = {path: (0, t.last) for path, t in tallies.items()}  # ever hit; count unused
         window = {path: (t.within[0], t.last) for path, t in tallies.items() if t.within[0]}
-    shown, never = hits_report(files, window, all_time, args.top)
+    archived = _archived_notes(store, workspace) if days is None else []
+    shown, never = hits_report(files, window, all_time, args.top, archived)
     never_total = sum(1 for f in files if f.rel not in all_time)
     if args.json:
         doc = {
             "window_days": days,
             "files": [
-                {"path": h.path, "hits": h.hits, "last_hit": clock.iso(h.last_hit)} for h in shown
+                {
+                    "path": h.path,
+                    "hits": h.hits,
+                    "last_hit": clock.iso(h.last_hit),
+                    **({"archived": True} if h.archived else {}),
+                }
+                for h in shown
             ],
             "never_hit": never,
             "never_hit_total": never_total,
@@ -203,14 +219,16 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     span = "all time" if days is None else f"last {days} days"
     on_disk = {f.rel for f in files}
-    total = sum(n for path, (n, _) in window.items() if path in on_disk)
-    hit_files = sum(1 for path, (n, _) in window.items() if path in on_disk and n)
+    counted = on_disk | {h.path for h in shown if h.archived}
+    total = sum(n for path, (n, _) in window.items() if path in counted)
+    hit_files = sum(1 for path, (n, _) in window.items() if path in counted and n)
     ctx.print(f"memory hits, {span} — workspace {workspace}")
     if shown:
         ctx.print(f"{'hits':>6}  {'last hit (UTC)':<17}  file")
         for h in shown:
             last = (clock.iso(h.last_hit) or "")[:16].replace("T", " ")
-            ctx.print(f"{h.hits:>6}  {last:<17}  {h.path}")
+            mark = "  (archived)" if h.archived else ""
+            ctx.print(f"{h.hits:>6}  {last:<17}  {h.path}{mark}")
     ctx.print(
         f"{counted(total, 'hit')} on {hit_files} of {counted(len(files), 'file')} in the window"
     )
@@ -220,6 +238,26 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
         for path in never:
             ctx.print(f"        {path}")
     return 0
+
+
+def extra_paths_of(ctx: Context, workspace: Path) -> tuple[Path, ...]:
+    """The ``memory.search.extraPaths`` of the agents working in ``workspace``: their notes
+    are counted and shown under the names OpenClaw reports (never moved)."""
+    out: list[Path] = []
+    for agent in ctx.paths.agents:
+        if agent.workspace == workspace:
+            out += [p for p in agent.extra_paths if p not in out]
+    return tuple(out)
+
+
+def _archived_notes(store: Store, workspace: Path) -> list[str]:
+    """The workspace-relative names of the notes expire archived and nobody restored (the
+    journal's moves whose archived copy is there)."""
+    from ..ondemand import archived_files
+    from ..workspace import relative_to_workspace
+
+    names = (relative_to_workspace(workspace, a.src) for a in archived_files(store))
+    return [n for n in names if n is not None]
 
 
 # --------------------------------------------------------------------------- export

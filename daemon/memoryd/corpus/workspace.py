@@ -194,8 +194,9 @@ class Workspace:
             p.write_text(mf.content + "\n", encoding="utf-8")
             os.utime(p, (mf.mtime, mf.mtime))
 
-        # Files around the memory files that are not memory files.
-        for name in ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md", "HEARTBEAT.md"):
+        # Files around the memory files that are not memory files (USER.md is one: OpenClaw
+        # searches it as memory, and memoryd counts it).
+        for name in ("AGENTS.md", "SOUL.md", "IDENTITY.md", "TOOLS.md", "HEARTBEAT.md"):
             (ws / name).write_text(
                 self.note(name[:-3].title(), "workspace", 2) + "\n", encoding="utf-8"
             )

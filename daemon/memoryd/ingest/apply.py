@@ -64,9 +64,12 @@ class Applier:
         primary: Roots,
         tiers_root: Roots,
         count_synthetic: bool,
+        extras: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.ledger = ledger
         self._workspaces = workspaces
+        # agent → its `memory.search.extraPaths` (every spelling): notes there count too
+        self._extras = extras or {}
         self._primary = primary
         self._tiers_root = tiers_root
         self.count_synthetic = count_synthetic
@@ -436,7 +439,8 @@ class Applier:
             key = keys.get(raw, keys)  # (the dict itself: not classified yet)
             if key is keys:
                 workspace = self._workspaces.get(agent) or self._primary
-                key = classify_result_path(raw, workspace, self._tiers_root) if raw else None
+                extra = self._extras.get(agent, ())
+                key = classify_result_path(raw, workspace, self._tiers_root, extra) if raw else None
                 if len(keys) < _KEYS_MAX:
                     keys[raw] = key
             if key is None:

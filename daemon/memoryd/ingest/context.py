@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from .. import clock
-from ..config import Config
+from ..config import Config, runs_left_out
 from . import sqlite_source
 from .apply import Applier
 from .calls import Calls
@@ -35,8 +35,12 @@ class ReadContext:
         # The Active Memory helper's sessions (`…:active-memory:…` keys) are left out like cron's
         # unless `openclaw.include_active_memory`: on a store install they share the store.
         self.helper_excluded = not cfg.openclaw.include_active_memory
-        # Cron, heartbeat and dream-diary sessions are left out unless `openclaw.count_synthetic`.
-        self.synthetic_excluded = not cfg.openclaw.count_synthetic
+        # The kinds of run left out (heartbeat, cron, dreaming: `openclaw.count_<kind>`, all
+        # counted with `openclaw.count_synthetic`); falsy when every kind counts.
+        self.synthetic_excluded = runs_left_out(cfg.openclaw)
+        # Per (agent, session) of the store: the run kind of its current turn (None: the
+        # user's), from its last user message read (see StoreReader._read_session).
+        self.turns: dict[tuple[str, str], str | None] = {}
         self.ledger = ledger
         self.applier = applier
         self.synthetic = synthetic  # an agent's cron / heartbeat sessions from sessions.json

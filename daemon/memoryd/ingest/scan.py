@@ -39,7 +39,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .. import faults
-from ..config import Config, Paths
+from ..config import Config, Paths, runs_left_out
 from ..progress import Report
 from ..store import Store
 from ..workspace import regular_stat, roots_of
@@ -183,12 +183,17 @@ class Scanner:
         self._synthetic_sessions: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
         self._synthetic_this_scan: dict[str, frozenset[str]] = {}
         self.ledger = Ledger(store, _COMMIT_CHUNKS * cfg.ingest.chunk_bytes)
+        # The extraPaths OpenClaw also searches as memory, per agent, every spelling of each.
+        extras = {
+            a.id: tuple(root for p in a.extra_paths for root in roots_of(p)) for a in paths.agents
+        }
         self.applier = Applier(
             self.ledger,
             self._workspaces,
             self._primary,
             self._tiers_root,
-            cfg.openclaw.count_synthetic,
+            "dreaming" not in runs_left_out(cfg.openclaw),  # (its `__dreaming_…` queries)
+            extras,
         )
         self.ctx = ReadContext(cfg, self.ledger, self.applier, self._synthetic, self._store_path)
         # One reader per kind of source besides transcript files (read here, below).

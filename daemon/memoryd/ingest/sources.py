@@ -115,13 +115,50 @@ def imported_key_slug(name: str, session: str) -> str:
 _ISO_TIME = r"(?:\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_)"  # a successor's time, then `_`
 
 
-def is_synthetic_key(key: str, *, active_memory: bool = False, synthetic: bool = True) -> bool:
-    """A session key of traffic that is not the user's.
+# The kinds of run that are not the user's (``openclaw.count_<kind>``; all of them with
+# ``openclaw.count_synthetic``): OpenClaw's heartbeat polls, its automation (cron) jobs, and
+# the dream-diary runs of its dreaming.
+HEARTBEAT, CRON, DREAMING = "heartbeat", "cron", "dreaming"
+RUN_KINDS = frozenset({HEARTBEAT, CRON, DREAMING})
 
-    ``synthetic`` (``openclaw.count_synthetic = false``): cron, heartbeat, and the dream-diary
-    runs of OpenClaw's dreaming (``dreaming-narrative-<phase>-…``: subagent runs over memory
-    fragments, nightly since dreaming is on by default; OpenClaw keeps them out of its own
-    session index).
+
+def excluded_kinds(synthetic: bool | frozenset[str]) -> frozenset[str]:
+    """The run kinds left out: ``True`` all of them, ``False`` none, else the set given."""
+    if synthetic is True:
+        return RUN_KINDS
+    if synthetic is False:
+        return frozenset()
+    return frozenset(synthetic)
+
+
+def run_kind_of_key(key: str) -> str | None:
+    """The run kind a session key names by OpenClaw's own key rules, else None.
+
+    By the key's structure, never a substring of it (``agent:main:heartbeat-notes`` is a
+    user's session): ``agent:<id>:cron:<job>[:run:<id>]`` (an isolated automation job, as
+    OpenClaw's ``isCronSessionKey``), a key ending ``:heartbeat`` (an isolated heartbeat
+    session: OpenClaw's own test), a part ``dreaming-narrative-<phase>-…`` (a dream-diary run,
+    which OpenClaw keeps out of its session index). A cron job pinned to a named session, and
+    the heartbeat in the main session, are told by their turns instead (:func:`turn_kind`).
+    """
+    parts = key.strip().lower().split(":")
+    rest = parts[2:] if len(parts) >= 3 and parts[0] == "agent" else parts
+    if rest and rest[0] == CRON:
+        return CRON
+    if len(parts) >= 2 and parts[-1] == HEARTBEAT:
+        return HEARTBEAT
+    if any(part.startswith("dreaming-narrative-") for part in rest):
+        return DREAMING
+    return None
+
+
+def is_synthetic_key(
+    key: str, *, active_memory: bool = False, synthetic: bool | frozenset[str] = True
+) -> bool:
+    """A session key of traffic that is not the user's and is left out.
+
+    ``synthetic``: the run kinds left out (:func:`excluded_kinds`; ``True`` all, the default
+    ``openclaw.count_*`` settings): a key of such a kind (:func:`run_kind_of_key`).
 
     ``active_memory`` (``openclaw.include_active_memory = false``): the Active Memory helper's
     runs, ``<parent key>:active-memory:<hash>``: a recall before every reply, which on a
@@ -129,24 +166,72 @@ def is_synthetic_key(key: str, *, active_memory: bool = False, synthetic: bool =
     counting synthetic traffic does not read the helper's runs, as it does not read its
     JSONL folder.
     """
-    k = key.lower()
-    return (synthetic and ("cron:" in k or "heartbeat" in k or "dreaming-narrative-" in k)) or (
-        active_memory and ":active-memory:" in k
-    )
+    kinds = excluded_kinds(synthetic)
+    if kinds and run_kind_of_key(key) in kinds:
+        return True
+    return active_memory and ":active-memory:" in key.lower()
 
 
-def is_synthetic_slug(slug: str, *, active_memory: bool = False, synthetic: bool = True) -> bool:
+def is_synthetic_slug(
+    slug: str, *, active_memory: bool = False, synthetic: bool | frozenset[str] = True
+) -> bool:
     """:func:`is_synthetic_key` of a key's slug in a file name: ``agent:<id>:cron:<job>``
     reads ``agent_<id>_cron_<job>`` there (and ``:active-memory:`` ``_active-memory_``)."""
     s = slug.lower()
+    kinds = excluded_kinds(synthetic)
     return (
-        is_synthetic_key(s, active_memory=active_memory, synthetic=synthetic)
-        or (synthetic and _CRON_SLUG.search(s) is not None)
+        is_synthetic_key(s, active_memory=active_memory, synthetic=kinds)
+        or (CRON in kinds and _CRON_SLUG.match(s) is not None)
+        or (HEARTBEAT in kinds and s.endswith("_heartbeat"))
+        or (DREAMING in kinds and "_dreaming-narrative-" in s)
         or (active_memory and "_active-memory_" in s)
     )
 
 
-_CRON_SLUG = re.compile(r"(?:^|[_:])cron[_:]")
+_CRON_SLUG = re.compile(r"(?:agent_[a-z0-9-]+_)?cron_")  # agent_<id>_cron_<job>…
+
+
+# ---------------------------------------------------------------------- turns of a run
+# OpenClaw runs its heartbeat in the main session by default, and a cron job may be pinned to
+# a named session: what tells those turns from the user's is their user message.
+
+USER_ROLE = b'"user"'  # the prefilter for user messages (``"role":"user"``, any spacing)
+_CRON_PREFIX = re.compile(r"\[cron:[^\s\]]+(?: [^\]\n]*)?\]")
+HEARTBEAT_TEXT = "[OpenClaw heartbeat poll]"
+
+
+def turn_kind(event: bytes | memoryview) -> tuple[bool, str | None]:
+    """Whether an event is a user message, and the run kind its turn is (None: the user's).
+
+    2026.9 writes a heartbeat poll as the user message ``[OpenClaw heartbeat poll]`` with
+    ``provenance: {kind: "internal_system", sourceTool: "heartbeat"}``, and a cron job's
+    message begins ``[cron:<jobId> <name>]`` (tests/live/OBSERVED.md). Called only on events
+    holding :data:`USER_ROLE`; anything that does not read is no user message.
+    """
+    import orjson
+
+    try:
+        record = orjson.loads(event)
+    except orjson.JSONDecodeError:
+        return False, None
+    msg = record.get("message") if isinstance(record, dict) else None
+    if not isinstance(msg, dict) or msg.get("role") != "user":
+        return False, None
+    provenance = msg.get("provenance")
+    if isinstance(provenance, dict) and provenance.get("sourceTool") == HEARTBEAT:
+        return True, HEARTBEAT
+    content = msg.get("content")
+    if isinstance(content, list):
+        first = next((b for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
+        content = first.get("text") if first is not None else None
+    if not isinstance(content, str):
+        return True, None
+    text = content.lstrip()
+    if text.startswith(HEARTBEAT_TEXT):
+        return True, HEARTBEAT
+    if _CRON_PREFIX.match(text):
+        return True, CRON
+    return True, None
 
 
 def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:
@@ -320,12 +405,28 @@ def header_parent(line: bytes) -> str | None:
     parent = header.get("parentSession") if isinstance(header, dict) else None
     if not isinstance(parent, str) or not parent.strip() or header.get("type") != "session":
         return None
-    name = parent.strip().replace("\\", "/").rsplit("/", 1)[-1]
+    return parent_id(parent.strip())
+
+
+def parent_id(parent: str) -> str:
+    """The session id a ``parentSession`` value names: a transcript path (older builds), a
+    bare id, or on a store install ``sqlite:<agent>:<session id>:<store path>`` (2026.9's
+    forked subagents, whose first events are byte-identical copies of the parent's: the link
+    makes the parent read first, so that its calls are credited to it and the child's copies
+    count nothing)."""
+    if parent.startswith("sqlite:"):
+        parts = parent.split(":", 3)
+        if len(parts) >= 3 and parts[2].strip():
+            return parts[2].strip()
+    name = parent.replace("\\", "/").rsplit("/", 1)[-1]
     return session_id_of(name)
 
 
 def synthetic_from_keys(
-    keyed: Iterable[tuple[str, str]], *, active_memory: bool = False, synthetic: bool = True
+    keyed: Iterable[tuple[str, str]],
+    *,
+    active_memory: bool = False,
+    synthetic: bool | frozenset[str] = True,
 ) -> frozenset[str]:
     """The sessions of ``(session id, session key)`` pairs whose key :func:`is_synthetic_key`
     names: cron, heartbeat or a dream-diary run (or, with ``active_memory``, an Active Memory
@@ -339,7 +440,7 @@ def synthetic_from_keys(
 
 
 def synthetic_session_ids(
-    index: object, *, active_memory: bool = False, synthetic: bool = True
+    index: object, *, active_memory: bool = False, synthetic: bool | frozenset[str] = True
 ) -> frozenset[str]:
     """Sessions that are not the user's, from a ``sessions.json`` index: each entry's
     ``sessionId`` and ``sessionFile`` under its key, judged by :func:`synthetic_from_keys`."""

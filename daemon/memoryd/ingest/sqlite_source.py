@@ -87,6 +87,47 @@ def holds_no_transcripts(tables: dict[str, tuple[str, ...]], user_version: int) 
     return bool(tables) and all(t.lower().startswith(_NOT_TRANSCRIPT_TABLES) for t in tables)
 
 
+# How long a store may stay without its event table before memoryd calls it a layout it does
+# not know: OpenClaw creates the file, then its tables, then sets ``user_version`` last.
+NOT_READY_GRACE_S = 600.0
+
+
+def still_being_created(tables: dict[str, tuple[str, ...]], version: int, age_s: float) -> bool:
+    """Whether an agent store with no event table is one OpenClaw is still creating: its
+    ``user_version`` not set yet (OpenClaw sets it once its tables are made; every store that
+    holds transcripts has one) and the file new. "Not ready yet", read again soon; not a
+    failed source (the first turn of a fresh install used to log an ``error`` line for it).
+    One left so for longer than :data:`NOT_READY_GRACE_S` is a layout not known here."""
+    return (
+        version == 0
+        and age_s < NOT_READY_GRACE_S
+        and "transcript_events" not in tables
+        and all(t.lower().startswith(_AGENT_STORE_TABLES) for t in tables)
+    )
+
+
+# The prefixes of the tables an agent store of 2026.9 holds (tests/fixtures/openclaw/2026.9.6):
+# a store with no event table but only such tables (or none) is one being created; a table of
+# another name is a layout not known here.
+_AGENT_STORE_TABLES = (
+    "schema_meta",
+    "session",
+    "conversation",
+    "board_",
+    "heartbeat_",
+    "message_tool_",
+    "transcript_",
+    "trajectory_",
+    "acp_",
+    "context_engine_",
+    "cache_entries",
+    "auth_profile_",
+    "memory_",
+    "standing_intents",
+    "sqlite_sequence",
+)
+
+
 def user_version(conn: sqlite3.Connection) -> int:
     row = conn.execute("PRAGMA user_version").fetchone()
     return int(row[0]) if row and isinstance(row[0], int) else 0
@@ -462,6 +503,25 @@ def every_row(
     before = next((i for i in range(len(rows) - 1, -1, -1) if rows[i][0] != last), -1)
     of_last = len(rows) - 1 - before + (read if read is not None and last == seq else 0)
     return rows, (last, of_last), cut or len(rows) == batch
+
+
+LOOK_BACK_ROWS = 2000  # rows read back at most for the message a session's turn began with
+
+
+def rows_before(
+    conn: sqlite3.Connection, layout: Layout, session_id: str, upto: int, limit: int = BATCH_ROWS
+) -> list[Row]:
+    """Up to ``limit`` rows of a session at or below seq ``upto``, newest first: the rows a
+    reader resuming inside a turn looks back through for the user message that began it
+    (what kind of run the turn is). Read only when a process meets a session first."""
+    t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
+    z = quote(layout.zstd) if layout.zstd else "NULL"
+    n = quote(layout.nbytes) if layout.nbytes else "NULL"
+    return conn.execute(
+        f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t} "
+        f"WHERE {s} = ? AND {q} <= ? ORDER BY {q} DESC LIMIT ?",
+        (session_id, upto, limit),
+    ).fetchall()
 
 
 def _rows(cursor: sqlite3.Cursor) -> tuple[list[Row], bool]:

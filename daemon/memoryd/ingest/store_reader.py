@@ -26,6 +26,9 @@ from .stats import ScanStats, SourceFailed
 from .tailer import Checkpoint
 
 _LOOKS = 3  # reads of the new rows per scan of a store (see ``read``)
+_TURN_KINDS = frozenset({src.HEARTBEAT, src.CRON})  # runs told by their turns, not their keys
+_UNKNOWN = object()  # a session's turn not known yet in this process
+USER_ROLE = src.USER_ROLE
 
 
 class StoreReader:
@@ -63,8 +66,14 @@ class StoreReader:
             tables = self._tables(conn)
             layout = sqlite_source.pick_layout(tables)
             if layout is None:
-                if sqlite_source.holds_no_transcripts(tables, sqlite_source.user_version(conn)):
+                version = sqlite_source.user_version(conn)
+                if sqlite_source.holds_no_transcripts(tables, version):
                     stats.files_read = read_before  # not a transcript store: nothing read
+                    return
+                if sqlite_source.still_being_created(tables, version, taken / 1e9 - st.st_mtime):
+                    stats.files_read = read_before  # not ready yet: looked at again soon
+                    stats.retry_in = max(stats.retry_in, sqlite_source.SETTLE_S)
+                    emit("ingest.store_not_ready", debug=True, store=str(sf.path))
                     return
                 raise SourceFailed(sqlite_source.UNSUPPORTED)
             layout = sqlite_source.with_ties(conn, layout)
@@ -300,11 +309,17 @@ class StoreReader:
         max_bytes = self.ctx.cfg.ingest.max_line_bytes
         decode = sqlite_source.decode_event
         apply = self.ctx.applier.parsed
+        # The turns of runs left out (a heartbeat in the main session, a cron job pinned to a
+        # named session) are told by the user message each turn begins with.
+        left_out = self.ctx.synthetic_excluded & _TURN_KINDS
+        turn = None
+        if left_out:
+            turn = self._turn_at(conn, layout, cp.agent, session_id, after)
         more = True
         while more:
             rows, upto, more = sqlite_source.every_row(conn, layout, session_id, after, top)
             ids = [written_id(c).encode() for c in calls.waiting_in(session_id, parent)]
-            batch = Batch(cp, session_id, synthetic, parent)
+            batch = Batch(cp, session_id, synthetic or turn in left_out, parent)
             for seq, json_type, text, frame, size in rows:
                 if json_type == "text" and text[:1] == b"{" and len(text) <= max_bytes:
                     event = text  # a plain row, the usual case: no call needed
@@ -314,6 +329,11 @@ class StoreReader:
                         batch.malformed += 1
                         self.ctx.malformed_event(cp.path, session_id, seq, why or "")
                         continue
+                if left_out and USER_ROLE in event:
+                    is_user, kind = src.turn_kind(event)
+                    if is_user:
+                        turn = kind
+                        batch.synthetic = synthetic or turn in left_out
                 if NEEDLE in event or (ids and any(c in event for c in ids)):
                     apply(parse(event), batch, calls, stats)
                     ids = [written_id(c).encode() for c in calls.waiting_in(session_id, parent)]
@@ -324,4 +344,34 @@ class StoreReader:
             # (its new rows and malformed ones counted when the transaction commits)
             self.ctx.ledger.commit_store_batch(batch, nbytes, upto, marks)
             after, marks = upto, None
+        if left_out:
+            self.ctx.turns[(cp.agent, session_id)] = turn
         return after
+
+    def _turn_at(
+        self,
+        conn: sqlite3.Connection,
+        layout: sqlite_source.Layout,
+        agent: str,
+        session_id: str,
+        after: sqlite_source.Cursor,
+    ) -> str | None:
+        """The run kind of the turn a session's read resumes in (None: the user's): known from
+        the last read in this process, else from the last user message before the cursor
+        (read back once; a session read from its start begins with no turn)."""
+        known = self.ctx.turns.get((agent, session_id), _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known  # type: ignore[return-value]
+        if after[0] < 0:
+            return None
+        max_bytes = self.ctx.cfg.ingest.max_line_bytes
+        rows = sqlite_source.rows_before(
+            conn, layout, session_id, after[0], sqlite_source.LOOK_BACK_ROWS
+        )
+        for _seq, json_type, text, frame, size in rows:
+            event, _why = sqlite_source.decode_event(json_type, text, frame, size, max_bytes)
+            if event is not None and USER_ROLE in event:
+                is_user, kind = src.turn_kind(event)
+                if is_user:
+                    return kind
+        return None

@@ -2,7 +2,8 @@
 
 Rule, in order (the first that applies decides):
 
-1. protected (``expire.protect`` globs, MEMORY.md / memory.md by default) → keep
+1. protected (``USER.md`` always; ``expire.protect`` globs, MEMORY.md / memory.md by default)
+   → keep
 2. marked by the user (``memoryd mark``) → keep
 3. pinned (``expire.pinned`` globs or ``memoryd pin GLOB``) → keep
 4. not older than ``min_age_days`` (created = date in the name, else mtime) → keep
@@ -34,6 +35,7 @@ from . import matches_any
 from .candidates import seed_rule
 
 ARCHIVE, KEEP = "archive", "keep"
+USER_PROFILE = "USER.md"  # OpenClaw's profile of its user: counted, like MEMORY.md never archived
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,10 @@ def decide(
         "max_hits": cfg.max_hits,
         "min_age_days": cfg.min_age_days,
     }
+    if sig.path == USER_PROFILE:  # counted since it is searched as memory; never archived
+        return ExpireDecision(
+            sig.path, KEEP, "protected", "OpenClaw's profile of its user", numbers
+        )
     glob = matches_any(sig.path, cfg.protect)
     if glob:
         return ExpireDecision(sig.path, KEEP, "protected", f"protected by {glob!r}", numbers)

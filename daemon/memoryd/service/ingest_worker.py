@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import clock
-from ..config import Config, ConfigError, Paths, resolve_paths
+from ..config import Config, ConfigError, OpenClawJsonError, Paths, resolve_paths
 from ..health import HealthNote, damage_record, describe_scan_fault, retry_delay
 from ..log import get_logger
 from ..progress import FIRST_SCAN_NOTE, Note
@@ -189,8 +189,37 @@ class IngestWorker(threading.Thread):
             return
         try:
             self.paths = resolve_paths(self.cfg, self.environ)
+        except OpenClawJsonError as exc:  # a bad edit of openclaw.json: keep the last good view
+            self.openclaw_json_unreadable(exc)
+            return
         except ConfigError as exc:  # e.g. the workspace vanished: keep what we had
             log.warning("ingest.refresh_failed", error=str(exc))
+            return
+        self.openclaw_json_unreadable(None)
+
+    def openclaw_json_unreadable(self, exc: OpenClawJsonError | None) -> None:
+        """Note (or clear) an ``openclaw.json`` that stopped parsing: logged once when it
+        starts, in the health note for ``status`` while it lasts (the daemon goes on with
+        the agents and workspaces it resolved before, never with an empty config's)."""
+        if self.health is None:
+            return
+        before = self.health.doc.get("openclaw_json")
+        if exc is None:
+            if before is not None:
+                log.info("config.openclaw_json_readable", file=before.get("file"))
+                self.health.update(openclaw_json=None)
+            return
+        if before is None or before.get("reason") != exc.reason:
+            log.warning(
+                "config.openclaw_json_unreadable",
+                file=exc.path,
+                reason=exc.reason,
+                note="the last good view is kept",
+            )
+            since = before.get("since") if before is not None else clock.now()
+            self.health.update(
+                openclaw_json={"file": exc.path, "reason": exc.reason, "since": since}
+            )
 
     def _run(self) -> None:
         store = Store.open(self.paths.db)

@@ -38,7 +38,15 @@ from typing import Any
 
 from .. import clock
 from ..clock import read_clocks
-from ..config import Config, ConfigError, Paths, load_config, resolve_paths, schedule_timezone
+from ..config import (
+    Config,
+    ConfigError,
+    OpenClawJsonError,
+    Paths,
+    load_config,
+    resolve_paths,
+    schedule_timezone,
+)
 from ..errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from ..health import HealthNote, damage_record, stalled_for
 from ..locks import AlreadyRunning, StateLock
@@ -576,6 +584,8 @@ class Daemon:
                 )
         except ConfigError as exc:
             log.error("daemon.reload_rejected", error=str(exc), config=self.config_file)
+            if isinstance(exc, OpenClawJsonError) and self.worker is not None:
+                self.worker.openclaw_json_unreadable(exc)
             self.notifier.send(
                 "READY=1", f"STATUS={self._status_text(f'reload failed, old config kept: {exc}')}"
             )
@@ -598,6 +608,7 @@ class Daemon:
             self._restart_observer("polling setting changed")
         assert self.worker is not None
         self.worker.reconfigure(cfg, paths)
+        self.worker.openclaw_json_unreadable(None)  # (read again: it parses, if it is there)
         log.info("daemon.reloaded", config=self.config_file, timezone=str(tz))
         self._catch_up_jobs("reload")
         self.notifier.send("READY=1", f"STATUS={self._status_text('configuration reloaded')}")

@@ -1,0 +1,131 @@
+"""Every memory file OpenClaw searches is counted (issue 29): ``USER.md`` and the notes of
+``memory.search.extraPaths``, inside the workspace and outside it, relative or absolute.
+
+2026.9.6 returns them from ``memory_search`` as ``source: "memory"`` under workspace-relative
+names (``USER.md``, ``notes/lighthouse.md``, ``../shared-notes/runbook.md`` for a folder
+outside the workspace even when it is configured absolute: tests/live/OBSERVED.md). memoryd
+counted none of them, silently. ``USER.md``, like ``MEMORY.md``, is never archived; a file
+outside the workspace is never moved, only counted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import transcripts as tx
+from inprocess import memoryd as run_memoryd
+from memoryd.workspace import classify_result_path
+
+pytestmark = pytest.mark.subprocess
+
+OLD = 1_600_000_000  # an mtime years ago: old enough for any expire rule
+
+
+def _install(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    state = tmp_path / "state"
+    sessions = state / "agents" / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    ws = tmp_path / "ws"
+    shared = tmp_path / "shared-notes"
+    for path in (
+        ws / "MEMORY.md",
+        ws / "USER.md",
+        ws / "memory" / "old.md",
+        ws / "notes" / "lighthouse.md",
+        shared / "runbook.md",
+        shared / "deep" / "Tromsø notes.md",
+    ):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {path.name}\n", encoding="utf-8")
+        os.utime(path, (OLD, OLD))
+    (state / "openclaw.json").write_text(
+        json.dumps(
+            {
+                "agents": {"defaults": {"workspace": str(ws)}},
+                "memory": {"search": {"extraPaths": ["notes", str(shared)]}},
+            }
+        )
+    )
+    lines = [tx.header("s1")]
+    found = [
+        ("c1", ["USER.md"]),
+        ("c2", ["notes/lighthouse.md", "memory/old.md"]),
+        ("c3", ["../shared-notes/runbook.md"]),
+        ("c4", [str(shared / "runbook.md")]),  # the same file, absolute
+        ("c5", ["../shared-notes/deep/Tromsø notes.md"]),
+        ("c6", ["../elsewhere/secret.md", "notes-not-extra/x.md"]),  # neither is memory
+    ]
+    for cid, paths in found:
+        lines += [tx.call(cid), tx.result(cid, tx.search_payload(paths))]
+    (sessions / "s1.jsonl").write_bytes(b"".join(lines))
+    cfg = tmp_path / "memoryd.toml"
+    cfg.write_text(
+        f'[openclaw]\nstate_dir = "{state}"\n[state]\ndir = "{tmp_path / "md"}"\n'
+        "[expire]\nmin_age_days = 1\nmax_hits = 5\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
+    env.update(MEMORYD_CONFIG=str(cfg))
+    return ws, shared, env
+
+
+def test_user_md_and_extra_paths_count_under_their_own_names(tmp_path: Path) -> None:
+    ws, shared, env = _install(tmp_path)
+    r = run_memoryd(("hits", "--all", "--json"), env=env)
+    assert r.returncode == 0, r.stderr
+    got = {f["path"]: f["hits"] for f in json.loads(r.stdout)["files"]}
+    assert got == {
+        "USER.md": 1,
+        "notes/lighthouse.md": 1,
+        "memory/old.md": 1,
+        "../shared-notes/runbook.md": 2,
+        "../shared-notes/deep/Tromsø notes.md": 1,
+    }
+    text = run_memoryd(("hits", "--all"), env=env).stdout
+    assert "../shared-notes/runbook.md" in text and "USER.md" in text
+
+    r = run_memoryd(("explain", "../shared-notes/runbook.md", "--json", "--no-scan"), env=env)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["extra_path"] is True and doc["hits_total"] == 2
+    r = run_memoryd(("explain", str(shared / "runbook.md"), "--no-scan"), env=env)
+    assert r.returncode == 0 and "memory.search.extraPaths" in r.stdout, r.stderr
+    r = run_memoryd(("explain", "USER.md", "--json", "--no-scan"), env=env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["path"] == "USER.md"
+
+    # expire archives what its rule says (memory/old.md: old, one hit) and never USER.md,
+    # an extraPaths note inside the workspace, or one outside it
+    r = run_memoryd(("expire", "--force"), env=env)
+    assert r.returncode == 0, r.stderr
+    assert not (ws / "memory" / "old.md").exists()
+    for kept in (ws / "USER.md", ws / "MEMORY.md", ws / "notes" / "lighthouse.md"):
+        assert kept.exists(), kept
+    assert sorted(p.name for p in shared.rglob("*.md")) == ["Tromsø notes.md", "runbook.md"]
+    r = run_memoryd(("scan",), env=env)  # a rescan adds nothing
+    after = json.loads(run_memoryd(("hits", "--all", "--json"), env=env).stdout)
+    assert {f["path"]: f["hits"] for f in after["files"]} == got
+
+
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        ("USER.md", "USER.md"),
+        ("notes/lighthouse.md", "notes/lighthouse.md"),
+        ("/w/ws/notes/a/b.md", "notes/a/b.md"),
+        ("../shared/runbook.md", "../shared/runbook.md"),
+        ("/w/shared/runbook.md", "../shared/runbook.md"),
+        ("/w/shared-not/runbook.md", None),
+        ("../shared/runbook.txt", None),
+        ("notes-x/a.md", None),
+        ("../other/a.md", None),
+    ],
+)
+def test_extra_paths_are_keyed_as_openclaw_names_them(raw: str, key: str | None) -> None:
+    extra = ("/w/ws/notes", "/w/shared")
+    assert classify_result_path(raw, "/w/ws", None, extra) == key
+    if key is not None and key != "USER.md":
+        assert classify_result_path(raw, "/w/ws", None, ()) is None  # (not without the setting)
