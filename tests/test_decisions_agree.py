@@ -85,3 +85,27 @@ def test_explain_and_expire_dry_run_agree_on_the_candidate(tmp_path: Path) -> No
     assert explained.returncode == 0, explained.stderr
     assert "CANDIDATE" in explained.stdout
     assert "promotion candidate" in explained.stdout
+
+
+def test_explain_says_in_plain_words_why_many_past_hits_get_a_low_chance(tmp_path: Path) -> None:
+    """With promotion off, the busy note of one day a month ago gets a low chance: explain
+    must say why (one day's burst of use), not print "0 %" next to 20 hits unexplained."""
+    state = _install(tmp_path)
+    cfg_file = tmp_path / "c.toml"
+    cfg_file.write_text(
+        f'[openclaw]\nstate_dir = "{state}"\n'
+        "[promote]\nhits_7d = 1000\nhits_14d = 1000\nhits_total = 1000\n"
+    )
+    env = {"MEMORYD_NOW": str(NOW)}
+    done = run_memoryd(["--config", str(cfg_file), "explain", BUSY, "--no-scan", "--json"], env=env)
+    assert done.returncode == 0, done.stderr
+    exp = json.loads(done.stdout)["expire"]
+    assert exp["numbers"]["p_need"] < 0.2, exp
+    why = exp["why_low"]
+    assert "20 past hits" in why and "fell on 1 day" in why and "not how many times" in why
+    text = run_memoryd(["--config", str(cfg_file), "explain", BUSY, "--no-scan"], env=env).stdout
+    assert "why so low with 20 past hits" in text
+    # a note with no hits has nothing to explain
+    quiet = run_memoryd(["--config", str(cfg_file), "explain", QUIET, "--no-scan", "--json"],
+                        env=env)  # fmt: skip
+    assert "why_low" not in json.loads(quiet.stdout)["expire"]
