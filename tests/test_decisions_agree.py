@@ -77,9 +77,7 @@ def test_explain_and_expire_dry_run_agree_on_the_candidate(tmp_path: Path) -> No
                       env=env)  # fmt: skip
     assert dry.returncode == 0, dry.stderr
     doc = json.loads(dry.stdout)
-    keep = {k["path"]: k for k in doc["plan"]["keep"]} if "plan" in doc else {
-        k["path"]: k for k in doc["keep"]
-    }
+    keep = {k["path"]: k for k in doc["keep"]}
     assert keep[BUSY]["rule"] == "candidate"
     explained = run_memoryd(["--config", str(cfg_file), "explain", BUSY, "--no-scan"], env=env)
     assert explained.returncode == 0, explained.stderr
@@ -109,3 +107,38 @@ def test_explain_says_in_plain_words_why_many_past_hits_get_a_low_chance(tmp_pat
     quiet = run_memoryd(["--config", str(cfg_file), "explain", QUIET, "--no-scan", "--json"],
                         env=env)  # fmt: skip
     assert "why_low" not in json.loads(quiet.stdout)["expire"]
+
+
+def test_an_import_of_old_notes_is_new_for_expire_dry_run_and_explain(tmp_path: Path) -> None:
+    """A note's age counts from the later of its own date and the moment memoryd first
+    listed it: notes copied in with mtimes years back are not archived on arrival."""
+    state = _install(tmp_path)
+    ws = state / "workspace"
+    cfg_file = tmp_path / "c.toml"
+    cfg_file.write_text(f'[openclaw]\nstate_dir = "{state}"\n[expire]\npolicy = "seed"\n')
+
+    def memoryd(now: float, *args: str) -> str:
+        done = run_memoryd(["--config", str(cfg_file), *args, "--no-scan"],
+                           env={"MEMORYD_NOW": str(now)})  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    first = json.loads(memoryd(NOW, "expire", "--force", "--json"))
+    assert QUIET in {a["path"] for a in first["archive"]}  # the baseline: own dates
+    old = NOW - 3 * 365 * DAY
+    for name in ("imported-a.md", "imported-b.md"):
+        p = ws / "memory" / name
+        p.write_text("# an old note, copied in today\n")
+        os.utime(p, (old, old))
+    later = NOW + 5 * DAY
+    dry = json.loads(memoryd(later, "expire", "--dry-run", "--json"))
+    kept = {k["path"]: k for k in dry["keep"]}
+    assert kept["memory/imported-a.md"]["rule"] == "young", dry
+    forced = json.loads(memoryd(later, "expire", "--force", "--json"))
+    assert not {a["path"] for a in forced["archive"]} & {"memory/imported-a.md"}
+    assert (ws / "memory" / "imported-a.md").exists()
+    text = memoryd(later + DAY, "explain", "memory/imported-b.md")
+    assert "first listed by memoryd" in text and "1.0 days old" in text, text
+    # 31 days after it was first listed, it is old like any note
+    month = json.loads(memoryd(later + 31 * DAY, "expire", "--dry-run", "--json"))
+    assert "memory/imported-a.md" in {a["path"] for a in month["archive"]}

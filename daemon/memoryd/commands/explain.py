@@ -95,8 +95,13 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     spellings = snap.attribution.spellings(rel)[1:]
     lines = [
         f"{rel} — {sig.kind} note, {sig.size} bytes",
-        f"  created {clock.iso(sig.created)} (from its {sig.created_from}), "
-        f"{sig.age_days:.1f} days old",
+        (
+            f"  first listed by memoryd {clock.iso(sig.created)} (its own date is older: an "
+            f"import counts as new), {sig.age_days:.1f} days old"
+            if sig.created_from == "first seen"
+            else f"  created {clock.iso(sig.created)} (from its {sig.created_from}), "
+            f"{sig.age_days:.1f} days old"
+        ),
         f"  hits: {sig.hits_7d} in 7 days, {sig.hits_14d} in 14, {sig.hits_30d} in 30, "
         f"{sig.hits_total} in total"
         + (f"; last {clock.iso(sig.last_hit)} ({since:.1f} days ago)" if since is not None else ""),

@@ -21,7 +21,7 @@ from ..own_history import learned_policy, record_calibration
 from ..policy import rails
 from ..policy.expire_plan import ExpirePlan, PlanItem, build_plan
 from ..results import JobOutcome
-from ..signals import DAY, Snapshot, snapshot
+from ..signals import DAY, Snapshot, record_first_seen, snapshot
 from ..store import Store
 from ..workspace import relative_to_workspace
 
@@ -183,6 +183,8 @@ def _planned(
     policy = learned_policy(cfg, paths, store, snap.now, fresh=learn)
     if learn:
         record_calibration(store, policy, snap.now)
+        # (the plan below already counts a file listed for the first time as seen now)
+        record_first_seen(store, [f.rel for f in snap.files], snap.now)
     return snap, build_plan(cfg, snap, policy=policy)
 
 
