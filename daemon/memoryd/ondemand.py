@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import Config, Paths
@@ -347,7 +347,14 @@ class RestoreOnDemand:
         return [Search(str(a), str(c), str(q), float(t)) for a, c, q, t in rows]
 
     def restore_read(
-        self, store: Store, agent: str, asked: str, *, call_id: str = "", ts: float | None = None
+        self,
+        store: Store,
+        agent: str,
+        asked: str,
+        *,
+        call_id: str = "",
+        ts: float | None = None,
+        before_moving: Callable[[], None] | None = None,
     ) -> dict[str, Any]:
         """Before (or after) a ``memory_get`` of ``asked`` by ``agent``: bring back the file
         memoryd archived from that path, if and only if nothing is at that path now.
@@ -356,8 +363,11 @@ class RestoreOnDemand:
         (no file memoryd archived has that path), ``present`` (something is there: the read
         gets it, nothing is moved or reported), or what :meth:`_restore` says when the
         archived copy was edited (``changed``) or the move failed (``failed``). Counts no hit:
-        the read that follows returns the text, and the scanner counts that once."""
-        from .log import get_logger
+        the read that follows returns the text, and the scanner counts that once.
+
+        ``before_moving`` runs only when a move is about to be made (a command sets up its
+        log there: most reads find nothing to do, and logging costs a hook's start-up most
+        of its time)."""
         from .mover import mover_for
 
         roots = self._workspaces().get(agent, [])
@@ -368,6 +378,10 @@ class RestoreOnDemand:
         if os.path.lexists(found.src):
             return {"outcome": "present", "path": rel, "agent": agent}
         read = Search(agent, call_id, asked, time.time() if ts is None else ts)
+        if before_moving is not None:
+            before_moving()
+        from .log import get_logger
+
         log = get_logger("memoryd.ondemand")
         event = self._restore(store, mover_for(store, self.paths), found, read, 1.0, log,
                               trigger=READ_TRIGGER)  # fmt: skip

@@ -67,6 +67,7 @@ from .openclaw import Gateway, Install, agent_turn, gateway_call, run_bounded, v
 FIXTURE_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "openclaw-plugin"
 LATENCY_SESSIONS = 20  # new sessions timed by `record` (half as many with a note touched)
 CHECK_SESSIONS = 6  # and by `check` (.ci/run's bounded run)
+READ_MS = 5000  # the read hook's deadline in this run (readTimeoutMs; the default is 800)
 INTERNAL = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT"
 
 
@@ -273,6 +274,17 @@ def record(
             "doc": json.loads(inst_proc.stdout or "{}"),
         }
         say(f"plugin install: exit {inst_proc.returncode} in {rec['install']['seconds']} s")
+        # The read hook's own deadline, raised for this run: the check is that the read gets
+        # the note in that same call, on a machine that may be busy (a Python start-up alone
+        # takes a second at a load of 16 on two cores); its time is recorded, not judged.
+        run_bounded(
+            inst.command(
+                "config", "set", "plugins.entries.memoryd.config.readTimeoutMs", str(READ_MS)
+            ),
+            env,
+            120,
+            gw_log,
+        )
         oc = json.loads(inst.config_path.read_text())
         rec["entry"] = oc.get("plugins", {}).get("entries", {}).get("memoryd")
 

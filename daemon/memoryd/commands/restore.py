@@ -59,11 +59,14 @@ def cmd_on_read(args: argparse.Namespace, ctx: Context) -> int:
     """Restore on demand for one read (issue 28): what a ``before_tool_call`` hook of a
     ``memory_get`` asks, so the read that follows returns the note. ``PATH`` is the agent's
     (a model's) and only ever compared with the journal; exit 1 only when a move failed."""
-    from .. import log
     from ..ondemand import RestoreOnDemand
 
-    if not log.CONFIGURED:  # its one log line goes to stderr; stdout is the answer
-        log.configure(stream=sys.stderr)
+    def log_to_stderr() -> None:  # its one log line goes to stderr; stdout is the answer
+        from .. import log
+
+        if not log.CONFIGURED:
+            log.configure(stream=sys.stderr)
+
     agents = ctx.paths.agents
     agent = args.agent or (agents[0].id if agents else "")
     if args.agent and all(a.id != args.agent for a in agents):
@@ -74,7 +77,9 @@ def cmd_on_read(args: argparse.Namespace, ctx: Context) -> int:
     elif not ctx.paths.db.exists():  # memoryd never ran here: nothing was archived
         doc = {"outcome": "none", "path": args.path, "agent": agent}
     else:
-        doc = RestoreOnDemand(ctx.cfg, ctx.paths).restore_read(ctx.store(), agent, args.path)
+        doc = RestoreOnDemand(ctx.cfg, ctx.paths).restore_read(
+            ctx.store(), agent, args.path, before_moving=log_to_stderr
+        )
     words = ON_READ_WORDS.get(str(doc.get("outcome")), "{path}: {outcome}")
     fields = {"archived": "", "error": "", **doc}
     emit(ctx, args, doc, [words.format(**fields)])
