@@ -121,6 +121,9 @@ def test_a_read_of_an_archived_path_brings_the_note_back_journaled_and_counts_no
     status = json.loads(run_cli(inst, "status", "--json").stdout)["expire"]["restore_on_demand"]
     assert status["restored"] == 1
     assert status["recent"][-1]["path"] == "memory/lofoten-trip.md"
+    assert status["recent"][-1]["trigger"] == "read"
+    shown = run_cli(inst, "status").stdout
+    assert "memory/lofoten-trip.md restored  (a read of its path)" in shown
     # the dentist note is untouched, and asking again moves nothing
     assert (inst.workspace / archived["memory/orthodontist.md"]).exists()
     assert _on_read(inst, "memory/lofoten-trip.md")["outcome"] == "none"

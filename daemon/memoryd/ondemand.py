@@ -191,6 +191,13 @@ def outcome_words(outcome: str | None) -> str:
     return OUTCOME_WORDS.get(outcome or "", str(outcome))
 
 
+def asked_words(event: Mapping[str, Any]) -> str:
+    """What asked for a restore, as status and the expire report say it."""
+    if event.get("trigger") == READ_TRIGGER:
+        return "a read of its path"
+    return f"search “{event.get('query')}”"
+
+
 def notification_text(event: Mapping[str, Any]) -> str:
     """The one message a restore (or a refused one) sends."""
     if event["outcome"] == "restored" and event.get("trigger") == READ_TRIGGER:

@@ -208,6 +208,7 @@ def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
                     "path": e.get("path"),
                     "archived": e.get("archived"),
                     "query": e.get("query"),
+                    "trigger": e.get("trigger", "search"),
                     "score": e.get("score"),
                     "latency": e.get("latency"),
                 }
@@ -354,7 +355,7 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
 
 
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
-    from ..ondemand import outcome_words
+    from ..ondemand import asked_words, outcome_words
 
     ctx.exit_at_once = True  # a read: nothing for Python's teardown to finish
     doc = collect_status(ctx)
@@ -436,7 +437,7 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         )
         for e in rod["recent"]:
             ctx.print(
-                f"  {e['at']}  {e['path']} {outcome_words(e['outcome'])}  (search “{e['query']}”)"
+                f"  {e['at']}  {e['path']} {outcome_words(e['outcome'])}  ({asked_words(e)})"
             )
     for line in glance_lines(doc):
         ctx.print(line)
