@@ -179,6 +179,8 @@ KINDS: dict[str, str] = {
     "test_rails": "subprocess",
     "test_recall": "subprocess",
     "test_restore_on_demand": "subprocess",
+    "test_restore_on_read": "unit",  # in-process commands and scans, real files and SQLite
+    "test_decisions_agree": "unit",  # its two runs of memoryd are in-process
     "test_service_files": "subprocess",
     "test_simulate": "subprocess",
     "test_store_sources": "subprocess",

@@ -13,6 +13,11 @@ HOT_MARK = "ZEBRA-42"  # in hot/zebra.md: fresh, injected in every new session
 STALE_MARK = "HERON-7"  # in hot/heron.md: 4 h old, moved to warm/ by /refresh's organize
 TEA = "The user prefers green tea and short answers."  # MEMORY.md's text: never repeated
 ARCHIVED = "memory/gamma.md"  # archived before the recall; "kayak" is only in it
+READ_NOTE = "memory/2026-11-01.md"  # archived, then read by its path (issue 28)
+READ_MARK = "OSPREY-3"  # in READ_NOTE: the read's answer holds it when the note came back first
+RIVALS = tuple(f"memory/walk-{i}.md" for i in range(4))  # archived; each says "lantern"
+LEADER = "memory/quokka-bay.md"  # archived; "lantern" and "quokka": the recall's clear winner
+LEADER_MARK = "QUOKKA-9"
 
 
 def p95(values: list[int]) -> int | None:
@@ -111,7 +116,54 @@ def problems(rec: dict[str, Any]) -> list[str]:
     )
     failures = [ln for ln in broken.get("log") or [] if "no hot notes injected" in ln]
     need(len(failures) == 1, f"{len(failures)} log lines for the broken config, not 1")
+    if "read_turn" in rec:  # issue 28 (records made before it have none of these)
+        out.extend(issue28_problems(rec))
     un = rec.get("uninstall") or {}
     need(un.get("exit") == 0, "memoryd plugin uninstall failed")
     need(un.get("same_bytes"), "openclaw.json differs from before the install")
+    return out
+
+
+def issue28_problems(rec: dict[str, Any]) -> list[str]:
+    """Issue 28's live facts: the read in the same call, the clear winner, memoryd missing."""
+    out: list[str] = []
+
+    def need(ok: Any, what: str) -> None:
+        if not ok:
+            out.append(what)
+
+    need(rec.get("archived_before_read"), "the read note was not archived before the read")
+    read_results = [t for r in rec.get("read_turn") or [] for t in r["tool_results"]]
+    need(
+        any(READ_MARK in t for t in read_results),
+        "the memory_get of an archived path did not return its text in that same call",
+    )
+    need(rec.get("back_after_read"), "the read note is not back in the workspace")
+    restored = [ln for ln in rec.get("plugin_log") or [] if "restored on demand: read" in ln]
+    need(len(restored) == 1, f"{len(restored)} 'restored on demand: read' log lines, not 1")
+    read_hits = rec.get("read_hits") or []
+    need(len(read_hits) == 1, f"the read note has {len(read_hits)} hits, not exactly 1")
+    leader = [t for r in rec.get("leader_turn") or [] for t in r["tool_results"]]
+    need(
+        any("restored" in t and LEADER_MARK in t and "clearly leads" in t for t in leader),
+        "the recall with a clear winner among more than 3 did not restore it",
+    )
+    need(rec.get("leader_back"), "the recall's clear winner is not back in the workspace")
+    need(not rec.get("rivals_back"), f"notes behind the winner came back: {rec.get('rivals_back')}")
+    # (the hook's time is measured and recorded, not judged: docs/benchmarks.md)
+    need((rec.get("read_latency") or {}).get("hook_ms"), "no read hook time was logged")
+    miss = rec.get("missing") or {}
+    need(miss.get("status") == "ok", "a turn failed with memoryd missing")
+    results = [t for r in miss.get("requests") or [] for t in r["tool_results"]]
+    need(len(results) >= 3, f"{len(results)} tool results with memoryd missing, not 3")
+    need(
+        not any("blocked" in t.lower() for t in results),
+        "a memory tool call was blocked with memoryd missing",
+    )
+    need(
+        any("not available" in t for t in results),
+        "the recall did not say memoryd is not available",
+    )
+    lines = [ln for ln in miss.get("log") or [] if "no restore before it" in ln]
+    need(len(lines) == 1, f"{len(lines)} log lines for the read with memoryd missing, not 1")
     return out

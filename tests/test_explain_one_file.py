@@ -24,7 +24,12 @@ from memoryd import signals as signals_module
 from memoryd.config import parse_config, resolve_paths
 from memoryd.policy import expire as expire_policy
 from memoryd.policy.candidates import POLICY_NAMES
-from memoryd.policy.expire_plan import build_plan, decision_of, policy_decisions
+from memoryd.policy.expire_plan import (
+    build_plan,
+    decision_of,
+    policy_decisions,
+    promotion_candidates,
+)
 from memoryd.policy.replay import is_strong
 from memoryd.signals import CLOCK_SKEW, Snapshot, snapshot
 from memoryd.store import Store
@@ -124,7 +129,8 @@ def test_one_files_verdict_is_its_verdict_in_the_plan_for_every_file(workspace, 
     state, rels = workspace
     cfg, snap = _snapshot(state, policy)
     if policy == "seed":
-        every = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins)
+        nominated = promotion_candidates(cfg, snap)
+        every = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins, nominated)
     else:
         every = policy_decisions(cfg, snap)
     assert sorted(d.path for d in every) == sorted(rels)

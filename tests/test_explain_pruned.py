@@ -31,6 +31,11 @@ SCORE_CONFIGS = [
 ]
 
 
+# Promotion candidates are never archived (issue 28); with promote's default thresholds most
+# of these generated notes would be one, and pruning would have nothing left to take.
+NO_CANDIDATES = {"hits_7d": 10**6, "hits_14d": 10**6, "hits_total": 10**6}
+
+
 def _verdicts(plan) -> dict[str, tuple[str, str, str, float | None]]:
     out = {i.path: ("archive", i.rule, i.reason, i.p_need) for i in plan.archive}
     out.update({i.path: ("keep", i.rule, i.reason, i.p_need) for i in plan.keep})
@@ -41,7 +46,12 @@ def _verdicts(plan) -> dict[str, tuple[str, str, str, float | None]]:
 @pytest.mark.parametrize("score", SCORE_CONFIGS)
 def test_one_files_planned_verdict_is_the_plans(tmp_path: Path, policy: str, score) -> None:
     state, rels = build(tmp_path, 7, files=30, calls=500)
-    raw = {"openclaw": {"state_dir": str(state)}, "expire": {"policy": policy}, "score": score}
+    raw = {
+        "openclaw": {"state_dir": str(state)},
+        "expire": {"policy": policy},
+        "score": score,
+        "promote": NO_CANDIDATES,
+    }
     cfg = parse_config(raw)
     paths = resolve_paths(cfg, {})
     with Store.open(paths.db) as store:
@@ -62,6 +72,7 @@ def test_explain_says_the_plan_archives_a_file_the_policy_keeps(tmp_path: Path) 
     config.write_text(
         f'[openclaw]\nstate_dir = "{state}"\n[expire]\npolicy = "likely"\n'
         "[score]\nprune_enabled = true\nprune_threshold = 0.65\nmax_prune_fraction = 0.5\n"
+        "[promote]\nhits_7d = 1000000\nhits_14d = 1000000\nhits_total = 1000000\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
     env.update(MEMORYD_NOW=str(NOW))

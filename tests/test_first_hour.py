@@ -202,6 +202,7 @@ EVERY_COMMAND = [
     ["unpin", "memory/projects/*"],
     ["restore", "--last"],
     ["restore", "memory/x.md"],
+    ["on-read", "memory/x.md"],
     ["organize"],
     ["organize", "--dry-run"],
     ["recall", "boat"],

@@ -323,6 +323,24 @@ def test_recall_peek_and_too_many_archived_matches_move_nothing(install, capsys)
     assert recall_hits(install) == []
 
 
+def test_recall_with_a_clear_leader_among_many_archived_matches_restores_it(install, capsys):
+    """More than 3 archived notes match, one holds every word: it comes back (issue 28)."""
+    for name in ("a", "b", "c", "d"):
+        (install["ws"] / "memory" / f"{name}.md").write_text(f"# {name}\n\nboat {name}\n")
+        archive(install, f"memory/{name}.md")
+    (install["ws"] / "memory" / "ferry.md").write_text("# Ferry\n\nboat to Skye, ferry at 7\n")
+    archive(install, "memory/ferry.md")
+    doc = run_json(capsys, install["cfg"], "recall", "--json", "boat", "skye")
+    assert doc["tier"] == "archive" and not doc["too_many"] and doc["hits_recorded"] == 1
+    assert "restored to the workspace: memory/ferry.md" in doc["message"]
+    assert "clearly leads" in doc["message"] and "memory/a.md" in doc["message"]
+    assert doc["shown"][0]["now"] == "memory/ferry.md" and "Skye" in doc["shown"][0]["text"]
+    assert all(d["now"] is None and "text" not in d for d in doc["shown"][1:])
+    assert (install["ws"] / "memory" / "ferry.md").is_file()
+    assert not (install["ws"] / "memory" / "a.md").exists()
+    assert recall_hits(install) == [("main", "memory/ferry.md", "recall")]
+
+
 def test_the_scanner_never_counts_a_memoryd_recall_call():
     """The tool counts its hit itself (memoryd recall); the scanner must not count it again,
     direct or wrapped by Tool Search's tool_call."""

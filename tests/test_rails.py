@@ -238,6 +238,11 @@ def test_scheduled_expire_reports_until_the_user_says_yes_then_moves_at_most_its
     later = [f"memory/later-{i}.md" for i in range(10)]
     for rel in later:
         _age(inst, rel, t1 - 60 * DAY)
+    # memoryd listed them a month ago (else they are an import, new at t2: issue 28)
+    with sqlite3.connect(inst.db) as conn:
+        conn.executemany(
+            "INSERT INTO files_seen(path, first_seen) VALUES (?, ?)", [(r, t1) for r in later]
+        )
     for rel in young:
         _age(inst, rel, t2 - 2 * DAY)
     requests_before = len(bot.requests)

@@ -14,7 +14,13 @@ from memoryd.jobs import organize
 from memoryd.store import Store
 from memoryd.tierstore import DAY, HOUR, load_records
 from memoryd.tierstore.inject import inject
-from memoryd.tierstore.recall import layered_search, match_file, normalise_words, recall
+from memoryd.tierstore.recall import (
+    clearly_ahead,
+    layered_search,
+    match_file,
+    normalise_words,
+    recall,
+)
 
 NOW = 1_780_000_000.0
 
@@ -153,6 +159,32 @@ def test_more_matches_than_the_limit_lists_the_best_and_moves_nothing(env):
     assert "Narrow the words" in out.message
     assert all(f.startswith("warm/") for f in files(root))
     assert recall_hits(store) == []
+
+
+def test_clearly_ahead_is_more_of_the_words_or_far_more_often():
+    assert clearly_ahead((2, 2), (1, 9))  # more of the words wins, whatever the counts
+    assert not clearly_ahead((1, 9), (2, 2))
+    assert clearly_ahead((1, 6), (1, 3))  # as many words, twice as often, at least 3 times
+    assert clearly_ahead((1, 3), (1, 1))
+    assert not clearly_ahead((1, 5), (1, 3))  # not twice
+    assert not clearly_ahead((1, 2), (1, 1))  # too few to tell
+    assert not clearly_ahead((2, 4), (2, 4))  # a tie
+
+
+def test_more_matches_with_a_clear_leader_bring_it_back_and_list_the_others(env):
+    cfg, paths, store, root = env
+    write(root, "warm/kayak.md", "kayak trip in june on the fjord", NOW - DAY)
+    for i in range(5):
+        write(root, f"warm/june{i}.md", f"june meeting {i}", NOW - DAY)
+    out = recall(cfg, paths, store, ["kayak", "june"], NOW)
+    assert not out.too_many and out.matches == 6
+    assert [m["path"] for m in out.shown] == ["warm/kayak.md"]
+    assert out.shown[0]["now"] == "hot/kayak.md" and "fjord" in out.shown[0]["text"]
+    assert (root / "hot/kayak.md").is_file()
+    assert [p for _a, p, _k, _t in recall_hits(store)] == ["tiers/kayak.md"]
+    assert "moved back to hot/" in out.message and "clearly leads" in out.message
+    assert "warm/june0.md" in out.message and "Narrow the words" in out.message
+    assert sorted(f for f in files(root) if "june" in f) == [f"warm/june{i}.md" for i in range(5)]
 
 
 def test_no_match_gives_the_seeds_three_reasons(env):

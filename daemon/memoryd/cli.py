@@ -140,6 +140,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "pin": "memoryd.commands.marks",
     "unpin": "memoryd.commands.marks",
     "restore": "memoryd.commands.restore",
+    "on-read": "memoryd.commands.restore",
     "simulate": "memoryd.commands.simulate",
     "organize": "memoryd.commands.tiers",
     "recall": "memoryd.commands.tiers",

@@ -31,6 +31,16 @@ Rules that keep it safe:
   written late (an assistant message is stamped when it starts, written when it ends), and
   calls already looked at are skipped.
 
+A path read is a request too (issue 28): a ``memory_get`` naming the original path of a
+file expire archived, with nothing at that path now, brings that file back
+(:meth:`RestoreOnDemand.restore_read`). The OpenClaw plugin asks for it *before* the read
+(``memoryd on-read PATH``), so that very call returns the text; the daemon learns it from the
+transcripts for agents without the plugin (a ``memory_get`` answered with empty text), and
+then counts the read once as a hit, since the scanner counted none for the empty answer. The
+path is the model's, so it is data: it only ever selects among the journal's archived
+sources by exact, lexical equality (never a name outside the agent's workspace, never a
+symlink followed to find it).
+
 Every outcome is one JSON log line (``restore.on_demand`` / ``restore.on_demand_conflict``),
 a counter, an entry of :data:`RECENT_META` (what ``memoryd status`` and the next expire
 notification show) and a notification.
@@ -40,7 +50,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import Config, Paths
@@ -58,6 +68,8 @@ SLACK_SECONDS = 600.0
 MAX_TEXT_BYTES = 256 * 1024  # of an archived file's text, scored (notes are far smaller)
 ARCHIVE_BATCH_PREFIX = "expire:"
 RESTORE_BATCH_PREFIX = "restore-on-demand:"  # + a nanosecond stamp: one batch a restore
+READ_TRIGGER = "read"  # an event's ``trigger`` when a path read asked for it (else "search")
+READ_LOG_NOTE = "restored on demand: read"  # the log line's words for such a restore
 
 
 class Archived(NamedTuple):
@@ -99,6 +111,37 @@ def candidates_for(
         if any(a.src.startswith(root.rstrip("/") + "/") for root in roots):
             out.append(a)
     return out
+
+
+MAX_ASKED_CHARS = 4096  # of a path asked by memory_get (longer: no file memoryd archived)
+
+
+def read_target(asked: str, root: str) -> str | None:
+    """The absolute, normalised path a ``memory_get`` of ``asked`` names in the workspace
+    ``root``, or None when it names nothing inside it. Pure and lexical: the model's path is
+    data, so a name with a ``..`` part (wherever it leads), a NUL, an empty or overlong name
+    name nothing, and no symlink is looked at (the result is only compared with the journal's
+    sources)."""
+    if not asked or len(asked) > MAX_ASKED_CHARS or "\x00" in asked:
+        return None
+    if ".." in asked.replace("\\", "/").split("/"):
+        return None
+    base = os.path.normpath(root)
+    full = os.path.normpath(asked if os.path.isabs(asked) else os.path.join(base, asked))
+    return full if full.startswith(base.rstrip("/") + "/") else None
+
+
+def archived_at_path(
+    asked: str, roots: Sequence[str], archived: Sequence[Archived]
+) -> Archived | None:
+    """The archived file whose original path a read of ``asked`` names (``roots``: the
+    reading agent's workspace, as given and resolved), the latest archived when a path was
+    archived more than once; None when it names no file memoryd archived. Pure."""
+    targets = {t for root in roots if (t := read_target(asked, root)) is not None}
+    if not targets:
+        return None
+    named = [a for a in archived if os.path.normpath(a.src) in targets]
+    return max(named, key=lambda a: (a.archived_at, a.move_id), default=None)
 
 
 def text_for_matching(rel: str, body: str) -> str:
@@ -148,8 +191,20 @@ def outcome_words(outcome: str | None) -> str:
     return OUTCOME_WORDS.get(outcome or "", str(outcome))
 
 
+def asked_words(event: Mapping[str, Any]) -> str:
+    """What asked for a restore, as status and the expire report say it."""
+    if event.get("trigger") == READ_TRIGGER:
+        return "a read of its path"
+    return f"search “{event.get('query')}”"
+
+
 def notification_text(event: Mapping[str, Any]) -> str:
     """The one message a restore (or a refused one) sends."""
+    if event["outcome"] == "restored" and event.get("trigger") == READ_TRIGGER:
+        return (
+            f"memoryd restored {event['path']} from the archive: the agent read that path "
+            "(memory_get), so it came back before the read."
+        )
     if event["outcome"] == "restored":
         return (
             f"memoryd restored {event['path']} from the archive: a search for "
@@ -287,6 +342,64 @@ class RestoreOnDemand:
         ).fetchall()
         return [Search(str(a), str(c), str(q), float(t)) for a, c, q, t in rows]
 
+    def _new_empty_reads(self, store: Store, since: float) -> list[Search]:
+        """The ``memory_get`` calls stamped after ``since`` that were answered with no text
+        (the scanner counted no hit for them), oldest first: the path asked is ``query``.
+
+        One not answered yet is left for a later check (within the slack): with the plugin,
+        its read may still be under way and get the note the plugin brought back."""
+        rows = store.conn.execute(
+            "SELECT c.agent, c.call_id, c.query, c.ts FROM calls c WHERE c.tool = 'get' "
+            "AND c.answered = 1 AND c.query IS NOT NULL AND c.ts IS NOT NULL AND c.ts > ? "
+            "AND NOT EXISTS (SELECT 1 FROM hits h WHERE h.agent = c.agent "
+            "AND h.call_id = c.call_id) ORDER BY c.ts",
+            (since,),
+        ).fetchall()
+        return [Search(str(a), str(c), str(q), float(t)) for a, c, q, t in rows]
+
+    def restore_read(
+        self,
+        store: Store,
+        agent: str,
+        asked: str,
+        *,
+        call_id: str = "",
+        ts: float | None = None,
+        before_moving: Callable[[], None] | None = None,
+    ) -> dict[str, Any]:
+        """Before (or after) a ``memory_get`` of ``asked`` by ``agent``: bring back the file
+        memoryd archived from that path, if and only if nothing is at that path now.
+
+        The answer's ``outcome``: ``restored`` (the event, journaled and undoable), ``none``
+        (no file memoryd archived has that path), ``present`` (something is there: the read
+        gets it, nothing is moved or reported), or what :meth:`_restore` says when the
+        archived copy was edited (``changed``) or the move failed (``failed``). Counts no hit:
+        the read that follows returns the text, and the scanner counts that once.
+
+        ``before_moving`` runs only when a move is about to be made (a command sets up its
+        log there: most reads find nothing to do, and logging costs a hook's start-up most
+        of its time)."""
+        from .mover import mover_for
+
+        roots = self._workspaces().get(agent, [])
+        found = archived_at_path(asked, roots, archived_files(store)) if roots else None
+        if found is None:
+            return {"outcome": "none", "path": asked, "agent": agent}
+        rel = self._rel(found.src)
+        if os.path.lexists(found.src):
+            return {"outcome": "present", "path": rel, "agent": agent}
+        read = Search(agent, call_id, asked, time.time() if ts is None else ts)
+        if before_moving is not None:
+            before_moving()
+        from .log import get_logger
+
+        log = get_logger("memoryd.ondemand")
+        event = self._restore(store, mover_for(store, self.paths), found, read, 1.0, log,
+                              trigger=READ_TRIGGER)  # fmt: skip
+        if event is None:  # left alone, and said so before
+            return {"outcome": "left_alone", "path": rel, "agent": agent}
+        return event
+
     def check(self, store: Store) -> list[dict[str, Any]]:
         """Look at the searches new since the checkpoint; restore what they ask for."""
         from .log import get_logger
@@ -308,7 +421,10 @@ class RestoreOnDemand:
         searches = [
             s for s in self._new_searches(store, low) if (s.agent, s.call_id) not in self._seen
         ]
-        if not searches:
+        reads = [
+            r for r in self._new_empty_reads(store, low) if (r.agent, r.call_id) not in self._seen
+        ]
+        if not searches and not reads:
             return []
         log = get_logger("memoryd.ondemand")
         mover = mover_for(store, self.paths)
@@ -316,6 +432,22 @@ class RestoreOnDemand:
         events: list[dict[str, Any]] = []
         restored_ids: set[int] = set()
         present_by_agent: dict[str, dict[str, str]] = {}
+        for read in reads:
+            self._seen[(read.agent, read.call_id)] = read.ts
+            pool = [
+                a
+                for a in candidates_for(read, archived, workspaces)
+                if a.move_id not in restored_ids
+            ]
+            chosen = archived_at_path(read.query, workspaces.get(read.agent, ()), pool)
+            if chosen is None or os.path.lexists(chosen.src):
+                continue  # not a path memoryd archived, or a file is there (the read got it)
+            event = self._restore(store, mover, chosen, read, 1.0, log, trigger=READ_TRIGGER)
+            if event is not None:
+                events.append(event)
+                if event["outcome"] == "restored":
+                    restored_ids.add(chosen.move_id)
+                    self._count_read(store, read, event["path"])
         for search in searches:
             self._seen[(search.agent, search.call_id)] = search.ts
             pool = [
@@ -350,7 +482,7 @@ class RestoreOnDemand:
             self._present = {k: v for k, v in self._present.items() if k in live}
         # A search stamped in the future (a skewed clock, a damaged line) must not move the
         # checkpoint past the searches still to come.
-        newest = min(max(s.ts for s in searches), time.time())
+        newest = min(max(s.ts for s in (*searches, *reads)), time.time())
         self._prune_seen(max(checkpoint, newest) - SLACK_SECONDS)
         from .fsutil import NOT_A_NOTE_COUNTER, take_not_notes
 
@@ -394,15 +526,18 @@ class RestoreOnDemand:
         search: Search,
         score: float,
         log: Any,  # memoryd.log.get_logger's
+        trigger: str = "search",
     ) -> dict[str, Any] | None:
-        """Restore ``a`` for ``search``, or say why not; None when that was said before, or
-        when another process (a recall, ``memoryd restore``) brought the note back meanwhile."""
+        """Restore ``a`` for ``search`` (or a read: ``trigger``), or say why not; None when
+        that was said before, or when another process (a recall, ``memoryd restore``) brought
+        the note back meanwhile."""
         from . import faults
         from .mover import MoveError
 
         rel, archived_rel = self._rel(a.src), self._rel(a.dst)
         event: dict[str, Any] = {
             "at": time.time(),
+            "trigger": trigger,
             "path": rel,
             "archived": archived_rel,
             "query": search.query,
@@ -451,7 +586,10 @@ class RestoreOnDemand:
         event["undo_id"] = undo_id
         event["latency"] = round(time.time() - search.ts, 3)
         self._record(store, event, "restored_on_demand")
-        log.info("restore.on_demand", **event)
+        if trigger == READ_TRIGGER:
+            log.info("restore.on_demand", **event, note=READ_LOG_NOTE)
+        else:
+            log.info("restore.on_demand", **event)
         self._notify(event)
         return event
 
@@ -482,10 +620,23 @@ class RestoreOnDemand:
         except (OSError, MoveError):
             return False
 
+    @staticmethod
+    def _count_read(store: Store, read: Search, rel: str) -> None:
+        """Count a read answered empty, whose file came back after it, once as its hit: the
+        scanner counted none (no text came back), and the agent did ask for the note."""
+        with store.transaction():
+            store.conn.execute(
+                "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query) "
+                "VALUES (?, ?, ?, 'get', ?, ?)",
+                (read.agent, read.call_id, rel, read.ts, read.query),
+            )
+
     def _record(self, store: Store, event: Mapping[str, Any], counter: str) -> None:
         with store.transaction():
             store.set_meta(RECENT_META, push_recent(store.get_meta(RECENT_META), event))
             store.bump(counter)
+            if counter == "restored_on_demand" and event.get("trigger") == READ_TRIGGER:
+                store.bump("restored_on_demand_reads")
 
     def _notify(self, event: Mapping[str, Any]) -> None:
         """Send from a thread of its own: the ingest thread never waits on the network."""

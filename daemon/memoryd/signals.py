@@ -511,6 +511,7 @@ class Snapshot:
             )
             for f in self.files
         ]
+        self.signals = with_first_seen(self.signals, *first_seen_of(store), now)
         owner = self.attribution.owner
         self.marked = {owner.get(p, p) for p in marked}
         # Why a mark not given by `memoryd mark` was set ("recovered from forgotten/ by
@@ -597,6 +598,57 @@ class Snapshot:
                 self._conn, self.now, days, self.agents
             )
         return list(found)
+
+
+SEEN_SINCE_META = "files.seen_since"  # the first run that listed the files (the baseline)
+FIRST_SEEN = "first seen"  # FileSignals.created_from when the age counts from that
+
+
+def first_seen_of(store: Store) -> tuple[dict[str, float], float | None]:
+    """(path → when expire first listed it, the baseline time or None before any run)."""
+    import sqlite3
+
+    try:
+        since = store.get_meta(SEEN_SINCE_META)
+        rows = store.conn.execute("SELECT path, first_seen FROM files_seen").fetchall()
+    except sqlite3.Error:  # a database not migrated yet (read-only): no baseline
+        return {}, None
+    try:
+        baseline = float(since) if since is not None else None
+    except ValueError:
+        baseline = None
+    return {str(p): float(t) for p, t in rows}, baseline
+
+
+def with_first_seen(
+    signals: list[FileSignals], seen: Mapping[str, float], baseline: float | None, now: float
+) -> list[FileSignals]:
+    """``signals`` with each age counted from the later of the file's own date and the
+    moment memoryd first listed it (issue 28: an import of old notes is new). Pure.
+
+    Before any baseline nothing changes; a file listed at the baseline keeps its own date
+    (memoryd was not there before it); one not listed yet is seen ``now``."""
+    if baseline is None:
+        return signals
+    out = []
+    for sig in signals:
+        first = seen.get(sig.path, now)
+        if first > baseline and first > sig.created:
+            sig = dataclasses.replace(sig, created=first, created_from=FIRST_SEEN)
+        out.append(sig)
+    return out
+
+
+def record_first_seen(store: Store, rels: Iterable[str], now: float) -> None:
+    """Note the files expire lists now that it had not listed before (the first call sets
+    the baseline). Called by the runs that act (not dry runs: they change nothing)."""
+    with store.transaction():
+        if store.get_meta(SEEN_SINCE_META) is None:
+            store.set_meta(SEEN_SINCE_META, repr(now))
+        store.conn.executemany(
+            "INSERT OR IGNORE INTO files_seen(path, first_seen) VALUES (?, ?)",
+            [(rel, now) for rel in rels],
+        )
 
 
 def snapshot(cfg: Config, paths: Paths, store: Store, now: float) -> Snapshot:

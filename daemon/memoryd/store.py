@@ -223,6 +223,16 @@ _MIGRATIONS: dict[int, str] = {
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS transcript_db_gone_by_time ON transcript_db_gone(source_id, gone_at);
     """,
+    9: """
+    -- When expire first listed each memory file (issue 28): a note's age counts from the
+    -- later of its own date and this, so an import of old notes is new. The files listed
+    -- at the first run after this migration are the baseline (meta 'files.seen_since'):
+    -- their age stays their own.
+    CREATE TABLE IF NOT EXISTS files_seen (
+        path       TEXT PRIMARY KEY,
+        first_seen REAL NOT NULL
+    ) WITHOUT ROWID;
+    """,
 }
 
 

@@ -11,6 +11,7 @@ import { pathToFileURL } from "node:url";
 const pluginDir = process.env.MEMORYD_PLUGIN_DIR;
 const logic = await import(pathToFileURL(join(pluginDir, "logic.js")).href);
 const plugin = (await import(pathToFileURL(join(pluginDir, "index.js")).href)).default;
+const readHook = await import(pathToFileURL(join(pluginDir, "read_hook.js")).href);
 
 function fakeMemoryd(dir, body) {
   const path = join(dir, `memoryd-${Math.random().toString(36).slice(2)}`);
@@ -26,8 +27,8 @@ function answering(dir, doc, before = "") {
 }
 
 function fakeApi(pluginConfig) {
-  const api = { pluginConfig, hooks: {}, tools: [], commands: [], logs: [] };
-  api.on = (name, handler) => { api.hooks[name] = handler; };
+  const api = { pluginConfig, hooks: {}, hookOptions: {}, tools: [], commands: [], logs: [] };
+  api.on = (name, handler, options) => { api.hooks[name] = handler; api.hookOptions[name] = options; };
   api.registerTool = (tool) => api.tools.push(tool);
   api.registerCommand = (cmd) => api.commands.push(cmd);
   api.logger = {
@@ -172,4 +173,59 @@ test("settings fall back to safe defaults", () => {
   assert.deepEqual(logic.wordsOf({ query: " a  b ", words: ["c d"] }), ["a", "b", "c", "d"]);
   assert.equal(logic.isFirstTurn({ messages: [] }), true);
   assert.equal(logic.isFirstTurn({}), false);
+});
+
+test("a memory_get asks memoryd on-read first; other tools and calls without a path do not", async () => {
+  const args = join(dir, "read-args");
+  const reply = { outcome: "restored", trigger: "read", path: "memory/kayak.md", archived: "memory-archive/2026-12/memory/kayak.md" };
+  const api = fakeApi({ command: answering(dir, reply, `echo "$@" >> ${args}`) });
+  plugin.register(api);
+  const opts = api.hookOptions.before_tool_call;
+  assert.deepEqual(opts.matcher, ["memory_get"]);
+  assert.ok(opts.timeoutMs > readHook.DEFAULT_READ_TIMEOUT_MS, "OpenClaw's budget is above ours");
+  const hook = api.hooks.before_tool_call;
+  assert.equal(await hook({ toolName: "memory_get", params: { path: "memory/kayak.md" } }, { agentId: "work" }), undefined);
+  const { readFileSync } = await import("node:fs");
+  assert.equal(readFileSync(args, "utf8").trim(), "on-read --json --agent work -- memory/kayak.md");
+  assert.match(api.logs.at(-1)[1], /restored on demand: read memory\/kayak.md from memory-archive/);
+  // the outer Tool Search wrapper, a search, no path, a path that is no string: nothing runs
+  for (const event of [
+    { toolName: "tool_call", params: { id: "memory_get", args: { path: "memory/kayak.md" } } },
+    { toolName: "memory_search", params: { query: "kayak" } },
+    { toolName: "memory_get", params: {} },
+    { toolName: "memory_get", params: { path: ["memory/kayak.md"] } },
+    undefined,
+  ]) {
+    assert.equal(await hook(event, {}), undefined);
+  }
+  assert.equal(readFileSync(args, "utf8").trim().split("\n").length, 1);
+  // a hostile path is passed after `--`, as data
+  await hook({ toolName: "memory_get", params: { path: "--config=/etc/x" } }, {});
+  assert.equal(readFileSync(args, "utf8").trim().split("\n")[1], "on-read --json -- --config=/etc/x");
+});
+
+test("a missing, broken, slow or throwing memoryd: the read goes on, one log line, in time", async () => {
+  const cases = [
+    fakeMemoryd(dir, "echo 'memoryd: config file x: invalid TOML' >&2; exit 2"),
+    join(dir, "no-such-memoryd"),
+    fakeMemoryd(dir, "sleep 5; echo '{}'"),
+    fakeMemoryd(dir, "echo 'not json'"),
+  ];
+  for (const command of cases) {
+    const api = fakeApi({ command, readTimeoutMs: 300 });
+    plugin.register(api);
+    const t0 = Date.now();
+    const out = await api.hooks.before_tool_call({ toolName: "memory_get", params: { path: "memory/a.md" } }, {});
+    const ms = Date.now() - t0;
+    assert.equal(out, undefined, command);
+    assert.ok(ms < 1000, `${command}: ${ms} ms`);
+    const warns = api.logs.filter(([level]) => level === "warn");
+    assert.equal(warns.length, 1, JSON.stringify(api.logs));
+    assert.match(warns[0][1], /read of memory\/a.md: no restore before it/);
+  }
+  // a logger that throws, and a settings object that makes spawn throw: still no decision
+  const handler = readHook.beforeReadHandler({ command: 42, commandTimeoutMs: 1000 }, 300, () => { throw new Error("x"); });
+  assert.equal(await handler({ toolName: "memory_get", params: { path: "memory/a.md" } }, null), undefined);
+  assert.equal(readHook.readTimeoutOf({ readTimeoutMs: 10 }), readHook.DEFAULT_READ_TIMEOUT_MS);
+  assert.equal(readHook.readTimeoutOf({ readTimeoutMs: 250 }), 250);
 });

@@ -102,8 +102,13 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     spellings = snap.attribution.spellings(rel)[1:]
     lines = [
         f"{rel} — {sig.kind} note, {sig.size} bytes",
-        f"  created {clock.iso(sig.created)} (from its {sig.created_from}), "
-        f"{sig.age_days:.1f} days old",
+        (
+            f"  first listed by memoryd {clock.iso(sig.created)} (its own date is older: an "
+            f"import counts as new), {sig.age_days:.1f} days old"
+            if sig.created_from == "first seen"
+            else f"  created {clock.iso(sig.created)} (from its {sig.created_from}), "
+            f"{sig.age_days:.1f} days old"
+        ),
         f"  hits: {sig.hits_7d} in 7 days, {sig.hits_14d} in 14, {sig.hits_30d} in 30, "
         f"{sig.hits_total} in total"
         + (f"; last {clock.iso(sig.last_hit)} ({since:.1f} days ago)" if since is not None else ""),
@@ -136,6 +141,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
             if "p_need" in exp.numbers
             else ""
         ),
+        *([f"  {why_low}"] if (why_low := low_chance_words(exp, sig, strength, source)) else []),
         *(
             [
                 f"  (the policy alone: {own.action.upper()} — {own.reason} [rule: {own.rule}]; "
@@ -210,6 +216,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
             "reason": exp.reason,
             "numbers": dict(exp.numbers),
             **({"chance_source": source} if source is not None else {}),
+            **({"why_low": why_low} if why_low else {}),
             **(
                 {"policy_verdict": {"action": own.action, "rule": own.rule, "reason": own.reason}}
                 if own is not None
@@ -273,3 +280,34 @@ def _explain_extra(
     ]
     emit(ctx, args, doc, text)
     return True
+
+
+MANY_HITS = 5  # past hits that make a low chance look wrong to a reader, unless explained
+LOW_CHANCE = 0.2  # a chance below this, with that many hits, is explained in plain words
+
+
+def low_chance_words(
+    exp: Any, sig: Any, strength: dict[str, Any], source: str | None
+) -> str | None:
+    """Why a note with many past hits gets a low chance, in plain words (issue 28); None when
+    the chance is not low, or the hits are few (nothing to explain). Pure.
+
+    The chance (``likely``) follows *when and how* a note was used (silence since its last
+    hit and last strong hit, the rhythm of its strong hits, how many only came along in
+    results), not how many hits it has: twenty hits on one day a month ago read as one
+    burst of use that is over."""
+    p = exp.numbers.get("p_need") if hasattr(exp, "numbers") else None
+    if not isinstance(p, float | int) or p >= LOW_CHANCE or sig.hits_total < MANY_HITS:
+        return None
+    days = sig.distinct_days
+    since = sig.days_since_hit
+    last = f"the last {since:.0f} days ago" if since is not None else "none recently"
+    strong, along = strength.get("strong", 0), strength.get("came_along", 0)
+    return (
+        f"why so low with {sig.hits_total} past hits: the chance follows when and how the "
+        f"note was used, not how many times. Its hits fell on {days} day"
+        f"{'s' if days != 1 else ''}, {last}; {strong} were strong (retrieved first or read), "
+        f"{along} only came along in a search's results. Notes used like this were seldom "
+        f"needed again within 60 days ({source or 'the generic model'}). "
+        "`memoryd mark` keeps it whatever the chance says."
+    )

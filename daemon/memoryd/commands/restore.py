@@ -49,6 +49,60 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_restore)
 
+    r = sub.add_parser(
+        "on-read",
+        help="before a memory_get: bring back the note memoryd archived from PATH, if nothing "
+        "is there now",
+    )
+    r.add_argument("path", metavar="PATH", help="the path the agent reads, as it gave it")
+    r.add_argument("--agent", metavar="ID", help="the reading agent (default: the first one)")
+    r.add_argument("--json", action="store_true", help="print one JSON document")
+    r.set_defaults(func=cmd_on_read)
+
+
+# What `on-read` says of each outcome (its --json document has the outcome's name).
+ON_READ_WORDS = {
+    "restored": "restored {path} from {archived} before the read (journaled)",
+    "none": "{path}: no note memoryd archived from this path; nothing to do",
+    "present": "{path}: a file is there; nothing to do",
+    "off": "{path}: restore on demand is off (expire.restore_on_demand); nothing moved",
+    "changed": "{path}: the archived copy was edited since; left in the archive",
+    "conflict": "{path}: a file appeared at this path; both left alone",
+    "left_alone": "{path}: left alone (said before)",
+    "failed": "{path}: could not be restored: {error}",
+}
+
+
+def cmd_on_read(args: argparse.Namespace, ctx: Context) -> int:
+    """Restore on demand for one read (issue 28): what a ``before_tool_call`` hook of a
+    ``memory_get`` asks, so the read that follows returns the note. ``PATH`` is the agent's
+    (a model's) and only ever compared with the journal; exit 1 only when a move failed."""
+    from ..ondemand import RestoreOnDemand
+
+    def log_to_stderr() -> None:  # its one log line goes to stderr; stdout is the answer
+        from .. import log
+
+        if not log.CONFIGURED:
+            log.configure(stream=sys.stderr)
+
+    agents = ctx.paths.agents
+    agent = args.agent or (agents[0].id if agents else "")
+    if args.agent and all(a.id != args.agent for a in agents):
+        doc: dict[str, Any] = {"outcome": "none", "path": args.path, "agent": args.agent,
+                               "error": "no such agent"}  # fmt: skip
+    elif not ctx.cfg.expire.restore_on_demand:
+        doc = {"outcome": "off", "path": args.path, "agent": agent}
+    elif not ctx.paths.db.exists():  # memoryd never ran here: nothing was archived
+        doc = {"outcome": "none", "path": args.path, "agent": agent}
+    else:
+        doc = RestoreOnDemand(ctx.cfg, ctx.paths).restore_read(
+            ctx.store(), agent, args.path, before_moving=log_to_stderr
+        )
+    words = ON_READ_WORDS.get(str(doc.get("outcome")), "{path}: {outcome}")
+    fields = {"archived": "", "error": "", **doc}
+    emit(ctx, args, doc, [words.format(**fields)])
+    return 1 if doc.get("outcome") == "failed" else 0
+
 
 # How the commands whose moves brought a note back are named, in what restore says.
 _BROUGHT_BY = {

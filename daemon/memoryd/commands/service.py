@@ -237,6 +237,7 @@ def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
                     "path": e.get("path"),
                     "archived": e.get("archived"),
                     "query": e.get("query"),
+                    "trigger": e.get("trigger", "search"),
                     "score": e.get("score"),
                     "latency": e.get("latency"),
                 }
@@ -418,7 +419,7 @@ def sources_lines(doc: dict[str, Any]) -> list[str]:
 
 
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
-    from ..ondemand import outcome_words
+    from ..ondemand import asked_words, outcome_words
 
     ctx.exit_at_once = True  # a read: nothing for Python's teardown to finish
     doc = collect_status(ctx)
@@ -506,7 +507,7 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         )
         for e in rod["recent"]:
             ctx.print(
-                f"  {e['at']}  {e['path']} {outcome_words(e['outcome'])}  (search “{e['query']}”)"
+                f"  {e['at']}  {e['path']} {outcome_words(e['outcome'])}  ({asked_words(e)})"
             )
     for line in glance_lines(doc):
         ctx.print(line)

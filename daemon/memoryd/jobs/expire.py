@@ -21,7 +21,7 @@ from ..own_history import learned_policy, record_calibration
 from ..policy import rails
 from ..policy.expire_plan import ExpirePlan, PlanItem, build_plan
 from ..results import JobOutcome
-from ..signals import DAY, Snapshot, snapshot
+from ..signals import DAY, Snapshot, record_first_seen, snapshot
 from ..store import Store
 from ..workspace import relative_to_workspace
 
@@ -183,6 +183,8 @@ def _planned(
     policy = learned_policy(cfg, paths, store, snap.now, fresh=learn)
     if learn:
         record_calibration(store, policy, snap.now)
+        # (the plan below already counts a file listed for the first time as seen now)
+        record_first_seen(store, [f.rel for f in snap.files], snap.now)
     return snap, build_plan(cfg, snap, policy=policy)
 
 
@@ -212,7 +214,7 @@ def _notify_lines(summary: str, moved: list[Moved], failed: list[Failure]) -> li
 
 def _restores_since_last_run(store: Store) -> list[str]:
     """Lines naming the archived files a search brought back since the last expire run."""
-    from ..ondemand import outcome_words, recent_events
+    from ..ondemand import asked_words, outcome_words, recent_events
 
     last = store.last_job("expire")
     since = last[2] if last and last[2] is not None else 0.0
@@ -222,7 +224,7 @@ def _restores_since_last_run(store: Store) -> list[str]:
     lines = [f"since the last expire, {len(back)} archived file(s) were needed again:"]
     for e in back[:10]:
         lines.append(
-            f"↩ {e.get('path')} {outcome_words(e.get('outcome'))} — search “{e.get('query')}”"
+            f"↩ {e.get('path')} {outcome_words(e.get('outcome'))} — {asked_words(e)}"
         )
     return lines
 

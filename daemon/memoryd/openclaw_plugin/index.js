@@ -4,6 +4,7 @@
 //   (`memoryd inject --session --json`) go before the user's first message, once.
 // - /refresh: organize → promote → session reset; /memoryd: a short status.
 // - memoryd_recall: the seed's layered recall (hot → warm → gist → forgotten → archive).
+// - before_tool_call (memory_get): a path memoryd archived comes back before the read.
 //
 // register() only registers: it runs several times (twice in a gateway, again in every CLI
 // process that loads plugins), so it starts nothing, spawns nothing and opens nothing.
@@ -25,6 +26,7 @@ import {
   withDeadline,
   wordsOf,
 } from "./logic.js";
+import { registerReadHook } from "./read_hook.js";
 
 const RECALL_PARAMETERS = {
   type: "object",
@@ -174,6 +176,9 @@ export default {
       log(api, "info", `injected ${doc.included?.length ?? 0} hot note(s), ${doc.chars} chars (${how}, ${ms} ms)`);
       return { prependContext: text };
     });
+
+    // A memory_get of a path memoryd archived: the note comes back before the read (read_hook.js).
+    registerReadHook(api, settings, (level, message) => log(api, level, message));
 
     api.registerTool({
       name: TOOL_NAME,

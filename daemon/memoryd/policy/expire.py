@@ -6,6 +6,8 @@ Rule, in order (the first that applies decides):
    → keep
 2. marked by the user (``memoryd mark``) → keep
 3. pinned (``expire.pinned`` globs or ``memoryd pin GLOB``) → keep
+3b. a current promotion candidate (``candidates``: promote nominates it for MEMORY.md now)
+   → keep: expire never archives what promote nominates (issue 28)
 4. not older than ``min_age_days`` (created = date in the name, else mtime) → keep
 5. more than ``max_hits`` hits in the last ``window_days`` → keep (still in use)
 6. otherwise → archive
@@ -19,7 +21,7 @@ merges them in.
 
 This is the ``seed`` policy (``[expire] policy = "seed"``). Any other policy
 (the default ``likely``, chosen by replay) replaces rules 4-6 with its own
-verdict (:func:`decide_with`); rules 1-3 always come first.
+verdict (:func:`decide_with`); rules 1-3b always come first.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class ExpireDecision:
 
     path: str
     action: str  # archive | keep
-    rule: str  # protected | marked | pinned | young | active | expired | prune | capacity
+    rule: str  # protected | marked | pinned | candidate | young | active | expired | prune | …
     reason: str
     numbers: Mapping[str, float | int | str | None] = field(default_factory=dict)
 
@@ -54,6 +56,7 @@ def decide(
     cfg: ExpireConfig,
     marked: frozenset[str] | set[str] = frozenset(),
     pins: Iterable[str] = (),
+    candidates: Mapping[str, str] | None = None,
 ) -> ExpireDecision:
     """The expire verdict for one file."""
     age = sig.age_days
@@ -78,6 +81,15 @@ def decide(
     glob = matches_any(sig.path, (*cfg.pinned, *pins))
     if glob:
         return ExpireDecision(sig.path, KEEP, "pinned", f"pinned by {glob!r}", numbers)
+    nominated = candidates.get(sig.path) if candidates else None
+    if nominated:
+        return ExpireDecision(
+            sig.path,
+            KEEP,
+            "candidate",
+            f"a promotion candidate ({nominated}): promote nominates it for MEMORY.md",
+            numbers,
+        )
     rule = seed_rule(age, recent, cfg.min_age_days, cfg.max_hits)
     if rule == "young":
         return ExpireDecision(
@@ -113,13 +125,14 @@ def decide_with(
     cfg: ExpireConfig,
     marked: frozenset[str] | set[str] = frozenset(),
     pins: Iterable[str] = (),
+    candidates: Mapping[str, str] | None = None,
 ) -> ExpireDecision:
     """The verdict of a replay policy (``[expire] policy``, :mod:`memoryd.policy.candidates`) on
     one file: protection, marks and pins first, as for the seed rule; then the policy, on
     ``view`` (its hits and their strength as known now). ``numbers`` carries ``p_need``,
     the chance of being needed in the next 60 days, when the policy gives one."""
-    d = decide(sig, cfg, marked, pins)
-    if d.rule in ("protected", "marked", "pinned"):
+    d = decide(sig, cfg, marked, pins, candidates)
+    if d.rule in ("protected", "marked", "pinned", "candidate"):
         return d
     v = policy.decide(view)
     numbers = {
@@ -139,11 +152,12 @@ def plan(
     cfg: ExpireConfig,
     marked: frozenset[str] | set[str] = frozenset(),
     pins: Iterable[str] = (),
+    candidates: Mapping[str, str] | None = None,
 ) -> list[ExpireDecision]:
     """Every file's verdict under the seed rule (pruning and capacity are merged in by
     :func:`memoryd.policy.expire_plan.with_pruning`)."""
     pins = tuple(pins)
-    return [decide(sig, cfg, marked, pins) for sig in signals]
+    return [decide(sig, cfg, marked, pins, candidates) for sig in signals]
 
 
 def archive_relpath(rel: str, archive_dir: str, month: str) -> str:

@@ -89,8 +89,26 @@ def scores_of(cfg: Config, snap: Snapshot) -> list[score_policy.Score]:
     ]
 
 
-FIXED_RULES = ("protected", "marked", "pinned")  # keeps that pruning and capacity never override
+# keeps that pruning and capacity never override (a promotion candidate included: issue 28)
+FIXED_RULES = ("protected", "marked", "pinned", "candidate")
 PRUNE_RULES = ("prune", "capacity")  # the rules of a keep that pruning / capacity archive
+
+
+def promotion_candidates(
+    cfg: Config, snap: Snapshot, signals: Sequence[FileSignals] | None = None
+) -> dict[str, str]:
+    """path → why promote nominates it now, for ``signals`` (default: every file's), from
+    their counts as the snapshot has them: what expire must never archive (issue 28)."""
+    from . import promote
+
+    out = {}
+    for sig in snap.signals if signals is None else signals:
+        why = promote.is_candidate(
+            sig, cfg.promote, marked=sig.path in snap.marked, promoted=sig.path in snap.promoted
+        )
+        if why:
+            out[sig.path] = why
+    return out
 
 
 def _policy(cfg: Config, policy: Any) -> Any:
@@ -124,7 +142,9 @@ def decision_of(
     in the session, so the rows of the file and of its calls are all it needs."""
     sig = snap.by_path[rel]
     if cfg.expire.policy == "seed":
-        return expire_policy.decide(sig, cfg.expire, snap.marked, snap.pins)
+        return expire_policy.decide(
+            sig, cfg.expire, snap.marked, snap.pins, promotion_candidates(cfg, snap, [sig])
+        )
     policy = _policy(cfg, policy)
     times, strong = hit_times_by_file(snap.hit_rows([rel]), snap.now, only=rel)
     return _decide_with(policy, cfg, snap, sig, times, strong)
@@ -187,7 +207,10 @@ def _decide_with(
         tuple(ts),
         tuple(sorted(strong.get(sig.path, ()))),
     )
-    return expire_policy.decide_with(policy, sig, view, cfg.expire, snap.marked, snap.pins)
+    nominated = promotion_candidates(cfg, snap, [sig])
+    return expire_policy.decide_with(
+        policy, sig, view, cfg.expire, snap.marked, snap.pins, nominated
+    )
 
 
 def plan_decisions(
@@ -199,7 +222,9 @@ def plan_decisions(
     """Every file's verdict as the plan has it: the policy's (or the seed rule's), then a
     keep that pruning or capacity control archives (rule ``prune`` / ``capacity``)."""
     if cfg.expire.policy == "seed":
-        base = expire_policy.plan(snap.signals, cfg.expire, snap.marked, snap.pins)
+        base = expire_policy.plan(
+            snap.signals, cfg.expire, snap.marked, snap.pins, promotion_candidates(cfg, snap)
+        )
     else:
         base = policy_decisions(cfg, snap, policy)
     if not (cfg.score.prune_enabled or cfg.score.capacity_enabled):

@@ -79,6 +79,34 @@ def classify(text: str) -> tuple[str, str]:
     return REVIEW, "no rule matched; a person decides"
 
 
+def nomination_rules(
+    sig: FileSignals, cfg: PromoteConfig, *, marked: bool, mark_note: str | None = None
+) -> list[str]:
+    """The rules that nominate ``sig``'s file (empty: none), from its counts alone. Pure.
+
+    Also what expire asks (issue 28): a current candidate is never archived, so the two
+    jobs never disagree about one note (expire archiving what promote nominates)."""
+    rules = []
+    if sig.hits_7d >= cfg.hits_7d:
+        rules.append(f"{sig.hits_7d} hits in 7 days (≥ {cfg.hits_7d})")
+    if sig.hits_14d >= cfg.hits_14d:
+        rules.append(f"{sig.hits_14d} hits in 14 days (≥ {cfg.hits_14d})")
+    if sig.hits_total >= cfg.hits_total:
+        rules.append(f"{sig.hits_total} hits in total (≥ {cfg.hits_total})")
+    if marked:
+        # A mark memoryd set itself (recall bringing a note back from forgotten/) says so.
+        rules.append(f"marked: {mark_note}" if mark_note else "marked by the user")
+    return rules
+
+
+def is_candidate(sig: FileSignals, cfg: PromoteConfig, *, marked: bool, promoted: bool) -> str:
+    """Why promote nominates ``sig``'s file now ("" when it does not): :func:`decide`'s
+    verdict without the text (the category needs it, the nomination does not). Pure."""
+    if sig.kind == KIND_LONG_TERM or promoted:
+        return ""
+    return "; ".join(nomination_rules(sig, cfg, marked=marked))
+
+
 def decide(
     sig: FileSignals,
     text: str,
@@ -100,16 +128,7 @@ def decide(
     if promoted:
         why = "promoted before; not nominated again"
         return PromoteDecision(sig.path, False, (), why, numbers=numbers)
-    rules = []
-    if sig.hits_7d >= cfg.hits_7d:
-        rules.append(f"{sig.hits_7d} hits in 7 days (≥ {cfg.hits_7d})")
-    if sig.hits_14d >= cfg.hits_14d:
-        rules.append(f"{sig.hits_14d} hits in 14 days (≥ {cfg.hits_14d})")
-    if sig.hits_total >= cfg.hits_total:
-        rules.append(f"{sig.hits_total} hits in total (≥ {cfg.hits_total})")
-    if marked:
-        # A mark memoryd set itself (recall bringing a note back from forgotten/) says so.
-        rules.append(f"marked: {mark_note}" if mark_note else "marked by the user")
+    rules = nomination_rules(sig, cfg, marked=marked, mark_note=mark_note)
     if not rules:
         return PromoteDecision(
             sig.path,

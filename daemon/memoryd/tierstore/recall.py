@@ -61,6 +61,25 @@ class Match:
         return (-len(self.words), not self.tag_match, -self.occurrences, -self.mtime, self.rel)
 
 
+LEAD_OCCURRENCES = 3  # a lead by occurrences alone needs at least this many
+LEAD_RATIO = 2.0  # … and this many times the runner-up's
+
+
+def clearly_ahead(leader: tuple[int, int], runner_up: tuple[int, int]) -> bool:
+    """Whether the best match clearly leads the next best (each: distinct query words it
+    holds, occurrences of them). Pure.
+
+    The rule, stated: it holds *more of the query's words* than any other match (the note
+    that has "kayak" and "june" over the notes that only mention June), or as many but the
+    words occur at least :data:`LEAD_OCCURRENCES` times in it and at least
+    :data:`LEAD_RATIO` times as often as in the runner-up (a note about kayaks over notes
+    that say the word once). Anything closer is no clear lead: narrow the words."""
+    (words, occ), (rival_words, rival_occ) = leader, runner_up
+    if words != rival_words:
+        return words > rival_words
+    return occ >= LEAD_OCCURRENCES and occ >= LEAD_RATIO * rival_occ
+
+
 def normalise_words(words: list[str]) -> list[str]:
     """Search words: split on whitespace, lower-cased, duplicates dropped, order kept."""
     out: list[str] = []
@@ -195,6 +214,19 @@ class SearchResult:
     def _notes(self) -> list[str]:
         return list(dict.fromkeys(m.note for m in self.matches))
 
+    def leader(self) -> str | None:
+        """The note that clearly leads the others (:func:`clearly_ahead`), or None."""
+        if not self.matches:
+            return None
+        best = self.matches[0]
+        rival = next((m for m in self.matches if m.note != best.note), None)
+        if rival is None:
+            return best.note
+        ahead = clearly_ahead(
+            (len(best.words), best.occurrences), (len(rival.words), rival.occurrences)
+        )
+        return best.note if ahead else None
+
 
 def layered_search(root: Path, words: list[str]) -> SearchResult:
     """Search the tiers in the seed's order and stop at the first with a match."""
@@ -313,6 +345,12 @@ def _recall(
             return out
         shown = result.shown(limit)
         out.too_many = result.too_many(limit)
+        others: list[Match] = []
+        lead = result.leader() if out.too_many else None
+        if lead is not None:  # one note clearly ahead: it is the hit, the others are listed
+            shown = [m for m in result.matches if m.note == lead]
+            others = [m for m in result.matches if m.note != lead]
+            out.too_many = False
         if out.too_many:
             out.message = (
                 f"{len(result.matches)} files in {result.tier}/ match; showing the best "
@@ -357,7 +395,18 @@ def _recall(
                 d["text"] = text
             out.shown.append(d)
         out.message = _hit_message(result.tier, out)
+        if others:
+            out.message += _others_line(others, [m.rel for m in others], len(result.matches))
         return out
+
+
+def _others_line(others: list[Any], names: list[str], total: int, shown: int = 10) -> str:
+    """The line naming the matches left behind a clear leader (not moved, not counted)."""
+    listed = ", ".join(names[:shown]) + (f", … ({len(names)} in all)" if len(names) > shown else "")
+    return (
+        f"\n{total} matched; this one clearly leads (more of the words, or far more often). "
+        f"The others, not moved: {listed}. Narrow the words if it is not the one."
+    )
 
 
 ARCHIVE = "archive"  # the layer after forgotten/: what expire archived from the workspaces
@@ -454,7 +503,13 @@ def _recall_from_archive(
         return None
     out = RecallOutcome(words, ARCHIVE, len(matches))
     shown = matches[:limit]
-    if len(matches) > limit:
+    others: list[ArchivedMatch] = []
+    if len(matches) > limit and clearly_ahead(
+        (len(matches[0].words), matches[0].occurrences),
+        (len(matches[1].words), matches[1].occurrences),
+    ):
+        shown, others = matches[:1], matches[1:]
+    elif len(matches) > limit:
         out.too_many = True
         out.message = (
             f"{len(matches)} archived notes match; showing the best {len(shown)}. "
@@ -523,6 +578,9 @@ def _recall_from_archive(
         out.message = f"{n} {files} found in memoryd's archive, not brought back: " + "; ".join(
             _why_not_restored(m, r) for m, r in zip(shown, out.rotations, strict=True)
         )
+    if others:
+        out.message += _others_line(others, [m.rel for m in others], len(matches))
+        out.shown += [_archived_dict(m, None) for m in others[:limit]]  # listed, no text
     return out
 
 
