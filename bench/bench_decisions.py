@@ -27,6 +27,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import sqlite3
 import statistics
 import subprocess
@@ -118,31 +119,36 @@ def main() -> None:
         "today": {**base_env, "PYTHONPATH": str(Path(args.baseline).resolve())},
         "new": {**base_env, "PYTHONPATH": str(ROOT / "daemon")},
     }
-    commands = {
-        "status": ["status", "--json"],
-        "hits --no-scan": ["hits", "--no-scan", "--json"],
+    commands = {  # the deciding ones first: a run cut short has their figures
         "explain FILE": ["explain", str(info["explain"]), "--no-scan", "--json"],
         "expire dry run": ["expire", "--dry-run", "--no-scan", "--json"],
         "reflect": ["reflect", "--no-scan", "--json"],
         "simulate": ["simulate", "--no-scan", "--json"],
+        "status": ["status", "--json"],
+        "hits --no-scan": ["hits", "--no-scan", "--json"],
     }
     if args.only:
         keep = {c.strip() for c in args.only.split(",")}
         commands = {k: v for k, v in commands.items() if k in keep}
-    deciding = {"explain FILE", "expire dry run", "reflect"}
+    deciding = {"explain FILE", "expire dry run", "reflect", "simulate"}
 
-    def run(version: str, argv: list[str], *, fresh: bool) -> tuple[float, str]:
+    def run(version: str, argv: list[str], *, fresh: bool) -> tuple[float, float, str]:
+        """(wall, CPU of the process: user + system, its output)."""
         if fresh:
             learned.unlink(missing_ok=True)
+        c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         out = subprocess.run([sys.executable, "-m", "memoryd", *argv], env=versions[version],
                              capture_output=True, text=True)  # fmt: skip
         took = time.perf_counter() - t0
+        c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
         if out.returncode != 0:
             raise SystemExit(f"{version} {' '.join(argv)}: exit {out.returncode}\n{out.stderr}")
-        return took, out.stdout
+        return took, cpu, out.stdout
 
     times: dict[tuple[str, str, str], list[float]] = {}
+    cpus: dict[tuple[str, str, str], list[float]] = {}
     same: dict[str, bool] = {}
     with busy_core(args.busy):
         load = os.getloadavg()[0]
@@ -152,26 +158,48 @@ def main() -> None:
                 for version in versions:
                     kinds = ("first", "then") if version == "new" and name in deciding else ("",)
                     for kind in kinds:
-                        took, out = run(version, argv, fresh=kind == "first")
+                        took, cpu, out = run(version, argv, fresh=kind == "first")
                         times.setdefault((name, version, kind), []).append(took)
+                        cpus.setdefault((name, version, kind), []).append(cpu)
                         if outputs.setdefault(version, out) != out:
                             raise SystemExit(f"{version} {name}: output differs between runs")
             same[name] = _comparable(outputs["today"]) == _comparable(outputs["new"])
+            done = {k: v for k, v in commands.items() if k in same}
             print(f"  {name}: timed", flush=True)
+            _table(done, deciding, times, same, only=name, cpu=cpus)
         load = max(load, os.getloadavg()[0])
-    print(f"\nwhole process, median of {args.repeat} (load average up to {load:.1f}"
-          f"{', one core kept busy' if args.busy else ''})\n")  # fmt: skip
-    print("| command | today | new | new ÷ today | same output |")
+    for title, figures in (("wall", times), ("CPU (user + system)", cpus)):
+        print(f"\n{title} of the whole process, median of {args.repeat} (load average up to "
+              f"{load:.1f}{', one core kept busy' if args.busy else ''})\n")  # fmt: skip
+        _table(commands, deciding, figures, same)
+
+
+def _table(
+    commands: dict[str, list[str]],
+    deciding: set[str],
+    figures: dict[tuple[str, str, str], list[float]],
+    same: dict[str, bool],
+    *,
+    only: str | None = None,
+    cpu: dict[tuple[str, str, str], list[float]] | None = None,
+) -> None:
+    """The table (``only``: one command's row, wall then CPU, as soon as it is timed)."""
+    if only is not None:
+        for figs in (figures, cpu or {}):
+            if figs:
+                _table({only: commands[only]}, deciding, figs, same, only=None)
+        return
+    print("| command | today | new | new ÷ today | same output |", flush=True)
     print("|---|---|---|---|---|")
     for name in commands:
-        today = statistics.median(times[(name, "today", "")])
+        today = statistics.median(figures[(name, "today", "")])
         if name in deciding:
-            first = statistics.median(times[(name, "new", "first")])
-            then = statistics.median(times[(name, "new", "then")])
+            first = statistics.median(figures[(name, "new", "first")])
+            then = statistics.median(figures[(name, "new", "then")])
             cell = f"{_fmt(then)} (first after new verdicts {_fmt(first)})"
             ratio = f"{then / today:.3f}× ({first / today:.2f}×)"
         else:
-            new = statistics.median(times[(name, "new", "")])
+            new = statistics.median(figures[(name, "new", "")])
             cell, ratio = _fmt(new), f"{new / today:.3f}×"
         print(f"| `{name}` | {_fmt(today)} | {cell} | {ratio} | "
               f"{'yes' if same[name] else '**no**'} |")  # fmt: skip

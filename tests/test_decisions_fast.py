@@ -161,3 +161,21 @@ def test_a_dry_run_on_a_new_install_saves_nothing(tmp_path: Path) -> None:
     (tmp_path / "oc" / "memoryd" / "state.db").unlink()
     _dry_run(env, now)
     assert not saved.exists() and not (tmp_path / "oc" / "memoryd" / "state.db").exists()
+
+
+@pytest.mark.subprocess
+def test_simulate_reuses_the_saved_calibration_for_its_now_line_with_the_same_table(
+    tmp_path: Path,
+) -> None:
+    env, saved, now = _install(tmp_path)
+    run = {**env, "MEMORYD_NOW": str(now)}
+    learned = run_memoryd(["simulate", "--no-scan", "--json"], env=run)
+    assert learned.returncode == 0, learned.stderr
+    assert json.loads(saved.read_text())["at"] == now  # it saved what it learned
+    reused = run_memoryd(["simulate", "--no-scan", "--json"], env=run)
+    assert reused.stdout == learned.stdout
+    assert json.loads(learned.stdout)["chance_now"]["calibrated"]
+    # the dry run after it decides with what simulate learned: the plan learning gives
+    plan = _dry_run(env, now)
+    saved.unlink()
+    assert _dry_run(env, now) == plan

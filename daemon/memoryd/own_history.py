@@ -6,10 +6,12 @@ archived (from the journal), the hits with their strength and the search queries
 (:func:`gather`, what ``memoryd simulate`` replays), and replays the configured
 ``likely`` over the past runs of the expire schedule to get the calibration and cut it
 has learned by now (:func:`learned_policy`, what ``expire``, ``explain``, ``status``
-and the monthly job decide and print with). Computed from the state database each
-time, so the monthly run always uses the verdicts whose 60 days have passed by then
-(or all but ``calibration.SHORT_BY`` of them, labelled with what had happened).
-Read-only.
+and the monthly job decide and print with). Computed from the state database, so the
+monthly run always uses the verdicts whose 60 days have passed by then (or all but
+``calibration.SHORT_BY`` of them, labelled with what had happened); what the run learned
+is recorded in the database and what a dry run, ``explain`` or ``reflect`` learned in
+:data:`LEARNED_FILE`, each reused until learning again would know more. Reads the
+database only.
 """
 
 from __future__ import annotations
@@ -168,9 +170,7 @@ def learned_policy(cfg: Any, paths: Any, store: Any, now: float, *, fresh: bool 
     if not (isinstance(policy, pc.Likely) and policy.learn):
         return policy
     if not fresh:
-        stored = stored_calibration(cfg, store, now, policy)
-        if stored is False:
-            stored = saved_calibration(cfg, paths, now, policy)
+        stored = reusable_learned(cfg, paths, store, now, policy)
         if stored is not False:
             return policy.calibrated(stored)
     try:
@@ -184,6 +184,14 @@ def learned_policy(cfg: Any, paths: Any, store: Any, now: float, *, fresh: bool 
     if not fresh:
         save_calibration(cfg, paths, learned, now)
     return learned
+
+
+def reusable_learned(cfg: Any, paths: Any, store: Any, now: float, policy: Any) -> Any:
+    """What ``policy`` (a learning ``likely``) learned before and would learn again now:
+    the expire run's record, else the saved calibration (None: not yet calibrated);
+    False when it must be learned (:func:`learn`)."""
+    stored = stored_calibration(cfg, store, now, policy)
+    return saved_calibration(cfg, paths, now, policy) if stored is False else stored
 
 
 LEARNED_FILE = "calibration-learned.json"  # in memoryd's state folder, beside the database
