@@ -70,7 +70,7 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
     from .policy import matches_any
     from .policy.replay import Call, ReplayFile, ReplayHit
     from .signals import archive_excludes, created_time, file_kind, read_text
-    from .strength import hit_strengths, load_hit_rows
+    from .strength import load_hit_rows, strength_pairs
     from .workspace import list_memory_files
 
     ws = paths.workspace
@@ -100,10 +100,10 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
     marks = store.marks("marked")
     owner = attribution_for(ws, list(present), {r.path for r in rows} | marks, probe=on_disk).owner
     rows = canonical_rows(rows, owner)
-    strengths = hit_strengths(rows)
+    strengths = strength_pairs(rows)  # (rank, read_at) of each row
     first_hit: dict[str, float] = {}
     hits = []
-    for r, s in zip(rows, strengths, strict=True):
+    for r, (rank, read_at) in zip(rows, strengths, strict=True):
         # A replay allows no clock skew (memoryd.store.hit_counts with skew=0): a hit dated
         # after now has not happened yet, as at each run t only hits with ts <= t count.
         if r.path not in present or r.ts > now:
@@ -111,7 +111,7 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
         if r.ts < first_hit.get(r.path, math.inf):
             first_hit[r.path] = r.ts
         hits.append(
-            ReplayHit(r.path, r.ts, r.kind, s.rank, s.read_at if r.kind == "search" else None)
+            ReplayHit(r.path, r.ts, r.kind, rank, read_at if r.kind == "search" else None)
         )
     marked = {owner.get(m, m) for m in marks}
     pins = (*cfg.expire.pinned, *store.marks("pinned"))

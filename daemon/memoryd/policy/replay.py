@@ -38,6 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
+from typing import NamedTuple
 
 from . import calibration as cb
 from .candidates import DAY, HORIZON_DAYS, FileView, Likely, Policy
@@ -66,10 +67,10 @@ def is_strong(kind: str, rank: int | None, read_at: float | None, t: float) -> b
     return read_at is not None and read_at <= t
 
 
-@dataclass(frozen=True)
-class ReplayHit:
+class ReplayHit(NamedTuple):
     """One hit: ``rank`` among its call's results (1 = first; None = unknown or a get),
-    ``read_at`` the time the agent then read the file in the same session (None: never)."""
+    ``read_at`` the time the agent then read the file in the same session (None: never).
+    A tuple: a year of heavy use is 400,000 of them, made at every replay."""
 
     path: str
     ts: float
