@@ -6,14 +6,17 @@ archived (from the journal), the hits with their strength and the search queries
 (:func:`gather`, what ``memoryd simulate`` replays), and replays the configured
 ``likely`` over the past runs of the expire schedule to get the calibration and cut it
 has learned by now (:func:`learned_policy`, what ``expire``, ``explain``, ``status``
-and the monthly job decide and print with). Computed from the state database each
-time, so the monthly run always uses the verdicts whose 60 days have passed by then
-(or all but ``calibration.SHORT_BY`` of them, labelled with what had happened).
-Read-only.
+and the monthly job decide and print with). Computed from the state database, so the
+monthly run always uses the verdicts whose 60 days have passed by then (or all but
+``calibration.SHORT_BY`` of them, labelled with what had happened); what the run learned
+is recorded in the database and what a dry run, ``explain`` or ``reflect`` learned in
+:data:`LEARNED_FILE`, each reused until learning again would know more. Reads the
+database only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from dataclasses import replace
@@ -68,7 +71,7 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
     from .policy.expire import USER_PROFILE
     from .policy.replay import Call, ReplayFile, ReplayHit
     from .signals import archive_excludes, created_time, file_kind, read_text
-    from .strength import hit_strengths, load_hit_rows
+    from .strength import load_hit_rows, strength_pairs
     from .workspace import list_memory_files
 
     ws = paths.workspace
@@ -98,10 +101,10 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
     marks = store.marks("marked")
     owner = attribution_for(ws, list(present), {r.path for r in rows} | marks, probe=on_disk).owner
     rows = canonical_rows(rows, owner)
-    strengths = hit_strengths(rows)
+    strengths = strength_pairs(rows)  # (rank, read_at) of each row
     first_hit: dict[str, float] = {}
     hits = []
-    for r, s in zip(rows, strengths, strict=True):
+    for r, (rank, read_at) in zip(rows, strengths, strict=True):
         # A replay allows no clock skew (memoryd.store.hit_counts with skew=0): a hit dated
         # after now has not happened yet, as at each run t only hits with ts <= t count.
         if r.path not in present or r.ts > now:
@@ -109,7 +112,7 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
         if r.ts < first_hit.get(r.path, math.inf):
             first_hit[r.path] = r.ts
         hits.append(
-            ReplayHit(r.path, r.ts, r.kind, s.rank, s.read_at if r.kind == "search" else None)
+            ReplayHit(r.path, r.ts, r.kind, rank, read_at if r.kind == "search" else None)
         )
     marked = {owner.get(m, m) for m in marks}
     pins = (*cfg.expire.pinned, *store.marks("pinned"))
@@ -160,14 +163,16 @@ def learned_policy(cfg: Any, paths: Any, store: Any, now: float, *, fresh: bool 
     (``fresh``) learns and records it (:func:`record_calibration`), and a dry run,
     ``explain`` or ``reflect`` reuse the record while it is still what learning would
     give: no run of the schedule has come within ``SHORT_BY`` of its 60 days, nor had them
-    all pass (its track record), since it was made."""
+    all pass (its track record), since it was made. When no run has recorded one (or
+    its record is out of date), what they learn is kept in :data:`LEARNED_FILE` under the
+    same rule, so only the first of them pays for the replay until new verdicts are due."""
     from .policy import candidates as pc
 
     policy = configured_policy(cfg)
     if not (isinstance(policy, pc.Likely) and policy.learn):
         return policy
     if not fresh:
-        stored = stored_calibration(cfg, store, now, policy)
+        stored = reusable_learned(cfg, paths, store, now, policy)
         if stored is not False:
             return policy.calibrated(stored)
     try:
@@ -176,8 +181,71 @@ def learned_policy(cfg: Any, paths: Any, store: Any, now: float, *, fresh: bool 
         from .log import get_logger
 
         get_logger("memoryd.calibration").warning("calibration.failed", error=str(exc))
-        cal = None
-    return policy.calibrated(cal)
+        return policy.calibrated(None)
+    learned = policy.calibrated(cal)
+    if not fresh:
+        save_calibration(cfg, paths, learned, now)
+    return learned
+
+
+def reusable_learned(cfg: Any, paths: Any, store: Any, now: float, policy: Any) -> Any:
+    """What ``policy`` (a learning ``likely``) learned before and would learn again now:
+    the expire run's record, else the saved calibration (None: not yet calibrated);
+    False when it must be learned (:func:`learn`)."""
+    stored = stored_calibration(cfg, store, now, policy)
+    return saved_calibration(cfg, paths, now, policy) if stored is False else stored
+
+
+LEARNED_FILE = "calibration-learned.json"  # in memoryd's state folder, beside the database
+
+
+def _learned_key(cfg: Any) -> str:
+    """What learning reads from the configuration besides the target and floor (the
+    schedule it replays, its time zone, which files are protected): a saved calibration
+    learned under another is learned again."""
+    import json
+
+    from .config import schedule_timezone
+
+    e = cfg.expire
+    return json.dumps([
+        cfg.schedule.expire, str(schedule_timezone(cfg)), sorted(map(str, e.protect)),
+        sorted(map(str, e.pinned)), str(cfg.archive.dir), getattr(e, "policy", None),
+    ])  # fmt: skip
+
+
+def saved_calibration(cfg: Any, paths: Any, now: float, policy: Any) -> Any:
+    """The calibration a dry run, ``explain`` or ``reflect`` learned and saved
+    (:func:`save_calibration`), read as :func:`stored_calibration` reads the expire
+    run's record and under the same rule; False when there is none to reuse."""
+    import json
+
+    try:
+        doc = json.loads((Path(paths.memoryd_dir) / LEARNED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(doc, dict) or doc.get("key") != _learned_key(cfg):
+        return False
+    return reusable_calibration(cfg, doc, now, policy)
+
+
+def save_calibration(cfg: Any, paths: Any, policy: Any, now: float) -> None:
+    """Keep what was just learned for the next command (:func:`saved_calibration`).
+
+    Only beside an existing state database (a dry run on a new install creates no
+    state); written whole or not at all; a folder that cannot be written (another
+    user's install, a full disk) only means the next command learns again."""
+    import json
+
+    from .fsutil import write_atomic
+
+    value = calibration_record(policy, now)
+    folder = Path(paths.memoryd_dir)
+    if value is None or not Path(paths.db).is_file():
+        return
+    doc = {**json.loads(value), "key": _learned_key(cfg)}
+    with contextlib.suppress(OSError):
+        write_atomic(folder / LEARNED_FILE, json.dumps(doc).encode())
 
 
 def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
@@ -189,14 +257,20 @@ def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
     of them pass: its track record would count it). False when there is no such record."""
     import json
 
-    from .config import schedule_timezone
-    from .policy import calibration as cb
-    from .policy.candidates import DAY, HORIZON_DAYS
-
     try:
         doc = json.loads(store.get_meta(CALIBRATION_META) or "null")
     except (ValueError, TypeError):
         return False
+    return reusable_calibration(cfg, doc, now, policy)
+
+
+def reusable_calibration(cfg: Any, doc: Any, now: float, policy: Any) -> Any:
+    """The calibration a record (:func:`calibration_record`'s document) holds, if
+    learning now would give the same (:func:`stored_calibration`); False when not."""
+    from .config import schedule_timezone
+    from .policy import calibration as cb
+    from .policy.candidates import DAY, HORIZON_DAYS
+
     if not isinstance(doc, dict) or not isinstance(doc.get("at"), (int, float)):
         return False
     at = float(doc["at"])

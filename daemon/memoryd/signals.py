@@ -522,6 +522,7 @@ class Snapshot:
         self._hits: dict[str, list[Hit]] | None = None
         self._texts: dict[str, str] = {}
         self._recent_queries: dict[float, list[str]] = {}
+        self._rows: dict[tuple[str, ...] | None, list[Any]] = {}
 
     def listed_as(self, rel: str) -> str:
         """The listed file a path someone typed names on this file system (``rel`` itself
@@ -553,13 +554,19 @@ class Snapshot:
         if paths is not None:
             paths = list(paths)
             recorded = [p for rel in paths for p in self.attribution.spellings(rel)]
-        rows = canonical_rows(
-            load_hit_rows(self._conn, recorded, agents=self.agents, raw=raw),
-            self.attribution.owner,
-        )
-        # Every row of each call is there, so renaming and keeping one row per call and
-        # file gives these calls' rows as the whole table would.
-        return rows if paths is None else rows_of_files(rows, paths)
+        # read once a snapshot (explain asks for one file's rows for its verdict and again
+        # for its strength: on a busy note, tens of thousands of rows of its calls)
+        key = None if paths is None else tuple(paths)
+        rows = self._rows.get(key)
+        if rows is None:
+            rows = canonical_rows(
+                load_hit_rows(self._conn, recorded, agents=self.agents, raw=True),
+                self.attribution.owner,
+            )
+            # Every row of each call is there, so renaming and keeping one row per call
+            # and file gives these calls' rows as the whole table would.
+            rows = self._rows[key] = rows if paths is None else rows_of_files(rows, paths)
+        return list(rows) if raw else [HitRow._make(r) for r in rows]
 
     def hits_of(self, rel: str) -> list[Hit]:
         """One listed file's hits (as :attr:`hits` has them), read alone unless every

@@ -160,7 +160,7 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
         calls=data["calls"],
         restore_candidates=candidates.__getitem__,
     )
-    now_cal = _calibration_now(ctx.cfg, data, policies, now)
+    now_cal = _calibration_now(ctx.cfg, data, policies, now, ctx.paths, store)
     doc = {
         "horizon_days": horizon,
         "runs": [clock.iso(t) for t in runs],
@@ -180,18 +180,33 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _calibration_now(cfg: Any, data: dict[str, Any], policies: Sequence[Any], now: float) -> Any:
+def _calibration_now(
+    cfg: Any,
+    data: dict[str, Any],
+    policies: Sequence[Any],
+    now: float,
+    paths: Any = None,
+    store: Any = None,
+) -> Any:
     """What the expire job would decide with now under a learning ``likely``
     (:func:`memoryd.own_history.learn`: every past run up to now, a run whose 60 days are
     nearly over included, which the tables' runs leave out); the cut and its measured
-    rates."""
-    from ..own_history import learn
+    rates. With ``paths`` and ``store``, what was learned before is reused while learning
+    again would give the same, and what is learned here saved, as a dry run does
+    (:func:`memoryd.own_history.learned_policy`): the replay it saves is a whole one."""
+    from ..own_history import learn, reusable_learned, save_calibration
     from ..policy import calibration as cb
     from ..policy import candidates as pc
 
     for policy in policies:
         if isinstance(policy, pc.Likely) and policy.learn:
-            cal = learn(cfg, data, now, policy)
+            cal = False
+            if paths is not None and store is not None:
+                cal = reusable_learned(cfg, paths, store, now, policy)
+            if cal is False:
+                cal = learn(cfg, data, now, policy)
+                if paths is not None:
+                    save_calibration(cfg, paths, policy.calibrated(cal), now)
             if cal is None:
                 return {"policy": policy.name, "calibrated": False, "text": cb.GENERIC}
             return {

@@ -135,14 +135,15 @@ class Never(Policy):
 
 
 def episodes(times: Sequence[float], gap: float = DAY) -> list[float]:
-    """Start times of bursts: hits less than ``gap`` after the previous one join its burst."""
-    out: list[float] = []
-    last = -math.inf
-    for ts in times:
-        if ts - last >= gap:
-            out.append(ts)
-        last = ts
-    return out
+    """Start times of bursts: hits less than ``gap`` after the previous one join its burst.
+
+    Each time is compared with the one before it (the first with -inf); one
+    comprehension over the pairs, as the replay asks this of every file at every run."""
+    pairs = itertools.pairwise(itertools.chain(_BEFORE_ALL, times))
+    return [ts for last, ts in pairs if ts - last >= gap]
+
+
+_BEFORE_ALL = (-math.inf,)
 
 
 class Rhythm(Policy):
@@ -398,7 +399,11 @@ class Likely(Policy):
         return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
 
     def decide(self, v: FileView) -> Verdict:
-        p = self.probability(v)
+        return self.decide_from(v, self.probability(v))
+
+    def decide_from(self, v: FileView, p: float) -> Verdict:
+        """:meth:`decide` given ``v``'s generic chance ``p`` (:meth:`probability`), which
+        the replay has already computed for its calibration samples."""
         cut = self.threshold
         if self.calibration is not None:
             group = group_of(v.path, v.kind)

@@ -37,6 +37,8 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
+from typing import NamedTuple
 
 from . import calibration as cb
 from .candidates import DAY, HORIZON_DAYS, FileView, Likely, Policy
@@ -65,10 +67,10 @@ def is_strong(kind: str, rank: int | None, read_at: float | None, t: float) -> b
     return read_at is not None and read_at <= t
 
 
-@dataclass(frozen=True)
-class ReplayHit:
+class ReplayHit(NamedTuple):
     """One hit: ``rank`` among its call's results (1 = first; None = unknown or a get),
-    ``read_at`` the time the agent then read the file in the same session (None: never)."""
+    ``read_at`` the time the agent then read the file in the same session (None: never).
+    A tuple: a year of heavy use is 400,000 of them, made at every replay."""
 
     path: str
     ts: float
@@ -218,27 +220,40 @@ class _StrongAfter:
         return self.first[path][bisect.bisect_right(ts, t)]
 
 
+def _became_strong(hits: Sequence[ReplayHit]) -> list[float]:
+    """Per hit, from when it counts as strong (:func:`is_strong`): always (-inf) for a get,
+    a search retrieved first or of unknown rank; at its read for one read later; never
+    (inf) for one never read. A hit seen at ``t`` (``ts <= t``) is strong there exactly
+    when this is ``<= t``."""
+    return [
+        -math.inf if is_strong(h.kind, h.rank, None, -math.inf)
+        else (h.read_at if h.read_at is not None else math.inf)
+        for h in hits
+    ]  # fmt: skip
+
+
 def _views(
     files: Sequence[ReplayFile],
-    hits_by_path: Mapping[str, Sequence[ReplayHit]],
-    times_by_path: Mapping[str, Sequence[float]],
+    times_by_path: Mapping[str, tuple[float, ...]],
+    became_by_path: Mapping[str, Sequence[float]],
     t: float,
 ) -> dict[str, FileView]:
+    """What each file taking part at ``t`` shows a policy. Built for every file at every
+    run, so by slices and ``compress`` (the hits' strength known at ``t`` as one comparison
+    each, :func:`_became_strong`) rather than a Python step per hit."""
     out = {}
+    known_by_t = t.__ge__
     for f in files:
         if f.created > t:
             continue
-        hs = hits_by_path.get(f.path, ())
-        n = bisect.bisect_right(times_by_path[f.path], t) if hs else 0  # hs sorted by ts
-        seen = hs[:n]
-        out[f.path] = FileView(
-            f.path,
-            f.kind,
-            f.created,
-            t,
-            tuple(h.ts for h in seen),
-            tuple(h.ts for h in seen if h.strong_at(t)),
-        )
+        ts = times_by_path.get(f.path)
+        if ts:
+            n = bisect.bisect_right(ts, t)  # ts sorted
+            seen = ts[:n]
+            strong = tuple(compress(seen, map(known_by_t, became_by_path[f.path][:n])))
+        else:
+            seen = strong = ()
+        out[f.path] = FileView(f.path, f.kind, f.created, t, seen, strong)
     return out
 
 
@@ -280,7 +295,9 @@ def replay(
     need_series = _Series(needs) if needs is not None else None
     strong_after = _StrongAfter(hits_by_path)
     runs = sorted(runs)
-    views = [_views(files, hits_by_path, hit_series.times, t) for t in runs]
+    times = {p: tuple(lst) for p, lst in hit_series.times.items()}
+    became = {p: _became_strong(lst) for p, lst in hits_by_path.items()}
+    views = [_views(files, times, became, t) for t in runs]
     protected = {f.path for f in files if f.protected}
     size = {f.path: f.size for f in files}
     results = []
@@ -315,7 +332,12 @@ def replay(
             for path, v in vs.items():
                 if path in archived_at or path in protected:
                     continue
-                verdict = policy.decide(v)
+                if learns:
+                    assert isinstance(policy, Likely)
+                    generic = policy.probability(v)  # the same for the verdict and the sample
+                    verdict = policy.decide_from(v, generic)
+                else:
+                    verdict = policy.decide(v)
                 if verdict.p_need is not None:
                     calibration.append((
                         verdict.p_need,
@@ -328,7 +350,7 @@ def replay(
                     assert isinstance(base_policy, Likely)
                     samples.append(cb.Sample(
                         t,
-                        base_policy.probability(v),
+                        generic,
                         strong_series.any_in(path, t, t + horizon),
                         hit_series.any_in(path, t, t + horizon),
                         v.age_days > base_policy.min_age_days,

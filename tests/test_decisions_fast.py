@@ -1,0 +1,181 @@
+"""The deciding commands at the speed of reading (issue 32, item 2), with the same decisions.
+
+What the replay builds for every file at every run (its view of the hits and their
+strength as known then, the bursts of hits) is held to a plain step-by-step reference on
+generated histories; the calibration a dry run learns is saved, reused by the next
+command with the same plan, and learned again once new verdicts are due. Real SQLite,
+real files; the commands run as ``python -m memoryd`` would (:mod:`inprocess`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from inprocess import memoryd as run_memoryd
+from memoryd.own_history import LEARNED_FILE
+from memoryd.policy import candidates as pc
+from memoryd.policy import replay as rp
+from memoryd.testing.histories import GenParams, generate, replay_inputs, write_history
+
+pytestmark = pytest.mark.unit
+DAY = 86400.0
+
+
+def _naive_episodes(times: list[float], gap: float = DAY) -> list[float]:
+    out: list[float] = []
+    last = -math.inf
+    for ts in times:
+        if ts - last >= gap:
+            out.append(ts)
+        last = ts
+    return out
+
+
+def test_bursts_are_those_of_a_step_by_step_walk() -> None:
+    rng = random.Random(5)
+    for _ in range(300):
+        t, times = rng.uniform(-5, 5) * DAY, []
+        for _ in range(rng.randint(0, 40)):
+            t += rng.choice((0.0, DAY, DAY - 1e-6, DAY + 1e-6, rng.uniform(0, 3 * DAY)))
+            times.append(t)
+        for gap in (DAY, 0.0, 2.5 * DAY):
+            assert pc.episodes(times, gap) == _naive_episodes(times, gap)
+            assert pc.episodes(tuple(times), gap) == _naive_episodes(times, gap)
+
+
+def _naive_views(
+    files: list[rp.ReplayFile], hits: list[rp.ReplayHit], t: float
+) -> dict[str, pc.FileView]:
+    """What a policy sees at ``t``, written from the protocol (docs/simulate.md)."""
+    out = {}
+    for f in files:
+        if f.created > t:
+            continue
+        seen = sorted((h for h in hits if h.path == f.path and h.ts <= t), key=lambda h: h.ts)
+        out[f.path] = pc.FileView(
+            f.path, f.kind, f.created, t, tuple(h.ts for h in seen),
+            tuple(h.ts for h in seen if h.strong_at(t)),
+        )  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_each_run_sees_each_hit_as_strong_as_it_was_known_then(seed: int) -> None:
+    h = generate(seed, GenParams(days=150, one_offs=30, references=8, projects=5))
+    inp = replay_inputs(h)
+    files, hits = inp["files"], inp["hits"]
+    assert any(x.read_at is not None and x.read_at > x.ts for x in hits)  # reads come later
+    by_path: dict[str, list[rp.ReplayHit]] = {}
+    for x in hits:
+        by_path.setdefault(x.path, []).append(x)
+    for lst in by_path.values():
+        lst.sort(key=lambda x: x.ts)
+    times = {p: tuple(x.ts for x in lst) for p, lst in by_path.items()}
+    became = {p: rp._became_strong(lst) for p, lst in by_path.items()}
+    # every run, and the moments a read turns a hit strong (at, and just before)
+    moments = [*inp["runs"], *(x.read_at for x in hits[::40] if x.read_at is not None)]
+    moments += [m - 1e-3 for m in moments[-20:]]
+    for t in moments:
+        assert rp._views(files, times, became, t) == _naive_views(files, hits, t)
+
+
+# --------------------------------------------------------------------------- the saved calibration
+
+
+def _install(tmp_path: Path) -> tuple[dict[str, str], Path, float]:
+    h = generate(7)  # a year the calibration learns on (test_simulate)
+    state = tmp_path / "oc"
+    (state / "agents" / "main" / "sessions").mkdir(parents=True)
+    write_history(h, state / "workspace", state / "memoryd" / "state.db")
+    cfg = tmp_path / "memoryd.toml"
+    cfg.write_text('[expire]\nprotect = []\n[schedule]\ntimezone = "UTC"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    env.update(HOME=str(tmp_path), OPENCLAW_STATE_DIR=str(state), MEMORYD_CONFIG=str(cfg))
+    return env, state / "memoryd" / LEARNED_FILE, h.end
+
+
+def _dry_run(env: dict[str, str], now: float) -> dict[str, object]:
+    out = run_memoryd(["expire", "--dry-run", "--no-scan", "--json"],
+                      env={**env, "MEMORYD_NOW": str(now)})  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.mark.subprocess
+def test_a_dry_run_saves_what_it_learned_and_the_next_command_reuses_it(tmp_path: Path) -> None:
+    env, saved, now = _install(tmp_path)
+    first = _dry_run(env, now)
+    assert "calibrated on" in json.dumps(first)  # it learned from the user's verdicts
+    doc = json.loads(saved.read_text())
+    assert doc["at"] == now and doc["calibrated"]
+    # the next command decides with the saved calibration: the same plan…
+    again = _dry_run(env, now)
+    assert again == first
+    assert json.loads(saved.read_text())["at"] == now  # … not learned again
+    # … and it is the saved one that decides (a cut edited into it shows in the plan)
+    saved.write_text(json.dumps({**doc, "cut": 0.999}))
+    edited = _dry_run(env, now)
+    assert len(edited["archive"]) > len(first["archive"])  # type: ignore[arg-type]
+    # explain reads it too (its chance is the plan's)
+    path = first["archive"][0]["path"]  # type: ignore[index]
+    out = run_memoryd(["explain", path, "--no-scan", "--json"],
+                      env={**env, "MEMORYD_NOW": str(now)})  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["expire"]["action"] == "archive"
+    # removed: learned again, the same plan as the first time
+    saved.unlink()
+    assert _dry_run(env, now) == first and json.loads(saved.read_text())["at"] == now
+
+
+@pytest.mark.subprocess
+def test_the_saved_calibration_is_learned_again_once_new_verdicts_are_due(tmp_path: Path) -> None:
+    env, saved, now = _install(tmp_path)
+    _dry_run(env, now)
+    doc = json.loads(saved.read_text())
+    saved.write_text(json.dumps({**doc, "cut": 0.999}))  # marks the saved one
+    # 40 days on, a monthly run (04:00 on the 1st) has come within SHORT_BY of its 60 days:
+    # learning now knows more, so the saved calibration is not reused
+    later = now + 40 * DAY
+    plan = _dry_run(env, later)
+    redone = json.loads(saved.read_text())
+    assert redone["at"] == later and redone["cut"] != 0.999
+    saved.unlink()
+    assert _dry_run(env, later) == plan  # what learning from scratch gives
+    # another schedule (or target, floor, protection): learned again too
+    cfg = Path(env["MEMORYD_CONFIG"])
+    saved.write_text(json.dumps({**redone, "cut": 0.999}))
+    cfg.write_text(cfg.read_text().replace('"UTC"', '"UTC"\nexpire = "0 4 * * 1"'))
+    _dry_run(env, later)
+    assert json.loads(saved.read_text())["cut"] != 0.999
+
+
+@pytest.mark.subprocess
+def test_a_dry_run_on_a_new_install_saves_nothing(tmp_path: Path) -> None:
+    env, saved, now = _install(tmp_path)
+    (tmp_path / "oc" / "memoryd" / "state.db").unlink()
+    _dry_run(env, now)
+    assert not saved.exists() and not (tmp_path / "oc" / "memoryd" / "state.db").exists()
+
+
+@pytest.mark.subprocess
+def test_simulate_reuses_the_saved_calibration_for_its_now_line_with_the_same_table(
+    tmp_path: Path,
+) -> None:
+    env, saved, now = _install(tmp_path)
+    run = {**env, "MEMORYD_NOW": str(now)}
+    learned = run_memoryd(["simulate", "--no-scan", "--json"], env=run)
+    assert learned.returncode == 0, learned.stderr
+    assert json.loads(saved.read_text())["at"] == now  # it saved what it learned
+    reused = run_memoryd(["simulate", "--no-scan", "--json"], env=run)
+    assert reused.stdout == learned.stdout
+    assert json.loads(learned.stdout)["chance_now"]["calibrated"]
+    # the dry run after it decides with what simulate learned: the plan learning gives
+    plan = _dry_run(env, now)
+    saved.unlink()
+    assert _dry_run(env, now) == plan
