@@ -219,9 +219,9 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     span = "all time" if days is None else f"last {days} days"
     on_disk = {f.rel for f in files}
-    counted = on_disk | {h.path for h in shown if h.archived}
-    total = sum(n for path, (n, _) in window.items() if path in counted)
-    hit_files = sum(1 for path, (n, _) in window.items() if path in counted and n)
+    listed = on_disk | {h.path for h in shown if h.archived}
+    total = sum(n for path, (n, _) in window.items() if path in listed)
+    hit_files = sum(1 for path, (n, _) in window.items() if path in listed and n)
     ctx.print(f"memory hits, {span} — workspace {workspace}")
     if shown:
         ctx.print(f"{'hits':>6}  {'last hit (UTC)':<17}  file")
