@@ -54,7 +54,7 @@ test("register() only registers: nothing runs", async () => {
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(existsSync(marker), false);
   assert.deepEqual(api.tools.map((t) => t.name), ["memoryd_recall", "memoryd_recall"]);
-  assert.equal(api.tools[0].catalogMode, "direct-only");
+  assert.equal(api.tools[0].catalogMode, undefined); // deferred under Tool Search (issue 35)
   assert.deepEqual(api.commands.map((c) => c.name).sort(), ["memoryd", "memoryd", "refresh", "refresh"]);
   assert.ok(api.hooks.before_prompt_build && api.hooks.agent_end && api.hooks.gateway_start);
 });
@@ -108,6 +108,7 @@ test("a changed hot note makes memoryd run again", async () => {
 
 test("the recall tool passes the words and shows what memoryd found", async () => {
   const reply = {
+    tier: "archive", rotations: [{ from: "memory-archive/2026-12/memory/kayak.md", to: "memory/kayak.md" }],
     message: "1 note found in memoryd's archive (expired, not in the tier store); restored to the workspace: memory/kayak.md.",
     shown: [{ path: "memory-archive/2026-12/memory/kayak.md", now: "memory/kayak.md", words: ["kayak"], text: "# Kayak\n\nJune." }],
   };
@@ -116,6 +117,7 @@ test("the recall tool passes the words and shows what memoryd found", async () =
   plugin.register(api);
   const res = await api.tools[0].execute("c1", { query: "kayak  june" });
   assert.match(res.content[0].text, /restored to the workspace/);
+  assert.match(res.content[0].text, /Tell the user/); // said in the answer, not in every request
   assert.match(res.content[0].text, /== memory\/kayak.md \(was memory-archive/);
   assert.equal(res.details.shown[0].now, "memory/kayak.md");
   const { readFileSync } = await import("node:fs");
@@ -152,4 +154,39 @@ test("settings fall back to safe defaults", () => {
   assert.deepEqual(logic.wordsOf({ query: " a  b ", words: ["c d"] }), ["a", "b", "c", "d"]);
   assert.equal(logic.isFirstTurn({ messages: [] }), true);
   assert.equal(logic.isFirstTurn({}), false);
+});
+
+// Issue 35: what every request pays for the tool. Under Tool Search OpenClaw lists a deferred
+// tool as `- <name> (<plugin>): <description>` (cut past 180 characters, or 64 when the
+// directory is tight); with Tool Search off it sends the schema whole.
+test("the recall tool costs a request at most 200 characters under Tool Search", () => {
+  const api = fakeApi({});
+  plugin.register(api);
+  const tool = api.tools[0];
+  const line = `- ${tool.name} (memoryd): ${tool.description}\n`;
+  assert.ok(line.length <= 200, `${line.length}: ${line}`);
+  assert.ok(tool.description.length <= 180, "cut by OpenClaw's directory");
+  for (const trigger of ["did we discuss X before", "what was the conclusion on Y"]) {
+    assert.ok(tool.description.includes(trigger), trigger);
+  }
+  assert.match(tool.description.slice(0, 64), /did we discuss/); // a tight directory keeps it
+  const schema = JSON.stringify({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } });
+  assert.ok(schema.length <= 400, `Tool Search off: ${schema.length}`);
+});
+
+test("plugin.recall_tool: deferred by default, direct-only, or not registered", async () => {
+  const modes = { undefined: undefined, deferred: undefined, direct: "direct-only", bogus: undefined };
+  for (const [recall, catalogMode] of Object.entries(modes)) {
+    const api = fakeApi(recall === "undefined" ? {} : { recall });
+    plugin.register(api);
+    assert.deepEqual(api.tools.map((t) => [t.name, t.catalogMode]), [["memoryd_recall", catalogMode]], recall);
+  }
+  const doc = injectDoc();
+  doc.session.watch[0].stamp = await logic.stampOf(hot);
+  const api = fakeApi({ recall: "off", command: answering(dir, doc) });
+  plugin.register(api);
+  assert.deepEqual(api.tools, []);
+  const first = await api.hooks.before_prompt_build({ messages: [] }, { agentId: "main" });
+  assert.match(first.prependContext, /Thursday/);
+  assert.doesNotMatch(first.prependContext, /memoryd_recall/); // no tool to point at
 });

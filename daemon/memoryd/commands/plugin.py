@@ -42,6 +42,14 @@ PLUGIN_ID = "memoryd"
 ENTRY = f"plugins.entries.{PLUGIN_ID}"
 BEFORE_NAME = "openclaw.json.before-plugin"
 OPENCLAW_TIMEOUT = 180.0  # one `openclaw` command (a plugin install takes a few seconds)
+# What memoryd_recall adds to every model request, by memoryd's `plugin.recall_tool`, in the
+# real OpenClaw 2026.9.6 (the live check measures it: docs/benchmarks.md, issue 35).
+RECALL_COST = {
+    "deferred": "one line of Tool Search's directory, 190 characters a request "
+    "(its schema, 338, with Tool Search off)",
+    "direct": "its schema and a prompt line in every request, 355 characters",
+    "off": "no recall tool, nothing a request",
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -93,9 +101,14 @@ def openclaw_base(program: str, profile: str | None) -> list[str]:
 
 
 def install_steps(
-    base: Sequence[str], folder: Path, memoryd: str, memoryd_config: str | None
+    base: Sequence[str],
+    folder: Path,
+    memoryd: str,
+    memoryd_config: str | None,
+    recall: str = "deferred",
 ) -> list[Step]:
-    """The install, as openclaw commands (pure)."""
+    """The install, as openclaw commands (pure). ``recall``: memoryd's ``plugin.recall_tool``,
+    always written (a change back to the default must reach the plugin too)."""
     oc = list(base)
     said = _quote(oc)  # the undo commands are said for a shell: a path with a space quoted
     steps = [
@@ -112,6 +125,11 @@ def install_steps(
         Step(
             [*oc, "config", "set", f"{ENTRY}.config.command", memoryd],
             f"{ENTRY}.config.command = {memoryd}",
+            f"{said} config unset {ENTRY}",
+        ),
+        Step(
+            [*oc, "config", "set", f"{ENTRY}.config.recall", recall],
+            f"{ENTRY}.config.recall = {recall} (memoryd_recall: {RECALL_COST[recall]})",
             f"{said} config unset {ENTRY}",
         ),
     ]
@@ -225,7 +243,9 @@ def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
     }
     if args.action == "install":
         memoryd = installed_executable(env)
-        steps = install_steps(base, folder, memoryd, ctx.config_file)
+        recall = ctx.cfg.plugin.recall_tool
+        steps = install_steps(base, folder, memoryd, ctx.config_file, recall)
+        doc["recall_tool"] = {"mode": recall, "cost": RECALL_COST[recall]}
         undo = f"memoryd plugin uninstall{f' --profile {args.profile}' if args.profile else ''}"
         doc["undo"] = undo
         doc["then"] = "restart the gateway (openclaw gateway restart) if it does not reload"
@@ -321,6 +341,12 @@ def _print(ctx: Context, doc: dict[str, Any]) -> None:
         done = "would change" if doc["dry_run"] else "changed"
         ctx.print(f"{done}: {where}")
         ctx.print(f"bytecode: {doc['bytecode']}")
+        recall = doc["recall_tool"]
+        other = '"off"' if recall["mode"] != "off" else '"deferred"'
+        ctx.print(
+            f"recall tool: {recall['mode']}: {recall['cost']} "
+            f"(plugin.recall_tool = {other} in memoryd's config, then install again)"
+        )
         ctx.print(f"next: {doc['then']}")
         ctx.print(f"undo: {doc['undo']}")
     else:

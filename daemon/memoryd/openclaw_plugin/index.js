@@ -25,25 +25,21 @@ import {
   wordsOf,
 } from "./logic.js";
 
+// What every request pays for the tool (issue 35): under Tool Search (OpenClaw's default) one
+// directory line, `- memoryd_recall (memoryd): <description>` (OpenClaw cuts a description
+// past 180 characters, or 64 when its directory is tight: the seed's triggers come first);
+// with Tool Search off, this schema whole. How the layers work and "tell the user" are in the
+// tool's answer, paid only when it is called.
 const RECALL_PARAMETERS = {
   type: "object",
   additionalProperties: false,
-  properties: {
-    query: {
-      type: "string",
-      description:
-        "2-5 key words from the question, separated by spaces (any of them may match; " +
-        "Chinese words work as typed). When more than 3 notes match, retry with narrower words.",
-    },
-  },
+  properties: { query: { type: "string", description: "2-5 key words" } },
   required: ["query"],
 };
 
 const RECALL_DESCRIPTION =
-  "Search memoryd's memory when the answer is not in this conversation (something discussed " +
-  "or decided before). Looks in hot/ → warm/ → gist/ → forgotten/ → the archive of expired " +
-  "notes and stops at the first layer that has a match; a note found is brought back up " +
-  "(one found in forgotten/ or the archive is restored, and the answer says so: tell the user).";
+  'Recall past notes: "did we discuss X before?", "what was the conclusion on Y?", anything ' +
+  "not in this chat. Searches memoryd's tiers, then its archive (restores).";
 
 function log(api, level, message) {
   const logger = api.logger;
@@ -164,7 +160,7 @@ export default {
         doc = res.doc;
         how = "memoryd inject";
       }
-      const text = injectionText(doc);
+      const text = injectionText(doc, settings.recall !== "off");
       const ms = Date.now() - started;
       if (!text) {
         log(api, "info", `no hot notes to inject (${how}, ${ms} ms)`);
@@ -174,12 +170,14 @@ export default {
       return { prependContext: text };
     });
 
-    api.registerTool({
+    // settings.recall: "deferred" (Tool Search lists it in one line, reached by tool_call),
+    // "direct" (offered by name in every request), "off" (not registered).
+    if (settings.recall !== "off") api.registerTool({
       name: TOOL_NAME,
       label: "memoryd recall",
       description: RECALL_DESCRIPTION,
       parameters: RECALL_PARAMETERS,
-      catalogMode: "direct-only",
+      ...(settings.recall === "direct" ? { catalogMode: "direct-only" } : {}),
       async execute(_toolCallId, params, signal) {
         const words = wordsOf(params);
         if (!words.length) {

@@ -11,6 +11,8 @@ export const PLUGIN_ID = "memoryd";
 export const TOOL_NAME = "memoryd_recall";
 export const DEFAULT_INJECT_TIMEOUT_MS = 700;
 export const DEFAULT_COMMAND_TIMEOUT_MS = 60000;
+// How memoryd_recall is offered (memoryd's `plugin.recall_tool`, written by plugin install).
+export const RECALL_MODES = ["deferred", "direct", "off"];
 const MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
 const MAX_NOTE_CHARS = 8000; // of one recalled note handed to the model
 
@@ -24,6 +26,7 @@ export function settingsOf(pluginConfig) {
     inject: c.inject !== false,
     injectTimeoutMs: int(c.injectTimeoutMs, DEFAULT_INJECT_TIMEOUT_MS),
     commandTimeoutMs: int(c.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS),
+    recall: RECALL_MODES.includes(c.recall) ? c.recall : "deferred",
   };
 }
 
@@ -106,14 +109,11 @@ export function isFirstTurn(event) {
 }
 
 /** The context put before a session's first message: the hot notes, said as what they are. */
-export function injectionText(doc) {
+export function injectionText(doc, recall = true) {
   const text = typeof doc?.text === "string" ? doc.text.trim() : "";
   if (!text) return "";
-  return (
-    "Recent notes from memoryd's tier store (hot/, the last few hours; " +
-    "use the memoryd_recall tool for older ones):\n\n" +
-    text
-  );
+  const older = recall ? "; use the memoryd_recall tool for older ones" : "";
+  return `Recent notes from memoryd's tier store (hot/, the last few hours${older}):\n\n${text}`;
 }
 
 /** Search words from the tool's parameters: `query` split on spaces, or `words`. */
@@ -132,7 +132,10 @@ function cut(text, max) {
 
 /** The recall tool's answer to the model: memoryd's message, then each note found. */
 export function recallText(doc) {
-  const lines = [String(doc?.message || "Nothing found.")];
+  const said = String(doc?.message || "Nothing found.");
+  // The description no longer says it (issue 35: it is in every request); the answer does.
+  const restored = ["forgotten", "archive"].includes(doc?.tier) && (doc?.rotations || []).length > 0;
+  const lines = [restored ? `${said} Tell the user the note is back.` : said];
   for (const m of doc?.shown || []) {
     const where = m.now && m.now !== m.path ? `${m.now} (was ${m.path})` : m.path;
     lines.push("", `== ${where}  [${(m.words || []).join(", ")}]`);
