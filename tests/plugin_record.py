@@ -13,6 +13,8 @@ HOT_MARK = "ZEBRA-42"  # in hot/zebra.md: fresh, injected in every new session
 STALE_MARK = "HERON-7"  # in hot/heron.md: 4 h old, moved to warm/ by /refresh's organize
 TEA = "The user prefers green tea and short answers."  # MEMORY.md's text: never repeated
 ARCHIVED = "memory/gamma.md"  # archived before the recall; "kayak" is only in it
+TRIGGERS = ("did we discuss X before", "what was the conclusion on Y")  # seed 004's recall signals
+STANDING_MAX = 200  # characters the plugin may add to every request with Tool Search on
 
 
 def p95(values: list[int]) -> int | None:
@@ -44,7 +46,14 @@ def problems(rec: dict[str, Any]) -> list[str]:
         need(HOT_MARK in user, "the first request lacks the hot note")
         need(STALE_MARK in user, "the first request lacks the second hot note")
         need("hot/tea.md" not in user, "a note already in MEMORY.md was injected again")
-        need("memoryd_recall" in first[0]["tools"], "memoryd_recall not offered to the model")
+        # Issue 35: deferred under Tool Search, one directory line with the seed's triggers
+        line = rec.get("directory_line") or ""
+        need(
+            "memoryd_recall" not in first[0]["tools"], "memoryd_recall offered by name (its schema)"
+        )
+        need(line.startswith("- memoryd_recall (memoryd): "), "memoryd_recall not in the directory")
+        for trigger in TRIGGERS:
+            need(trigger in line, f"the directory line lacks {trigger!r}: {line!r}")
     need(rec.get("second_turn"), "no request on the second turn")
     for r in rec.get("second_turn") or []:
         need(not r["body_has_hot_mark"], "the second turn's request holds the hot notes again")
@@ -55,6 +64,33 @@ def problems(rec: dict[str, Any]) -> list[str]:
         "the recall tool's result does not say the archived note was restored",
     )
     need(rec.get("back_after_recall"), "the recalled note is not back in the workspace")
+    turn = rec.get("recall_turn") or []
+    via = [r["reply"] for r in turn if isinstance(r["reply"], dict)]
+    searches = {v["id"] for v in via if v.get("tool") == "tool_search"}
+    found = [
+        t
+        for r in turn
+        for i, t in zip(r.get("tool_result_ids") or [], r["tool_results"], strict=False)
+        if i in searches and "memoryd_recall" in t
+    ]
+    need(found, "tool_search on the seed's words did not find memoryd_recall")
+    need(
+        any(
+            v.get("tool") == "tool_call" and v["arguments"].get("id") == "memoryd_recall"
+            for v in via
+        ),
+        "memoryd_recall was not reached through tool_call",
+    )
+    on = (rec.get("cost") or {}).get("on") or {}
+    off = (rec.get("cost") or {}).get("off") or {}
+    need(on.get("requests"), "no request measured with Tool Search on")
+    need(
+        on.get("requests") and on.get("standing_max", 10**9) <= STANDING_MAX,
+        f"the plugin adds {on.get('standing_max')} characters a request with Tool Search on, "
+        f"more than {STANDING_MAX}",
+    )
+    need(on.get("notes_per_session_max", 0) > 0, "no hot notes measured")
+    need(off.get("schema_max", 0) > 0, "Tool Search off: memoryd_recall's schema not offered")
     recall_hits = [h for h in rec.get("hits") or [] if h["kind"] == "recall"]
     need(len(recall_hits) == 1, f"the recall counted {len(recall_hits)} times by the tool, not 1")
     need(

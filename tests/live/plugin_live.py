@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import lzma
 import os
 import shutil
 import subprocess
@@ -40,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.plugin_record import ARCHIVED, HOT_MARK, STALE_MARK, TEA, p95, problems
+
+from memoryd.testing.plugin_cost import cost, describe, directory_line
 
 from .install import NEWEST, Runtime, ensure_openclaw
 from .model_server import ScriptedModel, message_text
@@ -95,6 +98,9 @@ def _requests(log: Path, since: int) -> list[dict[str, Any]]:
                 "last_user": said[-1] if said else "",
                 "user_messages": len(said),
                 "tool_results": [message_text(m) for m in messages if m.get("role") == "tool"],
+                "tool_result_ids": [
+                    m.get("tool_call_id") for m in messages if m.get("role") == "tool"
+                ],
                 "tools": sorted(
                     (t.get("function") or {}).get("name", "") for t in body.get("tools") or []
                 ),
@@ -103,6 +109,18 @@ def _requests(log: Path, since: int) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _log_lines(log: Path, since: int = 0, until: int | None = None) -> list[str]:
+    return log.read_text(encoding="utf-8").splitlines()[since:until]
+
+
+def _first_body(log: Path, since: int) -> dict[str, Any]:
+    for line in _log_lines(log, since):
+        entry = json.loads(line)
+        if entry["path"].endswith("/chat/completions"):
+            return entry["body"]
+    return {}
 
 
 def _lines(log: Path) -> int:
@@ -243,6 +261,8 @@ def record(
             mark = _lines(req_log)
             agent_turn(inst, "agent:main:s1", "hello [[text hi]]", gw_log)
             rec["first_turn"] = _requests(req_log, mark)
+            # Tool Search's one line for the deferred tool (issue 35)
+            rec["directory_line"] = directory_line(_first_body(req_log, mark))
             mark = _lines(req_log)
             agent_turn(inst, "agent:main:s1", "again [[text ok]]", gw_log)
             rec["second_turn"] = _requests(req_log, mark)
@@ -255,7 +275,9 @@ def record(
             agent_turn(
                 inst,
                 "agent:main:s1",
-                'the kayak? [[call memoryd_recall {"query": "kayak"}]] [[text noted]]',
+                # found by Tool Search on the seed's words, then called through tool_call
+                'did we discuss the kayak before? [[call tool_search {"query": "did we discuss '
+                'this before"}]] [[call memoryd_recall {"query": "kayak"}]] [[text noted]]',
                 gw_log,
             )
             rec["recall_turn"] = _requests(req_log, mark)
@@ -339,6 +361,31 @@ def record(
             }
             cfg.write_text(good_cfg)
             say(f"broken config: turn {broken.get('status')}")
+            on_until = _lines(req_log)
+
+            # 8. Tool Search off (`tools` hot-applies): the tool's schema in every request
+            saved = inst.config_path.read_bytes()
+            run_bounded(
+                inst.command("config", "set", "tools.toolSearch", "false"), env, 120, gw_log
+            )
+            off_from = _lines(req_log)
+            for i in range(4):  # until the reload has reached the runs
+                agent_turn(inst, f"agent:main:off{i}", "hi [[text hi]]", gw_log)
+                if "tool_search" not in _requests(req_log, off_from)[-1]["tools"]:
+                    break
+                off_from = _lines(req_log)
+                time.sleep(5)
+            inst.config_path.write_bytes(saved)
+
+        # what the plugin added to each request, with Tool Search on (everything before the
+        # last phase) and off
+        rec["cost"] = {
+            "on": _cost_summary(cost(_log_lines(req_log, 0, on_until))),
+            "off": _cost_summary(cost(_log_lines(req_log, off_from))),
+        }
+        for label in ("on", "off"):
+            for line in describe(rec["cost"][label], f"cost, Tool Search {label}"):
+                say(line)
 
         # the hits: memoryd's own recall hit, and what the scanner adds from the transcripts
         _memoryd(cfg, env, "scan", "--json")
@@ -359,6 +406,11 @@ def record(
         rec["plugin_log"] = _plugin_log(gw_log)
         _pack_transcripts(root, work / "transcripts.tar.xz")
     return rec
+
+
+def _cost_summary(c: dict[str, Any]) -> dict[str, Any]:
+    """The cost without its per-request rows (the request log keeps those)."""
+    return {k: v for k, v in c.items() if k != "rows"}
 
 
 def _hit_rows(db: Path, rel: str) -> list[dict[str, Any]]:
@@ -407,6 +459,7 @@ def check(runtime: Runtime, work: Path, say: Any = print) -> int:
             f"/memoryd, broken config, uninstall (injection p95 {lat['cached_p95']} ms cached, "
             f"{lat['memoryd_p95']} ms with memoryd run)"
         )
+
     return 1 if found else 0
 
 
@@ -428,6 +481,10 @@ def main(argv: list[str] | None = None) -> int:
             dest.mkdir(parents=True, exist_ok=True)
             (dest / "record.json").write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
             shutil.copy2(work / "transcripts.tar.xz", dest / "transcripts.tar.xz")
+            # what bench/bench_plugin_cost.py reads
+            log = work / "plugin-live" / "requests.jsonl"
+            with lzma.open(dest / "requests.jsonl.xz", "wb", preset=9) as out:
+                out.write(log.read_bytes())
             print(f"recorded {dest}")
         print("ok   plugin live check" if not found else f"{len(found)} problem(s)")
         return 1 if found else 0

@@ -190,3 +190,17 @@ test("plugin.recall_tool: deferred by default, direct-only, or not registered", 
   assert.match(first.prependContext, /Thursday/);
   assert.doesNotMatch(first.prependContext, /memoryd_recall/); // no tool to point at
 });
+
+test("/refresh says a gist is a summary copied, not a move (issue 29)", () => {
+  const refresh = {
+    organize: { summary: "organize: 2 notes", actions: [
+      { op: "move", src: "hot/heron.md", dst: "warm/heron.md" },
+      { op: "gist", src: "warm/gym-plan.md", dst: "gist/gym-plan.md" },
+    ] },
+    promote: { data: { candidates: [] } },
+  };
+  const text = logic.refreshReply(refresh, "session: reset");
+  assert.match(text, /^moved: hot\/heron.md → warm\/heron.md$/m);
+  assert.match(text, /^summary copied: warm\/gym-plan.md → gist\/gym-plan.md \(the note stays\)$/m);
+  assert.doesNotMatch(text, /moved:.*gym-plan/);
+});

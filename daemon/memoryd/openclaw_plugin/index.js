@@ -32,7 +32,6 @@ import {
 // tool's answer, paid only when it is called.
 const RECALL_PARAMETERS = {
   type: "object",
-  additionalProperties: false,
   properties: { query: { type: "string", description: "2-5 key words" } },
   required: ["query"],
 };

@@ -155,11 +155,16 @@ function list(names, max = 5) {
 export function refreshReply(doc, resetLine) {
   const org = doc?.organize || {};
   const actions = (org.actions || []).filter((a) => a.op !== "conflict");
-  const moved = actions.map((a) => (a.dst ? `${a.src} → ${a.dst}` : `${a.op} ${a.src}`));
+  // A gist is a summary written beside the note, which stays where it was (issue 29).
+  const gists = actions.filter((a) => a.op === "gist" && a.dst).map((a) => `${a.src} → ${a.dst}`);
+  const moved = actions
+    .filter((a) => !(a.op === "gist" && a.dst))
+    .map((a) => (a.dst ? `${a.src} → ${a.dst}` : `${a.op} ${a.src}`));
   const cands = (doc?.promote?.data?.candidates || []).map((c) => c.path);
   return [
     `memoryd refresh: ${org.summary || "organize ran"}`,
     `moved: ${list(moved)}`,
+    ...(gists.length ? [`summary copied: ${list(gists)} (the note stays)`] : []),
     `nominated for MEMORY.md: ${list(cands)}${doc?.promote?.data?.report ? ` (report: ${doc.promote.data.report})` : ""}`,
     resetLine,
   ].join("\n");
