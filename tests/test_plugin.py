@@ -96,7 +96,9 @@ def test_install_dry_run_prints_openclaws_commands_and_changes_nothing(install, 
     before = (install["state"] / "openclaw.json").read_bytes()
     code, out = run(capsys, install["cfg"], "plugin", "install", "--dry-run")
     assert code == 0, out
-    assert f"plugins install {plugin_dir()} --link --force --accept-capabilities" in out
+    copy = install["root"] / "mstate" / "openclaw-plugin"  # outside the venv (issue 29)
+    assert f"plugins install {copy} --link --force --accept-capabilities" in out
+    assert f"would copy: {plugin_dir()} → {copy}" in out
     assert f"config set {ENTRY}.hooks.allowConversationAccess true" in out
     assert f"{ENTRY}.config.config {install['cfg']}" in out  # memoryd's own config carried
     assert "undo: memoryd plugin uninstall" in out
@@ -104,9 +106,7 @@ def test_install_dry_run_prints_openclaws_commands_and_changes_nothing(install, 
     assert not (install["root"] / "mstate").exists()  # no snapshot, no state folder
 
 
-def test_install_dry_run_says_what_the_recall_tool_costs_and_how_to_switch_it_off(
-    install, capsys
-):
+def test_install_dry_run_says_what_the_recall_tool_costs_and_how_to_switch_it_off(install, capsys):
     """Issue 35: the recall tool is in every request; the summary says its price and the key."""
     code, out = run(capsys, install["cfg"], "plugin", "install", "--dry-run")
     assert code == 0, out

@@ -1,11 +1,15 @@
 """``memoryd plugin install | uninstall``: memoryd's plugin in the user's OpenClaw (issue 21).
 
-The plugin (``memoryd/openclaw_plugin/``, shipped inside the Python package) is registered
-by OpenClaw's own commands, never by editing ``openclaw.json`` here: OpenClaw validates and
-rewrites its file itself, and its hot reload picks the change up. Install is
+The plugin (``memoryd/openclaw_plugin/``, shipped inside the Python package) is copied to
+``<memoryd state>/openclaw-plugin/`` (issue 29: outside any virtualenv, so that recreating or
+moving the venv leaves OpenClaw a plugin to load; its ``installed.json`` names the memoryd
+that installed it, and ``status`` compares the copy with this memoryd's plugin: an upgrade
+says "run `memoryd plugin install`"), then registered by OpenClaw's own commands, never by
+editing ``openclaw.json`` here: OpenClaw validates and rewrites its file itself, and its hot
+reload picks the change up. Install is
 
-1. ``openclaw plugins install <dir> --link --force --accept-capabilities`` (a link: an
-   upgrade of memoryd updates the plugin; ``--force`` because the source is a local folder);
+1. ``openclaw plugins install <copy> --link --force --accept-capabilities`` (a link to
+   memoryd's copy, which the next install replaces; ``--force``: a local folder);
 2. ``openclaw config set plugins.entries.memoryd.hooks.allowConversationAccess true``,
    without which OpenClaw loads the plugin but silently blocks its ``before_prompt_build``;
 3. ``openclaw config set plugins.entries.memoryd.config.command <this memoryd>`` (and
@@ -17,7 +21,7 @@ uninstall (``openclaw plugins uninstall memoryd --force --keep-files``, then uns
 OpenClaw leaves behind: the plugin's entry, and ``plugins`` sections that only the install
 created) returns the file to what it was, apart from what OpenClaw rewrites by itself
 (formatting, comments, its ``meta`` stamp). ``--keep-files`` because the linked folder is
-memoryd's own, inside the Python package.
+memoryd's own copy, which memoryd removes itself afterwards.
 
 After the steps, memoryd's own modules are compiled to bytecode (as ``pip install`` does for
 a wheel): the plugin runs ``memoryd inject --session`` while a session's first turn waits,
@@ -86,6 +90,90 @@ def register(sub: argparse._SubParsersAction) -> None:
 def plugin_dir() -> Path:
     """The plugin folder inside the installed package."""
     return Path(__file__).resolve().parent.parent / "openclaw_plugin"
+
+
+COPY_NAME = "openclaw-plugin"  # in memoryd's state folder: the plugin OpenClaw loads
+STAMP_NAME = "installed.json"  # in the copy: who installed it, from what
+
+
+def installed_copy(memoryd_dir: Path) -> Path:
+    """The plugin folder OpenClaw loads (issue 29): memoryd's own copy in its state folder,
+    outside any virtualenv, so that recreating or moving the venv leaves it in place."""
+    return memoryd_dir / COPY_NAME
+
+
+def plugin_digest(folder: Path) -> str:
+    """A digest of the plugin's files (not the stamp): equal for an up-to-date copy."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.name != STAMP_NAME and path.suffix in (".js", ".json"):
+            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def copy_plugin(source: Path, dest: Path, memoryd: str) -> None:
+    """Put a fresh copy of ``source`` at ``dest`` with its stamp: written beside, then
+    renamed into place, so OpenClaw never loads half a plugin."""
+    import json
+
+    from .. import __version__
+
+    staging = dest.with_name(dest.name + ".new")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(source, staging, ignore=shutil.ignore_patterns("__pycache__", STAMP_NAME))
+    stamp = {
+        "memoryd": memoryd,
+        "memoryd_version": __version__,
+        "source": str(source),
+        "digest": plugin_digest(source),
+    }
+    (staging / STAMP_NAME).write_text(json.dumps(stamp, indent=1) + "\n", encoding="utf-8")
+    old = dest.with_name(dest.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if dest.exists():
+        dest.rename(old)
+    staging.rename(dest)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def plugin_state(memoryd_dir: Path, oc: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``status`` says of the plugin: installed in OpenClaw (its entry enabled, our copy
+    among its load paths), and whether the copy is this memoryd's plugin. Reads only."""
+    import json
+
+    copy = installed_copy(memoryd_dir)
+    paths = _get(oc, "plugins.load.paths") or []
+    entry = _get(oc, ENTRY) or {}
+    loaded_from = next((str(p) for p in paths if Path(str(p)) == copy), None)
+    installed = bool(isinstance(entry, Mapping) and entry.get("enabled") and loaded_from)
+    out: dict[str, Any] = {"installed": installed, "folder": str(copy), "same": None}
+    try:
+        stamp = json.loads((copy / STAMP_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stamp = None
+    if isinstance(stamp, dict):
+        out["memoryd"] = stamp.get("memoryd")
+        out["memoryd_version"] = stamp.get("memoryd_version")
+        out["same"] = plugin_digest(copy) == plugin_digest(plugin_dir())
+    if isinstance(entry, Mapping) and isinstance(entry.get("config"), Mapping):
+        out["recall"] = entry["config"].get("recall", "deferred")
+    return out
+
+
+def plugin_line(state: Mapping[str, Any]) -> str:
+    """``status``'s line for the plugin."""
+    if not state.get("installed"):
+        return "plugin:      not installed (memoryd plugin install)"
+    where = f"{state['folder']}, by {state.get('memoryd') or 'an unknown memoryd'}"
+    if state.get("same") is False:
+        return (
+            f"plugin:      installed ({where}); differs from this memoryd's: "
+            "run `memoryd plugin install`"
+        )
+    recall = f", recall tool {state['recall']}" if state.get("recall") else ""
+    return f"plugin:      installed ({where}{recall})"
 
 
 class Step(NamedTuple):
@@ -219,9 +307,9 @@ def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
     from ..config import read_openclaw_json
     from .service import installed_executable
 
-    folder = plugin_dir()
-    if not (folder / "openclaw.plugin.json").is_file():
-        raise UsageError(f"the plugin is missing from this memoryd: {folder}")
+    shipped = plugin_dir()
+    if not (shipped / "openclaw.plugin.json").is_file():
+        raise UsageError(f"the plugin is missing from this memoryd: {shipped}")
     env = dict(ctx.environ)
     paths = ctx.paths
     if not args.profile:
@@ -233,6 +321,7 @@ def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
         program = find_openclaw(args.openclaw, env)
     base = openclaw_base(program, args.profile)
     snapshot = paths.memoryd_dir / "plugin" / BEFORE_NAME
+    folder = installed_copy(paths.memoryd_dir)
     oc_file = paths.openclaw_file
     doc: dict[str, Any] = {
         "action": args.action,
@@ -249,16 +338,20 @@ def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
         undo = f"memoryd plugin uninstall{f' --profile {args.profile}' if args.profile else ''}"
         doc["undo"] = undo
         doc["then"] = "restart the gateway (openclaw gateway restart) if it does not reload"
+        doc["copy"] = f"{shipped} → {folder} (the folder OpenClaw loads, outside any venv)"
         if not args.dry_run and oc_file is not None and not args.profile:
             snapshot.parent.mkdir(parents=True, exist_ok=True)
             if oc_file.is_file() and not snapshot.exists():
                 shutil.copy2(oc_file, snapshot)
+        if not args.dry_run:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            copy_plugin(shipped, folder, memoryd)
     else:
         steps = [
             Step(
                 [*base, "plugins", "uninstall", PLUGIN_ID, "--force", "--keep-files"],
                 f"plugin {PLUGIN_ID} removed: its load path, install record and settings "
-                "(the plugin's files are memoryd's and stay)",
+                f"(then memoryd removes its copy {folder}; the package keeps the plugin)",
                 "memoryd plugin install",
             )
         ]
@@ -295,6 +388,8 @@ def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
             doc["steps"].append(row)
         if not args.dry_run and not failed and snapshot.exists():
             snapshot.unlink()
+        if not args.dry_run and not failed:
+            shutil.rmtree(folder, ignore_errors=True)  # memoryd's copy; the package keeps its own
     if args.action == "install" and not failed:
         doc["bytecode"] = "would compile" if args.dry_run else compile_package()
     doc["ok"] = not failed
@@ -338,6 +433,7 @@ def _print(ctx: Context, doc: dict[str, Any]) -> None:
         ctx.print(f"memoryd plugin {doc['action']}: stopped at the failed step ({where})")
         return
     if doc["action"] == "install":
+        ctx.print(f"{'would copy' if doc['dry_run'] else 'copied'}: {doc['copy']}")
         done = "would change" if doc["dry_run"] else "changed"
         ctx.print(f"{done}: {where}")
         ctx.print(f"bytecode: {doc['bytecode']}")
