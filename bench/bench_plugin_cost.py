@@ -51,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("log", nargs="?", type=Path, default=DEFAULT)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if not args.log.is_file():
+        print(f"no request log at {args.log} (python -m tests.live.plugin_live record)")
+        return 2
     parts = split_by_tool_search(read_log(args.log))
     result = {label: cost(lines) for label, lines in parts.items()}
     if args.json:

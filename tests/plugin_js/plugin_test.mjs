@@ -204,3 +204,23 @@ test("/refresh says a gist is a summary copied, not a move (issue 29)", () => {
   assert.match(text, /^summary copied: warm\/gym-plan.md → gist\/gym-plan.md \(the note stays\)$/m);
   assert.doesNotMatch(text, /moved:.*gym-plan/);
 });
+
+test("a missing memoryd: one warning at gateway start saying how to fix it, /memoryd says so (issue 29)", async () => {
+  const gone = join(dir, "gone-venv", "bin", "memoryd");
+  const api = fakeApi({ command: gone });
+  plugin.register(api);
+  assert.deepEqual(api.logs, []); // register() checks nothing
+  await api.hooks.gateway_start({}, {});
+  await new Promise((r) => setTimeout(r, 200));
+  const warned = api.logs.filter(([level]) => level === "warn");
+  assert.equal(warned.length, 1, JSON.stringify(api.logs));
+  assert.match(warned[0][1], /memoryd plugin install/);
+  assert.ok(warned[0][1].includes(gone));
+  // new sessions: no notes, and no second warning
+  for (let i = 0; i < 3; i++) {
+    assert.equal(await api.hooks.before_prompt_build({ messages: [] }, { agentId: "main" }), undefined);
+  }
+  assert.equal(api.logs.filter(([level]) => level === "warn").length, 1, JSON.stringify(api.logs));
+  const status = await api.commands.find((c) => c.name === "memoryd").handler({});
+  assert.match(status.text, /memoryd plugin install/);
+});

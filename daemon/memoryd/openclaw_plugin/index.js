@@ -15,6 +15,7 @@ import {
   TOOL_NAME,
   injectionText,
   isFirstTurn,
+  missingMemoryd,
   recallText,
   refreshReply,
   runMemoryd,
@@ -81,6 +82,9 @@ async function requestReset(api, ctx) {
 // handlers: loading the module or registering starts nothing.
 const answers = new Map();
 const running = new Map();
+// memoryd's program checked at this gateway's start (issue 29): command → why it cannot run.
+const checked = new Set();
+const missing = new Map();
 
 export default {
   id: PLUGIN_ID,
@@ -127,7 +131,16 @@ export default {
 
     // Warm the answer before anyone waits for it: at gateway start, and after each turn
     // (a turn may have written a note into hot/). Neither hook waits for memoryd.
-    api.on("gateway_start", () => {
+    api.on("gateway_start", async () => {
+      if (!checked.has(settings.command)) {
+        checked.add(settings.command);
+        const why = await missingMemoryd(settings);
+        if (why) {
+          missing.set(settings.command, why);
+          log(api, "warn", why); // once: the hooks below stay quiet about it
+          return;
+        }
+      }
       if (settings.inject) void runInject("", settings.commandTimeoutMs, "at gateway start");
     });
     api.on("agent_end", async (_event, ctx) => {
@@ -153,7 +166,7 @@ export default {
         // A run already under way (a prefetch) is awaited within the same budget.
         const res = await withDeadline(runInject(agent, settings.injectTimeoutMs), settings.injectTimeoutMs);
         if (!res.ok) {
-          log(api, "warn", `no hot notes injected: ${res.error}`);
+          if (!missing.has(settings.command)) log(api, "warn", `no hot notes injected: ${res.error}`);
           return undefined;
         }
         doc = res.doc;
@@ -221,7 +234,8 @@ export default {
         const res = await runMemoryd(settings, ["status", "--json"], settings.commandTimeoutMs);
         if (!res.ok) {
           log(api, "warn", `/memoryd failed: ${res.error}`);
-          return { text: `memoryd status failed: ${res.error}` };
+          const why = missing.get(settings.command) || (await missingMemoryd(settings));
+          return { text: `memoryd status failed: ${res.error}${why ? `\n${why}` : ""}` };
         }
         return { text: statusReply(res.doc) };
       },

@@ -5,7 +5,7 @@
 // asynchronously: a missing, broken or slow memoryd costs a turn nothing but one log line.
 
 import { spawn } from "node:child_process";
-import { stat } from "node:fs/promises";
+import { access, constants, stat } from "node:fs/promises";
 
 export const PLUGIN_ID = "memoryd";
 export const TOOL_NAME = "memoryd_recall";
@@ -92,6 +92,24 @@ export function runMemoryd(settings, args, timeoutMs) {
       }
     });
   });
+}
+
+/**
+ * Why memoryd cannot run, said with the fix (null when its program is there). A stat, no
+ * process: checked once at gateway start (issue 29), never in register(). A bare name is
+ * looked up on PATH when run, and not judged here.
+ */
+export async function missingMemoryd(settings) {
+  if (!settings.command.includes("/")) return null;
+  try {
+    await access(settings.command, constants.X_OK);
+    return null;
+  } catch {
+    return (
+      `${settings.command} is missing or not executable (memoryd's virtualenv removed or ` +
+      "moved?): install memoryd again, then run `memoryd plugin install`"
+    );
+  }
 }
 
 /** `promise`'s result, or `{ ok: false, error }` once `ms` have passed (the timer cleared). */
