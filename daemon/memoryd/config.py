@@ -258,9 +258,9 @@ class TiersConfig(NamedTuple):
 class PluginConfig(NamedTuple):
     recall_tool: str = "deferred"
     """How memoryd's OpenClaw plugin offers the agent `memoryd_recall`: `deferred` (under
-    OpenClaw's Tool Search one line of its tool directory, about 190 characters a request,
-    reached through `tool_call`; with Tool Search off its schema, about 350), `direct` (offered
-    by name in every request even under Tool Search, about 370 characters) or `off` (no
+    OpenClaw's Tool Search one line of its tool directory, 190 characters a request, reached
+    through `tool_call`; with Tool Search off its schema and a prompt line, 378), `direct`
+    (offered by name in every request even under Tool Search, 378 characters) or `off` (no
     recall tool, nothing a request). `memoryd plugin install` writes it into OpenClaw's
     config: run it again after a change."""
 

@@ -41,17 +41,17 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..cli import Context, UsageError, json_dumps
+from .plugin_state import ENTRY, PLUGIN_ID, STAMP_NAME, installed_copy, plugin_digest, plugin_dir
 
-PLUGIN_ID = "memoryd"
-ENTRY = f"plugins.entries.{PLUGIN_ID}"
 BEFORE_NAME = "openclaw.json.before-plugin"
-OPENCLAW_TIMEOUT = 180.0  # one `openclaw` command (a plugin install takes a few seconds)
+# One `openclaw` command: a few seconds, but seen past 180 s on a loaded 2-core machine.
+OPENCLAW_TIMEOUT = 600.0
 # What memoryd_recall adds to every model request, by memoryd's `plugin.recall_tool`, in the
 # real OpenClaw 2026.9.6 (the live check measures it: docs/benchmarks.md, issue 35).
 RECALL_COST = {
     "deferred": "one line of Tool Search's directory, 190 characters a request "
-    "(its schema, 338, with Tool Search off)",
-    "direct": "its schema and a prompt line in every request, 355 characters",
+    "(its schema and a prompt line, 378, with Tool Search off)",
+    "direct": "its schema and a prompt line in every request, 378 characters",
     "off": "no recall tool, nothing a request",
 }
 
@@ -87,32 +87,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         a.set_defaults(func=cmd_plugin)
 
 
-def plugin_dir() -> Path:
-    """The plugin folder inside the installed package."""
-    return Path(__file__).resolve().parent.parent / "openclaw_plugin"
-
-
-COPY_NAME = "openclaw-plugin"  # in memoryd's state folder: the plugin OpenClaw loads
-STAMP_NAME = "installed.json"  # in the copy: who installed it, from what
-
-
-def installed_copy(memoryd_dir: Path) -> Path:
-    """The plugin folder OpenClaw loads (issue 29): memoryd's own copy in its state folder,
-    outside any virtualenv, so that recreating or moving the venv leaves it in place."""
-    return memoryd_dir / COPY_NAME
-
-
-def plugin_digest(folder: Path) -> str:
-    """A digest of the plugin's files (not the stamp): equal for an up-to-date copy."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for path in sorted(folder.iterdir()):
-        if path.is_file() and path.name != STAMP_NAME and path.suffix in (".js", ".json"):
-            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
 def copy_plugin(source: Path, dest: Path, memoryd: str) -> None:
     """Put a fresh copy of ``source`` at ``dest`` with its stamp: written beside, then
     renamed into place, so OpenClaw never loads half a plugin."""
@@ -136,44 +110,6 @@ def copy_plugin(source: Path, dest: Path, memoryd: str) -> None:
         dest.rename(old)
     staging.rename(dest)
     shutil.rmtree(old, ignore_errors=True)
-
-
-def plugin_state(memoryd_dir: Path, oc: Mapping[str, Any]) -> dict[str, Any]:
-    """What ``status`` says of the plugin: installed in OpenClaw (its entry enabled, our copy
-    among its load paths), and whether the copy is this memoryd's plugin. Reads only."""
-    import json
-
-    copy = installed_copy(memoryd_dir)
-    paths = _get(oc, "plugins.load.paths") or []
-    entry = _get(oc, ENTRY) or {}
-    loaded_from = next((str(p) for p in paths if Path(str(p)) == copy), None)
-    installed = bool(isinstance(entry, Mapping) and entry.get("enabled") and loaded_from)
-    out: dict[str, Any] = {"installed": installed, "folder": str(copy), "same": None}
-    try:
-        stamp = json.loads((copy / STAMP_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        stamp = None
-    if isinstance(stamp, dict):
-        out["memoryd"] = stamp.get("memoryd")
-        out["memoryd_version"] = stamp.get("memoryd_version")
-        out["same"] = plugin_digest(copy) == plugin_digest(plugin_dir())
-    if isinstance(entry, Mapping) and isinstance(entry.get("config"), Mapping):
-        out["recall"] = entry["config"].get("recall", "deferred")
-    return out
-
-
-def plugin_line(state: Mapping[str, Any]) -> str:
-    """``status``'s line for the plugin."""
-    if not state.get("installed"):
-        return "plugin:      not installed (memoryd plugin install)"
-    where = f"{state['folder']}, by {state.get('memoryd') or 'an unknown memoryd'}"
-    if state.get("same") is False:
-        return (
-            f"plugin:      installed ({where}); differs from this memoryd's: "
-            "run `memoryd plugin install`"
-        )
-    recall = f", recall tool {state['recall']}" if state.get("recall") else ""
-    return f"plugin:      installed ({where}{recall})"
 
 
 class Step(NamedTuple):

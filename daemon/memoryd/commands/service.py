@@ -143,7 +143,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
             }
         doc["expire"] = _rails_status(cfg, store)
         doc.update(_memory_at_a_glance(paths, store))
-        from .plugin import plugin_state
+        from .plugin_state import plugin_state
 
         doc["plugin"] = plugin_state(paths.memoryd_dir, paths.openclaw)
     finally:
@@ -444,7 +444,7 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
     for line in glance_lines(doc):
         ctx.print(line)
     if "plugin" in doc:
-        from .plugin import plugin_line
+        from .plugin_state import plugin_line
 
         ctx.print(plugin_line(doc["plugin"]))
     if "error" in doc:
