@@ -8,7 +8,7 @@ Search on and off (told apart by what each request offers: ``tool_search`` or no
 characters per request and per session (``memoryd.testing.plugin_cost`` says what is counted).
 Nothing is timed: the figures are exact for the log.
 
-Usage: ``.venv/bin/python bench/bench_plugin_cost.py [LOG] [--json]``
+Usage: ``.venv/bin/python bench/bench_plugin_cost.py [LOG...] [--json]``
 """
 
 from __future__ import annotations
@@ -22,7 +22,11 @@ from pathlib import Path
 from memoryd.testing.plugin_cost import cost, describe
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT = ROOT / "tests" / "fixtures" / "openclaw-plugin" / "2026.9.6" / "requests.jsonl.xz"
+FIXTURES = ROOT / "tests" / "fixtures" / "openclaw-plugin" / "2026.9.6"
+# Two live runs of the real 2026.9.6 (Tool Search at its default): the plugin before issue 35
+# (memoryd_recall direct-only, a chat turn beside a run without the plugin and a heartbeat)
+# and after (deferred: a first turn, then tool_search and tool_call of memoryd_recall).
+DEFAULT = (FIXTURES / "requests-before.jsonl.xz", FIXTURES / "requests-deferred.jsonl.xz")
 
 
 def read_log(path: Path) -> list[str]:
@@ -48,27 +52,35 @@ def split_by_tool_search(lines: list[str]) -> dict[str, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/bench_plugin_cost.py")
-    parser.add_argument("log", nargs="?", type=Path, default=DEFAULT)
+    parser.add_argument("log", nargs="*", type=Path, default=list(DEFAULT))
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    if not args.log.is_file():
-        print(f"no request log at {args.log} (python -m tests.live.plugin_live record)")
+    missing = [p for p in args.log if not p.is_file()]
+    if missing:
+        print(f"no request log at {missing[0]} (python -m tests.live.plugin_live record)")
         return 2
-    parts = split_by_tool_search(read_log(args.log))
-    result = {label: cost(lines) for label, lines in parts.items()}
+    everything = {}
+    for log in args.log:
+        parts = split_by_tool_search(read_log(log))
+        result = {label: cost(lines) for label, lines in parts.items() if lines}
+        everything[log.name] = result
+        if args.json:
+            continue
+        print(f"request log: {log}")
+        for label, c in result.items():
+            for line in describe(c, f"Tool Search {label}"):
+                print(line)
+            for key, s in sorted(c["sessions"].items()):
+                print(
+                    f"  {key}: {s['requests']} requests, {s['standing']} standing + "
+                    f"{s['notes']} notes = {s['total']} characters"
+                )
     if args.json:
-        slim = {k: {x: y for x, y in v.items() if x != "rows"} for k, v in result.items()}
+        slim = {
+            name: {k: {x: y for x, y in v.items() if x != "rows"} for k, v in result.items()}
+            for name, result in everything.items()
+        }
         print(json.dumps(slim, indent=1, sort_keys=True))
-        return 0
-    print(f"request log: {args.log}")
-    for label, c in result.items():
-        for line in describe(c, f"Tool Search {label}"):
-            print(line)
-        for key, s in sorted(c["sessions"].items()):
-            print(
-                f"  {key}: {s['requests']} requests, {s['standing']} standing + "
-                f"{s['notes']} notes = {s['total']} characters"
-            )
     return 0
 
 

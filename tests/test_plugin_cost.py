@@ -3,7 +3,7 @@
 The measure (``memoryd.testing.plugin_cost``) reads the bodies OpenClaw sent the scripted
 model; here it is checked on bodies shaped as the real 2026.9.6 sends them (the tool list's
 line, Tool Search's directory line, the schema, the hot notes before the user's words), and
-on the committed live run's log: with Tool Search on, at most 200 characters a request.
+on two committed live runs' logs: 746 characters a request before, at most 200 now.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.testing.plugin_cost import cost, directory_line, notes_block, parts
+from memoryd.testing.plugin_cost import chat_bodies, cost, directory_line, notes_block, parts
 
 pytestmark = pytest.mark.unit
 
-LOG = Path(__file__).parent / "fixtures" / "openclaw-plugin" / "2026.9.6" / "requests.jsonl.xz"
+FIXTURES = Path(__file__).parent / "fixtures" / "openclaw-plugin" / "2026.9.6"
 SCHEMA = {
     "type": "function",
     "function": {
@@ -93,14 +93,32 @@ def test_per_session_the_notes_once_per_first_turn_request_and_the_standing_cost
     }
 
 
-def test_the_recorded_live_run_costs_at_most_200_characters_a_request_with_tool_search_on():
-    if not LOG.exists():
-        pytest.skip("no recorded request log (python -m tests.live.plugin_live record)")
-    lines = lzma.decompress(LOG.read_bytes()).decode().splitlines()
-    on = [ln for ln in lines if '"name": "tool_search"' in ln]
-    off = [ln for ln in lines if '"name": "tool_search"' not in ln and "chat/completions" in ln]
-    c_on, c_off = cost(on), cost(off)
-    assert c_on["requests"] > 5 and 0 < c_on["standing_max"] <= 200
-    assert c_on["schema_max"] == 0  # deferred: no schema in any request
-    assert c_on["notes_per_session_max"] > 0
-    assert c_off["schema_max"] > 0  # Tool Search off: the schema itself
+def _recorded(name: str) -> list[str]:
+    return lzma.decompress((FIXTURES / name).read_bytes()).decode().splitlines()
+
+
+def test_live_before_the_recall_tool_cost_746_characters_a_request():
+    """The plugin as it was (direct-only, the long description) in the real 2026.9.6."""
+    c = cost(_recorded("requests-before.jsonl.xz"))
+    with_plugin = [r for r in c["rows"] if r["standing"]]
+    assert with_plugin and all(r == with_plugin[0] for r in with_plugin)
+    assert with_plugin[0]["schema"] == 729 and with_plugin[0]["prompt"] == 17
+
+
+def test_live_deferred_it_costs_at_most_200_characters_and_is_still_found_and_called():
+    """Now, in the real 2026.9.6 with Tool Search at its default: one directory line with the
+    seed's cues in every request, no schema; tool_search finds it, tool_call runs it."""
+    lines = _recorded("requests-deferred.jsonl.xz")
+    c = cost(lines)
+    assert c["requests"] >= 3 and c["schema_max"] == 0
+    assert all(0 < r["standing"] <= 200 for r in c["rows"])
+    bodies = chat_bodies(lines)
+    line = directory_line(bodies[0])
+    for cue in ("did we discuss X before", "what was the conclusion on Y"):
+        assert cue in line
+    replies = [json.loads(ln)["reply"] for ln in lines if "chat/completions" in ln]
+    assert {"tool": "tool_search"}.items() <= replies[1].items()
+    assert replies[2]["tool"] == "tool_call" and replies[2]["arguments"]["id"] == "memoryd_recall"
+    last = [m for m in bodies[-1]["messages"] if m.get("role") == "tool"]
+    assert "openclaw:memoryd:memoryd_recall" in json.dumps(last[0])  # the search found it
+    assert "ZEBRA-42" in json.dumps(last[-1])  # the recall's answer, through tool_call
