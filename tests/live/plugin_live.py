@@ -371,7 +371,8 @@ def record(
             off_from = _lines(req_log)
             for i in range(4):  # until the reload has reached the runs
                 agent_turn(inst, f"agent:main:off{i}", "hi [[text hi]]", gw_log)
-                if "tool_search" not in _requests(req_log, off_from)[-1]["tools"]:
+                sent = _requests(req_log, off_from)
+                if sent and "tool_search" not in sent[-1]["tools"]:
                     break
                 off_from = _lines(req_log)
                 time.sleep(5)
