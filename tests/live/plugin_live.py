@@ -22,6 +22,11 @@ Phases:
 6. Latency of the hook: new sessions with the hot notes unchanged (the plugin's stamp
    check) and with a hot note touched before each (memoryd runs).
 7. ``memoryd plugin uninstall``: ``openclaw.json`` is byte for byte what it was.
+8. (before 7) Tool Search off, hot-applied: the tool's schema in the requests. Over the whole
+   request log, what the plugin added to each request and each session, Tool Search on and
+   off (issue 35: ``memoryd.testing.plugin_cost``), printed and judged (at most 200 a request
+   with Tool Search on; the recall turn finds the deferred tool with ``tool_search`` and calls
+   it through ``tool_call``).
 """
 
 from __future__ import annotations
