@@ -230,6 +230,8 @@ test("a missing, broken, slow or throwing memoryd: the read goes on, one log lin
   assert.equal(await handler({ toolName: "memory_get", params: { path: "memory/a.md" } }, null), undefined);
   assert.equal(readHook.readTimeoutOf({ readTimeoutMs: 10 }), readHook.DEFAULT_READ_TIMEOUT_MS);
   assert.equal(readHook.readTimeoutOf({ readTimeoutMs: 250 }), 250);
+});
+
 // Issue 35: what every request pays for the tool. Under Tool Search OpenClaw lists a deferred
 // tool as `- <name> (<plugin>): <description>` (cut past 180 characters, or 64 when the
 // directory is tight); with Tool Search off it sends the schema whole.
