@@ -18,6 +18,8 @@ READ_MARK = "OSPREY-3"  # in READ_NOTE: the read's answer holds it when the note
 RIVALS = tuple(f"memory/walk-{i}.md" for i in range(4))  # archived; each says "lantern"
 LEADER = "memory/quokka-bay.md"  # archived; "lantern" and "quokka": the recall's clear winner
 LEADER_MARK = "QUOKKA-9"
+TRIGGERS = ("did we discuss X before", "what was the conclusion on Y")  # seed 004's recall signals
+STANDING_MAX = 200  # characters the plugin may add to every request with Tool Search on
 
 
 def p95(values: list[int]) -> int | None:
@@ -27,8 +29,11 @@ def p95(values: list[int]) -> int | None:
     return ordered[min(len(ordered) - 1, max(0, round(0.95 * len(ordered)) - 1))]
 
 
-def problems(rec: dict[str, Any]) -> list[str]:
-    """Every way a record falls short of issue 21's live check (empty: it passes). Pure."""
+def problems(rec: dict[str, Any], issue35: bool = True) -> list[str]:
+    """Every way a record falls short of the live check (empty: it passes). Pure.
+
+    ``issue35`` False judges a record made before issue 35 (the recall tool then offered by
+    name, no cost measured): the committed record, until it is recorded again."""
     out: list[str] = []
 
     def need(ok: Any, what: str) -> None:
@@ -49,7 +54,18 @@ def problems(rec: dict[str, Any]) -> list[str]:
         need(HOT_MARK in user, "the first request lacks the hot note")
         need(STALE_MARK in user, "the first request lacks the second hot note")
         need("hot/tea.md" not in user, "a note already in MEMORY.md was injected again")
-        need("memoryd_recall" in first[0]["tools"], "memoryd_recall not offered to the model")
+        if not issue35:
+            need("memoryd_recall" in first[0]["tools"], "memoryd_recall not offered to the model")
+        # Issue 35: deferred under Tool Search, one directory line with the seed's triggers
+        line = rec.get("directory_line") or ""
+        need(
+            not issue35 or "memoryd_recall" not in first[0]["tools"],
+            "memoryd_recall offered by name (its schema)",
+        )
+        if issue35:
+            need(line.startswith("- memoryd_recall (memoryd): "), "memoryd_recall not listed")
+            for trigger in TRIGGERS:
+                need(trigger in line, f"the directory line lacks {trigger!r}: {line!r}")
     need(rec.get("second_turn"), "no request on the second turn")
     for r in rec.get("second_turn") or []:
         need(not r["body_has_hot_mark"], "the second turn's request holds the hot notes again")
@@ -60,6 +76,8 @@ def problems(rec: dict[str, Any]) -> list[str]:
         "the recall tool's result does not say the archived note was restored",
     )
     need(rec.get("back_after_recall"), "the recalled note is not back in the workspace")
+    if issue35:
+        out.extend(_issue35_problems(rec))
     recall_hits = [h for h in rec.get("hits") or [] if h["kind"] == "recall"]
     need(len(recall_hits) == 1, f"the recall counted {len(recall_hits)} times by the tool, not 1")
     need(
@@ -166,4 +184,42 @@ def issue28_problems(rec: dict[str, Any]) -> list[str]:
     )
     lines = [ln for ln in miss.get("log") or [] if "no restore before it" in ln]
     need(len(lines) == 1, f"{len(lines)} log lines for the read with memoryd missing, not 1")
+    return out
+
+
+def _issue35_problems(rec: dict[str, Any]) -> list[str]:
+    """The recall tool deferred and still reached; what the plugin adds to a request."""
+    out: list[str] = []
+
+    def need(ok: Any, what: str) -> None:
+        if not ok:
+            out.append(what)
+
+    turn = rec.get("recall_turn") or []
+    via = [r["reply"] for r in turn if isinstance(r["reply"], dict)]
+    searches = {v["id"] for v in via if v.get("tool") == "tool_search"}
+    found = [
+        t
+        for r in turn
+        for i, t in zip(r.get("tool_result_ids") or [], r["tool_results"], strict=False)
+        if i in searches and "memoryd_recall" in t
+    ]
+    need(found, "tool_search on the seed's words did not find memoryd_recall")
+    need(
+        any(
+            v.get("tool") == "tool_call" and v["arguments"].get("id") == "memoryd_recall"
+            for v in via
+        ),
+        "memoryd_recall was not reached through tool_call",
+    )
+    on = (rec.get("cost") or {}).get("on") or {}
+    off = (rec.get("cost") or {}).get("off") or {}
+    need(on.get("requests"), "no request measured with Tool Search on")
+    need(
+        on.get("requests") and on.get("standing_max", 10**9) <= STANDING_MAX,
+        f"the plugin adds {on.get('standing_max')} characters a request with Tool Search on, "
+        f"more than {STANDING_MAX}",
+    )
+    need(on.get("notes_per_session_max", 0) > 0, "no hot notes measured")
+    need(off.get("schema_max", 0) > 0, "Tool Search off: memoryd_recall's schema not offered")
     return out

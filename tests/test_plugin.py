@@ -96,12 +96,31 @@ def test_install_dry_run_prints_openclaws_commands_and_changes_nothing(install, 
     before = (install["state"] / "openclaw.json").read_bytes()
     code, out = run(capsys, install["cfg"], "plugin", "install", "--dry-run")
     assert code == 0, out
-    assert f"plugins install {plugin_dir()} --link --force --accept-capabilities" in out
+    copy = install["root"] / "mstate" / "openclaw-plugin"  # outside the venv (issue 29)
+    assert f"plugins install {copy} --link --force --accept-capabilities" in out
+    assert f"would copy: {plugin_dir()} → {copy}" in out
     assert f"config set {ENTRY}.hooks.allowConversationAccess true" in out
     assert f"{ENTRY}.config.config {install['cfg']}" in out  # memoryd's own config carried
     assert "undo: memoryd plugin uninstall" in out
     assert (install["state"] / "openclaw.json").read_bytes() == before
     assert not (install["root"] / "mstate").exists()  # no snapshot, no state folder
+
+
+def test_install_dry_run_says_what_the_recall_tool_costs_and_how_to_switch_it_off(install, capsys):
+    """Issue 35: the recall tool is in every request; the summary says its price and the key."""
+    code, out = run(capsys, install["cfg"], "plugin", "install", "--dry-run")
+    assert code == 0, out
+    assert f"config set {ENTRY}.config.recall deferred" in out
+    line = next(ln for ln in out.splitlines() if ln.startswith("recall tool:"))
+    assert "deferred" in line and "characters a request" in line
+    assert 'plugin.recall_tool = "off"' in line  # the way out, named
+    cfg = install["cfg"]
+    cfg.write_text(cfg.read_text() + '\n[plugin]\nrecall_tool = "off"\n')
+    doc = run_json(capsys, cfg, "plugin", "install", "--dry-run", "--json")
+    assert doc["recall_tool"]["mode"] == "off"
+    assert any(r["command"][-2:] == [f"{ENTRY}.config.recall", "off"] for r in doc["steps"])
+    code, out = run(capsys, cfg, "plugin", "install", "--dry-run")
+    assert "recall tool: off" in out
 
 
 def test_install_dry_run_json_names_the_state_dir_and_profile(install, capsys):
@@ -153,6 +172,7 @@ def test_install_steps_say_what_changes_and_how_to_undo():
     steps = install_steps(["openclaw"], Path("/p"), "/v/bin/memoryd", None)
     assert [s.argv[1:3] for s in steps] == [
         ["plugins", "install"],
+        ["config", "set"],
         ["config", "set"],
         ["config", "set"],
     ]

@@ -40,7 +40,10 @@ def test_there_is_a_recorded_run():
 
 @pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.parent.name)
 def test_the_recorded_run_passes_the_live_check(path: Path):
-    assert problems(load(path)) == []
+    rec = load(path)
+    # A record made before issue 35 has no directory line nor cost: judged by the checks of
+    # its time until recorded again (the live check always judges with them).
+    assert problems(rec, issue35="cost" in rec) == []
 
 
 @pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.parent.name)
@@ -104,3 +107,60 @@ def test_the_scanner_adds_nothing_for_the_recall_tools_call(path: Path, tmp_path
     # the transcripts hold the tool's call and its answer (what the scanner had to skip)
     store = next((copy_root / "state" / "agents").rglob("*.sqlite"), None)
     assert store is not None
+
+
+def _as_after_issue35(rec: dict) -> dict:
+    """The committed record with the facts a run since issue 35 adds, as the live run writes
+    them (the recall tool deferred, found by tool_search, called through tool_call)."""
+    rec = copy.deepcopy(rec)
+    rec["first_turn"][0]["tools"].remove("memoryd_recall")
+    rec["directory_line"] = (
+        '- memoryd_recall (memoryd): Recall past notes: "did we discuss X before?", "what was '
+        'the conclusion on Y?", anything not in this chat.'
+    )
+    answer = rec["recall_turn"][-1]["tool_results"][-1]
+    rec["recall_turn"] = [
+        {"reply": {"tool": "tool_search", "id": "c1"}, "tool_results": [], "tool_result_ids": []},
+        {
+            "reply": {"tool": "tool_call", "id": "c2", "arguments": {"id": "memoryd_recall"}},
+            "tool_results": ['[{"id": "memoryd_recall"}]'],
+            "tool_result_ids": ["c1"],
+        },
+        {
+            "reply": "noted",
+            "tool_results": ['[{"id": "memoryd_recall"}]', answer],
+            "tool_result_ids": ["c1", "c2"],
+        },
+    ]
+    rec["cost"] = {
+        "on": {"requests": 9, "standing_max": 190, "notes_per_session_max": 260},
+        "off": {"requests": 1, "schema_max": 361},
+    }
+    return rec
+
+
+@pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.parent.name)
+def test_the_judge_of_issue_35_fails_a_costly_or_unreachable_recall_tool(path: Path):
+    rec = _as_after_issue35(load(path))
+    assert problems(rec) == []
+    assert problems(load(path)) != []  # the tool offered by name: its schema in every request
+    breakages = {
+        "too dear": lambda r: r["cost"]["on"].update(standing_max=201),
+        "no trigger": lambda r: r.update(directory_line="- memoryd_recall (memoryd): Recall."),
+        "offered by name": lambda r: r["first_turn"][0]["tools"].append("memoryd_recall"),
+        "not found": lambda r: [
+            x.update(
+                tool_results=[
+                    "[]" if i == "c1" else t
+                    for i, t in zip(x["tool_result_ids"], x["tool_results"], strict=True)
+                ]
+            )
+            for x in r["recall_turn"]
+        ],
+        "not via tool_call": lambda r: r["recall_turn"][1]["reply"].update(tool="exec"),
+        "off not measured": lambda r: r["cost"]["off"].update(schema_max=0),
+    }
+    for what, breaks in breakages.items():
+        broken = copy.deepcopy(rec)
+        breaks(broken)
+        assert problems(broken), what

@@ -293,6 +293,16 @@ class TiersConfig(NamedTuple):
     OpenClaw's `bootstrapTotalMaxChars`."""
 
 
+class PluginConfig(NamedTuple):
+    recall_tool: str = "deferred"
+    """How memoryd's OpenClaw plugin offers the agent `memoryd_recall`: `deferred` (under
+    OpenClaw's Tool Search one line of its tool directory, 190 characters a request, reached
+    through `tool_call`; with Tool Search off its schema and a prompt line, 378), `direct`
+    (offered by name in every request even under Tool Search, 378 characters) or `off` (no
+    recall tool, nothing a request). `memoryd plugin install` writes it into OpenClaw's
+    config: run it again after a change."""
+
+
 class ScheduleConfig(NamedTuple):
     timezone: str = ""
     """Time zone of the cron expressions and job periods (an IANA name such as
@@ -362,6 +372,7 @@ class Config(NamedTuple):
     score: ScoreConfig = ScoreConfig()
     promote: PromoteConfig = PromoteConfig()
     tiers: TiersConfig = TiersConfig()
+    plugin: PluginConfig = PluginConfig()
     schedule: ScheduleConfig = ScheduleConfig()
     daemon: DaemonConfig = DaemonConfig()
     notify: NotifyConfig = NotifyConfig()
@@ -373,6 +384,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "log.level": ("debug", "info", "warning", "error"),
     "log.format": ("auto", "json", "console"),
     "expire.policy": EXPIRE_POLICIES,
+    "plugin.recall_tool": ("deferred", "direct", "off"),
 }
 
 

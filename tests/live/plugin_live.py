@@ -22,6 +22,11 @@ Phases:
 6. Latency of the hook: new sessions with the hot notes unchanged (the plugin's stamp
    check) and with a hot note touched before each (memoryd runs).
 7. ``memoryd plugin uninstall``: ``openclaw.json`` is byte for byte what it was.
+8. (before 7) Tool Search off, hot-applied: the tool's schema in the requests. Over the whole
+   request log, what the plugin added to each request and each session, Tool Search on and
+   off (issue 35: ``memoryd.testing.plugin_cost``), printed and judged (at most 200 a request
+   with Tool Search on; the recall turn finds the deferred tool with ``tool_search`` and calls
+   it through ``tool_call``).
 
 Issue 28's phases, in the same gateway: a ``memory_get`` of an archived note's path returns
 its text in that very call (the plugin's ``before_tool_call`` ran ``memoryd on-read``
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import lzma
 import os
 import shutil
 import subprocess
@@ -59,6 +65,8 @@ from tests.plugin_record import (
     p95,
     problems,
 )
+
+from memoryd.testing.plugin_cost import cost, describe, directory_line
 
 from .install import NEWEST, Runtime, ensure_openclaw
 from .model_server import ScriptedModel, message_text
@@ -115,6 +123,9 @@ def _requests(log: Path, since: int) -> list[dict[str, Any]]:
                 "last_user": said[-1] if said else "",
                 "user_messages": len(said),
                 "tool_results": [message_text(m) for m in messages if m.get("role") == "tool"],
+                "tool_result_ids": [
+                    m.get("tool_call_id") for m in messages if m.get("role") == "tool"
+                ],
                 "tools": sorted(
                     (t.get("function") or {}).get("name", "") for t in body.get("tools") or []
                 ),
@@ -123,6 +134,18 @@ def _requests(log: Path, since: int) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _log_lines(log: Path, since: int = 0, until: int | None = None) -> list[str]:
+    return log.read_text(encoding="utf-8").splitlines()[since:until]
+
+
+def _first_body(log: Path, since: int) -> dict[str, Any]:
+    for line in _log_lines(log, since):
+        entry = json.loads(line)
+        if entry["path"].endswith("/chat/completions"):
+            return entry["body"]
+    return {}
 
 
 def _lines(log: Path) -> int:
@@ -293,6 +316,8 @@ def record(
             mark = _lines(req_log)
             agent_turn(inst, "agent:main:s1", "hello [[text hi]]", gw_log)
             rec["first_turn"] = _requests(req_log, mark)
+            # Tool Search's one line for the deferred tool (issue 35)
+            rec["directory_line"] = directory_line(_first_body(req_log, mark))
             mark = _lines(req_log)
             agent_turn(inst, "agent:main:s1", "again [[text ok]]", gw_log)
             rec["second_turn"] = _requests(req_log, mark)
@@ -305,7 +330,9 @@ def record(
             agent_turn(
                 inst,
                 "agent:main:s1",
-                'the kayak? [[call memoryd_recall {"query": "kayak"}]] [[text noted]]',
+                # found by Tool Search on the seed's words, then called through tool_call
+                'did we discuss the kayak before? [[call tool_search {"query": "did we discuss '
+                'this before"}]] [[call memoryd_recall {"query": "kayak"}]] [[text noted]]',
                 gw_log,
             )
             rec["recall_turn"] = _requests(req_log, mark)
@@ -426,8 +453,34 @@ def record(
             }
             cfg.write_text(good_cfg)
             say(f"broken config: turn {broken.get('status')}")
+            on_until = _lines(req_log)
 
-        # 8. issue 28: memoryd missing: every memory tool call still gets its answer
+            # 8. Tool Search off (`tools` hot-applies): the tool's schema in every request
+            saved = inst.config_path.read_bytes()
+            run_bounded(
+                inst.command("config", "set", "tools.toolSearch", "false"), env, 120, gw_log
+            )
+            off_from = _lines(req_log)
+            for i in range(4):  # until the reload has reached the runs
+                agent_turn(inst, f"agent:main:off{i}", "hi [[text hi]]", gw_log)
+                sent = _requests(req_log, off_from)
+                if sent and "tool_search" not in sent[-1]["tools"]:
+                    break
+                off_from = _lines(req_log)
+                time.sleep(5)
+            inst.config_path.write_bytes(saved)
+
+        # what the plugin added to each request, with Tool Search on (everything before the
+        # last phase) and off
+        rec["cost"] = {
+            "on": _cost_summary(cost(_log_lines(req_log, 0, on_until))),
+            "off": _cost_summary(cost(_log_lines(req_log, off_from))),
+        }
+        for label in ("on", "off"):
+            for line in describe(rec["cost"][label], f"cost, Tool Search {label}"):
+                say(line)
+
+        # 9. issue 28: memoryd missing: every memory tool call still gets its answer
         missing = str(root / "no-such-memoryd")
         entry_cmd = "plugins.entries.memoryd.config.command"
         run_bounded(inst.command("config", "set", entry_cmd, missing), env, 120, gw_log)
@@ -469,6 +522,11 @@ def record(
         rec["plugin_log"] = _plugin_log(gw_log)
         _pack_transcripts(root, work / "transcripts.tar.xz")
     return rec
+
+
+def _cost_summary(c: dict[str, Any]) -> dict[str, Any]:
+    """The cost without its per-request rows (the request log keeps those)."""
+    return {k: v for k, v in c.items() if k != "rows"}
 
 
 def _hit_rows(db: Path, rel: str) -> list[dict[str, Any]]:
@@ -517,6 +575,7 @@ def check(runtime: Runtime, work: Path, say: Any = print) -> int:
             f"/memoryd, broken config, uninstall (injection p95 {lat['cached_p95']} ms cached, "
             f"{lat['memoryd_p95']} ms with memoryd run)"
         )
+
     return 1 if found else 0
 
 
@@ -538,6 +597,10 @@ def main(argv: list[str] | None = None) -> int:
             dest.mkdir(parents=True, exist_ok=True)
             (dest / "record.json").write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
             shutil.copy2(work / "transcripts.tar.xz", dest / "transcripts.tar.xz")
+            # what bench/bench_plugin_cost.py reads
+            log = work / "plugin-live" / "requests.jsonl"
+            with lzma.open(dest / "requests.jsonl.xz", "wb", preset=9) as out:
+                out.write(log.read_bytes())
             print(f"recorded {dest}")
         print("ok   plugin live check" if not found else f"{len(found)} problem(s)")
         return 1 if found else 0

@@ -55,7 +55,7 @@ test("register() only registers: nothing runs", async () => {
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(existsSync(marker), false);
   assert.deepEqual(api.tools.map((t) => t.name), ["memoryd_recall", "memoryd_recall"]);
-  assert.equal(api.tools[0].catalogMode, "direct-only");
+  assert.equal(api.tools[0].catalogMode, undefined); // deferred under Tool Search (issue 35)
   assert.deepEqual(api.commands.map((c) => c.name).sort(), ["memoryd", "memoryd", "refresh", "refresh"]);
   assert.ok(api.hooks.before_prompt_build && api.hooks.agent_end && api.hooks.gateway_start);
 });
@@ -109,6 +109,7 @@ test("a changed hot note makes memoryd run again", async () => {
 
 test("the recall tool passes the words and shows what memoryd found", async () => {
   const reply = {
+    tier: "archive", rotations: [{ from: "memory-archive/2026-12/memory/kayak.md", to: "memory/kayak.md" }],
     message: "1 note found in memoryd's archive (expired, not in the tier store); restored to the workspace: memory/kayak.md.",
     shown: [{ path: "memory-archive/2026-12/memory/kayak.md", now: "memory/kayak.md", words: ["kayak"], text: "# Kayak\n\nJune." }],
   };
@@ -117,6 +118,7 @@ test("the recall tool passes the words and shows what memoryd found", async () =
   plugin.register(api);
   const res = await api.tools[0].execute("c1", { query: "kayak  june" });
   assert.match(res.content[0].text, /restored to the workspace/);
+  assert.match(res.content[0].text, /Tell the user/); // said in the answer, not in every request
   assert.match(res.content[0].text, /== memory\/kayak.md \(was memory-archive/);
   assert.equal(res.details.shown[0].now, "memory/kayak.md");
   const { readFileSync } = await import("node:fs");
@@ -228,4 +230,73 @@ test("a missing, broken, slow or throwing memoryd: the read goes on, one log lin
   assert.equal(await handler({ toolName: "memory_get", params: { path: "memory/a.md" } }, null), undefined);
   assert.equal(readHook.readTimeoutOf({ readTimeoutMs: 10 }), readHook.DEFAULT_READ_TIMEOUT_MS);
   assert.equal(readHook.readTimeoutOf({ readTimeoutMs: 250 }), 250);
+});
+
+// Issue 35: what every request pays for the tool. Under Tool Search OpenClaw lists a deferred
+// tool as `- <name> (<plugin>): <description>` (cut past 180 characters, or 64 when the
+// directory is tight); with Tool Search off it sends the schema whole.
+test("the recall tool costs a request at most 200 characters under Tool Search", () => {
+  const api = fakeApi({});
+  plugin.register(api);
+  const tool = api.tools[0];
+  const line = `- ${tool.name} (memoryd): ${tool.description}\n`;
+  assert.ok(line.length <= 200, `${line.length}: ${line}`);
+  assert.ok(tool.description.length <= 180, "cut by OpenClaw's directory");
+  for (const trigger of ["did we discuss X before", "what was the conclusion on Y"]) {
+    assert.ok(tool.description.includes(trigger), trigger);
+  }
+  assert.match(tool.description.slice(0, 64), /did we discuss/); // a tight directory keeps it
+  const schema = JSON.stringify({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } });
+  assert.ok(schema.length <= 400, `Tool Search off: ${schema.length}`);
+});
+
+test("plugin.recall_tool: deferred by default, direct-only, or not registered", async () => {
+  const modes = { undefined: undefined, deferred: undefined, direct: "direct-only", bogus: undefined };
+  for (const [recall, catalogMode] of Object.entries(modes)) {
+    const api = fakeApi(recall === "undefined" ? {} : { recall });
+    plugin.register(api);
+    assert.deepEqual(api.tools.map((t) => [t.name, t.catalogMode]), [["memoryd_recall", catalogMode]], recall);
+  }
+  const doc = injectDoc();
+  doc.session.watch[0].stamp = await logic.stampOf(hot);
+  const api = fakeApi({ recall: "off", command: answering(dir, doc) });
+  plugin.register(api);
+  assert.deepEqual(api.tools, []);
+  const first = await api.hooks.before_prompt_build({ messages: [] }, { agentId: "main" });
+  assert.match(first.prependContext, /Thursday/);
+  assert.doesNotMatch(first.prependContext, /memoryd_recall/); // no tool to point at
+});
+
+test("/refresh says a gist is a summary copied, not a move (issue 29)", () => {
+  const refresh = {
+    organize: { summary: "organize: 2 notes", actions: [
+      { op: "move", src: "hot/heron.md", dst: "warm/heron.md" },
+      { op: "gist", src: "warm/gym-plan.md", dst: "gist/gym-plan.md" },
+    ] },
+    promote: { data: { candidates: [] } },
+  };
+  const text = logic.refreshReply(refresh, "session: reset");
+  assert.match(text, /^moved: hot\/heron.md → warm\/heron.md$/m);
+  assert.match(text, /^summary copied: warm\/gym-plan.md → gist\/gym-plan.md \(the note stays\)$/m);
+  assert.doesNotMatch(text, /moved:.*gym-plan/);
+});
+
+test("a missing memoryd: one warning at gateway start saying how to fix it, /memoryd says so (issue 29)", async () => {
+  const gone = join(dir, "gone-venv", "bin", "memoryd");
+  const api = fakeApi({ command: gone });
+  plugin.register(api);
+  assert.deepEqual(api.logs, []); // register() checks nothing
+  await api.hooks.gateway_start({}, {});
+  await new Promise((r) => setTimeout(r, 200));
+  const warned = api.logs.filter(([level]) => level === "warn");
+  assert.equal(warned.length, 1, JSON.stringify(api.logs));
+  assert.match(warned[0][1], /memoryd plugin install/);
+  assert.ok(warned[0][1].includes(gone));
+  // new sessions: no notes, and no second warning
+  for (let i = 0; i < 3; i++) {
+    assert.equal(await api.hooks.before_prompt_build({ messages: [] }, { agentId: "main" }), undefined);
+  }
+  assert.equal(api.logs.filter(([level]) => level === "warn").length, 1, JSON.stringify(api.logs));
+  const status = await api.commands.find((c) => c.name === "memoryd").handler({});
+  assert.match(status.text, /memoryd plugin install/);
 });

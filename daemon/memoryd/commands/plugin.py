@@ -1,11 +1,15 @@
 """``memoryd plugin install | uninstall``: memoryd's plugin in the user's OpenClaw (issue 21).
 
-The plugin (``memoryd/openclaw_plugin/``, shipped inside the Python package) is registered
-by OpenClaw's own commands, never by editing ``openclaw.json`` here: OpenClaw validates and
-rewrites its file itself, and its hot reload picks the change up. Install is
+The plugin (``memoryd/openclaw_plugin/``, shipped inside the Python package) is copied to
+``<memoryd state>/openclaw-plugin/`` (issue 29: outside any virtualenv, so that recreating or
+moving the venv leaves OpenClaw a plugin to load; its ``installed.json`` names the memoryd
+that installed it, and ``status`` compares the copy with this memoryd's plugin: an upgrade
+says "run `memoryd plugin install`"), then registered by OpenClaw's own commands, never by
+editing ``openclaw.json`` here: OpenClaw validates and rewrites its file itself, and its hot
+reload picks the change up. Install is
 
-1. ``openclaw plugins install <dir> --link --force --accept-capabilities`` (a link: an
-   upgrade of memoryd updates the plugin; ``--force`` because the source is a local folder);
+1. ``openclaw plugins install <copy> --link --force --accept-capabilities`` (a link to
+   memoryd's copy, which the next install replaces; ``--force``: a local folder);
 2. ``openclaw config set plugins.entries.memoryd.hooks.allowConversationAccess true``,
    without which OpenClaw loads the plugin but silently blocks its ``before_prompt_build``;
 3. ``openclaw config set plugins.entries.memoryd.config.command <this memoryd>`` (and
@@ -17,7 +21,7 @@ uninstall (``openclaw plugins uninstall memoryd --force --keep-files``, then uns
 OpenClaw leaves behind: the plugin's entry, and ``plugins`` sections that only the install
 created) returns the file to what it was, apart from what OpenClaw rewrites by itself
 (formatting, comments, its ``meta`` stamp). ``--keep-files`` because the linked folder is
-memoryd's own, inside the Python package.
+memoryd's own copy, which memoryd removes itself afterwards.
 
 After the steps, memoryd's own modules are compiled to bytecode (as ``pip install`` does for
 a wheel): the plugin runs ``memoryd inject --session`` while a session's first turn waits,
@@ -37,11 +41,19 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..cli import Context, UsageError, json_dumps
+from .plugin_state import ENTRY, PLUGIN_ID, STAMP_NAME, installed_copy, plugin_digest, plugin_dir
 
-PLUGIN_ID = "memoryd"
-ENTRY = f"plugins.entries.{PLUGIN_ID}"
 BEFORE_NAME = "openclaw.json.before-plugin"
-OPENCLAW_TIMEOUT = 180.0  # one `openclaw` command (a plugin install takes a few seconds)
+# One `openclaw` command: a few seconds, but seen past 180 s on a loaded 2-core machine.
+OPENCLAW_TIMEOUT = 600.0
+# What memoryd_recall adds to every model request, by memoryd's `plugin.recall_tool`, in the
+# real OpenClaw 2026.9.6 (the live check measures it: docs/benchmarks.md, issue 35).
+RECALL_COST = {
+    "deferred": "one line of Tool Search's directory, 190 characters a request "
+    "(its schema and a prompt line, 378, with Tool Search off)",
+    "direct": "its schema and a prompt line in every request, 378 characters",
+    "off": "no recall tool, nothing a request",
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,9 +87,29 @@ def register(sub: argparse._SubParsersAction) -> None:
         a.set_defaults(func=cmd_plugin)
 
 
-def plugin_dir() -> Path:
-    """The plugin folder inside the installed package."""
-    return Path(__file__).resolve().parent.parent / "openclaw_plugin"
+def copy_plugin(source: Path, dest: Path, memoryd: str) -> None:
+    """Put a fresh copy of ``source`` at ``dest`` with its stamp: written beside, then
+    renamed into place, so OpenClaw never loads half a plugin."""
+    import json
+
+    from .. import __version__
+
+    staging = dest.with_name(dest.name + ".new")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(source, staging, ignore=shutil.ignore_patterns("__pycache__", STAMP_NAME))
+    stamp = {
+        "memoryd": memoryd,
+        "memoryd_version": __version__,
+        "source": str(source),
+        "digest": plugin_digest(source),
+    }
+    (staging / STAMP_NAME).write_text(json.dumps(stamp, indent=1) + "\n", encoding="utf-8")
+    old = dest.with_name(dest.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if dest.exists():
+        dest.rename(old)
+    staging.rename(dest)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 class Step(NamedTuple):
@@ -93,9 +125,14 @@ def openclaw_base(program: str, profile: str | None) -> list[str]:
 
 
 def install_steps(
-    base: Sequence[str], folder: Path, memoryd: str, memoryd_config: str | None
+    base: Sequence[str],
+    folder: Path,
+    memoryd: str,
+    memoryd_config: str | None,
+    recall: str = "deferred",
 ) -> list[Step]:
-    """The install, as openclaw commands (pure)."""
+    """The install, as openclaw commands (pure). ``recall``: memoryd's ``plugin.recall_tool``,
+    always written (a change back to the default must reach the plugin too)."""
     oc = list(base)
     said = _quote(oc)  # the undo commands are said for a shell: a path with a space quoted
     steps = [
@@ -112,6 +149,11 @@ def install_steps(
         Step(
             [*oc, "config", "set", f"{ENTRY}.config.command", memoryd],
             f"{ENTRY}.config.command = {memoryd}",
+            f"{said} config unset {ENTRY}",
+        ),
+        Step(
+            [*oc, "config", "set", f"{ENTRY}.config.recall", recall],
+            f"{ENTRY}.config.recall = {recall} (memoryd_recall: {RECALL_COST[recall]})",
             f"{said} config unset {ENTRY}",
         ),
     ]
@@ -201,9 +243,9 @@ def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
     from ..config import read_openclaw_json
     from .service import installed_executable
 
-    folder = plugin_dir()
-    if not (folder / "openclaw.plugin.json").is_file():
-        raise UsageError(f"the plugin is missing from this memoryd: {folder}")
+    shipped = plugin_dir()
+    if not (shipped / "openclaw.plugin.json").is_file():
+        raise UsageError(f"the plugin is missing from this memoryd: {shipped}")
     env = dict(ctx.environ)
     paths = ctx.paths
     if not args.profile:
@@ -215,6 +257,7 @@ def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
         program = find_openclaw(args.openclaw, env)
     base = openclaw_base(program, args.profile)
     snapshot = paths.memoryd_dir / "plugin" / BEFORE_NAME
+    folder = installed_copy(paths.memoryd_dir)
     oc_file = paths.openclaw_file
     doc: dict[str, Any] = {
         "action": args.action,
@@ -225,20 +268,26 @@ def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
     }
     if args.action == "install":
         memoryd = installed_executable(env)
-        steps = install_steps(base, folder, memoryd, ctx.config_file)
+        recall = ctx.cfg.plugin.recall_tool
+        steps = install_steps(base, folder, memoryd, ctx.config_file, recall)
+        doc["recall_tool"] = {"mode": recall, "cost": RECALL_COST[recall]}
         undo = f"memoryd plugin uninstall{f' --profile {args.profile}' if args.profile else ''}"
         doc["undo"] = undo
         doc["then"] = "restart the gateway (openclaw gateway restart) if it does not reload"
+        doc["copy"] = f"{shipped} → {folder} (the folder OpenClaw loads, outside any venv)"
         if not args.dry_run and oc_file is not None and not args.profile:
             snapshot.parent.mkdir(parents=True, exist_ok=True)
             if oc_file.is_file() and not snapshot.exists():
                 shutil.copy2(oc_file, snapshot)
+        if not args.dry_run:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            copy_plugin(shipped, folder, memoryd)
     else:
         steps = [
             Step(
                 [*base, "plugins", "uninstall", PLUGIN_ID, "--force", "--keep-files"],
                 f"plugin {PLUGIN_ID} removed: its load path, install record and settings "
-                "(the plugin's files are memoryd's and stay)",
+                f"(then memoryd removes its copy {folder}; the package keeps the plugin)",
                 "memoryd plugin install",
             )
         ]
@@ -275,6 +324,8 @@ def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
             doc["steps"].append(row)
         if not args.dry_run and not failed and snapshot.exists():
             snapshot.unlink()
+        if not args.dry_run and not failed:
+            shutil.rmtree(folder, ignore_errors=True)  # memoryd's copy; the package keeps its own
     if args.action == "install" and not failed:
         doc["bytecode"] = "would compile" if args.dry_run else compile_package()
     doc["ok"] = not failed
@@ -318,9 +369,16 @@ def _print(ctx: Context, doc: dict[str, Any]) -> None:
         ctx.print(f"memoryd plugin {doc['action']}: stopped at the failed step ({where})")
         return
     if doc["action"] == "install":
+        ctx.print(f"{'would copy' if doc['dry_run'] else 'copied'}: {doc['copy']}")
         done = "would change" if doc["dry_run"] else "changed"
         ctx.print(f"{done}: {where}")
         ctx.print(f"bytecode: {doc['bytecode']}")
+        recall = doc["recall_tool"]
+        other = '"off"' if recall["mode"] != "off" else '"deferred"'
+        ctx.print(
+            f"recall tool: {recall['mode']}: {recall['cost']} "
+            f"(plugin.recall_tool = {other} in memoryd's config, then install again)"
+        )
         ctx.print(f"next: {doc['then']}")
         ctx.print(f"undo: {doc['undo']}")
     else:

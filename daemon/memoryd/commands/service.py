@@ -156,6 +156,9 @@ def collect_status(ctx: Context) -> dict[str, Any]:
             }
         doc["expire"] = _rails_status(cfg, store)
         doc.update(_memory_at_a_glance(paths, store))
+        from .plugin_state import plugin_state
+
+        doc["plugin"] = plugin_state(paths.memoryd_dir, paths.openclaw)
     finally:
         if store is not None:
             store.close()
@@ -511,6 +514,10 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             )
     for line in glance_lines(doc):
         ctx.print(line)
+    if "plugin" in doc:
+        from .plugin_state import plugin_line
+
+        ctx.print(plugin_line(doc["plugin"]))
     if "error" in doc:
         ctx.print(f"warning:     {doc['error']}")
     if failing:

@@ -16,6 +16,7 @@ import {
   TOOL_NAME,
   injectionText,
   isFirstTurn,
+  missingMemoryd,
   queryProblem,
   recallText,
   refreshReply,
@@ -28,25 +29,20 @@ import {
 } from "./logic.js";
 import { registerReadHook } from "./read_hook.js";
 
+// What every request pays for the tool (issue 35): under Tool Search (OpenClaw's default) one
+// directory line, `- memoryd_recall (memoryd): <description>` (OpenClaw cuts a description
+// past 180 characters, or 64 when its directory is tight: the seed's triggers come first);
+// with Tool Search off, this schema whole. How the layers work and "tell the user" are in the
+// tool's answer, paid only when it is called.
 const RECALL_PARAMETERS = {
   type: "object",
-  additionalProperties: false,
-  properties: {
-    query: {
-      type: "string",
-      description:
-        "2-5 key words from the question, separated by spaces (any of them may match; " +
-        "Chinese words work as typed). When more than 3 notes match, retry with narrower words.",
-    },
-  },
+  properties: { query: { type: "string", description: "2-5 key words" } },
   required: ["query"],
 };
 
 const RECALL_DESCRIPTION =
-  "Search memoryd's memory when the answer is not in this conversation (something discussed " +
-  "or decided before). Looks in hot/ → warm/ → gist/ → forgotten/ → the archive of expired " +
-  "notes and stops at the first layer that has a match; a note found is brought back up " +
-  "(one found in forgotten/ or the archive is restored, and the answer says so: tell the user).";
+  'Recall past notes: "did we discuss X before?", "what was the conclusion on Y?", anything ' +
+  "not in this chat. Searches memoryd's tiers, then its archive (restores).";
 
 function log(api, level, message) {
   const logger = api.logger;
@@ -89,6 +85,9 @@ async function requestReset(api, ctx) {
 // handlers: loading the module or registering starts nothing.
 const answers = new Map();
 const running = new Map();
+// memoryd's program checked at this gateway's start (issue 29): command → why it cannot run.
+const checked = new Set();
+const missing = new Map();
 
 export default {
   id: PLUGIN_ID,
@@ -135,7 +134,16 @@ export default {
 
     // Warm the answer before anyone waits for it: at gateway start, and after each turn
     // (a turn may have written a note into hot/). Neither hook waits for memoryd.
-    api.on("gateway_start", () => {
+    api.on("gateway_start", async () => {
+      if (!checked.has(settings.command)) {
+        checked.add(settings.command);
+        const why = await missingMemoryd(settings);
+        if (why) {
+          missing.set(settings.command, why);
+          log(api, "warn", why); // once: the hooks below stay quiet about it
+          return;
+        }
+      }
       if (settings.inject) void runInject("", settings.commandTimeoutMs, "at gateway start");
     });
     api.on("agent_end", async (_event, ctx) => {
@@ -161,13 +169,13 @@ export default {
         // A run already under way (a prefetch) is awaited within the same budget.
         const res = await withDeadline(runInject(agent, settings.injectTimeoutMs), settings.injectTimeoutMs);
         if (!res.ok) {
-          log(api, "warn", `no hot notes injected: ${res.error}`);
+          if (!missing.has(settings.command)) log(api, "warn", `no hot notes injected: ${res.error}`);
           return undefined;
         }
         doc = res.doc;
         how = "memoryd inject";
       }
-      const text = injectionText(doc);
+      const text = injectionText(doc, settings.recall !== "off");
       const ms = Date.now() - started;
       if (!text) {
         log(api, "info", `no hot notes to inject (${how}, ${ms} ms)`);
@@ -180,12 +188,14 @@ export default {
     // A memory_get of a path memoryd archived: the note comes back before the read (read_hook.js).
     registerReadHook(api, settings, (level, message) => log(api, level, message));
 
-    api.registerTool({
+    // settings.recall: "deferred" (Tool Search lists it in one line, reached by tool_call),
+    // "direct" (offered by name in every request), "off" (not registered).
+    if (settings.recall !== "off") api.registerTool({
       name: TOOL_NAME,
       label: "memoryd recall",
       description: RECALL_DESCRIPTION,
       parameters: RECALL_PARAMETERS,
-      catalogMode: "direct-only",
+      ...(settings.recall === "direct" ? { catalogMode: "direct-only" } : {}),
       async execute(_toolCallId, params, signal) {
         const words = wordsOf(params);
         if (!words.length) {
@@ -232,7 +242,8 @@ export default {
         const res = await runMemoryd(settings, ["status", "--json"], settings.commandTimeoutMs);
         if (!res.ok) {
           log(api, "warn", `/memoryd failed: ${res.error}`);
-          return { text: `memoryd status failed: ${res.error}` };
+          const why = missing.get(settings.command) || (await missingMemoryd(settings));
+          return { text: `memoryd status failed: ${res.error}${why ? `\n${why}` : ""}` };
         }
         return { text: statusReply(res.doc) };
       },

@@ -5,12 +5,14 @@
 // asynchronously: a missing, broken or slow memoryd costs a turn nothing but one log line.
 
 import { spawn } from "node:child_process";
-import { stat } from "node:fs/promises";
+import { access, constants, stat } from "node:fs/promises";
 
 export const PLUGIN_ID = "memoryd";
 export const TOOL_NAME = "memoryd_recall";
 export const DEFAULT_INJECT_TIMEOUT_MS = 700;
 export const DEFAULT_COMMAND_TIMEOUT_MS = 60000;
+// How memoryd_recall is offered (memoryd's `plugin.recall_tool`, written by plugin install).
+export const RECALL_MODES = ["deferred", "direct", "off"];
 const MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
 const MAX_NOTE_CHARS = 8000; // of one recalled note handed to the model
 
@@ -24,6 +26,7 @@ export function settingsOf(pluginConfig) {
     inject: c.inject !== false,
     injectTimeoutMs: int(c.injectTimeoutMs, DEFAULT_INJECT_TIMEOUT_MS),
     commandTimeoutMs: int(c.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS),
+    recall: RECALL_MODES.includes(c.recall) ? c.recall : "deferred",
   };
 }
 
@@ -91,6 +94,24 @@ export function runMemoryd(settings, args, timeoutMs) {
   });
 }
 
+/**
+ * Why memoryd cannot run, said with the fix (null when its program is there). A stat, no
+ * process: checked once at gateway start (issue 29), never in register(). A bare name is
+ * looked up on PATH when run, and not judged here.
+ */
+export async function missingMemoryd(settings) {
+  if (!settings.command.includes("/")) return null;
+  try {
+    await access(settings.command, constants.X_OK);
+    return null;
+  } catch {
+    return (
+      `${settings.command} is missing or not executable (memoryd's virtualenv removed or ` +
+      "moved?): install memoryd again, then run `memoryd plugin install`"
+    );
+  }
+}
+
 /** `promise`'s result, or `{ ok: false, error }` once `ms` have passed (the timer cleared). */
 export function withDeadline(promise, ms) {
   let timer;
@@ -106,14 +127,11 @@ export function isFirstTurn(event) {
 }
 
 /** The context put before a session's first message: the hot notes, said as what they are. */
-export function injectionText(doc) {
+export function injectionText(doc, recall = true) {
   const text = typeof doc?.text === "string" ? doc.text.trim() : "";
   if (!text) return "";
-  return (
-    "Recent notes from memoryd's tier store (hot/, the last few hours; " +
-    "use the memoryd_recall tool for older ones):\n\n" +
-    text
-  );
+  const older = recall ? "; use the memoryd_recall tool for older ones" : "";
+  return `Recent notes from memoryd's tier store (hot/, the last few hours${older}):\n\n${text}`;
 }
 
 /** Why a query cannot go to memoryd as it is, in words for the agent (null: it can). A NUL
@@ -141,7 +159,10 @@ function cut(text, max) {
 
 /** The recall tool's answer to the model: memoryd's message, then each note found. */
 export function recallText(doc) {
-  const lines = [String(doc?.message || "Nothing found.")];
+  const said = String(doc?.message || "Nothing found.");
+  // The description no longer says it (issue 35: it is in every request); the answer does.
+  const restored = ["forgotten", "archive"].includes(doc?.tier) && (doc?.rotations || []).length > 0;
+  const lines = [restored ? `${said} Tell the user the note is back.` : said];
   for (const m of doc?.shown || []) {
     const where = m.now && m.now !== m.path ? `${m.now} (was ${m.path})` : m.path;
     lines.push("", `== ${where}  [${(m.words || []).join(", ")}]`);
@@ -165,11 +186,16 @@ function list(names, max = 5) {
 export function refreshReply(doc, resetLine) {
   const org = doc?.organize || {};
   const actions = (org.actions || []).filter((a) => a.op !== "conflict");
-  const moved = actions.map((a) => (a.dst ? `${a.src} → ${a.dst}` : `${a.op} ${a.src}`));
+  // A gist is a summary written beside the note, which stays where it was (issue 29).
+  const gists = actions.filter((a) => a.op === "gist" && a.dst).map((a) => `${a.src} → ${a.dst}`);
+  const moved = actions
+    .filter((a) => !(a.op === "gist" && a.dst))
+    .map((a) => (a.dst ? `${a.src} → ${a.dst}` : `${a.op} ${a.src}`));
   const cands = (doc?.promote?.data?.candidates || []).map((c) => c.path);
   return [
     `memoryd refresh: ${org.summary || "organize ran"}`,
     `moved: ${list(moved)}`,
+    ...(gists.length ? [`summary copied: ${list(gists)} (the note stays)`] : []),
     `nominated for MEMORY.md: ${list(cands)}${doc?.promote?.data?.report ? ` (report: ${doc.promote.data.report})` : ""}`,
     resetLine,
   ].join("\n");

@@ -1,0 +1,86 @@
+"""Where memoryd's OpenClaw plugin lives and what ``status`` says of it (issue 29).
+
+Apart from ``commands.plugin`` (which installs) so that ``status`` can read it without the
+installer, and neither imports the other's command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+PLUGIN_ID = "memoryd"
+ENTRY = f"plugins.entries.{PLUGIN_ID}"
+
+
+def plugin_dir() -> Path:
+    """The plugin folder inside the installed package."""
+    return Path(__file__).resolve().parent.parent / "openclaw_plugin"
+
+
+def _get(doc: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if not isinstance(doc, Mapping) or part not in doc:
+            return None
+        doc = doc[part]
+    return doc
+
+
+COPY_NAME = "openclaw-plugin"  # in memoryd's state folder: the plugin OpenClaw loads
+STAMP_NAME = "installed.json"  # in the copy: who installed it, from what
+
+
+def installed_copy(memoryd_dir: Path) -> Path:
+    """The plugin folder OpenClaw loads (issue 29): memoryd's own copy in its state folder,
+    outside any virtualenv, so that recreating or moving the venv leaves it in place."""
+    return memoryd_dir / COPY_NAME
+
+
+def plugin_digest(folder: Path) -> str:
+    """A digest of the plugin's files (not the stamp): equal for an up-to-date copy."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.name != STAMP_NAME and path.suffix in (".js", ".json"):
+            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def plugin_state(memoryd_dir: Path, oc: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``status`` says of the plugin: installed in OpenClaw (its entry enabled, our copy
+    among its load paths), and whether the copy is this memoryd's plugin. Reads only."""
+    import json
+
+    copy = installed_copy(memoryd_dir)
+    paths = _get(oc, "plugins.load.paths") or []
+    entry = _get(oc, ENTRY) or {}
+    loaded_from = next((str(p) for p in paths if Path(str(p)) == copy), None)
+    installed = bool(isinstance(entry, Mapping) and entry.get("enabled") and loaded_from)
+    out: dict[str, Any] = {"installed": installed, "folder": str(copy), "same": None}
+    try:
+        stamp = json.loads((copy / STAMP_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stamp = None
+    if isinstance(stamp, dict):
+        out["memoryd"] = stamp.get("memoryd")
+        out["memoryd_version"] = stamp.get("memoryd_version")
+        out["same"] = plugin_digest(copy) == plugin_digest(plugin_dir())
+    if isinstance(entry, Mapping) and isinstance(entry.get("config"), Mapping):
+        out["recall"] = entry["config"].get("recall", "deferred")
+    return out
+
+
+def plugin_line(state: Mapping[str, Any]) -> str:
+    """``status``'s line for the plugin."""
+    if not state.get("installed"):
+        return "plugin:      not installed (memoryd plugin install)"
+    where = f"{state['folder']}, by {state.get('memoryd') or 'an unknown memoryd'}"
+    if state.get("same") is False:
+        return (
+            f"plugin:      installed ({where}); differs from this memoryd's: "
+            "run `memoryd plugin install`"
+        )
+    recall = f", recall tool {state['recall']}" if state.get("recall") else ""
+    return f"plugin:      installed ({where}{recall})"
