@@ -164,7 +164,10 @@ def test_the_everyday_reads_import_only_what_they_use(
     imported by memoryd itself. Which others the standard library loads varies by Python."""
     tree, out = import_tree(install, *args)
     assert top(set(tree), READ_SPARED) == []
-    assert sorted(m for m in tree if not m.startswith("memoryd") and not is_stdlib(m)) == []
+    # json5 is the one other package a read may need: OpenClaw's own config (openclaw.json,
+    # JSON5 in the demo) is read by every command, and JSON5 proper needs its parser.
+    others = (m for m in tree if not m.startswith(("memoryd", "json5")) and not is_stdlib(m))
+    assert sorted(others) == []
     by_memoryd = [
         f"{m} (by {tree[m] or 'the command at run time'})"
         for m in top(set(tree), READ_SPARED_STDLIB)
