@@ -129,6 +129,21 @@ def test_a_read_of_an_archived_path_brings_the_note_back_journaled_and_counts_no
     assert _on_read(inst, "memory/lofoten-trip.md")["outcome"] == "none"
     text = run_cli(inst, "on-read", "memory/orthodontist.md").stdout
     assert text.startswith("restored memory/orthodontist.md from memory-archive/")
+    # and `restore PATH` names the read as what brought it back
+    again = run_cli(inst, "restore", "memory/orthodontist.md")
+    assert "a search or a read asked for it" in again.stdout + again.stderr
+
+
+def test_an_agent_named_as_openclaw_spells_it_elsewhere_is_the_same_agent(
+    tmp_path: Path,
+) -> None:
+    """OpenClaw files agent ``Main`` under ``agents/main/``: the hook may pass either."""
+    inst, _archived_rel = _archived(tmp_path)
+    doc = json.loads(
+        run_cli(inst, "on-read", "--json", "--agent", "MAIN", "memory/lofoten-trip.md").stdout
+    )
+    assert doc["outcome"] == "restored" and doc["agent"] == "main"
+    assert (inst.workspace / "memory/lofoten-trip.md").exists()
 
 
 def test_a_file_at_the_path_hostile_names_and_the_switch_off_move_nothing(

@@ -109,7 +109,7 @@ test("a changed hot note makes memoryd run again", async () => {
 
 test("the recall tool passes the words and shows what memoryd found", async () => {
   const reply = {
-    tier: "archive", rotations: [{ from: "memory-archive/2026-12/memory/kayak.md", to: "memory/kayak.md" }],
+    tier: "archive", rotations: [{ from: "memory-archive/2026-12/memory/kayak.md", to: "memory/kayak.md", status: "done" }],
     message: "1 note found in memoryd's archive (expired, not in the tier store); restored to the workspace: memory/kayak.md.",
     shown: [{ path: "memory-archive/2026-12/memory/kayak.md", now: "memory/kayak.md", words: ["kayak"], text: "# Kayak\n\nJune." }],
   };
@@ -299,4 +299,16 @@ test("a missing memoryd: one warning at gateway start saying how to fix it, /mem
   assert.equal(api.logs.filter(([level]) => level === "warn").length, 1, JSON.stringify(api.logs));
   const status = await api.commands.find((c) => c.name === "memoryd").handler({});
   assert.match(status.text, /memoryd plugin install/);
+});
+
+test("a recall that could not bring the note back does not tell the agent it is back", () => {
+  const failed = {
+    tier: "archive",
+    message: "1 note found in memoryd's archive, not brought back: a file is already at memory/boat.md",
+    rotations: [{ src: "memory-archive/2026-12/memory/boat.md", dst: "memory/boat.md", status: "failed", error: "exists" }],
+    shown: [],
+  };
+  assert.doesNotMatch(logic.recallText(failed), /Tell the user the note is back/);
+  const done = { ...failed, message: "restored", rotations: [{ ...failed.rotations[0], status: "done" }] };
+  assert.match(logic.recallText(done), /Tell the user the note is back/);
 });

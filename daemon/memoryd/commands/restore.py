@@ -85,9 +85,14 @@ def cmd_on_read(args: argparse.Namespace, ctx: Context) -> int:
         if not log.CONFIGURED:
             log.configure(stream=sys.stderr)
 
+    from ..config import normalize_agent_id
+
     agents = ctx.paths.agents
     agent = args.agent or (agents[0].id if agents else "")
     if args.agent and all(a.id != args.agent for a in agents):
+        # ``Work`` is OpenClaw's agent ``work``, as for ``hits --agent``
+        agent = normalize_agent_id(args.agent)
+    if args.agent and all(a.id != agent for a in agents):
         doc: dict[str, Any] = {"outcome": "none", "path": args.path, "agent": args.agent,
                                "error": "no such agent"}  # fmt: skip
     elif not ctx.cfg.expire.restore_on_demand:
@@ -107,7 +112,7 @@ def cmd_on_read(args: argparse.Namespace, ctx: Context) -> int:
 # How the commands whose moves brought a note back are named, in what restore says.
 _BROUGHT_BY = {
     "recall": "recall",
-    "restore-on-demand": "a restore on demand (a search asked for it)",
+    "restore-on-demand": "a restore on demand (a search or a read asked for it)",
     "undo": "memoryd restore",
 }
 

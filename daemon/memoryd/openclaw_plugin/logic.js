@@ -161,7 +161,8 @@ function cut(text, max) {
 export function recallText(doc) {
   const said = String(doc?.message || "Nothing found.");
   // The description no longer says it (issue 35: it is in every request); the answer does.
-  const restored = ["forgotten", "archive"].includes(doc?.tier) && (doc?.rotations || []).length > 0;
+  const restored = ["forgotten", "archive"].includes(doc?.tier) &&
+    (doc?.rotations || []).some((r) => r?.status === "done");
   const lines = [restored ? `${said} Tell the user the note is back.` : said];
   for (const m of doc?.shown || []) {
     const where = m.now && m.now !== m.path ? `${m.now} (was ${m.path})` : m.path;
