@@ -337,6 +337,11 @@ def record(
             )
             rec["recall_turn"] = _requests(req_log, mark)
             rec["back_after_recall"] = (inst.workspace() / ARCHIVED).is_file()
+            # the recalled note's hits now, before later turns read it again by its path (the
+            # read hook's timing turn, the memoryd-missing turn): the recall's own, and what
+            # the scanner adds from the transcripts (nothing, for a recall)
+            _memoryd(cfg, env, "scan", "--json")
+            rec["hits"] = _hit_rows(root / "memoryd-state" / "state.db", ARCHIVED)
             say(f"recall: back in the workspace: {rec['back_after_recall']}")
 
             # 3b. issue 28: a path read reaches the archive in the same call
@@ -502,9 +507,8 @@ def record(
             }
         say(f"memoryd missing: turn {turn.get('status')}")
 
-        # the hits: memoryd's own recall hit, and what the scanner adds from the transcripts
+        # the read note's hits: the read's, counted once
         _memoryd(cfg, env, "scan", "--json")
-        rec["hits"] = _hit_rows(root / "memoryd-state" / "state.db", ARCHIVED)
         rec["read_hits"] = _hit_rows(root / "memoryd-state" / "state.db", READ_NOTE)
 
         # 7. uninstall: the file as OpenClaw wrote it before the install
