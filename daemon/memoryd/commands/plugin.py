@@ -41,7 +41,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..cli import Context, UsageError, json_dumps
-from .plugin_state import ENTRY, PLUGIN_ID, STAMP_NAME, installed_copy, plugin_digest, plugin_dir
+from .plugin_state import (
+    ENTRY,
+    PLUGIN_ID,
+    STAMP_NAME,
+    dotted_value,
+    installed_copy,
+    plugin_digest,
+    plugin_dir,
+)
 
 BEFORE_NAME = "openclaw.json.before-plugin"
 # One `openclaw` command: a few seconds, but seen past 180 s on a loaded 2-core machine.
@@ -168,14 +176,6 @@ def install_steps(
     return steps
 
 
-def _get(doc: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(doc, Mapping) or part not in doc:
-            return None
-        doc = doc[part]
-    return doc
-
-
 def _has(doc: Any, dotted: str) -> bool:
     *parents, last = dotted.split(".")
     for part in parents:
@@ -196,7 +196,7 @@ def leftovers(now: Mapping[str, Any], before: Mapping[str, Any] | None) -> list[
     if _has(now, ENTRY):
         out.append(ENTRY)
     for path in ("plugins.entries", "plugins.load.paths", "plugins.load", "plugins"):
-        value = _get(now, path)
+        value = dotted_value(now, path)
         if not _has(now, path) or (before is not None and _has(before, path)):
             continue
         rest = value

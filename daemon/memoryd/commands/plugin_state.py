@@ -19,7 +19,8 @@ def plugin_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "openclaw_plugin"
 
 
-def _get(doc: Any, dotted: str) -> Any:
+def dotted_value(doc: Any, dotted: str) -> Any:
+    """``doc["a"]["b"]`` for ``"a.b"``; None where a part is missing or not a mapping."""
     for part in dotted.split("."):
         if not isinstance(doc, Mapping) or part not in doc:
             return None
@@ -54,8 +55,8 @@ def plugin_state(memoryd_dir: Path, oc: Mapping[str, Any]) -> dict[str, Any]:
     import json
 
     copy = installed_copy(memoryd_dir)
-    paths = _get(oc, "plugins.load.paths") or []
-    entry = _get(oc, ENTRY) or {}
+    paths = dotted_value(oc, "plugins.load.paths") or []
+    entry = dotted_value(oc, ENTRY) or {}
     loaded_from = next((str(p) for p in paths if Path(str(p)) == copy), None)
     installed = bool(isinstance(entry, Mapping) and entry.get("enabled") and loaded_from)
     out: dict[str, Any] = {"installed": installed, "folder": str(copy), "same": None}
