@@ -125,3 +125,49 @@ def test_a_clock_set_forward_a_week_under_the_daemon_forgets_no_gone_session_ear
     assert d.events("ingest.store_sessions_forgotten") == []
     assert d.stop() == 0
     store.conn.close()
+
+
+@pytest.mark.timeout(300)
+def test_a_clock_set_between_the_daemon_check_and_its_scan_forgets_no_gone_session(
+    tmp_path: Path, notify: NotifySocket, daemons: list[DaemonProcess]
+) -> None:
+    """The daemon stops right after it read the clocks for a scan, before the scan starts (a
+    stop, a laptop lid shut at that instant), and the wall clock is set 8 days forward
+    meanwhile: that scan forgets no session gone from the store (it runs on the time its
+    check was made at), and the next one finds the step and moves the grace period with it."""
+    threshold = 3.0
+    inst = make_install(
+        tmp_path, f"[daemon]\nrescan_seconds = 3600.0\nclock_jump_seconds = {threshold}\n"
+    )
+    offset, fault = tmp_path / "clock-offset", tmp_path / "fault"
+    offset.write_text("0")
+    fault.write_text("")
+    store = Store(inst)
+    for sid in ("k", "d"):
+        store.add_session(sid)
+        store.append(sid, conversation(2, sid))
+    d = start(
+        inst, daemons, notify, MEMORYD_CLOCK_OFFSET_FILE=str(offset), MEMORYD_FAULT=f"@{fault}"
+    )
+    d.wait_ready()
+    cursors = "SELECT session_id FROM transcript_db_cursors ORDER BY session_id"
+    wait_until(lambda: _state_rows(inst.db, cursors) == [("d",), ("k",)])
+    delete_session(store, "d")
+    wait_until(lambda: _state_rows(inst.db, "SELECT session_id FROM transcript_db_gone"))
+    assert d.proc is not None
+    fault.write_text("ingest.clocks_read:*:stop")
+    store.append("k", conversation(3, "k")[9:])  # the store changes: a scan is due
+    wait_until(lambda: process_state(d.proc.pid) == "T")
+    fault.write_text("")
+    stopped_at = time.monotonic()
+    offset.write_text(str(8 * 86400))
+    time.sleep(max(0.0, threshold + 2 - (time.monotonic() - stopped_at)))  # (a lower bound)
+    d.send(signal.SIGCONT)
+    wait_until(lambda: hit_count(inst.db) == sum(expected(2, 3).values()))
+    assert _state_rows(inst.db, "SELECT session_id FROM transcript_db_gone") == [("d",)]
+    store.append("k", conversation(4, "k")[len(conversation(3, "k")) :])  # the next scan
+    wait_until(lambda: hit_count(inst.db) == sum(expected(2, 4).values()))
+    assert _state_rows(inst.db, "SELECT session_id FROM transcript_db_gone") == [("d",)]
+    assert d.events("ingest.store_sessions_forgotten") == []
+    assert d.stop() == 0
+    store.conn.close()

@@ -58,12 +58,13 @@ class ReadContext:
         self.malformed_logged = 0  # malformed stored events logged in this scan
         self.now = clock.now()  # (set again at each scan's start: see new_scan)
 
-    def new_scan(self) -> None:
+    def new_scan(self, now: float | None = None) -> None:
         # The scan's time, for the grace period of store sessions gone (StoreReader._upkeep):
-        # read once, at its start, so that a clock set while the scan runs (a laptop asleep
-        # mid-scan) is seen by the next one first (the daemon moves the times gone by the step
-        # before it: service.ingest_worker), not by this one's forgetting.
-        self.now = clock.now()
+        # read once, at its start (or given: the reading the daemon checked for a clock set
+        # on), so that a clock set while the scan runs (a laptop asleep mid-scan) is seen by
+        # the next one first (the daemon moves the times gone by the step before it:
+        # service.ingest_worker), not by this one's forgetting.
+        self.now = clock.now() if now is None else now
         self.archives_done = self.ledger.archives_read()
         self.malformed_logged = 0
         self._lineages.clear()

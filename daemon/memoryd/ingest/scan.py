@@ -245,8 +245,17 @@ class Scanner:
 
     # ------------------------------------------------------------------ scanning
 
-    def scan(self, only: Iterable[Path] | None = None, progress: Report | None = None) -> ScanStats:
+    def scan(
+        self,
+        only: Iterable[Path] | None = None,
+        progress: Report | None = None,
+        now: float | None = None,
+    ) -> ScanStats:
         """Read what is new. ``only`` limits the scan to those paths (from file events).
+
+        ``now``: the scan's time (memoryd's clock read now when None), for the grace period
+        of sessions gone from a transcript store; the daemon passes the reading its check for
+        a clock set was made on.
 
         ``progress`` (see :mod:`memoryd.progress`) is told after each source: sources done
         of those with something to read, and their unread bytes done of all.
@@ -258,12 +267,14 @@ class Scanner:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            return self._scan(only, progress)
+            return self._scan(only, progress, now)
         finally:
             if collecting:
                 gc.enable()
 
-    def _scan(self, only: Iterable[Path] | None, progress: Report | None) -> ScanStats:
+    def _scan(
+        self, only: Iterable[Path] | None, progress: Report | None, now: float | None
+    ) -> ScanStats:
         t0 = time.perf_counter()
         self._synthetic_this_scan.clear()
         stats = ScanStats()
@@ -271,7 +282,7 @@ class Scanner:
         files = self.discover() if full else [s for p in only if (s := self._owner(Path(p)))]
         by_inode, by_path, vanished = self.ledger.checkpoints()
         self.ledger.new_scan()  # (nothing of a scan that failed before: see there)
-        self.ctx.new_scan()
+        self.ctx.new_scan(now)
         seen_ids: set[int] = set()
         pending: dict[str, Calls] = {}
         plans = self._plan(files, by_inode, by_path, seen_ids, stats)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import clock
+from .. import clock, faults
 from ..config import Config, ConfigError, OpenClawJsonError, Paths, resolve_paths
 from ..health import HealthNote, damage_record, describe_scan_fault, retry_delay
 from ..log import get_logger
@@ -290,8 +290,9 @@ class IngestWorker(threading.Thread):
             if only is None:
                 self._check_integrity_if_due(store)
             store.check_files()
-            self._grace_follows_the_clock(store)
-            stats = scanner.scan(only, progress=note)
+            wall = self._grace_follows_the_clock(store)
+            faults.point("ingest.clocks_read")  # (a stop here: the clock set before the scan)
+            stats = scanner.scan(only, progress=note, now=wall)
         except (StoreDamaged, StoreGone):
             raise
         except Exception as exc:
@@ -418,13 +419,17 @@ class IngestWorker(threading.Thread):
             "memos": memos,
         }
 
-    def _grace_follows_the_clock(self, store: Store) -> None:
+    def _grace_follows_the_clock(self, store: Store) -> float:
         """Before a scan: if the wall clock was set since the last one (a step its monotonic
         and boot clocks did not make, beyond ``daemon.clock_jump_seconds``), the times store
         sessions were seen gone move by the same step (``ingest.ledger.clock_was_set``), so
         their grace period counts the time that really passed. Here, on the thread that
         scans, before the scan: the main loop notices the step too (``daemon.gap``), but a
-        scan could run before it does, and forget with the clock as set."""
+        scan could run before it does, and forget with the clock as set.
+
+        Returns the wall time of the reading, which the scan takes as its own: a clock set
+        after the reading (the process stopped between here and the scan) is then the next
+        scan's step to find, never this scan's time to forget by."""
         from ..clock import read_clocks
         from ..ingest.ledger import clock_was_set
         from .schedule import find_gap
@@ -432,15 +437,16 @@ class IngestWorker(threading.Thread):
         now, before = read_clocks(), self._clocks
         self._clocks = now
         if before is None:
-            return
+            return now.wall
         threshold = self.cfg.daemon.clock_jump_seconds
         gap = find_gap(before, now, now.mono - before.mono, threshold)
         if gap is None or abs(gap.clock_step) <= threshold:
-            return
+            return now.wall
         try:
             clock_was_set(store, gap.clock_step)
         except sqlite3.Error:
             log.warning("ingest.grace_shift_failed", step=gap.clock_step, exc_info=True)
+        return now.wall
 
     def _restore_on_demand(self, store: Store, new_calls: bool) -> None:
         """After a pass: bring back archived files that new searches ask for (never fatal).
