@@ -29,11 +29,13 @@ def p95(values: list[int]) -> int | None:
     return ordered[min(len(ordered) - 1, max(0, round(0.95 * len(ordered)) - 1))]
 
 
-def problems(rec: dict[str, Any], issue35: bool = True) -> list[str]:
+def problems(rec: dict[str, Any], issue35: bool = True, issue29: bool = True) -> list[str]:
     """Every way a record falls short of the live check (empty: it passes). Pure.
 
     ``issue35`` False judges a record made before issue 35 (the recall tool then offered by
-    name, no cost measured): the committed record, until it is recorded again."""
+    name, no cost measured): the committed record, until it is recorded again. Likewise
+    ``issue29`` False, a record made before the /refresh reply was put into the new
+    session's chat and before ``status`` told which gateway loaded the plugin."""
     out: list[str] = []
 
     def need(ok: Any, what: str) -> None:
@@ -109,6 +111,17 @@ def problems(rec: dict[str, Any], issue35: bool = True) -> list[str]:
         and "session: reset" in reply,
         f"/refresh's reply lacks a fact: {reply!r}",
     )
+    if issue29:
+        in_chat = ref.get("reply_in_history") or ""
+        need(
+            "moved:" in in_chat and "heron.md" in in_chat and "session: reset" in in_chat,
+            f"/refresh's reply is not in chat.history after the reset: {in_chat!r}",
+        )
+        seen = (sj.get("plugin") or {}).get("last_seen") or {}
+        need(
+            seen.get("gateway_running") and seen.get("from_copy"),
+            f"status does not say a running gateway loaded the installed plugin: {seen!r}",
+        )
     need(
         ref.get("heron_in_warm") and not ref.get("heron_in_hot"),
         "/refresh's organize did not move the stale hot note to warm/",

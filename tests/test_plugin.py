@@ -243,6 +243,37 @@ def test_inject_session_stamps_change_with_what_injection_depends_on(install, ca
     assert third != first
 
 
+def test_thousands_of_hot_notes_make_a_small_answer_that_watches_the_newest(install, capsys):
+    """Issue 30: 5,000 notes in hot/ made a 566 KB answer and a 50 ms check at every session
+    start. The answer stamps the newest 200 (every note it shows among them), lists 50 of the
+    names left out with their count, and says the stamps cover part of hot/, so the plugin
+    holds it for a minute only."""
+    now = time.time()
+    for i in range(5000):
+        note = install["hot"] / f"n{i:04d}.md"
+        note.write_text(f"# N{i}\n\n" + "x" * 200 + "\n")
+        os.utime(note, (now - i, now - i))  # n0000 the newest
+    code, out = run(capsys, install["cfg"], "inject", "--session", "--json")
+    assert code == 0 and len(out.encode()) < 64 * 1024
+    doc = json.loads(out)
+    session = doc["session"]
+    assert session["watch_partial"] == {"notes": 5000, "stamped": 200, "valid_seconds": 60}
+    watched = {w["path"] for w in session["watch"]}
+    notes = {p for p in watched if p.startswith(str(install["hot"]) + os.sep)}
+    assert notes == {str(install["hot"] / f"n{i:04d}.md") for i in range(200)}
+    assert {str(install["hot"] / name) for name in doc["included"]} <= notes
+    assert doc["omitted_count"] == 5000 - len(doc["included"]) and len(doc["omitted"]) == 50
+    # a few notes: each stamped, nothing partial (the plugin's check holds until a change)
+    for note in install["hot"].iterdir():
+        if note.name >= "n0003.md":
+            note.unlink()
+    session = run_json(capsys, install["cfg"], "inject", "--session", "--json")["session"]
+    assert "watch_partial" not in session
+    assert (
+        sum(1 for w in session["watch"] if w["path"].startswith(str(install["hot"]) + os.sep)) == 3
+    )
+
+
 def test_bootstrap_limits_follow_an_agents_own_entry():
     oc = {
         "agents": {

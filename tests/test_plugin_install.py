@@ -68,3 +68,90 @@ def test_status_without_the_plugin_says_so(install, capsys):
     assert status["installed"] is False
     _, out = run(capsys, install["cfg"], "status")
     assert "plugin:      not installed (memoryd plugin install)" in out
+
+
+def _installed(install, capsys) -> Path:
+    """The plugin installed (a stand-in openclaw) and recorded in openclaw.json."""
+    prog = _fake_openclaw(install["root"])
+    doc = run_json(capsys, install["cfg"], "plugin", "install", "--json", "--openclaw", str(prog))
+    oc = install["state"] / "openclaw.json"
+    data = json.loads(oc.read_text())
+    data["plugins"] = {
+        "load": {"paths": [doc["plugin"]]},
+        "entries": {"memoryd": {"enabled": True}},
+    }
+    oc.write_text(json.dumps(data))
+    return Path(doc["plugin"])
+
+
+def test_status_says_whether_a_gateway_loaded_the_plugin_and_when_it_last_called(
+    install, capsys, monkeypatch
+):
+    """Issue 29: installed is not loaded. The plugin runs each memoryd command with its
+    gateway's pid and folder (MEMORYD_PLUGIN_CALLER); `status` then says the plugin is loaded
+    in that gateway and when it last called, or that the gateway no longer runs."""
+    import os
+    import subprocess
+
+    copy = _installed(install, capsys)
+    assert run_json(capsys, install["cfg"], "status", "--json")["plugin"]["last_seen"] is None
+    _, out = run(capsys, install["cfg"], "status")
+    assert "not seen in a gateway yet" in out
+    # a gateway (here: this process) runs `memoryd hits` through the plugin
+    caller = json.dumps({"pid": os.getpid(), "folder": str(copy)})
+    monkeypatch.setenv("MEMORYD_PLUGIN_CALLER", caller)
+    assert run(capsys, install["cfg"], "hits")[0] == 0
+    monkeypatch.delenv("MEMORYD_PLUGIN_CALLER")
+    seen = run_json(capsys, install["cfg"], "status", "--json")["plugin"]["last_seen"]
+    assert seen["gateway_pid"] == os.getpid() and seen["gateway_running"] is True
+    assert seen["from_copy"] is True and seen["command"] == "hits"
+    _, out = run(capsys, install["cfg"], "status")
+    assert f"loaded in gateway pid {os.getpid()}, last call" in out
+    # a gateway that has stopped since
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    monkeypatch.setenv("MEMORYD_PLUGIN_CALLER", json.dumps({"pid": dead.pid, "folder": "/x/p"}))
+    assert run(capsys, install["cfg"], "hits")[0] == 0
+    monkeypatch.delenv("MEMORYD_PLUGIN_CALLER")
+    _, out = run(capsys, install["cfg"], "status")
+    assert f"in gateway pid {dead.pid}, which no longer runs" in out
+
+
+@pytest.mark.parametrize(
+    "caller",
+    [
+        "not json",
+        "[1, 2]",
+        json.dumps({"pid": -1, "folder": "/p"}),
+        json.dumps({"pid": True, "folder": "/p"}),
+        json.dumps({"pid": 5, "folder": "/p\u0000/../etc"}),
+        json.dumps({"pid": 5, "folder": "x" * 100_000}),
+        json.dumps({"pid": 5}),
+    ],
+)
+def test_a_caller_variable_that_is_not_the_plugin_s_is_ignored(
+    install, capsys, monkeypatch, caller
+):
+    """What the variable holds is data: anything but the plugin's shape notes nothing, and
+    the command runs as without it."""
+    monkeypatch.setenv("MEMORYD_PLUGIN_CALLER", caller)
+    assert run(capsys, install["cfg"], "hits")[0] == 0
+    monkeypatch.delenv("MEMORYD_PLUGIN_CALLER")
+    assert run_json(capsys, install["cfg"], "status", "--json")["plugin"]["last_seen"] is None
+
+
+def test_a_busy_gateway_is_noted_at_most_once_a_minute(tmp_path: Path):
+    """Every hot-note run of a busy gateway would otherwise rewrite the note."""
+    from memoryd.plugin_seen import last_seen, note_call
+
+    caller = json.dumps({"pid": 4242, "folder": "/p"})
+    assert note_call(tmp_path, caller, "inject", 1000.0) is True
+    assert note_call(tmp_path, caller, "inject", 1030.0) is False
+    assert last_seen(tmp_path)["at"] == 1000.0
+    assert note_call(tmp_path, caller, "recall", 1061.0) is True  # a minute on
+    other = json.dumps({"pid": 4343, "folder": "/p"})
+    assert note_call(tmp_path, other, "inject", 1062.0) is True  # another gateway at once
+    assert last_seen(tmp_path)["pid"] == 4343
+    # a state folder that cannot be written (here: a file where the folder should be)
+    (tmp_path / "not-a-folder").write_text("")
+    assert note_call(tmp_path / "not-a-folder", caller, "inject", 1.0) is False

@@ -38,12 +38,18 @@ def test_there_is_a_recorded_run():
     assert RECORDS, f"no record under {FIXTURES} (python -m tests.live.plugin_live record)"
 
 
+def judged(rec: dict, like: dict) -> list[str]:
+    """The live check's judgement of ``rec``, with the checks of the time ``like`` was
+    recorded: a record made before issue 35 has no directory line nor cost, and one made
+    before the /refresh reply reached the new session's chat has no such reply (the live
+    check always judges with every check)."""
+    return problems(rec, issue35="cost" in like, issue29="reply_in_history" in like["refresh"])
+
+
 @pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.parent.name)
 def test_the_recorded_run_passes_the_live_check(path: Path):
     rec = load(path)
-    # A record made before issue 35 has no directory line nor cost: judged by the checks of
-    # its time until recorded again (the live check always judges with them).
-    assert problems(rec, issue35="cost" in rec) == []
+    assert judged(rec, rec) == []
 
 
 @pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.parent.name)
@@ -55,13 +61,18 @@ def test_the_judge_fails_a_record_that_falls_short(path: Path):
         "counted twice": lambda r: r["hits"].append(dict(r["hits"][0], kind="get")),
         "broken config": lambda r: r["broken"].update(status="error"),
         "no reset": lambda r: r["refresh"].update(reset_marked=False),
+        "no reply in the chat": lambda r: r["refresh"].update(reply_in_history="moved: none"),
+        "not seen loaded": lambda r: (
+            r["refresh"].update(reply_in_history=r["refresh"]["reply"])
+            or r["status_json"].setdefault("plugin", {}).update(last_seen=None)
+        ),
         "uninstall": lambda r: r["uninstall"].update(same_bytes=False),
         "log lines": lambda r: r["broken"]["log"].append(r["broken"]["log"][0]),
     }
     for what, breaks in breakages.items():
         broken = copy.deepcopy(rec)
         breaks(broken)
-        assert problems(broken), what
+        assert judged(broken, broken), what
 
 
 @pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.parent.name)
@@ -142,7 +153,7 @@ def _as_after_issue35(rec: dict) -> dict:
 @pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.parent.name)
 def test_the_judge_of_issue_35_fails_a_costly_or_unreachable_recall_tool(path: Path):
     rec = _as_after_issue35(load(path))
-    assert problems(rec) == []
+    assert judged(rec, rec) == []
     assert problems(load(path)) != []  # the tool offered by name: its schema in every request
     breakages = {
         "too dear": lambda r: r["cost"]["on"].update(standing_max=201),
@@ -163,4 +174,4 @@ def test_the_judge_of_issue_35_fails_a_costly_or_unreachable_recall_tool(path: P
     for what, breaks in breakages.items():
         broken = copy.deepcopy(rec)
         breaks(broken)
-        assert problems(broken), what
+        assert judged(broken, broken), what

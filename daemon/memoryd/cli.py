@@ -381,6 +381,12 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         ctx.show_progress = not getattr(args, "json", False)
         if getattr(args, "needs_openclaw", True):
             ctx.require_openclaw()
+        caller = os.environ.get("MEMORYD_PLUGIN_CALLER")
+        if caller:  # run by memoryd's OpenClaw plugin: noted for `status` (plugin_seen)
+            from . import clock
+            from .plugin_seen import note_call
+
+            note_call(ctx.paths.memoryd_dir, caller, str(getattr(args, "command", "")), clock.now())
         return int(args.func(args, ctx) or 0)
     except (ConfigError, UsageError) as exc:
         message = str(exc)

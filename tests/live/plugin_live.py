@@ -413,6 +413,19 @@ def record(
                 ),
                 "reset_logged": any("reset after /refresh" in ln for ln in _plugin_log(gw_log)),
             }
+            # The reply as a chat client reads it after the reset: the new session's first
+            # message (the plugin puts it there with chat.inject).
+            rec["refresh"]["reply_in_history"] = _wait(
+                "/refresh's reply in chat.history after the reset",
+                lambda: next(
+                    (
+                        t
+                        for t in _assistant_texts(_history(inst, "agent:main:s1", gw_log))
+                        if "memoryd refresh:" in t
+                    ),
+                    None,
+                ),
+            )
             mark = _lines(req_log)
             agent_turn(inst, "agent:main:s1", "after the refresh [[text fresh]]", gw_log)
             rec["turn_after_refresh"] = _requests(req_log, mark)

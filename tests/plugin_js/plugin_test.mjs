@@ -175,6 +175,10 @@ test("settings fall back to safe defaults", () => {
   assert.deepEqual(logic.wordsOf({ query: " a  b ", words: ["c d"] }), ["a", "b", "c", "d"]);
   assert.equal(logic.isFirstTurn({ messages: [] }), true);
   assert.equal(logic.isFirstTurn({}), false);
+  // a session opened by the /refresh reply (an assistant note) is still at its first turn
+  const note = { role: "assistant", content: [{ type: "text", text: "memoryd refresh: ..." }] };
+  assert.equal(logic.isFirstTurn({ messages: [note] }), true);
+  assert.equal(logic.isFirstTurn({ messages: [note, { role: "user", content: "hi" }] }), false);
 });
 
 test("a memory_get asks memoryd on-read first; other tools and calls without a path do not", async () => {
@@ -311,4 +315,24 @@ test("a recall that could not bring the note back does not tell the agent it is 
   assert.doesNotMatch(logic.recallText(failed), /Tell the user the note is back/);
   const done = { ...failed, message: "restored", rotations: [{ ...failed.rotations[0], status: "done" }] };
   assert.match(logic.recallText(done), /Tell the user the note is back/);
+});
+
+test("memoryd is run with the gateway's pid and the plugin's folder, for `memoryd status`", async () => {
+  const cmd = fakeMemoryd(dir, 'printf "%s" "$MEMORYD_PLUGIN_CALLER" > "$0.caller"; echo "{}"');
+  const res = await logic.runMemoryd(logic.settingsOf({ command: cmd }), ["status", "--json"], 5000);
+  assert.equal(res.ok, true);
+  const { readFileSync, realpathSync } = await import("node:fs");
+  const caller = JSON.parse(readFileSync(`${cmd}.caller`, "utf-8"));
+  assert.equal(caller.pid, process.pid);
+  assert.equal(realpathSync(caller.folder), realpathSync(pluginDir));
+});
+
+test("an answer with a capped watch list (thousands of hot notes) holds for its valid_seconds only", async () => {
+  const doc = injectDoc();
+  doc.session.watch[0].stamp = await logic.stampOf(hot);
+  doc.session.watch_partial = { notes: 5000, stamped: 200, valid_seconds: 60 };
+  const fetched = Date.now();
+  assert.equal(await logic.stillValid({ ...doc, fetchedAtMs: fetched }, fetched + 59_000), true);
+  assert.equal(await logic.stillValid({ ...doc, fetchedAtMs: fetched }, fetched + 61_000), false);
+  assert.equal(await logic.stillValid(doc, fetched), false); // when it was fetched is not known
 });

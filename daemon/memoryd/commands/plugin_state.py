@@ -70,7 +70,41 @@ def plugin_state(memoryd_dir: Path, oc: Mapping[str, Any]) -> dict[str, Any]:
         out["same"] = plugin_digest(copy) == plugin_digest(plugin_dir())
     if isinstance(entry, Mapping) and isinstance(entry.get("config"), Mapping):
         out["recall"] = entry["config"].get("recall", "deferred")
+    out["last_seen"] = _last_seen(memoryd_dir, copy)
     return out
+
+
+def _last_seen(memoryd_dir: Path, copy: Path) -> dict[str, Any] | None:
+    """The plugin's last call of memoryd (``memoryd.plugin_seen``): when, from which gateway
+    process (``gateway_running``: it still runs) and whether that gateway loaded the
+    installed copy (``from_copy``); None when no gateway ran a memoryd command yet."""
+    from .. import clock
+    from ..plugin_seen import last_seen, process_runs
+
+    seen = last_seen(memoryd_dir)
+    if seen is None:
+        return None
+    return {
+        "at": clock.iso(float(seen["at"])),
+        "seconds_ago": max(0, round(clock.now() - float(seen["at"]))),
+        "gateway_pid": seen["pid"],
+        "gateway_running": process_runs(int(seen["pid"])),
+        "folder": seen["folder"],
+        "from_copy": Path(seen["folder"]) == copy,
+        "command": seen.get("command"),
+    }
+
+
+def seen_words(seen: Mapping[str, Any] | None) -> str:
+    """``loaded in gateway pid 4242, last call 3 min ago`` (or why not), for status."""
+    if not seen:
+        return "not seen in a gateway yet (it calls memoryd at gateway start)"
+    ago = int(seen.get("seconds_ago") or 0)
+    when = f"{ago} s ago" if ago < 120 else f"{ago // 60} min ago" if ago < 7200 else seen["at"]
+    if not seen.get("gateway_running"):
+        return f"last seen {when}, in gateway pid {seen['gateway_pid']}, which no longer runs"
+    where = "" if seen.get("from_copy") else f", loaded from {seen['folder']}"
+    return f"loaded in gateway pid {seen['gateway_pid']}{where}, last call {when}"
 
 
 def plugin_line(state: Mapping[str, Any]) -> str:
@@ -84,4 +118,4 @@ def plugin_line(state: Mapping[str, Any]) -> str:
             "run `memoryd plugin install`"
         )
     recall = f", recall tool {state['recall']}" if state.get("recall") else ""
-    return f"plugin:      installed ({where}{recall})"
+    return f"plugin:      installed ({where}{recall}); {seen_words(state.get('last_seen'))}"

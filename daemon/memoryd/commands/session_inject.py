@@ -115,18 +115,26 @@ def session_rules(
         "bootstrap_total_max": total_max,
         "bootstrap_used": boot.used,
         "bootstrap_files": sorted(files),
-        "watch": watch,
+        "watch": watch.stamps,
     }
+    partial = watch.partial()
+    if partial is not None:  # (many notes in hot/: the newest stamped, valid for a while)
+        figures["watch_partial"] = partial
     return budget, (lambda text: already_in(text, joined)), figures
 
 
 def injection_document(inj: Any, budget: int, session: dict[str, Any] | None) -> dict[str, Any]:
-    """``memoryd inject --json``'s document for an :class:`~memoryd.tierstore.inject.Injection`."""
+    """``memoryd inject --json``'s document for an :class:`~memoryd.tierstore.inject.Injection`
+    (of the notes left out, the first names and their count: thousands of names in hot/ would
+    make every session start's answer hundreds of KB)."""
+    from ..tierstore.inject import OMITTED_NAMES_MAX
+
     doc: dict[str, Any] = {
         "max_chars": budget,
         "chars": len(inj.text),
         "included": inj.included,
-        "omitted": inj.omitted,
+        "omitted": inj.omitted[:OMITTED_NAMES_MAX],
+        "omitted_count": len(inj.omitted),
         "truncated": inj.truncated,
         "already_in_bootstrap": inj.already_there,
         "text": inj.text,

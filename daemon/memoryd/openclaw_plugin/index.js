@@ -52,31 +52,42 @@ function log(api, level, message) {
 
 /**
  * Ask the gateway to reset the session the command came from, without waiting on it: the
- * reset waits for the session's work, and this command is that work. Resolves to a line for
- * the reply; never rejects.
+ * reset waits for the session's work, and this command is that work. Once the reset is done,
+ * `replyFor(line)` (the command's reply, with the line this returns) is put into the new
+ * session's chat (`chat.inject`: an assistant note, no agent run): the reply the command
+ * returns lands in the old session, which the reset takes out of `chat.history` ~150 ms later
+ * (issue 29). Resolves to a line for the reply; never rejects.
  */
-async function requestReset(api, ctx) {
+async function requestReset(api, ctx, replyFor) {
   if (!ctx.sessionKey) return "session: not reset (this command did not come from a session)";
   const params = { key: ctx.sessionKey, reason: "reset" };
-  let call;
+  let gateway;
   try {
     const sdk = await import("openclaw/plugin-sdk/gateway-runtime");
-    call = () => sdk.callGatewayFromCli("sessions.reset", { json: true, timeout: "30000" }, params);
+    gateway = (method, p) => sdk.callGatewayFromCli(method, { json: true, timeout: "30000" }, p);
   } catch {
-    call = null;
+    gateway = null;
   }
-  if (!call) return "session: not reset (no gateway client available; send /reset)";
+  if (!gateway) return "session: not reset (no gateway client available; send /reset)";
+  const line = "session: reset — the next message starts a new session with the hot notes";
   // Started now, finished after this reply: the next message starts a fresh session, whose
   // first turn gets the hot notes again.
   setTimeout(() => {
     Promise.resolve()
-      .then(call)
+      .then(() => gateway("sessions.reset", params))
       .then(
-        () => log(api, "info", `session ${ctx.sessionKey} reset after /refresh`),
+        () => {
+          log(api, "info", `session ${ctx.sessionKey} reset after /refresh`);
+          const message = { sessionKey: ctx.sessionKey, message: replyFor(line), label: "memoryd /refresh" };
+          return gateway("chat.inject", message).then(
+            () => log(api, "info", "the /refresh reply is in the new session's chat"),
+            (err) => log(api, "warn", `the /refresh reply did not reach the new session: ${err?.message || err}`),
+          );
+        },
         (err) => log(api, "warn", `session reset after /refresh failed: ${err?.message || err}`),
       );
   }, 0);
-  return "session: reset — the next message starts a new session with the hot notes";
+  return line;
 }
 
 // memoryd's last answers and the runs under way, shared by every registration of this module
@@ -121,8 +132,9 @@ export default {
         pending.delete(agent);
         if (res.ok && why) log(api, "info", `hot notes prepared ${why} (${res.ms} ms)`);
         if (res.ok) {
-          lastInjection.set(agent, res.doc);
-          if (res.doc?.session?.agent) lastInjection.set(res.doc.session.agent, res.doc);
+          const doc = { ...res.doc, fetchedAtMs: Date.now() }; // (for a capped watch list)
+          lastInjection.set(agent, doc);
+          if (doc.session?.agent) lastInjection.set(doc.session.agent, doc);
         } else {
           lastInjection.delete(agent);
         }
@@ -226,7 +238,7 @@ export default {
           log(api, "warn", `/refresh failed: ${res.error}`);
           return { text: `memoryd refresh failed: ${res.error}\nsession: not reset` };
         }
-        const resetLine = await requestReset(api, ctx);
+        const resetLine = await requestReset(api, ctx, (line) => refreshReply(res.doc, line));
         const text = refreshReply(res.doc, resetLine);
         log(api, "info", `/refresh: ${text.replace(/\n/g, " | ")}`);
         return { text };

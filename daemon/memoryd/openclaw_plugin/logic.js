@@ -15,6 +15,12 @@ export const DEFAULT_COMMAND_TIMEOUT_MS = 60000;
 export const RECALL_MODES = ["deferred", "direct", "off"];
 const MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
 const MAX_NOTE_CHARS = 8000; // of one recalled note handed to the model
+// Who runs memoryd: this gateway process and the folder the plugin was loaded from, which
+// memoryd notes for `memoryd status` ("loaded in gateway pid …, last call …").
+const CALLER = JSON.stringify({
+  pid: process.pid,
+  folder: decodeURIComponent(new URL(".", import.meta.url).pathname).replace(/\/$/, ""),
+});
 
 /** The plugin's settings from `plugins.entries.memoryd.config`, defaults filled in. */
 export function settingsOf(pluginConfig) {
@@ -55,7 +61,7 @@ export function runMemoryd(settings, args, timeoutMs) {
     try {
       child = spawn(settings.command, argvFor(settings, args), {
         stdio: ["ignore", "pipe", "pipe"],
-        env: process.env,
+        env: { ...process.env, MEMORYD_PLUGIN_CALLER: CALLER },
         windowsHide: true,
       });
     } catch (err) {
@@ -121,9 +127,11 @@ export function withDeadline(promise, ms) {
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
-/** Whether this prompt build is a session's first turn (no earlier message in it). */
+/** Whether this prompt build is a session's first turn (no earlier user message in it). */
 export function isFirstTurn(event) {
-  return Array.isArray(event?.messages) && event.messages.length === 0;
+  // No user message yet: a session may open on an assistant note (the /refresh reply put
+  // into the new session by chat.inject), which is no turn of the user's.
+  return Array.isArray(event?.messages) && !event.messages.some((m) => m?.role === "user");
 }
 
 /** The context put before a session's first message: the hot notes, said as what they are. */
@@ -240,9 +248,16 @@ export async function stampOf(path) {
  * its `session.watch` (hot/ and its files, the bootstrap files, the configurations) still
  * has the stamp memoryd saw before reading. A handful of stat calls instead of a process.
  */
-export async function stillValid(doc) {
+export async function stillValid(doc, nowMs = Date.now()) {
   const watch = doc?.session?.watch;
   if (!Array.isArray(watch) || watch.length === 0) return false;
+  // Many notes in hot/: memoryd stamped only the newest, so an edit in place of another one
+  // shows in no stamp; such an answer holds for `valid_seconds` after it was fetched.
+  const partial = doc?.session?.watch_partial;
+  if (partial) {
+    const age = nowMs - doc.fetchedAtMs;
+    if (!Number.isFinite(age) || age < 0 || age > (Number(partial.valid_seconds) || 0) * 1000) return false;
+  }
   const now = await Promise.all(watch.map((w) => stampOf(w.path)));
   if (!watch.every((w, i) => w.stamp === now[i])) return false;
   // A file added to hot/ changes the folder's stamp; a file there that memoryd did not list
