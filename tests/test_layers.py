@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.locks",
             "memoryd.health",
             "memoryd.progress",
+            "memoryd.plugin_seen",
             "memoryd.workspace",
             "memoryd.strength",
             "memoryd.corpus.*",  # the demo's (and the tests') install generator
