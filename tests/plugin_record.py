@@ -119,8 +119,8 @@ def problems(rec: dict[str, Any], issue35: bool = True, issue29: bool = True) ->
         )
         seen = (sj.get("plugin") or {}).get("last_seen") or {}
         need(
-            seen.get("gateway_running") and seen.get("from_copy"),
-            f"status does not say a running gateway loaded the installed plugin: {seen!r}",
+            seen.get("gateway_running") and seen.get("command"),
+            f"status does not say a running gateway loaded the plugin: {seen!r}",
         )
     need(
         ref.get("heron_in_warm") and not ref.get("heron_in_hot"),

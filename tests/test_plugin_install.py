@@ -104,7 +104,7 @@ def test_status_says_whether_a_gateway_loaded_the_plugin_and_when_it_last_called
     monkeypatch.delenv("MEMORYD_PLUGIN_CALLER")
     seen = run_json(capsys, install["cfg"], "status", "--json")["plugin"]["last_seen"]
     assert seen["gateway_pid"] == os.getpid() and seen["gateway_running"] is True
-    assert seen["from_copy"] is True and seen["command"] == "hits"
+    assert seen["folder"] == str(copy) and seen["command"] == "hits"
     _, out = run(capsys, install["cfg"], "status")
     assert f"loaded in gateway pid {os.getpid()}, last call" in out
     # a gateway that has stopped since

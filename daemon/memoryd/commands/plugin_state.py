@@ -70,14 +70,16 @@ def plugin_state(memoryd_dir: Path, oc: Mapping[str, Any]) -> dict[str, Any]:
         out["same"] = plugin_digest(copy) == plugin_digest(plugin_dir())
     if isinstance(entry, Mapping) and isinstance(entry.get("config"), Mapping):
         out["recall"] = entry["config"].get("recall", "deferred")
-    out["last_seen"] = _last_seen(memoryd_dir, copy)
+    out["last_seen"] = _last_seen(memoryd_dir)
     return out
 
 
-def _last_seen(memoryd_dir: Path, copy: Path) -> dict[str, Any] | None:
-    """The plugin's last call of memoryd (``memoryd.plugin_seen``): when, from which gateway
-    process (``gateway_running``: it still runs) and whether that gateway loaded the
-    installed copy (``from_copy``); None when no gateway ran a memoryd command yet."""
+def _last_seen(memoryd_dir: Path) -> dict[str, Any] | None:
+    """The plugin's last call of memoryd (``memoryd.plugin_seen``): when, and from which
+    gateway process (``gateway_running``: it still runs); None when no gateway ran a memoryd
+    command yet. (The folder the plugin reports is kept as it came: OpenClaw 2026.9.6 runs a
+    linked plugin from a build copy under its own ``tmp/plugin-captures/``, not from the
+    installed folder, so it says nothing of which copy is loaded.)"""
     from .. import clock
     from ..plugin_seen import last_seen, process_runs
 
@@ -90,7 +92,6 @@ def _last_seen(memoryd_dir: Path, copy: Path) -> dict[str, Any] | None:
         "gateway_pid": seen["pid"],
         "gateway_running": process_runs(int(seen["pid"])),
         "folder": seen["folder"],
-        "from_copy": Path(seen["folder"]) == copy,
         "command": seen.get("command"),
     }
 
@@ -103,8 +104,7 @@ def seen_words(seen: Mapping[str, Any] | None) -> str:
     when = f"{ago} s ago" if ago < 120 else f"{ago // 60} min ago" if ago < 7200 else seen["at"]
     if not seen.get("gateway_running"):
         return f"last seen {when}, in gateway pid {seen['gateway_pid']}, which no longer runs"
-    where = "" if seen.get("from_copy") else f", loaded from {seen['folder']}"
-    return f"loaded in gateway pid {seen['gateway_pid']}{where}, last call {when}"
+    return f"loaded in gateway pid {seen['gateway_pid']}, last call {when}"
 
 
 def plugin_line(state: Mapping[str, Any]) -> str:
