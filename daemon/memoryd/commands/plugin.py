@@ -40,7 +40,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..cli import Context, UsageError, json_dumps
+from .context import Context, UsageError
+from .formats import json_dumps
 from .plugin_state import (
     ENTRY,
     PLUGIN_ID,

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
-from ..cli import Context, UsageError, human_bytes, json_dumps
 from ..results import counted
+from .context import Context, UsageError
+from .formats import human_bytes, json_dumps
 
 if TYPE_CHECKING:
     from ..config import Config, Paths
