@@ -49,7 +49,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.corpus.*",  # the demo's (and the tests') install generator
         ),
     ),
-    ("config", ("memoryd.config", "memoryd.config_reference", "memoryd.bootstrap")),
+    ("config", ("memoryd.config.*", "memoryd.config_reference", "memoryd.bootstrap")),
     ("store", ("memoryd.store", "memoryd.pathmatch")),
     ("ingest", ("memoryd.ingest.*",)),
     ("signals", ("memoryd.signals", "memoryd.reports")),
