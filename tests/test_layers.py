@@ -58,6 +58,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "moves",
         (
             "memoryd.mover",
+            "memoryd.move_journal",
+            "memoryd.move_files",
             "memoryd.notify",
             "memoryd.ondemand",
             "memoryd.own_history",

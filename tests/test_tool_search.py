@@ -558,7 +558,7 @@ def test_status_shows_calls_by_route_and_the_unrecognised(tmp_path):
     import io
 
     from memoryd.commands.context import Context
-    from memoryd.commands.service import cmd_status, collect_status
+    from memoryd.commands.status import cmd_status, collect_status
 
     inst = Install(tmp_path)
     lines, _want = mixed_session()

@@ -242,7 +242,7 @@ def cmd_plugin_path(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
     from ..config import read_openclaw_json
-    from .service import installed_executable
+    from .service_files import installed_executable
 
     shipped = plugin_dir()
     if not (shipped / "openclaw.plugin.json").is_file():

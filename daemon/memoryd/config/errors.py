@@ -1,6 +1,7 @@
 """The configuration's two refusals: a setting a person must fix, and an ``openclaw.json``
 that does not parse (every command stops on either with exit 2, the key or file named)."""
 
+
 class ConfigError(Exception):
     """A configuration problem a person must fix; the message names the key or file."""
 
