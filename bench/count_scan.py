@@ -41,7 +41,7 @@ import bench_scan  # noqa: E402  (its corpus generator and pinned time)
 CHILD = """
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
-from memoryd.cli import Context
+from memoryd.commands.context import Context
 from memoryd.config import load_config
 from memoryd.ingest.scan import Scanner
 ctx = Context(load_config(sys.argv[2]), sys.argv[2])

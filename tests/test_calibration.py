@@ -212,7 +212,7 @@ def test_the_sparse_fit_is_the_plain_logistic_regression():
 
 
 def test_status_shows_what_the_last_expire_run_decided_with():
-    from memoryd.commands.service import _chance_status
+    from memoryd.commands.status import _chance_status
     from memoryd.config import Config
     from memoryd.own_history import calibration_record
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import transcripts as tx
-from memoryd.cli import COMMAND_GROUPS, COMMAND_MODULES
+from memoryd.commands.registry import COMMAND_GROUPS, COMMAND_MODULES
 
 
 def test_every_command_is_in_the_fast_path_table():

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import transcripts as tx
 from inprocess import memoryd as run_memoryd
-from memoryd.cli import COMMAND_GROUPS
+from memoryd.commands.registry import COMMAND_GROUPS
 from memoryd.config import Config, is_table
 from test_service_files import systemd_verify
 

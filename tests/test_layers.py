@@ -2,9 +2,12 @@
 
 Read from the source with :mod:`ast` (nothing is imported; one parse of each file): every
 ``import`` of a memoryd module, at the top or inside a function or ``if TYPE_CHECKING``, is an
-arrow. An arrow may point to the module's own layer or one below it, never up; and the arrows
-make no circle, inside a layer either. ``memoryd.testing`` (data only tests and benchmarks use)
-may import anything and nothing else imports it.
+arrow, and so is every module an ``importlib.import_module`` call loads (named in the call, a
+package's modules for an f-string naming their package, else each memoryd module the calling
+module names in a string). An arrow may point to the module's own layer or one below it, never
+up; and the arrows make no circle, inside a layer either. ``memoryd.testing`` (data only tests
+and benchmarks use) may import anything and nothing else imports it. No command module
+imports the entry module, ``memoryd.cli`` (it loads every command).
 
 A new module belongs in :data:`LAYERS` (the test names one that is missing): deciding where it
 sits is the point.
@@ -47,7 +50,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.corpus.*",  # the demo's (and the tests') install generator
         ),
     ),
-    ("config", ("memoryd.config", "memoryd.config_reference", "memoryd.bootstrap")),
+    ("config", ("memoryd.config.*", "memoryd.config_reference", "memoryd.bootstrap")),
     ("store", ("memoryd.store", "memoryd.pathmatch")),
     ("ingest", ("memoryd.ingest.*",)),
     ("signals", ("memoryd.signals", "memoryd.reports")),
@@ -56,6 +59,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "moves",
         (
             "memoryd.mover",
+            "memoryd.move_journal",
+            "memoryd.move_files",
             "memoryd.notify",
             "memoryd.ondemand",
             "memoryd.own_history",
@@ -71,6 +76,9 @@ TESTING = "memoryd.testing"
 # starts, or the plugin's session-start answer that skips the command line's parser.
 ENTRY = "memoryd"
 ENTRY_STARTS = frozenset({"memoryd.cli", "memoryd.commands.session_inject"})
+# The command line's entry module: it loads every command, so a command importing it (for a
+# helper, or to run another command) closes a circle. What commands share lives below them.
+COMMAND_LINE = "memoryd.cli"
 
 
 def module_names(root: Path) -> dict[str, tuple[Path, bool]]:
@@ -98,8 +106,11 @@ def import_graph(root: Path) -> dict[str, frozenset[str]]:
     for module, (path, is_package) in modules.items():
         package = module if is_package else module.rpartition(".")[0]
         targets: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            if isinstance(node, ast.Import):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _is_import_module(node.func):
+                targets.update(loaded_by_name(node, tree, package, modules))
+            elif isinstance(node, ast.Import):
                 targets.update(known(a.name) for a in node.names if a.name.startswith("memoryd"))
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
@@ -116,6 +127,43 @@ def import_graph(root: Path) -> dict[str, frozenset[str]]:
         targets.discard(module)
         graph[module] = frozenset(targets)
     return graph
+
+
+def _is_import_module(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Attribute) and func.attr == "import_module") or (
+        isinstance(func, ast.Name) and func.id == "import_module"
+    )
+
+
+def loaded_by_name(
+    call: ast.Call, tree: ast.Module, package: str, modules: dict[str, tuple[Path, bool]]
+) -> set[str]:
+    """The memoryd modules an ``import_module(...)`` call may load: the one it names; for an
+    f-string, every module under the part it spells out (``f"memoryd.jobs.{name}"``); for a
+    name computed otherwise, every memoryd module the calling module spells in a string (a
+    table of them). An unreadable call that names none is an arrow to ``?`` (a problem)."""
+    if not call.args:
+        return set()
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        spelled, whole = arg.value, True
+    elif isinstance(arg, ast.JoinedStr):
+        head = arg.values[0] if arg.values else None
+        spelled = head.value if isinstance(head, ast.Constant) else ""
+        whole = False
+    else:
+        named = {
+            n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in modules
+        }
+        return named or {"?"}
+    if spelled.startswith("."):  # relative to the package given (``__name__`` in memoryd)
+        level = len(spelled) - len(spelled.lstrip("."))
+        parts = package.split(".")
+        spelled = ".".join(parts[: len(parts) - level + 1]) + "." + spelled[level:]
+    if whole:
+        return {spelled} if spelled in modules else {"?"}
+    found = {m for m in modules if m.startswith(spelled) and m != spelled.rstrip(".")}
+    return found or {"?"}
 
 
 def layer_of(module: str) -> int | None:
@@ -185,6 +233,14 @@ def layering_problems(root: Path) -> list[str]:
         for target in sorted(targets):
             if module == ENTRY and target in ENTRY_STARTS:
                 continue
+            if target == "?":
+                problems.append(f"{module} loads a module by a name this test cannot read")
+                continue
+            if target == COMMAND_LINE and _in_package(module, "memoryd.commands"):
+                problems.append(
+                    f"{module} imports {target}: the entry module, which loads every command"
+                )
+                continue
             if _in_package(target, TESTING):
                 problems.append(f"{module} imports {target}: test data, for tests only")
                 continue
@@ -219,14 +275,14 @@ def test_only_the_commands_import_a_job_and_no_job_imports_another() -> None:
     """The jobs are the imperative shell: what two of them share lives in ``memoryd.policy``
     (the expire plan that ``reflect`` reports, for one), so changing one job never changes
     another. Only the command modules run a job by name (the daemon goes through
-    ``memoryd.jobs.run_for_period``)."""
+    ``memoryd.jobs.run_for_period``, whose package loads the job it names)."""
     graph = import_graph(ROOT)
     jobs = {m for m in graph if m.startswith("memoryd.jobs.")}
     assert {"memoryd.jobs.expire", "memoryd.jobs.reflect", "memoryd.jobs.promote"} <= jobs
     offenders = [
         f"{module} imports {target}"
         for module, targets in sorted(graph.items())
-        if not module.startswith("memoryd.commands.")
+        if not module.startswith("memoryd.commands.") and module != "memoryd.jobs"
         for target in sorted(targets & jobs)
     ]
     assert offenders == []
@@ -253,6 +309,36 @@ def test_the_checks_see_a_circle_and_an_arrow_up(tmp_path: Path) -> None:
         "memoryd.clock (leaves) imports memoryd.store (store): an arrow up the layers",
         "memoryd.jobs.a imports memoryd.testing: test data, for tests only",
         "memoryd.oddity is in no layer of LAYERS (tests/test_layers.py)",
+    ]
+
+
+def test_the_checks_see_import_module_and_a_command_importing_the_entry(tmp_path: Path) -> None:
+    """A command that imports the entry module back, which loads it through
+    ``import_module`` from a table, is a circle and a problem of its own; so are loads by an
+    f-string and by a name the test cannot read."""
+    pkg = tmp_path / "memoryd"
+    for name, text in {
+        "__init__.py": "",
+        "cli.py": (
+            "import importlib\nGROUPS = ('memoryd.commands.hits',)\n"
+            "def build():\n    for g in GROUPS:\n        importlib.import_module(g)\n"
+        ),
+        "commands/__init__.py": "",
+        "commands/hits.py": "from ..cli import build\n",
+        "commands/odd.py": "import importlib\ndef f(x):\n    importlib.import_module(x)\n",
+        "clock.py": "from importlib import import_module\nimport_module(f'memoryd.ingest.{1}')\n",
+        "ingest/__init__.py": "",
+        "ingest/scan.py": "",
+    }.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text, encoding="utf-8")
+    assert circle_problems(pkg) == [
+        "circle: memoryd.cli -> memoryd.commands.hits, memoryd.commands.hits -> memoryd.cli"
+    ]
+    assert layering_problems(pkg) == [
+        "memoryd.clock (leaves) imports memoryd.ingest.scan (ingest): an arrow up the layers",
+        "memoryd.commands.hits imports memoryd.cli: the entry module, which loads every command",
+        "memoryd.commands.odd loads a module by a name this test cannot read",
     ]
 
 

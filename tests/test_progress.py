@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.cli import human_bytes
+from memoryd.commands.formats import human_bytes
 from memoryd.corpus import generate_demo
 from memoryd.progress import FIRST_SCAN_NOTE, Note, TerminalLine, describe, read_note
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.cli import COMMAND_GROUPS, build_parser
+from memoryd.cli import build_parser
+from memoryd.commands.registry import COMMAND_GROUPS
 
 pytestmark = pytest.mark.unit
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.commands.service import (
+from memoryd.commands.service_files import (
     LAUNCHD_LABEL,
     render_launchd_plist,
     render_systemd_unit,
@@ -229,7 +229,7 @@ def test_an_install_from_a_bare_shell_still_gives_the_agent_the_system_folders()
     """`env PATH=/opt/homebrew/bin memoryd service install` (or a PATH of relative entries
     only) left the agent without /usr/bin: a summarizer_command calling curl or python3
     failed under launchd only."""
-    from memoryd.commands.service import launchd_path
+    from memoryd.commands.service_files import launchd_path
 
     for shell_path in ("/opt/homebrew/bin", "bin:.", "/opt/homebrew/bin:/usr/bin"):
         got = launchd_path("/opt/homebrew/bin/memoryd", shell_path).split(":")

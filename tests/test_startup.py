@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.cli import json_dumps
+from memoryd.commands.formats import json_dumps
 from memoryd.corpus import generate_demo
 
 NOW = 1_790_000_000.0

@@ -557,8 +557,8 @@ def test_status_shows_calls_by_route_and_the_unrecognised(tmp_path):
     """``status`` (text and --json) reads the persisted counters: what every scan counted."""
     import io
 
-    from memoryd.cli import Context
-    from memoryd.commands.service import cmd_status, collect_status
+    from memoryd.commands.context import Context
+    from memoryd.commands.status import cmd_status, collect_status
 
     inst = Install(tmp_path)
     lines, _want = mixed_session()

@@ -1,9 +1,10 @@
 """``memoryd`` command line: parse arguments, load the configuration, dispatch.
 
 Each command group lives in ``memoryd.commands.<group>`` and registers its own
-sub-commands; this module stays small and imports nothing heavy, so one-shot
-commands start fast. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or an
-invalid configuration (one line naming the key or file).
+sub-commands (which group holds which command: :mod:`memoryd.commands.registry`); this
+module stays small and imports nothing heavy, so one-shot commands start fast. Exit codes:
+0 ok, 1 runtime failure, 2 bad usage or an invalid configuration (one line naming the key or
+file).
 """
 
 from __future__ import annotations
@@ -11,166 +12,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import importlib
 import os
 import sqlite3
 import sys
 from collections.abc import Sequence
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
 
 from . import __version__
-from .config import (
-    Config,
-    ConfigError,
-    OpenClawJsonError,
-    Paths,
-    config_path_from,
-    load_config,
-    resolve_paths,
-)
+from .commands import registry
+from .commands.context import CommandLine, Context, UsageError
+from .config import ConfigError, OpenClawJsonError, config_path_from, load_config
 from .errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from .store import Store, StoreError, describe_database_error
-
-# Command groups, in the order their commands appear in --help.
-COMMAND_MODULES = (
-    "memoryd.commands.hits",
-    "memoryd.commands.expire",
-    "memoryd.commands.reports",
-    "memoryd.commands.search",
-    "memoryd.commands.explain",
-    "memoryd.commands.marks",
-    "memoryd.commands.restore",
-    "memoryd.commands.simulate",
-    "memoryd.commands.tiers",
-    "memoryd.commands.service",
-    "memoryd.commands.plugin",
-    "memoryd.commands.completion",
-)
-
-
-class UsageError(Exception):
-    """Bad arguments a person must fix (exit 2)."""
-
-
-class Context:
-    """What every command gets: the validated config, resolved paths, the state database."""
-
-    def __init__(
-        self,
-        cfg: Config,
-        config_file: str | None,
-        environ: dict[str, str] | None = None,
-        out: IO[str] | None = None,
-    ) -> None:
-        self.cfg = cfg
-        self.config_file = config_file
-        self.environ = dict(os.environ) if environ is None else environ
-        self.out = sys.stdout if out is None else out
-        self._paths: Paths | None = None
-        self._store: Store | None = None
-        # Set by a command that leaves nothing behind for Python's teardown (see command()).
-        self.exit_at_once = False
-        # The sources a read command's catch-up scan could not read (see commands.hits.catch_up).
-        self.catch_up_failed: list[dict[str, str]] = []
-        # Whether a slow loop may show its progress on stderr (a terminal's; never with --json).
-        self.show_progress = True
-
-    @property
-    def paths(self) -> Paths:
-        if self._paths is None:
-            self._paths = resolve_paths(self.cfg, self.environ)
-        return self._paths
-
-    def require_openclaw(self) -> None:
-        """Refuse to go on (exit 2) when there is no OpenClaw install to work for.
-
-        Checked before any command runs and again before the state database is
-        created: a machine without OpenClaw must not get ``~/.openclaw/memoryd``
-        from memoryd (OpenClaw's own set-up would then find a folder it did not make).
-        """
-        state_dir = self.paths.state_dir
-        if not state_dir.is_dir():
-            raise ConfigError(
-                f"no OpenClaw state directory at {state_dir} (set openclaw.state_dir in the "
-                "config or $OPENCLAW_STATE_DIR; `memoryd demo` shows memoryd on a generated "
-                "install)"
-            )
-
-    def store(self) -> Store:
-        """The state database, opened (and created) on first use."""
-        if self._store is None:
-            self.require_openclaw()
-            self._store = Store.open(self.paths.db)
-        return self._store
-
-    def read_store(self) -> Store:
-        """The database for a look that must change nothing (a dry run, a report).
-
-        Opened read-only when it exists (or the one already open); an empty in-memory
-        one when it does not, so a dry run on a new install creates no state at all.
-        """
-        if self._store is None:
-            db = self.paths.db
-            self._store = Store.open(db, readonly=True) if db.exists() else Store.memory()
-        return self._store
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
-
-    def print(self, *parts: Any) -> None:
-        print(*parts, file=self.out)
-
-
-# Which group defines a command, so a one-shot command imports only its own group.
-# A command missing here still works: every group is imported then.
-COMMAND_GROUPS: dict[str, str] = {
-    "scan": "memoryd.commands.hits",
-    "hits": "memoryd.commands.hits",
-    "export": "memoryd.commands.hits",
-    "demo": "memoryd.commands.hits",
-    "expire": "memoryd.commands.expire",
-    "reflect": "memoryd.commands.reports",
-    "promote": "memoryd.commands.reports",
-    "search": "memoryd.commands.search",
-    "explain": "memoryd.commands.explain",
-    "mark": "memoryd.commands.marks",
-    "unmark": "memoryd.commands.marks",
-    "pin": "memoryd.commands.marks",
-    "unpin": "memoryd.commands.marks",
-    "restore": "memoryd.commands.restore",
-    "on-read": "memoryd.commands.restore",
-    "simulate": "memoryd.commands.simulate",
-    "organize": "memoryd.commands.tiers",
-    "recall": "memoryd.commands.tiers",
-    "inject": "memoryd.commands.tiers",
-    "refresh": "memoryd.commands.tiers",
-    "run": "memoryd.commands.service",
-    "status": "memoryd.commands.service",
-    "service": "memoryd.commands.service",
-    "plugin": "memoryd.commands.plugin",
-    "completion": "memoryd.commands.completion",
-}
-
-
-def _groups_for(argv: Sequence[str]) -> tuple[str, ...]:
-    """The command groups needed to parse ``argv`` (all of them for --help or a typo)."""
-    args = list(argv)
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--config":
-            i += 2
-            continue
-        if arg.startswith("-"):
-            if arg.startswith("--config=") or arg == "--debug":
-                i += 1
-                continue
-            return COMMAND_MODULES
-        group = COMMAND_GROUPS.get(arg)
-        return (group,) if group else COMMAND_MODULES
-    return COMMAND_MODULES
+from .store import StoreError, describe_database_error
 
 
 class _Parser(argparse.ArgumentParser):
@@ -235,7 +88,7 @@ def _terminal_columns() -> int:
         return 80
 
 
-def build_parser(groups: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
+def build_parser(groups: Sequence[str] = registry.COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="memoryd",
         description="Measure which memory files an OpenClaw agent uses; keep the rest tidy.",
@@ -244,8 +97,7 @@ def build_parser(groups: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentPa
     _add_global_options(parser, default=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in groups:
-        importlib.import_module(name).register(sub)
+    registry.register(sub, groups)
     # `memoryd hits --config F` works as well as `memoryd --config F hits`.
     for command in _subparsers(parser):
         _add_global_options(command, default=argparse.SUPPRESS)
@@ -350,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        parser = build_parser(_groups_for(argv))
+        parser = build_parser(registry.groups_for(argv))
         args = parser.parse_args(argv)
         if args.command in LONG_RUNNING and collecting:
             gc.enable()
@@ -377,7 +229,9 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     try:
         _check_environment()
         cfg = load_config(config_path_from(args.config, os.environ))
-        ctx = Context(cfg=cfg, config_file=cfg.source or None)
+        ctx = Context(
+            cfg=cfg, config_file=cfg.source or None, command_line=CommandLine(build_parser, main)
+        )
         ctx.show_progress = not getattr(args, "json", False)
         if getattr(args, "needs_openclaw", True):
             ctx.require_openclaw()
@@ -527,46 +381,6 @@ def _names_user_path(exc: OSError, argv: Sequence[str]) -> bool:
         if isinstance(name, str | bytes) and os.path.abspath(os.fsdecode(name)) in given:
             return True
     return False
-
-
-def positive_int(text: str) -> int:
-    """argparse type for counts and windows (``--days``, ``--top``): a whole number ≥ 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def human_bytes(n: int) -> str:
-    """A size as people read it (``512 B``, ``3.4 KB``, ``35.9 MB``, ``1.2 GB``; binary units,
-    as ``ls -lh`` and ``du -h`` count), in every command that prints one."""
-    if n < 1024:
-        return f"{n} B"
-    for unit, shift in (("KB", 10), ("MB", 20)):
-        if n < 1 << (shift + 10):
-            return f"{n / (1 << shift):.1f} {unit}"
-    return f"{n / (1 << 30):.1f} GB"
-
-
-def json_dumps(doc: Any) -> str:
-    """The one JSON document a --json command prints (two-space indent, UTF-8 text).
-
-    The standard library's encoder writes plain documents (dicts, lists, strings, numbers)
-    the way orjson does, and importing it costs a read command a fraction of what
-    importing orjson does (which loads uuid, dataclasses and inspect for its type checks).
-    What it refuses, NaN or a type of its own, is orjson's to write, as before.
-    """
-    import json
-
-    try:
-        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError):
-        import orjson
-
-        return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
 
 
 if __name__ == "__main__":  # pragma: no cover

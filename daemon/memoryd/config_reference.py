@@ -1,7 +1,7 @@
 """The configuration reference, generated from the schema: ``config/memoryd.toml`` and the
 key table of ``docs/configuration.md``.
 
-Each key's type and default are its field in :mod:`memoryd.config`, and its description is
+Each key's type and default are its field in :mod:`memoryd.config.schema`, and its description is
 the string right below the field (an attribute docstring, read here from the module's
 source, so the running program pays nothing for it). Both files are written from that one
 place; a test fails when either is stale::
@@ -25,13 +25,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from . import config
+from .config import schema as config
 
 TOML_PATH = Path("config") / "memoryd.toml"
 DOCS_PATH = Path("docs") / "configuration.md"
 TABLE_BEGIN = (
     "<!-- BEGIN generated key table: `python -m memoryd.config_reference` writes it from the "
-    "schema in daemon/memoryd/config.py; edit the descriptions there -->"
+    "schema in daemon/memoryd/config/schema.py; edit the descriptions there -->"
 )
 TABLE_END = "<!-- END generated key table -->"
 _TOML_WIDTH = 92
@@ -39,7 +39,7 @@ _TOML_WIDTH = 92
 _TOML_HEADER = """\
 # memoryd — the documented default configuration.
 #
-# Generated from the schema (daemon/memoryd/config.py) by `python -m memoryd.config_reference`;
+# Generated from the schema (memoryd/config/schema.py) by `python -m memoryd.config_reference`;
 # edit the descriptions there, not here. Every key is listed with its default value: copy
 # the file, keep what you change, and use it with `memoryd --config FILE ...` or
 # `MEMORYD_CONFIG=FILE`. Unknown keys and wrong types are errors (exit code 2, the message
@@ -61,7 +61,7 @@ class Key(NamedTuple):
 
 
 def _descriptions() -> dict[tuple[str, str], str]:
-    """(class name, field name) → the attribute docstring below that field in config.py."""
+    """(class name, field name) → the attribute docstring below that field in config/schema.py."""
     tree = ast.parse(Path(inspect.getfile(config)).read_text(encoding="utf-8"))
     out: dict[tuple[str, str], str] = {}
     for node in tree.body:
@@ -101,7 +101,7 @@ def schema_keys() -> list[Key]:
                 continue
             text = docs.get((cls.__name__, name))
             if not text:
-                raise ValueError(f"{dotted}: no description below its field in config.py")
+                raise ValueError(f"{dotted}: no description below its field in config/schema.py")
             yield Key(prefix, name, defaults[name], text)
 
     keys.extend(walk(config.Config, ""))

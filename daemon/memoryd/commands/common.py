@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import clock
-from ..cli import Context, UsageError, json_dumps
+from .context import Context, UsageError
+from .formats import json_dumps
 
 
 def add_output_options(p: argparse.ArgumentParser) -> None:

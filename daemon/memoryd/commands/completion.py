@@ -2,17 +2,18 @@
 line's own parser.
 
 Generated, not kept by hand: every command, sub-command (``service install``) and option
-comes from :func:`memoryd.cli.build_parser`, so the script can never list an option that is
-gone or miss a new one. zsh runs the same function through its ``bashcompinit`` layer: one
-script to read, and it completes the same words in both shells. Where a command takes a path
-or a glob, the shell's own file name completion applies (``complete -o default``).
+comes from the command line's own parser (:func:`memoryd.cli.build_parser`, handed in through
+the context), so the script can never list an option that is gone or miss a new one. zsh runs
+the same function through its ``bashcompinit`` layer: one script to read, and it completes the
+same words in both shells. Where a command takes a path or a glob, the shell's own file name
+completion applies (``complete -o default``).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from ..cli import Context
+from .context import Context
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,9 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_completion(args: argparse.Namespace, ctx: Context) -> int:
-    from ..cli import build_parser
-
-    script = bash_script(build_parser())
+    script = bash_script(ctx.command_line().parser())
     if args.shell == "zsh":
         script = "#compdef memoryd\nautoload -U +X bashcompinit && bashcompinit\n" + script
     ctx.out.write(script)

@@ -12,8 +12,8 @@ import argparse
 from typing import TYPE_CHECKING
 
 from .. import clock
-from ..cli import Context, UsageError
 from .common import add_output_options, emit, ready_to_decide, record_run
+from .context import Context, UsageError
 
 if TYPE_CHECKING:
     from ..policy.expire_plan import PlanItem

@@ -6,8 +6,8 @@ import argparse
 from typing import Any
 
 from .. import clock
-from ..cli import Context, UsageError
 from .common import add_output_options, emit, ready_to_decide, to_relpath
+from .context import Context, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

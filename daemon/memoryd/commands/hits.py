@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import clock
-from ..cli import Context, UsageError, human_bytes, json_dumps, positive_int
 from ..results import counted
 from ..store import Store
 from ..workspace import MemoryFile, archive_excludes, list_memory_files, report_skipped_names
 from .common import catch_up, failed_summary, require_workspace, run_scan, with_catch_up
+from .context import Context, UsageError
+from .formats import human_bytes, json_dumps, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -358,7 +359,8 @@ def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
     import tempfile  # only the demo needs it
 
     from .. import corpus
-    from ..cli import main as cli_main
+
+    cli_main = ctx.command_line().main
 
     if args.dir:
         # Absolute: the config written below names its folders, and must work from anywhere.

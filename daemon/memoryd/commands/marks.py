@@ -8,8 +8,8 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..cli import Context, UsageError
 from .common import to_relpath
+from .context import Context, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

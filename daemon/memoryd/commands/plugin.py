@@ -40,7 +40,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..cli import Context, UsageError, json_dumps
+from .context import Context, UsageError
+from .formats import json_dumps
 from .plugin_state import (
     ENTRY,
     PLUGIN_ID,
@@ -241,7 +242,7 @@ def cmd_plugin_path(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
     from ..config import read_openclaw_json
-    from .service import installed_executable
+    from .service_files import installed_executable
 
     shipped = plugin_dir()
     if not (shipped / "openclaw.plugin.json").is_file():

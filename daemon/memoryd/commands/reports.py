@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli import Context
 from .common import add_output_options, emit, ready_to_decide, record_run
+from .context import Context
 
 
 def register(sub: argparse._SubParsersAction) -> None:

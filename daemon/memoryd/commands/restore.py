@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock, faults
-from ..cli import Context, UsageError
 from ..workspace import relative_to_workspace
 from .common import emit, to_relpath
+from .context import Context, UsageError
 
 if TYPE_CHECKING:
     from ..mover import Mover, MoveRecord

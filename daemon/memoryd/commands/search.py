@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli import Context, UsageError, positive_int
 from .common import add_output_options, emit, ready_to_decide
+from .context import Context, UsageError
+from .formats import positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -25,8 +25,8 @@ from typing import Any
 
 
 class _Session:
-    """What this path needs of ``memoryd.cli.Context``: the validated config, its file, the
-    resolved paths (no state database: the answer reads none)."""
+    """What this path needs of ``memoryd.commands.context.Context``: the validated config,
+    its file, the resolved paths (no state database: the answer reads none)."""
 
     def __init__(self, cfg: Any, config_file: str | None) -> None:
         from ..config import resolve_paths
@@ -176,8 +176,8 @@ def run(argv: Sequence[str]) -> int | None:
         doc = session_document(ctx, opts["agent"], opts["max_chars"])
         import json
 
-        # As ``memoryd.cli.json_dumps`` writes a plain document (this one is only strings,
-        # whole numbers, booleans, lists and dicts), without importing the command line.
+        # As ``memoryd.commands.formats.json_dumps`` writes a plain document (this one is only
+        # strings, whole numbers, booleans, lists and dicts), without importing the command line.
         text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
     except KeyboardInterrupt:
         return 130  # as the full command line exits on ^C

@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import clock
-from ..cli import Context, UsageError, json_dumps, positive_int
 from ..results import counted
+from .context import Context, UsageError
+from .formats import json_dumps, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -101,8 +101,8 @@ def _print_organize(ctx: Any, result: OrganizeResult) -> None:
 
 
 def cmd_organize(args: argparse.Namespace, ctx: Any) -> int:
-    from ..cli import json_dumps
     from ..jobs import organize
+    from .formats import json_dumps
 
     now = clock_now()
     # A file-system problem (a tier folder that is a symlink, no permission) is one line and
@@ -137,8 +137,9 @@ def _not_text(words: list[str]) -> str | None:
 
 
 def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
-    from ..cli import UsageError, json_dumps
     from ..tierstore.recall import normalise_words, recall
+    from .context import UsageError
+    from .formats import json_dumps
 
     bad = _not_text(args.words)
     if bad is not None:
@@ -197,8 +198,9 @@ def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def cmd_inject(args: argparse.Namespace, ctx: Any) -> int:
-    from ..cli import UsageError, json_dumps
     from ..tierstore.inject import inject
+    from .context import UsageError
+    from .formats import json_dumps
     from .session_inject import injection_document, session_rules
 
     skip = None
@@ -232,8 +234,8 @@ def cmd_inject(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def cmd_refresh(args: argparse.Namespace, ctx: Any) -> int:
-    from ..cli import json_dumps
     from ..jobs import organize
+    from .formats import json_dumps
 
     now = clock_now()
     store = ctx.read_store() if args.dry_run else ctx.store()

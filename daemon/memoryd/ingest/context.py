@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from .. import clock
 from ..config import Config, runs_left_out
-from . import sqlite_source
+from . import sqlite_source, store_frames
 from .apply import Applier
 from .calls import Calls
 from .ledger import Ledger
@@ -149,7 +149,7 @@ def is_frame_error(exc: BaseException) -> bool:
     """A compressed stream that does not decode (as opposed to a fault of our own)."""
     if isinstance(exc, EOFError):
         return True
-    zstd = sqlite_source._ZSTD
+    zstd = store_frames._ZSTD
     return zstd is not None and isinstance(exc, zstd.ZstdError)
 
 

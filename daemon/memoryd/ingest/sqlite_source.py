@@ -19,6 +19,9 @@ rowid: its key), and the cursor also says how many rows of its seq were read
 restart are each read once.
 Everything here is either pure (:func:`decode_event`, :func:`pick_layout`) or a thin
 query; which sessions are synthetic is :func:`memoryd.ingest.sources.synthetic_from_keys`.
+The store's layout (:mod:`.store_layout`), its events' bytes (:mod:`.store_frames`) and its
+sessions (:mod:`.store_sessions`) have modules of their own; their names are also this
+module's, as they always were.
 
 Failure cases, named: the file is not a database, or has no event table we
 recognise → the source is marked failed with the reason, the other sources are
@@ -32,41 +35,87 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
+
+from .store_frames import ZSTD_MAGIC, decode_event, decompress, zstd_module
+from .store_layout import (
+    START,
+    Cursor,
+    Layout,
+    detect_layout,
+    pick_layout,
+    quote,
+    table_columns,
+    with_ties,
+)
+from .store_sessions import (
+    REWRITE_TABLE,
+    not_continued,
+    parents_first,
+    previous_sessions,
+    rewrite_marks,
+    root_of,
+    session_keys,
+    session_lineage,
+    sessions_left,
+)
+
+# This module's names, and those of the three it is read through (the layout, the frames,
+# the sessions): what importers have always found here.
+__all__ = [
+    "BATCH_BYTES",
+    "BATCH_ROWS",
+    "BUSY_TIMEOUT_S",
+    "DB_NAME",
+    "FIRST_TRANSCRIPT_SCHEMA",
+    "LOOK_BACK_ROWS",
+    "NOT_READY_GRACE_S",
+    "REWRITE_TABLE",
+    "SETTLE_S",
+    "START",
+    "UNSUPPORTED",
+    "ZSTD_MAGIC",
+    "Cursor",
+    "Layout",
+    "Row",
+    "db_path_for",
+    "decode_event",
+    "decompress",
+    "detect_layout",
+    "every_row",
+    "header_row",
+    "holds_no_transcripts",
+    "is_busy",
+    "is_db_file",
+    "not_continued",
+    "open_readonly",
+    "parents_first",
+    "pick_layout",
+    "previous_sessions",
+    "quote",
+    "rewrite_marks",
+    "root_of",
+    "rows_before",
+    "session_keys",
+    "session_lineage",
+    "sessions_left",
+    "sessions_with_new_rows",
+    "settled",
+    "signature",
+    "size_of",
+    "still_being_created",
+    "table_columns",
+    "user_version",
+    "with_ties",
+    "zstd_module",
+]
 
 DB_NAME = "openclaw-agent.sqlite"
 _SIDE_FILES = (DB_NAME + "-wal", DB_NAME + "-shm", DB_NAME + "-journal")
 # How long to wait for a writer holding the store locked before failing the source for this
 # scan (the next scan retries). Tests lower it.
 BUSY_TIMEOUT_S = 5.0
-
-# Column names, by role, in order of preference. The event table's shapes before schema 14 were
-# not verified: any table with a session column, an order column and a payload column is taken.
-_SESSION_COLS = ("session_id",)
-_ORDER_COLS = ("seq", "entry_seq", "sequence", "idx", "entry_index", "position", "ordinal")
-_JSON_COLS = ("event_json", "entry_json")
-_ZSTD_COLS = ("event_zstd", "entry_zstd")
-_NBYTES_COLS = ("event_utf8_bytes", "entry_utf8_bytes")
-_PREFERRED_TABLES = ("transcript_events", "session_entries")
-# Tables that hold archives, not live events (read by their own readers).
-_ARCHIVE_TABLES = ("session_transcript_archives", "session_transcript_cold_archives")
-
-
-class Layout(NamedTuple):
-    """Where a store keeps its events: the table and the column for each role."""
-
-    table: str
-    session: str
-    seq: str  # "rowid" when the table has no order column of its own
-    json: str
-    zstd: str | None = None  # the compressed payload (schema ≥ 23)
-    nbytes: str | None = None  # the decoded length of the compressed payload
-    # How rows of a session sharing a seq are ordered (SQL: the rowid, or the key of a table
-    # without one); None when the order column is unique in a session (see :func:`with_ties`).
-    tie: str | None = None
-
 
 UNSUPPORTED = "unsupported layout (no transcript_events table)"
 # Agent schemas before 4 (2026.5.30 to 2026.7.1, and the 2026.7 line published after 2026.8.1:
@@ -197,101 +246,9 @@ def is_busy(exc: sqlite3.Error) -> bool:
     return "database is locked" in text or "database table is locked" in text or "busy" in text
 
 
-# ---------------------------------------------------------------------- layout
-
-
-def table_columns(conn: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
-    """Every table of the store and its column names (in the store's own spelling)."""
-    tables = [
-        r[0]
-        for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        )
-    ]
-    out: dict[str, tuple[str, ...]] = {}
-    for name in tables:
-        cols = conn.execute(f"PRAGMA table_info({quote(name)})").fetchall()
-        out[name] = tuple(str(c[1]) for c in cols)
-    return out
-
-
-def pick_layout(tables: dict[str, tuple[str, ...]]) -> Layout | None:
-    """The event table and its columns, found by name; None when no table fits.
-
-    ``transcript_events`` (schema ≥ 14) and ``session_entries`` (before) are tried
-    first, then any other table holding a session, an order and a payload column.
-    """
-    order = [t for t in _PREFERRED_TABLES if t in tables]
-    order += sorted(t for t in tables if t not in _PREFERRED_TABLES and t not in _ARCHIVE_TABLES)
-    for table in order:
-        cols = {c.lower(): c for c in tables[table]}
-        session = _first(cols, _SESSION_COLS)
-        payload = _first(cols, _JSON_COLS)
-        if session is None or payload is None:
-            continue
-        seq = _first(cols, _ORDER_COLS) or "rowid"
-        zstd, nbytes = _first(cols, _ZSTD_COLS), _first(cols, _NBYTES_COLS)
-        return Layout(table, session, seq, payload, zstd, nbytes if zstd else None)
-    return None
-
-
-def detect_layout(conn: sqlite3.Connection) -> Layout | None:
-    return pick_layout(table_columns(conn))
-
-
-def with_ties(conn: sqlite3.Connection, layout: Layout) -> Layout:
-    """``layout``, with how rows sharing a seq are ordered when the order column may repeat.
-
-    OpenClaw's tables key their rows by ``(session_id, seq)``; a table found by its
-    column names alone may not, and rows read in batches by seq alone would be skipped
-    (or read twice) where a batch ends between two rows of one seq. The table's primary
-    key and its unique indexes (``PRAGMA table_info`` / ``index_list`` / ``index_info``)
-    say whether any keeps a seq to one row of a session.
-    """
-    if layout.seq == "rowid":
-        return layout
-    t = quote(layout.table)
-    info = conn.execute(f"PRAGMA table_info({t})").fetchall()  # cid, name, type, notnull, _, pk
-    key = [str(c[1]) for c in sorted((c for c in info if c[5]), key=lambda c: c[5])]
-    unique = [key] if key else []
-    for index in conn.execute(f"PRAGMA index_list({t})").fetchall():  # seq, name, unique, …
-        if index[2] and not (len(index) > 4 and index[4]):  # (a partial index: not every row)
-            unique.append([c[2] for c in conn.execute(f"PRAGMA index_info({quote(index[1])})")])
-    if not order_repeats(layout, unique):
-        return layout
-    try:
-        conn.execute(f"SELECT rowid FROM {t} LIMIT 0")
-        tie = "rowid"
-    except sqlite3.OperationalError:  # a table WITHOUT ROWID: it has a primary key
-        tie = ", ".join(quote(c) for c in key)
-    return layout._replace(tie=tie or None)
-
-
-def order_repeats(layout: Layout, unique_keys: list[list[str | None]]) -> bool:
-    """Whether rows of a session may share an order value: no unique key (each a list of
-    column names; None for an expression) lies within the session and order columns."""
-    own = {layout.session.lower(), layout.seq.lower()}
-    return not any(
-        key and all(c is not None and c.lower() in own for c in key) for key in unique_keys
-    )
-
-
-def _first(cols: dict[str, str], names: tuple[str, ...]) -> str | None:
-    return next((cols[n] for n in names if n in cols), None)
-
-
-def quote(name: str) -> str:
-    """An SQL identifier, quoted (names come from the store itself)."""
-    return '"' + name.replace('"', '""') + '"'
-
-
 # ---------------------------------------------------------------------- reading
 
 
-# A session's read position: the last seq read, and (a layout whose order column repeats)
-# how many rows of that seq were read, in the table's order; None: every one of them.
-Cursor = tuple[int, int | None]
-START: Cursor = (-1, None)  # nothing read
 
 
 def sessions_with_new_rows(
@@ -575,315 +532,3 @@ def header_row(conn: sqlite3.Connection, layout: Layout, session_id: str) -> byt
         (session_id,),
     ).fetchone()
     return row[0] if row and isinstance(row[0], bytes) else None
-
-
-# ---------------------------------------------------------------------- decoding
-
-_ZSTD: Any = None
-
-
-def zstd_module() -> Any:
-    """The standard library's zstd binding, for the streaming reads of archives (``ZstdFile``)
-    and the rare row refused by the one-call decode (:func:`_bounded`), imported on first
-    use: ``compression.zstd`` on Python ≥ 3.14, else its backport.
-
-    Single rows are decoded with ``zstandard`` first (:func:`decompress`): it keeps one
-    decompression context for every row, where this binding makes a new one per frame.
-    """
-    global _ZSTD
-    if _ZSTD is None:
-        if sys.version_info >= (3, 14):
-            from compression import zstd  # type: ignore[import-not-found]
-        else:
-            from backports import zstd  # type: ignore[import-untyped,no-redef]
-        _ZSTD = zstd
-    return _ZSTD
-
-
-# zstd's magic number, little-endian, at the start of every regular frame (skippable frames
-# start with 0x184D2A50 to 0x184D2A5F instead).
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-# The largest buffer the one-call decode allocates up front, before reading the frame
-# (OpenClaw compresses events of at most 4 MiB); larger frames take the careful way.
-_ONE_CALL_MAX = 16 << 20
-
-_FRAMES: Any = None  # the zstandard module, imported on first use
-_LOCAL: Any = None  # a threading.local: one reusable decompression context per thread
-
-
-def frames_module() -> Any:
-    """The ``zstandard`` binding, imported at the first compressed row (with ``threading``,
-    which read commands do without)."""
-    global _FRAMES, _LOCAL
-    if _FRAMES is None:
-        import threading
-
-        import zstandard
-
-        _LOCAL = threading.local()
-        _FRAMES = zstandard
-    return _FRAMES
-
-
-def decompressor() -> Any:
-    """This thread's ``zstandard.ZstdDecompressor``: making one costs about as much as
-    decoding a typical event, so it is made once and reused (one per thread: a context
-    must not be used by two at once)."""
-    z = _FRAMES or frames_module()
-    dctx = getattr(_LOCAL, "dctx", None)
-    if dctx is None:
-        dctx = _LOCAL.dctx = z.ZstdDecompressor()
-    return dctx
-
-
-def decompress(frame: bytes, limit: int) -> bytes:
-    """A zstd frame's bytes, at most ``limit`` + 1 of them (a bomb is cut, then refused).
-
-    Only the first frame is decoded; bytes after it are ignored. Raises ValueError
-    when the frame is corrupt, cut short or fails its checksum.
-
-    The usual frame says its decoded size in its header: when that is within
-    ``limit`` (or not said), it is decoded in one call into a buffer of that size (or
-    of ``limit`` + 1), which the decoder cannot write past, if that buffer is within
-    ``_ONE_CALL_MAX`` (it is allocated before the frame is read). Anything else (a
-    size over the limit, an empty or skippable frame, a bad header, a frame the one
-    call refused) goes through :func:`_bounded`, which says why.
-    """
-    z = _FRAMES or frames_module()
-    if frame[:4] == ZSTD_MAGIC:
-        try:
-            size = z.frame_content_size(frame)
-        except z.ZstdError:
-            size = 0  # a header cut short or malformed: _bounded tells which
-        # (-1: the header does not say. The one call allocates its buffer first, and
-        # ingest.max_line_bytes has no upper bound: past _ONE_CALL_MAX, the careful way.)
-        if 0 < size <= min(limit, _ONE_CALL_MAX) or (size == -1 and limit < _ONE_CALL_MAX):
-            try:
-                out: bytes = decompressor().decompress(frame, max_output_size=limit + 1)
-                return out
-            except z.ZstdError:
-                pass  # malformed: the bounded decoder finds out how
-    return _bounded(frame, limit)
-
-
-def _bounded(frame: bytes, limit: int) -> bytes:
-    """:func:`decompress` the careful way: the standard library's streaming decoder with an
-    output buffer of ``limit`` + 1 bytes, whatever size the header declares (memoryd's
-    decoder before ``zstandard``, whose outcome the fast call is held to).
-
-    It stops once the buffer is full, so memory stays within about the limit. Only the
-    rare frame comes here (refused by the one call, or said to be over the limit, empty,
-    skippable, or of a bad header), so a context of its own per frame costs nothing that
-    shows; feeding ``zstandard``'s stream a few bytes at a time instead (it has no output
-    bound) took a decoder call per byte for a frame's last 256 KiB: 48 ms for a cut frame
-    of a 200 kB event, against 0.3.
-    """
-    zstd = zstd_module()
-    d = zstd.ZstdDecompressor()
-    try:
-        out = d.decompress(frame, max_length=limit + 1)
-    except (zstd.ZstdError, EOFError) as exc:  # (the binding's own prefix left off)
-        raise ValueError(f"bad zstd frame: {str(exc).rsplit(': ', 1)[-1]}") from None
-    if len(out) <= limit and not d.eof:
-        raise ValueError("zstd frame cut short")
-    return bytes(out)
-
-
-def decode_event(
-    json_type: str, text: Any, frame: Any, nbytes: Any, max_bytes: int
-) -> tuple[bytes | None, str | None]:
-    """One stored event's JSON bytes, or None and why the row is malformed.
-
-    Plain rows hold the text in the JSON column; compressed ones a zstd frame
-    whose decoded length must equal ``event_utf8_bytes`` (OpenClaw's own reader
-    refuses a mismatch too). A frame is decoded only up to ``max_bytes`` + 1 bytes; an
-    event longer than ``max_bytes``, plain or compressed, is refused.
-    """
-    if json_type in ("text", "blob") and isinstance(text, bytes):
-        # Every event is a JSON object. (OpenClaw writes text; a blob of JSON text is taken
-        # too. A number written into the TEXT column is stored as text: it is not an event.)
-        if len(text) > max_bytes:  # as a compressed event over it (and a JSONL line) is
-            return None, f"event over {max_bytes} bytes"
-        if text.lstrip()[:1] == b"{":
-            return text, None
-        return None, f"event_json ({json_type}) is not a JSON object"
-    if json_type != "null":
-        return None, f"event_json of type {json_type}"
-    if frame is None:
-        return None, "no event_json and no event_zstd"
-    if not isinstance(frame, bytes):
-        return None, f"event_zstd of type {type(frame).__name__}"
-    if nbytes is not None and (not isinstance(nbytes, int) or nbytes < 0):
-        return None, f"event_utf8_bytes is {nbytes!r}"
-    limit = max_bytes if nbytes is None else min(nbytes, max_bytes)
-    try:
-        data = decompress(frame, limit)
-    except ValueError as exc:
-        return None, str(exc)
-    if len(data) > max_bytes:  # (cut one byte past the limit: that it matches a claimed
-        return None, f"event over {max_bytes} bytes"  # limit + 1 makes it no event)
-    if nbytes is not None and len(data) != nbytes:
-        return None, f"decoded {len(data)} bytes, event_utf8_bytes says {nbytes}"
-    return data, None
-
-
-# ---------------------------------------------------------------------- sessions
-
-
-def session_keys(conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> dict[str, str]:
-    """session id → session key, from ``session_windows`` / ``session_nodes`` / ``sessions``.
-
-    On a store install ``sessions.json`` may be gone; the cron / heartbeat filter
-    then takes the keys from here. Columns are found by name; a table without a
-    key and an id column is passed over.
-    """
-    out: dict[str, str] = {}
-    for table, id_cols in (
-        ("sessions", ("session_id", "id", "current_session_id")),
-        ("session_nodes", ("current_session_id", "session_id")),
-        ("session_windows", ("session_id",)),
-    ):
-        cols = {c.lower(): c for c in tables.get(table, ())}
-        key, sid = _first(cols, ("session_key", "key")), _first(cols, id_cols)
-        if key is None or sid is None:
-            continue
-        for k, i in conn.execute(f"SELECT {quote(key)}, {quote(sid)} FROM {quote(table)}"):
-            if isinstance(k, str) and isinstance(i, str):
-                out[i] = k
-    return out
-
-
-def previous_sessions(
-    conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]
-) -> dict[str, str]:
-    """session id → the session it continues (``session_windows.previous_session_id``).
-
-    Read at every read of the store: the windows that link, not every window (the whole
-    lineage, :func:`session_lineage`, is read only when the reused-id rule asks for it).
-    """
-    return {s: p for s, p in _windows(conn, tables, linked_only=True).items() if p is not None}
-
-
-def session_lineage(
-    conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]
-) -> dict[str, str | None]:
-    """session id → the session it continues, or None: one that continues none (a root).
-
-    Every session of the store has a window (schema ≥ 14), so the sessions it names are
-    the whole lineage of the live store: two sessions of different roots hold no copy of
-    each other's messages (see :meth:`.apply.Applier._counted_bare`). Empty without
-    ``session_windows`` (before schema 14): nothing is known.
-    """
-    return _windows(conn, tables, linked_only=False)
-
-
-def _windows(
-    conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]], *, linked_only: bool
-) -> dict[str, str | None]:
-    """session id → the session its window continues, or None (of the windows that link
-    another session only, with ``linked_only``)."""
-    cols = {c.lower(): c for c in tables.get("session_windows", ())}
-    sid, prev = cols.get("session_id"), cols.get("previous_session_id")
-    if sid is None or prev is None:
-        return {}
-    sql = f"SELECT {quote(sid)}, {quote(prev)} FROM session_windows"
-    if linked_only:
-        sql += f" WHERE {quote(prev)} IS NOT NULL"
-    out: dict[str, str | None] = {}
-    for s, p in conn.execute(sql):
-        if isinstance(s, str):
-            out[s] = p if isinstance(p, str) and p and p != s else None
-    return out
-
-
-def root_of(
-    lineage: dict[str, str | None], session: str, known: dict[str, str | None] | None = None
-) -> str | None:
-    """The session ``session`` descends from that continues none; None when the lineage
-    does not reach one (a session it does not name, or a loop).
-
-    ``known``: the roots found before in the same lineage, filled in here for every session
-    walked. A session reset or compacted daily for years is a chain of thousands of windows,
-    and the reused-id rule asks for the root of each call's session: with ``known`` a chain
-    is walked once in all, not once per call.
-    """
-    walked: list[str] = []
-    on_path: set[str] = set()
-    root: str | None = None
-    while True:
-        if known is not None and session in known:
-            root = known[session]
-            break
-        if session not in lineage or session in on_path:  # not named, or a loop
-            break
-        walked.append(session)
-        on_path.add(session)
-        parent = lineage[session]
-        if parent is None:
-            root = session
-            break
-        session = parent
-    if known is not None:
-        for s in walked:
-            known[s] = root
-    return root
-
-
-REWRITE_TABLE = "transcript_rewrite_watermarks"
-
-
-def rewrite_marks(conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> dict[str, str]:
-    """session id → a digest of its ``transcript_rewrite_watermarks`` rows.
-
-    The table's columns are not documented: every column of a session's rows goes
-    into the digest, so any change to them (a new watermark) shows.
-    """
-    cols = tables.get(REWRITE_TABLE)
-    if not cols:
-        return {}
-    lower = {c.lower(): c for c in cols}
-    sid = lower.get("session_id")
-    if sid is None:
-        return {}
-    marks: dict[str, list[str]] = {}
-    for row in conn.execute(f"SELECT * FROM {quote(REWRITE_TABLE)}"):
-        named = dict(zip(cols, row, strict=False))
-        key = named.get(sid)
-        if isinstance(key, str):
-            marks.setdefault(key, []).append(repr(row))
-    return {k: "|".join(sorted(v)) for k, v in marks.items()}
-
-
-def sessions_left(had_cursor: set[str], live: set[str]) -> list[str]:
-    """The sessions read before (``had_cursor``) that the store's live table no longer holds
-    (``live``): deleted, reset into an archive, cold-stored (see docs/ingest-sources.md,
-    "Sessions that left the store")."""
-    return sorted(had_cursor - live)
-
-
-def not_continued(sessions: list[str], parents: dict[str, str]) -> list[str]:
-    """Those of ``sessions`` no session of ``parents`` (session → the one it continues)
-    continues: an answer at a continuation's start may be for a call at its parent's end."""
-    continued = set(parents.values())
-    return [sid for sid in sessions if sid not in continued]
-
-
-def parents_first(
-    sessions: list[tuple[str, Cursor, int]], parent: dict[str, str]
-) -> list[tuple[str, Cursor, int]]:
-    """The sessions in an order where one continued by another comes before it.
-
-    An answer at the start of a continued session meets the call made at the end
-    of the one it continues only if that one was read first.
-    """
-    todo = {item[0]: item for item in sessions}
-    out: list[tuple[str, Cursor, int]] = []
-    placed: set[str] = set()
-    for sid, *_ in sessions:
-        chain: list[str] = []
-        while sid in todo and sid not in placed:  # walk up to the oldest ancestor not placed
-            placed.add(sid)
-            chain.append(sid)
-            sid = parent.get(sid, "")
-        out.extend(todo[s] for s in reversed(chain))
-    return out

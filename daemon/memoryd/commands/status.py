@@ -1,0 +1,492 @@
+"""``memoryd status``: is a daemon running; sources, hits, jobs at a glance.
+
+Reads the state database (read-only), the lock and the daemon's health note, and works
+whether or not a daemon runs; imports neither the daemon nor the scanner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import sys
+from typing import TYPE_CHECKING, Any
+
+from .. import clock
+from ..results import counted
+from .context import Context
+from .formats import human_bytes, json_dumps
+
+if TYPE_CHECKING:
+    from ..config import Config, Paths
+    from ..store import Store
+
+
+def collect_status(ctx: Context) -> dict[str, Any]:
+    """Everything ``memoryd status`` shows, as plain data (also the --json document).
+
+    Reads only, and imports neither the daemon nor the scanner: next runs come from
+    :mod:`memoryd.timerules` (its pure cron reading, checked against the APScheduler
+    trigger the daemon fires with), unread bytes from a stat per transcript.
+    """
+    from ..config import job_schedules, schedule_timezone
+    from ..health import damage_of, read_health
+    from ..locks import LOCK_NAME, lock_holder
+    from ..store import Store, StoreError
+    from ..timerules import SCHEDULED_JOBS, next_fire
+
+    cfg, paths = ctx.cfg, ctx.paths
+    now = clock.now()
+    tz = schedule_timezone(cfg)
+    schedules = job_schedules(cfg)
+    pid = lock_holder(paths.memoryd_dir)
+    note = read_health(paths.memoryd_dir)
+    damage = damage_of(note, paths.db)
+    if damage is not None:  # the daemon stopped on it: the same line, the same exit status
+        raise StoreError(damage)
+    doc: dict[str, Any] = {
+        "daemon": {
+            "running": pid is not None,
+            "pid": pid or None,
+            "started": None,
+            "lock": str(paths.memoryd_dir / LOCK_NAME),
+            "scan_failing": _scan_failing(note, pid),
+            "ingest_stalled": _ingest_stalled(note, pid),
+        },
+        "state_db": str(paths.db),
+        "now": clock.iso(now),
+        "timezone": str(tz),
+        "sources": {"followed": 0, "vanished": 0},
+        "pending_bytes": 0,
+        # Before any scan: the transcripts and bytes the first one will read ({transcripts,
+        # bytes}); while the daemon's first scan runs: how far it is ({done, total,
+        # bytes_done, bytes_total}). None otherwise.
+        "not_scanned": None,
+        "first_scan": None,
+        "hits": {"last_hour": 0, "last_day": 0, "total": 0},
+        "malformed_lines": 0,
+        "oversized_lines": 0,
+        "memory_calls": {"direct": 0, "tool_call": 0, "code": 0},
+        "unrecognised": {"count": 0, "example": None},
+        "failed_sources": [],
+        "jobs": {},
+    }
+    store = Store.open(paths.db, readonly=True) if paths.db.exists() else None
+    try:
+        if store is not None:
+            _fill_from_store(doc, store, ctx, now)
+        if store is None or (doc["sources"]["followed"] == 0 and doc["hits"]["total"] == 0):
+            _fill_not_scanned(doc, ctx, store)
+        if pid:
+            from ..progress import FIRST_SCAN_NOTE, read_note
+
+            doc["first_scan"] = read_note(paths.memoryd_dir / FIRST_SCAN_NOTE, pid)
+        for name in SCHEDULED_JOBS:
+            spec = schedules.get(name)  # None: switched off
+            last = store.last_job(name) if store is not None else None
+            # strictly after now, as the daemon's trigger
+            nxt = next_fire(spec, now + 1e-3, tz) if spec is not None else None
+            doc["jobs"][name] = {
+                "schedule": getattr(cfg.schedule, name),
+                "off": spec is None,
+                "last_period": last[0] if last else None,
+                "last_status": last[1] if last else None,
+                "last_finished": clock.iso(last[2]) if last else None,
+                "last_summary": _first_line(last[3]) if last else None,
+                "next_run": clock.iso(nxt),
+            }
+        doc["expire"] = _rails_status(cfg, store)
+        doc.update(_memory_at_a_glance(paths, store))
+        from .plugin_state import plugin_state
+
+        doc["plugin"] = plugin_state(paths.memoryd_dir, paths.openclaw)
+    finally:
+        if store is not None:
+            store.close()
+    return doc
+
+
+def _ingest_stalled(note: dict[str, Any], pid: int | None) -> dict[str, Any] | None:
+    """The running daemon's stalled ingest worker, from its health note (None when it moves)."""
+    stalled = note.get("ingest_stalled")
+    if pid is None or not isinstance(stalled, dict) or (pid and note.get("pid") != pid):
+        return None
+    try:
+        since = clock.iso(float(stalled["since"]))
+    except (KeyError, TypeError, ValueError, OverflowError):
+        since = None
+    return {
+        "since": since,
+        "doing": str(stalled.get("doing") or "a scan"),
+        "waiting": int(stalled.get("waiting") or 0),
+    }
+
+
+def _scan_failing(note: dict[str, Any], pid: int | None) -> dict[str, Any] | None:
+    """The running daemon's failing scans, from its health note (None when they work).
+
+    Only a note of the daemon holding the lock counts: one left by a daemon that died
+    while scans failed says nothing about the one running now (or about none).
+    """
+    failing = note.get("scan_failing")
+    if pid is None or not isinstance(failing, dict) or (pid and note.get("pid") != pid):
+        return None
+    try:
+        since = clock.iso(float(failing["since"]))
+    except (KeyError, TypeError, ValueError, OverflowError):
+        since = None
+    return {
+        "since": since,
+        "reason": str(failing.get("reason") or "unknown"),
+        "attempts": int(failing.get("attempts") or 0),
+    }
+
+
+def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
+    """The scheduled expire's rails and restore on demand, as ``status`` shows them."""
+    from ..ondemand import recent_events
+    from ..policy import rails
+
+    recorded = None
+    calibration = None
+    events: list[dict[str, Any]] = []
+    counters: dict[str, int] = {}
+    if store is not None:
+        try:
+            recorded = store.get_meta(rails.CONSENT_META)
+            calibration = store.get_meta("expire.calibration")  # own_history.CALIBRATION_META
+            events = recent_events(store)
+            counters = store.counters()
+        except sqlite3.Error:
+            pass
+    consent = rails.consent_of(cfg.expire.auto, recorded)
+    return {
+        "consent": {
+            "given": consent.given,
+            "by": consent.by,
+            "at": clock.iso(consent.at),
+            "text": consent.describe(),
+        },
+        "max_fraction_per_run": cfg.expire.max_fraction_per_run,
+        "chance": _chance_status(cfg, calibration),
+        "restore_on_demand": {
+            "enabled": cfg.expire.restore_on_demand,
+            "restored": int(counters.get("restored_on_demand", 0)),
+            "left_alone": int(counters.get("restore_on_demand_conflicts", 0)),
+            "failed": int(counters.get("restore_on_demand_failures", 0)),
+            "recent": [
+                {
+                    "at": clock.iso(e.get("at")),
+                    "outcome": e.get("outcome"),
+                    "path": e.get("path"),
+                    "archived": e.get("archived"),
+                    "query": e.get("query"),
+                    "trigger": e.get("trigger", "search"),
+                    "score": e.get("score"),
+                    "latency": e.get("latency"),
+                }
+                for e in events[-5:]
+            ],
+        },
+    }
+
+
+def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
+    """The tier store's notes, the promotion candidates waiting, and memoryd's archive.
+
+    What the OpenClaw plugin's ``/memoryd`` says in a chat (issue 21), read without writing:
+    the tiers are counted from the folders, the candidates come from the last promote
+    report (the job that nominates them writes it), the archive from the journal.
+    """
+    import json
+
+    root = paths.tiers_root
+    tiers: dict[str, Any] = {"root": str(root), "present": root.is_dir(), "notes": {}, "hot": []}
+    if tiers["present"]:
+        # Counted here with scandir (as the tier store's scan_tier reads a tier: regular
+        # `.md` files, no hidden ones, no symlinks): importing the tier store would cost
+        # `status` its dataclasses.
+        for tier in ("hot", "warm", "gist", "forgotten"):
+            found: list[tuple[float, str]] = []
+            try:
+                with os.scandir(root / tier) as entries:
+                    for e in entries:
+                        note = e.name.endswith(".md") and not e.name.startswith(".")
+                        if note and e.is_file(follow_symlinks=False):
+                            found.append((e.stat(follow_symlinks=False).st_mtime, e.name))
+            except OSError:
+                pass
+            tiers["notes"][tier] = len(found)
+            if tier == "hot":
+                tiers["hot"] = [name for _, name in sorted(found, key=lambda f: (-f[0], f[1]))]
+    promotion: dict[str, Any] = {"pending": None, "generated": None, "report": None}
+    report = paths.reports_dir / "promote_report.json"
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+        if not data.get("applied"):
+            promotion["pending"] = len(data.get("candidates") or [])
+        else:
+            promotion["pending"] = 0
+        promotion["generated"] = data.get("generated")
+        promotion["report"] = str(report.with_suffix(".md"))
+        promotion["candidates"] = [c.get("path") for c in data.get("candidates") or []][:10]
+    except (OSError, ValueError, AttributeError, TypeError):
+        pass
+    archive: dict[str, Any] = {"files": 0, "bytes": 0}
+    if store is not None:
+        # ondemand.archived_files' rule; the journal is read by the mover alone.
+        from ..mover import archived_moves
+
+        try:
+            rows = [(move.dst,) for move in archived_moves(store, "expire:")]
+        except sqlite3.Error:
+            rows = []
+        for (dst,) in rows:
+            try:
+                size = os.lstat(dst).st_size if dst else None
+            except OSError:
+                continue
+            if size is not None:
+                archive["files"] += 1
+                archive["bytes"] += size
+    return {"tiers": tiers, "promotion": promotion, "archive": archive}
+
+
+def _chance_status(cfg: Config, recorded: str | None) -> dict[str, Any] | None:
+    """What the last expire run decided with under ``likely``: the chance calibrated on how
+    many of the user's verdicts, the cut chosen and its measured rates; or the generic
+    model's. None under another policy. A damaged record reads as none yet."""
+    import json
+
+    if cfg.expire.policy != "likely":
+        return None
+    try:
+        doc = json.loads(recorded) if recorded else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        return {"calibrated": False, "text": "no expire run has decided yet; the generic "
+                "model's chance until 200 past verdicts over 3 runs are known"}  # fmt: skip
+    return doc
+
+
+def _first_line(text: str | None) -> str | None:
+    return text.strip().splitlines()[-1] if text and text.strip() else None
+
+
+def _failed_sources(conn: Any) -> list[dict[str, Any]]:
+    """The sources the last scans could not read (none on a database from before them)."""
+    try:
+        rows = conn.execute(
+            "SELECT source, kind, reason, at FROM source_failures ORDER BY source"
+        ).fetchall()
+    except sqlite3.OperationalError:  # no such table: a state database of an older memoryd
+        return []
+    return [{"source": s, "kind": k, "reason": r, "since": clock.iso(at)} for s, k, r, at in rows]
+
+
+def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) -> None:
+    conn = store.conn
+    try:
+        followed, vanished = conn.execute(
+            "SELECT COALESCE(SUM(vanished_at IS NULL), 0), "
+            "COALESCE(SUM(vanished_at IS NOT NULL), 0) FROM sources"
+        ).fetchone()
+        doc["sources"] = {"followed": int(followed), "vanished": int(vanished)}
+        # Three index-only counts (hits_by_ts): ranges for the windows, the smallest index
+        # for the total; one SUM over every row costs a full scan at 200 k hits.
+        (hour,) = conn.execute("SELECT COUNT(*) FROM hits WHERE ts >= ?", (now - 3600,)).fetchone()
+        (day,) = conn.execute("SELECT COUNT(*) FROM hits WHERE ts >= ?", (now - 86400,)).fetchone()
+        (total,) = conn.execute("SELECT COUNT(*) FROM hits").fetchone()
+        doc["hits"] = {"last_hour": int(hour), "last_day": int(day), "total": int(total)}
+        counters = store.counters()
+        doc["malformed_lines"] = int(counters.get("malformed_lines", 0))
+        doc["oversized_lines"] = int(counters.get("oversized_lines", 0))
+        # By route: the counters the scans bumped as Tool Search's calls were new (the names
+        # are ingest.ledger's ROUTE_COUNTERS, not imported: status does not load the scanner);
+        # direct calls are all the others.
+        (calls,) = conn.execute("SELECT COUNT(*) FROM calls WHERE tool != 'cell'").fetchone()
+        routed = {r: int(counters.get(f"memory_calls_{r}", 0)) for r in ("tool_call", "code")}
+        doc["memory_calls"] = {"direct": max(int(calls) - sum(routed.values()), 0), **routed}
+        doc["unrecognised"] = {
+            "count": int(counters.get("unrecognised_memory_calls", 0)),
+            "example": store.get_meta("unrecognised.example"),
+        }
+        doc["failed_sources"] = _failed_sources(conn)
+        started = store.get_meta("daemon.started")
+        if doc["daemon"]["running"] and started:
+            doc["daemon"]["started"] = clock.iso(float(started))
+    except sqlite3.Error as exc:  # an old or foreign database: say so, show what we have
+        doc["error"] = f"state database: {exc}"
+        return
+    try:
+        from ..ingest.pending import pending_bytes
+
+        doc["pending_bytes"] = pending_bytes(ctx.cfg, ctx.paths, conn)
+    except (OSError, sqlite3.Error) as exc:
+        doc["error"] = f"pending bytes: {exc}"
+
+
+def _fill_not_scanned(doc: dict[str, Any], ctx: Context, store: Store | None) -> None:
+    """No transcript read yet: what the first scan will read (a stat per transcript)."""
+    from ..ingest.pending import backlog
+
+    try:
+        files, size = backlog(ctx.cfg, ctx.paths, store.conn if store is not None else None)
+    except (OSError, sqlite3.Error) as exc:
+        doc["error"] = f"pending bytes: {exc}"
+        return
+    doc["not_scanned"] = {"transcripts": files, "bytes": size}
+    doc["pending_bytes"] = size
+
+
+def sources_lines(doc: dict[str, Any]) -> list[str]:
+    """The sources and unread lines of ``status``: before the first scan, what it will read;
+    while the daemon's first scan runs, how far it is."""
+    first, never = doc.get("first_scan"), doc.get("not_scanned")
+    if first is not None:
+        left = human_bytes(max(first["bytes_total"] - first["bytes_done"], 0))
+        return [
+            f"sources:     first scan: {first['done']} of {first['total']} transcripts, {left} left"
+        ]
+    if never is not None:
+        n = never["transcripts"]
+        return [
+            f"sources:     not scanned yet: {n} transcript{'' if n == 1 else 's'}, "
+            f"{human_bytes(never['bytes'])} (read by `memoryd scan`, any report, or the daemon)"
+        ]
+    src = doc["sources"]
+    return [
+        f"sources:     {src['followed']} followed ({src['vanished']} vanished)",
+        f"unread:      {human_bytes(doc['pending_bytes'])}",
+    ]
+
+
+def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
+    from ..ondemand import asked_words, outcome_words
+
+    ctx.exit_at_once = True  # a read: nothing for Python's teardown to finish
+    doc = collect_status(ctx)
+    failing = doc["daemon"]["scan_failing"]
+    stalled = doc["daemon"]["ingest_stalled"]
+    code = 1 if failing or stalled else 0  # a script (or a monitor) learns of it from status
+    if args.json:
+        ctx.print(json_dumps(doc))
+        return code
+    d = doc["daemon"]
+    if d["running"]:
+        since = f" since {d['started']}" if d["started"] else ""
+        ctx.print(f"daemon:      running (pid {d['pid'] or '?'}){since}")
+    else:
+        ctx.print("daemon:      not running")
+    if failing:
+        ctx.print(
+            f"failing:     scans failing since {failing['since']}: {failing['reason']} "
+            f"({failing['attempts']} attempts; retried at least once a minute, the hits are "
+            "counted once it works)"
+        )
+    if stalled:
+        ctx.print(
+            f"stalled:     the ingest worker has made no progress since {stalled['since']} "
+            f"({stalled['doing']}; {stalled['waiting']} transcripts wait): no hits are counted. "
+            "Its log says where; restart the daemon (systemd's watchdog does)"
+        )
+    ctx.print(f"state:       {doc['state_db']}")
+    for line in sources_lines(doc):
+        ctx.print(line)
+    h = doc["hits"]
+    ctx.print(
+        f"hits:        {h['last_hour']} last hour, {h['last_day']} last day, {h['total']} total"
+    )
+    ctx.print(f"malformed:   {doc['malformed_lines']} lines")
+    ctx.print(
+        f"oversized:   {doc['oversized_lines']} lines (longer than ingest.max_line_bytes: skipped)"
+    )
+    c = doc["memory_calls"]
+    ctx.print(f"calls:       {c['direct']} direct, {c['tool_call']} tool_call, {c['code']} code")
+    u = doc["unrecognised"]
+    example = f", e.g. {u['example']}" if u["count"] and u["example"] else ""
+    ctx.print(f"unrecognised: {u['count']}{example}")
+    for f in doc["failed_sources"]:
+        what = "transcript store" if f["kind"] == "sqlite" else "transcript"
+        ctx.print(f"not read:    {what} {f['source']}: {f['reason']}")
+    ctx.print(f"jobs ({doc['timezone']}):")
+    for name, j in doc["jobs"].items():
+        last = (
+            f"{j['last_status']} {j['last_period']} at {j['last_finished']}"
+            if j["last_period"]
+            else "never"
+        )
+        if j["off"]:
+            ctx.print(f'  {name:<9} off (schedule.{name} = "off")  last: {last}')
+            continue
+        ctx.print(f"  {name:<9} [{j['schedule']}]  last: {last}  next: {j['next_run']}")
+        if name == "expire" and j["last_summary"]:
+            ctx.print(f"            {j['last_summary']}")
+    ex = doc["expire"]
+    ctx.print(f"archiving:   {ex['consent']['text']}")
+    ctx.print(
+        f"             a scheduled run moves at most {ex['max_fraction_per_run']:.0%} of the "
+        "files (expire.max_fraction_per_run); `expire --force` by hand is not capped"
+    )
+    ch = ex.get("chance")
+    if ch is not None:
+        if ch.get("calibrated"):
+            ctx.print(
+                f"chance:      calibrated on {ch['verdicts']} of your past verdicts "
+                f"({ch['runs']} runs); cut {ch['cut']:.0%} ({ch['rule']}): "
+                f"{ch['strong_rate']:.0%} of such archives later read or retrieved first "
+                f"(target {ch['target']:.0%}), {ch['coverage']:.0%} of the unneeded archived "
+                f"(floor {ch['floor']:.0%})"
+            )
+        else:
+            ctx.print(f"chance:      {ch.get('text', '')}")
+    rod = ex["restore_on_demand"]
+    if not rod["enabled"]:
+        ctx.print("restores:    restore on demand is off (expire.restore_on_demand = false)")
+    else:
+        ctx.print(
+            f"restores:    {rod['restored']} on demand, {rod['left_alone']} left alone "
+            f"(a file there again, or the archived copy edited), {rod['failed']} failed"
+        )
+        for e in rod["recent"]:
+            ctx.print(
+                f"  {e['at']}  {e['path']} {outcome_words(e['outcome'])}  ({asked_words(e)})"
+            )
+    for line in glance_lines(doc):
+        ctx.print(line)
+    if "plugin" in doc:
+        from .plugin_state import plugin_line
+
+        ctx.print(plugin_line(doc["plugin"]))
+    if "error" in doc:
+        ctx.print(f"warning:     {doc['error']}")
+    if failing:
+        print(
+            f"memoryd: scans failing since {failing['since']}: {failing['reason']}",
+            file=sys.stderr,
+        )
+    return code
+
+
+def glance_lines(doc: dict[str, Any]) -> list[str]:
+    """The tier store, promotion and archive lines of ``status`` (also ``/memoryd``'s facts)."""
+    out = []
+    t = doc.get("tiers") or {}
+    if t.get("present"):
+        counts = ", ".join(f"{n} {tier}" for tier, n in t["notes"].items())
+        out.append(f"tier store:  {counts}  ({t['root']})")
+    else:
+        out.append(f"tier store:  none (create {t.get('root')} to start one)")
+    p = doc.get("promotion") or {}
+    if p.get("pending") is None:
+        out.append("promotion:   no promote report yet")
+    else:
+        out.append(
+            f"promotion:   {counted(p['pending'], 'candidate')} pending, as of {p['generated']}"
+        )
+    a = doc.get("archive") or {}
+    out.append(
+        f"archive:     {counted(a.get('files', 0), 'file')}, {counted(a.get('bytes', 0), 'byte')}"
+    )
+    return out

@@ -1,0 +1,402 @@
+"""OpenClaw discovery: its state dir, its ``openclaw.json``, its agents and their
+workspaces, found by OpenClaw's own rules so that memoryd with no configuration at all
+watches what OpenClaw writes.
+
+(No ``from __future__ import annotations`` here: ``NamedTuple`` turns every string
+annotation into a ``ForwardRef``, compiling it, and every class here is a
+read command's start-up; evaluated annotations cost nothing.)
+"""
+
+import functools
+import os
+import re
+import typing
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from .errors import ConfigError, OpenClawJsonError
+
+_LEGACY_DIRS = (".clawdbot", ".moldbot", ".moltbot")
+
+
+def openclaw_home(environ: typing.Mapping[str, str]) -> Path:
+    home = environ.get("OPENCLAW_HOME") or environ.get("HOME") or str(Path.home())
+    return Path(home).expanduser()
+
+
+def expand_home(path: str, environ: typing.Mapping[str, str]) -> Path:
+    """``~`` and ``~/x`` against OpenClaw's home ($OPENCLAW_HOME, else $HOME).
+
+    ``~user/x`` is that user's home; a user the system does not know is a
+    :class:`ConfigError` (the setting is the person's to fix), not a traceback."""
+    if path == "~" or path.startswith("~/"):
+        return openclaw_home(environ) / path[2:]
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:  # pathlib's "Could not determine home directory."
+        user = path[1:].split("/", 1)[0]
+        raise ConfigError(f"{path}: no user {user!r} on this system to expand ~{user}") from None
+
+
+def discover_state_dir(environ: typing.Mapping[str, str]) -> Path:
+    """OpenClaw's state dir, found the way OpenClaw finds it (first match wins)."""
+    explicit = environ.get("OPENCLAW_STATE_DIR") or environ.get("CLAWDBOT_STATE_DIR")
+    if explicit:
+        return expand_home(explicit, environ)
+    home = openclaw_home(environ)
+    if (home / ".openclaw").is_dir():
+        return home / ".openclaw"
+    for legacy in _LEGACY_DIRS:
+        if (home / legacy).is_dir():
+            return home / legacy
+    return home / ".openclaw"
+
+
+def openclaw_json_path(state_dir: Path, environ: typing.Mapping[str, str]) -> Path:
+    """Where OpenClaw's own config is: $OPENCLAW_CONFIG_PATH, else <state>/openclaw.json."""
+    explicit = environ.get("OPENCLAW_CONFIG_PATH")
+    return expand_home(explicit, environ) if explicit else state_dir / "openclaw.json"
+
+
+def read_openclaw_json(path: Path | None) -> dict[str, Any]:
+    """OpenClaw's own config (JSON5). Missing → {} (discovery falls back to OpenClaw's own
+    defaults, as OpenClaw does); there but not parseable → :class:`OpenClawJsonError`.
+
+    Read at most once per version of the file. Plain JSON (what OpenClaw's own
+    ``config set`` writes) takes the fast parser; comments and trailing commas
+    fall back to the JSON5 one, which is pure Python and far slower.
+    """
+    if path is None:
+        return {}
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    data = _parse_openclaw_json(str(path), st.st_mtime_ns, st.st_size)
+    if isinstance(data, OpenClawJsonError):
+        raise OpenClawJsonError(data.path, data.reason)
+    _LAST_GOOD[str(path)] = data
+    return data
+
+
+def last_good_openclaw_json(path: Path | None) -> dict[str, Any]:
+    """:func:`read_openclaw_json`, or when the file does not parse now, what it said when it
+    last did in this process ({} if never): for readers that already resolved their paths
+    from it (the daemon's notifier, a hook's injection) and must not stop on a later bad
+    edit."""
+    try:
+        return read_openclaw_json(path)
+    except OpenClawJsonError:
+        return _LAST_GOOD.get(str(path), {})
+
+
+_LAST_GOOD: dict[str, dict[str, Any]] = {}
+
+
+@functools.lru_cache(maxsize=4)
+def _parse_openclaw_json(
+    path: str, _mtime_ns: int, _size: int
+) -> dict[str, Any] | OpenClawJsonError:
+    # The standard library's parser: a few KB parse in microseconds either way, and importing
+    # it costs a read command a fraction of what importing orjson does. (A failure is
+    # returned, not raised, so that it is cached with the file's version like a success.)
+    import json
+
+    try:
+        raw = Path(path).read_bytes()
+    except OSError:
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError:  # not JSON (or not UTF-8)
+        import json5  # only JSON5 proper needs it
+
+        try:
+            data = json5.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            return OpenClawJsonError(path, f"not UTF-8 text at byte {exc.start}")
+        except Exception as exc:  # json5 raises ValueError and others on bad input
+            reason = _first_line(str(exc)).replace("<string>:", "line ")
+            return OpenClawJsonError(path, reason or type(exc).__name__)
+    if not isinstance(data, dict):
+        return OpenClawJsonError(path, f"the top level is {type(data).__name__}, not an object")
+    return data
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:200] if text.strip() else ""
+
+
+# ASCII letters only, either case: Python's case-insensitive match would also take `ı`, `ſ`
+# or `İ` for `i` / `s` (JavaScript's does not), keeping them in the id OpenClaw rewrites.
+_AGENT_ID_OK = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$", re.IGNORECASE | re.ASCII)
+
+
+def normalize_agent_id(value: Any) -> str:
+    """An agent id as OpenClaw files it (``agents/<id>/``): lower case, other characters ``-``.
+
+    ``"Work"`` in ``openclaw.json`` is the agent of ``agents/work/``; an empty id is ``main``.
+    """
+    raw = value.strip() if isinstance(value, str) else ""
+    if not raw:
+        return "main"
+    if _AGENT_ID_OK.match(raw):
+        return raw.lower()
+    return re.sub(r"[^a-z0-9_-]+", "-", raw.lower()).strip("-")[:64] or "main"
+
+
+def _roster(oc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The agents ``openclaw.json`` configures, in order, each with its normalized ``id``.
+
+    Newer builds key them (``agents.entries.<id>``), older ones list them
+    (``agents.list[]``). As OpenClaw's ``readAgentRosterProperty``: a config holding
+    ``entries`` is read from it alone, whatever ``list`` says (``list`` only without
+    ``entries``: the older builds' only roster).
+    """
+    agents = oc.get("agents")
+    if not isinstance(agents, dict):
+        return []
+    if "entries" in agents:
+        entries = agents["entries"]
+        if not isinstance(entries, dict):
+            return []  # OpenClaw: an `entries` that is no object (null too) is an empty roster
+        return [
+            {**entries[key], "id": normalize_agent_id(key)}
+            for key in entries
+            if isinstance(entries[key], dict)
+        ]
+    listed = agents.get("list")
+    if not isinstance(listed, list):
+        return []
+    return [
+        {**entry, "id": normalize_agent_id(entry.get("id"))}
+        for entry in listed
+        if isinstance(entry, dict)
+    ]
+
+
+def agent_entry(oc: dict[str, Any], agent_id: str) -> dict[str, Any] | None:
+    """The first roster entry of ``agent_id`` in ``openclaw.json`` (as OpenClaw reads it)."""
+    wanted = normalize_agent_id(agent_id)
+    return next((e for e in _roster(oc) if e["id"] == wanted), None)
+
+
+def default_agent_id(oc: dict[str, Any]) -> str:
+    """The agent that owns OpenClaw's default workspace (``agents.defaults.workspace``).
+
+    OpenClaw's rule: the agent marked ``default: true``; else ``main`` when it is
+    configured (or when none is); else the first configured agent (the only one, on
+    a single-agent install that renamed it).
+    """
+    roster = _roster(oc)
+    marked = [entry["id"] for entry in roster if entry.get("default") is True]
+    if marked:
+        return marked[0]
+    ids = [entry["id"] for entry in roster]
+    return "main" if not ids or "main" in ids else ids[0]
+
+
+def _named_workspace(agent_id: str, oc: dict[str, Any]) -> str | None:
+    """The agent's own ``workspace`` in ``openclaw.json``: that of the first roster entry
+    with its id, as OpenClaw's ``resolveAgentEntry`` (a later entry of the same id, e.g.
+    ``"Work"`` after ``"work"``, is never looked at, even when the first names none)."""
+    entry = next((e for e in _roster(oc) if e["id"] == agent_id), None)
+    return _workspace_setting(entry.get("workspace") if entry is not None else None)
+
+
+def _defaults_workspace(oc: dict[str, Any]) -> str | None:
+    agents = oc.get("agents")
+    defaults = agents.get("defaults") if isinstance(agents, dict) else None
+    return _workspace_setting(defaults.get("workspace") if isinstance(defaults, dict) else None)
+
+
+def _workspace_setting(value: Any) -> str | None:
+    """A ``workspace`` value of ``openclaw.json``: a path, or None for no setting (any
+    other type, a blank string: OpenClaw then falls back as well). A NUL byte, which no
+    path can hold, is the user's to fix (ValueError), not a place to guess."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    if "\0" in value:
+        raise ValueError(f"workspace {value!r} holds a NUL byte")
+    return value.strip()
+
+
+def workspace_candidates(
+    agent_id: str, oc: dict[str, Any], state_dir: Path, environ: typing.Mapping[str, str]
+) -> list[Path]:
+    """Where OpenClaw keeps this agent's workspace, most likely first. Pure.
+
+    OpenClaw (``resolveAgentWorkspaceDir``): the agent's own ``workspace``; for the
+    default agent ``agents.defaults.workspace``, else ``~/.openclaw/workspace``
+    (``workspace-<profile>`` under a profile; ``~`` is ``$OPENCLAW_HOME``, never the
+    state folder); for any other agent ``<agents.defaults.workspace>/<id>`` in current
+    builds and ``<state>/workspace-<id>`` without that key (and in older builds). Where
+    builds differ, the later candidates are the other builds' answers: the caller takes
+    the first that holds notes, else the first that exists. They differ on a roster of
+    several agents without one ``default: true`` marker: earlier builds made ``main``
+    (else the first agent) the default, current ones give it the default workspace no
+    more (only a sole agent or the one marked agent inherits it), so it works in
+    ``<defaults>/<id>`` like any other.
+    """
+    agent_id = normalize_agent_id(agent_id)
+    named = _named_workspace(agent_id, oc)
+    if named:
+        return [expand_home(named, environ)]
+    defaults = _defaults_workspace(oc)
+    own_default = [expand_home(defaults, environ)] if defaults else None
+    shared = [expand_home(defaults, environ) / agent_id] if defaults else []
+    others = [*shared, state_dir / f"workspace-{agent_id}"]
+    if agent_id == default_agent_id(oc):
+        inherited = own_default or default_workspaces(state_dir, environ)
+        return inherited if _default_is_certain(oc) else [*inherited, *others]
+    if agent_id == "main" and all(entry["id"] != "main" for entry in _roster(oc)):
+        # ``main`` left out of a roster of other agents: the agent of the install before
+        # they were added, whose notes stay in the default workspace (OpenClaw itself then
+        # calls another agent the default; the folder that exists decides).
+        return [*(own_default or default_workspaces(state_dir, environ)), *others]
+    return others
+
+
+def _default_is_certain(oc: dict[str, Any]) -> bool:
+    """Whether every build gives :func:`default_agent_id` the default workspace: a roster of
+    at most one agent, or exactly one entry marked ``default: true`` (which current builds
+    ignore under ``agents.ownership = "explicit"``)."""
+    roster = _roster(oc)
+    if len(roster) <= 1:
+        return True
+    agents = oc.get("agents")
+    explicit = isinstance(agents, dict) and agents.get("ownership") == "explicit"
+    return not explicit and sum(entry.get("default") is True for entry in roster) == 1
+
+
+def default_workspaces(state_dir: Path, environ: typing.Mapping[str, str]) -> list[Path]:
+    """OpenClaw's default workspace when its config names none, then memoryd's older guess.
+
+    ``<home>/.openclaw/workspace``, or ``workspace-<profile>`` for ``$OPENCLAW_PROFILE`` or a
+    profile's state folder ``~/.openclaw-<profile>``; ``<state>/workspace`` (the same folder
+    unless ``$OPENCLAW_STATE_DIR`` moved the state) comes second.
+    """
+    home = openclaw_home(environ)
+    profile = (environ.get("OPENCLAW_PROFILE") or "").strip()
+    if not profile and state_dir.name.startswith(".openclaw-"):
+        profile = state_dir.name.removeprefix(".openclaw-")
+    name = f"workspace-{profile}" if profile and profile.lower() != "default" else "workspace"
+    first = home / ".openclaw" / name
+    return [first] if first == state_dir / "workspace" else [first, state_dir / "workspace"]
+
+
+def resolve_workspace(
+    agent_id: str, oc: dict[str, Any], state_dir: Path, environ: typing.Mapping[str, str]
+) -> Path:
+    """The agent's workspace: the first of :func:`workspace_candidates` that holds notes
+    (``MEMORY.md`` or ``memory/``), else the first that is a folder, else the first (a
+    workspace not made yet). Holding notes comes first: ``<defaults>`` exists wherever
+    ``<defaults>/main`` does, as its parent."""
+    candidates = workspace_candidates(agent_id, oc, state_dir, environ)
+    return next(
+        (c for c in candidates if _holds_notes(c)),
+        next((c for c in candidates if c.is_dir()), candidates[0]),
+    )
+
+
+def _workspace_of(
+    agent_id: str,
+    oc: dict[str, Any],
+    state_dir: Path,
+    environ: typing.Mapping[str, str],
+    oc_file: Path | None,
+) -> Path:
+    """:func:`resolve_workspace`, a path no system call takes (a NUL byte, a name longer
+    than the file system allows) being a :class:`ConfigError` naming the file to fix."""
+    try:
+        return resolve_workspace(agent_id, oc, state_dir, environ)
+    except (OSError, ValueError, ConfigError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise ConfigError(
+            f"{oc_file or 'openclaw.json'}: agent {agent_id}'s workspace is no usable path ({why})"
+        ) from exc
+
+
+def _holds_notes(folder: Path) -> bool:
+    return (folder / "MEMORY.md").is_file() or (folder / "memory").is_dir()
+
+
+ACTIVE_MEMORY_TRANSCRIPT_DIR = "active-memory"  # the plugin's default `transcriptDir`
+
+
+class Agent(NamedTuple):
+    """One followed agent: where its transcripts are and which workspace its memory is in."""
+
+    id: str
+    sessions_dir: Path
+    workspace: Path
+    # The Active Memory plugin's `transcriptDir`, relative to its per-agent folder (read only
+    # with `openclaw.include_active_memory`).
+    active_memory_dir: str = ACTIVE_MEMORY_TRANSCRIPT_DIR
+    # The folders (or files) OpenClaw also searches as memory (`memory.search.extraPaths`),
+    # absolute: their notes are counted under the names OpenClaw reports, never moved.
+    extra_paths: tuple[Path, ...] = ()
+
+
+def extra_memory_paths(oc: dict[str, Any], agent_id: str, workspace: Path) -> tuple[Path, ...]:
+    """``memorySearch.extraPaths`` as OpenClaw resolves them for one agent. Pure.
+
+    Where builds keep the setting: ``memory.search.extraPaths`` (2026.8 on),
+    ``agents.defaults.memorySearch.extraPaths`` (older), and the agent's own roster entry
+    (``memorySearch.extraPaths``, ``memory.search.extraPaths``); all of them taken. An entry
+    is a path, or ``{path, pattern}`` (the pattern narrows what OpenClaw indexes; every
+    Markdown file it returns from the path is counted). A relative path is the workspace's,
+    ``~`` the home folder.
+    """
+    found: list[Any] = []
+
+    def take(node: Any, *keys: str) -> None:
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, list):
+            found.extend(node)
+
+    take(oc, "memory", "search", "extraPaths")
+    take(oc, "agents", "defaults", "memorySearch", "extraPaths")
+    entry = agent_entry(oc, agent_id)
+    take(entry, "memorySearch", "extraPaths")
+    take(entry, "memory", "search", "extraPaths")
+    out: list[Path] = []
+    for item in found:
+        raw = item.get("path") if isinstance(item, dict) else item
+        if not isinstance(raw, str) or not raw.strip() or "\0" in raw:
+            continue
+        raw = raw.strip()
+        if raw == "~" or raw.startswith("~/"):
+            path = Path(os.path.expanduser(raw))
+        else:
+            path = Path(raw) if os.path.isabs(raw) else workspace / raw
+        path = Path(os.path.normpath(path))
+        if path != Path(os.path.normpath(workspace)) and path not in out:
+            out.append(path)
+    return tuple(out)
+
+
+def active_memory_transcript_dir(oc: dict[str, Any]) -> str:
+    """The Active Memory plugin's ``transcriptDir`` as it resolves it: a path relative to
+    ``<state>/plugins/active-memory/transcripts/agents/<id>/``. Pure.
+
+    As the plugin's normalizeTranscriptDir / resolveSafeTranscriptDir: ``\\`` is ``/``, parts
+    are trimmed, empty, ``.`` and ``..`` parts dropped (so it never leaves that folder; a
+    leading ``/`` makes no absolute path), and a setting with a ``:`` or nothing left is
+    the default ``active-memory`` (as is one holding a NUL, which no folder name can). It is
+    the user's setting, read from ``openclaw.json``
+    (``plugins.entries.active-memory.config.transcriptDir``), never from a transcript.
+    """
+    plugins = oc.get("plugins")
+    entries = plugins.get("entries") if isinstance(plugins, dict) else None
+    entry = entries.get("active-memory") if isinstance(entries, dict) else None
+    conf = entry.get("config") if isinstance(entry, dict) else None
+    raw = conf.get("transcriptDir") if isinstance(conf, dict) else None
+    if not isinstance(raw, str):
+        return ACTIVE_MEMORY_TRANSCRIPT_DIR
+    parts = [part.strip() for part in raw.strip().replace("\\", "/").split("/")]
+    kept = [part for part in parts if part not in ("", ".", "..")]
+    if not kept or any(":" in part or "\0" in part for part in kept):
+        return ACTIVE_MEMORY_TRANSCRIPT_DIR
+    return "/".join(kept)

@@ -1,0 +1,171 @@
+"""The configuration resolved on this machine: OpenClaw's state dir, memoryd's own, the
+followed agents with their workspaces, the tier store; folders that would fold into one
+another are refused.
+
+(No ``from __future__ import annotations`` here: ``NamedTuple`` turns every string
+annotation into a ``ForwardRef``, compiling it, and every class here is a
+read command's start-up; evaluated annotations cost nothing.)
+"""
+
+import os
+import typing
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from .errors import ConfigError
+from .openclaw import (
+    Agent,
+    _workspace_of,
+    active_memory_transcript_dir,
+    default_agent_id,
+    discover_state_dir,
+    expand_home,
+    extra_memory_paths,
+    last_good_openclaw_json,
+    normalize_agent_id,
+    openclaw_json_path,
+    read_openclaw_json,
+)
+from .schema import Config
+
+
+class Paths(NamedTuple):
+    """Everything concrete that the configuration resolves to on this machine."""
+
+    state_dir: Path  # OpenClaw's
+    memoryd_dir: Path  # memoryd's own state
+    db: Path
+    agents: tuple[Agent, ...]
+    workspace: Path  # the primary workspace (the first agent's, or the override)
+    tiers_root: Path
+    openclaw_file: Path | None = None  # OpenClaw's own config, read when first needed
+
+    @property
+    def openclaw(self) -> dict[str, Any]:
+        """OpenClaw's own config (openclaw.json), {} when missing; the last good reading
+        when it no longer parses (these paths were resolved from it: see
+        :func:`last_good_openclaw_json`)."""
+        return last_good_openclaw_json(self.openclaw_file)
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.memoryd_dir / "reports"
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or below it, by name and by where symlinks lead."""
+    for a, b in ((path, folder), (Path(os.path.realpath(path)), Path(os.path.realpath(folder)))):
+        a, b = Path(os.path.abspath(a)), Path(os.path.abspath(b))
+        if a == b or b in a.parents:
+            return True
+    return False
+
+
+def _check_places(
+    cfg: Config, memoryd_dir: Path, tiers_root: Path, agents: typing.Iterable[Agent]
+) -> None:
+    """Refuse folders that would fold into one another (exit 2, the key named).
+
+    memoryd's state inside ``memory/`` would be indexed by OpenClaw and could be
+    archived; an archive inside the tier store would be organised (and deleted)
+    as forgotten notes.
+    """
+    for agent in agents:
+        memory = agent.workspace / "memory"
+        if _inside(memoryd_dir, memory):
+            raise ConfigError(
+                f"state.dir: {memoryd_dir} is inside {memory}: memoryd's state must not be in "
+                "the memory folder OpenClaw indexes (choose a folder outside it)"
+            )
+        static = cfg.archive.dir.split("{month}", 1)[0].rstrip("/\\")
+        archive = agent.workspace / static if static else agent.workspace
+        # (A workspace kept inside the tier root is odd but harmless: organize reads only
+        # the four tier folders, so only those are off limits then.)
+        store_parts = (
+            [tiers_root / tier for tier in ("hot", "warm", "gist", "forgotten")]
+            if _inside(agent.workspace, tiers_root)
+            else [tiers_root]
+        )
+        if any(_inside(archive, part) for part in store_parts):
+            raise ConfigError(
+                f"archive.dir: {cfg.archive.dir!r} lies inside the tier store {tiers_root} "
+                "(organize would treat archived notes as its own and delete them)"
+            )
+
+
+def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) -> Paths:
+    """Turn the configuration into concrete paths. Raises ConfigError for missing dirs."""
+    env = os.environ if environ is None else environ
+    if cfg.openclaw.state_dir:
+        state_dir = expand_home(cfg.openclaw.state_dir, env)
+        if not state_dir.is_dir():
+            raise ConfigError(f"openclaw.state_dir: {state_dir} is not a directory")
+    else:
+        state_dir = discover_state_dir(env)
+    oc_file = openclaw_json_path(state_dir, env)
+
+    agents_root = state_dir / "agents"
+    wanted = cfg.openclaw.agents
+    if "*" in wanted:
+        try:
+            ids = sorted(p.name for p in agents_root.iterdir() if p.is_dir())
+        except OSError:
+            ids = []
+    else:  # as OpenClaw files them (``"Work"`` is ``agents/work/``), unless such a folder is there
+        ids = [a if (agents_root / a).is_dir() else normalize_agent_id(a) for a in wanted]
+        ids = list(dict.fromkeys(ids))
+    if not ids:
+        ids = ["main"]
+
+    override = expand_home(cfg.openclaw.workspace, env) if cfg.openclaw.workspace else None
+    if override is not None and not override.is_dir():
+        raise ConfigError(f"openclaw.workspace: {override} is not a directory")
+    # openclaw.json names the workspaces and Active Memory's transcript folder: with the
+    # workspace given and that helper's runs left out, nothing in it is needed, and a JSON5
+    # file would cost the parser's import (≈ 10 ms) at every command.
+    wanted_oc = override is None or cfg.openclaw.include_active_memory
+    oc = read_openclaw_json(oc_file) if wanted_oc else {}
+    helper_dir = active_memory_transcript_dir(oc)
+    if override is not None:
+        oc = {}  # the workspace is the override, for every agent
+    agents = []
+    for agent_id in ids:
+        ws = (
+            override
+            if override is not None
+            else _workspace_of(agent_id, oc, state_dir, env, oc_file)
+        )
+        extra = extra_memory_paths(oc, agent_id, ws)
+        agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws, helper_dir, extra))
+    # The primary workspace: main's, else the default agent's (OpenClaw's default workspace),
+    # the first of the two that is a folder (with another agent marked default, main works in
+    # `<defaults>/main`, which may not exist, while the default agent's folder holds the notes:
+    # a missing folder would leave every command nothing to manage); the first agent's when
+    # neither is followed.
+    owner = default_agent_id(oc)
+    ranked = [a for wanted in ("main", owner) for a in agents if a.id == wanted] or agents[:1]
+    primary = next((a.workspace for a in ranked if a.workspace.is_dir()), ranked[0].workspace)
+    if override is None and primary.is_dir():
+        # An agent whose own workspace is no folder at all (OpenClaw makes it when the agent
+        # first runs, so: an install laid out by hand or by a tool that shares one workspace)
+        # looks its notes up in the primary one, as memoryd read every install before it
+        # followed OpenClaw's per-agent folders: its hits are not dropped on a missing folder.
+        agents = [a if a.workspace.is_dir() else a._replace(workspace=primary) for a in agents]
+
+    if cfg.state.dir:
+        memoryd_dir = expand_home(cfg.state.dir, env)
+        if not memoryd_dir.parent.is_dir():
+            raise ConfigError(f"state.dir: parent of {memoryd_dir} is not a directory")
+    else:
+        memoryd_dir = state_dir / "memoryd"
+    tiers_root = expand_home(cfg.tiers.root, env) if cfg.tiers.root else state_dir / "memory_fs"
+    _check_places(cfg, memoryd_dir, tiers_root, agents)
+    return Paths(
+        state_dir=state_dir,
+        memoryd_dir=memoryd_dir,
+        db=memoryd_dir / "state.db",
+        agents=tuple(agents),
+        workspace=primary,
+        tiers_root=tiers_root,
+        openclaw_file=oc_file,
+    )
