@@ -31,19 +31,21 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
+# tests/: its support/ and live/ packages are test-only code, not in the wheel
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
-from memoryd.testing.histories import (
+from support.histories import (
     GenParams,
     History,
     generate,
     replay_inputs,
     sample_params,
 )
-from memoryd.testing.histories_b import FamilyBParams, generate_b, sample_params_b
-from memoryd.testing.histories_c import FamilyCParams, generate_c, sample_params_c
-from memoryd.testing.histories_d import FamilyDParams, generate_d, sample_params_d
+from support.histories_b import FamilyBParams, generate_b, sample_params_b
+from support.histories_c import FamilyCParams, generate_c, sample_params_c
+from support.histories_d import FamilyDParams, generate_d, sample_params_d
 
 
 def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int, object]]:
@@ -66,7 +68,7 @@ def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int
 
 
 def make(family: str, seed: int, params: object) -> History:
-    """One history of ``family`` ("a": memoryd.testing.histories, "b": histories_b, "c":
+    """One history of ``family`` ("a": support.histories, "b": histories_b, "c":
     histories_c, "d": histories_d)."""
     if family == "b":
         return generate_b(seed, params)  # type: ignore[arg-type]
@@ -113,7 +115,7 @@ def main() -> None:
     ap.add_argument("--restore", action="store_true")
     ap.add_argument("--fit", action="store_true", help="refit LIKELY_WEIGHTS (seeds 0-11)")
     ap.add_argument("--family", choices=("a", "b", "c", "d"), default="a",
-                    help="the generator: a (memoryd.testing.histories), b (histories_b), "
+                    help="the generator: a (support.histories), b (histories_b), "
                     "c (histories_c) or d (histories_d)")
     ap.add_argument("--fit-family", choices=("a", "b", "c", "d", "ab"), default="a",
                     help="the family the generic weights are fitted on (a: the shipped "

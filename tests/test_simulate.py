@@ -26,7 +26,7 @@ from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
 from memoryd.policy import restore_match as rm
 from memoryd.strength import HitRow, hit_strengths
-from memoryd.testing.histories import (
+from support.histories import (
     GenParams,
     generate,
     replay_inputs,
@@ -615,7 +615,7 @@ def test_the_replay_counts_no_restore_when_a_workspace_file_answers_the_query_fi
 def _held_out(family: str, seed: int) -> Any:
     """A history of ``family`` for a seed the bench never printed: an odd seed with the
     family's default parameters, an even one with parameters drawn from the seed."""
-    from memoryd.testing import histories_b, histories_c, histories_d
+    from support import histories_b, histories_c, histories_d
 
     made = {  # family: (generate, default parameters, sample_params, the draw's seed mix)
         "a": (generate, GenParams, sample_params, (31, 5)),
@@ -664,7 +664,7 @@ def _pooled(histories: list[Any]) -> dict[str, float]:
 
 @pytest.mark.parametrize("family", ["a", "b"])
 def test_the_default_meets_the_targets_on_each_family(family: str) -> None:
-    """Issue 24: on family B (memoryd.testing.histories_b, never used to fit the generic
+    """Issue 24: on family B (support.histories_b, never used to fit the generic
     model), and on family A, pooled over four histories the bench never printed: the
     default archives a needed note at most half as often as the seed rule at two thirds of
     its coverage; every restore on demand brings back the note the search was for (the
@@ -680,7 +680,7 @@ def test_the_default_meets_the_targets_on_each_family(family: str) -> None:
 
 @pytest.mark.parametrize("family", ["c", "d"])
 def test_on_families_written_apart_the_default_still_beats_the_seed_rule(family: str) -> None:
-    """Families C and D (memoryd.testing.histories_c, _d) were written by people who had read
+    """Families C and D (support.histories_c, _d) were written by people who had read
     none of the other generators. Over twenty histories no rule halves the seed rule's need
     FA there (docs/decisions.md), but on four histories the bench never printed the default
     must still archive needed notes clearly less often than the seed rule at most of its
