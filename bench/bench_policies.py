@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
+from support import research_policies as rpol
 from support.histories import (
     GenParams,
     History,
@@ -85,9 +86,9 @@ def grid() -> list[pc.Policy]:
         for factor in (1.0, 1.5, 2.0):
             for strong in (False, True):
                 name = f"rhythm{'-strong' if strong else ''}:{base}/{factor:g}"
-                out.append(pc.Rhythm(base, factor, strong_only=strong, name=name))
+                out.append(rpol.Rhythm(base, factor, strong_only=strong, name=name))
     for th in (-3.0, -2.5, -2.0, -1.5):
-        p = pc.Activation(th)
+        p = rpol.Activation(th)
         p.name = f"actr:{th:g}"
         out.append(p)
     for th in (0.05, 0.08, 0.15, 0.2, 0.3):
@@ -96,12 +97,12 @@ def grid() -> list[pc.Policy]:
         out.append(p)
     for th in (0.1, 0.2, 0.3):
         for dead in (0.3, 0.5, 0.7):
-            p = pc.Renewal(th, dead=dead)
+            p = rpol.Renewal(th, dead=dead)
             p.name = f"renewal:{th:g}/{dead:g}"
             out.append(p)
     for strong in (False, True):
         for base in (45, 60):
-            p = pc.KindAware(pc.Seed(), pc.Rhythm(base, 1.5, strong_only=strong))
+            p = rpol.KindAware(pc.Seed(), rpol.Rhythm(base, 1.5, strong_only=strong))
             p.name = f"kind:{base}{'-strong' if strong else ''}"
             out.append(p)
     return out
@@ -147,10 +148,9 @@ def evaluate(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
     (learning) likely on generic weights fitted on ``--fit-family``."""
     from memoryd.commands.simulate import restore_index
 
-    named = pc.named_policies()
+    named = {**pc.named_policies(), **rpol.research_policies()}
     named["likely"] = pc.Likely(weights=weights)
-    named["likely-generic"] = pc.Likely(weights=weights, learn=False)
-    named["likely-generic"].name = "likely-generic"
+    named["likely-generic"] = pc.Likely(weights=weights, learn=False, name="likely-generic")
     policies = list(named.values()) + (grid() if args.grid else [])
     rows: dict[str, dict[str, list[float]]] = {}
     own: list[tuple[float, bool, bool, bool | None]] = []
