@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -267,7 +268,7 @@ def with_ties(conn: sqlite3.Connection, layout: Layout) -> Layout:
     return layout._replace(tie=tie or None)
 
 
-def order_repeats(layout: Layout, unique_keys: list[list[str | None]]) -> bool:
+def order_repeats(layout: Layout, unique_keys: Sequence[Sequence[str | None]]) -> bool:
     """Whether rows of a session may share an order value: no unique key (each a list of
     column names; None for an expression) lies within the session and order columns."""
     own = {layout.session.lower(), layout.seq.lower()}
@@ -483,6 +484,7 @@ def every_row(
         count = (read or 0) + len(rows) if layout.seq == "rowid" else None
         return rows, (last, count), last < upto
     tie = layout.tie
+    args: tuple[object, ...]
     if read is None:  # every row of the cursor's seq read
         where, args = f"{q} > ?", (seq,)
     else:  # the first ``read`` rows of its seq read: those, not a later seq's, are skipped
@@ -595,7 +597,7 @@ def zstd_module() -> Any:
         if sys.version_info >= (3, 14):
             from compression import zstd  # type: ignore[import-not-found]
         else:
-            from backports import zstd  # type: ignore[import-untyped,no-redef]
+            from backports import zstd
         _ZSTD = zstd
     return _ZSTD
 
