@@ -2,8 +2,9 @@
 
 Read from the source with :mod:`ast` (nothing is imported; one parse of each file): every
 ``import`` of a memoryd module, at the top or inside a function or ``if TYPE_CHECKING``, is an
-arrow, and so is each module an ``import_module`` call may load. An arrow may point to the module's own layer or one below it, never up; and the arrows
-make no circle, inside a layer either. The tests' own code (``support``, ``live``: test data
+arrow, and so is each module an ``import_module`` call may load. An arrow may point to the
+module's own layer or one below it, never up; and the arrows make no circle, inside a layer
+either. The tests' own code (``support``, ``live``: test data
 and the live harness, outside the wheel) is never imported from memoryd.
 
 A new module belongs in :data:`LAYERS` (the test names one that is missing): deciding where it
