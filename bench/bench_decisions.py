@@ -4,7 +4,7 @@
         [--seed 1] [--repeat 3] [--install /tmp/memoryd-bench-decisions]
 
 Builds, once per seed (kept in ``--install`` and reused by later runs), a generated install
-of a year of heavy use: ``memoryd.testing.histories`` with more notes and more searches
+of a year of heavy use: ``support.histories`` with more notes and more searches
 than its default user, written as memoryd finds it (notes in the workspace, hits and
 calls in the state database): about 1,100 memory files and 416 k hits for seed 1. Then
 times each command as a whole process (``python -m memoryd …``, start-up, reading,
@@ -38,6 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "daemon"))
+sys.path.insert(0, str(ROOT / "tests"))  # tests/support: not in the wheel
 
 # A heavy user's year: ~1,100 notes, ~71 k searches of 3-8 results, ~416 k hits (seed 1).
 HEAVY = {
@@ -62,7 +63,7 @@ def build(root: Path, seed: int) -> dict[str, object]:
         info = json.loads(marker.read_text())
         if {k: info.get(k) for k in want} == want:
             return info
-    from memoryd.testing.histories import GenParams, generate, write_history
+    from support.histories import GenParams, generate, write_history
 
     if root.exists():
         import shutil

@@ -5,7 +5,7 @@ of every request the real OpenClaw sends. ``python -m tests.live.plugin_live rec
 scripted model's request log (``tests/fixtures/openclaw-plugin/<version>/requests.jsonl.xz``);
 this reads it (or any ``requests.jsonl``, e.g. from a ``--keep`` run) and prints, with Tool
 Search on and off (told apart by what each request offers: ``tool_search`` or not), the
-characters per request and per session (``memoryd.testing.plugin_cost`` says what is counted).
+characters per request and per session (``live.plugin_cost`` says what is counted).
 Nothing is timed: the figures are exact for the log.
 
 Usage: ``.venv/bin/python bench/bench_plugin_cost.py [LOG...] [--json]``
@@ -19,7 +19,11 @@ import lzma
 import sys
 from pathlib import Path
 
-from memoryd.testing.plugin_cost import cost, describe
+# tests/: its support/ and live/ packages are test-only code, not in the wheel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from live.plugin_cost import cost, describe
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "openclaw-plugin" / "2026.9.6"

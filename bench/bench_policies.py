@@ -31,19 +31,22 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
+# tests/: its support/ and live/ packages are test-only code, not in the wheel
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
-from memoryd.testing.histories import (
+from support import research_policies as rpol
+from support.histories import (
     GenParams,
     History,
     generate,
     replay_inputs,
     sample_params,
 )
-from memoryd.testing.histories_b import FamilyBParams, generate_b, sample_params_b
-from memoryd.testing.histories_c import FamilyCParams, generate_c, sample_params_c
-from memoryd.testing.histories_d import FamilyDParams, generate_d, sample_params_d
+from support.histories_b import FamilyBParams, generate_b, sample_params_b
+from support.histories_c import FamilyCParams, generate_c, sample_params_c
+from support.histories_d import FamilyDParams, generate_d, sample_params_d
 
 
 def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int, object]]:
@@ -66,7 +69,7 @@ def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int
 
 
 def make(family: str, seed: int, params: object) -> History:
-    """One history of ``family`` ("a": memoryd.testing.histories, "b": histories_b, "c":
+    """One history of ``family`` ("a": support.histories, "b": histories_b, "c":
     histories_c, "d": histories_d)."""
     if family == "b":
         return generate_b(seed, params)  # type: ignore[arg-type]
@@ -83,9 +86,9 @@ def grid() -> list[pc.Policy]:
         for factor in (1.0, 1.5, 2.0):
             for strong in (False, True):
                 name = f"rhythm{'-strong' if strong else ''}:{base}/{factor:g}"
-                out.append(pc.Rhythm(base, factor, strong_only=strong, name=name))
+                out.append(rpol.Rhythm(base, factor, strong_only=strong, name=name))
     for th in (-3.0, -2.5, -2.0, -1.5):
-        p = pc.Activation(th)
+        p = rpol.Activation(th)
         p.name = f"actr:{th:g}"
         out.append(p)
     for th in (0.05, 0.08, 0.15, 0.2, 0.3):
@@ -94,12 +97,12 @@ def grid() -> list[pc.Policy]:
         out.append(p)
     for th in (0.1, 0.2, 0.3):
         for dead in (0.3, 0.5, 0.7):
-            p = pc.Renewal(th, dead=dead)
+            p = rpol.Renewal(th, dead=dead)
             p.name = f"renewal:{th:g}/{dead:g}"
             out.append(p)
     for strong in (False, True):
         for base in (45, 60):
-            p = pc.KindAware(pc.Seed(), pc.Rhythm(base, 1.5, strong_only=strong))
+            p = rpol.KindAware(pc.Seed(), rpol.Rhythm(base, 1.5, strong_only=strong))
             p.name = f"kind:{base}{'-strong' if strong else ''}"
             out.append(p)
     return out
@@ -113,7 +116,7 @@ def main() -> None:
     ap.add_argument("--restore", action="store_true")
     ap.add_argument("--fit", action="store_true", help="refit LIKELY_WEIGHTS (seeds 0-11)")
     ap.add_argument("--family", choices=("a", "b", "c", "d"), default="a",
-                    help="the generator: a (memoryd.testing.histories), b (histories_b), "
+                    help="the generator: a (support.histories), b (histories_b), "
                     "c (histories_c) or d (histories_d)")
     ap.add_argument("--fit-family", choices=("a", "b", "c", "d", "ab"), default="a",
                     help="the family the generic weights are fitted on (a: the shipped "
@@ -145,10 +148,9 @@ def evaluate(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
     (learning) likely on generic weights fitted on ``--fit-family``."""
     from memoryd.commands.simulate import restore_index
 
-    named = pc.named_policies()
+    named = {**pc.named_policies(), **rpol.research_policies()}
     named["likely"] = pc.Likely(weights=weights)
-    named["likely-generic"] = pc.Likely(weights=weights, learn=False)
-    named["likely-generic"].name = "likely-generic"
+    named["likely-generic"] = pc.Likely(weights=weights, learn=False, name="likely-generic")
     policies = list(named.values()) + (grid() if args.grid else [])
     rows: dict[str, dict[str, list[float]]] = {}
     own: list[tuple[float, bool, bool, bool | None]] = []

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_simulate.py [--seed N] [--repeat K]
 
-Writes a generated history (``memoryd.testing.histories``) into a throw-away
+Writes a generated history (``support.histories``) into a throw-away
 workspace and state database, then times the pure replay (five policies, with
 restore matching) and the whole command (``python -m memoryd simulate --json
 --no-scan``, a fresh process: start-up, reading, replay and printing). The
@@ -21,10 +21,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
+# tests/: its support/ and live/ packages are test-only code, not in the wheel
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
-from memoryd.testing.histories import GenParams, generate, replay_inputs, write_history
+from support.histories import GenParams, generate, replay_inputs, write_history
 
 
 def main() -> None:

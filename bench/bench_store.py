@@ -4,7 +4,7 @@
 Generates the benchmark corpus (145 sessions, about 100 MB, seeded; as bench_scan.py
 does), then writes the same conversations as a schema-24 transcript store, compressed
 as OpenClaw compresses it (zstd level 1 for events of 1 KiB – 4 MiB that shrink by
-10 % and 64 bytes), with :mod:`memoryd.testing.openclaw_store`. Times whole processes
+10 % and 64 bytes), with :mod:`support.openclaw_store`. Times whole processes
 (wall and CPU time, one process: no helper), interleaved in one run so all sides see the
 same machine:
 
@@ -153,8 +153,9 @@ def main() -> int:
     args = ap.parse_args()
 
     sys.path.insert(0, str(HERE.parent / "daemon"))
+    sys.path.insert(0, str(HERE.parent / "tests"))  # tests/support: not in the wheel
     from memoryd.corpus import generate
-    from memoryd.testing.openclaw_store import store_from_corpus
+    from support.openclaw_store import store_from_corpus
 
     tmp = Path(tempfile.mkdtemp(prefix="memoryd-bench-store-"))
     try:

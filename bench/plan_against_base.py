@@ -41,8 +41,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd import signals as signals_module
-from memoryd.config import parse_config, resolve_paths
-from memoryd.policy.candidates import POLICY_NAMES
+from memoryd.config import EXPIRE_POLICIES, parse_config, resolve_paths
 from memoryd.policy.expire_plan import build_plan, planned_decision_of
 from memoryd.signals import CLOCK_SKEW, snapshot
 from memoryd.store import Store
@@ -139,7 +138,7 @@ def _write(state: Path, spec: dict) -> None:
 
 def _configs(state: Path) -> list[dict]:
     base = {"openclaw": {"state_dir": str(state)}}
-    out = [{**base, "expire": {"policy": p}} for p in POLICY_NAMES]
+    out = [{**base, "expire": {"policy": p}} for p in EXPIRE_POLICIES]
     pruning = {"prune_enabled": True, "prune_threshold": 0.55, "max_prune_fraction": 0.6}
     capacity = {"capacity_enabled": True, "capacity": 3, "max_prune_fraction": 0.6}
     out.append({**base, "expire": {"policy": "likely"}, "score": pruning})

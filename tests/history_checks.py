@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memoryd.testing.histories import History, replay_inputs, write_history
+from support.histories import History, replay_inputs, write_history
 
 DAY = 86400.0
 

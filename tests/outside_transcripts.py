@@ -1,7 +1,7 @@
 """An OpenClaw state folder written from OpenClaw's own source, with its own count of true hits.
 
 This synthesizer is deliberately independent of memoryd's test generator
-(``daemon/memoryd/testing/``) and of its parser: it was written from OpenClaw's code alone
+(``tests/support/``) and of its parser: it was written from OpenClaw's code alone
 (see docs/notes/outside.md for the files read), so a misreading shared by memoryd's parser
 and memoryd's generator shows up here as a disagreement.
 

@@ -12,8 +12,8 @@ from dataclasses import replace
 from memoryd.policy import calibration as cb
 from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
-from memoryd.testing.histories import replay_inputs
-from memoryd.testing.histories_b import FamilyBParams, generate_b
+from support.histories import replay_inputs
+from support.histories_b import FamilyBParams, generate_b
 
 DAY = 86400.0
 H = 60 * DAY

@@ -48,7 +48,7 @@ def _install(root: Path) -> Path:
     return state
 
 
-@pytest.mark.parametrize("policy", ["likely", "seed", "likely-generic"])
+@pytest.mark.parametrize("policy", ["likely", "seed"])
 def test_a_promotion_candidate_is_never_archived_and_explain_says_why(
     tmp_path: Path, policy: str
 ) -> None:

@@ -21,7 +21,7 @@ from inprocess import memoryd as run_memoryd
 from memoryd.own_history import LEARNED_FILE
 from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
-from memoryd.testing.histories import GenParams, generate, replay_inputs, write_history
+from support.histories import GenParams, generate, replay_inputs, write_history
 
 pytestmark = pytest.mark.unit
 DAY = 86400.0

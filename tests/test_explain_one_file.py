@@ -21,9 +21,8 @@ from hypothesis import strategies as st
 
 from inprocess import memoryd as run_memoryd
 from memoryd import signals as signals_module
-from memoryd.config import parse_config, resolve_paths
+from memoryd.config import EXPIRE_POLICIES, parse_config, resolve_paths
 from memoryd.policy import expire as expire_policy
-from memoryd.policy.candidates import POLICY_NAMES
 from memoryd.policy.expire_plan import (
     build_plan,
     decision_of,
@@ -124,7 +123,7 @@ def workspace(request, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple
     return build(tmp_path, request.param)
 
 
-@pytest.mark.parametrize("policy", POLICY_NAMES)
+@pytest.mark.parametrize("policy", EXPIRE_POLICIES)
 def test_one_files_verdict_is_its_verdict_in_the_plan_for_every_file(workspace, policy) -> None:
     state, rels = workspace
     cfg, snap = _snapshot(state, policy)

@@ -228,7 +228,7 @@ def test_active_memory_helper_runs_in_the_store_follow_include_active_memory(tmp
     ``<parent key>:active-memory:<hash>``; on a store install those runs land in the agent's
     SQLite store (and its archives once cleaned up) beside the user's sessions. They count only
     with ``openclaw.include_active_memory = true``, as their JSONL folder always did."""
-    from memoryd.testing.openclaw_store import AgentStore
+    from support.openclaw_store import AgentStore
 
     sessions, _ws, cfg = make_install(tmp_path, ["memory/2026-02-20.md", "MEMORY.md"])
     state = sessions.parent.parent.parent
@@ -341,7 +341,7 @@ def test_counting_synthetic_traffic_still_leaves_out_the_helper_runs_when_not_in
     """``count_synthetic = true`` counts cron, heartbeat and dream-diary sessions; the Active
     Memory helper's runs stay out unless ``include_active_memory = true``, on a store install
     as on a JSONL one (whose helper folder is then not read at all)."""
-    from memoryd.testing.openclaw_store import AgentStore
+    from support.openclaw_store import AgentStore
 
     sessions, _ws, cfg = make_install(
         tmp_path, ["memory/2026-02-20.md", "memory/ops.md", "MEMORY.md"], "count_synthetic = true"

@@ -1,4 +1,4 @@
-"""Family B of generated histories (memoryd.testing.histories_b): the held-out family of
+"""Family B of generated histories (support.histories_b): the held-out family of
 issue 24 must be a history the replay reads, reproducible from its seed, and really of
 other need processes than family A (memoryless notes, hubs that only come along)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 
 from memoryd.policy import replay as rp
-from memoryd.testing.histories import replay_inputs
-from memoryd.testing.histories_b import FamilyBParams, generate_b, sample_params_b
+from support.histories import replay_inputs
+from support.histories_b import FamilyBParams, generate_b, sample_params_b
 
 SMALL = FamilyBParams(days=200, projects=3, rituals=2, synonym_refs=4, memoryless=6, hubs=2,
                       scratch=15)  # fmt: skip

@@ -1,4 +1,4 @@
-"""Family C of generated histories (memoryd.testing.histories_c): a third held-out family must
+"""Family C of generated histories (support.histories_c): a third held-out family must
 be reproducible from its seed, consistent (hits of generated notes, after their creation; each
 search for a note needed then), of a heavy user's size, readable by the replay and by
 ``write_history``, and really made of its own need processes (calendar dates, deadlines,
@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 import pytest
 
 import history_checks as hc
-from memoryd.testing.histories import History
-from memoryd.testing.histories_c import FamilyCParams, generate_c, sample_params_c
+from support.histories import History
+from support.histories_c import FamilyCParams, generate_c, sample_params_c
 
 DAY = 86400.0
 

@@ -1,4 +1,4 @@
-"""Family D of generated histories (memoryd.testing.histories_d): a fourth, sealed held-out
+"""Family D of generated histories (support.histories_d): a fourth, sealed held-out
 family must be reproducible from its seed, consistent (hits of generated notes, after their
 creation; each search for a note needed then), of a heavy user's size, readable by the replay
 and by ``write_history``, and really made of its own need processes (exam crunches, spaced
@@ -14,8 +14,8 @@ from datetime import UTC, date, datetime
 import pytest
 
 import history_checks as hc
-from memoryd.testing.histories import History
-from memoryd.testing.histories_d import FamilyDParams, generate_d, sample_params_d
+from support.histories import History
+from support.histories_d import FamilyDParams, generate_d, sample_params_d
 
 DAY = 86400.0
 

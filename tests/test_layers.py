@@ -5,9 +5,9 @@ Read from the source with :mod:`ast` (nothing is imported; one parse of each fil
 arrow, and so is every module an ``importlib.import_module`` call loads (named in the call, a
 package's modules for an f-string naming their package, else each memoryd module the calling
 module names in a string). An arrow may point to the module's own layer or one below it, never
-up; and the arrows make no circle, inside a layer either. ``memoryd.testing`` (data only tests
-and benchmarks use) may import anything and nothing else imports it. No command module
-imports the entry module, ``memoryd.cli`` (it loads every command).
+up; and the arrows make no circle, inside a layer either. The tests' own code (``support``,
+``live``: test data and the live harness, outside the wheel) is never imported from memoryd.
+No command module imports the entry module, ``memoryd.cli`` (it loads every command).
 
 A new module belongs in :data:`LAYERS` (the test names one that is missing): deciding where it
 sits is the point.
@@ -71,7 +71,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("service", ("memoryd.service.*",)),
     ("commands", ("memoryd.cli", "memoryd.__main__", "memoryd.commands.*")),
 )
-TESTING = "memoryd.testing"
+# Top-level packages of tests/ (on sys.path under pytest and in bench/): an installed memoryd
+# has none of them, so a runtime module importing one breaks on a user's machine.
+TEST_ONLY = frozenset({"support", "live", "tests", "conftest"})
 # The console script's entry (``memoryd:command``) imports, lazily, the command line it
 # starts, or the plugin's session-start answer that skips the command line's parser.
 ENTRY = "memoryd"
@@ -220,12 +222,29 @@ def circles(graph: dict[str, frozenset[str]]) -> list[list[str]]:
     return found
 
 
+def imports_of_test_code(root: Path) -> list[str]:
+    """Each import, anywhere in a runtime module, of a package only the tests have."""
+    out = []
+    for module, (path, _is_package) in module_names(root).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            out += [
+                f"{module} imports {n}: test code, not in the wheel"
+                for n in names
+                if n.split(".")[0] in TEST_ONLY
+            ]
+    return out
+
+
 def layering_problems(root: Path) -> list[str]:
-    """Every arrow up the layers, into ``memoryd.testing``, or from a module of no layer."""
-    problems = []
+    """Every arrow up the layers, into the tests' own code, or from a module of no layer."""
+    problems = imports_of_test_code(root)
     for module, targets in sorted(import_graph(root).items()):
-        if _in_package(module, TESTING):
-            continue
         rank = layer_of(module)
         if rank is None:
             problems.append(f"{module} is in no layer of LAYERS (tests/test_layers.py)")
@@ -240,9 +259,6 @@ def layering_problems(root: Path) -> list[str]:
                 problems.append(
                     f"{module} imports {target}: the entry module, which loads every command"
                 )
-                continue
-            if _in_package(target, TESTING):
-                problems.append(f"{module} imports {target}: test data, for tests only")
                 continue
             other = layer_of(target)
             if other is not None and other > rank:
@@ -296,8 +312,7 @@ def test_the_checks_see_a_circle_and_an_arrow_up(tmp_path: Path) -> None:
         "clock.py": "from .store import Store\n",  # leaves -> store: up
         "store.py": "from . import clock\n",  # and back: a circle
         "jobs/__init__.py": "",
-        "jobs/a.py": "def f():\n    from ..testing import corpus\n",  # lazy, into testing
-        "testing/__init__.py": "",
+        "jobs/a.py": "def f():\n    from support import histories\n",  # lazy, into tests/
         "oddity.py": "",
     }.items():
         (pkg / name).parent.mkdir(parents=True, exist_ok=True)
@@ -306,8 +321,8 @@ def test_the_checks_see_a_circle_and_an_arrow_up(tmp_path: Path) -> None:
         "circle: memoryd.clock -> memoryd.store, memoryd.store -> memoryd.clock"
     ]
     assert layering_problems(pkg) == [
+        "memoryd.jobs.a imports support: test code, not in the wheel",
         "memoryd.clock (leaves) imports memoryd.store (store): an arrow up the layers",
-        "memoryd.jobs.a imports memoryd.testing: test data, for tests only",
         "memoryd.oddity is in no layer of LAYERS (tests/test_layers.py)",
     ]
 

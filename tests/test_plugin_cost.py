@@ -1,6 +1,6 @@
 """What the plugin adds to a model request (issue 35), measured from the request log.
 
-The measure (``memoryd.testing.plugin_cost``) reads the bodies OpenClaw sent the scripted
+The measure (``live.plugin_cost``) reads the bodies OpenClaw sent the scripted
 model; here it is checked on bodies shaped as the real 2026.9.6 sends them (the tool list's
 line, Tool Search's directory line, the schema, the hot notes before the user's words), and
 on two committed live runs' logs: 746 characters a request before, at most 200 now.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.testing.plugin_cost import chat_bodies, cost, directory_line, notes_block, parts
+from live.plugin_cost import chat_bodies, cost, directory_line, notes_block, parts
 
 pytestmark = pytest.mark.unit
 

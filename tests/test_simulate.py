@@ -26,7 +26,8 @@ from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
 from memoryd.policy import restore_match as rm
 from memoryd.strength import HitRow, hit_strengths
-from memoryd.testing.histories import (
+from support import research_policies as rpol
+from support.histories import (
     GenParams,
     generate,
     replay_inputs,
@@ -62,7 +63,7 @@ def test_a_file_hit_every_40_days_is_lost_by_the_seed_rule_every_time() -> None:
     # 210 archive; 240 still out (back 240.5); 270, 300 archive: 7 archives, all false.
     f = rp.ReplayFile("memory/people.md", at(0), 100)
     hits = hits_at(f.path, [0.5 + 40 * k for k in range(10)], rank=1)
-    res = by_name(rp.replay([f], hits, RUNS, [pc.Seed(), pc.Never(), pc.Rhythm()]))
+    res = by_name(rp.replay([f], hits, RUNS, [pc.Seed(), pc.Never(), rpol.Rhythm()]))
     seed = res["seed"]
     archived_on = [round((t - T0) / DAY) for t, a in seed.decisions if a]
     assert archived_on == [60, 90, 150, 180, 210, 270, 300]
@@ -81,7 +82,7 @@ def test_a_monthly_file_is_archived_each_month_by_seed_and_kept_by_rhythm() -> N
     # window at every run from day 60 on and archives it nine times, each false.
     f = rp.ReplayFile("memory/finances.md", at(0), 10)
     hits = hits_at(f.path, [1 + 30 * k for k in range(11)], rank=1)
-    res = by_name(rp.replay([f], hits, RUNS, [pc.Seed(), pc.Rhythm(), pc.Likely()]))
+    res = by_name(rp.replay([f], hits, RUNS, [pc.Seed(), rpol.Rhythm(), pc.Likely()]))
     assert res["seed"].archived == res["seed"].hits.false_archives == 9
     assert res["rhythm"].archived == 0
     assert res["likely"].archived == 0
@@ -98,7 +99,7 @@ def test_a_project_that_dies_is_archived_once_and_covers_its_cold_runs() -> None
     # archives at 90: cold coverage 8/9. Rhythm waits 45 days of silence: 120, 7/9.
     f = rp.ReplayFile("memory/projects/boat.md", at(0), 2048)
     hits = hits_at(f.path, [d + 0.5 for d in range(60)])
-    res = by_name(rp.replay([f], hits, RUNS, [pc.Seed(), pc.Rhythm(), pc.Cut(30)]))
+    res = by_name(rp.replay([f], hits, RUNS, [pc.Seed(), rpol.Rhythm(), pc.Cut(30)]))
     seed = res["seed"]
     assert [round((t - T0) / DAY) for t, a in seed.decisions if a] == [90]
     assert seed.hits.false_archives == 0
@@ -496,14 +497,20 @@ def test_expire_dry_run_prints_each_files_chance_under_the_default_policy(tmp_pa
     cfg.write_text('[expire]\npolicy = "bogus"\n')
     bad = run_memoryd(["simulate", "--no-scan"], env={**env, "MEMORYD_CONFIG": str(cfg)})
     assert bad.returncode == 2 and "expire.policy: must be one of" in bad.stderr
+    cfg.write_text('[expire]\npolicy = "rhythm"\n')  # a research policy, once a setting
+    retired = run_memoryd(["simulate", "--no-scan"], env={**env, "MEMORYD_CONFIG": str(cfg)})
+    assert retired.returncode == 2 and retired.stderr.count("\n") == 1
+    assert "'rhythm' was a research policy" in retired.stderr and "use 'likely'" in retired.stderr
     cfg.write_text('[expire]\npolicy = "seed"\n')
     seed_env = {**env, "MEMORYD_CONFIG": str(cfg)}
     plan = json.loads(_run(seed_env, "expire", "--dry-run", "--json", "--no-scan").stdout)
     assert [a["rule"] for a in plan["archive"]] == ["expired"]  # today's rule, no chance
     assert "p_need" not in plan["archive"][0]
-    doc = json.loads(_run(seed_env, "simulate", "--json", "--no-scan", "--policy", "rhythm").stdout)
+    extra = ("--policy", "likely-generic")
+    doc = json.loads(_run(seed_env, "simulate", "--json", "--no-scan", *extra).stdout)
     assert doc["default"] == "seed" and doc["runs"] == []  # no hits: nothing to replay
-    assert [p["name"] for p in doc["policies"]] == ["seed", "cut30", "none", "likely", "rhythm"]
+    names = [p["name"] for p in doc["policies"]]
+    assert names == ["seed", "cut30", "none", "likely", "likely-generic"]
     unknown = run_memoryd(["simulate", "--policy", "nope", "--no-scan"], env=env)
     assert unknown.returncode == 2 and "unknown policy 'nope'" in unknown.stderr
 
@@ -515,9 +522,9 @@ def test_the_configured_seed_numbers_are_replayed_as_configured() -> None:
     listed, job = policies_for(Config(expire=ExpireConfig(policy="seed", max_hits=5)), [])
     assert [p.name for p in listed] == ["seed", "cut30", "none", "likely", "configured"]
     assert job == "configured" and listed[-1].params()["max_hits"] == 5
-    listed, job = policies_for(Config(expire=ExpireConfig(policy="kind")), ["kind", "actr"])
-    assert [p.name for p in listed] == ["seed", "cut30", "none", "likely", "kind", "actr"]
-    assert job == "kind"
+    listed, job = policies_for(Config(expire=ExpireConfig(policy="none")), ["likely-generic"])
+    assert [p.name for p in listed] == ["seed", "cut30", "none", "likely", "likely-generic"]
+    assert job == "none"
 
 
 def test_the_calibration_check_counts_only_bins_with_enough_verdicts() -> None:
@@ -615,7 +622,7 @@ def test_the_replay_counts_no_restore_when_a_workspace_file_answers_the_query_fi
 def _held_out(family: str, seed: int) -> Any:
     """A history of ``family`` for a seed the bench never printed: an odd seed with the
     family's default parameters, an even one with parameters drawn from the seed."""
-    from memoryd.testing import histories_b, histories_c, histories_d
+    from support import histories_b, histories_c, histories_d
 
     made = {  # family: (generate, default parameters, sample_params, the draw's seed mix)
         "a": (generate, GenParams, sample_params, (31, 5)),
@@ -664,7 +671,7 @@ def _pooled(histories: list[Any]) -> dict[str, float]:
 
 @pytest.mark.parametrize("family", ["a", "b"])
 def test_the_default_meets_the_targets_on_each_family(family: str) -> None:
-    """Issue 24: on family B (memoryd.testing.histories_b, never used to fit the generic
+    """Issue 24: on family B (support.histories_b, never used to fit the generic
     model), and on family A, pooled over four histories the bench never printed: the
     default archives a needed note at most half as often as the seed rule at two thirds of
     its coverage; every restore on demand brings back the note the search was for (the
@@ -680,7 +687,7 @@ def test_the_default_meets_the_targets_on_each_family(family: str) -> None:
 
 @pytest.mark.parametrize("family", ["c", "d"])
 def test_on_families_written_apart_the_default_still_beats_the_seed_rule(family: str) -> None:
-    """Families C and D (memoryd.testing.histories_c, _d) were written by people who had read
+    """Families C and D (support.histories_c, _d) were written by people who had read
     none of the other generators. Over twenty histories no rule halves the seed rule's need
     FA there (docs/decisions.md), but on four histories the bench never printed the default
     must still archive needed notes clearly less often than the seed rule at most of its

@@ -1004,7 +1004,7 @@ def test_an_import_archive_name_gives_back_its_key_slug(key, sid, successor, ren
     """``<keySlug>.<original file>.imported-<ts>``: the slug, whatever the original name,
     and whether it is cron / heartbeat / dream-diary traffic exactly when the key says so."""
     from memoryd.ingest import sources as src
-    from memoryd.testing.openclaw_store import key_slug
+    from support.openclaw_store import key_slug
 
     original = f"2026-08-11T22-27-27.137Z_{sid}.jsonl" if successor else f"{sid}.jsonl"
     name = f"{key_slug(key)}.{original}{renamed}.imported-2026-09-21T14-13-20.000Z"

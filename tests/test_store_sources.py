@@ -4,7 +4,7 @@ Current OpenClaw installs keep transcripts in ``agents/<id>/agent/openclaw-agent
 (openclaw-formats.md §2b): rows in three layouts (schema 13, 22, 24), most memory
 results zstd-compressed, sessions deleted into archive rows and ``.zst`` files, moved
 to cold storage, rewritten in place, and the JSONL files of the upgrade kept in an
-import archive. The stores here are written by :mod:`memoryd.testing.openclaw_store`
+import archive. The stores here are written by :mod:`support.openclaw_store`
 from a :mod:`memoryd.corpus` install, so the corpus's reference counts apply: whatever
 layout and whatever OpenClaw did between scans, memoryd must count exactly those hits,
 once. The first tests check the writer itself with plain ``sqlite3`` and ``zstd``;
@@ -35,13 +35,13 @@ from hypothesis import strategies as st
 import transcripts as tx
 from inprocess import memoryd as run_memoryd
 from memoryd.corpus import CorpusTruth, generate, iso_ms
-from memoryd.testing.openclaw_store import (
+from report_counts import counts_of, diff
+from support.openclaw_store import (
     AgentStore,
     CorpusSession,
     sessions_from_corpus,
     store_from_corpus,
 )
-from report_counts import counts_of, diff
 
 try:
     from compression import zstd  # type: ignore[import-not-found]

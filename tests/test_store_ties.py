@@ -22,7 +22,7 @@ from memoryd import faults
 from memoryd.ingest import sqlite_source
 from memoryd.ingest.scan import Scanner
 from memoryd.store import SCHEMA_VERSION, Store, StoreError
-from memoryd.testing.openclaw_store import SCHEMAS, AgentStore
+from support.openclaw_store import SCHEMAS, AgentStore
 from test_ingest import Install, conversation, expected
 
 pytestmark = pytest.mark.subprocess  # (one test runs `memoryd scan` as a process)

@@ -42,7 +42,8 @@ class _Parser(argparse.ArgumentParser):
         self.register("action", "parsers", _CommandChoice)
 
     def _get_formatter(self) -> argparse.HelpFormatter:
-        return self.formatter_class(prog=self.prog, width=_terminal_columns() - 2)
+        # (every HelpFormatter takes width; typeshed's formatter_class protocol names prog only)
+        return self.formatter_class(prog=self.prog, width=_terminal_columns() - 2)  # type: ignore[call-arg]
 
     def error(self, message: str) -> NoReturn:
         """One line, as every other refusal (argparse prints the usage, then the message):
@@ -51,7 +52,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"memoryd: {message} ({usage}; --help says more)\n")
 
 
-class _CommandChoice(argparse._SubParsersAction):  # type: ignore[type-arg]
+class _CommandChoice(argparse._SubParsersAction):
     """A command's parser that refuses what it does not know with its own usage line.
 
     argparse hands arguments a command does not know back to the top-level parser, which
@@ -83,7 +84,8 @@ def _terminal_columns() -> int:
     if columns > 0:
         return columns
     try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+        # (no stdout at all: sys.__stdout__ is None, the AttributeError below)
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
     except (AttributeError, ValueError, OSError):
         return 80
 

@@ -159,6 +159,8 @@ def damage_of(note: dict[str, Any], db: Path) -> str | None:
 
 def damage_record(db: Path, message: str, at: float) -> dict[str, Any]:
     """The ``damaged`` field for ``db`` as it is now (its device and inode name the file)."""
+    dev: int | None
+    ino: int | None
     try:
         st = os.stat(db)
         dev, ino = st.st_dev, st.st_ino

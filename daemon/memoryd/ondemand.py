@@ -291,8 +291,8 @@ class RestoreOnDemand:
         archived note comes back only when the query names it better than all of them.
 
         Remembered by (size, mtime); a file gone is forgotten."""
-        from .signals import archive_excludes, read_text
-        from .workspace import list_memory_files
+        from .signals import read_text
+        from .workspace import archive_excludes, list_memory_files
 
         out: dict[str, str] = {}
         for a in self.paths.agents:

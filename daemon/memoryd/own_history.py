@@ -70,9 +70,9 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
     from .policy import matches_any
     from .policy.expire import USER_PROFILE
     from .policy.replay import Call, ReplayFile, ReplayHit
-    from .signals import archive_excludes, created_time, file_kind, read_text
+    from .signals import created_time, file_kind, read_text
     from .strength import load_hit_rows, strength_pairs
-    from .workspace import list_memory_files
+    from .workspace import archive_excludes, list_memory_files
 
     ws = paths.workspace
     tz = schedule_timezone(cfg)
@@ -85,14 +85,14 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
     }
     on_disk = list(present)
     with_texts = texts
-    texts = {rel: read_text(ws, rel) for rel in present} if with_texts else {}
+    text_of = {rel: read_text(ws, rel) for rel in present} if with_texts else {}
     for rel, where in archived_files(paths, store):
         if rel in present:
             continue  # re-created (or back) at its old path: today's file counts
         st = where.stat()
         present[rel] = (st.st_size, st.st_mtime)
         if with_texts:
-            texts[rel] = read_text(where.parent, where.name)
+            text_of[rel] = read_text(where.parent, where.name)
     rows = load_hit_rows(store.conn, agents=agents)
     # Hits and marks under another spelling of a file (a Mac's case- and normalization-
     # insensitive names) are that file's, as in every plan (docs/paths.md).
@@ -147,7 +147,7 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
         "files": files,
         "hits": hits,
         "calls": calls,
-        "texts": texts,
+        "texts": text_of,
         "first_hit": min((h.ts for h in hits), default=None),
         "tz": tz,
     }

@@ -45,7 +45,7 @@ from .fsutil import read_note
 from .pathmatch import attributed_tallies, attribution_for, canonical_rows, merged_hits
 from .store import CLOCK_SKEW, HitTally, Store, hit_counts
 from .strength import HitRow, load_hit_rows, rows_of_files
-from .workspace import (  # archive_excludes: defined there, for `hits`, which needs no signals
+from .workspace import (
     LONG_TERM_NAMES,
     MemoryFile,
     archive_excludes,
@@ -349,8 +349,8 @@ def counts_from(tallies: Mapping[str, HitTally], windows: Sequence[float]) -> di
     out = {}
     for path, tally in tallies.items():
         d7, d14, d30, *more = tally.within
-        out[path] = HitCounts(
-            tally.total, d7, d14, d30, tally.last, dict(zip(extra, more, strict=True))
+        out[path] = HitCounts(  # (total: None only when hit_counts was told not to count it)
+            tally.total or 0, d7, d14, d30, tally.last, dict(zip(extra, more, strict=True))
         )
     return out
 

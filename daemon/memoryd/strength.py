@@ -92,16 +92,16 @@ def strength_pairs(rows: Sequence[tuple[Any, ...]]) -> list[tuple[int | None, fl
     gets = reads_by_session(rows)
     # per call: its scores when every one is known, else None (every rank unknown)
     ranked = {k: (None if None in v else v) for k, v in calls.items()}
-    out = []
+    out: list[tuple[int | None, float | None]] = []
     bisect_left = bisect.bisect_left
     for agent, call_id, path, kind, ts, score, session in rows:
         if kind != "search":
             out.append((None, ts))
             continue
         scores = ranked[(agent, call_id)]
-        rank = None
+        rank: int | None = None
         if scores is not None:
-            rank = 1 + sum(1 for x in scores if x > score)  # type: ignore[operator]
+            rank = 1 + sum(1 for x in scores if x > score)
         read_at = None
         if session:
             later = gets.get((agent, session, path))

@@ -24,7 +24,7 @@ Phases:
 7. ``memoryd plugin uninstall``: ``openclaw.json`` is byte for byte what it was.
 8. (before 7) Tool Search off, hot-applied: the tool's schema in the requests. Over the whole
    request log, what the plugin added to each request and each session, Tool Search on and
-   off (issue 35: ``memoryd.testing.plugin_cost``), printed and judged (at most 200 a request
+   off (issue 35: ``live.plugin_cost``), printed and judged (at most 200 a request
    with Tool Search on; the recall turn finds the deferred tool with ``tool_search`` and calls
    it through ``tool_call``).
 
@@ -66,11 +66,10 @@ from tests.plugin_record import (
     problems,
 )
 
-from memoryd.testing.plugin_cost import cost, describe, directory_line
-
 from .install import NEWEST, Runtime, ensure_openclaw
 from .model_server import ScriptedModel, message_text
 from .openclaw import Gateway, Install, agent_turn, gateway_call, run_bounded, version_key
+from .plugin_cost import cost, describe, directory_line
 
 FIXTURE_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "openclaw-plugin"
 LATENCY_SESSIONS = 20  # new sessions timed by `record` (half as many with a note touched)

@@ -264,7 +264,7 @@ def _explain_extra(
     tally = store.hit_counts(now, (), None, total=True).get(rel)
     total = (tally.total or 0) if tally is not None else 0
     last = clock.iso(tally.last) if tally is not None and tally.last else None
-    doc = {
+    doc: dict[str, object] = {
         "path": rel,
         "memory_file": True,
         "extra_path": True,

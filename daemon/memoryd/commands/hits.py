@@ -113,8 +113,8 @@ class FileHits(NamedTuple):
 
 def hits_report(
     files: Iterable[MemoryFile],
-    window: dict[str, tuple[int, float]],
-    all_time: dict[str, tuple[int, float]],
+    window: dict[str, tuple[int, float | None]],
+    all_time: dict[str, tuple[int, float | None]],
     top: int | None = None,
     archived: Iterable[str] = (),
 ) -> tuple[list[FileHits], list[str]]:

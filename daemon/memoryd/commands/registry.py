@@ -68,7 +68,7 @@ def groups_for(argv: Sequence[str]) -> tuple[str, ...]:
     return COMMAND_MODULES
 
 
-def register(sub: argparse._SubParsersAction, groups: Sequence[str]) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction, groups: Sequence[str]) -> None:
     """Add the commands of each module of ``groups`` to ``sub``, in that order."""
     for name in groups:
         importlib.import_module(name).register(sub)

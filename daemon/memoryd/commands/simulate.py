@@ -201,7 +201,7 @@ def _calibration_now(
 
     for policy in policies:
         if isinstance(policy, pc.Likely) and policy.learn:
-            cal = False
+            cal: Any = False  # (False: to learn; None: not yet calibrated)
             if paths is not None and store is not None:
                 cal = reusable_learned(cfg, paths, store, now, policy)
             if cal is False:

@@ -42,6 +42,7 @@ from .paths import (
 )
 from .schema import (
     EXPIRE_POLICIES,
+    RETIRED_POLICIES,
     ArchiveConfig,
     Config,
     DaemonConfig,
@@ -78,6 +79,7 @@ __all__ = [
     "MAX_CHUNK_BYTES",
     "MIN_CHUNK_BYTES",
     "MIN_CLOCK_JUMP_SECONDS",
+    "RETIRED_POLICIES",
     "Agent",
     "ArchiveConfig",
     "Config",

@@ -114,12 +114,19 @@ class ArchiveConfig(NamedTuple):
     archive too). Refused values: see `docs/configuration.md`."""
 
 
-# The expire policies by name (memoryd.policy.candidates.named_policies; kept here as names
-# so reading the config imports no policy code). "likely" was chosen by replay.
-EXPIRE_POLICIES = (
-    "likely", "likely-generic", "seed", "cut30", "none", "rhythm", "rhythm-strong", "actr", "kind",
-    "renewal",
-)  # fmt: skip
+# The expire policies a user picks, by name (memoryd.policy.candidates.named_policies; kept
+# here as names so reading the config imports no policy code). "likely" was chosen by replay.
+EXPIRE_POLICIES = ("likely", "seed", "none")
+# Names the setting took before the research candidates left it: each config naming one is
+# refused with what to write instead (`memoryd simulate --policy` still replays the first two).
+RETIRED_POLICIES = {
+    "likely-generic": "is no longer a setting: use 'likely' (it starts from the same chance)",
+    "cut30": "is no longer a setting: use 'seed' (min_age_days = 30, a large max_hits)",
+    **dict.fromkeys(
+        ("rhythm", "rhythm-strong", "actr", "kind", "renewal"),
+        "was a research policy and is no longer a setting: use 'likely' (the default)",
+    ),
+}
 
 
 class ExpireConfig(NamedTuple):
@@ -129,10 +136,8 @@ class ExpireConfig(NamedTuple):
     chance of being needed in the next 60 days, from its own hits and their strength, is
     low; once your history holds 200 past verdicts over 3 runs, that chance is
     recalibrated on them and the cut chosen by `later_needed_target` and `archive_floor`;
-    before, the generic chance and a 10 % cut), `likely-generic` (the generic chance and
-    the 10 % cut, never recalibrated), `seed` (the `min_age_days` / `window_days` /
-    `max_hits` rule below, exactly), or `rhythm`, `rhythm-strong`, `kind`, `actr`,
-    `renewal`, `cut30`, `none`."""
+    before, the generic chance and a 10 % cut), `seed` (the `min_age_days` /
+    `window_days` / `max_hits` rule below, exactly), or `none` (archive nothing)."""
     later_needed_target: float = 0.05
     """Under `policy = "likely"`, calibrated: the cut is the largest whose archives, over
     your own past verdicts, were followed by a strong hit (read, or retrieved first)

@@ -18,7 +18,14 @@ from typing import Any
 
 from .. import timerules
 from .errors import ConfigError
-from .schema import EXPIRE_POLICIES, Config, ScheduleConfig, _resolve_hint, is_table
+from .schema import (
+    EXPIRE_POLICIES,
+    RETIRED_POLICIES,
+    Config,
+    ScheduleConfig,
+    _resolve_hint,
+    is_table,
+)
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "log.level": ("debug", "info", "warning", "error"),
@@ -59,6 +66,8 @@ def _check_value(name: str, hint: Any, value: Any) -> Any:
             raise ConfigError(f"{name}: expected a string, got {value!r}")
         choices = _CHOICES.get(name)
         if choices and value not in choices:
+            if name == "expire.policy" and value in RETIRED_POLICIES:
+                raise ConfigError(f"{name}: {value!r} {RETIRED_POLICIES[value]}")
             raise ConfigError(f"{name}: must be one of {', '.join(choices)}, got {value!r}")
         return value
     raise ConfigError(f"{name}: unsupported type")  # pragma: no cover - schema bug

@@ -33,7 +33,15 @@ def generate_demo(root: Path, *, now: float, size_mb: int | None = None) -> Corp
     issue 32 measured), as memory-heavy as the small one.
     """
     if size_mb is None:
-        return generate(root, now=now, **DEMO)
+        return generate(
+            root,
+            now=now,
+            seed=DEMO["seed"],
+            sessions=DEMO["sessions"],
+            target_bytes=DEMO["target_bytes"],
+            span_days=DEMO["span_days"],
+            call_every_bytes=DEMO["call_every_bytes"],
+        )
     return generate(
         root,
         now=now,

@@ -90,7 +90,8 @@ def plan_specs(rng: random.Random, n: int) -> list[Spec]:
         col.extend(rng.choices(options, weights=weights, k=n - len(col)))
         rng.shuffle(col)
         columns[dim] = col
-    specs = [Spec(**{dim: columns[dim][i] for dim in DIMS}) for i in range(n)]
+    # (each dimension of DIMS is a str field of Spec; its bool fields keep their defaults)
+    specs = [Spec(**{dim: columns[dim][i] for dim in DIMS}) for i in range(n)]  # type: ignore[arg-type]
     for sp in specs:  # a few combinations make no sense: resolve them
         if sp.outcome == "empty":
             sp.tool = "get"

@@ -93,7 +93,7 @@ def zstd_frame(data: bytes) -> bytes:
     try:  # the standard library's binding from Python 3.14, its official backport below
         from compression import zstd  # type: ignore[import-not-found]
     except ImportError:  # pragma: no cover - depends on the Python version
-        from backports import zstd  # type: ignore[no-redef]
+        from backports import zstd
 
     p = zstd.CompressionParameter
     return zstd.compress(data, options={p.compression_level: 1, p.checksum_flag: 1})

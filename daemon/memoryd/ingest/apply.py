@@ -10,6 +10,7 @@ user's: dreaming queries, cron and heartbeat sessions).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from .. import clock
 from ..workspace import Roots, classify_result_path
@@ -126,6 +127,9 @@ class Applier:
         # nested-tool record → the wrapper call it describes (its answer goes to that call)
         same_as: dict[str, str] = {}
         skipped: set[str] = set()  # a cell's value envelopes told by its records already
+        # An event's type is told by its field count (the parser's contract), which the
+        # type checker cannot follow: it sees the events untyped here.
+        ev: Any
         for _, line_end, (events, bad) in lines:
             n += 1
             if bad:

@@ -8,6 +8,7 @@ session the following events belong to.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 from collections.abc import Callable
@@ -68,7 +69,7 @@ class ArchiveReader:
             stats.files_read += 1
             self._read(
                 cp.agent,
-                lambda blob=found.blob, enc=found.encoding: archives.open_blob(blob, enc),
+                functools.partial(archives.open_blob, found.blob, found.encoding),
                 found.session_id or "",
                 found.session_key,
                 (record, size, digest),

@@ -163,7 +163,7 @@ def open_blob(blob: bytes, encoding: str | None) -> IO[bytes]:
     """
     raw = io.BytesIO(blob)
     if encoding == "zstd" or (encoding != "identity" and blob.startswith(ZSTD_MAGIC)):
-        return sqlite_source.zstd_module().ZstdFile(raw, "rb")  # type: ignore[no-any-return]
+        return sqlite_source.zstd_module().ZstdFile(raw, "rb")
     return raw
 
 

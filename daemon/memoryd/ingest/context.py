@@ -84,7 +84,8 @@ class ReadContext:
         known = self._lineages.get(agent)
         if known is not None:
             return known
-        known = self._from_store(agent, sqlite_source.session_lineage, {})
+        none: dict[str, str | None] = {}
+        known = self._from_store(agent, sqlite_source.session_lineage, none)
         self._lineages[agent] = known
         return known
 
@@ -157,7 +158,7 @@ def emit(event: str, *, debug: bool = False, **fields: object) -> None:
     """Log one event (see :func:`memoryd.log.emit`; imported when there is something to say)."""
     from ..log import emit as log_emit
 
-    log_emit(event, debug=debug, **fields)
+    log_emit(event, "memoryd.ingest", debug=debug, **fields)
 
 
 def traceback_of(exc: BaseException) -> str:

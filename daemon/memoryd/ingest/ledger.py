@@ -59,7 +59,7 @@ _STATE_DB_FAULTS = (
 # corpus, 1 % of its cold scan's instructions. An adapter registered for None's type is
 # found by one dictionary lookup; this one (a C method: no Python frame) returns None, which
 # binds as NULL, as before. (The registry is the process's; NULL for None is its default.)
-sqlite3.register_adapter(type(None), {}.get)
+sqlite3.register_adapter(type(None), {}.get)  # type: ignore[arg-type]  # (see above)
 
 # A bulk load (a first scan of a large backlog) commits this many times less often.
 BULK_COMMIT_FACTOR = 8
@@ -702,7 +702,7 @@ class Ledger:
 
     def fetch_call(self, agent: str, call_id: str) -> CallRow | None:
         self._write_queue_before_read()  # (the calls of this transaction are in the table first)
-        return self.conn.execute(  # type: ignore[no-any-return]
+        return self.conn.execute(
             "SELECT tool, query, ts, answered, session FROM calls WHERE agent = ? AND call_id = ?",
             (agent, call_id),
         ).fetchone()
@@ -714,7 +714,7 @@ class Ledger:
         rule, ``Applier._counted_bare``) asks only of rows written before this process,
         and notes the ones this process makes itself.
         """
-        return self.conn.execute(  # type: ignore[no-any-return]
+        return self.conn.execute(
             "SELECT ts, session FROM calls WHERE agent = ? AND call_id = ?", (agent, call_id)
         ).fetchone()
 

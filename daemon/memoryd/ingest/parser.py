@@ -693,6 +693,7 @@ def _answer(
     if holder.get("isError") is True or holder.get("is_error") is True:
         return _new(ToolResult, (call_id, tool, (), ts, False, None, made, None))
     recovered = False
+    payload: object
     details = holder.get("details")
     if type(details) is dict and (
         "results" in details or "text" in details or "disabled" in details
@@ -920,9 +921,8 @@ def _text_of(content: Any) -> str | None:
             b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
         ]
         return "".join(parts) if parts else None
-    if isinstance(content, dict) and isinstance(content.get("text"), str):
-        return content["text"]
-    return None
+    text = content.get("text") if isinstance(content, dict) else None
+    return text if isinstance(text, str) else None
 
 
 def _first_str(obj: dict[str, Any], keys: tuple[str, ...]) -> str | None:
@@ -946,7 +946,7 @@ def _json_unescape(body: str) -> str | None:
 def _to_float(value: Any) -> float | None:
     kind = type(value)  # JSON's own number types first, by identity
     if kind is float:
-        return value
+        return value  # type: ignore[no-any-return]  # (a float: its type is float)
     if kind is int:
         return float(value)
     if isinstance(value, str):  # (a number written as a string is common)

@@ -275,7 +275,7 @@ class Helper:
             return None
         try:
             size = int.from_bytes(self._read_exactly(8), "little")
-            return marshal.loads(self._read_exactly(size))  # type: ignore[no-any-return]
+            return marshal.loads(self._read_exactly(size))
         except (OSError, EOFError, ValueError, TypeError, IndexError):
             self.close()  # a dead or confused child: the rest is read by the caller
             return None
@@ -341,7 +341,8 @@ def _flatten(job: Job, chunk_bytes: int, max_line_bytes: int) -> list[tuple[obje
         ):
             for line in pre.lines:
                 open_calls.note(line.parsed, line.end)
-            out.append(_plain(pre._replace(by_id=search_open_calls(pre, data, open_calls))))
+            found = pre._replace(by_id=search_open_calls(pre, data, open_calls))
+            out.append(tuple(map(_plain, found)))
         return out
     finally:
         os.close(fd)

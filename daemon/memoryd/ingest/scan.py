@@ -42,7 +42,7 @@ from .. import faults
 from ..config import Config, Paths, runs_left_out
 from ..progress import Report
 from ..store import Store
-from ..workspace import regular_stat, roots_of
+from ..workspace import Roots, regular_stat, roots_of
 from . import sources as src
 from . import sqlite_source
 from .apply import SYNTHETIC_QUERY_PREFIXES, Applier
@@ -176,7 +176,7 @@ class Scanner:
         self.paths = paths
         self.store = store
         # Each as given and, behind a symlink, resolved: an absolute path may name either.
-        self._workspaces = {a.id: roots_of(a.workspace) for a in paths.agents}
+        self._workspaces: dict[str, Roots] = {a.id: roots_of(a.workspace) for a in paths.agents}
         self._primary = roots_of(paths.workspace)
         self._tiers_root = roots_of(paths.tiers_root)
         self._claude = tuple(Path(p).expanduser() for p in cfg.openclaw.claude_projects)
@@ -279,7 +279,8 @@ class Scanner:
         self._synthetic_this_scan.clear()
         stats = ScanStats()
         full = only is None
-        files = self.discover() if full else [s for p in only if (s := self._owner(Path(p)))]
+        owned = [] if only is None else [s for p in only if (s := self._owner(Path(p)))]
+        files = self.discover() if only is None else owned
         by_inode, by_path, vanished = self.ledger.checkpoints()
         self.ledger.new_scan()  # (nothing of a scan that failed before: see there)
         self.ctx.new_scan(now)
@@ -679,7 +680,7 @@ class Scanner:
         stop = min(end - start, len(data))
         done = {begin - start for begin in done}
         rel = {cid: at - start for cid, at in look.items()}
-        found = None
+        occurrences = None
         groupable = len(rel) >= _GROUP_PASS_MIN and _id_groups(rel) is not None
         if len(rel) > _DIRECT_ID_SEARCH_MAX and not groupable:
             # ids of many kinds: one pattern pass over the id fields
@@ -694,17 +695,17 @@ class Scanner:
             # rest, mostly calls never answered, are found together by one search a group.
             rel = self._answered_near(data, stop, rel, done, batch, calls, stats)
             if len(rel) >= _GROUP_PASS_MIN:
-                found = _id_occurrences(data, stop, rel)
+                occurrences = _id_occurrences(data, stop, rel)
         # A long, rare needle is found faster than any pattern: a search per id wins while
         # there are few of them (the usual case: one call in flight); many ids sharing a
         # prefix were found together above, and are taken line by line in the same order.
         for call_id, at in rel.items():
-            lines = (
+            spans = (
                 lines_containing(data, written_id(call_id).encode(), stop, at)
-                if found is None
-                else _lines_at(data, found[call_id], stop)
+                if occurrences is None
+                else _lines_at(data, occurrences[call_id], stop)
             )
-            for begin, line_end in lines:
+            for begin, line_end in spans:
                 if calls.is_answered(call_id):
                     break
                 if begin not in done:
@@ -830,9 +831,9 @@ def _id_occurrences(data: bytes, stop: int, look: dict[str, int]) -> dict[str, l
         i = find(prefix, min(look[cid] for call_ids in ids.values() for cid in call_ids), stop)
         while i >= 0:
             for n, wanted in sizes:
-                call_ids = wanted.get(data[i : i + n])
-                if call_ids is not None and i + n <= stop:
-                    for call_id in call_ids:
+                named = wanted.get(data[i : i + n])
+                if named is not None and i + n <= stop:
+                    for call_id in named:
                         if i >= look[call_id]:
                             found[call_id].append(i)
             i = find(prefix, i + 1, stop)

@@ -440,6 +440,7 @@ def every_row(
         count = (read or 0) + len(rows) if layout.seq == "rowid" else None
         return rows, (last, count), last < upto
     tie = layout.tie
+    args: tuple[object, ...]
     if read is None:  # every row of the cursor's seq read
         where, args = f"{q} > ?", (seq,)
     else:  # the first ``read`` rows of its seq read: those, not a later seq's, are skipped

@@ -45,6 +45,21 @@ class ScanStats:
     # retry_in: seconds after which a source read this time must be looked at again even without
     # a file event (a store written just before it was read; 0: none). Not printed.
     __slots__ = (*FIELDS, "retry_in", "unrecognised_example")
+    # The counters' types, for the type checker (the slots above are made from the names).
+    files_seen: int
+    files_read: int
+    bytes_read: int
+    lines_parsed: int
+    new_hits: int
+    new_calls: int
+    malformed: int
+    oversized: int
+    non_memory_paths: int
+    renamed: int
+    resets: int
+    unrecognised: int
+    errors: int
+    helper_files: int
 
     def __init__(self) -> None:
         for name in self.FIELDS:

@@ -24,7 +24,7 @@ def zstd_module() -> Any:
         if sys.version_info >= (3, 14):
             from compression import zstd  # type: ignore[import-not-found]
         else:
-            from backports import zstd  # type: ignore[import-untyped,no-redef]
+            from backports import zstd
         _ZSTD = zstd
     return _ZSTD
 

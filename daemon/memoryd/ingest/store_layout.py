@@ -7,6 +7,7 @@ rows of a session sharing an order value are ordered, and a read position in tha
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from typing import NamedTuple
 
 # Column names, by role, in order of preference. The event table's shapes before schema 14 were
@@ -102,7 +103,7 @@ def with_ties(conn: sqlite3.Connection, layout: Layout) -> Layout:
     return layout._replace(tie=tie or None)
 
 
-def order_repeats(layout: Layout, unique_keys: list[list[str | None]]) -> bool:
+def order_repeats(layout: Layout, unique_keys: Sequence[Sequence[str | None]]) -> bool:
     """Whether rows of a session may share an order value: no unique key (each a list of
     column names; None for an expression) lies within the session and order columns."""
     own = {layout.session.lower(), layout.seq.lower()}

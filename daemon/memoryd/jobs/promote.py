@@ -59,11 +59,11 @@ class PromoteResult(JobOutcome):
     report: Path | None = None  # None in a dry run
 
     @property
-    def changed(self) -> bool:  # type: ignore[override]
+    def changed(self) -> bool:  # type: ignore[override]  # (JobOutcome's field, computed here)
         return self.applied
 
     @property
-    def summary(self) -> str:
+    def summary(self) -> str:  # type: ignore[override]  # (JobOutcome's field, computed here)
         by_cat: dict[str | None, int] = {}
         for c in self.candidates:
             by_cat[c.category] = by_cat.get(c.category, 0) + 1

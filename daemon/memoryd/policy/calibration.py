@@ -268,9 +268,9 @@ def logistic(
             for i, xi in nz:
                 z += w[i] * xi
             p = _sigmoid(z)
-            g, r = k - n * p, n * p * (1 - p)
+            slope, r = k - n * p, n * p * (1 - p)
             for a_, (i, xi) in enumerate(nz):
-                grad[i] += g * xi
+                grad[i] += slope * xi
                 rx = r * xi
                 row = hess[i]
                 for j, xj in nz[: a_ + 1]:

@@ -61,7 +61,7 @@ def decide(
     """The expire verdict for one file."""
     age = sig.age_days
     recent = sig.hits_within(cfg.window_days)
-    numbers = {
+    numbers: dict[str, float | int | str | None] = {
         "age_days": round(age, 2),
         "created_from": sig.created_from,
         "hits_window": recent,

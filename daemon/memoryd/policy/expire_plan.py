@@ -159,7 +159,7 @@ def hit_times_by_file(
     ``rows``: hit rows in :class:`memoryd.strength.HitRow`'s field order, every row of
     each call among them (the strength of a hit rests on them); ``only``: that file's
     times alone (the other rows only rank it). Pure; the times are unsorted."""
-    from ..signals import CLOCK_SKEW
+    from ..store import CLOCK_SKEW
     from ..strength import strong_flags
 
     times: dict[str, list[float]] = {}
@@ -304,7 +304,8 @@ def build_plan(
     archive: list[PlanItem] = []
     keep: list[PlanItem] = []
     for d in decisions:
-        p_need = d.numbers.get("p_need")
+        number = d.numbers.get("p_need")  # (a chance, when the policy gives one)
+        p_need = number if isinstance(number, float) else None
         if d.action == "archive":
             to = expire_policy.free_name(
                 expire_policy.archive_relpath(d.path, cfg.archive.dir, month), exists

@@ -116,7 +116,7 @@ def decide(
     promoted: bool,
     mark_note: str | None = None,
 ) -> PromoteDecision:
-    numbers = {
+    numbers: dict[str, int | float | None] = {
         "hits_7d": sig.hits_7d,
         "hits_14d": sig.hits_14d,
         "hits_total": sig.hits_total,

@@ -513,7 +513,9 @@ def calibration_check(bins: Sequence[Mapping[str, float | int | str]]) -> dict[s
     }
 
 
-def result_document(res: PolicyResult, iso: Callable[[float], str]) -> dict[str, object]:
+def result_document(
+    res: PolicyResult, iso: Callable[[float], str | None]
+) -> dict[str, object]:
     """One policy's JSON entry (``simulate --json``)."""
     doc: dict[str, object] = {
         "name": res.name,

@@ -563,6 +563,7 @@ class Daemon:
             if zone_changed or mono - last_status >= STATUS_EVERY_SECONDS:
                 self.notifier.status(self._status_text())
                 last_status = mono
+                assert self.store is not None  # (open while the loop runs)
                 with contextlib.suppress(sqlite3.Error):  # survives a kill -9 while off
                     mark_jobs_off(self.store, switched_off(self.triggers), clock.now())
             busy = time.monotonic() - mono

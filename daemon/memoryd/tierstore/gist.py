@@ -179,7 +179,8 @@ class Section:
 def sections(text: str) -> list[Section]:
     """Markdown sections (code fences skipped, so a ``#`` comment is not a heading)."""
     out: list[Section] = []
-    heading, level, body = "", 0, []
+    heading, level = "", 0
+    body: list[str] = []
     fenced = False
     lines = text.splitlines()
     if lines and lines[0].strip() == "---":  # YAML front matter
@@ -301,7 +302,9 @@ def extractive_gist(
 def parse_gist(text: str) -> tuple[str, list[str], str]:
     """(title, tags, summary) of a gist file, tolerant of ``#title`` without a space."""
     lines = text.splitlines()
-    title, tags, rest = "", [], []
+    title = ""
+    tags: list[str] = []
+    rest: list[str] = []
     for i, line in enumerate(lines):
         s = line.strip()
         if not title and s.startswith("#"):

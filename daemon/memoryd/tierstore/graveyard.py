@@ -12,6 +12,7 @@ import zipfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from ..config import Paths
 from ..fsutil import replace_durably, temp_name
@@ -52,6 +53,7 @@ def bury(graveyard: Path, now: float, files: list[BuriedFile]) -> Path:
     archive = graveyard_archive(graveyard, now)
     graveyard.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(archive)
+    mode: Literal["a", "w"]
     if archive.exists():
         shutil.copyfile(archive, tmp)
         mode = "a"

@@ -114,7 +114,7 @@ class OrganizeResult(JobOutcome):
         return self.counts["failed"]
 
     @property
-    def summary(self) -> str:
+    def summary(self) -> str:  # type: ignore[override]  # (JobOutcome's field, computed here)
         if self.missing:
             return f"organize: no tier store at {self.root} (create that folder to start one)"
         c = self.counts
@@ -209,6 +209,7 @@ class _Executor:
                 action.note,
                 outcome.error,
             )
+        assert action.dst is not None, action  # (a gist step always names where it goes)
         staged = staging_dir(self.root) / action.note
         with contextlib.suppress(FileNotFoundError):
             os.unlink(staged)

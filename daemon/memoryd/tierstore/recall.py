@@ -126,8 +126,8 @@ def match_file(
         return (), 0, False, ""
     tag_match = False
     if tier == "gist":
-        for line in hay.split(b"\n", 4)[:4]:
-            s = line.strip()
+        for head in hay.split(b"\n", 4)[:4]:
+            s = head.strip()
             label = TAGS_LABEL.encode("utf-8")
             if s.startswith(label) or s.startswith(b"tags:"):
                 tag_match = any(w.encode("utf-8") in s for w in found)

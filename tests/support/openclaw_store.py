@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from ..corpus.openclaw_jsonl import zstd_frame
+from memoryd.corpus.openclaw_jsonl import zstd_frame
 
 try:  # the standard library's binding from Python 3.14, its official backport below
     from compression import zstd  # type: ignore[import-not-found]
@@ -50,7 +50,7 @@ except ImportError:  # pragma: no cover - depends on the Python version
     from backports import zstd  # type: ignore[no-redef]
 
 if TYPE_CHECKING:
-    from ..corpus import CorpusTruth
+    from memoryd.corpus import CorpusTruth
 
 DB_NAME = "openclaw-agent.sqlite"
 SCHEMAS = (13, 22, 24)  # the layouts written here, each in its real DDL

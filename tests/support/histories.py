@@ -337,8 +337,8 @@ def monthly_fire_times(start: float, end: float, hour: int = 4) -> list[float]:
 
 def replay_inputs(h: History, horizon_days: float = 60) -> dict[str, object]:
     """The history as :func:`memoryd.policy.replay.replay` takes it (hits with strength)."""
-    from ..policy.replay import Call, ReplayFile, ReplayHit, run_times
-    from ..strength import HitRow, hit_strengths
+    from memoryd.policy.replay import Call, ReplayFile, ReplayHit, run_times
+    from memoryd.strength import HitRow, hit_strengths
 
     rows = [HitRow(x.agent, x.call_id, x.path, x.kind, x.ts, x.score, x.session) for x in h.hits]
     strengths = hit_strengths(rows)
@@ -364,7 +364,7 @@ def write_history(h: History, workspace: object, db: object, upto: float | None 
     import os
     from pathlib import Path
 
-    from ..store import Store
+    from memoryd.store import Store
 
     ws = Path(str(workspace))
     for f in h.files:

@@ -1,6 +1,6 @@
 """A second family of generated histories, written apart from the first (issue 24).
 
-:mod:`memoryd.testing.histories` ("family A") was the ground the default policy was fitted
+:mod:`support.histories` ("family A") was the ground the default policy was fitted
 and chosen on, so numbers measured on it are not evidence about other users. This module
 ("family B") draws histories from other need processes and another search model, written
 without looking at anything fitted on family A, so a policy can be fitted or chosen on one
@@ -20,7 +20,7 @@ family and judged on the other:
 * **journal days**: a dated note per workday, needed that day, at the next weekly review
   and sometimes at the month's end.
 
-The output is the same :class:`memoryd.testing.histories.History` (hits with scores and
+The output is the same :class:`support.histories.History` (hits with scores and
 sessions, so strength can be derived; queries; the need behind each search), so the same
 replay, the same ``write_history`` and the same bench read both families. Pure function
 of the seed.

@@ -1,7 +1,7 @@
 """A fourth family of generated histories ("family D"), written apart from families A, B and C.
 
-Families A (:mod:`memoryd.testing.histories`), B (:mod:`memoryd.testing.histories_b`) and C
-(:mod:`memoryd.testing.histories_c`) were the ground the default policy was developed on. This
+Families A (:mod:`support.histories`), B (:mod:`support.histories_b`) and C
+(:mod:`support.histories_c`) were the ground the default policy was developed on. This
 family is sealed held-out evidence: it was written without reading their generators, the
 policies or anything fitted on them (only the shared ``GenFile``/``GenHit``/``History`` types
 and the replay helpers), and no policy was run on it while it was written.

@@ -1,6 +1,6 @@
 """A third family of generated histories ("family C"), written apart from families A and B.
 
-Families A (:mod:`memoryd.testing.histories`) and B (:mod:`memoryd.testing.histories_b`)
+Families A (:mod:`support.histories`) and B (:mod:`support.histories_b`)
 were the ground the default policy was fitted on. This family was written without reading
 their generators or anything fitted on them, from another picture of a heavy user whose
 two agents ("main": personal, evenings and mornings, reads notes by path more often;
