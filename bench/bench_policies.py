@@ -44,6 +44,7 @@ from memoryd.testing.histories import (
 from memoryd.testing.histories_b import FamilyBParams, generate_b, sample_params_b
 from memoryd.testing.histories_c import FamilyCParams, generate_c, sample_params_c
 from memoryd.testing.histories_d import FamilyDParams, generate_d, sample_params_d
+from memoryd.testing.histories_e import FamilyEParams, generate_e, sample_params_e
 
 
 def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int, object]]:
@@ -59,6 +60,9 @@ def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int
         elif family == "d":
             out.append(("default", s, FamilyDParams()))
             out.append(("sampled", s, sample_params_d(random.Random(70_000 + s))))
+        elif family == "e":
+            out.append(("default", s, FamilyEParams()))
+            out.append(("sampled", s, sample_params_e(random.Random(90_000 + s))))
         else:
             out.append(("default", s, GenParams()))
             out.append(("sampled", s, sample_params(random.Random(10_000 + s))))
@@ -67,13 +71,15 @@ def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int
 
 def make(family: str, seed: int, params: object) -> History:
     """One history of ``family`` ("a": memoryd.testing.histories, "b": histories_b, "c":
-    histories_c, "d": histories_d)."""
+    histories_c, "d": histories_d, "e": histories_e)."""
     if family == "b":
         return generate_b(seed, params)  # type: ignore[arg-type]
     if family == "c":
         return generate_c(seed, params)  # type: ignore[arg-type]
     if family == "d":
         return generate_d(seed, params)  # type: ignore[arg-type]
+    if family == "e":
+        return generate_e(seed, params)  # type: ignore[arg-type]
     return generate(seed, params)  # type: ignore[arg-type]
 
 
@@ -112,9 +118,9 @@ def main() -> None:
     ap.add_argument("--grid", action="store_true")
     ap.add_argument("--restore", action="store_true")
     ap.add_argument("--fit", action="store_true", help="refit LIKELY_WEIGHTS (seeds 0-11)")
-    ap.add_argument("--family", choices=("a", "b", "c", "d"), default="a",
+    ap.add_argument("--family", choices=("a", "b", "c", "d", "e"), default="a",
                     help="the generator: a (memoryd.testing.histories), b (histories_b), "
-                    "c (histories_c) or d (histories_d)")
+                    "c (histories_c), d (histories_d) or e (histories_e)")
     ap.add_argument("--fit-family", choices=("a", "b", "c", "d", "ab"), default="a",
                     help="the family the generic weights are fitted on (a: the shipped "
                     "LIKELY_WEIGHTS; b, c, d or ab (a and b pooled): refit here on seeds 0-11)")
