@@ -198,11 +198,10 @@ class _World:
                 for _ in range(max(1, round(r.expovariate(1 / p.storm_alerts)))):
                     self.need(t0 + r.uniform(0, 6) * HOUR, path, True)
         # people: meetings booked from outside, the person read before each
-        people = [
-            self.note(f"memory/people/{self.word()}.md", self.start - r.uniform(0, 300) * DAY,
-                      "person")  # fmt: skip
-            for _ in range(p.people)
-        ]
+        people = []
+        for _ in range(p.people):
+            born = self.start - r.uniform(0, 300) * DAY
+            people.append(self.note(f"memory/people/{self.word()}.md", born, "person"))
         weights = [r.paretovariate(1.2) for _ in people]
         for d in self.poisson_days(p.meetings_a_week / 7, 0, p.days):
             who = r.choices(people, weights)[0]
