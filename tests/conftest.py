@@ -156,6 +156,7 @@ KINDS: dict[str, str] = {
     "test_histories_b": "unit",
     "test_histories_c": "unit",
     "test_histories_d": "unit",
+    "test_histories_e": "unit",
     "test_calibration": "unit",
     "test_clock": "unit",
     "test_live_harness": "unit",  # the live harness's model and truth (no Node)

@@ -83,7 +83,7 @@ class FamilyEParams:
 def sample_params_e(rng: random.Random) -> FamilyEParams:
     """Another operator: each parameter drawn from a plausible range."""
     return FamilyEParams(
-        days=rng.randint(330, 500),
+        days=rng.randint(330, 480),
         clients=rng.randint(5, 30),
         thread_rate=rng.uniform(1 / 90, 1 / 20),
         thread_needs=rng.uniform(2.0, 7.0),
@@ -141,7 +141,7 @@ class _World:
             return path
         own = tuple(self.word() for _ in range(self.r.randint(3, 7)))
         pool = [*own, *shared, *_GENERAL]
-        lines = [f"# {own[0]} {own[1]}", ""]
+        lines = [f"# {own[0]} {own[1]}", "", " ".join(self.r.sample(own, len(own))) + "."]
         for _ in range(self.r.randint(2, 10)):
             lines.append(" ".join(self.r.choice(pool) for _ in range(self.r.randint(4, 12))) + ".")
         text = "\n".join(lines) + "\n"
@@ -268,6 +268,8 @@ class _World:
             ts = need.ts
             while ts in seen:  # one call at a time
                 ts += 1.0
+            if ts + 4 > self.end:
+                continue
             seen.add(ts)
             f = self.files[need.path]
             f.needs.append(ts)
@@ -284,7 +286,6 @@ class _World:
                 words.append(r.choice(_GENERAL))
             query = " ".join(words)
             call = f"c{n}"
-            calls.append((call, ts, query, f.path))
             pool: dict[str, int] = {}
             for w in words:
                 for q in index.get(w, ()):
@@ -293,6 +294,10 @@ class _World:
                         pool[q] = pool.get(q, 0) + 1
             along = sorted(pool, key=lambda q: (-pool[q] - r.random(), q))[: p.results - 1]
             results = ([f.path] if understood else []) + along
+            if not results:  # the search found nothing: the agent opens the note by path
+                hits.append(GenHit("main", f"g{n}", f.path, "get", ts, None, None, session))
+                continue
+            calls.append((call, ts, query, f.path))
             if understood and along and r.random() < 0.3:
                 results.insert(1, results.pop(0))
             score = r.uniform(0.55, 0.9)
