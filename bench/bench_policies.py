@@ -124,6 +124,9 @@ def main() -> None:
     ap.add_argument("--fit-family", choices=("a", "b", "c", "d", "ab"), default="a",
                     help="the family the generic weights are fitted on (a: the shipped "
                     "LIKELY_WEIGHTS; b, c, d or ab (a and b pooled): refit here on seeds 0-11)")
+    ap.add_argument("--harm", action="store_true",
+                    help="what the archives later needed cost the agent (issue 28): reached "
+                    "in the same call, a later call, not at all; by restore matcher")
     ap.add_argument("--minimum", action="store_true",
                     help="calibration error by MIN_VERDICTS (100, 200, 400)")
     ap.add_argument("--lag", action="store_true",
@@ -135,6 +138,9 @@ def main() -> None:
         return
     if args.restore:
         restore_table(args.seeds, args.offset)
+        return
+    if args.harm:
+        harm_table(args.seeds, args.offset, args.family)
         return
     weights = pc.LIKELY_WEIGHTS if args.fit_family == "a" else tuple(fit(12, args.fit_family))
     if args.minimum:
@@ -259,6 +265,66 @@ def evaluate(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
         print(f"| {rule} | {n} | {caught} | {needless} ({needless / max(n, 1):.1%}) | "
               f"{right} ({right / max(n, 1):.1%}) | "
               f"{wanted} (restored {right / max(wanted, 1):.0%}) |")  # fmt: skip
+
+
+def harm_table(seeds: int, offset: int, family: str) -> None:
+    """Issue 28's measure, per policy and restore matcher: of the archives needed within 60
+    days, how many the agent reached in the same call (a path read, with the plugin), a
+    later call (restore on demand after a search, recall, a later need) or not at all;
+    and restore on demand's restores, needless ones among them."""
+    from collections import Counter
+
+    from memoryd.commands.simulate import restore_index
+    from memoryd.policy import harm as hm
+    from memoryd.tierstore.recall import archive_recall_picks
+
+    policies = [pc.policy_named("seed"), pc.policy_named(pc.DEFAULT_POLICY)]
+    matchers = ("keyword", "learned")
+    acc: dict[tuple[str, str], Counter[str]] = {}
+    t0 = time.perf_counter()
+    hs = histories(seeds, offset, family)
+    for _label, seed, params in hs:
+        inp = replay_inputs(make(family, seed, params))
+        events = hm.generated_need_events(inp["needs"], inp["calls"], inp["hits"])
+        cands = {
+            "keyword": restore_index(inp["calls"], inp["texts"]),
+            "learned": restore_index(inp["calls"], inp["texts"], inp["hits"]),
+        }
+        for m in matchers:
+            res = rp.replay(inp["files"], inp["hits"], inp["runs"], policies,
+                            needs=inp["needs"], calls=inp["calls"],
+                            restore_candidates=cands[m].__getitem__)  # fmt: skip
+            for r in res:
+                assert r.need is not None
+                h = hm.harm(r.decisions, inp["hits"], events, inp["calls"],
+                            candidates=cands[m].__getitem__, recall=archive_recall_picks,
+                            texts=inp["texts"])  # fmt: skip
+                c = acc.setdefault((r.name, m), Counter())
+                c.update(archived=r.archived, need_false=r.need.false_archives,
+                         needed=h.needed, same=h.same_call, later=h.later_call,
+                         never=h.not_reached, restores=r.restores,
+                         needless=r.restores_needless, right=r.restores_right,
+                         same_no_plugin=h.without_plugin().same_call,
+                         **{f"{w}_{how}": n for (w, how), n in h.ways.items()})  # fmt: skip
+    took = time.perf_counter() - t0
+    print(f"{len(hs)} family-{family} histories (seeds {offset}..{offset + seeds - 1}, default "
+          f"and sampled parameters), {took:.0f} s (loaded machine)\n")  # fmt: skip
+    print("| policy | matcher | archived | needed in 60 d | same call | later call | not at all "
+          "| same call, no plugin | restores | needless |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (name, m), c in acc.items():
+        n = max(c["needed"], 1)
+        print(f"| {name} | {m} | {c['archived']} | {c['needed']} "
+              f"({c['needed'] / max(c['archived'], 1):.1%}) | {c['same']} ({c['same'] / n:.0%}) "
+              f"| {c['later']} ({c['later'] / n:.0%}) | {c['never']} ({c['never'] / n:.0%}) "
+              f"| {c['same_no_plugin'] / n:.0%} | {c['restores']} | {c['needless']} "
+              f"({c['needless'] / max(c['restores'], 1):.0%}) |")  # fmt: skip
+    print("\nhow the later calls reached it (later_read: a later path read; later_search: "
+          "restore on demand; later_recall: memoryd_recall with the search's words):")
+    for (name, m), c in acc.items():
+        ways = {k: v for k, v in sorted(c.items()) if k.startswith(("same_", "later_"))
+                and k != "same_no_plugin"}  # fmt: skip
+        print(f"  {name} / {m}: {ways}")
 
 
 def minimum_table(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
