@@ -272,14 +272,19 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
     days, how many the agent reached in the same call (a path read, with the plugin), a
     later call (restore on demand after a search, recall, a later need) or not at all;
     and restore on demand's restores, needless ones among them."""
+    import re
     from collections import Counter
 
     from memoryd.commands.simulate import restore_index
     from memoryd.policy import harm as hm
+    from memoryd.policy import vocabulary as vb
     from memoryd.tierstore.recall import archive_recall_picks
 
+    def stemmed(text: str) -> str:
+        return re.sub(r"\w+", lambda m: _stem(m.group(0).casefold()), text)
+
     policies = [pc.policy_named("seed"), pc.policy_named(pc.DEFAULT_POLICY)]
-    matchers = ("keyword", "learned")
+    matchers = ("keyword", "learned", "learned-2", "stem")
     acc: dict[tuple[str, str], Counter[str]] = {}
     t0 = time.perf_counter()
     hs = histories(seeds, offset, family)
@@ -289,7 +294,14 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
         cands = {
             "keyword": restore_index(inp["calls"], inp["texts"]),
             "learned": restore_index(inp["calls"], inp["texts"], inp["hits"]),
+            "stem": restore_index(
+                [rp.Call(c.ts, stemmed(c.query), c.needed) for c in inp["calls"]],
+                {p: stemmed(t) for p, t in inp["texts"].items()},
+            ),
         }
+        vb.MIN_SEARCHES = 2
+        cands["learned-2"] = restore_index(inp["calls"], inp["texts"], inp["hits"])
+        vb.MIN_SEARCHES = 1
         for m in matchers:
             res = rp.replay(inp["files"], inp["hits"], inp["runs"], policies,
                             needs=inp["needs"], calls=inp["calls"],
@@ -299,7 +311,12 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
                 h = hm.harm(r.decisions, inp["hits"], events, inp["calls"],
                             candidates=cands[m].__getitem__, recall=archive_recall_picks,
                             texts=inp["texts"])  # fmt: skip
+                # what a search hook that hands the restored note over in that call adds
+                h_now = hm.harm(r.decisions, inp["hits"], events, inp["calls"],
+                                candidates=cands[m].__getitem__, recall=archive_recall_picks,
+                                texts=inp["texts"], search_same_call=True)  # fmt: skip
                 c = acc.setdefault((r.name, m), Counter())
+                c["same_if_search"] += h_now.same_call
                 c.update(archived=r.archived, need_false=r.need.false_archives,
                          needed=h.needed, same=h.same_call, later=h.later_call,
                          never=h.not_reached, restores=r.restores,
@@ -310,21 +327,31 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
     print(f"{len(hs)} family-{family} histories (seeds {offset}..{offset + seeds - 1}, default "
           f"and sampled parameters), {took:.0f} s (loaded machine)\n")  # fmt: skip
     print("| policy | matcher | archived | needed in 60 d | same call | later call | not at all "
-          "| same call, no plugin | restores | needless |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| same call, no plugin | same call, search hook | restores | needless |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for (name, m), c in acc.items():
         n = max(c["needed"], 1)
         print(f"| {name} | {m} | {c['archived']} | {c['needed']} "
               f"({c['needed'] / max(c['archived'], 1):.1%}) | {c['same']} ({c['same'] / n:.0%}) "
               f"| {c['later']} ({c['later'] / n:.0%}) | {c['never']} ({c['never'] / n:.0%}) "
-              f"| {c['same_no_plugin'] / n:.0%} | {c['restores']} | {c['needless']} "
+              f"| {c['same_no_plugin'] / n:.0%} | {c['same_if_search'] / n:.0%} "
+              f"| {c['restores']} | {c['needless']} "
               f"({c['needless'] / max(c['restores'], 1):.0%}) |")  # fmt: skip
     print("\nhow the later calls reached it (later_read: a later path read; later_search: "
           "restore on demand; later_recall: memoryd_recall with the search's words):")
     for (name, m), c in acc.items():
         ways = {k: v for k, v in sorted(c.items()) if k.startswith(("same_", "later_"))
-                and k != "same_no_plugin"}  # fmt: skip
+                and k not in ("same_no_plugin", "same_if_search")}  # fmt: skip
         print(f"  {name} / {m}: {ways}")
+
+
+def _stem(word: str) -> str:
+    """A light English suffix stripper (what a local stemmer could add; measured only)."""
+    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""),
+                         ("ly", "")):  # fmt: skip
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: len(word) - len(suffix)] + repl
+    return word
 
 
 def minimum_table(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
