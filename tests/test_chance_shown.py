@@ -49,8 +49,8 @@ def test_a_band_is_cut_at_the_plans_cut_and_never_claims_a_percent() -> None:
     assert cb.shown_chance(0.08, cb.BAND, 0.07) == "7%–25%"
     # the words say why
     assert "not calibrated" in cb.precision_words(cb.BAND, (), False)
-    assert "missed what followed by more than 0.10 in 3 of 5" in cb.precision_words(
-        cb.UNCERTAIN, (2, 5), True
+    assert cb.precision_words(cb.UNCERTAIN, (2, 5), True) == (
+        "shown as uncertain: off by more than 0.10 in 3 of 5 chance bins"
     )
     assert cb.precision_words(cb.PERCENT, (5, 5), True) == ""
 

@@ -265,8 +265,7 @@ def precision_words(precision: str, track: Sequence[int] | None, calibrated: boo
         return "shown as a band: its track record on your history is not known yet"
     missed = int(track[1]) - int(track[0])
     what = "a band" if precision == BAND else "uncertain"
-    return (f"shown as {what}: at your past runs it missed what followed by more than 0.10 "
-            f"in {missed} of {track[1]} chance bins")  # fmt: skip
+    return f"shown as {what}: off by more than 0.10 in {missed} of {track[1]} chance bins"
 
 
 def policy_precision(calibration: Calibration | None, generic_cut: float) -> tuple[str, float]:
