@@ -277,7 +277,6 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
 
     from memoryd.commands.simulate import restore_index
     from memoryd.policy import harm as hm
-    from memoryd.policy import vocabulary as vb
     from memoryd.tierstore.recall import archive_recall_picks
 
     def stemmed(text: str) -> str:
@@ -293,15 +292,13 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
         events = hm.generated_need_events(inp["needs"], inp["calls"], inp["hits"])
         cands = {
             "keyword": restore_index(inp["calls"], inp["texts"]),
-            "learned": restore_index(inp["calls"], inp["texts"], inp["hits"]),
+            "learned": learned_restore_index(inp["calls"], inp["texts"], inp["hits"], 1),
             "stem": restore_index(
                 [rp.Call(c.ts, stemmed(c.query), c.needed) for c in inp["calls"]],
                 {p: stemmed(t) for p, t in inp["texts"].items()},
             ),
         }
-        vb.MIN_SEARCHES = 2
-        cands["learned-2"] = restore_index(inp["calls"], inp["texts"], inp["hits"])
-        vb.MIN_SEARCHES = 1
+        cands["learned-2"] = learned_restore_index(inp["calls"], inp["texts"], inp["hits"], 2)
         for m in matchers:
             res = rp.replay(inp["files"], inp["hits"], inp["runs"], policies,
                             needs=inp["needs"], calls=inp["calls"],
@@ -327,8 +324,9 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
     print(f"{len(hs)} family-{family} histories (seeds {offset}..{offset + seeds - 1}, default "
           f"and sampled parameters), {took:.0f} s (loaded machine)\n")  # fmt: skip
     print("| policy | matcher | archived | needed in 60 d | same call | later call | not at all "
-          "| same call, no plugin | same call, search hook | restores | needless |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| same call, no plugin | same call, search hook | restores | needless "
+          "| right |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (name, m), c in acc.items():
         n = max(c["needed"], 1)
         print(f"| {name} | {m} | {c['archived']} | {c['needed']} "
@@ -336,13 +334,71 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
               f"| {c['later']} ({c['later'] / n:.0%}) | {c['never']} ({c['never'] / n:.0%}) "
               f"| {c['same_no_plugin'] / n:.0%} | {c['same_if_search'] / n:.0%} "
               f"| {c['restores']} | {c['needless']} "
-              f"({c['needless'] / max(c['restores'], 1):.0%}) |")  # fmt: skip
+              f"({c['needless'] / max(c['restores'], 1):.0%}) "
+              f"| {c['right'] / max(c['restores'], 1):.0%} |")  # fmt: skip
     print("\nhow the later calls reached it (later_read: a later path read; later_search: "
           "restore on demand; later_recall: memoryd_recall with the search's words):")
     for (name, m), c in acc.items():
         ways = {k: v for k, v in sorted(c.items()) if k.startswith(("same_", "later_"))
                 and k not in ("same_no_plugin", "same_if_search")}  # fmt: skip
         print(f"  {name} / {m}: {ways}")
+
+
+def learned_restore_index(
+    calls: list[rp.Call], texts: dict[str, str], hits: list[rp.ReplayHit], min_searches: int
+) -> list[list[tuple[str, float, bool]]]:
+    """``restore_index`` with each note's words extended by the words of the earlier
+    searches that found it (its first result, or read after it): a vocabulary learned from
+    past queries, in time order, a word learned by at most 3 notes and ``min_searches``
+    searches. Measured here only (docs/decisions.md: not chosen)."""
+    from collections import Counter
+
+    from memoryd.policy.restore_match import (
+        DISTINCTIVE_NOTES,
+        RESTORE_THRESHOLD,
+        _document,
+        _words,
+        document_frequency,
+    )
+
+    df = document_frequency(texts.values())
+    index: dict[str, set[str]] = {}
+    for path, text in texts.items():
+        doc = _document(text)
+        for w in (*doc.words, *doc.tags):
+            index.setdefault(w, set()).add(path)
+    strong: dict[float, list[str]] = {}
+    for h in hits:
+        if h.kind == "search" and h.strong and h.path in texts:
+            strong.setdefault(h.ts, []).append(h.path)
+    by_note: dict[str, Counter[str]] = {}
+    notes_of: dict[str, set[str]] = {}
+
+    def learned(path: str) -> set[str]:
+        return {w for w, n in by_note.get(path, Counter()).items()
+                if n >= min_searches and len(notes_of[w]) <= DISTINCTIVE_NOTES}  # fmt: skip
+
+    out: list[list[tuple[str, float, bool]]] = [[] for _ in calls]
+    for i in sorted(range(len(calls)), key=lambda i: calls[i].ts):
+        words = _words(calls[i].query)
+        near: set[str] = set()
+        for w in words:
+            near |= index.get(w, set()) | notes_of.get(w, set())
+        row = []
+        for p in near:
+            doc, extra = _document(texts[p]), learned(p)
+            own = set(doc.words) | set(doc.tags)
+            score = sum(1 for w in words if w in own or w in extra) / max(len(words), 1)
+            if score >= RESTORE_THRESHOLD:
+                named = any((w in own or w in extra) and df.get(w, 0) <= DISTINCTIVE_NOTES
+                            for w in words)  # fmt: skip
+                row.append((p, score, named))
+        out[i] = sorted(row, key=lambda ps: (-ps[1], ps[0]))
+        for p in strong.get(calls[i].ts, ()):  # learned once the call is over
+            for w in words:
+                by_note.setdefault(p, Counter())[w] += 1
+                notes_of.setdefault(w, set()).add(p)
+    return out
 
 
 def _stem(word: str) -> str:

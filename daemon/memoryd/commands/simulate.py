@@ -55,14 +55,10 @@ def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
 
 
 def restore_index(
-    calls: Sequence[Any], texts: dict[str, str], hits: Sequence[Any] | None = None
+    calls: Sequence[Any], texts: dict[str, str]
 ) -> list[list[tuple[str, float, bool]]]:
     """Per call: the files its query matches at or above the restore threshold, best
-    first, and whether the query uses one of the file's distinctive words. With ``hits``,
-    each file also matches by the words of the earlier searches that found it (first
-    result, or read after: :mod:`memoryd.policy.vocabulary`), learned in time order."""
-    if hits is not None:
-        return _learned_restore_index(calls, texts, hits)
+    first, and whether the query uses one of the file's distinctive words."""
     from ..policy.restore_match import (
         RESTORE_THRESHOLD,
         _document,
@@ -97,52 +93,6 @@ def restore_index(
                 key=lambda ps: (-ps[1], ps[0]),
             )
         out.append(cache[call.query])
-    return out
-
-
-def _learned_restore_index(
-    calls: Sequence[Any], texts: dict[str, str], hits: Sequence[Any]
-) -> list[list[tuple[str, float, bool]]]:
-    """:func:`restore_index` with a vocabulary learned from the searches before each call."""
-    from ..policy.restore_match import (
-        RESTORE_THRESHOLD,
-        _document,
-        _words,
-        document_frequency,
-        match_score,
-        names_it,
-    )
-    from ..policy.vocabulary import Vocabulary
-
-    df = document_frequency(texts.values())
-    index: dict[str, set[str]] = {}
-    for path, text in texts.items():
-        doc = _document(text)
-        for w in (*doc.words, *doc.tags):
-            index.setdefault(w, set()).add(path)
-    strong: dict[float, list[str]] = {}  # a search's time → the files it found
-    for h in hits:
-        if h.kind == "search" and h.strong and h.path in texts:
-            strong.setdefault(h.ts, []).append(h.path)
-    vocab = Vocabulary()
-    out: list[list[tuple[str, float, bool]]] = [[] for _ in calls]
-    order = sorted(range(len(calls)), key=lambda i: calls[i].ts)
-    for i in order:
-        q = calls[i].query
-        near: set[str] = set()
-        for w in _words(q):
-            near |= index.get(w, set()) | vocab.notes_with(w)
-        row = []
-        for p in near:
-            if p not in texts:
-                continue
-            learned = vocab.words(p)
-            s = match_score(q, texts[p], learned)
-            if s >= RESTORE_THRESHOLD:
-                row.append((p, s, names_it(q, texts[p], df, learned)))
-        out[i] = sorted(row, key=lambda ps: (-ps[1], ps[0]))
-        for p in strong.get(calls[i].ts, ()):  # learned once the call is over
-            vocab.learn(p, q)
     return out
 
 

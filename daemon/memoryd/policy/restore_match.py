@@ -45,21 +45,18 @@ def _words(query: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(tokens(query)))
 
 
-def match_score(query: str, text: str, learned: frozenset[str] = frozenset()) -> float:
+def match_score(query: str, text: str) -> float:
     """How well ``query`` asks for the note ``text``, 0..1 (0: no words to match).
 
-    The share of the query's words found in the note (or among ``learned``: the words of
-    past searches that found it, :mod:`memoryd.policy.vocabulary`); with tags, the blend of
-    that share and the share found among the tags (0.4 : 0.2, as in ``[score]``) when it
-    is higher. Distinct query words count once.
+    The share of the query's words found in the note; with tags, the blend of that
+    share and the share found among the tags (0.4 : 0.2, as in ``[score]``) when it is
+    higher. Distinct query words count once.
     """
     words = _words(query)
     if not words:
         return 0.0
     doc = _document(text)
     k = keyword_match(words, doc)
-    if learned:
-        k = sum(1 for w in words if w in doc.words or w in learned) / len(words)
     if not doc.tags:
         return k
     blend = (KEYWORD_WEIGHT * k + TAG_WEIGHT * tag_match(words, doc)) / (
@@ -77,19 +74,13 @@ def document_frequency(texts: Iterable[str]) -> Counter[str]:
     return df
 
 
-def names_it(
-    query: str, text: str, df: Mapping[str, int], learned: frozenset[str] = frozenset()
-) -> bool:
+def names_it(query: str, text: str, df: Mapping[str, int]) -> bool:
     """Whether the query uses one of the note's distinctive words: a word of the note
     that at most :data:`DISTINCTIVE_NOTES` notes hold (``df``: from
-    :func:`document_frequency` over the workspace and the archive), or a word learned for
-    it that no more notes hold in their text (``learned``: already limited to words few
-    notes learned)."""
+    :func:`document_frequency` over the workspace and the archive)."""
     doc = _document(text)
     own = set(doc.words) | set(doc.tags)
-    return any(
-        (w in own or w in learned) and df.get(w, 0) <= DISTINCTIVE_NOTES for w in _words(query)
-    )
+    return any(w in own and df.get(w, 0) <= DISTINCTIVE_NOTES for w in _words(query))
 
 
 def best_match(
