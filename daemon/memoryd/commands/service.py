@@ -332,7 +332,7 @@ def _chance_status(cfg: Config, recorded: str | None) -> dict[str, Any] | None:
 def _chance_shown_as(doc: dict[str, Any]) -> str:
     """How ``expire`` and ``explain`` show a chance now (issue 28): as a percent where the
     user's calibration holds at the past runs, else a band or "uncertain", and why."""
-    from ..policy import calibration as cb
+    from ..policy import chance_shown as cb
 
     calibrated = bool(doc.get("calibrated"))
     track = doc.get("track") if isinstance(doc.get("track"), list) else None

@@ -35,11 +35,19 @@ calibrated and the generic chance and threshold are used (and said to be).
 from __future__ import annotations
 
 import bisect
-import itertools
 import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+
+# the shown-chance rule, re-exported (it lives apart: light enough for ``status``)
+from .chance_shown import BAND as BAND
+from .chance_shown import PERCENT as PERCENT
+from .chance_shown import UNCERTAIN as UNCERTAIN
+from .chance_shown import chance_band as chance_band
+from .chance_shown import chance_precision as chance_precision
+from .chance_shown import precision_words as precision_words
+from .chance_shown import shown_chance as shown_chance
 
 # Enough of the user's own verdicts to recalibrate on (docs/decisions.md: measured with
 # bench/bench_policies.py --minimum; three runs so one odd month does not make the map).
@@ -210,62 +218,6 @@ GENERIC = (
     "the generic model's chance, not yet calibrated on your history (needs "
     f"{MIN_VERDICTS} past verdicts over {MIN_RUNS} runs whose 60 days have passed)"
 )
-
-
-# --------------------------------------------------------------------------- how a chance is shown
-
-# Issue 28, item 6: a percent says more than is known where the user's own calibration is
-# missing, or where its track record misses (a bin of its past chances off by more than
-# 0.10 from what followed). There the chance is shown as a coarse band, and as "uncertain"
-# when it missed in most bins. Only the words change: the plan's cut is the same (it still
-# holds to ``expire.later_needed_target``).
-PERCENT, BAND, UNCERTAIN = "percent", "band", "uncertain"
-BAND_EDGES = (0.25, 0.5)  # a band's edges above the cut
-
-
-def chance_precision(track: Sequence[int] | None, calibrated: bool) -> str:
-    """How precisely to show a chance: :data:`PERCENT` only with the user's calibration and
-    a track record whose every measured bin came within 0.10 of what followed;
-    :data:`UNCERTAIN` when it missed in most of them; :data:`BAND` otherwise (no
-    calibration, no track record yet, or a miss in a few bins)."""
-    if not calibrated or not track or len(track) != 2 or not track[1]:
-        return BAND
-    within, bins = int(track[0]), int(track[1])
-    if within >= bins:
-        return PERCENT
-    return UNCERTAIN if 2 * within < bins else BAND
-
-
-def chance_band(p: float, cut: float) -> str:
-    """The coarse band ``p`` falls in: below the cut, then up to 25 %, 50 %, above."""
-    edges = sorted({round(cut, 4), *BAND_EDGES} - {0.0})
-    if p < edges[0]:
-        return f"below {edges[0]:.0%}"
-    for lo, hi in itertools.pairwise(edges):
-        if p < hi:
-            return f"{lo:.0%}–{hi:.0%}"
-    return f"above {edges[-1]:.0%}"
-
-
-def shown_chance(p: float, precision: str, cut: float) -> str:
-    """A chance as ``expire``, ``explain`` and ``status`` print it (:func:`chance_precision`)."""
-    if precision == PERCENT:
-        return f"{p:.0%}"
-    band = chance_band(p, cut)
-    return band if precision == BAND else f"uncertain ({band})"
-
-
-def precision_words(precision: str, track: Sequence[int] | None, calibrated: bool) -> str:
-    """Why the chance is shown as it is, in a clause (empty for a percent)."""
-    if precision == PERCENT:
-        return ""
-    if not calibrated:
-        return "shown as a band: not calibrated on your history yet"
-    if not track or len(track) != 2 or not track[1]:
-        return "shown as a band: its track record on your history is not known yet"
-    missed = int(track[1]) - int(track[0])
-    what = "a band" if precision == BAND else "uncertain"
-    return f"shown as {what}: off by more than 0.10 in {missed} of {track[1]} chance bins"
 
 
 def policy_precision(calibration: Calibration | None, generic_cut: float) -> tuple[str, float]:
