@@ -47,6 +47,7 @@ from support.histories import (
 from support.histories_b import FamilyBParams, generate_b, sample_params_b
 from support.histories_c import FamilyCParams, generate_c, sample_params_c
 from support.histories_d import FamilyDParams, generate_d, sample_params_d
+from support.histories_e import FamilyEParams, generate_e, sample_params_e
 
 
 def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int, object]]:
@@ -62,6 +63,9 @@ def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int
         elif family == "d":
             out.append(("default", s, FamilyDParams()))
             out.append(("sampled", s, sample_params_d(random.Random(70_000 + s))))
+        elif family == "e":
+            out.append(("default", s, FamilyEParams()))
+            out.append(("sampled", s, sample_params_e(random.Random(90_000 + s))))
         else:
             out.append(("default", s, GenParams()))
             out.append(("sampled", s, sample_params(random.Random(10_000 + s))))
@@ -70,13 +74,15 @@ def histories(seeds: int, offset: int, family: str = "a") -> list[tuple[str, int
 
 def make(family: str, seed: int, params: object) -> History:
     """One history of ``family`` ("a": support.histories, "b": histories_b, "c":
-    histories_c, "d": histories_d)."""
+    histories_c, "d": histories_d, "e": histories_e)."""
     if family == "b":
         return generate_b(seed, params)  # type: ignore[arg-type]
     if family == "c":
         return generate_c(seed, params)  # type: ignore[arg-type]
     if family == "d":
         return generate_d(seed, params)  # type: ignore[arg-type]
+    if family == "e":
+        return generate_e(seed, params)  # type: ignore[arg-type]
     return generate(seed, params)  # type: ignore[arg-type]
 
 
@@ -115,12 +121,15 @@ def main() -> None:
     ap.add_argument("--grid", action="store_true")
     ap.add_argument("--restore", action="store_true")
     ap.add_argument("--fit", action="store_true", help="refit LIKELY_WEIGHTS (seeds 0-11)")
-    ap.add_argument("--family", choices=("a", "b", "c", "d"), default="a",
+    ap.add_argument("--family", choices=("a", "b", "c", "d", "e"), default="a",
                     help="the generator: a (support.histories), b (histories_b), "
-                    "c (histories_c) or d (histories_d)")
+                    "c (histories_c), d (histories_d) or e (histories_e)")
     ap.add_argument("--fit-family", choices=("a", "b", "c", "d", "ab"), default="a",
                     help="the family the generic weights are fitted on (a: the shipped "
                     "LIKELY_WEIGHTS; b, c, d or ab (a and b pooled): refit here on seeds 0-11)")
+    ap.add_argument("--harm", action="store_true",
+                    help="what the archives later needed cost the agent (issue 28): reached "
+                    "in the same call, a later call, not at all; by restore matcher")
     ap.add_argument("--minimum", action="store_true",
                     help="calibration error by MIN_VERDICTS (100, 200, 400)")
     ap.add_argument("--lag", action="store_true",
@@ -132,6 +141,9 @@ def main() -> None:
         return
     if args.restore:
         restore_table(args.seeds, args.offset)
+        return
+    if args.harm:
+        harm_table(args.seeds, args.offset, args.family)
         return
     weights = pc.LIKELY_WEIGHTS if args.fit_family == "a" else tuple(fit(12, args.fit_family))
     if args.minimum:
@@ -255,6 +267,149 @@ def evaluate(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
         print(f"| {rule} | {n} | {caught} | {needless} ({needless / max(n, 1):.1%}) | "
               f"{right} ({right / max(n, 1):.1%}) | "
               f"{wanted} (restored {right / max(wanted, 1):.0%}) |")  # fmt: skip
+
+
+def harm_table(seeds: int, offset: int, family: str) -> None:
+    """Issue 28's measure, per policy and restore matcher: of the archives needed within 60
+    days, how many the agent reached in the same call (a path read, with the plugin), a
+    later call (restore on demand after a search, recall, a later need) or not at all;
+    and restore on demand's restores, needless ones among them."""
+    import re
+    from collections import Counter
+
+    from memoryd.commands.simulate import restore_index
+    from memoryd.policy import harm as hm
+    from memoryd.tierstore.recall import archive_recall_picks
+
+    def stemmed(text: str) -> str:
+        return re.sub(r"\w+", lambda m: _stem(m.group(0).casefold()), text)
+
+    policies = [pc.policy_named("seed"), pc.policy_named(pc.DEFAULT_POLICY)]
+    matchers = ("keyword", "learned", "learned-2", "stem")
+    acc: dict[tuple[str, str], Counter[str]] = {}
+    t0 = time.perf_counter()
+    hs = histories(seeds, offset, family)
+    for _label, seed, params in hs:
+        inp = replay_inputs(make(family, seed, params))
+        events = hm.generated_need_events(inp["needs"], inp["calls"], inp["hits"])
+        cands = {
+            "keyword": restore_index(inp["calls"], inp["texts"]),
+            "learned": learned_restore_index(inp["calls"], inp["texts"], inp["hits"], 1),
+            "stem": restore_index(
+                [rp.Call(c.ts, stemmed(c.query), c.needed) for c in inp["calls"]],
+                {p: stemmed(t) for p, t in inp["texts"].items()},
+            ),
+        }
+        cands["learned-2"] = learned_restore_index(inp["calls"], inp["texts"], inp["hits"], 2)
+        for m in matchers:
+            res = rp.replay(inp["files"], inp["hits"], inp["runs"], policies,
+                            needs=inp["needs"], calls=inp["calls"],
+                            restore_candidates=cands[m].__getitem__)  # fmt: skip
+            for r in res:
+                assert r.need is not None
+                h = hm.harm(r.decisions, inp["hits"], events, inp["calls"],
+                            candidates=cands[m].__getitem__, recall=archive_recall_picks,
+                            texts=inp["texts"])  # fmt: skip
+                # what a search hook that hands the restored note over in that call adds
+                h_now = hm.harm(r.decisions, inp["hits"], events, inp["calls"],
+                                candidates=cands[m].__getitem__, recall=archive_recall_picks,
+                                texts=inp["texts"], search_same_call=True)  # fmt: skip
+                c = acc.setdefault((r.name, m), Counter())
+                c["same_if_search"] += h_now.same_call
+                c.update(archived=r.archived, need_false=r.need.false_archives,
+                         needed=h.needed, same=h.same_call, later=h.later_call,
+                         never=h.not_reached, restores=r.restores,
+                         needless=r.restores_needless, right=r.restores_right,
+                         same_no_plugin=h.without_plugin().same_call,
+                         **{f"{w}_{how}": n for (w, how), n in h.ways.items()})  # fmt: skip
+    took = time.perf_counter() - t0
+    print(f"{len(hs)} family-{family} histories (seeds {offset}..{offset + seeds - 1}, default "
+          f"and sampled parameters), {took:.0f} s (loaded machine)\n")  # fmt: skip
+    print("| policy | matcher | archived | needed in 60 d | same call | later call | not at all "
+          "| same call, no plugin | same call, search hook | restores | needless "
+          "| right |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for (name, m), c in acc.items():
+        n = max(c["needed"], 1)
+        print(f"| {name} | {m} | {c['archived']} | {c['needed']} "
+              f"({c['needed'] / max(c['archived'], 1):.1%}) | {c['same']} ({c['same'] / n:.0%}) "
+              f"| {c['later']} ({c['later'] / n:.0%}) | {c['never']} ({c['never'] / n:.0%}) "
+              f"| {c['same_no_plugin'] / n:.0%} | {c['same_if_search'] / n:.0%} "
+              f"| {c['restores']} | {c['needless']} "
+              f"({c['needless'] / max(c['restores'], 1):.0%}) "
+              f"| {c['right'] / max(c['restores'], 1):.0%} |")  # fmt: skip
+    print("\nhow the later calls reached it (later_read: a later path read; later_search: "
+          "restore on demand; later_recall: memoryd_recall with the search's words):")
+    for (name, m), c in acc.items():
+        ways = {k: v for k, v in sorted(c.items()) if k.startswith(("same_", "later_"))
+                and k not in ("same_no_plugin", "same_if_search")}  # fmt: skip
+        print(f"  {name} / {m}: {ways}")
+
+
+def learned_restore_index(
+    calls: list[rp.Call], texts: dict[str, str], hits: list[rp.ReplayHit], min_searches: int
+) -> list[list[tuple[str, float, bool]]]:
+    """``restore_index`` with each note's words extended by the words of the earlier
+    searches that found it (its first result, or read after it): a vocabulary learned from
+    past queries, in time order, a word learned by at most 3 notes and ``min_searches``
+    searches. Measured here only (docs/decisions.md: not chosen)."""
+    from collections import Counter
+
+    from memoryd.policy.restore_match import (
+        DISTINCTIVE_NOTES,
+        RESTORE_THRESHOLD,
+        _document,
+        _words,
+        document_frequency,
+    )
+
+    df = document_frequency(texts.values())
+    index: dict[str, set[str]] = {}
+    for path, text in texts.items():
+        doc = _document(text)
+        for w in (*doc.words, *doc.tags):
+            index.setdefault(w, set()).add(path)
+    strong: dict[float, list[str]] = {}
+    for h in hits:
+        if h.kind == "search" and h.strong and h.path in texts:
+            strong.setdefault(h.ts, []).append(h.path)
+    by_note: dict[str, Counter[str]] = {}
+    notes_of: dict[str, set[str]] = {}
+
+    def learned(path: str) -> set[str]:
+        return {w for w, n in by_note.get(path, Counter()).items()
+                if n >= min_searches and len(notes_of[w]) <= DISTINCTIVE_NOTES}  # fmt: skip
+
+    out: list[list[tuple[str, float, bool]]] = [[] for _ in calls]
+    for i in sorted(range(len(calls)), key=lambda i: calls[i].ts):
+        words = _words(calls[i].query)
+        near: set[str] = set()
+        for w in words:
+            near |= index.get(w, set()) | notes_of.get(w, set())
+        row = []
+        for p in near:
+            doc, extra = _document(texts[p]), learned(p)
+            own = set(doc.words) | set(doc.tags)
+            score = sum(1 for w in words if w in own or w in extra) / max(len(words), 1)
+            if score >= RESTORE_THRESHOLD:
+                named = any((w in own or w in extra) and df.get(w, 0) <= DISTINCTIVE_NOTES
+                            for w in words)  # fmt: skip
+                row.append((p, score, named))
+        out[i] = sorted(row, key=lambda ps: (-ps[1], ps[0]))
+        for p in strong.get(calls[i].ts, ()):  # learned once the call is over
+            for w in words:
+                by_note.setdefault(p, Counter())[w] += 1
+                notes_of.setdefault(w, set()).add(p)
+    return out
+
+
+def _stem(word: str) -> str:
+    """A light English suffix stripper (what a local stemmer could add; measured only)."""
+    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""),
+                         ("ly", "")):  # fmt: skip
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: len(word) - len(suffix)] + repl
+    return word
 
 
 def minimum_table(args: argparse.Namespace, weights: tuple[float, ...]) -> None:

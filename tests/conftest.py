@@ -156,6 +156,7 @@ KINDS: dict[str, str] = {
     "test_histories_b": "unit",
     "test_histories_c": "unit",
     "test_histories_d": "unit",
+    "test_histories_e": "unit",
     "test_calibration": "unit",
     "test_clock": "unit",
     "test_live_harness": "unit",  # the live harness's model and truth (no Node)
@@ -181,6 +182,7 @@ KINDS: dict[str, str] = {
     "test_restore_on_demand": "subprocess",
     "test_restore_on_read": "unit",  # in-process commands and scans, real files and SQLite
     "test_decisions_agree": "unit",  # its two runs of memoryd are in-process
+    "test_chance_shown": "unit",  # its runs of memoryd are in-process
     "test_service_files": "subprocess",
     "test_simulate": "subprocess",
     "test_store_sources": "subprocess",

@@ -399,18 +399,43 @@ def test_simulate_json_on_a_generated_year_matches_an_independent_recount(tmp_pa
     )
     # and its track record there is simulate's check of the same table
     check = likely["calibration_check"]
-    assert dry["chance_source"].endswith(
+    assert (
         f"at your past runs it was within 0.10 of what followed in {check['within']} of "
-        f"{check['bins']} chance bins"
+        f"{check['bins']} chance bins" in dry["chance_source"]
     ), (dry["chance_source"], check)
+    # a chance whose record missed in a bin is shown as a band, not a precise percent
+    # (issue 28); one that held everywhere, as a percent
+    missed = check["bins"] - check["within"]
+    if missed:
+        assert dry["chance_source"].endswith(
+            f"off by more than 0.10 in {missed} of {check['bins']} chance bins"
+        )
+        assert dry["chance_shown_as"] in ("band", "uncertain")
+    else:
+        assert dry["chance_shown_as"] == "percent"
     assert any("p_need" in k for k in dry["keep"])
     some = next(k["path"] for k in dry["keep"] if "p_need" in k)
     said = _run(env, "explain", some, "--no-scan").stdout
     assert f"calibrated on {doc['chance_now']['verdicts']} of your own past verdicts" in said
-    seed_line = next(line for line in text.splitlines() if line.strip().startswith("seed "))
+    lines = text.splitlines()
+    table = lines.index(header)
+    seed_line = next(line for line in lines[table:] if line.strip().startswith("seed "))
     cells = seed_line.split()
     assert cells[2] == str(want["strong"])
     assert cells[3] == f"{want['strong'] / want['archived']:.1%}"
+    # harm comes first: of the archives later needed (the same count), how many the agent
+    # still reached in the same call, a later call, or not at all
+    harm_header = next(i for i, line in enumerate(lines) if "same call" in line)
+    assert harm_header < table
+    seed_doc = next(p for p in doc["policies"] if p["name"] == "seed")
+    harm = seed_doc["harm"]
+    assert harm["needed"] == want["strong"] > 0
+    assert harm["same_call"] + harm["later_call"] + harm["not_reached"] == harm["needed"]
+    # without the plugin a path read brings the note back only for the next call
+    assert harm["without_plugin"]["same_call"] <= harm["same_call"]
+    assert harm["without_plugin"]["not_reached"] == harm["not_reached"]
+    harm_seed = next(line for line in lines[harm_header:table] if line.strip().startswith("seed "))
+    assert harm_seed.split()[1:3] == [str(harm["needed"]), str(harm["same_call"])]
 
 
 def test_simulate_reports_restores_of_archived_files_that_a_query_asks_for() -> None:

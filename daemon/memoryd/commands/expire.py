@@ -9,7 +9,7 @@ recorded by an ``expire --force`` of an earlier memoryd stays valid.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from .common import add_output_options, emit, ready_to_decide, record_run
@@ -58,7 +58,9 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
         doc = result.as_dict()
         unfinished = result.unfinished_journal_entries
         text = [result.summary + " (nothing changed; --force applies exactly this plan)"]
-        text += [f"  archive {a.path} → {a.to}  ({a.reason})" + _chance(a) for a in plan.archive]
+        text += [
+            f"  archive {a.path} → {a.to}  ({a.reason})" + _chance(a, plan) for a in plan.archive
+        ]
         if plan.chance_source is not None:
             text.append(f"  chances: {plan.chance_source}")
         if unfinished:
@@ -156,7 +158,10 @@ def _record_consent(ctx: Context, store: Store) -> bool:
     return first
 
 
-def _chance(item: PlanItem) -> str:
-    """``  [needed in 60 d: 4%]`` when the policy gave the file a probability."""
+def _chance(item: PlanItem, plan: Any = None) -> str:
+    """``  [needed in 60 d: 4%]`` when the policy gave the file a probability; a band or
+    "uncertain" where the plan says a percent would claim more than is known."""
     p = item.p_need
-    return "" if p is None else f"  [chance needed in 60 days: {p:.0%}]"
+    if p is None:
+        return ""
+    return f"  [chance needed in 60 days: {plan.shown(p) if plan is not None else f'{p:.0%}'}]"

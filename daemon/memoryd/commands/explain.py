@@ -74,10 +74,12 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     # likely's chance as calibrated on the user's own past verdicts (what the expire job
     # decides with): that replays the whole history, the one part that reads every hit
     from ..own_history import learned_policy
-    from ..policy.expire_plan import chance_source
+    from ..policy.calibration import shown_chance
+    from ..policy.expire_plan import chance_shown, chance_source
 
     learned = learned_policy(cfg, ctx.paths, store, now)
     source = chance_source(cfg, learned)
+    shown_as = chance_shown(cfg, learned)  # a percent, a band or "uncertain" (issue 28)
     policy_alone = decision_of(cfg, snap, rel, learned)  # (its hits read once, for both)
     exp = planned_decision_of(cfg, snap, rel, policy_alone, learned)
     own = policy_alone if exp.rule in PRUNE_RULES else None
@@ -137,7 +139,9 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         f"expire: {exp.action.upper()} — {exp.reason} "
         f"[policy: {cfg.expire.policy}, rule: {exp.rule}]"
         + (
-            f"; chance needed in 60 days: {exp.numbers['p_need']:.0%} ({source})"
+            f"; chance needed in 60 days: "
+            f"{shown_chance(float(exp.numbers['p_need'] or 0), *(shown_as or ('percent', 0.0)))} "
+            f"({source})"
             if "p_need" in exp.numbers
             else ""
         ),
@@ -216,6 +220,11 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
             "reason": exp.reason,
             "numbers": dict(exp.numbers),
             **({"chance_source": source} if source is not None else {}),
+            **(
+                {"chance_shown": shown_chance(float(exp.numbers["p_need"] or 0), *shown_as)}
+                if shown_as is not None and "p_need" in exp.numbers
+                else {}
+            ),
             **({"why_low": why_low} if why_low else {}),
             **(
                 {"policy_verdict": {"action": own.action, "rule": own.rule, "reason": own.reason}}

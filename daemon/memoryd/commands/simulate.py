@@ -162,12 +162,16 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
         restore_candidates=candidates.__getitem__,
     )
     now_cal = _calibration_now(ctx.cfg, data, policies, now, ctx.paths, store)
+    harms = harm_documents(results, data, candidates, horizon)
     doc = {
         "horizon_days": horizon,
         "runs": [clock.iso(t) for t in runs],
         "files": len(data["files"]),
         "hits": len(data["hits"]),
-        "policies": [rp.result_document(r, clock.iso) for r in results],
+        "policies": [
+            {**rp.result_document(r, clock.iso), "harm": h}
+            for r, h in zip(results, harms, strict=True)
+        ],
         "default": job_name,
         **({"chance_now": now_cal} if now_cal is not None else {}),
     }
@@ -220,6 +224,51 @@ def _calibration_now(
     return None
 
 
+# --------------------------------------------------------------------------- harm (issue 28)
+
+
+def harm_documents(
+    results: Sequence[Any], data: dict[str, Any], candidates: Sequence[Any], horizon: float
+) -> list[dict[str, Any]]:
+    """Per policy, what its archives later needed cost the agent (:mod:`memoryd.policy.harm`):
+    every strong hit of an archived note replayed as a need, by path read, restore on
+    demand and recall, against the archive as it stood; with the plugin and without it."""
+    from ..policy import harm as hm
+    from ..tierstore.recall import archive_recall_picks
+
+    events = hm.install_need_events(data["hits"], data["calls"])
+    out = []
+    for r in results:
+        h = hm.harm(r.decisions, data["hits"], events, data["calls"],
+                    candidates=candidates.__getitem__, recall=archive_recall_picks,
+                    texts=data["texts"], horizon_days=horizon)  # fmt: skip
+        out.append({**h.document(), "without_plugin": h.without_plugin().document()})
+    return out
+
+
+def harm_lines(doc: dict[str, Any]) -> list[str]:
+    """The harm table: first, since what the agent could not reach is what a user feels."""
+    lines = [
+        "  harm: of the archives later needed (read or retrieved first within the horizon), "
+        "how many the agent still reached, replaying each need against the archive as it "
+        "stood (with the plugin: a read of an archived path brings the note back in that call)",
+        f"  {'policy':<14} {'needed':>6} {'same call':>9} {'later call':>10} "
+        f"{'not at all':>10} {'no plugin: same':>15}",
+    ]
+    for p in doc["policies"]:
+        h = p.get("harm")
+        if not h:
+            continue
+        n = max(h["needed"], 1)
+        lines.append(
+            f"  {p['name']:<14} {h['needed']:>6} {h['same_call']:>4} {h['same_call'] / n:>4.0%} "
+            f"{h['later_call']:>5} {h['later_call'] / n:>4.0%} "
+            f"{h['not_reached']:>5} {h['not_reached'] / n:>4.0%} "
+            f"{h['without_plugin']['same_call'] / n:>15.0%}"
+        )
+    return lines
+
+
 def text_report(doc: dict[str, Any], results: Sequence[Any]) -> list[str]:
     from ..policy.replay import sampling_range
 
@@ -237,6 +286,7 @@ def text_report(doc: dict[str, Any], results: Sequence[Any]) -> list[str]:
             f"{doc['horizon_days']} days after"
         )
         return lines
+    lines += harm_lines(doc)
     lines.append(
         "  later needed = archived, then read or retrieved first within the horizon; "
         "any hit also counts notes that merely came along with a search"

@@ -265,9 +265,24 @@ def _chance_status(cfg: Config, recorded: str | None) -> dict[str, Any] | None:
     except ValueError:
         doc = None
     if not isinstance(doc, dict):
-        return {"calibrated": False, "text": "no expire run has decided yet; the generic "
-                "model's chance until 200 past verdicts over 3 runs are known"}  # fmt: skip
-    return doc
+        doc = {"calibrated": False, "text": "no expire run has decided yet; the generic "
+               "model's chance until 200 past verdicts over 3 runs are known"}  # fmt: skip
+    return {**doc, "shown_as": _chance_shown_as(doc)}
+
+
+def _chance_shown_as(doc: dict[str, Any]) -> str:
+    """How ``expire`` and ``explain`` show a chance now (issue 28): as a percent where the
+    user's calibration holds at the past runs, else a band or "uncertain", and why."""
+    from ..policy import chance_shown as cb
+
+    calibrated = bool(doc.get("calibrated"))
+    track = doc.get("track") if isinstance(doc.get("track"), list) else None
+    precision = cb.chance_precision(track, calibrated)
+    words = cb.precision_words(precision, track, calibrated)
+    if precision == cb.PERCENT:
+        return ("chances shown as a percent: at your past runs they came within 0.10 of what "
+                f"followed in every one of {track[1] if track else 0} chance bins")  # fmt: skip
+    return "chances " + words
 
 
 def _first_line(text: str | None) -> str | None:
@@ -441,6 +456,8 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             )
         else:
             ctx.print(f"chance:      {ch.get('text', '')}")
+        if ch.get("shown_as"):  # issue 28: a percent only where it is known to hold
+            ctx.print(f"             {ch['shown_as']}")
     rod = ex["restore_on_demand"]
     if not rod["enabled"]:
         ctx.print("restores:    restore on demand is off (expire.restore_on_demand = false)")

@@ -137,6 +137,8 @@ class ExpireResult(JobOutcome):
             doc["skipped_names"] = list(plan.skipped_names)
         if plan.chance_source is not None:
             doc["chance_source"] = plan.chance_source
+        if plan.chance_shown is not None:
+            doc["chance_shown_as"] = plan.chance_shown[0]
         if self.mode == "dry_run" and self.unfinished_journal_entries:
             doc["unfinished_journal_entries"] = self.unfinished_journal_entries
         return doc

@@ -40,6 +40,15 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+# the shown-chance rule, re-exported (it lives apart: light enough for ``status``)
+from .chance_shown import BAND as BAND
+from .chance_shown import PERCENT as PERCENT
+from .chance_shown import UNCERTAIN as UNCERTAIN
+from .chance_shown import chance_band as chance_band
+from .chance_shown import chance_precision as chance_precision
+from .chance_shown import precision_words as precision_words
+from .chance_shown import shown_chance as shown_chance
+
 # Enough of the user's own verdicts to recalibrate on (docs/decisions.md: measured with
 # bench/bench_policies.py --minimum; three runs so one odd month does not make the map).
 MIN_VERDICTS = 200
@@ -209,6 +218,14 @@ GENERIC = (
     "the generic model's chance, not yet calibrated on your history (needs "
     f"{MIN_VERDICTS} past verdicts over {MIN_RUNS} runs whose 60 days have passed)"
 )
+
+
+def policy_precision(calibration: Calibration | None, generic_cut: float) -> tuple[str, float]:
+    """(precision, cut) of a ``likely`` deciding with ``calibration`` (None: the generic
+    chance, cut at ``generic_cut``)."""
+    if calibration is None:
+        return BAND, generic_cut
+    return chance_precision(calibration.track, True), calibration.cut
 
 
 def binned(

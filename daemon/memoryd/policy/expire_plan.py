@@ -58,6 +58,9 @@ class ExpirePlan:
     # where the printed chance comes from (likely): "calibrated on N of your own past
     # verdicts …" or the generic model's, uncalibrated; None for other policies
     chance_source: str | None = None
+    # how its chances are shown (issue 28): (precision, cut) of calibration.shown_chance;
+    # None for policies without a chance
+    chance_shown: tuple[str, float] | None = None
 
     @property
     def files(self) -> int:
@@ -77,7 +80,16 @@ class ExpirePlan:
             doc["skipped_names"] = list(self.skipped_names)
         if self.chance_source is not None:
             doc["chance_source"] = self.chance_source
+        if self.chance_shown is not None:
+            doc["chance_shown_as"] = self.chance_shown[0]
         return doc
+
+    def shown(self, p: float) -> str:
+        """A file's chance as this plan prints it: a percent, a band or "uncertain"."""
+        from .calibration import PERCENT, shown_chance
+
+        precision, cut = self.chance_shown or (PERCENT, 0.0)
+        return shown_chance(p, precision, cut)
 
 
 def scores_of(cfg: Config, snap: Snapshot) -> list[score_policy.Score]:
@@ -323,7 +335,19 @@ def build_plan(
         keep,
         list(snap.skipped_names),
         chance_source(cfg, policy),
+        chance_shown(cfg, policy),
     )
+
+
+def chance_shown(cfg: Config, policy: Any) -> tuple[str, float] | None:
+    """How the plan's chances are shown (:func:`memoryd.policy.calibration.policy_precision`):
+    a percent only with the user's calibration and a track record that holds."""
+    from . import calibration, candidates
+
+    policy = _policy(cfg, policy) if cfg.expire.policy != "seed" else None
+    if not isinstance(policy, candidates.Likely):
+        return None
+    return calibration.policy_precision(policy.calibration, policy.threshold)
 
 
 def chance_source(cfg: Config, policy: Any) -> str | None:
@@ -334,8 +358,12 @@ def chance_source(cfg: Config, policy: Any) -> str | None:
     policy = _policy(cfg, policy) if cfg.expire.policy != "seed" else None
     if not isinstance(policy, candidates.Likely):
         return None
-    if policy.calibration is not None:
-        return policy.calibration.describe()
+    precision, _cut = calibration.policy_precision(policy.calibration, policy.threshold)
+    cal = policy.calibration
+    how = calibration.precision_words(precision, cal.track if cal else None, cal is not None)
+    how = f"; {how}" if how else ""
+    if cal is not None:
+        return cal.describe() + how
     if policy.learn:
-        return calibration.GENERIC
-    return "the generic model's chance (policy likely-generic: never calibrated)"
+        return calibration.GENERIC + how
+    return "the generic model's chance (policy likely-generic: never calibrated)" + how

@@ -21,6 +21,7 @@ import os
 import stat
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,34 @@ def clearly_ahead(leader: tuple[int, int], runner_up: tuple[int, int]) -> bool:
     if words != rival_words:
         return words > rival_words
     return occ >= LEAD_OCCURRENCES and occ >= LEAD_RATIO * rival_occ
+
+
+def archive_brings_back(ranked: list[tuple[int, int]], limit: int) -> int:
+    """How many of the ranked archive matches (each: distinct query words it holds,
+    occurrences) recall brings back: all of them up to ``limit``; of more, the leader alone
+    when it is :func:`clearly_ahead`, else none (the agent must narrow its words). Pure:
+    ``simulate`` replays the same rule (:func:`archive_recall_picks`)."""
+    if len(ranked) <= limit:
+        return len(ranked)
+    return 1 if clearly_ahead(ranked[0], ranked[1]) else 0
+
+
+def archive_recall_picks(query: str, texts: Mapping[str, str], limit: int = 3) -> list[str]:
+    """The archived notes (path → text) a recall with ``query``'s words would bring back,
+    ranked as :func:`search_archive` ranks them (the time each was archived unknown: by
+    path). Pure; what ``simulate``'s harm replay asks of recall."""
+    words = normalise_words([query])
+    if not words:
+        return []
+    fold = _needs_unicode_fold(words)
+    found = []
+    for path, text in texts.items():
+        got, occ, _tag, _snippet = match_file(text.encode("utf-8"), words, ARCHIVE, fold)
+        if got:
+            found.append((-len(got), -occ, path))
+    found.sort()
+    n = archive_brings_back([(-w, -o) for w, o, _ in found], limit)
+    return [p for _, _, p in found[:n]]
 
 
 def normalise_words(words: list[str]) -> list[str]:
@@ -504,12 +533,10 @@ def _recall_from_archive(
     out = RecallOutcome(words, ARCHIVE, len(matches))
     shown = matches[:limit]
     others: list[ArchivedMatch] = []
-    if len(matches) > limit and clearly_ahead(
-        (len(matches[0].words), matches[0].occurrences),
-        (len(matches[1].words), matches[1].occurrences),
-    ):
+    brought = archive_brings_back([(len(m.words), m.occurrences) for m in matches], limit)
+    if brought == 1 and len(matches) > limit:
         shown, others = matches[:1], matches[1:]
-    elif len(matches) > limit:
+    elif brought == 0:
         out.too_many = True
         out.message = (
             f"{len(matches)} archived notes match; showing the best {len(shown)}. "

@@ -1,0 +1,265 @@
+"""What an archive cost the agent: of the archived notes later needed, which it still reached.
+
+A false archive is what ``simulate`` has always counted (archived, then needed within the
+horizon). What a user feels is different: whether the agent, when it needed the note,
+got it anyway. This module replays every need of an archived note against the archive as
+it stood at that moment and sorts each such archive into one of three outcomes:
+
+* **same call**: the first call that needed it got it: a ``memory_get`` of its path (the
+  plugin's read hook brings it back before OpenClaw reads it, issue 28 item 1), or a
+  ``memory_search`` whose restore on demand fires when the search hook can hand the note
+  over in that call (``search_same_call``; OpenClaw 2026.9.6 does not find a note put back
+  during the hook, so by default a search restore is a later call);
+* **later call**: a later call within the horizon got it: the search's restore on demand
+  (the next search finds the note), ``memoryd_recall`` retried with the search's words
+  (restores when at most ``limit`` archived notes match or one clearly leads), or a later
+  need that reaches it by any of the ways above;
+* **not at all**: no call within the horizon got it.
+
+Pure: the decisions (from :func:`memoryd.policy.replay.replay`), the hits, the needs and
+the calls are plain values; the two rules that live elsewhere are passed in as functions
+(``candidates``: the restore-on-demand matches of a call, as ``replay`` takes them;
+``recall``: which archived notes ``memoryd_recall`` would bring back for a query, given the
+archived notes' texts), so each rule still exists once.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .candidates import DAY, HORIZON_DAYS
+from .replay import Call, ReplayHit
+
+READ, SEARCH, OTHER = "read", "search", "other"
+
+# candidates(call index) → (path, score[, names it]) best first, as replay's restore takes
+Candidates = Callable[[int], Sequence[tuple[str, float] | tuple[str, float, bool]]]
+# recall(query, {archived path: text}) → the archived paths memoryd_recall brings back
+Recall = Callable[[str, Mapping[str, str]], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class NeedEvent:
+    """One moment the agent needed a note, and how it went for it: ``read`` (a
+    ``memory_get`` of its path), ``search`` (``call``: the index of the search in the
+    replay's calls) or ``other`` (no call of the agent's for it is known)."""
+
+    path: str
+    ts: float
+    via: str
+    call: int | None = None
+
+
+@dataclass
+class Harm:
+    """One policy's archives that were needed within the horizon, by what the agent reached."""
+
+    needed: int = 0
+    same_call: int = 0
+    later_call: int = 0
+    not_reached: int = 0
+    # how each reached archive was reached: (same | later, read | search | recall)
+    ways: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # how the first need of each archive asked for it (read, search, other)
+    first_asked: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def same_call_rate(self) -> float:
+        return self.same_call / self.needed if self.needed else 0.0
+
+    @property
+    def not_reached_rate(self) -> float:
+        return self.not_reached / self.needed if self.needed else 0.0
+
+    def without_plugin(self) -> Harm:
+        """The same archives for an agent without the plugin: a path read of an archived
+        note comes back empty, and the daemon brings the note back for the next call."""
+        moved = self.ways[("same", READ)]
+        ways = Counter(self.ways)
+        del ways[("same", READ)]
+        ways[("later", READ)] += moved
+        return Harm(self.needed, self.same_call - moved, self.later_call + moved,
+                    self.not_reached, ways, Counter(self.first_asked))  # fmt: skip
+
+    def document(self) -> dict[str, object]:
+        """The JSON entry (``simulate --json``'s ``harm``)."""
+        return {
+            "needed": self.needed,
+            "same_call": self.same_call,
+            "later_call": self.later_call,
+            "not_reached": self.not_reached,
+            "same_call_rate": round(self.same_call_rate, 4),
+            "not_reached_rate": round(self.not_reached_rate, 4),
+            "ways": {f"{when} {how}": n for (when, how), n in sorted(self.ways.items())},
+            "first_asked": dict(sorted(self.first_asked.items())),
+        }
+
+
+def generated_need_events(
+    needs: Mapping[str, Sequence[float]], calls: Sequence[Call], hits: Iterable[ReplayHit]
+) -> list[NeedEvent]:
+    """The need events of a generated history: each need is a search written for it (a
+    call whose ``needed`` is the note, at that time), a ``memory_get`` of the note at that
+    time, or neither (``other``)."""
+    searches = {(c.needed, c.ts): i for i, c in enumerate(calls) if c.needed is not None}
+    gets: dict[str, set[float]] = {}
+    for h in hits:
+        if h.kind == "get":
+            gets.setdefault(h.path, set()).add(h.ts)
+    out = []
+    for path, times in needs.items():
+        for ts in times:
+            i = searches.get((path, ts))
+            if i is not None:
+                out.append(NeedEvent(path, ts, SEARCH, i))
+            elif ts in gets.get(path, ()):
+                out.append(NeedEvent(path, ts, READ))
+            else:
+                out.append(NeedEvent(path, ts, OTHER))
+    out.sort(key=lambda e: (e.ts, e.path))
+    return out
+
+
+def install_need_events(hits: Iterable[ReplayHit], calls: Sequence[Call]) -> list[NeedEvent]:
+    """The need events of a real install, where only hits are known: every strong hit (a
+    ``memory_get``; a search hit retrieved first or read later, :meth:`ReplayHit.strong`),
+    the search by the call recorded at its time."""
+    at: dict[float, int] = {}
+    for i, c in enumerate(calls):
+        at.setdefault(c.ts, i)
+    out = []
+    for h in hits:
+        if not h.strong:
+            continue
+        if h.kind == "get":
+            out.append(NeedEvent(h.path, h.ts, READ))
+        elif h.ts in at:
+            out.append(NeedEvent(h.path, h.ts, SEARCH, at[h.ts]))
+        else:
+            out.append(NeedEvent(h.path, h.ts, OTHER))
+    out.sort(key=lambda e: (e.ts, e.path))
+    return out
+
+
+class _Archive:
+    """Which notes were archived at a moment: the replay's episodes (archived at a run,
+    back at its first hit after that), as the replay's own state follows them."""
+
+    def __init__(self, decisions: Sequence[tuple[float, Sequence[str]]],
+                 hits: Iterable[ReplayHit]):  # fmt: skip
+        times: dict[str, list[float]] = {}
+        for h in hits:
+            times.setdefault(h.path, []).append(h.ts)
+        for ts in times.values():
+            ts.sort()
+        self.episodes: list[tuple[str, float, float]] = []
+        for t, chosen in decisions:
+            for path in chosen:
+                ts = times.get(path, [])
+                i = bisect.bisect_right(ts, t)
+                self.episodes.append((path, t, ts[i] if i < len(ts) else math.inf))
+        self.by_path: dict[str, list[tuple[float, float]]] = {}
+        for path, left, back in self.episodes:
+            self.by_path.setdefault(path, []).append((left, back))
+
+    def archived_at(self, path: str, ts: float) -> bool:
+        return any(left < ts <= back for left, back in self.by_path.get(path, ()))
+
+    def all_at(self, ts: float) -> list[str]:
+        return sorted(p for p, eps in self.by_path.items()
+                      if any(left < ts <= back for left, back in eps))  # fmt: skip
+
+
+def _search_restores(
+    cands: Sequence[tuple[str, float] | tuple[str, float, bool]],
+    archive: _Archive,
+    ts: float,
+    still: str,
+) -> str | None:
+    """The note restore on demand brings back for a search at ``ts`` (the daemon's rule,
+    as :func:`memoryd.policy.replay.replay` replays it: the best-matching archived note,
+    when it beats every note still in the workspace and the query names it). ``still``:
+    a note not reached yet, archived whatever later hits the replay saw of it."""
+    best_present = -1.0
+    for path, score, *named in cands:
+        if path != still and not archive.archived_at(path, ts):
+            best_present = max(best_present, score)
+            continue
+        if best_present >= score or named == [False]:
+            return None
+        return str(path)
+    return None
+
+
+def harm(
+    decisions: Sequence[tuple[float, Sequence[str]]],
+    hits: Sequence[ReplayHit],
+    events: Sequence[NeedEvent],
+    calls: Sequence[Call],
+    *,
+    candidates: Candidates | None = None,
+    recall: Recall | None = None,
+    texts: Mapping[str, str] | None = None,
+    horizon_days: float = HORIZON_DAYS,
+    search_same_call: bool = False,
+) -> Harm:
+    """Sort one policy's needed archives by what the agent reached (module docstring).
+
+    An archive at run ``t`` is *needed* when a need event of its note falls in
+    ``(t, t + horizon]`` (with ``events`` from :func:`generated_need_events`, exactly the
+    replay's need-based false archives). Its needs in that window are tried in order; the
+    first that reaches the note decides: the first need itself in its own call (``same``),
+    or later (``later``).
+    """
+    horizon = horizon_days * DAY
+    archive = _Archive(decisions, hits)
+    by_path: dict[str, list[NeedEvent]] = {}
+    for e in events:
+        by_path.setdefault(e.path, []).append(e)
+    for lst in by_path.values():
+        lst.sort(key=lambda e: e.ts)
+    recalled: dict[tuple[str, float, str], set[str]] = {}
+    out = Harm()
+    for path, left, _back in archive.episodes:
+        evs = by_path.get(path, [])
+        times = [e.ts for e in evs]
+        lo, hi = bisect.bisect_right(times, left), bisect.bisect_right(times, left + horizon)
+        window = evs[lo:hi]
+        if not window:
+            continue
+        out.needed += 1
+        out.first_asked[window[0].via] += 1
+        reached: tuple[str, str] | None = None
+        for k, e in enumerate(window):
+            first = k == 0
+            if e.via == READ:
+                reached = ("same" if first else "later", READ)
+                break
+            if e.via != SEARCH or e.call is None:
+                continue
+            cands = candidates(e.call) if candidates is not None else ()
+            if _search_restores(cands, archive, e.ts, path) == path:
+                reached = ("same" if first and search_same_call else "later", SEARCH)
+                break
+            if recall is not None and texts is not None:
+                key = (calls[e.call].query, e.ts, path)
+                if key not in recalled:
+                    held = {*archive.all_at(e.ts), path}
+                    pool = {p: texts[p] for p in sorted(held) if p in texts}
+                    recalled[key] = set(recall(calls[e.call].query, pool))
+                if path in recalled[key]:
+                    reached = ("later", "recall")
+                    break
+        if reached is None:
+            out.not_reached += 1
+            continue
+        out.ways[reached] += 1
+        if reached[0] == "same":
+            out.same_call += 1
+        else:
+            out.later_call += 1
+    return out

@@ -1,0 +1,95 @@
+"""Harm, not only prediction (issue 28, item 7): of the archives later needed, what the agent
+still reached, by replaying each need against the archive as it stood. Hand-made histories
+(one archive each, so every count is known) and one generated history (the counts agree
+with the replay's own false archives)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memoryd.commands.simulate import restore_index
+from memoryd.policy import candidates as pc
+from memoryd.policy import harm as hm
+from memoryd.policy import replay as rp
+from memoryd.tierstore.recall import archive_recall_picks
+from support.histories import replay_inputs
+from support.histories_e import generate_e
+
+pytestmark = pytest.mark.unit
+
+DAY = 86400.0
+T = 100 * DAY  # the run that archived memory/espresso.md
+TEXTS = {
+    "memory/espresso.md": "# espresso\n\ngrind size for the lever machine, tamping.\n",
+    "memory/garden.md": "# garden\n\ntomatoes, watering schedule, compost.\n",
+}
+
+
+def _harm(events: list[hm.NeedEvent], calls: list[rp.Call]) -> hm.Harm:
+    hits = [rp.ReplayHit(e.path, e.ts, "get" if e.via == "read" else "search") for e in events]
+    return hm.harm(
+        [(T, ["memory/espresso.md"])], hits, events, calls,
+        candidates=restore_index(calls, TEXTS).__getitem__,
+        recall=archive_recall_picks, texts=TEXTS,
+    )  # fmt: skip
+
+
+def test_a_read_of_the_archived_path_reaches_it_in_that_call_with_the_plugin():
+    h = _harm([hm.NeedEvent("memory/espresso.md", T + DAY, "read")], [])
+    assert (h.needed, h.same_call, h.later_call, h.not_reached) == (1, 1, 0, 0)
+    # without the plugin OpenClaw answers the read empty; the daemon brings it back after
+    w = h.without_plugin()
+    assert (w.same_call, w.later_call, w.not_reached) == (0, 1, 0)
+
+
+def test_a_search_in_the_notes_own_words_brings_it_back_for_the_next_call():
+    calls = [rp.Call(T + DAY, "espresso grind", "memory/espresso.md")]
+    h = _harm([hm.NeedEvent("memory/espresso.md", T + DAY, "search", 0)], calls)
+    assert (h.same_call, h.later_call, h.not_reached) == (0, 1, 0)
+    assert h.ways[("later", "search")] == 1
+    # a search hook that hands the note over in that call would make it the same call
+    hits = [rp.ReplayHit("memory/espresso.md", T + DAY)]
+    same = hm.harm([(T, ["memory/espresso.md"])], hits,
+                   [hm.NeedEvent("memory/espresso.md", T + DAY, "search", 0)], calls,
+                   candidates=restore_index(calls, TEXTS).__getitem__,
+                   search_same_call=True)  # fmt: skip
+    assert same.same_call == 1
+
+
+def test_other_words_for_the_same_thing_reach_nothing_until_a_later_read():
+    calls = [rp.Call(T + DAY, "coffee beans", "memory/espresso.md")]
+    synonym = hm.NeedEvent("memory/espresso.md", T + DAY, "search", 0)
+    h = _harm([synonym], calls)
+    assert (h.needed, h.not_reached) == (1, 1)
+    h = _harm([synonym, hm.NeedEvent("memory/espresso.md", T + 3 * DAY, "read")], calls)
+    assert (h.same_call, h.later_call, h.not_reached) == (0, 1, 0)
+    assert h.ways[("later", "read")] == 1
+
+
+def test_a_need_after_the_horizon_is_no_harm():
+    h = _harm([hm.NeedEvent("memory/espresso.md", T + 61 * DAY, "read")], [])
+    assert h.needed == 0
+
+
+def test_recall_reaches_what_the_search_restore_does_not():
+    # "lever" is in the note, but the query's other words are not: below the restore
+    # threshold, so restore on demand stays still; recall finds the one archived note
+    calls = [rp.Call(T + DAY, "lever coffee beans", "memory/espresso.md")]
+    h = _harm([hm.NeedEvent("memory/espresso.md", T + DAY, "search", 0)], calls)
+    assert h.ways[("later", "recall")] == 1 and h.not_reached == 0
+
+
+def test_on_a_generated_history_the_needed_archives_are_the_replays_need_false_archives():
+    inp = replay_inputs(generate_e(3))
+    policies = [pc.policy_named("seed"), pc.policy_named("likely")]
+    res = rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"])
+    events = hm.generated_need_events(inp["needs"], inp["calls"], inp["hits"])
+    cands = restore_index(inp["calls"], inp["texts"])
+    for r in res:
+        h = hm.harm(r.decisions, inp["hits"], events, inp["calls"],
+                    candidates=cands.__getitem__, recall=archive_recall_picks,
+                    texts=inp["texts"])  # fmt: skip
+        assert r.need is not None and h.needed == r.need.false_archives > 0
+        assert h.same_call + h.later_call + h.not_reached == h.needed
+        # path reads are most of this family's needs: most archives are reached at once
+        assert h.same_call > h.later_call
