@@ -179,3 +179,45 @@ def test_simulate_reuses_the_saved_calibration_for_its_now_line_with_the_same_ta
     plan = _dry_run(env, now)
     saved.unlink()
     assert _dry_run(env, now) == plan
+
+
+def _restore_index_scoring_every_note(calls: list, texts: dict[str, str]) -> list[list]:
+    """simulate's restore candidates as the protocol says them: every note scored against
+    every query (docs/simulate.md), the ones at or above the threshold, best first."""
+    from memoryd.policy.restore_match import (
+        RESTORE_THRESHOLD,
+        document_frequency,
+        match_score,
+        names_it,
+    )
+
+    df = document_frequency(texts.values())
+    out = []
+    for call in calls:
+        scored = [(p, match_score(call.query, t)) for p, t in texts.items()]
+        out.append(sorted(((p, s, names_it(call.query, texts[p], df)) for p, s in scored
+                           if s >= RESTORE_THRESHOLD), key=lambda ps: (-ps[1], ps[0])))  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize("seed", [2, 9])
+def test_simulate_finds_the_same_restore_candidates_as_scoring_every_note(seed: int) -> None:
+    """Only the notes holding enough of a query's words are scored; the candidates (and
+    so every restore simulate replays) are those of scoring every note, on the generated
+    queries and on made-up ones: a tag lifting a note, a query of one word, of none."""
+    from types import SimpleNamespace
+
+    from memoryd.commands.simulate import restore_index
+
+    inp = replay_inputs(generate(seed, GenParams(days=120)))
+    texts = dict(inp["texts"])
+    texts["memory/tagged.md"] = "---\ntags: [kubernetes, rollout]\n---\nnotes about kubernetes\n"
+    rng = random.Random(seed)
+    vocab = sorted({w for t in texts.values() for w in t.split() if w.isalpha()})
+    made = ["kubernetes rollout plan", "kubernetes", "", "the and of", "rollout zzz yyy xxx"]
+    made += [" ".join(rng.sample(vocab, rng.randint(1, 7))) for _ in range(300)]
+    calls = [*inp["calls"][:400], *(SimpleNamespace(query=q) for q in made)]
+    got = restore_index(calls, texts)
+    assert got == _restore_index_scoring_every_note(calls, texts)
+    assert sum(1 for c in got if c) > 50  # (the comparison is about candidates that exist)
+    assert any(p == "memory/tagged.md" for p, _s, _n in got[len(calls) - len(made)])

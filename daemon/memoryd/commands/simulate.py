@@ -64,26 +64,33 @@ def restore_index(
         _document,
         _words,
         document_frequency,
+        held_by_at_least,
         match_score,
         names_it,
+        words_needed,
     )
 
     df = document_frequency(texts.values())
-
-    index: dict[str, set[str]] = {}
-    for path, text in texts.items():
-        for w in _document(text).words:
-            index.setdefault(w, set()).add(path)
-        for tag in _document(text).tags:
-            index.setdefault(tag, set()).add(path)
+    # word → the notes holding it, as a bit set (bit i: paths[i]); only a note holding
+    # words_needed of a query's words can reach the threshold, and only those are scored
+    paths = list(texts)
+    holders: dict[str, list[int]] = {}
+    for i, path in enumerate(paths):
+        for w in _document(texts[path]).words:
+            holders.setdefault(w, []).append(i)
+    masks = {w: sum(1 << i for i in idx) for w, idx in holders.items()}
     cache: dict[str, list[tuple[str, float, bool]]] = {}
     out = []
     for call in calls:
         if call.query not in cache:
-            near: set[str] = set()
-            for w in _words(call.query):
-                near |= index.get(w, set())
-            scored = [(p, match_score(call.query, texts[p])) for p in near]
+            words = _words(call.query)
+            bits = held_by_at_least([masks.get(w, 0) for w in words], words_needed(len(words)))
+            scored = []
+            while bits:
+                low = bits & -bits
+                bits ^= low
+                p = paths[low.bit_length() - 1]
+                scored.append((p, match_score(call.query, texts[p])))
             cache[call.query] = sorted(
                 (
                     (p, s, names_it(call.query, texts[p], df))

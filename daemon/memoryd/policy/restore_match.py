@@ -18,8 +18,9 @@ distinctive words (held by at most :data:`DISTINCTIVE_NOTES` notes).
 from __future__ import annotations
 
 import functools
+import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from .score import Document, keyword_match, tag_match, tokens
 
@@ -33,6 +34,14 @@ RESTORE_THRESHOLD: float = 0.6
 DISTINCTIVE_NOTES = 3
 
 KEYWORD_WEIGHT, TAG_WEIGHT = 0.4, 0.2  # [score]'s default weights, without time and access
+
+# The least share of a query's words a note must hold to reach the threshold: tags lift the
+# keyword share k to (KW·k + TW·t) / (KW + TW) at most, the tag share t being at most 1
+# (0.4 with the figures above). A cheap bound that leaves out every note far below it.
+MIN_KEYWORD_SHARE = min(
+    RESTORE_THRESHOLD,
+    (RESTORE_THRESHOLD * (KEYWORD_WEIGHT + TAG_WEIGHT) - TAG_WEIGHT) / KEYWORD_WEIGHT,
+)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -110,3 +119,22 @@ def best_match(
         return None
     df = document_frequency([*candidates.values(), *present.values()])
     return best if names_it(query, candidates[best[0]], df) else None
+
+
+def words_needed(query_words: int) -> int:
+    """How many of a query's ``query_words`` distinct words a note must hold to possibly reach
+    :data:`RESTORE_THRESHOLD` (:data:`MIN_KEYWORD_SHARE`, a hair lower against rounding;
+    at least one: a note holding none scores at most a tag blend of 1/3)."""
+    return max(1, math.ceil(MIN_KEYWORD_SHARE * query_words - 1e-9))
+
+
+def held_by_at_least(masks: Sequence[int], need: int) -> int:
+    """The bits set in at least ``need`` of ``masks`` (bit sets of notes, one per query word):
+    the notes holding that many of the query's words, in a few integer operations per word
+    instead of a score per note (``memoryd simulate`` matches 50,000 queries of a heavy
+    year against 1,000 notes). Pure."""
+    at = [-1] + [0] * need  # at[j]: the bits set in at least j of the masks seen so far
+    for bits in masks:
+        for j in range(need, 0, -1):
+            at[j] |= at[j - 1] & bits
+    return at[need]
