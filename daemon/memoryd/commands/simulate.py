@@ -59,46 +59,14 @@ def restore_index(
 ) -> list[list[tuple[str, float, bool]]]:
     """Per call: the files its query matches at or above the restore threshold, best
     first, and whether the query uses one of the file's distinctive words."""
-    from ..policy.restore_match import (
-        RESTORE_THRESHOLD,
-        _document,
-        _words,
-        document_frequency,
-        held_by_at_least,
-        match_score,
-        names_it,
-        words_needed,
-    )
+    from ..policy.restore_match import Matcher
 
-    df = document_frequency(texts.values())
-    # word → the notes holding it, as a bit set (bit i: paths[i]); only a note holding
-    # words_needed of a query's words can reach the threshold, and only those are scored
-    paths = list(texts)
-    holders: dict[str, list[int]] = {}
-    for i, path in enumerate(paths):
-        for w in _document(texts[path]).words:
-            holders.setdefault(w, []).append(i)
-    masks = {w: sum(1 << i for i in idx) for w, idx in holders.items()}
+    matcher = Matcher(texts)
     cache: dict[str, list[tuple[str, float, bool]]] = {}
     out = []
     for call in calls:
         if call.query not in cache:
-            words = _words(call.query)
-            bits = held_by_at_least([masks.get(w, 0) for w in words], words_needed(len(words)))
-            scored = []
-            while bits:
-                low = bits & -bits
-                bits ^= low
-                p = paths[low.bit_length() - 1]
-                scored.append((p, match_score(call.query, texts[p])))
-            cache[call.query] = sorted(
-                (
-                    (p, s, names_it(call.query, texts[p], df))
-                    for p, s in scored
-                    if s >= RESTORE_THRESHOLD
-                ),
-                key=lambda ps: (-ps[1], ps[0]),
-            )
+            cache[call.query] = matcher.candidates(call.query)
         out.append(cache[call.query])
     return out
 
