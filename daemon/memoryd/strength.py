@@ -190,6 +190,37 @@ def load_hit_rows(
     return cur.fetchall() if raw else [HitRow._make(r) for r in cur]
 
 
+def load_strong_times(
+    conn: Any,
+    now: float,
+    horizon: float,
+    paths: Iterable[str] | None = None,
+    agents: Iterable[str] | None = None,
+) -> list[tuple[str, float, int | None]] | None:
+    """(path, time, strong) of every hit dated by ``horizon``, from the strength each hit
+    keeps (``hits.strong_from``, migration 10): its time capped at ``now``, and whether it is
+    strong as known at ``horizon`` (1; 0 or None: not). The same as :func:`strong_flags`
+    over every row of the hits' calls, without reading those calls: one file's hits cost
+    what the file has, the whole table three columns a row and no ranking in Python.
+    ``paths``: those files' only. None when the database is older than that column (a
+    read-only open does not migrate)."""
+    if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 10:
+        return None
+    sql = "SELECT memory_path, min(ts, ?), strong_from <= ? FROM hits WHERE ts <= ?"
+    args: list[object] = [now, horizon, horizon]
+    if paths is not None:
+        wanted = sorted(set(paths))
+        if not wanted:
+            return []
+        sql += f" AND memory_path IN ({','.join('?' * len(wanted))})"
+        args.extend(wanted)
+    if agents is not None:
+        ids = sorted(set(agents))
+        sql += f" AND agent IN ({','.join('?' * len(ids))})"
+        args.extend(ids)
+    return conn.execute(sql, args).fetchall()
+
+
 def rows_of_files(rows: Sequence[Any], paths: Iterable[str]) -> list[Any]:
     """The rows of ``paths`` and every row of their calls (a search's other results rank
     them), in the order given; rows are ``HitRow`` or plain tuples in its order."""

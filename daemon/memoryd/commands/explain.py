@@ -244,6 +244,8 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         "journal": journal,
     }
     emit(ctx, args, doc, lines)
+    # (printed and closed by then: Python's teardown of a heavy year's objects adds nothing)
+    ctx.exit_at_once = True
     return 0
 
 

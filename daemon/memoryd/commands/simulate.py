@@ -152,6 +152,8 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
     else:
         for line in text_report(doc, results):
             ctx.print(line)
+    # (printed and closed by then: Python's teardown of a heavy year's objects adds nothing)
+    ctx.exit_at_once = True
     return 0
 
 
