@@ -1,9 +1,11 @@
 """Hit strength: what each hit says about need, derived from the hits table.
 
 A search returns up to six files; the one the agent needed is usually first, or is read
-next. Strength is derived at query time from the hits table (no migration): the rank of
-each search hit among its call's results (by score), and when the agent then read the
-file (a ``memory_get`` hit of the same file later in the same session).
+next. Strength is derived from the hits table: the rank of each search hit among its
+call's results (by score), and when the agent then read the file (a ``memory_get`` hit of
+the same file later in the same session). Each hit also keeps when it became strong
+(``hits.strong_from``, migration 10, kept by triggers: :func:`load_strong_times` reads it);
+the functions here are the rule it is held to.
 
 A strong hit (retrieved first, or read) is what the expire policies count
 (:mod:`memoryd.policy.expire_plan`, the replay of ``memoryd simulate``) and what
