@@ -252,7 +252,15 @@ _MIGRATIONS: dict[int, str] = {
             AND agent = NEW.agent AND session = NEW.session AND memory_path = NEW.memory_path
             AND kind = 'search' AND ts <= NEW.ts AND (strong_from IS NULL OR strong_from > NEW.ts);
         UPDATE hits SET strong_from = @STRENGTH@
-            WHERE NEW.kind = 'search' AND agent = NEW.agent AND call_id = NEW.call_id;
+            WHERE NEW.kind = 'search' AND id = NEW.id;
+        -- (the other results of its call: all of unknown rank once one has no score; a
+        -- lower one ranked first so far is not any more; the others stay as they were)
+        UPDATE hits SET strong_from = ts
+            WHERE NEW.kind = 'search' AND NEW.score IS NULL
+            AND agent = NEW.agent AND call_id = NEW.call_id AND kind = 'search';
+        UPDATE hits SET strong_from = @STRENGTH@
+            WHERE NEW.kind = 'search' AND agent = NEW.agent AND call_id = NEW.call_id
+            AND kind = 'search' AND score < NEW.score AND strong_from = ts;
     END;
     CREATE TRIGGER IF NOT EXISTS hits_strength_delete AFTER DELETE ON hits BEGIN
         UPDATE hits SET strong_from = @STRENGTH@
