@@ -244,6 +244,7 @@ def test_each_hit_keeps_the_strength_the_rule_gives_whatever_the_order_of_writes
     a score missing: the strength kept with each hit (migration 10's triggers) is what
     ranking every call and matching every read again gives."""
     from memoryd.store import Store
+    from memoryd.strength import HitRow, file_summary, hit_strengths, strength_summary
 
     h = generate(seed, GenParams(days=60))
     rng = random.Random(seed)
@@ -272,8 +273,14 @@ def test_each_hit_keeps_the_strength_the_rule_gives_whatever_the_order_of_writes
                 [g[:3] for g in rng.sample(gets, 25)],
             )
         kept = store.conn.execute(f"SELECT {_COLS}, strong_from FROM hits").fetchall()
-    assert len(kept) > 1000
-    assert [r[7] for r in kept] == _expected_strong_from([r[:7] for r in kept])
+        assert len(kept) > 1000
+        assert [r[7] for r in kept] == _expected_strong_from([r[:7] for r in kept])
+        for path in sorted({r[2] for r in kept}):  # explain's strength line, from the column
+            calls = {(r[0], r[1]) for r in kept if r[2] == path}
+            mine = [HitRow._make(r[:7]) for r in kept if (r[0], r[1]) in calls]
+            assert file_summary(store.conn, path) == strength_summary(
+                mine, hit_strengths(mine), path
+            )
     assert sum(r[7] is None for r in kept) > 100  # (came along, never read: not strong)
     assert sum(r[7] is not None and r[7] > r[4] for r in kept) > 20  # (strong once read)
 
@@ -317,6 +324,7 @@ def test_the_plan_reads_the_kept_strength_with_the_same_verdicts(tmp_path: Path,
     from memoryd.policy import expire_plan as ep
     from memoryd.signals import snapshot
     from memoryd.store import Store
+    from memoryd.strength import hit_strengths, strength_summary
 
     h = generate(seed, GenParams(days=150))
     env = {"OPENCLAW_STATE_DIR": str(tmp_path / "oc"), "HOME": str(tmp_path / "home")}
@@ -338,3 +346,8 @@ def test_the_plan_reads_the_kept_strength_with_the_same_verdicts(tmp_path: Path,
             one = ep._hit_times(snap, busiest)
             assert sorted(one[0][busiest]) == sorted(again[0][busiest])
             assert sorted(one[1].get(busiest, [])) == sorted(again[1].get(busiest, []))
+            for path in sorted(kept[0], key=lambda p: -len(kept[0][p]))[:8]:
+                rows = snap.hit_rows([path], raw=False)
+                assert snap.strength_summary(path) == strength_summary(
+                    rows, hit_strengths(rows), path
+                )

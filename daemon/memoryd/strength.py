@@ -223,6 +223,46 @@ def load_strong_times(
     return conn.execute(sql, args).fetchall()
 
 
+def file_summary(
+    conn: Any, path: str, agents: Iterable[str] | None = None
+) -> dict[str, int] | None:
+    """:func:`strength_summary` of one file's hits, from its own rows alone: whether a
+    result ranked first, or was of unknown rank, is asked of its call's rows through the
+    unique key, whether it was read of the strength kept with it (``strong_from``, migration
+    10) or, for a result of unknown rank, of the session's reads. None when the database is
+    older than that column. (The busiest note of a heavy year: 9 k rows instead of the 46 k
+    of its calls, and no ranking in Python.)"""
+    if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 10:
+        return None
+    sql = """SELECT h.kind != 'search',
+        EXISTS (SELECT 1 FROM hits AS c WHERE c.agent = h.agent AND c.call_id = h.call_id
+            AND c.kind = 'search' AND c.score IS NULL),
+        EXISTS (SELECT 1 FROM hits AS c WHERE c.agent = h.agent AND c.call_id = h.call_id
+            AND c.kind = 'search' AND c.score > h.score),
+        h.strong_from IS NOT NULL,
+        h.session IS NOT NULL AND h.session != '' AND EXISTS (SELECT 1 FROM hits AS g
+            WHERE g.agent = h.agent AND g.session = h.session AND g.memory_path = h.memory_path
+            AND g.kind != 'search' AND g.ts >= h.ts)
+        FROM hits AS h WHERE h.memory_path = ?"""
+    args: list[object] = [path]
+    if agents is not None:
+        ids = sorted(set(agents))
+        sql += f" AND h.agent IN ({','.join('?' * len(ids))})"
+        args.extend(ids)
+    out = {"first": 0, "read": 0, "read_directly": 0, "came_along": 0, "rank_unknown": 0}
+    for is_get, unknown, outranked, strong, read in conn.execute(sql, args):
+        if is_get:
+            out["read_directly"] += 1
+        elif unknown:  # (rank unknown: read if a get of it came at or after it)
+            out["read" if read else "rank_unknown"] += 1
+        elif not outranked:
+            out["first"] += 1
+        else:  # (ranked lower: strong from its first read, if any)
+            out["read" if strong else "came_along"] += 1
+    out["strong"] = out["first"] + out["read"] + out["read_directly"]
+    return out
+
+
 def rows_of_files(rows: Sequence[Any], paths: Iterable[str]) -> list[Any]:
     """The rows of ``paths`` and every row of their calls (a search's other results rank
     them), in the order given; rows are ``HitRow`` or plain tuples in its order."""

@@ -94,10 +94,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         mark_note=snap.mark_notes.get(rel),
     )
     since = sig.days_since_hit
-    from ..strength import hit_strengths, strength_summary
-
-    rows = snap.hit_rows([rel], raw=False)
-    strength = strength_summary(rows, hit_strengths(rows), rel)
+    strength = snap.strength_summary(rel)
     # Hits (and marks) recorded under another spelling of this file (docs/paths.md).
     spellings = snap.attribution.spellings(rel)[1:]
     lines = [
