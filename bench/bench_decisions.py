@@ -185,7 +185,9 @@ def main() -> None:
                         cpus.setdefault((name, version, kind), []).append(cpu)
                         if outputs.setdefault(version, out) != out:
                             raise SystemExit(f"{version} {name}: output differs between runs")
-            same[name] = _comparable(outputs["today"]) == _comparable(outputs["new"])
+            # (the new code's copy of the install is in another folder: reflect names its report)
+            new_out = outputs["new"].replace(str(state_new), str(state))
+            same[name] = _comparable(outputs["today"]) == _comparable(new_out)
             done = {k: v for k, v in commands.items() if k in same}
             print(f"  {name}: timed", flush=True)
             _table(done, deciding, times, same, only=name, cpu=cpus)
