@@ -326,7 +326,7 @@ class Batch:
             deleted += conn.executemany(
                 "DELETE FROM hits WHERE agent = ? AND call_id = ?",
                 [(agent, cid) for cid in self.retract],
-            )
+            ).rowcount
         for prefix, since in self.retract_prefixes:
             if since is None:
                 deleted += conn.execute(
