@@ -16,8 +16,10 @@ the same run, and prints the table with the ratios.
 The new code keeps the calibration it learned (``own_history.LEARNED_FILE``): its first
 deciding command after new verdicts learns it, the later ones reuse it. Both are timed:
 ``first`` with the saved calibration removed before the command, ``then`` with it in
-place (the baseline learns at every command when no expire run has recorded one, as
-here). Every command's output is compared between the two versions: the decisions must
+place (a baseline older than the saved calibration learns at every command when no
+expire run has recorded one, as here; today's main saves and reuses it too). The new code
+runs on its own copy of the install, migrated first (untimed; the migration's time is
+printed). Every command's output is compared between the two versions: the decisions must
 be the same. ``--busy`` keeps one core busy with a spinning process while measuring.
 """
 
@@ -87,6 +89,22 @@ def build(root: Path, seed: int) -> dict[str, object]:
     return info
 
 
+def fresh_copy(state: Path, to: Path) -> Path:
+    """A copy of the install's state folder at ``to``, its database migrated by this
+    checkout's code (untimed: a migration runs once, at the daemon's first start)."""
+    import shutil
+
+    from memoryd.store import Store
+
+    if to.exists():
+        shutil.rmtree(to)
+    shutil.copytree(state, to)
+    t0 = time.perf_counter()
+    Store.open(to / "memoryd" / "state.db").close()
+    print(f"new code's copy of the install migrated in {time.perf_counter() - t0:.1f} s")
+    return to
+
+
 @contextlib.contextmanager
 def busy_core(on: bool) -> Iterator[None]:
     """One spinning process while measuring (the other core of a 2-core machine busy)."""
@@ -112,14 +130,18 @@ def main() -> None:
     print(f"install: {info['files']} memory files, {info['hits']} hits, {info['searches']} "
           f"searches, 365 days (seed {args.seed}; built in {info['built_s']} s)")  # fmt: skip
     state = args.install / "oc"
-    learned = state / "memoryd" / "calibration-learned.json"
+    # The new code's own copy of the install, migrated before timing (its schema may be newer
+    # than today's code opens: migration 10 keeps each hit's strength), made again each run.
+    state_new = fresh_copy(state, args.install / "oc-new")
+    learned = state_new / "memoryd" / "calibration-learned.json"
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
-    base_env.update(HOME=str(args.install / "home"), OPENCLAW_STATE_DIR=str(state),
-                    MEMORYD_NOW=str(info["now"]))  # fmt: skip
+    base_env.update(HOME=str(args.install / "home"), MEMORYD_NOW=str(info["now"]))
     versions = {
-        "today": {**base_env, "PYTHONPATH": str(Path(args.baseline).resolve())},
-        "new": {**base_env, "PYTHONPATH": str(ROOT / "daemon")},
-    }
+        "today": {**base_env, "PYTHONPATH": str(Path(args.baseline).resolve()),
+                  "OPENCLAW_STATE_DIR": str(state)},
+        "new": {**base_env, "PYTHONPATH": str(ROOT / "daemon"),
+                "OPENCLAW_STATE_DIR": str(state_new)},
+    }  # fmt: skip
     commands = {  # the deciding ones first: a run cut short has their figures
         "explain FILE": ["explain", str(info["explain"]), "--no-scan", "--json"],
         "expire dry run": ["expire", "--dry-run", "--no-scan", "--json"],
@@ -164,7 +186,9 @@ def main() -> None:
                         cpus.setdefault((name, version, kind), []).append(cpu)
                         if outputs.setdefault(version, out) != out:
                             raise SystemExit(f"{version} {name}: output differs between runs")
-            same[name] = _comparable(outputs["today"]) == _comparable(outputs["new"])
+            # (the new code's copy of the install is in another folder: reflect names its report)
+            new_out = outputs["new"].replace(str(state_new), str(state))
+            same[name] = _comparable(outputs["today"]) == _comparable(new_out)
             done = {k: v for k, v in commands.items() if k in same}
             print(f"  {name}: timed", flush=True)
             _table(done, deciding, times, same, only=name, cpu=cpus)

@@ -179,3 +179,175 @@ def test_simulate_reuses_the_saved_calibration_for_its_now_line_with_the_same_ta
     plan = _dry_run(env, now)
     saved.unlink()
     assert _dry_run(env, now) == plan
+
+
+def _restore_index_scoring_every_note(calls: list, texts: dict[str, str]) -> list[list]:
+    """simulate's restore candidates as the protocol says them: every note scored against
+    every query (docs/simulate.md), the ones at or above the threshold, best first."""
+    from memoryd.policy.restore_match import (
+        RESTORE_THRESHOLD,
+        document_frequency,
+        match_score,
+        names_it,
+    )
+
+    df = document_frequency(texts.values())
+    out = []
+    for call in calls:
+        scored = [(p, match_score(call.query, t)) for p, t in texts.items()]
+        out.append(sorted(((p, s, names_it(call.query, texts[p], df)) for p, s in scored
+                           if s >= RESTORE_THRESHOLD), key=lambda ps: (-ps[1], ps[0])))  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize("seed", [2, 9])
+def test_simulate_finds_the_same_restore_candidates_as_scoring_every_note(seed: int) -> None:
+    """Only the notes holding enough of a query's words are scored; the candidates (and
+    so every restore simulate replays) are those of scoring every note, on the generated
+    queries and on made-up ones: a tag lifting a note, a query of one word, of none."""
+    from types import SimpleNamespace
+
+    from memoryd.commands.simulate import restore_index
+
+    inp = replay_inputs(generate(seed, GenParams(days=120)))
+    texts = dict(inp["texts"])
+    texts["memory/tagged.md"] = "---\ntags: [kubernetes, rollout]\n---\nnotes about kubernetes\n"
+    rng = random.Random(seed)
+    vocab = sorted({w for t in texts.values() for w in t.split() if w.isalpha()})
+    made = ["kubernetes rollout plan", "kubernetes", "", "the and of", "rollout zzz yyy xxx"]
+    made += [" ".join(rng.sample(vocab, rng.randint(1, 7))) for _ in range(300)]
+    calls = [*inp["calls"][:400], *(SimpleNamespace(query=q) for q in made)]
+    got = restore_index(calls, texts)
+    assert got == _restore_index_scoring_every_note(calls, texts)
+    assert sum(1 for c in got if c) > 50  # (the comparison is about candidates that exist)
+    assert any(p == "memory/tagged.md" for p, _s, _n in got[len(calls) - len(made)])
+
+
+def _expected_strong_from(rows: list[tuple]) -> list[float | None]:
+    """strong_from as the one rule says it (memoryd.strength.strength_pairs): a get, a
+    result ranked first or of unknown rank at its own time, else at its first read."""
+    from memoryd.strength import strength_pairs
+
+    return [r[4] if r[3] != "search" or rank in (None, 1) else read
+            for r, (rank, read) in zip(rows, strength_pairs(rows), strict=True)]  # fmt: skip
+
+
+_COLS = "agent, call_id, memory_path, kind, ts, score, session"
+
+
+@pytest.mark.parametrize("seed", [4, 8])
+def test_each_hit_keeps_the_strength_the_rule_gives_whatever_the_order_of_writes(
+    tmp_path: Path, seed: int
+) -> None:
+    """Hits written in any order (a read before its search, a call's results one by one,
+    in other transactions), some taken back (a call, a read), a session of '' or none,
+    a score missing: the strength kept with each hit (migration 10's triggers) is what
+    ranking every call and matching every read again gives."""
+    from memoryd.store import Store
+    from memoryd.strength import HitRow, file_summary, hit_strengths, strength_summary
+
+    h = generate(seed, GenParams(days=60))
+    rng = random.Random(seed)
+    rows = [(x.agent, x.call_id, x.path, x.kind, x.ts, x.score, x.session) for x in h.hits]
+    some = rng.sample(range(len(rows)), 40)
+    for i in some[:10]:  # a score missing: its whole call's ranks unknown
+        rows[i] = (*rows[i][:5], None, rows[i][6])
+    for i in some[10:20]:  # no session, or an empty one: never read
+        rows[i] = (*rows[i][:6], rng.choice((None, "")))
+    rng.shuffle(rows)
+    with Store.open(tmp_path / "state.db") as store:
+        for at in range(0, len(rows), 97):
+            with store.transaction():
+                store.conn.executemany(
+                    f"INSERT OR IGNORE INTO hits({_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    rows[at : at + 97],
+                )
+        calls = sorted({(r[0], r[1]) for r in rows})
+        gets = [r for r in rows if r[3] != "search" and r[6]]
+        with store.transaction():
+            store.conn.executemany(
+                "DELETE FROM hits WHERE agent = ? AND call_id = ?", rng.sample(calls, 25)
+            )
+            store.conn.executemany(
+                "DELETE FROM hits WHERE agent = ? AND call_id = ? AND memory_path = ?",
+                [g[:3] for g in rng.sample(gets, 25)],
+            )
+        kept = store.conn.execute(f"SELECT {_COLS}, strong_from FROM hits").fetchall()
+        assert len(kept) > 1000
+        assert [r[7] for r in kept] == _expected_strong_from([r[:7] for r in kept])
+        for path in sorted({r[2] for r in kept}):  # explain's strength line, from the column
+            calls = {(r[0], r[1]) for r in kept if r[2] == path}
+            mine = [HitRow._make(r[:7]) for r in kept if (r[0], r[1]) in calls]
+            assert file_summary(store.conn, path) == strength_summary(
+                mine, hit_strengths(mine), path
+            )
+    assert sum(r[7] is None for r in kept) > 100  # (came along, never read: not strong)
+    assert sum(r[7] is not None and r[7] > r[4] for r in kept) > 20  # (strong once read)
+
+
+def test_a_database_of_before_the_kept_strength_gets_it_when_migrated(tmp_path: Path) -> None:
+    """A state database of schema 9 with a history in it: opening it migrates, and every
+    hit then keeps the strength the rule gives; a read-only open of such a database is
+    told to read every row instead (the kept strength is not there to read)."""
+    import sqlite3
+
+    from memoryd import store as st
+    from memoryd.strength import load_strong_times
+
+    db = tmp_path / "state.db"
+    with sqlite3.connect(db) as conn:
+        for version in range(1, 10):
+            for statement in st._split_sql(st._MIGRATIONS[version]):
+                conn.execute(statement)
+        conn.execute("PRAGMA user_version = 9")
+        h = generate(6, GenParams(days=45))
+        conn.executemany(
+            f"INSERT INTO hits({_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(x.agent, x.call_id, x.path, x.kind, x.ts, x.score, x.session) for x in h.hits],
+        )
+    old = st.Store.open(db, readonly=True)
+    assert load_strong_times(old.conn, h.end, h.end + DAY) is None
+    old.close()
+    with st.Store.open(db) as store:
+        kept = store.conn.execute(f"SELECT {_COLS}, strong_from FROM hits").fetchall()
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == st.SCHEMA_VERSION
+    assert [r[7] for r in kept] == _expected_strong_from([r[:7] for r in kept])
+
+
+@pytest.mark.parametrize("seed", [3, 12])
+def test_the_plan_reads_the_kept_strength_with_the_same_verdicts(tmp_path: Path, seed: int) -> None:
+    """On a generated install, the times and strong times the expire plan reads from the
+    kept strength are those of ranking every call again, at the end of the history and
+    a month before it (a hit from the future within the clock-skew allowance counts as
+    now, one beyond it not yet); and so is every verdict."""
+    from memoryd.config import Config, resolve_paths
+    from memoryd.policy import expire_plan as ep
+    from memoryd.signals import snapshot
+    from memoryd.store import Store
+    from memoryd.strength import hit_strengths, strength_summary
+
+    h = generate(seed, GenParams(days=150))
+    env = {"OPENCLAW_STATE_DIR": str(tmp_path / "oc"), "HOME": str(tmp_path / "home")}
+    write_history(h, tmp_path / "oc" / "workspace", tmp_path / "oc" / "memoryd" / "state.db")
+    (tmp_path / "home").mkdir()
+    cfg = Config()
+    paths = resolve_paths(cfg, env)
+    for now in (h.end, h.end - 30 * DAY):
+        with Store.open(paths.db) as store:
+            snap = snapshot(cfg, paths, store, now)
+            kept = ep._hit_times(snap)
+            again = ep.hit_times_by_file(snap.hit_rows(), snap.now)
+            assert snap.strong_times() is not None
+            assert {p: sorted(v) for p, v in kept[0].items()} == {
+                p: sorted(v) for p, v in again[0].items()}  # fmt: skip
+            assert {p: sorted(v) for p, v in kept[1].items()} == {
+                p: sorted(v) for p, v in again[1].items()}  # fmt: skip
+            busiest = max(kept[0], key=lambda p: len(kept[0][p]))
+            one = ep._hit_times(snap, busiest)
+            assert sorted(one[0][busiest]) == sorted(again[0][busiest])
+            assert sorted(one[1].get(busiest, [])) == sorted(again[1].get(busiest, []))
+            for path in sorted(kept[0], key=lambda p: -len(kept[0][p]))[:8]:
+                rows = snap.hit_rows([path], raw=False)
+                assert snap.strength_summary(path) == strength_summary(
+                    rows, hit_strengths(rows), path
+                )

@@ -305,13 +305,14 @@ def test_a_batch_writes_the_rows_of_executemany_with_its_agent_and_session_in_ea
                 list(first.values()),
             )
             new_calls = conn.total_changes - before
-            mid = conn.total_changes
-            conn.executemany(
+            # (the statement's own row count: total_changes also counts the rows the
+            # strength triggers update, migration 10)
+            inserted = conn.executemany(
                 "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
                 "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 [(agent, *h[:2], *h[2:], session, source_id) for h in hits],
-            )
-            new = (conn.total_changes - mid, new_calls, {})
+            ).rowcount
+            new = (inserted, new_calls, {})
         else:
             cp = Checkpoint(source_id, agent, "p", 0, 0, 0, "", 0, 0, 0)
             batch = Batch(cp, session, False)

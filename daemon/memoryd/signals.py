@@ -44,7 +44,15 @@ from .config import Config, Paths, schedule_timezone
 from .fsutil import read_note
 from .pathmatch import attributed_tallies, attribution_for, canonical_rows, merged_hits
 from .store import CLOCK_SKEW, HitTally, Store, hit_counts
-from .strength import HitRow, load_hit_rows, rows_of_files
+from .strength import (
+    HitRow,
+    file_summary,
+    hit_strengths,
+    load_hit_rows,
+    load_strong_times,
+    rows_of_files,
+    strength_summary,
+)
 from .workspace import (
     LONG_TERM_NAMES,
     MemoryFile,
@@ -567,6 +575,31 @@ class Snapshot:
             # and file gives these calls' rows as the whole table would.
             rows = self._rows[key] = rows if paths is None else rows_of_files(rows, paths)
         return list(rows) if raw else [HitRow._make(r) for r in rows]
+
+    def strong_times(
+        self, paths: Iterable[str] | None = None
+    ) -> list[tuple[str, float, int | None]] | None:
+        """(path, time, strong as known at now + CLOCK_SKEW) of every hit dated by then,
+        from the strength the database keeps with each hit
+        (:func:`memoryd.strength.load_strong_times`); ``paths``: those files' only. None
+        when it cannot say what :meth:`hit_rows` would: a file named under another
+        spelling (its rows are renamed and merged first, which can change their strength),
+        or a database older than the kept strength."""
+        if self.attribution.owner:
+            return None
+        horizon = self.now + CLOCK_SKEW
+        return load_strong_times(self._conn, self.now, horizon, paths, agents=self.agents)
+
+    def strength_summary(self, rel: str) -> dict[str, int]:
+        """One listed file's hits by strength (:func:`memoryd.strength.strength_summary`),
+        from its own rows and the strength kept with them when that can say it (as
+        :meth:`strong_times`), else from its rows and its calls'."""
+        if not self.attribution.owner:
+            kept = file_summary(self._conn, rel, self.agents)
+            if kept is not None:
+                return kept
+        rows = self.hit_rows([rel], raw=False)
+        return strength_summary(rows, hit_strengths(rows), rel)
 
     def hits_of(self, rel: str) -> list[Hit]:
         """One listed file's hits (as :attr:`hits` has them), read alone unless every

@@ -233,7 +233,66 @@ _MIGRATIONS: dict[int, str] = {
         first_seen REAL NOT NULL
     ) WITHOUT ROWID;
     """,
+    10: """
+    -- Each hit's strength kept with it (issue 32): strong_from is when the hit became strong
+    -- (memoryd.strength.strong_flags: a get, or a search result ranked first or of unknown
+    -- rank, at its own time; another result at the first read of it after it, a get of the
+    -- file by the same agent in the same session; NULL: not strong). A hit is strong as
+    -- known at t when strong_from <= t: the expire plan reads this column instead of
+    -- ranking every call and matching every read of the history again.
+    -- Kept by the triggers below in the transaction that writes or deletes the hit, for
+    -- every writer of the table; the session index finds a file's reads in a session.
+    ALTER TABLE hits ADD COLUMN strong_from REAL;
+    CREATE INDEX IF NOT EXISTS hits_by_session ON hits(agent, session, memory_path, ts);
+    CREATE TRIGGER IF NOT EXISTS hits_strength_insert AFTER INSERT ON hits BEGIN
+        UPDATE hits SET strong_from = ts
+            WHERE NEW.kind != 'search' AND id = NEW.id;
+        UPDATE hits SET strong_from = NEW.ts
+            WHERE NEW.kind != 'search' AND NEW.session != ''
+            AND agent = NEW.agent AND session = NEW.session AND memory_path = NEW.memory_path
+            AND kind = 'search' AND ts <= NEW.ts AND (strong_from IS NULL OR strong_from > NEW.ts);
+        UPDATE hits SET strong_from = @STRENGTH@
+            WHERE NEW.kind = 'search' AND id = NEW.id;
+        -- (the other results of its call: all of unknown rank once one has no score; a
+        -- lower one ranked first so far is not any more; the others stay as they were)
+        UPDATE hits SET strong_from = ts
+            WHERE NEW.kind = 'search' AND NEW.score IS NULL
+            AND agent = NEW.agent AND call_id = NEW.call_id AND kind = 'search';
+        UPDATE hits SET strong_from = @STRENGTH@
+            WHERE NEW.kind = 'search' AND agent = NEW.agent AND call_id = NEW.call_id
+            AND kind = 'search' AND score < NEW.score AND strong_from = ts;
+    END;
+    CREATE TRIGGER IF NOT EXISTS hits_strength_delete AFTER DELETE ON hits BEGIN
+        UPDATE hits SET strong_from = @STRENGTH@
+            WHERE OLD.kind = 'search' AND agent = OLD.agent AND call_id = OLD.call_id;
+        UPDATE hits SET strong_from = @STRENGTH@
+            WHERE OLD.kind != 'search' AND OLD.session != ''
+            AND agent = OLD.agent AND session = OLD.session AND memory_path = OLD.memory_path
+            AND kind = 'search' AND ts <= OLD.ts;
+    END;
+    UPDATE hits SET strong_from = @STRENGTH@;
+    """,
 }
+
+# A hit's strong_from (migration 10) from the other rows: a get at its own time; a search
+# result at its own time when no result of its call scored higher or one has no score;
+# else at the first get of the file by the same agent in the same session at or after it.
+_STRENGTH_SQL = """CASE
+        WHEN kind != 'search' THEN ts
+        WHEN score IS NULL OR NOT EXISTS (SELECT 1 FROM hits AS c
+            WHERE c.agent = hits.agent AND c.call_id = hits.call_id AND c.kind = 'search'
+            AND (c.score IS NULL OR c.score > hits.score)) THEN ts
+        WHEN EXISTS (SELECT 1 FROM hits AS c
+            WHERE c.agent = hits.agent AND c.call_id = hits.call_id AND c.kind = 'search'
+            AND c.score IS NULL) THEN ts
+        WHEN session IS NULL OR session = '' THEN NULL
+        ELSE (SELECT min(g.ts) FROM hits AS g
+            WHERE g.agent = hits.agent AND g.session = hits.session
+            AND g.memory_path = hits.memory_path AND g.kind != 'search' AND g.ts >= hits.ts)
+    END"""
+_MIGRATIONS[10] = _MIGRATIONS[10].replace("@STRENGTH@", _STRENGTH_SQL)
+# (table, column) an ADD COLUMN adds that a migration run again skips (see Store._column_there).
+_IDEMPOTENT_COLUMNS = frozenset({("hits", "strong_from")})
 
 
 SCHEMA_VERSION = max(_MIGRATIONS)
@@ -390,8 +449,23 @@ class Store:
                 )
             for target in sorted(t for t in _MIGRATIONS if t > version):
                 for statement in _split_sql(_MIGRATIONS[target]):
-                    self.conn.execute(statement)
+                    if not self._column_there(statement):
+                        self.conn.execute(statement)
                 self.conn.execute(f"PRAGMA user_version = {target}")
+
+    def _column_there(self, statement: str) -> bool:
+        """Whether ``statement`` adds a column the table has already: a database whose
+        version was set back is migrated again cleanly (SQLite's ADD COLUMN has no IF NOT
+        EXISTS); only the columns added since migration 10 are looked for."""
+        words = statement.split()
+        if [w.upper() for w in words[:3]] != ["ALTER", "TABLE", words[2].upper()]:
+            return False
+        if len(words) < 6 or [w.upper() for w in words[3:5]] != ["ADD", "COLUMN"]:
+            return False
+        if (words[2], words[5]) not in _IDEMPOTENT_COLUMNS:
+            return False
+        cols = {r[1] for r in self.conn.execute(f"PRAGMA table_info({words[2]})")}
+        return words[5] in cols
 
     def _schema_version(self) -> int:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
@@ -970,6 +1044,17 @@ def _agent_clause(
 
 
 def _split_sql(script: str) -> list[str]:
-    """Statements of a migration script: comments dropped first, then split on ';'."""
+    """Statements of a migration script: comments dropped first, then split on ';' (a
+    trigger's body, whose statements end in ';' too, stays whole until its END;)."""
     lines = [ln.split("--", 1)[0] for ln in script.splitlines()]
-    return [stmt.strip() for stmt in "\n".join(lines).split(";") if stmt.strip()]
+    out: list[str] = []
+    pending = ""
+    for piece in "\n".join(lines).split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                out.append(pending.strip().rstrip(";"))
+            pending = ""
+    if pending.strip(" \n;"):
+        out.append(pending.strip().rstrip(";"))
+    return out

@@ -75,6 +75,8 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
                 "this plan once"
             )
         emit(ctx, args, doc, text)
+        # (printed and closed by then: Python's teardown of a heavy year's objects adds nothing)
+        ctx.exit_at_once = True
         return 0
     store = ctx.store()
     first_yes = _record_consent(ctx, store) if args.schedule else False

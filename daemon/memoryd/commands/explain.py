@@ -96,10 +96,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         mark_note=snap.mark_notes.get(rel),
     )
     since = sig.days_since_hit
-    from ..strength import hit_strengths, strength_summary
-
-    rows = snap.hit_rows([rel], raw=False)
-    strength = strength_summary(rows, hit_strengths(rows), rel)
+    strength = snap.strength_summary(rel)
     # Hits (and marks) recorded under another spelling of this file (docs/paths.md).
     spellings = snap.attribution.spellings(rel)[1:]
     lines = [
@@ -253,6 +250,8 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         "journal": journal,
     }
     emit(ctx, args, doc, lines)
+    # (printed and closed by then: Python's teardown of a heavy year's objects adds nothing)
+    ctx.exit_at_once = True
     return 0
 
 

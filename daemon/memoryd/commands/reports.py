@@ -26,6 +26,8 @@ def cmd_reflect(args: argparse.Namespace, ctx: Context) -> int:
     result = job.run(ctx.cfg, ctx.paths, ctx.store(), now)
     record_run(ctx, "reflect", now, result.summary)
     emit(ctx, args, result.as_dict(), [result.summary, f"report: {result.report}"])
+    # (printed and closed by then: Python's teardown of a heavy year's objects adds nothing)
+    ctx.exit_at_once = True
     return 0
 
 

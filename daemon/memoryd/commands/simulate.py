@@ -60,39 +60,14 @@ def restore_index(
 ) -> list[list[tuple[str, float, bool]]]:
     """Per call: the files its query matches at or above the restore threshold, best
     first, and whether the query uses one of the file's distinctive words."""
-    from ..policy.restore_match import (
-        RESTORE_THRESHOLD,
-        _document,
-        _words,
-        document_frequency,
-        match_score,
-        names_it,
-    )
+    from ..policy.restore_match import Matcher
 
-    df = document_frequency(texts.values())
-
-    index: dict[str, set[str]] = {}
-    for path, text in texts.items():
-        for w in _document(text).words:
-            index.setdefault(w, set()).add(path)
-        for tag in _document(text).tags:
-            index.setdefault(tag, set()).add(path)
+    matcher = Matcher(texts)
     cache: dict[str, list[tuple[str, float, bool]]] = {}
     out = []
     for call in calls:
         if call.query not in cache:
-            near: set[str] = set()
-            for w in _words(call.query):
-                near |= index.get(w, set())
-            scored = [(p, match_score(call.query, texts[p])) for p in near]
-            cache[call.query] = sorted(
-                (
-                    (p, s, names_it(call.query, texts[p], df))
-                    for p, s in scored
-                    if s >= RESTORE_THRESHOLD
-                ),
-                key=lambda ps: (-ps[1], ps[0]),
-            )
+            cache[call.query] = matcher.candidates(call.query)
         out.append(cache[call.query])
     return out
 
@@ -182,6 +157,8 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
     else:
         for line in text_report(doc, results):
             ctx.print(line)
+    # (printed and closed by then: Python's teardown of a heavy year's objects adds nothing)
+    ctx.exit_at_once = True
     return 0
 
 

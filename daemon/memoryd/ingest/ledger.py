@@ -125,10 +125,11 @@ def insert_rows(
     width: int,
     values: Sequence[object],
     shared: Sequence[object] = (),
-) -> None:
+) -> int:
     """``head`` (an ``INSERT … VALUES``) for each row of ``values``, in order, several a
     statement; the ``shared`` values (the first columns of ``head``) are the same for
-    every row.
+    every row. Returns how many rows it inserted (the statements' own row counts: the
+    rows the hits table's strength triggers update are not among them).
 
     ``values`` holds the rows one after the other, ``width`` values each: a statement's
     parameters are then one slice of it, where rows kept as tuples would each be taken
@@ -138,6 +139,7 @@ def insert_rows(
     keeps the first of two rows with the same key, wherever the statements split.
     """
     i, n, k = 0, len(values) // width, len(shared)
+    inserted = 0
     for size in _ROWS_PER_STATEMENT:
         if n - i < size:
             continue
@@ -145,13 +147,14 @@ def insert_rows(
         step = size * width
         while n - i >= size:
             at = i * width
-            conn.execute(sql, [*shared, *values[at : at + step]])
+            inserted += conn.execute(sql, [*shared, *values[at : at + step]]).rowcount
             i += size
     if i < n:
-        conn.executemany(
+        inserted += conn.executemany(
             _values(head, width, 1, k),
             [(*shared, *values[j * width : (j + 1) * width]) for j in range(i, n)],
-        )
+        ).rowcount
+    return inserted
 
 
 class Batch:
@@ -305,34 +308,38 @@ class Batch:
                 "UPDATE calls SET answered = 1 WHERE agent = ? AND call_id = ?", self.answered
             )
         deleted = self._take_back(conn) if self.retract or self.retract_prefixes else 0
-        before = conn.total_changes
+        # (counted by the statements' own row counts: total_changes counts the rows the
+        # strength triggers of migration 10 update too)
+        new_hits = 0
         if self.hits:
-            insert_rows(conn, _INSERT_BATCH_HITS, 8, self.hits, (source_id, agent, session))
+            new_hits = insert_rows(
+                conn, _INSERT_BATCH_HITS, 8, self.hits, (source_id, agent, session)
+            )
         # (hits taken back count as fewer new ones: a scan's figure is what it changed)
-        return conn.total_changes - before - deleted, new_calls, routes
+        return new_hits - deleted, new_calls, routes
 
     def _take_back(self, conn: sqlite3.Connection) -> int:
         """Delete the written hits of the calls taken back (see take_back); how many."""
         agent, session = self.cp.agent, self.session
-        before = conn.total_changes
+        deleted = 0  # (row counts, not total_changes: see write)
         if self.retract:
-            conn.executemany(
+            deleted += conn.executemany(
                 "DELETE FROM hits WHERE agent = ? AND call_id = ?",
                 [(agent, cid) for cid in self.retract],
-            )
+            ).rowcount
         for prefix, since in self.retract_prefixes:
             if since is None:
-                conn.execute(
+                deleted += conn.execute(
                     "DELETE FROM hits WHERE agent = ? AND call_id >= ? AND call_id < ?",
                     (agent, prefix, prefix + "\U0010ffff"),
-                )
+                ).rowcount
             else:
-                conn.execute(
+                deleted += conn.execute(
                     "DELETE FROM hits WHERE agent = ? AND call_id >= ? AND call_id < ? "
                     "AND session = ? AND ts >= ?",
                     (agent, prefix, prefix + "\U0010ffff", session, since - 1e-3),
-                )
-        return conn.total_changes - before
+                ).rowcount
+        return deleted
 
 
 # A file's state after a batch (the ``sources`` columns): offset, size, mtime_ns, last_read,

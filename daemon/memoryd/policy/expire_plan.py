@@ -138,7 +138,7 @@ def policy_decisions(
     """Every file's verdict under the configured replay policy, on its hits and their
     strength as known now (the same view ``memoryd simulate`` gives a policy at a run)."""
     policy = _policy(cfg, policy)
-    times, strong = hit_times_by_file(snap.hit_rows(), snap.now)
+    times, strong = _hit_times(snap)
     return [_decide_with(policy, cfg, snap, sig, times, strong) for sig in snap.signals]
 
 
@@ -158,8 +158,42 @@ def decision_of(
             sig, cfg.expire, snap.marked, snap.pins, promotion_candidates(cfg, snap, [sig])
         )
     policy = _policy(cfg, policy)
-    times, strong = hit_times_by_file(snap.hit_rows([rel]), snap.now, only=rel)
+    times, strong = _hit_times(snap, rel)
     return _decide_with(policy, cfg, snap, sig, times, strong)
+
+
+def _hit_times(
+    snap: Snapshot, only: str | None = None
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """:func:`hit_times_by_file` of the snapshot's hits (``only``: that file's), from the
+    strength the database keeps with each hit when it can say it
+    (:meth:`memoryd.signals.Snapshot.strong_times`), else from every row of the calls."""
+    kept = snap.strong_times(None if only is None else [only])
+    if kept is None:
+        rows = snap.hit_rows(None if only is None else [only])
+        return hit_times_by_file(rows, snap.now, only=only)
+    return times_of_strong(kept)
+
+
+def times_of_strong(
+    rows: Sequence[tuple[str, float, Any]],
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """What :func:`hit_times_by_file` gives, from (path, time, strong) rows as
+    :func:`memoryd.strength.load_strong_times` reads them (dated, capped and judged
+    already). Pure; the times are unsorted."""
+    times: dict[str, list[float]] = {}
+    strong: dict[str, list[float]] = {}
+    for path, ts, is_strong in rows:
+        lst = times.get(path)
+        if lst is None:
+            lst = times[path] = []
+        lst.append(ts)
+        if is_strong:
+            lst = strong.get(path)
+            if lst is None:
+                lst = strong[path] = []
+            lst.append(ts)
+    return times, strong
 
 
 def hit_times_by_file(
