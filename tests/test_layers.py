@@ -43,6 +43,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.progress",
             "memoryd.workspace",
             "memoryd.strength",
+            "memoryd.section_map",
+            "memoryd.bootstrap_cut",
             "memoryd.corpus.*",  # the demo's (and the tests') install generator
         ),
     ),

@@ -233,6 +233,13 @@ _MIGRATIONS: dict[int, str] = {
         first_seen REAL NOT NULL
     ) WITHOUT ROWID;
     """,
+    # (10: another branch's, the hit strength column; the numbers need not follow each other)
+    11: """
+    -- The text a hit returned, as fingerprints of its lines (section_map.chunk_anchor): which
+    -- sections of the file it covered, found again in the file as it is when asked
+    -- (`memoryd sections`). NULL for hits counted before: their line range is all there is.
+    ALTER TABLE hits ADD COLUMN anchor TEXT;
+    """,
 }
 
 
