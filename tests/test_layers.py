@@ -51,7 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("config", ("memoryd.config", "memoryd.config_reference", "memoryd.bootstrap")),
     ("store", ("memoryd.store", "memoryd.pathmatch")),
     ("ingest", ("memoryd.ingest.*",)),
-    ("signals", ("memoryd.signals", "memoryd.reports")),
+    ("signals", ("memoryd.signals", "memoryd.reports", "memoryd.section_report")),
     ("policy", ("memoryd.policy.*",)),
     (
         "moves",

@@ -201,7 +201,12 @@ def _nearest(lines: Sequence[int], start: int | None, end: int | None) -> int:
 
 def place(index: FileIndex, anchor: str | None, start: int | None, end: int | None) -> Placement:
     """The sections a hit covered, found by its stored text in the file as it is now."""
-    if anchor is None:  # a hit stored before anchors: its line range is all there is
+    chunks = parse_anchor(anchor) if anchor is not None else ()
+    if chunks is None:
+        return Placement(frozenset(), whole_file=True)
+    if not any(c.prints for c in chunks):
+        # A hit stored before anchors, or whose text had no line long enough to tell: its
+        # line range is all there is.
         if start is None:
             return Placement(frozenset(), by_lines=True)
         hi = end if end is not None and end >= start else start
@@ -209,9 +214,6 @@ def place(index: FileIndex, anchor: str | None, start: int | None, end: int | No
             return Placement(frozenset(), by_lines=True)
         found = {index.section_of(n) for n in range(start, hi + 1)}
         return Placement(frozenset(i for i in found if i is not None), by_lines=True)
-    chunks = parse_anchor(anchor)
-    if chunks is None:
-        return Placement(frozenset(), whole_file=True)
     found_sections: set[int] = set()
     for chunk in chunks:
         unique: list[int] = []
