@@ -79,18 +79,9 @@ def kept_ranges(trimmed: str, cut: FileCut) -> tuple[tuple[int, int], ...]:
         return ()
     if not cut.truncated:
         return ((0, cut.length),)
-    units = trimmed.encode("utf-16-le")
-
-    def unit(i: int) -> int:
-        return int.from_bytes(units[2 * i : 2 * i + 2], "little")
-
-    head, start = cut.head, cut.length - cut.tail
-    if 0 < head < cut.length and 0xD800 <= unit(head - 1) <= 0xDBFF and 0xDC00 <= unit(head) <= 0xDFFF:
-        head -= 1
-    if 0 < start < cut.length and 0xDC00 <= unit(start) <= 0xDFFF and 0xD800 <= unit(start - 1) <= 0xDBFF:
-        start += 1
-    out = [(0, head)] if head > 0 else []
-    if cut.tail > 0:
+    end, start = _safe_ends(trimmed.encode("utf-16-le"), cut.length, cut.head, cut.tail)
+    out = [(0, end)] if end > 0 else []
+    if start < cut.length:
         out.append((start, cut.length))
     return tuple(out)
 
@@ -106,11 +97,12 @@ def _compact_marker(head: int, tail: int, length: int) -> str:
     return f"[…truncated {head}+{tail}/{length}]"
 
 
-def trim_cut(name: str, length: int, max_chars: int) -> tuple[int, int, int]:
-    """(head, tail, rendered length) of a file of ``length`` units cut at ``max_chars``, as
-    2026.9.6's ``trimBootstrapContent`` does it (any file but ``AGENTS.md``)."""
+def trim_cut(name: str, length: int, max_chars: int) -> tuple[int, int, str]:
+    """(head, tail, marker) of a file of ``length`` units cut at ``max_chars``, as 2026.9.6's
+    ``trimBootstrapContent`` does it (any file but ``AGENTS.md``); the marker is "" when the
+    file fits."""
     if length <= max_chars:
-        return length, 0, length
+        return length, 0, ""
     full = "\n" in _marker(name, 0, 0, length)
 
     def sep(h: int, t: int, marker_nl: bool) -> int:
@@ -144,8 +136,26 @@ def trim_cut(name: str, length: int, max_chars: int) -> tuple[int, int, int]:
         single = marker(1, 0)
         if 1 + len(single) + sep(1, 0, "\n" in single) <= max_chars:
             head, m = 1, single
-            rendered = 1 + len(single) + sep(1, 0, "\n" in single)
-    return head, tail, min(rendered, max_chars)
+    return head, tail, m
+
+
+def _safe_ends(units: bytes, length: int, head: int, tail: int) -> tuple[int, int]:
+    """Where the head slice ends and the tail slice starts once OpenClaw's ``sliceUtf16Safe``
+    moved them off the middle of a surrogate pair (``units``: the text as UTF-16-LE)."""
+
+    def unit(i: int) -> int:
+        return int.from_bytes(units[2 * i : 2 * i + 2], "little")
+
+    def pair_at(i: int) -> bool:  # a high surrogate at i - 1, its low one at i
+        return 0 < i < length and 0xD800 <= unit(i - 1) <= 0xDBFF and 0xDC00 <= unit(i) <= 0xDFFF
+
+    end = min(head, length)
+    if pair_at(end):
+        end -= 1
+    start = max(0, length - tail) if tail > 0 else length
+    if tail > 0 and pair_at(start):
+        start += 1
+    return end, start
 
 
 # --- AGENTS.md: head, a digest of its policy lines, tail (trimAgentsBootstrapContent)
@@ -154,15 +164,24 @@ _DIGEST_CANDIDATE = re.compile(
     r"\b(?:AGENTS\.md|scoped|required|must|never|do not|before subtree|read scoped|owner|"
     r"security|secret|credential|test|validation|command|commit|push|github|pr)\b"
     r"|(?:🔴|禁止|嚴禁|不得|絕不|絕對不|切勿|必須|務必|一律|紅線)",
-    re.IGNORECASE,
+    re.IGNORECASE | re.ASCII,  # (JavaScript's \b, even under /u, knows ASCII words only)
 )
 _DIGEST_HIGH = re.compile(
     r"\b(?:AGENTS\.md|scoped|required|must|never|do not|before subtree|read scoped|security|"
     r"secret|credential)\b|(?:🔴|禁止|嚴禁|不得|絕不|絕對不|切勿)",
-    re.IGNORECASE,
+    re.IGNORECASE | re.ASCII,
 )
 _LIST_OR_HEADING = re.compile(r"^(?:#{1,6}|\s*[-*+]|\s*\d+[.)])\s+\S")
 _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
+
+
+def _utf16_prefix(text: str, n: int) -> str:
+    """``truncateUtf16Safe(text, n)``: at most ``n`` UTF-16 units, no half surrogate pair."""
+    units = text.encode("utf-16-le")
+    if len(units) <= 2 * n:
+        return text
+    end, _ = _safe_ends(units, len(units) // 2, n, 0)
+    return units[: 2 * end].decode("utf-16-le")
 
 
 def _digest_candidates(text: str) -> list[tuple[str, bool]]:
@@ -170,8 +189,8 @@ def _digest_candidates(text: str) -> list[tuple[str, bool]]:
     last: str | None = None
     for raw in re.split(r"\r?\n", text):
         line = " ".join(raw.split())
-        if len(line) > _AGENTS_LINE_MAX:
-            line = line[:239] + "…"
+        if utf16_len(line) > _AGENTS_LINE_MAX:
+            line = _utf16_prefix(line, _AGENTS_LINE_MAX - 1) + "…"
         if not line:
             last = None
             continue
@@ -210,10 +229,12 @@ def agents_injected(text: str, max_chars: int) -> int:
     budget = int(max_chars * _AGENTS_DIGEST_RATIO)
     candidates = _digest_candidates(text) if budget > 0 else []
     digest, omitted = _digest(candidates, budget)
+    units = text.encode("utf-16-le")
 
     def rendered() -> int:
+        end, start = _safe_ends(units, length, head, tail)
         parts = [
-            min(head, length),
+            end,
             utf16_len("[...truncated, read AGENTS.md for full content...]"),
             utf16_len("[Policy digest from AGENTS.md]") if digest else 0,
             utf16_len(digest),
@@ -222,7 +243,7 @@ def agents_injected(text: str, max_chars: int) -> int:
                 f"…(truncated AGENTS.md: kept {head}+policy {utf16_len(digest)}+{tail} chars "
                 f"of {length})…"
             ),
-            min(tail, length) if tail > 0 else 0,
+            length - start if tail > 0 else 0,
         ]
         present = [p for p in parts if p > 0]
         return sum(present) + len(present) - 1
@@ -279,7 +300,13 @@ def bootstrap_cuts(
             head = int(cap * _AGENTS_HEAD_RATIO)
             cut = FileCut(name, length, min(head, length), 0, used, True)
         else:
-            head, tail, used = trim_cut(name, length, cap)
+            head, tail, marker = trim_cut(name, length, cap)
+            if marker:
+                end, start = _safe_ends(trimmed.encode("utf-16-le"), length, head, tail)
+                parts = [p for p in (end, utf16_len(marker), length - start) if p > 0]
+                used = min(cap, sum(parts) + (len(parts) - 1 if "\n" in marker else 0))
+            else:
+                used = length
             cut = FileCut(name, length, head, tail, used, True)
         if used == 0 and length == 0:
             continue
