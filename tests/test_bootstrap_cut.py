@@ -14,7 +14,6 @@ from memoryd.bootstrap_cut import (
     kept_ranges,
     trim_cut,
 )
-from memoryd.section_map import utf16_len
 
 pytestmark = pytest.mark.unit
 

@@ -28,7 +28,8 @@ CACHE = Path(os.environ.get("MEMORYD_LIVE_CACHE") or Path.home() / ".cache" / "m
 
 def _installed() -> tuple[Path, Path, str] | None:
     nodes = sorted(CACHE.glob("node-24*/node_modules/node/bin/node"))
-    for module in sorted(CACHE.glob("openclaw-2026.9.6*/node_modules/openclaw/dist/bootstrap-*.mjs")):
+    dist = "openclaw-2026.9.6*/node_modules/openclaw/dist"
+    for module in sorted(CACHE.glob(f"{dist}/bootstrap-*.mjs")):
         text = module.read_text(encoding="utf-8", errors="replace")
         m = re.search(r"buildBootstrapContextFiles as (\w+)", text)
         if m and "BOOTSTRAP_HEAD_RATIO" in text and nodes:
@@ -78,7 +79,7 @@ def _cases(seed: int, n: int) -> list[dict[str, object]]:
 def test_the_cut_is_where_the_installed_openclaw_puts_it(tmp_path):
     found = _installed()
     if found is None:
-        pytest.skip("no OpenClaw 2026.9.6 in the live harness's cache (python -m tests.live install)")
+        pytest.skip("no OpenClaw 2026.9.6 in the live cache (python -m tests.live install)")
     node, module, alias = found
     cases = _cases(33, 400)
     (tmp_path / "cases.json").write_text(json.dumps(cases), encoding="utf-8")

@@ -4,6 +4,7 @@ user meets: a moved section, a rewritten one, repeated lines, a whole-file read)
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -42,7 +43,7 @@ def test_sections_are_disjoint_in_order_and_cover_the_file_from_the_first_one(li
         assert not text.strip()
         return
     assert secs[-1].end == total
-    for a, b in zip(secs, secs[1:], strict=False):
+    for a, b in itertools.pairwise(secs):
         assert a.end == b.start and a.last + 1 == b.first
     # only blank lines come before the first section
     assert not text[: secs[0].start].strip() if secs[0].start else True

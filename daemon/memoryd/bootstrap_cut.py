@@ -197,7 +197,8 @@ def _digest_candidates(text: str) -> list[tuple[str, bool]]:
         if _FENCE.match(line):
             last = None
         elif _LIST_OR_HEADING.match(line) or _DIGEST_CANDIDATE.search(line):
-            out.append((line if last is None else f"{last}\n{line}", bool(_DIGEST_HIGH.search(line))))
+            text = line if last is None else f"{last}\n{line}"
+            out.append((text, bool(_DIGEST_HIGH.search(line))))
             last = None
         else:
             last = line

@@ -18,7 +18,7 @@ READ_MAX = 64 * 1024 * 1024
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "sections",
-        help="hits per section of a memory file (MEMORY.md …) and what OpenClaw's bootstrap cut drops",
+        help="hits per section of a memory file, and what OpenClaw's bootstrap cut drops",
     )
     p.add_argument("path", help="workspace-relative (MEMORY.md, memory/x.md) or absolute path")
     p.add_argument("--agent", help="only this agent's hits (default: every agent's)")
