@@ -170,7 +170,7 @@ def test_the_sections_openclaw_cuts_are_marked_and_those_never_looked_up_told_ap
     proc = run_memoryd(["sections", "MEMORY.md", "--no-scan"], env=env)
     assert proc.returncode == 0
     assert "never looked up, and not in the loaded part" in proc.stdout
-    assert "are cut" in proc.stdout
+    assert "never looked up: the agent has never seen them" in proc.stdout
 
 
 def test_a_limit_from_openclaw_json_moves_the_cut_and_a_note_is_not_a_bootstrap_file(install):

@@ -163,12 +163,15 @@ def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
         )
     if cut is not None:
         unseen = sum(1 for u in rep.sections if u.label == NEVER_UNSEEN)
-        dropped = sum(1 for u in rep.sections if u.bootstrap in (CUT, NOT_LOADED, PARTLY))
+        dropped = sum(1 for u in rep.sections if u.bootstrap in (CUT, NOT_LOADED))
+        partly = sum(1 for u in rep.sections if u.bootstrap == PARTLY)
+        lines.append(
+            f"{dropped} sections are wholly in the part a session never gets ({unseen} of them "
+            f"never looked up: the agent has never seen them), {partly} partly."
+        )
         lines.append(
             "note: hits count lookups only. A section in the loaded part is in every new main "
-            "session's context and may be used without a lookup; a section marked 'not in "
-            f"the loaded part' the agent never saw. {dropped} sections lie in the cut part, "
-            f"{unseen} of them never looked up."
+            "session's context and may be used without any lookup."
         )
     emit(ctx, args, doc, lines)
     return 0
