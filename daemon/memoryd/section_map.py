@@ -28,13 +28,13 @@ from typing import NamedTuple
 # A heading: up to three spaces, one to six #, then a space or the end of the line.
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-# OpenClaw (citations "auto") ends a search snippet with where it came from: not file text.
-_SOURCE_LINE = re.compile(r"Source: \S+#L\d+(?:-L\d+)?")
 # Lines shorter than this (after folding blanks) are too common to say where a chunk was.
 MIN_LINE_CHARS = 3
-# Fingerprints kept of one chunk: a search snippet is ~700 characters, a memory_get of
-# 200 lines would be 200; the first lines say where the chunk lies well enough.
-MAX_LINES_PER_CHUNK = 48
+# The first lines of a chunk fingerprinted whole (then only its heading lines, at most
+# MAX_PRINTS in all). OpenClaw (citations "auto") ends a search snippet with a "Source: PATH#Lx-Ly"
+# line: no file text, left out.
+HEAD_LINES = 4
+MAX_PRINTS = 24
 WHOLE_FILE = "*"  # the anchor of a memory_get that read the whole file
 TOP = "(top)"
 
@@ -102,32 +102,41 @@ def parse_sections(text: str) -> tuple[Section, ...]:
     return tuple(out)
 
 
-def _fold(line: str) -> str:
-    return " ".join(line.split())
-
-
 def fingerprint(line: str) -> str | None:
-    """A line's fingerprint (blanks folded), or None for a line too short to tell."""
-    folded = _fold(line)
-    if len(folded) < MIN_LINE_CHARS:
+    """A line's fingerprint (its text without the blanks around it), or None for a line too
+    short to tell."""
+    line = line.strip()
+    if len(line) < MIN_LINE_CHARS:
         return None
-    return f"{zlib.crc32(folded.encode('utf-8', 'surrogatepass')):08x}"
+    return format(zlib.crc32(line.encode("utf-8", "surrogatepass")), "x")
 
 
 def chunk_anchor(start: int | None, end: int | None, text: str) -> str:
     """What is stored of one chunk of a hit: ``start:end:fp.fp…`` (a range may be empty).
 
-    Called by the parser for every memory result of every scan: kept to one pass over the
-    chunk's lines.
+    The fingerprints of the chunk's first HEAD_LINES lines (which name the section it starts
+    in) and of every heading line after them (each names a section it covers), not of every
+    line: this runs for every memory result the parser meets (copies of an answer included),
+    and on the memory-heavy corpus a fingerprint of each line cost the scan two thirds more
+    instructions. OpenClaw's snippet is a slice of the file's lines, so no folding is needed.
     """
-    lines = text.split("\n")
-    if lines and _SOURCE_LINE.fullmatch(lines[-1].strip()):
-        lines.pop()
+    crc = zlib.crc32
     prints = []
-    for line in lines[:MAX_LINES_PER_CHUNK]:
-        folded = " ".join(line.split())
-        if len(folded) >= MIN_LINE_CHARS:
-            prints.append(f"{zlib.crc32(folded.encode('utf-8', 'surrogatepass')):08x}")
+    head = text.split("\n", HEAD_LINES)
+    rest = head.pop() if len(head) > HEAD_LINES else ""
+    for line in head:
+        line = line.strip()
+        if len(line) >= MIN_LINE_CHARS and not line.startswith("Source: "):
+            prints.append(format(crc(line.encode("utf-8", "surrogatepass")), "x"))
+    # the heading lines of the rest, found by the C-speed find (most chunks have none)
+    at = 0 if rest.startswith("#") else (rest.find("\n#") + 1 or -1)
+    while at >= 0 and len(prints) < MAX_PRINTS:
+        stop = rest.find("\n", at)
+        line = (rest[at:] if stop < 0 else rest[at:stop]).strip()
+        if len(line) >= MIN_LINE_CHARS:
+            prints.append(format(crc(line.encode("utf-8", "surrogatepass")), "x"))
+        nxt = rest.find("\n#", stop) if stop >= 0 else -1
+        at = nxt + 1 if nxt >= 0 else -1
     s = "" if start is None else str(start)
     e = "" if end is None else str(end)
     return f"{s}:{e}:{'.'.join(prints)}"
@@ -199,41 +208,57 @@ def _nearest(lines: Sequence[int], start: int | None, end: int | None) -> int:
     return min(lines, key=lambda n: 0 if start <= n <= hi else min(abs(n - start), abs(n - hi)))
 
 
+def _by_range(index: FileIndex, start: int | None, end: int | None) -> Placement:
+    """A hit with no text to tell it by (stored before anchors, or no line long enough): its
+    recorded line range in the file as it is now is all there is."""
+    if start is None:
+        return Placement(frozenset(), by_lines=True)
+    hi = end if end is not None and end >= start else start
+    if hi > index.line_count or start < 1:
+        return Placement(frozenset(), by_lines=True)
+    found = {index.section_of(n) for n in range(start, hi + 1)}
+    return Placement(frozenset(i for i in found if i is not None), by_lines=True)
+
+
 def place(index: FileIndex, anchor: str | None, start: int | None, end: int | None) -> Placement:
-    """The sections a hit covered, found by its stored text in the file as it is now."""
-    chunks = parse_anchor(anchor) if anchor is not None else ()
-    if chunks is None:
+    """The sections a hit covered, found by its stored text in the file as it is now.
+
+    (Run for every hit of the file: a year of hits on a 1 MB MEMORY.md is tens of thousands,
+    so the anchor is read here in one pass rather than through :func:`parse_anchor`.)"""
+    if anchor is None:
+        return _by_range(index, start, end)
+    if anchor == WHOLE_FILE:
         return Placement(frozenset(), whole_file=True)
-    if not any(c.prints for c in chunks):
-        # A hit stored before anchors, or whose text had no line long enough to tell: its
-        # line range is all there is.
-        if start is None:
-            return Placement(frozenset(), by_lines=True)
-        hi = end if end is not None and end >= start else start
-        if hi > index.line_count or start < 1:
-            return Placement(frozenset(), by_lines=True)
-        found = {index.section_of(n) for n in range(start, hi + 1)}
-        return Placement(frozenset(i for i in found if i is not None), by_lines=True)
-    found_sections: set[int] = set()
-    for chunk in chunks:
-        unique: list[int] = []
-        repeated: list[list[int]] = []
-        for fp in chunk.prints:
-            at = index.lines_of.get(fp)
-            if not at:
+    lines_of = index.lines_of
+    section_of = index._section_of
+    found: set[int] = set()
+    told = False  # whether any chunk had a line to tell it by
+    for piece in anchor.split(";"):
+        parts = piece.split(":", 2)
+        if len(parts) != 3 or not parts[2]:
+            continue
+        told = True
+        unique = False
+        repeated = None
+        for fp in parts[2].split("."):
+            at = lines_of.get(fp)
+            if at is None:
                 continue
             if len(at) == 1:
-                unique.append(at[0])
-            else:
-                repeated.append(at)
-        if unique:
-            lines = unique
-        elif repeated:  # only lines the file has several times: the ones nearest the range
-            lines = [_nearest(at, chunk.start, chunk.end) for at in repeated]
-        else:
-            continue
-        for n in lines:
-            i = index.section_of(n)
-            if i is not None:
-                found_sections.add(i)
-    return Placement(frozenset(found_sections))
+                i = section_of[at[0]]
+                if i >= 0:
+                    found.add(i)
+                unique = True
+            elif not unique:
+                (repeated := repeated or []).append(at)
+        if not unique and repeated:  # only lines the file has several times: nearest the range
+            s_, e_ = parts[0], parts[1]
+            lo = int(s_) if s_.lstrip("-").isdigit() else None
+            hi = int(e_) if e_.lstrip("-").isdigit() else None
+            for at in repeated:
+                i = section_of[_nearest(at, lo, hi)]
+                if i >= 0:
+                    found.add(i)
+    if not told:
+        return _by_range(index, start, end)
+    return Placement(frozenset(found))

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from .bootstrap_cut import FileCut, js_trim_end, kept_ranges
-from .section_map import FileIndex, Section, place, utf16_len
+from .section_map import FileIndex, Placement, Section, place, utf16_len
 
 DAY = 86400.0
 NEVER = "never looked up"
@@ -89,11 +89,15 @@ def sections_report(
     hits = un = un30 = un90 = whole = by_lines = 0
     last_un: float | None = None
     t30, t90, upto = now - 30 * DAY, now - 90 * DAY, now + skew
+    placed: dict[tuple[str | None, int | None, int | None], Placement] = {}
     for row in rows:
         if row.ts > upto:
             continue
         hits += 1
-        p = place(index, row.anchor, row.start, row.end)
+        key = (row.anchor, row.start, row.end)  # (many searches return the same chunk)
+        p = placed.get(key)
+        if p is None:
+            p = placed[key] = place(index, row.anchor, row.start, row.end)
         by_lines += p.by_lines
         if p.whole_file:
             whole += 1
