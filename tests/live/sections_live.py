@@ -21,6 +21,7 @@ process per turn).
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -30,7 +31,7 @@ from typing import Any
 from .check import memoryd, write_config
 from .install import ensure_openclaw
 from .model_server import ScriptedModel, message_text
-from .openclaw import Install, agent_turn, write_notes
+from .openclaw import TURN_TIMEOUT_S, Install, agent_turn, run_bounded, write_notes
 from .record import search
 
 ANIMALS = ["wombat", "quokka", "narwhal", "pangolin", "axolotl", "okapi", "tapir", "kinkajou",
@@ -107,22 +108,25 @@ def first_request_of(log: Path, marker: str) -> dict[str, Any]:
     for line in log.read_text(encoding="utf-8").splitlines():
         body = json.loads(line).get("body") or {}
         users = [message_text(m) for m in body.get("messages") or [] if m.get("role") == "user"]
-        if users and marker in users[-1]:
+        if any(marker in u for u in users):  # (the last user message is OpenClaw's own)
             return body
     raise AssertionError(f"no request for the turn {marker!r}")
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    v1 = memory_md(list(range(16)))
+    order = [3, 9, 0, 14, 1, 2, 4, 5, 6, 7, 8, 10, 11, 12, 13, 15]
+    v2 = memory_md(order, top="- a new first note, written since the first searches")
+    v3 = v2 + "\n## Light Sleep\n- promoted by dreaming: the okapi moved house\n"
+    if argv:  # a recording made before: check it again
+        work = Path(argv[0])
+        log = work / "logs" / "requests.jsonl"
+        return analyze(work, log, [v1, v2, v3])
     runtime = ensure_openclaw("2026.9.6")
     work = Path(tempfile.mkdtemp(prefix="memoryd-sections-live-"))
     logs = work / "logs"
     logs.mkdir()
     log = logs / "requests.jsonl"
-    v1 = memory_md(list(range(16)))
-    order = [3, 9, 0, 14, 1, 2, 4, 5, 6, 7, 8, 10, 11, 12, 13, 15]
-    v2 = memory_md(order, top="- a new first note, written since the first searches")
-    v3 = v2 + "\n## Light Sleep\n- promoted by dreaming: the okapi moved house\n"
-    versions = [v1, v2, v3]
     t0 = time.monotonic()
     with ScriptedModel(log) as model:
         inst = Install(work / "install", runtime, model.port, tool_search=False)
@@ -131,26 +135,48 @@ def main() -> int:
         write_notes(ws, {"MEMORY.md": v1})
         inst.write_config()
         cli = logs / "cli.log"
+
+        def index() -> None:
+            """The memory index brought up to date by OpenClaw's own command (on a loaded
+            machine a search otherwise times out while it builds the index itself)."""
+            run_bounded(inst.command("memory", "index", "--agent", "main"), inst.env(),
+                        TURN_TIMEOUT_S, cli)
+
+        index()
         agent_turn(inst, "agent:main:s1", "warm the index " + search("wombat fact"), cli,
                    local=True)
         agent_turn(inst, "agent:main:s1", "two topics " + search("quokka fact") + " "
                    + search("gharial fact"), cli, local=True)
         write_notes(ws, {"MEMORY.md": v2})  # the edit that moves lines
+        index()
         agent_turn(inst, "agent:main:s2", "after the edit " + search("wombat fact") + " "
                    + search("numbat fact"), cli, local=True)
         write_notes(ws, {"MEMORY.md": v3})  # dreaming's append
+        index()
         agent_turn(inst, "agent:main:s3", "SECTIONS-NEW-SESSION " + search("tapir fact"), cli,
                    local=True)
     print(f"recorded in {time.monotonic() - t0:.0f} s: {work}", flush=True)
-    cfg = write_config(inst.root, work / "md")
+    return analyze(work, log, [v1, v2, v3])
+
+
+def analyze(work: Path, log: Path, versions: list[str]) -> int:
+    """memoryd on the recorded install against what OpenClaw sent the model."""
+    v3 = versions[-1]
+    md = work / "md"
+    shutil.rmtree(md, ignore_errors=True)
+    cfg = write_config(work / "install", md)
     proc = memoryd(cfg, "sections", "MEMORY.md", "--json")
     if proc.returncode != 0:
         print(proc.stderr, file=sys.stderr)
         return 1
     doc = json.loads(proc.stdout)
     got = {s["heading"]: s["hits_total"] for s in doc["sections"] if s["hits_total"]}
-    want, notes = truth_hits(tool_results(log), versions)
+    results = tool_results(log)
+    want, notes = truth_hits(results, versions)
     failures = list(notes)
+    timed_out = [cid for _, cid, doc in results if doc.get("timedOut") or doc.get("disabled")]
+    if timed_out or not want:
+        failures.append(f"searches that timed out or found nothing on MEMORY.md: {timed_out}")
     if got != want:
         failures.append(f"hits per section (truth, memoryd) differ: {want} vs {got}")
     if doc["hits"]["unplaced"]:
@@ -176,4 +202,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
