@@ -33,7 +33,7 @@ from memoryd.corpus import CorpusTruth, generate
 from memoryd.ingest import parser
 from memoryd.ingest import scan as scan_module
 from memoryd.ingest.parser import ResultPath, memory_tool, parse, parse_line, to_epoch
-from memoryd.section_map import WHOLE_FILE, chunk_anchor
+from memoryd.section_map import WHOLE_FILE
 from memoryd.store import Store
 from test_crash_scan import NOW, counts
 from test_scan_helper import ONE_PROCESS, state_rows, write_config
@@ -460,8 +460,8 @@ def spec_search_paths(payload: Any) -> tuple[ResultPath, ...]:
                 spec_number(item.get("score"), whole=False),
                 first,
                 last,
-                # each chunk's text, as the section mapper anchors it (issue 33)
-                chunk_anchor(first, last, snippet) if isinstance(snippet, str) else None,
+                # each chunk's text, for the section mapper (issue 33)
+                (first, last, snippet) if isinstance(snippet, str) else None,
             )
         )
 
@@ -475,7 +475,7 @@ def spec_search_paths(payload: Any) -> tuple[ResultPath, ...]:
             best([c[0] for c in found], max),
             best([c[1] for c in found], min),
             best([c[2] for c in found], max),
-            ";".join(c[3] for c in found if c[3] is not None) or None,
+            tuple(c[3] for c in found if c[3] is not None) or None,
         )
         for path, found in chunks.items()
     )
@@ -494,7 +494,7 @@ def spec_get_paths(payload: Any) -> tuple[ResultPath, ...]:
     lines = spec_number(payload.get("lines"), whole=True)
     end = first + lines - 1 if first is not None and lines else None
     path = payload.get("path")
-    anchor = WHOLE_FILE if first is None else chunk_anchor(first, end, text)
+    anchor = WHOLE_FILE if first is None else ((first, end, text),)
     return (ResultPath(path if isinstance(path, str) else "", None, first, end, anchor),)
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 # A heading: up to three spaces, one to six #, then a space or the end of the line.
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -33,7 +33,7 @@ MIN_LINE_CHARS = 3
 # The first lines of a chunk fingerprinted whole (then only its heading lines, at most
 # MAX_PRINTS in all). OpenClaw (citations "auto") ends a search snippet with a "Source: PATH#Lx-Ly"
 # line: no file text, left out.
-HEAD_LINES = 4
+HEAD_LINES = 2
 MAX_PRINTS = 24
 WHOLE_FILE = "*"  # the anchor of a memory_get that read the whole file
 TOP = "(top)"
@@ -116,8 +116,8 @@ def chunk_anchor(start: int | None, end: int | None, text: str) -> str:
 
     The fingerprints of the chunk's first HEAD_LINES lines (which name the section it starts
     in) and of every heading line after them (each names a section it covers), not of every
-    line: this runs for every memory result the parser meets (copies of an answer included),
-    and on the memory-heavy corpus a fingerprint of each line cost the scan two thirds more
+    line: this runs for every new hit a scan records, and on the memory-heavy corpus a
+    fingerprint of each line, made for every result parsed, cost the scan two thirds more
     instructions. OpenClaw's snippet is a slice of the file's lines, so no folding is needed.
     """
     crc = zlib.crc32
@@ -140,6 +140,14 @@ def chunk_anchor(start: int | None, end: int | None, text: str) -> str:
     s = "" if start is None else str(start)
     e = "" if end is None else str(end)
     return f"{s}:{e}:{'.'.join(prints)}"
+
+
+def anchor_text(raw: Any) -> str | None:
+    """What is stored of a hit's text (the parser's ``ResultPath.anchor``): each chunk's
+    :func:`chunk_anchor`, joined by ";"; WHOLE_FILE and None as they are."""
+    if raw is None or type(raw) is str:
+        return raw
+    return ";".join([chunk_anchor(s, e, t) for s, e, t in raw])
 
 
 class Chunk(NamedTuple):

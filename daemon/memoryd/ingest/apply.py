@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from .. import clock
+from ..section_map import anchor_text
 from ..workspace import Roots, classify_result_path
 from .calls import (
     OCCURRENCE_MARK,
@@ -446,4 +447,6 @@ class Applier:
             if key is None:
                 batch.non_memory += 1  # (counted when the batch is committed)
                 continue
-            rows.extend((call_id, key, tool, ts, query, score, start_line, end_line, anchor))
+            rows.extend(
+                (call_id, key, tool, ts, query, score, start_line, end_line, anchor_text(anchor))
+            )
