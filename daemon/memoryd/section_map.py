@@ -30,10 +30,10 @@ _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 # Lines shorter than this (after folding blanks) are too common to say where a chunk was.
 MIN_LINE_CHARS = 3
-# The first lines of a chunk fingerprinted whole (then only its heading lines, at most
-# MAX_PRINTS in all). OpenClaw (citations "auto") ends a search snippet with a "Source: PATH#Lx-Ly"
+# The lines of a chunk looked at for its first line of MIN_LINE_CHARS or more (then only its
+# heading lines are taken, at most MAX_PRINTS in all). OpenClaw (citations "auto") ends a search snippet with a "Source: PATH#Lx-Ly"
 # line: no file text, left out.
-HEAD_LINES = 2
+HEAD_LINES = 3
 MAX_PRINTS = 24
 WHOLE_FILE = "*"  # the anchor of a memory_get that read the whole file
 TOP = "(top)"
@@ -114,29 +114,35 @@ def fingerprint(line: str) -> str | None:
 def chunk_anchor(start: int | None, end: int | None, text: str) -> str:
     """What is stored of one chunk of a hit: ``start:end:fp.fp…`` (a range may be empty).
 
-    The fingerprints of the chunk's first HEAD_LINES lines (which name the section it starts
-    in) and of every heading line after them (each names a section it covers), not of every
-    line: this runs for every new hit a scan records, and on the memory-heavy corpus a
-    fingerprint of each line, made for every result parsed, cost the scan two thirds more
-    instructions. OpenClaw's snippet is a slice of the file's lines, so no folding is needed.
+    The fingerprints of the chunk's first line of 3 characters or more (which names the
+    section it starts in) and of every heading line after it (each names a section it
+    covers), not of every line: this runs for every new hit a scan records, and on the
+    memory-heavy corpus a fingerprint of each line, made for every result parsed, cost the
+    scan two thirds more instructions. OpenClaw's snippet is a slice of the file's lines, so
+    no folding is needed.
     """
     crc = zlib.crc32
     prints = []
-    head = text.split("\n", HEAD_LINES)
-    rest = head.pop() if len(head) > HEAD_LINES else ""
-    for line in head:
-        line = line.strip()
-        if len(line) >= MIN_LINE_CHARS and not line.startswith("Source: "):
-            prints.append(format(crc(line.encode("utf-8", "surrogatepass")), "x"))
-    # the heading lines of the rest, found by the C-speed find (most chunks have none)
-    at = 0 if rest.startswith("#") else (rest.find("\n#") + 1 or -1)
-    while at >= 0 and len(prints) < MAX_PRINTS:
-        stop = rest.find("\n", at)
-        line = (rest[at:] if stop < 0 else rest[at:stop]).strip()
+    at, n = 0, len(text)
+    for _ in range(HEAD_LINES):  # the first line that says something (most often the first)
+        stop = text.find("\n", at)
+        line = (text[at:] if stop < 0 else text[at:stop]).strip()
+        if len(line) >= MIN_LINE_CHARS:
+            if not line.startswith("Source: "):
+                prints.append(format(crc(line.encode("utf-8", "surrogatepass")), "x"))
+            break
+        if stop < 0:
+            break
+        at = stop + 1
+    # the heading lines after it, found by the C-speed find (most chunks have none)
+    nxt = text.find("\n#", at) if at < n else -1
+    while nxt >= 0 and len(prints) < MAX_PRINTS:
+        at = nxt + 1
+        stop = text.find("\n", at)
+        line = (text[at:] if stop < 0 else text[at:stop]).strip()
         if len(line) >= MIN_LINE_CHARS:
             prints.append(format(crc(line.encode("utf-8", "surrogatepass")), "x"))
-        nxt = rest.find("\n#", stop) if stop >= 0 else -1
-        at = nxt + 1 if nxt >= 0 else -1
+        nxt = text.find("\n#", stop) if stop >= 0 else -1
     s = "" if start is None else str(start)
     e = "" if end is None else str(end)
     return f"{s}:{e}:{'.'.join(prints)}"
