@@ -28,11 +28,12 @@ from typing import Any, NamedTuple
 # A heading: up to three spaces, one to six #, then a space or the end of the line.
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-# Lines shorter than this (after folding blanks) are too common to say where a chunk was.
+# Lines shorter than this (without the blanks around them) are too common to say where a
+# chunk was.
 MIN_LINE_CHARS = 3
 # The lines of a chunk looked at for its first line of MIN_LINE_CHARS or more (then only its
-# heading lines are taken, at most MAX_PRINTS in all). OpenClaw (citations "auto") ends a search snippet with a "Source: PATH#Lx-Ly"
-# line: no file text, left out.
+# heading lines are taken, at most MAX_PRINTS in all). OpenClaw (citations "auto") ends a
+# search snippet with a "Source: PATH#Lx-Ly" line: no file text, left out.
 HEAD_LINES = 3
 MAX_PRINTS = 24
 WHOLE_FILE = "*"  # the anchor of a memory_get that read the whole file
