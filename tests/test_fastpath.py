@@ -33,6 +33,7 @@ from memoryd.corpus import CorpusTruth, generate
 from memoryd.ingest import parser
 from memoryd.ingest import scan as scan_module
 from memoryd.ingest.parser import ResultPath, memory_tool, parse, parse_line, to_epoch
+from memoryd.section_map import WHOLE_FILE
 from memoryd.store import Store
 from test_crash_scan import NOW, counts
 from test_scan_helper import ONE_PROCESS, state_rows, write_config
@@ -452,11 +453,15 @@ def spec_search_paths(payload: Any) -> tuple[ResultPath, ...]:
             continue
         start = item["startLine"] if "startLine" in item else item.get("start_line")
         end = item["endLine"] if "endLine" in item else item.get("end_line")
+        first, last = spec_number(start, whole=True), spec_number(end, whole=True)
+        snippet = item.get("snippet")
         chunks.setdefault(item["path"], []).append(
             (
                 spec_number(item.get("score"), whole=False),
-                spec_number(start, whole=True),
-                spec_number(end, whole=True),
+                first,
+                last,
+                # each chunk's text, for the section mapper (issue 33)
+                (first, last, snippet) if isinstance(snippet, str) else None,
             )
         )
 
@@ -470,6 +475,7 @@ def spec_search_paths(payload: Any) -> tuple[ResultPath, ...]:
             best([c[0] for c in found], max),
             best([c[1] for c in found], min),
             best([c[2] for c in found], max),
+            tuple(c[3] for c in found if c[3] is not None) or None,
         )
         for path, found in chunks.items()
     )
@@ -488,7 +494,8 @@ def spec_get_paths(payload: Any) -> tuple[ResultPath, ...]:
     lines = spec_number(payload.get("lines"), whole=True)
     end = first + lines - 1 if first is not None and lines else None
     path = payload.get("path")
-    return (ResultPath(path if isinstance(path, str) else "", None, first, end),)
+    anchor = WHOLE_FILE if first is None else ((first, end, text),)
+    return (ResultPath(path if isinstance(path, str) else "", None, first, end, anchor),)
 
 
 def payload_of(line: bytes) -> Any:

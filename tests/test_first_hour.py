@@ -193,6 +193,7 @@ EVERY_COMMAND = [
     ["promote", "--apply"],
     ["search", "boat"],
     ["explain", "MEMORY.md"],
+    ["sections", "MEMORY.md"],
     ["simulate"],
     ["simulate", "--json"],
     ["mark", "memory/x.md"],

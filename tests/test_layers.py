@@ -47,13 +47,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.plugin_seen",
             "memoryd.workspace",
             "memoryd.strength",
+            "memoryd.section_map",
+            "memoryd.bootstrap_cut",
             "memoryd.corpus.*",  # the demo's (and the tests') install generator
         ),
     ),
     ("config", ("memoryd.config.*", "memoryd.config_reference", "memoryd.bootstrap")),
     ("store", ("memoryd.store", "memoryd.pathmatch")),
     ("ingest", ("memoryd.ingest.*",)),
-    ("signals", ("memoryd.signals", "memoryd.reports")),
+    ("signals", ("memoryd.signals", "memoryd.reports", "memoryd.section_report")),
     ("policy", ("memoryd.policy.*",)),
     (
         "moves",

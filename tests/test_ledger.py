@@ -49,7 +49,7 @@ def test_a_new_file_is_recorded_with_its_hits_offset_and_fingerprint_in_one_writ
     batch = Batch(start, "s1", False, start=0, end=300)
     batch.new_call("c1", "search", "q", 1.0)
     batch.answer("main", "c1")
-    batch.hits.extend(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2))
+    batch.hits.extend(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2, None))
     ledger.commit_file(batch, SourceWrite(settle), "fp", st)
     # its calls and hits are written when the transaction commits, and counted then
     assert ledger.conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0] == 0
@@ -69,7 +69,7 @@ def test_a_new_file_is_recorded_with_its_hits_offset_and_fingerprint_in_one_writ
     assert by_inode[(st.st_dev, st.st_ino)] == cp
     # the same batch again (a crash before the offset was committed, say): nothing new
     again = Batch(cp, "s1", False, start=0, end=300)
-    again.hits.extend(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2))
+    again.hits.extend(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2, None))
     _, settle = ledger.settle_identity(sf, st, b"head", cp, cp, Verdict.GROWN)
     ledger.commit_file(again, SourceWrite(settle), "fp", st)
     ledger.flush()
@@ -95,7 +95,7 @@ def test_a_queued_batch_that_cannot_be_written_undoes_its_transaction_at_the_com
     st = stat_of(tmp_path, "s1", 300)
     start, settle = ledger.settle_identity(sf, st, b"head", None, None, Verdict.NEW)
     batch = Batch(start, "s1", False, start=0, end=300)
-    batch.hits.extend(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 2**70, 2))
+    batch.hits.extend(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 2**70, 2, None))
     ledger.commit_file(batch, SourceWrite(settle), "fp", st)  # queued: nothing fails yet
     with pytest.raises(OverflowError):
         ledger.flush()
@@ -117,7 +117,7 @@ def test_a_read_of_calls_that_cannot_write_the_queue_undoes_its_transaction(ledg
     st = stat_of(tmp_path, "s1", 300)
     start, settle = ledger.settle_identity(sf, st, b"head", None, None, Verdict.NEW)
     batch = Batch(start, "s1", False, start=0, end=300)
-    batch.hits.extend(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 2**70, 2))
+    batch.hits.extend(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 2**70, 2, None))
     ledger.commit_file(batch, SourceWrite(settle), "fp", st)
     with pytest.raises(OverflowError):
         if read == "waiting_calls":
@@ -144,7 +144,9 @@ def test_a_full_disk_met_by_a_read_of_calls_leaves_no_write_outside_a_transactio
         start, settle = ledger.settle_identity(sf, st, b"head", None, None, Verdict.NEW)
         batch = Batch(start, "s1", False, start=0, end=300)
         for i in range(3000):  # more pages than the disk has left
-            batch.hits.extend((f"c{i}", f"memory/n{i}.md", "search", 1.0, "q" * 50, 0.5, 1, 2))
+            batch.hits.extend(
+                (f"c{i}", f"memory/n{i}.md", "search", 1.0, "q" * 50, 0.5, 1, 2, None)
+            )
         ledger.commit_file(batch, SourceWrite(settle), "fp", st)
         pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
         store.conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # the disk fills up
@@ -156,7 +158,7 @@ def test_a_full_disk_met_by_a_read_of_calls_leaves_no_write_outside_a_transactio
         st2 = stat_of(tmp_path, "o1", 200)
         start2, settle2 = ledger.settle_identity(sf2, st2, b"head2", None, None, Verdict.NEW)
         batch2 = Batch(start2, "o1", False, start=0, end=200)
-        batch2.hits.extend(("d1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2))
+        batch2.hits.extend(("d1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2, None))
         ledger.commit_file(batch2, SourceWrite(settle2), "fp2", st2)
         other = sqlite3.connect(tmp_path / "state.db")
         try:
@@ -185,7 +187,7 @@ def test_rows_written_before_a_read_of_calls_are_not_counted_if_their_transactio
     start, settle = ledger.settle_identity(sf, st, b"head", None, None, Verdict.NEW)
     batch = Batch(start, "s1", False, start=0, end=300)
     batch.new_call("c1", "search", "q", 1.0)
-    batch.hits.extend(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2))
+    batch.hits.extend(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2, None))
     ledger.commit_file(batch, SourceWrite(settle), "fp", st)
     ledger.waiting_calls("ops")  # writes the queue first
     with pytest.raises(RuntimeError), ledger.write(0):
@@ -196,7 +198,7 @@ def test_rows_written_before_a_read_of_calls_are_not_counted_if_their_transactio
     start, settle = ledger.settle_identity(sf, st, b"head", None, None, Verdict.NEW)
     batch = Batch(start, "s1", False, start=0, end=300)
     batch.new_call("c1", "search", "q", 1.0)
-    batch.hits.extend(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2))
+    batch.hits.extend(("c1", "MEMORY.md", "search", 1.0, "q", 0.5, 1, 2, None))
     ledger.commit_file(batch, SourceWrite(settle), "fp", st)
     ledger.waiting_calls("ops")
     ledger.flush()
@@ -259,6 +261,7 @@ BATCH_HITS = st.lists(
         st.one_of(st.none(), st.floats(0, 1)),
         st.one_of(st.none(), st.integers(0, 500)),
         st.one_of(st.none(), st.integers(0, 500)),
+        st.one_of(st.none(), st.just("*"), st.just("1:2:0badc0de")),
     ),
     max_size=300,
 )
@@ -309,7 +312,8 @@ def test_a_batch_writes_the_rows_of_executemany_with_its_agent_and_session_in_ea
             # strength triggers update, migration 10)
             inserted = conn.executemany(
                 "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, score, "
-                "start_line, end_line, session, source_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "start_line, end_line, anchor, session, source_id) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(agent, *h[:2], *h[2:], session, source_id) for h in hits],
             ).rowcount
             new = (inserted, new_calls, {})

@@ -272,6 +272,12 @@ _MIGRATIONS: dict[int, str] = {
     END;
     UPDATE hits SET strong_from = @STRENGTH@;
     """,
+    11: """
+    -- The text a hit returned, as fingerprints of its lines (section_map.chunk_anchor): which
+    -- sections of the file it covered, found again in the file as it is when asked
+    -- (`memoryd sections`). NULL for hits counted before: their line range is all there is.
+    ALTER TABLE hits ADD COLUMN anchor TEXT;
+    """,
 }
 
 # A hit's strong_from (migration 10) from the other rows: a get at its own time; a search
@@ -292,7 +298,7 @@ _STRENGTH_SQL = """CASE
     END"""
 _MIGRATIONS[10] = _MIGRATIONS[10].replace("@STRENGTH@", _STRENGTH_SQL)
 # (table, column) an ADD COLUMN adds that a migration run again skips (see Store._column_there).
-_IDEMPOTENT_COLUMNS = frozenset({("hits", "strong_from")})
+_IDEMPOTENT_COLUMNS = frozenset({("hits", "strong_from"), ("hits", "anchor")})
 
 
 SCHEMA_VERSION = max(_MIGRATIONS)

@@ -27,6 +27,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "promote": "memoryd.commands.reports",
     "search": "memoryd.commands.search",
     "explain": "memoryd.commands.explain",
+    "sections": "memoryd.commands.sections",
     "mark": "memoryd.commands.marks",
     "unmark": "memoryd.commands.marks",
     "pin": "memoryd.commands.marks",

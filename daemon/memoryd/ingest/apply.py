@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .. import clock
+from ..section_map import anchor_text
 from ..workspace import Roots, classify_result_path
 from .calls import (
     OCCURRENCE_MARK,
@@ -437,8 +438,8 @@ class Applier:
         keys = self._keys.get(agent)
         if keys is None:
             keys = self._keys[agent] = {}
-        rows = batch.hits  # (flat, 8 values a hit; the batch's agent and session go with them)
-        for path, score, start_line, end_line in paths:
+        rows = batch.hits  # (flat, 9 values a hit; the batch's agent and session go with them)
+        for path, score, start_line, end_line, anchor in paths:
             raw = path or asked
             key = keys.get(raw, keys)  # (the dict itself: not classified yet)
             if key is keys:
@@ -450,4 +451,6 @@ class Applier:
             if key is None:
                 batch.non_memory += 1  # (counted when the batch is committed)
                 continue
-            rows.extend((call_id, key, tool, ts, query, score, start_line, end_line))
+            rows.extend(
+                (call_id, key, tool, ts, query, score, start_line, end_line, anchor_text(anchor))
+            )

@@ -104,8 +104,9 @@ _IDENTITY_COUNTED = {
 # a call 5 instead of 7), which the sqlite3 module binds one by one.
 _INSERT_BATCH_HITS = (
     "INSERT OR IGNORE INTO hits(source_id, agent, session, call_id, memory_path, kind, ts, "
-    "query, score, start_line, end_line) VALUES "
+    "query, score, start_line, end_line, anchor) VALUES "
 )
+HIT_WIDTH = 9  # the values of one hit row of a batch (Batch.hits)
 _INSERT_BATCH_CALLS = (
     "INSERT OR IGNORE INTO calls(agent, session, call_id, tool, query, ts, answered) VALUES "
 )
@@ -222,7 +223,8 @@ class Batch:
         self.call_rows: dict[str, int] = {}  # call id → where its row starts in calls
         self.answered: list[tuple[str, str]] = []
         self.answered_unseen: list[tuple[object, ...]] = []
-        # hits: call id, memory path, kind, ts, query, score, start line, end line (8 a hit)
+        # hits: call id, memory path, kind, ts, query, score, start line, end line, anchor
+        # (HIT_WIDTH a hit; the anchor: section_map.chunk_anchor's, or None)
         self.hits: list[object] = []
 
     def new_call(
@@ -245,7 +247,7 @@ class Batch:
         gone = set(ids)
         rows = self.hits
         kept: list[object] = []
-        for i in range(0, len(rows), 8):
+        for i in range(0, len(rows), HIT_WIDTH):
             cid = rows[i]
             if cid in gone or (
                 prefix is not None
@@ -253,7 +255,7 @@ class Batch:
                 and (since is None or (rows[i + 3] or 0) >= since - 1e-3)  # type: ignore[operator]
             ):
                 continue
-            kept.extend(rows[i : i + 8])
+            kept.extend(rows[i : i + HIT_WIDTH])
         if len(kept) != len(rows):
             self.hits[:] = kept
 
@@ -313,7 +315,7 @@ class Batch:
         new_hits = 0
         if self.hits:
             new_hits = insert_rows(
-                conn, _INSERT_BATCH_HITS, 8, self.hits, (source_id, agent, session)
+                conn, _INSERT_BATCH_HITS, HIT_WIDTH, self.hits, (source_id, agent, session)
             )
         # (hits taken back count as fewer new ones: a scan's figure is what it changed)
         return new_hits - deleted, new_calls, routes

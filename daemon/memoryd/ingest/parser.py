@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from ..section_map import WHOLE_FILE
 from .calls import is_numbered
 
 _loads = orjson.loads
@@ -85,6 +86,11 @@ class ResultPath(NamedTuple):
     score: float | None = None
     start_line: int | None = None
     end_line: int | None = None
+    # The text the hit returned, each chunk as (start, end, text), or WHOLE_FILE for a
+    # memory_get of the whole file; None without any. The applier turns a new hit's into
+    # fingerprints (section_map.anchor_text): where in the file it lies, after edits too.
+    # (Kept as the parsed string, no work here: copies of an answer never pay for it.)
+    anchor: Any = None
 
 
 class ToolCall(NamedTuple):
@@ -865,17 +871,21 @@ def _search_paths(results: list[Any]) -> tuple[ResultPath, ...]:
             start = None if start is None else _to_int(start)
         if type(end) is not int or not _INT_MIN <= end <= _INT_MAX:
             end = None if end is None else _to_int(end)
+        snippet = item.get("snippet")
+        anchor = ((start, end, snippet),) if type(snippet) is str else None
         prev = merged.get(path)
         if prev is not None:  # another chunk of the file: the best score, the widest lines
             # (of equal values the first is kept, as ``max`` and ``min`` keep it)
-            _, low, first, last = prev
+            _, low, first, last, before = prev
             if low is not None and (score is None or not score > low):
                 score = low
             if first is not None and (start is None or not start < first):
                 start = first
             if last is not None and (end is None or not end > last):
                 end = last
-        merged[path] = _new(ResultPath, (path, score, start, end))
+            if before is not None:  # each chunk's text kept: each covered its own section
+                anchor = before if anchor is None else before + anchor
+        merged[path] = _new(ResultPath, (path, score, start, end, anchor))
     return tuple(merged.values())
 
 
@@ -907,7 +917,9 @@ def _get_paths(payload: dict[str, Any]) -> tuple[ResultPath, ...]:
     if type(lines) is not int or not _INT_MIN <= lines <= _INT_MAX:
         lines = None if lines is None else _to_int(lines)
     end = first + lines - 1 if first is not None and lines else None
-    return (_new(ResultPath, (path if type(path) is str else "", None, first, end)),)
+    # (no ``from``: the whole file was read, which says nothing of one section)
+    anchor = WHOLE_FILE if first is None else ((first, end, text),)
+    return (_new(ResultPath, (path if type(path) is str else "", None, first, end, anchor)),)
 
 
 # --------------------------------------------------------------------------- values

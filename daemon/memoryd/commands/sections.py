@@ -1,0 +1,177 @@
+"""``memoryd sections FILE``: hits per Markdown section of one memory file, and where OpenClaw's
+bootstrap cut falls in it (read-only)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from .. import clock
+from .common import add_output_options, emit, ready_to_decide, to_relpath
+from .context import Context, UsageError
+
+# Past this a memory file is not read whole (a 1 MB MEMORY.md is far inside it).
+READ_MAX = 64 * 1024 * 1024
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "sections",
+        help="hits per section of a memory file, and what OpenClaw's bootstrap cut drops",
+    )
+    p.add_argument("path", help="workspace-relative (MEMORY.md, memory/x.md) or absolute path")
+    p.add_argument("--agent", help="only this agent's hits (default: every agent's)")
+    add_output_options(p)
+    p.set_defaults(func=cmd_sections)
+
+
+def _read_text(path: Path) -> str | None:
+    """The file's text, or None when it is no regular file. A symlink is followed, as
+    OpenClaw follows it for the bootstrap and for memory_get (only read, never written)."""
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(READ_MAX)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace")
+
+
+def _agent_of(ctx: Context, workspace: Path) -> str:
+    for agent in ctx.paths.agents:
+        if agent.workspace == workspace:
+            return agent.id
+    return ctx.paths.agents[0].id if ctx.paths.agents else "main"
+
+
+def bootstrap_cut_of(ctx: Context, workspace: Path, rel: str) -> Any:
+    """The bootstrap cut of ``rel`` in a new main session (None: not a bootstrap file), with
+    the limits it was computed from."""
+    from ..bootstrap import bootstrap_limits, read_bootstrap
+    from ..bootstrap_cut import FILE_ORDER, bootstrap_cuts
+
+    if rel not in FILE_ORDER:
+        return None, None
+    oc = ctx.paths.openclaw
+    file_max, total_max = bootstrap_limits(oc, _agent_of(ctx, workspace))
+    present = read_bootstrap(workspace)
+    files = {name: present.get(name) for name in FILE_ORDER}
+    paths = {name: str(workspace / name) for name in FILE_ORDER}
+    cuts = bootstrap_cuts(files, file_max, total_max, paths)
+    return cuts.get(rel), (file_max, total_max)
+
+
+def _hit_rows(ctx: Context, rel: str, agent: str | None) -> list[Any]:
+    from ..section_report import HitRow
+
+    sql = "SELECT ts, start_line, end_line, anchor FROM hits WHERE memory_path = ?"
+    params: tuple[str, ...] = (rel,)
+    if agent is not None:
+        sql += " AND agent = ?"
+        params = (rel, agent)
+    conn = ctx.read_store().conn
+    try:
+        rows = conn.execute(sql, params).fetchall()
+    except Exception as exc:  # an empty in-memory store of a new install has the column
+        raise UsageError(f"cannot read the hits of {rel}: {exc}") from exc
+    return [HitRow(*r) for r in rows]
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return "never"
+    return (clock.iso(ts) or "")[:16].replace("T", " ")
+
+
+def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
+    from ..section_report import CUT, NEVER_UNSEEN, NOT_LOADED, PARTLY, report_doc, sections_report
+
+    now = ready_to_decide(args, ctx)
+    rel = to_relpath(ctx, args.path)
+    ws = ctx.paths.workspace
+    if rel.startswith(("tiers/", "../")):
+        raise UsageError(f"{args.path}: sections covers the workspace's memory files")
+    text = _read_text(ws / rel)
+    if text is None:
+        raise UsageError(f"{rel}: no such file in {ws}")
+    cut, limits = bootstrap_cut_of(ctx, ws, rel)
+    rep = sections_report(text, _hit_rows(ctx, rel, args.agent), now, cut)
+    doc: dict[str, Any] = {"path": rel, "workspace": str(ws), **report_doc(rep, clock.iso)}
+    if limits is not None:
+        from ..bootstrap_cut import OPENCLAW_VERSION
+
+        doc["bootstrap"] = {
+            **(doc["bootstrap"] or {}),
+            "rules_of": f"OpenClaw {OPENCLAW_VERSION}",
+            "bootstrapMaxChars": limits[0],
+            "bootstrapTotalMaxChars": limits[1],
+        }
+    t = rep.tally
+    lines = [
+        f"sections of {rel} — {len(rep.sections)} sections, {rep.chars:,} characters; "
+        f"{t.hits_total} hits"
+        + (f" ({t.unplaced_total} unplaced)" if t.unplaced_total else "")
+        + (f", {t.whole_file} reads of the whole file" if t.whole_file else ""),
+    ]
+    if cut is not None and limits is not None:
+        budget = f"bootstrapMaxChars {limits[0]:,}, bootstrapTotalMaxChars {limits[1]:,}"
+        if not cut.loaded:
+            lines.append(
+                f"bootstrap ({budget}): not loaded at all; the files before it take the whole "
+                "total budget"
+            )
+        elif cut.truncated:
+            lines.append(
+                f"bootstrap ({budget}): a new session gets the first {cut.head:,} and the last "
+                f"{cut.tail:,} characters; {cut.dropped:,} in between are cut"
+            )
+        else:
+            lines.append(f"bootstrap ({budget}): loaded whole in every new session")
+    lines.append(
+        f"  {'30d':>4} {'90d':>4}  {'last hit':16}  {'chars':>7}  "
+        + (f"{'bootstrap':10}  " if cut is not None else "")
+        + "section"
+    )
+    for u in rep.sections:
+        flag = f"   ← {u.label}" if u.label else ""
+        lines.append(
+            f"  {u.hits_30d:>4} {u.hits_90d:>4}  {_when(u.last_hit):16}  {u.section.chars:>7,}  "
+            + (f"{u.bootstrap or '':10}  " if cut is not None else "")
+            + f"{u.section.title} (line {u.section.first}){flag}"
+        )
+    if t.unplaced_total:
+        lines.append(
+            f"  {t.unplaced_30d:>4} {t.unplaced_90d:>4}  {_when(t.last_unplaced):16}  "
+            f"{'':>7}  " + (f"{'':10}  " if cut is not None else "")
+            + "unplaced: hits whose text is no longer in the file"
+        )
+    if t.by_lines:
+        lines.append(
+            f"note: {t.by_lines} hits were placed by their line range alone (counted before "
+            "memoryd kept a hit's text, or their text had no line to tell it by)"
+        )
+    if cut is not None:
+        unseen = sum(1 for u in rep.sections if u.label == NEVER_UNSEEN)
+        dropped = sum(1 for u in rep.sections if u.bootstrap in (CUT, NOT_LOADED))
+        partly = sum(1 for u in rep.sections if u.bootstrap == PARTLY)
+        lines.append(
+            f"{dropped} sections are wholly in the part a session never gets ({unseen} of them "
+            f"never looked up: the agent has never seen them), {partly} partly."
+        )
+        lines.append(
+            "note: hits count lookups only. A section in the loaded part is in every new main "
+            "session's context and may be used without any lookup."
+        )
+    emit(ctx, args, doc, lines)
+    return 0

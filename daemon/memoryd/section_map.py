@@ -1,0 +1,279 @@
+"""A memory file's Markdown sections, and which of them a hit's text lies in (pure).
+
+The unit is the *section*: a heading line (ATX, ``#`` to ``######``, outside fenced code) and
+every line after it up to the next heading of any level; the text before the first heading
+is a section of its own, named ``(top)``. Sections are flat and disjoint, so their sizes add
+up to the file's and a hit's credit is never counted twice by nesting. ``MEMORY.md`` is kept
+as topics under ``##`` headings (dreaming appends under its own ``## …`` headings): one
+topic, one section; the bullet entries under it are its body.
+
+A hit is anchored on its *text*, not on its line numbers: OpenClaw and dreaming rewrite
+``MEMORY.md``, and a year-old search met by a first scan names lines of a file that has
+changed since. At ingest, :func:`chunk_anchor` turns each chunk a hit returned (the search
+result's ``snippet``, the ``text`` of a ``memory_get``) into fingerprints of its lines,
+heading lines included; they are stored with the hit. :func:`place` later finds those lines
+in the file as it is now: the sections holding them get the credit, wherever the lines moved.
+A line found in several places is taken at the one nearest to the recorded range; a hit none
+of whose lines is found any more is *unplaced* (counted for the file, shown as such). Hits
+stored before anchors existed have only their line range: :func:`place` uses it, and says so.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+# A heading: up to three spaces, one to six #, then a space or the end of the line.
+_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+# Lines shorter than this (without the blanks around them) are too common to say where a
+# chunk was.
+MIN_LINE_CHARS = 3
+# The lines of a chunk looked at for its first line of MIN_LINE_CHARS or more (then only its
+# heading lines are taken, at most MAX_PRINTS in all). OpenClaw (citations "auto") ends a
+# search snippet with a "Source: PATH#Lx-Ly" line: no file text, left out.
+HEAD_LINES = 3
+MAX_PRINTS = 24
+WHOLE_FILE = "*"  # the anchor of a memory_get that read the whole file
+TOP = "(top)"
+
+
+class Section(NamedTuple):
+    """One section of a file as it is now."""
+
+    heading: str  # the heading's text ("Wireguard"), TOP for the text before the first one
+    level: int  # 1..6; 0 for TOP
+    first: int  # its first line (1-based, the heading line)
+    last: int  # its last line (inclusive)
+    start: int  # where it starts in the file, in UTF-16 code units (as OpenClaw counts)
+    end: int  # where it ends (exclusive), same units
+
+    @property
+    def chars(self) -> int:
+        return self.end - self.start
+
+    @property
+    def title(self) -> str:
+        return TOP if self.level == 0 else f"{'#' * self.level} {self.heading}"
+
+
+def utf16_len(text: str) -> int:
+    """The length JavaScript gives ``text`` (OpenClaw's budgets count UTF-16 code units)."""
+    n = len(text)
+    if text.isascii():
+        return n
+    return n + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def parse_sections(text: str) -> tuple[Section, ...]:
+    """The sections of ``text``, in order; a file without text has none."""
+    lines = text.split("\n")
+    out: list[Section] = []
+    head: tuple[str, int, int, int] | None = None  # heading, level, first line, start
+    fence: str | None = None
+    offset = 0
+    top_has_text = False
+    for number, line in enumerate(lines, start=1):
+        match = None
+        m = _FENCE.match(line)
+        if m is not None:
+            mark = m.group(1)
+            if fence is None:
+                fence = mark[0] * 3
+            elif mark.startswith(fence):
+                fence = None
+        elif fence is None and line.lstrip(" ").startswith("#"):
+            match = _HEADING.match(line)
+        if match is not None:
+            if head is not None:
+                out.append(Section(head[0], head[1], head[2], number - 1, head[3], offset))
+            elif top_has_text:
+                out.append(Section(TOP, 0, 1, number - 1, 0, offset))
+            head = ((match.group(2) or "").strip(), len(match.group(1)), number, offset)
+        elif head is None and line.strip():
+            top_has_text = True
+        offset += utf16_len(line) + (1 if number < len(lines) else 0)
+    last = len(lines)
+    if head is not None:
+        out.append(Section(head[0], head[1], head[2], last, head[3], offset))
+    elif top_has_text:
+        out.append(Section(TOP, 0, 1, last, 0, offset))
+    return tuple(out)
+
+
+def fingerprint(line: str) -> str | None:
+    """A line's fingerprint (its text without the blanks around it), or None for a line too
+    short to tell."""
+    line = line.strip()
+    if len(line) < MIN_LINE_CHARS:
+        return None
+    return format(zlib.crc32(line.encode("utf-8", "surrogatepass")), "x")
+
+
+def chunk_anchor(start: int | None, end: int | None, text: str) -> str:
+    """What is stored of one chunk of a hit: ``start:end:fp.fp…`` (a range may be empty).
+
+    The fingerprints of the chunk's first line of 3 characters or more (which names the
+    section it starts in) and of every heading line after it (each names a section it
+    covers), not of every line: this runs for every new hit a scan records, and on the
+    memory-heavy corpus a fingerprint of each line, made for every result parsed, cost the
+    scan two thirds more instructions. OpenClaw's snippet is a slice of the file's lines, so
+    no folding is needed.
+    """
+    crc = zlib.crc32
+    prints = []
+    at, n = 0, len(text)
+    for _ in range(HEAD_LINES):  # the first line that says something (most often the first)
+        stop = text.find("\n", at)
+        line = (text[at:] if stop < 0 else text[at:stop]).strip()
+        if len(line) >= MIN_LINE_CHARS:
+            if not line.startswith("Source: "):
+                prints.append(format(crc(line.encode("utf-8", "surrogatepass")), "x"))
+            break
+        if stop < 0:
+            break
+        at = stop + 1
+    # the heading lines after it, found by the C-speed find (most chunks have none)
+    nxt = text.find("\n#", at) if at < n else -1
+    while nxt >= 0 and len(prints) < MAX_PRINTS:
+        at = nxt + 1
+        stop = text.find("\n", at)
+        line = (text[at:] if stop < 0 else text[at:stop]).strip()
+        if len(line) >= MIN_LINE_CHARS:
+            prints.append(format(crc(line.encode("utf-8", "surrogatepass")), "x"))
+        nxt = text.find("\n#", stop) if stop >= 0 else -1
+    s = "" if start is None else str(start)
+    e = "" if end is None else str(end)
+    return f"{s}:{e}:{'.'.join(prints)}"
+
+
+def anchor_text(raw: Any) -> str | None:
+    """What is stored of a hit's text (the parser's ``ResultPath.anchor``): each chunk's
+    :func:`chunk_anchor`, joined by ";"; WHOLE_FILE and None as they are."""
+    if raw is None or type(raw) is str:
+        return raw
+    return ";".join([chunk_anchor(s, e, t) for s, e, t in raw])
+
+
+class Chunk(NamedTuple):
+    start: int | None
+    end: int | None
+    prints: tuple[str, ...]
+
+
+def parse_anchor(anchor: str) -> tuple[Chunk, ...] | None:
+    """The chunks of a stored anchor; None for a whole-file read; () for a malformed one."""
+    if anchor == WHOLE_FILE:
+        return None
+    out = []
+    for piece in anchor.split(";"):
+        parts = piece.split(":", 2)
+        if len(parts) != 3:
+            continue
+        s, e, p = parts
+        out.append(
+            Chunk(
+                int(s) if s.lstrip("-").isdigit() else None,
+                int(e) if e.lstrip("-").isdigit() else None,
+                tuple(x for x in p.split(".") if x),
+            )
+        )
+    return tuple(out)
+
+
+class FileIndex:
+    """A file as it is now, ready to place many hits: its sections and where each line is."""
+
+    def __init__(self, text: str) -> None:
+        self.sections = parse_sections(text)
+        lines = text.split("\n")
+        self.line_count = len(lines)
+        self.lines_of: dict[str, list[int]] = {}
+        for number, line in enumerate(lines, start=1):
+            fp = fingerprint(line)
+            if fp is not None:
+                self.lines_of.setdefault(fp, []).append(number)
+        # The section of each line (index into sections), for lines 1..line_count.
+        self._section_of = [-1] * (self.line_count + 2)
+        for i, sec in enumerate(self.sections):
+            for n in range(sec.first, min(sec.last, self.line_count) + 1):
+                self._section_of[n] = i
+
+    def section_of(self, line: int) -> int | None:
+        if 1 <= line <= self.line_count:
+            i = self._section_of[line]
+            return i if i >= 0 else None
+        return None
+
+
+class Placement(NamedTuple):
+    """Where one hit lies in the file as it is now."""
+
+    sections: frozenset[int]  # indexes into FileIndex.sections; empty: unplaced
+    whole_file: bool = False  # a memory_get of the whole file: no section in particular
+    by_lines: bool = False  # placed by its recorded line range alone (no text stored)
+
+
+def _nearest(lines: Sequence[int], start: int | None, end: int | None) -> int:
+    if start is None:
+        return lines[0]
+    hi = end if end is not None and end >= start else start
+    return min(lines, key=lambda n: 0 if start <= n <= hi else min(abs(n - start), abs(n - hi)))
+
+
+def _by_range(index: FileIndex, start: int | None, end: int | None) -> Placement:
+    """A hit with no text to tell it by (stored before anchors, or no line long enough): its
+    recorded line range in the file as it is now is all there is."""
+    if start is None:
+        return Placement(frozenset(), by_lines=True)
+    hi = end if end is not None and end >= start else start
+    if hi > index.line_count or start < 1:
+        return Placement(frozenset(), by_lines=True)
+    found = {index.section_of(n) for n in range(start, hi + 1)}
+    return Placement(frozenset(i for i in found if i is not None), by_lines=True)
+
+
+def place(index: FileIndex, anchor: str | None, start: int | None, end: int | None) -> Placement:
+    """The sections a hit covered, found by its stored text in the file as it is now.
+
+    (Run for every hit of the file: a year of hits on a 1 MB MEMORY.md is tens of thousands,
+    so the anchor is read here in one pass rather than through :func:`parse_anchor`.)"""
+    if anchor is None:
+        return _by_range(index, start, end)
+    if anchor == WHOLE_FILE:
+        return Placement(frozenset(), whole_file=True)
+    lines_of = index.lines_of
+    section_of = index._section_of
+    found: set[int] = set()
+    told = False  # whether any chunk had a line to tell it by
+    for piece in anchor.split(";"):
+        parts = piece.split(":", 2)
+        if len(parts) != 3 or not parts[2]:
+            continue
+        told = True
+        unique = False
+        repeated: list[list[int]] | None = None
+        for fp in parts[2].split("."):
+            at = lines_of.get(fp)
+            if at is None:
+                continue
+            if len(at) == 1:
+                i = section_of[at[0]]
+                if i >= 0:
+                    found.add(i)
+                unique = True
+            elif not unique:
+                (repeated := repeated or []).append(at)
+        if not unique and repeated:  # only lines the file has several times: nearest the range
+            s_, e_ = parts[0], parts[1]
+            lo = int(s_) if s_.lstrip("-").isdigit() else None
+            hi = int(e_) if e_.lstrip("-").isdigit() else None
+            for at in repeated:
+                i = section_of[_nearest(at, lo, hi)]
+                if i >= 0:
+                    found.add(i)
+    if not told:
+        return _by_range(index, start, end)
+    return Placement(frozenset(found))

@@ -1,0 +1,160 @@
+"""The section mapper: a file's sections, and a hit credited to the sections its text covered,
+wherever edits moved those lines since (properties over generated files, and the cases a
+user meets: a moved section, a rewritten one, repeated lines, a whole-file read)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memoryd.section_map import (
+    TOP,
+    WHOLE_FILE,
+    FileIndex,
+    chunk_anchor,
+    parse_sections,
+    place,
+    utf16_len,
+)
+
+pytestmark = pytest.mark.unit
+
+WORDS = st.text(alphabet="abcdefghij klmnop😀é", min_size=0, max_size=30)
+LINE = st.one_of(
+    WORDS,
+    WORDS.map(lambda w: f"- {w}"),
+    st.integers(1, 6).flatmap(lambda n: WORDS.map(lambda w: "#" * n + " " + w)),
+    st.just("```"),
+    st.just(""),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(LINE, max_size=40))
+def test_sections_are_disjoint_in_order_and_cover_the_file_from_the_first_one(lines):
+    text = "\n".join(lines)
+    secs = parse_sections(text)
+    total = utf16_len(text)
+    if not secs:  # no heading and nothing but blanks
+        assert not text.strip()
+        return
+    assert secs[-1].end == total
+    for a, b in itertools.pairwise(secs):
+        assert a.end == b.start and a.last + 1 == b.first
+    # only blank lines come before the first section
+    assert not text[: secs[0].start].strip() if secs[0].start else True
+    assert sum(s.chars for s in secs) == total - secs[0].start
+    for s in secs:
+        first_line = text.split("\n")[s.first - 1]
+        if s.level:
+            assert first_line.lstrip(" ").startswith("#" * s.level)
+        else:
+            assert s.heading == TOP
+
+
+def test_a_heading_inside_fenced_code_is_no_section():
+    text = "# Notes\n```\n# not a heading\n```\n## Real\nbody"
+    assert [s.title for s in parse_sections(text)] == ["# Notes", "## Real"]
+
+
+def _memory(sections: list[tuple[str, list[str]]]) -> str:
+    out: list[str] = []
+    for heading, body in sections:
+        out += [f"## {heading}", *body, ""]
+    return "\n".join(out)
+
+
+def _snippet(text: str, first: int, last: int, path: str = "MEMORY.md") -> str:
+    """A search result's snippet as OpenClaw 2026.9.6 writes it: the chunk's lines, then
+    (citations "auto") a blank line and where it came from."""
+    lines = text.split("\n")[first - 1 : last]
+    return "\n".join(lines) + f"\n\nSource: {path}#L{first}-L{last}"
+
+
+# Section bodies with lines unique across the file (as entries of a MEMORY.md are).
+SECTION_SPEC = st.lists(
+    st.integers(1, 6), min_size=2, max_size=14
+).map(lambda sizes: [
+    (f"Topic {i}", [f"- entry {i}.{j} about thing {i * 31 + j}" for j in range(n)])
+    for i, n in enumerate(sizes)
+])
+
+
+@settings(max_examples=150, deadline=None)
+@given(SECTION_SPEC, st.data())
+def test_a_hit_keeps_its_section_when_edits_move_the_lines(spec, data):
+    """The credit follows the text: sections reordered, lines added above, a dreaming-style
+    append at the end, and the hit still lands on the section whose lines it returned."""
+    text = _memory(spec)
+    before = FileIndex(text)
+    k = data.draw(st.integers(0, len(spec) - 1), label="section hit")
+    sec = before.sections[k]
+    first = data.draw(st.integers(sec.first, sec.last), label="first line")
+    last = data.draw(st.integers(first, sec.last), label="last line")
+    anchor = chunk_anchor(first, last, _snippet(text, first, last))
+    assert place(before, anchor, first, last).sections == {k}
+    order = data.draw(st.permutations(range(len(spec))), label="new order")
+    moved = "\n".join(["- a new first entry", "", _memory([spec[i] for i in order])])
+    moved += "\n## Light Sleep\n- promoted by dreaming\n"
+    after = FileIndex(moved)
+    got = place(after, anchor, first, last)
+    if any(len(line.strip()) >= 3 for line in text.split("\n")[first - 1 : last]):
+        assert {after.sections[i].heading for i in got.sections} == {f"Topic {k}"}
+        assert not got.by_lines
+
+
+def test_a_hit_whose_text_is_gone_is_unplaced_not_guessed_by_its_lines():
+    text = _memory([("Wireguard", ["- port 51820", "- keys in pass"]), ("Boat", ["- trip"])])
+    anchor = chunk_anchor(1, 3, _snippet(text, 1, 3))
+    rewritten = _memory([("Network", ["- something else now"]), ("Boat", ["- trip"])])
+    got = place(FileIndex(rewritten), anchor, 1, 3)
+    assert got.sections == frozenset() and not got.whole_file
+
+
+def test_the_heading_alone_still_places_a_hit_whose_entries_were_rewritten():
+    text = _memory([("Wireguard", ["- port 51820", "- keys in pass"]), ("Boat", ["- trip"])])
+    anchor = chunk_anchor(1, 3, _snippet(text, 1, 3))
+    edited = _memory([("Boat", ["- trip"]), ("Wireguard", ["- port 443 now"])])
+    index = FileIndex(edited)
+    got = place(index, anchor, 1, 3)
+    assert [index.sections[i].heading for i in got.sections] == ["Wireguard"]
+
+
+def test_a_line_the_file_has_twice_is_taken_nearest_the_recorded_range():
+    body = ["- see the runbook", "- (details below)"]
+    text = _memory([("A", ["- alpha only", *body]), ("B", ["- beta only", *body])])
+    index = FileIndex(text)
+    b = index.sections[1]
+    anchor = chunk_anchor(b.first + 2, b.first + 3, "- see the runbook\n- (details below)")
+    assert place(index, anchor, b.first + 2, b.first + 3).sections == {1}
+
+
+def test_a_whole_file_read_and_an_old_hit_without_text():
+    text = _memory([("A", ["- one"]), ("B", ["- two"])])
+    index = FileIndex(text)
+    assert place(index, WHOLE_FILE, None, None).whole_file
+    old = place(index, None, 4, 5)  # counted before anchors: its line range is all there is
+    assert old.by_lines and old.sections == {1}
+    assert place(index, None, 400, 405).sections == frozenset()
+
+
+def test_several_chunks_of_one_file_in_one_result_each_credit_their_section():
+    text = _memory([(f"T{i}", [f"- fact number {i}"]) for i in range(5)])
+    index = FileIndex(text)
+    a = chunk_anchor(1, 2, _snippet(text, 1, 2))
+    b = chunk_anchor(13, 14, _snippet(text, 13, 14))
+    assert place(index, f"{a};{b}", 1, 14).sections == {0, 4}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=400), st.integers(-3, 50), st.integers(-3, 50))
+def test_any_anchor_text_and_range_places_without_error(text, start, end):
+    index = FileIndex(text)
+    junk = random.Random(len(text)).choice(["", ";", "::", "a:b:c", "1:2:zz.", text[:20]])
+    for anchor in (chunk_anchor(start, end, text), junk, None):
+        got = place(index, anchor, start, end)
+        assert all(0 <= i < len(index.sections) for i in got.sections)

@@ -1,0 +1,195 @@
+"""``memoryd sections MEMORY.md`` end to end: transcripts in the shapes OpenClaw 2026.9.6 writes
+(search results with ``startLine``/``endLine``/``snippet``/``citation``, ``memory_get`` with
+``from``/``lines``), scanned for real into a real state database, then an edit that moves lines
+between two searches and a dreaming-style append: every section's hits exact, the hit's text
+stored once with it, and the sections OpenClaw's bootstrap cut drops marked."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import transcripts as tx
+from inprocess import memoryd as run_memoryd
+from memoryd.bootstrap_cut import bootstrap_cuts, js_trim_end, kept_ranges
+
+pytestmark = pytest.mark.subprocess
+
+NOW = 1_796_000_000.0  # 2026-11-30
+DAY = 86400.0
+
+
+def _memory_md(order: list[int], extra_top: str = "") -> str:
+    """A MEMORY.md of 16 topics of about 2,700 characters each (over 40,000 in all)."""
+    out = ["# Long-term memory", "", *([extra_top, ""] if extra_top else [])]
+    for i in order:
+        out.append(f"## Topic {i}")
+        out += [f"- fact {i}.{j}: {'detail ' * 40}{i * 100 + j}" for j in range(9)]
+        out.append("")
+    return "\n".join(out)
+
+
+def _lines_of(text: str, heading: str) -> tuple[int, int]:
+    lines = text.split("\n")
+    first = lines.index(heading) + 1
+    last = first
+    while last < len(lines) and not lines[last].startswith("#"):
+        last += 1
+    return first, last
+
+
+def _search_result(text: str, chunks: list[tuple[int, int]]) -> dict:
+    results = []
+    for first, last in chunks:
+        body = "\n".join(text.split("\n")[first - 1 : last])
+        results.append({
+            "path": "MEMORY.md", "startLine": first, "endLine": last, "score": 0.6,
+            "textScore": 0.6, "snippet": f"{body}\n\nSource: MEMORY.md#L{first}-L{last}",
+            "source": "memory", "provenance": {"originClass": "agent"}, "corpus": "memory",
+            "citation": f"MEMORY.md#L{first}-L{last}",
+        })  # fmt: skip
+    return {"results": results, "provider": "none", "citations": "auto"}
+
+
+def _get_result(text: str, first: int, count: int) -> dict:
+    body = "\n".join(text.split("\n")[first - 1 : first - 1 + count])
+    return {"status": "ok", "text": body, "path": "MEMORY.md", "from": first, "lines": count}
+
+
+@pytest.fixture
+def install(tmp_path: Path):
+    sessions, ws, cfg = tx.make_install(tmp_path, [])
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    env.update(MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(NOW))
+    return sessions, ws, env, tmp_path
+
+
+def _sections(env: dict[str, str]) -> dict:
+    proc = run_memoryd(["sections", "MEMORY.md", "--json"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _by_heading(doc: dict) -> dict[str, dict]:
+    return {s["heading"]: s for s in doc["sections"]}
+
+
+def test_hits_per_section_survive_an_edit_that_moves_lines(install):
+    sessions, ws, env, root = install
+    v1 = _memory_md(list(range(16)))
+    (ws / "MEMORY.md").write_text(v1, encoding="utf-8")
+    t1 = NOW - 40 * DAY
+    lines = [tx.header("s1", t1)]
+    # one search returns two chunks of MEMORY.md (topics 2 and 5), one returns topic 9
+    lines += [tx.call("c1", query="two and five", ts=t1)]
+    lines += [tx.result("c1", _search_result(v1, [_lines_of(v1, "## Topic 2"),
+                                                  _lines_of(v1, "## Topic 5")]),
+                        ts=t1 + 1, details="same")]  # fmt: skip
+    lines += [tx.call("c2", query="nine", ts=t1 + 10)]
+    lines += [tx.result("c2", _search_result(v1, [_lines_of(v1, "## Topic 9")]), ts=t1 + 11,
+                        details="same")]  # fmt: skip
+    # a memory_get of three lines of topic 14
+    first14, _ = _lines_of(v1, "## Topic 14")
+    lines += [tx.call("g1", tool="memory_get", path="MEMORY.md", ts=t1 + 20)]
+    lines += [tx.result("g1", _get_result(v1, first14 + 1, 3), ts=t1 + 21, tool="memory_get",
+                        details="same")]  # fmt: skip
+    (sessions / "s1.jsonl").write_bytes(b"".join(lines))
+    doc = _sections(env)
+    got = {h: s["hits_total"] for h, s in _by_heading(doc).items() if s["hits_total"]}
+    assert got == {"Topic 2": 1, "Topic 5": 1, "Topic 9": 1, "Topic 14": 1}
+    # (c1's two chunks are one hit of the file, credited to both sections)
+    assert doc["hits"]["total"] == 3 and doc["hits"]["unplaced"] == 0
+
+    # The user (or OpenClaw) rewrites MEMORY.md: topics reordered, a note added at the top;
+    # then a search of topic 2 in the new file and a dreaming-style append.
+    order = [9, 14, 0, 1, 3, 4, 6, 7, 8, 10, 11, 12, 13, 15, 5, 2]
+    v2 = _memory_md(order, extra_top="- a new first note, written since")
+    v2 += "\n## Light Sleep\n- promoted by dreaming: something new\n"
+    (ws / "MEMORY.md").write_text(v2, encoding="utf-8")
+    t2 = NOW - 5 * DAY
+    more = [tx.call("c3", query="two again", ts=t2)]
+    more += [tx.result("c3", _search_result(v2, [_lines_of(v2, "## Topic 2")]), ts=t2 + 1,
+                       details="same")]  # fmt: skip
+    with (sessions / "s1.jsonl").open("ab") as fh:
+        fh.write(b"".join(more))
+    doc = _sections(env)
+    secs = _by_heading(doc)
+    got = {h: s["hits_total"] for h, s in secs.items() if s["hits_total"]}
+    assert got == {"Topic 2": 2, "Topic 5": 1, "Topic 9": 1, "Topic 14": 1}
+    assert secs["Topic 2"]["hits_30d"] == 1 and secs["Topic 2"]["hits_90d"] == 2
+    assert secs["Topic 2"]["last_hit"] == "2026-11-25T00:53:21Z"
+    assert secs["Light Sleep"]["label"] == "never looked up"
+    # a scan again reads nothing twice: the hit's text is stored with it, once
+    doc_again = _sections(env)
+    assert doc_again["sections"] == doc["sections"]
+    db = sqlite3.connect(root / "md" / "state.db")
+    anchors = db.execute("SELECT call_id, anchor FROM hits ORDER BY call_id").fetchall()
+    assert [c for c, _ in anchors] == ["c1", "c2", "c3", "g1"]
+    assert anchors[0][1].count(";") == 1  # the two chunks of c1, each with its own text
+    assert all(a and ":" in a for _, a in anchors)
+
+
+def test_the_sections_openclaw_cuts_are_marked_and_those_never_looked_up_told_apart(install):
+    sessions, ws, env, _ = install
+    text = _memory_md(list(range(16)))
+    assert len(text) > 20_000
+    (ws / "MEMORY.md").write_text(text, encoding="utf-8")
+    (ws / "AGENTS.md").write_text("# Agents\n- be kind\n", encoding="utf-8")
+    t1 = NOW - 2 * DAY
+    lines = [tx.header("s1", t1), tx.call("c1", query="seven", ts=t1)]
+    lines += [tx.result("c1", _search_result(text, [_lines_of(text, "## Topic 7")]), ts=t1 + 1,
+                        details="same")]  # fmt: skip
+    (sessions / "s1.jsonl").write_bytes(b"".join(lines))
+    doc = _sections(env)
+    boot = doc["bootstrap"]
+    assert boot["bootstrapMaxChars"] == 20_000 and boot["bootstrapTotalMaxChars"] == 60_000
+    # the cut, as computed from the files (checked against OpenClaw's own code elsewhere)
+    cut = bootstrap_cuts({"AGENTS.md": (ws / "AGENTS.md").read_text(), "MEMORY.md": text})
+    ranges = kept_ranges(js_trim_end(text), cut["MEMORY.md"])
+    assert boot["loaded_ranges"] == [list(r) for r in ranges] and len(ranges) == 2
+    for s in doc["sections"]:
+        start, end = s["start"], s["start"] + s["chars"]
+        inside = sum(max(0, min(end, b) - max(start, a)) for a, b in ranges)
+        want = "loaded" if inside >= min(end, boot["length"]) - start else (
+            "cut" if inside == 0 else "partly cut")
+        assert s["bootstrap"] == want, s["title"]
+        if s["hits_total"]:
+            assert s["label"] is None
+        elif want == "cut":
+            assert s["label"] == "never looked up, and not in the loaded part"
+        else:
+            assert s["label"] == "never looked up"
+    secs = _by_heading(doc)
+    assert secs["Topic 7"]["bootstrap"] == "cut" and secs["Topic 7"]["label"] is None
+    assert secs["Topic 0"]["bootstrap"] == "loaded" and secs["Topic 15"]["bootstrap"] == "loaded"
+    assert sum(s["bootstrap"] == "cut" for s in doc["sections"]) >= 2
+    proc = run_memoryd(["sections", "MEMORY.md", "--no-scan"], env=env)
+    assert proc.returncode == 0
+    assert "never looked up, and not in the loaded part" in proc.stdout
+    assert "never looked up: the agent has never seen them" in proc.stdout
+
+
+def test_a_limit_from_openclaw_json_moves_the_cut_and_a_note_is_not_a_bootstrap_file(install):
+    _, ws, env, root = install
+    state = root / "state"
+    (state / "openclaw.json").write_text(
+        json.dumps({"agents": {"defaults": {"bootstrapMaxChars": 5000, "workspace": str(ws)}}}),
+        encoding="utf-8",
+    )
+    (ws / "MEMORY.md").write_text(_memory_md([0, 1, 2, 3, 4, 5]), encoding="utf-8")
+    (ws / "memory").mkdir()
+    (ws / "memory" / "notes.md").write_text("# Notes\n- one\n## Two\n- two\n", encoding="utf-8")
+    doc = _sections(env)
+    assert doc["bootstrap"]["bootstrapMaxChars"] == 5000
+    assert doc["bootstrap"]["head"] + doc["bootstrap"]["tail"] < 5000
+    proc = run_memoryd(["sections", "memory/notes.md", "--json", "--no-scan"], env=env)
+    note = json.loads(proc.stdout)
+    assert note["bootstrap"] is None and [s["title"] for s in note["sections"]] == [
+        "# Notes", "## Two"]  # fmt: skip
+    assert all(s["label"] == "never looked up" for s in note["sections"])
+    bad = run_memoryd(["sections", "memory/missing.md", "--no-scan"], env=env)
+    assert bad.returncode == 2 and "no such file" in bad.stderr
