@@ -41,7 +41,10 @@ import bench_scan  # noqa: E402  (its corpus generator and pinned time)
 CHILD = """
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
-from memoryd.commands.context import Context
+try:
+    from memoryd.commands.context import Context
+except ImportError:  # (a baseline from before the command layer moved)
+    from memoryd.cli import Context
 from memoryd.config import load_config
 from memoryd.ingest.scan import Scanner
 ctx = Context(load_config(sys.argv[2]), sys.argv[2])

@@ -347,8 +347,9 @@ def test_a_scan_ends_at_once_with_everything_it_counted_kept(install: dict[str, 
 
 
 def test_a_command_that_writes_exits_as_usual(install: dict[str, str]) -> None:
-    """A command that does not say it may end at once (here a move's dry run) tears down."""
-    r = run_entry(install, "plain", "expire", "--no-scan", "--dry-run")
+    """A command that does not say it may end at once (here organize's dry run: the
+    deciding commands, expire's dry run among them, do) tears down."""
+    r = run_entry(install, "plain", "organize", "--dry-run")
     assert r.returncode == 0, r.stderr
     assert r.stderr.splitlines()[-2:] == ["atexit ran", "torn down"]
 
