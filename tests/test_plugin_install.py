@@ -155,3 +155,24 @@ def test_a_busy_gateway_is_noted_at_most_once_a_minute(tmp_path: Path):
     # a state folder that cannot be written (here: a file where the folder should be)
     (tmp_path / "not-a-folder").write_text("")
     assert note_call(tmp_path / "not-a-folder", caller, "inject", 1.0) is False
+
+
+def test_the_plugins_session_start_call_is_noted_too(install, capsys):
+    """The plugin's most frequent call, `inject --session --json` at every session start, is
+    answered without the command line's parser: it notes the gateway all the same."""
+    import os
+    import subprocess
+    import sys
+
+    assert run(capsys, install["cfg"], "hits")[0] == 0  # memoryd has run: its state is there
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
+    env["MEMORYD_PLUGIN_CALLER"] = json.dumps({"pid": os.getpid(), "folder": "/p/memoryd"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "memoryd", "--config", str(install["cfg"]), "inject", "--session",
+         "--json"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "session" in json.loads(proc.stdout)
+    seen = run_json(capsys, install["cfg"], "status", "--json")["plugin"]["last_seen"]
+    assert seen["gateway_pid"] == os.getpid() and seen["command"] == "inject"

@@ -193,3 +193,29 @@ def test_a_limit_from_openclaw_json_moves_the_cut_and_a_note_is_not_a_bootstrap_
     assert all(s["label"] == "never looked up" for s in note["sections"])
     bad = run_memoryd(["sections", "memory/missing.md", "--no-scan"], env=env)
     assert bad.returncode == 2 and "no such file" in bad.stderr
+
+
+def test_sections_without_a_scan_reads_a_state_database_from_before_anchors(install):
+    """`--no-scan` opens the state database read-only, so one from before migration 11 stays
+    unmigrated: its hits are placed by their line ranges, as hits counted before anchors are,
+    and the command still answers."""
+    sessions, ws, env, root = install
+    v1 = _memory_md(list(range(4)))
+    (ws / "MEMORY.md").write_text(v1, encoding="utf-8")
+    t1 = NOW - 3 * DAY
+    lines = [tx.header("s1", t1), tx.call("c1", query="two", ts=t1)]
+    lines += [tx.result("c1", _search_result(v1, [_lines_of(v1, "## Topic 2")]), ts=t1 + 1,
+                        details="same")]  # fmt: skip
+    (sessions / "s1.jsonl").write_bytes(b"".join(lines))
+    assert run_memoryd(["scan"], env=env).returncode == 0
+    db = sqlite3.connect(root / "md" / "state.db")
+    db.execute("ALTER TABLE hits DROP COLUMN anchor")  # as the database was before it
+    db.execute("PRAGMA user_version = 10")
+    db.commit()
+    db.close()
+    proc = run_memoryd(["sections", "MEMORY.md", "--json", "--no-scan"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert {h: s["hits_total"] for h, s in _by_heading(doc).items() if s["hits_total"]} == {
+        "Topic 2": 1
+    }

@@ -75,12 +75,16 @@ def bootstrap_cut_of(ctx: Context, workspace: Path, rel: str) -> Any:
 def _hit_rows(ctx: Context, rel: str, agent: str | None) -> list[Any]:
     from ..section_report import HitRow
 
-    sql = "SELECT ts, start_line, end_line, anchor FROM hits WHERE memory_path = ?"
+    conn = ctx.read_store().conn
+    # A state database not migrated yet (a read-only open, `--no-scan`, of one older than
+    # migration 11) has no anchors: its hits are placed by their line ranges, as old hits are.
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(hits)")}
+    anchor = "anchor" if "anchor" in columns else "NULL"
+    sql = f"SELECT ts, start_line, end_line, {anchor} FROM hits WHERE memory_path = ?"
     params: tuple[str, ...] = (rel,)
     if agent is not None:
         sql += " AND agent = ?"
         params = (rel, agent)
-    conn = ctx.read_store().conn
     try:
         rows = conn.execute(sql, params).fetchall()
     except Exception as exc:  # an empty in-memory store of a new install has the column

@@ -174,6 +174,12 @@ def run(argv: Sequence[str]) -> int | None:
         if not ctx.paths.state_dir.is_dir():
             return None  # no OpenClaw install: the full command line says so (exit 2)
         doc = session_document(ctx, opts["agent"], opts["max_chars"])
+        caller = os.environ.get("MEMORYD_PLUGIN_CALLER")
+        if caller:  # the plugin's most frequent call: noted for `status`, as cli.py does
+            from .. import clock
+            from ..plugin_seen import note_call
+
+            note_call(ctx.paths.memoryd_dir, caller, "inject", clock.now())
         import json
 
         # As ``memoryd.commands.formats.json_dumps`` writes a plain document (this one is only
