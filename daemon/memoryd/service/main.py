@@ -125,6 +125,8 @@ class Daemon:
         self.triggers = build_triggers(cfg, self.tz)
         self.notifier = Notifier(environ)
         self.queue = WorkQueue()
+        # A rescan due one tick after an observer restart (see _restart_observer)
+        self._rescan_when_watching = False
         self.flags = _Flags()
         self.wake = threading.Event()
         self.handler = TranscriptEvents(self.queue, self.offer)
@@ -319,6 +321,10 @@ class Daemon:
                 old.observer.stop()
         self._sync_watches()
         self.queue.request_rescan("observer restart")  # events may have been missed
+        # A new observer's inotify watches are added by its emitter threads, after schedule()
+        # returned: a write landing after the rescan above but before its watch exists would
+        # wait for the next periodic rescan (an hour). So one more, a tick later.
+        self._rescan_when_watching = True
 
     def _observer_alive(self) -> bool:
         w = self.watches
@@ -527,6 +533,9 @@ class Daemon:
             mono = clocks.mono
             gap = find_gap(prev, clocks, tick + busy, self.cfg.daemon.clock_jump_seconds)
             prev = clocks
+            if self._rescan_when_watching and self._observer_alive():
+                self._rescan_when_watching = False
+                self.queue.request_rescan("observer restart (watching)")
             if self.flags.reload:
                 self.flags.reload = False
                 self._reload()
