@@ -37,7 +37,9 @@ FIRST_SCAN_NOTE = "first_scan.json"
 
 
 def human_bytes(n: int) -> str:
-    """``cli.human_bytes``'s spelling (binary units), without importing the command line."""
+    """A size as people read it (``512 B``, ``3.4 KB``, ``35.9 MB``, ``1.2 GB``; binary units,
+    as ``ls -lh`` and ``du -h`` count), in every command that prints one (through
+    ``commands.formats``) and in progress lines."""
     if n < 1024:
         return f"{n} B"
     for unit, shift in (("KB", 10), ("MB", 20)):

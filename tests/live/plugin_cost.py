@@ -26,6 +26,8 @@ import statistics
 from collections.abc import Iterable
 from typing import Any
 
+from .model_server import message_text as _text
+
 TOOL = "memoryd_recall"
 NOTES_HEADING = "Recent notes from memoryd's tier store"
 DIRECTIVE = "[["  # every message the harness sends holds a directive for the scripted model
@@ -42,15 +44,6 @@ def chat_bodies(lines: Iterable[str]) -> list[dict[str, Any]]:
         if str(entry.get("path", "")).endswith("/chat/completions"):
             out.append(entry["body"])
     return out
-
-
-def _text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
 
 
 def notes_block(text: str) -> str:

@@ -6,6 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..progress import human_bytes
+
+__all__ = ["human_bytes", "json_dumps", "positive_int"]
+
 
 def positive_int(text: str) -> int:
     """argparse type for counts and windows (``--days``, ``--top``): a whole number ≥ 1."""
@@ -16,17 +20,6 @@ def positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
-
-
-def human_bytes(n: int) -> str:
-    """A size as people read it (``512 B``, ``3.4 KB``, ``35.9 MB``, ``1.2 GB``; binary units,
-    as ``ls -lh`` and ``du -h`` count), in every command that prints one."""
-    if n < 1024:
-        return f"{n} B"
-    for unit, shift in (("KB", 10), ("MB", 20)):
-        if n < 1 << (shift + 10):
-            return f"{n / (1 << shift):.1f} {unit}"
-    return f"{n / (1 << 30):.1f} GB"
 
 
 def json_dumps(doc: Any) -> str:

@@ -208,26 +208,16 @@ def hit_times_by_file(
     from ..store import CLOCK_SKEW
     from ..strength import strong_flags
 
-    times: dict[str, list[float]] = {}
-    strong: dict[str, list[float]] = {}
     horizon = now + CLOCK_SKEW
-    for (_a, _c, path, _k, ts, _s, _se), is_strong in zip(
-        rows, strong_flags(rows, horizon), strict=True
-    ):
-        if ts > horizon or (only is not None and path != only):
-            continue  # a hit "from the future" beyond the skew allowance: not yet
-        if ts > now:
-            ts = now
-        lst = times.get(path)
-        if lst is None:
-            lst = times[path] = []
-        lst.append(ts)
-        if is_strong:
-            lst = strong.get(path)
-            if lst is None:
-                lst = strong[path] = []
-            lst.append(ts)
-    return times, strong
+    dated = [
+        (path, min(ts, now), is_strong)
+        for (_a, _c, path, _k, ts, _s, _se), is_strong in zip(
+            rows, strong_flags(rows, horizon), strict=True
+        )
+        # (a hit "from the future" beyond the skew allowance: not yet)
+        if ts <= horizon and (only is None or path == only)
+    ]
+    return times_of_strong(dated)
 
 
 def _decide_with(
