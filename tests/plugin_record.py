@@ -149,9 +149,37 @@ def problems(rec: dict[str, Any], issue35: bool = True, issue29: bool = True) ->
     need(len(failures) == 1, f"{len(failures)} log lines for the broken config, not 1")
     if "read_turn" in rec:  # issue 28 (records made before it have none of these)
         out.extend(issue28_problems(rec))
+    if "venv" in rec:  # issue 29 (records made before it have none)
+        out.extend(venv_problems(rec["venv"]))
     un = rec.get("uninstall") or {}
     need(un.get("exit") == 0, "memoryd plugin uninstall failed")
     need(un.get("same_bytes"), "openclaw.json differs from before the install")
+    return out
+
+
+def venv_problems(venv: dict[str, Any]) -> list[str]:
+    """Issue 29's venv phase: the plugin outlives the venv memoryd was installed in."""
+    out: list[str] = []
+
+    def need(ok: Any, what: str) -> None:
+        if not ok:
+            out.append(what)
+
+    need(venv.get("install_exit") == 0, "plugin install from the venv failed")
+    need(str(venv.get("command") or "").endswith("/venv/bin/memoryd"),
+         f"the plugin does not run the venv's memoryd: {venv.get('command')}")
+    need(not venv.get("gone_trouble"),
+         f"with the venv deleted the gateway reported load trouble: {venv.get('gone_trouble')}")
+    warnings = venv.get("gone_warnings") or []
+    need(len(warnings) == 1, f"{len(warnings)} warnings with the venv deleted, not 1")
+    need(all("memoryd plugin install" in w for w in warnings),
+         "the warning does not say to run `memoryd plugin install`")
+    need("memoryd plugin install" in str(venv.get("gone_reply")),
+         f"/memoryd with the venv deleted does not say what to do: {venv.get('gone_reply')}")
+    need(venv.get("reinstall_exit") == 0, "plugin install from the venv made again failed")
+    need(not venv.get("again_trouble"),
+         f"the gateway after the venv was made again: {venv.get('again_trouble')}")
+    need(venv.get("again_hot_notes"), "no hot notes in a new session after the venv was made again")
     return out
 
 

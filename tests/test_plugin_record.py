@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from plugin_record import ARCHIVED, HOT_MARK, problems
+from plugin_record import ARCHIVED, HOT_MARK, problems, venv_problems
 
 pytestmark = pytest.mark.subprocess
 
@@ -188,3 +188,32 @@ def test_the_judge_of_issue_35_fails_a_costly_or_unreachable_recall_tool(path: P
         broken = copy.deepcopy(rec)
         breaks(broken)
         assert judged(broken, broken), what
+
+
+def test_the_venv_judge_fails_a_plugin_that_dies_with_its_venv():
+    """Issue 29: the facts of a run where the plugin outlived its venv pass; each way it
+    could fall short fails."""
+    good = {
+        "install_exit": 0,
+        "command": "/tmp/x/plugin-live/venv/bin/memoryd",
+        "gone_trouble": [],
+        "gone_warnings": ["[plugins] memoryd: /tmp/x/venv/bin/memoryd is missing or not "
+                          "executable (...): install memoryd again, then run `memoryd plugin "
+                          "install`"],
+        "gone_reply": "memoryd status failed: ...\n... then run `memoryd plugin install`",
+        "reinstall_exit": 0,
+        "again_trouble": [],
+        "again_hot_notes": True,
+    }
+    assert venv_problems(good) == []
+    breakages = {
+        "inside the old venv": {"command": "/x/.venv/lib/python3.11/site-packages/memoryd"},
+        "doctor": {"gone_trouble": ["run openclaw doctor --fix"]},
+        "silent": {"gone_warnings": []},
+        "twice": {"gone_warnings": good["gone_warnings"] * 2},
+        "no advice": {"gone_reply": "memoryd status failed"},
+        "dead after": {"again_hot_notes": False},
+        "reinstall failed": {"reinstall_exit": 1},
+    }
+    for what, change in breakages.items():
+        assert venv_problems({**good, **change}), what

@@ -34,6 +34,11 @@ first); a recall matching more than 3 archived notes with one clearly ahead rest
 one; the time the read hook adds to each ``memory_get`` (its own log line). Then, in a
 gateway of its own, memoryd missing (the plugin's ``command`` names no program): a
 ``memory_get``, a ``memory_search`` and a recall still each get an answer.
+
+Issue 29's venv phase (10): the plugin installed by the memoryd of a venv made with the
+README's command; the venv deleted, a gateway start (no load trouble, one warning saying to
+run ``memoryd plugin install``, ``/memoryd`` says the same); the venv made again and the
+plugin installed again: a gateway start without trouble, a new session gets the hot notes.
 """
 
 from __future__ import annotations
@@ -519,6 +524,11 @@ def record(
             }
         say(f"memoryd missing: turn {turn.get('status')}")
 
+        # 10. issue 29: the venv memoryd runs from is deleted, then made again with the
+        # README's command: the gateway starts cleanly, says once what to do, and the plugin
+        # works again after `memoryd plugin install`
+        rec["venv"] = _venv_phase(inst, root, cfg, env, runtime, gw_log, say)
+
         # the read note's hits: the read's, counted once
         _memoryd(cfg, env, "scan", "--json")
         rec["read_hits"] = _hit_rows(root / "memoryd-state" / "state.db", READ_NOTE)
@@ -538,6 +548,97 @@ def record(
         rec["plugin_log"] = _plugin_log(gw_log)
         _pack_transcripts(root, work / "transcripts.tar.xz")
     return rec
+
+
+REPO = Path(__file__).resolve().parent.parent.parent
+# What the gateway says when a plugin it was told to load is not loadable (the wrong fixes
+# 2026.9.6 offered when the plugin lived inside a deleted venv).
+LOAD_TROUBLE = ("doctor --fix", "update repair", "upgrade is unfinished", "failed to load")
+
+
+def _readme_venv(venv: Path, gw_log: Path) -> float:
+    """The README's install into ``venv`` (``python3 -m venv .venv && .venv/bin/pip install
+    -q .``) from a copy of this clone's package files; seconds taken."""
+    src = venv.parent / "memoryd-src"
+    if not src.exists():
+        src.mkdir()
+        for name in ("pyproject.toml", "README.md", "LICENSE"):
+            shutil.copy2(REPO / name, src / name)
+        shutil.copytree(REPO / "daemon", src / "daemon",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    t0 = time.monotonic()
+    with gw_log.open("a", encoding="utf-8") as out:
+        out.write(f"\n$ python3 -m venv {venv} && pip install -q .\n")
+        out.flush()
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300,
+                       stdout=out, stderr=subprocess.STDOUT)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "."], cwd=src, check=True,
+                       timeout=900, stdout=out, stderr=subprocess.STDOUT)
+    return round(time.monotonic() - t0, 1)
+
+
+def _gateway_lines(gw_log: Path, since: int) -> list[str]:
+    return gw_log.read_text(encoding="utf-8", errors="replace").splitlines()[since:]
+
+
+def _venv_phase(
+    inst: Install, root: Path, cfg: Path, env: dict[str, str], runtime: Runtime,
+    gw_log: Path, say: Any,
+) -> dict[str, Any]:
+    """Issue 29: the plugin installed by a venv's memoryd; the venv deleted (a gateway start:
+    no load trouble, one warning that says what to do, ``/memoryd`` says it too); the venv
+    made again with the README's command and ``memoryd plugin install`` run again (a gateway
+    start without trouble, a new session gets the hot notes)."""
+    venv = root / "venv"
+    out: dict[str, Any] = {"seconds_install": _readme_venv(venv, gw_log)}
+    program = venv / "bin" / "memoryd"
+    install = subprocess.run(
+        [str(program), "--config", str(cfg), "plugin", "install", "--json",
+         "--openclaw", str(runtime.openclaw)],
+        env=env, capture_output=True, text=True, timeout=1200,
+    )
+    out["install_exit"] = install.returncode
+    out["command"] = ((json.loads(inst.config_path.read_text()).get("plugins") or {})
+                      .get("entries", {}).get("memoryd", {}).get("config", {}).get("command"))
+    shutil.rmtree(venv)
+    since = len(_gateway_lines(gw_log, 0))
+    with Gateway(inst, gw_log):
+        _send(inst, "agent:main:venv-gone", "/memoryd", gw_log)
+        texts = _wait(
+            "/memoryd's reply with the venv gone",
+            lambda: [
+                t for t in _assistant_texts(_history(inst, "agent:main:venv-gone", gw_log))
+                if t.startswith("memoryd")
+            ],
+        )
+        out["gone_reply"] = texts[-1]
+    gone = _gateway_lines(gw_log, since)
+    out["gone_warnings"] = [ln.strip() for ln in gone
+                            if "[plugins]" in ln and "memoryd:" in ln and "is missing" in ln]
+    out["gone_trouble"] = [ln.strip() for ln in gone if any(t in ln for t in LOAD_TROUBLE)]
+    say(f"venv deleted: {len(out['gone_warnings'])} warning(s), "
+        f"{len(out['gone_trouble'])} load trouble line(s)")
+    out["seconds_reinstall"] = _readme_venv(venv, gw_log)
+    again = subprocess.run(
+        [str(program), "--config", str(cfg), "plugin", "install", "--json",
+         "--openclaw", str(runtime.openclaw)],
+        env=env, capture_output=True, text=True, timeout=1200,
+    )
+    out["reinstall_exit"] = again.returncode
+    since = len(_gateway_lines(gw_log, 0))
+    req_log = root / "requests.jsonl"
+    with Gateway(inst, gw_log):
+        mark = _lines(req_log)
+        agent_turn(inst, "agent:main:venv-again", "hello again [[text hi]]", gw_log)
+        first = _requests(req_log, mark)
+        out["again_hot_notes"] = bool(first) and first[0]["body_has_hot_mark"]
+    again_lines = _gateway_lines(gw_log, since)
+    out["again_trouble"] = [ln.strip() for ln in again_lines
+                            if any(t in ln for t in LOAD_TROUBLE)
+                            or ("memoryd:" in ln and "is missing" in ln)]
+    say(f"venv made again, plugin install exit {again.returncode}: hot notes in the new "
+        f"session: {out['again_hot_notes']}")
+    return out
 
 
 def _cost_summary(c: dict[str, Any]) -> dict[str, Any]:
