@@ -288,3 +288,53 @@ def _wait_stopped(pid: int) -> None:
                 return
         time.sleep(0.05)
     raise AssertionError("the retire never reached its fault point")
+
+
+@pytest.mark.subprocess
+def test_the_daily_job_retires_nothing_until_the_user_sets_retire_auto(install):
+    ws, env = install
+    before = (ws / "MEMORY.md").read_bytes()
+    proc = run_memoryd(["reflect"], env=env)  # the daily job, as the daemon runs it
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "MEMORY.md").read_bytes() == before and "retired" not in proc.stdout
+    cfg = Path(env["MEMORYD_CONFIG"])
+    cfg.write_text(cfg.read_text() + "\n[retire]\nauto = true\n")
+    proc = run_memoryd(["reflect"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "retired " in proc.stdout and "sections from 1 notes" in proc.stdout
+    assert len((ws / "MEMORY.md").read_text(encoding="utf-8")) <= 20_000
+    proc = run_memoryd(["restore", "--last"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "MEMORY.md").read_bytes() == before
+
+
+@pytest.mark.subprocess
+def test_a_file_the_user_pinned_is_left_whole_and_a_pinned_heading_stays(install):
+    ws, env = install
+    before = (ws / "MEMORY.md").read_bytes()
+    assert run_memoryd(["pin", "MEMORY.md#Topic 0"], env=env).returncode == 0
+    note = _retire(env)["notes"][0]
+    assert {"title": "## Topic 0", "why": "pinned"} in note["kept"]
+    assert "## Topic 0" not in [s["title"] for s in note["retire"]]
+    assert run_memoryd(["pin", "MEMORY.md"], env=env).returncode == 0
+    doc = _retire(env, "--force")
+    assert not doc["applied"] and doc["skipped"][0]["path"] == "MEMORY.md"
+    assert (ws / "MEMORY.md").read_bytes() == before
+
+
+@pytest.mark.subprocess
+def test_recall_finds_a_retired_section_in_the_archive(install):
+    ws, env = install
+    text = (ws / "MEMORY.md").read_text(encoding="utf-8")
+    text = text.replace("## Topic 0\n", "## Topic 0\n- the wombat lives in the shed\n", 1)
+    (ws / "MEMORY.md").write_text(text, encoding="utf-8")
+    done = _retire(env, "--force")
+    assert "## Topic 0" in done["applied"][0]["sections"]
+    proc = run_memoryd(["recall", "wombat", "--json"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["tier"] == "retired" and doc["matches"] == 1
+    (hit,) = doc["shown"]
+    assert hit["note"] == "MEMORY.md" and hit["path"] == "memory-archive/retired/MEMORY.md"
+    assert hit["text"].startswith("## Topic 0\n- the wombat lives in the shed\n")
+    assert "restore --last" in doc["message"]

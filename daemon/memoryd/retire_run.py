@@ -184,6 +184,21 @@ def run(
     return RunResult(plans, applied, changed, skipped, repaired, batch)
 
 
+def scheduled_retire(cfg: Config, paths: Paths, store: Store, now: float) -> str | None:
+    """The daily job's retire: nothing at all unless the user set ``retire.auto = true``;
+    then what ``retire --force`` does, said in one line (None: nothing retired)."""
+    if not cfg.retire.auto:
+        return None
+    from .mover import mover_for
+
+    mover = mover_for(store, paths)
+    result = run(cfg, paths, store, Retirer(store, mover.check_path), now)
+    if not result.applied:
+        return None
+    n = sum(len(a["sections"]) for a in result.applied)
+    return f"retired {n} sections from {len(result.applied)} notes (undo: memoryd restore --last)"
+
+
 def _apply(retirer: Retirer, ws: Path, note: NotePlan, now: float, batch: str) -> dict[str, Any]:
     plan = note.plan
     text = note.data.decode("utf-8")
