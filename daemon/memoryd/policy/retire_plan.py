@@ -172,14 +172,15 @@ def plan_retire(
         else:
             free.append((u, begin, end))
     chosen: list[tuple[Use, int, int]] = []
-    after = before
     if before > budget:
-        spans: list[tuple[int, int]] = []
+        # (counted whole: the trailing blanks OpenClaw trims can only make the file shorter,
+        # so a plan that fits by this count fits; measuring the cut text again at each step
+        # would copy a 1 MB file once per section taken)
+        full = utf16_len(text)
         for item in sorted(free, key=lambda f: _order(f[0])):
             chosen.append(item)
-            spans.append((item[1], item[2]))
-            after = measured(cut_spans(text, spans))
-            if after <= budget:
+            full -= item[0].section.chars  # (its lines' UTF-16 length, line break included)
+            if full <= budget:
                 break
     chosen.sort(key=lambda c: c[1])
     taken = tuple(
