@@ -338,3 +338,24 @@ def test_recall_finds_a_retired_section_in_the_archive(install):
     assert hit["note"] == "MEMORY.md" and hit["path"] == "memory-archive/retired/MEMORY.md"
     assert hit["text"].startswith("## Topic 0\n- the wombat lives in the shed\n")
     assert "restore --last" in doc["message"]
+
+
+@pytest.mark.crash
+@pytest.mark.parametrize("point", ["retire.archived", "retire.aside"])
+def test_a_restore_killed_while_it_puts_sections_back_loses_no_text(install, point):
+    ws, env = install
+    before = (ws / "MEMORY.md").read_bytes()
+    _retire(env, "--force")
+    proc = _child(env, f"{point}:1:kill", "restore", "--last")
+    assert proc.returncode == -9, proc.stderr
+    _all_text_there(ws, before.decode())
+    # the next restore repairs first: the undo is completed (killed after the note was back)
+    # or rolled back and made again (killed before)
+    proc = run_memoryd(["restore", "--last"], env=env)
+    assert "repaired: retire" in proc.stdout
+    if point == "retire.archived":  # (an undo writes the note first, then the archive)
+        assert proc.returncode == 1 and "undone already" in proc.stderr
+    else:
+        assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert (ws / "MEMORY.md").read_bytes() == before
+    assert not (ws / "memory-archive" / "retired" / "MEMORY.md").exists()

@@ -28,8 +28,11 @@ the rename, a save made the note again      the save stays; the aside (the journ
 the link (note holds ``after_sha``)         the aside and temp go: done
 =========================================  ===========================================
 
-An undo is a row of its own (``undo_of``), run through the same steps: its ``before`` is the
-note as it is at the undo, its ``after`` the note with its sections back.
+An undo is a row of its own (``undo_of``), run through the same steps in the other order:
+the file that gains text is always written first, so an undo writes the note (its sections
+back) and only then the archive file without them; a crash between the two leaves the text in
+both, and repair, finding the note rewritten, writes the archive's journaled bytes
+(``archive_after``) to finish. Its ``before`` is the note as it is at the undo.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ class RetireRow(NamedTuple):
     after_sha: str
     archive_before: bytes | None
     archive_after_sha: str
+    archive_after: bytes | None
     sections: str  # JSON: what the row took (or put back), for the undo and the report
     state: str
     undo_of: int | None
@@ -77,8 +81,8 @@ class RetireRow(NamedTuple):
 
 
 _COLS = (
-    "id, batch, src, archive, before, after_sha, archive_before, archive_after_sha, sections, "
-    "state, undo_of, created, finished, note"
+    "id, batch, src, archive, before, after_sha, archive_before, archive_after_sha, "
+    "archive_after, sections, state, undo_of, created, finished, note"
 )
 
 
@@ -198,8 +202,8 @@ class Retirer:
             with self.store.durable(), self.store.transaction() as conn:
                 cur = conn.execute(
                     "INSERT INTO retires(batch, src, archive, before, after_sha, archive_before, "
-                    "archive_after_sha, sections, state, undo_of, created) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'intent', ?, ?)",
+                    "archive_after_sha, archive_after, sections, state, undo_of, created) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'intent', ?, ?)",
                     (
                         batch,
                         str(src),
@@ -208,6 +212,7 @@ class Retirer:
                         sha(after),
                         archive_before,
                         sha(archive_after),
+                        archive_after,
                         json.dumps(sections),
                         undo_of,
                         time.time(),
@@ -238,12 +243,13 @@ class Retirer:
         archive_after: bytes | None,
         mode: int,
     ) -> None:
-        if archive_after is None:
-            _unlink(archive)
-        else:
-            self._ensure_folder(archive.parent)
-            write_atomic(archive, archive_after)
-        faults.point("retire.archived")
+        # The file that gains text is written first, the one that loses it last: a retire
+        # writes the archive, then the note; an undo the note, then the archive. A crash in
+        # between leaves the text in both, never in neither.
+        gains = archive_after is not None and len(archive_after) >= len(row.archive_before or b"")
+        if gains:
+            self._write_archive(archive, archive_after)
+            faults.point("retire.archived")
         tmp, aside = _names(src, row.id)
         write_new(tmp, after, mode)
         os.rename(src, aside)
@@ -266,6 +272,16 @@ class Retirer:
         faults.point("retire.placed")
         _unlink(tmp)
         _unlink(aside)
+        if not gains:
+            self._write_archive(archive, archive_after)
+            faults.point("retire.archived")
+
+    def _write_archive(self, archive: Path, data: bytes | None) -> None:
+        if data is None:
+            _unlink(archive)
+        else:
+            self._ensure_folder(archive.parent)
+            write_atomic(archive, data)
 
     def _ensure_folder(self, folder: Path) -> None:
         missing = []
@@ -320,6 +336,9 @@ class Retirer:
         ):
             _unlink(tmp)
             _unlink(aside)
+            archive = Path(row.archive)
+            if _read(archive) == row.archive_before != row.archive_after:
+                self._write_archive(archive, row.archive_after)  # (its turn came after the note's)
             return "done", "note rewritten"
         _unlink(tmp)
         if aside_bytes is not None:

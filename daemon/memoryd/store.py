@@ -281,7 +281,8 @@ _MIGRATIONS: dict[int, str] = {
     13: """
     -- The retire journal (memoryd.retirer): one row per rewrite of a note and of its archive
     -- file, written before either changes. `before` is every byte of the note the plan read
-    -- (what `restore --last` puts back); an undo is a row of its own (undo_of).
+    -- (what `restore --last` puts back), the archive file's bytes before and after (NULL: no
+    -- file); an undo is a row of its own (undo_of).
     CREATE TABLE IF NOT EXISTS retires (
         id INTEGER PRIMARY KEY,
         batch TEXT NOT NULL,
@@ -291,6 +292,7 @@ _MIGRATIONS: dict[int, str] = {
         after_sha TEXT NOT NULL,
         archive_before BLOB,
         archive_after_sha TEXT NOT NULL,
+        archive_after BLOB,
         sections TEXT NOT NULL,
         state TEXT NOT NULL,
         undo_of INTEGER,

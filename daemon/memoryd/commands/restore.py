@@ -271,7 +271,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
 
 def _last_retire(
     ctx: Context, store: Any, mover: Mover, repaired: list[str]
-) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, str]]] | None:
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, str]]] | None:
     """``--last`` when the newest run is a ``retire`` (its sections back in their notes),
     else None (the move journal's newest run is newer)."""
     from .. import retire_run
@@ -291,7 +291,7 @@ def _last_retire(
     }
     if not undoing["files"]:
         return (
-            undoing,
+            None,
             [],
             [
                 {
