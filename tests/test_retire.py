@@ -359,3 +359,21 @@ def test_a_restore_killed_while_it_puts_sections_back_loses_no_text(install, poi
         assert proc.returncode == 0, proc.stderr + proc.stdout
     assert (ws / "MEMORY.md").read_bytes() == before
     assert not (ws / "memory-archive" / "retired" / "MEMORY.md").exists()
+
+
+@pytest.mark.subprocess
+def test_a_long_note_is_brought_under_retire_note_max_chars_and_bad_paths_refused(install):
+    ws, env = install
+    (ws / "memory").mkdir(exist_ok=True)
+    big = ws / "memory" / "big.md"
+    big.write_text(_memory(30, size=1_600), encoding="utf-8")  # ~49,000 characters
+    before = big.read_bytes()
+    done = _retire(env, "--force", "memory/big.md")
+    (note,) = done["notes"]
+    assert note["budget"] == 40_000 and note["chars_after"] <= 40_000 and note["retire"]
+    assert note["archive"] == "memory-archive/retired/memory/big.md"
+    assert (ws / note["archive"]).is_file() and len(big.read_text(encoding="utf-8")) <= 40_000
+    assert run_memoryd(["restore", "--last"], env=env).returncode == 0
+    assert big.read_bytes() == before
+    bad = run_memoryd(["retire", "tiers/warm/x.md"], env=env)
+    assert bad.returncode == 2 and "Markdown memory files" in bad.stderr

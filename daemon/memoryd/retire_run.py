@@ -160,6 +160,9 @@ def run(
     skipped: list[dict[str, str]] = []
     batch = f"retire:{clock.iso(now)}:{uuid.uuid4().hex[:8]}" if retirer is not None else None
     for rel in only if only is not None else _targets(cfg, ws):
+        if rel != MEMORY and cfg.retire.note_max_chars <= 0:
+            skipped.append({"path": rel, "why": "retire.note_max_chars = 0: only MEMORY.md"})
+            continue
         if _user_keeps(rel, marked, pins):
             skipped.append({"path": rel, "why": "marked or pinned by you: left whole"})
             continue

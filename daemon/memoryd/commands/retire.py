@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import clock
 from .common import add_output_options, emit, ready_to_decide, to_relpath
-from .context import Context
+from .context import Context, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,6 +42,9 @@ def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
 
     now = ready_to_decide(args, ctx)
     only = [to_relpath(ctx, p) for p in args.paths] if args.paths else None
+    for rel in only or ():
+        if rel.startswith(("tiers/", "../")) or not rel.endswith(".md"):
+            raise UsageError(f"{rel}: retire takes the workspace's Markdown memory files")
     if args.force:
         store = ctx.store()
         mover = mover_for(store, ctx.paths)
