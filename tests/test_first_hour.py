@@ -194,6 +194,8 @@ EVERY_COMMAND = [
     ["search", "boat"],
     ["explain", "MEMORY.md"],
     ["sections", "MEMORY.md"],
+    ["retire"],
+    ["retire", "--force"],
     ["simulate"],
     ["simulate", "--json"],
     ["mark", "memory/x.md"],

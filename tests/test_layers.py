@@ -67,6 +67,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.ondemand",
             "memoryd.own_history",
             "memoryd.tierstore.*",
+            "memoryd.retirer",
+            "memoryd.retire_run",
         ),
     ),
     ("jobs", ("memoryd.jobs.*",)),

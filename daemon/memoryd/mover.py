@@ -569,7 +569,10 @@ class Mover(JournalLookups):
                     state, what = "failed", f"could not repair: {exc}"
                 self._finish(rec.id, state, f"repair: {what}")
                 out.append(f"#{rec.id} {rec.op} {rec.src}: {what} ({state})")
-        return out
+        # (retire's rewrites of notes share the lock and the repair: memoryd.retirer)
+        from .retirer import Retirer
+
+        return out + Retirer(self.store, self.check_path).repair()
 
     def _repair_one(self, rec: MoveRecord) -> tuple[str, str]:
         src = Path(rec.src)

@@ -278,6 +278,30 @@ _MIGRATIONS: dict[int, str] = {
     -- (`memoryd sections`). NULL for hits counted before: their line range is all there is.
     ALTER TABLE hits ADD COLUMN anchor TEXT;
     """,
+    13: """
+    -- The retire journal (memoryd.retirer): one row per rewrite of a note and of its archive
+    -- file, written before either changes. `before` is every byte of the note the plan read
+    -- (what `restore --last` puts back), the archive file's bytes before and after (NULL: no
+    -- file); an undo is a row of its own (undo_of).
+    CREATE TABLE IF NOT EXISTS retires (
+        id INTEGER PRIMARY KEY,
+        batch TEXT NOT NULL,
+        src TEXT NOT NULL,
+        archive TEXT NOT NULL,
+        before BLOB NOT NULL,
+        after_sha TEXT NOT NULL,
+        archive_before BLOB,
+        archive_after_sha TEXT NOT NULL,
+        archive_after BLOB,
+        sections TEXT NOT NULL,
+        state TEXT NOT NULL,
+        undo_of INTEGER,
+        created REAL NOT NULL,
+        finished REAL,
+        note TEXT
+    );
+    CREATE INDEX IF NOT EXISTS retires_batch ON retires(batch);
+    """,
 }
 
 # A hit's strong_from (migration 10) from the other rows: a get at its own time; a search

@@ -28,6 +28,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "search": "memoryd.commands.search",
     "explain": "memoryd.commands.explain",
     "sections": "memoryd.commands.sections",
+    "retire": "memoryd.commands.retire",
     "mark": "memoryd.commands.marks",
     "unmark": "memoryd.commands.marks",
     "pin": "memoryd.commands.marks",

@@ -183,7 +183,12 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
         _remove_empty_archive_folders(ws, rel(rec.dst), ctx.cfg.archive.dir)
 
     undoing: dict[str, Any] | None = None
-    if args.last:
+    retired = _last_retire(ctx, store, mover, repaired) if args.last else None
+    if retired is not None:
+        undoing, sections_back, sections_failed = retired
+        restored += sections_back
+        errors += sections_failed
+    elif args.last:
         batch = mover.last_batch()
         newest = mover.newest_run()
         if batch is None and newest is None:
@@ -264,8 +269,63 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     return 1 if errors else 0
 
 
+def _last_retire(
+    ctx: Context, store: Any, mover: Mover, repaired: list[str]
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, str]]] | None:
+    """``--last`` when the newest run is a ``retire`` (its sections back in their notes),
+    else None (the move journal's newest run is newer)."""
+    from .. import retire_run
+    from ..retirer import Retirer
+
+    retirer = Retirer(store, mover.check_path)
+    repaired += retirer.repair()
+    newest = retirer.newest_run()
+    if newest is None or not retirer.newer_than_moves(newest[1]):
+        return None
+    batch = newest[0]
+    undoing = {
+        "command": "retire",
+        "batch": batch,
+        "at": clock.iso(newest[1]),
+        "files": len(retirer.rows("batch = ? AND state = 'done'", (batch,))),
+    }
+    if not undoing["files"]:
+        return (
+            None,
+            [],
+            [
+                {
+                    "path": "--last",
+                    "error": (
+                        f"the retire run of {undoing['at']} ({batch}) is undone already; "
+                        "--last does not reach back to an older run: `memoryd restore PATH` "
+                        "undoes an older move"
+                    ),
+                }
+            ],
+        )
+    done, failed = retire_run.undo_run(retirer, batch)
+    ws = ctx.paths.workspace
+    back = [
+        {
+            "kind": "sections",
+            "from": relative_to_workspace(ws, d["archive"]) or d["archive"],
+            "to": relative_to_workspace(ws, d["path"]) or d["path"],
+            "how": d["how"],
+            "sections": d["sections"],
+        }
+        for d in done
+    ]
+    return undoing, back, failed
+
+
 def _restored_line(row: dict[str, Any]) -> str:
     """One undone move, said as what happened to the note."""
+    if row.get("kind") == "sections":
+        return (
+            f"put back {len(row['sections'])} sections from {row['from']} into {row['to']} "
+            f"({row['how']})"
+        )
     if row.get("kind") == "discarded":
         return f"took back {row['from']} (a copy or summary memoryd made; deleted)"
     if row.get("kind") == "archived":

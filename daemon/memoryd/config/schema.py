@@ -173,6 +173,18 @@ class ExpireConfig(NamedTuple):
     never restore anything later."""
 
 
+class RetireConfig(NamedTuple):
+    auto: bool = False
+    """`true` lets the daemon's daily reflect job retire stale sections too (as `memoryd
+    retire --force` does); `false` (the default): no scheduled job ever retires, only
+    `memoryd retire --force` by hand. See [sections.md](sections.md)."""
+    note_max_chars: int = 40000
+    """Memory files other than `MEMORY.md` longer than this (characters) are planned down to
+    it too; `0`: only `MEMORY.md` (whose budget is OpenClaw's `bootstrapMaxChars`)."""
+    min_idle_days: int = 30
+    """A section looked up in the last this many days is never retired, whatever the budget."""
+
+
 class ScoreConfig(NamedTuple):
     keyword_weight: float = 0.4
     """The relevance score = keyword 0.4 + time decay 0.2 + access frequency 0.2
@@ -336,6 +348,7 @@ class Config(NamedTuple):
     ingest: IngestConfig = IngestConfig()
     archive: ArchiveConfig = ArchiveConfig()
     expire: ExpireConfig = ExpireConfig()
+    retire: RetireConfig = RetireConfig()
     score: ScoreConfig = ScoreConfig()
     promote: PromoteConfig = PromoteConfig()
     tiers: TiersConfig = TiersConfig()

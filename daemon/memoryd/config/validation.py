@@ -159,6 +159,9 @@ def _check_semantics(cfg: Config) -> None:
             "expire.max_fraction_per_run: must be between 0 and 1 (a share of the files, "
             f"0.25 = a quarter), got {cfg.expire.max_fraction_per_run}"
         )
+    for key in ("note_max_chars", "min_idle_days"):
+        if getattr(cfg.retire, key) < 0:
+            raise ConfigError(f"retire.{key}: must be 0 or more, got {getattr(cfg.retire, key)}")
     if cfg.daemon.clock_jump_seconds < MIN_CLOCK_JUMP_SECONDS:
         raise ConfigError(
             f"daemon.clock_jump_seconds: must be at least {MIN_CLOCK_JUMP_SECONDS:g} (the "

@@ -4,7 +4,8 @@ Top files, files never hit, rising and cooling files with a sparkline of daily
 hits, files often returned by the same search, every file's score with its
 components, seed 001's metrics, and what expire would do next. The report goes
 to ``<state>/memoryd/reports/reflect-YYYY-MM-DD.md`` (and ``.json``), never into
-``memory/``. Reflect moves no file.
+``memory/``. Reflect moves no file, unless ``retire.auto`` is set: then it also retires the
+stale sections of ``MEMORY.md`` (:func:`memoryd.retire_run.scheduled_retire`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class ReflectResult(JobOutcome):
     summary: str
     document: dict[str, Any]
     report: Path | None = None  # None in a dry run
-    changed: bool = False  # reflect moves no file
+    changed: bool = False  # reflect moves no file (but for retire.auto)
 
     def as_dict(self) -> dict[str, Any]:
         if self.report is None:
@@ -69,4 +70,9 @@ def run(
             store.bump("skipped_names", len(snap.skipped_names))
     day = datetime.fromtimestamp(now, snap.tz).strftime("%Y-%m-%d")
     report = write_report(paths.reports_dir, f"reflect-{day}", render_reflect(doc), doc)
-    return ReflectResult(summary, doc, report)
+    from ..retire_run import scheduled_retire
+
+    retired = scheduled_retire(cfg, paths, store, now)  # (off unless retire.auto = true)
+    if retired:
+        summary += f"; {retired}"
+    return ReflectResult(summary, doc, report, changed=retired is not None)

@@ -364,6 +364,8 @@ def _recall(
                 cfg, paths, store, wanted, now, limit, rotate=rotate, agent=agent
             )
             if found is None:
+                found = _recall_retired(paths, store, wanted, limit)
+            if found is None:
                 found = _restored_lately(paths, store, wanted, time.time(), agent)
             if found is not None:
                 if with_text is False:
@@ -427,6 +429,27 @@ def _recall(
         if others:
             out.message += _others_line(others, [m.rel for m in others], len(result.matches))
         return out
+
+
+def _recall_retired(
+    paths: Paths, store: Store, words: list[str], limit: int
+) -> RecallOutcome | None:
+    """Sections ``memoryd retire`` moved into the archive: shown, nothing moved."""
+    from .recall_retired import RETIRED, search_retired, shown
+
+    found = search_retired(paths, store, words, match_file)
+    if not found:
+        return None
+    out = RecallOutcome(words, RETIRED, len(found))
+    out.shown = [shown(*f) for f in found[:limit]]
+    first = found[0][0]
+    out.message = (
+        f"{len(found)} retired sections match (moved out of their notes by `memoryd retire`); "
+        f"the best from {first.source} lines {first.first_line}-{first.last_line}, retired "
+        f"{first.when}, kept in {first.archive}. `memoryd restore --last` puts the last "
+        "retire's sections back."
+    )
+    return out
 
 
 def _others_line(others: list[Any], names: list[str], total: int, shown: int = 10) -> str:

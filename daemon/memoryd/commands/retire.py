@@ -1,0 +1,130 @@
+"""``memoryd retire [--dry-run | --force] [FILE...]``: retire the least-used sections of
+``MEMORY.md`` (and of other notes over ``retire.note_max_chars``) into the archive, so that
+each fits its budget; a dry run (the default) shows exactly what would move and what each
+file would weigh after. ``restore --last`` puts them back (docs/sections.md)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .. import clock
+from .common import add_output_options, emit, ready_to_decide, to_relpath
+from .context import Context, UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "retire",
+        help="move the least-used sections of MEMORY.md into the archive (dry run by default)",
+    )
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true", help="print the plan only (the default)")
+    mode.add_argument("--force", action="store_true", help="perform exactly the plan")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="FILE",
+        help="only these notes (default: MEMORY.md and notes over retire.note_max_chars)",
+    )
+    add_output_options(p)
+    p.set_defaults(func=cmd_retire)
+
+
+def _when(ts: float | None) -> str:
+    return "never" if ts is None else (clock.iso(ts) or "")[:10]
+
+
+def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
+    from .. import retire_run
+    from ..mover import mover_for
+    from ..retirer import Retirer
+
+    now = ready_to_decide(args, ctx)
+    only = [to_relpath(ctx, p) for p in args.paths] if args.paths else None
+    for rel in only or ():
+        if rel.startswith(("tiers/", "../")) or not rel.endswith(".md"):
+            raise UsageError(f"{rel}: retire takes the workspace's Markdown memory files")
+    if args.force:
+        store = ctx.store()
+        mover = mover_for(store, ctx.paths)
+        repaired = mover.repair()
+        result = retire_run.run(
+            ctx.cfg, ctx.paths, store, Retirer(store, mover.check_path), now, only
+        )
+        repaired += result.repaired
+    else:
+        store = ctx.read_store()
+        result = retire_run.run(ctx.cfg, ctx.paths, store, None, now, only)
+        repaired = []
+    doc: dict[str, Any] = {
+        "dry_run": not args.force,
+        "batch": result.batch,
+        "notes": [
+            {
+                "path": n.rel,
+                "archive": n.archive_rel,
+                "budget": n.plan.budget,
+                "chars_before": n.plan.chars_before,
+                "chars_after": n.plan.chars_after,
+                "fits": n.plan.fits,
+                "retire": [
+                    {
+                        "title": t.title,
+                        "first_line": t.first_line,
+                        "last_line": t.last_line,
+                        "chars": t.chars,
+                        "hits_90d": t.hits_90d,
+                        "hits_total": t.hits_total,
+                        "last_hit": clock.iso(t.last_hit),
+                    }
+                    for t in n.plan.taken
+                ],
+                "kept": [{"title": k, "why": why} for k, why in n.plan.kept],
+            }
+            for n in result.plans
+        ],
+        "applied": result.applied,
+        "changed": result.changed,
+        "skipped": result.skipped,
+        "repaired": repaired,
+    }
+    text = [f"repaired: {r}" for r in repaired]
+    verb = "retired" if args.force else "would retire"
+    for n in result.plans:
+        p = n.plan
+        head = f"{n.rel}: {p.chars_before:,} characters, budget {p.budget:,}"
+        if not p.taken:
+            text.append(
+                head
+                + (
+                    "; fits, nothing to retire"
+                    if p.fits
+                    else "; over, but nothing may go (pinned, dreaming's, used lately)"
+                )
+            )
+            continue
+        text.append(
+            f"{head}; {verb} {len(p.taken)} sections → {n.archive_rel}; "
+            f"{p.chars_after:,} characters after" + ("" if p.fits else " (still over)")
+        )
+        for t in p.taken:
+            text.append(
+                f"  {t.title} (lines {t.first_line}-{t.last_line}, {t.chars:,} chars; "
+                f"{t.hits_90d} hits in 90 days, last {_when(t.last_hit)})"
+            )
+        kept = [f"{k} ({why})" for k, why in p.kept if why != "title"]
+        if kept:
+            text.append("  kept: " + ", ".join(kept))
+    for c in result.changed:
+        text.append(f"  not retired {c['path']}: {c['why']} (it kept changing; run again)")
+    for s in result.skipped:
+        text.append(f"  left {s['path']}: {s['why']}")
+    if not result.plans and not result.skipped:
+        text.append("nothing to retire: no MEMORY.md, and no note over retire.note_max_chars")
+    if args.force and result.applied:
+        text.append("undo with: memoryd restore --last")
+    elif not args.force:
+        text.append("(nothing changed; --force applies exactly this plan)")
+    emit(ctx, args, doc, text)
+    return 1 if result.changed else 0

@@ -1,0 +1,311 @@
+"""One retire run over a workspace: which notes are over their budget, each one's plan from
+the evidence, and (unless a dry run) each plan applied by :mod:`memoryd.retirer`, planned
+again when the note changed in between.
+
+The notes: ``MEMORY.md``, whose budget is what OpenClaw 2026.9.6 gives it in a new session
+(``bootstrapMaxChars``, and what ``bootstrapTotalMaxChars`` leaves after the files before it),
+and every other memory file longer than ``retire.note_max_chars``. A file the user marked or
+pinned (``memoryd mark`` / ``pin``) is left whole. Each note's retired sections go to one
+archive file, ``<archive root>/retired/<its path>`` (``memory-archive/retired/MEMORY.md``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import uuid
+from itertools import starmap
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from . import clock
+from .fsutil import read_regular
+from .policy.retire_plan import (
+    RetirePlan,
+    Use,
+    archive_entry,
+    archive_header,
+    pinned_headings,
+    plan_retire,
+    put_back,
+)
+from .retirer import Changed, Retirer
+from .section_report import CUT, NOT_LOADED, HitRow, sections_report
+
+if TYPE_CHECKING:
+    from .config import Config, Paths
+    from .store import Store
+
+MEMORY = "MEMORY.md"
+ATTEMPTS = 3  # plans made again for a note that keeps changing under a run
+READ_MAX = 64 * 1024 * 1024
+
+
+class NotePlan(NamedTuple):
+    rel: str
+    plan: RetirePlan
+    archive_rel: str
+    data: bytes  # the note's bytes the plan read
+
+
+class RunResult(NamedTuple):
+    plans: list[NotePlan]
+    applied: list[dict[str, Any]]
+    changed: list[dict[str, str]]  # notes that kept changing (or their archive did)
+    skipped: list[dict[str, str]]
+    repaired: list[str]
+    batch: str | None
+
+
+def archive_root(archive_dir: str) -> str:
+    """The archive's fixed folder: ``memory-archive/{month}`` → ``memory-archive``."""
+    parts = []
+    for part in archive_dir.strip("/").split("/"):
+        if "{" in part:
+            break
+        parts.append(part)
+    return "/".join(parts) or "memory-archive"
+
+
+def archive_rel_of(cfg: Config, rel: str) -> str:
+    return f"{archive_root(cfg.archive.dir)}/retired/{rel}"
+
+
+def _user_keeps(rel: str, marked: set[str], pins: list[str]) -> bool:
+    return rel in marked or any("#" not in p and fnmatch.fnmatchcase(rel, p) for p in pins)
+
+
+def _hit_rows(store: Store, rel: str) -> list[HitRow]:
+    columns = {r[1] for r in store.conn.execute("PRAGMA table_info(hits)")}
+    anchor = "anchor" if "anchor" in columns else "NULL"
+    sql = f"SELECT ts, start_line, end_line, {anchor} FROM hits WHERE memory_path = ?"
+    # (a year of hits on a 1 MB MEMORY.md is tens of thousands of rows: starmap builds them
+    # at C speed, a comprehension of HitRow(*r) cost the dry run a tenth of its time)
+    return list(starmap(HitRow, store.conn.execute(sql, (rel,)).fetchall()))
+
+
+def memory_budget(paths: Paths, workspace: Path) -> tuple[Any, int]:
+    """MEMORY.md's cut in a new main session and the characters it may have to load whole."""
+    from .bootstrap import bootstrap_limits, read_bootstrap
+    from .bootstrap_cut import FILE_ORDER, bootstrap_cuts
+
+    agent = next((a.id for a in paths.agents if a.workspace == workspace), "main")
+    file_max, total_max = bootstrap_limits(paths.openclaw, agent)
+    present = read_bootstrap(workspace)
+    files = {name: present.get(name) for name in FILE_ORDER}
+    cuts = bootstrap_cuts(files, file_max, total_max, {n: str(workspace / n) for n in FILE_ORDER})
+    before = sum(
+        c.injected for n, c in cuts.items() if FILE_ORDER.index(n) < FILE_ORDER.index(MEMORY)
+    )
+    return cuts.get(MEMORY), max(0, min(file_max, total_max - before))
+
+
+def plan_note(
+    cfg: Config, paths: Paths, store: Store, rel: str, data: bytes, now: float, pins: list[str]
+) -> RetirePlan:
+    """The plan for one note's bytes as read (pure but for reading hits and OpenClaw's config)."""
+    text = data.decode("utf-8")
+    ws = paths.workspace
+    cut, budget = memory_budget(paths, ws) if rel == MEMORY else (None, cfg.retire.note_max_chars)
+    rep = sections_report(text, _hit_rows(store, rel), now, cut)
+    uses = [
+        Use(
+            u.section,
+            u.hits_30d,
+            u.hits_90d,
+            u.hits_total,
+            u.last_hit,
+            u.bootstrap in (CUT, NOT_LOADED),
+        )
+        for u in rep.sections
+    ]
+    return plan_retire(
+        text,
+        uses,
+        budget,
+        now,
+        heading_pins=pinned_headings(rel, pins),
+        min_idle_days=cfg.retire.min_idle_days,
+    )
+
+
+def _targets(cfg: Config, ws: Path) -> list[str]:
+    from .workspace import archive_excludes, list_memory_files
+
+    out = [MEMORY] if os.path.lexists(ws / MEMORY) else []
+    limit = cfg.retire.note_max_chars
+    if limit > 0:
+        for m in list_memory_files(ws, archive_excludes(ws, cfg.archive.dir)):
+            if m.rel != MEMORY and m.rel.lower() != "memory.md" and m.size > limit:
+                out.append(m.rel)
+    return out
+
+
+def run(
+    cfg: Config,
+    paths: Paths,
+    store: Store,
+    retirer: Retirer | None,
+    now: float,
+    only: list[str] | None = None,
+) -> RunResult:
+    """Plan every note over its budget; apply the plans when ``retirer`` is given."""
+    ws = paths.workspace
+    repaired = retirer.repair() if retirer is not None else []
+    pins = sorted(store.marks("pinned") | set(cfg.expire.pinned))
+    marked = store.marks("marked")
+    plans: list[NotePlan] = []
+    applied: list[dict[str, Any]] = []
+    changed: list[dict[str, str]] = []
+    skipped: list[dict[str, str]] = []
+    batch = f"retire:{clock.iso(now)}:{uuid.uuid4().hex[:8]}" if retirer is not None else None
+    for rel in only if only is not None else _targets(cfg, ws):
+        if rel != MEMORY and cfg.retire.note_max_chars <= 0:
+            skipped.append({"path": rel, "why": "retire.note_max_chars = 0: only MEMORY.md"})
+            continue
+        if _user_keeps(rel, marked, pins):
+            skipped.append({"path": rel, "why": "marked or pinned by you: left whole"})
+            continue
+        for attempt in range(ATTEMPTS):
+            try:
+                data = read_regular(ws / rel, READ_MAX)[0]
+                plan = plan_note(cfg, paths, store, rel, data, now, pins)
+            except UnicodeDecodeError:
+                skipped.append({"path": rel, "why": "not UTF-8 text"})
+                break
+            except OSError as exc:
+                skipped.append({"path": rel, "why": f"cannot read: {exc.strerror or exc}"})
+                break
+            note = NotePlan(rel, plan, archive_rel_of(cfg, rel), data)
+            if retirer is None or not plan.taken:
+                plans.append(note)
+                break
+            try:
+                applied.append(_apply(retirer, ws, note, now, batch or ""))
+                plans.append(note)
+                break
+            except Changed as exc:
+                if attempt == ATTEMPTS - 1:
+                    changed.append({"path": rel, "why": str(exc)})
+    return RunResult(plans, applied, changed, skipped, repaired, batch)
+
+
+def scheduled_retire(cfg: Config, paths: Paths, store: Store, now: float) -> str | None:
+    """The daily job's retire: nothing at all unless the user set ``retire.auto = true``;
+    then what ``retire --force`` does, said in one line (None: nothing retired)."""
+    if not cfg.retire.auto:
+        return None
+    from .mover import mover_for
+
+    mover = mover_for(store, paths)
+    result = run(cfg, paths, store, Retirer(store, mover.check_path), now)
+    if not result.applied:
+        return None
+    n = sum(len(a["sections"]) for a in result.applied)
+    return f"retired {n} sections from {len(result.applied)} notes (undo: memoryd restore --last)"
+
+
+def _apply(retirer: Retirer, ws: Path, note: NotePlan, now: float, batch: str) -> dict[str, Any]:
+    plan = note.plan
+    text = note.data.decode("utf-8")
+    archive = ws / note.archive_rel
+    try:
+        old = read_regular(archive)[0]
+    except FileNotFoundError:
+        old = None
+    when = (clock.iso(now) or "")[:19] + "Z"
+    entry = archive_entry(note.rel, when, batch, text, plan.taken)
+    head = old if old is not None else archive_header(note.rel).encode()
+    if head and not head.endswith(b"\n"):
+        head += b"\n"
+    new_archive = head + entry.encode("utf-8")
+    sections = [
+        {
+            "title": t.title,
+            "first_line": t.first_line,
+            "last_line": t.last_line,
+            "begin": t.begin,
+            "end": t.end,
+            "chars": t.chars,
+            "entry_bytes": len(entry),
+        }
+        for t in plan.taken
+    ]
+    row = retirer.swap(
+        ws / note.rel,
+        note.data,
+        plan.new_text.encode("utf-8"),
+        archive,
+        old,
+        new_archive,
+        batch=batch,
+        sections=[*sections, {"entry": entry}],
+    )
+    return {
+        "path": note.rel,
+        "archive": note.archive_rel,
+        "row": row,
+        "sections": [t.title for t in plan.taken],
+        "chars_before": plan.chars_before,
+        "chars_after": plan.chars_after,
+    }
+
+
+def undo_run(retirer: Retirer, batch: str) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Put back every note of ``batch`` (``restore --last``): byte for byte when the note is
+    as the retire left it; else its sections go back beside their old neighbours and the
+    edit made since stays. The archive file loses what the retire added when it holds it."""
+    done: list[dict[str, Any]] = []
+    errors: list[dict[str, str]] = []
+    retirer.repair()
+    for row in reversed(retirer.rows("batch = ? AND state = 'done' AND undo_of IS NULL", (batch,))):
+        src, archive = Path(row.src), Path(row.archive)
+        info = row.taken()
+        entry = next((d["entry"] for d in info if "entry" in d), "")
+        spans = [(d["begin"], d["end"]) for d in info if "begin" in d]
+        try:
+            now = read_regular(src)[0] if os.path.lexists(src) else b""
+            from .retirer import sha
+
+            if sha(now) == row.after_sha:
+                target, how = row.before, "byte for byte"
+            else:
+                original = row.before.decode("utf-8")
+                target = put_back(now.decode("utf-8"), original, spans).encode("utf-8")
+                how = "edited since: sections put back beside their old neighbours"
+            try:
+                old_archive = read_regular(archive)[0]
+            except FileNotFoundError:
+                old_archive = None
+            new_archive: bytes | None = old_archive
+            if old_archive is not None and sha(old_archive) == row.archive_after_sha:
+                new_archive = row.archive_before
+            elif old_archive is not None and entry and entry.encode() in old_archive:
+                new_archive = old_archive.replace(entry.encode(), b"", 1)
+            if not os.path.lexists(src):
+                errors.append(
+                    {"path": row.src, "error": "the note is gone; its sections stay in the archive"}
+                )
+                continue
+            retirer.swap(
+                src,
+                now,
+                target,
+                archive,
+                old_archive,
+                new_archive,
+                batch=f"undo:{row.batch}",
+                sections=info,
+                undo_of=row.id,
+            )
+            done.append(
+                {
+                    "path": row.src,
+                    "archive": row.archive,
+                    "how": how,
+                    "sections": [d["title"] for d in info if "title" in d],
+                }
+            )
+        except (Changed, OSError, UnicodeDecodeError, ValueError) as exc:
+            errors.append({"path": row.src, "error": str(exc)})
+    return done, errors

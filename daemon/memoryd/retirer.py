@@ -1,0 +1,355 @@
+"""The shell that rewrites a note and its archive file for ``retire`` (and back for
+``restore --last``), journaled and compare-and-swap, so that no crash and no edit loses text.
+
+One rewrite is one row of the ``retires`` table (migration 13), written durably before
+anything changes, holding every byte of the note as the plan read it (``before``), the
+sha256 of what replaces it (``after_sha``) and the archive file's bytes before and the sha256
+after. Then, under the mover's lock (``mover.lock``: no move, restore or other retire runs
+meanwhile):
+
+1. the archive file is written whole (temp file, fsync, rename): the sections are there
+   before they leave the note;
+2. the new note is written to ``.<name>.memoryd-r<id>.new`` beside it (fsynced);
+3. the note is renamed aside to ``.<name>.memoryd-r<id>.aside`` and the file renamed is
+   checked to hold ``before`` byte for byte: an editor's save or a dreaming rewrite that
+   landed after the plan read it gets its name back and wins (the archive goes back, the
+   caller plans again);
+4. the new note is linked to the note's name, which fails if a save created the note again
+   after step 3 (that save wins the same way);
+5. the aside and the temp names go; the row is ``done``.
+
+=========================================  ===========================================
+a crash after                               the next acting command's repair
+=========================================  ===========================================
+the intent, or the archive write            the archive back as it was: rolled_back
+the rename aside (no note)                  the aside gets its name back: rolled_back
+the rename, a save made the note again      the save stays; the aside (the journaled
+                                            ``before``) goes; the archive back: rolled_back
+the link (note holds ``after_sha``)         the aside and temp go: done
+=========================================  ===========================================
+
+An undo is a row of its own (``undo_of``), run through the same steps in the other order:
+the file that gains text is always written first, so an undo writes the note (its sections
+back) and only then the archive file without them; a crash between the two leaves the text in
+both, and repair, finding the note rewritten, writes the archive's journaled bytes
+(``archive_after``) to finish. Its ``before`` is the note as it is at the undo.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from . import faults
+from .fsutil import fsync_dir, read_regular, write_atomic, write_new
+from .locks import held
+from .store import Store
+
+ABSENT = ""  # the sha of "no file" (an archive that did not exist)
+
+
+class Changed(Exception):
+    """The note (or its archive file) is not what the plan read: nothing changed; plan again."""
+
+
+class RetireRow(NamedTuple):
+    id: int
+    batch: str
+    src: str
+    archive: str
+    before: bytes
+    after_sha: str
+    archive_before: bytes | None
+    archive_after_sha: str
+    archive_after: bytes | None
+    sections: str  # JSON: what the row took (or put back), for the undo and the report
+    state: str
+    undo_of: int | None
+    created: float
+    finished: float | None
+    note: str | None
+
+    def taken(self) -> list[dict[str, Any]]:
+        out = json.loads(self.sections or "[]")
+        return out if isinstance(out, list) else []
+
+
+_COLS = (
+    "id, batch, src, archive, before, after_sha, archive_before, archive_after_sha, "
+    "archive_after, sections, state, undo_of, created, finished, note"
+)
+
+
+def sha(data: bytes | None) -> str:
+    return ABSENT if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _names(src: Path, row_id: int) -> tuple[Path, Path]:
+    return (
+        src.with_name(f".{src.name}.memoryd-r{row_id}.new"),
+        src.with_name(f".{src.name}.memoryd-r{row_id}.aside"),
+    )
+
+
+def _read(path: Path) -> bytes | None:
+    """A regular file's bytes, never through a symlink; None when there is none."""
+    try:
+        return read_regular(path)[0]
+    except FileNotFoundError:
+        return None
+
+
+def _unlink(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+        fsync_dir(path.parent)
+
+
+def _give_back(aside: Path, src: Path) -> bool:
+    """The aside file gets its name back, never over a file there now."""
+    try:
+        os.link(aside, src)
+    except FileExistsError:
+        return False
+    os.unlink(aside)
+    fsync_dir(src.parent)
+    return True
+
+
+class Retirer:
+    """Journaled rewrites of notes and their archive files; see the module docstring."""
+
+    def __init__(self, store: Store, check_path: Any) -> None:
+        self.store = store
+        self.check_path = check_path  # the mover's: inside the roots, no symlink on the way
+        self._lock = store.path.parent / "mover.lock" if store.path is not None else None
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        if self._lock is None:
+            yield
+            return
+        with held(self._lock):
+            yield
+
+    # ------------------------------------------------------------------ the journal
+
+    def rows(self, where: str = "1", params: tuple[Any, ...] = ()) -> list[RetireRow]:
+        sql = f"SELECT {_COLS} FROM retires WHERE {where} ORDER BY id"
+        return [RetireRow(*r) for r in self.store.conn.execute(sql, params)]
+
+    def newest_run(self) -> tuple[str, float] | None:
+        """The batch and time of the newest retire run (not an undo), done or undone."""
+        row = self.store.conn.execute(
+            "SELECT batch, created FROM retires WHERE undo_of IS NULL "
+            "AND state IN ('done', 'undone') ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        return (str(row[0]), float(row[1])) if row else None
+
+    def newer_than_moves(self, created: float) -> bool:
+        """Whether a retire run of ``created`` is newer than the move journal's newest run."""
+        row = self.store.conn.execute(
+            "SELECT MAX(created) FROM moves WHERE op IN ('move', 'copy') AND undo_of IS NULL "
+            "AND state IN ('done', 'undone')"
+        ).fetchone()
+        return row is None or row[0] is None or created > float(row[0])
+
+    def _finish(self, row_id: int, state: str, note: str | None = None) -> None:
+        with self.store.transaction() as conn:
+            conn.execute(
+                "UPDATE retires SET state = ?, finished = ?, note = ? WHERE id = ?",
+                (state, time.time(), note, row_id),
+            )
+            if state == "done":
+                conn.execute(
+                    "UPDATE retires SET state = 'undone' WHERE state = 'done' AND id = "
+                    "(SELECT undo_of FROM retires WHERE id = ?)",
+                    (row_id,),
+                )
+
+    # ------------------------------------------------------------------ the rewrite
+
+    def swap(
+        self,
+        src: Path,
+        before: bytes,
+        after: bytes,
+        archive: Path,
+        archive_before: bytes | None,
+        archive_after: bytes | None,
+        *,
+        batch: str,
+        sections: list[dict[str, Any]],
+        undo_of: int | None = None,
+    ) -> int:
+        """Rewrite ``src`` from ``before`` to ``after`` and its archive file to
+        ``archive_after`` (None: no archive file), only while ``src`` holds ``before`` and
+        the archive file ``archive_before``; :class:`Changed` otherwise. Returns the journal
+        row's id."""
+        src, archive = self.check_path(src), self.check_path(archive)
+        with self.locked():
+            now, st = read_regular(src)
+            if now != before:
+                raise Changed(f"{src}: changed since the plan read it")
+            if _read(archive) != archive_before:
+                raise Changed(f"{archive}: changed since the plan read it")
+            with self.store.durable(), self.store.transaction() as conn:
+                cur = conn.execute(
+                    "INSERT INTO retires(batch, src, archive, before, after_sha, archive_before, "
+                    "archive_after_sha, archive_after, sections, state, undo_of, created) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'intent', ?, ?)",
+                    (
+                        batch,
+                        str(src),
+                        str(archive),
+                        before,
+                        sha(after),
+                        archive_before,
+                        sha(archive_after),
+                        archive_after,
+                        json.dumps(sections),
+                        undo_of,
+                        time.time(),
+                    ),
+                )
+                row_id = int(cur.lastrowid or 0)
+            row = self.rows("id = ?", (row_id,))[0]
+            faults.point("retire.journaled")
+            try:
+                self._apply(row, src, after, archive, archive_after, st.st_mode & 0o7777)
+            except Changed as exc:
+                self._finish(row_id, "rolled_back", str(exc))
+                raise
+            except BaseException as exc:
+                with contextlib.suppress(Exception):
+                    state, what = self._repair_one(row)
+                    self._finish(row_id, state, f"{type(exc).__name__}: {exc}; {what}")
+                raise
+            self._finish(row_id, "done")
+            return row_id
+
+    def _apply(
+        self,
+        row: RetireRow,
+        src: Path,
+        after: bytes,
+        archive: Path,
+        archive_after: bytes | None,
+        mode: int,
+    ) -> None:
+        # The file that gains text is written first, the one that loses it last: a retire
+        # writes the archive, then the note; an undo the note, then the archive. A crash in
+        # between leaves the text in both, never in neither.
+        gains = archive_after is not None and len(archive_after) >= len(row.archive_before or b"")
+        if gains:
+            self._write_archive(archive, archive_after)
+            faults.point("retire.archived")
+        tmp, aside = _names(src, row.id)
+        write_new(tmp, after, mode)
+        os.rename(src, aside)
+        fsync_dir(src.parent)
+        faults.point("retire.aside")
+        if _read(aside) != row.before:  # a save landed between the check and the rename
+            kept = _give_back(aside, src)
+            _unlink(tmp)
+            self._archive_back(row)
+            where = "" if kept else f"; its earlier version is kept at {aside}"
+            raise Changed(f"{src}: edited while memoryd rewrote it; the edit stays{where}")
+        try:
+            os.link(tmp, src)
+        except FileExistsError:  # saved again after the rename: that save wins
+            _unlink(tmp)
+            _unlink(aside)  # (its bytes are the journal's `before`)
+            self._archive_back(row)
+            raise Changed(f"{src}: saved while memoryd rewrote it; the save stays") from None
+        fsync_dir(src.parent)
+        faults.point("retire.placed")
+        _unlink(tmp)
+        _unlink(aside)
+        if not gains:
+            self._write_archive(archive, archive_after)
+            faults.point("retire.archived")
+
+    def _write_archive(self, archive: Path, data: bytes | None) -> None:
+        if data is None:
+            _unlink(archive)
+        else:
+            self._ensure_folder(archive.parent)
+            write_atomic(archive, data)
+
+    def _ensure_folder(self, folder: Path) -> None:
+        missing = []
+        cur = folder
+        while not os.path.lexists(cur):
+            missing.append(cur)
+            cur = cur.parent
+        for f in reversed(missing):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(f)
+            self.check_path(f)
+
+    def _archive_back(self, row: RetireRow) -> str:
+        """The archive file as it was before ``row``, if it still holds what ``row`` wrote."""
+        archive = Path(row.archive)
+        now = _read(archive)
+        if now == row.archive_before:
+            return "archive as it was"
+        if sha(now) != row.archive_after_sha:
+            return "archive changed since; left as it is"
+        if row.archive_before is None:
+            _unlink(archive)
+        else:
+            write_atomic(archive, row.archive_before)
+        return "archive put back"
+
+    # ------------------------------------------------------------------ repair
+
+    def repair(self) -> list[str]:
+        """Complete or roll back every unfinished row; one line per row saying what."""
+        out = []
+        with self.locked():
+            for row in self.rows("state = 'intent'"):
+                try:
+                    state, what = self._repair_one(row)
+                except OSError as exc:
+                    state, what = "failed", f"could not repair: {exc}"
+                self._finish(row.id, state, f"repair: {what}")
+                out.append(f"retire #{row.id} {row.src}: {what} ({state})")
+        return out
+
+    def _repair_one(self, row: RetireRow) -> tuple[str, str]:
+        src = self.check_path(row.src)
+        self.check_path(row.archive)
+        tmp, aside = _names(src, row.id)
+        now = _read(src) if os.path.lexists(src) else None
+        aside_bytes = _read(aside) if os.path.lexists(aside) else None
+        if (
+            now is not None
+            and sha(now) == row.after_sha
+            and (aside_bytes is None or aside_bytes == row.before)
+        ):
+            _unlink(tmp)
+            _unlink(aside)
+            archive = Path(row.archive)
+            if _read(archive) == row.archive_before != row.archive_after:
+                self._write_archive(archive, row.archive_after)  # (its turn came after the note's)
+            return "done", "note rewritten"
+        _unlink(tmp)
+        if aside_bytes is not None:
+            if now is None:
+                _give_back(aside, src)
+                what = "note back as it was"
+            elif aside_bytes == row.before:
+                _unlink(aside)
+                what = "note saved again meanwhile; the save stays"
+            else:
+                what = f"note saved again meanwhile; an earlier version is kept at {aside}"
+        else:
+            what = "note not rewritten"
+        return "rolled_back", f"{what}; {self._archive_back(row)}"

@@ -1,0 +1,379 @@
+"""``memoryd retire``: the plan (least used first, never a pinned or dreaming section, down to
+the budget), and the rewrite end to end: ``retire --force`` then ``restore --last`` gives the
+bytes back, an edit made between the plan and the rewrite wins, and a process killed at every
+step of the rewrite loses no text (real processes killed at the fault points)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import transcripts as tx
+from inprocess import memoryd as run_memoryd
+from memoryd.policy.retire_plan import (
+    DREAMING,
+    PINNED,
+    RECENT,
+    Use,
+    cut_spans,
+    line_offsets,
+    plan_retire,
+    put_back,
+    section_text_span,
+)
+from memoryd.section_map import parse_sections
+
+NOW = 1_796_000_000.0  # 2026-11-30
+DAY = 86400.0
+
+
+def _memory(n: int, size: int = 2_000, extra: dict[int, str] | None = None) -> str:
+    out = ["# Long-term memory", ""]
+    for i in range(n):
+        out.append(f"## Topic {i}")
+        body = f"- fact {i}: " + "detail " * (size // 7)
+        out += [body, *([extra[i]] if extra and i in extra else []), ""]
+    return "\n".join(out)
+
+
+def _uses(text: str, hits: dict[str, tuple[int, float | None]]) -> list[Use]:
+    out = []
+    for sec in parse_sections(text):
+        n, last = hits.get(sec.heading, (0, None))
+        out.append(Use(sec, n, n, n, last, False))
+    return out
+
+
+@pytest.mark.unit
+def test_the_plan_takes_the_least_used_first_and_only_what_the_budget_needs():
+    text = _memory(12)
+    hits = {f"Topic {i}": (i, NOW - 60 * DAY) for i in range(1, 12)}  # Topic 0: never
+    plan = plan_retire(text, _uses(text, hits), 20_000, NOW)
+    assert plan.chars_before > 20_000 and plan.fits
+    taken = [t.title for t in plan.taken]
+    assert taken[0] == "## Topic 0"  # never looked up goes first
+    assert taken == [f"## Topic {i}" for i in range(len(taken))]
+    assert len(taken) == 3  # 12 topics of ~2,000 chars: three take it under 20,000
+    assert plan.new_text == cut_spans(text, [(t.begin, t.end) for t in plan.taken])
+    # a file under its budget loses nothing
+    assert not plan_retire(text, _uses(text, hits), 100_000, NOW).taken
+
+
+@pytest.mark.unit
+def test_pinned_dreaming_recent_and_the_title_are_never_taken():
+    extra = {
+        0: "<!-- memoryd:pin -->",
+        1: "- promoted <!-- trigger: boats, sails --> <!-- importance: 7 -->",
+        2: "<!-- openclaw:dreaming:light:start -->",
+    }
+    text = _memory(6, extra=extra) + "## Light Sleep\n- staged\n"
+    hits = {"Topic 3": (1, NOW - 2 * DAY)}
+    plan = plan_retire(text, _uses(text, hits), 10, NOW, heading_pins=["Topic 4"])
+    kept = dict(plan.kept)
+    assert kept["## Topic 0"] == PINNED and kept["## Topic 4"] == PINNED
+    assert kept["## Topic 1"] == DREAMING and kept["## Topic 2"] == DREAMING
+    assert kept["## Light Sleep"] == DREAMING and kept["## Topic 3"] == RECENT
+    assert "# Long-term memory" in kept
+    assert [t.title for t in plan.taken] == ["## Topic 5"] and not plan.fits
+
+
+_heading = st.text(alphabet="abcdefgh ", min_size=1, max_size=8).map(str.strip).filter(bool)
+_body = st.lists(st.text(alphabet="xyz -.\u00e9\U0001f600", max_size=20), max_size=4)
+
+
+@st.composite
+def _file_and_spans(draw):
+    heads = draw(st.lists(_heading, min_size=1, max_size=8, unique=True))
+    parts = [draw(st.sampled_from(["", "preface\n"]))]
+    for h in heads:
+        parts.append(f"## {h}\n" + "".join(f"{line}\n" for line in draw(_body)))
+    if draw(st.booleans()):
+        parts[-1] = parts[-1].rstrip("\n")
+    text = "".join(parts)
+    secs = parse_sections(text)
+    offsets = line_offsets(text)
+    chosen = draw(st.lists(st.sampled_from(range(len(secs))), unique=True))
+    return text, [section_text_span(offsets, secs[i]) for i in chosen]
+
+
+@pytest.mark.unit
+@settings(max_examples=300, deadline=None)
+@given(_file_and_spans())
+def test_put_back_of_an_unedited_file_is_the_original(case):
+    text, spans = case
+    assert put_back(cut_spans(text, spans), text, spans) == text
+
+
+@pytest.mark.unit
+@settings(max_examples=200, deadline=None)
+@given(_file_and_spans(), st.text(alphabet="qrs\n", min_size=1, max_size=12))
+def test_put_back_after_an_edit_keeps_the_edit_and_every_section(case, edit):
+    text, spans = case
+    edited = cut_spans(text, spans) + "\n## added since\n" + edit
+    back = put_back(edited, text, spans)
+    for b, e in spans:
+        assert text[b:e].rstrip("\n") in back
+    assert "## added since\n" + edit in back  # the edit made since is all there
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+@pytest.fixture
+def install(tmp_path: Path):
+    sessions, ws, cfg = tx.make_install(tmp_path, [])
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    env.update(MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(NOW))
+    text = _memory(16, size=2_400)
+    (ws / "MEMORY.md").write_text(text, encoding="utf-8")
+    lines = [tx.header("s1", NOW - 50 * DAY)]
+    for k, topic in enumerate((3, 7, 11)):  # three topics looked up (50 days ago)
+        first = text.split("\n").index(f"## Topic {topic}") + 1
+        body = "\n".join(text.split("\n")[first - 1 : first + 1])
+        res = {
+            "results": [
+                {
+                    "path": "MEMORY.md",
+                    "startLine": first,
+                    "endLine": first + 1,
+                    "score": 0.5,
+                    "snippet": body,
+                    "citation": f"MEMORY.md#L{first}",
+                }
+            ]
+        }
+        lines += [tx.call(f"c{k}", query=f"topic {topic}", ts=NOW - 50 * DAY + k)]
+        lines += [tx.result(f"c{k}", res, ts=NOW - 50 * DAY + k + 0.5, details="same")]
+    (sessions / "s1.jsonl").write_bytes(b"".join(lines))
+    return ws, env
+
+
+def _retire(env, *args):
+    proc = run_memoryd(["retire", "--json", *args], env=env)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.subprocess
+def test_retire_force_then_restore_last_gives_the_bytes_back(install):
+    ws, env = install
+    before = (ws / "MEMORY.md").read_bytes()
+    plan = _retire(env)  # the dry run: exactly what would move, and the weight after
+    (note,) = plan["notes"]
+    assert note["chars_before"] > 20_000 and note["chars_after"] <= 20_000
+    titles = [s["title"] for s in note["retire"]]
+    assert not {"## Topic 3", "## Topic 7", "## Topic 11"} & set(titles)  # looked up: last
+    assert (ws / "MEMORY.md").read_bytes() == before  # a dry run changes nothing
+    done = _retire(env, "--force")
+    assert [s["title"] for s in done["notes"][0]["retire"]] == titles
+    after = (ws / "MEMORY.md").read_text(encoding="utf-8")
+    archive = (ws / "memory-archive" / "retired" / "MEMORY.md").read_text(encoding="utf-8")
+    for t in titles:
+        assert t not in after.split("\n") and t in archive.split("\n")
+    assert "memoryd retired from MEMORY.md lines" in archive
+    assert len(after) <= 20_000
+    proc = run_memoryd(["restore", "--last"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "undoing the retire run" in proc.stdout and "byte for byte" in proc.stdout
+    assert (ws / "MEMORY.md").read_bytes() == before
+    assert not (ws / "memory-archive" / "retired" / "MEMORY.md").exists()
+    again = run_memoryd(["restore", "--last"], env=env)
+    assert again.returncode == 1 and "undone already" in again.stderr
+
+
+@pytest.mark.subprocess
+def test_restore_last_after_an_edit_puts_the_sections_back_and_keeps_the_edit(install):
+    ws, env = install
+    before = (ws / "MEMORY.md").read_text(encoding="utf-8")
+    titles = [s["title"] for s in _retire(env, "--force")["notes"][0]["retire"]]
+    edited = (ws / "MEMORY.md").read_text(encoding="utf-8") + "## Written since\n- new\n"
+    (ws / "MEMORY.md").write_text(edited, encoding="utf-8")
+    proc = run_memoryd(["restore", "--last"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "edited since" in proc.stdout
+    now = (ws / "MEMORY.md").read_text(encoding="utf-8")
+    assert now == before + "## Written since\n- new\n"
+    assert all(t in now.split("\n") for t in titles)
+
+
+def _child(env: dict[str, str], fault: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", *args], env={**env, "MEMORYD_FAULT": fault},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def _all_text_there(ws: Path, original: str) -> None:
+    """Every section of ``original`` is in MEMORY.md or in its archive file, whole."""
+    names = [ws / "MEMORY.md", *ws.glob(".MEMORY.md.memoryd-*.aside")]
+    note = "".join(p.read_text(encoding="utf-8") for p in names if p.exists())
+    arch = ws / "memory-archive" / "retired" / "MEMORY.md"
+    archive = arch.read_text(encoding="utf-8") if arch.exists() else ""
+    offsets = line_offsets(original)
+    for sec in parse_sections(original):
+        b, e = section_text_span(offsets, sec)
+        body = original[b:e].rstrip("\n")
+        assert body in note or body in archive, sec.title
+
+
+@pytest.mark.crash
+@pytest.mark.parametrize(
+    "point", ["retire.journaled", "retire.archived", "retire.aside", "retire.placed"]
+)
+def test_a_retire_killed_at_every_step_loses_no_text(install, point):
+    ws, env = install
+    original = (ws / "MEMORY.md").read_text(encoding="utf-8")
+    before = original.encode()
+    proc = _child(env, f"{point}:1:kill", "retire", "--force")
+    assert proc.returncode == -9, proc.stderr
+    _all_text_there(ws, original)
+    # the next acting command repairs, then retires; restore --last gives the bytes back
+    done = _retire(env, "--force")
+    assert done["repaired"], done
+    assert (ws / "MEMORY.md").read_bytes() != before or point == "retire.placed"
+    _all_text_there(ws, original)
+    proc = run_memoryd(["restore", "--last"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "MEMORY.md").read_bytes() == before
+    assert not list(ws.glob(".MEMORY.md.memoryd-*"))
+
+
+@pytest.mark.crash
+def test_an_edit_made_between_the_plan_and_the_rewrite_wins(install, tmp_path):
+    """The retire stops after its plan read MEMORY.md (SIGSTOP at the fault point); the user
+    saves an edit; the retire goes on: the edit is there, and the plan made again on it."""
+    ws, env = install
+    spec = tmp_path / "fault"
+    spec.write_text("retire.journaled:1:stop")
+    child = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "retire", "--force", "--json"],
+        env={**env, "MEMORYD_FAULT": f"@{spec}"}, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        _wait_stopped(child.pid)
+        edited = (ws / "MEMORY.md").read_text(encoding="utf-8") + "## Saved meanwhile\n- x\n"
+        tmp = ws / ".MEMORY.md.editor"
+        tmp.write_text(edited, encoding="utf-8")
+        os.replace(tmp, ws / "MEMORY.md")  # as an editor saves
+        spec.write_text("")
+    finally:
+        os.kill(child.pid, 18)  # SIGCONT
+    out, _ = child.communicate(timeout=300)
+    assert child.returncode == 0, out
+    doc = json.loads(out)
+    now = (ws / "MEMORY.md").read_text(encoding="utf-8")
+    assert "## Saved meanwhile\n- x\n" in now  # the edit won
+    assert doc["applied"] and doc["applied"][0]["sections"]  # planned again, on the edit
+    _all_text_there(ws, edited)
+    proc = run_memoryd(["restore", "--last"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "MEMORY.md").read_text(encoding="utf-8") == edited
+    assert hashlib.sha256(edited.encode()).hexdigest()
+
+
+def _wait_stopped(pid: int) -> None:
+    import time
+
+    for _ in range(6000):
+        with open(f"/proc/{pid}/stat") as fh:
+            if fh.read().split(") ", 1)[1].startswith("T"):
+                return
+        time.sleep(0.05)
+    raise AssertionError("the retire never reached its fault point")
+
+
+@pytest.mark.subprocess
+def test_the_daily_job_retires_nothing_until_the_user_sets_retire_auto(install):
+    ws, env = install
+    before = (ws / "MEMORY.md").read_bytes()
+    proc = run_memoryd(["reflect"], env=env)  # the daily job, as the daemon runs it
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "MEMORY.md").read_bytes() == before and "retired" not in proc.stdout
+    cfg = Path(env["MEMORYD_CONFIG"])
+    cfg.write_text(cfg.read_text() + "\n[retire]\nauto = true\n")
+    proc = run_memoryd(["reflect"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "retired " in proc.stdout and "sections from 1 notes" in proc.stdout
+    assert len((ws / "MEMORY.md").read_text(encoding="utf-8")) <= 20_000
+    proc = run_memoryd(["restore", "--last"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "MEMORY.md").read_bytes() == before
+
+
+@pytest.mark.subprocess
+def test_a_file_the_user_pinned_is_left_whole_and_a_pinned_heading_stays(install):
+    ws, env = install
+    before = (ws / "MEMORY.md").read_bytes()
+    assert run_memoryd(["pin", "MEMORY.md#Topic 0"], env=env).returncode == 0
+    note = _retire(env)["notes"][0]
+    assert {"title": "## Topic 0", "why": "pinned"} in note["kept"]
+    assert "## Topic 0" not in [s["title"] for s in note["retire"]]
+    assert run_memoryd(["pin", "MEMORY.md"], env=env).returncode == 0
+    doc = _retire(env, "--force")
+    assert not doc["applied"] and doc["skipped"][0]["path"] == "MEMORY.md"
+    assert (ws / "MEMORY.md").read_bytes() == before
+
+
+@pytest.mark.subprocess
+def test_recall_finds_a_retired_section_in_the_archive(install):
+    ws, env = install
+    text = (ws / "MEMORY.md").read_text(encoding="utf-8")
+    text = text.replace("## Topic 0\n", "## Topic 0\n- the wombat lives in the shed\n", 1)
+    (ws / "MEMORY.md").write_text(text, encoding="utf-8")
+    done = _retire(env, "--force")
+    assert "## Topic 0" in done["applied"][0]["sections"]
+    proc = run_memoryd(["recall", "wombat", "--json"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["tier"] == "retired" and doc["matches"] == 1
+    (hit,) = doc["shown"]
+    assert hit["note"] == "MEMORY.md" and hit["path"] == "memory-archive/retired/MEMORY.md"
+    assert hit["text"].startswith("## Topic 0\n- the wombat lives in the shed\n")
+    assert "restore --last" in doc["message"]
+
+
+@pytest.mark.crash
+@pytest.mark.parametrize("point", ["retire.archived", "retire.aside"])
+def test_a_restore_killed_while_it_puts_sections_back_loses_no_text(install, point):
+    ws, env = install
+    before = (ws / "MEMORY.md").read_bytes()
+    _retire(env, "--force")
+    proc = _child(env, f"{point}:1:kill", "restore", "--last")
+    assert proc.returncode == -9, proc.stderr
+    _all_text_there(ws, before.decode())
+    # the next restore repairs first: the undo is completed (killed after the note was back)
+    # or rolled back and made again (killed before)
+    proc = run_memoryd(["restore", "--last"], env=env)
+    assert "repaired: retire" in proc.stdout
+    if point == "retire.archived":  # (an undo writes the note first, then the archive)
+        assert proc.returncode == 1 and "undone already" in proc.stderr
+    else:
+        assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert (ws / "MEMORY.md").read_bytes() == before
+    assert not (ws / "memory-archive" / "retired" / "MEMORY.md").exists()
+
+
+@pytest.mark.subprocess
+def test_a_long_note_is_brought_under_retire_note_max_chars_and_bad_paths_refused(install):
+    ws, env = install
+    (ws / "memory").mkdir(exist_ok=True)
+    big = ws / "memory" / "big.md"
+    big.write_text(_memory(30, size=1_600), encoding="utf-8")  # ~49,000 characters
+    before = big.read_bytes()
+    done = _retire(env, "--force", "memory/big.md")
+    (note,) = done["notes"]
+    assert note["budget"] == 40_000 and note["chars_after"] <= 40_000 and note["retire"]
+    assert note["archive"] == "memory-archive/retired/memory/big.md"
+    assert (ws / note["archive"]).is_file() and len(big.read_text(encoding="utf-8")) <= 40_000
+    assert run_memoryd(["restore", "--last"], env=env).returncode == 0
+    assert big.read_bytes() == before
+    bad = run_memoryd(["retire", "tiers/warm/x.md"], env=env)
+    assert bad.returncode == 2 and "Markdown memory files" in bad.stderr
