@@ -73,8 +73,9 @@ def bootstrap_cut_of(ctx: Context, workspace: Path, rel: str) -> Any:
 
 
 def _hit_rows(ctx: Context, rel: str, agent: str | None) -> list[Any]:
-    from ..section_report import HitRow
-
+    """(ts, start, end, anchor) of the file's hits, as :class:`memoryd.section_report.HitRow`
+    orders them (plain tuples: a year of hits is tens of thousands; migration 14's covering
+    index answers the query without the table)."""
     conn = ctx.read_store().conn
     # A state database not migrated yet (a read-only open, `--no-scan`, of one older than
     # migration 11) has no anchors: its hits are placed by their line ranges, as old hits are.
@@ -89,7 +90,7 @@ def _hit_rows(ctx: Context, rel: str, agent: str | None) -> list[Any]:
         rows = conn.execute(sql, params).fetchall()
     except Exception as exc:  # an empty in-memory store of a new install has the column
         raise UsageError(f"cannot read the hits of {rel}: {exc}") from exc
-    return [HitRow(*r) for r in rows]
+    return rows
 
 
 def _when(ts: float | None) -> str:
