@@ -11,11 +11,15 @@ lookup reached is one the agent can never have seen.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, NamedTuple
+import bisect
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .bootstrap_cut import FileCut, js_trim_end, kept_ranges
 from .section_map import FileIndex, Placer, Section, utf16_len
+
+if TYPE_CHECKING:
+    import sqlite3
 
 DAY = 86400.0
 NEVER = "never looked up"
@@ -158,6 +162,75 @@ def sections_report(
         out.append(SectionUse(sec, d30[i], d90[i], total[i], last[i], where, label))
     tally = Tally(hits, un, un30, un90, whole, by_lines, last_un)
     return SectionsReport(tuple(out), tally, utf16_len(text), cut, loaded)
+
+
+def load_section_rows(
+    conn: sqlite3.Connection, rel: str, agents: Sequence[str] | None = None
+) -> list[tuple[float, int | None, int | None, str | None]]:
+    """(ts, start, end, anchor) of every hit of ``rel`` (``agents``: theirs only), in
+    :class:`HitRow`'s order, as plain tuples (a year of hits is tens of thousands; migration
+    14's covering index answers the query without the table). A state database from before
+    migration 11 (a read-only open of an older one) has no anchors: its hits are placed by
+    their line ranges, as old hits are. Raises :class:`sqlite3.Error` as the query does."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(hits)")}
+    anchor = "anchor" if "anchor" in columns else "NULL"
+    sql = f"SELECT ts, start_line, end_line, {anchor} FROM hits WHERE memory_path = ?"
+    params: list[str] = [rel]
+    if agents is not None:
+        sql += f" AND agent IN ({','.join('?' * len(agents))})"
+        params += list(agents)
+    return conn.execute(sql, params).fetchall()
+
+
+class WeeklySections(NamedTuple):
+    """Hits per section of a file in consecutive periods (the reflect page's heatmap)."""
+
+    sections: tuple[Section, ...]
+    counts: tuple[tuple[int, ...], ...]  # per section, per period (oldest first)
+    unplaced: tuple[int, ...]  # per period: hits whose text is no longer in the file
+    whole_file: tuple[int, ...]  # per period: memory_get of the whole file
+    totals: tuple[int, ...]  # per section: all its hits up to the end, in a period or before
+
+
+def weekly_section_hits(
+    text: str,
+    rows: Iterable[tuple[float, int | None, int | None, str | None]],
+    starts: Sequence[float],
+    end: float,
+) -> WeeklySections:
+    """Each section's hits in the periods ``[starts[k], starts[k + 1])``, the last one ending
+    at ``end`` (``starts`` ascending), placed as :func:`sections_report` places them."""
+    index = FileIndex(text)
+    periods = len(starts)
+    counts = [[0] * periods for _ in index.sections]
+    unplaced, whole = [0] * periods, [0] * periods
+    totals = [0] * len(index.sections)
+    first = starts[0] if starts else end
+    placer = Placer(index)
+    for (anchor, start, stop), times in group_hits(rows, end).items():
+        p = placer.place(anchor, start, stop)
+        for i in p.sections:
+            totals[i] += len(times)
+        ks = [bisect.bisect_right(starts, t) - 1 for t in times if t >= first]
+        if not ks:
+            continue
+        targets = [whole] if p.whole_file else [counts[i] for i in p.sections] or [unplaced]
+        for k in ks:
+            for row in targets:
+                row[k] += 1
+    return WeeklySections(
+        index.sections, tuple(tuple(c) for c in counts), tuple(unplaced), tuple(whole),
+        tuple(totals),
+    )
+
+
+def bootstrap_states(
+    text: str, sections: Sequence[Section], cut: FileCut | None
+) -> list[str | None]:
+    """Where each of ``sections`` (of ``text``) lies in a new session's bootstrap context, as
+    :func:`sections_report` says it (None for each when ``cut`` is None: no bootstrap file)."""
+    loaded = kept_ranges(js_trim_end(text), cut) if cut is not None else ()
+    return [_where(sec, loaded, cut) for sec in sections]
 
 
 def report_doc(rep: SectionsReport, iso: Any) -> dict[str, Any]:

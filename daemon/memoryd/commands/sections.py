@@ -58,39 +58,22 @@ def _agent_of(ctx: Context, workspace: Path) -> str:
 def bootstrap_cut_of(ctx: Context, workspace: Path, rel: str) -> Any:
     """The bootstrap cut of ``rel`` in a new main session (None: not a bootstrap file), with
     the limits it was computed from."""
-    from ..bootstrap import bootstrap_limits, read_bootstrap
-    from ..bootstrap_cut import FILE_ORDER, bootstrap_cuts
+    from ..bootstrap import session_cuts
+    from ..bootstrap_cut import FILE_ORDER
 
     if rel not in FILE_ORDER:
         return None, None
-    oc = ctx.paths.openclaw
-    file_max, total_max = bootstrap_limits(oc, _agent_of(ctx, workspace))
-    present = read_bootstrap(workspace)
-    files = {name: present.get(name) for name in FILE_ORDER}
-    paths = {name: str(workspace / name) for name in FILE_ORDER}
-    cuts = bootstrap_cuts(files, file_max, total_max, paths)
-    return cuts.get(rel), (file_max, total_max)
+    got = session_cuts(ctx.paths.openclaw, _agent_of(ctx, workspace), workspace)
+    return got.cuts.get(rel), (got.file_max, got.total_max)
 
 
 def _hit_rows(ctx: Context, rel: str, agent: str | None) -> list[Any]:
-    """(ts, start, end, anchor) of the file's hits, as :class:`memoryd.section_report.HitRow`
-    orders them (plain tuples: a year of hits is tens of thousands; migration 14's covering
-    index answers the query without the table)."""
-    conn = ctx.read_store().conn
-    # A state database not migrated yet (a read-only open, `--no-scan`, of one older than
-    # migration 11) has no anchors: its hits are placed by their line ranges, as old hits are.
-    columns = {r[1] for r in conn.execute("PRAGMA table_info(hits)")}
-    anchor = "anchor" if "anchor" in columns else "NULL"
-    sql = f"SELECT ts, start_line, end_line, {anchor} FROM hits WHERE memory_path = ?"
-    params: tuple[str, ...] = (rel,)
-    if agent is not None:
-        sql += " AND agent = ?"
-        params = (rel, agent)
+    from ..section_report import load_section_rows
+
     try:
-        rows = conn.execute(sql, params).fetchall()
+        return load_section_rows(ctx.read_store().conn, rel, None if agent is None else [agent])
     except Exception as exc:  # an empty in-memory store of a new install has the column
         raise UsageError(f"cannot read the hits of {rel}: {exc}") from exc
-    return rows
 
 
 def _when(ts: float | None) -> str:
