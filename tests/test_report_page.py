@@ -164,8 +164,8 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> dict:
     what the test knows of it."""
     root = tmp_path_factory.mktemp("page")
     sessions, ws, cfg = tx.make_install(root, [])
-    cfg.write_text(cfg.read_text() + "\n[expire]\npolicy = \"seed\"\n[schedule]\ntimezone = \"UTC\"\n",
-                   encoding="utf-8")
+    extra = '\n[expire]\npolicy = "seed"\n[schedule]\ntimezone = "UTC"\n'
+    cfg.write_text(cfg.read_text() + extra, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
     env.update(MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(NOW))
     memory = _memory_md()
@@ -236,7 +236,9 @@ def test_chromium_shows_the_hits_the_cut_and_the_runs(page: dict) -> None:
 
     def cells(label: str) -> dict[str, int]:
         """week → hits of the heatmap row ``label``."""
-        row = next(i for i, (t, a, _) in enumerate(els) if t == "tr" and a.get("data-label") == label)
+        row = next(
+            i for i, (t, a, _) in enumerate(els) if t == "tr" and a.get("data-label") == label
+        )
         out = {}
         for t, a, _ in els[row + 1 :]:
             if t == "tr":

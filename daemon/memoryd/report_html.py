@@ -126,10 +126,11 @@ def _heatmap(hm: Heatmap) -> str:
     for row in hm.rows:
         cells = []
         for w, n in zip(hm.weeks, row.counts, strict=True):
+            # (a tooltip on the cells with hits only: a page of 100 rows stays small)
             word = "hit" if n == 1 else "hits"
+            tip = f' title="week of {esc(w)}: {n} {word}"' if n else ""
             cells.append(
-                f'<td class="l{level(n, top)}" data-hits="{n}" data-week="{esc(w)}" '
-                f'title="{esc(row.label)} — week of {esc(w)}: {n} {word}"></td>'
+                f'<td class="l{level(n, top)}" data-hits="{n}" data-week="{esc(w)}"{tip}></td>'
             )
         note = f' <span class="note">{esc(row.note)}</span>' if row.note else ""
         total = sum(row.counts)

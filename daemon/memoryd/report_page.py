@@ -11,6 +11,8 @@ the page; :func:`write_page` writes it atomically beside the report
 from __future__ import annotations
 
 import bisect
+import gc
+import itertools
 import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime, time, timedelta, tzinfo
@@ -77,10 +79,11 @@ def file_heat(
     """Hits per file per week, the busiest files of the span first."""
     rows = []
     for path, lst in hits.items():
-        counts = [0] * len(starts)
-        for h in lst:
-            if starts[0] <= h.ts <= now:
-                counts[bisect.bisect_right(starts, h.ts) - 1] += 1
+        times = sorted([h.ts for h in lst])
+        # (each week's count by two bisections of the sorted times, not a step per hit)
+        edges = [bisect.bisect_left(times, s) for s in starts]
+        edges.append(bisect.bisect_right(times, now))
+        counts = [b - a for a, b in itertools.pairwise(edges)]
         if any(counts):
             note = "" if path in listed else "not in the workspace now"
             rows.append(HeatRow(path, tuple(counts), note))
@@ -166,7 +169,24 @@ def build_page(
     paths: Paths, store: Store, snap: Any, doc: Mapping[str, Any], now: float
 ) -> Page:
     """The page's values (``snap``: reflect's :class:`memoryd.signals.Snapshot`; ``doc``:
-    its report document)."""
+    its report document).
+
+    The cyclic garbage collector is paused meanwhile (in the daemon too, as a scan pauses
+    it): the rows of a year of MEMORY.md hits are tens of thousands of small tuples and no
+    cycles, and beside reflect's snapshot each collection pass walks all of it (the rows'
+    read took three times as long with it on: docs/benchmarks.md)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _build_page(paths, store, snap, doc, now)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _build_page(
+    paths: Paths, store: Store, snap: Any, doc: Mapping[str, Any], now: float
+) -> Page:
     tz = snap.tz
     starts = week_starts(now, tz)
     weeks = [_day(s, tz) for s in starts]

@@ -211,9 +211,14 @@ def weekly_section_hits(
         p = placer.place(anchor, start, stop)
         for i in p.sections:
             totals[i] += len(times)
-        ks = [bisect.bisect_right(starts, t) - 1 for t in times if t >= first]
-        if not ks:
-            continue
+        if len(times) == 1:  # (most groups: one hit)
+            if times[0] < first:
+                continue
+            ks = [bisect.bisect_right(starts, times[0]) - 1]
+        else:
+            ks = [bisect.bisect_right(starts, t) - 1 for t in times if t >= first]
+            if not ks:
+                continue
         targets = [whole] if p.whole_file else [counts[i] for i in p.sections] or [unplaced]
         for k in ks:
             for row in targets:
