@@ -8,7 +8,8 @@ measures, each for the code under ``--baseline`` (a ``daemon`` folder of another
 run through ``PYTHONPATH``: ``git archive main daemon | tar -x -C /tmp/base``) and for this
 checkout, interleaved in the same run:
 
-- ``sections_report`` as the command calls it, in a child of each version, best of 5;
+- ``sections_report`` on the rows, in a child of each version, best of 5 (the collector
+  paused, as the command pauses it; the command itself now has SQLite group the rows first);
 - the whole command as a process, ``python -m memoryd sections MEMORY.md --no-scan --json``
   on a real state database holding the hits, made and migrated by that version (start-up,
   the query, the file, the cut, the output), best of ``--repeat``; both versions' outputs
@@ -74,7 +75,8 @@ def hit_rows(text: str, hits: int) -> list[tuple[float, int, int, str]]:
 
 # The child that times sections_report in one version (its PYTHONPATH): best of 5.
 _CHILD = r"""
-import hashlib, json, sys, time
+import gc, hashlib, json, sys, time
+gc.disable()  # (as the command runs: memoryd.cli pauses the collector for one-shot commands)
 from memoryd.bootstrap_cut import bootstrap_cuts
 from memoryd.section_report import HitRow, sections_report
 text = open(sys.argv[1], encoding="utf-8").read()

@@ -239,3 +239,37 @@ def test_js_trim_end_strips_what_javascript_strips(text):
     )
     m = js.search(text)
     assert js_trim_end(text) == (text[: m.start()] if m else text)
+
+
+def test_sqlite_groups_and_counts_the_hits_as_python_does() -> None:
+    """``memoryd sections`` has SQLite group and count a file's hits (migration 14's index):
+    the same groups as :func:`count_groups` of the rows, any agent filter, anchors or none."""
+    from memoryd.section_report import count_groups, load_section_groups, load_section_rows
+    from memoryd.store import Store
+
+    rng = random.Random(14)
+    now = 1_796_000_000.0
+    store = Store.memory()
+    anchors = [None, WHOLE_FILE, "1:3:ab12", "1:3:ab12;9:9:cd", "2:4:", "5:9:ff"]
+    rows = []
+    for i in range(400):
+        ts = now + rng.choice([-200, -91, -89.5, -30, -29.99, -1, 0, 0.5, 1.5]) * 86400.0
+        start = rng.choice([None, 1, 2, 5])
+        rows.append((f"c{i}", rng.choice(["main", "ops"]), rng.choice(["MEMORY.md", "x.md"]), ts,
+                     start, None if start is None else start + rng.randint(0, 3),
+                     rng.choice(anchors)))  # fmt: skip
+    with store.transaction():
+        store.conn.executemany(
+            "INSERT INTO hits (call_id, agent, memory_path, kind, ts, start_line, end_line, "
+            "anchor) VALUES (?, ?, ?, 'search', ?, ?, ?, ?)", rows,
+        )
+    plan = " ".join(str(r) for r in store.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT anchor, start_line, end_line, COUNT(*) FROM hits "
+        "WHERE memory_path = ? AND ts <= ? GROUP BY anchor, start_line, end_line",
+        ("MEMORY.md", now)))  # fmt: skip
+    assert "COVERING INDEX hits_by_path_anchor" in plan and "TEMP B-TREE" not in plan
+    for agents in (None, ["main"], ["main", "ops"], ["nobody"]):
+        got = sorted(load_section_groups(store.conn, "MEMORY.md", agents, now), key=repr)
+        want = sorted(count_groups(load_section_rows(store.conn, "MEMORY.md", agents), now),
+                      key=repr)  # fmt: skip
+        assert got == want and (agents == ["nobody"] or got)

@@ -102,33 +102,21 @@ def group_hits(
     return groups
 
 
-def sections_report(
-    text: str, rows: Iterable[tuple[float, int | None, int | None, str | None]], now: float,
-    cut: FileCut | None = None, skew: float = DAY,
-) -> SectionsReport:
-    """Every section of ``text`` with its hits as of ``now`` (a hit up to ``skew`` after
-    ``now`` counts, as :func:`memoryd.store.hit_counts` counts it). ``rows``: :class:`HitRow`
-    or plain tuples in its order.
+# One group of a file's hits: (anchor, start, end, hits, of them in 30 days, in 90 days, the
+# newest one's time), the hits up to ``now`` + skew that share what places them.
+HitGroup = tuple[str | None, int | None, int | None, int, int, int, float]
 
-    (A year of hits on a 1 MB MEMORY.md is tens of thousands: the rows are grouped by what
-    places them, each group placed once and its times counted in one go; docs/benchmarks.md.)"""
-    index = FileIndex(text)
-    n = len(index.sections)
-    d30, d90, total = [0] * n, [0] * n, [0] * n
-    last: list[float | None] = [None] * n
-    hits = un = un30 = un90 = whole = by_lines = 0
-    last_un: float | None = None
+
+def count_groups(
+    rows: Iterable[tuple[float, int | None, int | None, str | None]], now: float,
+    skew: float = DAY,
+) -> list[HitGroup]:
+    """The hit rows grouped by what places them, each group's counts taken (what
+    :func:`load_section_groups` has SQLite do)."""
     t30, t90 = now - 30 * DAY, now - 90 * DAY
-    placer = Placer(index)
+    out: list[HitGroup] = []
     for (anchor, start, end), times in group_hits(rows, now + skew).items():
         count = len(times)
-        hits += count
-        p = placer.place(anchor, start, end)
-        if p.by_lines:
-            by_lines += count
-        if p.whole_file:
-            whole += count
-            continue
         if count == 1:
             newest = times[0]
             c30 = 1 if newest >= t30 else 0
@@ -139,6 +127,43 @@ def sections_report(
             if newest >= t90:
                 c90 = sum(1 for t in times if t >= t90)
                 c30 = sum(1 for t in times if t >= t30) if newest >= t30 else 0
+        out.append((anchor, start, end, count, c30, c90, newest))
+    return out
+
+
+def sections_report(
+    text: str, rows: Iterable[tuple[float, int | None, int | None, str | None]], now: float,
+    cut: FileCut | None = None, skew: float = DAY,
+) -> SectionsReport:
+    """Every section of ``text`` with its hits as of ``now`` (a hit up to ``skew`` after
+    ``now`` counts, as :func:`memoryd.store.hit_counts` counts it). ``rows``: :class:`HitRow`
+    or plain tuples in its order.
+
+    (A year of hits on a 1 MB MEMORY.md is tens of thousands: the rows are grouped by what
+    places them, each group placed once with its counts; docs/benchmarks.md.)"""
+    return report_of_groups(text, count_groups(rows, now, skew), cut)
+
+
+def report_of_groups(
+    text: str, groups: Iterable[HitGroup], cut: FileCut | None = None
+) -> SectionsReport:
+    """:func:`sections_report` of hits already grouped and counted (:func:`count_groups`,
+    :func:`load_section_groups`): each group placed once, its counts added to its sections."""
+    index = FileIndex(text)
+    n = len(index.sections)
+    d30, d90, total = [0] * n, [0] * n, [0] * n
+    last: list[float | None] = [None] * n
+    hits = un = un30 = un90 = whole = by_lines = 0
+    last_un: float | None = None
+    placer = Placer(index)
+    for anchor, start, end, count, c30, c90, newest in groups:
+        hits += count
+        p = placer.place(anchor, start, end)
+        if p.by_lines:
+            by_lines += count
+        if p.whole_file:
+            whole += count
+            continue
         if not p.sections:
             un += count
             un30 += c30
@@ -164,6 +189,36 @@ def sections_report(
     return SectionsReport(tuple(out), tally, utf16_len(text), cut, loaded)
 
 
+def _anchor_column(conn: sqlite3.Connection) -> str:
+    """``anchor``, or ``NULL`` in a state database from before migration 11 (a read-only open
+    of an older one): its hits are placed by their line ranges, as old hits are."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(hits)")}
+    return "anchor" if "anchor" in columns else "NULL"
+
+
+def load_section_groups(
+    conn: sqlite3.Connection, rel: str, agents: Sequence[str] | None, now: float,
+    skew: float = DAY,
+) -> list[HitGroup]:
+    """:func:`count_groups` of the hits of ``rel`` (``agents``: theirs only), done by SQLite:
+    migration 14's index holds the rows of a file in the order of what places them, so the
+    groups come out of one walk of it, counted, without the table or a sort (a year of hits
+    on a 1 MB MEMORY.md: docs/benchmarks.md). Raises :class:`sqlite3.Error` as the query
+    does."""
+    anchor = _anchor_column(conn)
+    t30, t90 = now - 30 * DAY, now - 90 * DAY
+    sql = (
+        f"SELECT {anchor}, start_line, end_line, COUNT(*), SUM(ts >= ?), SUM(ts >= ?), MAX(ts) "
+        "FROM hits WHERE memory_path = ? AND ts <= ?"
+    )
+    params: list[object] = [t30, t90, rel, now + skew]
+    if agents is not None:
+        sql += f" AND agent IN ({','.join('?' * len(agents))})"
+        params += list(agents)
+    sql += f" GROUP BY {anchor}, start_line, end_line"
+    return conn.execute(sql, params).fetchall()
+
+
 def load_section_rows(
     conn: sqlite3.Connection, rel: str, agents: Sequence[str] | None = None
 ) -> list[tuple[float, int | None, int | None, str | None]]:
@@ -172,8 +227,7 @@ def load_section_rows(
     14's covering index answers the query without the table). A state database from before
     migration 11 (a read-only open of an older one) has no anchors: its hits are placed by
     their line ranges, as old hits are. Raises :class:`sqlite3.Error` as the query does."""
-    columns = {r[1] for r in conn.execute("PRAGMA table_info(hits)")}
-    anchor = "anchor" if "anchor" in columns else "NULL"
+    anchor = _anchor_column(conn)
     sql = f"SELECT ts, start_line, end_line, {anchor} FROM hits WHERE memory_path = ?"
     params: list[str] = [rel]
     if agents is not None:

@@ -67,11 +67,13 @@ def bootstrap_cut_of(ctx: Context, workspace: Path, rel: str) -> Any:
     return got.cuts.get(rel), (got.file_max, got.total_max)
 
 
-def _hit_rows(ctx: Context, rel: str, agent: str | None) -> list[Any]:
-    from ..section_report import load_section_rows
+def _hit_groups(ctx: Context, rel: str, agent: str | None, now: float) -> list[Any]:
+    """The file's hits grouped by what places them, counted by SQLite."""
+    from ..section_report import load_section_groups
 
+    agents = None if agent is None else [agent]
     try:
-        return load_section_rows(ctx.read_store().conn, rel, None if agent is None else [agent])
+        return load_section_groups(ctx.read_store().conn, rel, agents, now)
     except Exception as exc:  # an empty in-memory store of a new install has the column
         raise UsageError(f"cannot read the hits of {rel}: {exc}") from exc
 
@@ -83,7 +85,14 @@ def _when(ts: float | None) -> str:
 
 
 def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
-    from ..section_report import CUT, NEVER_UNSEEN, NOT_LOADED, PARTLY, report_doc, sections_report
+    from ..section_report import (
+        CUT,
+        NEVER_UNSEEN,
+        NOT_LOADED,
+        PARTLY,
+        report_doc,
+        report_of_groups,
+    )
 
     now = ready_to_decide(args, ctx)
     rel = to_relpath(ctx, args.path)
@@ -94,7 +103,7 @@ def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
     if text is None:
         raise UsageError(f"{rel}: no such file in {ws}")
     cut, limits = bootstrap_cut_of(ctx, ws, rel)
-    rep = sections_report(text, _hit_rows(ctx, rel, args.agent), now, cut)
+    rep = report_of_groups(text, _hit_groups(ctx, rel, args.agent, now), cut)
     doc: dict[str, Any] = {"path": rel, "workspace": str(ws), **report_doc(rep, clock.iso)}
     if limits is not None:
         from ..bootstrap_cut import OPENCLAW_VERSION
