@@ -174,7 +174,7 @@ def build_page(
     The cyclic garbage collector is paused meanwhile (in the daemon too, as a scan pauses
     it): the rows of a year of MEMORY.md hits are tens of thousands of small tuples and no
     cycles, and beside reflect's snapshot each collection pass walks all of it (the rows'
-    read took three times as long with it on: docs/benchmarks.md)."""
+    read took four to six times as long with it on: docs/benchmarks.md)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
