@@ -111,3 +111,12 @@ def test_the_page_loads_nothing_from_anywhere() -> None:
 def test_heat_levels_rise_with_the_count_up_to_the_busiest_cell() -> None:
     assert [level(n, 8) for n in (0, 1, 2, 3, 4, 5, 6, 7, 8)] == [0, 1, 1, 2, 2, 3, 3, 4, 4]
     assert level(1, 1) == 4 and level(0, 0) == 0 and level(3, 0) == 0
+
+
+def test_a_name_that_is_no_valid_unicode_is_written_not_a_crash(tmp_path) -> None:
+    """A path from a transcript may hold a lone surrogate (JSON allows ``\\udc80``)."""
+    from memoryd.report_page import write_page
+
+    path = write_page(tmp_path, "reflect-2026-11-30", _page("memory/\udc80bad.md"))
+    text = path.read_text(encoding="utf-8")
+    assert "memory/?bad.md" in text and text.rstrip().endswith("</html>")

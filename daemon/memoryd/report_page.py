@@ -233,5 +233,6 @@ def write_page(folder: Path, name: str, page: Page) -> Path:
 
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.html"
-    write_atomic(path, render_page(page).encode("utf-8"))
+    # (a name from a transcript may hold a lone surrogate: shown as "?", never a crash)
+    write_atomic(path, render_page(page).encode("utf-8", "replace"))
     return path
