@@ -189,6 +189,8 @@ EVERY_COMMAND = [
     ["expire"],
     ["expire", "--force"],
     ["reflect"],
+    ["report"],
+    ["report", "--open"],
     ["promote"],
     ["promote", "--apply"],
     ["search", "boat"],

@@ -55,7 +55,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("config", ("memoryd.config.*", "memoryd.config_reference", "memoryd.bootstrap")),
     ("store", ("memoryd.store", "memoryd.pathmatch")),
     ("ingest", ("memoryd.ingest.*",)),
-    ("signals", ("memoryd.signals", "memoryd.reports", "memoryd.section_report")),
+    (
+        "signals",
+        ("memoryd.signals", "memoryd.reports", "memoryd.section_report", "memoryd.report_html"),
+    ),
     ("policy", ("memoryd.policy.*",)),
     (
         "moves",
@@ -66,6 +69,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.notify",
             "memoryd.ondemand",
             "memoryd.own_history",
+            "memoryd.report_page",
             "memoryd.tierstore.*",
             "memoryd.retirer",
             "memoryd.retire_run",

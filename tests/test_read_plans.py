@@ -164,6 +164,7 @@ def test_a_database_of_the_old_schema_gets_the_covering_index_on_open(tmp_path: 
         "DROP INDEX hits_by_path_ts;"
         "CREATE INDEX hits_by_path_ts ON hits(memory_path, ts);"
         "ALTER TABLE transcript_db_cursors DROP COLUMN seq_rows;"  # (a later migration's)
+        "DROP INDEX IF EXISTS hits_by_path_anchor;"  # (migration 13's, on the column)
         "ALTER TABLE hits DROP COLUMN anchor;"  # (migration 11's)
         "PRAGMA user_version = 4;"  # the schema just before the covering index (5)
     )

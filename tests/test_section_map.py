@@ -158,3 +158,118 @@ def test_any_anchor_text_and_range_places_without_error(text, start, end):
     for anchor in (chunk_anchor(start, end, text), junk, None):
         got = place(index, anchor, start, end)
         assert all(0 <= i < len(index.sections) for i in got.sections)
+
+
+def _report_one_hit_at_a_time(text, rows, now, cut, skew=86400.0):
+    """``sections_report`` as it was before hits were grouped (issue 33 item 5): each row placed
+    on its own by :func:`place`, its counts added one by one. The reference the fast one
+    must equal."""
+    from memoryd.section_report import DAY
+
+    index = FileIndex(text)
+    n = len(index.sections)
+    d30, d90, total, last = [0] * n, [0] * n, [0] * n, [None] * n
+    hits = un = un30 = un90 = whole = by_lines = 0
+    last_un = None
+    for ts, start, end, anchor in rows:
+        if ts > now + skew:
+            continue
+        hits += 1
+        p = place(index, anchor, start, end)
+        by_lines += p.by_lines
+        if p.whole_file:
+            whole += 1
+            continue
+        if not p.sections:
+            un += 1
+            un30 += ts >= now - 30 * DAY
+            un90 += ts >= now - 90 * DAY
+            last_un = ts if last_un is None or ts > last_un else last_un
+            continue
+        for i in p.sections:
+            total[i] += 1
+            d30[i] += ts >= now - 30 * DAY
+            d90[i] += ts >= now - 90 * DAY
+            last[i] = ts if last[i] is None or ts > last[i] else last[i]
+    return (d30, d90, total, last), (hits, un, un30, un90, whole, by_lines, last_un)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(LINE, min_size=1, max_size=30), st.data())
+def test_grouped_hits_give_the_counts_of_one_hit_at_a_time(lines, data):
+    """The grouping and the Placer's memory change no count: repeated chunks, repeated lines
+    (placed nearest their range), gone text, whole-file reads, hits with no anchor, in and
+    out of the windows and after ``now``."""
+    from memoryd.section_report import sections_report
+
+    text = "\n".join(lines)
+    now = 1_796_000_000.0
+    other = data.draw(st.lists(LINE, max_size=10))
+    rows = []
+    for _ in range(data.draw(st.integers(0, 25))):
+        src = data.draw(st.sampled_from([lines, lines, other or lines]))
+        a = data.draw(st.integers(1, len(src)))
+        b = data.draw(st.integers(a, len(src)))
+        kind = data.draw(st.sampled_from(["chunk", "chunk", "two", "whole", "none"]))
+        chunk = chunk_anchor(a, b, "\n".join(src[a - 1 : b]))
+        anchor = {"chunk": chunk, "two": f"{chunk};{chunk_anchor(1, 1, src[0])}",
+                  "whole": WHOLE_FILE, "none": None}[kind]  # fmt: skip
+        age = data.draw(st.sampled_from([-2.0, -0.5, 0.0, 10.0, 30.0, 45.0, 90.0, 200.0]))
+        row = (now - age * 86400.0, a, b, anchor)
+        rows += [row] * data.draw(st.integers(1, 3))
+    rep = sections_report(text, rows, now)
+    (d30, d90, total, last), tally = _report_one_hit_at_a_time(text, rows, now, None)
+    assert [u.hits_30d for u in rep.sections] == d30
+    assert [u.hits_90d for u in rep.sections] == d90
+    assert [u.hits_total for u in rep.sections] == total
+    assert [u.last_hit for u in rep.sections] == last
+    assert tuple(rep.tally) == tally
+
+
+@given(st.text(alphabet=" \t\n\r\v\f\u00a0\u1680\u2000\u200a\u200b\u2028\u202f\u3000\ufeff"
+               "\x1c\x85ab", max_size=30))
+def test_js_trim_end_strips_what_javascript_strips(text):
+    import re
+
+    from memoryd.bootstrap_cut import js_trim_end
+
+    # JavaScript's WhiteSpace and LineTerminator (U+200B, U+001C and U+0085 are not blanks)
+    js = re.compile(
+        "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+\\Z"
+    )
+    m = js.search(text)
+    assert js_trim_end(text) == (text[: m.start()] if m else text)
+
+
+def test_sqlite_groups_and_counts_the_hits_as_python_does() -> None:
+    """``memoryd sections`` has SQLite group and count a file's hits (migration 13's index):
+    the same groups as :func:`count_groups` of the rows, any agent filter, anchors or none."""
+    from memoryd.section_report import count_groups, load_section_groups, load_section_rows
+    from memoryd.store import Store
+
+    rng = random.Random(14)
+    now = 1_796_000_000.0
+    store = Store.memory()
+    anchors = [None, WHOLE_FILE, "1:3:ab12", "1:3:ab12;9:9:cd", "2:4:", "5:9:ff"]
+    rows = []
+    for i in range(400):
+        ts = now + rng.choice([-200, -91, -89.5, -30, -29.99, -1, 0, 0.5, 1.5]) * 86400.0
+        start = rng.choice([None, 1, 2, 5])
+        rows.append((f"c{i}", rng.choice(["main", "ops"]), rng.choice(["MEMORY.md", "x.md"]), ts,
+                     start, None if start is None else start + rng.randint(0, 3),
+                     rng.choice(anchors)))  # fmt: skip
+    with store.transaction():
+        store.conn.executemany(
+            "INSERT INTO hits (call_id, agent, memory_path, kind, ts, start_line, end_line, "
+            "anchor) VALUES (?, ?, ?, 'search', ?, ?, ?, ?)", rows,
+        )
+    plan = " ".join(str(r) for r in store.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT anchor, start_line, end_line, COUNT(*) FROM hits "
+        "WHERE memory_path = ? AND ts <= ? GROUP BY anchor, start_line, end_line",
+        ("MEMORY.md", now)))  # fmt: skip
+    assert "COVERING INDEX hits_by_path_anchor" in plan and "TEMP B-TREE" not in plan
+    for agents in (None, ["main"], ["main", "ops"], ["nobody"]):
+        got = sorted(load_section_groups(store.conn, "MEMORY.md", agents, now), key=repr)
+        want = sorted(count_groups(load_section_rows(store.conn, "MEMORY.md", agents), now),
+                      key=repr)  # fmt: skip
+        assert got == want and (agents == ["nobody"] or got)

@@ -276,6 +276,7 @@ def test_cursors_written_before_rows_were_counted_read_as_before(tmp_path, monke
     assert db.execute("SELECT seq, seq_rows FROM transcript_db_cursors").fetchall() == [(7, 1)]
     # The older memoryd's database: no count (its reader had read seq 7 whole).
     db.execute("ALTER TABLE transcript_db_cursors DROP COLUMN seq_rows")
+    db.execute("DROP INDEX IF EXISTS hits_by_path_anchor")  # (migration 13's)
     db.execute("ALTER TABLE hits DROP COLUMN anchor")  # (migration 11's)
     db.execute("PRAGMA user_version = 6")
     inst.restart()

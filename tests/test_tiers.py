@@ -392,6 +392,7 @@ def test_marks_kept_only_in_old_tier_records_are_carried_into_marks(tmp_path: Pa
         "INSERT INTO marks(path, kind, created, note) "
         "VALUES ('tiers/both.md', 'marked', 9, 'memoryd mark');"
         "ALTER TABLE transcript_db_cursors DROP COLUMN seq_rows;"  # (a later migration's)
+        "DROP INDEX IF EXISTS hits_by_path_anchor;"  # (migration 13's, on the column)
         "ALTER TABLE hits DROP COLUMN anchor;"  # (migration 11's)
         "PRAGMA user_version = 5;"  # the schema before marks moved to the marks table only
     )

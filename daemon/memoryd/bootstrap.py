@@ -133,3 +133,26 @@ def already_in(note_text: str, bootstrap_text: str) -> bool:
     """Whether a note's body is already said, word for word, in the bootstrap text."""
     body = _flat(note_body(note_text))
     return len(body) >= MIN_REPEAT_CHARS and body in _flat(bootstrap_text)
+
+
+class SessionCuts(NamedTuple):
+    """Where OpenClaw cuts each bootstrap file of a workspace in a new main session."""
+
+    cuts: dict[str, Any]  # name -> memoryd.bootstrap_cut.FileCut, in prompt order
+    file_max: int  # bootstrapMaxChars
+    total_max: int  # bootstrapTotalMaxChars
+    texts: dict[str, str]  # the files present (name -> text), as read
+
+
+def session_cuts(oc: Mapping[str, Any], agent_id: str, workspace: Path) -> SessionCuts:
+    """The bootstrap cut of every file of ``workspace`` for ``agent_id``, from the user's
+    ``openclaw.json`` (``oc``) and the files as they are now (``memoryd sections``, the
+    reflect page)."""
+    from .bootstrap_cut import FILE_ORDER, bootstrap_cuts
+
+    file_max, total_max = bootstrap_limits(oc, agent_id)
+    present = read_bootstrap(workspace)
+    files = {name: present.get(name) for name in FILE_ORDER}
+    paths = {name: str(workspace / name) for name in FILE_ORDER}
+    return SessionCuts(bootstrap_cuts(files, file_max, total_max, paths), file_max, total_max,
+                       present)

@@ -60,15 +60,21 @@ class FileCut(NamedTuple):
 
 # JavaScript's trimEnd strips its WhiteSpace and LineTerminator characters (str.rstrip's set
 # differs: it strips U+001C..U+001F and U+0085, and keeps U+FEFF).
-_JS_TRAILING_BLANKS = re.compile(
-    "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+\\Z"
+_JS_BLANKS = frozenset(
+    "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
 )
 
 
 def js_trim_end(text: str) -> str:
-    """``text.trimEnd()`` as JavaScript does it (OpenClaw trims a bootstrap file so)."""
-    m = _JS_TRAILING_BLANKS.search(text)
-    return text[: m.start()] if m else text
+    """``text.trimEnd()`` as JavaScript does it (OpenClaw trims a bootstrap file so).
+
+    (Walked back from the end: a regex anchored at the end tries every run of blanks of a
+    1 MB file, 16 ms.)"""
+    end = len(text)
+    while end and text[end - 1] in _JS_BLANKS:
+        end -= 1
+    return text if end == len(text) else text[:end]
 
 
 def kept_ranges(trimmed: str, cut: FileCut) -> tuple[tuple[int, int], ...]:

@@ -112,6 +112,51 @@ def undo_destinations_since(store: Store, batch_prefix: str, since: float) -> li
     return [dst for (dst,) in rows if dst]
 
 
+class JournalRun(NamedTuple):
+    """One run that moved notes (one journal batch: ``expire:…``, ``organize:…``, a recall,
+    any later command's), with what was put back of it since."""
+
+    batch: str
+    started: float
+    entries: tuple[MoveRecord, ...]  # its own moves, copies, deletions (undos are not runs)
+    restored: tuple[tuple[MoveRecord, MoveRecord], ...]  # (its entry, the done undo of it)
+
+
+def journal_runs(store: Store, since: float, limit: int = 20) -> list[JournalRun]:
+    """The runs that began at or after ``since``, newest first, at most ``limit`` of them;
+    read only (the reflect page shows what each decided and what was restored since)."""
+    batches = store.conn.execute(
+        "SELECT batch, MIN(created) FROM moves WHERE undo_of IS NULL AND created >= ? "
+        "GROUP BY batch ORDER BY MIN(created) DESC, batch LIMIT ?",
+        (since, limit),
+    ).fetchall()
+    if not batches:
+        return []
+    names = [b for b, _ in batches]
+    marks = ",".join("?" * len(names))
+    entries: dict[str, list[MoveRecord]] = {b: [] for b in names}
+    for row in store.conn.execute(
+        f"SELECT {_COLUMNS} FROM moves WHERE undo_of IS NULL AND batch IN ({marks}) ORDER BY id",
+        names,
+    ):
+        entries[row[1]].append(MoveRecord(*row))
+    by_id = {e.id: e for lst in entries.values() for e in lst}
+    restored: dict[str, list[tuple[MoveRecord, MoveRecord]]] = {b: [] for b in names}
+    undo_cols = ", ".join("u." + c for c in _COLUMNS.split(", "))
+    for row in store.conn.execute(
+        f"SELECT {undo_cols} FROM moves u JOIN moves m ON u.undo_of = m.id "
+        f"WHERE u.state = 'done' AND m.batch IN ({marks}) ORDER BY u.id",
+        names,
+    ):
+        undo = MoveRecord(*row)
+        entry = by_id.get(undo.undo_of or -1)
+        if entry is not None:
+            restored[entry.batch].append((entry, undo))
+    return [
+        JournalRun(b, float(t), tuple(entries[b]), tuple(restored[b])) for b, t in batches
+    ]
+
+
 def _command_of(batch: str) -> str:
     """The command whose run a journal batch is (``expire:2026-11:…`` → ``expire``)."""
     return batch.split(":", 1)[0]

@@ -1,7 +1,7 @@
 """The shell that rewrites a note and its archive file for ``retire`` (and back for
 ``restore --last``), journaled and compare-and-swap, so that no crash and no edit loses text.
 
-One rewrite is one row of the ``retires`` table (migration 13), written durably before
+One rewrite is one row of the ``retires`` table (migration 12), written durably before
 anything changes, holding every byte of the note as the plan read it (``before``), the
 sha256 of what replaces it (``after_sha``) and the archive file's bytes before and the sha256
 after. Then, under the mover's lock (``mover.lock``: no move, restore or other retire runs

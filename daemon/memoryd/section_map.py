@@ -236,44 +236,89 @@ def _by_range(index: FileIndex, start: int | None, end: int | None) -> Placement
 
 
 def place(index: FileIndex, anchor: str | None, start: int | None, end: int | None) -> Placement:
-    """The sections a hit covered, found by its stored text in the file as it is now.
+    """The sections a hit covered, found by its stored text in the file as it is now (one hit;
+    for many hits of one file, one :class:`Placer` places them all)."""
+    return Placer(index).place(anchor, start, end)
 
-    (Run for every hit of the file: a year of hits on a 1 MB MEMORY.md is tens of thousands,
-    so the anchor is read here in one pass rather than through :func:`parse_anchor`.)"""
-    if anchor is None:
-        return _by_range(index, start, end)
-    if anchor == WHOLE_FILE:
-        return Placement(frozenset(), whole_file=True)
-    lines_of = index.lines_of
-    section_of = index._section_of
-    found: set[int] = set()
-    told = False  # whether any chunk had a line to tell it by
-    for piece in anchor.split(";"):
-        parts = piece.split(":", 2)
-        if len(parts) != 3 or not parts[2]:
-            continue
-        told = True
+
+class Placer:
+    """Places the hits of one file as it is now, remembering what each chunk's lines said.
+
+    A year of hits on a 1 MB MEMORY.md is tens of thousands of anchors, most of them chunks
+    whose lines the file has once: what those lines name does not depend on the recorded
+    range, so it is worked out once per distinct set of fingerprints (the anchor is read in
+    one pass here rather than through :func:`parse_anchor`)."""
+
+    def __init__(self, index: FileIndex) -> None:
+        self.index = index
+        # fingerprints of a chunk -> (sections its unique lines name, or the lines of each
+        # repeated fingerprint when none is unique: those are placed nearest the range)
+        self._prints: dict[str, tuple[tuple[int, ...], tuple[list[int], ...] | None]] = {}
+        # the placement of a one-chunk anchor that does not depend on its range
+        self._whole: dict[str, Placement] = {}
+
+    def _of_prints(self, prints: str) -> tuple[tuple[int, ...], tuple[list[int], ...] | None]:
+        lines_of = self.index.lines_of
+        section_of = self.index._section_of
+        found: list[int] = []
         unique = False
-        repeated: list[list[int]] | None = None
-        for fp in parts[2].split("."):
+        repeated: list[list[int]] = []
+        for fp in prints.split("."):
             at = lines_of.get(fp)
             if at is None:
                 continue
             if len(at) == 1:
                 i = section_of[at[0]]
                 if i >= 0:
-                    found.add(i)
+                    found.append(i)
                 unique = True
             elif not unique:
-                (repeated := repeated or []).append(at)
-        if not unique and repeated:  # only lines the file has several times: nearest the range
+                repeated.append(at)
+        entry = (tuple(found), None if unique or not repeated else tuple(repeated))
+        self._prints[prints] = entry
+        return entry
+
+    def place(self, anchor: str | None, start: int | None, end: int | None) -> Placement:
+        """The sections a hit covered (see :func:`place`)."""
+        if anchor is None:
+            return _by_range(self.index, start, end)
+        if anchor == WHOLE_FILE:
+            return Placement(frozenset(), whole_file=True)
+        if ";" not in anchor:
+            parts = anchor.split(":", 2)
+            done = self._whole.get(parts[2]) if len(parts) == 3 else None
+            if done is not None:
+                return done
+        section_of = self.index._section_of
+        cache = self._prints
+        found: set[int] = set()
+        told = False  # whether any chunk had a line to tell it by
+        single: str | None = None
+        for piece in anchor.split(";"):
+            parts = piece.split(":", 2)
+            if len(parts) != 3 or not parts[2]:
+                continue
+            told = True
+            prints = parts[2]
+            entry = cache.get(prints)
+            if entry is None:
+                entry = self._of_prints(prints)
+            sections, repeated = entry
+            found.update(sections)
+            if repeated is None:
+                single = prints if single is None else ""
+                continue
+            single = ""  # (this chunk's place depends on its range)
             s_, e_ = parts[0], parts[1]
             lo = int(s_) if s_.lstrip("-").isdigit() else None
             hi = int(e_) if e_.lstrip("-").isdigit() else None
-            for at in repeated:
+            for at in repeated:  # only lines the file has several times: nearest the range
                 i = section_of[_nearest(at, lo, hi)]
                 if i >= 0:
                     found.add(i)
-    if not told:
-        return _by_range(index, start, end)
-    return Placement(frozenset(found))
+        if not told:
+            return _by_range(self.index, start, end)
+        placement = Placement(frozenset(found))
+        if single and ";" not in anchor:
+            self._whole[single] = placement
+        return placement

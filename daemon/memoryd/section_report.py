@@ -11,11 +11,15 @@ lookup reached is one the agent can never have seen.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, NamedTuple
+import bisect
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .bootstrap_cut import FileCut, js_trim_end, kept_ranges
-from .section_map import FileIndex, Placement, Section, place, utf16_len
+from .section_map import FileIndex, Placer, Section, utf16_len
+
+if TYPE_CHECKING:
+    import sqlite3
 
 DAY = 86400.0
 NEVER = "never looked up"
@@ -76,44 +80,103 @@ def _where(sec: Section, loaded: tuple[tuple[int, int], ...], cut: FileCut | Non
     return CUT if inside == 0 else PARTLY
 
 
-def sections_report(
-    text: str, rows: Iterable[HitRow], now: float, cut: FileCut | None = None,
+def group_hits(
+    rows: Iterable[tuple[float, int | None, int | None, str | None]], upto: float
+) -> dict[tuple[str | None, int | None, int | None], list[float]]:
+    """The times of the hits up to ``upto``, by what places them: (anchor, start, end).
+
+    Many searches return the same chunk, and a hit's place depends on these three alone, so
+    each distinct key is placed once (``rows``: :class:`HitRow` or plain tuples in its order,
+    as the state database returns them)."""
+    groups: dict[tuple[str | None, int | None, int | None], list[float]] = {}
+    get = groups.get
+    for ts, start, end, anchor in rows:
+        if ts > upto:
+            continue
+        key = (anchor, start, end)
+        times = get(key)
+        if times is None:
+            groups[key] = [ts]
+        else:
+            times.append(ts)
+    return groups
+
+
+# One group of a file's hits: (anchor, start, end, hits, of them in 30 days, in 90 days, the
+# newest one's time), the hits up to ``now`` + skew that share what places them.
+HitGroup = tuple[str | None, int | None, int | None, int, int, int, float]
+
+
+def count_groups(
+    rows: Iterable[tuple[float, int | None, int | None, str | None]], now: float,
     skew: float = DAY,
+) -> list[HitGroup]:
+    """The hit rows grouped by what places them, each group's counts taken (what
+    :func:`load_section_groups` has SQLite do)."""
+    t30, t90 = now - 30 * DAY, now - 90 * DAY
+    out: list[HitGroup] = []
+    for (anchor, start, end), times in group_hits(rows, now + skew).items():
+        count = len(times)
+        if count == 1:
+            newest = times[0]
+            c30 = 1 if newest >= t30 else 0
+            c90 = 1 if newest >= t90 else 0
+        else:
+            newest = max(times)
+            c30 = c90 = 0
+            if newest >= t90:
+                c90 = sum(1 for t in times if t >= t90)
+                c30 = sum(1 for t in times if t >= t30) if newest >= t30 else 0
+        out.append((anchor, start, end, count, c30, c90, newest))
+    return out
+
+
+def sections_report(
+    text: str, rows: Iterable[tuple[float, int | None, int | None, str | None]], now: float,
+    cut: FileCut | None = None, skew: float = DAY,
 ) -> SectionsReport:
     """Every section of ``text`` with its hits as of ``now`` (a hit up to ``skew`` after
-    ``now`` counts, as :func:`memoryd.store.hit_counts` counts it)."""
+    ``now`` counts, as :func:`memoryd.store.hit_counts` counts it). ``rows``: :class:`HitRow`
+    or plain tuples in its order.
+
+    (A year of hits on a 1 MB MEMORY.md is tens of thousands: the rows are grouped by what
+    places them, each group placed once with its counts; docs/benchmarks.md.)"""
+    return report_of_groups(text, count_groups(rows, now, skew), cut)
+
+
+def report_of_groups(
+    text: str, groups: Iterable[HitGroup], cut: FileCut | None = None
+) -> SectionsReport:
+    """:func:`sections_report` of hits already grouped and counted (:func:`count_groups`,
+    :func:`load_section_groups`): each group placed once, its counts added to its sections."""
     index = FileIndex(text)
     n = len(index.sections)
     d30, d90, total = [0] * n, [0] * n, [0] * n
     last: list[float | None] = [None] * n
     hits = un = un30 = un90 = whole = by_lines = 0
     last_un: float | None = None
-    t30, t90, upto = now - 30 * DAY, now - 90 * DAY, now + skew
-    placed: dict[tuple[str | None, int | None, int | None], Placement] = {}
-    for row in rows:
-        if row.ts > upto:
-            continue
-        hits += 1
-        key = (row.anchor, row.start, row.end)  # (many searches return the same chunk)
-        p = placed.get(key)
-        if p is None:
-            p = placed[key] = place(index, row.anchor, row.start, row.end)
-        by_lines += p.by_lines
+    placer = Placer(index)
+    for anchor, start, end, count, c30, c90, newest in groups:
+        hits += count
+        p = placer.place(anchor, start, end)
+        if p.by_lines:
+            by_lines += count
         if p.whole_file:
-            whole += 1
+            whole += count
             continue
         if not p.sections:
-            un += 1
-            un30 += row.ts >= t30
-            un90 += row.ts >= t90
-            last_un = row.ts if last_un is None or row.ts > last_un else last_un
+            un += count
+            un30 += c30
+            un90 += c90
+            last_un = newest if last_un is None or newest > last_un else last_un
             continue
         for i in p.sections:
-            total[i] += 1
-            d30[i] += row.ts >= t30
-            d90[i] += row.ts >= t90
+            total[i] += count
+            d30[i] += c30
+            d90[i] += c90
             seen = last[i]
-            last[i] = row.ts if seen is None or row.ts > seen else seen
+            if seen is None or newest > seen:
+                last[i] = newest
     loaded = kept_ranges(js_trim_end(text), cut) if cut is not None else ()
     out = []
     for i, sec in enumerate(index.sections):
@@ -124,6 +187,109 @@ def sections_report(
         out.append(SectionUse(sec, d30[i], d90[i], total[i], last[i], where, label))
     tally = Tally(hits, un, un30, un90, whole, by_lines, last_un)
     return SectionsReport(tuple(out), tally, utf16_len(text), cut, loaded)
+
+
+def _anchor_column(conn: sqlite3.Connection) -> str:
+    """``anchor``, or ``NULL`` in a state database from before migration 11 (a read-only open
+    of an older one): its hits are placed by their line ranges, as old hits are."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(hits)")}
+    return "anchor" if "anchor" in columns else "NULL"
+
+
+def load_section_groups(
+    conn: sqlite3.Connection, rel: str, agents: Sequence[str] | None, now: float,
+    skew: float = DAY,
+) -> list[HitGroup]:
+    """:func:`count_groups` of the hits of ``rel`` (``agents``: theirs only), done by SQLite:
+    migration 13's index holds the rows of a file in the order of what places them, so the
+    groups come out of one walk of it, counted, without the table or a sort (a year of hits
+    on a 1 MB MEMORY.md: docs/benchmarks.md). Raises :class:`sqlite3.Error` as the query
+    does."""
+    anchor = _anchor_column(conn)
+    t30, t90 = now - 30 * DAY, now - 90 * DAY
+    sql = (
+        f"SELECT {anchor}, start_line, end_line, COUNT(*), SUM(ts >= ?), SUM(ts >= ?), MAX(ts) "
+        "FROM hits WHERE memory_path = ? AND ts <= ?"
+    )
+    params: list[object] = [t30, t90, rel, now + skew]
+    if agents is not None:
+        sql += f" AND agent IN ({','.join('?' * len(agents))})"
+        params += list(agents)
+    sql += f" GROUP BY {anchor}, start_line, end_line"
+    return conn.execute(sql, params).fetchall()
+
+
+def load_section_rows(
+    conn: sqlite3.Connection, rel: str, agents: Sequence[str] | None = None
+) -> list[tuple[float, int | None, int | None, str | None]]:
+    """(ts, start, end, anchor) of every hit of ``rel`` (``agents``: theirs only), in
+    :class:`HitRow`'s order, as plain tuples (a year of hits is tens of thousands; migration
+    14's covering index answers the query without the table). A state database from before
+    migration 11 (a read-only open of an older one) has no anchors: its hits are placed by
+    their line ranges, as old hits are. Raises :class:`sqlite3.Error` as the query does."""
+    anchor = _anchor_column(conn)
+    sql = f"SELECT ts, start_line, end_line, {anchor} FROM hits WHERE memory_path = ?"
+    params: list[str] = [rel]
+    if agents is not None:
+        sql += f" AND agent IN ({','.join('?' * len(agents))})"
+        params += list(agents)
+    return conn.execute(sql, params).fetchall()
+
+
+class WeeklySections(NamedTuple):
+    """Hits per section of a file in consecutive periods (the reflect page's heatmap)."""
+
+    sections: tuple[Section, ...]
+    counts: tuple[tuple[int, ...], ...]  # per section, per period (oldest first)
+    unplaced: tuple[int, ...]  # per period: hits whose text is no longer in the file
+    whole_file: tuple[int, ...]  # per period: memory_get of the whole file
+    totals: tuple[int, ...]  # per section: all its hits up to the end, in a period or before
+
+
+def weekly_section_hits(
+    text: str,
+    rows: Iterable[tuple[float, int | None, int | None, str | None]],
+    starts: Sequence[float],
+    end: float,
+) -> WeeklySections:
+    """Each section's hits in the periods ``[starts[k], starts[k + 1])``, the last one ending
+    at ``end`` (``starts`` ascending), placed as :func:`sections_report` places them."""
+    index = FileIndex(text)
+    periods = len(starts)
+    counts = [[0] * periods for _ in index.sections]
+    unplaced, whole = [0] * periods, [0] * periods
+    totals = [0] * len(index.sections)
+    first = starts[0] if starts else end
+    placer = Placer(index)
+    for (anchor, start, stop), times in group_hits(rows, end).items():
+        p = placer.place(anchor, start, stop)
+        for i in p.sections:
+            totals[i] += len(times)
+        if len(times) == 1:  # (most groups: one hit)
+            if times[0] < first:
+                continue
+            ks = [bisect.bisect_right(starts, times[0]) - 1]
+        else:
+            ks = [bisect.bisect_right(starts, t) - 1 for t in times if t >= first]
+            if not ks:
+                continue
+        targets = [whole] if p.whole_file else [counts[i] for i in p.sections] or [unplaced]
+        for k in ks:
+            for row in targets:
+                row[k] += 1
+    return WeeklySections(
+        index.sections, tuple(tuple(c) for c in counts), tuple(unplaced), tuple(whole),
+        tuple(totals),
+    )
+
+
+def bootstrap_states(
+    text: str, sections: Sequence[Section], cut: FileCut | None
+) -> list[str | None]:
+    """Where each of ``sections`` (of ``text``) lies in a new session's bootstrap context, as
+    :func:`sections_report` says it (None for each when ``cut`` is None: no bootstrap file)."""
+    loaded = kept_ranges(js_trim_end(text), cut) if cut is not None else ()
+    return [_where(sec, loaded, cut) for sec in sections]
 
 
 def report_doc(rep: SectionsReport, iso: Any) -> dict[str, Any]:

@@ -24,6 +24,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "demo": "memoryd.commands.hits",
     "expire": "memoryd.commands.expire",
     "reflect": "memoryd.commands.reports",
+    "report": "memoryd.commands.reports",
     "promote": "memoryd.commands.reports",
     "search": "memoryd.commands.search",
     "explain": "memoryd.commands.explain",

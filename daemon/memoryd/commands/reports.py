@@ -1,4 +1,5 @@
-"""``memoryd reflect`` and ``memoryd promote``: run the report job by hand, print its summary."""
+"""``memoryd reflect`` and ``memoryd promote``: run the report job by hand, print its summary;
+``memoryd report``: where the newest reflect report and its page are."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reflect", help="write the daily usage report (reports/reflect-DAY.md)")
     add_output_options(p)
     p.set_defaults(func=cmd_reflect)
+
+    p = sub.add_parser("report", help="where the newest reflect report and its HTML page are")
+    p.add_argument("--open", action="store_true",
+                   help="print only the page's path (xdg-open \"$(memoryd report --open)\")")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("promote", help="list promotion candidates (promote_report.md)")
     p.add_argument("--apply", action="store_true", help="mark the candidates promoted")
@@ -42,4 +49,32 @@ def cmd_promote(args: argparse.Namespace, ctx: Context) -> int:
         text.append(f"  {c.path}  [{c.category}]  {c.reason}")
     text.append(f"report: {result.report}")
     emit(ctx, args, result.as_dict(), text)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace, ctx: Context) -> int:
+    """The newest ``reflect-DAY`` report's files (reads only: no scan, no job)."""
+    import sys
+
+    from .formats import json_dumps
+
+    folder = ctx.paths.reports_dir
+    pages = sorted(folder.glob("reflect-[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].html"))
+    if not pages:
+        print(f"memoryd: no reflect page in {folder} yet: run `memoryd reflect` (the daemon "
+              "writes one a day)", file=sys.stderr)  # fmt: skip
+        return 1
+    page = pages[-1]
+    report = page.with_suffix(".md")
+    doc = {"page": str(page), "report": str(report) if report.exists() else None,
+           "day": page.stem.removeprefix("reflect-")}  # fmt: skip
+    if args.json:
+        ctx.print(json_dumps(doc))
+    elif args.open:
+        ctx.print(str(page))
+    else:
+        ctx.print(f"reflect report of {doc['day']}")
+        ctx.print(f"page:   {page}")
+        if doc["report"]:
+            ctx.print(f"report: {report}")
     return 0

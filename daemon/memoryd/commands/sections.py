@@ -58,38 +58,24 @@ def _agent_of(ctx: Context, workspace: Path) -> str:
 def bootstrap_cut_of(ctx: Context, workspace: Path, rel: str) -> Any:
     """The bootstrap cut of ``rel`` in a new main session (None: not a bootstrap file), with
     the limits it was computed from."""
-    from ..bootstrap import bootstrap_limits, read_bootstrap
-    from ..bootstrap_cut import FILE_ORDER, bootstrap_cuts
+    from ..bootstrap import session_cuts
+    from ..bootstrap_cut import FILE_ORDER
 
     if rel not in FILE_ORDER:
         return None, None
-    oc = ctx.paths.openclaw
-    file_max, total_max = bootstrap_limits(oc, _agent_of(ctx, workspace))
-    present = read_bootstrap(workspace)
-    files = {name: present.get(name) for name in FILE_ORDER}
-    paths = {name: str(workspace / name) for name in FILE_ORDER}
-    cuts = bootstrap_cuts(files, file_max, total_max, paths)
-    return cuts.get(rel), (file_max, total_max)
+    got = session_cuts(ctx.paths.openclaw, _agent_of(ctx, workspace), workspace)
+    return got.cuts.get(rel), (got.file_max, got.total_max)
 
 
-def _hit_rows(ctx: Context, rel: str, agent: str | None) -> list[Any]:
-    from ..section_report import HitRow
+def _hit_groups(ctx: Context, rel: str, agent: str | None, now: float) -> list[Any]:
+    """The file's hits grouped by what places them, counted by SQLite."""
+    from ..section_report import load_section_groups
 
-    conn = ctx.read_store().conn
-    # A state database not migrated yet (a read-only open, `--no-scan`, of one older than
-    # migration 11) has no anchors: its hits are placed by their line ranges, as old hits are.
-    columns = {r[1] for r in conn.execute("PRAGMA table_info(hits)")}
-    anchor = "anchor" if "anchor" in columns else "NULL"
-    sql = f"SELECT ts, start_line, end_line, {anchor} FROM hits WHERE memory_path = ?"
-    params: tuple[str, ...] = (rel,)
-    if agent is not None:
-        sql += " AND agent = ?"
-        params = (rel, agent)
+    agents = None if agent is None else [agent]
     try:
-        rows = conn.execute(sql, params).fetchall()
+        return load_section_groups(ctx.read_store().conn, rel, agents, now)
     except Exception as exc:  # an empty in-memory store of a new install has the column
         raise UsageError(f"cannot read the hits of {rel}: {exc}") from exc
-    return [HitRow(*r) for r in rows]
 
 
 def _when(ts: float | None) -> str:
@@ -99,7 +85,14 @@ def _when(ts: float | None) -> str:
 
 
 def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
-    from ..section_report import CUT, NEVER_UNSEEN, NOT_LOADED, PARTLY, report_doc, sections_report
+    from ..section_report import (
+        CUT,
+        NEVER_UNSEEN,
+        NOT_LOADED,
+        PARTLY,
+        report_doc,
+        report_of_groups,
+    )
 
     now = ready_to_decide(args, ctx)
     rel = to_relpath(ctx, args.path)
@@ -110,7 +103,7 @@ def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
     if text is None:
         raise UsageError(f"{rel}: no such file in {ws}")
     cut, limits = bootstrap_cut_of(ctx, ws, rel)
-    rep = sections_report(text, _hit_rows(ctx, rel, args.agent), now, cut)
+    rep = report_of_groups(text, _hit_groups(ctx, rel, args.agent, now), cut)
     doc: dict[str, Any] = {"path": rel, "workspace": str(ws), **report_doc(rep, clock.iso)}
     if limits is not None:
         from ..bootstrap_cut import OPENCLAW_VERSION

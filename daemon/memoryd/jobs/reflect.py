@@ -4,7 +4,8 @@ Top files, files never hit, rising and cooling files with a sparkline of daily
 hits, files often returned by the same search, every file's score with its
 components, seed 001's metrics, and what expire would do next. The report goes
 to ``<state>/memoryd/reports/reflect-YYYY-MM-DD.md`` (and ``.json``), never into
-``memory/``. Reflect moves no file, unless ``retire.auto`` is set: then it also retires the
+``memory/``, with its page (``reflect-YYYY-MM-DD.html``: :mod:`memoryd.report_page`).
+Reflect moves no file, unless ``retire.auto`` is set: then it also retires the
 stale sections of ``MEMORY.md`` (:func:`memoryd.retire_run.scheduled_retire`).
 """
 
@@ -19,6 +20,7 @@ from ..config import Config, Paths
 from ..own_history import learned_policy
 from ..policy import score as score_policy
 from ..policy.expire_plan import build_plan, scores_of
+from ..report_page import build_page, write_page
 from ..reports import cooccurrence, reflect_document, render_reflect, write_report
 from ..results import JobOutcome, counted
 from ..signals import DAY, snapshot
@@ -33,11 +35,12 @@ class ReflectResult(JobOutcome):
     document: dict[str, Any]
     report: Path | None = None  # None in a dry run
     changed: bool = False  # reflect moves no file (but for retire.auto)
+    page: Path | None = None  # the HTML page beside the report (None in a dry run)
 
     def as_dict(self) -> dict[str, Any]:
         if self.report is None:
             return dict(self.document)
-        return {**self.document, "report": str(self.report)}
+        return {**self.document, "report": str(self.report), "page": str(self.page)}
 
 
 def run(
@@ -75,4 +78,5 @@ def run(
     retired = scheduled_retire(cfg, paths, store, now)  # (off unless retire.auto = true)
     if retired:
         summary += f"; {retired}"
-    return ReflectResult(summary, doc, report, changed=retired is not None)
+    page = write_page(paths.reports_dir, f"reflect-{day}", build_page(paths, store, snap, doc, now))
+    return ReflectResult(summary, doc, report, changed=retired is not None, page=page)

@@ -42,7 +42,7 @@ def archive_files(store: Store) -> list[tuple[str, str]]:
             "SELECT DISTINCT src, archive FROM retires WHERE undo_of IS NULL "
             "AND state IN ('done', 'undone') ORDER BY archive"
         ).fetchall()
-    except sqlite3.OperationalError:  # a database of before migration 13, opened read-only
+    except sqlite3.OperationalError:  # a database of before migration 12, opened read-only
         return []
     return [(str(a), str(b)) for a, b in rows]
 
