@@ -342,6 +342,16 @@ const t = Date.now();
 if (what === "recall") {
   const res = await api.tools[0].execute("c1", { query: JSON.parse(arg) });
   console.log(JSON.stringify({ text: res.content[0].text, ms: Date.now() - t, logs: api.logs }));
+} else if (what === "sessions") {  // the gateway starts, then five sessions' first turns
+  await api.hooks.gateway_start({}, {});
+  await new Promise((r) => setTimeout(r, Number(arg)));  // its warm-up run, unawaited, ends
+  const got = [];
+  for (let i = 0; i < 5; i++) {
+    const s = Date.now();
+    const res = await api.hooks.before_prompt_build({ messages: [] }, { agentId: "" });
+    got.push({ ms: Date.now() - s, text: res?.prependContext ?? null });
+  }
+  console.log(JSON.stringify({ got, logs: api.logs }));
 } else if (what === "still-valid" || what === "still-valid-all") {
   const { readFileSync, readdirSync } = await import("node:fs");
   const doc = JSON.parse(readFileSync(arg, "utf-8"));
@@ -426,11 +436,13 @@ def case_fifo_archived(t: Templates, rounds: int) -> Result:
     via_plugin = plugin_call(demo, "recall", json.dumps("albatross"))
     runs = [first, organize, again]
     hung = [r for r in runs if r.hung] + ([1] if via_plugin.get("ms", 0) > 25_000 else [])
-    ok = not hung and all(r.rc == 0 for r in runs) and copy.is_fifo()
+    said = "skipped unread" in via_plugin.get("text", "")  # not only "never recorded"
+    ok = not hung and all(r.rc == 0 for r in runs) and copy.is_fifo() and said
     now = (
         f"recall {first.brief()}, organize {organize.brief()}, recall again {again.brief()}; "
         f"through the plugin {via_plugin.get('ms', 0):.0f} ms: "
-        f"“{via_plugin.get('text', '')[:90]}…”; FIFO left in place: {copy.is_fifo()}"
+        f"“{via_plugin.get('text', '')[:60]}…”, says a file was skipped unread: {said}; "
+        f"FIFO left in place: {copy.is_fifo()}"
     )
     return Result(
         "fifo_archived",
@@ -545,7 +557,7 @@ def case_fifo_race_hot(t: Templates, rounds: int) -> Result:
         for _ in range(rounds):
             for kind, args in (
                 ("inject", ("inject", "--session", "--json")),
-                ("recall", ("recall", "--json", "--peek", "albatross")),
+                ("recall", ("recall", "--json", "albatross")),
             ):
                 r = demo.run(*args, timeout=20)
                 hung[kind] += r.hung
@@ -601,12 +613,17 @@ def case_huge_note(t: Templates, rounds: int) -> Result:
     os.utime(big, (later, later))
     big_s, doc, last = _median_inject(demo, n)
     text = doc.get("text", "")
+    sessions = plugin_call(demo, "sessions", "8000").get("got", [])
+    fed = sum(bool(g.get("text")) and "hot/big.md" in g["text"] for g in sessions)
+    slowest = max((g.get("ms", 0) for g in sessions), default=0)
     ok = last.rc == 0 and "big.md" in doc.get("included", []) and big_s < max(1.0, 3 * base_s)
-    ok = ok and len(text) <= doc.get("max_chars", 0)
+    ok = ok and len(text) <= doc.get("max_chars", 0) and fed == len(sessions) == 5
     now = (
         f"inject --session with a 50 MB note: median {big_s:.2f} s vs {base_s:.2f} s without "
         f"(same run, {n} each; ratio {big_s / base_s:.2f}); answer {len(text)} chars of "
-        f"{doc.get('max_chars')} (big.md included, truncated: {doc.get('truncated')})"
+        f"{doc.get('max_chars')} (big.md included, truncated: {doc.get('truncated')}); "
+        f"through the plugin, {fed} of {len(sessions)} new sessions get the notes (slowest "
+        f"first turn {slowest} ms)"
     )
     return Result(
         "huge_note",
@@ -913,7 +930,7 @@ def case_garbage_db(t: Templates, rounds: int) -> Result:
 
 
 def case_utf8_argv(t: Templates, rounds: int) -> Result:
-    demo = t.fresh("utf8")
+    demo = t.fresh("utf8", archived=False)
     r = demo.run("recall", "--json", "--", b"caf\xff")
     doc = recall_doc(r)
     line = (r.err.strip().splitlines() or [""])[-1]
@@ -923,7 +940,7 @@ def case_utf8_argv(t: Templates, rounds: int) -> Result:
 
 
 def case_nul_query(t: Templates, rounds: int) -> Result:
-    demo = t.fresh("nul")
+    demo = t.fresh("nul", archived=False)
     via = plugin_call(demo, "recall", json.dumps("caf\u0000e"))
     text = via.get("text", "")
     ok = "null bytes" not in text and "NUL" in text
