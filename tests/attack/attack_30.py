@@ -549,10 +549,18 @@ def case_fifo_race_hot(t: Templates, rounds: int) -> Result:
     victim = hot / "victim.md"
     text = b"# Victim\nalbatross sighted off the headland\n"
     victim.write_bytes(text)
+    # Older notes beside it: the listing stats and sorts them all before the victim (the
+    # newest) is opened, and recall reads them all, so the race has a window to land in.
+    old = time.time() - 3600
+    for i in range(300):
+        filler = hot / f"filler-{i:03d}.md"
+        filler.write_text(f"# Filler {i}\nnothing to see\n", encoding="utf-8")
+        os.utime(filler, (old - i, old - i))
     stop = threading.Event()
     th = _flipper(victim, stop, text)
     hung = {"inject": 0, "recall": 0}
     failed = {"inject": 0, "recall": 0}
+    met = {"inject": 0, "recall": 0}
     try:
         for _ in range(rounds):
             for kind, args in (
@@ -562,6 +570,7 @@ def case_fifo_race_hot(t: Templates, rounds: int) -> Result:
                 r = demo.run(*args, timeout=20)
                 hung[kind] += r.hung
                 failed[kind] += (r.rc not in (0, None)) or "Traceback" in r.err
+                met[kind] += "note.not_a_note" in r.err  # it opened the FIFO, and went on
     finally:
         stop.set()
         th.join(5)
@@ -569,14 +578,14 @@ def case_fifo_race_hot(t: Templates, rounds: int) -> Result:
     now = (
         f"{rounds} inject --session and {rounds} recall while a FIFO and a file take turns at "
         f"hot/victim.md: hung {hung['inject']} + {hung['recall']}, failed {failed['inject']} + "
-        f"{failed['recall']}"
+        f"{failed['recall']} (the FIFO was there when read in {met['inject']} + {met['recall']})"
     )
     return Result(
         "fifo_race_hot",
         "hung inject in 1 of 118 calls and recall in 4 of 118",
         now,
         ok,
-        {"calls": 2 * rounds, "hung": hung, "failed": failed},
+        {"calls": 2 * rounds, "hung": hung, "failed": failed, "met_fifo": met},
     )
 
 
