@@ -70,6 +70,8 @@ def test_a_fifo_in_place_of_an_archived_note_never_stalls_recall_or_organize(
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["tier"] is None and "Possible reasons" in doc["message"]
+    # ... and that a file was skipped unread, not only "it was never recorded".
+    assert "1 file in the tier store or the archive was skipped unread" in doc["message"]
     # One log line names the FIFO, and why it was left alone.
     lines = [json.loads(ln) for ln in out.stderr.splitlines() if ln.startswith("{")]
     [line] = [ln for ln in lines if ln["event"] == "note.not_a_note"]

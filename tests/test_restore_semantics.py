@@ -182,6 +182,36 @@ def test_racing_restores_of_one_note_all_end_with_it_in_the_workspace(tmp_path: 
 
 
 @pytest.mark.timeout(300)
+def test_a_restore_path_mid_move_when_the_restore_on_demand_looks_is_no_conflict(
+    tmp_path: Path,
+) -> None:
+    """Found by the outside attack (``tests/attack/attack_30.py``, 1 of 15 race rounds):
+    ``restore PATH`` had put the note at its name and not yet journaled it when the restore
+    on demand looked; the row still live and a file at the name, it logged
+    ``restore.on_demand_conflict`` "left alone (a file exists at that path again)" for
+    memoryd's own move. Real processes, ordered by fault points."""
+    inst, a_pass = _boat_archived(tmp_path)
+    boat = inst.workspace / BOAT_REL
+    assert a_pass() == []
+    _search(inst, "ketch Albatross Lofoten harbour", [])
+    assert run_cli(inst, "scan").returncode == 0
+    restore = _spawn(inst, "restore", BOAT_REL, fault="mover.placed:1:stop")
+    _wait_stopped(restore)  # the note is at its name; the journal still has it archived
+    assert boat.read_text(encoding="utf-8") == BOAT
+    on_demand = _spawn_on_demand(inst, fault="ondemand.left_alone:1:stop")
+    _wait_stopped(on_demand)  # it found a file at the name and the row live
+    on_demand.send_signal(signal.SIGCONT)  # (it waits for the journal: the restore holds it)
+    restore.send_signal(signal.SIGCONT)
+    code, out, _ = _finish(restore)
+    assert code == 0 and "restored memory-archive/" in out, out
+    code, out, err = _finish(on_demand)
+    assert code == 0 and out == "", (out, err)  # nothing left for it to do, nothing reported
+    status = run_cli(inst, "status").stdout
+    assert "0 left alone" in status and "0 failed" in status, status
+    assert boat.read_text(encoding="utf-8") == BOAT and _archive_files(inst) == []
+
+
+@pytest.mark.timeout(300)
 def test_a_recall_that_loses_the_race_to_a_restore_says_the_note_is_back(tmp_path: Path) -> None:
     """The recall chose the archived note, then ``restore PATH`` (a real process) brought it
     back first: the recall's own move cannot happen, and the agent must hear that the note is

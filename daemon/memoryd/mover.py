@@ -220,6 +220,11 @@ class Mover(JournalLookups):
             return contextlib.nullcontext()
         return held_lock(self._lock_path)
 
+    def settled(self) -> contextlib.AbstractContextManager[None]:
+        """Hold the journal's lock: a move another process is making (a hand ``restore`` whose
+        file is placed but not yet journaled done) has ended, and none starts, inside."""
+        return self._locked()
+
     # ------------------------------------------------------------------ journal
 
     def _intent(

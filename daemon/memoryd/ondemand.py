@@ -569,6 +569,13 @@ class RestoreOnDemand:
                     log.error("restore.on_demand_failed", **event)
                     return event
         if left_alone is not None:
+            faults.point("ondemand.left_alone")
+            # A file at the note's name may be memoryd's own move still in flight (a hand
+            # restore or a recall placed it and has not journaled it yet): it holds the
+            # journal's lock until it has, so the row is read again under that lock.
+            with mover.settled():
+                if not self._live(store, a):
+                    return None  # brought back by that move: not a conflict
             key = (a.move_id, left_alone)
             if key in self._reported or any(
                 e.get("move_id") == a.move_id and e.get("outcome") == left_alone

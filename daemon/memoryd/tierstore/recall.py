@@ -280,6 +280,18 @@ def no_match_message(words: list[str], delete_after_days: float) -> str:
     )
 
 
+def skipped_message(n: int) -> str:
+    """Said after the answer when files were skipped unread: without it a FIFO in place of the
+    archived note ends in "it was never recorded", which memoryd cannot know (issue 30)."""
+    files = "1 file" if n == 1 else f"{n} files"
+    verb = "was" if n == 1 else "were"
+    return (
+        f"\n{files} in the tier store or the archive {verb} skipped unread: not a regular file "
+        "(a FIFO, a device, a symlink); memoryd's log names each (note.not_a_note), and what you "
+        "look for may be there."
+    )
+
+
 @dataclass
 class RecallOutcome:
     words: list[str]
@@ -329,6 +341,7 @@ def recall(
     refused = take_not_notes()
     if refused:
         out.not_notes = refused
+        out.message += skipped_message(refused)
         if rotate:
             with store.transaction():
                 store.bump(NOT_A_NOTE_COUNTER, refused)
