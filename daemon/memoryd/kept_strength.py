@@ -10,11 +10,11 @@ the memory-heavy corpus at 1.64x the instructions, four fifths of that theirs), 
 load drops them and fills the column at its end.
 
 While the column is not right for every row, the meta row ``hits.strength_pending``
-(:data:`memoryd.strength.PENDING_META`) says so, and holds the first id the fill has still
-to do; the readers of the column (:mod:`memoryd.strength`) then rank every call again, as
-before migration 10, instead of trusting it. It is set in the transaction that drops the
-triggers (or adds the column), so no reader ever sees a wrong strength taken for a kept
-one, and cleared in the transaction that fills the last rows. The fill goes in chunks of
+(:data:`PENDING_META`) says so, and holds the first id the fill has still to do; the readers
+of the column (:class:`memoryd.signals.Snapshot`, by :func:`strengths_kept`) then rank every
+call again, as before migration 10, instead of trusting it. It is set in the transaction
+that drops the triggers (or adds the column), so no reader ever sees a wrong strength taken
+for a kept one, and cleared in the transaction that fills the last rows. The fill goes in chunks of
 rows, each its own short transaction with its place in the meta row: a process killed
 meanwhile leaves a resumable fill, and other writers (whose busy timeout is 30 s) never
 wait for the whole table (migration 10 in one transaction held the write lock 25-58 s
@@ -29,9 +29,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from typing import Any
 
 from . import faults
-from .strength import PENDING_META
+
+# The meta row set while ``hits.strong_from`` is not right for every row (a bulk load's,
+# or migration 10's, fill to do); its value, the first id to fill.
+PENDING_META = "hits.strength_pending"
 
 # A hit's strong_from from the other rows: a get at its own time; a search result at its
 # own time when no result of its call scored higher or one has no score; else at the
@@ -101,6 +105,17 @@ FILL_ROWS = 8192
 
 # (rows filled, rows in all) after each transaction of the fill.
 FillProgress = Callable[[int, int], None]
+
+
+def strengths_kept(conn: Any) -> bool:
+    """Whether every hit's kept strength (``hits.strong_from``) can be read as it is: the
+    database has the column (migration 10; a read-only open does not migrate) and no fill
+    of it is pending (a first scan's bulk load, killed or still loading, or migration 10's
+    fill not yet done). When not, the readers rank every call again, as before the column."""
+    if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 10:
+        return False
+    row = conn.execute("SELECT 1 FROM meta WHERE key = ?", (PENDING_META,)).fetchone()
+    return row is None
 
 
 def drop_triggers(conn: sqlite3.Connection) -> None:

@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 
 from .config import Config, Paths, schedule_timezone
 from .fsutil import read_note
+from .kept_strength import strengths_kept
 from .pathmatch import attributed_tallies, attribution_for, canonical_rows, merged_hits
 from .store import CLOCK_SKEW, HitTally, Store, hit_counts
 from .strength import (
@@ -594,8 +595,9 @@ class Snapshot:
         (:func:`memoryd.strength.load_strong_times`); ``paths``: those files' only. None
         when it cannot say what :meth:`hit_rows` would: a file named under another
         spelling (its rows are renamed and merged first, which can change their strength),
-        or a database older than the kept strength."""
-        if self.attribution.owner:
+        a database older than the kept strength, or one whose fill of it is still to do
+        (:func:`memoryd.kept_strength.strengths_kept`)."""
+        if self.attribution.owner or not strengths_kept(self._conn):
             return None
         horizon = self.now + CLOCK_SKEW
         return load_strong_times(self._conn, self.now, horizon, paths, agents=self.agents)
@@ -604,7 +606,7 @@ class Snapshot:
         """One listed file's hits by strength (:func:`memoryd.strength.strength_summary`),
         from its own rows and the strength kept with them when that can say it (as
         :meth:`strong_times`), else from its rows and its calls'."""
-        if not self.attribution.owner:
+        if not self.attribution.owner and strengths_kept(self._conn):
             kept = file_summary(self._conn, rel, self.agents)
             if kept is not None:
                 return kept

@@ -192,22 +192,6 @@ def load_hit_rows(
     return cur.fetchall() if raw else [HitRow._make(r) for r in cur]
 
 
-# The meta row set while ``hits.strong_from`` is not right for every row (a bulk load's,
-# or migration 10's, fill to do: memoryd.kept_strength); its value, the first id to fill.
-PENDING_META = "hits.strength_pending"
-
-
-def strengths_kept(conn: Any) -> bool:
-    """Whether every hit's kept strength (``hits.strong_from``) can be read as it is: the
-    database has the column (migration 10; a read-only open does not migrate) and no fill
-    of it is pending (a first scan's bulk load, killed or still loading, or migration 10's
-    fill not yet done). When not, the readers rank every call again, as before the column."""
-    if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 10:
-        return False
-    row = conn.execute("SELECT 1 FROM meta WHERE key = ?", (PENDING_META,)).fetchone()
-    return row is None
-
-
 def load_strong_times(
     conn: Any,
     now: float,
@@ -220,9 +204,9 @@ def load_strong_times(
     strong as known at ``horizon`` (1; 0 or None: not). The same as :func:`strong_flags`
     over every row of the hits' calls, without reading those calls: one file's hits cost
     what the file has, the whole table three columns a row and no ranking in Python.
-    ``paths``: those files' only. None when that column cannot be read as it is
-    (:func:`strengths_kept`)."""
-    if not strengths_kept(conn):
+    ``paths``: those files' only. None when the database is older than that column (a
+    read-only open does not migrate)."""
+    if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 10:
         return None
     sql = "SELECT memory_path, min(ts, ?), strong_from <= ? FROM hits WHERE ts <= ?"
     args: list[object] = [now, horizon, horizon]
@@ -245,10 +229,10 @@ def file_summary(
     """:func:`strength_summary` of one file's hits, from its own rows alone: whether a
     result ranked first, or was of unknown rank, is asked of its call's rows through the
     unique key, whether it was read of the strength kept with it (``strong_from``, migration
-    10) or, for a result of unknown rank, of the session's reads. None when that column
-    cannot be read as it is (:func:`strengths_kept`). (The busiest note of a heavy year:
-    9 k rows instead of the 46 k of its calls, and no ranking in Python.)"""
-    if not strengths_kept(conn):
+    10) or, for a result of unknown rank, of the session's reads. None when the database is
+    older than that column. (The busiest note of a heavy year: 9 k rows instead of the 46 k
+    of its calls, and no ranking in Python.)"""
+    if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 10:
         return None
     sql = """SELECT h.kind != 'search',
         EXISTS (SELECT 1 FROM hits AS c WHERE c.agent = h.agent AND c.call_id = h.call_id
