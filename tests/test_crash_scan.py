@@ -88,6 +88,21 @@ def hit_indexes(state: Path) -> set[str]:
         conn.close()
 
 
+def strengths(state: Path) -> list[tuple]:
+    """Every hit's kept strength (``hits.strong_from``), by its key; and whether the readers
+    may trust the column (no fill pending)."""
+    conn = sqlite3.connect(f"file:{state / 'state.db'}?mode=ro", uri=True, timeout=5)
+    try:
+        pending = conn.execute("SELECT value FROM meta WHERE key = 'hits.strength_pending'")
+        rows = conn.execute(
+            "SELECT agent, call_id, memory_path, strong_from FROM hits "
+            "ORDER BY agent, call_id, memory_path"
+        ).fetchall()
+        return [("pending", pending.fetchall()), *rows]
+    finally:
+        conn.close()
+
+
 def killed_scan(cfg: Path, fault: str) -> bool:
     """A scan that SIGKILLs itself at ``fault``; False if it finished before getting there."""
     proc = subprocess.run(
@@ -111,9 +126,12 @@ def test_sigkill_at_random_moments_then_one_scan_gives_the_uninterrupted_counts(
     memoryd(reference, "scan")
     want = counts(reference)
     assert want == truth.counts(None)
+    strong = strengths(tmp_path / "uninterrupted")
+    assert strong[0] == ("pending", []) and sum(r[3] is not None for r in strong[1:]) > 100
 
     rng = random.Random(7)
     kills = partial = 0
+    in_fill = 0  # kills that landed in the fill of the kept strength
     for rounds in range(1, 4):
         # One round: a fresh state, scans killed at named moments, then a last scan.
         state = tmp_path / f"killed-{rounds}"
@@ -123,6 +141,8 @@ def test_sigkill_at_random_moments_then_one_scan_gives_the_uninterrupted_counts(
             "store.opened:1",  # start-up: the database just opened, maybe not migrated
             f"scan.batch:{rng.randrange(1, 25)}",  # hits written, their commit not yet done
             f"scan.committed:{rng.randrange(1, 20)}",  # right after a commit
+            # the strength of every hit, filled after a bulk load: its first chunk written
+            "strength.chunk:1",
             f"scan.batch:{rng.randrange(1, 25)}",
             f"scan.committed:{rng.randrange(1, 20)}",
         ]
@@ -130,6 +150,7 @@ def test_sigkill_at_random_moments_then_one_scan_gives_the_uninterrupted_counts(
             if not killed_scan(cfg, fault):
                 break  # nothing left to interrupt
             kills += 1
+            in_fill += fault.startswith("strength.")
             progress.append(stored_hits(state))
             partial += 0 < progress[-1] < truth.total_hits
         assert progress == sorted(progress), "a kill never undoes committed hits"
@@ -137,13 +158,16 @@ def test_sigkill_at_random_moments_then_one_scan_gives_the_uninterrupted_counts(
         final = json.loads(memoryd(cfg, "scan", "--json"))
         assert final["new_hits"] == truth.total_hits - before
         assert counts(cfg) == want, f"round {rounds}, hits after each kill: {progress}"
+        # (the strength triggers dropped for a bulk load, the column filled at its end)
+        assert strengths(state) == strong, f"round {rounds}"
         # A first scan builds the hit indexes at its end; killed before that, the next
         # open builds them.
         # (hits_by_session, migration 10, is never dropped: the strength triggers use it)
         assert hit_indexes(state) == {
             "hits_by_path_ts", "hits_by_ts", "hits_by_session", "hits_by_path_anchor"
-        }  # (and migration 13's, dropped and built as the first two are)
-    assert kills >= 12, f"only {kills} of 15 kills landed while a scan was running"
+        }  # (migration 13's dropped and built as the others are)
+    assert in_fill >= 2, "kills must land in the fill of the kept strength"
+    assert kills >= 12, f"only {kills} of 18 kills landed while a scan was running"
     assert partial >= 6, "kills must land mid-ingest"
 
 

@@ -53,7 +53,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("config", ("memoryd.config.*", "memoryd.config_reference", "memoryd.bootstrap")),
-    ("store", ("memoryd.store", "memoryd.pathmatch")),
+    ("store", ("memoryd.store", "memoryd.pathmatch", "memoryd.kept_strength")),
     ("ingest", ("memoryd.ingest.*",)),
     (
         "signals",

@@ -158,3 +158,26 @@ def test_the_hit_count_query_and_its_pure_twin_agree(offsets: list[float], skew:
     assert got == want
     assert want.total == sum(1 for off in offsets if NOW + off <= NOW + skew)
     assert got.last is not None and got.last <= NOW
+
+
+def test_a_files_hits_are_dated_at_now_by_either_path() -> None:
+    """FileSignals.hits takes hits already dated (every one at or before now, as load_hits
+    gives them) as they are, and otherwise dates them one by one: a hit within the clock-skew
+    allowance after now is at now, one beyond it is not yet. Both give what dating every
+    hit gives."""
+    def dated(hits: list[Hit]) -> tuple[Hit, ...]:
+        return tuple(
+            h if h.ts <= NOW else Hit(NOW, h.query, h.call_id, h.agent)
+            for h in hits
+            if h.ts <= NOW + CLOCK_SKEW
+        )
+
+    f = MemoryFile("memory/a.md", 1, NOW - 9 * DAY)
+    past = [Hit(NOW - a * DAY, "q", f"c{a}", "main") for a in (0, 0.5, 3, 40)]
+    future = [*past, Hit(NOW + 60, "soon", "c9", "main"), Hit(NOW + 2 * CLOCK_SKEW, "x", "c10")]
+    for hits in (past, future, []):
+        sig = file_signals(f, hits, NOW)
+        assert sig.hits == dated(hits)
+        assert all(type(h) is Hit for h in sig.hits)
+        assert sig.hit_times == tuple(sorted(h.ts for h in dated(hits)))
+    assert file_signals(f, future, NOW).hits[-1] == Hit(NOW, "soon", "c9", "main")

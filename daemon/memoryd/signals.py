@@ -37,11 +37,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, tzinfo
 from functools import cached_property
+from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .config import Config, Paths, schedule_timezone
 from .fsutil import read_note
+from .kept_strength import strengths_kept
 from .pathmatch import attributed_tallies, attribution_for, canonical_rows, merged_hits
 from .store import CLOCK_SKEW, HitTally, Store, hit_counts
 from .strength import (
@@ -71,13 +73,16 @@ COOLING_RATIO = 0.5
 DORMANT_DAYS = 14.0
 SPARK_DAYS = 30
 
+_TS = itemgetter(0)  # a Hit's time
+
 KIND_LONG_TERM, KIND_DAILY, KIND_TOPIC = "long-term", "daily", "topic"
 _DATE_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:$|[^0-9])")
 
 
-@dataclass(frozen=True)
-class Hit:
-    """One hit as the signals need it (a row of ``hits``, trimmed)."""
+class Hit(NamedTuple):
+    """One hit as the signals need it (a row of ``hits``, trimmed). A named tuple, not a
+    frozen dataclass: ``reflect`` makes one per hit of the history (416 k of a heavy year),
+    and a tuple is made in C where a frozen dataclass sets each field through Python."""
 
     ts: float
     query: str | None = None
@@ -161,6 +166,8 @@ class FileSignals:
     def hits(self) -> tuple[Hit, ...]:
         src = self.source() if callable(self.source) else self.source
         now, horizon = self.now, self.now + CLOCK_SKEW
+        if not src or max(map(_TS, src)) <= now:  # (load_hits dated them: a pass in C)
+            return tuple(src)
         return tuple(
             h if h.ts <= now else Hit(now, h.query, h.call_id, h.agent)
             for h in src
@@ -169,7 +176,7 @@ class FileSignals:
 
     @cached_property
     def hit_times(self) -> tuple[float, ...]:
-        return tuple(sorted(h.ts for h in self.hits))
+        return tuple(sorted(map(_TS, self.hits)))
 
     @cached_property
     def activation(self) -> float | None:
@@ -376,8 +383,10 @@ def load_hits(
     One query; filtering by ``paths`` happens in SQL via a temp table only when
     few paths are asked for, else in Python (cheaper than a huge IN list).
     """
-    sql = "SELECT memory_path, ts, query, call_id, agent FROM hits WHERE ts <= ?"
-    args: list[object] = [now + CLOCK_SKEW]
+    # (each row a Hit's fields after its path, its time capped at now: min() in SQL, the
+    # same value as in Python; the Hit made by tuple.__new__, no Python frame a row)
+    sql = "SELECT memory_path, min(ts, ?), query, call_id, agent FROM hits WHERE ts <= ?"
+    args: list[object] = [now, now + CLOCK_SKEW]
     if since is not None:
         sql += " AND ts >= ?"
         args.append(since)
@@ -390,13 +399,15 @@ def load_hits(
         sql += f" AND agent IN ({','.join('?' * len(ids))})"
         args.extend(ids)
     out: dict[str, list[Hit]] = {}
-    for path, ts, query, call_id, agent in conn.execute(sql, args):  # type: ignore[attr-defined]
+    make = tuple.__new__
+    for row in conn.execute(sql, args):  # type: ignore[attr-defined]
+        path = row[0]
         if wanted is not None and path not in wanted:
             continue
         lst = out.get(path)
         if lst is None:
             lst = out[path] = []
-        lst.append(Hit(min(ts, now), query, call_id, agent))
+        lst.append(make(Hit, row[1:]))
     return out
 
 
@@ -584,8 +595,9 @@ class Snapshot:
         (:func:`memoryd.strength.load_strong_times`); ``paths``: those files' only. None
         when it cannot say what :meth:`hit_rows` would: a file named under another
         spelling (its rows are renamed and merged first, which can change their strength),
-        or a database older than the kept strength."""
-        if self.attribution.owner:
+        a database older than the kept strength, or one whose fill of it is still to do
+        (:func:`memoryd.kept_strength.strengths_kept`)."""
+        if self.attribution.owner or not strengths_kept(self._conn):
             return None
         horizon = self.now + CLOCK_SKEW
         return load_strong_times(self._conn, self.now, horizon, paths, agents=self.agents)
@@ -594,7 +606,7 @@ class Snapshot:
         """One listed file's hits by strength (:func:`memoryd.strength.strength_summary`),
         from its own rows and the strength kept with them when that can say it (as
         :meth:`strong_times`), else from its rows and its calls'."""
-        if not self.attribution.owner:
+        if not self.attribution.owner and strengths_kept(self._conn):
             kept = file_summary(self._conn, rel, self.agents)
             if kept is not None:
                 return kept

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from . import faults
+from . import faults, kept_strength
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -244,33 +244,11 @@ _MIGRATIONS: dict[int, str] = {
     -- every writer of the table; the session index finds a file's reads in a session.
     ALTER TABLE hits ADD COLUMN strong_from REAL;
     CREATE INDEX IF NOT EXISTS hits_by_session ON hits(agent, session, memory_path, ts);
-    CREATE TRIGGER IF NOT EXISTS hits_strength_insert AFTER INSERT ON hits BEGIN
-        UPDATE hits SET strong_from = ts
-            WHERE NEW.kind != 'search' AND id = NEW.id;
-        UPDATE hits SET strong_from = NEW.ts
-            WHERE NEW.kind != 'search' AND NEW.session != ''
-            AND agent = NEW.agent AND session = NEW.session AND memory_path = NEW.memory_path
-            AND kind = 'search' AND ts <= NEW.ts AND (strong_from IS NULL OR strong_from > NEW.ts);
-        UPDATE hits SET strong_from = @STRENGTH@
-            WHERE NEW.kind = 'search' AND id = NEW.id;
-        -- (the other results of its call: all of unknown rank once one has no score; a
-        -- lower one ranked first so far is not any more; the others stay as they were)
-        UPDATE hits SET strong_from = ts
-            WHERE NEW.kind = 'search' AND NEW.score IS NULL
-            AND agent = NEW.agent AND call_id = NEW.call_id AND kind = 'search';
-        UPDATE hits SET strong_from = @STRENGTH@
-            WHERE NEW.kind = 'search' AND agent = NEW.agent AND call_id = NEW.call_id
-            AND kind = 'search' AND score < NEW.score AND strong_from = ts;
-    END;
-    CREATE TRIGGER IF NOT EXISTS hits_strength_delete AFTER DELETE ON hits BEGIN
-        UPDATE hits SET strong_from = @STRENGTH@
-            WHERE OLD.kind = 'search' AND agent = OLD.agent AND call_id = OLD.call_id;
-        UPDATE hits SET strong_from = @STRENGTH@
-            WHERE OLD.kind != 'search' AND OLD.session != ''
-            AND agent = OLD.agent AND session = OLD.session AND memory_path = OLD.memory_path
-            AND kind = 'search' AND ts <= OLD.ts;
-    END;
-    UPDATE hits SET strong_from = @STRENGTH@;
+    @TRIGGERS@
+    -- Every row's value, filled after this transaction in chunks (memoryd.kept_strength):
+    -- until then the readers rank every call again (one transaction for 416 k hits held
+    -- the write lock 25-58 s, longer than other writers wait).
+    @PENDING@;
     """,
     11: """
     -- The text a hit returned, as fingerprints of its lines (section_map.chunk_anchor): which
@@ -312,23 +290,11 @@ _MIGRATIONS: dict[int, str] = {
     """,
 }
 
-# A hit's strong_from (migration 10) from the other rows: a get at its own time; a search
-# result at its own time when no result of its call scored higher or one has no score;
-# else at the first get of the file by the same agent in the same session at or after it.
-_STRENGTH_SQL = """CASE
-        WHEN kind != 'search' THEN ts
-        WHEN score IS NULL OR NOT EXISTS (SELECT 1 FROM hits AS c
-            WHERE c.agent = hits.agent AND c.call_id = hits.call_id AND c.kind = 'search'
-            AND (c.score IS NULL OR c.score > hits.score)) THEN ts
-        WHEN EXISTS (SELECT 1 FROM hits AS c
-            WHERE c.agent = hits.agent AND c.call_id = hits.call_id AND c.kind = 'search'
-            AND c.score IS NULL) THEN ts
-        WHEN session IS NULL OR session = '' THEN NULL
-        ELSE (SELECT min(g.ts) FROM hits AS g
-            WHERE g.agent = hits.agent AND g.session = hits.session
-            AND g.memory_path = hits.memory_path AND g.kind != 'search' AND g.ts >= hits.ts)
-    END"""
-_MIGRATIONS[10] = _MIGRATIONS[10].replace("@STRENGTH@", _STRENGTH_SQL)
+_MIGRATIONS[10] = (
+    _MIGRATIONS[10]
+    .replace("@TRIGGERS@", kept_strength.TRIGGERS_SQL)
+    .replace("@PENDING@", kept_strength.PENDING_FROM_START)
+)
 # (table, column) an ADD COLUMN adds that a migration run again skips (see Store._column_there).
 _IDEMPOTENT_COLUMNS = frozenset({("hits", "strong_from"), ("hits", "anchor")})
 
@@ -342,6 +308,9 @@ SCHEMA_VERSION = max(_MIGRATIONS)
 HIT_INDEXES = {
     "hits_by_path_ts": "CREATE INDEX IF NOT EXISTS hits_by_path_ts ON hits(memory_path, ts, agent)",
     "hits_by_ts": "CREATE INDEX IF NOT EXISTS hits_by_ts ON hits(ts)",
+    # (migration 10; the strength triggers and the fill of a bulk load's end use it)
+    "hits_by_session": "CREATE INDEX IF NOT EXISTS hits_by_session "
+    "ON hits(agent, session, memory_path, ts)",
     "hits_by_path_anchor": "CREATE INDEX IF NOT EXISTS hits_by_path_anchor "
     "ON hits(memory_path, anchor, start_line, end_line, ts, agent)",
 }
@@ -444,6 +413,8 @@ class Store:
                 # rest in bulk, then builds them once); see Ledger.begin_bulk.
                 if store.get_meta(BULK_UNFINISHED_META) is None:
                     store.ensure_hit_indexes()
+                    # (a fill killed before its end, or migration 10's: kept_strength)
+                    kept_strength.fill(conn)
             return store
         except sqlite3.Error as exc:
             conn.close()
@@ -457,6 +428,7 @@ class Store:
         conn = sqlite3.connect(":memory:", isolation_level=None)
         store = cls(conn, None)
         store._migrate()
+        kept_strength.fill(conn)
         return store
 
     def close(self) -> None:
