@@ -204,6 +204,7 @@ EVERY_COMMAND = [
     ["restore", "--last"],
     ["restore", "memory/x.md"],
     ["on-read", "memory/x.md"],
+    ["on-search", "boat"],
     ["organize"],
     ["organize", "--dry-run"],
     ["recall", "boat"],

@@ -205,7 +205,7 @@ def harm(
     recall: Recall | None = None,
     texts: Mapping[str, str] | None = None,
     horizon_days: float = HORIZON_DAYS,
-    search_same_call: bool = False,
+    search_same_call: bool = True,
 ) -> Harm:
     """Sort one policy's needed archives by what the agent reached (module docstring).
 
