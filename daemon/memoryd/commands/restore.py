@@ -66,8 +66,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     q.add_argument("query", nargs="+", metavar="QUERY", help="the search's words, as given")
     q.add_argument("--agent", metavar="ID", help="the searching agent (default: the first one)")
-    q.add_argument("--call-id", metavar="ID", default="",
-                   help="the tool call's id (the restored note's hit is counted under it)")
+    q.add_argument(
+        "--call-id",
+        metavar="ID",
+        default="",
+        help="the tool call's id (the restored note's hit is counted under it)",
+    )
     q.add_argument("--json", action="store_true", help="print one JSON document")
     q.set_defaults(func=cmd_on_search)
 
