@@ -27,10 +27,12 @@ from live.plugin_cost import cost, describe
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "openclaw-plugin" / "2026.9.6"
-# Two live runs of the real 2026.9.6 (Tool Search at its default): the plugin before issue 35
-# (memoryd_recall direct-only, a chat turn beside a run without the plugin and a heartbeat)
-# and after (deferred: a first turn, then tool_search and tool_call of memoryd_recall).
-DEFAULT = (FIXTURES / "requests-before.jsonl.xz", FIXTURES / "requests-deferred.jsonl.xz")
+# Live runs of the real 2026.9.6 (Tool Search at its default): the plugin before issue 35
+# (memoryd_recall direct-only, a chat turn beside a run without the plugin and a heartbeat),
+# after (deferred: a first turn, then tool_search and tool_call of memoryd_recall), and the
+# whole live check recorded since (every phase, Tool Search off as its last).
+DEFAULT = (FIXTURES / "requests-before.jsonl.xz", FIXTURES / "requests-deferred.jsonl.xz",
+           FIXTURES / "requests.jsonl.xz")
 
 
 def read_log(path: Path) -> list[str]:

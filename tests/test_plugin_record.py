@@ -18,6 +18,7 @@ import sqlite3
 import subprocess
 import sys
 import tarfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -114,7 +115,13 @@ def test_the_scanner_adds_nothing_for_the_recall_tools_call(path: Path, tmp_path
         hits = conn.execute("SELECT memory_path, kind FROM hits").fetchall()
     finally:
         conn.close()
-    assert [h for h in hits if h[0] == ARCHIVED] == []
+    # The recalled note's hits are the agent's later reads of it by its path (one a timed
+    # session of the read hook's turn, one more in the memoryd-missing turn) and that turn's
+    # search: the recall's own call adds none (memoryd writes that hit itself).
+    rec = load(path)
+    later = {"get": len(rec["read_latency"]["hook_ms"]) + 1, "search": 1} \
+        if "read_latency" in rec else {}
+    assert Counter(kind for p, kind in hits if p == ARCHIVED) == later
     # the transcripts hold the tool's call and its answer (what the scanner had to skip)
     store = next((copy_root / "state" / "agents").rglob("*.sqlite"), None)
     assert store is not None
@@ -152,9 +159,15 @@ def _as_after_issue35(rec: dict) -> dict:
 
 @pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.parent.name)
 def test_the_judge_of_issue_35_fails_a_costly_or_unreachable_recall_tool(path: Path):
-    rec = _as_after_issue35(load(path))
+    rec = load(path)
+    if "cost" not in rec:  # recorded before issue 35: the tool offered by name, its schema
+        assert problems(rec) != []  # in every request
+        rec = _as_after_issue35(rec)
     assert judged(rec, rec) == []
-    assert problems(load(path)) != []  # the tool offered by name: its schema in every request
+    search_id = next(
+        x["reply"]["id"] for x in rec["recall_turn"]
+        if isinstance(x["reply"], dict) and x["reply"].get("tool") == "tool_search"
+    )
     breakages = {
         "too dear": lambda r: r["cost"]["on"].update(standing_max=201),
         "no trigger": lambda r: r.update(directory_line="- memoryd_recall (memoryd): Recall."),
@@ -162,7 +175,7 @@ def test_the_judge_of_issue_35_fails_a_costly_or_unreachable_recall_tool(path: P
         "not found": lambda r: [
             x.update(
                 tool_results=[
-                    "[]" if i == "c1" else t
+                    "[]" if i == search_id else t
                     for i, t in zip(x["tool_result_ids"], x["tool_results"], strict=True)
                 ]
             )
