@@ -180,7 +180,8 @@ KINDS: dict[str, str] = {
     "test_rails": "subprocess",
     "test_recall": "subprocess",
     "test_restore_on_demand": "subprocess",
-    "test_restore_on_read": "unit",  # in-process commands and scans, real files and SQLite
+    "test_restore_on_read": "unit",
+    "test_restore_on_search": "unit",  # in-process commands and scans, real files and SQLite
     "test_decisions_agree": "unit",  # its two runs of memoryd are in-process
     "test_chance_shown": "unit",  # its runs of memoryd are in-process
     "test_service_files": "subprocess",

@@ -15,6 +15,8 @@ TEA = "The user prefers green tea and short answers."  # MEMORY.md's text: never
 ARCHIVED = "memory/gamma.md"  # archived before the recall; "kayak" is only in it
 READ_NOTE = "memory/2026-11-01.md"  # archived, then read by its path (issue 28)
 READ_MARK = "OSPREY-3"  # in READ_NOTE: the read's answer holds it when the note came back first
+SEARCH_NOTE = "memory/otter-survey.md"  # archived, then searched for by its words (issue 28)
+SEARCH_MARK = "OTTER-5"  # in SEARCH_NOTE: that search's answer holds it when the hook restored it
 RIVALS = tuple(f"memory/walk-{i}.md" for i in range(4))  # archived; each says "lantern"
 LEADER = "memory/quokka-bay.md"  # archived; "lantern" and "quokka": the recall's clear winner
 LEADER_MARK = "QUOKKA-9"
@@ -202,6 +204,8 @@ def issue28_problems(rec: dict[str, Any]) -> list[str]:
     need(len(restored) == 1, f"{len(restored)} 'restored on demand: read' log lines, not 1")
     read_hits = rec.get("read_hits") or []
     need(len(read_hits) == 1, f"the read note has {len(read_hits)} hits, not exactly 1")
+    if "search_turn" in rec:  # (records made before the search hook have none of these)
+        out.extend(_search_problems(rec))
     leader = [t for r in rec.get("leader_turn") or [] for t in r["tool_results"]]
     need(
         any("restored" in t and LEADER_MARK in t and "clearly leads" in t for t in leader),
@@ -224,7 +228,32 @@ def issue28_problems(rec: dict[str, Any]) -> list[str]:
         "the recall did not say memoryd is not available",
     )
     lines = [ln for ln in miss.get("log") or [] if "no restore before it" in ln]
-    need(len(lines) == 1, f"{len(lines)} log lines for the read with memoryd missing, not 1")
+    want = 2 if "search_turn" in rec else 1  # the read's line, and the search's
+    need(len(lines) == want, f"{len(lines)} log lines with memoryd missing, not {want}")
+    return out
+
+
+def _search_problems(rec: dict[str, Any]) -> list[str]:
+    """The search hook's live facts: a search naming an archived note gets it in that very
+    call (its answer holds the note's text), the note is back, counted once, logged once."""
+    out: list[str] = []
+
+    def need(ok: Any, what: str) -> None:
+        if not ok:
+            out.append(what)
+
+    need(rec.get("archived_before_search"), "the searched note was not archived before")
+    answers = [r["tool_results"][-1] for r in rec.get("search_turn") or [] if r["tool_results"]]
+    need(
+        any(SEARCH_MARK in t for t in answers),
+        "the memory_search naming an archived note did not return it in that same call",
+    )
+    need(rec.get("back_after_search"), "the searched note is not back in the workspace")
+    restored = [ln for ln in rec.get("plugin_log") or [] if "restored on demand: search" in ln]
+    need(len(restored) == 1, f"{len(restored)} 'restored on demand: search' log lines, not 1")
+    hits = rec.get("search_hits") or []
+    need(len(hits) == 1, f"the searched note has {len(hits)} hits after its search, not 1")
+    need((rec.get("search_latency") or {}).get("hook_ms"), "no search hook time was logged")
     return out
 
 

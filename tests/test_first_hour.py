@@ -208,6 +208,7 @@ EVERY_COMMAND = [
     ["restore", "--last"],
     ["restore", "memory/x.md"],
     ["on-read", "memory/x.md"],
+    ["on-search", "boat"],
     ["organize"],
     ["organize", "--dry-run"],
     ["recall", "boat"],

@@ -42,18 +42,23 @@ def test_a_read_of_the_archived_path_reaches_it_in_that_call_with_the_plugin():
     assert (w.same_call, w.later_call, w.not_reached) == (0, 1, 0)
 
 
-def test_a_search_in_the_notes_own_words_brings_it_back_for_the_next_call():
+def test_a_search_in_the_notes_own_words_reaches_it_in_that_call_with_the_plugin():
     calls = [rp.Call(T + DAY, "espresso grind", "memory/espresso.md")]
     h = _harm([hm.NeedEvent("memory/espresso.md", T + DAY, "search", 0)], calls)
-    assert (h.same_call, h.later_call, h.not_reached) == (0, 1, 0)
-    assert h.ways[("later", "search")] == 1
-    # a search hook that hands the note over in that call would make it the same call
+    # the plugin's search hook restores it before the search and answers that call with it
+    assert (h.same_call, h.later_call, h.not_reached) == (1, 0, 0)
+    assert h.ways[("same", "search")] == 1
+    # without the plugin the search misses it; the daemon brings it back for the next call
+    w = h.without_plugin()
+    assert (w.same_call, w.later_call, w.not_reached) == (0, 1, 0)
+    assert w.ways == {("later", "search"): 1}
+    # and as it was before the search hook (the next search found it)
     hits = [rp.ReplayHit("memory/espresso.md", T + DAY)]
-    same = hm.harm([(T, ["memory/espresso.md"])], hits,
-                   [hm.NeedEvent("memory/espresso.md", T + DAY, "search", 0)], calls,
-                   candidates=restore_index(calls, TEXTS).__getitem__,
-                   search_same_call=True)  # fmt: skip
-    assert same.same_call == 1
+    before = hm.harm([(T, ["memory/espresso.md"])], hits,
+                     [hm.NeedEvent("memory/espresso.md", T + DAY, "search", 0)], calls,
+                     candidates=restore_index(calls, TEXTS).__getitem__,
+                     search_same_call=False)  # fmt: skip
+    assert (before.same_call, before.later_call) == (0, 1)
 
 
 def test_other_words_for_the_same_thing_reach_nothing_until_a_later_read():

@@ -217,3 +217,35 @@ def test_the_venv_judge_fails_a_plugin_that_dies_with_its_venv():
     }
     for what, change in breakages.items():
         assert venv_problems({**good, **change}), what
+
+
+def test_the_search_judge_fails_a_search_that_did_not_reach_the_note_in_that_call():
+    """The search hook's live facts (issue 28), as the live run records them: each breakage
+    is found. (The committed record predates the search hook; the live run judges these.)"""
+    from plugin_record import SEARCH_MARK, SEARCH_NOTE, _search_problems
+
+    def good() -> dict:
+        answer = f"memoryd brought {SEARCH_NOTE} back … The otter holt: {SEARCH_MARK}."
+        return {
+            "archived_before_search": True,
+            "search_turn": [{"tool_results": []}, {"tool_results": [answer]}],
+            "back_after_search": True,
+            "plugin_log": [f'memoryd: restored on demand: search "otter" → {SEARCH_NOTE} (9 ms)'],
+            "search_hits": [{"agent": "main", "kind": "search", "path": SEARCH_NOTE}],
+            "search_latency": {"hook_ms": [9], "hook_p95": 9},
+        }
+
+    assert _search_problems(good()) == []
+    breakages = {
+        "not archived": lambda r: r.update(archived_before_search=False),
+        "not in that call": lambda r: r["search_turn"][1].update(tool_results=["no results"]),
+        "not back": lambda r: r.update(back_after_search=False),
+        "logged twice": lambda r: r["plugin_log"].append(r["plugin_log"][0]),
+        "counted twice": lambda r: r["search_hits"].append(r["search_hits"][0]),
+        "not counted": lambda r: r.update(search_hits=[]),
+        "no time": lambda r: r.update(search_latency={}),
+    }
+    for what, breaks in breakages.items():
+        rec = good()
+        breaks(rec)
+        assert _search_problems(rec), what

@@ -70,6 +70,8 @@ ARCHIVE_BATCH_PREFIX = "expire:"
 RESTORE_BATCH_PREFIX = "restore-on-demand:"  # + a nanosecond stamp: one batch a restore
 READ_TRIGGER = "read"  # an event's ``trigger`` when a path read asked for it (else "search")
 READ_LOG_NOTE = "restored on demand: read"  # the log line's words for such a restore
+SEARCH_LOG_NOTE = "restored on demand: search"  # and for a search's
+OPENING_CHARS = 600  # of a note a search brought back, handed to the agent in that call
 
 
 class Archived(NamedTuple):
@@ -148,6 +150,17 @@ def text_for_matching(rel: str, body: str) -> str:
     """What a query is scored against: the file's name words, then its text."""
     name = rel.rsplit("/", 1)[-1].removesuffix(".md")
     return f"{name.replace('-', ' ').replace('_', ' ')}\n{body}"
+
+
+def opening_of(text: str, limit: int = OPENING_CHARS) -> str:
+    """The first lines of a note, at most ``limit`` characters (cut at a line end when one is
+    near): what a search that brought the note back shows the agent in that same call."""
+    body = text.strip()
+    if len(body) <= limit:
+        return body
+    cut = body[:limit]
+    at = cut.rfind("\n")
+    return (cut[:at] if at >= limit // 2 else cut).rstrip() + "\n…"
 
 
 def push_recent(recorded: str | None, event: Mapping[str, Any], keep: int = RECENT_KEEP) -> str:
@@ -400,6 +413,59 @@ class RestoreOnDemand:
             return {"outcome": "left_alone", "path": rel, "agent": agent}
         return event
 
+    def restore_search(
+        self,
+        store: Store,
+        agent: str,
+        query: str,
+        *,
+        call_id: str = "",
+        ts: float | None = None,
+        before_moving: Callable[[], None] | None = None,
+    ) -> dict[str, Any]:
+        """Before a ``memory_search`` of ``query`` by ``agent`` runs: bring back the archived
+        note the query names better than every note in the workspace (the daemon's rule,
+        :func:`memoryd.policy.restore_match.best_match`), so the agent gets it in that call.
+
+        The answer's ``outcome``: ``none`` (no archived note beats the workspace), or what
+        :meth:`_restore` says; a restore's answer has the note's ``opening`` lines. A restore
+        counts one search hit of the note under ``call_id`` (the hook's call): the plugin
+        answers that search itself, with no ``path`` the scanner reads, so the scanner counts
+        none for it (tests/live: the judged record)."""
+        from .mover import mover_for
+        from .policy.restore_match import best_match
+
+        search = Search(agent, call_id or f"on-search:{time.time_ns()}", query,
+                        time.time() if ts is None else ts)  # fmt: skip
+        none = {"outcome": "none", "query": query, "agent": agent}
+        pool = candidates_for(search, archived_files(store), self._workspaces())
+        if not pool:
+            return none
+        mover = mover_for(store, self.paths)
+        texts = {str(a.move_id): t for a in pool if (t := self._text(mover, a)) is not None}
+        # the workspace's notes are read only when an archived note passes the threshold: most
+        # searches name none, and a hook's time is the agent's
+        if not texts or best_match(query, texts) is None:
+            return none
+        srcs = {a.src for a in pool}
+        present = {k: v for k, v in self._present_texts(agent).items() if k not in srcs}
+        found = best_match(query, texts, present)
+        if found is None:
+            return none
+        chosen = next(a for a in pool if str(a.move_id) == found[0])
+        if before_moving is not None:
+            before_moving()
+        from .log import get_logger
+
+        event = self._restore(store, mover, chosen, search, found[1],
+                              get_logger("memoryd.ondemand"))  # fmt: skip
+        if event is None:  # said before, or brought back meanwhile by another process
+            return {**none, "outcome": "left_alone", "path": self._rel(chosen.src)}
+        if event["outcome"] == "restored":
+            self._count_search(store, search, event["path"], found[1])
+            event["opening"] = opening_of(texts[found[0]].split("\n", 1)[-1])
+        return event
+
     def check(self, store: Store) -> list[dict[str, Any]]:
         """Look at the searches new since the checkpoint; restore what they ask for."""
         from .log import get_logger
@@ -593,10 +659,8 @@ class RestoreOnDemand:
         event["undo_id"] = undo_id
         event["latency"] = round(time.time() - search.ts, 3)
         self._record(store, event, "restored_on_demand")
-        if trigger == READ_TRIGGER:
-            log.info("restore.on_demand", **event, note=READ_LOG_NOTE)
-        else:
-            log.info("restore.on_demand", **event)
+        note = READ_LOG_NOTE if trigger == READ_TRIGGER else SEARCH_LOG_NOTE
+        log.info("restore.on_demand", **event, note=note)
         self._notify(event)
         return event
 
@@ -636,6 +700,17 @@ class RestoreOnDemand:
                 "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query) "
                 "VALUES (?, ?, ?, 'get', ?, ?)",
                 (read.agent, read.call_id, rel, read.ts, read.query),
+            )
+
+    @staticmethod
+    def _count_search(store: Store, search: Search, rel: str, score: float) -> None:
+        """Count a search the plugin answered with the note it brought back, once, as that
+        search's one result (the scanner finds no path in that answer)."""
+        with store.transaction():
+            store.conn.execute(
+                "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, "
+                "score) VALUES (?, ?, ?, 'search', ?, ?, ?)",
+                (search.agent, search.call_id, rel, search.ts, search.query, score),
             )
 
     def _record(self, store: Store, event: Mapping[str, Any], counter: str) -> None:

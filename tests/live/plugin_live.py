@@ -65,6 +65,8 @@ from tests.plugin_record import (
     READ_MARK,
     READ_NOTE,
     RIVALS,
+    SEARCH_MARK,
+    SEARCH_NOTE,
     STALE_MARK,
     TEA,
     p95,
@@ -80,6 +82,7 @@ FIXTURE_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "openclaw-pl
 LATENCY_SESSIONS = 20  # new sessions timed by `record` (half as many with a note touched)
 CHECK_SESSIONS = 6  # and by `check` (.ci/run's bounded run)
 READ_MS = 5000  # the read hook's deadline in this run (readTimeoutMs; the default is 800)
+SEARCH_MS = 5000  # and the search hook's (searchTimeoutMs; the default is 800)
 INTERNAL = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT"
 
 
@@ -244,6 +247,19 @@ def _read_hook_ms(lines: list[str]) -> list[int]:
     return out
 
 
+def _search_hook_ms(lines: list[str]) -> list[int]:
+    """The ms of each search hook run the plugin logged (``search "Q": OUTCOME (N ms)``, or
+    ``restored on demand: search "Q" → …  (N ms)``)."""
+    out = []
+    for ln in lines:
+        if 'memoryd: search "' not in ln and "restored on demand: search" not in ln:
+            continue
+        ms = ln.rsplit("(", 1)[-1].removesuffix(" ms)")
+        if ln.endswith(" ms)") and ms.isdigit():
+            out.append(int(ms))
+    return out
+
+
 def record(
     runtime: Runtime, work: Path, say: Any = print, sessions: int = LATENCY_SESSIONS
 ) -> dict[str, Any]:
@@ -269,6 +285,9 @@ def record(
         (tiers / "hot" / "tea.md").write_text(f"# Tea\n\n{TEA}\n")
         memory = inst.workspace() / "memory"
         (memory / Path(READ_NOTE).name).write_text(f"# Runbook\n\nRestart order: {READ_MARK}.\n")
+        (memory / Path(SEARCH_NOTE).name).write_text(
+            f"# Otter survey\n\nThe otter holt below the weir: {SEARCH_MARK}, two cubs.\n"
+        )
         for i, rel in enumerate(RIVALS):
             (memory / Path(rel).name).write_text(f"# Walk {i}\n\nTook the lantern along.\n")
         (memory / Path(LEADER).name).write_text(
@@ -307,6 +326,14 @@ def record(
         run_bounded(
             inst.command(
                 "config", "set", "plugins.entries.memoryd.config.readTimeoutMs", str(READ_MS)
+            ),
+            env,
+            120,
+            gw_log,
+        )
+        run_bounded(
+            inst.command(
+                "config", "set", "plugins.entries.memoryd.config.searchTimeoutMs", str(SEARCH_MS)
             ),
             env,
             120,
@@ -361,6 +388,31 @@ def record(
             rec["read_turn"] = _requests(req_log, mark)
             rec["back_after_read"] = (inst.workspace() / READ_NOTE).is_file()
             say(f"read: back in the workspace: {rec['back_after_read']}")
+
+            # 3b'. issue 28: a search naming an archived note reaches it in the same call
+            _archive(cfg, SEARCH_NOTE, env)
+            rec["archived_before_search"] = not (inst.workspace() / SEARCH_NOTE).exists()
+            mark = _lines(req_log)
+            agent_turn(
+                inst,
+                "agent:main:s1",
+                'the otters? [[call memory_search {"query": "otter holt weir"}]] [[text seen]]',
+                gw_log,
+            )
+            rec["search_turn"] = _requests(req_log, mark)
+            rec["back_after_search"] = (inst.workspace() / SEARCH_NOTE).is_file()
+            _memoryd(cfg, env, "scan", "--json")
+            rec["search_hits"] = _hit_rows(root / "memoryd-state" / "state.db", SEARCH_NOTE)
+            # the next search, OpenClaw's own (the note is no longer archived: no restore)
+            mark = _lines(req_log)
+            agent_turn(
+                inst,
+                "agent:main:s1",
+                'again [[call memory_search {"query": "otter holt"}]] [[text seen]]',
+                gw_log,
+            )
+            rec["search_next_turn"] = _requests(req_log, mark)
+            say(f"search: back in the workspace: {rec['back_after_search']}")
 
             # 3c. issue 28: a recall with more than 3 matches and a clear winner restores it
             for rel in (*RIVALS, LEADER):
@@ -449,6 +501,13 @@ def record(
                 f'[[call memory_get {{"path": "{ARCHIVED}"}}]]' for _ in range(sessions)
             )
             agent_turn(inst, "agent:main:reads", f"read {reads} [[text ok]]", gw_log)
+            searches = " ".join(
+                '[[call memory_search {"query": "kayak"}]]' for _ in range(sessions)
+            )
+            agent_turn(inst, "agent:main:searches", f"search {searches} [[text ok]]", gw_log)
+            search_ms = _search_hook_ms(_plugin_log(gw_log))
+            rec["search_latency"] = {"hook_ms": search_ms, "hook_p95": p95(search_ms)}
+            say(f"search hook p95: {p95(search_ms)} ms over {len(search_ms)} memory_search calls")
             read_ms = _read_hook_ms(_plugin_log(gw_log))
             rec["read_latency"] = {"hook_ms": read_ms, "hook_p95": p95(read_ms)}
             say(f"read hook p95: {p95(read_ms)} ms over {len(read_ms)} memory_get calls")

@@ -12,6 +12,7 @@ const pluginDir = process.env.MEMORYD_PLUGIN_DIR;
 const logic = await import(pathToFileURL(join(pluginDir, "logic.js")).href);
 const plugin = (await import(pathToFileURL(join(pluginDir, "index.js")).href)).default;
 const readHook = await import(pathToFileURL(join(pluginDir, "read_hook.js")).href);
+const searchHook = await import(pathToFileURL(join(pluginDir, "search_hook.js")).href);
 
 function fakeMemoryd(dir, body) {
   const path = join(dir, `memoryd-${Math.random().toString(36).slice(2)}`);
@@ -28,7 +29,12 @@ function answering(dir, doc, before = "") {
 
 function fakeApi(pluginConfig) {
   const api = { pluginConfig, hooks: {}, hookOptions: {}, tools: [], commands: [], logs: [] };
-  api.on = (name, handler, options) => { api.hooks[name] = handler; api.hookOptions[name] = options; };
+  // a hook limited to some tools is kept by its matcher too ("before_tool_call:memory_get")
+  api.on = (name, handler, options) => {
+    const key = options?.matcher ? `${name}:${options.matcher.join(",")}` : name;
+    api.hooks[key] = handler;
+    api.hookOptions[key] = options;
+  };
   api.registerTool = (tool) => api.tools.push(tool);
   api.registerCommand = (cmd) => api.commands.push(cmd);
   api.logger = {
@@ -186,10 +192,10 @@ test("a memory_get asks memoryd on-read first; other tools and calls without a p
   const reply = { outcome: "restored", trigger: "read", path: "memory/kayak.md", archived: "memory-archive/2026-12/memory/kayak.md" };
   const api = fakeApi({ command: answering(dir, reply, `echo "$@" >> ${args}`) });
   plugin.register(api);
-  const opts = api.hookOptions.before_tool_call;
+  const opts = api.hookOptions["before_tool_call:memory_get"];
   assert.deepEqual(opts.matcher, ["memory_get"]);
   assert.ok(opts.timeoutMs > readHook.DEFAULT_READ_TIMEOUT_MS, "OpenClaw's budget is above ours");
-  const hook = api.hooks.before_tool_call;
+  const hook = api.hooks["before_tool_call:memory_get"];
   assert.equal(await hook({ toolName: "memory_get", params: { path: "memory/kayak.md" } }, { agentId: "work" }), undefined);
   const { readFileSync } = await import("node:fs");
   assert.equal(readFileSync(args, "utf8").trim(), "on-read --json --agent work -- memory/kayak.md");
@@ -221,7 +227,7 @@ test("a missing, broken, slow or throwing memoryd: the read goes on, one log lin
     const api = fakeApi({ command, readTimeoutMs: 300 });
     plugin.register(api);
     const t0 = Date.now();
-    const out = await api.hooks.before_tool_call({ toolName: "memory_get", params: { path: "memory/a.md" } }, {});
+    const out = await api.hooks["before_tool_call:memory_get"]({ toolName: "memory_get", params: { path: "memory/a.md" } }, {});
     const ms = Date.now() - t0;
     assert.equal(out, undefined, command);
     assert.ok(ms < 1000, `${command}: ${ms} ms`);
@@ -234,6 +240,86 @@ test("a missing, broken, slow or throwing memoryd: the read goes on, one log lin
   assert.equal(await handler({ toolName: "memory_get", params: { path: "memory/a.md" } }, null), undefined);
   assert.equal(readHook.readTimeoutOf({ readTimeoutMs: 10 }), readHook.DEFAULT_READ_TIMEOUT_MS);
   assert.equal(readHook.readTimeoutOf({ readTimeoutMs: 250 }), 250);
+});
+
+test("a memory_search asks memoryd on-search first; a restore is that search's answer", async () => {
+  const args = join(dir, "search-args");
+  const reply = {
+    outcome: "restored", trigger: "search", path: "memory/kayak.md",
+    archived: "memory-archive/2026-12/memory/kayak.md", opening: "# Kayak\n\nThe red kayak is at the pier.",
+  };
+  const api = fakeApi({ command: answering(dir, reply, `echo "$@" >> ${args}`) });
+  plugin.register(api);
+  const opts = api.hookOptions["before_tool_call:memory_search"];
+  assert.deepEqual(opts.matcher, ["memory_search"]);
+  assert.ok(opts.timeoutMs > searchHook.DEFAULT_SEARCH_TIMEOUT_MS, "OpenClaw's budget is above ours");
+  const hook = api.hooks["before_tool_call:memory_search"];
+  const event = { toolName: "memory_search", params: { query: " red kayak " }, toolCallId: "tool_search_code:call1:memory_search:1" };
+  const out = await hook(event, { agentId: "work" });
+  assert.equal(out.block, true);
+  for (const want of ["memory/kayak.md back from its archive", "The red kayak is at the pier.", "memory_get memory/kayak.md"]) {
+    assert.ok(out.blockReason.includes(want), `${want} in ${out.blockReason}`);
+  }
+  // memoryd's scanner must find no "path" key in it: on-search counted the hit already
+  assert.doesNotMatch(out.blockReason, /"path"\s*:/);
+  const { readFileSync } = await import("node:fs");
+  assert.equal(
+    readFileSync(args, "utf8").trim(),
+    "on-search --json --agent work --call-id tool_search_code:call1:memory_search:1 -- red kayak",
+  );
+  assert.match(api.logs.at(-1)[1], /restored on demand: search "red kayak" → memory\/kayak.md/);
+  // the outer Tool Search wrapper, a read, no query, a query that is no string or holds a
+  // NUL, an overlong one: nothing runs
+  for (const e of [
+    { toolName: "tool_call", params: { id: "memory_search", args: { query: "kayak" } } },
+    { toolName: "memory_get", params: { path: "memory/kayak.md" } },
+    { toolName: "memory_search", params: {} },
+    { toolName: "memory_search", params: { query: ["kayak"] } },
+    { toolName: "memory_search", params: { query: "kay\0ak" } },
+    { toolName: "memory_search", params: { query: "k".repeat(5000) } },
+    undefined,
+  ]) {
+    assert.equal(await hook(e, {}), undefined);
+  }
+  assert.equal(readFileSync(args, "utf8").trim().split("\n").length, 1);
+  // a hostile query goes after `--`, as data
+  await hook({ toolName: "memory_search", params: { query: "--config=/etc/x" } }, {});
+  assert.equal(readFileSync(args, "utf8").trim().split("\n")[1], "on-search --json -- --config=/etc/x");
+});
+
+test("a search memoryd does not restore for runs untouched", async () => {
+  for (const reply of [{ outcome: "none", query: "kayak" }, { outcome: "changed", path: "memory/kayak.md" }, { outcome: "restored" }]) {
+    const api = fakeApi({ command: answering(dir, reply) });
+    plugin.register(api);
+    const hook = api.hooks["before_tool_call:memory_search"];
+    assert.equal(await hook({ toolName: "memory_search", params: { query: "kayak" } }, {}), undefined, JSON.stringify(reply));
+  }
+});
+
+test("a missing, broken, slow or throwing memoryd: the search goes on, one log line, in time", async () => {
+  const cases = [
+    fakeMemoryd(dir, "echo 'memoryd: config file x: invalid TOML' >&2; exit 2"),
+    join(dir, "no-such-memoryd"),
+    fakeMemoryd(dir, "sleep 5; echo '{}'"),
+    fakeMemoryd(dir, "echo 'not json'"),
+  ];
+  for (const command of cases) {
+    const api = fakeApi({ command, searchTimeoutMs: 300 });
+    plugin.register(api);
+    const t0 = Date.now();
+    const out = await api.hooks["before_tool_call:memory_search"]({ toolName: "memory_search", params: { query: "kayak" } }, {});
+    const ms = Date.now() - t0;
+    assert.equal(out, undefined, command);
+    assert.ok(ms < 1000, `${command}: ${ms} ms`);
+    const warns = api.logs.filter(([level]) => level === "warn");
+    assert.equal(warns.length, 1, JSON.stringify(api.logs));
+    assert.match(warns[0][1], /search "kayak": no restore before it/);
+  }
+  const handler = searchHook.beforeSearchHandler({ command: 42, commandTimeoutMs: 1000 }, 300, () => { throw new Error("x"); });
+  assert.equal(await handler({ toolName: "memory_search", params: { query: "kayak" } }, null), undefined);
+  assert.equal(searchHook.searchTimeoutOf({ searchTimeoutMs: 10 }), searchHook.DEFAULT_SEARCH_TIMEOUT_MS);
+  assert.equal(searchHook.searchTimeoutOf({ searchTimeoutMs: 250 }), 250);
+  assert.equal(searchHook.restoredAnswer({ outcome: "restored", path: "" }), null);
 });
 
 // Issue 35: what every request pays for the tool. Under Tool Search OpenClaw lists a deferred

@@ -36,6 +36,7 @@ COMMAND_GROUPS: dict[str, str] = {
     "unpin": "memoryd.commands.marks",
     "restore": "memoryd.commands.restore",
     "on-read": "memoryd.commands.restore",
+    "on-search": "memoryd.commands.restore",
     "simulate": "memoryd.commands.simulate",
     "organize": "memoryd.commands.tiers",
     "recall": "memoryd.commands.tiers",

@@ -59,6 +59,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--json", action="store_true", help="print one JSON document")
     r.set_defaults(func=cmd_on_read)
 
+    q = sub.add_parser(
+        "on-search",
+        help="before a memory_search: bring back the archived note QUERY names better than "
+        "the workspace's notes, and show its opening lines",
+    )
+    q.add_argument("query", nargs="+", metavar="QUERY", help="the search's words, as given")
+    q.add_argument("--agent", metavar="ID", help="the searching agent (default: the first one)")
+    q.add_argument(
+        "--call-id",
+        metavar="ID",
+        default="",
+        help="the tool call's id (the restored note's hit is counted under it)",
+    )
+    q.add_argument("--json", action="store_true", help="print one JSON document")
+    q.set_defaults(func=cmd_on_search)
+
 
 # What `on-read` says of each outcome (its --json document has the outcome's name).
 ON_READ_WORDS = {
@@ -73,26 +89,71 @@ ON_READ_WORDS = {
 }
 
 
+# What `on-search` says of each outcome.
+ON_SEARCH_WORDS = {
+    "restored": "restored {path} from {archived} for the search (journaled)",
+    "none": "“{query}”: no archived note answers it better than the workspace; nothing to do",
+    "off": "“{query}”: restore on demand is off (expire.restore_on_demand); nothing moved",
+    "changed": "{path}: the archived copy was edited since; left in the archive",
+    "conflict": "{path}: a file appeared at this path; both left alone",
+    "left_alone": "{path}: left alone (said before)",
+    "failed": "{path}: could not be restored: {error}",
+}
+
+
+def _log_to_stderr() -> None:
+    """A hook command's one log line goes to stderr; stdout is the answer."""
+    from .. import log
+
+    if not log.CONFIGURED:
+        log.configure(stream=sys.stderr)
+
+
+def _hook_agent(args: argparse.Namespace, ctx: Context) -> tuple[str, bool]:
+    """The agent a hook command is for, and whether it is one memoryd knows (``Work`` is
+    OpenClaw's agent ``work``, as for ``hits --agent``)."""
+    from ..config import normalize_agent_id
+
+    agents = ctx.paths.agents
+    agent = args.agent or (agents[0].id if agents else "")
+    if args.agent and all(a.id != args.agent for a in agents):
+        agent = normalize_agent_id(args.agent)
+    return agent, not args.agent or any(a.id == agent for a in agents)
+
+
+def cmd_on_search(args: argparse.Namespace, ctx: Context) -> int:
+    """Restore on demand for one search (issue 28): what a ``before_tool_call`` hook of a
+    ``memory_search`` asks before the search runs. The query is the model's: only scored
+    against the archived and the workspace's notes. Exit 1 only when a move failed."""
+    from ..ondemand import RestoreOnDemand
+
+    query = " ".join(args.query).strip()
+    agent, known = _hook_agent(args, ctx)
+    if not known:
+        doc: dict[str, Any] = {"outcome": "none", "query": query, "agent": args.agent,
+                               "error": "no such agent"}  # fmt: skip
+    elif not ctx.cfg.expire.restore_on_demand:
+        doc = {"outcome": "off", "query": query, "agent": agent}
+    elif not ctx.paths.db.exists() or not query:  # nothing archived here, or nothing asked
+        doc = {"outcome": "none", "query": query, "agent": agent}
+    else:
+        doc = RestoreOnDemand(ctx.cfg, ctx.paths).restore_search(
+            ctx.store(), agent, query, call_id=args.call_id, before_moving=_log_to_stderr
+        )
+    words = ON_SEARCH_WORDS.get(str(doc.get("outcome")), "“{query}”: {outcome}")
+    fields = {"archived": "", "error": "", "path": "", "query": query, **doc}
+    emit(ctx, args, doc, [words.format(**fields)])
+    return 1 if doc.get("outcome") == "failed" else 0
+
+
 def cmd_on_read(args: argparse.Namespace, ctx: Context) -> int:
     """Restore on demand for one read (issue 28): what a ``before_tool_call`` hook of a
     ``memory_get`` asks, so the read that follows returns the note. ``PATH`` is the agent's
     (a model's) and only ever compared with the journal; exit 1 only when a move failed."""
     from ..ondemand import RestoreOnDemand
 
-    def log_to_stderr() -> None:  # its one log line goes to stderr; stdout is the answer
-        from .. import log
-
-        if not log.CONFIGURED:
-            log.configure(stream=sys.stderr)
-
-    from ..config import normalize_agent_id
-
-    agents = ctx.paths.agents
-    agent = args.agent or (agents[0].id if agents else "")
-    if args.agent and all(a.id != args.agent for a in agents):
-        # ``Work`` is OpenClaw's agent ``work``, as for ``hits --agent``
-        agent = normalize_agent_id(args.agent)
-    if args.agent and all(a.id != agent for a in agents):
+    agent, known = _hook_agent(args, ctx)
+    if not known:
         doc: dict[str, Any] = {"outcome": "none", "path": args.path, "agent": args.agent,
                                "error": "no such agent"}  # fmt: skip
     elif not ctx.cfg.expire.restore_on_demand:
@@ -101,7 +162,7 @@ def cmd_on_read(args: argparse.Namespace, ctx: Context) -> int:
         doc = {"outcome": "none", "path": args.path, "agent": agent}
     else:
         doc = RestoreOnDemand(ctx.cfg, ctx.paths).restore_read(
-            ctx.store(), agent, args.path, before_moving=log_to_stderr
+            ctx.store(), agent, args.path, before_moving=_log_to_stderr
         )
     words = ON_READ_WORDS.get(str(doc.get("outcome")), "{path}: {outcome}")
     fields = {"archived": "", "error": "", **doc}

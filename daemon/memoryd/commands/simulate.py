@@ -228,7 +228,8 @@ def harm_lines(doc: dict[str, Any]) -> list[str]:
     lines = [
         "  harm: of the archives later needed (read or retrieved first within the horizon), "
         "how many the agent still reached, replaying each need against the archive as it "
-        "stood (with the plugin: a read of an archived path brings the note back in that call)",
+        "stood (with the plugin: a read of an archived path, or a search naming the note, "
+        "brings it back in that call)",
         f"  {'policy':<14} {'needed':>6} {'same call':>9} {'later call':>10} "
         f"{'not at all':>10} {'no plugin: same':>15}",
     ]

@@ -5,6 +5,8 @@
 // - /refresh: organize → promote → session reset; /memoryd: a short status.
 // - memoryd_recall: the seed's layered recall (hot → warm → gist → forgotten → archive).
 // - before_tool_call (memory_get): a path memoryd archived comes back before the read.
+// - before_tool_call (memory_search): an archived note the query names comes back, and is
+//   that search's answer (search_hook.js).
 //
 // register() only registers: it runs several times (twice in a gateway, again in every CLI
 // process that loads plugins), so it starts nothing, spawns nothing and opens nothing.
@@ -28,6 +30,7 @@ import {
   wordsOf,
 } from "./logic.js";
 import { registerReadHook } from "./read_hook.js";
+import { registerSearchHook } from "./search_hook.js";
 
 // What every request pays for the tool (issue 35): under Tool Search (OpenClaw's default) one
 // directory line, `- memoryd_recall (memoryd): <description>` (OpenClaw cuts a description
@@ -199,6 +202,8 @@ export default {
 
     // A memory_get of a path memoryd archived: the note comes back before the read (read_hook.js).
     registerReadHook(api, settings, (level, message) => log(api, level, message));
+    // A memory_search naming an archived note: it comes back, as that search's answer.
+    registerSearchHook(api, settings, (level, message) => log(api, level, message));
 
     // settings.recall: "deferred" (Tool Search lists it in one line, reached by tool_call),
     // "direct" (offered by name in every request), "off" (not registered).

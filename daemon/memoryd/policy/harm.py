@@ -7,9 +7,10 @@ it stood at that moment and sorts each such archive into one of three outcomes:
 
 * **same call**: the first call that needed it got it: a ``memory_get`` of its path (the
   plugin's read hook brings it back before OpenClaw reads it, issue 28 item 1), or a
-  ``memory_search`` whose restore on demand fires when the search hook can hand the note
-  over in that call (``search_same_call``; OpenClaw 2026.9.6 does not find a note put back
-  during the hook, so by default a search restore is a later call);
+  ``memory_search`` whose restore on demand fires: the plugin's search hook runs the same
+  rule before the search and answers that call with the note (measured live in OpenClaw
+  2026.9.6; ``search_same_call=False`` replays the time before it, when the next search
+  found the note);
 * **later call**: a later call within the horizon got it: the search's restore on demand
   (the next search finds the note), ``memoryd_recall`` retried with the search's words
   (restores when at most ``limit`` archived notes match or one clearly leads), or a later
@@ -77,11 +78,15 @@ class Harm:
 
     def without_plugin(self) -> Harm:
         """The same archives for an agent without the plugin: a path read of an archived
-        note comes back empty, and the daemon brings the note back for the next call."""
-        moved = self.ways[("same", READ)]
+        note comes back empty, a search does not find it, and the daemon brings the note
+        back (from the transcript) for the next call."""
         ways = Counter(self.ways)
-        del ways[("same", READ)]
-        ways[("later", READ)] += moved
+        moved = 0
+        for how in (READ, SEARCH):
+            n = ways.pop(("same", how), 0)
+            if n:
+                ways[("later", how)] += n
+                moved += n
         return Harm(self.needed, self.same_call - moved, self.later_call + moved,
                     self.not_reached, ways, Counter(self.first_asked))  # fmt: skip
 
@@ -205,7 +210,7 @@ def harm(
     recall: Recall | None = None,
     texts: Mapping[str, str] | None = None,
     horizon_days: float = HORIZON_DAYS,
-    search_same_call: bool = False,
+    search_same_call: bool = True,
 ) -> Harm:
     """Sort one policy's needed archives by what the agent reached (module docstring).
 

@@ -1,0 +1,129 @@
+"""A search reaches the archive (issue 28, item 2): ``memoryd on-search QUERY`` before a
+``memory_search`` brings back the archived note the query names better than every note in
+the workspace (the daemon's restore-on-demand rule), journaled and undoable, and counts
+that search's hit of it once; anything else moves nothing.
+
+Real files, a real state database, the real command; the model's query is data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import transcripts as tx
+from daemon_harness import Install, append, make_install, run_cli
+from memoryd.ondemand import opening_of
+
+DAY = 86400.0
+BOAT = "# Sailing to the Lofoten islands\nChartered the ketch Albatross from Svolvaer.\n"
+DENTIST = "# Orthodontist appointments\nDr. Okonkwo, retainer check every eight weeks.\n"
+KETCH_NOW = "# Ketch maintenance\nThe ketch Albatross needs new sails; Svolvaer yard.\n"
+
+
+def test_the_opening_of_a_long_note_is_cut_at_a_line_end() -> None:
+    assert opening_of("  # A\nshort\n") == "# A\nshort"
+    long = "\n".join(f"line {i} " + "x" * 40 for i in range(40))
+    cut = opening_of(long, 300)
+    assert cut.endswith("\n…") and len(cut) <= 302
+    assert long.startswith(cut.removesuffix("\n…"))
+    assert opening_of("y" * 1000, 100) == "y" * 100 + "\n…"  # no line end near: cut there
+
+
+def _write(inst: Install, rel: str, text: str, mtime: float) -> None:
+    p = inst.workspace / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text, encoding="utf-8")
+    os.utime(p, (mtime, mtime))
+
+
+def _archived(tmp_path: Path, extra: str = "") -> tuple[Install, dict[str, str]]:
+    now = time.time()
+    inst = make_install(tmp_path, '[schedule]\ntimezone = "UTC"\n' + extra, memory_files=0)
+    _write(inst, "memory/lofoten-trip.md", BOAT, now - 90 * DAY)
+    _write(inst, "memory/orthodontist.md", DENTIST, now - 90 * DAY)
+    append(inst.transcript("live"), tx.header("live", ts=now - 60))
+    forced = run_cli(inst, "expire", "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    return inst, {a["path"]: a["to"] for a in json.loads(forced.stdout)["archive"]}
+
+
+def _rows(db: Path, sql: str, args: tuple = ()) -> list[tuple]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        return list(conn.execute(sql, args))
+    finally:
+        conn.close()
+
+
+def _on_search(inst: Install, *args: str) -> dict:
+    done = run_cli(inst, "on-search", "--json", *args)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_search_naming_an_archived_note_brings_it_back_and_counts_its_hit_once(
+    tmp_path: Path,
+) -> None:
+    inst, archived = _archived(tmp_path)
+    boat = inst.workspace / "memory/lofoten-trip.md"
+    doc = _on_search(inst, "--call-id", "call-7", "--", "ketch", "Albatross", "Lofoten")
+    assert doc["outcome"] == "restored" and doc["trigger"] == "search"
+    assert doc["path"] == "memory/lofoten-trip.md"
+    assert doc["opening"] == BOAT.strip()
+    assert boat.read_text(encoding="utf-8") == BOAT
+    assert not (inst.workspace / archived["memory/lofoten-trip.md"]).exists()
+    # journaled: an undo of expire's move, in a restore-on-demand batch of its own
+    [(batch,)] = _rows(inst.db, "SELECT batch FROM moves WHERE undo_of IS NOT NULL")
+    assert batch.startswith("restore-on-demand:")
+    status = json.loads(run_cli(inst, "status", "--json").stdout)["expire"]["restore_on_demand"]
+    assert status["restored"] == 1 and status["recent"][-1]["trigger"] == "search"
+    hits = _rows(inst.db, "SELECT agent, call_id, memory_path, kind FROM hits")
+    assert hits == [("main", "call-7", "memory/lofoten-trip.md", "search")]
+    # the same call asked again (a retry of the hook) counts nothing more, moves nothing
+    again = _on_search(inst, "--call-id", "call-7", "--", "ketch", "Albatross", "Lofoten")
+    assert again["outcome"] == "none"
+    assert len(_rows(inst.db, "SELECT 1 FROM hits")) == 1
+    # the dentist note never moved
+    assert (inst.workspace / archived["memory/orthodontist.md"]).exists()
+
+
+def test_a_search_the_workspace_answers_as_well_moves_nothing(tmp_path: Path) -> None:
+    inst, archived = _archived(tmp_path)
+    _write(inst, "memory/ketch.md", KETCH_NOW, time.time())
+    for words in (["ketch", "Albatross", "Svolvaer"], ["weather"], [" "]):
+        doc = _on_search(inst, "--", *words)
+        assert doc["outcome"] == "none", (words, doc)
+    assert (inst.workspace / archived["memory/lofoten-trip.md"]).exists()
+    assert _rows(inst.db, "SELECT count(*) FROM hits") == [(0,)]
+    said = run_cli(inst, "on-search", "weather").stdout
+    assert "nothing to do" in said
+
+
+def test_a_hostile_query_is_only_data(tmp_path: Path) -> None:
+    inst, archived = _archived(tmp_path)
+    for words in (["../../etc/passwd"], ["--json"], ["$(rm -rf ~)", ";", "`x`"]):
+        doc = _on_search(inst, "--", *words)
+        assert doc["outcome"] == "none"
+    assert all((inst.workspace / p).exists() for p in archived.values())
+
+
+def test_switched_off_or_unknown_agent_moves_nothing(tmp_path: Path) -> None:
+    inst, archived = _archived(tmp_path, "[expire]\nrestore_on_demand = false\n")
+    assert _on_search(inst, "--", "ketch", "Albatross")["outcome"] == "off"
+    inst2, archived2 = _archived(tmp_path / "two")
+    unknown = _on_search(inst2, "--agent", "nobody", "--", "ketch", "Albatross")
+    assert unknown["outcome"] == "none" and unknown["error"] == "no such agent"
+    assert (inst.workspace / archived["memory/lofoten-trip.md"]).exists()
+    assert (inst2.workspace / archived2["memory/lofoten-trip.md"]).exists()
+
+
+def test_on_search_on_an_install_memoryd_never_ran_on_creates_nothing(tmp_path: Path) -> None:
+    inst = make_install(tmp_path, '[schedule]\ntimezone = "UTC"\n', memory_files=0)
+    inst.db.unlink(missing_ok=True)
+    doc = _on_search(inst, "--", "ketch")
+    assert doc["outcome"] == "none"
+    assert not inst.db.exists()
