@@ -162,7 +162,8 @@ def test_sigkill_at_random_moments_then_one_scan_gives_the_uninterrupted_counts(
         assert strengths(state) == strong, f"round {rounds}"
         # A first scan builds the hit indexes at its end; killed before that, the next
         # open builds them.
-        # (hits_by_session, migration 10, is never dropped: the strength triggers use it)
+        # (hits_by_session, migration 10's, is dropped and built again too: the strength
+        # triggers are dropped with it and the fill at the end uses it)
         assert hit_indexes(state) == {
             "hits_by_path_ts", "hits_by_ts", "hits_by_session", "hits_by_path_anchor"
         }  # (migration 13's dropped and built as the others are)

@@ -91,6 +91,19 @@ def test_a_search_naming_an_archived_note_brings_it_back_and_counts_its_hit_once
     assert (inst.workspace / archived["memory/orthodontist.md"]).exists()
 
 
+def test_a_restore_past_the_hooks_deadline_brings_the_note_back_but_counts_no_hit(
+    tmp_path: Path,
+) -> None:
+    """The hook gave up waiting (its deadline passed): the search ran without the note, so
+    the note is back for the next search but this search found nothing of it."""
+    inst, _ = _archived(tmp_path)
+    past = str(int((time.time() - 5) * 1000))
+    doc = _on_search(inst, "--call-id=-7", f"--answer-by={past}", "--", "ketch", "Albatross")
+    assert doc["outcome"] == "restored" and doc["late"] is True
+    assert (inst.workspace / "memory/lofoten-trip.md").read_text(encoding="utf-8") == BOAT
+    assert _rows(inst.db, "SELECT 1 FROM hits") == []
+
+
 def test_a_search_the_workspace_answers_as_well_moves_nothing(tmp_path: Path) -> None:
     inst, archived = _archived(tmp_path)
     _write(inst, "memory/ketch.md", KETCH_NOW, time.time())

@@ -267,6 +267,28 @@ def test_a_cell_ending_in_a_later_scan_takes_back_what_it_found(tmp_path):
     assert counts(inst) == {}
 
 
+def test_a_failed_cell_keeps_the_hit_memoryd_counted_itself_under_its_inner_call(tmp_path):
+    """The plugin's search hook answered an inner memory_search with an archived note and
+    counted that hit itself (no source): the cell's failure takes back what the scanner
+    found, never memoryd's own row."""
+    from memoryd.ingest.parser import nested_prefix
+
+    inst = Install(tmp_path, extra_config=ONE_PROCESS)
+    lines = [tx.header("s"), *timed_out_cell("c9", T)]
+    inst.append("s.jsonl", b"".join(lines[:3]))
+    inst.scan()
+    with inst.store.transaction():
+        inst.store.conn.execute(
+            "INSERT INTO hits(agent, call_id, memory_path, kind, ts, query) "
+            "VALUES ('main', ?, ?, 'search', ?, 'otter')",
+            (nested_prefix("c9") + "memory_search:1", FILES[3], T + 0.4),
+        )
+    inst.restart()
+    inst.append("s.jsonl", b"".join(lines[3:]))
+    inst.scan()
+    assert counts(inst) == {FILES[3]: 1}
+
+
 def mixed_session() -> tuple[list[bytes], dict[str, int]]:
     """Direct calls, the wrapper and code mode in one session."""
     lines = [tx.header("m")]

@@ -422,6 +422,7 @@ class RestoreOnDemand:
         call_id: str = "",
         ts: float | None = None,
         before_moving: Callable[[], None] | None = None,
+        answer_by: float | None = None,
     ) -> dict[str, Any]:
         """Before a ``memory_search`` of ``query`` by ``agent`` runs: bring back the archived
         note the query names better than every note in the workspace (the daemon's rule,
@@ -431,7 +432,9 @@ class RestoreOnDemand:
         :meth:`_restore` says; a restore's answer has the note's ``opening`` lines. A restore
         counts one search hit of the note under ``call_id`` (the hook's call): the plugin
         answers that search itself, with no ``path`` the scanner reads, so the scanner counts
-        none for it (tests/live: the judged record)."""
+        none for it (tests/live: the judged record). Past ``answer_by`` (the hook's deadline,
+        epoch seconds) the hook has let the search run without the note: the restore stands
+        (the next search finds it), but no hit is counted and ``late`` says so."""
         from .mover import mover_for
         from .policy.restore_match import best_match
 
@@ -462,7 +465,10 @@ class RestoreOnDemand:
         if event is None:  # said before, or brought back meanwhile by another process
             return {**none, "outcome": "left_alone", "path": self._rel(chosen.src)}
         if event["outcome"] == "restored":
-            self._count_search(store, search, event["path"], found[1])
+            if answer_by is not None and time.time() > answer_by:
+                event["late"] = True  # the agent got the search's own answer, not this note
+            else:
+                self._count_search(store, search, event["path"], found[1])
             event["opening"] = opening_of(texts[found[0]].split("\n", 1)[-1])
         return event
 

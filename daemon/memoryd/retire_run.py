@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import clock
 from .fsutil import read_regular
+from .move_files import MoveError
 from .policy.retire_plan import (
     RetirePlan,
     Use,
@@ -306,6 +307,6 @@ def undo_run(retirer: Retirer, batch: str) -> tuple[list[dict[str, Any]], list[d
                     "sections": [d["title"] for d in info if "title" in d],
                 }
             )
-        except (Changed, OSError, UnicodeDecodeError, ValueError) as exc:
+        except (Changed, OSError, UnicodeDecodeError, ValueError, MoveError) as exc:
             errors.append({"path": row.src, "error": str(exc)})
     return done, errors

@@ -49,6 +49,7 @@ from typing import Any, NamedTuple
 from . import faults
 from .fsutil import fsync_dir, read_regular, write_atomic, write_new
 from .locks import held
+from .move_files import MoveError
 from .store import Store
 
 ABSENT = ""  # the sha of "no file" (an archive that did not exist)
@@ -317,8 +318,11 @@ class Retirer:
             for row in self.rows("state = 'intent'"):
                 try:
                     state, what = self._repair_one(row)
-                except OSError as exc:
-                    state, what = "failed", f"could not repair: {exc}"
+                except (OSError, MoveError) as exc:
+                    # Left unfinished, so the next repair tries again: the row holds every
+                    # byte of the note, which may be set aside (a dotfile) until then.
+                    out.append(f"retire #{row.id} {row.src}: could not repair yet: {exc}")
+                    continue
                 self._finish(row.id, state, f"repair: {what}")
                 out.append(f"retire #{row.id} {row.src}: {what} ({state})")
         return out

@@ -224,7 +224,7 @@ def load_section_rows(
 ) -> list[tuple[float, int | None, int | None, str | None]]:
     """(ts, start, end, anchor) of every hit of ``rel`` (``agents``: theirs only), in
     :class:`HitRow`'s order, as plain tuples (a year of hits is tens of thousands; migration
-    14's covering index answers the query without the table). A state database from before
+    13's covering index answers the query without the table). A state database from before
     migration 11 (a read-only open of an older one) has no anchors: its hits are placed by
     their line ranges, as old hits are. Raises :class:`sqlite3.Error` as the query does."""
     anchor = _anchor_column(conn)

@@ -301,8 +301,8 @@ _IDEMPOTENT_COLUMNS = frozenset({("hits", "strong_from"), ("hits", "anchor")})
 
 SCHEMA_VERSION = max(_MIGRATIONS)
 
-# The secondary indexes of ``hits`` (migrations 1, 5 and 14). A first scan of a large backlog loads
-# into an empty table without them and builds them once at its end, which costs less
+# The secondary indexes of ``hits`` (migrations 1, 5, 10 and 13). A first scan of a large
+# backlog loads into an empty table without them and builds them once at its end, which costs less
 # than keeping them up to date row by row (see ``Scanner``); any writable open
 # rebuilds them if such a scan was killed before its end.
 HIT_INDEXES = {
@@ -384,8 +384,14 @@ class Store:
     # ---------------------------------------------------------------- open/close
 
     @classmethod
-    def open(cls, path: Path | str, *, readonly: bool = False) -> Store:
-        """Open (creating and migrating unless readonly) the database at ``path``."""
+    def open(
+        cls, path: Path | str, *, readonly: bool = False, fill_strength: bool = True
+    ) -> Store:
+        """Open (creating and migrating unless readonly) the database at ``path``.
+
+        ``fill_strength`` False leaves a pending fill of the kept strength to the next open
+        that allows it (a plugin hook's command has well under a second; the fill of a large
+        upgraded install takes tens, and readers rank calls again until it is done)."""
         p = Path(path)
         if readonly:
             if not p.exists():
@@ -414,7 +420,8 @@ class Store:
                 if store.get_meta(BULK_UNFINISHED_META) is None:
                     store.ensure_hit_indexes()
                     # (a fill killed before its end, or migration 10's: kept_strength)
-                    kept_strength.fill(conn)
+                    if fill_strength:
+                        kept_strength.fill(conn)
             return store
         except sqlite3.Error as exc:
             conn.close()

@@ -198,7 +198,7 @@ test("a memory_get asks memoryd on-read first; other tools and calls without a p
   const hook = api.hooks["before_tool_call:memory_get"];
   assert.equal(await hook({ toolName: "memory_get", params: { path: "memory/kayak.md" } }, { agentId: "work" }), undefined);
   const { readFileSync } = await import("node:fs");
-  assert.equal(readFileSync(args, "utf8").trim(), "on-read --json --agent work -- memory/kayak.md");
+  assert.equal(readFileSync(args, "utf8").trim(), "on-read --json --agent=work -- memory/kayak.md");
   assert.match(api.logs.at(-1)[1], /restored on demand: read memory\/kayak.md from memory-archive/);
   // the outer Tool Search wrapper, a search, no path, a path that is no string: nothing runs
   for (const event of [
@@ -263,9 +263,11 @@ test("a memory_search asks memoryd on-search first; a restore is that search's a
   // memoryd's scanner must find no "path" key in it: on-search counted the hit already
   assert.doesNotMatch(out.blockReason, /"path"\s*:/);
   const { readFileSync } = await import("node:fs");
-  assert.equal(
+  // the deadline is passed on (a note restored after it is no hit of this search); ids as
+  // --opt=value (one starting with "-" stays the option's value)
+  assert.match(
     readFileSync(args, "utf8").trim(),
-    "on-search --json --agent work --call-id tool_search_code:call1:memory_search:1 -- red kayak",
+    /^on-search --json --answer-by=\d{13} --agent=work --call-id=tool_search_code:call1:memory_search:1 -- red kayak$/,
   );
   assert.match(api.logs.at(-1)[1], /restored on demand: search "red kayak" → memory\/kayak.md/);
   // the outer Tool Search wrapper, a read, no query, a query that is no string or holds a
@@ -284,7 +286,7 @@ test("a memory_search asks memoryd on-search first; a restore is that search's a
   assert.equal(readFileSync(args, "utf8").trim().split("\n").length, 1);
   // a hostile query goes after `--`, as data
   await hook({ toolName: "memory_search", params: { query: "--config=/etc/x" } }, {});
-  assert.equal(readFileSync(args, "utf8").trim().split("\n")[1], "on-search --json -- --config=/etc/x");
+  assert.match(readFileSync(args, "utf8").trim().split("\n")[1], /^on-search --json --answer-by=\d+ -- --config=\/etc\/x$/);
 });
 
 test("a search memoryd does not restore for runs untouched", async () => {

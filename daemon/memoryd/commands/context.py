@@ -77,11 +77,12 @@ class Context:
                 "install)"
             )
 
-    def store(self) -> Store:
-        """The state database, opened (and created) on first use."""
+    def store(self, *, hook: bool = False) -> Store:
+        """The state database, opened (and created) on first use. ``hook``: for a plugin
+        hook's command, under its deadline (a pending strength fill is left to others)."""
         if self._store is None:
             self.require_openclaw()
-            self._store = Store.open(self.paths.db)
+            self._store = Store.open(self.paths.db, fill_strength=not hook)
         return self._store
 
     def read_store(self) -> Store:

@@ -72,6 +72,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="",
         help="the tool call's id (the restored note's hit is counted under it)",
     )
+    q.add_argument(
+        "--answer-by",
+        metavar="EPOCH_MS",
+        type=int,
+        default=None,
+        help="the asking hook's deadline: a note restored after it is not counted as the "
+        "search's hit (the search ran without it)",
+    )
     q.add_argument("--json", action="store_true", help="print one JSON document")
     q.set_defaults(func=cmd_on_search)
 
@@ -138,7 +146,9 @@ def cmd_on_search(args: argparse.Namespace, ctx: Context) -> int:
         doc = {"outcome": "none", "query": query, "agent": agent}
     else:
         doc = RestoreOnDemand(ctx.cfg, ctx.paths).restore_search(
-            ctx.store(), agent, query, call_id=args.call_id, before_moving=_log_to_stderr
+            ctx.store(hook=True), agent, query, call_id=args.call_id,
+            before_moving=_log_to_stderr,
+            answer_by=None if args.answer_by is None else args.answer_by / 1000,
         )
     words = ON_SEARCH_WORDS.get(str(doc.get("outcome")), "“{query}”: {outcome}")
     fields = {"archived": "", "error": "", "path": "", "query": query, **doc}
@@ -162,7 +172,7 @@ def cmd_on_read(args: argparse.Namespace, ctx: Context) -> int:
         doc = {"outcome": "none", "path": args.path, "agent": agent}
     else:
         doc = RestoreOnDemand(ctx.cfg, ctx.paths).restore_read(
-            ctx.store(), agent, args.path, before_moving=_log_to_stderr
+            ctx.store(hook=True), agent, args.path, before_moving=_log_to_stderr
         )
     words = ON_READ_WORDS.get(str(doc.get("outcome")), "{path}: {outcome}")
     fields = {"archived": "", "error": "", **doc}

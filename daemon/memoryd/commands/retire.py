@@ -20,7 +20,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="print the plan only (the default)")
-    mode.add_argument("--force", action="store_true", help="perform exactly the plan")
+    mode.add_argument(
+        "--force",
+        action="store_true",
+        help="retire as the dry run shows (planned again on the file as it is then)",
+    )
     p.add_argument(
         "paths",
         nargs="*",

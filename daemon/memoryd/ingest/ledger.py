@@ -321,24 +321,29 @@ class Batch:
         return new_hits - deleted, new_calls, routes
 
     def _take_back(self, conn: sqlite3.Connection) -> int:
-        """Delete the written hits of the calls taken back (see take_back); how many."""
+        """Delete the written hits of the calls taken back (see take_back); how many.
+
+        Only the scanner's own rows (a source named): a hit memoryd counted itself under the
+        call's id (the plugin's search hook answering with an archived note, a read answered
+        empty and restored) was delivered whatever the cell did afterwards."""
         agent, session = self.cp.agent, self.session
         deleted = 0  # (row counts, not total_changes: see write)
         if self.retract:
             deleted += conn.executemany(
-                "DELETE FROM hits WHERE agent = ? AND call_id = ?",
+                "DELETE FROM hits WHERE agent = ? AND call_id = ? AND source_id IS NOT NULL",
                 [(agent, cid) for cid in self.retract],
             ).rowcount
         for prefix, since in self.retract_prefixes:
             if since is None:
                 deleted += conn.execute(
-                    "DELETE FROM hits WHERE agent = ? AND call_id >= ? AND call_id < ?",
+                    "DELETE FROM hits WHERE agent = ? AND call_id >= ? AND call_id < ? "
+                    "AND source_id IS NOT NULL",
                     (agent, prefix, prefix + "\U0010ffff"),
                 ).rowcount
             else:
                 deleted += conn.execute(
                     "DELETE FROM hits WHERE agent = ? AND call_id >= ? AND call_id < ? "
-                    "AND session = ? AND ts >= ?",
+                    "AND session = ? AND ts >= ? AND source_id IS NOT NULL",
                     (agent, prefix, prefix + "\U0010ffff", session, since - 1e-3),
                 ).rowcount
         return deleted

@@ -75,7 +75,13 @@ def run(
     report = write_report(paths.reports_dir, f"reflect-{day}", render_reflect(doc), doc)
     from ..retire_run import scheduled_retire
 
-    retired = scheduled_retire(cfg, paths, store, now)  # (off unless retire.auto = true)
+    try:
+        retired = scheduled_retire(cfg, paths, store, now)  # (off unless retire.auto = true)
+    except Exception as exc:  # the report is written; its page must be too
+        # A retire that cannot run (a refused path, a full disk) is said in the job's
+        # summary, which the daemon logs; the daily report and its page still come.
+        retired = None
+        summary += f"; retire failed ({type(exc).__name__}: {exc})"
     if retired:
         summary += f"; {retired}"
     page = write_page(paths.reports_dir, f"reflect-{day}", build_page(paths, store, snap, doc, now))

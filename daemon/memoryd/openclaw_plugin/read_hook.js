@@ -40,7 +40,7 @@ export function beforeReadHandler(settings, timeoutMs, log) {
       const path = readPathOf(event);
       if (path === null) return undefined;
       const args = ["on-read", "--json"];
-      if (ctx?.agentId) args.push("--agent", ctx.agentId);
+      if (typeof ctx?.agentId === "string" && ctx.agentId) args.push(`--agent=${ctx.agentId}`);
       args.push("--", path);
       const started = Date.now();
       const res = await withDeadline(runMemoryd(settings, args, settings.commandTimeoutMs), timeoutMs);

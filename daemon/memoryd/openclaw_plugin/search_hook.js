@@ -70,27 +70,30 @@ export function beforeSearchHandler(settings, timeoutMs, log) {
     try {
       const query = searchQueryOf(event);
       if (query === null) return undefined;
-      const args = ["on-search", "--json"];
-      if (ctx?.agentId) args.push("--agent", ctx.agentId);
-      const callId = event.toolCallId || ctx?.toolCallId;
-      if (typeof callId === "string" && callId && !callId.includes("\0")) args.push("--call-id", callId);
-      args.push("--", query);
       const started = Date.now();
+      // (`--opt=value`: an id that starts with "-" is still the option's value)
+      const args = ["on-search", "--json", `--answer-by=${started + timeoutMs}`];
+      if (typeof ctx?.agentId === "string" && ctx.agentId) args.push(`--agent=${ctx.agentId}`);
+      const callId = event.toolCallId || ctx?.toolCallId;
+      if (typeof callId === "string" && callId && !callId.includes("\0")) args.push(`--call-id=${callId}`);
+      args.push("--", query);
+      // The model's words go into the log quoted and cut short: no forged log lines.
+      const said = JSON.stringify(query.slice(0, 120));
       const res = await withDeadline(runMemoryd(settings, args, settings.commandTimeoutMs), timeoutMs);
       const ms = Date.now() - started;
       if (!res.ok) {
-        log("warn", `search "${query}": no restore before it (${res.error})`);
+        log("warn", `search ${said}: no restore before it (${res.error})`);
         return undefined;
       }
       const answer = restoredAnswer(res.doc);
       if (answer !== null) {
-        log("info", `restored on demand: search "${query}" → ${res.doc.path} from ${res.doc.archived} (${ms} ms)`);
+        log("info", `restored on demand: search ${said} → ${res.doc.path} from ${res.doc.archived} (${ms} ms)`);
         return { block: true, blockReason: answer };
       }
       if (res.doc?.outcome === "failed" || res.doc?.outcome === "changed") {
-        log("warn", `search "${query}": ${res.doc.outcome} (${res.doc.error || "left in the archive"}; ${ms} ms)`);
+        log("warn", `search ${said}: ${res.doc.outcome} (${res.doc.error || "left in the archive"}; ${ms} ms)`);
       } else {
-        log("info", `search "${query}": ${res.doc?.outcome ?? "no answer"} (${ms} ms)`);
+        log("info", `search ${said}: ${res.doc?.outcome ?? "no answer"} (${ms} ms)`);
       }
     } catch (err) {
       try {
