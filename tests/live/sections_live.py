@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -113,12 +114,38 @@ def first_request_of(log: Path, marker: str) -> dict[str, Any]:
     raise AssertionError(f"no request for the turn {marker!r}")
 
 
-def main(argv: list[str]) -> int:
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "openclaw-sections" / "2026.9.6"
+
+
+def versions() -> list[str]:
+    """The three MEMORY.md texts the run writes: 16 topics, the edit that moves them (and a
+    new first note), dreaming's append."""
     v1 = memory_md(list(range(16)))
     order = [3, 9, 0, 14, 1, 2, 4, 5, 6, 7, 8, 10, 11, 12, 13, 15]
     v2 = memory_md(order, top="- a new first note, written since the first searches")
     v3 = v2 + "\n## Light Sleep\n- promoted by dreaming: the okapi moved house\n"
-    if argv:  # a recording made before: check it again
+    return [v1, v2, v3]
+
+
+def pack(work: Path, dest: Path) -> None:
+    """A recorded run as the suite replays it (tests/test_sections_record.py): OpenClaw's
+    config and session store, the workspace, the model's request log, and the folder it was
+    recorded in (openclaw.json names the workspace by its absolute path)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(dest / "run.tar.xz", "w:xz", preset=9) as tar:
+        picked = [work / "install" / "state" / "openclaw.json", work / "logs" / "requests.jsonl"]
+        for top in (work / "install" / "state" / "agents", work / "install" / "ws"):
+            picked += sorted(p for p in top.rglob("*") if p.is_file() and not p.is_symlink())
+        for path in picked:
+            tar.add(path, arcname=str(path.relative_to(work)), recursive=False)
+    (dest / "recorded.json").write_text(json.dumps({"recorded_root": str(work)}) + "\n")
+
+
+def main(argv: list[str]) -> int:
+    """No argument: record and check; ``record``: also pack the run into the fixtures;
+    a folder: check a recording made before again."""
+    v1, v2, v3 = versions()
+    if argv and argv[0] != "record":  # a recording made before: check it again
         work = Path(argv[0])
         log = work / "logs" / "requests.jsonl"
         return analyze(work, log, [v1, v2, v3])
@@ -156,7 +183,11 @@ def main(argv: list[str]) -> int:
         agent_turn(inst, "agent:main:s3", "SECTIONS-NEW-SESSION " + search("tapir fact"), cli,
                    local=True)
     print(f"recorded in {time.monotonic() - t0:.0f} s: {work}", flush=True)
-    return analyze(work, log, [v1, v2, v3])
+    found = analyze(work, log, [v1, v2, v3])
+    if argv and found == 0:
+        pack(work, FIXTURE)
+        print(f"packed into {FIXTURE}")
+    return found
 
 
 def analyze(work: Path, log: Path, versions: list[str]) -> int:
