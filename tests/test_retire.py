@@ -377,3 +377,23 @@ def test_a_long_note_is_brought_under_retire_note_max_chars_and_bad_paths_refuse
     assert big.read_bytes() == before
     bad = run_memoryd(["retire", "tiers/warm/x.md"], env=env)
     assert bad.returncode == 2 and "Markdown memory files" in bad.stderr
+
+
+@pytest.mark.subprocess
+def test_a_note_longer_than_retire_reads_is_left_whole_and_said(install, monkeypatch):
+    """Retire reads a bounded prefix of a note; a note longer than that could never be
+    rewritten (the rewrite compares the whole file with what the plan read): it is skipped
+    with its reason, never planned and then reported as changing."""
+    import memoryd.retire_run as retire_run
+
+    ws, env = install
+    (ws / "memory").mkdir(exist_ok=True)
+    big = ws / "memory" / "big.md"
+    big.write_text(_memory(30, size=1_600), encoding="utf-8")
+    before = big.read_bytes()
+    monkeypatch.setattr(retire_run, "READ_MAX", 20_000)
+    done = _retire(env, "--force", "memory/big.md")
+    assert done["notes"] == [] and done["changed"] == []
+    assert [s["path"] for s in done["skipped"]] == ["memory/big.md"]
+    assert "left whole" in done["skipped"][0]["why"]
+    assert big.read_bytes() == before
