@@ -7,8 +7,10 @@ Pure but for the file system calls; nothing here writes the journal.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from .fsutil import NotRegularFile, fsync_dir, open_regular, read_regular
@@ -18,6 +20,21 @@ _CHUNK = 1 << 20
 
 class MoveError(Exception):
     """An operation was refused or could not be done; no file was changed."""
+
+
+def make_folders(folder: Path, check: Callable[[Path], object]) -> None:
+    """Create ``folder``'s missing folders one by one from the top, each checked by ``check``
+    (the mover's ``check_path``) as soon as it exists: a symlink swapped in on the way is
+    refused before anything is written under it."""
+    missing: list[Path] = []
+    cur = folder
+    while not os.path.lexists(cur):
+        missing.append(cur)
+        cur = cur.parent
+    for f in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(f)
+        check(f)
 
 
 def fingerprint(path: Path | str) -> tuple[str, int, os.stat_result]:

@@ -96,6 +96,7 @@ from .move_files import (
     _temp_name,
     _unlink_durably,
     fingerprint,
+    make_folders,
     read_regular_file,
     sha256_file,
 )
@@ -203,15 +204,7 @@ class Mover(JournalLookups):
 
     def _ensure_parent(self, dst: Path) -> None:
         """Create dst's missing folders one by one, each re-checked (no symlink races)."""
-        missing: list[Path] = []
-        cur = dst.parent
-        while not os.path.lexists(cur):
-            missing.append(cur)
-            cur = cur.parent
-        for folder in reversed(missing):
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(folder)
-            self.check_path(folder)
+        make_folders(dst.parent, self.check_path)
         if not stat.S_ISDIR(os.lstat(dst.parent).st_mode):
             raise MoveError(f"{dst.parent}: not a folder")
 

@@ -49,7 +49,7 @@ from typing import Any, NamedTuple
 from . import faults
 from .fsutil import fsync_dir, read_regular, write_atomic, write_new
 from .locks import held
-from .move_files import MoveError
+from .move_files import MoveError, make_folders
 from .store import Store
 
 ABSENT = ""  # the sha of "no file" (an archive that did not exist)
@@ -281,19 +281,8 @@ class Retirer:
         if data is None:
             _unlink(archive)
         else:
-            self._ensure_folder(archive.parent)
+            make_folders(archive.parent, self.check_path)
             write_atomic(archive, data)
-
-    def _ensure_folder(self, folder: Path) -> None:
-        missing = []
-        cur = folder
-        while not os.path.lexists(cur):
-            missing.append(cur)
-            cur = cur.parent
-        for f in reversed(missing):
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(f)
-            self.check_path(f)
 
     def _archive_back(self, row: RetireRow) -> str:
         """The archive file as it was before ``row``, if it still holds what ``row`` wrote."""
