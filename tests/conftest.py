@@ -111,12 +111,26 @@ def notify() -> Iterator[NotifySocket]:
     sock.close()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Keep each phase's report on the test, for fixtures that say more when it failed."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
 @pytest.fixture
-def daemons() -> Iterator[list[DaemonProcess]]:
-    """Daemons a test starts; each is stopped (and killed if need be) afterwards."""
+def daemons(request: pytest.FixtureRequest) -> Iterator[list[DaemonProcess]]:
+    """Daemons a test starts; each is stopped (and killed if need be) afterwards. When the
+    test failed, the end of each daemon's log is printed (CI shows it with the failure: a
+    timing failure on a loaded machine is otherwise not understood)."""
     started: list[DaemonProcess] = []
     yield started
+    report = getattr(request.node, "report_call", None)
     for d in started:
+        if report is not None and report.failed and d.log_path is not None:
+            tail = d.log_path.read_text(encoding="utf-8", errors="replace")[-6000:]
+            sys.stderr.write(f"\n--- the end of {d.log_path.name} ---\n{tail}\n")
         d.cleanup()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,6 +29,31 @@ def test_many_processes_opening_a_fresh_state_folder_all_succeed(tmp_path: Path)
     """Two commands started together on a new install both migrate: neither may fail."""
     for round_ in range(3):
         _open_together(tmp_path / f"round{round_}", 8)
+
+
+def test_an_open_meeting_another_switching_a_new_database_to_wal_waits_for_it(tmp_path: Path):
+    """SQLite refuses a switch to WAL at once (no busy wait) while another connection holds
+    the new database for its own switch: the open waits its turn instead of failing."""
+    db = tmp_path / "state.db"
+    other = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE started_first (x)")
+    other.execute("BEGIN IMMEDIATE")  # as an opener halfway through its own switch holds it
+    tries: list[int] = []
+
+    def other_finishes(*_: object) -> None:
+        tries.append(1)
+        if other.in_transaction:
+            other.execute("COMMIT")
+
+    faults.hook("store.wal_busy", other_finishes)
+    try:
+        with Store.open(db) as store:
+            assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        faults.hook("store.wal_busy", None)
+        other.close()
+    assert tries == [1]  # refused once, then through
 
 
 def _open_together(folder: Path, n: int) -> None:

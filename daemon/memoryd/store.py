@@ -369,6 +369,32 @@ def file_identity(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+# How long an open waits for others to let it switch a new database to WAL (as busy_timeout).
+WAL_SWITCH_WAIT_S = 30.0
+
+
+def _use_wal(conn: sqlite3.Connection) -> str:
+    """Switch the database to WAL and return the journal mode it is in.
+
+    A new database is switched by the first open; several commands started together on a
+    new install all try. The switch needs the database to itself, and SQLite answers a
+    switch that meets another one under way with SQLITE_BUSY at once, without waiting in the
+    busy handler (waiting there could deadlock), so ``busy_timeout`` does not cover it: the
+    switch is tried again here, for as long as a busy database is waited for elsewhere."""
+    deadline = time.monotonic() + WAL_SWITCH_WAIT_S
+    pause = 0.002
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            busy = getattr(exc, "sqlite_errorname", "") == "SQLITE_BUSY"
+            if not busy or time.monotonic() >= deadline:
+                raise
+        faults.point("store.wal_busy")  # (tests: the other opener goes on here)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
 class Store:
     """A connection to the state database with memoryd's settings and schema."""
 
@@ -404,7 +430,7 @@ class Store:
         try:
             conn.execute("PRAGMA busy_timeout = 30000")
             if not readonly:
-                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                mode = _use_wal(conn)
                 if mode.lower() != "wal":  # pragma: no cover - exotic file systems
                     raise StoreError(f"state database {p}: WAL mode unavailable ({mode})")
                 conn.execute("PRAGMA synchronous = NORMAL")
