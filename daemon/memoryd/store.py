@@ -369,8 +369,9 @@ def file_identity(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-# How long an open waits for others to let it switch a new database to WAL (as busy_timeout).
-WAL_SWITCH_WAIT_S = 30.0
+# How long a connection waits for a lock another one holds: SQLite's busy timeout, and the
+# switch of a new database to WAL, which that timeout does not cover (see _use_wal).
+BUSY_WAIT_S = 30.0
 
 
 def _use_wal(conn: sqlite3.Connection) -> str:
@@ -381,13 +382,14 @@ def _use_wal(conn: sqlite3.Connection) -> str:
     switch that meets another one under way with SQLITE_BUSY at once, without waiting in the
     busy handler (waiting there could deadlock), so ``busy_timeout`` does not cover it: the
     switch is tried again here, for as long as a busy database is waited for elsewhere."""
-    deadline = time.monotonic() + WAL_SWITCH_WAIT_S
+    deadline = time.monotonic() + BUSY_WAIT_S
     pause = 0.002
     while True:
         try:
             return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
         except sqlite3.OperationalError as exc:
-            busy = getattr(exc, "sqlite_errorname", "") == "SQLITE_BUSY"
+            # (the primary code: SQLITE_BUSY_RECOVERY and the other extended ones are busy too)
+            busy = getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY
             if not busy or time.monotonic() >= deadline:
                 raise
         faults.point("store.wal_busy")  # (tests: the other opener goes on here)
@@ -423,12 +425,12 @@ class Store:
             if not p.exists():
                 raise StoreError(f"state database {p} does not exist yet (run `memoryd scan`)")
             uri = f"file:{p}?mode=ro"
-            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0)
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_WAIT_S)
         else:
             p.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(p, isolation_level=None, timeout=30.0)
+            conn = sqlite3.connect(p, isolation_level=None, timeout=BUSY_WAIT_S)
         try:
-            conn.execute("PRAGMA busy_timeout = 30000")
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_WAIT_S * 1000)}")
             if not readonly:
                 mode = _use_wal(conn)
                 if mode.lower() != "wal":  # pragma: no cover - exotic file systems
