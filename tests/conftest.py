@@ -155,6 +155,7 @@ KINDS: dict[str, str] = {
     "test_tool_search": "unit",
     "test_logging": "unit",
     "test_parser": "unit",
+    "test_retire_swap": "unit",
     "test_policy_expire": "unit",
     "test_policy_promote": "unit",
     "test_policy_score": "unit",

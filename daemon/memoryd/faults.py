@@ -12,7 +12,8 @@ it guards, after the Nth move of a run), and a test decides what happens there:
   (SIGKILL itself: the default), ``stop`` (SIGSTOP itself, so the test decides
   when and how to end it), ``hang`` (block the thread that reached it, as a read that
   never returns would, for as long as the spec still asks for it), ``eacces`` / ``erofs`` /
-  ``enospc`` / ``eio`` (raise that ``OSError``), and ``*`` for ``<n>`` to act every time;
+  ``enospc`` / ``eio`` / ``einval`` (raise that ``OSError``), and ``*`` for ``<n>`` to act
+  every time;
 * in a subprocess whose fault must start or end while it runs (a disk that fills up, then
   has room again), with ``MEMORYD_FAULT=@<file>``: the spec is read from that file each
   time a point is reached (no file, or an empty one: no fault).
@@ -36,6 +37,7 @@ _ERRNOS = {
     "erofs": errno.EROFS,
     "enospc": errno.ENOSPC,
     "eio": errno.EIO,
+    "einval": errno.EINVAL,
 }
 
 

@@ -21,6 +21,7 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -201,3 +202,56 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+# renameat2(2)'s RENAME_EXCHANGE (Linux 3.15+) and renamex_np(2)'s RENAME_SWAP (macOS 10.12+)
+# are both 2. What a file system that cannot swap answers: the caller then goes another way.
+_SWAP_FLAG = 2
+_AT_FDCWD = -100
+_CANNOT_SWAP = frozenset({errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV})
+_swap_call: object = None  # the libc function, found on first use (None: not looked for yet)
+
+
+def exchange(a: Path | str, b: Path | str) -> bool:
+    """Swap the files named ``a`` and ``b`` in one step: each name always names a file.
+
+    Why: rewriting a note that other programs read (OpenClaw reads ``MEMORY.md`` at every
+    session start) by renaming the old one aside and the new one in leaves a moment with no
+    note at all; a session starting then gets no memory. A swap has no such moment, and
+    leaves the old file under the other name, to be checked and removed. False (nothing
+    changed) where the system or the file system cannot swap; other errors are raised.
+    """
+    call = _libc_swap()
+    if call is False:
+        return False
+    import ctypes  # (only here: the one-shot commands never swap)
+
+    fa, fb = os.fsencode(a), os.fsencode(b)
+    if sys.platform == "darwin":
+        done = call(fa, fb, _SWAP_FLAG)  # type: ignore[operator]
+    else:
+        done = call(_AT_FDCWD, fa, _AT_FDCWD, fb, _SWAP_FLAG)  # type: ignore[operator]
+    if done == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _CANNOT_SWAP:
+        return False
+    raise OSError(err, os.strerror(err), os.fsdecode(a), None, os.fsdecode(b))
+
+
+def _libc_swap() -> object:
+    """libc's renameat2 (Linux) or renamex_np (macOS); False where there is none."""
+    global _swap_call
+    if _swap_call is None:
+        _swap_call = False
+        if sys.platform.startswith("linux") or sys.platform == "darwin":
+            import ctypes
+
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                _swap_call = getattr(
+                    libc, "renamex_np" if sys.platform == "darwin" else "renameat2"
+                )
+            except (OSError, AttributeError):  # a libc older than glibc 2.28 / musl 1.2.4
+                _swap_call = False
+    return _swap_call

@@ -10,18 +10,25 @@ meanwhile):
 1. the archive file is written whole (temp file, fsync, rename): the sections are there
    before they leave the note;
 2. the new note is written to ``.<name>.memoryd-r<id>.new`` beside it (fsynced);
-3. the note is renamed aside to ``.<name>.memoryd-r<id>.aside`` and the file renamed is
-   checked to hold ``before`` byte for byte: an editor's save or a dreaming rewrite that
-   landed after the plan read it gets its name back and wins (the archive goes back, the
-   caller plans again);
-4. the new note is linked to the note's name, which fails if a save created the note again
-   after step 3 (that save wins the same way);
-5. the aside and the temp names go; the row is ``done``.
+3. the two names are swapped in one step (:func:`.fsutil.exchange`): the note's name never
+   names nothing, so an OpenClaw session starting meanwhile reads one note or the other,
+   never none. The file now under the temporary name is checked to hold ``before`` byte for
+   byte: an editor's save or a dreaming rewrite that landed after the plan read it is
+   swapped back and wins (the archive goes back, the caller plans again);
+4. where names cannot be swapped (an old kernel or libc, a file system that refuses), the
+   note is renamed aside to ``.<name>.memoryd-r<id>.aside``, checked the same way, and the
+   new note linked to its name, which fails if a save created the note again meanwhile (that
+   save wins the same way);
+5. the aside and the temporary names go; the row is ``done``.
 
 =========================================  ===========================================
 a crash after                               the next acting command's repair
 =========================================  ===========================================
 the intent, or the archive write            the archive back as it was: rolled_back
+the swap (the note holds ``after_sha``,     the temporary file goes: done
+the temporary name ``before``)
+the swap, which met a save                  the save gets its name back; the archive
+                                            back: rolled_back
 the rename aside (no note)                  the aside gets its name back: rolled_back
 the rename, a save made the note again      the save stays; the aside (the journaled
                                             ``before``) goes; the archive back: rolled_back
@@ -38,6 +45,7 @@ both, and repair, finding the note rewritten, writes the archive's journaled byt
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -47,7 +55,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from . import faults
-from .fsutil import fsync_dir, read_regular, write_atomic, write_new
+from .fsutil import exchange, fsync_dir, read_regular, write_atomic, write_new
 from .locks import held
 from .move_files import MoveError, make_folders
 from .store import Store
@@ -121,6 +129,17 @@ def _give_back(aside: Path, src: Path) -> bool:
     os.unlink(aside)
     fsync_dir(src.parent)
     return True
+
+
+def _swap(tmp: Path, src: Path) -> bool:
+    """Swap the new note in (:func:`.fsutil.exchange`); False where it cannot be done."""
+    try:
+        faults.point("retire.exchange")  # (a test makes it EINVAL: a file system that cannot)
+    except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            return False
+        raise
+    return exchange(tmp, src)
 
 
 class Retirer:
@@ -253,8 +272,41 @@ class Retirer:
             faults.point("retire.archived")
         tmp, aside = _names(src, row.id)
         write_new(tmp, after, mode)
-        os.rename(src, aside)
+        if _swap(tmp, src):
+            self._check_swapped(row, src, tmp, aside)
+        else:
+            self._place_through_aside(row, src, tmp, aside)
+        faults.point("retire.placed")
+        _unlink(tmp)
+        _unlink(aside)
+        if not gains:
+            self._write_archive(archive, archive_after)
+            faults.point("retire.archived")
+
+    def _check_swapped(self, row: RetireRow, src: Path, tmp: Path, aside: Path) -> None:
+        """After the swap: ``src`` holds the new note, ``tmp`` what ``src`` held, which must
+        be the plan's ``before``; a save that landed since the check is swapped back."""
         fsync_dir(src.parent)
+        faults.point("retire.swapped")
+        if _read(tmp) == row.before:
+            return
+        # The save gets its name back by the same swap; ``tmp`` holds the new note again,
+        # unless something wrote to it meanwhile: then that is kept, never removed.
+        if not exchange(tmp, src):
+            os.replace(tmp, src)
+        fsync_dir(src.parent)
+        kept = os.path.lexists(tmp) and sha(_read(tmp)) != row.after_sha
+        if kept:
+            os.rename(tmp, aside)
+        _unlink(tmp)
+        self._archive_back(row)
+        where = f"; what was written meanwhile is kept at {aside}" if kept else ""
+        raise Changed(f"{src}: edited while memoryd rewrote it; the edit stays{where}")
+
+    def _place_through_aside(self, row: RetireRow, src: Path, tmp: Path, aside: Path) -> None:
+        """Where names cannot be swapped: the note goes aside, the new one is linked in (no
+        note for that moment), and a save made meanwhile wins."""
+        os.rename(src, aside)
         faults.point("retire.aside")
         if _read(aside) != row.before:  # a save landed between the check and the rename
             kept = _give_back(aside, src)
@@ -270,12 +322,6 @@ class Retirer:
             self._archive_back(row)
             raise Changed(f"{src}: saved while memoryd rewrote it; the save stays") from None
         fsync_dir(src.parent)
-        faults.point("retire.placed")
-        _unlink(tmp)
-        _unlink(aside)
-        if not gains:
-            self._write_archive(archive, archive_after)
-            faults.point("retire.archived")
 
     def _write_archive(self, archive: Path, data: bytes | None) -> None:
         if data is None:
@@ -321,19 +367,29 @@ class Retirer:
         self.check_path(row.archive)
         tmp, aside = _names(src, row.id)
         now = _read(src) if os.path.lexists(src) else None
+        tmp_bytes = _read(tmp) if os.path.lexists(tmp) else None
         aside_bytes = _read(aside) if os.path.lexists(aside) else None
-        if (
-            now is not None
-            and sha(now) == row.after_sha
-            and (aside_bytes is None or aside_bytes == row.before)
-        ):
+
+        def spare(data: bytes | None) -> bool:  # nothing a person wrote: safe to remove
+            return data is None or data == row.before or sha(data) == row.after_sha
+
+        rewritten = now is not None and sha(now) == row.after_sha
+        if rewritten and spare(tmp_bytes) and spare(aside_bytes):
             _unlink(tmp)
             _unlink(aside)
             archive = Path(row.archive)
             if _read(archive) == row.archive_before != row.archive_after:
                 self._write_archive(archive, row.archive_after)  # (its turn came after the note's)
             return "done", "note rewritten"
-        _unlink(tmp)
+        if rewritten and not spare(tmp_bytes):
+            # Stopped after the swap met a save (it is under the temporary name): it wins.
+            os.replace(tmp, src)
+            fsync_dir(src.parent)
+            if aside_bytes == row.before:
+                _unlink(aside)
+            return "rolled_back", f"note saved meanwhile; the save stays; {self._archive_back(row)}"
+        if spare(tmp_bytes):
+            _unlink(tmp)
         if aside_bytes is not None:
             if now is None:
                 _give_back(aside, src)
@@ -345,4 +401,6 @@ class Retirer:
                 what = f"note saved again meanwhile; an earlier version is kept at {aside}"
         else:
             what = "note not rewritten"
+        if not spare(tmp_bytes):
+            what += f"; an earlier version is kept at {tmp}"
         return "rolled_back", f"{what}; {self._archive_back(row)}"
