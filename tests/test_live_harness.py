@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from live import truth
-from live.model_server import INTERNAL, ScriptedModel, ToolCall, decide
+from live.model_server import INTERNAL, ScriptedModel, ToolCall, completion, decide
 
 NOTES = {"MEMORY.md", "memory/alpha.md", "memory/beta.md"}
 
@@ -54,6 +54,25 @@ def test_each_directive_is_one_step_then_the_reply() -> None:
     assert second == ToolCall("memory_get", {"path": "MEMORY.md"})
     done = decide({"tools": offered, "messages": [user(ASK), call, result, call, result]})
     assert done == "done"
+
+
+def test_calls_made_together_are_one_assistant_message_each_the_way_the_tools_allow() -> None:
+    ask = ('both [[many memory_search {"query": "postgres"} ;; memory_get {"path": "MEMORY.md"}]]'
+           ' [[call memory_get {"path": "memory/beta.md"}]]')
+    body = {"messages": [user(ask)]}
+    move = decide({**body, "tools": tools("memory_search", "memory_get")})
+    assert move == (ToolCall("memory_search", {"query": "postgres"}),
+                    ToolCall("memory_get", {"path": "MEMORY.md"}))
+    via = decide({**body, "tools": tools("tool_search", "tool_call")})
+    assert [c.arguments["id"] for c in via] == ["memory_search", "memory_get"]
+    message = completion(move, ["call00001", "call00002"])["choices"][0]["message"]
+    assert [(c["id"], c["function"]["name"]) for c in message["tool_calls"]] == [
+        ("call00001", "memory_search"), ("call00002", "memory_get")]
+    # the two results answer one step: the next move is the next directive
+    results = [{"role": "tool", "tool_call_id": c["id"], "content": "{}"}
+               for c in message["tool_calls"]]
+    after = decide({"tools": tools("memory_get"), "messages": [user(ask), message, *results]})
+    assert after == ToolCall("memory_get", {"path": "memory/beta.md"})
 
 
 def search_text(*paths: str) -> str:

@@ -151,3 +151,30 @@ def test_a_healthy_install_logs_no_warning(
     warnings = [line for line in outcome.stderr.splitlines()
                 if '"level":"warning"' in line or '"level":"error"' in line]
     assert warnings == []
+
+
+FORK = fixtures.FIXTURES / "2026.9.6" / "shapes" / "03-fork-and-isolated-heartbeat"
+
+
+def test_a_forked_subagent_is_credited_its_own_calls_and_not_its_parents(tmp_path: Path) -> None:
+    """A forked subagent's transcript starts with copies of its parent's events: each hit
+    stays with the session that made the call (one memoryd session per OpenClaw session key,
+    the parent's and the child's apart), as the recording's truth says."""
+    import sqlite3
+
+    truth = fixtures.unpack(FORK, tmp_path / "copy")
+    check.scan_copy(tmp_path / "copy", tmp_path / "md", truth["agents"])
+    with sqlite3.connect(tmp_path / "md" / "state.db") as db:
+        sessions_of: dict[str, set[str]] = {}
+        for call_id, session in db.execute("SELECT DISTINCT call_id, session FROM hits"):
+            sessions_of.setdefault(call_id, set()).add(session)
+    made = {c["call_id"]: c["session_key"] for c in truth["calls"]
+            if c["files"] and c["run"] is None}
+    assert set(sessions_of) == set(made)
+    assert all(len(s) == 1 for s in sessions_of.values()), sessions_of
+    session_by_key: dict[str, set[str]] = {}
+    for call_id, key in made.items():
+        session_by_key.setdefault(key, set()).update(sessions_of[call_id])
+    assert any(":subagent:" in key for key in session_by_key), "the recording has a fork"
+    assert all(len(s) == 1 for s in session_by_key.values()), session_by_key
+    assert len(set().union(*session_by_key.values())) == len(session_by_key)

@@ -13,6 +13,8 @@ Directives (each is one assistant turn, taken in order; then a plain text reply)
   (directory mode runs hidden names called directly).
 - ``[[tool_call NAME {json}]]`` always through ``tool_call``.
 - ``[[code JS]]``               one ``tool_search_code`` call with this JavaScript body.
+- ``[[many NAME {json} ;; NAME {json} ...]]``  these calls together, in one assistant message
+  (parallel tool calls), each made the way ``call`` makes it.
 - ``[[text WORDS]]``            reply with this text (ends the turn).
 
 Every request is appended to the log as one JSON line: ``{"path", "body", "reply"}``.
@@ -31,7 +33,7 @@ from typing import Any
 
 MODEL_ID = "scripted"
 INTERNAL = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"  # OpenClaw's own context, sent as a user turn
-DIRECTIVE = re.compile(r"\[\[(call|direct|tool_call|code|text)\s+(.*?)\]\]", re.S)
+DIRECTIVE = re.compile(r"\[\[(call|direct|tool_call|code|text|many)\s+(.*?)\]\]", re.S)
 
 
 @dataclass(frozen=True)
@@ -72,8 +74,11 @@ def code_calling(name: str, args: dict[str, Any]) -> str:
     return f"return await openclaw.tools.call({json.dumps(name)}, {json.dumps(args)});"
 
 
-def decide(body: dict[str, Any]) -> ToolCall | str:
-    """The scripted model's next move for a request: a tool call, or the final text."""
+Move = ToolCall | tuple[ToolCall, ...] | str  # one call, calls made together, or the text
+
+
+def decide(body: dict[str, Any]) -> Move:
+    """The scripted model's next move for a request: tool call(s), or the final text."""
     messages = body.get("messages") or []
     last_user = max((i for i, m in enumerate(messages)
                      if m.get("role") == "user" and INTERNAL not in message_text(m)), default=-1)
@@ -90,9 +95,15 @@ def decide(body: dict[str, Any]) -> ToolCall | str:
         return rest
     if verb == "code":
         return ToolCall("tool_search_code", {"code": rest})
+    tools = offered_tools(body)
+    if verb == "many":
+        return tuple(_one_call("call", part.strip(), tools) for part in rest.split(";;"))
+    return _one_call(verb, rest, tools)
+
+
+def _one_call(verb: str, rest: str, tools: set[str]) -> ToolCall:
     name, _, raw = rest.partition(" ")
     args = json.loads(raw) if raw.strip() else {}
-    tools = offered_tools(body)
     if verb == "direct" or (verb == "call" and name in tools):
         return ToolCall(name, args)
     if verb == "tool_call" or "tool_call" in tools:
@@ -100,6 +111,13 @@ def decide(body: dict[str, Any]) -> ToolCall | str:
     if "tool_search_code" in tools:
         return ToolCall("tool_search_code", {"code": code_calling(name, args)})
     return ToolCall(name, args)
+
+
+def calls_of(move: Move) -> tuple[ToolCall, ...]:
+    """The tool calls of a move (none for a text)."""
+    if isinstance(move, str):
+        return ()
+    return (move,) if isinstance(move, ToolCall) else move
 
 
 class ScriptedModel:
@@ -146,12 +164,15 @@ class ScriptedModel:
                     return
                 move = decide(body)
                 call_id = model.next_call_id()
+                ids = [call_id] + [model.next_call_id() for _ in calls_of(move)[1:]]
+                made = [{"tool": c.name, "arguments": c.arguments, "id": i}
+                        for c, i in zip(calls_of(move), ids, strict=False)]
                 model.record(self.path, body, move if isinstance(move, str) else
-                             {"tool": move.name, "arguments": move.arguments, "id": call_id})
+                             made[0] if len(made) == 1 else made)
                 if body.get("stream"):
-                    self._stream(move, call_id)
+                    self._stream(move, ids)
                 else:
-                    self._json(completion(move, call_id))
+                    self._json(completion(move, ids))
 
             def _json(self, payload: dict[str, Any], status: int = 200) -> None:
                 data = json.dumps(payload).encode()
@@ -161,12 +182,12 @@ class ScriptedModel:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, move: ToolCall | str, call_id: str) -> None:
+            def _stream(self, move: Move, ids: list[str]) -> None:
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
                 self.end_headers()
-                for chunk in stream_chunks(move, call_id):
+                for chunk in stream_chunks(move, ids):
                     self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
@@ -208,33 +229,37 @@ def _usage() -> dict[str, int]:
     return {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 
 
-def completion(move: ToolCall | str, call_id: str) -> dict[str, Any]:
-    """A non-streaming chat completion for a move."""
+def _tool_calls(move: Move, ids: list[str], streamed: bool) -> list[dict[str, Any]]:
+    return [{**({"index": n} if streamed else {}), "id": i, "type": "function",
+             "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            for n, (c, i) in enumerate(zip(calls_of(move), ids, strict=False))]
+
+
+def completion(move: Move, ids: list[str]) -> dict[str, Any]:
+    """A non-streaming chat completion for a move (``ids``: one per tool call)."""
     if isinstance(move, str):
         message: dict[str, Any] = {"role": "assistant", "content": move}
         finish = "stop"
     else:
-        message = {"role": "assistant", "content": None, "tool_calls": [{
-            "id": call_id, "type": "function",
-            "function": {"name": move.name, "arguments": json.dumps(move.arguments)}}]}
+        message = {"role": "assistant", "content": None,
+                   "tool_calls": _tool_calls(move, ids, streamed=False)}
         finish = "tool_calls"
-    return {"id": "chatcmpl-" + call_id, "object": "chat.completion", "created": int(time.time()),
+    return {"id": "chatcmpl-" + ids[0], "object": "chat.completion", "created": int(time.time()),
             "model": MODEL_ID,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": _usage()}
 
 
-def stream_chunks(move: ToolCall | str, call_id: str) -> list[dict[str, Any]]:
+def stream_chunks(move: Move, ids: list[str]) -> list[dict[str, Any]]:
     """The server-sent chunks of a streamed chat completion for a move."""
-    base = {"id": "chatcmpl-" + call_id, "object": "chat.completion.chunk",
+    base = {"id": "chatcmpl-" + ids[0], "object": "chat.completion.chunk",
             "created": int(time.time()), "model": MODEL_ID}
     if isinstance(move, str):
         deltas = [{"role": "assistant", "content": move}]
         finish = "stop"
     else:
-        deltas = [{"role": "assistant", "content": None, "tool_calls": [{
-            "index": 0, "id": call_id, "type": "function",
-            "function": {"name": move.name, "arguments": json.dumps(move.arguments)}}]}]
+        deltas = [{"role": "assistant", "content": None,
+                   "tool_calls": _tool_calls(move, ids, streamed=True)}]
         finish = "tool_calls"
     chunks = [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
               for d in deltas]

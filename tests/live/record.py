@@ -12,6 +12,7 @@ import json
 import shutil
 import sqlite3
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,8 +38,21 @@ def search(query: str) -> str:
     return f"[[call memory_search {json.dumps({'query': query})}]]"
 
 
-def get(path: str) -> str:
-    return f"[[call memory_get {json.dumps({'path': path})}]]"
+def get(path: str, **more: int) -> str:
+    return f"[[call memory_get {json.dumps({'path': path, **more})}]]"
+
+
+def together(*calls: tuple[str, dict[str, Any]]) -> str:
+    """Calls the model makes in one assistant message (parallel tool calls)."""
+    return "[[many " + " ;; ".join(f"{n} {json.dumps(a)}" for n, a in calls) + "]]"
+
+
+def spawn_fork(task: str) -> str:
+    """A ``sessions_spawn`` of a forked subagent whose task holds directives of its own
+    (its brackets written as JSON escapes, so that the parent's directive ends where it
+    should; the subagent is sent them as brackets)."""
+    args = json.dumps({"task": task, "context": "fork", "runtime": "subagent"})
+    return "[[call sessions_spawn " + args.replace("[", "\\u005b").replace("]", "\\u005d") + "]]"
 
 
 def code(body: str) -> str:
@@ -54,17 +68,20 @@ class Step:
     """One thing done to the install: ``turn`` (key, message, agent), ``reset`` (key,
     reason), ``delete`` (key), ``compact`` (key); through the gateway also ``heartbeat`` (a
     heartbeat wake now: the configured prompt runs in the heartbeat session) and ``cron``
-    (key: the job's ``--session`` target, message: its message; added, run once, waited for)."""
+    (key: the job's ``--session`` target, message: its message; added, run once, waited for).
+    ``waits_for``: after the step, wait for a turn whose user message holds this text (a
+    spawned subagent's, which runs after the turn that spawned it)."""
 
     kind: str
     key: str
     message: str = ""
     agent: str = "main"
     reason: str = "new"
+    waits_for: str = ""
 
 
-def turn(key: str, message: str, agent: str = "main") -> Step:
-    return Step("turn", f"agent:{agent}:{key}", message, agent)
+def turn(key: str, message: str, agent: str = "main", waits_for: str = "") -> Step:
+    return Step("turn", f"agent:{agent}:{key}", message, agent, waits_for=waits_for)
 
 
 @dataclass(frozen=True)
@@ -224,9 +241,42 @@ RUNS = Scenario("runs", (
     "runbook.md": "# Runbook\n\nRestart the walrus service with care.\n",
 })
 
-SCENARIOS = {s.name: s for s in (DIRECT, MAIN, AGENTS, CI, OLDER, RUNS)}
+# Issue 29 item 8, the shapes left: memory calls made together in one assistant message
+# (Tool Search off, then on), memory_get with from/lines and past the note's end, a note whose
+# name is in NFD (as macOS writes names) asked for in NFD and in NFC, a forked subagent (its
+# transcript starts with copies of the parent's events), an isolated heartbeat.
+CAFE_NFD = unicodedata.normalize("NFD", "memory/Café crème.md")
+CAFE_NFC = unicodedata.normalize("NFC", CAFE_NFD)
+SHAPES = Scenario("shapes", (
+    Phase("together-direct", False, "local", (
+        turn("p", "two at once " + together(("memory_search", {"query": "postgres"}),
+                                            ("memory_get", {"path": "memory/beta.md"}))),
+        turn("r", "ranges " + get("memory/gamma.md", **{"from": 3, "lines": 1}) + " "
+             + get("memory/gamma.md", **{"from": 500, "lines": 5})),
+        turn("n", "names " + get(CAFE_NFD) + " " + get(CAFE_NFC) + " " + search("croissant")),
+    )),
+    Phase("together-tools-mode", UNSET, "local", (
+        turn("p", "two at once, tools mode "
+             + together(("memory_get", {"path": "memory/alpha.md"}),
+                        ("memory_search", {"query": "kayak June"}),
+                        ("memory_get", {"path": "memory/delta.md", "from": 3}))),
+    )),
+    Phase("fork-and-isolated-heartbeat", UNSET, "gateway", (
+        turn("f", "the parent " + search("dentist Tuesdays") + " "
+             + spawn_fork("fork child task " + get("memory/recipes.md") + " "
+                          + search("lentil soup")), waits_for="child task [[call"),
+        Step("heartbeat", "agent:main:main"),
+        turn("f", "the parent again " + get("memory/people/ana.md")),
+    ), extra_config={"agents": {"defaults": {"heartbeat": {
+        "every": "0m", "target": "none", "isolatedSession": True,
+        "prompt": truth.HEARTBEAT_PROMPT + " " + get("memory/2026-11-30.md")}}}}),
+), notes={
+    CAFE_NFD: "# Café crème\n\nThe croissant bakery opens at seven.\n",
+})
+
+SCENARIOS = {s.name: s for s in (DIRECT, MAIN, AGENTS, CI, OLDER, RUNS, SHAPES)}
 # Committed as fixtures, per version ("ci" is run live by .ci/run).
-RECORDED = {"2026.9.6": ("direct", "main", "agents", "runs"), "2026.8.1": ("lifecycle",),
+RECORDED = {"2026.9.6": ("direct", "main", "agents", "runs", "shapes"), "2026.8.1": ("lifecycle",),
             "2026.7.35": ("lifecycle",), "2026.5.28": ("lifecycle",)}
 
 
@@ -250,6 +300,13 @@ def agent_schema(state: Path) -> int | None:
 
 
 def run_step(inst: Install, step: Step, logs: Path, local: bool) -> None:
+    before = _replies(logs)
+    _run_step(inst, step, logs, local)
+    if step.waits_for:
+        _wait_for_turn(logs, before, step.waits_for, anywhere=True)
+
+
+def _run_step(inst: Install, step: Step, logs: Path, local: bool) -> None:
     if step.kind == "turn":
         agent_turn(inst, step.key, step.message, logs / "cli.log", step.agent, local=local)
     elif step.kind == "reset":
@@ -286,9 +343,11 @@ def _replies(logs: Path) -> int:
     return len(log.read_text(encoding="utf-8").splitlines()) if log.exists() else 0
 
 
-def _wait_for_turn(logs: Path, after: int, starts: str, timeout: float = TURN_TIMEOUT_S) -> None:
-    """Wait until the scripted model ended a turn whose user message begins ``starts`` (its
-    final "done"), in a request after the first ``after``; then a moment for the transcript."""
+def _wait_for_turn(logs: Path, after: int, starts: str, timeout: float = TURN_TIMEOUT_S,
+                   anywhere: bool = False) -> None:
+    """Wait until the scripted model ended a turn whose user message begins ``starts`` (or
+    holds it, ``anywhere``) with its final "done", in a request after the first ``after``;
+    then a moment for the transcript."""
     from .model_server import INTERNAL, message_text
 
     deadline = time.monotonic() + timeout
@@ -298,7 +357,9 @@ def _wait_for_turn(logs: Path, after: int, starts: str, timeout: float = TURN_TI
             doc = json.loads(line)
             users = [message_text(m) for m in (doc.get("body") or {}).get("messages") or []
                      if m.get("role") == "user" and INTERNAL not in message_text(m)]
-            if users and users[-1].lstrip().startswith(starts) and doc.get("reply") == "done":
+            said = users[-1] if users else ""
+            if (starts in said if anywhere else said.lstrip().startswith(starts)) \
+                    and doc.get("reply") == "done":
                 time.sleep(3.0)  # the turn's last events written after the reply
                 return
         time.sleep(1.0)
