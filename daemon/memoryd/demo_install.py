@@ -274,6 +274,7 @@ class _Transcript:
         alive = [n for n in notes if n.weight > 0 and n.born * 1000 <= self.ms]
         k = rng.choices((1, 2, 3, 4, 5, 6), (8, 12, 18, 22, 20, 20))[0]
         picks = rng.choices(alive, weights=[n.weight for n in alive], k=k)
+        payload: dict[str, Any]
         if rng.random() < 0.7:
             results = []
             for note in dict.fromkeys(picks):  # a chunk of each note found: its lines as they are
@@ -284,18 +285,19 @@ class _Transcript:
                 found = dict(path=note.rel, startLine=first, endLine=last, score=score)
                 cite = f"{note.rel}#L{first}-L{last}"
                 results.append(found | dict(snippet=snippet, source="memory", citation=cite))
-            payload: dict[str, Any] = dict(results=results, provider="openai", citations="auto")
+            payload = dict(results=results, provider="openai", citations="auto")
             query = {"query": rng.choice(QUERIES), "maxResults": 6}
             self.tool("memory_search", query, _pretty(payload), payload)
             return
-        note, args = picks[0], dict[str, Any](path=picks[0].rel)
-        first, count = 1, len(note.lines)  # the whole note, or (60 %) some lines of it
-        if rng.random() < 0.6:
+        note = picks[0]
+        args: dict[str, Any] = {"path": note.rel}
+        payload = {"path": note.rel, "text": "\n".join(note.lines) + "\n"}
+        if rng.random() < 0.6:  # some lines of it, else the whole note
             first = rng.randint(1, len(note.lines))
             count = min(rng.choice((20, 40)), len(note.lines) - first + 1)
             args |= {"from": first, "lines": count}
-        text = "\n".join(note.lines[first - 1 : first - 1 + count]) + "\n"
-        payload = {"text": text, "path": note.rel, "from": first, "lines": count}
+            text = "\n".join(note.lines[first - 1 : first - 1 + count]) + "\n"
+            payload = {"text": text, "path": note.rel, "from": first, "lines": count}
         self.tool("memory_get", args, _pretty(payload), payload)
 
     def write(self, final: Path) -> int:
