@@ -279,6 +279,7 @@ class _Transcript:
             results = []
             for note in dict.fromkeys(picks):  # a chunk of each note found: its lines as they are
                 first = rng.randint(1, len(note.lines))
+                first += not note.lines[first - 1]  # (a blank line is never a note's last)
                 last = min(len(note.lines), first + rng.randint(0, 4))
                 snippet = "\n".join(note.lines[first - 1 : last])
                 score = round(rng.uniform(0.35, 0.92), 4)
@@ -343,6 +344,7 @@ def build(root: Path, *, now: float, size_mb: int | None = None, seed: int = SEE
     sdir.mkdir(parents=True, exist_ok=True)
     index: dict[str, dict[str, Any]] = {}
     written, size = [], 0
+    reset = sorted(range(sessions), key=budgets.__getitem__)[: max(1, sessions // 12)]  # short ones
     for i in range(sessions):
         path = sdir / f"{draw.uuid()}.jsonl"
         f = _Transcript(draw, path, int(starts[i] * 1000), int(now * 1000), str(ws))
@@ -353,7 +355,7 @@ def build(root: Path, *, now: float, size_mb: int | None = None, seed: int = SEE
         while f.size < budgets[i]:
             f.ordinary(budgets[i] - f.size)
         final = f.path
-        if i % 4 == 1:  # `/new` renamed it; its key went on in a new session
+        if i in reset:  # `/new` renamed it; its key went on in a new session
             stamp = iso_ms(f.ms + 60_000).replace(":", "-")
             final = f.path.with_name(f"{f.path.name}.reset.{stamp}")
         else:
