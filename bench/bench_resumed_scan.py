@@ -53,7 +53,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--stop", choices=("int", "kill"), default="int")
     opts = ap.parse_args()
-    from memoryd.corpus import generate_demo
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # not in the wheel
+    from support.corpus import generate_demo
 
     work = Path(tempfile.mkdtemp(prefix="memoryd-resumed-"))
     truth = generate_demo(work / "corpus", now=NOW, size_mb=opts.mb)

@@ -161,7 +161,8 @@ def generate_corpus(
 ) -> Any:
     """One of ``CORPORA`` (its sessions and size, unless given), generated under ``root``."""
     sys.path.insert(0, str(HERE.parent / "daemon"))
-    from memoryd.corpus import generate
+    sys.path.insert(0, str(HERE.parent / "tests"))  # tests/support: not in the wheel
+    from support.corpus import generate
 
     default_sessions, default_mb, call_every = CORPORA[corpus]
     kwargs = {"call_every_bytes": call_every} if call_every else {}

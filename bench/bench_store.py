@@ -154,7 +154,7 @@ def main() -> int:
 
     sys.path.insert(0, str(HERE.parent / "daemon"))
     sys.path.insert(0, str(HERE.parent / "tests"))  # tests/support: not in the wheel
-    from memoryd.corpus import generate
+    from support.corpus import generate
     from support.openclaw_store import store_from_corpus
 
     tmp = Path(tempfile.mkdtemp(prefix="memoryd-bench-store-"))

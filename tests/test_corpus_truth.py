@@ -1,6 +1,6 @@
 """memoryd's counts against an independent reference, on corpora with every transcript variant.
 
-The reference is :mod:`memoryd.corpus`: it writes a realistic OpenClaw state dir (every
+The reference is :mod:`support.corpus`: it writes a realistic OpenClaw state dir (every
 dialect of openclaw-formats.md §2–4, decoy files and decoy text, 600 KB lines, garbage
 and invalid UTF-8) and computes the hits from its own decisions, never by parsing what
 it wrote. Everything here runs the real ``memoryd`` command on real files (in the pytest
@@ -22,9 +22,9 @@ import pytest
 
 from inprocess import memoryd as run_memoryd
 from memoryd.clock import iso
-from memoryd.corpus import DEMO, DIMS, CorpusTruth, generate, generate_demo
 from report_counts import counts_of as counts
 from report_counts import diff
+from support.corpus import DEMO, DIMS, CorpusTruth, generate, generate_demo
 
 NOW = 1_790_000_000.0  # 2026-09-21T12:53:20Z: the corpus spans the 90 days before it
 

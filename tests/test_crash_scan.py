@@ -24,7 +24,7 @@ import pytest
 
 from inprocess import memoryd as run_memoryd
 from memoryd.clock import parse_instant
-from memoryd.corpus import CorpusTruth, generate
+from support.corpus import CorpusTruth, generate
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 

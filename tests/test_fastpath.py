@@ -29,12 +29,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.config import load_config, resolve_paths
-from memoryd.corpus import CorpusTruth, generate
 from memoryd.ingest import parser
 from memoryd.ingest import scan as scan_module
 from memoryd.ingest.parser import ResultPath, memory_tool, parse, parse_line, to_epoch
 from memoryd.section_map import WHOLE_FILE
 from memoryd.store import Store
+from support.corpus import CorpusTruth, generate
 from test_crash_scan import NOW, counts
 from test_scan_helper import ONE_PROCESS, state_rows, write_config
 

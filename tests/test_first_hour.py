@@ -492,7 +492,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_demo_tier_store_gives_organize_something_to_do(demo: Path) -> None:
-    from memoryd.corpus import DEMO_TIER_PLAN
+    from memoryd.demo_notes import DEMO_TIER_PLAN
 
     r = memoryd("organize", "--dry-run", "--json", config=demo)
     assert r.returncode == 0, r.stderr

@@ -49,7 +49,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.strength",
             "memoryd.section_map",
             "memoryd.bootstrap_cut",
-            "memoryd.corpus.*",  # the demo's (and the tests') install generator
+            "memoryd.demo_notes",  # what `memoryd demo`'s notes say, and its tier store
+            "memoryd.demo_install",  # the OpenClaw install `memoryd demo` writes
         ),
     ),
     ("config", ("memoryd.config.*", "memoryd.config_reference", "memoryd.bootstrap")),
@@ -310,6 +311,29 @@ def test_only_the_commands_import_a_job_and_no_job_imports_another() -> None:
         for target in sorted(targets & jobs)
     ]
     assert offenders == []
+
+
+def test_the_wheel_holds_no_install_generator_and_no_test_code() -> None:
+    """Issue 31: the tests' install generator (every dialect, decoys, reference counts) is
+    test data, in tests/support/corpus; ``memoryd demo`` writes its own small install. No
+    runtime module is one of the generator's, and none imports it or other test code, so a
+    wheel built from daemon/ cannot hold it or need it."""
+    assert not (ROOT / "corpus").exists()
+    assert [m for m in module_names(ROOT) if "corpus" in m.split(".")] == []
+    assert imports_of_test_code(ROOT) == []
+    named = [
+        f"{module} imports {name}"
+        for module, (path, _) in module_names(ROOT).items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for name in (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or "", *(a.name for a in node.names)]
+        )
+        if "corpus" in name.split(".")
+    ]
+    assert named == []
 
 
 def test_the_checks_see_a_circle_and_an_arrow_up(tmp_path: Path) -> None:

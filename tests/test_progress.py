@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from memoryd.commands.formats import human_bytes
-from memoryd.corpus import generate_demo
 from memoryd.progress import FIRST_SCAN_NOTE, Note, TerminalLine, describe, read_note
+from support.corpus import generate_demo
 
 NOW = 1_790_000_000.0
 

@@ -40,7 +40,6 @@ import transcripts as tx
 from daemon_harness import wait_until
 from memoryd import faults
 from memoryd.config import load_config, resolve_paths
-from memoryd.corpus import CorpusTruth, generate
 from memoryd.ingest import prescan
 from memoryd.ingest import scan as scan_module
 from memoryd.ingest.prescan import (
@@ -53,6 +52,7 @@ from memoryd.ingest.prescan import (
 )
 from memoryd.ingest.tailer import Region
 from memoryd.store import Store
+from support.corpus import CorpusTruth, generate
 from test_crash_scan import NOW, counts, env_for, memoryd
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is forked")

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd.commands.formats import json_dumps
-from memoryd.corpus import generate_demo
+from support.corpus import generate_demo
 
 NOW = 1_790_000_000.0
 # Never on a read command's path.

@@ -5,7 +5,7 @@ Current OpenClaw installs keep transcripts in ``agents/<id>/agent/openclaw-agent
 results zstd-compressed, sessions deleted into archive rows and ``.zst`` files, moved
 to cold storage, rewritten in place, and the JSONL files of the upgrade kept in an
 import archive. The stores here are written by :mod:`support.openclaw_store`
-from a :mod:`memoryd.corpus` install, so the corpus's reference counts apply: whatever
+from a :mod:`support.corpus` install, so the corpus's reference counts apply: whatever
 layout and whatever OpenClaw did between scans, memoryd must count exactly those hits,
 once. The first tests check the writer itself with plain ``sqlite3`` and ``zstd``;
 every other test runs the ``memoryd`` command on real files (in the pytest process,
@@ -34,8 +34,8 @@ from hypothesis import strategies as st
 
 import transcripts as tx
 from inprocess import memoryd as run_memoryd
-from memoryd.corpus import CorpusTruth, generate, iso_ms
 from report_counts import counts_of, diff
+from support.corpus import CorpusTruth, generate, iso_ms
 from support.openclaw_store import (
     AgentStore,
     CorpusSession,

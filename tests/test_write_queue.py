@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from memoryd.config import load_config, resolve_paths
-from memoryd.corpus import CorpusTruth, generate
 from memoryd.ingest import ledger as ledger_module
 from memoryd.ingest import scan as scan_module
 from memoryd.store import Store
+from support.corpus import CorpusTruth, generate
 from test_crash_scan import NOW
 from test_scan_helper import ONE_PROCESS, write_config
 

@@ -10,6 +10,6 @@ an installed memoryd has none of it, and nothing in ``daemon/`` may import it
 - :mod:`support.histories` (family A) and :mod:`support.histories_b`, ``_c``, ``_d`` generate
   year-long hit histories with a known need behind every search, for replaying expire policies.
 
-The JSONL install generator they build on, with its reference counts, is :mod:`memoryd.corpus`:
-it ships with the runtime because ``memoryd demo`` runs its small preset.
+The JSONL install generator they build on, with its reference counts, is :mod:`support.corpus`
+(``memoryd demo`` writes its own small install: :mod:`memoryd.demo_install`).
 """

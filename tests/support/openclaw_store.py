@@ -21,7 +21,7 @@ header first) exactly as the formats doc describes OpenClaw writing them:
 - and the import archive of the JSONL files an upgrade moved aside
   (``session-sqlite-import-archive/<keySlug>.<file>.imported-<ts>``).
 
-:func:`store_from_corpus` turns a :mod:`memoryd.corpus` install into a store install
+:func:`store_from_corpus` turns a :mod:`support.corpus` install into a store install
 holding the same conversations, so its reference counts apply unchanged. Details the
 formats doc marks unverified (the archive tables' columns at 24, where derived ``.zst``
 files live) follow the brief of issue 9; where the real thing differs, it wins.
@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from memoryd.corpus.openclaw_jsonl import zstd_frame
+from support.corpus.openclaw_jsonl import zstd_frame
 
 try:  # the standard library's binding from Python 3.14, its official backport below
     from compression import zstd  # type: ignore[import-not-found]
@@ -50,7 +50,7 @@ except ImportError:  # pragma: no cover - depends on the Python version
     from backports import zstd  # type: ignore[no-redef]
 
 if TYPE_CHECKING:
-    from memoryd.corpus import CorpusTruth
+    from support.corpus import CorpusTruth
 
 DB_NAME = "openclaw-agent.sqlite"
 SCHEMAS = (13, 22, 24)  # the layouts written here, each in its real DDL
@@ -525,7 +525,7 @@ def write_import_archive(
 
 @dataclass(frozen=True)
 class CorpusSession:
-    """One transcript of a :mod:`memoryd.corpus` install, as the store holds it.
+    """One transcript of a :mod:`support.corpus` install, as the store holds it.
 
     ``lines`` are the file's lines as text (CR dropped, invalid UTF-8 replaced), without
     the lines that are not JSON objects: OpenClaw's store holds what it serialised, so a

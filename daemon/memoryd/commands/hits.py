@@ -358,7 +358,7 @@ def cmd_export_hits(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
     import tempfile  # only the demo needs it
 
-    from .. import corpus
+    from .. import demo_install, demo_notes
 
     cli_main = ctx.command_line().main
 
@@ -373,19 +373,20 @@ def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
     if args.size:
         ctx.print(f"building about {args.size} MB of transcripts in {root} ...")
         ctx.out.flush()
-    truth = corpus.generate_demo(root, now=now, size_mb=args.size)
-    tiers_root = truth.state_dir / "memory_fs"  # the default [tiers] root for this state dir
-    corpus.generate_demo_tiers(tiers_root, now=now)
+    install = demo_install.build(root, now=now, size_mb=args.size)
+    tiers_root = install.state_dir / "memory_fs"  # the default [tiers] root for this state dir
+    demo_notes.write_tier_store(tiers_root, now=now)
     config = root / "memoryd.toml"
     config.write_text(
         "# written by `memoryd demo`\n"
-        f"[openclaw]\nstate_dir = {str(truth.state_dir)!r}\nworkspace = {str(truth.workspace)!r}\n"
+        f"[openclaw]\nstate_dir = {str(install.state_dir)!r}\n"
+        f"workspace = {str(install.workspace)!r}\n"
         f"[state]\ndir = {str(root / 'memoryd-state')!r}\n",
         encoding="utf-8",
     )
     ctx.print(f"built a demo OpenClaw install in {root}")
-    ctx.print(f"  transcripts: {truth.state_dir}/agents/main/sessions/")
-    ctx.print(f"  workspace:   {truth.workspace}")
+    ctx.print(f"  transcripts: {install.state_dir}/agents/main/sessions/")
+    ctx.print(f"  workspace:   {install.workspace}")
     ctx.print("")
     import shlex  # (only the demo prints lines to paste)
 
@@ -398,7 +399,7 @@ def cmd_demo(args: argparse.Namespace, ctx: Context) -> int:
     ctx.out.flush()
     code = code or cli_main(["--config", str(config), "hits", "--top", "10", "--no-scan"])
     ctx.print("")
-    ctx.print(f"A tier store of {len(corpus.DEMO_NOTES)} notes, 1 hour to 40 days old, is in")
+    ctx.print(f"A tier store of {len(demo_notes.DEMO_NOTES)} notes, 1 hour to 40 days old, is in")
     ctx.print(f"{tiers_root}/ (hot/ warm/ gist/ forgotten/). Try:")
     ctx.print(f"  memoryd --config {quoted} organize --dry-run   # what would move, and why")
     ctx.print(f"  memoryd --config {quoted} recall rate limits   # warm/ note back to hot/")

@@ -25,14 +25,16 @@ Same arguments, same bytes: everything random comes from one ``random.Random(see
   Claude Code ``tool_result`` answers they may carry;
 - :mod:`.sessions` plans the install (which transcripts, decoys, indexes) and writes it;
 - :mod:`.truth` holds the reference counts (:class:`CorpusTruth`);
-- :mod:`.demo` is the small preset ``memoryd demo`` shows, and its tier store.
+- :mod:`.demo` is the demo-sized preset (the size and span of ``memoryd demo``'s install).
 
-Used by ``memoryd demo``, the ground-truth tests and ``bench/``.
+Used by the ground-truth tests and ``bench/`` (imported as ``support.corpus``: tests/ is on
+``sys.path``). It is not part of the wheel: ``memoryd demo`` writes its own small install
+(:mod:`memoryd.demo_install`).
 """
 
 from __future__ import annotations
 
-from .demo import DEMO, DEMO_NOTES, DEMO_TIER_PLAN, generate_demo, generate_demo_tiers
+from .demo import DEMO, generate_demo
 from .dialects import DIMS
 from .openclaw_jsonl import iso_ms
 from .sessions import generate
@@ -42,14 +44,11 @@ from .workspace import SPAN_DAYS
 __all__ = [
     "DAY",
     "DEMO",
-    "DEMO_NOTES",
-    "DEMO_TIER_PLAN",
     "DIMS",
     "SPAN_DAYS",
     "CorpusTruth",
     "Transcript",
     "generate",
     "generate_demo",
-    "generate_demo_tiers",
     "iso_ms",
 ]
