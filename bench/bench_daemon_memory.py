@@ -38,8 +38,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))  # the tests' transcript builders and harness
 
-import transcripts as tx  # noqa: E402
-from daemon_harness import (  # noqa: E402
+from support import transcripts as tx  # noqa: E402
+from support.daemon_harness import (  # noqa: E402
     DaemonProcess,
     NotifySocket,
     hit_count,

@@ -2,7 +2,7 @@
 
 Every test module has a kind (:data:`KINDS`, or its own ``pytestmark``): ``unit`` tests
 run in the pytest process, ``subprocess`` tests run memoryd end to end (the command, in the
-pytest process through :mod:`inprocess` or as a child, or the daemon as a real child
+pytest process through :mod:`support.inprocess` or as a child, or the daemon as a real child
 process), ``crash`` tests kill or fault one mid-write and check what survives. The
 last two are also ``slow``: ``pytest -m "not slow"`` runs the unit tests in seconds. A
 unit test that starts a process fails, so the table cannot drift from what tests do.
@@ -21,7 +21,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from daemon_harness import DaemonProcess, NotifySocket  # found through the path above
+from support.daemon_harness import DaemonProcess, NotifySocket  # found through the path above
 
 # Tests never see the developer's own OpenClaw install or memoryd config.
 for var in (
@@ -175,7 +175,7 @@ KINDS: dict[str, str] = {
     "test_calibration": "unit",
     "test_clock": "unit",
     "test_live_harness": "unit",  # the live harness's model and truth (no Node)
-    # memoryd end to end: the command (tests/inprocess.py, or a child) or the daemon
+    # memoryd end to end: the command (tests/support/inprocess.py, or a child) or the daemon
     "test_cli": "subprocess",
     "test_config": "subprocess",
     "test_fidelity": "subprocess",

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from inprocess import memoryd as run_memoryd
 from memoryd.policy import calibration as cb
+from support.inprocess import memoryd as run_memoryd
 
 DAY = 86400.0
 NOW = 1_796_000_000.0  # 2026-11-30

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-import transcripts as tx
 from memoryd.commands.registry import COMMAND_GROUPS, COMMAND_MODULES
+from support import transcripts as tx
 
 
 def test_every_command_is_in_the_fast_path_table():

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from inprocess import memoryd as run_memoryd
 from memoryd import config_reference
 from memoryd.config import (
     Config,
@@ -19,6 +18,7 @@ from memoryd.config import (
     parse_config,
     resolve_paths,
 )
+from support.inprocess import memoryd as run_memoryd
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -4,7 +4,7 @@ The reference is :mod:`support.corpus`: it writes a realistic OpenClaw state dir
 dialect of openclaw-formats.md §2–4, decoy files and decoy text, 600 KB lines, garbage
 and invalid UTF-8) and computes the hits from its own decisions, never by parsing what
 it wrote. Everything here runs the real ``memoryd`` command on real files (in the pytest
-process: :mod:`inprocess`; a scan after every appended line is a few hundred commands):
+process: :mod:`support.inprocess`; a scan after every appended line is a few hundred commands):
 a cold scan, a scan after every appended line (renames and successors included), and
 the ``hits`` report for all time and for 30 days with the clock pinned.
 """
@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from inprocess import memoryd as run_memoryd
 from memoryd.clock import iso
-from report_counts import counts_of as counts
-from report_counts import diff
 from support.corpus import DEMO, DIMS, CorpusTruth, generate, generate_demo
+from support.inprocess import memoryd as run_memoryd
+from support.report_counts import counts_of as counts
+from support.report_counts import diff
 
 NOW = 1_790_000_000.0  # 2026-09-21T12:53:20Z: the corpus spans the 90 days before it
 

@@ -12,7 +12,6 @@ land between commits of a half-read file.
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import sqlite3
@@ -22,13 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from inprocess import memoryd as run_memoryd
 from memoryd.clock import parse_instant
 from support.corpus import CorpusTruth, generate
+from support.scan_runs import NOW, counts, env_for, memoryd
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 
-NOW = 1_790_000_000.0
 SMALL_CHUNKS = "[ingest]\nchunk_bytes = 4096\n"
 
 
@@ -41,25 +39,6 @@ def write_config(root: Path, truth: CorpusTruth, state: Path) -> Path:
         encoding="utf-8",
     )
     return cfg
-
-
-def env_for(cfg: Path) -> dict[str, str]:
-    return dict(os.environ, MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(NOW))
-
-
-def memoryd(cfg: Path, *args: str) -> str:
-    """A command that runs to its end (in the pytest process: :mod:`inprocess`); the scans
-    these tests kill are children of their own (:func:`killed_scan`)."""
-    proc = run_memoryd(args, env=env_for(cfg))
-    assert proc.returncode == 0, f"memoryd {' '.join(args)} exited {proc.returncode}: {proc.stderr}"
-    return proc.stdout
-
-
-def counts(cfg: Path) -> dict[str, int]:
-    doc = json.loads(memoryd(cfg, "hits", "--all", "--json", "--no-scan"))
-    got = {f["path"]: f["hits"] for f in doc["files"]}
-    got.update({p: 0 for p in doc["never_hit"]})
-    return got
 
 
 def stored_hits(state: Path) -> int:

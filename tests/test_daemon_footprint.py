@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-import transcripts as tx
-from daemon_harness import (
+from support import transcripts as tx
+from support.daemon_harness import (
     DaemonProcess,
     NotifySocket,
     hit_count,

@@ -10,18 +10,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from daemon_harness import (
-    DaemonProcess,
-    append,
-    clear_of_fires,
-    done_jobs,
-    hit_count,
-    hit_lines,
-    job_rows,
-    jobs_log_lines,
-    make_install,
-    wait_until,
-)
 from memoryd.config import Config, ConfigError, ScheduleConfig, schedule_timezone
 from memoryd.jobs import period_key
 from memoryd.service.main import JOB_STOP_GRACE_SECONDS
@@ -34,7 +22,19 @@ from memoryd.service.schedule import (
 )
 from memoryd.service.systemd import StatusFacts, status_line
 from memoryd.store import Store
-from schedule_helpers import at, record, triggers
+from support.daemon_harness import (
+    DaemonProcess,
+    append,
+    clear_of_fires,
+    done_jobs,
+    hit_count,
+    hit_lines,
+    job_rows,
+    jobs_log_lines,
+    make_install,
+    wait_until,
+)
+from support.schedule_helpers import at, record, triggers
 
 BERLIN = ZoneInfo("Europe/Berlin")
 UTCZ = ZoneInfo("UTC")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon_harness import (
+from support.daemon_harness import (
     DaemonProcess,
     NotifySocket,
     append,

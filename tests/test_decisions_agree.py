@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from inprocess import memoryd as run_memoryd
 from memoryd.config import parse_config, resolve_paths
 from memoryd.policy.expire_plan import build_plan, decision_of
 from memoryd.signals import snapshot
 from memoryd.store import Store
+from support.inprocess import memoryd as run_memoryd
 
 DAY = 86400.0
 NOW = 1_796_000_000.0  # 2026-11-30

@@ -4,7 +4,7 @@ What the replay builds for every file at every run (its view of the hits and the
 strength as known then, the bursts of hits) is held to a plain step-by-step reference on
 generated histories; the calibration a dry run learns is saved, reused by the next
 command with the same plan, and learned again once new verdicts are due. Real SQLite,
-real files; the commands run as ``python -m memoryd`` would (:mod:`inprocess`).
+real files; the commands run as ``python -m memoryd`` would (:mod:`support.inprocess`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from inprocess import memoryd as run_memoryd
 from memoryd.own_history import LEARNED_FILE
 from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
 from support.histories import GenParams, generate, replay_inputs, write_history
+from support.inprocess import memoryd as run_memoryd
 
 pytestmark = pytest.mark.unit
 DAY = 86400.0

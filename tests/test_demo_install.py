@@ -19,8 +19,8 @@ from typing import Any
 
 import json5
 import pytest
-
 from inprocess import memoryd as run_memoryd
+
 from memoryd import demo_install, demo_notes
 from memoryd.policy.promote import PREFERENCE, REVIEW, SKILL, classify
 

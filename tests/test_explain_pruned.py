@@ -2,7 +2,7 @@
 
 The policy's verdict (KEEP: still in use) is not the plan's when the file's score is among
 the lowest and pruning or capacity control archives it: a user reading "expire: KEEP" must
-not find the note moved by the next ``expire``. Workspaces from test_explain_one_file's
+not find the note moved by the next ``expire``. Workspaces from support.explain_state's
 generator; ``python -m memoryd`` as a user runs it, real files and SQLite.
 """
 
@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from inprocess import memoryd as run_memoryd
 from memoryd.config import parse_config, resolve_paths
 from memoryd.policy.expire_plan import build_plan, planned_decision_of
 from memoryd.signals import snapshot
 from memoryd.store import Store
-from test_explain_one_file import NOW, build
+from support.explain_state import NOW, build
+from support.inprocess import memoryd as run_memoryd
 
 # Pruning alone, capacity alone, both (capacity under the file count: some go by it),
 # and a fraction cap that keeps some files below the threshold.

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-import transcripts as tx
-from inprocess import memoryd as run_memoryd
 from memoryd.workspace import classify_result_path
+from support import transcripts as tx
+from support.inprocess import memoryd as run_memoryd
 
 pytestmark = pytest.mark.subprocess
 

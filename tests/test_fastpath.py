@@ -35,8 +35,7 @@ from memoryd.ingest.parser import ResultPath, memory_tool, parse, parse_line, to
 from memoryd.section_map import WHOLE_FILE
 from memoryd.store import Store
 from support.corpus import CorpusTruth, generate
-from test_crash_scan import NOW, counts
-from test_scan_helper import ONE_PROCESS, state_rows, write_config
+from support.scan_runs import NOW, ONE_PROCESS, counts, state_rows, write_config
 
 # ------------------------------------------------------------------ lines of the real shapes
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon_harness import (
+from support.daemon_harness import (
     DaemonProcess,
     Install,
     append,

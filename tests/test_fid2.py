@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from test_fidelity import hit_counts, memoryd, note, transcript
-from transcripts import make_install
+from support.fidelity_install import hit_counts, memoryd, note, session_lines, transcript
+from support.transcripts import make_install
 
 pytestmark = pytest.mark.subprocess
 
@@ -76,11 +76,9 @@ UUID_B = "9a1b2c3d-0000-4e57-9a43-0d8b6f2e7c11"
 
 def _archived(sessions: Path, name: str, session: str, hits: list[str]) -> None:
     """A transcript the SQLite upgrade moved to the import archive under ``name``."""
-    from test_fidelity import _session_lines
-
     archive = sessions.parent / "session-sqlite-import-archive"
     archive.mkdir(exist_ok=True)
-    (archive / name).write_bytes(b"".join(_session_lines(session, hits)))
+    (archive / name).write_bytes(b"".join(session_lines(session, hits)))
 
 
 def test_an_import_archive_name_with_a_retry_suffix_is_read(tmp_path):
@@ -146,16 +144,14 @@ def test_the_active_memory_transcript_dir_setting_is_followed(tmp_path):
             }
         )
     )
-    from test_fidelity import _session_lines
-
     base = state / "plugins" / "active-memory" / "transcripts" / "agents" / "main"
     kept = base / "recall" / "runs"
     kept.mkdir(parents=True)
-    (kept / "am-7.jsonl").write_bytes(b"".join(_session_lines("am-7", ["memory/people.md"])))
+    (kept / "am-7.jsonl").write_bytes(b"".join(session_lines("am-7", ["memory/people.md"])))
     # where `../../recall/runs` would lead if `..` were followed: not the plugin's
     escaped = base.parent.parent / "recall" / "runs"
     escaped.mkdir(parents=True)
-    (escaped / "x.jsonl").write_bytes(b"".join(_session_lines("x", ["memory/outside.md"])))
+    (escaped / "x.jsonl").write_bytes(b"".join(session_lines("x", ["memory/outside.md"])))
 
     doc = memoryd("--config", str(cfg), "hits", "--all", env={})
     assert hit_counts(doc) == {"memory/people.md": 1}

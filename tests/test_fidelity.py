@@ -1,48 +1,16 @@
 """memoryd against what OpenClaw's current source does (docs/notes/fidelity.md).
 
 Each test builds a small install the way OpenClaw lays one out, in its own words (the
-transcript lines come from tests/transcripts.py), and runs the real ``memoryd`` on it.
+transcript lines come from tests/support/transcripts.py), and runs the real ``memoryd`` on it.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from inprocess import memoryd as run_memoryd
-from transcripts import T0, call, header, make_install, result, search_payload
-
-
-def memoryd(*args: str, env: dict[str, str]) -> dict:
-    """``memoryd <args> --json`` with only the given OpenClaw environment; its JSON answer."""
-    full = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
-    full.update(env)
-    done = run_memoryd([*args, "--json"], env=full)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
-def note(workspace: Path, rel: str) -> None:
-    path = workspace / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"# {rel}\n", encoding="utf-8")
-
-
-def transcript(state: Path, agent: str, session: str, hits: list[str]) -> None:
-    """One session of ``agent`` whose searches each found one of ``hits``."""
-    folder = state / "agents" / agent / "sessions"
-    folder.mkdir(parents=True, exist_ok=True)
-    lines = [header(session)]
-    for i, rel in enumerate(hits):
-        cid = f"toolu_{agent}_{session}_{i}"
-        lines += [call(cid, ts=T0 + 10 * i), result(cid, search_payload([rel]), T0 + 10 * i + 1)]
-    (folder / f"{session}.jsonl").write_bytes(b"".join(lines))
-
-
-def hit_counts(doc: dict) -> dict[str, int]:
-    return {f["path"]: f["hits"] for f in doc["files"]}
-
+from support.fidelity_install import hit_counts, memoryd, note, session_lines, transcript
+from support.transcripts import T0, call, header, make_install, result, search_payload
 
 # --------------------------------------------------------------------------- workspaces
 
@@ -215,14 +183,6 @@ def test_a_dream_diary_run_is_not_the_users_recall(tmp_path):
     assert doc["never_hit"] == ["memory/2026-02-20.md"]
 
 
-def _session_lines(session: str, hits: list[str]) -> list[bytes]:
-    lines = [header(session)]
-    for i, rel in enumerate(hits):
-        cid = f"toolu_{session}_{i}"
-        lines += [call(cid, ts=T0 + i), result(cid, search_payload([rel]), T0 + i + 0.5)]
-    return lines
-
-
 def test_active_memory_helper_runs_in_the_store_follow_include_active_memory(tmp_path):
     """The Active Memory plugin recalls before every reply through a helper run keyed
     ``<parent key>:active-memory:<hash>``; on a store install those runs land in the agent's
@@ -234,10 +194,10 @@ def test_active_memory_helper_runs_in_the_store_follow_include_active_memory(tmp
     state = sessions.parent.parent.parent
     helper = "agent:main:telegram:direct:42:active-memory:5d41402abc4b"
     with AgentStore(state, "main", schema=24) as store:
-        as_text = [line.decode().rstrip("\n") for line in _session_lines("s-user", ["MEMORY.md"])]
+        as_text = [line.decode().rstrip("\n") for line in session_lines("s-user", ["MEMORY.md"])]
         store.add_session(as_text, key="agent:main:telegram:direct:42")
         for sid in ("am-1", "am-2"):
-            lines = _session_lines(sid, ["memory/2026-02-20.md"] * 2)
+            lines = session_lines(sid, ["memory/2026-02-20.md"] * 2)
             store.add_session([line.decode().rstrip("\n") for line in lines], key=helper)
         store.delete_session("am-2")  # the helper's cleanup: an archive row and a .zst file
 
@@ -263,7 +223,7 @@ def test_active_memory_transcripts_kept_by_the_plugin_are_read_when_asked(tmp_pa
     state = sessions.parent.parent.parent
     kept = state / "plugins" / "active-memory" / "transcripts" / "agents" / "main" / "active-memory"
     kept.mkdir(parents=True)
-    (kept / "am-7.jsonl").write_bytes(b"".join(_session_lines("am-7", ["memory/people.md"])))
+    (kept / "am-7.jsonl").write_bytes(b"".join(session_lines("am-7", ["memory/people.md"])))
 
     doc = memoryd("--config", str(cfg), "hits", "--all", env={})
     assert hit_counts(doc) == {"memory/people.md": 1}
@@ -349,7 +309,7 @@ def test_counting_synthetic_traffic_still_leaves_out_the_helper_runs_when_not_in
     state = sessions.parent.parent.parent
 
     def as_text(session: str, hits: list[str]) -> list[str]:
-        return [line.decode().rstrip("\n") for line in _session_lines(session, hits)]
+        return [line.decode().rstrip("\n") for line in session_lines(session, hits)]
 
     with AgentStore(state, "main", schema=24) as store:
         store.add_session(as_text("s-user", ["MEMORY.md"]), key="agent:main:telegram:direct:42")

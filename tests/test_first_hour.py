@@ -1,5 +1,6 @@
 """A new user's first hour (issue 11, items 5, 10, 11, 12, 14), as they meet it: the real CLI
-(its ``main``, run in the pytest process by :mod:`inprocess`; a bug's traceback in a real one).
+(its ``main``, run in the pytest process by :mod:`support.inprocess`; a bug's traceback in a
+real one).
 
 Hostile or mistaken configurations are refused with exit 2 and the key named; nothing is
 written before an OpenClaw install is found; input errors are one line, not a traceback;
@@ -21,11 +22,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import transcripts as tx
-from inprocess import memoryd as run_memoryd
 from memoryd.commands.registry import COMMAND_GROUPS
 from memoryd.config import Config, is_table
-from test_service_files import systemd_verify
+from support import transcripts as tx
+from support.inprocess import memoryd as run_memoryd
+from support.systemd import systemd_verify
 
 DAY = 86400.0
 NOW = tx.T0 + 40 * DAY

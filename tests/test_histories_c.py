@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-import history_checks as hc
+from support import history_checks as hc
 from support.histories import History
 from support.histories_c import FamilyCParams, generate_c, sample_params_c
 

@@ -13,7 +13,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-import history_checks as hc
+from support import history_checks as hc
 from support.histories import History
 from support.histories_d import FamilyDParams, generate_d, sample_params_d
 

@@ -10,8 +10,8 @@ import itertools
 
 import pytest
 
-import history_checks as hc
 from memoryd.policy import harm as hm
+from support import history_checks as hc
 from support.histories import History, replay_inputs
 from support.histories_e import FamilyEParams, generate_e, sample_params_e
 

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-import transcripts as tx
-from inprocess import memoryd as run_memoryd
+from support import transcripts as tx
+from support.inprocess import memoryd as run_memoryd
 
 DAY = 86400.0
 NOW = tx.T0 + 40 * DAY

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-import transcripts as tx
-from daemon_harness import (
+from support import transcripts as tx
+from support.daemon_harness import (
     DaemonProcess,
     append,
     hit_lines,

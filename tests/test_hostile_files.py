@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon_harness import Install, make_install, run_cli
+from support.daemon_harness import Install, make_install, run_cli
 
 pytestmark = pytest.mark.subprocess
 

@@ -2,50 +2,24 @@
 
 from __future__ import annotations
 
-import math
 import os
 import sqlite3
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import transcripts as tx
-from memoryd.config import load_config, resolve_paths
 from memoryd.ingest.scan import Scanner
 from memoryd.store import Store
-
-FILES = ["MEMORY.md", "memory/a.md", "memory/b.md", "memory/2026-02-20.md", "memory/deep/c.md"]
-
-
-class Install:
-    """A throw-away OpenClaw install plus a scanner over it."""
-
-    def __init__(self, root: Path, extra_config: str = "", openclaw_extra: str = "") -> None:
-        self.sessions, self.ws, cfg_path = tx.make_install(root, FILES, openclaw_extra)
-        if extra_config:
-            cfg_path.write_text(cfg_path.read_text() + extra_config)
-        self.cfg = load_config(str(cfg_path))
-        self.paths = resolve_paths(self.cfg, {})
-        self.store = Store.open(self.paths.db)
-
-    def scan(self, **kw):
-        return Scanner(self.cfg, self.paths, self.store).scan(**kw)
-
-    def restart(self) -> None:
-        """A new process: new connection, new scanner, nothing kept in memory."""
-        self.store.close()
-        self.store = Store.open(self.paths.db)
-
-    def counts(self) -> dict[str, int]:
-        return {p: t.total for p, t in self.store.hit_counts(math.inf).items()}  # every stored hit
-
-    def append(self, name: str, data: bytes) -> Path:
-        p = self.sessions / name
-        with open(p, "ab") as fh:
-            fh.write(data)
-        return p
+from support import transcripts as tx
+from support.scanner_install import (
+    FILES,
+    Install,
+    conversation,
+    expected,
+    insert_events,
+    openclaw_db,
+)
 
 
 @pytest.fixture
@@ -53,30 +27,6 @@ def inst(tmp_path):
     i = Install(tmp_path)
     yield i
     i.store.close()
-
-
-def conversation(n: int, prefix: str = "c") -> list[bytes]:
-    """n searches (with chatter and decoys between them) hitting FILES in turn."""
-    lines = [tx.header(prefix)]
-    for i in range(n):
-        cid = f"{prefix}{i}"
-        lines.append(tx.chatter(i))
-        lines.append(tx.call(cid, query=f"q{i % 3}"))
-        lines.append(tx.decoy_result(i))
-        lines.append(
-            tx.result(cid, tx.search_payload([FILES[i % len(FILES)], FILES[(i + 1) % len(FILES)]]))
-        )
-    return lines
-
-
-def expected(*conversations: int) -> dict[str, int]:
-    """Hits per file of :func:`conversation` runs of these lengths, taken together."""
-    out: dict[str, int] = {}
-    for n in conversations:
-        for i in range(n):
-            for f in {FILES[i % len(FILES)], FILES[(i + 1) % len(FILES)]}:
-                out[f] = out.get(f, 0) + 1
-    return out
 
 
 def test_cold_scan_counts_every_hit_once(inst):
@@ -378,27 +328,6 @@ def test_vanished_source_keeps_its_row_for_the_grace_period(inst):
 
 
 # --------------------------------------------------------------------------- SQLite transcripts
-
-
-def openclaw_db(inst: Install):
-    import sqlite3
-
-    db = inst.sessions.parent / "agent" / "openclaw-agent.sqlite"
-    db.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS transcript_events(session_id TEXT, seq INTEGER, "
-        "event_json TEXT, created_at INTEGER, PRIMARY KEY (session_id, seq))"
-    )
-    return db, conn
-
-
-def insert_events(conn, session: str, lines: list[bytes], first_seq: int = 0) -> None:
-    conn.executemany(
-        "INSERT INTO transcript_events VALUES (?, ?, ?, 0)",
-        [(session, first_seq + i, ln.decode().rstrip("\n")) for i, ln in enumerate(lines)],
-    )
 
 
 def test_sqlite_transcripts_are_read_incrementally(inst):

@@ -20,7 +20,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon_harness import (
+from memoryd.ingest.parser import line_epoch, to_epoch
+from memoryd.jobs import period_key
+from memoryd.service.schedule import due_jobs, last_fire_time
+from memoryd.store import Store
+from support.daemon_harness import (
     DaemonProcess,
     NotifySocket,
     append,
@@ -31,14 +35,11 @@ from daemon_harness import (
     job_rows,
     jobs_log_lines,
     make_install,
+    process_state,
     start,
     wait_until,
 )
-from memoryd.ingest.parser import line_epoch, to_epoch
-from memoryd.jobs import period_key
-from memoryd.service.schedule import due_jobs, last_fire_time
-from memoryd.store import Store
-from schedule_helpers import at, record, triggers
+from support.schedule_helpers import at, record, triggers
 
 BERLIN = ZoneInfo("Europe/Berlin")
 UTCZ = ZoneInfo("UTC")
@@ -53,12 +54,6 @@ def owed_after(now: float, later: float, tz) -> set[str]:
         for name, t in trig.items()
         if last_fire_time(t, later, tz).timestamp() > last_fire_time(t, now, tz).timestamp()
     }
-
-
-def process_state(pid: int) -> str:
-    """The kernel's state letter of ``pid`` (``T``: stopped by a signal)."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return stat.rsplit(")", 1)[1].split()[0]
 
 
 # =========================================================================== APScheduler
@@ -632,7 +627,7 @@ def test_an_expire_that_ran_on_a_clock_far_ahead_is_forgotten_but_its_moves_can_
     """``expire --force`` by hand on a clock 400 days ahead archives every note (they all
     look old). The daemon, started on the right clock, forgets that run (this month's expire
     is owed when it comes), and never the move journal: ``restore --last`` undoes the moves."""
-    from daemon_harness import run_cli
+    from support.daemon_harness import run_cli
 
     clear_of_fires(margin=60)
     inst = make_install(tmp_path)

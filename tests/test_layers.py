@@ -7,7 +7,9 @@ package's modules for an f-string naming their package, else each memoryd module
 module names in a string). An arrow may point to the module's own layer or one below it, never
 up; and the arrows make no circle, inside a layer either. The tests' own code (``support``,
 ``live``: test data and the live harness, outside the wheel) is never imported from memoryd.
-No command module imports the entry module, ``memoryd.cli`` (it loads every command).
+No command module imports the entry module, ``memoryd.cli`` (it loads every command). In
+tests/, no module imports a test module (``test_*.py``): what two of them share lives in
+``tests/support/``, so running, moving or deleting one test module never changes another.
 
 A new module belongs in :data:`LAYERS` (the test names one that is missing): deciding where it
 sits is the point.
@@ -26,6 +28,7 @@ import memoryd
 pytestmark = pytest.mark.unit
 
 ROOT = Path(memoryd.__file__).parent
+TESTS = Path(__file__).resolve().parent
 
 # Lowest first. A name stands for that module and, ending in ".*", for a package and everything
 # in it. Keep docs/architecture.md's list in step.
@@ -288,6 +291,48 @@ def circle_problems(root: Path) -> list[str]:
     return out
 
 
+def modules_named_test(tests: Path) -> dict[str, Path]:
+    """Each test module under ``tests`` by the names it can be imported by: its own dotted name
+    from ``tests`` (the folder pytest and the bench scripts put on sys.path), and under
+    ``tests.`` (from the repository, as ``python -m tests.live`` runs)."""
+    out = {}
+    for path in sorted(tests.rglob("test_*.py")):
+        dotted = ".".join(path.relative_to(tests).with_suffix("").parts)
+        out[dotted] = out[f"tests.{dotted}"] = path
+    return out
+
+
+def imports_of_test_modules(tests: Path) -> list[str]:
+    """Every import of a test module by a module under ``tests``: a plain or a relative import,
+    a name taken from a package (``from tests import test_x``), or ``import_module("test_x")``
+    with the name written out."""
+    targets = modules_named_test(tests)
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        rel = path.relative_to(tests)
+        package = ".".join(rel.parts[:-1])
+        names: list[tuple[int, str]] = []
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names += [(node.lineno, a.name) for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([p for p in up if p] + ([base] if base else []))
+                names.append((node.lineno, base))
+                names += [(node.lineno, f"{base}.{a.name}".lstrip(".")) for a in node.names]
+            elif isinstance(node, ast.Call) and _is_import_module(node.func) and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    names.append((node.lineno, first.value))
+        for lineno, name in names:
+            if name in targets and targets[name] != path:
+                target = targets[name].relative_to(tests)
+                found.append(f"tests/{rel}:{lineno} imports tests/{target}")
+    return sorted(set(found))
+
+
 def test_no_module_imports_itself_in_a_circle() -> None:
     assert circle_problems(ROOT) == []
 
@@ -386,6 +431,39 @@ def test_the_checks_see_import_module_and_a_command_importing_the_entry(tmp_path
         "memoryd.clock (leaves) imports memoryd.ingest.scan (ingest): an arrow up the layers",
         "memoryd.commands.hits imports memoryd.cli: the entry module, which loads every command",
         "memoryd.commands.odd loads a module by a name this test cannot read",
+    ]
+
+
+def test_no_test_code_imports_a_test_module() -> None:
+    """A test module is the tests it holds: one that another imports (for a helper, a constant,
+    a fixture) cannot be run, moved or trimmed alone, and a test imported with a helper runs
+    twice. What two test modules share belongs in ``tests/support/``."""
+    assert "test_layers" in modules_named_test(TESTS)
+    assert (TESTS / "support" / "inprocess.py").exists()  # where the shared helpers went
+    assert imports_of_test_modules(TESTS) == []
+
+
+def test_the_check_sees_each_way_of_importing_a_test_module(tmp_path: Path) -> None:
+    for name, text in {
+        "test_a.py": "import test_b\nfrom support import helper\n",
+        "test_b.py": "def f():\n    from test_c import x\n",  # lazy
+        "test_c.py": "import importlib\nimportlib.import_module('test_a')\nx = 1\n",
+        "support/__init__.py": "",
+        "support/helper.py": "from tests import test_c\n",
+        "live/__init__.py": "",
+        "live/run.py": "from . import test_d\nfrom .. import test_c\n",
+        "live/test_d.py": "import live.test_d\n",  # itself: no other module
+        "conftest.py": "import test_layers_like\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert imports_of_test_modules(tmp_path) == [
+        "tests/live/run.py:1 imports tests/live/test_d.py",
+        "tests/live/run.py:2 imports tests/test_c.py",
+        "tests/support/helper.py:1 imports tests/test_c.py",
+        "tests/test_a.py:1 imports tests/test_b.py",
+        "tests/test_b.py:2 imports tests/test_c.py",
+        "tests/test_c.py:2 imports tests/test_a.py",
     ]
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from inprocess import memoryd as run_memoryd
 from memoryd.store import Store
+from support.inprocess import memoryd as run_memoryd
 
 NOW = datetime(2026, 11, 3, 10, 0, tzinfo=UTC)
 NOW_TS = NOW.timestamp()

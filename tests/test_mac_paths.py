@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-import transcripts as tx
-from inprocess import memoryd as run_memoryd
+from support import transcripts as tx
+from support.inprocess import memoryd as run_memoryd
 
 pytestmark = pytest.mark.subprocess
 

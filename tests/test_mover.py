@@ -227,7 +227,7 @@ def test_an_undo_decides_on_the_journal_as_it_is_under_the_lock(
     the same name before the daemon's undo gets the lock: the daemon's undo must see that its
     entry is undone, not move the newer archive back under the old entry's name.
     """
-    from daemon_harness import wait_until
+    from support.daemon_harness import wait_until
 
     note, arch = ws / "memory" / "a.md", ws / "arch" / "a.md"
     note.write_text("v1")

@@ -5,46 +5,20 @@ from __future__ import annotations
 import json
 import os
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from inprocess import memoryd as run_memoryd
 from memoryd.config import Config, NotifyConfig, Paths, TelegramConfig
 from memoryd.notify import notify, telegram_target
-
-
-class _Bot:
-    def __init__(self) -> None:
-        self.requests: list[tuple[str, dict]] = []
-        self.status = 200
-        bot = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                bot.requests.append((self.path, json.loads(body)))
-                reply = json.dumps({"ok": bot.status == 200, "result": {}}).encode()
-                self.send_response(bot.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+from support.inprocess import memoryd as run_memoryd
+from support.telegram_bot import Bot
 
 
 @pytest.fixture
-def bot() -> Iterator[_Bot]:
-    b = _Bot()
+def bot() -> Iterator[Bot]:
+    b = Bot()
     yield b
     b.server.shutdown()
     b.server.server_close()
@@ -61,14 +35,14 @@ def _paths(tmp: Path, openclaw: dict) -> Paths:
     return Paths(tmp, tmp / "m", tmp / "m" / "db", (), tmp / "ws", tmp / "fs", oc_file)
 
 
-def test_posts_the_summary_with_the_configured_token_and_chat(bot: _Bot, tmp_path: Path) -> None:
+def test_posts_the_summary_with_the_configured_token_and_chat(bot: Bot, tmp_path: Path) -> None:
     assert notify(_cfg(bot.url, token="123:abc", chat_id="42"), _paths(tmp_path, {}), "hello")
     [(path, body)] = bot.requests
     assert path == "/bot123:abc/sendMessage"
     assert body["chat_id"] == "42" and body["text"] == "hello"
 
 
-def test_token_and_chat_come_from_openclaw_json(bot: _Bot, tmp_path: Path) -> None:
+def test_token_and_chat_come_from_openclaw_json(bot: Bot, tmp_path: Path) -> None:
     oc = {"channels": {"telegram": {"botToken": "9:xyz", "allowFrom": ["tg:777", "888"]}}}
     assert notify(_cfg(bot.url), _paths(tmp_path, oc), "from openclaw")
     assert bot.requests[0][0] == "/bot9:xyz/sendMessage"
@@ -80,7 +54,7 @@ def test_token_and_chat_come_from_openclaw_json(bot: _Bot, tmp_path: Path) -> No
     assert target is not None and (target.token, target.chat_id) == ("5:file", "555")
 
 
-def test_failures_return_false_and_never_raise(bot: _Bot, tmp_path: Path) -> None:
+def test_failures_return_false_and_never_raise(bot: Bot, tmp_path: Path) -> None:
     paths = _paths(tmp_path, {})
     bot.status = 500
     assert notify(_cfg(bot.url, token="1:a", chat_id="2"), paths, "x") is False
@@ -95,7 +69,7 @@ def test_failures_return_false_and_never_raise(bot: _Bot, tmp_path: Path) -> Non
     assert notify(off, paths, "disabled") is False and len(bot.requests) == before
 
 
-def test_expire_notifies_and_a_dead_notifier_does_not_fail_it(bot: _Bot, tmp_path: Path) -> None:
+def test_expire_notifies_and_a_dead_notifier_does_not_fail_it(bot: Bot, tmp_path: Path) -> None:
     state = tmp_path / "oc"
     mem = state / "workspace" / "memory"
     mem.mkdir(parents=True)

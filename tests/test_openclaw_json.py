@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon_harness import DaemonProcess, wait_until
-from inprocess import memoryd as run_memoryd
+from support.daemon_harness import DaemonProcess, wait_until
+from support.inprocess import memoryd as run_memoryd
 
 pytestmark = pytest.mark.subprocess
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from inprocess import memoryd as run_memoryd
-from outside_transcripts import MEMORY_FILES, UNUSED_FILES, build
+from support.inprocess import memoryd as run_memoryd
+from support.outside_transcripts import MEMORY_FILES, UNUSED_FILES, build
 
 pytestmark = pytest.mark.subprocess
 

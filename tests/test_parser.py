@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import transcripts as tx
 from memoryd.ingest.parser import GET, SEARCH, ToolCall, ToolResult, memory_tool, parse_line
 from memoryd.workspace import classify_result_path
+from support import transcripts as tx
 
 
 def events(line: bytes):

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-import test_plugin
 from memoryd.commands.plugin import plugin_dir
-from test_plugin import run, run_json
+from support import plugin_inprocess
+from support.plugin_inprocess import run, run_json
 
 pytestmark = pytest.mark.subprocess
 
-install = test_plugin.install  # the same OpenClaw install (a fixture)
+install = plugin_inprocess.install  # the plugin tests' OpenClaw install (a fixture)
 
 
 def _fake_openclaw(root: Path) -> Path:

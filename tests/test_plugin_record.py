@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from plugin_record import ARCHIVED, HOT_MARK, problems, venv_problems
+from support.plugin_record import ARCHIVED, HOT_MARK, problems, venv_problems
 
 pytestmark = pytest.mark.subprocess
 
@@ -222,7 +222,7 @@ def test_the_venv_judge_fails_a_plugin_that_dies_with_its_venv():
 def test_the_search_judge_fails_a_search_that_did_not_reach_the_note_in_that_call():
     """The search hook's live facts (issue 28), as the live run records them: each breakage
     is found. (The committed record predates the search hook; the live run judges these.)"""
-    from plugin_record import SEARCH_MARK, SEARCH_NOTE, _search_problems
+    from support.plugin_record import SEARCH_MARK, SEARCH_NOTE, _search_problems
 
     def good() -> dict:
         answer = f"memoryd brought {SEARCH_NOTE} back … The otter holt: {SEARCH_MARK}."

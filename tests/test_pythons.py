@@ -40,7 +40,8 @@ def made_error(module: str) -> bool:
 
 def module_names() -> list[str]:
     """memoryd's modules, and those of tests/ as they are imported: by their own name (the
-    folder is on sys.path), the live harness as ``live`` and as ``tests.live``."""
+    folder is on sys.path), the helpers as ``support.*``, the live harness as ``live`` and as
+    ``tests.live`` (run from the repository, it imports ``tests.support`` too)."""
     names = []
     for path in (ROOT / "daemon").rglob("*.py"):
         parts = path.relative_to(ROOT / "daemon").with_suffix("").parts
@@ -50,7 +51,7 @@ def module_names() -> list[str]:
         if parts[0] in ("fixtures", "plugin_js"):
             continue  # data, not imported
         dotted = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        names += [dotted, f"tests.{dotted}"] if parts[0] == "live" else [dotted]
+        names += [dotted, f"tests.{dotted}"] if parts[0] in ("live", "support") else [dotted]
     return names
 
 
@@ -76,7 +77,7 @@ def test_numbered_placeholders_bind_from_a_sequence_named_ones_do_not() -> None:
 def test_every_module_of_memoryd_and_the_tests_has_its_warnings_made_errors() -> None:
     names = module_names()
     assert "memoryd.ingest.prescan" in names and "test_read_plans" in names
-    assert "live.check" in names and "daemon_harness" in names
+    assert "live.check" in names and "support.daemon_harness" in names
     assert [n for n in names if not made_error(n)] == []
 
 

@@ -17,7 +17,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from daemon_harness import (
+from memoryd.clock import iso
+from memoryd.config import Config, ConfigError, Paths, ScheduleConfig, parse_config
+from memoryd.policy import rails
+from memoryd.service.cron_trigger import build_triggers
+from memoryd.service.schedule import due_jobs
+from memoryd.store import Store
+from support.daemon_harness import (
     DaemonProcess,
     Install,
     done_jobs,
@@ -25,13 +31,7 @@ from daemon_harness import (
     run_cli,
     wait_until,
 )
-from memoryd.clock import iso
-from memoryd.config import Config, ConfigError, Paths, ScheduleConfig, parse_config
-from memoryd.policy import rails
-from memoryd.service.cron_trigger import build_triggers
-from memoryd.service.schedule import due_jobs
-from memoryd.store import Store
-from test_notify import _Bot
+from support.telegram_bot import Bot
 
 DAY = 86400.0
 UTCZ = ZoneInfo("UTC")
@@ -40,7 +40,7 @@ JOBS = ("organize", "reflect", "expire")
 
 @pytest.fixture
 def bot():
-    b = _Bot()
+    b = Bot()
     yield b
     b.server.shutdown()
     b.server.server_close()
@@ -171,7 +171,7 @@ def _run_daemon_once(inst: Install, daemons: list[DaemonProcess], now: float) ->
 
 @pytest.mark.timeout(240)
 def test_scheduled_expire_reports_until_the_user_says_yes_then_moves_at_most_its_share(
-    tmp_path: Path, daemons: list[DaemonProcess], bot: _Bot
+    tmp_path: Path, daemons: list[DaemonProcess], bot: Bot
 ) -> None:
     t1 = float(int(time.time()))
     t2 = t1 + 35 * DAY  # a later month: the next scheduled expire is owed
@@ -300,7 +300,7 @@ def test_a_config_with_every_job_off_still_loads_and_runs_by_hand(tmp_path: Path
 
 
 def test_the_next_expire_notification_names_the_files_needed_again(
-    tmp_path: Path, bot: _Bot
+    tmp_path: Path, bot: Bot
 ) -> None:
     """Restores on demand since the last run are the archive's mistakes: the report says so."""
     from memoryd.config import load_config, resolve_paths
@@ -399,7 +399,7 @@ def test_a_job_switched_on_again_waits_for_its_next_fire(
     """Fires a job slept through while "off" were not missed: a reload that switches it on
     (or a restart) does not run it on the spot. Every period is owed otherwise (memoryd
     "ran" here since January)."""
-    from daemon_harness import NotifySocket, clear_of_fires
+    from support.daemon_harness import NotifySocket, clear_of_fires
 
     clear_of_fires(margin=90.0)  # a real monthly fire of expire would be a run, rightly
     off = '[schedule]\ntimezone = "UTC"\norganize = "off"\nreflect = "off"\nexpire = "off"\n'

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from inprocess import memoryd as run_memoryd
 from memoryd.config import Config, OpenClawConfig, resolve_paths
 from memoryd.jobs import organize
 from memoryd.store import Store
@@ -21,6 +20,7 @@ from memoryd.tierstore.recall import (
     normalise_words,
     recall,
 )
+from support.inprocess import memoryd as run_memoryd
 
 NOW = 1_780_000_000.0
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-import transcripts as tx
-from inprocess import memoryd as run_memoryd
 from memoryd.report_html import CUT_COLOUR, HEAT_COLOURS, LOADED_COLOUR
+from support import transcripts as tx
+from support.inprocess import memoryd as run_memoryd
 
 pytestmark = pytest.mark.subprocess
 

@@ -8,18 +8,13 @@ asks for it, unrelated words ask for nothing.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-import transcripts as tx
-from daemon_harness import DaemonProcess, Install, append, make_install, run_cli, wait_until
 from memoryd.ondemand import (
     Archived,
     Search,
@@ -29,15 +24,18 @@ from memoryd.ondemand import (
     text_for_matching,
 )
 from memoryd.policy.restore_match import RESTORE_THRESHOLD, best_match, match_score
-from test_notify import _Bot
-
-DAY = 86400.0
-
-BOAT = (
-    "# Sailing to the Lofoten islands\n"
-    "Chartered the ketch Albatross from Svolvaer harbour; skipper Ingrid Halvorsen.\n"
-    "Harbour fees paid in kroner, tide tables for the Raftsundet strait.\n"
+from support import transcripts as tx
+from support.archived_boat import (
+    BOAT,
+    DAY,
+    boat_archived,
+    boat_archived_watched,
+    live_search,
+    write_note,
 )
+from support.daemon_harness import DaemonProcess, Install, append, make_install, run_cli, wait_until
+from support.telegram_bot import Bot
+
 DENTIST = (
     "# Orthodontist appointments\n"
     "Dr. Okonkwo, Invisalign aligners, retainer check every eight weeks.\n"
@@ -47,7 +45,7 @@ TAXES = "# Quarterly VAT return\nInvoices from Zephyr Analytics, deductible mile
 
 @pytest.fixture
 def bot():
-    b = _Bot()
+    b = Bot()
     yield b
     b.server.shutdown()
     b.server.server_close()
@@ -95,26 +93,6 @@ def test_the_recent_outcomes_keep_the_newest_and_survive_damage() -> None:
 # =========================================================================== the live daemon
 
 
-def _write(inst: Install, rel: str, text: str, mtime: float) -> None:
-    p = inst.workspace / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text, encoding="utf-8")
-    os.utime(p, (mtime, mtime))
-
-
-def _search(inst: Install, query: str, returned: list[str]) -> float:
-    """Append a memory_search call (and its answer) to the live transcript; its time."""
-    cid = f"toolu_{time.monotonic_ns()}"
-    # Transcripts stamp whole milliseconds: the next one but one is after every check made
-    # so far (a check within the same millisecond would take the search for history).
-    t = math.floor(time.time() * 1000 + 2) / 1000
-    append(
-        inst.transcript("live"),
-        tx.call(cid, query=query, ts=t) + tx.result(cid, tx.search_payload(returned), ts=t + 0.2),
-    )
-    return t
-
-
 def _rows(db: Path, sql: str, args: tuple = ()) -> list[tuple]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
     try:
@@ -126,7 +104,7 @@ def _rows(db: Path, sql: str, args: tuple = ()) -> list[tuple]:
 
 @pytest.mark.timeout(180)
 def test_a_live_search_restores_the_archived_file_it_asks_for_and_never_over_a_users_file(
-    tmp_path: Path, daemons: list[DaemonProcess], bot: _Bot
+    tmp_path: Path, daemons: list[DaemonProcess], bot: Bot
 ) -> None:
     now = time.time()
     inst = make_install(
@@ -136,10 +114,10 @@ def test_a_live_search_restores_the_archived_file_it_asks_for_and_never_over_a_u
         f'base_url = "{bot.url}"\n',
         memory_files=0,
     )
-    _write(inst, "memory/lofoten-trip.md", BOAT, now - 90 * DAY)
-    _write(inst, "memory/orthodontist.md", DENTIST, now - 90 * DAY)
-    _write(inst, "memory/vat.md", TAXES, now - 90 * DAY)
-    _write(inst, "memory/today.md", "# Today\nGroceries.\n", now - 3600)
+    write_note(inst, "memory/lofoten-trip.md", BOAT, now - 90 * DAY)
+    write_note(inst, "memory/orthodontist.md", DENTIST, now - 90 * DAY)
+    write_note(inst, "memory/vat.md", TAXES, now - 90 * DAY)
+    write_note(inst, "memory/today.md", "# Today\nGroceries.\n", now - 3600)
     append(inst.transcript("live"), tx.header("live", ts=now - 60))
 
     d = DaemonProcess(inst, fake_jobs=False).start()
@@ -155,9 +133,9 @@ def test_a_live_search_restores_the_archived_file_it_asks_for_and_never_over_a_u
     # The user writes a new orthodontist note at the old path; then the agent searches.
     mine = "# Orthodontist (new practice)\nmy own notes, not the archived ones\n"
     (inst.workspace / "memory/orthodontist.md").write_text(mine, encoding="utf-8")
-    _search(inst, "pizza dough hydration", ["memory/today.md"])  # asks for nothing
-    _search(inst, "Okonkwo Invisalign retainer", ["memory/orthodontist.md"])
-    t_search = _search(inst, "ketch Albatross Lofoten harbour", ["memory/today.md"])
+    live_search(inst, "pizza dough hydration", ["memory/today.md"])  # asks for nothing
+    live_search(inst, "Okonkwo Invisalign retainer", ["memory/orthodontist.md"])
+    t_search = live_search(inst, "ketch Albatross Lofoten harbour", ["memory/today.md"])
     t0 = time.monotonic()
     wait_until(boat.exists, timeout=60, step=0.02)
     measured = time.monotonic() - t0
@@ -209,8 +187,8 @@ def test_a_live_search_restores_the_archived_file_it_asks_for_and_never_over_a_u
     assert "memory/lofoten-trip.md restored  (search “ketch Albatross Lofoten harbour”)" in text
 
     # The same searches again change nothing and report nothing new.
-    _search(inst, "Okonkwo Invisalign retainer", [])
-    last = _search(inst, "ketch Albatross Lofoten", ["memory/lofoten-trip.md"])
+    live_search(inst, "Okonkwo Invisalign retainer", [])
+    last = live_search(inst, "ketch Albatross Lofoten", ["memory/lofoten-trip.md"])
     checkpoint = "SELECT value FROM meta WHERE key = 'restore.checkpoint'"
     wait_until(lambda: float(_rows(inst.db, checkpoint)[0][0]) >= last - 0.01, timeout=30)
     assert d.stop() == 0
@@ -230,19 +208,19 @@ def test_searches_read_at_the_first_start_restore_nothing_and_the_switch_turns_i
         '[schedule]\ntimezone = "UTC"\norganize = "off"\nreflect = "off"\nexpire = "off"\n',
         memory_files=0,
     )
-    _write(inst, "memory/lofoten-trip.md", BOAT, now - 90 * DAY)
+    write_note(inst, "memory/lofoten-trip.md", BOAT, now - 90 * DAY)
     forced = run_cli(inst, "expire", "--force", "--json")
     assert forced.returncode == 0, forced.stderr
     boat = inst.workspace / "memory/lofoten-trip.md"
     assert not boat.exists()
-    _search(inst, "ketch Albatross Lofoten", [])  # written before the daemon ever ran
+    live_search(inst, "ketch Albatross Lofoten", [])  # written before the daemon ever ran
 
     d = DaemonProcess(inst, fake_jobs=False).start()
     daemons.append(d)
     d.wait_ready(timeout=60)
     # A new search (about something else) makes the daemon look again: the one written
     # before it ever ran is still history, though it is within the late-write slack.
-    _looked_at(inst, _search(inst, "pizza dough hydration", []))
+    _looked_at(inst, live_search(inst, "pizza dough hydration", []))
     assert d.stop() == 0
     assert not boat.exists() and not d.events("restore.on_demand")
 
@@ -254,7 +232,7 @@ def test_searches_read_at_the_first_start_restore_nothing_and_the_switch_turns_i
     d = DaemonProcess(inst, fake_jobs=False).start()
     daemons.append(d)
     d.wait_ready(timeout=60)
-    _search(inst, "ketch Albatross Lofoten", [])
+    live_search(inst, "ketch Albatross Lofoten", [])
     calls = "SELECT COUNT(*) FROM calls WHERE tool = 'search'"
     wait_until(lambda: _rows(inst.db, calls)[0][0] == 3, timeout=30)
     assert d.stop() == 0
@@ -269,9 +247,9 @@ def test_searches_read_at_the_first_start_restore_nothing_and_the_switch_turns_i
     d = DaemonProcess(inst, fake_jobs=False).start()
     daemons.append(d)
     d.wait_ready(timeout=60)
-    _looked_at(inst, _search(inst, "pizza dough hydration", []))
+    _looked_at(inst, live_search(inst, "pizza dough hydration", []))
     assert not boat.exists() and not d.events("restore.on_demand")
-    _search(inst, "ketch Albatross Lofoten", [])
+    live_search(inst, "ketch Albatross Lofoten", [])
     wait_until(boat.exists, timeout=60)
     d.wait_event("restore.on_demand", timeout=30)
     assert d.stop() == 0
@@ -293,47 +271,15 @@ def test_a_search_stamped_in_the_future_does_not_silence_the_searches_after_it(
 
     The daemon's sequence, in process: a pass (``memoryd scan``), then the restore check.
     """
-    inst, a_pass = _boat_archived(tmp_path)
+    inst, a_pass = boat_archived(tmp_path)
     boat = inst.workspace / "memory/lofoten-trip.md"
     assert a_pass() == []  # the first check: everything so far is history
     year_2100 = 4102444800.0
     append(inst.transcript("live"), tx.call("toolu_future", query="pizza dough", ts=year_2100))
     assert a_pass() == []
-    _search(inst, "ketch Albatross Lofoten harbour", [])
+    live_search(inst, "ketch Albatross Lofoten harbour", [])
     [event] = a_pass()
     assert event["outcome"] == "restored" and boat.read_text(encoding="utf-8") == BOAT
-
-
-def _boat_archived(tmp_path: Path) -> tuple[Install, Callable[[], list[dict]]]:
-    """An install whose boat note `expire --force` archived, and the daemon's pass in process:
-    ``memoryd scan``, then the restore check (each call returns the check's outcomes)."""
-    inst, a_pass, _restorer = _boat_archived_watched(tmp_path)
-    return inst, a_pass
-
-
-def _boat_archived_watched(tmp_path: Path) -> tuple[Install, Callable[[], list[dict]], Any]:
-    """:func:`_boat_archived`, and the daemon's watcher (``RestoreOnDemand``) its passes use."""
-    from memoryd.config import load_config, resolve_paths
-    from memoryd.ondemand import RestoreOnDemand
-    from memoryd.store import Store
-
-    now = time.time()
-    inst = make_install(tmp_path, '[schedule]\ntimezone = "UTC"\n', memory_files=0)
-    _write(inst, "memory/lofoten-trip.md", BOAT, now - 90 * DAY)
-    append(inst.transcript("live"), tx.header("live", ts=now - 60))
-    forced = run_cli(inst, "expire", "--force")
-    assert forced.returncode == 0, forced.stderr
-    assert not (inst.workspace / "memory/lofoten-trip.md").exists()
-    cfg = load_config(str(inst.config))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
-    restorer = RestoreOnDemand(cfg, resolve_paths(cfg, env))
-
-    def a_pass() -> list[dict]:
-        assert run_cli(inst, "scan").returncode == 0
-        with Store.open(inst.db) as store:
-            return restorer.check(store)
-
-    return inst, a_pass, restorer
 
 
 def test_what_the_watcher_kept_of_an_archive_goes_once_the_archive_is_restored(
@@ -342,13 +288,13 @@ def test_what_the_watcher_kept_of_an_archive_goes_once_the_archive_is_restored(
     """The daemon runs for months and expire archives every month: the watcher keeps the text
     it scored of each archive (up to 256 kB) and the outcomes it reported, and those of
     archives no longer there (restored, undone) must go, not pile up for the daemon's life."""
-    inst, a_pass, restorer = _boat_archived_watched(tmp_path)
+    inst, a_pass, restorer = boat_archived_watched(tmp_path)
     assert a_pass() == []
-    _search(inst, "ketch Albatross Lofoten harbour", [])
+    live_search(inst, "ketch Albatross Lofoten harbour", [])
     [event] = a_pass()
     assert event["outcome"] == "restored"
     assert restorer.sizes()["texts"] == 1  # the text it scored, kept while it was archived
-    _search(inst, "pizza dough hydration", [])
+    live_search(inst, "pizza dough hydration", [])
     assert a_pass() == []
     sizes = restorer.sizes()
     assert sizes == {"seen": sizes["seen"], "texts": 0, "reported": 0, "present": sizes["present"]}
@@ -358,18 +304,18 @@ def test_an_archived_copy_edited_in_the_archive_is_left_there_and_restored_only_
     tmp_path: Path,
 ) -> None:
     """Restore on demand moves back only the bytes memoryd archived (the journal's sha256)."""
-    inst, a_pass = _boat_archived(tmp_path)
+    inst, a_pass = boat_archived(tmp_path)
     boat = inst.workspace / "memory/lofoten-trip.md"
     assert a_pass() == []
     [archived] = (inst.workspace).glob("memory-archive/**/lofoten-trip.md")
     edited = BOAT + "Added in the archive by hand: the ferry back was cancelled.\n"
     archived.write_text(edited, encoding="utf-8")
 
-    _search(inst, "ketch Albatross Lofoten harbour", [])
+    live_search(inst, "ketch Albatross Lofoten harbour", [])
     [event] = a_pass()
     assert event["outcome"] == "changed" and event["path"] == "memory/lofoten-trip.md"
     assert not boat.exists() and archived.read_text(encoding="utf-8") == edited
-    _search(inst, "Albatross Lofoten harbour tide", [])
+    live_search(inst, "Albatross Lofoten harbour tide", [])
     assert a_pass() == []  # reported once
     status = run_cli(inst, "status").stdout
     assert "memory/lofoten-trip.md left alone (the archived copy was edited" in status
@@ -393,7 +339,7 @@ def test_a_query_in_chinese_asks_for_the_archived_chinese_note_it_names() -> Non
 def test_a_symlink_planted_at_the_original_path_is_never_followed_or_replaced(
     tmp_path: Path,
 ) -> None:
-    inst, a_pass = _boat_archived(tmp_path)
+    inst, a_pass = boat_archived(tmp_path)
     assert a_pass() == []
     elsewhere = tmp_path / "elsewhere.md"
     elsewhere.write_text("not memoryd's\n", encoding="utf-8")
@@ -401,7 +347,7 @@ def test_a_symlink_planted_at_the_original_path_is_never_followed_or_replaced(
     planted.symlink_to(elsewhere)
     [archived] = inst.workspace.glob("memory-archive/**/lofoten-trip.md")
 
-    _search(inst, "ketch Albatross Lofoten harbour", [])
+    live_search(inst, "ketch Albatross Lofoten harbour", [])
     [event] = a_pass()
     assert event["outcome"] == "conflict"
     assert planted.is_symlink() and os.readlink(planted) == str(elsewhere)
@@ -418,10 +364,10 @@ def test_the_next_scheduled_expire_keeps_a_file_a_search_just_brought_back(
     from memoryd.jobs import expire as job
     from memoryd.store import Store
 
-    inst, a_pass = _boat_archived(tmp_path)
+    inst, a_pass = boat_archived(tmp_path)
     boat = inst.workspace / "memory/lofoten-trip.md"
     assert a_pass() == []
-    _search(inst, "ketch Albatross Lofoten harbour", [])
+    live_search(inst, "ketch Albatross Lofoten harbour", [])
     [event] = a_pass()
     assert event["outcome"] == "restored" and boat.exists()
 
@@ -446,20 +392,20 @@ def test_a_note_saved_at_its_name_while_the_restore_runs_is_left_alone_not_a_fai
     """
     from memoryd import faults
 
-    inst, a_pass = _boat_archived(tmp_path)
+    inst, a_pass = boat_archived(tmp_path)
     assert a_pass() == []
     boat = inst.workspace / "memory/lofoten-trip.md"
     [archived] = inst.workspace.glob("memory-archive/**/lofoten-trip.md")
     mine = "# Lofoten, written again\n"
     faults.hook("mover.checked", lambda: boat.write_text(mine, encoding="utf-8"))
 
-    _search(inst, "ketch Albatross Lofoten harbour", [])
+    live_search(inst, "ketch Albatross Lofoten harbour", [])
     [event] = a_pass()
     assert event["outcome"] == "conflict", event
     assert boat.read_text(encoding="utf-8") == mine
     assert archived.read_text(encoding="utf-8") == BOAT
     faults.hook("mover.checked", None)
-    _search(inst, "Albatross Lofoten harbour tide", [])
+    live_search(inst, "Albatross Lofoten harbour tide", [])
     assert a_pass() == []  # reported once
     status = run_cli(inst, "status").stdout
     assert "could not be restored" not in status and "0 failed" in status, status
@@ -471,14 +417,14 @@ def test_a_search_a_note_still_in_the_workspace_answers_as_well_restores_nothing
     """Issue 24: half the restores on a held-out family were of notes nobody needed. A query
     that a note still in the workspace answers as well (what the search itself found) is
     not a request for the archived one; a query naming the archived note's own words is."""
-    inst, a_pass = _boat_archived(tmp_path)
+    inst, a_pass = boat_archived(tmp_path)
     boat = inst.workspace / "memory/lofoten-trip.md"
-    _write(inst, "memory/harbour-fees.md",
+    write_note(inst, "memory/harbour-fees.md",
            "# Harbour fees\nHarbour fees in kroner, tide tables for every strait.\n",
            time.time() - DAY)  # fmt: skip
     assert a_pass() == []  # the first check: everything so far is history
-    _search(inst, "harbour fees tide tables", ["memory/harbour-fees.md"])
+    live_search(inst, "harbour fees tide tables", ["memory/harbour-fees.md"])
     assert a_pass() == [] and not boat.exists()
-    _search(inst, "ketch Albatross harbour", [])
+    live_search(inst, "ketch Albatross harbour", [])
     [event] = a_pass()
     assert event["outcome"] == "restored" and boat.read_text(encoding="utf-8") == BOAT

@@ -14,9 +14,9 @@ import sqlite3
 import time
 from pathlib import Path
 
-import transcripts as tx
-from daemon_harness import Install, append, make_install, run_cli
 from memoryd.ondemand import opening_of
+from support import transcripts as tx
+from support.daemon_harness import Install, append, make_install, run_cli
 
 DAY = 86400.0
 BOAT = "# Sailing to the Lofoten islands\nChartered the ketch Albatross from Svolvaer.\n"

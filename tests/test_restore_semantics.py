@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-import transcripts as tx
-from daemon_harness import Install, append, make_install, run_cli
-from test_restore_on_demand import BOAT, _boat_archived, _search
+from support import transcripts as tx
+from support.archived_boat import BOAT, boat_archived, live_search
+from support.daemon_harness import Install, append, make_install, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 BOAT_REL = "memory/lofoten-trip.md"
@@ -115,7 +115,7 @@ def test_restore_path_after_a_recall_says_where_the_note_is_and_moves_nothing(
 ) -> None:
     """Issue 30 case 3: it undid the newest move of the path, the recall's, so the note the
     user asked back went back into the archive ("restored memory/… → memory-archive/…")."""
-    inst, _ = _boat_archived(tmp_path)
+    inst, _ = boat_archived(tmp_path)
     boat = inst.workspace / BOAT_REL
     assert run_cli(inst, "recall", "Albatross").returncode == 0
     assert boat.read_text(encoding="utf-8") == BOAT
@@ -132,9 +132,9 @@ def test_restore_path_after_a_recall_says_where_the_note_is_and_moves_nothing(
 def test_restore_path_after_an_on_demand_restore_says_where_the_note_is(tmp_path: Path) -> None:
     """Issue 30 case 6: "no journaled move of this path to undo" (exit 2) for a note a search
     had just brought back."""
-    inst, a_pass = _boat_archived(tmp_path)
+    inst, a_pass = boat_archived(tmp_path)
     assert a_pass() == []
-    _search(inst, "ketch Albatross Lofoten harbour", [])
+    live_search(inst, "ketch Albatross Lofoten harbour", [])
     [event] = a_pass()
     assert event["outcome"] == "restored"
     r = run_cli(inst, "restore", BOAT_REL)
@@ -153,10 +153,10 @@ def test_racing_restores_of_one_note_all_end_with_it_in_the_workspace(tmp_path: 
     there while a recall brings the note back; then the on-demand check and the restore go on.
     Then rounds with no order imposed."""
     for round_ in range(3):
-        inst, a_pass = _boat_archived(tmp_path / f"round{round_}")
+        inst, a_pass = boat_archived(tmp_path / f"round{round_}")
         boat = inst.workspace / BOAT_REL
         assert a_pass() == []  # the watcher's floor: searches from now on are requests
-        _search(inst, "ketch Albatross Lofoten harbour", [])
+        live_search(inst, "ketch Albatross Lofoten harbour", [])
         assert run_cli(inst, "scan").returncode == 0
         if round_ == 0:
             restore = _spawn(inst, "restore", BOAT_REL, fault="restore.resolved:1:stop")
@@ -190,10 +190,10 @@ def test_a_restore_path_mid_move_when_the_restore_on_demand_looks_is_no_conflict
     on demand looked; the row still live and a file at the name, it logged
     ``restore.on_demand_conflict`` "left alone (a file exists at that path again)" for
     memoryd's own move. Real processes, ordered by fault points."""
-    inst, a_pass = _boat_archived(tmp_path)
+    inst, a_pass = boat_archived(tmp_path)
     boat = inst.workspace / BOAT_REL
     assert a_pass() == []
-    _search(inst, "ketch Albatross Lofoten harbour", [])
+    live_search(inst, "ketch Albatross Lofoten harbour", [])
     assert run_cli(inst, "scan").returncode == 0
     restore = _spawn(inst, "restore", BOAT_REL, fault="mover.placed:1:stop")
     _wait_stopped(restore)  # the note is at its name; the journal still has it archived
@@ -216,7 +216,7 @@ def test_a_recall_that_loses_the_race_to_a_restore_says_the_note_is_back(tmp_pat
     """The recall chose the archived note, then ``restore PATH`` (a real process) brought it
     back first: the recall's own move cannot happen, and the agent must hear that the note is
     in the workspace, not "nothing moved: the restore failed"."""
-    inst, _ = _boat_archived(tmp_path)
+    inst, _ = boat_archived(tmp_path)
     recall = _spawn(inst, "recall", "--json", "Albatross", fault="recall.archive_chosen:1:stop")
     _wait_stopped(recall)
     restore = run_cli(inst, "restore", BOAT_REL)
@@ -237,7 +237,7 @@ def test_a_restore_path_killed_mid_move_ends_with_the_note_in_the_workspace_once
     """A ``restore PATH`` killed at each step of its move, after a recall sent the note back
     to the archive with ``restore --last``: the next ``restore PATH`` repairs and brings it
     back, or says it is back; one copy, never in the archive."""
-    inst, _ = _boat_archived(tmp_path)
+    inst, _ = boat_archived(tmp_path)
     boat = inst.workspace / BOAT_REL
     assert run_cli(inst, "recall", "Albatross").returncode == 0
     assert run_cli(inst, "restore", "--last").returncode == 0  # the recall undone
@@ -263,7 +263,7 @@ def _seed_policy(inst: Install) -> None:
 
 def _recalled_edited_and_archived_again(tmp_path: Path) -> tuple[Install, object, str]:
     """expire --force, recall, an edit, expire --force: the same month, the same name."""
-    inst, a_pass = _boat_archived(tmp_path)
+    inst, a_pass = boat_archived(tmp_path)
     _seed_policy(inst)
     boat = inst.workspace / BOAT_REL
     assert a_pass() == []
@@ -292,7 +292,7 @@ def test_a_re_archive_supersedes_the_older_row_for_recall_status_and_the_restore
     status = json.loads(run_cli(inst, "status", "--json").stdout)
     assert status["archive"]["files"] == 1
 
-    _search(inst, "ketch Albatross Lofoten harbour", [])
+    live_search(inst, "ketch Albatross Lofoten harbour", [])
     [event] = a_pass()
     assert event["outcome"] == "restored", event
     assert (inst.workspace / BOAT_REL).read_text(encoding="utf-8") == edited
@@ -303,7 +303,7 @@ def test_a_re_archive_supersedes_the_older_row_for_recall_status_and_the_restore
 def test_a_re_archive_killed_mid_move_leaves_one_live_row(tmp_path: Path, point: str) -> None:
     """The second ``expire --force`` killed at each step of its move: after the repair, one
     live row (whichever way the move went), and the note comes back whole on demand."""
-    inst, a_pass = _boat_archived(tmp_path)
+    inst, a_pass = boat_archived(tmp_path)
     _seed_policy(inst)
     boat = inst.workspace / BOAT_REL
     assert a_pass() == []
@@ -319,7 +319,7 @@ def test_a_re_archive_killed_mid_move_leaves_one_live_row(tmp_path: Path, point:
     assert boat.read_text(encoding="utf-8") == edited and _archived_rows(inst) == []
     assert run_cli(inst, "expire", "--force").returncode == 0
     assert len(_archived_rows(inst)) == 1 and len(_archive_files(inst)) == 1
-    _search(inst, "ketch Albatross Lofoten harbour", [])
+    live_search(inst, "ketch Albatross Lofoten harbour", [])
     [event] = a_pass()
     assert event["outcome"] == "restored", event
     assert boat.read_text(encoding="utf-8") == edited
@@ -335,7 +335,7 @@ def test_a_recall_and_the_restore_on_demand_racing_for_a_re_archived_note_agree(
     ``restore.on_demand_conflict`` for the note memoryd had just moved itself)."""
     inst, _a_pass, edited = _recalled_edited_and_archived_again(tmp_path)
     boat = inst.workspace / BOAT_REL
-    _search(inst, "ketch Albatross Lofoten harbour", [])
+    live_search(inst, "ketch Albatross Lofoten harbour", [])
     assert run_cli(inst, "scan").returncode == 0
     on_demand = _spawn_on_demand(inst, fault="ondemand.chosen:1:stop")
     _wait_stopped(on_demand)  # it has chosen the live row, and not moved it yet
@@ -419,7 +419,7 @@ def test_restore_last_after_restore_path_never_reaches_an_older_expire_run(tmp_p
 def test_restore_last_of_a_recall_says_the_note_goes_back_into_the_archive(
     tmp_path: Path,
 ) -> None:
-    inst, _ = _boat_archived(tmp_path)
+    inst, _ = boat_archived(tmp_path)
     assert run_cli(inst, "recall", "Albatross").returncode == 0
     r = run_cli(inst, "restore", "--last")
     assert r.returncode == 0, r.stderr

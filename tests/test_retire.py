@@ -16,8 +16,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import transcripts as tx
-from inprocess import memoryd as run_memoryd
 from memoryd.policy.retire_plan import (
     DREAMING,
     PINNED,
@@ -30,6 +28,8 @@ from memoryd.policy.retire_plan import (
     section_text_span,
 )
 from memoryd.section_map import parse_sections
+from support import transcripts as tx
+from support.inprocess import memoryd as run_memoryd
 
 NOW = 1_796_000_000.0  # 2026-11-30
 DAY = 86400.0

@@ -13,20 +13,14 @@ import os
 
 import pytest
 
-import transcripts as tx
-from test_ingest import FILES, Install, insert_events, openclaw_db
+from support import transcripts as tx
+from support.scanner_install import FILES, Install, insert_events, openclaw_db
+from support.transcripts import timed
 
 pytestmark = pytest.mark.subprocess  # the helper is a forked process
 
 HELPER_ALWAYS = '[ingest]\nparallel_min_bytes = 1\nchunk_bytes = 4096\nhelper = "always"\n'
 ONE_PROCESS = "[ingest]\nparallel_min_bytes = 0\nchunk_bytes = 4096\n"
-
-
-def timed(line: bytes, ts: float) -> bytes:
-    """The line with the message's own time (pi-ai's ``message.timestamp``, ms)."""
-    entry = json.loads(line)
-    entry["message"]["timestamp"] = int(ts * 1000)
-    return tx.dump(entry)
 
 
 def turns(call_id: str, n: int, *, named: bool) -> list[bytes]:
@@ -257,7 +251,7 @@ def test_ids_made_unique_by_a_clock_are_kept_as_written(tmp_path):
 def test_reused_ids_in_a_deleted_sessions_zst_archive(tmp_path, call_id):
     """A session deleted while memoryd was down is read from its ``.zst`` archive: each turn's
     answer, naming no tool, is found by the id as written; reading it again adds nothing."""
-    from test_store_reader import STAMP, frame
+    from support.agent_rows import STAMP, frame
 
     inst = Install(tmp_path, extra_config=ONE_PROCESS)
     text = b"".join(turns(call_id, 3, named=False))

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from inprocess import memoryd as run_memoryd
 from memoryd.config import ConfigError, load_config
+from support.inprocess import memoryd as run_memoryd
 
 NOW = 1_790_000_000.0
 
@@ -145,7 +145,7 @@ def test_counts_of_one_are_singular(tmp_path: Path) -> None:
         "1 hit",
         "2 files",
     ]
-    import transcripts as tx
+    from support import transcripts as tx
 
     sessions, _, cfg = tx.make_install(tmp_path, ["MEMORY.md"])
     (sessions / "s1.jsonl").write_bytes(

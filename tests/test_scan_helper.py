@@ -22,7 +22,6 @@ import marshal
 import multiprocessing
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -36,8 +35,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import transcripts as tx
-from daemon_harness import wait_until
 from memoryd import faults
 from memoryd.config import load_config, resolve_paths
 from memoryd.ingest import prescan
@@ -52,53 +49,15 @@ from memoryd.ingest.prescan import (
 )
 from memoryd.ingest.tailer import Region
 from memoryd.store import Store
+from support import transcripts as tx
 from support.corpus import CorpusTruth, generate
-from test_crash_scan import NOW, counts, env_for, memoryd
+from support.daemon_harness import wait_until
+from support.scan_runs import NOW, ONE_PROCESS, counts, env_for, memoryd, state_rows, write_config
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is forked")
 
 T = TypeVar("T")
 HELPER_ALWAYS = '[ingest]\nparallel_min_bytes = 1\nchunk_bytes = 65536\nhelper = "always"\n'
-ONE_PROCESS = "[ingest]\nparallel_min_bytes = 0\nchunk_bytes = 65536\n"
-
-
-def write_config(root: Path, truth: CorpusTruth, name: str, ingest: str) -> Path:
-    cfg = root / f"{name}.toml"
-    cfg.write_text(
-        f"[openclaw]\nstate_dir = {json.dumps(str(truth.state_dir))}\n"
-        f"workspace = {json.dumps(str(truth.workspace))}\n"
-        f"[state]\ndir = {json.dumps(str(root / name))}\n{ingest}",
-        encoding="utf-8",
-    )
-    return cfg
-
-
-def state_rows(state: Path) -> dict[str, list[tuple[object, ...]]]:
-    """Everything a scan writes, with row ids replaced by what they stand for."""
-    conn = sqlite3.connect(f"file:{state / 'state.db'}?mode=ro", uri=True)
-    try:
-        paths = dict(conn.execute("SELECT id, path FROM sources"))
-        hits = [
-            (*row[:-1], paths.get(row[-1]))
-            for row in conn.execute(
-                "SELECT agent, call_id, memory_path, kind, ts, query, score, start_line, "
-                "end_line, session, source_id FROM hits"
-            )
-        ]
-        return {
-            "hits": sorted(hits, key=repr),
-            "calls": sorted(conn.execute("SELECT * FROM calls"), key=repr),
-            "sources": sorted(
-                conn.execute(
-                    "SELECT agent, kind, path, dev, ino, head_len, head_hash, offset, size, "
-                    "mtime_ns, malformed, oversized, resets FROM sources"
-                ),
-                key=repr,
-            ),
-            "counters": sorted(conn.execute("SELECT * FROM counters")),
-        }
-    finally:
-        conn.close()
 
 
 @pytest.fixture(scope="module")

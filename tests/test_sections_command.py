@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-import transcripts as tx
-from inprocess import memoryd as run_memoryd
 from memoryd.bootstrap_cut import bootstrap_cuts, js_trim_end, kept_ranges
+from support import transcripts as tx
+from support.inprocess import memoryd as run_memoryd
 
 pytestmark = pytest.mark.subprocess
 

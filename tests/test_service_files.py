@@ -7,7 +7,6 @@ import plistlib
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from memoryd.commands.service_files import (
     render_launchd_plist,
     render_systemd_unit,
 )
+from support.systemd import systemd_verify
 
 REPO = Path(__file__).resolve().parent.parent
 UNIT = REPO / "systemd" / "memoryd.service"
@@ -41,22 +41,6 @@ def cli(home: Path, *args: str, config: Path | None = None) -> subprocess.Comple
     return subprocess.run(
         [*cmd, *args], capture_output=True, text=True, env=env, timeout=60, check=False
     )
-
-
-def systemd_verify(unit: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    """``systemd-analyze --user verify`` as ``home``'s user. Its runtime folder has a short
-    name: systemd also loads the system's user units, whose sockets (gpg-agent's) must fit
-    in the 108 bytes of a socket address."""
-    with tempfile.TemporaryDirectory(prefix="xdg") as runtime:
-        env = {**os.environ, "HOME": str(home), "XDG_RUNTIME_DIR": runtime}
-        return subprocess.run(
-            ["systemd-analyze", "--user", "verify", str(unit)],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-            check=False,
-        )
 
 
 def test_the_repository_files_are_the_renderings_the_installer_writes() -> None:

@@ -20,13 +20,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import transcripts as tx
-from inprocess import memoryd as run_memoryd
 from memoryd.policy import candidates as pc
 from memoryd.policy import replay as rp
 from memoryd.policy import restore_match as rm
 from memoryd.strength import HitRow, hit_strengths
 from support import research_policies as rpol
+from support import transcripts as tx
 from support.histories import (
     GenParams,
     generate,
@@ -34,6 +33,7 @@ from support.histories import (
     sample_params,
     write_history,
 )
+from support.inprocess import memoryd as run_memoryd
 
 DAY = 86400.0
 T0 = 1_700_000_000.0

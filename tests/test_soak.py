@@ -36,8 +36,8 @@ from typing import IO, Any
 
 import pytest
 
-import transcripts as tx
-from daemon_harness import (
+from support import transcripts as tx
+from support.daemon_harness import (
     DaemonProcess,
     Install,
     NotifySocket,

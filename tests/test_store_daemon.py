@@ -10,21 +10,21 @@ from pathlib import Path
 
 import pytest
 
-import transcripts as tx
-from daemon_harness import (
+from support import transcripts as tx
+from support.agent_rows import EVENTS_24, Store, delete_session, frame
+from support.daemon_harness import (
     DaemonProcess,
     NotifySocket,
     append,
     hit_count,
     hit_lines,
     make_install,
+    process_state,
     run_cli,
     start,
     wait_until,
 )
-from test_ingest import conversation, expected
-from test_laptop import process_state
-from test_store_reader import EVENTS_24, Store, delete_session, frame
+from support.scanner_install import conversation, expected
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -169,7 +169,7 @@ def test_a_malformed_page_is_named_in_one_line(tmp_path: Path):
 def test_a_full_disk_is_named_and_not_hidden_behind_no_transaction(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ):
-    import transcripts as tx
+    from support import transcripts as tx
 
     sessions, _ws, cfg = tx.make_install(tmp_path, [f"memory/n{i}.md" for i in range(50)])
     monkeypatch.setenv("MEMORYD_CONFIG", str(cfg))

@@ -9,7 +9,7 @@ from a :mod:`support.corpus` install, so the corpus's reference counts apply: wh
 layout and whatever OpenClaw did between scans, memoryd must count exactly those hits,
 once. The first tests check the writer itself with plain ``sqlite3`` and ``zstd``;
 every other test runs the ``memoryd`` command on real files (in the pytest process,
-:mod:`inprocess`; a locked store is locked by another process).
+:mod:`support.inprocess`; a locked store is locked by another process).
 """
 
 from __future__ import annotations
@@ -32,16 +32,16 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-import transcripts as tx
-from inprocess import memoryd as run_memoryd
-from report_counts import counts_of, diff
+from support import transcripts as tx
 from support.corpus import CorpusTruth, generate, iso_ms
+from support.inprocess import memoryd as run_memoryd
 from support.openclaw_store import (
     AgentStore,
     CorpusSession,
     sessions_from_corpus,
     store_from_corpus,
 )
+from support.report_counts import counts_of, diff
 
 try:
     from compression import zstd  # type: ignore[import-not-found]

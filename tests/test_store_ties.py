@@ -18,12 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd import faults
 from memoryd.ingest import sqlite_source
-from memoryd.ingest.scan import Scanner
 from memoryd.store import SCHEMA_VERSION, Store, StoreError
 from support.openclaw_store import SCHEMAS, AgentStore
-from test_ingest import Install, conversation, expected
+from support.scanner_install import Install, conversation, expected, scan
 
 pytestmark = pytest.mark.subprocess  # (one test runs `memoryd scan` as a process)
 
@@ -108,34 +106,6 @@ def test_rows_sharing_a_seq_across_a_batch_boundary_are_each_read_once(tmp_path,
     assert inst.scan().new_hits == 0
     store.conn.close()
     inst.store.close()
-
-
-class Crash(BaseException):
-    """memoryd stopping right after a commit (not an Exception: no barrier catches it)."""
-
-
-def scan(inst: Install, crash_at: int | None) -> object:
-    """A scan that commits after every batch of rows; with ``crash_at``, it stops dead right
-    after that commit (what a kill there leaves), and memoryd starts again."""
-    scanner = Scanner(inst.cfg, inst.paths, inst.store)
-    scanner.ledger.commit_bytes = 1
-    if crash_at is None:
-        return scanner.scan()
-    commits = [0]
-
-    def stop(*_: object) -> None:
-        commits[0] += 1
-        if commits[0] == crash_at:
-            raise Crash
-
-    faults.hook("scan.committed", stop)
-    try:
-        return scanner.scan()
-    except Crash:
-        inst.restart()
-        return None
-    finally:
-        faults.hook("scan.committed", None)
 
 
 OPS = st.lists(

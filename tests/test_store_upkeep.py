@@ -15,20 +15,20 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import memoryd.log
-import transcripts as tx
 from memoryd.ingest import sqlite_source
-from test_ingest import FILES, Install, conversation, expected
-from test_reused_ids import timed
-from test_store_reader import (
+from support import transcripts as tx
+from support.agent_rows import (
     STAMP,
     WINDOWS,
     Store,
-    _merge,
     archive_store,
     delete_session,
     frame,
+    merge_counts,
 )
-from test_store_ties import scan as scan_or_crash
+from support.scanner_install import FILES, Install, conversation, expected
+from support.scanner_install import scan as scan_or_crash
+from support.transcripts import timed
 
 pytestmark = pytest.mark.unit
 
@@ -85,7 +85,7 @@ def test_rows_added_before_a_vacuum_renumbers_the_rowids_are_read(inst, monkeypa
     inst.restart()
     store.add("a", conversation(2, "z")[1:])
     assert inst.scan().new_hits == sum(expected(2).values())
-    assert inst.counts() == _merge(expected(12, 3), expected(2))
+    assert inst.counts() == merge_counts(expected(12, 3), expected(2))
     store.conn.close()
 
 
@@ -101,7 +101,7 @@ def test_a_vacuum_with_no_new_rows_hides_nothing_later(inst):
     assert inst.scan().new_hits == 0
     store.add("a", conversation(9, "c")[1:])
     inst.scan()
-    assert inst.counts() == _merge(expected(6, 3), expected(9))
+    assert inst.counts() == merge_counts(expected(6, 3), expected(9))
     store.conn.close()
 
 
@@ -162,7 +162,7 @@ def test_a_row_added_while_the_rows_are_counted_reads_no_session_again(inst, mon
     monkeypatch.setattr(sqlite_source, "open_readonly", real_open)
     store.add("b", b[22:])
     inst.scan()
-    assert inst.counts() == _merge(expected(3), expected(6))
+    assert inst.counts() == merge_counts(expected(3), expected(6))
     store.conn.close()
 
 
@@ -221,12 +221,12 @@ def test_a_deleted_sessions_state_is_forgotten_after_the_grace_period(inst, monk
     assert waiting(inst) == []
     forgotten = [r for r in caplog.records if r.msg == "ingest.store_sessions_forgotten"]
     assert [(r.sessions, r.waiting_calls_of, r.grace_days) for r in forgotten] == [(1, 1, 7)]
-    assert inst.counts() == _merge(expected(4), expected(3))
+    assert inst.counts() == merge_counts(expected(4), expected(3))
     # the id comes back with its rows (restored): read from its start, nothing counted twice
     store.append("del", lines)
     inst.restart()
     assert inst.scan().new_hits == 0
-    assert inst.counts() == _merge(expected(4), expected(3))
+    assert inst.counts() == merge_counts(expected(4), expected(3))
     assert set(cursor_rows(inst)) == {"keep", "del"}
     store.conn.close()
 
@@ -495,7 +495,7 @@ def test_windows_that_loop_or_name_another_stores_session_read_every_hit_once(in
     store.append("o", _turn("o", tx.T0 + 60, FILES[0]))
     stats = inst.scan()
     assert stats.errors == 0
-    assert inst.counts() == _merge(*(expected(2) for _ in range(4)), {FILES[0]: 1})
+    assert inst.counts() == merge_counts(*(expected(2) for _ in range(4)), {FILES[0]: 1})
     store.conn.execute("DELETE FROM session_windows WHERE session_id = 'a'")  # (a: gone)
     store.append("y", [tx.chatter(1)])
     inst.restart()

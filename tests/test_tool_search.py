@@ -4,7 +4,7 @@ The shapes are those the real 2026.9.6 package writes (docs/openclaw-formats.md 
 ``tool_call`` wrapper describes one call three times (the call, a nested-tool record, the
 wrapped result), code mode runs any number of inner calls inside one ``tool_search_code``
 call (a nested-tool record each), and 2026.7's wrapper writes no record. The lines are built
-by tests/tool_search_lines.py; the scanner, the files and SQLite are real.
+by tests/support/tool_search_lines.py; the scanner, the files and SQLite are real.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ import sqlite3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import tool_search_lines as ts
-import transcripts as tx
 from memoryd.ingest import parser
 from memoryd.ingest.parser import (
     NESTED,
@@ -29,7 +27,9 @@ from memoryd.ingest.parser import (
     parse,
     parse_line,
 )
-from test_ingest import FILES, Install, insert_events, openclaw_db
+from support import tool_search_lines as ts
+from support import transcripts as tx
+from support.scanner_install import FILES, Install, insert_events, openclaw_db
 
 T = tx.T0
 ONE_PROCESS = "[ingest]\nparallel_min_bytes = 0\nchunk_bytes = 4096\n"

@@ -14,11 +14,11 @@ import sqlite3
 
 import pytest
 
-import transcripts as tx
 from memoryd import faults
 from memoryd.ingest import sqlite_source
 from memoryd.ingest.scan import Scanner
-from test_ingest import Install, conversation, expected, insert_events, openclaw_db
+from support import transcripts as tx
+from support.scanner_install import Install, conversation, expected, insert_events, openclaw_db
 
 pytestmark = pytest.mark.unit
 

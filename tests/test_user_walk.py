@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-import transcripts as tx
-from daemon_harness import DaemonProcess, make_install
+from support import transcripts as tx
+from support.daemon_harness import DaemonProcess, make_install
 
 pytestmark = pytest.mark.subprocess
 

@@ -15,8 +15,7 @@ from memoryd.ingest import ledger as ledger_module
 from memoryd.ingest import scan as scan_module
 from memoryd.store import Store
 from support.corpus import CorpusTruth, generate
-from test_crash_scan import NOW
-from test_scan_helper import ONE_PROCESS, write_config
+from support.scan_runs import NOW, ONE_PROCESS, write_config
 
 pytestmark = pytest.mark.unit
 

@@ -39,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
-import transcripts as tx  # noqa: E402  (the folder above is on the path now)
+from support import transcripts as tx  # noqa: E402  (the folder above is on the path now)
 
 HANG = 30.0  # a command that has not ended by then is stuck: normal runs take under 2 s loaded
 PLUGIN = ROOT / "daemon" / "memoryd" / "openclaw_plugin"

@@ -57,7 +57,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tests.plugin_record import (
+from tests.support.plugin_record import (
     ARCHIVED,
     HOT_MARK,
     LEADER,

@@ -195,3 +195,10 @@ def make_install(
         encoding="utf-8",
     )
     return sessions, ws, cfg
+
+
+def timed(line: bytes, ts: float) -> bytes:
+    """The line with the message's own time (pi-ai's ``message.timestamp``, ms)."""
+    entry = json.loads(line)
+    entry["message"]["timestamp"] = int(ts * 1000)
+    return dump(entry)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from transcripts import T0, dump, iso
+from support.transcripts import T0, dump, iso
 
 NESTED = "openclaw.nested-tool.v1"
 SCOPE = "3b0f5c1e-8d2a-4c7b-9e41-6a5d2f0c7b18"

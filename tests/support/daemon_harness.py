@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import transcripts as tx
+from support import transcripts as tx
 
 SITECUSTOMIZE = """
 import os, sys, time, types
@@ -410,9 +410,9 @@ class DaemonProcess:
 def run_cli(
     inst: Install, *args: str, env_extra: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """A one-shot command beside the daemon, run in the pytest process (:mod:`inprocess`):
+    """A one-shot command beside the daemon, run in the pytest process (:mod:`support.inprocess`):
     the daemon is the process these tests are about; a command's own start-up is not."""
-    from inprocess import memoryd
+    from support.inprocess import memoryd
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
     env.update(env_extra or {})
@@ -441,3 +441,9 @@ def start(
     d = DaemonProcess(inst, env_extra=env, notify=notify).start()
     daemons.append(d)
     return d
+
+
+def process_state(pid: int) -> str:
+    """The kernel's state letter of ``pid`` (``T``: stopped by a signal)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat.rsplit(")", 1)[1].split()[0]
