@@ -19,10 +19,10 @@ from typing import Any
 
 import json5
 import pytest
-from inprocess import memoryd as run_memoryd
 
 from memoryd import demo_install, demo_notes
 from memoryd.policy.promote import PREFERENCE, REVIEW, SKILL, classify
+from support.inprocess import memoryd as run_memoryd
 
 pytestmark = pytest.mark.unit
 

@@ -14,8 +14,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from memoryd.corpus import CorpusTruth
-
+from support.corpus import CorpusTruth
 from support.inprocess import memoryd as run_memoryd
 
 NOW = 1_790_000_000.0  # MEMORYD_NOW of every run, and the corpora's "now"
