@@ -34,7 +34,7 @@ from daemon_harness import (
     start,
     wait_until,
 )
-from memoryd.ingest.parser import line_epoch, to_epoch
+from memoryd.ingest.timestamps import line_epoch, to_epoch
 from memoryd.jobs import period_key
 from memoryd.service.schedule import due_jobs, last_fire_time
 from memoryd.store import Store
