@@ -29,9 +29,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.config import load_config, resolve_paths
-from memoryd.ingest import parser
+from memoryd.ingest import parser, region_apply, result_paths, timestamps
 from memoryd.ingest import scan as scan_module
-from memoryd.ingest.parser import ResultPath, memory_tool, parse, parse_line, to_epoch
+from memoryd.ingest.events import ResultPath
+from memoryd.ingest.parser import parse, parse_line
+from memoryd.ingest.timestamps import to_epoch
+from memoryd.ingest.tool_names import memory_tool
 from memoryd.section_map import WHOLE_FILE
 from memoryd.store import Store
 from support.corpus import CorpusTruth, generate
@@ -262,13 +265,13 @@ def test_a_line_without_a_memory_tool_gets_no_timestamp_computed(
 ) -> None:
     """Timestamps are computed only for lines with a memory call or result."""
     seen: list[object] = []
-    real = parser._timestamp
+    real = timestamps.line_time
 
     def counting(record: dict[str, Any], msg: dict[str, Any]) -> float | None:
         seen.append(record.get("timestamp"))
         return real(record, msg)
 
-    monkeypatch.setattr(parser, "_timestamp", counting)
+    monkeypatch.setattr(parser, "line_time", counting)
     other = {
         "type": "message",
         "timestamp": "2026-02-25T09:14:02.000Z",
@@ -332,11 +335,11 @@ def test_unnamed_answers_found_by_shared_prefix_pattern_or_one_id_at_a_time_give
     per id, one search per shared prefix (many ids waiting), or one pattern pass over the
     id fields (ids of many kinds). Forced each way on the whole corpus, the rows are equal."""
     ways = {
-        "one_by_one": [(scan_module, "_DIRECT_ID_SEARCH_MAX", 10**9)],
-        "by_prefix": [(scan_module, "_DIRECT_ID_SEARCH_MAX", 0)],
+        "one_by_one": [(region_apply, "_DIRECT_ID_SEARCH_MAX", 10**9)],
+        "by_prefix": [(region_apply, "_DIRECT_ID_SEARCH_MAX", 0)],
         "by_pattern": [
-            (scan_module, "_DIRECT_ID_SEARCH_MAX", 0),
-            (scan_module, "_id_occurrences", lambda *_: None),
+            (region_apply, "_DIRECT_ID_SEARCH_MAX", 0),
+            (region_apply, "_id_occurrences", lambda *_: None),
         ],
     }
     rows = {}
@@ -360,9 +363,9 @@ def test_ids_sharing_a_prefix_are_found_where_a_search_for_each_finds_them() -> 
         b'{"c":"toolu_01AA"}\n{"d":"call_1 toolu_01AAB"}\n'
     )
     look = {"toolu_01AAA": 0, "toolu_01AAB": 25, "toolu_01AA": 0, "call_1": 0, "c1": 0}
-    assert scan_module._id_occurrences(data, len(data), look) is None  # "c1": too short
+    assert region_apply._id_occurrences(data, len(data), look) is None  # "c1": too short
     look.pop("c1")  # two groups: "toolu_01AA…" and "call_1"
-    found = scan_module._id_occurrences(data, len(data), look)
+    found = region_apply._id_occurrences(data, len(data), look)
     assert found is not None
     for call_id, at in look.items():
         want, i = [], data.find(call_id.encode(), at)
@@ -399,12 +402,12 @@ def test_the_fast_time_reader_is_to_epoch(value: str, other: Any) -> None:
     """OpenClaw's ``…T09:14:02.123Z`` goes straight to ``fromisoformat``: the very float
     (or None) that :func:`to_epoch` gives, for any string of that look; a line's time is
     the record's, else the message's, as the general parser takes it."""
-    assert same(parser.line_epoch(value), to_epoch(value))
+    assert same(timestamps.line_epoch(value), to_epoch(value))
     want = to_epoch(value)
     want = to_epoch(other) if want is None else want
-    assert same(parser._timestamp({"timestamp": value}, {"timestamp": other}), want)
+    assert same(timestamps.line_time({"timestamp": value}, {"timestamp": other}), want)
     assert same(
-        parser._timestamp({"timestamp": other}, {"timestamp": value}),
+        timestamps.line_time({"timestamp": other}, {"timestamp": value}),
         (to_epoch(value) if to_epoch(other) is None else to_epoch(other)),
     )
 
@@ -847,12 +850,12 @@ def test_a_payload_read_from_its_text_is_the_plain_readings(line: bytes) -> None
     if name is not None and tool is None:
         assert parsed.events == ()  # another tool's answer
         return
-    payload, recovered = parser._payload(holder.get("content"), holder.get("details"))
-    shape = parser._shape(payload) if isinstance(payload, dict) else None
+    payload, recovered = result_paths.payload_of(holder.get("content"), holder.get("details"))
+    shape = result_paths.shape_of(payload) if isinstance(payload, dict) else None
     if recovered:
         shape = shape or "search"
     kind = tool or shape
-    paths = parser._paths(kind, payload) if kind is not None else ()
+    paths = result_paths.paths_of(kind, payload) if kind is not None else ()
     (result,) = parsed.events
     assert same(
         (result.tool, result.paths, result.recovered, result.shape if kind else None),

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.ingest.parser import line_epoch, to_epoch
+from memoryd.ingest.timestamps import line_epoch, to_epoch
 from memoryd.jobs import period_key
 from memoryd.service.schedule import due_jobs, last_fire_time
 from memoryd.store import Store

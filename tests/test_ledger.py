@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from memoryd.ingest import ledger as ledger_module
 from memoryd.ingest.calls import Call, Calls, answers
+from memoryd.ingest.events import ResultPath, ToolResult
 from memoryd.ingest.ledger import Batch, Ledger, SourceWrite
-from memoryd.ingest.parser import ResultPath, ToolResult
 from memoryd.ingest.sources import LIVE, SourceFile
 from memoryd.ingest.tailer import Checkpoint, Verdict
 from memoryd.store import Store

@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.ingest.parser import GET, SEARCH, ToolCall, ToolResult, memory_tool, parse_line
+from memoryd.ingest.events import GET, SEARCH, ToolCall, ToolResult
+from memoryd.ingest.parser import parse_line
+from memoryd.ingest.tool_names import memory_tool
 from memoryd.workspace import classify_result_path
 from support import transcripts as tx
 
@@ -64,14 +66,14 @@ def test_tool_names(name, tool):
 def test_a_flood_of_made_up_tool_names_is_read_right_and_not_all_remembered():
     """Tool names read once are remembered (a line names one of a handful), up to a bound:
     a transcript of made-up names neither grows memory without end nor changes an answer."""
-    from memoryd.ingest import parser
+    from memoryd.ingest import tool_names
 
-    for i in range(parser._TOOL_OF_MAX + 500):
+    for i in range(tool_names._TOOL_OF_MAX + 500):
         assert memory_tool(f"tool_{i}") is None
         assert memory_tool(f"srv{i}__memory_get") == GET
-    assert len(parser._TOOL_OF) <= parser._TOOL_OF_MAX
+    assert len(tool_names._TOOL_OF) <= tool_names._TOOL_OF_MAX
     for name in ("tool_999999", " x.memory_search ", "memory_get", "MEMORY_GET!"):
-        assert memory_tool(name) == parser._memory_tool(name)
+        assert memory_tool(name) == tool_names._memory_tool(name)
     assert memory_tool(["memory_get"]) is None  # not a name at all (and not a key)
 
 
@@ -81,11 +83,11 @@ def test_long_made_up_tool_names_are_not_kept_after_their_line():
     their names in the daemon's memory. 300 names of 200 kB each held 60 MB for good."""
     import tracemalloc
 
-    from memoryd.ingest import parser
+    from memoryd.ingest import tool_names
 
-    saved = dict(parser._TOOL_OF)
-    parser._TOOL_OF.clear()
-    parser._TOOL_OF.update({"memory_search": SEARCH, "memory_get": GET})  # room to remember
+    saved = dict(tool_names._TOOL_OF)
+    tool_names._TOOL_OF.clear()
+    tool_names._TOOL_OF.update({"memory_search": SEARCH, "memory_get": GET})  # room to remember
     try:
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
@@ -97,11 +99,11 @@ def test_long_made_up_tool_names_are_not_kept_after_their_line():
         kept = tracemalloc.get_traced_memory()[0] - before
         assert kept < 1 << 20, kept
         assert memory_tool("srv1__memory_search") == SEARCH  # short names still remembered
-        assert "srv1__memory_search" in parser._TOOL_OF
+        assert "srv1__memory_search" in tool_names._TOOL_OF
     finally:
         tracemalloc.stop()
-        parser._TOOL_OF.clear()
-        parser._TOOL_OF.update(saved)
+        tool_names._TOOL_OF.clear()
+        tool_names._TOOL_OF.update(saved)
 
 
 def test_several_calls_in_one_message():

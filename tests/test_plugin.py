@@ -30,7 +30,8 @@ from memoryd.bootstrap import (
 )
 from memoryd.commands.plugin import ENTRY, compile_package, install_steps, leftovers, plugin_dir
 from memoryd.config import load_config, resolve_paths
-from memoryd.ingest.parser import memory_tool, parse_line
+from memoryd.ingest.parser import parse_line
+from memoryd.ingest.tool_names import memory_tool
 from memoryd.mover import mover_for
 from memoryd.ondemand import archived_files
 from memoryd.store import Store

@@ -44,7 +44,16 @@ READ_SPARED = ("memoryd.signals", "memoryd.strength")
 # counts is who imported it: a memoryd module, or the command's code at run time.
 READ_SPARED_STDLIB = ("logging", "dataclasses", "inspect", "shutil", "threading", "signal")
 # The scanner's parts: a read command that does not scan imports none of them.
-SCANNER = ("memoryd.ingest.parser", "memoryd.ingest.prescan", "memoryd.ingest.tailer")
+SCANNER = (
+    "memoryd.ingest.parser",
+    "memoryd.ingest.events",
+    "memoryd.ingest.result_paths",
+    "memoryd.ingest.tool_names",
+    "memoryd.ingest.timestamps",
+    "memoryd.ingest.prescan",
+    "memoryd.ingest.region_apply",
+    "memoryd.ingest.tailer",
+)
 
 
 @pytest.fixture(scope="module")

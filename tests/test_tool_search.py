@@ -17,16 +17,9 @@ import sqlite3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd.ingest import parser
-from memoryd.ingest.parser import (
-    NESTED,
-    TOOL_CALL,
-    ToolCall,
-    ToolResult,
-    Unrecognised,
-    parse,
-    parse_line,
-)
+from memoryd.ingest import events
+from memoryd.ingest.events import NESTED, TOOL_CALL, ToolCall, ToolResult, Unrecognised
+from memoryd.ingest.parser import parse, parse_line
 from support import tool_search_lines as ts
 from support import transcripts as tx
 from support.scanner_install import FILES, Install, insert_events, openclaw_db
@@ -271,7 +264,7 @@ def test_a_failed_cell_keeps_the_hit_memoryd_counted_itself_under_its_inner_call
     """The plugin's search hook answered an inner memory_search with an archived note and
     counted that hit itself (no source): the cell's failure takes back what the scanner
     found, never memoryd's own row."""
-    from memoryd.ingest.parser import nested_prefix
+    from memoryd.ingest.tool_names import nested_prefix
 
     inst = Install(tmp_path, extra_config=ONE_PROCESS)
     lines = [tx.header("s"), *timed_out_cell("c9", T)]
@@ -572,7 +565,7 @@ def test_a_2026_7_agent_database_without_transcripts_is_no_failed_source(tmp_pat
 
 
 def test_the_parser_module_names_its_routes():
-    assert (parser.TOOL_CALL, parser.CODE) == ("tool_call", "code")
+    assert (events.TOOL_CALL, events.CODE) == ("tool_call", "code")
 
 
 def test_status_shows_calls_by_route_and_the_unrecognised(tmp_path):

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from memoryd.config import load_config, resolve_paths
 from memoryd.ingest import ledger as ledger_module
+from memoryd.ingest import region_apply
 from memoryd.ingest import scan as scan_module
 from memoryd.store import Store
 from support.corpus import CorpusTruth, generate
@@ -45,18 +46,18 @@ def test_unnamed_answers_looked_for_near_their_call_first_give_the_rows_of_one_p
     and of the pattern pass."""
     ways = {
         "one_by_one": [
-            (scan_module, "_DIRECT_ID_SEARCH_MAX", 10**9),
-            (scan_module, "_GROUP_PASS_MIN", 10**9),
+            (region_apply, "_DIRECT_ID_SEARCH_MAX", 10**9),
+            (region_apply, "_GROUP_PASS_MIN", 10**9),
         ],
-        "one_pass_only": [(scan_module, "_GROUP_PASS_MIN", 2), (scan_module, "_NEAR_BYTES", 0)],
-        "tiny_window": [(scan_module, "_GROUP_PASS_MIN", 2), (scan_module, "_NEAR_BYTES", 300)],
-        "default_window": [(scan_module, "_GROUP_PASS_MIN", 2)],
-        "by_pattern": [(scan_module, "_DIRECT_ID_SEARCH_MAX", 0)],
+        "one_pass_only": [(region_apply, "_GROUP_PASS_MIN", 2), (region_apply, "_NEAR_BYTES", 0)],
+        "tiny_window": [(region_apply, "_GROUP_PASS_MIN", 2), (region_apply, "_NEAR_BYTES", 300)],
+        "default_window": [(region_apply, "_GROUP_PASS_MIN", 2)],
+        "by_pattern": [(region_apply, "_DIRECT_ID_SEARCH_MAX", 0)],
         "as_shipped": [],
     }
     rows = {}
     passes: dict[str, int] = {}
-    real_pass = scan_module._id_occurrences
+    real_pass = region_apply._id_occurrences
     for name, patches in ways.items():
         cfg = write_config(tmp_path, corpus, name, ONE_PROCESS)
         paths = resolve_paths(load_config(cfg), {})
@@ -67,7 +68,7 @@ def test_unnamed_answers_looked_for_near_their_call_first_give_the_rows_of_one_p
             return real_pass(*args)  # type: ignore[arg-type]
 
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(scan_module, "_id_occurrences", one_pass)
+            mp.setattr(region_apply, "_id_occurrences", one_pass)
             for target, attr, value in patches:
                 mp.setattr(target, attr, value)
             with Store.open(paths.db) as store:

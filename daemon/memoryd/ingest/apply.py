@@ -25,28 +25,27 @@ from .calls import (
     occurrence_id,
     stored_occurrence,
 )
-from .ledger import Batch, Ledger
-from .parser import (
+from .events import (
+    CALL_FIELDS,
+    CELL_FIELDS,
     CELL_VALUE,
     CODE,
     GET,
+    RESULT_ID,
+    RESULT_PARENT,
     SEARCH,
+    UNRECOGNISED_FIELDS,
     CellEnded,
     ParsedLine,
-    ToolCall,
     ToolResult,
-    Unrecognised,
-    nested_prefix,
-    parse,
 )
+from .ledger import Batch, Ledger
+from .parser import parse
 from .sqlite_source import root_of
 from .stats import ScanStats
+from .tool_names import nested_prefix
 
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
-_CALL_FIELDS = len(ToolCall._fields)  # a result has more (ToolResult._fields)
-_UNRECOGNISED_FIELDS = len(Unrecognised._fields)
-_CELL_FIELDS = len(CellEnded._fields)
-assert len({len(ToolResult._fields), _CALL_FIELDS, _UNRECOGNISED_FIELDS, _CELL_FIELDS}) == 4
 # The tool of a code-mode cell kept among the calls while it runs: waiting, so that its result
 # line, which holds no needle, is looked for by its id as an answer is (in this scan, or in a
 # later one: the row is written, never counted as a memory call, and holds no hit).
@@ -99,9 +98,9 @@ class Applier:
     def parsed(self, parsed: ParsedLine, batch: Batch, calls: Calls, stats: ScanStats) -> None:
         """Add one parsed line's calls and hits to ``batch``.
 
-        Everything is read by position: what the helper sends is the same fields as
-        plain tuples (a call has seven, a result eight, an unrecognised shape one), which
-        saves rebuilding them.
+        An event is read as its wire form (:mod:`.events`): what the helper sends is the
+        same fields as plain tuples, which saves rebuilding them, so its kind is told by its
+        number of fields and a field by its index, each named there.
         """
         self.lines(((0, 0, parsed),), batch, calls, stats, {})
 
@@ -128,9 +127,12 @@ class Applier:
         # nested-tool record → the wrapper call it describes (its answer goes to that call)
         same_as: dict[str, str] = {}
         skipped: set[str] = set()  # a cell's value envelopes told by its records already
-        # An event's type is told by its field count (the parser's contract), which the
+        # An event's type is told by its field count (the wire form, see .events), which the
         # type checker cannot follow: it sees the events untyped here.
         ev: Any
+        # (the names bound here: read as fast as the literal numbers they stand for)
+        call_fields, cell_fields = CALL_FIELDS, CELL_FIELDS
+        unrecognised_fields, id_at, parent_at = UNRECOGNISED_FIELDS, RESULT_ID, RESULT_PARENT
         for _, line_end, (events, bad) in lines:
             n += 1
             if bad:
@@ -138,16 +140,17 @@ class Applier:
                 continue
             for ev in events:
                 fields = len(ev)
-                if fields != _CALL_FIELDS:
-                    if fields == _UNRECOGNISED_FIELDS:
-                        batch.unrecognised(ev[0])
+                if fields != call_fields:
+                    if fields == unrecognised_fields:
+                        (sample,) = ev
+                        batch.unrecognised(sample)
                         if stats.unrecognised_example is None:
-                            stats.unrecognised_example = ev[0]
-                    elif fields == _CELL_FIELDS:
+                            stats.unrecognised_example = sample
+                    elif fields == cell_fields:
                         self._cell_ended(ev, batch, calls)
-                    elif ev[7] is not None and ev[0] in same_as:
-                        result(ev, batch, calls, same_as[ev[0]])
-                    elif ev[7] is not None and ev[0] in skipped:
+                    elif ev[parent_at] is not None and ev[id_at] in same_as:
+                        result(ev, batch, calls, same_as[ev[id_at]])
+                    elif ev[parent_at] is not None and ev[id_at] in skipped:
                         continue
                     else:
                         result(ev, batch, calls)

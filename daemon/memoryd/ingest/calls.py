@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from .events import RESULT_SHAPE, RESULT_TOOL
+
 # A call as the ledger stores it: tool, query, ts, answered, session.
 CallRow = tuple[str, "str | None", "float | None", int, "str | None"]
 
@@ -19,13 +21,14 @@ CallRow = tuple[str, "str | None", "float | None", int, "str | None"]
 def answers(result: Sequence[object], call_tool: str) -> bool:
     """Whether a tool result answers a memory call of ``call_tool``.
 
-    ``result`` has the fields of :class:`.parser.ToolResult` (a named tuple, or the
-    plain tuple the helper sends): ``result[1]`` the tool it names, ``result[5]``
-    the shape of its payload. A result that names its tool answers its call id; one
-    that does not (Claude Code's ``tool_result``) answers unless its payload has
-    the shape of the other memory tool's answer.
+    ``result`` has the fields of :class:`.events.ToolResult` (a named tuple, or the
+    plain tuple the helper sends): the tool it names and the shape of its payload are
+    read by their index (:data:`.events.RESULT_TOOL`, :data:`.events.RESULT_SHAPE`). A
+    result that names its tool answers its call id; one that does not (Claude Code's
+    ``tool_result``) answers unless its payload has the shape of the other memory tool's
+    answer.
     """
-    named, shape = result[1], result[5]
+    named, shape = result[RESULT_TOOL], result[RESULT_SHAPE]
     return named is not None or shape is None or shape == call_tool
 
 

@@ -85,7 +85,7 @@ _HITS, _CALLS, _MALFORMED, _OVERSIZED, _NON_MEMORY, _RENAMED, _RESETS, _UNRECOGN
         "unrecognised",
     )
 )  # fmt: skip
-# New calls by Tool Search route (parser.TOOL_CALL, parser.CODE): their place in COMMITTED, and
+# New calls by Tool Search route (events.TOOL_CALL, events.CODE): their place in COMMITTED, and
 # the persisted counter of each (``status``: direct calls are all the others).
 _ROUTE_COMMITTED = {route: COMMITTED.index(f"calls_{route}") for route in ROUTES}
 ROUTE_COUNTERS = {route: f"memory_calls_{route}" for route in ROUTES}
@@ -206,7 +206,7 @@ class Batch:
         self.oversized = 0
         self.malformed = 0
         self.non_memory = 0  # result paths outside memory (not counted as hits)
-        # Calls reached through Tool Search (call id → route, see parser.ToolCall.via): counted
+        # Calls reached through Tool Search (call id → route, see events.ToolCall.via): counted
         # by route as their rows are new. Direct calls, nearly all of them, are not listed.
         self.routed: dict[str, str] = {}
         self.unknown = 0  # calls or custom messages naming a memory tool in a shape not known

@@ -15,7 +15,8 @@ The helper is an optimisation that may fail harmlessly: if it cannot be forked,
 dies or answers garbage, the parent prescans the rest of its share itself. It
 never touches the state database, and its answers travel as ``marshal`` bytes
 over a pipe as plain tuples, field for field (a tenth of what pickling the event
-objects costs), which the scanner reads by position as they come.
+objects costs), which the scanner reads as they come (an event's kind and fields by
+the lengths and indexes :mod:`.events` names).
 
 Failure cases, named:
 
@@ -43,7 +44,8 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from .calls import answers
-from .parser import ParsedLine, ToolCall, ToolResult, parse
+from .events import ParsedLine, ToolCall, ToolResult
+from .parser import parse
 from .tailer import Region, head_hash, lines_containing, read_regions
 
 NEEDLE = b"memory_"
@@ -304,6 +306,26 @@ class Helper:
             chunks.append(chunk)
             n -= len(chunk)
         return b"".join(chunks)
+
+
+class HelperShare:
+    """The files a forked helper prescans, taken in scan order as it answers.
+
+    ``plans`` are the caller's records of the helper's files, one per job, in the jobs'
+    order: each answer is taken for the plan it was asked for, and for no other.
+    """
+
+    def __init__(self, helper: Helper, plans: Sequence[object]) -> None:
+        self._helper = helper
+        self._next = iter(plans)
+
+    def result(self, plan: object) -> list[Prescanned] | None:
+        expected = next(self._next, None)
+        assert expected is plan, "the helper's files are committed in the order they were given"
+        return self._helper.next()
+
+    def close(self) -> None:
+        self._helper.close()
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -25,14 +25,14 @@ Most transcript lines carry no memory tool at all. The scanner looks for the
 few that can matter with plain byte searches over whole regions (``memory_``,
 and the ids of calls of the same session, or the session a successor continues,
 still waiting for an answer that may not name its tool) and parses only those
-lines; everything else is skipped without being decoded.
+lines (a region of a transcript file at a time: :mod:`.region_apply`); everything else is
+skipped without being decoded.
 """
 
 from __future__ import annotations
 
 import gc
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -47,12 +47,12 @@ from . import sources as src
 from . import sqlite_source
 from .apply import SYNTHETIC_QUERY_PREFIXES, Applier
 from .archive_reader import ArchiveReader
-from .calls import Calls, written_id
+from .calls import Calls
 from .context import ReadContext, emit, traceback_of
 from .ledger import Batch, Ledger, Settle, SourceWrite
-from .parser import parse
 from .prescan import (
     Helper,
+    HelperShare,
     Job,
     Prescanned,
     can_fork,
@@ -61,6 +61,7 @@ from .prescan import (
     open_judged,
     prescan,
 )
+from .region_apply import apply_region
 from .stats import ScanStats, SourceFailed
 from .store_reader import StoreReader
 from .tailer import (
@@ -70,34 +71,12 @@ from .tailer import (
     Verdict,
     head_hash,
     judge,
-    lines_containing,
     quick_verdict,
     tail_hash,
 )
 
 __all__ = ["SYNTHETIC_QUERY_PREFIXES", "ScanStats", "Scanner", "SourceFailed"]
 
-# A result's call-id field: every key the parser takes a call id from, with a string or a
-# number value, so that the pattern pass finds what a byte search for the id finds.
-_ID_FIELD = re.compile(
-    rb'"(?:toolCallId|toolUseId|tool_call_id|tool_use_id|call_id|callId|id)"\s*:\s*'
-    rb'(?:"([^"\\]{1,200})"|(-?[0-9]{1,30})\b)'
-)
-# More waiting calls than this: one regex pass over the id fields instead of a search per id.
-# A byte search for one id runs at about 6 GB/s here, the regex at about 0.5 GB/s (it stops
-# at every quote), so one pass pays only beyond a dozen ids.
-_DIRECT_ID_SEARCH_MAX = 12
-# Ids sharing at least this many first bytes are looked for together, by one byte search.
-_SHARED_PREFIX_MIN = 5
-# Before one pass over a region for many waiting ids, each is looked for this far from where
-# its search starts (its call's line, or the region's start): an answer that does not name its
-# tool (Claude Code) follows its call within a few lines, and the pass is then not needed.
-_NEAR_BYTES = 64 << 10
-# At least this many ids still waiting after that (mostly calls never answered, each of which
-# a search of its own follows to the region's end): one search per shared prefix finds them
-# all. It stops at every id of the kind, and costs about what four searches for one id do
-# (measured on the memory-heavy corpus: 3, 4, 5, 6, 13 → 97, 96, 94, 94, 101 ms applying).
-_GROUP_PASS_MIN = 5
 _COMMIT_CHUNKS = 16  # commit at least every this many chunks' worth of lines
 # A first scan (no hits yet) of at least this much builds the hit indexes once, at its end.
 _BULK_LOAD_MIN_BYTES = 16 << 20
@@ -150,22 +129,6 @@ class _Plan:
         self.settle: Settle | None = None  # records the identity
         self.parent: str | None = None  # the session a successor continues (from its header)
         self.session = ""  # the session the file holds (set when opened)
-
-
-class _HelperShare:
-    """The files a forked helper prescans, taken in scan order as it answers."""
-
-    def __init__(self, helper: Helper, plans: list[_Plan]) -> None:
-        self._helper = helper
-        self._next = iter(plans)
-
-    def result(self, plan: _Plan) -> list[Prescanned] | None:
-        expected = next(self._next, None)
-        assert expected is plan, "the helper's files are committed in the order they were given"
-        return self._helper.next()
-
-    def close(self) -> None:
-        self._helper.close()
 
 
 class Scanner:
@@ -288,7 +251,7 @@ class Scanner:
         pending: dict[str, Calls] = {}
         plans = self._plan(files, by_inode, by_path, seen_ids, stats)
         faults.point("scan.planned")  # OpenClaw may rename or replace a file from here on
-        helper: _HelperShare | None = None
+        helper: HelperShare | None = None
         read_all = False  # (an interrupted bulk load builds no index: the next scan goes on)
         unread = [p.unread for p in plans]
         # A first scan, or one killed before its end (its indexes are still to build).
@@ -456,9 +419,7 @@ class Scanner:
         policy = self.cfg.ingest.helper
         return policy == "always" or (policy == "auto" and core_is_free())
 
-    def _start_helper(
-        self, plans: list[_Plan], split: int, stats: ScanStats
-    ) -> _HelperShare | None:
+    def _start_helper(self, plans: list[_Plan], split: int, stats: ScanStats) -> HelperShare | None:
         """Judge the files from ``split`` on, and fork a helper to prescan them.
 
         Each file is opened, judged and closed here: the helper opens it again by path
@@ -498,10 +459,10 @@ class Scanner:
             max_line_bytes=self.cfg.ingest.max_line_bytes,
         )
         faults.point("scan.helper_started")  # in the parent, the helper forked and working
-        return _HelperShare(helper, share)
+        return HelperShare(helper, share)
 
     def _tail_prescanned(
-        self, plan: _Plan, helper: _HelperShare, pending: dict[str, Calls], stats: ScanStats
+        self, plan: _Plan, helper: HelperShare, pending: dict[str, Calls], stats: ScanStats
     ) -> None:
         """Commit a file of the helper's share, from its answer (or read here if it gave none).
 
@@ -560,7 +521,7 @@ class Scanner:
             stats.bytes_read += end - start
             batch.oversized += oversized
             batch.end = end
-            self._apply_region(plan.fd, pre, data, batch, calls, stats)
+            apply_region(self.applier, plan.fd, pre, data, batch, calls, stats)
             if batch.end - batch.start >= commit_every:
                 self._commit(batch, source, None, plan.fd)
                 batch = Batch(cp, session, synthetic, plan.parent, start=batch.end, end=batch.end)
@@ -625,131 +586,6 @@ class Scanner:
         self.ledger.commit_file(batch, source, fingerprint, final)  # (counted: see _scan)
         faults.point("scan.batch")  # in the open transaction, not yet committed
 
-    def _apply_region(
-        self,
-        fd: int,
-        pre: Prescanned,
-        data: bytes | None,
-        batch: Batch,
-        calls: Calls,
-        stats: ScanStats,
-    ) -> None:
-        """Apply a region's needle lines in file order, then answers that do not name their tool.
-
-        An answer that does not name its tool (Claude Code ``tool_result``) holds no
-        needle: it is found by the id of a call still waiting — from the region's start
-        for calls waiting since before it, after the call's own line for calls made in
-        it. The first line that answers a call ends the search for it. What the helper
-        already searched (calls made earlier in the same file) is taken from its answer;
-        anything else is searched here, in the region's bytes (read again if the helper
-        prescanned them).
-        """
-        start, end, _, lines, by_id = pre
-        earlier = set(calls.waiting_in(batch.session, batch.parent))
-        made_at: dict[str, int] = {}
-        self.applier.lines(lines, batch, calls, stats, made_at)
-        waiting = calls.waiting_in(batch.session, batch.parent)
-        if not waiting:
-            return
-        look = {cid: start if cid in earlier else made_at.get(cid, start) for cid in waiting}
-        done = {begin for begin, _, _ in lines}
-        # (the helper searched the ids as the file writes them; a call of a reused id is
-        # waited for under its occurrence: see calls.written_id)
-        written: dict[str, list[str]] = {}
-        if by_id:
-            for cid in look:
-                written.setdefault(written_id(cid), []).append(cid)
-        for raw_id, searched_from, searched_to, found in by_id:
-            for call_id in written.get(raw_id, ()):
-                at = look[call_id]
-                if searched_from > at or calls.is_answered(call_id):
-                    continue  # not waiting here, or the helper looked from later than we must
-                for begin, _, parsed in found:
-                    if begin >= at and begin not in done:
-                        done.add(begin)
-                        self.applier.parsed(parsed, batch, calls, stats)
-                    if calls.is_answered(call_id):
-                        break
-                else:
-                    look[call_id] = max(searched_to, at)  # what is left, if anything
-        look = {cid: at for cid, at in look.items() if at < end and not calls.is_answered(cid)}
-        if not look:
-            return
-        if data is None:
-            data = os.pread(fd, end - start, start)
-        stop = min(end - start, len(data))
-        done = {begin - start for begin in done}
-        rel = {cid: at - start for cid, at in look.items()}
-        occurrences = None
-        groupable = len(rel) >= _GROUP_PASS_MIN and _id_groups(rel) is not None
-        if len(rel) > _DIRECT_ID_SEARCH_MAX and not groupable:
-            # ids of many kinds: one pattern pass over the id fields
-            for begin, line_end, call_id in sorted(_lines_with_ids(data, stop, rel)):
-                if begin not in done and not calls.is_answered(call_id):
-                    done.add(begin)
-                    self.applier.parsed(parse(data[begin:line_end]), batch, calls, stats)
-            return
-        if groupable:
-            # Most answers follow their call closely: the ids answered near where they are
-            # looked for need no pass over the rest of the region (see _answered_near); the
-            # rest, mostly calls never answered, are found together by one search a group.
-            rel = self._answered_near(data, stop, rel, done, batch, calls, stats)
-            if len(rel) >= _GROUP_PASS_MIN:
-                occurrences = _id_occurrences(data, stop, rel)
-        # A long, rare needle is found faster than any pattern: a search per id wins while
-        # there are few of them (the usual case: one call in flight); many ids sharing a
-        # prefix were found together above, and are taken line by line in the same order.
-        for call_id, at in rel.items():
-            spans = (
-                lines_containing(data, written_id(call_id).encode(), stop, at)
-                if occurrences is None
-                else _lines_at(data, occurrences[call_id], stop)
-            )
-            for begin, line_end in spans:
-                if calls.is_answered(call_id):
-                    break
-                if begin not in done:
-                    done.add(begin)
-                    self.applier.parsed(parse(data[begin:line_end]), batch, calls, stats)
-
-    def _answered_near(
-        self,
-        data: bytes,
-        stop: int,
-        rel: dict[str, int],
-        done: set[int],
-        batch: Batch,
-        calls: Calls,
-        stats: ScanStats,
-    ) -> dict[str, int]:
-        """Look for each id of ``rel`` within ``_NEAR_BYTES`` of where it is looked for (a
-        search each, over those bytes only); returns the ids still waiting after it, to be
-        searched in the rest of the region as before.
-
-        Each id's lines are applied in file order until it is answered, as by the search
-        that follows: the lines of its window are the first of them, and an id still
-        waiting is searched again from where it was looked for (the lines applied are in
-        ``done``). Only the order among different ids' lines changes, as the order of the
-        waiting set always did: a line holding several ids is applied once, by whichever
-        id finds it first. A call never answered costs a window, then the one pass it
-        cost before.
-        """
-        rest = dict(rel)
-        for call_id, at in rel.items():
-            if calls.is_answered(call_id):  # by a line found for an id before it
-                del rest[call_id]
-                continue
-            window = min(at + _NEAR_BYTES, stop)
-            needle = written_id(call_id).encode()
-            for begin, line_end in lines_containing(data, needle, stop, at, window):
-                if begin not in done:
-                    done.add(begin)
-                    self.applier.parsed(parse(data[begin:line_end]), batch, calls, stats)
-                if calls.is_answered(call_id):
-                    del rest[call_id]
-                    break
-        return rest
-
     def _store_path(self, agent: str) -> Path | None:
         sessions_dir = next((a.sessions_dir for a in self.paths.agents if a.id == agent), None)
         return sqlite_source.db_path_for(sessions_dir) if sessions_dir is not None else None
@@ -807,90 +643,3 @@ class Scanner:
         )
         self._synthetic_sessions[agent] = (key, ids)
         return ids
-
-
-def _id_occurrences(data: bytes, stop: int, look: dict[str, int]) -> dict[str, list[int]] | None:
-    """Where each id of ``look`` starts in ``data[:stop]``, from its offset in ``look`` on.
-
-    Call ids of one provider share their first bytes (``toolu_01``, ``call_``): one
-    byte search for what a group shares finds every id of the group, at the speed of
-    a search for one id. None when the ids fall into too many groups or share too
-    little (the caller then reads the id fields with one pattern pass).
-    """
-    groups = _id_groups(look)
-    if groups is None:
-        return None
-    found: dict[str, list[int]] = {call_id: [] for call_id in look}
-    find = data.find
-    for ids in groups.values():
-        prefix = _shared_prefix(list(ids))
-        by_length: dict[int, dict[bytes, list[str]]] = {}
-        for raw, call_ids in ids.items():
-            by_length.setdefault(len(raw), {})[raw] = call_ids
-        sizes = list(by_length.items())
-        i = find(prefix, min(look[cid] for call_ids in ids.values() for cid in call_ids), stop)
-        while i >= 0:
-            for n, wanted in sizes:
-                named = wanted.get(data[i : i + n])
-                if named is not None and i + n <= stop:
-                    for call_id in named:
-                        if i >= look[call_id]:
-                            found[call_id].append(i)
-            i = find(prefix, i + 1, stop)
-    return found
-
-
-def _id_groups(look: dict[str, int]) -> dict[bytes, dict[bytes, list[str]]] | None:
-    """The ids of ``look`` by their first bytes (each id as the file writes it, with the calls
-    waiting under it: several occurrences of a reused id); None when they fall into too many
-    groups or share too little for one search a group (see :func:`_id_occurrences`)."""
-    groups: dict[bytes, dict[bytes, list[str]]] = {}
-    for call_id in look:
-        raw = written_id(call_id).encode()
-        groups.setdefault(raw[:_SHARED_PREFIX_MIN], {}).setdefault(raw, []).append(call_id)
-    if len(groups) > _DIRECT_ID_SEARCH_MAX or min(map(len, groups)) < _SHARED_PREFIX_MIN:
-        return None
-    return groups
-
-
-def _shared_prefix(ids: list[bytes]) -> bytes:
-    """The first bytes all of ``ids`` share (those of the least and the greatest)."""
-    first, last = min(ids), max(ids)
-    n = 0
-    while n < len(first) and first[n] == last[n]:
-        n += 1
-    return first[:n]
-
-
-def _lines_at(data: bytes, starts: list[int], stop: int) -> Iterator[tuple[int, int]]:
-    """``(begin, end)`` of the lines holding the given offsets, in order, each line once
-    (what :func:`.tailer.lines_containing` yields for the needle found at ``starts``)."""
-    end = -1
-    for i in starts:
-        if i < end:
-            continue  # another occurrence in the line just given
-        begin = data.rfind(b"\n", 0, i) + 1
-        end = data.find(b"\n", i, stop)
-        if end < 0:
-            end = stop
-        yield begin, end
-
-
-def _lines_with_ids(data: bytes, stop: int, look: dict[str, int]) -> set[tuple[int, int, str]]:
-    """``(begin, end, call id)`` of the lines of ``data[:stop]`` whose id field names a call.
-
-    ``look`` maps each call id to the offset from which to look for it. One
-    regular-expression pass reads every id field, so the cost follows the size of
-    the region rather than (waiting calls × bytes).
-    """
-    wanted: dict[bytes, list[tuple[int, str]]] = {}
-    for cid, at in look.items():  # (several occurrences of a reused id: one written id)
-        wanted.setdefault(written_id(cid).encode(), []).append((at, cid))
-    found: set[tuple[int, int, str]] = set()
-    for m in _ID_FIELD.finditer(data, min(look.values()), stop):
-        for at, cid in wanted.get(m.group(1) or m.group(2), ()):
-            if m.start() >= at:
-                begin = data.rfind(b"\n", 0, m.start()) + 1
-                end = data.find(b"\n", m.end(), stop)
-                found.add((begin, stop if end < 0 else end, cid))
-    return found

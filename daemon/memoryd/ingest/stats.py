@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-# The Tool Search routes a memory call is counted by besides a direct call (parser.TOOL_CALL,
-# parser.CODE); docs/openclaw-formats.md §5.
+# The Tool Search routes a memory call is counted by besides a direct call (events.TOOL_CALL,
+# events.CODE); docs/openclaw-formats.md §5.
 ROUTES = ("tool_call", "code")
 
 
