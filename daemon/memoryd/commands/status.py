@@ -32,7 +32,8 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     from ..config import job_schedules, schedule_timezone
     from ..health import damage_of, read_health
     from ..locks import LOCK_NAME, lock_holder
-    from ..store import Store, StoreError
+    from ..store import Store
+    from ..store_errors import StoreError
     from ..timerules import SCHEDULED_JOBS, next_fire
 
     cfg, paths = ctx.cfg, ctx.paths

@@ -34,7 +34,8 @@ from ..config import Config, ConfigError, OpenClawJsonError, Paths, resolve_path
 from ..health import HealthNote, damage_record, describe_scan_fault, retry_delay
 from ..log import get_logger
 from ..progress import FIRST_SCAN_NOTE, Note
-from ..store import Store, StoreDamaged, StoreGone, is_damage
+from ..store import Store
+from ..store_errors import StoreDamaged, StoreGone, is_damage
 from . import heap
 
 log = get_logger("memoryd.service")
