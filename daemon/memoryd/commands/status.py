@@ -319,7 +319,7 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
         doc["malformed_lines"] = int(counters.get("malformed_lines", 0))
         doc["oversized_lines"] = int(counters.get("oversized_lines", 0))
         # By route: the counters the scans bumped as Tool Search's calls were new (the names
-        # are ingest.ledger's ROUTE_COUNTERS, not imported: status does not load the scanner);
+        # are ingest.ledger_queue's ROUTE_COUNTERS, not imported: status does not load the scanner);
         # direct calls are all the others.
         (calls,) = conn.execute("SELECT COUNT(*) FROM calls WHERE tool != 'cell'").fetchone()
         routed = {r: int(counters.get(f"memory_calls_{r}", 0)) for r in ("tool_call", "code")}

@@ -25,7 +25,8 @@ from .calls import (
     occurrence_id,
     stored_occurrence,
 )
-from .ledger import Batch, Ledger
+from .ledger import Ledger
+from .ledger_batch import Batch
 from .parser import (
     CELL_VALUE,
     CODE,
