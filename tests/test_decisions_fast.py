@@ -292,12 +292,13 @@ def test_a_database_of_before_the_kept_strength_gets_it_when_migrated(tmp_path: 
     import sqlite3
 
     from memoryd import store as st
+    from memoryd import store_schema
     from memoryd.strength import load_strong_times
 
     db = tmp_path / "state.db"
     with sqlite3.connect(db) as conn:
         for version in range(1, 10):
-            for statement in st._split_sql(st._MIGRATIONS[version]):
+            for statement in store_schema.split_sql(store_schema.MIGRATIONS[version]):
                 conn.execute(statement)
         conn.execute("PRAGMA user_version = 9")
         h = generate(6, GenParams(days=45))

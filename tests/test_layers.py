@@ -57,7 +57,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("config", ("memoryd.config.*", "memoryd.config_reference", "memoryd.bootstrap")),
-    ("store", ("memoryd.store", "memoryd.pathmatch", "memoryd.kept_strength")),
+    (
+        "store",
+        (
+            "memoryd.store",
+            "memoryd.store_schema",
+            "memoryd.store_errors",
+            "memoryd.hit_counts",
+            "memoryd.pathmatch",
+            "memoryd.kept_strength",
+        ),
+    ),
     ("ingest", ("memoryd.ingest.*",)),
     (
         "signals",

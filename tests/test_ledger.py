@@ -10,10 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.ingest import ledger as ledger_module
+from memoryd.ingest import ledger_rows
 from memoryd.ingest.calls import Call, Calls, answers
 from memoryd.ingest.events import ResultPath, ToolResult
-from memoryd.ingest.ledger import Batch, Ledger, SourceWrite
+from memoryd.ingest.ledger import Ledger
+from memoryd.ingest.ledger_batch import Batch
+from memoryd.ingest.ledger_checkpoints import SourceWrite
 from memoryd.ingest.sources import LIVE, SourceFile
 from memoryd.ingest.tailer import Checkpoint, Verdict
 from memoryd.store import Store
@@ -327,7 +329,7 @@ def test_a_batch_writes_the_rows_of_executemany_with_its_agent_and_session_in_ea
                     batch.answer(agent, str(cid))
             batch.hits.extend(value for hit in hits for value in hit)
             with pytest.MonkeyPatch.context() as mp:
-                mp.setattr(ledger_module, "_ROWS_PER_STATEMENT", split)
+                mp.setattr(ledger_rows, "_ROWS_PER_STATEMENT", split)
                 new = batch.write(conn, source_id)
         results.append(
             (

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memoryd import hit_counts as hit_count_module
 from memoryd import signals
-from memoryd import store as store_module
 from memoryd.store import Store
 from memoryd.tierstore import records as tiers
 
@@ -137,7 +137,7 @@ def test_past_many_files_the_counts_are_one_pass_over_the_index(store: Store) ->
     """With more files than seeks pay for, one aggregate pass in index order: the same counts."""
     by_seeks = store.hit_counts(NOW, (30, 7), ("main", "ops"))
     plans(store)
-    in_one_pass = store_module.hit_counts(
+    in_one_pass = hit_count_module.hit_counts(
         store.conn, NOW, (30, 7), ("main", "ops"), seek_files_max=0
     )
     ran = plans(store)
@@ -210,14 +210,14 @@ def test_the_hit_count_is_the_plain_count_on_any_history(
             "INSERT INTO hits(agent, call_id, memory_path, kind, ts) VALUES (?, ?, ?, ?, ?)",
             [(a, f"c{i}", p, "search", ts) for i, (a, p, ts) in enumerate(rows)],
         )
-        got = store_module.hit_counts(
+        got = hit_count_module.hit_counts(
             s.conn, NOW, windows, agents, skew=skew, total=total, seek_files_max=seek_files_max
         )
     seen = [(p, ts) for a, p, ts in rows if ts <= NOW + skew and (agents is None or a in agents)]
     want = {}
     for path in {p for p, _ in seen}:
         times = [ts for p, ts in seen if p == path]
-        want[path] = store_module.HitTally(
+        want[path] = hit_count_module.HitTally(
             len(times) if total else None,
             min(max(times), NOW),
             tuple(sum(1 for ts in times if ts >= NOW - d * DAY) for d in windows),
@@ -279,12 +279,12 @@ def test_the_counts_are_of_one_moment_while_a_scan_commits(tmp_path: Path) -> No
     conn = sqlite3.connect(db, isolation_level=None, factory=ConcurrentWriterConnection)
     try:
         conn.writer = writer
-        got = store_module.hit_counts(conn, NOW, (7,), ("main",))
+        got = hit_count_module.hit_counts(conn, NOW, (7,), ("main",))
         assert conn.writer is None  # the other agent's hit was committed meanwhile
-        assert got == {"memory/a.md": store_module.HitTally(1, NOW - 2 * DAY, (1,))}
+        assert got == {"memory/a.md": hit_count_module.HitTally(1, NOW - 2 * DAY, (1,))}
         # and a caller's own transaction is left as it was (the expire job reads in one)
         conn.execute("BEGIN")
-        store_module.hit_counts(conn, NOW, (7,), ("main",))
+        hit_count_module.hit_counts(conn, NOW, (7,), ("main",))
         assert conn.in_transaction
         conn.execute("COMMIT")
     finally:

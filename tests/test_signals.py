@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memoryd.hit_counts import CLOCK_SKEW, hit_counts
 from memoryd.signals import (
     DAY,
     Hit,
@@ -23,7 +24,7 @@ from memoryd.signals import (
     load_hits,
     sparkline,
 )
-from memoryd.store import CLOCK_SKEW, Store, hit_counts
+from memoryd.store import Store
 from memoryd.workspace import MemoryFile
 
 NOW = datetime(2026, 11, 3, 12, 0, tzinfo=UTC).timestamp()

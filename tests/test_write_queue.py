@@ -12,6 +12,7 @@ import pytest
 
 from memoryd.config import load_config, resolve_paths
 from memoryd.ingest import ledger as ledger_module
+from memoryd.ingest import ledger_batch, ledger_checkpoints
 from memoryd.ingest import scan as scan_module
 from memoryd.store import Store
 from support.corpus import CorpusTruth, generate
@@ -94,10 +95,10 @@ def test_an_undone_transaction_takes_its_queued_rows_with_it(
     """A write that fails in a transaction holding other files' queued batches undoes them
     all: none of their rows is written later in that transaction, none is counted, and the
     next scan reads those files again; the two scans count each hit once."""
-    real_settle = ledger_module.SourceWrite.settle
+    real_settle = ledger_checkpoints.SourceWrite.settle
     settled = 0
 
-    def fail_the_fifth(self: ledger_module.SourceWrite, conn: sqlite3.Connection, *a: object):
+    def fail_the_fifth(self: ledger_checkpoints.SourceWrite, conn: sqlite3.Connection, *a: object):
         nonlocal settled
         settled += 1
         if settled == 5:  # the fifth file, in a group with the four before it
@@ -105,7 +106,7 @@ def test_an_undone_transaction_takes_its_queued_rows_with_it(
         return real_settle(self, conn, *a)  # type: ignore[arg-type]
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ledger_module.SourceWrite, "settle", fail_the_fifth)
+        mp.setattr(ledger_checkpoints.SourceWrite, "settle", fail_the_fifth)
         first = scan(tmp_path, corpus, "failing", ONE_PROCESS)
     assert first.errors == 1
     in_db = rows_in_order(tmp_path / "failing")
@@ -132,7 +133,7 @@ def test_rows_written_early_in_a_transaction_are_undone_with_it_and_not_counted(
     that transaction fails and undoes it (here the second agent's first file), the scan
     counts only what it recorded, and the two scans together count every hit once."""
     real_commit_file = ledger_module.Ledger.commit_file
-    real_settle = ledger_module.SourceWrite.settle
+    real_settle = ledger_checkpoints.SourceWrite.settle
     real_write_queued = ledger_module.Ledger._write_queued
     real_flush = ledger_module.Ledger.flush
     state = {"ops": False, "failed": False, "flushing": False, "early": False, "case": False}
@@ -149,11 +150,11 @@ def test_rows_written_early_in_a_transaction_are_undone_with_it_and_not_counted(
         finally:
             state["flushing"] = state["early"] = False
 
-    def commit_file(self: ledger_module.Ledger, batch: ledger_module.Batch, *a: object):
+    def commit_file(self: ledger_module.Ledger, batch: ledger_batch.Batch, *a: object):
         state["ops"] = state["ops"] or batch.cp.agent == "ops"
         return real_commit_file(self, batch, *a)  # type: ignore[arg-type]
 
-    def fail_first_ops(self: ledger_module.SourceWrite, conn: sqlite3.Connection, *a: object):
+    def fail_first_ops(self: ledger_checkpoints.SourceWrite, conn: sqlite3.Connection, *a: object):
         if state["ops"] and not state["failed"]:
             state["failed"], state["case"] = True, state["early"]
             raise sqlite3.OperationalError("a write of the second agent's first file failed")
@@ -163,7 +164,7 @@ def test_rows_written_early_in_a_transaction_are_undone_with_it_and_not_counted(
         mp.setattr(ledger_module.Ledger, "commit_file", commit_file)
         mp.setattr(ledger_module.Ledger, "_write_queued", write_queued)
         mp.setattr(ledger_module.Ledger, "flush", flush)
-        mp.setattr(ledger_module.SourceWrite, "settle", fail_first_ops)
+        mp.setattr(ledger_checkpoints.SourceWrite, "settle", fail_first_ops)
         first = scan(tmp_path, corpus, "early", ONE_PROCESS)
     assert state["case"]  # rows of the undone transaction had been written before it failed
     assert first.errors == 1

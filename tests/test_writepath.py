@@ -17,8 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd.config import load_config, resolve_paths
-from memoryd.ingest import ledger as ledger_module
-from memoryd.ingest import region_apply
+from memoryd.ingest import ledger_rows, region_apply
 from memoryd.ingest import scan as scan_module
 from memoryd.store import Store
 from support.corpus import CorpusTruth, generate
@@ -129,10 +128,10 @@ def test_rows_inserted_several_a_statement_are_the_rows_executemany_inserts(
             )
         else:
             with pytest.MonkeyPatch.context() as mp:
-                mp.setattr(ledger_module, "_ROWS_PER_STATEMENT", split)
+                mp.setattr(ledger_rows, "_ROWS_PER_STATEMENT", split)
                 values = [value for row in rows for value in row]
-                ledger_module.insert_rows(
-                    conn, ledger_module._INSERT_HITS, 10, values, (source_id,)
+                ledger_rows.insert_rows(
+                    conn, ledger_rows._INSERT_HITS, 10, values, (source_id,)
                 )
         new = conn.total_changes - before
         tables.append((new, conn.execute("SELECT * FROM hits ORDER BY id").fetchall()))

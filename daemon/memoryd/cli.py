@@ -23,7 +23,7 @@ from .commands import registry
 from .commands.context import CommandLine, Context, UsageError
 from .config import ConfigError, OpenClawJsonError, config_path_from, load_config
 from .errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from .store import StoreError, describe_database_error
+from .store_errors import StoreError, describe_database_error
 
 
 class _Parser(argparse.ArgumentParser):
@@ -354,14 +354,14 @@ def _failure_line(args: argparse.Namespace, code: int, message: str, log_format:
 
 def _state_read_only(ctx: Context | None, exc: OSError) -> str | None:
     """The state database's read-only line when ``exc`` is a lock beside it on a read-only
-    mount (:func:`memoryd.store.describe_state_os_error`), else None."""
+    mount (:func:`memoryd.store_errors.describe_state_os_error`), else None."""
     if ctx is None:
         return None
     try:
         db = ctx.paths.db
     except (ConfigError, OSError):
         return None
-    from .store import describe_state_os_error
+    from .store_errors import describe_state_os_error
 
     return describe_state_os_error(db, exc)
 

@@ -105,7 +105,7 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
     first_hit: dict[str, float] = {}
     hits = []
     for r, (rank, read_at) in zip(rows, strengths, strict=True):
-        # A replay allows no clock skew (memoryd.store.hit_counts with skew=0): a hit dated
+        # A replay allows no clock skew (memoryd.hit_counts.hit_counts with skew=0): a hit dated
         # after now has not happened yet, as at each run t only hits with ts <= t count.
         if r.path not in present or r.ts > now:
             continue

@@ -416,7 +416,7 @@ def attributed_tallies(
     no longer under their own names)."""
     if not attribution.owner:
         return dict(tallies)
-    from .store import hit_tally_of_spellings
+    from .hit_counts import hit_tally_of_spellings
 
     agent_list = None if agents is None else list(agents)
     out = {k: v for k, v in tallies.items() if k not in attribution.owner}

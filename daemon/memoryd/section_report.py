@@ -136,7 +136,7 @@ def sections_report(
     cut: FileCut | None = None, skew: float = DAY,
 ) -> SectionsReport:
     """Every section of ``text`` with its hits as of ``now`` (a hit up to ``skew`` after
-    ``now`` counts, as :func:`memoryd.store.hit_counts` counts it). ``rows``: :class:`HitRow`
+    ``now`` counts, as :func:`memoryd.hit_counts.hit_counts` counts it). ``rows``: :class:`HitRow`
     or plain tuples in its order.
 
     (A year of hits on a 1 MB MEMORY.md is tens of thousands: the rows are grouped by what

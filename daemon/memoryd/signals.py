@@ -9,7 +9,7 @@ Definitions (times in days). A hit up to ``CLOCK_SKEW`` (a day) later than ``now
 counts as happening now: transcripts written by another clock, or a clock stepped
 back, must never make a file in use look unused (and get it archived). Later hits
 are ignored, so a policy can still be replayed "as of" any past day (a replay allows no
-skew at all). The rule is counted once, in :func:`memoryd.store.hit_counts` (``skew`` a
+skew at all). The rule is counted once, in :func:`memoryd.hit_counts.hit_counts` (``skew`` a
 parameter), which ``memoryd hits`` reads too; :func:`count_hits` is its twin over times
 already in memory.
 
@@ -43,9 +43,10 @@ from typing import Any, NamedTuple
 
 from .config import Config, Paths, schedule_timezone
 from .fsutil import read_note
+from .hit_counts import CLOCK_SKEW, HitTally, hit_counts
 from .kept_strength import strengths_kept
 from .pathmatch import attributed_tallies, attribution_for, canonical_rows, merged_hits
-from .store import CLOCK_SKEW, HitTally, Store, hit_counts
+from .store import Store
 from .strength import (
     HitRow,
     file_summary,
@@ -298,7 +299,7 @@ def _day_index(ts: float, tz: tzinfo) -> date:
 def count_hits(
     times: Sequence[float], now: float, extra: Iterable[float] = (), *, skew: float = CLOCK_SKEW
 ) -> HitCounts:
-    """The windowed counts of sorted hit times, as :func:`memoryd.store.hit_counts` counts
+    """The windowed counts of sorted hit times, as :func:`memoryd.hit_counts.hit_counts` counts
     rows: a hit up to ``skew`` after ``now`` counts as at ``now``, a later one not at all."""
     kept = [min(t, now) for t in times[: bisect.bisect_right(times, now + skew)]]
     n = len(kept)
@@ -358,7 +359,7 @@ def count_windows(extra: Iterable[float] = ()) -> tuple[float, ...]:
 
 def counts_from(tallies: Mapping[str, HitTally], windows: Sequence[float]) -> dict[str, HitCounts]:
     """memory_path → windowed counts, from the one hit-count query's tallies
-    (:func:`memoryd.store.hit_counts`, which ``memoryd hits`` reads too) over ``windows``
+    (:func:`memoryd.hit_counts.hit_counts`, which ``memoryd hits`` reads too) over ``windows``
     (from :func:`count_windows`)."""
     extra = windows[len(COUNT_DAYS) :]
     out = {}

@@ -185,8 +185,8 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     report_skipped_names(skipped)
     # Hits recorded under another spelling of a listed file (memory/Projects.md for
     # memory/projects.md on a Mac) are that file's (docs/paths.md).
+    from ..hit_counts import CLOCK_SKEW
     from ..pathmatch import attributed_tallies, attribution_for
-    from ..store import CLOCK_SKEW
 
     attribution = attribution_for(workspace, [f.rel for f in files], tallies)
     tallies = attributed_tallies(

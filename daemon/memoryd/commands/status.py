@@ -32,7 +32,8 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     from ..config import job_schedules, schedule_timezone
     from ..health import damage_of, read_health
     from ..locks import LOCK_NAME, lock_holder
-    from ..store import Store, StoreError
+    from ..store import Store
+    from ..store_errors import StoreError
     from ..timerules import SCHEDULED_JOBS, next_fire
 
     cfg, paths = ctx.cfg, ctx.paths
@@ -318,7 +319,7 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
         doc["malformed_lines"] = int(counters.get("malformed_lines", 0))
         doc["oversized_lines"] = int(counters.get("oversized_lines", 0))
         # By route: the counters the scans bumped as Tool Search's calls were new (the names
-        # are ingest.ledger's ROUTE_COUNTERS, not imported: status does not load the scanner);
+        # are ingest.ledger_queue's ROUTE_COUNTERS, not imported: status does not load the scanner);
         # direct calls are all the others.
         (calls,) = conn.execute("SELECT COUNT(*) FROM calls WHERE tool != 'cell'").fetchone()
         routed = {r: int(counters.get(f"memory_calls_{r}", 0)) for r in ("tool_call", "code")}

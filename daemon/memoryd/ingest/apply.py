@@ -39,7 +39,8 @@ from .events import (
     ParsedLine,
     ToolResult,
 )
-from .ledger import Batch, Ledger
+from .ledger import Ledger
+from .ledger_batch import Batch
 from .parser import parse
 from .sqlite_source import root_of
 from .stats import ScanStats

@@ -18,7 +18,7 @@ from . import archives, sqlite_source
 from . import sources as src
 from .calls import Calls, written_id
 from .context import ReadContext, emit, is_frame_error
-from .ledger import Batch
+from .ledger_batch import Batch
 from .prescan import NEEDLE
 from .stats import ScanStats
 from .tailer import Checkpoint

@@ -101,7 +101,7 @@ def stored_occurrence(
 ) -> str | None:
     """The occurrence a result of a numbered id answers when no call of that id was met in
     this scan: ``rows`` are the stored ones (``(occurrence id, session)``, see
-    :meth:`.ledger.Ledger.fetch_occurrences`).
+    :meth:`.ledger_calls.CallLookups.fetch_occurrences`).
 
     Such a result is, as a rule, a copy (a truncation re-branch re-appends a result without
     its call; a compaction successor's kept tail may start with one) of an answer taken in

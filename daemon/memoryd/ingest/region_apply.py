@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from .apply import Applier
 from .calls import Calls, written_id
-from .ledger import Batch
+from .ledger_batch import Batch
 from .parser import parse
 from .prescan import Prescanned
 from .stats import ScanStats

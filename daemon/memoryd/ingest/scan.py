@@ -49,7 +49,9 @@ from .apply import SYNTHETIC_QUERY_PREFIXES, Applier
 from .archive_reader import ArchiveReader
 from .calls import Calls
 from .context import ReadContext, emit, traceback_of
-from .ledger import Batch, Ledger, Settle, SourceWrite
+from .ledger import Ledger
+from .ledger_batch import Batch
+from .ledger_checkpoints import Settle, SourceWrite
 from .prescan import (
     Helper,
     HelperShare,

@@ -19,7 +19,7 @@ from . import sources as src
 from .archive_reader import ArchiveReader
 from .calls import Calls, written_id
 from .context import ReadContext, emit
-from .ledger import Batch
+from .ledger_batch import Batch
 from .parser import parse
 from .prescan import NEEDLE
 from .stats import ScanStats, SourceFailed

@@ -205,7 +205,7 @@ def hit_times_by_file(
     ``rows``: hit rows in :class:`memoryd.strength.HitRow`'s field order, every row of
     each call among them (the strength of a hit rests on them); ``only``: that file's
     times alone (the other rows only rank it). Pure; the times are unsorted."""
-    from ..store import CLOCK_SKEW
+    from ..hit_counts import CLOCK_SKEW
     from ..strength import strong_flags
 
     horizon = now + CLOCK_SKEW

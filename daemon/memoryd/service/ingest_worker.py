@@ -34,7 +34,8 @@ from ..config import Config, ConfigError, OpenClawJsonError, Paths, resolve_path
 from ..health import HealthNote, damage_record, describe_scan_fault, retry_delay
 from ..log import get_logger
 from ..progress import FIRST_SCAN_NOTE, Note
-from ..store import Store, StoreDamaged, StoreGone, is_damage
+from ..store import Store
+from ..store_errors import StoreDamaged, StoreGone, is_damage
 from . import heap
 
 log = get_logger("memoryd.service")
@@ -422,7 +423,7 @@ class IngestWorker(threading.Thread):
     def _grace_follows_the_clock(self, store: Store) -> float:
         """Before a scan: if the wall clock was set since the last one (a step its monotonic
         and boot clocks did not make, beyond ``daemon.clock_jump_seconds``), the times store
-        sessions were seen gone move by the same step (``ingest.ledger.clock_was_set``), so
+        sessions were seen gone move by the same step (``ingest.ledger_sessions.clock_was_set``), so
         their grace period counts the time that really passed. Here, on the thread that
         scans, before the scan: the main loop notices the step too (``daemon.gap``), but a
         scan could run before it does, and forget with the clock as set.
@@ -431,7 +432,7 @@ class IngestWorker(threading.Thread):
         after the reading (the process stopped between here and the scan) is then the next
         scan's step to find, never this scan's time to forget by."""
         from ..clock import read_clocks
-        from ..ingest.ledger import clock_was_set
+        from ..ingest.ledger_sessions import clock_was_set
         from .schedule import find_gap
 
         now, before = read_clocks(), self._clocks

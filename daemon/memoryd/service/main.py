@@ -52,7 +52,8 @@ from ..health import HealthNote, damage_record, stalled_for
 from ..locks import AlreadyRunning, StateLock
 from ..log import configure as configure_logging
 from ..log import get_logger, resolve_format
-from ..store import Store, StoreDamaged
+from ..store import Store
+from ..store_errors import StoreDamaged
 from ..timerules import local_midnight, local_zone
 from .cron_trigger import build_triggers
 from .ingest_worker import IngestWorker, TranscriptEvents, WorkQueue

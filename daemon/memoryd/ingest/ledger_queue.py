@@ -1,0 +1,211 @@
+"""The ledger's group commit and write queue: the one transaction a scan writes in.
+
+Small sources are many, and a transaction each would cost more than reading them.
+:meth:`WriteQueue.write` joins the scan's open transaction until ``commit_bytes`` of input
+are in it (or the scan ends). Every write is a whole unit (identity, hits and the position
+after them), so a crash re-reads at most what was not committed, and re-reading is harmless:
+hits are unique per agent, call and file.
+
+The calls and hits of a transcript file's batches are written at the end of the transaction
+they belong to, just before its ``COMMIT`` (``commit_file`` queues them): inserted together,
+the rows of many batches are written with SQLite's pages and the statements still hot in the
+processor's caches, instead of between the parsing of one region and the next. The order of
+every write to ``calls`` and ``hits`` stays the order of the batches: any other write to them,
+and any read of ``calls``, writes the queue first.
+
+Its own module because every other part of the ledger (:mod:`.ledger`) writes through it:
+the transaction, the queue and the counts of what committed are its state, kept in one place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import sqlite3
+from collections.abc import Iterator
+
+from .. import faults
+from ..store import Store
+from .ledger_batch import Batch
+from .stats import ROUTES, ScanStats
+
+# OS errors that, raised by a write of the ledger, can only be the state disk's: no space (a
+# transcript being read never reports these).
+_STATE_DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+# SQLite error names that, raised by a write of the ledger, are faults of the state database.
+_STATE_DB_FAULTS = (
+    "SQLITE_FULL",
+    "SQLITE_IOERR",
+    "SQLITE_READONLY",
+    "SQLITE_CORRUPT",
+    "SQLITE_NOTADB",
+)
+
+# The scan's counters of what it recorded, counted when their transaction commits.
+COMMITTED = ScanStats.RECORDED
+# Each one's place in them, by name (not by the order RECORDED happens to list them in).
+# (The identity changes, "renamed" and "resets", are counted by .ledger_checkpoints.)
+_HITS, _CALLS, _MALFORMED, _OVERSIZED, _NON_MEMORY, _UNRECOGNISED = (
+    COMMITTED.index(name)
+    for name in (
+        "new_hits", "new_calls", "malformed", "oversized", "non_memory_paths", "unrecognised",
+    )
+)  # fmt: skip
+# New calls by Tool Search route (events.TOOL_CALL, events.CODE): their place in COMMITTED, and
+# the persisted counter of each (``status``: direct calls are all the others).
+_ROUTE_COMMITTED = {route: COMMITTED.index(f"calls_{route}") for route in ROUTES}
+ROUTE_COUNTERS = {route: f"memory_calls_{route}" for route in ROUTES}
+UNRECOGNISED_COUNTER = "unrecognised_memory_calls"
+UNRECOGNISED_EXAMPLE = "unrecognised.example"  # meta key: the first one seen
+
+
+class WriteQueue:
+    """The scan's writer: group commit over one connection, the queue of batches to write,
+    and the counts of what the committed transactions recorded."""
+
+    def __init__(self, store: Store, commit_bytes: int) -> None:
+        self.store = store
+        self.conn = store.conn
+        self.commit_bytes = commit_bytes
+        self._in_txn = False
+        self._txn_bytes = 0
+        self.rolled_back = False  # a failed write undid the open transaction
+        self._normal_commit_bytes = commit_bytes
+        # Batches of the open transaction whose calls and hits are not written yet (with
+        # their source id); the counts of COMMITTED that the batches written added, in the
+        # open transaction (some are written before its commit: see
+        # _write_queue_before_read), and in the transactions committed since take_written.
+        self._queued: list[tuple[Batch, int]] = []
+        self._txn_written = [0] * len(COMMITTED)
+        self._written = [0] * len(COMMITTED)
+        # Transactions committed so far: the daemon's sign that a long scan moves on.
+        self.commits = 0
+
+    @contextlib.contextmanager
+    def write(self, nbytes: int) -> Iterator[sqlite3.Connection]:
+        """A write that joins the scan's open transaction (committed every ``commit_bytes``)."""
+        conn = self.conn
+        if not self._in_txn:
+            conn.execute("BEGIN IMMEDIATE")
+            self._in_txn, self._txn_bytes = True, 0
+        try:
+            yield conn
+        except BaseException:
+            # SQLite may have rolled back already (a full disk, an I/O error): a second
+            # ROLLBACK would raise "no transaction is active" and hide the real cause.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            self._in_txn = False
+            self._queued.clear()  # undone with the rest of the transaction
+            self._txn_written[:] = [0] * len(COMMITTED)  # (rows written early: not counted)
+            self.rolled_back = True
+            raise
+        self._txn_bytes += nbytes
+        if self._txn_bytes >= self.commit_bytes:
+            self.flush()
+
+    def state_database_broke(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is a fault of memoryd's own state database met while writing
+        (a full disk, an I/O error, a read-only or damaged file), not of the source being
+        read: every other source would fail the same way, so the scan stops and the
+        command names the database (see ``store.describe_database_error``)."""
+        if not self.rolled_back:
+            return False
+        if isinstance(exc, OSError):  # the state disk itself (ENOSPC, EIO…), not the source
+            return exc.errno in _STATE_DISK_ERRNOS
+        if not isinstance(exc, sqlite3.Error):
+            return False
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        return name.startswith(_STATE_DB_FAULTS)
+
+    def flush(self) -> None:
+        """Commit the scan's open transaction, if any (its queued batches written first)."""
+        if self._in_txn:
+            try:
+                self._write_queued()
+                # (tests: a full disk at the commit, as ENOSPC: ``MEMORYD_FAULT``)
+                faults.point("ledger.commit")
+                self.conn.execute("COMMIT")
+            except BaseException:  # (a full disk shows at the commit): undone, as in write()
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                self._queued.clear()
+                self._txn_written[:] = [0] * len(COMMITTED)
+                self.rolled_back = True
+                raise
+            finally:
+                self._in_txn = False
+            txn = self._txn_written
+            self._written[:] = map(sum, zip(self._written, txn, strict=True))
+            txn[:] = [0] * len(COMMITTED)
+            self.commits += 1
+            faults.point("scan.committed")
+
+    def _write_queued(self) -> None:
+        """Write the calls and hits of the queued batches, in the order they were queued."""
+        if not self._queued:
+            return
+        queued, self._queued = self._queued, []
+        for batch, source_id in queued:
+            self._count(batch.write(self.conn, source_id))
+
+    def _count(self, new: tuple[int, int, dict[str, int]]) -> None:
+        """New hits and calls written in the open transaction (counted if it commits), and the
+        persisted counters of the calls' routes bumped in it."""
+        written = self._txn_written
+        written[_HITS] += new[0]
+        written[_CALLS] += new[1]
+        for route, n in new[2].items():
+            if n:
+                self.store.bump(ROUTE_COUNTERS[route], n)
+                written[_ROUTE_COMMITTED[route]] += n
+
+    def _count_lines(self, batch: Batch) -> None:
+        """A batch's malformed and oversized lines and paths outside memory, recorded in the
+        open transaction: the persisted counters bumped, and the scan's counted if it commits
+        (call inside the transaction)."""
+        self.store.bump("oversized_lines", batch.oversized)
+        self.store.bump("malformed_lines", batch.malformed)
+        written = self._txn_written
+        if batch.unknown:
+            self.store.bump(UNRECOGNISED_COUNTER, batch.unknown)
+            written[_UNRECOGNISED] += batch.unknown
+            if (
+                batch.unknown_sample is not None
+                and self.store.get_meta(UNRECOGNISED_EXAMPLE) is None
+            ):
+                self.store.set_meta(UNRECOGNISED_EXAMPLE, batch.unknown_sample)
+        written[_MALFORMED] += batch.malformed
+        written[_OVERSIZED] += batch.oversized
+        written[_NON_MEMORY] += batch.non_memory
+
+    def _write_queue_before_read(self) -> None:
+        """Before a read of ``calls`` in the open transaction: its queued rows in the table.
+
+        Written as any other write of the transaction (see :meth:`write`): one that
+        fails (a full disk, on which SQLite undoes the transaction itself; a row that
+        cannot be written) undoes the transaction, its queue with it, and says so;
+        otherwise the queue would be gone and the transaction left open, or believed
+        open, and a later commit would record offsets without their hits.
+        """
+        if self._queued:
+            with self.write(0):
+                self._write_queued()
+
+    def new_scan(self) -> None:
+        """What a scan that stopped (a full disk, say) left behind is not the next one's: what
+        it recorded and did not count, and the verdict that a failed write undid its
+        transaction (kept, a later scan's first fault of a source, such as a transcript store
+        that is not a database, would be taken for one of memoryd's own database, every scan)."""
+        self.take_written()
+        self.rolled_back = False
+
+    def take_written(self) -> dict[str, int]:
+        """What the batches of every source recorded in the transactions committed since the
+        last call, by ``ScanStats`` field (:data:`COMMITTED`): new hits and calls, malformed
+        and oversized lines, paths outside memory, transcripts renamed or reset. Nothing of a
+        transaction that was undone is counted, even when written before it failed: its
+        sources are read again, and counted then."""
+        written = dict(zip(COMMITTED, self._written, strict=True))
+        self._written[:] = [0] * len(COMMITTED)
+        return written
