@@ -213,7 +213,11 @@ def _child(env: dict[str, str], fault: str, *args: str) -> subprocess.CompletedP
 
 def _all_text_there(ws: Path, original: str) -> None:
     """Every section of ``original`` is in MEMORY.md or in its archive file, whole."""
-    names = [ws / "MEMORY.md", *ws.glob(".MEMORY.md.memoryd-*.aside")]
+    names = [
+        ws / "MEMORY.md",
+        *ws.glob(".MEMORY.md.memoryd-*"),
+        *ws.glob("MEMORY.md.memoryd-kept-*"),
+    ]
     note = "".join(p.read_text(encoding="utf-8") for p in names if p.exists())
     arch = ws / "memory-archive" / "retired" / "MEMORY.md"
     archive = arch.read_text(encoding="utf-8") if arch.exists() else ""

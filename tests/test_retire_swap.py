@@ -9,11 +9,13 @@ landing where it can.
 
 from __future__ import annotations
 
+import ctypes
+import errno
 from pathlib import Path
 
 import pytest
 
-from memoryd import faults
+from memoryd import faults, fsutil
 from memoryd.fsutil import exchange
 from memoryd.retirer import Changed, Retirer
 from memoryd.store import Store
@@ -26,10 +28,18 @@ POINTS = ("retire.journaled", "retire.archived", "retire.exchange", "retire.swap
 
 
 @pytest.fixture
-def note(tmp_path: Path) -> tuple[Path, Path, Retirer]:
+def aside_note(tmp_path: Path) -> tuple[Path, Path, Retirer]:
+    """A note to rewrite, on any file system (the tests of the aside way)."""
     src = tmp_path / "MEMORY.md"
     src.write_bytes(BEFORE)
     return src, tmp_path / "archive" / "MEMORY.md", Retirer(Store.memory(), Path)
+
+
+@pytest.fixture
+def note(aside_note: tuple[Path, Path, Retirer]) -> tuple[Path, Path, Retirer]:
+    """A note to rewrite where two names can be swapped (else the test is skipped)."""
+    _needs_swap(aside_note[0].parent)
+    return aside_note
 
 
 def _swap(retirer: Retirer, src: Path, archive: Path) -> int:
@@ -40,7 +50,67 @@ def _leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if ".memoryd-" in p.name)
 
 
+def _can_swap(folder: Path) -> bool:
+    a, b = folder / ".swap-a", folder / ".swap-b"
+    a.write_bytes(b"a")
+    b.write_bytes(b"b")
+    try:
+        return exchange(a, b)
+    finally:
+        a.unlink()
+        b.unlink()
+
+
+def _needs_swap(folder: Path) -> None:
+    if not _can_swap(folder):
+        pytest.skip("this file system cannot swap two names (the aside way is tested apart)")
+
+
+def _stopped(*_: object) -> None:
+    raise KeyboardInterrupt  # (the rewrite's own repair runs on the way out, as the next one would)
+
+
+def _edit(src: Path, more: bytes = b"## Added by the agent\n- z\n") -> None:
+    with src.open("ab") as fh:  # in place, as OpenClaw appends
+        fh.write(more)
+
+
+def _everything(folder: Path) -> bytes:
+    """Every byte a person can find: the visible files (the journal aside)."""
+    return b"".join(p.read_bytes() for p in folder.rglob("*")
+                    if p.is_file() and not p.name.startswith("."))  # fmt: skip
+
+
+def test_exchange_says_no_where_it_cannot_swap_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"A")
+    b.write_bytes(b"B")
+    monkeypatch.setattr(fsutil, "_swap_call", False)  # a libc without renameat2
+    assert exchange(a, b) is False
+
+    def refusing(*_: object) -> int:
+        ctypes.set_errno(errno.EINVAL)  # a file system that cannot
+        return -1
+
+    monkeypatch.setattr(fsutil, "_swap_call", refusing)
+    assert exchange(a, b) is False
+    assert (a.read_bytes(), b.read_bytes()) == (b"A", b"B")
+
+    def failing(*_: object) -> int:
+        ctypes.set_errno(errno.EACCES)
+        return -1
+
+    monkeypatch.setattr(fsutil, "_swap_call", failing)
+    with pytest.raises(PermissionError):
+        exchange(a, b)
+    with pytest.raises(ValueError):
+        exchange(tmp_path / "a\0b", b)
+
+
 def test_exchange_swaps_two_names_in_one_step(tmp_path: Path) -> None:
+    _needs_swap(tmp_path)
     a, b = tmp_path / "a", tmp_path / "b"
     a.write_bytes(b"A")
     b.write_bytes(b"B")
@@ -114,3 +184,83 @@ def test_a_rewrite_stopped_after_the_swap_is_repaired_to_done(note) -> None:
     assert src.read_bytes() == AFTER and archive.read_bytes() == ARCHIVE
     assert _leftovers(src.parent) == []
     assert [r.state for r in retirer.rows()] == ["done"]
+
+
+def test_a_note_edited_after_a_stopped_swap_keeps_the_edit_and_the_archive_its_sections(note):
+    """Stopped after the swap; the agent appends to the note (the new one) before the repair:
+    the rewrite is done, the edit stays, the archive keeps what left the note."""
+    src, archive, retirer = note
+
+    def stop_then_edit(*_: object) -> None:
+        _edit(src)
+        raise KeyboardInterrupt
+
+    faults.hook("retire.swapped", stop_then_edit)
+    with pytest.raises(KeyboardInterrupt):
+        _swap(retirer, src, archive)
+    assert src.read_bytes() == AFTER + b"## Added by the agent\n- z\n"
+    assert archive.read_bytes() == ARCHIVE
+    assert _leftovers(src.parent) == []
+    (row,) = retirer.rows()
+    assert row.state == "done" and "the edit stays" in (row.note or "")
+
+
+def test_a_save_met_by_a_stopped_swap_then_an_edit_is_kept_where_a_person_sees_it(note):
+    src, archive, retirer = note
+    saved = BEFORE + b"## Saved meanwhile\n- USERSAVE\n"
+    faults.hook("retire.exchange", lambda *_: src.write_bytes(saved))
+
+    def stop_then_edit(*_: object) -> None:
+        _edit(src)
+        raise KeyboardInterrupt
+
+    faults.hook("retire.swapped", stop_then_edit)
+    with pytest.raises(KeyboardInterrupt):
+        _swap(retirer, src, archive)
+    found = _everything(src.parent)
+    assert b"USERSAVE" in found and b"Added by the agent" in found and b"- b\n" in found
+    assert (src.parent / "MEMORY.md.memoryd-kept-r1").read_bytes() == saved
+    assert archive.read_bytes() == ARCHIVE  # (left as it is: the text in both, never neither)
+    assert [p for p in _leftovers(src.parent) if p.startswith(".")] == []
+
+
+def test_the_aside_way_stopped_after_the_link_then_edited_in_place_is_done(aside_note):
+    """Where names cannot be swapped: stopped once the new note is linked in, then edited in
+    place (the temporary name is the same file): done, no second name left behind."""
+    src, archive, retirer = aside_note
+
+    def cannot_swap(*_: object) -> None:
+        raise OSError(errno.EINVAL, "no swap here")
+
+    def stop_then_edit(*_: object) -> None:
+        _edit(src)
+        raise KeyboardInterrupt
+
+    faults.hook("retire.exchange", cannot_swap)
+    faults.hook("retire.placed", stop_then_edit)
+    with pytest.raises(KeyboardInterrupt):
+        _swap(retirer, src, archive)
+    assert src.read_bytes() == AFTER + b"## Added by the agent\n- z\n"
+    assert archive.read_bytes() == ARCHIVE and _leftovers(src.parent) == []
+    assert [r.state for r in retirer.rows()] == ["done"]
+
+
+def test_the_aside_way_stopped_while_the_note_was_aside_and_a_new_one_saved_keeps_both(
+    aside_note,
+):
+    src, archive, retirer = aside_note
+
+    def cannot_swap(*_: object) -> None:
+        raise OSError(errno.EINVAL, "no swap here")
+
+    def stop_then_save_anew(*_: object) -> None:
+        src.write_bytes(b"# Memory\n\nwritten while there was none\n")
+        raise KeyboardInterrupt
+
+    faults.hook("retire.exchange", cannot_swap)
+    faults.hook("retire.aside", stop_then_save_anew)
+    with pytest.raises(KeyboardInterrupt):
+        _swap(retirer, src, archive)
+    assert src.read_bytes() == b"# Memory\n\nwritten while there was none\n"
+    assert (src.parent / "MEMORY.md.memoryd-kept-r1").read_bytes() == BEFORE
+    assert [p for p in _leftovers(src.parent) if p.startswith(".")] == []

@@ -208,7 +208,11 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
 # are both 2. What a file system that cannot swap answers: the caller then goes another way.
 _SWAP_FLAG = 2
 _AT_FDCWD = -100
-_CANNOT_SWAP = frozenset({errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV})
+# EPERM too: a sandbox (seccomp) may answer so for a system call it does not know; a failed swap
+# changed nothing, and a real EPERM fails the rename the caller does instead the same way.
+_CANNOT_SWAP = frozenset(
+    {errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EPERM}
+)
 _swap_call: object = None  # the libc function, found on first use (None: not looked for yet)
 
 
@@ -227,6 +231,8 @@ def exchange(a: Path | str, b: Path | str) -> bool:
     import ctypes  # (only here: the one-shot commands never swap)
 
     fa, fb = os.fsencode(a), os.fsencode(b)
+    if b"\0" in fa or b"\0" in fb:  # (C would read the name only up to it)
+        raise ValueError("embedded null byte")
     if sys.platform == "darwin":
         done = call(fa, fb, _SWAP_FLAG)  # type: ignore[operator]
     else:
@@ -249,9 +255,15 @@ def _libc_swap() -> object:
 
             try:
                 libc = ctypes.CDLL(None, use_errno=True)
-                _swap_call = getattr(
-                    libc, "renamex_np" if sys.platform == "darwin" else "renameat2"
-                )
-            except (OSError, AttributeError):  # a libc older than glibc 2.28 / musl 1.2.4
+                if sys.platform == "darwin":
+                    call = libc.renamex_np
+                    call.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint]
+                else:
+                    call = libc.renameat2
+                    at, name = ctypes.c_int, ctypes.c_char_p
+                    call.argtypes = [at, name, at, name, ctypes.c_uint]
+                call.restype = ctypes.c_int
+                _swap_call = call
+            except (OSError, AttributeError):  # a libc without it (glibc before 2.28)
                 _swap_call = False
     return _swap_call

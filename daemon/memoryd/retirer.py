@@ -27,13 +27,23 @@ a crash after                               the next acting command's repair
 the intent, or the archive write            the archive back as it was: rolled_back
 the swap (the note holds ``after_sha``,     the temporary file goes: done
 the temporary name ``before``)
-the swap, which met a save                  the save gets its name back; the archive
-                                            back: rolled_back
+the swap, the note edited since             the edit stays, and the archive (it holds
+                                            what left the note): done
+the swap, which met a save                  the save gets its name back (by a swap: a
+                                            write since is kept); the archive back
+the swap met a save, the note edited since  the save kept at a visible name; the note and
+                                            the archive stay: rolled_back
 the rename aside (no note)                  the aside gets its name back: rolled_back
-the rename, a save made the note again      the save stays; the aside (the journaled
-                                            ``before``) goes; the archive back: rolled_back
-the link (note holds ``after_sha``)         the aside and temp go: done
+the rename, a save made the note again      the save stays; the aside (``before``) kept at
+                                            a visible name; the archive left: rolled_back
+the link (note holds ``after_sha``, or is   the aside and temp go: done
+the temporary file, edited since)
 =========================================  ===========================================
+
+The rule under the table: the archive goes back only when the note holds the text again; a
+leftover that holds what a person wrote, or the only copy on disk of ``before``, is kept at
+``<note>.memoryd-kept-r<id>`` beside the note (visible, and no ``.md``: OpenClaw does not
+index it), never removed.
 
 An undo is a row of its own (``undo_of``), run through the same steps in the other order:
 the file that gains text is always written first, so an undo writes the note (its sections
@@ -129,6 +139,78 @@ def _give_back(aside: Path, src: Path) -> bool:
     os.unlink(aside)
     fsync_dir(src.parent)
     return True
+
+
+def _peek(path: Path) -> bytes | None:
+    """A leftover file's bytes; None when there is none or it is no regular file."""
+    try:
+        return _read(path)
+    except OSError:
+        return None
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    return os.path.lexists(path) and _peek(path) == data
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _spare(row: RetireRow, path: Path) -> bool:
+    """Nothing a person wrote: no file, the journaled ``before`` or the rewrite's own note."""
+    if not os.path.lexists(path):
+        return True
+    data = _peek(path)
+    return data is not None and (data == row.before or sha(data) == row.after_sha)
+
+
+def _holds_taken(row: RetireRow, note: bytes) -> bool:
+    """Whether every section the row took from ``before`` is in ``note`` whole (so the archive
+    may give it back). Anything unreadable answers no: the archive then stays."""
+    if row.undo_of is not None:
+        return False
+    text, was = note.decode("utf-8", "replace"), row.before.decode("utf-8", "replace")
+    spans = [(t.get("begin"), t.get("end")) for t in row.taken() if "title" in t]
+    if not spans or not all(isinstance(b, int) and isinstance(e, int) for b, e in spans):
+        return False
+    return all(was[b:e].strip() in text for b, e in spans)
+
+
+def _keep(path: Path, src: Path, row_id: int) -> Path:
+    """Give a leftover a visible name beside the note (``MEMORY.md.memoryd-kept-r<id>``)."""
+    kept = src.with_name(f"{src.name}.memoryd-kept-r{row_id}")
+    n = 1
+    while os.path.lexists(kept):
+        n += 1
+        kept = src.with_name(f"{src.name}.memoryd-kept-r{row_id}-{n}")
+    os.rename(path, kept)
+    fsync_dir(src.parent)
+    return kept
+
+
+def _keep_unless_new(row: RetireRow, path: Path, src: Path) -> Path | None:
+    """Remove a leftover holding the rewrite's own note; keep any other (its new path)."""
+    if not os.path.lexists(path):
+        return None
+    data = _peek(path)
+    if data is not None and sha(data) == row.after_sha:
+        _unlink(path)
+        return None
+    return _keep(path, src, row.id)
+
+
+def _keep_unless_spare(row: RetireRow, path: Path, src: Path) -> Path | None:
+    """Remove a spare leftover; keep any other at a visible name (its path)."""
+    if not os.path.lexists(path):
+        return None
+    if _spare(row, path):
+        _unlink(path)
+        return None
+    return _keep(path, src, row.id)
 
 
 def _swap(tmp: Path, src: Path) -> bool:
@@ -291,16 +373,16 @@ class Retirer:
         if _read(tmp) == row.before:
             return
         # The save gets its name back by the same swap; ``tmp`` holds the new note again,
-        # unless something wrote to it meanwhile: then that is kept, never removed.
+        # unless something wrote to it meanwhile: then that is kept, never removed. (Where
+        # the swap back fails, nothing is overwritten: the save stays at a name of its own.)
         if not exchange(tmp, src):
-            os.replace(tmp, src)
+            kept = _keep(tmp, src, row.id)
+            raise Changed(f"{src}: edited while memoryd rewrote it; the edit is kept at {kept}")
         fsync_dir(src.parent)
-        kept = os.path.lexists(tmp) and sha(_read(tmp)) != row.after_sha
-        if kept:
-            os.rename(tmp, aside)
+        kept_at = None if _spare(row, tmp) else _keep(tmp, src, row.id)
         _unlink(tmp)
         self._archive_back(row)
-        where = f"; what was written meanwhile is kept at {aside}" if kept else ""
+        where = f"; what was written meanwhile is kept at {kept_at}" if kept_at else ""
         raise Changed(f"{src}: edited while memoryd rewrote it; the edit stays{where}")
 
     def _place_through_aside(self, row: RetireRow, src: Path, tmp: Path, aside: Path) -> None:
@@ -309,18 +391,21 @@ class Retirer:
         os.rename(src, aside)
         faults.point("retire.aside")
         if _read(aside) != row.before:  # a save landed between the check and the rename
-            kept = _give_back(aside, src)
+            back = _give_back(aside, src)
+            where = "" if back else f"; its earlier version is kept at {_keep(aside, src, row.id)}"
             _unlink(tmp)
             self._archive_back(row)
-            where = "" if kept else f"; its earlier version is kept at {aside}"
             raise Changed(f"{src}: edited while memoryd rewrote it; the edit stays{where}")
         try:
             os.link(tmp, src)
-        except FileExistsError:  # saved again after the rename: that save wins
+        except FileExistsError:  # saved anew while there was no note: that save wins
+            kept = _keep(aside, src, row.id)  # (the note as it was: the save may lack it)
             _unlink(tmp)
-            _unlink(aside)  # (its bytes are the journal's `before`)
             self._archive_back(row)
-            raise Changed(f"{src}: saved while memoryd rewrote it; the save stays") from None
+            raise Changed(
+                f"{src}: saved while memoryd rewrote it; the save stays, the note as it was "
+                f"is kept at {kept}"
+            ) from None
         fsync_dir(src.parent)
 
     def _write_archive(self, archive: Path, data: bytes | None) -> None:
@@ -363,44 +448,62 @@ class Retirer:
         return out
 
     def _repair_one(self, row: RetireRow) -> tuple[str, str]:
+        """What a stopped rewrite left, finished or rolled back. The rule: the archive goes
+        back only when the note holds the text again (the plan's ``before``); a file that
+        holds what a person wrote, or the only copy of ``before``, is kept at a visible name
+        (:func:`_keep`), never removed."""
         src = self.check_path(row.src)
         self.check_path(row.archive)
         tmp, aside = _names(src, row.id)
         now = _read(src) if os.path.lexists(src) else None
-        tmp_bytes = _read(tmp) if os.path.lexists(tmp) else None
-        aside_bytes = _read(aside) if os.path.lexists(aside) else None
-
-        def spare(data: bytes | None) -> bool:  # nothing a person wrote: safe to remove
-            return data is None or data == row.before or sha(data) == row.after_sha
-
-        rewritten = now is not None and sha(now) == row.after_sha
-        if rewritten and spare(tmp_bytes) and spare(aside_bytes):
-            _unlink(tmp)
-            _unlink(aside)
+        # The rewrite happened when the note is the new one, or when the swap put ``before``
+        # under the temporary name (it held the new note until then), or when the new note
+        # was linked in (one file under both names): an edit since then stays, and so does the
+        # archive, which holds what left the note.
+        swapped = _holds(tmp, row.before)
+        linked = now is not None and _same_file(tmp, src)
+        if now is not None and (sha(now) == row.after_sha or swapped or linked):
+            if not (swapped or linked or _spare(row, tmp)):
+                # Stopped after the swap met a save (it is under the temporary name): the save
+                # wins, by a swap that keeps whatever is at the note's name now.
+                return self._give_save_back(row, src, tmp, aside, now)
+            edited = sha(now) != row.after_sha
+            if linked:
+                _unlink(tmp)  # (a second name of the note itself)
+            kept = [k for k in (_keep_unless_spare(row, f, src) for f in (tmp, aside)) if k]
             archive = Path(row.archive)
             if _read(archive) == row.archive_before != row.archive_after:
                 self._write_archive(archive, row.archive_after)  # (its turn came after the note's)
-            return "done", "note rewritten"
-        if rewritten and not spare(tmp_bytes):
-            # Stopped after the swap met a save (it is under the temporary name): it wins.
-            os.replace(tmp, src)
-            fsync_dir(src.parent)
-            if aside_bytes == row.before:
-                _unlink(aside)
-            return "rolled_back", f"note saved meanwhile; the save stays; {self._archive_back(row)}"
-        if spare(tmp_bytes):
+            what = "note rewritten" + ("; edited since, the edit stays" if edited else "")
+            return "done", what + "".join(f"; kept at {k}" for k in kept)
+        if now is None and _holds(aside, row.before):
+            _give_back(aside, src)
+            now = row.before
+        if _spare(row, tmp):
             _unlink(tmp)
-        if aside_bytes is not None:
-            if now is None:
-                _give_back(aside, src)
-                what = "note back as it was"
-            elif aside_bytes == row.before:
+        if now == row.before:
+            if _holds(aside, row.before):
                 _unlink(aside)
-                what = "note saved again meanwhile; the save stays"
-            else:
-                what = f"note saved again meanwhile; an earlier version is kept at {aside}"
-        else:
-            what = "note not rewritten"
-        if not spare(tmp_bytes):
-            what += f"; an earlier version is kept at {tmp}"
+            kept = [k for k in (_keep_unless_spare(row, f, src) for f in (tmp, aside)) if k]
+            what = "note as it was" + "".join(f"; kept at {k}" for k in kept)
+            return "rolled_back", f"{what}; {self._archive_back(row)}"
+        # The note is neither: saved anew while it was aside, or saved over before the swap.
+        # Whatever else is left, ``before`` included, holds text that may be nowhere else on
+        # disk: kept, and the archive stays as it is (text in both places, never in neither).
+        kept = [k for k in (_keep_unless_new(row, f, src) for f in (tmp, aside)) if k]
+        if not kept and now is not None and _holds_taken(row, now):
+            return "rolled_back", f"note saved meanwhile; the save stays; {self._archive_back(row)}"
+        what = "note saved meanwhile; the save stays; the archive left as it is"
+        return "rolled_back", what + "".join(f"; kept at {k}" for k in kept)
+
+    def _give_save_back(
+        self, row: RetireRow, src: Path, tmp: Path, aside: Path, now: bytes
+    ) -> tuple[str, str]:
+        if not exchange(tmp, src):
+            if _read(src) != now:  # written since the read: nothing is overwritten
+                return "rolled_back", f"the save is kept at {_keep(tmp, src, row.id)}"
+            os.replace(tmp, src)  # (where names cannot be swapped)
+        fsync_dir(src.parent)
+        kept = [k for k in (_keep_unless_spare(row, f, src) for f in (tmp, aside)) if k]
+        what = "note saved meanwhile; the save stays" + "".join(f"; kept at {k}" for k in kept)
         return "rolled_back", f"{what}; {self._archive_back(row)}"
