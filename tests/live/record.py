@@ -241,6 +241,22 @@ RUNS = Scenario("runs", (
     "runbook.md": "# Runbook\n\nRestart the walrus service with care.\n",
 })
 
+# The runs on the last release writing JSONL transcripts (issue 29: their markers there): a cron
+# job pinned to a named session and an isolated one, and a user session keyed heartbeat-notes.
+# (No heartbeat: 2026.7.35 logs "[heartbeat] disabled" for every: "0m", and woken by
+# `system event --mode now` with every: "24h" it ran no turn within 240 s. No extraPaths: it
+# refuses a top-level `memory` key.)
+RUNS_JSONL = Scenario("runs", (
+    Phase("runs", UNSET, "gateway", (
+        turn("heartbeat-notes", "a user session " + get("memory/delta.md")),
+        turn("main", "the user in main " + get("memory/alpha.md")),
+        Step("cron", "session:t4-pinned", "cron pinned " + get("memory/recipes.md")),
+        Step("cron", "isolated", "cron isolated " + get("memory/beta.md")),
+        turn("t4-pinned", "the user in the pinned session " + get("memory/people/ana.md")),
+        turn("main", "back to the user " + get("memory/gamma.md")),
+    )),
+))
+
 # Issue 29 item 8, the shapes left: memory calls made together in one assistant message
 # (Tool Search off, then on), memory_get with from/lines and past the note's end, a note whose
 # name is in NFD (as macOS writes names) asked for in NFD and in NFC, a forked subagent (its
@@ -284,6 +300,8 @@ def scenario_for(name: str, version: str) -> Scenario:
     """A scenario as run on one version (the last JSONL release also gets upgraded)."""
     if name == "lifecycle" and version == "2026.7.35":
         return UPGRADE
+    if name == "runs" and version_key(version) < (2026, 8, 1):
+        return RUNS_JSONL
     return SCENARIOS[name]
 
 
@@ -330,7 +348,9 @@ def _run_step(inst: Install, step: Step, logs: Path, local: bool) -> None:
             logs / "cli.log")
         job = json.loads(added.stdout[added.stdout.index("{"):])
         job_id = job.get("id") or (job.get("job") or {}).get("id")
-        run_bounded(inst.command("cron", "run", job_id, "--json"), inst.env(), CALL_TIMEOUT_S,
+        # (2026.7's `cron run` has no --json)
+        json_flag = ("--json",) if version_key(inst.runtime.version) >= (2026, 8, 1) else ()
+        run_bounded(inst.command("cron", "run", job_id, *json_flag), inst.env(), CALL_TIMEOUT_S,
                     logs / "cli.log")
         _wait_for_turn(logs, before, f"[cron:{job_id}")
     else:
