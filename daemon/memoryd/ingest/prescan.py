@@ -40,7 +40,7 @@ import contextlib
 import marshal
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from .calls import answers
@@ -49,6 +49,12 @@ from .parser import parse
 from .tailer import Region, head_hash, lines_containing, read_regions
 
 NEEDLE = b"memory_"
+# A code-mode cell's result holds no memory tool's name when the cell failed (or returned no
+# envelope), yet it ends the cell: its inner calls' hits are taken back, and the next cell of
+# a reused id begins only after it. Found by id after the needle lines (as an unnamed answer
+# is), it would be applied after a later cell's records and value in the same region, which
+# then go to the wrong cell: such a line is a needle line too, applied in file order.
+CELL_NEEDLE = b"tool_search_code"
 # The helper's share of the backlog's bytes. The parent commits every file while the helper
 # reads on, so the helper reads most. Measured on the 100 MB benchmark corpus: from 0.62 to
 # 0.74 the scan's time barely moves (0.68 was best by a few %); at 0.8 the parent waits.
@@ -99,10 +105,10 @@ def prescan_region(region: Region) -> Prescanned:
     """Find and parse the needle lines of one region."""
     data, start = region.data, region.start
     view = memoryview(data)  # the line handed to the parser without a copy of its bytes
-    lines = tuple(
-        _new(Candidate, (start + b, start + e, parse(view[b:e])))
-        for b, e in lines_containing(data, NEEDLE, region.size)
-    )
+    spans: Iterable[tuple[int, int]] = lines_containing(data, NEEDLE, region.size)
+    if data.find(CELL_NEEDLE, 0, region.size) >= 0:  # (one search; most regions have none)
+        spans = sorted({*spans, *lines_containing(data, CELL_NEEDLE, region.size)})
+    lines = tuple(_new(Candidate, (start + b, start + e, parse(view[b:e]))) for b, e in spans)
     return Prescanned(region.start, region.end, region.oversized, lines)
 
 
