@@ -422,6 +422,22 @@ def test_a_2026_7_cell_reusing_the_id_of_a_timed_out_cell_counts_its_value(tmp_p
     inst.store.close()
 
 
+def test_a_cells_result_is_a_needle_line_where_a_record_tells_of_a_cell():
+    """The failed cell's result names no memory tool: in a region with a nested-tool record
+    it is prescanned with the needle lines (applied in its place); elsewhere it is left to
+    the search by id, and the region costs no search more."""
+    from memoryd.ingest.prescan import prescan_region
+    from memoryd.ingest.tailer import Region
+
+    record = ts.nested("call_1", 1, "memory_search", {"query": "q"}, found(FILES[0]), T + 0.1)
+    failed = ts.code_failed("call_1", T + 1)
+    for lines, want in (([record, failed], 2), ([tx.chatter(1), failed], 0)):
+        data = b"".join([ts.code_call("call_1", "…", T), *lines])
+        pre = prescan_region(Region(data, 0, len(data)))
+        assert len([c for c in pre.lines if c.parsed.events]) == want
+        assert [c.begin for c in pre.lines] == sorted(c.begin for c in pre.lines)
+
+
 # --------------------------------------------------------------------------- property
 
 

@@ -40,7 +40,7 @@ import contextlib
 import marshal
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from .calls import answers
@@ -53,7 +53,8 @@ NEEDLE = b"memory_"
 # envelope), yet it ends the cell: its inner calls' hits are taken back, and the next cell of
 # a reused id begins only after it. Found by id after the needle lines (as an unnamed answer
 # is), it would be applied after a later cell's records and value in the same region, which
-# then go to the wrong cell: such a line is a needle line too, applied in file order.
+# then go to the wrong cell. In a region whose needle lines tell of a cell (see
+# _tells_of_cells), the lines holding this are needle lines too, applied in file order.
 CELL_NEEDLE = b"tool_search_code"
 # The helper's share of the backlog's bytes. The parent commits every file while the helper
 # reads on, so the helper reads most. Measured on the 100 MB benchmark corpus: from 0.62 to
@@ -105,11 +106,38 @@ def prescan_region(region: Region) -> Prescanned:
     """Find and parse the needle lines of one region."""
     data, start = region.data, region.start
     view = memoryview(data)  # the line handed to the parser without a copy of its bytes
-    spans: Iterable[tuple[int, int]] = lines_containing(data, NEEDLE, region.size)
-    if data.find(CELL_NEEDLE, 0, region.size) >= 0:  # (one search; most regions have none)
-        spans = sorted({*spans, *lines_containing(data, CELL_NEEDLE, region.size)})
-    lines = tuple(_new(Candidate, (start + b, start + e, parse(view[b:e]))) for b, e in spans)
+    lines = tuple(
+        _new(Candidate, (start + b, start + e, parse(view[b:e])))
+        for b, e in lines_containing(data, NEEDLE, region.size)
+    )
+    if _tells_of_cells(lines):  # (a search more, in the few regions that need it)
+        have = {line.begin for line in lines}
+        more = [
+            _new(Candidate, (start + b, start + e, parse(view[b:e])))
+            for b, e in lines_containing(data, CELL_NEEDLE, region.size)
+            if start + b not in have
+        ]
+        if more:
+            lines = tuple(sorted((*lines, *more), key=_begin))
     return Prescanned(region.start, region.end, region.oversized, lines)
+
+
+def _begin(line: Candidate) -> int:
+    return line.begin
+
+
+def _tells_of_cells(lines: Sequence[Candidate]) -> bool:
+    """Whether a needle line holds a nested-tool record or a cell's value (an event with a
+    parent): then a cell's result in the region must be applied in its place (CELL_NEEDLE).
+
+    Without one, a cell's result found later by its id changes nothing else in the region:
+    the calls and answers of a reused id are matched by their times, whatever the order.
+    """
+    for line in lines:
+        for ev in line.parsed.events:
+            if isinstance(ev, (ToolCall, ToolResult)) and ev.parent is not None:
+                return True
+    return False
 
 
 def prescan(
