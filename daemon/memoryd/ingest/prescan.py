@@ -41,10 +41,11 @@ import marshal
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from typing import NamedTuple
 
 from .calls import answers
-from .events import ParsedLine, ToolCall, ToolResult
+from .events import CALL_FIELDS, ParsedLine, ToolCall, ToolResult
 from .parser import parse
 from .tailer import Region, head_hash, lines_containing, read_regions
 
@@ -132,12 +133,19 @@ def _tells_of_cells(lines: Sequence[Candidate]) -> bool:
 
     Without one, a cell's result found later by its id changes nothing else in the region:
     the calls and answers of a reused id are matched by their times, whatever the order.
+    Such a line's first event is the call with the parent (the parser puts a record's call
+    before its answer, a value's calls before the cell's end), and a call's last field is its
+    parent. This runs for every needle line of a scan: the lines are sifted in C (their first
+    events whose last field is truthy: a parent, or an unrecognised call's sample, a failed
+    wrapper's end), and only those few are looked at here.
     """
-    for line in lines:
-        for ev in line.parsed.events:
-            if isinstance(ev, (ToolCall, ToolResult)) and ev.parent is not None:
-                return True
-    return False
+    firsts = map(_FIRST, filter(None, map(_EVENTS, map(_PARSED, lines))))
+    # (a call, not one of the shorter events)
+    return any(len(ev) >= CALL_FIELDS for ev in filter(_LAST, firsts))
+
+
+# (Candidate.parsed, ParsedLine.events, an event's first, an event's last field: by index)
+_PARSED, _EVENTS, _FIRST, _LAST = itemgetter(2), itemgetter(0), itemgetter(0), itemgetter(-1)
 
 
 def prescan(
