@@ -367,6 +367,77 @@ def test_unrecognised_shapes_are_counted_persisted_and_shown(tmp_path):
     assert "memory_search" in str(inst.store.get_meta("unrecognised.example"))
 
 
+def _direct(cid: str, t: float) -> list[bytes]:
+    """A direct memory_search that finds nothing, its message times kept (pi-ai's)."""
+    return [tx.timed(tx.call(cid, ts=t), t), tx.timed(tx.result(cid, found(), ts=t + 1), t + 1)]
+
+
+def test_a_reused_cell_id_after_a_timed_out_cell_does_not_count_its_value(tmp_path):
+    """The example Hypothesis found: a provider numbering its calls per turn reuses ``call_1``
+    for direct calls and two cells. The first cell (scope run5) times out, so what its records
+    found counts nothing; the second (scope run7) wrote a record, so its value's envelope only
+    repeats it and counts nothing either."""
+    inst = Install(tmp_path, extra_config=ONE_PROCESS)
+    t = [T + 60 * (i + 1) for i in range(8)]
+    lines = [*_direct("call_0", t[0]), *_direct("call_1", t[1])]
+    lines += [ts.code_call("call_0", "…", t[2]),
+              ts.code_result("call_0", [envelope("memory_search", found())], t[2] + 1)]  # fmt: skip
+    lines += [*_direct("call_1", t[3]), *_direct("call_0", t[4])]
+    lines.append(ts.code_call("call_1", "…", t[5]))
+    for k, sub in enumerate([[], [], [FILES[0], FILES[1]]]):
+        lines.append(ts.nested("call_1", k + 1, "memory_search", {"query": f"c5{k}"},
+                               found(*sub), t[5] + 0.1 * (k + 1), scope="run5"))  # fmt: skip
+    lines.append(ts.code_failed("call_1", t[5] + 1))
+    lines += _direct("call_0", t[6])
+    lines += [ts.code_call("call_1", "…", t[7]),
+              ts.nested("call_1", 1, "memory_search", {"query": "c70"}, found(), t[7] + 0.1,
+                        scope="run7"),
+              ts.code_result("call_1", [envelope("memory_search", found(FILES[0]))],
+                             t[7] + 1)]  # fmt: skip
+    inst.append("s.jsonl", b"".join(lines))
+    inst.scan()
+    inst.restart()
+    assert counts(inst) == {}
+    assert inst.scan().new_hits == 0
+    inst.store.close()
+
+
+def test_a_2026_7_cell_reusing_the_id_of_a_timed_out_cell_counts_its_value(tmp_path):
+    """The other way round: the cell after the timed-out one wrote no record (2026.7), so its
+    value's envelope is what its call found, and counts; the first cell's records do not."""
+    inst = Install(tmp_path)  # (one region: the failed result is found after the value's line)
+    lines = [ts.code_call("call_1", "…", T),
+             ts.nested("call_1", 1, "memory_search", {"query": "a"}, found(FILES[1]), T + 0.1,
+                       scope="run1"),
+             ts.code_failed("call_1", T + 1),
+             *_direct("call_0", T + 60),
+             ts.code_call("call_1", "…", T + 120),
+             ts.code_result("call_1", [envelope("memory_search", found(FILES[0]))],
+                            T + 121)]  # fmt: skip
+    inst.append("s.jsonl", b"".join(lines))
+    inst.scan()
+    inst.restart()
+    assert counts(inst) == {FILES[0]: 1}
+    assert inst.scan().new_hits == 0
+    inst.store.close()
+
+
+def test_a_cells_result_is_a_needle_line_where_a_record_tells_of_a_cell():
+    """The failed cell's result names no memory tool: in a region with a nested-tool record
+    it is prescanned with the needle lines (applied in its place); elsewhere it is left to
+    the search by id, and the region costs no search more."""
+    from memoryd.ingest.prescan import prescan_region
+    from memoryd.ingest.tailer import Region
+
+    record = ts.nested("call_1", 1, "memory_search", {"query": "q"}, found(FILES[0]), T + 0.1)
+    failed = ts.code_failed("call_1", T + 1)
+    for lines, want in (([record, failed], 2), ([tx.chatter(1), failed], 0)):
+        data = b"".join([ts.code_call("call_1", "…", T), *lines])
+        pre = prescan_region(Region(data, 0, len(data)))
+        assert len([c for c in pre.lines if c.parsed.events]) == want
+        assert [c.begin for c in pre.lines] == sorted(c.begin for c in pre.lines)
+
+
 # --------------------------------------------------------------------------- property
 
 

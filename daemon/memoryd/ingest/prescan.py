@@ -41,14 +41,22 @@ import marshal
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from typing import NamedTuple
 
 from .calls import answers
-from .events import ParsedLine, ToolCall, ToolResult
+from .events import CALL_FIELDS, ParsedLine, ToolCall, ToolResult
 from .parser import parse
 from .tailer import Region, head_hash, lines_containing, read_regions
 
 NEEDLE = b"memory_"
+# A code-mode cell's result holds no memory tool's name when the cell failed (or returned no
+# envelope), yet it ends the cell: its inner calls' hits are taken back, and the next cell of
+# a reused id begins only after it. Found by id after the needle lines (as an unnamed answer
+# is), it would be applied after a later cell's records and value in the same region, which
+# then go to the wrong cell. In a region whose needle lines tell of a cell (see
+# _tells_of_cells), the lines holding this are needle lines too, applied in file order.
+CELL_NEEDLE = b"tool_search_code"
 # The helper's share of the backlog's bytes. The parent commits every file while the helper
 # reads on, so the helper reads most. Measured on the 100 MB benchmark corpus: from 0.62 to
 # 0.74 the scan's time barely moves (0.68 was best by a few %); at 0.8 the parent waits.
@@ -103,7 +111,41 @@ def prescan_region(region: Region) -> Prescanned:
         _new(Candidate, (start + b, start + e, parse(view[b:e])))
         for b, e in lines_containing(data, NEEDLE, region.size)
     )
+    if _tells_of_cells(lines):  # (a search more, in the few regions that need it)
+        have = {line.begin for line in lines}
+        more = [
+            _new(Candidate, (start + b, start + e, parse(view[b:e])))
+            for b, e in lines_containing(data, CELL_NEEDLE, region.size)
+            if start + b not in have
+        ]
+        if more:
+            lines = tuple(sorted((*lines, *more), key=_begin))
     return Prescanned(region.start, region.end, region.oversized, lines)
+
+
+def _begin(line: Candidate) -> int:
+    return line.begin
+
+
+def _tells_of_cells(lines: Sequence[Candidate]) -> bool:
+    """Whether a needle line holds a nested-tool record or a cell's value (an event with a
+    parent): then a cell's result in the region must be applied in its place (CELL_NEEDLE).
+
+    Without one, a cell's result found later by its id changes nothing else in the region:
+    the calls and answers of a reused id are matched by their times, whatever the order.
+    Such a line's first event is the call with the parent (the parser puts a record's call
+    before its answer, a value's calls before the cell's end), and a call's last field is its
+    parent. This runs for every needle line of a scan: the lines are sifted in C (their first
+    events whose last field is truthy: a parent, or an unrecognised call's sample, a failed
+    wrapper's end), and only those few are looked at here.
+    """
+    firsts = map(_FIRST, filter(None, map(_EVENTS, map(_PARSED, lines))))
+    # (a call, not one of the shorter events)
+    return any(len(ev) >= CALL_FIELDS for ev in filter(_LAST, firsts))
+
+
+# (Candidate.parsed, ParsedLine.events, an event's first, an event's last field: by index)
+_PARSED, _EVENTS, _FIRST, _LAST = itemgetter(2), itemgetter(0), itemgetter(0), itemgetter(-1)
 
 
 def prescan(
