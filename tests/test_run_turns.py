@@ -17,38 +17,10 @@ import pytest
 
 from memoryd.ingest.scan import turn_before
 from support import transcripts as tx
+from support.run_turns import USERS_ONLY, T, lookup, session_lines, user
 from support.scanner_install import Install
 
-T = tx.T0
-
-
-def user(text: str, ts: float, *, heartbeat: bool = False) -> bytes:
-    msg: dict[str, object] = {"role": "user", "content": text, "timestamp": int(ts * 1000)}
-    if heartbeat:
-        msg["provenance"] = {"kind": "internal_system", "sourceTool": "heartbeat"}
-    return tx.dump({"type": "message", "id": f"u{ts}", "timestamp": tx.iso(ts), "message": msg})
-
-
-def lookup(cid: str, path: str, ts: float) -> list[bytes]:
-    return [tx.call(cid, ts=ts), tx.result(cid, tx.search_payload([path]), ts=ts + 1)]
-
-
-# A session in which the user, a cron job pinned to it, the heartbeat and the user again
-# each make one search that finds one note (MEMORY.md for the user's, memory/a.md for the
-# runs'), with other traffic between.
-LINES = [
-    tx.header("s"),
-    user("what was the boat trip?", T),
-    *lookup("c1", "MEMORY.md", T + 1),
-    user("[cron:0f3a job4] check the boat trip\nCurrent time: …", T + 10),
-    tx.chatter(1, ts=T + 11),
-    *lookup("c2", "memory/a.md", T + 12),
-    user("[OpenClaw heartbeat poll]", T + 20, heartbeat=True),
-    *lookup("c3", "memory/a.md", T + 21),
-    user("and the boat trip again", T + 30),
-    *lookup("c4", "MEMORY.md", T + 31),
-]
-USERS_ONLY = {"MEMORY.md": 2}
+LINES = session_lines()
 
 
 def _counts(inst: Install) -> dict[str, int]:
