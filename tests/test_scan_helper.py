@@ -652,3 +652,20 @@ def _scan_replacing_the_last_file_once_judged(cfg: Path) -> dict[str, object]:
     scan_module.Scanner._start_helper = _replace_the_last_file_once_judged  # type: ignore[method-assign]
     got = _scan(cfg)
     return {**got, "replaced": _replaced[0] if _replaced else ""}
+
+
+def test_the_helper_tells_the_runs_turns_from_the_users(tmp_path: Path) -> None:
+    """A backlog whose lines the forked helper found and parsed (its events sent as plain
+    tuples): a cron job's and the heartbeat's lookups left out, the user's counted, as when
+    the scanner reads the files itself (tests/test_run_turns.py)."""
+    from support.run_turns import USERS_ONLY, session_lines
+    from support.scanner_install import Install
+
+    inst = Install(tmp_path, extra_config=HELPER_ALWAYS)
+    for n in range(4):  # (several files: the helper takes a share of them)
+        inst.append(f"s{n}.jsonl", b"".join(session_lines(f"f{n}c")))
+    stats = inst.scan()
+    assert stats.helper_files > 0
+    assert {p: n for p, n in inst.counts().items() if n} == {
+        "MEMORY.md": 4 * USERS_ONLY["MEMORY.md"]
+    }

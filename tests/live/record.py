@@ -293,7 +293,7 @@ SHAPES = Scenario("shapes", (
 SCENARIOS = {s.name: s for s in (DIRECT, MAIN, AGENTS, CI, OLDER, RUNS, SHAPES)}
 # Committed as fixtures, per version ("ci" is run live by .ci/run).
 RECORDED = {"2026.9.6": ("direct", "main", "agents", "runs", "shapes"), "2026.8.1": ("lifecycle",),
-            "2026.7.35": ("lifecycle",), "2026.5.28": ("lifecycle",)}
+            "2026.7.35": ("lifecycle", "runs"), "2026.5.28": ("lifecycle",)}
 
 
 def scenario_for(name: str, version: str) -> Scenario:

@@ -34,6 +34,7 @@ from .events import (
     RESULT_ID,
     RESULT_PARENT,
     SEARCH,
+    TURN_FIELDS,
     UNRECOGNISED_FIELDS,
     CellEnded,
     ParsedLine,
@@ -67,6 +68,7 @@ class Applier:
         tiers_root: Roots,
         count_synthetic: bool,
         extras: dict[str, tuple[str, ...]] | None = None,
+        left_out_turns: frozenset[str] = frozenset(),
     ) -> None:
         self.ledger = ledger
         self._workspaces = workspaces
@@ -75,6 +77,9 @@ class Applier:
         self._primary = primary
         self._tiers_root = tiers_root
         self.count_synthetic = count_synthetic
+        # The runs told by their turns whose lookups are left out (heartbeat, cron: as the
+        # config says); a user message's TurnStarted says which turn the next lines are in.
+        self.left_out_turns = left_out_turns
         # agent → (path as written → its hit key or None): a pure function of the path and the
         # agent's workspace, and a backlog names the same few hundred files over and over.
         self._keys: dict[str, dict[str, str | None]] = {}
@@ -132,7 +137,7 @@ class Applier:
         # type checker cannot follow: it sees the events untyped here.
         ev: Any
         # (the names bound here: read as fast as the literal numbers they stand for)
-        call_fields, cell_fields = CALL_FIELDS, CELL_FIELDS
+        call_fields, cell_fields, turn_fields = CALL_FIELDS, CELL_FIELDS, TURN_FIELDS
         unrecognised_fields, id_at, parent_at = UNRECOGNISED_FIELDS, RESULT_ID, RESULT_PARENT
         for _, line_end, (events, bad) in lines:
             n += 1
@@ -149,6 +154,8 @@ class Applier:
                             stats.unrecognised_example = sample
                     elif fields == cell_fields:
                         self._cell_ended(ev, batch, calls)
+                    elif fields == turn_fields:
+                        batch.in_turn(ev[0], self.left_out_turns)
                     elif ev[parent_at] is not None and ev[id_at] in same_as:
                         result(ev, batch, calls, same_as[ev[id_at]])
                     elif ev[parent_at] is not None and ev[id_at] in skipped:

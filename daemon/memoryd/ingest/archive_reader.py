@@ -19,7 +19,7 @@ from . import sources as src
 from .calls import Calls, written_id
 from .context import ReadContext, emit, is_frame_error
 from .ledger_batch import Batch
-from .prescan import NEEDLE
+from .prescan import NEEDLE, USER_NEEDLE
 from .stats import ScanStats
 from .tailer import Checkpoint
 
@@ -145,6 +145,7 @@ class ArchiveReader:
                 waiting = calls.waiting_in(batch.session)
                 if not (
                     NEEDLE in line
+                    or USER_NEEDLE in line  # (whose turn the next lines are in)
                     or b'"header"' in line
                     or (waiting and any(written_id(c).encode() in line for c in waiting))
                 ):
@@ -166,13 +167,16 @@ class ArchiveReader:
                 if (
                     rec.kind == "line"
                     or NEEDLE in rec.line
+                    or USER_NEEDLE in rec.line
                     or any(written_id(c).encode() in rec.line for c in waiting)
                 ):
                     self.ctx.applier.line(rec.line, batch, calls, stats)
                 if size >= commit_every:
                     self._commit_archive(batch, size, None, held)
                     total, size = total + size, 0
-                    batch = self._archive_batch(cp, batch.session, None, batch.synthetic)
+                    turn = batch.turn
+                    batch = self._archive_batch(cp, batch.session, None, batch.session_synthetic)
+                    batch.in_turn(turn, self.ctx.applier.left_out_turns)
         except Exception as exc:
             if not is_frame_error(exc):
                 raise

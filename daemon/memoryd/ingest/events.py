@@ -101,7 +101,16 @@ class CellEnded(NamedTuple):
     wrapper: bool  # a ``tool_call`` wrapper's result (else a cell's)
 
 
-Event = ToolCall | ToolResult | Unrecognised | CellEnded
+class TurnStarted(NamedTuple):
+    """A user message: the turn it starts is the user's (``kind`` None) or a run's that
+    OpenClaw makes itself (:func:`.turn_kinds.run_kind`: a heartbeat, a cron job), whose
+    lookups are not the user's and are left out as configured (``[openclaw] count_*``)."""
+
+    kind: str | None
+    ts: float | None
+
+
+Event = ToolCall | ToolResult | Unrecognised | CellEnded | TurnStarted
 
 
 class ParsedLine(NamedTuple):
@@ -114,7 +123,8 @@ CALL_FIELDS = len(ToolCall._fields)
 RESULT_FIELDS = len(ToolResult._fields)
 UNRECOGNISED_FIELDS = len(Unrecognised._fields)
 CELL_FIELDS = len(CellEnded._fields)
-assert len({CALL_FIELDS, RESULT_FIELDS, UNRECOGNISED_FIELDS, CELL_FIELDS}) == 4
+TURN_FIELDS = len(TurnStarted._fields)
+assert len({CALL_FIELDS, RESULT_FIELDS, UNRECOGNISED_FIELDS, CELL_FIELDS, TURN_FIELDS}) == 5
 # A result's field's index, the same in a named event and in its plain tuple.
 RESULT_ID = ToolResult._fields.index("call_id")
 RESULT_TOOL = ToolResult._fields.index("tool")

@@ -48,8 +48,10 @@ class Batch:
         "retract_prefixes",
         "routed",
         "session",
+        "session_synthetic",
         "start",
         "synthetic",
+        "turn",
         "unknown",
         "unknown_sample",
     )
@@ -66,7 +68,10 @@ class Batch:
     ) -> None:
         self.cp = cp
         self.session = session
-        self.synthetic = synthetic
+        # Whether the batch's hits are left out (not the user's): for the whole session
+        # (a cron session, by its key), or for the turn its lines are in (see in_turn).
+        self.session_synthetic = self.synthetic = synthetic
+        self.turn: str | None = None  # the run kind of that turn (None: the user's)
         self.parent = parent  # for a successor: the session it continues
         # An archive: a copy of events that may have been read live before. Its calls are
         # looked up in the ledger, so an answer counted (or not) then is not counted again.
@@ -96,6 +101,11 @@ class Batch:
         # hits: call id, memory path, kind, ts, query, score, start line, end line, anchor
         # (HIT_WIDTH a hit; the anchor: section_map.chunk_anchor's, or None)
         self.hits: list[object] = []
+
+    def in_turn(self, kind: str | None, left_out: frozenset[str]) -> None:
+        """The lines that follow are in a turn of ``kind`` (a user message started it)."""
+        self.turn = kind
+        self.synthetic = self.session_synthetic or (kind is not None and kind in left_out)
 
     def new_call(
         self, call_id: str, tool: str, query: str | None, ts: float | None, via: str | None = None

@@ -28,11 +28,13 @@ from .events import (
     ResultPath,
     ToolCall,
     ToolResult,
+    TurnStarted,
     Unrecognised,
 )
 from .result_paths import paths_of, payload_of, shape_of, text_of, tool_result
 from .timestamps import line_epoch, line_time, to_epoch
 from .tool_names import CODE_RUNNER, LOOKUPS, WRAPPER, memory_tool, mentions, nested_prefix
+from .turn_kinds import run_kind
 
 _loads = orjson.loads
 _DecodeError = orjson.JSONDecodeError
@@ -129,7 +131,17 @@ def _events(record: dict[str, Any]) -> tuple[Event, ...]:
     if type(msg) is not dict and not isinstance(msg, dict):
         msg = record  # bare {"role": "toolResult", ...} records
     role = msg.get("role")
-    if role == "assistant" or role == "user":
+    if role == "user":
+        # A user message starts a turn: whose (the user's, or a heartbeat's, a cron job's)
+        # decides whether the lookups that follow count. (Claude Code's tool results come in
+        # user messages: those are answers, within the turn, not the start of one.)
+        content = msg.get("content")
+        if type(content) is list:
+            answers = _blocks(record, msg, content)
+            if answers:
+                return answers
+        return (_new(TurnStarted, (run_kind(msg), None)),)
+    if role == "assistant":
         content = msg.get("content")
         if type(content) is list:
             # (read as such even in a record typed ``custom``)

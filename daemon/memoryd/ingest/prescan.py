@@ -40,7 +40,7 @@ import contextlib
 import marshal
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -57,6 +57,10 @@ NEEDLE = b"memory_"
 # then go to the wrong cell. In a region whose needle lines tell of a cell (see
 # _tells_of_cells), the lines holding this are needle lines too, applied in file order.
 CELL_NEEDLE = b"tool_search_code"
+# A user message (``"role":"user"``, with any spacing): the lines read besides the needle's,
+# because whose turn it starts (the user's, a heartbeat's, a cron job's) decides whether the
+# lookups after it count. (A line holding "user" otherwise is parsed, and gives nothing.)
+USER_NEEDLE = b'"user"'
 # The helper's share of the backlog's bytes. The parent commits every file while the helper
 # reads on, so the helper reads most. Measured on the 100 MB benchmark corpus: from 0.62 to
 # 0.74 the scan's time barely moves (0.68 was best by a few %); at 0.8 the parent waits.
@@ -107,10 +111,16 @@ def prescan_region(region: Region) -> Prescanned:
     """Find and parse the needle lines of one region."""
     data, start = region.data, region.start
     view = memoryview(data)  # the line handed to the parser without a copy of its bytes
-    lines = tuple(
-        _new(Candidate, (start + b, start + e, parse(view[b:e])))
-        for b, e in lines_containing(data, NEEDLE, region.size)
-    )
+    spans: Iterable[tuple[int, int]] = lines_containing(data, NEEDLE, region.size)
+    find = data.find
+    users = [  # (Claude Code's tool results come as user messages: answers, no turn)
+        (b, e)
+        for b, e in lines_containing(data, USER_NEEDLE, region.size)
+        if find(b'"tool_result"', b, e) < 0
+    ]
+    if users:  # (a user message starts a turn: see .turn_kinds; some hold the needle too)
+        spans = sorted({*spans, *users})
+    lines = tuple(_new(Candidate, (start + b, start + e, parse(view[b:e]))) for b, e in spans)
     if _tells_of_cells(lines):  # (a search more, in the few regions that need it)
         have = {line.begin for line in lines}
         more = [

@@ -53,6 +53,7 @@ from .ledger import Ledger
 from .ledger_batch import Batch
 from .ledger_checkpoints import Settle, SourceWrite
 from .prescan import (
+    USER_NEEDLE,
     Helper,
     HelperShare,
     Job,
@@ -76,6 +77,7 @@ from .tailer import (
     quick_verdict,
     tail_hash,
 )
+from .turn_kinds import TURN_RUNS
 
 __all__ = ["SYNTHETIC_QUERY_PREFIXES", "ScanStats", "Scanner", "SourceFailed"]
 
@@ -147,6 +149,8 @@ class Scanner:
         self._claude = tuple(Path(p).expanduser() for p in cfg.openclaw.claude_projects)
         self._synthetic_sessions: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
         self._synthetic_this_scan: dict[str, frozenset[str]] = {}
+        # source id → (offset, run kind of the turn there) after its last read in this process
+        self._file_turns: dict[int, tuple[int, str | None]] = {}
         self.ledger = Ledger(store, _COMMIT_CHUNKS * cfg.ingest.chunk_bytes)
         # The extraPaths OpenClaw also searches as memory, per agent, every spelling of each.
         extras = {
@@ -159,6 +163,7 @@ class Scanner:
             self._tiers_root,
             "dreaming" not in runs_left_out(cfg.openclaw),  # (its `__dreaming_…` queries)
             extras,
+            runs_left_out(cfg.openclaw) & TURN_RUNS,
         )
         self.ctx = ReadContext(cfg, self.ledger, self.applier, self._synthetic, self._store_path)
         # One reader per kind of source besides transcript files (read here, below).
@@ -517,7 +522,9 @@ class Scanner:
         synthetic = self._is_synthetic(sf, session)
         commit_every = _COMMIT_CHUNKS * self.cfg.ingest.chunk_bytes
         source = SourceWrite(plan.settle)
+        left_out = self.applier.left_out_turns
         batch = Batch(cp, session, synthetic, plan.parent, start=cp.offset, end=cp.offset)
+        batch.in_turn(self._turn_at(cp, plan.fd) if left_out else None, left_out)
         for pre, data in regions:
             start, end, oversized, _, _ = pre
             stats.bytes_read += end - start
@@ -526,11 +533,22 @@ class Scanner:
             apply_region(self.applier, plan.fd, pre, data, batch, calls, stats)
             if batch.end - batch.start >= commit_every:
                 self._commit(batch, source, None, plan.fd)
+                turn = batch.turn
                 batch = Batch(cp, session, synthetic, plan.parent, start=batch.end, end=batch.end)
+                batch.in_turn(turn, left_out)
+        self._file_turns[cp.id] = (batch.end, batch.turn)
         # The size and mtime seen *before* reading: bytes appended while we read make the
         # next stat differ, so they are read next time. (A stat taken after the last read
         # could include them without their lines having been read: lost for good.)
         self._commit(batch, source, st, plan.fd)
+
+    def _turn_at(self, cp: Checkpoint, fd: int) -> str | None:
+        """The run kind of the turn a file's read resumes in (None: the user's): known from
+        the last read in this process, else from the last user message before the offset."""
+        offset, turn = self._file_turns.get(cp.id, (-1, None))
+        if offset == cp.offset:
+            return turn
+        return turn_before(fd, cp.offset) if cp.offset > 0 else None
 
     def _source_failed(
         self,
@@ -645,3 +663,30 @@ class Scanner:
         )
         self._synthetic_sessions[agent] = (key, ids)
         return ids
+
+
+# How far back a resumed read looks for the user message its turn began with: a turn whose
+# start is further back is taken for the user's (what memoryd did before it told runs apart).
+_LOOK_BACK_BYTES = 1 << 20
+
+
+def turn_before(fd: int, offset: int) -> str | None:
+    """The run kind of the turn the line at ``offset`` is in: that of the last user message
+    before it (:func:`.sources.turn_kind`); None (the user's) when there is none within
+    :data:`_LOOK_BACK_BYTES`."""
+    begin = max(0, offset - _LOOK_BACK_BYTES)
+    try:
+        data = os.pread(fd, offset - begin, begin)
+    except OSError:
+        return None
+    i = data.rfind(USER_NEEDLE)
+    while i >= 0:
+        line_start = data.rfind(b"\n", 0, i) + 1
+        if line_start == 0 and begin > 0:
+            return None  # (its line starts before what was read)
+        line_end = data.find(b"\n", i)
+        is_user, kind = src.turn_kind(data[line_start : line_end if line_end >= 0 else len(data)])
+        if is_user:
+            return kind
+        i = data.rfind(USER_NEEDLE, 0, line_start)
+    return None

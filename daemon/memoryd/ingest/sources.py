@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from ..config import Agent
 from . import sqlite_source
+from .turn_kinds import CRON, HEARTBEAT, run_kind
 
 LIVE, SUCCESSOR, RESET, DELETED, CLAUDE = "live", "successor", "reset", "deleted", "claude"
 SQLITE = "sqlite"
@@ -118,7 +119,7 @@ _ISO_TIME = r"(?:\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_)"  # a successor's time, then `_
 # The kinds of run that are not the user's (``openclaw.count_<kind>``; all of them with
 # ``openclaw.count_synthetic``): OpenClaw's heartbeat polls, its automation (cron) jobs, and
 # the dream-diary runs of its dreaming.
-HEARTBEAT, CRON, DREAMING = "heartbeat", "cron", "dreaming"
+DREAMING = "dreaming"
 RUN_KINDS = frozenset({HEARTBEAT, CRON, DREAMING})
 
 
@@ -196,17 +197,12 @@ _CRON_SLUG = re.compile(r"(?:agent_[a-z0-9-]+_)?cron_")  # agent_<id>_cron_<job>
 # a named session: what tells those turns from the user's is their user message.
 
 USER_ROLE = b'"user"'  # the prefilter for user messages (``"role":"user"``, any spacing)
-_CRON_PREFIX = re.compile(r"\[cron:[^\s\]]+(?: [^\]\n]*)?\]")
-HEARTBEAT_TEXT = "[OpenClaw heartbeat poll]"
 
 
 def turn_kind(event: bytes | memoryview) -> tuple[bool, str | None]:
-    """Whether an event is a user message, and the run kind its turn is (None: the user's).
-
-    2026.9 writes a heartbeat poll as the user message ``[OpenClaw heartbeat poll]`` with
-    ``provenance: {kind: "internal_system", sourceTool: "heartbeat"}``, and a cron job's
-    message begins ``[cron:<jobId> <name>]`` (tests/live/OBSERVED.md). Called only on events
-    holding :data:`USER_ROLE`; anything that does not read is no user message.
+    """Whether an event is a user message, and the run kind its turn is (None: the user's;
+    :func:`.turn_kinds.run_kind`). Called only on events holding :data:`USER_ROLE`; anything
+    that does not read is no user message.
     """
     import orjson
 
@@ -217,21 +213,7 @@ def turn_kind(event: bytes | memoryview) -> tuple[bool, str | None]:
     msg = record.get("message") if isinstance(record, dict) else None
     if not isinstance(msg, dict) or msg.get("role") != "user":
         return False, None
-    provenance = msg.get("provenance")
-    if isinstance(provenance, dict) and provenance.get("sourceTool") == HEARTBEAT:
-        return True, HEARTBEAT
-    content = msg.get("content")
-    if isinstance(content, list):
-        first = next((b for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
-        content = first.get("text") if first is not None else None
-    if not isinstance(content, str):
-        return True, None
-    text = content.lstrip()
-    if text.startswith(HEARTBEAT_TEXT):
-        return True, HEARTBEAT
-    if _CRON_PREFIX.match(text):
-        return True, CRON
-    return True, None
+    return True, run_kind(msg)
 
 
 def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:

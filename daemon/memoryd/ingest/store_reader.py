@@ -24,9 +24,10 @@ from .parser import parse
 from .prescan import NEEDLE
 from .stats import ScanStats, SourceFailed
 from .tailer import Checkpoint
+from .turn_kinds import TURN_RUNS
 
 _LOOKS = 3  # reads of the new rows per scan of a store (see ``read``)
-_TURN_KINDS = frozenset({src.HEARTBEAT, src.CRON})  # runs told by their turns, not their keys
+_TURN_KINDS = TURN_RUNS
 _UNKNOWN = object()  # a session's turn not known yet in this process
 USER_ROLE = src.USER_ROLE
 
@@ -319,7 +320,8 @@ class StoreReader:
         while more:
             rows, upto, more = sqlite_source.every_row(conn, layout, session_id, after, top)
             ids = [written_id(c).encode() for c in calls.waiting_in(session_id, parent)]
-            batch = Batch(cp, session_id, synthetic or turn in left_out, parent)
+            batch = Batch(cp, session_id, synthetic, parent)
+            batch.in_turn(turn, left_out)
             for seq, json_type, text, frame, size in rows:
                 if json_type == "text" and text[:1] == b"{" and len(text) <= max_bytes:
                     event = text  # a plain row, the usual case: no call needed
@@ -333,7 +335,7 @@ class StoreReader:
                     is_user, kind = src.turn_kind(event)
                     if is_user:
                         turn = kind
-                        batch.synthetic = synthetic or turn in left_out
+                        batch.in_turn(turn, left_out)
                 if NEEDLE in event or (ids and any(c in event for c in ids)):
                     apply(parse(event), batch, calls, stats)
                     ids = [written_id(c).encode() for c in calls.waiting_in(session_id, parent)]
