@@ -138,7 +138,7 @@ def _events(record: dict[str, Any]) -> tuple[Event, ...]:
         content = msg.get("content")
         if type(content) is list:
             answers = _blocks(record, msg, content)
-            if answers:
+            if answers or any(_is_tool_result(b) for b in content):
                 return answers
         return (_new(TurnStarted, (run_kind(msg), None)),)
     if role == "assistant":
@@ -155,6 +155,10 @@ def _events(record: dict[str, Any]) -> tuple[Event, ...]:
     if isinstance(content, list):
         return _blocks(record, msg, content)
     return _NO_EVENTS
+
+
+def _is_tool_result(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "tool_result"
 
 
 def _result_message(record: dict[str, Any], msg: dict[str, Any]) -> tuple[Event, ...]:
