@@ -662,10 +662,12 @@ def test_the_helper_tells_the_runs_turns_from_the_users(tmp_path: Path) -> None:
     from support.scanner_install import Install
 
     inst = Install(tmp_path, extra_config=HELPER_ALWAYS)
-    for n in range(4):  # (several files: the helper takes a share of them)
+    for n in range(4):
         inst.append(f"s{n}.jsonl", b"".join(session_lines(f"f{n}c")))
-    stats = inst.scan()
-    assert stats.helper_files > 0
+    with pytest.MonkeyPatch.context() as mp:  # the helper takes all but the first file
+        mp.setattr(scan_module, "helper_share", lambda pending, *_: 1)
+        stats = inst.scan()
+    assert stats.helper_files == 3
     assert {p: n for p, n in inst.counts().items() if n} == {
         "MEMORY.md": 4 * USERS_ONLY["MEMORY.md"]
     }
