@@ -71,3 +71,78 @@ def test_the_turn_before_an_offset_is_found_by_looking_back(tmp_path: Path):
         assert turn_before(fd, at[len(LINES)]) is None  # the user spoke again
     finally:
         os.close(fd)
+
+
+def test_a_successor_read_with_its_parent_continues_the_parents_turn(tmp_path: Path):
+    """A compaction may cut a cron job's turn in two: the successor file begins inside it (its
+    first line answers the parent's last call), and that turn is still the cron job's."""
+    inst = Install(tmp_path)
+    parent = inst.append(
+        "p1.jsonl",
+        tx.header("p1") + user("hello", T - 5) + user("[cron:0f3a job4] check", T)
+        + tx.call("k1", ts=T + 1),
+    )  # fmt: skip
+    head = {"type": "session", "id": "s2", "timestamp": tx.iso(T), "parentSession": str(parent)}
+    inst.append(
+        "2026-02-25T10-00-00.000Z_s2.jsonl",
+        tx.dump(head) + tx.result("k1", tx.search_payload(["memory/a.md"]), ts=T + 2)
+        + b"".join(lookup("k2", "memory/a.md", T + 3))
+        + user("the user again", T + 10) + b"".join(lookup("k3", "MEMORY.md", T + 11)),
+    )  # fmt: skip
+    inst.scan()
+    assert _counts(inst) == {"MEMORY.md": 1}
+
+
+def test_a_cold_stored_sessions_runs_are_left_out(tmp_path: Path):
+    """A session OpenClaw cold-stored (its events as JSON strings in store records) read for
+    the first time: the runs' turns are told apart there too."""
+    import hashlib
+
+    import orjson
+
+    try:
+        from compression import zstd  # type: ignore[import-not-found]
+    except ImportError:
+        from backports import zstd  # type: ignore[import-not-found,no-redef]
+
+    inst = Install(tmp_path)
+    records = [{"kind": "header", "session_id": "s", "session_key": "agent:main:main"}]
+    records += [
+        {"kind": "event", "row": {"seq": n, "event_json": line.rstrip(b"\n").decode(),
+                                  "created_at": 0}}
+        for n, line in enumerate(LINES[1:], 1)
+    ]  # fmt: skip
+    cold = inst.sessions.parent / "agent" / "cold" / f"{hashlib.sha256(b's').hexdigest()}.jsonl.zst"
+    cold.parent.mkdir(parents=True, exist_ok=True)
+    cold.write_bytes(zstd.compress(b"".join(orjson.dumps(r) + b"\n" for r in records)))
+    inst.scan()
+    assert _counts(inst) == USERS_ONLY
+
+
+def test_a_user_message_of_tool_results_is_no_turn():
+    from memoryd.ingest.events import TurnStarted
+    from memoryd.ingest.parser import parse
+
+    for kind in ("tool_result", "toolResult", "function_result"):
+        block = {"type": kind, "tool_use_id": "x1", "name": "web_fetch", "content": "done"}
+        line = tx.dump({"type": "message", "message": {"role": "user", "content": [block]}})
+        assert not [ev for ev in parse(line).events if isinstance(ev, TurnStarted)], kind
+
+
+def test_the_look_back_finds_a_user_message_right_at_its_window_edge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from memoryd.ingest import scan
+
+    cron = user("[cron:0f3a job4] check", T)
+    filler = tx.chatter(1, ts=T + 1)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(filler + cron + filler)
+    monkeypatch.setattr(scan, "_LOOK_BACK_BYTES", len(cron + filler))  # begins where cron does
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert turn_before(fd, len(filler + cron + filler)) == "cron"
+        monkeypatch.setattr(scan, "_LOOK_BACK_BYTES", len(cron + filler) - 1)  # cut: unknown
+        assert turn_before(fd, len(filler + cron + filler)) is None
+    finally:
+        os.close(fd)

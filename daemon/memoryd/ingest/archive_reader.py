@@ -23,6 +23,9 @@ from .prescan import NEEDLE, USER_NEEDLE
 from .stats import ScanStats
 from .tailer import Checkpoint
 
+# USER_NEEDLE inside a JSON string: how a cold record's event holds a user message's role.
+_QUOTED_USER = b'\\"user\\"'
+
 
 class ArchiveReader:
     """Reads the archives memoryd has not read yet, and remembers them read."""
@@ -146,6 +149,7 @@ class ArchiveReader:
                 if not (
                     NEEDLE in line
                     or USER_NEEDLE in line  # (whose turn the next lines are in)
+                    or _QUOTED_USER in line  # (a cold record holds its event as a string)
                     or b'"header"' in line
                     or (waiting and any(written_id(c).encode() in line for c in waiting))
                 ):

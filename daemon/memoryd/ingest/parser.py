@@ -158,7 +158,8 @@ def _events(record: dict[str, Any]) -> tuple[Event, ...]:
 
 
 def _is_tool_result(block: Any) -> bool:
-    return isinstance(block, dict) and block.get("type") == "tool_result"
+    kind = block.get("type") if isinstance(block, dict) else None
+    return isinstance(kind, str) and kind.lower() in _RESULT_BLOCK_TYPES
 
 
 def _result_message(record: dict[str, Any], msg: dict[str, Any]) -> tuple[Event, ...]:

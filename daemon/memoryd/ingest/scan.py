@@ -49,9 +49,11 @@ from .apply import SYNTHETIC_QUERY_PREFIXES, Applier
 from .archive_reader import ArchiveReader
 from .calls import Calls
 from .context import ReadContext, emit, traceback_of
+from .events import TURN_FIELDS
 from .ledger import Ledger
 from .ledger_batch import Batch
 from .ledger_checkpoints import Settle, SourceWrite
+from .parser import parse
 from .prescan import (
     USER_NEEDLE,
     Helper,
@@ -151,6 +153,8 @@ class Scanner:
         self._synthetic_this_scan: dict[str, frozenset[str]] = {}
         # source id → (offset, run kind of the turn there) after its last read in this process
         self._file_turns: dict[int, tuple[int, str | None]] = {}
+        # (agent, session) → the run kind of the turn its file's last read ended in
+        self._session_turns: dict[tuple[str, str], str | None] = {}
         self.ledger = Ledger(store, _COMMIT_CHUNKS * cfg.ingest.chunk_bytes)
         # The extraPaths OpenClaw also searches as memory, per agent, every spelling of each.
         extras = {
@@ -524,7 +528,7 @@ class Scanner:
         source = SourceWrite(plan.settle)
         left_out = self.applier.left_out_turns
         batch = Batch(cp, session, synthetic, plan.parent, start=cp.offset, end=cp.offset)
-        batch.in_turn(self._turn_at(cp, plan.fd) if left_out else None, left_out)
+        batch.in_turn(self._turn_at(cp, plan.fd, plan.parent) if left_out else None, left_out)
         for pre, data in regions:
             start, end, oversized, _, _ = pre
             stats.bytes_read += end - start
@@ -537,18 +541,23 @@ class Scanner:
                 batch = Batch(cp, session, synthetic, plan.parent, start=batch.end, end=batch.end)
                 batch.in_turn(turn, left_out)
         self._file_turns[cp.id] = (batch.end, batch.turn)
+        self._session_turns[(cp.agent, session)] = batch.turn
         # The size and mtime seen *before* reading: bytes appended while we read make the
         # next stat differ, so they are read next time. (A stat taken after the last read
         # could include them without their lines having been read: lost for good.)
         self._commit(batch, source, st, plan.fd)
 
-    def _turn_at(self, cp: Checkpoint, fd: int) -> str | None:
+    def _turn_at(self, cp: Checkpoint, fd: int, parent: str | None) -> str | None:
         """The run kind of the turn a file's read resumes in (None: the user's): known from
-        the last read in this process, else from the last user message before the offset."""
+        the last read in this process, else from the last user message before the offset. A
+        successor read from its start continues its parent's turn (a compaction may cut a
+        run's turn in two), as far as this process read the parent."""
         offset, turn = self._file_turns.get(cp.id, (-1, None))
         if offset == cp.offset:
             return turn
-        return turn_before(fd, cp.offset) if cp.offset > 0 else None
+        if cp.offset == 0:
+            return self._session_turns.get((cp.agent, parent)) if parent else None
+        return turn_before(fd, cp.offset)
 
     def _source_failed(
         self,
@@ -672,21 +681,24 @@ _LOOK_BACK_BYTES = 1 << 20
 
 def turn_before(fd: int, offset: int) -> str | None:
     """The run kind of the turn the line at ``offset`` is in: that of the last user message
-    before it (:func:`.sources.turn_kind`); None (the user's) when there is none within
-    :data:`_LOOK_BACK_BYTES`."""
+    before it, told as the parser tells it (its TurnStarted); None (the user's) when there
+    is none within :data:`_LOOK_BACK_BYTES`."""
     begin = max(0, offset - _LOOK_BACK_BYTES)
+    read_from = begin - 1 if begin > 0 else 0  # (one byte more: does a line start at begin?)
     try:
-        data = os.pread(fd, offset - begin, begin)
+        data = os.pread(fd, offset - read_from, read_from)
     except OSError:
         return None
     i = data.rfind(USER_NEEDLE)
     while i >= 0:
-        line_start = data.rfind(b"\n", 0, i) + 1
-        if line_start == 0 and begin > 0:
+        newline = data.rfind(b"\n", 0, i)
+        if newline < 0 and read_from > 0:
             return None  # (its line starts before what was read)
+        line_start = newline + 1
         line_end = data.find(b"\n", i)
-        is_user, kind = src.turn_kind(data[line_start : line_end if line_end >= 0 else len(data)])
-        if is_user:
-            return kind
+        line = data[line_start : line_end if line_end >= 0 else len(data)]
+        for ev in parse(line).events:
+            if len(ev) == TURN_FIELDS:
+                return ev[0]
         i = data.rfind(USER_NEEDLE, 0, line_start)
     return None
