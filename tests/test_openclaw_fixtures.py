@@ -178,3 +178,37 @@ def test_a_forked_subagent_is_credited_its_own_calls_and_not_its_parents(tmp_pat
     assert any(":subagent:" in key for key in session_by_key), "the recording has a fork"
     assert all(len(s) == 1 for s in session_by_key.values()), session_by_key
     assert len(set().union(*session_by_key.values())) == len(session_by_key)
+
+
+@pytest.mark.parametrize("scenario", ["2026.9.6/runs", "2026.9.6/shapes", "2026.7.35/runs"])
+def test_the_daemon_follows_a_recorded_install_and_logs_no_error(
+    scenario: str, tmp_path: Path, daemons: list[Any]
+) -> None:
+    """The daemon running while the install grows phase by phase (files rewritten in place,
+    as OpenClaw writes them): it counts the truth, and its log holds no warning or error."""
+    from support.daemon_harness import DaemonProcess, Install, wait_until
+
+    phases = sorted((fixtures.FIXTURES / scenario).iterdir())
+    copy, md = tmp_path / "copy", tmp_path / "md"
+    truth = fixtures.unpack(phases[0], copy)
+    cfg = check.write_config(copy, md)
+    inst = Install(tmp_path, copy / "state", copy, cfg, md / "state.db",
+                   tmp_path / "jobs.log", tmp_path / "hooks")  # fmt: skip
+    daemon = DaemonProcess(inst=inst, fake_jobs=False)
+    daemons.append(daemon)
+    daemon.start()
+    daemon.wait_event("daemon.ready")
+    for n, phase in enumerate(phases):
+        if n:
+            truth = fixtures.unpack(phase, tmp_path / f"phase{n}")
+            _apply_in_place(tmp_path / f"phase{n}", copy)
+        want = {a: {p: n for p, n in hits.items() if n} for a, hits in truth["hits"].items()}
+
+        def counted(w: dict[str, dict[str, int]] = want) -> bool:
+            got = {a: {p: n for p, n in check.hits_of(cfg, a).items() if n} for a in w}
+            return got == w
+
+        wait_until(counted, timeout=120)
+    daemon.check_alive()
+    loud = [e for e in daemon.logs() if e.get("level") in ("warning", "error", "critical")]
+    assert loud == []
