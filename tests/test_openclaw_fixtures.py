@@ -181,11 +181,12 @@ def test_a_forked_subagent_is_credited_its_own_calls_and_not_its_parents(tmp_pat
 
 
 @pytest.mark.parametrize("scenario", ["2026.9.6/runs", "2026.9.6/shapes", "2026.7.35/runs"])
-def test_the_daemon_follows_a_recorded_install_and_logs_no_error(
+def test_the_daemon_counts_a_recorded_install_and_logs_no_error(
     scenario: str, tmp_path: Path, daemons: list[Any]
 ) -> None:
-    """The daemon running while the install grows phase by phase (files rewritten in place,
-    as OpenClaw writes them): it counts the truth, and its log holds no warning or error."""
+    """The daemon over a recorded install, phase after phase, stopped between them (the
+    copy's store files are rewritten whole, which no reader may watch: OpenClaw changes its
+    store by transactions): it counts the truth, and its logs hold no warning or error."""
     from support.daemon_harness import DaemonProcess, Install, wait_until
 
     phases = sorted((fixtures.FIXTURES / scenario).iterdir())
@@ -194,14 +195,15 @@ def test_the_daemon_follows_a_recorded_install_and_logs_no_error(
     cfg = check.write_config(copy, md)
     inst = Install(tmp_path, copy / "state", copy, cfg, md / "state.db",
                    tmp_path / "jobs.log", tmp_path / "hooks")  # fmt: skip
-    daemon = DaemonProcess(inst=inst, fake_jobs=False)
-    daemons.append(daemon)
-    daemon.start()
-    daemon.wait_event("daemon.ready")
     for n, phase in enumerate(phases):
         if n:
+            daemons[-1].stop()
             truth = fixtures.unpack(phase, tmp_path / f"phase{n}")
             _apply_in_place(tmp_path / f"phase{n}", copy)
+        daemon = DaemonProcess(inst=inst, fake_jobs=False)
+        daemons.append(daemon)
+        daemon.start()
+        daemon.wait_event("daemon.ready")
         want = {a: {p: n for p, n in hits.items() if n} for a, hits in truth["hits"].items()}
 
         def counted(w: dict[str, dict[str, int]] = want) -> bool:
@@ -209,6 +211,7 @@ def test_the_daemon_follows_a_recorded_install_and_logs_no_error(
             return got == w
 
         wait_until(counted, timeout=120)
-    daemon.check_alive()
-    loud = [e for e in daemon.logs() if e.get("level") in ("warning", "error", "critical")]
+    daemons[-1].check_alive()
+    levels = ("warning", "error", "critical")
+    loud = [e for d in daemons for e in d.logs() if e.get("level") in levels]
     assert loud == []
