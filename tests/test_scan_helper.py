@@ -665,6 +665,10 @@ def test_the_helper_tells_the_runs_turns_from_the_users(tmp_path: Path) -> None:
     for n in range(4):
         inst.append(f"s{n}.jsonl", b"".join(session_lines(f"f{n}c")))
     with pytest.MonkeyPatch.context() as mp:  # the helper takes all but the first file
+        # (its answers computed without a fork, through the same transport: a fork is refused
+        # where the test process runs threads, as it may among other tests)
+        mp.setattr(scan_module, "Helper", InProcessHelper)
+        mp.setattr(scan_module, "can_fork", lambda: True)
         mp.setattr(scan_module, "helper_share", lambda pending, *_: 1)
         stats = inst.scan()
     assert stats.helper_files == 3
