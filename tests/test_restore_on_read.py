@@ -16,6 +16,7 @@ from pathlib import Path
 
 from memoryd.ondemand import Archived, archived_at_path, read_target
 from support import transcripts as tx
+from support.archived_boat import daemon_passes
 from support.daemon_harness import Install, append, make_install, run_cli
 
 DAY = 86400.0
@@ -197,19 +198,8 @@ def _get(inst: Install, path: str, text: str) -> float:
 def test_the_daemon_restores_a_path_an_agent_read_empty_and_counts_that_read_once(
     tmp_path: Path,
 ) -> None:
-    from memoryd.config import load_config, resolve_paths
-    from memoryd.ondemand import RestoreOnDemand
-    from memoryd.store import Store
-
     inst, archived = _archived(tmp_path)
-    cfg = load_config(str(inst.config))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
-    restorer = RestoreOnDemand(cfg, resolve_paths(cfg, env))
-
-    def a_pass() -> list[dict]:
-        assert run_cli(inst, "scan").returncode == 0
-        with Store.open(inst.db) as store:
-            return restorer.check(store)
+    a_pass, _restorer = daemon_passes(inst)
 
     assert a_pass() == []  # the first check: history
     _get(inst, "../../etc/passwd", "")  # hostile: data, nothing

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,20 @@ def _needs_swap(folder: Path) -> None:
 
 def _stopped(*_: object) -> None:
     raise KeyboardInterrupt  # (the rewrite's own repair runs on the way out, as the next one would)
+
+
+def _edited_then_stopped(src: Path) -> Callable[..., None]:
+    """A fault hook: the agent appends to the note, then the rewrite is stopped."""
+
+    def hook(*_: object) -> None:
+        _edit(src)
+        raise KeyboardInterrupt
+
+    return hook
+
+
+def _cannot_swap(*_: object) -> None:
+    raise OSError(errno.EINVAL, "no swap here")  # a file system that cannot swap two names
 
 
 def _edit(src: Path, more: bytes = b"## Added by the agent\n- z\n") -> None:
@@ -160,10 +175,7 @@ def test_a_rewrite_stopped_after_a_swap_that_met_a_save_is_repaired_to_the_save(
     saved = BEFORE + b"\n## Saved meanwhile\n- c\n"
     faults.hook("retire.exchange", lambda *_: src.write_bytes(saved))  # saved in place
 
-    def stop(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    faults.hook("retire.swapped", stop)
+    faults.hook("retire.swapped", _stopped)
     with pytest.raises(KeyboardInterrupt):
         _swap(retirer, src, archive)
     assert src.read_bytes() == saved and not archive.exists()
@@ -175,10 +187,7 @@ def test_a_rewrite_stopped_after_a_swap_that_met_a_save_is_repaired_to_the_save(
 def test_a_rewrite_stopped_after_the_swap_is_repaired_to_done(note) -> None:
     src, archive, retirer = note
 
-    def stop(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    faults.hook("retire.swapped", stop)
+    faults.hook("retire.swapped", _stopped)
     with pytest.raises(KeyboardInterrupt):
         _swap(retirer, src, archive)
     assert src.read_bytes() == AFTER and archive.read_bytes() == ARCHIVE
@@ -191,11 +200,7 @@ def test_a_note_edited_after_a_stopped_swap_keeps_the_edit_and_the_archive_its_s
     the rewrite is done, the edit stays, the archive keeps what left the note."""
     src, archive, retirer = note
 
-    def stop_then_edit(*_: object) -> None:
-        _edit(src)
-        raise KeyboardInterrupt
-
-    faults.hook("retire.swapped", stop_then_edit)
+    faults.hook("retire.swapped", _edited_then_stopped(src))
     with pytest.raises(KeyboardInterrupt):
         _swap(retirer, src, archive)
     assert src.read_bytes() == AFTER + b"## Added by the agent\n- z\n"
@@ -210,11 +215,7 @@ def test_a_save_met_by_a_stopped_swap_then_an_edit_is_kept_where_a_person_sees_i
     saved = BEFORE + b"## Saved meanwhile\n- USERSAVE\n"
     faults.hook("retire.exchange", lambda *_: src.write_bytes(saved))
 
-    def stop_then_edit(*_: object) -> None:
-        _edit(src)
-        raise KeyboardInterrupt
-
-    faults.hook("retire.swapped", stop_then_edit)
+    faults.hook("retire.swapped", _edited_then_stopped(src))
     with pytest.raises(KeyboardInterrupt):
         _swap(retirer, src, archive)
     found = _everything(src.parent)
@@ -229,15 +230,8 @@ def test_the_aside_way_stopped_after_the_link_then_edited_in_place_is_done(aside
     place (the temporary name is the same file): done, no second name left behind."""
     src, archive, retirer = aside_note
 
-    def cannot_swap(*_: object) -> None:
-        raise OSError(errno.EINVAL, "no swap here")
-
-    def stop_then_edit(*_: object) -> None:
-        _edit(src)
-        raise KeyboardInterrupt
-
-    faults.hook("retire.exchange", cannot_swap)
-    faults.hook("retire.placed", stop_then_edit)
+    faults.hook("retire.exchange", _cannot_swap)
+    faults.hook("retire.placed", _edited_then_stopped(src))
     with pytest.raises(KeyboardInterrupt):
         _swap(retirer, src, archive)
     assert src.read_bytes() == AFTER + b"## Added by the agent\n- z\n"
@@ -250,14 +244,11 @@ def test_the_aside_way_stopped_while_the_note_was_aside_and_a_new_one_saved_keep
 ):
     src, archive, retirer = aside_note
 
-    def cannot_swap(*_: object) -> None:
-        raise OSError(errno.EINVAL, "no swap here")
-
     def stop_then_save_anew(*_: object) -> None:
         src.write_bytes(b"# Memory\n\nwritten while there was none\n")
         raise KeyboardInterrupt
 
-    faults.hook("retire.exchange", cannot_swap)
+    faults.hook("retire.exchange", _cannot_swap)
     faults.hook("retire.aside", stop_then_save_anew)
     with pytest.raises(KeyboardInterrupt):
         _swap(retirer, src, archive)

@@ -56,10 +56,6 @@ def boat_archived(tmp_path: Path) -> tuple[Install, Callable[[], list[dict]]]:
 
 def boat_archived_watched(tmp_path: Path) -> tuple[Install, Callable[[], list[dict]], Any]:
     """:func:`boat_archived`, and the daemon's watcher (``RestoreOnDemand``) its passes use."""
-    from memoryd.config import load_config, resolve_paths
-    from memoryd.ondemand import RestoreOnDemand
-    from memoryd.store import Store
-
     now = time.time()
     inst = make_install(tmp_path, '[schedule]\ntimezone = "UTC"\n', memory_files=0)
     write_note(inst, "memory/lofoten-trip.md", BOAT, now - 90 * DAY)
@@ -67,6 +63,17 @@ def boat_archived_watched(tmp_path: Path) -> tuple[Install, Callable[[], list[di
     forced = run_cli(inst, "expire", "--force")
     assert forced.returncode == 0, forced.stderr
     assert not (inst.workspace / "memory/lofoten-trip.md").exists()
+    a_pass, restorer = daemon_passes(inst)
+    return inst, a_pass, restorer
+
+
+def daemon_passes(inst: Install) -> tuple[Callable[[], list[dict]], Any]:
+    """The daemon's pass over ``inst``, in process: ``memoryd scan``, then the restore
+    check (each call returns its outcomes); and the watcher (``RestoreOnDemand``) it uses."""
+    from memoryd.config import load_config, resolve_paths
+    from memoryd.ondemand import RestoreOnDemand
+    from memoryd.store import Store
+
     cfg = load_config(str(inst.config))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
     restorer = RestoreOnDemand(cfg, resolve_paths(cfg, env))
@@ -76,4 +83,4 @@ def boat_archived_watched(tmp_path: Path) -> tuple[Install, Callable[[], list[di
         with Store.open(inst.db) as store:
             return restorer.check(store)
 
-    return inst, a_pass, restorer
+    return a_pass, restorer
