@@ -221,11 +221,6 @@ def test_status_before_the_first_scan_says_what_it_will_read(tmp_path: Path) -> 
     assert "sources:     12 followed (0 vanished)" in out and "not scanned" not in out
 
 
-@pytest.mark.skip(
-    reason="flaky: in about 1 run of 3 the daemon stopped at the 6th scan.source_done has "
-    "written no first-scan note (issue 32's note says what is known); until that is understood "
-    "the note and status's reading of it are checked by the unit tests above"
-)
 def test_status_shows_the_daemon_first_scan_as_it_runs(tmp_path: Path) -> None:
     """A daemon stopped in the middle of its first scan: status says how far it is."""
     # only the ingest worker scans: a job caught up at start scans too, and its transcripts

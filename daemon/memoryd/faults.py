@@ -100,11 +100,15 @@ def _spec() -> str | None:
 
 def _act(name: str, what: str) -> None:
     import signal  # (here: every command imports this module, few ever fire a point)
+    import threading
 
     if what == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     elif what == "stop":
-        os.kill(os.getpid(), signal.SIGSTOP)
+        # Sent to this thread, not to the process: a SIGSTOP sent with kill() is taken by
+        # whichever thread the kernel picks, and the one that reached the point can run on
+        # for a while (seen: a scan's six more transcripts) before the whole process stops.
+        signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
     elif what == "hang":
         import time
 
