@@ -101,7 +101,7 @@ def test_take_out_cuts_whole_pieces_only_and_keeps_every_other_edit():
 @given(
     st.lists(st.sampled_from(["- a\n", "- b\n", "\n", "## H\n", "text\n"]), max_size=12),
     st.lists(st.tuples(st.integers(0, 12), st.sampled_from(["- e\n", "- f\n  g\n"])),
-             min_size=1, max_size=3),  # fmt: skip
+             min_size=1, max_size=3),
 )
 def test_any_entries_inserted_anywhere_come_out_to_the_exact_file(lines, inserts):
     """Property: insertions carrying the run's markers, anywhere in any file, are found and
@@ -123,7 +123,7 @@ def test_any_entries_inserted_anywhere_come_out_to_the_exact_file(lines, inserts
 
 @pytest.fixture
 def install(tmp_path: Path):
-    sessions, ws, cfg = tx.make_install(tmp_path, [])
+    _, ws, cfg = tx.make_install(tmp_path, [])
     (ws / "memory").mkdir()
     (ws / "memory" / "deploy.md").write_text(
         "# Deploy\n\n1. build\n2. push\n3. restart the service\n", encoding="utf-8"
@@ -150,7 +150,8 @@ def _play_the_sub_session(ws: Path, doc: dict) -> None:
         if item["kind"] == "skill":
             path = ws / "skills" / "deploy" / "docs" / "retrospect.md"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"# Retrospect\n\n## Deploy\n1. build, push, restart {item['marker']}\n")
+            entry = f"1. build, push, restart {item['marker']}"
+            path.write_text(f"# Retrospect\n\n## Deploy\n{entry}\n")
         else:
             with (ws / "MEMORY.md").open("a", encoding="utf-8") as out:
                 out.write(f"- Ana prefers green tea, no sugar. {item['marker']}\n")

@@ -48,7 +48,8 @@ def busy(state_dir: Path, workspace: Path, now: float | None = None) -> str:
     """Why dreaming is at work on ``workspace`` now ("" when nothing says it is)."""
     now = time.time() if now is None else now
     real = os.path.realpath(workspace)
-    lock = state_dir / "locks" / f"memory-promotion-{hashlib.sha256(real.encode()).hexdigest()}.lock"
+    digest = hashlib.sha256(real.encode()).hexdigest()
+    lock = state_dir / "locks" / f"memory-promotion-{digest}.lock"
     try:
         st = lock.stat()
     except OSError:

@@ -143,7 +143,9 @@ def undo_run(promoter: Promoter, run: str, ws: Path) -> dict[str, Any]:
                 promoter.rewrite(run, path, now, new)
             except Changed:
                 continue
-            files.append({"path": rel, "how": how, "entries": len(mine) - len(missing)})
+            files.append({"path": rel, "how": how, "entries": len(mine) - len(missing),
+                          "sources": sorted({e.source for n, e in enumerate(mine)
+                                             if n not in missing})})  # fmt: skip
             break
         else:
             missing = list(range(len(mine)))

@@ -417,8 +417,9 @@ def _last_promote(
         return None
     row = promoter.run_row(run)
     assert row is not None
+    dests = {e.dest for e in promoter.entries(run) if e.state == "promoted"}
     undoing = {"command": "promote", "batch": f"promote:{run}", "at": clock.iso(at),
-               "files": len({e.dest for e in promoter.entries(run) if e.state == "promoted"})}  # fmt: skip
+               "files": len(dests)}  # fmt: skip
     if row["state"] == "undone":
         why = (f"the promote run of {undoing['at']} ({run}) is undone already; --last does not "
                "reach back to an older run")  # fmt: skip
@@ -426,7 +427,7 @@ def _last_promote(
     ws = Path(row["plan"]["workspace"])
     done = promote_run.undo_run(promoter, run, ws)
     back = [{"kind": "entries", "to": f["path"], "how": f["how"], "entries": f["entries"],
-             "sources": done["sources"]} for f in done["files"]]  # fmt: skip
+             "sources": f["sources"]} for f in done["files"]]  # fmt: skip
     failed = [{"path": d["path"], "error": f"{d.get('source', '')}: {d['why']}".lstrip(": ")}
               for d in done["left"]]  # fmt: skip
     return undoing, back, failed

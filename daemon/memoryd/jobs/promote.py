@@ -307,7 +307,8 @@ def carried_out_lines(doc: dict[str, Any]) -> list[str]:
         lines = [f"promote: run {doc['run']} for a sub-session of agent {doc['agent']}:"]
         lines += [f"  {i['source']} → {i['place']}" for i in doc["items"]]
         lines += [f"  {d['source']}: {d['why']}" for d in doc.get("declined", [])]
-        lines += [f"  {d['source']}: left for you ({d['why']})" for d in doc.get("left_for_user", [])]
+        left = doc.get("left_for_user", [])
+        lines += [f"  {d['source']}: left for you ({d['why']})" for d in left]
         return [*lines, "", doc["task"]]
     if not doc.get("settled", True) and "why" in doc:
         return [f"promote: run {doc['run']}: {doc['why']}"]

@@ -105,7 +105,8 @@ def _opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, i
     if len(a) * len(b) <= _EXACT_CELLS:
         ops = _lcs_opcodes(a, b)
     else:
-        ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+        ops = [(str(op), i1, i2, j1, j2) for op, i1, i2, j1, j2
+               in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()]  # fmt: skip
     return [(op, i1 + p, i2 + p, j1 + p, j2 + p) for op, i1, i2, j1, j2 in ops]
 
 
