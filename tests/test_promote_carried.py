@@ -176,6 +176,10 @@ def test_a_run_settled_marks_what_landed_and_restore_last_takes_it_out_byte_for_
     assert out["not_landed"] == []
     # promoted: never nominated again
     assert _json(env, "promote", "--no-scan")["candidates"] == []
+    # and `sections` says whose entry it is
+    owners = {s["title"]: s["written_by"] for s in _json(env, "sections", "MEMORY.md")["sections"]}
+    assert owners["## Food"] == "promoted by memoryd from memory/tea.md"
+    assert owners["## People"] is None
     # settling again records nothing twice
     assert _json(env, "promote", "--settle", doc["run"])["settled_before"]
     back = _json(env, "restore", "--last")
