@@ -293,3 +293,24 @@ def test_a_save_racing_the_undos_swap_is_kept(install):
     assert saves and not back["errors"], back
     assert memory.read_text() == MEMORY + "- saved by the user mid-undo\n"
     assert not list(ws.glob(".MEMORY.md.memoryd-p*"))  # no leftovers
+
+
+@pytest.mark.crash
+@pytest.mark.parametrize("point", ["promote.journaled", "promote.swap", "promote.swapped"])
+def test_an_undo_killed_at_each_step_loses_nothing_and_the_next_one_finishes(install, point):
+    """A real process killed (SIGKILL) at each step of the undo's rewrite: the next ``restore
+    --last`` repairs what it left and finishes; MEMORY.md is byte for byte as before the run,
+    no temporary file is left, nothing is marked."""
+    ws, env, _ = install
+    before = (ws / "MEMORY.md").read_bytes()
+    doc = _json(env, "promote", "--handoff")
+    _play_the_sub_session(ws, doc)
+    _json(env, "promote", "--settle", doc["run"], "--status", "ok")
+    killed = run_memoryd(["restore", "--last", "--json"], env={**env, "MEMORYD_FAULT": f"{point}:1"})
+    assert killed.returncode == -9, killed.stderr
+    back = _json(env, "restore", "--last")
+    assert not back["errors"], back
+    assert (ws / "MEMORY.md").read_bytes() == before
+    assert not (ws / "skills" / "deploy" / "docs" / "retrospect.md").exists()
+    assert not [p for p in ws.rglob("*memoryd-*")], list(ws.rglob("*memoryd-*"))
+    assert len(_json(env, "promote", "--no-scan")["candidates"]) == 2

@@ -131,6 +131,11 @@ def undo_run(promoter: Promoter, run: str, ws: Path) -> dict[str, Any]:
             if now is None:  # removed since: nothing to take out
                 missing = list(range(len(mine)))
                 break
+            if now == was:  # as before the run already (an undo stopped after its write)
+                missing = []
+                files.append({"path": rel, "how": "as it was before the run already",
+                              "entries": len(mine), "sources": sorted({e.source for e in mine})})
+                break
             if now == landed.get(rel):
                 new, missing, how = was, [], "as it was before the run, byte for byte"
             else:
@@ -150,13 +155,18 @@ def undo_run(promoter: Promoter, run: str, ws: Path) -> dict[str, Any]:
         else:
             missing = list(range(len(mine)))
             left.append({"path": rel, "why": "kept changing while memoryd read it"})
+        mine_undone = []
         for n, e in enumerate(mine):
             if n in missing:
                 left.append({"path": rel, "source": e.source,
                              "why": "the entry is not there whole (edited or removed since): "
                              "left as it is"})  # fmt: skip
             else:
-                undone.append(e.id)
+                mine_undone.append(e)
+        # recorded file by file: an undo stopped between two files resumes where it was
+        promoter.record_undone(run, [e.id for e in mine_undone],
+                               sorted({e.source for e in mine_undone}))  # fmt: skip
+        undone += [e.id for e in mine_undone]
+    promoter.finish_undo(run)
     sources = sorted({e.source for e in entries if e.id in undone})
-    promoter.record_undone(run, undone, sources)
     return {"run": run, "files": files, "sources": sources, "left": left}

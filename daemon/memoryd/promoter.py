@@ -187,6 +187,10 @@ class Promoter:
                     "DELETE FROM marks WHERE path = ? AND kind = 'promoted' AND note LIKE ?",
                     (source, f"% (run {run})"),
                 )
+
+    def finish_undo(self, run: str) -> None:
+        """The run is undone (``restore --last`` no longer reaches it)."""
+        with self.store.transaction() as conn:
             conn.execute("UPDATE promote_runs SET state = 'undone' WHERE run = ?", (run,))
 
     def landed_bytes(self, run: str) -> dict[str, bytes | None]:
@@ -261,6 +265,7 @@ class Promoter:
         faults.point("promote.swap", path)
         if exchange(tmp, path):
             fsync_dir(path.parent)
+            faults.point("promote.swapped", path)
             if read_or_none(tmp) != expect:  # a save since the check: swapped back, it wins
                 if not exchange(tmp, path):
                     kept = _keep(tmp, path, row_id)
