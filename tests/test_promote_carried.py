@@ -306,7 +306,8 @@ def test_an_undo_killed_at_each_step_loses_nothing_and_the_next_one_finishes(ins
     doc = _json(env, "promote", "--handoff")
     _play_the_sub_session(ws, doc)
     _json(env, "promote", "--settle", doc["run"], "--status", "ok")
-    killed = run_memoryd(["restore", "--last", "--json"], env={**env, "MEMORYD_FAULT": f"{point}:1"})
+    fault = {**env, "MEMORYD_FAULT": f"{point}:1"}
+    killed = run_memoryd(["restore", "--last", "--json"], env=fault)
     assert killed.returncode == -9, killed.stderr
     back = _json(env, "restore", "--last")
     assert not back["errors"], back
