@@ -315,3 +315,31 @@ def test_an_undo_killed_at_each_step_loses_nothing_and_the_next_one_finishes(ins
     assert not (ws / "skills" / "deploy" / "docs" / "retrospect.md").exists()
     assert not [p for p in ws.rglob("*memoryd-*")], list(ws.rglob("*memoryd-*"))
     assert len(_json(env, "promote", "--no-scan")["candidates"]) == 2
+
+
+@pytest.mark.unit
+def test_the_live_player_reads_the_task_memoryd_writes(tmp_path):
+    """The scripted model's sub-session (tests/live/promote_live.py) is driven by memoryd's own
+    task text: the items it files are the ones the text lists, with their markers."""
+    from live.promote_live import PREFERENCE, PROCEDURE, SubSession
+    from memoryd.jobs.promote import task_text
+
+    items = [{"source": PREFERENCE, "read": PREFERENCE, "kind": "preference or fact",
+              "marker": ps.marker(RUN, PREFERENCE)},
+             {"source": PROCEDURE, "read": PROCEDURE, "kind": "skill",
+              "marker": ps.marker(RUN, PROCEDURE)}]  # fmt: skip
+    task = task_text(RUN, items, [], 1000)
+    (tmp_path / "MEMORY.md").write_text(MEMORY)
+    player = SubSession(tmp_path)
+    body = {"messages": [{"role": "user", "content": f"[Wed 2026-12-02 16:23 UTC] {task}"}],
+            "tools": [{"type": "function", "function": {"name": "write"}}]}  # fmt: skip
+    first = player(body)
+    assert first.name == "write" and first.arguments["path"] == "MEMORY.md"
+    assert first.arguments["content"].endswith(f"{ps.marker(RUN, PREFERENCE)}\n")
+    body["messages"].append({"role": "assistant", "tool_calls": [{}]})
+    assert player(body).arguments["path"] == "skills/deploy/docs/retrospect.md"
+    body["messages"].append({"role": "assistant", "tool_calls": [{}]})
+    assert player(body).startswith("Filed: ")
+    player.fail = True
+    assert player(body) == 400
+    assert player({"messages": [{"role": "user", "content": "hello"}]}) is None
