@@ -180,6 +180,9 @@ def test_a_run_settled_marks_what_landed_and_restore_last_takes_it_out_byte_for_
     owners = {s["title"]: s["written_by"] for s in _json(env, "sections", "MEMORY.md")["sections"]}
     assert owners["## Food"] == "promoted by memoryd from memory/tea.md"
     assert owners["## People"] is None
+    # status says it
+    status = run_memoryd(["status"], env=env).stdout
+    assert f"last filed by a sub-session: 2 promoted (run {doc['run']}" in status, status
     # settling again records nothing twice
     assert _json(env, "promote", "--settle", doc["run"])["settled_before"]
     back = _json(env, "restore", "--last")

@@ -462,4 +462,7 @@ test("/memoryd promote hands memoryd's task to a sub-session, then memoryd settl
   await cmd.handler({ args: "promote", sessionKey: "agent:main:s1" });
   assert.ok(readFileSync(argsLog, "utf8").trim().endsWith("promote --settle R1 --status error --json"));
   assert.equal(logic.agentOf({ sessionKey: "agent:ops:x" }), "ops");
+  const status = logic.statusReply({ promotion: { pending: 1, generated: "g",
+    last_run: { promoted: 2, settled: "2026-12-02T16:23:28Z", state: "settled" } } });
+  assert.ok(status.includes("last filed by a sub-session: 2 promoted (2026-12-02T16:23:28Z)"), status);
 });

@@ -273,6 +273,8 @@ export function statusReply(doc) {
     `hot notes: ${hot}${counts ? `  [${counts}]` : ""}`,
     `last runs: ${jobs.join("; ") || "none"}`,
     `promotion candidates pending: ${pending}`,
+    ...(p.last_run ? [`last filed by a sub-session: ${p.last_run.promoted} promoted (${p.last_run.settled}` +
+      `${p.last_run.state === "undone" ? ", undone since" : ""}); /memoryd promote files the rest`] : []),
     `archive: ${a.files ?? 0} files, ${Math.round((a.bytes ?? 0) / 1024)} KB`,
   ].join("\n");
 }
