@@ -52,6 +52,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.strength",
             "memoryd.section_map",
             "memoryd.bootstrap_cut",
+            "memoryd.dreaming_state",  # whether OpenClaw's dreaming is at work on a workspace
             "memoryd.demo_notes",  # what `memoryd demo`'s notes say, and its tier store
             "memoryd.demo_install",  # the OpenClaw install `memoryd demo` writes
         ),
@@ -87,6 +88,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.tierstore.*",
             "memoryd.retirer",
             "memoryd.retire_run",
+            "memoryd.promoter",
+            "memoryd.promote_run",
         ),
     ),
     ("jobs", ("memoryd.jobs.*",)),
