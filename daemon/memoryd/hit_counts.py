@@ -79,6 +79,22 @@ def hit_counts(
             conn.execute("COMMIT")
 
 
+def hits_since(
+    conn: sqlite3.Connection, since: float | None = None, upper: float | None = None
+) -> int:
+    """How many hits were recorded with ``since <= ts <= upper`` (an open end: no bound),
+    across every file and agent: the totals of ``status``, the daemon's "hits today" and
+    the score's query window. Counted in the ``hits_by_ts`` index alone (a range), or the
+    smallest index for the whole table: one SUM over the rows costs a full scan."""
+    sql, args = "SELECT COUNT(*) FROM hits", []
+    bounds = [b for b in (("ts >= ?", since), ("ts <= ?", upper)) if b[1] is not None]
+    if bounds:
+        sql += " WHERE " + " AND ".join(c for c, _ in bounds)
+        args = [v for _, v in bounds]
+    (n,) = conn.execute(sql, args).fetchone()
+    return int(n)
+
+
 def hit_tally_of_spellings(
     conn: sqlite3.Connection,
     spellings: Sequence[str],

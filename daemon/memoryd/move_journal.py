@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
+
+from . import clock
 
 if TYPE_CHECKING:
     from .store import Store
@@ -37,6 +40,61 @@ class MoveRecord(NamedTuple):
 _COLUMNS = "id, batch, op, src, dst, sha256, size, state, reason, created, finished, undo_of"
 
 
+# ------------------------------------------------------------------ batch labels
+# A batch is labelled ``<command>:…``; the labels are written here only, so that every reader
+# (``restore``, ``status``, the replay, restore on demand) finds what the writers wrote.
+
+EXPIRE_BATCH = "expire:"  # every expire run's, manual or scheduled
+ORGANIZE_BATCH = "organize:"
+RESTORE_ON_DEMAND_BATCH = "restore-on-demand:"  # one batch a restore
+# Batches of the moves that take a note away from where its user keeps it (the workspace,
+# or a hotter tier); what ``restore PATH`` takes back. Recalls and restores bring notes back.
+AWAY_PREFIXES = (EXPIRE_BATCH, ORGANIZE_BATCH)
+
+
+def expire_batch(month: str) -> str:
+    """A manual expire run's batch: ``expire:<month>:<nanoseconds>``."""
+    return f"{EXPIRE_BATCH}{month}:{time.time_ns()}"
+
+
+def scheduled_expire_prefix(month: str) -> str:
+    """What every scheduled expire run of ``month`` starts its batch with (the run adds a
+    nanosecond stamp): the month's cap counts the moves of these batches."""
+    return f"{EXPIRE_BATCH}{month}:scheduled:"
+
+
+def organize_batch(now: float) -> str:
+    return f"{ORGANIZE_BATCH}{clock.iso(now)}:{_short_id()}"
+
+
+def recall_batch() -> str:
+    return f"recall:{_short_id()}"
+
+
+def retire_batch(now: float) -> str:
+    return f"retire:{clock.iso(now)}:{_short_id()}"
+
+
+def restore_on_demand_batch() -> str:
+    return f"{RESTORE_ON_DEMAND_BATCH}{time.time_ns()}"
+
+
+def undo_batch(batch: str) -> str:
+    """The batch an undo of a ``batch`` entry is journaled under, unless the caller names one."""
+    return f"undo:{batch}"
+
+
+def command_of(batch: str) -> str:
+    """The command whose run a journal batch is (``expire:2026-11:…`` → ``expire``)."""
+    return batch.split(":", 1)[0]
+
+
+def _short_id() -> str:
+    import uuid
+
+    return uuid.uuid4().hex[:8]
+
+
 # ------------------------------------------------------------------ reading the journal
 # (read-only questions jobs and commands ask; the journal's SQL stays in this module)
 
@@ -57,9 +115,6 @@ _SUPERSEDED = (
     "(l.dst = m.dst AND l.undo_of IS NULL AND l.state IN ('done', 'undone'))))"
 )
 
-# Batches of the moves that take a note away from where its user keeps it (the workspace,
-# or a hotter tier); what ``restore PATH`` takes back. Recalls and restores bring notes back.
-AWAY_PREFIXES = ("expire:", "organize:")
 
 
 def archived_moves(store: Store, batch_prefix: str) -> list[MoveRecord]:
@@ -155,11 +210,6 @@ def journal_runs(store: Store, since: float, limit: int = 20) -> list[JournalRun
     return [
         JournalRun(b, float(t), tuple(entries[b]), tuple(restored[b])) for b, t in batches
     ]
-
-
-def _command_of(batch: str) -> str:
-    """The command whose run a journal batch is (``expire:2026-11:…`` → ``expire``)."""
-    return batch.split(":", 1)[0]
 
 
 class JournalLookups:

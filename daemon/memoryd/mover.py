@@ -104,10 +104,11 @@ from .move_journal import (
     AWAY_PREFIXES,
     JournalLookups,
     MoveRecord,
-    _command_of,
     archived_moves,
+    command_of,
     moved_sources,
     superseded_by,
+    undo_batch,
     undo_destinations_since,
 )
 from .store import Store
@@ -654,7 +655,7 @@ class Mover(JournalLookups):
                 raise MoveError(
                     f"journal entry #{move_id} is {rec.state}, not done; nothing to undo"
                 )
-            label = batch or f"undo:{rec.batch}"
+            label = batch or undo_batch(rec.batch)
             if rec.op == "move":
                 assert rec.dst is not None
                 later = superseded_by(self.store, rec.id)
@@ -663,7 +664,7 @@ class Mover(JournalLookups):
                     # under the same name): this entry's undo would move another row's file.
                     raise MoveError(
                         f"{rec.dst}: moved on since (journal entry #{later.id}, "
-                        f"{_command_of(later.batch)}); journal entry #{rec.id} has nothing "
+                        f"{command_of(later.batch)}); journal entry #{rec.id} has nothing "
                         "left to undo"
                     )
                 return self._move_locked(

@@ -54,6 +54,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import Config, Paths
+from .move_journal import EXPIRE_BATCH, restore_on_demand_batch
 from .store import Store
 from .workspace import relative_to_workspace
 
@@ -66,8 +67,6 @@ RECENT_META = "restore.recent"  # JSON list of the latest outcomes, newest last
 RECENT_KEEP = 20
 SLACK_SECONDS = 600.0
 MAX_TEXT_BYTES = 256 * 1024  # of an archived file's text, scored (notes are far smaller)
-ARCHIVE_BATCH_PREFIX = "expire:"
-RESTORE_BATCH_PREFIX = "restore-on-demand:"  # + a nanosecond stamp: one batch a restore
 READ_TRIGGER = "read"  # an event's ``trigger`` when a path read asked for it (else "search")
 READ_LOG_NOTE = "restored on demand: read"  # the log line's words for such a restore
 SEARCH_LOG_NOTE = "restored on demand: search"  # and for a search's
@@ -263,7 +262,7 @@ def archived_files(store: Store) -> list[Archived]:
 
     return [
         Archived(m.id, m.src, m.dst, m.created if m.finished is None else m.finished, m.sha256)
-        for m in archived_moves(store, ARCHIVE_BATCH_PREFIX)
+        for m in archived_moves(store, EXPIRE_BATCH)
         if m.dst and os.path.lexists(m.dst)
     ]
 
@@ -626,7 +625,7 @@ class RestoreOnDemand:
         if left_alone is None:
             try:
                 undo_id = mover.undo(
-                    a.move_id, batch=f"{RESTORE_BATCH_PREFIX}{time.time_ns()}", unchanged=True
+                    a.move_id, batch=restore_on_demand_batch(), unchanged=True
                 )
             except (MoveError, OSError) as exc:
                 if not self._live(store, a):

@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 
 from .config import Config, Paths, schedule_timezone
 from .fsutil import read_note
-from .hit_counts import CLOCK_SKEW, HitTally, hit_counts
+from .hit_counts import CLOCK_SKEW, HitTally, hit_counts, hits_since
 from .kept_strength import strengths_kept
 from .pathmatch import attributed_tallies, attribution_for, canonical_rows, merged_hits
 from .store import Store
@@ -432,9 +432,7 @@ def recent_queries(
     since, upper = now - days * DAY, now + CLOCK_SKEW
     if since > now:
         return []  # (a hit counts at ``now`` at the latest: none is that recent)
-    (in_window,) = conn.execute(
-        "SELECT COUNT(*) FROM hits WHERE ts >= ? AND ts <= ?", (since, upper)
-    ).fetchone()
+    in_window = hits_since(conn, since, upper)
     if not in_window:
         return []
     (highest,) = conn.execute("SELECT MAX(id) FROM hits").fetchone()  # ~ the rows, at once

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock, faults
+from ..move_journal import command_of, undo_batch
 from ..workspace import relative_to_workspace
 from .common import emit, to_relpath
 from .context import Context, UsageError
@@ -243,7 +244,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
                 mover.delete(
                     rec.src,
                     reason=f"summary taken back (undo #{rec.id})",
-                    batch=f"undo:{rec.batch}",
+                    batch=undo_batch(rec.batch),
                     expect_sha256=rec.sha256,
                 )
             except (MoveError, OSError) as exc:
@@ -276,10 +277,10 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
                 if rec.state == "done" and rec.op in ("move", "copy") and rec.undo_of is None:
                     undo(rec, rel(rec.src) or rec.src)
     elif args.all:
+        from ..move_journal import EXPIRE_BATCH
         from ..mover import archived_moves
-        from ..ondemand import ARCHIVE_BATCH_PREFIX
 
-        for rec in archived_moves(store, ARCHIVE_BATCH_PREFIX):
+        for rec in archived_moves(store, EXPIRE_BATCH):
             if rec.dst is not None and Path(rec.dst).exists():
                 undo(rec, rel(rec.src) or rec.src)
     else:
@@ -443,7 +444,7 @@ def _not_past(mover: Mover, newest: str, older: str | None) -> str:
     undone_at = mover.undone_at(newest)
     when = f" (at {clock.iso(undone_at)})" if undone_at is not None else ""
     said = (
-        f"the last restore{when} already undid {_command_of(newest)}, the last run that moved files"
+        f"the last restore{when} already undid {command_of(newest)}, the last run that moved files"
     )
     if older is None:
         return f"{said}; no older move is left to undo"
@@ -452,11 +453,6 @@ def _not_past(mover: Mover, newest: str, older: str | None) -> str:
         f"{said}; --last does not reach back to the {run['command']} run of {run['at']} "
         f"({run['files']} files): `memoryd restore PATH` undoes an older move"
     )
-
-
-def _command_of(batch: str) -> str:
-    """The command whose run a journal batch is (``expire:2026-11:…`` → ``expire``)."""
-    return batch.split(":", 1)[0]
 
 
 def _run_of(batch: str, entries: list[Any]) -> dict[str, Any]:
@@ -468,7 +464,7 @@ def _run_of(batch: str, entries: list[Any]) -> dict[str, Any]:
     ]
     started = min((rec.created for rec in undoable), default=None)
     return {
-        "command": _command_of(batch),
+        "command": command_of(batch),
         "batch": batch,
         "at": clock.iso(started) if started is not None else None,
         "files": len(undoable),

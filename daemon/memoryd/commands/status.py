@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
+from ..hit_counts import hits_since
 from ..results import counted
 from .context import Context
 from .formats import human_bytes, json_dumps
@@ -235,11 +236,10 @@ def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
         pass
     archive: dict[str, Any] = {"files": 0, "bytes": 0}
     if store is not None:
-        # ondemand.archived_files' rule; the journal is read by the mover alone.
-        from ..mover import archived_moves
+        from ..move_journal import EXPIRE_BATCH, archived_moves
 
         try:
-            rows = [(move.dst,) for move in archived_moves(store, "expire:")]
+            rows = [(move.dst,) for move in archived_moves(store, EXPIRE_BATCH)]
         except sqlite3.Error:
             rows = []
         for (dst,) in rows:
@@ -309,12 +309,8 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
             "COALESCE(SUM(vanished_at IS NOT NULL), 0) FROM sources"
         ).fetchone()
         doc["sources"] = {"followed": int(followed), "vanished": int(vanished)}
-        # Three index-only counts (hits_by_ts): ranges for the windows, the smallest index
-        # for the total; one SUM over every row costs a full scan at 200 k hits.
-        (hour,) = conn.execute("SELECT COUNT(*) FROM hits WHERE ts >= ?", (now - 3600,)).fetchone()
-        (day,) = conn.execute("SELECT COUNT(*) FROM hits WHERE ts >= ?", (now - 86400,)).fetchone()
-        (total,) = conn.execute("SELECT COUNT(*) FROM hits").fetchone()
-        doc["hits"] = {"last_hour": int(hour), "last_day": int(day), "total": int(total)}
+        hour, day = hits_since(conn, now - 3600), hits_since(conn, now - 86400)
+        doc["hits"] = {"last_hour": hour, "last_day": day, "total": hits_since(conn)}
         counters = store.counters()
         doc["malformed_lines"] = int(counters.get("malformed_lines", 0))
         doc["oversized_lines"] = int(counters.get("oversized_lines", 0))

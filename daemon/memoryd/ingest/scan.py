@@ -168,6 +168,7 @@ class Scanner:
             "dreaming" not in runs_left_out(cfg.openclaw),  # (its `__dreaming_…` queries)
             extras,
             runs_left_out(cfg.openclaw) & TURN_RUNS,
+            lineage_of=lambda agent: self.ctx.lineage(agent),  # (the context below holds it)
         )
         self.ctx = ReadContext(cfg, self.ledger, self.applier, self._synthetic, self._store_path)
         # One reader per kind of source besides transcript files (read here, below).

@@ -29,6 +29,13 @@ def zstd_module() -> Any:
     return _ZSTD
 
 
+def is_frame_error(exc: BaseException) -> bool:
+    """A compressed stream that does not decode (as opposed to a fault of our own)."""
+    if isinstance(exc, EOFError):
+        return True
+    return _ZSTD is not None and isinstance(exc, _ZSTD.ZstdError)
+
+
 # zstd's magic number, little-endian, at the start of every regular frame (skippable frames
 # start with 0x184D2A50 to 0x184D2A5F instead).
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, Paths
+from ..move_journal import RESTORE_ON_DEMAND_BATCH, expire_batch, scheduled_expire_prefix
 from ..mover import MoveError, Mover, moved_sources, mover_for, undo_destinations_since
 from ..own_history import learned_policy, record_calibration
 from ..policy import rails
@@ -252,7 +253,7 @@ def run(
     if snap.skipped_names:
         with store.transaction():
             store.bump("skipped_names", len(snap.skipped_names))
-    batch = f"expire:{plan.month}:{time.time_ns()}"
+    batch = expire_batch(plan.month)
     moved, failed, summary = _apply(plan, plan.archive, mover, paths.workspace, batch)
     result = ExpireResult(
         summary,
@@ -284,16 +285,11 @@ def _surest_first(snap: Snapshot) -> Callable[[PlanItem], tuple[float, float, fl
     return key
 
 
-SCHEDULED_BATCH = "expire:{month}:scheduled:"  # + a nanosecond stamp; see run_scheduled
-
-
 def _restored_on_demand_since(store: Store, workspace: Path, since: float) -> set[str]:
     """Workspace-relative paths restore on demand brought back at or after ``since``."""
-    from ..ondemand import RESTORE_BATCH_PREFIX
-
     return {
         rel
-        for dst in undo_destinations_since(store, RESTORE_BATCH_PREFIX, since)
+        for dst in undo_destinations_since(store, RESTORE_ON_DEMAND_BATCH, since)
         if (rel := relative_to_workspace(workspace, dst)) is not None
     }
 
@@ -336,7 +332,7 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
     mover = mover_for(store, paths)
     repaired = mover.repair()
     snap, plan = _planned(cfg, paths, store, now)
-    moved_before = moved_sources(store, SCHEDULED_BATCH.format(month=plan.month))
+    moved_before = moved_sources(store, scheduled_expire_prefix(plan.month))
     already = len(moved_before)
     # The files taking part this month: the plan's, and those an earlier run moved out of
     # it. A file moved and restored since is in the plan again: counted once, not twice.
@@ -347,7 +343,7 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
     restored = _restored_on_demand_since(store, snap.workspace, since)
     wanted, spared = rails.spare_restored(plan.archive, restored)
     take, held = rails.cap(wanted, participants, frac, _surest_first(snap), already)
-    batch = SCHEDULED_BATCH.format(month=plan.month) + str(time.time_ns())
+    batch = scheduled_expire_prefix(plan.month) + str(time.time_ns())
     moved, failed, summary = _apply(plan, take, mover, paths.workspace, batch)
     if held:
         summary += (

@@ -29,12 +29,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..config import ExpireConfig
 from ..signals import FileSignals
 from . import matches_any
-from .candidates import seed_rule
+from .candidates import FileView, Policy, seed_rule
 
 ARCHIVE, KEEP = "archive", "keep"
 USER_PROFILE = "USER.md"  # OpenClaw's profile of its user: counted, like MEMORY.md never archived
@@ -90,38 +89,16 @@ def decide(
             f"a promotion candidate ({nominated}): promote nominates it for MEMORY.md",
             numbers,
         )
-    rule = seed_rule(age, recent, cfg.min_age_days, cfg.max_hits)
-    if rule == "young":
-        return ExpireDecision(
-            sig.path,
-            KEEP,
-            "young",
-            f"{age:.1f} days old (created from {sig.created_from}), "
-            f"not older than {cfg.min_age_days}",
-            numbers,
-        )
-    if rule == "active":
-        return ExpireDecision(
-            sig.path,
-            KEEP,
-            "active",
-            f"{recent} hits in the last {cfg.window_days} days (more than {cfg.max_hits})",
-            numbers,
-        )
-    return ExpireDecision(
-        sig.path,
-        ARCHIVE,
-        "expired",
-        f"{age:.0f} days old and {recent} hit{'s' if recent != 1 else ''} in the last "
-        f"{cfg.window_days} days (at most {cfg.max_hits})",
-        numbers,
+    rule, reason = seed_rule(
+        age, recent, cfg.min_age_days, cfg.window_days, cfg.max_hits, sig.created_from
     )
+    return ExpireDecision(sig.path, ARCHIVE if rule == "expired" else KEEP, rule, reason, numbers)
 
 
 def decide_with(
-    policy: Any,
+    policy: Policy,
     sig: FileSignals,
-    view: Any,
+    view: FileView,
     cfg: ExpireConfig,
     marked: frozenset[str] | set[str] = frozenset(),
     pins: Iterable[str] = (),
@@ -135,7 +112,7 @@ def decide_with(
     if d.rule in ("protected", "marked", "pinned", "candidate"):
         return d
     v = policy.decide(view)
-    numbers = {
+    numbers: dict[str, float | int | str | None] = {
         "age_days": round(sig.age_days, 2),
         "created_from": sig.created_from,
         "policy": policy.name,

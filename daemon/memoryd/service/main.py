@@ -49,6 +49,7 @@ from ..config import (
 )
 from ..errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from ..health import HealthNote, damage_record, stalled_for
+from ..hit_counts import hits_since
 from ..locks import AlreadyRunning, StateLock
 from ..log import configure as configure_logging
 from ..log import get_logger, resolve_format
@@ -631,9 +632,7 @@ class Daemon:
         now = clock.now()
         _cfg, _paths, tz, triggers = self.schedule_snapshot()
         try:
-            (today,) = self.store.conn.execute(
-                "SELECT COUNT(*) FROM hits WHERE ts >= ?", (local_midnight(now, tz),)
-            ).fetchone()
+            today = hits_since(self.store.conn, local_midnight(now, tz))
         except sqlite3.Error:
             today = 0
         upcoming = [(next_fire_time(t, now, tz), n) for n, t in triggers.items()]

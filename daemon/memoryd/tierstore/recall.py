@@ -29,6 +29,7 @@ from typing import Any
 from .. import faults
 from ..config import Config, Paths
 from ..fsutil import NOT_A_NOTE_COUNTER, read_note, take_not_notes
+from ..move_journal import recall_batch
 from ..mover import MoveError
 from ..store import Store
 from ..workspace import is_utf8_name, relative_to_workspace
@@ -404,7 +405,7 @@ def _recall(
             return out
 
         notes = list(dict.fromkeys(m.note for m in shown))
-        batch = f"recall:{uuid.uuid4().hex[:8]}"
+        batch = recall_batch()
         moved_to: dict[str, str] = {}  # old rel → new rel
         for note in notes:
             if mover is None:
@@ -580,7 +581,7 @@ def _recall_from_archive(
         )
         out.shown = [_archived_dict(m, None) for m in shown]
         return out
-    batch = f"recall:{uuid.uuid4().hex[:8]}"
+    batch = recall_batch()
     mover = mover_for(store, paths) if rotate else None
     restored: list[ArchivedMatch] = []
     faults.point("recall.archive_chosen")
@@ -671,14 +672,14 @@ def _restored_lately(
     in the last :data:`RESTORED_LATELY_SECONDS` (by a recall, a restore, the restore on
     demand) and are there: "never recorded, or deleted" would be false. None if there are
     none. Nothing moves and nothing is counted (the restore was counted when it was made)."""
-    from ..ondemand import ARCHIVE_BATCH_PREFIX
+    from ..move_journal import EXPIRE_BATCH
 
     rows = store.conn.execute(
         "SELECT b.dst, MAX(b.finished) FROM moves a JOIN moves b "
         "ON b.undo_of = a.id OR (b.undo_of IS NULL AND b.src = a.dst AND b.id > a.id) "
         "WHERE a.op = 'move' AND a.undo_of IS NULL AND a.batch LIKE ? "
         "AND b.op = 'move' AND b.state = 'done' AND b.finished >= ? GROUP BY b.dst",
-        (ARCHIVE_BATCH_PREFIX + "%", now - RESTORED_LATELY_SECONDS),
+        (EXPIRE_BATCH + "%", now - RESTORED_LATELY_SECONDS),
     ).fetchall()
     fold = _needs_unicode_fold(words)
     out = RecallOutcome(words, WORKSPACE, 0)
