@@ -279,7 +279,7 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
 
     from memoryd.commands.simulate import restore_index
     from memoryd.policy import harm as hm
-    from memoryd.tierstore.recall import archive_recall_picks
+    from memoryd.tierstore.search import archive_recall_picks
 
     def stemmed(text: str) -> str:
         return re.sub(r"\w+", lambda m: _stem(m.group(0).casefold()), text)

@@ -11,7 +11,7 @@ from memoryd.commands.simulate import restore_index
 from memoryd.policy import candidates as pc
 from memoryd.policy import harm as hm
 from memoryd.policy import replay as rp
-from memoryd.tierstore.recall import archive_recall_picks
+from memoryd.tierstore.search import archive_recall_picks
 from support.histories import replay_inputs
 from support.histories_e import generate_e
 

@@ -57,7 +57,7 @@ def test_hits_are_counted_by_hit_counts_only() -> None:
 
 def test_the_expire_defaults_are_the_schemas() -> None:
     defaults = ExpireConfig()
-    assert candidates.DEFAULT_POLICY == defaults.policy
+    assert defaults.policy == candidates.DEFAULT_POLICY
     assert candidates.Seed().params() == {
         "min_age_days": defaults.min_age_days,
         "window_days": defaults.window_days,

@@ -131,6 +131,19 @@ def archived_moves(store: Store, batch_prefix: str) -> list[MoveRecord]:
     return [MoveRecord(*r) for r in rows]
 
 
+def returned_since(store: Store, batch_prefix: str, since: float) -> list[tuple[str, float]]:
+    """(where it is now, when) of each file a live move of a ``batch_prefix`` batch took away
+    and a later move (an undo, or a move of its own) brought back at or after ``since``."""
+    rows = store.conn.execute(
+        "SELECT b.dst, MAX(b.finished) FROM moves a JOIN moves b "
+        "ON b.undo_of = a.id OR (b.undo_of IS NULL AND b.src = a.dst AND b.id > a.id) "
+        "WHERE a.op = 'move' AND a.undo_of IS NULL AND a.batch LIKE ? ESCAPE '\\' "
+        "AND b.op = 'move' AND b.state = 'done' AND b.finished >= ? GROUP BY b.dst",
+        (_like_prefix(batch_prefix), since),
+    ).fetchall()
+    return [(dst, finished) for dst, finished in rows if dst]
+
+
 def superseded_by(store: Store, move_id: int) -> MoveRecord | None:
     """The later move that took the file of done move ``move_id`` away from its destination
     (or landed another file there), if any: that move's undo must not run any more."""
@@ -323,22 +336,13 @@ class JournalLookups:
         ).fetchall()
         return [MoveRecord(*r) for r in rows]
 
-    def last_batch(self, prefix: str = "") -> str | None:
-        """The batch of the newest done (not undone) move or copy, optionally by prefix."""
+    def last_batch(self) -> str | None:
+        """The batch of the newest done (not undone) move or copy."""
         row = self.store.conn.execute(
             "SELECT batch FROM moves WHERE op IN ('move', 'copy') AND state = 'done' "
-            "AND undo_of IS NULL AND batch LIKE ? ORDER BY id DESC LIMIT 1",
-            (prefix.replace("%", r"\%") + "%",),
+            "AND undo_of IS NULL ORDER BY id DESC LIMIT 1"
         ).fetchone()
         return row[0] if row else None
-
-    def last_restore(self) -> MoveRecord | None:
-        """The newest undo a person made (``memoryd restore``: batches ``undo:…``)."""
-        row = self.store.conn.execute(
-            f"SELECT {_COLUMNS} FROM moves WHERE undo_of IS NOT NULL AND state = 'done' "
-            "AND batch LIKE 'undo:%' ORDER BY id DESC LIMIT 1"
-        ).fetchone()
-        return MoveRecord(*row) if row else None
 
     def batch_entries(self, batch: str) -> list[MoveRecord]:
         rows = self.store.conn.execute(

@@ -44,6 +44,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from operator import itemgetter
 from typing import NamedTuple
 
+from ..fsutil import write_all
 from .calls import answers
 from .events import CALL_FIELDS, ParsedLine, ToolCall, ToolResult
 from .parser import parse
@@ -309,7 +310,7 @@ class Helper:
                 os.close(read_fd)
                 for job in jobs:
                     answer = marshal.dumps(_flatten(job, chunk_bytes, max_line_bytes))
-                    _write_all(write_fd, len(answer).to_bytes(8, "little") + answer)
+                    write_all(write_fd, len(answer).to_bytes(8, "little") + answer)
                 code = 0
             finally:
                 os._exit(code)
@@ -378,12 +379,6 @@ class HelperShare:
 
     def close(self) -> None:
         self._helper.close()
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def _widen_pipe(fd: int) -> None:

@@ -178,10 +178,6 @@ class Calibration:
         x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
         return y0 + (y1 - y0) * (q - x0) / (x1 - x0) if x1 > x0 else y1
 
-    def at_size(self, files: int) -> Calibration:
-        """The same calibration, read for a workspace of ``files`` files taking part."""
-        return replace(self, size=files)
-
     def cut_report(self) -> dict[str, int | float | str]:
         """What it was fitted on and where it cuts, with the cut's measured rates: the
         fields ``simulate --json``, its per-run list and ``status`` all report."""
