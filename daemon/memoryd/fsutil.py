@@ -11,7 +11,7 @@ written here once.
 A note is opened with ``O_NONBLOCK`` too and its type is checked on the descriptor
 (``fstat``), never before: a FIFO put in place of a note (or renamed over one between a
 listing and the open) then fails at once instead of waiting forever for a writer, with a
-lock held (issue 30). :func:`read_note` is what every reader of a note calls: anything that
+lock held. :func:`read_note` is what every reader of a note calls: anything that
 is not a regular file is "not a note", counted (:func:`take_not_notes`) and logged once.
 """
 

@@ -31,7 +31,7 @@ Rules that keep it safe:
   written late (an assistant message is stamped when it starts, written when it ends), and
   calls already looked at are skipped.
 
-A path read is a request too (issue 28): a ``memory_get`` naming the original path of a
+A path read is a request too: a ``memory_get`` naming the original path of a
 file expire archived, with nothing at that path now, brings that file back
 (:meth:`RestoreOnDemand.restore_read`). The OpenClaw plugin asks for it *before* the read
 (``memoryd on-read PATH``), so that very call returns the text; the daemon learns it from the

@@ -675,7 +675,7 @@ def with_first_seen(
     signals: list[FileSignals], seen: Mapping[str, float], baseline: float | None, now: float
 ) -> list[FileSignals]:
     """``signals`` with each age counted from the later of the file's own date and the
-    moment memoryd first listed it (issue 28: an import of old notes is new). Pure.
+    moment memoryd first listed it (an import of old notes is new). Pure.
 
     Before any baseline nothing changes; a file listed at the baseline keeps its own date
     (memoryd was not there before it); one not listed yet is seen ``now``."""

@@ -131,7 +131,7 @@ def _hook_agent(args: argparse.Namespace, ctx: Context) -> tuple[str, bool]:
 
 
 def cmd_on_search(args: argparse.Namespace, ctx: Context) -> int:
-    """Restore on demand for one search (issue 28): what a ``before_tool_call`` hook of a
+    """Restore on demand for one search: what a ``before_tool_call`` hook of a
     ``memory_search`` asks before the search runs. The query is the model's: only scored
     against the archived and the workspace's notes. Exit 1 only when a move failed."""
     from ..ondemand import RestoreOnDemand
@@ -158,7 +158,7 @@ def cmd_on_search(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_on_read(args: argparse.Namespace, ctx: Context) -> int:
-    """Restore on demand for one read (issue 28): what a ``before_tool_call`` hook of a
+    """Restore on demand for one read: what a ``before_tool_call`` hook of a
     ``memory_get`` asks, so the read that follows returns the note. ``PATH`` is the agent's
     (a model's) and only ever compared with the journal; exit 1 only when a move failed."""
     from ..ondemand import RestoreOnDemand

@@ -196,7 +196,7 @@ def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
 def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
     """The tier store's notes, the promotion candidates waiting, and memoryd's archive.
 
-    What the OpenClaw plugin's ``/memoryd`` says in a chat (issue 21), read without writing:
+    What the OpenClaw plugin's ``/memoryd`` says in a chat, read without writing:
     the tiers are counted from the folders, the candidates come from the last promote
     report (the job that nominates them writes it), the archive from the journal.
     """
@@ -272,7 +272,7 @@ def _chance_status(cfg: Config, recorded: str | None) -> dict[str, Any] | None:
 
 
 def _chance_shown_as(doc: dict[str, Any]) -> str:
-    """How ``expire`` and ``explain`` show a chance now (issue 28): as a percent where the
+    """How ``expire`` and ``explain`` show a chance now: as a percent where the
     user's calibration holds at the past runs, else a band or "uncertain", and why."""
     from ..policy import chance_shown as cb
 
@@ -453,7 +453,7 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             )
         else:
             ctx.print(f"chance:      {ch.get('text', '')}")
-        if ch.get("shown_as"):  # issue 28: a percent only where it is known to hold
+        if ch.get("shown_as"):  # a percent only where it is known to hold
             ctx.print(f"             {ch['shown_as']}")
     rod = ex["restore_on_demand"]
     if not rod["enabled"]:

@@ -102,7 +102,7 @@ def run(
     snap = snapshot(cfg, paths, store, now)
     candidates: list[Candidate] = []
     inputs = [(sig, snap.text(sig.path)) for sig in snap.signals]
-    # Notes of the tier store (issue 4), keyed tiers/<name>, follow the same rules.
+    # Notes of the tier store, keyed tiers/<name>, follow the same rules.
     inputs += promote_inputs(paths.tiers_root, store, now, snap.tz)
     for sig, text in inputs:
         d = promote_policy.decide(

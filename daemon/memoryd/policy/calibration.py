@@ -2,7 +2,7 @@
 
 The generic model (:data:`memoryd.policy.candidates.LIKELY_WEIGHTS`) was fitted on one
 family of generated histories; on another family its printed chance was off by a factor
-of four (issue 24, docs/decisions.md). memoryd holds the one history that matters, the
+of four (docs/decisions.md). memoryd holds the one history that matters, the
 user's, so once it has seen enough verdicts followed by their outcome it maps the generic
 chance onto what followed on this install:
 

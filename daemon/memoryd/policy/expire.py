@@ -7,7 +7,7 @@ Rule, in order (the first that applies decides):
 2. marked by the user (``memoryd mark``) → keep
 3. pinned (``expire.pinned`` globs or ``memoryd pin GLOB``) → keep
 3b. a current promotion candidate (``candidates``: promote nominates it for MEMORY.md now)
-   → keep: expire never archives what promote nominates (issue 28)
+   → keep: expire never archives what promote nominates
 4. not older than ``min_age_days`` (created = date in the name, else mtime) → keep
 5. more than ``max_hits`` hits in the last ``window_days`` → keep (still in use)
 6. otherwise → archive

@@ -61,7 +61,7 @@ class ExpirePlan:
     # where the printed chance comes from (likely): "calibrated on N of your own past
     # verdicts …" or the generic model's, uncalibrated; None for other policies
     chance_source: str | None = None
-    # how its chances are shown (issue 28): (precision, cut) of calibration.shown_chance;
+    # how its chances are shown: (precision, cut) of calibration.shown_chance;
     # None for policies without a chance
     chance_shown: tuple[str, float] | None = None
 
@@ -104,7 +104,7 @@ def scores_of(cfg: Config, snap: Snapshot) -> list[score_policy.Score]:
     ]
 
 
-# keeps that pruning and capacity never override (a promotion candidate included: issue 28)
+# keeps that pruning and capacity never override (a promotion candidate included)
 FIXED_RULES = ("protected", "marked", "pinned", "candidate")
 PRUNE_RULES = ("prune", "capacity")  # the rules of a keep that pruning / capacity archive
 
@@ -113,7 +113,7 @@ def promotion_candidates(
     cfg: Config, snap: Snapshot, signals: Sequence[FileSignals] | None = None
 ) -> dict[str, str]:
     """path → why promote nominates it now, for ``signals`` (default: every file's), from
-    their counts as the snapshot has them: what expire must never archive (issue 28)."""
+    their counts as the snapshot has them: what expire must never archive."""
     from . import promote
 
     out = {}

@@ -6,7 +6,7 @@ got it anyway. This module replays every need of an archived note against the ar
 it stood at that moment and sorts each such archive into one of three outcomes:
 
 * **same call**: the first call that needed it got it: a ``memory_get`` of its path (the
-  plugin's read hook brings it back before OpenClaw reads it, issue 28 item 1), or a
+  plugin's read hook brings it back before OpenClaw reads it), or a
   ``memory_search`` whose restore on demand fires: the plugin's search hook runs the same
   rule before the search and answers that call with the note (measured live in OpenClaw
   2026.9.6; ``search_same_call=False`` replays the time before it, when the next search

@@ -84,7 +84,7 @@ def nomination_rules(
 ) -> list[str]:
     """The rules that nominate ``sig``'s file (empty: none), from its counts alone. Pure.
 
-    Also what expire asks (issue 28): a current candidate is never archived, so the two
+    Also what expire asks: a current candidate is never archived, so the two
     jobs never disagree about one note (expire archiving what promote nominates)."""
     rules = []
     if sig.hits_7d >= cfg.hits_7d:

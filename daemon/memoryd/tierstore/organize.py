@@ -155,7 +155,7 @@ class OrganizeResult(JobOutcome):
 
 
 # A gist is made of a note's beginning: its title, its first lines and the terms of its first
-# mebibyte say what it is about; a 50 MB note is not read whole to find them (issue 30).
+# mebibyte say what it is about; a 50 MB note is not read whole to find them.
 GIST_READ_BYTES = 1 << 20
 
 

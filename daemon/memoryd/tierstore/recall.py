@@ -59,7 +59,7 @@ def no_match_message(words: list[str], delete_after_days: float) -> str:
 
 def skipped_message(n: int) -> str:
     """Said after the answer when files were skipped unread: without it a FIFO in place of the
-    archived note ends in "it was never recorded", which memoryd cannot know (issue 30)."""
+    archived note ends in "it was never recorded", which memoryd cannot know."""
     files = "1 file" if n == 1 else f"{n} files"
     verb = "was" if n == 1 else "were"
     return (
