@@ -78,7 +78,7 @@ class ReadContext:
 
         Only the reused-id rule asks (``Applier._counted_bare``, for a call made before a bare
         row of another session): every window handed to Python at every read of the store
-        cost a read of 20,000 windows 15 ms instead of 4 for the linked ones alone.
+        cost a read several times what the linked ones alone cost (docs/benchmarks.md).
         """
         known = self._lineages.get(agent)
         if known is not None:

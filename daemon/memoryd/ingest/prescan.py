@@ -63,8 +63,8 @@ CELL_NEEDLE = b"tool_search_code"
 # lookups after it count. (A line holding "user" otherwise is parsed, and gives nothing.)
 USER_NEEDLE = b'"user"'
 # The helper's share of the backlog's bytes. The parent commits every file while the helper
-# reads on, so the helper reads most. Measured on the 100 MB benchmark corpus: from 0.62 to
-# 0.74 the scan's time barely moves (0.68 was best by a few %); at 0.8 the parent waits.
+# reads on, so the helper reads most; past about 0.8 the parent waits (docs/benchmarks.md,
+# "The scanner's constants").
 HELPER_SHARE = 0.68
 # The helper is worth forking only when another core can run it: at most this much load on
 # the others (the 1-minute average, and what is runnable right now besides this process).

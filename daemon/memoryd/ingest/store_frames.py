@@ -111,8 +111,8 @@ def _bounded(frame: bytes, limit: int) -> bytes:
     rare frame comes here (refused by the one call, or said to be over the limit, empty,
     skippable, or of a bad header), so a context of its own per frame costs nothing that
     shows; feeding ``zstandard``'s stream a few bytes at a time instead (it has no output
-    bound) took a decoder call per byte for a frame's last 256 KiB: 48 ms for a cut frame
-    of a 200 kB event, against 0.3.
+    bound) took a decoder call per byte for a frame's last 256 KiB (docs/benchmarks.md, "The
+    scanner's constants").
     """
     zstd = zstd_module()
     d = zstd.ZstdDecompressor()
