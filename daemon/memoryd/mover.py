@@ -97,41 +97,19 @@ from .move_files import (
     _unlink_durably,
     fingerprint,
     make_folders,
-    read_regular_file,
     sha256_file,
 )
 from .move_journal import (
-    AWAY_PREFIXES,
     JournalLookups,
     MoveRecord,
-    archived_moves,
     command_of,
-    moved_sources,
     superseded_by,
     undo_batch,
-    undo_destinations_since,
 )
 from .store import Store
 
 if TYPE_CHECKING:
     from .config import Paths
-
-# What importers have always found here (the journal's reading and the file primitives
-# live in memoryd.move_journal and memoryd.move_files).
-__all__ = [
-    "AWAY_PREFIXES",
-    "MoveError",
-    "MoveRecord",
-    "Mover",
-    "archived_moves",
-    "fingerprint",
-    "moved_sources",
-    "mover_for",
-    "read_regular_file",
-    "sha256_file",
-    "superseded_by",
-    "undo_destinations_since",
-]
 
 
 class _AsideTaken(MoveError):

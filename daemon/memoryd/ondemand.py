@@ -258,7 +258,7 @@ def ignore_until(store: Store, now: float) -> None:
 
 def archived_files(store: Store) -> list[Archived]:
     """Done archive moves of expire that were not undone and whose archived copy is there."""
-    from .mover import archived_moves
+    from .move_journal import archived_moves
 
     return [
         Archived(m.id, m.src, m.dst, m.created if m.finished is None else m.finished, m.sha256)
@@ -327,7 +327,7 @@ class RestoreOnDemand:
         Remembered by (mtime, size): the same archive is scored for every new search.
         """
         from .fsutil import read_note
-        from .mover import MoveError
+        from .move_files import MoveError
 
         try:
             st = os.lstat(a.dst)
@@ -603,7 +603,7 @@ class RestoreOnDemand:
         that was said before, or when another process (a recall, ``memoryd restore``) brought
         the note back meanwhile."""
         from . import faults
-        from .mover import MoveError
+        from .move_files import MoveError
 
         rel, archived_rel = self._rel(a.src), self._rel(a.dst)
         event: dict[str, Any] = {
@@ -673,7 +673,7 @@ class RestoreOnDemand:
     def _live(store: Store, a: Archived) -> bool:
         """Whether ``a``'s journal entry still holds the note in the archive (no recall, hand
         restore or re-archive moved it on since the archive was listed)."""
-        from .mover import superseded_by
+        from .move_journal import superseded_by
 
         row = store.conn.execute("SELECT state FROM moves WHERE id = ?", (a.move_id,)).fetchone()
         return row is not None and row[0] == "done" and superseded_by(store, a.move_id) is None
@@ -689,7 +689,7 @@ class RestoreOnDemand:
     @staticmethod
     def _unchanged(a: Archived) -> bool:
         """Whether the archived copy still holds the bytes memoryd archived."""
-        from .mover import MoveError, sha256_file
+        from .move_files import MoveError, sha256_file
 
         try:
             return a.sha256 is not None and sha256_file(a.dst)[0] == a.sha256

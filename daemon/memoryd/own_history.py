@@ -49,8 +49,7 @@ def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
 def archived_files(paths: Any, store: Any) -> list[tuple[str, Path]]:
     """(original workspace-relative path, where it is now) of each file expire archived
     that is still in the archive (the journal says where it came from)."""
-    from .move_journal import EXPIRE_BATCH
-    from .mover import archived_moves
+    from .move_journal import EXPIRE_BATCH, archived_moves
     from .workspace import relative_to_workspace
 
     ws = paths.workspace

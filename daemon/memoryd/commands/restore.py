@@ -29,7 +29,8 @@ from .common import emit, to_relpath
 from .context import Context, UsageError
 
 if TYPE_CHECKING:
-    from ..mover import Mover, MoveRecord
+    from ..move_journal import MoveRecord
+    from ..mover import Mover
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -190,7 +191,9 @@ _BROUGHT_BY = {
 
 
 def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
-    from ..mover import MoveError, mover_for, superseded_by
+    from ..move_files import MoveError
+    from ..move_journal import superseded_by
+    from ..mover import mover_for
 
     if sum(map(bool, (args.paths, args.last, args.all))) != 1:
         raise UsageError("give PATH..., --all or --last (one of them)")
@@ -277,8 +280,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
                 if rec.state == "done" and rec.op in ("move", "copy") and rec.undo_of is None:
                     undo(rec, rel(rec.src) or rec.src)
     elif args.all:
-        from ..move_journal import EXPIRE_BATCH
-        from ..mover import archived_moves
+        from ..move_journal import EXPIRE_BATCH, archived_moves
 
         for rec in archived_moves(store, EXPIRE_BATCH):
             if rec.dst is not None and Path(rec.dst).exists():
@@ -413,7 +415,7 @@ def _back_already(
     it away again (a later organize, a re-archive): it is not back, and the message names
     the place ``memoryd restore`` brings it back from."""
 
-    from ..mover import AWAY_PREFIXES
+    from ..move_journal import AWAY_PREFIXES
 
     found = mover.where_now(path)
     if found is None:

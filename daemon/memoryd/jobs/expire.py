@@ -16,8 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, Paths
-from ..move_journal import RESTORE_ON_DEMAND_BATCH, expire_batch, scheduled_expire_prefix
-from ..mover import MoveError, Mover, moved_sources, mover_for, undo_destinations_since
+from ..move_files import MoveError
+from ..move_journal import (
+    RESTORE_ON_DEMAND_BATCH,
+    expire_batch,
+    moved_sources,
+    scheduled_expire_prefix,
+    undo_destinations_since,
+)
+from ..mover import Mover, mover_for
 from ..own_history import learned_policy, record_calibration
 from ..policy import rails
 from ..policy.expire_plan import ExpirePlan, PlanItem, build_plan

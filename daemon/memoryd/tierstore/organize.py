@@ -27,8 +27,9 @@ from typing import Any
 from .. import faults
 from ..config import Config, Paths
 from ..fsutil import NOT_A_NOTE_COUNTER, read_note, take_not_notes, write_new
+from ..move_files import MoveError, read_regular_file
 from ..move_journal import organize_batch
-from ..mover import MoveError, Mover, mover_for, read_regular_file
+from ..mover import Mover, mover_for
 from ..results import JobOutcome
 from ..store import Store
 from ..workspace import report_skipped_names

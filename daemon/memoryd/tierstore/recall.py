@@ -25,8 +25,8 @@ from typing import Any
 from .. import faults
 from ..config import Config, Paths
 from ..fsutil import NOT_A_NOTE_COUNTER, take_not_notes
+from ..move_files import MoveError
 from ..move_journal import recall_batch
-from ..mover import MoveError
 from ..store import Store
 from ..workspace import relative_to_workspace
 from .layout import hit_key, placement_of, tiers_lock
@@ -490,7 +490,7 @@ def _restored_lately(
 def _brought_back_meanwhile(store: Store, m: ArchivedMatch) -> bool:
     """Whether the archive row ``m`` was listed from has been moved on since (undone, or a
     later move took the file) and a file is at the note's place in the workspace again."""
-    from ..mover import superseded_by
+    from ..move_journal import superseded_by
 
     row = store.conn.execute("SELECT state FROM moves WHERE id = ?", (m.move_id,)).fetchone()
     moved_on = row is None or row[0] != "done" or superseded_by(store, m.move_id) is not None
