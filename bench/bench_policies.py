@@ -41,6 +41,7 @@ from support.histories import (
     GenParams,
     History,
     generate,
+    generated_need_events,
     replay_inputs,
     sample_params,
 )
@@ -291,7 +292,7 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
     hs = histories(seeds, offset, family)
     for _label, seed, params in hs:
         inp = replay_inputs(make(family, seed, params))
-        events = hm.generated_need_events(inp["needs"], inp["calls"], inp["hits"])
+        events = generated_need_events(inp["needs"], inp["calls"], inp["hits"])
         cands = {
             "keyword": restore_index(inp["calls"], inp["texts"]),
             "learned": learned_restore_index(inp["calls"], inp["texts"], inp["hits"], 1),

@@ -82,6 +82,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.move_files",
             "memoryd.notify",
             "memoryd.ondemand",
+            "memoryd.ondemand_outcomes",
             "memoryd.own_history",
             "memoryd.report_page",
             "memoryd.tierstore.*",

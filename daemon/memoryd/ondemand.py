@@ -42,8 +42,12 @@ sources by exact, lexical equality (never a name outside the agent's workspace, 
 symlink followed to find it).
 
 Every outcome is one JSON log line (``restore.on_demand`` / ``restore.on_demand_conflict``),
-a counter, an entry of :data:`RECENT_META` (what ``memoryd status`` and the next expire
-notification show) and a notification.
+a counter, an entry of :data:`memoryd.ondemand_outcomes.RECENT_META` (what ``memoryd status``
+and the next expire notification show) and a notification.
+
+(Over 600 lines, as one job: :class:`RestoreOnDemand`'s steps share the checkpoint, the
+floor and the mover's lock, and the pure rules above it are that class's alone; what others
+read of its outcomes is :mod:`memoryd.ondemand_outcomes`.)
 """
 
 from __future__ import annotations
@@ -55,6 +59,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import Config, Paths
 from .move_journal import EXPIRE_BATCH, restore_on_demand_batch
+from .ondemand_outcomes import (
+    READ_TRIGGER,
+    RECENT_META,
+    notification_text,
+    outcome_words,
+    push_recent,
+    recent_events,
+)
 from .store import Store
 from .workspace import relative_to_workspace
 
@@ -63,11 +75,8 @@ if TYPE_CHECKING:
 
 CHECKPOINT_META = "restore.checkpoint"  # transcript time of the newest search looked at
 FLOOR_META = "restore.floor"  # searches stamped at or before this are history, never requests
-RECENT_META = "restore.recent"  # JSON list of the latest outcomes, newest last
-RECENT_KEEP = 20
 SLACK_SECONDS = 600.0
 MAX_TEXT_BYTES = 256 * 1024  # of an archived file's text, scored (notes are far smaller)
-READ_TRIGGER = "read"  # an event's ``trigger`` when a path read asked for it (else "search")
 READ_LOG_NOTE = "restored on demand: read"  # the log line's words for such a restore
 SEARCH_LOG_NOTE = "restored on demand: search"  # and for a search's
 OPENING_CHARS = 600  # of a note a search brought back, handed to the agent in that call
@@ -160,79 +169,6 @@ def opening_of(text: str, limit: int = OPENING_CHARS) -> str:
     cut = body[:limit]
     at = cut.rfind("\n")
     return (cut[:at] if at >= limit // 2 else cut).rstrip() + "\n…"
-
-
-def push_recent(recorded: str | None, event: Mapping[str, Any], keep: int = RECENT_KEEP) -> str:
-    """The :data:`RECENT_META` value with ``event`` appended (the oldest dropped)."""
-    import json
-
-    events = parse_recent(recorded)
-    events.append(dict(event))
-    return json.dumps(events[-keep:], ensure_ascii=False)
-
-
-def parse_recent(recorded: str | None) -> list[dict[str, Any]]:
-    """The recorded outcomes (a damaged value reads as none)."""
-    if not recorded:
-        return []
-    import json  # (here: ``status`` on an install with no restore yet never loads it)
-
-    try:
-        doc = json.loads(recorded)
-    except ValueError:
-        return []
-    return [e for e in doc if isinstance(e, dict)] if isinstance(doc, list) else []
-
-
-def recent_events(store: Store) -> list[dict[str, Any]]:
-    """The latest restore-on-demand outcomes, oldest first (for status and notifications)."""
-    return parse_recent(store.get_meta(RECENT_META))
-
-
-# What each outcome means, in the words of status, notifications and the expire report.
-OUTCOME_WORDS = {
-    "restored": "restored",
-    "conflict": "left alone (a file exists at that path again)",
-    "changed": "left alone (the archived copy was edited since it was archived)",
-    "failed": "could not be restored",
-}
-
-
-def outcome_words(outcome: str | None) -> str:
-    """How ``status`` and the expire notification name an outcome."""
-    return OUTCOME_WORDS.get(outcome or "", str(outcome))
-
-
-def asked_words(event: Mapping[str, Any]) -> str:
-    """What asked for a restore, as status and the expire report say it."""
-    if event.get("trigger") == READ_TRIGGER:
-        return "a read of its path"
-    return f"search “{event.get('query')}”"
-
-
-def notification_text(event: Mapping[str, Any]) -> str:
-    """The one message a restore (or a refused one) sends."""
-    if event["outcome"] == "restored" and event.get("trigger") == READ_TRIGGER:
-        return (
-            f"memoryd restored {event['path']} from the archive: the agent read that path "
-            "(memory_get), so it came back before the read."
-        )
-    if event["outcome"] == "restored":
-        return (
-            f"memoryd restored {event['path']} from the archive: a search for "
-            f"“{event['query']}” asked for it (score {event['score']:.2f})."
-        )
-    why = {
-        "conflict": "a file exists at that path again. Both are left as they are.",
-        "changed": (
-            "it was edited in the archive since memoryd archived it, so it stays there; "
-            f"`memoryd restore {event['path']}` brings it back by hand."
-        ),
-    }.get(event["outcome"], f"{event.get('error', 'it could not be moved')}.")
-    return (
-        f"memoryd did NOT restore {event['path']}: a search for “{event['query']}” asked for "
-        f"the archived copy ({event['archived']}), but {why}"
-    )
 
 
 # --------------------------------------------------------------------------- shell

@@ -146,7 +146,7 @@ def _scan_failing(note: dict[str, Any], pid: int | None) -> dict[str, Any] | Non
 
 def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
     """The scheduled expire's rails and restore on demand, as ``status`` shows them."""
-    from ..ondemand import recent_events
+    from ..ondemand_outcomes import recent_events
     from ..policy import rails
 
     recorded = None
@@ -375,7 +375,7 @@ def sources_lines(doc: dict[str, Any]) -> list[str]:
 
 
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
-    from ..ondemand import asked_words, outcome_words
+    from ..ondemand_outcomes import asked_words, outcome_words
 
     ctx.exit_at_once = True  # a read: nothing for Python's teardown to finish
     doc = collect_status(ctx)

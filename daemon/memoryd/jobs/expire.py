@@ -224,7 +224,7 @@ def _notify_lines(summary: str, moved: list[Moved], failed: list[Failure]) -> li
 
 def _restores_since_last_run(store: Store) -> list[str]:
     """Lines naming the archived files a search brought back since the last expire run."""
-    from ..ondemand import asked_words, outcome_words, recent_events
+    from ..ondemand_outcomes import asked_words, outcome_words, recent_events
 
     last = store.last_job("expire")
     since = last[2] if last and last[2] is not None else 0.0
