@@ -1,4 +1,4 @@
-"""The monthly expire job (seed 000's janitor): apply the plan with the mover.
+"""The monthly expire job: apply the plan with the mover.
 
 The plan (:func:`memoryd.policy.expire_plan.build_plan`) decides every verdict and
 destination; this job performs exactly it. Applying first repairs any unfinished

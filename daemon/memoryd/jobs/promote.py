@@ -1,4 +1,4 @@
-"""The promote job (seed 004): nominate much-used notes for long-term memory.
+"""The promote job: nominate much-used notes for long-term memory.
 
 Writes ``promote_report.md`` (and ``.json``) under the state dir's ``reports/``
 with each candidate's category and evidence (queries, days). It marks the

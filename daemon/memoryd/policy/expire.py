@@ -1,4 +1,4 @@
-"""Expire (seed 000): archive old files nobody looks up any more.
+"""Expire: archive old files nobody looks up any more.
 
 Rule, in order (the first that applies decides):
 
@@ -15,7 +15,7 @@ Rule, in order (the first that applies decides):
 Rules 4-6 are :func:`memoryd.policy.candidates.seed_rule`, which the replay's ``seed``
 policy applies too.
 
-Pruning and capacity (seed 001, ``memoryd.policy.score``) may add archive
+Pruning and capacity (``memoryd.policy.score``) may add archive
 decisions for files that rules 4-6 keep; :func:`memoryd.policy.expire_plan.with_pruning`
 merges them in.
 

@@ -1,4 +1,4 @@
-"""Promotion (seed 004): which notes deserve a place in long-term memory.
+"""Promotion: which notes deserve a place in long-term memory.
 
 A file is a candidate when any of these holds (thresholds from ``[promote]``):
 at least ``hits_7d`` hits in the last 7 days, ``hits_14d`` in 14 days,

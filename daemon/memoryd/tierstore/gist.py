@@ -1,4 +1,4 @@
-"""Gists: the short form a note takes in ``gist/`` (seed 004's ``#title / 标签: tags / summary``).
+"""Gists: the short form a note takes in ``gist/`` (``#title / 标签: tags / summary``).
 
 A gist must let a reader *find* a topic a month later, not retell it: the title,
 the section headings with the first sentence of each, and a handful of tags.

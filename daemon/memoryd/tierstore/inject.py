@@ -1,4 +1,4 @@
-"""Session injection: the hot/ notes a new session starts with (seed 004: 自动注入 session).
+"""Session injection: the hot/ notes a new session starts with (自动注入 session).
 
 Kept apart from :mod:`.recall`, and light to import: the OpenClaw plugin runs ``memoryd
 inject --session`` before a session's first turn, and that turn waits for it.
