@@ -74,9 +74,7 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
 
     ws = paths.workspace
     tz = schedule_timezone(cfg)
-    agents = None
-    if len({a.workspace for a in paths.agents}) > 1:
-        agents = [a.id for a in paths.agents if a.workspace == ws]
+    agents = paths.agents_counted(ws)
     present = {
         f.rel: (f.size, f.mtime)
         for f in list_memory_files(ws, archive_excludes(ws, cfg.archive.dir))

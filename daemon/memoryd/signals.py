@@ -500,10 +500,7 @@ class Snapshot:
             ws, archive_excludes(ws, cfg.archive.dir), self.skipped_names
         )
         report_skipped_names(self.skipped_names)
-        # Hits of agents whose memory lives in another workspace are not this one's.
-        self.agents: list[str] | None = None
-        if len({a.workspace for a in paths.agents}) > 1:
-            self.agents = [a.id for a in paths.agents if a.workspace == ws]
+        self.agents = paths.agents_counted(ws)
         windows = count_windows((cfg.expire.window_days, cfg.score.recent_access_days))
         tallies = hit_counts(store.conn, now, windows, self.agents)
         marked, promoted = store.marks("marked"), store.marks("promoted")

@@ -51,6 +51,14 @@ class Paths(NamedTuple):
     def reports_dir(self) -> Path:
         return self.memoryd_dir / "reports"
 
+    def agents_counted(self, workspace: Path) -> list[str] | None:
+        """The agents whose hits count on ``workspace``'s files: None (all of them) while they
+        share one workspace, else those whose workspace it is (another workspace's agent has
+        notes of its own under the same names)."""
+        if len({a.workspace for a in self.agents}) <= 1:
+            return None
+        return [a.id for a in self.agents if a.workspace == workspace]
+
 
 def _inside(path: Path, folder: Path) -> bool:
     """Whether ``path`` is ``folder`` or below it, by name and by where symlinks lead."""
