@@ -24,6 +24,9 @@ already in memory.
 * trend: fast (3-day) and slow (21-day) exponentially weighted hit rates, in hits
   a day. ``dormant`` without a hit in 14 days; else ``rising`` when fast ≥ 1.5 ×
   slow, ``cooling`` when fast ≤ 0.5 × slow, ``steady`` in between.
+
+(Over 600 lines as one job: the formulas above and :class:`Snapshot`, the one read of the
+database every policy, report and ``explain`` decides on, change together.)
 """
 
 from __future__ import annotations
