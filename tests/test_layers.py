@@ -56,7 +56,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.demo_install",  # the OpenClaw install `memoryd demo` writes
         ),
     ),
-    ("config", ("memoryd.config.*", "memoryd.config_reference", "memoryd.bootstrap")),
+    ("config", ("memoryd.config.*", "memoryd.bootstrap")),
     (
         "store",
         (
