@@ -68,7 +68,6 @@ from .ondemand_outcomes import (
     recent_events,
 )
 from .store import Store
-from .workspace import relative_to_workspace
 
 if TYPE_CHECKING:
     from .mover import Mover
@@ -228,11 +227,8 @@ class RestoreOnDemand:
 
     def _rel(self, path: str) -> str:
         """``path`` relative to the workspace it is in, as status and notifications show it."""
-        for agent in self.paths.agents:
-            rel = relative_to_workspace(agent.workspace, path)
-            if rel is not None:
-                return rel
-        return path
+        owner = self.paths.owner_of(path)
+        return owner[1] if owner else path
 
     def _present_texts(self, agent: str) -> dict[str, str]:
         """The memory files in ``agent``'s workspace now (path → text as scored): an

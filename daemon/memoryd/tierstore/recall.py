@@ -28,7 +28,6 @@ from ..fsutil import NOT_A_NOTE_COUNTER, take_not_notes
 from ..move_files import MoveError
 from ..move_journal import recall_batch
 from ..store import Store
-from ..workspace import relative_to_workspace
 from .layout import hit_key, placement_of, tiers_lock
 from .plan import rotation
 from .records import load_records, mark_rescued, reconcile, save_records, write_refcount
@@ -274,15 +273,6 @@ class ArchivedMatch:
         return (-len(self.words), -self.occurrences, -self.archived_at, self.rel)
 
 
-def _owner(paths: Paths, path: str) -> tuple[str, str] | None:
-    """(agent, path relative to its workspace) of an absolute workspace path."""
-    for a in paths.agents:
-        rel = relative_to_workspace(a.workspace, path)
-        if rel is not None:
-            return a.id, rel
-    return None
-
-
 def search_archive(
     paths: Paths, store: Store, words: list[str], agent: str | None = None
 ) -> list[ArchivedMatch]:
@@ -292,7 +282,7 @@ def search_archive(
     fold = needs_unicode_fold(words)
     out: list[ArchivedMatch] = []
     for a in archived_files(store):
-        owner = _owner(paths, a.src)
+        owner = paths.owner_of(a.src)
         if owner is None or (agent is not None and owner[0] != agent):
             continue
         data = read_all(a.dst)
@@ -301,7 +291,7 @@ def search_archive(
         found, occ, _tag, snippet = match_file(data, words, ARCHIVE, fold)
         if not found:
             continue
-        archived_rel = (_owner(paths, a.dst) or (owner[0], a.dst))[1]
+        archived_rel = (paths.owner_of(a.dst) or (owner[0], a.dst))[1]
         try:
             mtime = os.lstat(a.dst).st_mtime
         except OSError:
@@ -452,7 +442,7 @@ def _restored_lately(
     fold = needs_unicode_fold(words)
     out = RecallOutcome(words, WORKSPACE, 0)
     for dst, finished in returned_since(store, EXPIRE_BATCH, now - RESTORED_LATELY_SECONDS):
-        owner = _owner(paths, dst)
+        owner = paths.owner_of(dst)
         if owner is None or (agent is not None and owner[0] != agent):
             continue
         data = read_all(dst)
