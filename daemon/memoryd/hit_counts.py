@@ -37,12 +37,11 @@ def hit_counts(
     total: bool = True,
     seek_files_max: int | None = None,
 ) -> dict[str, HitTally]:
-    """memory_path → :class:`HitTally`: the one hit-count query.
+    """memory_path → :class:`HitTally`: the one hit-count query (module docstring).
 
-    ``memoryd hits``, the signals every policy, report and ``explain`` read, and the
-    reports count with it, so they agree on every file. A hit dated up to ``skew`` seconds
-    after ``now`` counts as a hit at ``now``; a later one does not count at all (it has not
-    happened yet, as far as ``now`` knows), so a history can be read "as of" any past day.
+    A hit dated up to ``skew`` seconds after ``now`` counts as a hit at ``now``; a later one
+    does not count at all (it has not happened yet, as far as ``now`` knows), so a history
+    can be read "as of" any past day.
     ``windows`` are in days. ``total=False`` leaves the all-time count out (``None``): the
     hits older than the longest window are then not read at all.
 
