@@ -41,6 +41,7 @@ from support.histories import (
     GenParams,
     History,
     generate,
+    generated_need_events,
     replay_inputs,
     sample_params,
 )
@@ -279,7 +280,7 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
 
     from memoryd.commands.simulate import restore_index
     from memoryd.policy import harm as hm
-    from memoryd.tierstore.recall import archive_recall_picks
+    from memoryd.tierstore.search import archive_recall_picks
 
     def stemmed(text: str) -> str:
         return re.sub(r"\w+", lambda m: _stem(m.group(0).casefold()), text)
@@ -291,7 +292,7 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
     hs = histories(seeds, offset, family)
     for _label, seed, params in hs:
         inp = replay_inputs(make(family, seed, params))
-        events = hm.generated_need_events(inp["needs"], inp["calls"], inp["hits"])
+        events = generated_need_events(inp["needs"], inp["calls"], inp["hits"])
         cands = {
             "keyword": restore_index(inp["calls"], inp["texts"]),
             "learned": learned_restore_index(inp["calls"], inp["texts"], inp["hits"], 1),

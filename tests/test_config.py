@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from memoryd import config_reference
 from memoryd.config import (
     Config,
     ConfigError,
@@ -18,6 +17,7 @@ from memoryd.config import (
     parse_config,
     resolve_paths,
 )
+from support import config_reference
 from support.inprocess import memoryd as run_memoryd
 
 REPO = Path(__file__).resolve().parent.parent
@@ -183,7 +183,7 @@ def test_default_workspace_without_openclaw_json(tmp_path):
 
 def test_the_generated_reference_is_current():
     """config/memoryd.toml and docs/configuration.md's key table are what the schema says:
-    run ``python -m memoryd.config_reference`` after changing a key or its description."""
+    run ``python tests/support/config_reference.py`` after changing a key or its description."""
     assert config_reference.stale_files(REPO) == []
     documented = [k.dotted for k in config_reference.schema_keys()]
     assert documented == list(schema_keys())  # every key, each with a description

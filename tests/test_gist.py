@@ -2,17 +2,41 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 from memoryd.tierstore.gist import (
+    TAGS_LABEL,
     document_frequencies,
     extractive_gist,
     first_sentence,
     make_gist,
-    parse_gist,
     pick_tags,
     term_counts,
 )
+
+
+def parse_gist(text: str) -> tuple[str, list[str], str]:
+    """(title, tags, summary) of a gist file, tolerant of ``#title`` without a space."""
+    lines = text.splitlines()
+    title = ""
+    tags: list[str] = []
+    rest: list[str] = []
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if not title and s.startswith("#"):
+            title = s.lstrip("#").strip()
+            continue
+        low = s.lower()
+        if not tags and (
+            s.startswith((TAGS_LABEL + ":", TAGS_LABEL + "：")) or low.startswith("tags:")
+        ):
+            body = s.split(":", 1)[1] if ":" in s else s.split("：", 1)[1]
+            tags = [t.strip() for t in re.split(r"[,，、\s]+", body) if t.strip()]
+            rest = lines[i + 1 :]
+            break
+    return title, tags, "\n".join(rest).strip()
+
 
 ZH_NOTE = """# 数据库迁移计划
 

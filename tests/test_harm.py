@@ -11,8 +11,8 @@ from memoryd.commands.simulate import restore_index
 from memoryd.policy import candidates as pc
 from memoryd.policy import harm as hm
 from memoryd.policy import replay as rp
-from memoryd.tierstore.recall import archive_recall_picks
-from support.histories import replay_inputs
+from memoryd.tierstore.search import archive_recall_picks
+from support.histories import generated_need_events, replay_inputs
 from support.histories_e import generate_e
 
 pytestmark = pytest.mark.unit
@@ -88,7 +88,7 @@ def test_on_a_generated_history_the_needed_archives_are_the_replays_need_false_a
     inp = replay_inputs(generate_e(3))
     policies = [pc.policy_named("seed"), pc.policy_named("likely")]
     res = rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"])
-    events = hm.generated_need_events(inp["needs"], inp["calls"], inp["hits"])
+    events = generated_need_events(inp["needs"], inp["calls"], inp["hits"])
     cands = restore_index(inp["calls"], inp["texts"])
     for r in res:
         h = hm.harm(r.decisions, inp["hits"], events, inp["calls"],

@@ -10,9 +10,8 @@ import itertools
 
 import pytest
 
-from memoryd.policy import harm as hm
 from support import history_checks as hc
-from support.histories import History, replay_inputs
+from support.histories import History, generated_need_events, replay_inputs
 from support.histories_e import FamilyEParams, generate_e, sample_params_e
 
 DAY = 86400.0
@@ -45,7 +44,7 @@ def test_the_replay_and_write_history_read_it(default: History, tmp_path):
 
 def test_most_needs_are_path_reads_and_every_need_is_a_call(default: History):
     inp = replay_inputs(default)
-    events = hm.generated_need_events(inp["needs"], inp["calls"], inp["hits"])
+    events = generated_need_events(inp["needs"], inp["calls"], inp["hits"])
     via = [e.via for e in events]
     assert "other" not in via  # each need is a read or a search the history holds
     assert 0.5 < via.count("read") / len(via) < 0.9

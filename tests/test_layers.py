@@ -57,7 +57,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.demo_install",  # the OpenClaw install `memoryd demo` writes
         ),
     ),
-    ("config", ("memoryd.config.*", "memoryd.config_reference", "memoryd.bootstrap")),
+    ("config", ("memoryd.config.*", "memoryd.bootstrap")),
     (
         "store",
         (
@@ -83,6 +83,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.move_files",
             "memoryd.notify",
             "memoryd.ondemand",
+            "memoryd.ondemand_outcomes",
             "memoryd.own_history",
             "memoryd.report_page",
             "memoryd.tierstore.*",

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from memoryd.mover import MoveError, Mover, _temp_name
+from memoryd.move_files import MoveError, _temp_name
+from memoryd.mover import Mover
 from memoryd.store import Store
 
 
@@ -353,7 +354,8 @@ _WORKER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from memoryd.mover import Mover, MoveError
+    from memoryd.move_files import MoveError
+    from memoryd.mover import Mover
     from memoryd.store import Store
 
     ws, db = Path(sys.argv[1]), Path(sys.argv[2])
@@ -449,7 +451,7 @@ def test_repair_of_an_edited_aside_whose_name_is_taken_leaves_no_archive_link(
     """Killed with the source aside, edited in place (so memoryd's link shows the edit) and
     a newer save at its name: the edit is kept aside, reported, and the archive holds no
     second name for it."""
-    from memoryd.mover import _aside_name
+    from memoryd.move_files import _aside_name
 
     mover = Mover(store, [ws])
     src, dst = ws / "memory" / "n.md", ws / "arch" / "n.md"

@@ -23,7 +23,8 @@ import pytest
 from memoryd import faults
 from memoryd.config import Config, OpenClawConfig, resolve_paths
 from memoryd.jobs import organize
-from memoryd.mover import MoveError, Mover
+from memoryd.move_files import MoveError
+from memoryd.mover import Mover
 from memoryd.store import Store
 from memoryd.tierstore import DAY
 

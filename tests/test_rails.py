@@ -305,7 +305,7 @@ def test_the_next_expire_notification_names_the_files_needed_again(
     """Restores on demand since the last run are the archive's mistakes: the report says so."""
     from memoryd.config import load_config, resolve_paths
     from memoryd.jobs import expire as job
-    from memoryd.ondemand import RECENT_META, push_recent
+    from memoryd.ondemand_outcomes import RECENT_META, push_recent
 
     t1 = float(int(time.time()))
     inst = make_install(

@@ -13,13 +13,8 @@ from memoryd.jobs import organize
 from memoryd.store import Store
 from memoryd.tierstore import DAY, HOUR, load_records
 from memoryd.tierstore.inject import inject
-from memoryd.tierstore.recall import (
-    clearly_ahead,
-    layered_search,
-    match_file,
-    normalise_words,
-    recall,
-)
+from memoryd.tierstore.recall import recall
+from memoryd.tierstore.search import clearly_ahead, layered_search, match_file, normalise_words
 from support.inprocess import memoryd as run_memoryd
 
 NOW = 1_780_000_000.0

@@ -15,14 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.ondemand import (
-    Archived,
-    Search,
-    candidates_for,
-    parse_recent,
-    push_recent,
-    text_for_matching,
-)
+from memoryd.ondemand import Archived, Search, candidates_for, text_for_matching
+from memoryd.ondemand_outcomes import parse_recent, push_recent
 from memoryd.policy.restore_match import RESTORE_THRESHOLD, best_match, match_score
 from support import transcripts as tx
 from support.archived_boat import (

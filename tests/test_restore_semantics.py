@@ -33,7 +33,7 @@ BOAT_REL = "memory/lofoten-trip.md"
 
 def _archived_rows(inst: Install) -> list[tuple[int, str]]:
     """(id, destination) of every live archive row, as recall and restore on demand read it."""
-    from memoryd.mover import archived_moves
+    from memoryd.move_journal import archived_moves
     from memoryd.store import Store
 
     with Store.open(inst.db) as store:

@@ -468,6 +468,7 @@ INJECT_SPARED = (
     "memoryd.store",
     "memoryd.commands.tiers",
     "memoryd.tierstore.recall",
+    "memoryd.tierstore.search",
     "memoryd.tierstore.organize",
 )
 SESSION = ("inject", "--session", "--json")

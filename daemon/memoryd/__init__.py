@@ -13,7 +13,7 @@ def command() -> None:
 
     ``inject --session --json``, the OpenClaw plugin's call that a session's first turn
     waits for, is answered by :mod:`memoryd.commands.session_inject` without the command
-    line's parser, when it can (issue 21); otherwise it runs as any other command.
+    line's parser, when it can; otherwise it runs as any other command.
     """
     import gc
     import sys

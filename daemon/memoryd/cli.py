@@ -152,7 +152,7 @@ def command(argv: Sequence[str] | None = None) -> NoReturn:
     its output is flushed and the ``atexit`` functions have run: Python's own teardown frees
     every module and object one by one, a sixth of such a command's CPU time, and does
     nothing a finished read needs. Not when a thread other than the daemon threads still
-    runs, nor when flushing fails (a closed pipe): the usual exit then reports as before.
+    runs, nor when flushing fails (a closed pipe): the usual exit then reports it.
     """
     code = main(argv)
     if _may_exit_at_once and _no_thread_left():

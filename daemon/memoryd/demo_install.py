@@ -312,8 +312,8 @@ def build(root: Path, *, now: float, size_mb: int | None = None, seed: int = SEE
     """Write the demo's OpenClaw state folder (``root/state``) and workspace (``root/workspace``).
 
     ``size_mb`` (``memoryd demo --size N``): a heavy user's year instead, about N MB of
-    transcripts in 6 sessions per 10 MB (the shape of the 1 GB, 600-transcript install issue
-    32 measured), as memory-heavy as the small one.
+    transcripts in 6 sessions per 10 MB (the shape of a 1 GB, 600-transcript install), as
+    memory-heavy as the small one.
     """
     sessions, target, span = SESSIONS, TARGET_BYTES, SPAN_DAYS
     if size_mb is not None:

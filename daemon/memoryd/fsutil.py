@@ -5,13 +5,12 @@ can write, so a final symlink must never be followed (``O_NOFOLLOW``), and only
 regular files are read. A file memoryd writes for others to read (refcount.json,
 reports, a service unit) must be whole or absent after a crash: a temporary file
 in the same folder, fsynced, renamed over the old one, and the folder fsynced.
-These rules used to be written out in four readers and three writers; they are
-written here once.
+These rules are written here once.
 
 A note is opened with ``O_NONBLOCK`` too and its type is checked on the descriptor
 (``fstat``), never before: a FIFO put in place of a note (or renamed over one between a
 listing and the open) then fails at once instead of waiting forever for a writer, with a
-lock held (issue 30). :func:`read_note` is what every reader of a note calls: anything that
+lock held. :func:`read_note` is what every reader of a note calls: anything that
 is not a regular file is "not a note", counted (:func:`take_not_notes`) and logged once.
 """
 

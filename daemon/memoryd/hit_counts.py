@@ -37,12 +37,11 @@ def hit_counts(
     total: bool = True,
     seek_files_max: int | None = None,
 ) -> dict[str, HitTally]:
-    """memory_path → :class:`HitTally`: the one hit-count query.
+    """memory_path → :class:`HitTally`: the one hit-count query (module docstring).
 
-    ``memoryd hits``, the signals every policy, report and ``explain`` read, and the
-    reports count with it, so they agree on every file. A hit dated up to ``skew`` seconds
-    after ``now`` counts as a hit at ``now``; a later one does not count at all (it has not
-    happened yet, as far as ``now`` knows), so a history can be read "as of" any past day.
+    A hit dated up to ``skew`` seconds after ``now`` counts as a hit at ``now``; a later one
+    does not count at all (it has not happened yet, as far as ``now`` knows), so a history
+    can be read "as of" any past day.
     ``windows`` are in days. ``total=False`` leaves the all-time count out (``None``): the
     hits older than the longest window are then not read at all.
 
@@ -77,6 +76,22 @@ def hit_counts(
     finally:
         if own and conn.in_transaction:
             conn.execute("COMMIT")
+
+
+def hits_since(
+    conn: sqlite3.Connection, since: float | None = None, upper: float | None = None
+) -> int:
+    """How many hits were recorded with ``since <= ts <= upper`` (an open end: no bound),
+    across every file and agent: the totals of ``status``, the daemon's "hits today" and
+    the score's query window. Counted in the ``hits_by_ts`` index alone (a range), or the
+    smallest index for the whole table: one SUM over the rows costs a full scan."""
+    sql, args = "SELECT COUNT(*) FROM hits", []
+    bounds = [b for b in (("ts >= ?", since), ("ts <= ?", upper)) if b[1] is not None]
+    if bounds:
+        sql += " WHERE " + " AND ".join(c for c, _ in bounds)
+        args = [v for _, v in bounds]
+    (n,) = conn.execute(sql, args).fetchone()
+    return int(n)
 
 
 def hit_tally_of_spellings(

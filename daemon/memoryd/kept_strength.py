@@ -5,9 +5,8 @@ transaction that writes or deletes a hit; that is what a live batch pays. A bulk
 first scan of a large backlog) and migration 10 on a full table use the other: the
 column filled from the whole table at once (:func:`fill`), each row's value by the same
 rule as the triggers (:data:`STRENGTH_SQL`, :func:`memoryd.strength.strong_flags`). The
-triggers cost a first scan more than the rest of the ingest did (issue 32: a cold scan of
-the memory-heavy corpus at 1.64x the instructions, four fifths of that theirs), so a bulk
-load drops them and fills the column at its end.
+triggers cost a first scan more than the rest of the ingest did (docs/benchmarks.md), so a
+bulk load drops them and fills the column at its end.
 
 While the column is not right for every row, the meta row ``hits.strength_pending``
 (:data:`PENDING_META`) says so, and holds the first id the fill has still to do; the readers
@@ -17,8 +16,8 @@ that drops the triggers (or adds the column), so no reader ever sees a wrong str
 for a kept one, and cleared in the transaction that fills the last rows. The fill goes in chunks of
 rows, each its own short transaction with its place in the meta row: a process killed
 meanwhile leaves a resumable fill, and other writers (whose busy timeout is 30 s) never
-wait for the whole table (migration 10 in one transaction held the write lock 25-58 s
-for 416 k hits on a loaded machine).
+wait for the whole table (one transaction held the write lock for tens of seconds:
+docs/benchmarks.md).
 
 The triggers are created again before the fill starts: a hit written meanwhile by another
 process updates the rows it touches as usual, and a row the fill has not reached yet is

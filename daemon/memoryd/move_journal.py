@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
+
+from . import clock
 
 if TYPE_CHECKING:
     from .store import Store
@@ -37,6 +40,61 @@ class MoveRecord(NamedTuple):
 _COLUMNS = "id, batch, op, src, dst, sha256, size, state, reason, created, finished, undo_of"
 
 
+# ------------------------------------------------------------------ batch labels
+# A batch is labelled ``<command>:…``; the labels are written here only, so that every reader
+# (``restore``, ``status``, the replay, restore on demand) finds what the writers wrote.
+
+EXPIRE_BATCH = "expire:"  # every expire run's, manual or scheduled
+ORGANIZE_BATCH = "organize:"
+RESTORE_ON_DEMAND_BATCH = "restore-on-demand:"  # one batch a restore
+# Batches of the moves that take a note away from where its user keeps it (the workspace,
+# or a hotter tier); what ``restore PATH`` takes back. Recalls and restores bring notes back.
+AWAY_PREFIXES = (EXPIRE_BATCH, ORGANIZE_BATCH)
+
+
+def expire_batch(month: str) -> str:
+    """A manual expire run's batch: ``expire:<month>:<nanoseconds>``."""
+    return f"{EXPIRE_BATCH}{month}:{time.time_ns()}"
+
+
+def scheduled_expire_prefix(month: str) -> str:
+    """What every scheduled expire run of ``month`` starts its batch with (the run adds a
+    nanosecond stamp): the month's cap counts the moves of these batches."""
+    return f"{EXPIRE_BATCH}{month}:scheduled:"
+
+
+def organize_batch(now: float) -> str:
+    return f"{ORGANIZE_BATCH}{clock.iso(now)}:{_short_id()}"
+
+
+def recall_batch() -> str:
+    return f"recall:{_short_id()}"
+
+
+def retire_batch(now: float) -> str:
+    return f"retire:{clock.iso(now)}:{_short_id()}"
+
+
+def restore_on_demand_batch() -> str:
+    return f"{RESTORE_ON_DEMAND_BATCH}{time.time_ns()}"
+
+
+def undo_batch(batch: str) -> str:
+    """The batch an undo of a ``batch`` entry is journaled under, unless the caller names one."""
+    return f"undo:{batch}"
+
+
+def command_of(batch: str) -> str:
+    """The command whose run a journal batch is (``expire:2026-11:…`` → ``expire``)."""
+    return batch.split(":", 1)[0]
+
+
+def _short_id() -> str:
+    import uuid
+
+    return uuid.uuid4().hex[:8]
+
+
 # ------------------------------------------------------------------ reading the journal
 # (read-only questions jobs and commands ask; the journal's SQL stays in this module)
 
@@ -57,9 +115,6 @@ _SUPERSEDED = (
     "(l.dst = m.dst AND l.undo_of IS NULL AND l.state IN ('done', 'undone'))))"
 )
 
-# Batches of the moves that take a note away from where its user keeps it (the workspace,
-# or a hotter tier); what ``restore PATH`` takes back. Recalls and restores bring notes back.
-AWAY_PREFIXES = ("expire:", "organize:")
 
 
 def archived_moves(store: Store, batch_prefix: str) -> list[MoveRecord]:
@@ -74,6 +129,19 @@ def archived_moves(store: Store, batch_prefix: str) -> list[MoveRecord]:
         (_like_prefix(batch_prefix),),
     ).fetchall()
     return [MoveRecord(*r) for r in rows]
+
+
+def returned_since(store: Store, batch_prefix: str, since: float) -> list[tuple[str, float]]:
+    """(where it is now, when) of each file a live move of a ``batch_prefix`` batch took away
+    and a later move (an undo, or a move of its own) brought back at or after ``since``."""
+    rows = store.conn.execute(
+        "SELECT b.dst, MAX(b.finished) FROM moves a JOIN moves b "
+        "ON b.undo_of = a.id OR (b.undo_of IS NULL AND b.src = a.dst AND b.id > a.id) "
+        "WHERE a.op = 'move' AND a.undo_of IS NULL AND a.batch LIKE ? ESCAPE '\\' "
+        "AND b.op = 'move' AND b.state = 'done' AND b.finished >= ? GROUP BY b.dst",
+        (_like_prefix(batch_prefix), since),
+    ).fetchall()
+    return [(dst, finished) for dst, finished in rows if dst]
 
 
 def superseded_by(store: Store, move_id: int) -> MoveRecord | None:
@@ -155,11 +223,6 @@ def journal_runs(store: Store, since: float, limit: int = 20) -> list[JournalRun
     return [
         JournalRun(b, float(t), tuple(entries[b]), tuple(restored[b])) for b, t in batches
     ]
-
-
-def _command_of(batch: str) -> str:
-    """The command whose run a journal batch is (``expire:2026-11:…`` → ``expire``)."""
-    return batch.split(":", 1)[0]
 
 
 class JournalLookups:
@@ -273,22 +336,13 @@ class JournalLookups:
         ).fetchall()
         return [MoveRecord(*r) for r in rows]
 
-    def last_batch(self, prefix: str = "") -> str | None:
-        """The batch of the newest done (not undone) move or copy, optionally by prefix."""
+    def last_batch(self) -> str | None:
+        """The batch of the newest done (not undone) move or copy."""
         row = self.store.conn.execute(
             "SELECT batch FROM moves WHERE op IN ('move', 'copy') AND state = 'done' "
-            "AND undo_of IS NULL AND batch LIKE ? ORDER BY id DESC LIMIT 1",
-            (prefix.replace("%", r"\%") + "%",),
+            "AND undo_of IS NULL ORDER BY id DESC LIMIT 1"
         ).fetchone()
         return row[0] if row else None
-
-    def last_restore(self) -> MoveRecord | None:
-        """The newest undo a person made (``memoryd restore``: batches ``undo:…``)."""
-        row = self.store.conn.execute(
-            f"SELECT {_COLUMNS} FROM moves WHERE undo_of IS NOT NULL AND state = 'done' "
-            "AND batch LIKE 'undo:%' ORDER BY id DESC LIMIT 1"
-        ).fetchone()
-        return MoveRecord(*row) if row else None
 
     def batch_entries(self, batch: str) -> list[MoveRecord]:
         rows = self.store.conn.execute(

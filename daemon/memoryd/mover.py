@@ -97,40 +97,19 @@ from .move_files import (
     _unlink_durably,
     fingerprint,
     make_folders,
-    read_regular_file,
     sha256_file,
 )
 from .move_journal import (
-    AWAY_PREFIXES,
     JournalLookups,
     MoveRecord,
-    _command_of,
-    archived_moves,
-    moved_sources,
+    command_of,
     superseded_by,
-    undo_destinations_since,
+    undo_batch,
 )
 from .store import Store
 
 if TYPE_CHECKING:
     from .config import Paths
-
-# What importers have always found here (the journal's reading and the file primitives
-# live in memoryd.move_journal and memoryd.move_files).
-__all__ = [
-    "AWAY_PREFIXES",
-    "MoveError",
-    "MoveRecord",
-    "Mover",
-    "archived_moves",
-    "fingerprint",
-    "moved_sources",
-    "mover_for",
-    "read_regular_file",
-    "sha256_file",
-    "superseded_by",
-    "undo_destinations_since",
-]
 
 
 class _AsideTaken(MoveError):
@@ -654,7 +633,7 @@ class Mover(JournalLookups):
                 raise MoveError(
                     f"journal entry #{move_id} is {rec.state}, not done; nothing to undo"
                 )
-            label = batch or f"undo:{rec.batch}"
+            label = batch or undo_batch(rec.batch)
             if rec.op == "move":
                 assert rec.dst is not None
                 later = superseded_by(self.store, rec.id)
@@ -663,7 +642,7 @@ class Mover(JournalLookups):
                     # under the same name): this entry's undo would move another row's file.
                     raise MoveError(
                         f"{rec.dst}: moved on since (journal entry #{later.id}, "
-                        f"{_command_of(later.batch)}); journal entry #{rec.id} has nothing "
+                        f"{command_of(later.batch)}); journal entry #{rec.id} has nothing "
                         "left to undo"
                     )
                 return self._move_locked(

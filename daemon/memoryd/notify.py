@@ -1,4 +1,4 @@
-"""Telegram notifications of job summaries (seed 000 sends the janitor's report there).
+"""Telegram notifications of job summaries (the janitor's report among them).
 
 Optional and harmless: :func:`notify` never raises, so a network failure, a bad
 token or a missing chat can never fail the job that wanted to report. Settings

@@ -31,7 +31,7 @@ Rules that keep it safe:
   written late (an assistant message is stamped when it starts, written when it ends), and
   calls already looked at are skipped.
 
-A path read is a request too (issue 28): a ``memory_get`` naming the original path of a
+A path read is a request too: a ``memory_get`` naming the original path of a
 file expire archived, with nothing at that path now, brings that file back
 (:meth:`RestoreOnDemand.restore_read`). The OpenClaw plugin asks for it *before* the read
 (``memoryd on-read PATH``), so that very call returns the text; the daemon learns it from the
@@ -42,8 +42,12 @@ sources by exact, lexical equality (never a name outside the agent's workspace, 
 symlink followed to find it).
 
 Every outcome is one JSON log line (``restore.on_demand`` / ``restore.on_demand_conflict``),
-a counter, an entry of :data:`RECENT_META` (what ``memoryd status`` and the next expire
-notification show) and a notification.
+a counter, an entry of :data:`memoryd.ondemand_outcomes.RECENT_META` (what ``memoryd status``
+and the next expire notification show) and a notification.
+
+(Over 600 lines, as one job: :class:`RestoreOnDemand`'s steps share the checkpoint, the
+floor and the mover's lock, and the pure rules above it are that class's alone; what others
+read of its outcomes is :mod:`memoryd.ondemand_outcomes`.)
 """
 
 from __future__ import annotations
@@ -54,21 +58,24 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import Config, Paths
+from .move_journal import EXPIRE_BATCH, restore_on_demand_batch
+from .ondemand_outcomes import (
+    READ_TRIGGER,
+    RECENT_META,
+    notification_text,
+    outcome_words,
+    push_recent,
+    recent_events,
+)
 from .store import Store
-from .workspace import relative_to_workspace
 
 if TYPE_CHECKING:
     from .mover import Mover
 
 CHECKPOINT_META = "restore.checkpoint"  # transcript time of the newest search looked at
 FLOOR_META = "restore.floor"  # searches stamped at or before this are history, never requests
-RECENT_META = "restore.recent"  # JSON list of the latest outcomes, newest last
-RECENT_KEEP = 20
 SLACK_SECONDS = 600.0
 MAX_TEXT_BYTES = 256 * 1024  # of an archived file's text, scored (notes are far smaller)
-ARCHIVE_BATCH_PREFIX = "expire:"
-RESTORE_BATCH_PREFIX = "restore-on-demand:"  # + a nanosecond stamp: one batch a restore
-READ_TRIGGER = "read"  # an event's ``trigger`` when a path read asked for it (else "search")
 READ_LOG_NOTE = "restored on demand: read"  # the log line's words for such a restore
 SEARCH_LOG_NOTE = "restored on demand: search"  # and for a search's
 OPENING_CHARS = 600  # of a note a search brought back, handed to the agent in that call
@@ -163,79 +170,6 @@ def opening_of(text: str, limit: int = OPENING_CHARS) -> str:
     return (cut[:at] if at >= limit // 2 else cut).rstrip() + "\n…"
 
 
-def push_recent(recorded: str | None, event: Mapping[str, Any], keep: int = RECENT_KEEP) -> str:
-    """The :data:`RECENT_META` value with ``event`` appended (the oldest dropped)."""
-    import json
-
-    events = parse_recent(recorded)
-    events.append(dict(event))
-    return json.dumps(events[-keep:], ensure_ascii=False)
-
-
-def parse_recent(recorded: str | None) -> list[dict[str, Any]]:
-    """The recorded outcomes (a damaged value reads as none)."""
-    if not recorded:
-        return []
-    import json  # (here: ``status`` on an install with no restore yet never loads it)
-
-    try:
-        doc = json.loads(recorded)
-    except ValueError:
-        return []
-    return [e for e in doc if isinstance(e, dict)] if isinstance(doc, list) else []
-
-
-def recent_events(store: Store) -> list[dict[str, Any]]:
-    """The latest restore-on-demand outcomes, oldest first (for status and notifications)."""
-    return parse_recent(store.get_meta(RECENT_META))
-
-
-# What each outcome means, in the words of status, notifications and the expire report.
-OUTCOME_WORDS = {
-    "restored": "restored",
-    "conflict": "left alone (a file exists at that path again)",
-    "changed": "left alone (the archived copy was edited since it was archived)",
-    "failed": "could not be restored",
-}
-
-
-def outcome_words(outcome: str | None) -> str:
-    """How ``status`` and the expire notification name an outcome."""
-    return OUTCOME_WORDS.get(outcome or "", str(outcome))
-
-
-def asked_words(event: Mapping[str, Any]) -> str:
-    """What asked for a restore, as status and the expire report say it."""
-    if event.get("trigger") == READ_TRIGGER:
-        return "a read of its path"
-    return f"search “{event.get('query')}”"
-
-
-def notification_text(event: Mapping[str, Any]) -> str:
-    """The one message a restore (or a refused one) sends."""
-    if event["outcome"] == "restored" and event.get("trigger") == READ_TRIGGER:
-        return (
-            f"memoryd restored {event['path']} from the archive: the agent read that path "
-            "(memory_get), so it came back before the read."
-        )
-    if event["outcome"] == "restored":
-        return (
-            f"memoryd restored {event['path']} from the archive: a search for "
-            f"“{event['query']}” asked for it (score {event['score']:.2f})."
-        )
-    why = {
-        "conflict": "a file exists at that path again. Both are left as they are.",
-        "changed": (
-            "it was edited in the archive since memoryd archived it, so it stays there; "
-            f"`memoryd restore {event['path']}` brings it back by hand."
-        ),
-    }.get(event["outcome"], f"{event.get('error', 'it could not be moved')}.")
-    return (
-        f"memoryd did NOT restore {event['path']}: a search for “{event['query']}” asked for "
-        f"the archived copy ({event['archived']}), but {why}"
-    )
-
-
 # --------------------------------------------------------------------------- shell
 
 
@@ -259,11 +193,11 @@ def ignore_until(store: Store, now: float) -> None:
 
 def archived_files(store: Store) -> list[Archived]:
     """Done archive moves of expire that were not undone and whose archived copy is there."""
-    from .mover import archived_moves
+    from .move_journal import archived_moves
 
     return [
         Archived(m.id, m.src, m.dst, m.created if m.finished is None else m.finished, m.sha256)
-        for m in archived_moves(store, ARCHIVE_BATCH_PREFIX)
+        for m in archived_moves(store, EXPIRE_BATCH)
         if m.dst and os.path.lexists(m.dst)
     ]
 
@@ -293,11 +227,8 @@ class RestoreOnDemand:
 
     def _rel(self, path: str) -> str:
         """``path`` relative to the workspace it is in, as status and notifications show it."""
-        for agent in self.paths.agents:
-            rel = relative_to_workspace(agent.workspace, path)
-            if rel is not None:
-                return rel
-        return path
+        owner = self.paths.owner_of(path)
+        return owner[1] if owner else path
 
     def _present_texts(self, agent: str) -> dict[str, str]:
         """The memory files in ``agent``'s workspace now (path → text as scored): an
@@ -328,7 +259,7 @@ class RestoreOnDemand:
         Remembered by (mtime, size): the same archive is scored for every new search.
         """
         from .fsutil import read_note
-        from .mover import MoveError
+        from .move_files import MoveError
 
         try:
             st = os.lstat(a.dst)
@@ -604,7 +535,7 @@ class RestoreOnDemand:
         that was said before, or when another process (a recall, ``memoryd restore``) brought
         the note back meanwhile."""
         from . import faults
-        from .mover import MoveError
+        from .move_files import MoveError
 
         rel, archived_rel = self._rel(a.src), self._rel(a.dst)
         event: dict[str, Any] = {
@@ -626,7 +557,7 @@ class RestoreOnDemand:
         if left_alone is None:
             try:
                 undo_id = mover.undo(
-                    a.move_id, batch=f"{RESTORE_BATCH_PREFIX}{time.time_ns()}", unchanged=True
+                    a.move_id, batch=restore_on_demand_batch(), unchanged=True
                 )
             except (MoveError, OSError) as exc:
                 if not self._live(store, a):
@@ -674,7 +605,7 @@ class RestoreOnDemand:
     def _live(store: Store, a: Archived) -> bool:
         """Whether ``a``'s journal entry still holds the note in the archive (no recall, hand
         restore or re-archive moved it on since the archive was listed)."""
-        from .mover import superseded_by
+        from .move_journal import superseded_by
 
         row = store.conn.execute("SELECT state FROM moves WHERE id = ?", (a.move_id,)).fetchone()
         return row is not None and row[0] == "done" and superseded_by(store, a.move_id) is None
@@ -690,7 +621,7 @@ class RestoreOnDemand:
     @staticmethod
     def _unchanged(a: Archived) -> bool:
         """Whether the archived copy still holds the bytes memoryd archived."""
-        from .mover import MoveError, sha256_file
+        from .move_files import MoveError, sha256_file
 
         try:
             return a.sha256 is not None and sha256_file(a.dst)[0] == a.sha256

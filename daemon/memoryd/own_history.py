@@ -24,20 +24,19 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-DEFAULT_EXPIRE_CRON = "0 4 1 * *"
-
 
 def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
     """Every fire time of the cron ``expr`` in ``tz`` within [start, end] (epoch seconds).
 
-    ``"off"`` (the job is switched off) replays the default expire cron. Read with
+    ``"off"`` (the job is switched off) replays the default expire schedule. Read with
     :mod:`memoryd.timerules`, the parser configuration validation and ``status`` use, which a
     property test holds to the APScheduler trigger the daemon fires with.
     """
+    from .config import ScheduleConfig
     from .timerules import next_fire, parse, schedule_is_off
 
     if not expr.strip() or schedule_is_off(expr):
-        expr = DEFAULT_EXPIRE_CRON
+        expr = ScheduleConfig().expire
     spec = parse(expr)
     out: list[float] = []
     t = start
@@ -50,13 +49,12 @@ def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
 def archived_files(paths: Any, store: Any) -> list[tuple[str, Path]]:
     """(original workspace-relative path, where it is now) of each file expire archived
     that is still in the archive (the journal says where it came from)."""
-    from .mover import archived_moves
-    from .ondemand import ARCHIVE_BATCH_PREFIX
+    from .move_journal import EXPIRE_BATCH, archived_moves
     from .workspace import relative_to_workspace
 
     ws = paths.workspace
     out: dict[str, Path] = {}
-    for move in archived_moves(store, ARCHIVE_BATCH_PREFIX):
+    for move in archived_moves(store, EXPIRE_BATCH):
         src, dst = move.src, move.dst
         key = relative_to_workspace(ws, src)
         if key is not None and dst and os.path.isfile(dst) and not os.path.islink(dst):
@@ -76,9 +74,7 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
 
     ws = paths.workspace
     tz = schedule_timezone(cfg)
-    agents = None
-    if len({a.workspace for a in paths.agents}) > 1:
-        agents = [a.id for a in paths.agents if a.workspace == ws]
+    agents = paths.agents_counted(ws)
     present = {
         f.rel: (f.size, f.mtime)
         for f in list_memory_files(ws, archive_excludes(ws, cfg.archive.dir))

@@ -3,7 +3,7 @@
 The plugin starts every command it runs with ``MEMORYD_PLUGIN_CALLER`` set to a small JSON
 object (the gateway's process id and the plugin folder it was loaded from). memoryd notes
 the call in its state folder, so that ``status`` can say whether the plugin is loaded in a
-gateway that still runs, and when it was last seen, not only that it is installed (issue 29).
+gateway that still runs, and when it was last seen, not only that it is installed.
 
 The variable is data from another program: parsed strictly, never used to reach a file,
 and a note that cannot be written (a read-only state folder) is skipped, never an error.

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import uuid
 from itertools import starmap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from . import clock
 from .fsutil import read_regular
 from .move_files import MoveError
+from .move_journal import retire_batch, undo_batch
 from .policy.retire_plan import (
     RetirePlan,
     Use,
@@ -159,7 +159,7 @@ def run(
     applied: list[dict[str, Any]] = []
     changed: list[dict[str, str]] = []
     skipped: list[dict[str, str]] = []
-    batch = f"retire:{clock.iso(now)}:{uuid.uuid4().hex[:8]}" if retirer is not None else None
+    batch = retire_batch(now) if retirer is not None else None
     for rel in only if only is not None else _targets(cfg, ws):
         if rel != MEMORY and cfg.retire.note_max_chars <= 0:
             skipped.append({"path": rel, "why": "retire.note_max_chars = 0: only MEMORY.md"})
@@ -298,7 +298,7 @@ def undo_run(retirer: Retirer, batch: str) -> tuple[list[dict[str, Any]], list[d
                 archive,
                 old_archive,
                 new_archive,
-                batch=f"undo:{row.batch}",
+                batch=undo_batch(row.batch),
                 sections=info,
                 undo_of=row.id,
             )

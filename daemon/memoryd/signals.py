@@ -24,6 +24,9 @@ already in memory.
 * trend: fast (3-day) and slow (21-day) exponentially weighted hit rates, in hits
   a day. ``dormant`` without a hit in 14 days; else ``rising`` when fast ≥ 1.5 ×
   slow, ``cooling`` when fast ≤ 0.5 × slow, ``steady`` in between.
+
+(Over 600 lines as one job: the formulas above and :class:`Snapshot`, the one read of the
+database every policy, report and ``explain`` decides on, change together.)
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from typing import Any, NamedTuple
 
 from .config import Config, Paths, schedule_timezone
 from .fsutil import read_note
-from .hit_counts import CLOCK_SKEW, HitTally, hit_counts
+from .hit_counts import CLOCK_SKEW, HitTally, hit_counts, hits_since
 from .kept_strength import strengths_kept
 from .pathmatch import attributed_tallies, attribution_for, canonical_rows, merged_hits
 from .store import Store
@@ -432,9 +435,7 @@ def recent_queries(
     since, upper = now - days * DAY, now + CLOCK_SKEW
     if since > now:
         return []  # (a hit counts at ``now`` at the latest: none is that recent)
-    (in_window,) = conn.execute(
-        "SELECT COUNT(*) FROM hits WHERE ts >= ? AND ts <= ?", (since, upper)
-    ).fetchone()
+    in_window = hits_since(conn, since, upper)
     if not in_window:
         return []
     (highest,) = conn.execute("SELECT MAX(id) FROM hits").fetchone()  # ~ the rows, at once
@@ -502,10 +503,7 @@ class Snapshot:
             ws, archive_excludes(ws, cfg.archive.dir), self.skipped_names
         )
         report_skipped_names(self.skipped_names)
-        # Hits of agents whose memory lives in another workspace are not this one's.
-        self.agents: list[str] | None = None
-        if len({a.workspace for a in paths.agents}) > 1:
-            self.agents = [a.id for a in paths.agents if a.workspace == ws]
+        self.agents = paths.agents_counted(ws)
         windows = count_windows((cfg.expire.window_days, cfg.score.recent_access_days))
         tallies = hit_counts(store.conn, now, windows, self.agents)
         marked, promoted = store.marks("marked"), store.marks("promoted")
@@ -677,7 +675,7 @@ def with_first_seen(
     signals: list[FileSignals], seen: Mapping[str, float], baseline: float | None, now: float
 ) -> list[FileSignals]:
     """``signals`` with each age counted from the later of the file's own date and the
-    moment memoryd first listed it (issue 28: an import of old notes is new). Pure.
+    moment memoryd first listed it (an import of old notes is new). Pure.
 
     Before any baseline nothing changes; a file listed at the baseline keeps its own date
     (memoryd was not there before it); one not listed yet is seen ``now``."""

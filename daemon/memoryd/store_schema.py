@@ -118,7 +118,7 @@ MIGRATIONS: dict[int, str] = {
     CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
     """,
     2: """
-    -- The tier store (seed 004): one row per note, keyed by its file name (the
+    -- The tier store: one row per note, keyed by its file name (the
     -- tier-independent part of its hit key tiers/<name>). tier is where the note's
     -- original is (hot, warm, forgotten; gist when only its summary is left;
     -- deleted / missing afterwards); entered is when it got there.
@@ -212,7 +212,7 @@ MIGRATIONS: dict[int, str] = {
     CREATE INDEX IF NOT EXISTS transcript_db_gone_by_time ON transcript_db_gone(source_id, gone_at);
     """,
     9: """
-    -- When expire first listed each memory file (issue 28): a note's age counts from the
+    -- When expire first listed each memory file: a note's age counts from the
     -- later of its own date and this, so an import of old notes is new. The files listed
     -- at the first run after this migration are the baseline (meta 'files.seen_since'):
     -- their age stays their own.
@@ -222,7 +222,7 @@ MIGRATIONS: dict[int, str] = {
     ) WITHOUT ROWID;
     """,
     10: """
-    -- Each hit's strength kept with it (issue 32): strong_from is when the hit became strong
+    -- Each hit's strength kept with it: strong_from is when the hit became strong
     -- (memoryd.strength.strong_flags: a get, or a search result ranked first or of unknown
     -- rank, at its own time; another result at the first read of it after it, a get of the
     -- file by the same agent in the same session; NULL: not strong). A hit is strong as

@@ -22,8 +22,14 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memoryd.policy import harm as hm
+    from memoryd.policy import replay as rp
 
 DAY = 86400.0
 
@@ -393,3 +399,32 @@ def write_history(h: History, workspace: object, db: object, upto: float | None 
             "VALUES (?, ?, ?, ?, ?, 1)",
             list(calls.values()),
         )
+
+
+def generated_need_events(
+    needs: Mapping[str, Sequence[float]],
+    calls: Sequence[rp.Call],
+    hits: Iterable[rp.ReplayHit],
+) -> list[hm.NeedEvent]:
+    """The need events of a generated history (for :func:`memoryd.policy.harm.harm`): each
+    need is a search written for it (a call whose ``needed`` is the note, at that time), a
+    ``memory_get`` of the note at that time, or neither (``other``)."""
+    from memoryd.policy import harm as hm
+
+    searches = {(c.needed, c.ts): i for i, c in enumerate(calls) if c.needed is not None}
+    gets: dict[str, set[float]] = {}
+    for h in hits:
+        if h.kind == "get":
+            gets.setdefault(h.path, set()).add(h.ts)
+    out = []
+    for path, times in needs.items():
+        for ts in times:
+            i = searches.get((path, ts))
+            if i is not None:
+                out.append(hm.NeedEvent(path, ts, hm.SEARCH, i))
+            elif ts in gets.get(path, ()):
+                out.append(hm.NeedEvent(path, ts, hm.READ))
+            else:
+                out.append(hm.NeedEvent(path, ts, hm.OTHER))
+    out.sort(key=lambda e: (e.ts, e.path))
+    return out

@@ -79,7 +79,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
 
     learned = learned_policy(cfg, ctx.paths, store, now)
     source = chance_source(cfg, learned)
-    shown_as = chance_shown(cfg, learned)  # a percent, a band or "uncertain" (issue 28)
+    shown_as = chance_shown(cfg, learned)  # a percent, a band or "uncertain"
     policy_alone = decision_of(cfg, snap, rel, learned)  # (its hits read once, for both)
     exp = planned_decision_of(cfg, snap, rel, policy_alone, learned)
     own = policy_alone if exp.rule in PRUNE_RULES else None
@@ -297,7 +297,7 @@ LOW_CHANCE = 0.2  # a chance below this, with that many hits, is explained in pl
 def low_chance_words(
     exp: Any, sig: Any, strength: dict[str, Any], source: str | None
 ) -> str | None:
-    """Why a note with many past hits gets a low chance, in plain words (issue 28); None when
+    """Why a note with many past hits gets a low chance, in plain words; None when
     the chance is not low, or the hits are few (nothing to explain). Pure.
 
     The chance (``likely``) follows *when and how* a note was used (silence since its last

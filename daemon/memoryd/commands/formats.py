@@ -28,7 +28,7 @@ def json_dumps(doc: Any) -> str:
     The standard library's encoder writes plain documents (dicts, lists, strings, numbers)
     the way orjson does, and importing it costs a read command a fraction of what
     importing orjson does (which loads uuid, dataclasses and inspect for its type checks).
-    What it refuses, NaN or a type of its own, is orjson's to write, as before.
+    What it refuses, NaN or a type of its own, is orjson's to write.
     """
     import json
 

@@ -1,7 +1,7 @@
-"""``memoryd plugin install | uninstall``: memoryd's plugin in the user's OpenClaw (issue 21).
+"""``memoryd plugin install | uninstall``: memoryd's plugin in the user's OpenClaw.
 
 The plugin (``memoryd/openclaw_plugin/``, shipped inside the Python package) is copied to
-``<memoryd state>/openclaw-plugin/`` (issue 29: outside any virtualenv, so that recreating or
+``<memoryd state>/openclaw-plugin/`` (outside any virtualenv, so that recreating or
 moving the venv leaves OpenClaw a plugin to load; its ``installed.json`` names the memoryd
 that installed it, and ``status`` compares the copy with this memoryd's plugin: an upgrade
 says "run `memoryd plugin install`"), then registered by OpenClaw's own commands, never by
@@ -56,7 +56,7 @@ BEFORE_NAME = "openclaw.json.before-plugin"
 # One `openclaw` command: a few seconds, but seen past 180 s on a loaded 2-core machine.
 OPENCLAW_TIMEOUT = 600.0
 # What memoryd_recall adds to every model request, by memoryd's `plugin.recall_tool`, in the
-# real OpenClaw 2026.9.6 (the live check measures it: docs/benchmarks.md, issue 35).
+# real OpenClaw 2026.9.6 (the live check measures it: docs/benchmarks.md).
 RECALL_COST = {
     "deferred": "one line of Tool Search's directory, 190 characters a request "
     "(its schema and a prompt line, 378, with Tool Search off)",

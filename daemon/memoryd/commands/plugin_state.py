@@ -1,4 +1,4 @@
-"""Where memoryd's OpenClaw plugin lives and what ``status`` says of it (issue 29).
+"""Where memoryd's OpenClaw plugin lives and what ``status`` says of it.
 
 Apart from ``commands.plugin`` (which installs) so that ``status`` can read it without the
 installer, and neither imports the other's command.
@@ -33,7 +33,7 @@ STAMP_NAME = "installed.json"  # in the copy: who installed it, from what
 
 
 def installed_copy(memoryd_dir: Path) -> Path:
-    """The plugin folder OpenClaw loads (issue 29): memoryd's own copy in its state folder,
+    """The plugin folder OpenClaw loads: memoryd's own copy in its state folder,
     outside any virtualenv, so that recreating or moving the venv leaves it in place."""
     return memoryd_dir / COPY_NAME
 

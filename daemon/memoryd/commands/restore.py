@@ -23,12 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock, faults
+from ..move_journal import command_of, undo_batch
 from ..workspace import relative_to_workspace
 from .common import emit, to_relpath
 from .context import Context, UsageError
 
 if TYPE_CHECKING:
-    from ..mover import Mover, MoveRecord
+    from ..move_journal import MoveRecord
+    from ..mover import Mover
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -130,7 +132,7 @@ def _hook_agent(args: argparse.Namespace, ctx: Context) -> tuple[str, bool]:
 
 
 def cmd_on_search(args: argparse.Namespace, ctx: Context) -> int:
-    """Restore on demand for one search (issue 28): what a ``before_tool_call`` hook of a
+    """Restore on demand for one search: what a ``before_tool_call`` hook of a
     ``memory_search`` asks before the search runs. The query is the model's: only scored
     against the archived and the workspace's notes. Exit 1 only when a move failed."""
     from ..ondemand import RestoreOnDemand
@@ -157,7 +159,7 @@ def cmd_on_search(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_on_read(args: argparse.Namespace, ctx: Context) -> int:
-    """Restore on demand for one read (issue 28): what a ``before_tool_call`` hook of a
+    """Restore on demand for one read: what a ``before_tool_call`` hook of a
     ``memory_get`` asks, so the read that follows returns the note. ``PATH`` is the agent's
     (a model's) and only ever compared with the journal; exit 1 only when a move failed."""
     from ..ondemand import RestoreOnDemand
@@ -189,7 +191,9 @@ _BROUGHT_BY = {
 
 
 def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
-    from ..mover import MoveError, mover_for, superseded_by
+    from ..move_files import MoveError
+    from ..move_journal import superseded_by
+    from ..mover import mover_for
 
     if sum(map(bool, (args.paths, args.last, args.all))) != 1:
         raise UsageError("give PATH..., --all or --last (one of them)")
@@ -243,7 +247,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
                 mover.delete(
                     rec.src,
                     reason=f"summary taken back (undo #{rec.id})",
-                    batch=f"undo:{rec.batch}",
+                    batch=undo_batch(rec.batch),
                     expect_sha256=rec.sha256,
                 )
             except (MoveError, OSError) as exc:
@@ -281,10 +285,9 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
                 if rec.state == "done" and rec.op in ("move", "copy") and rec.undo_of is None:
                     undo(rec, rel(rec.src) or rec.src)
     elif args.all:
-        from ..mover import archived_moves
-        from ..ondemand import ARCHIVE_BATCH_PREFIX
+        from ..move_journal import EXPIRE_BATCH, archived_moves
 
-        for rec in archived_moves(store, ARCHIVE_BATCH_PREFIX):
+        for rec in archived_moves(store, EXPIRE_BATCH):
             if rec.dst is not None and Path(rec.dst).exists():
                 undo(rec, rel(rec.src) or rec.src)
     else:
@@ -458,7 +461,7 @@ def _back_already(
     it away again (a later organize, a re-archive): it is not back, and the message names
     the place ``memoryd restore`` brings it back from."""
 
-    from ..mover import AWAY_PREFIXES
+    from ..move_journal import AWAY_PREFIXES
 
     found = mover.where_now(path)
     if found is None:
@@ -489,7 +492,7 @@ def _not_past(mover: Mover, newest: str, older: str | None) -> str:
     undone_at = mover.undone_at(newest)
     when = f" (at {clock.iso(undone_at)})" if undone_at is not None else ""
     said = (
-        f"the last restore{when} already undid {_command_of(newest)}, the last run that moved files"
+        f"the last restore{when} already undid {command_of(newest)}, the last run that moved files"
     )
     if older is None:
         return f"{said}; no older move is left to undo"
@@ -498,11 +501,6 @@ def _not_past(mover: Mover, newest: str, older: str | None) -> str:
         f"{said}; --last does not reach back to the {run['command']} run of {run['at']} "
         f"({run['files']} files): `memoryd restore PATH` undoes an older move"
     )
-
-
-def _command_of(batch: str) -> str:
-    """The command whose run a journal batch is (``expire:2026-11:…`` → ``expire``)."""
-    return batch.split(":", 1)[0]
 
 
 def _run_of(batch: str, entries: list[Any]) -> dict[str, Any]:
@@ -514,7 +512,7 @@ def _run_of(batch: str, entries: list[Any]) -> dict[str, Any]:
     ]
     started = min((rec.created for rec in undoable), default=None)
     return {
-        "command": _command_of(batch),
+        "command": command_of(batch),
         "batch": batch,
         "at": clock.iso(started) if started is not None else None,
         "files": len(undoable),

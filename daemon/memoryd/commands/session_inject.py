@@ -1,7 +1,7 @@
 """``memoryd inject --session --json``: the OpenClaw plugin's call, on a short path.
 
 The plugin runs this when a session's first turn finds its cached answer stale (a hot note,
-a bootstrap file or a configuration changed), and that turn waits for it (issue 21: at most
+a bootstrap file or a configuration changed), and that turn waits for it (at most
 150 ms p95 added to a turn). The full command line costs what this command does not need:
 argparse with its help formatters, the state database module (``sqlite3``), the other
 commands. So :func:`memoryd.command` hands exactly this command's argument shapes here
@@ -75,7 +75,7 @@ def parse_session_args(argv: Sequence[str]) -> dict[str, Any] | None:
 def session_rules(
     ctx: Any, agent_id: str | None
 ) -> tuple[int, Callable[[str], bool], dict[str, Any]]:
-    """The budget, the skip rule and their figures for ``inject --session`` (issue 21)."""
+    """The budget, the skip rule and their figures for ``inject --session``."""
     from ..bootstrap import (
         BOOTSTRAP_FILES,
         already_in,

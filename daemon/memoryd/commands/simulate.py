@@ -201,7 +201,7 @@ def _calibration_now(
     return None
 
 
-# --------------------------------------------------------------------------- harm (issue 28)
+# --------------------------------------------------------------------------- harm
 
 
 def harm_documents(
@@ -211,7 +211,7 @@ def harm_documents(
     every strong hit of an archived note replayed as a need, by path read, restore on
     demand and recall, against the archive as it stood; with the plugin and without it."""
     from ..policy import harm as hm
-    from ..tierstore.recall import archive_recall_picks
+    from ..tierstore.search import archive_recall_picks
 
     events = hm.install_need_events(data["hits"], data["calls"])
     out = []

@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
+from ..hit_counts import hits_since
 from ..results import counted
 from .context import Context
 from .formats import human_bytes, json_dumps
@@ -145,7 +146,7 @@ def _scan_failing(note: dict[str, Any], pid: int | None) -> dict[str, Any] | Non
 
 def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
     """The scheduled expire's rails and restore on demand, as ``status`` shows them."""
-    from ..ondemand import recent_events
+    from ..ondemand_outcomes import recent_events
     from ..policy import rails
 
     recorded = None
@@ -195,7 +196,7 @@ def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
 def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
     """The tier store's notes, the promotion candidates waiting, and memoryd's archive.
 
-    What the OpenClaw plugin's ``/memoryd`` says in a chat (issue 21), read without writing:
+    What the OpenClaw plugin's ``/memoryd`` says in a chat, read without writing:
     the tiers are counted from the folders, the candidates come from the last promote
     report (the job that nominates them writes it), the archive from the journal.
     """
@@ -248,11 +249,10 @@ def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
                                      "promoted": int(row[3] or 0)}  # fmt: skip
     archive: dict[str, Any] = {"files": 0, "bytes": 0}
     if store is not None:
-        # ondemand.archived_files' rule; the journal is read by the mover alone.
-        from ..mover import archived_moves
+        from ..move_journal import EXPIRE_BATCH, archived_moves
 
         try:
-            rows = [(move.dst,) for move in archived_moves(store, "expire:")]
+            rows = [(move.dst,) for move in archived_moves(store, EXPIRE_BATCH)]
         except sqlite3.Error:
             rows = []
         for (dst,) in rows:
@@ -285,7 +285,7 @@ def _chance_status(cfg: Config, recorded: str | None) -> dict[str, Any] | None:
 
 
 def _chance_shown_as(doc: dict[str, Any]) -> str:
-    """How ``expire`` and ``explain`` show a chance now (issue 28): as a percent where the
+    """How ``expire`` and ``explain`` show a chance now: as a percent where the
     user's calibration holds at the past runs, else a band or "uncertain", and why."""
     from ..policy import chance_shown as cb
 
@@ -322,12 +322,8 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
             "COALESCE(SUM(vanished_at IS NOT NULL), 0) FROM sources"
         ).fetchone()
         doc["sources"] = {"followed": int(followed), "vanished": int(vanished)}
-        # Three index-only counts (hits_by_ts): ranges for the windows, the smallest index
-        # for the total; one SUM over every row costs a full scan at 200 k hits.
-        (hour,) = conn.execute("SELECT COUNT(*) FROM hits WHERE ts >= ?", (now - 3600,)).fetchone()
-        (day,) = conn.execute("SELECT COUNT(*) FROM hits WHERE ts >= ?", (now - 86400,)).fetchone()
-        (total,) = conn.execute("SELECT COUNT(*) FROM hits").fetchone()
-        doc["hits"] = {"last_hour": int(hour), "last_day": int(day), "total": int(total)}
+        hour, day = hits_since(conn, now - 3600), hits_since(conn, now - 86400)
+        doc["hits"] = {"last_hour": hour, "last_day": day, "total": hits_since(conn)}
         counters = store.counters()
         doc["malformed_lines"] = int(counters.get("malformed_lines", 0))
         doc["oversized_lines"] = int(counters.get("oversized_lines", 0))
@@ -392,7 +388,7 @@ def sources_lines(doc: dict[str, Any]) -> list[str]:
 
 
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
-    from ..ondemand import asked_words, outcome_words
+    from ..ondemand_outcomes import asked_words, outcome_words
 
     ctx.exit_at_once = True  # a read: nothing for Python's teardown to finish
     doc = collect_status(ctx)
@@ -470,7 +466,7 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             )
         else:
             ctx.print(f"chance:      {ch.get('text', '')}")
-        if ch.get("shown_as"):  # issue 28: a percent only where it is known to hold
+        if ch.get("shown_as"):  # a percent only where it is known to hold
             ctx.print(f"             {ch['shown_as']}")
     rod = ex["restore_on_demand"]
     if not rod["enabled"]:

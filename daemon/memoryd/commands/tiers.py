@@ -137,7 +137,8 @@ def _not_text(words: list[str]) -> str | None:
 
 
 def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
-    from ..tierstore.recall import normalise_words, recall
+    from ..tierstore.recall import recall
+    from ..tierstore.search import normalise_words
     from .context import UsageError
     from .formats import json_dumps
 

@@ -1,7 +1,7 @@
 """Configuration: one validated TOML schema, plus OpenClaw discovery.
 
 Four modules, one job each, and this package's names are theirs (so ``from memoryd.config
-import Config, resolve_paths`` works as it always did):
+import Config, resolve_paths`` works):
 
 - :mod:`.schema`: the tree of named tuples, one per TOML table, each key a typed field with
   its default and its description;

@@ -51,6 +51,25 @@ class Paths(NamedTuple):
     def reports_dir(self) -> Path:
         return self.memoryd_dir / "reports"
 
+    def owner_of(self, path: str) -> tuple[str, str] | None:
+        """(agent, path relative to its workspace) of an absolute path in an agent's workspace,
+        the first agent's whose workspace holds it; None outside every workspace."""
+        from ..workspace import relative_to_workspace
+
+        for a in self.agents:
+            rel = relative_to_workspace(a.workspace, path)
+            if rel is not None:
+                return a.id, rel
+        return None
+
+    def agents_counted(self, workspace: Path) -> list[str] | None:
+        """The agents whose hits count on ``workspace``'s files: None (all of them) while they
+        share one workspace, else those whose workspace it is (another workspace's agent has
+        notes of its own under the same names)."""
+        if len({a.workspace for a in self.agents}) <= 1:
+            return None
+        return [a.id for a in self.agents if a.workspace == workspace]
+
 
 def _inside(path: Path, folder: Path) -> bool:
     """Whether ``path`` is ``folder`` or below it, by name and by where symlinks lead."""

@@ -2,7 +2,7 @@
 field with its default and its description right below it.
 
 Immutable, and cheap to define: a one-shot command's start-up pays for every class. Adding a
-key means adding one field here (``python -m memoryd.config_reference`` writes
+key means adding one field here (``python tests/support/config_reference.py`` writes
 config/memoryd.toml and docs/configuration.md's table from these fields);
 :mod:`memoryd.config.validation` walks them.
 
@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 # --------------------------------------------------------------------------- schema
 # Each key is one typed field with its default, and its description right below it (an
-# attribute docstring: free at run time, read by ``memoryd.config_reference``, which
+# attribute docstring: free at run time, read by ``tests/support/config_reference.py``, which
 # generates config/memoryd.toml and the key table of docs/configuration.md from it).
 # Descriptions are Markdown; a sentence they end with is printed as it stands.
 

@@ -69,6 +69,7 @@ class Applier:
         count_synthetic: bool,
         extras: dict[str, tuple[str, ...]] | None = None,
         left_out_turns: frozenset[str] = frozenset(),
+        lineage_of: Callable[[str], dict[str, str | None]] = lambda _agent: {},
     ) -> None:
         self.ledger = ledger
         self._workspaces = workspaces
@@ -86,9 +87,9 @@ class Applier:
         # (agent, numbered id) → the time and session of the call kept under the bare id, or None
         self._bare: dict[tuple[str, str], tuple[float | None, str | None] | None] = {}
         # agent → its store's session lineage (session → the one it continues, None: a root;
-        # see _counted_bare), read when asked (set by the read context: ReadContext.lineage),
+        # see _counted_bare), read when asked (the read context's: ReadContext.lineage),
         # and per agent the lineage the roots found so far are of
-        self.lineage_of: Callable[[str], dict[str, str | None]] = lambda _agent: {}
+        self.lineage_of = lineage_of
         self._roots: dict[str, tuple[dict[str, str | None], dict[str, str | None]]] = {}
         # (agent, cell's call id) → its inner calls met in this process, until its result
         self._cells: dict[tuple[str, str], list[str]] = {}

@@ -17,10 +17,11 @@ from typing import Any
 from . import archives, sqlite_source
 from . import sources as src
 from .calls import Calls, written_id
-from .context import ReadContext, emit, is_frame_error
+from .context import ReadContext, emit
 from .ledger_batch import Batch
 from .prescan import NEEDLE, USER_NEEDLE
 from .stats import ScanStats
+from .store_frames import is_frame_error
 from .tailer import Checkpoint
 
 # USER_NEEDLE inside a JSON string: how a cold record's event holds a user message's role.

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from .. import clock
 from ..config import Config, runs_left_out
-from . import sqlite_source, store_frames
+from . import sqlite_source
 from .apply import Applier
 from .calls import Calls
 from .ledger import Ledger
@@ -53,7 +53,6 @@ class ReadContext:
         # Per agent, its store's session lineage, read when the reused-id rule first asks
         # after the store changed (see lineage)
         self._lineages: dict[str, dict[str, str | None]] = {}
-        applier.lineage_of = self.lineage
         self.reported: set[str] = set()  # unknown archive columns / kinds, reported once
         self.malformed_logged = 0  # malformed stored events logged in this scan
         self.now = clock.now()  # (set again at each scan's start: see new_scan)
@@ -79,7 +78,7 @@ class ReadContext:
 
         Only the reused-id rule asks (``Applier._counted_bare``, for a call made before a bare
         row of another session): every window handed to Python at every read of the store
-        cost a read of 20,000 windows 15 ms instead of 4 for the linked ones alone.
+        cost a read several times what the linked ones alone cost (docs/benchmarks.md).
         """
         known = self._lineages.get(agent)
         if known is not None:
@@ -144,14 +143,6 @@ class ReadContext:
             emit("ingest.malformed_event", store=store, session=session_id, seq=seq, reason=why)
         elif self.malformed_logged == _MALFORMED_LOG_MAX + 1:
             emit("ingest.malformed_event", store=store, more="further ones not logged")
-
-
-def is_frame_error(exc: BaseException) -> bool:
-    """A compressed stream that does not decode (as opposed to a fault of our own)."""
-    if isinstance(exc, EOFError):
-        return True
-    zstd = store_frames._ZSTD
-    return zstd is not None and isinstance(exc, zstd.ZstdError)
 
 
 def emit(event: str, *, debug: bool = False, **fields: object) -> None:

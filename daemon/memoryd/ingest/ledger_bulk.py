@@ -36,11 +36,11 @@ class BulkLoad(WriteQueue):
         self.commit_bytes *= BULK_COMMIT_FACTOR
         with self.write(0):
             self.store.drop_hit_indexes()
-            # No strength triggers either (2.5x an insert's cost): the column is filled from
+            # No strength triggers either (docs/benchmarks.md): the column is filled from
             # the whole table at the end, and marked pending meanwhile (kept_strength).
             kept_strength.drop_triggers(self.conn)
             # Until end_bulk: a scan killed meanwhile is resumed in bulk too (else the rest
-            # of a first scan is loaded through the indexes, about 1.5x the CPU per MB).
+            # of a first scan is loaded through the indexes, at more CPU per MB).
             self.store.set_meta(BULK_UNFINISHED_META, "1")
 
     def end_bulk(self, build: bool = True) -> None:
@@ -51,7 +51,7 @@ class BulkLoad(WriteQueue):
         ``build=False``: the load was interrupted (Ctrl-C, a failed commit): the indexes
         stay to build, the mark stays set, and the next scan loads the rest in bulk too
         (building them here, then loading the rest through them, cost a resumed first scan
-        about 1.3x the CPU per MB of one in a go).
+        more CPU per MB than one in a go: docs/benchmarks.md).
         """
         try:
             if build:

@@ -23,8 +23,8 @@ sqlite3.register_adapter(type(None), {}.get)  # type: ignore[arg-type]  # (see a
 
 # Rows a multi-row INSERT carries, largest first; fewer than the smallest go by executemany.
 # One statement for many rows pays Python's per-row bookkeeping and SQLite's statement
-# reset once: the memory-heavy corpus's 25 k hits and 12 k calls, inserted file by file,
-# cost 77 ms instead of 98. 64 rows of 11 values stay under 999, the bound on a statement's
+# reset once (docs/benchmarks.md, "The scanner's constants"). 64 rows of 11 values stay
+# under 999, the bound on a statement's
 # parameters in SQLite builds before 3.32.
 _ROWS_PER_STATEMENT = (64, 16, 4)
 # The source id comes first: bound once a statement (``?1``), not once a row.

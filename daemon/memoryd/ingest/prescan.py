@@ -44,6 +44,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from operator import itemgetter
 from typing import NamedTuple
 
+from ..fsutil import write_all
 from .calls import answers
 from .events import CALL_FIELDS, ParsedLine, ToolCall, ToolResult
 from .parser import parse
@@ -62,8 +63,8 @@ CELL_NEEDLE = b"tool_search_code"
 # lookups after it count. (A line holding "user" otherwise is parsed, and gives nothing.)
 USER_NEEDLE = b'"user"'
 # The helper's share of the backlog's bytes. The parent commits every file while the helper
-# reads on, so the helper reads most. Measured on the 100 MB benchmark corpus: from 0.62 to
-# 0.74 the scan's time barely moves (0.68 was best by a few %); at 0.8 the parent waits.
+# reads on, so the helper reads most; past about 0.8 the parent waits (docs/benchmarks.md,
+# "The scanner's constants").
 HELPER_SHARE = 0.68
 # The helper is worth forking only when another core can run it: at most this much load on
 # the others (the 1-minute average, and what is runnable right now besides this process).
@@ -309,7 +310,7 @@ class Helper:
                 os.close(read_fd)
                 for job in jobs:
                     answer = marshal.dumps(_flatten(job, chunk_bytes, max_line_bytes))
-                    _write_all(write_fd, len(answer).to_bytes(8, "little") + answer)
+                    write_all(write_fd, len(answer).to_bytes(8, "little") + answer)
                 code = 0
             finally:
                 os._exit(code)
@@ -378,12 +379,6 @@ class HelperShare:
 
     def close(self) -> None:
         self._helper.close()
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def _widen_pipe(fd: int) -> None:

@@ -42,7 +42,7 @@ _NEAR_BYTES = 64 << 10
 # At least this many ids still waiting after that (mostly calls never answered, each of which
 # a search of its own follows to the region's end): one search per shared prefix finds them
 # all. It stops at every id of the kind, and costs about what four searches for one id do
-# (measured on the memory-heavy corpus: 3, 4, 5, 6, 13 → 97, 96, 94, 94, 101 ms applying).
+# (docs/benchmarks.md, "The scanner's constants").
 _GROUP_PASS_MIN = 5
 
 

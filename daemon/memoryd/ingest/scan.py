@@ -27,6 +27,11 @@ and the ids of calls of the same session, or the session a successor continues,
 still waiting for an answer that may not name its tool) and parses only those
 lines (a region of a transcript file at a time: :mod:`.region_apply`); everything else is
 skipped without being decoded.
+
+(Over 600 lines as one job: :class:`Scanner` is where every kind of source meets the fault
+barrier and the ledger's commits; each reading job is a module of its own: the regions
+(:mod:`.region_apply`), the forked helper (:mod:`.prescan`), the store (:mod:`.store_reader`),
+the archives (:mod:`.archive_reader`).)
 """
 
 from __future__ import annotations
@@ -168,6 +173,7 @@ class Scanner:
             "dreaming" not in runs_left_out(cfg.openclaw),  # (its `__dreaming_…` queries)
             extras,
             runs_left_out(cfg.openclaw) & TURN_RUNS,
+            lineage_of=lambda agent: self.ctx.lineage(agent),  # (the context below holds it)
         )
         self.ctx = ReadContext(cfg, self.ledger, self.applier, self._synthetic, self._store_path)
         # One reader per kind of source besides transcript files (read here, below).

@@ -406,9 +406,9 @@ def every_row(
     Every row, not only those SQLite finds ``memory_`` or a waiting call's id in: the
     caller decodes the compressed ones and searches all in Python, in seq order (so an
     answer to a call made in the same batch is met in its place). SQLite's ``instr`` on
-    TEXT (character by character) cost more than handing every row over: a schema-22
-    store of the 101 MB benchmark corpus scanned in 0.95 s with it, 0.4 s without; a
-    second query for each batch's size and one for the ids of calls made in it are spared.
+    TEXT (character by character) cost more than handing every row over (docs/benchmarks.md,
+    "The scanner's constants"); a second query for each batch's size and one for the ids of
+    calls made in it are spared.
     The JSON column is read as bytes (a row of invalid UTF-8 must not stop the query)
     with its storage class, so a row of the wrong type is seen as such, not coerced.
 

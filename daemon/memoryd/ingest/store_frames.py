@@ -29,6 +29,13 @@ def zstd_module() -> Any:
     return _ZSTD
 
 
+def is_frame_error(exc: BaseException) -> bool:
+    """A compressed stream that does not decode (as opposed to a fault of our own)."""
+    if isinstance(exc, EOFError):
+        return True
+    return _ZSTD is not None and isinstance(exc, _ZSTD.ZstdError)
+
+
 # zstd's magic number, little-endian, at the start of every regular frame (skippable frames
 # start with 0x184D2A50 to 0x184D2A5F instead).
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -104,8 +111,8 @@ def _bounded(frame: bytes, limit: int) -> bytes:
     rare frame comes here (refused by the one call, or said to be over the limit, empty,
     skippable, or of a bad header), so a context of its own per frame costs nothing that
     shows; feeding ``zstandard``'s stream a few bytes at a time instead (it has no output
-    bound) took a decoder call per byte for a frame's last 256 KiB: 48 ms for a cut frame
-    of a 200 kB event, against 0.3.
+    bound) took a decoder call per byte for a frame's last 256 KiB (docs/benchmarks.md, "The
+    scanner's constants").
     """
     zstd = zstd_module()
     d = zstd.ZstdDecompressor()

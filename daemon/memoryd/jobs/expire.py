@@ -1,4 +1,4 @@
-"""The monthly expire job (seed 000's janitor): apply the plan with the mover.
+"""The monthly expire job: apply the plan with the mover.
 
 The plan (:func:`memoryd.policy.expire_plan.build_plan`) decides every verdict and
 destination; this job performs exactly it. Applying first repairs any unfinished
@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, Paths
-from ..mover import MoveError, Mover, moved_sources, mover_for, undo_destinations_since
+from ..move_files import MoveError
+from ..move_journal import (
+    RESTORE_ON_DEMAND_BATCH,
+    expire_batch,
+    moved_sources,
+    scheduled_expire_prefix,
+    undo_destinations_since,
+)
+from ..mover import Mover, mover_for
 from ..own_history import learned_policy, record_calibration
 from ..policy import rails
 from ..policy.expire_plan import ExpirePlan, PlanItem, build_plan
@@ -216,7 +224,7 @@ def _notify_lines(summary: str, moved: list[Moved], failed: list[Failure]) -> li
 
 def _restores_since_last_run(store: Store) -> list[str]:
     """Lines naming the archived files a search brought back since the last expire run."""
-    from ..ondemand import asked_words, outcome_words, recent_events
+    from ..ondemand_outcomes import asked_words, outcome_words, recent_events
 
     last = store.last_job("expire")
     since = last[2] if last and last[2] is not None else 0.0
@@ -252,7 +260,7 @@ def run(
     if snap.skipped_names:
         with store.transaction():
             store.bump("skipped_names", len(snap.skipped_names))
-    batch = f"expire:{plan.month}:{time.time_ns()}"
+    batch = expire_batch(plan.month)
     moved, failed, summary = _apply(plan, plan.archive, mover, paths.workspace, batch)
     result = ExpireResult(
         summary,
@@ -284,16 +292,11 @@ def _surest_first(snap: Snapshot) -> Callable[[PlanItem], tuple[float, float, fl
     return key
 
 
-SCHEDULED_BATCH = "expire:{month}:scheduled:"  # + a nanosecond stamp; see run_scheduled
-
-
 def _restored_on_demand_since(store: Store, workspace: Path, since: float) -> set[str]:
     """Workspace-relative paths restore on demand brought back at or after ``since``."""
-    from ..ondemand import RESTORE_BATCH_PREFIX
-
     return {
         rel
-        for dst in undo_destinations_since(store, RESTORE_BATCH_PREFIX, since)
+        for dst in undo_destinations_since(store, RESTORE_ON_DEMAND_BATCH, since)
         if (rel := relative_to_workspace(workspace, dst)) is not None
     }
 
@@ -336,7 +339,7 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
     mover = mover_for(store, paths)
     repaired = mover.repair()
     snap, plan = _planned(cfg, paths, store, now)
-    moved_before = moved_sources(store, SCHEDULED_BATCH.format(month=plan.month))
+    moved_before = moved_sources(store, scheduled_expire_prefix(plan.month))
     already = len(moved_before)
     # The files taking part this month: the plan's, and those an earlier run moved out of
     # it. A file moved and restored since is in the plan again: counted once, not twice.
@@ -347,7 +350,7 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
     restored = _restored_on_demand_since(store, snap.workspace, since)
     wanted, spared = rails.spare_restored(plan.archive, restored)
     take, held = rails.cap(wanted, participants, frac, _surest_first(snap), already)
-    batch = SCHEDULED_BATCH.format(month=plan.month) + str(time.time_ns())
+    batch = scheduled_expire_prefix(plan.month) + str(time.time_ns())
     moved, failed, summary = _apply(plan, take, mover, paths.workspace, batch)
     if held:
         summary += (

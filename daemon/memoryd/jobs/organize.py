@@ -1,4 +1,4 @@
-"""The organize job (seed 004's organize.py): layer by mtime, forget, clean up.
+"""The organize job: layer by mtime, forget, clean up.
 
 A thin action over :mod:`memoryd.tierstore`, which holds the layout, the pure
 plan and the carrying out (:func:`memoryd.tierstore.organize`); this module is

@@ -1,4 +1,4 @@
-"""The promote job (seed 004): nominate much-used notes for long-term memory.
+"""The promote job: nominate much-used notes for long-term memory.
 
 Writes ``promote_report.md`` (and ``.json``) under the state dir's ``reports/``
 with each candidate's category and evidence (queries, days). It marks the
@@ -102,7 +102,7 @@ def run(
     snap = snapshot(cfg, paths, store, now)
     candidates: list[Candidate] = []
     inputs = [(sig, snap.text(sig.path)) for sig in snap.signals]
-    # Notes of the tier store (issue 4), keyed tiers/<name>, follow the same rules.
+    # Notes of the tier store, keyed tiers/<name>, follow the same rules.
     inputs += promote_inputs(paths.tiers_root, store, now, snap.tz)
     for sig, text in inputs:
         d = promote_policy.decide(

@@ -2,7 +2,7 @@
 
 The generic model (:data:`memoryd.policy.candidates.LIKELY_WEIGHTS`) was fitted on one
 family of generated histories; on another family its printed chance was off by a factor
-of four (issue 24, docs/decisions.md). memoryd holds the one history that matters, the
+of four (docs/decisions.md). memoryd holds the one history that matters, the
 user's, so once it has seen enough verdicts followed by their outcome it maps the generic
 chance onto what followed on this install:
 
@@ -177,10 +177,6 @@ class Calibration:
         i = bisect.bisect_right(xs, q)
         x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
         return y0 + (y1 - y0) * (q - x0) / (x1 - x0) if x1 > x0 else y1
-
-    def at_size(self, files: int) -> Calibration:
-        """The same calibration, read for a workspace of ``files`` files taking part."""
-        return replace(self, size=files)
 
     def cut_report(self) -> dict[str, int | float | str]:
         """What it was fitted on and where it cuts, with the cut's measured rates: the

@@ -17,11 +17,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..config import ExpireConfig
 from .calibration import Calibration, group_of
 
 DAY = 86400.0
 HORIZON_DAYS = 60
-MIN_AGE_DAYS = 30.0  # no policy but `none` and `cut30`'s own rule looks younger than this
+# The defaults of `[expire]` (the policy's name, the seed rule's numbers): the schema's.
+_DEFAULTS = ExpireConfig()
 
 
 @dataclass(frozen=True)
@@ -68,16 +70,28 @@ class Policy:
         return type(self) is type(other) and self.params() == other.params()
 
 
-def seed_rule(age_days: float, recent_hits: int, min_age_days: float, max_hits: int) -> str:
-    """The seed rule, the one place it is written: ``young`` (not older than
-    ``min_age_days``), ``active`` (more than ``max_hits`` hits in its window) or ``expired``
-    (archive). :class:`Seed` replays it; :func:`memoryd.policy.expire.decide` applies it
-    after protection, marks and pins, with the numbers a person reads."""
+def seed_rule(
+    age_days: float,
+    recent_hits: int,
+    min_age_days: float,
+    window_days: float,
+    max_hits: int,
+    created_from: str | None = None,
+) -> tuple[str, str]:
+    """The seed rule and its reason, the one place either is written: ``young`` (not older
+    than ``min_age_days``), ``active`` (more than ``max_hits`` hits in the last
+    ``window_days``) or ``expired`` (archive). :class:`Seed` replays it;
+    :func:`memoryd.policy.expire.decide` applies it after protection, marks and pins
+    (``created_from``: what the age was read from, said in a young file's reason)."""
     if age_days <= min_age_days:
-        return "young"
+        source = f" (created from {created_from})" if created_from else ""
+        return "young", f"{age_days:.1f} days old{source}, not older than {min_age_days}"
     if recent_hits > max_hits:
-        return "active"
-    return "expired"
+        return "active", f"{recent_hits} hits in the last {window_days} days (more than {max_hits})"
+    return "expired", (
+        f"{age_days:.0f} days old and {recent_hits} hit{'s' if recent_hits != 1 else ''} in "
+        f"the last {window_days} days (at most {max_hits})"
+    )
 
 
 class Seed(Policy):
@@ -86,7 +100,12 @@ class Seed(Policy):
 
     name = "seed"
 
-    def __init__(self, min_age_days: float = 30, window_days: float = 30, max_hits: int = 2):
+    def __init__(
+        self,
+        min_age_days: float = _DEFAULTS.min_age_days,
+        window_days: float = _DEFAULTS.window_days,
+        max_hits: int = _DEFAULTS.max_hits,
+    ):
         self.min_age_days, self.window_days, self.max_hits = min_age_days, window_days, max_hits
 
     def params(self) -> dict[str, float | int | str]:
@@ -95,17 +114,10 @@ class Seed(Policy):
 
     def decide(self, v: FileView) -> Verdict:
         recent = v.within(self.window_days)
-        rule = seed_rule(v.age_days, recent, self.min_age_days, self.max_hits)
-        if rule == "young":
-            return Verdict(False, "young", f"{v.age_days:.1f} days old")
-        if rule == "active":
-            return Verdict(False, "active", f"{recent} hits in the last {self.window_days} days")
-        return Verdict(
-            True,
-            "expired",
-            f"{v.age_days:.0f} days old and {recent} hit{'s' if recent != 1 else ''} in the "
-            f"last {self.window_days} days (at most {self.max_hits})",
+        rule, reason = seed_rule(
+            v.age_days, recent, self.min_age_days, self.window_days, self.max_hits
         )
+        return Verdict(rule == "expired", rule, reason)
 
 
 class Cut(Policy):
@@ -268,7 +280,7 @@ def named_policies() -> dict[str, Policy]:
     }
 
 
-DEFAULT_POLICY = "likely"  # chosen by replay: bench/bench_policies.py, docs/decisions.md
+DEFAULT_POLICY = _DEFAULTS.policy  # chosen by replay: bench/bench_policies.py, docs/decisions.md
 POLICY_NAMES = tuple(named_policies())
 
 

@@ -1,4 +1,4 @@
-"""How precisely a chance may be shown (issue 28, item 6): a percent, a band, "uncertain".
+"""How precisely a chance may be shown : a percent, a band, "uncertain".
 
 Its own module, importing next to nothing, because ``memoryd status`` asks it and a read
 command imports only what it uses (tests/test_startup.py); :mod:`memoryd.policy.calibration`
@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-# Issue 28, item 6: a percent says more than is known where the user's own calibration is
+# A percent says more than is known where the user's own calibration is
 # missing, or where its track record misses (a bin of its past chances off by more than
 # 0.10 from what followed). There the chance is shown as a coarse band, and as "uncertain"
 # when it missed in most bins. Only the words change: the plan's cut is the same (it still

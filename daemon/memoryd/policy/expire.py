@@ -1,4 +1,4 @@
-"""Expire (seed 000): archive old files nobody looks up any more.
+"""Expire: archive old files nobody looks up any more.
 
 Rule, in order (the first that applies decides):
 
@@ -7,7 +7,7 @@ Rule, in order (the first that applies decides):
 2. marked by the user (``memoryd mark``) → keep
 3. pinned (``expire.pinned`` globs or ``memoryd pin GLOB``) → keep
 3b. a current promotion candidate (``candidates``: promote nominates it for MEMORY.md now)
-   → keep: expire never archives what promote nominates (issue 28)
+   → keep: expire never archives what promote nominates
 4. not older than ``min_age_days`` (created = date in the name, else mtime) → keep
 5. more than ``max_hits`` hits in the last ``window_days`` → keep (still in use)
 6. otherwise → archive
@@ -15,7 +15,7 @@ Rule, in order (the first that applies decides):
 Rules 4-6 are :func:`memoryd.policy.candidates.seed_rule`, which the replay's ``seed``
 policy applies too.
 
-Pruning and capacity (seed 001, ``memoryd.policy.score``) may add archive
+Pruning and capacity (``memoryd.policy.score``) may add archive
 decisions for files that rules 4-6 keep; :func:`memoryd.policy.expire_plan.with_pruning`
 merges them in.
 
@@ -29,12 +29,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..config import ExpireConfig
 from ..signals import FileSignals
 from . import matches_any
-from .candidates import seed_rule
+from .candidates import FileView, Policy, seed_rule
 
 ARCHIVE, KEEP = "archive", "keep"
 USER_PROFILE = "USER.md"  # OpenClaw's profile of its user: counted, like MEMORY.md never archived
@@ -90,38 +89,16 @@ def decide(
             f"a promotion candidate ({nominated}): promote nominates it for MEMORY.md",
             numbers,
         )
-    rule = seed_rule(age, recent, cfg.min_age_days, cfg.max_hits)
-    if rule == "young":
-        return ExpireDecision(
-            sig.path,
-            KEEP,
-            "young",
-            f"{age:.1f} days old (created from {sig.created_from}), "
-            f"not older than {cfg.min_age_days}",
-            numbers,
-        )
-    if rule == "active":
-        return ExpireDecision(
-            sig.path,
-            KEEP,
-            "active",
-            f"{recent} hits in the last {cfg.window_days} days (more than {cfg.max_hits})",
-            numbers,
-        )
-    return ExpireDecision(
-        sig.path,
-        ARCHIVE,
-        "expired",
-        f"{age:.0f} days old and {recent} hit{'s' if recent != 1 else ''} in the last "
-        f"{cfg.window_days} days (at most {cfg.max_hits})",
-        numbers,
+    rule, reason = seed_rule(
+        age, recent, cfg.min_age_days, cfg.window_days, cfg.max_hits, sig.created_from
     )
+    return ExpireDecision(sig.path, ARCHIVE if rule == "expired" else KEEP, rule, reason, numbers)
 
 
 def decide_with(
-    policy: Any,
+    policy: Policy,
     sig: FileSignals,
-    view: Any,
+    view: FileView,
     cfg: ExpireConfig,
     marked: frozenset[str] | set[str] = frozenset(),
     pins: Iterable[str] = (),
@@ -135,7 +112,7 @@ def decide_with(
     if d.rule in ("protected", "marked", "pinned", "candidate"):
         return d
     v = policy.decide(view)
-    numbers = {
+    numbers: dict[str, float | int | str | None] = {
         "age_days": round(sig.age_days, 2),
         "created_from": sig.created_from,
         "policy": policy.name,

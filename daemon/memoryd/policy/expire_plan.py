@@ -16,12 +16,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..signals import FileSignals, Snapshot
 from . import expire as expire_policy
 from . import score as score_policy
+
+if TYPE_CHECKING:
+    from .candidates import Policy
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ class ExpirePlan:
     # where the printed chance comes from (likely): "calibrated on N of your own past
     # verdicts …" or the generic model's, uncalibrated; None for other policies
     chance_source: str | None = None
-    # how its chances are shown (issue 28): (precision, cut) of calibration.shown_chance;
+    # how its chances are shown: (precision, cut) of calibration.shown_chance;
     # None for policies without a chance
     chance_shown: tuple[str, float] | None = None
 
@@ -101,7 +104,7 @@ def scores_of(cfg: Config, snap: Snapshot) -> list[score_policy.Score]:
     ]
 
 
-# keeps that pruning and capacity never override (a promotion candidate included: issue 28)
+# keeps that pruning and capacity never override (a promotion candidate included)
 FIXED_RULES = ("protected", "marked", "pinned", "candidate")
 PRUNE_RULES = ("prune", "capacity")  # the rules of a keep that pruning / capacity archive
 
@@ -110,7 +113,7 @@ def promotion_candidates(
     cfg: Config, snap: Snapshot, signals: Sequence[FileSignals] | None = None
 ) -> dict[str, str]:
     """path → why promote nominates it now, for ``signals`` (default: every file's), from
-    their counts as the snapshot has them: what expire must never archive (issue 28)."""
+    their counts as the snapshot has them: what expire must never archive."""
     from . import promote
 
     out = {}
@@ -123,7 +126,7 @@ def promotion_candidates(
     return out
 
 
-def _policy(cfg: Config, policy: Any) -> Any:
+def _policy(cfg: Config, policy: Policy | None) -> Policy:
     """The replay policy to decide with: the one handed in (``likely`` with what it learned
     from the user's history: :func:`memoryd.own_history.learned_policy`), else the
     configured one by name (the generic chance)."""
@@ -133,7 +136,7 @@ def _policy(cfg: Config, policy: Any) -> Any:
 
 
 def policy_decisions(
-    cfg: Config, snap: Snapshot, policy: Any = None
+    cfg: Config, snap: Snapshot, policy: Policy | None = None
 ) -> list[expire_policy.ExpireDecision]:
     """Every file's verdict under the configured replay policy, on its hits and their
     strength as known now (the same view ``memoryd simulate`` gives a policy at a run)."""
@@ -143,7 +146,7 @@ def policy_decisions(
 
 
 def decision_of(
-    cfg: Config, snap: Snapshot, rel: str, policy: Any = None
+    cfg: Config, snap: Snapshot, rel: str, policy: Policy | None = None
 ) -> expire_policy.ExpireDecision:
     """One listed file's verdict as :func:`policy_decisions` (or the seed rule) gives it,
     before pruning and capacity (:func:`planned_decision_of` adds them), from that file's
@@ -221,7 +224,7 @@ def hit_times_by_file(
 
 
 def _decide_with(
-    policy: Any,
+    policy: Policy,
     cfg: Config,
     snap: Snapshot,
     sig: FileSignals,
@@ -253,7 +256,7 @@ def plan_decisions(
     cfg: Config,
     snap: Snapshot,
     scores: list[score_policy.Score] | None = None,
-    policy: Any = None,
+    policy: Policy | None = None,
 ) -> list[expire_policy.ExpireDecision]:
     """Every file's verdict as the plan has it: the policy's (or the seed rule's), then a
     keep that pruning or capacity control archives (rule ``prune`` / ``capacity``)."""
@@ -292,7 +295,7 @@ def planned_decision_of(
     snap: Snapshot,
     rel: str,
     own: expire_policy.ExpireDecision | None = None,
-    policy: Any = None,
+    policy: Policy | None = None,
 ) -> expire_policy.ExpireDecision:
     """One listed file's verdict in the plan, pruning and capacity included (``explain``).
 
@@ -323,7 +326,7 @@ def build_plan(
     cfg: Config,
     snap: Snapshot,
     scores: list[score_policy.Score] | None = None,
-    policy: Any = None,
+    policy: Policy | None = None,
 ) -> ExpirePlan:
     """The expire plan, destinations decided (workspace-relative paths).
 
@@ -363,7 +366,7 @@ def build_plan(
     )
 
 
-def chance_shown(cfg: Config, policy: Any) -> tuple[str, float] | None:
+def chance_shown(cfg: Config, policy: Policy | None) -> tuple[str, float] | None:
     """How the plan's chances are shown (:func:`memoryd.policy.calibration.policy_precision`):
     a percent only with the user's calibration and a track record that holds."""
     from . import calibration, candidates
@@ -374,7 +377,7 @@ def chance_shown(cfg: Config, policy: Any) -> tuple[str, float] | None:
     return calibration.policy_precision(policy.calibration, policy.threshold)
 
 
-def chance_source(cfg: Config, policy: Any) -> str | None:
+def chance_source(cfg: Config, policy: Policy | None) -> str | None:
     """What ``expire --dry-run`` and ``explain`` say of the printed chance: calibrated on
     how many of the user's own verdicts, or the generic, uncalibrated model's."""
     from . import calibration, candidates

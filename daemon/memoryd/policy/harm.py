@@ -6,7 +6,7 @@ got it anyway. This module replays every need of an archived note against the ar
 it stood at that moment and sorts each such archive into one of three outcomes:
 
 * **same call**: the first call that needed it got it: a ``memory_get`` of its path (the
-  plugin's read hook brings it back before OpenClaw reads it, issue 28 item 1), or a
+  plugin's read hook brings it back before OpenClaw reads it), or a
   ``memory_search`` whose restore on demand fires: the plugin's search hook runs the same
   rule before the search and answers that call with the note (measured live in OpenClaw
   2026.9.6; ``search_same_call=False`` replays the time before it, when the next search
@@ -104,31 +104,6 @@ class Harm:
         }
 
 
-def generated_need_events(
-    needs: Mapping[str, Sequence[float]], calls: Sequence[Call], hits: Iterable[ReplayHit]
-) -> list[NeedEvent]:
-    """The need events of a generated history: each need is a search written for it (a
-    call whose ``needed`` is the note, at that time), a ``memory_get`` of the note at that
-    time, or neither (``other``)."""
-    searches = {(c.needed, c.ts): i for i, c in enumerate(calls) if c.needed is not None}
-    gets: dict[str, set[float]] = {}
-    for h in hits:
-        if h.kind == "get":
-            gets.setdefault(h.path, set()).add(h.ts)
-    out = []
-    for path, times in needs.items():
-        for ts in times:
-            i = searches.get((path, ts))
-            if i is not None:
-                out.append(NeedEvent(path, ts, SEARCH, i))
-            elif ts in gets.get(path, ()):
-                out.append(NeedEvent(path, ts, READ))
-            else:
-                out.append(NeedEvent(path, ts, OTHER))
-    out.sort(key=lambda e: (e.ts, e.path))
-    return out
-
-
 def install_need_events(hits: Iterable[ReplayHit], calls: Sequence[Call]) -> list[NeedEvent]:
     """The need events of a real install, where only hits are known: every strong hit (a
     ``memory_get``; a search hit retrieved first or read later, :meth:`ReplayHit.strong`),
@@ -215,10 +190,10 @@ def harm(
     """Sort one policy's needed archives by what the agent reached (module docstring).
 
     An archive at run ``t`` is *needed* when a need event of its note falls in
-    ``(t, t + horizon]`` (with ``events`` from :func:`generated_need_events`, exactly the
-    replay's need-based false archives). Its needs in that window are tried in order; the
-    first that reaches the note decides: the first need itself in its own call (``same``),
-    or later (``later``).
+    ``(t, t + horizon]`` (``events``: a generated history's needs give exactly the replay's
+    need-based false archives). Its needs in that window are tried in order; the first that
+    reaches the note decides: the first need itself in its own call (``same``), or later
+    (``later``).
     """
     horizon = horizon_days * DAY
     archive = _Archive(decisions, hits)

@@ -1,4 +1,4 @@
-"""Promotion (seed 004): which notes deserve a place in long-term memory.
+"""Promotion: which notes deserve a place in long-term memory.
 
 A file is a candidate when any of these holds (thresholds from ``[promote]``):
 at least ``hits_7d`` hits in the last 7 days, ``hits_14d`` in 14 days,
@@ -84,7 +84,7 @@ def nomination_rules(
 ) -> list[str]:
     """The rules that nominate ``sig``'s file (empty: none), from its counts alone. Pure.
 
-    Also what expire asks (issue 28): a current candidate is never archived, so the two
+    Also what expire asks: a current candidate is never archived, so the two
     jobs never disagree about one note (expire archiving what promote nominates)."""
     rules = []
     if sig.hits_7d >= cfg.hits_7d:

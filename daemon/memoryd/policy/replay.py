@@ -282,7 +282,7 @@ def replay(
     ``[restore, restore + horizon]``. Restores never change the archived state.
     ``restore_rule``: "beats-workspace" (what the daemon does: the best match must be
     archived and score above every file still in the workspace) or "best-archived" (the
-    rule before issue 24: the best-matching archived file, whatever the workspace holds).
+    older rule: the best-matching archived file, whatever the workspace holds).
     """
     horizon = horizon_days * DAY
     hits_by_path: dict[str, list[ReplayHit]] = {}
@@ -487,7 +487,7 @@ def calibration_bins(
 
 # How ``simulate`` judges its own calibration table: a bin of at least CHECK_MIN_VERDICTS
 # verdicts whose mean printed chance is within CHECK_TOLERANCE of its observed strong-hit
-# rate (issue 24's measure; docs/decisions.md shows how often it holds, and why a learner
+# rate (docs/decisions.md shows how often it holds, and why a learner
 # that sees only the past cannot always hold it).
 CHECK_TOLERANCE = 0.10
 CHECK_MIN_VERDICTS = 50

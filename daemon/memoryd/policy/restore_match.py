@@ -9,7 +9,7 @@ score of at least :data:`RESTORE_THRESHOLD`, calibrated on generated histories
 (``bench/bench_policies.py --restore``; figures in docs/decisions.md): queries
 written for a needed, archived note against every archived note's text.
 
-A score over the threshold is not enough (issue 24: half the restores on a held-out
+A score over the threshold is not enough (replayed, half the restores on a held-out
 family were of notes nobody needed): the archived note must also answer the query
 better than every note still in the workspace, and the query must use one of its
 distinctive words (held by at most :data:`DISTINCTIVE_NOTES` notes).
@@ -30,7 +30,7 @@ from .score import Document, keyword_match, tag_match, tokens
 RESTORE_THRESHOLD: float = 0.6
 
 # A word held by at most this many notes (workspace and archive) names a note: a query must
-# use one of the archived note's such words to restore it (issue 24; docs/decisions.md).
+# use one of the archived note's such words to restore it (docs/decisions.md).
 DISTINCTIVE_NOTES = 3
 
 KEYWORD_WEIGHT, TAG_WEIGHT = 0.4, 0.2  # [score]'s default weights, without time and access

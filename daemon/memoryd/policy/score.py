@@ -1,4 +1,4 @@
-"""Relevance score, pruning and capacity (seed 001).
+"""Relevance score, pruning and capacity.
 
 ``score = 0.4 keyword + 0.2 time decay + 0.2 access frequency + 0.2 tag match``
 (weights from ``[score]``), each component in 0..1:

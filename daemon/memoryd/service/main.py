@@ -17,7 +17,10 @@ Shape of the process, and why:
 
 The decisions (is a job due, was there a gap: :mod:`.schedule`; what the status line says:
 :mod:`.systemd`) are pure functions; the worker (:mod:`.ingest_worker`), the job runner
-(:mod:`.job_runner`) and this module, which wires them together, are the imperative shell.
+(:mod:`.job_runner`), the watches (:mod:`.watches`) and this module, which wires them
+together, are the imperative shell. (Over 600 lines as one job: what is left here is the main
+thread's, and its parts share one state: the configuration a reload swaps, the scheduler a
+gap or a zone change re-arms, the liveness the watchdog ping waits for.)
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any
@@ -49,6 +52,7 @@ from ..config import (
 )
 from ..errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from ..health import HealthNote, damage_record, stalled_for
+from ..hit_counts import hits_since
 from ..locks import AlreadyRunning, StateLock
 from ..log import configure as configure_logging
 from ..log import get_logger, resolve_format
@@ -70,6 +74,7 @@ from .schedule import (
     zone_to_follow,
 )
 from .systemd import Notifier, StatusFacts, status_line
+from .watches import Watches, wanted_folders
 
 log = get_logger("memoryd.service")
 
@@ -93,13 +98,6 @@ SCHEDULER_JOB_DEFAULTS: dict[str, Any] = {
     "max_instances": 1,
     "misfire_grace_time": None,
 }
-
-
-@dataclass
-class _Watches:
-    observer: Any
-    polling: bool
-    scheduled: dict[tuple[str, bool], Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -140,7 +138,7 @@ class Daemon:
         self.worker: IngestWorker | None = None
         self.jobs: JobRunner | None = None
         self.scheduler: Any = None
-        self.watches: _Watches | None = None
+        self.watches: Watches | None = None
         self.store: Store | None = None
         self.health: HealthNote | None = None
         self.started = clock.now()
@@ -261,56 +259,16 @@ class Daemon:
 
     # ------------------------------------------------------------ observers
 
-    def _start_observer(self) -> _Watches:
-        if self.cfg.daemon.polling:
-            from watchdog.observers.polling import PollingObserver
-
-            observer: Any = PollingObserver(timeout=max(self.cfg.daemon.polling_interval, 0.1))
-        else:
-            from watchdog.observers import Observer
-
-            observer = Observer()
-        observer.name = "memoryd-observer"
-        observer.daemon = True
-        observer.start()
-        return _Watches(observer, self.cfg.daemon.polling)
-
-    def _desired_watches(self) -> dict[tuple[str, bool], Path]:
-        """Folders to observe: the agents root (covers new agents) and each followed folder."""
-        assert self.worker is not None
-        followed = tuple(self.worker.watch_dirs)
-        self._watched = frozenset(followed)
-        wanted: dict[tuple[str, bool], Path] = {}
-        root = self._agents_root
-        if root.is_dir():
-            wanted[(str(root), True)] = root
-        elif self.paths.state_dir.is_dir():  # notice when agents/ appears
-            wanted[(str(self.paths.state_dir), False)] = self.paths.state_dir
-        for d in followed:
-            if root in d.parents and root.is_dir():
-                continue
-            if d.is_dir():
-                wanted[(str(d), True)] = d
-        return wanted
+    def _start_observer(self) -> Watches:
+        return Watches(self.handler, self.cfg.daemon.polling, self.cfg.daemon.polling_interval)
 
     def _sync_watches(self) -> None:
-        """Add watches for folders that appeared, drop those that are gone."""
+        """Watch the folders the worker follows now (and the agents root for new agents)."""
         assert self.watches is not None and self.worker is not None
         self.worker.watch_dirs_changed.clear()
-        wanted = self._desired_watches()
-        w = self.watches
-        for key in list(w.scheduled):
-            if key not in wanted or not Path(key[0]).is_dir():
-                with contextlib.suppress(Exception):
-                    w.observer.unschedule(w.scheduled.pop(key))
-        for key, path in wanted.items():
-            if key in w.scheduled:
-                continue
-            try:
-                w.scheduled[key] = w.observer.schedule(self.handler, str(path), recursive=key[1])
-                log.info("watch.add", dir=str(path), recursive=key[1])
-            except OSError as exc:  # ENOSPC: out of inotify watches; the rescan still works
-                log.warning("watch.failed", dir=str(path), error=str(exc))
+        followed = tuple(self.worker.watch_dirs)
+        self._watched = frozenset(followed)
+        self.watches.sync(wanted_folders(self._agents_root, self.paths.state_dir, followed))
 
     def _restart_observer(self, why: str) -> None:
         """Replace a dead or unsuitable observer; the watches are scheduled afresh."""
@@ -318,8 +276,7 @@ class Daemon:
         old = self.watches
         self.watches = self._start_observer()
         if old is not None:
-            with contextlib.suppress(Exception):
-                old.observer.stop()
+            old.stop()
         self._sync_watches()
         self.queue.request_rescan("observer restart")  # events may have been missed
         # A new observer's inotify watches are added by its emitter threads, after schedule()
@@ -328,10 +285,7 @@ class Daemon:
         self._rescan_when_watching = True
 
     def _observer_alive(self) -> bool:
-        w = self.watches
-        if w is None or not w.observer.is_alive():
-            return False
-        return all(e.is_alive() for e in w.observer.emitters)
+        return self.watches is not None and self.watches.alive()
 
     # ------------------------------------------------------------ scheduler
 
@@ -631,9 +585,7 @@ class Daemon:
         now = clock.now()
         _cfg, _paths, tz, triggers = self.schedule_snapshot()
         try:
-            (today,) = self.store.conn.execute(
-                "SELECT COUNT(*) FROM hits WHERE ts >= ?", (local_midnight(now, tz),)
-            ).fetchone()
+            today = hits_since(self.store.conn, local_midnight(now, tz))
         except sqlite3.Error:
             today = 0
         upcoming = [(next_fire_time(t, now, tz), n) for n, t in triggers.items()]
@@ -656,8 +608,7 @@ class Daemon:
         log.info("daemon.stopping", reason=reason)
         t0 = time.monotonic()
         if self.watches is not None:
-            with contextlib.suppress(Exception):
-                self.watches.observer.stop()
+            self.watches.stop()
         if self.scheduler is not None:
             with contextlib.suppress(Exception):
                 self.scheduler.shutdown(wait=False)
@@ -671,8 +622,7 @@ class Daemon:
             self.queue.close()
             self.worker.join(WORKER_STOP_GRACE_SECONDS)
         if self.watches is not None:
-            with contextlib.suppress(Exception):
-                self.watches.observer.join(5.0)
+            self.watches.join(5.0)
         failed = self.worker is not None and self.worker.fatal is not None
         # A damaged database gets no more writes: they could only spread what is wrong.
         damaged = failed and isinstance(self.worker and self.worker.fatal, StoreDamaged)

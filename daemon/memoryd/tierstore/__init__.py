@@ -1,4 +1,4 @@
-"""The tier store of seed 004: hot/ → warm/ → gist/ → forgotten/, in one house.
+"""The tier store: hot/ → warm/ → gist/ → forgotten/, in one house.
 
 - :mod:`.layout`: the folders, how a file name maps to a note, what is on disk.
 - :mod:`.records`: each note's row in ``tier_files``, its marks (from the ``marks``

@@ -1,4 +1,4 @@
-"""Gists: the short form a note takes in ``gist/`` (seed 004's ``#title / 标签: tags / summary``).
+"""Gists: the short form a note takes in ``gist/`` (``#title / 标签: tags / summary``).
 
 A gist must let a reader *find* a topic a month later, not retell it: the title,
 the section headings with the first sentence of each, and a handful of tags.
@@ -297,28 +297,6 @@ def extractive_gist(
         summary.append(first_sentence(text.splitlines()) or title)
     lines.extend(summary)
     return "\n".join(lines) + "\n"
-
-
-def parse_gist(text: str) -> tuple[str, list[str], str]:
-    """(title, tags, summary) of a gist file, tolerant of ``#title`` without a space."""
-    lines = text.splitlines()
-    title = ""
-    tags: list[str] = []
-    rest: list[str] = []
-    for i, line in enumerate(lines):
-        s = line.strip()
-        if not title and s.startswith("#"):
-            title = s.lstrip("#").strip()
-            continue
-        low = s.lower()
-        if not tags and (
-            s.startswith((TAGS_LABEL + ":", TAGS_LABEL + "：")) or low.startswith("tags:")
-        ):
-            body = s.split(":", 1)[1] if ":" in s else s.split("：", 1)[1]
-            tags = [t.strip() for t in re.split(r"[,，、\s]+", body) if t.strip()]
-            rest = lines[i + 1 :]
-            break
-    return title, tags, "\n".join(rest).strip()
 
 
 @dataclass(frozen=True)

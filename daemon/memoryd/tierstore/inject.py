@@ -1,4 +1,4 @@
-"""Session injection: the hot/ notes a new session starts with (seed 004: 自动注入 session).
+"""Session injection: the hot/ notes a new session starts with (自动注入 session).
 
 Kept apart from :mod:`.recall`, and light to import: the OpenClaw plugin runs ``memoryd
 inject --session`` before a session's first turn, and that turn waits for it.
@@ -17,8 +17,8 @@ from ..fsutil import BINARY, looks_binary, not_a_note, read_note
 from .layout import note_of, scan_tier
 
 # UTF-8 spends at most 4 bytes on a character: a note's first ``4 * budget`` bytes hold every
-# character an injection of ``budget`` characters can show of it (issue 30: a 50 MB note in
-# hot/ was read whole before being cut, and every session start missed the plugin's deadline).
+# character an injection of ``budget`` characters can show of it (a 50 MB note in hot/ read whole
+# before being cut would make every session start miss the plugin's deadline).
 BYTES_PER_CHAR = 4
 
 
@@ -131,8 +131,8 @@ def _hot_notes(hot: Path) -> list[str]:
     return sorted(out)
 
 
-# At most this many hot/ notes are stamped for the plugin's cache, the newest first (issue 30:
-# 5,000 notes made a 566 KB answer and a 46-57 ms check at every session start, against 1 ms).
+# At most this many hot/ notes are stamped for the plugin's cache, the newest first (thousands of
+# notes would make a large answer and a slow check at every session start: docs/benchmarks.md).
 # A capped list is valid for WATCH_PARTIAL_SECONDS only: an edit in place of a note left out
 # of it changes no stamp the plugin checks, so the plugin asks memoryd again after that long.
 WATCH_NOTES_MAX = 200
@@ -164,8 +164,8 @@ def watch_list(root: Path, others: Iterable[Path | str], notes_max: int = WATCH_
     ``notes_max`` notes: those an injection shows come first) and ``others`` (the bootstrap
     files, the configurations).
 
-    A symlink, a FIFO or another file in hot/ that is never read is not watched (issue 30:
-    a link to /etc/passwd had its target stat'ed at every session start): adding, removing
+    A symlink, a FIFO or another file in hot/ that is never read is not watched (a link
+    to /etc/passwd would have its target stat'ed at every session start): adding, removing
     or replacing one changes the folder's own stamp, which is watched.
     """
     hot = root / "hot"

@@ -19,17 +19,17 @@ import contextlib
 import hashlib
 import logging
 import os
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .. import faults
-from ..clock import iso
 from ..config import Config, Paths
 from ..fsutil import NOT_A_NOTE_COUNTER, read_note, take_not_notes, write_new
-from ..mover import MoveError, Mover, mover_for, read_regular_file
+from ..move_files import MoveError, read_regular_file
+from ..move_journal import organize_batch
+from ..mover import Mover, mover_for
 from ..results import JobOutcome
 from ..store import Store
 from ..workspace import report_skipped_names
@@ -156,7 +156,7 @@ class OrganizeResult(JobOutcome):
 
 
 # A gist is made of a note's beginning: its title, its first lines and the terms of its first
-# mebibyte say what it is about; a 50 MB note is not read whole to find them (issue 30).
+# mebibyte say what it is about; a 50 MB note is not read whole to find them.
 GIST_READ_BYTES = 1 << 20
 
 
@@ -377,7 +377,7 @@ def _apply(cfg: Config, paths: Paths, store: Store, now: float) -> OrganizeResul
         records.update(changed_records)
     pol = TierPolicy.from_config(cfg.tiers)
     actions = plan_store(placements, records, _retrievals(store, root, placements), now, pol)
-    batch = f"organize:{iso(now)}:{uuid.uuid4().hex[:8]}"
+    batch = organize_batch(now)
     ex = _Executor(cfg, paths, store, mover, batch, now)
     results = ex.run(actions, placements)
     expired = _drop_expired_archives(cfg, paths, mover, now, batch)

@@ -1,271 +1,47 @@
-"""Layered recall (seed 004): search hot/ → warm/ → gist/ → forgotten/, stop at the first hit.
+"""Layered recall: search hot/ → warm/ → gist/ → forgotten/ (:mod:`.search`), stop at the
+first tier with a hit, then act on it.
 
-Matching is the seed's ``grep -il "w1\\|w2"``: a file matches when it contains any
-of the words, case-insensitively (substrings, so Chinese words need no
-tokenising). Within a tier, files are ranked by how many different words they
-contain, then (in gist/) whether a word is among the gist's tags, then how often
-the words occur, then by recency. More matches than ``recall_max_files`` means the
-words are too broad: the best few are shown, nothing is rotated or counted, and
-the reader is asked to narrow the words (the seed: "do not read them all in").
+More matches than ``recall_max_files`` means the words are too broad: the best few are
+shown, nothing is rotated or counted, and the reader is asked to narrow the words (the
+seed: "do not read them all in"), unless one note clearly leads.
 
 A definite hit rotates the note back as the seed's table says (see
 :func:`memoryd.tierstore.plan.rotation`), is recorded in ``hits`` as kind ``recall`` (agent
-``memoryd``), and refreshes ``refcount.json``. Searching is pure reading;
-:func:`recall` is the shell that moves, records and reports.
+``memoryd``), and refreshes ``refcount.json``. After the four tiers come memoryd's archive
+(the notes expire moved out, brought back through the journal), the sections ``retire``
+archived, and the notes brought back moments ago.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import time
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import faults
 from ..config import Config, Paths
-from ..fsutil import NOT_A_NOTE_COUNTER, read_note, take_not_notes
-from ..mover import MoveError
+from ..fsutil import NOT_A_NOTE_COUNTER, take_not_notes
+from ..move_files import MoveError
+from ..move_journal import recall_batch
 from ..store import Store
-from ..workspace import is_utf8_name, relative_to_workspace
-from .gist import TAGS_LABEL
-from .layout import TIERS, hit_key, note_of, placement_of, tiers_lock
+from .layout import hit_key, placement_of, tiers_lock
 from .plan import rotation
 from .records import load_records, mark_rescued, reconcile, save_records, write_refcount
-
-SNIPPET = 160
-
-
-@dataclass(frozen=True)
-class Match:
-    """One matching file: where it is, which words it has, and a line to show."""
-
-    tier: str
-    filename: str
-    note: str
-    is_summary: bool
-    words: tuple[str, ...]
-    occurrences: int
-    tag_match: bool
-    mtime: float
-    snippet: str
-
-    @property
-    def rel(self) -> str:
-        return f"{self.tier}/{self.filename}"
-
-    def rank_key(self) -> tuple[Any, ...]:
-        return (-len(self.words), not self.tag_match, -self.occurrences, -self.mtime, self.rel)
-
-
-LEAD_OCCURRENCES = 3  # a lead by occurrences alone needs at least this many
-LEAD_RATIO = 2.0  # … and this many times the runner-up's
-
-
-def clearly_ahead(leader: tuple[int, int], runner_up: tuple[int, int]) -> bool:
-    """Whether the best match clearly leads the next best (each: distinct query words it
-    holds, occurrences of them). Pure.
-
-    The rule, stated: it holds *more of the query's words* than any other match (the note
-    that has "kayak" and "june" over the notes that only mention June), or as many but the
-    words occur at least :data:`LEAD_OCCURRENCES` times in it and at least
-    :data:`LEAD_RATIO` times as often as in the runner-up (a note about kayaks over notes
-    that say the word once). Anything closer is no clear lead: narrow the words."""
-    (words, occ), (rival_words, rival_occ) = leader, runner_up
-    if words != rival_words:
-        return words > rival_words
-    return occ >= LEAD_OCCURRENCES and occ >= LEAD_RATIO * rival_occ
-
-
-def archive_brings_back(ranked: list[tuple[int, int]], limit: int) -> int:
-    """How many of the ranked archive matches (each: distinct query words it holds,
-    occurrences) recall brings back: all of them up to ``limit``; of more, the leader alone
-    when it is :func:`clearly_ahead`, else none (the agent must narrow its words). Pure:
-    ``simulate`` replays the same rule (:func:`archive_recall_picks`)."""
-    if len(ranked) <= limit:
-        return len(ranked)
-    return 1 if clearly_ahead(ranked[0], ranked[1]) else 0
-
-
-def archive_recall_picks(query: str, texts: Mapping[str, str], limit: int = 3) -> list[str]:
-    """The archived notes (path → text) a recall with ``query``'s words would bring back,
-    ranked as :func:`search_archive` ranks them (the time each was archived unknown: by
-    path). Pure; what ``simulate``'s harm replay asks of recall."""
-    words = normalise_words([query])
-    if not words:
-        return []
-    fold = _needs_unicode_fold(words)
-    found = []
-    for path, text in texts.items():
-        got, occ, _tag, _snippet = match_file(text.encode("utf-8"), words, ARCHIVE, fold)
-        if got:
-            found.append((-len(got), -occ, path))
-    found.sort()
-    n = archive_brings_back([(-w, -o) for w, o, _ in found], limit)
-    return [p for _, _, p in found[:n]]
-
-
-def normalise_words(words: list[str]) -> list[str]:
-    """Search words: split on whitespace, lower-cased, duplicates dropped, order kept."""
-    out: list[str] = []
-    for w in words:
-        for part in w.split():
-            low = part.casefold()
-            if low and low not in out:
-                out.append(low)
-    return out
-
-
-def _needs_unicode_fold(words: list[str]) -> bool:
-    return any(not w.isascii() and w.upper() != w.lower() for w in words)
-
-
-def match_file(
-    data: bytes, words: list[str], tier: str, fold: bool | None = None
-) -> tuple[tuple[str, ...], int, bool, str]:
-    """(words found, occurrences, tag match, snippet) of one file's bytes (pure).
-
-    ``fold``: whether non-ASCII case folding is needed (computed from ``words``
-    when not given; callers matching many files compute it once).
-    """
-    if fold is None:
-        fold = _needs_unicode_fold(words)
-    if fold:
-        hay_text = data.decode("utf-8", errors="replace").casefold()
-        hay = hay_text.encode("utf-8")
-    else:
-        hay = data.lower()  # ASCII-only lowering: enough for ASCII and caseless scripts
-    found: list[str] = []
-    occurrences = 0
-    first_at = -1
-    for w in words:
-        wb = w.encode("utf-8")
-        n = hay.count(wb)
-        if n:
-            found.append(w)
-            occurrences += n
-            at = hay.find(wb)
-            if first_at < 0 or at < first_at:
-                first_at = at
-    if not found:
-        return (), 0, False, ""
-    tag_match = False
-    if tier == "gist":
-        for head in hay.split(b"\n", 4)[:4]:
-            s = head.strip()
-            label = TAGS_LABEL.encode("utf-8")
-            if s.startswith(label) or s.startswith(b"tags:"):
-                tag_match = any(w.encode("utf-8") in s for w in found)
-                break
-    start = hay.rfind(b"\n", 0, first_at) + 1
-    end = hay.find(b"\n", first_at)
-    raw = data.decode("utf-8", errors="replace") if len(hay) != len(data) else None
-    if raw is None:
-        line = data[start : end if end >= 0 else len(data)].decode("utf-8", errors="replace")
-    else:  # case folding changed lengths: locate the line in the decoded text instead
-        line = next((ln for ln in raw.splitlines() if any(w in ln.casefold() for w in found)), "")
-    line = line.strip()
-    if len(line) > SNIPPET:
-        line = line[: SNIPPET - 1] + "…"
-    return tuple(found), occurrences, tag_match, line
-
-
-def _read_all(path: str | Path) -> bytes | None:
-    """A note's bytes (never through a symlink, never blocking on a FIFO); None if no note."""
-    got = read_note(path)
-    return None if got is None else got[0]
-
-
-def _read_shown(path: str | Path) -> str | None:
-    """The text shown of a note found (None: it is no note any more)."""
-    data = _read_all(path)
-    return None if data is None else data.decode("utf-8", errors="replace")
-
-
-def search_tier(root: Path, tier: str, words: list[str]) -> list[Match]:
-    """Every file of ``root/tier`` containing any of ``words``, best first.
-
-    The hot path of recall reads every file of a tier, so it stays close to the
-    system calls: one ``scandir`` (file type from the directory entry, no stat),
-    one open and read per file, and a ``stat`` only for the files that match.
-    """
-    folder = root / tier
-    try:
-        if not stat.S_ISDIR(os.lstat(folder).st_mode):
-            return []
-        entries = list(os.scandir(folder))
-    except OSError:
-        return []
-    faults.point("recall.listed")
-    fold = _needs_unicode_fold(words)
-    out: list[Match] = []
-    for entry in entries:
-        name = entry.name
-        if not name.endswith(".md") or name.startswith(".") or not is_utf8_name(name):
-            continue
-        try:
-            if not entry.is_file(follow_symlinks=False):
-                continue
-        except OSError:
-            continue
-        data = _read_all(entry.path)
-        if data is None:
-            continue
-        found, occ, tag, snippet = match_file(data, words, tier, fold)
-        if found:
-            try:
-                mtime = entry.stat(follow_symlinks=False).st_mtime
-            except OSError:
-                continue
-            note, is_summary = note_of(tier, name)
-            out.append(Match(tier, name, note, is_summary, found, occ, tag, mtime, snippet))
-    out.sort(key=Match.rank_key)
-    return out
-
-
-@dataclass
-class SearchResult:
-    words: list[str]
-    tier: str | None  # the tier where the search stopped (None: nothing anywhere)
-    matches: list[Match]  # every match in that tier, best first
-    searched: list[str]
-
-    def shown(self, limit: int) -> list[Match]:
-        return self.matches[:limit]
-
-    def too_many(self, limit: int) -> bool:
-        return len(self._notes()) > limit
-
-    def _notes(self) -> list[str]:
-        return list(dict.fromkeys(m.note for m in self.matches))
-
-    def leader(self) -> str | None:
-        """The note that clearly leads the others (:func:`clearly_ahead`), or None."""
-        if not self.matches:
-            return None
-        best = self.matches[0]
-        rival = next((m for m in self.matches if m.note != best.note), None)
-        if rival is None:
-            return best.note
-        ahead = clearly_ahead(
-            (len(best.words), best.occurrences), (len(rival.words), rival.occurrences)
-        )
-        return best.note if ahead else None
-
-
-def layered_search(root: Path, words: list[str]) -> SearchResult:
-    """Search the tiers in the seed's order and stop at the first with a match."""
-    searched: list[str] = []
-    for tier in TIERS:
-        searched.append(tier)
-        matches = search_tier(root, tier, words)
-        if matches:
-            return SearchResult(words, tier, matches, searched)
-    return SearchResult(words, None, [], searched)
+from .search import (
+    ARCHIVE,
+    Match,
+    archive_brings_back,
+    layered_search,
+    match_file,
+    needs_unicode_fold,
+    normalise_words,
+    read_all,
+    read_shown,
+)
 
 
 def no_match_message(words: list[str], delete_after_days: float) -> str:
@@ -282,7 +58,7 @@ def no_match_message(words: list[str], delete_after_days: float) -> str:
 
 def skipped_message(n: int) -> str:
     """Said after the answer when files were skipped unread: without it a FIFO in place of the
-    archived note ends in "it was never recorded", which memoryd cannot know (issue 30)."""
+    archived note ends in "it was never recorded", which memoryd cannot know."""
     files = "1 file" if n == 1 else f"{n} files"
     verb = "was" if n == 1 else "were"
     return (
@@ -404,7 +180,7 @@ def _recall(
             return out
 
         notes = list(dict.fromkeys(m.note for m in shown))
-        batch = f"recall:{uuid.uuid4().hex[:8]}"
+        batch = recall_batch()
         moved_to: dict[str, str] = {}  # old rel → new rel
         for note in notes:
             if mover is None:
@@ -435,7 +211,7 @@ def _recall(
                 place = placement_of(root, m.note)
                 orig = next((f.rel for f in place.originals), None)
                 d["original"] = orig
-            if with_text and (text := _read_shown(root / now_rel)) is not None:
+            if with_text and (text := read_shown(root / now_rel)) is not None:
                 d["text"] = text
             out.shown.append(d)
         out.message = _hit_message(result.tier, out)
@@ -474,7 +250,6 @@ def _others_line(others: list[Any], names: list[str], total: int, shown: int = 1
     )
 
 
-ARCHIVE = "archive"  # the layer after forgotten/: what expire archived from the workspaces
 WORKSPACE = "workspace"  # found nowhere else: back in the workspace (from the archive, lately)
 
 
@@ -498,34 +273,25 @@ class ArchivedMatch:
         return (-len(self.words), -self.occurrences, -self.archived_at, self.rel)
 
 
-def _owner(paths: Paths, path: str) -> tuple[str, str] | None:
-    """(agent, path relative to its workspace) of an absolute workspace path."""
-    for a in paths.agents:
-        rel = relative_to_workspace(a.workspace, path)
-        if rel is not None:
-            return a.id, rel
-    return None
-
-
 def search_archive(
     paths: Paths, store: Store, words: list[str], agent: str | None = None
 ) -> list[ArchivedMatch]:
     """The notes expire archived (still there, not restored) that contain any of ``words``."""
     from ..ondemand import archived_files
 
-    fold = _needs_unicode_fold(words)
+    fold = needs_unicode_fold(words)
     out: list[ArchivedMatch] = []
     for a in archived_files(store):
-        owner = _owner(paths, a.src)
+        owner = paths.owner_of(a.src)
         if owner is None or (agent is not None and owner[0] != agent):
             continue
-        data = _read_all(a.dst)
+        data = read_all(a.dst)
         if data is None:
             continue
         found, occ, _tag, snippet = match_file(data, words, ARCHIVE, fold)
         if not found:
             continue
-        archived_rel = (_owner(paths, a.dst) or (owner[0], a.dst))[1]
+        archived_rel = (paths.owner_of(a.dst) or (owner[0], a.dst))[1]
         try:
             mtime = os.lstat(a.dst).st_mtime
         except OSError:
@@ -580,7 +346,7 @@ def _recall_from_archive(
         )
         out.shown = [_archived_dict(m, None) for m in shown]
         return out
-    batch = f"recall:{uuid.uuid4().hex[:8]}"
+    batch = recall_batch()
     mover = mover_for(store, paths) if rotate else None
     restored: list[ArchivedMatch] = []
     faults.point("recall.archive_chosen")
@@ -614,7 +380,7 @@ def _recall_from_archive(
             out.rotations.append(row)
         where = m.rel if d["now"] else m.archived_rel
         owner_ws = next((a.workspace for a in paths.agents if a.id == m.agent), paths.workspace)
-        if (text := _read_shown(owner_ws / where)) is not None:
+        if (text := read_shown(owner_ws / where)) is not None:
             d["text"] = text
         out.shown.append(d)
     if rotate and restored:
@@ -671,22 +437,15 @@ def _restored_lately(
     in the last :data:`RESTORED_LATELY_SECONDS` (by a recall, a restore, the restore on
     demand) and are there: "never recorded, or deleted" would be false. None if there are
     none. Nothing moves and nothing is counted (the restore was counted when it was made)."""
-    from ..ondemand import ARCHIVE_BATCH_PREFIX
+    from ..move_journal import EXPIRE_BATCH, returned_since
 
-    rows = store.conn.execute(
-        "SELECT b.dst, MAX(b.finished) FROM moves a JOIN moves b "
-        "ON b.undo_of = a.id OR (b.undo_of IS NULL AND b.src = a.dst AND b.id > a.id) "
-        "WHERE a.op = 'move' AND a.undo_of IS NULL AND a.batch LIKE ? "
-        "AND b.op = 'move' AND b.state = 'done' AND b.finished >= ? GROUP BY b.dst",
-        (ARCHIVE_BATCH_PREFIX + "%", now - RESTORED_LATELY_SECONDS),
-    ).fetchall()
-    fold = _needs_unicode_fold(words)
+    fold = needs_unicode_fold(words)
     out = RecallOutcome(words, WORKSPACE, 0)
-    for dst, finished in rows:
-        owner = _owner(paths, dst) if dst else None
+    for dst, finished in returned_since(store, EXPIRE_BATCH, now - RESTORED_LATELY_SECONDS):
+        owner = paths.owner_of(dst)
         if owner is None or (agent is not None and owner[0] != agent):
             continue
-        data = _read_all(dst)
+        data = read_all(dst)
         if data is None:
             continue
         found, occ, _tag, snippet = match_file(data, words, ARCHIVE, fold)
@@ -721,7 +480,7 @@ def _restored_lately(
 def _brought_back_meanwhile(store: Store, m: ArchivedMatch) -> bool:
     """Whether the archive row ``m`` was listed from has been moved on since (undone, or a
     later move took the file) and a file is at the note's place in the workspace again."""
-    from ..mover import superseded_by
+    from ..move_journal import superseded_by
 
     row = store.conn.execute("SELECT state FROM moves WHERE id = ?", (m.move_id,)).fetchone()
     moved_on = row is None or row[0] != "done" or superseded_by(store, m.move_id) is not None

@@ -276,7 +276,7 @@ def write_refcount(
 
 
 def promote_inputs(root: Path, store: Store, now: float, tz: Any) -> list[tuple[Any, str]]:
-    """(signals, text) of every note in the tier store, for the promote rules (issue 3).
+    """(signals, text) of every note in the tier store, for the promote rules.
 
     Each note is measured under its hit key ``tiers/<name>`` (hits on its summary
     count for it), with the text of its original, else of its summary. Deleted

@@ -1,13 +1,14 @@
 """The configuration reference, generated from the schema: ``config/memoryd.toml`` and the
-key table of ``docs/configuration.md``.
+key table of ``docs/configuration.md``. A development tool (outside the wheel: nothing
+memoryd runs needs it).
 
 Each key's type and default are its field in :mod:`memoryd.config.schema`, and its description is
 the string right below the field (an attribute docstring, read here from the module's
 source, so the running program pays nothing for it). Both files are written from that one
 place; a test fails when either is stale::
 
-    python -m memoryd.config_reference           # rewrite both (from the repository root)
-    python -m memoryd.config_reference --check   # exit 1 and name the stale ones
+    python tests/support/config_reference.py           # rewrite both (from the repository root)
+    python tests/support/config_reference.py --check   # exit 1 and name the stale ones
 
 Only the text between the two markers of ``docs/configuration.md`` is generated; the rest
 of that page (refused values, switching a job off, environment variables) is written by hand.
@@ -25,12 +26,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .config import schema as config
+from memoryd.config import schema as config
 
 TOML_PATH = Path("config") / "memoryd.toml"
 DOCS_PATH = Path("docs") / "configuration.md"
 TABLE_BEGIN = (
-    "<!-- BEGIN generated key table: `python -m memoryd.config_reference` writes it from the "
+    "<!-- BEGIN generated key table: `python tests/support/config_reference.py` writes it from the "
     "schema in daemon/memoryd/config/schema.py; edit the descriptions there -->"
 )
 TABLE_END = "<!-- END generated key table -->"
@@ -39,7 +40,7 @@ _TOML_WIDTH = 92
 _TOML_HEADER = """\
 # memoryd — the documented default configuration.
 #
-# Generated from the schema (memoryd/config/schema.py) by `python -m memoryd.config_reference`;
+# Generated from memoryd/config/schema.py by `python tests/support/config_reference.py`;
 # edit the descriptions there, not here. Every key is listed with its default value: copy
 # the file, keep what you change, and use it with `memoryd --config FILE ...` or
 # `MEMORYD_CONFIG=FILE`. Unknown keys and wrong types are errors (exit code 2, the message
@@ -187,7 +188,7 @@ def stale_files(root: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m memoryd.config_reference",
+        prog="python tests/support/config_reference.py",
         description="Write config/memoryd.toml and docs/configuration.md's key table from "
         "the configuration schema.",
     )
@@ -200,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         stale = stale_files(root)
         for path in stale:
-            print(f"{path}: stale; run python -m memoryd.config_reference", file=sys.stderr)
+            print(f"{path}: stale; run python tests/support/config_reference.py", file=sys.stderr)
         return 1 if stale else 0
     for path, text in expected_files(root).items():
         path.write_text(text, encoding="utf-8")

@@ -1,0 +1,256 @@
+"""Which notes of the tier store hold a recall's words: the tiers searched in order, a match's
+rank, and when one match clearly leads the others. Reading only (no move, no count): what
+:mod:`.recall` acts on, and what ``simulate``'s harm replay asks of recall.
+
+Matching is the seed's ``grep -il "w1\\|w2"``: a file matches when it contains any
+of the words, case-insensitively (substrings, so Chinese words need no
+tokenising). Within a tier, files are ranked by how many different words they
+contain, then (in gist/) whether a word is among the gist's tags, then how often
+the words occur, then by recency.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import faults
+from ..fsutil import read_note
+from ..workspace import is_utf8_name
+from .gist import TAGS_LABEL
+from .layout import TIERS, note_of
+
+ARCHIVE = "archive"  # the layer after forgotten/: what expire archived from the workspaces
+SNIPPET = 160
+
+
+@dataclass(frozen=True)
+class Match:
+    """One matching file: where it is, which words it has, and a line to show."""
+
+    tier: str
+    filename: str
+    note: str
+    is_summary: bool
+    words: tuple[str, ...]
+    occurrences: int
+    tag_match: bool
+    mtime: float
+    snippet: str
+
+    @property
+    def rel(self) -> str:
+        return f"{self.tier}/{self.filename}"
+
+    def rank_key(self) -> tuple[Any, ...]:
+        return (-len(self.words), not self.tag_match, -self.occurrences, -self.mtime, self.rel)
+
+
+LEAD_OCCURRENCES = 3  # a lead by occurrences alone needs at least this many
+LEAD_RATIO = 2.0  # … and this many times the runner-up's
+
+
+def clearly_ahead(leader: tuple[int, int], runner_up: tuple[int, int]) -> bool:
+    """Whether the best match clearly leads the next best (each: distinct query words it
+    holds, occurrences of them). Pure.
+
+    The rule, stated: it holds *more of the query's words* than any other match (the note
+    that has "kayak" and "june" over the notes that only mention June), or as many but the
+    words occur at least :data:`LEAD_OCCURRENCES` times in it and at least
+    :data:`LEAD_RATIO` times as often as in the runner-up (a note about kayaks over notes
+    that say the word once). Anything closer is no clear lead: narrow the words."""
+    (words, occ), (rival_words, rival_occ) = leader, runner_up
+    if words != rival_words:
+        return words > rival_words
+    return occ >= LEAD_OCCURRENCES and occ >= LEAD_RATIO * rival_occ
+
+
+def archive_brings_back(ranked: list[tuple[int, int]], limit: int) -> int:
+    """How many of the ranked archive matches (each: distinct query words it holds,
+    occurrences) recall brings back: all of them up to ``limit``; of more, the leader alone
+    when it is :func:`clearly_ahead`, else none (the agent must narrow its words). Pure:
+    ``simulate`` replays the same rule (:func:`archive_recall_picks`)."""
+    if len(ranked) <= limit:
+        return len(ranked)
+    return 1 if clearly_ahead(ranked[0], ranked[1]) else 0
+
+
+def archive_recall_picks(query: str, texts: Mapping[str, str], limit: int = 3) -> list[str]:
+    """The archived notes (path → text) a recall with ``query``'s words would bring back,
+    ranked as :func:`memoryd.tierstore.recall.search_archive` ranks them (the time each was
+    archived unknown: by path). Pure; what ``simulate``'s harm replay asks of recall."""
+    words = normalise_words([query])
+    if not words:
+        return []
+    fold = needs_unicode_fold(words)
+    found = []
+    for path, text in texts.items():
+        got, occ, _tag, _snippet = match_file(text.encode("utf-8"), words, ARCHIVE, fold)
+        if got:
+            found.append((-len(got), -occ, path))
+    found.sort()
+    n = archive_brings_back([(-w, -o) for w, o, _ in found], limit)
+    return [p for _, _, p in found[:n]]
+
+
+def normalise_words(words: list[str]) -> list[str]:
+    """Search words: split on whitespace, lower-cased, duplicates dropped, order kept."""
+    out: list[str] = []
+    for w in words:
+        for part in w.split():
+            low = part.casefold()
+            if low and low not in out:
+                out.append(low)
+    return out
+
+
+def needs_unicode_fold(words: list[str]) -> bool:
+    return any(not w.isascii() and w.upper() != w.lower() for w in words)
+
+
+def match_file(
+    data: bytes, words: list[str], tier: str, fold: bool | None = None
+) -> tuple[tuple[str, ...], int, bool, str]:
+    """(words found, occurrences, tag match, snippet) of one file's bytes (pure).
+
+    ``fold``: whether non-ASCII case folding is needed (computed from ``words``
+    when not given; callers matching many files compute it once).
+    """
+    if fold is None:
+        fold = needs_unicode_fold(words)
+    if fold:
+        hay_text = data.decode("utf-8", errors="replace").casefold()
+        hay = hay_text.encode("utf-8")
+    else:
+        hay = data.lower()  # ASCII-only lowering: enough for ASCII and caseless scripts
+    found: list[str] = []
+    occurrences = 0
+    first_at = -1
+    for w in words:
+        wb = w.encode("utf-8")
+        n = hay.count(wb)
+        if n:
+            found.append(w)
+            occurrences += n
+            at = hay.find(wb)
+            if first_at < 0 or at < first_at:
+                first_at = at
+    if not found:
+        return (), 0, False, ""
+    tag_match = False
+    if tier == "gist":
+        for head in hay.split(b"\n", 4)[:4]:
+            s = head.strip()
+            label = TAGS_LABEL.encode("utf-8")
+            if s.startswith(label) or s.startswith(b"tags:"):
+                tag_match = any(w.encode("utf-8") in s for w in found)
+                break
+    start = hay.rfind(b"\n", 0, first_at) + 1
+    end = hay.find(b"\n", first_at)
+    raw = data.decode("utf-8", errors="replace") if len(hay) != len(data) else None
+    if raw is None:
+        line = data[start : end if end >= 0 else len(data)].decode("utf-8", errors="replace")
+    else:  # case folding changed lengths: locate the line in the decoded text instead
+        line = next((ln for ln in raw.splitlines() if any(w in ln.casefold() for w in found)), "")
+    line = line.strip()
+    if len(line) > SNIPPET:
+        line = line[: SNIPPET - 1] + "…"
+    return tuple(found), occurrences, tag_match, line
+
+
+def read_all(path: str | Path) -> bytes | None:
+    """A note's bytes (never through a symlink, never blocking on a FIFO); None if no note."""
+    got = read_note(path)
+    return None if got is None else got[0]
+
+
+def read_shown(path: str | Path) -> str | None:
+    """The text shown of a note found (None: it is no note any more)."""
+    data = read_all(path)
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def search_tier(root: Path, tier: str, words: list[str]) -> list[Match]:
+    """Every file of ``root/tier`` containing any of ``words``, best first.
+
+    The hot path of recall reads every file of a tier, so it stays close to the
+    system calls: one ``scandir`` (file type from the directory entry, no stat),
+    one open and read per file, and a ``stat`` only for the files that match.
+    """
+    folder = root / tier
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return []
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    faults.point("recall.listed")
+    fold = needs_unicode_fold(words)
+    out: list[Match] = []
+    for entry in entries:
+        name = entry.name
+        if not name.endswith(".md") or name.startswith(".") or not is_utf8_name(name):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+        except OSError:
+            continue
+        data = read_all(entry.path)
+        if data is None:
+            continue
+        found, occ, tag, snippet = match_file(data, words, tier, fold)
+        if found:
+            try:
+                mtime = entry.stat(follow_symlinks=False).st_mtime
+            except OSError:
+                continue
+            note, is_summary = note_of(tier, name)
+            out.append(Match(tier, name, note, is_summary, found, occ, tag, mtime, snippet))
+    out.sort(key=Match.rank_key)
+    return out
+
+
+@dataclass
+class SearchResult:
+    words: list[str]
+    tier: str | None  # the tier where the search stopped (None: nothing anywhere)
+    matches: list[Match]  # every match in that tier, best first
+    searched: list[str]
+
+    def shown(self, limit: int) -> list[Match]:
+        return self.matches[:limit]
+
+    def too_many(self, limit: int) -> bool:
+        return len(self._notes()) > limit
+
+    def _notes(self) -> list[str]:
+        return list(dict.fromkeys(m.note for m in self.matches))
+
+    def leader(self) -> str | None:
+        """The note that clearly leads the others (:func:`clearly_ahead`), or None."""
+        if not self.matches:
+            return None
+        best = self.matches[0]
+        rival = next((m for m in self.matches if m.note != best.note), None)
+        if rival is None:
+            return best.note
+        ahead = clearly_ahead(
+            (len(best.words), best.occurrences), (len(rival.words), rival.occurrences)
+        )
+        return best.note if ahead else None
+
+
+def layered_search(root: Path, words: list[str]) -> SearchResult:
+    """Search the tiers in the seed's order and stop at the first with a match."""
+    searched: list[str] = []
+    for tier in TIERS:
+        searched.append(tier)
+        matches = search_tier(root, tier, words)
+        if matches:
+            return SearchResult(words, tier, matches, searched)
+    return SearchResult(words, None, [], searched)
