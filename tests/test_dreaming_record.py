@@ -2,7 +2,9 @@
 ``python -m tests.live.dreaming_live record`` recorded it (a MEMORY.md of 12 topics, searches,
 the gateway's managed dreaming job run once: its deep phase merged a daily note's entry with
 the Okapi topic's copy, taking that line out, so every topic after it moved up, and appended
-``## Consolidated Memory (DATE)`` with the promotion's markers; more searches after).
+``## Consolidated Memory (DATE)`` with the promotion's markers; then a second daily entry
+promoted by ``openclaw memory promote --apply``, appended as ``## Promoted From Short-Term
+Memory (DATE)``; searches between each step).
 
 Each section must keep exactly the hits the model was sent, the new section included, and
 ``retire`` must never take dreaming's section, nor touch MEMORY.md while dreaming holds its
@@ -22,7 +24,7 @@ from typing import Any
 import pytest
 
 from live.check import memoryd
-from live.dreaming_live import AFTER, FIXTURE, analyze, memory_md
+from live.dreaming_live import FIXTURE, analyze, versions
 from live.sections_live import sections_of, tool_results
 from memoryd.dreaming_lock import _start_time, dreaming_writer, promotion_lock_path
 from memoryd.policy.retire_plan import DREAMING, why_kept
@@ -41,10 +43,6 @@ def unpack(dest: Path) -> Path:
     return dest
 
 
-def versions(work: Path) -> list[str]:
-    return [memory_md(), (work / AFTER).read_text(encoding="utf-8")]
-
-
 def said(out: str) -> dict[str, Any]:
     return json.loads(out.split("\n}\n", 1)[0] + "\n}")
 
@@ -56,8 +54,10 @@ def test_every_section_keeps_exactly_its_hits_across_the_dreaming_rewrite(
     assert analyze(work, versions(work)) == 0, capsys.readouterr().out
     out = said(capsys.readouterr().out)
     assert out["hits_truth"] == out["hits_memoryd"]
-    new = out["new_sections"]
-    assert len(new) == 1 and out["hits_memoryd"][new[0]] == 1  # what dreaming appended
+    new = out["new_sections"]  # what dreaming and promote appended, each searched after
+    assert [n.split(" (")[0] for n in new] == ["Consolidated Memory",
+                                               "Promoted From Short-Term Memory"]
+    assert all(out["hits_memoryd"][n] == 1 for n in new)
     # the topics after the line dreaming took out: searched once before it, once after
     assert out["hits_memoryd"]["Tapir notes"] == 2 and out["hits_memoryd"]["Fossa notes"] == 2
 
@@ -65,10 +65,11 @@ def test_every_section_keeps_exactly_its_hits_across_the_dreaming_rewrite(
 def test_the_rewrite_is_real_and_a_hit_from_before_it_follows_its_text(tmp_path: Path):
     """What dreaming did, as recorded: and why line numbers could not place the hits."""
     work = unpack(tmp_path / "run")
-    before, after = versions(work)
+    before, after, promoted = versions(work)
+    assert promoted.startswith(after) and "\n## Promoted From Short-Term Memory (" in promoted
     gone = set(before.split("\n")) - set(after.split("\n"))
     assert gone == {"- okapi moved house to the east paddock by the creek"}  # the merge
-    assert (work / "install" / "ws" / "MEMORY.md").read_text(encoding="utf-8") == after
+    assert (work / "install" / "ws" / "MEMORY.md").read_text(encoding="utf-8") == promoted
     heads = {h: (a, b) for h, a, b in sections_of(after)}
     new = next(h for h in heads if h.startswith("Consolidated Memory ("))
     # a search before dreaming returned fossa's last lines, 74-75: in the file as dreaming
@@ -103,7 +104,7 @@ def test_dreamings_markers_stay_in_its_section_and_its_entry_is_found_as_the_sni
     snippet shows the entry without its ``<!-- trigger -->`` / ``<!-- importance -->``
     annotations (OpenClaw cuts them out), and is still placed there."""
     work = unpack(tmp_path / "run")
-    after = versions(work)[1]
+    after = versions(work)[-1]
     lines = after.split("\n")
     sec = next(s for s in parse_sections(after) if s.heading.startswith("Consolidated Memory ("))
     body = lines[sec.first - 1 : sec.last]
@@ -124,6 +125,13 @@ def test_dreamings_markers_stay_in_its_section_and_its_entry_is_found_as_the_sni
     # its marker line alone (a chunk may start there) names the section too
     alone = place(index, chunk_anchor(None, None, marker[0]), None, None)
     assert [index.sections[i].heading for i in alone.sections] == [sec.heading]
+    # the append of `memory promote --apply`: marker lines, entries with their ranking
+    appended = next(s for s in parse_sections(after) if s.heading.startswith("Promoted From "))
+    body = lines[appended.first - 1 : appended.last]
+    assert any(ln.startswith("<!-- openclaw-memory-promotion:") for ln in body)
+    assert any(ln.startswith("- capybara") and "[score=" in ln and "<!-- importance: " in ln
+               for ln in body)
+    assert why_kept(appended, "\n".join(body), [], recent=False) == DREAMING
 
 
 # ------------------------------------------------------------------ retire and dreaming
@@ -168,9 +176,10 @@ def test_retire_never_takes_dreamings_section(tmp_path: Path):
     plan = retire(cfg, "--dry-run")["notes"][0]
     assert plan["retire"] and plan["fits"]
     taken = [t["title"] for t in plan["retire"]]
-    assert not any("Consolidated Memory" in t for t in taken)
+    assert not any("Consolidated Memory" in t or "Promoted From" in t for t in taken)
     kept = {k["title"]: k["why"] for k in plan["kept"]}
-    assert [w for t, w in kept.items() if t.startswith("## Consolidated Memory (")] == ["dreaming"]
+    assert [w for t, w in kept.items()
+            if t.startswith(("## Consolidated Memory (", "## Promoted From "))] == ["dreaming"] * 2
 
 
 def test_retire_leaves_memory_md_whole_while_dreaming_holds_its_write_lock(tmp_path: Path):
@@ -197,7 +206,8 @@ def test_retire_leaves_memory_md_whole_while_dreaming_holds_its_write_lock(tmp_p
     out = retire(cfg, "--force")
     assert out["applied"] and memory.read_bytes() != was
     now = memory.read_text(encoding="utf-8")
-    assert "## Consolidated Memory (" in now and "<!-- openclaw-memory-promotion:" in now
+    assert "## Consolidated Memory (" in now and "## Promoted From Short-Term Memory (" in now
+    assert now.count("<!-- openclaw-memory-promotion:") == 2
     proc = memoryd(cfg, "restore", "--last")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert memory.read_bytes() == was

@@ -14,7 +14,10 @@ whose one entry MEMORY.md's Okapi topic also has. Then:
    candidate is the Okapi entry), and OpenClaw rewrites MEMORY.md: the old entry is taken out
    of the Okapi topic (every topic after it moves up a line) and a ``## Consolidated Memory
    (DATE)`` section with the promotion's ``<!-- … -->`` markers is appended;
-3. searches in a second session, of topics the rewrite moved and of the new section.
+3. searches in a second session, of topics the rewrite moved and of the new section;
+4. a second daily note's entry (new to MEMORY.md), recalled, and promoted by ``openclaw memory
+   promote --apply`` (the CLI's path: no consolidation model call, an append of ``## Promoted
+   From Short-Term Memory (DATE)``), then searches in a third session.
 
 memoryd then scans the install and ``memoryd sections MEMORY.md --json`` must give each
 section exactly the hits the truth gives (each ``memory_search`` result on MEMORY.md the model
@@ -54,8 +57,10 @@ from .sections_live import tool_results, truth_hits
 ANIMALS = ["wombat", "quokka", "narwhal", "pangolin", "okapi", "axolotl", "tapir", "kinkajou",
            "capybara", "ocelot", "dugong", "fossa"]
 SHARED_FACT = "- okapi moved house to the east paddock by the creek"
+NEW_FACT = "- capybara learned to swim across the north pond"
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "openclaw-dreaming" / "2026.9.6"
 AFTER = "logs/MEMORY.after-dreaming.md"  # the file dreaming wrote, kept with the recording
+AFTER_PROMOTE = "logs/MEMORY.after-promote.md"  # and what `memory promote --apply` wrote
 DREAMING = {  # plugins.entries.memory-core.config.dreaming for the run
     "enabled": True,
     "timezone": "UTC",
@@ -84,6 +89,11 @@ def today() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d")
 
 
+def versions(work: Path) -> list[str]:
+    """The MEMORY.md texts of a run: before dreaming, as dreaming wrote it, as promote did."""
+    return [memory_md(), *((work / p).read_text(encoding="utf-8") for p in (AFTER, AFTER_PROMOTE))]
+
+
 def pack(work: Path, dest: Path) -> None:
     """A recorded run as the suite replays it: OpenClaw's config and session store, the
     workspace (MEMORY.md as dreaming left it, DREAMS.md, the daily note), the model's request
@@ -91,7 +101,7 @@ def pack(work: Path, dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     with tarfile.open(dest / "run.tar.xz", "w:xz", preset=9) as tar:
         picked = [work / "install" / "state" / "openclaw.json", work / "logs" / "requests.jsonl",
-                  work / AFTER]
+                  work / AFTER, work / AFTER_PROMOTE]
         for top in (work / "install" / "state" / "agents", work / "install" / "ws"):
             picked += sorted(p for p in top.rglob("*") if p.is_file() and not p.is_symlink()
                              and "/.dreams/" not in str(p))
@@ -137,7 +147,7 @@ def main(argv: list[str]) -> int:
     v1 = memory_md()
     if argv and argv[0] != "record":
         work = Path(argv[0])
-        return analyze(work, [v1, (work / AFTER).read_text(encoding="utf-8")])
+        return analyze(work, versions(work))
     runtime = ensure_openclaw("2026.9.6")
     work = Path(tempfile.mkdtemp(prefix="memoryd-dreaming-live-"))
     logs = work / "logs"
@@ -177,8 +187,29 @@ def main(argv: list[str]) -> int:
         agent_turn(inst, "agent:main:d2", "after dreaming " + search("tapir fact") + " "
                    + search("okapi moved house east paddock"), cli, local=True)
         agent_turn(inst, "agent:main:d2", "and " + search("fossa fact"), cli, local=True)
+        # (a note of its own: a line added to the first daily note joins its chunk, whose
+        # recall entry is the one promoted already)
+        write_notes(ws, {f"memory/{today()}-pond.md": NEW_FACT + "\n"})
+        index()
+        # A process that exits while it records a recall leaves its lock row in OpenClaw's
+        # state (namespace short-term-locks); for 60 s no other process takes it, and
+        # `memory search` then drops its recall without a word. Wait that out.
+        time.sleep(65)
+        run_bounded(inst.command("memory", "search", "capybara swim north pond", "--agent",
+                                 "main", "--json"), inst.env(), TURN_TIMEOUT_S, cli)
+        promoted = run_bounded(inst.command(
+            "memory", "promote", "--agent", "main", "--apply", "--min-score", "0",
+            "--min-recall-count", "1", "--min-unique-queries", "1", "--json"),
+            inst.env(), TURN_TIMEOUT_S, cli)
+        print(f"promote: {promoted.stdout[-600:]}", flush=True)
+        (work / AFTER_PROMOTE).write_text((ws / "MEMORY.md").read_text(encoding="utf-8"),
+                                          encoding="utf-8")
+        index()
+        agent_turn(inst, "agent:main:d3", "after the promotion "
+                   + search("capybara swim north pond") + " " + search("kinkajou fact"), cli,
+                   local=True)
     print(f"recorded in {time.monotonic() - t0:.0f} s: {work}", flush=True)
-    found = analyze(work, [v1, after])
+    found = analyze(work, versions(work))
     if argv and found == 0:
         pack(work, FIXTURE)
         print(f"packed into {FIXTURE}")
@@ -203,9 +234,9 @@ def analyze(work: Path, versions: list[str]) -> int:
     if doc["hits"]["unplaced"]:
         failures.append(f"{doc['hits']['unplaced']} unplaced hits")
     consolidated = [s["heading"] for s in doc["sections"]
-                    if s["heading"].startswith("Consolidated Memory")]
-    if not consolidated or not want.get(consolidated[0]):
-        failures.append(f"no hit on dreaming's new section: {consolidated}")
+                    if s["heading"].startswith(("Consolidated Memory (", "Promoted From "))]
+    if len(consolidated) != 2 or not all(want.get(h) for h in consolidated):
+        failures.append(f"not one hit on each section dreaming appended: {consolidated}")
     print(json.dumps({"hits_truth": want, "hits_memoryd": got, "new_sections": consolidated},
                      indent=1))
     print(memoryd(cfg, "sections", "MEMORY.md", "--no-scan").stdout)
