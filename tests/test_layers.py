@@ -51,6 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.workspace",
             "memoryd.strength",
             "memoryd.section_map",
+            "memoryd.dreaming_lock",  # whether dreaming holds its MEMORY.md write lock
             "memoryd.bootstrap_cut",
             "memoryd.demo_notes",  # what `memoryd demo`'s notes say, and its tier store
             "memoryd.demo_install",  # the OpenClaw install `memoryd demo` writes
