@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -26,7 +28,7 @@ import pytest
 from live.check import memoryd
 from live.dreaming_live import FIXTURE, analyze, versions
 from live.sections_live import sections_of, tool_results
-from memoryd.dreaming_lock import _start_time, dreaming_writer, promotion_lock_path
+from memoryd.dreaming_lock import _start_time, dreaming_sweep, dreaming_writer, promotion_lock_path
 from memoryd.policy.retire_plan import DREAMING, why_kept
 from memoryd.section_map import FileIndex, chunk_anchor, parse_sections, place
 
@@ -228,3 +230,61 @@ def test_a_lock_whose_pid_names_another_process_now_holds_nothing(tmp_path: Path
     assert dreaming_writer(state, ws) is None
     lock.write_text("{not json")
     assert "unreadable" in (dreaming_writer(state, ws) or "")  # as OpenClaw: fail closed
+
+
+def sweep_running(state: Path, pid: int) -> None:
+    """The gateway's cron tables of the recorded run (OpenClaw's schema, ``cron.sqlite`` in the
+    fixture), the dreaming job marked as the live probe saw it mid-sweep: ``runningAtMs`` and
+    ``runningReceiptId`` in its state, that receipt ``running``, owned by ``pid``."""
+    db = state / "state" / "openclaw.sqlite"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(FIXTURE / "cron.sqlite", db)
+    with sqlite3.connect(db) as conn:
+        job, state_json = conn.execute(
+            "SELECT job_id, state_json FROM cron_jobs WHERE name = 'Memory Dreaming Promotion'"
+        ).fetchone()
+        (receipt,) = conn.execute(
+            "SELECT receipt_id FROM cron_run_receipts WHERE job_id = ?", (job,)).fetchone()
+        doc = {**json.loads(state_json), "runningAtMs": 1796229905313,
+               "runningReceiptId": receipt}
+        conn.execute("UPDATE cron_jobs SET state_json = ? WHERE job_id = ?",
+                     (json.dumps(doc), job))
+        conn.execute("UPDATE cron_run_receipts SET status = 'running', owner_pid = ?, "
+                     "owner_start_time = ?, finished_at_ms = NULL WHERE receipt_id = ?",
+                     (pid, _start_time(pid), receipt))
+    conn.close()
+
+
+def test_retire_leaves_memory_md_whole_for_the_whole_dreaming_sweep(tmp_path: Path):
+    """The sweep plans a consolidation and asks the model before it takes the write lock: a
+    rewrite not yet applied. While the gateway's dreaming job runs, ``retire --force`` takes
+    nothing; a mark left by a gateway that is gone holds nothing."""
+    work, ws, cfg = retire_setup(tmp_path)
+    state = work / "install" / "state"
+    memory = ws / "MEMORY.md"
+    was = memory.read_bytes()
+    assert dreaming_sweep(state) is None  # no state database: nothing says a sweep runs
+    gateway = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        sweep_running(state, gateway.pid)
+        assert dreaming_writer(state, ws) is None and dreaming_sweep(state) is not None
+        out = retire(cfg, "--force")
+        assert not out["applied"] and memory.read_bytes() == was
+        why = [s["why"] for s in out["skipped"] if s["path"] == "MEMORY.md"]
+        assert why and "dreaming sweep is running" in why[0]
+    finally:
+        os.kill(gateway.pid, signal.SIGKILL)
+        gateway.wait(timeout=30)
+    assert dreaming_sweep(state) is None  # the gateway died mid-sweep: its mark holds nothing
+    out = retire(cfg, "--force")
+    assert out["applied"] and memory.read_bytes() != was
+
+
+def test_the_recorded_cron_state_says_no_sweep_runs(tmp_path: Path):
+    """As the run left it (the sweep finished): the job's state has no running mark."""
+    state = tmp_path / "state"
+    (state / "state").mkdir(parents=True)
+    shutil.copyfile(FIXTURE / "cron.sqlite", state / "state" / "openclaw.sqlite")
+    assert dreaming_sweep(state) is None
+    (state / "state" / "openclaw.sqlite").write_bytes(b"not a database")
+    assert dreaming_sweep(state) is None  # unreadable: says nothing (the lock still guards)

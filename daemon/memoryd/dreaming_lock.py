@@ -12,9 +12,15 @@ checks the file's hash before it renames, retire checks the bytes it planned on)
 that loses is dreaming's rewrite, so ``retire`` leaves ``MEMORY.md`` alone while the lock is
 held by a live process, and says so.
 
-What the lock does not cover: the consolidation's model call, made before the lock is taken
-(dreaming then compares ``MEMORY.md`` with what it sent the model, and falls back to a plain
-append if it changed). Nothing on disk says that a call is in flight.
+The lock does not cover the consolidation's model call, made before it is taken: a rewrite
+planned and not yet applied. A change to ``MEMORY.md`` then costs dreaming its rewrite (it
+compares the file with what it sent the model and falls back to a plain append). What shows
+that span is the sweep's cron job: while it runs, the gateway's ``state/openclaw.sqlite`` has
+``runningAtMs`` and ``runningReceiptId`` in the ``state_json`` of the job whose
+``declaration_key`` is ``memory-core:memory-dreaming-promotion``, and that receipt
+(``cron_run_receipts``) has status ``running`` and the gateway's ``owner_pid`` /
+``owner_start_time`` (observed live, tests/live/OBSERVED.md). :func:`dreaming_sweep` reads it
+read-only; ``retire`` leaves ``MEMORY.md`` alone for the whole sweep.
 """
 
 from __future__ import annotations
@@ -22,7 +28,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 from pathlib import Path
+from urllib.parse import quote
+
+DREAMING_JOB = "memory-core:memory-dreaming-promotion"  # the managed job's declaration_key
 
 
 def promotion_lock_path(state_dir: Path, workspace: Path) -> Path:
@@ -44,6 +54,15 @@ def _start_time(pid: int) -> int | None:
         return int(fields[19])
     except (IndexError, ValueError):
         return None
+
+
+def _holder_alive(pid: int, recorded: object) -> bool:
+    """Whether ``pid`` runs and is the process that recorded ``recorded`` as its start time
+    (when it recorded one and this system can tell)."""
+    if pid <= 0 or not _alive(pid):
+        return False
+    now = _start_time(pid) if isinstance(recorded, int) else None
+    return now is None or now == recorded  # (another start time: the pid was reused)
 
 
 def _alive(pid: int) -> bool:
@@ -76,8 +95,46 @@ def dreaming_writer(state_dir: Path, workspace: Path) -> str | None:
         recorded = doc.get("starttime")
     except (ValueError, TypeError, KeyError):
         return f"dreaming's lock {path} is held (its owner is unreadable)"
-    if pid <= 0 or not _alive(pid):
+    if not _holder_alive(pid, recorded):
         return None
-    if isinstance(recorded, int) and (now := _start_time(pid)) is not None and now != recorded:
-        return None  # the pid was reused by another process
     return f"OpenClaw's dreaming is writing it (pid {pid}, {path})"
+
+
+def dreaming_sweep(state_dir: Path) -> str | None:
+    """Why a dreaming sweep is running now (a sentence), or None: the managed job marked
+    running and its receipt's owner (the gateway) alive. A gateway that died mid-sweep leaves
+    the mark, and holds nothing. A database missing, unreadable or of another shape says
+    nothing (the write lock, :func:`dreaming_writer`, still guards the write itself)."""
+    db = state_dir / "state" / "openclaw.sqlite"
+    if not db.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(db))}?mode=ro", uri=True, timeout=2)
+    except sqlite3.Error:
+        return None
+    try:
+        jobs = conn.execute(
+            "SELECT job_id, state_json FROM cron_jobs WHERE declaration_key = ?", (DREAMING_JOB,)
+        ).fetchall()
+        for job_id, state_json in jobs:
+            try:
+                state = json.loads(state_json or "{}")
+            except ValueError:
+                continue
+            receipt = state.get("runningReceiptId") if isinstance(state, dict) else None
+            if not state.get("runningAtMs") or not isinstance(receipt, str):
+                continue
+            row = conn.execute(
+                "SELECT status, owner_pid, owner_start_time FROM cron_run_receipts "
+                "WHERE receipt_id = ? AND job_id = ?",
+                (receipt, job_id),
+            ).fetchone()
+            if row is None or row[0] != "running" or not isinstance(row[1], int):
+                continue
+            if _holder_alive(row[1], row[2]):
+                return f"OpenClaw's dreaming sweep is running (gateway pid {row[1]}, job {job_id})"
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return None

@@ -7,8 +7,9 @@ The notes: ``MEMORY.md``, whose budget is what OpenClaw 2026.9.6 gives it in a n
 and every other memory file longer than ``retire.note_max_chars``. A file the user marked or
 pinned (``memoryd mark`` / ``pin``) is left whole. Each note's retired sections go to one
 archive file, ``<archive root>/retired/<its path>`` (``memory-archive/retired/MEMORY.md``).
-While OpenClaw's dreaming holds its ``MEMORY.md`` write lock (:mod:`memoryd.dreaming_lock`),
-``MEMORY.md`` is left whole and the run says so.
+While OpenClaw's dreaming sweep runs (a consolidation it planned may still be unapplied) or
+holds its ``MEMORY.md`` write lock (:mod:`memoryd.dreaming_lock`), ``MEMORY.md`` is left whole
+and the run says so.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import clock
-from .dreaming_lock import dreaming_writer
+from .dreaming_lock import dreaming_sweep, dreaming_writer
 from .fsutil import read_regular
 from .move_files import MoveError
 from .policy.retire_plan import (
@@ -170,7 +171,7 @@ def run(
         if _user_keeps(rel, marked, pins):
             skipped.append({"path": rel, "why": "marked or pinned by you: left whole"})
             continue
-        if rel == MEMORY and retirer is not None and (why := dreaming_writer(paths.state_dir, ws)):
+        if rel == MEMORY and retirer is not None and (why := _dreaming(paths, ws)):
             skipped.append({"path": rel, "why": f"{why}: left whole, retire again later"})
             continue
         for attempt in range(ATTEMPTS):
@@ -190,7 +191,7 @@ def run(
             if retirer is None or not plan.taken:
                 plans.append(note)
                 break
-            if rel == MEMORY and (why := dreaming_writer(paths.state_dir, ws)):
+            if rel == MEMORY and (why := _dreaming(paths, ws)):
                 skipped.append({"path": rel, "why": f"{why}: left whole, retire again later"})
                 break
             try:
@@ -201,6 +202,12 @@ def run(
                 if attempt == ATTEMPTS - 1:
                     changed.append({"path": rel, "why": str(exc)})
     return RunResult(plans, applied, changed, skipped, repaired, batch)
+
+
+def _dreaming(paths: Paths, ws: Path) -> str | None:
+    """Why OpenClaw's dreaming may rewrite ``MEMORY.md`` now (its sweep runs, or it holds the
+    write lock), or None."""
+    return dreaming_sweep(paths.state_dir) or dreaming_writer(paths.state_dir, ws)
 
 
 def scheduled_retire(cfg: Config, paths: Paths, store: Store, now: float) -> str | None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import sys
 import tarfile
 import tempfile
@@ -108,6 +109,28 @@ def pack(work: Path, dest: Path) -> None:
         for path in picked:
             tar.add(path, arcname=str(path.relative_to(work)), recursive=False)
     (dest / "recorded.json").write_text(json.dumps({"recorded_root": str(work)}) + "\n")
+    pack_cron(work / "install" / "state" / "state" / "openclaw.sqlite", dest / "cron.sqlite")
+
+
+def pack_cron(db: Path, dest: Path) -> None:
+    """The gateway's cron tables (``cron_jobs``, ``cron_run_receipts``) as the run left them,
+    in OpenClaw's own schema: what says a dreaming sweep is running (the whole state database
+    is 1.6 MB)."""
+    dest.unlink(missing_ok=True)
+    src = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    out = sqlite3.connect(dest)
+    with out:
+        for table in ("cron_jobs", "cron_run_receipts"):
+            (ddl,) = src.execute("SELECT sql FROM sqlite_master WHERE name = ?",
+                                 (table,)).fetchone()
+            out.execute(ddl)
+            rows = src.execute(f"SELECT * FROM {table}").fetchall()
+            if rows:
+                marks = ",".join("?" * len(rows[0]))
+                out.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    src.close()
+    out.execute("VACUUM")
+    out.close()
 
 
 def cron_job_id(inst: Install, log: Path) -> str:
