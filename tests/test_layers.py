@@ -51,8 +51,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.workspace",
             "memoryd.strength",
             "memoryd.section_map",
+            "memoryd.dreaming_lock",  # whether OpenClaw's dreaming is at work on a workspace
             "memoryd.bootstrap_cut",
-            "memoryd.dreaming_state",  # whether OpenClaw's dreaming is at work on a workspace
             "memoryd.demo_notes",  # what `memoryd demo`'s notes say, and its tier store
             "memoryd.demo_install",  # the OpenClaw install `memoryd demo` writes
         ),

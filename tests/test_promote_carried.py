@@ -268,7 +268,7 @@ def test_refresh_hands_over_only_with_promote_auto_and_never_while_dreaming_writ
     lock = locks / f"memory-promotion-{hashlib.sha256(real.encode()).hexdigest()}.lock"
     lock.write_text(json.dumps({"pid": os.getpid()}))
     doc = _json(env, "promote", "--handoff")
-    assert not doc["handed"] and "dreaming is writing MEMORY.md" in doc["why"]
+    assert not doc["handed"] and "dreaming is writing it" in doc["why"]
 
 
 @pytest.mark.subprocess

@@ -19,6 +19,7 @@ from memoryd.section_map import (
     parse_sections,
     place,
     utf16_len,
+    without_annotations,
 )
 
 pytestmark = pytest.mark.unit
@@ -122,6 +123,24 @@ def test_the_heading_alone_still_places_a_hit_whose_entries_were_rewritten():
     index = FileIndex(edited)
     got = place(index, anchor, 1, 3)
     assert [index.sections[i].heading for i in got.sections] == ["Wireguard"]
+
+
+def test_a_promoted_entry_is_found_as_the_search_snippet_shows_it():
+    """OpenClaw 2026.9.6 cuts a promoted entry's recall annotations out of the snippet
+    (``stripMemoryAnnotationCarriers``); the entry's line in the file still has them."""
+    entry = "- okapi moved house Source: memory/2026-12-02.md#L1-L2"
+    line = f"{entry} <!-- trigger: okapi, moved --> <!-- importance: 6 -->"
+    text = _memory([("Okapi", ["- fact one"]), ("Consolidated Memory (2026-12-02)", [
+        "<!-- openclaw-memory-promotion:memory:memory/2026-12-02.md:1:2 -->", line])])
+    index = FileIndex(text)
+    got = place(index, chunk_anchor(6, 6, entry), 6, 6)
+    assert [index.sections[i].heading for i in got.sections] == [
+        "Consolidated Memory (2026-12-02)"]
+    assert without_annotations(line).rstrip() == entry
+    # only trigger / importance / project comments closed on the line are cut, as OpenClaw does
+    assert without_annotations("a <!-- note: keep --> b") == "a <!-- note: keep --> b"
+    assert without_annotations("a <!-- Trigger: x --> b") == "a  b"
+    assert without_annotations("a <!-- importance: 3") == "a <!-- importance: 3"
 
 
 def test_a_line_the_file_has_twice_is_taken_nearest_the_recorded_range():

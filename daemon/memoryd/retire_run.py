@@ -7,6 +7,9 @@ The notes: ``MEMORY.md``, whose budget is what OpenClaw 2026.9.6 gives it in a n
 and every other memory file longer than ``retire.note_max_chars``. A file the user marked or
 pinned (``memoryd mark`` / ``pin``) is left whole. Each note's retired sections go to one
 archive file, ``<archive root>/retired/<its path>`` (``memory-archive/retired/MEMORY.md``).
+While OpenClaw's dreaming sweep runs (a consolidation it planned may still be unapplied) or
+holds its ``MEMORY.md`` write lock (:mod:`memoryd.dreaming_lock`), ``MEMORY.md`` is left whole
+and the run says so.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import clock
+from .dreaming_lock import dreaming_at_work
 from .fsutil import read_regular
 from .move_files import MoveError
 from .move_journal import retire_batch, undo_batch
@@ -167,6 +171,9 @@ def run(
         if _user_keeps(rel, marked, pins):
             skipped.append({"path": rel, "why": "marked or pinned by you: left whole"})
             continue
+        if rel == MEMORY and retirer is not None and (why := dreaming_at_work(paths.state_dir, ws)):
+            skipped.append({"path": rel, "why": f"{why}: left whole, retire again later"})
+            continue
         for attempt in range(ATTEMPTS):
             try:
                 data, st = read_regular(ws / rel, READ_MAX)
@@ -183,6 +190,9 @@ def run(
             note = NotePlan(rel, plan, archive_rel_of(cfg, rel), data)
             if retirer is None or not plan.taken:
                 plans.append(note)
+                break
+            if rel == MEMORY and (why := dreaming_at_work(paths.state_dir, ws)):
+                skipped.append({"path": rel, "why": f"{why}: left whole, retire again later"})
                 break
             try:
                 applied.append(_apply(retirer, ws, note, now, batch or ""))

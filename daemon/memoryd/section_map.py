@@ -37,6 +37,11 @@ MIN_LINE_CHARS = 3
 HEAD_LINES = 3
 MAX_PRINTS = 24
 WHOLE_FILE = "*"  # the anchor of a memory_get that read the whole file
+# The recall annotations dreaming ends a promoted entry with (``<!-- trigger: … -->``,
+# ``<!-- importance: N -->``, ``<!-- project: … -->``), which OpenClaw 2026.9.6 cuts out of a
+# search snippet (``stripMemoryAnnotationCarriers``: only such a comment closed on its own
+# line; then the blanks it leaves at the line's end).
+_ANNOTATION = re.compile(r"<!--\s*(?:trigger|importance|project)\s*:", re.IGNORECASE)
 TOP = "(top)"
 
 
@@ -110,6 +115,22 @@ def fingerprint(line: str) -> str | None:
     if len(line) < MIN_LINE_CHARS:
         return None
     return format(zlib.crc32(line.encode("utf-8", "surrogatepass")), "x")
+
+
+def without_annotations(line: str) -> str:
+    """One file line as a search snippet shows it: its recall annotations cut out (every
+    ``<!-- trigger|importance|project: … -->`` closed on the line), as OpenClaw does."""
+    parts, cursor, at = [], 0, 0
+    while (m := _ANNOTATION.search(line, at)) is not None:
+        close = line.find("-->", m.end())
+        if close < 0:
+            break
+        parts.append(line[cursor : m.start()])
+        cursor = at = close + 3
+    if cursor == 0:
+        return line
+    parts.append(line[cursor:])
+    return "".join(parts)
 
 
 def chunk_anchor(start: int | None, end: int | None, text: str) -> str:
@@ -195,6 +216,10 @@ class FileIndex:
             fp = fingerprint(line)
             if fp is not None:
                 self.lines_of.setdefault(fp, []).append(number)
+            if "<!--" in line:  # a promoted entry: also as the snippet shows it
+                shown = fingerprint(without_annotations(line))
+                if shown is not None and shown != fp:
+                    self.lines_of.setdefault(shown, []).append(number)
         # The section of each line (index into sections), for lines 1..line_count.
         self._section_of = [-1] * (self.line_count + 2)
         for i, sec in enumerate(self.sections):

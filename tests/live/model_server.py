@@ -17,6 +17,12 @@ Directives (each is one assistant turn, taken in order; then a plain text reply)
   (parallel tool calls), each made the way ``call`` makes it.
 - ``[[text WORDS]]``            reply with this text (ends the turn).
 
+One request is answered without directives: dreaming's consolidation (memory-core's tool-free
+completion that asks how each promotion candidate goes into MEMORY.md) gets the operations a
+careful model would choose, :func:`consolidation_plan`: a candidate whose text is already an
+entry of MEMORY.md is ``merged`` with it, any other is ``added``. OpenClaw then validates the
+plan and rewrites MEMORY.md itself.
+
 Every request is appended to the log as one JSON line: ``{"path", "body", "reply"}``.
 """
 
@@ -34,6 +40,8 @@ from typing import Any
 
 MODEL_ID = "scripted"
 INTERNAL = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"  # OpenClaw's own context, sent as a user turn
+# the system prompt of memory-core's consolidation completion (2026.9.6)
+CONSOLIDATION = "Choose how to incorporate each supplied candidate into MEMORY.md."
 DIRECTIVE = re.compile(r"\[\[(call|direct|tool_call|code|text|many)\s+(.*?)\]\]", re.S)
 
 
@@ -78,8 +86,46 @@ def code_calling(name: str, args: dict[str, Any]) -> str:
 Move = ToolCall | tuple[ToolCall, ...] | str  # one call, calls made together, or the text
 
 
+def _entry_fact(line: str) -> str:
+    """An entry's text as memory-core compares two facts: no list marker, blanks collapsed,
+    lower case."""
+    return " ".join(re.sub(r"^[-*+]\s+", "", line.strip()).split()).lower()
+
+
+def consolidation_plan(body: dict[str, Any]) -> str | None:
+    """The JSON answer to dreaming's consolidation request, or None when ``body`` is not one.
+
+    The request's user message is ``{"currentMemory": ..., "candidates": [{"key", "text",
+    ...}]}``; the answer names, per candidate, ``merged`` with the one prior entry of the same
+    fact (the line exactly as MEMORY.md has it) or ``added``."""
+    messages = body.get("messages") or []
+    if not any(CONSOLIDATION in message_text(m) for m in messages if m.get("role") == "system"):
+        return None
+    for m in reversed(messages):
+        text = message_text(m) if m.get("role") == "user" else ""
+        at = text.find('{"currentMemory"')
+        if at < 0:
+            continue
+        try:
+            doc, _ = json.JSONDecoder().raw_decode(text[at:])
+        except ValueError:
+            continue
+        prior = [ln.strip() for ln in str(doc.get("currentMemory", "")).split("\n")
+                 if ln.strip().startswith(("- ", "* ", "+ "))]
+        ops = []
+        for cand in doc.get("candidates") or []:
+            same = [ln for ln in prior if _entry_fact(ln) == _entry_fact(str(cand.get("text", "")))]
+            ops.append({"candidateKey": cand.get("key"), "action": "merged" if same else "added",
+                        "priorEntries": same[:1]})
+        return json.dumps({"operations": ops})
+    return None
+
+
 def decide(body: dict[str, Any]) -> Move:
     """The scripted model's next move for a request: tool call(s), or the final text."""
+    plan = consolidation_plan(body)
+    if plan is not None:
+        return plan
     messages = body.get("messages") or []
     last_user = max((i for i, m in enumerate(messages)
                      if m.get("role") == "user" and INTERNAL not in message_text(m)), default=-1)

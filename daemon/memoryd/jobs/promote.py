@@ -207,7 +207,7 @@ def handoff(
     import secrets
     import time as _time
 
-    from .. import dreaming_state
+    from ..dreaming_lock import dreaming_at_work
     from ..mover import mover_for
     from ..policy import promote_settle as ps
     from ..promote_run import snapshot
@@ -221,7 +221,7 @@ def handoff(
         doc["why"] = "promote.auto is off: `/memoryd promote` files them by hand"
         return doc
     agent_id, ws = _workspace(paths, agent)
-    busy = dreaming_state.busy(paths.state_dir, ws)
+    busy = dreaming_at_work(paths.state_dir, ws)
     if busy:
         doc["why"] = f"{busy}: not now, so as not to get in its way; try again later"
         return doc

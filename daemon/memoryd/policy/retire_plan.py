@@ -9,9 +9,12 @@ section OpenClaw's cut already hides from every new session before one it loads;
 many as it takes to fit, in that order. Some sections are never taken (:data:`KEEP_REASONS`):
 one the user pinned (a ``<!-- memoryd:pin -->`` line in it, or a pin ``FILE#HEADING``), one
 of dreaming's (its managed blocks ``## Light Sleep`` / ``## REM Sleep`` and every section with
-an ``<!-- openclaw:dreaming:… -->`` marker or an entry carrying ``<!-- trigger: … -->`` /
-``<!-- importance: N -->``, OpenClaw 2026.9.6's ``docs/concepts/dreaming.md``: dreaming keeps
-them byte for byte and may rewrite them), one looked up within ``min_idle_days``, and the file's
+an ``<!-- openclaw:dreaming:… -->`` marker, a promotion's ``<!-- openclaw-memory-promotion:… -->``
+/ ``<!-- openclaw-memory-lineage:… -->`` line (what a real sweep writes above each entry it
+appends under ``## Consolidated Memory (DATE)`` or ``## Promoted From Short-Term Memory
+(DATE)``), or an entry carrying ``<!-- trigger: … -->`` / ``<!-- importance: N -->``, OpenClaw
+2026.9.6's ``docs/concepts/dreaming.md``: dreaming keeps them byte for byte and may rewrite
+them), one looked up within ``min_idle_days``, and the file's
 title (its text before the first heading, and a level-1 heading). Sections are the flat units
 of :mod:`memoryd.section_map`, so taking one never takes part of another.
 
@@ -34,7 +37,9 @@ PIN_MARK = "<!-- memoryd:pin -->"
 DREAMING_HEADINGS = frozenset(
     {"Light Sleep", "REM Sleep", "Deep Sleep", "Memory Consolidation History"}
 )
-_DREAMING_LINE = re.compile(r"<!--\s*(?:openclaw:dreaming:|trigger:|importance:\s*\d)")
+_DREAMING_LINE = re.compile(
+    r"<!--\s*(?:openclaw:dreaming:|openclaw-memory-(?:promotion|lineage):|trigger:|importance:\s*\d)"
+)
 # why a section stays, however little it is used
 PINNED, DREAMING, RECENT, TITLE = "pinned", "dreaming", "looked up lately", "title"
 KEEP_REASONS = (PINNED, DREAMING, RECENT, TITLE)
