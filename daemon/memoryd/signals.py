@@ -593,7 +593,7 @@ class Snapshot:
         self._texts: dict[str, str] = {}
         self._recent_queries: dict[float, list[str]] = {}
         self._rows: dict[tuple[str, ...] | None, list[Any]] = {}
-        self._kept: KeptTimes | None | bool = False  # (False: not read yet)
+        self._kept: KeptTimes | bool | None = False  # (False: not read yet)
 
     def listed_as(self, rel: str) -> str:
         """The listed file a path someone typed names on this file system (``rel`` itself

@@ -170,13 +170,19 @@ class _Archive:
         self.by_path: dict[str, list[tuple[float, float]]] = {}
         for path, left, back in self.episodes:
             self.by_path.setdefault(path, []).append((left, back))
+        # every episode by the time it began, for all_at: those begun before a moment are a
+        # prefix, and only their ends are looked at (a heavy year's replay asks it of
+        # thousands of searches, against thousands of episodes)
+        self._by_left = sorted((left, back, path) for path, left, back in self.episodes)
+        self._lefts = [left for left, _back, _path in self._by_left]
 
     def archived_at(self, path: str, ts: float) -> bool:
         return any(left < ts <= back for left, back in self.by_path.get(path, ()))
 
     def all_at(self, ts: float) -> list[str]:
-        return sorted(p for p, eps in self.by_path.items()
-                      if any(left < ts <= back for left, back in eps))  # fmt: skip
+        """Every note archived at ``ts`` (an episode with left < ts <= back), sorted."""
+        begun = self._by_left[: bisect.bisect_left(self._lefts, ts)]
+        return sorted({path for _left, back, path in begun if ts <= back})
 
 
 def _search_restores(

@@ -202,10 +202,11 @@ class _StrongAfter:
         self.ts: dict[str, list[float]] = {}
         self.first: dict[str, list[float]] = {}  # from index i on, the earliest "became"
         for path, lst in hits_by_path.items():  # each sorted by ts
+            # (is_strong(kind, rank, None, ts) written out: a call a hit is a year's 400 k)
             became = [
-                h.ts if is_strong(h.kind, h.rank, None, h.ts)
-                else (max(h.read_at, h.ts) if h.read_at is not None else math.inf)
-                for h in lst
+                ts if kind != "search" or rank is None or rank == 1
+                else (max(read_at, ts) if read_at is not None else math.inf)
+                for _p, ts, kind, rank, read_at in lst
             ]  # fmt: skip
             suffix = [math.inf] * (len(lst) + 1)
             for i in range(len(lst) - 1, -1, -1):
@@ -220,15 +221,27 @@ class _StrongAfter:
         return self.first[path][bisect.bisect_right(ts, t)]
 
 
+def _strong_times(hits: Sequence[ReplayHit]) -> list[float]:
+    """The times of the hits that are strong at all (:attr:`ReplayHit.strong`, its
+    :func:`is_strong` at infinity written out: a call a hit is a year's 400 k)."""
+    inf = math.inf
+    return [
+        ts
+        for _p, ts, kind, rank, read_at in hits
+        if kind != "search" or rank is None or rank == 1 or (read_at is not None and read_at <= inf)
+    ]
+
+
 def _became_strong(hits: Sequence[ReplayHit]) -> list[float]:
     """Per hit, from when it counts as strong (:func:`is_strong`): always (-inf) for a get,
     a search retrieved first or of unknown rank; at its read for one read later; never
     (inf) for one never read. A hit seen at ``t`` (``ts <= t``) is strong there exactly
     when this is ``<= t``."""
+    # (is_strong(kind, rank, None, -inf) written out: a call a hit is a year's 400 k)
     return [
-        -math.inf if is_strong(h.kind, h.rank, None, -math.inf)
-        else (h.read_at if h.read_at is not None else math.inf)
-        for h in hits
+        -math.inf if kind != "search" or rank is None or rank == 1
+        else (read_at if read_at is not None else math.inf)
+        for _p, _ts, kind, rank, read_at in hits
     ]  # fmt: skip
 
 
@@ -291,7 +304,7 @@ def replay(
     for lst in hits_by_path.values():
         lst.sort(key=lambda h: h.ts)
     hit_series = _Series({p: [h.ts for h in lst] for p, lst in hits_by_path.items()})
-    strong_series = _Series({p: [h.ts for h in lst if h.strong] for p, lst in hits_by_path.items()})
+    strong_series = _Series({p: _strong_times(lst) for p, lst in hits_by_path.items()})
     need_series = _Series(needs) if needs is not None else None
     strong_after = _StrongAfter(hits_by_path)
     runs = sorted(runs)
