@@ -185,3 +185,49 @@ def test_the_notes_archived_at_a_moment_are_those_of_every_episode_asked() -> No
         for ts in moments:
             want = sorted({p for p, left, back in archive.episodes if left < ts <= back})
             assert archive.all_at(ts) == want
+
+
+def _reference_recall_picks(query: str, texts: dict[str, str], limit: int = 3) -> list[str]:
+    """What recall brings back of an archive, note by note through :func:`match_file` (as
+    ``memoryd recall`` matches a file it reads)."""
+    from memoryd.tierstore.recall import (
+        ARCHIVE,
+        _needs_unicode_fold,
+        archive_brings_back,
+        match_file,
+        normalise_words,
+    )
+
+    words = normalise_words([query])
+    if not words:
+        return []
+    fold = _needs_unicode_fold(words)
+    found = []
+    for path, text in texts.items():
+        got, occ, _tag, _snippet = match_file(text.encode("utf-8"), words, ARCHIVE, fold)
+        if got:
+            found.append((-len(got), -occ, path))
+    found.sort()
+    n = archive_brings_back([(-w, -o) for w, o, _ in found], limit)
+    return [p for _, _, p in found[:n]]
+
+
+def test_the_replayed_recall_picks_what_recall_matches_note_by_note() -> None:
+    """simulate's harm replay asks recall of thousands of searches over the same archived
+    notes (each note's text lowered once): the same picks as matching each note's bytes,
+    for ASCII words, words that need Unicode case folding, and words of a caseless script."""
+    from memoryd.tierstore.recall import archive_recall_picks
+
+    rng = random.Random(12)
+    vocab = ["kayak", "June", "june", "Straße", "STRASSE", "İstanbul", "部署", "notes", "ÉTÉ",
+             "été", "river", "plan", "x"]  # fmt: skip
+    for _ in range(200):
+        texts = {
+            f"memory/n{i}.md": " ".join(rng.choices(vocab, k=rng.randint(0, 30)))
+            for i in range(rng.randint(1, 12))
+        }
+        for _ in range(10):
+            query = " ".join(rng.choices(vocab, k=rng.randint(0, 4)))
+            for limit in (1, 3):
+                assert archive_recall_picks(query, texts, limit) == _reference_recall_picks(
+                    query, texts, limit)  # fmt: skip

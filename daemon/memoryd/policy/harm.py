@@ -175,14 +175,19 @@ class _Archive:
         # thousands of searches, against thousands of episodes)
         self._by_left = sorted((left, back, path) for path, left, back in self.episodes)
         self._lefts = [left for left, _back, _path in self._by_left]
+        self._at: dict[float, list[str]] = {}  # (the results of a search at ts share one)
 
     def archived_at(self, path: str, ts: float) -> bool:
         return any(left < ts <= back for left, back in self.by_path.get(path, ()))
 
     def all_at(self, ts: float) -> list[str]:
-        """Every note archived at ``ts`` (an episode with left < ts <= back), sorted."""
-        begun = self._by_left[: bisect.bisect_left(self._lefts, ts)]
-        return sorted({path for _left, back, path in begun if ts <= back})
+        """Every note archived at ``ts`` (an episode with left < ts <= back), sorted (a list
+        the caller must not change: the next question at ``ts`` gets it again)."""
+        got = self._at.get(ts)
+        if got is None:
+            begun = self._by_left[: bisect.bisect_left(self._lefts, ts)]
+            got = self._at[ts] = sorted({path for _left, back, path in begun if ts <= back})
+        return got
 
 
 def _search_restores(
