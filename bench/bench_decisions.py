@@ -134,6 +134,13 @@ def main() -> None:
     # than today's code opens: migration 10 keeps each hit's strength), made again each run.
     state_new = fresh_copy(state, args.install / "oc-new")
     learned = state_new / "memoryd" / "calibration-learned.json"
+    # Both versions' bytecode written first, as an installed wheel has it: with
+    # PYTHONDONTWRITEBYTECODE set (as on the shared machine) every command would compile
+    # each module it imports again, tens of milliseconds a read command.
+    import compileall
+
+    for tree in (Path(args.baseline), ROOT / "daemon"):
+        compileall.compile_dir(str(tree), quiet=1)
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
     base_env.update(HOME=str(args.install / "home"), MEMORYD_NOW=str(info["now"]))
     versions = {
@@ -175,6 +182,7 @@ def main() -> None:
     same: dict[str, bool] = {}
     with busy_core(args.busy):
         load = os.getloadavg()[0]
+        low = load
         for name, argv in commands.items():
             outputs: dict[str, str] = {}
             for _ in range(args.repeat):
@@ -190,12 +198,14 @@ def main() -> None:
             new_out = outputs["new"].replace(str(state_new), str(state))
             same[name] = _comparable(outputs["today"]) == _comparable(new_out)
             done = {k: v for k, v in commands.items() if k in same}
-            print(f"  {name}: timed", flush=True)
+            load, low = max(load, os.getloadavg()[0]), min(low, os.getloadavg()[0])
+            print(f"  {name}: timed (load average {os.getloadavg()[0]:.1f})", flush=True)
             _table(done, deciding, times, same, only=name, cpu=cpus)
         load = max(load, os.getloadavg()[0])
     for title, figures in (("wall", times), ("CPU (user + system)", cpus)):
-        print(f"\n{title} of the whole process, median of {args.repeat} (load average up to "
-              f"{load:.1f}{', one core kept busy' if args.busy else ''})\n")  # fmt: skip
+        busy = ", one core kept busy" if args.busy else ""
+        print(f"\n{title} of the whole process, median of {args.repeat} (load average "
+              f"{low:.1f} to {load:.1f}{busy})\n")  # fmt: skip
         _table(commands, deciding, figures, same)
 
 
