@@ -38,12 +38,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
+from operator import attrgetter
 from typing import NamedTuple
 
 from . import calibration as cb
 from .candidates import DAY, HORIZON_DAYS, FileView, Likely, Policy
 
 RUN_LEAD_DAYS = 30.0  # runs start this long after the first hit
+_TS = attrgetter("ts")  # a hit's time, taken in C
 
 
 # --------------------------------------------------------------------------- inputs
@@ -302,7 +304,7 @@ def replay(
     for h in hits:
         hits_by_path.setdefault(h.path, []).append(h)
     for lst in hits_by_path.values():
-        lst.sort(key=lambda h: h.ts)
+        lst.sort(key=_TS)  # (by time; a stable sort: ties as recorded)
     hit_series = _Series({p: [h.ts for h in lst] for p, lst in hits_by_path.items()})
     strong_series = _Series({p: _strong_times(lst) for p, lst in hits_by_path.items()})
     need_series = _Series(needs) if needs is not None else None
