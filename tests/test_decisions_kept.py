@@ -231,3 +231,36 @@ def test_the_replayed_recall_picks_what_recall_matches_note_by_note() -> None:
             for limit in (1, 3):
                 assert archive_recall_picks(query, texts, limit) == _reference_recall_picks(
                     query, texts, limit)  # fmt: skip
+
+
+def test_the_score_counts_the_words_as_keyword_and_tag_match_count_them() -> None:
+    """The score's best query and its components, bit for bit, as
+    :func:`keyword_match` and :func:`tag_match` give them (reflect scores a year's notes
+    against 200 queries with the words looked up in C), tagged notes and repeated words
+    among them."""
+    from memoryd.config import Config
+    from memoryd.policy import score as sp
+
+    cfg = Config().score
+    rng = random.Random(21)
+    vocab = ["kayak", "june", "river", "plan", "部署", "deploy", "deployments", "kube", "notes"]
+    now = 1.77e9
+    for _ in range(300):
+        body = " ".join(rng.choices(vocab, k=rng.randint(0, 12)))
+        tags = ", ".join(rng.sample(vocab, rng.randint(0, 3)))
+        doc = sp.Document.of((f"tags: {tags}\n" if tags else "") + body)
+        queries = sp.prepare_queries(" ".join(rng.choices(vocab, k=rng.randint(1, 5)))
+                                     for _ in range(rng.randint(0, 8)))  # fmt: skip
+        sig = signals.file_signals(
+            signals.MemoryFile("memory/x.md", 10, now - 40 * DAY), (), now,
+            counts=signals.HitCounts(3, 1, 2, 3, now - DAY),
+        )  # fmt: skip
+        got = sp.score(sig, doc, queries, cfg)
+        best = None
+        for text, words in queries:
+            k, g = sp.keyword_match(words, doc), sp.tag_match(words, doc)
+            part = cfg.keyword_weight * k + cfg.tag_weight * g
+            if best is None or part > best[0]:
+                best = (part, k, g, text)
+        if best is not None:
+            assert (got.keyword, got.tag, got.query) == best[1:]
