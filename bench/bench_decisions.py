@@ -13,11 +13,11 @@ another checkout, run through ``PYTHONPATH``; a worktree of the previous commit:
 ``git worktree add /tmp/speed-base <commit>``) and for this checkout, interleaved, in
 the same run, and prints the table with the ratios.
 
-The new code keeps the calibration it learned (``own_history.LEARNED_FILE``): its first
-deciding command after new verdicts learns it, the later ones reuse it. Both are timed:
-``first`` with the saved calibration removed before the command, ``then`` with it in
-place (a baseline older than the saved calibration learns at every command when no
-expire run has recorded one, as here; today's main saves and reuses it too). The new code
+Both versions keep the calibration they learned (``own_history.LEARNED_FILE``): the first
+deciding command after new verdicts learns it, the later ones reuse it. Both are timed, for
+each version: ``first`` with its saved calibration removed before the command, ``then``
+with it in place (a baseline older than the saved calibration learns at every command when
+no expire run has recorded one, as here: its two figures are then alike). The new code
 runs on its own copy of the install, migrated first (untimed; the migration's time is
 printed). Every command's output is compared between the two versions: the decisions must
 be the same. ``--busy`` keeps one core busy with a spinning process while measuring.
@@ -133,7 +133,17 @@ def main() -> None:
     # The new code's own copy of the install, migrated before timing (its schema may be newer
     # than today's code opens: migration 10 keeps each hit's strength), made again each run.
     state_new = fresh_copy(state, args.install / "oc-new")
-    learned = state_new / "memoryd" / "calibration-learned.json"
+    learned = {
+        "today": state / "memoryd" / "calibration-learned.json",
+        "new": state_new / "memoryd" / "calibration-learned.json",
+    }
+    # Both versions' bytecode written first, as an installed wheel has it: with
+    # PYTHONDONTWRITEBYTECODE set (as on the shared machine) every command would compile
+    # each module it imports again, tens of milliseconds a read command.
+    import compileall
+
+    for tree in (Path(args.baseline), ROOT / "daemon"):
+        compileall.compile_dir(str(tree), quiet=1)
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
     base_env.update(HOME=str(args.install / "home"), MEMORYD_NOW=str(info["now"]))
     versions = {
@@ -158,7 +168,7 @@ def main() -> None:
     def run(version: str, argv: list[str], *, fresh: bool) -> tuple[float, float, str]:
         """(wall, CPU of the process: user + system, its output)."""
         if fresh:
-            learned.unlink(missing_ok=True)
+            learned[version].unlink(missing_ok=True)
         c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         out = subprocess.run([sys.executable, "-m", "memoryd", *argv], env=versions[version],
@@ -175,11 +185,12 @@ def main() -> None:
     same: dict[str, bool] = {}
     with busy_core(args.busy):
         load = os.getloadavg()[0]
+        low = load
         for name, argv in commands.items():
             outputs: dict[str, str] = {}
             for _ in range(args.repeat):
                 for version in versions:
-                    kinds = ("first", "then") if version == "new" and name in deciding else ("",)
+                    kinds = ("first", "then") if name in deciding else ("",)
                     for kind in kinds:
                         took, cpu, out = run(version, argv, fresh=kind == "first")
                         times.setdefault((name, version, kind), []).append(took)
@@ -190,12 +201,14 @@ def main() -> None:
             new_out = outputs["new"].replace(str(state_new), str(state))
             same[name] = _comparable(outputs["today"]) == _comparable(new_out)
             done = {k: v for k, v in commands.items() if k in same}
-            print(f"  {name}: timed", flush=True)
+            load, low = max(load, os.getloadavg()[0]), min(low, os.getloadavg()[0])
+            print(f"  {name}: timed (load average {os.getloadavg()[0]:.1f})", flush=True)
             _table(done, deciding, times, same, only=name, cpu=cpus)
         load = max(load, os.getloadavg()[0])
     for title, figures in (("wall", times), ("CPU (user + system)", cpus)):
-        print(f"\n{title} of the whole process, median of {args.repeat} (load average up to "
-              f"{load:.1f}{', one core kept busy' if args.busy else ''})\n")  # fmt: skip
+        busy = ", one core kept busy" if args.busy else ""
+        print(f"\n{title} of the whole process, median of {args.repeat} (load average "
+              f"{low:.1f} to {load:.1f}{busy})\n")  # fmt: skip
         _table(commands, deciding, figures, same)
 
 
@@ -214,19 +227,27 @@ def _table(
             if figs:
                 _table({only: commands[only]}, deciding, figs, same, only=None)
         return
-    print("| command | today | new | new ÷ today | same output |", flush=True)
+    print("| command | today: then (first after new verdicts) | new: then (first) "
+          "| new ÷ today | same output |", flush=True)
     print("|---|---|---|---|---|")
     for name in commands:
-        today = statistics.median(figures[(name, "today", "")])
-        if name in deciding:
-            first = statistics.median(figures[(name, "new", "first")])
-            then = statistics.median(figures[(name, "new", "then")])
-            cell = f"{_fmt(then)} (first after new verdicts {_fmt(first)})"
-            ratio = f"{then / today:.3f}× ({first / today:.2f}×)"
+        if name in deciding:  # (then, and first after new verdicts in brackets)
+            cells, ratio = [], ""
+            for version in ("today", "new"):
+                first = statistics.median(figures[(name, version, "first")])
+                then = statistics.median(figures[(name, version, "then")])
+                cells.append(f"{_fmt(then)} ({_fmt(first)})")
+            t_first = statistics.median(figures[(name, "today", "first")])
+            t_then = statistics.median(figures[(name, "today", "then")])
+            n_first = statistics.median(figures[(name, "new", "first")])
+            n_then = statistics.median(figures[(name, "new", "then")])
+            ratio = f"{n_then / t_then:.3f}× ({n_first / t_first:.3f}×)"
+            today_cell, cell = cells
         else:
+            today = statistics.median(figures[(name, "today", "")])
             new = statistics.median(figures[(name, "new", "")])
-            cell, ratio = _fmt(new), f"{new / today:.3f}×"
-        print(f"| `{name}` | {_fmt(today)} | {cell} | {ratio} | "
+            today_cell, cell, ratio = _fmt(today), _fmt(new), f"{new / today:.3f}×"
+        print(f"| `{name}` | {today_cell} | {cell} | {ratio} | "
               f"{'yes' if same[name] else '**no**'} |")  # fmt: skip
 
 

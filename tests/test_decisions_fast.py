@@ -212,15 +212,28 @@ def test_simulate_finds_the_same_restore_candidates_as_scoring_every_note(seed: 
     inp = replay_inputs(generate(seed, GenParams(days=120)))
     texts = dict(inp["texts"])
     texts["memory/tagged.md"] = "---\ntags: [kubernetes, rollout]\n---\nnotes about kubernetes\n"
+    # tags a query word matches only as a part (a tag in the word, the word in a tag), tags
+    # too long for their parts to be listed, a word far longer than any tag, CJK tags: each
+    # query below reaches the threshold only by its tag share (half its words in the note)
+    texts["memory/parts.md"] = "tags: kube, deployments, zebraherd, x, 部署\nkube deploy notes\n"
+    texts["memory/long-tag.md"] = (
+        "tags: " + "observability" * 3 + ", " + "pipeline" * 4 + "\npipeline notes\n"
+    )
     rng = random.Random(seed)
     vocab = sorted({w for t in texts.values() for w in t.split() if w.isalpha()})
     made = ["kubernetes rollout plan", "kubernetes", "", "the and of", "rollout zzz yyy xxx"]
     made += [" ".join(rng.sample(vocab, rng.randint(1, 7))) for _ in range(300)]
+    parts = ["deploy zebra", "kubelet deploy", "deploy " + "k" * 120 + "kube", "部署 zebra",
+             "observ pipeline", "observabilityobservability pipeline"]  # fmt: skip
+    made += parts
     calls = [*inp["calls"][:400], *(SimpleNamespace(query=q) for q in made)]
     got = restore_index(calls, texts)
     assert got == _restore_index_scoring_every_note(calls, texts)
     assert sum(1 for c in got if c) > 50  # (the comparison is about candidates that exist)
     assert any(p == "memory/tagged.md" for p, _s, _n in got[len(calls) - len(made)])
+    by_query = {c.query: [p for p, _s, _n in found] for c, found in zip(calls, got, strict=True)}
+    for q in parts:
+        assert "memory/parts.md" in by_query[q] or "memory/long-tag.md" in by_query[q], q
 
 
 def _expected_strong_from(rows: list[tuple]) -> list[float | None]:

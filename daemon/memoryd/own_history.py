@@ -67,9 +67,9 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
     from .config import schedule_timezone
     from .policy import matches_any
     from .policy.expire import USER_PROFILE
-    from .policy.replay import Call, ReplayFile, ReplayHit
+    from .policy.replay import Call, ReplayFile
     from .signals import created_time, file_kind, read_text
-    from .strength import load_hit_rows, strength_pairs
+    from .strength import load_hit_rows
     from .workspace import archive_excludes, list_memory_files
 
     ws = paths.workspace
@@ -89,27 +89,30 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
         present[rel] = (st.st_size, st.st_mtime)
         if with_texts:
             text_of[rel] = read_text(where.parent, where.name)
-    rows = load_hit_rows(store.conn, agents=agents)
     # Hits and marks under another spelling of a file (a Mac's case- and normalization-
     # insensitive names) are that file's, as in every plan (docs/paths.md).
     from .pathmatch import attribution_for, canonical_rows
 
     marks = store.marks("marked")
-    owner = attribution_for(ws, list(present), {r.path for r in rows} | marks, probe=on_disk).owner
-    rows = canonical_rows(rows, owner)
-    strengths = strength_pairs(rows)  # (rank, read_at) of each row
+    kept = kept_replay_rows(store.conn, agents)
+    if kept is not None:
+        recorded = {p for (p,) in store.conn.execute("SELECT DISTINCT memory_path FROM hits")}
+        owner = attribution_for(ws, list(present), recorded | marks, probe=on_disk).owner
+        if owner:  # (renamed and merged rows rank otherwise than the kept strength says)
+            kept = None
+    if kept is not None:
+        hits, seen_calls = replay_hits_from_kept(kept, present, now)
+    else:
+        rows = load_hit_rows(store.conn, agents=agents)
+        owner = attribution_for(
+            ws, list(present), {r.path for r in rows} | marks, probe=on_disk
+        ).owner
+        rows = canonical_rows(rows, owner)
+        hits, seen_calls = replay_hits_ranked(rows, present, now)
     first_hit: dict[str, float] = {}
-    hits = []
-    for r, (rank, read_at) in zip(rows, strengths, strict=True):
-        # A replay allows no clock skew (memoryd.hit_counts.hit_counts with skew=0): a hit dated
-        # after now has not happened yet, as at each run t only hits with ts <= t count.
-        if r.path not in present or r.ts > now:
-            continue
-        if r.ts < first_hit.get(r.path, math.inf):
-            first_hit[r.path] = r.ts
-        hits.append(
-            ReplayHit(r.path, r.ts, r.kind, rank, read_at if r.kind == "search" else None)
-        )
+    for h in hits:
+        if h.ts < first_hit.get(h.path, math.inf):
+            first_hit[h.path] = h.ts
     marked = {owner.get(m, m) for m in marks}
     pins = (*cfg.expire.pinned, *store.marks("pinned"))
     files = []
@@ -124,10 +127,6 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
             or bool(matches_any(rel, pins))
         )
         files.append(ReplayFile(rel, created, size, protected, file_kind(rel)))
-    seen_calls: dict[tuple[str, str], Call] = {}
-    for r in rows:
-        if r.kind == "search" and r.ts <= now and (r.agent, r.call_id) not in seen_calls:
-            seen_calls[(r.agent, r.call_id)] = Call(r.ts, "")
     queries = dict(
         ((a, c), q)
         for a, c, q in store.conn.execute(
@@ -135,10 +134,10 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
         )
     )
     calls = []
-    for key, call in seen_calls.items():
+    for key, ts in seen_calls.items():
         q = queries.get(key)
         if q and not q.startswith("__dreaming"):
-            calls.append(Call(call.ts, q))
+            calls.append(Call(ts, q))
     return {
         "files": files,
         "hits": hits,
@@ -147,6 +146,83 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
         "first_hit": min((h.ts for h in hits), default=None),
         "tz": tz,
     }
+
+
+# (path, time, kind, strong_from, agent, call_id) of every hit, in the order recorded
+KeptRow = tuple[str, float, str, float | None, str, str]
+
+
+def kept_replay_rows(conn: Any, agents: Any) -> list[KeptRow] | None:
+    """Every hit with the strength the database keeps with it (``hits.strong_from``:
+    :mod:`memoryd.kept_strength`), in the order recorded, for :func:`replay_hits_from_kept`:
+    six columns a row and no call ranked in Python. None when it cannot stand for ranking
+    every call again: the column is missing or its fill pending, or the workspace is one of
+    several (its agents' rows are read as :func:`memoryd.strength.load_hit_rows` reads them)."""
+    from .kept_strength import strengths_kept
+
+    if agents is not None or not strengths_kept(conn):
+        return None
+    return conn.execute(
+        "SELECT memory_path, ts, kind, strong_from, agent, call_id FROM hits ORDER BY id"
+    ).fetchall()
+
+
+def replay_hits_from_kept(
+    rows: Any, present: Any, now: float
+) -> tuple[list[Any], dict[tuple[str, str], float]]:
+    """(the replay's hits of the files in ``present``, (agent, call_id) → the time of each
+    search call, first seen first) from :func:`kept_replay_rows`, what
+    :func:`replay_hits_ranked` gives from every row ranked again. Pure.
+
+    The kept strength says from when a hit is strong (a get, or a search result retrieved
+    first or of unknown rank: at its own time; one read later: at that read; never: NULL),
+    not its rank; the replay asks no more of a hit than that
+    (:func:`memoryd.policy.replay.is_strong` at a time not before it). So a hit strong at
+    its own time is replayed as a first result (rank 1), another as one ranked lower
+    (rank 2) read at its ``strong_from``, or never read."""
+    from .policy.replay import ReplayHit
+
+    make = tuple.__new__
+    hits = []
+    calls: dict[tuple[str, str], float] = {}
+    for path, ts, kind, strong_from, agent, call_id in rows:
+        # A replay allows no clock skew (memoryd.hit_counts.hit_counts with skew=0): a hit
+        # dated after now has not happened yet, as at each run t only hits with ts <= t count.
+        if ts > now:
+            continue
+        if kind == "search":
+            if (agent, call_id) not in calls:
+                calls[(agent, call_id)] = ts
+            if path in present:
+                if strong_from == ts:
+                    hits.append(make(ReplayHit, (path, ts, kind, 1, None)))
+                else:
+                    hits.append(make(ReplayHit, (path, ts, kind, 2, strong_from)))
+        elif path in present:
+            hits.append(make(ReplayHit, (path, ts, kind, None, None)))
+    return hits, calls
+
+
+def replay_hits_ranked(
+    rows: Any, present: Any, now: float
+) -> tuple[list[Any], dict[tuple[str, str], float]]:
+    """:func:`replay_hits_from_kept`'s values from hit rows (``HitRow``), every call ranked
+    again (:func:`memoryd.strength.strength_pairs`). Pure."""
+    from .policy.replay import ReplayHit
+    from .strength import strength_pairs
+
+    hits = []
+    calls: dict[tuple[str, str], float] = {}
+    for r, (rank, read_at) in zip(rows, strength_pairs(rows), strict=True):
+        if r.ts > now:
+            continue
+        if r.kind == "search" and (r.agent, r.call_id) not in calls:
+            calls[(r.agent, r.call_id)] = r.ts
+        if r.path in present:
+            hits.append(
+                ReplayHit(r.path, r.ts, r.kind, rank, read_at if r.kind == "search" else None)
+            )
+    return hits, calls
 
 
 def learned_policy(cfg: Any, paths: Any, store: Any, now: float, *, fresh: bool = False) -> Any:

@@ -1,7 +1,7 @@
 """The reflect page: its values gathered from what reflect already has, then written.
 
-:func:`build_page` takes reflect's snapshot (the hits of every file, already read for the
-report's pairs), its document (expire's next plan) and three small reads of its own: the
+:func:`build_page` takes reflect's snapshot (the times of every file's hits, already read
+for the expire plan), its document (expire's next plan) and three small reads of its own: the
 hit rows of ``MEMORY.md`` with their anchors (migration 13's covering index), the bootstrap
 files (for the cut) and the journal's recent runs. :mod:`memoryd.report_html` turns them into
 the page; :func:`write_page` writes it atomically beside the report
@@ -42,7 +42,6 @@ from .section_report import (
     load_section_rows,
     weekly_section_hits,
 )
-from .signals import Hit
 from .store import Store
 
 WEEKS = 26  # the heatmaps' span
@@ -73,13 +72,13 @@ def _minute(ts: float | None, tz: tzinfo) -> str:
 
 
 def file_heat(
-    hits: Mapping[str, Sequence[Hit]], listed: set[str], starts: Sequence[float], now: float,
-    weeks: Sequence[str],
+    hit_times: Mapping[str, Sequence[float]], listed: set[str], starts: Sequence[float],
+    now: float, weeks: Sequence[str],
 ) -> Heatmap:
-    """Hits per file per week, the busiest files of the span first."""
+    """Hits per file per week, the busiest files of the span first (``hit_times``: path →
+    the sorted times of its hits)."""
     rows = []
-    for path, lst in hits.items():
-        times = sorted([h.ts for h in lst])
+    for path, times in hit_times.items():
         # (each week's count by two bisections of the sorted times, not a step per hit)
         edges = [bisect.bisect_left(times, s) for s in starts]
         edges.append(bisect.bisect_right(times, now))
@@ -191,7 +190,7 @@ def _build_page(
     starts = week_starts(now, tz)
     weeks = [_day(s, tz) for s in starts]
     listed = {s.path for s in snap.signals}
-    heatmaps = [file_heat(snap.hits, listed, starts, now, weeks)]
+    heatmaps = [file_heat(snap.times_by_path(), listed, starts, now, weeks)]
     ws = paths.workspace
     agent = next((a.id for a in paths.agents if a.workspace == ws), None)
     if agent is None:

@@ -35,6 +35,7 @@ import bisect
 import dataclasses
 import functools
 import math
+import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -128,6 +129,13 @@ class FileSignals:
         default=(), repr=False, compare=False
     )
     tz: tzinfo = field(default=UTC, repr=False, compare=False)
+    # The hit times alone, sorted and dated as :attr:`hit_times` has them, when a reader has
+    # them without the hits (:meth:`Snapshot.kept_times`: the expire plan's own read); None
+    # (or a loader giving None) to take them from ``source``. The trends of every file then
+    # cost no object a hit.
+    times: Callable[[], Sequence[float] | None] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     # -- counts
     @property
@@ -180,6 +188,9 @@ class FileSignals:
 
     @cached_property
     def hit_times(self) -> tuple[float, ...]:
+        given = None if self.times is None else self.times()
+        if given is not None:
+            return tuple(given)
         return tuple(sorted(map(_TS, self.hits)))
 
     @cached_property
@@ -200,7 +211,12 @@ class FileSignals:
 
     @property
     def trend(self) -> str:
-        return trend_label(self.fast_rate, self.slow_rate, self.days_since_hit)
+        # (a dormant file's label needs no rate: most notes of a year are, and their rates
+        # are two exponentials a hit)
+        since = self.days_since_hit
+        if since is None or since > DORMANT_DAYS:
+            return "dormant"
+        return trend_label(self.fast_rate, self.slow_rate, since)
 
     @cached_property
     def _days(self) -> tuple[tuple[int, ...], int]:
@@ -276,12 +292,15 @@ def activation(hit_times: Iterable[float], now: float) -> float | None:
 
 
 def rates(hit_times: Iterable[float], now: float) -> tuple[float, float]:
-    """(fast, slow) exponentially weighted hit rates in hits per day."""
-    fast = slow = 0.0
-    for ts in hit_times:
-        age = max(now - ts, 0.0) / DAY
-        fast += math.exp(-age / FAST_TAU_DAYS)
-        slow += math.exp(-age / SLOW_TAU_DAYS)
+    """(fast, slow) exponentially weighted hit rates in hits per day.
+
+    Each sum is added up in the order of ``hit_times``, one term after the other (as a
+    loop would: ``functools.reduce`` over ``operator.add``, not ``sum``, which may
+    compensate), the exponentials taken by ``map`` in C."""
+    exp = math.exp
+    ages = [max(now - ts, 0.0) / DAY for ts in hit_times]
+    fast = functools.reduce(operator.add, map(exp, [-age / FAST_TAU_DAYS for age in ages]), 0.0)
+    slow = functools.reduce(operator.add, map(exp, [-age / SLOW_TAU_DAYS for age in ages]), 0.0)
     return fast / FAST_TAU_DAYS, slow / SLOW_TAU_DAYS
 
 
@@ -328,11 +347,13 @@ def file_signals(
     *,
     counts: HitCounts | None = None,
     loader: Callable[[], Sequence[Hit]] | None = None,
+    times: Callable[[], Sequence[float] | None] | None = None,
 ) -> FileSignals:
     """The signals of one file from its hits (any order; hits after ``now`` ignored).
 
     ``counts`` and ``loader`` let a caller supply counts from SQL and defer
-    reading the hits themselves until a measure needs them.
+    reading the hits themselves until a measure needs them; ``times``, the hit times
+    alone (:attr:`FileSignals.times`).
     """
     created, created_from = created_time(f.rel, f.mtime, tz)
     if counts is None:
@@ -348,6 +369,7 @@ def file_signals(
         counts=counts,
         source=loader if loader is not None else tuple(hits),
         tz=tz,
+        times=times,
     )
 
 
@@ -457,6 +479,33 @@ def recent_queries(
     return [q for q, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
+# (path → sorted hit times, path → sorted strong hit times): Snapshot.kept_times
+KeptTimes = tuple[dict[str, list[float]], dict[str, list[float]]]
+
+
+def sorted_times_of_strong(rows: Iterable[tuple[str, float, Any]]) -> KeptTimes:
+    """(path → its times, path → its strong times), each sorted, from (path, time, strong)
+    rows as :func:`memoryd.strength.load_strong_times` reads them (dated, capped and judged
+    already; strong when the third is true). Pure."""
+    times: dict[str, list[float]] = {}
+    strong: dict[str, list[float]] = {}
+    for path, ts, is_strong in rows:
+        lst = times.get(path)
+        if lst is None:
+            lst = times[path] = []
+        lst.append(ts)
+        if is_strong:
+            lst = strong.get(path)
+            if lst is None:
+                lst = strong[path] = []
+            lst.append(ts)
+    for lst in times.values():
+        lst.sort()
+    for lst in strong.values():
+        lst.sort()
+    return times, strong
+
+
 def sparkline(counts: Sequence[int]) -> str:
     """Unicode block sparkline (▁…█), one character per count; zero is the lowest block."""
     blocks = "▁▂▃▄▅▆▇█"
@@ -526,6 +575,7 @@ class Snapshot:
                 self.tz,
                 counts=counts.get(f.rel, empty),
                 loader=functools.partial(self._hits_of, f.rel),
+                times=functools.partial(self._times_of, f.rel),
             )
             for f in self.files
         ]
@@ -541,6 +591,7 @@ class Snapshot:
         self._texts: dict[str, str] = {}
         self._recent_queries: dict[float, list[str]] = {}
         self._rows: dict[tuple[str, ...] | None, list[Any]] = {}
+        self._kept: KeptTimes | bool | None = False  # (False: not read yet)
 
     def listed_as(self, rel: str) -> str:
         """The listed file a path someone typed names on this file system (``rel`` itself
@@ -562,6 +613,46 @@ class Snapshot:
 
     def _hits_of(self, rel: str) -> list[Hit]:
         return self.hits.get(rel, [])
+
+    def kept_times(self) -> KeptTimes | None:
+        """(path → the sorted times of its hits, path → those of its strong hits) of every
+        path with hits, as :meth:`strong_times` reads them (one read of three columns, made
+        once a snapshot): what the expire plan decides on, and what the trends, the
+        heatmap and the daily series need of every file, without a :class:`Hit` a row.
+        None when :meth:`strong_times` cannot say it (the hits are read then)."""
+        if self._kept is False:
+            rows = self.strong_times()
+            self._kept = None if rows is None else sorted_times_of_strong(rows)
+        assert self._kept is not True
+        return self._kept
+
+    def _times_of(self, rel: str) -> list[float] | None:
+        """A listed file's hit times from :meth:`kept_times` (None: from its hits) unless
+        every file's hits are read already."""
+        if self._hits is not None:
+            return None
+        kept = self.kept_times()
+        return None if kept is None else kept[0].get(rel, [])
+
+    def times_by_path(self) -> Mapping[str, Sequence[float]]:
+        """path → the sorted times of its hits (dated as :attr:`hits` dates them), for every
+        path with hits, listed or not (the reflect page's heatmap)."""
+        kept = self.kept_times() if self._hits is None else None
+        if kept is not None:
+            return kept[0]
+        return {path: sorted(map(_TS, lst)) for path, lst in self.hits.items()}
+
+    def hits_since(self, since: float) -> dict[str, list[Hit]]:
+        """path → its hits dated ``since`` or later (``since`` before ``now``), as
+        :attr:`hits` has them: read alone (the last days' rows, not the table) unless they
+        are read already or a path is named under another spelling (merged first)."""
+        if self._hits is not None or self.attribution.owner:
+            return {
+                path: got
+                for path, lst in self.hits.items()
+                if (got := [h for h in lst if h.ts >= since])
+            }
+        return load_hits(self._conn, self.now, since=since, agents=self.agents)
 
     def hit_rows(self, paths: Iterable[str] | None = None, *, raw: bool = True) -> list[HitRow]:
         """Every hit row with what strength needs (read on call; expire policies use it),
@@ -629,7 +720,7 @@ class Snapshot:
         sig = self.by_path.get(rel)
         if sig is None:
             return None
-        return dataclasses.replace(sig, source=functools.partial(self.hits_of, rel))
+        return dataclasses.replace(sig, source=functools.partial(self.hits_of, rel), times=None)
 
     @property
     def by_path(self) -> dict[str, FileSignals]:

@@ -214,11 +214,12 @@ def harm_documents(
     from ..tierstore.search import archive_recall_picks
 
     events = hm.install_need_events(data["hits"], data["calls"])
+    index = hm.harm_index(data["hits"], events)  # (once for every policy)
     out = []
     for r in results:
         h = hm.harm(r.decisions, data["hits"], events, data["calls"],
                     candidates=candidates.__getitem__, recall=archive_recall_picks,
-                    texts=data["texts"], horizon_days=horizon)  # fmt: skip
+                    texts=data["texts"], horizon_days=horizon, index=index)  # fmt: skip
         out.append({**h.document(), "without_plugin": h.without_plugin().document()})
     return out
 

@@ -59,7 +59,7 @@ def run(
         cfg.score._replace(prune_enabled=True),
     )
     metrics = score_policy.metrics(scores, {s.path: s.size for s in snap.signals}, len(would))
-    pairs = cooccurrence(snap.hits, now - 30 * DAY)
+    pairs = cooccurrence(snap.hits_since(now - 30 * DAY), now - 30 * DAY)
     doc = reflect_document(snap.signals, scores, metrics, plan.as_dict(), pairs, now)
     summary = (
         f"reflect: {counted(doc['files'], 'file')}, {counted(doc['hits_30d'], 'hit')} in 30 days, "

@@ -171,6 +171,10 @@ def _hit_times(
     """:func:`hit_times_by_file` of the snapshot's hits (``only``: that file's), from the
     strength the database keeps with each hit when it can say it
     (:meth:`memoryd.signals.Snapshot.strong_times`), else from every row of the calls."""
+    if only is None:
+        every = snap.kept_times()  # (read once a snapshot: reflect's trends take them too)
+        if every is not None:
+            return every
     kept = snap.strong_times(None if only is None else [only])
     if kept is None:
         rows = snap.hit_rows(None if only is None else [only])

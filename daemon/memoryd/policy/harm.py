@@ -125,17 +125,41 @@ def install_need_events(hits: Iterable[ReplayHit], calls: Sequence[Call]) -> lis
     return out
 
 
+@dataclass(frozen=True)
+class HarmIndex:
+    """What :func:`harm` looks up in, the same for every policy of a replay (built once by
+    :func:`harm_index`): each note's hit times, and its need events with their times, in
+    order of time."""
+
+    hit_times: Mapping[str, Sequence[float]]
+    events: Mapping[str, Sequence[NeedEvent]]
+    event_times: Mapping[str, Sequence[float]]
+
+
+def harm_index(hits: Iterable[ReplayHit], events: Iterable[NeedEvent]) -> HarmIndex:
+    """The :class:`HarmIndex` of a replay's hits and need events. Pure."""
+    times: dict[str, list[float]] = {}
+    for h in hits:
+        times.setdefault(h.path, []).append(h.ts)
+    for ts in times.values():
+        ts.sort()
+    by_path: dict[str, list[NeedEvent]] = {}
+    for e in events:
+        by_path.setdefault(e.path, []).append(e)
+    for lst in by_path.values():
+        lst.sort(key=lambda e: e.ts)
+    event_times = {path: [e.ts for e in lst] for path, lst in by_path.items()}
+    return HarmIndex(times, by_path, event_times)
+
+
 class _Archive:
     """Which notes were archived at a moment: the replay's episodes (archived at a run,
     back at its first hit after that), as the replay's own state follows them."""
 
     def __init__(self, decisions: Sequence[tuple[float, Sequence[str]]],
-                 hits: Iterable[ReplayHit]):  # fmt: skip
-        times: dict[str, list[float]] = {}
-        for h in hits:
-            times.setdefault(h.path, []).append(h.ts)
-        for ts in times.values():
-            ts.sort()
+                 hits: Iterable[ReplayHit] | Mapping[str, Sequence[float]]):  # fmt: skip
+        """``hits``: the replay's hits, or each note's sorted hit times (HarmIndex)."""
+        times = hits if isinstance(hits, Mapping) else harm_index(hits, ()).hit_times
         self.episodes: list[tuple[str, float, float]] = []
         for t, chosen in decisions:
             for path in chosen:
@@ -145,13 +169,24 @@ class _Archive:
         self.by_path: dict[str, list[tuple[float, float]]] = {}
         for path, left, back in self.episodes:
             self.by_path.setdefault(path, []).append((left, back))
+        # every episode by the time it began, for all_at: those begun before a moment are a
+        # prefix, and only their ends are looked at (a heavy year's replay asks it of
+        # thousands of searches, against thousands of episodes)
+        self._by_left = sorted((left, back, path) for path, left, back in self.episodes)
+        self._lefts = [left for left, _back, _path in self._by_left]
+        self._at: dict[float, list[str]] = {}  # (the results of a search at ts share one)
 
     def archived_at(self, path: str, ts: float) -> bool:
         return any(left < ts <= back for left, back in self.by_path.get(path, ()))
 
     def all_at(self, ts: float) -> list[str]:
-        return sorted(p for p, eps in self.by_path.items()
-                      if any(left < ts <= back for left, back in eps))  # fmt: skip
+        """Every note archived at ``ts`` (an episode with left < ts <= back), sorted (a list
+        the caller must not change: the next question at ``ts`` gets it again)."""
+        got = self._at.get(ts)
+        if got is None:
+            begun = self._by_left[: bisect.bisect_left(self._lefts, ts)]
+            got = self._at[ts] = sorted({path for _left, back, path in begun if ts <= back})
+        return got
 
 
 def _search_restores(
@@ -186,27 +221,27 @@ def harm(
     texts: Mapping[str, str] | None = None,
     horizon_days: float = HORIZON_DAYS,
     search_same_call: bool = True,
+    index: HarmIndex | None = None,
 ) -> Harm:
     """Sort one policy's needed archives by what the agent reached (module docstring).
 
     An archive at run ``t`` is *needed* when a need event of its note falls in
-    ``(t, t + horizon]`` (``events``: a generated history's needs give exactly the replay's
-    need-based false archives). Its needs in that window are tried in order; the first that
-    reaches the note decides: the first need itself in its own call (``same``), or later
-    (``later``).
+    ``(t, t + horizon]`` (``events``: a generated history's needs give exactly the
+    replay's need-based false archives). Its needs in that window are tried in order; the
+    first that reaches the note decides: the first need itself in its own call (``same``),
+    or later (``later``). ``index``: :func:`harm_index` of ``hits`` and ``events``, when the
+    caller replays several policies over them.
     """
     horizon = horizon_days * DAY
-    archive = _Archive(decisions, hits)
-    by_path: dict[str, list[NeedEvent]] = {}
-    for e in events:
-        by_path.setdefault(e.path, []).append(e)
-    for lst in by_path.values():
-        lst.sort(key=lambda e: e.ts)
+    if index is None:
+        index = harm_index(hits, events)
+    archive = _Archive(decisions, index.hit_times)
+    by_path, times_of = index.events, index.event_times
     recalled: dict[tuple[str, float, str], set[str]] = {}
     out = Harm()
     for path, left, _back in archive.episodes:
         evs = by_path.get(path, [])
-        times = [e.ts for e in evs]
+        times = times_of.get(path, [])
         lo, hi = bisect.bisect_right(times, left), bisect.bisect_right(times, left + horizon)
         window = evs[lo:hi]
         if not window:

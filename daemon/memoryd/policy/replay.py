@@ -38,12 +38,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
+from operator import attrgetter
 from typing import NamedTuple
 
 from . import calibration as cb
 from .candidates import DAY, HORIZON_DAYS, FileView, Likely, Policy
 
 RUN_LEAD_DAYS = 30.0  # runs start this long after the first hit
+_TS = attrgetter("ts")  # a hit's time, taken in C
 
 
 # --------------------------------------------------------------------------- inputs
@@ -202,10 +204,11 @@ class _StrongAfter:
         self.ts: dict[str, list[float]] = {}
         self.first: dict[str, list[float]] = {}  # from index i on, the earliest "became"
         for path, lst in hits_by_path.items():  # each sorted by ts
+            # (is_strong(kind, rank, None, ts) written out: a call a hit is a year's 400 k)
             became = [
-                h.ts if is_strong(h.kind, h.rank, None, h.ts)
-                else (max(h.read_at, h.ts) if h.read_at is not None else math.inf)
-                for h in lst
+                ts if kind != "search" or rank is None or rank == 1
+                else (max(read_at, ts) if read_at is not None else math.inf)
+                for _p, ts, kind, rank, read_at in lst
             ]  # fmt: skip
             suffix = [math.inf] * (len(lst) + 1)
             for i in range(len(lst) - 1, -1, -1):
@@ -220,15 +223,27 @@ class _StrongAfter:
         return self.first[path][bisect.bisect_right(ts, t)]
 
 
+def _strong_times(hits: Sequence[ReplayHit]) -> list[float]:
+    """The times of the hits that are strong at all (:attr:`ReplayHit.strong`, its
+    :func:`is_strong` at infinity written out: a call a hit is a year's 400 k)."""
+    inf = math.inf
+    return [
+        ts
+        for _p, ts, kind, rank, read_at in hits
+        if kind != "search" or rank is None or rank == 1 or (read_at is not None and read_at <= inf)
+    ]
+
+
 def _became_strong(hits: Sequence[ReplayHit]) -> list[float]:
     """Per hit, from when it counts as strong (:func:`is_strong`): always (-inf) for a get,
     a search retrieved first or of unknown rank; at its read for one read later; never
     (inf) for one never read. A hit seen at ``t`` (``ts <= t``) is strong there exactly
     when this is ``<= t``."""
+    # (is_strong(kind, rank, None, -inf) written out: a call a hit is a year's 400 k)
     return [
-        -math.inf if is_strong(h.kind, h.rank, None, -math.inf)
-        else (h.read_at if h.read_at is not None else math.inf)
-        for h in hits
+        -math.inf if kind != "search" or rank is None or rank == 1
+        else (read_at if read_at is not None else math.inf)
+        for _p, _ts, kind, rank, read_at in hits
     ]  # fmt: skip
 
 
@@ -289,9 +304,9 @@ def replay(
     for h in hits:
         hits_by_path.setdefault(h.path, []).append(h)
     for lst in hits_by_path.values():
-        lst.sort(key=lambda h: h.ts)
+        lst.sort(key=_TS)  # (by time; a stable sort: ties as recorded)
     hit_series = _Series({p: [h.ts for h in lst] for p, lst in hits_by_path.items()})
-    strong_series = _Series({p: [h.ts for h in lst if h.strong] for p, lst in hits_by_path.items()})
+    strong_series = _Series({p: _strong_times(lst) for p, lst in hits_by_path.items()})
     need_series = _Series(needs) if needs is not None else None
     strong_after = _StrongAfter(hits_by_path)
     runs = sorted(runs)

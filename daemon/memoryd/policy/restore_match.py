@@ -149,6 +149,46 @@ class Matcher:
             if doc.tags:
                 self.tagged |= bit
         self.words, self.owned = words, owned
+        # What tag_match asks of a tagged note, a word at a time: whether the word is in one
+        # of its tags, or one of its tags (of 2+ characters) in the word. Kept as bit sets
+        # over the notes: by the substrings of each short tag (holding the word), by the
+        # tags themselves (in the word); a long tag is asked directly.
+        self._in_tag: dict[str, int] = {}  # substring → the notes with a short tag holding it
+        self._tag: dict[str, int] = {}  # short tag of 2+ characters → the notes having it
+        self._long_tags: dict[str, int] = {}  # a tag too long for its substrings → its notes
+        for i, path in enumerate(self.paths):
+            bit = 1 << i
+            for tag in set(_document(self.texts[path]).tags):
+                if len(tag) > _SHORT_TAG:
+                    self._long_tags[tag] = self._long_tags.get(tag, 0) | bit
+                    continue
+                if len(tag) >= 2:
+                    self._tag[tag] = self._tag.get(tag, 0) | bit
+                for sub in {tag[a:b] for a in range(len(tag)) for b in range(a + 1, len(tag) + 1)}:
+                    self._in_tag[sub] = self._in_tag.get(sub, 0) | bit
+        self._tag_hits: dict[str, int] = {}
+
+    def tag_hits(self, word: str) -> int:
+        """The notes whose tags ``word`` matches as :func:`memoryd.policy.score.tag_match`
+        counts it (the word in a tag, or a tag of 2+ characters in the word), as a bit set."""
+        got = self._tag_hits.get(word)
+        if got is not None:
+            return got
+        got = self._in_tag.get(word, 0)
+        n = len(word)
+        if n <= _SHORT_TAG * 4:
+            for a in range(n - 1):
+                for b in range(a + 2, min(n, a + _SHORT_TAG) + 1):
+                    got |= self._tag.get(word[a:b], 0)
+        else:  # (a word this long: every short tag asked directly)
+            for tag, bits in self._tag.items():
+                if tag in word:
+                    got |= bits
+        for tag, bits in self._long_tags.items():
+            if word in tag or tag in word:
+                got |= bits
+        self._tag_hits[word] = got
+        return got
 
     def candidates(self, query: str) -> list[tuple[str, float, bool]]:
         """The notes ``query`` scores at or above :data:`RESTORE_THRESHOLD` with, best first
@@ -176,11 +216,18 @@ class Matcher:
             self._collect(at[j] & ~at[j + 1] & plain if j < n else at[j] & plain, share, named,
                           found)  # fmt: skip
         tagged = at[words_needed(n)] & self.tagged
+        if tagged:
+            held = [self.words.get(w, 0) for w in words]
+            in_tags = [self.tag_hits(w) for w in words]
         while tagged:
             low = tagged & -tagged
             tagged ^= low
             path = self.paths[low.bit_length() - 1]
-            s = match_score(query, self.texts[path])
+            # match_score of a tagged note, its two counts taken from the bit sets: the
+            # words it holds (keyword_match) and those its tags match (tag_match)
+            k = sum(1 for bits in held if bits & low) / n
+            g = min(sum(1 for bits in in_tags if bits & low) / n, 1.0)
+            s = max(k, (KEYWORD_WEIGHT * k + TAG_WEIGHT * g) / (KEYWORD_WEIGHT + TAG_WEIGHT))
             if s >= RESTORE_THRESHOLD:
                 found.append((path, s, bool(low & named)))
         found.sort(key=lambda ps: (-ps[1], ps[0]))
@@ -193,6 +240,11 @@ class Matcher:
             low = bits & -bits
             bits ^= low
             found.append((self.paths[low.bit_length() - 1], share, bool(low & named)))
+
+
+# A tag up to this long is found by its substrings (Matcher.tag_hits); a longer one is
+# asked of each word directly.
+_SHORT_TAG = 24
 
 
 def words_needed(query_words: int) -> int:

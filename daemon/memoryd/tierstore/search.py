@@ -11,6 +11,7 @@ the words occur, then by recency.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Mapping
@@ -87,14 +88,36 @@ def archive_recall_picks(query: str, texts: Mapping[str, str], limit: int = 3) -
     if not words:
         return []
     fold = needs_unicode_fold(words)
+    needles = [w.encode("utf-8") for w in words]
     found = []
     for path, text in texts.items():
-        got, occ, _tag, _snippet = match_file(text.encode("utf-8"), words, ARCHIVE, fold)
+        # (match_file's words found and their occurrences, the note's text lowered once
+        # for every search a replay asks of it: thousands, over the same notes)
+        hay = _archived_haystack(text, fold)
+        got = occ = 0
+        for wb in needles:
+            n = hay.count(wb)
+            if n:
+                got += 1
+                occ += n
         if got:
-            found.append((-len(got), -occ, path))
+            found.append((-got, -occ, path))
     found.sort()
     n = archive_brings_back([(-w, -o) for w, o, _ in found], limit)
     return [p for _, _, p in found[:n]]
+
+
+@functools.lru_cache(maxsize=4096)
+def _archived_haystack(text: str, fold: bool) -> bytes:
+    return haystack(text.encode("utf-8"), fold)
+
+
+def haystack(data: bytes, fold: bool) -> bytes:
+    """A note's bytes as :func:`match_file` looks for the words in them: case-folded
+    (``fold``, for non-ASCII words), else lowered as ASCII (enough for caseless scripts)."""
+    if fold:
+        return data.decode("utf-8", errors="replace").casefold().encode("utf-8")
+    return data.lower()
 
 
 def normalise_words(words: list[str]) -> list[str]:
@@ -122,11 +145,7 @@ def match_file(
     """
     if fold is None:
         fold = needs_unicode_fold(words)
-    if fold:
-        hay_text = data.decode("utf-8", errors="replace").casefold()
-        hay = hay_text.encode("utf-8")
-    else:
-        hay = data.lower()  # ASCII-only lowering: enough for ASCII and caseless scripts
+    hay = haystack(data, fold)
     found: list[str] = []
     occurrences = 0
     first_at = -1
