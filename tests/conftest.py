@@ -156,6 +156,7 @@ KINDS: dict[str, str] = {
     "test_logging": "unit",
     "test_parser": "unit",
     "test_retire_swap": "unit",
+    "test_promote_carried": "unit",
     "test_run_turns": "unit",
     "test_policy_expire": "unit",
     "test_policy_promote": "unit",

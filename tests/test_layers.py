@@ -89,6 +89,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.tierstore.*",
             "memoryd.retirer",
             "memoryd.retire_run",
+            "memoryd.promoter",
+            "memoryd.promote_run",
         ),
     ),
     ("jobs", ("memoryd.jobs.*",)),

@@ -142,5 +142,5 @@ def dreaming_sweep(state_dir: Path) -> str | None:
 
 def dreaming_at_work(state_dir: Path, workspace: Path) -> str | None:
     """Why OpenClaw's dreaming is at work on ``workspace`` now (a sweep running, or its
-    ``MEMORY.md`` write lock held), or None: what ``retire`` waits for."""
+    ``MEMORY.md`` write lock held), or None: what ``retire`` and ``promote`` wait for."""
     return dreaming_sweep(state_dir) or dreaming_writer(state_dir, workspace)

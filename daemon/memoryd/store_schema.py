@@ -276,6 +276,49 @@ MIGRATIONS: dict[int, str] = {
     CREATE INDEX IF NOT EXISTS hits_by_path_anchor
         ON hits(memory_path, anchor, start_line, end_line, ts, agent);
     """,
+    14: """
+    -- Promotion carried out by a sub-session of the user's agent (memoryd.promoter): each run
+    -- handed over, its destination files as they were then (`before`, NULL: no file) and as
+    -- settled (`landed`), each marked entry that landed, and memoryd's own rewrites of a
+    -- destination (a declined entry taken out, an undo), journaled before the file changes.
+    CREATE TABLE IF NOT EXISTS promote_runs (
+        run TEXT PRIMARY KEY,
+        created REAL NOT NULL,
+        plan TEXT NOT NULL,
+        state TEXT NOT NULL,
+        settled REAL,
+        result TEXT
+    );
+    CREATE TABLE IF NOT EXISTS promote_files (
+        run TEXT NOT NULL,
+        dest TEXT NOT NULL,
+        before BLOB,
+        landed BLOB,
+        PRIMARY KEY (run, dest)
+    );
+    CREATE TABLE IF NOT EXISTS promote_entries (
+        id INTEGER PRIMARY KEY,
+        run TEXT NOT NULL,
+        source TEXT NOT NULL,
+        dest TEXT NOT NULL,
+        piece TEXT NOT NULL,
+        replaced TEXT NOT NULL,
+        state TEXT NOT NULL,
+        note TEXT
+    );
+    CREATE INDEX IF NOT EXISTS promote_entries_run ON promote_entries(run);
+    CREATE TABLE IF NOT EXISTS promote_writes (
+        id INTEGER PRIMARY KEY,
+        run TEXT NOT NULL,
+        dest TEXT NOT NULL,
+        before BLOB,
+        after_sha TEXT NOT NULL,
+        state TEXT NOT NULL,
+        created REAL NOT NULL,
+        finished REAL,
+        note TEXT
+    );
+    """,
 }
 
 MIGRATIONS[10] = (

@@ -32,6 +32,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -166,11 +167,18 @@ def calls_of(move: Move) -> tuple[ToolCall, ...]:
     return (move,) if isinstance(move, ToolCall) else move
 
 
+# A scenario's own player for requests no directive can script (a task text written by
+# memoryd, say): given a chat request, its move, or an HTTP status to fail it with, or None to
+# leave the request to the directives.
+Responder = Callable[[dict[str, Any]], "Move | int | None"]
+
+
 class ScriptedModel:
     """The HTTP server and its request log; ``with ScriptedModel(log) as m: m.port``."""
 
-    def __init__(self, log_path: Path) -> None:
+    def __init__(self, log_path: Path, responders: list[Responder] | None = None) -> None:
         self.log_path = log_path
+        self.responders = responders if responders is not None else []
         self._lock = threading.Lock()
         self._calls = 0
         model = self
@@ -208,7 +216,14 @@ class ScriptedModel:
                     model.record(self.path, body, {"error": "unknown path"})
                     self._json({"error": {"message": "not found"}}, 404)
                     return
-                move = decide(body)
+                played = next((got for r in model.responders
+                               if (got := r(body)) is not None), None)
+                if isinstance(played, int):  # the scenario fails this request
+                    model.record(self.path, body, {"error": played})
+                    failure = {"message": "scripted failure", "type": "invalid_request_error"}
+                    self._json({"error": failure}, played)
+                    return
+                move = decide(body) if played is None else played
                 call_id = model.next_call_id()
                 ids = [call_id] + [model.next_call_id() for _ in calls_of(move)[1:]]
                 made = [{"tool": c.name, "arguments": c.arguments, "id": i}

@@ -35,6 +35,11 @@ one; the time the read hook adds to each ``memory_get`` (its own log line). Then
 gateway of its own, memoryd missing (the plugin's ``command`` names no program): a
 ``memory_get``, a ``memory_search`` and a recall still each get an answer.
 
+Issue 34's phase (11, in the first gateway, after Tool Search off): ``/refresh`` with
+``promote.auto`` hands two candidates to a sub-session of the agent, which the scripted model
+plays; ``restore --last``; ``/memoryd promote`` with the sub-session failing
+(``promote_live.phases``, judged by ``promote_live.problems``).
+
 Issue 29's venv phase (10): the plugin installed by the memoryd of a venv made with the
 README's command; the venv deleted, a gateway start (no load trouble, one warning saying to
 run ``memoryd plugin install``, ``/memoryd`` says the same); the venv made again and the
@@ -73,6 +78,7 @@ from tests.support.plugin_record import (
     problems,
 )
 
+from . import promote_live
 from .install import NEWEST, Runtime, ensure_openclaw
 from .model_server import ScriptedModel, message_text
 from .openclaw import Gateway, Install, agent_turn, gateway_call, run_bounded, version_key
@@ -270,7 +276,8 @@ def record(
     gw_log = root / "gateway.log"
     req_log = root / "requests.jsonl"
     rec: dict[str, Any] = {"openclaw": runtime.version, "recorded_root": str(root)}
-    with ScriptedModel(req_log) as model:
+    player = promote_live.SubSession(root / "ws")  # (plays the promotion's sub-session)
+    with ScriptedModel(req_log, [player]) as model:
         inst = Install(root, runtime, model.port)
         inst.create()
         tiers = inst.state / "memory_fs"
@@ -550,12 +557,20 @@ def record(
                 off_from = _lines(req_log)
                 time.sleep(5)
             inst.config_path.write_bytes(saved)
+            off_until = _lines(req_log)
+
+            # 11. issue 34: /refresh with promote.auto hands the candidates to a sub-session
+            # of the agent, memoryd records what landed; restore --last; a failing sub-session
+            # (tests/live/promote_live.py, judged there)
+            cfg.write_text(good_cfg + "[promote]\nauto = true\n")
+            rec["promote"] = promote_live.phases(inst, cfg, env, gw_log, player, say)
+            cfg.write_text(good_cfg)
 
         # what the plugin added to each request, with Tool Search on (everything before the
         # last phase) and off
         rec["cost"] = {
             "on": _cost_summary(cost(_log_lines(req_log, 0, on_until))),
-            "off": _cost_summary(cost(_log_lines(req_log, off_from))),
+            "off": _cost_summary(cost(_log_lines(req_log, off_from, off_until))),
         }
         for label in ("on", "off"):
             for line in describe(rec["cost"][label], f"cost, Tool Search {label}"):
@@ -741,7 +756,7 @@ def check(runtime: Runtime, work: Path, say: Any = print) -> int:
     """The live check as ``python -m tests.live check`` runs it: 0 when it passes, else 1."""
     rec = record(runtime, work, say, sessions=CHECK_SESSIONS)
     (work / "plugin-record.json").write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
-    found = problems(rec)
+    found = problems(rec) + [f"promotion: {p}" for p in promote_live.problems(rec["promote"])]
     for p in found:
         say(f"FAIL plugin {runtime.version}: {p}")
     if not found:
@@ -749,7 +764,9 @@ def check(runtime: Runtime, work: Path, say: Any = print) -> int:
         say(
             f"ok   plugin {runtime.version}: hot notes, recall from the archive, /refresh, "
             f"/memoryd, broken config, uninstall (injection p95 {lat['cached_p95']} ms cached, "
-            f"{lat['memoryd_p95']} ms with memoryd run)"
+            f"{lat['memoryd_p95']} ms with memoryd run); promotion through a sub-session, "
+            f"restore --last, a failing sub-session ({rec['promote']['refresh_seconds']} s + "
+            f"{rec['promote']['failed_seconds']} s)"
         )
 
     return 1 if found else 0
@@ -765,7 +782,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="memoryd-plugin-live-"))
     try:
         rec = record(runtime, work, say=lambda s: print(s, flush=True))
-        found = problems(rec)
+        found = problems(rec) + [f"promotion: {p}" for p in promote_live.problems(rec["promote"])]
         for p in found:
             print(f"FAIL plugin: {p}", flush=True)
         if args.command == "record":

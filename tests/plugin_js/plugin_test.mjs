@@ -424,3 +424,45 @@ test("an answer with a capped watch list (thousands of hot notes) holds for its 
   assert.equal(await logic.stillValid({ ...doc, fetchedAtMs: fetched }, fetched + 61_000), false);
   assert.equal(await logic.stillValid(doc, fetched), false); // when it was fetched is not known
 });
+
+test("/memoryd promote hands memoryd's task to a sub-session, then memoryd settles it", async () => {
+  const handoff = { handed: true, run: "R1", agent: "main", task: "memoryd promotion run R1 ...",
+    session_key: "agent:main:subagent:memoryd-promote-R1", items: [] };
+  const settle = { settled: true, status: "ok", promoted: [{ source: "memory/coffee.md", dest: "MEMORY.md" }],
+    declined: [], not_landed: ["memory/deploy.md"], left_for_user: [] };
+  const argsLog = join(dir, "promote-args.txt");
+  const h = join(dir, "handoff.json");
+  const s = join(dir, "settle.json");
+  writeFileSync(h, JSON.stringify(handoff));
+  writeFileSync(s, JSON.stringify(settle));
+  const command = fakeMemoryd(dir, `echo "$@" >> ${argsLog}\ncase "$*" in *--handoff*) cat ${h};; *) cat ${s};; esac`);
+  const api = fakeApi({ command });
+  const runs = [];
+  api.runtime = { subagent: {
+    run: async (p) => { runs.push(p); return { runId: "run-1", sessionKey: p.sessionKey }; },
+    waitForRun: async () => ({ status: "ok" }),
+    getSessionMessages: async () => ({ messages: [{ role: "assistant", content: [{ type: "text", text: "Filed coffee." }] }] }),
+  } };
+  plugin.register(api);
+  const cmd = api.commands.find((c) => c.name === "memoryd");
+  const reply = await cmd.handler({ args: "promote", sessionKey: "agent:main:s1" });
+  assert.equal(runs.length, 1);
+  assert.equal(runs[0].message, handoff.task);
+  assert.equal(runs[0].sessionKey, handoff.session_key);
+  assert.equal(runs[0].deliver, false);
+  const lines = reply.text.split("\n");
+  assert.equal(lines[1], "promoted (checked by memoryd): memory/coffee.md → MEMORY.md");
+  assert.ok(reply.text.includes("not filed, still nominated: memory/deploy.md"), reply.text);
+  assert.ok(reply.text.includes("sub-session said: Filed coffee."), reply.text);
+  const { readFileSync } = await import("node:fs");
+  const calls = readFileSync(argsLog, "utf8").trim().split("\n");
+  assert.deepEqual(calls, ["promote --handoff --json --agent main", "promote --settle R1 --status ok --json"]);
+  // a run that throws is settled as failed: memoryd, not the plugin, says what landed
+  api.runtime.subagent.run = async () => { throw new Error("no gateway"); };
+  await cmd.handler({ args: "promote", sessionKey: "agent:main:s1" });
+  assert.ok(readFileSync(argsLog, "utf8").trim().endsWith("promote --settle R1 --status error --json"));
+  assert.equal(logic.agentOf({ sessionKey: "agent:ops:x" }), "ops");
+  const status = logic.statusReply({ promotion: { pending: 1, generated: "g",
+    last_run: { promoted: 2, settled: "2026-12-02T16:23:28Z", state: "settled" } } });
+  assert.ok(status.includes("last filed by a sub-session: 2 promoted (2026-12-02T16:23:28Z)"), status);
+});

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .common import add_output_options, emit, ready_to_decide, record_run
-from .context import Context
+from .context import Context, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,7 +21,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("promote", help="list promotion candidates (promote_report.md)")
-    p.add_argument("--apply", action="store_true", help="mark the candidates promoted")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--apply", action="store_true", help="mark the candidates promoted")
+    how.add_argument("--handoff", action="store_true",
+                     help="plan a run for a sub-session of your agent (the plugin's "
+                     "/memoryd promote): its task, and the files it may write, snapshotted")
+    how.add_argument("--settle", metavar="RUN",
+                     help="check what that run's sub-session wrote; mark what landed promoted")
+    p.add_argument("--auto", action="store_true",
+                   help="with --handoff: asked by /refresh (hands over only with promote.auto)")
+    p.add_argument("--status", choices=("ok", "error", "timeout", "pending"),
+                   help="with --settle: how the sub-session's run ended")
+    p.add_argument("--agent", metavar="ID", help="with --handoff: the agent (default: main's)")
     add_output_options(p)
     p.set_defaults(func=cmd_promote)
 
@@ -42,6 +53,8 @@ def cmd_promote(args: argparse.Namespace, ctx: Context) -> int:
     from ..jobs import promote as job
 
     now = ready_to_decide(args, ctx)
+    if args.handoff or args.settle:
+        return _carried_out(args, ctx, now)
     result = job.run(ctx.cfg, ctx.paths, ctx.store(), now, apply=args.apply)
     record_run(ctx, "promote", now, result.summary)
     text = [result.summary]
@@ -49,6 +62,22 @@ def cmd_promote(args: argparse.Namespace, ctx: Context) -> int:
         text.append(f"  {c.path}  [{c.category}]  {c.reason}")
     text.append(f"report: {result.report}")
     emit(ctx, args, result.as_dict(), text)
+    return 0
+
+
+def _carried_out(args: argparse.Namespace, ctx: Context, now: float) -> int:
+    """``--handoff`` and ``--settle``: the two halves of a run a sub-session carries out."""
+    from ..jobs import promote as job
+
+    try:
+        if args.handoff:
+            doc = job.handoff(ctx.cfg, ctx.paths, ctx.store(), now, auto=args.auto,
+                              agent=args.agent)  # fmt: skip
+        else:
+            doc = job.settle(ctx.cfg, ctx.paths, ctx.store(), args.settle, args.status)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    emit(ctx, args, doc, job.carried_out_lines(doc))
     return 0
 
 

@@ -258,8 +258,13 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
         _remove_empty_archive_folders(ws, rel(rec.dst), ctx.cfg.archive.dir)
 
     undoing: dict[str, Any] | None = None
-    retired = _last_retire(ctx, store, mover, repaired) if args.last else None
-    if retired is not None:
+    promoted = _last_promote(ctx, store, mover, repaired) if args.last else None
+    retired = _last_retire(ctx, store, mover, repaired) if args.last and not promoted else None
+    if promoted is not None:
+        undoing, entries_back, entries_failed = promoted
+        restored += entries_back
+        errors += entries_failed
+    elif retired is not None:
         undoing, sections_back, sections_failed = retired
         restored += sections_back
         errors += sections_failed
@@ -393,8 +398,49 @@ def _last_retire(
     return undoing, back, failed
 
 
+def _last_promote(
+    ctx: Context, store: Any, mover: Mover, repaired: list[str]
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, str]]] | None:
+    """``--last`` when the newest run is a promotion a sub-session carried out (its entries
+    taken out of ``MEMORY.md`` and the retrospects again), else None."""
+    from .. import promote_run
+    from ..promoter import Promoter
+    from ..retirer import Retirer
+
+    promoter = Promoter(store, mover.check_path)
+    repaired += promoter.repair()
+    newest = promoter.newest_settled()
+    if newest is None:
+        return None
+    run, at = newest
+    retired = Retirer(store, mover.check_path).newest_run()
+    if (retired is not None and retired[1] > at) or not Retirer(
+        store, mover.check_path
+    ).newer_than_moves(at):
+        return None
+    row = promoter.run_row(run)
+    assert row is not None
+    dests = {e.dest for e in promoter.entries(run) if e.state == "promoted"}
+    undoing = {"command": "promote", "batch": f"promote:{run}", "at": clock.iso(at),
+               "files": len(dests)}  # fmt: skip
+    if row["state"] == "undone":
+        why = (f"the promote run of {undoing['at']} ({run}) is undone already; --last does not "
+               "reach back to an older run")  # fmt: skip
+        return None, [], [{"path": "--last", "error": why}]
+    ws = Path(row["plan"]["workspace"])
+    done = promote_run.undo_run(promoter, run, ws)
+    back = [{"kind": "entries", "to": f["path"], "how": f["how"], "entries": f["entries"],
+             "sources": f["sources"]} for f in done["files"]]  # fmt: skip
+    failed = [{"path": d["path"], "error": f"{d.get('source', '')}: {d['why']}".lstrip(": ")}
+              for d in done["left"]]  # fmt: skip
+    return undoing, back, failed
+
+
 def _restored_line(row: dict[str, Any]) -> str:
     """One undone move, said as what happened to the note."""
+    if row.get("kind") == "entries":
+        return (f"took {row['entries']} promoted entr{'y' if row['entries'] == 1 else 'ies'} "
+                f"out of {row['to']} ({row['how']}); promoted again when nominated")  # fmt: skip
     if row.get("kind") == "sections":
         return (
             f"put back {len(row['sections'])} sections from {row['from']} into {row['to']} "

@@ -78,6 +78,26 @@ def _hit_groups(ctx: Context, rel: str, agent: str | None, now: float) -> list[A
         raise UsageError(f"cannot read the hits of {rel}: {exc}") from exc
 
 
+def _owners(text: str, sections: Any) -> list[str | None]:
+    """Whose each section's entries are, by their markers: memoryd's promotion (the note it was
+    filed for), dreaming's, or None (the user's, as far as the text says)."""
+    from ..policy.promote_settle import markers_in
+    from ..policy.retire_plan import DREAMING_HEADINGS, dreaming_marked
+
+    lines = text.split("\n")
+    out: list[str | None] = []
+    for u in sections:
+        body = "\n".join(lines[u.section.first - 1 : u.section.last])
+        promoted = sorted({source for _, source in markers_in(body)})
+        if promoted:
+            out.append("promoted by memoryd from " + ", ".join(promoted))
+        elif u.section.heading in DREAMING_HEADINGS or dreaming_marked(body):
+            out.append("dreaming's")
+        else:
+            out.append(None)
+    return out
+
+
 def _when(ts: float | None) -> str:
     if ts is None:
         return "never"
@@ -105,6 +125,9 @@ def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
     cut, limits = bootstrap_cut_of(ctx, ws, rel)
     rep = report_of_groups(text, _hit_groups(ctx, rel, args.agent, now), cut)
     doc: dict[str, Any] = {"path": rel, "workspace": str(ws), **report_doc(rep, clock.iso)}
+    owners = _owners(text, rep.sections)
+    for row, owner in zip(doc["sections"], owners, strict=True):
+        row["written_by"] = owner
     if limits is not None:
         from ..bootstrap_cut import OPENCLAW_VERSION
 
@@ -140,8 +163,10 @@ def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
         + (f"{'bootstrap':10}  " if cut is not None else "")
         + "section"
     )
-    for u in rep.sections:
+    for n, u in enumerate(rep.sections):
         flag = f"   ← {u.label}" if u.label else ""
+        if owners[n]:
+            flag += f"   [{owners[n]}]"
         lines.append(
             f"  {u.hits_30d:>4} {u.hits_90d:>4}  {_when(u.last_hit):16}  {u.section.chars:>7,}  "
             + (f"{u.bootstrap or '':10}  " if cut is not None else "")

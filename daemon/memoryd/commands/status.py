@@ -234,6 +234,19 @@ def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
         promotion["candidates"] = [c.get("path") for c in data.get("candidates") or []][:10]
     except (OSError, ValueError, AttributeError, TypeError):
         pass
+    if store is not None:
+        # The last run a sub-session carried out (issue 34's tables; none before migration 14).
+        try:
+            row = store.conn.execute(
+                "SELECT r.run, r.settled, r.state, (SELECT COUNT(DISTINCT e.source) FROM "
+                "promote_entries e WHERE e.run = r.run AND e.state = 'promoted') FROM "
+                "promote_runs r WHERE r.settled IS NOT NULL ORDER BY r.settled DESC LIMIT 1"
+            ).fetchone()
+        except sqlite3.Error:  # an older database
+            row = None
+        if row is not None:
+            promotion["last_run"] = {"run": row[0], "settled": clock.iso(row[1]), "state": row[2],
+                                     "promoted": int(row[3] or 0)}  # fmt: skip
     archive: dict[str, Any] = {"files": 0, "bytes": 0}
     if store is not None:
         from ..move_journal import EXPIRE_BATCH, archived_moves
@@ -499,6 +512,11 @@ def glance_lines(doc: dict[str, Any]) -> list[str]:
         out.append(
             f"promotion:   {counted(p['pending'], 'candidate')} pending, as of {p['generated']}"
         )
+    last = p.get("last_run")
+    if last:
+        undone = ", undone since (restore --last)" if last["state"] == "undone" else ""
+        out.append(f"             last filed by a sub-session: {last['promoted']} promoted "
+                   f"(run {last['run']}, {last['settled']}){undone}")  # fmt: skip
     a = doc.get("archive") or {}
     out.append(
         f"archive:     {counted(a.get('files', 0), 'file')}, {counted(a.get('bytes', 0), 'byte')}"

@@ -235,6 +235,11 @@ class PromoteConfig(NamedTuple):
     """Hits in 14 days that make a candidate."""
     hits_total: int = 8
     """Hits in total that make a candidate."""
+    auto: bool = False
+    """`/refresh` in chat hands the candidates to a sub-session of your agent, which files
+    them into `MEMORY.md` or a skill's `docs/retrospect.md` (off by default: `/memoryd
+    promote` does it by hand). memoryd checks what landed and marks it promoted;
+    `restore --last` takes the entries out again."""
 
 
 class TiersConfig(NamedTuple):

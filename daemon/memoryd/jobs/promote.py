@@ -141,3 +141,182 @@ def run(
         doc = result.document()
         result.report = write_report(paths.reports_dir, "promote_report", render_promote(doc), doc)
     return result
+
+
+# ---------------------------------------------------------------- carried out by a sub-session
+
+KIND_PLACES = {
+    promote_policy.SKILL: "skills/<skill>/docs/retrospect.md",
+    promote_policy.PREFERENCE: "MEMORY.md",
+}
+
+
+def _workspace(paths: Paths, agent: str | None) -> tuple[str, Path]:
+    if agent:
+        for a in paths.agents:
+            if a.id == agent:
+                return a.id, a.workspace
+        raise ValueError(f"no agent {agent!r} in openclaw.json")
+    for a in paths.agents:
+        if a.workspace == paths.workspace:
+            return a.id, a.workspace
+    return "main", paths.workspace
+
+
+def _note_path(paths: Paths, ws: Path, key: str) -> str:
+    """Where the sub-session reads a candidate: its workspace path, or the tier store's file."""
+    if key.startswith("tiers/"):
+        return str(paths.tiers_root / key.removeprefix("tiers/"))
+    return key
+
+
+def task_text(run: str, items: list[dict[str, Any]], skills: list[str], room: int) -> str:
+    """The sub-session's instructions: what to file where, the markers, the reply wanted."""
+    known = ", ".join(skills) if skills else "none yet"
+    lines = [
+        f"memoryd promotion run {run}. The notes below are looked up often enough to keep for "
+        "good. For each one: read it, then file it by its kind:",
+        "- a procedure (kind skill): one entry in skills/<skill>/docs/retrospect.md, <skill> "
+        f"being the skill it belongs to (skills now: {known}; or a short new name);",
+        "- a preference or a fact: one entry in MEMORY.md, written like the entries already "
+        f"there; MEMORY.md has room for {room} more characters: if the entry would not fit, "
+        "write nothing and say so;",
+        "- if you are unsure where it belongs, or it is already there: write nothing and say so.",
+        "End each entry you write with its marker, exactly as given, on the entry's last line. "
+        "Change nothing else in those files. Then reply with one line per note: where it went, "
+        "or why not.",
+        "",
+    ]
+    for n, i in enumerate(items, 1):
+        lines.append(f"{n}. {i['read']} (kind: {i['kind']}) marker: {i['marker']}")
+    return "\n".join(lines)
+
+
+def handoff(
+    cfg: Config,
+    paths: Paths,
+    store: Store,
+    now: float,
+    *,
+    auto: bool = False,
+    agent: str | None = None,
+) -> dict[str, Any]:
+    """Plan a run for a sub-session and snapshot its destinations; what the plugin hands over.
+
+    ``auto``: asked by ``/refresh``, which hands over only with ``promote.auto`` on."""
+    import secrets
+    import time as _time
+
+    from ..dreaming_lock import dreaming_at_work
+    from ..mover import mover_for
+    from ..policy import promote_settle as ps
+    from ..promote_run import snapshot
+    from ..promoter import Promoter
+    from ..retire_run import memory_budget
+
+    result = run(cfg, paths, store, now)
+    doc: dict[str, Any] = {"handed": False, "candidates": len(result.candidates),
+                           "report": str(result.report) if result.report else None}  # fmt: skip
+    if auto and not cfg.promote.auto:
+        doc["why"] = "promote.auto is off: `/memoryd promote` files them by hand"
+        return doc
+    agent_id, ws = _workspace(paths, agent)
+    busy = dreaming_at_work(paths.state_dir, ws)
+    if busy:
+        doc["why"] = f"{busy}: not now, so as not to get in its way; try again later"
+        return doc
+    budget = memory_budget(paths, ws)[1]
+    memory = ws / ps.MEMORY
+    size = len(memory.read_text("utf-8", "replace")) if memory.is_file() else 0
+    room = max(0, budget - size)
+    run_id = _time.strftime("%Y%m%dT%H%M%S", _time.gmtime(now)) + "-" + secrets.token_hex(3)
+    items: list[dict[str, Any]] = []
+    left: list[dict[str, str]] = []
+    declined: list[dict[str, str]] = []
+    for c in result.candidates:
+        if c.category not in KIND_PLACES:
+            left.append({"source": c.path, "why": c.category_reason or "a person decides"})
+            continue
+        if c.category == promote_policy.PREFERENCE and room <= 0:
+            declined.append({"source": c.path, "why": (
+                f"MEMORY.md is at its bootstrap budget ({size} of {budget} characters): "
+                "not handed over; `memoryd retire` makes room")})  # fmt: skip
+            continue
+        items.append({
+            "source": c.path,
+            "kind": "skill" if c.category == promote_policy.SKILL else "preference or fact",
+            "place": KIND_PLACES[c.category],
+            "read": _note_path(paths, ws, c.path),
+            "marker": ps.marker(run_id, c.path),
+        })  # fmt: skip
+    doc.update(left_for_user=left, declined=declined)
+    if not items:
+        doc["why"] = "no candidate to file" + (" (the rest is left for you)" if left else "")
+        return doc
+    skills = sorted(p.name for p in (ws / "skills").glob("*") if p.is_dir()) if (
+        ws / "skills").is_dir() else []  # fmt: skip
+    plan = {"agent": agent_id, "workspace": str(ws), "items": items, "left": left,
+            "declined": declined, "budget": budget}  # fmt: skip
+    promoter = Promoter(store, mover_for(store, paths).check_path)
+    promoter.hand_over(run_id, plan, snapshot(ws))
+    doc.update(
+        handed=True,
+        run=run_id,
+        agent=agent_id,
+        workspace=str(ws),
+        items=items,
+        session_key=f"agent:{agent_id}:subagent:memoryd-promote-{run_id}",
+        task=task_text(run_id, items, skills, room),
+    )
+    return doc
+
+
+def settle(
+    cfg: Config, paths: Paths, store: Store, run_id: str, status: str | None = None
+) -> dict[str, Any]:
+    """Check and record what run ``run_id``'s sub-session wrote (``status``: how its run
+    ended, as the gateway said; None: by hand). ValueError for a run memoryd never handed."""
+    from ..mover import mover_for
+    from ..promote_run import settle as settle_run
+    from ..promoter import Promoter
+    from ..retire_run import memory_budget
+
+    promoter = Promoter(store, mover_for(store, paths).check_path)
+    promoter.repair()
+    row = promoter.run_row(run_id)
+    if row is None:
+        raise ValueError(f"no promotion run {run_id!r} (see `memoryd promote --handoff`)")
+    if row["state"] != "handed":
+        return {**(row["result"] or {}), "settled_before": True, "state": row["state"]}
+    if status in ("timeout", "pending"):
+        return {"run": run_id, "status": status, "settled": False,
+                "why": "the sub-session has not finished: nothing recorded yet; "
+                f"`memoryd promote --settle {run_id}` once it has"}  # fmt: skip
+    ws = Path(row["plan"]["workspace"])
+    budget = memory_budget(paths, ws)[1]
+    out = settle_run(promoter, run_id, ws, budget, status or "by hand")
+    out["settled"] = True
+    return out
+
+
+def carried_out_lines(doc: dict[str, Any]) -> list[str]:
+    """``--handoff`` / ``--settle`` said in lines (what the chat reply says too)."""
+    if "handed" in doc:
+        if not doc["handed"]:
+            return [f"promote: not handed over: {doc.get('why', '')}"]
+        lines = [f"promote: run {doc['run']} for a sub-session of agent {doc['agent']}:"]
+        lines += [f"  {i['source']} → {i['place']}" for i in doc["items"]]
+        lines += [f"  {d['source']}: {d['why']}" for d in doc.get("declined", [])]
+        left = doc.get("left_for_user", [])
+        lines += [f"  {d['source']}: left for you ({d['why']})" for d in left]
+        return [*lines, "", doc["task"]]
+    if not doc.get("settled", True) and "why" in doc:
+        return [f"promote: run {doc['run']}: {doc['why']}"]
+    lines = [f"promote: run {doc.get('run')} ({doc.get('status')})"
+             + (" settled before" if doc.get("settled_before") else "")]  # fmt: skip
+    lines += [f"  promoted {p['source']} → {p['dest']}" for p in doc.get("promoted", [])]
+    lines += [f"  declined {d['source']}: {d['why']}" for d in doc.get("declined", [])]
+    lines += [f"  not filed: {s} (still nominated)" for s in doc.get("not_landed", [])]
+    lines += [f"  left for you: {d['source']}" for d in doc.get("left_for_user", [])]
+    lines += [f"  error: {e}" for e in doc.get("errors", [])]
+    return lines

@@ -2,7 +2,9 @@
 //
 // - before_prompt_build: on a session's first turn, the hot/ notes of memoryd's tier store
 //   (`memoryd inject --session --json`) go before the user's first message, once.
-// - /refresh: organize → promote → session reset; /memoryd: a short status.
+// - /refresh: organize → promote → (with promote.auto) the candidates filed by a sub-session
+//   of the user's agent → session reset; /memoryd: a short status; /memoryd promote: the
+//   candidates filed by a sub-session, by hand.
 // - memoryd_recall: the seed's layered recall (hot → warm → gist → forgotten → archive).
 // - before_tool_call (memory_get): a path memoryd archived comes back before the read.
 // - before_tool_call (memory_search): an archived note the query names comes back, and is
@@ -16,6 +18,9 @@
 import {
   PLUGIN_ID,
   TOOL_NAME,
+  agentOf,
+  lastAssistantText,
+  promotionLines,
   injectionText,
   isFirstTurn,
   missingMemoryd,
@@ -91,6 +96,54 @@ async function requestReset(api, ctx, replyFor) {
       );
   }, 0);
   return line;
+}
+
+/**
+ * Hand memoryd's promotion candidates to a sub-session of the user's own agent
+ * (`api.runtime.subagent.run`: the gateway's `agent` method, in a session of its own), wait
+ * for it, then have memoryd check and record what landed (`promote --settle`). `auto`: asked
+ * by /refresh, which hands over only with memoryd's `promote.auto`. memoryd writes no entry;
+ * the sub-session does. Resolves to the reply's lines; never rejects.
+ */
+async function promoteViaSubagent(api, settings, ctx, auto) {
+  const agent = agentOf(ctx);
+  const args = ["promote", "--handoff", "--json", ...(auto ? ["--auto"] : []), ...(agent ? ["--agent", agent] : [])];
+  const handed = await runMemoryd(settings, args, settings.commandTimeoutMs);
+  if (!handed.ok) return [`promotion: memoryd promote failed: ${handed.error}`];
+  const plan = handed.doc;
+  if (!plan?.handed) return promotionLines(plan, null, "");
+  let status = "error";
+  let said = "";
+  const sub = api.runtime?.subagent;
+  try {
+    if (!sub || typeof sub.run !== "function") throw new Error("this OpenClaw offers plugins no subagent runtime");
+    const started = await sub.run({
+      sessionKey: plan.session_key,
+      message: plan.task,
+      deliver: false,
+      idempotencyKey: `memoryd-promote-${plan.run}`,
+    });
+    log(api, "info", `promotion run ${plan.run} handed to sub-session ${started.sessionKey} (run ${started.runId})`);
+    const waited = await sub.waitForRun({ runId: started.runId, timeoutMs: settings.promoteTimeoutMs });
+    status = waited?.status || "error";
+    if (waited?.error) log(api, "warn", `promotion sub-session ended ${status}: ${waited.error}`);
+    try {
+      const { messages } = await sub.getSessionMessages({ sessionKey: started.sessionKey, limit: 20 });
+      said = lastAssistantText(messages);
+    } catch (err) {
+      log(api, "warn", `promotion sub-session's reply not read: ${err?.message || err}`);
+    }
+  } catch (err) {
+    log(api, "warn", `promotion sub-session failed: ${err?.message || err}`);
+    status = "error";
+  }
+  const settled = await runMemoryd(
+    settings, ["promote", "--settle", plan.run, "--status", status, "--json"], settings.commandTimeoutMs,
+  );
+  if (!settled.ok) return [`promotion: memoryd could not check run ${plan.run}: ${settled.error}`];
+  const lines = promotionLines(plan, settled.doc, said);
+  log(api, "info", `promotion run ${plan.run}: ${lines.join(" | ")}`);
+  return lines;
 }
 
 // memoryd's last answers and the runs under way, shared by every registration of this module
@@ -243,8 +296,11 @@ export default {
           log(api, "warn", `/refresh failed: ${res.error}`);
           return { text: `memoryd refresh failed: ${res.error}\nsession: not reset` };
         }
-        const resetLine = await requestReset(api, ctx, (line) => refreshReply(res.doc, line));
-        const text = refreshReply(res.doc, resetLine);
+        // Before the reset: the sub-session is a session of its own, and the reset waits for
+        // this command only (what it says goes into the new session's chat).
+        const promoted = await promoteViaSubagent(api, settings, ctx, true);
+        const resetLine = await requestReset(api, ctx, (line) => refreshReply(res.doc, line, promoted));
+        const text = refreshReply(res.doc, resetLine, promoted);
         log(api, "info", `/refresh: ${text.replace(/\n/g, " | ")}`);
         return { text };
       },
@@ -252,10 +308,17 @@ export default {
 
     api.registerCommand({
       name: "memoryd",
-      description: "memoryd: hot notes, last job runs, promotion candidates, archive size",
-      acceptsArgs: false,
+      description: "memoryd: hot notes, last job runs, promotion candidates, archive size; " +
+        "`/memoryd promote`: file the candidates into MEMORY.md and the skills' retrospects",
+      acceptsArgs: true,
       requireAuth: true,
-      async handler() {
+      async handler(ctx) {
+        const words = String(ctx?.args || "").trim().split(/\s+/).filter(Boolean);
+        if (words[0] === "promote") {
+          const lines = await promoteViaSubagent(api, settings, ctx, false);
+          return { text: ["memoryd promote:", ...lines].join("\n") };
+        }
+        if (words.length) return { text: "usage: /memoryd (status) or /memoryd promote" };
         const res = await runMemoryd(settings, ["status", "--json"], settings.commandTimeoutMs);
         if (!res.ok) {
           log(api, "warn", `/memoryd failed: ${res.error}`);

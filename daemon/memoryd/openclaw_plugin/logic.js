@@ -11,6 +11,8 @@ export const PLUGIN_ID = "memoryd";
 export const TOOL_NAME = "memoryd_recall";
 export const DEFAULT_INJECT_TIMEOUT_MS = 700;
 export const DEFAULT_COMMAND_TIMEOUT_MS = 60000;
+// How long a promotion's sub-session may take before memoryd records nothing (yet).
+export const DEFAULT_PROMOTE_TIMEOUT_MS = 180000;
 // How memoryd_recall is offered (memoryd's `plugin.recall_tool`, written by plugin install).
 export const RECALL_MODES = ["deferred", "direct", "off"];
 const MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
@@ -33,6 +35,7 @@ export function settingsOf(pluginConfig) {
     injectTimeoutMs: int(c.injectTimeoutMs, DEFAULT_INJECT_TIMEOUT_MS),
     commandTimeoutMs: int(c.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS),
     recall: RECALL_MODES.includes(c.recall) ? c.recall : "deferred",
+    promoteTimeoutMs: int(c.promoteTimeoutMs, DEFAULT_PROMOTE_TIMEOUT_MS),
   };
 }
 
@@ -191,8 +194,48 @@ function list(names, max = 5) {
   return names.length > max ? `${shown}, … (${names.length} in all)` : shown;
 }
 
+/** The agent a command came from: its own id, else the one its session key names. */
+export function agentOf(ctx) {
+  if (typeof ctx?.agentId === "string" && ctx.agentId) return ctx.agentId;
+  const m = /^agent:([^:]+):/.exec(ctx?.sessionKey || "");
+  return m ? m[1] : "";
+}
+
+/** The text of the last assistant message of a session's messages ("" when none). */
+export function lastAssistantText(messages) {
+  for (const m of [...(messages || [])].reverse()) {
+    if (m?.role !== "assistant") continue;
+    const c = m.content;
+    const text = typeof c === "string" ? c
+      : Array.isArray(c) ? c.filter((p) => p?.type === "text").map((p) => p.text || "").join("") : "";
+    if (text.trim()) return text.trim();
+  }
+  return "";
+}
+
+/**
+ * What a promotion run did, in lines for the chat: memoryd's record (`promote --settle
+ * --json`), never the sub-session's word alone; its reply follows, as it said it.
+ */
+export function promotionLines(handoff, settled, subReply) {
+  if (!handoff?.handed) return [`promotion: not handed over (${handoff?.why || "no candidates"})`];
+  if (!settled) return ["promotion: the sub-session's outcome could not be checked"];
+  if (settled.settled === false) return [`promotion: ${settled.why}`];
+  const out = [];
+  const promoted = (settled.promoted || []).map((p) => `${p.source} → ${p.dest}`);
+  out.push(`promoted (checked by memoryd): ${promoted.length ? promoted.join("; ") : "none"}`);
+  for (const d of settled.declined || []) out.push(`declined: ${d.source}: ${d.why}`);
+  const missing = settled.not_landed || [];
+  if (missing.length) out.push(`not filed, still nominated: ${list(missing)}`);
+  const left = (settled.left_for_user || []).map((d) => d.source);
+  if (left.length) out.push(`left for you to decide: ${list(left)}`);
+  if (settled.status && settled.status !== "ok") out.push(`(the sub-session ended: ${settled.status})`);
+  if (subReply) out.push(`sub-session said: ${cut(subReply, 600)}`);
+  return out;
+}
+
 /** `/refresh`'s reply: what organize moved, what promote nominated, the reset. */
-export function refreshReply(doc, resetLine) {
+export function refreshReply(doc, resetLine, promoted = []) {
   const org = doc?.organize || {};
   const actions = (org.actions || []).filter((a) => a.op !== "conflict");
   // A gist is a summary written beside the note, which stays where it was (issue 29).
@@ -206,6 +249,7 @@ export function refreshReply(doc, resetLine) {
     `moved: ${list(moved)}`,
     ...(gists.length ? [`summary copied: ${list(gists)} (the note stays)`] : []),
     `nominated for MEMORY.md: ${list(cands)}${doc?.promote?.data?.report ? ` (report: ${doc.promote.data.report})` : ""}`,
+    ...promoted,
     resetLine,
   ].join("\n");
 }
@@ -229,6 +273,8 @@ export function statusReply(doc) {
     `hot notes: ${hot}${counts ? `  [${counts}]` : ""}`,
     `last runs: ${jobs.join("; ") || "none"}`,
     `promotion candidates pending: ${pending}`,
+    ...(p.last_run ? [`last filed by a sub-session: ${p.last_run.promoted} promoted (${p.last_run.settled}` +
+      `${p.last_run.state === "undone" ? ", undone since" : ""}); /memoryd promote files the rest`] : []),
     `archive: ${a.files ?? 0} files, ${Math.round((a.bytes ?? 0) / 1024)} KB`,
   ].join("\n");
 }

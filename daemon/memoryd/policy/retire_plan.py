@@ -121,6 +121,11 @@ def pinned_headings(file_rel: str, pins: Iterable[str]) -> list[str]:
     return out
 
 
+def dreaming_marked(body: str) -> bool:
+    """Whether a section's text carries one of dreaming's markers."""
+    return bool(_DREAMING_LINE.search(body))
+
+
 def why_kept(sec: Section, body: str, heading_pins: Sequence[str], recent: bool) -> str | None:
     """Why ``sec`` is never retired (a :data:`KEEP_REASONS` entry), or None."""
     if PIN_MARK in body or any(fnmatch.fnmatchcase(sec.heading, g) for g in heading_pins):

@@ -1,0 +1,348 @@
+"""Promotion carried out by a sub-session, and memoryd's side of it: what landed is read from
+the text (pure), recorded only where a marked entry is there, declined past MEMORY.md's budget,
+and taken out again by ``restore --last`` byte for byte, an edit elsewhere kept (a save racing
+the undo's swap included). The sub-session is played here by writing files as it would; the
+real one runs in tests/live/promote_live.py."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memoryd import faults
+from memoryd.policy import promote_settle as ps
+from support import transcripts as tx
+from support.inprocess import memoryd as run_memoryd
+
+NOW = 1_796_000_000.0  # 2026-11-30
+RUN = "20261130T000000-abcdef"
+MEMORY = "# Long-term memory\n\n## People\n- Ana runs the boat club.\n\n## Food\n- No coriander.\n"
+
+
+# ---------------------------------------------------------------- the pure part
+
+
+@pytest.mark.unit
+def test_an_appended_entry_is_one_piece_and_taking_it_out_gives_the_file_back():
+    m = ps.marker(RUN, "memory/tea.md")
+    after = MEMORY + f"- Prefers green tea, no sugar. {m}\n"
+    (piece,) = ps.landed(MEMORY, after, RUN, frozenset({"memory/tea.md"}))
+    assert piece.source == "memory/tea.md" and piece.text.endswith(f"{m}\n")
+    assert ps.without(after, [piece]) == MEMORY
+
+
+@pytest.mark.unit
+def test_a_file_without_a_final_newline_is_given_back_byte_for_byte():
+    before = MEMORY.rstrip("\n")
+    m = ps.marker(RUN, "memory/tea.md")
+    after = before + f"\n- Prefers green tea. {m}\n"
+    (piece,) = ps.landed(before, after, RUN, frozenset({"memory/tea.md"}))
+    assert piece.replaced.endswith("coriander.")  # the last line changed: it goes back
+    assert ps.without(after, [piece]) == before
+
+
+@pytest.mark.unit
+def test_two_entries_written_together_are_two_pieces_and_one_can_go_alone():
+    a, b = ps.marker(RUN, "memory/a.md"), ps.marker(RUN, "memory/b.md")
+    after = MEMORY + f"\n- entry A {a}\n- entry B\n  more of B {b}\n\n"
+    pieces = ps.landed(MEMORY, after, RUN, frozenset({"memory/a.md", "memory/b.md"}))
+    assert [p.source for p in pieces] == ["memory/a.md", "memory/b.md"]
+    assert pieces[1].text == f"- entry B\n  more of B {b}\n\n"  # the blank line after goes too
+    only_a = ps.without(after, [pieces[1]])
+    assert only_a == MEMORY + f"\n- entry A {a}\n"
+    assert ps.without(after, pieces) == MEMORY
+
+
+@pytest.mark.unit
+def test_changes_without_the_runs_marker_are_never_memoryds():
+    m = ps.marker(RUN, "memory/tea.md")
+    other_run = ps.marker("other", "memory/tea.md")
+    after = "# Mine now\n" + MEMORY + f"- user line {other_run}\n- tea {m}\n"
+    pieces = ps.landed(MEMORY, after, RUN, frozenset({"memory/tea.md"}))
+    assert len(pieces) == 1 and "user line" in pieces[0].text  # (the same change)
+    # a marker for a note the run did not hand over is not counted
+    assert not ps.landed(MEMORY, after, RUN, frozenset({"memory/other.md"}))
+    # a new file is one change: all of it the piece
+    (new,) = ps.landed(None, f"# Retrospect\n\n- step {m}\n", RUN, frozenset({"memory/tea.md"}))
+    assert ps.without(f"# Retrospect\n\n- step {m}\n", [new]) == ""
+
+
+@pytest.mark.unit
+def test_over_budget_declines_the_last_written_first_and_only_as_many_as_needed():
+    a, b = ps.marker(RUN, "memory/a.md"), ps.marker(RUN, "memory/b.md")
+    after = MEMORY + f"- A {a}\n- B {'x' * 200} {b}\n"
+    pieces = ps.landed(MEMORY, after, RUN, frozenset({"memory/a.md", "memory/b.md"}))
+    assert ps.over_budget(after, pieces, len(after)) == []
+    assert [p.source for p in ps.over_budget(after, pieces, len(after) - 10)] == ["memory/b.md"]
+    assert len(ps.over_budget(after, pieces, len(MEMORY) + 5)) == 2
+
+
+@pytest.mark.unit
+def test_take_out_cuts_whole_pieces_only_and_keeps_every_other_edit():
+    m = ps.marker(RUN, "memory/tea.md")
+    landed = MEMORY + f"- tea {m}\n"
+    (piece,) = ps.landed(MEMORY, landed, RUN, frozenset({"memory/tea.md"}))
+    edited = "# Added by the user\n" + landed
+    text, missing = ps.take_out(edited, [(piece.text, piece.replaced)])
+    assert text == "# Added by the user\n" + MEMORY and missing == []
+    # the entry itself edited: left as it is, said
+    changed = landed.replace("- tea", "- green tea")
+    assert ps.take_out(changed, [(piece.text, piece.replaced)]) == (changed, [0])
+
+
+@pytest.mark.unit
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sampled_from(["- a\n", "- b\n", "\n", "## H\n", "text\n"]), max_size=12),
+    st.lists(st.tuples(st.integers(0, 12), st.sampled_from(["- e\n", "- f\n  g\n"])),
+             min_size=1, max_size=3),
+)
+def test_any_entries_inserted_anywhere_come_out_to_the_exact_file(lines, inserts):
+    """Property: insertions carrying the run's markers, anywhere in any file, are found and
+    taken out to give the file back exactly."""
+    new = list(lines)
+    sources = []
+    for n, (at, body) in enumerate(sorted(inserts, reverse=True)):
+        src = f"memory/n{n}.md"
+        sources.append(src)
+        new.insert(min(at, len(new)), body.rstrip("\n") + f" {ps.marker(RUN, src)}\n")
+    before, after = "".join(lines), "".join(new)
+    pieces = ps.landed(before, after, RUN, frozenset(sources))
+    assert sorted(p.source for p in pieces) == sorted(sources)
+    assert ps.without(after, pieces) == before
+
+
+# ---------------------------------------------------------------- end to end (files)
+
+
+@pytest.fixture
+def install(tmp_path: Path):
+    _, ws, cfg = tx.make_install(tmp_path, [])
+    (ws / "memory").mkdir()
+    (ws / "memory" / "deploy.md").write_text(
+        "# Deploy\n\n1. build\n2. push\n3. restart the service\n", encoding="utf-8"
+    )
+    (ws / "memory" / "tea.md").write_text("# Tea\n\nAna prefers green tea, no sugar.\n")
+    (ws / "MEMORY.md").write_text(MEMORY, encoding="utf-8")
+    (ws / "skills" / "deploy").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    env.update(MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(NOW))
+    for rel in ("memory/deploy.md", "memory/tea.md"):
+        assert run_memoryd(["mark", rel], env=env).returncode == 0
+    return ws, env, tmp_path
+
+
+def _json(env, *args):
+    proc = run_memoryd([*args, "--json"], env=env)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    return json.loads(proc.stdout)
+
+
+def _play_the_sub_session(ws: Path, doc: dict) -> None:
+    """What the scripted model does live: one entry per item, each ending in its marker."""
+    for item in doc["items"]:
+        if item["kind"] == "skill":
+            path = ws / "skills" / "deploy" / "docs" / "retrospect.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            entry = f"1. build, push, restart {item['marker']}"
+            path.write_text(f"# Retrospect\n\n## Deploy\n{entry}\n")
+        else:
+            with (ws / "MEMORY.md").open("a", encoding="utf-8") as out:
+                out.write(f"- Ana prefers green tea, no sugar. {item['marker']}\n")
+
+
+@pytest.mark.subprocess
+def test_a_run_settled_marks_what_landed_and_restore_last_takes_it_out_byte_for_byte(install):
+    ws, env, _ = install
+    before = (ws / "MEMORY.md").read_bytes()
+    doc = _json(env, "promote", "--handoff")
+    assert doc["handed"], doc
+    kinds = {i["source"]: i["place"] for i in doc["items"]}
+    assert kinds == {"memory/deploy.md": "skills/<skill>/docs/retrospect.md",
+                     "memory/tea.md": "MEMORY.md"}  # fmt: skip
+    assert all(i["marker"] in doc["task"] for i in doc["items"])
+    _play_the_sub_session(ws, doc)
+    out = _json(env, "promote", "--settle", doc["run"], "--status", "ok")
+    assert {p["source"]: p["dest"] for p in out["promoted"]} == {
+        "memory/deploy.md": "skills/deploy/docs/retrospect.md",
+        "memory/tea.md": "MEMORY.md",
+    }
+    assert out["not_landed"] == []
+    # promoted: never nominated again
+    assert _json(env, "promote", "--no-scan")["candidates"] == []
+    # and `sections` says whose entry it is
+    owners = {s["title"]: s["written_by"] for s in _json(env, "sections", "MEMORY.md")["sections"]}
+    assert owners["## Food"] == "promoted by memoryd from memory/tea.md"
+    assert owners["## People"] is None
+    # status says it
+    status = run_memoryd(["status"], env=env).stdout
+    assert f"last filed by a sub-session: 2 promoted (run {doc['run']}" in status, status
+    # settling again records nothing twice
+    assert _json(env, "promote", "--settle", doc["run"])["settled_before"]
+    back = _json(env, "restore", "--last")
+    assert back["undoing"]["command"] == "promote" and not back["errors"], back
+    assert (ws / "MEMORY.md").read_bytes() == before
+    assert not (ws / "skills" / "deploy" / "docs" / "retrospect.md").exists()
+    # nominated again, and --last does not undo it twice
+    assert len(_json(env, "promote", "--no-scan")["candidates"]) == 2
+    again = run_memoryd(["restore", "--last", "--json"], env=env)
+    assert "undone already" in again.stdout
+
+
+@pytest.mark.subprocess
+def test_an_edit_elsewhere_in_the_file_survives_the_undo(install):
+    ws, env, _ = install
+    doc = _json(env, "promote", "--handoff")
+    _play_the_sub_session(ws, doc)
+    _json(env, "promote", "--settle", doc["run"], "--status", "ok")
+    memory = ws / "MEMORY.md"
+    memory.write_text("# Long-term memory (edited)\n" + memory.read_text().split("\n", 1)[1])
+    _json(env, "restore", "--last")
+    assert memory.read_text() == "# Long-term memory (edited)\n" + MEMORY.split("\n", 1)[1]
+
+
+@pytest.mark.subprocess
+def test_a_failed_sub_session_marks_nothing_and_a_partial_one_only_what_landed(install):
+    ws, env, _ = install
+    doc = _json(env, "promote", "--handoff")
+    out = _json(env, "promote", "--settle", doc["run"], "--status", "error")
+    assert out["promoted"] == [] and sorted(out["not_landed"]) == ["memory/deploy.md",
+                                                                   "memory/tea.md"]  # fmt: skip
+    assert len(_json(env, "promote", "--no-scan")["candidates"]) == 2
+    # a run that wrote one of the two
+    doc = _json(env, "promote", "--handoff")
+    tea = next(i for i in doc["items"] if i["source"] == "memory/tea.md")
+    with (ws / "MEMORY.md").open("a") as f:
+        f.write(f"- green tea {tea['marker']}\n")
+    out = _json(env, "promote", "--settle", doc["run"], "--status", "error")
+    assert [p["source"] for p in out["promoted"]] == ["memory/tea.md"]
+    assert [c["path"] for c in _json(env, "promote", "--no-scan")["candidates"]] == [
+        "memory/deploy.md"
+    ]
+    # an entry without its marker is no promotion
+    doc = _json(env, "promote", "--handoff")
+    (ws / "skills" / "deploy" / "docs").mkdir(parents=True)
+    (ws / "skills" / "deploy" / "docs" / "retrospect.md").write_text("- steps, no marker\n")
+    assert _json(env, "promote", "--settle", doc["run"])["promoted"] == []
+
+
+@pytest.mark.subprocess
+def test_an_entry_past_the_bootstrap_budget_is_declined_and_taken_out_never_cut(install):
+    ws, env, _ = install
+    memory = ws / "MEMORY.md"
+    near = MEMORY + "- filler " + "x" * (20_000 - len(MEMORY) - 40) + "\n"
+    memory.write_text(near)
+    doc = _json(env, "promote", "--handoff")
+    assert any(i["source"] == "memory/tea.md" for i in doc["items"])  # room for 31 characters
+    _play_the_sub_session(ws, doc)
+    out = _json(env, "promote", "--settle", doc["run"], "--status", "ok")
+    assert [d["source"] for d in out["declined"]] == ["memory/tea.md"]
+    assert "bootstrap budget" in out["declined"][0]["why"]
+    assert memory.read_text() == near  # taken out whole, the rest untouched
+    assert [p["source"] for p in out["promoted"]] == ["memory/deploy.md"]
+    assert "memory/tea.md" in {c["path"] for c in _json(env, "promote", "--no-scan")["candidates"]}
+    # at the budget already: not handed over at all, and said
+    memory.write_text(MEMORY + "x" * 20_000)
+    doc = _json(env, "promote", "--handoff")
+    assert [d["source"] for d in doc["declined"]] == ["memory/tea.md"]
+
+
+@pytest.mark.subprocess
+def test_refresh_hands_over_only_with_promote_auto_and_never_while_dreaming_writes(install):
+    ws, env, root = install
+    doc = _json(env, "promote", "--handoff", "--auto")
+    assert not doc["handed"] and "promote.auto is off" in doc["why"]
+    cfg = Path(env["MEMORYD_CONFIG"])
+    cfg.write_text(cfg.read_text() + "\n[promote]\nauto = true\n")
+    assert _json(env, "promote", "--handoff", "--auto")["handed"]
+    # dreaming's MEMORY.md write lock (OpenClaw 2026.9.6: <state>/locks/memory-promotion-…)
+    real = os.path.realpath(ws)
+    locks = root / "state" / "locks"
+    locks.mkdir()
+    lock = locks / f"memory-promotion-{hashlib.sha256(real.encode()).hexdigest()}.lock"
+    lock.write_text(json.dumps({"pid": os.getpid()}))
+    doc = _json(env, "promote", "--handoff")
+    assert not doc["handed"] and "dreaming is writing it" in doc["why"]
+
+
+@pytest.mark.subprocess
+def test_a_save_racing_the_undos_swap_is_kept(install):
+    """The user saves MEMORY.md between memoryd's read and its swap: the save wins the swap,
+    memoryd reads again and takes its entry out of the saved file."""
+    ws, env, _ = install
+    doc = _json(env, "promote", "--handoff")
+    _play_the_sub_session(ws, doc)
+    _json(env, "promote", "--settle", doc["run"], "--status", "ok")
+    memory = ws / "MEMORY.md"
+    saves = []
+
+    def save(path):
+        if Path(path).name == "MEMORY.md" and not saves:
+            saves.append(1)
+            with open(path, "a", encoding="utf-8") as f:
+                f.write("- saved by the user mid-undo\n")
+
+    faults.hook("promote.swap", save)
+    try:
+        back = _json(env, "restore", "--last")
+    finally:
+        faults.hook("promote.swap", None)
+    assert saves and not back["errors"], back
+    assert memory.read_text() == MEMORY + "- saved by the user mid-undo\n"
+    assert not list(ws.glob(".MEMORY.md.memoryd-p*"))  # no leftovers
+
+
+@pytest.mark.crash
+@pytest.mark.parametrize("point", ["promote.journaled", "promote.swap", "promote.swapped"])
+def test_an_undo_killed_at_each_step_loses_nothing_and_the_next_one_finishes(install, point):
+    """A real process killed (SIGKILL) at each step of the undo's rewrite: the next ``restore
+    --last`` repairs what it left and finishes; MEMORY.md is byte for byte as before the run,
+    no temporary file is left, nothing is marked."""
+    ws, env, _ = install
+    before = (ws / "MEMORY.md").read_bytes()
+    doc = _json(env, "promote", "--handoff")
+    _play_the_sub_session(ws, doc)
+    _json(env, "promote", "--settle", doc["run"], "--status", "ok")
+    fault = {**env, "MEMORYD_FAULT": f"{point}:1"}
+    killed = run_memoryd(["restore", "--last", "--json"], env=fault)
+    assert killed.returncode == -9, killed.stderr
+    back = _json(env, "restore", "--last")
+    assert not back["errors"], back
+    assert (ws / "MEMORY.md").read_bytes() == before
+    assert not (ws / "skills" / "deploy" / "docs" / "retrospect.md").exists()
+    assert not [p for p in ws.rglob("*memoryd-*")], list(ws.rglob("*memoryd-*"))
+    assert len(_json(env, "promote", "--no-scan")["candidates"]) == 2
+
+
+@pytest.mark.unit
+def test_the_live_player_reads_the_task_memoryd_writes(tmp_path):
+    """The scripted model's sub-session (tests/live/promote_live.py) is driven by memoryd's own
+    task text: the items it files are the ones the text lists, with their markers."""
+    from live.promote_live import PREFERENCE, PROCEDURE, SubSession
+    from memoryd.jobs.promote import task_text
+
+    items = [{"source": PREFERENCE, "read": PREFERENCE, "kind": "preference or fact",
+              "marker": ps.marker(RUN, PREFERENCE)},
+             {"source": PROCEDURE, "read": PROCEDURE, "kind": "skill",
+              "marker": ps.marker(RUN, PROCEDURE)}]  # fmt: skip
+    task = task_text(RUN, items, [], 1000)
+    (tmp_path / "MEMORY.md").write_text(MEMORY)
+    player = SubSession(tmp_path)
+    body = {"messages": [{"role": "user", "content": f"[Wed 2026-12-02 16:23 UTC] {task}"}],
+            "tools": [{"type": "function", "function": {"name": "write"}}]}  # fmt: skip
+    first = player(body)
+    assert first.name == "write" and first.arguments["path"] == "MEMORY.md"
+    assert first.arguments["content"].endswith(f"{ps.marker(RUN, PREFERENCE)}\n")
+    body["messages"].append({"role": "assistant", "tool_calls": [{}]})
+    assert player(body).arguments["path"] == "skills/deploy/docs/retrospect.md"
+    body["messages"].append({"role": "assistant", "tool_calls": [{}]})
+    assert player(body).startswith("Filed: ")
+    player.fail = True
+    assert player(body) == 400
+    assert player({"messages": [{"role": "user", "content": "hello"}]}) is None
