@@ -372,7 +372,8 @@ def test_the_live_player_reads_the_task_memoryd_writes(tmp_path):
     items = [{"source": PREFERENCE, "read": PREFERENCE, "kind": "preference or fact",
               "marker": ps.marker(RUN, PREFERENCE), "closing": ps.closing(RUN, PREFERENCE)},
              {"source": PROCEDURE, "read": PROCEDURE, "kind": "skill",
-              "marker": ps.marker(RUN, PROCEDURE), "closing": ps.closing(RUN, PROCEDURE)}]  # fmt: skip
+              "marker": ps.marker(RUN, PROCEDURE),
+              "closing": ps.closing(RUN, PROCEDURE)}]  # fmt: skip
     task = task_text(RUN, items, [], 1000)
     (tmp_path / "MEMORY.md").write_text(MEMORY)
     player = SubSession(tmp_path)
