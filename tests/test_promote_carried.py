@@ -28,55 +28,73 @@ MEMORY = "# Long-term memory\n\n## People\n- Ana runs the boat club.\n\n## Food\
 # ---------------------------------------------------------------- the pure part
 
 
+def _entry(source: str, body: str) -> str:
+    """An entry as the task asks for it: between the opening and the closing marker."""
+    return f"{ps.marker(RUN, source)}\n{body}\n{ps.closing(RUN, source)}\n"
+
+
 @pytest.mark.unit
 def test_an_appended_entry_is_one_piece_and_taking_it_out_gives_the_file_back():
-    m = ps.marker(RUN, "memory/tea.md")
-    after = MEMORY + f"- Prefers green tea, no sugar. {m}\n"
+    after = MEMORY + "\n" + _entry("memory/tea.md", "- Prefers green tea, no sugar.")
     (piece,) = ps.landed(MEMORY, after, RUN, frozenset({"memory/tea.md"}))
-    assert piece.source == "memory/tea.md" and piece.text.endswith(f"{m}\n")
+    assert piece.source == "memory/tea.md" and piece.text.startswith("\n<!--")
     assert ps.without(after, [piece]) == MEMORY
+    assert ps.take_out(after, [piece.text]) == (MEMORY, [])
 
 
 @pytest.mark.unit
-def test_a_file_without_a_final_newline_is_given_back_byte_for_byte():
+def test_a_file_without_a_final_newline_keeps_its_last_line():
     before = MEMORY.rstrip("\n")
-    m = ps.marker(RUN, "memory/tea.md")
-    after = before + f"\n- Prefers green tea. {m}\n"
+    after = before + "\n" + _entry("memory/tea.md", "- Prefers green tea.")
     (piece,) = ps.landed(before, after, RUN, frozenset({"memory/tea.md"}))
-    assert piece.replaced.endswith("coriander.")  # the last line changed: it goes back
-    assert ps.without(after, [piece]) == before
+    assert ps.without(after, [piece]) == before + "\n"  # (the line the entry ended is kept)
 
 
 @pytest.mark.unit
 def test_two_entries_written_together_are_two_pieces_and_one_can_go_alone():
-    a, b = ps.marker(RUN, "memory/a.md"), ps.marker(RUN, "memory/b.md")
-    after = MEMORY + f"\n- entry A {a}\n- entry B\n  more of B {b}\n\n"
+    a, b = _entry("memory/a.md", "- entry A"), _entry("memory/b.md", "- entry B\n  more of B")
+    after = MEMORY + "\n" + a + b + "\n"
     pieces = ps.landed(MEMORY, after, RUN, frozenset({"memory/a.md", "memory/b.md"}))
     assert [p.source for p in pieces] == ["memory/a.md", "memory/b.md"]
-    assert pieces[1].text == f"- entry B\n  more of B {b}\n\n"  # the blank line after goes too
-    only_a = ps.without(after, [pieces[1]])
-    assert only_a == MEMORY + f"\n- entry A {a}\n"
+    assert pieces[1].text == b + "\n"  # the blank line after goes too
+    assert ps.without(after, [pieces[1]]) == MEMORY + "\n" + a
     assert ps.without(after, pieces) == MEMORY
 
 
 @pytest.mark.unit
-def test_changes_without_the_runs_marker_are_never_memoryds():
-    m = ps.marker(RUN, "memory/tea.md")
-    other_run = ps.marker("other", "memory/tea.md")
-    after = "# Mine now\n" + MEMORY + f"- user line {other_run}\n- tea {m}\n"
-    pieces = ps.landed(MEMORY, after, RUN, frozenset({"memory/tea.md"}))
-    assert len(pieces) == 1 and "user line" in pieces[0].text  # (the same change)
+def test_only_what_is_between_the_runs_markers_is_memoryds():
+    m, c = ps.marker(RUN, "memory/tea.md"), ps.closing(RUN, "memory/tea.md")
+    other = ps.marker("other", "memory/tea.md")
+    after = "# Mine now\n" + MEMORY + f"- user line {other}\n- my own line\n{m}\n- tea\n{c}\n"
+    (piece,) = ps.landed(MEMORY, after, RUN, frozenset({"memory/tea.md"}))
+    assert piece.text == f"{m}\n- tea\n{c}\n"  # the user's lines just before are not in it
     # a marker for a note the run did not hand over is not counted
     assert not ps.landed(MEMORY, after, RUN, frozenset({"memory/other.md"}))
-    # a new file is one change: all of it the piece
-    (new,) = ps.landed(None, f"# Retrospect\n\n- step {m}\n", RUN, frozenset({"memory/tea.md"}))
-    assert ps.without(f"# Retrospect\n\n- step {m}\n", [new]) == ""
+    # an entry with only one of its markers is not counted, nor are lines near it
+    assert not ps.landed(MEMORY, MEMORY + f"{m}\n- tea\n- mine\n", RUN,
+                         frozenset({"memory/tea.md"}))  # fmt: skip
+    assert not ps.landed(MEMORY, MEMORY + f"- tea {c}\n", RUN, frozenset({"memory/tea.md"}))
+    # an opening marker in the middle of a line does not open an entry
+    assert not ps.landed(MEMORY, MEMORY + f"- mine {m} tea {c}\n", RUN,
+                         frozenset({"memory/tea.md"}))  # fmt: skip
+    # one line holding both markers is an entry
+    (one,) = ps.landed(MEMORY, MEMORY + f"{m} - tea {c}\n", RUN, frozenset({"memory/tea.md"}))
+    assert one.text == f"{m} - tea {c}\n"
+
+
+@pytest.mark.unit
+def test_a_new_file_left_with_only_the_runs_scaffold_is_the_runs():
+    text = "# Retrospect\n\n" + _entry("memory/tea.md", "- step")
+    (piece,) = ps.landed(None, text, RUN, frozenset({"memory/tea.md"}))
+    rest = ps.without(text, [piece])
+    assert ps.only_scaffold(rest, "skills/deploy/docs/retrospect.md")
+    assert not ps.only_scaffold(rest + "- a lesson of mine\n", "skills/deploy/docs/retrospect.md")
+    assert not ps.only_scaffold(rest, "MEMORY.md")  # (no heading is asked for there)
 
 
 @pytest.mark.unit
 def test_over_budget_declines_the_last_written_first_and_only_as_many_as_needed():
-    a, b = ps.marker(RUN, "memory/a.md"), ps.marker(RUN, "memory/b.md")
-    after = MEMORY + f"- A {a}\n- B {'x' * 200} {b}\n"
+    after = MEMORY + _entry("memory/a.md", "- A") + _entry("memory/b.md", "- B " + "x" * 200)
     pieces = ps.landed(MEMORY, after, RUN, frozenset({"memory/a.md", "memory/b.md"}))
     assert ps.over_budget(after, pieces, len(after)) == []
     assert [p.source for p in ps.over_budget(after, pieces, len(after) - 10)] == ["memory/b.md"]
@@ -85,37 +103,52 @@ def test_over_budget_declines_the_last_written_first_and_only_as_many_as_needed(
 
 @pytest.mark.unit
 def test_take_out_cuts_whole_pieces_only_and_keeps_every_other_edit():
-    m = ps.marker(RUN, "memory/tea.md")
-    landed = MEMORY + f"- tea {m}\n"
+    landed = MEMORY + "\n" + _entry("memory/tea.md", "- tea")
     (piece,) = ps.landed(MEMORY, landed, RUN, frozenset({"memory/tea.md"}))
     edited = "# Added by the user\n" + landed
-    text, missing = ps.take_out(edited, [(piece.text, piece.replaced)])
-    assert text == "# Added by the user\n" + MEMORY and missing == []
+    assert ps.take_out(edited, [piece.text]) == ("# Added by the user\n" + MEMORY, [])
+    # a line the user wrote right before it: the marked lines go, the user's line stays
+    crowded = landed.replace("\n<!--", "\n- mine\n<!--", 1)
+    text, missing = ps.take_out(crowded, [piece.text])
+    assert missing == [] and text == MEMORY + "\n- mine\n"
     # the entry itself edited: left as it is, said
     changed = landed.replace("- tea", "- green tea")
-    assert ps.take_out(changed, [(piece.text, piece.replaced)]) == (changed, [0])
+    assert ps.take_out(changed, [piece.text]) == (changed, [0])
 
 
 @pytest.mark.unit
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(st.sampled_from(["- a\n", "- b\n", "\n", "## H\n", "text\n"]), max_size=12),
-    st.lists(st.tuples(st.integers(0, 12), st.sampled_from(["- e\n", "- f\n  g\n"])),
-             min_size=1, max_size=3),
+    st.lists(st.tuples(st.integers(0, 12), st.sampled_from(["- e", "- f\n  g"]),
+                       st.booleans()), min_size=1, max_size=3),
+    st.lists(st.tuples(st.integers(0, 12), st.sampled_from(["- mine\n", "\n", "## Mine\n"])),
+             max_size=2),
 )
-def test_any_entries_inserted_anywhere_come_out_to_the_exact_file(lines, inserts):
-    """Property: insertions carrying the run's markers, anywhere in any file, are found and
-    taken out to give the file back exactly."""
+def test_any_entries_anywhere_come_out_and_every_other_line_stays(lines, inserts, edits):
+    """Property: entries between the run's markers, anywhere in any file, with blank lines
+    around them or not, are found and taken out to give the file back exactly; with lines
+    of the user's added too, exactly the user's file is left."""
     new = list(lines)
     sources = []
-    for n, (at, body) in enumerate(sorted(inserts, reverse=True)):
+    for n, (at, body, blank) in enumerate(sorted(inserts, reverse=True)):
         src = f"memory/n{n}.md"
         sources.append(src)
-        new.insert(min(at, len(new)), body.rstrip("\n") + f" {ps.marker(RUN, src)}\n")
+        new[min(at, len(new)):min(at, len(new))] = (["\n"] if blank else []) + [
+            _entry(src, body)]  # fmt: skip
     before, after = "".join(lines), "".join(new)
     pieces = ps.landed(before, after, RUN, frozenset(sources))
     assert sorted(p.source for p in pieces) == sorted(sources)
     assert ps.without(after, pieces) == before
+    assert ps.take_out(after, [p.text for p in pieces]) == (before, [])
+    # the user's own lines added anywhere, after the entries landed: they all stay
+    users = list(new)
+    for at, line in edits:
+        users.insert(min(at, len(users)), line)
+    text, missing = ps.take_out("".join(users), [p.text for p in pieces])
+    assert missing == []
+    assert "".join(text).count("- mine") == sum(line == "- mine\n" for _, line in edits)
+    assert "memoryd:promoted" not in text
 
 
 # ---------------------------------------------------------------- end to end (files)
@@ -144,17 +177,22 @@ def _json(env, *args):
     return json.loads(proc.stdout)
 
 
+def _item(doc: dict, source: str) -> dict:
+    return next(i for i in doc["items"] if i["source"] == source)
+
+
 def _play_the_sub_session(ws: Path, doc: dict) -> None:
-    """What the scripted model does live: one entry per item, each ending in its marker."""
+    """What the scripted model does live: one entry per item, between its markers."""
     for item in doc["items"]:
         if item["kind"] == "skill":
             path = ws / "skills" / "deploy" / "docs" / "retrospect.md"
             path.parent.mkdir(parents=True, exist_ok=True)
-            entry = f"1. build, push, restart {item['marker']}"
-            path.write_text(f"# Retrospect\n\n## Deploy\n{entry}\n")
+            entry = f"{item['marker']}\n## Deploy\n1. build, push, restart\n{item['closing']}"
+            path.write_text(f"# Retrospect\n\n{entry}\n")
         else:
             with (ws / "MEMORY.md").open("a", encoding="utf-8") as out:
-                out.write(f"- Ana prefers green tea, no sugar. {item['marker']}\n")
+                out.write(f"\n{item['marker']}\n- Ana prefers green tea, no sugar.\n"
+                          f"{item['closing']}\n")  # fmt: skip
 
 
 @pytest.mark.subprocess
@@ -219,7 +257,7 @@ def test_a_failed_sub_session_marks_nothing_and_a_partial_one_only_what_landed(i
     doc = _json(env, "promote", "--handoff")
     tea = next(i for i in doc["items"] if i["source"] == "memory/tea.md")
     with (ws / "MEMORY.md").open("a") as f:
-        f.write(f"- green tea {tea['marker']}\n")
+        f.write(f"{tea['marker']} - green tea {tea['closing']}\n")
     out = _json(env, "promote", "--settle", doc["run"], "--status", "error")
     assert [p["source"] for p in out["promoted"]] == ["memory/tea.md"]
     assert [c["path"] for c in _json(env, "promote", "--no-scan")["candidates"]] == [
@@ -228,7 +266,9 @@ def test_a_failed_sub_session_marks_nothing_and_a_partial_one_only_what_landed(i
     # an entry without its marker is no promotion
     doc = _json(env, "promote", "--handoff")
     (ws / "skills" / "deploy" / "docs").mkdir(parents=True)
-    (ws / "skills" / "deploy" / "docs" / "retrospect.md").write_text("- steps, no marker\n")
+    opening = _item(doc, "memory/deploy.md")["marker"]  # (nor is one with one marker only)
+    (ws / "skills" / "deploy" / "docs" / "retrospect.md").write_text(
+        f"- steps, no marker\n{opening}\n- steps, no closing marker\n")
     assert _json(env, "promote", "--settle", doc["run"])["promoted"] == []
 
 
@@ -260,7 +300,9 @@ def test_refresh_hands_over_only_with_promote_auto_and_never_while_dreaming_writ
     assert not doc["handed"] and "promote.auto is off" in doc["why"]
     cfg = Path(env["MEMORYD_CONFIG"])
     cfg.write_text(cfg.read_text() + "\n[promote]\nauto = true\n")
-    assert _json(env, "promote", "--handoff", "--auto")["handed"]
+    handed = _json(env, "promote", "--handoff", "--auto")
+    assert handed["handed"]
+    _json(env, "promote", "--settle", handed["run"], "--status", "error")
     # dreaming's MEMORY.md write lock (OpenClaw 2026.9.6: <state>/locks/memory-promotion-…)
     real = os.path.realpath(ws)
     locks = root / "state" / "locks"
@@ -328,9 +370,10 @@ def test_the_live_player_reads_the_task_memoryd_writes(tmp_path):
     from memoryd.jobs.promote import task_text
 
     items = [{"source": PREFERENCE, "read": PREFERENCE, "kind": "preference or fact",
-              "marker": ps.marker(RUN, PREFERENCE)},
+              "marker": ps.marker(RUN, PREFERENCE), "closing": ps.closing(RUN, PREFERENCE)},
              {"source": PROCEDURE, "read": PROCEDURE, "kind": "skill",
-              "marker": ps.marker(RUN, PROCEDURE)}]  # fmt: skip
+              "marker": ps.marker(RUN, PROCEDURE),
+              "closing": ps.closing(RUN, PROCEDURE)}]  # fmt: skip
     task = task_text(RUN, items, [], 1000)
     (tmp_path / "MEMORY.md").write_text(MEMORY)
     player = SubSession(tmp_path)
@@ -338,7 +381,8 @@ def test_the_live_player_reads_the_task_memoryd_writes(tmp_path):
             "tools": [{"type": "function", "function": {"name": "write"}}]}  # fmt: skip
     first = player(body)
     assert first.name == "write" and first.arguments["path"] == "MEMORY.md"
-    assert first.arguments["content"].endswith(f"{ps.marker(RUN, PREFERENCE)}\n")
+    (piece,) = ps.landed(MEMORY, first.arguments["content"], RUN, frozenset({PREFERENCE}))
+    assert first.arguments["content"] == MEMORY + piece.text
     body["messages"].append({"role": "assistant", "tool_calls": [{}]})
     assert player(body).arguments["path"] == "skills/deploy/docs/retrospect.md"
     body["messages"].append({"role": "assistant", "tool_calls": [{}]})

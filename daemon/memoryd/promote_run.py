@@ -5,18 +5,27 @@
 (:mod:`.policy.promote_settle`), takes out again any ``MEMORY.md`` entry that would push the
 file past its bootstrap budget, and records each entry that landed with its source note marked
 promoted, all in one transaction (:mod:`.promoter`); ``undo_run`` (``restore --last``) takes
-the run's entries out of the files as they are now.
+the run's entries out of the files as they are now, by their recorded text: never a whole
+earlier copy written back over changes made since.
+
+A destination is data: a place that is a symlink, lies under a symlinked folder or outside
+the workspace is refused at settle (said, counted), and an undo that meets one says so and
+goes on with the other files.
 """
 
 from __future__ import annotations
 
+import contextlib
+import time
 from pathlib import Path
 from typing import Any
 
+from .move_files import MoveError
 from .policy import promote_settle as ps
-from .promoter import Changed, Promoter, read_or_none
+from .promoter import AlreadySettled, Changed, Promoter, read_or_none
 
 ATTEMPTS = 3  # reads and plans again when a save lands in between, then says so
+DEFAULT_TIMEOUT = 180.0  # seconds a sub-session has (the plugin's promoteTimeoutMs by default)
 
 
 def destinations(ws: Path) -> list[str]:
@@ -42,12 +51,57 @@ def _text(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", "replace")
 
 
+def refusal(promoter: Promoter, ws: Path, rel: str) -> str | None:
+    """Why memoryd will not read or write ``rel`` of ``ws`` for a promotion; None: it may."""
+    path = ws / rel
+    if not ps.is_destination(rel) or ".." in Path(rel).parts:
+        return f"{rel}: not a place a promotion writes"
+    try:
+        promoter.check_path(path)
+    except MoveError as exc:
+        return f"{rel}: refused ({exc})"
+    if path.is_symlink():
+        return f"{rel}: refused (a symlink)"
+    return None
+
+
+def overdue(row: dict[str, Any], now: float | None = None) -> bool:
+    """Whether a handed-over run is older than the time its sub-session was given."""
+    timeout = float(row["plan"].get("timeout", DEFAULT_TIMEOUT))
+    return (time.time() if now is None else now) >= float(row["created"]) + timeout
+
+
+def settle_overdue(promoter: Promoter, budget_of: Any) -> list[dict[str, Any]]:
+    """Settle, as timed out with what landed, every run handed over and left past its time
+    (a gateway restarted mid-wait, a plugin that gave up); their results."""
+    out = []
+    with promoter.locked():
+        for row in promoter.pending():
+            if overdue(row):
+                ws = Path(row["plan"]["workspace"])
+                with contextlib.suppress(AlreadySettled):
+                    out.append(settle(promoter, row["run"], ws, budget_of(ws), "timed out"))
+    return out
+
+
 def settle(
     promoter: Promoter, run: str, ws: Path, budget: int, status: str
 ) -> dict[str, Any]:
-    """Check what landed for ``run``, record it; the result (also stored with the run)."""
-    row = promoter.run_row(run)
-    assert row is not None
+    """Check what landed for ``run``, record it; the result (also stored with the run).
+    Under the mover's lock, and recorded only while the run is still handed over
+    (:class:`.promoter.AlreadySettled` otherwise)."""
+    with promoter.locked():
+        row = promoter.run_row(run)
+        assert row is not None
+        if row["state"] != "handed":
+            raise AlreadySettled(run)
+        return _settle(promoter, row, ws, budget, status)
+
+
+def _settle(
+    promoter: Promoter, row: dict[str, Any], ws: Path, budget: int, status: str
+) -> dict[str, Any]:
+    run = row["run"]
     plan = row["plan"]
     sources = frozenset(i["source"] for i in plan["items"])
     before = promoter.files_before(run)
@@ -56,9 +110,18 @@ def settle(
     landed: dict[str, bytes | None] = {}
     declined: list[dict[str, str]] = []
     errors: list[str] = []
+    refused: list[str] = []
     for rel in places:
+        why = refusal(promoter, ws, rel)
+        if why is not None:
+            refused.append(why)
+            continue
         for _ in range(ATTEMPTS):
-            now = read_or_none(ws / rel)
+            try:
+                now = read_or_none(ws / rel)
+            except OSError as exc:
+                errors.append(f"{rel}: not read ({exc})")
+                break
             text = _text(now)
             if text is None:
                 break
@@ -81,7 +144,7 @@ def settle(
                     "characters): taken out again, still nominated"
                 ) if gone else None
                 entries.append({"source": p.source, "dest": rel, "piece": p.text,
-                                "replaced": p.replaced, "state": "declined" if gone else
+                                "replaced": "", "state": "declined" if gone else
                                 "promoted", "note": why})  # fmt: skip
                 if gone:
                     declined.append({"source": p.source, "dest": rel, "why": str(why)})
@@ -103,70 +166,91 @@ def settle(
             s for s in sources if s not in promoted and not any(d["source"] == s for d in declined)
         ),
         "left_for_user": plan.get("left", []),
+        "refused": refused,
         "errors": errors,
     }
     marks = [(s, d[0]) for s, d in promoted.items()]
-    promoter.record_settled(run, landed, entries, result, marks)
+    promoter.record_settled(run, landed, entries, result, marks, refused=len(refused))
     return result
 
 
 def undo_run(promoter: Promoter, run: str, ws: Path) -> dict[str, Any]:
-    """Take ``run``'s promoted entries out of their files as they are now: the file as it was
-    before the run, byte for byte, when nothing changed it since; else each entry cut where it
-    still is whole, every other edit kept. A new file left empty goes."""
-    entries = [e for e in promoter.entries(run) if e.state == "promoted"]
+    """Take ``run``'s promoted entries out of their files as they are now, each by its
+    recorded text where it is still there whole; every other line stays. The file is then its
+    earlier self byte for byte exactly when nothing else changed it. A file the run created
+    goes only when nothing but what the run wrote was in it."""
+    entries = [e for e in promoter.entries(run) if e.state in ("promoted", "undoing")]
     before = promoter.files_before(run)
-    landed = promoter.landed_bytes(run)
     by_dest: dict[str, list[Any]] = {}
     for e in entries:
         by_dest.setdefault(e.dest, []).append(e)
     files: list[dict[str, Any]] = []
     undone: list[int] = []
     left: list[dict[str, str]] = []
-    for rel, mine in by_dest.items():
-        path = ws / rel
-        for _ in range(ATTEMPTS):
-            now = read_or_none(path)
-            was = before.get(rel)
-            if now is None:  # removed since: nothing to take out
-                missing = list(range(len(mine)))
-                break
-            if now == was:  # as before the run already (an undo stopped after its write)
-                missing = []
-                files.append({"path": rel, "how": "as it was before the run already",
-                              "entries": len(mine), "sources": sorted({e.source for e in mine})})
-                break
-            if now == landed.get(rel):
-                new, missing, how = was, [], "as it was before the run, byte for byte"
-            else:
-                text, missing = ps.take_out(_text(now) or "", [(e.piece, e.replaced) for e in mine])
-                new = None if (was is None and not text.strip()) else text.encode("utf-8")
-                how = "entries taken out; edits made since kept"
-            if new == now:
-                break
+    with promoter.locked():
+        for rel, mine in by_dest.items():
             try:
-                promoter.rewrite(run, path, now, new)
-            except Changed:
+                took = _undo_file(promoter, run, ws, rel, mine, before.get(rel), files, left)
+            except (MoveError, OSError) as exc:
+                left.append({"path": rel, "why": f"not undone: {exc}; left as it is"})
                 continue
-            files.append({"path": rel, "how": how, "entries": len(mine) - len(missing),
-                          "sources": sorted({e.source for n, e in enumerate(mine)
-                                             if n not in missing})})  # fmt: skip
-            break
-        else:
-            missing = list(range(len(mine)))
-            left.append({"path": rel, "why": "kept changing while memoryd read it"})
-        mine_undone = []
-        for n, e in enumerate(mine):
-            if n in missing:
-                left.append({"path": rel, "source": e.source,
-                             "why": "the entry is not there whole (edited or removed since): "
-                             "left as it is"})  # fmt: skip
-            else:
-                mine_undone.append(e)
-        # recorded file by file: an undo stopped between two files resumes where it was
-        promoter.record_undone(run, [e.id for e in mine_undone],
-                               sorted({e.source for e in mine_undone}))  # fmt: skip
-        undone += [e.id for e in mine_undone]
-    promoter.finish_undo(run)
+            # recorded file by file: an undo stopped between two files resumes where it was
+            promoter.record_undone(run, [e.id for e in took], sorted({e.source for e in took}))
+            undone += [e.id for e in took]
+        promoter.finish_undo(run)
     sources = sorted({e.source for e in entries if e.id in undone})
     return {"run": run, "files": files, "sources": sources, "left": left}
+
+
+def _undo_file(
+    promoter: Promoter,
+    run: str,
+    ws: Path,
+    rel: str,
+    mine: list[Any],
+    was: bytes | None,
+    files: list[dict[str, Any]],
+    left: list[dict[str, str]],
+) -> list[Any]:
+    """One file's part of :func:`undo_run`; the entries that are out of it now."""
+    why = refusal(promoter, ws, rel)
+    if why is not None:
+        raise MoveError(why)
+    path = ws / rel
+    for _ in range(ATTEMPTS):
+        now = read_or_none(path)
+        if now is None:  # removed since: nothing to take out
+            missing = list(range(len(mine)))
+            break
+        text, missing = ps.take_out(_text(now) or "", [e.piece for e in mine])
+        new: bytes | None = text.encode("utf-8")
+        if was is None and ps.only_scaffold(text, rel):
+            new = None  # made by the run, nothing else in it
+        if len(missing) == len(mine):
+            break
+        promoter.mark_undoing([e.id for n, e in enumerate(mine) if n not in missing])
+        try:
+            promoter.rewrite(run, path, now, new)
+        except Changed:
+            continue
+        how = ("as it was before the run, byte for byte" if new == was else
+               "the run's entries taken out; every other line kept")  # fmt: skip
+        if was is None and new is not None:
+            how = "the run's entries taken out; the file stays (it holds more than the run wrote)"
+        files.append({"path": rel, "how": how, "entries": len(mine) - len(missing),
+                      "sources": sorted({e.source for n, e in enumerate(mine)
+                                         if n not in missing})})  # fmt: skip
+        break
+    else:
+        left.append({"path": rel, "why": "kept changing while memoryd read it"})
+        return []
+    took = []
+    for n, e in enumerate(mine):
+        # (an entry found undoing was out already: an undo stopped after its rewrite)
+        if n not in missing or e.state == "undoing":
+            took.append(e)
+        else:
+            left.append({"path": rel, "source": e.source,
+                         "why": "the entry is not there whole (edited or removed since): "
+                         "left as it is"})  # fmt: skip
+    return took

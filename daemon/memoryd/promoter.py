@@ -21,8 +21,10 @@ written beside the old one and the two names are swapped in one step (:func:`.fs
 so a session starting meanwhile reads one or the other, never none); the file now under the
 temporary name must be what memoryd read, else a save landed in between: it is swapped back
 and wins (:class:`Changed`; the caller reads again and plans again). Where names cannot be
-swapped, the file is replaced by a rename after a last check (a save in that instant is kept
-at ``<file>.memoryd-kept-p<id>``, never lost). :meth:`Promoter.repair` finishes or rolls back
+swapped, the file is renamed aside, checked, and the new one linked in (a save made before the
+rename gets its name back; one made while there was no file wins, the old file is kept at
+``<file>.memoryd-kept-p<id>``), as :class:`.retirer.Retirer` does it, whose pieces this
+uses. :meth:`Promoter.repair` finishes or rolls back
 a rewrite a crash stopped: the file holding the new bytes is done; holding the old, rolled
 back; anything else is a save, which stays.
 """
@@ -30,7 +32,6 @@ back; anything else is a save, which stays.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
@@ -39,26 +40,27 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from . import faults
-from .fsutil import exchange, fsync_dir, read_regular, write_new
+from .fsutil import exchange, fsync_dir, write_new
 from .locks import held
 from .move_files import make_folders
+from .retirer import Changed, _give_back, _read, _swap, _unlink, sha
+from .retirer import _keep as _keep_at
 from .store import Store
 
-
-class Changed(Exception):
-    """The file is not what memoryd read: nothing changed; read again and plan again."""
-
-
-def sha(data: bytes | None) -> str:
-    return "" if data is None else hashlib.sha256(data).hexdigest()
+__all__ = ["AlreadySettled", "Changed", "Entry", "Promoter", "read_or_none", "sha"]
 
 
 def read_or_none(path: Path) -> bytes | None:
     """A regular file's bytes, never through a symlink; None when there is none."""
-    try:
-        return read_regular(path)[0]
-    except FileNotFoundError:
-        return None
+    return _read(path)
+
+
+# Counts destinations a settle refused (a symlink, a symlinked folder, outside the workspace).
+REFUSED_COUNTER = "promote_dest_refused"
+
+
+class AlreadySettled(Exception):
+    """The run was settled (by another settle) since it was read as handed over."""
 
 
 class Entry(NamedTuple):
@@ -79,14 +81,25 @@ class Promoter:
         self.store = store
         self.check_path = check_path
         self._lock = store.path.parent / "mover.lock" if store.path is not None else None
+        self._depth = 0  # (the lock is taken once however deep the calls that want it)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        if self._lock is None:
-            yield
+        """The mover's lock (no move, restore, retire or other promotion step meanwhile);
+        re-entered freely by this object."""
+        if self._lock is None or self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
             return
         with held(self._lock):
-            yield
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
 
     # ------------------------------------------------------------------ runs
 
@@ -136,7 +149,7 @@ class Promoter:
         row = self.store.conn.execute(
             "SELECT r.run, r.settled FROM promote_runs r WHERE r.state IN ('settled', 'undone') "
             "AND EXISTS (SELECT 1 FROM promote_entries e WHERE e.run = r.run "
-            "AND e.state IN ('promoted', 'undone')) ORDER BY r.settled DESC LIMIT 1"
+            "AND e.state IN ('promoted', 'undoing', 'undone')) ORDER BY r.settled DESC LIMIT 1"
         ).fetchone()
         return (str(row[0]), float(row[1])) if row else None
 
@@ -147,10 +160,20 @@ class Promoter:
         entries: list[dict[str, Any]],
         result: dict[str, Any],
         marks: list[tuple[str, str]],
+        refused: int = 0,
     ) -> None:
-        """The run's outcome, its entries and the promoted marks, in one transaction."""
+        """The run's outcome, its entries and the promoted marks, in one transaction; only
+        while the run is still handed over (:class:`AlreadySettled` otherwise: nothing
+        recorded twice)."""
         now = time.time()
         with self.store.durable(), self.store.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE promote_runs SET state = 'settled', settled = ?, result = ? "
+                "WHERE run = ? AND state = 'handed'",
+                (now, json.dumps(result), run),
+            )
+            if cur.rowcount != 1:
+                raise AlreadySettled(run)
             for rel, data in landed.items():
                 conn.execute(
                     "INSERT INTO promote_files(run, dest, before, landed) VALUES (?, ?, NULL, ?) "
@@ -172,9 +195,23 @@ class Promoter:
                     "ON CONFLICT DO NOTHING",
                     (source, now, f"promoted to {dest} (run {run})"),
                 )
-            conn.execute(
-                "UPDATE promote_runs SET state = 'settled', settled = ?, result = ? WHERE run = ?",
-                (now, json.dumps(result), run),
+            if refused:
+                self.store.bump(REFUSED_COUNTER, refused)
+
+    def pending(self) -> list[dict[str, Any]]:
+        """The runs handed over and not settled yet, oldest first."""
+        rows = self.store.conn.execute(
+            "SELECT run FROM promote_runs WHERE state = 'handed' ORDER BY created"
+        ).fetchall()
+        return [r for r in (self.run_row(str(x[0])) for x in rows) if r is not None]
+
+    def mark_undoing(self, ids: list[int]) -> None:
+        """Entries about to be taken out: durably said before their file changes, so an
+        undo stopped after the rewrite still counts them out (the next undo finishes it)."""
+        with self.store.durable(), self.store.transaction() as conn:
+            conn.executemany(
+                "UPDATE promote_entries SET state = 'undoing' WHERE id = ? AND state = 'promoted'",
+                [(i,) for i in ids],
             )
 
     def record_undone(self, run: str, undone: list[int], sources: list[str]) -> None:
@@ -237,19 +274,20 @@ class Promoter:
             )
 
     def _place(self, row_id: int, path: Path, expect: bytes | None, new: bytes | None) -> None:
-        tmp = _tmp_name(path, row_id)
+        tmp, aside = _tmp_name(path, row_id), _aside_name(path, row_id)
         mode = 0o644
         if expect is not None:
             with contextlib.suppress(OSError):
                 mode = os.stat(path).st_mode & 0o7777
         if new is None:  # the file goes: renamed aside, checked, removed
             assert expect is not None
-            os.rename(path, tmp)
-            if read_or_none(tmp) != expect:  # a save landed in between: it gets its name back
-                _give_back(tmp, path, row_id)
-                raise Changed(f"{path}: edited while memoryd took its entries out; the edit stays")
-            os.unlink(tmp)
-            fsync_dir(path.parent)
+            os.rename(path, aside)
+            if read_or_none(aside) != expect:  # a save landed in between: it gets its name back
+                where = "" if _give_back(aside, path) else (
+                    f"; kept at {_keep(aside, path, row_id)}")  # fmt: skip
+                raise Changed(f"{path}: edited while memoryd took its entries out; the edit "
+                              f"stays{where}")  # fmt: skip
+            _unlink(aside)
             return
         make_folders(path.parent, self.check_path)
         write_new(tmp, new, mode)
@@ -257,13 +295,12 @@ class Promoter:
             try:
                 os.link(tmp, path)  # (fails when a save made the file meanwhile: it wins)
             except FileExistsError:
-                os.unlink(tmp)
+                _unlink(tmp)
                 raise Changed(f"{path}: made while memoryd wrote it; that file stays") from None
-            os.unlink(tmp)
-            fsync_dir(path.parent)
+            _unlink(tmp)
             return
         faults.point("promote.swap", path)
-        if exchange(tmp, path):
+        if _swap(tmp, path, "promote.exchange"):
             fsync_dir(path.parent)
             faults.point("promote.swapped", path)
             if read_or_none(tmp) != expect:  # a save since the check: swapped back, it wins
@@ -271,17 +308,31 @@ class Promoter:
                     kept = _keep(tmp, path, row_id)
                     raise Changed(f"{path}: edited while memoryd rewrote it; kept at {kept}")
                 fsync_dir(path.parent)
-                os.unlink(tmp)
-                raise Changed(f"{path}: edited while memoryd rewrote it; the edit stays")
-            os.unlink(tmp)
-            fsync_dir(path.parent)
+                spare = read_or_none(tmp) == new
+                kept_at = None if spare else _keep(tmp, path, row_id)
+                _unlink(tmp)
+                where = f"; what was written meanwhile is kept at {kept_at}" if kept_at else ""
+                raise Changed(f"{path}: edited while memoryd rewrote it; the edit stays{where}")
+            _unlink(tmp)
             return
-        # No swap here: a last check, then a rename over it.
-        if read_or_none(path) != expect:
-            os.unlink(tmp)
-            raise Changed(f"{path}: edited while memoryd rewrote it; the edit stays")
-        os.replace(tmp, path)
+        # No swap here: the file goes aside, is checked, and the new one is linked in.
+        os.rename(path, aside)
+        faults.point("promote.aside", path)
+        if read_or_none(aside) != expect:  # a save landed between the check and the rename
+            back = _give_back(aside, path)
+            where = "" if back else f"; its earlier version is kept at {_keep(aside, path, row_id)}"
+            _unlink(tmp)
+            raise Changed(f"{path}: edited while memoryd rewrote it; the edit stays{where}")
+        try:
+            os.link(tmp, path)
+        except FileExistsError:  # saved anew while there was no file: that save wins
+            kept = _keep(aside, path, row_id)
+            _unlink(tmp)
+            raise Changed(f"{path}: saved while memoryd rewrote it; the save stays, the file as "
+                          f"it was is kept at {kept}") from None  # fmt: skip
         fsync_dir(path.parent)
+        _unlink(tmp)
+        _unlink(aside)
 
     # ------------------------------------------------------------------ repair
 
@@ -305,8 +356,17 @@ class Promoter:
     def _repair_one(
         self, row_id: int, path: Path, before: bytes | None, after_sha: str
     ) -> tuple[str, str]:
-        tmp = _tmp_name(path, row_id)
+        tmp, aside = _tmp_name(path, row_id), _aside_name(path, row_id)
         now = read_or_none(path) if os.path.lexists(path) else None
+        put = read_or_none(aside) if os.path.lexists(aside) else None
+        if put is not None:
+            if now is None:  # stopped with the file aside: it gets its name back
+                _give_back(aside, path)
+                now = put
+            elif put == before:
+                _unlink(aside)  # (the file as memoryd read it; the journal row holds it too)
+            else:
+                _keep(aside, path, row_id)
         left = read_or_none(tmp) if os.path.lexists(tmp) else None
         if now is None and left is not None and left == before and after_sha:
             os.rename(tmp, path)  # stopped between the rename aside and its check
@@ -336,22 +396,9 @@ def _tmp_name(path: Path, row_id: int) -> Path:
     return path.with_name(f".{path.name}.memoryd-p{row_id}.new")
 
 
+def _aside_name(path: Path, row_id: int) -> Path:
+    return path.with_name(f".{path.name}.memoryd-p{row_id}.aside")
+
+
 def _keep(path: Path, dest: Path, row_id: int) -> Path:
-    kept = dest.with_name(f"{dest.name}.memoryd-kept-p{row_id}")
-    n = 1
-    while os.path.lexists(kept):
-        n += 1
-        kept = dest.with_name(f"{dest.name}.memoryd-kept-p{row_id}-{n}")
-    os.rename(path, kept)
-    fsync_dir(dest.parent)
-    return kept
-
-
-def _give_back(aside: Path, path: Path, row_id: int) -> None:
-    try:
-        os.link(aside, path)
-    except FileExistsError:
-        _keep(aside, path, row_id)
-        return
-    os.unlink(aside)
-    fsync_dir(path.parent)
+    return _keep_at(path, dest, row_id, "p")

@@ -180,13 +180,14 @@ def _holds_taken(row: RetireRow, note: bytes) -> bool:
     return all(was[b:e].strip() in text for b, e in spans)
 
 
-def _keep(path: Path, src: Path, row_id: int) -> Path:
-    """Give a leftover a visible name beside the note (``MEMORY.md.memoryd-kept-r<id>``)."""
-    kept = src.with_name(f"{src.name}.memoryd-kept-r{row_id}")
+def _keep(path: Path, src: Path, row_id: int, tag: str = "r") -> Path:
+    """Give a leftover a visible name beside the note (``MEMORY.md.memoryd-kept-r<id>``;
+    ``tag`` names whose journal row it is: ``r`` retire's, ``p`` promotion's)."""
+    kept = src.with_name(f"{src.name}.memoryd-kept-{tag}{row_id}")
     n = 1
     while os.path.lexists(kept):
         n += 1
-        kept = src.with_name(f"{src.name}.memoryd-kept-r{row_id}-{n}")
+        kept = src.with_name(f"{src.name}.memoryd-kept-{tag}{row_id}-{n}")
     os.rename(path, kept)
     fsync_dir(src.parent)
     return kept
@@ -213,10 +214,10 @@ def _keep_unless_spare(row: RetireRow, path: Path, src: Path) -> Path | None:
     return _keep(path, src, row.id)
 
 
-def _swap(tmp: Path, src: Path) -> bool:
+def _swap(tmp: Path, src: Path, point: str = "retire.exchange") -> bool:
     """Swap the new note in (:func:`.fsutil.exchange`); False where it cannot be done."""
     try:
-        faults.point("retire.exchange")  # (a test makes it EINVAL: a file system that cannot)
+        faults.point(point)  # (a test makes it EINVAL: a file system that cannot)
     except OSError as exc:
         if exc.errno == errno.EINVAL:
             return False

@@ -47,7 +47,9 @@ NOTES = {
 PREFERENCE_ENTRY = "- Prefers oat milk in coffee, never sugar."
 PROCEDURE_ENTRY = "## Deploy\n1. build the image, 2. push it, 3. restart the service."
 TASK_WORDS = "memoryd promotion run"
-ITEM = re.compile(r"^\d+\. (\S+) \(kind: ([^)]+)\) marker: (<!--.*?-->)\s*$", re.M)
+ITEM = re.compile(
+    r"^\d+\. (\S+) \(kind: ([^)]+)\) marker: (<!--.*?-->) closing: (<!--.*?-->)\s*$", re.M
+)
 
 
 class SubSession:
@@ -75,16 +77,17 @@ class SubSession:
         if done >= len(items):
             where = {True: "MEMORY.md", False: "skills/deploy/docs/retrospect.md"}
             return "Filed: " + "; ".join(
-                f"{src} → {where['preference' in kind]}" for src, kind, _ in items
+                f"{src} → {where['preference' in kind]}" for src, kind, _, _ in items
             )
-        _, kind, marker = items[done]
+        _, kind, marker, closing = items[done]
         if "preference" in kind:
             rel = "MEMORY.md"
             now = (self.workspace / rel).read_text(encoding="utf-8")
-            content = now + ("" if now.endswith("\n") else "\n") + f"{PREFERENCE_ENTRY} {marker}\n"
+            content = (now + ("" if now.endswith("\n") else "\n")
+                       + f"\n{marker}\n{PREFERENCE_ENTRY}\n{closing}\n")  # fmt: skip
         else:
             rel = "skills/deploy/docs/retrospect.md"
-            content = f"# Retrospect\n\n{PROCEDURE_ENTRY} {marker}\n"
+            content = f"# Retrospect\n\n{marker}\n{PROCEDURE_ENTRY}\n{closing}\n"
         call = _one_call("call", "write " + json.dumps({"path": rel, "content": content}),
                          offered_tools(body))  # fmt: skip
         return ToolCall(call.name, call.arguments)
@@ -245,11 +248,12 @@ def problems(rec: dict[str, Any]) -> list[str]:
     if PROCEDURE not in task or PREFERENCE not in task:
         out.append(f"the sub-session was not given both candidates: {task[:300]!r}")
     memory = rec.get("memory_after", "")
-    if not re.search(re.escape(PREFERENCE_ENTRY) + r" <!-- memoryd:promoted run=\S+ source="
-                     + re.escape(PREFERENCE) + " -->", memory):  # fmt: skip
+    if not re.search(r"<!-- memoryd:promoted run=(\S+) source=" + re.escape(PREFERENCE)
+                     + r" -->\n" + re.escape(PREFERENCE_ENTRY) + r"\n<!-- /memoryd:promoted "
+                     r"run=\1 source=" + re.escape(PREFERENCE) + " -->", memory):  # fmt: skip
         out.append(f"the preference is not in MEMORY.md with its marker: {memory[-300:]!r}")
     retro = rec.get("retrospect_after") or ""
-    if f"source={PROCEDURE} -->" not in retro:
+    if "/memoryd:promoted" not in retro or f"source={PROCEDURE} -->" not in retro:
         out.append(f"the procedure is not in skills/deploy/docs/retrospect.md: {retro!r}")
     marks = rec.get("marks_after", {})
     retro_mark = "promoted to skills/deploy/docs/retrospect.md"

@@ -456,11 +456,29 @@ test("/memoryd promote hands memoryd's task to a sub-session, then memoryd settl
   assert.ok(reply.text.includes("sub-session said: Filed coffee."), reply.text);
   const { readFileSync } = await import("node:fs");
   const calls = readFileSync(argsLog, "utf8").trim().split("\n");
-  assert.deepEqual(calls, ["promote --handoff --json --agent main", "promote --settle R1 --status ok --json"]);
+  assert.deepEqual(calls, ["promote --handoff --json --timeout 180 --agent main",
+    "promote --settle R1 --status ok --json"]);
   // a run that throws is settled as failed: memoryd, not the plugin, says what landed
   api.runtime.subagent.run = async () => { throw new Error("no gateway"); };
   await cmd.handler({ args: "promote", sessionKey: "agent:main:s1" });
   assert.ok(readFileSync(argsLog, "utf8").trim().endsWith("promote --settle R1 --status error --json"));
+  // a wait that fails on its way is waited again: the run settles as it ended
+  let waits = 0;
+  api.runtime.subagent.run = async (p) => ({ runId: "run-2", sessionKey: p.sessionKey });
+  api.runtime.subagent.waitForRun = async () => (++waits === 1
+    ? { status: "error", retryableTransportError: true } : { status: "ok" });
+  await cmd.handler({ args: "promote", sessionKey: "agent:main:s1" });
+  assert.equal(waits, 2);
+  assert.ok(readFileSync(argsLog, "utf8").trim().endsWith("promote --settle R1 --status ok --json"));
+  // and once the run's time is up with the wait still failing: "unknown" (memoryd settles
+  // what landed), never "error" early
+  const quick = fakeApi({ command, promoteTimeoutMs: 1 });
+  quick.runtime = { subagent: { ...api.runtime.subagent,
+    waitForRun: async () => { await new Promise((r) => setTimeout(r, 5));
+      return { status: "error", retryableTransportError: true }; } } };
+  plugin.register(quick);
+  await quick.commands.find((c) => c.name === "memoryd").handler({ args: "promote", sessionKey: "agent:main:s1" });
+  assert.ok(readFileSync(argsLog, "utf8").trim().endsWith("promote --settle R1 --status unknown --json"));
   assert.equal(logic.agentOf({ sessionKey: "agent:ops:x" }), "ops");
   const status = logic.statusReply({ promotion: { pending: 1, generated: "g",
     last_run: { promoted: 2, settled: "2026-12-02T16:23:28Z", state: "settled" } } });

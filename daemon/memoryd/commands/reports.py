@@ -30,8 +30,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="check what that run's sub-session wrote; mark what landed promoted")
     p.add_argument("--auto", action="store_true",
                    help="with --handoff: asked by /refresh (hands over only with promote.auto)")
-    p.add_argument("--status", choices=("ok", "error", "timeout", "pending"),
-                   help="with --settle: how the sub-session's run ended")
+    p.add_argument("--status", choices=("ok", "error", "timeout", "pending", "unknown"),
+                   help="with --settle: how the sub-session's run ended (timeout, pending: "
+                   "it may still be writing, nothing recorded yet; unknown: the wait failed "
+                   "and the run's time is up)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="with --handoff: the seconds the sub-session is given (default 180); "
+                   "a run left handed over longer is settled as timed out")
     p.add_argument("--agent", metavar="ID", help="with --handoff: the agent (default: main's)")
     add_output_options(p)
     p.set_defaults(func=cmd_promote)
@@ -52,6 +57,10 @@ def cmd_reflect(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_promote(args: argparse.Namespace, ctx: Context) -> int:
     from ..jobs import promote as job
 
+    if args.handoff and args.auto and not ctx.cfg.promote.auto:
+        doc = {"handed": False, "why": "promote.auto is off: `/memoryd promote` files them by hand"}
+        emit(ctx, args, doc, job.carried_out_lines(doc))
+        return 0  # (before any scan: /refresh asks every time)
     now = ready_to_decide(args, ctx)
     if args.handoff or args.settle:
         return _carried_out(args, ctx, now)
@@ -72,7 +81,7 @@ def _carried_out(args: argparse.Namespace, ctx: Context, now: float) -> int:
     try:
         if args.handoff:
             doc = job.handoff(ctx.cfg, ctx.paths, ctx.store(), now, auto=args.auto,
-                              agent=args.agent)  # fmt: skip
+                              agent=args.agent, timeout=args.timeout)  # fmt: skip
         else:
             doc = job.settle(ctx.cfg, ctx.paths, ctx.store(), args.settle, args.status)
     except ValueError as exc:

@@ -409,6 +409,15 @@ def _last_promote(
 
     promoter = Promoter(store, mover.check_path)
     repaired += promoter.repair()
+    # A run left handed over past its time is settled first (as timed out, with what landed),
+    # so what its sub-session wrote is journaled and can be taken out.
+    from ..retire_run import memory_budget
+
+    try:
+        for r in promote_run.settle_overdue(promoter, lambda w: memory_budget(ctx.paths, w)[1]):
+            repaired.append(f"promote run {r['run']}: settled as timed out")
+    except Exception as exc:  # (said; the undo below goes on without it)
+        repaired.append(f"promote: a run left handed over was not settled: {exc}")
     newest = promoter.newest_settled()
     if newest is None:
         return None
@@ -420,7 +429,7 @@ def _last_promote(
         return None
     row = promoter.run_row(run)
     assert row is not None
-    dests = {e.dest for e in promoter.entries(run) if e.state == "promoted"}
+    dests = {e.dest for e in promoter.entries(run) if e.state in ("promoted", "undoing")}
     undoing = {"command": "promote", "batch": f"promote:{run}", "at": clock.iso(at),
                "files": len(dests)}  # fmt: skip
     if row["state"] == "undone":
@@ -428,7 +437,10 @@ def _last_promote(
                "reach back to an older run")  # fmt: skip
         return None, [], [{"path": "--last", "error": why}]
     ws = Path(row["plan"]["workspace"])
-    done = promote_run.undo_run(promoter, run, ws)
+    try:
+        done = promote_run.undo_run(promoter, run, ws)
+    except Exception as exc:  # (never a traceback: said, and --last goes on to say it)
+        return undoing, [], [{"path": f"promote:{run}", "error": f"not undone: {exc}"}]
     back = [{"kind": "entries", "to": f["path"], "how": f["how"], "entries": f["entries"],
              "sources": f["sources"]} for f in done["files"]]  # fmt: skip
     failed = [{"path": d["path"], "error": f"{d.get('source', '')}: {d['why']}".lstrip(": ")}

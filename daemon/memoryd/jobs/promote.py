@@ -172,6 +172,8 @@ def _note_path(paths: Paths, ws: Path, key: str) -> str:
 
 def task_text(run: str, items: list[dict[str, Any]], skills: list[str], room: int) -> str:
     """The sub-session's instructions: what to file where, the markers, the reply wanted."""
+    from ..policy.promote_settle import RETROSPECT_HEADING as RETRO_HEADING
+
     known = ", ".join(skills) if skills else "none yet"
     lines = [
         f"memoryd promotion run {run}. The notes below are looked up often enough to keep for "
@@ -182,13 +184,17 @@ def task_text(run: str, items: list[dict[str, Any]], skills: list[str], room: in
         f"there; MEMORY.md has room for {room} more characters: if the entry would not fit, "
         "write nothing and say so;",
         "- if you are unsure where it belongs, or it is already there: write nothing and say so.",
-        "End each entry you write with its marker, exactly as given, on the entry's last line. "
-        "Change nothing else in those files. Then reply with one line per note: where it went, "
-        "or why not.",
+        "Put each entry you write between its two markers, exactly as given: the opening "
+        "marker at the start of the entry's first line (or on its own line just before it), "
+        "the closing marker at the end of its last line (or on its own line just after it). "
+        "An entry without both is not counted. A retrospect that does not exist yet starts "
+        f"with the line `{RETRO_HEADING}`. Change nothing else in those files. Then reply with "
+        "one line per note: where it went, or why not.",
         "",
     ]
     for n, i in enumerate(items, 1):
-        lines.append(f"{n}. {i['read']} (kind: {i['kind']}) marker: {i['marker']}")
+        lines.append(f"{n}. {i['read']} (kind: {i['kind']}) marker: {i['marker']} "
+                     f"closing: {i['closing']}")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -200,27 +206,75 @@ def handoff(
     *,
     auto: bool = False,
     agent: str | None = None,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
     """Plan a run for a sub-session and snapshot its destinations; what the plugin hands over.
 
-    ``auto``: asked by ``/refresh``, which hands over only with ``promote.auto`` on."""
+    ``auto``: asked by ``/refresh``, which hands over only with ``promote.auto`` on (checked
+    first: nothing else runs when it is off). ``timeout``: the seconds the sub-session is
+    given; a run left handed over past it is settled as timed out by the next handoff or
+    ``restore --last``. One run at a time: while another is out, nothing is handed over."""
+    if auto and not cfg.promote.auto:
+        return {"handed": False,
+                "why": "promote.auto is off: `/memoryd promote` files them by hand"}  # fmt: skip
+    promoter = _promoter(store, paths)
+    with promoter.locked():
+        return _handoff(cfg, paths, store, promoter, now, agent, timeout)
+
+
+def _promoter(store: Store, paths: Paths) -> Any:
+    from ..mover import mover_for
+    from ..promoter import Promoter
+
+    return Promoter(store, mover_for(store, paths).check_path)
+
+
+def settle_overdue(paths: Paths, promoter: Any) -> list[dict[str, Any]]:
+    """Settle every run left handed over past its time, as timed out with what landed."""
+    from ..promote_run import settle_overdue as settle_them
+    from ..retire_run import memory_budget
+
+    promoter.repair()
+    return settle_them(promoter, lambda ws: memory_budget(paths, ws)[1])
+
+
+def _handoff(
+    cfg: Config,
+    paths: Paths,
+    store: Store,
+    promoter: Any,
+    now: float,
+    agent: str | None,
+    timeout: float | None,
+) -> dict[str, Any]:
     import secrets
     import time as _time
 
     from ..dreaming_lock import dreaming_at_work
-    from ..mover import mover_for
     from ..policy import promote_settle as ps
-    from ..promote_run import snapshot
-    from ..promoter import Promoter
+    from ..promote_run import DEFAULT_TIMEOUT, overdue, refusal, snapshot
+    from ..promoter import REFUSED_COUNTER
     from ..retire_run import memory_budget
 
+    timed_out = settle_overdue(paths, promoter)
+    out = [r for r in promoter.pending() if not overdue(r)]
+    if out:
+        r = out[0]
+        return {"handed": False, "out": r["run"], "timed_out": timed_out, "why": (
+            f"run {r['run']} is still with its sub-session (handed over {iso(r['created'])}): "
+            "one run at a time; it is settled when it ends, or as timed out once its "
+            f"{int(float(r['plan'].get('timeout', DEFAULT_TIMEOUT)))} s are up")}  # fmt: skip
     result = run(cfg, paths, store, now)
     doc: dict[str, Any] = {"handed": False, "candidates": len(result.candidates),
-                           "report": str(result.report) if result.report else None}  # fmt: skip
-    if auto and not cfg.promote.auto:
-        doc["why"] = "promote.auto is off: `/memoryd promote` files them by hand"
-        return doc
+                           "report": str(result.report) if result.report else None,
+                           "timed_out": timed_out}  # fmt: skip
     agent_id, ws = _workspace(paths, agent)
+    why = refusal(promoter, ws, ps.MEMORY)
+    if why is not None:
+        with store.transaction():
+            store.bump(REFUSED_COUNTER)
+        doc["why"] = f"{why}: memoryd does not hand a promotion over to write there"
+        return doc
     busy = dreaming_at_work(paths.state_dir, ws)
     if busy:
         doc["why"] = f"{busy}: not now, so as not to get in its way; try again later"
@@ -248,6 +302,7 @@ def handoff(
             "place": KIND_PLACES[c.category],
             "read": _note_path(paths, ws, c.path),
             "marker": ps.marker(run_id, c.path),
+            "closing": ps.closing(run_id, c.path),
         })  # fmt: skip
     doc.update(left_for_user=left, declined=declined)
     if not items:
@@ -256,8 +311,8 @@ def handoff(
     skills = sorted(p.name for p in (ws / "skills").glob("*") if p.is_dir()) if (
         ws / "skills").is_dir() else []  # fmt: skip
     plan = {"agent": agent_id, "workspace": str(ws), "items": items, "left": left,
-            "declined": declined, "budget": budget}  # fmt: skip
-    promoter = Promoter(store, mover_for(store, paths).check_path)
+            "declined": declined, "budget": budget,
+            "timeout": DEFAULT_TIMEOUT if timeout is None else float(timeout)}  # fmt: skip
     promoter.hand_over(run_id, plan, snapshot(ws))
     doc.update(
         handed=True,
@@ -275,28 +330,37 @@ def settle(
     cfg: Config, paths: Paths, store: Store, run_id: str, status: str | None = None
 ) -> dict[str, Any]:
     """Check and record what run ``run_id``'s sub-session wrote (``status``: how its run
-    ended, as the gateway said; None: by hand). ValueError for a run memoryd never handed."""
-    from ..mover import mover_for
+    ended, as the gateway said; None: by hand). ``timeout`` / ``pending`` (the sub-session
+    may still be writing) record nothing: the run stays handed over until settled again, or
+    as timed out once its time is up. Under the mover's lock, so two settles at once record
+    it once. ValueError for a run memoryd never handed."""
     from ..promote_run import settle as settle_run
-    from ..promoter import Promoter
+    from ..promoter import AlreadySettled
     from ..retire_run import memory_budget
 
-    promoter = Promoter(store, mover_for(store, paths).check_path)
+    promoter = _promoter(store, paths)
     promoter.repair()
-    row = promoter.run_row(run_id)
-    if row is None:
-        raise ValueError(f"no promotion run {run_id!r} (see `memoryd promote --handoff`)")
-    if row["state"] != "handed":
+    with promoter.locked():
+        row = promoter.run_row(run_id)
+        if row is None:
+            raise ValueError(f"no promotion run {run_id!r} (see `memoryd promote --handoff`)")
+        if row["state"] == "handed" and status in ("timeout", "pending"):
+            return {"run": run_id, "status": status, "settled": False,
+                    "why": "the sub-session may still be writing: nothing recorded yet; "
+                    f"`memoryd promote --settle {run_id}` once it has ended (the next "
+                    "handoff or `restore --last` settles it as timed out once its time is "
+                    "up)"}  # fmt: skip
+        if row["state"] == "handed":
+            ws = Path(row["plan"]["workspace"])
+            budget = memory_budget(paths, ws)[1]
+            try:
+                out = settle_run(promoter, run_id, ws, budget, status or "by hand")
+            except AlreadySettled:
+                row = promoter.run_row(run_id) or row
+            else:
+                out["settled"] = True
+                return out
         return {**(row["result"] or {}), "settled_before": True, "state": row["state"]}
-    if status in ("timeout", "pending"):
-        return {"run": run_id, "status": status, "settled": False,
-                "why": "the sub-session has not finished: nothing recorded yet; "
-                f"`memoryd promote --settle {run_id}` once it has"}  # fmt: skip
-    ws = Path(row["plan"]["workspace"])
-    budget = memory_budget(paths, ws)[1]
-    out = settle_run(promoter, run_id, ws, budget, status or "by hand")
-    out["settled"] = True
-    return out
 
 
 def carried_out_lines(doc: dict[str, Any]) -> list[str]:

@@ -107,10 +107,16 @@ async function requestReset(api, ctx, replyFor) {
  */
 async function promoteViaSubagent(api, settings, ctx, auto) {
   const agent = agentOf(ctx);
-  const args = ["promote", "--handoff", "--json", ...(auto ? ["--auto"] : []), ...(agent ? ["--agent", agent] : [])];
+  const timeoutS = Math.max(1, Math.ceil(settings.promoteTimeoutMs / 1000));
+  const args = [
+    "promote", "--handoff", "--json", "--timeout", String(timeoutS),
+    ...(auto ? ["--auto"] : []), ...(agent ? ["--agent", agent] : []),
+  ];
   const handed = await runMemoryd(settings, args, settings.commandTimeoutMs);
   if (!handed.ok) return [`promotion: memoryd promote failed: ${handed.error}`];
   const plan = handed.doc;
+  // (/refresh with promote.auto off: memoryd answered before any work; nothing to say)
+  if (!plan?.handed && auto && plan?.why?.startsWith("promote.auto is off")) return [];
   if (!plan?.handed) return promotionLines(plan, null, "");
   let status = "error";
   let said = "";
@@ -124,7 +130,19 @@ async function promoteViaSubagent(api, settings, ctx, auto) {
       idempotencyKey: `memoryd-promote-${plan.run}`,
     });
     log(api, "info", `promotion run ${plan.run} handed to sub-session ${started.sessionKey} (run ${started.runId})`);
-    const waited = await sub.waitForRun({ runId: started.runId, timeoutMs: settings.promoteTimeoutMs });
+    // A wait that fails on its way (OpenClaw's retryableTransportError: the run itself may
+    // still be going) is waited again until the run's time is up; then it is "unknown", which
+    // memoryd settles with what landed. A "timeout" records nothing: the run stays handed over
+    // and the next handoff or `restore --last` settles it once its time is up.
+    const deadline = Date.now() + settings.promoteTimeoutMs;
+    let waited;
+    for (;;) {
+      const left = Math.max(0, deadline - Date.now());
+      waited = await sub.waitForRun({ runId: started.runId, timeoutMs: left });
+      if (!waited?.retryableTransportError) break;
+      if (Date.now() >= deadline) { waited = { ...waited, status: "unknown" }; break; }
+      await new Promise((r) => setTimeout(r, Math.min(1000, left)));
+    }
     status = waited?.status || "error";
     if (waited?.error) log(api, "warn", `promotion sub-session ended ${status}: ${waited.error}`);
     try {
