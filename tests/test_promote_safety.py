@@ -268,3 +268,43 @@ def test_refresh_with_promote_auto_off_does_no_work(install):
                    "why": "promote.auto is off: `/memoryd promote` files them by hand"}
     reports = Path(env["MEMORYD_CONFIG"]).parent
     assert not list(reports.rglob("promote_report.md"))  # (the promote job did not run)
+
+
+def _item(doc: dict, source: str) -> dict:
+    return next(i for i in doc["items"] if i["source"] == source)
+
+
+@pytest.mark.parametrize("how", ["markers around the user's line", "entry merged into it"])
+def test_markers_set_around_or_into_a_line_the_user_had_never_take_it(install, how):
+    """The sub-session may wrap the user's bullet in its markers, or write its fact into
+    it: what lies between the markers is then not all its own. Such a block is no entry
+    (nothing is recorded, the note stays nominated), so no undo or budget decline can take
+    the user's words with it."""
+    ws, env = install
+    memory = ws / "MEMORY.md"
+    doc = _json(env, "promote", "--handoff")
+    tea = _item(doc, "memory/tea.md")
+    if how == "markers around the user's line":
+        wrapped = f"{tea['marker']}\n- Ana runs the boat club.\n- Ana prefers green tea. {tea['closing']}\n"
+    else:
+        wrapped = f"{tea['marker']} - Ana runs the boat club; she likes green tea. {tea['closing']}\n"
+    memory.write_text(memory.read_text().replace("- Ana runs the boat club.\n", wrapped))
+    written = memory.read_text()
+    _json(env, "promote", "--settle", doc["run"], "--status", "ok")
+    assert "memory/tea.md" in _candidates(env)  # not marked promoted: no entry of its own
+    run_memoryd(["restore", "--last"], env=env)  # (nothing of the run's to undo)
+    assert memory.read_text() == written  # nothing taken out
+
+
+def test_bytes_that_are_not_utf8_elsewhere_in_the_file_come_back_as_they_were(install):
+    ws, env = install
+    memory = ws / "MEMORY.md"
+    memory.write_bytes(MEMORY.encode() + "- Caf\xe9 on Tuesdays.\n".encode("latin-1"))
+    before = memory.read_bytes()
+    doc = _json(env, "promote", "--handoff")
+    with memory.open("ab") as f:
+        f.write(_entry(doc, "memory/tea.md", "- Ana prefers green tea.").encode())
+    settled = _json(env, "promote", "--settle", doc["run"], "--status", "ok")
+    assert "memory/tea.md" not in _candidates(env), settled
+    _json(env, "restore", "--last")
+    assert memory.read_bytes() == before

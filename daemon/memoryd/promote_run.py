@@ -48,7 +48,7 @@ def snapshot(ws: Path) -> dict[str, bytes | None]:
 
 
 def _text(data: bytes | None) -> str | None:
-    return None if data is None else data.decode("utf-8", "replace")
+    return None if data is None else data.decode("utf-8", "surrogateescape")
 
 
 def refusal(promoter: Promoter, ws: Path, rel: str) -> str | None:
@@ -131,7 +131,7 @@ def _settle(
             out = ps.over_budget(text, pieces, budget) if rel == ps.MEMORY else []
             data = now
             if out:
-                data = ps.without(text, out).encode("utf-8")
+                data = ps.without(text, out).encode("utf-8", "surrogateescape")
                 try:
                     promoter.rewrite(run, ws / rel, now, data)
                 except Changed:
@@ -223,7 +223,7 @@ def _undo_file(
             missing = list(range(len(mine)))
             break
         text, missing = ps.take_out(_text(now) or "", [e.piece for e in mine])
-        new: bytes | None = text.encode("utf-8")
+        new: bytes | None = text.encode("utf-8", "surrogateescape")
         if was is None and ps.only_scaffold(text, rel):
             new = None  # made by the run, nothing else in it
         if len(missing) == len(mine):

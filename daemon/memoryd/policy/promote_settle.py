@@ -121,6 +121,9 @@ def landed(before: str | None, after: str, run: str, sources: frozenset[str]) ->
     blocks = [b for b in _blocks(new, run) if b[0] in sources]
     if not blocks:
         return []
+    blocks = _written_anew(_lines(before), new, blocks)
+    if not blocks:
+        return []
     base: list[str] = []
     at: list[int] = []  # where each entry sat in ``base``
     pos = 0
@@ -157,6 +160,36 @@ def landed(before: str | None, after: str, run: str, sources: frozenset[str]) ->
     for k, (source, b, e) in enumerate(blocks):
         start, end = b - lead[k], e + trail[k]
         out.append(Piece(source, start, end, "".join(new[start:end])))
+    return out
+
+
+def _written_anew(
+    old: list[str], new: list[str], blocks: list[tuple[str, int, int]]
+) -> list[tuple[str, int, int]]:
+    """The blocks every line of which was added since handoff (a pure insertion against
+    ``old``), with text that can be stored as it is.
+
+    Markers set around a line the user already had, or into it (an entry "merged" into the
+    user's bullet), make a block that holds the user's own words: taking it out, at undo or
+    for the budget, would take them too. Such a block is not the run's entry; it stays in
+    the file as it is and its note stays nominated. So does one holding bytes that are not
+    UTF-8 (read as lone surrogates), which the journal could not hold byte for byte."""
+    if old and not old[-1].endswith(("\n", "\r")):
+        old = [*old[:-1], old[-1] + "\n"]  # (a last line ended since: the same line)
+    inserted = [False] * len(new)
+    for op, _i1, _i2, j1, j2 in _opcodes(old, new):
+        if op == "insert":
+            for j in range(j1, j2):
+                inserted[j] = True
+    out = []
+    for source, b, e in blocks:
+        if not all(inserted[b:e]):
+            continue
+        try:
+            "".join(new[b:e]).encode("utf-8")
+        except UnicodeEncodeError:
+            continue
+        out.append((source, b, e))
     return out
 
 
