@@ -211,14 +211,15 @@ def harm_documents(
     every strong hit of an archived note replayed as a need, by path read, restore on
     demand and recall, against the archive as it stood; with the plugin and without it."""
     from ..policy import harm as hm
-    from ..tierstore.search import archive_recall_picks
+    from ..tierstore.search import ArchiveRecall
 
     events = hm.install_need_events(data["hits"], data["calls"])
     index = hm.harm_index(data["hits"], events)  # (once for every policy)
+    recall = ArchiveRecall()  # (and each word counted in each note once for all of them)
     out = []
     for r in results:
         h = hm.harm(r.decisions, data["hits"], events, data["calls"],
-                    candidates=candidates.__getitem__, recall=archive_recall_picks,
+                    candidates=candidates.__getitem__, recall=recall,
                     texts=data["texts"], horizon_days=horizon, index=index)  # fmt: skip
         out.append({**h.document(), "without_plugin": h.without_plugin().document()})
     return out

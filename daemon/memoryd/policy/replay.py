@@ -37,15 +37,17 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+import itertools
 from itertools import compress
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import NamedTuple
 
 from . import calibration as cb
-from .candidates import DAY, HORIZON_DAYS, FileView, Likely, Policy
+from .candidates import DAY, HORIZON_DAYS, FileView, Likely, Policy, episodes
 
 RUN_LEAD_DAYS = 30.0  # runs start this long after the first hit
 _TS = attrgetter("ts")  # a hit's time, taken in C
+_READ_AT = itemgetter(4)  # (ReplayHit.read_at)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -177,8 +179,9 @@ class PolicyResult:
 class _Series:
     """Sorted event times per path, with "is there one in (a, b]" in O(log n)."""
 
-    def __init__(self, times: Mapping[str, Sequence[float]]):
-        self.times = {p: sorted(ts) for p, ts in times.items()}
+    def __init__(self, times: Mapping[str, Sequence[float]], *, ordered: bool = False):
+        """``ordered``: each path's times are sorted already (taken as they are)."""
+        self.times = dict(times) if ordered else {p: sorted(ts) for p, ts in times.items()}
 
     def any_in(self, path: str, a: float, b: float) -> bool:
         ts = self.times.get(path)
@@ -201,26 +204,32 @@ class _StrongAfter:
     one never read. A label cut at a time counts only hits strong by then."""
 
     def __init__(self, hits_by_path: Mapping[str, Sequence[ReplayHit]]):
-        self.ts: dict[str, list[float]] = {}
+        self.ts: dict[str, Sequence[float]] = {}
         self.first: dict[str, list[float]] = {}  # from index i on, the earliest "became"
         for path, lst in hits_by_path.items():  # each sorted by ts
-            # (is_strong(kind, rank, None, ts) written out: a call a hit is a year's 400 k)
-            became = [
-                ts if kind != "search" or rank is None or rank == 1
-                else (max(read_at, ts) if read_at is not None else math.inf)
-                for _p, ts, kind, rank, read_at in lst
-            ]  # fmt: skip
-            suffix = [math.inf] * (len(lst) + 1)
-            for i in range(len(lst) - 1, -1, -1):
-                suffix[i] = min(became[i], suffix[i + 1])
-            self.ts[path] = [h.ts for h in lst]
-            self.first[path] = suffix
+            ts = tuple(map(_TS, lst))
+            self.add(path, ts, _became_strong(lst))
+
+    def add(self, path: str, ts: Sequence[float], became: Sequence[float]) -> None:
+        """One path's hits: their sorted times and :func:`_became_strong` of them (from when
+        each is strong: at its own time when that is known to be earlier, so the later of
+        the two)."""
+        self.ts[path] = ts
+        # (suffix minima taken in C, each step the loop's min(became[i], suffix[i + 1]))
+        suffix = list(itertools.accumulate(reversed(list(map(max, became, ts))), _min_after))
+        suffix.reverse()
+        suffix.append(math.inf)
+        self.first[path] = suffix
 
     def after(self, path: str, t: float) -> float:
         ts = self.ts.get(path)
         if not ts:
             return math.inf
         return self.first[path][bisect.bisect_right(ts, t)]
+
+
+def _min_after(later: float, here: float) -> float:
+    return min(here, later)
 
 
 def _strong_times(hits: Sequence[ReplayHit]) -> list[float]:
@@ -247,28 +256,61 @@ def _became_strong(hits: Sequence[ReplayHit]) -> list[float]:
     ]  # fmt: skip
 
 
-def _views(
-    files: Sequence[ReplayFile],
-    times_by_path: Mapping[str, tuple[float, ...]],
-    became_by_path: Mapping[str, Sequence[float]],
-    t: float,
-) -> dict[str, FileView]:
+class _PathHits:
+    """One file's hits as every run of a replay looks at them, worked out once: their
+    sorted times, from when each is strong (:func:`_became_strong`), the times of those
+    strong at all, and the bursts (:func:`memoryd.policy.candidates.episodes`) of both.
+
+    A run at ``t`` sees the hits up to ``t``: a prefix of the times, whose bursts are the
+    bursts begun by ``t``. The strong ones it sees are likewise a prefix of those strong at
+    all, with their bursts, unless a hit up to ``t`` is read only after ``t`` (``late``:
+    the hits read after their own time, with the latest read so far): then they are
+    picked one by one."""
+
+    __slots__ = ("ts", "became", "strong", "bursts", "strong_bursts", "late_ts", "late_until")
+
+    def __init__(self, lst: Sequence[ReplayHit]):  # (sorted by ts)
+        self.ts: tuple[float, ...] = tuple(map(_TS, lst))
+        self.became = _became_strong(lst)
+        if math.inf in map(_READ_AT, lst):  # (read "at infinity": strong, but never known)
+            self.strong: tuple[float, ...] = tuple(_strong_times(lst))
+        else:  # (strong at all: known from some time on)
+            self.strong = tuple(compress(self.ts, map(math.inf.__gt__, self.became)))
+        self.bursts = episodes(self.ts)
+        self.strong_bursts = episodes(self.strong)
+        late = [(ts, b) for ts, b in zip(self.ts, self.became, strict=True) if ts < b < math.inf]
+        self.late_ts = [ts for ts, _b in late]
+        self.late_until = list(itertools.accumulate((b for _ts, b in late), max))
+
+    def view(self, f: ReplayFile, t: float) -> FileView:
+        """What a run at ``t`` shows a policy of the file ``f`` (these are its hits)."""
+        ts = self.ts
+        n = bisect.bisect_right(ts, t)
+        seen = ts[:n]
+        bursts = self.bursts[: bisect.bisect_right(self.bursts, t)]
+        k = bisect.bisect_right(self.late_ts, t)
+        if k and self.late_until[k - 1] > t:  # a hit seen is read only later: one by one
+            strong = tuple(compress(seen, map(t.__ge__, self.became[:n])))
+            return FileView(f.path, f.kind, f.created, t, seen, strong, bursts)
+        strong = self.strong[: bisect.bisect_right(self.strong, t)]
+        sb = self.strong_bursts[: bisect.bisect_right(self.strong_bursts, t)]
+        return FileView(f.path, f.kind, f.created, t, seen, strong, bursts, sb)
+
+
+def _views(files: Sequence[ReplayFile], prepared: Mapping[str, _PathHits], t: float
+           ) -> dict[str, FileView]:  # fmt: skip
     """What each file taking part at ``t`` shows a policy. Built for every file at every
-    run, so by slices and ``compress`` (the hits' strength known at ``t`` as one comparison
-    each, :func:`_became_strong`) rather than a Python step per hit."""
+    run, so from each file's :class:`_PathHits` by slices (a Python step per file, none
+    per hit)."""
     out = {}
-    known_by_t = t.__ge__
     for f in files:
         if f.created > t:
             continue
-        ts = times_by_path.get(f.path)
-        if ts:
-            n = bisect.bisect_right(ts, t)  # ts sorted
-            seen = ts[:n]
-            strong = tuple(compress(seen, map(known_by_t, became_by_path[f.path][:n])))
+        p = prepared.get(f.path)
+        if p is not None and p.ts:
+            out[f.path] = p.view(f, t)
         else:
-            seen = strong = ()
-        out[f.path] = FileView(f.path, f.kind, f.created, t, seen, strong)
+            out[f.path] = FileView(f.path, f.kind, f.created, t, (), (), (), ())
     return out
 
 
@@ -305,14 +347,16 @@ def replay(
         hits_by_path.setdefault(h.path, []).append(h)
     for lst in hits_by_path.values():
         lst.sort(key=_TS)  # (by time; a stable sort: ties as recorded)
-    hit_series = _Series({p: [h.ts for h in lst] for p, lst in hits_by_path.items()})
-    strong_series = _Series({p: _strong_times(lst) for p, lst in hits_by_path.items()})
+    prepared = {p: _PathHits(lst) for p, lst in hits_by_path.items()}
+    hit_series = _Series({p: ph.ts for p, ph in prepared.items()}, ordered=True)
+    strong_series = _Series({p: ph.strong for p, ph in prepared.items()}, ordered=True)
     need_series = _Series(needs) if needs is not None else None
-    strong_after = _StrongAfter(hits_by_path)
+    strong_after = _StrongAfter({})
+    for p, ph in prepared.items():
+        strong_after.add(p, ph.ts, ph.became)
     runs = sorted(runs)
-    times = {p: tuple(lst) for p, lst in hit_series.times.items()}
-    became = {p: _became_strong(lst) for p, lst in hits_by_path.items()}
-    views = [_views(files, times, became, t) for t in runs]
+    views = [_views(files, prepared, t) for t in runs]
+    by_time = sorted(range(len(calls)), key=lambda i: calls[i].ts)  # (restores: calls in order)
     protected = {f.path for f in files if f.protected}
     size = {f.path: f.size for f in files}
     results = []
@@ -415,7 +459,7 @@ def replay(
         )
         if calls and restore_candidates is not None:
             _restores(res, episodes_, calls, restore_candidates, hit_series, horizon,
-                      beat_workspace=restore_rule == "beats-workspace")  # fmt: skip
+                      beat_workspace=restore_rule == "beats-workspace", order=by_time)  # fmt: skip
         results.append(res)
     return results
 
@@ -429,11 +473,14 @@ def _restores(
     horizon: float,
     *,
     beat_workspace: bool = True,
+    order: Sequence[int] | None = None,
 ) -> None:
-    """Count what restore on demand would have done for one policy's archive episodes."""
+    """Count what restore on demand would have done for one policy's archive episodes
+    (``order``: the calls' indices by time, when the caller has them)."""
     if not eps:
         return
-    order = sorted(range(len(calls)), key=lambda i: calls[i].ts)
+    if order is None:
+        order = sorted(range(len(calls)), key=lambda i: calls[i].ts)
     by_path: dict[str, list[tuple[float, float]]] = {}
     for path, left, back in eps:
         by_path.setdefault(path, []).append((left, back if back is not None else math.inf))
@@ -451,6 +498,8 @@ def _restores(
             ep = next((e for e in by_path.get(path, ()) if e[0] < ts <= e[1]), None)
             if ep is None:
                 best_present = max(best_present, score)
+                if beat_workspace:  # (best first: no archived match after it beats it)
+                    break
                 continue  # not archived at this call: the next-best archived match
             if beat_workspace and (best_present >= score or named == [False]):
                 break  # a note still in the workspace answers it as well, or not named

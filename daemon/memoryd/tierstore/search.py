@@ -11,7 +11,8 @@ the words occur, then by recency.
 
 from __future__ import annotations
 
-import functools
+import itertools
+import operator
 import os
 import stat
 from collections.abc import Mapping
@@ -83,33 +84,56 @@ def archive_brings_back(ranked: list[tuple[int, int]], limit: int) -> int:
 def archive_recall_picks(query: str, texts: Mapping[str, str], limit: int = 3) -> list[str]:
     """The archived notes (path → text) a recall with ``query``'s words would bring back,
     ranked as :func:`memoryd.tierstore.recall.search_archive` ranks them (the time each was
-    archived unknown: by path). Pure; what ``simulate``'s harm replay asks of recall."""
-    words = normalise_words([query])
-    if not words:
-        return []
-    fold = needs_unicode_fold(words)
-    needles = [w.encode("utf-8") for w in words]
-    found = []
-    for path, text in texts.items():
-        # (match_file's words found and their occurrences, the note's text lowered once
-        # for every search a replay asks of it: thousands, over the same notes)
-        hay = _archived_haystack(text, fold)
-        got = occ = 0
-        for wb in needles:
-            n = hay.count(wb)
-            if n:
-                got += 1
-                occ += n
-        if got:
-            found.append((-got, -occ, path))
-    found.sort()
-    n = archive_brings_back([(-w, -o) for w, o, _ in found], limit)
-    return [p for _, _, p in found[:n]]
+    archived unknown: by path). Pure; what ``simulate``'s harm replay asks of recall
+    (through :class:`ArchiveRecall`, which counts each word in each note once)."""
+    return ArchiveRecall()(query, texts, limit)
 
 
-@functools.lru_cache(maxsize=4096)
-def _archived_haystack(text: str, fold: bool) -> bytes:
-    return haystack(text.encode("utf-8"), fold)
+class ArchiveRecall:
+    """:func:`archive_recall_picks` for a replay that asks it of thousands of searches over
+    the same archived notes (``simulate``'s harm: 6,000 recalls of 150 notes each in a
+    heavy year, over 2,000 distinct words): how often each word occurs in each note's text
+    is counted once and kept. The same picks; only the counting is shared."""
+
+    def __init__(self) -> None:
+        # (word as bytes, folded or lowered) → note text → occurrences of the word in it
+        self._counts: dict[tuple[bytes, bool], dict[str, int]] = {}
+        # folded or lowered → note text → its bytes as match_file looks for words in them
+        self._haystacks: dict[bool, dict[str, bytes]] = {False: {}, True: {}}
+
+    def __call__(self, query: str, texts: Mapping[str, str], limit: int = 3) -> list[str]:
+        words = normalise_words([query])
+        if not words:
+            return []
+        fold = needs_unicode_fold(words)
+        hays = self._haystacks[fold]
+        notes = list(texts.values())
+        held = occurrences = None  # per note: words found, and their occurrences (match_file's)
+        for w in words:
+            wb = w.encode("utf-8")
+            counts = self._counts.setdefault((wb, fold), {})
+            got = list(map(counts.get, notes))
+            if None in got:  # (the notes not counted yet, counted in C)
+                missing = list(itertools.compress(notes, map(operator.is_, got, _NONE)))
+                for text in itertools.filterfalse(hays.__contains__, missing):
+                    hays[text] = haystack(text.encode("utf-8"), fold)  # (lowered once)
+                found_in = map(hays.__getitem__, missing)
+                counts.update(zip(missing, map(bytes.count, found_in, itertools.repeat(wb))))
+                got = list(map(counts.__getitem__, notes))
+            if held is None or occurrences is None:
+                held, occurrences = list(map(bool, got)), got
+            else:
+                held = list(map(operator.add, held, map(bool, got)))
+                occurrences = list(map(operator.add, occurrences, got))
+        assert held is not None and occurrences is not None
+        found = [(-n, -occ, path)
+                 for n, occ, path in zip(held, occurrences, texts, strict=True) if n]  # fmt: skip
+        found.sort()
+        n = archive_brings_back([(-w, -o) for w, o, _ in found], limit)
+        return [p for _, _, p in found[:n]]
+
+
+_NONE = itertools.repeat(None)
 
 
 def haystack(data: bytes, fold: bool) -> bytes:
