@@ -190,18 +190,18 @@ def test_the_notes_archived_at_a_moment_are_those_of_every_episode_asked() -> No
 def _reference_recall_picks(query: str, texts: dict[str, str], limit: int = 3) -> list[str]:
     """What recall brings back of an archive, note by note through :func:`match_file` (as
     ``memoryd recall`` matches a file it reads)."""
-    from memoryd.tierstore.recall import (
+    from memoryd.tierstore.search import (
         ARCHIVE,
-        _needs_unicode_fold,
         archive_brings_back,
         match_file,
+        needs_unicode_fold,
         normalise_words,
     )
 
     words = normalise_words([query])
     if not words:
         return []
-    fold = _needs_unicode_fold(words)
+    fold = needs_unicode_fold(words)
     found = []
     for path, text in texts.items():
         got, occ, _tag, _snippet = match_file(text.encode("utf-8"), words, ARCHIVE, fold)
