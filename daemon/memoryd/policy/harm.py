@@ -27,6 +27,7 @@ archived notes' texts), so each rule still exists once.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -42,7 +43,9 @@ READ, SEARCH, OTHER = "read", "search", "other"
 # candidates(call index) → (path, score[, names it]) best first, as replay's restore takes
 Candidates = Callable[[int], Sequence[tuple[str, float] | tuple[str, float, bool]]]
 # recall(query, {archived path: text}) → the archived paths memoryd_recall brings back (a
-# function of the notes given, whatever their order)
+# function of the notes given, whatever their order); when it has a method
+# reaches(query, path, its text, () → {archived path: text}) → whether that path is among
+# them (tierstore.search.ArchiveRecall), harm asks that instead
 Recall = Callable[[str, Mapping[str, str]], Iterable[str]]
 
 
@@ -162,6 +165,40 @@ def harm_index(hits: Iterable[ReplayHit], events: Iterable[NeedEvent]) -> HarmIn
     return HarmIndex(times, by_path, event_times)
 
 
+def need_index(
+    grouped: Mapping[str, Sequence[ReplayHit]], calls: Sequence[Call]
+) -> HarmIndex:
+    """:func:`harm_index` of a real install's need events (:func:`install_need_events`),
+    from each note's hits by time (:func:`memoryd.policy.replay.by_path`): each note's
+    events are its strong hits in that order, so they are neither listed together nor
+    sorted again. Pure."""
+    at: dict[float, int] = {}
+    for i, c in enumerate(calls):
+        at.setdefault(c.ts, i)
+    make, inf = tuple.__new__, math.inf
+    times: dict[str, Sequence[float]] = {}
+    events: dict[str, list[NeedEvent]] = {}
+    event_times: dict[str, list[float]] = {}
+    for path, lst in grouped.items():
+        times[path] = list(map(_TS, lst))
+        out = []
+        for _path, ts, kind, rank, read_at in lst:
+            # (ReplayHit.strong written out, as install_need_events has it)
+            if kind == "search" and rank is not None and rank != 1:
+                if read_at is None or not read_at <= inf:
+                    continue
+            if kind == "get":
+                out.append(make(NeedEvent, (path, ts, READ, None)))
+            else:
+                call = at.get(ts)
+                out.append(make(NeedEvent, (path, ts, SEARCH, call) if call is not None
+                                else (path, ts, OTHER, None)))  # fmt: skip
+        if out:
+            events[path] = out
+            event_times[path] = list(map(_TS, out))
+    return HarmIndex(times, events, event_times)
+
+
 class _Archive:
     """Which notes were archived at a moment: the replay's episodes (archived at a run,
     back at its first hit after that), as the replay's own state follows them."""
@@ -228,6 +265,18 @@ def _search_restores(
     return None if named == [False] else str(path)
 
 
+def _pool_at(archive: _Archive, texts: Mapping[str, str], pools: dict[float, dict[str, str]],
+             ts: float, path: str) -> Mapping[str, str]:  # fmt: skip
+    """The texts of the notes archived at ``ts`` with ``path``'s (those ``texts`` has), the
+    archive's part once a moment (``pools``)."""
+    pool = pools.get(ts)
+    if pool is None:
+        pool = pools[ts] = {p: texts[p] for p in archive.all_at(ts) if p in texts}
+    if path not in pool and path in texts:
+        pool = {**pool, path: texts[path]}
+    return pool
+
+
 def harm(
     decisions: Sequence[tuple[float, Sequence[str]]],
     hits: Sequence[ReplayHit],
@@ -257,6 +306,7 @@ def harm(
     by_path, times_of = index.events, index.event_times
     recalled: dict[tuple[str, float, str], set[str]] = {}
     pools: dict[float, dict[str, str]] = {}
+    reaches = getattr(recall, "reaches", None)
     out = Harm()
     for path, left, _back in archive.episodes:
         evs = by_path.get(path, [])
@@ -282,13 +332,14 @@ def harm(
             if recall is not None and texts is not None:
                 key = (calls[e.call].query, e.ts, path)
                 if key not in recalled:
-                    pool = pools.get(e.ts)
-                    if pool is None:  # (the archived notes' texts at ts, once a moment)
-                        pool = pools[e.ts] = {p: texts[p] for p in archive.all_at(e.ts)
-                                              if p in texts}  # fmt: skip
-                    if path not in pool and path in texts:
-                        pool = {**pool, path: texts[path]}
-                    recalled[key] = set(recall(calls[e.call].query, pool))
+                    pool = functools.partial(_pool_at, archive, texts, pools, e.ts, path)
+                    query = calls[e.call].query
+                    if reaches is not None:  # (the same answer, sooner)
+                        text = texts.get(path)
+                        got = text is not None and reaches(query, path, text, pool)
+                        recalled[key] = {path} if got else set()
+                    else:
+                        recalled[key] = set(recall(query, pool()))
                 if path in recalled[key]:
                     reached = ("later", "recall")
                     break

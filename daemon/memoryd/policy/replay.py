@@ -314,6 +314,17 @@ def _views(files: Sequence[ReplayFile], prepared: Mapping[str, _PathHits], t: fl
     return out
 
 
+def by_path(hits: Iterable[ReplayHit]) -> dict[str, list[ReplayHit]]:
+    """Each path's hits, by time (a stable sort: ties as recorded), as the replay takes them
+    (and ``simulate``'s harm, from the same grouping). Pure."""
+    out: dict[str, list[ReplayHit]] = {}
+    for h in hits:
+        out.setdefault(h.path, []).append(h)
+    for lst in out.values():
+        lst.sort(key=_TS)
+    return out
+
+
 def replay(
     files: Sequence[ReplayFile],
     hits: Iterable[ReplayHit],
@@ -326,6 +337,7 @@ def replay(
     restore_candidates: Callable[[int], Sequence[tuple[str, float] | tuple[str, float, bool]]]
     | None = None,
     restore_rule: str = "beats-workspace",
+    grouped: Mapping[str, Sequence[ReplayHit]] | None = None,
 ) -> list[PolicyResult]:
     """Replay each policy over the runs; decisions and metrics per policy.
 
@@ -340,13 +352,10 @@ def replay(
     ``restore_rule``: "beats-workspace" (what the daemon does: the best match must be
     archived and score above every file still in the workspace) or "best-archived" (the
     older rule: the best-matching archived file, whatever the workspace holds).
+    ``grouped``: :func:`by_path` of ``hits``, when the caller has it already.
     """
     horizon = horizon_days * DAY
-    hits_by_path: dict[str, list[ReplayHit]] = {}
-    for h in hits:
-        hits_by_path.setdefault(h.path, []).append(h)
-    for lst in hits_by_path.values():
-        lst.sort(key=_TS)  # (by time; a stable sort: ties as recorded)
+    hits_by_path = grouped if grouped is not None else by_path(hits)
     prepared = {p: _PathHits(lst) for p, lst in hits_by_path.items()}
     hit_series = _Series({p: ph.ts for p, ph in prepared.items()}, ordered=True)
     strong_series = _Series({p: ph.strong for p, ph in prepared.items()}, ordered=True)

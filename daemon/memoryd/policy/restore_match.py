@@ -134,7 +134,7 @@ class Matcher:
 
     def __init__(self, texts: Mapping[str, str]) -> None:
         self.texts = dict(texts)
-        self.paths = list(self.texts)
+        self.paths = sorted(self.texts)  # (bit i: paths[i]; the lowest bit, the first path)
         self.df = document_frequency(self.texts.values())
         words: dict[str, int] = {}  # word → the notes holding it (bit i: paths[i])
         owned: dict[str, int] = {}  # word → the notes holding it among their words or tags
@@ -232,6 +232,52 @@ class Matcher:
                         self._collect(bits, s, named, found)
         found.sort(key=_best_first)
         return found
+
+    def best(self, query: str) -> list[tuple[str, float, bool]]:
+        """The first of :meth:`candidates` alone (none: ``[]``), found without listing the
+        others: all restore on demand looks at (:func:`memoryd.policy.replay.replay`'s
+        rule: only the best match is restored, and only when it is archived)."""
+        words = _words(query)
+        n = len(words)
+        if not n:
+            return []
+        at = _at_least([self.words.get(w, 0) for w in words])
+        top, top_bits = -1.0, 0  # the best score reached, and the notes scoring it
+        plain = ~self.tagged
+        for j in range(n, 0, -1):
+            share = j / n
+            if share < RESTORE_THRESHOLD:
+                break
+            bits = at[j] & ~at[j + 1] & plain
+            if bits:
+                top, top_bits = share, bits
+                break
+        need = words_needed(n)
+        tagged = at[need] & self.tagged
+        if tagged:  # (scored as candidates scores them)
+            by_tag = _at_least([self.tag_hits(w) & tagged for w in words])
+            for k in range(n, need - 1, -1):
+                holding = at[k] & ~at[k + 1] & tagged
+                if not holding:
+                    continue
+                kw = k / n
+                for g in range(n, -1, -1):
+                    bits = holding & by_tag[g] & ~by_tag[g + 1]
+                    if not bits:
+                        continue
+                    tw = min(g / n, 1.0)
+                    blend = (KEYWORD_WEIGHT * kw + TAG_WEIGHT * tw) / (KEYWORD_WEIGHT + TAG_WEIGHT)
+                    s = max(kw, blend)
+                    if s >= RESTORE_THRESHOLD and s >= top:
+                        top, top_bits = s, (top_bits | bits if s == top else bits)
+        if not top_bits:
+            return []
+        low = top_bits & -top_bits  # (ties in path order: the first path)
+        named = 0
+        for w in words:
+            if self.df.get(w, 0) <= DISTINCTIVE_NOTES:
+                named |= self.owned.get(w, 0)
+        return [(self.paths[low.bit_length() - 1], top, bool(low & named))]
 
     def _collect(
         self, bits: int, share: float, named: int, found: list[tuple[str, float, bool]]

@@ -12,10 +12,9 @@ the words occur, then by recency.
 from __future__ import annotations
 
 import itertools
-import operator
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,49 +90,69 @@ def archive_recall_picks(query: str, texts: Mapping[str, str], limit: int = 3) -
 
 class ArchiveRecall:
     """:func:`archive_recall_picks` for a replay that asks it of thousands of searches over
-    the same archived notes (``simulate``'s harm: 6,000 recalls of 150 notes each in a
-    heavy year, over 2,000 distinct words): how often each word occurs in each note's text
-    is counted once and kept. The same picks; only the counting is shared."""
+    the same archived notes (``simulate``'s harm: 6,000 recalls of 150 to 700 notes each in
+    a heavy year, over 2,000 distinct words): how often each word occurs in each note's
+    text is counted once and kept, with the texts that hold it, so a recall ranks only the
+    notes holding one of its words. The same picks; only the counting is shared."""
 
     def __init__(self) -> None:
-        # (word as bytes, folded or lowered) → note text → occurrences of the word in it
-        self._counts: dict[tuple[bytes, bool], dict[str, int]] = {}
+        # (word as bytes, folded or lowered) → (the note texts it was counted in, those of
+        # them holding it → its occurrences there)
+        self._counts: dict[tuple[bytes, bool], tuple[set[str], dict[str, int]]] = {}
         # folded or lowered → note text → its bytes as match_file looks for words in them
         self._haystacks: dict[bool, dict[str, bytes]] = {False: {}, True: {}}
+
+    def _holding(self, wb: bytes, fold: bool, texts: set[str]) -> dict[str, int]:
+        """Text → occurrences of ``wb`` in it, of the texts holding it among those counted
+        so far, ``texts`` counted first (in C: the word is asked of each text once)."""
+        counted, holding = self._counts.setdefault((wb, fold), (set(), {}))
+        new = texts - counted
+        if new:
+            hays = self._haystacks[fold]
+            for text in itertools.filterfalse(hays.__contains__, new):
+                hays[text] = haystack(text.encode("utf-8"), fold)  # (lowered once)
+            order = list(new)
+            occurrences = list(
+                map(bytes.count, map(hays.__getitem__, order), itertools.repeat(wb))
+            )
+            holding.update(itertools.compress(zip(order, occurrences), occurrences))
+            counted.update(order)
+        return holding
 
     def __call__(self, query: str, texts: Mapping[str, str], limit: int = 3) -> list[str]:
         words = normalise_words([query])
         if not words:
             return []
         fold = needs_unicode_fold(words)
-        hays = self._haystacks[fold]
-        notes = list(texts.values())
-        held = occurrences = None  # per note: words found, and their occurrences (match_file's)
-        for w in words:
-            wb = w.encode("utf-8")
-            counts = self._counts.setdefault((wb, fold), {})
-            got = list(map(counts.get, notes))
-            if None in got:  # (the notes not counted yet, counted in C)
-                missing = list(itertools.compress(notes, map(operator.is_, got, _NONE)))
-                for text in itertools.filterfalse(hays.__contains__, missing):
-                    hays[text] = haystack(text.encode("utf-8"), fold)  # (lowered once)
-                found_in = map(hays.__getitem__, missing)
-                counts.update(zip(missing, map(bytes.count, found_in, itertools.repeat(wb))))
-                got = list(map(counts.__getitem__, notes))
-            if held is None or occurrences is None:
-                held, occurrences = list(map(bool, got)), got
-            else:
-                held = list(map(operator.add, held, map(bool, got)))
-                occurrences = list(map(operator.add, occurrences, got))
-        assert held is not None and occurrences is not None
-        found = [(-n, -occ, path)
-                 for n, occ, path in zip(held, occurrences, texts, strict=True) if n]  # fmt: skip
+        pool = set(texts.values())
+        holding = [self._holding(w.encode("utf-8"), fold, pool) for w in words]
+        matched: set[str] = set()
+        for h in holding:
+            matched.update(pool.intersection(h))
+        found = []
+        for path, text in texts.items():
+            if text in matched:  # (match_file's words found, and their occurrences)
+                got = [n for h in holding if (n := h.get(text, 0))]
+                found.append((-len(got), -sum(got), path))
         found.sort()
         n = archive_brings_back([(-w, -o) for w, o, _ in found], limit)
         return [p for _, _, p in found[:n]]
 
-
-_NONE = itertools.repeat(None)
+    def reaches(
+        self, query: str, path: str, text: str, among: Callable[[], Mapping[str, str]],
+        limit: int = 3,
+    ) -> bool:  # fmt: skip
+        """Whether the note ``path`` (its ``text``) is among those recall brings back from
+        ``among()`` (the archived notes' texts, ``path`` with them): ``path in self(query,
+        among(), limit)``, neither asked when the note holds none of the words (it is then no
+        match at all: most of what a replay asks)."""
+        words = normalise_words([query])
+        if not words:
+            return False
+        fold = needs_unicode_fold(words)
+        if not any(text in self._holding(w.encode("utf-8"), fold, {text}) for w in words):
+            return False
+        return path in self(query, among(), limit)
 
 
 def haystack(data: bytes, fold: bool) -> bytes:
