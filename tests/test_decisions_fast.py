@@ -76,7 +76,7 @@ def test_each_run_sees_each_hit_as_strong_as_it_was_known_then(seed: int) -> Non
         by_path.setdefault(x.path, []).append(x)
     for lst in by_path.values():
         lst.sort(key=lambda x: x.ts)
-    prepared = {p: rp._PathHits(lst) for p, lst in by_path.items()}
+    prepared = {p: rp.PathHits(lst) for p, lst in by_path.items()}
     # every run, and the moments a read turns a hit strong (at, and just before)
     moments = [*inp["runs"], *(x.read_at for x in hits[::40] if x.read_at is not None)]
     moments += [m - 1e-3 for m in moments[-20:]]

@@ -146,7 +146,7 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
         fires = fire_times(ctx.cfg.schedule.expire, data["tz"], lo, now - horizon * pc.DAY)
         runs = rp.run_times(fires, data["first_hit"], now, horizon)
     candidates = restore_best(data["calls"], data["texts"])
-    grouped = rp.by_path(data["hits"])  # (once, for the replay and the harm)
+    prepared = rp.prepare(rp.by_path(data["hits"]))  # (once, for the replay and the harm)
     results = rp.replay(
         data["files"],
         data["hits"],
@@ -155,10 +155,10 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
         horizon,
         calls=data["calls"],
         restore_candidates=candidates.__getitem__,
-        grouped=grouped,
+        prepared=prepared,
     )
     now_cal = _calibration_now(ctx.cfg, data, policies, now, ctx.paths, store)
-    harms = harm_documents(results, data, candidates, horizon, grouped)
+    harms = harm_documents(results, data, candidates, horizon, prepared)
     doc = {
         "horizon_days": horizon,
         "runs": [clock.iso(t) for t in runs],
@@ -230,7 +230,7 @@ def harm_documents(
     data: dict[str, Any],
     candidates: Sequence[Any],
     horizon: float,
-    grouped: Any = None,
+    prepared: Any = None,
 ) -> list[dict[str, Any]]:
     """Per policy, what its archives later needed cost the agent (:mod:`memoryd.policy.harm`):
     every strong hit of an archived note replayed as a need, by path read, restore on
@@ -238,10 +238,12 @@ def harm_documents(
     from ..policy import harm as hm
     from ..tierstore.search import ArchiveRecall
 
-    from ..policy.replay import by_path
+    from ..policy.replay import by_path, prepare
 
+    if prepared is None:
+        prepared = prepare(by_path(data["hits"]))
     # (once for every policy; ``events`` is read from the index)
-    index = hm.need_index(by_path(data["hits"]) if grouped is None else grouped, data["calls"])
+    index = hm.need_index(prepared, data["calls"])
     events: list[Any] = []
     recall = ArchiveRecall()  # (and each word counted in each note once for all of them)
     out = []

@@ -33,10 +33,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 from .candidates import DAY, HORIZON_DAYS
-from .replay import Call, ReplayHit
+from .replay import Call, PathHits, ReplayHit
 
 READ, SEARCH, OTHER = "read", "search", "other"
 
@@ -165,38 +165,46 @@ def harm_index(hits: Iterable[ReplayHit], events: Iterable[NeedEvent]) -> HarmIn
     return HarmIndex(times, by_path, event_times)
 
 
-def need_index(
-    grouped: Mapping[str, Sequence[ReplayHit]], calls: Sequence[Call]
-) -> HarmIndex:
+def need_index(prepared: Mapping[str, PathHits], calls: Sequence[Call]) -> HarmIndex:
     """:func:`harm_index` of a real install's need events (:func:`install_need_events`),
-    from each note's hits by time (:func:`memoryd.policy.replay.by_path`): each note's
-    events are its strong hits in that order, so they are neither listed together nor
-    sorted again. Pure."""
+    from each note's hits as the replay prepared them (:func:`memoryd.policy.replay.
+    prepare`): a note's events are its strong hits in order of time, made one by one as
+    :func:`harm` reads them (it reads a few after each archive: a heavy year has 200,000
+    strong hits). Pure."""
     at: dict[float, int] = {}
     for i, c in enumerate(calls):
         at.setdefault(c.ts, i)
-    make, inf = tuple.__new__, math.inf
-    times: dict[str, Sequence[float]] = {}
-    events: dict[str, list[NeedEvent]] = {}
-    event_times: dict[str, list[float]] = {}
-    for path, lst in grouped.items():
-        times[path] = list(map(_TS, lst))
-        out = []
-        for _path, ts, kind, rank, read_at in lst:
-            # (ReplayHit.strong written out, as install_need_events has it)
-            if kind == "search" and rank is not None and rank != 1:
-                if read_at is None or not read_at <= inf:
-                    continue
-            if kind == "get":
-                out.append(make(NeedEvent, (path, ts, READ, None)))
-            else:
-                call = at.get(ts)
-                out.append(make(NeedEvent, (path, ts, SEARCH, call) if call is not None
-                                else (path, ts, OTHER, None)))  # fmt: skip
-        if out:
-            events[path] = out
-            event_times[path] = list(map(_TS, out))
+    times = {path: ph.ts for path, ph in prepared.items()}
+    events = {path: _NeedEvents(ph.strong_hits, at) for path, ph in prepared.items() if ph.strong}
+    event_times = {path: ph.strong for path, ph in prepared.items() if ph.strong}
     return HarmIndex(times, events, event_times)
+
+
+class _NeedEvents(Sequence[NeedEvent]):
+    """A note's need events (:func:`install_need_events`: a strong hit's, the search by the
+    call recorded at its time), each made when asked for."""
+
+    def __init__(self, hits: Sequence[ReplayHit], at: Mapping[float, int]) -> None:
+        self.hits, self.at = hits, at
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    @overload
+    def __getitem__(self, k: int) -> NeedEvent: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[NeedEvent]: ...
+    def __getitem__(self, k: int | slice) -> NeedEvent | list[NeedEvent]:
+        if isinstance(k, slice):
+            return [self._event(h) for h in self.hits[k]]
+        return self._event(self.hits[k])
+
+    def _event(self, h: ReplayHit) -> NeedEvent:
+        if h.kind == "get":
+            return NeedEvent(h.path, h.ts, READ)
+        call = self.at.get(h.ts)
+        return NeedEvent(h.path, h.ts, SEARCH, call) if call is not None else NeedEvent(
+            h.path, h.ts, OTHER)  # fmt: skip
 
 
 class _Archive:
@@ -312,14 +320,14 @@ def harm(
         evs = by_path.get(path, [])
         times = times_of.get(path, [])
         lo, hi = bisect.bisect_right(times, left), bisect.bisect_right(times, left + horizon)
-        window = evs[lo:hi]
-        if not window:
+        if lo >= hi:
             continue
         out.needed += 1
-        out.first_asked[window[0].via] += 1
+        out.first_asked[evs[lo].via] += 1
         reached: tuple[str, str] | None = None
-        for k, e in enumerate(window):
-            first = k == 0
+        for k in range(lo, hi):  # (its needs in the window, in order, until one reaches it)
+            e = evs[k]
+            first = k == lo
             if e.via == READ:
                 reached = ("same" if first else "later", READ)
                 break

@@ -38,7 +38,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 import itertools
-from itertools import compress
+import operator
+from itertools import compress, repeat
 from operator import attrgetter, itemgetter
 from typing import NamedTuple
 
@@ -204,43 +205,40 @@ class _StrongAfter:
     one never read. A label cut at a time counts only hits strong by then."""
 
     def __init__(self, hits_by_path: Mapping[str, Sequence[ReplayHit]]):
-        self.ts: dict[str, Sequence[float]] = {}
-        self.first: dict[str, list[float]] = {}  # from index i on, the earliest "became"
+        # per path: the times of its hits strong at their own time; the times of those
+        # strong from a read (or of no known time: after ts, or before it), and from each
+        # on, the earliest the later of the read and the hit (suffix minima)
+        self.own: dict[str, list[float]] = {}
+        self.read_ts: dict[str, list[float]] = {}
+        self.read_first: dict[str, list[float]] = {}
         for path, lst in hits_by_path.items():  # each sorted by ts
-            ts = tuple(map(_TS, lst))
-            self.add(path, ts, _became_strong(lst))
+            self.add(path, tuple(map(_TS, lst)), _became_strong(lst))
 
     def add(self, path: str, ts: Sequence[float], became: Sequence[float]) -> None:
         """One path's hits: their sorted times and :func:`_became_strong` of them (from when
         each is strong: at its own time when that is known to be earlier, so the later of
-        the two)."""
-        self.ts[path] = ts
-        # (suffix minima taken in C, each step the loop's min(became[i], suffix[i + 1]))
-        suffix = list(itertools.accumulate(reversed(list(map(max, became, ts))), _min_after))
+        the two). Split, in C, into those strong at their own time (the first after ``t``
+        is the earliest of them) and those strong from a read (few: their suffix minima;
+        times are never NaN, so each step's min(later, here) is a loop's min(here, later))."""
+        inf = math.inf
+        self.own[path] = list(compress(ts, map(operator.eq, became, repeat(-inf))))
+        read = list(map(operator.and_, map(operator.gt, became, repeat(-inf)),
+                        map(operator.lt, became, repeat(inf))))  # fmt: skip
+        read_ts = list(compress(ts, read))
+        suffix = list(itertools.accumulate(
+            reversed(list(map(max, compress(became, read), read_ts))), min))  # fmt: skip
         suffix.reverse()
-        suffix.append(math.inf)
-        self.first[path] = suffix
+        suffix.append(inf)
+        self.read_ts[path] = read_ts
+        self.read_first[path] = suffix
 
     def after(self, path: str, t: float) -> float:
-        ts = self.ts.get(path)
-        if not ts:
+        own = self.own.get(path)
+        if own is None:
             return math.inf
-        return self.first[path][bisect.bisect_right(ts, t)]
-
-
-def _min_after(later: float, here: float) -> float:
-    return min(here, later)
-
-
-def _strong_times(hits: Sequence[ReplayHit]) -> list[float]:
-    """The times of the hits that are strong at all (:attr:`ReplayHit.strong`, its
-    :func:`is_strong` at infinity written out: a call a hit is a year's 400 k)."""
-    inf = math.inf
-    return [
-        ts
-        for _p, ts, kind, rank, read_at in hits
-        if kind != "search" or rank is None or rank == 1 or (read_at is not None and read_at <= inf)
-    ]
+        i = bisect.bisect_right(own, t)
+        first = own[i] if i < len(own) else math.inf
+        return min(first, self.read_first[path][bisect.bisect_right(self.read_ts[path], t)])
 
 
 def _became_strong(hits: Sequence[ReplayHit]) -> list[float]:
@@ -256,7 +254,7 @@ def _became_strong(hits: Sequence[ReplayHit]) -> list[float]:
     ]  # fmt: skip
 
 
-class _PathHits:
+class PathHits:
     """One file's hits as every run of a replay looks at them, worked out once: their
     sorted times, from when each is strong (:func:`_became_strong`), the times of those
     strong at all, and the bursts (:func:`memoryd.policy.candidates.episodes`) of both.
@@ -267,20 +265,24 @@ class _PathHits:
     the hits read after their own time, with the latest read so far): then they are
     picked one by one."""
 
-    __slots__ = ("ts", "became", "strong", "bursts", "strong_bursts", "late_ts", "late_until")
+    __slots__ = ("ts", "became", "strong", "strong_hits", "bursts", "strong_bursts", "late_ts",
+                 "late_until")  # fmt: skip
 
     def __init__(self, lst: Sequence[ReplayHit]):  # (sorted by ts)
         self.ts: tuple[float, ...] = tuple(map(_TS, lst))
         self.became = _became_strong(lst)
         if math.inf in map(_READ_AT, lst):  # (read "at infinity": strong, but never known)
-            self.strong: tuple[float, ...] = tuple(_strong_times(lst))
+            flags = [h.strong for h in lst]
         else:  # (strong at all: known from some time on)
-            self.strong = tuple(compress(self.ts, map(math.inf.__gt__, self.became)))
+            flags = list(map(operator.lt, self.became, repeat(math.inf)))
+        self.strong_hits = list(compress(lst, flags))  # (those ReplayHit.strong says)
+        self.strong: tuple[float, ...] = tuple(compress(self.ts, flags))
         self.bursts = episodes(self.ts)
         self.strong_bursts = episodes(self.strong)
-        late = [(ts, b) for ts, b in zip(self.ts, self.became, strict=True) if ts < b < math.inf]
-        self.late_ts = [ts for ts, _b in late]
-        self.late_until = list(itertools.accumulate((b for _ts, b in late), max))
+        late = list(map(operator.and_, map(operator.lt, self.ts, self.became),
+                        map(operator.lt, self.became, repeat(math.inf))))  # fmt: skip
+        self.late_ts = list(compress(self.ts, late))
+        self.late_until = list(itertools.accumulate(compress(self.became, late), max))
 
     def view(self, f: ReplayFile, t: float) -> FileView:
         """What a run at ``t`` shows a policy of the file ``f`` (these are its hits)."""
@@ -297,10 +299,10 @@ class _PathHits:
         return FileView(f.path, f.kind, f.created, t, seen, strong, bursts, sb)
 
 
-def _views(files: Sequence[ReplayFile], prepared: Mapping[str, _PathHits], t: float
+def _views(files: Sequence[ReplayFile], prepared: Mapping[str, PathHits], t: float
            ) -> dict[str, FileView]:  # fmt: skip
     """What each file taking part at ``t`` shows a policy. Built for every file at every
-    run, so from each file's :class:`_PathHits` by slices (a Python step per file, none
+    run, so from each file's :class:`PathHits` by slices (a Python step per file, none
     per hit)."""
     out = {}
     for f in files:
@@ -325,6 +327,12 @@ def by_path(hits: Iterable[ReplayHit]) -> dict[str, list[ReplayHit]]:
     return out
 
 
+def prepare(grouped: Mapping[str, Sequence[ReplayHit]]) -> dict[str, PathHits]:
+    """Each path's :class:`PathHits`, from its hits by time (:func:`by_path`): what every
+    run of a replay looks at (and ``simulate``'s harm, from the same). Pure."""
+    return {p: PathHits(lst) for p, lst in grouped.items()}
+
+
 def replay(
     files: Sequence[ReplayFile],
     hits: Iterable[ReplayHit],
@@ -337,7 +345,7 @@ def replay(
     restore_candidates: Callable[[int], Sequence[tuple[str, float] | tuple[str, float, bool]]]
     | None = None,
     restore_rule: str = "beats-workspace",
-    grouped: Mapping[str, Sequence[ReplayHit]] | None = None,
+    prepared: Mapping[str, PathHits] | None = None,
 ) -> list[PolicyResult]:
     """Replay each policy over the runs; decisions and metrics per policy.
 
@@ -352,11 +360,11 @@ def replay(
     ``restore_rule``: "beats-workspace" (what the daemon does: the best match must be
     archived and score above every file still in the workspace) or "best-archived" (the
     older rule: the best-matching archived file, whatever the workspace holds).
-    ``grouped``: :func:`by_path` of ``hits``, when the caller has it already.
+    ``prepared``: :func:`prepare` of ``hits``, when the caller has it already.
     """
     horizon = horizon_days * DAY
-    hits_by_path = grouped if grouped is not None else by_path(hits)
-    prepared = {p: _PathHits(lst) for p, lst in hits_by_path.items()}
+    if prepared is None:
+        prepared = prepare(by_path(hits))
     hit_series = _Series({p: ph.ts for p, ph in prepared.items()}, ordered=True)
     strong_series = _Series({p: ph.strong for p, ph in prepared.items()}, ordered=True)
     need_series = _Series(needs) if needs is not None else None
