@@ -138,7 +138,7 @@ def _replay_hits(tmp_path: Path, seed: int, now: float):  # type: ignore[no-unty
         if ts <= now and (first[path] is None or ts < first[path]):  # type: ignore[operator]
             first[path] = ts
     assert got.first_hit == first
-    hits, calls = ranked
+    _hits, calls = ranked
     assert got.calls == [(ts, queries.get(key)) for key, ts in calls.items()]
     return h, (got.hits, calls), ranked
 

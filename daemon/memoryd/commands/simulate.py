@@ -236,9 +236,8 @@ def harm_documents(
     every strong hit of an archived note replayed as a need, by path read, restore on
     demand and recall, against the archive as it stood; with the plugin and without it."""
     from ..policy import harm as hm
-    from ..tierstore.search import ArchiveRecall
-
     from ..policy.replay import by_path, prepare
+    from ..tierstore.search import ArchiveRecall
 
     if prepared is None:
         prepared = prepare(by_path(data["hits"]))

@@ -121,9 +121,9 @@ def install_need_events(hits: Iterable[ReplayHit], calls: Sequence[Call]) -> lis
     out = []
     for path, ts, kind, rank, read_at in hits:
         # (ReplayHit.strong written out: a call a hit is a heavy year's 400 k)
-        if kind == "search" and rank is not None and rank != 1:
-            if read_at is None or not read_at <= inf:
-                continue
+        if (kind == "search" and rank is not None and rank != 1
+                and (read_at is None or not read_at <= inf)):  # fmt: skip
+            continue
         if kind == "get":
             out.append(make(NeedEvent, (path, ts, READ, None)))
         else:

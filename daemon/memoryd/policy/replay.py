@@ -33,12 +33,12 @@ the come-back state always follows the hits, as it does on a real install.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
+import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-import itertools
-import operator
 from itertools import compress, repeat
 from operator import attrgetter, itemgetter
 from typing import NamedTuple
@@ -265,8 +265,16 @@ class PathHits:
     the hits read after their own time, with the latest read so far): then they are
     picked one by one."""
 
-    __slots__ = ("ts", "became", "strong", "strong_hits", "bursts", "strong_bursts", "late_ts",
-                 "late_until")  # fmt: skip
+    __slots__ = (
+        "became",
+        "bursts",
+        "late_ts",
+        "late_until",
+        "strong",
+        "strong_bursts",
+        "strong_hits",
+        "ts",
+    )  # fmt: skip
 
     def __init__(self, lst: Sequence[ReplayHit]):  # (sorted by ts)
         self.ts: tuple[float, ...] = tuple(map(_TS, lst))

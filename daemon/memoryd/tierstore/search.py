@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import os
 import stat
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,7 +116,7 @@ class ArchiveRecall:
             occurrences = list(
                 map(bytes.count, map(hays.__getitem__, order), itertools.repeat(wb))
             )
-            holding.update(itertools.compress(zip(order, occurrences), occurrences))
+            holding.update(itertools.compress(zip(order, occurrences, strict=True), occurrences))
             counted.update(order)
         return holding
 
@@ -152,7 +153,27 @@ class ArchiveRecall:
         fold = needs_unicode_fold(words)
         if not any(text in self._holding(w.encode("utf-8"), fold, {text}) for w in words):
             return False
-        return path in self(query, among(), limit)
+        texts = among()
+        pool = set(texts.values())
+        if len(pool) != len(texts) or texts.get(path) != text:  # (two notes of one text)
+            return path in self(query, texts, limit)
+        holding = [self._holding(w.encode("utf-8"), fold, pool) for w in words]
+        held: Counter[str] = Counter()  # text → how many of the words it holds
+        for h in holding:
+            held.update(pool.intersection(h))
+        if len(held) <= limit:  # (every match brought back, this one among them)
+            return True
+        # more matches than the limit: only a leader clearly ahead of the runner-up
+        mine = held[text]
+        if max(held.values()) > mine:
+            return False
+        rivals = [t for t, n in held.items() if n == mine and t != text]
+        if not rivals:  # (more of the words than any other: clearly ahead)
+            return True
+        occ = sum(h.get(text, 0) for h in holding)
+        best = max(sum(h.get(t, 0) for h in holding) for t in rivals)
+        # (as many words and occurrences as a rival: whichever path leads, by no margin)
+        return best < occ and clearly_ahead((mine, occ), (mine, best))
 
 
 def haystack(data: bytes, fold: bool) -> bytes:
