@@ -76,13 +76,32 @@ def test_each_run_sees_each_hit_as_strong_as_it_was_known_then(seed: int) -> Non
         by_path.setdefault(x.path, []).append(x)
     for lst in by_path.values():
         lst.sort(key=lambda x: x.ts)
-    times = {p: tuple(x.ts for x in lst) for p, lst in by_path.items()}
-    became = {p: rp._became_strong(lst) for p, lst in by_path.items()}
+    prepared = {p: rp.PathHits(lst) for p, lst in by_path.items()}
     # every run, and the moments a read turns a hit strong (at, and just before)
     moments = [*inp["runs"], *(x.read_at for x in hits[::40] if x.read_at is not None)]
     moments += [m - 1e-3 for m in moments[-20:]]
+    sliced = 0
     for t in moments:
-        assert rp._views(files, times, became, t) == _naive_views(files, hits, t)
+        views = rp._views(files, prepared, t)
+        assert views == _naive_views(files, hits, t)
+        for v in views.values():  # the bursts the replay hands in: those of the times seen
+            assert v.bursts is not None and list(v.bursts) == _naive_episodes(list(v.times))
+            if v.strong_bursts is not None:  # (a prefix of the strong ones: taken as a slice)
+                assert list(v.strong_bursts) == _naive_episodes(list(v.strong))
+                sliced += 1
+            assert pc.likely_features(v) == pc.likely_features(
+                pc.FileView(v.path, v.kind, v.created, v.t, v.times, v.strong))  # fmt: skip
+    assert sliced > len(moments)
+    # and a read pending at a run (a hit seen, read later) is picked one by one
+    pending = [x for x in hits if x.read_at is not None and x.read_at > x.ts
+               and not x.strong_at(x.ts)]  # fmt: skip
+    assert pending
+    x = pending[0]
+    f = next(f for f in files if f.path == x.path)
+    t = (x.ts + x.read_at) / 2
+    v = prepared[x.path].view(f, t)
+    assert v.strong_bursts is None and x.ts in v.times and not x.strong_at(t)
+    assert v == _naive_views([f], hits, t)[f.path]
 
 
 # --------------------------------------------------------------------------- the saved calibration

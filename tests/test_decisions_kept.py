@@ -123,12 +123,24 @@ def _replay_hits(tmp_path: Path, seed: int, now: float):  # type: ignore[no-unty
     h, _cfg, _paths = _install(tmp_path, seed)
     with Store.open(tmp_path / "oc" / "memoryd" / "state.db") as store:
         present = {f.path for f in h.files[: len(h.files) * 3 // 4]}  # (some files gone)
-        kept_rows = oh.kept_replay_rows(store.conn, None)
-        assert kept_rows is not None
-        kept = oh.replay_hits_from_kept(kept_rows, present, now)
+        got = oh.kept_replay(store.conn, None, present, now)
+        assert got is not None
         ranked = oh.replay_hits_ranked(load_hit_rows(store.conn), present, now)
-        assert oh.kept_replay_rows(store.conn, ["main"]) is None  # (one of several: ranked)
-    return h, kept, ranked
+        assert oh.kept_replay(store.conn, ["main"], present, now) is None  # (one of several)
+        queries = dict(((a, c), q) for a, c, q in store.conn.execute(
+            "SELECT agent, call_id, query FROM calls"))  # fmt: skip
+        rows = store.conn.execute("SELECT memory_path, ts FROM hits").fetchall()
+    # each recorded path's first hit by now, and the calls with their queries, as from
+    # every row: the same
+    first: dict[str, float | None] = {}
+    for path, ts in rows:
+        first.setdefault(path, None)
+        if ts <= now and (first[path] is None or ts < first[path]):  # type: ignore[operator]
+            first[path] = ts
+    assert got.first_hit == first
+    _hits, calls = ranked
+    assert got.calls == [(ts, queries.get(key)) for key, ts in calls.items()]
+    return h, (got.hits, calls), ranked
 
 
 @pytest.mark.parametrize("seed", [2, 7])

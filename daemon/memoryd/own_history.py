@@ -17,12 +17,13 @@ database only.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 from dataclasses import replace
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 
 def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
@@ -94,14 +95,16 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
     from .pathmatch import attribution_for, canonical_rows
 
     marks = store.marks("marked")
-    kept = kept_replay_rows(store.conn, agents)
+    kept = kept_replay(store.conn, agents, present, now)
     if kept is not None:
-        recorded = {p for (p,) in store.conn.execute("SELECT DISTINCT memory_path FROM hits")}
+        recorded = set(kept.first_hit)
         owner = attribution_for(ws, list(present), recorded | marks, probe=on_disk).owner
         if owner:  # (renamed and merged rows rank otherwise than the kept strength says)
             kept = None
+    first_hit: dict[str, float] = {}
     if kept is not None:
-        hits, seen_calls = replay_hits_from_kept(kept, present, now)
+        hits, asked = kept.hits, kept.calls
+        first_hit = {p: ts for p, ts in kept.first_hit.items() if ts is not None and p in present}
     else:
         rows = load_hit_rows(store.conn, agents=agents)
         owner = attribution_for(
@@ -109,10 +112,16 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
         ).owner
         rows = canonical_rows(rows, owner)
         hits, seen_calls = replay_hits_ranked(rows, present, now)
-    first_hit: dict[str, float] = {}
-    for h in hits:
-        if h.ts < first_hit.get(h.path, math.inf):
-            first_hit[h.path] = h.ts
+        for h in hits:
+            if h.ts < first_hit.get(h.path, math.inf):
+                first_hit[h.path] = h.ts
+        queries = dict(
+            ((a, c), q)
+            for a, c, q in store.conn.execute(
+                "SELECT agent, call_id, query FROM calls WHERE query IS NOT NULL"
+            )
+        )
+        asked = [(ts, queries.get(key)) for key, ts in seen_calls.items()]
     marked = {owner.get(m, m) for m in marks}
     pins = (*cfg.expire.pinned, *store.marks("pinned"))
     files = []
@@ -127,80 +136,78 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
             or bool(matches_any(rel, pins))
         )
         files.append(ReplayFile(rel, created, size, protected, file_kind(rel)))
-    queries = dict(
-        ((a, c), q)
-        for a, c, q in store.conn.execute(
-            "SELECT agent, call_id, query FROM calls WHERE query IS NOT NULL"
-        )
-    )
-    calls = []
-    for key, ts in seen_calls.items():
-        q = queries.get(key)
-        if q and not q.startswith("__dreaming"):
-            calls.append(Call(ts, q))
+    calls = [Call(ts, q) for ts, q in asked if q and not q.startswith("__dreaming")]
     return {
         "files": files,
         "hits": hits,
         "calls": calls,
         "texts": text_of,
-        "first_hit": min((h.ts for h in hits), default=None),
+        "first_hit": min(first_hit.values(), default=None),
         "tz": tz,
     }
 
 
-# (path, time, kind, strong_from, agent, call_id) of every hit, in the order recorded
-KeptRow = tuple[str, float, str, float | None, str, str]
+class KeptReplay(NamedTuple):
+    """What :func:`kept_replay` reads: the replay's hits of the files asked for, the search
+    calls (the time of its first hit and its query, None when not recorded; first seen
+    first), each recorded path's first hit up to now (None: none by then)."""
+
+    hits: list[Any]
+    calls: list[tuple[float, str | None]]
+    first_hit: dict[str, float | None]
 
 
-def kept_replay_rows(conn: Any, agents: Any) -> list[KeptRow] | None:
-    """Every hit with the strength the database keeps with it (``hits.strong_from``:
-    :mod:`memoryd.kept_strength`), in the order recorded, for :func:`replay_hits_from_kept`:
-    six columns a row and no call ranked in Python. None when it cannot stand for ranking
-    every call again: the column is missing or its fill pending, or the workspace is one of
-    several (its agents' rows are read as :func:`memoryd.strength.load_hit_rows` reads them)."""
-    from .kept_strength import strengths_kept
-
-    if agents is not None or not strengths_kept(conn):
-        return None
-    return conn.execute(
-        "SELECT memory_path, ts, kind, strong_from, agent, call_id FROM hits ORDER BY id"
-    ).fetchall()
-
-
-def replay_hits_from_kept(
-    rows: Any, present: Any, now: float
-) -> tuple[list[Any], dict[tuple[str, str], float]]:
-    """(the replay's hits of the files in ``present``, (agent, call_id) → the time of each
-    search call, first seen first) from :func:`kept_replay_rows`, what
-    :func:`replay_hits_ranked` gives from every row ranked again. Pure.
+def kept_replay(conn: Any, agents: Any, present: Any, now: float) -> KeptReplay | None:
+    """The replay's hits of the files in ``present`` with the strength the database keeps
+    with each (``hits.strong_from``: :mod:`memoryd.kept_strength`), in the order recorded,
+    what :func:`replay_hits_ranked` gives from every row ranked again: no call ranked in
+    Python, each hit made by SQLite as the replay takes it. None when the kept strength
+    cannot stand for ranking every call again: the column is missing or its fill pending,
+    or the workspace is one of several (its agents' rows are read as
+    :func:`memoryd.strength.load_hit_rows` reads them).
 
     The kept strength says from when a hit is strong (a get, or a search result retrieved
     first or of unknown rank: at its own time; one read later: at that read; never: NULL),
     not its rank; the replay asks no more of a hit than that
     (:func:`memoryd.policy.replay.is_strong` at a time not before it). So a hit strong at
     its own time is replayed as a first result (rank 1), another as one ranked lower
-    (rank 2) read at its ``strong_from``, or never read."""
+    (rank 2) read at its ``strong_from``, or never read. A replay allows no clock skew
+    (:func:`memoryd.hit_counts.hit_counts` with skew=0): a hit dated after now has not
+    happened yet, as at each run t only hits with ts <= t count."""
+    from itertools import compress
+    from operator import itemgetter
+
+    from .kept_strength import strengths_kept
     from .policy.replay import ReplayHit
 
-    make = tuple.__new__
-    hits = []
-    calls: dict[tuple[str, str], float] = {}
-    for path, ts, kind, strong_from, agent, call_id in rows:
-        # A replay allows no clock skew (memoryd.hit_counts.hit_counts with skew=0): a hit
-        # dated after now has not happened yet, as at each run t only hits with ts <= t count.
-        if ts > now:
-            continue
-        if kind == "search":
-            if (agent, call_id) not in calls:
-                calls[(agent, call_id)] = ts
-            if path in present:
-                if strong_from == ts:
-                    hits.append(make(ReplayHit, (path, ts, kind, 1, None)))
-                else:
-                    hits.append(make(ReplayHit, (path, ts, kind, 2, strong_from)))
-        elif path in present:
-            hits.append(make(ReplayHit, (path, ts, kind, None, None)))
-    return hits, calls
+    if agents is not None or not strengths_kept(conn):
+        return None
+    rows = conn.execute(
+        "SELECT memory_path, ts, kind,"
+        " CASE WHEN kind != 'search' THEN NULL WHEN strong_from = ts THEN 1 ELSE 2 END,"
+        " CASE WHEN kind = 'search' AND strong_from IS NOT ts THEN strong_from END"
+        " FROM hits WHERE ts <= ? ORDER BY id",
+        (now,),
+    ).fetchall()
+    wanted = compress(rows, map(present.__contains__, map(itemgetter(0), rows)))
+    hits = list(map(functools.partial(tuple.__new__, ReplayHit), wanted))
+    # each call at its first hit in the order recorded (the row of the least id: SQLite
+    # takes a bare column from the row min() picks), with its query (None: not recorded)
+    calls = conn.execute(
+        "SELECT h.ts, c.query FROM (SELECT agent, call_id, ts, min(id) AS first FROM hits"
+        " WHERE kind = 'search' AND ts <= ? GROUP BY agent, call_id) AS h"
+        " LEFT JOIN calls AS c ON c.agent = h.agent AND c.call_id = h.call_id"
+        " ORDER BY h.first",
+        (now,),
+    ).fetchall()
+    first_hit = dict(
+        conn.execute(
+            "SELECT memory_path, min(CASE WHEN ts <= ? THEN ts END) FROM hits"
+            " GROUP BY memory_path",
+            (now,),
+        ).fetchall()
+    )
+    return KeptReplay(hits, calls, first_hit)
 
 
 def replay_hits_ranked(

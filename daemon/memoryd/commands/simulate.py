@@ -72,6 +72,25 @@ def restore_index(
     return out
 
 
+def restore_best(
+    calls: Sequence[Any], texts: dict[str, str]
+) -> list[list[tuple[str, float, bool]]]:
+    """:func:`restore_index` with each call's best match alone (``[]``: none): what the
+    daemon's rule acts on, the replay's restores and harm's alike (only the best match is
+    restored, when it is archived and named), found without listing the others."""
+    from ..policy.restore_match import Matcher
+
+    matcher = Matcher(texts)
+    cache: dict[str, list[tuple[str, float, bool]]] = {}
+    out = []
+    for call in calls:
+        got = cache.get(call.query)
+        if got is None:
+            got = cache[call.query] = matcher.best(call.query)
+        out.append(got)
+    return out
+
+
 def policies_for(cfg: Any, extra: Sequence[str]) -> tuple[list[Any], str]:
     """The policies to replay, and the name of the one the expire job uses."""
     from ..own_history import configured_policy
@@ -126,7 +145,8 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
 
         fires = fire_times(ctx.cfg.schedule.expire, data["tz"], lo, now - horizon * pc.DAY)
         runs = rp.run_times(fires, data["first_hit"], now, horizon)
-    candidates = restore_index(data["calls"], data["texts"])
+    candidates = restore_best(data["calls"], data["texts"])
+    prepared = rp.prepare(rp.by_path(data["hits"]))  # (once, for the replay and the harm)
     results = rp.replay(
         data["files"],
         data["hits"],
@@ -135,9 +155,10 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
         horizon,
         calls=data["calls"],
         restore_candidates=candidates.__getitem__,
+        prepared=prepared,
     )
     now_cal = _calibration_now(ctx.cfg, data, policies, now, ctx.paths, store)
-    harms = harm_documents(results, data, candidates, horizon)
+    harms = harm_documents(results, data, candidates, horizon, prepared)
     doc = {
         "horizon_days": horizon,
         "runs": [clock.iso(t) for t in runs],
@@ -205,20 +226,29 @@ def _calibration_now(
 
 
 def harm_documents(
-    results: Sequence[Any], data: dict[str, Any], candidates: Sequence[Any], horizon: float
+    results: Sequence[Any],
+    data: dict[str, Any],
+    candidates: Sequence[Any],
+    horizon: float,
+    prepared: Any = None,
 ) -> list[dict[str, Any]]:
     """Per policy, what its archives later needed cost the agent (:mod:`memoryd.policy.harm`):
     every strong hit of an archived note replayed as a need, by path read, restore on
     demand and recall, against the archive as it stood; with the plugin and without it."""
     from ..policy import harm as hm
-    from ..tierstore.search import archive_recall_picks
+    from ..policy.replay import by_path, prepare
+    from ..tierstore.search import ArchiveRecall
 
-    events = hm.install_need_events(data["hits"], data["calls"])
-    index = hm.harm_index(data["hits"], events)  # (once for every policy)
+    if prepared is None:
+        prepared = prepare(by_path(data["hits"]))
+    # (once for every policy; ``events`` is read from the index)
+    index = hm.need_index(prepared, data["calls"])
+    events: list[Any] = []
+    recall = ArchiveRecall()  # (and each word counted in each note once for all of them)
     out = []
     for r in results:
         h = hm.harm(r.decisions, data["hits"], events, data["calls"],
-                    candidates=candidates.__getitem__, recall=archive_recall_picks,
+                    candidates=candidates.__getitem__, recall=recall,
                     texts=data["texts"], horizon_days=horizon, index=index)  # fmt: skip
         out.append({**h.document(), "without_plugin": h.without_plugin().document()})
     return out

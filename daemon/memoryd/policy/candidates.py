@@ -15,7 +15,7 @@ import copy
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..config import ExpireConfig
 from .calibration import Calibration, group_of
@@ -36,6 +36,9 @@ class FileView:
     t: float
     times: tuple[float, ...]  # hit times <= t, sorted
     strong: tuple[float, ...]  # times of the hits strong as known at t, sorted
+    # the bursts of each (:func:`episodes`), when the replay has them already (None: not)
+    bursts: Sequence[float] | None = field(default=None, compare=False)
+    strong_bursts: Sequence[float] | None = field(default=None, compare=False)
 
     @property
     def age_days(self) -> float:
@@ -176,7 +179,8 @@ LIKELY_WEIGHTS: tuple[float, ...] = (
 
 def likely_features(v: FileView) -> list[float]:
     """The numbers :data:`LIKELY_WEIGHTS` weigh (the comments there say which is which)."""
-    strong, every = episodes(v.strong), episodes(v.times)
+    strong = v.strong_bursts if v.strong_bursts is not None else episodes(v.strong)
+    every = v.bursts if v.bursts is not None else episodes(v.times)
     silent_strong = (v.t - (strong[-1] if strong else v.created)) / DAY
     silent_any = (v.t - (every[-1] if every else v.created)) / DAY
     gap = max(((b - a) / DAY for a, b in itertools.pairwise(strong)), default=0.0)

@@ -27,27 +27,33 @@ archived notes' texts), so each rule still exists once.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import NamedTuple, overload
 
 from .candidates import DAY, HORIZON_DAYS
-from .replay import Call, ReplayHit
+from .replay import Call, PathHits, ReplayHit
 
 READ, SEARCH, OTHER = "read", "search", "other"
 
 # candidates(call index) → (path, score[, names it]) best first, as replay's restore takes
 Candidates = Callable[[int], Sequence[tuple[str, float] | tuple[str, float, bool]]]
-# recall(query, {archived path: text}) → the archived paths memoryd_recall brings back
+# recall(query, {archived path: text}) → the archived paths memoryd_recall brings back (a
+# function of the notes given, whatever their order); when it has a method
+# reaches(query, path, its text, () → {archived path: text}) → whether that path is among
+# them (tierstore.search.ArchiveRecall), harm asks that instead
 Recall = Callable[[str, Mapping[str, str]], Iterable[str]]
 
 
-@dataclass(frozen=True)
-class NeedEvent:
+class NeedEvent(NamedTuple):
     """One moment the agent needed a note, and how it went for it: ``read`` (a
     ``memory_get`` of its path), ``search`` (``call``: the index of the search in the
-    replay's calls) or ``other`` (no call of the agent's for it is known)."""
+    replay's calls) or ``other`` (no call of the agent's for it is known). A tuple: a
+    heavy year's install has 200,000 of them, made at every ``simulate``."""
 
     path: str
     ts: float
@@ -111,18 +117,25 @@ def install_need_events(hits: Iterable[ReplayHit], calls: Sequence[Call]) -> lis
     at: dict[float, int] = {}
     for i, c in enumerate(calls):
         at.setdefault(c.ts, i)
+    make, inf = tuple.__new__, math.inf
     out = []
-    for h in hits:
-        if not h.strong:
+    for path, ts, kind, rank, read_at in hits:
+        # (ReplayHit.strong written out: a call a hit is a heavy year's 400 k)
+        if (kind == "search" and rank is not None and rank != 1
+                and (read_at is None or not read_at <= inf)):  # fmt: skip
             continue
-        if h.kind == "get":
-            out.append(NeedEvent(h.path, h.ts, READ))
-        elif h.ts in at:
-            out.append(NeedEvent(h.path, h.ts, SEARCH, at[h.ts]))
+        if kind == "get":
+            out.append(make(NeedEvent, (path, ts, READ, None)))
         else:
-            out.append(NeedEvent(h.path, h.ts, OTHER))
-    out.sort(key=lambda e: (e.ts, e.path))
+            call = at.get(ts)
+            out.append(make(NeedEvent, (path, ts, SEARCH, call) if call is not None
+                            else (path, ts, OTHER, None)))  # fmt: skip
+    out.sort(key=_BY_TIME_AND_PATH)
     return out
+
+
+_BY_TIME_AND_PATH = attrgetter("ts", "path")
+_TS = attrgetter("ts")
 
 
 @dataclass(frozen=True)
@@ -147,9 +160,51 @@ def harm_index(hits: Iterable[ReplayHit], events: Iterable[NeedEvent]) -> HarmIn
     for e in events:
         by_path.setdefault(e.path, []).append(e)
     for lst in by_path.values():
-        lst.sort(key=lambda e: e.ts)
+        lst.sort(key=_TS)
     event_times = {path: [e.ts for e in lst] for path, lst in by_path.items()}
     return HarmIndex(times, by_path, event_times)
+
+
+def need_index(prepared: Mapping[str, PathHits], calls: Sequence[Call]) -> HarmIndex:
+    """:func:`harm_index` of a real install's need events (:func:`install_need_events`),
+    from each note's hits as the replay prepared them (:func:`memoryd.policy.replay.
+    prepare`): a note's events are its strong hits in order of time, made one by one as
+    :func:`harm` reads them (it reads a few after each archive: a heavy year has 200,000
+    strong hits). Pure."""
+    at: dict[float, int] = {}
+    for i, c in enumerate(calls):
+        at.setdefault(c.ts, i)
+    times = {path: ph.ts for path, ph in prepared.items()}
+    events = {path: _NeedEvents(ph.strong_hits, at) for path, ph in prepared.items() if ph.strong}
+    event_times = {path: ph.strong for path, ph in prepared.items() if ph.strong}
+    return HarmIndex(times, events, event_times)
+
+
+class _NeedEvents(Sequence[NeedEvent]):
+    """A note's need events (:func:`install_need_events`: a strong hit's, the search by the
+    call recorded at its time), each made when asked for."""
+
+    def __init__(self, hits: Sequence[ReplayHit], at: Mapping[float, int]) -> None:
+        self.hits, self.at = hits, at
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    @overload
+    def __getitem__(self, k: int) -> NeedEvent: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[NeedEvent]: ...
+    def __getitem__(self, k: int | slice) -> NeedEvent | list[NeedEvent]:
+        if isinstance(k, slice):
+            return [self._event(h) for h in self.hits[k]]
+        return self._event(self.hits[k])
+
+    def _event(self, h: ReplayHit) -> NeedEvent:
+        if h.kind == "get":
+            return NeedEvent(h.path, h.ts, READ)
+        call = self.at.get(h.ts)
+        return NeedEvent(h.path, h.ts, SEARCH, call) if call is not None else NeedEvent(
+            h.path, h.ts, OTHER)  # fmt: skip
 
 
 class _Archive:
@@ -169,11 +224,17 @@ class _Archive:
         self.by_path: dict[str, list[tuple[float, float]]] = {}
         for path, left, back in self.episodes:
             self.by_path.setdefault(path, []).append((left, back))
-        # every episode by the time it began, for all_at: those begun before a moment are a
-        # prefix, and only their ends are looked at (a heavy year's replay asks it of
-        # thousands of searches, against thousands of episodes)
-        self._by_left = sorted((left, back, path) for path, left, back in self.episodes)
-        self._lefts = [left for left, _back, _path in self._by_left]
+        # for all_at: the episodes by the moment they began (the runs: a few dozen), each
+        # moment's from the latest end back, so those still open at ts are a prefix (a heavy
+        # year's replay asks it of thousands of searches, against thousands of episodes)
+        begun: dict[float, list[tuple[float, str]]] = {}
+        for path, left, back in self.episodes:
+            begun.setdefault(left, []).append((-back, path))
+        self._lefts = sorted(begun)
+        self._open: list[tuple[list[float], list[str]]] = []
+        for left in self._lefts:
+            ends = sorted(begun[left])
+            self._open.append(([e for e, _p in ends], [p for _e, p in ends]))
         self._at: dict[float, list[str]] = {}  # (the results of a search at ts share one)
 
     def archived_at(self, path: str, ts: float) -> bool:
@@ -184,8 +245,10 @@ class _Archive:
         the caller must not change: the next question at ``ts`` gets it again)."""
         got = self._at.get(ts)
         if got is None:
-            begun = self._by_left[: bisect.bisect_left(self._lefts, ts)]
-            got = self._at[ts] = sorted({path for _left, back, path in begun if ts <= back})
+            held: set[str] = set()
+            for ends, paths in self._open[: bisect.bisect_left(self._lefts, ts)]:
+                held.update(paths[: bisect.bisect_right(ends, -ts)])  # (back >= ts)
+            got = self._at[ts] = sorted(held)
         return got
 
 
@@ -198,16 +261,28 @@ def _search_restores(
     """The note restore on demand brings back for a search at ``ts`` (the daemon's rule,
     as :func:`memoryd.policy.replay.replay` replays it: the best-matching archived note,
     when it beats every note still in the workspace and the query names it). ``still``:
-    a note not reached yet, archived whatever later hits the replay saw of it."""
-    best_present = -1.0
-    for path, score, *named in cands:
-        if path != still and not archive.archived_at(path, ts):
-            best_present = max(best_present, score)
-            continue
-        if best_present >= score or named == [False]:
-            return None
-        return str(path)
-    return None
+    a note not reached yet, archived whatever later hits the replay saw of it.
+
+    Only the best match can be restored (``cands`` best first, scores 0..1): when it is
+    still in the workspace, every archived match after it scores no more than it."""
+    if not cands:
+        return None
+    path, _score, *named = cands[0]
+    if path != still and not archive.archived_at(path, ts):
+        return None
+    return None if named == [False] else str(path)
+
+
+def _pool_at(archive: _Archive, texts: Mapping[str, str], pools: dict[float, dict[str, str]],
+             ts: float, path: str) -> Mapping[str, str]:  # fmt: skip
+    """The texts of the notes archived at ``ts`` with ``path``'s (those ``texts`` has), the
+    archive's part once a moment (``pools``)."""
+    pool = pools.get(ts)
+    if pool is None:
+        pool = pools[ts] = {p: texts[p] for p in archive.all_at(ts) if p in texts}
+    if path not in pool and path in texts:
+        pool = {**pool, path: texts[path]}
+    return pool
 
 
 def harm(
@@ -238,19 +313,21 @@ def harm(
     archive = _Archive(decisions, index.hit_times)
     by_path, times_of = index.events, index.event_times
     recalled: dict[tuple[str, float, str], set[str]] = {}
+    pools: dict[float, dict[str, str]] = {}
+    reaches = getattr(recall, "reaches", None)
     out = Harm()
     for path, left, _back in archive.episodes:
         evs = by_path.get(path, [])
         times = times_of.get(path, [])
         lo, hi = bisect.bisect_right(times, left), bisect.bisect_right(times, left + horizon)
-        window = evs[lo:hi]
-        if not window:
+        if lo >= hi:
             continue
         out.needed += 1
-        out.first_asked[window[0].via] += 1
+        out.first_asked[evs[lo].via] += 1
         reached: tuple[str, str] | None = None
-        for k, e in enumerate(window):
-            first = k == 0
+        for k in range(lo, hi):  # (its needs in the window, in order, until one reaches it)
+            e = evs[k]
+            first = k == lo
             if e.via == READ:
                 reached = ("same" if first else "later", READ)
                 break
@@ -263,9 +340,14 @@ def harm(
             if recall is not None and texts is not None:
                 key = (calls[e.call].query, e.ts, path)
                 if key not in recalled:
-                    held = {*archive.all_at(e.ts), path}
-                    pool = {p: texts[p] for p in sorted(held) if p in texts}
-                    recalled[key] = set(recall(calls[e.call].query, pool))
+                    pool = functools.partial(_pool_at, archive, texts, pools, e.ts, path)
+                    query = calls[e.call].query
+                    if reaches is not None:  # (the same answer, sooner)
+                        text = texts.get(path)
+                        got = text is not None and reaches(query, path, text, pool)
+                        recalled[key] = {path} if got else set()
+                    else:
+                        recalled[key] = set(recall(query, pool()))
                 if path in recalled[key]:
                     reached = ("later", "recall")
                     break

@@ -33,19 +33,22 @@ the come-back state always follows the hits, as it does on a real install.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
+import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, itemgetter
 from typing import NamedTuple
 
 from . import calibration as cb
-from .candidates import DAY, HORIZON_DAYS, FileView, Likely, Policy
+from .candidates import DAY, HORIZON_DAYS, FileView, Likely, Policy, episodes
 
 RUN_LEAD_DAYS = 30.0  # runs start this long after the first hit
 _TS = attrgetter("ts")  # a hit's time, taken in C
+_READ_AT = itemgetter(4)  # (ReplayHit.read_at)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -177,8 +180,9 @@ class PolicyResult:
 class _Series:
     """Sorted event times per path, with "is there one in (a, b]" in O(log n)."""
 
-    def __init__(self, times: Mapping[str, Sequence[float]]):
-        self.times = {p: sorted(ts) for p, ts in times.items()}
+    def __init__(self, times: Mapping[str, Sequence[float]], *, ordered: bool = False):
+        """``ordered``: each path's times are sorted already (taken as they are)."""
+        self.times = dict(times) if ordered else {p: sorted(ts) for p, ts in times.items()}
 
     def any_in(self, path: str, a: float, b: float) -> bool:
         ts = self.times.get(path)
@@ -201,37 +205,40 @@ class _StrongAfter:
     one never read. A label cut at a time counts only hits strong by then."""
 
     def __init__(self, hits_by_path: Mapping[str, Sequence[ReplayHit]]):
-        self.ts: dict[str, list[float]] = {}
-        self.first: dict[str, list[float]] = {}  # from index i on, the earliest "became"
+        # per path: the times of its hits strong at their own time; the times of those
+        # strong from a read (or of no known time: after ts, or before it), and from each
+        # on, the earliest the later of the read and the hit (suffix minima)
+        self.own: dict[str, list[float]] = {}
+        self.read_ts: dict[str, list[float]] = {}
+        self.read_first: dict[str, list[float]] = {}
         for path, lst in hits_by_path.items():  # each sorted by ts
-            # (is_strong(kind, rank, None, ts) written out: a call a hit is a year's 400 k)
-            became = [
-                ts if kind != "search" or rank is None or rank == 1
-                else (max(read_at, ts) if read_at is not None else math.inf)
-                for _p, ts, kind, rank, read_at in lst
-            ]  # fmt: skip
-            suffix = [math.inf] * (len(lst) + 1)
-            for i in range(len(lst) - 1, -1, -1):
-                suffix[i] = min(became[i], suffix[i + 1])
-            self.ts[path] = [h.ts for h in lst]
-            self.first[path] = suffix
+            self.add(path, tuple(map(_TS, lst)), _became_strong(lst))
+
+    def add(self, path: str, ts: Sequence[float], became: Sequence[float]) -> None:
+        """One path's hits: their sorted times and :func:`_became_strong` of them (from when
+        each is strong: at its own time when that is known to be earlier, so the later of
+        the two). Split, in C, into those strong at their own time (the first after ``t``
+        is the earliest of them) and those strong from a read (few: their suffix minima;
+        times are never NaN, so each step's min(later, here) is a loop's min(here, later))."""
+        inf = math.inf
+        self.own[path] = list(compress(ts, map(operator.eq, became, repeat(-inf))))
+        read = list(map(operator.and_, map(operator.gt, became, repeat(-inf)),
+                        map(operator.lt, became, repeat(inf))))  # fmt: skip
+        read_ts = list(compress(ts, read))
+        suffix = list(itertools.accumulate(
+            reversed(list(map(max, compress(became, read), read_ts))), min))  # fmt: skip
+        suffix.reverse()
+        suffix.append(inf)
+        self.read_ts[path] = read_ts
+        self.read_first[path] = suffix
 
     def after(self, path: str, t: float) -> float:
-        ts = self.ts.get(path)
-        if not ts:
+        own = self.own.get(path)
+        if own is None:
             return math.inf
-        return self.first[path][bisect.bisect_right(ts, t)]
-
-
-def _strong_times(hits: Sequence[ReplayHit]) -> list[float]:
-    """The times of the hits that are strong at all (:attr:`ReplayHit.strong`, its
-    :func:`is_strong` at infinity written out: a call a hit is a year's 400 k)."""
-    inf = math.inf
-    return [
-        ts
-        for _p, ts, kind, rank, read_at in hits
-        if kind != "search" or rank is None or rank == 1 or (read_at is not None and read_at <= inf)
-    ]
+        i = bisect.bisect_right(own, t)
+        first = own[i] if i < len(own) else math.inf
+        return min(first, self.read_first[path][bisect.bisect_right(self.read_ts[path], t)])
 
 
 def _became_strong(hits: Sequence[ReplayHit]) -> list[float]:
@@ -247,29 +254,91 @@ def _became_strong(hits: Sequence[ReplayHit]) -> list[float]:
     ]  # fmt: skip
 
 
-def _views(
-    files: Sequence[ReplayFile],
-    times_by_path: Mapping[str, tuple[float, ...]],
-    became_by_path: Mapping[str, Sequence[float]],
-    t: float,
-) -> dict[str, FileView]:
+class PathHits:
+    """One file's hits as every run of a replay looks at them, worked out once: their
+    sorted times, from when each is strong (:func:`_became_strong`), the times of those
+    strong at all, and the bursts (:func:`memoryd.policy.candidates.episodes`) of both.
+
+    A run at ``t`` sees the hits up to ``t``: a prefix of the times, whose bursts are the
+    bursts begun by ``t``. The strong ones it sees are likewise a prefix of those strong at
+    all, with their bursts, unless a hit up to ``t`` is read only after ``t`` (``late``:
+    the hits read after their own time, with the latest read so far): then they are
+    picked one by one."""
+
+    __slots__ = (
+        "became",
+        "bursts",
+        "late_ts",
+        "late_until",
+        "strong",
+        "strong_bursts",
+        "strong_hits",
+        "ts",
+    )  # fmt: skip
+
+    def __init__(self, lst: Sequence[ReplayHit]):  # (sorted by ts)
+        self.ts: tuple[float, ...] = tuple(map(_TS, lst))
+        self.became = _became_strong(lst)
+        if math.inf in map(_READ_AT, lst):  # (read "at infinity": strong, but never known)
+            flags = [h.strong for h in lst]
+        else:  # (strong at all: known from some time on)
+            flags = list(map(operator.lt, self.became, repeat(math.inf)))
+        self.strong_hits = list(compress(lst, flags))  # (those ReplayHit.strong says)
+        self.strong: tuple[float, ...] = tuple(compress(self.ts, flags))
+        self.bursts = episodes(self.ts)
+        self.strong_bursts = episodes(self.strong)
+        late = list(map(operator.and_, map(operator.lt, self.ts, self.became),
+                        map(operator.lt, self.became, repeat(math.inf))))  # fmt: skip
+        self.late_ts = list(compress(self.ts, late))
+        self.late_until = list(itertools.accumulate(compress(self.became, late), max))
+
+    def view(self, f: ReplayFile, t: float) -> FileView:
+        """What a run at ``t`` shows a policy of the file ``f`` (these are its hits)."""
+        ts = self.ts
+        n = bisect.bisect_right(ts, t)
+        seen = ts[:n]
+        bursts = self.bursts[: bisect.bisect_right(self.bursts, t)]
+        k = bisect.bisect_right(self.late_ts, t)
+        if k and self.late_until[k - 1] > t:  # a hit seen is read only later: one by one
+            strong = tuple(compress(seen, map(t.__ge__, self.became[:n])))
+            return FileView(f.path, f.kind, f.created, t, seen, strong, bursts)
+        strong = self.strong[: bisect.bisect_right(self.strong, t)]
+        sb = self.strong_bursts[: bisect.bisect_right(self.strong_bursts, t)]
+        return FileView(f.path, f.kind, f.created, t, seen, strong, bursts, sb)
+
+
+def _views(files: Sequence[ReplayFile], prepared: Mapping[str, PathHits], t: float
+           ) -> dict[str, FileView]:  # fmt: skip
     """What each file taking part at ``t`` shows a policy. Built for every file at every
-    run, so by slices and ``compress`` (the hits' strength known at ``t`` as one comparison
-    each, :func:`_became_strong`) rather than a Python step per hit."""
+    run, so from each file's :class:`PathHits` by slices (a Python step per file, none
+    per hit)."""
     out = {}
-    known_by_t = t.__ge__
     for f in files:
         if f.created > t:
             continue
-        ts = times_by_path.get(f.path)
-        if ts:
-            n = bisect.bisect_right(ts, t)  # ts sorted
-            seen = ts[:n]
-            strong = tuple(compress(seen, map(known_by_t, became_by_path[f.path][:n])))
+        p = prepared.get(f.path)
+        if p is not None and p.ts:
+            out[f.path] = p.view(f, t)
         else:
-            seen = strong = ()
-        out[f.path] = FileView(f.path, f.kind, f.created, t, seen, strong)
+            out[f.path] = FileView(f.path, f.kind, f.created, t, (), (), (), ())
     return out
+
+
+def by_path(hits: Iterable[ReplayHit]) -> dict[str, list[ReplayHit]]:
+    """Each path's hits, by time (a stable sort: ties as recorded), as the replay takes them
+    (and ``simulate``'s harm, from the same grouping). Pure."""
+    out: dict[str, list[ReplayHit]] = {}
+    for h in hits:
+        out.setdefault(h.path, []).append(h)
+    for lst in out.values():
+        lst.sort(key=_TS)
+    return out
+
+
+def prepare(grouped: Mapping[str, Sequence[ReplayHit]]) -> dict[str, PathHits]:
+    """Each path's :class:`PathHits`, from its hits by time (:func:`by_path`): what every
+    run of a replay looks at (and ``simulate``'s harm, from the same). Pure."""
+    return {p: PathHits(lst) for p, lst in grouped.items()}
 
 
 def replay(
@@ -284,6 +353,7 @@ def replay(
     restore_candidates: Callable[[int], Sequence[tuple[str, float] | tuple[str, float, bool]]]
     | None = None,
     restore_rule: str = "beats-workspace",
+    prepared: Mapping[str, PathHits] | None = None,
 ) -> list[PolicyResult]:
     """Replay each policy over the runs; decisions and metrics per policy.
 
@@ -298,21 +368,20 @@ def replay(
     ``restore_rule``: "beats-workspace" (what the daemon does: the best match must be
     archived and score above every file still in the workspace) or "best-archived" (the
     older rule: the best-matching archived file, whatever the workspace holds).
+    ``prepared``: :func:`prepare` of ``hits``, when the caller has it already.
     """
     horizon = horizon_days * DAY
-    hits_by_path: dict[str, list[ReplayHit]] = {}
-    for h in hits:
-        hits_by_path.setdefault(h.path, []).append(h)
-    for lst in hits_by_path.values():
-        lst.sort(key=_TS)  # (by time; a stable sort: ties as recorded)
-    hit_series = _Series({p: [h.ts for h in lst] for p, lst in hits_by_path.items()})
-    strong_series = _Series({p: _strong_times(lst) for p, lst in hits_by_path.items()})
+    if prepared is None:
+        prepared = prepare(by_path(hits))
+    hit_series = _Series({p: ph.ts for p, ph in prepared.items()}, ordered=True)
+    strong_series = _Series({p: ph.strong for p, ph in prepared.items()}, ordered=True)
     need_series = _Series(needs) if needs is not None else None
-    strong_after = _StrongAfter(hits_by_path)
+    strong_after = _StrongAfter({})
+    for p, ph in prepared.items():
+        strong_after.add(p, ph.ts, ph.became)
     runs = sorted(runs)
-    times = {p: tuple(lst) for p, lst in hit_series.times.items()}
-    became = {p: _became_strong(lst) for p, lst in hits_by_path.items()}
-    views = [_views(files, times, became, t) for t in runs]
+    views = [_views(files, prepared, t) for t in runs]
+    by_time = sorted(range(len(calls)), key=lambda i: calls[i].ts)  # (restores: calls in order)
     protected = {f.path for f in files if f.protected}
     size = {f.path: f.size for f in files}
     results = []
@@ -415,7 +484,7 @@ def replay(
         )
         if calls and restore_candidates is not None:
             _restores(res, episodes_, calls, restore_candidates, hit_series, horizon,
-                      beat_workspace=restore_rule == "beats-workspace")  # fmt: skip
+                      beat_workspace=restore_rule == "beats-workspace", order=by_time)  # fmt: skip
         results.append(res)
     return results
 
@@ -429,11 +498,14 @@ def _restores(
     horizon: float,
     *,
     beat_workspace: bool = True,
+    order: Sequence[int] | None = None,
 ) -> None:
-    """Count what restore on demand would have done for one policy's archive episodes."""
+    """Count what restore on demand would have done for one policy's archive episodes
+    (``order``: the calls' indices by time, when the caller has them)."""
     if not eps:
         return
-    order = sorted(range(len(calls)), key=lambda i: calls[i].ts)
+    if order is None:
+        order = sorted(range(len(calls)), key=lambda i: calls[i].ts)
     by_path: dict[str, list[tuple[float, float]]] = {}
     for path, left, back in eps:
         by_path.setdefault(path, []).append((left, back if back is not None else math.inf))
@@ -451,6 +523,8 @@ def _restores(
             ep = next((e for e in by_path.get(path, ()) if e[0] < ts <= e[1]), None)
             if ep is None:
                 best_present = max(best_present, score)
+                if beat_workspace:  # (best first: no archived match after it beats it)
+                    break
                 continue  # not archived at this call: the next-best archived match
             if beat_workspace and (best_present >= score or named == [False]):
                 break  # a note still in the workspace answers it as well, or not named

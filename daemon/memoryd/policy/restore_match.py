@@ -134,7 +134,7 @@ class Matcher:
 
     def __init__(self, texts: Mapping[str, str]) -> None:
         self.texts = dict(texts)
-        self.paths = list(self.texts)
+        self.paths = sorted(self.texts)  # (bit i: paths[i]; the lowest bit, the first path)
         self.df = document_frequency(self.texts.values())
         words: dict[str, int] = {}  # word → the notes holding it (bit i: paths[i])
         owned: dict[str, int] = {}  # word → the notes holding it among their words or tags
@@ -197,12 +197,7 @@ class Matcher:
         n = len(words)
         if not n:
             return []
-        at = [-1] + [0] * n  # at[j]: the notes holding at least j of the words
-        for w in words:
-            bits = self.words.get(w, 0)
-            if bits:
-                for j in range(n, 0, -1):
-                    at[j] |= at[j - 1] & bits
+        at = _at_least([self.words.get(w, 0) for w in words])
         named = 0
         for w in words:
             if self.df.get(w, 0) <= DISTINCTIVE_NOTES:
@@ -213,25 +208,76 @@ class Matcher:
             share = j / n
             if share < RESTORE_THRESHOLD:
                 break
-            self._collect(at[j] & ~at[j + 1] & plain if j < n else at[j] & plain, share, named,
-                          found)  # fmt: skip
-        tagged = at[words_needed(n)] & self.tagged
+            self._collect(at[j] & ~at[j + 1] & plain, share, named, found)
+        need = words_needed(n)
+        tagged = at[need] & self.tagged
         if tagged:
-            held = [self.words.get(w, 0) for w in words]
-            in_tags = [self.tag_hits(w) for w in words]
-        while tagged:
-            low = tagged & -tagged
-            tagged ^= low
-            path = self.paths[low.bit_length() - 1]
-            # match_score of a tagged note, its two counts taken from the bit sets: the
-            # words it holds (keyword_match) and those its tags match (tag_match)
-            k = sum(1 for bits in held if bits & low) / n
-            g = min(sum(1 for bits in in_tags if bits & low) / n, 1.0)
-            s = max(k, (KEYWORD_WEIGHT * k + TAG_WEIGHT * g) / (KEYWORD_WEIGHT + TAG_WEIGHT))
-            if s >= RESTORE_THRESHOLD:
-                found.append((path, s, bool(low & named)))
-        found.sort(key=lambda ps: (-ps[1], ps[0]))
+            # match_score of a tagged note from two counts, both taken from bit sets: the
+            # query's words it holds (keyword_match: k of n) and those its tags match
+            # (tag_match: g of n); the notes of each (k, g) at once, as one score
+            by_tag = _at_least([self.tag_hits(w) & tagged for w in words])
+            for k in range(n, need - 1, -1):
+                holding = at[k] & ~at[k + 1] & tagged
+                if not holding:
+                    continue
+                kw = k / n
+                for g in range(n, -1, -1):
+                    bits = holding & by_tag[g] & ~by_tag[g + 1]
+                    if not bits:
+                        continue
+                    tw = min(g / n, 1.0)
+                    blend = (KEYWORD_WEIGHT * kw + TAG_WEIGHT * tw) / (KEYWORD_WEIGHT + TAG_WEIGHT)
+                    s = max(kw, blend)
+                    if s >= RESTORE_THRESHOLD:
+                        self._collect(bits, s, named, found)
+        found.sort(key=_best_first)
         return found
+
+    def best(self, query: str) -> list[tuple[str, float, bool]]:
+        """The first of :meth:`candidates` alone (none: ``[]``), found without listing the
+        others: all restore on demand looks at (:func:`memoryd.policy.replay.replay`'s
+        rule: only the best match is restored, and only when it is archived)."""
+        words = _words(query)
+        n = len(words)
+        if not n:
+            return []
+        at = _at_least([self.words.get(w, 0) for w in words])
+        top, top_bits = -1.0, 0  # the best score reached, and the notes scoring it
+        plain = ~self.tagged
+        for j in range(n, 0, -1):
+            share = j / n
+            if share < RESTORE_THRESHOLD:
+                break
+            bits = at[j] & ~at[j + 1] & plain
+            if bits:
+                top, top_bits = share, bits
+                break
+        need = words_needed(n)
+        tagged = at[need] & self.tagged
+        if tagged:  # (scored as candidates scores them)
+            by_tag = _at_least([self.tag_hits(w) & tagged for w in words])
+            for k in range(n, need - 1, -1):
+                holding = at[k] & ~at[k + 1] & tagged
+                if not holding:
+                    continue
+                kw = k / n
+                for g in range(n, -1, -1):
+                    bits = holding & by_tag[g] & ~by_tag[g + 1]
+                    if not bits:
+                        continue
+                    tw = min(g / n, 1.0)
+                    blend = (KEYWORD_WEIGHT * kw + TAG_WEIGHT * tw) / (KEYWORD_WEIGHT + TAG_WEIGHT)
+                    s = max(kw, blend)
+                    if s >= RESTORE_THRESHOLD and s >= top:
+                        top, top_bits = s, (top_bits | bits if s == top else bits)
+        if not top_bits:
+            return []
+        low = top_bits & -top_bits  # (ties in path order: the first path)
+        named = 0
+        for w in words:
+            if self.df.get(w, 0) <= DISTINCTIVE_NOTES:
+                named |= self.owned.get(w, 0)
+        return [(self.paths[low.bit_length() - 1], top, bool(low & named))]
 
     def _collect(
         self, bits: int, share: float, named: int, found: list[tuple[str, float, bool]]
@@ -240,6 +286,22 @@ class Matcher:
             low = bits & -bits
             bits ^= low
             found.append((self.paths[low.bit_length() - 1], share, bool(low & named)))
+
+
+def _at_least(sets: list[int]) -> list[int]:
+    """``at[j]``: the notes in at least ``j`` of ``sets`` (bit sets over the notes), for j
+    from 0 (every note: -1) to ``len(sets) + 1`` (none), counted a set at a time."""
+    n = len(sets)
+    at = [-1] + [0] * (n + 1)
+    for i, bits in enumerate(sets, 1):
+        if bits:
+            for j in range(i, 0, -1):
+                at[j] |= at[j - 1] & bits
+    return at
+
+
+def _best_first(found: tuple[str, float, bool]) -> tuple[float, str]:
+    return -found[1], found[0]
 
 
 # A tag up to this long is found by its substrings (Matcher.tag_hits); a longer one is

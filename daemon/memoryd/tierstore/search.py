@@ -11,10 +11,11 @@ the words occur, then by recency.
 
 from __future__ import annotations
 
-import functools
+import itertools
 import os
 import stat
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,33 +84,96 @@ def archive_brings_back(ranked: list[tuple[int, int]], limit: int) -> int:
 def archive_recall_picks(query: str, texts: Mapping[str, str], limit: int = 3) -> list[str]:
     """The archived notes (path → text) a recall with ``query``'s words would bring back,
     ranked as :func:`memoryd.tierstore.recall.search_archive` ranks them (the time each was
-    archived unknown: by path). Pure; what ``simulate``'s harm replay asks of recall."""
-    words = normalise_words([query])
-    if not words:
-        return []
-    fold = needs_unicode_fold(words)
-    needles = [w.encode("utf-8") for w in words]
-    found = []
-    for path, text in texts.items():
-        # (match_file's words found and their occurrences, the note's text lowered once
-        # for every search a replay asks of it: thousands, over the same notes)
-        hay = _archived_haystack(text, fold)
-        got = occ = 0
-        for wb in needles:
-            n = hay.count(wb)
-            if n:
-                got += 1
-                occ += n
-        if got:
-            found.append((-got, -occ, path))
-    found.sort()
-    n = archive_brings_back([(-w, -o) for w, o, _ in found], limit)
-    return [p for _, _, p in found[:n]]
+    archived unknown: by path). Pure; what ``simulate``'s harm replay asks of recall
+    (through :class:`ArchiveRecall`, which counts each word in each note once)."""
+    return ArchiveRecall()(query, texts, limit)
 
 
-@functools.lru_cache(maxsize=4096)
-def _archived_haystack(text: str, fold: bool) -> bytes:
-    return haystack(text.encode("utf-8"), fold)
+class ArchiveRecall:
+    """:func:`archive_recall_picks` for a replay that asks it of thousands of searches over
+    the same archived notes (``simulate``'s harm: 6,000 recalls of 150 to 700 notes each in
+    a heavy year, over 2,000 distinct words): how often each word occurs in each note's
+    text is counted once and kept, with the texts that hold it, so a recall ranks only the
+    notes holding one of its words. The same picks; only the counting is shared."""
+
+    def __init__(self) -> None:
+        # (word as bytes, folded or lowered) → (the note texts it was counted in, those of
+        # them holding it → its occurrences there)
+        self._counts: dict[tuple[bytes, bool], tuple[set[str], dict[str, int]]] = {}
+        # folded or lowered → note text → its bytes as match_file looks for words in them
+        self._haystacks: dict[bool, dict[str, bytes]] = {False: {}, True: {}}
+
+    def _holding(self, wb: bytes, fold: bool, texts: set[str]) -> dict[str, int]:
+        """Text → occurrences of ``wb`` in it, of the texts holding it among those counted
+        so far, ``texts`` counted first (in C: the word is asked of each text once)."""
+        counted, holding = self._counts.setdefault((wb, fold), (set(), {}))
+        new = texts - counted
+        if new:
+            hays = self._haystacks[fold]
+            for text in itertools.filterfalse(hays.__contains__, new):
+                hays[text] = haystack(text.encode("utf-8"), fold)  # (lowered once)
+            order = list(new)
+            occurrences = list(
+                map(bytes.count, map(hays.__getitem__, order), itertools.repeat(wb))
+            )
+            holding.update(itertools.compress(zip(order, occurrences, strict=True), occurrences))
+            counted.update(order)
+        return holding
+
+    def __call__(self, query: str, texts: Mapping[str, str], limit: int = 3) -> list[str]:
+        words = normalise_words([query])
+        if not words:
+            return []
+        fold = needs_unicode_fold(words)
+        pool = set(texts.values())
+        holding = [self._holding(w.encode("utf-8"), fold, pool) for w in words]
+        matched: set[str] = set()
+        for h in holding:
+            matched.update(pool.intersection(h))
+        found = []
+        for path, text in texts.items():
+            if text in matched:  # (match_file's words found, and their occurrences)
+                got = [n for h in holding if (n := h.get(text, 0))]
+                found.append((-len(got), -sum(got), path))
+        found.sort()
+        n = archive_brings_back([(-w, -o) for w, o, _ in found], limit)
+        return [p for _, _, p in found[:n]]
+
+    def reaches(
+        self, query: str, path: str, text: str, among: Callable[[], Mapping[str, str]],
+        limit: int = 3,
+    ) -> bool:  # fmt: skip
+        """Whether the note ``path`` (its ``text``) is among those recall brings back from
+        ``among()`` (the archived notes' texts, ``path`` with them): ``path in self(query,
+        among(), limit)``, neither asked when the note holds none of the words (it is then no
+        match at all: most of what a replay asks)."""
+        words = normalise_words([query])
+        if not words:
+            return False
+        fold = needs_unicode_fold(words)
+        if not any(text in self._holding(w.encode("utf-8"), fold, {text}) for w in words):
+            return False
+        texts = among()
+        pool = set(texts.values())
+        if len(pool) != len(texts) or texts.get(path) != text:  # (two notes of one text)
+            return path in self(query, texts, limit)
+        holding = [self._holding(w.encode("utf-8"), fold, pool) for w in words]
+        held: Counter[str] = Counter()  # text → how many of the words it holds
+        for h in holding:
+            held.update(pool.intersection(h))
+        if len(held) <= limit:  # (every match brought back, this one among them)
+            return True
+        # more matches than the limit: only a leader clearly ahead of the runner-up
+        mine = held[text]
+        if max(held.values()) > mine:
+            return False
+        rivals = [t for t, n in held.items() if n == mine and t != text]
+        if not rivals:  # (more of the words than any other: clearly ahead)
+            return True
+        occ = sum(h.get(text, 0) for h in holding)
+        best = max(sum(h.get(t, 0) for h in holding) for t in rivals)
+        # (as many words and occurrences as a rival: whichever path leads, by no margin)
+        return best < occ and clearly_ahead((mine, occ), (mine, best))
 
 
 def haystack(data: bytes, fold: bool) -> bytes:
