@@ -285,9 +285,11 @@ def test_markers_set_around_or_into_a_line_the_user_had_never_take_it(install, h
     doc = _json(env, "promote", "--handoff")
     tea = _item(doc, "memory/tea.md")
     if how == "markers around the user's line":
-        wrapped = f"{tea['marker']}\n- Ana runs the boat club.\n- Ana prefers green tea. {tea['closing']}\n"
+        mine = "- Ana prefers green tea."
+        wrapped = f"{tea['marker']}\n- Ana runs the boat club.\n{mine} {tea['closing']}\n"
     else:
-        wrapped = f"{tea['marker']} - Ana runs the boat club; she likes green tea. {tea['closing']}\n"
+        merged = "- Ana runs the boat club; she likes green tea."
+        wrapped = f"{tea['marker']} {merged} {tea['closing']}\n"
     memory.write_text(memory.read_text().replace("- Ana runs the boat club.\n", wrapped))
     written = memory.read_text()
     _json(env, "promote", "--settle", doc["run"], "--status", "ok")
