@@ -176,11 +176,14 @@ def _written_anew(
     UTF-8 (read as lone surrogates), which the journal could not hold byte for byte."""
     if old and not old[-1].endswith(("\n", "\r")):
         old = [*old[:-1], old[-1] + "\n"]  # (a last line ended since: the same line)
-    inserted = [False] * len(new)
-    for op, _i1, _i2, j1, j2 in _opcodes(old, new):
-        if op == "insert":
-            for j in range(j1, j2):
-                inserted[j] = True
+    mine: set[int] = set()
+    for _, b, e in blocks:
+        mine.update(range(b, e))
+    rest = [ln for j, ln in enumerate(new) if j not in mine and ln.strip()]
+    if rest == [ln for ln in old if ln.strip()]:
+        inserted = [True] * len(new)  # nothing else changed but blank lines: no diff needed
+    else:
+        inserted = _inserted(old, new)
     out = []
     for source, b, e in blocks:
         if not all(inserted[b:e]):
@@ -191,6 +194,16 @@ def _written_anew(
             continue
         out.append((source, b, e))
     return out
+
+
+def _inserted(old: list[str], new: list[str]) -> list[bool]:
+    """For each line of ``new``, whether the line diff from ``old`` inserted it."""
+    inserted = [False] * len(new)
+    for op, _i1, _i2, j1, j2 in _opcodes(old, new):
+        if op == "insert":
+            for j in range(j1, j2):
+                inserted[j] = True
+    return inserted
 
 
 def core(piece: str) -> str:
