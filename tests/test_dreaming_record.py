@@ -288,3 +288,16 @@ def test_the_recorded_cron_state_says_no_sweep_runs(tmp_path: Path):
     assert dreaming_sweep(state) is None
     (state / "state" / "openclaw.sqlite").write_bytes(b"not a database")
     assert dreaming_sweep(state) is None  # unreadable: says nothing (the lock still guards)
+
+
+@pytest.mark.parametrize("state_json", ["null", "[]", '"x"', "7"])
+def test_a_dreaming_job_state_of_another_shape_says_nothing(tmp_path: Path, state_json: str):
+    """A gateway database of another version or a damaged one: no sweep seen, no traceback
+    (retire and promote go on, the write lock still guards the write itself)."""
+    state = tmp_path / "state"
+    sweep_running(state, os.getpid())
+    assert dreaming_sweep(state) is not None
+    with sqlite3.connect(state / "state" / "openclaw.sqlite") as conn:
+        conn.execute("UPDATE cron_jobs SET state_json = ?", (state_json,))
+    conn.close()
+    assert dreaming_sweep(state) is None

@@ -121,7 +121,9 @@ def dreaming_sweep(state_dir: Path) -> str | None:
                 state = json.loads(state_json or "{}")
             except ValueError:
                 continue
-            receipt = state.get("runningReceiptId") if isinstance(state, dict) else None
+            if not isinstance(state, dict):
+                continue  # (another shape: says nothing)
+            receipt = state.get("runningReceiptId")
             if not state.get("runningAtMs") or not isinstance(receipt, str):
                 continue
             row = conn.execute(
