@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from .score import Document, keyword_match, tag_match, tokens
 
@@ -210,26 +210,8 @@ class Matcher:
                 break
             self._collect(at[j] & ~at[j + 1] & plain, share, named, found)
         need = words_needed(n)
-        tagged = at[need] & self.tagged
-        if tagged:
-            # match_score of a tagged note from two counts, both taken from bit sets: the
-            # query's words it holds (keyword_match: k of n) and those its tags match
-            # (tag_match: g of n); the notes of each (k, g) at once, as one score
-            by_tag = _at_least([self.tag_hits(w) & tagged for w in words])
-            for k in range(n, need - 1, -1):
-                holding = at[k] & ~at[k + 1] & tagged
-                if not holding:
-                    continue
-                kw = k / n
-                for g in range(n, -1, -1):
-                    bits = holding & by_tag[g] & ~by_tag[g + 1]
-                    if not bits:
-                        continue
-                    tw = min(g / n, 1.0)
-                    blend = (KEYWORD_WEIGHT * kw + TAG_WEIGHT * tw) / (KEYWORD_WEIGHT + TAG_WEIGHT)
-                    s = max(kw, blend)
-                    if s >= RESTORE_THRESHOLD:
-                        self._collect(bits, s, named, found)
+        for bits, s in self._tagged_scores(words, at, need):
+            self._collect(bits, s, named, found)
         found.sort(key=_best_first)
         return found
 
@@ -253,23 +235,9 @@ class Matcher:
                 top, top_bits = share, bits
                 break
         need = words_needed(n)
-        tagged = at[need] & self.tagged
-        if tagged:  # (scored as candidates scores them)
-            by_tag = _at_least([self.tag_hits(w) & tagged for w in words])
-            for k in range(n, need - 1, -1):
-                holding = at[k] & ~at[k + 1] & tagged
-                if not holding:
-                    continue
-                kw = k / n
-                for g in range(n, -1, -1):
-                    bits = holding & by_tag[g] & ~by_tag[g + 1]
-                    if not bits:
-                        continue
-                    tw = min(g / n, 1.0)
-                    blend = (KEYWORD_WEIGHT * kw + TAG_WEIGHT * tw) / (KEYWORD_WEIGHT + TAG_WEIGHT)
-                    s = max(kw, blend)
-                    if s >= RESTORE_THRESHOLD and s >= top:
-                        top, top_bits = s, (top_bits | bits if s == top else bits)
+        for bits, s in self._tagged_scores(words, at, need):
+            if s >= top:
+                top, top_bits = s, (top_bits | bits if s == top else bits)
         if not top_bits:
             return []
         low = top_bits & -top_bits  # (ties in path order: the first path)
@@ -278,6 +246,34 @@ class Matcher:
             if self.df.get(w, 0) <= DISTINCTIVE_NOTES:
                 named |= self.owned.get(w, 0)
         return [(self.paths[low.bit_length() - 1], top, bool(low & named))]
+
+    def _tagged_scores(
+        self, words: tuple[str, ...], at: list[int], need: int
+    ) -> Iterator[tuple[int, float]]:
+        """(notes, score) of the tagged notes scoring at least :data:`RESTORE_THRESHOLD`.
+
+        match_score of a tagged note from two counts, both taken from bit sets: the query's
+        words it holds (keyword_match: k of n) and those its tags match (tag_match: g of n);
+        the notes of each (k, g) at once, as one score."""
+        n = len(words)
+        tagged = at[need] & self.tagged
+        if not tagged:
+            return
+        by_tag = _at_least([self.tag_hits(w) & tagged for w in words])
+        for k in range(n, need - 1, -1):
+            holding = at[k] & ~at[k + 1] & tagged
+            if not holding:
+                continue
+            kw = k / n
+            for g in range(n, -1, -1):
+                bits = holding & by_tag[g] & ~by_tag[g + 1]
+                if not bits:
+                    continue
+                tw = min(g / n, 1.0)
+                blend = (KEYWORD_WEIGHT * kw + TAG_WEIGHT * tw) / (KEYWORD_WEIGHT + TAG_WEIGHT)
+                s = max(kw, blend)
+                if s >= RESTORE_THRESHOLD:
+                    yield bits, s
 
     def _collect(
         self, bits: int, share: float, named: int, found: list[tuple[str, float, bool]]
