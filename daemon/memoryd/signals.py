@@ -487,6 +487,16 @@ def sorted_times_of_strong(rows: Iterable[tuple[str, float, Any]]) -> KeptTimes:
     """(path → its times, path → its strong times), each sorted, from (path, time, strong)
     rows as :func:`memoryd.strength.load_strong_times` reads them (dated, capped and judged
     already; strong when the third is true). Pure."""
+    times, strong = times_of_strong(rows)
+    for lst in times.values():
+        lst.sort()
+    for lst in strong.values():
+        lst.sort()
+    return times, strong
+
+
+def times_of_strong(rows: Iterable[tuple[str, float, Any]]) -> KeptTimes:
+    """:func:`sorted_times_of_strong`'s two maps, the times unsorted. Pure."""
     times: dict[str, list[float]] = {}
     strong: dict[str, list[float]] = {}
     for path, ts, is_strong in rows:
@@ -499,10 +509,6 @@ def sorted_times_of_strong(rows: Iterable[tuple[str, float, Any]]) -> KeptTimes:
             if lst is None:
                 lst = strong[path] = []
             lst.append(ts)
-    for lst in times.values():
-        lst.sort()
-    for lst in strong.values():
-        lst.sort()
     return times, strong
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
-from ..signals import FileSignals, Snapshot
+from ..signals import FileSignals, Snapshot, times_of_strong
 from . import expire as expire_policy
 from . import score as score_policy
 
@@ -180,27 +180,6 @@ def _hit_times(
         rows = snap.hit_rows(None if only is None else [only])
         return hit_times_by_file(rows, snap.now, only=only)
     return times_of_strong(kept)
-
-
-def times_of_strong(
-    rows: Sequence[tuple[str, float, Any]],
-) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
-    """What :func:`hit_times_by_file` gives, from (path, time, strong) rows as
-    :func:`memoryd.strength.load_strong_times` reads them (dated, capped and judged
-    already). Pure; the times are unsorted."""
-    times: dict[str, list[float]] = {}
-    strong: dict[str, list[float]] = {}
-    for path, ts, is_strong in rows:
-        lst = times.get(path)
-        if lst is None:
-            lst = times[path] = []
-        lst.append(ts)
-        if is_strong:
-            lst = strong.get(path)
-            if lst is None:
-                lst = strong[path] = []
-            lst.append(ts)
-    return times, strong
 
 
 def hit_times_by_file(
