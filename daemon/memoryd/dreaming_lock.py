@@ -32,6 +32,8 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
+from .plugin_seen import process_runs
+
 DREAMING_JOB = "memory-core:memory-dreaming-promotion"  # the managed job's declaration_key
 
 
@@ -59,20 +61,10 @@ def _start_time(pid: int) -> int | None:
 def _holder_alive(pid: int, recorded: object) -> bool:
     """Whether ``pid`` runs and is the process that recorded ``recorded`` as its start time
     (when it recorded one and this system can tell)."""
-    if pid <= 0 or not _alive(pid):
+    if pid <= 0 or not process_runs(pid):
         return False
     now = _start_time(pid) if isinstance(recorded, int) else None
     return now is None or now == recorded  # (another start time: the pid was reused)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def dreaming_writer(state_dir: Path, workspace: Path) -> str | None:
