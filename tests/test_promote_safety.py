@@ -18,29 +18,17 @@ from pathlib import Path
 import pytest
 
 from memoryd import faults
-from support import transcripts as tx
 from support.inprocess import memoryd as run_memoryd
+from support.promote_install import MEMORY, promote_install
 
 pytestmark = pytest.mark.subprocess
 
-NOW = 1_796_000_000.0
-MEMORY = "# Long-term memory\n\n## People\n- Ana runs the boat club.\n\n## Food\n- No coriander.\n"
 RETRO = Path("skills") / "deploy" / "docs" / "retrospect.md"
 
 
 @pytest.fixture
 def install(tmp_path: Path):
-    _, ws, cfg = tx.make_install(tmp_path, [])
-    (ws / "memory").mkdir()
-    (ws / "memory" / "deploy.md").write_text("# Deploy\n\n1. build\n2. push\n3. restart\n")
-    (ws / "memory" / "tea.md").write_text("# Tea\n\nAna prefers green tea, no sugar.\n")
-    (ws / "MEMORY.md").write_text(MEMORY, encoding="utf-8")
-    (ws / "skills" / "deploy").mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
-    env.update(MEMORYD_CONFIG=str(cfg), MEMORYD_NOW=str(NOW))
-    for rel in ("memory/deploy.md", "memory/tea.md"):
-        assert run_memoryd(["mark", rel], env=env).returncode == 0
-    return ws, env
+    return promote_install(tmp_path)
 
 
 def _json(env, *args):
