@@ -19,7 +19,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ import pytest
 
 from live.check import memoryd
 from live.dreaming_live import FIXTURE, analyze, versions
-from live.sections_live import sections_of, tool_results
+from live.sections_live import sections_of, tool_results, unpack_run
 from memoryd.dreaming_lock import _start_time, dreaming_sweep, dreaming_writer, promotion_lock_path
 from memoryd.policy.retire_plan import DREAMING, why_kept
 from memoryd.section_map import FileIndex, chunk_anchor, parse_sections, place
@@ -37,12 +36,7 @@ pytestmark = pytest.mark.subprocess
 
 def unpack(dest: Path) -> Path:
     """The run in ``dest``, openclaw.json naming the workspace where it now is."""
-    with tarfile.open(FIXTURE / "run.tar.xz", "r:xz") as tar:
-        tar.extractall(dest, filter="data")
-    old = json.loads((FIXTURE / "recorded.json").read_text())["recorded_root"]
-    config = dest / "install" / "state" / "openclaw.json"
-    config.write_text(config.read_text(encoding="utf-8").replace(old, str(dest)), encoding="utf-8")
-    return dest
+    return unpack_run(FIXTURE, dest)
 
 
 def said(out: str) -> dict[str, Any]:

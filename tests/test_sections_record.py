@@ -8,24 +8,18 @@ exactly what the gateway left out of the new session's request."""
 from __future__ import annotations
 
 import json
-import tarfile
 from pathlib import Path
 
 import pytest
 
-from live.sections_live import FIXTURE, analyze, versions
+from live.sections_live import FIXTURE, analyze, unpack_run, versions
 
 pytestmark = pytest.mark.subprocess
 
 
 def unpack(dest: Path) -> Path:
     """The run in ``dest``, openclaw.json naming the workspace where it now is."""
-    with tarfile.open(FIXTURE / "run.tar.xz", "r:xz") as tar:
-        tar.extractall(dest, filter="data")
-    old = json.loads((FIXTURE / "recorded.json").read_text())["recorded_root"]
-    config = dest / "install" / "state" / "openclaw.json"
-    config.write_text(config.read_text(encoding="utf-8").replace(old, str(dest)), encoding="utf-8")
-    return dest
+    return unpack_run(FIXTURE, dest)
 
 
 def test_the_recorded_run_gives_every_section_its_hits_and_the_cut_the_gateway_made(

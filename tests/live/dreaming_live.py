@@ -30,7 +30,6 @@ checks a recording made before again.
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import sys
 import tarfile
@@ -40,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .check import memoryd, write_config
+from .check import memoryd
 from .install import ensure_openclaw
 from .model_server import ScriptedModel
 from .openclaw import (
@@ -53,7 +52,7 @@ from .openclaw import (
     write_notes,
 )
 from .record import search
-from .sections_live import tool_results, truth_hits
+from .sections_live import memoryd_sections, section_hits, tool_results, truth_hits
 
 ANIMALS = ["wombat", "quokka", "narwhal", "pangolin", "okapi", "axolotl", "tapir", "kinkajou",
            "capybara", "ocelot", "dugong", "fossa"]
@@ -241,15 +240,10 @@ def main(argv: list[str]) -> int:
 
 def analyze(work: Path, versions: list[str]) -> int:
     """memoryd on the recorded install against what OpenClaw sent the model."""
-    md = work / "md"
-    shutil.rmtree(md, ignore_errors=True)
-    cfg = write_config(work / "install", md)
-    proc = memoryd(cfg, "sections", "MEMORY.md", "--json")
-    if proc.returncode != 0:
-        print(proc.stderr, file=sys.stderr)
+    cfg, doc = memoryd_sections(work)
+    if doc is None:
         return 1
-    doc = json.loads(proc.stdout)
-    got = {s["heading"]: s["hits_total"] for s in doc["sections"] if s["hits_total"]}
+    got = section_hits(doc)
     results = tool_results(work / "logs" / "requests.jsonl")
     want, failures = truth_hits(results, versions)
     if got != want:

@@ -190,18 +190,42 @@ def main(argv: list[str]) -> int:
     return found
 
 
-def analyze(work: Path, log: Path, versions: list[str]) -> int:
-    """memoryd on the recorded install against what OpenClaw sent the model."""
-    v3 = versions[-1]
+def memoryd_sections(work: Path) -> tuple[Path, dict[str, Any] | None]:
+    """memoryd's config for the recorded install in ``work`` (its state made afresh) and
+    what ``memoryd sections MEMORY.md --json`` answers there (None: it failed, said)."""
     md = work / "md"
     shutil.rmtree(md, ignore_errors=True)
     cfg = write_config(work / "install", md)
     proc = memoryd(cfg, "sections", "MEMORY.md", "--json")
     if proc.returncode != 0:
         print(proc.stderr, file=sys.stderr)
+        return cfg, None
+    return cfg, json.loads(proc.stdout)
+
+
+def section_hits(doc: dict[str, Any]) -> dict[str, int]:
+    """heading → hits, of the sections ``memoryd sections`` credited with any."""
+    return {s["heading"]: s["hits_total"] for s in doc["sections"] if s["hits_total"]}
+
+
+def unpack_run(fixture: Path, dest: Path) -> Path:
+    """A recorded run (``fixture``'s ``run.tar.xz``) in ``dest``, openclaw.json naming the
+    workspace where it now is."""
+    with tarfile.open(fixture / "run.tar.xz", "r:xz") as tar:
+        tar.extractall(dest, filter="data")
+    old = json.loads((fixture / "recorded.json").read_text())["recorded_root"]
+    config = dest / "install" / "state" / "openclaw.json"
+    config.write_text(config.read_text(encoding="utf-8").replace(old, str(dest)), encoding="utf-8")
+    return dest
+
+
+def analyze(work: Path, log: Path, versions: list[str]) -> int:
+    """memoryd on the recorded install against what OpenClaw sent the model."""
+    v3 = versions[-1]
+    cfg, doc = memoryd_sections(work)
+    if doc is None:
         return 1
-    doc = json.loads(proc.stdout)
-    got = {s["heading"]: s["hits_total"] for s in doc["sections"] if s["hits_total"]}
+    got = section_hits(doc)
     results = tool_results(log)
     want, notes = truth_hits(results, versions)
     failures = list(notes)
