@@ -129,3 +129,36 @@ def test_extra_paths_are_keyed_as_openclaw_names_them(raw: str, key: str | None)
     assert classify_result_path(raw, "/w/ws", None, extra) == key
     if key is not None and key != "USER.md":
         assert classify_result_path(raw, "/w/ws", None, ()) is None  # (not without the setting)
+
+
+def test_an_archive_openclaw_indexes_is_counted_and_never_archived_again(tmp_path: Path) -> None:
+    """``memory.search.extraPaths: ["memory-archive"]`` (OpenClaw then finds and reads archived
+    notes, tests/live/OBSERVED.md): a hit on an archived copy counts under the name OpenClaw
+    gives it, and no expire moves a note already in the archive a second time."""
+    ws, _shared, env = _install(tmp_path)
+    cfg = tmp_path / "state" / "openclaw.json"
+    doc = json.loads(cfg.read_text())
+    doc["memory"]["search"]["extraPaths"].append("memory-archive")
+    cfg.write_text(json.dumps(doc))
+    earlier = ws / "memory-archive" / "2026-01" / "memory" / "aviary.md"
+    earlier.parent.mkdir(parents=True)
+    earlier.write_text("# Aviary\n\nThe zebrafinch aviary door sticks.\n", encoding="utf-8")
+    os.utime(earlier, (OLD, OLD))
+    sessions = tmp_path / "state" / "agents" / "main" / "sessions"
+    (sessions / "s2.jsonl").write_bytes(b"".join([
+        tx.header("s2"), tx.call("d1"),
+        tx.result("d1", tx.search_payload(["memory-archive/2026-01/memory/aviary.md"])),
+    ]))
+
+    r = run_memoryd(("hits", "--all", "--json"), env=env)
+    assert r.returncode == 0, r.stderr
+    got = {f["path"]: f["hits"] for f in json.loads(r.stdout)["files"]}
+    assert got["memory-archive/2026-01/memory/aviary.md"] == 1
+
+    for _ in range(2):  # the second run finds memory/old.md in the archive: it stays there
+        r = run_memoryd(("expire", "--force"), env=env)
+        assert r.returncode == 0, r.stderr
+    archived = sorted(p.relative_to(ws).as_posix() for p in (ws / "memory-archive").rglob("*.md"))
+    assert "memory-archive/2026-01/memory/aviary.md" in archived
+    assert len(archived) == 2 and any(a.endswith("/memory/old.md") for a in archived), archived
+    assert earlier.read_text(encoding="utf-8").startswith("# Aviary")
