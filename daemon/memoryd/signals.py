@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .config import Config, Paths, schedule_timezone
+from .files_seen import first_seen_of
 from .fsutil import read_note
 from .hit_counts import CLOCK_SKEW, HitTally, hit_counts, hits_since
 from .kept_strength import strengths_kept
@@ -748,24 +749,7 @@ class Snapshot:
         return list(found)
 
 
-SEEN_SINCE_META = "files.seen_since"  # the first run that listed the files (the baseline)
 FIRST_SEEN = "first seen"  # FileSignals.created_from when the age counts from that
-
-
-def first_seen_of(store: Store) -> tuple[dict[str, float], float | None]:
-    """(path → when expire first listed it, the baseline time or None before any run)."""
-    import sqlite3
-
-    try:
-        since = store.get_meta(SEEN_SINCE_META)
-        rows = store.conn.execute("SELECT path, first_seen FROM files_seen").fetchall()
-    except sqlite3.Error:  # a database not migrated yet (read-only): no baseline
-        return {}, None
-    try:
-        baseline = float(since) if since is not None else None
-    except ValueError:
-        baseline = None
-    return {str(p): float(t) for p, t in rows}, baseline
 
 
 def with_first_seen(
@@ -785,18 +769,6 @@ def with_first_seen(
             sig = dataclasses.replace(sig, created=first, created_from=FIRST_SEEN)
         out.append(sig)
     return out
-
-
-def record_first_seen(store: Store, rels: Iterable[str], now: float) -> None:
-    """Note the files expire lists now that it had not listed before (the first call sets
-    the baseline). Called by the runs that act (not dry runs: they change nothing)."""
-    with store.transaction():
-        if store.get_meta(SEEN_SINCE_META) is None:
-            store.set_meta(SEEN_SINCE_META, repr(now))
-        store.conn.executemany(
-            "INSERT OR IGNORE INTO files_seen(path, first_seen) VALUES (?, ?)",
-            [(rel, now) for rel in rels],
-        )
 
 
 def snapshot(cfg: Config, paths: Paths, store: Store, now: float) -> Snapshot:

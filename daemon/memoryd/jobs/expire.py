@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, Paths
+from ..files_seen import record_first_seen
 from ..move_files import MoveError
 from ..move_journal import (
     RESTORE_ON_DEMAND_BATCH,
@@ -29,7 +30,7 @@ from ..own_history import learned_policy, record_calibration
 from ..policy import rails
 from ..policy.expire_plan import ExpirePlan, PlanItem, build_plan
 from ..results import JobOutcome
-from ..signals import DAY, Snapshot, record_first_seen, snapshot
+from ..signals import DAY, Snapshot, snapshot
 from ..store import Store
 from ..workspace import relative_to_workspace
 
