@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 class MoveRecord(NamedTuple):
     """One journal entry, as stored (a named tuple: `status` reads the journal through this
-    module without importing dataclasses, tests/test_startup.py)."""
+    module without importing dataclasses, tests/project/test_startup.py)."""
 
     id: int
     batch: str

@@ -12,7 +12,7 @@ A strong hit (retrieved first, or read) is what the expire policies count
 ``memoryd explain`` prints; :func:`strength_pairs` is the one rule, over rows
 already read, and :func:`load_hit_rows` the one query that reads them. The expire plan
 asks only "strong or not" of every row, by :func:`strong_flags`: the same rule in one pass
-(tests/test_explain_one_file.py holds it to ``strength_pairs``, and
+(tests/lifecycle/test_explain_one_file.py holds it to ``strength_pairs``, and
 bench/plan_against_base.py, by hand, the plan to the one made before it).
 """
 

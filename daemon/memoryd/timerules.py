@@ -20,10 +20,10 @@ The cron reading is APScheduler's reading of an expression:
   readings fire, a time skipped when DST starts fires at the same reading on the old offset
   (``02:30`` → ``03:30``).
 
-A test (``tests/test_cron.py``) checks :func:`next_fire` against a minute-by-minute search and
-against ``CronTrigger.get_next_fire_time`` over generated expressions, zones and instants. The
-daemon fires by :func:`next_fire` too (:mod:`memoryd.service.cron_trigger`), so ``status``
-shows what it fires.
+A test (``tests/service/test_cron.py``) checks :func:`next_fire` against a minute-by-minute
+search and against ``CronTrigger.get_next_fire_time`` over generated expressions, zones and
+instants. The daemon fires by :func:`next_fire` too (:mod:`memoryd.service.cron_trigger`), so
+``status`` shows what it fires.
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ memoryd then scans the install and ``memoryd sections MEMORY.md --json`` must gi
 section exactly the hits the truth gives (each ``memory_search`` result on MEMORY.md the model
 was sent, credited to the sections its ``startLine``..``endLine`` covered in the version of the
 file its snippet came from), none unplaced. Takes a few minutes; ``record`` also packs the run
-into ``tests/fixtures/openclaw-dreaming/2026.9.6/`` for tests/test_dreaming_record.py; a folder
-checks a recording made before again.
+into ``tests/fixtures/openclaw-dreaming/2026.9.6/`` for tests/lifecycle/test_dreaming_record.py;
+a folder checks a recording made before again.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 One install, one gateway, the scripted model; every phase's facts go into one record
 (``record.json``), which :func:`problems` judges. The live run (``python -m
 tests.live.plugin_live check``, part of ``python -m tests.live check``) judges a fresh
-record; the default suite (tests/test_plugin_record.py) judges the committed one and
+record; the default suite (tests/plugin/test_plugin_record.py) judges the committed one and
 replays its transcripts through memoryd's scanner, without Node.
 
 Phases:

@@ -128,7 +128,7 @@ def versions() -> list[str]:
 
 
 def pack(work: Path, dest: Path) -> None:
-    """A recorded run as the suite replays it (tests/test_sections_record.py): OpenClaw's
+    """A recorded run as the suite replays it (tests/lifecycle/test_sections_record.py): OpenClaw's
     config and session store, the workspace, the model's request log, and the folder it was
     recorded in (openclaw.json names the workspace by its absolute path)."""
     dest.mkdir(parents=True, exist_ok=True)

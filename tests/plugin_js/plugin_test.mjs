@@ -1,4 +1,4 @@
-// The plugin's JavaScript without OpenClaw: run by tests/test_plugin_js.py with any Node >= 18
+// The plugin's JavaScript without OpenClaw: run by tests/plugin/test_plugin_js.py with any Node >= 18
 // (`node --test tests/plugin_js/plugin_test.mjs PLUGIN_DIR`). A fake `api` records what
 // register() registers; "memoryd" is a small shell script that answers as memoryd would.
 import assert from "node:assert/strict";

@@ -2,7 +2,7 @@
 
 Imported as ``support`` (pytest puts tests/ on ``sys.path``; the bench scripts add it), so
 an installed memoryd has none of it, and nothing in ``daemon/`` may import it
-(``tests/test_layers.py`` checks).
+(``tests/project/test_layers.py`` checks).
 
 - :mod:`support.openclaw_store` writes an install's conversations in the layout of
   OpenClaw's SQLite transcript store (schemas 13, 22 and 24) and replays what OpenClaw does to
@@ -11,7 +11,8 @@ an installed memoryd has none of it, and nothing in ``daemon/`` may import it
   generate year-long hit histories with a known need behind every search, for replaying expire
   policies; :mod:`support.history_checks` the checks each family's tests run on them;
 - everything two test modules share, since no test module imports another
-  (``tests/test_layers.py`` checks): :mod:`support.transcripts` (OpenClaw's transcript lines),
+  (``tests/project/test_layers.py`` checks): :mod:`support.transcripts` (OpenClaw's transcript
+  lines),
   :mod:`support.inprocess` (the command in the pytest process), :mod:`support.daemon_harness`
   (the daemon as a child), the installs :mod:`support.scanner_install`,
   :mod:`support.agent_rows`, :mod:`support.scan_runs`, :mod:`support.fidelity_install`,

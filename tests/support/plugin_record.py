@@ -1,7 +1,7 @@
 """The judge of a live run of memoryd's OpenClaw plugin (issue 21): pure, no Node.
 
 ``tests/live/plugin_live.py`` records what the real OpenClaw did with the plugin; the live
-run and the default suite's replay (``tests/test_plugin_record.py``) both ask
+run and the default suite's replay (``tests/plugin/test_plugin_record.py``) both ask
 :func:`problems` whether that record shows everything the issue asks for.
 """
 

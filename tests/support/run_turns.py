@@ -1,6 +1,6 @@
 """A session with the user's turns and runs' turns (a cron job pinned to it, the heartbeat),
-as OpenClaw's JSONL writes them (tests/live/OBSERVED.md): for tests/test_run_turns.py and
-the forked helper's test in tests/test_scan_helper.py."""
+as OpenClaw's JSONL writes them (tests/live/OBSERVED.md): for tests/ingest/test_run_turns.py and
+the forked helper's test in tests/ingest/test_scan_helper.py."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 A one-shot command imports only its own module (:func:`groups_for`), so it starts fast;
 ``--help``, a typo or a command missing here import every module. Each module's
-``register(sub)`` adds its commands' parsers; ``tests/test_cli.py`` checks that they add
+``register(sub)`` adds its commands' parsers; ``tests/cli/test_cli.py`` checks that they add
 exactly the names this table gives them.
 """
 

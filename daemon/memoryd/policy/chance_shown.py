@@ -1,7 +1,7 @@
 """How precisely a chance may be shown : a percent, a band, "uncertain".
 
 Its own module, importing next to nothing, because ``memoryd status`` asks it and a read
-command imports only what it uses (tests/test_startup.py); :mod:`memoryd.policy.calibration`
+command imports only what it uses (tests/project/test_startup.py); :mod:`memoryd.policy.calibration`
 re-exports it for the rest.
 """
 

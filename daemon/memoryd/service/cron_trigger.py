@@ -5,7 +5,7 @@ the fire after ``0 0 * * *``'s midnight on 2026-03-29 in Berlin (or 2026-03-08 i
 it answers the 31st (the 10th), so a job scheduled before the change's hour that day would
 skip the next day entirely, and ``status`` (which reads :func:`memoryd.timerules.next_fire`) would
 name a time the daemon never fires. The daemon therefore asks :func:`memoryd.timerules.next_fire`,
-whose reading ``tests/test_cron.py`` checks against a minute-by-minute search, and uses
+whose reading ``tests/service/test_cron.py`` checks against a minute-by-minute search, and uses
 APScheduler only to wait, run and coalesce. Imported inside the daemon only (APScheduler
 stays out of one-shot commands).
 """
@@ -58,7 +58,7 @@ def build_triggers(cfg: Config, tz: tzinfo) -> dict[str, WallClockCron]:
 
     The expressions were checked when the configuration loaded (:func:`memoryd.config.
     job_schedules`, which accepts exactly what APScheduler's ``CronTrigger`` accepts: a
-    property test in ``tests/test_cron.py`` checks that). A job whose schedule is ``"off"``
+    property test in ``tests/service/test_cron.py`` checks that). A job whose schedule is ``"off"``
     gets no trigger: the daemon neither fires it nor catches it up, and ``status`` says "off".
     """
     return {

@@ -18,7 +18,7 @@ from live.plugin_cost import chat_bodies, cost, directory_line, notes_block, par
 
 pytestmark = pytest.mark.unit
 
-FIXTURES = Path(__file__).parent / "fixtures" / "openclaw-plugin" / "2026.9.6"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openclaw-plugin" / "2026.9.6"
 SCHEMA = {
     "type": "function",
     "function": {

@@ -18,7 +18,7 @@ from memoryd.commands.plugin import plugin_dir
 
 pytestmark = pytest.mark.subprocess
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[1]  # tests/
 
 
 def find_node() -> str | None:

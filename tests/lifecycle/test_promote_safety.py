@@ -51,6 +51,14 @@ def _candidates(env) -> list[str]:
     return [c["path"] for c in _json(env, "promote", "--no-scan")["candidates"]]
 
 
+def _tea_promoted(ws: Path, env) -> Path:
+    """A run handed off, its tea entry written into MEMORY.md, settled: MEMORY.md."""
+    doc = _json(env, "promote", "--handoff")
+    _append(ws / "MEMORY.md", _entry(doc, "memory/tea.md", "- tea"))
+    _json(env, "promote", "--settle", doc["run"], "--status", "ok")
+    return ws / "MEMORY.md"
+
+
 def test_an_edit_made_while_the_run_was_out_survives_the_undo(install):
     ws, env = install
     memory = ws / "MEMORY.md"
@@ -208,10 +216,7 @@ def test_two_settles_at_once_record_each_entry_once(install, monkeypatch):
 @pytest.mark.crash
 def test_an_undo_killed_after_its_rewrite_of_an_edited_file_is_finished_next_time(install):
     ws, env = install
-    memory = ws / "MEMORY.md"
-    doc = _json(env, "promote", "--handoff")
-    _append(memory, _entry(doc, "memory/tea.md", "- tea"))
-    _json(env, "promote", "--settle", doc["run"], "--status", "ok")
+    memory = _tea_promoted(ws, env)
     memory.write_text(memory.read_text().replace("# Long-term memory", "# Memory"))
     killed = run_memoryd(["restore", "--last"], env={**env, "MEMORYD_FAULT": "promote.swapped:1"})
     assert killed.returncode == -9, killed.stderr
@@ -223,10 +228,7 @@ def test_an_undo_killed_after_its_rewrite_of_an_edited_file_is_finished_next_tim
 
 def test_where_names_cannot_be_swapped_a_racing_save_is_kept(install):
     ws, env = install
-    memory = ws / "MEMORY.md"
-    doc = _json(env, "promote", "--handoff")
-    _append(memory, _entry(doc, "memory/tea.md", "- tea"))
-    _json(env, "promote", "--settle", doc["run"], "--status", "ok")
+    memory = _tea_promoted(ws, env)
     saves: list[int] = []
 
     def no_swap(*_):

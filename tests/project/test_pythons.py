@@ -20,7 +20,7 @@ import pytest
 
 pytestmark = pytest.mark.unit
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
@@ -51,7 +51,10 @@ def module_names() -> list[str]:
         if parts[0] in ("fixtures", "plugin_js"):
             continue  # data, not imported
         dotted = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        names += [dotted, f"tests.{dotted}"] if parts[0] in ("live", "support") else [dotted]
+        if (ROOT / "tests" / parts[0] / "__init__.py").exists():  # a package: live, support
+            names += [dotted, f"tests.{dotted}"]
+        else:  # a folder of test modules, each imported by its own name (pytest's rootdir rule)
+            names.append(parts[-1])
     return names
 
 

@@ -657,7 +657,7 @@ def _scan_replacing_the_last_file_once_judged(cfg: Path) -> dict[str, object]:
 def test_the_helper_tells_the_runs_turns_from_the_users(tmp_path: Path) -> None:
     """A backlog whose lines the forked helper found and parsed (its events sent as plain
     tuples): a cron job's and the heartbeat's lookups left out, the user's counted, as when
-    the scanner reads the files itself (tests/test_run_turns.py)."""
+    the scanner reads the files itself (tests/ingest/test_run_turns.py)."""
     from support.run_turns import USERS_ONLY, session_lines
     from support.scanner_install import Install
 

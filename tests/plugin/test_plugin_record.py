@@ -27,7 +27,7 @@ from support.plugin_record import ARCHIVED, HOT_MARK, problems, venv_problems
 
 pytestmark = pytest.mark.subprocess
 
-FIXTURES = Path(__file__).parent / "fixtures" / "openclaw-plugin"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openclaw-plugin"
 RECORDS = sorted(FIXTURES.glob("*/record.json"))
 
 

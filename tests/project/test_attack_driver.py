@@ -14,7 +14,7 @@ import pytest
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.timeout(300)]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_attack_driver_runs_its_quick_cases_and_finds_no_fault(tmp_path: Path) -> None:

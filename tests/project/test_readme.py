@@ -19,7 +19,7 @@ from memoryd.commands.registry import COMMAND_GROUPS
 
 pytestmark = pytest.mark.unit
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 
 

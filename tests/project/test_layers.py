@@ -28,7 +28,7 @@ import memoryd
 pytestmark = pytest.mark.unit
 
 ROOT = Path(memoryd.__file__).parent
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 
 # Lowest first. A name stands for that module and, ending in ".*", for a package and everything
 # in it. Keep docs/architecture.md's list in step.
@@ -67,6 +67,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memoryd.hit_counts",
             "memoryd.pathmatch",
             "memoryd.kept_strength",
+            "memoryd.files_seen",
         ),
     ),
     ("ingest", ("memoryd.ingest.*",)),
@@ -273,7 +274,7 @@ def layering_problems(root: Path) -> list[str]:
     for module, targets in sorted(import_graph(root).items()):
         rank = layer_of(module)
         if rank is None:
-            problems.append(f"{module} is in no layer of LAYERS (tests/test_layers.py)")
+            problems.append(f"{module} is in no layer of LAYERS (tests/project/test_layers.py)")
             continue
         for target in sorted(targets):
             if module == ENTRY and target in ENTRY_STARTS:
@@ -312,8 +313,20 @@ def modules_named_test(tests: Path) -> dict[str, Path]:
     out = {}
     for path in sorted(tests.rglob("test_*.py")):
         dotted = ".".join(path.relative_to(tests).with_suffix("").parts)
-        out[dotted] = out[f"tests.{dotted}"] = path
+        out[dotted] = out[f"tests.{dotted}"] = out[imported_as(path)] = path
     return out
+
+
+def imported_as(path: Path) -> str:
+    """The name pytest imports a test module by: dotted from the nearest folder above it that
+    is no package (that folder goes on sys.path), so ``tests/ingest/test_x.py`` is ``test_x``
+    and ``tests/live/test_x.py`` is ``live.test_x``."""
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").exists():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts)
 
 
 def imports_of_test_modules(tests: Path) -> list[str]:
@@ -414,7 +427,7 @@ def test_the_checks_see_a_circle_and_an_arrow_up(tmp_path: Path) -> None:
     assert layering_problems(pkg) == [
         "memoryd.jobs.a imports support: test code, not in the wheel",
         "memoryd.clock (leaves) imports memoryd.store (store): an arrow up the layers",
-        "memoryd.oddity is in no layer of LAYERS (tests/test_layers.py)",
+        "memoryd.oddity is in no layer of LAYERS (tests/project/test_layers.py)",
     ]
 
 
@@ -486,3 +499,19 @@ def test_architecture_md_names_the_layers_this_test_holds() -> None:
     doc = (ROOT.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
     declared = " → ".join(name for name, _ in reversed(LAYERS))
     assert declared in doc, declared
+
+
+def test_architecture_md_shows_every_runtime_module() -> None:
+    """A newcomer finds each module of the package in the drawing, so a new one is drawn
+    when it is written and a removed one leaves it."""
+    import re
+
+    doc = (ROOT.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    drawing = doc[doc.index("daemon/memoryd/\n") :]
+    words = set(re.findall(r"[A-Za-z_]\w*", drawing))
+    missing = sorted(
+        str(p.relative_to(ROOT))
+        for p in ROOT.rglob("*.py")
+        if p.name != "__init__.py" and p.stem not in words
+    )
+    assert not missing, f"docs/architecture.md does not show: {missing}"

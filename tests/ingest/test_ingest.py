@@ -466,7 +466,7 @@ def test_a_store_batch_undone_with_its_transaction_is_not_counted(inst, monkeypa
 def test_a_transcript_renamed_between_the_stat_and_the_read_is_no_failure(inst, fresh_file):
     """OpenClaw renames a transcript (``/reset``, delete) while a scan is under way.
 
-    Seen in the soak test (``tests/test_soak.py``): the scan had stat'ed the file and then
+    Seen in the soak test (``tests/service/test_soak.py``): the scan had stat'ed the file and then
     failed to open it, a failed source with a traceback at error level. A rename is no
     failure: the file is read under its new name, and a fresh file at the old name from 0.
     """

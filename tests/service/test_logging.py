@@ -107,7 +107,7 @@ def test_an_event_racing_the_stop_of_a_watch_is_not_an_error(tmp_path) -> None:
     """watchdog logs an error when an inotify event arrives as a watch stops.
 
     It happens at a SIGTERM or a reload while OpenClaw writes (seen in the soak test,
-    ``tests/test_soak.py``): nothing is lost (the next start or rescan reads the file), so
+    ``tests/service/test_soak.py``): nothing is lost (the next start or rescan reads the file), so
     it must not put an ``error`` line in the journal at every stop. It stays in debug logs.
     """
     from queue import Queue

@@ -1,8 +1,9 @@
 """The recordings of the real OpenClaw, by route: memoryd's calls per route are the truth's.
 
-``tests/test_openclaw_fixtures.py`` checks the hits per file; this checks what ``scan --json``
-says of the calls: as many ``direct``, ``tool_call`` and ``code`` calls as OpenClaw made (the
-truth's ``route`` of each memory call), and no shape left unrecognised in a healthy install.
+``tests/ingest/test_openclaw_fixtures.py`` checks the hits per file; this checks what
+``scan --json`` says of the calls: as many ``direct``, ``tool_call`` and ``code`` calls as
+OpenClaw made (the truth's ``route`` of each memory call), and no shape left unrecognised in a
+healthy install.
 """
 
 from __future__ import annotations

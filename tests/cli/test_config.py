@@ -20,7 +20,7 @@ from memoryd.config import (
 from support import config_reference
 from support.inprocess import memoryd as run_memoryd
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
@@ -171,7 +171,7 @@ def test_default_workspace_without_openclaw_json(tmp_path):
     (state / "agents" / "main" / "sessions").mkdir(parents=True)
     paths = resolve_paths(Config(), {"HOME": str(tmp_path)})  # no openclaw.json: defaults
     assert [a.workspace for a in paths.agents] == [state / "workspace"]
-    # one that does not parse is no default install (tests/test_openclaw_json.py)
+    # one that does not parse is no default install (tests/cli/test_openclaw_json.py)
     (state / "openclaw.json").write_text("{ this is : not json5 ]")
     with pytest.raises(ConfigError, match=r"openclaw\.json: cannot be read as JSON5"):
         resolve_paths(Config(), {"HOME": str(tmp_path)})

@@ -18,7 +18,7 @@ from memoryd.commands.service_files import (
 )
 from support.systemd import systemd_verify
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 UNIT = REPO / "systemd" / "memoryd.service"
 PLIST = REPO / "launchd" / f"{LAUNCHD_LABEL}.plist"
 

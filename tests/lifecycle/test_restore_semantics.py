@@ -27,7 +27,7 @@ from support import transcripts as tx
 from support.archived_boat import BOAT, boat_archived, live_search
 from support.daemon_harness import Install, append, make_install, run_cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BOAT_REL = "memory/lofoten-trip.md"
 
 
