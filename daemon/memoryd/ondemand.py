@@ -75,6 +75,9 @@ if TYPE_CHECKING:
 CHECKPOINT_META = "restore.checkpoint"  # transcript time of the newest search looked at
 FLOOR_META = "restore.floor"  # searches stamped at or before this are history, never requests
 SLACK_SECONDS = 600.0
+# A search already counted, stamped up to this far ahead of the clock, is history too when
+# the floor is set (:func:`ignore_until`); one stamped further ahead is left out of the floor.
+AHEAD_SECONDS = 60.0
 MAX_TEXT_BYTES = 256 * 1024  # of an archived file's text, scored (notes are far smaller)
 READ_LOG_NOTE = "restored on demand: read"  # the log line's words for such a restore
 SEARCH_LOG_NOTE = "restored on demand: search"  # and for a search's
@@ -181,14 +184,24 @@ def _as_time(value: str | None) -> float | None:
 
 
 def ignore_until(store: Store, now: float) -> None:
-    """Make every search stamped at or before ``now`` history (the first check; the switch off).
+    """Make every search counted so far history (the first check; the switch off): those
+    stamped at or before ``now``, and those already in the database stamped a little after
+    it (within :data:`AHEAD_SECONDS`).
 
     While restore on demand is off, the daemon calls this after each pass with new calls,
-    so the searches made meanwhile never restore anything once it is on again.
+    so the searches made meanwhile never restore anything once it is on again. A search is
+    stamped by the transcript's clock, which may run a little ahead of the moment the pass
+    ends (a stamp written ahead of the wall clock, a pass within milliseconds of the write):
+    taken by the clock alone, such a search would still be new when the switch is turned
+    on, and restore. One stamped further ahead (a skewed clock, a damaged line) does not
+    raise the floor: it must not silence the real searches that follow it.
     """
+    (ahead,) = store.conn.execute(
+        "SELECT max(ts) FROM calls WHERE ts > ? AND ts <= ?", (now, now + AHEAD_SECONDS)
+    ).fetchone()
     with store.transaction():
         store.set_meta(CHECKPOINT_META, repr(now))
-        store.set_meta(FLOOR_META, repr(now))
+        store.set_meta(FLOOR_META, repr(max(now, ahead if ahead is not None else now)))
 
 
 def archived_files(store: Store) -> list[Archived]:

@@ -276,6 +276,42 @@ def test_a_search_stamped_in_the_future_does_not_silence_the_searches_after_it(
     assert event["outcome"] == "restored" and boat.read_text(encoding="utf-8") == BOAT
 
 
+def test_a_search_counted_while_off_stays_history_though_stamped_ahead_of_the_clock(
+    tmp_path: Path,
+) -> None:
+    """Switched off, a pass marks the searches it counted as history: also one whose stamp
+    is a little ahead of the clock when the pass ends (here 5 s; in CI, a daemon's pass
+    that ended 2 ms before the search's stamp restored it once the switch was on again).
+    One stamped far ahead still leaves the floor at the clock.
+
+    The daemon's off branch, in process: a pass (``memoryd scan``), then ``ignore_until``
+    with the clock, as ``ingest_worker`` calls it; then the switch on: the restore check."""
+    from memoryd.ondemand import AHEAD_SECONDS, FLOOR_META, ignore_until
+    from memoryd.store import Store
+
+    inst, a_pass = boat_archived(tmp_path)
+    boat = inst.workspace / "memory/lofoten-trip.md"
+    assert a_pass() == []  # the first check: everything so far is history
+    ahead = round(time.time() + 5.0, 3)  # (transcripts stamp whole milliseconds)
+    append(inst.transcript("live"), tx.call("toolu_ahead", query="ketch Albatross Lofoten",
+                                            ts=ahead))  # fmt: skip
+    far = time.time() + 10 * AHEAD_SECONDS
+    append(inst.transcript("live"), tx.call("toolu_far", query="pizza dough", ts=far))
+    assert run_cli(inst, "scan").returncode == 0
+    with Store.open(inst.db) as store:
+        now = time.time()
+        ignore_until(store, now)  # (switched off: what the pass counted is history)
+        floor = float(store.get_meta(FLOOR_META) or 0)
+    assert ahead <= floor < far
+    assert a_pass() == [] and not boat.exists()  # switched on again: nothing comes back
+    later = ahead + 1.0  # a search stamped after it still restores
+    append(inst.transcript("live"), tx.call("toolu_later", query="ketch Albatross Lofoten",
+                                            ts=later) + tx.result("toolu_later",
+                                            tx.search_payload([]), ts=later + 0.2))  # fmt: skip
+    [event] = a_pass()
+    assert event["outcome"] == "restored" and boat.read_text(encoding="utf-8") == BOAT
+
+
 def test_what_the_watcher_kept_of_an_archive_goes_once_the_archive_is_restored(
     tmp_path: Path,
 ) -> None:
