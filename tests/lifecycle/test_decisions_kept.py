@@ -227,22 +227,28 @@ def _reference_recall_picks(query: str, texts: dict[str, str], limit: int = 3) -
 def test_the_replayed_recall_picks_what_recall_matches_note_by_note() -> None:
     """simulate's harm replay asks recall of thousands of searches over the same archived
     notes (each note's text lowered once): the same picks as matching each note's bytes,
-    for ASCII words, words that need Unicode case folding, and words of a caseless script."""
-    from memoryd.tierstore.search import archive_recall_picks
+    for ASCII words, words that need Unicode case folding, and words of a caseless script,
+    words inside longer ones and words with punctuation; also when the notes' words were
+    indexed first (``ArchiveRecall(texts)``, as ``simulate`` asks it)."""
+    from memoryd.tierstore.search import ArchiveRecall, archive_recall_picks
 
     rng = random.Random(12)
     vocab = ["kayak", "June", "june", "Straße", "STRASSE", "İstanbul", "部署", "notes", "ÉTÉ",
-             "été", "river", "plan", "x"]  # fmt: skip
+             "été", "river", "plan", "x", "kayaking", "xx", "e-mail", "plan:", "部署会议",
+             "Notes.md"]  # fmt: skip
     for _ in range(200):
         texts = {
-            f"memory/n{i}.md": " ".join(rng.choices(vocab, k=rng.randint(0, 30)))
+            f"memory/n{i}.md": rng.choice(("", "\n", "-")).join(
+                rng.choices(vocab, k=rng.randint(0, 30)))
             for i in range(rng.randint(1, 12))
-        }
+        }  # fmt: skip
+        indexed = ArchiveRecall(texts.values())
         for _ in range(10):
             query = " ".join(rng.choices(vocab, k=rng.randint(0, 4)))
             for limit in (1, 3):
-                assert archive_recall_picks(query, texts, limit) == _reference_recall_picks(
-                    query, texts, limit)  # fmt: skip
+                want = _reference_recall_picks(query, texts, limit)
+                assert archive_recall_picks(query, texts, limit) == want
+                assert indexed(query, texts, limit) == want, (query, texts)
 
 
 def test_the_score_counts_the_words_as_keyword_and_tag_match_count_them() -> None:

@@ -164,9 +164,12 @@ def test_restores_and_harm_from_the_best_match_alone_are_those_of_every_candidat
 def test_recall_reaches_a_note_exactly_when_it_is_among_the_picks() -> None:
     """Whether recall brings a note back, asked of one :class:`ArchiveRecall` over many
     recalls (its counts kept), against ranking every note each time: ties in words, in
-    occurrences and in both, notes of the same text, words that need Unicode folding."""
+    occurrences and in both, notes of the same text, words that need Unicode folding, words
+    inside longer ones and words with punctuation. Asked of one that counts each note as it
+    comes, and of one given the notes first (their words indexed, as ``simulate`` has it)."""
     rng = random.Random(4)
-    vocab = ["kayak", "June", "june", "Straße", "STRASSE", "部署", "river", "plan", "x", "été"]
+    vocab = ["kayak", "June", "june", "Straße", "STRASSE", "部署", "river", "plan", "x", "été",
+             "kayaking", "xxx", "e-mail", "river-plan", "部署会议"]  # fmt: skip
     recall = ArchiveRecall()
     asked = reached = 0
     for _ in range(300):
@@ -174,15 +177,18 @@ def test_recall_reaches_a_note_exactly_when_it_is_among_the_picks() -> None:
                  for i in range(rng.randint(1, 14))}  # fmt: skip
         if rng.random() < 0.2:
             texts["memory/same.md"] = next(iter(texts.values()))
+        indexed = ArchiveRecall(texts.values())
         for _ in range(6):
             query = " ".join(rng.sample(vocab, rng.randint(0, 3)))
             pool = {p: t for p, t in texts.items() if rng.random() < 0.8}
             for limit in (1, 3):
                 picks = archive_recall_picks(query, pool, limit)
                 assert recall(query, pool, limit) == picks
+                assert indexed(query, pool, limit) == picks
                 for path, text in pool.items():
-                    got = recall.reaches(query, path, text, lambda pool=pool: pool, limit)
-                    assert got == (path in picks), (query, path, pool)
+                    for asking in (recall, indexed):
+                        got = asking.reaches(query, path, text, lambda pool=pool: pool, limit)
+                        assert got == (path in picks), (query, path, pool)
                     asked += 1
                     reached += got
     assert asked > 5000 and reached > 500

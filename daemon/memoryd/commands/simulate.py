@@ -78,15 +78,21 @@ def restore_best(
     """:func:`restore_index` with each call's best match alone (``[]``: none): what the
     daemon's rule acts on, the replay's restores and harm's alike (only the best match is
     restored, when it is archived and named), found without listing the others."""
-    from ..policy.restore_match import Matcher
+    from ..policy.restore_match import Matcher, query_words
 
     matcher = Matcher(texts)
     cache: dict[str, list[tuple[str, float, bool]]] = {}
+    # (the match depends on the query's distinct words alone, not on their order)
+    by_words: dict[frozenset[str], list[tuple[str, float, bool]]] = {}
     out = []
     for call in calls:
         got = cache.get(call.query)
         if got is None:
-            got = cache[call.query] = matcher.best(call.query)
+            words = frozenset(query_words(call.query))
+            got = by_words.get(words)
+            if got is None:
+                got = by_words[words] = matcher.best(call.query)
+            cache[call.query] = got
         out.append(got)
     return out
 
@@ -244,7 +250,8 @@ def harm_documents(
     # (once for every policy; ``events`` is read from the index)
     index = hm.need_index(prepared, data["calls"])
     events: list[Any] = []
-    recall = ArchiveRecall()  # (and each word counted in each note once for all of them)
+    # (each word counted in every note once for all of them, in the notes' index words)
+    recall = ArchiveRecall(data["texts"].values())
     out = []
     for r in results:
         h = hm.harm(r.decisions, data["hits"], events, data["calls"],

@@ -54,6 +54,12 @@ def _words(query: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(tokens(query)))
 
 
+def query_words(query: str) -> tuple[str, ...]:
+    """The query's distinct words, as matching counts them: every score here depends on
+    which words they are, not on their order."""
+    return _words(query)
+
+
 def match_score(query: str, text: str) -> float:
     """How well ``query`` asks for the note ``text``, 0..1 (0: no words to match).
 

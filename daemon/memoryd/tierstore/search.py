@@ -11,11 +11,12 @@ the words occur, then by recency.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import os
+import re
 import stat
-from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,47 +94,107 @@ class ArchiveRecall:
     """:func:`archive_recall_picks` for a replay that asks it of thousands of searches over
     the same archived notes (``simulate``'s harm: 6,000 recalls of 150 to 700 notes each in
     a heavy year, over 2,000 distinct words): how often each word occurs in each note's
-    text is counted once and kept, with the texts that hold it, so a recall ranks only the
-    notes holding one of its words. The same picks; only the counting is shared."""
+    text is counted once and kept, so a recall ranks only the notes holding one of its
+    words. The same picks; only the counting is shared.
 
-    def __init__(self) -> None:
-        # (word as bytes, folded or lowered) → (the note texts it was counted in, those of
-        # them holding it → its occurrences there)
-        self._counts: dict[tuple[bytes, bool], tuple[set[str], dict[str, int]]] = {}
-        # folded or lowered → note text → its bytes as match_file looks for words in them
-        self._haystacks: dict[bool, dict[str, bytes]] = {False: {}, True: {}}
+    Each distinct note text is a bit (its number in :attr:`_texts`), a set of notes an
+    ``int``: which notes a word was counted in and which hold it are then a few integer
+    operations a word, not a set of hundreds of texts compared at every recall."""
 
-    def _holding(self, wb: bytes, fold: bool, texts: set[str]) -> dict[str, int]:
-        """Text → occurrences of ``wb`` in it, of the texts holding it among those counted
-        so far, ``texts`` counted first (in C: the word is asked of each text once)."""
-        counted, holding = self._counts.setdefault((wb, fold), (set(), {}))
-        new = texts - counted
+    def __init__(self, texts: Iterable[str] = ()) -> None:
+        """``texts``: the notes recalls will be asked over, when known (``simulate``: every
+        note's): their words are indexed, so a query word is counted in all of them at
+        once, in the few index words holding it (:class:`_WordIndex`); a note not among
+        them is counted by itself when asked."""
+        self._ids: dict[str, int] = {}  # note text → its bit's number
+        self._texts: list[str] = []
+        # (word as bytes, folded or lowered) → [the notes it was counted in, those holding
+        # it, its occurrences in each of those (bit number → count)]
+        self._counts: dict[tuple[bytes, bool], tuple[list[int], dict[int, int]]] = {}
+        # folded or lowered → bit number → the note's bytes as match_file looks in them
+        self._haystacks: dict[bool, dict[int, bytes]] = {False: {}, True: {}}
+        self._indexed = self._bits(texts)
+        self._index: dict[bool, _WordIndex] = {}  # (made at the first word of each kind)
+
+    def _bits(self, texts: Iterable[str]) -> int:
+        """The set of ``texts`` (each numbered the first time it is seen)."""
+        ids = self._ids
+        bits = 0
+        for text in texts:
+            i = ids.get(text)
+            if i is None:
+                i = ids[text] = len(self._texts)
+                self._texts.append(text)
+            bits |= 1 << i
+        return bits
+
+    def _holding(self, wb: bytes, fold: bool, notes: int) -> tuple[int, dict[int, int]]:
+        """(the notes holding ``wb`` among those counted so far, its occurrences in each),
+        ``notes`` counted first (in C: the word is asked of each note's bytes once)."""
+        entry = self._counts.get((wb, fold))
+        if entry is None:
+            entry = self._counts[(wb, fold)] = ([0, 0], {})
+            if self._indexed and _INDEX_WORD.fullmatch(wb):
+                index = self._index.get(fold)
+                if index is None:
+                    index = self._index[fold] = _WordIndex(self._indexed_haystacks(fold))
+                got = index.occurrences(wb)
+                held = 0
+                for i in got:
+                    held |= 1 << i
+                entry[0][:] = [self._indexed, held]
+                entry[1].update(got)
+        sets, occurrences = entry
+        new = notes & ~sets[0]
         if new:
+            sets[0] |= new
+            order = []
+            while new:
+                low = new & -new
+                new ^= low
+                order.append(low.bit_length() - 1)
             hays = self._haystacks[fold]
-            for text in itertools.filterfalse(hays.__contains__, new):
-                hays[text] = haystack(text.encode("utf-8"), fold)  # (lowered once)
-            order = list(new)
-            occurrences = list(
-                map(bytes.count, map(hays.__getitem__, order), itertools.repeat(wb))
-            )
-            holding.update(itertools.compress(zip(order, occurrences, strict=True), occurrences))
-            counted.update(order)
-        return holding
+            for i in itertools.filterfalse(hays.__contains__, order):
+                hays[i] = haystack(self._texts[i].encode("utf-8"), fold)  # (lowered once)
+            held = sets[1]
+            for i, n in zip(order, map(bytes.count, map(hays.__getitem__, order),
+                                       itertools.repeat(wb)), strict=True):  # fmt: skip
+                if n:
+                    occurrences[i] = n
+                    held |= 1 << i
+            sets[1] = held
+        return sets[1], occurrences
+
+    def _indexed_haystacks(self, fold: bool) -> dict[int, bytes]:
+        hays = self._haystacks[fold]
+        bits = self._indexed
+        while bits:
+            low = bits & -bits
+            bits ^= low
+            i = low.bit_length() - 1
+            if i not in hays:
+                hays[i] = haystack(self._texts[i].encode("utf-8"), fold)
+        return {i: hays[i] for i in range(len(self._texts)) if self._indexed >> i & 1}
+
+    def _words(self, query: str) -> list[tuple[bytes, bool]]:
+        words = normalise_words([query])
+        fold = needs_unicode_fold(words)
+        return [(w.encode("utf-8"), fold) for w in words]
 
     def __call__(self, query: str, texts: Mapping[str, str], limit: int = 3) -> list[str]:
-        words = normalise_words([query])
+        words = self._words(query)
         if not words:
             return []
-        fold = needs_unicode_fold(words)
-        pool = set(texts.values())
-        holding = [self._holding(w.encode("utf-8"), fold, pool) for w in words]
-        matched: set[str] = set()
-        for h in holding:
-            matched.update(pool.intersection(h))
+        pool = self._bits(texts.values())
+        holding = [self._holding(wb, fold, pool) for wb, fold in words]
+        matched = 0
+        for held, _occ in holding:
+            matched |= held & pool
         found = []
         for path, text in texts.items():
-            if text in matched:  # (match_file's words found, and their occurrences)
-                got = [n for h in holding if (n := h.get(text, 0))]
+            i = self._ids[text]
+            if matched >> i & 1:  # (match_file's words found, and their occurrences)
+                got = [n for _held, occ in holding if (n := occ.get(i, 0))]
                 found.append((-len(got), -sum(got), path))
         found.sort()
         n = archive_brings_back([(-w, -o) for w, o, _ in found], limit)
@@ -147,33 +208,107 @@ class ArchiveRecall:
         ``among()`` (the archived notes' texts, ``path`` with them): ``path in self(query,
         among(), limit)``, neither asked when the note holds none of the words (it is then no
         match at all: most of what a replay asks)."""
-        words = normalise_words([query])
+        words = self._words(query)
         if not words:
             return False
-        fold = needs_unicode_fold(words)
-        if not any(text in self._holding(w.encode("utf-8"), fold, {text}) for w in words):
+        me = self._bits((text,))
+        if not any(self._holding(wb, fold, me)[0] & me for wb, fold in words):
             return False
         texts = among()
-        pool = set(texts.values())
-        if len(pool) != len(texts) or texts.get(path) != text:  # (two notes of one text)
+        pool = self._bits(texts.values())
+        if pool.bit_count() != len(texts) or texts.get(path) != text:  # (two notes of one text)
             return path in self(query, texts, limit)
-        holding = [self._holding(w.encode("utf-8"), fold, pool) for w in words]
-        held: Counter[str] = Counter()  # text → how many of the words it holds
-        for h in holding:
-            held.update(pool.intersection(h))
-        if len(held) <= limit:  # (every match brought back, this one among them)
+        holding = [self._holding(wb, fold, pool) for wb, fold in words]
+        sets = [held & pool for held, _occ in holding]
+        matched = 0
+        for held in sets:
+            matched |= held
+        if matched.bit_count() <= limit:  # (every match brought back, this one among them)
             return True
         # more matches than the limit: only a leader clearly ahead of the runner-up
-        mine = held[text]
-        if max(held.values()) > mine:
+        at = [-1] + [0] * (len(sets) + 1)  # at[j]: the notes holding at least j of the words
+        for k, held in enumerate(sets, 1):
+            if held:
+                for j in range(k, 0, -1):
+                    at[j] |= at[j - 1] & held
+        mine = sum(1 for held in sets if held & me)
+        if at[mine + 1]:  # (another holds more of the words)
             return False
-        rivals = [t for t, n in held.items() if n == mine and t != text]
+        rivals = at[mine] & ~me
         if not rivals:  # (more of the words than any other: clearly ahead)
             return True
-        occ = sum(h.get(text, 0) for h in holding)
-        best = max(sum(h.get(t, 0) for h in holding) for t in rivals)
+        i = self._ids[text]
+        occ = sum(o.get(i, 0) for _held, o in holding)
+        best = 0
+        while rivals:
+            low = rivals & -rivals
+            rivals ^= low
+            r = low.bit_length() - 1
+            best = max(best, sum(o.get(r, 0) for _held, o in holding))
         # (as many words and occurrences as a rival: whichever path leads, by no margin)
         return best < occ and clearly_ahead((mine, occ), (mine, best))
+
+
+# A query word made only of these bytes (letters, digits, ``_``, and every byte of a
+# non-ASCII character) occurs only inside a run of them in a note: its occurrences in the
+# note are those in the note's runs, which :class:`_WordIndex` keeps.
+_INDEX_WORD = re.compile(rb"[A-Za-z0-9_\x80-\xff]+")
+# A word held by more index words than this (a letter, a common syllable) is counted in each
+# note directly: as fast, without walking thousands of index words.
+_MAX_INDEX_WORDS = 2000
+
+
+class _WordIndex:
+    """The runs of word bytes (:data:`_INDEX_WORD`) of many notes' haystacks, each with the
+    notes holding it and how often, all runs in one ``bytes`` to search: a query word's
+    occurrences in every note are then found in the few runs that hold it, one search in C,
+    instead of a count in each note (``simulate``'s harm: 420,000 counts in a heavy year).
+
+    The counts are ``bytes.count``'s in each note: a word that cannot cross the end of a run
+    (no byte of it outside them) occurs in a note exactly as often as in its runs, each run's
+    occurrences as many times as the run occurs."""
+
+    def __init__(self, haystacks: Mapping[int, bytes]) -> None:
+        postings: dict[bytes, list[tuple[int, int]]] = {}
+        for i, hay in haystacks.items():
+            runs: dict[bytes, int] = {}
+            for run in _INDEX_WORD.findall(hay):
+                runs[run] = runs.get(run, 0) + 1
+            for run, n in runs.items():
+                postings.setdefault(run, []).append((i, n))
+        self._haystacks = haystacks
+        self._runs = list(postings)
+        self._postings = postings
+        self._starts: list[int] = []
+        at = 0
+        for run in self._runs:
+            self._starts.append(at)
+            at += len(run) + 1
+        self._all = b"\n".join(self._runs)  # (a newline ends each run: no word holds one)
+
+    def occurrences(self, wb: bytes) -> dict[int, int]:
+        """note → occurrences of ``wb`` (a word of :data:`_INDEX_WORD` bytes), of the notes
+        holding it (counted note by note when more than :data:`_MAX_INDEX_WORDS` runs do)."""
+        found: dict[int, int] = {}
+        runs, starts, postings = self._runs, self._starts, self._postings
+        pos = self._all.find(wb)
+        seen = 0
+        while pos != -1:
+            k = bisect.bisect_right(starts, pos) - 1
+            run = runs[k]
+            n = run.count(wb)
+            for i, times in postings[run]:
+                found[i] = found.get(i, 0) + n * times
+            seen += 1
+            if seen > _MAX_INDEX_WORDS:
+                return self._counted(wb)
+            pos = self._all.find(wb, starts[k] + len(run) + 1)
+        return found
+
+    def _counted(self, wb: bytes) -> dict[int, int]:
+        counts = zip(self._haystacks, map(bytes.count, self._haystacks.values(),
+                                           itertools.repeat(wb)), strict=True)  # fmt: skip
+        return {i: n for i, n in counts if n}
 
 
 def haystack(data: bytes, fold: bool) -> bytes:
