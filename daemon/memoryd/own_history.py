@@ -33,18 +33,25 @@ def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
     :mod:`memoryd.timerules`, the parser configuration validation and ``status`` use, which a
     property test holds to the APScheduler trigger the daemon fires with.
     """
-    from .config import ScheduleConfig
-    from .timerules import next_fire, parse, schedule_is_off
+    from .timerules import next_fire
 
-    if not expr.strip() or schedule_is_off(expr):
-        expr = ScheduleConfig().expire
-    spec = parse(expr)
+    spec = _replayed_schedule(expr)
     out: list[float] = []
     t = start
     while (fire := next_fire(spec, t, tz)) is not None and fire <= end:
         out.append(fire)
         t = fire + 1
     return out
+
+
+def _replayed_schedule(expr: str) -> Any:
+    """The expire schedule a replay runs (the default one for ``"off"``), parsed."""
+    from .config import ScheduleConfig
+    from .timerules import parse, schedule_is_off
+
+    if not expr.strip() or schedule_is_off(expr):
+        expr = ScheduleConfig().expire
+    return parse(expr)
 
 
 def archived_files(paths: Any, store: Any) -> list[tuple[str, Path]]:
@@ -343,24 +350,73 @@ def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
     return reusable_calibration(cfg, doc, now, policy)
 
 
-def reusable_calibration(cfg: Any, doc: Any, now: float, policy: Any) -> Any:
-    """The calibration a record (:func:`calibration_record`'s document) holds, if
-    learning now would give the same (:func:`stored_calibration`); False when not."""
+def calibration_stale_at(cfg: Any, at: float) -> float:
+    """The first moment a calibration learned at ``at`` is no longer what learning would
+    give (``math.inf``: never): a run of the expire schedule comes within ``SHORT_BY`` of
+    its 60 days after ``at`` (a verdict is learned from then: ``cb.usable``), or has them
+    all pass (it counts in the track record then)."""
     from .config import schedule_timezone
     from .policy import calibration as cb
     from .policy.candidates import DAY, HORIZON_DAYS
+    from .timerules import next_fire
+
+    tz = schedule_timezone(cfg)
+    spec = _replayed_schedule(cfg.schedule.expire)
+    stale = math.inf
+    for lag in (HORIZON_DAYS * DAY - cb.SHORT_BY, HORIZON_DAYS * DAY):
+        fire = next_fire(spec, at - lag + 1, tz)
+        if fire is not None:
+            stale = min(stale, fire + lag)
+    return stale
+
+
+def keep_learned(cfg: Any, paths: Any, store: Any, now: float) -> tuple[bool, float]:
+    """The daemon's part in :func:`learned_policy`: learn the configured policy's
+    calibration again, and save it, when what the expire job recorded or a command saved
+    is no longer what learning would give, so that no command a person runs pays for the
+    replay; (whether it learned, the moment to look again: when new verdicts are due,
+    ``math.inf`` when the policy learns nothing). A record cannot be read or written:
+    learned and saved as a command would (never raises on a damaged history)."""
+    from .policy import candidates as pc
+
+    policy = configured_policy(cfg)
+    if not (isinstance(policy, pc.Likely) and policy.learn):
+        return False, math.inf
+    at = _reused_record_at(cfg, paths, store, now, policy)
+    if at is None:
+        learned_policy(cfg, paths, store, now)
+        return True, calibration_stale_at(cfg, now)
+    return False, calibration_stale_at(cfg, at)
+
+
+def _reused_record_at(cfg: Any, paths: Any, store: Any, now: float, policy: Any) -> float | None:
+    """When the record a command would reuse now was made (the expire run's, else the
+    saved one: :func:`reusable_learned`); None when there is none to reuse."""
+    import json
+
+    try:
+        if stored_calibration(cfg, store, now, policy) is not False:
+            return float(json.loads(store.get_meta(CALIBRATION_META) or "null")["at"])
+        if saved_calibration(cfg, paths, now, policy) is not False:
+            saved = Path(paths.memoryd_dir) / LEARNED_FILE
+            return float(json.loads(saved.read_text(encoding="utf-8"))["at"])
+    except (OSError, ValueError, KeyError, TypeError):  # (replaced meanwhile: learned again)
+        pass
+    return None
+
+
+def reusable_calibration(cfg: Any, doc: Any, now: float, policy: Any) -> Any:
+    """The calibration a record (:func:`calibration_record`'s document) holds, if
+    learning now would give the same (:func:`stored_calibration`); False when not."""
+    from .policy import calibration as cb
 
     if not isinstance(doc, dict) or not isinstance(doc.get("at"), (int, float)):
         return False
     at = float(doc["at"])
     if at > now or (doc.get("target"), doc.get("floor")) != (policy.target, policy.floor):
         return False
-    # a verdict is learned from once all but SHORT_BY of its horizon is past (cb.usable),
-    # and counts in the track record once all of it is: either changes what learning gives
-    tz = schedule_timezone(cfg)
-    for lag in (HORIZON_DAYS * DAY - cb.SHORT_BY, HORIZON_DAYS * DAY):
-        if fire_times(cfg.schedule.expire, tz, at - lag + 1, now - lag):
-            return False
+    if now >= calibration_stale_at(cfg, at):
+        return False
     if not doc.get("calibrated"):
         return None
     try:

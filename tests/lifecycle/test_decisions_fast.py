@@ -384,3 +384,41 @@ def test_the_plan_reads_the_kept_strength_with_the_same_verdicts(tmp_path: Path,
                 assert snap.strength_summary(path) == strength_summary(
                     rows, hit_strengths(rows), path
                 )
+
+
+def test_a_calibration_goes_stale_exactly_when_the_rule_of_reuse_says() -> None:
+    """The moment the daemon looks again (``calibration_stale_at``), and the reuse that
+    commands decide by, against the rule said plainly: a calibration made at ``at`` is
+    learned again once a run of the expire schedule after it has come within ``SHORT_BY``
+    of its 60 days, or had them all pass; for monthly, weekly and daily schedules in two
+    zones, and the default one when expire is off."""
+    from memoryd.config import parse_config, schedule_timezone
+    from memoryd.own_history import (
+        calibration_stale_at,
+        configured_policy,
+        fire_times,
+        reusable_calibration,
+    )
+    from memoryd.policy.calibration import SHORT_BY
+
+    def stale_by_the_rule(cfg: object, at: float, now: float) -> bool:
+        tz = schedule_timezone(cfg)
+        expr = cfg.schedule.expire  # type: ignore[attr-defined]
+        return any(fire_times(expr, tz, at - lag + 1, now - lag)
+                   for lag in (60 * DAY - SHORT_BY, 60 * DAY))  # fmt: skip
+
+    rng = random.Random(8)
+    for expire, zone in [("0 4 1 * *", "UTC"), ("0 4 * * 1", "Europe/Berlin"),
+                         ("30 2 * * *", "Europe/Berlin"), ("off", "UTC")]:  # fmt: skip
+        cfg = parse_config({"schedule": {"expire": expire, "timezone": zone}})
+        policy = configured_policy(cfg)
+        for _ in range(25):
+            at = 1.77e9 + rng.uniform(0, 400) * DAY
+            stale = calibration_stale_at(cfg, at)
+            assert at < stale < at + 61 * DAY
+            doc = {"at": at, "target": policy.target, "floor": policy.floor, "calibrated": False}
+            for now in (at, rng.uniform(at, stale - 1), stale - 1):
+                assert not stale_by_the_rule(cfg, at, now)
+                assert reusable_calibration(cfg, doc, now, policy) is None  # reused
+            assert stale_by_the_rule(cfg, at, stale)
+            assert reusable_calibration(cfg, doc, stale, policy) is False  # learned again

@@ -1,7 +1,9 @@
-"""The schedule: which periods are due, catch-up after downtime and wakes, DST, failures."""
+"""The schedule: which periods are due, catch-up after downtime and wakes, DST, failures;
+the learned calibration kept up to date between the jobs."""
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from datetime import UTC, datetime
@@ -12,6 +14,7 @@ import pytest
 
 from memoryd.config import Config, ConfigError, ScheduleConfig, schedule_timezone
 from memoryd.jobs import period_key
+from memoryd.own_history import LEARNED_FILE
 from memoryd.service.main import JOB_STOP_GRACE_SECONDS
 from memoryd.service.schedule import (
     Clocks,
@@ -32,12 +35,15 @@ from support.daemon_harness import (
     job_rows,
     jobs_log_lines,
     make_install,
+    run_cli,
     wait_until,
 )
+from support.histories import generate, write_history
 from support.schedule_helpers import at, record, triggers
 
 BERLIN = ZoneInfo("Europe/Berlin")
 UTCZ = ZoneInfo("UTC")
+DAY = 86400.0
 
 
 # =========================================================================== pure
@@ -349,3 +355,40 @@ def test_a_first_start_runs_no_job_until_its_first_fire(
     wait_until(lambda: len(done_jobs(inst)) == 1)
     assert d.stop() == 0
     assert [row[0] for row in job_rows(inst.db)] == ["organize"]
+
+
+@pytest.mark.timeout(300)
+def test_the_daemon_learns_again_when_new_verdicts_are_due_so_no_command_has_to(
+    tmp_path: Path, daemons: list[DaemonProcess]
+) -> None:
+    """The first dry run, ``explain`` or ``reflect`` after new verdicts would learn the
+    calibration again (2 s on a heavy year): a running daemon does it first, at start and
+    the moment they come due, between two jobs, so the commands reuse what it saved."""
+    h = generate(7)
+    inst = make_install(tmp_path, '[expire]\nprotect = []\n[schedule]\ntimezone = "UTC"\n'
+                        'organize = "off"\nreflect = "off"\nexpire = "off"\n',
+                        memory_files=0)  # fmt: skip
+    write_history(h, inst.workspace, inst.db)
+    saved = inst.db.parent / LEARNED_FILE
+    offset = tmp_path / "clock-offset"  # (the daemon's clock at the history's end, then later)
+    offset.write_text(repr(h.end - time.time()))
+    d = DaemonProcess(inst, fake_jobs=False,
+                      env_extra={"MEMORYD_CLOCK_OFFSET_FILE": str(offset)}).start()  # fmt: skip
+    daemons.append(d)
+    d.wait_ready()
+    [first] = d.wait_event("calibration.learned", timeout=120)
+    assert first["reason"] == "start"
+    learned_at = json.loads(saved.read_text())["at"]
+    assert h.end <= learned_at < h.end + 120 and json.loads(saved.read_text())["calibrated"]
+    # 40 days on, a monthly run has come within SHORT_BY of its 60 days: due again
+    offset.write_text(repr(h.end + 40 * DAY - time.time()))
+    [_, again] = d.wait_event("calibration.learned", count=2, timeout=120)
+    assert again["reason"] == "verdicts due"
+    relearned = json.loads(saved.read_text())["at"]
+    assert relearned >= h.end + 40 * DAY
+    assert d.stop() == 0
+    # a command now reuses it: nothing learned, the same "at"
+    out = run_cli(inst, "expire", "--dry-run", "--no-scan", "--json",
+                  env_extra={"MEMORYD_NOW": repr(relearned + 60)})  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert json.loads(saved.read_text())["at"] == relearned

@@ -25,6 +25,12 @@ from .schedule import job_is_due, last_fire_time
 # The daemon's schedule as it stands (a reload may change it between two jobs).
 ScheduleSnapshot = Callable[[], tuple[Config, Paths, tzinfo, dict[str, Any]]]
 
+# Not a scheduled job: the learned calibration kept what learning would give
+# (:func:`memoryd.own_history.keep_learned`), asked for at start, after a reload and when new
+# verdicts come due, so the first dry run, ``explain`` or ``reflect`` after them need not learn.
+KEEP_LEARNED = "calibration"
+RETRY_LEARNING_SECONDS = 3600.0  # after a failure to keep it, the next look
+
 log = get_logger("memoryd.service")
 
 
@@ -50,6 +56,8 @@ class JobRunner(threading.Thread):
         self.current: str | None = None
         self.last_error: str | None = None
         self.releases = 0  # jobs whose memory was handed back (see heap.release)
+        # when to ask for KEEP_LEARNED again (None: asked for, or not looked at yet)
+        self.calibration_due: float | None = None
 
     def submit(self, name: str, reason: str) -> None:
         with self._cond:
@@ -97,6 +105,9 @@ class JobRunner(threading.Thread):
     def _run_one(self, name: str, reason: str) -> None:
         from ..jobs import run_for_period
 
+        if name == KEEP_LEARNED:
+            self._keep_learned(reason)
+            return
         cfg, paths, tz, triggers = self.schedule()
         now = clock.now()
         if name not in triggers:  # switched off ("off") by a reload since it was submitted
@@ -147,3 +158,25 @@ class JobRunner(threading.Thread):
             )
         finally:
             store.close()
+
+    def _keep_learned(self, reason: str) -> None:
+        """Learn the calibration again if it is out of date; note when to look next."""
+        from ..own_history import keep_learned
+
+        cfg, paths, _tz, _triggers = self.schedule()
+        now = clock.now()
+        self.calibration_due = now + RETRY_LEARNING_SECONDS  # (unless it is kept below)
+        started = time.monotonic()
+        store = Store.open(paths.db)
+        try:
+            learned, due = keep_learned(cfg, paths, store, now)
+        finally:
+            store.close()
+        self.calibration_due = due
+        if learned:
+            log.info(
+                "calibration.learned",
+                reason=reason,
+                duration=round(time.monotonic() - started, 3),
+                next=clock.iso(due) if due != float("inf") else None,
+            )

@@ -61,7 +61,7 @@ from ..store_errors import StoreDamaged
 from ..timerules import local_midnight, local_zone
 from .cron_trigger import build_triggers
 from .ingest_worker import IngestWorker, TranscriptEvents, WorkQueue
-from .job_runner import JobRunner
+from .job_runner import KEEP_LEARNED, JobRunner
 from .schedule import (
     SCHEDULED_SINCE,
     Gap,
@@ -243,6 +243,7 @@ class Daemon:
             duration=round(clock.now() - self.started, 3),
         )
         self._catch_up_jobs("start")
+        self.jobs.submit(KEEP_LEARNED, "start")
         self._main_loop()
         return self._shutdown()
 
@@ -504,6 +505,7 @@ class Daemon:
             if self.worker.watch_dirs_changed.is_set():
                 self._sync_watches()
             self._check_progress(mono)
+            self._keep_learned_when_due()
             alive = self._alive()
             if alive != was_alive:
                 report = log.info if alive else log.critical
@@ -531,6 +533,15 @@ class Daemon:
                 with contextlib.suppress(sqlite3.Error):  # survives a kill -9 while off
                     mark_jobs_off(self.store, switched_off(self.triggers), clock.now())
             busy = time.monotonic() - mono
+
+    def _keep_learned_when_due(self) -> None:
+        """New verdicts are due (:func:`memoryd.own_history.calibration_stale_at`): the job
+        runner learns the calibration again, between two jobs."""
+        jobs = self.jobs
+        due = jobs.calibration_due if jobs is not None else None
+        if jobs is not None and due is not None and clock.now() >= due:
+            jobs.calibration_due = None
+            jobs.submit(KEEP_LEARNED, "verdicts due")
 
     # ------------------------------------------------------------ reload
 
@@ -576,6 +587,8 @@ class Daemon:
         self.worker.openclaw_json_unreadable(None)  # (read again: it parses, if it is there)
         log.info("daemon.reloaded", config=self.config_file, timezone=str(tz))
         self._catch_up_jobs("reload")
+        if self.jobs is not None:  # (another target, floor or schedule: learned again)
+            self.jobs.submit(KEEP_LEARNED, "reload")
         self.notifier.send("READY=1", f"STATUS={self._status_text('configuration reloaded')}")
 
     # ------------------------------------------------------------ status
