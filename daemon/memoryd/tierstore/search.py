@@ -237,16 +237,18 @@ class ArchiveRecall:
         rivals = at[mine] & ~me
         if not rivals:  # (more of the words than any other: clearly ahead)
             return True
+        counts = [o for _held, o in holding]
         i = self._ids[text]
-        occ = sum(o.get(i, 0) for _held, o in holding)
-        best = 0
-        while rivals:
+        occ = sum(o.get(i, 0) for o in counts)
+        while rivals:  # (ahead of the runner-up is ahead of each: the first rival not, no lead)
             low = rivals & -rivals
             rivals ^= low
             r = low.bit_length() - 1
-            best = max(best, sum(o.get(r, 0) for _held, o in holding))
-        # (as many words and occurrences as a rival: whichever path leads, by no margin)
-        return best < occ and clearly_ahead((mine, occ), (mine, best))
+            theirs = sum(o.get(r, 0) for o in counts)
+            # (as many words and occurrences as a rival: whichever path leads, by no margin)
+            if theirs >= occ or not clearly_ahead((mine, occ), (mine, theirs)):
+                return False
+        return True
 
 
 # A query word made only of these bytes (letters, digits, ``_``, and every byte of a
