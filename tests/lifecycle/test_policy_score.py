@@ -38,6 +38,26 @@ def test_tokens_split_latin_words_and_chinese_pairs() -> None:
     assert tokens("用 espresso 做咖啡") == ["用", "做咖", "咖啡", "espresso"]
 
 
+def test_ascii_text_gives_the_words_the_general_split_gives() -> None:
+    """Plain ASCII (most queries and notes) is split in one pass: the same words, in the same
+    order, as splitting out CJK runs first, for text with punctuation, digits, stop words,
+    one-letter words, underscores and case."""
+    import random
+
+    def general(text: str) -> list[str]:
+        # (the split every text holding a CJK character takes: one put first, then dropped)
+        got = tokens("咖 " + text)
+        assert got[0] == "咖"
+        return got[1:]
+
+    rng = random.Random(3)
+    pieces = ["The", "boat", "a", "I", "x_y", "2026", "of", "AND", "-", ", ", "!", " ", "\n",
+              "Trip's", "e-mail", "__", "9"]  # fmt: skip
+    for _ in range(2000):
+        text = "".join(rng.choices(pieces, k=rng.randint(0, 12)))
+        assert text.isascii() and tokens(text) == general(text), text
+
+
 def test_tags_from_front_matter_lines_and_hashtags_not_headings() -> None:
     text = (
         "---\ntitle: x\ntags: [coffee, Espresso]\n---\n"

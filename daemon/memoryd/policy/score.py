@@ -104,6 +104,8 @@ _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.S)
 def tokens(text: str) -> list[str]:
     """Query/document words: Latin words (≥ 2 letters, no stop words) and CJK pairs."""
     low = text.casefold()
+    if low.isascii():  # (no CJK run to pair: one pass; most queries and notes)
+        return [w for w in _WORD.findall(low) if len(w) >= 2 and w not in _STOP]
     out: list[str] = []
     for run in _CJK.findall(low):
         if len(run) == 1:
