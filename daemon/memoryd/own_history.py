@@ -283,6 +283,7 @@ def reusable_learned(cfg: Any, paths: Any, store: Any, now: float, policy: Any) 
 
 
 LEARNED_FILE = "calibration-learned.json"  # in memoryd's state folder, beside the database
+LEARN_AGAIN_AFTER_FAILURE = 3600.0  # seconds: the daemon's next try when it kept none
 
 
 def _learned_key(cfg: Any) -> str:
@@ -374,19 +375,22 @@ def keep_learned(cfg: Any, paths: Any, store: Any, now: float) -> tuple[bool, fl
     """The daemon's part in :func:`learned_policy`: learn the configured policy's
     calibration again, and save it, when what the expire job recorded or a command saved
     is no longer what learning would give, so that no command a person runs pays for the
-    replay; (whether it learned, the moment to look again: when new verdicts are due,
-    ``math.inf`` when the policy learns nothing). A record cannot be read or written:
-    learned and saved as a command would (never raises on a damaged history)."""
+    replay; (whether it learned and kept one, the moment to look again: when new verdicts
+    are due, ``math.inf`` when the policy learns nothing, :data:`LEARN_AGAIN_AFTER_FAILURE`
+    from now when none could be kept). Never raises on a damaged history (:func:`learned_policy`)."""
     from .policy import candidates as pc
 
     policy = configured_policy(cfg)
     if not (isinstance(policy, pc.Likely) and policy.learn):
         return False, math.inf
     at = _reused_record_at(cfg, paths, store, now, policy)
-    if at is None:
-        learned_policy(cfg, paths, store, now)
-        return True, calibration_stale_at(cfg, now)
-    return False, calibration_stale_at(cfg, at)
+    if at is not None:
+        return False, calibration_stale_at(cfg, at)
+    learned_policy(cfg, paths, store, now)
+    at = _reused_record_at(cfg, paths, store, now, policy)
+    if at is None:  # not kept (learning failed, logged; a folder that cannot be written)
+        return False, now + LEARN_AGAIN_AFTER_FAILURE
+    return True, calibration_stale_at(cfg, at)
 
 
 def _reused_record_at(cfg: Any, paths: Any, store: Any, now: float, policy: Any) -> float | None:

@@ -422,3 +422,28 @@ def test_a_calibration_goes_stale_exactly_when_the_rule_of_reuse_says() -> None:
                 assert reusable_calibration(cfg, doc, now, policy) is None  # reused
             assert stale_by_the_rule(cfg, at, stale)
             assert reusable_calibration(cfg, doc, stale, policy) is False  # learned again
+
+
+def test_the_daemon_tries_again_within_the_hour_when_it_could_keep_nothing(
+    tmp_path: Path,
+) -> None:
+    """What the daemon learns must be kept for the commands to reuse: when it cannot be
+    written (here memoryd's folder for it is a file), the daemon says it kept nothing and
+    looks again in an hour, not at the next verdicts a month on; once it can be written,
+    it is learned, kept, and next looked at when new verdicts are due."""
+    from memoryd.config import load_config, resolve_paths
+    from memoryd.own_history import LEARN_AGAIN_AFTER_FAILURE, calibration_stale_at, keep_learned
+    from memoryd.store import Store
+
+    env, saved, now = _install(tmp_path)
+    cfg = load_config(env["MEMORYD_CONFIG"])
+    paths = resolve_paths(cfg, env)
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    with Store.open(paths.db) as store:
+        assert keep_learned(cfg, paths._replace(memoryd_dir=blocked), store, now) == (
+            False, now + LEARN_AGAIN_AFTER_FAILURE)  # fmt: skip
+        assert not saved.exists()
+        assert keep_learned(cfg, paths, store, now) == (True, calibration_stale_at(cfg, now))
+        assert json.loads(saved.read_text())["at"] == now
+        assert keep_learned(cfg, paths, store, now + 60) == (False, calibration_stale_at(cfg, now))

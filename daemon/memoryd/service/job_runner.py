@@ -29,7 +29,6 @@ ScheduleSnapshot = Callable[[], tuple[Config, Paths, tzinfo, dict[str, Any]]]
 # (:func:`memoryd.own_history.keep_learned`), asked for at start, after a reload and when new
 # verdicts come due, so the first dry run, ``explain`` or ``reflect`` after them need not learn.
 KEEP_LEARNED = "calibration"
-RETRY_LEARNING_SECONDS = 3600.0  # after a failure to keep it, the next look
 
 log = get_logger("memoryd.service")
 
@@ -161,11 +160,11 @@ class JobRunner(threading.Thread):
 
     def _keep_learned(self, reason: str) -> None:
         """Learn the calibration again if it is out of date; note when to look next."""
-        from ..own_history import keep_learned
+        from ..own_history import LEARN_AGAIN_AFTER_FAILURE, keep_learned
 
         cfg, paths, _tz, _triggers = self.schedule()
         now = clock.now()
-        self.calibration_due = now + RETRY_LEARNING_SECONDS  # (unless it is kept below)
+        self.calibration_due = now + LEARN_AGAIN_AFTER_FAILURE  # (an exception: one more try)
         started = time.monotonic()
         store = Store.open(paths.db)
         try:
