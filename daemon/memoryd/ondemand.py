@@ -76,8 +76,9 @@ CHECKPOINT_META = "restore.checkpoint"  # transcript time of the newest search l
 FLOOR_META = "restore.floor"  # searches stamped at or before this are history, never requests
 SLACK_SECONDS = 600.0
 # A search already counted, stamped up to this far ahead of the clock, is history too when
-# the floor is set (:func:`ignore_until`); one stamped further ahead is left out of the floor.
+# the floor is set (:func:`ignore_until`): named in HISTORY_CALLS_META.
 AHEAD_SECONDS = 60.0
+HISTORY_CALLS_META = "restore.history_calls"  # [agent, call id] of such searches
 MAX_TEXT_BYTES = 256 * 1024  # of an archived file's text, scored (notes are far smaller)
 READ_LOG_NOTE = "restored on demand: read"  # the log line's words for such a restore
 SEARCH_LOG_NOTE = "restored on demand: search"  # and for a search's
@@ -186,22 +187,36 @@ def _as_time(value: str | None) -> float | None:
 def ignore_until(store: Store, now: float) -> None:
     """Make every search counted so far history (the first check; the switch off): those
     stamped at or before ``now``, and those already in the database stamped a little after
-    it (within :data:`AHEAD_SECONDS`).
+    it (within :data:`AHEAD_SECONDS`), by their ids (:data:`HISTORY_CALLS_META`).
 
     While restore on demand is off, the daemon calls this after each pass with new calls,
     so the searches made meanwhile never restore anything once it is on again. A search is
     stamped by the transcript's clock, which may run a little ahead of the moment the pass
     ends (a stamp written ahead of the wall clock, a pass within milliseconds of the write):
     taken by the clock alone, such a search would still be new when the switch is turned
-    on, and restore. One stamped further ahead (a skewed clock, a damaged line) does not
-    raise the floor: it must not silence the real searches that follow it.
+    on, and restore. It is named, not the floor raised to its stamp: a session whose clock
+    runs ahead must not hide the searches other sessions make once the switch is on.
     """
-    (ahead,) = store.conn.execute(
-        "SELECT max(ts) FROM calls WHERE ts > ? AND ts <= ?", (now, now + AHEAD_SECONDS)
-    ).fetchone()
+    import json
+
+    ahead = store.conn.execute(
+        "SELECT agent, call_id FROM calls WHERE ts > ? AND ts <= ?", (now, now + AHEAD_SECONDS)
+    ).fetchall()
     with store.transaction():
         store.set_meta(CHECKPOINT_META, repr(now))
-        store.set_meta(FLOOR_META, repr(max(now, ahead if ahead is not None else now)))
+        store.set_meta(FLOOR_META, repr(now))
+        store.set_meta(HISTORY_CALLS_META, json.dumps(sorted(map(list, ahead))))
+
+
+def _history_calls(store: Store) -> set[tuple[str, str]]:
+    """The calls :func:`ignore_until` named as history (a damaged value: none)."""
+    import json
+
+    try:
+        named = json.loads(store.get_meta(HISTORY_CALLS_META) or "[]")
+        return {(str(a), str(c)) for a, c in named}
+    except (ValueError, TypeError):
+        return set()
 
 
 def archived_files(store: Store) -> list[Archived]:
@@ -434,12 +449,9 @@ class RestoreOnDemand:
         if not archived:
             return []
         low = max(checkpoint - SLACK_SECONDS, floor, min(a.archived_at for a in archived))
-        searches = [
-            s for s in self._new_searches(store, low) if (s.agent, s.call_id) not in self._seen
-        ]
-        reads = [
-            r for r in self._new_empty_reads(store, low) if (r.agent, r.call_id) not in self._seen
-        ]
+        skip = self._seen.keys() | _history_calls(store)
+        searches = [s for s in self._new_searches(store, low) if (s.agent, s.call_id) not in skip]
+        reads = [r for r in self._new_empty_reads(store, low) if (r.agent, r.call_id) not in skip]
         if not searches and not reads:
             return []
         log = get_logger("memoryd.ondemand")

@@ -377,7 +377,8 @@ def keep_learned(cfg: Any, paths: Any, store: Any, now: float) -> tuple[bool, fl
     is no longer what learning would give, so that no command a person runs pays for the
     replay; (whether it learned and kept one, the moment to look again: when new verdicts
     are due, ``math.inf`` when the policy learns nothing, :data:`LEARN_AGAIN_AFTER_FAILURE`
-    from now when none could be kept). Never raises on a damaged history (:func:`learned_policy`)."""
+    from now when none could be kept). Never raises on a damaged history
+    (:func:`learned_policy`)."""
     from .policy import candidates as pc
 
     policy = configured_policy(cfg)
@@ -417,7 +418,9 @@ def reusable_calibration(cfg: Any, doc: Any, now: float, policy: Any) -> Any:
     if not isinstance(doc, dict) or not isinstance(doc.get("at"), (int, float)):
         return False
     at = float(doc["at"])
-    if at > now or (doc.get("target"), doc.get("floor")) != (policy.target, policy.floor):
+    if not math.isfinite(at) or at > now:  # (a damaged record, or one of a later time)
+        return False
+    if (doc.get("target"), doc.get("floor")) != (policy.target, policy.floor):
         return False
     if now >= calibration_stale_at(cfg, at):
         return False

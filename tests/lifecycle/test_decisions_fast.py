@@ -147,6 +147,9 @@ def test_a_dry_run_saves_what_it_learned_and_the_next_command_reuses_it(tmp_path
                       env={**env, "MEMORYD_NOW": str(now)})  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["expire"]["action"] == "archive"
+    # damaged (a time that is no time): learned again, never a crash
+    saved.write_text(json.dumps({**doc, "at": float("nan")}))
+    assert _dry_run(env, now) == first and json.loads(saved.read_text())["at"] == now
     # removed: learned again, the same plan as the first time
     saved.unlink()
     assert _dry_run(env, now) == first and json.loads(saved.read_text())["at"] == now

@@ -282,32 +282,34 @@ def test_a_search_counted_while_off_stays_history_though_stamped_ahead_of_the_cl
     """Switched off, a pass marks the searches it counted as history: also one whose stamp
     is a little ahead of the clock when the pass ends (here 5 s; in CI, a daemon's pass
     that ended 2 ms before the search's stamp restored it once the switch was on again).
-    One stamped far ahead still leaves the floor at the clock.
+    It is named, not the floor raised to it: another session's search made once the switch
+    is on, stamped before it, still restores; one stamped far ahead is not named.
 
     The daemon's off branch, in process: a pass (``memoryd scan``), then ``ignore_until``
     with the clock, as ``ingest_worker`` calls it; then the switch on: the restore check."""
-    from memoryd.ondemand import AHEAD_SECONDS, FLOOR_META, ignore_until
+    from memoryd.ondemand import AHEAD_SECONDS, FLOOR_META, HISTORY_CALLS_META, ignore_until
     from memoryd.store import Store
 
     inst, a_pass = boat_archived(tmp_path)
     boat = inst.workspace / "memory/lofoten-trip.md"
     assert a_pass() == []  # the first check: everything so far is history
-    ahead = round(time.time() + 5.0, 3)  # (transcripts stamp whole milliseconds)
-    append(inst.transcript("live"), tx.call("toolu_ahead", query="ketch Albatross Lofoten",
-                                            ts=ahead))  # fmt: skip
-    far = time.time() + 10 * AHEAD_SECONDS
-    append(inst.transcript("live"), tx.call("toolu_far", query="pizza dough", ts=far))
+    now = time.time()
+    ahead = round(now + 5.0, 3)  # (transcripts stamp whole milliseconds)
+    append(inst.transcript("skewed"), tx.call("toolu_ahead", query="ketch Albatross Lofoten",
+                                              ts=ahead))  # fmt: skip
+    far = now + 10 * AHEAD_SECONDS
+    append(inst.transcript("skewed"), tx.call("toolu_far", query="pizza dough", ts=far))
     assert run_cli(inst, "scan").returncode == 0
     with Store.open(inst.db) as store:
-        now = time.time()
         ignore_until(store, now)  # (switched off: what the pass counted is history)
         floor = float(store.get_meta(FLOOR_META) or 0)
-    assert ahead <= floor < far
+        named = json.loads(store.get_meta(HISTORY_CALLS_META) or "[]")
+    assert floor == now and named == [["main", "toolu_ahead"]]
     assert a_pass() == [] and not boat.exists()  # switched on again: nothing comes back
-    later = ahead + 1.0  # a search stamped after it still restores
-    append(inst.transcript("live"), tx.call("toolu_later", query="ketch Albatross Lofoten",
-                                            ts=later) + tx.result("toolu_later",
-                                            tx.search_payload([]), ts=later + 0.2))  # fmt: skip
+    real = round(now + 2.0, 3)  # another session's search, made once it is on
+    append(inst.transcript("live"), tx.call("toolu_real", query="ketch Albatross Lofoten",
+                                            ts=real) + tx.result("toolu_real",
+                                            tx.search_payload([]), ts=real + 0.2))  # fmt: skip
     [event] = a_pass()
     assert event["outcome"] == "restored" and boat.read_text(encoding="utf-8") == BOAT
 

@@ -386,6 +386,15 @@ def test_the_daemon_learns_again_when_new_verdicts_are_due_so_no_command_has_to(
     assert again["reason"] == "verdicts due"
     relearned = json.loads(saved.read_text())["at"]
     assert relearned >= h.end + 40 * DAY
+    # the clock set back (what was kept is of a later time): learned again at once
+    offset.write_text(repr(h.end + DAY - time.time()))
+    [*_, back] = d.wait_event("calibration.learned", count=3, timeout=120)
+    assert back["reason"] == "clock set back"
+    assert h.end + DAY <= json.loads(saved.read_text())["at"] < relearned
+    # and forward again past the next verdicts
+    offset.write_text(repr(h.end + 40 * DAY - time.time()))
+    d.wait_event("calibration.learned", count=4, timeout=120)
+    relearned = json.loads(saved.read_text())["at"]
     assert d.stop() == 0
     # a command now reuses it: nothing learned, the same "at"
     out = run_cli(inst, "expire", "--dry-run", "--no-scan", "--json",

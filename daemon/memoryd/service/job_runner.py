@@ -55,8 +55,10 @@ class JobRunner(threading.Thread):
         self.current: str | None = None
         self.last_error: str | None = None
         self.releases = 0  # jobs whose memory was handed back (see heap.release)
-        # when to ask for KEEP_LEARNED again (None: asked for, or not looked at yet)
+        # when to ask for KEEP_LEARNED again (None: asked for, or not looked at yet), and
+        # the wall time it was last done at (a clock set back before it: asked for again)
         self.calibration_due: float | None = None
+        self.calibration_looked = -float("inf")
 
     def submit(self, name: str, reason: str) -> None:
         with self._cond:
@@ -164,6 +166,7 @@ class JobRunner(threading.Thread):
 
         cfg, paths, _tz, _triggers = self.schedule()
         now = clock.now()
+        self.calibration_looked = now
         self.calibration_due = now + LEARN_AGAIN_AFTER_FAILURE  # (an exception: one more try)
         started = time.monotonic()
         store = Store.open(paths.db)

@@ -85,6 +85,9 @@ JOB_STOP_GRACE_SECONDS = 60.0
 WORKER_STOP_GRACE_SECONDS = 20.0
 # The main loop's tick: clock-jump checks and liveness; cheap enough to stay far under 1 % CPU.
 TICK_SECONDS = 1.0
+# The wall clock this far behind the calibration's last look is a clock set back, not a
+# time server's step: the calibration is looked at again.
+CLOCK_SET_BACK_SECONDS = 60.0
 # STATUS= is refreshed at most this often (it costs a query).
 STATUS_EVERY_SECONDS = 15.0
 # APScheduler's settings for every cron job. ``coalesce``: fires noticed late make one run, not
@@ -535,13 +538,17 @@ class Daemon:
             busy = time.monotonic() - mono
 
     def _keep_learned_when_due(self) -> None:
-        """New verdicts are due (:func:`memoryd.own_history.calibration_stale_at`): the job
-        runner learns the calibration again, between two jobs."""
+        """New verdicts are due (:func:`memoryd.own_history.calibration_stale_at`), or the
+        clock was set back past the last look (what was kept is then of a later time): the
+        job runner learns the calibration again, between two jobs."""
         jobs = self.jobs
         due = jobs.calibration_due if jobs is not None else None
-        if jobs is not None and due is not None and clock.now() >= due:
+        if jobs is None or due is None:
+            return
+        now = clock.now()
+        if now >= due or now < jobs.calibration_looked - CLOCK_SET_BACK_SECONDS:
             jobs.calibration_due = None
-            jobs.submit(KEEP_LEARNED, "verdicts due")
+            jobs.submit(KEEP_LEARNED, "verdicts due" if now >= due else "clock set back")
 
     # ------------------------------------------------------------ reload
 
