@@ -1,4 +1,5 @@
-"""The daemon's job runner: organize / reflect / expire, one at a time.
+"""The daemon's job runner: organize / reflect / expire, one at a time, and between them the
+learned calibration kept current (:data:`KEEP_LEARNED`).
 
 APScheduler only *triggers* it at the cron times and the main thread submits catch-up runs;
 whether a job is due is decided from the ``jobs`` table at the moment it would start
