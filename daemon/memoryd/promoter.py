@@ -230,12 +230,6 @@ class Promoter:
         with self.store.transaction() as conn:
             conn.execute("UPDATE promote_runs SET state = 'undone' WHERE run = ?", (run,))
 
-    def landed_bytes(self, run: str) -> dict[str, bytes | None]:
-        rows = self.store.conn.execute(
-            "SELECT dest, landed FROM promote_files WHERE run = ?", (run,)
-        )
-        return {str(d): b for d, b in rows}
-
     # ------------------------------------------------------------------ the rewrite
 
     def rewrite(self, run: str, path: Path, expect: bytes | None, new: bytes | None) -> None:

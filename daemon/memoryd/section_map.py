@@ -178,32 +178,6 @@ def anchor_text(raw: Any) -> str | None:
     return ";".join([chunk_anchor(s, e, t) for s, e, t in raw])
 
 
-class Chunk(NamedTuple):
-    start: int | None
-    end: int | None
-    prints: tuple[str, ...]
-
-
-def parse_anchor(anchor: str) -> tuple[Chunk, ...] | None:
-    """The chunks of a stored anchor; None for a whole-file read; () for a malformed one."""
-    if anchor == WHOLE_FILE:
-        return None
-    out = []
-    for piece in anchor.split(";"):
-        parts = piece.split(":", 2)
-        if len(parts) != 3:
-            continue
-        s, e, p = parts
-        out.append(
-            Chunk(
-                int(s) if s.lstrip("-").isdigit() else None,
-                int(e) if e.lstrip("-").isdigit() else None,
-                tuple(x for x in p.split(".") if x),
-            )
-        )
-    return tuple(out)
-
-
 class FileIndex:
     """A file as it is now, ready to place many hits: its sections and where each line is."""
 
@@ -272,7 +246,7 @@ class Placer:
     A year of hits on a 1 MB MEMORY.md is tens of thousands of anchors, most of them chunks
     whose lines the file has once: what those lines name does not depend on the recorded
     range, so it is worked out once per distinct set of fingerprints (the anchor is read in
-    one pass here rather than through :func:`parse_anchor`)."""
+    one pass here)."""
 
     def __init__(self, index: FileIndex) -> None:
         self.index = index
