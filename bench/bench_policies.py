@@ -24,6 +24,7 @@ the seeds (held-out histories: the test uses seeds the bench never printed).
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import statistics
 import sys
@@ -131,6 +132,9 @@ def main() -> None:
     ap.add_argument("--harm", action="store_true",
                     help="what the archives later needed cost the agent (issue 28): reached "
                     "in the same call, a later call, not at all; by restore matcher")
+    ap.add_argument("--index", action="store_true",
+                    help="the archive in OpenClaw's own index (memory.search.extraPaths): "
+                    "what it would reach, at most, and the result slots it would take")
     ap.add_argument("--minimum", action="store_true",
                     help="calibration error by MIN_VERDICTS (100, 200, 400)")
     ap.add_argument("--lag", action="store_true",
@@ -145,6 +149,9 @@ def main() -> None:
         return
     if args.harm:
         harm_table(args.seeds, args.offset, args.family)
+        return
+    if args.index:
+        index_table(args.seeds, args.offset, args.family)
         return
     weights = pc.LIKELY_WEIGHTS if args.fit_family == "a" else tuple(fit(12, args.fit_family))
     if args.minimum:
@@ -346,6 +353,75 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
         ways = {k: v for k, v in sorted(c.items()) if k.startswith(("same_", "later_"))
                 and k not in ("same_no_plugin", "same_before")}  # fmt: skip
         print(f"  {name} / {m}: {ways}")
+
+
+def index_table(seeds: int, offset: int, family: str) -> None:
+    """What the archive in OpenClaw's own index (``memory.search.extraPaths``) would give,
+    as an upper bound, beside what memoryd reaches today (issue 28, docs/decisions.md).
+
+    The generators rank every note a query reaches, whatever a policy archived: their
+    results are those of an index that holds the archive, ranked as the live notes. So a
+    needed archived note is reached in the same call through the index when its first
+    need in the window is a path read (the read hook) or a search whose results in the
+    history hold it; a search that missed it (a synonym the engine did not understand)
+    misses it there too. The cost, which no replay of these results can rank away: the
+    result slots archived notes take, which live notes would have had."""
+    from collections import Counter
+
+    from memoryd.commands.simulate import restore_index
+    from memoryd.policy import harm as hm
+    from memoryd.tierstore.search import archive_recall_picks
+
+    policies = [pc.policy_named("seed"), pc.policy_named(pc.DEFAULT_POLICY)]
+    acc: dict[str, Counter[str]] = {}
+    hs = histories(seeds, offset, family)
+    for _label, seed, params in hs:
+        inp = replay_inputs(make(family, seed, params))
+        events = generated_need_events(inp["needs"], inp["calls"], inp["hits"])
+        cands = restore_index(inp["calls"], inp["texts"])
+        returned = {(h.path, h.ts) for h in inp["hits"] if h.kind == "search"}
+        results: dict[float, list[str]] = {}  # a search's time → the notes it returned
+        for h in inp["hits"]:
+            if h.kind == "search":
+                results.setdefault(h.ts, []).append(h.path)
+        index = hm.harm_index(inp["hits"], events)
+        res = rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"],
+                        calls=inp["calls"], restore_candidates=cands.__getitem__)  # fmt: skip
+        for r in res:
+            c = acc.setdefault(r.name, Counter())
+            h = hm.harm(r.decisions, inp["hits"], events, inp["calls"],
+                        candidates=cands.__getitem__, recall=archive_recall_picks,
+                        texts=inp["texts"], index=index)  # fmt: skip
+            c.update(needed=h.needed, same=h.same_call, never=h.not_reached)
+            archive = hm._Archive(r.decisions, index.hit_times)
+            for path, left, _back in archive.episodes:
+                evs = index.events.get(path, [])
+                window = [e for e in evs if left < e.ts <= left + 60 * pc.DAY]
+                if not window:
+                    continue
+                found = [e.via == hm.READ or (e.via == hm.SEARCH and (path, e.ts) in returned)
+                         for e in window]  # fmt: skip
+                c["index_needed"] += 1
+                c["index_same"] += found[0]
+                c["index_never"] += not any(found)
+            first_run = min((t for t, _ in r.decisions), default=math.inf)
+            for ts, paths in results.items():
+                if ts <= first_run:
+                    continue
+                held = sum(archive.archived_at(p, ts) for p in paths)
+                c.update(slots=len(paths), archived_slots=held, searches=1,
+                         searches_with_archived=held > 0)  # fmt: skip
+    print(f"{len(hs)} family-{family} histories (seeds {offset}..{offset + seeds - 1})\n")
+    print("| policy | needed in 60 d | same call today | not at all today "
+          "| same call, archive indexed | not at all, archive indexed "
+          "| result slots an archived note takes | searches with one |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, c in acc.items():
+        n, m = max(c["needed"], 1), max(c["index_needed"], 1)
+        print(f"| {name} | {c['needed']} | {c['same'] / n:.0%} | {c['never'] / n:.0%} "
+              f"| {c['index_same'] / m:.0%} | {c['index_never'] / m:.0%} "
+              f"| {c['archived_slots'] / max(c['slots'], 1):.1%} "
+              f"| {c['searches_with_archived'] / max(c['searches'], 1):.1%} |")
 
 
 def learned_restore_index(
