@@ -75,10 +75,11 @@ if TYPE_CHECKING:
 CHECKPOINT_META = "restore.checkpoint"  # transcript time of the newest search looked at
 FLOOR_META = "restore.floor"  # searches stamped at or before this are history, never requests
 SLACK_SECONDS = 600.0
-# A search already counted, stamped up to this far ahead of the clock, is history too when
-# the floor is set (:func:`ignore_until`): named in HISTORY_CALLS_META.
-AHEAD_SECONDS = 60.0
-HISTORY_CALLS_META = "restore.history_calls"  # [agent, call id] of such searches
+# A search already counted but stamped after the clock is history too when the floor is set
+# (:func:`ignore_until`): named in HISTORY_CALLS_META, [agent, call id, stamp] each, until
+# the searches looked at have passed its stamp.
+HISTORY_CALLS_META = "restore.history_calls"
+HISTORY_CALLS_MAX = 10_000  # (a flood of stamps ahead: the earliest named, the rest new)
 MAX_TEXT_BYTES = 256 * 1024  # of an archived file's text, scored (notes are far smaller)
 READ_LOG_NOTE = "restored on demand: read"  # the log line's words for such a restore
 SEARCH_LOG_NOTE = "restored on demand: search"  # and for a search's
@@ -186,37 +187,45 @@ def _as_time(value: str | None) -> float | None:
 
 def ignore_until(store: Store, now: float) -> None:
     """Make every search counted so far history (the first check; the switch off): those
-    stamped at or before ``now``, and those already in the database stamped a little after
-    it (within :data:`AHEAD_SECONDS`), by their ids (:data:`HISTORY_CALLS_META`).
+    stamped at or before ``now``, and those already in the database stamped after it, by
+    their ids (:data:`HISTORY_CALLS_META`, at most :data:`HISTORY_CALLS_MAX`, the earliest).
 
     While restore on demand is off, the daemon calls this after each pass with new calls,
     so the searches made meanwhile never restore anything once it is on again. A search is
-    stamped by the transcript's clock, which may run a little ahead of the moment the pass
-    ends (a stamp written ahead of the wall clock, a pass within milliseconds of the write):
-    taken by the clock alone, such a search would still be new when the switch is turned
-    on, and restore. It is named, not the floor raised to its stamp: a session whose clock
-    runs ahead must not hide the searches other sessions make once the switch is on.
+    stamped by the transcript's clock, which may run ahead of the moment the pass ends (a
+    stamp written ahead of the wall clock, a pass within milliseconds of the write, a
+    skewed clock): taken by the clock alone, such a search would still be new when the
+    switch is turned on, and restore. It is named, not the floor raised to its stamp: a
+    session whose clock runs ahead must not hide the searches other sessions make once the
+    switch is on.
     """
-    import json
-
     ahead = store.conn.execute(
-        "SELECT agent, call_id FROM calls WHERE ts > ? AND ts <= ?", (now, now + AHEAD_SECONDS)
+        "SELECT agent, call_id, ts FROM calls WHERE ts > ? ORDER BY ts LIMIT ?",
+        (now, HISTORY_CALLS_MAX),
     ).fetchall()
     with store.transaction():
         store.set_meta(CHECKPOINT_META, repr(now))
         store.set_meta(FLOOR_META, repr(now))
-        store.set_meta(HISTORY_CALLS_META, json.dumps(sorted(map(list, ahead))))
+        _keep_history_calls(store, {(a, c): ts for a, c, ts in ahead})
 
 
-def _history_calls(store: Store) -> set[tuple[str, str]]:
-    """The calls :func:`ignore_until` named as history (a damaged value: none)."""
+def _keep_history_calls(store: Store, named: Mapping[tuple[str, str], float]) -> None:
+    """Write :data:`HISTORY_CALLS_META` (within the caller's transaction)."""
+    import json
+
+    store.set_meta(HISTORY_CALLS_META, json.dumps([[*k, ts] for k, ts in named.items()]))
+
+
+def _history_calls(store: Store) -> dict[tuple[str, str], float]:
+    """The calls :func:`ignore_until` named as history, with their stamps (a damaged
+    value: none)."""
     import json
 
     try:
         named = json.loads(store.get_meta(HISTORY_CALLS_META) or "[]")
-        return {(str(a), str(c)) for a, c in named}
-    except (ValueError, TypeError):
-        return set()
+        return {(str(a), str(c)): float(ts) for a, c, ts in named}
+    except (ValueError, TypeError, RecursionError):
+        return {}
 
 
 def archived_files(store: Store) -> list[Archived]:
@@ -449,7 +458,12 @@ class RestoreOnDemand:
         if not archived:
             return []
         low = max(checkpoint - SLACK_SECONDS, floor, min(a.archived_at for a in archived))
-        skip = self._seen.keys() | _history_calls(store)
+        named = _history_calls(store)
+        if any(ts <= low for ts in named.values()):  # (passed: no longer selected anyway)
+            named = {k: ts for k, ts in named.items() if ts > low}
+            with store.transaction():
+                _keep_history_calls(store, named)
+        skip = self._seen.keys() | named.keys()
         searches = [s for s in self._new_searches(store, low) if (s.agent, s.call_id) not in skip]
         reads = [r for r in self._new_empty_reads(store, low) if (r.agent, r.call_id) not in skip]
         if not searches and not reads:

@@ -279,15 +279,16 @@ def test_a_search_stamped_in_the_future_does_not_silence_the_searches_after_it(
 def test_a_search_counted_while_off_stays_history_though_stamped_ahead_of_the_clock(
     tmp_path: Path,
 ) -> None:
-    """Switched off, a pass marks the searches it counted as history: also one whose stamp
-    is a little ahead of the clock when the pass ends (here 5 s; in CI, a daemon's pass
-    that ended 2 ms before the search's stamp restored it once the switch was on again).
-    It is named, not the floor raised to it: another session's search made once the switch
-    is on, stamped before it, still restores; one stamped far ahead is not named.
+    """Switched off, a pass marks the searches it counted as history: also those whose stamp
+    is ahead of the clock when the pass ends (here 5 s and 10 minutes; in CI, a daemon's
+    pass that ended 2 ms before the search's stamp restored it once the switch was on
+    again). They are named, not the floor raised to them: another session's search made
+    once the switch is on, stamped before them, still restores; and once the searches
+    looked at have passed a named one, it is no longer kept.
 
     The daemon's off branch, in process: a pass (``memoryd scan``), then ``ignore_until``
     with the clock, as ``ingest_worker`` calls it; then the switch on: the restore check."""
-    from memoryd.ondemand import AHEAD_SECONDS, FLOOR_META, HISTORY_CALLS_META, ignore_until
+    from memoryd.ondemand import FLOOR_META, HISTORY_CALLS_META, SLACK_SECONDS, ignore_until
     from memoryd.store import Store
 
     inst, a_pass = boat_archived(tmp_path)
@@ -295,16 +296,17 @@ def test_a_search_counted_while_off_stays_history_though_stamped_ahead_of_the_cl
     assert a_pass() == []  # the first check: everything so far is history
     now = time.time()
     ahead = round(now + 5.0, 3)  # (transcripts stamp whole milliseconds)
-    append(inst.transcript("skewed"), tx.call("toolu_ahead", query="ketch Albatross Lofoten",
-                                              ts=ahead))  # fmt: skip
-    far = now + 10 * AHEAD_SECONDS
-    append(inst.transcript("skewed"), tx.call("toolu_far", query="pizza dough", ts=far))
+    far = round(now + 600.0, 3)
+    for cid, ts in (("toolu_ahead", ahead), ("toolu_far", far)):
+        append(inst.transcript("skewed"),
+               tx.call(cid, query="ketch Albatross Lofoten", ts=ts))  # fmt: skip
     assert run_cli(inst, "scan").returncode == 0
     with Store.open(inst.db) as store:
         ignore_until(store, now)  # (switched off: what the pass counted is history)
         floor = float(store.get_meta(FLOOR_META) or 0)
         named = json.loads(store.get_meta(HISTORY_CALLS_META) or "[]")
-    assert floor == now and named == [["main", "toolu_ahead"]]
+    assert floor == now
+    assert named == [["main", "toolu_ahead", ahead], ["main", "toolu_far", far]]
     assert a_pass() == [] and not boat.exists()  # switched on again: nothing comes back
     real = round(now + 2.0, 3)  # another session's search, made once it is on
     append(inst.transcript("live"), tx.call("toolu_real", query="ketch Albatross Lofoten",
@@ -312,6 +314,32 @@ def test_a_search_counted_while_off_stays_history_though_stamped_ahead_of_the_cl
                                             tx.search_payload([]), ts=real + 0.2))  # fmt: skip
     [event] = a_pass()
     assert event["outcome"] == "restored" and boat.read_text(encoding="utf-8") == BOAT
+    # the searches looked at pass the named ones (the checkpoint moved on): they go
+    with Store.open(inst.db) as store, store.transaction():
+        store.set_meta("restore.checkpoint", repr(far + SLACK_SECONDS + 1))
+    write_note(inst, "memory/other.md", DENTIST, now - 90 * DAY)
+    assert run_cli(inst, "expire", "--force").returncode == 0  # (something archived again)
+    a_pass()
+    with Store.open(inst.db) as store:
+        assert json.loads(store.get_meta(HISTORY_CALLS_META) or "[]") == []
+
+
+def test_a_damaged_list_of_history_calls_is_no_list(tmp_path: Path) -> None:
+    """A damaged value (as deep as JSON parsing gives up on) names nothing and never stops
+    restore on demand."""
+    from memoryd.ondemand import HISTORY_CALLS_META
+    from memoryd.store import Store
+
+    inst, a_pass = boat_archived(tmp_path)
+    boat = inst.workspace / "memory/lofoten-trip.md"
+    assert a_pass() == []
+    for damaged in ("[" * 100_000, "null", "5", "[[1, 2]]", '{"a": 1}'):
+        with Store.open(inst.db) as store, store.transaction():
+            store.set_meta(HISTORY_CALLS_META, damaged)
+        assert a_pass() == []
+    live_search(inst, "ketch Albatross Lofoten harbour", [])
+    [event] = a_pass()
+    assert event["outcome"] == "restored" and boat.exists()
 
 
 def test_what_the_watcher_kept_of_an_archive_goes_once_the_archive_is_restored(
