@@ -418,7 +418,7 @@ def reusable_calibration(cfg: Any, doc: Any, now: float, policy: Any) -> Any:
     if not isinstance(doc, dict) or not isinstance(doc.get("at"), (int, float)):
         return False
     at = float(doc["at"])
-    if not math.isfinite(at) or at > now:  # (a damaged record, or one of a later time)
+    if not (math.isfinite(at) and 0.0 <= at <= now):  # (damaged, or of a later time)
         return False
     if (doc.get("target"), doc.get("floor")) != (policy.target, policy.floor):
         return False

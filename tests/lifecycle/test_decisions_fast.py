@@ -147,9 +147,10 @@ def test_a_dry_run_saves_what_it_learned_and_the_next_command_reuses_it(tmp_path
                       env={**env, "MEMORYD_NOW": str(now)})  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["expire"]["action"] == "archive"
-    # damaged (a time that is no time): learned again, never a crash
-    saved.write_text(json.dumps({**doc, "at": float("nan")}))
-    assert _dry_run(env, now) == first and json.loads(saved.read_text())["at"] == now
+    # damaged (a time that is no time, or none a clock reads): learned again, never a crash
+    for at in (float("nan"), -1e12, -1e300, -1.0):
+        saved.write_text(json.dumps({**doc, "at": at}))
+        assert _dry_run(env, now) == first and json.loads(saved.read_text())["at"] == now
     # removed: learned again, the same plan as the first time
     saved.unlink()
     assert _dry_run(env, now) == first and json.loads(saved.read_text())["at"] == now
