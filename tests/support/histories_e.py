@@ -288,7 +288,7 @@ class _World:
             call = f"c{n}"
             pool: dict[str, int] = {}
             for w in words:
-                for q in index.get(w, ()):
+                for q in sorted(index.get(w, ())):  # (in an order of its own: r draws for each)
                     g = self.files[q]
                     if g.path != f.path and g.created <= ts:
                         pool[q] = pool.get(q, 0) + 1
