@@ -365,7 +365,9 @@ def index_table(seeds: int, offset: int, family: str) -> None:
     need in the window is a path read (the read hook) or a search whose results in the
     history hold it; a search that missed it (a synonym the engine did not understand)
     misses it there too. The cost, which no replay of these results can rank away: the
-    result slots archived notes take, which live notes would have had."""
+    result slots archived notes take, counted while a note is archived as the replay has it
+    (back at its first hit) and, in the index, until its first read (a search's result
+    leaves it in the archive): a range."""
     from collections import Counter
 
     from memoryd.commands.simulate import restore_index
@@ -381,9 +383,12 @@ def index_table(seeds: int, offset: int, family: str) -> None:
         cands = restore_index(inp["calls"], inp["texts"])
         returned = {(h.path, h.ts) for h in inp["hits"] if h.kind == "search"}
         results: dict[float, list[str]] = {}  # a search's time → the notes it returned
+        gets: dict[str, list[float]] = {}  # a note → the times it was read by its path
         for h in inp["hits"]:
             if h.kind == "search":
                 results.setdefault(h.ts, []).append(h.path)
+            elif h.kind == "get":
+                gets.setdefault(h.path, []).append(h.ts)
         index = hm.harm_index(inp["hits"], events)
         res = rp.replay(inp["files"], inp["hits"], inp["runs"], policies, needs=inp["needs"],
                         calls=inp["calls"], restore_candidates=cands.__getitem__)  # fmt: skip
@@ -404,24 +409,37 @@ def index_table(seeds: int, offset: int, family: str) -> None:
                 c["index_needed"] += 1
                 c["index_same"] += found[0]
                 c["index_never"] += not any(found)
+            # an episode here ends at the note's first hit (a search that returns it too, as
+            # memoryd restores it today); in the index, a search's result leaves the note in
+            # the archive: until its first read, the slots it takes (a range for the cost)
+            until_read: dict[str, list[tuple[float, float]]] = {}
+            for t, chosen in r.decisions:
+                for path in chosen:
+                    later = [g for g in gets.get(path, ()) if g > t]
+                    until_read.setdefault(path, []).append((t, min(later, default=math.inf)))
             first_run = min((t for t, _ in r.decisions), default=math.inf)
             for ts, paths in results.items():
                 if ts <= first_run:
                     continue
                 held = sum(archive.archived_at(p, ts) for p in paths)
+                kept = sum(any(a < ts <= b for a, b in until_read.get(p, ())) for p in paths)
                 c.update(slots=len(paths), archived_slots=held, searches=1,
-                         searches_with_archived=held > 0)  # fmt: skip
+                         searches_with_archived=held > 0, slots_until_read=kept,
+                         searches_until_read=kept > 0)  # fmt: skip
     print(f"{len(hs)} family-{family} histories (seeds {offset}..{offset + seeds - 1})\n")
     print("| policy | needed in 60 d | same call today | not at all today "
           "| same call, archive indexed | not at all, archive indexed "
-          "| result slots an archived note takes | searches with one |")
+          "| result slots archived notes take: to a first hit … to a first read "
+          "| searches with one: to a first hit … to a first read |")
     print("|---|---|---|---|---|---|---|---|")
     for name, c in acc.items():
         n, m = max(c["needed"], 1), max(c["index_needed"], 1)
+        slots, searches = max(c["slots"], 1), max(c["searches"], 1)
         print(f"| {name} | {c['needed']} | {c['same'] / n:.0%} | {c['never'] / n:.0%} "
               f"| {c['index_same'] / m:.0%} | {c['index_never'] / m:.0%} "
-              f"| {c['archived_slots'] / max(c['slots'], 1):.1%} "
-              f"| {c['searches_with_archived'] / max(c['searches'], 1):.1%} |")
+              f"| {c['archived_slots'] / slots:.1%} … {c['slots_until_read'] / slots:.1%} "
+              f"| {c['searches_with_archived'] / searches:.1%} … "
+              f"{c['searches_until_read'] / searches:.1%} |")
 
 
 def learned_restore_index(
