@@ -203,7 +203,7 @@ class Matcher:
         n = len(words)
         if not n:
             return []
-        at = _at_least([self.words.get(w, 0) for w in words])
+        at = at_least([self.words.get(w, 0) for w in words])
         named = 0
         for w in words:
             if self.df.get(w, 0) <= DISTINCTIVE_NOTES:
@@ -229,7 +229,7 @@ class Matcher:
         n = len(words)
         if not n:
             return []
-        at = _at_least([self.words.get(w, 0) for w in words])
+        at = at_least([self.words.get(w, 0) for w in words])
         top, top_bits = -1.0, 0  # the best score reached, and the notes scoring it
         plain = ~self.tagged
         for j in range(n, 0, -1):
@@ -265,7 +265,7 @@ class Matcher:
         tagged = at[need] & self.tagged
         if not tagged:
             return
-        by_tag = _at_least([self.tag_hits(w) & tagged for w in words])
+        by_tag = at_least([self.tag_hits(w) & tagged for w in words])
         for k in range(n, need - 1, -1):
             holding = at[k] & ~at[k + 1] & tagged
             if not holding:
@@ -290,9 +290,10 @@ class Matcher:
             found.append((self.paths[low.bit_length() - 1], share, bool(low & named)))
 
 
-def _at_least(sets: list[int]) -> list[int]:
+def at_least(sets: list[int]) -> list[int]:
     """``at[j]``: the notes in at least ``j`` of ``sets`` (bit sets over the notes), for j
-    from 0 (every note: -1) to ``len(sets) + 1`` (none), counted a set at a time."""
+    from 0 (every note: -1) to ``len(sets) + 1`` (none), counted a set at a time (recall's
+    ranking asks it too: :meth:`memoryd.tierstore.search.ArchiveRecall.reaches`)."""
     n = len(sets)
     at = [-1] + [0] * (n + 1)
     for i, bits in enumerate(sets, 1):

@@ -16,7 +16,7 @@ import itertools
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,11 +148,7 @@ class ArchiveRecall:
         new = notes & ~sets[0]
         if new:
             sets[0] |= new
-            order = []
-            while new:
-                low = new & -new
-                new ^= low
-                order.append(low.bit_length() - 1)
+            order = list(_members(new))
             hays = self._haystacks[fold]
             for i in itertools.filterfalse(hays.__contains__, order):
                 hays[i] = haystack(self._texts[i].encode("utf-8"), fold)  # (lowered once)
@@ -167,14 +163,10 @@ class ArchiveRecall:
 
     def _indexed_haystacks(self, fold: bool) -> dict[int, bytes]:
         hays = self._haystacks[fold]
-        bits = self._indexed
-        while bits:
-            low = bits & -bits
-            bits ^= low
-            i = low.bit_length() - 1
+        for i in _members(self._indexed):
             if i not in hays:
                 hays[i] = haystack(self._texts[i].encode("utf-8"), fold)
-        return {i: hays[i] for i in range(len(self._texts)) if self._indexed >> i & 1}
+        return {i: hays[i] for i in _members(self._indexed)}
 
     def _words(self, query: str) -> list[tuple[bytes, bool]]:
         words = normalise_words([query])
@@ -226,11 +218,9 @@ class ArchiveRecall:
         if matched.bit_count() <= limit:  # (every match brought back, this one among them)
             return True
         # more matches than the limit: only a leader clearly ahead of the runner-up
-        at = [-1] + [0] * (len(sets) + 1)  # at[j]: the notes holding at least j of the words
-        for k, held in enumerate(sets, 1):
-            if held:
-                for j in range(k, 0, -1):
-                    at[j] |= at[j - 1] & held
+        from ..policy.restore_match import at_least
+
+        at = at_least(sets)  # at[j]: the notes holding at least j of the words
         mine = sum(1 for held in sets if held & me)
         if at[mine + 1]:  # (another holds more of the words)
             return False
@@ -240,15 +230,21 @@ class ArchiveRecall:
         counts = [o for _held, o in holding]
         i = self._ids[text]
         occ = sum(o.get(i, 0) for o in counts)
-        while rivals:  # (ahead of the runner-up is ahead of each: the first rival not, no lead)
-            low = rivals & -rivals
-            rivals ^= low
-            r = low.bit_length() - 1
+        # (ahead of the runner-up is ahead of each rival: the first it is not, no clear lead)
+        for r in _members(rivals):
             theirs = sum(o.get(r, 0) for o in counts)
             # (as many words and occurrences as a rival: whichever path leads, by no margin)
             if theirs >= occ or not clearly_ahead((mine, occ), (mine, theirs)):
                 return False
         return True
+
+
+def _members(bits: int) -> Iterator[int]:
+    """The numbers of a bit set's bits, lowest first."""
+    while bits:
+        low = bits & -bits
+        bits ^= low
+        yield low.bit_length() - 1
 
 
 # A query word made only of these bytes (letters, digits, ``_``, and every byte of a
