@@ -198,6 +198,7 @@ KINDS: dict[str, str] = {
     "test_recall": "subprocess",
     "test_restore_on_demand": "subprocess",
     "test_restore_on_read": "unit",
+    "test_archive_indexed": "unit",
     "test_restore_on_search": "unit",  # in-process commands and scans, real files and SQLite
     "test_decisions_agree": "unit",  # its two runs of memoryd are in-process
     "test_chance_shown": "unit",  # its runs of memoryd are in-process

@@ -14,6 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import clock
+from .store_schema import (
+    AWAY_PREFIXES,
+    EXPIRE_BATCH,
+    ORGANIZE_BATCH,
+    RECALL_BATCH,
+    RESTORE_ON_DEMAND_BATCH,
+    RETIRE_BATCH,
+    UNDO_BATCH,
+)
 
 if TYPE_CHECKING:
     from .store import Store
@@ -41,15 +50,9 @@ _COLUMNS = "id, batch, op, src, dst, sha256, size, state, reason, created, finis
 
 
 # ------------------------------------------------------------------ batch labels
-# A batch is labelled ``<command>:…``; the labels are written here only, so that every reader
-# (``restore``, ``status``, the replay, restore on demand) finds what the writers wrote.
-
-EXPIRE_BATCH = "expire:"  # every expire run's, manual or scheduled
-ORGANIZE_BATCH = "organize:"
-RESTORE_ON_DEMAND_BATCH = "restore-on-demand:"  # one batch a restore
-# Batches of the moves that take a note away from where its user keeps it (the workspace,
-# or a hotter tier); what ``restore PATH`` takes back. Recalls and restores bring notes back.
-AWAY_PREFIXES = (EXPIRE_BATCH, ORGANIZE_BATCH)
+# A batch is labelled ``<command>:…``. The labels are the moves table's contract and live in
+# :mod:`memoryd.store_schema` (the ingest reads them too, below this layer); the batches are
+# made here only.
 
 
 def expire_batch(month: str) -> str:
@@ -68,11 +71,11 @@ def organize_batch(now: float) -> str:
 
 
 def recall_batch() -> str:
-    return f"recall:{_short_id()}"
+    return f"{RECALL_BATCH}{_short_id()}"
 
 
 def retire_batch(now: float) -> str:
-    return f"retire:{clock.iso(now)}:{_short_id()}"
+    return f"{RETIRE_BATCH}{clock.iso(now)}:{_short_id()}"
 
 
 def restore_on_demand_batch() -> str:
@@ -81,7 +84,7 @@ def restore_on_demand_batch() -> str:
 
 def undo_batch(batch: str) -> str:
     """The batch an undo of a ``batch`` entry is journaled under, unless the caller names one."""
-    return f"undo:{batch}"
+    return f"{UNDO_BATCH}{batch}"
 
 
 def command_of(batch: str) -> str:

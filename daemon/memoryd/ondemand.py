@@ -41,6 +41,12 @@ path is the model's, so it is data: it only ever selects among the journal's arc
 sources by exact, lexical equality (never a name outside the agent's workspace, never a
 symlink followed to find it).
 
+Where OpenClaw searches the archive itself (``memory.search.extraPaths``, or an archive inside
+``memory/``), a read of an archived *copy* returns its text, and the scanner counts that hit
+under the note's own name (:meth:`memoryd.ingest.ledger_calls.CallLookups.archived_from`).
+The daemon then brings the note home (once the read is answered, never before it), so the
+note is not archived any more when the agent needs it: the same rules, the same log line.
+
 Every outcome is one JSON log line (``restore.on_demand`` / ``restore.on_demand_conflict``),
 a counter, an entry of :data:`memoryd.ondemand_outcomes.RECENT_META` (what ``memoryd status``
 and the next expire notification show) and a notification.
@@ -146,15 +152,16 @@ def read_target(asked: str, root: str) -> str | None:
 
 
 def archived_at_path(
-    asked: str, roots: Sequence[str], archived: Sequence[Archived]
+    asked: str, roots: Sequence[str], archived: Sequence[Archived], *, copy: bool = False
 ) -> Archived | None:
     """The archived file whose original path a read of ``asked`` names (``roots``: the
     reading agent's workspace, as given and resolved), the latest archived when a path was
-    archived more than once; None when it names no file memoryd archived. Pure."""
+    archived more than once; None when it names no file memoryd archived. With ``copy``, the
+    one whose archived copy it names (a read of the archive OpenClaw searched). Pure."""
     targets = {t for root in roots if (t := read_target(asked, root)) is not None}
     if not targets:
         return None
-    named = [a for a in archived if os.path.normpath(a.src) in targets]
+    named = [a for a in archived if os.path.normpath(a.dst if copy else a.src) in targets]
     return max(named, key=lambda a: (a.archived_at, a.move_id), default=None)
 
 
@@ -338,6 +345,21 @@ class RestoreOnDemand:
         ).fetchall()
         return [Search(str(a), str(c), str(q), float(t)) for a, c, q, t in rows]
 
+    def _new_copy_reads(self, store: Store, since: float) -> list[Search]:
+        """The ``memory_get`` calls stamped after ``since`` that returned text (a hit was
+        counted), oldest first: among them the reads of an archived copy, which the archive
+        in OpenClaw's own index (``memory.search.extraPaths``, or an archive inside
+        ``memory/``) hands the agent. Only answered ones: the read is over, so moving the
+        note home cannot empty it."""
+        rows = store.conn.execute(
+            "SELECT c.agent, c.call_id, c.query, c.ts FROM calls c WHERE c.tool = 'get' "
+            "AND c.answered = 1 AND c.query IS NOT NULL AND c.ts IS NOT NULL AND c.ts > ? "
+            "AND EXISTS (SELECT 1 FROM hits h WHERE h.agent = c.agent "
+            "AND h.call_id = c.call_id) ORDER BY c.ts",
+            (since,),
+        ).fetchall()
+        return [Search(str(a), str(c), str(q), float(t)) for a, c, q, t in rows]
+
     def restore_read(
         self,
         store: Store,
@@ -466,7 +488,10 @@ class RestoreOnDemand:
         skip = self._seen.keys() | named.keys()
         searches = [s for s in self._new_searches(store, low) if (s.agent, s.call_id) not in skip]
         reads = [r for r in self._new_empty_reads(store, low) if (r.agent, r.call_id) not in skip]
-        if not searches and not reads:
+        copy_reads = [
+            r for r in self._new_copy_reads(store, low) if (r.agent, r.call_id) not in skip
+        ]
+        if not searches and not reads and not copy_reads:
             return []
         log = get_logger("memoryd.ondemand")
         mover = mover_for(store, self.paths)
@@ -490,6 +515,23 @@ class RestoreOnDemand:
                 if event["outcome"] == "restored":
                     restored_ids.add(chosen.move_id)
                     self._count_read(store, read, event["path"])
+        for read in copy_reads:
+            # The agent read the note where the archive is (its hit already counted under
+            # the note's name): the note goes home, where the next search finds it first.
+            self._seen[(read.agent, read.call_id)] = read.ts
+            pool = [
+                a
+                for a in candidates_for(read, archived, workspaces)
+                if a.move_id not in restored_ids
+            ]
+            chosen = archived_at_path(read.query, workspaces.get(read.agent, ()), pool, copy=True)
+            if chosen is None or os.path.lexists(chosen.src):
+                continue  # not a copy memoryd archived, or a file has its name now: both stay
+            event = self._restore(store, mover, chosen, read, 1.0, log, trigger=READ_TRIGGER)
+            if event is not None:
+                events.append(event)
+                if event["outcome"] == "restored":
+                    restored_ids.add(chosen.move_id)
         for search in searches:
             self._seen[(search.agent, search.call_id)] = search.ts
             pool = [
@@ -524,7 +566,7 @@ class RestoreOnDemand:
             self._present = {k: v for k, v in self._present.items() if k in live}
         # A search stamped in the future (a skewed clock, a damaged line) must not move the
         # checkpoint past the searches still to come.
-        newest = min(max(s.ts for s in (*searches, *reads)), time.time())
+        newest = min(max(s.ts for s in (*searches, *reads, *copy_reads)), time.time())
         self._prune_seen(max(checkpoint, newest) - SLACK_SECONDS)
         from .fsutil import NOT_A_NOTE_COUNTER, take_not_notes
 

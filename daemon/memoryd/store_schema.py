@@ -13,6 +13,19 @@ import sqlite3
 
 from . import kept_strength
 
+# What a move's ``batch`` starts with, by the command that made it (``<command>:…``): written
+# here only, so that every reader (``restore``, ``status``, the replay, restore on demand, the
+# ingest's archived copies) finds what the writers (:mod:`memoryd.move_journal`) wrote.
+EXPIRE_BATCH = "expire:"  # every expire run's, manual or scheduled
+ORGANIZE_BATCH = "organize:"
+RECALL_BATCH = "recall:"
+RETIRE_BATCH = "retire:"
+RESTORE_ON_DEMAND_BATCH = "restore-on-demand:"  # one batch a restore
+UNDO_BATCH = "undo:"
+# Batches of the moves that take a note away from where its user keeps it (the workspace,
+# or a hotter tier); what ``restore PATH`` takes back. Recalls and restores bring notes back.
+AWAY_PREFIXES = (EXPIRE_BATCH, ORGANIZE_BATCH)
+
 MIGRATIONS: dict[int, str] = {
     1: """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -297,6 +297,26 @@ def _walk(folder: Path, rel: str, skipped: list[str]) -> Iterator[tuple[str, os.
             continue
 
 
+def archive_folder_of(rel: str, archive_dir: str) -> tuple[str, bool] | None:
+    """The archive folder an archived file ``rel`` is in, for tidying up after a restore. Pure.
+
+    ``(folder, removable)``: with ``{month}`` the month's folder
+    (``memory-archive/2026-11``), which may go once empty; without, the fixed archive
+    folder, which stays (only folders below it may go). None when ``rel`` is not
+    in the archive.
+    """
+    template = "/".join(p for p in archive_dir.replace("\\", "/").split("/") if p not in ("", "."))
+    if "{month}" in template:
+        head, _, tail = template.partition("{month}")
+        month_part = tail.split("/", 1)[0]
+        pattern = re.escape(head) + r"\d{4}-\d{2}" + re.escape(month_part)
+        m = re.match(f"({pattern})/", rel)
+        return (m.group(1), True) if m else None
+    if template and rel.startswith(template + "/"):
+        return template, False
+    return None
+
+
 def archive_excludes(workspace: Path, archive_dir: str) -> tuple[str, ...]:
     """Workspace-relative folders of the archive that lie inside ``memory/``.
 

@@ -30,8 +30,10 @@ Phases:
 
 Issue 28's phases, in the same gateway: a ``memory_get`` of an archived note's path returns
 its text in that very call (the plugin's ``before_tool_call`` ran ``memoryd on-read``
-first); a recall matching more than 3 archived notes with one clearly ahead restores that
-one; the time the read hook adds to each ``memory_get`` (its own log line). Then, in a
+first); with the archive in OpenClaw's index (``memory.search.extraPaths``), a ``memory_get``
+of an archived copy returns its text, the hit is the note's, and the daemon's restore check
+brings the note home; a recall matching more than 3 archived notes with one clearly ahead
+restores that one; the time the read hook adds to each ``memory_get`` (its own log line). Then, in a
 gateway of its own, memoryd missing (the plugin's ``command`` names no program): a
 ``memory_get``, a ``memory_search`` and a recall still each get an answer.
 
@@ -64,6 +66,8 @@ from typing import Any
 
 from tests.support.plugin_record import (
     ARCHIVED,
+    COPY_MARK,
+    COPY_NOTE,
     HOT_MARK,
     LEADER,
     LEADER_MARK,
@@ -192,6 +196,24 @@ def _archive(cfg: Path, rel: str, env: dict[str, str]) -> None:
     subprocess.run([sys.executable, "-c", code, str(cfg), rel], env=env, check=True, timeout=60)
 
 
+def _restore_check(cfg: Path, env: dict[str, str]) -> list[dict[str, Any]]:
+    """One restore check of the daemon's (it runs one after each ingest pass): its events."""
+    code = (
+        "import json, sys\n"
+        "from memoryd.config import load_config, resolve_paths\n"
+        "from memoryd.ondemand import RestoreOnDemand\n"
+        "from memoryd.store import Store\n"
+        "cfg = load_config(sys.argv[1])\n"
+        "paths = resolve_paths(cfg)\n"
+        "store = Store.open(paths.db)\n"
+        "print(json.dumps(RestoreOnDemand(cfg, paths).check(store), default=str))\n"
+        "store.close()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(cfg)], env=env, check=True,
+                          timeout=120, capture_output=True, text=True)  # fmt: skip
+    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
 def _history(inst: Install, key: str, log: Path) -> dict[str, Any]:
     return gateway_call(inst, "chat.history", {"sessionKey": key}, log)
 
@@ -297,6 +319,7 @@ def record(
         )
         for i, rel in enumerate(RIVALS):
             (memory / Path(rel).name).write_text(f"# Walk {i}\n\nTook the lantern along.\n")
+        (memory / Path(COPY_NOTE).name).write_text(f"# Herons\n\nNests counted: {COPY_MARK}.\n")
         (memory / Path(LEADER).name).write_text(
             f"# Quokka bay\n\nThe lantern at quokka bay: {LEADER_MARK}.\n"
         )
@@ -313,6 +336,16 @@ def record(
         # an unchanged value writes nothing): this is what uninstall must give back.
         run_bounded(
             inst.command("config", "set", "agents.defaults.bootstrapMaxChars", "20000"),
+            env,
+            120,
+            gw_log,
+        )
+        # The archive in OpenClaw's own index (issue 28): its copies are found and read there
+        # (before the install: uninstall gives back this file).
+        run_bounded(
+            inst.command(
+                "config", "set", "memory.search.extraPaths", '["memory-archive"]', "--strict-json"
+            ),
             env,
             120,
             gw_log,
@@ -348,6 +381,7 @@ def record(
         )
         oc = json.loads(inst.config_path.read_text())
         rec["entry"] = oc.get("plugins", {}).get("entries", {}).get("memoryd")
+        rec["extra_paths"] = oc.get("memory", {}).get("search", {}).get("extraPaths")
 
         with Gateway(inst, gw_log):
             # 2. a new session, then its second turn
@@ -420,6 +454,28 @@ def record(
             )
             rec["search_next_turn"] = _requests(req_log, mark)
             say(f"search: back in the workspace: {rec['back_after_search']}")
+
+            # 3b''. issue 28: a read of an archived copy where OpenClaw's index has it (the
+            # archive in memory.search.extraPaths): its text in that call, its hit counted
+            # under the note's own name, and the daemon's check brings the note home
+            _archive(cfg, COPY_NOTE, env)
+            copy = f"memory-archive/2026-12/{COPY_NOTE}"
+            _restore_check(cfg, env)  # the daemon's first check: what came before is history
+            mark = _lines(req_log)
+            agent_turn(
+                inst,
+                "agent:main:s1",
+                f'the heron count? [[call memory_get {{"path": "{copy}"}}]] [[text read]]',
+                gw_log,
+            )
+            rec["copy_read_turn"] = _requests(req_log, mark)
+            _memoryd(cfg, env, "scan", "--json")
+            db = root / "memoryd-state" / "state.db"
+            rec["copy_hits"] = _hit_rows(db, COPY_NOTE) + _hit_rows(db, copy)
+            rec["copy_restores"] = _restore_check(cfg, env)
+            rec["copy_back"] = (inst.workspace() / COPY_NOTE).is_file()
+            rec["copy_left"] = (inst.workspace() / copy).exists()
+            say(f"read of an archived copy: back in the workspace: {rec['copy_back']}")
 
             # 3c. issue 28: a recall with more than 3 matches and a clear winner restores it
             for rel in (*RIVALS, LEADER):

@@ -44,10 +44,10 @@ def _modules_with(match: re.Pattern[str]) -> set[str]:
     return found
 
 
-def test_journal_batch_labels_are_written_in_move_journal_only() -> None:
+def test_journal_batch_labels_are_written_in_the_store_schema_only() -> None:
     # A label is "<command>:" followed by more label or nothing ("expire: KEEP" is prose).
     label = re.compile("(?:" + "|".join(map(re.escape, LABELS)) + r")(?! )")
-    assert _modules_with(label) == {"move_journal.py"}
+    assert _modules_with(label) == {"store_schema.py"}
 
 
 def test_hits_are_counted_by_hit_counts_only() -> None:

@@ -18,6 +18,8 @@ READ_MARK = "OSPREY-3"  # in READ_NOTE: the read's answer holds it when the note
 SEARCH_NOTE = "memory/otter-survey.md"  # archived, then searched for by its words (issue 28)
 SEARCH_MARK = "OTTER-5"  # in SEARCH_NOTE: that search's answer holds it when the hook restored it
 RIVALS = tuple(f"memory/walk-{i}.md" for i in range(4))  # archived; each says "lantern"
+COPY_NOTE = "memory/heron-count.md"  # archived, then read where the archive is indexed
+COPY_MARK = "EGRET-4"  # in COPY_NOTE: the read of its archived copy returns it
 LEADER = "memory/quokka-bay.md"  # archived; "lantern" and "quokka": the recall's clear winner
 LEADER_MARK = "QUOKKA-9"
 TRIGGERS = ("did we discuss X before", "what was the conclusion on Y")  # seed 004's recall signals
@@ -206,6 +208,8 @@ def issue28_problems(rec: dict[str, Any]) -> list[str]:
     need(len(read_hits) == 1, f"the read note has {len(read_hits)} hits, not exactly 1")
     if "search_turn" in rec:  # (records made before the search hook have none of these)
         out.extend(_search_problems(rec))
+    if "copy_read_turn" in rec:  # (nor of the archive in OpenClaw's index)
+        out.extend(_copy_read_problems(rec))
     leader = [t for r in rec.get("leader_turn") or [] for t in r["tool_results"]]
     need(
         any("restored" in t and LEADER_MARK in t and "clearly leads" in t for t in leader),
@@ -254,6 +258,34 @@ def _search_problems(rec: dict[str, Any]) -> list[str]:
     hits = rec.get("search_hits") or []
     need(len(hits) == 1, f"the searched note has {len(hits)} hits after its search, not 1")
     need((rec.get("search_latency") or {}).get("hook_ms"), "no search hook time was logged")
+    return out
+
+
+def _copy_read_problems(rec: dict[str, Any]) -> list[str]:
+    """The archive in OpenClaw's index: a read of an archived copy returns its text, its one
+    hit is the note's (none under the archive path), and the daemon's check brings it home."""
+    out: list[str] = []
+
+    def need(ok: Any, what: str) -> None:
+        if not ok:
+            out.append(what)
+
+    need(rec.get("extra_paths") == ["memory-archive"], f"extraPaths: {rec.get('extra_paths')}")
+    results = [t for r in rec.get("copy_read_turn") or [] for t in r["tool_results"]]
+    need(any(COPY_MARK in t for t in results), "the read of an archived copy returned no text")
+    hits = rec.get("copy_hits") or []
+    need(
+        [h["path"] for h in hits] == [COPY_NOTE],
+        f"the read of the archived copy counted as {[h['path'] for h in hits]}, not once as "
+        f"{COPY_NOTE}",
+    )
+    events = rec.get("copy_restores") or []
+    need(
+        [(e.get("outcome"), e.get("trigger"), e.get("path")) for e in events]
+        == [("restored", "read", COPY_NOTE)],
+        f"the daemon's check after the read of a copy: {events}",
+    )
+    need(rec.get("copy_back") and not rec.get("copy_left"), "the copy's note is not back home")
     return out
 
 

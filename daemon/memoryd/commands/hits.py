@@ -12,7 +12,14 @@ from typing import NamedTuple
 from .. import clock
 from ..results import counted
 from ..store import Store
-from ..workspace import MemoryFile, archive_excludes, list_memory_files, report_skipped_names
+from ..workspace import (
+    MemoryFile,
+    archive_excludes,
+    archive_folder_of,
+    list_memory_files,
+    relative_to_workspace,
+    report_skipped_names,
+)
 from .common import catch_up, failed_summary, require_workspace, run_scan, with_catch_up
 from .context import Context, UsageError
 from .formats import human_bytes, json_dumps, positive_int
@@ -183,6 +190,7 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
     skipped: list[str] = []
     files = list_memory_files(workspace, exclude, skipped, extra_paths_of(ctx, workspace))
     report_skipped_names(skipped)
+    files = _without_archived_copies(files, store, workspace, ctx.cfg.archive.dir)
     # Hits recorded under another spelling of a listed file (memory/Projects.md for
     # memory/projects.md on a Mac) are that file's (docs/paths.md).
     from ..hit_counts import CLOCK_SKEW
@@ -426,3 +434,20 @@ def _check_demo_target(root: Path) -> None:
             )
     elif os.path.lexists(root):
         raise UsageError(f"{root} exists and is not a folder: give a new or empty folder")
+
+
+def _without_archived_copies(
+    files: list[MemoryFile], store: Store, workspace: Path, archive_dir: str
+) -> list[MemoryFile]:
+    """``files`` without the copies expire archived (listed when OpenClaw searches the
+    archive, ``memory.search.extraPaths``): their hits are their notes' (the ingest counts
+    them so), and a user's own file in the archive folder stays listed."""
+    if not any(archive_folder_of(f.rel, archive_dir) for f in files):
+        return files
+    from ..move_journal import EXPIRE_BATCH, archived_moves
+
+    copies = {
+        relative_to_workspace(workspace, m.dst) for m in archived_moves(store, EXPIRE_BATCH)
+    }
+    return [f for f in files if f.rel not in copies]
+

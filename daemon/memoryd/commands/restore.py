@@ -212,7 +212,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
         return None if p is None else relative_to_workspace(ws, p) or p
 
     def in_archive(p: str | None) -> bool:
-        from ..policy.expire import archive_folder_of
+        from ..workspace import archive_folder_of
 
         r = rel(p)
         return (
@@ -538,7 +538,7 @@ def _remove_empty_archive_folders(ws: Path, archived: str | None, template: str)
     Only folders of the archive, only empty ones (``rmdir`` refuses anything else); never the
     workspace or its ``memory/`` folder.
     """
-    from ..policy.expire import archive_folder_of
+    from ..workspace import archive_folder_of
 
     if archived is None or archived.startswith("/"):
         return

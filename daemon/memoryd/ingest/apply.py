@@ -9,12 +9,13 @@ user's: dreaming queries, cron and heartbeat sessions).
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .. import clock
 from ..section_map import anchor_text
-from ..workspace import Roots, classify_result_path
+from ..workspace import Roots, archive_folder_of, classify_result_path
 from .calls import (
     OCCURRENCE_MARK,
     Call,
@@ -70,6 +71,7 @@ class Applier:
         extras: dict[str, tuple[str, ...]] | None = None,
         left_out_turns: frozenset[str] = frozenset(),
         lineage_of: Callable[[str], dict[str, str | None]] = lambda _agent: {},
+        archive_dir: str = "",
     ) -> None:
         self.ledger = ledger
         self._workspaces = workspaces
@@ -78,6 +80,8 @@ class Applier:
         self._primary = primary
         self._tiers_root = tiers_root
         self.count_synthetic = count_synthetic
+        # `archive.dir`: a hit on a copy expire archived there counts under the note's name
+        self._archive_dir = archive_dir
         # The runs told by their turns whose lookups are left out (heartbeat, cron: as the
         # config says); a user message's TurnStarted says which turn the next lines are in.
         self.left_out_turns = left_out_turns
@@ -93,6 +97,22 @@ class Applier:
         self._roots: dict[str, tuple[dict[str, str | None], dict[str, str | None]]] = {}
         # (agent, cell's call id) → its inner calls met in this process, until its result
         self._cells: dict[tuple[str, str], list[str]] = {}
+
+    def _note_of_copy(self, workspace: Roots, key: str) -> tuple[str, bool]:
+        """The key a hit on ``key``, a path in the archive folder, counts under: the note's
+        own name when expire archived it there (``memory-archive/2026-11/memory/x.md`` →
+        ``memory/x.md``), so a note found in the archive and brought back keeps one history;
+        else ``key`` itself. With whether that answer may be remembered: a copy the journal
+        does not name may be one archived after this look (a user's own file stays itself)."""
+        roots = (workspace,) if isinstance(workspace, str) else workspace
+        spelled = [posixpath.join(posixpath.normpath(r), key) for r in roots]
+        src = self.ledger.archived_from(spelled)
+        if src is None:
+            return key, False
+        for root in map(posixpath.normpath, roots):
+            if src.startswith(root + "/"):
+                return src[len(root) + 1 :], True
+        return key, True  # (journaled under a workspace this agent's is not: left as found)
 
     def memo_sizes(self) -> dict[str, int]:
         """Entries in its memos (bounded: ``_KEYS_MAX`` an agent, ``_BARE_MAX``), for the
@@ -458,7 +478,10 @@ class Applier:
                 workspace = self._workspaces.get(agent) or self._primary
                 extra = self._extras.get(agent, ())
                 key = classify_result_path(raw, workspace, self._tiers_root, extra) if raw else None
-                if len(keys) < _KEYS_MAX:
+                settled = True
+                if key is not None and archive_folder_of(key, self._archive_dir) is not None:
+                    key, settled = self._note_of_copy(workspace, key)
+                if settled and len(keys) < _KEYS_MAX:
                     keys[raw] = key
             if key is None:
                 batch.non_memory += 1  # (counted when the batch is committed)

@@ -8,12 +8,30 @@ must not count twice. Its own module because these are the ledger's only reads o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from ..store_schema import EXPIRE_BATCH
 from .calls import OCCURRENCE_MARK, Call, CallRow, Calls
 from .ledger_queue import WriteQueue
 
 
 class CallLookups(WriteQueue):
-    """The ledger's part for looking up recorded calls."""
+    """The ledger's part for looking up recorded calls (and the one look at the journal)."""
+
+    def archived_from(self, copies: Sequence[str]) -> str | None:
+        """The original path (absolute, as journaled) of the note expire archived to one of
+        ``copies`` (absolute spellings of one path), or None: a hit on an archived copy (the
+        archive searched as memory: inside ``memory/``, or in OpenClaw's ``extraPaths``) is
+        the note's own, so its history stays one when it comes back."""
+        if not copies:
+            return None
+        marks = ",".join("?" * len(copies))
+        row = self.conn.execute(
+            "SELECT src FROM moves WHERE op = 'move' AND substr(batch, 1, ?) = ? "
+            f"AND dst IN ({marks}) ORDER BY id DESC LIMIT 1",
+            (len(EXPIRE_BATCH), EXPIRE_BATCH, *copies),
+        ).fetchone()
+        return None if row is None else str(row[0])
 
     def fetch_call(self, agent: str, call_id: str) -> CallRow | None:
         self._write_queue_before_read()  # (the calls of this transaction are in the table first)

@@ -174,6 +174,7 @@ class Scanner:
             extras,
             runs_left_out(cfg.openclaw) & TURN_RUNS,
             lineage_of=lambda agent: self.ctx.lineage(agent),  # (the context below holds it)
+            archive_dir=cfg.archive.dir,
         )
         self.ctx = ReadContext(cfg, self.ledger, self.applier, self._synthetic, self._store_path)
         # One reader per kind of source besides transcript files (read here, below).

@@ -26,7 +26,6 @@ verdict (:func:`decide_with`); rules 1-3b always come first.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -150,26 +149,6 @@ def archive_relpath(rel: str, archive_dir: str, month: str) -> str:
         below = rel.removeprefix("memory/")
         return f"{base}/{below}"
     return f"{base}/{rel}"
-
-
-def archive_folder_of(rel: str, archive_dir: str) -> tuple[str, bool] | None:
-    """The archive folder an archived file ``rel`` is in, for tidying up after a restore. Pure.
-
-    ``(folder, removable)``: with ``{month}`` the month's folder
-    (``memory-archive/2026-11``), which may go once empty; without, the fixed archive
-    folder, which stays (only folders below it may go). None when ``rel`` is not
-    in the archive.
-    """
-    template = "/".join(p for p in archive_dir.replace("\\", "/").split("/") if p not in ("", "."))
-    if "{month}" in template:
-        head, _, tail = template.partition("{month}")
-        month_part = tail.split("/", 1)[0]
-        pattern = re.escape(head) + r"\d{4}-\d{2}" + re.escape(month_part)
-        m = re.match(f"({pattern})/", rel)
-        return (m.group(1), True) if m else None
-    if template and rel.startswith(template + "/"):
-        return template, False
-    return None
 
 
 def free_name(rel: str, exists: Callable[[str], bool]) -> str:
