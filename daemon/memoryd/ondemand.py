@@ -330,35 +330,24 @@ class RestoreOnDemand:
         ).fetchall()
         return [Search(str(a), str(c), str(q), float(t)) for a, c, q, t in rows]
 
-    def _new_empty_reads(self, store: Store, since: float) -> list[Search]:
-        """The ``memory_get`` calls stamped after ``since`` that were answered with no text
-        (the scanner counted no hit for them), oldest first: the path asked is ``query``.
+    def _new_reads(self, store: Store, since: float) -> list[tuple[Search, bool]]:
+        """The ``memory_get`` calls stamped after ``since`` and answered, oldest first (the
+        path asked is ``query``), each with whether it returned text (the scanner counted a
+        hit for it). One answered with no text may name an archived note's own path; one
+        with text, an archived copy (the archive in OpenClaw's own index:
+        ``memory.search.extraPaths``, or an archive inside ``memory/``).
 
         One not answered yet is left for a later check (within the slack): with the plugin,
-        its read may still be under way and get the note the plugin brought back."""
+        its read may still be under way and get the note the plugin brought back; and only
+        once a copy's read is over can moving the note home not empty it."""
         rows = store.conn.execute(
-            "SELECT c.agent, c.call_id, c.query, c.ts FROM calls c WHERE c.tool = 'get' "
-            "AND c.answered = 1 AND c.query IS NOT NULL AND c.ts IS NOT NULL AND c.ts > ? "
-            "AND NOT EXISTS (SELECT 1 FROM hits h WHERE h.agent = c.agent "
-            "AND h.call_id = c.call_id) ORDER BY c.ts",
+            "SELECT c.agent, c.call_id, c.query, c.ts, EXISTS (SELECT 1 FROM hits h "
+            "WHERE h.agent = c.agent AND h.call_id = c.call_id) FROM calls c "
+            "WHERE c.tool = 'get' AND c.answered = 1 AND c.query IS NOT NULL "
+            "AND c.ts IS NOT NULL AND c.ts > ? ORDER BY c.ts",
             (since,),
         ).fetchall()
-        return [Search(str(a), str(c), str(q), float(t)) for a, c, q, t in rows]
-
-    def _new_copy_reads(self, store: Store, since: float) -> list[Search]:
-        """The ``memory_get`` calls stamped after ``since`` that returned text (a hit was
-        counted), oldest first: among them the reads of an archived copy, which the archive
-        in OpenClaw's own index (``memory.search.extraPaths``, or an archive inside
-        ``memory/``) hands the agent. Only answered ones: the read is over, so moving the
-        note home cannot empty it."""
-        rows = store.conn.execute(
-            "SELECT c.agent, c.call_id, c.query, c.ts FROM calls c WHERE c.tool = 'get' "
-            "AND c.answered = 1 AND c.query IS NOT NULL AND c.ts IS NOT NULL AND c.ts > ? "
-            "AND EXISTS (SELECT 1 FROM hits h WHERE h.agent = c.agent "
-            "AND h.call_id = c.call_id) ORDER BY c.ts",
-            (since,),
-        ).fetchall()
-        return [Search(str(a), str(c), str(q), float(t)) for a, c, q, t in rows]
+        return [(Search(str(a), str(c), str(q), float(t)), bool(h)) for a, c, q, t, h in rows]
 
     def restore_read(
         self,
@@ -487,11 +476,8 @@ class RestoreOnDemand:
                 _keep_history_calls(store, named)
         skip = self._seen.keys() | named.keys()
         searches = [s for s in self._new_searches(store, low) if (s.agent, s.call_id) not in skip]
-        reads = [r for r in self._new_empty_reads(store, low) if (r.agent, r.call_id) not in skip]
-        copy_reads = [
-            r for r in self._new_copy_reads(store, low) if (r.agent, r.call_id) not in skip
-        ]
-        if not searches and not reads and not copy_reads:
+        reads = [r for r in self._new_reads(store, low) if (r[0].agent, r[0].call_id) not in skip]
+        if not searches and not reads:
             return []
         log = get_logger("memoryd.ondemand")
         mover = mover_for(store, self.paths)
@@ -499,39 +485,26 @@ class RestoreOnDemand:
         events: list[dict[str, Any]] = []
         restored_ids: set[int] = set()
         present_by_agent: dict[str, dict[str, str]] = {}
-        for read in reads:
+        for read, got_text in reads:
             self._seen[(read.agent, read.call_id)] = read.ts
             pool = [
                 a
                 for a in candidates_for(read, archived, workspaces)
                 if a.move_id not in restored_ids
             ]
-            chosen = archived_at_path(read.query, workspaces.get(read.agent, ()), pool)
+            # An empty read names the note's own path; a read with text, its archived copy
+            # (the agent read it where the archive is): either way the note goes home.
+            asked_in = workspaces.get(read.agent, ())
+            chosen = archived_at_path(read.query, asked_in, pool, copy=got_text)
             if chosen is None or os.path.lexists(chosen.src):
-                continue  # not a path memoryd archived, or a file is there (the read got it)
+                continue  # not a path memoryd archived, or a file has the note's name now
             event = self._restore(store, mover, chosen, read, 1.0, log, trigger=READ_TRIGGER)
             if event is not None:
                 events.append(event)
                 if event["outcome"] == "restored":
                     restored_ids.add(chosen.move_id)
-                    self._count_read(store, read, event["path"])
-        for read in copy_reads:
-            # The agent read the note where the archive is (its hit already counted under
-            # the note's name): the note goes home, where the next search finds it first.
-            self._seen[(read.agent, read.call_id)] = read.ts
-            pool = [
-                a
-                for a in candidates_for(read, archived, workspaces)
-                if a.move_id not in restored_ids
-            ]
-            chosen = archived_at_path(read.query, workspaces.get(read.agent, ()), pool, copy=True)
-            if chosen is None or os.path.lexists(chosen.src):
-                continue  # not a copy memoryd archived, or a file has its name now: both stay
-            event = self._restore(store, mover, chosen, read, 1.0, log, trigger=READ_TRIGGER)
-            if event is not None:
-                events.append(event)
-                if event["outcome"] == "restored":
-                    restored_ids.add(chosen.move_id)
+                    if not got_text:  # (a copy's read was counted, under the note's name)
+                        self._count_read(store, read, event["path"])
         for search in searches:
             self._seen[(search.agent, search.call_id)] = search.ts
             pool = [
@@ -566,7 +539,7 @@ class RestoreOnDemand:
             self._present = {k: v for k, v in self._present.items() if k in live}
         # A search stamped in the future (a skewed clock, a damaged line) must not move the
         # checkpoint past the searches still to come.
-        newest = min(max(s.ts for s in (*searches, *reads, *copy_reads)), time.time())
+        newest = min(max(s.ts for s in (*searches, *(r for r, _ in reads))), time.time())
         self._prune_seen(max(checkpoint, newest) - SLACK_SECONDS)
         from .fsutil import NOT_A_NOTE_COUNTER, take_not_notes
 

@@ -15,10 +15,9 @@ import time
 from pathlib import Path
 
 from support import transcripts as tx
-from support.archived_boat import BOAT, daemon_passes, live_search, write_note
+from support.archived_boat import BOAT, daemon_passes, force_archived, live_search, write_note
 from support.daemon_harness import Install, append, make_install, run_cli
 
-DAY = 86400.0
 DENTIST = "# Orthodontist appointments\nDr. Okonkwo, retainer check every eight weeks.\n"
 
 
@@ -38,13 +37,8 @@ def _archived(tmp_path: Path, archive_dir: str | None) -> tuple[Install, dict[st
     (inst.root / "state" / "openclaw.json").write_text(json.dumps(oc), encoding="utf-8")
     inst.base_config = inst.base_config.replace(f'workspace = "{inst.workspace}"\n', "")
     inst.write_config(conf)
-    now = time.time()
-    write_note(inst, "memory/lofoten-trip.md", BOAT, now - 90 * DAY)
-    write_note(inst, "memory/orthodontist.md", DENTIST, now - 90 * DAY)
-    append(inst.transcript("live"), tx.header("live", ts=now - 60))
-    forced = run_cli(inst, "expire", "--force", "--json")
-    assert forced.returncode == 0, forced.stderr
-    return inst, {a["path"]: a["to"] for a in json.loads(forced.stdout)["archive"]}
+    notes = {"memory/lofoten-trip.md": BOAT, "memory/orthodontist.md": DENTIST}
+    return inst, force_archived(inst, notes)
 
 
 def _get(inst: Install, path: str, text: str) -> None:

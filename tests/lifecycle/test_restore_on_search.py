@@ -9,16 +9,14 @@ Real files, a real state database, the real command; the model's query is data.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 from pathlib import Path
 
 from memoryd.ondemand import opening_of
-from support import transcripts as tx
-from support.daemon_harness import Install, append, make_install, run_cli
+from support.archived_boat import force_archived, write_note
+from support.daemon_harness import Install, make_install, run_cli
 
-DAY = 86400.0
 BOAT = "# Sailing to the Lofoten islands\nChartered the ketch Albatross from Svolvaer.\n"
 DENTIST = "# Orthodontist appointments\nDr. Okonkwo, retainer check every eight weeks.\n"
 KETCH_NOW = "# Ketch maintenance\nThe ketch Albatross needs new sails; Svolvaer yard.\n"
@@ -33,22 +31,10 @@ def test_the_opening_of_a_long_note_is_cut_at_a_line_end() -> None:
     assert opening_of("y" * 1000, 100) == "y" * 100 + "\n…"  # no line end near: cut there
 
 
-def _write(inst: Install, rel: str, text: str, mtime: float) -> None:
-    p = inst.workspace / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text, encoding="utf-8")
-    os.utime(p, (mtime, mtime))
-
-
 def _archived(tmp_path: Path, extra: str = "") -> tuple[Install, dict[str, str]]:
-    now = time.time()
     inst = make_install(tmp_path, '[schedule]\ntimezone = "UTC"\n' + extra, memory_files=0)
-    _write(inst, "memory/lofoten-trip.md", BOAT, now - 90 * DAY)
-    _write(inst, "memory/orthodontist.md", DENTIST, now - 90 * DAY)
-    append(inst.transcript("live"), tx.header("live", ts=now - 60))
-    forced = run_cli(inst, "expire", "--force", "--json")
-    assert forced.returncode == 0, forced.stderr
-    return inst, {a["path"]: a["to"] for a in json.loads(forced.stdout)["archive"]}
+    notes = {"memory/lofoten-trip.md": BOAT, "memory/orthodontist.md": DENTIST}
+    return inst, force_archived(inst, notes)
 
 
 def _rows(db: Path, sql: str, args: tuple = ()) -> list[tuple]:
@@ -106,7 +92,7 @@ def test_a_restore_past_the_hooks_deadline_brings_the_note_back_but_counts_no_hi
 
 def test_a_search_the_workspace_answers_as_well_moves_nothing(tmp_path: Path) -> None:
     inst, archived = _archived(tmp_path)
-    _write(inst, "memory/ketch.md", KETCH_NOW, time.time())
+    write_note(inst, "memory/ketch.md", KETCH_NOW, time.time())
     for words in (["ketch", "Albatross", "Svolvaer"], ["weather"], [" "]):
         doc = _on_search(inst, "--", *words)
         assert doc["outcome"] == "none", (words, doc)

@@ -7,6 +7,7 @@ run in process over it, and the live searches that may ask for the note back.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
@@ -32,6 +33,18 @@ def write_note(inst: Install, rel: str, text: str, mtime: float) -> None:
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(text, encoding="utf-8")
     os.utime(p, (mtime, mtime))
+
+
+def force_archived(inst: Install, notes: dict[str, str], age_days: float = 90) -> dict[str, str]:
+    """Each of ``notes`` (path → text) written ``age_days`` old, the live session begun, and
+    ``expire --force`` run: where each went (path → archived path)."""
+    now = time.time()
+    for rel, text in notes.items():
+        write_note(inst, rel, text, now - age_days * DAY)
+    append(inst.transcript("live"), tx.header("live", ts=now - 60))
+    forced = run_cli(inst, "expire", "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    return {a["path"]: a["to"] for a in json.loads(forced.stdout)["archive"]}
 
 
 def live_search(inst: Install, query: str, returned: list[str]) -> float:
