@@ -94,6 +94,7 @@ CHECK_SESSIONS = 6  # and by `check` (.ci/run's bounded run)
 READ_MS = 5000  # the read hook's deadline in this run (readTimeoutMs; the default is 800)
 SEARCH_MS = 5000  # and the search hook's (searchTimeoutMs; the default is 800)
 INTERNAL = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT"
+ARCHIVE_FOLDER = "memory-archive/2026-12"  # where `_archive` puts a note, as expire would
 
 
 def _memoryd_program() -> str:
@@ -188,7 +189,7 @@ def _archive(cfg: Path, rel: str, env: dict[str, str]) -> None:
         "paths.memoryd_dir.mkdir(parents=True, exist_ok=True)\n"
         "store = Store.open(paths.db)\n"
         "src = paths.workspace / sys.argv[2]\n"
-        "dst = paths.workspace / 'memory-archive' / '2026-12' / sys.argv[2]\n"
+        f"dst = paths.workspace / {ARCHIVE_FOLDER!r} / sys.argv[2]\n"
         "dst.parent.mkdir(parents=True, exist_ok=True)\n"
         "mover_for(store, paths).move(src, dst, reason='live: archived', batch='expire:live')\n"
         "store.close()\n"
@@ -459,7 +460,7 @@ def record(
             # archive in memory.search.extraPaths): its text in that call, its hit counted
             # under the note's own name, and the daemon's check brings the note home
             _archive(cfg, COPY_NOTE, env)
-            copy = f"memory-archive/2026-12/{COPY_NOTE}"
+            copy = f"{ARCHIVE_FOLDER}/{COPY_NOTE}"
             _restore_check(cfg, env)  # the daemon's first check: what came before is history
             mark = _lines(req_log)
             agent_turn(

@@ -26,6 +26,15 @@ TRIGGERS = ("did we discuss X before", "what was the conclusion on Y")  # seed 0
 STANDING_MAX = 200  # characters the plugin may add to every request with Tool Search on
 
 
+class Problems(list[str]):
+    """What a record misses, one line each: ``need(ok, what)`` keeps ``what`` when ``ok``
+    is false."""
+
+    def need(self, ok: Any, what: str) -> None:
+        if not ok:
+            self.append(what)
+
+
 def p95(values: list[int]) -> int | None:
     if not values:
         return None
@@ -40,11 +49,8 @@ def problems(rec: dict[str, Any], issue35: bool = True, issue29: bool = True) ->
     name, no cost measured): the committed record, until it is recorded again. Likewise
     ``issue29`` False, a record made before the /refresh reply was put into the new
     session's chat and before ``status`` told which gateway loaded the plugin."""
-    out: list[str] = []
-
-    def need(ok: Any, what: str) -> None:
-        if not ok:
-            out.append(what)
+    out = Problems()
+    need = out.need
 
     need(rec.get("install", {}).get("exit") == 0, "memoryd plugin install failed")
     entry = rec.get("entry") or {}
@@ -163,11 +169,8 @@ def problems(rec: dict[str, Any], issue35: bool = True, issue29: bool = True) ->
 
 def venv_problems(venv: dict[str, Any]) -> list[str]:
     """Issue 29's venv phase: the plugin outlives the venv memoryd was installed in."""
-    out: list[str] = []
-
-    def need(ok: Any, what: str) -> None:
-        if not ok:
-            out.append(what)
+    out = Problems()
+    need = out.need
 
     need(venv.get("install_exit") == 0, "plugin install from the venv failed")
     need(str(venv.get("command") or "").endswith("/venv/bin/memoryd"),
@@ -189,11 +192,8 @@ def venv_problems(venv: dict[str, Any]) -> list[str]:
 
 def issue28_problems(rec: dict[str, Any]) -> list[str]:
     """Issue 28's live facts: the read in the same call, the clear winner, memoryd missing."""
-    out: list[str] = []
-
-    def need(ok: Any, what: str) -> None:
-        if not ok:
-            out.append(what)
+    out = Problems()
+    need = out.need
 
     need(rec.get("archived_before_read"), "the read note was not archived before the read")
     read_results = [t for r in rec.get("read_turn") or [] for t in r["tool_results"]]
@@ -240,11 +240,8 @@ def issue28_problems(rec: dict[str, Any]) -> list[str]:
 def _search_problems(rec: dict[str, Any]) -> list[str]:
     """The search hook's live facts: a search naming an archived note gets it in that very
     call (its answer holds the note's text), the note is back, counted once, logged once."""
-    out: list[str] = []
-
-    def need(ok: Any, what: str) -> None:
-        if not ok:
-            out.append(what)
+    out = Problems()
+    need = out.need
 
     need(rec.get("archived_before_search"), "the searched note was not archived before")
     answers = [r["tool_results"][-1] for r in rec.get("search_turn") or [] if r["tool_results"]]
@@ -264,11 +261,8 @@ def _search_problems(rec: dict[str, Any]) -> list[str]:
 def _copy_read_problems(rec: dict[str, Any]) -> list[str]:
     """The archive in OpenClaw's index: a read of an archived copy returns its text, its one
     hit is the note's (none under the archive path), and the daemon's check brings it home."""
-    out: list[str] = []
-
-    def need(ok: Any, what: str) -> None:
-        if not ok:
-            out.append(what)
+    out = Problems()
+    need = out.need
 
     need(rec.get("extra_paths") == ["memory-archive"], f"extraPaths: {rec.get('extra_paths')}")
     results = [t for r in rec.get("copy_read_turn") or [] for t in r["tool_results"]]
@@ -291,11 +285,8 @@ def _copy_read_problems(rec: dict[str, Any]) -> list[str]:
 
 def _issue35_problems(rec: dict[str, Any]) -> list[str]:
     """The recall tool deferred and still reached; what the plugin adds to a request."""
-    out: list[str] = []
-
-    def need(ok: Any, what: str) -> None:
-        if not ok:
-            out.append(what)
+    out = Problems()
+    need = out.need
 
     turn = rec.get("recall_turn") or []
     via = [r["reply"] for r in turn if isinstance(r["reply"], dict)]
