@@ -356,18 +356,19 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
 
 
 def index_table(seeds: int, offset: int, family: str) -> None:
-    """What the archive in OpenClaw's own index (``memory.search.extraPaths``) would give,
-    as an upper bound, beside what memoryd reaches today (issue 28, docs/decisions.md).
+    """What the archive in OpenClaw's own index (``memory.search.extraPaths``) gives,
+    beside what memoryd reaches today (docs/decisions.md), by :func:`memoryd.policy.harm.
+    harm` with and without ``archive_indexed``.
 
     The generators rank every note a query reaches, whatever a policy archived: their
     results are those of an index that holds the archive, ranked as the live notes. So a
-    needed archived note is reached in the same call through the index when its first
-    need in the window is a path read (the read hook) or a search whose results in the
-    history hold it; a search that missed it (a synonym the engine did not understand)
-    misses it there too. The cost, which no replay of these results can rank away: the
-    result slots archived notes take, counted while a note is archived as the replay has it
-    (back at its first hit) and, in the index, until its first read (a search's result
-    leaves it in the archive): a range."""
+    search that missed a note (a synonym the engine did not understand) would have missed
+    it kept in the workspace too: the "as if kept" columns count only the archives whose
+    first need (same call) or some need (not at all) would have found the kept note. The
+    cost, which no replay of these results can rank away: the result slots archived notes
+    take, counted while a note is archived as the replay has it (back at its first hit)
+    and, in the index, until its first read (a search's result leaves it in the archive):
+    a range."""
     from collections import Counter
 
     from memoryd.commands.simulate import restore_index
@@ -376,12 +377,12 @@ def index_table(seeds: int, offset: int, family: str) -> None:
 
     policies = [pc.policy_named("seed"), pc.policy_named(pc.DEFAULT_POLICY)]
     acc: dict[str, Counter[str]] = {}
+    rates: dict[str, dict[str, list[float]]] = {}
     hs = histories(seeds, offset, family)
     for _label, seed, params in hs:
         inp = replay_inputs(make(family, seed, params))
         events = generated_need_events(inp["needs"], inp["calls"], inp["hits"])
         cands = restore_index(inp["calls"], inp["texts"])
-        returned = {(h.path, h.ts) for h in inp["hits"] if h.kind == "search"}
         results: dict[float, list[str]] = {}  # a search's time → the notes it returned
         gets: dict[str, list[float]] = {}  # a note → the times it was read by its path
         for h in inp["hits"]:
@@ -394,21 +395,19 @@ def index_table(seeds: int, offset: int, family: str) -> None:
                         calls=inp["calls"], restore_candidates=cands.__getitem__)  # fmt: skip
         for r in res:
             c = acc.setdefault(r.name, Counter())
-            h = hm.harm(r.decisions, inp["hits"], events, inp["calls"],
-                        candidates=cands.__getitem__, recall=archive_recall_picks,
-                        texts=inp["texts"], index=index)  # fmt: skip
-            c.update(needed=h.needed, same=h.same_call, never=h.not_reached)
+            got = {}
+            for indexed in (False, True):
+                got[indexed] = h = hm.harm(
+                    r.decisions, inp["hits"], events, inp["calls"],
+                    candidates=cands.__getitem__, recall=archive_recall_picks,
+                    texts=inp["texts"], index=index, archive_indexed=indexed)  # fmt: skip
+                tag = "indexed_" if indexed else ""
+                kept_same = h.same_call_as_kept_rate * h.kept_first
+                c.update({f"{tag}needed": h.needed, f"{tag}same": h.same_call,
+                          f"{tag}never": h.not_reached, f"{tag}kept_first": h.kept_first,
+                          f"{tag}kept_same": round(kept_same), f"{tag}kept_any": h.kept_any,
+                          f"{tag}kept_never": h.kept_not_reached})  # fmt: skip
             archive = hm._Archive(r.decisions, index.hit_times)
-            for path, left, _back in archive.episodes:
-                evs = index.events.get(path, [])
-                window = [e for e in evs if left < e.ts <= left + 60 * pc.DAY]
-                if not window:
-                    continue
-                found = [e.via == hm.READ or (e.via == hm.SEARCH and (path, e.ts) in returned)
-                         for e in window]  # fmt: skip
-                c["index_needed"] += 1
-                c["index_same"] += found[0]
-                c["index_never"] += not any(found)
             # an episode here ends at the note's first hit (a search that returns it too, as
             # memoryd restores it today); in the index, a search's result leaves the note in
             # the archive: until its first read, the slots it takes (a range for the cost)
@@ -426,17 +425,31 @@ def index_table(seeds: int, offset: int, family: str) -> None:
                 c.update(slots=len(paths), archived_slots=held, searches=1,
                          searches_with_archived=held > 0, slots_until_read=kept,
                          searches_until_read=kept > 0)  # fmt: skip
+            per = rates.setdefault(r.name, {})
+            h = got[True]
+            per.setdefault("same", []).append(h.same_call_as_kept_rate)
+            per.setdefault("never", []).append(h.not_reached_as_kept_rate)
     print(f"{len(hs)} family-{family} histories (seeds {offset}..{offset + seeds - 1})\n")
     print("| policy | needed in 60 d | same call today | not at all today "
+          "| as if kept: same call … not at all, today "
           "| same call, archive indexed | not at all, archive indexed "
+          "| as if kept: same call, indexed | as if kept: not at all, indexed "
+          "| worst history: same call … not at all "
           "| result slots archived notes take: to a first hit … to a first read "
           "| searches with one: to a first hit … to a first read |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, c in acc.items():
-        n, m = max(c["needed"], 1), max(c["index_needed"], 1)
+        n, m = max(c["needed"], 1), max(c["indexed_needed"], 1)
+        kf, ka = max(c["indexed_kept_first"], 1), max(c["indexed_kept_any"], 1)
         slots, searches = max(c["slots"], 1), max(c["searches"], 1)
+        worst_same, worst_never = min(rates[name]["same"]), max(rates[name]["never"])
         print(f"| {name} | {c['needed']} | {c['same'] / n:.0%} | {c['never'] / n:.0%} "
-              f"| {c['index_same'] / m:.0%} | {c['index_never'] / m:.0%} "
+              f"| {c['kept_same'] / max(c['kept_first'], 1):.0%} … "
+              f"{c['kept_never'] / max(c['kept_any'], 1):.0%} "
+              f"| {c['indexed_same'] / m:.0%} | {c['indexed_never'] / m:.0%} "
+              f"| {c['indexed_kept_same'] / kf:.0%} ({c['indexed_kept_first']}) "
+              f"| {c['indexed_kept_never'] / ka:.0%} ({c['indexed_kept_any']}) "
+              f"| {worst_same:.0%} … {worst_never:.0%} "
               f"| {c['archived_slots'] / slots:.1%} … {c['slots_until_read'] / slots:.1%} "
               f"| {c['searches_with_archived'] / searches:.1%} … "
               f"{c['searches_until_read'] / searches:.1%} |")

@@ -317,6 +317,29 @@ def archive_folder_of(rel: str, archive_dir: str) -> tuple[str, bool] | None:
     return None
 
 
+def archive_is_searched(archive_dir: str, workspace: Path, extra: tuple[Path, ...]) -> bool:
+    """Whether OpenClaw's own search reaches the archive: it lies inside ``memory/`` (indexed
+    with it), or inside one of ``memory.search.extraPaths`` (``extra``, absolute), whole:
+    the folder every month's archive is in (``memory-archive``), or one holding it. Pure
+    but for resolving symlinks in the paths given."""
+    parts = [p for p in archive_dir.replace("\\", "/").split("/") if p not in ("", ".")]
+    static: list[str] = []
+    for part in parts:
+        if "{" in part:
+            break
+        static.append(part)
+    if static[:1] == [MEMORY_DIR] and len(parts) >= 2:
+        return True
+    if not static:
+        return False
+    root = os.path.realpath(workspace.joinpath(*static))
+    for e in extra:
+        folder = os.path.realpath(e)
+        if root == folder or root.startswith(folder.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
 def archive_excludes(workspace: Path, archive_dir: str) -> tuple[str, ...]:
     """Workspace-relative folders of the archive that lie inside ``memory/``.
 

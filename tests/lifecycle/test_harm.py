@@ -98,3 +98,49 @@ def test_on_a_generated_history_the_needed_archives_are_the_replays_need_false_a
         assert h.same_call + h.later_call + h.not_reached == h.needed
         # path reads are most of this family's needs: most archives are reached at once
         assert h.same_call > h.later_call
+
+
+def test_with_the_archive_in_openclaws_index_a_search_that_finds_it_reaches_it_at_once():
+    # other words for the same thing: memoryd's keyword match misses them, OpenClaw's own
+    # search (embeddings) found the note; with the archive in its index it finds the copy
+    calls = [rp.Call(T + DAY, "coffee beans", "memory/espresso.md")]
+    synonym = hm.NeedEvent("memory/espresso.md", T + DAY, "search", 0)
+    hits = [rp.ReplayHit(synonym.path, synonym.ts)]
+    cands = restore_index(calls, TEXTS).__getitem__
+    h = hm.harm([(T, ["memory/espresso.md"])], hits, [synonym], calls, candidates=cands,
+                archive_indexed=True)  # fmt: skip
+    assert (h.same_call, h.not_reached) == (1, 0) and h.ways == {("same", "index"): 1}
+    # OpenClaw's own search needs no plugin: the same without it
+    assert h.without_plugin().same_call == 1
+    # and without the archive in the index, the same need is not reached at all
+    assert _harm([synonym], calls).not_reached == 1
+
+
+def test_a_need_openclaws_search_missed_anyway_is_not_counted_as_the_archives_cost():
+    # the search did not find the note (its results in the history did not hold it): kept
+    # in the workspace, it would have been missed the same; a later read found it
+    calls = [rp.Call(T + DAY, "what was that about beans", "memory/espresso.md")]
+    missed = hm.NeedEvent("memory/espresso.md", T + DAY, "search", 0, found=False)
+    read = hm.NeedEvent("memory/espresso.md", T + 5 * DAY, "read")
+    h = _harm([missed], calls)
+    assert (h.needed, h.not_reached) == (1, 1)
+    assert (h.kept_first, h.kept_any, h.kept_not_reached) == (0, 0, 0)
+    h = _harm([missed, read], calls)
+    assert (h.needed, h.later_call) == (1, 1)
+    # its first need would have missed the kept note too; a later one would have found it
+    assert (h.kept_first, h.kept_any, h.kept_not_reached) == (0, 1, 0)
+    assert h.document()["as_if_kept"]["some_need_found"] == 1
+    # a first need that found it counts in both, with how it was reached
+    h = _harm([read], [])
+    assert (h.kept_first, h.same_call_as_kept_rate) == (1, 1.0)
+    assert h.without_plugin().same_call_as_kept_rate == 0.0
+
+
+def test_generated_searches_found_the_note_exactly_when_their_results_held_it():
+    inp = replay_inputs(generate_e(3))
+    events = generated_need_events(inp["needs"], inp["calls"], inp["hits"])
+    returned = {(h.path, h.ts) for h in inp["hits"] if h.kind == "search"}
+    searches = [e for e in events if e.via == "search"]
+    assert searches and all(e.found == ((e.path, e.ts) in returned) for e in searches)
+    assert all(e.found for e in events if e.via == "read")
+    assert not any(e.found for e in events if e.via == "other")

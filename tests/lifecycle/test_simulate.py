@@ -436,6 +436,24 @@ def test_simulate_json_on_a_generated_year_matches_an_independent_recount(tmp_pa
     assert harm["without_plugin"]["not_reached"] == harm["not_reached"]
     harm_seed = next(line for line in lines[harm_header:table] if line.strip().startswith("seed "))
     assert harm_seed.split()[1:3] == [str(harm["needed"]), str(harm["same_call"])]
+    assert doc["archive_indexed"] is False
+
+    # With the archive in OpenClaw's own index (memory.search.extraPaths), a search finds
+    # an archived note there: every search that needed one reaches it in that call, plugin
+    # or not; the archives and the reads are as they were
+    (state / "openclaw.json").write_text(
+        json.dumps({"memory": {"search": {"extraPaths": ["memory-archive"]}}})
+    )
+    indexed = json.loads(_run(env, "simulate", "--json", "--no-scan").stdout)
+    assert indexed["archive_indexed"] is True
+    got = next(p for p in indexed["policies"] if p["name"] == "seed")["harm"]
+    assert got["needed"] == harm["needed"]
+    assert got["same_call"] >= harm["same_call"] and got["not_reached"] <= harm["not_reached"]
+    searched = sum(n for way, n in got["ways"].items() if way.endswith(" index"))
+    assert searched > 0 and got["ways"].get("same search", 0) == 0
+    assert got["ways"].get("same read") == harm["ways"].get("same read")
+    assert got["without_plugin"]["ways"].get("same index") == got["ways"].get("same index")
+    assert "OpenClaw's own index holds the archive" in _run(env, "simulate", "--no-scan").stdout
 
 
 def test_simulate_reports_restores_of_archived_files_that_a_query_asks_for() -> None:

@@ -408,23 +408,28 @@ def generated_need_events(
 ) -> list[hm.NeedEvent]:
     """The need events of a generated history (for :func:`memoryd.policy.harm.harm`): each
     need is a search written for it (a call whose ``needed`` is the note, at that time), a
-    ``memory_get`` of the note at that time, or neither (``other``)."""
+    ``memory_get`` of the note at that time, or neither (``other``). A search *found* the
+    note when its results in the history hold it (the generators rank every note a query
+    reaches, archived or not: an index that holds the note)."""
     from memoryd.policy import harm as hm
 
     searches = {(c.needed, c.ts): i for i, c in enumerate(calls) if c.needed is not None}
     gets: dict[str, set[float]] = {}
+    returned: set[tuple[str, float]] = set()
     for h in hits:
         if h.kind == "get":
             gets.setdefault(h.path, set()).add(h.ts)
+        elif h.kind == "search":
+            returned.add((h.path, h.ts))
     out = []
     for path, times in needs.items():
         for ts in times:
             i = searches.get((path, ts))
             if i is not None:
-                out.append(hm.NeedEvent(path, ts, hm.SEARCH, i))
+                out.append(hm.NeedEvent(path, ts, hm.SEARCH, i, (path, ts) in returned))
             elif ts in gets.get(path, ()):
                 out.append(hm.NeedEvent(path, ts, hm.READ))
             else:
-                out.append(hm.NeedEvent(path, ts, hm.OTHER))
+                out.append(hm.NeedEvent(path, ts, hm.OTHER, found=False))
     out.sort(key=lambda e: (e.ts, e.path))
     return out

@@ -164,7 +164,8 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
         prepared=prepared,
     )
     now_cal = _calibration_now(ctx.cfg, data, policies, now, ctx.paths, store)
-    harms = harm_documents(results, data, candidates, horizon, prepared)
+    indexed = archive_indexed(ctx)
+    harms = harm_documents(results, data, candidates, horizon, prepared, indexed)
     doc = {
         "horizon_days": horizon,
         "runs": [clock.iso(t) for t in runs],
@@ -175,6 +176,7 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
             for r, h in zip(results, harms, strict=True)
         ],
         "default": job_name,
+        "archive_indexed": indexed,
         **({"chance_now": now_cal} if now_cal is not None else {}),
     }
     if args.json:
@@ -231,16 +233,29 @@ def _calibration_now(
 # --------------------------------------------------------------------------- harm
 
 
+def archive_indexed(ctx: Context) -> bool:
+    """Whether this install's OpenClaw searches the archive itself (inside ``memory/``, or
+    in ``memory.search.extraPaths`` of an agent of the workspace): then a search finds an
+    archived note there, which the harm replays."""
+    from ..workspace import archive_is_searched
+
+    ws = ctx.paths.workspace
+    extra = tuple(e for a in ctx.paths.agents if a.workspace == ws for e in a.extra_paths)
+    return archive_is_searched(ctx.cfg.archive.dir, ws, extra)
+
+
 def harm_documents(
     results: Sequence[Any],
     data: dict[str, Any],
     candidates: Sequence[Any],
     horizon: float,
     prepared: Any = None,
+    indexed: bool = False,
 ) -> list[dict[str, Any]]:
     """Per policy, what its archives later needed cost the agent (:mod:`memoryd.policy.harm`):
     every strong hit of an archived note replayed as a need, by path read, restore on
-    demand and recall, against the archive as it stood; with the plugin and without it."""
+    demand and recall (and OpenClaw's own search, where its index holds the archive:
+    ``indexed``), against the archive as it stood; with the plugin and without it."""
     from ..policy import harm as hm
     from ..policy.replay import by_path, prepare
     from ..tierstore.search import ArchiveRecall
@@ -256,7 +271,8 @@ def harm_documents(
     for r in results:
         h = hm.harm(r.decisions, data["hits"], events, data["calls"],
                     candidates=candidates.__getitem__, recall=recall,
-                    texts=data["texts"], horizon_days=horizon, index=index)  # fmt: skip
+                    texts=data["texts"], horizon_days=horizon, index=index,
+                    archive_indexed=indexed)  # fmt: skip
         out.append({**h.document(), "without_plugin": h.without_plugin().document()})
     return out
 
@@ -267,7 +283,9 @@ def harm_lines(doc: dict[str, Any]) -> list[str]:
         "  harm: of the archives later needed (read or retrieved first within the horizon), "
         "how many the agent still reached, replaying each need against the archive as it "
         "stood (with the plugin: a read of an archived path, or a search naming the note, "
-        "brings it back in that call)",
+        "brings it back in that call"
+        + ("; and OpenClaw's own index holds the archive: a search finds an archived note there)"
+           if doc.get("archive_indexed") else ")"),
         f"  {'policy':<14} {'needed':>6} {'same call':>9} {'later call':>10} "
         f"{'not at all':>10} {'no plugin: same':>15}",
     ]

@@ -17,6 +17,11 @@ it stood at that moment and sorts each such archive into one of three outcomes:
   need that reaches it by any of the ways above;
 * **not at all**: no call within the horizon got it.
 
+Where the archive is in OpenClaw's own index (``memory.search.extraPaths``), a search whose
+own results held the note reaches it too (way ``index``). And since a need OpenClaw's
+search misses is missed whether the note is archived or kept, the archives a kept note
+would have served are counted apart (``as if kept``): the archive's own cost.
+
 Pure: the decisions (from :func:`memoryd.policy.replay.replay`), the hits, the needs and
 the calls are plain values; the two rules that live elsewhere are passed in as functions
 (``candidates``: the restore-on-demand matches of a call, as ``replay`` takes them;
@@ -59,6 +64,11 @@ class NeedEvent(NamedTuple):
     ts: float
     via: str
     call: int | None = None
+    # whether OpenClaw's own search found the note for this need (a read always does; a
+    # search did when its results held the note, as they would have had the note stayed
+    # in the workspace, or been in OpenClaw's index in the archive). On an install every
+    # need is such a hit; a generated need may be a search that missed the note anyway.
+    found: bool = True
 
 
 @dataclass
@@ -73,6 +83,14 @@ class Harm:
     ways: Counter[tuple[str, str]] = field(default_factory=Counter)
     # how the first need of each archive asked for it (read, search, other)
     first_asked: Counter[str] = field(default_factory=Counter)
+    # The archives a note kept in the workspace would have served, apart (a need OpenClaw's
+    # own search missed is missed whether the note is archived or not: not the archive's
+    # cost): those whose first need found the kept note, with how each was reached; those
+    # some need in the window found it for, with how many of them were not reached at all.
+    kept_first: int = 0
+    kept_ways: Counter[tuple[str, str]] = field(default_factory=Counter)
+    kept_any: int = 0
+    kept_not_reached: int = 0
 
     @property
     def same_call_rate(self) -> float:
@@ -82,19 +100,29 @@ class Harm:
     def not_reached_rate(self) -> float:
         return self.not_reached / self.needed if self.needed else 0.0
 
+    @property
+    def same_call_as_kept_rate(self) -> float:
+        """Of the archives whose first need would have found the note kept, the share the
+        agent reached in that same call."""
+        same = sum(n for (when, _how), n in self.kept_ways.items() if when == "same")
+        return same / self.kept_first if self.kept_first else 0.0
+
+    @property
+    def not_reached_as_kept_rate(self) -> float:
+        """Of the archives some need would have found the note kept for, the share the agent
+        did not reach at all."""
+        return self.kept_not_reached / self.kept_any if self.kept_any else 0.0
+
     def without_plugin(self) -> Harm:
         """The same archives for an agent without the plugin: a path read of an archived
         note comes back empty, a search does not find it, and the daemon brings the note
-        back (from the transcript) for the next call."""
-        ways = Counter(self.ways)
-        moved = 0
-        for how in (READ, SEARCH):
-            n = ways.pop(("same", how), 0)
-            if n:
-                ways[("later", how)] += n
-                moved += n
+        back (from the transcript) for the next call. (A search of OpenClaw's own index
+        that holds the archive finds it without the plugin.)"""
+        ways, moved = _later_without_plugin(self.ways)
+        kept_ways, _ = _later_without_plugin(self.kept_ways)
         return Harm(self.needed, self.same_call - moved, self.later_call + moved,
-                    self.not_reached, ways, Counter(self.first_asked))  # fmt: skip
+                    self.not_reached, ways, Counter(self.first_asked), self.kept_first,
+                    kept_ways, self.kept_any, self.kept_not_reached)  # fmt: skip
 
     def document(self) -> dict[str, object]:
         """The JSON entry (``simulate --json``'s ``harm``)."""
@@ -107,7 +135,26 @@ class Harm:
             "not_reached_rate": round(self.not_reached_rate, 4),
             "ways": {f"{when} {how}": n for (when, how), n in sorted(self.ways.items())},
             "first_asked": dict(sorted(self.first_asked.items())),
+            "as_if_kept": {
+                "first_need_found": self.kept_first,
+                "same_call_rate": round(self.same_call_as_kept_rate, 4),
+                "some_need_found": self.kept_any,
+                "not_reached": self.kept_not_reached,
+                "not_reached_rate": round(self.not_reached_as_kept_rate, 4),
+            },
         }
+
+
+def _later_without_plugin(ways: Counter[tuple[str, str]]) -> tuple[Counter[tuple[str, str]], int]:
+    """``ways`` with the same-call reads and searches (the plugin's hooks) moved to a later
+    call, and how many moved."""
+    out, moved = Counter(ways), 0
+    for how in (READ, SEARCH):
+        n = out.pop(("same", how), 0)
+        if n:
+            out[("later", how)] += n
+            moved += n
+    return out, moved
 
 
 def install_need_events(hits: Iterable[ReplayHit], calls: Sequence[Call]) -> list[NeedEvent]:
@@ -125,11 +172,11 @@ def install_need_events(hits: Iterable[ReplayHit], calls: Sequence[Call]) -> lis
                 and (read_at is None or not read_at <= inf)):  # fmt: skip
             continue
         if kind == "get":
-            out.append(make(NeedEvent, (path, ts, READ, None)))
+            out.append(make(NeedEvent, (path, ts, READ, None, True)))
         else:
             call = at.get(ts)
-            out.append(make(NeedEvent, (path, ts, SEARCH, call) if call is not None
-                            else (path, ts, OTHER, None)))  # fmt: skip
+            out.append(make(NeedEvent, (path, ts, SEARCH, call, True) if call is not None
+                            else (path, ts, OTHER, None, False)))  # fmt: skip
     out.sort(key=_BY_TIME_AND_PATH)
     return out
 
@@ -204,7 +251,7 @@ class _NeedEvents(Sequence[NeedEvent]):
             return NeedEvent(h.path, h.ts, READ)
         call = self.at.get(h.ts)
         return NeedEvent(h.path, h.ts, SEARCH, call) if call is not None else NeedEvent(
-            h.path, h.ts, OTHER)  # fmt: skip
+            h.path, h.ts, OTHER, found=False)  # fmt: skip
 
 
 class _Archive:
@@ -297,6 +344,7 @@ def harm(
     horizon_days: float = HORIZON_DAYS,
     search_same_call: bool = True,
     index: HarmIndex | None = None,
+    archive_indexed: bool = False,
 ) -> Harm:
     """Sort one policy's needed archives by what the agent reached (module docstring).
 
@@ -305,7 +353,9 @@ def harm(
     replay's need-based false archives). Its needs in that window are tried in order; the
     first that reaches the note decides: the first need itself in its own call (``same``),
     or later (``later``). ``index``: :func:`harm_index` of ``hits`` and ``events``, when the
-    caller replays several policies over them.
+    caller replays several policies over them. ``archive_indexed``: the archive is in
+    OpenClaw's own index (``memory.search.extraPaths``), so a search that found the note
+    (:attr:`NeedEvent.found`) reaches it in that call, plugin or not.
     """
     horizon = horizon_days * DAY
     if index is None:
@@ -323,7 +373,10 @@ def harm(
         if lo >= hi:
             continue
         out.needed += 1
-        out.first_asked[evs[lo].via] += 1
+        first_need = evs[lo]
+        out.first_asked[first_need.via] += 1
+        kept_first = first_need.found
+        kept_any = kept_first or any(evs[k].found for k in range(lo + 1, hi))
         reached: tuple[str, str] | None = None
         for k in range(lo, hi):  # (its needs in the window, in order, until one reaches it)
             e = evs[k]
@@ -333,6 +386,9 @@ def harm(
                 break
             if e.via != SEARCH or e.call is None:
                 continue
+            if archive_indexed and e.found:
+                reached = ("same" if first else "later", "index")
+                break
             cands = candidates(e.call) if candidates is not None else ()
             if _search_restores(cands, archive, e.ts, path) == path:
                 reached = ("same" if first and search_same_call else "later", SEARCH)
@@ -351,10 +407,15 @@ def harm(
                 if path in recalled[key]:
                     reached = ("later", "recall")
                     break
+        out.kept_first += kept_first
+        out.kept_any += kept_any
         if reached is None:
             out.not_reached += 1
+            out.kept_not_reached += kept_any
             continue
         out.ways[reached] += 1
+        if kept_first:
+            out.kept_ways[reached] += 1
         if reached[0] == "same":
             out.same_call += 1
         else:
