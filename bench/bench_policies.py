@@ -176,7 +176,7 @@ def evaluate(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
     own: list[tuple[float, bool, bool, bool | None]] = []
     generic: list[tuple[float, bool, bool, bool | None]] = []
     per_history_misses = per_history_bins = 0
-    restores = {"best-archived": [0, 0, 0, 0, 0], "beats-workspace": [0, 0, 0, 0, 0]}
+    restores = {"best-archived": [0] * 6, "beats-workspace": [0] * 6}
     t0 = time.perf_counter()
     hs = histories(args.seeds, args.offset, args.family)
     for _label, seed, params in hs:
@@ -197,9 +197,10 @@ def evaluate(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
         for rule, acc in restores.items():
             (r,) = rp.replay(inp["files"], inp["hits"], inp["runs"], [named["likely"]],
                              calls=inp["calls"], restore_candidates=cands.__getitem__,
-                             restore_rule=rule)  # fmt: skip
+                             restore_rule=rule, needs=inp["needs"])  # fmt: skip
             for i, v in enumerate((r.restores, r.restores_caught, r.restores_needless,
-                                   r.restores_right, r.restores_wanted)):  # fmt: skip
+                                   r.restores_right, r.restores_wanted,
+                                   r.restores_unneeded)):  # fmt: skip
                 acc[i] += v
         assert seed_res.need is not None
         for r in res:
@@ -269,10 +270,12 @@ def evaluate(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
         "verdicts off by more than 0.10"
     )
     print(f"\nrestore on demand under {pc.DEFAULT_POLICY} (right = the note the search was for):\n")
-    print("| rule | restores | caught | needless | right | archived notes searched for |")
-    print("|------|----------|--------|----------|-------|-----------------------------|")
-    for rule, (n, caught, needless, right, wanted) in restores.items():
+    print("| rule | restores | caught | needless (no hit in 60 d) | not needed in 60 d "
+          "| right | archived notes searched for |")
+    print("|------|----------|--------|----------|----------|-------|-----------------------------|")
+    for rule, (n, caught, needless, right, wanted, unneeded) in restores.items():
         print(f"| {rule} | {n} | {caught} | {needless} ({needless / max(n, 1):.1%}) | "
+              f"{unneeded} ({unneeded / max(n, 1):.1%}) | "
               f"{right} ({right / max(n, 1):.1%}) | "
               f"{wanted} (restored {right / max(wanted, 1):.0%}) |")  # fmt: skip
 

@@ -126,3 +126,18 @@ def test_on_search_on_an_install_memoryd_never_ran_on_creates_nothing(tmp_path: 
     doc = _on_search(inst, "--", "ketch")
     assert doc["outcome"] == "none"
     assert not inst.db.exists()
+
+
+def test_two_archived_notes_the_query_names_as_well_are_no_answer(tmp_path: Path) -> None:
+    """A tie is no clear winner: which of the two the agent wants, recall asks; before, the
+    first by name came back (a quarter of the restores on two generated families were of a
+    note nobody needed, docs/decisions.md)."""
+    twin = "# Sailing to the Lofoten islands\nChartered the ketch Albatross again, in May.\n"
+    inst = make_install(tmp_path, '[schedule]\ntimezone = "UTC"\n', memory_files=0)
+    archived = force_archived(inst, {"memory/lofoten-trip.md": BOAT, "memory/lofoten-may.md": twin})
+    doc = _on_search(inst, "--", "ketch", "Albatross", "Lofoten")
+    assert doc["outcome"] == "none", doc
+    assert all((inst.workspace / to).exists() for to in archived.values())
+    # a word only one of them holds makes it the winner
+    doc = _on_search(inst, "--", "ketch", "Albatross", "Svolvaer")
+    assert doc["outcome"] == "restored" and doc["path"] == "memory/lofoten-trip.md"

@@ -21,7 +21,7 @@ from memoryd.commands.simulate import restore_best, restore_index
 from memoryd.policy import candidates as pc
 from memoryd.policy import harm as hm
 from memoryd.policy import replay as rp
-from memoryd.policy.restore_match import Matcher
+from memoryd.policy.restore_match import Matcher, best_match
 from memoryd.tierstore.search import ArchiveRecall, archive_recall_picks
 from support.histories import GenParams, generate, replay_inputs
 
@@ -35,9 +35,15 @@ def _texts_and_queries(seed: int) -> tuple[dict[str, object], dict[str, str], li
     texts["memory/tagged.md"] = "---\ntags: [kubernetes, rollout]\n---\nnotes about kubernetes\n"
     texts["memory/parts.md"] = "tags: kube, deployments, zebraherd, x, 部署\nkube deploy notes\n"
     texts["memory/a-twin.md"] = texts["memory/z-twin.md"] = "kayak river june notes\n"
+    # a clear leader the query does not name: each of its words is in four notes
+    texts["memory/ferry-all.md"] = "harbour ferry schedule\n"
+    for k in range(3):
+        texts[f"memory/ferry-{k}.md"] = "harbour ferry\n"
+        texts[f"memory/sched-{k}.md"] = "schedule\n"
     rng = random.Random(seed)
     vocab = sorted({w for t in texts.values() for w in t.split() if w.isalpha()})
-    made = ["kubernetes rollout plan", "kubernetes", "", "kayak river", "deploy zebra", "部署"]
+    made = ["kubernetes rollout plan", "kubernetes", "", "kayak river", "deploy zebra", "部署",
+            "harbour ferry schedule"]
     made += [" ".join(rng.sample(vocab, rng.randint(1, 6))) for _ in range(300)]
     return inp, texts, [c.query for c in inp["calls"]][:400] + made  # type: ignore[attr-defined]
 
@@ -46,11 +52,16 @@ def _texts_and_queries(seed: int) -> tuple[dict[str, object], dict[str, str], li
 def test_the_best_restore_match_alone_is_the_first_of_every_candidate(seed: int) -> None:
     _inp, texts, queries = _texts_and_queries(seed)
     m = Matcher(texts)
-    firsts = [m.candidates(q)[:1] for q in queries]
+    every = [m.candidates(q) for q in queries]
+    # the first alone, when it leads; two or more sharing the best score are no best match
+    firsts = [c[:1] if len(c) < 2 or c[1][1] < c[0][1] else [] for c in every]
     assert [m.best(q) for q in queries] == firsts
     assert sum(1 for f in firsts if f) > 100
-    assert any(f and f[0][0] == "memory/a-twin.md" for f in firsts)  # (a tie: the first path)
+    twins = queries.index("kayak river")
+    assert [p for p, *_ in every[twins][:2]] == ["memory/a-twin.md", "memory/z-twin.md"]
+    assert firsts[twins] == [] and best_match("kayak river", texts) is None  # (the daemon's)
     assert any(f and not f[0][2] for f in firsts) and any(f and f[0][2] for f in firsts)
+    assert any(len(c) > 1 and c[1][1] == c[0][1] for c in every)  # (ties, beyond the twins)
 
 
 def _reference_restores(
@@ -89,6 +100,8 @@ def _reference_restores(
             if ep is not None:
                 wanted.add((needed, ep[0]))
         best_present = -1.0
+        if len(cands[i]) > 1 and cands[i][1][1] >= cands[i][0][1]:
+            continue  # a tie at the top: no one best match, nothing restored
         for path, score, *named in cands[i]:
             ep = next((e for e in by_path.get(path, ()) if e[0] < ts <= e[1]), None)
             if ep is None:
@@ -100,7 +113,8 @@ def _reference_restores(
                 restored.add((path, ep[0]))
                 n += 1
                 caught += any_in(path, ep[0], ep[0] + horizon) and ep[1] >= ts
-                needless += not any_in(path, ts - 1e-9, ts + horizon)
+                # (a hit at the restore's own moment counts: [ts, ts + horizon])
+                needless += not any(ts <= t <= ts + horizon for t in times.get(path, ()))
                 right += needed == path
             break
     return n, caught, needless, right, len(wanted)
@@ -108,6 +122,8 @@ def _reference_restores(
 
 def _reference_search_restores(cands, archive, ts, still):  # type: ignore[no-untyped-def]
     """harm's restore on demand at a search, looking through every candidate."""
+    if len(cands) > 1 and cands[1][1] >= cands[0][1]:
+        return None  # a tie at the top
     best_present = -1.0
     for path, score, *named in cands:
         if path != still and not archive.archived_at(path, ts):
@@ -131,7 +147,7 @@ def test_restores_and_harm_from_the_best_match_alone_are_those_of_every_candidat
     policies = [pc.policy_named(n) for n in ("seed", "cut30", pc.DEFAULT_POLICY)]
     every = restore_index(calls, texts)
     best = restore_best(calls, texts)
-    assert best == [c[:1] for c in every]
+    assert best == [c[:1] if len(c) < 2 or c[1][1] < c[0][1] else [] for c in every]
     prepared = rp.prepare(rp.by_path(hits))
     got = rp.replay(files, hits, runs, policies, 60, calls=calls,
                     restore_candidates=best.__getitem__, prepared=prepared)  # fmt: skip

@@ -311,8 +311,9 @@ def _search_restores(
     a note not reached yet, archived whatever later hits the replay saw of it.
 
     Only the best match can be restored (``cands`` best first, scores 0..1): when it is
-    still in the workspace, every archived match after it scores no more than it."""
-    if not cands:
+    still in the workspace, every archived match after it scores no more than it; and a
+    second that scores as well makes a tie, which restores nothing."""
+    if not cands or (len(cands) > 1 and cands[1][1] >= cands[0][1]):
         return None
     path, _score, *named = cands[0]
     if path != still and not archive.archived_at(path, ts):

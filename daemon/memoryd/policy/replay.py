@@ -150,6 +150,9 @@ class PolicyResult:
     restores_caught: int = 0
     restores_needless: int = 0
     restores_right: int = 0  # generated histories: restores of the note the search was for
+    # generated histories: restores of a note not needed within the horizon (needless by
+    # need, where hits alone cannot tell: a search for the note the engine missed has no hit)
+    restores_unneeded: int = 0
     # generated histories: archive episodes some search was for (what a restore could catch)
     restores_wanted: int = 0
     # per run, the calibration the policy decided with (None: the generic chance), for a
@@ -189,6 +192,15 @@ class _Series:
         if not ts:
             return False
         i = bisect.bisect_right(ts, a)
+        return i < len(ts) and ts[i] <= b
+
+    def any_from(self, path: str, a: float, b: float) -> bool:
+        """Whether there is one in ``[a, b]`` (``a`` itself counts: an epoch time's float has
+        no room for "a moment before" it)."""
+        ts = self.times.get(path)
+        if not ts:
+            return False
+        i = bisect.bisect_left(ts, a)
         return i < len(ts) and ts[i] <= b
 
     def first_after(self, path: str, a: float) -> float | None:
@@ -484,7 +496,8 @@ def replay(
         )
         if calls and restore_candidates is not None:
             _restores(res, episodes_, calls, restore_candidates, hit_series, horizon,
-                      beat_workspace=restore_rule == "beats-workspace", order=by_time)  # fmt: skip
+                      beat_workspace=restore_rule == "beats-workspace", order=by_time,
+                      need_series=need_series)  # fmt: skip
         results.append(res)
     return results
 
@@ -499,9 +512,11 @@ def _restores(
     *,
     beat_workspace: bool = True,
     order: Sequence[int] | None = None,
+    need_series: _Series | None = None,
 ) -> None:
     """Count what restore on demand would have done for one policy's archive episodes
-    (``order``: the calls' indices by time, when the caller has them)."""
+    (``order``: the calls' indices by time, when the caller has them; ``need_series``: the
+    notes' needs, on a generated history)."""
     if not eps:
         return
     if order is None:
@@ -519,7 +534,10 @@ def _restores(
             if ep is not None:
                 wanted.add((needed, ep[0]))
         best_present = -1.0  # the best score of a file in the workspace at this call
-        for path, score, *named in candidates(i):
+        cands = candidates(i)
+        if beat_workspace and len(cands) > 1 and cands[1][1] >= cands[0][1]:
+            continue  # two notes match as well: no one best match (restore_match.best_match)
+        for path, score, *named in cands:
             ep = next((e for e in by_path.get(path, ()) if e[0] < ts <= e[1]), None)
             if ep is None:
                 best_present = max(best_present, score)
@@ -533,8 +551,10 @@ def _restores(
                 res.restores += 1
                 if hit_series.any_in(path, ep[0], ep[0] + horizon) and ep[1] >= ts:
                     res.restores_caught += 1
-                if not hit_series.any_in(path, ts - 1e-9, ts + horizon):
+                if not hit_series.any_from(path, ts, ts + horizon):
                     res.restores_needless += 1
+                if need_series is not None and not need_series.any_from(path, ts, ts + horizon):
+                    res.restores_unneeded += 1
                 res.restores_right += calls[i].needed == path
             break
     res.restores_wanted = len(wanted)

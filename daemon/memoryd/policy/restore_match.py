@@ -103,23 +103,31 @@ def best_match(
     candidates: Mapping[str, str],
     present: Mapping[str, str] | None = None,
 ) -> tuple[str, float] | None:
-    """The archived note (path → archived text) the query asks for, if any; ties go to the
-    first path in sort order.
+    """The archived note (path → archived text) the query asks for, if any.
 
-    It must score at or above the threshold, score *above* every note still in the
-    workspace (``present``: path → text; a note there that answers the query as well is
-    what the search found), and the query must use one of its distinctive words
-    (:func:`names_it`). Without ``present``, only the threshold and the words count.
+    It must score at or above the threshold, score *above* every other archived note (two
+    that match as well are no answer: which one the agent wants, ``memoryd_recall`` asks)
+    and every note still in the workspace (``present``: path → text; a note there that
+    answers the query as well is what the search found), and the query must use one of its
+    distinctive words (:func:`names_it`). Without ``present``, only the threshold, the
+    other archived notes and the words count.
     """
     words = _words(query)
     if not words:
         return None
     best: tuple[str, float] | None = None
+    tied = False
     for path in sorted(candidates):
         s = match_score(query, candidates[path])
-        if s >= RESTORE_THRESHOLD and (best is None or s > best[1]):
-            best = (path, s)
-    if best is None or present is None:
+        if s < RESTORE_THRESHOLD:
+            continue
+        if best is None or s > best[1]:
+            best, tied = (path, s), False
+        elif s == best[1]:
+            tied = True
+    if best is None or tied:
+        return None
+    if present is None:
         return best
     if any(match_score(query, text) >= best[1] for text in present.values()):
         return None
@@ -222,8 +230,9 @@ class Matcher:
         return found
 
     def best(self, query: str) -> list[tuple[str, float, bool]]:
-        """The first of :meth:`candidates` alone (none: ``[]``), found without listing the
-        others: all restore on demand looks at (:func:`memoryd.policy.replay.replay`'s
+        """The first of :meth:`candidates` alone (none: ``[]``, and none when two or more
+        share the best score: :func:`best_match` restores no tie), found without listing
+        the others: all restore on demand looks at (:func:`memoryd.policy.replay.replay`'s
         rule: only the best match is restored, and only when it is archived)."""
         words = _words(query)
         n = len(words)
@@ -244,9 +253,9 @@ class Matcher:
         for bits, s in self._tagged_scores(words, at, need):
             if s >= top:
                 top, top_bits = s, (top_bits | bits if s == top else bits)
-        if not top_bits:
+        low = top_bits & -top_bits
+        if not top_bits or top_bits != low:  # (none, or a tie: no one best match)
             return []
-        low = top_bits & -top_bits  # (ties in path order: the first path)
         named = 0
         for w in words:
             if self.df.get(w, 0) <= DISTINCTIVE_NOTES:
