@@ -407,15 +407,16 @@ class RestoreOnDemand:
         note the query names better than every note in the workspace (the daemon's rule,
         :func:`memoryd.policy.restore_match.best_match`), so the agent gets it in that call.
 
-        The answer's ``outcome``: ``none`` (no archived note beats the workspace), or what
-        :meth:`_restore` says; a restore's answer has the note's ``opening`` lines. A restore
-        counts one search hit of the note under ``call_id`` (the hook's call): the plugin
+        The answer's ``outcome``: ``none`` (no archived note beats the workspace), ``tied``
+        (two or more archived notes the query names as well, their ``paths``; none moved),
+        or what :meth:`_restore` says; a restore's answer has the note's ``opening`` lines. A
+        restore counts one search hit of the note under ``call_id`` (the hook's call): the plugin
         answers that search itself, with no ``path`` the scanner reads, so the scanner counts
         none for it (tests/live: the judged record). Past ``answer_by`` (the hook's deadline,
         epoch seconds) the hook has let the search run without the note: the restore stands
         (the next search finds it), but no hit is counted and ``late`` says so."""
         from .mover import mover_for
-        from .policy.restore_match import best_match
+        from .policy.restore_match import best_match, tied_matches
 
         search = Search(agent, call_id or f"on-search:{time.time_ns()}", query,
                         time.time() if ts is None else ts)  # fmt: skip
@@ -427,12 +428,19 @@ class RestoreOnDemand:
         texts = {str(a.move_id): t for a in pool if (t := self._text(mover, a)) is not None}
         # the workspace's notes are read only when an archived note passes the threshold: most
         # searches name none, and a hook's time is the agent's
-        if not texts or best_match(query, texts) is None:
+        if not texts or (best_match(query, texts) is None and not tied_matches(query, texts, {})):
             return none
         srcs = {a.src for a in pool}
         present = {k: v for k, v in self._present_texts(agent).items() if k not in srcs}
         found = best_match(query, texts, present)
         if found is None:
+            # Two or more archived notes the query names as well: none comes back by itself
+            # (which one the agent wants, it knows), but their paths are the answer: a read
+            # of one brings it back (the read hook), in the next call.
+            tied = tied_matches(query, texts, present)
+            if tied:
+                by_id = {str(a.move_id): a for a in pool}
+                return {**none, "outcome": "tied", "paths": [self._rel(by_id[k].src) for k in tied]}
             return none
         chosen = next(a for a in pool if str(a.move_id) == found[0])
         if before_moving is not None:

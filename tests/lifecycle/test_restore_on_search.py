@@ -136,8 +136,17 @@ def test_two_archived_notes_the_query_names_as_well_are_no_answer(tmp_path: Path
     inst = make_install(tmp_path, '[schedule]\ntimezone = "UTC"\n', memory_files=0)
     archived = force_archived(inst, {"memory/lofoten-trip.md": BOAT, "memory/lofoten-may.md": twin})
     doc = _on_search(inst, "--", "ketch", "Albatross", "Lofoten")
-    assert doc["outcome"] == "none", doc
+    # nothing moves, but the answer names both (a read of one brings it back)
+    assert doc["outcome"] == "tied", doc
+    assert doc["paths"] == ["memory/lofoten-may.md", "memory/lofoten-trip.md"]
     assert all((inst.workspace / to).exists() for to in archived.values())
+    assert _rows(inst.db, "SELECT count(*) FROM hits") == [(0,)]
+    said = run_cli(inst, "on-search", "ketch", "Albatross", "Lofoten").stdout
+    assert "memory/lofoten-may.md, memory/lofoten-trip.md; nothing moved" in said
+    # a note in the workspace that answers as well: no tie to speak of
+    write_note(inst, "memory/ketch.md", "# Lofoten ketch Albatross\n", time.time())
+    assert _on_search(inst, "--", "ketch", "Albatross", "Lofoten")["outcome"] == "none"
+    (inst.workspace / "memory/ketch.md").unlink()
     # a word only one of them holds makes it the winner
     doc = _on_search(inst, "--", "ketch", "Albatross", "Svolvaer")
     assert doc["outcome"] == "restored" and doc["path"] == "memory/lofoten-trip.md"

@@ -290,11 +290,16 @@ test("a memory_search asks memoryd on-search first; a restore is that search's a
 });
 
 test("a search memoryd does not restore for runs untouched", async () => {
-  for (const reply of [{ outcome: "none", query: "kayak" }, { outcome: "changed", path: "memory/kayak.md" }, { outcome: "restored" }]) {
+  const tied = { outcome: "tied", query: "kayak", paths: ["memory/a.md", "memory/b.md"] };
+  for (const reply of [{ outcome: "none", query: "kayak" }, { outcome: "changed", path: "memory/kayak.md" }, { outcome: "restored" }, tied]) {
     const api = fakeApi({ command: answering(dir, reply) });
     plugin.register(api);
     const hook = api.hooks["before_tool_call:memory_search"];
     assert.equal(await hook({ toolName: "memory_search", params: { query: "kayak" } }, {}), undefined, JSON.stringify(reply));
+    if (reply === tied) {
+      // archived notes that match as well as each other: none restored, the search runs, said once
+      assert.match(api.logs.at(-1)[1], /search "kayak": 2 archived notes match as well, none restored/);
+    }
   }
 });
 

@@ -103,6 +103,8 @@ ON_READ_WORDS = {
 ON_SEARCH_WORDS = {
     "restored": "restored {path} from {archived} for the search (journaled)",
     "none": "“{query}”: no archived note answers it better than the workspace; nothing to do",
+    "tied": "“{query}”: archived notes answer it as well as each other: {paths}; nothing moved "
+    "(a read of one brings it back)",
     "off": "“{query}”: restore on demand is off (expire.restore_on_demand); nothing moved",
     "changed": "{path}: the archived copy was edited since; left in the archive",
     "conflict": "{path}: a file appeared at this path; both left alone",
@@ -154,6 +156,7 @@ def cmd_on_search(args: argparse.Namespace, ctx: Context) -> int:
         )
     words = ON_SEARCH_WORDS.get(str(doc.get("outcome")), "“{query}”: {outcome}")
     fields = {"archived": "", "error": "", "path": "", "query": query, **doc}
+    fields["paths"] = ", ".join(map(str, doc.get("paths", ())))
     emit(ctx, args, doc, [words.format(**fields)])
     return 1 if doc.get("outcome") == "failed" else 0
 

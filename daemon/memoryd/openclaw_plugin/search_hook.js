@@ -92,6 +92,11 @@ export function beforeSearchHandler(settings, timeoutMs, log) {
       }
       if (res.doc?.outcome === "failed" || res.doc?.outcome === "changed") {
         log("warn", `search ${said}: ${res.doc.outcome} (${res.doc.error || "left in the archive"}; ${ms} ms)`);
+      } else if (res.doc?.outcome === "tied" && Array.isArray(res.doc.paths)) {
+        // No one note leads: none comes back by itself, and the search runs (a block would
+        // hide the workspace's results, and a search asked again would be blocked again);
+        // memoryd_recall with these words brings back up to three of them.
+        log("info", `search ${said}: ${res.doc.paths.length} archived notes match as well, none restored (${ms} ms)`);
       } else {
         log("info", `search ${said}: ${res.doc?.outcome ?? "no answer"} (${ms} ms)`);
       }

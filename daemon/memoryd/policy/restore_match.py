@@ -98,6 +98,23 @@ def names_it(query: str, text: str, df: Mapping[str, int]) -> bool:
     return any(w in own and df.get(w, 0) <= DISTINCTIVE_NOTES for w in _words(query))
 
 
+def _leaders(query: str, candidates: Mapping[str, str]) -> tuple[list[str], float]:
+    """The archived notes sharing the query's best score at or above the threshold (in path
+    order), and that score."""
+    if not _words(query):
+        return [], 0.0
+    top, tops = -1.0, []
+    for path in sorted(candidates):
+        s = match_score(query, candidates[path])
+        if s < RESTORE_THRESHOLD:
+            continue
+        if s > top:
+            top, tops = s, [path]
+        elif s == top:
+            tops.append(path)
+    return tops, top
+
+
 def best_match(
     query: str,
     candidates: Mapping[str, str],
@@ -106,33 +123,34 @@ def best_match(
     """The archived note (path → archived text) the query asks for, if any.
 
     It must score at or above the threshold, score *above* every other archived note (two
-    that match as well are no answer: which one the agent wants, ``memoryd_recall`` asks)
+    that match as well are no answer: :func:`tied_matches` names them to the agent instead)
     and every note still in the workspace (``present``: path → text; a note there that
     answers the query as well is what the search found), and the query must use one of its
     distinctive words (:func:`names_it`). Without ``present``, only the threshold, the
     other archived notes and the words count.
     """
-    words = _words(query)
-    if not words:
-        return None
-    best: tuple[str, float] | None = None
-    tied = False
-    for path in sorted(candidates):
-        s = match_score(query, candidates[path])
-        if s < RESTORE_THRESHOLD:
-            continue
-        if best is None or s > best[1]:
-            best, tied = (path, s), False
-        elif s == best[1]:
-            tied = True
-    if best is None or tied:
+    tops, top = _leaders(query, candidates)
+    if len(tops) != 1:
         return None
     if present is None:
-        return best
-    if any(match_score(query, text) >= best[1] for text in present.values()):
+        return tops[0], top
+    if any(match_score(query, text) >= top for text in present.values()):
         return None
     df = document_frequency([*candidates.values(), *present.values()])
-    return best if names_it(query, candidates[best[0]], df) else None
+    return (tops[0], top) if names_it(query, candidates[tops[0]], df) else None
+
+
+def tied_matches(
+    query: str, candidates: Mapping[str, str], present: Mapping[str, str]
+) -> list[str]:
+    """When the query names two or more archived notes exactly as well, better than every
+    note in the workspace: those of them it names (path order), which nothing brings back
+    by itself (the agent reads the one it wants); else ``[]``."""
+    tops, top = _leaders(query, candidates)
+    if len(tops) < 2 or any(match_score(query, text) >= top for text in present.values()):
+        return []
+    df = document_frequency([*candidates.values(), *present.values()])
+    return [p for p in tops if names_it(query, candidates[p], df)]
 
 
 class Matcher:
