@@ -428,16 +428,18 @@ def index_table(seeds: int, offset: int, family: str) -> None:
                 c.update(slots=len(paths), archived_slots=held, searches=1,
                          searches_with_archived=held > 0, slots_until_read=kept,
                          searches_until_read=kept > 0)  # fmt: skip
-            per = rates.setdefault(r.name, {})
-            h = got[True]
-            per.setdefault("same", []).append(h.same_call_as_kept_rate)
-            per.setdefault("never", []).append(h.not_reached_as_kept_rate)
+            per = rates.setdefault(r.name, {"same": [], "never": []})
+            h = got[True]  # (a history with no such archive has no rate to count)
+            if h.kept_first:
+                per["same"].append(h.same_call_as_kept_rate)
+            if h.kept_any:
+                per["never"].append(h.not_reached_as_kept_rate)
     print(f"{len(hs)} family-{family} histories (seeds {offset}..{offset + seeds - 1})\n")
     print("| policy | needed in 60 d | same call today | not at all today "
           "| as if kept: same call … not at all, today "
           "| same call, archive indexed | not at all, archive indexed "
           "| as if kept: same call, indexed | as if kept: not at all, indexed "
-          "| worst history: same call … not at all "
+          "| worst history, indexed as if kept: same call … not at all "
           "| result slots archived notes take: to a first hit … to a first read "
           "| searches with one: to a first hit … to a first read |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -445,7 +447,8 @@ def index_table(seeds: int, offset: int, family: str) -> None:
         n, m = max(c["needed"], 1), max(c["indexed_needed"], 1)
         kf, ka = max(c["indexed_kept_first"], 1), max(c["indexed_kept_any"], 1)
         slots, searches = max(c["slots"], 1), max(c["searches"], 1)
-        worst_same, worst_never = min(rates[name]["same"]), max(rates[name]["never"])
+        worst_same = min(rates[name]["same"], default=math.nan)
+        worst_never = max(rates[name]["never"], default=math.nan)
         print(f"| {name} | {c['needed']} | {c['same'] / n:.0%} | {c['never'] / n:.0%} "
               f"| {c['kept_same'] / max(c['kept_first'], 1):.0%} … "
               f"{c['kept_never'] / max(c['kept_any'], 1):.0%} "

@@ -416,7 +416,7 @@ class RestoreOnDemand:
         epoch seconds) the hook has let the search run without the note: the restore stands
         (the next search finds it), but no hit is counted and ``late`` says so."""
         from .mover import mover_for
-        from .policy.restore_match import best_match, tied_matches
+        from .policy.restore_match import best_match, tied_matches, top_matches
 
         search = Search(agent, call_id or f"on-search:{time.time_ns()}", query,
                         time.time() if ts is None else ts)  # fmt: skip
@@ -428,19 +428,20 @@ class RestoreOnDemand:
         texts = {str(a.move_id): t for a in pool if (t := self._text(mover, a)) is not None}
         # the workspace's notes are read only when an archived note passes the threshold: most
         # searches name none, and a hook's time is the agent's
-        if not texts or (best_match(query, texts) is None and not tied_matches(query, texts, {})):
+        if not texts or not top_matches(query, texts)[0]:
             return none
         srcs = {a.src for a in pool}
         present = {k: v for k, v in self._present_texts(agent).items() if k not in srcs}
         found = best_match(query, texts, present)
         if found is None:
             # Two or more archived notes the query names as well: none comes back by itself
-            # (which one the agent wants, it knows), but their paths are the answer: a read
-            # of one brings it back (the read hook), in the next call.
+            # (which one is wanted, the asker knows); their paths are the answer, for a caller
+            # that shows them (a read of one brings it back). The plugin only logs them.
             tied = tied_matches(query, texts, present)
             if tied:
                 by_id = {str(a.move_id): a for a in pool}
-                return {**none, "outcome": "tied", "paths": [self._rel(by_id[k].src) for k in tied]}
+                paths = sorted(self._rel(by_id[k].src) for k in tied)
+                return {**none, "outcome": "tied", "paths": paths}
             return none
         chosen = next(a for a in pool if str(a.move_id) == found[0])
         if before_moving is not None:

@@ -321,7 +321,9 @@ def archive_is_searched(archive_dir: str, workspace: Path, extra: tuple[Path, ..
     """Whether OpenClaw's own search reaches the archive: it lies inside ``memory/`` (indexed
     with it), or inside one of ``memory.search.extraPaths`` (``extra``, absolute), whole:
     the folder every month's archive is in (``memory-archive``), or one holding it. Pure
-    but for resolving symlinks in the paths given."""
+    but for resolving symlinks in the paths given. An entry OpenClaw gives with a file
+    pattern counts as its folder (a pattern that leaves the archive's notes out is not
+    read here)."""
     parts = [p for p in archive_dir.replace("\\", "/").split("/") if p not in ("", ".")]
     static: list[str] = []
     for part in parts:

@@ -144,3 +144,14 @@ def test_generated_searches_found_the_note_exactly_when_their_results_held_it():
     assert searches and all(e.found == ((e.path, e.ts) in returned) for e in searches)
     assert all(e.found for e in events if e.via == "read")
     assert not any(e.found for e in events if e.via == "other")
+
+
+def test_on_an_install_every_need_is_one_openclaws_search_found():
+    # a search hit with no call recorded at its time is still a hit: the search found it
+    hits = [rp.ReplayHit("memory/espresso.md", T + DAY, "search", 1),
+            rp.ReplayHit("memory/garden.md", T + 2 * DAY, "get")]  # fmt: skip
+    events = hm.install_need_events(hits, [])
+    assert [(e.via, e.found) for e in events] == [("other", True), ("read", True)]
+    prepared = rp.prepare(rp.by_path(hits))
+    lazy = hm.need_index(prepared, [])
+    assert [e for p in sorted(lazy.events) for e in lazy.events[p]] == events

@@ -150,3 +150,15 @@ def test_two_archived_notes_the_query_names_as_well_are_no_answer(tmp_path: Path
     # a word only one of them holds makes it the winner
     doc = _on_search(inst, "--", "ketch", "Albatross", "Svolvaer")
     assert doc["outcome"] == "restored" and doc["path"] == "memory/lofoten-trip.md"
+
+
+def test_a_tie_the_query_names_only_one_of_is_no_tie_to_name() -> None:
+    from memoryd.policy.restore_match import best_match, tied_matches
+
+    # both archived notes score the same; only "xenon" is distinctive (the workspace holds
+    # "yak" and "zebu" many times over), so only one of them is named
+    archived = {"memory/a.md": "xenon yak\n", "memory/b.md": "yak zebu\n"}
+    present = {f"memory/w{i}.md": "yak zebu herd\n" for i in range(4)}
+    query = "xenon yak zebu"
+    assert best_match(query, archived, present) is None
+    assert tied_matches(query, archived, present) == []

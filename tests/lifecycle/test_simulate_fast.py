@@ -175,6 +175,15 @@ def test_restores_and_harm_from_the_best_match_alone_are_those_of_every_candidat
     assert fast == plain
     assert sum(int(h["needed"]) for h in fast) > 20  # type: ignore[call-overload]
     assert any(h["ways"].get("later recall") for h in fast)  # type: ignore[attr-defined]
+    # and with the archive in OpenClaw's index (a search that found the note reaches it)
+    fast = [hm.harm(r.decisions, hits, [], calls, candidates=best.__getitem__, recall=recall,
+                    texts=texts, index=index, archive_indexed=True).document()
+            for r in got]  # fmt: skip
+    plain = [hm.harm(r.decisions, hits, events, calls, candidates=every.__getitem__,
+                     recall=archive_recall_picks, texts=texts, archive_indexed=True).document()
+             for r in got]  # fmt: skip
+    assert fast == plain
+    assert any(h["ways"].get("same index") for h in fast)  # type: ignore[attr-defined]
 
 
 def test_recall_reaches_a_note_exactly_when_it_is_among_the_picks() -> None:

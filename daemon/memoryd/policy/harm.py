@@ -67,7 +67,8 @@ class NeedEvent(NamedTuple):
     # whether OpenClaw's own search found the note for this need (a read always does; a
     # search did when its results held the note, as they would have had the note stayed
     # in the workspace, or been in OpenClaw's index in the archive). On an install every
-    # need is such a hit; a generated need may be a search that missed the note anyway.
+    # need is such a hit (one with no call recorded too); a generated need may be a search
+    # that missed the note anyway, or have no call at all.
     found: bool = True
 
 
@@ -176,7 +177,7 @@ def install_need_events(hits: Iterable[ReplayHit], calls: Sequence[Call]) -> lis
         else:
             call = at.get(ts)
             out.append(make(NeedEvent, (path, ts, SEARCH, call, True) if call is not None
-                            else (path, ts, OTHER, None, False)))  # fmt: skip
+                            else (path, ts, OTHER, None, True)))  # fmt: skip
     out.sort(key=_BY_TIME_AND_PATH)
     return out
 
@@ -251,7 +252,7 @@ class _NeedEvents(Sequence[NeedEvent]):
             return NeedEvent(h.path, h.ts, READ)
         call = self.at.get(h.ts)
         return NeedEvent(h.path, h.ts, SEARCH, call) if call is not None else NeedEvent(
-            h.path, h.ts, OTHER, found=False)  # fmt: skip
+            h.path, h.ts, OTHER)  # fmt: skip
 
 
 class _Archive:
@@ -376,11 +377,12 @@ def harm(
         out.needed += 1
         first_need = evs[lo]
         out.first_asked[first_need.via] += 1
-        kept_first = first_need.found
-        kept_any = kept_first or any(evs[k].found for k in range(lo + 1, hi))
+        kept_first = kept_any = first_need.found
         reached: tuple[str, str] | None = None
+        k = lo
         for k in range(lo, hi):  # (its needs in the window, in order, until one reaches it)
             e = evs[k]
+            kept_any = kept_any or e.found
             first = k == lo
             if e.via == READ:
                 reached = ("same" if first else "later", READ)
@@ -408,6 +410,8 @@ def harm(
                 if path in recalled[key]:
                     reached = ("later", "recall")
                     break
+        if not kept_any:  # (the loop stopped early: the needs after the one that reached it)
+            kept_any = any(evs[j].found for j in range(k + 1, hi))
         out.kept_first += kept_first
         out.kept_any += kept_any
         if reached is None:

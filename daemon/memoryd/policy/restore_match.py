@@ -98,9 +98,10 @@ def names_it(query: str, text: str, df: Mapping[str, int]) -> bool:
     return any(w in own and df.get(w, 0) <= DISTINCTIVE_NOTES for w in _words(query))
 
 
-def _leaders(query: str, candidates: Mapping[str, str]) -> tuple[list[str], float]:
+def top_matches(query: str, candidates: Mapping[str, str]) -> tuple[list[str], float]:
     """The archived notes sharing the query's best score at or above the threshold (in path
-    order), and that score."""
+    order), and that score: what :func:`best_match` and :func:`tied_matches` look at next
+    (``[]``: neither finds anything, and the workspace need not be read)."""
     if not _words(query):
         return [], 0.0
     top, tops = -1.0, []
@@ -129,7 +130,7 @@ def best_match(
     distinctive words (:func:`names_it`). Without ``present``, only the threshold, the
     other archived notes and the words count.
     """
-    tops, top = _leaders(query, candidates)
+    tops, top = top_matches(query, candidates)
     if len(tops) != 1:
         return None
     if present is None:
@@ -144,13 +145,14 @@ def tied_matches(
     query: str, candidates: Mapping[str, str], present: Mapping[str, str]
 ) -> list[str]:
     """When the query names two or more archived notes exactly as well, better than every
-    note in the workspace: those of them it names (path order), which nothing brings back
-    by itself (the agent reads the one it wants); else ``[]``."""
-    tops, top = _leaders(query, candidates)
+    note in the workspace: those of them it names (path order, two or more), which nothing
+    brings back by itself (the agent reads the one it wants); else ``[]``."""
+    tops, top = top_matches(query, candidates)
     if len(tops) < 2 or any(match_score(query, text) >= top for text in present.values()):
         return []
     df = document_frequency([*candidates.values(), *present.values()])
-    return [p for p in tops if names_it(query, candidates[p], df)]
+    named = [p for p in tops if names_it(query, candidates[p], df)]
+    return named if len(named) >= 2 else []
 
 
 class Matcher:
