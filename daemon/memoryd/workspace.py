@@ -317,6 +317,19 @@ def archive_folder_of(rel: str, archive_dir: str) -> tuple[str, bool] | None:
     return None
 
 
+def archive_root(archive_dir: str) -> str:
+    """The workspace-relative folder every archived note is below: ``archive.dir`` up to its
+    first ``{…}`` part (``memory-archive`` of ``memory-archive/{month}``; ``memory`` of
+    ``memory/archive-{month}``); ``""`` when even its first part changes. Pure."""
+    parts = [p for p in archive_dir.replace("\\", "/").split("/") if p not in ("", ".")]
+    static: list[str] = []
+    for part in parts:
+        if "{" in part:
+            break
+        static.append(part)
+    return "/".join(static)
+
+
 def archive_is_searched(archive_dir: str, workspace: Path, extra: tuple[Path, ...]) -> bool:
     """Whether OpenClaw's own search reaches the archive: it lies inside ``memory/`` (indexed
     with it), or inside one of ``memory.search.extraPaths`` (``extra``, absolute), whole:
@@ -325,16 +338,12 @@ def archive_is_searched(archive_dir: str, workspace: Path, extra: tuple[Path, ..
     pattern counts as its folder (a pattern that leaves the archive's notes out is not
     read here)."""
     parts = [p for p in archive_dir.replace("\\", "/").split("/") if p not in ("", ".")]
-    static: list[str] = []
-    for part in parts:
-        if "{" in part:
-            break
-        static.append(part)
-    if static[:1] == [MEMORY_DIR] and len(parts) >= 2:
+    if parts[:1] == [MEMORY_DIR] and len(parts) >= 2:
         return True
-    if not static:
+    fixed = archive_root(archive_dir)
+    if not fixed:
         return False
-    root = os.path.realpath(workspace.joinpath(*static))
+    root = os.path.realpath(workspace / fixed)
     for e in extra:
         folder = os.path.realpath(e)
         if root == folder or root.startswith(folder.rstrip(os.sep) + os.sep):

@@ -162,3 +162,26 @@ def test_an_archive_openclaw_indexes_is_counted_and_never_archived_again(tmp_pat
     assert "memory-archive/2026-01/memory/aviary.md" in archived
     assert len(archived) == 2 and any(a.endswith("/memory/old.md") for a in archived), archived
     assert earlier.read_text(encoding="utf-8").startswith("# Aviary")
+
+
+def test_status_says_whether_openclaw_searches_the_archive_and_how(tmp_path: Path) -> None:
+    """The command it gives keeps the folders OpenClaw already searches (``set`` replaces the
+    list); once the archive is among them, status says so."""
+    ws, shared, env = _install(tmp_path)
+    r = run_memoryd(("status",), env=env)
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("indexed:"))
+    assert "OpenClaw does not search the archive" in line
+    wanted = json.dumps([str(ws / "notes"), str(shared), "memory-archive"])
+    assert f"openclaw config set memory.search.extraPaths '{wanted}' --strict-json" in line
+    doc = json.loads(run_memoryd(("status", "--json"), env=env).stdout)
+    assert doc["expire"]["archive_searched_by_openclaw"] is False
+
+    cfg = tmp_path / "state" / "openclaw.json"
+    oc = json.loads(cfg.read_text())
+    oc["memory"]["search"]["extraPaths"] = json.loads(wanted)  # (what the line said to run)
+    cfg.write_text(json.dumps(oc))
+    r = run_memoryd(("status",), env=env)
+    assert "indexed:     OpenClaw searches the archive too" in r.stdout, r.stdout
+    doc = json.loads(run_memoryd(("status", "--json"), env=env).stdout)
+    assert doc["expire"]["archive_searched_by_openclaw"] is True

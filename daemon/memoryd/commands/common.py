@@ -182,3 +182,14 @@ def record_run(ctx: Context, job: str, now: float, summary: str) -> None:
     store = ctx.store()
     with store.transaction():
         store.record_job(job, period_key(job, now, schedule_timezone(ctx.cfg)), "ok", now, summary)
+
+
+def archive_searched(ctx: Context) -> bool:
+    """Whether this install's OpenClaw searches the archive itself (inside ``memory/``, or
+    in ``memory.search.extraPaths`` of an agent of the workspace): a search then finds an
+    archived note there (``simulate`` replays it; ``status`` says it)."""
+    from ..workspace import archive_is_searched
+
+    ws = ctx.paths.workspace
+    extra = tuple(e for a in ctx.paths.agents if a.workspace == ws for e in a.extra_paths)
+    return archive_is_searched(ctx.cfg.archive.dir, ws, extra)

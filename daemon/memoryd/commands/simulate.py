@@ -164,7 +164,9 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
         prepared=prepared,
     )
     now_cal = _calibration_now(ctx.cfg, data, policies, now, ctx.paths, store)
-    indexed = archive_indexed(ctx)
+    from .common import archive_searched
+
+    indexed = archive_searched(ctx)
     harms = harm_documents(results, data, candidates, horizon, prepared, indexed)
     doc = {
         "horizon_days": horizon,
@@ -231,17 +233,6 @@ def _calibration_now(
 
 
 # --------------------------------------------------------------------------- harm
-
-
-def archive_indexed(ctx: Context) -> bool:
-    """Whether this install's OpenClaw searches the archive itself (inside ``memory/``, or
-    in ``memory.search.extraPaths`` of an agent of the workspace): then a search finds an
-    archived note there, which the harm replays."""
-    from ..workspace import archive_is_searched
-
-    ws = ctx.paths.workspace
-    extra = tuple(e for a in ctx.paths.agents if a.workspace == ws for e in a.extra_paths)
-    return archive_is_searched(ctx.cfg.archive.dir, ws, extra)
 
 
 def harm_documents(

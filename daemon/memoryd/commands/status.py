@@ -10,6 +10,7 @@ import argparse
 import os
 import sqlite3
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
@@ -97,7 +98,9 @@ def collect_status(ctx: Context) -> dict[str, Any]:
                 "last_summary": _first_line(last[3]) if last else None,
                 "next_run": clock.iso(nxt),
             }
-        doc["expire"] = _rails_status(cfg, store)
+        from .common import archive_searched
+
+        doc["expire"] = _rails_status(cfg, store, archive_searched(ctx))
         doc.update(_memory_at_a_glance(paths, store))
         from .plugin_state import plugin_state
 
@@ -144,8 +147,9 @@ def _scan_failing(note: dict[str, Any], pid: int | None) -> dict[str, Any] | Non
     }
 
 
-def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
-    """The scheduled expire's rails and restore on demand, as ``status`` shows them."""
+def _rails_status(cfg: Config, store: Store | None, searched: bool = False) -> dict[str, Any]:
+    """The scheduled expire's rails and restore on demand, as ``status`` shows them
+    (``searched``: OpenClaw searches the archive itself)."""
     from ..ondemand_outcomes import recent_events
     from ..policy import rails
 
@@ -171,6 +175,7 @@ def _rails_status(cfg: Config, store: Store | None) -> dict[str, Any]:
         },
         "max_fraction_per_run": cfg.expire.max_fraction_per_run,
         "chance": _chance_status(cfg, calibration),
+        "archive_searched_by_openclaw": searched,
         "restore_on_demand": {
             "enabled": cfg.expire.restore_on_demand,
             "restored": int(counters.get("restored_on_demand", 0)),
@@ -480,6 +485,9 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             ctx.print(
                 f"  {e['at']}  {e['path']} {outcome_words(e['outcome'])}  ({asked_words(e)})"
             )
+    ws = ctx.paths.workspace
+    kept = [str(e) for a in ctx.paths.agents if a.workspace == ws for e in a.extra_paths]
+    ctx.print(archive_search_line(ex["archive_searched_by_openclaw"], ctx.cfg.archive.dir, kept))
     for line in glance_lines(doc):
         ctx.print(line)
     if "plugin" in doc:
@@ -494,6 +502,23 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             file=sys.stderr,
         )
     return code
+
+
+def archive_search_line(searched: bool, archive_dir: str, extra: Sequence[str] = ()) -> str:
+    """Whether OpenClaw's own search finds archived notes, and how to let it (README, "Let
+    OpenClaw search the archive too"): memoryd never writes OpenClaw's config. The command
+    keeps the folders ``extra`` it already searches (``set`` replaces the list)."""
+    if searched:
+        return "indexed:     OpenClaw searches the archive too: a search finds archived notes"
+    import json
+
+    from ..workspace import archive_root
+
+    wanted = json.dumps([*extra, archive_root(archive_dir) or "memory-archive"])
+    return (
+        "indexed:     OpenClaw does not search the archive; to let it: openclaw config set "
+        f"memory.search.extraPaths '{wanted}' --strict-json"
+    )
 
 
 def glance_lines(doc: dict[str, Any]) -> list[str]:
