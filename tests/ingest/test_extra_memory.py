@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -172,6 +173,12 @@ def test_status_says_whether_openclaw_searches_the_archive_and_how(tmp_path: Pat
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if x.startswith("indexed:"))
     assert "OpenClaw does not search the archive" in line
+    # (quoted for a shell whatever the folders' names hold)
+    from memoryd.commands.status import archive_search_line
+
+    odd = archive_search_line(False, "memory-archive/{month}", ["/home/o'brien/notes"])
+    command = odd.split("to let it: ", 1)[1]
+    assert shlex.split(command)[4] == json.dumps(["/home/o'brien/notes", "memory-archive"])
     wanted = json.dumps([str(ws / "notes"), str(shared), "memory-archive"])
     assert f"openclaw config set memory.search.extraPaths '{wanted}' --strict-json" in line
     doc = json.loads(run_memoryd(("status", "--json"), env=env).stdout)

@@ -511,13 +511,14 @@ def archive_search_line(searched: bool, archive_dir: str, extra: Sequence[str] =
     if searched:
         return "indexed:     OpenClaw searches the archive too: a search finds archived notes"
     import json
+    import shlex
 
     from ..workspace import archive_root
 
     wanted = json.dumps([*extra, archive_root(archive_dir) or "memory-archive"])
     return (
         "indexed:     OpenClaw does not search the archive; to let it: openclaw config set "
-        f"memory.search.extraPaths '{wanted}' --strict-json"
+        f"memory.search.extraPaths {shlex.quote(wanted)} --strict-json"
     )
 
 
