@@ -297,6 +297,11 @@ def _walk(folder: Path, rel: str, skipped: list[str]) -> Iterator[tuple[str, os.
             continue
 
 
+def _archive_parts(archive_dir: str) -> list[str]:
+    """``archive.dir``'s parts, as a POSIX path without empty or ``.`` parts."""
+    return [p for p in archive_dir.replace("\\", "/").split("/") if p not in ("", ".")]
+
+
 def archive_folder_of(rel: str, archive_dir: str) -> tuple[str, bool] | None:
     """The archive folder an archived file ``rel`` is in, for tidying up after a restore. Pure.
 
@@ -305,7 +310,7 @@ def archive_folder_of(rel: str, archive_dir: str) -> tuple[str, bool] | None:
     folder, which stays (only folders below it may go). None when ``rel`` is not
     in the archive.
     """
-    template = "/".join(p for p in archive_dir.replace("\\", "/").split("/") if p not in ("", "."))
+    template = "/".join(_archive_parts(archive_dir))
     if "{month}" in template:
         head, _, tail = template.partition("{month}")
         month_part = tail.split("/", 1)[0]
@@ -321,9 +326,8 @@ def archive_root(archive_dir: str) -> str:
     """The workspace-relative folder every archived note is below: ``archive.dir`` up to its
     first ``{…}`` part (``memory-archive`` of ``memory-archive/{month}``; ``memory`` of
     ``memory/archive-{month}``); ``""`` when even its first part changes. Pure."""
-    parts = [p for p in archive_dir.replace("\\", "/").split("/") if p not in ("", ".")]
     static: list[str] = []
-    for part in parts:
+    for part in _archive_parts(archive_dir):
         if "{" in part:
             break
         static.append(part)
@@ -337,7 +341,7 @@ def archive_is_searched(archive_dir: str, workspace: Path, extra: tuple[Path, ..
     but for resolving symlinks in the paths given. An entry OpenClaw gives with a file
     pattern counts as its folder (a pattern that leaves the archive's notes out is not
     read here)."""
-    parts = [p for p in archive_dir.replace("\\", "/").split("/") if p not in ("", ".")]
+    parts = _archive_parts(archive_dir)
     if parts[:1] == [MEMORY_DIR] and len(parts) >= 2:
         return True
     fixed = archive_root(archive_dir)

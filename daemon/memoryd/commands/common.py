@@ -147,7 +147,7 @@ def to_relpath(ctx: Context, raw: str) -> str:
     rel = relative_to_workspace(ws, absolute)
     if rel is not None and (p.is_absolute() or absolute.exists()):
         return rel
-    extra = [e for a in ctx.paths.agents if a.workspace == ws for e in a.extra_paths]
+    extra = extra_paths_of(ctx, ws)
     if extra:  # a note of memory.search.extraPaths outside the workspace: OpenClaw's name
         from ..workspace import classify_result_path, roots_of
 
@@ -191,5 +191,14 @@ def archive_searched(ctx: Context) -> bool:
     from ..workspace import archive_is_searched
 
     ws = ctx.paths.workspace
-    extra = tuple(e for a in ctx.paths.agents if a.workspace == ws for e in a.extra_paths)
-    return archive_is_searched(ctx.cfg.archive.dir, ws, extra)
+    return archive_is_searched(ctx.cfg.archive.dir, ws, extra_paths_of(ctx, ws))
+
+
+def extra_paths_of(ctx: Context, workspace: Path) -> tuple[Path, ...]:
+    """The ``memory.search.extraPaths`` of the agents working in ``workspace``: their notes
+    are counted and shown under the names OpenClaw reports (never moved)."""
+    out: list[Path] = []
+    for agent in ctx.paths.agents:
+        if agent.workspace == workspace:
+            out += [p for p in agent.extra_paths if p not in out]
+    return tuple(out)

@@ -263,7 +263,7 @@ def _explain_extra(
     shown here with its hits; memoryd's jobs never move it. Whether ``rel`` was one."""
     from .. import clock
     from ..workspace import list_memory_files
-    from .hits import extra_paths_of
+    from .common import extra_paths_of
 
     ws = ctx.paths.workspace
     extra = extra_paths_of(ctx, ws)

@@ -20,7 +20,14 @@ from ..workspace import (
     relative_to_workspace,
     report_skipped_names,
 )
-from .common import catch_up, failed_summary, require_workspace, run_scan, with_catch_up
+from .common import (
+    catch_up,
+    extra_paths_of,
+    failed_summary,
+    require_workspace,
+    run_scan,
+    with_catch_up,
+)
 from .context import Context, UsageError
 from .formats import human_bytes, json_dumps, positive_int
 
@@ -247,16 +254,6 @@ def cmd_hits(args: argparse.Namespace, ctx: Context) -> int:
         for path in never:
             ctx.print(f"        {path}")
     return 0
-
-
-def extra_paths_of(ctx: Context, workspace: Path) -> tuple[Path, ...]:
-    """The ``memory.search.extraPaths`` of the agents working in ``workspace``: their notes
-    are counted and shown under the names OpenClaw reports (never moved)."""
-    out: list[Path] = []
-    for agent in ctx.paths.agents:
-        if agent.workspace == workspace:
-            out += [p for p in agent.extra_paths if p not in out]
-    return tuple(out)
 
 
 def _archived_notes(store: Store, workspace: Path) -> list[str]:

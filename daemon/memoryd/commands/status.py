@@ -485,8 +485,9 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             ctx.print(
                 f"  {e['at']}  {e['path']} {outcome_words(e['outcome'])}  ({asked_words(e)})"
             )
-    ws = ctx.paths.workspace
-    kept = [str(e) for a in ctx.paths.agents if a.workspace == ws for e in a.extra_paths]
+    from .common import extra_paths_of
+
+    kept = [str(e) for e in extra_paths_of(ctx, ctx.paths.workspace)]
     ctx.print(archive_search_line(ex["archive_searched_by_openclaw"], ctx.cfg.archive.dir, kept))
     for line in glance_lines(doc):
         ctx.print(line)
