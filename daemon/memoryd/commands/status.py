@@ -240,7 +240,8 @@ def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
     except (OSError, ValueError, AttributeError, TypeError):
         pass
     if store is not None:
-        # The last run a sub-session carried out (issue 34's tables; none before migration 14).
+        # The last run a sub-session carried out (tables promote_runs, promote_entries:
+        # none before migration 14).
         try:
             row = store.conn.execute(
                 "SELECT r.run, r.settled, r.state, (SELECT COUNT(DISTINCT e.source) FROM "

@@ -1,12 +1,12 @@
 """The daily reflect job: a report of how the memory is used, written under the state dir.
 
-Top files, files never hit, rising and cooling files with a sparkline of daily
-hits, files often returned by the same search, every file's score with its
-components, seed 001's metrics, and what expire would do next. The report goes
-to ``<state>/memoryd/reports/reflect-YYYY-MM-DD.md`` (and ``.json``), never into
-``memory/``, with its page (``reflect-YYYY-MM-DD.html``: :mod:`memoryd.report_page`).
-Reflect moves no file, unless ``retire.auto`` is set: then it also retires the
-stale sections of ``MEMORY.md`` (:func:`memoryd.retire_run.scheduled_retire`).
+Top files, files never hit, rising and cooling files with a sparkline of daily hits, files
+often returned by the same search, every file's score with its components, the memory's
+size, average score and prune rate, and what expire would do next. The report goes to
+``<state>/memoryd/reports/reflect-YYYY-MM-DD.md`` (and ``.json``), never into ``memory/``,
+with its page (``reflect-YYYY-MM-DD.html``: :mod:`memoryd.report_page`). Reflect moves no
+file, unless ``retire.auto`` is set: then it also retires the stale sections of
+``MEMORY.md`` (:func:`memoryd.retire_run.scheduled_retire`).
 """
 
 from __future__ import annotations

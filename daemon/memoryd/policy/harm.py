@@ -158,31 +158,6 @@ def _later_without_plugin(ways: Counter[tuple[str, str]]) -> tuple[Counter[tuple
     return out, moved
 
 
-def install_need_events(hits: Iterable[ReplayHit], calls: Sequence[Call]) -> list[NeedEvent]:
-    """The need events of a real install, where only hits are known: every strong hit (a
-    ``memory_get``; a search hit retrieved first or read later, :meth:`ReplayHit.strong`),
-    the search by the call recorded at its time."""
-    at: dict[float, int] = {}
-    for i, c in enumerate(calls):
-        at.setdefault(c.ts, i)
-    make, inf = tuple.__new__, math.inf
-    out = []
-    for path, ts, kind, rank, read_at in hits:
-        # (ReplayHit.strong written out: a call a hit is a heavy year's 400 k)
-        if (kind == "search" and rank is not None and rank != 1
-                and (read_at is None or not read_at <= inf)):  # fmt: skip
-            continue
-        if kind == "get":
-            out.append(make(NeedEvent, (path, ts, READ, None, True)))
-        else:
-            call = at.get(ts)
-            out.append(make(NeedEvent, (path, ts, SEARCH, call, True) if call is not None
-                            else (path, ts, OTHER, None, True)))  # fmt: skip
-    out.sort(key=_BY_TIME_AND_PATH)
-    return out
-
-
-_BY_TIME_AND_PATH = attrgetter("ts", "path")
 _TS = attrgetter("ts")
 
 
@@ -214,11 +189,11 @@ def harm_index(hits: Iterable[ReplayHit], events: Iterable[NeedEvent]) -> HarmIn
 
 
 def need_index(prepared: Mapping[str, PathHits], calls: Sequence[Call]) -> HarmIndex:
-    """:func:`harm_index` of a real install's need events (:func:`install_need_events`),
-    from each note's hits as the replay prepared them (:func:`memoryd.policy.replay.
-    prepare`): a note's events are its strong hits in order of time, made one by one as
-    :func:`harm` reads them (it reads a few after each archive: a heavy year has 200,000
-    strong hits). Pure."""
+    """:func:`harm_index` of a real install's need events (each strong hit: a read, or the
+    search by the call recorded at its time, else ``other``), from each note's hits as the
+    replay prepared them (:func:`memoryd.policy.replay.prepare`): a note's events are its
+    strong hits in order of time, made one by one as :func:`harm` reads them (it reads a
+    few after each archive: a heavy year has 200,000 strong hits). Pure."""
     at: dict[float, int] = {}
     for i, c in enumerate(calls):
         at.setdefault(c.ts, i)
@@ -229,8 +204,8 @@ def need_index(prepared: Mapping[str, PathHits], calls: Sequence[Call]) -> HarmI
 
 
 class _NeedEvents(Sequence[NeedEvent]):
-    """A note's need events (:func:`install_need_events`: a strong hit's, the search by the
-    call recorded at its time), each made when asked for."""
+    """A note's need events (a strong hit's, the search by the call recorded at its time),
+    each made when asked for."""
 
     def __init__(self, hits: Sequence[ReplayHit], at: Mapping[float, int]) -> None:
         self.hits, self.at = hits, at

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 MARKER_WORD = "memoryd:promoted"
 _MARKER = re.compile(r"<!--\s*memoryd:promoted\s+run=(\S+)\s+source=(.+?)\s*-->")
 _CLOSING = re.compile(r"<!--\s*/memoryd:promoted\s+run=(\S+)\s+source=(.+?)\s*-->")
-# Where an entry may be filed: MEMORY.md, or a skill's retrospect (seed 004).
+# Where an entry may be filed: MEMORY.md, or a skill's retrospect (skills/NAME/docs/retrospect.md).
 MEMORY = "MEMORY.md"
 RETROSPECT = re.compile(r"^skills/[^/\x00]+/docs/retrospect\.md$")
 # The first line the task asks for in a retrospect the sub-session creates.

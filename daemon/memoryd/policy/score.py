@@ -306,7 +306,7 @@ def prune_candidates(
 def metrics(
     scores: Sequence[Score], sizes: Mapping[str, int], would_prune: int
 ) -> dict[str, float]:
-    """Seed 001's metrics: memory size, average score, prune rate."""
+    """The memory's size (files, bytes), average score, and the share expire would archive."""
     n = len(scores)
     return {
         "memory_size": n,

@@ -100,7 +100,6 @@ class IngestTotals:
     files_followed: int = 0
     new_hits: int = 0
     batches: int = 0
-    full_scans: int = 0
     errors: int = 0
     last_full_scan: float | None = None
 
@@ -315,7 +314,6 @@ class IngestWorker(threading.Thread):
             self._restore_on_demand(store, only is None or getattr(stats, "new_calls", None) != 0)
         self.totals.batches += 1
         if only is None:
-            self.totals.full_scans += 1
             self.totals.files_followed = int(getattr(stats, "files_seen", 0))
             self.totals.last_full_scan = clock.now()
             with contextlib.suppress(sqlite3.Error), store.transaction():

@@ -54,8 +54,6 @@ class JobRunner(threading.Thread):
         self._wanted: dict[str, str] = {}  # job → why
         self._stopping = False
         self.current: str | None = None
-        self.last_error: str | None = None
-        self.releases = 0  # jobs whose memory was handed back (see heap.release)
         # when to ask for KEEP_LEARNED again (None: asked for, or not looked at yet), and
         # the wall time it was last done at (a clock set back before it: asked for again)
         self.calibration_due: float | None = None
@@ -84,17 +82,15 @@ class JobRunner(threading.Thread):
             self.current = name
             try:
                 self._run_one(name, reason)
-            except Exception as exc:  # e.g. the state database locked or unreadable
+            except Exception:  # e.g. the state database locked or unreadable
                 # This thread must outlive any one job: a dead runner would never run a
                 # job again while the daemon looked healthy (no WatchdogSec off systemd).
-                self.last_error = f"{name}: {exc}"
                 log.error("job.runner_error", job=name, exc_info=True)
             finally:
                 self.current = None
             # The job's working set (every hit row, for reflect and expire) is garbage now:
             # freed at once and handed back, or RSS follows the history's size (heap.py).
             freed = release()
-            self.releases += 1
             log.debug(
                 "memory.released",
                 job=name,
@@ -135,7 +131,6 @@ class JobRunner(threading.Thread):
                     scheduled=True,
                 )
             except Exception as exc:
-                self.last_error = f"{name}: {exc}"
                 log.error(
                     "job.failed",
                     job=name,

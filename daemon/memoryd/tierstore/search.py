@@ -76,22 +76,16 @@ def archive_brings_back(ranked: list[tuple[int, int]], limit: int) -> int:
     """How many of the ranked archive matches (each: distinct query words it holds,
     occurrences) recall brings back: all of them up to ``limit``; of more, the leader alone
     when it is :func:`clearly_ahead`, else none (the agent must narrow its words). Pure:
-    ``simulate`` replays the same rule (:func:`archive_recall_picks`)."""
+    ``simulate`` replays the same rule (:class:`ArchiveRecall`)."""
     if len(ranked) <= limit:
         return len(ranked)
     return 1 if clearly_ahead(ranked[0], ranked[1]) else 0
 
 
-def archive_recall_picks(query: str, texts: Mapping[str, str], limit: int = 3) -> list[str]:
-    """The archived notes (path → text) a recall with ``query``'s words would bring back,
-    ranked as :func:`memoryd.tierstore.recall.search_archive` ranks them (the time each was
-    archived unknown: by path). Pure; what ``simulate``'s harm replay asks of recall
-    (through :class:`ArchiveRecall`, which counts each word in each note once)."""
-    return ArchiveRecall()(query, texts, limit)
-
-
 class ArchiveRecall:
-    """:func:`archive_recall_picks` for a replay that asks it of thousands of searches over
+    """The archived notes (path → text) a recall with a query's words brings back, ranked
+    as :func:`memoryd.tierstore.recall.search_archive` ranks them (the time each was archived
+    unknown: by path), for a replay that asks it of thousands of searches over
     the same archived notes (``simulate``'s harm: 6,000 recalls of 150 to 700 notes each in
     a heavy year, over 2,000 distinct words): how often each word occurs in each note's
     text is counted once and kept, so a recall ranks only the notes holding one of its
