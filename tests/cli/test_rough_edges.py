@@ -280,3 +280,17 @@ def test_the_completion_command_needs_no_openclaw(tmp_path: Path) -> None:
     )  # fmt: skip
     assert r.returncode == 0 and "complete -o default -F _memoryd memoryd" in r.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_dry_run_never_records_a_yes_or_takes_it_back(fresh: Path) -> None:
+    """``--dry-run`` changes nothing, so beside ``--schedule`` or ``--no-schedule`` (which
+    record an answer) it is refused, and the answer stays as it was."""
+    for flag in ("--schedule", "--no-schedule"):
+        r = memoryd("expire", "--dry-run", flag, config=fresh)
+        assert r.returncode == 2 and f"give {flag} without --dry-run" in r.stderr, r.stderr
+        status = json.loads(memoryd("status", "--json", config=fresh).stdout)
+        assert status["expire"]["consent"]["given"] is False
+    assert memoryd("expire", "--schedule", config=fresh).returncode == 0
+    assert memoryd("expire", "--dry-run", "--no-schedule", config=fresh).returncode == 2
+    status = json.loads(memoryd("status", "--json", config=fresh).stdout)
+    assert status["expire"]["consent"]["given"] is True

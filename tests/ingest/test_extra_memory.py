@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -192,3 +194,32 @@ def test_status_says_whether_openclaw_searches_the_archive_and_how(tmp_path: Pat
     assert "indexed:     OpenClaw searches the archive too" in r.stdout, r.stdout
     doc = json.loads(run_memoryd(("status", "--json"), env=env).stdout)
     assert doc["expire"]["archive_searched_by_openclaw"] is True
+
+
+def test_a_workspace_given_in_memoryds_config_keeps_the_folders_openclaw_searches(
+    tmp_path: Path,
+) -> None:
+    """``[openclaw] workspace`` names the workspace, not what OpenClaw searches: the
+    extraPaths of ``openclaw.json`` still count, and status still knows the archive is
+    indexed. A file that does not parse then leaves them unknown; nothing else stops."""
+    ws, _shared, env = _install(tmp_path)
+    cfg = Path(env["MEMORYD_CONFIG"])
+    cfg.write_text(cfg.read_text().replace("[openclaw]\n", f'[openclaw]\nworkspace = "{ws}"\n'))
+    oc_file = tmp_path / "state" / "openclaw.json"
+    oc = json.loads(oc_file.read_text())
+    oc["memory"]["search"]["extraPaths"].append("memory-archive")
+    oc_file.write_text(json.dumps(oc))
+    r = run_memoryd(("hits", "--all", "--json"), env=env)
+    assert r.returncode == 0, r.stderr
+    counted = {f["path"] for f in json.loads(r.stdout)["files"] if f["hits"]}
+    assert {"notes/lighthouse.md", "../shared-notes/runbook.md"} <= counted, counted
+    doc = json.loads(run_memoryd(("status", "--json"), env=env).stdout)
+    assert doc["expire"]["archive_searched_by_openclaw"] is True
+
+    oc_file.write_text("{ not json at all")
+    # (a process of its own: this one keeps the last good reading of the file, as the daemon
+    # does through a bad edit)
+    r = subprocess.run([sys.executable, "-m", "memoryd", "status", "--json"], env=env,
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["expire"]["archive_searched_by_openclaw"] is False

@@ -45,6 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
     from ..jobs import expire as job
 
+    if args.dry_run and (args.schedule or args.no_schedule):
+        flag = "--schedule" if args.schedule else "--no-schedule"
+        raise UsageError(
+            f"{flag} records your answer for the scheduled runs, and --dry-run changes "
+            f"nothing: give {flag} without --dry-run"
+        )
     if args.no_schedule:
         if args.force:
             raise UsageError("--no-schedule takes back the yes to scheduled runs; without --force")

@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--last",
         action="store_true",
-        help="undo the last run that moved files (expire, recall, organize), named first",
+        help="undo the last run that moved files (expire, retire, promote, organize, recall), "
+        "named first",
     )
     p.add_argument(
         "--all",

@@ -139,14 +139,19 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
     override = expand_home(cfg.openclaw.workspace, env) if cfg.openclaw.workspace else None
     if override is not None and not override.is_dir():
         raise ConfigError(f"openclaw.workspace: {override} is not a directory")
-    # openclaw.json names the workspaces and Active Memory's transcript folder: with the
-    # workspace given and that helper's runs left out, nothing in it is needed, and a JSON5
-    # file would cost the parser's import (≈ 10 ms) at every command.
-    wanted_oc = override is None or cfg.openclaw.include_active_memory
-    oc = read_openclaw_json(oc_file) if wanted_oc else {}
-    helper_dir = active_memory_transcript_dir(oc)
-    if override is not None:
-        oc = {}  # the workspace is the override, for every agent
+    # openclaw.json names the workspaces, the folders OpenClaw searches beside memory/
+    # (extraPaths: their hits count, and whether the archive is among them decides what an
+    # archive costs) and Active Memory's transcript folder. With the workspace given, the
+    # override is every agent's workspace, but OpenClaw still searches the extraPaths the
+    # file names: they are read from it all the same, and a file that does not parse then
+    # only leaves them unknown (the workspace does not depend on it), unless that helper's
+    # transcripts are wanted.
+    if override is None or cfg.openclaw.include_active_memory:
+        oc = read_openclaw_json(oc_file)
+        helper_dir = active_memory_transcript_dir(oc)
+    else:
+        oc = last_good_openclaw_json(oc_file)
+        helper_dir = active_memory_transcript_dir({})
     agents = []
     for agent_id in ids:
         ws = (

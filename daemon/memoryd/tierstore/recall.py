@@ -45,10 +45,10 @@ from .search import (
 
 
 def no_match_message(words: list[str], delete_after_days: float) -> str:
-    """The seed's three possible reasons, in English."""
+    """What recall says when nothing matched: the three reasons it could be, in English."""
     quoted = " ".join(words)
     return (
-        f"Nothing about '{quoted}' in the tier store. Possible reasons:\n"
+        f"Nothing about '{quoted}' in the tier store or the archive. Possible reasons:\n"
         "  1. it was never recorded;\n"
         f"  2. it was deleted (after {delete_after_days:g} days in forgotten/ without a "
         "retrieval; a compressed copy may still be in the graveyard);\n"
