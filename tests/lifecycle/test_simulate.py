@@ -454,6 +454,19 @@ def test_simulate_json_on_a_generated_year_matches_an_independent_recount(tmp_pa
     assert got["ways"].get("same read") == harm["ways"].get("same read")
     assert got["without_plugin"]["ways"].get("same index") == got["ways"].get("same index")
     assert "OpenClaw's own index holds the archive" in _run(env, "simulate", "--no-scan").stdout
+    # Before it was indexed, simulate said what indexing would change, for the expire job's
+    # policy alone: the same figures the indexed replay then gave
+    job = doc["default"]
+    for p in doc["policies"]:
+        assert ("if_indexed" in p["harm"]) == (p["name"] == job)
+    then = next(p for p in doc["policies"] if p["name"] == job)["harm"]["if_indexed"]
+    now_harm = next(p for p in indexed["policies"] if p["name"] == job)["harm"]
+    assert then == {k: v for k, v in now_harm.items() if k != "without_plugin"}
+    assert all("if_indexed" not in p["harm"] for p in indexed["policies"])
+    assert then["needed"] > 0
+    said = (f"with the archive in OpenClaw's index (`memoryd status` gives the command), {job} "
+            f"would have reached {then['same_call_rate']:.0%} in the same call")  # fmt: skip
+    assert said in text
 
 
 def test_simulate_reports_restores_of_archived_files_that_a_query_asks_for() -> None:

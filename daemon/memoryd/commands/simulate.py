@@ -150,7 +150,8 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
     from .common import archive_searched
 
     indexed = archive_searched(ctx)
-    harms = harm_documents(results, data, candidates, horizon, prepared, indexed)
+    harms = harm_documents(results, data, candidates, horizon, prepared, indexed,
+                           what_if_indexed=None if indexed else job_name)  # fmt: skip
     doc = {
         "horizon_days": horizon,
         "runs": [clock.iso(t) for t in runs],
@@ -225,11 +226,16 @@ def harm_documents(
     horizon: float,
     prepared: Any = None,
     indexed: bool = False,
+    what_if_indexed: str | None = None,
 ) -> list[dict[str, Any]]:
     """Per policy, what its archives later needed cost the agent (:mod:`memoryd.policy.harm`):
     every strong hit of an archived note replayed as a need, by path read, restore on
     demand and recall (and OpenClaw's own search, where its index holds the archive:
-    ``indexed``), against the archive as it stood; with the plugin and without it."""
+    ``indexed``), against the archive as it stood; with the plugin and without it.
+
+    ``what_if_indexed``: a policy (the expire job's) whose harm is also replayed as if the
+    archive were in OpenClaw's index (key ``if_indexed``), so an install that has not put
+    it there sees what doing so would change before it does."""
     from ..policy import harm as hm
     from ..policy.replay import by_path, prepare
     from ..tierstore.search import ArchiveRecall
@@ -247,7 +253,14 @@ def harm_documents(
                     candidates=candidates.__getitem__, recall=recall,
                     texts=data["texts"], horizon_days=horizon, index=index,
                     archive_indexed=indexed)  # fmt: skip
-        out.append({**h.document(), "without_plugin": h.without_plugin().document()})
+        doc = {**h.document(), "without_plugin": h.without_plugin().document()}
+        if r.name == what_if_indexed:
+            doc["if_indexed"] = hm.harm(
+                r.decisions, data["hits"], events, data["calls"],
+                candidates=candidates.__getitem__, recall=recall, texts=data["texts"],
+                horizon_days=horizon, index=index, archive_indexed=True,
+            ).document()  # fmt: skip
+        out.append(doc)
     return out
 
 
@@ -274,6 +287,14 @@ def harm_lines(doc: dict[str, Any]) -> list[str]:
             f"{h['not_reached']:>5} {h['not_reached'] / n:>4.0%} "
             f"{h['without_plugin']['same_call'] / n:>15.0%}"
         )
+    for p in doc["policies"]:
+        what_if = (p.get("harm") or {}).get("if_indexed")
+        if what_if and what_if["needed"]:
+            lines.append(
+                f"  with the archive in OpenClaw's index (`memoryd status` gives the command), "
+                f"{p['name']} would have reached {what_if['same_call_rate']:.0%} in the same "
+                f"call and {what_if['not_reached_rate']:.0%} not at all"
+            )
     return lines
 
 
