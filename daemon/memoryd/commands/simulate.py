@@ -293,7 +293,8 @@ def harm_lines(doc: dict[str, Any]) -> list[str]:
             lines.append(
                 f"  with the archive in OpenClaw's index (`memoryd status` gives the command), "
                 f"{p['name']} would have reached {what_if['same_call_rate']:.0%} in the same "
-                f"call and {what_if['not_reached_rate']:.0%} not at all"
+                f"call and {what_if['not_reached_rate']:.0%} not at all (each need here was a "
+                "search or read that found the note, counted as finding its archived copy)"
             )
     return lines
 
