@@ -374,13 +374,20 @@ def _describe_os_error(exc: OSError) -> str:
 
 
 def _names_user_path(exc: OSError, argv: Sequence[str]) -> bool:
-    """Whether the failing file is one the user named on the command line (their input)."""
-    given = set()
+    """Whether the failing file is one the user named on the command line (their input):
+    the path given, or, for a path the command reads inside the workspace (``explain
+    memory/x.md``), the file it names there."""
+    given, named = set(), []
     for arg in argv:
         value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
         given.add(os.path.abspath(value))
+        if value and not value.startswith("-"):
+            named.append("/" + value.strip("/"))
     for name in (exc.filename, exc.filename2):
-        if isinstance(name, str | bytes) and os.path.abspath(os.fsdecode(name)) in given:
+        if not isinstance(name, str | bytes):
+            continue
+        path = os.path.abspath(os.fsdecode(name))
+        if path in given or any(path.endswith(tail) for tail in named if tail != "/"):
             return True
     return False
 

@@ -70,6 +70,14 @@ def test_documented_config_is_exactly_the_defaults():
         ({"schedule": {"timezone": "Mars/Olympus"}}, "schedule.timezone: unknown time zone"),
         ({"schedule": {"expire": "monthly"}}, "schedule.expire: 'monthly' is not a cron"),
         ({"schedule": {"organize": "5 * * *"}}, "schedule.organize: '5 * * *' is not a cron"),
+        ({"schedule": {"expire": "0 0 31 2 *"}}, "schedule.expire: '0 0 31 2 *' never fires"),
+        ({"schedule": {"reflect": "0 0 30 2 *"}}, 'no such day in any year); write "off"'),
+        ({"daemon": {"rescan_seconds": 0}}, "daemon.rescan_seconds: must be at least 1 seconds"),
+        ({"daemon": {"polling_interval": 0}}, "daemon.polling_interval: must be at least 0.1"),
+        ({"openclaw": {"agents": ["../../outside"]}}, "openclaw.agents: '../../outside' is not an"),
+        ({"openclaw": {"agents": [".."]}}, "openclaw.agents: '..' is not an agent id"),
+        ({"archive": {"dir": "a\0b"}}, "archive.dir: 'a\\x00b' holds a NUL character"),
+        ({"openclaw": {"agents": ["ma\0in"]}}, "openclaw.agents: 'ma\\x00in' holds a NUL"),
     ],
 )
 def test_invalid_values_name_the_key(doc, message):
@@ -92,6 +100,47 @@ def test_broken_config_exits_2_with_one_line(tmp_path):
 
     r = run("--config", str(tmp_path / "nope.toml"), "scan")
     assert r.returncode == 2 and "not found" in r.stderr
+
+
+def test_what_is_no_config_file_is_refused_at_once_with_exit_2(tmp_path):
+    """A FIFO would block the command until a writer came, ``/dev/zero`` be read until memory
+    runs out, and nesting deeper than the parser's stack end in a traceback: each is one line,
+    exit 2, naming the file."""
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    deep = tmp_path / "deep.toml"
+    deep.write_text("x = " + "[" * 2000 + "]" * 2000 + "\n")
+    big = tmp_path / "big.toml"
+    big.write_text("# padding\n" * 120_000)
+    for path, said in ((fifo, "not a regular file"), (Path("/dev/zero"), "not a regular file"),
+                       (deep, "invalid TOML: nested too deeply"), (big, "larger than 1 MiB"),
+                       (tmp_path, "is a directory")):  # fmt: skip
+        r = run("--config", str(path), "status")
+        assert r.returncode == 2, (path, r.stderr)
+        assert f"config file {path}: {said}" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_an_openclaw_json_that_cannot_be_read_is_never_taken_for_a_missing_one(tmp_path):
+    """Missing, OpenClaw's defaults apply; but one that is there and cannot be read (a folder,
+    a FIFO, nested past the parser's stack, a device) would send discovery to
+    ``~/.openclaw/workspace``: exit 2 with the reason, as for one that does not parse."""
+    state = tmp_path / "state"
+    (state / "agents" / "main" / "sessions").mkdir(parents=True)
+    oc = state / "openclaw.json"
+    env = {"OPENCLAW_STATE_DIR": str(state), "HOME": str(tmp_path / "home")}
+    oc.mkdir()
+    r = run("hits", "--no-scan", env=env)
+    assert r.returncode == 2 and "not a regular file" in r.stderr and str(oc) in r.stderr
+    oc.rmdir()
+    oc.write_text("[" * 100_000 + "]" * 100_000)
+    r = run("status", env=env)
+    assert r.returncode == 2 and "nested too deeply" in r.stderr, r.stderr
+    oc.unlink()
+    os.mkfifo(oc)
+    r = run("hits", "--no-scan", env=env)
+    assert r.returncode == 2 and "not a regular file" in r.stderr, r.stderr
+    r = run("hits", "--no-scan", env={**env, "OPENCLAW_CONFIG_PATH": "/dev/zero"})
+    assert r.returncode == 2 and "/dev/zero" in r.stderr and "not a regular file" in r.stderr
 
 
 def test_missing_directories_are_config_errors(tmp_path):

@@ -294,3 +294,13 @@ def test_a_dry_run_never_records_a_yes_or_takes_it_back(fresh: Path) -> None:
     assert memoryd("expire", "--dry-run", "--no-schedule", config=fresh).returncode == 2
     status = json.loads(memoryd("status", "--json", config=fresh).stdout)
     assert status["expire"]["consent"]["given"] is True
+
+
+def test_a_name_too_long_for_the_file_system_is_the_users_input(fresh: Path) -> None:
+    """``explain`` and ``mark`` of a 300-character name: the file system refuses the name,
+    which is the user's input (exit 2, one line naming it), not a fault of memoryd's."""
+    long_name = "memory/" + "a" * 300 + ".md"
+    for command in ("explain", "mark"):
+        r = memoryd(command, long_name, config=fresh)
+        assert r.returncode == 2, (command, r.returncode, r.stderr)
+        assert "File name too long" in r.stderr and r.stderr.count("\n") == 1

@@ -489,3 +489,31 @@ def test_a_transcript_renamed_between_the_stat_and_the_read_is_no_failure(inst, 
     inst.scan()
     assert inst.counts() == expected(3, 2, 4) if fresh_file else expected(3, 2)
     assert inst.scan().bytes_read == 0
+
+
+def test_a_folder_of_transcripts_that_cannot_be_listed_is_a_failed_source(inst, capsys):
+    """An agent's ``sessions/`` that is not there holds nothing (an agent that never ran);
+    one that is there and cannot be listed (its permissions; here a symlink that loops, which
+    stops root too) hides every transcript in it: a failed source, said once per scanner
+    however often it rescans, and no longer one once it lists again."""
+    inst.append("s1.jsonl", b"".join(conversation(2)))
+    aside = inst.sessions.with_name("sessions-aside")
+    inst.sessions.rename(aside)
+    os.symlink(inst.sessions.name, inst.sessions)  # sessions -> sessions: ELOOP
+    scanner = Scanner(inst.cfg, inst.paths, inst.store)
+    first = scanner.scan()
+    assert first.errors == 1 and first.new_hits == 0
+    (failed,) = first.failed_sources
+    assert failed["source"] == str(inst.sessions)
+    assert failed["reason"].startswith("the folder cannot be listed (")
+    second = scanner.scan()
+    assert second.failed_sources == first.failed_sources
+    logged = [line for line in capsys.readouterr().err.splitlines() if "source_failed" in line]
+    assert len(logged) == 1 and str(inst.sessions) in logged[0], logged
+
+    inst.sessions.unlink()
+    aside.rename(inst.sessions)
+    back = scanner.scan()
+    assert (back.errors, back.failed_sources) == (0, []) and back.new_hits == 4
+    inst.sessions.rename(aside)  # not there at all: nothing to say
+    assert scanner.scan().failed_sources == []

@@ -14,6 +14,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
 from memoryd.ondemand import Archived, archived_at_path, read_target
 from support import transcripts as tx
 from support.archived_boat import daemon_passes
@@ -170,6 +172,22 @@ def test_a_file_at_the_path_hostile_names_and_the_switch_off_move_nothing(
     inst.config.write_text(off)
     assert _on_read(inst, "memory/lofoten-trip.md")["outcome"] == "off"
     assert not (inst.workspace / "memory/lofoten-trip.md").exists()
+
+
+@pytest.mark.subprocess
+def test_a_path_of_bytes_no_utf8_holds_is_answered_in_utf8_json(tmp_path: Path) -> None:
+    """A hook's answer is read as UTF-8 JSON. A path of raw bytes (``memory/\\xff\\xfe.md``)
+    is named back escaped, never as those bytes, which would make the answer no UTF-8."""
+    import subprocess
+    import sys
+
+    inst, _archived_paths = _archived(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    argv = [sys.executable, "-m", "memoryd", "--config", str(inst.config), "on-read", "--json"]
+    r = subprocess.run([*argv, b"memory/\xff\xfe.md"], env=env, capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout.decode("utf-8"))  # (strict: raises on a raw 0xff)
+    assert doc["outcome"] == "none" and doc["path"] == "memory/\udcff\udcfe.md"
 
 
 def test_on_read_on_an_install_memoryd_never_ran_on_creates_nothing(tmp_path: Path) -> None:

@@ -91,6 +91,25 @@ def test_sighup_with_an_invalid_config_keeps_the_old_one_and_says_why(
     assert d.stop() == 0
 
 
+def test_sighup_with_a_config_nested_past_the_parser_keeps_the_daemon_running(
+    tmp_path: Path, notify: NotifySocket, daemons: list[DaemonProcess]
+) -> None:
+    """A file the TOML reader cannot even walk (nested deeper than its stack) is refused
+    like any invalid one: the daemon keeps its old configuration and goes on counting."""
+    inst = make_install(tmp_path)
+    d = start(inst, daemons, notify)
+    notify.wait_for("READY", "1")
+    inst.config.write_text(inst.config.read_text() + "deep = " + "[" * 3000 + "]" * 3000 + "\n")
+    mark = notify.index()
+    d.send(signal.SIGHUP)
+    ready = notify.wait_for("READY", "1", after=mark)
+    assert "reload failed, old config kept" in ready["STATUS"], ready
+    assert "nested too deeply" in d.wait_event("daemon.reload_rejected")[0]["error"]
+    append(inst.transcript("s"), hit_lines(["memory/n003.md"]))
+    wait_until(lambda: hit_count(inst.db) == 1, timeout=60)
+    assert d.stop() == 0
+
+
 @pytest.mark.parametrize("watch", ["events", "polling"])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_sigterm_and_sigint_stop_cleanly_and_quickly(

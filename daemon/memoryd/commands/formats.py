@@ -33,8 +33,18 @@ def json_dumps(doc: Any) -> str:
     import json
 
     try:
-        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
+        out = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
-        import orjson
+        pass
+    else:
+        try:
+            out.encode("utf-8")
+        except UnicodeEncodeError:
+            # A name that is no UTF-8 (a path given as raw bytes: Python holds each bad byte
+            # as a lone surrogate) would print as those bytes, and the document would not
+            # be UTF-8; escaped, it is plain JSON, and says which bytes they were.
+            return json.dumps(doc, indent=2, ensure_ascii=True, allow_nan=False)
+        return out
+    import orjson
 
-        return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()

@@ -70,9 +70,11 @@ def read_openclaw_json(path: Path | None) -> dict[str, Any]:
         return {}
     try:
         st = os.stat(path)
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         return {}
-    data = _parse_openclaw_json(str(path), st.st_mtime_ns, st.st_size)
+    except OSError as exc:  # (a folder on the way that cannot be searched: not missing)
+        raise OpenClawJsonError(str(path), f"cannot be read ({exc.strerror or exc})") from None
+    data = _parse_openclaw_json(str(path), st.st_mtime_ns, st.st_size, st.st_ctime_ns)
     if isinstance(data, OpenClawJsonError):
         raise OpenClawJsonError(data.path, data.reason)
     _LAST_GOOD[str(path)] = data
@@ -95,19 +97,26 @@ _LAST_GOOD: dict[str, dict[str, Any]] = {}
 
 @functools.lru_cache(maxsize=4)
 def _parse_openclaw_json(
-    path: str, _mtime_ns: int, _size: int
+    path: str, _mtime_ns: int, _size: int, _ctime_ns: int
 ) -> dict[str, Any] | OpenClawJsonError:
     # The standard library's parser: a few KB parse in microseconds either way, and importing
     # it costs a read command a fraction of what importing orjson does. (A failure is
-    # returned, not raised, so that it is cached with the file's version like a success.)
+    # returned, not raised, so that it is cached with the file's version like a success; the
+    # change time is in the version so that a chmod making it readable is seen.)
     import json
 
     try:
-        raw = Path(path).read_bytes()
-    except OSError:
+        raw = _openclaw_json_bytes(path)
+    except FileNotFoundError:  # (gone since the stat: missing, as OpenClaw takes it)
         return {}
+    except OSError as exc:  # unreadable is not missing: its workspace would be guessed
+        return OpenClawJsonError(path, f"cannot be read ({exc.strerror or exc})")
+    except ValueError as exc:
+        return OpenClawJsonError(path, str(exc))
     try:
         data = json.loads(raw)
+    except RecursionError:
+        return OpenClawJsonError(path, "nested too deeply")
     except ValueError:  # not JSON (or not UTF-8)
         import json5  # only JSON5 proper needs it
 
@@ -121,6 +130,25 @@ def _parse_openclaw_json(
     if not isinstance(data, dict):
         return OpenClawJsonError(path, f"the top level is {type(data).__name__}, not an object")
     return data
+
+
+# OpenClaw's own config is a few KB; one this large is not one (a device, a runaway write).
+MAX_OPENCLAW_JSON_BYTES = 16 << 20
+
+
+def _openclaw_json_bytes(path: str) -> bytes:
+    """The file's bytes, if it is a regular file of at most :data:`MAX_OPENCLAW_JSON_BYTES`
+    (a FIFO would block every command, a device never end): ValueError says why not."""
+    import stat
+
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError("not a regular file")
+    with open(path, "rb") as fh:
+        raw = fh.read(MAX_OPENCLAW_JSON_BYTES + 1)
+    if len(raw) > MAX_OPENCLAW_JSON_BYTES:
+        raise ValueError(f"larger than {MAX_OPENCLAW_JSON_BYTES >> 20} MiB")
+    return raw
 
 
 def _first_line(text: str) -> str:

@@ -305,11 +305,12 @@ class ScheduleConfig(NamedTuple):
 
 class DaemonConfig(NamedTuple):
     rescan_seconds: float = 60.0
-    """A stat-only rescan of every transcript this often (catches lost file events)."""
+    """A stat-only rescan of every transcript this often (catches lost file events). At
+    least 1."""
     polling: bool = False
     """Use a polling observer instead of inotify / FSEvents (network file systems)."""
     polling_interval: float = 2.0
-    """Seconds between polls of the polling observer."""
+    """Seconds between polls of the polling observer. At least 0.1."""
     clock_jump_seconds: float = 120.0
     """A gap in the daemon's time longer than this (the machine slept, the process was
     stopped, the wall clock was set; found by comparing the wall, monotonic and boot clocks)

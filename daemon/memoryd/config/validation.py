@@ -9,10 +9,11 @@ everywhere.
 """
 
 import math
+import os
 import posixpath
 import re
 import typing
-from datetime import tzinfo
+from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,8 @@ def _check_value(name: str, hint: Any, value: Any) -> Any:
         for item in value:
             if not isinstance(item, str):
                 raise ConfigError(f"{name}: every item must be a string, got {item!r}")
+            if "\0" in item:
+                raise ConfigError(f"{name}: {item!r} holds a NUL character, which no name can")
         return tuple(value)
     if hint is bool:
         if not isinstance(value, bool):
@@ -64,6 +67,8 @@ def _check_value(name: str, hint: Any, value: Any) -> Any:
     if hint is str:
         if not isinstance(value, str):
             raise ConfigError(f"{name}: expected a string, got {value!r}")
+        if "\0" in value:  # (no path, zone, cron or name holds one; open() would raise)
+            raise ConfigError(f"{name}: {value!r} holds a NUL character, which no name can")
         choices = _CHOICES.get(name)
         if choices and value not in choices:
             if name == "expire.policy" and value in RETIRED_POLICIES:
@@ -115,6 +120,9 @@ def parse_config(data: dict[str, Any], source: str = "") -> Config:
 
 # The smallest ``daemon.clock_jump_seconds``: twice the daemon's one-second tick.
 MIN_CLOCK_JUMP_SECONDS = 2.0
+# The daemon's full rescan and its polling observer's interval: at 0 either spins.
+MIN_RESCAN_SECONDS = 1.0
+MIN_POLLING_INTERVAL = 0.1
 # The bounds of ingest.chunk_bytes: a read buffer (1 TiB passed once, and every read then
 # failed with an empty MemoryError).
 MIN_CHUNK_BYTES = 4096
@@ -170,6 +178,20 @@ def _check_semantics(cfg: Config) -> None:
         )
     if not cfg.openclaw.agents:
         raise ConfigError('openclaw.agents: list at least one agent id (or "*")')
+    for agent in cfg.openclaw.agents:
+        if agent != "*" and (not agent.strip() or agent.strip() in (".", "..")
+                             or any(c in agent for c in "/\\")):  # fmt: skip
+            raise ConfigError(
+                f"openclaw.agents: {agent!r} is not an agent id (a folder name under "
+                '<state_dir>/agents/, such as "main"; "*" = every agent)'
+            )
+    for key, least in (("rescan_seconds", MIN_RESCAN_SECONDS),
+                       ("polling_interval", MIN_POLLING_INTERVAL)):  # fmt: skip
+        if getattr(cfg.daemon, key) < least:
+            raise ConfigError(
+                f"daemon.{key}: must be at least {least:g} seconds (below it the daemon "
+                f"looks without pause), got {getattr(cfg.daemon, key):g}"
+            )
 
 
 def job_schedules(cfg: Config) -> dict[str, timerules.CronSpec]:
@@ -199,7 +221,16 @@ def job_schedules(cfg: Config) -> dict[str, timerules.CronSpec]:
                 f"schedule.{name}: {expr!r} is not a cron expression (minute hour day month "
                 f'weekday) or "off": {exc}'
             ) from None
+        if timerules.next_fire(out[name], _A_LEAP_YEAR_EVE, UTC) is None:
+            raise ConfigError(
+                f"schedule.{name}: {expr!r} never fires (no such day in any year); write "
+                '"off" to switch the job off'
+            )
     return out
+
+
+# 2027-12-31T00:00Z: the search for a schedule's next fire spans the leap day 2028-02-29.
+_A_LEAP_YEAR_EVE = 1830211200.0
 
 
 def schedule_timezone(cfg: Config) -> tzinfo:
@@ -260,8 +291,7 @@ def load_config(path: str | None) -> Config:
     import tomllib  # (only with a file: running on the defaults need not load the TOML reader)
 
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        data = tomllib.loads(_config_text(path))
     except FileNotFoundError:
         raise ConfigError(f"config file {path}: not found") from None
     except IsADirectoryError:
@@ -277,4 +307,32 @@ def load_config(path: str | None) -> Config:
         ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"config file {path}: invalid TOML: nested too deeply") from None
     return parse_config(data, source=str(Path(path).resolve()))
+
+
+# A configuration file is a few KB; anything near this is not one (``--config /dev/zero``
+# would otherwise be read until memory runs out).
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _config_text(path: str) -> str:
+    """The file's text: a regular file (a FIFO would block the command until a writer came,
+    a device never end) of at most :data:`MAX_CONFIG_BYTES`. Raises OSError and
+    UnicodeDecodeError as reading would, ConfigError for what is no config file."""
+    import stat
+
+    st = os.stat(path)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(f"config file {path}: not a regular file")
+    with open(path, "rb") as fh:
+        raw = fh.read(MAX_CONFIG_BYTES + 1)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"config file {path}: larger than {MAX_CONFIG_BYTES >> 20} MiB; not a memoryd "
+            "configuration"
+        )
+    return raw.decode("utf-8")

@@ -160,6 +160,10 @@ class Scanner:
         self._file_turns: dict[int, tuple[int, str | None]] = {}
         # (agent, session) → the run kind of the turn its file's last read ended in
         self._session_turns: dict[tuple[str, str], str | None] = {}
+        # folders of transcripts the last discovery could not list (folder, why), and the
+        # reason each was last logged with (a daemon rescans every minute: said once)
+        self.unlisted_folders: list[tuple[str, str]] = []
+        self._folders_logged: dict[str, str] = {}
         self.ledger = Ledger(store, _COMMIT_CHUNKS * cfg.ingest.chunk_bytes)
         # The extraPaths OpenClaw also searches as memory, per agent, every spelling of each.
         extras = {
@@ -196,13 +200,34 @@ class Scanner:
         return src.classify_name(path.name) is not None or sqlite_source.is_db_file(path.name)
 
     def discover(self) -> list[src.SourceFile]:
+        """Every transcript to read; the folders that could not be listed, in
+        :attr:`unlisted_folders` (until the next call)."""
+        self.unlisted_folders = []
         return list(
             src.discover(
                 self.paths.agents,
                 include_active_memory=self.cfg.openclaw.include_active_memory,
                 claude_projects=self._claude,
+                unreadable=self.unlisted_folders,
             )
         )
+
+    def _folders_failed(self, stats: ScanStats) -> None:
+        """A folder of transcripts that cannot be listed hides all of them: a failed source
+        of the scan (exit 1 for ``scan``), logged once for each reason it fails for."""
+        said: list[str] = []
+        for folder, why in sorted(self.unlisted_folders):
+            if any(folder.startswith(f"{top}{os.sep}") for top in said):
+                continue  # (inside one already said: the same failure)
+            said.append(folder)
+            reason = f"the folder cannot be listed ({why})"
+            stats.errors += 1
+            stats.failed_sources.append({"source": folder, "reason": reason})
+            if self._folders_logged.get(folder) != reason:
+                emit("ingest.source_failed", source=folder, kind="folder", reason=reason)
+            self._folders_logged[folder] = reason
+        for folder in set(self._folders_logged) - set(said):
+            del self._folders_logged[folder]  # (listed again: a new failure is said again)
 
     def _owner(self, path: Path) -> src.SourceFile | None:
         """The source a single changed path belongs to (for event-driven scans)."""
@@ -262,6 +287,8 @@ class Scanner:
         full = only is None
         owned = [] if only is None else [s for p in only if (s := self._owner(Path(p)))]
         files = self.discover() if only is None else owned
+        if only is None:
+            self._folders_failed(stats)
         by_inode, by_path, vanished = self.ledger.checkpoints()
         self.ledger.new_scan()  # (nothing of a scan that failed before: see there)
         self.ctx.new_scan(now)

@@ -243,6 +243,7 @@ def discover(
     *,
     include_active_memory: bool = False,
     claude_projects: tuple[Path, ...] = (),
+    unreadable: list[tuple[str, str]] | None = None,
 ) -> Iterator[SourceFile]:
     """Every transcript file to read (regular files only, no symlinks), oldest first.
 
@@ -251,13 +252,17 @@ def discover(
     after the file it continues, so an answer written at the start of the successor
     meets its call, made at the end of the parent, already read. Then the agent's
     SQLite store, if any, then its ``.zst`` archives.
+
+    A folder that is not there holds no transcript (an agent that never ran); one that is
+    there but cannot be listed (its permissions) hides every transcript in it, so it is
+    added to ``unreadable`` as (folder, why) for the scan to report.
     """
     for agent in agents:
         files: list[tuple[int, str, SourceFile]] = []
         databases: list[SourceFile] = []
         archived: list[tuple[int, str, SourceFile]] = []
         for folder in agent_dirs(agent, include_active_memory):
-            for entry in _files(folder):
+            for entry in _files(folder, unreadable):
                 if entry.name == sqlite_source.DB_NAME:
                     databases.append(SourceFile(agent.id, SQLITE, Path(entry.path)))
                     continue
@@ -277,7 +282,7 @@ def discover(
         owner = agents[0].id
         found = []
         for project in claude_projects:
-            for path in _claude_transcripts(project):
+            for path in _claude_transcripts(project, unreadable):
                 st = _lstat(path)
                 found.append(
                     (st.st_mtime_ns if st else 0, str(path), SourceFile(owner, CLAUDE, path, st))
@@ -294,17 +299,25 @@ def _lstat(entry: os.DirEntry[str] | Path) -> os.stat_result | None:
         return None
 
 
-def _files(folder: Path) -> list[os.DirEntry[str]]:
+def _files(
+    folder: Path, unreadable: list[tuple[str, str]] | None = None
+) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(folder) as it:
             return [e for e in it if e.is_file(follow_symlinks=False)]
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        if unreadable is not None:
+            unreadable.append((str(folder), exc.strerror or str(exc)))
         return []
 
 
-def _claude_transcripts(project: Path) -> Iterator[Path]:
+def _claude_transcripts(
+    project: Path, unreadable: list[tuple[str, str]] | None = None
+) -> Iterator[Path]:
     """``<project>/<uuid>.jsonl`` and ``<project>/<uuid>/subagents/agent-*.jsonl``."""
-    for entry in _files(project):
+    for entry in _files(project, unreadable):
         if entry.name.endswith(".jsonl"):
             yield Path(entry.path)
     try:
@@ -313,7 +326,7 @@ def _claude_transcripts(project: Path) -> Iterator[Path]:
     except OSError:
         return
     for sub in subdirs:
-        for entry in _files(Path(sub.path) / "subagents"):
+        for entry in _files(Path(sub.path) / "subagents", unreadable):
             if entry.name.endswith(".jsonl"):
                 yield Path(entry.path)
 

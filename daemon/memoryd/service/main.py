@@ -573,6 +573,13 @@ class Daemon:
                 "READY=1", f"STATUS={self._status_text(f'reload failed, old config kept: {exc}')}"
             )
             return
+        except Exception as exc:  # a reader's fault the checks did not name: still no exit
+            log.error("daemon.reload_failed", error=repr(exc), config=self.config_file,
+                      exc_info=True)  # fmt: skip
+            self.notifier.send(
+                "READY=1", f"STATUS={self._status_text('reload failed, old config kept')}"
+            )
+            return
         # Off until now, in the old config or the new one: a job switched on waits for its
         # next fire (the catch-up below does not count the fires it slept through).
         off = {*switched_off(self.triggers), *switched_off(triggers)}
