@@ -186,6 +186,31 @@ def test_garbage_inside_the_state_database_is_found_by_the_daily_check_and_at_st
     assert r.returncode == 0, r.stderr
 
 
+def test_status_without_a_daemon_stops_on_a_damaged_page_as_every_command_does(
+    tmp_path: Path,
+) -> None:
+    """Zeroed pages in the middle of ``state.db`` (no daemon to find them first): ``hits``
+    stops with exit 1 and the damaged line; ``status`` said "0 total" and exit 0, with a
+    warning at the end. Now it stops alike."""
+    inst = make_install(tmp_path)
+    for k in range(30):
+        append(inst.transcript(f"s{k}"), hit_lines([f"memory/n{k % 10:03d}.md"]))
+    assert run_cli(inst, "scan").returncode == 0
+    conn = sqlite3.connect(inst.db, timeout=30)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.close()
+    assert pages > 6
+    with open(inst.db, "r+b") as fh:
+        fh.seek(2 * 4096)
+        fh.write(bytes(4 * 4096))
+    hits = run_cli(inst, "hits", "--no-scan")
+    assert hits.returncode == 1 and "is damaged" in hits.stderr, hits.stderr
+    status = run_cli(inst, "status")
+    assert status.returncode == 1, status.stdout
+    assert one_line(status.stderr) == one_line(hits.stderr)
+
+
 # --------------------------------------------------------------------------- 3. the clock
 
 WILD_CLOCKS = [
