@@ -355,3 +355,33 @@ def test_a_long_reason_in_another_script_keeps_the_health_note_readable(tmp_path
     assert doc["scan_failing"]["attempts"] == 3 and doc["damaged"]["ino"] == 2
     assert reason.startswith(doc["scan_failing"]["reason"]) and doc["scan_failing"]["reason"]
     assert reason.startswith(doc["damaged"]["message"]) and doc["damaged"]["message"]
+
+
+def test_status_stops_at_the_first_read_another_process_keeps_locked(tmp_path: Path) -> None:
+    """Another process holding ``state.db`` locked: each read of ``status`` waited the full
+    30 s and went on to the next (90 s in all). The first such wait now ends it: exit 1,
+    one line that says it is a lock, not damage. (A real SQLITE_BUSY from a real lock; the
+    wait is left out: this reader does not wait at all.)"""
+    from types import SimpleNamespace
+
+    from memoryd.commands.status import _stop_if_unreadable
+    from memoryd.store_errors import StoreError
+
+    db = tmp_path / "state.db"
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    reader = sqlite3.connect(db, timeout=0)
+    try:
+        with pytest.raises(sqlite3.OperationalError) as busy:
+            reader.execute("SELECT * FROM t").fetchall()
+        with pytest.raises(StoreError) as stopped:
+            _stop_if_unreadable(SimpleNamespace(paths=SimpleNamespace(db=db)), busy.value)
+        assert str(stopped.value).startswith(f"{db}: locked by another process for more than")
+        # anything else (a table an older memoryd lacks) is no reason to stop
+        _stop_if_unreadable(SimpleNamespace(paths=SimpleNamespace(db=db)),
+                            sqlite3.OperationalError("no such table: jobs"))  # fmt: skip
+    finally:
+        reader.close()
+        holder.close()
