@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import gc
 import os
 import sqlite3
@@ -375,19 +376,21 @@ def _describe_os_error(exc: OSError) -> str:
 
 def _names_user_path(exc: OSError, argv: Sequence[str]) -> bool:
     """Whether the failing file is one the user named on the command line (their input):
-    the path given, or, for a path the command reads inside the workspace (``explain
-    memory/x.md``), the file it names there."""
+    the path given; or a name too long for the file system that ends with one given (``explain
+    memory/<300 characters>.md``, looked up in the workspace). Only a name too long: another
+    fault of a file whose name ends alike (its archived copy) is memoryd's to report."""
     given, named = set(), []
     for arg in argv:
         value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
         given.add(os.path.abspath(value))
-        if value and not value.startswith("-"):
+        if value.strip("/") and not value.startswith("-"):
             named.append("/" + value.strip("/"))
+    too_long = exc.errno == errno.ENAMETOOLONG
     for name in (exc.filename, exc.filename2):
         if not isinstance(name, str | bytes):
             continue
         path = os.path.abspath(os.fsdecode(name))
-        if path in given or any(path.endswith(tail) for tail in named if tail != "/"):
+        if path in given or (too_long and any(path.endswith(tail) for tail in named)):
             return True
     return False
 

@@ -74,8 +74,6 @@ def test_documented_config_is_exactly_the_defaults():
         ({"schedule": {"reflect": "0 0 30 2 *"}}, 'no such day in any year); write "off"'),
         ({"daemon": {"rescan_seconds": 0}}, "daemon.rescan_seconds: must be at least 1 seconds"),
         ({"daemon": {"polling_interval": 0}}, "daemon.polling_interval: must be at least 0.1"),
-        ({"openclaw": {"agents": ["../../outside"]}}, "openclaw.agents: '../../outside' is not an"),
-        ({"openclaw": {"agents": [".."]}}, "openclaw.agents: '..' is not an agent id"),
         ({"archive": {"dir": "a\0b"}}, "archive.dir: 'a\\x00b' holds a NUL character"),
         ({"openclaw": {"agents": ["ma\0in"]}}, "openclaw.agents: 'ma\\x00in' holds a NUL"),
     ],
@@ -103,21 +101,29 @@ def test_broken_config_exits_2_with_one_line(tmp_path):
 
 
 def test_what_is_no_config_file_is_refused_at_once_with_exit_2(tmp_path):
-    """A FIFO would block the command until a writer came, ``/dev/zero`` be read until memory
-    runs out, and nesting deeper than the parser's stack end in a traceback: each is one line,
-    exit 2, naming the file."""
-    fifo = tmp_path / "fifo.toml"
-    os.mkfifo(fifo)
+    """``/dev/zero`` would be read until memory runs out, and nesting deeper than the parser's
+    stack end in a traceback: each is one line, exit 2, naming the file. A pipe with a
+    writer (``--config <(…)``) is read like a file."""
+    import threading
+
     deep = tmp_path / "deep.toml"
     deep.write_text("x = " + "[" * 2000 + "]" * 2000 + "\n")
     big = tmp_path / "big.toml"
     big.write_text("# padding\n" * 120_000)
-    for path, said in ((fifo, "not a regular file"), (Path("/dev/zero"), "not a regular file"),
+    for path, said in ((Path("/dev/zero"), "larger than 1 MiB"),
                        (deep, "invalid TOML: nested too deeply"), (big, "larger than 1 MiB"),
                        (tmp_path, "is a directory")):  # fmt: skip
         r = run("--config", str(path), "status")
         assert r.returncode == 2, (path, r.stderr)
         assert f"config file {path}: {said}" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+    pipe = tmp_path / "pipe.toml"
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=pipe.write_text, args=("[expire]\nmax_hits = 'two'\n",))
+    writer.start()
+    r = run("--config", str(pipe), "status")
+    writer.join(timeout=30)
+    assert r.returncode == 2 and "expire.max_hits: expected an integer" in r.stderr, r.stderr
 
 
 def test_an_openclaw_json_that_cannot_be_read_is_never_taken_for_a_missing_one(tmp_path):
@@ -327,6 +333,21 @@ def test_agent_ids_are_normalized_as_openclaw_files_them(tmp_path):
     )
     paths = resolve_paths(Config(), {"HOME": str(tmp_path)})
     assert {a.id: a.workspace for a in paths.agents} == {"ak-l": own}
+
+
+def test_an_agent_id_that_is_a_path_never_reads_outside_agents(tmp_path):
+    """``openclaw.agents = ["../../outside"]`` named a folder outside the state folder and
+    read its transcripts: an id is one folder's name, so a path is taken as OpenClaw files
+    such an id (``outside``), inside ``agents/`` (``"Sales/EU"`` is ``agents/sales-eu/``)."""
+    state = tmp_path / ".openclaw"
+    (state / "agents" / "main" / "sessions").mkdir(parents=True)
+    outside = tmp_path / "outside" / "sessions"
+    outside.mkdir(parents=True)
+    for wanted, want in ((["../../outside"], "outside"), (["Sales/EU"], "sales-eu"),
+                         ([".."], "main"), (["main"], "main")):  # fmt: skip
+        cfg = parse_config({"openclaw": {"agents": wanted}})
+        (agent,) = resolve_paths(cfg, {"HOME": str(tmp_path)}).agents
+        assert agent.id == want and agent.sessions_dir == state / "agents" / want / "sessions"
 
 
 @pytest.mark.parametrize(

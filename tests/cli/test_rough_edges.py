@@ -304,3 +304,18 @@ def test_a_name_too_long_for_the_file_system_is_the_users_input(fresh: Path) -> 
         r = memoryd(command, long_name, config=fresh)
         assert r.returncode == 2, (command, r.returncode, r.stderr)
         assert "File name too long" in r.stderr and r.stderr.count("\n") == 1
+    # Only a name too long: a fault of memoryd's own file whose name ends alike (the note's
+    # archived copy, a folder named like an option's value) is still memoryd's, exit 1.
+    import errno
+
+    from memoryd.cli import _names_user_path
+
+    archived = "/ws/memory-archive/2026-01/memory/x.md"
+    for fault, argv, users in (
+        (errno.EIO, ["explain", "memory/x.md"], False),
+        (errno.EACCES, ["retire", "--force", "MEMORY.md"], False),
+        (errno.ENAMETOOLONG, ["explain", "memory/x.md"], True),
+        (errno.ENAMETOOLONG, ["sections", "MEMORY.md", "--agent", "main"], False),
+    ):
+        name = archived if argv[0] != "retire" else "/ws/memory-archive/retired/MEMORY.md"
+        assert _names_user_path(OSError(fault, os.strerror(fault), name), argv) is users, argv

@@ -494,8 +494,11 @@ def test_a_transcript_renamed_between_the_stat_and_the_read_is_no_failure(inst, 
 def test_a_folder_of_transcripts_that_cannot_be_listed_is_a_failed_source(inst, capsys):
     """An agent's ``sessions/`` that is not there holds nothing (an agent that never ran);
     one that is there and cannot be listed (its permissions; here a symlink that loops, which
-    stops root too) hides every transcript in it: a failed source, said once per scanner
-    however often it rescans, and no longer one once it lists again."""
+    stops root too) hides every transcript in it: a failed source, recorded for ``status``
+    and logged once however often (and by however many processes) it is scanned, and
+    recovered once it lists again."""
+    from memoryd.commands.status import _failed_sources
+
     inst.append("s1.jsonl", b"".join(conversation(2)))
     aside = inst.sessions.with_name("sessions-aside")
     inst.sessions.rename(aside)
@@ -506,14 +509,18 @@ def test_a_folder_of_transcripts_that_cannot_be_listed_is_a_failed_source(inst, 
     (failed,) = first.failed_sources
     assert failed["source"] == str(inst.sessions)
     assert failed["reason"].startswith("the folder cannot be listed (")
-    second = scanner.scan()
-    assert second.failed_sources == first.failed_sources
+    assert scanner.scan().failed_sources == first.failed_sources
+    assert inst.scan().failed_sources == first.failed_sources  # (another scanner, as a command)
     logged = [line for line in capsys.readouterr().err.splitlines() if "source_failed" in line]
     assert len(logged) == 1 and str(inst.sessions) in logged[0], logged
+    (shown,) = _failed_sources(inst.store.conn)
+    assert (shown["source"], shown["kind"], shown["reason"]) == (
+        str(inst.sessions), "folder", failed["reason"])
 
     inst.sessions.unlink()
     aside.rename(inst.sessions)
     back = scanner.scan()
     assert (back.errors, back.failed_sources) == (0, []) and back.new_hits == 4
+    assert _failed_sources(inst.store.conn) == []
     inst.sessions.rename(aside)  # not there at all: nothing to say
     assert scanner.scan().failed_sources == []

@@ -110,6 +110,28 @@ def test_sighup_with_a_config_nested_past_the_parser_keeps_the_daemon_running(
     assert d.stop() == 0
 
 
+def test_sighup_whose_reload_fails_in_a_way_no_check_names_keeps_the_daemon_running(
+    tmp_path: Path, notify: NotifySocket, daemons: list[DaemonProcess]
+) -> None:
+    """A reload that fails past the configuration's own checks (here an I/O error at its
+    start) ended the daemon; it keeps the old configuration, logs it, and goes on."""
+    inst = make_install(tmp_path)
+    d = start(inst, daemons, notify, MEMORYD_FAULT="daemon.reload:1:eio")
+    notify.wait_for("READY", "1")
+    mark = notify.index()
+    d.send(signal.SIGHUP)
+    ready = notify.wait_for("READY", "1", after=mark)
+    assert ready["STATUS"].endswith("reload failed, old config kept"), ready
+    (failed,) = d.wait_event("daemon.reload_failed")
+    assert failed["level"] == "error" and "Input/output error" in failed["error"]
+    append(inst.transcript("s"), hit_lines(["memory/n003.md"]))
+    wait_until(lambda: hit_count(inst.db) == 1, timeout=60)
+    mark = notify.index()
+    d.send(signal.SIGHUP)  # (the fault was for the first reload only)
+    assert "configuration reloaded" in notify.wait_for("READY", "1", after=mark)["STATUS"]
+    assert d.stop() == 0
+
+
 @pytest.mark.parametrize("watch", ["events", "polling"])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_sigterm_and_sigint_stop_cleanly_and_quickly(

@@ -459,7 +459,8 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
     example = f", e.g. {u['example']}" if u["count"] and u["example"] else ""
     ctx.print(f"unrecognised: {u['count']}{example}")
     for f in doc["failed_sources"]:
-        what = "transcript store" if f["kind"] == "sqlite" else "transcript"
+        what = {"sqlite": "transcript store", "folder": "transcript folder"}.get(
+            f["kind"], "transcript")
         ctx.print(f"not read:    {what} {f['source']}: {f['reason']}")
     ctx.print(f"jobs ({doc['timezone']}):")
     for name, j in doc["jobs"].items():

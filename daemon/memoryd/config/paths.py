@@ -112,6 +112,11 @@ def _check_places(
             )
 
 
+def _folder_name(name: str) -> bool:
+    """Whether ``name`` is one folder's name (no separator, not ``.`` or ``..``)."""
+    return bool(name) and name not in (".", "..") and not any(c in name for c in "/\\")
+
+
 def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) -> Paths:
     """Turn the configuration into concrete paths. Raises ConfigError for missing dirs."""
     env = os.environ if environ is None else environ
@@ -130,8 +135,11 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
             ids = sorted(p.name for p in agents_root.iterdir() if p.is_dir())
         except OSError:
             ids = []
-    else:  # as OpenClaw files them (``"Work"`` is ``agents/work/``), unless such a folder is there
-        ids = [a if (agents_root / a).is_dir() else normalize_agent_id(a) for a in wanted]
+    else:  # as OpenClaw files them (``"Work"`` is ``agents/work/``), unless such a folder is
+        # there; a path (``../x``, ``a/b``) is never taken as it stands: it names no agent's
+        # folder, and would read transcripts outside ``agents/``
+        ids = [a if _folder_name(a) and (agents_root / a).is_dir() else normalize_agent_id(a)
+               for a in wanted]  # fmt: skip
         ids = list(dict.fromkeys(ids))
     if not ids:
         ids = ["main"]

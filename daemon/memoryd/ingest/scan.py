@@ -160,10 +160,8 @@ class Scanner:
         self._file_turns: dict[int, tuple[int, str | None]] = {}
         # (agent, session) → the run kind of the turn its file's last read ended in
         self._session_turns: dict[tuple[str, str], str | None] = {}
-        # folders of transcripts the last discovery could not list (folder, why), and the
-        # reason each was last logged with (a daemon rescans every minute: said once)
-        self.unlisted_folders: list[tuple[str, str]] = []
-        self._folders_logged: dict[str, str] = {}
+        # folders of transcripts the last discovery could not list: (agent, folder, why)
+        self.unlisted_folders: list[tuple[str, str, str]] = []
         self.ledger = Ledger(store, _COMMIT_CHUNKS * cfg.ingest.chunk_bytes)
         # The extraPaths OpenClaw also searches as memory, per agent, every spelling of each.
         extras = {
@@ -214,20 +212,25 @@ class Scanner:
 
     def _folders_failed(self, stats: ScanStats) -> None:
         """A folder of transcripts that cannot be listed hides all of them: a failed source
-        of the scan (exit 1 for ``scan``), logged once for each reason it fails for."""
-        said: list[str] = []
-        for folder, why in sorted(self.unlisted_folders):
+        of the scan (exit 1 for ``scan``), recorded for ``status`` and logged when it starts
+        failing or fails for another reason (as a file is), recovered once it lists again
+        (or is gone: a folder not there holds nothing)."""
+        failed_before = self.ledger.failed_sources()
+        said: set[str] = set()
+        for agent, folder, why in sorted(self.unlisted_folders, key=lambda f: f[1]):
             if any(folder.startswith(f"{top}{os.sep}") for top in said):
                 continue  # (inside one already said: the same failure)
-            said.append(folder)
+            said.add(folder)
             reason = f"the folder cannot be listed ({why})"
             stats.errors += 1
             stats.failed_sources.append({"source": folder, "reason": reason})
-            if self._folders_logged.get(folder) != reason:
-                emit("ingest.source_failed", source=folder, kind="folder", reason=reason)
-            self._folders_logged[folder] = reason
-        for folder in set(self._folders_logged) - set(said):
-            del self._folders_logged[folder]  # (listed again: a new failure is said again)
+            if failed_before.get(folder) != reason:
+                emit("ingest.source_failed", source=folder, kind=src.FOLDER, agent=agent,
+                     reason=reason)  # fmt: skip
+                self.ledger.source_failed(src.SourceFile(agent, src.FOLDER, Path(folder)), reason)
+        for folder in self.ledger.failed_sources(kind=src.FOLDER):
+            if folder not in said:
+                self.ledger.source_recovered(folder)
 
     def _owner(self, path: Path) -> src.SourceFile | None:
         """The source a single changed path belongs to (for event-driven scans)."""
@@ -342,7 +345,8 @@ class Scanner:
                     bytes_done += plan.unread
                     progress(done, len(plans), bytes_done, bytes_total)
             if full and failed_before:
-                listed = {str(sf.path) for sf in files}
+                # (a folder that cannot be listed is one too: _folders_failed keeps its row)
+                listed = {str(sf.path) for sf in files} | {f for _, f, _ in self.unlisted_folders}
                 for gone in failed_before.keys() - listed:
                     self.ledger.source_recovered(gone)
             read_all = True

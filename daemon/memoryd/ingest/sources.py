@@ -30,6 +30,8 @@ IMPORTED = "imported"
 # ``cold/<sha256>.jsonl.zst`` (JSONL records). Read whole, once (see :mod:`.archives`).
 ARCHIVE = "archive"
 COLD_DIR = "cold"
+# Not a transcript: a folder of them that cannot be listed, as a failed source names it.
+FOLDER = "folder"
 
 # The import archive: ``<state>/agents/<id>/session-sqlite-import-archive/`` (beside
 # ``sessions/``; also looked for inside ``sessions/``, where early builds of memoryd expected it).
@@ -243,7 +245,7 @@ def discover(
     *,
     include_active_memory: bool = False,
     claude_projects: tuple[Path, ...] = (),
-    unreadable: list[tuple[str, str]] | None = None,
+    unreadable: list[tuple[str, str, str]] | None = None,
 ) -> Iterator[SourceFile]:
     """Every transcript file to read (regular files only, no symlinks), oldest first.
 
@@ -255,14 +257,14 @@ def discover(
 
     A folder that is not there holds no transcript (an agent that never ran); one that is
     there but cannot be listed (its permissions) hides every transcript in it, so it is
-    added to ``unreadable`` as (folder, why) for the scan to report.
+    added to ``unreadable`` as (agent, folder, why) for the scan to report.
     """
     for agent in agents:
         files: list[tuple[int, str, SourceFile]] = []
         databases: list[SourceFile] = []
         archived: list[tuple[int, str, SourceFile]] = []
         for folder in agent_dirs(agent, include_active_memory):
-            for entry in _files(folder, unreadable):
+            for entry in _files(folder, unreadable, agent.id):
                 if entry.name == sqlite_source.DB_NAME:
                     databases.append(SourceFile(agent.id, SQLITE, Path(entry.path)))
                     continue
@@ -282,7 +284,7 @@ def discover(
         owner = agents[0].id
         found = []
         for project in claude_projects:
-            for path in _claude_transcripts(project, unreadable):
+            for path in _claude_transcripts(project, unreadable, owner):
                 st = _lstat(path)
                 found.append(
                     (st.st_mtime_ns if st else 0, str(path), SourceFile(owner, CLAUDE, path, st))
@@ -300,7 +302,7 @@ def _lstat(entry: os.DirEntry[str] | Path) -> os.stat_result | None:
 
 
 def _files(
-    folder: Path, unreadable: list[tuple[str, str]] | None = None
+    folder: Path, unreadable: list[tuple[str, str, str]] | None = None, owner: str = ""
 ) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(folder) as it:
@@ -309,15 +311,15 @@ def _files(
         return []
     except OSError as exc:
         if unreadable is not None:
-            unreadable.append((str(folder), exc.strerror or str(exc)))
+            unreadable.append((owner, str(folder), exc.strerror or str(exc)))
         return []
 
 
 def _claude_transcripts(
-    project: Path, unreadable: list[tuple[str, str]] | None = None
+    project: Path, unreadable: list[tuple[str, str, str]] | None = None, owner: str = ""
 ) -> Iterator[Path]:
     """``<project>/<uuid>.jsonl`` and ``<project>/<uuid>/subagents/agent-*.jsonl``."""
-    for entry in _files(project, unreadable):
+    for entry in _files(project, unreadable, owner):
         if entry.name.endswith(".jsonl"):
             yield Path(entry.path)
     try:
@@ -326,7 +328,7 @@ def _claude_transcripts(
     except OSError:
         return
     for sub in subdirs:
-        for entry in _files(Path(sub.path) / "subagents", unreadable):
+        for entry in _files(Path(sub.path) / "subagents", unreadable, owner):
             if entry.name.endswith(".jsonl"):
                 yield Path(entry.path)
 

@@ -39,7 +39,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from .. import clock
+from .. import clock, faults
 from ..clock import read_clocks
 from ..config import (
     Config,
@@ -556,6 +556,7 @@ class Daemon:
         """SIGHUP: re-read the config file; an invalid one keeps the old config running."""
         self.notifier.reloading()
         try:
+            faults.point("daemon.reload")  # (a reader's fault no check names: an OSError)
             cfg = load_config(self.config_file)
             paths = resolve_paths(cfg, self.environ)
             tz = schedule_timezone(cfg)
