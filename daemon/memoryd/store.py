@@ -105,6 +105,11 @@ class Store:
         p = Path(path)
         if readonly:
             if not p.exists():
+                if os.path.lexists(p):  # a symbolic link to nothing, or one that loops
+                    raise StoreError(
+                        f"state database {p} cannot be opened (a symbolic link that leads to "
+                        "no file)"
+                    )
                 raise StoreError(f"state database {p} does not exist yet (run `memoryd scan`)")
             uri = f"file:{p}?mode=ro"
             conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_WAIT_S)

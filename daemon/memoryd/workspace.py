@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from . import faults
+
 # The memory files at the workspace's top that OpenClaw searches as memory: long-term memory,
 # and the profile OpenClaw writes of its user (2026.9 searches it as ``source: "memory"``).
 # Never archived (``expire.protect``), never promoted.
@@ -179,6 +181,24 @@ def report_skipped_names(skipped: list[str]) -> int:
     return len(skipped)
 
 
+_unlisted: set[tuple[str, str]] = set()
+
+
+def _report_unlisted(rel: str, exc: OSError) -> None:
+    """Warn (once per process, folder and reason) that a folder of notes cannot be listed:
+    its notes are left out of every listing (so never archived), which the user should know
+    rather than find a folder's notes missing from ``hits``."""
+    why = exc.strerror or str(exc)
+    if (rel, why) in _unlisted:
+        return
+    _unlisted.add((rel, why))
+    import logging
+
+    logging.getLogger("memoryd.workspace").warning(
+        "cannot list %s (%s): the notes in it are left out until it can be read", rel, why
+    )
+
+
 class MemoryFile(NamedTuple):
     """A memory file on disk: its workspace-relative key and the stat facts we use."""
 
@@ -275,8 +295,12 @@ def regular_stat(path: Path) -> os.stat_result | None:
 
 def _walk(folder: Path, rel: str, skipped: list[str]) -> Iterator[tuple[str, os.stat_result]]:
     try:
+        faults.point("workspace.list", folder)
         entries = list(os.scandir(folder))
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):  # (gone since it was listed)
+        return
+    except OSError as exc:
+        _report_unlisted(rel, exc)
         return
     for entry in sorted(entries, key=lambda e: e.name):
         child = f"{rel}/{entry.name}"

@@ -89,3 +89,41 @@ def test_every_command_goes_on_past_a_name_that_is_not_utf8(install: Path):
         assert BAD in os.listdir(os.fsencode(install / folder))
     with Store.open(install / "memoryd" / "state.db", readonly=True) as store:
         assert store.counters()["skipped_names"] >= 3
+
+
+@pytest.mark.unit
+def test_a_folder_of_notes_that_cannot_be_listed_is_said_once_and_its_notes_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``memory/projects/`` unreadable (its permissions; root reads anyway, so the file
+    system's refusal is made at the fault point, as the scandir would raise it): its notes
+    are left out of the listing, so never archived, and a warning says which folder and
+    why, once per process. The rest is listed as ever."""
+    import errno
+    import logging
+
+    from memoryd import faults
+    from memoryd.workspace import list_memory_files
+
+    ws = tmp_path / "ws"
+    for rel in ("memory/a.md", "memory/projects/p.md", "memory/projects/deep/q.md"):
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text("# note\n", encoding="utf-8")
+
+    def refused(folder: Path) -> None:
+        if folder.name == "projects":
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(folder))
+
+    faults.hook("workspace.list", refused)
+    try:
+        with caplog.at_level(logging.WARNING, logger="memoryd.workspace"):
+            first = [f.rel for f in list_memory_files(ws)]
+            second = [f.rel for f in list_memory_files(ws)]
+    finally:
+        faults.hook("workspace.list", None)
+    assert first == second == ["memory/a.md"]
+    said = [r.getMessage() for r in caplog.records if "cannot list" in r.getMessage()]
+    assert said == ["cannot list memory/projects (Permission denied): the notes in it are left "
+                    "out until it can be read"]  # fmt: skip
+    assert [f.rel for f in list_memory_files(ws)] == [
+        "memory/a.md", "memory/projects/deep/q.md", "memory/projects/p.md"]  # fmt: skip

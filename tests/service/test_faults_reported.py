@@ -385,3 +385,21 @@ def test_status_stops_at_the_first_read_another_process_keeps_locked(tmp_path: P
     finally:
         reader.close()
         holder.close()
+
+
+def test_a_state_database_that_is_a_link_to_nothing_is_said_by_status_too(tmp_path: Path) -> None:
+    """``state.db`` a symbolic link that loops or leads to no file: every command said it
+    cannot be opened (exit 1), while ``status`` took it for no database yet (exit 0, "not
+    scanned yet"). Now it says so too; with no file at all it still shows what a first scan
+    would read."""
+    inst = make_install(tmp_path)
+    inst.db.unlink(missing_ok=True)
+    for target in (inst.db.name, "nowhere.db"):
+        os.symlink(target, inst.db)
+        r = run_cli(inst, "status")
+        assert r.returncode == 1, r.stdout
+        assert one_line(r.stderr) == (f"memoryd: state database {inst.db} cannot be opened "
+                                      "(a symbolic link that leads to no file)")  # fmt: skip
+        inst.db.unlink()
+    r = run_cli(inst, "status")
+    assert r.returncode == 0 and "not scanned yet" in r.stdout, r.stderr

@@ -74,7 +74,9 @@ def collect_status(ctx: Context) -> dict[str, Any]:
         "failed_sources": [],
         "jobs": {},
     }
-    store = Store.open(paths.db, readonly=True) if paths.db.exists() else None
+    # (os.path.lexists: a link that leads nowhere, or loops, is there and cannot be opened,
+    # which Store.open says, as for every other command, not "no state database yet")
+    store = Store.open(paths.db, readonly=True) if os.path.lexists(paths.db) else None
     try:
         if store is not None:
             _fill_from_store(doc, store, ctx, now)
