@@ -356,8 +356,10 @@ def test_an_agent_id_that_is_a_path_never_reads_outside_agents(tmp_path):
         ("defaults", "/tmp/a\u0000b"),
         ("entries", "/tmp/" + "a" * 300),
         ("defaults", "~no-such-user-of-memoryd/ws"),
+        ("defaults", 5),  # (refused by OpenClaw 2026.9.6's `config validate` too)
+        ("entries", {}),
     ],
-    ids=["nul", "too-long", "unknown-user"],
+    ids=["nul", "too-long", "unknown-user", "a-number", "an-object"],
 )
 def test_an_unusable_workspace_in_openclaw_json_is_a_config_error(tmp_path, where, workspace):
     """A workspace path no system call takes (a NUL byte, a name longer than the file

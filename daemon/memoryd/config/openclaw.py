@@ -224,6 +224,17 @@ def default_agent_id(oc: dict[str, Any]) -> str:
     return "main" if not ids or "main" in ids else ids[0]
 
 
+_JSON_TYPES = {bool: "boolean", int: "number", float: "number", dict: "object", list: "list"}
+
+
+def json_text(value: Any) -> str:
+    """``value`` as it stands in the JSON file, shortened to 60 characters."""
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _named_workspace(agent_id: str, oc: dict[str, Any]) -> str | None:
     """The agent's own ``workspace`` in ``openclaw.json``: that of the first roster entry
     with its id, as OpenClaw's ``resolveAgentEntry`` (a later entry of the same id, e.g.
@@ -239,10 +250,18 @@ def _defaults_workspace(oc: dict[str, Any]) -> str | None:
 
 
 def _workspace_setting(value: Any) -> str | None:
-    """A ``workspace`` value of ``openclaw.json``: a path, or None for no setting (any
-    other type, a blank string: OpenClaw then falls back as well). A NUL byte, which no
-    path can hold, is the user's to fix (ValueError), not a place to guess."""
-    if not isinstance(value, str) or not value.strip():
+    """A ``workspace`` value of ``openclaw.json``: a path, or None for no setting (none, or
+    a blank string: OpenClaw then falls back as well). Another type (``5``, ``{}``), which
+    OpenClaw 2026.9.6 refuses (``openclaw config validate``: "expected string"), or a NUL
+    byte, which no path can hold, is the user's to fix (ValueError), not a place to guess."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(
+            f"workspace {json_text(value)} is a {_JSON_TYPES.get(type(value), 'value')}, not "
+            "a path; `openclaw config validate` refuses it too"
+        )
+    if not value.strip():
         return None
     if "\0" in value:
         raise ValueError(f"workspace {value!r} holds a NUL byte")
