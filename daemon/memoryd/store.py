@@ -19,6 +19,7 @@ to ``FULL`` around it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 import time
@@ -79,6 +80,24 @@ def _use_wal(conn: sqlite3.Connection) -> str:
         pause = min(pause * 2, 0.05)
 
 
+def state_db_exists(path: Path) -> bool:
+    """Whether there is a state database at ``path`` to read: False when there is none yet
+    (no file; a link to a file not made yet, which the first scan creates). A link that
+    loops is a StoreError saying so; a folder on the way that cannot be searched raises its
+    OSError (either would read as "not scanned yet" otherwise)."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StoreError(
+                f"state database {path} cannot be opened (a symbolic link that loops)"
+            ) from None
+        raise
+    return True
+
+
 class Store:
     """A connection to the state database with memoryd's settings and schema."""
 
@@ -104,12 +123,7 @@ class Store:
         upgraded install takes tens, and readers rank calls again until it is done)."""
         p = Path(path)
         if readonly:
-            if not p.exists():
-                if os.path.lexists(p):  # a symbolic link to nothing, or one that loops
-                    raise StoreError(
-                        f"state database {p} cannot be opened (a symbolic link that leads to "
-                        "no file)"
-                    )
+            if not state_db_exists(p):
                 raise StoreError(f"state database {p} does not exist yet (run `memoryd scan`)")
             uri = f"file:{p}?mode=ro"
             conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_WAIT_S)

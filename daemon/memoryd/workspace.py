@@ -184,14 +184,15 @@ def report_skipped_names(skipped: list[str]) -> int:
 _unlisted: set[tuple[str, str]] = set()
 
 
-def _report_unlisted(rel: str, exc: OSError) -> None:
+def _report_unlisted(folder: Path, shown: str, exc: OSError) -> None:
     """Warn (once per process, folder and reason) that a folder of notes cannot be listed:
     its notes are left out of every listing (so never archived), which the user should know
     rather than find a folder's notes missing from ``hits``."""
     why = exc.strerror or str(exc)
-    if (rel, why) in _unlisted:
+    if (str(folder), why) in _unlisted:
         return
-    _unlisted.add((rel, why))
+    _unlisted.add((str(folder), why))
+    rel = shown
     import logging
 
     logging.getLogger("memoryd.workspace").warning(
@@ -300,7 +301,8 @@ def _walk(folder: Path, rel: str, skipped: list[str]) -> Iterator[tuple[str, os.
     except (FileNotFoundError, NotADirectoryError):  # (gone since it was listed)
         return
     except OSError as exc:
-        _report_unlisted(rel, exc)
+        # (a workspace's folder by its workspace name; an extraPaths folder, whole)
+        _report_unlisted(folder, rel if rel.startswith(MEMORY_DIR) else str(folder), exc)
         return
     for entry in sorted(entries, key=lambda e: e.name):
         child = f"{rel}/{entry.name}"

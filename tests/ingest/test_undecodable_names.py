@@ -127,3 +127,28 @@ def test_a_folder_of_notes_that_cannot_be_listed_is_said_once_and_its_notes_left
                     "out until it can be read"]  # fmt: skip
     assert [f.rel for f in list_memory_files(ws)] == [
         "memory/a.md", "memory/projects/deep/q.md", "memory/projects/p.md"]  # fmt: skip
+
+    # An extraPaths folder (outside the workspace) is named whole, and two such folders, or
+    # the same name in two workspaces, are each said
+    shared = [tmp_path / "shared-a", tmp_path / "shared-b"]
+    for root in shared:
+        (root / "n.md").parent.mkdir(parents=True)
+        (root / "n.md").write_text("# n\n", encoding="utf-8")
+    other = tmp_path / "ws2"
+    (other / "memory" / "projects").mkdir(parents=True)
+    def refused_too(folder: Path) -> None:
+        if folder in shared:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(folder))
+        refused(folder)
+
+    faults.hook("workspace.list", refused_too)
+    caplog.clear()
+    try:
+        with caplog.at_level(logging.WARNING, logger="memoryd.workspace"):
+            assert [f.rel for f in list_memory_files(ws, extra=tuple(shared))] == ["memory/a.md"]
+            list_memory_files(other)
+    finally:
+        faults.hook("workspace.list", None)
+    said = sorted(r.getMessage().split(" (")[0] for r in caplog.records)
+    assert said == sorted(["cannot list memory/projects", f"cannot list {shared[0]}",
+                           f"cannot list {shared[1]}"]), said  # fmt: skip

@@ -34,7 +34,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     from ..config import job_schedules, schedule_timezone
     from ..health import damage_of, read_health
     from ..locks import LOCK_NAME, lock_holder
-    from ..store import Store
+    from ..store import Store, state_db_exists
     from ..store_errors import StoreError
     from ..timerules import SCHEDULED_JOBS, next_fire
 
@@ -74,9 +74,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
         "failed_sources": [],
         "jobs": {},
     }
-    # (os.path.lexists: a link that leads nowhere, or loops, is there and cannot be opened,
-    # which Store.open says, as for every other command, not "no state database yet")
-    store = Store.open(paths.db, readonly=True) if os.path.lexists(paths.db) else None
+    store = Store.open(paths.db, readonly=True) if state_db_exists(paths.db) else None
     try:
         if store is not None:
             _fill_from_store(doc, store, ctx, now)

@@ -224,14 +224,18 @@ def default_agent_id(oc: dict[str, Any]) -> str:
     return "main" if not ids or "main" in ids else ids[0]
 
 
-_JSON_TYPES = {bool: "boolean", int: "number", float: "number", dict: "object", list: "list"}
+_JSON_TYPES = {bool: "a boolean", int: "a number", float: "a number", dict: "an object",
+               list: "an array"}  # fmt: skip
 
 
 def json_text(value: Any) -> str:
     """``value`` as it stands in the JSON file, shortened to 60 characters."""
     import json
 
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (RecursionError, ValueError):
+        text = type(value).__name__
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -258,8 +262,8 @@ def _workspace_setting(value: Any) -> str | None:
         return None
     if not isinstance(value, str):
         raise ValueError(
-            f"workspace {json_text(value)} is a {_JSON_TYPES.get(type(value), 'value')}, not "
-            "a path; `openclaw config validate` refuses it too"
+            f"workspace {json_text(value)} is {_JSON_TYPES.get(type(value), 'no string')}, "
+            "not a path; `openclaw config validate` refuses it too"
         )
     if not value.strip():
         return None
