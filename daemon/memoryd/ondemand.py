@@ -428,16 +428,17 @@ class RestoreOnDemand:
         texts = {str(a.move_id): t for a in pool if (t := self._text(mover, a)) is not None}
         # the workspace's notes are read only when an archived note passes the threshold: most
         # searches name none, and a hook's time is the agent's
-        if not texts or not top_matches(query, texts)[0]:
+        leaders = top_matches(query, texts)
+        if not leaders[0]:
             return none
         srcs = {a.src for a in pool}
         present = {k: v for k, v in self._present_texts(agent).items() if k not in srcs}
-        found = best_match(query, texts, present)
+        found = best_match(query, texts, present, leaders)
         if found is None:
             # Two or more archived notes the query names as well: none comes back by itself
             # (which one is wanted, the asker knows); their paths are the answer, for a caller
             # that shows them (a read of one brings it back). The plugin only logs them.
-            tied = tied_matches(query, texts, present)
+            tied = tied_matches(query, texts, present, leaders)
             if tied:
                 by_id = {str(a.move_id): a for a in pool}
                 paths = sorted(self._rel(by_id[k].src) for k in tied)

@@ -28,7 +28,14 @@ from pathlib import Path
 
 from . import faults, kept_strength
 from .hit_counts import CLOCK_SKEW, HitTally, hit_counts
-from .store_errors import StoreDamaged, StoreError, StoreGone, describe_database_error, is_damage
+from .store_errors import (
+    StoreDamaged,
+    StoreError,
+    StoreGone,
+    describe_database_error,
+    is_busy,
+    is_damage,
+)
 from .store_schema import HIT_INDEXES, MIGRATIONS, SCHEMA_VERSION, column_there, split_sql
 
 # Page cache of a bulk load (KiB): the dirty pages of one of its transactions fit (SQLite's
@@ -71,9 +78,7 @@ def _use_wal(conn: sqlite3.Connection) -> str:
         try:
             return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
         except sqlite3.OperationalError as exc:
-            # (the primary code: SQLITE_BUSY_RECOVERY and the other extended ones are busy too)
-            busy = getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY
-            if not busy or time.monotonic() >= deadline:
+            if not is_busy(exc) or time.monotonic() >= deadline:
                 raise
         faults.point("store.wal_busy")  # (tests: the other opener goes on here)
         time.sleep(pause)

@@ -31,6 +31,14 @@ class StoreDamaged(StoreError):
         self.detail = detail
 
 
+def is_busy(exc: BaseException) -> bool:
+    """Whether a SQLite error says another connection holds the database (the primary code:
+    SQLITE_BUSY_RECOVERY and the other extended ones are busy too)."""
+    return isinstance(exc, sqlite3.Error) and (
+        getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY
+    )
+
+
 def is_damage(exc: BaseException) -> bool:
     """Whether a SQLite error says the database file is damaged (not busy, full or read-only)."""
     if not isinstance(exc, sqlite3.Error):

@@ -192,11 +192,10 @@ def _report_unlisted(folder: Path, shown: str, exc: OSError) -> None:
     if (str(folder), why) in _unlisted:
         return
     _unlisted.add((str(folder), why))
-    rel = shown
     import logging
 
     logging.getLogger("memoryd.workspace").warning(
-        "cannot list %s (%s): the notes in it are left out until it can be read", rel, why
+        "cannot list %s (%s): the notes in it are left out until it can be read", shown, why
     )
 
 

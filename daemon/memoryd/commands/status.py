@@ -356,22 +356,21 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
 
         doc["pending_bytes"] = pending_bytes(ctx.cfg, ctx.paths, conn)
     except (OSError, sqlite3.Error) as exc:
-        if isinstance(exc, sqlite3.Error):
-            _stop_if_unreadable(ctx, exc)
+        _stop_if_unreadable(ctx, exc)
         doc["error"] = f"pending bytes: {exc}"
 
 
-def _stop_if_unreadable(ctx: Context, exc: sqlite3.Error) -> None:
+def _stop_if_unreadable(ctx: Context, exc: BaseException) -> None:
     """A damaged state database (a page that reads as garbage) is what every other command
     stops on with exit 1: ``status`` too, with the same line, not a warning under counts
     it could not read. So is one another process keeps locked past the wait: each read
     after it would wait as long again."""
     from ..store import BUSY_WAIT_S
-    from ..store_errors import StoreDamaged, StoreError, is_damage
+    from ..store_errors import StoreDamaged, StoreError, is_busy, is_damage
 
     if is_damage(exc):
         raise StoreDamaged(ctx.paths.db, str(exc)) from exc
-    if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY:
+    if is_busy(exc):
         raise StoreError(
             f"{ctx.paths.db}: locked by another process for more than {BUSY_WAIT_S:g} s "
             f"({exc}); `memoryd status` again once it lets go"

@@ -10,6 +10,7 @@ read command's start-up; evaluated annotations cost nothing.)
 import functools
 import os
 import re
+import stat
 import typing
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -74,6 +75,8 @@ def read_openclaw_json(path: Path | None) -> dict[str, Any]:
         return {}
     except OSError as exc:  # (a folder on the way that cannot be searched: not missing)
         raise OpenClawJsonError(str(path), f"cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(st.st_mode):  # (a FIFO would block every command, a device never end)
+        raise OpenClawJsonError(str(path), "not a regular file")
     data = _parse_openclaw_json(str(path), st.st_mtime_ns, st.st_size, st.st_ctime_ns)
     if isinstance(data, OpenClawJsonError):
         raise OpenClawJsonError(data.path, data.reason)
@@ -111,8 +114,8 @@ def _parse_openclaw_json(
         return {}
     except OSError as exc:  # unreadable is not missing: its workspace would be guessed
         return OpenClawJsonError(path, f"cannot be read ({exc.strerror or exc})")
-    except ValueError as exc:
-        return OpenClawJsonError(path, str(exc))
+    if len(raw) > MAX_OPENCLAW_JSON_BYTES:
+        return OpenClawJsonError(path, f"larger than {MAX_OPENCLAW_JSON_BYTES >> 20} MiB")
     try:
         data = json.loads(raw)
     except RecursionError:
@@ -137,18 +140,10 @@ MAX_OPENCLAW_JSON_BYTES = 16 << 20
 
 
 def _openclaw_json_bytes(path: str) -> bytes:
-    """The file's bytes, if it is a regular file of at most :data:`MAX_OPENCLAW_JSON_BYTES`
-    (a FIFO would block every command, a device never end): ValueError says why not."""
-    import stat
-
-    st = os.stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError("not a regular file")
+    """The file's bytes, one more than :data:`MAX_OPENCLAW_JSON_BYTES` at the most (so a
+    larger file is known by its length)."""
     with open(path, "rb") as fh:
-        raw = fh.read(MAX_OPENCLAW_JSON_BYTES + 1)
-    if len(raw) > MAX_OPENCLAW_JSON_BYTES:
-        raise ValueError(f"larger than {MAX_OPENCLAW_JSON_BYTES >> 20} MiB")
-    return raw
+        return fh.read(MAX_OPENCLAW_JSON_BYTES + 1)
 
 
 def _first_line(text: str) -> str:
@@ -228,7 +223,7 @@ _JSON_TYPES = {bool: "a boolean", int: "a number", float: "a number", dict: "an 
                list: "an array"}  # fmt: skip
 
 
-def json_text(value: Any) -> str:
+def _json_text(value: Any) -> str:
     """``value`` as it stands in the JSON file, shortened to 60 characters."""
     import json
 
@@ -262,7 +257,7 @@ def _workspace_setting(value: Any) -> str | None:
         return None
     if not isinstance(value, str):
         raise ValueError(
-            f"workspace {json_text(value)} is {_JSON_TYPES.get(type(value), 'no string')}, "
+            f"workspace {_json_text(value)} is {_JSON_TYPES.get(type(value), 'no string')}, "
             "not a path; `openclaw config validate` refuses it too"
         )
     if not value.strip():

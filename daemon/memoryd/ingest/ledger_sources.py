@@ -17,13 +17,9 @@ from .sources import SourceFile
 class SourceStateWrites(WriteQueue):
     """The ledger's part for failed and vanished sources."""
 
-    def failed_sources(self, kind: str | None = None) -> dict[str, str]:
-        """The sources the last scans could not read, and why (a row each until one does);
-        those of one ``kind`` alone when given."""
-        if kind is None:
-            return dict(self.conn.execute("SELECT source, reason FROM source_failures"))
-        return dict(self.conn.execute(
-            "SELECT source, reason FROM source_failures WHERE kind = ?", (kind,)))  # fmt: skip
+    def failed_sources(self) -> dict[str, str]:
+        """The sources the last scans could not read, and why (a row each until one does)."""
+        return dict(self.conn.execute("SELECT source, reason FROM source_failures"))
 
     def source_failed(self, sf: SourceFile, reason: str) -> None:
         """Record a source's failure (for ``status``, and ``read_errors``), committed at once:

@@ -213,8 +213,9 @@ class Scanner:
     def _folders_failed(self, stats: ScanStats) -> None:
         """A folder of transcripts that cannot be listed hides all of them: a failed source
         of the scan (exit 1 for ``scan``), recorded for ``status`` and logged when it starts
-        failing or fails for another reason (as a file is), recovered once it lists again
-        (or is gone: a folder not there holds nothing)."""
+        failing or fails for another reason (as a file is); recovered, as a source no longer
+        listed is, by the scan's end once it lists again (or is gone: a folder not there
+        holds nothing)."""
         failed_before = self.ledger.failed_sources()
         said: set[str] = set()
         for agent, folder, why in sorted(self.unlisted_folders, key=lambda f: f[1]):
@@ -228,9 +229,6 @@ class Scanner:
                 emit("ingest.source_failed", source=folder, kind=src.FOLDER, agent=agent,
                      reason=reason)  # fmt: skip
                 self.ledger.source_failed(src.SourceFile(agent, src.FOLDER, Path(folder)), reason)
-        for folder in self.ledger.failed_sources(kind=src.FOLDER):
-            if folder not in said:
-                self.ledger.source_recovered(folder)
 
     def _owner(self, path: Path) -> src.SourceFile | None:
         """The source a single changed path belongs to (for event-driven scans)."""

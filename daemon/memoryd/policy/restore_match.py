@@ -120,6 +120,7 @@ def best_match(
     query: str,
     candidates: Mapping[str, str],
     present: Mapping[str, str] | None = None,
+    leaders: tuple[list[str], float] | None = None,
 ) -> tuple[str, float] | None:
     """The archived note (path → archived text) the query asks for, if any.
 
@@ -128,31 +129,47 @@ def best_match(
     and every note still in the workspace (``present``: path → text; a note there that
     answers the query as well is what the search found), and the query must use one of its
     distinctive words (:func:`names_it`). Without ``present``, only the threshold, the
-    other archived notes and the words count.
+    other archived notes and the words count. ``leaders``: :func:`top_matches` of the same
+    query and candidates, when the caller has it already.
     """
-    tops, top = top_matches(query, candidates)
+    tops, top = top_matches(query, candidates) if leaders is None else leaders
     if len(tops) != 1:
         return None
     if present is None:
         return tops[0], top
-    if any(match_score(query, text) >= top for text in present.values()):
-        return None
-    df = document_frequency([*candidates.values(), *present.values()])
-    return (tops[0], top) if names_it(query, candidates[tops[0]], df) else None
+    return (tops[0], top) if _named_over_workspace(query, candidates, present, tops, top) else None
 
 
 def tied_matches(
-    query: str, candidates: Mapping[str, str], present: Mapping[str, str]
+    query: str,
+    candidates: Mapping[str, str],
+    present: Mapping[str, str],
+    leaders: tuple[list[str], float] | None = None,
 ) -> list[str]:
     """When the query names two or more archived notes exactly as well, better than every
     note in the workspace: those of them it names (path order, two or more), which nothing
-    brings back by itself (the agent reads the one it wants); else ``[]``."""
-    tops, top = top_matches(query, candidates)
-    if len(tops) < 2 or any(match_score(query, text) >= top for text in present.values()):
+    brings back by itself (the agent reads the one it wants); else ``[]``. ``leaders`` as
+    for :func:`best_match`."""
+    tops, top = top_matches(query, candidates) if leaders is None else leaders
+    if len(tops) < 2:
+        return []
+    named = _named_over_workspace(query, candidates, present, tops, top)
+    return named if len(named) >= 2 else []
+
+
+def _named_over_workspace(
+    query: str,
+    candidates: Mapping[str, str],
+    present: Mapping[str, str],
+    tops: list[str],
+    top: float,
+) -> list[str]:
+    """Of the archived leaders ``tops`` (scoring ``top``), those the query names, when no
+    note in the workspace answers it as well; ``[]`` when one does."""
+    if any(match_score(query, text) >= top for text in present.values()):
         return []
     df = document_frequency([*candidates.values(), *present.values()])
-    named = [p for p in tops if names_it(query, candidates[p], df)]
-    return named if len(named) >= 2 else []
+    return [p for p in tops if names_it(query, candidates[p], df)]
 
 
 class Matcher:
