@@ -380,3 +380,24 @@ def test_an_unusable_workspace_in_openclaw_json_is_a_config_error(tmp_path, wher
         assert got.returncode == 2, (command, got.stderr)
         assert "openclaw.json" in got.stderr and "workspace" in got.stderr
         assert "Traceback" not in got.stderr
+
+
+@pytest.mark.parametrize(
+    "key", ["openclaw.workspace", "openclaw.state_dir", "state.dir", "tiers.root"]
+)
+def test_a_relative_or_root_folder_is_refused_wherever_the_command_runs(tmp_path, key):
+    """A relative folder meant one folder for a command run in the clone and another for the
+    service (which runs in /): the two would manage different notes. Refused, the key named,
+    from every directory alike; `~/x` and absolute paths stand."""
+    table, name = key.split(".")
+    (tmp_path / "notes").mkdir()
+    root = "is the file system's root"
+    for value, says in (("notes", "is relative"), ("./notes", "is relative"), ("/", root)):
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(f'[{table}]\n{name} = "{value}"\n')
+        for cwd in (tmp_path, tmp_path / "notes"):
+            r = run("--config", str(cfg), "status", cwd=cwd)
+            assert r.returncode == 2, (value, r.stderr)
+            assert f"{key}: {value!r} {says}" in r.stderr, r.stderr
+    for value in ("~/notes", str(tmp_path / "notes")):
+        parse_config({table: {name: value}})  # no error

@@ -178,6 +178,12 @@ def _check_semantics(cfg: Config) -> None:
         )
     if not cfg.openclaw.agents:
         raise ConfigError('openclaw.agents: list at least one agent id (or "*")')
+    for key, value in (("openclaw.state_dir", cfg.openclaw.state_dir),
+                       ("openclaw.workspace", cfg.openclaw.workspace),
+                       ("state.dir", cfg.state.dir), ("tiers.root", cfg.tiers.root)):  # fmt: skip
+        problem = folder_key_problem(value)
+        if problem:
+            raise ConfigError(f"{key}: {value!r} {problem}")
     for key, least in (("rescan_seconds", MIN_RESCAN_SECONDS),
                        ("polling_interval", MIN_POLLING_INTERVAL)):  # fmt: skip
         if getattr(cfg.daemon, key) < least:
@@ -233,6 +239,24 @@ def schedule_timezone(cfg: Config) -> tzinfo:
         return timerules.zone_named(cfg.schedule.timezone)
     except ValueError as exc:
         raise ConfigError(f"schedule.timezone: {exc}") from None
+
+
+def folder_key_problem(value: str) -> str | None:
+    """Why a folder setting (``openclaw.workspace``, ``state.dir``, ...) cannot stand, or None.
+
+    A relative folder would be a different one from each directory memoryd is started in
+    (the service runs in ``/``, a command where the person stands): the daemon and the
+    commands would then manage different notes. The root itself is no one's notes folder."""
+    if not value or value == "~" or value.startswith("~"):
+        return None
+    if not os.path.isabs(value):
+        return (
+            "is relative: write an absolute path or one from ~ (a relative one would mean "
+            "another folder for the service, which runs in /, than for a command run here)"
+        )
+    if os.path.normpath(value) in ("/", "//"):
+        return "is the file system's root: name the folder itself"
+    return None
 
 
 def archive_dir_problem(template: str) -> str | None:
