@@ -180,6 +180,7 @@ KINDS: dict[str, str] = {
     # memoryd end to end: the command (tests/support/inprocess.py, or a child) or the daemon
     "test_cli": "subprocess",
     "test_config": "subprocess",
+    "test_json5_common": "unit",
     "test_fidelity": "subprocess",
     "test_corpus_truth": "subprocess",
     "test_fastpath": "subprocess",

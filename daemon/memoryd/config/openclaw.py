@@ -120,19 +120,35 @@ def _parse_openclaw_json(
         data = json.loads(raw)
     except RecursionError:
         return OpenClawJsonError(path, "nested too deeply")
-    except ValueError:  # not JSON (or not UTF-8)
-        import json5  # only JSON5 proper needs it
+    except ValueError:  # not JSON (or not UTF-8): most often JSON5 written by hand
+        from .json5_common import Uncommon, loads_common
 
         try:
-            data = json5.loads(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
+            data = loads_common(text)
         except UnicodeDecodeError as exc:
             return OpenClawJsonError(path, f"not UTF-8 text at byte {exc.start}")
-        except Exception as exc:  # json5 raises ValueError and others on bad input
-            reason = _first_line(str(exc)).replace("<string>:", "line ")
-            return OpenClawJsonError(path, reason or type(exc).__name__)
+        except Uncommon:
+            data = _json5_proper(path, text)
+            if isinstance(data, OpenClawJsonError):
+                return data
     if not isinstance(data, dict):
         return OpenClawJsonError(path, f"the top level is {type(data).__name__}, not an object")
     return data
+
+
+def _json5_proper(path: str, text: str) -> Any:
+    """``text`` read by the ``json5`` package (all of JSON5, in pure Python: slow), or the
+    error that tells the person where it stops being JSON5."""
+    import json5
+
+    try:
+        return json5.loads(text)
+    except RecursionError:
+        return OpenClawJsonError(path, "nested too deeply")
+    except Exception as exc:  # json5 raises ValueError and others on bad input
+        reason = _first_line(str(exc)).replace("<string>:", "line ")
+        return OpenClawJsonError(path, reason or type(exc).__name__)
 
 
 # OpenClaw's own config is a few KB; one this large is not one (a device, a runaway write).
