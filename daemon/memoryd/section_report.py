@@ -60,7 +60,7 @@ class Tally(NamedTuple):
 class SectionsReport(NamedTuple):
     sections: tuple[SectionUse, ...]
     tally: Tally
-    chars: int  # the file's length, UTF-16 units (as OpenClaw counts)
+    chars: int  # the text a bootstrap counts (trimmed at its end), UTF-16 units, as OpenClaw
     cut: FileCut | None
     loaded: tuple[tuple[int, int], ...]  # the loaded ranges, UTF-16 units
 
@@ -186,7 +186,7 @@ def report_of_groups(
             label = NEVER_UNSEEN if where in (CUT, NOT_LOADED) else NEVER
         out.append(SectionUse(sec, d30[i], d90[i], total[i], last[i], where, label))
     tally = Tally(hits, un, un30, un90, whole, by_lines, last_un)
-    return SectionsReport(tuple(out), tally, utf16_len(text), cut, loaded)
+    return SectionsReport(tuple(out), tally, utf16_len(js_trim_end(text)), cut, loaded)
 
 
 def _anchor_column(conn: sqlite3.Connection) -> str:

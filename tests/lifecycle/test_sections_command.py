@@ -220,3 +220,18 @@ def test_sections_without_a_scan_reads_a_state_database_from_before_anchors(inst
     assert {h: s["hits_total"] for h, s in _by_heading(doc).items() if s["hits_total"]} == {
         "Topic 2": 1
     }
+
+
+def test_sections_and_retire_give_one_length_for_memory_md(install):
+    """The length ``sections`` prints is the one ``retire`` holds to the budget: the text
+    OpenClaw's bootstrap counts, its trailing blank lines not in it (they once differed by
+    the final newline, and a person comparing the two could not tell which was right)."""
+    _, ws, env, _ = install
+    text = _memory_md([1, 2, 3]) + "\n\n  \n"
+    (ws / "MEMORY.md").write_text(text, encoding="utf-8")
+    assert _sections(env)["chars"] == len(text.rstrip())
+    proc = run_memoryd(["retire", "--dry-run"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert f"MEMORY.md: {len(text.rstrip()):,} characters, budget" in proc.stdout
+    plain = run_memoryd(["sections", "MEMORY.md", "--no-scan"], env=env).stdout
+    assert f"{len(text.rstrip()):,} characters;" in plain
