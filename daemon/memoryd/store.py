@@ -87,11 +87,16 @@ def _use_wal(conn: sqlite3.Connection) -> str:
 
 def state_db_exists(path: Path) -> bool:
     """Whether there is a state database at ``path`` to read: False when there is none yet
-    (no file; a link to a file not made yet, which the first scan creates). A link that
-    loops is a StoreError saying so; a folder on the way that cannot be searched raises its
-    OSError (either would read as "not scanned yet" otherwise)."""
+    (no file; a link to a file not made yet, which the first scan creates; an empty file
+    with no write-ahead log beside it, which holds no table to read and which the first
+    scan makes a database). A link that loops is a StoreError saying so; a folder on the
+    way that cannot be searched raises its OSError (either would read as "not scanned yet"
+    otherwise)."""
     try:
-        os.stat(path)
+        if os.stat(path).st_size == 0:
+            # (A new database's first pages may still be only in its WAL: then it is one.)
+            wal = Path(f"{path}-wal")
+            return wal.is_file() and wal.stat().st_size > 0
     except (FileNotFoundError, NotADirectoryError):
         return False
     except OSError as exc:

@@ -408,3 +408,21 @@ def test_a_state_database_that_is_a_link_that_loops_is_said_by_status_too(tmp_pa
         assert r.returncode == 0 and "not scanned yet" in r.stdout, r.stderr
     assert run_cli(inst, "scan").returncode == 0
     assert (inst.db.parent / "elsewhere.db").is_file()
+
+
+def test_an_empty_state_database_file_reads_as_not_scanned_yet(tmp_path: Path) -> None:
+    """A 0-byte ``state.db`` (a copy that failed, a ``> state.db``): ``status`` stopped with
+    "no such table: jobs", read-only reports alike. It holds nothing, so it reads as no
+    database yet, and the next scan makes it one and counts the transcripts again. An empty
+    file beside a write-ahead log that holds pages is a database all the same."""
+    inst = make_install(tmp_path)
+    assert run_cli(inst, "scan").returncode == 0
+    counted = run_cli(inst, "hits", "--json").stdout
+    for side in ("-wal", "-shm"):
+        Path(f"{inst.db}{side}").unlink(missing_ok=True)
+    inst.db.write_bytes(b"")
+    r = run_cli(inst, "status")
+    assert r.returncode == 0 and "not scanned yet" in r.stdout, r.stderr
+    assert run_cli(inst, "scan").returncode == 0
+    assert run_cli(inst, "hits", "--json").stdout == counted
+    assert inst.db.stat().st_size > 0 or Path(f"{inst.db}-wal").stat().st_size > 0
