@@ -383,7 +383,7 @@ def archive_is_searched(archive_dir: str, workspace: Path, extra: tuple[Path, ..
 def archive_excludes(workspace: Path, archive_dir: str) -> tuple[str, ...]:
     """Workspace-relative folders of the archive that lie inside ``memory/``.
 
-    ``memory/archive-{month}`` → every existing ``memory/archive-*`` folder;
+    ``memory/archive-{month}`` → every existing ``memory/archive-YYYY-MM`` folder;
     a fixed folder such as ``memory/archive/{month}`` → ``memory/archive``.
     Archives outside ``memory/`` are never listed anyway.
     """
@@ -397,9 +397,10 @@ def archive_excludes(workspace: Path, archive_dir: str) -> tuple[str, ...]:
         static.append(part)
     if len(static) >= 2:
         return ("/".join(static),)
-    from fnmatch import fnmatchcase
-
-    pattern = parts[len(static)].replace("{month}", "*")
+    # {month} is a run's YYYY-MM: the user's own ``memory/archive-ideas/`` is no archive.
+    pattern = re.compile(
+        r"\d{4}-\d{2}".join(re.escape(piece) for piece in parts[len(static)].split("{month}"))
+    )
     folder = workspace.joinpath(*static)
     out = []
     try:
@@ -407,6 +408,6 @@ def archive_excludes(workspace: Path, archive_dir: str) -> tuple[str, ...]:
     except OSError:
         return ()
     for entry in entries:
-        if entry.is_dir(follow_symlinks=False) and fnmatchcase(entry.name, pattern):
+        if entry.is_dir(follow_symlinks=False) and pattern.fullmatch(entry.name):
             out.append("/".join([*static, entry.name]))
     return tuple(sorted(out))

@@ -126,11 +126,14 @@ def test_load_hits_filters_by_time_and_agent() -> None:
 
 
 def test_archive_inside_memory_is_excluded_from_the_listing(tmp_path: Path) -> None:
+    """Only a month's archive folder is left out: ``{month}`` is a run's YYYY-MM, so the
+    user's own ``memory/archive-ideas/`` (hit, expired, explained like any note) is not one."""
     (tmp_path / "memory" / "archive-2026-10").mkdir(parents=True)
     (tmp_path / "memory" / "archive-notes").mkdir()
+    (tmp_path / "memory" / "archive-2019-taxes").mkdir()
     (tmp_path / "memory" / "projects").mkdir()
     got = archive_excludes(tmp_path, "memory/archive-{month}")
-    assert got == ("memory/archive-2026-10", "memory/archive-notes")
+    assert got == ("memory/archive-2026-10",)
     assert archive_excludes(tmp_path, "memory/archive/{month}") == ("memory/archive",)
     assert archive_excludes(tmp_path, "memory-archive/{month}") == ()
 
