@@ -77,6 +77,7 @@ from .store import Store
 
 if TYPE_CHECKING:
     from .mover import Mover
+    from .pathmatch import FsTraits
 
 CHECKPOINT_META = "restore.checkpoint"  # transcript time of the newest search looked at
 FLOOR_META = "restore.floor"  # searches stamped at or before this are history, never requests
@@ -152,17 +153,56 @@ def read_target(asked: str, root: str) -> str | None:
 
 
 def archived_at_path(
-    asked: str, roots: Sequence[str], archived: Sequence[Archived], *, copy: bool = False
+    asked: str,
+    roots: Sequence[str],
+    archived: Sequence[Archived],
+    *,
+    copy: bool = False,
+    traits_of: Callable[[Sequence[Archived]], FsTraits] | None = None,
 ) -> Archived | None:
     """The archived file whose original path a read of ``asked`` names (``roots``: the
     reading agent's workspace, as given and resolved), the latest archived when a path was
     archived more than once; None when it names no file memoryd archived. With ``copy``, the
-    one whose archived copy it names (a read of the archive OpenClaw searched). Pure."""
+    one whose archived copy it names (a read of the archive OpenClaw searched).
+
+    A name spelled otherwise than the journal has it (``Café.md`` for an NFD ``café.md``)
+    names it where the file system opens both spellings as one file, as it would have opened
+    the note before it was archived: ``traits_of`` says how the file system of those
+    archived files compares names, asked only when some archived file could be that name
+    under some file system's folding. Pure but for ``traits_of``."""
     targets = {t for root in roots if (t := read_target(asked, root)) is not None}
     if not targets:
         return None
-    named = [a for a in archived if os.path.normpath(a.dst if copy else a.src) in targets]
+
+    def path_of(a: Archived) -> str:
+        return os.path.normpath(a.dst if copy else a.src)
+
+    named = [a for a in archived if path_of(a) in targets]
+    if not named and traits_of is not None:
+        from .pathmatch import MACOS_DEFAULT, fold  # (most reads name no archived file)
+
+        widest = {fold(t, MACOS_DEFAULT) for t in targets}
+        near = [a for a in archived if fold(path_of(a), MACOS_DEFAULT) in widest]
+        if near and (traits := traits_of(near)).folds:
+            keys = {fold(t, traits) for t in targets}
+            named = [a for a in near if fold(path_of(a), traits) in keys]
     return max(named, key=lambda a: (a.archived_at, a.move_id), default=None)
+
+
+def archive_traits(roots: Sequence[str]) -> Callable[[Sequence[Archived]], FsTraits]:
+    """How the file system of a workspace's archive compares names (``MEMORYD_FS_TRAITS``
+    or asked of the archived copies, which are on it), for :func:`archived_at_path`."""
+
+    def traits_of(near: Sequence[Archived]) -> FsTraits:
+        from pathlib import Path
+
+        from .pathmatch import traits_for
+
+        root = os.path.normpath(roots[0]) if roots else "/"
+        listed = [os.path.relpath(a.dst, root) for a in near]
+        return traits_for(Path(root), [r for r in listed if not r.startswith("..")])
+
+    return traits_of
 
 
 def text_for_matching(rel: str, body: str) -> str:
@@ -374,7 +414,11 @@ class RestoreOnDemand:
         from .mover import mover_for
 
         roots = self._workspaces().get(agent, [])
-        found = archived_at_path(asked, roots, archived_files(store)) if roots else None
+        found = (
+            archived_at_path(asked, roots, archived_files(store), traits_of=archive_traits(roots))
+            if roots
+            else None
+        )
         if found is None:
             return {"outcome": "none", "path": asked, "agent": agent}
         rel = self._rel(found.src)
@@ -505,7 +549,9 @@ class RestoreOnDemand:
             # An empty read names the note's own path; a read with text, its archived copy
             # (the agent read it where the archive is): either way the note goes home.
             asked_in = workspaces.get(read.agent, ())
-            chosen = archived_at_path(read.query, asked_in, pool, copy=got_text)
+            chosen = archived_at_path(
+                read.query, asked_in, pool, copy=got_text, traits_of=archive_traits(asked_in)
+            )
             if chosen is None or os.path.lexists(chosen.src):
                 continue  # not a path memoryd archived, or a file has the note's name now
             event = self._restore(store, mover, chosen, read, 1.0, log, trigger=READ_TRIGGER)

@@ -317,3 +317,56 @@ def test_a_tier_note_marked_in_another_spelling_is_unmarked_by_its_name(tmp_path
     assert "marked tiers/plan.md" in m.run("mark", "tiers/warm/Plan.md", mac=True).stdout
     undone = m.run("unmark", "tiers/warm/plan.md", mac=True)
     assert "unmarked tiers/plan.md" in undone.stdout
+
+
+def test_an_archived_note_comes_back_under_the_spelling_the_model_and_the_user_type(
+    tmp_path: Path,
+) -> None:
+    """On a Mac a note stored NFD (``café.md`` as Finder writes it) opened under the NFC
+    spelling the model and a Terminal type, and under another letter case; archived, it
+    was reachable only by the journal's bytes: the plugin's read hook answered "none",
+    `restore` said "no journaled move". Now a read or a restore in a spelling the file
+    system folds onto the archived note's name brings it back. On Linux those spellings
+    are other files: nothing is restored for them."""
+    for mac_fs in (True, False):
+        m = Mac(tmp_path / ("mac" if mac_fs else "linux"))
+        m.write("MEMORY.md", mtime=NOW)
+        m.write(NFD_CAFE)
+        m.write("memory/Boat.md")
+        m.write("memory/kept.md", mtime=NOW)
+        m.get("memory/kept.md", NOW - DAY)
+        done = m.json("expire", "--force", mac=mac_fs)
+        assert {a["path"] for a in done["archive"]} >= {NFD_CAFE, "memory/Boat.md"}
+        nfc = unicodedata.normalize("NFC", "memory/café.md")
+        read = m.json("on-read", nfc, mac=mac_fs)
+        back = m.run("restore", "memory/boat.md", mac=mac_fs, check=False)
+        if mac_fs:
+            assert read["outcome"] == "restored", read
+            assert (m.real_ws / NFD_CAFE).is_file()  # home under its own name
+            assert back.returncode == 0, back.stderr
+            assert (m.real_ws / "memory/Boat.md").is_file()
+        else:
+            assert read["outcome"] == "none", read
+            assert not (m.real_ws / NFD_CAFE).exists()
+            assert back.returncode == 2 and "no journaled move" in back.stderr
+            assert not (m.real_ws / "memory/Boat.md").exists()
+
+
+def test_restore_takes_a_path_from_where_one_stands_in_the_workspace(tmp_path: Path) -> None:
+    """`explain ./x.md` in memory/ names memory/x.md; `restore ./x.md` there, the file no
+    longer there because it is archived, said "no journaled move" (the path was taken as
+    workspace-relative, x.md). Now it restores memory/x.md, as `restore memory/x.md` does."""
+    import sys
+
+    m = Mac(tmp_path)
+    m.write("MEMORY.md", mtime=NOW)
+    m.write("memory/topic.md")
+    m.run("expire", "--force", mac=False)
+    assert not (m.real_ws / "memory/topic.md").exists()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW_"))}
+    env.update(HOME=str(m.root), OPENCLAW_STATE_DIR=str(m.state),
+               MEMORYD_CONFIG=str(m.config), MEMORYD_NOW=str(NOW))  # fmt: skip
+    proc = subprocess.run([sys.executable, "-m", "memoryd", "restore", "./topic.md"],
+                          cwd=m.ws / "memory", env=env, capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (m.real_ws / "memory/topic.md").is_file()

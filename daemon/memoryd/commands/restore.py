@@ -31,6 +31,7 @@ from .context import Context, UsageError
 if TYPE_CHECKING:
     from ..move_journal import MoveRecord
     from ..mover import Mover
+    from ..store import Store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -306,7 +307,14 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
                 key = raw
             if Path(raw).is_absolute():
                 spots.append(raw)
+            else:  # (where one stands: `restore ./x.md` in memory/, the file no longer there)
+                here = relative_to_workspace(ws, Path(os.path.abspath(raw)))
+                if here is not None and ws / here not in spots:
+                    spots.append(ws / here)
             live = next((found for p in spots if (found := mover.live_away_moves(p))), None)
+            if not live:  # another spelling of an archived note's name (a Mac: NFC for NFD)
+                spelled = _archived_spelling(store, ws, spots)
+                live = mover.live_away_moves(spelled) if spelled else None
             if live:
                 wanted.append((key, live[0]))
                 continue
@@ -570,3 +578,24 @@ def _remove_empty_archive_folders(ws: Path, archived: str | None, template: str)
             above.rmdir()
         except OSError:
             return
+
+
+def _archived_spelling(store: Store, ws: Path, spots: list[Path | str]) -> str | None:
+    """The journaled original path of an archived note that one of ``spots`` names in
+    another spelling the workspace's file system opens as the same file (``Café.md`` for an
+    NFD ``café.md`` on a Mac), as the note opened before it was archived; None if none."""
+    from ..move_journal import EXPIRE_BATCH, archived_moves
+    from ..ondemand import Archived, archive_traits, archived_at_path
+
+    recs = [Archived(r.id, r.src, r.dst, 0.0) for r in archived_moves(store, EXPIRE_BATCH)
+            if r.dst is not None]  # fmt: skip
+    real = os.path.realpath(ws)
+    for spot in spots:
+        rel = relative_to_workspace(ws, Path(os.path.abspath(spot)))
+        if rel is None:
+            continue
+        # (the journal holds resolved paths: asked below the workspace's resolved spelling)
+        found = archived_at_path(rel, [real], recs, traits_of=archive_traits([real]))
+        if found is not None:
+            return found.src
+    return None
