@@ -79,13 +79,33 @@ def _same_file(a: Path, b: Path) -> bool:
     return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
+NAME_MAX_BYTES = 255  # a file name's longest on ext4, APFS, XFS, btrfs (bytes)
+
+
+def side_name(path: Path, before: str, after: str) -> Path:
+    """``path``'s name between ``before`` and ``after``, beside it (``.x.md.memoryd-3.tmp``).
+
+    A name near the file system's limit would not take the additions (``ENAMETOOLONG``:
+    the move would fail half done, its rollback too): then the name's bytes are cut to fit,
+    at a whole character, with a hash of the whole name after them, so that each note
+    still has its own side file and finds it again after a crash."""
+    name = path.name
+    full = f"{before}{name}{after}"
+    if len(os.fsencode(full)) <= NAME_MAX_BYTES:
+        return path.with_name(full)
+    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
+    room = NAME_MAX_BYTES - len(os.fsencode(f"{before}~{digest}{after}"))
+    head = os.fsencode(name)[: max(room, 0)].decode("utf-8", "ignore")
+    return path.with_name(f"{before}{head}~{digest}{after}")
+
+
 def _temp_name(dst: Path, move_id: int) -> Path:
-    return dst.with_name(f".{dst.name}.memoryd-{move_id}.tmp")
+    return side_name(dst, ".", f".memoryd-{move_id}.tmp")
 
 
 def _aside_name(src: Path, move_id: int) -> Path:
     """Where a source waits, renamed aside, between its check and its unlink."""
-    return src.with_name(f".{src.name}.memoryd-{move_id}.aside")
+    return side_name(src, ".", f".memoryd-{move_id}.aside")
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:

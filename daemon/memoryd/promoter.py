@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 from . import faults
 from .fsutil import exchange, fsync_dir, write_new
 from .locks import held
-from .move_files import make_folders
+from .move_files import make_folders, side_name
 from .retirer import Changed, _give_back, _read, _swap, _unlink, sha
 from .retirer import _keep as _keep_at
 from .store import Store
@@ -387,11 +387,11 @@ class Promoter:
 
 
 def _tmp_name(path: Path, row_id: int) -> Path:
-    return path.with_name(f".{path.name}.memoryd-p{row_id}.new")
+    return side_name(path, ".", f".memoryd-p{row_id}.new")
 
 
 def _aside_name(path: Path, row_id: int) -> Path:
-    return path.with_name(f".{path.name}.memoryd-p{row_id}.aside")
+    return side_name(path, ".", f".memoryd-p{row_id}.aside")
 
 
 def _keep(path: Path, dest: Path, row_id: int) -> Path:

@@ -67,7 +67,7 @@ from typing import Any, NamedTuple
 from . import faults
 from .fsutil import exchange, fsync_dir, read_regular, write_atomic, write_new
 from .locks import held
-from .move_files import MoveError, make_folders
+from .move_files import MoveError, make_folders, side_name
 from .store import Store
 
 ABSENT = ""  # the sha of "no file" (an archive that did not exist)
@@ -111,8 +111,8 @@ def sha(data: bytes | None) -> str:
 
 def _names(src: Path, row_id: int) -> tuple[Path, Path]:
     return (
-        src.with_name(f".{src.name}.memoryd-r{row_id}.new"),
-        src.with_name(f".{src.name}.memoryd-r{row_id}.aside"),
+        side_name(src, ".", f".memoryd-r{row_id}.new"),
+        side_name(src, ".", f".memoryd-r{row_id}.aside"),
     )
 
 
@@ -183,11 +183,11 @@ def _holds_taken(row: RetireRow, note: bytes) -> bool:
 def _keep(path: Path, src: Path, row_id: int, tag: str = "r") -> Path:
     """Give a leftover a visible name beside the note (``MEMORY.md.memoryd-kept-r<id>``;
     ``tag`` names whose journal row it is: ``r`` retire's, ``p`` promotion's)."""
-    kept = src.with_name(f"{src.name}.memoryd-kept-{tag}{row_id}")
+    kept = side_name(src, "", f".memoryd-kept-{tag}{row_id}")
     n = 1
     while os.path.lexists(kept):
         n += 1
-        kept = src.with_name(f"{src.name}.memoryd-kept-{tag}{row_id}-{n}")
+        kept = side_name(src, "", f".memoryd-kept-{tag}{row_id}-{n}")
     os.rename(path, kept)
     fsync_dir(src.parent)
     return kept

@@ -150,6 +150,35 @@ def test_cross_file_system_move_copies_verifies_and_unlinks(ws: Path, store: Sto
         other.rmdir()
 
 
+@pytest.mark.parametrize("name", ["x" * 251 + ".md", "é" * 124 + "1.md"])
+def test_a_name_at_the_file_systems_limit_moves_and_comes_back_whole(
+    ws: Path, store: Store, name: str
+) -> None:
+    """A note whose name is near 255 bytes (legal on ext4 and APFS): the aside name
+    (``.<name>.memoryd-<id>.aside``) was longer than a name may be, so the move failed
+    half done and its rollback left a hard link in the archive, one more every retry. The
+    side names are now cut to fit, with a hash of the name: the move, its undo and the
+    same move again leave exactly one file with one link."""
+    from memoryd.move_files import NAME_MAX_BYTES, _aside_name
+
+    assert len(os.fsencode(name)) <= NAME_MAX_BYTES
+    src = ws / "memory" / name
+    src.write_text("# a long name\n")
+    digest = _sha(src)
+    dst = ws / "memory-archive" / "2026-03" / "memory" / name
+    for side in (_aside_name(src, 10**12), _temp_name(dst, 10**12)):
+        assert len(os.fsencode(side.name)) <= NAME_MAX_BYTES
+    assert _aside_name(src, 7) != _aside_name(src.with_name("x" * 250 + "y.md"), 7)
+    mover = Mover(store, [ws])
+    for _ in range(2):
+        move_id = mover.move(src, dst, reason="expire: 0 hits", batch="b")
+        assert not src.exists() and _sha(dst) == digest and dst.stat().st_nlink == 1
+        mover.undo(move_id)
+        assert _sha(src) == digest and src.stat().st_nlink == 1 and not dst.exists()
+    left = [p.name for p in ws.rglob("*") if p.is_file()]
+    assert left == [name], left
+
+
 def test_copy_delete_and_undo(ws: Path, store: Store) -> None:
     mover = Mover(store, [ws])
     note = ws / "memory" / "topic.md"
