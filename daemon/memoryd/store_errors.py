@@ -109,7 +109,9 @@ def damaged_message(db: Path, detail: str) -> str:
     """The one line for a damaged state database: the file, what is wrong, the way out."""
     return (
         f"state database {db} is damaged ({detail}); restore it from a backup, or move it "
-        "aside and memoryd starts a new one (the hits are counted again from the transcripts)"
+        "aside and memoryd starts a new one (the hits are counted again from the transcripts; "
+        "the journal of moves is not: notes archived before stay in the archive, listed by "
+        "`memoryd restore --all`, for you to move back by hand)"
     )
 
 

@@ -347,6 +347,28 @@ def archive_folder_of(rel: str, archive_dir: str) -> tuple[str, bool] | None:
     return None
 
 
+def files_in_archive(workspace: Path, archive_dir: str) -> list[str]:
+    """The workspace-relative paths of the notes in the archive's folders as they are on
+    disk (regular files in expire's layout: ``memory-archive/<YYYY-MM>/<path>``; no hidden
+    side files), journaled or not: what a state database started anew no longer knows."""
+    root = archive_root(archive_dir)
+    if not root:
+        return []
+    out = []
+    base = workspace / root
+    for folder, dirs, files in os.walk(base):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            if name.startswith("."):
+                continue
+            full = os.path.join(folder, name)
+            rel = Path(full).relative_to(workspace).as_posix()
+            if archive_folder_of(rel, archive_dir) is not None and os.path.isfile(full) and \
+                    not os.path.islink(full):  # fmt: skip
+                out.append(rel)
+    return sorted(out)
+
+
 def archive_root(archive_dir: str) -> str:
     """The workspace-relative folder every archived note is below: ``archive.dir`` up to its
     first ``{…}`` part (``memory-archive`` of ``memory-archive/{month}``; ``memory`` of

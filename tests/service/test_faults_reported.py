@@ -426,3 +426,34 @@ def test_an_empty_state_database_file_reads_as_not_scanned_yet(tmp_path: Path) -
     assert run_cli(inst, "scan").returncode == 0
     assert run_cli(inst, "hits", "--json").stdout == counted
     assert inst.db.stat().st_size > 0 or Path(f"{inst.db}-wal").stat().st_size > 0
+
+
+def test_an_archive_the_journal_no_longer_knows_is_listed_not_forgotten(tmp_path: Path) -> None:
+    """A damaged state.db moved aside, as its message advises: memoryd starts a new one, and
+    the notes expire archived before sit in memory-archive/ with no journal entry.
+    ``restore --all`` said "nothing in the archive to restore" and ``status`` "archive: 0
+    files": the uninstall step left them out without a word. Now both name them (the
+    message of the damage says so first), and nothing is moved on a guess."""
+    inst = make_install(tmp_path)
+    old = time.time() - 400 * 86400
+    for note in (inst.workspace / "memory").glob("*.md"):
+        os.utime(note, (old, old))
+    done = json.loads(run_cli(inst, "expire", "--force", "--json").stdout)
+    archived = sorted(a["to"] for a in done["archive"])
+    assert archived
+    for side in ("", "-wal", "-shm"):
+        Path(f"{inst.db}{side}").unlink(missing_ok=True)
+    status = run_cli(inst, "status")
+    assert status.returncode == 0
+    assert f"and {len(archived)} files in the archive that memoryd's move journal does not " \
+        "know" in status.stdout  # fmt: skip
+    before = sorted(p.relative_to(inst.workspace).as_posix()
+                    for p in inst.workspace.rglob("*") if p.is_file())  # fmt: skip
+    r = run_cli(inst, "restore", "--all", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["unjournaled"] == archived
+    plain = run_cli(inst, "restore", "--all").stdout
+    assert "nothing in the archive to restore" in plain and archived[0] in plain
+    after = sorted(p.relative_to(inst.workspace).as_posix()
+                   for p in inst.workspace.rglob("*") if p.is_file())  # fmt: skip
+    assert after == before

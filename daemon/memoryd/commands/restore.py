@@ -197,7 +197,7 @@ _BROUGHT_BY = {
 
 def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     from ..move_files import MoveError
-    from ..move_journal import superseded_by
+    from ..move_journal import EXPIRE_BATCH, archived_moves, superseded_by
     from ..mover import mover_for
 
     if sum(map(bool, (args.paths, args.last, args.all))) != 1:
@@ -290,8 +290,6 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
                 if rec.state == "done" and rec.op in ("move", "copy") and rec.undo_of is None:
                     undo(rec, rel(rec.src) or rec.src)
     elif args.all:
-        from ..move_journal import EXPIRE_BATCH, archived_moves
-
         for rec in archived_moves(store, EXPIRE_BATCH):
             if rec.dst is not None and Path(rec.dst).exists():
                 undo(rec, rel(rec.src) or rec.src)
@@ -351,8 +349,17 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
         )
     text += [_restored_line(r) for r in restored]
     text += [b["message"] for b in already]
-    if args.all and not restored and not errors:
-        text.append("nothing in the archive to restore")
+    if args.all:
+        from .status import unjournaled_in_archive, unjournaled_words
+
+        known = {os.path.realpath(r.dst) for r in archived_moves(store, EXPIRE_BATCH) if r.dst}
+        unknown_here = unjournaled_in_archive(ws, ctx.cfg.archive.dir, known)
+        doc["unjournaled"] = unknown_here
+        if not restored and not errors:
+            text.append("nothing in the archive to restore")
+        if unknown_here:
+            text.append(unjournaled_words(len(unknown_here)).replace("and ", "", 1) + ":")
+            text += [f"  {rel}" for rel in unknown_here]
     emit(ctx, args, doc, text)
     if not args.json:
         for e in errors:

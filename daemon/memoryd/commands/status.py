@@ -20,6 +20,8 @@ from .context import Context
 from .formats import human_bytes, json_dumps
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..config import Config, Paths
     from ..store import Store
 
@@ -101,7 +103,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
         from .common import archive_searched
 
         doc["expire"] = _rails_status(cfg, store, archive_searched(ctx))
-        doc.update(_memory_at_a_glance(paths, store))
+        doc.update(_memory_at_a_glance(paths, store, cfg.archive.dir))
         from .plugin_state import plugin_state
 
         doc["plugin"] = plugin_state(paths.memoryd_dir, paths.openclaw)
@@ -198,7 +200,7 @@ def _rails_status(cfg: Config, store: Store | None, searched: bool = False) -> d
     }
 
 
-def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
+def _memory_at_a_glance(paths: Paths, store: Store | None, archive_dir: str) -> dict[str, Any]:
     """The tier store's notes, the promotion candidates waiting, and memoryd's archive.
 
     What the OpenClaw plugin's ``/memoryd`` says in a chat, read without writing:
@@ -269,7 +271,25 @@ def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
             if size is not None:
                 archive["files"] += 1
                 archive["bytes"] += size
+        journaled = {os.path.realpath(dst) for (dst,) in rows if dst}
+    else:
+        journaled = set()
+    archive["unjournaled"] = len(unjournaled_in_archive(paths.workspace, archive_dir, journaled))
     return {"tiers": tiers, "promotion": promotion, "archive": archive}
+
+
+def unjournaled_in_archive(ws: Path, archive_dir: str, journaled: set[str]) -> list[str]:
+    """The notes in the workspace's archive that no journaled move put there (``journaled``:
+    the resolved archived paths the journal knows): a state database started anew, or the
+    archive copied in by hand. memoryd cannot undo what it has no record of; said, not
+    guessed."""
+    from ..workspace import files_in_archive
+
+    try:
+        on_disk = files_in_archive(ws, archive_dir)
+    except OSError:
+        return []
+    return [rel for rel in on_disk if os.path.realpath(ws / rel) not in journaled]
 
 
 def _chance_status(cfg: Config, recorded: str | None) -> dict[str, Any] | None:
@@ -569,4 +589,15 @@ def glance_lines(doc: dict[str, Any]) -> list[str]:
     out.append(
         f"archive:     {counted(a.get('files', 0), 'file')}, {counted(a.get('bytes', 0), 'byte')}"
     )
+    if a.get("unjournaled"):
+        out.append(f"             {unjournaled_words(a['unjournaled'])}")
     return out
+
+
+def unjournaled_words(n: int) -> str:
+    """What ``status`` and ``restore --all`` say of archived notes the journal does not know."""
+    return (
+        f"and {counted(n, 'file')} in the archive that memoryd's move journal does not know "
+        "(archived before this state database began, or put there by hand): restore cannot "
+        "take them back; move one back by hand to the path it keeps below its month's folder"
+    )
