@@ -74,6 +74,10 @@ def test_documented_config_is_exactly_the_defaults():
         ({"schedule": {"reflect": "0 0 30 2 *"}}, 'no such day in any year); write "off"'),
         ({"daemon": {"rescan_seconds": 0}}, "daemon.rescan_seconds: must be at least 1 seconds"),
         ({"daemon": {"polling_interval": 0}}, "daemon.polling_interval: must be at least 0.1"),
+        # (1e10 s passed, then the daemon's waits overflowed: a restart loop under systemd)
+        ({"daemon": {"rescan_seconds": 1e10}}, "daemon.rescan_seconds: at most 2,592,000"),
+        ({"daemon": {"polling_interval": 1e10}}, "daemon.polling_interval: at most 2,592,000"),
+        ({"tiers": {"summarizer_timeout": 1e12}}, "tiers.summarizer_timeout: at most"),
         ({"archive": {"dir": "a\0b"}}, "archive.dir: 'a\\x00b' holds a NUL character"),
         ({"openclaw": {"agents": ["ma\0in"]}}, "openclaw.agents: 'ma\\x00in' holds a NUL"),
     ],

@@ -123,6 +123,7 @@ MIN_CLOCK_JUMP_SECONDS = 2.0
 # The daemon's full rescan and its polling observer's interval: at 0 either spins.
 MIN_RESCAN_SECONDS = 1.0
 MIN_POLLING_INTERVAL = 0.1
+MAX_WAIT_SECONDS = 30 * 86400.0  # (threading's waits overflow past about 292 years)
 # The bounds of ingest.chunk_bytes: a read buffer (1 TiB passed once, and every read then
 # failed with an empty MemoryError).
 MIN_CHUNK_BYTES = 4096
@@ -184,6 +185,17 @@ def _check_semantics(cfg: Config) -> None:
         problem = folder_key_problem(value)
         if problem:
             raise ConfigError(f"{key}: {value!r} {problem}")
+    for key, value in (("daemon.rescan_seconds", cfg.daemon.rescan_seconds),
+                       ("daemon.polling_interval", cfg.daemon.polling_interval),
+                       ("daemon.clock_jump_seconds", cfg.daemon.clock_jump_seconds),
+                       ("daemon.stall_seconds", cfg.daemon.stall_seconds),
+                       ("tiers.summarizer_timeout", cfg.tiers.summarizer_timeout),
+                       ("notify.telegram.timeout", cfg.notify.telegram.timeout)):  # fmt: skip
+        if value > MAX_WAIT_SECONDS:
+            raise ConfigError(
+                f"{key}: at most {MAX_WAIT_SECONDS:,.0f} seconds (30 days): a wait longer "
+                f"than that is no setting a thread can wait on, got {value:g}"
+            )
     for key, least in (("rescan_seconds", MIN_RESCAN_SECONDS),
                        ("polling_interval", MIN_POLLING_INTERVAL)):  # fmt: skip
         if getattr(cfg.daemon, key) < least:
