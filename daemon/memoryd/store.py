@@ -357,6 +357,7 @@ class Store:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
+            faults.point("store.commit")  # (tests: a disk that fills up at the commit)
         except BaseException:
             # After a full disk or an I/O error SQLite has rolled back by itself; a second
             # ROLLBACK would raise "no transaction is active" and hide the real cause.

@@ -370,3 +370,17 @@ def test_restore_takes_a_path_from_where_one_stands_in_the_workspace(tmp_path: P
                           cwd=m.ws / "memory", env=env, capture_output=True, text=True)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert (m.real_ws / "memory/topic.md").is_file()
+
+
+def test_a_symlinked_note_is_not_marked_as_explain_does_not_explain_it(tmp_path: Path) -> None:
+    """memoryd never lists, counts or moves a note that is a symbolic link (explain says "not
+    a memory file"), but `mark` took one, following the link: a mark on nothing memoryd
+    keeps. Now it is refused, with the reason."""
+    m = Mac(tmp_path)
+    outside = m.root / "dotfiles" / "linked.md"
+    outside.parent.mkdir()
+    outside.write_text("kept in a git checkout")
+    (m.real_ws / "memory" / "linked.md").symlink_to(outside)
+    proc = m.run("mark", "memory/linked.md", mac=False, check=False)
+    assert proc.returncode == 2 and "a symbolic link" in proc.stderr, proc.stderr
+    assert "marked" not in proc.stdout

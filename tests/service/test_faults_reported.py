@@ -457,3 +457,24 @@ def test_an_archive_the_journal_no_longer_knows_is_listed_not_forgotten(tmp_path
     after = sorted(p.relative_to(inst.workspace).as_posix()
                    for p in inst.workspace.rglob("*") if p.is_file())  # fmt: skip
     assert after == before
+
+
+@pytest.mark.parametrize("command", [("mark", "memory/n001.md"), ("pin", "memory/n00*")])
+def test_a_mark_the_disk_could_not_keep_is_not_said_to_be_made(tmp_path: Path, command) -> None:
+    """The state disk full at the commit: ``mark`` printed "marked memory/n001.md" and then
+    stopped with "the disk is full", and nothing was marked. Now it says only the fault;
+    with room again, the same command marks and says so."""
+    inst = make_install(tmp_path)
+    assert run_cli(inst, "scan").returncode == 0
+    full = run_cli(inst, *command, env_extra={"MEMORYD_FAULT": "store.commit:*:enospc"})
+    assert full.returncode == 1, full.stdout
+    assert "marked" not in full.stdout and "pinned" not in full.stdout, full.stdout
+    assert "No space left" in full.stderr or "full" in full.stderr, full.stderr
+    listed = run_cli(inst, "pin") if command[0] == "pin" else None
+    if listed is not None:
+        assert "no pins" in listed.stdout
+    else:
+        assert "user marks: not marked" in run_cli(inst, "explain", "--no-scan",
+                                                   command[1]).stdout  # fmt: skip
+    ok = run_cli(inst, *command)
+    assert ok.returncode == 0 and command[1] in ok.stdout

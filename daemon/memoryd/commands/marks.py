@@ -58,13 +58,14 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
             if not (is_memory_relpath(key) or key.startswith("tiers/")):
                 raise UsageError(f"{raw}: not a memory file (MEMORY.md, memory.md, memory/**/*.md)")
             key = names.listed_as(key)  # memory/Projects.md opens memory/projects.md
-            if (
-                not args.remove
-                and not key.startswith("tiers/")
-                and not (ctx.paths.workspace / key).is_file()
-            ):
-                raise UsageError(f"{raw}: no such file in {ctx.paths.workspace}")
+            if not args.remove and not key.startswith("tiers/"):
+                where = ctx.paths.workspace / key
+                if where.is_symlink():  # (never listed, counted or moved: explain says so too)
+                    raise UsageError(f"{raw}: a symbolic link, not a memory file memoryd keeps")
+                if not where.is_file():
+                    raise UsageError(f"{raw}: no such file in {ctx.paths.workspace}")
         keys.append(key)
+    said: list[str] = []  # printed once the transaction is committed, not before
     with store.transaction():
         for key in keys:
             if args.remove:
@@ -72,28 +73,26 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
                 # memoryd) names it too: explain shows it as this file's.
                 cleared = [k for k in (key, *names.others(key)) if store.clear_mark(k, kind)]
                 done = "unpinned" if kind == "pinned" else "unmarked"
-                for k in cleared:
-                    ctx.print(f"{done} {k}")
-                if not cleared:
-                    ctx.print(f"{key}: was not {kind}")
+                said += [f"{done} {k}" for k in cleared] or [f"{key}: was not {kind}"]
             else:
                 changed = store.set_mark(key, kind)
-                ctx.print(f"{kind} {key}" if changed else f"{key}: already {kind}")
+                said.append(f"{kind} {key}" if changed else f"{key}: already {kind}")
                 if kind == "pinned":
-                    _say_what_it_matches(ctx, names, key)
+                    said.append(_what_it_matches(names, key))
+    for line in said:
+        ctx.print(line)
     return 0
 
 
-def _say_what_it_matches(ctx: Context, names: _FileNames, glob: str) -> None:
+def _what_it_matches(names: _FileNames, glob: str) -> str:
     """A pin that matches no memory file now is kept (a file may come), but said so: a typo
     in a glob would otherwise protect nothing without a word."""
     from ..policy import matches_any
 
     n = sum(1 for rel in names.workspace_files() if matches_any(rel, (glob,)))
     if n == 0:
-        ctx.print("  (matches no memory file now; it will keep any that comes to match)")
-    else:
-        ctx.print(f"  (matches {n} memory file{'' if n == 1 else 's'} now)")
+        return "  (matches no memory file now; it will keep any that comes to match)"
+    return f"  (matches {n} memory file{'' if n == 1 else 's'} now)"
 
 
 class _FileNames:
