@@ -252,3 +252,37 @@ def test_a_version_kept_aside_earlier_is_never_overwritten_by_a_later_move(ws: P
     assert b"# today's note\n" in files.values()
     assert len(files) == 2, files  # the note under one name, the kept version under its own
     assert journal(store)[0][1] != "intent"
+
+
+def test_two_expire_runs_at_once_move_each_note_once_and_fail_none(tmp_path: Path) -> None:
+    """Two ``expire --force`` at once (or one beside the daemon's): each planned the same
+    notes, then reported "FAILED …: does not exist" for those the other had moved, exit 1,
+    and the month's archive was split into two batches (``restore --last`` undid half).
+    Now a moving run holds expire's lock from its plan to its last move: the second waits,
+    plans what is left (nothing), and both end well. Ordered by a fault point: the first
+    stops after its first move, the second runs until it ends or waits for a lock, then
+    the first goes on."""
+    import signal
+
+    from support import transcripts as tx
+    from support.stopped import finish, spawn, until_ended_or_waiting, wait_stopped
+
+    notes = [f"memory/old{i}.md" for i in range(6)]
+    _sessions, ws, cfg = tx.make_install(tmp_path, ["MEMORY.md", *notes])
+    long_ago = tx.T0 - 400 * DAY
+    for rel in notes:
+        os.utime(ws / rel, (long_ago, long_ago))
+    first = spawn(cfg, "expire", "--force", "--json", fault="expire.moving:2:stop")
+    wait_stopped(first)  # one note moved, five to go
+    second = spawn(cfg, "expire", "--force", "--json")
+    until_ended_or_waiting(second)
+    first.send_signal(signal.SIGCONT)
+    (rc1, out1, err1), (rc2, out2, err2) = finish(first), finish(second)
+    assert (rc1, rc2) == (0, 0), (err1, err2)
+    runs = [json.loads(out1), json.loads(out2)]
+    assert sorted(a["path"] for run in runs for a in run["archive"]) == notes
+    assert not any(run.get("failed") for run in runs), runs
+    assert [len(run["archive"]) for run in runs] == [6, 0]
+    with Store.open(tmp_path / "md" / "state.db") as store:
+        batches = {b for (b,) in store.conn.execute("SELECT DISTINCT batch FROM moves")}
+    assert len(batches) == 1, batches

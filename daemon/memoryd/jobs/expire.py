@@ -9,14 +9,17 @@ place, and the other moves go on.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import faults
 from ..config import Config, Paths
 from ..files_seen import record_first_seen
+from ..locks import held as held_lock
 from ..move_files import MoveError
 from ..move_journal import (
     RESTORE_ON_DEMAND_BATCH,
@@ -161,6 +164,7 @@ def apply_plan(
     failed: list[Failure] = []
     for item in archive:
         assert item.to is not None
+        faults.point("expire.moving")  # (tests: between two moves, the journal's lock free)
         try:
             move_id = mover.move(
                 workspace / item.path, workspace / item.to, reason=item.reason, batch=batch
@@ -240,6 +244,14 @@ def _restores_since_last_run(store: Store) -> list[str]:
     return lines
 
 
+def one_run_at_a_time(paths: Paths) -> contextlib.AbstractContextManager[None]:
+    """Held from a moving run's plan to its last move: two runs at once (two ``expire
+    --force``, or one beside the daemon's) each planned the same files, then failed on the
+    ones the other had moved ("does not exist") and split one month's archive into two
+    batches. The second now waits, then plans what is left."""
+    return held_lock(paths.memoryd_dir / "expire.lock")
+
+
 def run(
     cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = False
 ) -> ExpireResult:
@@ -248,6 +260,13 @@ def run(
     This is the run by hand (``memoryd expire``): it applies exactly the plan, uncapped.
     The daemon runs :func:`run_scheduled`.
     """
+    if dry_run:
+        return _run(cfg, paths, store, now, dry_run=True)
+    with one_run_at_a_time(paths):
+        return _run(cfg, paths, store, now, dry_run=False)
+
+
+def _run(cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool) -> ExpireResult:
     repaired: list[str] = []
     mover = mover_for(store, paths)
     if not dry_run:
@@ -337,6 +356,14 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
             result.notified = _send(cfg, paths, lines)
         return result
 
+    with one_run_at_a_time(paths):
+        return _run_with_consent(cfg, paths, store, now, consent)
+
+
+def _run_with_consent(
+    cfg: Config, paths: Paths, store: Store, now: float, consent: rails.Consent
+) -> ExpireResult:
+    frac = cfg.expire.max_fraction_per_run
     mover = mover_for(store, paths)
     repaired = mover.repair()
     snap, plan = _planned(cfg, paths, store, now)
