@@ -750,6 +750,8 @@ class Snapshot:
 
 
 FIRST_SEEN = "first seen"  # FileSignals.created_from when the age counts from that
+FUTURE_MTIME = "first seen; mtime ahead"  # ... because the file's mtime is in the future
+FUTURE_SLACK = DAY  # an mtime this far ahead of the clock is not a date the file had
 
 
 def with_first_seen(
@@ -759,13 +761,17 @@ def with_first_seen(
     moment memoryd first listed it (an import of old notes is new). Pure.
 
     Before any baseline nothing changes; a file listed at the baseline keeps its own date
-    (memoryd was not there before it); one not listed yet is seen ``now``."""
-    if baseline is None:
-        return signals
+    (memoryd was not there before it); one not listed yet is seen ``now``. An mtime more
+    than a day ahead of ``now`` is no date the file had: its age counts from when memoryd
+    first listed it (``now`` at the latest)."""
     out = []
     for sig in signals:
         first = seen.get(sig.path, now)
-        if first > baseline and first > sig.created:
+        if sig.created_from == "mtime" and sig.created > now + FUTURE_SLACK:
+            # (a copy from a machine whose clock ran ahead: believed, the note would be
+            # "young" until the clock caught up, kept whatever its use)
+            sig = dataclasses.replace(sig, created=min(first, now), created_from=FUTURE_MTIME)
+        elif baseline is not None and first > baseline and first > sig.created:
             sig = dataclasses.replace(sig, created=first, created_from=FIRST_SEEN)
         out.append(sig)
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from datetime import UTC, datetime
 from pathlib import Path
@@ -185,3 +186,25 @@ def test_a_files_hits_are_dated_at_now_by_either_path() -> None:
         assert all(type(h) is Hit for h in sig.hits)
         assert sig.hit_times == tuple(sorted(h.ts for h in dated(hits)))
     assert file_signals(f, future, NOW).hits[-1] == Hit(NOW, "soon", "c9", "main")
+
+
+def test_an_mtime_in_the_future_ages_from_when_memoryd_first_saw_the_file() -> None:
+    """A note copied from a machine whose clock ran a year ahead: ``explain`` said "-365.0
+    days old" and expire kept it as young until the clock caught up, whatever its use.
+    Such an mtime is no date the file had: the age counts from when memoryd first listed it
+    (now at the latest); an mtime within the day's slack is believed."""
+    from memoryd.signals import FUTURE_MTIME, FileSignals, with_first_seen
+
+    fields = {f: 0 for f in FileSignals.__dataclass_fields__}  # (every field, zeroed)
+    base = FileSignals(**{**fields, "path": "memory/ahead.md", "kind": "topic",
+                          "created_from": "mtime"})  # fmt: skip
+    ahead = dataclasses.replace(base, created=NOW + 365 * DAY)
+    close = dataclasses.replace(base, path="memory/close.md", created=NOW + 3600)
+    seen = {"memory/ahead.md": NOW - 40 * DAY}
+    for baseline in (None, NOW - 100 * DAY):
+        got = {s.path: s for s in with_first_seen([ahead, close], seen, baseline, NOW)}
+        assert got["memory/ahead.md"].created == NOW - 40 * DAY
+        assert got["memory/ahead.md"].created_from == FUTURE_MTIME
+        assert got["memory/close.md"].created == NOW + 3600  # (skew within the slack)
+    unseen = with_first_seen([ahead], {}, None, NOW)[0]
+    assert unseen.created == NOW and unseen.created_from == FUTURE_MTIME

@@ -27,7 +27,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         decision_of,
         planned_decision_of,
     )
-    from ..signals import FIRST_SEEN, snapshot, sparkline
+    from ..signals import FIRST_SEEN, FUTURE_MTIME, snapshot, sparkline
 
     now = ready_to_decide(args, ctx)
     rel = to_relpath(ctx, args.path)
@@ -105,6 +105,9 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
             f"  first listed by memoryd {clock.iso(sig.created)} (its own date is older: an "
             f"import counts as new), {sig.age_days:.1f} days old"
             if sig.created_from == FIRST_SEEN
+            else f"  first listed by memoryd {clock.iso(sig.created)} (its mtime is in the "
+            f"future, no date it had), {sig.age_days:.1f} days old"
+            if sig.created_from == FUTURE_MTIME
             else f"  created {clock.iso(sig.created)} (from its {sig.created_from}), "
             f"{sig.age_days:.1f} days old"
         ),
