@@ -14,6 +14,7 @@ and the run says so.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 from itertools import starmap
@@ -185,7 +186,11 @@ def run(
                 skipped.append({"path": rel, "why": "not UTF-8 text"})
                 break
             except OSError as exc:
-                skipped.append({"path": rel, "why": f"cannot read: {exc.strerror or exc}"})
+                why = f"cannot read: {exc.strerror or exc}"
+                if exc.errno == errno.ELOOP and os.path.islink(ws / rel):
+                    why = ("a symbolic link (retire rewrites only a regular "
+                           "file: it would put a file where the link is)")  # fmt: skip
+                skipped.append({"path": rel, "why": why})
                 break
             note = NotePlan(rel, plan, archive_rel_of(cfg, rel), data)
             if retirer is None or not plan.taken:

@@ -407,3 +407,21 @@ def test_a_note_longer_than_retire_reads_is_left_whole_and_said(install, monkeyp
     assert [s["path"] for s in done["skipped"]] == ["memory/big.md"]
     assert "left whole" in done["skipped"][0]["why"]
     assert big.read_bytes() == before
+
+
+@pytest.mark.subprocess
+def test_a_symlinked_memory_md_is_left_whole_and_said_why(install, tmp_path):
+    """MEMORY.md a link into a dotfiles checkout: retire said "cannot read: Too many levels
+    of symbolic links" for one plain link. It leaves the file whole either way (a rewrite
+    would put a file where the link is); now it says that, and the target is untouched."""
+    ws, env = install
+    target = tmp_path / "dotfiles" / "MEMORY.md"
+    target.parent.mkdir()
+    (ws / "MEMORY.md").rename(target)
+    (ws / "MEMORY.md").symlink_to(target)
+    before = target.read_bytes()
+    for args in ((), ("--force",)):
+        doc = _retire(env, *args)
+        [left] = [s for s in doc["skipped"] if s["path"] == "MEMORY.md"]
+        assert left["why"].startswith("a symbolic link (retire rewrites only a regular file")
+    assert target.read_bytes() == before and (ws / "MEMORY.md").is_symlink()
