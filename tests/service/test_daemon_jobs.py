@@ -401,3 +401,35 @@ def test_the_daemon_learns_again_when_new_verdicts_are_due_so_no_command_has_to(
                   env_extra={"MEMORYD_NOW": repr(relearned + 60)})  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert json.loads(saved.read_text())["at"] == relearned
+
+
+def test_a_job_whose_workspace_is_gone_waits_instead_of_reporting_nothing(tmp_path: Path) -> None:
+    """The workspace on a disk that came unmounted under a running daemon: every command
+    stopped with "is not a folder", while the scheduled reflect ran "ok" on "0 memory files,
+    0 hits" and that period's report was never redone. Now a job that reads the workspace
+    (reflect, expire) is not run and not recorded, so it is still due once the folder is
+    back; organize, which keeps to the tier store, runs."""
+    from memoryd.config import load_config, resolve_paths
+    from memoryd.service.cron_trigger import build_triggers
+    from memoryd.service.job_runner import JobRunner
+    from memoryd.store import Store
+
+    inst = make_install(tmp_path)
+    cfg = load_config(str(inst.config))
+    paths = resolve_paths(cfg, {})
+    triggers = build_triggers(cfg, UTC)
+    runner = JobRunner(lambda: (cfg, paths, UTC, triggers), lambda store: None)
+    away = inst.workspace.with_name("workspace.unmounted")
+    inst.workspace.rename(away)
+    for job in ("reflect", "expire", "organize"):
+        runner._run_one(job, "test")
+    with Store.open(inst.db) as store:
+        assert store.last_job("reflect") is None and store.last_job("expire") is None
+        assert store.last_job("organize") is not None
+    assert not list(paths.reports_dir.glob("reflect-*"))
+    away.rename(inst.workspace)
+    runner._run_one("reflect", "test")
+    with Store.open(inst.db) as store:
+        assert store.last_job("reflect") is not None
+    [report] = paths.reports_dir.glob("reflect-*.md")
+    assert "21 memory files" in report.read_text(encoding="utf-8")  # (20 notes, MEMORY.md)

@@ -116,6 +116,12 @@ class JobRunner(threading.Thread):
             if not job_is_due(store, name, triggers[name], now, tz):
                 log.debug("job.not_due", job=name, reason=reason)
                 return
+            if name != "organize" and not paths.workspace.is_dir():
+                # (an unmounted disk, a workspace moved: a report of "0 files" would stand
+                # for the period, and expire would decide on nothing; the job stays due)
+                log.warning("job.workspace_missing", job=name, reason=reason,
+                            workspace=str(paths.workspace))  # fmt: skip
+                return
             log.info("job.start", job=name, reason=reason)
             started = time.monotonic()
             fire = last_fire_time(triggers[name], now, tz)
