@@ -130,3 +130,31 @@ class _Inst:
         self.config = config
         self.jobs_log = root / "jobs.log"
         self.hooks = root / "hooks"
+
+
+def test_env_references_in_openclaw_json_are_resolved_as_openclaw_resolves_them(
+    tmp_path: Path,
+) -> None:
+    """OpenClaw replaces ``${VAR}`` in any string of its config (upper-case names; the
+    config's ``env.vars`` for what the environment lacks; ``$${VAR}`` the literal text).
+    memoryd took ``"${NOTES}/work-notes"`` as a folder of that name and stopped: "is not a
+    folder". Now it finds the workspace OpenClaw uses; an unset variable stays as written,
+    as OpenClaw leaves it, and the message shows it."""
+    oc, configured, _default, env = _install(tmp_path)
+    cases = [
+        ({"agents": {"defaults": {"workspace": "${NOTES}/work-notes"}}}, {"NOTES": str(tmp_path)}),
+        ({"env": {"vars": {"NOTES": str(tmp_path)}},
+          "agents": {"defaults": {"workspace": "${NOTES}/work-notes"}}}, {}),
+    ]  # fmt: skip
+    for doc, extra in cases:
+        oc.write_text(json.dumps(doc))
+        r = run_memoryd(("hits", "--no-scan"), env={**env, **extra})
+        assert r.returncode == 0, r.stderr
+        assert f"workspace {configured}" in r.stdout.splitlines()[0]
+    oc.write_text(json.dumps({"agents": {"defaults": {"workspace": "${NOPE_UNSET}/x"}}}))
+    r = run_memoryd(("hits", "--no-scan"), env=env)
+    assert r.returncode == 2 and "${NOPE_UNSET}/x" in r.stderr, r.stderr
+    from memoryd.config.openclaw import with_env_refs
+
+    got = with_env_refs({"a": ["$${HOME} is ${HOME}", "${lower}"], "n": 1}, {"HOME": "/h"})
+    assert got == {"a": ["${HOME} is /h", "${lower}"], "n": 1}

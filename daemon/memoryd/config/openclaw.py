@@ -84,6 +84,38 @@ def read_openclaw_json(path: Path | None) -> dict[str, Any]:
     return data
 
 
+# OpenClaw's `${VAR}` in any string of its config: upper-case names only; `$${VAR}` is the
+# literal text; a variable unset or empty stays as written (OpenClaw warns and leaves it).
+_ENV_REF = re.compile(r"\$(\$?)\{([A-Z_][A-Z0-9_]*)\}")
+
+
+def with_env_refs(oc: dict[str, Any], environ: typing.Mapping[str, str]) -> dict[str, Any]:
+    """``oc`` with its ``${VAR}`` references replaced as OpenClaw replaces them, from
+    ``environ`` and then the config's own ``env.vars`` (which override nothing set). Pure.
+
+    (A workspace written ``"${HOME}/agent-ws"`` was taken as a folder of that name.)"""
+    inline = oc.get("env", {}).get("vars") if isinstance(oc.get("env"), dict) else None
+    env = dict(inline) if isinstance(inline, dict) else {}
+    env.update({k: v for k, v in environ.items() if v})
+
+    def value_of(match: re.Match[str]) -> str:
+        if match.group(1):
+            return match.group(0)[1:]
+        found = env.get(match.group(2))
+        return found if isinstance(found, str) and found else match.group(0)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, str):
+            return _ENV_REF.sub(value_of, node) if "${" in node else node
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(oc) if "${" in repr(oc) else oc
+
+
 def last_good_openclaw_json(path: Path | None) -> dict[str, Any]:
     """:func:`read_openclaw_json`, or when the file does not parse now, what it said when it
     last did in this process ({} if never): for readers that already resolved their paths

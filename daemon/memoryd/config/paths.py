@@ -25,6 +25,7 @@ from .openclaw import (
     normalize_agent_id,
     openclaw_json_path,
     read_openclaw_json,
+    with_env_refs,
 )
 from .schema import Config
 
@@ -45,7 +46,7 @@ class Paths(NamedTuple):
         """OpenClaw's own config (openclaw.json), {} when missing; the last good reading
         when it no longer parses (these paths were resolved from it: see
         :func:`last_good_openclaw_json`)."""
-        return last_good_openclaw_json(self.openclaw_file)
+        return with_env_refs(last_good_openclaw_json(self.openclaw_file), os.environ)
 
     @property
     def reports_dir(self) -> Path:
@@ -155,10 +156,10 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
     # only leaves them unknown (the workspace does not depend on it), unless that helper's
     # transcripts are wanted.
     if override is None or cfg.openclaw.include_active_memory:
-        oc = read_openclaw_json(oc_file)
+        oc = with_env_refs(read_openclaw_json(oc_file), env)
         helper_dir = active_memory_transcript_dir(oc)
     else:
-        oc = last_good_openclaw_json(oc_file)
+        oc = with_env_refs(last_good_openclaw_json(oc_file), env)
         helper_dir = active_memory_transcript_dir({})
     agents = []
     for agent_id in ids:
