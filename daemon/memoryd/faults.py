@@ -32,21 +32,13 @@ ENV = "MEMORYD_FAULT"
 _hooks: dict[str, Callable[..., None]] = {}
 _reached: dict[str, int] = {}
 
-_ERRNOS = {
-    "eacces": errno.EACCES,
-    "erofs": errno.EROFS,
-    "enospc": errno.ENOSPC,
-    "eio": errno.EIO,
-    "einval": errno.EINVAL,
-}
+_ERRNOS = {"eacces": errno.EACCES, "erofs": errno.EROFS, "enospc": errno.ENOSPC, "eio": errno.EIO,
+           "einval": errno.EINVAL}  # fmt: skip
 
 
 def hook(name: str, action: Callable[..., None] | None) -> None:
-    """Run ``action`` each time ``name`` is reached (None removes it).
-
-    It gets what the point passes, if anything (``store.opened`` passes the
-    new SQLite connection, so a test can make it hit a full disk).
-    """
+    """Run ``action`` each time ``name`` is reached (None removes it), with what the point
+    passes, if anything (``store.opened`` passes the new SQLite connection)."""
     if action is None:
         _hooks.pop(name, None)
     else:
@@ -105,9 +97,8 @@ def _act(name: str, what: str) -> None:
     if what == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     elif what == "stop":
-        # Sent to this thread, not to the process: a SIGSTOP sent with kill() is taken by
-        # whichever thread the kernel picks, and the one that reached the point can run on
-        # for a while (seen: a scan's six more transcripts) before the whole process stops.
+        # Sent to this thread: a SIGSTOP sent with kill() is taken by whichever thread the
+        # kernel picks, and the one that reached the point could run on for a while.
         signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
     elif what == "hang":
         import time

@@ -93,15 +93,11 @@ def notify(cfg: Config, paths: Paths | None, text: str) -> bool:
             return False
         if len(text) > MAX_CHARS:
             text = text[: MAX_CHARS - 1] + "…"
-        body = json.dumps(
-            {"chat_id": target.chat_id, "text": text, "disable_web_page_preview": True}
-        ).encode()
+        message = {"chat_id": target.chat_id, "text": text, "disable_web_page_preview": True}
         req = urllib.request.Request(
-            f"{target.base_url}/bot{target.token}/sendMessage",
-            data=body,
-            headers={"Content-Type": "application/json"},
-            method="POST",
-        )
+            f"{target.base_url}/bot{target.token}/sendMessage", data=json.dumps(message).encode(),
+            headers={"Content-Type": "application/json"}, method="POST",
+        )  # fmt: skip
         with urllib.request.urlopen(req, timeout=target.timeout) as resp:
             reply = json.loads(resp.read() or b"{}")
         ok = bool(isinstance(reply, dict) and reply.get("ok"))
