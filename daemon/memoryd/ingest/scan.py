@@ -118,17 +118,13 @@ class Scanner:
         extras = {
             a.id: tuple(root for p in a.extra_paths for root in roots_of(p)) for a in paths.agents
         }
+        left_out = runs_left_out(cfg.openclaw)
+        # (dreaming's are `__dreaming_…` queries; the lineage is the read context's, below)
         self.applier = Applier(
-            self.ledger,
-            self._workspaces,
-            self._primary,
-            self._tiers_root,
-            "dreaming" not in runs_left_out(cfg.openclaw),  # (its `__dreaming_…` queries)
-            extras,
-            runs_left_out(cfg.openclaw) & TURN_RUNS,
-            lineage_of=lambda agent: self.ctx.lineage(agent),  # (the context below holds it)
-            archive_dir=cfg.archive.dir,
-        )
+            self.ledger, self._workspaces, self._primary, self._tiers_root,
+            "dreaming" not in left_out, extras, left_out & TURN_RUNS,
+            lineage_of=lambda agent: self.ctx.lineage(agent), archive_dir=cfg.archive.dir,
+        )  # fmt: skip
         self.ctx = ReadContext(cfg, self.ledger, self.applier, self._synthetic, self._store_path)
         # One reader per kind of source besides transcript files (read here, below).
         self.archive_reader = ArchiveReader(self.ctx)
@@ -152,34 +148,25 @@ class Scanner:
         """Every transcript to read; the folders that could not be listed, in
         :attr:`unlisted_folders` (until the next call)."""
         self.unlisted_folders = []
-        return list(
-            src.discover(
-                self.paths.agents,
-                include_active_memory=self.cfg.openclaw.include_active_memory,
-                claude_projects=self._claude,
-                unreadable=self.unlisted_folders,
-            )
-        )
+        found = src.discover(
+            self.paths.agents, include_active_memory=self.cfg.openclaw.include_active_memory,
+            claude_projects=self._claude, unreadable=self.unlisted_folders,
+        )  # fmt: skip
+        return list(found)
 
     def _folders_failed(self, stats: ScanStats) -> None:
-        """A folder of transcripts that cannot be listed hides all of them: a failed source
-        of the scan (exit 1 for ``scan``), recorded for ``status`` and logged when it starts
-        failing or fails for another reason (as a file is); recovered, as a source no longer
-        listed is, by the scan's end once it lists again (or is gone: a folder not there
-        holds nothing)."""
+        """A folder of transcripts that cannot be listed hides all of them: a failed source of
+        the scan, as a file is; recovered by the scan's end once it lists again (or is gone)."""
         failed_before = self.ledger.failed_sources()
         said: set[str] = set()
         for agent, folder, why in sorted(self.unlisted_folders, key=lambda f: f[1]):
             if any(folder.startswith(f"{top}{os.sep}") for top in said):
                 continue  # (inside one already said: the same failure)
             said.add(folder)
+            sf = src.SourceFile(agent, src.FOLDER, Path(folder))
             reason = f"the folder cannot be listed ({why})"
-            stats.errors += 1
-            stats.failed_sources.append({"source": folder, "reason": reason})
-            if failed_before.get(folder) != reason:
-                emit("ingest.source_failed", source=folder, kind=src.FOLDER, agent=agent,
-                     reason=reason)  # fmt: skip
-                self.ledger.source_failed(src.SourceFile(agent, src.FOLDER, Path(folder)), reason)
+            if _count_failure(sf, reason, stats, failed_before):
+                self.ledger.source_failed(sf, reason)
 
     def _owner(self, path: Path) -> src.SourceFile | None:
         """The source a single changed path belongs to (for event-driven scans)."""
@@ -408,12 +395,9 @@ class Scanner:
         return policy == "always" or (policy == "auto" and core_is_free())
 
     def _start_helper(self, plans: list[_Plan], split: int, stats: ScanStats) -> HelperShare | None:
-        """Judge the files from ``split`` on, and fork a helper to prescan them.
-
-        Each file is opened, judged and closed here: the helper opens it again by path
-        and reads it only if it is still the file judged, and so does this process when
-        it commits it. Neither holds a descriptor per file, whatever the backlog's size.
-        """
+        """Judge the files from ``split`` on, and fork a helper to prescan them. Each file is
+        opened, judged and closed here; the helper, and this process when it commits it, open
+        it again by path only if it is still the file judged (no descriptor per file held)."""
         share: list[_Plan] = []
         for plan in plans[split:]:
             if plan.sf.kind in (src.SQLITE, src.ARCHIVE):
@@ -442,11 +426,8 @@ class Scanner:
         self, plan: _Plan, helper: HelperShare, pending: dict[str, Calls], stats: ScanStats
     ) -> None:
         """Commit a file of the helper's share, from its answer (or read here if it gave none).
-
-        The file is opened again by path: if it is no longer the file judged (replaced,
-        renamed or deleted since), nothing of it is committed in this scan; the next scan
-        finds it wherever it is now and reads it from its checkpoint, which is unchanged.
-        """
+        A file no longer the one judged (replaced, renamed, deleted) is left to the next scan,
+        from its unchanged checkpoint."""
         assert plan.start is not None and plan.job is not None
         done = helper.result(plan)
         plan.fd = open_judged(plan.job)
@@ -467,12 +448,8 @@ class Scanner:
         """Prescan an opened file in this process, a region at a time (with its bytes)."""
         assert plan.start is not None
         ingest = self.cfg.ingest
-        return prescan(
-            plan.fd,
-            plan.start.offset,
-            chunk_bytes=ingest.chunk_bytes,
-            max_line_bytes=ingest.max_line_bytes,
-        )
+        return prescan(plan.fd, plan.start.offset, chunk_bytes=ingest.chunk_bytes,
+                       max_line_bytes=ingest.max_line_bytes)  # fmt: skip
 
     def _tail(
         self,
@@ -526,19 +503,12 @@ class Scanner:
         return turn_before(fd, cp.offset)
 
     def _source_failed(
-        self,
-        sf: src.SourceFile,
-        exc: BaseException,
-        stats: ScanStats,
-        pending: dict[str, Calls],
+        self, sf: src.SourceFile, exc: BaseException, stats: ScanStats, pending: dict[str, Calls],
         failed_before: dict[str, str],
-    ) -> None:
-        """Mark a source failed with its reason: counted, recorded for ``status``, logged.
-
-        It is logged when it fails, not again at every rescan for the same reason (a
-        store of unknown layout stays so until OpenClaw changes it). If the failure
-        rolled back the scan's open transaction, the waiting calls kept in memory may
-        name rows that were not written: they are loaded again.
+    ) -> None:  # fmt: skip
+        """Mark a source failed with its reason: counted, recorded for ``status``, logged. If
+        the failure rolled back the scan's open transaction, the waiting calls kept in memory
+        may name rows that were not written: they are loaded again.
         """
         if isinstance(exc, SourceFailed):
             reason = str(exc)
@@ -549,14 +519,10 @@ class Scanner:
         if self.ledger.rolled_back:
             pending.clear()
             self.ledger.rolled_back = False
-        stats.errors += 1
-        stats.failed_sources.append({"source": str(sf.path), "reason": reason})
-        if failed_before.get(str(sf.path)) != reason:
-            emit("ingest.source_failed", source=str(sf.path), kind=sf.kind, agent=sf.agent,
-                 reason=reason)  # fmt: skip
-            if not isinstance(exc, SourceFailed):  # unexpected: where, for whoever debugs it
-                emit("ingest.source_traceback", debug=True, source=str(sf.path),
-                     traceback=traceback_of(exc))  # fmt: skip
+        if _count_failure(sf, reason, stats, failed_before) and not isinstance(exc, SourceFailed):
+            # unexpected: where, for whoever debugs it
+            emit("ingest.source_traceback", debug=True, source=str(sf.path),
+                 traceback=traceback_of(exc))  # fmt: skip
         self.ledger.source_failed(sf, reason)
 
     def _commit(
@@ -630,6 +596,20 @@ class Scanner:
 # How far back a resumed read looks for the user message its turn began with: a turn whose
 # start is further back is taken for the user's.
 _LOOK_BACK_BYTES = 1 << 20
+
+
+def _count_failure(
+    sf: src.SourceFile, reason: str, stats: ScanStats, failed_before: dict[str, str]
+) -> bool:
+    """A failed source counted in ``stats``, and logged when it starts failing or fails for
+    another reason (not at every rescan); whether it was logged."""
+    source = str(sf.path)
+    stats.errors += 1
+    stats.failed_sources.append({"source": source, "reason": reason})
+    if failed_before.get(source) == reason:
+        return False
+    emit("ingest.source_failed", source=source, kind=sf.kind, agent=sf.agent, reason=reason)
+    return True
 
 
 def _close(plan: _Plan) -> None:

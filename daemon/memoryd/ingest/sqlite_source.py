@@ -1,14 +1,8 @@
 """OpenClaw's SQLite transcript store (every release since v2026.7.2), read-only.
 
-Each agent keeps its transcript events in
-``<state>/agents/<id>/agent/openclaw-agent.sqlite``. Since schema 14 the table is
-``transcript_events(session_id, seq, event_json, created_at)``; since schema 23
-(v2026.9.6) an event may be stored compressed instead: ``event_json`` NULL,
-``event_zstd`` a zstd frame of its UTF-8 bytes and ``event_utf8_bytes`` their
-length. Before schema 14 the tables were ``sessions`` / ``session_entries``.
-memoryd never trusts a version number for any of this: :func:`detect_layout`
-finds the event table and its columns by name (``sqlite_master``,
-``PRAGMA table_info``), and a store it cannot place is reported, not guessed at.
+Each agent keeps its transcript events in ``<state>/agents/<id>/agent/openclaw-agent.sqlite``
+(docs/openclaw-formats.md). memoryd never trusts a version number: :func:`detect_layout` finds
+the event table and its columns by name, and a store it cannot place is reported, not guessed.
 
 The read position is the last ``seq`` per session, kept in memoryd's own
 ``transcript_db_cursors`` table and committed with the hits. A table found by its column names
@@ -88,8 +82,7 @@ _NOT_TRANSCRIPT_TABLES = ("auth_profile_", "cache_entries", "memory_", "schema_m
 
 def holds_no_transcripts(tables: dict[str, tuple[str, ...]], user_version: int) -> bool:
     """Whether an agent database with no event table is one that never holds transcripts (a
-    2026.7 install's): no source, nothing to warn about. Any other database without one is a
-    layout not known here (a failed source: memoryd cannot count what it holds)."""
+    2026.7 install's): no source. Any other database without one is a layout not known here."""
     if 0 < user_version < FIRST_TRANSCRIPT_SCHEMA:
         return True
     return bool(tables) and all(t.lower().startswith(_NOT_TRANSCRIPT_TABLES) for t in tables)
@@ -116,23 +109,13 @@ def still_being_created(tables: dict[str, tuple[str, ...]], version: int, age_s:
 # The prefixes of the tables an agent store of 2026.9 holds (tests/fixtures/openclaw/2026.9.6):
 # a store with no event table but only such tables (or none) is one being created; a table of
 # another name is a layout not known here.
+# fmt: off
 _AGENT_STORE_TABLES = (
-    "schema_meta",
-    "session",
-    "conversation",
-    "board_",
-    "heartbeat_",
-    "message_tool_",
-    "transcript_",
-    "trajectory_",
-    "acp_",
-    "context_engine_",
-    "cache_entries",
-    "auth_profile_",
-    "memory_",
-    "standing_intents",
-    "sqlite_sequence",
+    "schema_meta", "session", "conversation", "board_", "heartbeat_", "message_tool_",
+    "transcript_", "trajectory_", "acp_", "context_engine_", "cache_entries", "auth_profile_",
+    "memory_", "standing_intents", "sqlite_sequence",
 )
+# fmt: on
 
 
 def user_version(conn: sqlite3.Connection) -> int:
@@ -151,11 +134,8 @@ def is_db_file(name: str) -> bool:
 
 
 def signature(db: Path) -> tuple[int, int] | None:
-    """(total size, newest mtime) of the database and its WAL: changes when rows are added.
-
-    An empty WAL holds no rows: its time is left out (a reader opening the store
-    re-creates it empty after the last writer removed it, and that is no change).
-    """
+    """(total size, newest mtime) of the database and its WAL: changes when rows are added
+    (an empty WAL's time is left out: a reader opening the store re-creates it empty)."""
     size = mtime = 0
     found = False
     for p in (db, db.with_name(DB_NAME + "-wal")):

@@ -1,23 +1,15 @@
 """The daemon (``memoryd run``): follow transcripts live, fire the jobs on time, talk to systemd.
 
-Shape of the process, and why:
+* **One ingest worker** (:mod:`.ingest_worker`) owns the scanner and its own connection; file
+  events only queue paths, and a stat-only full rescan at start, every
+  ``daemon.rescan_seconds``, after a gap and on SIGHUP catches whatever events were lost.
+* **One job runner** (:mod:`.job_runner`) runs the jobs one at a time, when due by the
+  ``jobs`` table; APScheduler only triggers it.
+* **The main thread** handles signals, checks liveness before each ``WATCHDOG=1``, notices
+  gaps and a change of the system's time zone, and keeps ``STATUS=`` current.
 
-* **One ingest worker** (:mod:`.ingest_worker`) owns the scanner and its own SQLite
-  connection; file-system events only queue paths, and a stat-only full rescan at start,
-  every ``daemon.rescan_seconds``, after a gap (a wake from sleep, SIGSTOP, the clock set)
-  and on SIGHUP catches whatever events were lost.
-* **One job runner** (:mod:`.job_runner`) runs organize / reflect / expire one at a time.
-  APScheduler only *triggers* it at the cron times; whether a job is due is decided from the
-  ``jobs`` table (:func:`~.schedule.due_jobs`), so periods missed while the daemon was down
-  or the machine slept run exactly once at start or after the wake, and a DST change never
-  makes two periods of one.
-* **The main thread** handles signals, checks that observer, worker and scheduler are alive
-  before each ``WATCHDOG=1``, notices gaps (wall, monotonic and boot clocks compared) and a
-  change of the system's time zone, and keeps ``STATUS=`` current.
-
-The decisions (is a job due, was there a gap: :mod:`.schedule`; the status line:
-:mod:`.systemd`) are pure functions; the threads and this module, which wires them together,
-are the imperative shell.
+The decisions (:mod:`.schedule`, :mod:`.systemd`) are pure; the threads and this module are
+the imperative shell.
 """
 
 from __future__ import annotations
@@ -104,12 +96,7 @@ class Daemon:
     """The running process: owns the lock, the threads and the notify socket."""
 
     def __init__(
-        self,
-        cfg: Config,
-        paths: Paths,
-        *,
-        config_file: str | None,
-        environ: Mapping[str, str],
+        self, cfg: Config, paths: Paths, *, config_file: str | None, environ: Mapping[str, str]
     ) -> None:
         self.cfg, self.paths = cfg, paths
         self.config_file = config_file
