@@ -26,15 +26,10 @@ class HitTally(NamedTuple):
 
 
 def hit_counts(
-    conn: sqlite3.Connection,
-    now: float,
-    windows: Iterable[float] = (),
-    agents: Iterable[str] | None = None,
-    *,
-    skew: float = CLOCK_SKEW,
-    total: bool = True,
+    conn: sqlite3.Connection, now: float, windows: Iterable[float] = (),
+    agents: Iterable[str] | None = None, *, skew: float = CLOCK_SKEW, total: bool = True,
     seek_files_max: int | None = None,
-) -> dict[str, HitTally]:
+) -> dict[str, HitTally]:  # fmt: skip
     """memory_path → :class:`HitTally`: the one hit-count query (module docstring).
 
     A hit dated up to ``skew`` seconds after ``now`` counts as a hit at ``now``; a later one

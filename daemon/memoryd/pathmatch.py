@@ -330,13 +330,9 @@ def traits_for(
 
 
 def attribution_for(
-    folder: Path,
-    listed: Sequence[str],
-    recorded: Iterable[str],
-    environ: Mapping[str, str] | None = None,
-    *,
-    probe: Sequence[str] | None = None,
-) -> Attribution:
+    folder: Path, listed: Sequence[str], recorded: Iterable[str],
+    environ: Mapping[str, str] | None = None, *, probe: Sequence[str] | None = None,
+) -> Attribution:  # fmt: skip
     """:func:`attribute` for the files listed under ``folder``; the file system is asked
     only when some recorded path is not listed as it is (the common case asks nothing).
     ``probe``: the files' paths under ``folder`` when ``listed`` are other keys (the tier
@@ -374,16 +370,9 @@ def _warn_once(text: str) -> None:
 
 
 def attributed_tallies(
-    conn: Any,
-    tallies: Mapping[str, Any],
-    attribution: Attribution,
-    now: float,
-    windows: Sequence[float],
-    agents: Iterable[str] | None,
-    *,
-    skew: float,
-    total: bool = True,
-) -> dict[str, Any]:
+    conn: Any, tallies: Mapping[str, Any], attribution: Attribution, now: float,
+    windows: Sequence[float], agents: Iterable[str] | None, *, skew: float, total: bool = True,
+) -> dict[str, Any]:  # fmt: skip
     """``hit_counts``'s result with each listed file's other spellings counted for it (and
     no longer under their own names)."""
     if not attribution.owner:

@@ -364,16 +364,10 @@ class Store:
     # ---------------------------------------------------------------- hits
 
     def hit_counts(
-        self,
-        now: float,
-        windows: Iterable[float] = (),
-        agents: Iterable[str] | None = None,
-        *,
-        skew: float = CLOCK_SKEW,
-        total: bool = True,
-    ) -> dict[str, HitTally]:
-        """memory_path → its hits as of ``now``: see :func:`memoryd.hit_counts.hit_counts`,
-        the one count."""
+        self, now: float, windows: Iterable[float] = (), agents: Iterable[str] | None = None, *,
+        skew: float = CLOCK_SKEW, total: bool = True,
+    ) -> dict[str, HitTally]:  # fmt: skip
+        """memory_path → its hits as of ``now`` (:func:`memoryd.hit_counts.hit_counts`)."""
         return hit_counts(self.conn, now, windows, agents, skew=skew, total=total)
 
     # ---------------------------------------------------------------- jobs

@@ -59,17 +59,12 @@ class Applier:
     """Turns parsed lines into a batch's rows (pure but for looking up an unknown call)."""
 
     def __init__(
-        self,
-        ledger: Ledger,
-        workspaces: dict[str, Roots],
-        primary: Roots,
-        tiers_root: Roots,
-        count_synthetic: bool,
-        extras: dict[str, tuple[str, ...]] | None = None,
+        self, ledger: Ledger, workspaces: dict[str, Roots], primary: Roots, tiers_root: Roots,
+        count_synthetic: bool, extras: dict[str, tuple[str, ...]] | None = None,
         left_out_turns: frozenset[str] = frozenset(),
         lineage_of: Callable[[str], dict[str, str | None]] = lambda _agent: {},
         archive_dir: str = "",
-    ) -> None:
+    ) -> None:  # fmt: skip
         self.ledger = ledger
         self._workspaces = workspaces
         # agent → its `memory.search.extraPaths` (every spelling): notes there count too
@@ -123,13 +118,9 @@ class Applier:
         self.lines(((0, 0, parsed),), batch, calls, stats, {})
 
     def lines(
-        self,
-        lines: Iterable[tuple[int, int, ParsedLine]],
-        batch: Batch,
-        calls: Calls,
-        stats: ScanStats,
-        made_at: dict[str, int],
-    ) -> None:
+        self, lines: Iterable[tuple[int, int, ParsedLine]], batch: Batch, calls: Calls,
+        stats: ScanStats, made_at: dict[str, int],
+    ) -> None:  # fmt: skip
         """Add parsed lines (``(begin, end, parsed)``, in file order) to ``batch``; each call
         made (or carried into this session) goes into ``made_at`` with the end of its line.
         What does not change from one line to the next is looked up once.

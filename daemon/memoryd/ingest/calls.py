@@ -85,11 +85,9 @@ def written_id(call_id: str) -> str:
 
 
 def stored_occurrence(
-    rows: Sequence[tuple[str, str | None]],
-    session: str,
-    parent: str | None,
+    rows: Sequence[tuple[str, str | None]], session: str, parent: str | None,
     made: float | None = None,
-) -> str | None:
+) -> str | None:  # fmt: skip
     """The occurrence a result of a numbered id answers when no call of that id was met in
     this scan: ``rows`` are the stored ones (``(occurrence id, session)``, see
     :meth:`.ledger_calls.CallLookups.fetch_occurrences`).

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 # The sqlite3 module "adapts" any value but an int, float or str before binding it: for None,
 # two failed attribute lookups (docs/benchmarks.md counts them). An adapter registered for
 # None's type is found by one dictionary lookup, and this one (a C method) returns None,
-# which binds as NULL, as before.
+# which binds as NULL.
 sqlite3.register_adapter(type(None), {}.get)  # type: ignore[arg-type]  # (see above)
 
 # Rows a multi-row INSERT carries, largest first; fewer than the smallest go by executemany

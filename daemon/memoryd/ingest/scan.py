@@ -191,11 +191,9 @@ class Scanner:
     # ------------------------------------------------------------------ scanning
 
     def scan(
-        self,
-        only: Iterable[Path] | None = None,
-        progress: Report | None = None,
+        self, only: Iterable[Path] | None = None, progress: Report | None = None,
         now: float | None = None,
-    ) -> ScanStats:
+    ) -> ScanStats:  # fmt: skip
         """Read what is new. ``only`` limits the scan to those paths (from file events).
 
         ``now``: the scan's time (memoryd's clock read now when None), for the grace period of
@@ -308,13 +306,9 @@ class Scanner:
         return pending_bytes(self.cfg, self.paths, self.store.conn)
 
     def _plan(
-        self,
-        files: list[src.SourceFile],
-        by_inode: dict[tuple[int, int], Checkpoint],
-        by_path: dict[str, Checkpoint],
-        seen_ids: set[int],
-        stats: ScanStats,
-    ) -> list[_Plan]:
+        self, files: list[src.SourceFile], by_inode: dict[tuple[int, int], Checkpoint],
+        by_path: dict[str, Checkpoint], seen_ids: set[int], stats: ScanStats,
+    ) -> list[_Plan]:  # fmt: skip
         """Stat every source, in scan order; the ones with something to read, planned.
 
         Stat only: an unchanged file is not opened, and is not in the plan.
@@ -452,12 +446,9 @@ class Scanner:
                        max_line_bytes=ingest.max_line_bytes)  # fmt: skip
 
     def _tail(
-        self,
-        plan: _Plan,
-        regions: Iterable[tuple[Prescanned, bytes | None]],
-        pending: dict[str, Calls],
-        stats: ScanStats,
-    ) -> None:
+        self, plan: _Plan, regions: Iterable[tuple[Prescanned, bytes | None]],
+        pending: dict[str, Calls], stats: ScanStats,
+    ) -> None:  # fmt: skip
         """Apply a file's prescanned regions in order, committing with their end offsets."""
         cp, sf, st = plan.start, plan.sf, plan.st
         assert cp is not None and plan.settle is not None

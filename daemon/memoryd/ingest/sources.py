@@ -226,12 +226,9 @@ def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:
 
 
 def discover(
-    agents: tuple[Agent, ...],
-    *,
-    include_active_memory: bool = False,
-    claude_projects: tuple[Path, ...] = (),
-    unreadable: list[tuple[str, str, str]] | None = None,
-) -> Iterator[SourceFile]:
+    agents: tuple[Agent, ...], *, include_active_memory: bool = False,
+    claude_projects: tuple[Path, ...] = (), unreadable: list[tuple[str, str, str]] | None = None,
+) -> Iterator[SourceFile]:  # fmt: skip
     """Every transcript file to read (regular files only, no symlinks), oldest first.
 
     Each agent's transcripts come in the order they were last written (then by name): a
@@ -384,11 +381,9 @@ def parent_id(parent: str) -> str:
 
 
 def synthetic_from_keys(
-    keyed: Iterable[tuple[str, str]],
-    *,
-    active_memory: bool = False,
+    keyed: Iterable[tuple[str, str]], *, active_memory: bool = False,
     synthetic: bool | frozenset[str] = True,
-) -> frozenset[str]:
+) -> frozenset[str]:  # fmt: skip
     """The sessions of ``(session id, session key)`` pairs whose key :func:`is_synthetic_key`
     names: the one rule for JSONL indexes and the SQLite store (one such key suffices)."""
     return frozenset(

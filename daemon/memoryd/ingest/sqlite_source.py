@@ -186,9 +186,7 @@ def is_busy(exc: sqlite3.Error) -> bool:
 
 
 def sessions_with_new_rows(
-    conn: sqlite3.Connection,
-    layout: Layout,
-    cursors: dict[str, Cursor],
+    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor],
     live: set[str] | None = None,
 ) -> list[tuple[str, Cursor, int]]:
     """(session_id, cursor to read after, last seq) for every session with rows not yet read;

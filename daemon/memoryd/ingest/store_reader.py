@@ -39,13 +39,9 @@ class StoreReader:
         self.archive_reader = archives
 
     def read(
-        self,
-        sf: src.SourceFile,
-        st: os.stat_result,
-        cp: Checkpoint | None,
-        pending: dict[str, Calls],
-        stats: ScanStats,
-    ) -> None:
+        self, sf: src.SourceFile, st: os.stat_result, cp: Checkpoint | None,
+        pending: dict[str, Calls], stats: ScanStats,
+    ) -> None:  # fmt: skip
         """Read new rows of OpenClaw's SQLite transcript store (not opened when its database
         and WAL are as they were)."""
         sig = sqlite_source.signature(sf.path)
@@ -204,11 +200,9 @@ class StoreReader:
 
     @staticmethod
     def _header_parents(
-        conn: sqlite3.Connection,
-        layout: sqlite_source.Layout,
-        todo: list[tuple[str, sqlite_source.Cursor, int]],
-        parents: dict[str, str],
-    ) -> None:
+        conn: sqlite3.Connection, layout: sqlite_source.Layout,
+        todo: list[tuple[str, sqlite_source.Cursor, int]], parents: dict[str, str],
+    ) -> None:  # fmt: skip
         """Add the lineage only a header tells: ``parentSession`` of sessions read from the start
         (no ``session_windows`` before schema 14, or a window without its previous session),
         known before the order is settled, so the continued session is read first."""

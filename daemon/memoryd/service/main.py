@@ -490,16 +490,12 @@ class Daemon:
             log.error("daemon.reload_rejected", error=str(exc), config=self.config_file)
             if isinstance(exc, OpenClawJsonError) and self.worker is not None:
                 self.worker.openclaw_json_unreadable(exc)
-            self.notifier.send(
-                "READY=1", f"STATUS={self._status_text(f'reload failed, old config kept: {exc}')}"
-            )
+            self._ready_again(f"reload failed, old config kept: {exc}")
             return
         except Exception as exc:  # a reader's fault the checks did not name: still no exit
             log.error("daemon.reload_failed", error=repr(exc), config=self.config_file,
                       exc_info=True)  # fmt: skip
-            self.notifier.send(
-                "READY=1", f"STATUS={self._status_text('reload failed, old config kept')}"
-            )
+            self._ready_again("reload failed, old config kept")
             return
         # Off until now, in the old config or the new one: a job switched on waits for its
         # next fire (the catch-up below does not count the fires it slept through).
@@ -507,10 +503,8 @@ class Daemon:
         with contextlib.suppress(sqlite3.Error):
             assert self.store is not None
             mark_jobs_off(self.store, sorted(off), clock.now())
-        old = self.cfg.daemon
-        polling_changed = (cfg.daemon.polling, cfg.daemon.polling_interval) != (
-            old.polling, old.polling_interval
-        )
+        new, old = cfg.daemon, self.cfg.daemon
+        polling_changed = (new.polling, new.polling_interval) != (old.polling, old.polling_interval)
         with self._schedule_lock:
             self.cfg, self.paths, self.tz, self.triggers = cfg, paths, tz, triggers
         configure_logging(cfg.log.level, cfg.log.format)
@@ -524,7 +518,10 @@ class Daemon:
         self._catch_up_jobs("reload")
         if self.jobs is not None:  # (another target, floor or schedule: learned again)
             self.jobs.submit(KEEP_LEARNED, "reload")
-        self.notifier.send("READY=1", f"STATUS={self._status_text('configuration reloaded')}")
+        self._ready_again("configuration reloaded")
+
+    def _ready_again(self, note: str) -> None:
+        self.notifier.send("READY=1", f"STATUS={self._status_text(note)}")
 
     # ------------------------------------------------------------ status
 
