@@ -1,22 +1,10 @@
 """Fault points: named places in the code where a test can make something happen.
 
-Crash and race tests must not depend on the machine's speed ("kill after 0.4 s"
-passes on one laptop and fails on a loaded 2-core box). Instead the code under
-test calls :func:`point` at the moments that matter (between a check and the act
-it guards, after the Nth move of a run), and a test decides what happens there:
-
-* in-process, with :func:`hook` — a callable run at the point (an editor's save
-  racing the mover, an ``OSError`` the file system would give);
-* in a subprocess, with ``MEMORYD_FAULT=<point>:<n>[:<action>][,...]`` — at the
-  ``n``-th time the process reaches ``<point>``, do ``<action>``: ``kill``
-  (SIGKILL itself: the default), ``stop`` (SIGSTOP itself, so the test decides
-  when and how to end it), ``hang`` (block the thread that reached it, as a read that
-  never returns would, for as long as the spec still asks for it), ``eacces`` / ``erofs`` /
-  ``enospc`` / ``eio`` / ``einval`` (raise that ``OSError``), and ``*`` for ``<n>`` to act
-  every time;
-* in a subprocess whose fault must start or end while it runs (a disk that fills up, then
-  has room again), with ``MEMORYD_FAULT=@<file>``: the spec is read from that file each
-  time a point is reached (no file, or an empty one: no fault).
+Crash and race tests must not depend on the machine's speed, so the code calls :func:`point`
+at the moments that matter and a test decides what happens there: in-process with
+:func:`hook`, in a subprocess with ``MEMORYD_FAULT`` (docs/moves.md, "For developers: fault
+points"; besides its actions, ``hang`` blocks the thread that reached the point for as long as
+the spec still asks for it, as a read that never returns would).
 
 With neither set, :func:`point` costs one dict lookup and one environment read.
 """

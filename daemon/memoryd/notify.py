@@ -1,18 +1,9 @@
 """Telegram notifications of job summaries (the janitor's report among them).
 
-Optional and harmless: :func:`notify` never raises, so a network failure, a bad
-token or a missing chat can never fail the job that wanted to report. Settings
-come from ``[notify.telegram]``; an empty ``token`` / ``chat_id`` is taken from
-OpenClaw's own Telegram channel in ``openclaw.json``:
-
-* token: ``channels.telegram.botToken``, else the file named by
-  ``channels.telegram.tokenFile``, else ``channels.telegram.accounts.default.botToken``
-* chat: the first entry of ``channels.telegram.allowFrom`` (the owner's user id,
-  which is also the id of the owner's private chat with the bot; a ``telegram:`` or
-  ``tg:`` prefix is dropped)
-
-The request is ``POST {base_url}/bot{token}/sendMessage`` with a JSON body, the
-Bot API's documented form; ``base_url`` exists so tests can point it at a local server.
+Optional and harmless: :func:`notify` never raises, so a failure can never fail the job that
+wanted to report. An empty ``token`` / ``chat_id`` is taken from OpenClaw's own Telegram
+channel in ``openclaw.json`` (docs/lifecycle.md, "Telegram"); the first ``allowFrom`` entry is
+the owner's user id, also the id of the owner's private chat with the bot.
 """
 
 from __future__ import annotations

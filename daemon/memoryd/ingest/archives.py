@@ -1,21 +1,10 @@
 """Events that left the live transcript store: archives of deleted, reset and cold sessions.
 
-OpenClaw removes a session's rows from ``transcript_events`` when it is deleted,
-evicted by the disk budget or moved to cold storage (openclaw-formats.md §2b).
-If memoryd was not running then, those events are only in an archive:
-
-- ``session_transcript_archives(archive_name UNIQUE, session_id, session_key,
-  reason, encoding ∈ {identity, zstd}, archive_blob, created_at)``: the session's
-  JSONL text, zstd-compressed when ``encoding = 'zstd'``;
-- ``session_transcript_cold_archives(archive_key, session_id, archive_blob,
-  created_at)`` (schema 23 names the archive ``archive_name``, and keeps its blob there
-  only when ``storage = 'sqlite'``; ``'file'`` leaves it NULL) and files
-  ``<agent>/agent/cold/<sha256>.jsonl.zst`` (also ``sessions/cold/``): zstd JSONL
-  *records*, ``{"kind": "header", "session_id", "session_key"}``,
-  ``{"kind": "event", "row": {"seq", "event_json", "created_at"}}`` and other kinds
-  (identity, active, index, fts) to ignore;
-- derived files ``sessions/<sessionId>.jsonl.deleted.<ts>.zst`` /
-  ``.jsonl.reset.<ts>.zst``: the zstd of the JSONL text.
+OpenClaw removes a session's rows from ``transcript_events`` when it is deleted, evicted by
+the disk budget or moved to cold storage; if memoryd was not running then, those events are
+only in an archive: the tables ``session_transcript_archives`` and
+``session_transcript_cold_archives``, ``cold/<sha256>.jsonl.zst`` files of JSONL records, and
+derived ``sessions/<sessionId>.jsonl.deleted.<ts>.zst`` files (docs/openclaw-formats.md §2b).
 
 Each archive is read whole, once, and remembered by name with its size and a digest
 (``archives_read``); reading one whose events memoryd already saw is harmless (hits are unique

@@ -1,19 +1,10 @@
 """A memory tool's answer → the memory files it found (:class:`.events.ToolResult`), pure.
 
-What counts as a hit is decided here, from the payload alone:
-
-- ``memory_search``: every ``results[]`` entry with a ``path``, except
-  ``source: "sessions"`` (indexed transcripts, not memory files) and a ``corpus``
-  other than ``memory`` (a wiki or plugin corpus, whose paths are its own). Several
-  chunks of one file are one hit (best score, widest line range). A disabled
-  or failed search is an answer with no hits.
-- ``memory_get``: a hit on its ``path`` when the returned ``text`` is non-empty (and
-  it was not read from another ``corpus``).
-- The payload is read from ``details`` when that still has the data, else from
-  ``content[].text`` (``details`` over 8 KiB is replaced by a truncation
-  marker). When the text itself was cut and is no longer JSON, the
-  ``"path": "..."`` entries are recovered from it rather than dropping the call,
-  each with the ``corpus`` its result names before the cut.
+What counts as a hit is decided here, from the payload alone (docs/ingest.md, "What is a hit"):
+several chunks of one file are one hit (best score, widest line range). The payload is read
+from ``details`` while it still has the data, else from ``content[].text``; a text cut and no
+longer JSON gives the ``"path"`` entries before the cut, each with its result's ``corpus``
+(docs/openclaw-formats.md).
 """
 
 from __future__ import annotations
