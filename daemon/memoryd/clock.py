@@ -1,22 +1,13 @@
 """The one place memoryd asks for the time, so tests can move it.
 
-``MEMORYD_NOW`` (epoch seconds or an ISO 8601 time) pins the clock;
-``MEMORYD_CLOCK_OFFSET`` (seconds) shifts the real one. Both exist for tests
-and for replaying a policy "as of" another day; neither is needed in production.
-``MEMORYD_CLOCK_OFFSET_FILE`` names a file holding such an offset, re-read on
-every call: a test changes it to make a running daemon see its wall clock jump
-(as after a wake from sleep), which an environment variable cannot do.
+``MEMORYD_NOW`` (epoch seconds or an ISO 8601 time) pins the clock; ``MEMORYD_CLOCK_OFFSET``
+(seconds) shifts the real one (tests, and replaying a policy "as of" another day).
+``MEMORYD_CLOCK_OFFSET_FILE`` names a file holding such an offset, re-read on every call, so a
+test can make a running daemon see its wall clock jump.
 
-:func:`read_clocks` reads this clock with the monotonic and boot clocks, together: the daemon's
-main loop and its scans compare two readings to tell a sleep, a stopped process and a clock
-set by hand apart (:func:`memoryd.service.schedule.find_gap`).
-
-Every reading lies between :data:`EARLIEST` and :data:`LATEST` (1970 to the year 9000):
-dates, periods and local times are computed from it, and Python's ``datetime`` ends at
-the year 9999 (``1e20`` would end a command in an ``OverflowError``, the year 1 in one
-once a time zone is applied). A variable that puts the clock outside is refused like an
-unparsable one (``ValueError``: the command line exits 2); an offset file that does is
-ignored, with one warning, and the offset read before it stays in force.
+Every reading lies between :data:`EARLIEST` and :data:`LATEST` (1970 to the year 9000), since
+``datetime`` ends at 9999. A variable that puts the clock outside is refused like an
+unparsable one (``ValueError``); an offset file that does is ignored, with one warning.
 """
 
 from __future__ import annotations
@@ -115,16 +106,12 @@ def _shift_from_file(path: str, base: float) -> float:
         # memoryd.log reads this clock, so the clock does not import it.
         import logging
 
-        logging.getLogger("memoryd.clock").warning(
-            "clock.offset_ignored",
-            extra={
-                "file": path,
-                "offset": text,
-                "kept": _file_shift,
-                "text": f"$MEMORYD_CLOCK_OFFSET_FILE: {text!r} would put the clock outside the "
-                f"times {_RANGE}; ignored, the clock keeps its offset of {_file_shift:g} s",
-            },
+        message = (
+            f"$MEMORYD_CLOCK_OFFSET_FILE: {text!r} would put the clock outside the times "
+            f"{_RANGE}; ignored, the clock keeps its offset of {_file_shift:g} s"
         )
+        extra = {"file": path, "offset": text, "kept": _file_shift, "text": message}
+        logging.getLogger("memoryd.clock").warning("clock.offset_ignored", extra=extra)
     return _file_shift
 
 
@@ -139,13 +126,9 @@ def iso(ts: float | None) -> str | None:
 
 
 class Clocks(NamedTuple):
-    """One reading of the three clocks the daemon compares to notice a gap.
-
-    ``wall``: memoryd's clock (:func:`memoryd.clock.now`, the real one in production);
-    ``mono``: ``time.monotonic()``, which runs while the process runs and stops while the
-    machine sleeps; ``boot``: a clock that runs on while the machine sleeps (Linux
-    ``CLOCK_BOOTTIME``, macOS ``CLOCK_MONOTONIC``), None where there is none.
-    """
+    """One reading of the three clocks the daemon compares to notice a gap
+    (:func:`memoryd.service.schedule.find_gap`): ``wall``, memoryd's clock; ``mono``, which
+    stops while the machine sleeps; ``boot``, which runs on (None where there is none)."""
 
     wall: float
     mono: float
@@ -160,12 +143,8 @@ if _BOOT_CLOCK is None and sys.platform == "darwin":
 
 
 def read_clocks(boot_clock: int | None = _BOOT_CLOCK) -> Clocks:
-    """Wall, monotonic and boot clocks, read together (see :class:`Clocks`).
-
-    A boot clock the kernel refuses (an old kernel, a sandbox such as gVisor or WSL 1 that
-    lacks it: ``EINVAL``) reads as None, as where there is none: the main loop must not die
-    of it, and the gap is then found without it.
-    """
+    """Wall, monotonic and boot clocks, read together (see :class:`Clocks`); a boot clock the
+    kernel refuses (a sandbox lacking it) reads as None, as where there is none."""
     boot: float | None = None
     if boot_clock is not None:
         with contextlib.suppress(OSError):

@@ -1,22 +1,10 @@
 """Fault points: named places in the code where a test can make something happen.
 
-Crash and race tests must not depend on the machine's speed ("kill after 0.4 s"
-passes on one laptop and fails on a loaded 2-core box). Instead the code under
-test calls :func:`point` at the moments that matter (between a check and the act
-it guards, after the Nth move of a run), and a test decides what happens there:
-
-* in-process, with :func:`hook` — a callable run at the point (an editor's save
-  racing the mover, an ``OSError`` the file system would give);
-* in a subprocess, with ``MEMORYD_FAULT=<point>:<n>[:<action>][,...]`` — at the
-  ``n``-th time the process reaches ``<point>``, do ``<action>``: ``kill``
-  (SIGKILL itself: the default), ``stop`` (SIGSTOP itself, so the test decides
-  when and how to end it), ``hang`` (block the thread that reached it, as a read that
-  never returns would, for as long as the spec still asks for it), ``eacces`` / ``erofs`` /
-  ``enospc`` / ``eio`` / ``einval`` (raise that ``OSError``), and ``*`` for ``<n>`` to act
-  every time;
-* in a subprocess whose fault must start or end while it runs (a disk that fills up, then
-  has room again), with ``MEMORYD_FAULT=@<file>``: the spec is read from that file each
-  time a point is reached (no file, or an empty one: no fault).
+Crash and race tests must not depend on the machine's speed, so the code calls :func:`point`
+at the moments that matter and a test decides what happens there: in-process with
+:func:`hook`, in a subprocess with ``MEMORYD_FAULT`` (docs/moves.md, "For developers: fault
+points"; besides its actions, ``hang`` blocks the thread that reached the point for as long as
+the spec still asks for it, as a read that never returns would).
 
 With neither set, :func:`point` costs one dict lookup and one environment read.
 """
@@ -32,21 +20,13 @@ ENV = "MEMORYD_FAULT"
 _hooks: dict[str, Callable[..., None]] = {}
 _reached: dict[str, int] = {}
 
-_ERRNOS = {
-    "eacces": errno.EACCES,
-    "erofs": errno.EROFS,
-    "enospc": errno.ENOSPC,
-    "eio": errno.EIO,
-    "einval": errno.EINVAL,
-}
+_ERRNOS = {"eacces": errno.EACCES, "erofs": errno.EROFS, "enospc": errno.ENOSPC, "eio": errno.EIO,
+           "einval": errno.EINVAL}  # fmt: skip
 
 
 def hook(name: str, action: Callable[..., None] | None) -> None:
-    """Run ``action`` each time ``name`` is reached (None removes it).
-
-    It gets what the point passes, if anything (``store.opened`` passes the
-    new SQLite connection, so a test can make it hit a full disk).
-    """
+    """Run ``action`` each time ``name`` is reached (None removes it), with what the point
+    passes, if anything (``store.opened`` passes the new SQLite connection)."""
     if action is None:
         _hooks.pop(name, None)
     else:
@@ -105,9 +85,8 @@ def _act(name: str, what: str) -> None:
     if what == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     elif what == "stop":
-        # Sent to this thread, not to the process: a SIGSTOP sent with kill() is taken by
-        # whichever thread the kernel picks, and the one that reached the point can run on
-        # for a while (seen: a scan's six more transcripts) before the whole process stops.
+        # Sent to this thread: a SIGSTOP sent with kill() is taken by whichever thread the
+        # kernel picks, and the one that reached the point could run on for a while.
         signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
     elif what == "hang":
         import time

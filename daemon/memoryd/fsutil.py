@@ -1,17 +1,11 @@
 """The file primitives every part of memoryd shares: read without following, write atomically.
 
-Why one module: a path memoryd reads may sit in a folder a person (or an agent)
-can write, so a final symlink must never be followed (``O_NOFOLLOW``), and only
-regular files are read. A file memoryd writes for others to read (refcount.json,
-reports, a service unit) must be whole or absent after a crash: a temporary file
-in the same folder, fsynced, renamed over the old one, and the folder fsynced.
-These rules are written here once.
+A path memoryd reads may sit in a folder a person (or an agent) can write, so a final symlink
+is never followed and only regular files are read; a file memoryd writes for others must be
+whole or absent after a crash. These rules are written here once.
 
-A note is opened with ``O_NONBLOCK`` too and its type is checked on the descriptor
-(``fstat``), never before: a FIFO put in place of a note (or renamed over one between a
-listing and the open) then fails at once instead of waiting forever for a writer, with a
-lock held. :func:`read_note` is what every reader of a note calls: anything that
-is not a regular file is "not a note", counted (:func:`take_not_notes`) and logged once.
+A note is opened with ``O_NONBLOCK`` and its type checked on the descriptor, never before: a
+FIFO put in place of a note then fails at once instead of blocking forever with a lock held.
 """
 
 from __future__ import annotations
@@ -111,13 +105,9 @@ def take_not_notes() -> int:
 
 
 def read_note(path: Path | str, limit: int | None = None) -> tuple[bytes, int] | None:
-    """(the first ``limit`` bytes, the file's size) of a note, or None when it is not one.
-
-    A note is a regular file reached without a symlink; a FIFO, a device, a folder, a
-    symlink or an unreadable file is counted and logged (:func:`not_a_note`) and skipped.
-    A file gone meanwhile (moved by another memoryd command, or the user) is just skipped.
-    The read never blocks on a FIFO and never reads more than ``limit`` bytes.
-    """
+    """(the first ``limit`` bytes, the file's size) of a note, or None when it is not one:
+    anything but a regular file reached without a symlink is counted and logged once
+    (:func:`not_a_note`); a file gone meanwhile is just skipped."""
     try:
         data, st = read_regular(path, limit)
     except FileNotFoundError:
@@ -187,11 +177,8 @@ def replace_durably(tmp: Path, path: Path) -> None:
 
 
 def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Replace ``path`` with ``data``: whole or not at all, even across a crash.
-
-    Temporary file in the same folder, fsync, ``os.replace``, fsync the folder; a
-    failure removes the temporary file and leaves the old content in place.
-    """
+    """Replace ``path`` with ``data``, whole or not at all across a crash (temporary file,
+    fsync, ``os.replace``, fsync the folder); a failure leaves the old content in place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(path)
     try:
@@ -218,11 +205,9 @@ _swap_call: object = None  # the libc function, found on first use (None: not lo
 def exchange(a: Path | str, b: Path | str) -> bool:
     """Swap the files named ``a`` and ``b`` in one step: each name always names a file.
 
-    Why: rewriting a note that other programs read (OpenClaw reads ``MEMORY.md`` at every
-    session start) by renaming the old one aside and the new one in leaves a moment with no
-    note at all; a session starting then gets no memory. A swap has no such moment, and
-    leaves the old file under the other name, to be checked and removed. False (nothing
-    changed) where the system or the file system cannot swap; other errors are raised.
+    Renaming the old note aside and the new one in leaves a moment with no ``MEMORY.md`` for
+    a session starting then; a swap has none, and leaves the old file under the other name.
+    False (nothing changed) where the system or file system cannot swap; other errors raise.
     """
     call = _libc_swap()
     if call is False:

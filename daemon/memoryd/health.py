@@ -1,13 +1,11 @@
 """The daemon's health note: faults ``memoryd status`` must report that the state database
 cannot hold (a full disk) or can no longer be trusted with (a damaged file).
 
-The note is one small file, ``<memoryd_dir>/daemon.health`` (:data:`HEALTH_NAME`): a JSON
-object padded with spaces to :data:`HEALTH_BYTES`. The daemon writes it to that full size at
-start, while there is room, and afterwards only rewrites those bytes in place: overwriting
-blocks a file already has needs no free space on the usual file systems (ext4, XFS, APFS,
-tmpfs), so "no space left" can still be written when the disk is full, where a row of the
-state database (whose WAL must grow) cannot. Writing it is best effort: a failure is never
-fatal, and ``status`` then shows what the state database says.
+The note, ``<memoryd_dir>/daemon.health``, is a JSON object padded with spaces to
+:data:`HEALTH_BYTES`, written at that full size at start and afterwards only rewritten in
+place: overwriting blocks a file already has needs no free space, so "no space left" can be
+written when the disk is full, where a row of the state database cannot. Best effort: a
+failure is never fatal.
 
 What it holds:
 
@@ -16,11 +14,9 @@ What it holds:
 * ``ingest_stalled``: ``{since, doing, waiting}`` while the ingest worker is stuck in one
   step (:func:`stalled_for`) with transcripts waiting;
 * ``damaged``: ``{db, dev, ino, message, at}`` once the daemon stopped on a damaged state
-  database; ``status`` repeats the message for as long as that same file is there (moved
-  aside or restored, the file at the path is another one, and the note no longer applies).
+  database; ``status`` repeats the message for as long as that same file is there.
 
-Light on purpose (``json``, ``os``, ``errno``): ``memoryd status`` imports it. The
-decisions (:func:`describe_scan_fault`, :func:`retry_delay`) are pure.
+Light on purpose: ``memoryd status`` imports it.
 """
 
 from __future__ import annotations
@@ -35,10 +31,9 @@ from typing import Any
 HEALTH_NAME = "daemon.health"
 HEALTH_BYTES = 4096
 
-# After a failed scan the worker waits before the next try: RETRY_FIRST_SECONDS, then twice
-# as long after each failure in a row, never more than RETRY_MAX_SECONDS. A fault that lasts
-# (a full disk) then costs one try a minute, not five a second; the first retries come soon
-# because most faults are short (a busy disk, a file being replaced).
+# After a failed scan the worker waits RETRY_FIRST_SECONDS, then twice as long after each
+# failure in a row, at most RETRY_MAX_SECONDS: most faults are short, and a lasting one (a
+# full disk) costs one try a minute.
 RETRY_FIRST_SECONDS = 0.5
 RETRY_MAX_SECONDS = 60.0
 
@@ -51,11 +46,8 @@ def retry_delay(failures: int) -> float:
 
 
 def describe_scan_fault(exc: BaseException) -> str:
-    """What a failed scan says in ``status``: the cause in a person's words, when known.
-
-    SQLite reports a full disk as ``SQLITE_FULL`` ("database or disk is full"), the file
-    system as ``ENOSPC``; both are the state disk (a transcript being read never is).
-    """
+    """What a failed scan says in ``status``: the cause in a person's words, when known
+    (``SQLITE_FULL`` and ``ENOSPC`` are the state disk: a transcript being read never is)."""
     name = str(getattr(exc, "sqlite_errorname", "") or "")
     code = exc.errno if isinstance(exc, OSError) else None
     if name.startswith("SQLITE_FULL") or code in (errno.ENOSPC, errno.EDQUOT):
@@ -73,10 +65,8 @@ def stalled_for(
 ) -> float | None:
     """Seconds the ingest worker has made no progress, or None when it is not stalled.
 
-    Stalled: in a step (``busy``) with no progress since ``last_progress`` (monotonic: the
-    step's start, or its last committed batch) for more than ``limit`` seconds, while
-    ``waiting`` transcripts wait for it. A long step with nothing waiting loses nothing, and
-    a long scan that commits batches moves on: neither is reported.
+    Stalled: in a step (``busy``) with no progress since ``last_progress`` (monotonic) for
+    more than ``limit`` seconds, while ``waiting`` transcripts wait for it.
     """
     if not busy or waiting <= 0 or limit <= 0:
         return None
@@ -106,9 +96,8 @@ class HealthNote:
         if self._fd < 0:
             return False
         data = json.dumps(self.doc, ensure_ascii=False).encode()
-        # A reason is short; a long one is cut rather than the file grown, and cut further
-        # while the note does not fit (1000 characters of another script take up to 4000
-        # bytes): a note cut at a byte count would no longer read as JSON at all.
+        # A long reason is cut rather than the file grown, further while the note does not fit:
+        # a note cut at a byte count would no longer read as JSON.
         for keep in (1000, 200, 0):
             if len(data) <= HEALTH_BYTES - 1:
                 break

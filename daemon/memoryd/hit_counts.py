@@ -1,9 +1,7 @@
 """The one hit-count query: each memory file's hits as of a moment, in windows of days.
 
-``memoryd hits``, the signals every policy, report and ``explain`` read, and the reports
-count with :func:`hit_counts`, so they agree on every file. Its own module because the query
-plans (a seek per file in the covering index, or one pass over it) are a job apart from
-keeping the connection: they read ``hits`` only, through any ``sqlite3.Connection``.
+``memoryd hits``, the signals, the reports and ``explain`` all count with :func:`hit_counts`,
+so they agree on every file. It reads ``hits`` only, through any ``sqlite3.Connection``.
 """
 
 from __future__ import annotations
@@ -28,33 +26,21 @@ class HitTally(NamedTuple):
 
 
 def hit_counts(
-    conn: sqlite3.Connection,
-    now: float,
-    windows: Iterable[float] = (),
-    agents: Iterable[str] | None = None,
-    *,
-    skew: float = CLOCK_SKEW,
-    total: bool = True,
+    conn: sqlite3.Connection, now: float, windows: Iterable[float] = (),
+    agents: Iterable[str] | None = None, *, skew: float = CLOCK_SKEW, total: bool = True,
     seek_files_max: int | None = None,
-) -> dict[str, HitTally]:
+) -> dict[str, HitTally]:  # fmt: skip
     """memory_path → :class:`HitTally`: the one hit-count query (module docstring).
 
     A hit dated up to ``skew`` seconds after ``now`` counts as a hit at ``now``; a later one
-    does not count at all (it has not happened yet, as far as ``now`` knows), so a history
-    can be read "as of" any past day.
-    ``windows`` are in days. ``total=False`` leaves the all-time count out (``None``): the
-    hits older than the longest window are then not read at all.
+    not at all, so a history can be read "as of" any past day. ``windows`` are in days;
+    ``total=False`` leaves the all-time count out (``None``) and older hits unread.
 
-    One statement that seeks, per file, in the covering index ``hits_by_path_ts
-    (memory_path, ts, agent)``: the files by a skip scan (the next path after the last),
-    the last hit by one step back from the upper bound, and each count by a range that
-    SQLite only steps through. The ranges are disjoint bands between the windows' lower
-    bounds (a window's count is the sum of the bands inside it), so every hit is visited
-    once, and one of an unwanted band not at all. A GROUP BY over the whole index computes
-    every aggregate on every row instead: two to ten times slower at 200 k hits on a few
-    hundred files. The seeks cost per file, though, and the two meet at about 5,000 files
-    (docs/benchmarks.md): past ``seek_files_max`` files (default :data:`SEEK_FILES_MAX`,
-    found by a skip scan that stops there) the one pass runs instead, with the same results.
+    One statement that seeks, per file, in the covering index ``hits_by_path_ts``: the files by
+    a skip scan, the last hit by one step back from the upper bound, and each count by a range
+    over disjoint bands between the windows' lower bounds, so every hit is visited once. Past
+    ``seek_files_max`` files (default :data:`SEEK_FILES_MAX`) one GROUP BY pass over the index
+    is cheaper, with the same results (docs/benchmarks.md, "The count query").
     """
     days = tuple(windows)
     upper = now + skew
@@ -82,9 +68,8 @@ def hits_since(
     conn: sqlite3.Connection, since: float | None = None, upper: float | None = None
 ) -> int:
     """How many hits were recorded with ``since <= ts <= upper`` (an open end: no bound),
-    across every file and agent: the totals of ``status``, the daemon's "hits today" and
-    the score's query window. Counted in the ``hits_by_ts`` index alone (a range), or the
-    smallest index for the whole table: one SUM over the rows costs a full scan."""
+    across every file and agent, counted in an index alone (a SUM over the rows is a full
+    scan)."""
     sql, args = "SELECT COUNT(*) FROM hits", []
     bounds = [b for b in (("ts >= ?", since), ("ts <= ?", upper)) if b[1] is not None]
     if bounds:
@@ -95,20 +80,12 @@ def hits_since(
 
 
 def hit_tally_of_spellings(
-    conn: sqlite3.Connection,
-    spellings: Sequence[str],
-    now: float,
-    windows: Iterable[float],
-    agents: Iterable[str] | None,
-    *,
-    skew: float = CLOCK_SKEW,
-    total: bool = True,
-) -> HitTally | None:
+    conn: sqlite3.Connection, spellings: Sequence[str], now: float, windows: Iterable[float],
+    agents: Iterable[str] | None, *, skew: float = CLOCK_SKEW, total: bool = True,
+) -> HitTally | None:  # fmt: skip
     """The :class:`HitTally` of one file whose hits are recorded under several spellings
-    (``memory/Projects.md`` and ``memory/projects.md`` on a Mac: :mod:`memoryd.pathmatch`):
-    one hit per call (agent, call id), under :func:`hit_counts`'s rule (a hit up to ``skew``
-    after ``now`` counts as now, a later one not at all). None when it has no hit up to
-    then. Asked only for files with other spellings (rare), so a plain read suffices."""
+    (:mod:`memoryd.pathmatch`): one hit per call, under :func:`hit_counts`'s rule. None when
+    it has no hit up to then. Rare, so a plain read suffices."""
     sql = (
         "SELECT agent, call_id, MIN(ts) FROM hits WHERE memory_path IN "
         f"({','.join('?' * len(spellings))}) AND ts <= ?"
@@ -154,14 +131,9 @@ def _distinct(conn: sqlite3.Connection, column: str, limit: int = -1) -> list[st
 
 
 def _counts_by_file(
-    conn: sqlite3.Connection,
-    now: float,
-    upper: float,
-    lows: list[float],
-    total: bool,
-    agent_sql: str,
-    params: dict[str, object],
-) -> dict[str, HitTally]:
+    conn: sqlite3.Connection, now: float, upper: float, lows: list[float], total: bool,
+    agent_sql: str, params: dict[str, object],
+) -> dict[str, HitTally]:  # fmt: skip
     """The seek plan: per file, its last hit and a range count per band."""
     # Band edges, newest first; a window starting after the upper bound holds no hit at all.
     edges = sorted({lo for lo in lows if lo <= upper}, reverse=True)
@@ -199,22 +171,15 @@ def _counts_by_file(
         since = [0]
         for n in bands[: len(edges)]:
             since.append(since[-1] + n)
-        out[path] = HitTally(
-            since[-1] + bands[-1] if total else None,
-            min(newest, now),
-            tuple(since[k] for k in upto),
-        )
+        everything = since[-1] + bands[-1] if total else None
+        out[path] = HitTally(everything, min(newest, now), tuple(since[k] for k in upto))
     return out
 
 
 def _counts_in_one_pass(
-    conn: sqlite3.Connection,
-    now: float,
-    lows: list[float],
-    total: bool,
-    agent_sql: str,
+    conn: sqlite3.Connection, now: float, lows: list[float], total: bool, agent_sql: str,
     params: dict[str, object],
-) -> dict[str, HitTally]:
+) -> dict[str, HitTally]:  # fmt: skip
     """The one-pass plan: every aggregate on every index entry, grouped in index order."""
     params.update({f"w{j}": lo for j, lo in enumerate(lows)})
     within = "".join(f", SUM(ts >= :w{j})" for j in range(len(lows)))
@@ -234,10 +199,9 @@ def _agent_clause(
     """`` AND +agent IN (:a0, …)`` for the per-file counts, its values put in ``params``;
     ``""`` when no hit is of another agent (then the filter would only cost time).
 
-    The agents present come from a skip scan of the unique key ``(agent, call_id,
-    memory_path)``: one seek per agent. The unary ``+`` keeps SQLite off that index in the
-    counts (without statistics the planner takes ``agent IN`` for a selective search):
-    the covering index ``hits_by_path_ts (memory_path, ts, agent)`` answers them instead.
+    The agents present come from a skip scan of the unique key, one seek per agent. The unary
+    ``+`` keeps SQLite off that index in the counts (without statistics the planner takes
+    ``agent IN`` for a selective search): the covering index answers them instead.
     """
     if agents is None:
         return ""

@@ -8,10 +8,9 @@ Three locks, one way of taking them:
 * the mover's journal lock: one file operation or repair at a time (:mod:`memoryd.mover`);
 * ``tiers.lock``: one organize or recall at a time on a tier store.
 
-An ``flock`` belongs to the open file: the kernel drops it when the holder closes the file or
-dies however it dies, so a stale lock file never blocks anybody. Lock files are never deleted
-(deleting one would let two processes lock two different inodes), and are opened close-on-exec
-(a child process must not keep a parent's lock alive).
+An ``flock`` belongs to the open file: the kernel drops it when the holder closes it or dies,
+so a stale lock file never blocks anybody. Lock files are never deleted (two processes could
+lock two different inodes), and are opened close-on-exec.
 
 Light on purpose (``os`` and ``fcntl`` only): ``memoryd status`` imports it.
 """
@@ -37,12 +36,9 @@ _HELD = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
 def acquire(
     path: Path, *, shared: bool = False, patience: float | None = None, mode: int = 0o600
 ) -> int | None:
-    """Open (creating it and its folder) and lock ``path``; the open descriptor holds the lock.
-
-    ``patience`` None waits as long as it takes; a number waits at most that many seconds
-    and returns None when the lock is still held by someone else. Closing the returned
-    descriptor releases the lock.
-    """
+    """Open (creating it and its folder) and lock ``path``; closing the returned descriptor
+    releases the lock. ``patience``: seconds to wait at most (then None), None: as long as
+    it takes."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, mode)
     kind = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
@@ -130,11 +126,8 @@ def read_pid(path: Path) -> int | None:
 
 
 def lock_holder(memoryd_dir: Path) -> int | None:
-    """The pid of the daemon holding the state (0 if unknown), or None when nobody does.
-
-    Reads without creating anything: ``status`` on a machine where no daemon ever ran
-    leaves no lock file behind.
-    """
+    """The pid of the daemon holding the state (0 if unknown), or None when nobody does
+    (creating nothing: ``status`` leaves no lock file behind)."""
     path = memoryd_dir / LOCK_NAME
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)

@@ -1,17 +1,10 @@
 """Logging set-up: structlog rendering JSON lines (orjson) or a console format.
 
-Library code logs through :func:`get_logger`; nothing is configured until a
-command or the daemon calls :func:`configure`, so one-shot commands that never
-log pay nothing for it. stdlib logging (APScheduler, watchdog) is routed
-through the same processors and the same single handler, so every line on
-stderr has one shape and lines never interleave.
-
-JSON lines carry ``timestamp`` (ISO 8601 UTC), ``level``, ``logger``, ``event``
-and the event's own fields (``file``, ``offset``, ``hits``, ``job``,
-``duration``, ...); an exception becomes a structured ``exception`` list
-without local variables (they may hold note text and would bloat the journal).
-Per-line ingest events are logged at debug only: journald rate-limits chatty
-services, and a busy agent writes thousands of lines an hour.
+Nothing is configured until a command or the daemon calls :func:`configure`, so one-shot
+commands that never log pay nothing for it. stdlib logging (APScheduler, watchdog) goes
+through the same processors and single handler, so every line on stderr has one shape. An
+exception becomes a structured ``exception`` list without local variables (they may hold
+note text). Per-line ingest events are debug only: journald rate-limits chatty services.
 """
 
 from __future__ import annotations
@@ -20,15 +13,13 @@ import logging
 import sys
 from typing import Any
 
-# Third-party loggers and the least severe level they may log at when memoryd
-# logs at info: APScheduler says "Running job ..." at every fire, watchdog
-# reports each emitter; both are noise unless something goes wrong.
+# Third-party loggers and the least severe level they may log at when memoryd logs at info
+# (APScheduler says "Running job ..." at every fire: noise unless something goes wrong).
 _QUIET_LIBRARIES = {"apscheduler": logging.WARNING, "watchdog": logging.WARNING}
 
 
 # watchdog's inotify emitter logs this at error level when an event arrives as its watch
-# stops (a SIGTERM or a reload while OpenClaw writes): nothing is lost, the next start or
-# rescan reads the file, so it is debug, not an error line in the journal at every stop.
+# stops: nothing is lost (the next start or rescan reads the file), so it is debug.
 _INOTIFY_LOGGER = "watchdog.observers.inotify"
 _STOP_RACE_TEXT = "called when the thread is inactive"
 
@@ -144,10 +135,8 @@ def emit(
 ) -> None:
     """One log line: through logging when it is configured (the daemon), else JSON on stderr.
 
-    A one-shot ``memoryd scan`` does not set up logging (structlog costs start-up
-    time); what it must say about a source still reaches stderr, one JSON line.
-    ``debug``: a line for whoever looks into a fault (a traceback): at debug level in the
-    daemon's log, on stderr only with ``--debug`` (:data:`DEBUG_LINES`).
+    (A one-shot ``memoryd scan`` does not set up logging: structlog costs start-up time.)
+    ``debug``: a line for whoever looks into a fault, on stderr only with ``--debug``.
     """
     fields = {k: v for k, v in fields.items() if v is not None}
     if CONFIGURED:

@@ -1,18 +1,9 @@
 """Telegram notifications of job summaries (the janitor's report among them).
 
-Optional and harmless: :func:`notify` never raises, so a network failure, a bad
-token or a missing chat can never fail the job that wanted to report. Settings
-come from ``[notify.telegram]``; an empty ``token`` / ``chat_id`` is taken from
-OpenClaw's own Telegram channel in ``openclaw.json``:
-
-* token: ``channels.telegram.botToken``, else the file named by
-  ``channels.telegram.tokenFile``, else ``channels.telegram.accounts.default.botToken``
-* chat: the first entry of ``channels.telegram.allowFrom`` (the owner's user id,
-  which is also the id of the owner's private chat with the bot; a ``telegram:`` or
-  ``tg:`` prefix is dropped)
-
-The request is ``POST {base_url}/bot{token}/sendMessage`` with a JSON body, the
-Bot API's documented form; ``base_url`` exists so tests can point it at a local server.
+Optional and harmless: :func:`notify` never raises, so a failure can never fail the job that
+wanted to report. An empty ``token`` / ``chat_id`` is taken from OpenClaw's own Telegram
+channel in ``openclaw.json`` (docs/lifecycle.md, "Telegram"); the first ``allowFrom`` entry is
+the owner's user id, also the id of the owner's private chat with the bot.
 """
 
 from __future__ import annotations
@@ -93,15 +84,11 @@ def notify(cfg: Config, paths: Paths | None, text: str) -> bool:
             return False
         if len(text) > MAX_CHARS:
             text = text[: MAX_CHARS - 1] + "…"
-        body = json.dumps(
-            {"chat_id": target.chat_id, "text": text, "disable_web_page_preview": True}
-        ).encode()
+        message = {"chat_id": target.chat_id, "text": text, "disable_web_page_preview": True}
         req = urllib.request.Request(
-            f"{target.base_url}/bot{target.token}/sendMessage",
-            data=body,
-            headers={"Content-Type": "application/json"},
-            method="POST",
-        )
+            f"{target.base_url}/bot{target.token}/sendMessage", data=json.dumps(message).encode(),
+            headers={"Content-Type": "application/json"}, method="POST",
+        )  # fmt: skip
         with urllib.request.urlopen(req, timeout=target.timeout) as resp:
             reply = json.loads(resp.read() or b"{}")
         ok = bool(isinstance(reply, dict) and reply.get("ok"))

@@ -1,23 +1,15 @@
 """Which listed file a recorded hit path names, on the file system the files are on.
 
-A hit is stored under the path the transcript gives (data, never touched). OpenClaw's
-``memory_get`` echoes the path the model wrote (``path.relative`` of what it asked for,
-lexically), while ``memory_search`` returns the names its index took from a directory
-listing. On a Mac (APFS, HFS+: case-insensitive and Unicode-normalization-insensitive by
-default) ``memory/Projects.md`` or an NFC ``memory/café.md`` opens the file listed as
-``memory/projects.md`` or stored as NFD bytes: the agent read that file, under another
-spelling. On Linux (ext4) the same string names no file, and must not be folded onto one.
+A hit is stored under the path the transcript gives (data, never touched). ``memory_get``
+echoes the path the model wrote, ``memory_search`` names from a directory listing: on a Mac
+(case- and normalization-insensitive by default) ``memory/Projects.md`` opens the file listed
+as ``memory/projects.md``; on ext4 the same string names no file, and must not be folded.
 
-Functional core: :func:`attribute` decides, from the file system's :class:`FsTraits`, the
-names listed and the paths recorded, which file each recorded path belongs to; the
-helpers below it apply that to hit rows, hit lists and counts. Imperative shell:
-:func:`detect_traits` asks the file system, read-only, by stat-ing another spelling of a
-name it listed (never a path from a transcript, never a probe file written), and
-:func:`traits_for` adds the override ``MEMORYD_FS_TRAITS`` (for tests and odd mounts).
-
-Matching happens at decision time (counts, plans, explain), never per transcript line: the
-stored rows stay what the transcripts said, and a rename between two runs is seen at once.
-See docs/paths.md.
+Functional core: :func:`attribute` decides, from the file system's :class:`FsTraits`, which
+listed file each recorded path belongs to. Imperative shell: :func:`detect_traits` asks the
+file system, read-only, by stat-ing another spelling of a listed name; :func:`traits_for`
+adds the override ``MEMORYD_FS_TRAITS``. Matching happens at decision time, never per
+transcript line, so a rename between two runs is seen at once. See docs/paths.md.
 """
 
 from __future__ import annotations
@@ -36,12 +28,8 @@ _PROBES_MAX = 8  # distinct folders asked, per trait: they must agree, else "not
 
 
 class FsTraits(NamedTuple):
-    """How a file system compares names. ``None``: not known (then names match exactly).
-
-    ``case``: two names that differ only in letter case are one file (APFS and HFS+ by
-    default, FAT, SMB shares of such volumes). ``unicode``: two names that differ only in
-    Unicode normalization (NFC ``é`` and NFD ``e`` + U+0301) are one file (APFS, HFS+).
-    """
+    """How a file system compares names: whether names differing only in ``case``, or only in
+    ``unicode`` normalization, are one file. ``None``: not known (names match exactly)."""
 
     case: bool | None = None
     unicode: bool | None = None
@@ -77,14 +65,9 @@ def fold(path: str, traits: FsTraits) -> str:
 
 
 class Attribution(NamedTuple):
-    """What :func:`attribute` decided.
-
-    ``owner``: recorded path → the listed file it names, only for paths not listed as they
-    are (a listed path always owns its own hits). ``ambiguous``: recorded path → the listed
-    files it could name (two or more fold to one key, possible on a case-sensitive APFS
-    volume with traits forced, or a folder that is a mount of another kind): left
-    unattributed.
-    """
+    """What :func:`attribute` decided. ``owner``: recorded path → the listed file it names,
+    for paths not listed as they are. ``ambiguous``: recorded path → the two or more listed
+    files folding to its key: left unattributed."""
 
     owner: Mapping[str, str]
     ambiguous: Mapping[str, tuple[str, ...]]
@@ -115,11 +98,9 @@ NO_ATTRIBUTION = Attribution({}, {}, UNKNOWN)
 def attribute(traits: FsTraits, listed: Iterable[str], recorded: Iterable[str]) -> Attribution:
     """Which listed file each recorded path belongs to. Pure.
 
-    A path listed as it is is its own file. Otherwise, when ``traits`` say the file system
-    folds case or normalization, it belongs to the one listed file with the same fold key;
-    none when no listed file has that key, and none, reported as ambiguous, when two or
-    more have it (exact matching only, then). With no folding trait known, nothing is
-    attributed: today's exact matching, and the right answer on ext4.
+    A path listed as it is is its own file. Otherwise, when ``traits`` fold, it belongs to
+    the one listed file with the same fold key; none when no listed file has it, and none,
+    reported as ambiguous, when two or more do. With no folding trait, nothing is attributed.
     """
     names = list(listed)
     if not traits.folds:
@@ -157,11 +138,9 @@ def attribute_max(times: Mapping[str, float], owner: Mapping[str, str]) -> dict[
 def canonical_rows(rows: Sequence[Any], owner: Mapping[str, str]) -> list[Any]:
     """Hit rows (:class:`memoryd.strength.HitRow`, or plain tuples in its field order:
     ``agent, call_id, path, kind, ts, score, session``) with each path that belongs to
-    another listed file renamed to it. A call that named one file under two spellings (a
-    stale index entry beside the new name) keeps one row, the best-scored one, in the
-    place of the first: a hit is one per call and file, as the store's unique key says,
-    and the file ranks where its best spelling ranked. Rows are returned as given when
-    nothing is attributed. Pure."""
+    another listed file renamed to it. A call that named one file under two spellings keeps
+    one row (a hit is one per call and file), the best-scored one, in the place of the first.
+    Pure."""
     if not owner:
         return list(rows)
     targets = set(owner.values())
@@ -265,10 +244,8 @@ def _unfolded_by_hfs(char: str) -> bool:
 
 def _variant(name: str, trait: str) -> str | None:
     """Another spelling of ``name`` that every volume with the trait opens as ``name``, or
-    None. Case: only ASCII letters are swapped (``Notes.md`` → ``nOTES.MD``): every
-    case-insensitive volume folds them, while HFS+'s table predates Georgian capitals or
-    Cherokee small letters, so a whole swap would read as "not folded" there. Unicode: NFD
-    (or NFC) of a name without CJK compatibility ideographs, which HFS+ does not decompose."""
+    None: ASCII letters swapped (HFS+'s case table predates some scripts), or the NFD (NFC)
+    of a name without CJK compatibility ideographs (docs/paths.md)."""
     if trait == "case":
         other = name.translate(_ASCII_SWAP)
         return other if other != name else None
@@ -284,13 +261,10 @@ def _variant(name: str, trait: str) -> str | None:
 def detect_traits(folder: Path, listed: Iterable[str]) -> FsTraits:
     """The traits of the file system under ``folder``, asked read-only.
 
-    For each trait, the file name of a listed file (``listed``: paths relative to
-    ``folder``, from a directory listing, never from a transcript) is stat-ed in another
-    spelling beside it (see :func:`_variant`): the same (st_dev, st_ino) means the file
-    system folds that way, no such file (or another file) means it does not. One name per
-    folder, up to eight folders; if they disagree (a mount of another kind inside), or none
-    could be asked (no name with accents, for normalization; every file vanished), the
-    trait is not known: exact matching. Nothing is created.
+    For each trait, a listed file's name (``listed``: paths relative to ``folder``, from a
+    listing, never a transcript) is stat-ed in another spelling (:func:`_variant`): the same
+    inode means the file system folds that way. Folders that disagree, or none asked, leave
+    the trait not known. Nothing is created.
     """
     names_in: dict[str, list[str]] = {}
     for rel in listed:
@@ -339,10 +313,8 @@ def _ambiguity_warnings(result: Attribution) -> list[str]:
 def traits_for(
     folder: Path, listed: Iterable[str], environ: Mapping[str, str] | None = None
 ) -> FsTraits:
-    """``MEMORYD_FS_TRAITS`` when set (and not ``auto``), else :func:`detect_traits`.
-
-    A value that cannot be read is said once on the log (a warning naming it) and the file
-    system is asked instead: a typo in an override never stops a job.
+    """``MEMORYD_FS_TRAITS`` when set (and not ``auto``), else :func:`detect_traits`. A value
+    that cannot be read is warned of once and the file system asked: a typo never stops a job.
     """
     env = os.environ if environ is None else environ
     raw = env.get(ENV_TRAITS, "")
@@ -358,13 +330,9 @@ def traits_for(
 
 
 def attribution_for(
-    folder: Path,
-    listed: Sequence[str],
-    recorded: Iterable[str],
-    environ: Mapping[str, str] | None = None,
-    *,
-    probe: Sequence[str] | None = None,
-) -> Attribution:
+    folder: Path, listed: Sequence[str], recorded: Iterable[str],
+    environ: Mapping[str, str] | None = None, *, probe: Sequence[str] | None = None,
+) -> Attribution:  # fmt: skip
     """:func:`attribute` for the files listed under ``folder``; the file system is asked
     only when some recorded path is not listed as it is (the common case asks nothing).
     ``probe``: the files' paths under ``folder`` when ``listed`` are other keys (the tier
@@ -402,16 +370,9 @@ def _warn_once(text: str) -> None:
 
 
 def attributed_tallies(
-    conn: Any,
-    tallies: Mapping[str, Any],
-    attribution: Attribution,
-    now: float,
-    windows: Sequence[float],
-    agents: Iterable[str] | None,
-    *,
-    skew: float,
-    total: bool = True,
-) -> dict[str, Any]:
+    conn: Any, tallies: Mapping[str, Any], attribution: Attribution, now: float,
+    windows: Sequence[float], agents: Iterable[str] | None, *, skew: float, total: bool = True,
+) -> dict[str, Any]:  # fmt: skip
     """``hit_counts``'s result with each listed file's other spellings counted for it (and
     no longer under their own names)."""
     if not attribution.owner:
@@ -421,9 +382,8 @@ def attributed_tallies(
     agent_list = None if agents is None else list(agents)
     out = {k: v for k, v in tallies.items() if k not in attribution.owner}
     for listed, spellings in attribution.members().items():
-        tally = hit_tally_of_spellings(
-            conn, spellings, now, windows, agent_list, skew=skew, total=total
-        )
+        tally = hit_tally_of_spellings(conn, spellings, now, windows, agent_list, skew=skew,
+                                       total=total)  # fmt: skip
         if tally is not None:
             out[listed] = tally
     return out

@@ -2,19 +2,11 @@
 ``memoryd status``.
 
 The interface is one callable, :data:`Report`: a slow loop calls ``report(done, total,
-bytes_done, bytes_total)`` after each item (a transcript, a replayed run) and knows nothing
-of where it goes. The callers that can take more than a second (a first scan above all, and
-simulate's replays) take an optional one; ``None`` costs them a comparison per item.
+bytes_done, bytes_total)`` after each item and knows nothing of where it goes. Not a library:
+a progress library costs more to import than a read command's whole run.
 
-Why a module of its own and not a library: the read commands start in about 50 ms, and a
-progress library (rich, tqdm) costs more to import than the whole run; this one imports only
-``os``, ``sys``, ``time`` and ``json`` (lazily, for the note), and is imported only by a
-command that is about to do slow work on a terminal.
-
-What a person sees: ``scanning transcripts: 267 of 600, 410 MB of 950 MB, 540 MB left, about
-6 s left``, rewritten in place at most 10 times a second, only when stderr is a terminal
-(never in a pipe, a log or ``--json``), and wiped before the command prints its report, so the
-report reads exactly as without it.
+The line is rewritten in place at most 10 times a second, only when stderr is a terminal, and
+wiped before the command prints its report, so the report reads exactly as without it.
 """
 
 from __future__ import annotations
@@ -51,11 +43,8 @@ def human_bytes(n: int) -> str:
 def describe(
     what: str, done: int, total: int, bytes_done: int, bytes_total: int, elapsed: float
 ) -> str:
-    """The progress line (pure): counts, sizes done and left, and an estimate of the time left.
-
-    The estimate is the rate so far applied to what is left, by bytes when the items have
-    sizes (a transcript's cost follows its size), else by items; none before anything is done.
-    """
+    """The progress line (pure): counts, sizes done and left, and the time left at the rate so
+    far (by bytes when the items have sizes, else by items; none before anything is done)."""
     parts = [f"{what}: {done} of {total}"]
     if bytes_total > 0:
         left = max(bytes_total - bytes_done, 0)
@@ -156,13 +145,8 @@ class Note:
         self._last = now
         import json
 
-        doc = {
-            "pid": os.getpid(),
-            "done": done,
-            "total": total,
-            "bytes_done": bytes_done,
-            "bytes_total": bytes_total,
-        }
+        doc = {"pid": os.getpid(), "done": done, "total": total, "bytes_done": bytes_done,
+               "bytes_total": bytes_total}  # fmt: skip
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             tmp.write_text(json.dumps(doc), encoding="utf-8")

@@ -1,19 +1,13 @@
 """The state database: one SQLite file, the only place memoryd keeps state.
 
-This module is the connection: open (creating and migrating), the checks that the files
-are still the ones opened, transactions, the bulk-load settings, and the few small tables
-several modules share (meta, counters, jobs, marks). The schema is
-:mod:`memoryd.store_schema`, the error types and messages :mod:`memoryd.store_errors`, the
-hit-count query :mod:`memoryd.hit_counts`. Modules that own a table (the tailer its
-checkpoints, the mover its journal) keep their statements next to their logic and use
-:meth:`Store.transaction`.
+This module is the connection (open, migrate, check the files are still the ones opened,
+transactions, bulk-load settings) and the small tables several modules share (meta, counters,
+jobs, marks); modules that own a table keep their statements next to their logic.
 
-WAL mode lets every command read while the daemon writes; ``busy_timeout`` makes
-concurrent writers wait instead of failing. Ingest commits at
-``synchronous=NORMAL``: a power cut may roll back the last batch, hits and
-offset together, and the next scan simply re-reads it. The move journal needs
-its intent on disk before a file is renamed, so :meth:`Store.durable` switches
-to ``FULL`` around it.
+WAL mode lets every command read while the daemon writes; ``busy_timeout`` makes concurrent
+writers wait. Ingest commits at ``synchronous=NORMAL``: a power cut may roll back the last
+batch, hits and offset together, and the next scan re-reads it. The move journal needs its
+intent on disk before a file is renamed, so :meth:`Store.durable` switches to ``FULL``.
 """
 
 from __future__ import annotations
@@ -44,8 +38,6 @@ BULK_CACHE_KIB = 64 << 10
 
 # Set while a first scan loads in bulk (the hit indexes dropped), cleared once they are built.
 BULK_UNFINISHED_META = "ingest.bulk_unfinished"
-
-
 # The first 16 bytes of every SQLite database file.
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -67,11 +59,9 @@ BUSY_WAIT_S = 30.0
 def _use_wal(conn: sqlite3.Connection) -> str:
     """Switch the database to WAL and return the journal mode it is in.
 
-    A new database is switched by the first open; several commands started together on a
-    new install all try. The switch needs the database to itself, and SQLite answers a
-    switch that meets another one under way with SQLITE_BUSY at once, without waiting in the
-    busy handler (waiting there could deadlock), so ``busy_timeout`` does not cover it: the
-    switch is tried again here, for as long as a busy database is waited for elsewhere."""
+    Several commands started together on a new install all try; SQLite answers a switch that
+    meets another one under way with SQLITE_BUSY at once (``busy_timeout`` does not cover it),
+    so it is tried again here, for as long as a busy database is waited for elsewhere."""
     deadline = time.monotonic() + BUSY_WAIT_S
     pause = 0.002
     while True:
@@ -129,8 +119,7 @@ class Store:
         """Open (creating and migrating unless readonly) the database at ``path``.
 
         ``fill_strength`` False leaves a pending fill of the kept strength to the next open
-        that allows it (a plugin hook's command has well under a second; the fill of a large
-        upgraded install takes tens, and readers rank calls again until it is done)."""
+        that allows it (a plugin hook's command has well under a second; a fill takes tens)."""
         p = Path(path)
         if readonly:
             if not state_db_exists(p):
@@ -152,10 +141,8 @@ class Store:
             faults.point("store.opened", conn)
             if not readonly:
                 store.check_files()  # remembers the files' identities
-            if not readonly:
                 store._migrate()
-                # A first scan killed mid-way goes on without them (its next scan loads the
-                # rest in bulk, then builds them once); see Ledger.begin_bulk.
+                # A first scan killed mid-way goes on without them (see Ledger.begin_bulk).
                 if store.get_meta(BULK_UNFINISHED_META) is None:
                     store.ensure_hit_indexes()
                     # (a fill killed before its end, or migration 10's: kept_strength)
@@ -190,12 +177,8 @@ class Store:
         self.close()
 
     def _migrate(self) -> None:
-        """Bring the schema up to date: all steps in one ``BEGIN IMMEDIATE`` transaction.
-
-        The version is read again inside the transaction: two commands started
-        together on a new install both see version 0 outside it, and the second
-        must find the first one's work done instead of creating the tables again.
-        """
+        """Bring the schema up to date: all steps in one ``BEGIN IMMEDIATE`` transaction, the
+        version read again inside it (two commands started together on a new install)."""
         if self._schema_version() == SCHEMA_VERSION:
             return
         with self.transaction():
@@ -217,12 +200,9 @@ class Store:
     def check_files(self) -> None:
         """Raise :class:`StoreGone` if the database or its -wal is no longer where it was.
 
-        Someone may delete ``state.db-wal`` (or ``state.db``) under a running daemon.
-        SQLite keeps writing into the unlinked inode, so every later hit would be
-        lost while the offsets say all was read. A long-running process calls this
-        now and then (the daemon: at every rescan) and stops when it fails; the next
-        start opens the database that is really there and reads again from its
-        offsets. The -wal is remembered from the first check that finds it.
+        SQLite keeps writing into an unlinked inode, so every later hit would be lost while the
+        offsets say all was read: the daemon checks at every rescan and stops. The -wal is
+        remembered from the first check that finds it.
         """
         if self.path is None:
             return
@@ -242,16 +222,13 @@ class Store:
     def check_header(self) -> None:
         """Raise :class:`StoreDamaged` if ``state.db`` no longer starts as a SQLite database.
 
-        A file truncated or overwritten under a running process is not noticed by SQLite
-        until it reads the pages that are gone, and a checkpoint would then write the
-        recent pages into what is left: the daemon checks before every scan (a 16-byte
-        read) and stops instead. A file still empty (a new database whose first page is in
-        the WAL) passes.
+        SQLite notices a file truncated or overwritten only when it reads the pages that are
+        gone, and a checkpoint would write the recent pages into what is left: the daemon
+        checks before every scan. A file still empty (its first page in the WAL) passes.
 
-        The file is read through a descriptor kept open until :meth:`close`: closing any
-        descriptor of the database file drops every POSIX lock this process holds on it
-        (SQLite's own included), and another process closing its connection would then
-        take itself for the last one and delete the WAL under us.
+        The descriptor is kept open until :meth:`close`: closing any descriptor of the file
+        drops this process's POSIX locks on it (SQLite's too), and another process could then
+        take itself for the last connection and delete the WAL under us.
         """
         if self.path is None:
             return
@@ -271,12 +248,8 @@ class Store:
         raise StoreDamaged(self.path, why)
 
     def quick_check(self) -> None:
-        """``PRAGMA quick_check``: raise :class:`StoreDamaged` naming the first problem found.
-
-        Reads every page once, without the index checks of ``integrity_check`` (0.17 s
-        against 4.1 s for a 105 MB state, 400,000 hits, cached): the daemon runs it at start
-        and once a day.
-        """
+        """``PRAGMA quick_check``: raise :class:`StoreDamaged` naming the first problem found
+        (every page read once, without ``integrity_check``'s index checks: docs/service.md)."""
         if self.path is None:
             return
         try:
@@ -302,10 +275,8 @@ class Store:
 
     def ensure_hit_indexes(self) -> None:
         """Build the secondary indexes of ``hits`` that are missing (after a bulk load)."""
-        have = {
-            row[0]
-            for row in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
-        }
+        rows = self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+        have = {row[0] for row in rows}
         missing = [sql for name, sql in HIT_INDEXES.items() if name not in have]
         if missing:
             with self.transaction():
@@ -315,14 +286,10 @@ class Store:
     def start_bulk_load(self) -> None:
         """Write settings for a first scan of a backlog, until :meth:`end_bulk_load`.
 
-        A cache large enough for a big transaction's dirty pages (else SQLite spills them
-        to the WAL mid-transaction and writes them again at commit), and no automatic
-        checkpoints: each one copies the pages committed so far into the database, and the
-        hot pages of the unique key are rewritten at every one. A scan killed meanwhile
-        leaves a long WAL, which the next open reads as usual. Begun again before its end
-        (a bulk scan that failed, retried on the same connection), the usual settings stay
-        the ones from before the first: never the bulk ones, which would end every
-        automatic checkpoint for the connection's life.
+        A cache large enough for a big transaction's dirty pages (else SQLite spills them to
+        the WAL and writes them again at commit), and no automatic checkpoints (each rewrites
+        the unique key's hot pages). Begun again before its end (a failed bulk scan retried),
+        the settings kept are still those from before the first, never the bulk ones.
         """
         conn = self.conn
         if self._before_bulk is None:
@@ -334,11 +301,8 @@ class Store:
         conn.execute("PRAGMA wal_autocheckpoint = 0")
 
     def end_bulk_load(self) -> None:
-        """The usual settings back, and one checkpoint: each page written to the database once.
-
-        ``TRUNCATE`` leaves an empty WAL behind. Busy readers make it partial; the next
-        automatic checkpoint finishes it.
-        """
+        """The usual settings back, and one checkpoint (``TRUNCATE``: an empty WAL behind; busy
+        readers make it partial, and the next automatic one finishes it)."""
         before = self._before_bulk
         if before is None:
             return
@@ -406,16 +370,10 @@ class Store:
     # ---------------------------------------------------------------- hits
 
     def hit_counts(
-        self,
-        now: float,
-        windows: Iterable[float] = (),
-        agents: Iterable[str] | None = None,
-        *,
-        skew: float = CLOCK_SKEW,
-        total: bool = True,
-    ) -> dict[str, HitTally]:
-        """memory_path → its hits as of ``now``: see :func:`memoryd.hit_counts.hit_counts`,
-        the one count."""
+        self, now: float, windows: Iterable[float] = (), agents: Iterable[str] | None = None, *,
+        skew: float = CLOCK_SKEW, total: bool = True,
+    ) -> dict[str, HitTally]:  # fmt: skip
+        """memory_path → its hits as of ``now`` (:func:`memoryd.hit_counts.hit_counts`)."""
         return hit_counts(self.conn, now, windows, agents, skew=skew, total=total)
 
     # ---------------------------------------------------------------- jobs
@@ -439,11 +397,8 @@ class Store:
 
     def job_ran_since(self, job: str, period: str) -> bool:
         """Whether ``job`` has a run recorded (any status) under ``period`` or a later one.
-
-        Keys of one kind compare in time order. An hourly key ends in "Z" (a UTC hour); a
-        local-hour key an earlier version recorded does not, and is not compared with it: at
-        worst the hour after an upgrade is organized twice, never an hour skipped.
-        """
+        Keys of one kind compare in time order; an hourly key ends in "Z" (a UTC hour), and a
+        local-hour key of an older memoryd is not compared with it."""
         row = self.conn.execute(
             "SELECT 1 FROM jobs WHERE job = ? AND period >= ? "
             "AND (period GLOB '*Z') = (? GLOB '*Z') LIMIT 1",

@@ -1,9 +1,8 @@
 """What can be wrong with the state database, and the one line that tells a person.
 
 The error types :class:`memoryd.store.Store` raises and the messages every command prints for
-a SQLite or OS error of the state (which file, what is wrong, the way out). Its own module so
-that the command line reports a broken database without importing the connection's code,
-and so that every message is worded in one place.
+a SQLite or OS error of the state (which file, what is wrong, the way out), worded in one
+place and importable without the connection's code.
 """
 
 from __future__ import annotations
@@ -55,9 +54,8 @@ def describe_state_os_error(db: Path, exc: OSError) -> str | None:
     """The state database's one read-only line for a file beside it that cannot be written
     (``tiers.lock``, ``mover.lock`` on a read-only mount), or None for any other error.
 
-    The commands that move files lock them first: on a read-only state folder the lock is
-    what fails, and ``…/tiers.lock: Read-only file system`` should say what every other
-    write to the state says (docs/moves.md).
+    On a read-only state folder the lock is what fails first, and should say what every
+    other write to the state says (docs/moves.md).
     """
     if exc.errno not in _READ_ONLY_ERRNOS or not isinstance(exc.filename, str | bytes):
         return None
@@ -71,9 +69,8 @@ def describe_state_os_error(db: Path, exc: OSError) -> str | None:
 def describe_database_error(db: Path | None, exc: sqlite3.Error) -> str:
     """One line for a person: which file of the state database, and what is wrong with it.
 
-    SQLite's own words name neither the file nor the fix ("attempt to write a
-    readonly database" says nothing of which of ``state.db``, its ``-wal``, its
-    ``-shm`` or the folder is read-only), so the read-only case looks at each.
+    SQLite's own words name neither the file nor the fix, so the read-only case looks at
+    the folder, ``state.db``, its ``-wal`` and its ``-shm``.
     """
     if db is None:
         return f"state database (in memory): {exc}"

@@ -1,10 +1,7 @@
 """The state database's schema: every migration's DDL, in order, and how a script is applied.
 
-Its own module because the schema is read (every table and index, and why each column is
-there) far more often than it changes, and apart from the connection that applies it:
 :meth:`memoryd.store.Store.open` runs the steps a database lacks; tests and benchmarks build
-older versions from :data:`MIGRATIONS` to check the upgrade. Nothing here opens a database.
-Over 300 lines: the DDL of thirteen migrations with the comments that say why each exists.
+older versions from :data:`MIGRATIONS`. Nothing here opens a database.
 """
 
 from __future__ import annotations
@@ -346,9 +343,8 @@ IDEMPOTENT_COLUMNS = frozenset({("hits", "strong_from"), ("hits", "anchor")})
 SCHEMA_VERSION = max(MIGRATIONS)
 
 # The secondary indexes of ``hits`` (migrations 1, 5, 10 and 13). A first scan of a large
-# backlog loads into an empty table without them and builds them once at its end, which costs less
-# than keeping them up to date row by row (see ``Scanner``); any writable open
-# rebuilds them if such a scan was killed before its end.
+# backlog loads without them and builds them once at its end (cheaper than row by row); any
+# writable open rebuilds them if such a scan was killed before its end.
 HIT_INDEXES = {
     "hits_by_path_ts": "CREATE INDEX IF NOT EXISTS hits_by_path_ts ON hits(memory_path, ts, agent)",
     "hits_by_ts": "CREATE INDEX IF NOT EXISTS hits_by_ts ON hits(ts)",

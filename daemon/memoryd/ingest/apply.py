@@ -1,10 +1,8 @@
 """What a parsed transcript line adds to a batch: calls made, calls answered, hits.
 
-Every source kind ends here, line by line, in the order it reads them: the
-memory calls met (kept in :class:`.calls.Calls`), the results that answer them
-(the one rule, :func:`.calls.answers`) and the memory files those results name
-(a hit each, unless the path is not a memory file or the traffic is not the
-user's: dreaming queries, cron and heartbeat sessions).
+Every source kind ends here, line by line, in the order it reads them: the memory calls met,
+the results that answer them (:func:`.calls.answers`) and the memory files those name (a hit
+each, unless the path is not a memory file or the traffic is not the user's).
 """
 
 from __future__ import annotations
@@ -50,8 +48,7 @@ from .tool_names import nested_prefix
 
 SYNTHETIC_QUERY_PREFIXES = ("__dreaming",)
 # The tool of a code-mode cell kept among the calls while it runs: waiting, so that its result
-# line, which holds no needle, is looked for by its id as an answer is (in this scan, or in a
-# later one: the row is written, never counted as a memory call, and holds no hit).
+# line, which holds no needle, is looked for by its id (the row never counts as a memory call).
 CELL = "cell"
 _CELLS_MAX = 4096  # cells whose inner calls are remembered until their result (a bound)
 _KEYS_MAX = 65536  # classified paths remembered (a bound for a daemon that runs for months)
@@ -62,17 +59,12 @@ class Applier:
     """Turns parsed lines into a batch's rows (pure but for looking up an unknown call)."""
 
     def __init__(
-        self,
-        ledger: Ledger,
-        workspaces: dict[str, Roots],
-        primary: Roots,
-        tiers_root: Roots,
-        count_synthetic: bool,
-        extras: dict[str, tuple[str, ...]] | None = None,
+        self, ledger: Ledger, workspaces: dict[str, Roots], primary: Roots, tiers_root: Roots,
+        count_synthetic: bool, extras: dict[str, tuple[str, ...]] | None = None,
         left_out_turns: frozenset[str] = frozenset(),
         lineage_of: Callable[[str], dict[str, str | None]] = lambda _agent: {},
         archive_dir: str = "",
-    ) -> None:
+    ) -> None:  # fmt: skip
         self.ledger = ledger
         self._workspaces = workspaces
         # agent → its `memory.search.extraPaths` (every spelling): notes there count too
@@ -99,11 +91,9 @@ class Applier:
         self._cells: dict[tuple[str, str], list[str]] = {}
 
     def _note_of_copy(self, workspace: Roots, key: str) -> tuple[str, bool]:
-        """The key a hit on ``key``, a path in the archive folder, counts under: the note's
-        own name when expire archived it there (``memory-archive/2026-11/memory/x.md`` →
-        ``memory/x.md``), so a note found in the archive and brought back keeps one history;
-        else ``key`` itself. With whether that answer may be remembered: a copy the journal
-        does not name may be one archived after this look (a user's own file stays itself)."""
+        """The key a hit on ``key``, a path in the archive folder, counts under: the note's own
+        name when expire archived it there, so a note brought back keeps one history; else
+        ``key``. With whether that may be remembered (a copy not journaled yet may be later)."""
         roots = (workspace,) if isinstance(workspace, str) else workspace
         spelled = [posixpath.join(posixpath.normpath(r), key) for r in roots]
         src = self.ledger.archived_from(spelled)
@@ -123,27 +113,17 @@ class Applier:
         self.parsed(parse(line), batch, calls, stats)
 
     def parsed(self, parsed: ParsedLine, batch: Batch, calls: Calls, stats: ScanStats) -> None:
-        """Add one parsed line's calls and hits to ``batch``.
-
-        An event is read as its wire form (:mod:`.events`): what the helper sends is the
-        same fields as plain tuples, which saves rebuilding them, so its kind is told by its
-        number of fields and a field by its index, each named there.
-        """
+        """Add one parsed line's calls and hits to ``batch`` (events read in their wire form:
+        kind by number of fields, a field by index, as :mod:`.events` names them)."""
         self.lines(((0, 0, parsed),), batch, calls, stats, {})
 
     def lines(
-        self,
-        lines: Iterable[tuple[int, int, ParsedLine]],
-        batch: Batch,
-        calls: Calls,
-        stats: ScanStats,
-        made_at: dict[str, int],
-    ) -> None:
+        self, lines: Iterable[tuple[int, int, ParsedLine]], batch: Batch, calls: Calls,
+        stats: ScanStats, made_at: dict[str, int],
+    ) -> None:  # fmt: skip
         """Add parsed lines (``(begin, end, parsed)``, in file order) to ``batch``; each call
         made (or carried into this session) goes into ``made_at`` with the end of its line.
-
-        The loop of a scan over a region's needle lines: what does not change from one
-        line to the next (the agent, the session, the tables) is looked up once.
+        What does not change from one line to the next is looked up once.
         """
         agent = batch.cp.agent
         session = batch.session
@@ -154,9 +134,7 @@ class Applier:
         # nested-tool record → the wrapper call it describes (its answer goes to that call)
         same_as: dict[str, str] = {}
         skipped: set[str] = set()  # a cell's value envelopes told by its records already
-        # An event's type is told by its field count (the wire form, see .events), which the
-        # type checker cannot follow: it sees the events untyped here.
-        ev: Any
+        ev: Any  # (told by its field count, which the type checker cannot follow)
         # (the names bound here: read as fast as the literal numbers they stand for)
         call_fields, cell_fields, turn_fields = CALL_FIELDS, CELL_FIELDS, TURN_FIELDS
         unrecognised_fields, id_at, parent_at = UNRECOGNISED_FIELDS, RESULT_ID, RESULT_PARENT
@@ -230,30 +208,12 @@ class Applier:
 
     def _counted_bare(self, agent: str, raw: str, made: float, session: str) -> bool:
         """Whether the call of numbered id ``raw`` made at ``made`` in ``session`` is the one
-        kept under the bare id: by memoryd before it kept occurrences (the first call of the
-        id it read; later ones were taken for its copies), or as an answer met before its
-        call.
-
-        That call was made before the time its row holds (its line's, or its answer's),
-        and a later turn's call after it: a copy of it read now (OpenClaw moving the JSONL
-        into its store, a compaction successor, a re-appended entry) is the call counted
-        then, and does not count again under an occurrence id. A copy is in the row's
-        session or in one of its lineage (a successor's kept tail, a fork, the parent of
-        a successor that began with the answer): a call in a session of another lineage
-        is its own, and counts. The store's windows tell every live session's lineage
-        (:func:`.sqlite_source.session_lineage`); where a session is not in them (a
-        deleted one, a store before schema 14, a JSONL-only install) any earlier call is
-        taken for the copy, as before: a lineage not known could be the row's, and taking
-        a copy for a new call would count it twice (docs/ingest-sources.md, "Reused ids
-        after an upgrade").
-
-        What is known of a lineage changes (a session of it deleted takes its window with
-        it; an upgrade to schema 14 adds every window), and a session is read again (back
-        after the grace period, rewritten, renumbered): the call keeps the id it was first
-        kept under, since its hits are unique under that id only and the other would count
-        them again. Kept under its occurrence id (stored), it stays so; taken for the bare
-        call in its session (its hits there under the bare id), it stays so. Both are
-        looked up only for a call made before the bare row's time, in another session.
+        kept under the bare id (by an older memoryd, or as an answer met before its call): a
+        copy of that call, made no later than its row's time, in the row's session or one of
+        its lineage, does not count again under an occurrence id. A call in a session of
+        another lineage is its own; where the lineage is not known, any earlier call is taken
+        for the copy. A call re-read keeps the id it was first kept under (its hits are unique
+        under that id only). See docs/ingest-sources.md, "Reused ids after an upgrade".
         """
         key = (agent, raw)
         if key in self._bare:
@@ -302,23 +262,16 @@ class Applier:
         return found
 
     def _wrapper_of(
-        self,
-        parent: str,
-        tool: str,
-        query: str | None,
-        made: float | None,
-        batch: Batch,
+        self, parent: str, tool: str, query: str | None, made: float | None, batch: Batch,
         calls: Calls,
-    ) -> str | None:
+    ) -> str | None:  # fmt: skip
         """The id a nested-tool record's call is kept under when its outer call ``parent`` is
         a memory call (a ``tool_call`` wrapper: the same call, described twice), else None
         (``tool_search_code``: its inner calls are calls of their own).
 
-        The wrapper's call line comes first (OpenClaw writes the assistant message before
-        the tool runs, and the record when the inner call ends): met in this scan, or stored
-        by an earlier one. A reused id is matched as a result's is, by the record's time, and
-        must have asked the same thing: the latest memory call of that id before a
-        ``tool_search_code`` call that reused it is a direct call of an earlier turn.
+        The wrapper's call line comes first: met in this scan, or stored by an earlier one. A
+        reused id is matched by the record's time, and must have asked the same thing (else it
+        is a direct call of an earlier turn).
         """
         pid = parent
         numbered = is_numbered(parent)
@@ -334,18 +287,12 @@ class Applier:
         return pid
 
     def _in_cell(
-        self,
-        cell: str,
-        call_id: str,
-        ts: float | None,
-        made: float | None,
-        batch: Batch,
+        self, cell: str, call_id: str, ts: float | None, made: float | None, batch: Batch,
         calls: Calls,
-    ) -> str | None:
-        """An inner call of code-mode cell ``cell``: remembered until the cell's result, which
-        is looked for by the cell's id (kept waiting among the calls, a row of its own; for
-        an id a provider reuses, under the time of the cell's first record, as a reused
-        call is). The row's id when the cell is met here first, else None."""
+    ) -> str | None:  # fmt: skip
+        """An inner call of code-mode cell ``cell``: remembered until the cell's result, looked
+        for by the cell's id (a waiting row of its own, a reused id's under the time of the
+        cell's first record). The row's id when the cell is met here first, else None."""
         key = (batch.cp.agent, cell)
         inner = self._cells.get(key)
         if inner is None:
@@ -446,10 +393,8 @@ class Applier:
             ):
                 self._bare[(agent, call_id)] = (ev_ts, batch.session)  # (its call, met later)
         elif call.answered:
-            # Another copy of an answer already taken (a re-appended entry, an archive of
-            # a session read live before): its call's hits were decided by the first one,
-            # and they stay decided. A copy read without the session's key (the derived
-            # ``.zst`` file of a deleted cron session) must not count what was not counted.
+            # Another copy of an answer already taken: its call's hits were decided by the
+            # first one (a copy read without the session's key must not count what was not).
             return
         else:
             calls.answer(call_id, call)
@@ -457,8 +402,7 @@ class Applier:
         if not paths:
             return  # an answer with no results: the call is answered, and that is all
         query = call.query if tool == SEARCH else None
-        # (A batch is synthetic only for the traffic the config leaves out: cron and the like
-        # unless `count_synthetic`, the Active Memory helper's runs unless it is included.)
+        # (A batch is synthetic only for the traffic the config leaves out.)
         if batch.synthetic or (
             not self.count_synthetic
             and query is not None

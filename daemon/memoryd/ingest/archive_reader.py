@@ -1,9 +1,8 @@
 """Archives as a source: each read whole, once (see :mod:`.archives` for what they are).
 
-Tables of the store (read while it is open) and ``.zst`` files (listed with the
-transcripts; a stat tells whether one was read). Lines go through the same byte
-prefilter and parser as a transcript's; a cold record's header switches the
-session the following events belong to.
+Tables of the store (read while it is open) and ``.zst`` files (a stat tells whether one was
+read). Lines go through the same byte prefilter and parser as a transcript's; a cold record's
+header switches the session the following events belong to.
 """
 
 from __future__ import annotations
@@ -35,33 +34,19 @@ class ArchiveReader:
         self.ctx = ctx
 
     def read_table(
-        self,
-        conn: sqlite3.Connection,
-        shape: archives.TableShape,
-        sf: src.SourceFile,
-        cp: Checkpoint,
-        pending: dict[str, Calls],
-        stats: ScanStats,
-    ) -> None:
+        self, conn: sqlite3.Connection, shape: archives.TableShape, sf: src.SourceFile,
+        cp: Checkpoint, pending: dict[str, Calls], stats: ScanStats,
+    ) -> None:  # fmt: skip
         """Read the archives of a table not read before (listing them reads no blob)."""
-        if shape.unknown and shape.table not in self.ctx.reported:
+        if shape.unknown and shape.table not in self.ctx.reported:  # (nothing to act on)
             self.ctx.reported.add(shape.table)
-            emit(  # (nothing to act on: the columns it reads are there)
-                "ingest.archive_columns",
-                debug=True,
-                store=str(sf.path),
-                table=shape.table,
-                unknown=list(shape.unknown),
-            )
+            emit("ingest.archive_columns", debug=True, store=str(sf.path), table=shape.table,
+                 unknown=list(shape.unknown))  # fmt: skip
         if not shape.readable:
             if shape.table + "!" not in self.ctx.reported:
                 self.ctx.reported.add(shape.table + "!")
-                emit(
-                    "ingest.archive_unreadable",
-                    store=str(sf.path),
-                    table=shape.table,
-                    reason="no name or blob column",
-                )
+                emit("ingest.archive_unreadable", store=str(sf.path), table=shape.table,
+                     reason="no name or blob column")  # fmt: skip
             return
         for name, size, digest in archives.list_archives(conn, shape):
             record = f"{sf.path}#{shape.table}/{name}"
@@ -71,24 +56,15 @@ class ArchiveReader:
             if found is None:
                 continue
             stats.files_read += 1
-            self._read(
-                cp.agent,
-                functools.partial(archives.open_blob, found.blob, found.encoding),
-                found.session_id or "",
-                found.session_key,
-                (record, size, digest),
-                cp.id,
-                pending,
-                stats,
-            )
+            open_stream = functools.partial(archives.open_blob, found.blob, found.encoding)
+            self._read(cp.agent, open_stream, found.session_id or "", found.session_key,
+                       (record, size, digest), cp.id, pending, stats)  # fmt: skip
 
     def read_file(
         self, sf: src.SourceFile, st: os.stat_result, pending: dict[str, Calls], stats: ScanStats
     ) -> None:
-        """A ``.zst`` archive file (derived from a deleted or reset session, or cold storage).
-
-        A file with that name that is not a zstd frame is no archive of OpenClaw's: it
-        is remembered as seen, not read.
+        """A ``.zst`` archive file (derived from a deleted or reset session, or cold storage);
+        one that is not a zstd frame is no archive of OpenClaw's: remembered as seen, not read.
         """
         record = (str(sf.path), st.st_size, str(st.st_mtime_ns))
         with open(sf.path, "rb") as fh:
@@ -99,39 +75,19 @@ class ArchiveReader:
             fh.seek(0)
             stats.files_read += 1
             zstd = sqlite_source.zstd_module()
-            self._read(
-                sf.agent,
-                lambda: zstd.ZstdFile(fh, "rb"),
-                src.session_id_of(sf.path.name),
-                None,
-                record,
-                0,
-                pending,
-                stats,
-            )
+            self._read(sf.agent, lambda: zstd.ZstdFile(fh, "rb"), src.session_id_of(sf.path.name),
+                       None, record, 0, pending, stats)  # fmt: skip
 
     def _read(
-        self,
-        agent: str,
-        open_stream: Callable[[], Any],
-        session: str,
-        key: str | None,
-        record: tuple[str, int, str],
-        source_id: int,
-        pending: dict[str, Calls],
-        stats: ScanStats,
-    ) -> None:
+        self, agent: str, open_stream: Callable[[], Any], session: str, key: str | None,
+        record: tuple[str, int, str], source_id: int, pending: dict[str, Calls], stats: ScanStats,
+    ) -> None:  # fmt: skip
         """Every line of one archive, committed in batches; the last commit records it read.
 
-        Lines are JSONL transcript lines or cold records (a header names the session
-        that the events after it belong to). The byte prefilter picks what is parsed,
-        as for files. A frame that breaks off is one malformed line: what came before
-        it is counted, and the archive is remembered as read (it will not mend).
-
-        Its malformed and oversized lines (and result paths outside memory) are recorded with
-        its last commit only: an archive that an earlier commit left unfinished (memoryd
-        stopped, a later line failed) is read whole again, and they would be counted twice.
-        Its hits and calls are unique rows, recorded as they come.
+        A frame that breaks off is one malformed line: what came before it is counted, and the
+        archive is remembered as read (it will not mend). Its malformed and oversized lines are
+        recorded with its last commit only: an archive left unfinished is read whole again, and
+        they would be counted twice (its hits and calls are unique rows, recorded as they come).
         """
         calls = self.ctx.calls(pending, agent)
         cp = Checkpoint(source_id, agent, record[0], 0, 0, 0, "", 0, 0, 0)
@@ -194,18 +150,14 @@ class ArchiveReader:
         self, cp: Checkpoint, session: str, key: str | None, synthetic: bool | None = None
     ) -> Batch:
         if synthetic is None:
+            ctx = self.ctx
             synthetic = (
-                session in self.ctx.synthetic(cp.agent)
-                or session in self.ctx.store_synthetic_of(cp.agent)
-                or (
-                    key is not None
-                    and src.is_synthetic_key(
-                        key,
-                        active_memory=self.ctx.helper_excluded,
-                        synthetic=self.ctx.synthetic_excluded,
-                    )
-                )
-            )
+                session in ctx.synthetic(cp.agent)
+                or session in ctx.store_synthetic_of(cp.agent)
+                or (key is not None and src.is_synthetic_key(
+                    key, active_memory=ctx.helper_excluded, synthetic=ctx.synthetic_excluded
+                ))
+            )  # fmt: skip
         batch = Batch(cp, session, synthetic)
         batch.reread = True
         return batch

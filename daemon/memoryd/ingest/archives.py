@@ -1,27 +1,14 @@
 """Events that left the live transcript store: archives of deleted, reset and cold sessions.
 
-OpenClaw removes a session's rows from ``transcript_events`` when it is deleted,
-evicted by the disk budget or moved to cold storage (openclaw-formats.md §2b).
-If memoryd was not running then, those events are only in an archive:
+OpenClaw removes a session's rows from ``transcript_events`` when it is deleted, evicted by
+the disk budget or moved to cold storage; if memoryd was not running then, those events are
+only in an archive: the tables ``session_transcript_archives`` and
+``session_transcript_cold_archives``, ``cold/<sha256>.jsonl.zst`` files of JSONL records, and
+derived ``sessions/<sessionId>.jsonl.deleted.<ts>.zst`` files (docs/openclaw-formats.md §2b).
 
-- ``session_transcript_archives(archive_name UNIQUE, session_id, session_key,
-  reason, encoding ∈ {identity, zstd}, archive_blob, created_at)``: the session's
-  JSONL text, zstd-compressed when ``encoding = 'zstd'``;
-- ``session_transcript_cold_archives(archive_key, session_id, archive_blob,
-  created_at)`` (schema 23 names the archive ``archive_name``, and keeps its blob there
-  only when ``storage = 'sqlite'``; ``'file'`` leaves it NULL) and files
-  ``<agent>/agent/cold/<sha256>.jsonl.zst`` (also ``sessions/cold/``): zstd JSONL
-  *records*, ``{"kind": "header", "session_id", "session_key"}``,
-  ``{"kind": "event", "row": {"seq", "event_json", "created_at"}}`` and other kinds
-  (identity, active, index, fts) to ignore;
-- derived files ``sessions/<sessionId>.jsonl.deleted.<ts>.zst`` /
-  ``.jsonl.reset.<ts>.zst``: the zstd of the JSONL text.
-
-Each archive is read whole, once: what was read is remembered by name with its
-size and a digest (``archives_read``), so a later scan costs a query or a stat.
-Reading an archive whose events memoryd already saw is harmless (hits are unique
-per call), only wasted work. This module is the pure part: which columns a table
-has and which it lacks, how a stream of lines is cut, what one record says.
+Each archive is read whole, once, and remembered by name with its size and a digest
+(``archives_read``); reading one whose events memoryd already saw is harmless (hits are unique
+per call). This module is the pure part: a table's columns, the lines of a stream, a record.
 """
 
 from __future__ import annotations
@@ -42,40 +29,22 @@ COLD_TABLE = "session_transcript_cold_archives"
 NAME_COLUMNS = {ARCHIVES_TABLE: ("archive_name",), COLD_TABLE: ("archive_key", "archive_name")}
 # The columns each archive table is known with (read or not): a name column and the blob are
 # required to read it; any other column is reported once, at debug level (nothing to act on).
+# (Each table's last columns are schema 23's, 2026.9.6: generations and the publication of
+# the derived .zst file; where a cold archive is kept and what it holds.)
+# fmt: off
 KNOWN_COLUMNS = {
     ARCHIVES_TABLE: (
-        "archive_name",
-        "archive_blob",
-        "session_id",
-        "session_key",
-        "reason",
-        "encoding",
-        "created_at",
-        # schema 23 (2026.9.6): generations and the publication of the derived .zst file
-        "generation",
-        "archive_sha256",
-        "published_at",
-        "publish_attempts",
-        "last_publish_attempt_at",
-        "last_publish_error",
+        "archive_name", "archive_blob", "session_id", "session_key", "reason", "encoding",
+        "created_at", "generation", "archive_sha256", "published_at", "publish_attempts",
+        "last_publish_attempt_at", "last_publish_error",
     ),
     COLD_TABLE: (
-        "archive_key",
-        "archive_name",
-        "archive_blob",
-        "session_id",
-        "created_at",
-        # schema 23 (2026.9.6): where the archive is kept and what it holds
-        "generation",
-        "archive_sha256",
-        "event_count",
-        "raw_bytes",
-        "archive_bytes",
-        "last_seq",
-        "archived_at",
+        "archive_key", "archive_name", "archive_blob", "session_id", "created_at", "generation",
+        "archive_sha256", "event_count", "raw_bytes", "archive_bytes", "last_seq", "archived_at",
         "storage",
     ),
 }
+# fmt: on
 _IGNORED_KINDS = frozenset({"identity", "active", "index", "fts"})
 
 
@@ -107,11 +76,8 @@ def archive_shapes(tables: dict[str, tuple[str, ...]]) -> list[TableShape]:
 
 
 def list_archives(conn: Any, shape: TableShape) -> list[tuple[str, int, str]]:
-    """(name, blob size, digest) of every archive in a table, without reading a blob.
-
-    A row without a blob (a cold archive kept as a file, ``storage = 'file'``) is left to
-    the file reader, which reads ``cold/*.jsonl.zst``.
-    """
+    """(name, blob size, digest) of every archive in a table, without reading a blob (a row
+    without one, a cold archive kept as a file, is left to the file reader)."""
     created = next((c for c in ("created_at", "archived_at") if c in shape.columns), "NULL")
     q = sqlite_source.quote
     rows = conn.execute(
@@ -147,20 +113,13 @@ def fetch_archive(conn: Any, shape: TableShape, name: str) -> Archive | None:
         blob = blob.encode("utf-8", "surrogateescape")
     if not isinstance(blob, bytes):
         blob = b""
-    return Archive(
-        blob,
-        row[1] if isinstance(row[1], str) else None,
-        row[2] if isinstance(row[2], str) else None,
-        row[3] if isinstance(row[3], str) else None,
-    )
+    session_id, session_key, encoding = (v if isinstance(v, str) else None for v in row[1:4])
+    return Archive(blob, session_id, session_key, encoding)
 
 
 def open_blob(blob: bytes, encoding: str | None) -> IO[bytes]:
-    """A readable stream of an archive's text: decompressed when it is a zstd frame.
-
-    ``encoding`` says which (``identity`` or ``zstd``); the frame's magic decides
-    when the column is missing or holds a value we do not know.
-    """
+    """A readable stream of an archive's text: decompressed when it is a zstd frame (by
+    ``encoding``, else by the frame's magic when the column is missing or unknown)."""
     raw = io.BytesIO(blob)
     if encoding == "zstd" or (encoding != "identity" and blob.startswith(ZSTD_MAGIC)):
         return sqlite_source.zstd_module().ZstdFile(raw, "rb")
@@ -169,10 +128,7 @@ def open_blob(blob: bytes, encoding: str | None) -> IO[bytes]:
 
 def iter_lines(stream: IO[bytes], max_line: int) -> Iterator[bytes | None]:
     """The stream's lines without their ``\\n``; None for a line over ``max_line`` (skipped).
-
-    A corrupt frame raises (the zstd binding's error, or EOFError): the caller
-    fails that archive and reads it again at the next scan.
-    """
+    A corrupt frame raises (the zstd binding's error, or EOFError)."""
     while True:
         line = stream.readline(max_line + 1)
         if not line:
@@ -208,12 +164,8 @@ def read_record(line: bytes) -> Record:
     if kind == "header":
         sid = doc.get("session_id", doc.get("sessionId"))
         key = doc.get("session_key", doc.get("sessionKey"))
-        return Record(
-            "header",
-            b"",
-            sid if isinstance(sid, str) else None,
-            key if isinstance(key, str) else None,
-        )
+        sid, key = (v if isinstance(v, str) else None for v in (sid, key))
+        return Record("header", b"", sid, key)
     if kind == "event":
         row = doc.get("row")
         text = row.get("event_json") if isinstance(row, dict) else None

@@ -1,10 +1,8 @@
 """Call bookkeeping, pure: which memory calls are known, which still wait, what answers them.
 
-The scanner (in the parent process) and the prescan helper (a forked child) both
-decide whether a result line answers a call; :func:`answers` is the one rule they
-share, so the counts are the same whoever read the line. Nothing here touches the
-database: :meth:`Calls.lookup` takes the function that fetches a call the
-scanner has not met in this scan (the ledger's).
+The scanner and the prescan helper (a forked child) share :func:`answers`, the one rule of
+what answers a call, so the counts are the same whoever read the line. Nothing here touches
+the database: :meth:`Calls.lookup` takes the ledger's fetch.
 """
 
 from __future__ import annotations
@@ -21,12 +19,10 @@ CallRow = tuple[str, "str | None", "float | None", int, "str | None"]
 def answers(result: Sequence[object], call_tool: str) -> bool:
     """Whether a tool result answers a memory call of ``call_tool``.
 
-    ``result`` has the fields of :class:`.events.ToolResult` (a named tuple, or the
-    plain tuple the helper sends): the tool it names and the shape of its payload are
-    read by their index (:data:`.events.RESULT_TOOL`, :data:`.events.RESULT_SHAPE`). A
-    result that names its tool answers its call id; one that does not (Claude Code's
-    ``tool_result``) answers unless its payload has the shape of the other memory tool's
-    answer.
+    ``result`` has the fields of :class:`.events.ToolResult` (a named tuple, or the helper's
+    plain tuple), read by index. A result that names its tool answers its call id; one that
+    does not (Claude Code's ``tool_result``) answers unless its payload has the shape of the
+    other memory tool's answer.
     """
     named, shape = result[RESULT_TOOL], result[RESULT_SHAPE]
     return named is not None or shape is None or shape == call_tool
@@ -47,13 +43,10 @@ OCCURRENCE_MARK = "#"  # between a numbered id and the time of its call, in an o
 def occurrence_id(call_id: str, made: float | None) -> str:
     """The id a call is kept under: a numbered id gets the time its message was made.
 
-    A numbered id is reused by a later, different call (the next turn asks
-    ``memory_search_0`` again; see openclaw/openclaw#109443), so the id alone would
-    take that call for a copy of the first and drop its hits. Every copy of a message
-    (an entry re-appended, a compaction successor, an archive, the store's row) keeps
-    the message's own timestamp, so a copy still gets the same occurrence id, and a
-    call of another turn does not. Any other id, or a call with no message time, is
-    kept as it is.
+    A numbered id is reused by a later, different call (the next turn asks ``memory_search_0``
+    again), so the id alone would take that call for a copy of the first and drop its hits.
+    Every copy of a message keeps the message's own timestamp, so a copy gets the same
+    occurrence id and a call of another turn does not. Any other id is kept as it is.
     """
     if made is None or not is_numbered(call_id):
         return call_id
@@ -62,8 +55,7 @@ def occurrence_id(call_id: str, made: float | None) -> str:
 
 def is_numbered(call_id: str) -> bool:
     """Whether ``call_id`` is an id a provider reuses (see :func:`occurrence_id`)."""
-    # (most ids are random: they end in a letter, or their last digits follow no ``:_.``
-    # separator or are more than 4, as the pattern wants; no pattern run for those)
+    # (most ids are random, and fail this cheap test before any pattern is run)
     stem = call_id.rstrip("0123456789")
     if not 1 <= len(call_id) - len(stem) <= 4 or stem[-1:] not in _SEPARATORS:
         return False
@@ -77,9 +69,8 @@ def is_numbered(call_id: str) -> bool:
     return numbered
 
 
-# The answers already given: a reused id comes back with every call and result of it (each
-# read by the parser and again by the applier), and such ids are a handful. Bounded, as a
-# transcript of random ids that end in a digit would grow it for the daemon's life.
+# The answers already given (a reused id comes back with every call and result of it). Bounded:
+# random ids that end in a digit would grow it for the daemon's life.
 _NUMBERED: dict[str, bool] = {}
 _NUMBERED_MAX = 4096
 
@@ -94,22 +85,17 @@ def written_id(call_id: str) -> str:
 
 
 def stored_occurrence(
-    rows: Sequence[tuple[str, str | None]],
-    session: str,
-    parent: str | None,
+    rows: Sequence[tuple[str, str | None]], session: str, parent: str | None,
     made: float | None = None,
-) -> str | None:
+) -> str | None:  # fmt: skip
     """The occurrence a result of a numbered id answers when no call of that id was met in
     this scan: ``rows`` are the stored ones (``(occurrence id, session)``, see
     :meth:`.ledger_calls.CallLookups.fetch_occurrences`).
 
-    Such a result is, as a rule, a copy (a truncation re-branch re-appends a result without
-    its call; a compaction successor's kept tail may start with one) of an answer taken in
-    an earlier scan: the latest occurrence of its session (or the session it continues),
-    else the latest of any session, is taken, and a copy of what it answered counts nothing
-    more. None when there is none (a call never seen, or kept under the bare id before
-    memoryd kept occurrences). With the result message's time ``made``, only calls made
-    before it are looked at (a later call is not the one it answers).
+    Such a result is, as a rule, a copy (a truncation re-branch, a successor's kept tail) of an
+    answer taken in an earlier scan: the latest occurrence of its session (or the one it
+    continues), else of any session, is taken, and the copy counts nothing more. None when
+    there is none. With the result's time ``made``, only calls made before it are looked at.
     """
     limit = None if made is None else round(made * 1000)
     own = [cid for cid, s in rows if s == session or (parent is not None and s == parent)]
@@ -117,11 +103,8 @@ def stored_occurrence(
 
 
 def _latest(occurrences: Iterable[str], limit: int | None = None) -> str | None:
-    """The occurrence made last (no later than ``limit`` ms, if given), or None.
-
-    An id without a valid time after the mark (a transcript may write one so: its own
-    id, no occurrence) is never taken.
-    """
+    """The occurrence made last (no later than ``limit`` ms, if given), or None; an id
+    without a valid time after the mark (a transcript's own id) is never taken."""
     best, best_ms = None, -1
     for occurrence in occurrences:
         ms = _made_ms(occurrence)
@@ -131,11 +114,8 @@ def _latest(occurrences: Iterable[str], limit: int | None = None) -> str | None:
 
 
 def _occurrences_of(call_id: str, ids: set[str]) -> list[str]:
-    """The occurrence ids of numbered ``call_id`` among ``ids``: the id, the mark, a time.
-
-    Strict, as a transcript's own id is data: ``memory_get_0#1x2`` is kept as written
-    (it is no numbered id) and must not pass for an occurrence of ``memory_get_0``.
-    """
+    """The occurrence ids of numbered ``call_id`` among ``ids``: the id, the mark, a time
+    (strict: a transcript's own ``memory_get_0#1x2`` is no occurrence of ``memory_get_0``)."""
     prefix = call_id + OCCURRENCE_MARK
     return [c for c in ids if c.startswith(prefix) and _is_ms(c[len(prefix) :])]
 
@@ -168,10 +148,9 @@ class Call:
 class Calls:
     """One agent's memory calls met so far, and per session the ids still waiting.
 
-    An answer that does not name its tool (Claude Code's ``tool_result``) is only
-    looked for in the session that made the call (and in a compaction successor
-    that continues it): calls that were never answered (an aborted turn) pile up
-    over months and must not make every other transcript slower to read.
+    An answer that does not name its tool is only looked for in the session that made the
+    call (and a successor continuing it): calls never answered pile up over months and must
+    not make every other transcript slower to read.
     """
 
     __slots__ = ("known", "latest", "met", "waiting")
@@ -196,11 +175,8 @@ class Calls:
             ids.discard(call_id)
 
     def waiting_in(self, session: str, parent: str | None = None) -> set[str]:
-        """Calls still waiting in ``session`` and, for a successor, in the session it continues.
-
-        A compaction successor goes on with its parent's conversation: a call made at
-        the end of the parent may be answered at the start of the successor.
-        """
+        """Calls still waiting in ``session`` and, for a successor, in the session it continues
+        (a call made at the end of the parent may be answered at the start of the successor)."""
         own = self.waiting.get(session) or set()
         if parent is None or parent == session or not self.waiting.get(parent):
             return own
@@ -217,12 +193,9 @@ class Calls:
         self.waiting.setdefault(session, set()).add(call_id)
 
     def made_again(self, session: str, written: str, occurrence: str) -> None:
-        """A call of numbered id ``written`` met in ``session``, kept as ``occurrence``.
-
-        The latest call of the id is the one made last, not the one read last: a copy of
-        an earlier turn's call (a transcript rewrite re-appends it after the next turn
-        asked the same id) must not take the answer of the call that follows it.
-        """
+        """A call of numbered id ``written`` met in ``session``, kept as ``occurrence``. The
+        latest is the one made last, not read last: a re-appended copy of an earlier turn's
+        call must not take the answer of the call that follows it."""
         key = (session, written)
         self.met.setdefault(key, set()).add(occurrence)
         latest = self.latest.get(key)
@@ -234,14 +207,10 @@ class Calls:
     ) -> str:
         """The occurrence of numbered ``call_id`` that a result in ``session`` answers.
 
-        With the result message's own time ``made`` (every copy keeps it): the call of
-        that id made last before it, in this session (or the session it continues), met
-        in this scan or still waiting, answered or not (a copy of an earlier turn's answer
-        is that turn's, whatever call came since), else the id itself. Without it: the
-        latest call made with that id there, if it still waits; else the latest of those
-        still waiting (met in an earlier scan); else the latest met, answered already (the
-        result is a copy); else the id itself (a call made before memoryd kept occurrences,
-        or never seen).
+        With the result's own time ``made``: the call of that id made last before it, in this
+        session (or the one it continues), met in this scan or still waiting, answered or not,
+        else the id itself. Without it: the latest call of that id there, if it still waits;
+        else the latest still waiting; else the latest met (the result is a copy); else the id.
         """
         if made is not None:
             limit = round(made * 1000)

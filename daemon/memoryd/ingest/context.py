@@ -24,19 +24,14 @@ class ReadContext:
     """The ledger, the applier and the bookkeeping every reader of a scan uses."""
 
     def __init__(
-        self,
-        cfg: Config,
-        ledger: Ledger,
-        applier: Applier,
+        self, cfg: Config, ledger: Ledger, applier: Applier,
         synthetic: Callable[[str], frozenset[str]],
         store_path: Callable[[str], Path | None] = lambda _agent: None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         self.cfg = cfg
-        # The Active Memory helper's sessions (`…:active-memory:…` keys) are left out like cron's
-        # unless `openclaw.include_active_memory`: on a store install they share the store.
+        # The Active Memory helper's sessions are left out like cron's unless included.
         self.helper_excluded = not cfg.openclaw.include_active_memory
-        # The kinds of run left out (heartbeat, cron, dreaming: `openclaw.count_<kind>`, all
-        # counted with `openclaw.count_synthetic`); falsy when every kind counts.
+        # The kinds of run left out (`openclaw.count_<kind>`); falsy when every kind counts.
         self.synthetic_excluded = runs_left_out(cfg.openclaw)
         # Per (agent, session) of the store: the run kind of its current turn (None: the
         # user's), from its last user message read (see StoreReader._read_session).
@@ -58,11 +53,8 @@ class ReadContext:
         self.now = clock.now()  # (set again at each scan's start: see new_scan)
 
     def new_scan(self, now: float | None = None) -> None:
-        # The scan's time, for the grace period of store sessions gone (StoreReader._upkeep):
-        # read once, at its start (or given: the reading the daemon checked for a clock set
-        # on), so that a clock set while the scan runs (a laptop asleep mid-scan) is seen by
-        # the next one first (the daemon moves the times gone by the step before it:
-        # service.ingest_worker), not by this one's forgetting.
+        # The scan's time, for the grace period of store sessions gone: read once, at its start
+        # (or given by the daemon), so a clock set while the scan runs is the next one's to see.
         self.now = clock.now() if now is None else now
         self.archives_done = self.ledger.archives_read()
         self.malformed_logged = 0
@@ -74,12 +66,8 @@ class ReadContext:
 
     def lineage(self, agent: str) -> dict[str, str | None]:
         """The agent's store session lineage (:func:`.sqlite_source.session_lineage`; empty:
-        not known), read once a scan and store change, when asked.
-
-        Only the reused-id rule asks (``Applier._counted_bare``, for a call made before a bare
-        row of another session): every window handed to Python at every read of the store
-        cost a read several times what the linked ones alone cost (docs/benchmarks.md).
-        """
+        not known), read once a scan and store change, only when the reused-id rule asks
+        (docs/benchmarks.md, "The scanner's constants")."""
         known = self._lineages.get(agent)
         if known is not None:
             return known
@@ -96,24 +84,22 @@ class ReadContext:
             return known
         found: frozenset[str] = frozenset()
         if self.synthetic_excluded or self.helper_excluded:
-            found = self._from_store(
-                agent,
-                lambda conn, tables: synthetic_from_keys(
-                    sqlite_source.session_keys(conn, tables).items(),
-                    active_memory=self.helper_excluded,
-                    synthetic=self.synthetic_excluded,
-                ),
-                found,
-            )
+            found = self._from_store(agent, self._synthetic_of_store, found)
         self.store_synthetic[agent] = found
         return found
 
+    def _synthetic_of_store(
+        self, conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]
+    ) -> frozenset[str]:
+        keys = sqlite_source.session_keys(conn, tables).items()
+        return synthetic_from_keys(
+            keys, active_memory=self.helper_excluded, synthetic=self.synthetic_excluded
+        )
+
     def _from_store(
-        self,
-        agent: str,
-        read: Callable[[sqlite3.Connection, dict[str, tuple[str, ...]]], _T],
+        self, agent: str, read: Callable[[sqlite3.Connection, dict[str, tuple[str, ...]]], _T],
         default: _T,
-    ) -> _T:
+    ) -> _T:  # fmt: skip
         """``read`` of the agent's transcript store (opened read-only, with its tables), or
         ``default`` when it has none or it is not readable now (the store's own read
         reports why)."""

@@ -3,12 +3,10 @@
 Pure values, no behaviour: :mod:`.parser` builds them from a line, :mod:`.apply` turns them
 into calls and hits, :mod:`.prescan`'s helper sends them to the scanner.
 
-They are named tuples rather than dataclasses: a scan builds thousands of them, and a large
-backlog's travel from the helper process as ``marshal`` bytes, which take tuples only (field
-for field, a tenth of what pickling objects costs; see :mod:`.prescan`). So an event the
-scanner reads may be a plain tuple of these fields: its kind is told by its number of fields
-and a field by its index, both named below (:data:`CALL_FIELDS`, :data:`RESULT_PARENT`…) from
-the types themselves, so that reordering a type's fields cannot leave a reader behind.
+Named tuples: a scan builds thousands, and a large backlog's travel from the helper process
+as ``marshal`` bytes, which take plain tuples only. So an event may be a plain tuple: its kind
+is told by its number of fields and a field by its index, both named below from the types
+themselves, so reordering a type's fields cannot leave a reader behind.
 """
 
 from __future__ import annotations
@@ -31,8 +29,7 @@ class ResultPath(NamedTuple):
     end_line: int | None = None
     # The text the hit returned, each chunk as (start, end, text), or WHOLE_FILE for a
     # memory_get of the whole file; None without any. The applier turns a new hit's into
-    # fingerprints (section_map.anchor_text): where in the file it lies, after edits too.
-    # (Kept as the parsed string, no work here: copies of an answer never pay for it.)
+    # fingerprints (section_map.anchor_text), so copies of an answer never pay for it.
     anchor: Any = None
 
 
@@ -43,17 +40,12 @@ class ToolCall(NamedTuple):
     tool: str  # SEARCH or GET
     query: str | None  # the search query, or the path asked for by memory_get
     ts: float | None
-    # For an id a provider reuses (providers that number calls per turn: ``memory_search_0``;
-    # see .calls.is_numbered): the message's own time (pi-ai's ``message.timestamp``; the
-    # record's for a bare record), which every copy of the message keeps, so a call that
-    # reuses the id is told from a copy of an earlier one. None for any other id. For a
-    # nested-tool record (``via`` NESTED): that record's own time, always (its parent's id
-    # may be one a provider reuses).
+    # For an id a provider reuses (.calls.is_numbered): the message's own time, which every
+    # copy keeps, so a call that reuses the id is told from a copy of an earlier one; None for
+    # any other id. For a nested-tool record: that record's own time, always.
     made: float | None = None
-    # How the agent reached the tool: None directly, TOOL_CALL through Tool Search's
-    # ``tool_call`` wrapper, NESTED as told by an ``openclaw.nested-tool.v1`` record (an inner
-    # call of ``tool_search_code``, or the same call as a ``tool_call`` wrapper: the applier
-    # tells which by the parent).
+    # How the agent reached the tool: None directly, TOOL_CALL through Tool Search's wrapper,
+    # NESTED as told by an ``openclaw.nested-tool.v1`` record (the applier tells which call).
     via: str | None = None
     # For a nested-tool record: the id of the outer call it ran inside (``parentToolCallId``).
     parent: str | None = None
@@ -78,22 +70,15 @@ class ToolResult(NamedTuple):
 
 
 class Unrecognised(NamedTuple):
-    """A tool call or custom message that names a memory tool in a shape not known here.
-
-    Counted and shown (``scan --json``, ``status``), never guessed at: a future OpenClaw
-    shape shows up as a number rather than as silence.
-    """
+    """A tool call or custom message that names a memory tool in a shape not known here:
+    counted and shown, never guessed at, so a future shape shows as a number, not silence."""
 
     sample: str  # what it looked like, cut short (for "unrecognised: N, e.g. …")
 
 
 class CellEnded(NamedTuple):
-    """A ``tool_search_code`` cell (or a ``tool_call`` wrapper) answered: its result line.
-
-    A cell that failed (``isError``: it timed out, or its code threw) returned nothing to
-    the model, not even what its inner calls found before: their hits are taken back. The
-    same for a wrapper whose own result is an error.
-    """
+    """A ``tool_search_code`` cell (or a ``tool_call`` wrapper) answered. One that failed
+    returned nothing to the model: its inner calls' hits are taken back."""
 
     call_id: str
     made: float | None  # the message's time, for an id a provider reuses

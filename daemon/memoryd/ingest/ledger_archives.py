@@ -2,8 +2,7 @@
 
 Deleted, reset and cold-stored sessions are read once, from tables and ``.zst`` files; the
 ``archives_read`` table remembers each by name with its size and a digest. The transcript
-store's rewrite watermarks are remembered in the same table (:func:`record_marks`). Its own
-module because what was read whole is one question, asked before each archive is opened.
+store's rewrite watermarks are remembered in the same table (:func:`record_marks`).
 """
 
 from __future__ import annotations

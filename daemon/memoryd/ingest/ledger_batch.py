@@ -1,9 +1,7 @@
 """A batch: what one region of a source's lines adds to the database, and how it is written.
 
-Its own module because a batch is built by the readers (the applier fills it call by call,
-answer by answer) long before the ledger writes it: the readers need only this, never the
-ledger's transactions. :meth:`Batch.write` inserts its rows (through
-:func:`.ledger_rows.insert_rows`) on a connection the ledger gives it.
+The readers build it (the applier, call by call) long before the ledger writes it, and need
+only this; :meth:`Batch.write` inserts its rows on a connection the ledger gives it.
 """
 
 from __future__ import annotations
@@ -31,41 +29,18 @@ _INSERT_BATCH_CALLS = (
 class Batch:
     """What one region of lines adds to the database, written in one transaction."""
 
+    # fmt: off
     __slots__ = (
-        "answered",
-        "answered_unseen",
-        "call_rows",
-        "calls",
-        "cp",
-        "end",
-        "hits",
-        "malformed",
-        "non_memory",
-        "oversized",
-        "parent",
-        "reread",
-        "retract",
-        "retract_prefixes",
-        "routed",
-        "session",
-        "session_synthetic",
-        "start",
-        "synthetic",
-        "turn",
-        "unknown",
-        "unknown_sample",
+        "answered", "answered_unseen", "call_rows", "calls", "cp", "end", "hits", "malformed",
+        "non_memory", "oversized", "parent", "reread", "retract", "retract_prefixes", "routed",
+        "session", "session_synthetic", "start", "synthetic", "turn", "unknown", "unknown_sample",
     )
+    # fmt: on
 
     def __init__(
-        self,
-        cp: Checkpoint,
-        session: str,
-        synthetic: bool,
-        parent: str | None = None,
-        *,
-        start: int = 0,
-        end: int = 0,
-    ) -> None:
+        self, cp: Checkpoint, session: str, synthetic: bool, parent: str | None = None, *,
+        start: int = 0, end: int = 0,
+    ) -> None:  # fmt: skip
         self.cp = cp
         self.session = session
         # Whether the batch's hits are left out (not the user's): for the whole session
@@ -73,8 +48,8 @@ class Batch:
         self.session_synthetic = self.synthetic = synthetic
         self.turn: str | None = None  # the run kind of that turn (None: the user's)
         self.parent = parent  # for a successor: the session it continues
-        # An archive: a copy of events that may have been read live before. Its calls are
-        # looked up in the ledger, so an answer counted (or not) then is not counted again.
+        # An archive: a copy of events that may have been read live before (its calls are
+        # looked up in the ledger, so an answer counted, or not, then is not counted again).
         self.reread = False
         self.start = start  # file offset the batch starts at
         self.end = end  # file offset after its last complete line
@@ -90,10 +65,8 @@ class Batch:
         self.retract: list[str] = []
         self.retract_prefixes: list[tuple[str, float | None]] = []  # (prefix, since when)
         self.unknown_sample: str | None = None
-        # The rows of the batch's agent and session (``cp.agent``, ``session``: see write()),
-        # one after the other in a flat list each (see insert_rows):
-        # calls: call id, tool, query, ts, answered (5 values a call; answering one sets
-        # its last value)
+        # The rows of the batch's agent and session, flat (see insert_rows). calls: call id,
+        # tool, query, ts, answered (5 values a call)
         self.calls: list[object] = []
         self.call_rows: dict[str, int] = {}  # call id → where its row starts in calls
         self.answered: list[tuple[str, str]] = []
@@ -201,11 +174,9 @@ class Batch:
         return new_hits - deleted, new_calls, routes
 
     def _take_back(self, conn: sqlite3.Connection) -> int:
-        """Delete the written hits of the calls taken back (see take_back); how many.
-
-        Only the scanner's own rows (a source named): a hit memoryd counted itself under the
-        call's id (the plugin's search hook answering with an archived note, a read answered
-        empty and restored) was delivered whatever the cell did afterwards."""
+        """Delete the written hits of the calls taken back (see take_back); how many. Only the
+        scanner's own rows (a source named): a hit memoryd counted itself (the plugin's hooks)
+        was delivered whatever the cell did afterwards."""
         agent, session = self.cp.agent, self.session
         deleted = 0  # (row counts, not total_changes: see write)
         if self.retract:

@@ -1,8 +1,7 @@
 """Bulk mode: a first scan of a large backlog loads without the hit indexes, then builds them.
 
-Its own module because it is a mode of the whole ledger, begun and ended by the scanner
-around a first scan, with settings of its own (larger transactions, no strength triggers, a
-mark that a killed load resumes from) that no other write of the ledger looks at.
+A mode of the whole ledger, begun and ended by the scanner around a first scan, with settings
+of its own (larger transactions, no strength triggers, a mark a killed load resumes from).
 """
 
 from __future__ import annotations
@@ -27,17 +26,13 @@ class BulkLoad(WriteQueue):
     def begin_bulk(self) -> None:
         """A first scan of a large backlog: load without the secondary hit indexes and the
         strength triggers, with a larger page cache, no WAL autocheckpoint and fewer, larger
-        transactions (hits and offsets still commit together), which keeps the bytes written
-        near twice the database's size instead of three and a half times. The kept strength
-        is marked pending meanwhile (its readers rank every call again) and filled from the
-        whole table at the end (:mod:`memoryd.kept_strength`)."""
+        transactions (hits and offsets still commit together; docs/benchmarks.md). The kept
+        strength is marked pending meanwhile and filled from the whole table at the end."""
         self.store.start_bulk_load()
         self._normal_commit_bytes = self.commit_bytes
         self.commit_bytes *= BULK_COMMIT_FACTOR
         with self.write(0):
             self.store.drop_hit_indexes()
-            # No strength triggers either (docs/benchmarks.md): the column is filled from
-            # the whole table at the end, and marked pending meanwhile (kept_strength).
             kept_strength.drop_triggers(self.conn)
             # Until end_bulk: a scan killed meanwhile is resumed in bulk too (else the rest
             # of a first scan is loaded through the indexes, at more CPU per MB).
@@ -48,10 +43,9 @@ class BulkLoad(WriteQueue):
         strength triggers back and every hit's strength filled, then one checkpoint and the
         usual settings back.
 
-        ``build=False``: the load was interrupted (Ctrl-C, a failed commit): the indexes
-        stay to build, the mark stays set, and the next scan loads the rest in bulk too
-        (building them here, then loading the rest through them, cost a resumed first scan
-        more CPU per MB than one in a go: docs/benchmarks.md).
+        ``build=False``: the load was interrupted (Ctrl-C, a failed commit): the indexes stay
+        to build, the mark stays set, and the next scan loads the rest in bulk too (cheaper
+        than loading it through the indexes: docs/benchmarks.md).
         """
         try:
             if build:

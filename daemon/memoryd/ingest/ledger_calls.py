@@ -1,9 +1,7 @@
 """Lookups of the calls already recorded: what the applier asks before counting an answer.
 
-An answer may come in a later file, or after a restart, than its call; a reused call id
-must not count twice. Its own module because these are the ledger's only reads of
-``calls`` and ``hits`` during a scan, each after the write queue is in the table (see
-:mod:`.ledger_queue`), so that rows of the open transaction are found too.
+The ledger's only reads of ``calls`` and ``hits`` during a scan, each after the write queue
+is in the table, so that rows of the open transaction are found too.
 """
 
 from __future__ import annotations
@@ -41,12 +39,9 @@ class CallLookups(WriteQueue):
         ).fetchone()
 
     def stored_call(self, agent: str, call_id: str) -> tuple[float | None, str | None] | None:
-        """The time and session stored with a call row, or None (no row).
-
-        The write queue is not written first: the one reader (the applier's reused-id
-        rule, ``Applier._counted_bare``) asks only of rows written before this process,
-        and notes the ones this process makes itself.
-        """
+        """The time and session stored with a call row, or None (no row). The write queue is
+        not written first: the one reader (``Applier._counted_bare``) asks only of rows
+        written before this process."""
         return self.conn.execute(
             "SELECT ts, session FROM calls WHERE agent = ? AND call_id = ?", (agent, call_id)
         ).fetchone()
@@ -55,13 +50,11 @@ class CallLookups(WriteQueue):
         """Whether ``session`` holds hits of the agent's call ``call_id`` (the reused-id
         rule's memory of a call taken for the bare one: ``Applier._counted_bare``)."""
         self._write_queue_before_read()
-        return (
-            self.conn.execute(
-                "SELECT 1 FROM hits WHERE agent = ? AND call_id = ? AND session = ? LIMIT 1",
-                (agent, call_id, session),
-            ).fetchone()
-            is not None
-        )
+        row = self.conn.execute(
+            "SELECT 1 FROM hits WHERE agent = ? AND call_id = ? AND session = ? LIMIT 1",
+            (agent, call_id, session),
+        ).fetchone()
+        return row is not None
 
     def fetch_occurrences(self, agent: str, call_id: str) -> list[tuple[str, str | None]]:
         """``(occurrence id, session)`` of every call kept under numbered ``call_id`` (see

@@ -1,9 +1,8 @@
 """A transcript file's checkpoint: its identity, and the offset committed with its hits.
 
-The reads of every source's checkpoint (by inode and by path), the recording of the identity
-a :class:`.tailer.Verdict` implies (new, grown, renamed, truncated, replaced), and the commit
-of a file's batch with the position after it. Its own module because a file's identity and
-offset are one job: written together, in the transaction of the hits read up to there.
+The reads of every source's checkpoint, the recording of the identity a
+:class:`.tailer.Verdict` implies, and the commit of a file's batch with the position after it:
+identity and offset are written together, in the transaction of the hits read up to there.
 """
 
 from __future__ import annotations
@@ -70,19 +69,12 @@ class CheckpointWrites(WriteQueue):
         return {(c.dev, c.ino): c for c in cps}, {c.path: c for c in cps}, vanished
 
     def settle_identity(
-        self,
-        sf: SourceFile,
-        st: os.stat_result,
-        head: bytes,
-        cp: Checkpoint | None,
-        at_path: Checkpoint | None,
-        verdict: Verdict,
-    ) -> tuple[Checkpoint, Settle]:
-        """The checkpoint to read from, and how to record the identity the verdict implies.
-
-        The recording runs inside the first commit of what is read from the file, so
-        a small file costs one transaction; it returns the source's id. A new file
-        read in one batch is recorded with its tail in one statement.
+        self, sf: SourceFile, st: os.stat_result, head: bytes, cp: Checkpoint | None,
+        at_path: Checkpoint | None, verdict: Verdict,
+    ) -> tuple[Checkpoint, Settle]:  # fmt: skip
+        """The checkpoint to read from, and how to record the identity the verdict implies
+        (inside the first commit of what is read from the file, so a small file costs one
+        transaction; a new file read in one batch is recorded with its tail in one statement).
         """
         path = str(sf.path)
         now = time.time()
@@ -135,40 +127,29 @@ class CheckpointWrites(WriteQueue):
         return Checkpoint(cp.id, cp.agent, path, cp.dev, cp.ino, hlen, hhash, offset, 0, 0), update
 
     def commit_file(
-        self,
-        batch: Batch,
-        source: SourceWrite,
-        fingerprint: str,
-        final: os.stat_result | None,
+        self, batch: Batch, source: SourceWrite, fingerprint: str, final: os.stat_result | None
     ) -> None:
         """Identity, hits, calls and the offset after them: in one transaction, all or nothing.
 
         With the offset goes ``fingerprint``, of the line just before it (see
-        :func:`.tailer.judge`). ``final`` is the file's stat taken before reading, for
-        its last batch. The calls and hits are queued, written before the transaction
-        commits; :meth:`take_written` counts the new ones.
+        :func:`.tailer.judge`). ``final`` is the file's stat taken before reading, for its
+        last batch. The calls and hits are queued, written before the transaction commits.
         """
         tail: Tail | None = None
         if final is not None:
-            tail = (
-                batch.end,
-                final.st_size,
-                final.st_mtime_ns,
-                time.time(),
-                batch.malformed,
-                batch.oversized,
-                fingerprint,
-            )
+            tail = (batch.end, final.st_size, final.st_mtime_ns, time.time(), batch.malformed,
+                    batch.oversized, fingerprint)  # fmt: skip
         with self.write(batch.end - batch.start) as conn:
             source_id, wrote_tail = source.settle(conn, tail)
             if batch.calls or batch.hits or batch.answered or batch.answered_unseen:
                 self._queued.append((batch, source_id))
+            moved = (batch.end, fingerprint, batch.oversized, batch.malformed)
             if tail is None:
                 conn.execute(
                     "UPDATE sources SET offset = MAX(offset, ?1), "
                     "tail_hash = CASE WHEN ?1 >= offset THEN ?2 ELSE tail_hash END, "
                     "oversized = oversized + ?3, malformed = malformed + ?4 WHERE id = ?5",
-                    (batch.end, fingerprint, batch.oversized, batch.malformed, source_id),
+                    (*moved, source_id),
                 )
             elif not wrote_tail:  # the file's last batch: its size and mtime before reading too
                 conn.execute(
@@ -176,13 +157,6 @@ class CheckpointWrites(WriteQueue):
                     "tail_hash = CASE WHEN ?1 >= offset THEN ?2 ELSE tail_hash END, "
                     "oversized = oversized + ?3, malformed = malformed + ?4, size = ?5, "
                     "mtime_ns = ?6, last_read = ?7 WHERE id = ?8",
-                    (
-                        batch.end,
-                        fingerprint,
-                        batch.oversized,
-                        batch.malformed,
-                        *tail[1:4],
-                        source_id,
-                    ),
+                    (*moved, *tail[1:4], source_id),
                 )
             self._count_lines(batch)

@@ -1,9 +1,8 @@
 """The transcript store's read positions: a cursor per session, committed with its hits.
 
-OpenClaw's SQLite store (builds since 2026-07) is one source whose sessions are read each from
-its own cursor (the last seq read, and how many rows of it). Its own module because these
-are the store's checkpoints, as :mod:`.ledger_checkpoints` holds a file's: the store's
-source row, each batch with its session's cursor, the signature of a read to its end.
+OpenClaw's SQLite store is one source whose sessions are read each from its own cursor (the
+last seq read, and how many rows of it): the store's checkpoints, as a file's are
+:mod:`.ledger_checkpoints`'.
 """
 
 from __future__ import annotations
@@ -42,21 +41,16 @@ class StoreCursorWrites(WriteQueue):
                 (sf.agent, sf.kind, str(sf.path), st.st_dev, st.st_ino, time.time()),
             )
         assert cur.lastrowid is not None
-        return Checkpoint(
-            cur.lastrowid, sf.agent, str(sf.path), st.st_dev, st.st_ino, 0, "", 0, 0, 0
-        )
+        return Checkpoint(cur.lastrowid, sf.agent, str(sf.path), st.st_dev, st.st_ino, 0, "", 0, 0,
+                          0)  # fmt: skip
 
     def commit_store_batch(
-        self,
-        batch: Batch,
-        nbytes: int,
-        cursor: tuple[int, int | None],
+        self, batch: Batch, nbytes: int, cursor: tuple[int, int | None],
         marks: dict[str, str] | None = None,
-    ) -> None:
-        """A batch of a store session's rows, with the session's cursor after them (its new
-        rows counted when the transaction commits: see :meth:`take_written`); with ``marks``,
-        the rewrite watermark that made it read the session again from its start (recorded with
-        the first batch of that read: memoryd stopped after it carries on from its cursor)."""
+    ) -> None:  # fmt: skip
+        """A batch of a store session's rows, with the session's cursor after them; with
+        ``marks``, the rewrite watermark that made it read the session again from its start
+        (recorded with the first batch of that read, so a stop after it goes on from the cursor)."""
         with self.write(nbytes) as conn:
             if marks:
                 record_marks(conn, batch.cp.agent, marks)

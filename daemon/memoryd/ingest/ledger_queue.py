@@ -1,20 +1,13 @@
 """The ledger's group commit and write queue: the one transaction a scan writes in.
 
-Small sources are many, and a transaction each would cost more than reading them.
-:meth:`WriteQueue.write` joins the scan's open transaction until ``commit_bytes`` of input
-are in it (or the scan ends). Every write is a whole unit (identity, hits and the position
-after them), so a crash re-reads at most what was not committed, and re-reading is harmless:
-hits are unique per agent, call and file.
+Small sources are many, and a transaction each would cost more than reading them:
+:meth:`WriteQueue.write` joins the scan's open transaction until ``commit_bytes`` of input are
+in it (or the scan ends). Every write is a whole unit (identity, hits and the position after
+them), so a crash re-reads at most what was not committed.
 
-The calls and hits of a transcript file's batches are written at the end of the transaction
-they belong to, just before its ``COMMIT`` (``commit_file`` queues them): inserted together,
-the rows of many batches are written with SQLite's pages and the statements still hot in the
-processor's caches, instead of between the parsing of one region and the next. The order of
-every write to ``calls`` and ``hits`` stays the order of the batches: any other write to them,
-and any read of ``calls``, writes the queue first.
-
-Its own module because every other part of the ledger (:mod:`.ledger`) writes through it:
-the transaction, the queue and the counts of what committed are its state, kept in one place.
+The calls and hits of a transcript file's batches are queued and written just before the
+``COMMIT``, together, with SQLite's pages and statements still hot in the caches. Their order
+stays the batches': any other write to them, and any read of ``calls``, writes the queue first.
 """
 
 from __future__ import annotations
@@ -33,13 +26,8 @@ from .stats import ROUTES, ScanStats
 # transcript being read never reports these).
 _STATE_DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 # SQLite error names that, raised by a write of the ledger, are faults of the state database.
-_STATE_DB_FAULTS = (
-    "SQLITE_FULL",
-    "SQLITE_IOERR",
-    "SQLITE_READONLY",
-    "SQLITE_CORRUPT",
-    "SQLITE_NOTADB",
-)
+_STATE_DB_FAULTS = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_CORRUPT",
+                    "SQLITE_NOTADB")  # fmt: skip
 
 # The scan's counters of what it recorded, counted when their transaction commits.
 COMMITTED = ScanStats.RECORDED
@@ -71,10 +59,9 @@ class WriteQueue:
         self._txn_bytes = 0
         self.rolled_back = False  # a failed write undid the open transaction
         self._normal_commit_bytes = commit_bytes
-        # Batches of the open transaction whose calls and hits are not written yet (with
-        # their source id); the counts of COMMITTED that the batches written added, in the
-        # open transaction (some are written before its commit: see
-        # _write_queue_before_read), and in the transactions committed since take_written.
+        # Batches of the open transaction whose calls and hits are not written yet (with their
+        # source id); the counts of COMMITTED the batches written added, in the open
+        # transaction and in the transactions committed since take_written.
         self._queued: list[tuple[Batch, int]] = []
         self._txn_written = [0] * len(COMMITTED)
         self._written = [0] * len(COMMITTED)
@@ -91,14 +78,7 @@ class WriteQueue:
         try:
             yield conn
         except BaseException:
-            # SQLite may have rolled back already (a full disk, an I/O error): a second
-            # ROLLBACK would raise "no transaction is active" and hide the real cause.
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            self._in_txn = False
-            self._queued.clear()  # undone with the rest of the transaction
-            self._txn_written[:] = [0] * len(COMMITTED)  # (rows written early: not counted)
-            self.rolled_back = True
+            self._undone()
             raise
         self._txn_bytes += nbytes
         if self._txn_bytes >= self.commit_bytes:
@@ -126,12 +106,8 @@ class WriteQueue:
                 # (tests: a full disk at the commit, as ENOSPC: ``MEMORYD_FAULT``)
                 faults.point("ledger.commit")
                 self.conn.execute("COMMIT")
-            except BaseException:  # (a full disk shows at the commit): undone, as in write()
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
-                self._queued.clear()
-                self._txn_written[:] = [0] * len(COMMITTED)
-                self.rolled_back = True
+            except BaseException:  # (a full disk shows at the commit)
+                self._undone()
                 raise
             finally:
                 self._in_txn = False
@@ -140,6 +116,17 @@ class WriteQueue:
             txn[:] = [0] * len(COMMITTED)
             self.commits += 1
             faults.point("scan.committed")
+
+    def _undone(self) -> None:
+        """A write or commit failed: the open transaction is undone, its queue and counts too."""
+        # SQLite may have rolled back already (a full disk, an I/O error): a second ROLLBACK
+        # would raise "no transaction is active" and hide the real cause.
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+        self._in_txn = False
+        self._queued.clear()
+        self._txn_written[:] = [0] * len(COMMITTED)  # (rows written early: not counted)
+        self.rolled_back = True
 
     def _write_queued(self) -> None:
         """Write the calls and hits of the queued batches, in the order they were queued."""
@@ -180,14 +167,9 @@ class WriteQueue:
         written[_NON_MEMORY] += batch.non_memory
 
     def _write_queue_before_read(self) -> None:
-        """Before a read of ``calls`` in the open transaction: its queued rows in the table.
-
-        Written as any other write of the transaction (see :meth:`write`): one that
-        fails (a full disk, on which SQLite undoes the transaction itself; a row that
-        cannot be written) undoes the transaction, its queue with it, and says so;
-        otherwise the queue would be gone and the transaction left open, or believed
-        open, and a later commit would record offsets without their hits.
-        """
+        """Before a read of ``calls`` in the open transaction: its queued rows in the table,
+        written as any other write (:meth:`write`), so that a failure undoes the transaction
+        and a later commit never records offsets without their hits."""
         if self._queued:
             with self.write(0):
                 self._write_queued()
@@ -195,17 +177,14 @@ class WriteQueue:
     def new_scan(self) -> None:
         """What a scan that stopped (a full disk, say) left behind is not the next one's: what
         it recorded and did not count, and the verdict that a failed write undid its
-        transaction (kept, a later scan's first fault of a source, such as a transcript store
-        that is not a database, would be taken for one of memoryd's own database, every scan)."""
+        transaction (kept, a later source's fault would be taken for the state database's)."""
         self.take_written()
         self.rolled_back = False
 
     def take_written(self) -> dict[str, int]:
         """What the batches of every source recorded in the transactions committed since the
-        last call, by ``ScanStats`` field (:data:`COMMITTED`): new hits and calls, malformed
-        and oversized lines, paths outside memory, transcripts renamed or reset. Nothing of a
-        transaction that was undone is counted, even when written before it failed: its
-        sources are read again, and counted then."""
+        last call, by ``ScanStats`` field (:data:`COMMITTED`). Nothing of a transaction undone
+        is counted: its sources are read again, and counted then."""
         written = dict(zip(COMMITTED, self._written, strict=True))
         self._written[:] = [0] * len(COMMITTED)
         return written

@@ -1,9 +1,8 @@
 """Rows inserted several a statement: the ledger's one way to write many rows of a table.
 
-Its own module because it is a job apart from what the rows mean: a multi-row ``INSERT``
-built once per shape and applied to rows kept in one flat list, which costs the ingest less
-than ``executemany`` (see :func:`insert_rows`). Importing it also registers the adapter that
-binds ``None`` without the sqlite3 module's slow lookups (below).
+A multi-row ``INSERT`` built once per shape and applied to rows kept in one flat list costs
+the ingest less than ``executemany``. Importing it also registers the adapter that binds
+``None`` without the sqlite3 module's slow lookups (below).
 """
 
 from __future__ import annotations
@@ -12,20 +11,15 @@ import functools
 import sqlite3
 from collections.abc import Sequence
 
-# None binds as NULL either way; but the sqlite3 module binds an int, float or str at once
-# and "adapts" any other value first: for None, two failed attribute lookups (``__adapt__``,
-# ``__conform__``), about 3,300 instructions a value, before binding NULL. A hit of
-# memory_get has no query or score, many have no line range: 13 k Nones in the memory-heavy
-# corpus, 1 % of its cold scan's instructions. An adapter registered for None's type is
-# found by one dictionary lookup; this one (a C method: no Python frame) returns None, which
-# binds as NULL, as before. (The registry is the process's; NULL for None is its default.)
+# The sqlite3 module "adapts" any value but an int, float or str before binding it: for None,
+# two failed attribute lookups (docs/benchmarks.md counts them). An adapter registered for
+# None's type is found by one dictionary lookup, and this one (a C method) returns None,
+# which binds as NULL.
 sqlite3.register_adapter(type(None), {}.get)  # type: ignore[arg-type]  # (see above)
 
-# Rows a multi-row INSERT carries, largest first; fewer than the smallest go by executemany.
-# One statement for many rows pays Python's per-row bookkeeping and SQLite's statement
-# reset once (docs/benchmarks.md, "The scanner's constants"). 64 rows of 11 values stay
-# under 999, the bound on a statement's
-# parameters in SQLite builds before 3.32.
+# Rows a multi-row INSERT carries, largest first; fewer than the smallest go by executemany
+# (docs/benchmarks.md, "The scanner's constants"). 64 rows of 11 values stay under 999, the
+# bound on a statement's parameters in SQLite builds before 3.32.
 _ROWS_PER_STATEMENT = (64, 16, 4)
 # The source id comes first: bound once a statement (``?1``), not once a row.
 _INSERT_HITS = (
@@ -43,23 +37,16 @@ def _values(head: str, width: int, rows: int, shared: int = 0) -> str:
 
 
 def insert_rows(
-    conn: sqlite3.Connection,
-    head: str,
-    width: int,
-    values: Sequence[object],
+    conn: sqlite3.Connection, head: str, width: int, values: Sequence[object],
     shared: Sequence[object] = (),
-) -> int:
+) -> int:  # fmt: skip
     """``head`` (an ``INSERT … VALUES``) for each row of ``values``, in order, several a
-    statement; the ``shared`` values (the first columns of ``head``) are the same for
-    every row. Returns how many rows it inserted (the statements' own row counts: the
-    rows the hits table's strength triggers update are not among them).
+    statement; the ``shared`` values (the first columns of ``head``) are the same for every
+    row. Returns how many rows it inserted (not those the strength triggers update).
 
-    ``values`` holds the rows one after the other, ``width`` values each: a statement's
-    parameters are then one slice of it, where rows kept as tuples would each be taken
-    apart again (and each built as an object of its own, 37 k of them in a heavy scan).
-    SQLite applies a multi-row ``VALUES`` one row after the other, each with the
-    statement's conflict clause, exactly as ``executemany`` would: an ``OR IGNORE``
-    keeps the first of two rows with the same key, wherever the statements split.
+    ``values`` holds the rows flat, ``width`` values each: a statement's parameters are one
+    slice of it. SQLite applies a multi-row ``VALUES`` one row after the other, as
+    ``executemany`` would: an ``OR IGNORE`` keeps the first of two rows with the same key.
     """
     i, n, k = 0, len(values) // width, len(shared)
     inserted = 0

@@ -3,8 +3,7 @@
 A session gone from the store's live table (deleted, reset into an archive, cold-stored)
 keeps its cursor in ``transcript_db_gone`` from when it was seen gone; seen again, the
 cursor moves back; gone for ``ingest.vanished_grace_days``, it is forgotten
-(docs/ingest-sources.md, "Sessions that left the store"). Its own module because this
-lifecycle is a job of its own, run once per read of the store, apart from its reading.
+(docs/ingest-sources.md, "Sessions that left the store").
 """
 
 from __future__ import annotations
@@ -17,12 +16,9 @@ from .tailer import Checkpoint
 
 
 def clock_was_set(store: Store, step: float) -> None:
-    """The wall clock was set by ``step`` seconds (a move the daemon's monotonic and boot
-    clocks did not make: see ``service.ingest_worker``): the times sessions were seen
-    gone from a transcript store move with it, so the grace period after which they are
-    forgotten counts the time that really passed. A clock set forward a week (by hand, a bad
-    NTP answer, a dead clock battery corrected) would otherwise forget every session gone
-    since at the next read; one set back would keep them for as much longer."""
+    """The wall clock was set by ``step`` seconds: the times sessions were seen gone from a
+    transcript store move with it, so the grace period counts the time that really passed
+    (a clock set forward a week would otherwise forget every session gone since)."""
     with store.transaction() as conn:
         conn.execute("UPDATE transcript_db_gone SET gone_at = gone_at + ?", (step,))
 
@@ -48,12 +44,9 @@ class StoreSessionWrites(WriteQueue):
         return out
 
     def store_sessions_moved(
-        self,
-        source_id: int,
-        now: float,
-        gone: dict[str, tuple[int, int | None]],
+        self, source_id: int, now: float, gone: dict[str, tuple[int, int | None]],
         back: dict[str, tuple[int, int | None]],
-    ) -> None:
+    ) -> None:  # fmt: skip
         """Cursors of sessions seen gone from the store's live table moved aside (``gone``,
         from ``now``), and of sessions there again moved back (``back``)."""
         # (sessions, where their cursors leave, where they go, what the row adds there)
@@ -92,21 +85,15 @@ class StoreSessionWrites(WriteQueue):
         ]
 
     def forget_store_sessions(
-        self,
-        cp: Checkpoint,
-        forget: Sequence[str],
-        forget_marks: Sequence[str],
-        forget_calls: Sequence[str],
-        calls_before: float,
-    ) -> None:
+        self, cp: Checkpoint, forget: Sequence[str], forget_marks: Sequence[str],
+        forget_calls: Sequence[str], calls_before: float,
+    ) -> None:  # fmt: skip
         """Forget sessions gone from the store for the grace period: their cursors, the
         rewrite watermarks recorded for them (``forget_marks``, by name), and the calls of
         sessions ``forget_calls`` still waiting that were made before ``calls_before``.
 
-        Nothing here can make a hit count twice: the calls answered and the hits, which
-        every later copy of a session's rows is checked against (unique per agent, call
-        and path), stay; a session whose id comes back is read from its start against them.
-        A call still waiting holds no hit; a copy of it read later is a call again.
+        Nothing here can make a hit count twice: the calls answered and the hits, which every
+        later copy is checked against, stay; a call still waiting holds no hit.
         """
         with self.write(0) as conn:
             conn.executemany(

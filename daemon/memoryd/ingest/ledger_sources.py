@@ -2,8 +2,7 @@
 
 A source the scan could not read is recorded with the reason (``memoryd status`` shows it)
 until a scan reads it again; a source gone from disk is flagged, revived if it comes back,
-forgotten after the grace period. Its own module because both are what a scan records
-about sources as a whole, after (or instead of) reading them.
+forgotten after the grace period.
 """
 
 from __future__ import annotations

@@ -46,23 +46,15 @@ _CALL_BLOCK_TYPES = frozenset({"toolcall", "tooluse", "functioncall", "tool_use"
 _RESULT_BLOCK_TYPES = frozenset({"toolresult", "tool_result", "functionresult", "function_result"})
 _RESULT_ROLES = frozenset({"toolresult", "tool_result", "tool", "function"})
 _ID_KEYS = ("id", "toolCallId", "toolUseId", "tool_call_id", "tool_use_id", "call_id", "callId")
-_RESULT_ID_KEYS = (
-    "toolCallId",
-    "toolUseId",
-    "tool_call_id",
-    "tool_use_id",
-    "call_id",
-    "callId",
-    "id",
-)
+_RESULT_ID_KEYS = ("toolCallId", "toolUseId", "tool_call_id", "tool_use_id", "call_id", "callId",
+                   "id")  # fmt: skip
 _NAME_KEYS = ("toolName", "tool_name", "name")
 
 _EMPTY = ParsedLine()
 _MALFORMED = ParsedLine(malformed=True)
 
 # ``tuple.__new__(ResultPath, fields)`` builds the same named tuple as ``ResultPath(*fields)``
-# in one C call; the generated ``__new__`` is a Python function, and a scan builds one per
-# result of every search in the backlog.
+# in one C call (the generated ``__new__`` is a Python function).
 _new = tuple.__new__
 
 
@@ -113,11 +105,9 @@ def parse_record(record: Any) -> ParsedLine:
 
 # --------------------------------------------------------------------------- records
 #
-# Nearly every line a scan parses is an assistant message of tool calls or a tool result
-# (openclaw-formats.md §3–4), and nearly all of those name another tool: the walk goes
-# straight to the fields that matter, skips the usual block types without a ``lower()``,
-# and computes the line's time only once it has an event to stamp (a line naming no memory
-# tool costs no timestamp).
+# Nearly every line a scan parses is a tool call or result of another tool (openclaw-formats.md
+# §3–4): the walk goes straight to the fields that matter, and takes the line's time only once
+# it has an event to stamp.
 
 _NO_EVENTS: tuple[Event, ...] = ()
 # What a walk over a record of unexpected values may raise: the line is malformed.
@@ -132,9 +122,8 @@ def _events(record: dict[str, Any]) -> tuple[Event, ...]:
         msg = record  # bare {"role": "toolResult", ...} records
     role = msg.get("role")
     if role == "user":
-        # A user message starts a turn: whose (the user's, or a heartbeat's, a cron job's)
-        # decides whether the lookups that follow count. (Claude Code's tool results come in
-        # user messages: those are answers, within the turn, not the start of one.)
+        # A user message starts a turn, whose kind decides whether the lookups that follow
+        # count (Claude Code's tool results in user messages are answers, not a turn).
         content = msg.get("content")
         if type(content) is list:
             answers = _blocks(record, msg, content)
@@ -393,9 +382,8 @@ def cell_value_events(cell: str, msg: dict[str, Any], ts: float | None) -> list[
     envelope ``{"tool", "result"}`` of a memory tool in it, in order, as a call and its answer
     (``via`` CELL_VALUE, ``parent`` the cell; their ids from the cell's and the place).
 
-    The value is whatever the code returned: one envelope, a list, an object holding some, or
-    none. What it holds counts only for a cell that wrote no nested-tool record of its own
-    (the applier decides): 2026.8 and later write one per inner call, and those count.
+    The value is whatever the code returned. What it holds counts only for a cell that wrote
+    no nested-tool record of its own (the applier decides).
     """
     payload = msg.get("details")
     if not isinstance(payload, dict) or "value" not in payload:
@@ -515,20 +503,7 @@ def _call(block: dict[str, Any], ts: float | None, made: float | None) -> ToolCa
     call_id = _first_str(block, _ID_KEYS)
     if not call_id:
         return None
-    args = block.get("arguments")
-    if args is None:
-        args = block.get("input")
-    if args is None:
-        args = block.get("args")
-    if isinstance(args, str):  # some providers keep arguments as a JSON string
-        try:
-            args = orjson.loads(args)
-        except orjson.JSONDecodeError:
-            args = {}
-    if not isinstance(args, dict):
-        args = {}
-    key = "query" if tool == SEARCH else "path"
-    value = args.get(key)
+    value = _arguments(block).get("query" if tool == SEARCH else "path")
     made = made if is_numbered(call_id) else None  # (only a reused id needs it)
     query = value if isinstance(value, str) else None
     return _new(ToolCall, (call_id, tool, query, ts, made, None, None))

@@ -1,22 +1,16 @@
 """The pure half of a scan: find the lines that can matter and parse them, here or in a helper.
 
-Reading a transcript's new bytes, finding the lines that hold ``memory_`` and
-parsing them (:func:`prescan`) depends on nothing but those bytes: no database,
-no other file. It is also most of a scan's cost. So a large backlog — a first
-scan, a scan after weeks off — is shared by two processes: :class:`Helper` forks
-once, and the child prescans the last transcripts of the scan (two thirds of
-the bytes), answering file by file, while the parent prescans and commits the first
-ones and then commits the child's answers in order as they come. What the
-scanner does with the parsed lines (matching answers to calls, the database)
-stays in one process and in one order, so the counts and the rows written are
-the same whether or not a helper ran.
+Finding the lines that hold ``memory_`` and parsing them (:func:`prescan`) depends on nothing
+but a transcript's bytes, and is most of a scan's cost. So a large backlog is shared by two
+processes: :class:`Helper` forks once, and the child prescans the last transcripts of the scan,
+answering file by file, while the parent prescans and commits the first ones and then commits
+the child's answers in order. What the scanner does with the parsed lines stays in one process
+and one order, so the rows written are the same whether or not a helper ran.
 
-The helper is an optimisation that may fail harmlessly: if it cannot be forked,
-dies or answers garbage, the parent prescans the rest of its share itself. It
-never touches the state database, and its answers travel as ``marshal`` bytes
-over a pipe as plain tuples, field for field (a tenth of what pickling the event
-objects costs), which the scanner reads as they come (an event's kind and fields by
-the lengths and indexes :mod:`.events` names).
+The helper may fail harmlessly: if it cannot be forked, dies or answers garbage, the parent
+prescans the rest of its share itself. It never touches the state database; its answers travel
+over a pipe as ``marshal`` bytes of plain tuples, read by the lengths and indexes
+:mod:`.events` names.
 
 Failure cases, named:
 
@@ -51,20 +45,16 @@ from .parser import parse
 from .tailer import Region, head_hash, lines_containing, read_regions
 
 NEEDLE = b"memory_"
-# A code-mode cell's result holds no memory tool's name when the cell failed (or returned no
-# envelope), yet it ends the cell: its inner calls' hits are taken back, and the next cell of
-# a reused id begins only after it. Found by id after the needle lines (as an unnamed answer
-# is), it would be applied after a later cell's records and value in the same region, which
-# then go to the wrong cell. In a region whose needle lines tell of a cell (see
-# _tells_of_cells), the lines holding this are needle lines too, applied in file order.
+# A failed code-mode cell's result names no memory tool, yet it ends the cell (its inner calls'
+# hits are taken back). Found by id after the needle lines, it would be applied after a later
+# cell's lines in the same region; so where the needle lines tell of a cell (_tells_of_cells),
+# the lines holding this are needle lines too, applied in file order.
 CELL_NEEDLE = b"tool_search_code"
-# A user message (``"role":"user"``, with any spacing): the lines read besides the needle's,
-# because whose turn it starts (the user's, a heartbeat's, a cron job's) decides whether the
-# lookups after it count. (A line holding "user" otherwise is parsed, and gives nothing.)
+# A user message (``"role":"user"``, with any spacing), read besides the needle's lines: whose
+# turn it starts (the user's, a heartbeat's, a cron job's) decides whether the lookups count.
 USER_NEEDLE = b'"user"'
-# The helper's share of the backlog's bytes. The parent commits every file while the helper
-# reads on, so the helper reads most; past about 0.8 the parent waits (docs/benchmarks.md,
-# "The scanner's constants").
+# The helper's share of the backlog's bytes: the parent also commits every file, so the helper
+# reads most (docs/benchmarks.md, "The scanner's constants").
 HELPER_SHARE = 0.68
 # The helper is worth forking only when another core can run it: at most this much load on
 # the others (the 1-minute average, and what is runnable right now besides this process).
@@ -84,12 +74,10 @@ class Candidate(NamedTuple):
 class IdSearch(NamedTuple):
     """Lines of a region holding the id of a call made earlier in the same file, unanswered.
 
-    An answer that does not name its tool holds no needle; it is found by its call's
-    id. The helper looks for the ids of calls made in the file it reads (the usual
-    case) so that the parent need not read the region again: from ``start`` (the
-    region's start, or the end of the call's line) to ``stop`` (the end of the line
-    that answered the call, or the region's end). ``lines`` are the lines found, in
-    order, needle lines left out (they are in the region's ``lines``).
+    An answer that does not name its tool is found by its call's id; the helper searches so
+    that the parent need not read the region again: from ``start`` (the region's start, or the
+    end of the call's line) to ``stop`` (the end of the answering line, or the region's end).
+    ``lines`` are the lines found, in order, needle lines left out.
     """
 
     call_id: str
@@ -142,13 +130,9 @@ def _tells_of_cells(lines: Sequence[Candidate]) -> bool:
     """Whether a needle line holds a nested-tool record or a cell's value (an event with a
     parent): then a cell's result in the region must be applied in its place (CELL_NEEDLE).
 
-    Without one, a cell's result found later by its id changes nothing else in the region:
-    the calls and answers of a reused id are matched by their times, whatever the order.
-    Such a line's first event is the call with the parent (the parser puts a record's call
-    before its answer, a value's calls before the cell's end), and a call's last field is its
-    parent. This runs for every needle line of a scan: the lines are sifted in C (their first
-    events whose last field is truthy: a parent, or an unrecognised call's sample, a failed
-    wrapper's end), and only those few are looked at here.
+    Such a line's first event is the call with the parent, a call's last field. This runs for
+    every needle line of a scan, so the lines are sifted in C (first events whose last field
+    is truthy) and only those few are looked at here.
     """
     firsts = map(_FIRST, filter(None, map(_EVENTS, map(_PARSED, lines))))
     # (a call, not one of the shorter events)
@@ -170,9 +154,8 @@ def prescan(
 class Job(NamedTuple):
     """A file for the helper, as the parent judged it: where it is, what it is, where to start.
 
-    The helper opens ``path`` itself and reads it only if it is still the file the
-    parent judged: same ``dev`` and ``ino``, same ``head_len`` first bytes (by
-    ``head_hash``). Otherwise its answer is "not done" and the parent reads it.
+    The helper reads ``path`` only if it is still that file (same ``dev``, ``ino`` and first
+    ``head_len`` bytes by ``head_hash``); otherwise it answers "not done".
     """
 
     path: str
@@ -204,12 +187,9 @@ def open_judged(job: Job) -> int:
 def helper_share(pending: Sequence[int], min_bytes: int, max_files: int | None = None) -> int:
     """Index from which the helper takes the files, given each file's unread bytes.
 
-    The helper takes a suffix of the files in scan order (at most ``max_files`` of
-    them, if given), holding about ``HELPER_SHARE`` of the bytes (the parent reads and
-    commits the first ones meanwhile, then commits the helper's as they come).
-    ``len(pending)`` means no helper: less than ``min_bytes`` to read in all (below
-    that a second process costs more than it saves; 0 = never), or no split that
-    gives the helper a fair part of the work.
+    The helper takes a suffix of the files in scan order (at most ``max_files``), holding about
+    ``HELPER_SHARE`` of the bytes. ``len(pending)`` means no helper: less than ``min_bytes`` in
+    all (0 = never), or no split that gives the helper a fair part of the work.
     """
     total = sum(pending)
     none = len(pending)
@@ -230,11 +210,9 @@ def helper_share(pending: Sequence[int], min_bytes: int, max_files: int | None =
 def free_core(cpus: int, load_1min: float, runnable_now: int) -> bool:
     """Whether a core is idle for the helper, from what the system reports (pure).
 
-    ``cpus``: the cores this process may run on; ``load_1min``: the load average;
-    ``runnable_now``: the tasks runnable at this instant, this process included. A
-    second core must be left over once this process and the others' load have one
-    each: else the helper would only take turns with the scan on the same core, and
-    its transport would be pure cost (the single-process scan is the faster one).
+    ``runnable_now`` counts this process. A second core must be left over once this process
+    and the others' load have one each: else the helper only takes turns with the scan on one
+    core, and its transport is pure cost.
     """
     if cpus < 2:
         return False
@@ -271,11 +249,9 @@ def can_fork() -> bool:
 class Helper:
     """A forked child prescanning ``jobs`` in order, answering each as soon as it is done.
 
-    The caller takes the answers in the same order with :meth:`next` — committing
-    one file while the child reads the following ones — and calls :meth:`close`
-    at the end (or to give up). :meth:`next` returns None for a job the child did
-    not answer (it could not be forked, died, or found another file at the job's
-    path): the caller prescans it itself.
+    The caller takes the answers in order with :meth:`next` and calls :meth:`close` at the
+    end (or to give up). :meth:`next` returns None for a job the child did not answer (not
+    forked, died, or another file at the job's path): the caller prescans it itself.
     """
 
     def __init__(self, jobs: Sequence[Job], *, chunk_bytes: int, max_line_bytes: int) -> None:
@@ -319,10 +295,8 @@ class Helper:
         self._pid, self._read_fd = pid, read_fd
 
     def next(self) -> list[Prescanned] | None:
-        """The next job's prescan, waiting for the child if need be (None if it gave none).
-
-        Its regions come as plain tuples with the fields of :class:`Prescanned`.
-        """
+        """The next job's prescan as plain tuples of :class:`Prescanned`'s fields, waiting for
+        the child if need be (None if it gave none)."""
         if self._left <= 0:
             raise IndexError("every job's answer was taken")
         self._left -= 1
@@ -393,21 +367,16 @@ def _widen_pipe(fd: int) -> None:
 
 
 def _flatten(job: Job, chunk_bytes: int, max_line_bytes: int) -> list[tuple[object, ...]] | None:
-    """A file's prescan, with its id searches, as plain tuples field for field.
-
-    None when the file at ``job.path`` is no longer the one the parent judged (the
-    parent then reads it itself). (``marshal`` takes no subclasses; the scanner reads
-    prescans by position, so it takes these as they come.)
-    """
+    """A file's prescan, with its id searches, as plain tuples (``marshal`` takes no
+    subclasses); None when the file at ``job.path`` is no longer the one judged."""
     fd = open_judged(job)
     if fd < 0:
         return None
     try:
         out: list[tuple[object, ...]] = []
         open_calls = OpenCalls()
-        for pre, data in prescan(
-            fd, job.offset, chunk_bytes=chunk_bytes, max_line_bytes=max_line_bytes
-        ):
+        regions = prescan(fd, job.offset, chunk_bytes=chunk_bytes, max_line_bytes=max_line_bytes)
+        for pre, data in regions:
             for line in pre.lines:
                 open_calls.note(line.parsed, line.end)
             found = pre._replace(by_id=search_open_calls(pre, data, open_calls))
@@ -424,11 +393,8 @@ def _plain(value: object) -> object:
 
 
 class OpenCalls:
-    """Memory calls made in one file that no line of it has answered yet (the helper's view).
-
-    A call counts as answered exactly when the scanner would mark it so: by a result
-    that names its tool, or an unnamed one whose payload is not another tool's shape.
-    """
+    """Memory calls made in one file that no line of it has answered yet (the helper's view),
+    answered exactly when the scanner would mark them so (:func:`.calls.answers`)."""
 
     def __init__(self) -> None:
         self.open: dict[str, tuple[str, int]] = {}  # call id → (tool, look from this offset)
@@ -449,11 +415,8 @@ class OpenCalls:
 
 
 def search_open_calls(pre: Prescanned, data: bytes, open_calls: OpenCalls) -> tuple[IdSearch, ...]:
-    """Look for the open calls' ids in a region (after each call's own line), in order.
-
-    Each search stops at the line that answers its call; the lines found are parsed
-    and noted, so a line answering several calls answers them all.
-    """
+    """Look for the open calls' ids in a region (after each call's own line), in order; each
+    search stops at the line that answers its call (which may answer several)."""
     needle = {line.begin for line in pre.lines}
     parsed_here: dict[int, Candidate] = {}
     size = pre.end - pre.start
@@ -471,8 +434,7 @@ def search_open_calls(pre: Prescanned, data: bytes, open_calls: OpenCalls) -> tu
             line = parsed_here.get(begin)
             if line is None:
                 line = parsed_here[begin] = Candidate(begin, pre.start + e, parse(data[b:e]))
-                # (a call made in such a line is looked for from the next region on, as the
-                # scanner does)
+                # (a call made in such a line is looked for from the next region on)
                 open_calls.note(line.parsed, pre.end)
             found.append(line)
             if call_id not in open_calls.open:

@@ -1,12 +1,9 @@
 """A prescanned region applied: its needle lines, then the answers that do not name their tool.
 
-The scanner (:mod:`.scan`) hands each region of a transcript file here, in file order, with
-what :mod:`.prescan` found in it (here or in the helper). The needle lines go to the applier
-as they are; an answer that names no tool (Claude Code's ``tool_result``) holds no needle
-and is found by the id of a call still waiting, with byte searches over the region chosen by
-how many ids wait and how alike they are (one search per id, one per shared prefix, or one
-pattern pass over the id fields). Whichever search finds a line, it is applied once, and
-the rows written are the same.
+The needle lines go to the applier as they are; an answer that names no tool holds no needle
+and is found by the id of a call still waiting, with byte searches chosen by how many ids wait
+and how alike they are (one search per id, one per shared prefix, or one pattern pass over the
+id fields). Whichever search finds a line, it is applied once, and the rows are the same.
 """
 
 from __future__ import annotations
@@ -29,41 +26,29 @@ _ID_FIELD = re.compile(
     rb'"(?:toolCallId|toolUseId|tool_call_id|tool_use_id|call_id|callId|id)"\s*:\s*'
     rb'(?:"([^"\\]{1,200})"|(-?[0-9]{1,30})\b)'
 )
-# More waiting calls than this: one regex pass over the id fields instead of a search per id.
-# A byte search for one id runs at about 6 GB/s here, the regex at about 0.5 GB/s (it stops
-# at every quote), so one pass pays only beyond a dozen ids.
+# More waiting calls than this: one regex pass over the id fields instead of a search per id
+# (a byte search is about 12 times faster than the regex, which stops at every quote).
 _DIRECT_ID_SEARCH_MAX = 12
 # Ids sharing at least this many first bytes are looked for together, by one byte search.
 _SHARED_PREFIX_MIN = 5
 # Before one pass over a region for many waiting ids, each is looked for this far from where
-# its search starts (its call's line, or the region's start): an answer that does not name its
-# tool (Claude Code) follows its call within a few lines, and the pass is then not needed.
+# its search starts: an unnamed answer follows its call within a few lines, as a rule.
 _NEAR_BYTES = 64 << 10
-# At least this many ids still waiting after that (mostly calls never answered, each of which
-# a search of its own follows to the region's end): one search per shared prefix finds them
-# all. It stops at every id of the kind, and costs about what four searches for one id do
-# (docs/benchmarks.md, "The scanner's constants").
+# At least this many ids still waiting after that (mostly calls never answered): one search per
+# shared prefix finds them all (docs/benchmarks.md, "The scanner's constants").
 _GROUP_PASS_MIN = 5
 
 
 def apply_region(
-    applier: Applier,
-    fd: int,
-    pre: Prescanned,
-    data: bytes | None,
-    batch: Batch,
-    calls: Calls,
+    applier: Applier, fd: int, pre: Prescanned, data: bytes | None, batch: Batch, calls: Calls,
     stats: ScanStats,
-) -> None:
+) -> None:  # fmt: skip
     """Apply a region's needle lines in file order, then answers that do not name their tool.
 
-    An answer that does not name its tool (Claude Code ``tool_result``) holds no
-    needle: it is found by the id of a call still waiting — from the region's start
-    for calls waiting since before it, after the call's own line for calls made in
-    it. The first line that answers a call ends the search for it. What the helper
-    already searched (calls made earlier in the same file) is taken from its answer;
-    anything else is searched here, in the region's bytes (read again if the helper
-    prescanned them).
+    Such an answer is found by the id of a call still waiting: from the region's start for
+    calls waiting since before it, after the call's own line for calls made in it; the first
+    line that answers a call ends its search. What the helper already searched is taken from
+    its answer; anything else is searched here (the bytes read again if the helper read them).
     """
     start, end, _, lines, by_id = pre
     earlier = set(calls.waiting_in(batch.session, batch.parent))
@@ -111,15 +96,13 @@ def apply_region(
                 applier.parsed(parse(data[begin:line_end]), batch, calls, stats)
         return
     if groupable:
-        # Most answers follow their call closely: the ids answered near where they are
-        # looked for need no pass over the rest of the region (see _answered_near); the
-        # rest, mostly calls never answered, are found together by one search a group.
+        # Most answers follow their call closely (_answered_near); the rest, mostly calls
+        # never answered, are found together by one search a group.
         rel = _answered_near(applier, data, stop, rel, done, batch, calls, stats)
         if len(rel) >= _GROUP_PASS_MIN:
             occurrences = _id_occurrences(data, stop, rel)
-    # A long, rare needle is found faster than any pattern: a search per id wins while
-    # there are few of them (the usual case: one call in flight); many ids sharing a
-    # prefix were found together above, and are taken line by line in the same order.
+    # A long, rare needle is found faster than any pattern: a search per id while there are
+    # few; many ids sharing a prefix were found together above, taken line by line here.
     for call_id, at in rel.items():
         spans = (
             lines_containing(data, written_id(call_id).encode(), stop, at)
@@ -135,26 +118,15 @@ def apply_region(
 
 
 def _answered_near(
-    applier: Applier,
-    data: bytes,
-    stop: int,
-    rel: dict[str, int],
-    done: set[int],
-    batch: Batch,
-    calls: Calls,
-    stats: ScanStats,
-) -> dict[str, int]:
-    """Look for each id of ``rel`` within ``_NEAR_BYTES`` of where it is looked for (a
-    search each, over those bytes only); returns the ids still waiting after it, to be
-    searched in the rest of the region as before.
+    applier: Applier, data: bytes, stop: int, rel: dict[str, int], done: set[int],
+    batch: Batch, calls: Calls, stats: ScanStats,
+) -> dict[str, int]:  # fmt: skip
+    """Look for each id of ``rel`` within ``_NEAR_BYTES`` of where it is looked for; returns
+    the ids still waiting, to be searched in the rest of the region.
 
-    Each id's lines are applied in file order until it is answered, as by the search
-    that follows: the lines of its window are the first of them, and an id still
-    waiting is searched again from where it was looked for (the lines applied are in
-    ``done``). Only the order among different ids' lines changes, as the order of the
-    waiting set always did: a line holding several ids is applied once, by whichever
-    id finds it first. A call never answered costs a window, then the one pass it
-    cost before.
+    Each id's lines are applied in file order until it is answered, as by the search that
+    follows (the lines applied are in ``done``); a line holding several ids is applied once,
+    by whichever id finds it first.
     """
     rest = dict(rel)
     for call_id, at in rel.items():
@@ -176,10 +148,9 @@ def _answered_near(
 def _id_occurrences(data: bytes, stop: int, look: dict[str, int]) -> dict[str, list[int]] | None:
     """Where each id of ``look`` starts in ``data[:stop]``, from its offset in ``look`` on.
 
-    Call ids of one provider share their first bytes (``toolu_01``, ``call_``): one
-    byte search for what a group shares finds every id of the group, at the speed of
-    a search for one id. None when the ids fall into too many groups or share too
-    little (the caller then reads the id fields with one pattern pass).
+    Call ids of one provider share their first bytes (``toolu_01``): one byte search for what
+    a group shares finds every id of the group. None when the ids fall into too many groups
+    or share too little.
     """
     groups = _id_groups(look)
     if groups is None:
@@ -241,12 +212,8 @@ def _lines_at(data: bytes, starts: list[int], stop: int) -> Iterator[tuple[int, 
 
 
 def _lines_with_ids(data: bytes, stop: int, look: dict[str, int]) -> set[tuple[int, int, str]]:
-    """``(begin, end, call id)`` of the lines of ``data[:stop]`` whose id field names a call.
-
-    ``look`` maps each call id to the offset from which to look for it. One
-    regular-expression pass reads every id field, so the cost follows the size of
-    the region rather than (waiting calls × bytes).
-    """
+    """``(begin, end, call id)`` of the lines of ``data[:stop]`` whose id field names a call of
+    ``look`` (call id → where to look from): one pass, whatever the number of ids."""
     wanted: dict[bytes, list[tuple[int, str]]] = {}
     for cid, at in look.items():  # (several occurrences of a reused id: one written id)
         wanted.setdefault(written_id(cid).encode(), []).append((at, cid))

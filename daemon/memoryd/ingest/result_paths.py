@@ -1,19 +1,10 @@
 """A memory tool's answer → the memory files it found (:class:`.events.ToolResult`), pure.
 
-What counts as a hit is decided here, from the payload alone:
-
-- ``memory_search``: every ``results[]`` entry with a ``path``, except
-  ``source: "sessions"`` (indexed transcripts, not memory files) and a ``corpus``
-  other than ``memory`` (a wiki or plugin corpus, whose paths are its own). Several
-  chunks of one file are one hit (best score, widest line range). A disabled
-  or failed search is an answer with no hits.
-- ``memory_get``: a hit on its ``path`` when the returned ``text`` is non-empty (and
-  it was not read from another ``corpus``).
-- The payload is read from ``details`` when that still has the data, else from
-  ``content[].text`` (``details`` over 8 KiB is replaced by a truncation
-  marker). When the text itself was cut and is no longer JSON, the
-  ``"path": "..."`` entries are recovered from it rather than dropping the call,
-  each with the ``corpus`` its result names before the cut.
+What counts as a hit is decided here, from the payload alone (docs/ingest.md, "What is a hit"):
+several chunks of one file are one hit (best score, widest line range). The payload is read
+from ``details`` while it still has the data, else from ``content[].text``; a text cut and no
+longer JSON gives the ``"path"`` entries before the cut, each with its result's ``corpus``
+(docs/openclaw-formats.md).
 """
 
 from __future__ import annotations
@@ -28,9 +19,7 @@ from .events import GET, SEARCH, ResultPath, ToolResult
 
 _loads = orjson.loads
 _DecodeError = orjson.JSONDecodeError
-# ``tuple.__new__(ResultPath, fields)`` builds the same named tuple as ``ResultPath(*fields)``
-# in one C call; the generated ``__new__`` is a Python function, and a scan builds one per
-# result of every search in the backlog.
+# ``tuple.__new__(ResultPath, fields)``: the named tuple in one C call (see .parser).
 _new = tuple.__new__
 
 # "path": "..." inside (possibly cut) JSON text; the value is a JSON string body.
@@ -46,10 +35,8 @@ def tool_result(
 ) -> ToolResult:
     """A memory tool's answer (``tool`` None: a result naming no tool, known by its payload's
     shape), its ``content`` and ``details`` held in a message, a content block or a wrapper.
-
-    The payload is ``details`` when intact; else the content's text, decoded here when it
-    is the usual one text block (or string) holding a JSON object, recovered at once when
-    it was cut (no decode that must fail), else taken by :func:`payload_of`.
+    The payload is ``details`` when intact; else the content's usual one text block, decoded
+    here (recovered at once when cut), else taken by :func:`payload_of`.
     """
     if holder.get("isError") is True or holder.get("is_error") is True:
         return _new(ToolResult, (call_id, tool, (), ts, False, None, made, None))
@@ -124,9 +111,7 @@ def _recover(text: str) -> tuple[Any, bool]:
     if found:
         corpora = _corpus_at(text) if '"corpus"' in text else {}
         recovered = [(_json_unescape(m.group(1)), corpora.get(m.start())) for m in found]
-        if '"results"' in text:
-            return {"results": [_recovered(p, c) for p, c in recovered if p is not None]}, True
-        m = _TEXT_IN_TEXT.search(text)
+        m = None if '"results"' in text else _TEXT_IN_TEXT.search(text)
         if m is not None:  # a cut memory_get answer: non-empty text means it was read
             first, corpus = recovered[0]
             return _recovered(first, corpus, text="x" if m.group(1) else ""), True
@@ -245,12 +230,8 @@ def _search_paths(results: list[Any]) -> tuple[ResultPath, ...]:
 
 
 def _memory_corpus(corpus: Any) -> bool:
-    """Whether a result's ``corpus`` is the workspace's memory (or not given).
-
-    ``memory_search corpus=all|wiki`` mixes in results of other corpora (the memory-wiki
-    vault, other plugins' supplements), and ``memory_get corpus=wiki`` reads them: their
-    ``path`` is relative to that corpus, not to the workspace, so ``memory/x.md`` there is
-    not the workspace's note.
+    """Whether a result's ``corpus`` is the workspace's memory (or not given): another
+    corpus's ``path`` (the memory-wiki vault's, say) is relative to it, not to the workspace.
     """
     return not isinstance(corpus, str) or corpus.lower() == "memory"
 

@@ -1,37 +1,12 @@
 """The scanner: discover every source, read each from its checkpoint, commit hits.
 
-The orchestration of a scan, and the reading of transcript files. The source
-kinds, each behind the same few steps (discover what it holds, read what comes
-after its checkpoint, name its sessions):
-
-- JSONL transcript files (live, successors, renamed, import-archive copies,
-  Claude Code): listed and named by :mod:`.sources`, identity and offsets in
-  :mod:`.tailer`, lines found and parsed by :mod:`.prescan` (possibly in a forked
-  helper), read here;
-- the SQLite transcript store: :mod:`.store_reader` over :mod:`.sqlite_source`;
-- archives (tables of the store, ``.zst`` files): :mod:`.archive_reader` over
-  :mod:`.archives`.
-
-Every reader hands parsed lines to :mod:`.apply` (calls, answers, hits; the rule
-of what answers a call is :func:`.calls.answers`) and writes only through
-:mod:`.ledger`: the hits of a batch and the position after it in one
-transaction (small sources share one: a group commit). A crash at any moment
-therefore re-reads at most what was not committed, and re-reading is harmless:
-hits are unique per agent, call and file. A source that fails — of any kind, for
-any reason — is marked failed with its reason and the scan goes on (the fault
+Transcript files are read here (named by :mod:`.sources`, judged by :mod:`.tailer`, prescanned
+by :mod:`.prescan`, maybe in a forked helper, applied by :mod:`.region_apply`); the SQLite store
+by :mod:`.store_reader`, archives by :mod:`.archive_reader`. Every reader writes only through
+:mod:`.ledger`: a batch's hits and the position after it in one transaction, so a crash re-reads
+at most what was not committed, and re-reading is harmless (hits are unique per agent, call and
+file). A source that fails, for any reason, is marked failed and the scan goes on (the fault
 barrier in :meth:`Scanner._scan`).
-
-Most transcript lines carry no memory tool at all. The scanner looks for the
-few that can matter with plain byte searches over whole regions (``memory_``,
-and the ids of calls of the same session, or the session a successor continues,
-still waiting for an answer that may not name its tool) and parses only those
-lines (a region of a transcript file at a time: :mod:`.region_apply`); everything else is
-skipped without being decoded.
-
-(Over 600 lines as one job: :class:`Scanner` is where every kind of source meets the fault
-barrier and the ledger's commits; each reading job is a module of its own: the regions
-(:mod:`.region_apply`), the forked helper (:mod:`.prescan`), the store (:mod:`.store_reader`),
-the archives (:mod:`.archive_reader`).)
 """
 
 from __future__ import annotations
@@ -41,6 +16,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import faults
@@ -91,8 +67,6 @@ __all__ = ["SYNTHETIC_QUERY_PREFIXES", "ScanStats", "Scanner", "SourceFailed"]
 _COMMIT_CHUNKS = 16  # commit at least every this many chunks' worth of lines
 # A first scan (no hits yet) of at least this much builds the hit indexes once, at its end.
 _BULK_LOAD_MIN_BYTES = 16 << 20
-
-
 # A file renamed between a scan's stat and its open: the daemon rescans this soon after.
 _GONE_RETRY_S = 1.0
 
@@ -101,45 +75,22 @@ class GoneSincePlanned(FileNotFoundError):
     """The path no longer holds the file the scan stat'ed: renamed or replaced meanwhile."""
 
 
+@dataclass(slots=True, eq=False)
 class _Plan:
     """A source with something to read, from the stat pass of a scan."""
 
-    __slots__ = (
-        "at_path",
-        "cp",
-        "fd",
-        "job",
-        "parent",
-        "quick",
-        "session",
-        "settle",
-        "sf",
-        "st",
-        "start",
-        "unread",
-    )
-
-    def __init__(
-        self,
-        sf: src.SourceFile,
-        st: os.stat_result,
-        cp: Checkpoint | None,
-        at_path: Checkpoint | None,
-        quick: Verdict | None,
-        unread: int,
-    ) -> None:
-        self.sf = sf
-        self.st = st
-        self.cp = cp  # the checkpoint of its inode
-        self.at_path = at_path  # the checkpoint of its path (another file's, maybe)
-        self.quick = quick  # the verdict from stat alone
-        self.unread = unread  # bytes beyond the checkpoint, as stat sees them
-        self.fd = -1
-        self.job: Job | None = None  # the file as handed to the helper (read there, if it can)
-        self.start: Checkpoint | None = None  # where reading starts, once opened and judged
-        self.settle: Settle | None = None  # records the identity
-        self.parent: str | None = None  # the session a successor continues (from its header)
-        self.session = ""  # the session the file holds (set when opened)
+    sf: src.SourceFile
+    st: os.stat_result
+    cp: Checkpoint | None  # the checkpoint of its inode
+    at_path: Checkpoint | None  # the checkpoint of its path (another file's, maybe)
+    quick: Verdict | None  # the verdict from stat alone
+    unread: int  # bytes beyond the checkpoint, as stat sees them
+    fd: int = -1
+    job: Job | None = None  # the file as handed to the helper (read there, if it can)
+    start: Checkpoint | None = None  # where reading starts, once opened and judged
+    settle: Settle | None = None  # records the identity
+    parent: str | None = None  # the session a successor continues (from its header)
+    session: str = ""  # the session the file holds (set when opened)
 
 
 class Scanner:
@@ -167,17 +118,13 @@ class Scanner:
         extras = {
             a.id: tuple(root for p in a.extra_paths for root in roots_of(p)) for a in paths.agents
         }
+        left_out = runs_left_out(cfg.openclaw)
+        # (dreaming's are `__dreaming_…` queries; the lineage is the read context's, below)
         self.applier = Applier(
-            self.ledger,
-            self._workspaces,
-            self._primary,
-            self._tiers_root,
-            "dreaming" not in runs_left_out(cfg.openclaw),  # (its `__dreaming_…` queries)
-            extras,
-            runs_left_out(cfg.openclaw) & TURN_RUNS,
-            lineage_of=lambda agent: self.ctx.lineage(agent),  # (the context below holds it)
-            archive_dir=cfg.archive.dir,
-        )
+            self.ledger, self._workspaces, self._primary, self._tiers_root,
+            "dreaming" not in left_out, extras, left_out & TURN_RUNS,
+            lineage_of=lambda agent: self.ctx.lineage(agent), archive_dir=cfg.archive.dir,
+        )  # fmt: skip
         self.ctx = ReadContext(cfg, self.ledger, self.applier, self._synthetic, self._store_path)
         # One reader per kind of source besides transcript files (read here, below).
         self.archive_reader = ArchiveReader(self.ctx)
@@ -201,34 +148,25 @@ class Scanner:
         """Every transcript to read; the folders that could not be listed, in
         :attr:`unlisted_folders` (until the next call)."""
         self.unlisted_folders = []
-        return list(
-            src.discover(
-                self.paths.agents,
-                include_active_memory=self.cfg.openclaw.include_active_memory,
-                claude_projects=self._claude,
-                unreadable=self.unlisted_folders,
-            )
-        )
+        found = src.discover(
+            self.paths.agents, include_active_memory=self.cfg.openclaw.include_active_memory,
+            claude_projects=self._claude, unreadable=self.unlisted_folders,
+        )  # fmt: skip
+        return list(found)
 
     def _folders_failed(self, stats: ScanStats) -> None:
-        """A folder of transcripts that cannot be listed hides all of them: a failed source
-        of the scan (exit 1 for ``scan``), recorded for ``status`` and logged when it starts
-        failing or fails for another reason (as a file is); recovered, as a source no longer
-        listed is, by the scan's end once it lists again (or is gone: a folder not there
-        holds nothing)."""
+        """A folder of transcripts that cannot be listed hides all of them: a failed source of
+        the scan, as a file is; recovered by the scan's end once it lists again (or is gone)."""
         failed_before = self.ledger.failed_sources()
         said: set[str] = set()
         for agent, folder, why in sorted(self.unlisted_folders, key=lambda f: f[1]):
             if any(folder.startswith(f"{top}{os.sep}") for top in said):
                 continue  # (inside one already said: the same failure)
             said.add(folder)
+            sf = src.SourceFile(agent, src.FOLDER, Path(folder))
             reason = f"the folder cannot be listed ({why})"
-            stats.errors += 1
-            stats.failed_sources.append({"source": folder, "reason": reason})
-            if failed_before.get(folder) != reason:
-                emit("ingest.source_failed", source=folder, kind=src.FOLDER, agent=agent,
-                     reason=reason)  # fmt: skip
-                self.ledger.source_failed(src.SourceFile(agent, src.FOLDER, Path(folder)), reason)
+            if _count_failure(sf, reason, stats, failed_before):
+                self.ledger.source_failed(sf, reason)
 
     def _owner(self, path: Path) -> src.SourceFile | None:
         """The source a single changed path belongs to (for event-driven scans)."""
@@ -253,23 +191,17 @@ class Scanner:
     # ------------------------------------------------------------------ scanning
 
     def scan(
-        self,
-        only: Iterable[Path] | None = None,
-        progress: Report | None = None,
+        self, only: Iterable[Path] | None = None, progress: Report | None = None,
         now: float | None = None,
-    ) -> ScanStats:
+    ) -> ScanStats:  # fmt: skip
         """Read what is new. ``only`` limits the scan to those paths (from file events).
 
-        ``now``: the scan's time (memoryd's clock read now when None), for the grace period
-        of sessions gone from a transcript store; the daemon passes the reading its check for
-        a clock set was made on.
+        ``now``: the scan's time (memoryd's clock read now when None), for the grace period of
+        sessions gone from a transcript store. ``progress`` is told after each source: sources
+        done of those with something to read, and their unread bytes done of all.
 
-        ``progress`` (see :mod:`memoryd.progress`) is told after each source: sources done
-        of those with something to read, and their unread bytes done of all.
-
-        The cyclic garbage collector is paused meanwhile (in the daemon too): a scan
-        builds many small tuples and no cycles, and the collector's passes over them
-        are pure cost. A forked helper inherits the pause.
+        The cyclic garbage collector is paused meanwhile (a forked helper inherits the pause):
+        a scan builds many small tuples and no cycles, so its passes are pure cost.
         """
         collecting = gc.isenabled()
         gc.disable()
@@ -326,10 +258,8 @@ class Scanner:
                     else:
                         self._scan_file(plan, pending, stats)
                 except GoneSincePlanned:
-                    # OpenClaw renamed it (reset, delete) or put a new file at its name since
-                    # the stat: no failure. The file is read under its new name, by inode,
-                    # and a new file at this name from 0, by the next scan (the daemon's
-                    # watch queues both, and rescans soon in case it missed them).
+                    # Renamed or replaced since the stat: no failure. The next scan reads it
+                    # by inode under its new name, and a new file at this name from 0.
                     stats.retry_in = stats.retry_in or _GONE_RETRY_S
                 except Exception as exc:  # the fault barrier: one source fails, the scan goes on
                     if self.ledger.state_database_broke(exc):
@@ -352,15 +282,13 @@ class Scanner:
             if helper is not None:
                 helper.close()
             for plan in plans:
-                if plan.fd >= 0:
-                    os.close(plan.fd)
+                _close(plan)
             try:
                 self.ledger.flush()
             finally:  # a failed commit (a full disk) must not leave the bulk settings behind
                 if bulk:
                     self.ledger.end_bulk(build=read_all)
-                # What every source's batches recorded, counted as their transactions
-                # committed (see Ledger.take_written).
+                # What every source's batches recorded, counted as their transactions committed.
                 for name, n in self.ledger.take_written().items():
                     setattr(stats, name, getattr(stats, name) + n)
         if full:
@@ -378,13 +306,9 @@ class Scanner:
         return pending_bytes(self.cfg, self.paths, self.store.conn)
 
     def _plan(
-        self,
-        files: list[src.SourceFile],
-        by_inode: dict[tuple[int, int], Checkpoint],
-        by_path: dict[str, Checkpoint],
-        seen_ids: set[int],
-        stats: ScanStats,
-    ) -> list[_Plan]:
+        self, files: list[src.SourceFile], by_inode: dict[tuple[int, int], Checkpoint],
+        by_path: dict[str, Checkpoint], seen_ids: set[int], stats: ScanStats,
+    ) -> list[_Plan]:  # fmt: skip
         """Stat every source, in scan order; the ones with something to read, planned.
 
         Stat only: an unchanged file is not opened, and is not in the plan.
@@ -457,9 +381,7 @@ class Scanner:
             self._open(plan)
             self._tail(plan, self._prescan_here(plan), pending, stats)
         finally:
-            if plan.fd >= 0:
-                os.close(plan.fd)
-                plan.fd = -1
+            _close(plan)
 
     def _helper_wanted(self) -> bool:
         """The ``ingest.helper`` policy: "auto" forks only when another core is idle."""
@@ -467,12 +389,9 @@ class Scanner:
         return policy == "always" or (policy == "auto" and core_is_free())
 
     def _start_helper(self, plans: list[_Plan], split: int, stats: ScanStats) -> HelperShare | None:
-        """Judge the files from ``split`` on, and fork a helper to prescan them.
-
-        Each file is opened, judged and closed here: the helper opens it again by path
-        and reads it only if it is still the file judged, and so does this process when
-        it commits it. Neither holds a descriptor per file, whatever the backlog's size.
-        """
+        """Judge the files from ``split`` on, and fork a helper to prescan them. Each file is
+        opened, judged and closed here; the helper, and this process when it commits it, open
+        it again by path only if it is still the file judged (no descriptor per file held)."""
         share: list[_Plan] = []
         for plan in plans[split:]:
             if plan.sf.kind in (src.SQLITE, src.ARCHIVE):
@@ -484,27 +403,16 @@ class Scanner:
             except OSError:  # out of descriptors, say: the helper takes the files judged so
                 break  # far, and this one and the rest are read here, in turn
             finally:
-                if plan.fd >= 0:
-                    os.close(plan.fd)
-                    plan.fd = -1
+                _close(plan)
             assert plan.start is not None  # set by _open
-            plan.job = Job(
-                str(plan.sf.path),
-                st.st_dev,
-                st.st_ino,
-                len(head),
-                head_hash(head),
-                plan.start.offset,
-            )
+            path, offset = str(plan.sf.path), plan.start.offset
+            plan.job = Job(path, st.st_dev, st.st_ino, len(head), head_hash(head), offset)
             share.append(plan)
         if not share:
             return None
         jobs = [plan.job for plan in share if plan.job is not None]
-        helper = Helper(
-            jobs,
-            chunk_bytes=self.cfg.ingest.chunk_bytes,
-            max_line_bytes=self.cfg.ingest.max_line_bytes,
-        )
+        ingest = self.cfg.ingest
+        helper = Helper(jobs, chunk_bytes=ingest.chunk_bytes, max_line_bytes=ingest.max_line_bytes)
         faults.point("scan.helper_started")  # in the parent, the helper forked and working
         return HelperShare(helper, share)
 
@@ -512,11 +420,8 @@ class Scanner:
         self, plan: _Plan, helper: HelperShare, pending: dict[str, Calls], stats: ScanStats
     ) -> None:
         """Commit a file of the helper's share, from its answer (or read here if it gave none).
-
-        The file is opened again by path: if it is no longer the file judged (replaced,
-        renamed or deleted since), nothing of it is committed in this scan; the next scan
-        finds it wherever it is now and reads it from its checkpoint, which is unchanged.
-        """
+        A file no longer the one judged (replaced, renamed, deleted) is left to the next scan,
+        from its unchanged checkpoint."""
         assert plan.start is not None and plan.job is not None
         done = helper.result(plan)
         plan.fd = open_judged(plan.job)
@@ -531,26 +436,19 @@ class Scanner:
         try:
             self._tail(plan, regions, pending, stats)
         finally:  # its descriptor is not needed any more: hand it back at once
-            os.close(plan.fd)
-            plan.fd = -1
+            _close(plan)
 
     def _prescan_here(self, plan: _Plan) -> Iterator[tuple[Prescanned, bytes]]:
         """Prescan an opened file in this process, a region at a time (with its bytes)."""
         assert plan.start is not None
-        return prescan(
-            plan.fd,
-            plan.start.offset,
-            chunk_bytes=self.cfg.ingest.chunk_bytes,
-            max_line_bytes=self.cfg.ingest.max_line_bytes,
-        )
+        ingest = self.cfg.ingest
+        return prescan(plan.fd, plan.start.offset, chunk_bytes=ingest.chunk_bytes,
+                       max_line_bytes=ingest.max_line_bytes)  # fmt: skip
 
     def _tail(
-        self,
-        plan: _Plan,
-        regions: Iterable[tuple[Prescanned, bytes | None]],
-        pending: dict[str, Calls],
-        stats: ScanStats,
-    ) -> None:
+        self, plan: _Plan, regions: Iterable[tuple[Prescanned, bytes | None]],
+        pending: dict[str, Calls], stats: ScanStats,
+    ) -> None:  # fmt: skip
         """Apply a file's prescanned regions in order, committing with their end offsets."""
         cp, sf, st = plan.start, plan.sf, plan.st
         assert cp is not None and plan.settle is not None
@@ -596,19 +494,12 @@ class Scanner:
         return turn_before(fd, cp.offset)
 
     def _source_failed(
-        self,
-        sf: src.SourceFile,
-        exc: BaseException,
-        stats: ScanStats,
-        pending: dict[str, Calls],
+        self, sf: src.SourceFile, exc: BaseException, stats: ScanStats, pending: dict[str, Calls],
         failed_before: dict[str, str],
-    ) -> None:
-        """Mark a source failed with its reason: counted, recorded for ``status``, logged.
-
-        It is logged when it fails, not again at every rescan for the same reason (a
-        store of unknown layout stays so until OpenClaw changes it). If the failure
-        rolled back the scan's open transaction, the waiting calls kept in memory may
-        name rows that were not written: they are loaded again.
+    ) -> None:  # fmt: skip
+        """Mark a source failed with its reason: counted, recorded for ``status``, logged. If
+        the failure rolled back the scan's open transaction, the waiting calls kept in memory
+        may name rows that were not written: they are loaded again.
         """
         if isinstance(exc, SourceFailed):
             reason = str(exc)
@@ -619,31 +510,14 @@ class Scanner:
         if self.ledger.rolled_back:
             pending.clear()
             self.ledger.rolled_back = False
-        stats.errors += 1
-        stats.failed_sources.append({"source": str(sf.path), "reason": reason})
-        if failed_before.get(str(sf.path)) != reason:
-            emit(
-                "ingest.source_failed",
-                source=str(sf.path),
-                kind=sf.kind,
-                agent=sf.agent,
-                reason=reason,
-            )
-            if not isinstance(exc, SourceFailed):  # unexpected: where, for whoever debugs it
-                emit(
-                    "ingest.source_traceback",
-                    debug=True,
-                    source=str(sf.path),
-                    traceback=traceback_of(exc),
-                )
+        if _count_failure(sf, reason, stats, failed_before) and not isinstance(exc, SourceFailed):
+            # unexpected: where, for whoever debugs it
+            emit("ingest.source_traceback", debug=True, source=str(sf.path),
+                 traceback=traceback_of(exc))  # fmt: skip
         self.ledger.source_failed(sf, reason)
 
     def _commit(
-        self,
-        batch: Batch,
-        source: SourceWrite,
-        final: os.stat_result | None,
-        fd: int,
+        self, batch: Batch, source: SourceWrite, final: os.stat_result | None, fd: int
     ) -> None:
         """Commit a file's batch with the fingerprint of the line before its end."""
         n = min(TAIL_LEN, batch.end)
@@ -651,8 +525,11 @@ class Scanner:
         self.ledger.commit_file(batch, source, fingerprint, final)  # (counted: see _scan)
         faults.point("scan.batch")  # in the open transaction, not yet committed
 
+    def _sessions_dir(self, agent: str) -> Path | None:
+        return next((a.sessions_dir for a in self.paths.agents if a.id == agent), None)
+
     def _store_path(self, agent: str) -> Path | None:
-        sessions_dir = next((a.sessions_dir for a in self.paths.agents if a.id == agent), None)
+        sessions_dir = self._sessions_dir(agent)
         return sqlite_source.db_path_for(sessions_dir) if sessions_dir is not None else None
 
     def _is_synthetic(self, sf: src.SourceFile, session: str) -> bool:
@@ -673,19 +550,16 @@ class Scanner:
         ) or session in self.ctx.store_synthetic_of(sf.agent)
 
     def _synthetic(self, agent: str) -> frozenset[str]:
-        """Session ids of the agent's cron and heartbeat sessions (from its sessions.json).
-
-        Re-read whenever sessions.json changes: the daemon's scanner lives for days,
-        and a cron session started after it must not be counted. (Looked at once per
-        scan and agent: a scan takes a moment, and the next one looks again.)
-        """
+        """Session ids of the agent's cron and heartbeat sessions (from its sessions.json),
+        looked at once per scan and agent: the daemon's scanner lives for days, and a cron
+        session started after it must not be counted."""
         done = self._synthetic_this_scan.get(agent)
         if done is None:
             done = self._synthetic_this_scan[agent] = self._read_synthetic(agent)
         return done
 
     def _read_synthetic(self, agent: str) -> frozenset[str]:
-        sessions_dir = next((a.sessions_dir for a in self.paths.agents if a.id == agent), None)
+        sessions_dir = self._sessions_dir(agent)
         if sessions_dir is None or not (self.ctx.synthetic_excluded or self.ctx.helper_excluded):
             return frozenset()
         index = sessions_dir / "sessions.json"
@@ -711,8 +585,28 @@ class Scanner:
 
 
 # How far back a resumed read looks for the user message its turn began with: a turn whose
-# start is further back is taken for the user's (what memoryd did before it told runs apart).
+# start is further back is taken for the user's.
 _LOOK_BACK_BYTES = 1 << 20
+
+
+def _count_failure(
+    sf: src.SourceFile, reason: str, stats: ScanStats, failed_before: dict[str, str]
+) -> bool:
+    """A failed source counted in ``stats``, and logged when it starts failing or fails for
+    another reason (not at every rescan); whether it was logged."""
+    source = str(sf.path)
+    stats.errors += 1
+    stats.failed_sources.append({"source": source, "reason": reason})
+    if failed_before.get(source) == reason:
+        return False
+    emit("ingest.source_failed", source=source, kind=sf.kind, agent=sf.agent, reason=reason)
+    return True
+
+
+def _close(plan: _Plan) -> None:
+    if plan.fd >= 0:
+        os.close(plan.fd)
+        plan.fd = -1
 
 
 def turn_before(fd: int, offset: int) -> str | None:

@@ -33,16 +33,15 @@ COLD_DIR = "cold"
 # Not a transcript: a folder of them that cannot be listed, as a failed source names it.
 FOLDER = "folder"
 
-# The import archive: ``<state>/agents/<id>/session-sqlite-import-archive/`` (beside
-# ``sessions/``; also looked for inside ``sessions/``, where early builds of memoryd expected it).
+# The import archive: ``<state>/agents/<id>/session-sqlite-import-archive/`` (also looked for
+# inside ``sessions/``).
 IMPORT_ARCHIVE_DIR = "session-sqlite-import-archive"
 ACTIVE_MEMORY_DIR = "active-memory"
 
 _SUCCESSOR = re.compile(r"^\d{4}-\d{2}-\d{2}T[\d\-:.]+Z?_[0-9A-Za-z\-]+\.jsonl$")
 _RENAMED = re.compile(r"\.jsonl\.(reset|deleted)\.[^/]+$")
 _ARCHIVED = re.compile(r"\.jsonl(?:\.(?:reset|deleted)\.[^/]+)?\.zst$")
-# `.imported-<Date.now()>`, `.<attempt>` added when that name was taken (an ISO time, as
-# memoryd's early tests wrote it, is accepted too).
+# `.imported-<Date.now()>`, `.<attempt>` added when that name was taken (an ISO time too).
 _IMPORTED = re.compile(r"\.imported-[^/.]*(?:\.[^/.]*Z)?(?:\.\d+)?$")
 _SKIP_INFIXES = (".trajectory.", ".checkpoint.", ".bak-", ".repair-")
 _SKIP_SUFFIXES = (".zst", ".gz", ".lock", ".tmp", ".bak", ".swp")
@@ -82,12 +81,9 @@ class SourceFile(NamedTuple):
 
 
 def imported_session_id(name: str) -> str:
-    """The session id in an import-archive name ``<keySlug>.<original file>.imported-<ts>``.
-
-    Only used when the copy's header does not say it: the original name is
-    ``<sessionId>.jsonl`` or ``<ISO time>_<sessionId>.jsonl`` (perhaps renamed
-    ``.reset.<ts>`` / ``.deleted.<ts>``), after the key slug and a dot.
-    """
+    """The session id in an import-archive name ``<keySlug>.<original file>.imported-<ts>``,
+    for a copy whose header does not say it (the original ``<sessionId>.jsonl`` or
+    ``<ISO time>_<sessionId>.jsonl``, perhaps renamed, follows the key slug and a dot)."""
     stem = name.split(".jsonl", 1)[0]
     last = stem.rsplit(".", 1)[-1]
     return last.rsplit("_", 1)[-1] if "_" in last else last
@@ -96,14 +92,12 @@ def imported_session_id(name: str) -> str:
 def imported_key_slug(name: str, session: str) -> str:
     """The key slug an import-archive name starts with. Pure.
 
-    OpenClaw builds the name as ``<keySlug>.<original file>.imported-<ms>[.<attempt>]``
-    (planSessionJsonlArchiveMove); the slug is the session key with every run of characters
-    outside ``[A-Za-z0-9_.-]`` made ``_``, so it keeps the key's dots. The original file's
-    name starts with the session id (``<id>.jsonl``, ``<id>-topic-<n>.jsonl``, perhaps
-    renamed ``.reset.<ts>``, or a pre-compaction copy ``<id>.checkpoint.<uuid>.jsonl``), or
-    ``<ISO time>_<id>.jsonl``: the slug is everything before the
-    first dot that such a name follows, the copy's ``session`` id there when it is in the
-    name, else any dot-free id (ids are UUIDs).
+    OpenClaw builds the name as ``<keySlug>.<original file>.imported-<ms>[.<attempt>]``; the
+    slug is the session key with every run of characters outside ``[A-Za-z0-9_.-]`` made ``_``,
+    so it keeps the key's dots. The original name starts with the session id (``<id>.jsonl``,
+    ``<id>-topic-<n>.jsonl``, ``<id>.checkpoint.<uuid>.jsonl``, perhaps renamed) or
+    ``<ISO time>_<id>.jsonl``: the slug is everything before the first dot such a name follows,
+    the copy's ``session`` id there when it is in the name, else any dot-free id.
     """
     stem = name[: m.start()] if (m := _IMPORTED.search(name)) else name
     ids = [re.escape(session)] if session and session in stem else []
@@ -137,12 +131,10 @@ def excluded_kinds(synthetic: bool | frozenset[str]) -> frozenset[str]:
 def run_kind_of_key(key: str) -> str | None:
     """The run kind a session key names by OpenClaw's own key rules, else None.
 
-    By the key's structure, never a substring of it (``agent:main:heartbeat-notes`` is a
-    user's session): ``agent:<id>:cron:<job>[:run:<id>]`` (an isolated automation job, as
-    OpenClaw's ``isCronSessionKey``), a key ending ``:heartbeat`` (an isolated heartbeat
-    session: OpenClaw's own test), a part ``dreaming-narrative-<phase>-…`` (a dream-diary run,
-    which OpenClaw keeps out of its session index). A cron job pinned to a named session, and
-    the heartbeat in the main session, are told by their turns instead (:func:`turn_kind`).
+    By the key's structure, never a substring (``agent:main:heartbeat-notes`` is a user's):
+    ``agent:<id>:cron:<job>[:run:<id>]``, a key ending ``:heartbeat``, a part
+    ``dreaming-narrative-<phase>-…``. A cron job pinned to a named session, and the heartbeat
+    in the main session, are told by their turns instead (:func:`turn_kind`).
     """
     parts = key.strip().lower().split(":")
     rest = parts[2:] if len(parts) >= 3 and parts[0] == "agent" else parts
@@ -158,16 +150,10 @@ def run_kind_of_key(key: str) -> str | None:
 def is_synthetic_key(
     key: str, *, active_memory: bool = False, synthetic: bool | frozenset[str] = True
 ) -> bool:
-    """A session key of traffic that is not the user's and is left out.
-
-    ``synthetic``: the run kinds left out (:func:`excluded_kinds`; ``True`` all, the default
-    ``openclaw.count_*`` settings): a key of such a kind (:func:`run_kind_of_key`).
-
-    ``active_memory`` (``openclaw.include_active_memory = false``): the Active Memory helper's
-    runs, ``<parent key>:active-memory:<hash>``: a recall before every reply, which on a
-    store install lands in the same store as the user's sessions. Apart from ``synthetic``:
-    counting synthetic traffic does not read the helper's runs, as it does not read its
-    JSONL folder.
+    """A session key of traffic that is not the user's and is left out: of a run kind in
+    ``synthetic`` (:func:`excluded_kinds`, :func:`run_kind_of_key`), or with ``active_memory``
+    (``openclaw.include_active_memory = false``) the Active Memory helper's runs,
+    ``<parent key>:active-memory:<hash>``, which on a store install share the user's store.
     """
     kinds = excluded_kinds(synthetic)
     if kinds and run_kind_of_key(key) in kinds:
@@ -229,9 +215,8 @@ def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:
         agent.sessions_dir / COLD_DIR,
     ]
     if include_active_memory:
-        # Older builds kept the helper's transcripts in `sessions/active-memory/`, newer ones in
-        # `<state>/plugins/active-memory/transcripts/agents/<id>/<transcriptDir>/` (default
-        # `active-memory`, also read after the setting moved them: earlier runs stay there).
+        # `sessions/active-memory/`, or `<state>/plugins/active-memory/transcripts/agents/<id>/
+        # <transcriptDir>/` (the default `active-memory` also read: earlier runs stay there).
         state = agent.sessions_dir.parent.parent.parent
         plugin = state / "plugins" / ACTIVE_MEMORY_DIR / "transcripts" / "agents" / agent.id
         dirs += [agent.sessions_dir / ACTIVE_MEMORY_DIR, plugin / ACTIVE_MEMORY_DIR]
@@ -241,23 +226,16 @@ def agent_dirs(agent: Agent, include_active_memory: bool) -> list[Path]:
 
 
 def discover(
-    agents: tuple[Agent, ...],
-    *,
-    include_active_memory: bool = False,
-    claude_projects: tuple[Path, ...] = (),
-    unreadable: list[tuple[str, str, str]] | None = None,
-) -> Iterator[SourceFile]:
+    agents: tuple[Agent, ...], *, include_active_memory: bool = False,
+    claude_projects: tuple[Path, ...] = (), unreadable: list[tuple[str, str, str]] | None = None,
+) -> Iterator[SourceFile]:  # fmt: skip
     """Every transcript file to read (regular files only, no symlinks), oldest first.
 
-    Each agent's transcripts come in the order they were last written (then by
-    name), whatever order the folders list them in: a compaction successor comes
-    after the file it continues, so an answer written at the start of the successor
-    meets its call, made at the end of the parent, already read. Then the agent's
-    SQLite store, if any, then its ``.zst`` archives.
-
-    A folder that is not there holds no transcript (an agent that never ran); one that is
-    there but cannot be listed (its permissions) hides every transcript in it, so it is
-    added to ``unreadable`` as (agent, folder, why) for the scan to report.
+    Each agent's transcripts come in the order they were last written (then by name): a
+    compaction successor comes after the file it continues, so an answer at its start meets
+    its call already read. Then the agent's SQLite store, if any, then its ``.zst`` archives.
+    A folder that is there but cannot be listed hides every transcript in it: it is added to
+    ``unreadable`` as (agent, folder, why) for the scan to report.
     """
     for agent in agents:
         files: list[tuple[int, str, SourceFile]] = []
@@ -286,9 +264,8 @@ def discover(
         for project in claude_projects:
             for path in _claude_transcripts(project, unreadable, owner):
                 st = _lstat(path)
-                found.append(
-                    (st.st_mtime_ns if st else 0, str(path), SourceFile(owner, CLAUDE, path, st))
-                )
+                sf = SourceFile(owner, CLAUDE, path, st)
+                found.append((st.st_mtime_ns if st else 0, str(path), sf))
         found.sort(key=lambda f: f[:2])
         yield from (sf for _, _, sf in found)
 
@@ -334,22 +311,16 @@ def _claude_transcripts(
 
 
 # ---------------------------------------------------------------------- naming sessions
-# (Used by the scan only: orjson and the tailer are imported in these functions, so that
-# `status`, which lists sources, loads neither.)
-# The same conversation carries the same session id whichever source it is read from:
-# the JSONL header's ``id``, the store's ``session_id``, an import-archive copy, an
-# archive blob, a cold record.
+# The same conversation carries the same session id whichever source it is read from. (orjson
+# and the tailer are imported in these functions: `status`, which lists sources, loads neither.)
 
 _HEADER_MAX = 64 << 10  # a session header longer than this is not read for its parent
 
 
 def parent_session(fd: int, head: bytes) -> str | None:
-    """The session a transcript continues, from its header's ``parentSession`` (a path or id).
-
-    Only a header (``"type": "session"``, the first line) names one: compaction
-    successors do. None when there is none, or the header cannot be read.
-    """
-    from .tailer import HEAD_MAX  # (here: read-only commands list sources, never tail them)
+    """The session a transcript (a compaction successor) continues, from its header's
+    ``parentSession``; None when there is none, or the header cannot be read."""
+    from .tailer import HEAD_MAX
 
     end = head.find(b"\n")
     if end < 0 and len(head) >= HEAD_MAX:  # a header longer than the head read: read it whole
@@ -361,18 +332,13 @@ def parent_session(fd: int, head: bytes) -> str | None:
 
 
 def file_session(sf: SourceFile, head: bytes) -> str:
-    """The session a transcript file holds: the same id whichever source it is read from.
-
-    A live file is ``<sessionId>.jsonl`` (or a successor ``<ISO>_<sessionId>.jsonl``),
-    which is the header's ``id`` and the store's ``session_id``. An import-archive copy
-    carries a key slug and a time stamp around the original name: its header says
-    which session it is, and the name is read only when the header cannot be.
-    """
+    """The session a transcript file holds: its name's id (``<sessionId>.jsonl``,
+    ``<ISO>_<sessionId>.jsonl``); an import-archive copy's header, else its name."""
     if sf.kind != IMPORTED:
         return session_id_of(sf.path.name)
     end = head.find(b"\n")
     if end > 0 and b'"session"' in head[:end]:
-        import orjson  # (here: status lists sources without parsing any; orjson is not cheap)
+        import orjson
 
         try:
             header = orjson.loads(head[:end])
@@ -386,11 +352,8 @@ def file_session(sf: SourceFile, head: bytes) -> str:
 
 
 def header_parent(line: bytes) -> str | None:
-    """The session a header line (``"type": "session"``) names as ``parentSession``, if any.
-
-    Older builds wrote a file path there, newer ones the session id: either way the
-    result is the id (a path is data, never opened).
-    """
+    """The session id a header line (``"type": "session"``) names as ``parentSession``, if
+    any (a file path there is data, never opened)."""
     if b'"parentSession"' not in line:
         return None
     import orjson
@@ -406,11 +369,9 @@ def header_parent(line: bytes) -> str | None:
 
 
 def parent_id(parent: str) -> str:
-    """The session id a ``parentSession`` value names: a transcript path (older builds), a
-    bare id, or on a store install ``sqlite:<agent>:<session id>:<store path>`` (2026.9's
-    forked subagents, whose first events are byte-identical copies of the parent's: the link
-    makes the parent read first, so that its calls are credited to it and the child's copies
-    count nothing)."""
+    """The session id a ``parentSession`` value names: a transcript path, a bare id, or
+    ``sqlite:<agent>:<session id>:<store path>`` (forked subagents, whose first events copy
+    the parent's: the parent is read first, so the child's copies count nothing)."""
     if parent.startswith("sqlite:"):
         parts = parent.split(":", 3)
         if len(parts) >= 3 and parts[2].strip():
@@ -420,15 +381,11 @@ def parent_id(parent: str) -> str:
 
 
 def synthetic_from_keys(
-    keyed: Iterable[tuple[str, str]],
-    *,
-    active_memory: bool = False,
+    keyed: Iterable[tuple[str, str]], *, active_memory: bool = False,
     synthetic: bool | frozenset[str] = True,
-) -> frozenset[str]:
+) -> frozenset[str]:  # fmt: skip
     """The sessions of ``(session id, session key)`` pairs whose key :func:`is_synthetic_key`
-    names: cron, heartbeat or a dream-diary run (or, with ``active_memory``, an Active Memory
-    helper run), not the user's own recall. The one rule for JSONL indexes and the SQLite
-    store (a session listed under several keys is synthetic when one of them says so)."""
+    names: the one rule for JSONL indexes and the SQLite store (one such key suffices)."""
     return frozenset(
         sid
         for sid, key in keyed

@@ -1,27 +1,16 @@
 """OpenClaw's SQLite transcript store (every release since v2026.7.2), read-only.
 
-Each agent keeps its transcript events in
-``<state>/agents/<id>/agent/openclaw-agent.sqlite``. Since schema 14 the table is
-``transcript_events(session_id, seq, event_json, created_at)``; since schema 23
-(v2026.9.6) an event may be stored compressed instead: ``event_json`` NULL,
-``event_zstd`` a zstd frame of its UTF-8 bytes and ``event_utf8_bytes`` their
-length. Before schema 14 the tables were ``sessions`` / ``session_entries``.
-memoryd never trusts a version number for any of this: :func:`detect_layout`
-finds the event table and its columns by name (``sqlite_master``,
-``PRAGMA table_info``), and a store it cannot place is reported, not guessed at.
+Each agent keeps its transcript events in ``<state>/agents/<id>/agent/openclaw-agent.sqlite``
+(docs/openclaw-formats.md). memoryd never trusts a version number: :func:`detect_layout` finds
+the event table and its columns by name, and a store it cannot place is reported, not guessed.
 
 The read position is the last ``seq`` per session, kept in memoryd's own
-``transcript_db_cursors`` table and committed with the hits (see ``scan.py``). A table
-found by its column names may let rows of a session share an order value (no key makes
-``(session, seq)`` unique): its rows are read in ``(seq, rowid)`` order (a table without
-rowid: its key), and the cursor also says how many rows of its seq were read
-(:data:`Cursor`), so rows sharing a seq on either side of a batch, a scan, a crash or a
-restart are each read once.
-Everything here is either pure (:func:`decode_event`, :func:`pick_layout`) or a thin
-query; which sessions are synthetic is :func:`memoryd.ingest.sources.synthetic_from_keys`.
-The store's layout (:mod:`.store_layout`), its events' bytes (:mod:`.store_frames`) and its
-sessions (:mod:`.store_sessions`) have modules of their own; their names are also this
-module's, as they always were.
+``transcript_db_cursors`` table and committed with the hits. A table found by its column names
+may let rows of a session share an order value: its rows are read in ``(seq, rowid)`` order
+(a table without rowid: its key), and the cursor also says how many rows of its seq were read
+(:data:`Cursor`), so rows sharing a seq on either side of a batch, a crash or a restart are
+each read once. The layout (:mod:`.store_layout`), the events' bytes (:mod:`.store_frames`)
+and the sessions (:mod:`.store_sessions`) have modules of their own, their names re-exported.
 
 Failure cases, named: the file is not a database, or has no event table we
 recognise → the source is marked failed with the reason, the other sources are
@@ -61,55 +50,19 @@ from .store_sessions import (
     sessions_left,
 )
 
-# This module's names, and those of the three it is read through (the layout, the frames,
-# the sessions): what importers have always found here.
+# This module's names, and those of the layout, the frames and the sessions read through it.
+# fmt: off
 __all__ = [
-    "BATCH_BYTES",
-    "BATCH_ROWS",
-    "BUSY_TIMEOUT_S",
-    "DB_NAME",
-    "FIRST_TRANSCRIPT_SCHEMA",
-    "LOOK_BACK_ROWS",
-    "NOT_READY_GRACE_S",
-    "REWRITE_TABLE",
-    "SETTLE_S",
-    "START",
-    "UNSUPPORTED",
-    "ZSTD_MAGIC",
-    "Cursor",
-    "Layout",
-    "Row",
-    "db_path_for",
-    "decode_event",
-    "decompress",
-    "detect_layout",
-    "every_row",
-    "header_row",
-    "holds_no_transcripts",
-    "is_busy",
-    "is_db_file",
-    "not_continued",
-    "open_readonly",
-    "parents_first",
-    "pick_layout",
-    "previous_sessions",
-    "quote",
-    "rewrite_marks",
-    "root_of",
-    "rows_before",
-    "session_keys",
-    "session_lineage",
-    "sessions_left",
-    "sessions_with_new_rows",
-    "settled",
-    "signature",
-    "size_of",
-    "still_being_created",
-    "table_columns",
-    "user_version",
-    "with_ties",
-    "zstd_module",
+    "BATCH_BYTES", "BATCH_ROWS", "BUSY_TIMEOUT_S", "DB_NAME", "FIRST_TRANSCRIPT_SCHEMA",
+    "LOOK_BACK_ROWS", "NOT_READY_GRACE_S", "REWRITE_TABLE", "SETTLE_S", "START", "UNSUPPORTED",
+    "ZSTD_MAGIC", "Cursor", "Layout", "Row", "db_path_for", "decode_event", "decompress",
+    "detect_layout", "every_row", "header_row", "holds_no_transcripts", "is_busy", "is_db_file",
+    "not_continued", "open_readonly", "parents_first", "pick_layout", "previous_sessions", "quote",
+    "rewrite_marks", "root_of", "rows_before", "session_keys", "session_lineage", "sessions_left",
+    "sessions_with_new_rows", "settled", "signature", "size_of", "still_being_created",
+    "table_columns", "user_version", "with_ties", "zstd_module"
 ]
+# fmt: on
 
 DB_NAME = "openclaw-agent.sqlite"
 _SIDE_FILES = (DB_NAME + "-wal", DB_NAME + "-shm", DB_NAME + "-journal")
@@ -129,8 +82,7 @@ _NOT_TRANSCRIPT_TABLES = ("auth_profile_", "cache_entries", "memory_", "schema_m
 
 def holds_no_transcripts(tables: dict[str, tuple[str, ...]], user_version: int) -> bool:
     """Whether an agent database with no event table is one that never holds transcripts (a
-    2026.7 install's): no source, nothing to warn about. Any other database without one is a
-    layout not known here (a failed source: memoryd cannot count what it holds)."""
+    2026.7 install's): no source. Any other database without one is a layout not known here."""
     if 0 < user_version < FIRST_TRANSCRIPT_SCHEMA:
         return True
     return bool(tables) and all(t.lower().startswith(_NOT_TRANSCRIPT_TABLES) for t in tables)
@@ -143,10 +95,9 @@ NOT_READY_GRACE_S = 600.0
 
 def still_being_created(tables: dict[str, tuple[str, ...]], version: int, age_s: float) -> bool:
     """Whether an agent store with no event table is one OpenClaw is still creating: its
-    ``user_version`` not set yet (OpenClaw sets it once its tables are made; every store that
-    holds transcripts has one) and the file new. "Not ready yet", read again soon; not a
-    failed source (the first turn of a fresh install used to log an ``error`` line for it).
-    One left so for longer than :data:`NOT_READY_GRACE_S` is a layout not known here."""
+    ``user_version`` not set yet (OpenClaw sets it once its tables are made) and the file new.
+    "Not ready yet", read again soon; not a failed source. One left so for longer than
+    :data:`NOT_READY_GRACE_S` is a layout not known here."""
     return (
         version == 0
         and age_s < NOT_READY_GRACE_S
@@ -158,23 +109,13 @@ def still_being_created(tables: dict[str, tuple[str, ...]], version: int, age_s:
 # The prefixes of the tables an agent store of 2026.9 holds (tests/fixtures/openclaw/2026.9.6):
 # a store with no event table but only such tables (or none) is one being created; a table of
 # another name is a layout not known here.
+# fmt: off
 _AGENT_STORE_TABLES = (
-    "schema_meta",
-    "session",
-    "conversation",
-    "board_",
-    "heartbeat_",
-    "message_tool_",
-    "transcript_",
-    "trajectory_",
-    "acp_",
-    "context_engine_",
-    "cache_entries",
-    "auth_profile_",
-    "memory_",
-    "standing_intents",
-    "sqlite_sequence",
+    "schema_meta", "session", "conversation", "board_", "heartbeat_", "message_tool_",
+    "transcript_", "trajectory_", "acp_", "context_engine_", "cache_entries", "auth_profile_",
+    "memory_", "standing_intents", "sqlite_sequence",
 )
+# fmt: on
 
 
 def user_version(conn: sqlite3.Connection) -> int:
@@ -193,11 +134,8 @@ def is_db_file(name: str) -> bool:
 
 
 def signature(db: Path) -> tuple[int, int] | None:
-    """(total size, newest mtime) of the database and its WAL: changes when rows are added.
-
-    An empty WAL holds no rows: its time is left out (a reader opening the store
-    re-creates it empty after the last writer removed it, and that is no change).
-    """
+    """(total size, newest mtime) of the database and its WAL: changes when rows are added
+    (an empty WAL's time is left out: a reader opening the store re-creates it empty)."""
     size = mtime = 0
     found = False
     for p in (db, db.with_name(DB_NAME + "-wal")):
@@ -213,11 +151,9 @@ def signature(db: Path) -> tuple[int, int] | None:
     return (size, mtime) if found else None
 
 
-# A store written less than this before its signature was taken may hold committed rows that
-# were not visible yet: a writer's last write to the WAL file comes before its WAL index is
-# updated (an fsync may sit between them), and some file systems keep coarse times. Such a read
-# is provisional: the store is looked at again at the next scan, and the daemon scans again
-# after this long.
+# A store written less than this before its signature was taken may hold committed rows not
+# visible yet (a writer's WAL write comes before its WAL index is updated; some file systems
+# keep coarse times): such a read is provisional, and the daemon scans again after this long.
 SETTLE_S = 2.0
 
 
@@ -249,20 +185,13 @@ def is_busy(exc: sqlite3.Error) -> bool:
 # ---------------------------------------------------------------------- reading
 
 
-
-
 def sessions_with_new_rows(
-    conn: sqlite3.Connection,
-    layout: Layout,
-    cursors: dict[str, Cursor],
+    conn: sqlite3.Connection, layout: Layout, cursors: dict[str, Cursor],
     live: set[str] | None = None,
 ) -> list[tuple[str, Cursor, int]]:
     """(session_id, cursor to read after, last seq) for every session with rows not yet read;
-    every session the table holds goes into ``live`` (when given: the same walk tells).
-
-    A session whose rows now end below its cursor was rewritten (its rows removed
-    and written again): it is read again from its start. Re-reading is harmless,
-    hits are unique per call.
+    every session the table holds goes into ``live`` (when given). A session whose rows now end
+    below its cursor was rewritten: it is read again from its start (hits are unique per call).
     """
     if live is None:
         live = set()
@@ -291,8 +220,7 @@ def _tied_sessions_with_new_rows(
 ) -> list[tuple[str, Cursor, int]]:
     """:func:`sessions_with_new_rows` where a seq may repeat: a session's last seq and how
     many rows hold it tell whether rows were added after the cursor (or removed: from the
-    start). A cursor that does not count its seq's rows (written before memoryd counted
-    them) is read as before: every row of its seq read."""
+    start). A cursor that does not count its seq's rows means every row of its seq read."""
     t, s, q = quote(layout.table), quote(layout.session), _order(layout)
     sql = (
         f"SELECT e.{s}, e.{q}, COUNT(*) FROM {t} AS e JOIN "
@@ -327,19 +255,12 @@ def _rowid_sessions_with_new_rows(
     changed (more or fewer, or a new last rowid) is checked: the rows at or below the
     cursor must be the ones read. They are not after a renumbering that moved rows under
     it (or rows removed, or inserted below it): the session is read again from its start,
-    which counts nothing twice (calls and hits are unique per agent, call and path). A
-    renumbering that left the rows read where they are moved none under the cursor; one
-    that left the count alike can only have moved the rows read themselves (fewer rows
-    under the cursor now means more above it): both are caught by the count.
-
-    The check costs a count of the session's rows after its cursor, a walk over the rowids
-    the read then visits anyway, and only for sessions whose rows changed. A cursor written
-    before rows were counted gets its count once, here (rows up to it read, as it said).
+    which counts nothing twice (calls and hits are unique per agent, call and path). The check
+    costs a count of the session's rows after its cursor, only for sessions whose rows changed.
+    A cursor without a count gets one here (rows up to it read, as it said).
     """
-    # The walk and the counts in one read transaction: each statement would otherwise see
-    # the store as it is when it starts (the walk's last row is handed over after its
-    # statement ended), and a row OpenClaw appends in between would be taken for one moved
-    # under the cursor, reading the whole session again.
+    # The walk and the counts in one read transaction: otherwise a row OpenClaw appends between
+    # two statements would be taken for one moved under the cursor, re-reading the session.
     own = not conn.in_transaction
     if own:
         conn.execute("BEGIN")
@@ -384,6 +305,14 @@ def _order(layout: Layout) -> str:
     return "rowid" if layout.seq == "rowid" else quote(layout.seq)
 
 
+def _select(layout: Layout) -> str:
+    """The query of :data:`Row` columns from the event table."""
+    t, q, j = quote(layout.table), _order(layout), quote(layout.json)
+    z = quote(layout.zstd) if layout.zstd else "NULL"
+    n = quote(layout.nbytes) if layout.nbytes else "NULL"
+    return f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t}"
+
+
 # One row as read: seq, the storage class of the JSON column, its bytes, the zstd frame
 # and the decoded length it claims.
 Row = tuple[int, str, Any, Any, Any]
@@ -394,27 +323,16 @@ BATCH_BYTES = 16 << 20
 
 
 def every_row(
-    conn: sqlite3.Connection,
-    layout: Layout,
-    session_id: str,
-    after: Cursor,
-    upto: int,
+    conn: sqlite3.Connection, layout: Layout, session_id: str, after: Cursor, upto: int
 ) -> tuple[list[Row], Cursor, bool]:
     """Every row after ``after`` up to seq ``upto``, up to ``BATCH_ROWS`` of them; the cursor
     after them, and whether rows may be left (another batch is due).
 
-    Every row, not only those SQLite finds ``memory_`` or a waiting call's id in: the
-    caller decodes the compressed ones and searches all in Python, in seq order (so an
-    answer to a call made in the same batch is met in its place). SQLite's ``instr`` on
-    TEXT (character by character) cost more than handing every row over (docs/benchmarks.md,
-    "The scanner's constants"); a second query for each batch's size and one for the ids of
-    calls made in it are spared.
-    The JSON column is read as bytes (a row of invalid UTF-8 must not stop the query)
-    with its storage class, so a row of the wrong type is seen as such, not coerced.
-
-    A batch also ends once its rows hold ``BATCH_BYTES`` (text or frame): every row
-    is handed over now, and a session of large events (OpenClaw stores those over
-    4 MiB plain) would otherwise be held 500 at a time.
+    Every row, not only those holding ``memory_``: the caller searches all in Python, in seq
+    order (SQLite's ``instr`` cost more: docs/benchmarks.md, "The scanner's constants"). The
+    JSON column is read as bytes (invalid UTF-8 must not stop the query) with its storage
+    class, so a row of the wrong type is seen as such. A batch also ends once its rows hold
+    ``BATCH_BYTES``: a session of large events would otherwise be held 500 at a time.
 
     Where a seq may repeat (``layout.tie``), the rows are read in ``(seq, tie)`` order
     and the cursor counts the rows of its seq read: the next batch skips that many of
@@ -422,19 +340,12 @@ def every_row(
     skipped (not an ``OFFSET`` over every row from it on): were some of them removed
     since, the rows of later seqs are still each read.
     """
-    t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
-    z = quote(layout.zstd) if layout.zstd else "NULL"
-    n = quote(layout.nbytes) if layout.nbytes else "NULL"
-    select = f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t}"  # (a Row)
+    t, s, q, select = quote(layout.table), quote(layout.session), _order(layout), _select(layout)
     batch = BATCH_ROWS
     seq, read = after
     if layout.tie is None:
-        rows, cut = _rows(
-            conn.execute(
-                f"{select} WHERE {s} = ? AND {q} > ? AND {q} <= ? ORDER BY {q} LIMIT ?",
-                (session_id, seq, upto, batch),
-            )
-        )
+        sql = f"{select} WHERE {s} = ? AND {q} > ? AND {q} <= ? ORDER BY {q} LIMIT ?"
+        rows, cut = _rows(conn.execute(sql, (session_id, seq, upto, batch)))
         last = rows[-1][0] if cut or len(rows) == batch else upto
         # (followed by rowid: the session's rows read so far, see _rowid_sessions_with_new_rows)
         count = (read or 0) + len(rows) if layout.seq == "rowid" else None
@@ -449,12 +360,8 @@ def every_row(
             f"(SELECT {tie} FROM {t} WHERE {s} = ? AND {q} = ? ORDER BY {tie} LIMIT ?))"
         )
         args = (seq, seq, session_id, seq, read)
-    rows, cut = _rows(
-        conn.execute(
-            f"{select} WHERE {s} = ? AND {where} AND {q} <= ? ORDER BY {q}, {tie} LIMIT ?",
-            (session_id, *args, upto, batch),
-        )
-    )
+    sql = f"{select} WHERE {s} = ? AND {where} AND {q} <= ? ORDER BY {q}, {tie} LIMIT ?"
+    rows, cut = _rows(conn.execute(sql, (session_id, *args, upto, batch)))
     if not rows:
         return rows, after, False
     last = rows[-1][0]
@@ -472,12 +379,9 @@ def rows_before(
     """Up to ``limit`` rows of a session at or below seq ``upto``, newest first: the rows a
     reader resuming inside a turn looks back through for the user message that began it
     (what kind of run the turn is). Read only when a process meets a session first."""
-    t, s, q, j = quote(layout.table), quote(layout.session), _order(layout), quote(layout.json)
-    z = quote(layout.zstd) if layout.zstd else "NULL"
-    n = quote(layout.nbytes) if layout.nbytes else "NULL"
+    s, q = quote(layout.session), _order(layout)
     return conn.execute(
-        f"SELECT {q}, typeof({j}), CAST({j} AS BLOB), {z}, {n} FROM {t} "
-        f"WHERE {s} = ? AND {q} <= ? ORDER BY {q} DESC LIMIT ?",
+        f"{_select(layout)} WHERE {s} = ? AND {q} <= ? ORDER BY {q} DESC LIMIT ?",
         (session_id, upto, limit),
     ).fetchall()
 
@@ -503,13 +407,8 @@ _SUM_MAX = (1 << 63) - 1
 
 def size_of(rows: list[Row]) -> int:
     """The size of a batch's events (compressed ones as decoded): each row's JSON length,
-    else its ``event_utf8_bytes``.
-
-    As the SQL ``SUM`` it replaces counted: one value that is not an integer (a
-    hostile ``event_utf8_bytes``) made the sum a float, read as 0. A sum past 64 bits
-    (SQLite's "integer overflow" error, which failed the store at every scan) is 0
-    too: the size is only a measure, and those rows are counted malformed.
-    """
+    else its ``event_utf8_bytes``. A value that is not an integer (a hostile
+    ``event_utf8_bytes``) or a sum past 64 bits makes it 0: the size is only a measure."""
     total = 0
     for row in rows:
         text, nbytes = row[2], row[4]

@@ -8,40 +8,20 @@ ROUTES = ("tool_call", "code")
 
 
 class ScanStats:
-    """What one scan did; printed by ``memoryd scan`` and logged by the daemon.
-
-    (The classes of this module are plain classes with ``__slots__``, not dataclasses:
-    ``memoryd scan`` is a one-shot command, and importing and building dataclasses is a
-    measurable part of its start-up.)
+    """What one scan did; printed by ``memoryd scan`` and logged by the daemon. (A plain
+    class, not a dataclass: importing and building dataclasses is a measurable part of a
+    one-shot command's start-up.)
     """
 
-    # What the scan recorded: counted when the transaction that records it commits (see
-    # ``Ledger.take_written``), never for one that was undone. The other fields say what the
-    # scan did (read, parsed, failed), all of it.
-    RECORDED = (
-        "new_hits",
-        "new_calls",
-        "malformed",
-        "oversized",
-        "non_memory_paths",
-        "renamed",
-        "resets",
-        # new calls through Tool Search (direct: new_calls less these), shown as calls_by_route
-        *(f"calls_{route}" for route in ROUTES),
-        "unrecognised",  # calls or custom messages naming a memory tool in a shape not known
-    )
-    # In the order ``memoryd scan --json`` prints them.
-    FIELDS = (
-        "files_seen",
-        "files_read",
-        "bytes_read",
-        "lines_parsed",
-        *RECORDED,
-        "errors",
-        "failed_sources",  # [{source, reason}]: the sources this scan could not read
-        "helper_files",  # transcripts whose lines a forked helper found and parsed
-        "elapsed",
-    )
+    # What the scan recorded: counted when the transaction that records it commits, never for
+    # one that was undone. ``calls_<route>``: new calls through Tool Search (calls_by_route);
+    # ``unrecognised``: calls or custom messages naming a memory tool in a shape not known.
+    RECORDED = ("new_hits", "new_calls", "malformed", "oversized", "non_memory_paths", "renamed",
+                "resets", *(f"calls_{route}" for route in ROUTES), "unrecognised")  # fmt: skip
+    # In the order ``memoryd scan --json`` prints them. ``failed_sources``: [{source, reason}];
+    # ``helper_files``: transcripts whose lines a forked helper found and parsed.
+    FIELDS = ("files_seen", "files_read", "bytes_read", "lines_parsed", *RECORDED, "errors",
+              "failed_sources", "helper_files", "elapsed")  # fmt: skip
     # retry_in: seconds after which a source read this time must be looked at again even without
     # a file event (a store written just before it was read; 0: none). Not printed.
     __slots__ = (*FIELDS, "retry_in", "unrecognised_example")

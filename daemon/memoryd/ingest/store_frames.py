@@ -12,13 +12,9 @@ _ZSTD: Any = None
 
 
 def zstd_module() -> Any:
-    """The standard library's zstd binding, for the streaming reads of archives (``ZstdFile``)
-    and the rare row refused by the one-call decode (:func:`_bounded`), imported on first
-    use: ``compression.zstd`` on Python ≥ 3.14, else its backport.
-
-    Single rows are decoded with ``zstandard`` first (:func:`decompress`): it keeps one
-    decompression context for every row, where this binding makes a new one per frame.
-    """
+    """The standard library's zstd binding (``compression.zstd`` on Python ≥ 3.14, else its
+    backport), imported on first use: for archives' streaming reads and the rare row
+    :func:`_bounded` decodes. Single rows take ``zstandard``, which reuses one context."""
     global _ZSTD
     if _ZSTD is None:
         if sys.version_info >= (3, 14):
@@ -75,15 +71,10 @@ def decompressor() -> Any:
 def decompress(frame: bytes, limit: int) -> bytes:
     """A zstd frame's bytes, at most ``limit`` + 1 of them (a bomb is cut, then refused).
 
-    Only the first frame is decoded; bytes after it are ignored. Raises ValueError
-    when the frame is corrupt, cut short or fails its checksum.
-
-    The usual frame says its decoded size in its header: when that is within
-    ``limit`` (or not said), it is decoded in one call into a buffer of that size (or
-    of ``limit`` + 1), which the decoder cannot write past, if that buffer is within
-    ``_ONE_CALL_MAX`` (it is allocated before the frame is read). Anything else (a
-    size over the limit, an empty or skippable frame, a bad header, a frame the one
-    call refused) goes through :func:`_bounded`, which says why.
+    Only the first frame is decoded. Raises ValueError when the frame is corrupt, cut short
+    or fails its checksum. A frame whose header says a size within ``limit`` (or none) is
+    decoded in one call into a buffer the decoder cannot write past, if that buffer is within
+    ``_ONE_CALL_MAX``; anything else goes through :func:`_bounded`, which says why.
     """
     z = _FRAMES or frames_module()
     if frame[:4] == ZSTD_MAGIC:
@@ -104,15 +95,9 @@ def decompress(frame: bytes, limit: int) -> bytes:
 
 def _bounded(frame: bytes, limit: int) -> bytes:
     """:func:`decompress` the careful way: the standard library's streaming decoder with an
-    output buffer of ``limit`` + 1 bytes, whatever size the header declares (memoryd's
-    decoder before ``zstandard``, whose outcome the fast call is held to).
-
-    It stops once the buffer is full, so memory stays within about the limit. Only the
-    rare frame comes here (refused by the one call, or said to be over the limit, empty,
-    skippable, or of a bad header), so a context of its own per frame costs nothing that
-    shows; feeding ``zstandard``'s stream a few bytes at a time instead (it has no output
-    bound) took a decoder call per byte for a frame's last 256 KiB (docs/benchmarks.md, "The
-    scanner's constants").
+    output buffer of ``limit`` + 1 bytes, whatever the header declares, so memory stays
+    within about the limit. Only the rare frame comes here, so a context per frame costs
+    nothing that shows (docs/benchmarks.md, "The scanner's constants").
     """
     zstd = zstd_module()
     d = zstd.ZstdDecompressor()
@@ -130,10 +115,8 @@ def decode_event(
 ) -> tuple[bytes | None, str | None]:
     """One stored event's JSON bytes, or None and why the row is malformed.
 
-    Plain rows hold the text in the JSON column; compressed ones a zstd frame
-    whose decoded length must equal ``event_utf8_bytes`` (OpenClaw's own reader
-    refuses a mismatch too). A frame is decoded only up to ``max_bytes`` + 1 bytes; an
-    event longer than ``max_bytes``, plain or compressed, is refused.
+    A compressed row's decoded length must equal ``event_utf8_bytes`` (as OpenClaw's reader
+    requires); an event longer than ``max_bytes``, plain or compressed, is refused.
     """
     if json_type in ("text", "blob") and isinstance(text, bytes):
         # Every event is a JSON object. (OpenClaw writes text; a blob of JSON text is taken

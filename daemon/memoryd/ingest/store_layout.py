@@ -38,12 +38,8 @@ class Layout(NamedTuple):
 
 def table_columns(conn: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
     """Every table of the store and its column names (in the store's own spelling)."""
-    tables = [
-        r[0]
-        for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        )
-    ]
+    sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    tables = [r[0] for r in conn.execute(sql)]
     out: dict[str, tuple[str, ...]] = {}
     for name in tables:
         cols = conn.execute(f"PRAGMA table_info({quote(name)})").fetchall()
@@ -78,11 +74,10 @@ def detect_layout(conn: sqlite3.Connection) -> Layout | None:
 def with_ties(conn: sqlite3.Connection, layout: Layout) -> Layout:
     """``layout``, with how rows sharing a seq are ordered when the order column may repeat.
 
-    OpenClaw's tables key their rows by ``(session_id, seq)``; a table found by its
-    column names alone may not, and rows read in batches by seq alone would be skipped
-    (or read twice) where a batch ends between two rows of one seq. The table's primary
-    key and its unique indexes (``PRAGMA table_info`` / ``index_list`` / ``index_info``)
-    say whether any keeps a seq to one row of a session.
+    OpenClaw's tables key their rows by ``(session_id, seq)``; a table found by its column
+    names alone may not, and rows read in batches by seq alone would be skipped (or read
+    twice) where a batch ends between two rows of one seq. The primary key and unique
+    indexes say whether any keeps a seq to one row of a session.
     """
     if layout.seq == "rowid":
         return layout

@@ -1,11 +1,10 @@
 """The transcript store as a source: new rows of each session, then its archive tables.
 
-The shell around :mod:`.sqlite_source` (layouts, decoding, session keys and
-lineage, all pure or a query each): open the store read-only when its signature
-changed, read each session's rows after its cursor (a session before the ones
-that continue it), and commit each batch with the session's new cursor through
-the ledger. Sessions rewritten in place (a new ``transcript_rewrite_watermarks``
-row, or rows ending below the cursor) are read again from their start.
+The shell around :mod:`.sqlite_source`: open the store read-only when its signature changed,
+read each session's rows after its cursor (a session before the ones that continue it), and
+commit each batch with the session's new cursor through the ledger. Sessions rewritten in place
+(a new ``transcript_rewrite_watermarks`` row, or rows ending below the cursor) are read again
+from their start.
 """
 
 from __future__ import annotations
@@ -40,20 +39,11 @@ class StoreReader:
         self.archive_reader = archives
 
     def read(
-        self,
-        sf: src.SourceFile,
-        st: os.stat_result,
-        cp: Checkpoint | None,
-        pending: dict[str, Calls],
-        stats: ScanStats,
-    ) -> None:
-        """Read new rows of OpenClaw's SQLite transcript store (see :mod:`.sqlite_source`).
-
-        A store whose database and WAL are as they were is not opened. Otherwise its
-        layout is found by name, each session with rows past its cursor is read (a
-        session before the ones that continue it), compressed rows are decoded, and
-        each batch of rows is committed with the session's new cursor.
-        """
+        self, sf: src.SourceFile, st: os.stat_result, cp: Checkpoint | None,
+        pending: dict[str, Calls], stats: ScanStats,
+    ) -> None:  # fmt: skip
+        """Read new rows of OpenClaw's SQLite transcript store (not opened when its database
+        and WAL are as they were)."""
         sig = sqlite_source.signature(sf.path)
         taken = time.time_ns()
         if sig is None or (cp is not None and (cp.size, cp.mtime_ns) == sig):
@@ -86,10 +76,9 @@ class StoreReader:
             calls = self.ctx.calls(pending, cp.agent)
             cursors = self.ctx.ledger.cursors(cp.id)
             self.ctx.store_synthetic[cp.agent] = src.synthetic_from_keys(
-                keys.items(),
-                active_memory=self.ctx.helper_excluded,
+                keys.items(), active_memory=self.ctx.helper_excluded,
                 synthetic=self.ctx.synthetic_excluded,
-            )
+            )  # fmt: skip
             synthetic_ids = self.ctx.synthetic(cp.agent) | self.ctx.store_synthetic[cp.agent]
             # Sessions rewritten in place since the last read (a new watermark): from the start.
             marks = sqlite_source.rewrite_marks(conn, tables)
@@ -102,9 +91,8 @@ class StoreReader:
             for sid in changed_marks:
                 if sid in cursors:
                     cursors[sid] = sqlite_source.START
-            # Read, then look once more: a writer's rows can become visible a moment after
-            # its last write to the WAL file (SQLite updates the WAL index last), so the
-            # signature taken before reading may already count rows the first look missed.
+            # Read, then look once more: a writer's rows can become visible a moment after its
+            # last WAL write, so the signature may already count rows the first look missed.
             live: set[str] = set()  # every session of the live table (the first look's walk)
             todo = sqlite_source.sessions_with_new_rows(conn, layout, cursors, live)
             if self._back(cp, todo, cursors, changed_marks):  # sessions gone, there again
@@ -118,19 +106,11 @@ class StoreReader:
                 self._header_parents(conn, layout, todo, parents)
                 for session_id, after, top in sqlite_source.parents_first(todo, parents):
                     digest = changed_marks.pop(session_id, None) if after[0] < 0 else None
+                    marks_read = None if digest is None else {mark_name + session_id: digest}
                     cursors[session_id] = self._read_session(
-                        conn,
-                        layout,
-                        cp,
-                        session_id,
-                        after,
-                        top,
-                        session_id in synthetic_ids,
-                        parents.get(session_id),
-                        calls,
-                        stats,
-                        None if digest is None else {mark_name + session_id: digest},
-                    )
+                        conn, layout, cp, session_id, after, top, session_id in synthetic_ids,
+                        parents.get(session_id), calls, stats, marks_read,
+                    )  # fmt: skip
             for shape in archives.archive_shapes(tables):
                 self.archive_reader.read_table(conn, shape, sf, cp, pending, stats)
             self._upkeep(
@@ -147,17 +127,12 @@ class StoreReader:
         self.ctx.ledger.store_read(cp.id, cp.agent, sig, marks_seen)
 
     def _back(
-        self,
-        cp: Checkpoint,
-        todo: list[tuple[str, sqlite_source.Cursor, int]],
-        cursors: dict[str, sqlite_source.Cursor],
-        changed_marks: dict[str, str],
-    ) -> bool:
+        self, cp: Checkpoint, todo: list[tuple[str, sqlite_source.Cursor, int]],
+        cursors: dict[str, sqlite_source.Cursor], changed_marks: dict[str, str],
+    ) -> bool:  # fmt: skip
         """Give back their cursors to sessions seen gone before that the store holds again
-        (their rows brought back from cold storage, a rewrite done in two steps): they are
-        read on from it, not again from their start. Whether any was (the new rows are then
-        looked for again). Only sessions without a cursor are looked up: new ones, as a rule.
-        """
+        (read on from it, not from their start); whether any was. Only sessions without a
+        cursor are looked up."""
         unknown = [sid for sid, _after, _top in todo if sid not in cursors]
         back = self.ctx.ledger.gone_cursors(cp.id, unknown) if unknown else {}
         if not back:
@@ -169,34 +144,14 @@ class StoreReader:
         return True
 
     def _upkeep(
-        self,
-        conn: sqlite3.Connection,
-        layout: sqlite_source.Layout,
-        cp: Checkpoint,
-        cursors: dict[str, sqlite_source.Cursor],
-        had_cursor: set[str],
-        live: set[str],
-        marked: set[str],
-        parents: dict[str, str],
-        mark_name: str,
-    ) -> None:
-        """Set aside the cursors of sessions gone from the live table; forget those gone for
-        the grace period.
-
-        OpenClaw removes a session's rows when it is deleted, reset into an archive, cut
-        by disk-budget cleanup or cold-stored; its cursor would stay for good, and be
-        loaded at every read of the store. A session first seen gone has its cursor moved
-        aside (``transcript_db_gone``, with the time), out of the cursors every read loads;
-        there again, it gets it back (:meth:`_back`). Once gone for
-        ``ingest.vanished_grace_days`` it is forgotten, with the rewrite watermark recorded
-        for it (unless the store still lists one) and its calls still waiting made before
-        then (unless a session in the store continues it, by its window or its header: an
-        answer at that session's start would look for them). Calls answered and hits stay:
-        every later copy of the session (an archive, the id coming back) is checked against
-        them, and counts nothing twice.
-        A read pays for this only a set difference over the live sessions (from the walk
-        that finds new rows) and one lookup by the index on the time. The daemon logs what it
-        forgot (``ingest.store_sessions_forgotten``); a one-shot scan says nothing.
+        self, conn: sqlite3.Connection, layout: sqlite_source.Layout, cp: Checkpoint,
+        cursors: dict[str, sqlite_source.Cursor], had_cursor: set[str], live: set[str],
+        marked: set[str], parents: dict[str, str], mark_name: str,
+    ) -> None:  # fmt: skip
+        """Set aside the cursors of sessions gone from the live table (given back by
+        :meth:`_back` if they return); forget those gone for the grace period, with their
+        rewrite watermark and their calls still waiting unless a session continues them. Calls
+        answered and hits stay, so a later copy counts nothing twice (docs/ingest-sources.md).
         """
         now = self.ctx.now  # (the scan's start: see ReadContext.new_scan)
         left = sqlite_source.sessions_left(had_cursor, live)
@@ -224,13 +179,9 @@ class StoreReader:
 
         if not log.CONFIGURED:
             return  # a one-shot scan: nothing went wrong, nothing for stderr
-        emit(
-            "ingest.store_sessions_forgotten",
-            store=cp.path,
-            sessions=len(forget),
-            waiting_calls_of=len(calls),
-            grace_days=self.ctx.cfg.ingest.vanished_grace_days,
-        )
+        grace_days = self.ctx.cfg.ingest.vanished_grace_days
+        emit("ingest.store_sessions_forgotten", store=cp.path, sessions=len(forget),
+             waiting_calls_of=len(calls), grace_days=grace_days)  # fmt: skip
 
     @staticmethod
     def _header_links(
@@ -249,30 +200,20 @@ class StoreReader:
 
     @staticmethod
     def _header_parents(
-        conn: sqlite3.Connection,
-        layout: sqlite_source.Layout,
-        todo: list[tuple[str, sqlite_source.Cursor, int]],
-        parents: dict[str, str],
-    ) -> None:
-        """Add the lineage only a header tells: ``parentSession`` of sessions read from the start.
-
-        Before schema 14 there is no ``session_windows``, and a window may lack its
-        ``previous_session_id``: the header (seq 0) then names the session continued (an
-        id, or a file path in older builds). Known before the order is settled, so that
-        the continued session is read first whichever id sorts first.
-        """
+        conn: sqlite3.Connection, layout: sqlite_source.Layout,
+        todo: list[tuple[str, sqlite_source.Cursor, int]], parents: dict[str, str],
+    ) -> None:  # fmt: skip
+        """Add the lineage only a header tells: ``parentSession`` of sessions read from the start
+        (no ``session_windows`` before schema 14, or a window without its previous session),
+        known before the order is settled, so the continued session is read first."""
         fresh = {sid for sid, after, _top in todo if after[0] < 0 and sid not in parents}
         if fresh:
             parents.update(StoreReader._header_links(conn, layout, fresh))
 
     @staticmethod
     def _tables(conn: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
-        """The store's tables, the first thing read: where a store held locked shows.
-
-        A lock held past the busy timeout (another process with the store in exclusive
-        mode, a long migration) is a known condition, not a fault of ours: the store
-        is failed for this scan with that reason, and read at the next one.
-        """
+        """The store's tables, the first thing read: where a store held locked shows. A lock
+        held past the busy timeout fails the store for this scan only, with that reason."""
         try:
             return sqlite_source.table_columns(conn)
         except sqlite3.OperationalError as exc:
@@ -284,34 +225,22 @@ class StoreReader:
             ) from None
 
     def _read_session(
-        self,
-        conn: sqlite3.Connection,
-        layout: sqlite_source.Layout,
-        cp: Checkpoint,
-        session_id: str,
-        after: sqlite_source.Cursor,
-        top: int,
-        synthetic: bool,
-        parent: str | None,
-        calls: Calls,
-        stats: ScanStats,
-        marks: dict[str, str] | None = None,
-    ) -> sqlite_source.Cursor:
+        self, conn: sqlite3.Connection, layout: sqlite_source.Layout, cp: Checkpoint,
+        session_id: str, after: sqlite_source.Cursor, top: int, synthetic: bool,
+        parent: str | None, calls: Calls, stats: ScanStats, marks: dict[str, str] | None = None,
+    ) -> sqlite_source.Cursor:  # fmt: skip
         """One session's rows after ``after`` up to seq ``top``, a batch per transaction with
         the new cursor; returns the last. ``marks``: the rewrite watermark that made it read
         from the start, recorded with the first batch.
 
-        Every row is handed over (see :func:`.sqlite_source.every_row`) and looked at in
-        seq order: a compressed one is decoded (nothing outside the frame says whether
-        it matters), then the same byte prefilter as for files picks the rows to parse:
-        ``memory_``, or the id of a call still waiting (an answer that does not name its
-        tool), the ids taken again after each parsed row.
+        Every row is looked at in seq order (a compressed one decoded first), and the same
+        byte prefilter as for files picks the rows to parse: ``memory_``, or the id of a call
+        still waiting, the ids taken again after each parsed row.
         """
         max_bytes = self.ctx.cfg.ingest.max_line_bytes
         decode = sqlite_source.decode_event
         apply = self.ctx.applier.parsed
-        # The turns of runs left out (a heartbeat in the main session, a cron job pinned to a
-        # named session) are told by the user message each turn begins with.
+        # The turns of runs left out are told by the user message each turn begins with.
         left_out = self.ctx.synthetic_excluded & _TURN_KINDS
         turn = None
         if left_out:
@@ -339,8 +268,7 @@ class StoreReader:
                 if NEEDLE in event or (ids and any(c in event for c in ids)):
                     apply(parse(event), batch, calls, stats)
                     ids = [written_id(c).encode() for c in calls.waiting_in(session_id, parent)]
-            # (the size of the rows the batch covers: for the group commit's measure and the
-            # scan's count of bytes)
+            # (the size of the rows the batch covers: the group commit's measure, the bytes read)
             nbytes = sqlite_source.size_of(rows)
             stats.bytes_read += nbytes
             # (its new rows and malformed ones counted when the transaction commits)
@@ -351,13 +279,9 @@ class StoreReader:
         return after
 
     def _turn_at(
-        self,
-        conn: sqlite3.Connection,
-        layout: sqlite_source.Layout,
-        agent: str,
-        session_id: str,
-        after: sqlite_source.Cursor,
-    ) -> str | None:
+        self, conn: sqlite3.Connection, layout: sqlite_source.Layout, agent: str,
+        session_id: str, after: sqlite_source.Cursor,
+    ) -> str | None:  # fmt: skip
         """The run kind of the turn a session's read resumes in (None: the user's): known from
         the last read in this process, else from the last user message before the cursor
         (read back once; a session read from its start begins with no turn)."""
@@ -367,9 +291,8 @@ class StoreReader:
         if after[0] < 0:
             return None
         max_bytes = self.ctx.cfg.ingest.max_line_bytes
-        rows = sqlite_source.rows_before(
-            conn, layout, session_id, after[0], sqlite_source.LOOK_BACK_ROWS
-        )
+        back = sqlite_source.LOOK_BACK_ROWS
+        rows = sqlite_source.rows_before(conn, layout, session_id, after[0], back)
         for _seq, json_type, text, frame, size in rows:
             event, _why = sqlite_source.decode_event(json_type, text, frame, size, max_bytes)
             if event is not None and USER_ROLE in event:

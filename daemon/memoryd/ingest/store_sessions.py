@@ -11,12 +11,8 @@ from .store_layout import Cursor, _first, quote
 
 
 def session_keys(conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> dict[str, str]:
-    """session id → session key, from ``session_windows`` / ``session_nodes`` / ``sessions``.
-
-    On a store install ``sessions.json`` may be gone; the cron / heartbeat filter
-    then takes the keys from here. Columns are found by name; a table without a
-    key and an id column is passed over.
-    """
+    """session id → session key, from ``session_windows`` / ``session_nodes`` / ``sessions``
+    (``sessions.json`` may be gone on a store install); columns are found by name."""
     out: dict[str, str] = {}
     for table, id_cols in (
         ("sessions", ("session_id", "id", "current_session_id")),
@@ -36,11 +32,8 @@ def session_keys(conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -
 def previous_sessions(
     conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]
 ) -> dict[str, str]:
-    """session id → the session it continues (``session_windows.previous_session_id``).
-
-    Read at every read of the store: the windows that link, not every window (the whole
-    lineage, :func:`session_lineage`, is read only when the reused-id rule asks for it).
-    """
+    """session id → the session it continues (``session_windows.previous_session_id``): the
+    windows that link only, read at every read of the store."""
     return {s: p for s, p in _windows(conn, tables, linked_only=True).items() if p is not None}
 
 
@@ -49,10 +42,9 @@ def session_lineage(
 ) -> dict[str, str | None]:
     """session id → the session it continues, or None: one that continues none (a root).
 
-    Every session of the store has a window (schema ≥ 14), so the sessions it names are
-    the whole lineage of the live store: two sessions of different roots hold no copy of
-    each other's messages (see :meth:`.apply.Applier._counted_bare`). Empty without
-    ``session_windows`` (before schema 14): nothing is known.
+    Every session of the store has a window (schema ≥ 14): two sessions of different roots
+    hold no copy of each other's messages (:meth:`.apply.Applier._counted_bare`). Empty
+    without ``session_windows``: nothing is known.
     """
     return _windows(conn, tables, linked_only=False)
 
@@ -82,10 +74,8 @@ def root_of(
     """The session ``session`` descends from that continues none; None when the lineage
     does not reach one (a session it does not name, or a loop).
 
-    ``known``: the roots found before in the same lineage, filled in here for every session
-    walked. A session reset or compacted daily for years is a chain of thousands of windows,
-    and the reused-id rule asks for the root of each call's session: with ``known`` a chain
-    is walked once in all, not once per call.
+    ``known``: the roots found before in the same lineage, filled in for every session walked,
+    so a chain of thousands of windows is walked once in all, not once per call.
     """
     walked: list[str] = []
     on_path: set[str] = set()
@@ -113,11 +103,8 @@ REWRITE_TABLE = "transcript_rewrite_watermarks"
 
 
 def rewrite_marks(conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> dict[str, str]:
-    """session id → a digest of its ``transcript_rewrite_watermarks`` rows.
-
-    The table's columns are not documented: every column of a session's rows goes
-    into the digest, so any change to them (a new watermark) shows.
-    """
+    """session id → a digest of its ``transcript_rewrite_watermarks`` rows (every column:
+    the table's are not documented, and any change must show)."""
     cols = tables.get(REWRITE_TABLE)
     if not cols:
         return {}
@@ -151,11 +138,8 @@ def not_continued(sessions: list[str], parents: dict[str, str]) -> list[str]:
 def parents_first(
     sessions: list[tuple[str, Cursor, int]], parent: dict[str, str]
 ) -> list[tuple[str, Cursor, int]]:
-    """The sessions in an order where one continued by another comes before it.
-
-    An answer at the start of a continued session meets the call made at the end
-    of the one it continues only if that one was read first.
-    """
+    """The sessions in an order where one continued by another comes before it (an answer at
+    a continuation's start meets the call at its parent's end only if that was read first)."""
     todo = {item[0]: item for item in sessions}
     out: list[tuple[str, Cursor, int]] = []
     placed: set[str] = set()

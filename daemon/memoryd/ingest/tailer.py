@@ -176,11 +176,7 @@ def _next_newline(fd: int, pos: int, chunk_bytes: int) -> int:
 
 
 def lines_containing(
-    data: bytes,
-    needle: bytes,
-    stop: int | None = None,
-    start: int = 0,
-    within: int | None = None,
+    data: bytes, needle: bytes, stop: int | None = None, start: int = 0, within: int | None = None
 ) -> Iterator[tuple[int, int]]:
     """``(begin, end)`` of each line of ``data[:stop]`` holding ``needle`` at or after ``start``
     (and, when ``within`` is given, starting before ``within``: a search over a window).

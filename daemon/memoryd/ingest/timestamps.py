@@ -52,13 +52,9 @@ _fromisoformat = datetime.fromisoformat
 
 
 def line_epoch(value: Any) -> float | None:
-    """:func:`to_epoch`, OpenClaw's ``2026-02-25T09:14:02.123Z`` without its detours.
-
-    For a string of that length ending in ``Z``, not starting with a space, whose
-    fifth character is ``-``, ``to_epoch`` strips nothing and hands it to
-    ``datetime.fromisoformat`` (which gives a UTC time for the ``Z``): the same
-    call here, minus the checks that cannot apply.
-    """
+    """:func:`to_epoch`, OpenClaw's ``2026-02-25T09:14:02.123Z`` without its detours (for
+    such a string ``to_epoch`` makes the same ``fromisoformat`` call after checks that cannot
+    apply)."""
     if (
         type(value) is str
         and len(value) == 24

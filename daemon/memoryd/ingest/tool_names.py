@@ -56,10 +56,8 @@ def _memory_tool(name: str) -> str | None:
     return None
 
 
-# The names already read: every call and result line names its tool, and the tool names
-# are a handful (a bound keeps a transcript of made-up names from growing it). Only names of
-# a tool name's usual length are kept: a name is as long as its line allows (up to
-# ingest.max_line_bytes), and 4,096 of those would hold gigabytes for the daemon's life.
+# The names already read (a handful, as a rule): bounded in count and in length, or a
+# transcript of made-up names, each as long as its line, would hold gigabytes for months.
 _TOOL_OF: dict[str, str | None] = {"memory_search": SEARCH, "memory_get": GET}
 _TOOL_OF_MAX = 4096
 _TOOL_NAME_MAX = 128

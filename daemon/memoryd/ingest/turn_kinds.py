@@ -1,12 +1,9 @@
 """Whose turn a user message starts: the user's, or a run OpenClaw makes itself.
 
-OpenClaw runs its heartbeat in the main session by default, and a cron job may be pinned to
-a named session: what tells those turns from the user's is their user message, in a JSONL
-transcript (2026.7 and before) as in the agent store (2026.8 on), never the session's key
-(``agent:main:heartbeat-notes`` is a user's session). tests/live/OBSERVED.md: 2026.9 writes a
-heartbeat poll as ``[OpenClaw heartbeat poll]`` with ``provenance: {kind: "internal_system",
-sourceTool: "heartbeat"}``; a cron job's message begins ``[cron:<jobId> <name>]`` (2026.7.35
-and 2026.9.6 alike). Pure: the scan's parser and the store reader both ask it.
+The heartbeat runs in the main session by default, and a cron job may be pinned to a named
+session: what tells those turns from the user's is their user message, never the session's
+key (docs/ingest.md, "Runs that are not the user's"). Pure: the parser and the store reader
+both ask it.
 """
 
 from __future__ import annotations

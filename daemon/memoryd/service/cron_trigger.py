@@ -1,13 +1,9 @@
 """The daemon's APScheduler trigger: memoryd's own cron reading, so it fires what ``status`` shows.
 
-APScheduler 3.11's ``CronTrigger`` loses a day after a spring-forward DST change: asked for
-the fire after ``0 0 * * *``'s midnight on 2026-03-29 in Berlin (or 2026-03-08 in New York),
-it answers the 31st (the 10th), so a job scheduled before the change's hour that day would
-skip the next day entirely, and ``status`` (which reads :func:`memoryd.timerules.next_fire`) would
-name a time the daemon never fires. The daemon therefore asks :func:`memoryd.timerules.next_fire`,
-whose reading ``tests/service/test_cron.py`` checks against a minute-by-minute search, and uses
-APScheduler only to wait, run and coalesce. Imported inside the daemon only (APScheduler
-stays out of one-shot commands).
+APScheduler 3.11's ``CronTrigger`` loses a day after a spring-forward DST change (asked for
+the fire after ``0 0 * * *``'s midnight on 2026-03-29 in Berlin, it answers the 31st), so the
+daemon asks :func:`memoryd.timerules.next_fire`, as ``status`` does, and uses APScheduler only
+to wait, run and coalesce. Imported inside the daemon only.
 """
 
 from __future__ import annotations
@@ -56,10 +52,8 @@ class WallClockCron(BaseTrigger):
 def build_triggers(cfg: Config, tz: tzinfo) -> dict[str, WallClockCron]:
     """One trigger per scheduled job, fired as :func:`memoryd.timerules.next_fire` reads it.
 
-    The expressions were checked when the configuration loaded (:func:`memoryd.config.
-    job_schedules`, which accepts exactly what APScheduler's ``CronTrigger`` accepts: a
-    property test in ``tests/service/test_cron.py`` checks that). A job whose schedule is ``"off"``
-    gets no trigger: the daemon neither fires it nor catches it up, and ``status`` says "off".
+    The expressions were checked when the configuration loaded. A job whose schedule is
+    ``"off"`` gets no trigger: the daemon neither fires it nor catches it up.
     """
     return {
         name: WallClockCron(spec, tz, getattr(cfg.schedule, name))

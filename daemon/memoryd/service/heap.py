@@ -1,20 +1,12 @@
 """Give a finished job's memory back: its cyclic garbage now, glibc's free pages to the OS.
 
-Why (measured with ``bench/bench_daemon_memory.py``, see docs/benchmarks.md): the ingest
-worker's memory levels off, but the jobs that read every hit row (reflect, expire, promote:
-:class:`memoryd.signals.Snapshot`) build a working set as large as the ``hits`` table, which
-only grows. That set is cyclic garbage once the job returns (the snapshot and its files'
-signals point at each other), so it waited for a rare full collection, and glibc kept the
-freed pages in its arenas: the daemon's RSS climbed with the size of the history, about
-5 MB per 1,000 scan cycles of the bench. Collecting right after the job and trimming the
-malloc heap brings RSS back near the ingest level after every job. Python's small-object
-allocator gives back only whole, empty 1 MiB arenas, which a few survivors of each job pin;
-the systemd unit therefore runs the daemon with ``PYTHONMALLOC=malloc``, so that the trim
-reaches every free page, and RSS levels off.
+The jobs that read every hit row build a working set as large as the ``hits`` table, cyclic
+garbage once the job returns; left to a rare full collection, with glibc keeping the freed
+pages, the daemon's RSS climbed with the history's size (docs/benchmarks.md). The systemd unit
+runs the daemon with ``PYTHONMALLOC=malloc``, so that the trim reaches every free page.
 
-Linux with glibc only for the trim (``malloc_trim`` is a GNU extension); elsewhere, or if the
-symbol is missing (musl), only the collection runs. Never raises: freeing memory is not worth
-a failed job or a dead thread.
+The trim is glibc's only; elsewhere only the collection runs. Never raises: freeing memory is
+not worth a failed job or a dead thread.
 """
 
 from __future__ import annotations

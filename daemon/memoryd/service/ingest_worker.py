@@ -1,20 +1,14 @@
 """The daemon's one reader of transcripts: a de-duplicating work queue and the ingest worker.
 
 File-system events are hints, not truth (inotify overflows, FSEvents coalesces, network file
-systems send nothing), so the watchdog handler (:class:`TranscriptEvents`) only puts a path
-into the :class:`WorkQueue`; the :class:`IngestWorker` owns the scanner and its own SQLite
-connection and reads from the committed checkpoint. A stat-only full rescan runs at start
-(the catch-up scan), every ``daemon.rescan_seconds``, after a gap (sleep, SIGSTOP, the clock
-set) and on SIGHUP.
-After each pass the worker brings back archived files that new searches ask for
-(restore on demand, :mod:`memoryd.ondemand`).
+systems send nothing), so the watchdog handler (:class:`TranscriptEvents`) only queues a path;
+the :class:`IngestWorker` owns the scanner and its own SQLite connection and reads from the
+committed checkpoint. After each pass it brings back archived files that new searches ask for
+(:mod:`memoryd.ondemand`).
 
-Faults: a scan that fails (a full state disk) is retried after a growing delay
-(:func:`~.health.retry_delay`), logged when it starts failing and when it works again, and
-written to the health note for ``memoryd status``. A damaged state database (a file that no
-longer starts as SQLite's, pages that do not read, ``PRAGMA quick_check`` at start and once
-a day) stops the daemon (``state.database_damaged``). At stop, a last stat-only full scan
-reads what was written before the signal (docs/service.md, "Stopping").
+Faults: a scan that fails (a full state disk) is retried after a growing delay, logged when it
+starts failing and when it works again, and noted for ``memoryd status``. A damaged state
+database stops the daemon (``state.database_damaged``).
 """
 
 from __future__ import annotations
@@ -40,19 +34,14 @@ from . import heap
 
 log = get_logger("memoryd.service")
 
-# The state database is checked (PRAGMA quick_check) at start and then once this many seconds
-# of memoryd's clock have passed, at the next full scan (one runs at least every
-# daemon.rescan_seconds, and after a gap).
+# The state database is checked (PRAGMA quick_check) at start and then, at the next full scan,
+# once this many seconds of memoryd's clock have passed.
 INTEGRITY_CHECK_SECONDS = 86400.0
 
 
 class WorkQueue:
     """Paths waiting for the worker, each at most once, plus "rescan everything" requests.
-
-    Handlers run on watchdog's thread and must never block or raise, so adding is a set
-    insert under a lock. The worker takes everything pending at once: a burst of writes to
-    one transcript becomes one read.
-    """
+    Adding never blocks (watchdog's thread); a burst of writes to one file becomes one read."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
@@ -199,8 +188,7 @@ class IngestWorker(threading.Thread):
 
     def openclaw_json_unreadable(self, exc: OpenClawJsonError | None) -> None:
         """Note (or clear) an ``openclaw.json`` that stopped parsing: logged once when it
-        starts, in the health note for ``status`` while it lasts (the daemon goes on with
-        the agents and workspaces it resolved before, never with an empty config's)."""
+        starts, in the health note while it lasts (the last good view is kept)."""
         if self.health is None:
             return
         before = self.health.doc.get("openclaw_json")
@@ -210,16 +198,11 @@ class IngestWorker(threading.Thread):
                 self.health.update(openclaw_json=None)
             return
         if before is None or before.get("reason") != exc.reason:
-            log.warning(
-                "config.openclaw_json_unreadable",
-                file=exc.path,
-                reason=exc.reason,
-                note="the last good view is kept",
-            )
+            log.warning("config.openclaw_json_unreadable", file=exc.path, reason=exc.reason,
+                        note="the last good view is kept")  # fmt: skip
             since = before.get("since") if before is not None else clock.now()
-            self.health.update(
-                openclaw_json={"file": exc.path, "reason": exc.reason, "since": since}
-            )
+            note = {"file": exc.path, "reason": exc.reason, "since": since}
+            self.health.update(openclaw_json=note)
 
     def _run(self) -> None:
         store = Store.open(self.paths.db)
@@ -236,9 +219,7 @@ class IngestWorker(threading.Thread):
                 if refresh:
                     self._refresh_paths()
                     scanner = self._make_scanner(store)
-                if closed:
-                    # Stopping: what was written before the signal is read now, whether or
-                    # not its file event arrived (one stat-only pass over every transcript).
+                if closed:  # what was written before the signal, whether or not its event came
                     self._scan(scanner, store, None, "stop")
                     return
                 if self.failing is not None:
@@ -277,15 +258,12 @@ class IngestWorker(threading.Thread):
         self, scanner: Any, store: Store, only: list[Path] | None, reason: str | None
     ) -> Any:
         started = time.monotonic()
-        # The start-up scan (on a new install, the first one: minutes of history) leaves its
-        # progress in a note `memoryd status` reads; other scans are short.
+        # The start-up scan (maybe minutes of history) leaves its progress for `memoryd status`.
         note = Note(self.paths.memoryd_dir / FIRST_SCAN_NOTE) if reason == "start" else None
         try:
-            # Deleted, replaced, truncated or overwritten under us: stop rather than lose every hit.
-            # (Damage first: a damaged file's WAL may be gone or replaced too, by a connection
-            # that failed on it and closed; the damage is the cause to name.)
-            # Inside the retry: an I/O error reading the header (a disk going away) is a
-            # scan that failed, tried again after a delay, not a dead worker.
+            # Deleted, replaced, truncated or overwritten under us: stop rather than lose every hit
+            # (damage first: it is the cause to name). Inside the retry: an I/O error reading
+            # the header (a disk going away) is a failed scan, tried again, not a dead worker.
             store.check_header()
             if only is None:
                 self._check_integrity_if_due(store)
@@ -309,7 +287,7 @@ class IngestWorker(threading.Thread):
         new_hits = int(getattr(stats, "new_hits", 0))
         self.totals.new_hits += new_hits
         # A live batch without new calls brought no new search; a full rescan looks anyway
-        # (a one-shot `memoryd scan` may have counted the calls in between). Not at stop.
+        # (a `memoryd scan` may have counted the calls in between). Not at stop.
         if reason != "stop":
             self._restore_on_demand(store, only is None or getattr(stats, "new_calls", None) != 0)
         self.totals.batches += 1
@@ -346,15 +324,10 @@ class IngestWorker(threading.Thread):
         failing = self.failing
         if failing is None or failing.reason != why:
             failing = self.failing = ScanFailing(clock.now(), why, 0, 0.0)
-            log.error(
-                "ingest.scan_failed",
-                reason=reason,
-                files=len(only or []),
-                error=why,
-                note="retried after a growing delay (at most "
-                f"{retry_delay(10**6):.0f} s); logged again when scans work",
-                exc_info=True,
-            )
+            log.error("ingest.scan_failed", reason=reason, files=len(only or []), error=why,
+                      note="retried after a growing delay (at most "
+                      f"{retry_delay(10**6):.0f} s); logged again when scans work",
+                      exc_info=True)  # fmt: skip
         else:
             log.debug("ingest.scan_failed", reason=reason, error=why, attempts=failing.attempts)
         failing.attempts += 1
@@ -365,20 +338,14 @@ class IngestWorker(threading.Thread):
     def _scans_work_again(self) -> None:
         failing, self.failing = self.failing, None
         assert failing is not None
-        log.warning(
-            "ingest.scan_recovered",
-            failing_since=clock.iso(failing.since),
-            failed_attempts=failing.attempts,
-            error=failing.reason,
-        )
+        log.warning("ingest.scan_recovered", failing_since=clock.iso(failing.since),
+                    failed_attempts=failing.attempts, error=failing.reason)  # fmt: skip
         if self.health is not None:
             self.health.update(scan_failing=None)
 
     def _check_integrity_if_due(self, store: Store) -> None:
         """``PRAGMA quick_check`` once a day of memoryd's clock (or after the clock was set
-        back; the daemon checks at start, before it writes): raises :class:`StoreDamaged`.
-        Pages that do not read are found by the next write that touches them; this finds
-        the others."""
+        back): raises :class:`StoreDamaged`. Finds the damage no write touched yet."""
         now = clock.now()
         last = self.checked_at
         if last is not None and 0 <= now - last < INTEGRITY_CHECK_SECONDS:
@@ -393,10 +360,8 @@ class IngestWorker(threading.Thread):
         log.debug("state.quick_check", result="ok", duration=round(time.monotonic() - started, 3))
 
     def footprint(self, scanner: Any) -> dict[str, Any]:
-        """What the process holds after a full rescan: resident memory, descriptors, threads
-        and the entries of every memo that lives as long as the daemon (each bounded, or
-        pruned to what is still there; docs/service.md, "Memory over months"). Logged at
-        debug level."""
+        """What the process holds after a full rescan (logged at debug level): resident memory,
+        descriptors, threads and the entries of every memo that lives as long as the daemon."""
         import sys
 
         memos: dict[str, int] = dict(scanner.applier.memo_sizes())
@@ -410,25 +375,18 @@ class IngestWorker(threading.Thread):
             if cached is not None:
                 memos[name] = cached.cache_info().currsize
         memos["queued_paths"] = len(self.queue)
-        return {
-            "rss_kb": heap.resident_kb(),
-            "fds": heap.open_fds(),
-            "threads": threading.active_count(),
-            "py_blocks": sys.getallocatedblocks(),
-            "memos": memos,
-        }
+        return {"rss_kb": heap.resident_kb(), "fds": heap.open_fds(),
+                "threads": threading.active_count(), "py_blocks": sys.getallocatedblocks(),
+                "memos": memos}  # fmt: skip
 
     def _grace_follows_the_clock(self, store: Store) -> float:
-        """Before a scan: if the wall clock was set since the last one (a step its monotonic
-        and boot clocks did not make, beyond ``daemon.clock_jump_seconds``), the times store
-        sessions were seen gone move by the same step (``ingest.ledger_sessions.clock_was_set``), so
-        their grace period counts the time that really passed. Here, on the thread that
-        scans, before the scan: the main loop notices the step too (``daemon.gap``), but a
-        scan could run before it does, and forget with the clock as set.
+        """Before a scan: if the wall clock was set since the last one (beyond
+        ``daemon.clock_jump_seconds``), the times store sessions were seen gone move by the same
+        step, so their grace period counts the time that really passed. Here, not only in the
+        main loop, since a scan could run before the main loop notices.
 
         Returns the wall time of the reading, which the scan takes as its own: a clock set
-        after the reading (the process stopped between here and the scan) is then the next
-        scan's step to find, never this scan's time to forget by."""
+        after the reading is then the next scan's step to find."""
         from ..clock import read_clocks
         from ..ingest.ledger_sessions import clock_was_set
         from .schedule import find_gap
@@ -449,10 +407,8 @@ class IngestWorker(threading.Thread):
 
     def _restore_on_demand(self, store: Store, new_calls: bool) -> None:
         """After a pass: bring back archived files that new searches ask for (never fatal).
-
-        Switched off (``expire.restore_on_demand = false``), the searches of the pass are
-        marked as history instead, so turning it on later never acts on them.
-        """
+        Switched off, the pass's searches are marked as history, so turning it on never acts
+        on them."""
         try:
             if not self.cfg.expire.restore_on_demand:
                 if new_calls:
@@ -475,12 +431,9 @@ class IngestWorker(threading.Thread):
 
 
 class TranscriptEvents:
-    """watchdog handler: turns events into queue entries and does nothing else.
-
-    An exception escaping a handler kills watchdog's dispatch thread for good, so every
-    event is handled inside a try; a failure is logged, counted and answered with a full
-    rescan, which reads whatever the event was about.
-    """
+    """watchdog handler: turns events into queue entries and does nothing else. An exception
+    escaping it would kill watchdog's thread for good, so a failure is logged, counted and
+    answered with a full rescan."""
 
     def __init__(self, queue: WorkQueue, offer: Callable[[Path], None]) -> None:
         """``queue``: where rescans are asked for; ``offer``: a changed file, queued when it

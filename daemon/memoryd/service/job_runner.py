@@ -1,10 +1,9 @@
 """The daemon's job runner: organize / reflect / expire, one at a time, and between them the
 learned calibration kept current (:data:`KEEP_LEARNED`).
 
-APScheduler only *triggers* it at the cron times and the main thread submits catch-up runs;
-whether a job is due is decided from the ``jobs`` table at the moment it would start
-(:func:`~memoryd.service.schedule.job_is_due`), so periods missed while the daemon was down
-or the machine slept run exactly once, and a DST change never makes two periods of one.
+APScheduler only *triggers* it and the main thread submits catch-up runs; whether a job is due
+is decided from the ``jobs`` table at the moment it would start (:func:`~.schedule.job_is_due`),
+so a missed period runs exactly once, and a DST change never makes two periods of one.
 """
 
 from __future__ import annotations
@@ -35,11 +34,7 @@ log = get_logger("memoryd.service")
 
 
 class JobRunner(threading.Thread):
-    """Runs scheduled jobs one at a time; cron fires and catch-up requests both land here.
-
-    Whether a job runs is decided at the moment it would start (:func:`job_is_due`), so a
-    cron fire after a catch-up run of the same period, or two wakes in a row, run nothing.
-    """
+    """Runs scheduled jobs one at a time; cron fires and catch-up requests both land here."""
 
     def __init__(
         self, schedule: ScheduleSnapshot, forget_runs_ahead: Callable[[Store], None]
@@ -91,14 +86,9 @@ class JobRunner(threading.Thread):
             # The job's working set (every hit row, for reflect and expire) is garbage now:
             # freed at once and handed back, or RSS follows the history's size (heap.py).
             freed = release()
-            log.debug(
-                "memory.released",
-                job=name,
-                collected=freed.collected,
-                trimmed=freed.trimmed,
-                rss_kb=resident_kb(),
-                py_blocks=sys.getallocatedblocks(),
-            )
+            log.debug("memory.released", job=name, collected=freed.collected,
+                      trimmed=freed.trimmed, rss_kb=resident_kb(),
+                      py_blocks=sys.getallocatedblocks())  # fmt: skip
 
     def _run_one(self, name: str, reason: str) -> None:
         from ..jobs import run_for_period
@@ -126,24 +116,13 @@ class JobRunner(threading.Thread):
             started = time.monotonic()
             fire = last_fire_time(triggers[name], now, tz)
             try:
+                fired = fire.timestamp() if fire else None
                 result = run_for_period(
-                    name,
-                    cfg,
-                    paths,
-                    store,
-                    now,
-                    tz,
-                    fire=fire.timestamp() if fire else None,
-                    scheduled=True,
+                    name, cfg, paths, store, now, tz, fire=fired, scheduled=True
                 )
             except Exception as exc:
-                log.error(
-                    "job.failed",
-                    job=name,
-                    duration=round(time.monotonic() - started, 3),
-                    error=str(exc),
-                    exc_info=True,
-                )
+                log.error("job.failed", job=name, duration=round(time.monotonic() - started, 3),
+                          error=str(exc), exc_info=True)  # fmt: skip
                 return
             finally:
                 # The clock may have been set back while the job ran, after the main thread
@@ -151,14 +130,9 @@ class JobRunner(threading.Thread):
                 self.forget_runs_ahead(store)
             summary = result.summary if result is not None else "already done"
             extra = result.data.get("log", {}) if result is not None else {}
-            log.info(
-                "job.done",
-                job=name,
-                duration=round(time.monotonic() - started, 3),
-                summary=summary,
-                changed=bool(result and result.changed),
-                **(extra if isinstance(extra, dict) else {}),
-            )
+            log.info("job.done", job=name, duration=round(time.monotonic() - started, 3),
+                     summary=summary, changed=bool(result and result.changed),
+                     **(extra if isinstance(extra, dict) else {}))  # fmt: skip
         finally:
             store.close()
 
@@ -178,9 +152,6 @@ class JobRunner(threading.Thread):
             store.close()
         self.calibration_due = due
         if learned:
-            log.info(
-                "calibration.learned",
-                reason=reason,
-                duration=round(time.monotonic() - started, 3),
-                next=clock.iso(due) if due != float("inf") else None,
-            )
+            log.info("calibration.learned", reason=reason,
+                     duration=round(time.monotonic() - started, 3),
+                     next=clock.iso(due) if due != float("inf") else None)  # fmt: skip

@@ -1,26 +1,15 @@
 """The daemon (``memoryd run``): follow transcripts live, fire the jobs on time, talk to systemd.
 
-Shape of the process, and why:
+* **One ingest worker** (:mod:`.ingest_worker`) owns the scanner and its own connection; file
+  events only queue paths, and a stat-only full rescan at start, every
+  ``daemon.rescan_seconds``, after a gap and on SIGHUP catches whatever events were lost.
+* **One job runner** (:mod:`.job_runner`) runs the jobs one at a time, when due by the
+  ``jobs`` table; APScheduler only triggers it.
+* **The main thread** handles signals, checks liveness before each ``WATCHDOG=1``, notices
+  gaps and a change of the system's time zone, and keeps ``STATUS=`` current.
 
-* **One ingest worker** (:mod:`.ingest_worker`) owns the scanner and its own SQLite
-  connection; file-system events only queue paths, and a stat-only full rescan at start,
-  every ``daemon.rescan_seconds``, after a gap (a wake from sleep, SIGSTOP, the clock set)
-  and on SIGHUP catches whatever events were lost.
-* **One job runner** (:mod:`.job_runner`) runs organize / reflect / expire one at a time.
-  APScheduler only *triggers* it at the cron times; whether a job is due is decided from the
-  ``jobs`` table (:func:`~.schedule.due_jobs`), so periods missed while the daemon was down
-  or the machine slept run exactly once at start or after the wake, and a DST change never
-  makes two periods of one.
-* **The main thread** handles signals, checks that observer, worker and scheduler are alive
-  before each ``WATCHDOG=1``, notices gaps (wall, monotonic and boot clocks compared) and a
-  change of the system's time zone, and keeps ``STATUS=`` current.
-
-The decisions (is a job due, was there a gap: :mod:`.schedule`; what the status line says:
-:mod:`.systemd`) are pure functions; the worker (:mod:`.ingest_worker`), the job runner
-(:mod:`.job_runner`), the watches (:mod:`.watches`) and this module, which wires them
-together, are the imperative shell. (Over 600 lines as one job: what is left here is the main
-thread's, and its parts share one state: the configuration a reload swaps, the scheduler a
-gap or a zone change re-arms, the liveness the watchdog ping waits for.)
+The decisions (:mod:`.schedule`, :mod:`.systemd`) are pure; the threads and this module are
+the imperative shell.
 """
 
 from __future__ import annotations
@@ -90,17 +79,11 @@ TICK_SECONDS = 1.0
 CLOCK_SET_BACK_SECONDS = 60.0
 # STATUS= is refreshed at most this often (it costs a query).
 STATUS_EVERY_SECONDS = 15.0
-# APScheduler's settings for every cron job. ``coalesce``: fires noticed late make one run, not
-# one per fire. ``misfire_grace_time=None``: a fire is run however late it is noticed
-# (APScheduler's default, 1 s, would drop a fire a loaded machine, a SIGSTOP or a sleep shorter
-# than ``daemon.clock_jump_seconds`` made it notice late; after a longer gap its jobs are added
-# again and the job runner's catch-up runs what was missed). Running a job twice is not a risk:
-# the job runner runs a job only when its period is still owed (:func:`~.schedule.job_is_due`).
-SCHEDULER_JOB_DEFAULTS: dict[str, Any] = {
-    "coalesce": True,
-    "max_instances": 1,
-    "misfire_grace_time": None,
-}
+# APScheduler's settings for every cron job: fires noticed late make one run, however late
+# (its default grace, 1 s, drops a fire a loaded machine or a short sleep delayed). Running a job
+# twice is no risk: the job runner runs it only while its period is owed (docs/service.md).
+SCHEDULER_JOB_DEFAULTS: dict[str, Any] = {"coalesce": True, "max_instances": 1,
+                                          "misfire_grace_time": None}  # fmt: skip
 
 
 @dataclass
@@ -113,12 +96,7 @@ class Daemon:
     """The running process: owns the lock, the threads and the notify socket."""
 
     def __init__(
-        self,
-        cfg: Config,
-        paths: Paths,
-        *,
-        config_file: str | None,
-        environ: Mapping[str, str],
+        self, cfg: Config, paths: Paths, *, config_file: str | None, environ: Mapping[str, str]
     ) -> None:
         self.cfg, self.paths = cfg, paths
         self.config_file = config_file
@@ -209,14 +187,9 @@ class Daemon:
         with self.store.transaction():
             self.store.set_meta("daemon.pid", str(os.getpid()))
             self.store.set_meta("daemon.started", str(self.started))
-        log.info(
-            "daemon.start",
-            pid=os.getpid(),
-            state_db=str(self.paths.db),
-            agents=[a.id for a in self.paths.agents],
-            timezone=str(self.tz),
-            config=self.config_file,
-        )
+        log.info("daemon.start", pid=os.getpid(), state_db=str(self.paths.db),
+                 agents=[a.id for a in self.paths.agents], timezone=str(self.tz),
+                 config=self.config_file)  # fmt: skip
         repair_moves(self.paths, self.store)
 
         self.worker = IngestWorker(self.cfg, self.paths, self.queue, self.environ)
@@ -239,12 +212,9 @@ class Daemon:
         self.jobs.start()
         self.scheduler = self._start_scheduler()
         self.notifier.ready(self._status_text())
-        log.info(
-            "daemon.ready",
-            files=self.worker.totals.files_followed,
-            hits=self.worker.totals.new_hits,
-            duration=round(clock.now() - self.started, 3),
-        )
+        totals = self.worker.totals
+        log.info("daemon.ready", files=totals.files_followed, hits=totals.new_hits,
+                 duration=round(clock.now() - self.started, 3))  # fmt: skip
         self._catch_up_jobs("start")
         self.jobs.submit(KEEP_LEARNED, "start")
         self._main_loop()
@@ -283,9 +253,8 @@ class Daemon:
             old.stop()
         self._sync_watches()
         self.queue.request_rescan("observer restart")  # events may have been missed
-        # A new observer's inotify watches are added by its emitter threads, after schedule()
-        # returned: a write landing after the rescan above but before its watch exists would
-        # wait for the next periodic rescan (an hour). So one more, a tick later.
+        # A new observer's watches are added by its threads after schedule() returned: a write
+        # before they exist would wait for the hourly rescan. So one more, a tick later.
         self._rescan_when_watching = True
 
     def _observer_alive(self) -> bool:
@@ -304,47 +273,25 @@ class Daemon:
     def _add_cron_jobs(self, scheduler: Any) -> None:
         assert self.jobs is not None
         for name, trigger in self.triggers.items():
-            scheduler.add_job(
-                self.jobs.submit,
-                trigger,
-                args=(name, "schedule"),
-                id=name,
-                name=name,
-                replace_existing=True,
-            )
+            scheduler.add_job(self.jobs.submit, trigger, args=(name, "schedule"), id=name,
+                              name=name, replace_existing=True)  # fmt: skip
 
     def _rearm_scheduler(self) -> None:
-        """Give APScheduler the current triggers, each next fire computed from the clock now.
-
-        What it computed before is wrong after a reload or a followed zone (new triggers) and
-        after a gap: a next fire computed while the wall clock was ahead lies as far ahead as
-        the clock was (set back a day, organize would not fire for a day), and one computed
-        before a sleep was waited for on a clock that stood still. Fires a gap made it miss
-        are not APScheduler's to run: the caller catches up the jobs whose periods are owed.
-        """
+        """Give APScheduler the current triggers, each next fire computed from the clock now:
+        after a reload or a followed zone (new triggers), and after a gap (a next fire computed
+        while the clock was ahead lies as far ahead). Missed fires are the caller's catch-up."""
         if self.scheduler is None:
             return
         self.scheduler.remove_all_jobs()
         self._add_cron_jobs(self.scheduler)
 
     def _after_gap(self, gap: Gap) -> None:
-        """The daemon did not run normally for a while (a sleep, SIGSTOP, the clock set).
-
-        One log line says what happened. File events may have been lost (inotify's queue
-        overflows, FSEvents coalesces): a full rescan reads what was written meanwhile, and
-        the ledger's checkpoints keep every line counted once. Runs recorded while the clock
-        was ahead are forgotten, APScheduler's next fires are computed again, and the jobs
-        whose periods were missed run once, now.
-        """
-        log.warning(
-            "daemon.gap",
-            kind=gap.kind,
-            seconds=round(gap.seconds, 1) + 0.0,  # (+ 0.0: never "-0.0")
-            slept=round(gap.slept, 1) + 0.0,
-            stopped=round(gap.stopped, 1) + 0.0,
-            clock_step=round(gap.clock_step, 1) + 0.0,
-            message=gap.message(),
-        )
+        """The daemon did not run normally for a while (a sleep, SIGSTOP, the clock set): file
+        events may have been lost, so a full rescan; runs recorded while the clock was ahead are
+        forgotten, the next fires computed again, and the missed periods run once, now."""
+        log.warning("daemon.gap", kind=gap.kind, seconds=round(gap.seconds, 1) + 0.0,  # (no -0.0)
+                    slept=round(gap.slept, 1) + 0.0, stopped=round(gap.stopped, 1) + 0.0,
+                    clock_step=round(gap.clock_step, 1) + 0.0, message=gap.message())  # fmt: skip
         self.queue.request_rescan(f"after a gap ({gap.kind})")
         assert self.store is not None
         self.forget_runs_ahead(self.store)
@@ -354,9 +301,8 @@ class Daemon:
     def forget_runs_ahead(self, store: Store) -> None:
         """Runs recorded while the clock was ahead must not stand in for periods to come.
 
-        Called at start and after a gap (main thread), and by the job runner after each run
-        on its own connection: a run that started while the clock was ahead writes its row
-        when it ends, possibly after the main thread handled the clock being set back.
+        Called at start and after a gap, and by the job runner after each run (on its own
+        connection): a run started while the clock was ahead writes its row when it ends.
         """
         try:
             found = forget_the_future(store, clock.now(), self.cfg.daemon.clock_jump_seconds)
@@ -375,15 +321,8 @@ class Daemon:
             )
 
     def _follow_local_zone(self) -> bool:
-        """With ``schedule.timezone = ""``, follow the system's zone when it changes.
-
-        A laptop changes zones while the daemon runs (travel, ``timedatectl set-timezone``,
-        macOS's automatic zone): cron times, period labels and "hits today" are then read in
-        the new zone, as a user on the new local time expects. A zone set in the config never
-        changes. A new zone counts once two ticks in a row read it
-        (:func:`~.schedule.zone_to_follow`). Returns whether it changed (the caller catches
-        up jobs).
-        """
+        """With ``schedule.timezone = ""``, follow the system's zone when it changes (once two
+        ticks in a row read it: :func:`~.schedule.zone_to_follow`). Returns whether it did."""
         with self._schedule_lock:
             cfg, old = self.cfg, self.tz
         if cfg.schedule.timezone:
@@ -399,13 +338,9 @@ class Daemon:
         with self._schedule_lock:
             self.tz, self.triggers = new, triggers
         self._rearm_scheduler()  # the new triggers carry the new zone
-        log.warning(
-            "timezone.changed",
-            old=str(old),
-            new=str(new),
-            message=f"the system's time zone changed from {old} to {new}: "
-            "the schedule and today's date now follow the new zone",
-        )
+        log.warning("timezone.changed", old=str(old), new=str(new),
+                    message=f"the system's time zone changed from {old} to {new}: "
+                    "the schedule and today's date now follow the new zone")  # fmt: skip
         return True
 
     def _scheduler_alive(self) -> bool:
@@ -446,18 +381,10 @@ class Daemon:
         if (stuck is not None) == (self.stalled is not None):
             return
         if stuck is not None:
-            self.stalled = {
-                "since": clock.now() - stuck,
-                "doing": mark[0],
-                "waiting": waiting,
-            }
-            log.critical(
-                "ingest.worker_stalled",
-                doing=mark[0],
-                seconds=round(stuck, 1),
-                waiting=waiting,
-                note="no hits are counted while it waits; the systemd watchdog restarts it",
-            )
+            self.stalled = {"since": clock.now() - stuck, "doing": mark[0], "waiting": waiting}
+            log.critical("ingest.worker_stalled", doing=mark[0], seconds=round(stuck, 1),
+                         waiting=waiting, note="no hits are counted while it waits; "
+                         "the systemd watchdog restarts it")  # fmt: skip
         else:
             log.warning("ingest.worker_moving", after=self.stalled)
             self.stalled = None
@@ -476,9 +403,7 @@ class Daemon:
         interval = self.notifier.watchdog_interval
         tick = min(TICK_SECONDS, interval) if interval else TICK_SECONDS
         prev = read_clocks()
-        # How long the last tick worked after its reading: the daemon running, not stopped (a
-        # stop that falls within that work, milliseconds a tick, is missed; the wall, boot and
-        # monotonic clocks still show a sleep or a clock set over it).
+        # How long the last tick worked after its reading: running, not stopped.
         busy = 0.0
         last_status = time.monotonic()
         last_ping = 0.0
@@ -512,15 +437,10 @@ class Daemon:
             alive = self._alive()
             if alive != was_alive:
                 report = log.info if alive else log.critical
-                report(
-                    "daemon.health",
-                    alive=alive,
-                    stalled=self.stalled is not None,
-                    worker=self.worker.is_alive(),
-                    jobs=bool(self.jobs and self.jobs.is_alive()),
-                    observer=self._observer_alive(),
-                    scheduler=self._scheduler_alive(),
-                )
+                jobs = bool(self.jobs and self.jobs.is_alive())
+                report("daemon.health", alive=alive, stalled=self.stalled is not None,
+                       worker=self.worker.is_alive(), jobs=jobs, observer=self._observer_alive(),
+                       scheduler=self._scheduler_alive())  # fmt: skip
                 was_alive = alive
             if self.worker.fatal is not None:
                 self.flags.stop = "worker failure"
@@ -570,16 +490,12 @@ class Daemon:
             log.error("daemon.reload_rejected", error=str(exc), config=self.config_file)
             if isinstance(exc, OpenClawJsonError) and self.worker is not None:
                 self.worker.openclaw_json_unreadable(exc)
-            self.notifier.send(
-                "READY=1", f"STATUS={self._status_text(f'reload failed, old config kept: {exc}')}"
-            )
+            self._ready_again(f"reload failed, old config kept: {exc}")
             return
         except Exception as exc:  # a reader's fault the checks did not name: still no exit
             log.error("daemon.reload_failed", error=repr(exc), config=self.config_file,
                       exc_info=True)  # fmt: skip
-            self.notifier.send(
-                "READY=1", f"STATUS={self._status_text('reload failed, old config kept')}"
-            )
+            self._ready_again("reload failed, old config kept")
             return
         # Off until now, in the old config or the new one: a job switched on waits for its
         # next fire (the catch-up below does not count the fires it slept through).
@@ -587,10 +503,8 @@ class Daemon:
         with contextlib.suppress(sqlite3.Error):
             assert self.store is not None
             mark_jobs_off(self.store, sorted(off), clock.now())
-        polling_changed = (cfg.daemon.polling, cfg.daemon.polling_interval) != (
-            self.cfg.daemon.polling,
-            self.cfg.daemon.polling_interval,
-        )
+        new, old = cfg.daemon, self.cfg.daemon
+        polling_changed = (new.polling, new.polling_interval) != (old.polling, old.polling_interval)
         with self._schedule_lock:
             self.cfg, self.paths, self.tz, self.triggers = cfg, paths, tz, triggers
         configure_logging(cfg.log.level, cfg.log.format)
@@ -604,7 +518,10 @@ class Daemon:
         self._catch_up_jobs("reload")
         if self.jobs is not None:  # (another target, floor or schedule: learned again)
             self.jobs.submit(KEEP_LEARNED, "reload")
-        self.notifier.send("READY=1", f"STATUS={self._status_text('configuration reloaded')}")
+        self._ready_again("configuration reloaded")
+
+    def _ready_again(self, note: str) -> None:
+        self.notifier.send("READY=1", f"STATUS={self._status_text(note)}")
 
     # ------------------------------------------------------------ status
 
@@ -662,12 +579,8 @@ class Daemon:
             with contextlib.suppress(sqlite3.Error), self.store.transaction():
                 self.store.set_meta("daemon.stopped", str(clock.now()))
             self.store.close()
-        log.info(
-            "daemon.stopped",
-            reason=reason,
-            duration=round(time.monotonic() - t0, 3),
-            hits=self.worker.totals.new_hits if self.worker else 0,
-        )
+        log.info("daemon.stopped", reason=reason, duration=round(time.monotonic() - t0, 3),
+                 hits=self.worker.totals.new_hits if self.worker else 0)  # fmt: skip
         if self.health is not None:
             self.health.close()
         return EXIT_FAILURE if failed else EXIT_OK
@@ -676,23 +589,13 @@ class Daemon:
 def _log_thread_death(args: threading.ExceptHookArgs) -> None:
     """A thread dying of an exception is logged, never silent (the watchdog notices it)."""
     thread = args.thread.name if args.thread else "?"
-    log.critical(
-        "thread.died",
-        thread=thread,
-        error=repr(args.exc_value),
-        traceback="".join(
-            traceback.format_exception(args.exc_type, args.exc_value, args.exc_traceback)
-        ),
-    )
+    lines = traceback.format_exception(args.exc_type, args.exc_value, args.exc_traceback)
+    log.critical("thread.died", thread=thread, error=repr(args.exc_value), traceback="".join(lines))
 
 
 def repair_moves(paths: Paths, store: Store) -> None:
-    """Finish or roll back file moves a crash interrupted, before anything else runs.
-
-    The roots are every folder a job may move files in: the workspaces, the tier store
-    and memoryd's own folder (graveyard). A repair failure is logged, never fatal: the
-    entries stay in the journal for ``memoryd restore`` and the next start.
-    """
+    """Finish or roll back file moves a crash interrupted, before anything else runs. A
+    failure is logged, never fatal: the entries stay in the journal for ``memoryd restore``."""
     from ..mover import mover_for
 
     try:

@@ -22,11 +22,9 @@ if TYPE_CHECKING:
 def zone_to_follow(followed: str, pending: str | None, read: str) -> tuple[bool, str | None]:
     """Whether the daemon switches to the system zone ``read`` now, and the zone to remember.
 
-    ``followed``: the zone the schedule is read in; ``pending``: a different zone the
-    previous look read (else None). A new zone is followed once two looks in a row read it:
-    ``/etc/localtime`` replaced by hand (removed, then linked again) reads as another zone
-    for a moment, and one tick must not run the schedule in it; a zone that flips at every
-    look is never followed.
+    ``pending``: a different zone the previous look read (else None). A new zone is followed
+    once two looks in a row read it: ``/etc/localtime`` relinked by hand reads as another zone
+    for a moment, and a zone that flips at every look is never followed.
     """
     if read == followed:
         return False, None
@@ -40,11 +38,8 @@ _LOOKBACK_SECONDS = (600, 7200, 2 * 86400, 40 * 86400, 400 * 86400, 3000 * 86400
 
 
 def _local(ts: float, tz: tzinfo) -> datetime:
-    """An aware local time from epoch seconds, with ``fold`` right in a repeated hour.
-
-    All arithmetic here is on epoch seconds: adding a timedelta to an aware datetime (and
-    comparing two of them) works on the wall-clock reading, which is wrong across a DST change.
-    """
+    """An aware local time from epoch seconds, with ``fold`` right in a repeated hour (all
+    arithmetic here is on epoch seconds: an aware datetime's is wrong across a DST change)."""
     return datetime.fromtimestamp(ts, tz)
 
 
@@ -75,11 +70,8 @@ OFF_UNTIL = "schedule.off_until.{job}"  # meta key: the latest time a daemon ran
 
 
 def mark_jobs_off(store: Store, jobs: Iterable[str], now: float) -> None:
-    """Record that ``jobs`` were switched off until ``now``: their fires until then are not owed.
-
-    Without it, switching a job on again (a reload, a restart) would count the fires it
-    slept through as missed and run it on the spot; it waits for its next fire instead.
-    """
+    """Record that ``jobs`` were switched off until ``now``: their fires until then are not
+    owed (a job switched on again waits for its next fire, not a catch-up)."""
     names = list(jobs)
     if names:
         with store.transaction():
@@ -95,15 +87,11 @@ def switched_off(triggers: Mapping[str, Any]) -> list[str]:
 def job_is_due(store: Store, name: str, trigger: Any, now: float, tz: tzinfo) -> bool:
     """Whether ``name`` owes a run: its latest fire time's period has no recorded run yet.
 
-    A run is recorded under the period of the fire it answers (the latest one at or before
-    the moment it ran), so "no row at or after that period" means the fire was missed; a
-    catch-up shortly after midnight answers yesterday's daily fire, not today's. Fires from
-    before the daemon first ran on this state are not missed: installing memoryd must not
-    archive notes on the spot; the first expire comes at its first fire.
-    Any row counts, failed ones too: a failure is retried at the next fire, not in a loop.
-    Several missed periods collapse into one run (nothing is gained by archiving the same
-    files twice in a row). Fires while the job was switched off (:func:`mark_jobs_off`)
-    were not missed either.
+    A run is recorded under the period of the fire it answers, so "no row at or after that
+    period" means the fire was missed. Fires from before the daemon first ran on this state
+    (installing memoryd must not archive notes on the spot) or while the job was switched off
+    are not missed. Any row counts, failed ones too (retried at the next fire, not in a loop);
+    several missed periods collapse into one run.
     """
     fire = last_fire_time(trigger, now, tz)
     if fire is None:
@@ -131,15 +119,10 @@ class FutureRecords(NamedTuple):
 def forget_the_future(store: Store, now: float, slack: float) -> FutureRecords:
     """Undo the schedule records a clock running ahead left behind (more than ``slack`` late).
 
-    A laptop's clock can be ahead for a while: a dual-boot machine whose hardware clock keeps
-    local time, a wrong manual setting, a bad NTP answer, later corrected back. A job run then
-    is recorded under a period that has not come yet (organize ``T20`` at 18:00, tomorrow's
-    reflect), and would make that period look done when it really comes: organize would not
-    run for hours, a clock a year ahead would stop every job for a year. So the runs recorded
-    later than now are deleted (the work they did stays done: moves are in the journal), and
-    "first started" and "off until" marks from then are moved back to now. Called by the
-    daemon at start and after a gap; a record less than ``slack`` ahead (NTP's small steps)
-    is left alone.
+    A job run while the clock was ahead is recorded under a period that has not come yet, and
+    would make that period look done when it comes. So the runs recorded later than now are
+    deleted (their work stays done: moves are in the journal), and "first started" and "off
+    until" marks from then are moved back to now. A record less than ``slack`` ahead is kept.
     """
     limit = now + slack
     runs = store.runs_started_after(limit)
@@ -207,14 +190,11 @@ def _span_text(seconds: float) -> str:
 def find_gap(prev: Clocks, cur: Clocks, expected: float, threshold: float) -> Gap | None:
     """The gap between two main-loop readings, when some part of it exceeds ``threshold``.
 
-    ``expected``: how far apart the readings were meant to be, the loop's wait plus the time
-    it spent working after the first reading (a reload waiting for the state database's lock
-    is the daemon running, not stopped; on a loaded machine it can take longer than
-    ``threshold``). Each clock's advance is compared with the others': monotonic time beyond
-    ``expected`` is time the process did not run; boot-clock time beyond monotonic time is a sleep;
-    wall time beyond boot-clock time (beyond monotonic time without a boot clock) is the
-    clock being set. The largest part names the gap; None when every part is small (a
-    normal tick, NTP slewing the clock by milliseconds).
+    ``expected``: the loop's wait plus the time it spent working after the first reading
+    (the daemon running, not stopped). Monotonic time beyond ``expected`` is time the process
+    did not run; boot-clock time beyond monotonic time is a sleep; wall time beyond boot-clock
+    time (monotonic without a boot clock) is the clock being set. The largest part names the
+    gap; None when every part is small.
     """
     d_wall, d_mono = cur.wall - prev.wall, cur.mono - prev.mono
     stopped = max(0.0, d_mono - expected)

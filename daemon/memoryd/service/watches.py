@@ -1,10 +1,9 @@
 """The daemon's file-system watches: one watchdog observer (inotify, FSEvents, or polling)
 and the folders it watches, kept in step with the folders the scanner follows.
 
-Apart from :mod:`.main` as a job of its own: the main loop only asks whether the observer is
-alive, restarts it, and hands it the folders to watch; which folders those are is
-:func:`wanted_folders`. Events are never trusted to be complete: a lost one is found by the
-daemon's rescans.
+The main loop only asks whether the observer is alive, restarts it, and hands it the folders
+to watch (:func:`wanted_folders`). Events are never trusted to be complete: a lost one is
+found by the daemon's rescans.
 """
 
 from __future__ import annotations
@@ -65,9 +64,8 @@ class Watches:
             if key in self.scheduled:
                 continue
             try:
-                self.scheduled[key] = self.observer.schedule(
-                    self.handler, str(path), recursive=key[1]
-                )
+                watch = self.observer.schedule(self.handler, str(path), recursive=key[1])
+                self.scheduled[key] = watch
                 log.info("watch.add", dir=str(path), recursive=key[1])
             except OSError as exc:  # ENOSPC: out of inotify watches; the rescan still works
                 log.warning("watch.failed", dir=str(path), error=str(exc))
