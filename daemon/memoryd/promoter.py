@@ -16,17 +16,12 @@ promoted. Tables (migration 14):
   undo), one row each, written durably before the file changes (``intent``), holding the
   file's bytes as memoryd read them.
 
-A rewrite, under the mover's lock (no move, restore or retire meanwhile): the new file is
-written beside the old one and the two names are swapped in one step (:func:`.fsutil.exchange`,
-so a session starting meanwhile reads one or the other, never none); the file now under the
-temporary name must be what memoryd read, else a save landed in between: it is swapped back
-and wins (:class:`Changed`; the caller reads again and plans again). Where names cannot be
-swapped, the file is renamed aside, checked, and the new one linked in (a save made before the
-rename gets its name back; one made while there was no file wins, the old file is kept at
-``<file>.memoryd-kept-p<id>``), as :class:`.retirer.Retirer` does it, whose pieces this
-uses. :meth:`Promoter.repair` finishes or rolls back
-a rewrite a crash stopped: the file holding the new bytes is done; holding the old, rolled
-back; anything else is a save, which stays.
+A rewrite goes as :class:`.retirer.Retirer`'s do, with its pieces: under the mover's lock,
+swapped in one step (else through an aside name), and a save that landed in between wins
+(:class:`Changed`: the caller reads and plans again; a leftover is kept at
+``<file>.memoryd-kept-p<id>``). :meth:`Promoter.repair` finishes or rolls back a rewrite a
+crash stopped: the file holding the new bytes is done, the old rolled back; anything else is
+a save, which stays.
 """
 
 from __future__ import annotations

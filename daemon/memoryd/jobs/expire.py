@@ -185,11 +185,8 @@ def _planned(
     cfg: Config, paths: Paths, store: Store, now: float, *, learn: bool = True
 ) -> tuple[Snapshot, ExpirePlan]:
     """The files as they are now, and the plan for them (every run, scheduled or by hand).
-
-    The policy decides as it has learned from the user's history (``likely``'s
-    calibration and cut): a run that moves (``learn``) learns afresh before it plans and
-    records it for ``status`` and later dry runs; a dry run reuses that record while it
-    is still what learning would give (:func:`memoryd.own_history.learned_policy`)."""
+    A run that moves (``learn``) learns the policy afresh and records it; a dry run reuses
+    the record (:func:`memoryd.own_history.learned_policy`)."""
     snap = snapshot(cfg, paths, store, now)
     policy = learned_policy(cfg, paths, store, snap.now, fresh=learn)
     if learn:
@@ -243,11 +240,8 @@ def _restores_since_last_run(store: Store) -> list[str]:
 def run(
     cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = False
 ) -> ExpireResult:
-    """Plan (and unless ``dry_run`` apply) this month's expire; notify when something moved.
-
-    This is the run by hand (``memoryd expire``): it applies exactly the plan, uncapped.
-    The daemon runs :func:`run_scheduled`.
-    """
+    """Plan (and unless ``dry_run`` apply) this month's expire by hand, exactly the plan,
+    uncapped; notify when something moved. The daemon runs :func:`run_scheduled`."""
     repaired: list[str] = []
     mover = mover_for(store, paths)
     if not dry_run:
@@ -303,14 +297,10 @@ def _restored_on_demand_since(store: Store, workspace: Path, since: float) -> se
 
 
 def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> ExpireResult:
-    """The daemon's monthly run, on rails (see :mod:`memoryd.policy.rails`).
-
-    Without the user's yes it only reports (notification, log, ``status``); with it, it
-    moves at most ``expire.max_fraction_per_run`` of the files taking part, surest first,
-    and reports the rest of its plan as held back. Its batch is ``expire:<month>:scheduled:…``,
-    so a second run of the month (the daemon died before it recorded the first) counts the
-    files the first one moved against the same cap.
-    """
+    """The daemon's monthly run, on rails (:mod:`memoryd.policy.rails`): without the user's
+    yes it only reports; with it, it moves at most ``expire.max_fraction_per_run`` of the
+    files, surest first. Its batch ``expire:<month>:scheduled:…`` lets a second run of the
+    month count what the first moved against the same cap."""
     consent = rails.consent_of(cfg.expire.auto, store.get_meta(rails.CONSENT_META))
     frac = cfg.expire.max_fraction_per_run
     if not consent.given:

@@ -12,16 +12,10 @@ Rule, in order (the first that applies decides):
 5. more than ``max_hits`` hits in the last ``window_days`` → keep (still in use)
 6. otherwise → archive
 
-Rules 4-6 are :func:`memoryd.policy.candidates.seed_rule`, which the replay's ``seed``
-policy applies too.
-
-Pruning and capacity (``memoryd.policy.score``) may add archive
-decisions for files that rules 4-6 keep; :func:`memoryd.policy.expire_plan.with_pruning`
-merges them in.
-
-This is the ``seed`` policy (``[expire] policy = "seed"``). Any other policy
-(the default ``likely``, chosen by replay) replaces rules 4-6 with its own
-verdict (:func:`decide_with`); rules 1-3b always come first.
+Rules 4-6 are :func:`memoryd.policy.candidates.seed_rule` (the ``seed`` policy); any other
+policy (the default ``likely``) replaces them with its own verdict (:func:`decide_with`).
+Pruning and capacity (``memoryd.policy.score``) may archive files rules 4-6 keep
+(:func:`memoryd.policy.expire_plan.with_pruning`).
 """
 
 from __future__ import annotations
@@ -137,13 +131,9 @@ def plan(
 
 
 def archive_relpath(rel: str, archive_dir: str, month: str) -> str:
-    """Where ``rel`` goes: ``archive_dir`` with {month}, keeping its relative path.
-
-    Outside ``memory/`` the whole workspace-relative path is kept
-    (``memory-archive/2026-11/memory/x.md``); inside ``memory/`` (the seed's
-    ``memory/archive-{month}``) the path below ``memory/`` is kept
-    (``memory/archive-2026-11/x.md``), never ``memory/archive-…/memory/x.md``.
-    """
+    """Where ``rel`` goes: ``archive_dir`` with {month}, keeping its relative path (outside
+    ``memory/``: ``memory-archive/2026-11/memory/x.md``; inside it, the path below
+    ``memory/``: ``memory/archive-2026-11/x.md``)."""
     base = archive_dir.replace("{month}", month).strip("/")
     if base == "memory" or base.startswith("memory/"):
         below = rel.removeprefix("memory/")
