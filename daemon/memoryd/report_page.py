@@ -167,13 +167,9 @@ def run_views(
 def build_page(
     paths: Paths, store: Store, snap: Any, doc: Mapping[str, Any], now: float
 ) -> Page:
-    """The page's values (``snap``: reflect's :class:`memoryd.signals.Snapshot`; ``doc``:
-    its report document).
-
-    The cyclic garbage collector is paused meanwhile (in the daemon too, as a scan pauses
-    it): the rows of a year of MEMORY.md hits are tens of thousands of small tuples and no
-    cycles, and beside reflect's snapshot each collection pass walks all of it (the rows'
-    read took four to six times as long with it on: docs/benchmarks.md)."""
+    """The page's values (``snap``: reflect's :class:`memoryd.signals.Snapshot`; ``doc``: its
+    report document). The cyclic garbage collector is paused meanwhile: the many small
+    tuples read hold no cycles, and each pass would walk them all (docs/benchmarks.md)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
