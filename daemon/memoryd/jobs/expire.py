@@ -10,7 +10,7 @@ place, and the other moves go on.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,13 +153,14 @@ class ExpireResult(JobOutcome):
         return doc
 
 
-def apply_plan(
-    archive: list[PlanItem], mover: Mover, workspace: Path, batch: str
-) -> tuple[list[Moved], list[Failure]]:
-    """Perform these archive moves; (moved, with journal ids; failures)."""
+def _apply(
+    plan: ExpirePlan, items: list[PlanItem], mover: Mover, workspace: Path, batch: str
+) -> tuple[list[Moved], list[Failure], str]:
+    """Archive ``items`` of ``plan`` as one batch: (moved, with journal ids; failed; the
+    summary line)."""
     moved: list[Moved] = []
     failed: list[Failure] = []
-    for item in archive:
+    for item in items:
         assert item.to is not None
         try:
             move_id = mover.move(
@@ -169,7 +170,7 @@ def apply_plan(
             failed.append(Failure(item.path, str(exc)))
             continue
         moved.append(Moved(item, move_id))
-    return moved, failed
+    return moved, failed, summary_line(plan, len(moved), len(failed))
 
 
 def summary_line(plan: ExpirePlan, moved: int | None, failed: int) -> str:
@@ -196,14 +197,6 @@ def _planned(
     return snap, build_plan(cfg, snap, policy=policy)
 
 
-def _apply(
-    plan: ExpirePlan, items: list[PlanItem], mover: Mover, workspace: Path, batch: str
-) -> tuple[list[Moved], list[Failure], str]:
-    """Archive ``items`` of ``plan`` as one batch: (moved, failed, the summary line)."""
-    moved, failed = apply_plan(items, mover, workspace, batch)
-    return moved, failed, summary_line(plan, len(moved), len(failed))
-
-
 def _send(cfg: Config, paths: Paths, lines: list[str]) -> bool:
     """Notify the user (Telegram when configured); whether a notification went out."""
     from ..notify import notify
@@ -211,13 +204,20 @@ def _send(cfg: Config, paths: Paths, lines: list[str]) -> bool:
     return notify(cfg, paths, "\n".join(lines))
 
 
+def _first(
+    items: Sequence[Any], n: int, line: Callable[[Any], str], more: str = "more"
+) -> list[str]:
+    """A notification's lines for the first ``n`` of ``items``, then how many more."""
+    lines = [line(x) for x in items[:n]]
+    if len(items) > n:
+        lines.append(f"… and {len(items) - n} {more}")
+    return lines
+
+
 def _notify_lines(summary: str, moved: list[Moved], failed: list[Failure]) -> list[str]:
     """The notification of a run that moved files: the first 20 moves and 5 failures."""
-    lines = [summary] + [f"• {m.item.path} → {m.item.to}" for m in moved[:20]]
-    if len(moved) > 20:
-        lines.append(f"… and {len(moved) - 20} more")
-    lines += [f"✗ {f.path}: {f.error}" for f in failed[:5]]
-    return lines
+    lines = [summary, *_first(moved, 20, lambda m: f"• {m.item.path} → {m.item.to}")]
+    return lines + [f"✗ {f.path}: {f.error}" for f in failed[:5]]
 
 
 def _restores_since_last_run(store: Store) -> list[str]:
@@ -231,9 +231,7 @@ def _restores_since_last_run(store: Store) -> list[str]:
         return []
     lines = [f"since the last expire, {len(back)} archived file(s) were needed again:"]
     for e in back[:10]:
-        lines.append(
-            f"↩ {e.get('path')} {outcome_words(e.get('outcome'))} — {asked_words(e)}"
-        )
+        lines.append(f"↩ {e.get('path')} {outcome_words(e.get('outcome'))} — {asked_words(e)}")
     return lines
 
 
@@ -313,10 +311,10 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
         )
         result = ExpireResult(summary, plan, "report_only")
         if n:
-            lines = [summary]
-            lines += [f"• would archive {a.path}  ({a.reason})" for a in plan.archive[:20]]
-            if n > 20:
-                lines.append(f"… and {n - 20} more")
+            lines = [
+                summary,
+                *_first(plan.archive, 20, lambda a: f"• would archive {a.path}  ({a.reason})"),
+            ]
             lines.append(
                 f"once allowed, a scheduled run moves at most "
                 f"{rails.run_limit(participants, frac)} of these {participants} files "
@@ -374,9 +372,7 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
     needed_again = _restores_since_last_run(store)
     if moved or failed or held or spared or needed_again:
         lines = _notify_lines(summary, moved, failed)
-        lines += [f"◦ held back {h.path}  ({h.reason})" for h in held[:10]]
-        if len(held) > 10:
-            lines.append(f"… and {len(held) - 10} more held back")
+        lines += _first(held, 10, lambda h: f"◦ held back {h.path}  ({h.reason})", "more held back")
         lines += [f"◦ kept {a.path}  (restored on demand lately)" for a in spared[:10]]
         lines += needed_again
         result.notified = _send(cfg, paths, lines)

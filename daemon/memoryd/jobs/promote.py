@@ -8,7 +8,7 @@ apply: ``memoryd promote --apply``; the daily scheduled run only reports.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +36,7 @@ class Candidate:
     days: list[Any]
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "category": self.category,
-            "category_reason": self.category_reason,
-            "reason": self.reason,
-            "rules": self.rules,
-            "numbers": self.numbers,
-            "queries": self.queries,
-            "days": self.days,
-        }
+        return asdict(self)
 
 
 @dataclass
@@ -114,18 +105,14 @@ def run(
             mark_note=snap.mark_notes.get(sig.path),
         )
         if d.candidate:
+            queries = [list(q) for q in d.queries]
+            days = hit_days(sig, snap.tz)
             candidates.append(
                 Candidate(
-                    d.path,
-                    d.category,
-                    d.category_reason,
-                    d.reason,
-                    list(d.rules),
-                    d.numbers,
-                    [list(q) for q in d.queries],
-                    hit_days(sig, snap.tz),
+                    d.path, d.category, d.category_reason, d.reason, list(d.rules), d.numbers,
+                    queries, days,
                 )
-            )
+            )  # fmt: skip
     applied = bool(apply and not dry_run and candidates)
     if applied:
         with store.transaction():
