@@ -38,7 +38,7 @@ from . import faults
 from .fsutil import exchange, fsync_dir, write_new
 from .locks import held
 from .move_files import make_folders
-from .retirer import Changed, _give_back, _read, _swap, _unlink, sha
+from .retirer import Changed, _give_back, _names, _read, _swap, _unlink, sha
 from .retirer import _keep as _keep_at
 from .store import Store
 
@@ -82,14 +82,8 @@ class Promoter:
     def locked(self) -> Iterator[None]:
         """The mover's lock (no move, restore, retire or other promotion step meanwhile);
         re-entered freely by this object."""
-        if self._lock is None or self._depth:
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-            return
-        with held(self._lock):
+        lock = None if self._depth else self._lock
+        with held(lock) if lock is not None else contextlib.nullcontext():
             self._depth += 1
             try:
                 yield
@@ -263,7 +257,7 @@ class Promoter:
             )
 
     def _place(self, row_id: int, path: Path, expect: bytes | None, new: bytes | None) -> None:
-        tmp, aside = _tmp_name(path, row_id), _aside_name(path, row_id)
+        tmp, aside = _names(path, row_id, "p")
         mode = 0o644
         if expect is not None:
             with contextlib.suppress(OSError):
@@ -345,7 +339,7 @@ class Promoter:
     def _repair_one(
         self, row_id: int, path: Path, before: bytes | None, after_sha: str
     ) -> tuple[str, str]:
-        tmp, aside = _tmp_name(path, row_id), _aside_name(path, row_id)
+        tmp, aside = _names(path, row_id, "p")
         now = read_or_none(path) if os.path.lexists(path) else None
         put = read_or_none(aside) if os.path.lexists(aside) else None
         if put is not None:
@@ -379,14 +373,6 @@ class Promoter:
         if left is not None:
             os.unlink(tmp)
         return "rolled_back", "saved meanwhile; the save stays"
-
-
-def _tmp_name(path: Path, row_id: int) -> Path:
-    return path.with_name(f".{path.name}.memoryd-p{row_id}.new")
-
-
-def _aside_name(path: Path, row_id: int) -> Path:
-    return path.with_name(f".{path.name}.memoryd-p{row_id}.aside")
 
 
 def _keep(path: Path, dest: Path, row_id: int) -> Path:

@@ -70,10 +70,12 @@ def sha(data: bytes | None) -> str:
     return ABSENT if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _names(src: Path, row_id: int) -> tuple[Path, Path]:
+def _names(src: Path, row_id: int, tag: str = "r") -> tuple[Path, Path]:
+    """The temporary and the aside name of a rewrite (``tag``: ``r`` retire's, ``p``
+    promotion's)."""
     return (
-        src.with_name(f".{src.name}.memoryd-r{row_id}.new"),
-        src.with_name(f".{src.name}.memoryd-r{row_id}.aside"),
+        src.with_name(f".{src.name}.memoryd-{tag}{row_id}.new"),
+        src.with_name(f".{src.name}.memoryd-{tag}{row_id}.aside"),
     )
 
 
