@@ -134,12 +134,14 @@ def _rows(docs: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[tuple[Any
     return [(Code(d["path"]), *(d[k] for k in keys)) for d in docs]
 
 
+_FILE_COLUMNS = "hits_7d hits_30d hits_total last_hit activation trend sparkline".split()
+
+
 def _files_table(rows: Sequence[dict[str, Any]]) -> list[str]:
     return md_table(
         ("file", "7 d", "30 d", "total", "last hit", "activation", "trend", "daily hits, 30 d"),
-        _rows(rows, ("hits_7d", "hits_30d", "hits_total", "last_hit", "activation", "trend",
-                     "sparkline")),
-    )  # fmt: skip
+        _rows(rows, _FILE_COLUMNS),
+    )
 
 
 def render_reflect(doc: dict[str, Any]) -> str:

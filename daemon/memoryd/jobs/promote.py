@@ -105,14 +105,18 @@ def run(
             mark_note=snap.mark_notes.get(sig.path),
         )
         if d.candidate:
-            queries = [list(q) for q in d.queries]
-            days = hit_days(sig, snap.tz)
             candidates.append(
                 Candidate(
-                    d.path, d.category, d.category_reason, d.reason, list(d.rules), d.numbers,
-                    queries, days,
+                    d.path,
+                    d.category,
+                    d.category_reason,
+                    d.reason,
+                    list(d.rules),
+                    d.numbers,
+                    [list(q) for q in d.queries],
+                    hit_days(sig, snap.tz),
                 )
-            )  # fmt: skip
+            )
     applied = bool(apply and not dry_run and candidates)
     if applied:
         with store.transaction():
