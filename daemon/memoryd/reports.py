@@ -134,7 +134,15 @@ def _rows(docs: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[tuple[Any
     return [(Code(d["path"]), *(d[k] for k in keys)) for d in docs]
 
 
-_FILE_COLUMNS = "hits_7d hits_30d hits_total last_hit activation trend sparkline".split()
+_FILE_COLUMNS = (
+    "hits_7d",
+    "hits_30d",
+    "hits_total",
+    "last_hit",
+    "activation",
+    "trend",
+    "sparkline",
+)
 
 
 def _files_table(rows: Sequence[dict[str, Any]]) -> list[str]:
