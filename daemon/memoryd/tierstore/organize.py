@@ -330,15 +330,28 @@ def _with_folded_marks(
     return records
 
 
-def _plan_only(cfg: Config, paths: Paths, store: Store, now: float) -> OrganizeResult:
-    root = paths.tiers_root
+def _scan_and_plan(
+    cfg: Config, store: Store, root: Path, now: float, *, save: bool
+) -> tuple[dict[str, Placement], list[str], dict[str, NoteRecord], list[Action]]:
+    """(placements, names skipped, records brought in line with the disk, the plan); with
+    ``save``, the records that changed are saved first."""
     skipped: list[str] = []
     placements = scan_store(root, skipped)
     report_skipped_names(skipped)
     records = _with_folded_marks(store, root, placements, load_records(store))
-    records.update(reconcile(placements, records, now))
+    changed_records = reconcile(placements, records, now)
+    if save and changed_records:
+        with store.transaction():
+            save_records(store, changed_records.values())
+    records.update(changed_records)
     pol = TierPolicy.from_config(cfg.tiers)
     actions = plan_store(placements, records, _retrievals(store, root, placements), now, pol)
+    return placements, skipped, records, actions
+
+
+def _plan_only(cfg: Config, paths: Paths, store: Store, now: float) -> OrganizeResult:
+    root = paths.tiers_root
+    placements, _, _, actions = _scan_and_plan(cfg, store, root, now, save=False)
     expired = expired_archives(graveyard_dir(paths), now, cfg.tiers.graveyard_days)
     return OrganizeResult(
         root,
@@ -355,17 +368,7 @@ def _apply(cfg: Config, paths: Paths, store: Store, now: float) -> OrganizeResul
     mover = mover_for(store, paths)
     repaired = mover.repair()
     clean_staging(root)
-    skipped: list[str] = []
-    placements = scan_store(root, skipped)
-    report_skipped_names(skipped)
-    records = _with_folded_marks(store, root, placements, load_records(store))
-    changed_records = reconcile(placements, records, now)
-    if changed_records:
-        with store.transaction():
-            save_records(store, changed_records.values())
-        records.update(changed_records)
-    pol = TierPolicy.from_config(cfg.tiers)
-    actions = plan_store(placements, records, _retrievals(store, root, placements), now, pol)
+    placements, skipped, records, actions = _scan_and_plan(cfg, store, root, now, save=True)
     batch = organize_batch(now)
     ex = _Executor(cfg, paths, store, mover, batch, now)
     results = ex.run(actions, placements)
