@@ -89,14 +89,10 @@ def file_heat(
     rows.sort(key=lambda r: (-sum(r.counts), r.label))
     left = len(rows) - FILES_SHOWN
     silent = len(listed - {r.label for r in rows})
-    more = ", ".join(
-        part
-        for part in (
-            f"{left:,} more files had hits in these weeks (fewer)" if left > 0 else "",
-            f"{silent:,} memory files had none" if silent else "",
-        )
-        if part
-    )
+    parts = [f"{left:,} more files had hits in these weeks (fewer)"] if left > 0 else []
+    if silent:
+        parts.append(f"{silent:,} memory files had none")
+    more = ", ".join(parts)
     return Heatmap(
         "files", "Use per file, by week",
         f"Hits per memory file in each of the last {len(starts)} weeks (Monday to Sunday),"
