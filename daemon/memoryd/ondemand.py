@@ -38,9 +38,8 @@ if TYPE_CHECKING:
 CHECKPOINT_META = "restore.checkpoint"  # transcript time of the newest search looked at
 FLOOR_META = "restore.floor"  # searches stamped at or before this are history, never requests
 SLACK_SECONDS = 600.0
-# A search already counted but stamped after the clock is history too when the floor is set
-# (:func:`ignore_until`): named in HISTORY_CALLS_META, [agent, call id, stamp] each, until
-# the searches looked at have passed its stamp.
+# Searches stamped after the clock when the floor is set (:func:`ignore_until`), [agent, call
+# id, stamp] each, kept until the searches looked at have passed their stamp.
 HISTORY_CALLS_META = "restore.history_calls"
 HISTORY_CALLS_MAX = 10_000  # (a flood of stamps ahead: the earliest named, the rest new)
 MAX_TEXT_BYTES = 256 * 1024  # of an archived file's text, scored (notes are far smaller)

@@ -265,9 +265,8 @@ class Likely(Policy):
         return Verdict(True, "unlikely", f"{why}{cut:.0%})", p)
 
 
-# The policies ``simulate --policy`` knows by name; ``[expire] policy`` takes those of
-# memoryd.config.EXPIRE_POLICIES. The research candidates the default was chosen against
-# (rhythm, actr, kind, renewal) are tests/support/research_policies.py, for bench/.
+# The policies ``simulate --policy`` knows by name (``[expire] policy``: those of
+# memoryd.config.EXPIRE_POLICIES); the research candidates are tests/support/research_policies.py.
 def named_policies() -> dict[str, Policy]:
     return {
         "seed": Seed(),

@@ -18,9 +18,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# Names are imported on first use (PEP 562): a command that needs only a corner of the store
-# (``inject`` at a session's start: the hot/ folder) must not pay for the graveyard's zip
-# and hashing modules, nor the gist extractor, at every run.
+# Names are imported on first use (PEP 562): ``inject`` at a session's start needs only hot/,
+# not the graveyard's zip and hashing modules nor the gist extractor.
 _WHERE = {
     "Action": "plan",
     "BuriedFile": "graveyard",

@@ -121,10 +121,9 @@ def _hot_notes(hot: Path) -> list[str]:
     return sorted(out)
 
 
-# At most this many hot/ notes are stamped for the plugin's cache, the newest first (thousands of
-# notes would make a large answer and a slow check at every session start: docs/benchmarks.md).
-# A capped list is valid for WATCH_PARTIAL_SECONDS only: an edit in place of a note left out
-# of it changes no stamp the plugin checks, so the plugin asks memoryd again after that long.
+# At most this many hot/ notes are stamped for the plugin's cache, the newest first
+# (docs/benchmarks.md). A capped list is valid for WATCH_PARTIAL_SECONDS only: an edit of a
+# note left out of it changes no stamp the plugin checks.
 WATCH_NOTES_MAX = 200
 WATCH_PARTIAL_SECONDS = 60
 # Names of notes left out of an injection listed in the answer (the rest counted).

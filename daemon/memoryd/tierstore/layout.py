@@ -97,9 +97,8 @@ def key_of_tier_path(rel: str) -> str | None:
 # --------------------------------------------------------------------------- the disk
 
 
-# Named tuples, not dataclasses: immutable alike, and importing :mod:`dataclasses` (which
-# brings inspect, ast and dis) is a tenth of ``memoryd inject --session``, which a session's
-# first turn waits for.
+# Named tuples, not dataclasses: importing :mod:`dataclasses` is a tenth of ``memoryd inject
+# --session``, which a session's first turn waits for.
 class TierFile(NamedTuple):
     tier: str
     filename: str
