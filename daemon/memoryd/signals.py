@@ -1,27 +1,12 @@
 """Per-file signals: what the hit history says about each memory file.
 
-Pure functions over plain values (the file list, the hits, ``now``): no I/O
-except in :func:`load_hits`, the one query that feeds them. Every decision in
-``memoryd.policy`` reads these numbers, and ``memoryd explain`` prints them, so a
-verdict can always be traced back to counts a person can check.
-
-Definitions (times in days). A hit up to ``CLOCK_SKEW`` (a day) later than ``now``
-counts as happening now: another clock, or one stepped back, must never make a file in
-use look unused. Later hits are ignored, so a policy can be replayed "as of" any past day.
-The rule lives in :func:`memoryd.hit_counts.hit_counts`; :func:`count_hits` is its twin
-over times already in memory.
-
-* kind: ``long-term`` (MEMORY.md / memory.md), ``daily`` (file name starting with
-  a valid ``YYYY-MM-DD``), else ``topic``.
-* created: the date in the name (00:00 in the configured zone), else the mtime.
-* hits in the last 7 / 14 / 30 days: hits with ``now - d·86400 <= ts <= now``.
-* distinct queries (non-empty query text, trimmed, case-folded) and distinct days
-  (calendar days in the configured zone) over all hits.
-* activation (ACT-R base level): ``B = ln Σ t_j^-0.5`` with ``t_j`` the age of
-  hit j in days, floored at one hour; ``None`` for a file never hit.
-* trend: fast (3-day) and slow (21-day) exponentially weighted hit rates, in hits
-  a day. ``dormant`` without a hit in 14 days; else ``rising`` when fast ≥ 1.5 ×
-  slow, ``cooling`` when fast ≤ 0.5 × slow, ``steady`` in between.
+Pure functions over plain values (the file list, the hits, ``now``), and :class:`Snapshot`,
+the one read of the workspace and the database that feeds them. Every decision in
+``memoryd.policy`` reads these numbers and ``memoryd explain`` prints them, so a verdict can
+be traced back to counts a person can check. The definitions (kind, created, windows,
+activation, trend) are docs/lifecycle.md's ("Signals"). A hit up to ``CLOCK_SKEW`` after
+``now`` counts as now, a later one not at all: the rule lives in
+:func:`memoryd.hit_counts.hit_counts`, and :func:`count_hits` is its twin over times in memory.
 """
 
 from __future__ import annotations

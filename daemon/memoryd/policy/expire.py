@@ -61,27 +61,24 @@ def decide(
         "max_hits": cfg.max_hits,
         "min_age_days": cfg.min_age_days,
     }
+
+    def keep(rule: str, reason: str) -> ExpireDecision:
+        return ExpireDecision(sig.path, KEEP, rule, reason, numbers)
+
     if sig.path == USER_PROFILE:  # counted since it is searched as memory; never archived
-        return ExpireDecision(
-            sig.path, KEEP, "protected", "OpenClaw's profile of its user", numbers
-        )
+        return keep("protected", "OpenClaw's profile of its user")
     glob = matches_any(sig.path, cfg.protect)
     if glob:
-        return ExpireDecision(sig.path, KEEP, "protected", f"protected by {glob!r}", numbers)
+        return keep("protected", f"protected by {glob!r}")
     if sig.path in marked:
-        return ExpireDecision(sig.path, KEEP, "marked", "marked by the user", numbers)
+        return keep("marked", "marked by the user")
     glob = matches_any(sig.path, (*cfg.pinned, *pins))
     if glob:
-        return ExpireDecision(sig.path, KEEP, "pinned", f"pinned by {glob!r}", numbers)
+        return keep("pinned", f"pinned by {glob!r}")
     nominated = candidates.get(sig.path) if candidates else None
     if nominated:
-        return ExpireDecision(
-            sig.path,
-            KEEP,
-            "candidate",
-            f"a promotion candidate ({nominated}): promote nominates it for MEMORY.md",
-            numbers,
-        )
+        why = f"a promotion candidate ({nominated}): promote nominates it for MEMORY.md"
+        return keep("candidate", why)
     rule, reason = seed_rule(
         age, recent, cfg.min_age_days, cfg.window_days, cfg.max_hits, sig.created_from
     )
