@@ -23,61 +23,13 @@ from ..signals import DAY, FileSignals
 _WORD = re.compile(r"\w+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _STOP = frozenset(
-    {
-        "the",
-        "and",
-        "for",
-        "are",
-        "was",
-        "were",
-        "with",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "how",
-        "did",
-        "does",
-        "do",
-        "is",
-        "it",
-        "its",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "an",
-        "or",
-        "be",
-        "we",
-        "you",
-        "i",
-        "me",
-        "my",
-        "our",
-        "this",
-        "that",
-        "these",
-        "those",
-        "from",
-        "about",
-        "as",
-        "can",
-        "could",
-        "would",
-        "should",
-        "have",
-        "has",
-        "had",
-        "not",
-        "no",
-        "yes",
-        "any",
-        "all",
-    }
+    " ".join(
+        (
+            "the and for are was were with what when where which who how did does do is it its",
+            "of to in on at by an or be we you i me my our this that these those from about as",
+            "can could would should have has had not no yes any all",
+        )
+    ).split()
 )
 _TAG_LINE = re.compile(r"^\s*(?:[-*]\s*)?(?:tags?|标签|標籤)\s*[:：]\s*(.+)$", re.I | re.M)
 _HASHTAG = re.compile(r"(?:(?<=\s)|^)#([^\s#,.;:!?()\[\]{}\"'`]+)", re.M)
