@@ -61,7 +61,6 @@ class Policy:
     """An expire policy: a name, its numbers, and a verdict per file."""
 
     name = "policy"
-    gives_probability = False
 
     def params(self) -> dict[str, float | int | str]:
         return {}
@@ -206,7 +205,6 @@ class Likely(Policy):
     """
 
     name = "likely"
-    gives_probability = True
 
     def __init__(
         self,
