@@ -1,27 +1,17 @@
 """The strength each hit keeps (``hits.strong_from``, migration 10): its triggers and its fill.
 
-Two ways keep the column right. Row by row, the triggers below update it in the
-transaction that writes or deletes a hit; that is what a live batch pays. A bulk load (a
-first scan of a large backlog) and migration 10 on a full table use the other: the
-column filled from the whole table at once (:func:`fill`), each row's value by the same
-rule as the triggers (:data:`STRENGTH_SQL`, :func:`memoryd.strength.strong_flags`). The
-triggers cost a first scan more than the rest of the ingest did (docs/benchmarks.md), so a
-bulk load drops them and fills the column at its end.
+Row by row, the triggers below update it in the transaction that writes or deletes a hit (what
+a live batch pays). A bulk load (a first scan) and migration 10 drop them and fill the column
+from the whole table (:func:`fill`) by the same rule (:data:`STRENGTH_SQL`,
+:func:`memoryd.strength.strong_flags`): the triggers cost a first scan more than the rest of
+the ingest (docs/benchmarks.md).
 
-While the column is not right for every row, the meta row ``hits.strength_pending``
-(:data:`PENDING_META`) says so, and holds the first id the fill has still to do; the readers
-of the column (:class:`memoryd.signals.Snapshot`, by :func:`strengths_kept`) then rank every
-call again, as before migration 10, instead of trusting it. It is set in the transaction
-that drops the triggers (or adds the column), so no reader ever sees a wrong strength taken
-for a kept one, and cleared in the transaction that fills the last rows. The fill goes in chunks of
-rows, each its own short transaction with its place in the meta row: a process killed
-meanwhile leaves a resumable fill, and other writers (whose busy timeout is 30 s) never
-wait for the whole table (one transaction held the write lock for tens of seconds:
-docs/benchmarks.md).
-
-The triggers are created again before the fill starts: a hit written meanwhile by another
-process updates the rows it touches as usual, and a row the fill has not reached yet is
-computed from the whole table when it is (whatever a trigger wrote into it before).
+While the column is not right for every row, the meta row :data:`PENDING_META` says so (the
+first id still to fill), and the readers (:func:`strengths_kept`) rank every call again. It is
+set in the transaction that drops the triggers and cleared in the one that fills the last
+rows, so no reader takes a wrong strength for a kept one. The fill goes in short chunks with
+its place in the meta row: resumable after a kill, and other writers never wait long. The
+triggers come back before it starts, so rows written meanwhile keep theirs.
 """
 
 from __future__ import annotations
@@ -97,9 +87,8 @@ PENDING_FROM_START = (
     "ON CONFLICT(key) DO UPDATE SET value = '0'"
 )
 
-# Rows one transaction of the fill computes: about 0.2-0.5 s of the write lock on a
-# loaded machine (the whole of 416 k hits took 25-58 s in one), well under the 30 s other
-# writers wait before they give up.
+# Rows one transaction of the fill computes: a fraction of a second of the write lock, well
+# under the 30 s other writers wait (docs/benchmarks.md).
 FILL_ROWS = 8192
 
 # (rows filled, rows in all) after each transaction of the fill.
@@ -108,9 +97,7 @@ FillProgress = Callable[[int, int], None]
 
 def strengths_kept(conn: Any) -> bool:
     """Whether every hit's kept strength (``hits.strong_from``) can be read as it is: the
-    database has the column (migration 10; a read-only open does not migrate) and no fill
-    of it is pending (a first scan's bulk load, killed or still loading, or migration 10's
-    fill not yet done). When not, the readers rank every call again, as before the column."""
+    column is there (a read-only open does not migrate) and no fill of it is pending."""
     if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 10:
         return False
     row = conn.execute("SELECT 1 FROM meta WHERE key = ?", (PENDING_META,)).fetchone()
@@ -144,11 +131,8 @@ def fill(
     progress: FillProgress | None = None,
 ) -> int:
     """Fill ``strong_from`` from where the fill stands to the last row, ``rows`` ids a
-    transaction (:data:`FILL_ROWS`), and clear the mark with the last: returns the rows
-    computed. Each transaction reads the mark again (two processes filling at once share
-    the work).
-    The triggers are created first (with the first chunk), so rows written meanwhile
-    keep theirs."""
+    transaction, and clear the mark with the last: returns the rows computed. Each
+    transaction reads the mark again, so two processes filling at once share the work."""
     step = FILL_ROWS if rows is None else rows
     done = 0
     total: int | None = None

@@ -1,59 +1,16 @@
-"""Restore on demand: a search that asks for an archived file brings it back.
+"""Restore on demand: a search or a read that asks for an archived file brings it back.
 
-The monthly expire may archive a note that is needed again later. OpenClaw's
-``memory_search`` never sees the archive (it indexes ``memory/``), so the agent cannot
-find it; memoryd can. After each ingest pass the daemon reads the ``memory_search``
-calls that are new since its checkpoint (``calls``: tool, query, ts), scores each query
-against the text of every file expire archived before that search
-(:mod:`memoryd.policy.restore_match`: the archived note must answer the query better than
-every note still in the workspace, and the query must use one of its distinctive words),
-and undoes the archive move of the best match
-through the journal (:meth:`memoryd.mover.Mover.undo`), so the file is back in
-``memory/`` within seconds and ``memoryd restore`` / ``explain`` see the undo.
-
-Rules that keep it safe:
-
-* Only files memoryd archived (done ``expire:`` moves, not undone, archived copy still
-  there) are candidates, and only for searches made *after* they were archived, by an
-  agent whose workspace they belong to.
-* Never over a user's file: when a file exists again at the original path, both are left
-  alone and the case is reported (log, status, notification), once per archived file.
-* Only what memoryd archived: an archived copy edited since (its sha256 is no longer the
-  journal's) is left where it is and reported the same way; ``memoryd restore`` by hand
-  still brings it back. The mover checks the hash again under its lock.
-* History is not a request. The floor (``meta``: :data:`FLOOR_META`) is set at the first
-  check, and kept at "now" while the switch (``expire.restore_on_demand``) is off: a search
-  stamped at or before it never restores anything, also when it is read later, or when the
-  switch is turned on again.
-* The checkpoint (:data:`CHECKPOINT_META`, a transcript time, never later than the clock:
-  one search stamped in the future must not silence the ones that follow) says how far
-  searches were looked at; a window of :data:`SLACK_SECONDS` behind it catches calls
-  written late (an assistant message is stamped when it starts, written when it ends), and
-  calls already looked at are skipped.
-
-A path read is a request too: a ``memory_get`` naming the original path of a
-file expire archived, with nothing at that path now, brings that file back
-(:meth:`RestoreOnDemand.restore_read`). The OpenClaw plugin asks for it *before* the read
-(``memoryd on-read PATH``), so that very call returns the text; the daemon learns it from the
-transcripts for agents without the plugin (a ``memory_get`` answered with empty text), and
-then counts the read once as a hit, since the scanner counted none for the empty answer. The
-path is the model's, so it is data: it only ever selects among the journal's archived
-sources by exact, lexical equality (never a name outside the agent's workspace, never a
-symlink followed to find it).
-
-Where OpenClaw searches the archive itself (``memory.search.extraPaths``, or an archive inside
-``memory/``), a read of an archived *copy* returns its text, and the scanner counts that hit
-under the note's own name (:meth:`memoryd.ingest.ledger_calls.CallLookups.archived_from`).
-The daemon then brings the note home (once the read is answered, never before it), so the
-note is not archived any more when the agent needs it: the same rules, the same log line.
+OpenClaw's ``memory_search`` never sees the archive, so the agent cannot find a note expire
+archived; memoryd can. After each ingest pass the daemon reads the ``memory_search`` and
+``memory_get`` calls new since its checkpoint, scores each query against the files expire
+archived before it (:mod:`memoryd.policy.restore_match`), and undoes the archive move of the
+best match through the journal (:meth:`memoryd.mover.Mover.undo`). The plugin asks the same
+before a call (``memoryd on-read`` / ``on-search``), so that very call gets the note. The
+rules that keep it safe (only memoryd's own archives, never over a user's file, history is
+no request, the checkpoint and its slack) are in docs/lifecycle.md, "Restore on demand".
 
 Every outcome is one JSON log line (``restore.on_demand`` / ``restore.on_demand_conflict``),
-a counter, an entry of :data:`memoryd.ondemand_outcomes.RECENT_META` (what ``memoryd status``
-and the next expire notification show) and a notification.
-
-(Over 600 lines, as one job: :class:`RestoreOnDemand`'s steps share the checkpoint, the
-floor and the mover's lock, and the pure rules above it are that class's alone; what others
-read of its outcomes is :mod:`memoryd.ondemand_outcomes`.)
+a counter, an entry of :data:`memoryd.ondemand_outcomes.RECENT_META` and a notification.
 """
 
 from __future__ import annotations
@@ -82,9 +39,8 @@ if TYPE_CHECKING:
 CHECKPOINT_META = "restore.checkpoint"  # transcript time of the newest search looked at
 FLOOR_META = "restore.floor"  # searches stamped at or before this are history, never requests
 SLACK_SECONDS = 600.0
-# A search already counted but stamped after the clock is history too when the floor is set
-# (:func:`ignore_until`): named in HISTORY_CALLS_META, [agent, call id, stamp] each, until
-# the searches looked at have passed its stamp.
+# Searches stamped after the clock when the floor is set (:func:`ignore_until`), [agent, call
+# id, stamp] each, kept until the searches looked at have passed their stamp.
 HISTORY_CALLS_META = "restore.history_calls"
 HISTORY_CALLS_MAX = 10_000  # (a flood of stamps ahead: the earliest named, the rest new)
 MAX_TEXT_BYTES = 256 * 1024  # of an archived file's text, scored (notes are far smaller)
@@ -94,11 +50,8 @@ OPENING_CHARS = 600  # of a note a search brought back, handed to the agent in t
 
 
 class Archived(NamedTuple):
-    """A file expire archived that could come back: its journal entry, as paths.
-
-    (Named tuples, not dataclasses: ``status`` imports this module, and importing
-    dataclasses costs a read command more than all of it.)
-    """
+    """A file expire archived that could come back: its journal entry, as paths. (A named
+    tuple: ``status`` imports this module, and importing dataclasses costs more than it.)"""
 
     move_id: int
     src: str  # absolute original path
@@ -139,10 +92,8 @@ MAX_ASKED_CHARS = 4096  # of a path asked by memory_get (longer: no file memoryd
 
 def read_target(asked: str, root: str) -> str | None:
     """The absolute, normalised path a ``memory_get`` of ``asked`` names in the workspace
-    ``root``, or None when it names nothing inside it. Pure and lexical: the model's path is
-    data, so a name with a ``..`` part (wherever it leads), a NUL, an empty or overlong name
-    name nothing, and no symlink is looked at (the result is only compared with the journal's
-    sources)."""
+    ``root``, or None. Pure and lexical: the model's path is data, so a ``..`` part, a NUL, an
+    empty or overlong name name nothing, and no symlink is looked at."""
     if not asked or len(asked) > MAX_ASKED_CHARS or "\x00" in asked:
         return None
     if ".." in asked.replace("\\", "/").split("/"):
@@ -160,16 +111,14 @@ def archived_at_path(
     copy: bool = False,
     traits_of: Callable[[Sequence[Archived]], FsTraits] | None = None,
 ) -> Archived | None:
-    """The archived file whose original path a read of ``asked`` names (``roots``: the
-    reading agent's workspace, as given and resolved), the latest archived when a path was
-    archived more than once; None when it names no file memoryd archived. With ``copy``, the
-    one whose archived copy it names (a read of the archive OpenClaw searched).
+    """The archived file (the latest, if archived more than once) whose original path a read
+    of ``asked`` names in ``roots``, the reader's workspace; with ``copy``, the one whose
+    archived copy it names. None when it names no file memoryd archived.
 
     A name spelled otherwise than the journal has it (``Café.md`` for an NFD ``café.md``)
-    names it where the file system opens both spellings as one file, as it would have opened
-    the note before it was archived: ``traits_of`` says how the file system of those
-    archived files compares names, asked only when some archived file could be that name
-    under some file system's folding. Pure but for ``traits_of``."""
+    names it where the file system opens both spellings as one file: ``traits_of`` says how
+    the archive's file system compares names, asked only when some archived file could be
+    that name under some file system's folding. Pure but for ``traits_of``."""
     targets = {t for root in roots if (t := read_target(asked, root)) is not None}
     if not targets:
         return None
@@ -213,7 +162,7 @@ def text_for_matching(rel: str, body: str) -> str:
 
 def opening_of(text: str, limit: int = OPENING_CHARS) -> str:
     """The first lines of a note, at most ``limit`` characters (cut at a line end when one is
-    near): what a search that brought the note back shows the agent in that same call."""
+    near): what the search that brought it back shows the agent."""
     body = text.strip()
     if len(body) <= limit:
         return body
@@ -234,18 +183,9 @@ def _as_time(value: str | None) -> float | None:
 
 def ignore_until(store: Store, now: float) -> None:
     """Make every search counted so far history (the first check; the switch off): those
-    stamped at or before ``now``, and those already in the database stamped after it, by
-    their ids (:data:`HISTORY_CALLS_META`, at most :data:`HISTORY_CALLS_MAX`, the earliest).
-
-    While restore on demand is off, the daemon calls this after each pass with new calls,
-    so the searches made meanwhile never restore anything once it is on again. A search is
-    stamped by the transcript's clock, which may run ahead of the moment the pass ends (a
-    stamp written ahead of the wall clock, a pass within milliseconds of the write, a
-    skewed clock): taken by the clock alone, such a search would still be new when the
-    switch is turned on, and restore. It is named, not the floor raised to its stamp: a
-    session whose clock runs ahead must not hide the searches other sessions make once the
-    switch is on.
-    """
+    stamped at or before ``now``, and those stamped after it by their ids
+    (:data:`HISTORY_CALLS_META`). They are named, not the floor raised to their stamp: a
+    session whose clock runs ahead must not hide other sessions' searches."""
     ahead = store.conn.execute(
         "SELECT agent, call_id, ts FROM calls WHERE ts > ? ORDER BY ts LIMIT ?",
         (now, HISTORY_CALLS_MAX),
@@ -315,10 +255,8 @@ class RestoreOnDemand:
         return owner[1] if owner else path
 
     def _present_texts(self, agent: str) -> dict[str, str]:
-        """The memory files in ``agent``'s workspace now (path → text as scored): an
-        archived note comes back only when the query names it better than all of them.
-
-        Remembered by (size, mtime); a file gone is forgotten."""
+        """The memory files in ``agent``'s workspace now (path → text as scored), remembered
+        by (size, mtime): an archived note must beat all of them."""
         from .signals import read_text
         from .workspace import archive_excludes, list_memory_files
 
@@ -338,10 +276,8 @@ class RestoreOnDemand:
         return out
 
     def _text(self, mover: Mover, a: Archived) -> str | None:
-        """What a query is scored against; None when the archived copy cannot be read safely.
-
-        Remembered by (mtime, size): the same archive is scored for every new search.
-        """
+        """What a query is scored against, remembered by (mtime, size); None when the archived
+        copy cannot be read safely."""
         from .fsutil import read_note
         from .move_files import MoveError
 
@@ -371,15 +307,9 @@ class RestoreOnDemand:
         return [Search(str(a), str(c), str(q), float(t)) for a, c, q, t in rows]
 
     def _new_reads(self, store: Store, since: float) -> list[tuple[Search, bool]]:
-        """The ``memory_get`` calls stamped after ``since`` and answered, oldest first (the
-        path asked is ``query``), each with whether it returned text (the scanner counted a
-        hit for it). One answered with no text may name an archived note's own path; one
-        with text, an archived copy (the archive in OpenClaw's own index:
-        ``memory.search.extraPaths``, or an archive inside ``memory/``).
-
-        One not answered yet is left for a later check (within the slack): with the plugin,
-        its read may still be under way and get the note the plugin brought back; and only
-        once a copy's read is over can moving the note home not empty it."""
+        """The answered ``memory_get`` calls stamped after ``since``, oldest first (the path
+        asked is ``query``), each with whether it returned text (a hit was counted). One not
+        answered yet waits for a later check: its read may still be under way."""
         rows = store.conn.execute(
             "SELECT c.agent, c.call_id, c.query, c.ts, EXISTS (SELECT 1 FROM hits h "
             "WHERE h.agent = c.agent AND h.call_id = c.call_id) FROM calls c "
@@ -402,15 +332,11 @@ class RestoreOnDemand:
         """Before (or after) a ``memory_get`` of ``asked`` by ``agent``: bring back the file
         memoryd archived from that path, if and only if nothing is at that path now.
 
-        The answer's ``outcome``: ``restored`` (the event, journaled and undoable), ``none``
-        (no file memoryd archived has that path), ``present`` (something is there: the read
-        gets it, nothing is moved or reported), or what :meth:`_restore` says when the
-        archived copy was edited (``changed``) or the move failed (``failed``). Counts no hit:
-        the read that follows returns the text, and the scanner counts that once.
-
-        ``before_moving`` runs only when a move is about to be made (a command sets up its
-        log there: most reads find nothing to do, and logging costs a hook's start-up most
-        of its time)."""
+        The answer's ``outcome``: ``restored``, ``none`` (no file memoryd archived has that
+        path), ``present`` (something is there), ``left_alone``, or what :meth:`_restore` says.
+        Counts no hit: the scanner counts the read that follows. ``before_moving`` runs only
+        when a move is about to be made (a command sets up its log there: most reads move
+        nothing, and logging costs a hook most of its time)."""
         from .mover import mover_for
 
         roots = self._workspaces().get(agent, [])
@@ -448,17 +374,14 @@ class RestoreOnDemand:
         answer_by: float | None = None,
     ) -> dict[str, Any]:
         """Before a ``memory_search`` of ``query`` by ``agent`` runs: bring back the archived
-        note the query names better than every note in the workspace (the daemon's rule,
-        :func:`memoryd.policy.restore_match.best_match`), so the agent gets it in that call.
+        note the query names better than every note in the workspace
+        (:func:`memoryd.policy.restore_match.best_match`), so the agent gets it in that call.
 
-        The answer's ``outcome``: ``none`` (no archived note beats the workspace), ``tied``
-        (two or more archived notes the query names as well, their ``paths``; none moved),
-        or what :meth:`_restore` says; a restore's answer has the note's ``opening`` lines. A
-        restore counts one search hit of the note under ``call_id`` (the hook's call): the plugin
-        answers that search itself, with no ``path`` the scanner reads, so the scanner counts
-        none for it (tests/live: the judged record). Past ``answer_by`` (the hook's deadline,
-        epoch seconds) the hook has let the search run without the note: the restore stands
-        (the next search finds it), but no hit is counted and ``late`` says so."""
+        The answer's ``outcome``: ``none``, ``tied`` (archived notes the query names as well,
+        their ``paths``; none moved), ``left_alone``, or what :meth:`_restore` says; a restore
+        has the note's ``opening`` lines and counts one search hit under ``call_id``, since the
+        plugin answers that search itself and the scanner counts none. Past ``answer_by`` (the
+        hook's deadline) the restore stands but no hit is counted, and ``late`` says so."""
         from .mover import mover_for
         from .policy.restore_match import best_match, tied_matches, top_matches
 
@@ -470,8 +393,7 @@ class RestoreOnDemand:
             return none
         mover = mover_for(store, self.paths)
         texts = {str(a.move_id): t for a in pool if (t := self._text(mover, a)) is not None}
-        # the workspace's notes are read only when an archived note passes the threshold: most
-        # searches name none, and a hook's time is the agent's
+        # the workspace is read only when an archived note passes the threshold (rarely)
         leaders = top_matches(query, texts)
         if not leaders[0]:
             return none
@@ -479,9 +401,8 @@ class RestoreOnDemand:
         present = {k: v for k, v in self._present_texts(agent).items() if k not in srcs}
         found = best_match(query, texts, present, leaders)
         if found is None:
-            # Two or more archived notes the query names as well: none comes back by itself
-            # (which one is wanted, the asker knows); their paths are the answer, for a caller
-            # that shows them (a read of one brings it back). The plugin only logs them.
+            # Archived notes the query names as well: none comes back by itself; their paths
+            # are the answer (a read of one brings it back).
             tied = tied_matches(query, texts, present, leaders)
             if tied:
                 by_id = {str(a.move_id): a for a in pool}
@@ -501,7 +422,7 @@ class RestoreOnDemand:
             if answer_by is not None and time.time() > answer_by:
                 event["late"] = True  # the agent got the search's own answer, not this note
             else:
-                self._count_search(store, search, event["path"], found[1])
+                self._count_hit(store, search, event["path"], "search", found[1])
             event["opening"] = opening_of(texts[found[0]].split("\n", 1)[-1])
         return event
 
@@ -539,15 +460,16 @@ class RestoreOnDemand:
         events: list[dict[str, Any]] = []
         restored_ids: set[int] = set()
         present_by_agent: dict[str, dict[str, str]] = {}
+
+        def pool_for(call: Search) -> list[Archived]:
+            self._seen[(call.agent, call.call_id)] = call.ts
+            found = candidates_for(call, archived, workspaces)
+            return [a for a in found if a.move_id not in restored_ids]
+
         for read, got_text in reads:
-            self._seen[(read.agent, read.call_id)] = read.ts
-            pool = [
-                a
-                for a in candidates_for(read, archived, workspaces)
-                if a.move_id not in restored_ids
-            ]
-            # An empty read names the note's own path; a read with text, its archived copy
-            # (the agent read it where the archive is): either way the note goes home.
+            pool = pool_for(read)
+            # An empty read names the note's own path; a read with text, its archived copy:
+            # either way the note goes home.
             asked_in = workspaces.get(read.agent, ())
             chosen = archived_at_path(
                 read.query, asked_in, pool, copy=got_text, traits_of=archive_traits(asked_in)
@@ -560,19 +482,10 @@ class RestoreOnDemand:
                 if event["outcome"] == "restored":
                     restored_ids.add(chosen.move_id)
                     if not got_text:  # (a copy's read was counted, under the note's name)
-                        self._count_read(store, read, event["path"])
+                        self._count_hit(store, read, event["path"], "get")
         for search in searches:
-            self._seen[(search.agent, search.call_id)] = search.ts
-            pool = [
-                a
-                for a in candidates_for(search, archived, workspaces)
-                if a.move_id not in restored_ids
-            ]
-            texts = {}
-            for a in pool:
-                text = self._text(mover, a)
-                if text is not None:
-                    texts[str(a.move_id)] = text
+            pool = pool_for(search)
+            texts = {str(a.move_id): t for a in pool if (t := self._text(mover, a)) is not None}
             found = None
             if texts:
                 if search.agent not in present_by_agent:
@@ -606,12 +519,8 @@ class RestoreOnDemand:
         return events
 
     def _forget_gone(self, archived: list[Archived]) -> None:
-        """Drop what is kept about archives no longer there (restored, undone, deleted).
-
-        The daemon runs for months and expire archives every month: remembered texts (up
-        to ``MAX_TEXT_BYTES`` each) and outcomes of every archive ever made would only grow.
-        An outcome forgotten here is still found in the recent events, if it comes back.
-        """
+        """Drop what is kept about archives no longer there, so the memos of a daemon running
+        for months do not grow (a forgotten outcome is still in the recent events)."""
         live = {a.dst for a in archived}
         for dst in [d for d in self._texts if d not in live]:
             del self._texts[dst]
@@ -641,9 +550,8 @@ class RestoreOnDemand:
         log: Any,  # memoryd.log.get_logger's
         trigger: str = "search",
     ) -> dict[str, Any] | None:
-        """Restore ``a`` for ``search`` (or a read: ``trigger``), or say why not; None when
-        that was said before, or when another process (a recall, ``memoryd restore``) brought
-        the note back meanwhile."""
+        """Restore ``a`` for ``search`` (or a read: ``trigger``), or say why not; None when that
+        was said before, or when another process brought the note back meanwhile."""
         from . import faults
         from .move_files import MoveError
 
@@ -666,9 +574,7 @@ class RestoreOnDemand:
         left_alone = self._left_alone(a)
         if left_alone is None:
             try:
-                undo_id = mover.undo(
-                    a.move_id, batch=restore_on_demand_batch(), unchanged=True
-                )
+                undo_id = mover.undo(a.move_id, batch=restore_on_demand_batch(), unchanged=True)
             except (MoveError, OSError) as exc:
                 if not self._live(store, a):
                     return None  # a recall or a restore took it back first: it is back
@@ -683,9 +589,8 @@ class RestoreOnDemand:
                     return event
         if left_alone is not None:
             faults.point("ondemand.left_alone")
-            # A file at the note's name may be memoryd's own move still in flight (a hand
-            # restore or a recall placed it and has not journaled it yet): it holds the
-            # journal's lock until it has, so the row is read again under that lock.
+            # A file at the note's name may be memoryd's own move still in flight, which holds
+            # the journal's lock until journaled: read the row again under that lock.
             with mover.settled():
                 if not self._live(store, a):
                     return None  # brought back by that move: not a conflict
@@ -713,8 +618,7 @@ class RestoreOnDemand:
 
     @staticmethod
     def _live(store: Store, a: Archived) -> bool:
-        """Whether ``a``'s journal entry still holds the note in the archive (no recall, hand
-        restore or re-archive moved it on since the archive was listed)."""
+        """Whether ``a``'s journal entry still holds the note in the archive."""
         from .move_journal import superseded_by
 
         row = store.conn.execute("SELECT state FROM moves WHERE id = ?", (a.move_id,)).fetchone()
@@ -739,25 +643,16 @@ class RestoreOnDemand:
             return False
 
     @staticmethod
-    def _count_read(store: Store, read: Search, rel: str) -> None:
-        """Count a read answered empty, whose file came back after it, once as its hit: the
-        scanner counted none (no text came back), and the agent did ask for the note."""
-        with store.transaction():
-            store.conn.execute(
-                "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query) "
-                "VALUES (?, ?, ?, 'get', ?, ?)",
-                (read.agent, read.call_id, rel, read.ts, read.query),
-            )
-
-    @staticmethod
-    def _count_search(store: Store, search: Search, rel: str, score: float) -> None:
-        """Count a search the plugin answered with the note it brought back, once, as that
-        search's one result (the scanner finds no path in that answer)."""
+    def _count_hit(
+        store: Store, call: Search, rel: str, kind: str, score: float | None = None
+    ) -> None:
+        """Count once a hit the scanner could not see: a read answered empty whose note came
+        back after it (``get``), or a search the plugin answered with the note (``search``)."""
         with store.transaction():
             store.conn.execute(
                 "INSERT OR IGNORE INTO hits(agent, call_id, memory_path, kind, ts, query, "
-                "score) VALUES (?, ?, ?, 'search', ?, ?, ?)",
-                (search.agent, search.call_id, rel, search.ts, search.query, score),
+                "score) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (call.agent, call.call_id, rel, kind, call.ts, call.query, score),
             )
 
     def _record(self, store: Store, event: Mapping[str, Any], counter: str) -> None:

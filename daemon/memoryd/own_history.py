@@ -1,17 +1,12 @@
 """The user's own history as the replay reads it, and what ``likely`` learns from it.
 
-Imperative shell around :mod:`memoryd.policy.replay` and
-:mod:`memoryd.policy.calibration`: it reads the workspace's files, the files memoryd
-archived (from the journal), the hits with their strength and the search queries
-(:func:`gather`, what ``memoryd simulate`` replays), and replays the configured
-``likely`` over the past runs of the expire schedule to get the calibration and cut it
-has learned by now (:func:`learned_policy`, what ``expire``, ``explain``, ``status``
-and the monthly job decide and print with). Computed from the state database, so the
-monthly run always uses the verdicts whose 60 days have passed by then (or all but
-``calibration.SHORT_BY`` of them, labelled with what had happened); what the run learned
-is recorded in the database and what a dry run, ``explain`` or ``reflect`` learned in
-:data:`LEARNED_FILE`, each reused until learning again would know more. Reads the
-database only.
+Imperative shell around :mod:`memoryd.policy.replay` and :mod:`memoryd.policy.calibration`:
+:func:`gather` reads the files (present and archived), the hits with their strength and the
+queries (what ``memoryd simulate`` replays); :func:`learned_policy` replays the configured
+``likely`` over the past runs of the expire schedule for the calibration and cut it has
+learned by now. What the expire run learned is recorded in the database, what a dry run,
+``explain`` or ``reflect`` learned in :data:`LEARNED_FILE`, each reused until learning again
+would know more. Reads the database only.
 """
 
 from __future__ import annotations
@@ -27,12 +22,8 @@ from typing import Any, NamedTuple
 
 
 def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
-    """Every fire time of the cron ``expr`` in ``tz`` within [start, end] (epoch seconds).
-
-    ``"off"`` (the job is switched off) replays the default expire schedule. Read with
-    :mod:`memoryd.timerules`, the parser configuration validation and ``status`` use, which a
-    property test holds to the APScheduler trigger the daemon fires with.
-    """
+    """Every fire time of the cron ``expr`` in ``tz`` within [start, end] (epoch seconds), by
+    :mod:`memoryd.timerules`; ``"off"`` replays the default expire schedule."""
     from .timerules import next_fire
 
     spec = _replayed_schedule(expr)
@@ -88,14 +79,13 @@ def gather(cfg: Any, paths: Any, store: Any, now: float, *, texts: bool = True) 
         for f in list_memory_files(ws, archive_excludes(ws, cfg.archive.dir))
     }
     on_disk = list(present)
-    with_texts = texts
-    text_of = {rel: read_text(ws, rel) for rel in present} if with_texts else {}
+    text_of = {rel: read_text(ws, rel) for rel in present} if texts else {}
     for rel, where in archived_files(paths, store):
         if rel in present:
             continue  # re-created (or back) at its old path: today's file counts
         st = where.stat()
         present[rel] = (st.st_size, st.st_mtime)
-        if with_texts:
+        if texts:
             text_of[rel] = read_text(where.parent, where.name)
     # Hits and marks under another spelling of a file (a Mac's case- and normalization-
     # insensitive names) are that file's, as in every plan (docs/paths.md).
@@ -165,22 +155,16 @@ class KeptReplay(NamedTuple):
 
 
 def kept_replay(conn: Any, agents: Any, present: Any, now: float) -> KeptReplay | None:
-    """The replay's hits of the files in ``present`` with the strength the database keeps
-    with each (``hits.strong_from``: :mod:`memoryd.kept_strength`), in the order recorded,
-    what :func:`replay_hits_ranked` gives from every row ranked again: no call ranked in
-    Python, each hit made by SQLite as the replay takes it. None when the kept strength
-    cannot stand for ranking every call again: the column is missing or its fill pending,
-    or the workspace is one of several (its agents' rows are read as
-    :func:`memoryd.strength.load_hit_rows` reads them).
+    """The replay's hits of the files in ``present`` from the strength kept with each
+    (``hits.strong_from``: :mod:`memoryd.kept_strength`), in the order recorded: what
+    :func:`replay_hits_ranked` gives, with no call ranked in Python. None when the kept
+    strength cannot stand for ranking again (missing, its fill pending, or the workspace one
+    of several).
 
-    The kept strength says from when a hit is strong (a get, or a search result retrieved
-    first or of unknown rank: at its own time; one read later: at that read; never: NULL),
-    not its rank; the replay asks no more of a hit than that
-    (:func:`memoryd.policy.replay.is_strong` at a time not before it). So a hit strong at
-    its own time is replayed as a first result (rank 1), another as one ranked lower
-    (rank 2) read at its ``strong_from``, or never read. A replay allows no clock skew
-    (:func:`memoryd.hit_counts.hit_counts` with skew=0): a hit dated after now has not
-    happened yet, as at each run t only hits with ts <= t count."""
+    The kept strength says from when a hit is strong, not its rank, and the replay asks no
+    more (:func:`memoryd.policy.replay.is_strong`): a hit strong at its own time is replayed
+    as rank 1, another as rank 2 read at its ``strong_from``, or never read. No clock skew:
+    a hit dated after now has not happened yet."""
     from itertools import compress
     from operator import itemgetter
 
@@ -198,8 +182,8 @@ def kept_replay(conn: Any, agents: Any, present: Any, now: float) -> KeptReplay 
     ).fetchall()
     wanted = compress(rows, map(present.__contains__, map(itemgetter(0), rows)))
     hits = list(map(functools.partial(tuple.__new__, ReplayHit), wanted))
-    # each call at its first hit in the order recorded (the row of the least id: SQLite
-    # takes a bare column from the row min() picks), with its query (None: not recorded)
+    # each call at its first hit (SQLite takes a bare column from the row min() picks),
+    # with its query (None: not recorded)
     calls = conn.execute(
         "SELECT h.ts, c.query FROM (SELECT agent, call_id, ts, min(id) AS first FROM hits"
         " WHERE kind = 'search' AND ts <= ? GROUP BY agent, call_id) AS h"
@@ -209,8 +193,7 @@ def kept_replay(conn: Any, agents: Any, present: Any, now: float) -> KeptReplay 
     ).fetchall()
     first_hit = dict(
         conn.execute(
-            "SELECT memory_path, min(CASE WHEN ts <= ? THEN ts END) FROM hits"
-            " GROUP BY memory_path",
+            "SELECT memory_path, min(CASE WHEN ts <= ? THEN ts END) FROM hits GROUP BY memory_path",
             (now,),
         ).fetchall()
     )
@@ -220,7 +203,7 @@ def kept_replay(conn: Any, agents: Any, present: Any, now: float) -> KeptReplay 
 def replay_hits_ranked(
     rows: Any, present: Any, now: float
 ) -> tuple[list[Any], dict[tuple[str, str], float]]:
-    """:func:`replay_hits_from_kept`'s values from hit rows (``HitRow``), every call ranked
+    """:func:`kept_replay`'s hits and calls from hit rows (``HitRow``), every call ranked
     again (:func:`memoryd.strength.strength_pairs`). Pure."""
     from .policy.replay import ReplayHit
     from .strength import strength_pairs
@@ -241,17 +224,12 @@ def replay_hits_ranked(
 
 def learned_policy(cfg: Any, paths: Any, store: Any, now: float, *, fresh: bool = False) -> Any:
     """The configured policy as it decides now: ``likely`` with the calibration and cut
-    learned from the user's past verdicts whose 60 days have (nearly) passed (its
-    ``calibration`` None when there are too few: the generic chance); any other policy
-    as named. Never raises on a damaged history: a failure leaves the generic model.
+    learned from the user's past verdicts whose 60 days have (nearly) passed (None: too
+    few, the generic chance); any other policy as named. A failure leaves the generic model.
 
-    Learning replays the whole history (seconds on years of hits), so the expire job
-    (``fresh``) learns and records it (:func:`record_calibration`), and a dry run,
-    ``explain`` or ``reflect`` reuse the record while it is still what learning would
-    give: no run of the schedule has come within ``SHORT_BY`` of its 60 days, nor had them
-    all pass (its track record), since it was made. When no run has recorded one (or
-    its record is out of date), what they learn is kept in :data:`LEARNED_FILE` under the
-    same rule, so only the first of them pays for the replay until new verdicts are due."""
+    Learning replays the whole history, so the expire job (``fresh``) learns afresh, and
+    other commands reuse a record (the job's, else :data:`LEARNED_FILE`) while it is still
+    what learning would give (:func:`calibration_stale_at`)."""
     from .policy import candidates as pc
 
     policy = configured_policy(cfg)
@@ -262,7 +240,7 @@ def learned_policy(cfg: Any, paths: Any, store: Any, now: float, *, fresh: bool 
         if stored is not False:
             return policy.calibrated(stored)
     try:
-        cal = calibration_now(cfg, paths, store, now, policy)
+        cal = learn(cfg, gather(cfg, paths, store, now, texts=False), now, policy)
     except (OSError, ValueError, ArithmeticError) as exc:  # a clear line, then generic
         from .log import get_logger
 
@@ -275,9 +253,8 @@ def learned_policy(cfg: Any, paths: Any, store: Any, now: float, *, fresh: bool 
 
 
 def reusable_learned(cfg: Any, paths: Any, store: Any, now: float, policy: Any) -> Any:
-    """What ``policy`` (a learning ``likely``) learned before and would learn again now:
-    the expire run's record, else the saved calibration (None: not yet calibrated);
-    False when it must be learned (:func:`learn`)."""
+    """What a learning ``likely`` learned before and would learn again now: the expire run's
+    record, else the saved one (None: not yet calibrated); False when it must be learned."""
     stored = stored_calibration(cfg, store, now, policy)
     return saved_calibration(cfg, paths, now, policy) if stored is False else stored
 
@@ -287,9 +264,8 @@ LEARN_AGAIN_AFTER_FAILURE = 3600.0  # seconds: the daemon's next try when it kep
 
 
 def _learned_key(cfg: Any) -> str:
-    """What learning reads from the configuration besides the target and floor (the
-    schedule it replays, its time zone, which files are protected): a saved calibration
-    learned under another is learned again."""
+    """What learning reads from the configuration besides the target and floor: a saved
+    calibration learned under another is learned again."""
     import json
 
     from .config import schedule_timezone
@@ -302,9 +278,8 @@ def _learned_key(cfg: Any) -> str:
 
 
 def saved_calibration(cfg: Any, paths: Any, now: float, policy: Any) -> Any:
-    """The calibration a dry run, ``explain`` or ``reflect`` learned and saved
-    (:func:`save_calibration`), read as :func:`stored_calibration` reads the expire
-    run's record and under the same rule; False when there is none to reuse."""
+    """The calibration a command saved (:func:`save_calibration`), under the rule of
+    :func:`stored_calibration`; False when there is none to reuse."""
     import json
 
     try:
@@ -317,11 +292,9 @@ def saved_calibration(cfg: Any, paths: Any, now: float, policy: Any) -> Any:
 
 
 def save_calibration(cfg: Any, paths: Any, policy: Any, now: float) -> None:
-    """Keep what was just learned for the next command (:func:`saved_calibration`).
-
-    Only beside an existing state database (a dry run on a new install creates no
-    state); written whole or not at all; a folder that cannot be written (another
-    user's install, a full disk) only means the next command learns again."""
+    """Keep what was just learned for the next command (:func:`saved_calibration`): only
+    beside an existing state database, written whole or not at all; a folder that cannot be
+    written only means the next command learns again."""
     import json
 
     from .fsutil import write_atomic
@@ -336,12 +309,8 @@ def save_calibration(cfg: Any, paths: Any, policy: Any, now: float) -> None:
 
 
 def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
-    """The recorded calibration (None: recorded as not yet calibrated), read at the
-    number of files it was recorded for, if learning now would give the same: recorded for the same
-    target and floor, and no fire time of the schedule in (recorded − 60 d + ``SHORT_BY``,
-    now − 60 d + ``SHORT_BY``] (no verdict has come within ``SHORT_BY`` of its 60 days
-    since: learning would use it) nor in (recorded − 60 d, now − 60 d] (none has had all
-    of them pass: its track record would count it). False when there is no such record."""
+    """The expire run's recorded calibration (None: recorded as not yet calibrated) if
+    learning now would give the same (:func:`reusable_calibration`); False when not."""
     import json
 
     try:
@@ -354,8 +323,7 @@ def stored_calibration(cfg: Any, store: Any, now: float, policy: Any) -> Any:
 def calibration_stale_at(cfg: Any, at: float) -> float:
     """The first moment a calibration learned at ``at`` is no longer what learning would
     give (``math.inf``: never): a run of the expire schedule comes within ``SHORT_BY`` of
-    its 60 days after ``at`` (a verdict is learned from then: ``cb.usable``), or has them
-    all pass (it counts in the track record then)."""
+    its 60 days after ``at`` (learned from then), or has them all pass (its track record)."""
     from .config import schedule_timezone
     from .policy import calibration as cb
     from .policy.candidates import DAY, HORIZON_DAYS
@@ -372,13 +340,10 @@ def calibration_stale_at(cfg: Any, at: float) -> float:
 
 
 def keep_learned(cfg: Any, paths: Any, store: Any, now: float) -> tuple[bool, float]:
-    """The daemon's part in :func:`learned_policy`: learn the configured policy's
-    calibration again, and save it, when what the expire job recorded or a command saved
-    is no longer what learning would give, so that no command a person runs pays for the
-    replay; (whether it learned and kept one, the moment to look again: when new verdicts
-    are due, ``math.inf`` when the policy learns nothing, :data:`LEARN_AGAIN_AFTER_FAILURE`
-    from now when none could be kept). Never raises on a damaged history
-    (:func:`learned_policy`)."""
+    """The daemon's part in :func:`learned_policy`: learn and save again when no record is
+    reusable, so no command a person runs pays for the replay. (Whether it learned and kept
+    one, the moment to look again: ``math.inf`` when the policy learns nothing,
+    :data:`LEARN_AGAIN_AFTER_FAILURE` from now when none could be kept.)"""
     from .policy import candidates as pc
 
     policy = configured_policy(cfg)
@@ -395,8 +360,7 @@ def keep_learned(cfg: Any, paths: Any, store: Any, now: float) -> tuple[bool, fl
 
 
 def _reused_record_at(cfg: Any, paths: Any, store: Any, now: float, policy: Any) -> float | None:
-    """When the record a command would reuse now was made (the expire run's, else the
-    saved one: :func:`reusable_learned`); None when there is none to reuse."""
+    """When the record :func:`reusable_learned` would reuse now was made; None: none."""
     import json
 
     try:
@@ -411,8 +375,8 @@ def _reused_record_at(cfg: Any, paths: Any, store: Any, now: float, policy: Any)
 
 
 def reusable_calibration(cfg: Any, doc: Any, now: float, policy: Any) -> Any:
-    """The calibration a record (:func:`calibration_record`'s document) holds, if
-    learning now would give the same (:func:`stored_calibration`); False when not."""
+    """The calibration a record (:func:`calibration_record`'s document) holds, if learning
+    now would give the same (same target and floor, not stale); False when not."""
     from .policy import calibration as cb
 
     if not isinstance(doc, dict) or not isinstance(doc.get("at"), (int, float)):
@@ -439,9 +403,7 @@ def reusable_calibration(cfg: Any, doc: Any, now: float, policy: Any) -> Any:
         )  # fmt: skip
         if not isinstance(doc.get("track", []), list):
             return False
-        # a record of another shape (another count of inputs, knots without their rates,
-        # groups without their offsets: an older memoryd's, or edited) is learned again
-        # rather than crash every reader
+        # a record of another shape (an older memoryd's, or edited) is learned again
         if len(cal.knots_x) != len(cal.knots_y) or len(cal.groups) != len(cal.group_coef):
             return False
         if cal.track and not (len(cal.track) == 2 and 0 <= cal.track[0] <= cal.track[1]):
@@ -467,18 +429,10 @@ def configured_policy(cfg: Any) -> Any:
     return policy
 
 
-def calibration_now(cfg: Any, paths: Any, store: Any, now: float, policy: Any) -> Any:
-    """The calibration ``policy`` (a learning ``likely``) has learned by ``now`` from the
-    state database (:func:`learn` on :func:`gather`). None below the minimum."""
-    return learn(cfg, gather(cfg, paths, store, now, texts=False), now, policy)
-
-
 def learn(cfg: Any, data: dict[str, Any], now: float, policy: Any) -> Any:
-    """What ``policy`` (a learning ``likely``) has learned by ``now`` from ``data`` (what
-    :func:`gather` returns): its verdicts at every past run of the expire schedule,
-    replayed as ``simulate`` does, whose 60 days have passed (or all but ``SHORT_BY``:
-    :func:`memoryd.policy.calibration.usable`); read at today's number of files, with its
-    track record. None below the minimum. The expire job and ``simulate`` both ask this."""
+    """What a learning ``likely`` has learned by ``now`` from :func:`gather`'s ``data``: its
+    replayed verdicts at past runs whose 60 days have (nearly) passed, read at today's
+    number of files, with its track record. None below the minimum."""
     from .policy import calibration as cb
     from .policy import replay as rp
     from .policy.candidates import DAY, HORIZON_DAYS
@@ -499,8 +453,7 @@ def learn(cfg: Any, data: dict[str, Any], now: float, policy: Any) -> Any:
     )
     if cal is None:
         return None
-    # its track record: the chance printed at the past calibrated runs whose 60 days are
-    # over, against what followed (the table `simulate` prints, and its check)
+    # its track record: the chance printed at past calibrated runs whose 60 days are over
     horizon = HORIZON_DAYS * DAY
     shown = [
         c

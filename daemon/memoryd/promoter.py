@@ -16,17 +16,12 @@ promoted. Tables (migration 14):
   undo), one row each, written durably before the file changes (``intent``), holding the
   file's bytes as memoryd read them.
 
-A rewrite, under the mover's lock (no move, restore or retire meanwhile): the new file is
-written beside the old one and the two names are swapped in one step (:func:`.fsutil.exchange`,
-so a session starting meanwhile reads one or the other, never none); the file now under the
-temporary name must be what memoryd read, else a save landed in between: it is swapped back
-and wins (:class:`Changed`; the caller reads again and plans again). Where names cannot be
-swapped, the file is renamed aside, checked, and the new one linked in (a save made before the
-rename gets its name back; one made while there was no file wins, the old file is kept at
-``<file>.memoryd-kept-p<id>``), as :class:`.retirer.Retirer` does it, whose pieces this
-uses. :meth:`Promoter.repair` finishes or rolls back
-a rewrite a crash stopped: the file holding the new bytes is done; holding the old, rolled
-back; anything else is a save, which stays.
+A rewrite goes as :class:`.retirer.Retirer`'s do, with its pieces: under the mover's lock,
+swapped in one step (else through an aside name), and a save that landed in between wins
+(:class:`Changed`: the caller reads and plans again; a leftover is kept at
+``<file>.memoryd-kept-p<id>``). :meth:`Promoter.repair` finishes or rolls back a rewrite a
+crash stopped: the file holding the new bytes is done, the old rolled back; anything else is
+a save, which stays.
 """
 
 from __future__ import annotations
@@ -42,8 +37,8 @@ from typing import Any, NamedTuple
 from . import faults
 from .fsutil import exchange, fsync_dir, write_new
 from .locks import held
-from .move_files import make_folders, side_name
-from .retirer import Changed, _give_back, _read, _swap, _unlink, sha
+from .move_files import make_folders
+from .retirer import Changed, _give_back, _names, _read, _swap, _unlink, sha
 from .retirer import _keep as _keep_at
 from .store import Store
 
@@ -87,14 +82,8 @@ class Promoter:
     def locked(self) -> Iterator[None]:
         """The mover's lock (no move, restore, retire or other promotion step meanwhile);
         re-entered freely by this object."""
-        if self._lock is None or self._depth:
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-            return
-        with held(self._lock):
+        lock = None if self._depth else self._lock
+        with held(lock) if lock is not None else contextlib.nullcontext():
             self._depth += 1
             try:
                 yield
@@ -268,7 +257,7 @@ class Promoter:
             )
 
     def _place(self, row_id: int, path: Path, expect: bytes | None, new: bytes | None) -> None:
-        tmp, aside = _tmp_name(path, row_id), _aside_name(path, row_id)
+        tmp, aside = _names(path, row_id, "p")
         mode = 0o644
         if expect is not None:
             with contextlib.suppress(OSError):
@@ -350,7 +339,7 @@ class Promoter:
     def _repair_one(
         self, row_id: int, path: Path, before: bytes | None, after_sha: str
     ) -> tuple[str, str]:
-        tmp, aside = _tmp_name(path, row_id), _aside_name(path, row_id)
+        tmp, aside = _names(path, row_id, "p")
         now = read_or_none(path) if os.path.lexists(path) else None
         put = read_or_none(aside) if os.path.lexists(aside) else None
         if put is not None:
@@ -384,14 +373,6 @@ class Promoter:
         if left is not None:
             os.unlink(tmp)
         return "rolled_back", "saved meanwhile; the save stays"
-
-
-def _tmp_name(path: Path, row_id: int) -> Path:
-    return side_name(path, ".", f".memoryd-p{row_id}.new")
-
-
-def _aside_name(path: Path, row_id: int) -> Path:
-    return side_name(path, ".", f".memoryd-p{row_id}.aside")
 
 
 def _keep(path: Path, dest: Path, row_id: int) -> Path:

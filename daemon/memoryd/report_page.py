@@ -89,14 +89,10 @@ def file_heat(
     rows.sort(key=lambda r: (-sum(r.counts), r.label))
     left = len(rows) - FILES_SHOWN
     silent = len(listed - {r.label for r in rows})
-    more = ", ".join(
-        part
-        for part in (
-            f"{left:,} more files had hits in these weeks (fewer)" if left > 0 else "",
-            f"{silent:,} memory files had none" if silent else "",
-        )
-        if part
-    )
+    parts = [f"{left:,} more files had hits in these weeks (fewer)"] if left > 0 else []
+    if silent:
+        parts.append(f"{silent:,} memory files had none")
+    more = ", ".join(parts)
     return Heatmap(
         "files", "Use per file, by week",
         f"Hits per memory file in each of the last {len(starts)} weeks (Monday to Sunday),"
@@ -167,13 +163,9 @@ def run_views(
 def build_page(
     paths: Paths, store: Store, snap: Any, doc: Mapping[str, Any], now: float
 ) -> Page:
-    """The page's values (``snap``: reflect's :class:`memoryd.signals.Snapshot`; ``doc``:
-    its report document).
-
-    The cyclic garbage collector is paused meanwhile (in the daemon too, as a scan pauses
-    it): the rows of a year of MEMORY.md hits are tens of thousands of small tuples and no
-    cycles, and beside reflect's snapshot each collection pass walks all of it (the rows'
-    read took four to six times as long with it on: docs/benchmarks.md)."""
+    """The page's values (``snap``: reflect's :class:`memoryd.signals.Snapshot`; ``doc``: its
+    report document). The cyclic garbage collector is paused meanwhile: the many small
+    tuples read hold no cycles, and each pass would walk them all (docs/benchmarks.md)."""
     collecting = gc.isenabled()
     gc.disable()
     try:

@@ -129,22 +129,26 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]
     return [*out, ""]
 
 
+def _rows(docs: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[tuple[Any, ...]]:
+    """Table rows of ``docs``: the path as code, then the values of ``keys``."""
+    return [(Code(d["path"]), *(d[k] for k in keys)) for d in docs]
+
+
+_FILE_COLUMNS = (
+    "hits_7d",
+    "hits_30d",
+    "hits_total",
+    "last_hit",
+    "activation",
+    "trend",
+    "sparkline",
+)
+
+
 def _files_table(rows: Sequence[dict[str, Any]]) -> list[str]:
     return md_table(
         ("file", "7 d", "30 d", "total", "last hit", "activation", "trend", "daily hits, 30 d"),
-        [
-            (
-                Code(r["path"]),
-                r["hits_7d"],
-                r["hits_30d"],
-                r["hits_total"],
-                r["last_hit"],
-                r["activation"],
-                r["trend"],
-                r["sparkline"],
-            )
-            for r in rows
-        ],
+        _rows(rows, _FILE_COLUMNS),
     )
 
 
@@ -184,9 +188,7 @@ def render_reflect(doc: dict[str, Any]) -> str:
         ),
         f"## Never hit ({len(doc['never_hit'])})",
         "",
-        *md_table(
-            ("file", "age (days)"), [(Code(r["path"]), r["age_days"]) for r in doc["never_hit"]]
-        ),
+        *md_table(("file", "age (days)"), _rows(doc["never_hit"], ("age_days",))),
         "## Scores",
         "",
         "Score = keyword × 0.4 + time × 0.2 + access × 0.2 + tag × 0.2, measured against the "
@@ -194,18 +196,7 @@ def render_reflect(doc: dict[str, Any]) -> str:
         "",
         *md_table(
             ("file", "score", "keyword", "time", "access", "tag", "best query"),
-            [
-                (
-                    Code(s["path"]),
-                    s["score"],
-                    s["keyword"],
-                    s["time"],
-                    s["access"],
-                    s["tag"],
-                    s["query"],
-                )
-                for s in doc["scores"]
-            ],
+            _rows(doc["scores"], ("score", "keyword", "time", "access", "tag", "query")),
         ),
         f"## What expire would do next ({len(doc['expire_next']['archive'])} to archive)",
         "",

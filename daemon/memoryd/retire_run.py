@@ -85,8 +85,7 @@ def _hit_rows(store: Store, rel: str) -> list[HitRow]:
     columns = {r[1] for r in store.conn.execute("PRAGMA table_info(hits)")}
     anchor = "anchor" if "anchor" in columns else "NULL"
     sql = f"SELECT ts, start_line, end_line, {anchor} FROM hits WHERE memory_path = ?"
-    # (a year of hits on a 1 MB MEMORY.md is tens of thousands of rows: starmap builds them
-    # at C speed, a comprehension of HitRow(*r) cost the dry run a tenth of its time)
+    # (starmap builds the many rows at C speed: HitRow(*r) a row cost the dry run a tenth)
     return list(starmap(HitRow, store.conn.execute(sql, (rel,)).fetchall()))
 
 

@@ -1,55 +1,16 @@
 """The shell that rewrites a note and its archive file for ``retire`` (and back for
 ``restore --last``), journaled and compare-and-swap, so that no crash and no edit loses text.
 
-One rewrite is one row of the ``retires`` table (migration 12), written durably before
-anything changes, holding every byte of the note as the plan read it (``before``), the
-sha256 of what replaces it (``after_sha``) and the archive file's bytes before and the sha256
-after. Then, under the mover's lock (``mover.lock``: no move, restore or other retire runs
-meanwhile):
-
-1. the archive file is written whole (temp file, fsync, rename): the sections are there
-   before they leave the note;
-2. the new note is written to ``.<name>.memoryd-r<id>.new`` beside it (fsynced);
-3. the two names are swapped in one step (:func:`.fsutil.exchange`): the note's name never
-   names nothing, so an OpenClaw session starting meanwhile reads one note or the other,
-   never none. The file now under the temporary name is checked to hold ``before`` byte for
-   byte: an editor's save or a dreaming rewrite that landed after the plan read it is
-   swapped back and wins (the archive goes back, the caller plans again);
-4. where names cannot be swapped (an old kernel or libc, a file system that refuses), the
-   note is renamed aside to ``.<name>.memoryd-r<id>.aside``, checked the same way, and the
-   new note linked to its name, which fails if a save created the note again meanwhile (that
-   save wins the same way);
-5. the aside and the temporary names go; the row is ``done``.
-
-=========================================  ===========================================
-a crash after                               the next acting command's repair
-=========================================  ===========================================
-the intent, or the archive write            the archive back as it was: rolled_back
-the swap (the note holds ``after_sha``,     the temporary file goes: done
-the temporary name ``before``)
-the swap, the note edited since             the edit stays, and the archive (it holds
-                                            what left the note): done
-the swap, which met a save                  the save gets its name back (by a swap: a
-                                            write since is kept); the archive back
-the swap met a save, the note edited since  the save kept at a visible name; the note and
-                                            the archive stay: rolled_back
-the rename aside (no note)                  the aside gets its name back: rolled_back
-the rename, a save made the note again      the save stays; the aside (``before``) kept at
-                                            a visible name; the archive left: rolled_back
-the link (note holds ``after_sha``, or is   the aside and temp go: done
-the temporary file, edited since)
-=========================================  ===========================================
-
-The rule under the table: the archive goes back only when the note holds the text again; a
-leftover that holds what a person wrote, or the only copy on disk of ``before``, is kept at
-``<note>.memoryd-kept-r<id>`` beside the note (visible, and no ``.md``: OpenClaw does not
-index it), never removed.
-
-An undo is a row of its own (``undo_of``), run through the same steps in the other order:
-the file that gains text is always written first, so an undo writes the note (its sections
-back) and only then the archive file without them; a crash between the two leaves the text in
-both, and repair, finding the note rewritten, writes the archive's journaled bytes
-(``archive_after``) to finish. Its ``before`` is the note as it is at the undo.
+One rewrite is one row of the ``retires`` table, written durably before anything changes,
+holding every byte of the note as the plan read it. Under the mover's lock the file that
+gains text is written first (a retire: the archive, then the note; an undo: the note, then
+the archive), and the new note is swapped in under the note's name in one step
+(:func:`.fsutil.exchange`; where names cannot be swapped, the note is renamed aside and the
+new one linked in). A save that landed after the plan read the note wins. What repair does
+after a crash at each step is the table in docs/sections.md ("Compare and swap, journaled");
+its rule: the archive goes back only when the note holds the text again, and a leftover that
+holds what a person wrote, or the only copy of ``before``, is kept at
+``<note>.memoryd-kept-r<id>`` (visible, no ``.md``), never removed.
 """
 
 from __future__ import annotations
@@ -109,10 +70,12 @@ def sha(data: bytes | None) -> str:
     return ABSENT if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _names(src: Path, row_id: int) -> tuple[Path, Path]:
+def _names(src: Path, row_id: int, tag: str = "r") -> tuple[Path, Path]:
+    """The temporary and the aside name of a rewrite (``tag``: ``r`` retire's, ``p``
+    promotion's)."""
     return (
-        side_name(src, ".", f".memoryd-r{row_id}.new"),
-        side_name(src, ".", f".memoryd-r{row_id}.aside"),
+        side_name(src, ".", f".memoryd-{tag}{row_id}.new"),
+        side_name(src, ".", f".memoryd-{tag}{row_id}.aside"),
     )
 
 
@@ -193,25 +156,27 @@ def _keep(path: Path, src: Path, row_id: int, tag: str = "r") -> Path:
     return kept
 
 
-def _keep_unless_new(row: RetireRow, path: Path, src: Path) -> Path | None:
-    """Remove a leftover holding the rewrite's own note; keep any other (its new path)."""
-    if not os.path.lexists(path):
-        return None
-    data = _peek(path)
-    if data is not None and sha(data) == row.after_sha:
-        _unlink(path)
-        return None
-    return _keep(path, src, row.id)
+def _keep_leftovers(
+    row: RetireRow, src: Path, paths: tuple[Path, ...], *, before_spare: bool = True
+) -> list[Path]:
+    """Remove each leftover holding the rewrite's own note (or, with ``before_spare``, the
+    journaled ``before``); keep any other at a visible name. The paths kept at."""
+    kept = []
+    for path in paths:
+        if not os.path.lexists(path):
+            continue
+        data = _peek(path)
+        if data is not None and (
+            sha(data) == row.after_sha or (before_spare and data == row.before)
+        ):
+            _unlink(path)
+        else:
+            kept.append(_keep(path, src, row.id))
+    return kept
 
 
-def _keep_unless_spare(row: RetireRow, path: Path, src: Path) -> Path | None:
-    """Remove a spare leftover; keep any other at a visible name (its path)."""
-    if not os.path.lexists(path):
-        return None
-    if _spare(row, path):
-        _unlink(path)
-        return None
-    return _keep(path, src, row.id)
+def _kept_at(kept: list[Path]) -> str:
+    return "".join(f"; kept at {k}" for k in kept)
 
 
 def _swap(tmp: Path, src: Path, point: str = "retire.exchange") -> bool:
@@ -373,9 +338,8 @@ class Retirer:
         faults.point("retire.swapped")
         if _read(tmp) == row.before:
             return
-        # The save gets its name back by the same swap; ``tmp`` holds the new note again,
-        # unless something wrote to it meanwhile: then that is kept, never removed. (Where
-        # the swap back fails, nothing is overwritten: the save stays at a name of its own.)
+        # The save gets its name back by the same swap; whatever ``tmp`` holds then that is
+        # not the new note is kept. (Where the swap back fails, the save keeps a name of its own.)
         if not exchange(tmp, src):
             kept = _keep(tmp, src, row.id)
             raise Changed(f"{src}: edited while memoryd rewrote it; the edit is kept at {kept}")
@@ -449,18 +413,14 @@ class Retirer:
         return out
 
     def _repair_one(self, row: RetireRow) -> tuple[str, str]:
-        """What a stopped rewrite left, finished or rolled back. The rule: the archive goes
-        back only when the note holds the text again (the plan's ``before``); a file that
-        holds what a person wrote, or the only copy of ``before``, is kept at a visible name
-        (:func:`_keep`), never removed."""
+        """What a stopped rewrite left, finished or rolled back, by the rule in the module
+        docstring."""
         src = self.check_path(row.src)
         self.check_path(row.archive)
         tmp, aside = _names(src, row.id)
         now = _read(src) if os.path.lexists(src) else None
-        # The rewrite happened when the note is the new one, or when the swap put ``before``
-        # under the temporary name (it held the new note until then), or when the new note
-        # was linked in (one file under both names): an edit since then stays, and so does the
-        # archive, which holds what left the note.
+        # The rewrite happened when the note is the new one, the swap put ``before`` under the
+        # temporary name, or the new note was linked in: an edit since stays, and the archive.
         swapped = _holds(tmp, row.before)
         linked = now is not None and _same_file(tmp, src)
         if now is not None and (sha(now) == row.after_sha or swapped or linked):
@@ -471,12 +431,12 @@ class Retirer:
             edited = sha(now) != row.after_sha
             if linked:
                 _unlink(tmp)  # (a second name of the note itself)
-            kept = [k for k in (_keep_unless_spare(row, f, src) for f in (tmp, aside)) if k]
+            kept = _keep_leftovers(row, src, (tmp, aside))
             archive = Path(row.archive)
             if _read(archive) == row.archive_before != row.archive_after:
                 self._write_archive(archive, row.archive_after)  # (its turn came after the note's)
             what = "note rewritten" + ("; edited since, the edit stays" if edited else "")
-            return "done", what + "".join(f"; kept at {k}" for k in kept)
+            return "done", what + _kept_at(kept)
         if now is None and _holds(aside, row.before):
             _give_back(aside, src)
             now = row.before
@@ -485,17 +445,15 @@ class Retirer:
         if now == row.before:
             if _holds(aside, row.before):
                 _unlink(aside)
-            kept = [k for k in (_keep_unless_spare(row, f, src) for f in (tmp, aside)) if k]
-            what = "note as it was" + "".join(f"; kept at {k}" for k in kept)
+            what = "note as it was" + _kept_at(_keep_leftovers(row, src, (tmp, aside)))
             return "rolled_back", f"{what}; {self._archive_back(row)}"
-        # The note is neither: saved anew while it was aside, or saved over before the swap.
-        # Whatever else is left, ``before`` included, holds text that may be nowhere else on
-        # disk: kept, and the archive stays as it is (text in both places, never in neither).
-        kept = [k for k in (_keep_unless_new(row, f, src) for f in (tmp, aside)) if k]
+        # The note is neither: saved anew while aside, or saved over before the swap. Whatever
+        # else is left may hold text that is nowhere else: kept, and the archive stays as it is.
+        kept = _keep_leftovers(row, src, (tmp, aside), before_spare=False)
         if not kept and now is not None and _holds_taken(row, now):
             return "rolled_back", f"note saved meanwhile; the save stays; {self._archive_back(row)}"
         what = "note saved meanwhile; the save stays; the archive left as it is"
-        return "rolled_back", what + "".join(f"; kept at {k}" for k in kept)
+        return "rolled_back", what + _kept_at(kept)
 
     def _give_save_back(
         self, row: RetireRow, src: Path, tmp: Path, aside: Path, now: bytes
@@ -505,6 +463,6 @@ class Retirer:
                 return "rolled_back", f"the save is kept at {_keep(tmp, src, row.id)}"
             os.replace(tmp, src)  # (where names cannot be swapped)
         fsync_dir(src.parent)
-        kept = [k for k in (_keep_unless_spare(row, f, src) for f in (tmp, aside)) if k]
-        what = "note saved meanwhile; the save stays" + "".join(f"; kept at {k}" for k in kept)
+        kept = _keep_leftovers(row, src, (tmp, aside))
+        what = "note saved meanwhile; the save stays" + _kept_at(kept)
         return "rolled_back", f"{what}; {self._archive_back(row)}"

@@ -1,21 +1,14 @@
 """A memory file's Markdown sections, and which of them a hit's text lies in (pure).
 
-The unit is the *section*: a heading line (ATX, ``#`` to ``######``, outside fenced code) and
-every line after it up to the next heading of any level; the text before the first heading
-is a section of its own, named ``(top)``. Sections are flat and disjoint, so their sizes add
-up to the file's and a hit's credit is never counted twice by nesting. ``MEMORY.md`` is kept
-as topics under ``##`` headings (dreaming appends under its own ``## …`` headings): one
-topic, one section; the bullet entries under it are its body.
+The unit is the *section*: a heading line (ATX, outside fenced code) and every line after it
+up to the next heading of any level; the text before the first heading is ``(top)``. Sections
+are flat and disjoint, so a hit's credit is never counted twice by nesting.
 
-A hit is anchored on its *text*, not on its line numbers: OpenClaw and dreaming rewrite
-``MEMORY.md``, and a year-old search met by a first scan names lines of a file that has
-changed since. At ingest, :func:`chunk_anchor` turns each chunk a hit returned (the search
-result's ``snippet``, the ``text`` of a ``memory_get``) into fingerprints of its lines,
-heading lines included; they are stored with the hit. :func:`place` later finds those lines
-in the file as it is now: the sections holding them get the credit, wherever the lines moved.
-A line found in several places is taken at the one nearest to the recorded range; a hit none
-of whose lines is found any more is *unplaced* (counted for the file, shown as such). Hits
-stored before anchors existed have only their line range: :func:`place` uses it, and says so.
+A hit is anchored on its *text*, not its line numbers, since OpenClaw and dreaming rewrite
+``MEMORY.md``: :func:`chunk_anchor` stores fingerprints of a chunk's lines with the hit, and
+:func:`place` finds those lines in the file as it is now (docs/sections.md, "How a hit is
+credited"); a hit none of whose lines is found is *unplaced*, one stored before anchors is
+placed by its line range.
 """
 
 from __future__ import annotations
@@ -37,10 +30,8 @@ MIN_LINE_CHARS = 3
 HEAD_LINES = 3
 MAX_PRINTS = 24
 WHOLE_FILE = "*"  # the anchor of a memory_get that read the whole file
-# The recall annotations dreaming ends a promoted entry with (``<!-- trigger: … -->``,
-# ``<!-- importance: N -->``, ``<!-- project: … -->``), which OpenClaw 2026.9.6 cuts out of a
-# search snippet (``stripMemoryAnnotationCarriers``: only such a comment closed on its own
-# line; then the blanks it leaves at the line's end).
+# The recall annotations dreaming ends a promoted entry with, which OpenClaw cuts out of a
+# search snippet (``stripMemoryAnnotationCarriers``; docs/sections.md).
 _ANNOTATION = re.compile(r"<!--\s*(?:trigger|importance|project)\s*:", re.IGNORECASE)
 TOP = "(top)"
 
@@ -134,15 +125,9 @@ def without_annotations(line: str) -> str:
 
 
 def chunk_anchor(start: int | None, end: int | None, text: str) -> str:
-    """What is stored of one chunk of a hit: ``start:end:fp.fp…`` (a range may be empty).
-
-    The fingerprints of the chunk's first line of 3 characters or more (which names the
-    section it starts in) and of every heading line after it (each names a section it
-    covers), not of every line: this runs for every new hit a scan records, and on the
-    memory-heavy corpus a fingerprint of each line, made for every result parsed, cost the
-    scan two thirds more instructions. OpenClaw's snippet is a slice of the file's lines, so
-    no folding is needed.
-    """
+    """What is stored of one chunk of a hit: ``start:end:fp.fp…`` (a range may be empty): the
+    fingerprints of its first line of 3 characters or more and of every heading line after
+    it, not of every line (a scan makes one for every new hit: docs/sections.md)."""
     crc = zlib.crc32
     prints = []
     at, n = 0, len(text)
@@ -241,12 +226,9 @@ def place(index: FileIndex, anchor: str | None, start: int | None, end: int | No
 
 
 class Placer:
-    """Places the hits of one file as it is now, remembering what each chunk's lines said.
-
-    A year of hits on a 1 MB MEMORY.md is tens of thousands of anchors, most of them chunks
-    whose lines the file has once: what those lines name does not depend on the recorded
-    range, so it is worked out once per distinct set of fingerprints (the anchor is read in
-    one pass here)."""
+    """Places the hits of one file as it is now, remembering what each chunk's lines said:
+    what they name does not depend on the recorded range, so it is worked out once per
+    distinct set of fingerprints."""
 
     def __init__(self, index: FileIndex) -> None:
         self.index = index

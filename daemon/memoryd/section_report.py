@@ -83,11 +83,9 @@ def _where(sec: Section, loaded: tuple[tuple[int, int], ...], cut: FileCut | Non
 def group_hits(
     rows: Iterable[tuple[float, int | None, int | None, str | None]], upto: float
 ) -> dict[tuple[str | None, int | None, int | None], list[float]]:
-    """The times of the hits up to ``upto``, by what places them: (anchor, start, end).
-
-    Many searches return the same chunk, and a hit's place depends on these three alone, so
-    each distinct key is placed once (``rows``: :class:`HitRow` or plain tuples in its order,
-    as the state database returns them)."""
+    """The times of the hits up to ``upto``, by what places them: (anchor, start, end), so
+    each distinct key is placed once (``rows``: :class:`HitRow` or plain tuples in its
+    order)."""
     groups: dict[tuple[str | None, int | None, int | None], list[float]] = {}
     get = groups.get
     for ts, start, end, anchor in rows:
@@ -137,10 +135,7 @@ def sections_report(
 ) -> SectionsReport:
     """Every section of ``text`` with its hits as of ``now`` (a hit up to ``skew`` after
     ``now`` counts, as :func:`memoryd.hit_counts.hit_counts` counts it). ``rows``: :class:`HitRow`
-    or plain tuples in its order.
-
-    (A year of hits on a 1 MB MEMORY.md is tens of thousands: the rows are grouped by what
-    places them, each group placed once with its counts; docs/benchmarks.md.)"""
+    or plain tuples in its order; grouped by what places them, each group placed once."""
     return report_of_groups(text, count_groups(rows, now, skew), cut)
 
 
@@ -200,11 +195,9 @@ def load_section_groups(
     conn: sqlite3.Connection, rel: str, agents: Sequence[str] | None, now: float,
     skew: float = DAY,
 ) -> list[HitGroup]:
-    """:func:`count_groups` of the hits of ``rel`` (``agents``: theirs only), done by SQLite:
-    migration 13's index holds the rows of a file in the order of what places them, so the
-    groups come out of one walk of it, counted, without the table or a sort (a year of hits
-    on a 1 MB MEMORY.md: docs/benchmarks.md). Raises :class:`sqlite3.Error` as the query
-    does."""
+    """:func:`count_groups` of the hits of ``rel`` (``agents``: theirs only), done by SQLite
+    in one walk of migration 13's index (no table, no sort). Raises :class:`sqlite3.Error`
+    as the query does."""
     anchor = _anchor_column(conn)
     t30, t90 = now - 30 * DAY, now - 90 * DAY
     sql = (
@@ -223,10 +216,9 @@ def load_section_rows(
     conn: sqlite3.Connection, rel: str, agents: Sequence[str] | None = None
 ) -> list[tuple[float, int | None, int | None, str | None]]:
     """(ts, start, end, anchor) of every hit of ``rel`` (``agents``: theirs only), in
-    :class:`HitRow`'s order, as plain tuples (a year of hits is tens of thousands; migration
-    13's covering index answers the query without the table). A state database from before
-    migration 11 (a read-only open of an older one) has no anchors: its hits are placed by
-    their line ranges, as old hits are. Raises :class:`sqlite3.Error` as the query does."""
+    :class:`HitRow`'s order, as plain tuples. A database from before migration 11 has no
+    anchors: its hits are placed by their line ranges. Raises :class:`sqlite3.Error` as the
+    query does."""
     anchor = _anchor_column(conn)
     sql = f"SELECT ts, start_line, end_line, {anchor} FROM hits WHERE memory_path = ?"
     params: list[str] = [rel]

@@ -1,32 +1,12 @@
 """Per-file signals: what the hit history says about each memory file.
 
-Pure functions over plain values (the file list, the hits, ``now``): no I/O
-except in :func:`load_hits`, the one query that feeds them. Every decision in
-``memoryd.policy`` reads these numbers, and ``memoryd explain`` prints them, so a
-verdict can always be traced back to counts a person can check.
-
-Definitions (times in days). A hit up to ``CLOCK_SKEW`` (a day) later than ``now``
-counts as happening now: transcripts written by another clock, or a clock stepped
-back, must never make a file in use look unused (and get it archived). Later hits
-are ignored, so a policy can still be replayed "as of" any past day (a replay allows no
-skew at all). The rule is counted once, in :func:`memoryd.hit_counts.hit_counts` (``skew`` a
-parameter), which ``memoryd hits`` reads too; :func:`count_hits` is its twin over times
-already in memory.
-
-* kind: ``long-term`` (MEMORY.md / memory.md), ``daily`` (file name starting with
-  a valid ``YYYY-MM-DD``), else ``topic``.
-* created: the date in the name (00:00 in the configured zone), else the mtime.
-* hits in the last 7 / 14 / 30 days: hits with ``now - d·86400 <= ts <= now``.
-* distinct queries (non-empty query text, trimmed, case-folded) and distinct days
-  (calendar days in the configured zone) over all hits.
-* activation (ACT-R base level): ``B = ln Σ t_j^-0.5`` with ``t_j`` the age of
-  hit j in days, floored at one hour; ``None`` for a file never hit.
-* trend: fast (3-day) and slow (21-day) exponentially weighted hit rates, in hits
-  a day. ``dormant`` without a hit in 14 days; else ``rising`` when fast ≥ 1.5 ×
-  slow, ``cooling`` when fast ≤ 0.5 × slow, ``steady`` in between.
-
-(Over 600 lines as one job: the formulas above and :class:`Snapshot`, the one read of the
-database every policy, report and ``explain`` decides on, change together.)
+Pure functions over plain values (the file list, the hits, ``now``), and :class:`Snapshot`,
+the one read of the workspace and the database that feeds them. Every decision in
+``memoryd.policy`` reads these numbers and ``memoryd explain`` prints them, so a verdict can
+be traced back to counts a person can check. The definitions (kind, created, windows,
+activation, trend) are docs/lifecycle.md's ("Signals"). A hit up to ``CLOCK_SKEW`` after
+``now`` counts as now, a later one not at all: the rule lives in
+:func:`memoryd.hit_counts.hit_counts`, and :func:`count_hits` is its twin over times in memory.
 """
 
 from __future__ import annotations
@@ -86,9 +66,8 @@ _DATE_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:$|[^0-9])")
 
 
 class Hit(NamedTuple):
-    """One hit as the signals need it (a row of ``hits``, trimmed). A named tuple, not a
-    frozen dataclass: ``reflect`` makes one per hit of the history (416 k of a heavy year),
-    and a tuple is made in C where a frozen dataclass sets each field through Python."""
+    """One hit as the signals need it (a row of ``hits``, trimmed). A named tuple: ``reflect``
+    makes one per hit of the history, and a tuple is made in C."""
 
     ts: float
     query: str | None = None
@@ -112,10 +91,9 @@ class HitCounts:
 class FileSignals:
     """Everything measured about one memory file at ``now``.
 
-    Counts are plain fields (cheap: an expire plan needs nothing else). The
-    measures that need every hit (activation, trend, daily series, distinct
-    queries and days) are computed on first use from ``hits``, which may be a
-    loader, so ``memoryd expire`` never reads 100,000 hit rows it does not need.
+    Counts are plain fields (an expire plan needs nothing else). The measures over every
+    hit are computed on first use from ``source``, which may be a loader, so ``memoryd
+    expire`` never reads hit rows it does not need.
     """
 
     path: str
@@ -130,10 +108,8 @@ class FileSignals:
         default=(), repr=False, compare=False
     )
     tz: tzinfo = field(default=UTC, repr=False, compare=False)
-    # The hit times alone, sorted and dated as :attr:`hit_times` has them, when a reader has
-    # them without the hits (:meth:`Snapshot.kept_times`: the expire plan's own read); None
-    # (or a loader giving None) to take them from ``source``. The trends of every file then
-    # cost no object a hit.
+    # The hit times alone, sorted and dated as :attr:`hit_times` has them (from
+    # :meth:`Snapshot.kept_times`); None (or a loader giving None): take them from ``source``.
     times: Callable[[], Sequence[float] | None] | None = field(
         default=None, repr=False, compare=False
     )
@@ -212,9 +188,7 @@ class FileSignals:
 
     @property
     def trend(self) -> str:
-        # (a dormant file's label needs no rate: most notes of a year are, and their rates
-        # are two exponentials a hit)
-        since = self.days_since_hit
+        since = self.days_since_hit  # (a dormant file's label needs no rate)
         if since is None or since > DORMANT_DAYS:
             return "dormant"
         return trend_label(self.fast_rate, self.slow_rate, since)
@@ -293,11 +267,8 @@ def activation(hit_times: Iterable[float], now: float) -> float | None:
 
 
 def rates(hit_times: Iterable[float], now: float) -> tuple[float, float]:
-    """(fast, slow) exponentially weighted hit rates in hits per day.
-
-    Each sum is added up in the order of ``hit_times``, one term after the other (as a
-    loop would: ``functools.reduce`` over ``operator.add``, not ``sum``, which may
-    compensate), the exponentials taken by ``map`` in C."""
+    """(fast, slow) exponentially weighted hit rates in hits per day, each summed in the order
+    of ``hit_times`` (``reduce`` over ``add``, not ``sum``, which may compensate)."""
     exp = math.exp
     ages = [max(now - ts, 0.0) / DAY for ts in hit_times]
     fast = functools.reduce(operator.add, map(exp, [-age / FAST_TAU_DAYS for age in ages]), 0.0)
@@ -351,11 +322,8 @@ def file_signals(
     times: Callable[[], Sequence[float] | None] | None = None,
 ) -> FileSignals:
     """The signals of one file from its hits (any order; hits after ``now`` ignored).
-
-    ``counts`` and ``loader`` let a caller supply counts from SQL and defer
-    reading the hits themselves until a measure needs them; ``times``, the hit times
-    alone (:attr:`FileSignals.times`).
-    """
+    ``counts`` and ``loader`` let a caller supply counts from SQL and defer reading the hits;
+    ``times``: :attr:`FileSignals.times`."""
     created, created_from = created_time(f.rel, f.mtime, tz)
     if counts is None:
         counts = count_hits(sorted(h.ts for h in hits), now)
@@ -384,9 +352,8 @@ def count_windows(extra: Iterable[float] = ()) -> tuple[float, ...]:
 
 
 def counts_from(tallies: Mapping[str, HitTally], windows: Sequence[float]) -> dict[str, HitCounts]:
-    """memory_path → windowed counts, from the one hit-count query's tallies
-    (:func:`memoryd.hit_counts.hit_counts`, which ``memoryd hits`` reads too) over ``windows``
-    (from :func:`count_windows`)."""
+    """memory_path → windowed counts from :func:`memoryd.hit_counts.hit_counts`'s tallies over
+    ``windows`` (from :func:`count_windows`)."""
     extra = windows[len(COUNT_DAYS) :]
     out = {}
     for path, tally in tallies.items():
@@ -407,11 +374,9 @@ def load_hits(
 ) -> dict[str, list[Hit]]:
     """memory_path → hits (ts <= now, and >= since when given) from the state database.
 
-    One query; filtering by ``paths`` happens in SQL via a temp table only when
-    few paths are asked for, else in Python (cheaper than a huge IN list).
+    One query; ``paths`` are filtered in SQL when few, else in Python (cheaper than a huge IN
+    list). Times are capped at now by min() in SQL; each Hit is made by tuple.__new__.
     """
-    # (each row a Hit's fields after its path, its time capped at now: min() in SQL, the
-    # same value as in Python; the Hit made by tuple.__new__, no Python frame a row)
     sql = "SELECT memory_path, min(ts, ?), query, call_id, agent FROM hits WHERE ts <= ?"
     args: list[object] = [now, now + CLOCK_SKEW]
     if since is not None:
@@ -445,15 +410,13 @@ RECENT_BY_TS_MAX = 0.1
 def recent_queries(
     conn: Any, now: float, days: float, agents: Iterable[str] | None = None
 ) -> list[str]:
-    """Queries asked in the last ``days`` days before ``now`` (a hit up to the skew allowance
-    after ``now`` counts as at ``now``), each call once, most asked first (ties by text),
-    trimmed.
+    """Queries asked in the last ``days`` days before ``now`` (skew allowed), each call once,
+    most asked first (ties by text), trimmed.
 
-    Counted by SQL (a call's query is that of its first recorded row that has one), so
-    the score's query list costs one aggregate, not a pass of Python over every hit. Calls
-    are grouped in the order of the unique key ``(agent, call_id, …)`` when the window
-    holds more than :data:`RECENT_BY_TS_MAX` of the rows (no sort then), else the window's
-    rows are found by ``hits_by_ts`` and grouped by a sort: the same counts either way.
+    One SQL aggregate (a call's query is that of its first row that has one). Calls are
+    grouped in the order of the unique key when the window holds more than
+    :data:`RECENT_BY_TS_MAX` of the rows, else found by ``hits_by_ts`` and sorted: the same
+    counts either way.
     """
     since, upper = now - days * DAY, now + CLOCK_SKEW
     if since > now:
@@ -485,9 +448,7 @@ KeptTimes = tuple[dict[str, list[float]], dict[str, list[float]]]
 
 
 def sorted_times_of_strong(rows: Iterable[tuple[str, float, Any]]) -> KeptTimes:
-    """(path → its times, path → its strong times), each sorted, from (path, time, strong)
-    rows as :func:`memoryd.strength.load_strong_times` reads them (dated, capped and judged
-    already; strong when the third is true). Pure."""
+    """:func:`times_of_strong`'s two maps, each sorted. Pure."""
     times, strong = times_of_strong(rows)
     for lst in times.values():
         lst.sort()
@@ -497,19 +458,14 @@ def sorted_times_of_strong(rows: Iterable[tuple[str, float, Any]]) -> KeptTimes:
 
 
 def times_of_strong(rows: Iterable[tuple[str, float, Any]]) -> KeptTimes:
-    """:func:`sorted_times_of_strong`'s two maps, the times unsorted. Pure."""
+    """(path → its times, path → its strong times), unsorted, from (path, time, strong) rows
+    as :func:`memoryd.strength.load_strong_times` reads them. Pure."""
     times: dict[str, list[float]] = {}
     strong: dict[str, list[float]] = {}
     for path, ts, is_strong in rows:
-        lst = times.get(path)
-        if lst is None:
-            lst = times[path] = []
-        lst.append(ts)
+        times.setdefault(path, []).append(ts)
         if is_strong:
-            lst = strong.get(path)
-            if lst is None:
-                lst = strong[path] = []
-            lst.append(ts)
+            strong.setdefault(path, []).append(ts)
     return times, strong
 
 
@@ -528,26 +484,17 @@ def sparkline(counts: Sequence[int]) -> str:
 
 
 def read_text(workspace: Path, rel: str, limit: int = 1 << 20) -> str:
-    """A memory file's text (first ``limit`` bytes), never through a symlink, never waiting
-    on a FIFO; "" if it is no note (counted and logged by :func:`memoryd.fsutil.read_note`)."""
+    """A memory file's text (first ``limit`` bytes) by :func:`memoryd.fsutil.read_note`;
+    "" if it is no note."""
     got = read_note(workspace / rel, limit)
     return "" if got is None else got[0].decode("utf-8", errors="replace")
 
 
 class Snapshot:
-    """The workspace, its hits and the user's marks, read once at ``now``.
+    """The workspace, its hits and the user's marks, read once at ``now``. The hit rows are
+    read (once, for every file) only when a measure needs them."""
 
-    File signals carry SQL-aggregated counts; the hit rows themselves are read
-    (once, for every file) only when a measure that needs them is first asked for.
-    """
-
-    def __init__(
-        self,
-        cfg: Config,
-        paths: Paths,
-        store: Store,
-        now: float,
-    ) -> None:
+    def __init__(self, cfg: Config, paths: Paths, store: Store, now: float) -> None:
         self.now = now
         self.tz = schedule_timezone(cfg)
         self.workspace = paths.workspace
@@ -589,8 +536,7 @@ class Snapshot:
         self.signals = with_first_seen(self.signals, *first_seen_of(store), now)
         owner = self.attribution.owner
         self.marked = {owner.get(p, p) for p in marked}
-        # Why a mark not given by `memoryd mark` was set ("recovered from forgotten/ by
-        # recall"): promote names it instead of "marked by the user".
+        # Why a mark not given by `memoryd mark` was set: promote names it.
         self.mark_notes = {owner.get(p, p): n for p, n in store.mark_notes("marked").items()}
         self.pins = tuple(sorted(store.marks("pinned")))
         self.promoted = {owner.get(p, p) for p in promoted}
@@ -622,11 +568,8 @@ class Snapshot:
         return self.hits.get(rel, [])
 
     def kept_times(self) -> KeptTimes | None:
-        """(path → the sorted times of its hits, path → those of its strong hits) of every
-        path with hits, as :meth:`strong_times` reads them (one read of three columns, made
-        once a snapshot): what the expire plan decides on, and what the trends, the
-        heatmap and the daily series need of every file, without a :class:`Hit` a row.
-        None when :meth:`strong_times` cannot say it (the hits are read then)."""
+        """(path → sorted hit times, path → sorted strong hit times) from :meth:`strong_times`,
+        read once a snapshot, with no :class:`Hit` a row; None when that cannot say it."""
         if self._kept is False:
             rows = self.strong_times()
             self._kept = None if rows is None else sorted_times_of_strong(rows)
@@ -662,16 +605,13 @@ class Snapshot:
         return load_hits(self._conn, self.now, since=since, agents=self.agents)
 
     def hit_rows(self, paths: Iterable[str] | None = None, *, raw: bool = True) -> list[HitRow]:
-        """Every hit row with what strength needs (read on call; expire policies use it),
-        each under the listed file it names (so a read under another spelling is the read
-        of the search's result); ``paths``: only those files' rows and their calls' (read
-        as such from the database: explaining one file never reads every hit)."""
+        """Every hit row with what strength needs, each under the listed file it names;
+        ``paths``: only those files' rows and their calls' (read as such from the database)."""
         recorded = None
         if paths is not None:
             paths = list(paths)
             recorded = [p for rel in paths for p in self.attribution.spellings(rel)]
-        # read once a snapshot (explain asks for one file's rows for its verdict and again
-        # for its strength: on a busy note, tens of thousands of rows of its calls)
+        # read once a snapshot: explain asks for one file's rows twice
         key = None if paths is None else tuple(paths)
         rows = self._rows.get(key)
         if rows is None:
@@ -687,22 +627,18 @@ class Snapshot:
     def strong_times(
         self, paths: Iterable[str] | None = None
     ) -> list[tuple[str, float, int | None]] | None:
-        """(path, time, strong as known at now + CLOCK_SKEW) of every hit dated by then,
-        from the strength the database keeps with each hit
-        (:func:`memoryd.strength.load_strong_times`); ``paths``: those files' only. None
-        when it cannot say what :meth:`hit_rows` would: a file named under another
-        spelling (its rows are renamed and merged first, which can change their strength),
-        a database older than the kept strength, or one whose fill of it is still to do
-        (:func:`memoryd.kept_strength.strengths_kept`)."""
+        """(path, time, strong as known at now + CLOCK_SKEW) of every hit dated by then, from
+        the strength kept with each hit; ``paths``: those files' only. None when that cannot
+        say what :meth:`hit_rows` would: a file named under another spelling (merging can
+        change strength) or strength not kept (:func:`memoryd.kept_strength.strengths_kept`)."""
         if self.attribution.owner or not strengths_kept(self._conn):
             return None
         horizon = self.now + CLOCK_SKEW
         return load_strong_times(self._conn, self.now, horizon, paths, agents=self.agents)
 
     def strength_summary(self, rel: str) -> dict[str, int]:
-        """One listed file's hits by strength (:func:`memoryd.strength.strength_summary`),
-        from its own rows and the strength kept with them when that can say it (as
-        :meth:`strong_times`), else from its rows and its calls'."""
+        """One listed file's hits by strength (:func:`memoryd.strength.strength_summary`), from
+        the kept strength when it can say it (as :meth:`strong_times`), else from the rows."""
         if not self.attribution.owner and strengths_kept(self._conn):
             kept = file_summary(self._conn, rel, self.agents)
             if kept is not None:
@@ -720,10 +656,8 @@ class Snapshot:
         return merged_hits(found, {p: rel for p in spellings[1:]}).get(rel, [])
 
     def signals_of(self, rel: str) -> FileSignals | None:
-        """A listed file's signals whose measures over every hit (activation, trend, the
-        daily series, distinct queries) read that file's hits alone: for a command about
-        one file (``explain``), which then costs what the file has, not what the table
-        holds. None when ``rel`` is not a listed memory file."""
+        """A listed file's signals whose measures over every hit read that file's hits alone
+        (``explain``); None when ``rel`` is not a listed memory file."""
         sig = self.by_path.get(rel)
         if sig is None:
             return None
@@ -739,8 +673,8 @@ class Snapshot:
         return self._texts[rel]
 
     def recent_queries(self, days: float) -> list[str]:
-        """Queries the agent asked in the last ``days`` days, most asked first (counted once
-        per snapshot: ``explain`` asks for its score and again for the plan's)."""
+        """Queries the agent asked in the last ``days`` days, most asked first (counted once a
+        snapshot)."""
         found = self._recent_queries.get(days)
         if found is None:
             found = self._recent_queries[days] = recent_queries(
@@ -757,13 +691,11 @@ FUTURE_SLACK = DAY  # an mtime this far ahead of the clock is not a date the fil
 def with_first_seen(
     signals: list[FileSignals], seen: Mapping[str, float], baseline: float | None, now: float
 ) -> list[FileSignals]:
-    """``signals`` with each age counted from the later of the file's own date and the
-    moment memoryd first listed it (an import of old notes is new). Pure.
-
-    Before any baseline nothing changes; a file listed at the baseline keeps its own date
-    (memoryd was not there before it); one not listed yet is seen ``now``. An mtime more
-    than a day ahead of ``now`` is no date the file had: its age counts from when memoryd
-    first listed it (``now`` at the latest)."""
+    """``signals`` with each age counted from the later of the file's own date and the moment
+    memoryd first listed it (an import of old notes is new); a file listed at the baseline
+    keeps its own date, one not listed yet is seen ``now``. Pure. An mtime more than a day
+    ahead of ``now`` is no date the file had: the age counts from when memoryd first listed
+    it (``now`` at the latest)."""
     out = []
     for sig in signals:
         first = seen.get(sig.path, now)

@@ -1,19 +1,12 @@
 """Hit strength: what each hit says about need, derived from the hits table.
 
 A search returns up to six files; the one the agent needed is usually first, or is read
-next. Strength is derived from the hits table: the rank of each search hit among its
-call's results (by score), and when the agent then read the file (a ``memory_get`` hit of
-the same file later in the same session). Each hit also keeps when it became strong
-(``hits.strong_from``, migration 10, kept by triggers: :func:`load_strong_times` reads it);
-the functions here are the rule it is held to.
-
-A strong hit (retrieved first, or read) is what the expire policies count
-(:mod:`memoryd.policy.expire_plan`, the replay of ``memoryd simulate``) and what
-``memoryd explain`` prints; :func:`strength_pairs` is the one rule, over rows
-already read, and :func:`load_hit_rows` the one query that reads them. The expire plan
-asks only "strong or not" of every row, by :func:`strong_flags`: the same rule in one pass
-(tests/lifecycle/test_explain_one_file.py holds it to ``strength_pairs``, and
-bench/plan_against_base.py, by hand, the plan to the one made before it).
+next. Strength is the rank of each search hit among its call's results (by score), and
+when the agent then read the file (a ``memory_get`` of it later in the same session). A
+strong hit (retrieved first, or read) is what the expire policies count and ``explain``
+prints. :func:`strength_pairs` is the one rule over rows read by :func:`load_hit_rows`;
+:func:`strong_flags` the same rule in one pass; ``hits.strong_from`` (kept by triggers:
+:mod:`memoryd.kept_strength`) is held to it.
 """
 
 from __future__ import annotations
@@ -76,13 +69,10 @@ def reads_by_session(rows: Sequence[tuple[Any, ...]]) -> dict[tuple[str, str, st
 
 def strength_pairs(rows: Sequence[tuple[Any, ...]]) -> list[tuple[int | None, float | None]]:
     """(rank, read_at) of each row (``HitRow`` fields, or plain tuples in that order), in
-    the order given; a get is its own read: rank None, read at its time.
-
-    Rank is 1 + the number of results of the same call with a higher score; it is
-    unknown for every result of a call where any score is missing. A read is a
-    ``get`` of the same file by the same agent in the same session at or after the
-    search (never a get that came before it).
-    """
+    the order given; a get is its own read: rank None, read at its time. Rank is 1 + the
+    results of the same call with a higher score (unknown when any score of the call is
+    missing); a read is a ``get`` of the same file by the same agent in the same session at
+    or after the search."""
     calls: dict[tuple[str, str], list[float | None]] = {}
     for agent, call_id, _path, kind, _ts, score, _session in rows:
         if kind == "search":
@@ -117,13 +107,8 @@ def strength_pairs(rows: Sequence[tuple[Any, ...]]) -> list[tuple[int | None, fl
 def strong_flags(rows: Sequence[tuple[Any, ...]], t: float) -> list[bool]:
     """Whether each row is a strong hit as known at ``t`` (``HitRow`` fields, or plain
     tuples in that order): :func:`strength_pairs` and
-    :func:`memoryd.policy.replay.is_strong` in one, for the expire plan, which asks
-    only this of every row (200,000 of them: no rank is counted, no pair is built).
-
-    The same rule: a get; a search hit of a call with a score missing (rank unknown),
-    or with no other result scored higher (rank 1); or one read by ``t``, that is, a get
-    of the same file by the same agent in the same session at or after it, and by ``t``.
-    """
+    :func:`memoryd.policy.replay.is_strong` in one, with no rank counted and no pair built
+    (the expire plan asks only this of every row)."""
     top: dict[tuple[str, str], float] = {}  # per call: the highest score (NaN: none higher)
     unknown: set[tuple[str, str]] = set()  # calls with a score missing
     for agent, call_id, _path, kind, _ts, score, _session in rows:
@@ -162,12 +147,8 @@ def load_hit_rows(
     raw: bool = False,
 ) -> list[HitRow]:
     """Hit rows (of ``paths`` when given, plus every row of their calls, which rank them),
-    from the state database. Every row comes in no particular order (sorting 100,000 rows by
-    time through the index costs more than every use here); the rows of ``paths`` are found
-    through the path index and their calls through the unique key, in the order they were
-    recorded, so one file's rows cost what that file has, not what the table holds.
-    ``raw``: plain tuples in ``HitRow``'s field order (cheaper for 100,000 rows that are
-    only unpacked)."""
+    in no particular order; one file's rows cost what that file has, not what the table
+    holds. ``raw``: plain tuples in ``HitRow``'s field order (cheaper to unpack)."""
     sql = "SELECT agent, call_id, memory_path, kind, ts, score, session FROM hits"
     args: list[object] = []
     where: list[str] = []
@@ -199,13 +180,11 @@ def load_strong_times(
     paths: Iterable[str] | None = None,
     agents: Iterable[str] | None = None,
 ) -> list[tuple[str, float, int | None]] | None:
-    """(path, time, strong) of every hit dated by ``horizon``, from the strength each hit
-    keeps (``hits.strong_from``, migration 10): its time capped at ``now``, and whether it is
-    strong as known at ``horizon`` (1; 0 or None: not). The same as :func:`strong_flags`
-    over every row of the hits' calls, without reading those calls: one file's hits cost
-    what the file has, the whole table three columns a row and no ranking in Python.
-    ``paths``: those files' only. None when the database is older than that column (a
-    read-only open does not migrate)."""
+    """(path, time, strong) of every hit dated by ``horizon``, from ``hits.strong_from``: its
+    time capped at ``now``, and whether it is strong as known at ``horizon`` (1; 0 or None:
+    not), as :func:`strong_flags` says without reading the calls. ``paths``: those files'
+    only. None when the database is older than that column (a read-only open does not
+    migrate)."""
     if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 10:
         return None
     sql = "SELECT memory_path, min(ts, ?), strong_from <= ? FROM hits WHERE ts <= ?"
@@ -226,12 +205,10 @@ def load_strong_times(
 def file_summary(
     conn: Any, path: str, agents: Iterable[str] | None = None
 ) -> dict[str, int] | None:
-    """:func:`strength_summary` of one file's hits, from its own rows alone: whether a
-    result ranked first, or was of unknown rank, is asked of its call's rows through the
-    unique key, whether it was read of the strength kept with it (``strong_from``, migration
-    10) or, for a result of unknown rank, of the session's reads. None when the database is
-    older than that column. (The busiest note of a heavy year: 9 k rows instead of the 46 k
-    of its calls, and no ranking in Python.)"""
+    """:func:`strength_summary` of one file's hits from its own rows alone: the rank asked of
+    its call's rows through the unique key, the read of ``strong_from`` (or, for a result of
+    unknown rank, of the session's reads). None when the database is older than that
+    column."""
     if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 10:
         return None
     sql = """SELECT h.kind != 'search',

@@ -1,11 +1,9 @@
 """Scheduled jobs: organize (hourly), reflect (daily), expire (monthly), promote.
 
-Each job module exposes ``run(cfg, paths, store, now, *, dry_run=False)``, returning its
-typed result (a :class:`memoryd.results.JobOutcome`),
-and keeps its policy in ``memoryd.policy``; the CLI and the daemon call the same
-function. :func:`run_for_period` makes a job idempotent per period: the period
-key (``expire:2026-11``) is recorded in the ``jobs`` table when a run completes,
-so the daemon's catch-up after downtime runs a missed period exactly once.
+Each job module exposes ``run(cfg, paths, store, now, *, dry_run=False)`` returning a
+:class:`memoryd.results.JobOutcome`; the CLI and the daemon call the same function.
+:func:`run_for_period` records the period key (``expire:2026-11``) in the ``jobs`` table
+when a run completes, so the daemon's catch-up runs a missed period exactly once.
 """
 
 from __future__ import annotations
@@ -36,12 +34,8 @@ def job_function(name: str) -> JobFunc:
 
 
 def scheduled_function(name: str) -> JobFunc:
-    """What the daemon's scheduler runs for ``name``: ``run_scheduled`` when the job has one.
-
-    A job may behave differently when nobody asked for it by hand: the scheduled expire
-    only reports until the user has said yes once, and is capped per run. Jobs without
-    that distinction run the same ``run`` either way.
-    """
+    """What the daemon's scheduler runs for ``name``: ``run_scheduled`` when the job has one
+    (the scheduled expire asks for consent and is capped), else ``run``."""
     if name not in JOB_NAMES:
         raise KeyError(name)
     module = importlib.import_module(f"memoryd.jobs.{name}")
@@ -62,12 +56,10 @@ def run_for_period(
 ) -> JobOutcome | None:
     """Run ``name`` once for its period; None if already done.
 
-    The period is that of ``fire``, the scheduled time the run answers (the daemon
-    passes the trigger's latest fire time: a catch-up at 00:05 answers yesterday's
-    03:30 run, and must not stand in for today's), else that of ``now`` (a run by
-    hand). A failure is recorded with status ``failed`` (and re-raised), so the next
-    trigger of the same period tries again. ``scheduled`` (the daemon) runs the job's
-    :func:`scheduled_function`.
+    The period is that of ``fire``, the scheduled time the run answers (a catch-up at 00:05
+    answers yesterday's 03:30 run), else that of ``now``. A failure is recorded as
+    ``failed`` (and re-raised), so the next trigger of the period tries again.
+    ``scheduled`` (the daemon) runs :func:`scheduled_function`.
     """
     period = period_key(name, now if fire is None else fire, tz)
     if not force_rerun and store.job_done(name, period):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,13 +156,14 @@ class ExpireResult(JobOutcome):
         return doc
 
 
-def apply_plan(
-    archive: list[PlanItem], mover: Mover, workspace: Path, batch: str
-) -> tuple[list[Moved], list[Failure]]:
-    """Perform these archive moves; (moved, with journal ids; failures)."""
+def _apply(
+    plan: ExpirePlan, items: list[PlanItem], mover: Mover, workspace: Path, batch: str
+) -> tuple[list[Moved], list[Failure], str]:
+    """Archive ``items`` of ``plan`` as one batch: (moved, with journal ids; failed; the
+    summary line)."""
     moved: list[Moved] = []
     failed: list[Failure] = []
-    for item in archive:
+    for item in items:
         assert item.to is not None
         faults.point("expire.moving")  # (tests: between two moves, the journal's lock free)
         try:
@@ -173,7 +174,7 @@ def apply_plan(
             failed.append(Failure(item.path, str(exc)))
             continue
         moved.append(Moved(item, move_id))
-    return moved, failed
+    return moved, failed, summary_line(plan, len(moved), len(failed))
 
 
 def summary_line(plan: ExpirePlan, moved: int | None, failed: int) -> str:
@@ -189,11 +190,8 @@ def _planned(
     cfg: Config, paths: Paths, store: Store, now: float, *, learn: bool = True
 ) -> tuple[Snapshot, ExpirePlan]:
     """The files as they are now, and the plan for them (every run, scheduled or by hand).
-
-    The policy decides as it has learned from the user's history (``likely``'s
-    calibration and cut): a run that moves (``learn``) learns afresh before it plans and
-    records it for ``status`` and later dry runs; a dry run reuses that record while it
-    is still what learning would give (:func:`memoryd.own_history.learned_policy`)."""
+    A run that moves (``learn``) learns the policy afresh and records it; a dry run reuses
+    the record (:func:`memoryd.own_history.learned_policy`)."""
     snap = snapshot(cfg, paths, store, now)
     policy = learned_policy(cfg, paths, store, snap.now, fresh=learn)
     if learn:
@@ -203,14 +201,6 @@ def _planned(
     return snap, build_plan(cfg, snap, policy=policy)
 
 
-def _apply(
-    plan: ExpirePlan, items: list[PlanItem], mover: Mover, workspace: Path, batch: str
-) -> tuple[list[Moved], list[Failure], str]:
-    """Archive ``items`` of ``plan`` as one batch: (moved, failed, the summary line)."""
-    moved, failed = apply_plan(items, mover, workspace, batch)
-    return moved, failed, summary_line(plan, len(moved), len(failed))
-
-
 def _send(cfg: Config, paths: Paths, lines: list[str]) -> bool:
     """Notify the user (Telegram when configured); whether a notification went out."""
     from ..notify import notify
@@ -218,13 +208,20 @@ def _send(cfg: Config, paths: Paths, lines: list[str]) -> bool:
     return notify(cfg, paths, "\n".join(lines))
 
 
+def _first(
+    items: Sequence[Any], n: int, line: Callable[[Any], str], more: str = "more"
+) -> list[str]:
+    """A notification's lines for the first ``n`` of ``items``, then how many more."""
+    lines = [line(x) for x in items[:n]]
+    if len(items) > n:
+        lines.append(f"… and {len(items) - n} {more}")
+    return lines
+
+
 def _notify_lines(summary: str, moved: list[Moved], failed: list[Failure]) -> list[str]:
     """The notification of a run that moved files: the first 20 moves and 5 failures."""
-    lines = [summary] + [f"• {m.item.path} → {m.item.to}" for m in moved[:20]]
-    if len(moved) > 20:
-        lines.append(f"… and {len(moved) - 20} more")
-    lines += [f"✗ {f.path}: {f.error}" for f in failed[:5]]
-    return lines
+    lines = [summary, *_first(moved, 20, lambda m: f"• {m.item.path} → {m.item.to}")]
+    return lines + [f"✗ {f.path}: {f.error}" for f in failed[:5]]
 
 
 def _restores_since_last_run(store: Store) -> list[str]:
@@ -238,9 +235,7 @@ def _restores_since_last_run(store: Store) -> list[str]:
         return []
     lines = [f"since the last expire, {len(back)} archived file(s) were needed again:"]
     for e in back[:10]:
-        lines.append(
-            f"↩ {e.get('path')} {outcome_words(e.get('outcome'))} — {asked_words(e)}"
-        )
+        lines.append(f"↩ {e.get('path')} {outcome_words(e.get('outcome'))} — {asked_words(e)}")
     return lines
 
 
@@ -255,11 +250,8 @@ def one_run_at_a_time(paths: Paths) -> contextlib.AbstractContextManager[None]:
 def run(
     cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = False
 ) -> ExpireResult:
-    """Plan (and unless ``dry_run`` apply) this month's expire; notify when something moved.
-
-    This is the run by hand (``memoryd expire``): it applies exactly the plan, uncapped.
-    The daemon runs :func:`run_scheduled`.
-    """
+    """Plan (and unless ``dry_run`` apply) this month's expire by hand, exactly the plan,
+    uncapped; notify when something moved. The daemon runs :func:`run_scheduled`."""
     if dry_run:
         return _run(cfg, paths, store, now, dry_run=True)
     with one_run_at_a_time(paths):
@@ -322,14 +314,10 @@ def _restored_on_demand_since(store: Store, workspace: Path, since: float) -> se
 
 
 def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> ExpireResult:
-    """The daemon's monthly run, on rails (see :mod:`memoryd.policy.rails`).
-
-    Without the user's yes it only reports (notification, log, ``status``); with it, it
-    moves at most ``expire.max_fraction_per_run`` of the files taking part, surest first,
-    and reports the rest of its plan as held back. Its batch is ``expire:<month>:scheduled:…``,
-    so a second run of the month (the daemon died before it recorded the first) counts the
-    files the first one moved against the same cap.
-    """
+    """The daemon's monthly run, on rails (:mod:`memoryd.policy.rails`): without the user's
+    yes it only reports; with it, it moves at most ``expire.max_fraction_per_run`` of the
+    files, surest first. Its batch ``expire:<month>:scheduled:…`` lets a second run of the
+    month count what the first moved against the same cap."""
     consent = rails.consent_of(cfg.expire.auto, store.get_meta(rails.CONSENT_META))
     frac = cfg.expire.max_fraction_per_run
     if not consent.given:
@@ -342,10 +330,10 @@ def run_scheduled(cfg: Config, paths: Paths, store: Store, now: float) -> Expire
         )
         result = ExpireResult(summary, plan, "report_only")
         if n:
-            lines = [summary]
-            lines += [f"• would archive {a.path}  ({a.reason})" for a in plan.archive[:20]]
-            if n > 20:
-                lines.append(f"… and {n - 20} more")
+            lines = [
+                summary,
+                *_first(plan.archive, 20, lambda a: f"• would archive {a.path}  ({a.reason})"),
+            ]
             lines.append(
                 f"once allowed, a scheduled run moves at most "
                 f"{rails.run_limit(participants, frac)} of these {participants} files "
@@ -411,9 +399,7 @@ def _run_with_consent(
     needed_again = _restores_since_last_run(store)
     if moved or failed or held or spared or needed_again:
         lines = _notify_lines(summary, moved, failed)
-        lines += [f"◦ held back {h.path}  ({h.reason})" for h in held[:10]]
-        if len(held) > 10:
-            lines.append(f"… and {len(held) - 10} more held back")
+        lines += _first(held, 10, lambda h: f"◦ held back {h.path}  ({h.reason})", "more held back")
         lines += [f"◦ kept {a.path}  (restored on demand lately)" for a in spared[:10]]
         lines += needed_again
         result.notified = _send(cfg, paths, lines)

@@ -8,7 +8,7 @@ apply: ``memoryd promote --apply``; the daily scheduled run only reports.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +36,7 @@ class Candidate:
     days: list[Any]
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "category": self.category,
-            "category_reason": self.category_reason,
-            "reason": self.reason,
-            "rules": self.rules,
-            "numbers": self.numbers,
-            "queries": self.queries,
-            "days": self.days,
-        }
+        return asdict(self)
 
 
 @dataclass
@@ -209,11 +200,9 @@ def handoff(
     timeout: float | None = None,
 ) -> dict[str, Any]:
     """Plan a run for a sub-session and snapshot its destinations; what the plugin hands over.
-
-    ``auto``: asked by ``/refresh``, which hands over only with ``promote.auto`` on (checked
-    first: nothing else runs when it is off). ``timeout``: the seconds the sub-session is
-    given; a run left handed over past it is settled as timed out by the next handoff or
-    ``restore --last``. One run at a time: while another is out, nothing is handed over."""
+    ``auto``: asked by ``/refresh``, only with ``promote.auto`` on (checked first).
+    ``timeout``: the sub-session's seconds; past them the run is settled as timed out by the
+    next handoff or ``restore --last``. One run at a time."""
     if auto and not cfg.promote.auto:
         return {"handed": False,
                 "why": "promote.auto is off: `/memoryd promote` files them by hand"}  # fmt: skip
@@ -329,11 +318,10 @@ def _handoff(
 def settle(
     cfg: Config, paths: Paths, store: Store, run_id: str, status: str | None = None
 ) -> dict[str, Any]:
-    """Check and record what run ``run_id``'s sub-session wrote (``status``: how its run
-    ended, as the gateway said; None: by hand). ``timeout`` / ``pending`` (the sub-session
-    may still be writing) record nothing: the run stays handed over until settled again, or
-    as timed out once its time is up. Under the mover's lock, so two settles at once record
-    it once. ValueError for a run memoryd never handed."""
+    """Check and record what run ``run_id``'s sub-session wrote (``status``: how it ended, as
+    the gateway said; None: by hand). ``timeout`` / ``pending`` record nothing: the run stays
+    handed over. Under the mover's lock, so two settles record it once. ValueError for a run
+    memoryd never handed."""
     from ..promote_run import settle as settle_run
     from ..promoter import AlreadySettled
     from ..retire_run import memory_budget

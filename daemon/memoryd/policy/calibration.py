@@ -1,32 +1,18 @@
 """``likely``'s chance recalibrated on the user's own history, and the cut chosen on it.
 
-The generic model (:data:`memoryd.policy.candidates.LIKELY_WEIGHTS`) was fitted on one
-family of generated histories; on another family its printed chance was off by a factor
-of four (docs/decisions.md). memoryd holds the one history that matters, the
-user's, so once it has seen enough verdicts followed by their outcome it maps the generic
-chance onto what followed on this install:
+The generic model (:data:`memoryd.policy.candidates.LIKELY_WEIGHTS`) was fitted on generated
+histories and can be far off on another; memoryd holds the history that matters, the user's,
+so once enough verdicts have their outcome it maps the generic chance onto what followed
+(docs/decisions.md, "Decisions fitted to the user's own history"):
 
-* **samples**: the policy's own past verdicts: at each past run ``t`` of the expire
-  schedule, for every file it decided on (taking part, not protected, not archived at
-  the time; young ones too, since their chance is printed as well), the generic chance,
-  the workspace's size, and whether the file then had a *strong* hit (read, or
-  retrieved first) in ``(t, t + horizon]``. A sample is usable at time ``T`` when
-  ``t + horizon <= T``, or when only :data:`SHORT_BY` of its horizon is left and its label
-  is then what had happened by ``T`` (:func:`usable`): never anything later.
-* **calibration**: logistic regression of that label on the generic chance's logit and
-  the workspace's size (:func:`_inputs`), and on the note's *group* (its folder, or "a
-  daily note": :func:`group_of`), a ridge keeping it tame on few samples: Platt scaling
-  with more inputs; pure Python (Newton steps on a few numbers). The group is there because
-  notes of a folder share a fate the generic model cannot know (on a family written apart
-  from the ones it was fitted on, people's and runbooks' notes came back after long
-  silences, clippings did not: docs/decisions.md). Then
-  histogram binning of that (:func:`binned`, five equal-count bins, kept monotone): the
-  printed chance is the observed rate of its bin, read between the bins' centres.
-* **cut**: on the calibrated chance of the same samples (those old enough to be
-  archived), the largest cut whose archives (chance below it) were followed by a strong
-  hit at most ``target`` of the time; when that cut archives less than ``floor`` of the
-  samples with no strong hit, the smallest cut that does (the target cannot be met at a
-  useful coverage; the measured rate says so).
+* **samples**: the policy's own past verdicts at each past run ``t`` (generic chance,
+  workspace size, group) labelled by a *strong* hit in ``(t, t + horizon]``, usable once
+  the horizon (all but :data:`SHORT_BY` of it) is past (:func:`usable`): never later.
+* **calibration**: ridge logistic regression on the generic logit, the size and the group
+  (:func:`_inputs`, :func:`group_of`; pure Python Newton steps), then histogram binning
+  (:func:`binned`): the printed chance is its bin's observed rate.
+* **cut**: the largest cut whose archives had a strong hit at most ``target`` of the time;
+  when that archives less than ``floor`` of the samples without one, the smallest that does.
 
 Below :data:`MIN_VERDICTS` usable samples over :data:`MIN_RUNS` runs, nothing is
 calibrated and the generic chance and threshold are used (and said to be).
@@ -53,38 +39,26 @@ from .chance_shown import shown_chance as shown_chance
 # bench/bench_policies.py --minimum; three runs so one odd month does not make the map).
 MIN_VERDICTS = 200
 MIN_RUNS = 3
-# How hard the calibration's weights (slope, bend, size, groups' offsets) are held towards
-# their prior (a prior worth a few verdicts against thousands): chosen on training seeds 0-2
-# of families A and B among 1, 3, 10 and 30 with or without a bend term; for the groups'
-# offsets 10 against 3 and 30 on seeds 0-9 of A, B and C (docs/decisions.md).
+# The choices below were made on training seeds of the generated families (docs/decisions.md).
+# How hard the weights are held towards their prior: a prior worth a few verdicts.
 RIDGE = 10.0
-# What the size weight is held towards: a strong hit is mostly being the first result, and
-# a workspace twice as large shares the first results among twice the notes, so the odds of
-# one note fall as the notes grow. The past holds little of that (its sizes are close
-# together), so without it the map kept the first months' odds and over-stated the later
-# ones. -0.5 (not the -1 of a pure share: a note's own recent hits, in the generic chance,
-# fall too) against 0 and -1 on training seeds 0-9 of families A, B and C (docs/decisions.md).
+# What the size weight is held towards: a larger workspace shares the first results among
+# more notes, which the past (its sizes close together) holds too little of to learn.
 SIZE_PRIOR = -0.5
-# The second stage: the first stage's chance in this many equal-count bins, each mapped to
-# its observed strong-hit rate (monotone), read between the bins' centres. It corrects the
-# shape the first cannot (a floor of strong hits that notes nobody needs still get when
-# they come first). Chosen with RIDGE: 5 against none and 10.
+# The second stage: equal-count bins mapped to their observed strong-hit rate (monotone),
+# for the shape a logistic map cannot give (the floor of strong hits of notes nobody needs).
 BINS = 5
-# At most this many of the latest verdicts are fitted on: a fit is pure Python and the
-# expire job refits at every past run of the replay (a large workspace with years of
-# history would otherwise cost seconds). The generated histories of docs/decisions.md stay
-# under it until their last runs.
+# At most this many of the latest verdicts are fitted on: the expire job refits at every
+# past run of the replay, in pure Python.
 MAX_SAMPLES = 3000
 # Groups with at least GROUP_MIN_VERDICTS verdicts, at most MAX_GROUPS of them (the most
-# verdicts first), get their own offset; the others share the base. Chosen with RIDGE on
-# training seeds 0-9 of families A, B and C (docs/decisions.md).
+# verdicts first), get their own offset; the others share the base.
 GROUP_MIN_VERDICTS = 30
 MAX_GROUPS = 20
 DAILY_GROUP = "(daily notes)"
-# A verdict is learned from once all but this much of its horizon is past (its label is
-# then what had happened so far): a monthly run two months back is 59 days old on March 1
-# and April 1 (59 days less an hour across a change to summer time), and waiting for the
-# 60th day would make those runs learn from verdicts three months old.
+# A verdict is learned from once all but this much of its horizon is past (its label then
+# what had happened so far): two monthly runs apart are 59 days across Feb, and waiting for
+# the 60th day would learn from verdicts three months old.
 SHORT_BY = 2 * 86400.0
 # Cuts tried: 0.01 … 0.50. Never above one half, whatever the floor asks: a note more
 # likely than not to be read again within 60 days is kept.
@@ -135,10 +109,7 @@ class Calibration:
     """The map from the generic chance to the calibrated one, and the cut chosen with it.
 
     ``logit(calibrated) = a + b·z + c·z²/10 + d·s + e·s·z`` with ``z = logit(generic)`` and
-    ``s = ln files − centre``: Platt scaling with a bend and the workspace's size as
-    inputs, because the share of searches a note is first in (a strong hit) falls as notes
-    accumulate and share the result slots; fitted on the past, it is read at today's size
-    (``size``).
+    ``s = ln files − centre``; fitted on the past, read at today's size (``size``).
     """
 
     coef: tuple[float, ...]  # weights of _inputs (a, b, c, d, e)
@@ -253,10 +224,9 @@ def logistic(
     prior: Sequence[float] | None = None,
 ) -> list[float]:
     """Logistic regression by Newton steps, the first input the intercept (a ridge on the
-    others, towards ``prior`` (default 0), keeps it defined when an input does not vary);
-    pure Python. Rows with the same
-    inputs are counted once with their weight, and ``start`` (the last run's weights)
-    saves most steps: the expire job refits at every past run of the replay."""
+    others, towards ``prior``, keeps it defined when an input does not vary). Rows with the
+    same inputs are counted once with their weight; ``start`` (the last run's weights) saves
+    most steps."""
     grouped: dict[tuple[float, ...], list[float]] = {}
     for x, y in rows:
         g = grouped.get(tuple(x))

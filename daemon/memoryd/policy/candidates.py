@@ -61,7 +61,6 @@ class Policy:
     """An expire policy: a name, its numbers, and a verdict per file."""
 
     name = "policy"
-    gives_probability = False
 
     def params(self) -> dict[str, float | int | str]:
         return {}
@@ -150,10 +149,8 @@ class Never(Policy):
 
 
 def episodes(times: Sequence[float], gap: float = DAY) -> list[float]:
-    """Start times of bursts: hits less than ``gap`` after the previous one join its burst.
-
-    Each time is compared with the one before it (the first with -inf); one
-    comprehension over the pairs, as the replay asks this of every file at every run."""
+    """Start times of bursts: hits less than ``gap`` after the previous one join its burst
+    (one comprehension over the pairs: the replay asks this of every file at every run)."""
     pairs = itertools.pairwise(itertools.chain(_BEFORE_ALL, times))
     return [ts for last, ts in pairs if ts - last >= gap]
 
@@ -201,18 +198,13 @@ def likely_features(v: FileView) -> list[float]:
 class Likely(Policy):
     """Archive when the chance of being needed in the next 60 days is below ``threshold``.
 
-    The chance is a logistic model of the file's own history (silence since the
-    last strong hit and since any hit, its longest strong rhythm, recent strong
-    and came-along hits, daily or not, age), fitted on generated histories with a
-    known need: the *generic* chance. With ``learn`` (the default), once the user's
-    own history holds enough verdicts followed by their outcome, the chance printed
-    and decided on is that generic chance recalibrated on the user's history, and the
-    cut is the one chosen on it (:mod:`memoryd.policy.calibration`): ``calibration``
-    holds it (the replay and the expire plan hand it in; None: generic).
+    The *generic* chance is a logistic model of the file's own history, fitted on generated
+    histories with a known need. With ``learn`` (the default) it is recalibrated on the
+    user's own verdicts and the cut chosen on them (:mod:`memoryd.policy.calibration`):
+    ``calibration`` holds that (None: generic).
     """
 
     name = "likely"
-    gives_probability = True
 
     def __init__(
         self,
@@ -271,9 +263,8 @@ class Likely(Policy):
         return Verdict(True, "unlikely", f"{why}{cut:.0%})", p)
 
 
-# The policies ``simulate --policy`` knows by name; ``[expire] policy`` takes those of
-# memoryd.config.EXPIRE_POLICIES. The research candidates the default was chosen against
-# (rhythm, actr, kind, renewal) are tests/support/research_policies.py, for bench/.
+# The policies ``simulate --policy`` knows by name (``[expire] policy``: those of
+# memoryd.config.EXPIRE_POLICIES); the research candidates are tests/support/research_policies.py.
 def named_policies() -> dict[str, Policy]:
     return {
         "seed": Seed(),

@@ -10,11 +10,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-# A percent says more than is known where the user's own calibration is
-# missing, or where its track record misses (a bin of its past chances off by more than
-# 0.10 from what followed). There the chance is shown as a coarse band, and as "uncertain"
-# when it missed in most bins. Only the words change: the plan's cut is the same (it still
-# holds to ``expire.later_needed_target``).
+# A percent says more than is known where the user's own calibration is missing or its track
+# record misses: a coarse band then, "uncertain" when it missed in most bins. Only the words
+# change, never the plan's cut.
 PERCENT, BAND, UNCERTAIN = "percent", "band", "uncertain"
 BAND_EDGES = (0.25, 0.5)  # a band's edges above the cut
 

@@ -12,16 +12,10 @@ Rule, in order (the first that applies decides):
 5. more than ``max_hits`` hits in the last ``window_days`` → keep (still in use)
 6. otherwise → archive
 
-Rules 4-6 are :func:`memoryd.policy.candidates.seed_rule`, which the replay's ``seed``
-policy applies too.
-
-Pruning and capacity (``memoryd.policy.score``) may add archive
-decisions for files that rules 4-6 keep; :func:`memoryd.policy.expire_plan.with_pruning`
-merges them in.
-
-This is the ``seed`` policy (``[expire] policy = "seed"``). Any other policy
-(the default ``likely``, chosen by replay) replaces rules 4-6 with its own
-verdict (:func:`decide_with`); rules 1-3b always come first.
+Rules 4-6 are :func:`memoryd.policy.candidates.seed_rule` (the ``seed`` policy); any other
+policy (the default ``likely``) replaces them with its own verdict (:func:`decide_with`).
+Pruning and capacity (``memoryd.policy.score``) may archive files rules 4-6 keep
+(:func:`memoryd.policy.expire_plan.with_pruning`).
 """
 
 from __future__ import annotations
@@ -67,27 +61,24 @@ def decide(
         "max_hits": cfg.max_hits,
         "min_age_days": cfg.min_age_days,
     }
+
+    def keep(rule: str, reason: str) -> ExpireDecision:
+        return ExpireDecision(sig.path, KEEP, rule, reason, numbers)
+
     if sig.path == USER_PROFILE:  # counted since it is searched as memory; never archived
-        return ExpireDecision(
-            sig.path, KEEP, "protected", "OpenClaw's profile of its user", numbers
-        )
+        return keep("protected", "OpenClaw's profile of its user")
     glob = matches_any(sig.path, cfg.protect)
     if glob:
-        return ExpireDecision(sig.path, KEEP, "protected", f"protected by {glob!r}", numbers)
+        return keep("protected", f"protected by {glob!r}")
     if sig.path in marked:
-        return ExpireDecision(sig.path, KEEP, "marked", "marked by the user", numbers)
+        return keep("marked", "marked by the user")
     glob = matches_any(sig.path, (*cfg.pinned, *pins))
     if glob:
-        return ExpireDecision(sig.path, KEEP, "pinned", f"pinned by {glob!r}", numbers)
+        return keep("pinned", f"pinned by {glob!r}")
     nominated = candidates.get(sig.path) if candidates else None
     if nominated:
-        return ExpireDecision(
-            sig.path,
-            KEEP,
-            "candidate",
-            f"a promotion candidate ({nominated}): promote nominates it for MEMORY.md",
-            numbers,
-        )
+        why = f"a promotion candidate ({nominated}): promote nominates it for MEMORY.md"
+        return keep("candidate", why)
     rule, reason = seed_rule(
         age, recent, cfg.min_age_days, cfg.window_days, cfg.max_hits, sig.created_from
     )
@@ -137,13 +128,9 @@ def plan(
 
 
 def archive_relpath(rel: str, archive_dir: str, month: str) -> str:
-    """Where ``rel`` goes: ``archive_dir`` with {month}, keeping its relative path.
-
-    Outside ``memory/`` the whole workspace-relative path is kept
-    (``memory-archive/2026-11/memory/x.md``); inside ``memory/`` (the seed's
-    ``memory/archive-{month}``) the path below ``memory/`` is kept
-    (``memory/archive-2026-11/x.md``), never ``memory/archive-…/memory/x.md``.
-    """
+    """Where ``rel`` goes: ``archive_dir`` with {month}, keeping its relative path (outside
+    ``memory/``: ``memory-archive/2026-11/memory/x.md``; inside it, the path below
+    ``memory/``: ``memory/archive-2026-11/x.md``)."""
     base = archive_dir.replace("{month}", month).strip("/")
     if base == "memory" or base.startswith("memory/"):
         below = rel.removeprefix("memory/")

@@ -1,11 +1,9 @@
 """The expire plan: every file's verdict merged with pruning, archive destinations decided.
 
-:func:`build_plan` is what ``memoryd expire --dry-run`` prints, what ``reflect``
-reports expire would do next, and exactly what ``--force`` (and the daemon's monthly
-run, :mod:`memoryd.jobs.expire`) performs: the destinations, including the ``~2``
-suffix when a name is already taken, are decided here, never during the moves. Its
-input is the :class:`memoryd.signals.Snapshot` it is given (which reads the hit rows
-and the files' text on first use); it looks at the file system only to see whether a
+:func:`build_plan` is what ``memoryd expire --dry-run`` prints, what ``reflect`` reports,
+and exactly what ``--force`` and the monthly job perform: the destinations, ``~2`` suffix
+included, are decided here, never during the moves. It reads a
+:class:`memoryd.signals.Snapshot`, looks at the file system only to see whether a
 destination name is free, and changes nothing.
 """
 
@@ -127,9 +125,8 @@ def promotion_candidates(
 
 
 def _policy(cfg: Config, policy: Policy | None) -> Policy:
-    """The replay policy to decide with: the one handed in (``likely`` with what it learned
-    from the user's history: :func:`memoryd.own_history.learned_policy`), else the
-    configured one by name (the generic chance)."""
+    """The replay policy to decide with: the one handed in (as
+    :func:`memoryd.own_history.learned_policy` gives it), else the configured one by name."""
     from . import candidates
 
     return policy if policy is not None else candidates.policy_named(cfg.expire.policy)
@@ -149,12 +146,8 @@ def decision_of(
     cfg: Config, snap: Snapshot, rel: str, policy: Policy | None = None
 ) -> expire_policy.ExpireDecision:
     """One listed file's verdict as :func:`policy_decisions` (or the seed rule) gives it,
-    before pruning and capacity (:func:`planned_decision_of` adds them), from that file's
-    hits alone.
-
-    A replay policy decides on one file's hit times and their strength, and a hit's
-    strength rests on its own call (the other results' scores) and its own file's reads
-    in the session, so the rows of the file and of its calls are all it needs."""
+    before pruning and capacity (:func:`planned_decision_of`), from the rows of that file
+    and of its calls alone: all a hit's strength rests on."""
     sig = snap.by_path[rel]
     if cfg.expire.policy == "seed":
         return expire_policy.decide(
@@ -169,8 +162,7 @@ def _hit_times(
     snap: Snapshot, only: str | None = None
 ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """:func:`hit_times_by_file` of the snapshot's hits (``only``: that file's), from the
-    strength the database keeps with each hit when it can say it
-    (:meth:`memoryd.signals.Snapshot.strong_times`), else from every row of the calls."""
+    kept strength when it can say it (:meth:`memoryd.signals.Snapshot.strong_times`)."""
     if only is None:
         every = snap.kept_times()  # (read once a snapshot: reflect's trends take them too)
         if every is not None:
@@ -186,11 +178,8 @@ def hit_times_by_file(
     rows: Sequence[tuple[Any, ...]], now: float, *, only: str | None = None
 ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """path → the times of its hits, and of its strong hits, as a replay policy sees them at
-    ``now``: a hit beyond the clock-skew allowance is not yet, one within it is at ``now``.
-
-    ``rows``: hit rows in :class:`memoryd.strength.HitRow`'s field order, every row of
-    each call among them (the strength of a hit rests on them); ``only``: that file's
-    times alone (the other rows only rank it). Pure; the times are unsorted."""
+    ``now`` (clock skew allowed). ``rows``: :class:`memoryd.strength.HitRow` fields, every
+    row of each call among them; ``only``: that file's times alone. Pure; unsorted."""
     from ..hit_counts import CLOCK_SKEW
     from ..strength import strong_flags
 
@@ -282,12 +271,10 @@ def planned_decision_of(
 ) -> expire_policy.ExpireDecision:
     """One listed file's verdict in the plan, pruning and capacity included (``explain``).
 
-    From that file's hits alone (:func:`decision_of`) when nothing can override it: pruning
-    and capacity off, or a verdict they never touch (an archive, a protected, marked or
-    pinned keep). Otherwise whether they archive this keep rests on every file's verdict
-    and score (how many remain, which score lowest), so the whole plan's are taken; but
-    pruning alone never takes a file scoring at or above its threshold, which one score
-    tells. ``own``: :func:`decision_of`'s verdict when the caller has it (read once)."""
+    From that file's hits alone (:func:`decision_of`) when nothing can override it;
+    otherwise the whole plan's, since capacity rests on every file's verdict and score
+    (pruning alone never takes a file scoring at or above its threshold, which one score
+    tells). ``own``: :func:`decision_of`'s verdict when the caller has it."""
     if own is None:
         own = decision_of(cfg, snap, rel, policy)
     if (
@@ -311,11 +298,8 @@ def build_plan(
     scores: list[score_policy.Score] | None = None,
     policy: Policy | None = None,
 ) -> ExpirePlan:
-    """The expire plan, destinations decided (workspace-relative paths).
-
-    ``scores`` (from :func:`scores_of`) saves scoring again when the caller has them;
-    ``policy``: the replay policy as it decides now (see :func:`_policy`).
-    """
+    """The expire plan, destinations decided (workspace-relative paths). ``scores``: from
+    :func:`scores_of`, if at hand; ``policy``: as :func:`_policy` takes it."""
     month = datetime.fromtimestamp(snap.now, snap.tz).strftime("%Y-%m")
     decisions = plan_decisions(cfg, snap, scores, policy)
     taken: set[str] = set()

@@ -1,32 +1,15 @@
 """What an archive cost the agent: of the archived notes later needed, which it still reached.
 
-A false archive is what ``simulate`` has always counted (archived, then needed within the
-horizon). What a user feels is different: whether the agent, when it needed the note,
-got it anyway. This module replays every need of an archived note against the archive as
-it stood at that moment and sorts each such archive into one of three outcomes:
+Every need of an archived note is replayed against the archive as it stood then, and each
+such archive sorted into **same call**, **later call** or **not at all** (docs/decisions.md,
+"Harm, not only prediction"; ``search_same_call=False`` replays the time before the plugin's
+search hook). Where the archive is in OpenClaw's own index, a search whose results held the
+note reaches it too (way ``index``); the archives a kept note would have served are counted
+apart (``as if kept``): the archive's own cost.
 
-* **same call**: the first call that needed it got it: a ``memory_get`` of its path (the
-  plugin's read hook brings it back before OpenClaw reads it), or a
-  ``memory_search`` whose restore on demand fires: the plugin's search hook runs the same
-  rule before the search and answers that call with the note (measured live in OpenClaw
-  2026.9.6; ``search_same_call=False`` replays the time before it, when the next search
-  found the note);
-* **later call**: a later call within the horizon got it: the search's restore on demand
-  (the next search finds the note), ``memoryd_recall`` retried with the search's words
-  (restores when at most ``limit`` archived notes match or one clearly leads), or a later
-  need that reaches it by any of the ways above;
-* **not at all**: no call within the horizon got it.
-
-Where the archive is in OpenClaw's own index (``memory.search.extraPaths``), a search whose
-own results held the note reaches it too (way ``index``). And since a need OpenClaw's
-search misses is missed whether the note is archived or kept, the archives a kept note
-would have served are counted apart (``as if kept``): the archive's own cost.
-
-Pure: the decisions (from :func:`memoryd.policy.replay.replay`), the hits, the needs and
-the calls are plain values; the two rules that live elsewhere are passed in as functions
-(``candidates``: the restore-on-demand matches of a call, as ``replay`` takes them;
-``recall``: which archived notes ``memoryd_recall`` would bring back for a query, given the
-archived notes' texts), so each rule still exists once.
+Pure: the two rules that live elsewhere are passed in as functions (``candidates``: the
+restore-on-demand matches of a call; ``recall``: which archived notes ``memoryd_recall``
+would bring back for a query), so each rule still exists once.
 """
 
 from __future__ import annotations
@@ -47,28 +30,24 @@ READ, SEARCH, OTHER = "read", "search", "other"
 
 # candidates(call index) → (path, score[, names it]) best first, as replay's restore takes
 Candidates = Callable[[int], Sequence[tuple[str, float] | tuple[str, float, bool]]]
-# recall(query, {archived path: text}) → the archived paths memoryd_recall brings back (a
-# function of the notes given, whatever their order); when it has a method
-# reaches(query, path, its text, () → {archived path: text}) → whether that path is among
-# them (tierstore.search.ArchiveRecall), harm asks that instead
+# recall(query, {archived path: text}) → the archived paths memoryd_recall brings back; when
+# it has a method reaches(query, path, text, loader) (tierstore.search.ArchiveRecall), harm
+# asks that instead
 Recall = Callable[[str, Mapping[str, str]], Iterable[str]]
 
 
 class NeedEvent(NamedTuple):
     """One moment the agent needed a note, and how it went for it: ``read`` (a
     ``memory_get`` of its path), ``search`` (``call``: the index of the search in the
-    replay's calls) or ``other`` (no call of the agent's for it is known). A tuple: a
-    heavy year's install has 200,000 of them, made at every ``simulate``."""
+    replay's calls) or ``other`` (no call of the agent's for it is known). A tuple: one is
+    made per need at every ``simulate``."""
 
     path: str
     ts: float
     via: str
     call: int | None = None
-    # whether OpenClaw's own search found the note for this need (a read always does; a
-    # search did when its results held the note, as they would have had the note stayed
-    # in the workspace, or been in OpenClaw's index in the archive). On an install every
-    # need is such a hit (one with no call recorded too); a generated need may be a search
-    # that missed the note anyway, or have no call at all.
+    # whether OpenClaw's own search found the note for this need (a read always does); on
+    # an install every need is such a hit, a generated need may be a search that missed it
     found: bool = True
 
 
@@ -84,10 +63,9 @@ class Harm:
     ways: Counter[tuple[str, str]] = field(default_factory=Counter)
     # how the first need of each archive asked for it (read, search, other)
     first_asked: Counter[str] = field(default_factory=Counter)
-    # The archives a note kept in the workspace would have served, apart (a need OpenClaw's
-    # own search missed is missed whether the note is archived or not: not the archive's
-    # cost): those whose first need found the kept note, with how each was reached; those
-    # some need in the window found it for, with how many of them were not reached at all.
+    # The archives a kept note would have served, apart (a need OpenClaw's search missed is
+    # not the archive's cost): those whose first need found it, with how each was reached;
+    # those some need in the window found it for, with how many were not reached at all.
     kept_first: int = 0
     kept_ways: Counter[tuple[str, str]] = field(default_factory=Counter)
     kept_any: int = 0
@@ -115,10 +93,8 @@ class Harm:
         return self.kept_not_reached / self.kept_any if self.kept_any else 0.0
 
     def without_plugin(self) -> Harm:
-        """The same archives for an agent without the plugin: a path read of an archived
-        note comes back empty, a search does not find it, and the daemon brings the note
-        back (from the transcript) for the next call. (A search of OpenClaw's own index
-        that holds the archive finds it without the plugin.)"""
+        """The same archives for an agent without the plugin: the daemon brings the note back
+        for the next call (a search of an index holding the archive still finds it)."""
         ways, moved = _later_without_plugin(self.ways)
         kept_ways, _ = _later_without_plugin(self.kept_ways)
         return Harm(self.needed, self.same_call - moved, self.later_call + moved,
@@ -190,10 +166,8 @@ def harm_index(hits: Iterable[ReplayHit], events: Iterable[NeedEvent]) -> HarmIn
 
 def need_index(prepared: Mapping[str, PathHits], calls: Sequence[Call]) -> HarmIndex:
     """:func:`harm_index` of a real install's need events (each strong hit: a read, or the
-    search by the call recorded at its time, else ``other``), from each note's hits as the
-    replay prepared them (:func:`memoryd.policy.replay.prepare`): a note's events are its
-    strong hits in order of time, made one by one as :func:`harm` reads them (it reads a
-    few after each archive: a heavy year has 200,000 strong hits). Pure."""
+    search by the call recorded at its time, else ``other``), from the replay's
+    :func:`memoryd.policy.replay.prepare`; made one by one as :func:`harm` reads them. Pure."""
     at: dict[float, int] = {}
     for i, c in enumerate(calls):
         at.setdefault(c.ts, i)
@@ -247,9 +221,8 @@ class _Archive:
         self.by_path: dict[str, list[tuple[float, float]]] = {}
         for path, left, back in self.episodes:
             self.by_path.setdefault(path, []).append((left, back))
-        # for all_at: the episodes by the moment they began (the runs: a few dozen), each
-        # moment's from the latest end back, so those still open at ts are a prefix (a heavy
-        # year's replay asks it of thousands of searches, against thousands of episodes)
+        # for all_at: the episodes by the moment they began, each moment's from the latest end
+        # back, so those still open at ts are a prefix
         begun: dict[float, list[tuple[float, str]]] = {}
         for path, left, back in self.episodes:
             begun.setdefault(left, []).append((-back, path))
@@ -281,14 +254,10 @@ def _search_restores(
     ts: float,
     still: str,
 ) -> str | None:
-    """The note restore on demand brings back for a search at ``ts`` (the daemon's rule,
-    as :func:`memoryd.policy.replay.replay` replays it: the best-matching archived note,
-    when it beats every note still in the workspace and the query names it). ``still``:
-    a note not reached yet, archived whatever later hits the replay saw of it.
-
-    Only the best match can be restored (``cands`` best first, scores 0..1): when it is
-    still in the workspace, every archived match after it scores no more than it; and a
-    second that scores as well makes a tie, which restores nothing."""
+    """The note restore on demand brings back for a search at ``ts`` (the daemon's rule, as
+    :func:`memoryd.policy.replay.replay` replays it). ``still``: a note not reached yet,
+    archived whatever later hits the replay saw of it. Only the best match can be restored
+    (``cands`` best first); a second that scores as well is a tie, which restores nothing."""
     if not cands or (len(cands) > 1 and cands[1][1] >= cands[0][1]):
         return None
     path, _score, *named = cands[0]
@@ -326,13 +295,10 @@ def harm(
     """Sort one policy's needed archives by what the agent reached (module docstring).
 
     An archive at run ``t`` is *needed* when a need event of its note falls in
-    ``(t, t + horizon]`` (``events``: a generated history's needs give exactly the
-    replay's need-based false archives). Its needs in that window are tried in order; the
-    first that reaches the note decides: the first need itself in its own call (``same``),
-    or later (``later``). ``index``: :func:`harm_index` of ``hits`` and ``events``, when the
-    caller replays several policies over them. ``archive_indexed``: the archive is in
-    OpenClaw's own index (``memory.search.extraPaths``), so a search that found the note
-    (:attr:`NeedEvent.found`) reaches it in that call, plugin or not.
+    ``(t, t + horizon]``; those needs are tried in order, and the first that reaches the note
+    decides (``same``: the first need in its own call, else ``later``). ``index``:
+    :func:`harm_index` of ``hits`` and ``events``, if at hand. ``archive_indexed``: the
+    archive is in OpenClaw's own index, so a search that found the note reaches it.
     """
     horizon = horizon_days * DAY
     if index is None:

@@ -1,21 +1,11 @@
 """Promotion: which notes deserve a place in long-term memory.
 
-A file is a candidate when any of these holds (thresholds from ``[promote]``):
-at least ``hits_7d`` hits in the last 7 days, ``hits_14d`` in 14 days,
-``hits_total`` in all, or a user mark (``memoryd mark``). A file once promoted
-(``memoryd promote --apply``) is never nominated again, and long-term files
-(MEMORY.md / memory.md) are already where promotion would put them.
-
-Category, by simple rules on the text (first match wins), for the person or
-sub-agent who moves the content:
-
-* ``skill`` — the note is a procedure: a code block, three or more numbered
-  steps, ``$ `` shell prompts, or words such as "how to", "steps", "install", "步骤",
-  "流程", "操作", "命令", "配置"; it belongs in ``skills/<skill>/docs/retrospect.md``.
-* ``preference-or-fact`` — preference or standing-fact words ("prefer", "always",
-  "never", "likes", "my … is", "喜欢", "偏好", "习惯", "不要", "总是", "记住"), or a
-  short note (≤ 40 lines) made of ``key: value`` lines; it belongs in ``MEMORY.md``.
-* ``needs-review`` — anything else: a person decides.
+A file is a candidate with at least ``hits_7d`` hits in 7 days, ``hits_14d`` in 14,
+``hits_total`` in all, or a user mark (thresholds from ``[promote]``). A file once promoted is
+never nominated again, and long-term files are already where promotion would put them. Its
+category, by simple rules on the text (first match wins; docs/lifecycle.md, "Promote"), says
+where it belongs: ``skill`` (a procedure: ``skills/<skill>/docs/retrospect.md``),
+``preference-or-fact`` (``MEMORY.md``) or ``needs-review`` (a person decides).
 """
 
 from __future__ import annotations
@@ -83,9 +73,7 @@ def nomination_rules(
     sig: FileSignals, cfg: PromoteConfig, *, marked: bool, mark_note: str | None = None
 ) -> list[str]:
     """The rules that nominate ``sig``'s file (empty: none), from its counts alone. Pure.
-
-    Also what expire asks: a current candidate is never archived, so the two
-    jobs never disagree about one note (expire archiving what promote nominates)."""
+    Expire asks it too: a current candidate is never archived."""
     rules = []
     if sig.hits_7d >= cfg.hits_7d:
         rules.append(f"{sig.hits_7d} hits in 7 days (≥ {cfg.hits_7d})")

@@ -7,12 +7,9 @@ closing one (:func:`closing`) at the end of its last line. memoryd writes no pro
 what landed:
 
 * :func:`landed` finds each entry of the run: the whole lines from the opening marker down to
-  its closing marker, nothing else. An entry missing either marker (or with another entry's
-  opening inside it) is not counted: no line next to it is ever taken for part of it. Blank
-  lines the sub-session set around an entry (new since the run was handed over, found by a
-  line diff of the file without the entries against the file as it was then) go with it, so
-  taking every entry out again gives the earlier file back byte for byte when nothing else
-  changed it.
+  its closing marker, nothing else (an entry missing either marker is not counted). Blank
+  lines the sub-session set around an entry go with it, so taking every entry out again
+  gives the earlier file back byte for byte when nothing else changed it.
 * Everything outside the markers is not memoryd's (the user's edit meanwhile, or anything
   else): it is never taken out.
 * :func:`over_budget` picks which ``MEMORY.md`` entries to decline so the file fits the
@@ -167,13 +164,10 @@ def _written_anew(
     old: list[str], new: list[str], blocks: list[tuple[str, int, int]]
 ) -> list[tuple[str, int, int]]:
     """The blocks every line of which was added since handoff (a pure insertion against
-    ``old``), with text that can be stored as it is.
-
-    Markers set around a line the user already had, or into it (an entry "merged" into the
-    user's bullet), make a block that holds the user's own words: taking it out, at undo or
-    for the budget, would take them too. Such a block is not the run's entry; it stays in
-    the file as it is and its note stays nominated. So does one holding bytes that are not
-    UTF-8 (read as lone surrogates), which the journal could not hold byte for byte."""
+    ``old``), with text that can be stored as it is. Markers set around (or into) a line the
+    user already had make a block of the user's own words, which taking out would take too:
+    not the run's entry. Nor is one holding bytes that are not UTF-8 (the journal could not
+    hold it byte for byte)."""
     if old and not old[-1].endswith(("\n", "\r")):
         old = [*old[:-1], old[-1] + "\n"]  # (a last line ended since: the same line)
     mine: set[int] = set()

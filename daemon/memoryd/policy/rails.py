@@ -2,21 +2,15 @@
 
 The monthly expire moves a person's notes while nobody watches, so two rails hold it:
 
-* **Consent.** Until the user has said yes once, a scheduled run only reports what it
-  would move. Yes is ``expire.auto = true`` in the config, or ``memoryd expire --schedule``,
-  which memoryd records in the state database (:data:`CONSENT_META`): an act of its own, not
-  a side effect of applying one plan by hand (an ``expire --force`` of an earlier memoryd
-  recorded it; that record stays valid).
-* **The cap.** One scheduled run moves at most ``expire.max_fraction_per_run`` of the
-  files taking part in it (every file the plan decided on, kept or archived); the rest of
-  its plan is reported, not moved, and the next run decides again. A run of the same
-  month again (the daemon died before it recorded the first) counts what the first one
-  moved. ``expire --force`` by hand applies its whole printed plan: the person has just
-  read it.
+* **Consent.** Until the user has said yes once (``expire.auto = true``, or ``memoryd expire
+  --schedule``, recorded as :data:`CONSENT_META`; an older memoryd's ``expire --force``
+  record stays valid), a scheduled run only reports what it would move.
+* **The cap.** One scheduled run moves at most ``expire.max_fraction_per_run`` of the files
+  taking part; the rest is reported, and a second run of the month counts what the first
+  moved. ``expire --force`` by hand applies its whole printed plan: the person has read it.
 * **What a search brought back stays.** A file restored on demand in the last
-  :data:`RESTORED_GRACE_DAYS` days is not archived by a scheduled run (the search that
-  brought it back could not count as its hit: it was in the archive then), else every
-  month would archive again what the agent has just shown it needs.
+  :data:`RESTORED_GRACE_DAYS` days is not archived by a scheduled run: the search that
+  brought it back could not count as its hit.
 """
 
 from __future__ import annotations
@@ -44,11 +38,8 @@ P = TypeVar("P", bound=_HasPath)
 
 
 class Consent(NamedTuple):
-    """Whether scheduled expire runs may move files, and who said so.
-
-    (A named tuple, not a dataclass: ``status`` reads it, and importing dataclasses
-    costs a read command more than all of this module.)
-    """
+    """Whether scheduled expire runs may move files, and who said so. (A named tuple:
+    ``status`` reads it, and importing dataclasses costs more than this module.)"""
 
     given: bool
     by: str | None  # "expire.auto" | "expire --schedule" | "expire --force" (older) | None
@@ -88,11 +79,8 @@ def consent_record(now: float, by: str = RECORDED_BY[0]) -> str:
 
 
 def consent_of(auto: bool, recorded: str | None) -> Consent:
-    """The consent in force: the config's ``expire.auto`` first, else the recorded yes.
-
-    A damaged record counts as no yes at all: asking again is harmless, moving files on a
-    misread is not.
-    """
+    """The consent in force: the config's ``expire.auto`` first, else the recorded yes. A
+    damaged record is no yes: asking again is harmless, moving files on a misread is not."""
     if auto:
         return Consent(True, "expire.auto")
     if not recorded:
@@ -118,11 +106,8 @@ def spare_restored(items: Sequence[P], restored: Iterable[str]) -> tuple[list[P]
 
 
 def run_limit(participants: int, max_fraction: float) -> int:
-    """How many files one scheduled run may move: ⌊fraction × files taking part⌋.
-
-    Rounded down, so the share is never exceeded (with 0.25, a run over 3 files moves
-    none; ``expire --force`` by hand still can).
-    """
+    """How many files one scheduled run may move: ⌊fraction × files taking part⌋, rounded
+    down so the share is never exceeded (with 0.25, a run over 3 files moves none)."""
     if participants <= 0 or max_fraction <= 0:
         return 0
     return min(participants, math.floor(max_fraction * participants + 1e-9))
@@ -135,12 +120,9 @@ def cap(
     surest_first: Callable[[T], Any],
     already_moved: int = 0,
 ) -> tuple[list[T], list[T]]:
-    """(moved now, held back): the ``run_limit`` items the policy is surest about first.
-
-    ``surest_first`` orders the plan's archive items (e.g. longest without a hit first);
-    the order of the moved items stays the plan's own. ``already_moved``: files a run of
-    the same period moved before (they took part then, so ``participants`` counts them).
-    """
+    """(moved now, held back): the ``run_limit`` items ``surest_first`` puts first, the
+    moved in the plan's own order. ``already_moved``: files a run of the same period moved
+    before (``participants`` counts them)."""
     limit = max(0, run_limit(participants, max_fraction) - already_moved)
     if len(items) <= limit:
         return list(items), []

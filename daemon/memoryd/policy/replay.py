@@ -3,31 +3,11 @@
 The policies themselves are in :mod:`memoryd.policy.candidates`; this module is the
 protocol that scores them (inputs, run times, outcome counts, calibration).
 
-Everything here is a function of plain values: the files (created time, size,
-protected or not), the hits (path, time, kind, and what says how strong each
-one was), the run times and a policy. No clock, no database, no file system, so
-the same code scores a user's own history, a generated one with a known need
-behind every search, and the hand-made histories of the tests.
-
-Protocol (``docs/simulate.md``; kept exactly):
-
-* A file takes part in the runs ``t >= created``. Protected files (``protect``
-  globs, marks, pins) take part but are never archived and are left out of cold
-  coverage.
-* At run ``t`` a policy sees the hits with ``ts <= t`` (strictly: no clock-skew
-  allowance), and their strength *as it was known at t*: a search hit is strong
-  when it was the call's first result or when the agent read the file
-  (``memory_get`` of it later in the same session) by ``t``.
-* A file archived at ``t`` is a **false archive** when it has a hit of any kind
-  in ``(t, t + horizon]``. An archived file comes back at its first hit after it
-  left; later runs may archive it again, and every archive is one decision.
-* **Cold coverage**: Σ over runs of the files taking part at ``t``, unprotected,
-  without a hit in ``(t, t + horizon]``, that are archived after run ``t``,
-  divided by Σ of such files.
-
-The same outcome counts are also taken against a second series of "need"
-events when one is given (generated histories know why each search happened);
-the come-back state always follows the hits, as it does on a real install.
+Everything here is a function of plain values (files, hits, run times, a policy): no clock,
+no database, no file system, so the same code scores a user's own history, a generated one
+and the tests'. The protocol (what a run sees, false archives, cold coverage) is
+``docs/simulate.md``'s, kept exactly. The same outcome counts are also taken against a series
+of "need" events when one is given; the come-back state always follows the hits.
 """
 
 from __future__ import annotations
@@ -75,7 +55,7 @@ def is_strong(kind: str, rank: int | None, read_at: float | None, t: float) -> b
 class ReplayHit(NamedTuple):
     """One hit: ``rank`` among its call's results (1 = first; None = unknown or a get),
     ``read_at`` the time the agent then read the file in the same session (None: never).
-    A tuple: a year of heavy use is 400,000 of them, made at every replay."""
+    A tuple: a replay makes one per hit of the history."""
 
     path: str
     ts: float
@@ -84,12 +64,8 @@ class ReplayHit(NamedTuple):
     read_at: float | None = None
 
     def strong_at(self, t: float) -> bool:
-        """What this hit said about need, as known at ``t``: read, or retrieved first.
-
-        A search hit whose rank is unknown (its call's scores are missing) counts as
-        strong: without a rank nothing says it merely came along, and a policy must not
-        let go of a file in daily use only because the transcripts carry no scores.
-        """
+        """What this hit said about need, as known at ``t``: read, or retrieved first. An
+        unknown rank counts as strong: nothing says it merely came along."""
         return is_strong(self.kind, self.rank, self.read_at, t)
 
     @property
@@ -149,14 +125,12 @@ class PolicyResult:
     restores: int = 0
     restores_caught: int = 0
     restores_needless: int = 0
-    restores_right: int = 0  # generated histories: restores of the note the search was for
-    # generated histories: restores of a note not needed within the horizon (needless by
-    # need, where hits alone cannot tell: a search for the note the engine missed has no hit)
+    # generated histories: restores of the note the search was for, of a note not needed
+    # within the horizon, and archive episodes some search was for
+    restores_right: int = 0
     restores_unneeded: int = 0
-    # generated histories: archive episodes some search was for (what a restore could catch)
     restores_wanted: int = 0
-    # per run, the calibration the policy decided with (None: the generic chance), for a
-    # policy that learns from the user's history (``Likely(learn=True)``)
+    # per run, the calibration a learning policy decided with (None: the generic chance)
     calibrations: list[tuple[float, cb.Calibration | None]] = field(default_factory=list)
     # which entries of ``calibration`` were printed by a calibrated chance
     calibrated_flags: list[bool] = field(default_factory=list)
@@ -169,8 +143,7 @@ class PolicyResult:
 
     @property
     def strong_false_archive_rate(self) -> float:
-        """Archives followed by a strong hit (read, or retrieved first): the first number
-        ``simulate`` prints, the closest a real install gets to "needed again"."""
+        """Archives followed by a strong hit: the first number ``simulate`` prints."""
         return self.hits.strong_false_archives / self.archived if self.archived else 0.0
 
     @property
@@ -195,8 +168,7 @@ class _Series:
         return i < len(ts) and ts[i] <= b
 
     def any_from(self, path: str, a: float, b: float) -> bool:
-        """Whether there is one in ``[a, b]`` (``a`` itself counts: an epoch time's float has
-        no room for "a moment before" it)."""
+        """Whether there is one in ``[a, b]`` (``a`` itself counts)."""
         ts = self.times.get(path)
         if not ts:
             return False
@@ -217,9 +189,8 @@ class _StrongAfter:
     one never read. A label cut at a time counts only hits strong by then."""
 
     def __init__(self, hits_by_path: Mapping[str, Sequence[ReplayHit]]):
-        # per path: the times of its hits strong at their own time; the times of those
-        # strong from a read (or of no known time: after ts, or before it), and from each
-        # on, the earliest the later of the read and the hit (suffix minima)
+        # per path: the times of its hits strong at their own time; those strong from a
+        # read, and from each on the earliest the later of read and hit (suffix minima)
         self.own: dict[str, list[float]] = {}
         self.read_ts: dict[str, list[float]] = {}
         self.read_first: dict[str, list[float]] = {}
@@ -227,11 +198,9 @@ class _StrongAfter:
             self.add(path, tuple(map(_TS, lst)), _became_strong(lst))
 
     def add(self, path: str, ts: Sequence[float], became: Sequence[float]) -> None:
-        """One path's hits: their sorted times and :func:`_became_strong` of them (from when
-        each is strong: at its own time when that is known to be earlier, so the later of
-        the two). Split, in C, into those strong at their own time (the first after ``t``
-        is the earliest of them) and those strong from a read (few: their suffix minima;
-        times are never NaN, so each step's min(later, here) is a loop's min(here, later))."""
+        """One path's hits: their sorted times and :func:`_became_strong` of them, split (in
+        C) into those strong at their own time and those strong from a read (few: their
+        suffix minima)."""
         inf = math.inf
         self.own[path] = list(compress(ts, map(operator.eq, became, repeat(-inf))))
         read = list(map(operator.and_, map(operator.gt, became, repeat(-inf)),
@@ -256,9 +225,7 @@ class _StrongAfter:
 def _became_strong(hits: Sequence[ReplayHit]) -> list[float]:
     """Per hit, from when it counts as strong (:func:`is_strong`): always (-inf) for a get,
     a search retrieved first or of unknown rank; at its read for one read later; never
-    (inf) for one never read. A hit seen at ``t`` (``ts <= t``) is strong there exactly
-    when this is ``<= t``."""
-    # (is_strong(kind, rank, None, -inf) written out: a call a hit is a year's 400 k)
+    (inf) for one never read. (is_strong written out: a call a hit is too many.)"""
     return [
         -math.inf if kind != "search" or rank is None or rank == 1
         else (read_at if read_at is not None else math.inf)
@@ -267,15 +234,10 @@ def _became_strong(hits: Sequence[ReplayHit]) -> list[float]:
 
 
 class PathHits:
-    """One file's hits as every run of a replay looks at them, worked out once: their
-    sorted times, from when each is strong (:func:`_became_strong`), the times of those
-    strong at all, and the bursts (:func:`memoryd.policy.candidates.episodes`) of both.
-
-    A run at ``t`` sees the hits up to ``t``: a prefix of the times, whose bursts are the
-    bursts begun by ``t``. The strong ones it sees are likewise a prefix of those strong at
-    all, with their bursts, unless a hit up to ``t`` is read only after ``t`` (``late``:
-    the hits read after their own time, with the latest read so far): then they are
-    picked one by one."""
+    """One file's hits as every run of a replay looks at them, worked out once: sorted times,
+    from when each is strong, those strong at all, and the bursts of both. A run at ``t``
+    sees prefixes of these, unless a hit up to ``t`` is read only after ``t`` (``late``):
+    then the strong ones are picked one by one."""
 
     __slots__ = (
         "became",
@@ -321,9 +283,8 @@ class PathHits:
 
 def _views(files: Sequence[ReplayFile], prepared: Mapping[str, PathHits], t: float
            ) -> dict[str, FileView]:  # fmt: skip
-    """What each file taking part at ``t`` shows a policy. Built for every file at every
-    run, so from each file's :class:`PathHits` by slices (a Python step per file, none
-    per hit)."""
+    """What each file taking part at ``t`` shows a policy, by slices of its :class:`PathHits`
+    (a Python step per file, none per hit)."""
     out = {}
     for f in files:
         if f.created > t:
@@ -337,8 +298,7 @@ def _views(files: Sequence[ReplayFile], prepared: Mapping[str, PathHits], t: flo
 
 
 def by_path(hits: Iterable[ReplayHit]) -> dict[str, list[ReplayHit]]:
-    """Each path's hits, by time (a stable sort: ties as recorded), as the replay takes them
-    (and ``simulate``'s harm, from the same grouping). Pure."""
+    """Each path's hits, by time (a stable sort: ties as recorded). Pure."""
     out: dict[str, list[ReplayHit]] = {}
     for h in hits:
         out.setdefault(h.path, []).append(h)
@@ -348,8 +308,7 @@ def by_path(hits: Iterable[ReplayHit]) -> dict[str, list[ReplayHit]]:
 
 
 def prepare(grouped: Mapping[str, Sequence[ReplayHit]]) -> dict[str, PathHits]:
-    """Each path's :class:`PathHits`, from its hits by time (:func:`by_path`): what every
-    run of a replay looks at (and ``simulate``'s harm, from the same). Pure."""
+    """Each path's :class:`PathHits`, from its hits by time (:func:`by_path`). Pure."""
     return {p: PathHits(lst) for p, lst in grouped.items()}
 
 
@@ -369,18 +328,14 @@ def replay(
 ) -> list[PolicyResult]:
     """Replay each policy over the runs; decisions and metrics per policy.
 
-    ``needs`` (path → times the file was truly needed) adds need-based outcome
-    counts. ``calls`` and ``restore_candidates`` (call index → (path, score[, named]) of
-    the files its query matches above the restore threshold, best first; ``named``: the
-    query uses one of the file's distinctive words, True when left out) add what
-    restore on demand would have done: a restore is the best-matching file that is
-    archived at the call; it *catches* a false archive when it comes before the
-    file's first hit after it left, and is *needless* when the file has no hit in
-    ``[restore, restore + horizon]``. Restores never change the archived state.
-    ``restore_rule``: "beats-workspace" (what the daemon does: the best match must be
-    archived and score above every file still in the workspace) or "best-archived" (the
-    older rule: the best-matching archived file, whatever the workspace holds).
-    ``prepared``: :func:`prepare` of ``hits``, when the caller has it already.
+    ``needs`` (path → times the file was truly needed) adds need-based outcome counts.
+    ``calls`` and ``restore_candidates`` (call index → (path, score[, named]) above the
+    restore threshold, best first; ``named``: the query uses a distinctive word of the file)
+    add what restore on demand would have done: a restore *catches* a false archive when it
+    comes before the file's first hit after it left, and is *needless* when the file has no
+    hit in ``[restore, restore + horizon]``; restores never change the archived state.
+    ``restore_rule``: "beats-workspace" (the daemon's: the match must beat every file in the
+    workspace) or "best-archived". ``prepared``: :func:`prepare` of ``hits``, if at hand.
     """
     horizon = horizon_days * DAY
     if prepared is None:
@@ -405,6 +360,9 @@ def replay(
         episodes_: list[tuple[str, float, float | None]] = []  # (path, left, back)
         decisions: list[tuple[float, list[str]]] = []
         out_hits, out_need = Outcome(), Outcome() if need_series else None
+        judged = [(out_hits, hit_series)]
+        if out_need is not None and need_series is not None:
+            judged.append((out_need, need_series))
         calibration: list[tuple[float, bool, bool, bool | None]] = []
         flags: list[bool] = []
         bytes_total = 0.0
@@ -461,19 +419,13 @@ def replay(
             for path in chosen:
                 archived_at[path] = t
                 episodes_.append((path, t, hit_series.first_after(path, t)))
-                for out, series in ((out_hits, hit_series), (out_need, need_series)):
-                    if (
-                        out is not None
-                        and series is not None
-                        and series.any_in(path, t, t + horizon)
-                    ):
+                for out, series in judged:
+                    if series.any_in(path, t, t + horizon):
                         out.false_archives += 1
                         out.lost[path] += 1
                 if strong_series.any_in(path, t, t + horizon):
                     out_hits.strong_false_archives += 1
-            for out, series in ((out_hits, hit_series), (out_need, need_series)):
-                if out is None or series is None:
-                    continue
+            for out, series in judged:
                 for path in vs:
                     if path in protected or series.any_in(path, t, t + horizon):
                         continue
@@ -564,11 +516,8 @@ def calibration_bins(
     pairs: Sequence[tuple[float, bool, bool, bool | None]], bins: int = 10
 ) -> list[dict[str, float | int | str]]:
     """Predicted vs observed in equal-width bins of the predicted chance (empty bins left out).
-
-    Hits cannot tell need from came-along, so two observed shares bracket it: a strong
-    hit (read, or retrieved first) within the horizon, and a hit of any kind. On
-    generated histories, ``observed_need`` is the share truly needed.
-    """
+    Two observed shares bracket need: a strong hit within the horizon, and a hit of any kind;
+    on generated histories ``observed_need`` is the share truly needed."""
     acc: list[list[float]] = [[0, 0.0, 0, 0, 0] for _ in range(bins)]
     with_need = any(need is not None for *_, need in pairs)
     for p, strong, anyhit, need in pairs:
@@ -594,10 +543,8 @@ def calibration_bins(
     return out
 
 
-# How ``simulate`` judges its own calibration table: a bin of at least CHECK_MIN_VERDICTS
-# verdicts whose mean printed chance is within CHECK_TOLERANCE of its observed strong-hit
-# rate (docs/decisions.md shows how often it holds, and why a learner
-# that sees only the past cannot always hold it).
+# How ``simulate`` judges its calibration table: a bin of at least CHECK_MIN_VERDICTS
+# verdicts whose mean chance is within CHECK_TOLERANCE of its strong-hit rate.
 CHECK_TOLERANCE = 0.10
 CHECK_MIN_VERDICTS = 50
 
@@ -622,9 +569,7 @@ def calibration_check(bins: Sequence[Mapping[str, float | int | str]]) -> dict[s
     }
 
 
-def result_document(
-    res: PolicyResult, iso: Callable[[float], str | None]
-) -> dict[str, object]:
+def result_document(res: PolicyResult, iso: Callable[[float], str | None]) -> dict[str, object]:
     """One policy's JSON entry (``simulate --json``)."""
     doc: dict[str, object] = {
         "name": res.name,
@@ -643,8 +588,7 @@ def result_document(
         "decisions": [{"at": iso(t), "archive": a} for t, a in res.decisions],
     }
     if res.calibrations:
-        # what the user would have seen: runs calibrated on what was known then, apart
-        # from the runs before enough verdicts were (the generic, uncalibrated chance)
+        # runs calibrated on what was known then, apart from those with the generic chance
         own = [c for c, f in zip(res.calibration, res.calibrated_flags, strict=True) if f]
         generic = [c for c, f in zip(res.calibration, res.calibrated_flags, strict=True) if not f]
         if own:

@@ -1,18 +1,11 @@
 """Restore on demand: does a search query ask for a note memoryd archived?
 
-OpenClaw's search scores are on their own scale (and an archived note is not in
-OpenClaw's index any more, so it cannot be returned at all); memoryd therefore
-matches the query against the archived text with its own keyword / tag score
-(:mod:`memoryd.policy.score`): the share of the query's words found in the note,
-lifted by the share found among its tags when it has tags. A restore needs a
-score of at least :data:`RESTORE_THRESHOLD`, calibrated on generated histories
-(``bench/bench_policies.py --restore``; figures in docs/decisions.md): queries
-written for a needed, archived note against every archived note's text.
-
-A score over the threshold is not enough (replayed, half the restores on a held-out
-family were of notes nobody needed): the archived note must also answer the query
-better than every note still in the workspace, and the query must use one of its
-distinctive words (held by at most :data:`DISTINCTIVE_NOTES` notes).
+An archived note is not in OpenClaw's index, so memoryd matches the query against the
+archived text with its own keyword / tag score (:mod:`memoryd.policy.score`). A restore needs
+a score of at least :data:`RESTORE_THRESHOLD`, and the archived note must also answer the
+query better than every note still in the workspace and be named by one of its distinctive
+words (held by at most :data:`DISTINCTIVE_NOTES` notes): the threshold alone restored notes
+nobody needed (docs/decisions.md, "Restore threshold").
 """
 
 from __future__ import annotations
@@ -24,9 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from .score import Document, keyword_match, tag_match, tokens
 
-# Calibrated on generated histories (bench/bench_policies.py --restore): at 0.6 (more
-# than half of the query's words in the note) 89 % of queries for an archived note restore
-# it, and 3 % of queries for a note that is not archived restore another one.
+# Calibrated on generated histories (bench/bench_policies.py --restore; docs/decisions.md).
 RESTORE_THRESHOLD: float = 0.6
 
 # A word held by at most this many notes (workspace and archive) names a note: a query must
@@ -36,8 +27,7 @@ DISTINCTIVE_NOTES = 3
 KEYWORD_WEIGHT, TAG_WEIGHT = 0.4, 0.2  # [score]'s default weights, without time and access
 
 # The least share of a query's words a note must hold to reach the threshold: tags lift the
-# keyword share k to (KW·k + TW·t) / (KW + TW) at most, the tag share t being at most 1
-# (0.4 with the figures above). A cheap bound that leaves out every note far below it.
+# keyword share k to (KW·k + TW·t) / (KW + TW) at most, t ≤ 1 (0.4 with the figures above).
 MIN_KEYWORD_SHARE = min(
     RESTORE_THRESHOLD,
     (RESTORE_THRESHOLD * (KEYWORD_WEIGHT + TAG_WEIGHT) - TAG_WEIGHT) / KEYWORD_WEIGHT,
@@ -61,12 +51,9 @@ def query_words(query: str) -> tuple[str, ...]:
 
 
 def match_score(query: str, text: str) -> float:
-    """How well ``query`` asks for the note ``text``, 0..1 (0: no words to match).
-
-    The share of the query's words found in the note; with tags, the blend of that
-    share and the share found among the tags (0.4 : 0.2, as in ``[score]``) when it is
-    higher. Distinct query words count once.
-    """
+    """How well ``query`` asks for the note ``text``, 0..1 (0: no words to match): the share
+    of its distinct words found in the note; with tags, the blend of that and the share found
+    among the tags (0.4 : 0.2, as in ``[score]``) when it is higher."""
     words = _words(query)
     if not words:
         return 0.0
@@ -122,15 +109,10 @@ def best_match(
     present: Mapping[str, str] | None = None,
     leaders: tuple[list[str], float] | None = None,
 ) -> tuple[str, float] | None:
-    """The archived note (path → archived text) the query asks for, if any.
-
-    It must score at or above the threshold, score *above* every other archived note (two
-    that match as well are no answer: :func:`tied_matches` names them to the agent instead)
-    and every note still in the workspace (``present``: path → text; a note there that
-    answers the query as well is what the search found), and the query must use one of its
-    distinctive words (:func:`names_it`). Without ``present``, only the threshold, the
-    other archived notes and the words count. ``leaders``: :func:`top_matches` of the same
-    query and candidates, when the caller has it already.
+    """The archived note (path → archived text) the query asks for, if any: at or above the
+    threshold, *above* every other archived note (a tie: :func:`tied_matches`) and every note
+    in ``present`` (path → text), and named by the query (:func:`names_it`). ``leaders``:
+    :func:`top_matches` of the same query and candidates, if at hand.
     """
     tops, top = top_matches(query, candidates) if leaders is None else leaders
     if len(tops) != 1:
@@ -173,15 +155,12 @@ def _named_over_workspace(
 
 
 class Matcher:
-    """Every note of ``texts`` (path → text) a query reaches the threshold with, found
-    by bit sets instead of a score per note (``memoryd simulate`` matches 50,000 queries of
-    a heavy year against 1,000 notes: 16 million scores).
+    """Every note of ``texts`` (path → text) a query reaches the threshold with, found by bit
+    sets instead of a score per note (``simulate`` matches every query against every note).
 
-    A note of no tags scores the share of the query's words it holds, so the notes holding
-    j of n words (counted in bit sets, a few integer operations per word) score j / n, the
-    very number :func:`match_score` gives; a note with tags must hold :func:`words_needed`
-    of them to possibly reach it, and only those are scored. Whether the query names a note
-    (:func:`names_it`) is whether the note holds one of its distinctive words."""
+    A note of no tags holding j of n words scores j / n, :func:`match_score`'s very number;
+    a note with tags must hold :func:`words_needed` of them to possibly reach it, and only
+    those are scored. The query names a note when it holds one of its distinctive words."""
 
     def __init__(self, texts: Mapping[str, str]) -> None:
         self.texts = dict(texts)
@@ -200,10 +179,9 @@ class Matcher:
             if doc.tags:
                 self.tagged |= bit
         self.words, self.owned = words, owned
-        # What tag_match asks of a tagged note, a word at a time: whether the word is in one
-        # of its tags, or one of its tags (of 2+ characters) in the word. Kept as bit sets
-        # over the notes: by the substrings of each short tag (holding the word), by the
-        # tags themselves (in the word); a long tag is asked directly.
+        # What tag_match asks of a tagged note, a word at a time (the word in one of its tags,
+        # or a tag of 2+ characters in the word), as bit sets over the notes: by the
+        # substrings of each short tag, by the tags themselves; a long tag is asked directly.
         self._in_tag: dict[str, int] = {}  # substring → the notes with a short tag holding it
         self._tag: dict[str, int] = {}  # short tag of 2+ characters → the notes having it
         self._long_tags: dict[str, int] = {}  # a tag too long for its substrings → its notes
@@ -267,10 +245,8 @@ class Matcher:
         return found
 
     def best(self, query: str) -> list[tuple[str, float, bool]]:
-        """The first of :meth:`candidates` alone (none: ``[]``, and none when two or more
-        share the best score: :func:`best_match` restores no tie), found without listing
-        the others: all restore on demand looks at (:func:`memoryd.policy.replay.replay`'s
-        rule: only the best match is restored, and only when it is archived)."""
+        """The first of :meth:`candidates` alone, found without listing the others (``[]``:
+        none, or a tie for the best score): all restore on demand looks at."""
         words = _words(query)
         n = len(words)
         if not n:
@@ -302,11 +278,9 @@ class Matcher:
     def _tagged_scores(
         self, words: tuple[str, ...], at: list[int], need: int
     ) -> Iterator[tuple[int, float]]:
-        """(notes, score) of the tagged notes scoring at least :data:`RESTORE_THRESHOLD`.
-
-        match_score of a tagged note from two counts, both taken from bit sets: the query's
-        words it holds (keyword_match: k of n) and those its tags match (tag_match: g of n);
-        the notes of each (k, g) at once, as one score."""
+        """(notes, score) of the tagged notes scoring at least :data:`RESTORE_THRESHOLD`:
+        match_score from two bit-set counts (words held: k of n; matched by tags: g of n),
+        the notes of each (k, g) at once."""
         n = len(words)
         tagged = at[need] & self.tagged
         if not tagged:

@@ -3,20 +3,11 @@ archive hold after (pure: a function of the file's text, each section's use, the
 the user's pins).
 
 The file must fit ``budget`` characters (UTF-16 units after its trailing blanks, as OpenClaw
-measures a bootstrap file). Sections go least used first: fewest hits in 90 days, then in 30
-days, then in all, then the oldest last hit (never looked up before anything looked up), a
-section OpenClaw's cut already hides from every new session before one it loads; and only as
-many as it takes to fit, in that order. Some sections are never taken (:data:`KEEP_REASONS`):
-one the user pinned (a ``<!-- memoryd:pin -->`` line in it, or a pin ``FILE#HEADING``), one
-of dreaming's (its managed blocks ``## Light Sleep`` / ``## REM Sleep`` and every section with
-an ``<!-- openclaw:dreaming:… -->`` marker, a promotion's ``<!-- openclaw-memory-promotion:… -->``
-/ ``<!-- openclaw-memory-lineage:… -->`` line (what a real sweep writes above each entry it
-appends under ``## Consolidated Memory (DATE)`` or ``## Promoted From Short-Term Memory
-(DATE)``), or an entry carrying ``<!-- trigger: … -->`` / ``<!-- importance: N -->``, OpenClaw
-2026.9.6's ``docs/concepts/dreaming.md``: dreaming keeps them byte for byte and may rewrite
-them), one looked up within ``min_idle_days``, and the file's
-title (its text before the first heading, and a level-1 heading). Sections are the flat units
-of :mod:`memoryd.section_map`, so taking one never takes part of another.
+measures a bootstrap file). Sections go least used first, only as many as it takes to fit;
+some are never taken (:data:`KEEP_REASONS`): pinned, dreaming's (its managed blocks, its
+markers, a promotion's lines: dreaming may rewrite them), looked up within ``min_idle_days``,
+and the file's title. The order and those rules are docs/sections.md's ("Retiring stale
+sections"). Sections are the flat units of :mod:`memoryd.section_map`.
 
 Also here, because it is the inverse: :func:`put_back`, the text of a file with its retired
 sections back when the file was edited since (``restore --last``).
@@ -162,12 +153,9 @@ def plan_retire(
     min_idle_days: float = 30.0,
 ) -> RetirePlan:
     """The sections of ``text`` to retire so that it fits ``budget``, least used first.
-
-    ``uses`` holds every section of ``text`` as :func:`memoryd.section_map.parse_sections`
-    finds it, in order. Nothing is taken from a file that fits already. A file that cannot
-    be brought under its budget (what is left is pinned, dreaming's, used lately) loses every
-    section that may go, and the plan says it does not fit.
-    """
+    ``uses``: every section as :func:`memoryd.section_map.parse_sections` finds it, in order.
+    A file that cannot be brought under its budget loses every section that may go, and the
+    plan says it does not fit."""
     before = measured(text)
     offsets = line_offsets(text)
     idle_since = now - min_idle_days * DAY
@@ -183,9 +171,7 @@ def plan_retire(
             free.append((u, begin, end))
     chosen: list[tuple[Use, int, int]] = []
     if before > budget:
-        # (counted whole: the trailing blanks OpenClaw trims can only make the file shorter,
-        # so a plan that fits by this count fits; measuring the cut text again at each step
-        # would copy a 1 MB file once per section taken)
+        # (counted whole: the trailing blanks OpenClaw trims can only make the file shorter)
         full = utf16_len(text)
         for item in sorted(free, key=lambda f: _order(f[0])):
             chosen.append(item)

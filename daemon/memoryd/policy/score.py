@@ -1,30 +1,13 @@
 """Relevance score, pruning and capacity.
 
-``score = 0.4 keyword + 0.2 time decay + 0.2 access frequency + 0.2 tag match``
-(weights from ``[score]``), each component in 0..1:
+``score = 0.4 keyword + 0.2 time decay + 0.2 access frequency + 0.2 tag match`` (weights
+from ``[score]``), each component in 0..1, as docs/lifecycle.md ("Score") defines them.
+Without a query (reports, pruning) each distinct query the agent asked in the last
+``query_window_days`` is tried and the best counts (and is named); with none at all, the
+score is time and access alone, re-weighted to 0..1.
 
-* keyword: the share of the query's words found in the file. Words are Latin
-  words of two or more letters (lower-cased, a few English stop words dropped)
-  and, for Chinese / Japanese / Korean text, overlapping character pairs, so
-  ``咖啡配方`` matches a note that mentions ``咖啡`` and ``配方``.
-* time decay: 1.0 for ``no_decay_days`` whole days after the file was created,
-  then minus ``decay_per_day`` for each further day, never below ``decay_floor``.
-* access frequency: ``ln(1 + hits) / ln(1 + access_saturation)`` over all hits,
-  times ``1 + recent_access_bonus`` when the last hit is at most
-  ``recent_access_days`` old, capped at 1.0. (The seed's ``ln(n+1)/10`` reaches
-  1.0 only at 22,026 hits; the saturation makes the component mean something.)
-* tag match: the share of the query's words found among the file's tags (a
-  ``tags:`` / ``标签:`` line, front matter ``tags``, ``#hashtags``); 0.5 for a
-  file without tags, as in the seed.
-
-Without a query (reports, pruning) the "query" is what the agent actually asked
-in the last ``query_window_days``: each distinct recent query is tried and the
-best one counts (and is named). With no query at all, keyword and tag match
-cannot be measured: the score is then time and access alone, re-weighted to 0..1.
-
-Pruning (``prune_enabled``: score below ``prune_threshold``) and capacity
-(``capacity_enabled``: at most ``capacity`` files, lowest scores go) archive at
-most ``max_prune_fraction`` of the files in one run, lowest scores first.
+Pruning (score below ``prune_threshold``) and capacity (at most ``capacity`` files) archive
+at most ``max_prune_fraction`` of the files in one run, lowest scores first.
 """
 
 from __future__ import annotations
@@ -40,61 +23,13 @@ from ..signals import DAY, FileSignals
 _WORD = re.compile(r"\w+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _STOP = frozenset(
-    {
-        "the",
-        "and",
-        "for",
-        "are",
-        "was",
-        "were",
-        "with",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "how",
-        "did",
-        "does",
-        "do",
-        "is",
-        "it",
-        "its",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "an",
-        "or",
-        "be",
-        "we",
-        "you",
-        "i",
-        "me",
-        "my",
-        "our",
-        "this",
-        "that",
-        "these",
-        "those",
-        "from",
-        "about",
-        "as",
-        "can",
-        "could",
-        "would",
-        "should",
-        "have",
-        "has",
-        "had",
-        "not",
-        "no",
-        "yes",
-        "any",
-        "all",
-    }
+    " ".join(
+        (
+            "the and for are was were with what when where which who how did does do is it its",
+            "of to in on at by an or be we you i me my our this that these those from about as",
+            "can could would should have has had not no yes any all",
+        )
+    ).split()
 )
 _TAG_LINE = re.compile(r"^\s*(?:[-*]\s*)?(?:tags?|标签|標籤)\s*[:：]\s*(.+)$", re.I | re.M)
 _HASHTAG = re.compile(r"(?:(?<=\s)|^)#([^\s#,.;:!?()\[\]{}\"'`]+)", re.M)

@@ -18,54 +18,22 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# Names are imported on first use (PEP 562): a command that needs only a corner of the store
-# (``inject`` at a session's start: the hot/ folder) must not pay for the graveyard's zip
-# and hashing modules, nor the gist extractor, at every run.
-_WHERE = {
-    "Action": "plan",
-    "BuriedFile": "graveyard",
-    "DAY": "layout",
-    "HOUR": "layout",
-    "KEY_PREFIX": "layout",
-    "NoteRecord": "records",
-    "Placement": "layout",
-    "STAGING": "layout",
-    "SUMMARY_SUFFIX": "layout",
-    "TIERS": "layout",
-    "TierFile": "layout",
-    "TierPolicy": "plan",
-    "bury": "graveyard",
-    "ensure_layout": "layout",
-    "expired_archives": "graveyard",
-    "graveyard_archive": "graveyard",
-    "graveyard_dir": "graveyard",
-    "hit_key": "layout",
-    "is_summary_name": "layout",
-    "key_of_tier_path": "layout",
-    "last_retrievals": "records",
-    "load_records": "records",
-    "mark_rescued": "records",
-    "note_of": "layout",
-    "note_of_key": "layout",
-    "notes_with_mark": "records",
-    "original_rel": "layout",
-    "placement_of": "layout",
-    "plan_note": "plan",
-    "plan_store": "plan",
-    "promote_inputs": "records",
-    "reconcile": "records",
-    "refcount_document": "records",
-    "refcount_path": "records",
-    "rotation": "plan",
-    "save_records": "records",
-    "scan_store": "layout",
-    "scan_tier": "layout",
-    "summary_name": "layout",
-    "summary_rel": "layout",
-    "tier_of": "records",
-    "tiers_lock": "layout",
-    "write_refcount": "records",
+# Names are imported on first use (PEP 562): ``inject`` at a session's start needs only hot/,
+# not the graveyard's zip and hashing modules nor the gist extractor.
+_BY_MODULE = {
+    "graveyard": "BuriedFile bury expired_archives graveyard_archive graveyard_dir",
+    "layout": (
+        "DAY HOUR KEY_PREFIX Placement STAGING SUMMARY_SUFFIX TIERS TierFile ensure_layout"
+        " hit_key is_summary_name key_of_tier_path note_of note_of_key original_rel"
+        " placement_of scan_store scan_tier summary_name summary_rel tiers_lock"
+    ),
+    "plan": "Action TierPolicy plan_note plan_store rotation",
+    "records": (
+        "NoteRecord last_retrievals load_records mark_rescued notes_with_mark promote_inputs"
+        " reconcile refcount_document refcount_path save_records tier_of write_refcount"
+    ),
 }
+_WHERE = {name: module for module, names in _BY_MODULE.items() for name in names.split()}
 
 
 def __getattr__(name: str) -> Any:
@@ -77,48 +45,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = [
-    "DAY",
-    "HOUR",
-    "KEY_PREFIX",
-    "STAGING",
-    "SUMMARY_SUFFIX",
-    "TIERS",
-    "Action",
-    "BuriedFile",
-    "NoteRecord",
-    "Placement",
-    "TierFile",
-    "TierPolicy",
-    "bury",
-    "ensure_layout",
-    "expired_archives",
-    "graveyard_archive",
-    "graveyard_dir",
-    "hit_key",
-    "is_summary_name",
-    "key_of_tier_path",
-    "last_retrievals",
-    "load_records",
-    "mark_rescued",
-    "note_of",
-    "note_of_key",
-    "notes_with_mark",
-    "original_rel",
-    "placement_of",
-    "plan_note",
-    "plan_store",
-    "promote_inputs",
-    "reconcile",
-    "refcount_document",
-    "refcount_path",
-    "rotation",
-    "save_records",
-    "scan_store",
-    "scan_tier",
-    "summary_name",
-    "summary_rel",
-    "tier_of",
-    "tiers_lock",
-    "write_refcount",
-]
+__all__ = sorted(_WHERE)

@@ -1,20 +1,12 @@
 """Gists: the short form a note takes in ``gist/`` (``#title / 标签: tags / summary``).
 
-A gist must let a reader *find* a topic a month later, not retell it: the title,
-the section headings with the first sentence of each, and a handful of tags.
-The default is extractive and deterministic (no model, no network), written in
-pure functions over strings. Tags are the note's most distinctive terms: how
-often a term occurs in this note, weighted by how rare it is across the other
-notes of the store (tf-idf), with a bonus for terms in the title and headings.
-
-Chinese has no spaces between words, so terms are not whitespace tokens: runs
-of CJK characters are cut at function characters (的, 了, 是, …); pieces of two
-to four characters are candidate words as they are, longer pieces give their
-character bigrams. Latin text gives lower-cased words minus a stop list.
-
-``summarizer_command`` (optional) runs a person's own summariser (an LLM CLI, a
-script): the note on stdin, the gist on stdout, within a timeout. Whatever goes
-wrong with it, the extractive gist is used instead and the failure is logged.
+A gist must let a reader *find* a topic a month later, not retell it: the title, the section
+headings with the first sentence of each, and a handful of tags (the note's most distinctive
+terms by tf-idf over the store, title and headings weighted up). The default is extractive
+and deterministic, pure functions over strings; CJK runs are cut at function characters
+(:func:`term_counts`). ``summarizer_command`` (optional) runs a person's own summariser
+(note on stdin, gist on stdout, within a timeout); whatever goes wrong with it, the
+extractive gist is used and the failure logged.
 """
 
 from __future__ import annotations

@@ -16,9 +16,8 @@ from .. import faults
 from ..fsutil import BINARY, looks_binary, not_a_note, read_note
 from .layout import note_of, scan_tier
 
-# UTF-8 spends at most 4 bytes on a character: a note's first ``4 * budget`` bytes hold every
-# character an injection of ``budget`` characters can show of it (a 50 MB note in hot/ read whole
-# before being cut would make every session start miss the plugin's deadline).
+# UTF-8 spends at most 4 bytes on a character: a note's first ``4 * budget`` bytes hold all an
+# injection of ``budget`` characters can show (a huge note read whole would miss the deadline).
 BYTES_PER_CHAR = 4
 
 
@@ -36,16 +35,11 @@ class Injection(NamedTuple):
 def inject(root: Path, max_chars: int, skip: Callable[[str], bool] | None = None) -> Injection:
     """The hot/ notes for a new session, newest first, within ``max_chars`` characters.
 
-    Whole notes only, in recency order, stopping at the first that does not fit
-    (so what is injected is always "everything since T"). When not even the
-    newest fits, its beginning is given, marked as cut. A summary in hot/ is
-    left out when its original is there too (the original says more). A note for which
-    ``skip(text)`` is true (its text is already in the session's bootstrap) is left out
-    and named in ``already_there``. A file that is no note when it is read (a FIFO renamed
-    over a note since the listing, a binary file) is left out and named in ``not_notes``.
-
-    Each note is read only as far as the budget left could show of it, so a huge note
-    costs no more than a small one.
+    Whole notes only, stopping at the first that does not fit (what is injected is always
+    "everything since T"); when not even the newest fits, its beginning, marked as cut. A
+    summary is left out when its original is there too; a note ``skip(text)`` says is in
+    the bootstrap already is named in ``already_there``, a file that is no note in
+    ``not_notes``. Each note is read only as far as the budget left could show.
     """
     files = scan_tier(root, "hot")
     faults.point("inject.listed")
@@ -102,12 +96,8 @@ def inject(root: Path, max_chars: int, skip: Callable[[str], bool] | None = None
 
 
 def stamp(path: Path | str, *, follow: bool = True) -> str:
-    """A file's identity for a cache: ``<mtime_ns>:<size>``, or ``missing``.
-
-    The plugin keeps the last injection and checks these stamps (a few ``stat`` calls)
-    instead of running memoryd again for every new session; any change runs it again.
-    ``follow=False``: the name's own stamp (``lstat``), never what a symlink points to.
-    """
+    """A file's identity for the plugin's cache of the last injection: ``<mtime_ns>:<size>``,
+    or ``missing``. ``follow=False``: the name's own stamp (``lstat``)."""
     try:
         st = os.stat(path) if follow else os.lstat(path)
     except OSError:
@@ -131,10 +121,9 @@ def _hot_notes(hot: Path) -> list[str]:
     return sorted(out)
 
 
-# At most this many hot/ notes are stamped for the plugin's cache, the newest first (thousands of
-# notes would make a large answer and a slow check at every session start: docs/benchmarks.md).
-# A capped list is valid for WATCH_PARTIAL_SECONDS only: an edit in place of a note left out
-# of it changes no stamp the plugin checks, so the plugin asks memoryd again after that long.
+# At most this many hot/ notes are stamped for the plugin's cache, the newest first
+# (docs/benchmarks.md). A capped list is valid for WATCH_PARTIAL_SECONDS only: an edit of a
+# note left out of it changes no stamp the plugin checks.
 WATCH_NOTES_MAX = 200
 WATCH_PARTIAL_SECONDS = 60
 # Names of notes left out of an injection listed in the answer (the rest counted).
@@ -161,13 +150,8 @@ class Watch(NamedTuple):
 
 def watch_list(root: Path, others: Iterable[Path | str], notes_max: int = WATCH_NOTES_MAX) -> Watch:
     """The stamps of what an injection depends on: hot/ (the folder and its newest
-    ``notes_max`` notes: those an injection shows come first) and ``others`` (the bootstrap
-    files, the configurations).
-
-    A symlink, a FIFO or another file in hot/ that is never read is not watched (a link
-    to /etc/passwd would have its target stat'ed at every session start): adding, removing
-    or replacing one changes the folder's own stamp, which is watched.
-    """
+    ``notes_max`` notes) and ``others`` (the bootstrap files, the configurations). A file in
+    hot/ that is never read (a symlink, a FIFO) is not watched: the folder's stamp is."""
     hot = root / "hot"
     stamped = [(p, stamp(p, follow=False)) for p in _hot_notes(hot)]
     newest = sorted(stamped, key=lambda ps: (-_mtime_ns(ps[1]), ps[0]))[:notes_max]

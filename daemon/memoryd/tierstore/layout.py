@@ -1,21 +1,16 @@
 """Layout of the tier store: the four folders, how a file name maps to a note, what is on disk.
 
-Layout (``[tiers] root``, default ``<openclaw state dir>/memory_fs``)::
+Layout (``[tiers] root``, default ``<openclaw state dir>/memory_fs``; docs/tier-store.md)::
 
     hot/        < hot_hours by mtime       the original, complete (injected into sessions)
     warm/       < warm_days                the original, complete
     gist/       warm_days .. gist_days     a summary copy; warm/ keeps the original
     forgotten/  no retrieval for forget_after_days; deleted delete_after_days later
 
-A *note* is one file name. Its original lives in exactly one of hot/, warm/,
-forgotten/; its summary (when it has one) is ``gist/<name>``, or, when the
-summary has to share a folder with the original (a gist hit brings both back to
-hot/, forgetting takes both to forgotten/), ``<stem>.gist.md`` beside it. Names
-ending in ``.gist.md`` are therefore reserved for summaries. Hits are keyed
-``tiers/<name>`` whatever tier the file is in, so a note keeps its history.
-
-This module only reads the disk (and creates the folders); what to do about
-what it finds is :mod:`memoryd.tierstore.plan`.
+A *note* is one file name: its original in one of hot/, warm/, forgotten/; its summary
+``gist/<name>``, or ``<stem>.gist.md`` beside the original when they share a folder (names
+ending in ``.gist.md`` are reserved). Hits are keyed ``tiers/<name>`` whatever the tier.
+This module only reads the disk (and creates the folders); :mod:`.plan` decides.
 """
 
 from __future__ import annotations
@@ -102,9 +97,8 @@ def key_of_tier_path(rel: str) -> str | None:
 # --------------------------------------------------------------------------- the disk
 
 
-# Named tuples, not dataclasses: immutable alike, and importing :mod:`dataclasses` (which
-# brings inspect, ast and dis) is a tenth of ``memoryd inject --session``, which a session's
-# first turn waits for.
+# Named tuples, not dataclasses: importing :mod:`dataclasses` is a tenth of ``memoryd inject
+# --session``, which a session's first turn waits for.
 class TierFile(NamedTuple):
     tier: str
     filename: str

@@ -1,16 +1,10 @@
 """Organize, carried out: read the store, bring the records in line, plan, apply.
 
-The shell around the pure plan (:mod:`memoryd.tierstore.plan`): finish any
-interrupted move, read the store from disk, bring the records in line, plan,
-then carry the plan out through the journaled :class:`~memoryd.mover.Mover`, one
-note at a time. A note whose move fails keeps the rest of its plan for the next
-run; other notes go on. Files due for deletion are first written to this month's
-graveyard archive; a deletion happens only once its copy is safely on disk.
-
-Why it survives ``kill -9``: each move is journaled and atomic (repair finishes or
-rolls back the one in flight), gists are written to a staging folder and then
-moved into place, and the plan is recomputed from the files every run. So a run
-killed anywhere is completed by the next, with no note lost or in two tiers.
+The shell around the pure plan (:mod:`memoryd.tierstore.plan`), carried out through the
+journaled :class:`~memoryd.mover.Mover` one note at a time; a note whose move fails keeps the
+rest of its plan for the next run. A deletion happens only once its copy is safely in this
+month's graveyard. It survives ``kill -9``: moves are journaled and atomic, gists staged and
+then moved in, and the plan is recomputed from the files every run.
 """
 
 from __future__ import annotations
@@ -72,11 +66,7 @@ class ActionOutcome:
 
     def as_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = self.action.as_dict()
-        if self.method is not None:
-            d["method"] = self.method
-        if self.status is not None:
-            d["status"] = self.status
-        for key in ("error", "sha256", "graveyard"):
+        for key in ("method", "status", "error", "sha256", "graveyard"):
             value = getattr(self, key)
             if value is not None:
                 d[key] = value
@@ -319,9 +309,8 @@ def organize(
 
 
 def _retrievals(store: Store, root: Path, placements: dict[str, Placement]) -> dict[str, float]:
-    """note → its last retrieval, hits recorded under another spelling of its name (a
-    ``memory_get`` of ``warm/Plan.md`` that opened ``warm/plan.md`` on a Mac) included:
-    a note read every day is never forgotten for how the agent spelled it (docs/paths.md)."""
+    """note → its last retrieval, hits recorded under another spelling of its name included
+    (docs/paths.md): a note read every day is never forgotten for how it was spelled."""
     from ..pathmatch import attribute_max
 
     times = last_retrievals(store)
@@ -341,15 +330,28 @@ def _with_folded_marks(
     return records
 
 
-def _plan_only(cfg: Config, paths: Paths, store: Store, now: float) -> OrganizeResult:
-    root = paths.tiers_root
+def _scan_and_plan(
+    cfg: Config, store: Store, root: Path, now: float, *, save: bool
+) -> tuple[dict[str, Placement], list[str], dict[str, NoteRecord], list[Action]]:
+    """(placements, names skipped, records brought in line with the disk, the plan); with
+    ``save``, the records that changed are saved first."""
     skipped: list[str] = []
     placements = scan_store(root, skipped)
     report_skipped_names(skipped)
     records = _with_folded_marks(store, root, placements, load_records(store))
-    records.update(reconcile(placements, records, now))
+    changed_records = reconcile(placements, records, now)
+    if save and changed_records:
+        with store.transaction():
+            save_records(store, changed_records.values())
+    records.update(changed_records)
     pol = TierPolicy.from_config(cfg.tiers)
     actions = plan_store(placements, records, _retrievals(store, root, placements), now, pol)
+    return placements, skipped, records, actions
+
+
+def _plan_only(cfg: Config, paths: Paths, store: Store, now: float) -> OrganizeResult:
+    root = paths.tiers_root
+    placements, _, _, actions = _scan_and_plan(cfg, store, root, now, save=False)
     expired = expired_archives(graveyard_dir(paths), now, cfg.tiers.graveyard_days)
     return OrganizeResult(
         root,
@@ -366,17 +368,7 @@ def _apply(cfg: Config, paths: Paths, store: Store, now: float) -> OrganizeResul
     mover = mover_for(store, paths)
     repaired = mover.repair()
     clean_staging(root)
-    skipped: list[str] = []
-    placements = scan_store(root, skipped)
-    report_skipped_names(skipped)
-    records = _with_folded_marks(store, root, placements, load_records(store))
-    changed_records = reconcile(placements, records, now)
-    if changed_records:
-        with store.transaction():
-            save_records(store, changed_records.values())
-        records.update(changed_records)
-    pol = TierPolicy.from_config(cfg.tiers)
-    actions = plan_store(placements, records, _retrievals(store, root, placements), now, pol)
+    placements, skipped, records, actions = _scan_and_plan(cfg, store, root, now, save=True)
     batch = organize_batch(now)
     ex = _Executor(cfg, paths, store, mover, batch, now)
     results = ex.run(actions, placements)

@@ -17,7 +17,7 @@ idempotent and a run killed half-way is finished by the next one.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from ..config import TiersConfig
 from .layout import DAY, HOUR, Placement, original_rel, summary_rel
@@ -59,14 +59,7 @@ class Action:
     step: int  # 0 retrieval (back up), then the seed's 1 layering, 2 forgetting, 3 clean-up
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "op": self.op,
-            "note": self.note,
-            "src": self.src,
-            "dst": self.dst,
-            "reason": self.reason,
-            "step": self.step,
-        }
+        return asdict(self)
 
 
 def _age(seconds: float) -> str:
@@ -140,14 +133,9 @@ def conflict_of(place: Placement) -> Action | None:
 
 
 def step_retrieval(f: NoteFacts, st: NoteState) -> tuple[list[Action], NoteState]:
-    """Step 0: a retrieval since the note entered its tier moves it back up.
-
-    The seed's reverse rotation (:func:`rotation`), whether the retrieval came from
-    ``memoryd recall`` or from the agent's own memory_search / memory_get: being read
-    is being needed. A moved file is "touched" (its decay starts over), so the later
-    steps see it as new. A retrieval already older than ``forget`` is not acted on
-    (step 2 would undo it at once).
-    """
+    """Step 0: a retrieval since the note entered its tier (a recall, or the agent's own
+    search or read) moves it back up by :func:`rotation`, "touched" so the later steps see
+    it as new. One already older than ``forget`` is not acted on (step 2 would undo it)."""
     rec, last_hit = f.rec, f.last_hit
     if rec is None or last_hit is None or last_hit <= rec.entered:
         return [], st
@@ -170,12 +158,8 @@ def step_retrieval(f: NoteFacts, st: NoteState) -> tuple[list[Action], NoteState
 
 
 def step_layering(f: NoteFacts, st: NoteState) -> tuple[list[Action], NoteState]:
-    """Step 1 (mtime): hot/ → warm/ after ``hot``; a summary copy in gist/ after ``warm``.
-
-    A summary goes where its note's tier says (gist/, unless the note is in hot/ or
-    forgotten/ with it); a warm original older than ``warm`` without a summary gets
-    one in gist/ (a copy: the original stays in warm/).
-    """
+    """Step 1 (mtime): hot/ → warm/ after ``hot``; a summary copy in gist/ after ``warm`` (the
+    original stays in warm/). A summary goes where its note's tier says."""
     now, pol, name = f.now, f.pol, f.name
     actions: list[Action] = []
 
@@ -212,11 +196,9 @@ def step_layering(f: NoteFacts, st: NoteState) -> tuple[list[Action], NoteState]
 
 
 def forget_reason(f: NoteFacts) -> str | None:
-    """Why a note in warm/ or gist/ is forgotten now, or None while it is still in use.
-
-    Its last retrieval (or creation, if never retrieved) is older than ``forget``;
-    or it was never retrieved at all and is older than ``gist``.
-    """
+    """Why a note in warm/ or gist/ is forgotten now, or None while in use: its last
+    retrieval (or creation) is older than ``forget``, or never retrieved and older than
+    ``gist``."""
     rec, last_hit, now, pol = f.rec, f.last_hit, f.now, f.pol
     created = rec.created if rec else min(x.mtime for x in f.place.files)
     last_used = max(created, last_hit) if last_hit is not None else created
@@ -229,11 +211,8 @@ def forget_reason(f: NoteFacts) -> str | None:
 
 
 def step_forgetting(f: NoteFacts, st: NoteState) -> tuple[list[Action], NoteState]:
-    """Step 2: a note of warm/ or gist/ no longer in use goes to forgotten/, summary too.
-
-    A note that just entered forgotten/ is settled: its clock there starts now. A
-    summary left outside forgotten/ follows its note there.
-    """
+    """Step 2: a note of warm/ or gist/ no longer in use goes to forgotten/, summary too;
+    its clock there starts now."""
     name = f.name
     actions: list[Action] = []
     in_warm_or_gist = st.o_tier == "warm" or (st.o_tier is None and st.s_tier == "gist")
@@ -290,12 +269,9 @@ def plan_note(
     now: float,
     pol: TierPolicy,
 ) -> list[Action]:
-    """The actions organize takes for one note, in order, each with the numbers behind it.
-
-    The steps of :data:`STEPS` in turn, each seeing where the earlier ones put the
-    note's files. The plan is a fixpoint: applied, planning again gives nothing. A
-    note with its original in two tiers at once is a conflict: reported, never touched.
-    """
+    """The actions organize takes for one note, in order, each with the numbers behind it:
+    the steps of :data:`STEPS` in turn. A fixpoint: applied, planning again gives nothing. A
+    note with its original in two tiers at once is a conflict: reported, never touched."""
     conflict = conflict_of(place)
     if conflict is not None:
         return [conflict]
@@ -329,12 +305,9 @@ def plan_store(
 
 def rotation(place: Placement, hit_tier: str) -> list[tuple[str, str, str]]:
     """The seed's reverse rotation for a retrieval in ``hit_tier``: (src, dst, reason) moves.
-
-    hot: nothing. warm: the original back to hot/. gist: the summary *and* the warm
-    original back to hot/ (both, so the detail is at hand). forgotten: back to
-    warm/ (the summary to gist/), to decay again from there; the caller marks it.
-    A destination that is taken is left out (memoryd never overwrites).
-    """
+    warm: the original back to hot/; gist: the summary *and* the warm original to hot/;
+    forgotten: back to warm/ (the summary to gist/), the caller marks it. A destination that
+    is taken is left out (memoryd never overwrites)."""
     name = place.name
     orig = place.originals[0] if len(place.originals) == 1 else None
     summ = place.summaries[0] if len(place.summaries) == 1 else None

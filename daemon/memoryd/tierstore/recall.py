@@ -106,12 +106,8 @@ def recall(
     agent: str | None = None,
 ) -> RecallOutcome:
     """Search, and on a definite hit rotate, count and report (the seed's hit handling).
-
-    After the four tiers comes a fifth layer, memoryd's own archive: the workspace notes
-    expire moved out (only ``agent``'s, when given). A note found there is brought back
-    through the journal, as a hand ``restore`` would, and counted as a recall hit of the
-    workspace file.
-    """
+    A note found in memoryd's archive (only ``agent``'s, when given) is brought back through
+    the journal, as a hand ``restore`` would, and counted as a recall hit."""
     take_not_notes()  # (what an earlier call in this process refused is not this one's)
     out = _recall(cfg, paths, store, words, now, rotate=rotate, with_text=with_text, agent=agent)
     refused = take_not_notes()
@@ -425,18 +421,16 @@ def _why_not_restored(m: ArchivedMatch, row: dict[str, Any]) -> str:
 
 
 # How far back a note brought back from the archive still answers a recall that finds it
-# nowhere else: recalls started together (an agent asking twice, two agents) wait for one
-# another at the tier store's lock, and the first brings the note back before the others look.
+# nowhere else: recalls started together wait at the lock, and the first brings it back.
 RESTORED_LATELY_SECONDS = 3600.0
 
 
 def _restored_lately(
     paths: Paths, store: Store, words: list[str], now: float, agent: str | None
 ) -> RecallOutcome | None:
-    """The notes containing ``words`` that came back from memoryd's archive to the workspace
-    in the last :data:`RESTORED_LATELY_SECONDS` (by a recall, a restore, the restore on
-    demand) and are there: "never recorded, or deleted" would be false. None if there are
-    none. Nothing moves and nothing is counted (the restore was counted when it was made)."""
+    """The notes containing ``words`` that came back from memoryd's archive in the last
+    :data:`RESTORED_LATELY_SECONDS` and are there ("never recorded" would be false); None if
+    none. Nothing moves and nothing is counted."""
     from ..move_journal import EXPIRE_BATCH, returned_since
 
     fold = needs_unicode_fold(words)

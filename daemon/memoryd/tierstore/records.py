@@ -43,12 +43,8 @@ class NoteRecord:
 
 
 def notes_with_mark(store: Store, kind: str) -> set[str]:
-    """The notes that carry a mark of ``kind`` (``marked``, ``promoted``) in the ``marks`` table.
-
-    The ``marks`` table is the one place a mark lives (``memoryd mark`` / ``unmark``,
-    recall and organize rescuing a note from forgotten/, ``promote --apply``); a note
-    record only reflects it. A mark on a summary's key counts for its note.
-    """
+    """The notes that carry a mark of ``kind`` (``marked``, ``promoted``) in ``marks``, the
+    one place a mark lives. A mark on a summary's key counts for its note."""
     return {n for k in store.marks(kind) if (n := note_of_key(k))}
 
 
@@ -81,11 +77,8 @@ def load_records(store: Store, names: Iterable[str] | None = None) -> dict[str, 
 
 
 def save_records(store: Store, records: Iterable[NoteRecord]) -> None:
-    """Insert or update records (call inside a transaction).
-
-    Marks are not written here: they live in ``marks`` (see :func:`mark_rescued`). The
-    table's old ``user_marked`` / ``promoted`` columns are left as they are, unread.
-    """
+    """Insert or update records (call inside a transaction). Marks live in ``marks``
+    (:func:`mark_rescued`); the table's ``user_marked`` / ``promoted`` columns are unread."""
     store.conn.executemany(
         "INSERT INTO tier_files(name, tier, created, entered, summarized) "
         "VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET tier = excluded.tier, "
@@ -98,10 +91,8 @@ def save_records(store: Store, records: Iterable[NoteRecord]) -> None:
 def mark_rescued(
     store: Store, records: dict[str, NoteRecord], names: Iterable[str], by: str
 ) -> None:
-    """Mark notes brought back from forgotten/ (the seed: rescued means wanted; never deleted).
-
-    Written to ``marks`` (call inside a transaction); ``records`` is updated to match.
-    """
+    """Mark notes brought back from forgotten/ (rescued means wanted: never deleted), in
+    ``marks`` (call inside a transaction); ``records`` is updated to match."""
     for name in names:
         store.set_mark(hit_key(name), "marked", f"recovered from forgotten/ by {by}")
         rec = records.get(name)
@@ -121,12 +112,9 @@ def tier_of(place: Placement) -> str:
 def reconcile(
     placements: Mapping[str, Placement], records: Mapping[str, NoteRecord], now: float
 ) -> dict[str, NoteRecord]:
-    """Records brought in line with the disk: new notes get one, moved notes a new tier.
-
-    Returns only the records that changed. A note found in a tier its record does
-    not say (moved by hand, or a run killed between the move and the update)
-    entered it *now*, the conservative reading: it never makes a deletion earlier.
-    """
+    """Records brought in line with the disk (only those that changed are returned). A note
+    found in a tier its record does not say entered it *now*: that never makes a deletion
+    earlier."""
     changed: dict[str, NoteRecord] = {}
     for name, place in placements.items():
         tier = tier_of(place)
@@ -179,12 +167,9 @@ def refcount_document(
     records: Mapping[str, NoteRecord] | None = None,
     names: Iterable[str] | None = None,
 ) -> dict[str, dict[str, object]]:
-    """The seed's refcount.json, built from the database (the source of truth).
-
-    Keys are ``<tier>/<name>`` of the note's current place; ``timestamps`` are every
-    retrieval (transcript hits and recalls), ``7d`` those of the last 7 days.
-    SQLite groups the hits (one row per hit key), so 10,000 notes cost one query.
-    """
+    """The seed's refcount.json, built from the database (the source of truth): keys are
+    ``<tier>/<name>`` of the note's current place; ``timestamps`` every retrieval, ``7d``
+    those of the last 7 days. One grouped query."""
     stamps: dict[str, list[int]] = {}
     if names is None:
         where, args = "memory_path >= ? AND memory_path < ?", [KEY_PREFIX, KEY_PREFIX[:-1] + "0"]
@@ -235,13 +220,8 @@ def write_refcount(
     only: Iterable[str] | None = None,
 ) -> bool:
     """Rewrite refcount.json from the database when its content changed; True if written.
-
-    Transcript hits arrive without telling the tier store, so organize rebuilds the
-    whole file every run (comparing first, so an idle run writes nothing). A recall
-    changes a few notes: ``only`` rebuilds just their entries from the database and
-    keeps the others as the file has them (their ``7d`` is then as of the last
-    organize, at most an hour old), which keeps recall fast on a big store.
-    """
+    Organize rebuilds the whole file every run; a recall rebuilds only its notes' entries
+    (``only``), keeping the others as the file has them, so recall stays fast."""
     import orjson
 
     path = refcount_path(root)
@@ -276,12 +256,9 @@ def write_refcount(
 
 
 def promote_inputs(root: Path, store: Store, now: float, tz: Any) -> list[tuple[Any, str]]:
-    """(signals, text) of every note in the tier store, for the promote rules.
-
-    Each note is measured under its hit key ``tiers/<name>`` (hits on its summary
-    count for it), with the text of its original, else of its summary. Deleted
-    notes are not nominated.
-    """
+    """(signals, text) of every note in the tier store but the deleted, for the promote
+    rules: measured under its hit key ``tiers/<name>`` (its summary's hits count for it),
+    with the text of its original, else of its summary."""
     from ..signals import file_signals, load_hits, read_text
     from ..workspace import MemoryFile
 
@@ -292,9 +269,8 @@ def promote_inputs(root: Path, store: Store, now: float, tz: Any) -> list[tuple[
 
     hits = load_hits(store.conn, now, since=None)
     note_of = {key: note for key in hits if (note := note_of_key(key)) is not None}
-    # Hits under another spelling of a note's name (warm/Plan.md that opened warm/plan.md
-    # on a Mac) are the note's (docs/paths.md), as a summary's are: one per call, so a
-    # search returning hot/x.md and hot/x.gist.md is one retrieval, folded or not.
+    # Hits under another spelling of a note's name are the note's (docs/paths.md), as a
+    # summary's are: one per call, so hot/x.md and hot/x.gist.md in one search is one.
     owner = note_owner(root, placements, set(note_of.values()))
     to_note = {key: hit_key(owner.get(note, note)) for key, note in note_of.items()}
     by_key = merged_hits(hits, {key: to for key, to in to_note.items() if key != to})

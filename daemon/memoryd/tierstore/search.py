@@ -59,13 +59,9 @@ LEAD_RATIO = 2.0  # … and this many times the runner-up's
 
 def clearly_ahead(leader: tuple[int, int], runner_up: tuple[int, int]) -> bool:
     """Whether the best match clearly leads the next best (each: distinct query words it
-    holds, occurrences of them). Pure.
-
-    The rule, stated: it holds *more of the query's words* than any other match (the note
-    that has "kayak" and "june" over the notes that only mention June), or as many but the
-    words occur at least :data:`LEAD_OCCURRENCES` times in it and at least
-    :data:`LEAD_RATIO` times as often as in the runner-up (a note about kayaks over notes
-    that say the word once). Anything closer is no clear lead: narrow the words."""
+    holds, occurrences of them): it holds *more of the query's words*, or as many but they
+    occur at least :data:`LEAD_OCCURRENCES` times in it and :data:`LEAD_RATIO` times as often
+    as in the runner-up. Anything closer is no clear lead: narrow the words. Pure."""
     (words, occ), (rival_words, rival_occ) = leader, runner_up
     if words != rival_words:
         return words > rival_words
@@ -83,23 +79,16 @@ def archive_brings_back(ranked: list[tuple[int, int]], limit: int) -> int:
 
 
 class ArchiveRecall:
-    """The archived notes (path → text) a recall with a query's words brings back, ranked
-    as :func:`memoryd.tierstore.recall.search_archive` ranks them (the time each was archived
-    unknown: by path), for a replay that asks it of thousands of searches over
-    the same archived notes (``simulate``'s harm: 6,000 recalls of 150 to 700 notes each in
-    a heavy year, over 2,000 distinct words): how often each word occurs in each note's
-    text is counted once and kept, so a recall ranks only the notes holding one of its
-    words. The same picks; only the counting is shared.
-
-    Each distinct note text is a bit (its number in :attr:`_texts`), a set of notes an
-    ``int``: which notes a word was counted in and which hold it are then a few integer
-    operations a word, not a set of hundreds of texts compared at every recall."""
+    """The archived notes (path → text) a recall with a query's words brings back, ranked as
+    :func:`memoryd.tierstore.recall.search_archive` ranks them (by path: the archive time is
+    unknown), for ``simulate``'s harm replay, which asks it of every search over the same
+    notes: each word's occurrences in each note are counted once and kept, so a recall ranks
+    only the notes holding one of its words. Each distinct note text is a bit, a set of
+    notes an ``int``."""
 
     def __init__(self, texts: Iterable[str] = ()) -> None:
-        """``texts``: the notes recalls will be asked over, when known (``simulate``: every
-        note's): their words are indexed, so a query word is counted in all of them at
-        once, in the few index words holding it (:class:`_WordIndex`); a note not among
-        them is counted by itself when asked."""
+        """``texts``: the notes recalls will be asked over, when known: their words are
+        indexed (:class:`_WordIndex`); a note not among them is counted when asked."""
         self._ids: dict[str, int] = {}  # note text → its bit's number
         self._texts: list[str] = []
         # (word as bytes, folded or lowered) → [the notes it was counted in, those holding
@@ -190,10 +179,8 @@ class ArchiveRecall:
         self, query: str, path: str, text: str, among: Callable[[], Mapping[str, str]],
         limit: int = 3,
     ) -> bool:  # fmt: skip
-        """Whether the note ``path`` (its ``text``) is among those recall brings back from
-        ``among()`` (the archived notes' texts, ``path`` with them): ``path in self(query,
-        among(), limit)``, neither asked when the note holds none of the words (it is then no
-        match at all: most of what a replay asks)."""
+        """``path in self(query, among(), limit)``, neither asked when the note (its
+        ``text``) holds none of the words: most of what a replay asks."""
         words = self._words(query)
         if not words:
             return False
@@ -245,20 +232,16 @@ def _members(bits: int) -> Iterator[int]:
 # non-ASCII character) occurs only inside a run of them in a note: its occurrences in the
 # note are those in the note's runs, which :class:`_WordIndex` keeps.
 _INDEX_WORD = re.compile(rb"[A-Za-z0-9_\x80-\xff]+")
-# A word held by more index words than this (a letter, a common syllable) is counted in each
-# note directly: as fast, without walking thousands of index words.
+# A word held by more index words than this (a letter, a syllable) is counted in each note.
 _MAX_INDEX_WORDS = 2000
 
 
 class _WordIndex:
     """The runs of word bytes (:data:`_INDEX_WORD`) of many notes' haystacks, each with the
-    notes holding it and how often, all runs in one ``bytes`` to search: a query word's
-    occurrences in every note are then found in the few runs that hold it, one search in C,
-    instead of a count in each note (``simulate``'s harm: 420,000 counts in a heavy year).
-
-    The counts are ``bytes.count``'s in each note: a word that cannot cross the end of a run
-    (no byte of it outside them) occurs in a note exactly as often as in its runs, each run's
-    occurrences as many times as the run occurs."""
+    notes holding it and how often, all in one ``bytes``: a query word's occurrences in every
+    note are found in the few runs holding it, one search in C. The counts are
+    ``bytes.count``'s: a word that cannot cross the end of a run occurs in a note exactly as
+    often as in its runs."""
 
     def __init__(self, haystacks: Mapping[int, bytes]) -> None:
         postings: dict[bytes, list[tuple[int, int]]] = {}
@@ -329,11 +312,8 @@ def needs_unicode_fold(words: list[str]) -> bool:
 def match_file(
     data: bytes, words: list[str], tier: str, fold: bool | None = None
 ) -> tuple[tuple[str, ...], int, bool, str]:
-    """(words found, occurrences, tag match, snippet) of one file's bytes (pure).
-
-    ``fold``: whether non-ASCII case folding is needed (computed from ``words``
-    when not given; callers matching many files compute it once).
-    """
+    """(words found, occurrences, tag match, snippet) of one file's bytes (pure). ``fold``:
+    whether non-ASCII case folding is needed (from ``words`` when not given)."""
     if fold is None:
         fold = needs_unicode_fold(words)
     hay = haystack(data, fold)
@@ -385,12 +365,8 @@ def read_shown(path: str | Path) -> str | None:
 
 
 def search_tier(root: Path, tier: str, words: list[str]) -> list[Match]:
-    """Every file of ``root/tier`` containing any of ``words``, best first.
-
-    The hot path of recall reads every file of a tier, so it stays close to the
-    system calls: one ``scandir`` (file type from the directory entry, no stat),
-    one open and read per file, and a ``stat`` only for the files that match.
-    """
+    """Every file of ``root/tier`` containing any of ``words``, best first: one ``scandir``,
+    one read per file, and a ``stat`` only for the files that match (recall's hot path)."""
     folder = root / tier
     try:
         if not stat.S_ISDIR(os.lstat(folder).st_mode):
