@@ -113,37 +113,30 @@ def collect_status(ctx: Context) -> dict[str, Any]:
 
 def _ingest_stalled(note: dict[str, Any], pid: int | None) -> dict[str, Any] | None:
     """The running daemon's stalled ingest worker, from its health note (None when it moves)."""
-    stalled = note.get("ingest_stalled")
-    if pid is None or not isinstance(stalled, dict) or (pid and note.get("pid") != pid):
-        return None
-    try:
-        since = clock.iso(float(stalled["since"]))
-    except (KeyError, TypeError, ValueError, OverflowError):
-        since = None
-    return {
-        "since": since,
-        "doing": str(stalled.get("doing") or "a scan"),
-        "waiting": int(stalled.get("waiting") or 0),
-    }
+    return _daemon_trouble(note, pid, "ingest_stalled", ("doing", "a scan"), "waiting")
 
 
 def _scan_failing(note: dict[str, Any], pid: int | None) -> dict[str, Any] | None:
-    """The running daemon's failing scans, from its health note (None when they work).
+    """The running daemon's failing scans, from its health note (None when they work)."""
+    return _daemon_trouble(note, pid, "scan_failing", ("reason", "unknown"), "attempts")
 
-    Only a note of the daemon holding the lock counts: one left by a daemon that died
-    while scans failed says nothing about the one running now (or about none).
-    """
-    failing = note.get("scan_failing")
-    if pid is None or not isinstance(failing, dict) or (pid and note.get("pid") != pid):
+
+def _daemon_trouble(
+    note: dict[str, Any], pid: int | None, key: str, text: tuple[str, str], count: str
+) -> dict[str, Any] | None:
+    """``note[key]`` as ``{since, <text>, <count>}``. Only a note of the daemon holding the
+    lock counts: one left by a daemon that died says nothing about the one running now."""
+    trouble = note.get(key)
+    if pid is None or not isinstance(trouble, dict) or (pid and note.get("pid") != pid):
         return None
     try:
-        since = clock.iso(float(failing["since"]))
+        since = clock.iso(float(trouble["since"]))
     except (KeyError, TypeError, ValueError, OverflowError):
         since = None
     return {
         "since": since,
-        "reason": str(failing.get("reason") or "unknown"),
-        "attempts": int(failing.get("attempts") or 0),
+        text[0]: str(trouble.get(text[0]) or text[1]),
+        count: int(trouble.get(count) or 0),
     }
 
 
