@@ -21,12 +21,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     from ..mover import mover_for
     from ..policy import promote as pp
     from ..policy import score as sp
-    from ..policy.expire_plan import (
-        FIXED_RULES,
-        PRUNE_RULES,
-        decision_of,
-        planned_decision_of,
-    )
+    from ..policy.expire_plan import FIXED_RULES, PRUNE_RULES, decision_of, planned_decision_of
     from ..signals import FIRST_SEEN, snapshot, sparkline
 
     now = ready_to_decide(args, ctx)
@@ -68,11 +63,9 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         emit(ctx, args, doc, text)
         return 1
     cfg = ctx.cfg
-    # What the plan will do (pruning and capacity included), and when they override the
-    # policy's keep, that keep too: "expire: KEEP" for a file the plan archives would be
-    # a note moved that the user was told stays.
-    # likely's chance as calibrated on the user's own past verdicts (what the expire job
-    # decides with): that replays the whole history, the one part that reads every hit
+    # What the plan will do (pruning and capacity included), and the policy's keep it
+    # overrides: "expire: KEEP" for a file the plan archives would mislead. The chance is
+    # likely's as calibrated on the user's verdicts: the one part that reads every hit.
     from ..own_history import learned_policy
     from ..policy.calibration import shown_chance
     from ..policy.expire_plan import chance_shown, chance_source
@@ -261,7 +254,6 @@ def _explain_extra(
     """``USER.md``'s neighbours OpenClaw also searches: a note of ``memory.search.extraPaths``
     (inside the workspace or outside it) is counted under the name OpenClaw reports and
     shown here with its hits; memoryd's jobs never move it. Whether ``rel`` was one."""
-    from .. import clock
     from ..workspace import list_memory_files
     from .common import extra_paths_of
 
