@@ -30,12 +30,10 @@ from .store_errors import StoreError, describe_database_error
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, whose formatters do not import :mod:`shutil`.
 
-    argparse makes a help formatter for every argument it registers (to check its metavar),
-    and the default one asks ``shutil.get_terminal_size`` for the width: importing shutil
-    (and with it bz2, lzma, zlib) is a few per cent of a read command's whole run. The width
-    here is found the same way (``$COLUMNS``, else the terminal, else 80), minus the 2
-    columns argparse leaves. Sub-commands' parsers are of the same class (argparse makes them
-    with the type of their parent), so ``--help`` reads the same everywhere.
+    argparse makes a help formatter for every argument it registers, and the default one asks
+    ``shutil.get_terminal_size`` for the width: importing shutil (bz2, lzma, zlib with it) is
+    a few per cent of a read command's run. The width is found the same way here; sub-commands'
+    parsers are of the same class, so ``--help`` reads the same everywhere.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -149,11 +147,10 @@ _may_exit_at_once = False
 def command(argv: Sequence[str] | None = None) -> NoReturn:
     """The ``memoryd`` command (console script and ``python -m memoryd``): :func:`main`, then exit.
 
-    A read command that says so (``status``, ``hits --no-scan``) ends the process as soon as
-    its output is flushed and the ``atexit`` functions have run: Python's own teardown frees
-    every module and object one by one, a sixth of such a command's CPU time, and does
-    nothing a finished read needs. Not when a thread other than the daemon threads still
-    runs, nor when flushing fails (a closed pipe): the usual exit then reports it.
+    A read command that says so (``status``, ``hits --no-scan``) ends the process once its
+    output is flushed and ``atexit`` has run: Python's teardown, freeing every object one by
+    one, does nothing a finished read needs. Not while a non-daemon thread runs, nor when
+    flushing fails (a closed pipe): the usual exit then reports it.
     """
     code = main(argv)
     if _may_exit_at_once and _no_thread_left():
@@ -249,24 +246,24 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         message = str(exc)
         if isinstance(exc, OpenClawJsonError) and ctx is not None:
             message += _daemon_view(ctx)
-        return _fail(args, exc, EXIT_USAGE, message, _log_format(ctx))
+        return _fail(args, exc, EXIT_USAGE, message, ctx)
     except StoreError as exc:
-        return _fail(args, exc, EXIT_FAILURE, str(exc), _log_format(ctx))
+        return _fail(args, exc, EXIT_FAILURE, str(exc), ctx)
     except sqlite3.Error as exc:  # the state database broke underneath: name the file and why
         where = ctx.paths.db if ctx is not None else None
         message = describe_database_error(where, exc) if where is not None else str(exc)
-        return _fail(args, exc, EXIT_FAILURE, message, _log_format(ctx))
+        return _fail(args, exc, EXIT_FAILURE, message, ctx)
     except BrokenPipeError:  # `memoryd hits | head`
         sys.stderr.close()
         return EXIT_OK
     except OSError as exc:
         state_line = _state_read_only(ctx, exc)
         if state_line is not None:
-            return _fail(args, exc, EXIT_FAILURE, state_line, _log_format(ctx))
+            return _fail(args, exc, EXIT_FAILURE, state_line, ctx)
         code = EXIT_USAGE if _names_user_path(exc, argv) else EXIT_FAILURE
-        return _fail(args, exc, code, _describe_os_error(exc), _log_format(ctx))
+        return _fail(args, exc, code, _describe_os_error(exc), ctx)
     except ValueError as exc:
-        return _fail(args, exc, EXIT_FAILURE, f"{exc} (--debug shows where)", _log_format(ctx))
+        return _fail(args, exc, EXIT_FAILURE, f"{exc} (--debug shows where)", ctx)
     except KeyboardInterrupt:
         return 130
     finally:
@@ -274,11 +271,6 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             ctx.close()
             global _may_exit_at_once
             _may_exit_at_once = ctx.exit_at_once
-
-
-def _log_format(ctx: Context | None) -> str:
-    """The configured log format, or ``auto`` when the configuration did not load."""
-    return ctx.cfg.log.format if ctx is not None else "auto"
 
 
 def _check_environment() -> None:
@@ -322,12 +314,15 @@ def _daemon_view(ctx: Context) -> str:
 
 
 def _fail(
-    args: argparse.Namespace, exc: BaseException, code: int, message: str, log_format: str = "auto"
+    args: argparse.Namespace, exc: BaseException, code: int, message: str, ctx: Context | None
 ) -> int:
+    """Print the error's one line (the traceback first with ``--debug``); returns ``code``.
+    The log format is the configured one, ``auto`` when the configuration did not load."""
     if getattr(args, "debug", False):
         import traceback
 
         traceback.print_exception(exc, file=sys.stderr)
+    log_format = ctx.cfg.log.format if ctx is not None else "auto"
     print(_failure_line(args, code, message, log_format), file=sys.stderr)
     return code
 

@@ -65,11 +65,9 @@ meet half-way: every operation and every repair holds an ``flock`` on
 ``mover.lock`` beside the database, so repair only ever sees entries whose
 process died.
 
-This module is longer than the others (about 700 lines) for a reason: each operation and its
-repair meet at the crash points of the table above, and kept apart they would drift. What
-does not meet there lives beside it: the journal's reading and lookups in
-:mod:`memoryd.move_journal`, the file primitives (hashing, the temp and aside names) in
-:mod:`memoryd.move_files`.
+Each operation and its repair meet at the crash points of the table above, so they stay in
+one module; what does not meet there lives beside it: the journal's reading in
+:mod:`memoryd.move_journal`, the file primitives in :mod:`memoryd.move_files`.
 """
 
 from __future__ import annotations
@@ -211,36 +209,21 @@ class Mover(JournalLookups):
         undo_of: int | None = None,
     ) -> int:
         with self.store.durable(), self.store.transaction() as conn:
+            row = (batch, op, str(src), str(dst) if dst else None, sha, size, reason, time.time())
             cur = conn.execute(
                 "INSERT INTO moves(batch, op, src, dst, sha256, size, state, reason, created, "
                 "undo_of) VALUES (?, ?, ?, ?, ?, ?, 'intent', ?, ?, ?)",
-                (
-                    batch,
-                    op,
-                    str(src),
-                    str(dst) if dst else None,
-                    sha,
-                    size,
-                    reason,
-                    time.time(),
-                    undo_of,
-                ),
+                (*row, undo_of),
             )
             return int(cur.lastrowid or 0)
 
     def _finish(self, move_id: int, state: str, note: str | None = None) -> None:
         with self.store.transaction() as conn:
-            if note:
-                conn.execute(
-                    "UPDATE moves SET state = ?, finished = ?, "
-                    "reason = COALESCE(reason, '') || ' [' || ? || ']' WHERE id = ?",
-                    (state, time.time(), note, move_id),
-                )
-            else:
-                conn.execute(
-                    "UPDATE moves SET state = ?, finished = ? WHERE id = ?",
-                    (state, time.time(), move_id),
-                )
+            conn.execute(
+                "UPDATE moves SET state = ?, finished = ?, reason = CASE WHEN ? IS NULL THEN "
+                "reason ELSE COALESCE(reason, '') || ' [' || ? || ']' END WHERE id = ?",
+                (state, time.time(), note or None, note or None, move_id),
+            )
             if state == "done":
                 row = conn.execute("SELECT undo_of FROM moves WHERE id = ?", (move_id,)).fetchone()
                 if row and row[0] is not None:
