@@ -2,23 +2,16 @@
 field with its default and its description right below it.
 
 Immutable, and cheap to define: a one-shot command's start-up pays for every class. Adding a
-key means adding one field here (``python tests/support/config_reference.py`` writes
-config/memoryd.toml and docs/configuration.md's table from these fields);
-:mod:`memoryd.config.validation` walks them.
-
-(No ``from __future__ import annotations`` here: ``NamedTuple`` turns every string
-annotation into a ``ForwardRef``, compiling it, and the schema's hundred fields are a
-read command's start-up; evaluated annotations cost nothing.)
+key means adding one field here; :mod:`memoryd.config.validation` walks them. (No ``from
+__future__ import annotations``: ``NamedTuple`` would compile each string annotation.)
 """
 
 import typing
 from typing import Any, NamedTuple
 
 # --------------------------------------------------------------------------- schema
-# Each key is one typed field with its default, and its description right below it (an
-# attribute docstring: free at run time, read by ``tests/support/config_reference.py``, which
-# generates config/memoryd.toml and the key table of docs/configuration.md from it).
-# Descriptions are Markdown; a sentence they end with is printed as it stands.
+# A description is an attribute docstring (free at run time) in Markdown, from which
+# ``tests/support/config_reference.py`` writes config/memoryd.toml and docs/configuration.md.
 
 
 class OpenClawConfig(NamedTuple):
