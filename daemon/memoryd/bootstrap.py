@@ -25,15 +25,9 @@ from .config import agent_entry
 
 # The files OpenClaw's bootstrap reads from a workspace (its doctor checks the same list).
 BOOTSTRAP_FILES = (
-    "AGENTS.md",
-    "SOUL.md",
-    "TOOLS.md",
-    "IDENTITY.md",
-    "USER.md",
-    "HEARTBEAT.md",
-    "BOOTSTRAP.md",
+    "AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md",
     "MEMORY.md",
-)
+)  # fmt: skip
 DEFAULT_FILE_MAX = 20_000  # agents.defaults.bootstrapMaxChars
 DEFAULT_TOTAL_MAX = 60_000  # agents.defaults.bootstrapTotalMaxChars
 USER_MD_CAP = 4_000  # USER.md's fixed cap, which bootstrapMaxChars can lower, never raise
@@ -154,5 +148,5 @@ def session_cuts(oc: Mapping[str, Any], agent_id: str, workspace: Path) -> Sessi
     present = read_bootstrap(workspace)
     files = {name: present.get(name) for name in FILE_ORDER}
     paths = {name: str(workspace / name) for name in FILE_ORDER}
-    return SessionCuts(bootstrap_cuts(files, file_max, total_max, paths), file_max, total_max,
-                       present)
+    cuts = bootstrap_cuts(files, file_max, total_max, paths)
+    return SessionCuts(cuts, file_max, total_max, present)

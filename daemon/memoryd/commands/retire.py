@@ -53,9 +53,8 @@ def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
         store = ctx.store()
         mover = mover_for(store, ctx.paths)
         repaired = mover.repair()
-        result = retire_run.run(
-            ctx.cfg, ctx.paths, store, Retirer(store, mover.check_path), now, only
-        )
+        retirer = Retirer(store, mover.check_path)
+        result = retire_run.run(ctx.cfg, ctx.paths, store, retirer, now, only)
         repaired += result.repaired
     else:
         store = ctx.read_store()
@@ -99,14 +98,8 @@ def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
         p = n.plan
         head = f"{n.rel}: {p.chars_before:,} characters, budget {p.budget:,}"
         if not p.taken:
-            text.append(
-                head
-                + (
-                    "; fits, nothing to retire"
-                    if p.fits
-                    else "; over, but nothing may go (pinned, dreaming's, used lately)"
-                )
-            )
+            why = "fits, nothing to retire" if p.fits else "over, but nothing may go"
+            text.append(f"{head}; {why}" + ("" if p.fits else " (pinned, dreaming's, used lately)"))
             continue
         text.append(
             f"{head}; {verb} {len(p.taken)} sections → {n.archive_rel}; "
