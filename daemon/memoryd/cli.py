@@ -10,7 +10,6 @@ file).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
 import gc
 import os
@@ -147,47 +146,16 @@ _may_exit_at_once = False
 def command(argv: Sequence[str] | None = None) -> NoReturn:
     """The ``memoryd`` command (console script and ``python -m memoryd``): :func:`main`, then exit.
 
-    A read command that says so (``status``, ``hits --no-scan``) ends the process once its
-    output is flushed and ``atexit`` has run: Python's teardown, freeing every object one by
-    one, does nothing a finished read needs. Not while a non-daemon thread runs, nor when
-    flushing fails (a closed pipe): the usual exit then reports it.
+    A read command that says so (``status``, ``hits --no-scan``) ends the process as soon as
+    its output is out (:func:`memoryd.commands.session_inject.exit_now`): Python's teardown
+    does nothing a finished read needs.
     """
     code = main(argv)
-    if _may_exit_at_once and _no_thread_left():
-        _exit_at_once(code)
+    if _may_exit_at_once:
+        from .commands.session_inject import exit_now
+
+        exit_now(code)
     sys.exit(code)
-
-
-def _no_thread_left() -> bool:
-    """No thread that Python's exit would wait for (or none was ever started)."""
-    threading = sys.modules.get("threading")
-    if threading is None:
-        return True
-    main_thread = threading.main_thread()
-    return not any(t is not main_thread and not t.daemon for t in threading.enumerate())
-
-
-def _exit_at_once(code: int) -> None:
-    """Flush, run the ``atexit`` functions, flush, and end the process; returns only when the
-    first flush fails (the usual exit then says what it always said)."""
-    import atexit
-
-    try:
-        _flush_std()
-    except (OSError, ValueError):
-        return
-    atexit._run_exitfuncs()
-    with contextlib.suppress(OSError, ValueError):
-        _flush_std()
-    os._exit(code)
-
-
-def _flush_std() -> None:
-    """Flush stdout and stderr; either is None when its descriptor was closed at start
-    (``memoryd status >&-``), and then has nothing to flush."""
-    for stream in (sys.stdout, sys.stderr):
-        if stream is not None:
-            stream.flush()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

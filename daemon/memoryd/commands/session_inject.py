@@ -17,11 +17,12 @@ always did. Only the plain, successful run is shortened.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 
 class _Session:
@@ -196,22 +197,31 @@ def run(argv: Sequence[str]) -> int | None:
     return 0
 
 
-def exit_now(code: int) -> None:
-    """End the process once the answer is out (Python's teardown frees every module one by
-    one, and the plugin waits for the exit); the usual exit when flushing fails or a thread
-    still runs, as :func:`memoryd.cli.command` decides for the read commands."""
+def exit_now(code: int) -> NoReturn:
+    """End the process once the answer is out and ``atexit`` has run: Python's teardown frees
+    every module one by one, and the plugin (or a reader of the output) waits for the exit.
+    The usual exit when a thread other than the daemon threads still runs, or when flushing
+    fails (a closed pipe): it then reports it. Also :func:`memoryd.cli.command`'s."""
     threading = sys.modules.get("threading")
     if threading is not None:
         main = threading.main_thread()
         if any(t is not main and not t.daemon for t in threading.enumerate()):
             sys.exit(code)
     try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
+        _flush_std()
     except (OSError, ValueError):
         sys.exit(code)
     import atexit
 
     atexit._run_exitfuncs()
+    with contextlib.suppress(OSError, ValueError):
+        _flush_std()
     os._exit(code)
+
+
+def _flush_std() -> None:
+    """Flush stdout and stderr; either is None when its descriptor was closed at start
+    (``memoryd status >&-``), and then has nothing to flush."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
