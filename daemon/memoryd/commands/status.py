@@ -61,9 +61,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
         "timezone": str(tz),
         "sources": {"followed": 0, "vanished": 0},
         "pending_bytes": 0,
-        # Before any scan: the transcripts and bytes the first one will read ({transcripts,
-        # bytes}); while the daemon's first scan runs: how far it is ({done, total,
-        # bytes_done, bytes_total}). None otherwise.
+        # Before any scan: what the first one will read; during the daemon's first: how far.
         "not_scanned": None,
         "first_scan": None,
         "hits": {"last_hour": 0, "last_day": 0, "total": 0},
@@ -203,9 +201,8 @@ def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
     root = paths.tiers_root
     tiers: dict[str, Any] = {"root": str(root), "present": root.is_dir(), "notes": {}, "hot": []}
     if tiers["present"]:
-        # Counted here with scandir (as the tier store's scan_tier reads a tier: regular
-        # `.md` files, no hidden ones, no symlinks): importing the tier store would cost
-        # `status` its dataclasses.
+        # Counted with scandir as the tier store's scan_tier reads a tier (importing the tier
+        # store would cost `status` its dataclasses).
         for tier in ("hot", "warm", "gist", "forgotten"):
             found: list[tuple[float, str]] = []
             try:
@@ -223,18 +220,14 @@ def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
     report = paths.reports_dir / "promote_report.json"
     try:
         data = json.loads(report.read_text(encoding="utf-8"))
-        if not data.get("applied"):
-            promotion["pending"] = len(data.get("candidates") or [])
-        else:
-            promotion["pending"] = 0
+        promotion["pending"] = 0 if data.get("applied") else len(data.get("candidates") or [])
         promotion["generated"] = data.get("generated")
         promotion["report"] = str(report.with_suffix(".md"))
         promotion["candidates"] = [c.get("path") for c in data.get("candidates") or []][:10]
     except (OSError, ValueError, AttributeError, TypeError):
         pass
     if store is not None:
-        # The last run a sub-session carried out (tables promote_runs, promote_entries:
-        # none before migration 14).
+        # The last run a sub-session carried out.
         try:
             row = store.conn.execute(
                 "SELECT r.run, r.settled, r.state, (SELECT COUNT(DISTINCT e.source) FROM "
@@ -251,17 +244,15 @@ def _memory_at_a_glance(paths: Paths, store: Store | None) -> dict[str, Any]:
         from ..move_journal import EXPIRE_BATCH, archived_moves
 
         try:
-            rows = [(move.dst,) for move in archived_moves(store, EXPIRE_BATCH)]
+            dsts = [move.dst for move in archived_moves(store, EXPIRE_BATCH) if move.dst]
         except sqlite3.Error:
-            rows = []
-        for (dst,) in rows:
+            dsts = []
+        for dst in dsts:
             try:
-                size = os.lstat(dst).st_size if dst else None
+                archive["bytes"] += os.lstat(dst).st_size
             except OSError:
                 continue
-            if size is not None:
-                archive["files"] += 1
-                archive["bytes"] += size
+            archive["files"] += 1
     return {"tiers": tiers, "promotion": promotion, "archive": archive}
 
 
@@ -326,9 +317,8 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
         counters = store.counters()
         doc["malformed_lines"] = int(counters.get("malformed_lines", 0))
         doc["oversized_lines"] = int(counters.get("oversized_lines", 0))
-        # By route: the counters the scans bumped as Tool Search's calls were new (the names
-        # are ingest.ledger_queue's ROUTE_COUNTERS, not imported: status does not load the scanner);
-        # direct calls are all the others.
+        # By route: ingest.ledger_queue's ROUTE_COUNTERS (not imported: status does not load
+        # the scanner); direct calls are all the others.
         (calls,) = conn.execute("SELECT COUNT(*) FROM calls WHERE tool != 'cell'").fetchone()
         routed = {r: int(counters.get(f"memory_calls_{r}", 0)) for r in ("tool_call", "code")}
         doc["memory_calls"] = {"direct": max(int(calls) - sum(routed.values()), 0), **routed}
