@@ -138,6 +138,15 @@ def _daemon_trouble(
     }
 
 
+_EVENT_KEYS = ("at", "outcome", "path", "archived", "query", "trigger", "score", "latency")
+
+
+def _recent_event(e: dict[str, Any]) -> dict[str, Any]:
+    """A restore on demand's recent event, as ``status`` shows it."""
+    shown = {key: e.get(key) for key in _EVENT_KEYS}
+    return {**shown, "at": clock.iso(e.get("at")), "trigger": e.get("trigger", "search")}
+
+
 def _rails_status(cfg: Config, store: Store | None, searched: bool = False) -> dict[str, Any]:
     """The scheduled expire's rails and restore on demand, as ``status`` shows them
     (``searched``: OpenClaw searches the archive itself)."""
@@ -172,19 +181,7 @@ def _rails_status(cfg: Config, store: Store | None, searched: bool = False) -> d
             "restored": int(counters.get("restored_on_demand", 0)),
             "left_alone": int(counters.get("restore_on_demand_conflicts", 0)),
             "failed": int(counters.get("restore_on_demand_failures", 0)),
-            "recent": [
-                {
-                    "at": clock.iso(e.get("at")),
-                    "outcome": e.get("outcome"),
-                    "path": e.get("path"),
-                    "archived": e.get("archived"),
-                    "query": e.get("query"),
-                    "trigger": e.get("trigger", "search"),
-                    "score": e.get("score"),
-                    "latency": e.get("latency"),
-                }
-                for e in events[-5:]
-            ],
+            "recent": [_recent_event(e) for e in events[-5:]],
         },
     }
 
