@@ -115,13 +115,10 @@ class _AsideTaken(MoveError):
 
 
 def mover_for(store: Store, paths: Paths) -> Mover:
-    """The mover every memoryd command and job uses: all the roots memoryd moves files in.
-
-    The journal is shared, so one root list for everybody: the workspaces, the
-    tier store and memoryd's own folder (graveyard). With fewer roots, ``repair``
-    would have to give up on another job's interrupted move as "outside its roots".
-    Each job still only plans paths inside its own area.
-    """
+    """The mover every memoryd command and job uses: all the roots memoryd moves files in
+    (the workspaces, the tier store, memoryd's own folder). The journal is shared, so with
+    fewer roots ``repair`` would give up on another job's interrupted move as "outside its
+    roots"; each job still only plans paths inside its own area."""
     workspaces = dict.fromkeys([paths.workspace, *(a.workspace for a in paths.agents)])
     return Mover(store, [*workspaces, paths.tiers_root, paths.memoryd_dir])
 
@@ -411,15 +408,10 @@ class Mover(JournalLookups):
         fsync_dir(d.parent)
 
     def _retire(self, s: Path, move_id: int, sha: str, checked: os.stat_result | None) -> None:
-        """Remove the name ``s``, but only the very file that was checked.
-
-        Hashing ``s`` and then unlinking the path would delete whatever an editor
-        renamed over it in between. So the file is first renamed aside to a private
-        name (nobody else writes there), what was renamed is verified (hash, and the
-        inode, size and mtime seen at the check when known), and only then unlinked.
-        A save that lands after the rename creates a new ``s`` that memoryd never
-        touches; a save before it is what was renamed aside, fails the check and is
-        put back (MoveError).
+        """Remove the name ``s``, but only the very file that was checked: renamed aside,
+        verified, then unlinked (the module docstring says why). A save that lands after the
+        rename creates a new ``s`` that memoryd never touches; a save before it is what was
+        renamed aside, fails the check and is put back (MoveError).
         """
         aside = _aside_name(s, move_id)
         faults.point("mover.unlink_src")

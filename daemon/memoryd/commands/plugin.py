@@ -270,35 +270,16 @@ def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
         ]
     failed = False
     for step in steps:
-        row: dict[str, Any] = {
-            "command": step.argv,
-            "change": step.change,
-            "undo": step.undo,
-        }
-        if not args.dry_run:
-            code, text = _run(step.argv, env)
-            row["exit"] = code
-            if code != 0:
-                row["output"] = text[-2000:]
-                failed = True
-        doc["steps"].append(row)
+        failed = _step(doc, step, env, args.dry_run)
         if failed:
             break
     if args.action == "uninstall" and not failed:
         current = read_openclaw_json(oc_file) if oc_file else {}
-        before = None
-        if snapshot.is_file():
-            before = read_openclaw_json(snapshot)
+        before = read_openclaw_json(snapshot) if snapshot.is_file() else None
         for path in leftovers(current, before) if not args.dry_run else [ENTRY]:
-            argv = [*base, "config", "unset", path]
-            row = {"command": argv, "change": f"{path} removed", "undo": "memoryd plugin install"}
-            if not args.dry_run:
-                code, text = _run(argv, env)
-                row["exit"] = code
-                if code != 0:
-                    row["output"] = text[-2000:]
-                    failed = True
-            doc["steps"].append(row)
+            unset = [*base, "config", "unset", path]
+            step = Step(unset, f"{path} removed", "memoryd plugin install")
+            failed = _step(doc, step, env, args.dry_run) or failed
         if not args.dry_run and not failed and snapshot.exists():
             snapshot.unlink()
         if not args.dry_run and not failed:
@@ -311,6 +292,19 @@ def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
     else:
         _print(ctx, doc)
     return 1 if failed else 0
+
+
+def _step(doc: dict[str, Any], step: Step, env: Mapping[str, str], dry_run: bool) -> bool:
+    """Run one step (unless a dry run) and add its row to ``doc``; whether it failed."""
+    row: dict[str, Any] = {"command": step.argv, "change": step.change, "undo": step.undo}
+    doc["steps"].append(row)
+    if dry_run:
+        return False
+    code, text = _run(step.argv, env)
+    row["exit"] = code
+    if code != 0:
+        row["output"] = text[-2000:]
+    return code != 0
 
 
 def compile_package(folder: Path | None = None) -> str:
