@@ -97,13 +97,7 @@ from .move_files import (
     make_folders,
     sha256_file,
 )
-from .move_journal import (
-    JournalLookups,
-    MoveRecord,
-    command_of,
-    superseded_by,
-    undo_batch,
-)
+from .move_journal import JournalLookups, MoveRecord, command_of, superseded_by, undo_batch
 from .store import Store
 
 if TYPE_CHECKING:
@@ -338,12 +332,7 @@ class Mover(JournalLookups):
         return move_id
 
     def _land(
-        self,
-        move_id: int,
-        s: Path,
-        d: Path,
-        sha: str,
-        put: Callable[[Path, Path, str, int], None],
+        self, move_id: int, s: Path, d: Path, sha: str, put: Callable[[Path, Path, str, int], None]
     ) -> None:
         """Make ``d`` by ``put`` (link or copy); on any failure, back to the source alone."""
         try:

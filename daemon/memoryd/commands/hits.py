@@ -433,8 +433,5 @@ def _without_archived_copies(
         return files
     from ..move_journal import EXPIRE_BATCH, archived_moves
 
-    copies = {
-        relative_to_workspace(workspace, m.dst) for m in archived_moves(store, EXPIRE_BATCH)
-    }
+    copies = {relative_to_workspace(workspace, m.dst) for m in archived_moves(store, EXPIRE_BATCH)}
     return [f for f in files if f.rel not in copies]
-

@@ -50,8 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_recall)
 
     p = sub.add_parser(
-        "inject",
-        help="print the hot/ notes, newest first, for a session-start hook",
+        "inject", help="print the hot/ notes, newest first, for a session-start hook"
     )
     p.add_argument("--max-chars", type=int, default=None, metavar="N",
                    help="character budget (default: tiers.inject_max_chars)")  # fmt: skip
@@ -67,10 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.set_defaults(func=cmd_inject)
 
-    p = sub.add_parser(
-        "refresh",
-        help="organize the tier store, then run promote",
-    )
+    p = sub.add_parser("refresh", help="organize the tier store, then run promote")
     p.add_argument("--dry-run", action="store_true", help="plan only: nothing moved or written")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.set_defaults(func=cmd_refresh)
