@@ -1,15 +1,10 @@
 """What OpenClaw already puts into a new session, so the hot notes fit beside it.
 
-OpenClaw injects the workspace's bootstrap files (``AGENTS.md``, ``SOUL.md``, …, ``MEMORY.md``)
-into every new session, each cut at ``bootstrapMaxChars`` and all of them together at
-``bootstrapTotalMaxChars``. memoryd's plugin adds the tier store's ``hot/`` notes on the same
-first turn. Two rules keep that addition polite, and both are decided here, purely:
-
-* the notes get a budget of their own (``tiers.session_inject_max_chars``), and never more
-  than what the bootstrap files leave of OpenClaw's total budget: the session as a whole
-  stays within the size the user set for it;
-* a note whose text is already in a bootstrap file (a note promoted into ``MEMORY.md``) is
-  not said twice.
+OpenClaw injects the workspace's bootstrap files into every new session, each cut at
+``bootstrapMaxChars``, all together at ``bootstrapTotalMaxChars``; memoryd's plugin adds the
+``hot/`` notes on the same turn. Two rules, decided here purely, keep that polite: the notes
+never take more than their own budget or what the bootstrap files leave of OpenClaw's total,
+and a note already in a bootstrap file (promoted into ``MEMORY.md``) is not said twice.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """``memoryd`` command line: parse arguments, load the configuration, dispatch.
 
-Each command group lives in ``memoryd.commands.<group>`` and registers its own
-sub-commands (which group holds which command: :mod:`memoryd.commands.registry`); this
-module stays small and imports nothing heavy, so one-shot commands start fast. Exit codes:
-0 ok, 1 runtime failure, 2 bad usage or an invalid configuration (one line naming the key or
-file).
+Each command group lives in ``memoryd.commands.<group>`` (:mod:`memoryd.commands.registry`);
+this module imports nothing heavy, so one-shot commands start fast. Exit codes: 0 ok,
+1 runtime failure, 2 bad usage or an invalid configuration (one line naming the key or file).
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """``memoryd inject --session --json``: the OpenClaw plugin's call, on a short path.
 
-The plugin runs this when a session's first turn finds its cached answer stale (a hot note,
-a bootstrap file or a configuration changed), and that turn waits for it (at most
-150 ms p95 added to a turn). The full command line costs what this command does not need:
-argparse with its help formatters, the state database module (``sqlite3``), the other
-commands. So :func:`memoryd.command` hands exactly this command's argument shapes here
-first; this module reads the configuration and the tier store with the same functions as
-``memoryd inject`` (:func:`session_document` is shared with :mod:`.tiers`), and prints the
-same document.
-
-Anything this path does not handle itself (another option, ``--debug``, an invalid
-configuration, a clock setting that is refused, any error at all) is handed back before a
-byte is written: the full command line then runs and answers, or fails, exactly as it
-always did. Only the plain, successful run is shortened.
+A session's first turn waits for this call, and the full command line costs what it does not
+need (argparse, ``sqlite3``, the other commands). So :func:`memoryd.command` hands exactly
+this command's argument shapes here first, for the same document as ``memoryd inject``
+(:func:`session_document`, shared with :mod:`.tiers`). Anything this path does not handle
+(another option, an invalid configuration, any error at all) is handed back before a byte
+is written, and the full command line answers as it always does. Its cost:
+docs/openclaw-plugin.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """``memoryd simulate``: replay expire policies over the hits already counted.
 
-Thin: it reads the workspace's files, the files memoryd archived (from the
-journal), the hits with their strength and the search queries, computes the run
-times of the expire cron, and hands plain values to
-:func:`memoryd.policy.replay.replay`, which decides everything. Read-only: the
-database is opened read-only and no file is touched.
+Thin: it gathers plain values (files, archived files, hits, queries, the expire cron's run
+times) and hands them to :func:`memoryd.policy.replay.replay`, which decides everything.
+Read-only: the database is opened read-only and no file is touched.
 """
 
 from __future__ import annotations
