@@ -47,14 +47,16 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     damage = damage_of(note, paths.db)
     if damage is not None:  # the daemon stopped on it: the same line, the same exit status
         raise StoreError(damage)
+    failing = _daemon_trouble(note, pid, "scan_failing", ("reason", "unknown"), "attempts")
+    stalled = _daemon_trouble(note, pid, "ingest_stalled", ("doing", "a scan"), "waiting")
     doc: dict[str, Any] = {
         "daemon": {
             "running": pid is not None,
             "pid": pid or None,
             "started": None,
             "lock": str(paths.memoryd_dir / LOCK_NAME),
-            "scan_failing": _scan_failing(note, pid),
-            "ingest_stalled": _ingest_stalled(note, pid),
+            "scan_failing": failing,
+            "ingest_stalled": stalled,
         },
         "state_db": str(paths.db),
         "now": clock.iso(now),
@@ -109,21 +111,12 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     return doc
 
 
-def _ingest_stalled(note: dict[str, Any], pid: int | None) -> dict[str, Any] | None:
-    """The running daemon's stalled ingest worker, from its health note (None when it moves)."""
-    return _daemon_trouble(note, pid, "ingest_stalled", ("doing", "a scan"), "waiting")
-
-
-def _scan_failing(note: dict[str, Any], pid: int | None) -> dict[str, Any] | None:
-    """The running daemon's failing scans, from its health note (None when they work)."""
-    return _daemon_trouble(note, pid, "scan_failing", ("reason", "unknown"), "attempts")
-
-
 def _daemon_trouble(
     note: dict[str, Any], pid: int | None, key: str, text: tuple[str, str], count: str
 ) -> dict[str, Any] | None:
-    """``note[key]`` as ``{since, <text>, <count>}``. Only a note of the daemon holding the
-    lock counts: one left by a daemon that died says nothing about the one running now."""
+    """The running daemon's failing scans or stalled ingest worker from its health note, as
+    ``{since, <text>, <count>}`` (None when all is well). Only a note of the daemon holding
+    the lock counts: one left by a daemon that died says nothing about the one running now."""
     trouble = note.get(key)
     if pid is None or not isinstance(trouble, dict) or (pid and note.get("pid") != pid):
         return None

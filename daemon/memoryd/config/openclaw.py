@@ -103,7 +103,8 @@ def _parse_openclaw_json(
     import json
 
     try:
-        raw = _openclaw_json_bytes(path)
+        with open(path, "rb") as fh:  # one byte more than allowed: too large is seen
+            raw = fh.read(MAX_OPENCLAW_JSON_BYTES + 1)
     except FileNotFoundError:  # (gone since the stat: missing, as OpenClaw takes it)
         return {}
     except OSError as exc:  # unreadable is not missing: its workspace would be guessed
@@ -131,13 +132,6 @@ def _parse_openclaw_json(
 
 # OpenClaw's own config is a few KB; one this large is not one (a device, a runaway write).
 MAX_OPENCLAW_JSON_BYTES = 16 << 20
-
-
-def _openclaw_json_bytes(path: str) -> bytes:
-    """The file's bytes, one more than :data:`MAX_OPENCLAW_JSON_BYTES` at the most (so a
-    larger file is known by its length)."""
-    with open(path, "rb") as fh:
-        return fh.read(MAX_OPENCLAW_JSON_BYTES + 1)
 
 
 def _first_line(text: str) -> str:
