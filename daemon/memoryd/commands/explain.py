@@ -108,14 +108,17 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         f"{strength['read']} read after a search, {strength['read_directly']} read directly); "
         f"{strength['came_along']} came along (rank 2 or lower, not read)"
         + (f", {strength['rank_unknown']} of unknown rank" if strength["rank_unknown"] else ""),
-        *(
-            [
-                f"  recorded also as: {', '.join(spellings)} (the same file on this file "
-                f"system: {snap.attribution.traits.describe()})"
-            ]
-            if spellings
-            else []
-        ),
+    ]
+    if spellings:
+        lines.append(
+            f"  recorded also as: {', '.join(spellings)} (the same file on this file "
+            f"system: {snap.attribution.traits.describe()})"
+        )
+    chance = ""
+    if "p_need" in exp.numbers:
+        shown = shown_chance(float(exp.numbers["p_need"] or 0), *(shown_as or ("percent", 0.0)))
+        chance = f"; chance needed in 60 days: {shown} ({source})"
+    lines += [
         f"  distinct queries: {sig.distinct_queries}; distinct days with a hit: "
         f"{sig.distinct_days}",
         "  recall strength (higher with more and more recent hits): "
@@ -127,23 +130,18 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         f"{', promoted before' if rel in snap.promoted else ''}",
         "",
         f"expire: {exp.action.upper()} — {exp.reason} "
-        f"[policy: {cfg.expire.policy}, rule: {exp.rule}]"
-        + (
-            f"; chance needed in 60 days: "
-            f"{shown_chance(float(exp.numbers['p_need'] or 0), *(shown_as or ('percent', 0.0)))} "
-            f"({source})"
-            if "p_need" in exp.numbers
-            else ""
-        ),
-        *([f"  {why_low}"] if (why_low := low_chance_words(exp, sig, strength, source)) else []),
-        *(
-            [
-                f"  (the policy alone: {own.action.upper()} — {own.reason} [rule: {own.rule}]; "
-                f"{'pruning' if exp.rule == 'prune' else 'capacity control'} archives it)"
-            ]
-            if own is not None
-            else []
-        ),
+        f"[policy: {cfg.expire.policy}, rule: {exp.rule}]{chance}",
+    ]
+    why_low = low_chance_words(exp, sig, strength, source)
+    if why_low:
+        lines.append(f"  {why_low}")
+    if own is not None:
+        archives = "pruning" if exp.rule == "prune" else "capacity control"
+        lines.append(
+            f"  (the policy alone: {own.action.upper()} — {own.reason} [rule: {own.rule}]; "
+            f"{archives} archives it)"
+        )
+    lines.append(
         f"score: {sc.total:.3f} = "
         + (
             f"{cfg.score.keyword_weight}×{sc.keyword:.2f} keyword + "
@@ -152,8 +150,8 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
             f"{cfg.score.tag_weight}×{sc.tag:.2f} tag"
             if sc.keyword is not None and sc.tag is not None
             else f"time {sc.time:.2f} and access {sc.access:.2f} only (no queries to match)"
-        ),
-    ]
+        )
+    )
     if sc.query:
         lines.append(f"  best-matching recent query: “{sc.query}”")
     lines.append(f"  tags: {', '.join(docu.tags) if docu.tags else 'none (tag match 0.5)'}")
