@@ -47,13 +47,9 @@ def note_call(memoryd_dir: Path, caller_text: str, command: str, now: float) -> 
     if caller is None:
         return False
     path = memoryd_dir / SEEN_NAME
-    last = last_seen(memoryd_dir)
-    if (
-        last is not None
-        and last.get("pid") == caller["pid"]
-        and last.get("folder") == caller["folder"]
-        and 0 <= now - float(last.get("at", 0)) < REWRITE_AFTER_SECONDS
-    ):
+    last = last_seen(memoryd_dir) or {}
+    same = (last.get("pid"), last.get("folder")) == (caller["pid"], caller["folder"])
+    if same and 0 <= now - float(last.get("at", 0)) < REWRITE_AFTER_SECONDS:
         return False
     doc = {**caller, "at": now, "command": command}
     tmp = path.with_name(f".{SEEN_NAME}.{os.getpid()}")

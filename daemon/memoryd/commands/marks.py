@@ -58,12 +58,9 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
             if not (is_memory_relpath(key) or key.startswith("tiers/")):
                 raise UsageError(f"{raw}: not a memory file (MEMORY.md, memory.md, memory/**/*.md)")
             key = names.listed_as(key)  # memory/Projects.md opens memory/projects.md
-            if (
-                not args.remove
-                and not key.startswith("tiers/")
-                and not (ctx.paths.workspace / key).is_file()
-            ):
-                raise UsageError(f"{raw}: no such file in {ctx.paths.workspace}")
+            ws = ctx.paths.workspace
+            if not args.remove and not key.startswith("tiers/") and not (ws / key).is_file():
+                raise UsageError(f"{raw}: no such file in {ws}")
         keys.append(key)
     with store.transaction():
         for key in keys:
