@@ -436,11 +436,9 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         ctx.print(f"not read:    {what} {f['source']}: {f['reason']}")
     ctx.print(f"jobs ({doc['timezone']}):")
     for name, j in doc["jobs"].items():
-        last = (
-            f"{j['last_status']} {j['last_period']} at {j['last_finished']}"
-            if j["last_period"]
-            else "never"
-        )
+        last = "never"
+        if j["last_period"]:
+            last = f"{j['last_status']} {j['last_period']} at {j['last_finished']}"
         if j["off"]:
             ctx.print(f'  {name:<9} off (schedule.{name} = "off")  last: {last}')
             continue
