@@ -6,14 +6,10 @@ __version__ = "0.1.0"
 def command() -> None:
     """The ``memoryd`` console script and ``python -m memoryd``: :func:`memoryd.cli.command`.
 
-    Defined here, in the module every command imports first and that imports nothing, so
-    the command's own imports run with the cyclic garbage collector off: they allocate much
-    and free nothing, and its passes over the growing heap are a few per cent of a read
-    command's run. (:func:`memoryd.cli.main` then decides for the command itself.)
-
-    ``inject --session --json``, the OpenClaw plugin's call that a session's first turn
-    waits for, is answered by :mod:`memoryd.commands.session_inject` without the command
-    line's parser, when it can; otherwise it runs as any other command.
+    Defined here, in the module every command imports first and that imports nothing, so the
+    command's own imports run with the cyclic garbage collector off (they allocate much and
+    free nothing). ``inject --session --json``, which a session's first turn waits for, is
+    answered by :mod:`memoryd.commands.session_inject` without the parser when it can.
     """
     import gc
     import sys

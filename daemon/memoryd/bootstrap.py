@@ -1,15 +1,10 @@
 """What OpenClaw already puts into a new session, so the hot notes fit beside it.
 
-OpenClaw injects the workspace's bootstrap files (``AGENTS.md``, ``SOUL.md``, …, ``MEMORY.md``)
-into every new session, each cut at ``bootstrapMaxChars`` and all of them together at
-``bootstrapTotalMaxChars``. memoryd's plugin adds the tier store's ``hot/`` notes on the same
-first turn. Two rules keep that addition polite, and both are decided here, purely:
-
-* the notes get a budget of their own (``tiers.session_inject_max_chars``), and never more
-  than what the bootstrap files leave of OpenClaw's total budget: the session as a whole
-  stays within the size the user set for it;
-* a note whose text is already in a bootstrap file (a note promoted into ``MEMORY.md``) is
-  not said twice.
+OpenClaw injects the workspace's bootstrap files into every new session, each cut at
+``bootstrapMaxChars``, all together at ``bootstrapTotalMaxChars``; memoryd's plugin adds the
+``hot/`` notes on the same turn. Two rules, decided here purely, keep that polite: the notes
+never take more than their own budget or what the bootstrap files leave of OpenClaw's total,
+and a note already in a bootstrap file (promoted into ``MEMORY.md``) is not said twice.
 """
 
 from __future__ import annotations
@@ -25,15 +20,9 @@ from .config import agent_entry
 
 # The files OpenClaw's bootstrap reads from a workspace (its doctor checks the same list).
 BOOTSTRAP_FILES = (
-    "AGENTS.md",
-    "SOUL.md",
-    "TOOLS.md",
-    "IDENTITY.md",
-    "USER.md",
-    "HEARTBEAT.md",
-    "BOOTSTRAP.md",
+    "AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md",
     "MEMORY.md",
-)
+)  # fmt: skip
 DEFAULT_FILE_MAX = 20_000  # agents.defaults.bootstrapMaxChars
 DEFAULT_TOTAL_MAX = 60_000  # agents.defaults.bootstrapTotalMaxChars
 USER_MD_CAP = 4_000  # USER.md's fixed cap, which bootstrapMaxChars can lower, never raise
@@ -154,5 +143,5 @@ def session_cuts(oc: Mapping[str, Any], agent_id: str, workspace: Path) -> Sessi
     present = read_bootstrap(workspace)
     files = {name: present.get(name) for name in FILE_ORDER}
     paths = {name: str(workspace / name) for name in FILE_ORDER}
-    return SessionCuts(bootstrap_cuts(files, file_max, total_max, paths), file_max, total_max,
-                       present)
+    cuts = bootstrap_cuts(files, file_max, total_max, paths)
+    return SessionCuts(cuts, file_max, total_max, present)

@@ -1,16 +1,13 @@
 """``memoryd`` command line: parse arguments, load the configuration, dispatch.
 
-Each command group lives in ``memoryd.commands.<group>`` and registers its own
-sub-commands (which group holds which command: :mod:`memoryd.commands.registry`); this
-module stays small and imports nothing heavy, so one-shot commands start fast. Exit codes:
-0 ok, 1 runtime failure, 2 bad usage or an invalid configuration (one line naming the key or
-file).
+Each command group lives in ``memoryd.commands.<group>`` (:mod:`memoryd.commands.registry`);
+this module imports nothing heavy, so one-shot commands start fast. Exit codes: 0 ok,
+1 runtime failure, 2 bad usage or an invalid configuration (one line naming the key or file).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
 import gc
 import os
@@ -30,12 +27,10 @@ from .store_errors import StoreError, describe_database_error
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, whose formatters do not import :mod:`shutil`.
 
-    argparse makes a help formatter for every argument it registers (to check its metavar),
-    and the default one asks ``shutil.get_terminal_size`` for the width: importing shutil
-    (and with it bz2, lzma, zlib) is a few per cent of a read command's whole run. The width
-    here is found the same way (``$COLUMNS``, else the terminal, else 80), minus the 2
-    columns argparse leaves. Sub-commands' parsers are of the same class (argparse makes them
-    with the type of their parent), so ``--help`` reads the same everywhere.
+    argparse makes a help formatter for every argument it registers, and the default one asks
+    ``shutil.get_terminal_size`` for the width: importing shutil (bz2, lzma, zlib with it) is
+    a few per cent of a read command's run. The width is found the same way here; sub-commands'
+    parsers are of the same class, so ``--help`` reads the same everywhere.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -150,47 +145,15 @@ def command(argv: Sequence[str] | None = None) -> NoReturn:
     """The ``memoryd`` command (console script and ``python -m memoryd``): :func:`main`, then exit.
 
     A read command that says so (``status``, ``hits --no-scan``) ends the process as soon as
-    its output is flushed and the ``atexit`` functions have run: Python's own teardown frees
-    every module and object one by one, a sixth of such a command's CPU time, and does
-    nothing a finished read needs. Not when a thread other than the daemon threads still
-    runs, nor when flushing fails (a closed pipe): the usual exit then reports it.
+    its output is out (:func:`memoryd.commands.session_inject.exit_now`): Python's teardown
+    does nothing a finished read needs.
     """
     code = main(argv)
-    if _may_exit_at_once and _no_thread_left():
-        _exit_at_once(code)
+    if _may_exit_at_once:
+        from .commands.session_inject import exit_now
+
+        exit_now(code)
     sys.exit(code)
-
-
-def _no_thread_left() -> bool:
-    """No thread that Python's exit would wait for (or none was ever started)."""
-    threading = sys.modules.get("threading")
-    if threading is None:
-        return True
-    main_thread = threading.main_thread()
-    return not any(t is not main_thread and not t.daemon for t in threading.enumerate())
-
-
-def _exit_at_once(code: int) -> None:
-    """Flush, run the ``atexit`` functions, flush, and end the process; returns only when the
-    first flush fails (the usual exit then says what it always said)."""
-    import atexit
-
-    try:
-        _flush_std()
-    except (OSError, ValueError):
-        return
-    atexit._run_exitfuncs()
-    with contextlib.suppress(OSError, ValueError):
-        _flush_std()
-    os._exit(code)
-
-
-def _flush_std() -> None:
-    """Flush stdout and stderr; either is None when its descriptor was closed at start
-    (``memoryd status >&-``), and then has nothing to flush."""
-    for stream in (sys.stdout, sys.stderr):
-        if stream is not None:
-            stream.flush()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -249,24 +212,24 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         message = str(exc)
         if isinstance(exc, OpenClawJsonError) and ctx is not None:
             message += _daemon_view(ctx)
-        return _fail(args, exc, EXIT_USAGE, message, _log_format(ctx))
+        return _fail(args, exc, EXIT_USAGE, message, ctx)
     except StoreError as exc:
-        return _fail(args, exc, EXIT_FAILURE, str(exc), _log_format(ctx))
+        return _fail(args, exc, EXIT_FAILURE, str(exc), ctx)
     except sqlite3.Error as exc:  # the state database broke underneath: name the file and why
         where = ctx.paths.db if ctx is not None else None
         message = describe_database_error(where, exc) if where is not None else str(exc)
-        return _fail(args, exc, EXIT_FAILURE, message, _log_format(ctx))
+        return _fail(args, exc, EXIT_FAILURE, message, ctx)
     except BrokenPipeError:  # `memoryd hits | head`
         sys.stderr.close()
         return EXIT_OK
     except OSError as exc:
         state_line = _state_read_only(ctx, exc)
         if state_line is not None:
-            return _fail(args, exc, EXIT_FAILURE, state_line, _log_format(ctx))
+            return _fail(args, exc, EXIT_FAILURE, state_line, ctx)
         code = EXIT_USAGE if _names_user_path(exc, argv) else EXIT_FAILURE
-        return _fail(args, exc, code, _describe_os_error(exc), _log_format(ctx))
+        return _fail(args, exc, code, _describe_os_error(exc), ctx)
     except ValueError as exc:
-        return _fail(args, exc, EXIT_FAILURE, f"{exc} (--debug shows where)", _log_format(ctx))
+        return _fail(args, exc, EXIT_FAILURE, f"{exc} (--debug shows where)", ctx)
     except KeyboardInterrupt:
         return 130
     finally:
@@ -274,11 +237,6 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             ctx.close()
             global _may_exit_at_once
             _may_exit_at_once = ctx.exit_at_once
-
-
-def _log_format(ctx: Context | None) -> str:
-    """The configured log format, or ``auto`` when the configuration did not load."""
-    return ctx.cfg.log.format if ctx is not None else "auto"
 
 
 def _check_environment() -> None:
@@ -322,12 +280,15 @@ def _daemon_view(ctx: Context) -> str:
 
 
 def _fail(
-    args: argparse.Namespace, exc: BaseException, code: int, message: str, log_format: str = "auto"
+    args: argparse.Namespace, exc: BaseException, code: int, message: str, ctx: Context | None
 ) -> int:
+    """Print the error's one line (the traceback first with ``--debug``); returns ``code``.
+    The log format is the configured one, ``auto`` when the configuration did not load."""
     if getattr(args, "debug", False):
         import traceback
 
         traceback.print_exception(exc, file=sys.stderr)
+    log_format = ctx.cfg.log.format if ctx is not None else "auto"
     print(_failure_line(args, code, message, log_format), file=sys.stderr)
     return code
 

@@ -1,13 +1,11 @@
 """The OpenClaw install ``memoryd demo`` builds: a workspace of notes, months of transcripts.
 
 A newcomer without OpenClaw should still see memoryd on something that looks like an
-agent's history: a workspace of notes (``MEMORY.md``, daily logs, topic and project notes),
-transcripts that look them up now and then over eight months, ``sessions.json`` and a JSON5
-``openclaw.json`` naming the workspace. The lines are in the everyday shape OpenClaw's JSONL
-releases write (openclaw-formats.md §2–4, the 2026.7.35 recording in tests/live/OBSERVED.md):
-``toolCall`` blocks answered by ``toolResult`` entries. None of the dialects, decoys and
-reference counts of the tests' generator (``tests/support/corpus``): memoryd's counting is
-proved there; here it is only shown. Its texts are in :mod:`memoryd.demo_notes`.
+agent's history: a workspace of notes, eight months of transcripts that look them up in the
+everyday shape OpenClaw's JSONL releases write (openclaw-formats.md §2–4), ``sessions.json``
+and a JSON5 ``openclaw.json``. None of the tests' generator's dialects and decoys
+(``tests/support/corpus``): counting is proved there, only shown here. Texts:
+:mod:`memoryd.demo_notes`.
 
 Same seed, same bytes (paths aside): every random choice comes from one ``random.Random``.
 """
@@ -221,13 +219,9 @@ class _Transcript:
     def assistant(self, content: list[dict[str, Any]], stop: str) -> None:
         rng, ms = self.rng, self.tick(1, 30)
         inp, out = rng.randint(200, 9000), rng.randint(20, 2000)
-        usage: dict[str, Any] = dict(
-            input=inp, output=out, cacheRead=rng.randint(0, 90000), cacheWrite=0
-        )
-        usage |= dict(
-            totalTokens=inp + out,
-            cost={"input": round(inp * 3e-6, 6), "output": round(out * 1.5e-5, 6)},
-        )
+        cost = {"input": round(inp * 3e-6, 6), "output": round(out * 1.5e-5, 6)}
+        usage = dict(input=inp, output=out, cacheRead=rng.randint(0, 90000), cacheWrite=0,
+                     totalTokens=inp + out, cost=cost)  # fmt: skip
         msg: dict[str, Any] = dict(role="assistant", content=content, api="anthropic-messages")
         msg |= dict(provider="anthropic", model=rng.choice(MODELS), usage=usage, stopReason=stop)
         self.record("message", message=msg | {"timestamp": ms - rng.randint(0, 15)})
@@ -254,10 +248,8 @@ class _Transcript:
         elif r < 0.35:
             content = [{"type": "text", "text": draw.text(40, 1500)}]
             if rng.random() < 0.4:
-                thought = draw.text(100, 1500)
-                content.insert(
-                    0, {"type": "thinking", "thinking": thought, "thinkingSignature": "s"}
-                )
+                thought = {"type": "thinking", "thinking": draw.text(100, 1500)}
+                content.insert(0, thought | {"thinkingSignature": "s"})
             self.assistant(content, "stop")
         elif r < 0.37:
             data = {"timestamp": self.tick(0.1, 5), "ttl": 300}

@@ -1,26 +1,10 @@
 """Whether OpenClaw's dreaming is writing a workspace's ``MEMORY.md`` right now (pure but for
-reading one small file and asking the kernel about one process).
+reading one small file, OpenClaw's state database read-only, and asking about one process).
 
-OpenClaw 2026.9.6's deep phase applies a promotion (its append, or a consolidation rewrite
-that takes entries out and appends a ``## Consolidated Memory (DATE)`` section) under a file
-lock: ``<state dir>/locks/memory-promotion-<sha256 of the workspace's real path>.lock``, a
-JSON file ``{"pid", "createdAt", "starttime"}`` that exists while the lock is held
-(``resolveMemoryPromotionLockTarget`` and ``withFileLock`` in its ``dist/``; observed in
-tests/live/OBSERVED.md). Between reading ``MEMORY.md`` and writing it, dreaming holds it. A
-retire that swapped the file in that span would be caught by either side's compare (dreaming
-checks the file's hash before it renames, retire checks the bytes it planned on), but the one
-that loses is dreaming's rewrite, so ``retire`` leaves ``MEMORY.md`` alone while the lock is
-held by a live process, and says so.
-
-The lock does not cover the consolidation's model call, made before it is taken: a rewrite
-planned and not yet applied. A change to ``MEMORY.md`` then costs dreaming its rewrite (it
-compares the file with what it sent the model and falls back to a plain append). What shows
-that span is the sweep's cron job: while it runs, the gateway's ``state/openclaw.sqlite`` has
-``runningAtMs`` and ``runningReceiptId`` in the ``state_json`` of the job whose
-``declaration_key`` is ``memory-core:memory-dreaming-promotion``, and that receipt
-(``cron_run_receipts``) has status ``running`` and the gateway's ``owner_pid`` /
-``owner_start_time`` (observed live, tests/live/OBSERVED.md). :func:`dreaming_sweep` reads it
-read-only; ``retire`` leaves ``MEMORY.md`` alone for the whole sweep.
+Dreaming rewrites ``MEMORY.md`` under a lock file, after a model call made while its sweep's
+cron job runs. A retire that swapped the file meanwhile would cost dreaming its rewrite, so
+``retire`` leaves ``MEMORY.md`` alone while either shows a live holder. The lock's and the
+sweep's shapes, as observed live: docs/openclaw-formats.md, "Dreaming's writes".
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Reading the move journal: its rows as :class:`MoveRecord`, the questions jobs and
-commands ask of it (what is archived, what a later move superseded), and
-:class:`JournalLookups`, the read-only half of :class:`memoryd.mover.Mover` (what
-``restore`` and ``explain`` ask about a path or a run). The journal's SQL stays here and in
-:mod:`memoryd.mover`, which writes it; nothing here touches a file.
+commands ask of it, and :class:`JournalLookups`, the read-only half of
+:class:`memoryd.mover.Mover`. The journal's SQL stays here and in :mod:`memoryd.mover`, which
+writes it; nothing here touches a file.
 """
 
 from __future__ import annotations
@@ -99,7 +98,6 @@ def _short_id() -> str:
 
 
 # ------------------------------------------------------------------ reading the journal
-# (read-only questions jobs and commands ask; the journal's SQL stays in this module)
 
 
 def _like_prefix(prefix: str) -> str:
@@ -112,12 +110,15 @@ def _like_prefix(prefix: str) -> str:
 # workspace), and no later move landed a file there (a re-archive of the note to the same
 # name, after it had left). One note, one live row: a re-archive supersedes the older row,
 # and a recall that is undone (``restore --last``) hands the file back to the row it left.
-_SUPERSEDED = (
-    "EXISTS (SELECT 1 FROM moves l WHERE l.id > m.id AND l.op = 'move' AND ("
-    "(l.src = m.dst AND l.state = 'done') OR "
-    "(l.dst = m.dst AND l.undo_of IS NULL AND l.state IN ('done', 'undone'))))"
+_LATER_MOVE = (
+    "l.id > m.id AND l.op = 'move' AND ((l.src = m.dst AND l.state = 'done') OR "
+    "(l.dst = m.dst AND l.undo_of IS NULL AND l.state IN ('done', 'undone')))"
 )
+_SUPERSEDED = f"EXISTS (SELECT 1 FROM moves l WHERE {_LATER_MOVE})"
 
+
+def _columns_of(alias: str) -> str:
+    return ", ".join(f"{alias}.{c}" for c in _COLUMNS.split(", "))
 
 
 def archived_moves(store: Store, batch_prefix: str) -> list[MoveRecord]:
@@ -151,10 +152,7 @@ def superseded_by(store: Store, move_id: int) -> MoveRecord | None:
     """The later move that took the file of done move ``move_id`` away from its destination
     (or landed another file there), if any: that move's undo must not run any more."""
     row = store.conn.execute(
-        f"SELECT {', '.join('l.' + c for c in _COLUMNS.split(', '))} FROM moves m, moves l "
-        "WHERE m.id = ? AND l.id > m.id AND l.op = 'move' AND ("
-        "(l.src = m.dst AND l.state = 'done') OR "
-        "(l.dst = m.dst AND l.undo_of IS NULL AND l.state IN ('done', 'undone'))) "
+        f"SELECT {_columns_of('l')} FROM moves m, moves l WHERE m.id = ? AND {_LATER_MOVE} "
         "ORDER BY l.id LIMIT 1",
         (move_id,),
     ).fetchone()
@@ -213,9 +211,8 @@ def journal_runs(store: Store, since: float, limit: int = 20) -> list[JournalRun
         entries[row[1]].append(MoveRecord(*row))
     by_id = {e.id: e for lst in entries.values() for e in lst}
     restored: dict[str, list[tuple[MoveRecord, MoveRecord]]] = {b: [] for b in names}
-    undo_cols = ", ".join("u." + c for c in _COLUMNS.split(", "))
     for row in store.conn.execute(
-        f"SELECT {undo_cols} FROM moves u JOIN moves m ON u.undo_of = m.id "
+        f"SELECT {_columns_of('u')} FROM moves u JOIN moves m ON u.undo_of = m.id "
         f"WHERE u.state = 'done' AND m.batch IN ({marks}) ORDER BY u.id",
         names,
     ):
@@ -223,9 +220,7 @@ def journal_runs(store: Store, since: float, limit: int = 20) -> list[JournalRun
         entry = by_id.get(undo.undo_of or -1)
         if entry is not None:
             restored[entry.batch].append((entry, undo))
-    return [
-        JournalRun(b, float(t), tuple(entries[b]), tuple(restored[b])) for b, t in batches
-    ]
+    return [JournalRun(b, float(t), tuple(entries[b]), tuple(restored[b])) for b, t in batches]
 
 
 class JournalLookups:

@@ -65,11 +65,9 @@ meet half-way: every operation and every repair holds an ``flock`` on
 ``mover.lock`` beside the database, so repair only ever sees entries whose
 process died.
 
-This module is longer than the others (about 700 lines) for a reason: each operation and its
-repair meet at the crash points of the table above, and kept apart they would drift. What
-does not meet there lives beside it: the journal's reading and lookups in
-:mod:`memoryd.move_journal`, the file primitives (hashing, the temp and aside names) in
-:mod:`memoryd.move_files`.
+Each operation and its repair meet at the crash points of the table above, so they stay in
+one module; what does not meet there lives beside it: the journal's reading in
+:mod:`memoryd.move_journal`, the file primitives in :mod:`memoryd.move_files`.
 """
 
 from __future__ import annotations
@@ -99,13 +97,7 @@ from .move_files import (
     make_folders,
     sha256_file,
 )
-from .move_journal import (
-    JournalLookups,
-    MoveRecord,
-    command_of,
-    superseded_by,
-    undo_batch,
-)
+from .move_journal import JournalLookups, MoveRecord, command_of, superseded_by, undo_batch
 from .store import Store
 
 if TYPE_CHECKING:
@@ -117,13 +109,10 @@ class _AsideTaken(MoveError):
 
 
 def mover_for(store: Store, paths: Paths) -> Mover:
-    """The mover every memoryd command and job uses: all the roots memoryd moves files in.
-
-    The journal is shared, so one root list for everybody: the workspaces, the
-    tier store and memoryd's own folder (graveyard). With fewer roots, ``repair``
-    would have to give up on another job's interrupted move as "outside its roots".
-    Each job still only plans paths inside its own area.
-    """
+    """The mover every memoryd command and job uses: all the roots memoryd moves files in
+    (the workspaces, the tier store, memoryd's own folder). The journal is shared, so with
+    fewer roots ``repair`` would give up on another job's interrupted move as "outside its
+    roots"; each job still only plans paths inside its own area."""
     workspaces = dict.fromkeys([paths.workspace, *(a.workspace for a in paths.agents)])
     return Mover(store, [*workspaces, paths.tiers_root, paths.memoryd_dir])
 
@@ -211,36 +200,21 @@ class Mover(JournalLookups):
         undo_of: int | None = None,
     ) -> int:
         with self.store.durable(), self.store.transaction() as conn:
+            row = (batch, op, str(src), str(dst) if dst else None, sha, size, reason, time.time())
             cur = conn.execute(
                 "INSERT INTO moves(batch, op, src, dst, sha256, size, state, reason, created, "
                 "undo_of) VALUES (?, ?, ?, ?, ?, ?, 'intent', ?, ?, ?)",
-                (
-                    batch,
-                    op,
-                    str(src),
-                    str(dst) if dst else None,
-                    sha,
-                    size,
-                    reason,
-                    time.time(),
-                    undo_of,
-                ),
+                (*row, undo_of),
             )
             return int(cur.lastrowid or 0)
 
     def _finish(self, move_id: int, state: str, note: str | None = None) -> None:
         with self.store.transaction() as conn:
-            if note:
-                conn.execute(
-                    "UPDATE moves SET state = ?, finished = ?, "
-                    "reason = COALESCE(reason, '') || ' [' || ? || ']' WHERE id = ?",
-                    (state, time.time(), note, move_id),
-                )
-            else:
-                conn.execute(
-                    "UPDATE moves SET state = ?, finished = ? WHERE id = ?",
-                    (state, time.time(), move_id),
-                )
+            conn.execute(
+                "UPDATE moves SET state = ?, finished = ?, reason = CASE WHEN ? IS NULL THEN "
+                "reason ELSE COALESCE(reason, '') || ' [' || ? || ']' END WHERE id = ?",
+                (state, time.time(), note or None, note or None, move_id),
+            )
             if state == "done":
                 row = conn.execute("SELECT undo_of FROM moves WHERE id = ?", (move_id,)).fetchone()
                 if row and row[0] is not None:
@@ -358,12 +332,7 @@ class Mover(JournalLookups):
         return move_id
 
     def _land(
-        self,
-        move_id: int,
-        s: Path,
-        d: Path,
-        sha: str,
-        put: Callable[[Path, Path, str, int], None],
+        self, move_id: int, s: Path, d: Path, sha: str, put: Callable[[Path, Path, str, int], None]
     ) -> None:
         """Make ``d`` by ``put`` (link or copy); on any failure, back to the source alone."""
         try:
@@ -428,15 +397,10 @@ class Mover(JournalLookups):
         fsync_dir(d.parent)
 
     def _retire(self, s: Path, move_id: int, sha: str, checked: os.stat_result | None) -> None:
-        """Remove the name ``s``, but only the very file that was checked.
-
-        Hashing ``s`` and then unlinking the path would delete whatever an editor
-        renamed over it in between. So the file is first renamed aside to a private
-        name (nobody else writes there), what was renamed is verified (hash, and the
-        inode, size and mtime seen at the check when known), and only then unlinked.
-        A save that lands after the rename creates a new ``s`` that memoryd never
-        touches; a save before it is what was renamed aside, fails the check and is
-        put back (MoveError).
+        """Remove the name ``s``, but only the very file that was checked: renamed aside,
+        verified, then unlinked (the module docstring says why). A save that lands after the
+        rename creates a new ``s`` that memoryd never touches; a save before it is what was
+        renamed aside, fails the check and is put back (MoveError).
         """
         aside = _aside_name(s, move_id)
         faults.point("mover.unlink_src")

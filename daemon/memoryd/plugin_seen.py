@@ -1,13 +1,10 @@
 """When memoryd's OpenClaw plugin last ran a memoryd command, and from which gateway.
 
-The plugin starts every command it runs with ``MEMORYD_PLUGIN_CALLER`` set to a small JSON
-object (the gateway's process id and the plugin folder it was loaded from). memoryd notes
-the call in its state folder, so that ``status`` can say whether the plugin is loaded in a
-gateway that still runs, and when it was last seen, not only that it is installed.
-
-The variable is data from another program: parsed strictly, never used to reach a file,
-and a note that cannot be written (a read-only state folder) is skipped, never an error.
-Notes are written at most once a minute for one gateway, so a busy gateway costs nothing.
+The plugin sets ``MEMORYD_PLUGIN_CALLER`` (the gateway's pid and the plugin's folder, JSON)
+for every command it runs; the note lets ``status`` say whether the plugin is loaded in a
+gateway that still runs. The variable is another program's data: parsed strictly, never used
+to reach a file. A note is written at most once a minute per gateway, and one that cannot be
+written is skipped, never an error.
 """
 
 from __future__ import annotations
@@ -50,13 +47,9 @@ def note_call(memoryd_dir: Path, caller_text: str, command: str, now: float) -> 
     if caller is None:
         return False
     path = memoryd_dir / SEEN_NAME
-    last = last_seen(memoryd_dir)
-    if (
-        last is not None
-        and last.get("pid") == caller["pid"]
-        and last.get("folder") == caller["folder"]
-        and 0 <= now - float(last.get("at", 0)) < REWRITE_AFTER_SECONDS
-    ):
+    last = last_seen(memoryd_dir) or {}
+    same = (last.get("pid"), last.get("folder")) == (caller["pid"], caller["folder"])
+    if same and 0 <= now - float(last.get("at", 0)) < REWRITE_AFTER_SECONDS:
         return False
     doc = {**caller, "at": now, "command": command}
     tmp = path.with_name(f".{SEEN_NAME}.{os.getpid()}")

@@ -1,9 +1,6 @@
 """The shape every typed job result shares: a summary line, whether it changed anything,
-and ``as_dict()``, the JSON document the commands print.
-
-Jobs return typed results (their fields are what the CLI and the daemon read), so
-no caller reads a result back by string key. ``data`` is ``as_dict()``: what a reader
-that takes any job's result (the daemon's log line) reads.
+and ``as_dict()``, the JSON document the commands print (``data``, for a reader that takes
+any job's result, such as the daemon's log line). Callers read the typed fields, never keys.
 """
 
 from __future__ import annotations

@@ -2,10 +2,8 @@
 a schedule switched "off", and the period a job's run belongs to.
 
 A leaf: it imports nothing of memoryd and raises plain :class:`ValueError`s, which the
-configuration (:func:`memoryd.config.load_config`, the one check of a schedule) turns into
-messages naming the key. ``memoryd status``, the lifecycle commands, ``simulate``, the
-signals and the daemon all read schedules, zones and periods here, so they agree, and none
-of them needs the daemon, APScheduler or structlog to do so.
+configuration turns into messages naming the key. Everything that reads schedules, zones and
+periods reads them here, so they agree without importing the daemon or APScheduler.
 
 The cron reading is APScheduler's reading of an expression:
 
@@ -20,10 +18,8 @@ The cron reading is APScheduler's reading of an expression:
   readings fire, a time skipped when DST starts fires at the same reading on the old offset
   (``02:30`` → ``03:30``).
 
-A test (``tests/service/test_cron.py``) checks :func:`next_fire` against a minute-by-minute
-search and against ``CronTrigger.get_next_fire_time`` over generated expressions, zones and
-instants. The daemon fires by :func:`next_fire` too (:mod:`memoryd.service.cron_trigger`), so
-``status`` shows what it fires.
+``tests/service/test_cron.py`` checks :func:`next_fire` against APScheduler's
+``CronTrigger``; the daemon fires by it too, so ``status`` shows what it fires.
 """
 
 from __future__ import annotations
@@ -40,12 +36,10 @@ SCHEDULE_OFF = "off"  # a job's schedule that switches it off
 
 
 def schedule_is_off(expr: str) -> bool:
-    """Whether a job's schedule says the daemon must not run it (``"off"``)."""
     return expr.strip().lower() == SCHEDULE_OFF
 
 
-# crontab weekday numbers 0..7 → names (0 and 7 are Sunday); APScheduler 3.x reads a bare
-# number as Monday-based, names it reads right.
+# crontab weekday numbers 0..7 → names (0 and 7 are Sunday), see crontab_weekdays.
 _CRONTAB_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
 # APScheduler's weekday index: Monday = 0 (as date.weekday()).
 _WEEKDAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -179,9 +173,7 @@ def _span(name: str, item: str, first: int, end: int | None, step: int | None) -
 def zone_named(name: str) -> tzinfo:
     """The time zone ``name`` names (``""`` = the local one); ValueError when there is none.
 
-    The one resolution of the zone: validation, ``status``, the lifecycle commands' period
-    keys, ``simulate`` and the daemon all read schedules and periods in what this returns
-    (through :func:`memoryd.config.schedule_timezone`).
+    The one resolution of the zone (through :func:`memoryd.config.schedule_timezone`).
     """
     if not name:
         return local_zone()
@@ -317,7 +309,6 @@ def period_key(name: str, now: float, tz: tzinfo) -> str:
     hourly, and its key is the UTC hour (``2026-11-30T18Z``): an hour is an hour in any zone,
     and a laptop flown west must not find its local hours "already done" under the labels of
     the zone it left (the daemon follows the system's zone, and periods are compared in order).
-    The ``Z`` also tells these keys from the local-hour keys of earlier versions.
     """
     if name == "organize":
         return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%HZ")

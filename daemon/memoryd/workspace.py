@@ -67,19 +67,12 @@ def classify_result_path(
 ) -> str | None:
     """The key under which a hit on ``raw`` is counted, or None if it is not a memory file.
 
-    ``workspace`` and ``tiers_root`` are absolute POSIX paths used only as strings: one, or
-    several spellings of the same folder (as given first, then where its symlinks lead:
-    see :func:`roots_of`). A relative path is joined to the first, lexically, as OpenClaw
-    joins it; an absolute one may lie under any of them, so a workspace given as a symlink
-    keeps the hits recorded under its resolved path, and the other way round.
-    Workspace files are keyed by their workspace-relative path (``memory/x.md``);
-    files of the tier store by ``tiers/<name>`` whatever tier they are in, so a
-    note keeps its history as it moves between tiers.
-    ``extra``: the folders (or files) of ``memorySearch.extraPaths``, absolute, each
-    spelling: a Markdown file under one counts under its own name as OpenClaw reports it,
-    workspace-relative (``notes/lighthouse.md``, or ``../shared-notes/runbook.md`` for a
-    folder outside the workspace, even when configured absolute).
-    Anything that escapes all of them, after lexical normalisation, is refused.
+    ``workspace``, ``tiers_root`` and ``extra`` (``memorySearch.extraPaths``) are absolute
+    POSIX paths used only as strings, each one or several spellings of a folder
+    (:func:`roots_of`). A relative path is joined to the first workspace spelling, as OpenClaw
+    joins it. Keys: workspace-relative (``memory/x.md``; an extra path's file as OpenClaw
+    names it, ``../shared-notes/runbook.md`` outside), and ``tiers/<name>`` whatever tier a
+    note is in, so it keeps its history between tiers. Anything that escapes them is refused.
     """
     p = normalize(raw)
     if p is None:
@@ -143,13 +136,8 @@ def relative_to_workspace(workspace: Path, path: str | Path | None) -> str | Non
 
 
 def is_utf8_name(name: str) -> bool:
-    """False for a file name whose bytes are not UTF-8.
-
-    Python hands such a name over surrogate-escaped (``\\udcff``); it cannot be
-    stored in the database, printed as JSON or written into a report, so every
-    listing of a person's folders skips it (see :func:`report_skipped_names`)
-    instead of letting one file stop a job.
-    """
+    """False for a file name whose bytes are not UTF-8 (surrogate-escaped): it cannot be
+    stored, printed as JSON or reported, so every listing skips it rather than stop a job."""
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
@@ -215,15 +203,11 @@ def list_memory_files(
 ) -> list[MemoryFile]:
     """Every memory file of the workspace, sorted by path.
 
-    Symlinks are skipped (files and folders alike), so nothing outside the
-    workspace is ever listed. ``exclude_prefixes`` (workspace-relative, e.g. an
-    archive folder inside ``memory/``) are left out. Names that are not UTF-8
-    are left out too, each added (readable, workspace-relative) to ``skipped``.
-
-    ``extra``: the ``memorySearch.extraPaths`` folders (or files), for the commands that
-    show hits (``hits``, ``explain``): their Markdown files are listed under the names
-    OpenClaw gives them (:func:`extra_key`), outside the workspace too. The jobs that move
-    files never pass them: a file there is counted, never moved.
+    Symlinks are skipped, so nothing outside the workspace is listed. ``exclude_prefixes``
+    (e.g. an archive inside ``memory/``) are left out, and so are names that are not UTF-8,
+    each added to ``skipped``. ``extra``: the ``memorySearch.extraPaths``, for the commands
+    that show hits, listed under OpenClaw's names (:func:`extra_key`); the jobs that move
+    files never pass them (such a file is counted, never moved).
     """
     listed = _list_memory_files(workspace, exclude_prefixes, skipped)
     if not extra:
@@ -330,10 +314,8 @@ def _archive_parts(archive_dir: str) -> list[str]:
 def archive_folder_of(rel: str, archive_dir: str) -> tuple[str, bool] | None:
     """The archive folder an archived file ``rel`` is in, for tidying up after a restore. Pure.
 
-    ``(folder, removable)``: with ``{month}`` the month's folder
-    (``memory-archive/2026-11``), which may go once empty; without, the fixed archive
-    folder, which stays (only folders below it may go). None when ``rel`` is not
-    in the archive.
+    ``(folder, removable)``: with ``{month}`` the month's folder, which may go once empty;
+    without, the fixed archive folder, which stays. None when ``rel`` is not in the archive.
     """
     template = "/".join(_archive_parts(archive_dir))
     if "{month}" in template:
@@ -382,12 +364,9 @@ def archive_root(archive_dir: str) -> str:
 
 
 def archive_is_searched(archive_dir: str, workspace: Path, extra: tuple[Path, ...]) -> bool:
-    """Whether OpenClaw's own search reaches the archive: it lies inside ``memory/`` (indexed
-    with it), or inside one of ``memory.search.extraPaths`` (``extra``, absolute), whole:
-    the folder every month's archive is in (``memory-archive``), or one holding it. Pure
-    but for resolving symlinks in the paths given. An entry OpenClaw gives with a file
-    pattern counts as its folder (a pattern that leaves the archive's notes out is not
-    read here)."""
+    """Whether OpenClaw's own search reaches the archive: it lies inside ``memory/``, or its
+    root (:func:`archive_root`) inside one of ``extra`` (``memory.search.extraPaths``; an
+    entry's file pattern is not read). Pure but for resolving symlinks."""
     parts = _archive_parts(archive_dir)
     if parts[:1] == [MEMORY_DIR] and len(parts) >= 2:
         return True

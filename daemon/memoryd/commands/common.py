@@ -1,8 +1,6 @@
 """What the workspace commands share: the output options, the catch-up scan, the path
-a user names, printing one document or its lines, and recording a run by hand.
-
-Used by ``expire``, ``reflect``/``promote``, ``search``, ``explain``, the marks and
-``restore`` (one module each); nothing here is heavy to import.
+a user names, printing one document or its lines, and recording a run by hand (nothing here
+is heavy to import).
 """
 
 from __future__ import annotations
@@ -29,11 +27,8 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
 
 
 def run_scan(ctx: Context) -> Any:
-    """One catch-up pass; returns the ScanStats.
-
-    On a terminal (and without ``--json``) a long scan, a first one above all, shows its
-    progress on stderr, wiped before the command's report.
-    """
+    """One catch-up pass; returns the ScanStats. On a terminal (and without ``--json``) a
+    long scan shows its progress on stderr, wiped before the command's report."""
     from ..ingest.scan import Scanner  # the scanner is not needed to parse arguments
 
     ctx.require_openclaw()
@@ -92,12 +87,9 @@ def failed_summary(failed: list[dict[str, str]]) -> str:
 
 
 def catch_up_scan(args: argparse.Namespace, ctx: Context) -> None:
-    """Count new hits before deciding, so a decision never rests on stale counts.
-
-    With the daemon running this is a no-op rescan (a stat per transcript). It
-    writes hits only, never a memory file; ``--no-scan`` skips it (and keeps the
-    database read-only for a dry run).
-    """
+    """Count new hits before deciding, so a decision never rests on stale counts (a stat
+    per transcript with the daemon running). ``--no-scan`` skips it (and keeps the database
+    read-only for a dry run)."""
     if getattr(args, "no_scan", False) or not ctx.paths.state_dir.is_dir():
         return
     catch_up(ctx)

@@ -1,12 +1,9 @@
 """``memoryd completion bash|zsh``: a shell completion script, written from the command
 line's own parser.
 
-Generated, not kept by hand: every command, sub-command (``service install``) and option
-comes from the command line's own parser (:func:`memoryd.cli.build_parser`, handed in through
-the context), so the script can never list an option that is gone or miss a new one. zsh runs
-the same function through its ``bashcompinit`` layer: one script to read, and it completes the
-same words in both shells. Where a command takes a path or a glob, the shell's own file name
-completion applies (``complete -o default``).
+Generated, not kept by hand, so the script can never list an option that is gone or miss a new
+one. zsh runs the same function through ``bashcompinit``: one script, the same words in both
+shells. Paths and globs get the shell's own file name completion (``complete -o default``).
 """
 
 from __future__ import annotations

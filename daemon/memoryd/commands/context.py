@@ -63,12 +63,9 @@ class Context:
         return self._paths
 
     def require_openclaw(self) -> None:
-        """Refuse to go on (exit 2) when there is no OpenClaw install to work for.
-
-        Checked before any command runs and again before the state database is
-        created: a machine without OpenClaw must not get ``~/.openclaw/memoryd``
-        from memoryd (OpenClaw's own set-up would then find a folder it did not make).
-        """
+        """Refuse to go on (exit 2) when there is no OpenClaw install to work for, before any
+        command runs and before the state database is created: OpenClaw's own set-up must
+        not find a ``~/.openclaw`` it did not make."""
         state_dir = self.paths.state_dir
         if not state_dir.is_dir():
             raise ConfigError(
@@ -86,11 +83,9 @@ class Context:
         return self._store
 
     def read_store(self) -> Store:
-        """The database for a look that must change nothing (a dry run, a report).
-
-        Opened read-only when it exists (or the one already open); an empty in-memory
-        one when it does not, so a dry run on a new install creates no state at all.
-        """
+        """The database for a look that must change nothing (a dry run, a report): read-only
+        (or the one already open); an empty in-memory one when there is none, so a dry run
+        on a new install creates no state at all."""
         if self._store is None:
             db = self.paths.db
             self._store = Store.open(db, readonly=True) if db.exists() else Store.memory()

@@ -2,8 +2,7 @@
 
 A dry run opens the database read-only (with ``--no-scan`` it changes nothing at all).
 ``--schedule`` is the user's yes to the daemon's scheduled archiving, an act of its own (alone
-or beside ``--force``): applying one plan by hand says nothing about the months to come. A yes
-recorded by an ``expire --force`` of an earlier memoryd stays valid.
+or beside ``--force``): applying one plan by hand says nothing about the months to come.
 """
 
 from __future__ import annotations

@@ -21,12 +21,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     from ..mover import mover_for
     from ..policy import promote as pp
     from ..policy import score as sp
-    from ..policy.expire_plan import (
-        FIXED_RULES,
-        PRUNE_RULES,
-        decision_of,
-        planned_decision_of,
-    )
+    from ..policy.expire_plan import FIXED_RULES, PRUNE_RULES, decision_of, planned_decision_of
     from ..signals import FIRST_SEEN, FUTURE_MTIME, snapshot, sparkline
 
     now = ready_to_decide(args, ctx)
@@ -68,11 +63,9 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         emit(ctx, args, doc, text)
         return 1
     cfg = ctx.cfg
-    # What the plan will do (pruning and capacity included), and when they override the
-    # policy's keep, that keep too: "expire: KEEP" for a file the plan archives would be
-    # a note moved that the user was told stays.
-    # likely's chance as calibrated on the user's own past verdicts (what the expire job
-    # decides with): that replays the whole history, the one part that reads every hit
+    # What the plan will do (pruning and capacity included), and the policy's keep it
+    # overrides: "expire: KEEP" for a file the plan archives would mislead. The chance is
+    # likely's as calibrated on the user's verdicts: the one part that reads every hit.
     from ..own_history import learned_policy
     from ..policy.calibration import shown_chance
     from ..policy.expire_plan import chance_shown, chance_source
@@ -118,14 +111,17 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         f"{strength['read']} read after a search, {strength['read_directly']} read directly); "
         f"{strength['came_along']} came along (rank 2 or lower, not read)"
         + (f", {strength['rank_unknown']} of unknown rank" if strength["rank_unknown"] else ""),
-        *(
-            [
-                f"  recorded also as: {', '.join(spellings)} (the same file on this file "
-                f"system: {snap.attribution.traits.describe()})"
-            ]
-            if spellings
-            else []
-        ),
+    ]
+    if spellings:
+        lines.append(
+            f"  recorded also as: {', '.join(spellings)} (the same file on this file "
+            f"system: {snap.attribution.traits.describe()})"
+        )
+    chance = ""
+    if "p_need" in exp.numbers:
+        shown = shown_chance(float(exp.numbers["p_need"] or 0), *(shown_as or ("percent", 0.0)))
+        chance = f"; chance needed in 60 days: {shown} ({source})"
+    lines += [
         f"  distinct queries: {sig.distinct_queries}; distinct days with a hit: "
         f"{sig.distinct_days}",
         "  recall strength (higher with more and more recent hits): "
@@ -137,23 +133,18 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         f"{', promoted before' if rel in snap.promoted else ''}",
         "",
         f"expire: {exp.action.upper()} — {exp.reason} "
-        f"[policy: {cfg.expire.policy}, rule: {exp.rule}]"
-        + (
-            f"; chance needed in 60 days: "
-            f"{shown_chance(float(exp.numbers['p_need'] or 0), *(shown_as or ('percent', 0.0)))} "
-            f"({source})"
-            if "p_need" in exp.numbers
-            else ""
-        ),
-        *([f"  {why_low}"] if (why_low := low_chance_words(exp, sig, strength, source)) else []),
-        *(
-            [
-                f"  (the policy alone: {own.action.upper()} — {own.reason} [rule: {own.rule}]; "
-                f"{'pruning' if exp.rule == 'prune' else 'capacity control'} archives it)"
-            ]
-            if own is not None
-            else []
-        ),
+        f"[policy: {cfg.expire.policy}, rule: {exp.rule}]{chance}",
+    ]
+    why_low = low_chance_words(exp, sig, strength, source)
+    if why_low:
+        lines.append(f"  {why_low}")
+    if own is not None:
+        archives = "pruning" if exp.rule == "prune" else "capacity control"
+        lines.append(
+            f"  (the policy alone: {own.action.upper()} — {own.reason} [rule: {own.rule}]; "
+            f"{archives} archives it)"
+        )
+    lines.append(
         f"score: {sc.total:.3f} = "
         + (
             f"{cfg.score.keyword_weight}×{sc.keyword:.2f} keyword + "
@@ -162,8 +153,8 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
             f"{cfg.score.tag_weight}×{sc.tag:.2f} tag"
             if sc.keyword is not None and sc.tag is not None
             else f"time {sc.time:.2f} and access {sc.access:.2f} only (no queries to match)"
-        ),
-    ]
+        )
+    )
     if sc.query:
         lines.append(f"  best-matching recent query: “{sc.query}”")
     lines.append(f"  tags: {', '.join(docu.tags) if docu.tags else 'none (tag match 0.5)'}")
@@ -264,7 +255,6 @@ def _explain_extra(
     """``USER.md``'s neighbours OpenClaw also searches: a note of ``memory.search.extraPaths``
     (inside the workspace or outside it) is counted under the name OpenClaw reports and
     shown here with its hits; memoryd's jobs never move it. Whether ``rel`` was one."""
-    from .. import clock
     from ..workspace import list_memory_files
     from .common import extra_paths_of
 

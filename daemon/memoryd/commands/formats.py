@@ -25,10 +25,8 @@ def positive_int(text: str) -> int:
 def json_dumps(doc: Any) -> str:
     """The one JSON document a --json command prints (two-space indent, UTF-8 text).
 
-    The standard library's encoder writes plain documents (dicts, lists, strings, numbers)
-    the way orjson does, and importing it costs a read command a fraction of what
-    importing orjson does (which loads uuid, dataclasses and inspect for its type checks).
-    What it refuses, NaN or a type of its own, is orjson's to write.
+    The standard library writes plain documents as orjson does and imports far faster; what
+    it refuses (NaN, a type of its own) is orjson's to write.
     """
     import json
 

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .. import clock
 from ..results import counted
@@ -82,11 +82,16 @@ def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
     # Python's teardown (freeing every parsed line's objects one by one) adds nothing.
     ctx.exit_at_once = True
     failed = stats.failed_sources
-    if args.json:
+    if not args.json:
+        _scan_lines(ctx, stats)
+    else:
         ctx.print(json_dumps(stats.as_dict()))
-        if failed:
-            print(f"memoryd: {failed_summary(failed)}", file=sys.stderr)
-        return 1 if failed else 0
+    if failed:
+        print(f"memoryd: {failed_summary(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _scan_lines(ctx: Context, stats: Any) -> None:
     ctx.print(
         f"scanned {counted(stats.files_seen, 'transcript')} ({stats.files_read} read, "
         f"{human_bytes(stats.bytes_read)}): {counted(stats.new_hits, 'new hit')}, "
@@ -107,12 +112,8 @@ def cmd_scan(args: argparse.Namespace, ctx: Context) -> int:
     if stats.unrecognised:
         example = stats.unrecognised_example or ""
         ctx.print(f"  unrecognised: {stats.unrecognised}, e.g. {example}")
-    if failed:
-        for f in failed:
-            ctx.print(f"  not read: {f['source']}: {f['reason']}")
-        print(f"memoryd: {failed_summary(failed)}", file=sys.stderr)
-        return 1
-    return 0
+    for f in stats.failed_sources:
+        ctx.print(f"  not read: {f['source']}: {f['reason']}")
 
 
 # --------------------------------------------------------------------------- hits
@@ -260,7 +261,6 @@ def _archived_notes(store: Store, workspace: Path) -> list[str]:
     """The workspace-relative names of the notes expire archived and nobody restored (the
     journal's moves whose archived copy is there)."""
     from ..ondemand import archived_files
-    from ..workspace import relative_to_workspace
 
     names = (relative_to_workspace(workspace, a.src) for a in archived_files(store))
     return [n for n in names if n is not None]
@@ -299,18 +299,10 @@ def hit_records(store: Store, after_id: int = 0) -> Iterator[bytes]:
         "FROM hits WHERE id > ? ORDER BY id",
         (after_id,),
     )
-    for hid, ts, path, kind, query, agent, session, call_id, score in rows:
-        record = {
-            "id": hid,
-            "ts": clock.iso(ts),
-            "file": path,
-            "kind": kind,
-            "query": query,
-            "agent": agent,
-            "session": session,
-            "call_id": call_id,
-            "score": score,
-        }
+    keys = ("id", "ts", "file", "kind", "query", "agent", "session", "call_id", "score")
+    for row in rows:
+        record = dict(zip(keys, row, strict=True))
+        record["ts"] = clock.iso(record["ts"])
         yield orjson.dumps(record) + b"\n"
 
 
@@ -346,8 +338,6 @@ def cmd_export_hits(args: argparse.Namespace, ctx: Context) -> int:
     catch_up(ctx)
     store = ctx.store()
     if args.path == "-":
-        import sys
-
         for line in hit_records(store):
             sys.stdout.buffer.write(line)
         return 0
@@ -443,8 +433,5 @@ def _without_archived_copies(
         return files
     from ..move_journal import EXPIRE_BATCH, archived_moves
 
-    copies = {
-        relative_to_workspace(workspace, m.dst) for m in archived_moves(store, EXPIRE_BATCH)
-    }
+    copies = {relative_to_workspace(workspace, m.dst) for m in archived_moves(store, EXPIRE_BATCH)}
     return [f for f in files if f.rel not in copies]
-

@@ -58,12 +58,12 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
             if not (is_memory_relpath(key) or key.startswith("tiers/")):
                 raise UsageError(f"{raw}: not a memory file (MEMORY.md, memory.md, memory/**/*.md)")
             key = names.listed_as(key)  # memory/Projects.md opens memory/projects.md
+            ws = ctx.paths.workspace
             if not args.remove and not key.startswith("tiers/"):
-                where = ctx.paths.workspace / key
-                if where.is_symlink():  # (never listed, counted or moved: explain says so too)
+                if (ws / key).is_symlink():  # (never listed, counted or moved: nor explained)
                     raise UsageError(f"{raw}: a symbolic link, not a memory file memoryd keeps")
-                if not where.is_file():
-                    raise UsageError(f"{raw}: no such file in {ctx.paths.workspace}")
+                if not (ws / key).is_file():
+                    raise UsageError(f"{raw}: no such file in {ws}")
         keys.append(key)
     said: list[str] = []  # printed once the transaction is committed, not before
     with store.transaction():

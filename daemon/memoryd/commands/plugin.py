@@ -1,34 +1,10 @@
 """``memoryd plugin install | uninstall``: memoryd's plugin in the user's OpenClaw.
 
-The plugin (``memoryd/openclaw_plugin/``, shipped inside the Python package) is copied to
-``<memoryd state>/openclaw-plugin/`` (outside any virtualenv, so that recreating or
-moving the venv leaves OpenClaw a plugin to load; its ``installed.json`` names the memoryd
-that installed it, and ``status`` compares the copy with this memoryd's plugin: an upgrade
-says "run `memoryd plugin install`"), then registered by OpenClaw's own commands, never by
-editing ``openclaw.json`` here: OpenClaw validates and rewrites its file itself, and its hot
-reload picks the change up. Install is
-
-1. ``openclaw plugins install <copy> --link --force --accept-capabilities`` (a link to
-   memoryd's copy, which the next install replaces; ``--force``: a local folder);
-2. ``openclaw config set plugins.entries.memoryd.hooks.allowConversationAccess true``,
-   without which OpenClaw loads the plugin but silently blocks its ``before_prompt_build``;
-3. ``openclaw config set plugins.entries.memoryd.config.command <this memoryd>`` (and
-   ``.config.config <memoryd's config file>`` when one is in use): the gateway's ``PATH``
-   rarely holds a virtualenv.
-
-Before the first step, ``openclaw.json`` is copied to ``<memoryd state>/plugin/`` so that
-uninstall (``openclaw plugins uninstall memoryd --force --keep-files``, then unsetting what
-OpenClaw leaves behind: the plugin's entry, and ``plugins`` sections that only the install
-created) returns the file to what it was, apart from what OpenClaw rewrites by itself
-(formatting, comments, its ``meta`` stamp). ``--keep-files`` because the linked folder is
-memoryd's own copy, which memoryd removes itself afterwards.
-
-After the steps, memoryd's own modules are compiled to bytecode (as ``pip install`` does for
-a wheel): the plugin runs ``memoryd inject --session`` while a session's first turn waits,
-and an install without bytecode (an editable one under ``PYTHONDONTWRITEBYTECODE``) would
-compile every module it imports at each such run, about twice the command's own time
-(docs/benchmarks.md). Python still checks each file's bytecode against its source, so an
-edited module is compiled again as before.
+The shipped plugin is copied to ``<memoryd state>/openclaw-plugin/`` (outside any
+virtualenv) and registered by OpenClaw's own commands, never by editing ``openclaw.json``
+here: OpenClaw validates and rewrites its file itself. ``openclaw.json`` is snapshotted
+first, so uninstall returns it to what it was. The steps, and why each is needed:
+docs/openclaw-plugin.md.
 """
 
 from __future__ import annotations
@@ -294,35 +270,16 @@ def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
         ]
     failed = False
     for step in steps:
-        row: dict[str, Any] = {
-            "command": step.argv,
-            "change": step.change,
-            "undo": step.undo,
-        }
-        if not args.dry_run:
-            code, text = _run(step.argv, env)
-            row["exit"] = code
-            if code != 0:
-                row["output"] = text[-2000:]
-                failed = True
-        doc["steps"].append(row)
+        failed = _step(doc, step, env, args.dry_run)
         if failed:
             break
     if args.action == "uninstall" and not failed:
         current = read_openclaw_json(oc_file) if oc_file else {}
-        before = None
-        if snapshot.is_file():
-            before = read_openclaw_json(snapshot)
+        before = read_openclaw_json(snapshot) if snapshot.is_file() else None
         for path in leftovers(current, before) if not args.dry_run else [ENTRY]:
-            argv = [*base, "config", "unset", path]
-            row = {"command": argv, "change": f"{path} removed", "undo": "memoryd plugin install"}
-            if not args.dry_run:
-                code, text = _run(argv, env)
-                row["exit"] = code
-                if code != 0:
-                    row["output"] = text[-2000:]
-                    failed = True
-            doc["steps"].append(row)
+            unset = [*base, "config", "unset", path]
+            step = Step(unset, f"{path} removed", "memoryd plugin install")
+            failed = _step(doc, step, env, args.dry_run) or failed
         if not args.dry_run and not failed and snapshot.exists():
             snapshot.unlink()
         if not args.dry_run and not failed:
@@ -335,6 +292,19 @@ def cmd_plugin(args: argparse.Namespace, ctx: Context) -> int:
     else:
         _print(ctx, doc)
     return 1 if failed else 0
+
+
+def _step(doc: dict[str, Any], step: Step, env: Mapping[str, str], dry_run: bool) -> bool:
+    """Run one step (unless a dry run) and add its row to ``doc``; whether it failed."""
+    row: dict[str, Any] = {"command": step.argv, "change": step.change, "undo": step.undo}
+    doc["steps"].append(row)
+    if dry_run:
+        return False
+    code, text = _run(step.argv, env)
+    row["exit"] = code
+    if code != 0:
+        row["output"] = text[-2000:]
+    return code != 0
 
 
 def compile_package(folder: Path | None = None) -> str:

@@ -1,17 +1,11 @@
 """``memoryd restore``: bring notes back (named files, the whole archive, or the last run).
 
-Restore means "back where the user keeps it". ``restore PATH`` takes back the live move
-that took the note away (an expire archive, an organize demotion): never a recall's move,
-which already brought it back. A note that is back already (recalled, restored on demand,
-restored before) is said to be where it is, exit 0, nothing moved. ``restore --all`` brings
-back every note still in the archive, journaled, in one command (the uninstall's step).
+Restore means "back where the user keeps it": ``restore PATH`` takes back the live move that
+took the note away, never a recall's; a note back already is said to be where it is (exit 0).
+``--last`` undoes only the newest run, never reaching back past one undone already, so it
+cannot silently undo an older run the user did not mean. The rules: docs/moves.md.
 
-``--last`` undoes the newest run that moved files (an expire run, by hand or scheduled; a
-recall; an organize) and names it first: "undoing the expire run of <time> (N files)". It
-undoes only that run: once it is undone (by ``--last``, or file by file with ``restore
-PATH``, or by restores on demand), ``--last`` does not reach back to an older run (that once
-undid a ``recall`` made before the expire run, silently); it says what was undone last and
-leaves older moves to ``memoryd restore PATH``.
+Also the hooks' ``on-read`` and ``on-search``: restore on demand before a read or a search.
 """
 
 from __future__ import annotations
@@ -88,30 +82,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(func=cmd_on_search)
 
 
-# What `on-read` says of each outcome (its --json document has the outcome's name).
-ON_READ_WORDS = {
-    "restored": "restored {path} from {archived} before the read (journaled)",
-    "none": "{path}: no note memoryd archived from this path; nothing to do",
-    "present": "{path}: a file is there; nothing to do",
-    "off": "{path}: restore on demand is off (expire.restore_on_demand); nothing moved",
+# What the hooks say of each outcome (their --json document has the outcome's name).
+_SAID_OF_A_MOVE = {
     "changed": "{path}: the archived copy was edited since; left in the archive",
     "conflict": "{path}: a file appeared at this path; both left alone",
     "left_alone": "{path}: left alone (said before)",
     "failed": "{path}: could not be restored: {error}",
 }
-
-
-# What `on-search` says of each outcome.
+ON_READ_WORDS = {
+    "restored": "restored {path} from {archived} before the read (journaled)",
+    "none": "{path}: no note memoryd archived from this path; nothing to do",
+    "present": "{path}: a file is there; nothing to do",
+    "off": "{path}: restore on demand is off (expire.restore_on_demand); nothing moved",
+    **_SAID_OF_A_MOVE,
+}
 ON_SEARCH_WORDS = {
     "restored": "restored {path} from {archived} for the search (journaled)",
     "none": "“{query}”: no archived note answers it better than the workspace; nothing to do",
     "tied": "“{query}”: archived notes answer it as well as each other: {paths}; nothing moved "
     "(a read of one brings it back)",
     "off": "“{query}”: restore on demand is off (expire.restore_on_demand); nothing moved",
-    "changed": "{path}: the archived copy was edited since; left in the archive",
-    "conflict": "{path}: a file appeared at this path; both left alone",
-    "left_alone": "{path}: left alone (said before)",
-    "failed": "{path}: could not be restored: {error}",
+    **_SAID_OF_A_MOVE,
 }
 
 
@@ -123,16 +114,26 @@ def _log_to_stderr() -> None:
         log.configure(stream=sys.stderr)
 
 
-def _hook_agent(args: argparse.Namespace, ctx: Context) -> tuple[str, bool]:
-    """The agent a hook command is for, and whether it is one memoryd knows (``Work`` is
-    OpenClaw's agent ``work``, as for ``hits --agent``)."""
+def _hook_doc(
+    args: argparse.Namespace, ctx: Context, asked: dict[str, str], restore: Any, empty: bool
+) -> dict[str, Any]:
+    """A hook command's answer: ``restore(store, agent)``'s, unless the agent is unknown
+    (``Work`` is OpenClaw's agent ``work``, as for ``hits --agent``), restore on demand is
+    off, memoryd never ran here (nothing was archived) or nothing is asked (``empty``)."""
     from ..config import normalize_agent_id
 
     agents = ctx.paths.agents
     agent = args.agent or (agents[0].id if agents else "")
     if args.agent and all(a.id != args.agent for a in agents):
         agent = normalize_agent_id(args.agent)
-    return agent, not args.agent or any(a.id == agent for a in agents)
+    if args.agent and all(a.id != agent for a in agents):
+        return {"outcome": "none", **asked, "agent": args.agent, "error": "no such agent"}
+    if not ctx.cfg.expire.restore_on_demand:
+        return {"outcome": "off", **asked, "agent": agent}
+    if not ctx.paths.db.exists() or empty:
+        return {"outcome": "none", **asked, "agent": agent}
+    result: dict[str, Any] = restore(ctx.store(hook=True), agent)
+    return result
 
 
 def cmd_on_search(args: argparse.Namespace, ctx: Context) -> int:
@@ -142,20 +143,14 @@ def cmd_on_search(args: argparse.Namespace, ctx: Context) -> int:
     from ..ondemand import RestoreOnDemand
 
     query = " ".join(args.query).strip()
-    agent, known = _hook_agent(args, ctx)
-    if not known:
-        doc: dict[str, Any] = {"outcome": "none", "query": query, "agent": args.agent,
-                               "error": "no such agent"}  # fmt: skip
-    elif not ctx.cfg.expire.restore_on_demand:
-        doc = {"outcome": "off", "query": query, "agent": agent}
-    elif not ctx.paths.db.exists() or not query:  # nothing archived here, or nothing asked
-        doc = {"outcome": "none", "query": query, "agent": agent}
-    else:
-        doc = RestoreOnDemand(ctx.cfg, ctx.paths).restore_search(
-            ctx.store(hook=True), agent, query, call_id=args.call_id,
-            before_moving=_log_to_stderr,
+
+    def restore(store: Any, agent: str) -> dict[str, Any]:
+        return RestoreOnDemand(ctx.cfg, ctx.paths).restore_search(
+            store, agent, query, call_id=args.call_id, before_moving=_log_to_stderr,
             answer_by=None if args.answer_by is None else args.answer_by / 1000,
-        )
+        )  # fmt: skip
+
+    doc = _hook_doc(args, ctx, {"query": query}, restore, not query)
     words = ON_SEARCH_WORDS.get(str(doc.get("outcome")), "“{query}”: {outcome}")
     fields = {"archived": "", "error": "", "path": "", "query": query, **doc}
     fields["paths"] = ", ".join(map(str, doc.get("paths", ())))
@@ -169,18 +164,12 @@ def cmd_on_read(args: argparse.Namespace, ctx: Context) -> int:
     (a model's) and only ever compared with the journal; exit 1 only when a move failed."""
     from ..ondemand import RestoreOnDemand
 
-    agent, known = _hook_agent(args, ctx)
-    if not known:
-        doc: dict[str, Any] = {"outcome": "none", "path": args.path, "agent": args.agent,
-                               "error": "no such agent"}  # fmt: skip
-    elif not ctx.cfg.expire.restore_on_demand:
-        doc = {"outcome": "off", "path": args.path, "agent": agent}
-    elif not ctx.paths.db.exists():  # memoryd never ran here: nothing was archived
-        doc = {"outcome": "none", "path": args.path, "agent": agent}
-    else:
-        doc = RestoreOnDemand(ctx.cfg, ctx.paths).restore_read(
-            ctx.store(hook=True), agent, args.path, before_moving=_log_to_stderr
+    def restore(store: Any, agent: str) -> dict[str, Any]:
+        return RestoreOnDemand(ctx.cfg, ctx.paths).restore_read(
+            store, agent, args.path, before_moving=_log_to_stderr
         )
+
+    doc = _hook_doc(args, ctx, {"path": args.path}, restore, False)
     words = ON_READ_WORDS.get(str(doc.get("outcome")), "{path}: {outcome}")
     fields = {"archived": "", "error": "", **doc}
     emit(ctx, args, doc, [words.format(**fields)])
@@ -202,7 +191,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
 
     if sum(map(bool, (args.paths, args.last, args.all))) != 1:
         raise UsageError("give PATH..., --all or --last (one of them)")
-    ws = ctx.paths.workspace
+    ws, archive = ctx.paths.workspace, ctx.cfg.archive.dir
     store = ctx.store()
     mover = mover_for(store, ctx.paths)
     repaired = mover.repair()
@@ -220,11 +209,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
         from ..workspace import archive_folder_of
 
         r = rel(p)
-        return (
-            r is not None
-            and not r.startswith("/")
-            and (archive_folder_of(r, ctx.cfg.archive.dir) is not None)
-        )
+        return r is not None and not r.startswith("/") and bool(archive_folder_of(r, archive))
 
     def undo(rec: MoveRecord, label: str) -> None:
         """Undo ``rec``; a note some other process brought back meanwhile is reported back."""
@@ -260,19 +245,15 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
         else:
             row["kind"] = "archived" if in_archive(rec.src) else "restored"
         restored.append(row)
-        _remove_empty_archive_folders(ws, rel(rec.dst), ctx.cfg.archive.dir)
+        _remove_empty_archive_folders(ws, rel(rec.dst), archive)
 
     undoing: dict[str, Any] | None = None
     promoted = _last_promote(ctx, store, mover, repaired) if args.last else None
     retired = _last_retire(ctx, store, mover, repaired) if args.last and not promoted else None
-    if promoted is not None:
-        undoing, entries_back, entries_failed = promoted
-        restored += entries_back
-        errors += entries_failed
-    elif retired is not None:
-        undoing, sections_back, sections_failed = retired
-        restored += sections_back
-        errors += sections_failed
+    if (not_moves := promoted if promoted is not None else retired) is not None:
+        undoing, back_in_notes, failed_in_notes = not_moves
+        restored += back_in_notes
+        errors += failed_in_notes
     elif args.last:
         batch = mover.last_batch()
         newest = mover.newest_run()
@@ -388,20 +369,11 @@ def _last_retire(
         "files": len(retirer.rows("batch = ? AND state = 'done'", (batch,))),
     }
     if not undoing["files"]:
-        return (
-            None,
-            [],
-            [
-                {
-                    "path": "--last",
-                    "error": (
-                        f"the retire run of {undoing['at']} ({batch}) is undone already; "
-                        "--last does not reach back to an older run: `memoryd restore PATH` "
-                        "undoes an older move"
-                    ),
-                }
-            ],
+        why = (
+            f"the retire run of {undoing['at']} ({batch}) is undone already; --last does not "
+            "reach back to an older run: `memoryd restore PATH` undoes an older move"
         )
+        return None, [], [{"path": "--last", "error": why}]
     done, failed = retire_run.undo_run(retirer, batch)
     ws = ctx.paths.workspace
     back = [
@@ -441,10 +413,9 @@ def _last_promote(
     if newest is None:
         return None
     run, at = newest
-    retired = Retirer(store, mover.check_path).newest_run()
-    if (retired is not None and retired[1] > at) or not Retirer(
-        store, mover.check_path
-    ).newer_than_moves(at):
+    retirer = Retirer(store, mover.check_path)
+    retired = retirer.newest_run()
+    if (retired is not None and retired[1] > at) or not retirer.newer_than_moves(at):
         return None
     row = promoter.run_row(run)
     assert row is not None

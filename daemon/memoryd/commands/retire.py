@@ -35,6 +35,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_retire)
 
 
+_TAKEN_KEYS = ("title", "first_line", "last_line", "chars", "hits_90d", "hits_total")
+
+
+def _taken_doc(t: Any) -> dict[str, Any]:
+    """A section to retire, as the --json document shows it."""
+    return {**{key: getattr(t, key) for key in _TAKEN_KEYS}, "last_hit": clock.iso(t.last_hit)}
+
+
 def _when(ts: float | None) -> str:
     return "never" if ts is None else (clock.iso(ts) or "")[:10]
 
@@ -53,9 +61,8 @@ def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
         store = ctx.store()
         mover = mover_for(store, ctx.paths)
         repaired = mover.repair()
-        result = retire_run.run(
-            ctx.cfg, ctx.paths, store, Retirer(store, mover.check_path), now, only
-        )
+        retirer = Retirer(store, mover.check_path)
+        result = retire_run.run(ctx.cfg, ctx.paths, store, retirer, now, only)
         repaired += result.repaired
     else:
         store = ctx.read_store()
@@ -72,18 +79,7 @@ def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
                 "chars_before": n.plan.chars_before,
                 "chars_after": n.plan.chars_after,
                 "fits": n.plan.fits,
-                "retire": [
-                    {
-                        "title": t.title,
-                        "first_line": t.first_line,
-                        "last_line": t.last_line,
-                        "chars": t.chars,
-                        "hits_90d": t.hits_90d,
-                        "hits_total": t.hits_total,
-                        "last_hit": clock.iso(t.last_hit),
-                    }
-                    for t in n.plan.taken
-                ],
+                "retire": [_taken_doc(t) for t in n.plan.taken],
                 "kept": [{"title": k, "why": why} for k, why in n.plan.kept],
             }
             for n in result.plans
@@ -99,14 +95,8 @@ def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
         p = n.plan
         head = f"{n.rel}: {p.chars_before:,} characters, budget {p.budget:,}"
         if not p.taken:
-            text.append(
-                head
-                + (
-                    "; fits, nothing to retire"
-                    if p.fits
-                    else "; over, but nothing may go (pinned, dreaming's, used lately)"
-                )
-            )
+            why = "fits, nothing to retire" if p.fits else "over, but nothing may go"
+            text.append(f"{head}; {why}" + ("" if p.fits else " (pinned, dreaming's, used lately)"))
             continue
         text.append(
             f"{head}; {verb} {len(p.taken)} sections → {n.archive_rel}; "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..results import counted
 from .common import add_output_options, emit, ready_to_decide
 from .context import Context, UsageError
 from .formats import positive_int
@@ -54,10 +55,8 @@ def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
         "results": [score_row(s) for s in ranked],
     }
     if not ranked:
-        n = len(scores)
-        emit(
-            ctx, args, doc, [f"nothing matched {query!r} in {n} memory file{'' if n == 1 else 's'}"]
-        )
+        files = counted(len(scores), "memory file")
+        emit(ctx, args, doc, [f"nothing matched {query!r} in {files}"])
         return 0
     text = [f"{'score':>6} {'keyword':>8} {'time':>6} {'access':>7} {'tag':>5}  file"]
     for s in ranked:

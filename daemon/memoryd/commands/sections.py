@@ -99,20 +99,11 @@ def _owners(text: str, sections: Any) -> list[str | None]:
 
 
 def _when(ts: float | None) -> str:
-    if ts is None:
-        return "never"
-    return (clock.iso(ts) or "")[:16].replace("T", " ")
+    return "never" if ts is None else (clock.iso(ts) or "")[:16].replace("T", " ")
 
 
 def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
-    from ..section_report import (
-        CUT,
-        NEVER_UNSEEN,
-        NOT_LOADED,
-        PARTLY,
-        report_doc,
-        report_of_groups,
-    )
+    from ..section_report import CUT, NEVER_UNSEEN, NOT_LOADED, PARTLY, report_doc, report_of_groups
 
     now = ready_to_decide(args, ctx)
     rel = to_relpath(ctx, args.path)

@@ -58,7 +58,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                 action="store_true",
                 help="replace an existing file that memoryd did not write",
             )
-        if action == "install":
             a.set_defaults(func=cmd_service_install)
         else:  # removing the service works whether or not OpenClaw is still there
             a.set_defaults(func=cmd_service_uninstall, needs_openclaw=False)

@@ -21,12 +21,8 @@ INSTALL_MARK = "memoryd service install"  # files carrying it may be overwritten
 
 # How the command that installs the service found OpenClaw: the service must find it the
 # same way, or it exits 2 (no install) and, by RestartPreventExitStatus, is never restarted.
-CARRIED_ENVIRONMENT = (
-    "OPENCLAW_STATE_DIR",
-    "CLAWDBOT_STATE_DIR",
-    "OPENCLAW_HOME",
-    "OPENCLAW_CONFIG_PATH",
-)
+CARRIED_ENVIRONMENT = ("OPENCLAW_STATE_DIR", "CLAWDBOT_STATE_DIR", "OPENCLAW_HOME",
+                       "OPENCLAW_CONFIG_PATH")  # fmt: skip
 
 
 def carried_environment(environ: Mapping[str, str]) -> dict[str, str]:

@@ -1,27 +1,22 @@
 """``memoryd inject --session --json``: the OpenClaw plugin's call, on a short path.
 
-The plugin runs this when a session's first turn finds its cached answer stale (a hot note,
-a bootstrap file or a configuration changed), and that turn waits for it (at most
-150 ms p95 added to a turn). The full command line costs what this command does not need:
-argparse with its help formatters, the state database module (``sqlite3``), the other
-commands. So :func:`memoryd.command` hands exactly this command's argument shapes here
-first; this module reads the configuration and the tier store with the same functions as
-``memoryd inject`` (:func:`session_document` is shared with :mod:`.tiers`), and prints the
-same document.
-
-Anything this path does not handle itself (another option, ``--debug``, an invalid
-configuration, a clock setting that is refused, any error at all) is handed back before a
-byte is written: the full command line then runs and answers, or fails, exactly as it
-always did. Only the plain, successful run is shortened.
+A session's first turn waits for this call, and the full command line costs what it does not
+need (argparse, ``sqlite3``, the other commands). So :func:`memoryd.command` hands exactly
+this command's argument shapes here first, for the same document as ``memoryd inject``
+(:func:`session_document`, shared with :mod:`.tiers`). Anything this path does not handle
+(another option, an invalid configuration, any error at all) is handed back before a byte
+is written, and the full command line answers as it always does. Its cost:
+docs/openclaw-plugin.md.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 
 class _Session:
@@ -196,22 +191,31 @@ def run(argv: Sequence[str]) -> int | None:
     return 0
 
 
-def exit_now(code: int) -> None:
-    """End the process once the answer is out (Python's teardown frees every module one by
-    one, and the plugin waits for the exit); the usual exit when flushing fails or a thread
-    still runs, as :func:`memoryd.cli.command` decides for the read commands."""
+def exit_now(code: int) -> NoReturn:
+    """End the process once the answer is out and ``atexit`` has run: Python's teardown frees
+    every module one by one, and the plugin (or a reader of the output) waits for the exit.
+    The usual exit when a thread other than the daemon threads still runs, or when flushing
+    fails (a closed pipe): it then reports it. Also :func:`memoryd.cli.command`'s."""
     threading = sys.modules.get("threading")
     if threading is not None:
         main = threading.main_thread()
         if any(t is not main and not t.daemon for t in threading.enumerate()):
             sys.exit(code)
     try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
+        _flush_std()
     except (OSError, ValueError):
         sys.exit(code)
     import atexit
 
     atexit._run_exitfuncs()
+    with contextlib.suppress(OSError, ValueError):
+        _flush_std()
     os._exit(code)
+
+
+def _flush_std() -> None:
+    """Flush stdout and stderr; either is None when its descriptor was closed at start
+    (``memoryd status >&-``), and then has nothing to flush."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()

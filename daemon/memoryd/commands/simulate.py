@@ -1,10 +1,8 @@
 """``memoryd simulate``: replay expire policies over the hits already counted.
 
-Thin: it reads the workspace's files, the files memoryd archived (from the
-journal), the hits with their strength and the search queries, computes the run
-times of the expire cron, and hands plain values to
-:func:`memoryd.policy.replay.replay`, which decides everything. Read-only: the
-database is opened read-only and no file is touched.
+Thin: it gathers plain values (files, archived files, hits, queries, the expire cron's run
+times) and hands them to :func:`memoryd.policy.replay.replay`, which decides everything.
+Read-only: the database is opened read-only and no file is touched.
 """
 
 from __future__ import annotations
@@ -46,13 +44,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 # --------------------------------------------------------------------------- inputs
-
-
-def gather(ctx: Context, store: Any, now: float) -> dict[str, Any]:
-    """Plain values for the replay (:func:`memoryd.own_history.gather`)."""
-    from ..own_history import gather as gather_history
-
-    return gather_history(ctx.cfg, ctx.paths, store, now)
 
 
 def restore_best(
@@ -113,6 +104,7 @@ def policies_for(cfg: Any, extra: Sequence[str]) -> tuple[list[Any], str]:
 
 
 def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
+    from ..own_history import gather
     from ..policy import candidates as pc
     from ..policy import replay as rp
 
@@ -124,7 +116,7 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
         catch_up(ctx)
     now = clock.now()
     store = ctx.read_store()
-    data = gather(ctx, store, now)
+    data = gather(ctx.cfg, ctx.paths, store, now)
     policies, job_name = policies_for(ctx.cfg, args.policy)
     horizon = args.horizon
     runs: list[float] = []
@@ -178,32 +170,24 @@ def cmd_simulate(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _calibration_now(
-    cfg: Any,
-    data: dict[str, Any],
-    policies: Sequence[Any],
-    now: float,
-    paths: Any = None,
-    store: Any = None,
+    cfg: Any, data: dict[str, Any], policies: Sequence[Any], now: float, paths: Any, store: Any
 ) -> Any:
     """What the expire job would decide with now under a learning ``likely``
     (:func:`memoryd.own_history.learn`: every past run up to now, a run whose 60 days are
     nearly over included, which the tables' runs leave out); the cut and its measured
-    rates. With ``paths`` and ``store``, what was learned before is reused while learning
-    again would give the same, and what is learned here saved, as a dry run does
-    (:func:`memoryd.own_history.learned_policy`): the replay it saves is a whole one."""
+    rates. What was learned before is reused while learning again would give the same, and
+    what is learned here saved, as a dry run does (the replay it saves is a whole one)."""
     from ..own_history import learn, reusable_learned, save_calibration
     from ..policy import calibration as cb
     from ..policy import candidates as pc
 
     for policy in policies:
         if isinstance(policy, pc.Likely) and policy.learn:
-            cal: Any = False  # (False: to learn; None: not yet calibrated)
-            if paths is not None and store is not None:
-                cal = reusable_learned(cfg, paths, store, now, policy)
+            # (False: to learn; None: not yet calibrated)
+            cal: Any = reusable_learned(cfg, paths, store, now, policy)
             if cal is False:
                 cal = learn(cfg, data, now, policy)
-                if paths is not None:
-                    save_calibration(cfg, paths, policy.calibrated(cal), now)
+                save_calibration(cfg, paths, policy.calibrated(cal), now)
             if cal is None:
                 return {"policy": policy.name, "calibrated": False, "text": cb.GENERIC}
             return {
@@ -247,19 +231,16 @@ def harm_documents(
     events: list[Any] = []
     # (each word counted in every note once for all of them, in the notes' index words)
     recall = ArchiveRecall(data["texts"].values())
+    same = {"candidates": candidates.__getitem__, "recall": recall, "texts": data["texts"],
+            "horizon_days": horizon, "index": index}  # fmt: skip
     out = []
     for r in results:
-        h = hm.harm(r.decisions, data["hits"], events, data["calls"],
-                    candidates=candidates.__getitem__, recall=recall,
-                    texts=data["texts"], horizon_days=horizon, index=index,
+        h = hm.harm(r.decisions, data["hits"], events, data["calls"], **same,
                     archive_indexed=indexed)  # fmt: skip
         doc = {**h.document(), "without_plugin": h.without_plugin().document()}
         if r.name == what_if_indexed:
-            doc["if_indexed"] = hm.harm(
-                r.decisions, data["hits"], events, data["calls"],
-                candidates=candidates.__getitem__, recall=recall, texts=data["texts"],
-                horizon_days=horizon, index=index, archive_indexed=True,
-            ).document()  # fmt: skip
+            doc["if_indexed"] = hm.harm(r.decisions, data["hits"], events, data["calls"],
+                                        **same, archive_indexed=True).document()  # fmt: skip
         out.append(doc)
     return out
 

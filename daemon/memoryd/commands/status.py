@@ -49,23 +49,23 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     damage = damage_of(note, paths.db)
     if damage is not None:  # the daemon stopped on it: the same line, the same exit status
         raise StoreError(damage)
+    failing = _daemon_trouble(note, pid, "scan_failing", ("reason", "unknown"), "attempts")
+    stalled = _daemon_trouble(note, pid, "ingest_stalled", ("doing", "a scan"), "waiting")
     doc: dict[str, Any] = {
         "daemon": {
             "running": pid is not None,
             "pid": pid or None,
             "started": None,
             "lock": str(paths.memoryd_dir / LOCK_NAME),
-            "scan_failing": _scan_failing(note, pid),
-            "ingest_stalled": _ingest_stalled(note, pid),
+            "scan_failing": failing,
+            "ingest_stalled": stalled,
         },
         "state_db": str(paths.db),
         "now": clock.iso(now),
         "timezone": str(tz),
         "sources": {"followed": 0, "vanished": 0},
         "pending_bytes": 0,
-        # Before any scan: the transcripts and bytes the first one will read ({transcripts,
-        # bytes}); while the daemon's first scan runs: how far it is ({done, total,
-        # bytes_done, bytes_total}). None otherwise.
+        # Before any scan: what the first one will read; during the daemon's first: how far.
         "not_scanned": None,
         "first_scan": None,
         "hits": {"last_hour": 0, "last_day": 0, "total": 0},
@@ -113,40 +113,33 @@ def collect_status(ctx: Context) -> dict[str, Any]:
     return doc
 
 
-def _ingest_stalled(note: dict[str, Any], pid: int | None) -> dict[str, Any] | None:
-    """The running daemon's stalled ingest worker, from its health note (None when it moves)."""
-    stalled = note.get("ingest_stalled")
-    if pid is None or not isinstance(stalled, dict) or (pid and note.get("pid") != pid):
+def _daemon_trouble(
+    note: dict[str, Any], pid: int | None, key: str, text: tuple[str, str], count: str
+) -> dict[str, Any] | None:
+    """The running daemon's failing scans or stalled ingest worker from its health note, as
+    ``{since, <text>, <count>}`` (None when all is well). Only a note of the daemon holding
+    the lock counts: one left by a daemon that died says nothing about the one running now."""
+    trouble = note.get(key)
+    if pid is None or not isinstance(trouble, dict) or (pid and note.get("pid") != pid):
         return None
     try:
-        since = clock.iso(float(stalled["since"]))
+        since = clock.iso(float(trouble["since"]))
     except (KeyError, TypeError, ValueError, OverflowError):
         since = None
     return {
         "since": since,
-        "doing": str(stalled.get("doing") or "a scan"),
-        "waiting": int(stalled.get("waiting") or 0),
+        text[0]: str(trouble.get(text[0]) or text[1]),
+        count: int(trouble.get(count) or 0),
     }
 
 
-def _scan_failing(note: dict[str, Any], pid: int | None) -> dict[str, Any] | None:
-    """The running daemon's failing scans, from its health note (None when they work).
+_EVENT_KEYS = ("at", "outcome", "path", "archived", "query", "trigger", "score", "latency")
 
-    Only a note of the daemon holding the lock counts: one left by a daemon that died
-    while scans failed says nothing about the one running now (or about none).
-    """
-    failing = note.get("scan_failing")
-    if pid is None or not isinstance(failing, dict) or (pid and note.get("pid") != pid):
-        return None
-    try:
-        since = clock.iso(float(failing["since"]))
-    except (KeyError, TypeError, ValueError, OverflowError):
-        since = None
-    return {
-        "since": since,
-        "reason": str(failing.get("reason") or "unknown"),
-        "attempts": int(failing.get("attempts") or 0),
-    }
+
+def _recent_event(e: dict[str, Any]) -> dict[str, Any]:
+    """A restore on demand's recent event, as ``status`` shows it."""
+    shown = {key: e.get(key) for key in _EVENT_KEYS}
+    return {**shown, "at": clock.iso(e.get("at")), "trigger": e.get("trigger", "search")}
 
 
 def _rails_status(cfg: Config, store: Store | None, searched: bool = False) -> dict[str, Any]:
@@ -183,19 +176,7 @@ def _rails_status(cfg: Config, store: Store | None, searched: bool = False) -> d
             "restored": int(counters.get("restored_on_demand", 0)),
             "left_alone": int(counters.get("restore_on_demand_conflicts", 0)),
             "failed": int(counters.get("restore_on_demand_failures", 0)),
-            "recent": [
-                {
-                    "at": clock.iso(e.get("at")),
-                    "outcome": e.get("outcome"),
-                    "path": e.get("path"),
-                    "archived": e.get("archived"),
-                    "query": e.get("query"),
-                    "trigger": e.get("trigger", "search"),
-                    "score": e.get("score"),
-                    "latency": e.get("latency"),
-                }
-                for e in events[-5:]
-            ],
+            "recent": [_recent_event(e) for e in events[-5:]],
         },
     }
 
@@ -212,9 +193,8 @@ def _memory_at_a_glance(paths: Paths, store: Store | None, archive_dir: str) -> 
     root = paths.tiers_root
     tiers: dict[str, Any] = {"root": str(root), "present": root.is_dir(), "notes": {}, "hot": []}
     if tiers["present"]:
-        # Counted here with scandir (as the tier store's scan_tier reads a tier: regular
-        # `.md` files, no hidden ones, no symlinks): importing the tier store would cost
-        # `status` its dataclasses.
+        # Counted with scandir as the tier store's scan_tier reads a tier (importing the tier
+        # store would cost `status` its dataclasses).
         for tier in ("hot", "warm", "gist", "forgotten"):
             found: list[tuple[float, str]] = []
             try:
@@ -232,18 +212,14 @@ def _memory_at_a_glance(paths: Paths, store: Store | None, archive_dir: str) -> 
     report = paths.reports_dir / "promote_report.json"
     try:
         data = json.loads(report.read_text(encoding="utf-8"))
-        if not data.get("applied"):
-            promotion["pending"] = len(data.get("candidates") or [])
-        else:
-            promotion["pending"] = 0
+        promotion["pending"] = 0 if data.get("applied") else len(data.get("candidates") or [])
         promotion["generated"] = data.get("generated")
         promotion["report"] = str(report.with_suffix(".md"))
         promotion["candidates"] = [c.get("path") for c in data.get("candidates") or []][:10]
     except (OSError, ValueError, AttributeError, TypeError):
         pass
     if store is not None:
-        # The last run a sub-session carried out (tables promote_runs, promote_entries:
-        # none before migration 14).
+        # The last run a sub-session carried out.
         try:
             row = store.conn.execute(
                 "SELECT r.run, r.settled, r.state, (SELECT COUNT(DISTINCT e.source) FROM "
@@ -260,18 +236,16 @@ def _memory_at_a_glance(paths: Paths, store: Store | None, archive_dir: str) -> 
         from ..move_journal import EXPIRE_BATCH, archived_moves
 
         try:
-            rows = [(move.dst,) for move in archived_moves(store, EXPIRE_BATCH)]
+            dsts = [move.dst for move in archived_moves(store, EXPIRE_BATCH) if move.dst]
         except sqlite3.Error:
-            rows = []
-        for (dst,) in rows:
+            dsts = []
+        for dst in dsts:
             try:
-                size = os.lstat(dst).st_size if dst else None
+                archive["bytes"] += os.lstat(dst).st_size
             except OSError:
                 continue
-            if size is not None:
-                archive["files"] += 1
-                archive["bytes"] += size
-        journaled = {os.path.realpath(dst) for (dst,) in rows if dst}
+            archive["files"] += 1
+        journaled = {os.path.realpath(dst) for dst in dsts}
     else:
         journaled = set()
     archive["unjournaled"] = len(unjournaled_in_archive(paths.workspace, archive_dir, journaled))
@@ -353,9 +327,8 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
         counters = store.counters()
         doc["malformed_lines"] = int(counters.get("malformed_lines", 0))
         doc["oversized_lines"] = int(counters.get("oversized_lines", 0))
-        # By route: the counters the scans bumped as Tool Search's calls were new (the names
-        # are ingest.ledger_queue's ROUTE_COUNTERS, not imported: status does not load the scanner);
-        # direct calls are all the others.
+        # By route: ingest.ledger_queue's ROUTE_COUNTERS (not imported: status does not load
+        # the scanner); direct calls are all the others.
         (calls,) = conn.execute("SELECT COUNT(*) FROM calls WHERE tool != 'cell'").fetchone()
         routed = {r: int(counters.get(f"memory_calls_{r}", 0)) for r in ("tool_call", "code")}
         doc["memory_calls"] = {"direct": max(int(calls) - sum(routed.values()), 0), **routed}
@@ -483,11 +456,9 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         ctx.print(f"not read:    {what} {f['source']}: {f['reason']}")
     ctx.print(f"jobs ({doc['timezone']}):")
     for name, j in doc["jobs"].items():
-        last = (
-            f"{j['last_status']} {j['last_period']} at {j['last_finished']}"
-            if j["last_period"]
-            else "never"
-        )
+        last = "never"
+        if j["last_period"]:
+            last = f"{j['last_status']} {j['last_period']} at {j['last_finished']}"
         if j["off"]:
             ctx.print(f'  {name:<9} off (schedule.{name} = "off")  last: {last}')
             continue

@@ -50,16 +50,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_recall)
 
     p = sub.add_parser(
-        "inject",
-        help="print the hot/ notes, newest first, for a session-start hook",
+        "inject", help="print the hot/ notes, newest first, for a session-start hook"
     )
-    p.add_argument(
-        "--max-chars",
-        type=int,
-        default=None,
-        metavar="N",
-        help="character budget (default: tiers.inject_max_chars)",
-    )
+    p.add_argument("--max-chars", type=int, default=None, metavar="N",
+                   help="character budget (default: tiers.inject_max_chars)")  # fmt: skip
     p.add_argument(
         "--session",
         action="store_true",
@@ -72,10 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.set_defaults(func=cmd_inject)
 
-    p = sub.add_parser(
-        "refresh",
-        help="organize the tier store, then run promote",
-    )
+    p = sub.add_parser("refresh", help="organize the tier store, then run promote")
     p.add_argument("--dry-run", action="store_true", help="plan only: nothing moved or written")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.set_defaults(func=cmd_refresh)
@@ -120,12 +111,9 @@ def cmd_organize(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def _not_text(words: list[str]) -> str | None:
-    """The first word that is not text, shown readably (``'caf\\xff'``), or None.
-
-    A command line is bytes: Python keeps bytes that are not UTF-8 as lone surrogates,
-    which no search can encode (they used to end recall with a codec traceback), and a NUL
-    cannot come through one at all but can through an API.
-    """
+    """The first word that is not text, shown readably (``'caf\\xff'``), or None: bytes
+    that are not UTF-8 (lone surrogates, which no search can encode), or a NUL (which an
+    API can pass)."""
     for w in words:
         if "\0" in w:
             return repr(w)
@@ -172,10 +160,9 @@ def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
     if args.json:
         ctx.print(json_dumps(out.as_dict()))
         return 0
-    if out.tier is None:
-        ctx.print(out.message)
-        return 0
     ctx.print(out.message)
+    if out.tier is None:
+        return 0
     for m in out.shown:
         where = m["path"]
         if m.get("now") and m["now"] != m["path"]:
@@ -189,9 +176,9 @@ def cmd_recall(args: argparse.Namespace, ctx: Any) -> int:
             ctx.print(m["text"].rstrip())
         else:
             ctx.print(f"   {m['snippet']}")
-    failed = [r for r in out.rotations if r.get("status") == "failed"]
-    for r in failed:
-        ctx.print(f"\n(could not move {r['src']} → {r['dst']}: {r.get('error')})")
+    for r in out.rotations:
+        if r.get("status") == "failed":
+            ctx.print(f"\n(could not move {r['src']} → {r['dst']}: {r.get('error')})")
     return 0
 
 
@@ -245,15 +232,9 @@ def cmd_refresh(args: argparse.Namespace, ctx: Any) -> int:
 
     res = promote_job.run(ctx.cfg, ctx.paths, store, now, dry_run=args.dry_run)
     if args.json:
-        ctx.print(
-            json_dumps(
-                {
-                    "now": iso(now),
-                    "organize": {"summary": org.summary, **org.as_dict()},
-                    "promote": {"summary": res.summary, "data": res.as_dict()},
-                }
-            )
-        )
+        organized = {"summary": org.summary, **org.as_dict()}
+        promoted = {"summary": res.summary, "data": res.as_dict()}
+        ctx.print(json_dumps({"now": iso(now), "organize": organized, "promote": promoted}))
     else:
         _print_organize(ctx, org)
         ctx.print(res.summary)

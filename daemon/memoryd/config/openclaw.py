@@ -2,9 +2,8 @@
 workspaces, found by OpenClaw's own rules so that memoryd with no configuration at all
 watches what OpenClaw writes.
 
-(No ``from __future__ import annotations`` here: ``NamedTuple`` turns every string
-annotation into a ``ForwardRef``, compiling it, and every class here is a
-read command's start-up; evaluated annotations cost nothing.)
+(No ``from __future__ import annotations``: ``NamedTuple`` would compile every string
+annotation into a ``ForwardRef`` at each command's start-up.)
 """
 
 import functools
@@ -60,12 +59,9 @@ def openclaw_json_path(state_dir: Path, environ: typing.Mapping[str, str]) -> Pa
 
 
 def read_openclaw_json(path: Path | None) -> dict[str, Any]:
-    """OpenClaw's own config (JSON5). Missing → {} (discovery falls back to OpenClaw's own
-    defaults, as OpenClaw does); there but not parseable → :class:`OpenClawJsonError`.
-
-    Read at most once per version of the file. Plain JSON (what OpenClaw's own
-    ``config set`` writes) takes the fast parser; comments and trailing commas
-    fall back to the JSON5 one, which is pure Python and far slower.
+    """OpenClaw's own config (JSON5). Missing → {} (OpenClaw's defaults, as OpenClaw does);
+    there but not parseable → :class:`OpenClawJsonError`. Read once per version of the file;
+    plain JSON takes the fast parser, only real JSON5 the slow pure-Python one.
     """
     if path is None:
         return {}
@@ -134,14 +130,13 @@ _LAST_GOOD: dict[str, dict[str, Any]] = {}
 def _parse_openclaw_json(
     path: str, _mtime_ns: int, _size: int, _ctime_ns: int
 ) -> dict[str, Any] | OpenClawJsonError:
-    # The standard library's parser: a few KB parse in microseconds either way, and importing
-    # it costs a read command a fraction of what importing orjson does. (A failure is
-    # returned, not raised, so that it is cached with the file's version like a success; the
-    # change time is in the version so that a chmod making it readable is seen.)
+    # The standard library's parser imports faster than orjson. A failure is returned, not
+    # raised, so it is cached with the file's version; ctime is in the version so a chmod shows.
     import json
 
     try:
-        raw = _openclaw_json_bytes(path)
+        with open(path, "rb") as fh:  # one byte more than allowed: too large is seen
+            raw = fh.read(MAX_OPENCLAW_JSON_BYTES + 1)
     except FileNotFoundError:  # (gone since the stat: missing, as OpenClaw takes it)
         return {}
     except OSError as exc:  # unreadable is not missing: its workspace would be guessed
@@ -187,13 +182,6 @@ def _json5_proper(path: str, text: str) -> Any:
 MAX_OPENCLAW_JSON_BYTES = 16 << 20
 
 
-def _openclaw_json_bytes(path: str) -> bytes:
-    """The file's bytes, one more than :data:`MAX_OPENCLAW_JSON_BYTES` at the most (so a
-    larger file is known by its length)."""
-    with open(path, "rb") as fh:
-        return fh.read(MAX_OPENCLAW_JSON_BYTES + 1)
-
-
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0][:200] if text.strip() else ""
 
@@ -219,10 +207,8 @@ def normalize_agent_id(value: Any) -> str:
 def _roster(oc: dict[str, Any]) -> list[dict[str, Any]]:
     """The agents ``openclaw.json`` configures, in order, each with its normalized ``id``.
 
-    Newer builds key them (``agents.entries.<id>``), older ones list them
-    (``agents.list[]``). As OpenClaw's ``readAgentRosterProperty``: a config holding
-    ``entries`` is read from it alone, whatever ``list`` says (``list`` only without
-    ``entries``: the older builds' only roster).
+    As OpenClaw's ``readAgentRosterProperty``: ``agents.entries.<id>`` alone when present,
+    else the older builds' ``agents.list[]``.
     """
     agents = oc.get("agents")
     if not isinstance(agents, dict):
@@ -253,12 +239,9 @@ def agent_entry(oc: dict[str, Any], agent_id: str) -> dict[str, Any] | None:
 
 
 def default_agent_id(oc: dict[str, Any]) -> str:
-    """The agent that owns OpenClaw's default workspace (``agents.defaults.workspace``).
-
-    OpenClaw's rule: the agent marked ``default: true``; else ``main`` when it is
-    configured (or when none is); else the first configured agent (the only one, on
-    a single-agent install that renamed it).
-    """
+    """The agent that owns OpenClaw's default workspace (``agents.defaults.workspace``):
+    the one marked ``default: true``; else ``main`` when configured (or none is); else the
+    first configured."""
     roster = _roster(oc)
     marked = [entry["id"] for entry in roster if entry.get("default") is True]
     if marked:
@@ -297,10 +280,9 @@ def _defaults_workspace(oc: dict[str, Any]) -> str | None:
 
 
 def _workspace_setting(value: Any) -> str | None:
-    """A ``workspace`` value of ``openclaw.json``: a path, or None for no setting (none, or
-    a blank string: OpenClaw then falls back as well). Another type (``5``, ``{}``), which
-    OpenClaw 2026.9.6 refuses (``openclaw config validate``: "expected string"), or a NUL
-    byte, which no path can hold, is the user's to fix (ValueError), not a place to guess."""
+    """A ``workspace`` value of ``openclaw.json``: a path, or None for none or blank (OpenClaw
+    falls back too). Another type, which OpenClaw refuses too, or a NUL byte is the user's to
+    fix (ValueError), not a place to guess."""
     if value is None:
         return None
     if not isinstance(value, str):
@@ -320,17 +302,9 @@ def workspace_candidates(
 ) -> list[Path]:
     """Where OpenClaw keeps this agent's workspace, most likely first. Pure.
 
-    OpenClaw (``resolveAgentWorkspaceDir``): the agent's own ``workspace``; for the
-    default agent ``agents.defaults.workspace``, else ``~/.openclaw/workspace``
-    (``workspace-<profile>`` under a profile; ``~`` is ``$OPENCLAW_HOME``, never the
-    state folder); for any other agent ``<agents.defaults.workspace>/<id>`` in current
-    builds and ``<state>/workspace-<id>`` without that key (and in older builds). Where
-    builds differ, the later candidates are the other builds' answers: the caller takes
-    the first that holds notes, else the first that exists. They differ on a roster of
-    several agents without one ``default: true`` marker: earlier builds made ``main``
-    (else the first agent) the default, current ones give it the default workspace no
-    more (only a sole agent or the one marked agent inherits it), so it works in
-    ``<defaults>/<id>`` like any other.
+    OpenClaw's ``resolveAgentWorkspaceDir`` (the table in docs/ingest.md). Where builds
+    differ, the later candidates are the other builds' answers: the caller takes the first
+    that holds notes, else the first that exists.
     """
     agent_id = normalize_agent_id(agent_id)
     named = _named_workspace(agent_id, oc)
@@ -435,12 +409,8 @@ class Agent(NamedTuple):
 def extra_memory_paths(oc: dict[str, Any], agent_id: str, workspace: Path) -> tuple[Path, ...]:
     """``memorySearch.extraPaths`` as OpenClaw resolves them for one agent. Pure.
 
-    Where builds keep the setting: ``memory.search.extraPaths`` (2026.8 on),
-    ``agents.defaults.memorySearch.extraPaths`` (older), and the agent's own roster entry
-    (``memorySearch.extraPaths``, ``memory.search.extraPaths``); all of them taken. An entry
-    is a path, or ``{path, pattern}`` (the pattern narrows what OpenClaw indexes; every
-    Markdown file it returns from the path is counted). A relative path is the workspace's,
-    ``~`` the home folder.
+    Every place a build keeps the setting is taken (docs/ingest.md). An entry is a path or
+    ``{path, pattern}``; a relative path is the workspace's, ``~`` the home folder.
     """
     found: list[Any] = []
 
@@ -475,12 +445,9 @@ def active_memory_transcript_dir(oc: dict[str, Any]) -> str:
     """The Active Memory plugin's ``transcriptDir`` as it resolves it: a path relative to
     ``<state>/plugins/active-memory/transcripts/agents/<id>/``. Pure.
 
-    As the plugin's normalizeTranscriptDir / resolveSafeTranscriptDir: ``\\`` is ``/``, parts
-    are trimmed, empty, ``.`` and ``..`` parts dropped (so it never leaves that folder; a
-    leading ``/`` makes no absolute path), and a setting with a ``:`` or nothing left is
-    the default ``active-memory`` (as is one holding a NUL, which no folder name can). It is
-    the user's setting, read from ``openclaw.json``
-    (``plugins.entries.active-memory.config.transcriptDir``), never from a transcript.
+    As the plugin's resolveSafeTranscriptDir: empty, ``.`` and ``..`` parts dropped, so it
+    never leaves that folder; a ``:`` or NUL, or nothing left, gives the default. Read from
+    ``openclaw.json`` (the user's setting), never from a transcript.
     """
     plugins = oc.get("plugins")
     entries = plugins.get("entries") if isinstance(plugins, dict) else None

@@ -2,9 +2,8 @@
 followed agents with their workspaces, the tier store; folders that would fold into one
 another are refused.
 
-(No ``from __future__ import annotations`` here: ``NamedTuple`` turns every string
-annotation into a ``ForwardRef``, compiling it, and every class here is a
-read command's start-up; evaluated annotations cost nothing.)
+(No ``from __future__ import annotations``: ``NamedTuple`` would compile every string
+annotation into a ``ForwardRef`` at each command's start-up.)
 """
 
 import os
@@ -148,13 +147,10 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
     override = expand_home(cfg.openclaw.workspace, env) if cfg.openclaw.workspace else None
     if override is not None and not override.is_dir():
         raise ConfigError(f"openclaw.workspace: {override} is not a directory")
-    # openclaw.json names the workspaces, the folders OpenClaw searches beside memory/
-    # (extraPaths: their hits count, and whether the archive is among them decides what an
-    # archive costs) and Active Memory's transcript folder. With the workspace given, the
-    # override is every agent's workspace, but OpenClaw still searches the extraPaths the
-    # file names: they are read from it all the same, and a file that does not parse then
-    # only leaves them unknown (the workspace does not depend on it), unless that helper's
-    # transcripts are wanted.
+    # openclaw.json names the workspaces, the extraPaths OpenClaw searches beside memory/ and
+    # Active Memory's transcript folder. With the workspace given, the extraPaths are still
+    # read from it, but a file that does not parse only leaves them unknown (unless that
+    # helper's transcripts are wanted).
     if override is None or cfg.openclaw.include_active_memory:
         oc = with_env_refs(read_openclaw_json(oc_file), env)
         helper_dir = active_memory_transcript_dir(oc)
@@ -163,26 +159,19 @@ def resolve_paths(cfg: Config, environ: typing.Mapping[str, str] | None = None) 
         helper_dir = active_memory_transcript_dir({})
     agents = []
     for agent_id in ids:
-        ws = (
-            override
-            if override is not None
-            else _workspace_of(agent_id, oc, state_dir, env, oc_file)
-        )
+        ws = override or _workspace_of(agent_id, oc, state_dir, env, oc_file)
         extra = extra_memory_paths(oc, agent_id, ws)
         agents.append(Agent(agent_id, agents_root / agent_id / "sessions", ws, helper_dir, extra))
-    # The primary workspace: main's, else the default agent's (OpenClaw's default workspace),
-    # the first of the two that is a folder (with another agent marked default, main works in
-    # `<defaults>/main`, which may not exist, while the default agent's folder holds the notes:
-    # a missing folder would leave every command nothing to manage); the first agent's when
-    # neither is followed.
+    # The primary workspace: main's, else the default agent's, the first of the two that is a
+    # folder (main's `<defaults>/main` may not exist while the default agent's holds the
+    # notes); the first agent's when neither is followed.
     owner = default_agent_id(oc)
     ranked = [a for wanted in ("main", owner) for a in agents if a.id == wanted] or agents[:1]
     primary = next((a.workspace for a in ranked if a.workspace.is_dir()), ranked[0].workspace)
     if override is None and primary.is_dir():
-        # An agent whose own workspace is no folder at all (OpenClaw makes it when the agent
-        # first runs, so: an install laid out by hand or by a tool that shares one workspace)
-        # looks its notes up in the primary one, as memoryd read every install before it
-        # followed OpenClaw's per-agent folders: its hits are not dropped on a missing folder.
+        # An agent whose own workspace is no folder at all (an install laid out by hand, or by
+        # a tool sharing one workspace) looks its notes up in the primary one: its hits are not
+        # dropped on a missing folder.
         agents = [a if a.workspace.is_dir() else a._replace(workspace=primary) for a in agents]
 
     if cfg.state.dir:

@@ -2,23 +2,16 @@
 field with its default and its description right below it.
 
 Immutable, and cheap to define: a one-shot command's start-up pays for every class. Adding a
-key means adding one field here (``python tests/support/config_reference.py`` writes
-config/memoryd.toml and docs/configuration.md's table from these fields);
-:mod:`memoryd.config.validation` walks them.
-
-(No ``from __future__ import annotations`` here: ``NamedTuple`` turns every string
-annotation into a ``ForwardRef``, compiling it, and the schema's hundred fields are a
-read command's start-up; evaluated annotations cost nothing.)
+key means adding one field here; :mod:`memoryd.config.validation` walks them. (No ``from
+__future__ import annotations``: ``NamedTuple`` would compile each string annotation.)
 """
 
 import typing
 from typing import Any, NamedTuple
 
 # --------------------------------------------------------------------------- schema
-# Each key is one typed field with its default, and its description right below it (an
-# attribute docstring: free at run time, read by ``tests/support/config_reference.py``, which
-# generates config/memoryd.toml and the key table of docs/configuration.md from it).
-# Descriptions are Markdown; a sentence they end with is printed as it stands.
+# A description is an attribute docstring (free at run time) in Markdown, from which
+# ``tests/support/config_reference.py`` writes config/memoryd.toml and docs/configuration.md.
 
 
 class OpenClawConfig(NamedTuple):
@@ -31,27 +24,21 @@ class OpenClawConfig(NamedTuple):
     `agents/work/`). `"*"` = every agent found there."""
     workspace: str = ""
     """The workspace holding `MEMORY.md` and `memory/`. `""` = as OpenClaw resolves it from
-    `openclaw.json`: the agent's own `agents.entries.<id>.workspace` (`agents.list[].workspace`
-    only when there is no `agents.entries`; an id's first entry decides); for the default agent
-    `agents.defaults.workspace`, else `~/.openclaw/workspace` (`workspace-<profile>` under a
-    profile); for another agent `<agents.defaults.workspace>/<id>`, else
-    `<state_dir>/workspace-<id>` (where builds differ, the candidate holding notes wins: see
-    docs/ingest.md)."""
+    `openclaw.json`: the agent's own `workspace`; for the default agent
+    `agents.defaults.workspace`, else `~/.openclaw/workspace`; for another agent
+    `<agents.defaults.workspace>/<id>`, else `<state_dir>/workspace-<id>` (every rule, and
+    where builds differ: [ingest.md](ingest.md))."""
     include_active_memory: bool = False
-    """Also count the Active Memory helper's recall runs: its kept transcripts
-    (`sessions/active-memory/*.jsonl`, or in newer builds
-    `<state_dir>/plugins/active-memory/transcripts/agents/<id>/active-memory/*.jsonl`, or the
-    folder the plugin's `transcriptDir` names under `…/agents/<id>/`) and, on a SQLite store
-    install, its sessions in the store (keys `…:active-memory:…`)."""
+    """Also count the Active Memory helper's recall runs: its kept transcripts and, on a
+    SQLite store install, its sessions in the store (where each build keeps them:
+    [ingest.md](ingest.md))."""
     count_synthetic: bool = False
     """Count every kind of synthetic traffic: what `count_heartbeat`, `count_cron` and
     `count_dreaming` name, as if all three were on. Off: each kind as its own key says."""
     count_heartbeat: bool = False
-    """Count hits made by OpenClaw's heartbeat runs: turns whose user message is the heartbeat
-    poll (`provenance.sourceTool = "heartbeat"`, text `[OpenClaw heartbeat poll]`), in the
-    main session where they run by default or any other, and isolated heartbeat sessions
-    (keys ending `:heartbeat`). Told by the transcript's markers, never by a word in a
-    session's name: a session called `heartbeat-notes` is the user's.
+    """Count hits made by OpenClaw's heartbeat runs, in the main session or their own, told
+    by the transcript's markers ([ingest.md](ingest.md)), never by a word in a session's
+    name: a session called `heartbeat-notes` is the user's.
     Off: they are not the user's interest."""
     count_cron: bool = False
     """Count hits made by automation (cron) jobs: isolated runs (keys `agent:<id>:cron:…`) and

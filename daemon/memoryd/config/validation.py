@@ -2,10 +2,8 @@
 are refused with a message that names the key (exit code 2 at the command layer), never
 silently ignored.
 
-Every command loads a config through :func:`load_config`, and schedules and the zone are
-checked by the functions that read them (:func:`job_schedules`, :func:`schedule_timezone`,
-over the rules of :mod:`memoryd.timerules`), so a file is accepted or refused alike
-everywhere.
+Schedules and the zone are checked by the functions that read them (:func:`job_schedules`,
+:func:`schedule_timezone`), so a file is accepted or refused alike everywhere.
 """
 
 import math
@@ -124,20 +122,14 @@ MIN_CLOCK_JUMP_SECONDS = 2.0
 MIN_RESCAN_SECONDS = 1.0
 MIN_POLLING_INTERVAL = 0.1
 MAX_WAIT_SECONDS = 30 * 86400.0  # (threading's waits overflow past about 292 years)
-# The bounds of ingest.chunk_bytes: a read buffer (1 TiB passed once, and every read then
-# failed with an empty MemoryError).
+# The bounds of ingest.chunk_bytes, a read buffer (too large, every read fails).
 MIN_CHUNK_BYTES = 4096
 MAX_CHUNK_BYTES = 64 << 20
 
 
 def _check_semantics(cfg: Config) -> None:
-    weights = (
-        cfg.score.keyword_weight
-        + cfg.score.time_weight
-        + cfg.score.access_weight
-        + cfg.score.tag_weight
-    )
-    if weights <= 0:
+    sc = cfg.score
+    if sc.keyword_weight + sc.time_weight + sc.access_weight + sc.tag_weight <= 0:
         raise ConfigError("score: the four weights must not all be zero")
     if cfg.score.max_prune_fraction > 1:
         raise ConfigError("score.max_prune_fraction: must be between 0 and 1")
@@ -208,12 +200,8 @@ def _check_semantics(cfg: Config) -> None:
 def job_schedules(cfg: Config) -> dict[str, timerules.CronSpec]:
     """Each scheduled job's parsed schedule; a bad expression is a ConfigError naming its key.
 
-    The one check of a schedule: configuration validation calls it for every command that
-    loads a config (so a file is accepted or refused alike everywhere), ``status`` reads
-    next fire times from what it returns, and the daemon fires what it returns (the
-    daemon's triggers accept exactly what :func:`memoryd.timerules.parse` accepts: a
-    property test checks that). A job switched off (``"off"``) has no entry: nothing
-    fires it.
+    The one check of a schedule, for validation, ``status`` and the daemon alike. A job
+    switched off (``"off"``) has no entry: nothing fires it.
     """
     out: dict[str, timerules.CronSpec] = {}
     for name in timerules.SCHEDULED_JOBS:
@@ -274,12 +262,8 @@ def folder_key_problem(value: str) -> str | None:
 def archive_dir_problem(template: str) -> str | None:
     """Why ``archive.dir`` cannot be an archive folder, or None when it can. Pure.
 
-    The archive must be a folder of its own inside the workspace: archiving moves
-    notes there and ``hits`` / ``expire`` stop listing what is in it. So it must not
-    leave the workspace (``..``, an absolute path), be the workspace or ``memory/``
-    itself (notes would be renamed in place, or all of ``memory/`` hidden), or be a
-    bare ``{month}`` folder directly under ``memory/`` (``memory/2026-01/`` may be the
-    user's own notes). The seed's ``memory/archive-{month}`` is fine.
+    The archive must be a folder of its own inside the workspace, since ``hits`` and
+    ``expire`` stop listing what is in it; each refusal says why.
     """
     if template.count("{") != template.count("{month}") or "}" in template.replace("{month}", ""):
         return "uses an unknown placeholder (only {month} is known)"
@@ -341,8 +325,7 @@ def load_config(path: str | None) -> Config:
     return parse_config(data, source=str(Path(path).resolve()))
 
 
-# A configuration file is a few KB; anything near this is not one (``--config /dev/zero``
-# would otherwise be read until memory runs out).
+# A configuration file is a few KB; anything near this is not one.
 MAX_CONFIG_BYTES = 1 << 20
 
 
