@@ -388,7 +388,7 @@ def archive_excludes(workspace: Path, archive_dir: str) -> tuple[str, ...]:
     a fixed folder such as ``memory/archive/{month}`` → ``memory/archive``.
     Archives outside ``memory/`` are never listed anyway.
     """
-    parts = [p for p in archive_dir.strip("/").split("/") if p]
+    parts = _archive_parts(archive_dir)  # (`memory/./archive-{month}` is memory/archive-…)
     if not parts or parts[0] != "memory" or len(parts) < 2:
         return ()
     static: list[str] = []

@@ -135,6 +135,7 @@ def test_archive_inside_memory_is_excluded_from_the_listing(tmp_path: Path) -> N
     (tmp_path / "memory" / "projects").mkdir()
     got = archive_excludes(tmp_path, "memory/archive-{month}")
     assert got == ("memory/archive-2026-10",)
+    assert archive_excludes(tmp_path, "memory/./archive-{month}") == got  # (validation takes it)
     assert archive_excludes(tmp_path, "memory/archive/{month}") == ("memory/archive",)
     assert archive_excludes(tmp_path, "memory-archive/{month}") == ()
 
