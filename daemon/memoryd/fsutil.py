@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import stat
 import sys
@@ -165,9 +166,29 @@ def write_new(path: Path | str, data: bytes, mode: int = 0o644) -> None:
     _write_synced(path, data, os.O_EXCL, mode)
 
 
+NAME_MAX_BYTES = 255  # a file name's longest on ext4, APFS, XFS, btrfs (bytes)
+
+
+def side_name(path: Path, before: str, after: str) -> Path:
+    """``path``'s name between ``before`` and ``after``, beside it (``.x.md.memoryd-3.tmp``).
+
+    A name near the file system's limit would not take the additions (``ENAMETOOLONG``:
+    the move would fail half done, its rollback too): then the name's bytes are cut to fit,
+    at a whole character, with a hash of the whole name after them, so that each note
+    still has its own side file and finds it again after a crash."""
+    name = path.name
+    full = f"{before}{name}{after}"
+    if len(os.fsencode(full)) <= NAME_MAX_BYTES:
+        return path.with_name(full)
+    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
+    room = NAME_MAX_BYTES - len(os.fsencode(f"{before}~{digest}{after}"))
+    head = os.fsencode(name)[: max(room, 0)].decode("utf-8", "ignore")
+    return path.with_name(f"{before}{head}~{digest}{after}")
+
+
 def temp_name(path: Path) -> Path:
     """The temporary name a write to ``path`` goes through (same folder, hidden, per process)."""
-    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    return side_name(path, ".", f".{os.getpid()}.tmp")
 
 
 def replace_durably(tmp: Path, path: Path) -> None:

@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from .fsutil import NotRegularFile, fsync_dir, open_regular, read_regular
+from .fsutil import NotRegularFile, fsync_dir, open_regular, read_regular, side_name
 
 _CHUNK = 1 << 20
 
@@ -77,26 +77,6 @@ def _same_file(a: Path, b: Path) -> bool:
     except OSError:
         return False
     return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
-
-
-NAME_MAX_BYTES = 255  # a file name's longest on ext4, APFS, XFS, btrfs (bytes)
-
-
-def side_name(path: Path, before: str, after: str) -> Path:
-    """``path``'s name between ``before`` and ``after``, beside it (``.x.md.memoryd-3.tmp``).
-
-    A name near the file system's limit would not take the additions (``ENAMETOOLONG``:
-    the move would fail half done, its rollback too): then the name's bytes are cut to fit,
-    at a whole character, with a hash of the whole name after them, so that each note
-    still has its own side file and finds it again after a crash."""
-    name = path.name
-    full = f"{before}{name}{after}"
-    if len(os.fsencode(full)) <= NAME_MAX_BYTES:
-        return path.with_name(full)
-    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
-    room = NAME_MAX_BYTES - len(os.fsencode(f"{before}~{digest}{after}"))
-    head = os.fsencode(name)[: max(room, 0)].decode("utf-8", "ignore")
-    return path.with_name(f"{before}{head}~{digest}{after}")
 
 
 def _temp_name(dst: Path, move_id: int) -> Path:

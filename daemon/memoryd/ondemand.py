@@ -147,9 +147,13 @@ def archive_traits(roots: Sequence[str]) -> Callable[[Sequence[Archived]], FsTra
 
         from .pathmatch import traits_for
 
-        root = os.path.normpath(roots[0]) if roots else "/"
-        listed = [os.path.relpath(a.dst, root) for a in near]
-        return traits_for(Path(root), [r for r in listed if not r.startswith("..")])
+        # (the journal holds resolved paths: asked below whichever spelling of the workspace,
+        # as given or resolved, holds the archived copies)
+        for root in sorted({os.path.normpath(r) for r in roots}):
+            inside = [a.dst[len(root) + 1 :] for a in near if a.dst.startswith(root + os.sep)]
+            if inside:
+                return traits_for(Path(root), inside)
+        return traits_for(Path("/"), [])
 
     return traits_of
 

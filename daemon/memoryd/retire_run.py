@@ -37,6 +37,7 @@ from .policy.retire_plan import (
 )
 from .retirer import Changed, Retirer
 from .section_report import CUT, NOT_LOADED, HitRow, sections_report
+from .workspace import retired_archive_of
 
 if TYPE_CHECKING:
     from .config import Config, Paths
@@ -63,18 +64,8 @@ class RunResult(NamedTuple):
     batch: str | None
 
 
-def archive_root(archive_dir: str) -> str:
-    """The archive's fixed folder: ``memory-archive/{month}`` → ``memory-archive``."""
-    parts = []
-    for part in archive_dir.strip("/").split("/"):
-        if "{" in part:
-            break
-        parts.append(part)
-    return "/".join(parts) or "memory-archive"
-
-
 def archive_rel_of(cfg: Config, rel: str) -> str:
-    return f"{archive_root(cfg.archive.dir)}/retired/{rel}"
+    return retired_archive_of(cfg.archive.dir, rel)
 
 
 def _user_keeps(rel: str, marked: set[str], pins: list[str]) -> bool:

@@ -329,6 +329,15 @@ def archive_folder_of(rel: str, archive_dir: str) -> tuple[str, bool] | None:
     return None
 
 
+RETIRED_FOLDER = "retired"  # retire's sections, below the archive root: not expire's notes
+
+
+def retired_archive_of(archive_dir: str, rel: str) -> str:
+    """Where retire keeps the sections it took from ``rel``: ``<archive root>/retired/<rel>``
+    (``memory-archive`` when even the archive's first folder is a month's)."""
+    return f"{archive_root(archive_dir) or 'memory-archive'}/{RETIRED_FOLDER}/{rel}"
+
+
 def files_in_archive(workspace: Path, archive_dir: str) -> list[str]:
     """The workspace-relative paths of the notes in the archive's folders as they are on
     disk (regular files in expire's layout: ``memory-archive/<YYYY-MM>/<path>``; no hidden
@@ -339,7 +348,8 @@ def files_in_archive(workspace: Path, archive_dir: str) -> list[str]:
     out = []
     base = workspace / root
     for folder, dirs, files in os.walk(base):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        dirs[:] = [d for d in dirs if not d.startswith(".")
+                   and not (folder == str(base) and d == RETIRED_FOLDER)]  # fmt: skip
         for name in files:
             if name.startswith("."):
                 continue

@@ -384,3 +384,26 @@ def test_a_symlinked_note_is_not_marked_as_explain_does_not_explain_it(tmp_path:
     proc = m.run("mark", "memory/linked.md", mac=False, check=False)
     assert proc.returncode == 2 and "a symbolic link" in proc.stderr, proc.stderr
     assert "marked" not in proc.stdout
+
+
+def test_the_archives_file_system_is_asked_below_the_workspaces_resolved_spelling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The journal holds resolved paths. With the workspace reached through a link whose
+    name sorts before its target's (``~/ws`` → ``/Volumes/Data/ws``), the read hook asked
+    the file system's traits below the link, found none of the archived copies there, and
+    so never folded another spelling onto an archived note. Asked below the spelling that
+    holds them, this machine's file system answers (ext4: case-sensitive, a known answer),
+    where before it answered "not known"."""
+    from memoryd.ondemand import Archived, archive_traits
+
+    monkeypatch.delenv("MEMORYD_FS_TRAITS", raising=False)
+    real = tmp_path / "zreal" / "ws"
+    copy = real / "memory-archive" / "2026-01" / "memory" / "Boat.md"
+    copy.parent.mkdir(parents=True)
+    copy.write_text("boat\n")
+    (tmp_path / "Alink").symlink_to(tmp_path / "zreal", target_is_directory=True)
+    given = tmp_path / "Alink" / "ws"
+    archived = Archived(1, str(real / "memory" / "Boat.md"), str(copy), 0.0)
+    traits = archive_traits([str(given), str(real)])([archived])
+    assert traits.case is False, traits

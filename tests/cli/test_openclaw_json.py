@@ -145,6 +145,8 @@ def test_env_references_in_openclaw_json_are_resolved_as_openclaw_resolves_them(
         ({"agents": {"defaults": {"workspace": "${NOTES}/work-notes"}}}, {"NOTES": str(tmp_path)}),
         ({"env": {"vars": {"NOTES": str(tmp_path)}},
           "agents": {"defaults": {"workspace": "${NOTES}/work-notes"}}}, {}),
+        ({"env": {"NOTES": str(tmp_path)},  # (OpenClaw takes a string beside vars alike)
+          "agents": {"defaults": {"workspace": "${NOTES}/work-notes"}}}, {}),
     ]  # fmt: skip
     for doc, extra in cases:
         oc.write_text(json.dumps(doc))

@@ -159,7 +159,8 @@ def test_a_name_at_the_file_systems_limit_moves_and_comes_back_whole(
     half done and its rollback left a hard link in the archive, one more every retry. The
     side names are now cut to fit, with a hash of the name: the move, its undo and the
     same move again leave exactly one file with one link."""
-    from memoryd.move_files import NAME_MAX_BYTES, _aside_name
+    from memoryd.fsutil import NAME_MAX_BYTES
+    from memoryd.move_files import _aside_name
 
     assert len(os.fsencode(name)) <= NAME_MAX_BYTES
     src = ws / "memory" / name

@@ -209,3 +209,21 @@ def test_an_mtime_in_the_future_ages_from_when_memoryd_first_saw_the_file() -> N
         assert got["memory/close.md"].created == NOW + 3600  # (skew within the slack)
     unseen = with_first_seen([ahead], {}, None, NOW)[0]
     assert unseen.created == NOW and unseen.created_from == FUTURE_MTIME
+
+
+def test_the_archive_on_disk_leaves_out_retires_sections_and_side_files(tmp_path: Path) -> None:
+    """What status and restore --all list as "not in the journal": expire's notes in the
+    archive's layout only. Under a fixed archive.dir retire's own file (its sections, which
+    restore --last undoes) lies inside the archive folder and was listed as if stranded."""
+    from memoryd.workspace import files_in_archive, retired_archive_of
+
+    layouts = (("memory-archive", "memory-archive/memory/x.md"),
+               ("memory-archive/{month}", "memory-archive/2026-01/memory/x.md"))  # fmt: skip
+    for archive_dir, note in layouts:
+        ws = tmp_path / archive_dir.replace("/", "_").replace("{", "").replace("}", "")
+        retired = retired_archive_of(archive_dir, "MEMORY.md")
+        assert retired == "memory-archive/retired/MEMORY.md"
+        for rel in (note, retired, note.replace("x.md", ".x.md.memoryd-3.tmp")):
+            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+            (ws / rel).write_text("t")
+        assert files_in_archive(ws, archive_dir) == [note], archive_dir

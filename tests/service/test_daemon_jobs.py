@@ -403,33 +403,44 @@ def test_the_daemon_learns_again_when_new_verdicts_are_due_so_no_command_has_to(
     assert json.loads(saved.read_text())["at"] == relearned
 
 
-def test_a_job_whose_workspace_is_gone_waits_instead_of_reporting_nothing(tmp_path: Path) -> None:
+def test_a_job_whose_workspace_is_gone_waits_instead_of_reporting_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The workspace on a disk that came unmounted under a running daemon: every command
     stopped with "is not a folder", while the scheduled reflect ran "ok" on "0 memory files,
     0 hits" and that period's report was never redone. Now a job that reads the workspace
-    (reflect, expire) is not run and not recorded, so it is still due once the folder is
-    back; organize, which keeps to the tier store, runs."""
+    (reflect, expire) is held, not run and not recorded, and runs once the folder is back,
+    with no restart or new fire; organize, which keeps to the tier store, runs at once."""
     from memoryd.config import load_config, resolve_paths
+    from memoryd.service import job_runner
     from memoryd.service.cron_trigger import build_triggers
-    from memoryd.service.job_runner import JobRunner
     from memoryd.store import Store
 
+    monkeypatch.setattr(job_runner, "WORKSPACE_LOOK_SECONDS", 0.05)
     inst = make_install(tmp_path)
     cfg = load_config(str(inst.config))
     paths = resolve_paths(cfg, {})
     triggers = build_triggers(cfg, UTC)
-    runner = JobRunner(lambda: (cfg, paths, UTC, triggers), lambda store: None)
+    runner = job_runner.JobRunner(lambda: (cfg, paths, UTC, triggers), lambda store: None)
     away = inst.workspace.with_name("workspace.unmounted")
     inst.workspace.rename(away)
-    for job in ("reflect", "expire", "organize"):
-        runner._run_one(job, "test")
-    with Store.open(inst.db) as store:
-        assert store.last_job("reflect") is None and store.last_job("expire") is None
-        assert store.last_job("organize") is not None
-    assert not list(paths.reports_dir.glob("reflect-*"))
-    away.rename(inst.workspace)
-    runner._run_one("reflect", "test")
-    with Store.open(inst.db) as store:
-        assert store.last_job("reflect") is not None
+
+    def last(job: str) -> object:
+        with Store.open(inst.db) as store:
+            return store.last_job(job)
+
+    runner.start()
+    try:
+        for job in ("reflect", "expire", "organize"):
+            runner.submit(job, "test")
+        wait_until(lambda: last("organize") is not None and not runner._wanted
+                   and runner.current is None, timeout=60)  # fmt: skip
+        assert last("reflect") is None and last("expire") is None
+        assert not list(paths.reports_dir.glob("reflect-*"))
+        away.rename(inst.workspace)  # the disk is back
+        wait_until(lambda: last("reflect") is not None and last("expire") is not None, timeout=60)
+    finally:
+        runner.stop()
+        runner.join(10)
     [report] = paths.reports_dir.glob("reflect-*.md")
     assert "21 memory files" in report.read_text(encoding="utf-8")  # (20 notes, MEMORY.md)

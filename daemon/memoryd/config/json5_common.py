@@ -21,11 +21,11 @@ _TOKEN = re.compile(
     r"""
       (?P<dq>"(?:[^"\\\n\r]|\\.)*")
     | (?P<sq>'(?:[^'\\\n\r]|\\.)*')
-    | (?P<line>//[^\n\r]*)
+    | (?P<line>//[^\n\r\u2028\u2029]*)
     | (?P<block>/\*.*?\*/)
     | (?P<num>[0-9][0-9.]*(?:[eE][+-]?[0-9]+)?)
     | (?P<ident>[A-Za-z_$][A-Za-z0-9_$]*)
-    | (?P<ws>[ \t\n\r]+)
+    | (?P<ws>[ \t\n\r\v\f\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+)
     | (?P<other>.)
     """,
     re.VERBOSE | re.DOTALL,

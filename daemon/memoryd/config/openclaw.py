@@ -87,11 +87,17 @@ _ENV_REF = re.compile(r"\$(\$?)\{([A-Z_][A-Z0-9_]*)\}")
 
 def with_env_refs(oc: dict[str, Any], environ: typing.Mapping[str, str]) -> dict[str, Any]:
     """``oc`` with its ``${VAR}`` references replaced as OpenClaw replaces them, from
-    ``environ`` and then the config's own ``env.vars`` (which override nothing set). Pure.
+    ``environ`` and then the config's own inline variables, which override nothing set
+    (``env.vars``, and any other string directly under ``env``: OpenClaw 2026.9.6's
+    ``collectConfigEnvVarsByTarget``). Pure.
 
     (A workspace written ``"${HOME}/agent-ws"`` was taken as a folder of that name.)"""
-    inline = oc.get("env", {}).get("vars") if isinstance(oc.get("env"), dict) else None
-    env = dict(inline) if isinstance(inline, dict) else {}
+    found = oc.get("env")
+    block: dict[str, Any] = found if isinstance(found, dict) else {}
+    vars_ = block.get("vars")
+    listed: dict[str, Any] = vars_ if isinstance(vars_, dict) else {}
+    beside = {k: v for k, v in block.items() if k not in ("vars", "shellEnv")}
+    env = {k: v for k, v in (*listed.items(), *beside.items()) if isinstance(v, str) and v.strip()}
     env.update({k: v for k, v in environ.items() if v})
 
     def value_of(match: re.Match[str]) -> str:

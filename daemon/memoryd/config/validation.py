@@ -121,7 +121,7 @@ MIN_CLOCK_JUMP_SECONDS = 2.0
 # The daemon's full rescan and its polling observer's interval: at 0 either spins.
 MIN_RESCAN_SECONDS = 1.0
 MIN_POLLING_INTERVAL = 0.1
-MAX_WAIT_SECONDS = 30 * 86400.0  # (threading's waits overflow past about 292 years)
+MAX_WAIT_SECONDS = 30 * 86400.0  # (threading's waits overflow past about 292 years: 1e10 s)
 # The bounds of ingest.chunk_bytes, a read buffer (too large, every read fails).
 MIN_CHUNK_BYTES = 4096
 MAX_CHUNK_BYTES = 64 << 20
@@ -185,8 +185,8 @@ def _check_semantics(cfg: Config) -> None:
                        ("notify.telegram.timeout", cfg.notify.telegram.timeout)):  # fmt: skip
         if value > MAX_WAIT_SECONDS:
             raise ConfigError(
-                f"{key}: at most {MAX_WAIT_SECONDS:,.0f} seconds (30 days): a wait longer "
-                f"than that is no setting a thread can wait on, got {value:g}"
+                f"{key}: at most {MAX_WAIT_SECONDS:,.0f} seconds (30 days; a value far past "
+                f"that overflows the daemon's timers and stops it), got {value:g}"
             )
     for key, least in (("rescan_seconds", MIN_RESCAN_SECONDS),
                        ("polling_interval", MIN_POLLING_INTERVAL)):  # fmt: skip

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import tzinfo
+from pathlib import Path
 from typing import Any
 
 from .. import clock
@@ -29,6 +30,7 @@ ScheduleSnapshot = Callable[[], tuple[Config, Paths, tzinfo, dict[str, Any]]]
 # (:func:`memoryd.own_history.keep_learned`), asked for at start, after a reload and when new
 # verdicts come due, so the first dry run, ``explain`` or ``reflect`` after them need not learn.
 KEEP_LEARNED = "calibration"
+WORKSPACE_LOOK_SECONDS = 30.0  # how often a job held for a missing workspace looks again
 
 log = get_logger("memoryd.service")
 
@@ -47,6 +49,8 @@ class JobRunner(threading.Thread):
         self.forget_runs_ahead = forget_runs_ahead
         self._cond = threading.Condition()
         self._wanted: dict[str, str] = {}  # job → why
+        # job → (why, the workspace it waits for): held while that folder is missing
+        self._held: dict[str, tuple[str, Path]] = {}
         self._stopping = False
         self.current: str | None = None
         # when to ask for KEEP_LEARNED again (None: asked for, or not looked at yet), and
@@ -69,7 +73,8 @@ class JobRunner(threading.Thread):
         while True:
             with self._cond:
                 while not self._wanted and not self._stopping:
-                    self._cond.wait()
+                    self._cond.wait(WORKSPACE_LOOK_SECONDS if self._held else None)
+                    self._take_back_held()
                 if self._stopping:
                     return
                 name = next(iter(self._wanted))
@@ -90,6 +95,14 @@ class JobRunner(threading.Thread):
                       trimmed=freed.trimmed, rss_kb=resident_kb(),
                       py_blocks=sys.getallocatedblocks())  # fmt: skip
 
+    def _take_back_held(self) -> None:
+        """The jobs held for a missing workspace, wanted again once it is a folder (under
+        the condition's lock; a reload submits its catch-up anyway)."""
+        for name, (reason, workspace) in list(self._held.items()):
+            if workspace.is_dir():
+                self._wanted.setdefault(name, reason)
+                del self._held[name]
+
     def _run_one(self, name: str, reason: str) -> None:
         from ..jobs import run_for_period
 
@@ -108,9 +121,12 @@ class JobRunner(threading.Thread):
                 return
             if name != "organize" and not paths.workspace.is_dir():
                 # (an unmounted disk, a workspace moved: a report of "0 files" would stand
-                # for the period, and expire would decide on nothing; the job stays due)
+                # for the period, and expire would decide on nothing; the job stays due and
+                # runs once the folder is back)
                 log.warning("job.workspace_missing", job=name, reason=reason,
                             workspace=str(paths.workspace))  # fmt: skip
+                with self._cond:
+                    self._held.setdefault(name, (reason, paths.workspace))
                 return
             log.info("job.start", job=name, reason=reason)
             started = time.monotonic()
