@@ -372,16 +372,20 @@ def test_a_restore_killed_while_it_puts_sections_back_loses_no_text(install, poi
 
 
 @pytest.mark.subprocess
-def test_a_long_note_is_brought_under_retire_note_max_chars_and_bad_paths_refused(install):
+@pytest.mark.parametrize("name", ["big.md", "b" * 251 + ".md"])  # (a name at the 255-byte limit)
+def test_a_long_note_is_brought_under_retire_note_max_chars_and_bad_paths_refused(install, name):
+    """A note over retire.note_max_chars is cut under it and restore --last gives its bytes
+    back; one whose name is near 255 bytes too (its temporary and aside names were too long:
+    retire --force failed with "File name too long")."""
     ws, env = install
     (ws / "memory").mkdir(exist_ok=True)
-    big = ws / "memory" / "big.md"
+    big = ws / "memory" / name
     big.write_text(_memory(30, size=1_600), encoding="utf-8")  # ~49,000 characters
     before = big.read_bytes()
-    done = _retire(env, "--force", "memory/big.md")
+    done = _retire(env, "--force", f"memory/{name}")
     (note,) = done["notes"]
     assert note["budget"] == 40_000 and note["chars_after"] <= 40_000 and note["retire"]
-    assert note["archive"] == "memory-archive/retired/memory/big.md"
+    assert note["archive"] == f"memory-archive/retired/memory/{name}"
     assert (ws / note["archive"]).is_file() and len(big.read_text(encoding="utf-8")) <= 40_000
     assert run_memoryd(["restore", "--last"], env=env).returncode == 0
     assert big.read_bytes() == before
