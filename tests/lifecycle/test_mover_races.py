@@ -279,6 +279,7 @@ def test_two_expire_runs_at_once_move_each_note_once_and_fail_none(tmp_path: Pat
     first.send_signal(signal.SIGCONT)
     (rc1, out1, err1), (rc2, out2, err2) = finish(first), finish(second)
     assert (rc1, rc2) == (0, 0), (err1, err2)
+    assert "another expire run is moving files; waiting for it to end" in err2  # (said)
     runs = [json.loads(out1), json.loads(out2)]
     assert sorted(a["path"] for run in runs for a in run["archive"]) == notes
     assert not any(run.get("failed") for run in runs), runs

@@ -8,6 +8,7 @@ or beside ``--force``): applying one plan by hand says nothing about the months 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
@@ -85,7 +86,7 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     store = ctx.store()
     first_yes = _record_consent(ctx, store) if args.schedule else False
-    result = job.run(ctx.cfg, ctx.paths, store, now, dry_run=False)
+    result = job.run(ctx.cfg, ctx.paths, store, now, dry_run=False, waiting=_say_waiting)
     record_run(ctx, "expire", now, result.summary)
     moved = [m.item for m in result.moved]
     doc = result.as_dict()
@@ -172,3 +173,8 @@ def _chance(item: PlanItem, plan: Any = None) -> str:
     if p is None:
         return ""
     return f"  [chance needed in 60 days: {plan.shown(p) if plan is not None else f'{p:.0%}'}]"
+
+
+def _say_waiting() -> None:
+    print("memoryd: another expire run is moving files; waiting for it to end, then planning "
+          "what is left", file=sys.stderr)  # fmt: skip

@@ -10,8 +10,9 @@ place, and the other moves go on.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 from .. import faults
 from ..config import Config, Paths
 from ..files_seen import record_first_seen
-from ..locks import held as held_lock
+from ..locks import acquire
 from ..move_files import MoveError
 from ..move_journal import (
     RESTORE_ON_DEMAND_BATCH,
@@ -239,22 +240,41 @@ def _restores_since_last_run(store: Store) -> list[str]:
     return lines
 
 
-def one_run_at_a_time(paths: Paths) -> contextlib.AbstractContextManager[None]:
+@contextlib.contextmanager
+def one_run_at_a_time(
+    paths: Paths, waiting: Callable[[], None] | None = None
+) -> Iterator[None]:
     """Held from a moving run's plan to its last move: two runs at once (two ``expire
     --force``, or one beside the daemon's) each planned the same files, then failed on the
     ones the other had moved ("does not exist") and split one month's archive into two
-    batches. The second now waits, then plans what is left."""
-    return held_lock(paths.memoryd_dir / "expire.lock")
+    batches. The second now waits (``waiting`` is told first), then plans what is left."""
+    lock = paths.memoryd_dir / "expire.lock"
+    fd = acquire(lock, patience=0)
+    if fd is None:
+        if waiting is not None:
+            waiting()
+        fd = acquire(lock)
+    assert fd is not None  # (no patience: acquire waits)
+    try:
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def run(
-    cfg: Config, paths: Paths, store: Store, now: float, *, dry_run: bool = False
+    cfg: Config,
+    paths: Paths,
+    store: Store,
+    now: float,
+    *,
+    dry_run: bool = False,
+    waiting: Callable[[], None] | None = None,
 ) -> ExpireResult:
     """Plan (and unless ``dry_run`` apply) this month's expire by hand, exactly the plan,
     uncapped; notify when something moved. The daemon runs :func:`run_scheduled`."""
     if dry_run:
         return _run(cfg, paths, store, now, dry_run=True)
-    with one_run_at_a_time(paths):
+    with one_run_at_a_time(paths, waiting):
         return _run(cfg, paths, store, now, dry_run=False)
 
 
