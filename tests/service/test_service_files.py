@@ -220,3 +220,40 @@ def test_an_install_from_a_bare_shell_still_gives_the_agent_the_system_folders()
         assert got[0] == "/opt/homebrew/bin"
         assert {"/usr/bin", "/bin", "/usr/sbin", "/sbin"} <= set(got)
         assert len(got) == len(set(got)) and all(p.startswith("/") for p in got)
+
+
+@needs_systemd
+@pytest.mark.parametrize("folder", ["My Clones/memoryd 100%", "cost$HOME ${X}"])
+def test_a_unit_for_a_clone_path_with_spaces_percent_or_dollar_verifies(
+    tmp_path: Path, folder: str
+) -> None:
+    """A clone under a folder with a space, a ``%`` or a ``$``: ``ExecStart`` held the
+    program path as it is, so systemd split it at the space (``Command /…/My is not
+    executable``), expanded ``%h`` inside ``100%home``, or substituted ``$HOME``. The path is
+    now one word, escaped; ``systemd-analyze verify`` finds the program it names."""
+    from memoryd.commands.service_files import render_systemd_unit
+
+    exe = tmp_path / folder / ".venv" / "bin" / "memoryd"
+    exe.parent.mkdir(parents=True)
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    config = tmp_path / folder / "memoryd $x.toml"
+    unit = tmp_path / "memoryd.service"
+    unit.write_text(render_systemd_unit(str(exe), str(config)))
+    verified = systemd_verify(unit, tmp_path)
+    assert verified.returncode == 0, verified.stderr
+    assert verified.stderr.strip() == "", verified.stderr
+
+
+def test_the_launchctl_line_to_paste_keeps_a_home_with_a_space_one_word(tmp_path: Path) -> None:
+    """``/Users/Jane Doe``: the plist was right, but the printed ``launchctl bootstrap``
+    line split the path at the space when pasted into a shell. It is shell-quoted now."""
+    import shlex
+
+    home = tmp_path / "Jane Doe"
+    (home / ".openclaw").mkdir(parents=True)
+    done = cli(home, "service", "install", "--launchd")
+    assert done.returncode == 0, done.stderr
+    target = home / "Library" / "LaunchAgents" / f"{LAUNCHD_LABEL}.plist"
+    [line] = [ln for ln in done.stdout.splitlines() if "launchctl bootstrap" in ln]
+    assert shlex.split(line.split("#")[0])[-1] == str(target)

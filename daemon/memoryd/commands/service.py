@@ -9,6 +9,7 @@ agent for this machine, as :mod:`.service_files` renders them, and removes it.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -104,7 +105,7 @@ def _enable_commands(kind: str, path: Path, env: dict[str, str]) -> list[str]:
     return [
         f"launchctl bootout gui/$(id -u)/{LAUNCHD_LABEL} 2>/dev/null   # only when one is "
         "loaded already: launchd keeps the file it loaded until then",
-        f"launchctl bootstrap gui/$(id -u) {path}",
+        f"launchctl bootstrap gui/$(id -u) {shlex.quote(str(path))}",  # (a home with a space)
         f"launchctl kickstart -k gui/$(id -u)/{LAUNCHD_LABEL}   # restart it",
     ]
 

@@ -41,7 +41,13 @@ def render_systemd_unit(
     exe: str, config: str | None, environment: Mapping[str, str] | None = None
 ) -> str:
     """The user unit. ``exe`` must be absolute (or start with a specifier such as ``%h``)."""
-    command = f"{exe} --config {_quote_systemd(config)} run" if config else f"{exe} run"
+    # (a path's own `%` and spaces are escaped: `/My Clones/100%/.venv/bin/memoryd` split at
+    # the space and expanded the `%h`; a leading `%h` is kept as the specifier; systemd
+    # substitutes `$` in the arguments only, not in the program's path)
+    program = _quote_systemd(exe, home_specifier=exe.startswith("%h/"))
+    command = (
+        f"{program} --config {_exec_word(config)} run" if config else f"{program} run"
+    )
     carried = "".join(
         f"Environment={_quote_systemd(f'{name}={value}')}\n"
         for name, value in (environment or {}).items()
@@ -81,12 +87,20 @@ WantedBy=default.target
 """
 
 
-def _quote_systemd(value: str) -> str:
-    """One word of a unit setting: ``%`` escaped (specifiers), quoted when it has spaces."""
-    value = value.replace("%", "%%")
+def _quote_systemd(value: str, *, home_specifier: bool = False) -> str:
+    """One word of a unit setting: ``%`` escaped (specifiers; with ``home_specifier`` a
+    leading ``%h`` stays one), quoted when it has spaces or quotes."""
+    rest = value[2:] if home_specifier else value
+    value = ("%h" if home_specifier else "") + rest.replace("%", "%%")
     if any(c.isspace() or c in "\"'\\" for c in value):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return value
+
+
+def _exec_word(value: str) -> str:
+    """An argument of ``ExecStart=``: as :func:`_quote_systemd`, and ``$`` doubled (systemd
+    substitutes ``$NAME`` and ``${NAME}`` in a command's arguments, not in ``Environment=``)."""
+    return _quote_systemd(value.replace("$", "$$"))
 
 
 # launchd starts an agent with PATH=/usr/bin:/bin:/usr/sbin:/sbin: no Homebrew, no
