@@ -212,6 +212,30 @@ def test_a_huge_note_in_hot_is_read_only_as_far_as_the_budget_needs(tmp_path: Pa
     assert doc["omitted"] == ["real.md"]
 
 
+def test_a_recall_of_a_huge_note_answers_in_json_the_plugin_can_read(tmp_path: Path) -> None:
+    """A 9.5 MB note in warm/: ``recall --json`` printed its whole text, past the 8 MiB the
+    plugin keeps of a command's output, so the tool failed ("no JSON on stdout") after the
+    note had moved to hot/ and its hit was counted. The text handed on is cut (the plugin
+    shows 8,000 characters); the whole note is where the answer says it is."""
+    from memoryd.tierstore.search import SHOWN_MAX_CHARS
+
+    inst, hot = hot_store(tmp_path)
+    warm = tiers(inst) / "warm"
+    body = "# Kayak\nkayak paddles and a spray deck\n" + "long log line\n" * 700_000
+    (warm / "kayak.md").write_text(body, encoding="utf-8")
+    old = time.time() - 3 * 86400
+    os.utime(warm / "kayak.md", (old, old))
+    out = memoryd(inst, "recall", "--json", "--", "kayak")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert len(out.stdout.encode()) < 1 << 20
+    doc = json.loads(out.stdout)
+    [shown] = [d for d in doc["shown"] if "kayak" in d.get("text", "")]
+    assert shown["text"].startswith("# Kayak\nkayak paddles")
+    assert len(shown["text"]) <= SHOWN_MAX_CHARS + 80
+    assert "cut at 64,000 characters" in shown["text"]
+    assert (hot / "kayak.md").read_text(encoding="utf-8") == body  # moved whole
+
+
 def test_a_binary_md_in_hot_is_not_injected_as_replacement_characters(tmp_path: Path) -> None:
     inst, hot = hot_store(tmp_path)
     (hot / "photo.md").write_bytes(bytes(range(256)) * 40)

@@ -41,6 +41,7 @@ from .search import (
     normalise_words,
     read_all,
     read_shown,
+    shown_text,
 )
 
 
@@ -457,7 +458,7 @@ def _restored_lately(
                 "snippet": snippet,
                 "agent": owner[0],
                 "restored_at": finished,
-                "text": data.decode("utf-8", errors="replace"),
+                "text": shown_text(data),
             }
         )
     if not out.shown:

@@ -358,10 +358,24 @@ def read_all(path: str | Path) -> bytes | None:
     return None if got is None else got[0]
 
 
+# Of a note found, the text handed on (the plugin shows the model 8,000 characters and keeps
+# 8 MiB of a command's output: a 9.5 MB note made the answer unreadable after the note had
+# moved and its hit was counted). The whole note stays where recall says it is.
+SHOWN_MAX_CHARS = 64_000
+
+
+def shown_text(data: bytes) -> str:
+    """A found note's text as recall hands it on: at most :data:`SHOWN_MAX_CHARS`."""
+    text = data[: SHOWN_MAX_CHARS * 4].decode("utf-8", errors="replace")
+    if len(text) <= SHOWN_MAX_CHARS and len(data) <= SHOWN_MAX_CHARS * 4:
+        return text
+    return f"{text[:SHOWN_MAX_CHARS]}\n[… cut at {SHOWN_MAX_CHARS:,} characters of a longer note]"
+
+
 def read_shown(path: str | Path) -> str | None:
     """The text shown of a note found (None: it is no note any more)."""
     data = read_all(path)
-    return None if data is None else data.decode("utf-8", errors="replace")
+    return None if data is None else shown_text(data)
 
 
 def search_tier(root: Path, tier: str, words: list[str]) -> list[Match]:
