@@ -12,7 +12,7 @@ import pytest
 
 from memoryd.config import load_config, resolve_paths
 from memoryd.ingest import ledger as ledger_module
-from memoryd.ingest import ledger_batch, ledger_checkpoints
+from memoryd.ingest import ledger_batch, ledger_checkpoints, ledger_queue
 from memoryd.ingest import scan as scan_module
 from memoryd.store import Store
 from support.corpus import CorpusTruth, generate
@@ -74,6 +74,7 @@ def test_queued_rows_are_the_rows_written_at_once(corpus: CorpusTruth, tmp_path:
         "queued": ([], ONE_PROCESS),
         "small_commits": ([(scan_module, "_COMMIT_CHUNKS", 1)], ONE_PROCESS),
         "bulk_load": ([(scan_module, "_BULK_LOAD_MIN_BYTES", 0)], ONE_PROCESS),
+        "commit_by_time": ([(ledger_queue, "MAX_TRANSACTION_SECONDS", 0.0)], ONE_PROCESS),
     }
     written = {}
     for name, (patches, ingest) in ways.items():
@@ -87,6 +88,26 @@ def test_queued_rows_are_the_rows_written_at_once(corpus: CorpusTruth, tmp_path:
     first = written["at_once"]
     assert len(first[1]["hits"]) == corpus.total_hits and first[0] == len(first[1]["calls"])
     assert all(w == first for w in written.values())
+
+
+def test_no_transaction_of_a_scan_stays_open_longer_than_its_time_bound(
+    corpus: CorpusTruth, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catch-up scan held its write transaction for 16 MB of input (128 MB in a bulk
+    load), and a plugin hook's restore waited 2-4 s for it, past the hook's 800 ms. Now a
+    transaction is committed once it has been open MAX_TRANSACTION_SECONDS as well: with
+    the bound at 0 every write unit commits on its own (more commits than by bytes alone),
+    and with it far away only the bytes decide; the rows are the same either way (above)."""
+    commits = {}
+    for name, bound in (("by_bytes", 1e9), ("by_time", 0.0)):
+        monkeypatch.setattr(ledger_queue, "MAX_TRANSACTION_SECONDS", bound)
+        cfg = write_config(tmp_path, corpus, name, ONE_PROCESS)
+        paths = resolve_paths(load_config(cfg), {})
+        with Store.open(paths.db) as store:
+            scanner = scan_module.Scanner(load_config(cfg), paths, store)
+            assert scanner.scan().new_hits == corpus.total_hits
+            commits[name] = scanner.ledger.commits
+    assert commits["by_time"] > 3 * commits["by_bytes"], commits
 
 
 def test_an_undone_transaction_takes_its_queued_rows_with_it(
