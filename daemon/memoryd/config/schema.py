@@ -250,7 +250,8 @@ class TiersConfig(NamedTuple):
     """How long graveyard copies are kept."""
     summarizer_command: str = ""
     """A command that reads a note on stdin and writes its gist on stdout (`""` =
-    extractive gists)."""
+    extractive gists). Split into words as a shell would, but run without one: for a pipe
+    or `$VAR`, write `sh -c '…'`."""
     summarizer_timeout: float = 30.0
     """Seconds before the summarizer command is given up (extractive gist instead)."""
     recall_max_files: int = 3
