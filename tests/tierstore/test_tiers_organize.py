@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -181,6 +182,32 @@ def test_dry_run_prints_the_plan_and_touches_nothing(env):
     applied = organize.run(cfg, paths, store, T0)
     plan = [(a["op"], a["src"], a["dst"]) for a in result.data["actions"]]
     assert [(a["op"], a["src"], a["dst"]) for a in applied.data["actions"]] == plan
+
+
+@pytest.mark.parametrize("kind", ["symlink", "file"])
+def test_a_tier_folder_that_is_no_folder_is_refused_by_the_dry_run_as_by_the_run(
+    env, tmp_path, kind
+):
+    """``warm`` a symlink into a synced folder (or a file): the dry run said "0 notes, 0 to
+    move" while the run refused it (after creating hot/). Both refuse it now, before
+    anything is made, naming the folder."""
+    cfg, paths, store, root = env
+    elsewhere = tmp_path / "synced_warm"
+    elsewhere.mkdir()
+    write(elsewhere, "kayak.md", "# Kayak\n", T0 - 10 * DAY)
+    root.mkdir(parents=True, exist_ok=True)  # (the tier store is the user's to make)
+    for tier in ("hot", "gist", "forgotten", "warm"):
+        with contextlib.suppress(FileNotFoundError):
+            (root / tier).rmdir()
+    if kind == "symlink":
+        (root / "warm").symlink_to(elsewhere, target_is_directory=True)
+    else:
+        (root / "warm").write_text("not a folder")
+    for dry_run in (True, False):
+        with pytest.raises(OSError, match=r"warm: (a symbolic link|not a folder); memoryd will"):
+            organize.run(cfg, paths, store, T0, dry_run=dry_run)
+    assert sorted(p.name for p in root.iterdir()) == ["warm"]  # nothing made beside it
+    assert (elsewhere / "kayak.md").is_file()
 
 
 def test_deletion_disabled_keeps_forgotten_notes(env):

@@ -198,6 +198,8 @@ def _memory_at_a_glance(paths: Paths, store: Store | None, archive_dir: str) -> 
         for tier in ("hot", "warm", "gist", "forgotten"):
             found: list[tuple[float, str]] = []
             try:
+                if os.path.islink(root / tier):  # (organize refuses it: none of its notes)
+                    raise NotADirectoryError(str(root / tier))
                 with os.scandir(root / tier) as entries:
                     for e in entries:
                         note = e.name.endswith(".md") and not e.name.startswith(".")

@@ -122,8 +122,23 @@ class Placement(NamedTuple):
         return self.originals + self.summaries
 
 
+def check_layout(root: Path) -> None:
+    """Raise OSError naming a tier folder that is there but no folder of its own (a symlink,
+    a file): organize's dry run and its run refuse it alike, before anything is made."""
+    for tier in TIERS:
+        folder = root / tier
+        try:
+            mode = os.lstat(folder).st_mode
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISDIR(mode):
+            what = "a symbolic link" if stat.S_ISLNK(mode) else "not a folder"
+            raise OSError(f"{folder}: {what}; memoryd will not use it as a tier folder")
+
+
 def ensure_layout(root: Path) -> None:
     """Create the root and its four tier folders (never through a symlink)."""
+    check_layout(root)
     root.mkdir(parents=True, exist_ok=True)
     for tier in TIERS:
         folder = root / tier

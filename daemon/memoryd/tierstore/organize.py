@@ -29,7 +29,15 @@ from ..store import Store
 from ..workspace import report_skipped_names
 from .gist import document_frequencies, make_gist
 from .graveyard import BuriedFile, bury, expired_archives, graveyard_dir
-from .layout import Placement, clean_staging, ensure_layout, scan_store, staging_dir, tiers_lock
+from .layout import (
+    Placement,
+    check_layout,
+    clean_staging,
+    ensure_layout,
+    scan_store,
+    staging_dir,
+    tiers_lock,
+)
 from .plan import Action, TierPolicy, plan_store
 from .records import (
     NoteRecord,
@@ -302,6 +310,7 @@ def organize(
         # The tier store is opt-in: the hourly job must not create folders (and a
         # refcount.json) in the user's OpenClaw directory for a store nobody asked for.
         return OrganizeResult(root, dry_run, 0, missing=True)
+    check_layout(root)  # (a dry run said "nothing to do" where the run refused)
     if dry_run:
         return _plan_only(cfg, paths, store, now)
     with tiers_lock(paths):
