@@ -132,7 +132,7 @@ def check_layout(root: Path) -> None:
         except FileNotFoundError:
             continue
         if not stat.S_ISDIR(mode):
-            what = "a symbolic link" if stat.S_ISLNK(mode) else "not a folder"
+            what = "a symlink" if stat.S_ISLNK(mode) else "not a folder"
             raise OSError(f"{folder}: {what}; memoryd will not use it as a tier folder")
 
 
