@@ -153,3 +153,12 @@ def test_a_failing_slow_or_missing_summarizer_falls_back_to_the_extractive_gist(
     assert missing.method == "extractive" and "cannot run" in missing.error
     empty = make_gist(EN_NOTE, "boat.md", command="true")
     assert empty.method == "extractive" and empty.error == "empty output"
+
+
+def test_a_note_with_front_matter_and_no_heading_is_titled_by_its_text_not_the_fence():
+    """A note opening with YAML front matter and no heading got the gist title "# ---"."""
+    from memoryd.tierstore.gist import title_of
+
+    note = "---\ntags: [sailing]\n---\n\nWe sail to Lofoten on Saturday. Bring boots.\n"
+    assert title_of(note, "boat.md") == "We sail to Lofoten on Saturday."
+    assert title_of("---\ntags: [x]\n---\n", "boat.md") == "boat"

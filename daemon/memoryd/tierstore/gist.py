@@ -251,7 +251,7 @@ def title_of(text: str, name: str) -> str:
         for s in secs:
             if s.heading and (want is None or s.level == want):
                 return s.heading
-    for line in text.splitlines():
+    for line in (line for s in secs for line in s.body):  # (after any front matter)
         if line.strip():
             return first_sentence([line])[:80] or line.strip()[:80]
     stem = name[:-3] if name.endswith(".md") else name
