@@ -478,3 +478,17 @@ def test_a_mark_the_disk_could_not_keep_is_not_said_to_be_made(tmp_path: Path, c
                                                    command[1]).stdout  # fmt: skip
     ok = run_cli(inst, *command)
     assert ok.returncode == 0 and command[1] in ok.stdout
+
+
+def test_status_counts_no_hit_stamped_far_ahead_as_of_the_last_hour(tmp_path: Path) -> None:
+    """Reads stamped 200 days ahead (a clock set wrong where the transcript was written):
+    hits and explain count none of them yet, as documented, while status said "2 last hour,
+    2 last day". Its windows now end where theirs do (now + the day of skew allowed); the
+    total is of every hit recorded."""
+    inst = make_install(tmp_path)
+    ahead = time.time() + 200 * 86400
+    append(inst.transcript("s"), hit_lines(["memory/n001.md", "memory/n002.md"], ts=ahead))
+    append(inst.transcript("s"), hit_lines(["memory/n003.md"]))
+    assert run_cli(inst, "scan").returncode == 0
+    doc = json.loads(run_cli(inst, "status", "--json").stdout)
+    assert doc["hits"] == {"last_hour": 1, "last_day": 1, "total": 3}, doc["hits"]

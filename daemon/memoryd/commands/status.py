@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
-from ..hit_counts import hits_since
+from ..hit_counts import CLOCK_SKEW, hits_since
 from ..results import counted
 from .context import Context
 from .formats import human_bytes, json_dumps
@@ -324,7 +324,9 @@ def _fill_from_store(doc: dict[str, Any], store: Any, ctx: Context, now: float) 
             "COALESCE(SUM(vanished_at IS NOT NULL), 0) FROM sources"
         ).fetchone()
         doc["sources"] = {"followed": int(followed), "vanished": int(vanished)}
-        hour, day = hits_since(conn, now - 3600), hits_since(conn, now - 86400)
+        # (stamped past now + the skew allowed: not counted yet, as hits and explain count)
+        ahead = now + CLOCK_SKEW
+        hour, day = hits_since(conn, now - 3600, ahead), hits_since(conn, now - 86400, ahead)
         doc["hits"] = {"last_hour": hour, "last_day": day, "total": hits_since(conn)}
         counters = store.counters()
         doc["malformed_lines"] = int(counters.get("malformed_lines", 0))
