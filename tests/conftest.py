@@ -316,3 +316,14 @@ def _unit_tests_start_no_process(request: pytest.FixtureRequest) -> Iterator[Non
             f"a unit test started a process ({', '.join(sorted(set(seen)))}): "
             "give its module another kind in tests/conftest.py"
         )
+
+
+@pytest.fixture(autouse=True)
+def _transactions_bounded_by_bytes_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process scans commit by their bytes alone: the 0.25 s bound (a hook beside a long
+    scan) would make the tests that count a scan's transactions depend on the machine's
+    load. The tests of that bound set it themselves; child processes keep it."""
+    from memoryd.ingest import ledger_queue
+
+    monkeypatch.setattr(ledger_queue, "MAX_TRANSACTION_SECONDS", 1e9)
+

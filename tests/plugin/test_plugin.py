@@ -438,3 +438,17 @@ def test_bootstrap_files_read_only_when_regular_followed_when_linked(tmp_path: P
     files = read_bootstrap(ws)
     assert "AGENTS.md" not in files and "SOUL.md" not in files
     assert files["MEMORY.md"].endswith("10.0.0.0/24\n")
+
+
+def test_notes_back_from_an_undone_run_are_listed_no_more_than_recall_shows(install, capsys):
+    """Found nowhere but among the notes an undone expire run brought back, recall listed
+    every one of them, each with its text: a large run past the output the plugin reads.
+    It shows at most ``tiers.recall_max_files`` (3), as every other answer does."""
+    for i in range(6):
+        (install["ws"] / "memory" / f"kayak{i}.md").write_text(f"# Kayak {i}\nkayak trip\n")
+        archive(install, f"memory/kayak{i}.md")
+    code, out = run(capsys, install["cfg"], "restore", "--last")
+    assert code == 0, out
+    doc = run_json(capsys, install["cfg"], "recall", "--json", "kayak")
+    assert doc["tier"] == "workspace" and doc["hits_recorded"] == 0
+    assert len(doc["shown"]) == 3, [d["note"] for d in doc["shown"]]

@@ -223,14 +223,19 @@ def test_an_install_from_a_bare_shell_still_gives_the_agent_the_system_folders()
 
 
 @needs_systemd
-@pytest.mark.parametrize("folder", ["My Clones/memoryd 100%", "cost$HOME ${X}"])
+@pytest.mark.parametrize(
+    "folder", ["My Clones/memoryd 100%", "cost$HOME ${X}", "Bob's clones", 'a "b" \\c', "t\tab"]
+)
 def test_a_unit_for_a_clone_path_with_spaces_percent_or_dollar_verifies(
     tmp_path: Path, folder: str
 ) -> None:
-    """A clone under a folder with a space, a ``%`` or a ``$``: ``ExecStart`` held the
-    program path as it is, so systemd split it at the space (``Command /…/My is not
-    executable``), expanded ``%h`` inside ``100%home``, or substituted ``$HOME``. The path is
-    now one word, escaped; ``systemd-analyze verify`` finds the program it names."""
+    """A clone under a folder with a space, a ``%``, a ``$`` or a quote: ``ExecStart`` held
+    the program path as it is, so systemd split it at the space (``Command /…/My is not
+    executable``), expanded ``%h`` inside ``100%home``; a quote, a backslash or a tab it
+    refuses in a program's path at all. The path is now one escaped word (an argument of
+    ``/usr/bin/env`` where systemd refuses it as the program), and ``systemd-analyze verify``
+    finds the program it names; an argument's ``$`` is doubled, as systemd would otherwise
+    substitute it."""
     from memoryd.commands.service_files import render_systemd_unit
 
     exe = tmp_path / folder / ".venv" / "bin" / "memoryd"
@@ -240,6 +245,8 @@ def test_a_unit_for_a_clone_path_with_spaces_percent_or_dollar_verifies(
     config = tmp_path / folder / "memoryd $x.toml"
     unit = tmp_path / "memoryd.service"
     unit.write_text(render_systemd_unit(str(exe), str(config)))
+    exec_start = unit_settings(unit.read_text())["ExecStart"]
+    assert '--config "' in exec_start and "memoryd $$x.toml" in exec_start, exec_start
     verified = systemd_verify(unit, tmp_path)
     assert verified.returncode == 0, verified.stderr
     assert verified.stderr.strip() == "", verified.stderr

@@ -162,3 +162,4 @@ def test_a_note_with_front_matter_and_no_heading_is_titled_by_its_text_not_the_f
     note = "---\ntags: [sailing]\n---\n\nWe sail to Lofoten on Saturday. Bring boots.\n"
     assert title_of(note, "boat.md") == "We sail to Lofoten on Saturday."
     assert title_of("---\ntags: [x]\n---\n", "boat.md") == "boat"
+    assert title_of("\ufeff" + note, "boat.md") == "We sail to Lofoten on Saturday."  # (a BOM)

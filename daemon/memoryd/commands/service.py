@@ -127,6 +127,10 @@ def cmd_service_install(args: argparse.Namespace, ctx: Context) -> int:
     if ctx.environ.get(ENV_TRAITS):  # an override for an odd mount holds for the service too
         environment[ENV_TRAITS] = ctx.environ[ENV_TRAITS]
     if kind == "systemd":
+        for what, value in (("memoryd's path", exe), ("the config's path", config or "")):
+            if "\n" in value or "\r" in value:  # (a unit file's line would end there)
+                raise UsageError(f"{what} {value!r} holds a line break, which no unit file "
+                                 "can hold: install from a folder without one")  # fmt: skip
         content = render_systemd_unit(exe, config, environment).encode()
     else:
         log_dir = str(_home(ctx.environ) / "Library" / "Logs" / "memoryd")

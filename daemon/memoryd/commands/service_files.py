@@ -45,6 +45,10 @@ def render_systemd_unit(
     # the space and expanded the `%h`; a leading `%h` is kept as the specifier; systemd
     # substitutes `$` in the arguments only, not in the program's path)
     program = _quote_systemd(exe, home_specifier=exe.startswith("%h/"))
+    if any(c in "'\"\\" or not c.isprintable() for c in exe):
+        # (systemd refuses these in a program's path, quoted or not: "Executable name
+        # contains special characters"; as an argument of env they are a quoted word)
+        program = f"/usr/bin/env {_exec_word(exe)}"
     command = (
         f"{program} --config {_exec_word(config)} run" if config else f"{program} run"
     )

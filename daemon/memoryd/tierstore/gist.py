@@ -174,7 +174,7 @@ def sections(text: str) -> list[Section]:
     heading, level = "", 0
     body: list[str] = []
     fenced = False
-    lines = text.splitlines()
+    lines = text.removeprefix("\ufeff").splitlines()
     if lines and lines[0].strip() == "---":  # YAML front matter
         for i in range(1, len(lines)):
             if lines[i].strip() in ("---", "..."):

@@ -125,6 +125,8 @@ class Placement(NamedTuple):
 def check_layout(root: Path) -> None:
     """Raise OSError naming a tier folder that is there but no folder of its own (a symlink,
     a file): organize's dry run and its run refuse it alike, before anything is made."""
+    if root.exists() and not root.is_dir():
+        raise OSError(f"{root}: not a folder; memoryd will not use it as the tier store")
     for tier in TIERS:
         folder = root / tier
         try:

@@ -152,7 +152,7 @@ def _recall(
             if found is None:
                 found = _recall_retired(paths, store, wanted, limit)
             if found is None:
-                found = _restored_lately(paths, store, wanted, time.time(), agent)
+                found = _restored_lately(paths, store, wanted, time.time(), agent, limit)
             if found is not None:
                 if with_text is False:
                     for d in found.shown:
@@ -427,11 +427,12 @@ RESTORED_LATELY_SECONDS = 3600.0
 
 
 def _restored_lately(
-    paths: Paths, store: Store, words: list[str], now: float, agent: str | None
+    paths: Paths, store: Store, words: list[str], now: float, agent: str | None, limit: int
 ) -> RecallOutcome | None:
     """The notes containing ``words`` that came back from memoryd's archive in the last
-    :data:`RESTORED_LATELY_SECONDS` and are there ("never recorded" would be false); None if
-    none. Nothing moves and nothing is counted."""
+    :data:`RESTORED_LATELY_SECONDS` and are there ("never recorded" would be false), at most
+    ``limit`` (an undone expire run brings back many); None if none. Nothing moves and
+    nothing is counted."""
     from ..move_journal import EXPIRE_BATCH, returned_since
 
     fold = needs_unicode_fold(words)
@@ -461,6 +462,8 @@ def _restored_lately(
                 "text": shown_text(data),
             }
         )
+        if len(out.shown) >= limit:
+            break
     if not out.shown:
         return None
     out.matches = len(out.shown)
