@@ -26,6 +26,7 @@ import pytest
 from support import transcripts as tx
 from support.archived_boat import BOAT, boat_archived, live_search
 from support.daemon_harness import Install, append, make_install, run_cli
+from support.stopped import finish, wait_stopped
 
 ROOT = Path(__file__).resolve().parents[2]
 BOAT_REL = "memory/lofoten-trip.md"
@@ -88,25 +89,6 @@ def _spawn_on_demand(inst: Install, fault: str | None = None) -> subprocess.Pope
     )
 
 
-def _wait_stopped(proc: subprocess.Popen[str], timeout: float = 60.0) -> None:
-    """Until the process stopped itself at its fault point (SIGSTOP), or ended."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"ended before its fault point: {proc.communicate()}")
-        with open(f"/proc/{proc.pid}/stat", encoding="utf-8") as fh:
-            if fh.read().rsplit(")", 1)[1].split()[0] == "T":
-                return
-        time.sleep(0.01)
-    raise AssertionError("never reached its fault point")
-
-
-def _finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
-    out, err = proc.communicate(timeout=120)
-    assert "Traceback" not in err, err
-    return proc.returncode, out, err
-
-
 # =========================================================================== case 3 and 6
 
 
@@ -160,9 +142,9 @@ def test_racing_restores_of_one_note_all_end_with_it_in_the_workspace(tmp_path: 
         assert run_cli(inst, "scan").returncode == 0
         if round_ == 0:
             restore = _spawn(inst, "restore", BOAT_REL, fault="restore.resolved:1:stop")
-            _wait_stopped(restore)
+            wait_stopped(restore)
             recall = _spawn(inst, "recall", "Albatross")
-            code, out, _ = _finish(recall)
+            code, out, _ = finish(recall)
             assert code == 0 and "restored to the workspace" in out, out
             on_demand = _spawn_on_demand(inst)
             restore.send_signal(signal.SIGCONT)
@@ -173,7 +155,7 @@ def test_racing_restores_of_one_note_all_end_with_it_in_the_workspace(tmp_path: 
                 _spawn_on_demand(inst),
                 _spawn(inst, "recall", "Albatross"),
             ]
-        results = [_finish(p) for p in procs]
+        results = [finish(p) for p in procs]
         assert boat.read_text(encoding="utf-8") == BOAT, (round_, results)
         assert _archive_files(inst) == [] and _archived_rows(inst) == [], results
         for code, out, _err in results:
@@ -196,15 +178,15 @@ def test_a_restore_path_mid_move_when_the_restore_on_demand_looks_is_no_conflict
     live_search(inst, "ketch Albatross Lofoten harbour", [])
     assert run_cli(inst, "scan").returncode == 0
     restore = _spawn(inst, "restore", BOAT_REL, fault="mover.placed:1:stop")
-    _wait_stopped(restore)  # the note is at its name; the journal still has it archived
+    wait_stopped(restore)  # the note is at its name; the journal still has it archived
     assert boat.read_text(encoding="utf-8") == BOAT
     on_demand = _spawn_on_demand(inst, fault="ondemand.left_alone:1:stop")
-    _wait_stopped(on_demand)  # it found a file at the name and the row live
+    wait_stopped(on_demand)  # it found a file at the name and the row live
     on_demand.send_signal(signal.SIGCONT)  # (it waits for the journal: the restore holds it)
     restore.send_signal(signal.SIGCONT)
-    code, out, _ = _finish(restore)
+    code, out, _ = finish(restore)
     assert code == 0 and "restored memory-archive/" in out, out
-    code, out, err = _finish(on_demand)
+    code, out, err = finish(on_demand)
     assert code == 0 and out == "", (out, err)  # nothing left for it to do, nothing reported
     status = run_cli(inst, "status").stdout
     assert "0 left alone" in status and "0 failed" in status, status
@@ -218,11 +200,11 @@ def test_a_recall_that_loses_the_race_to_a_restore_says_the_note_is_back(tmp_pat
     in the workspace, not "nothing moved: the restore failed"."""
     inst, _ = boat_archived(tmp_path)
     recall = _spawn(inst, "recall", "--json", "Albatross", fault="recall.archive_chosen:1:stop")
-    _wait_stopped(recall)
+    wait_stopped(recall)
     restore = run_cli(inst, "restore", BOAT_REL)
     assert restore.returncode == 0 and "restored memory-archive/" in restore.stdout
     recall.send_signal(signal.SIGCONT)
-    code, out, _ = _finish(recall)
+    code, out, _ = finish(recall)
     doc = json.loads(out)
     assert code == 0 and "restored to the workspace" in doc["message"], doc
     assert [r["status"] for r in doc["rotations"]] == ["done"] and doc["shown"][0]["now"]
@@ -338,14 +320,14 @@ def test_a_recall_and_the_restore_on_demand_racing_for_a_re_archived_note_agree(
     live_search(inst, "ketch Albatross Lofoten harbour", [])
     assert run_cli(inst, "scan").returncode == 0
     on_demand = _spawn_on_demand(inst, fault="ondemand.chosen:1:stop")
-    _wait_stopped(on_demand)  # it has chosen the live row, and not moved it yet
+    wait_stopped(on_demand)  # it has chosen the live row, and not moved it yet
     recall = _spawn(inst, "recall", "--json", "Albatross")
-    code, out, _ = _finish(recall)
+    code, out, _ = finish(recall)
     doc = json.loads(out)
     assert code == 0 and [r["status"] for r in doc["rotations"]] == ["done"], doc
     assert [d["note"] for d in doc["shown"]] == [BOAT_REL]
     on_demand.send_signal(signal.SIGCONT)
-    code, out, err = _finish(on_demand)
+    code, out, err = finish(on_demand)
     assert code == 0 and out == "", (out, err)  # nothing left for it to do, nothing reported
     status = run_cli(inst, "status").stdout
     assert "0 on demand, 0 left alone" in status and "0 failed" in status, status

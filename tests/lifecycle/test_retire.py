@@ -30,6 +30,7 @@ from memoryd.policy.retire_plan import (
 from memoryd.section_map import parse_sections
 from support import transcripts as tx
 from support.inprocess import memoryd as run_memoryd
+from support.stopped import wait_stopped
 
 NOW = 1_796_000_000.0  # 2026-11-30
 DAY = 86400.0
@@ -268,7 +269,7 @@ def test_an_edit_made_between_the_plan_and_the_rewrite_wins(install, tmp_path):
         env={**env, "MEMORYD_FAULT": f"@{spec}"}, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        _wait_stopped(child.pid)
+        wait_stopped(child, timeout=300)
         edited = (ws / "MEMORY.md").read_text(encoding="utf-8") + "## Saved meanwhile\n- x\n"
         tmp = ws / ".MEMORY.md.editor"
         tmp.write_text(edited, encoding="utf-8")
@@ -287,17 +288,6 @@ def test_an_edit_made_between_the_plan_and_the_rewrite_wins(install, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert (ws / "MEMORY.md").read_text(encoding="utf-8") == edited
     assert hashlib.sha256(edited.encode()).hexdigest()
-
-
-def _wait_stopped(pid: int) -> None:
-    import time
-
-    for _ in range(6000):
-        with open(f"/proc/{pid}/stat") as fh:
-            if fh.read().split(") ", 1)[1].startswith("T"):
-                return
-        time.sleep(0.05)
-    raise AssertionError("the retire never reached its fault point")
 
 
 @pytest.mark.subprocess

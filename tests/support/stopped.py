@@ -26,7 +26,7 @@ def spawn(config: Path, *args: str, fault: str | None = None, cwd: Path | None =
     )  # fmt: skip
 
 
-def wait_stopped(proc: subprocess.Popen[str], timeout: float = 120.0) -> None:
+def wait_stopped(proc: subprocess.Popen[str], timeout: float = 60.0) -> None:
     """Until the process stopped itself at its fault point (SIGSTOP); it ending first, or
     never getting there, fails the test."""
     deadline = time.monotonic() + timeout
@@ -40,9 +40,9 @@ def wait_stopped(proc: subprocess.Popen[str], timeout: float = 120.0) -> None:
     raise AssertionError("never reached its fault point")
 
 
-def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+def finish(proc: subprocess.Popen[str], timeout: float = 120.0) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) once it ends; a traceback fails the test."""
-    out, err = proc.communicate(timeout=300)
+    out, err = proc.communicate(timeout=timeout)
     assert "Traceback" not in err, err
     return proc.returncode, out, err
 
