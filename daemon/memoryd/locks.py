@@ -22,7 +22,7 @@ import errno
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 LOCK_NAME = "memoryd.lock"
@@ -64,9 +64,16 @@ def acquire(
 
 
 @contextlib.contextmanager
-def held(path: Path, *, mode: int = 0o600) -> Iterator[None]:
-    """Hold an exclusive lock on ``path`` for the ``with`` block, waiting as long as it takes."""
-    fd = acquire(path, mode=mode)
+def held(
+    path: Path, *, mode: int = 0o600, waiting: Callable[[], None] | None = None
+) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` for the ``with`` block, waiting as long as it takes
+    (``waiting`` is called first when another holds it)."""
+    fd = acquire(path, mode=mode, patience=0) if waiting is not None else None
+    if fd is None:
+        if waiting is not None:
+            waiting()
+        fd = acquire(path, mode=mode)
     assert fd is not None  # (no patience: acquire waits)
     try:
         yield

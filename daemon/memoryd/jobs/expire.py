@@ -10,9 +10,8 @@ place, and the other moves go on.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 from .. import faults
 from ..config import Config, Paths
 from ..files_seen import record_first_seen
-from ..locks import acquire
+from ..locks import held as held_lock
 from ..move_files import MoveError
 from ..move_journal import (
     RESTORE_ON_DEMAND_BATCH,
@@ -240,25 +239,14 @@ def _restores_since_last_run(store: Store) -> list[str]:
     return lines
 
 
-@contextlib.contextmanager
 def one_run_at_a_time(
     paths: Paths, waiting: Callable[[], None] | None = None
-) -> Iterator[None]:
+) -> contextlib.AbstractContextManager[None]:
     """Held from a moving run's plan to its last move: two runs at once (two ``expire
     --force``, or one beside the daemon's) each planned the same files, then failed on the
     ones the other had moved ("does not exist") and split one month's archive into two
     batches. The second now waits (``waiting`` is told first), then plans what is left."""
-    lock = paths.memoryd_dir / "expire.lock"
-    fd = acquire(lock, patience=0)
-    if fd is None:
-        if waiting is not None:
-            waiting()
-        fd = acquire(lock)
-    assert fd is not None  # (no patience: acquire waits)
-    try:
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
+    return held_lock(paths.memoryd_dir / "expire.lock", waiting=waiting)
 
 
 def run(
