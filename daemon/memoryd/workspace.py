@@ -361,6 +361,18 @@ def files_in_archive(workspace: Path, archive_dir: str) -> list[str]:
     return sorted(out)
 
 
+def unjournaled_in_archive(ws: Path, archive_dir: str, journaled: set[str]) -> list[str]:
+    """The notes in the workspace's archive that no journaled move put there (``journaled``:
+    the resolved archived paths the journal knows): a state database started anew, or the
+    archive copied in by hand. memoryd cannot undo what it has no record of; said, not
+    guessed."""
+    try:
+        on_disk = files_in_archive(ws, archive_dir)
+    except OSError:
+        return []
+    return [rel for rel in on_disk if os.path.realpath(ws / rel) not in journaled]
+
+
 def archive_root(archive_dir: str) -> str:
     """The workspace-relative folder every archived note is below: ``archive.dir`` up to its
     first ``{…}`` part (``memory-archive`` of ``memory-archive/{month}``; ``memory`` of

@@ -331,7 +331,8 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     text += [_restored_line(r) for r in restored]
     text += [b["message"] for b in already]
     if args.all:
-        from .status import unjournaled_in_archive, unjournaled_words
+        from ..workspace import unjournaled_in_archive
+        from .status import unjournaled_words
 
         known = {os.path.realpath(r.dst) for r in archived_moves(store, EXPIRE_BATCH) if r.dst}
         unknown_here = unjournaled_in_archive(ws, ctx.cfg.archive.dir, known)
@@ -339,7 +340,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
         if not restored and not errors:
             text.append("nothing in the archive to restore")
         if unknown_here:
-            text.append(unjournaled_words(len(unknown_here)).replace("and ", "", 1) + ":")
+            text.append(unjournaled_words(len(unknown_here)) + ":")
             text += [f"  {rel}" for rel in unknown_here]
     emit(ctx, args, doc, text)
     if not args.json:

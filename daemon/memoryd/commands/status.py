@@ -20,7 +20,6 @@ from .context import Context
 from .formats import human_bytes, json_dumps
 
 if TYPE_CHECKING:
-    from pathlib import Path
 
     from ..config import Config, Paths
     from ..store import Store
@@ -250,22 +249,10 @@ def _memory_at_a_glance(paths: Paths, store: Store | None, archive_dir: str) -> 
         journaled = {os.path.realpath(dst) for dst in dsts}
     else:
         journaled = set()
+    from ..workspace import unjournaled_in_archive
+
     archive["unjournaled"] = len(unjournaled_in_archive(paths.workspace, archive_dir, journaled))
     return {"tiers": tiers, "promotion": promotion, "archive": archive}
-
-
-def unjournaled_in_archive(ws: Path, archive_dir: str, journaled: set[str]) -> list[str]:
-    """The notes in the workspace's archive that no journaled move put there (``journaled``:
-    the resolved archived paths the journal knows): a state database started anew, or the
-    archive copied in by hand. memoryd cannot undo what it has no record of; said, not
-    guessed."""
-    from ..workspace import files_in_archive
-
-    try:
-        on_disk = files_in_archive(ws, archive_dir)
-    except OSError:
-        return []
-    return [rel for rel in on_disk if os.path.realpath(ws / rel) not in journaled]
 
 
 def _chance_status(cfg: Config, recorded: str | None) -> dict[str, Any] | None:
@@ -565,14 +552,14 @@ def glance_lines(doc: dict[str, Any]) -> list[str]:
         f"archive:     {counted(a.get('files', 0), 'file')}, {counted(a.get('bytes', 0), 'byte')}"
     )
     if a.get("unjournaled"):
-        out.append(f"             {unjournaled_words(a['unjournaled'])}")
+        out.append(f"             and {unjournaled_words(a['unjournaled'])}")
     return out
 
 
 def unjournaled_words(n: int) -> str:
     """What ``status`` and ``restore --all`` say of archived notes the journal does not know."""
     return (
-        f"and {counted(n, 'file')} in the archive that memoryd's move journal does not know "
+        f"{counted(n, 'file')} in the archive that memoryd's move journal does not know "
         "(archived before this state database began, or put there by hand): restore cannot "
         "take them back; move one back by hand to the path it keeps below its month's folder"
     )
