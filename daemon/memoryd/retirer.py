@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from . import faults
-from .fsutil import exchange, fsync_dir, read_regular, write_atomic, write_new
+from .fsutil import exchange, fsync_dir, read_regular, side_name, write_atomic, write_new
 from .locks import held
-from .move_files import MoveError, make_folders, side_name
+from .move_files import MoveError, make_folders
 from .store import Store
 
 ABSENT = ""  # the sha of "no file" (an archive that did not exist)
