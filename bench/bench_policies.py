@@ -108,6 +108,9 @@ def grid() -> list[pc.Policy]:
             p = rpol.Renewal(th, dead=dead)
             p.name = f"renewal:{th:g}/{dead:g}"
             out.append(p)
+    for found_cut in (0.04, 0.05):
+        for floor in (0.35, 0.4):
+            out.append(rpol.FoundCut(found_cut, floor, name=f"found-cut:{found_cut:g}/{floor:g}"))
     for strong in (False, True):
         for base in (45, 60):
             p = rpol.KindAware(pc.Seed(), rpol.Rhythm(base, 1.5, strong_only=strong))

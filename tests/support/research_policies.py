@@ -16,6 +16,7 @@ from memoryd.policy.candidates import (
     DAY,
     HORIZON_DAYS,
     FileView,
+    Likely,
     Policy,
     Seed,
     Verdict,
@@ -119,6 +120,28 @@ class KindAware(Policy):
 
     def decide(self, v: FileView) -> Verdict:
         return (self.daily if v.kind == "daily" else self.other).decide(v)
+
+
+class FoundCut(Likely):
+    """``likely`` with a lower generic cut (``found_cut``) for a note that was hit at least
+    once: until the user's history calibrates the chance, a note someone found is archived
+    only below ``found_cut``, a note nobody ever found below ``threshold`` as before, so the
+    noise seed 000 complains of goes as early as it does today (docs/decisions.md, "A lower
+    cut for a note someone found")."""
+
+    def __init__(self, found_cut: float = 0.05, floor: float = 0.4, name: str = "found-cut"):
+        super().__init__(floor=floor, name=name)
+        self.found_cut = found_cut
+
+    def params(self) -> dict[str, float | int | str]:
+        return {**super().params(), "found_cut": self.found_cut}
+
+    def decide_from(self, v: FileView, p: float) -> Verdict:
+        verdict = super().decide_from(v, p)
+        if verdict.archive and self.calibration is None and v.times and p >= self.found_cut:
+            why = f"found before: may be needed within {HORIZON_DAYS} days (chance at least "
+            return Verdict(False, "likely", f"{why}{self.found_cut:.0%})", p)
+        return verdict
 
 
 class Renewal(Policy):
