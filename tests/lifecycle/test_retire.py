@@ -419,3 +419,16 @@ def test_a_symlinked_memory_md_is_left_whole_and_said_why(install, tmp_path):
         [left] = [s for s in doc["skipped"] if s["path"] == "MEMORY.md"]
         assert left["why"].startswith("a symbolic link (retire rewrites only a regular file")
     assert target.read_bytes() == before and (ws / "MEMORY.md").is_symlink()
+
+
+@pytest.mark.subprocess
+def test_a_file_named_that_is_not_there_is_the_users_input(install):
+    """`retire nope.md` said "left nope.md: cannot read" and exited 0, as for a note it had
+    found itself; a file you name that is not there is your input: one line, exit 2."""
+    ws, env = install
+    before = (ws / "MEMORY.md").read_bytes()
+    for args in (("memory/nope.md",), ("--force", "memory/nope.md", "MEMORY.md")):
+        r = run_memoryd(["retire", *args], env=env)
+        assert (r.returncode, r.stdout) == (2, ""), r.stdout + r.stderr
+        assert r.stderr == f"memoryd: memory/nope.md: no such file in {ws}\n"
+    assert (ws / "MEMORY.md").read_bytes() == before

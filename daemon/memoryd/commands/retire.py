@@ -6,6 +6,7 @@ file would weigh after. ``restore --last`` puts them back (docs/sections.md)."""
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from .. import clock
@@ -57,6 +58,8 @@ def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
     for rel in only or ():
         if rel.startswith(("tiers/", "../")) or not rel.endswith(".md"):
             raise UsageError(f"{rel}: retire takes the workspace's Markdown memory files")
+        if not os.path.lexists(ctx.paths.workspace / rel):
+            raise UsageError(f"{rel}: no such file in {ctx.paths.workspace}")
     if args.force:
         store = ctx.store()
         mover = mover_for(store, ctx.paths)
