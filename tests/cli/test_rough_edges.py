@@ -126,6 +126,9 @@ def test_memoryd_alone_prints_the_help() -> None:
         (["bogus"], "invalid choice: 'bogus'"),
         (["service"], "required: WHAT"),
         (["expire", "--schedule", "--no-schedule"], "not allowed with argument"),
+        # (a negative time was taken; "nan" handed over a run that never timed out)
+        (["promote", "--handoff", "--timeout", "-1"], "argument --timeout: must not be negative"),
+        (["promote", "--handoff", "--timeout", "nan"], "argument --timeout: expected a number"),
     ],
 )
 def test_argparse_refusals_are_one_line(demo: Path, args: list[str], says: str) -> None:

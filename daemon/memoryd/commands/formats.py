@@ -4,11 +4,12 @@ people read it, the one JSON document a ``--json`` command prints."""
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from ..progress import human_bytes
 
-__all__ = ["human_bytes", "json_dumps", "positive_int"]
+__all__ = ["human_bytes", "json_dumps", "positive_int", "seconds"]
 
 
 def positive_int(text: str) -> int:
@@ -19,6 +20,20 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """argparse type for a time span in seconds (``--timeout``): a finite number ≥ 0 (0: due
+    at once)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {text}")
     return value
 
 

@@ -7,6 +7,7 @@ import argparse
 
 from .common import add_output_options, emit, ready_to_decide, record_run
 from .context import Context, UsageError
+from .formats import seconds
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --settle: how the sub-session's run ended (timeout, pending: "
                    "it may still be writing, nothing recorded yet; unknown: the wait failed "
                    "and the run's time is up)")
-    p.add_argument("--timeout", type=float, metavar="SECONDS",
+    p.add_argument("--timeout", type=seconds, metavar="SECONDS",
                    help="with --handoff: the seconds the sub-session is given (default 180); "
                    "a run left handed over longer is settled as timed out")
     p.add_argument("--agent", metavar="ID", help="with --handoff: the agent (default: main's)")
