@@ -432,3 +432,20 @@ def test_a_file_named_that_is_not_there_is_the_users_input(install):
         assert (r.returncode, r.stdout) == (2, ""), r.stdout + r.stderr
         assert r.stderr == f"memoryd: memory/nope.md: no such file in {ws}\n"
     assert (ws / "MEMORY.md").read_bytes() == before
+
+
+@pytest.mark.subprocess
+def test_counts_of_one_are_singular_in_retire_and_its_undo(install):
+    """"1 hits in 90 days" in the plan, "(1 files; ...)" naming the run restore undoes."""
+    ws, env = install
+    (ws.parent / "state" / "openclaw.json").write_text(  # a budget the looked-up topics pass
+        json.dumps({"agents": {"defaults": {"bootstrapMaxChars": 3000, "workspace": str(ws)}}}),
+        encoding="utf-8",
+    )
+    plan = run_memoryd(["retire"], env=env).stdout
+    assert "0 hits in 90 days" in plan and "1 hit in 90 days" in plan, plan
+    assert "1 hits" not in plan
+    assert run_memoryd(["retire", "--force"], env=env).returncode == 0
+    back = run_memoryd(["restore", "--last"], env=env)
+    assert back.returncode == 0 and "undoing the retire run of " in back.stdout, back.stderr
+    assert "(1 file; " in back.stdout and "1 files" not in back.stdout, back.stdout

@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from .. import clock
+from ..results import counted
 from .common import add_output_options, emit, ready_to_decide, to_relpath
 from .context import Context, UsageError
 
@@ -108,7 +109,7 @@ def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
         for t in p.taken:
             text.append(
                 f"  {t.title} (lines {t.first_line}-{t.last_line}, {t.chars:,} chars; "
-                f"{t.hits_90d} hits in 90 days, last {_when(t.last_hit)})"
+                f"{counted(t.hits_90d, 'hit')} in 90 days, last {_when(t.last_hit)})"
             )
         kept = [f"{k} ({why})" for k, why in p.kept if why != "title"]
         if kept:
