@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 # A heading: up to three spaces, one to six #, then a space or the end of the line.
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 # Lines shorter than this (without the blanks around them) are too common to say where a
 # chunk was.
 MIN_LINE_CHARS = 3
@@ -73,15 +73,19 @@ def parse_sections(text: str) -> tuple[Section, ...]:
     top_has_text = False
     for number, line in enumerate(lines, start=1):
         match = None
-        m = _FENCE.match(line)
+        # (a CRLF file's line break and a BOM are text OpenClaw counts, not the line's Markdown)
+        probe = line[:-1] if line.endswith("\r") else line
+        if number == 1 and probe.startswith("\ufeff"):
+            probe = probe[1:]
+        m = _FENCE.match(probe)
         if m is not None:
             mark = m.group(1)
             if fence is None:
-                fence = mark[0] * 3
-            elif mark.startswith(fence):
+                fence = mark  # closed by as many or more of its character, nothing after
+            elif mark.startswith(fence) and not m.group(2).strip(" \t"):
                 fence = None
-        elif fence is None and line.lstrip(" ").startswith("#"):
-            match = _HEADING.match(line)
+        elif fence is None and probe.lstrip(" ").startswith("#"):
+            match = _HEADING.match(probe)
         if match is not None:
             if head is not None:
                 out.append(Section(head[0], head[1], head[2], number - 1, head[3], offset))

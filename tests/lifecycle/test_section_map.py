@@ -62,6 +62,25 @@ def test_a_heading_inside_fenced_code_is_no_section():
     assert [s.title for s in parse_sections(text)] == ["# Notes", "## Real"]
 
 
+def test_a_longer_fence_is_closed_only_by_one_as_long_with_nothing_after_it():
+    # (CommonMark: a fence closes at the same character, at least as many, no info string)
+    text = (
+        "# Notes\n````md\n```\n# inside the example\n```\n````\n"
+        "~~~\n```python\n# still code\n~~~\n## Real\nbody"
+    )
+    assert [s.title for s in parse_sections(text)] == ["# Notes", "## Real"]
+
+
+def test_crlf_lines_and_a_bom_give_the_sections_of_the_same_file_saved_plainly():
+    plain = "## Wombat ##\n- a\n#\n- b\n## Okapi\n- c\n"
+    for text in (plain.replace("\n", "\r\n"), "\ufeff" + plain):
+        got = parse_sections(text)
+        assert [(s.title, s.first, s.last) for s in got] == [
+            (s.title, s.first, s.last) for s in parse_sections(plain)
+        ]
+        assert got[-1].end == utf16_len(text)  # (the \r and the BOM are counted, as OpenClaw does)
+
+
 def _memory(sections: list[tuple[str, list[str]]]) -> str:
     out: list[str] = []
     for heading, body in sections:
