@@ -61,14 +61,20 @@ def bootstrap_limits(oc: Mapping[str, Any], agent_id: str) -> tuple[int, int]:
 
 # Past this a bootstrap file is cut far beyond any budget OpenClaw allows: read no more.
 _BOOTSTRAP_READ_MAX = 4 * 1024 * 1024
+# OpenClaw 2026.9.6 reads no bootstrap file over this many bytes (its
+# MAX_WORKSPACE_BOOTSTRAP_FILE_BYTES, dist/workspace-bootstrap-read-*.mjs): a session gets
+# this line in the file's place instead.
+OPENCLAW_READ_MAX = 2 * 1024 * 1024
+UNREADABLE = f"[UNREADABLE: File exceeds {OPENCLAW_READ_MAX} bytes]"
 
 
-def read_bootstrap(workspace: Path) -> dict[str, str]:
+def read_bootstrap(workspace: Path, over: set[str] | None = None) -> dict[str, str]:
     """The bootstrap files present in ``workspace`` (name → text); unreadable ones left out.
 
     A symlink is followed, as OpenClaw follows it; anything but a regular file (a FIFO named
     ``AGENTS.md`` would block a plain read forever) is left out, and a file is read up to
-    ``_BOOTSTRAP_READ_MAX`` bytes.
+    ``_BOOTSTRAP_READ_MAX`` bytes. The names of files over :data:`OPENCLAW_READ_MAX` bytes,
+    which OpenClaw does not read, are added to ``over``.
     """
     out: dict[str, str] = {}
     for name in BOOTSTRAP_FILES:
@@ -86,7 +92,28 @@ def read_bootstrap(workspace: Path) -> dict[str, str]:
         finally:
             os.close(fd)
         out[name] = data.decode("utf-8", errors="replace")
+        if over is not None and len(data) > OPENCLAW_READ_MAX:
+            over.add(name)
     return out
+
+
+def openclaw_cuts(
+    present: Mapping[str, str], over: set[str], file_max: int, total_max: int, workspace: Path
+) -> dict[str, Any]:
+    """Each bootstrap file's cut (:func:`memoryd.bootstrap_cut.bootstrap_cuts`), a file over
+    OpenClaw's read bound taking the budget of the line OpenClaw puts in its place, and
+    itself not loaded (``unreadable``)."""
+    from .bootstrap_cut import FILE_ORDER, bootstrap_cuts, js_trim_end
+    from .section_map import utf16_len
+
+    files = {n: UNREADABLE if n in over else present.get(n) for n in FILE_ORDER}
+    paths = {name: str(workspace / name) for name in FILE_ORDER}
+    cuts = bootstrap_cuts(files, file_max, total_max, paths)
+    for name in over & cuts.keys():
+        length = utf16_len(js_trim_end(present[name]))
+        cuts[name] = cuts[name]._replace(length=length, head=0, tail=0, loaded=False,
+                                         unreadable=True)  # fmt: skip
+    return cuts
 
 
 def bootstrap_budget(files: Mapping[str, str], file_max: int, total_max: int) -> BootstrapBudget:
@@ -137,11 +164,8 @@ def session_cuts(oc: Mapping[str, Any], agent_id: str, workspace: Path) -> Sessi
     """The bootstrap cut of every file of ``workspace`` for ``agent_id``, from the user's
     ``openclaw.json`` (``oc``) and the files as they are now (``memoryd sections``, the
     reflect page)."""
-    from .bootstrap_cut import FILE_ORDER, bootstrap_cuts
-
     file_max, total_max = bootstrap_limits(oc, agent_id)
-    present = read_bootstrap(workspace)
-    files = {name: present.get(name) for name in FILE_ORDER}
-    paths = {name: str(workspace / name) for name in FILE_ORDER}
-    cuts = bootstrap_cuts(files, file_max, total_max, paths)
+    over: set[str] = set()
+    present = read_bootstrap(workspace, over)
+    cuts = openclaw_cuts(present, over, file_max, total_max, workspace)
     return SessionCuts(cuts, file_max, total_max, present)

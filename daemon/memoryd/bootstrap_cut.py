@@ -47,7 +47,8 @@ class FileCut(NamedTuple):
     head: int  # units kept from its start
     tail: int  # units kept from its end (head == length, tail == 0: all of it)
     injected: int  # units it takes of the total budget (marker lines included)
-    loaded: bool  # False: skipped (the total budget was spent before it)
+    loaded: bool  # False: skipped (the total budget was spent before it, or unreadable)
+    unreadable: bool = False  # over OpenClaw's read bound: a session gets one line instead
 
     @property
     def truncated(self) -> bool:

@@ -302,6 +302,7 @@ def report_doc(rep: SectionsReport, iso: Any) -> dict[str, Any]:
         if cut is None
         else {
             "loaded": cut.loaded,
+            "unreadable": cut.unreadable,
             "length": cut.length,
             "head": cut.head,
             "tail": cut.tail,

@@ -235,3 +235,29 @@ def test_sections_and_retire_give_one_length_for_memory_md(install):
     assert f"MEMORY.md: {len(text.rstrip()):,} characters, budget" in proc.stdout
     plain = run_memoryd(["sections", "MEMORY.md", "--no-scan"], env=env).stdout
     assert f"{len(text.rstrip()):,} characters;" in plain
+
+
+def test_a_memory_md_over_openclaws_read_bound_is_not_loaded_and_the_files_before_it_count_so(
+    install,
+):
+    """OpenClaw 2026.9.6 reads no bootstrap file over 2 MiB: a session gets one
+    ``[UNREADABLE: …]`` line in its place (dist/workspace-bootstrap-read-*.mjs). ``sections``
+    said such a MEMORY.md's first 15,000 characters were loaded; and an AGENTS.md over the
+    bound took its whole 20,000 of the total budget, not the line's 40."""
+    _, ws, env, _ = install
+    big = _memory_md(list(range(16)))
+    big = big * (2 * 1024 * 1024 // len(big) + 1)
+    (ws / "MEMORY.md").write_text(big, encoding="utf-8")
+    doc = _sections(env)
+    assert doc["bootstrap"]["loaded"] is False and doc["bootstrap"]["unreadable"] is True
+    assert doc["bootstrap"]["dropped"] == len(big.rstrip())
+    assert {s["bootstrap"] for s in doc["sections"]} == {"not loaded"}
+    plain = run_memoryd(["sections", "MEMORY.md", "--no-scan"], env=env).stdout
+    assert "OpenClaw reads no bootstrap file over 2,097,152 bytes" in plain
+    (ws / "MEMORY.md").write_text(_memory_md([0, 1]), encoding="utf-8")
+    (ws / "AGENTS.md").write_text(big, encoding="utf-8")
+    (ws / "SOUL.md").write_text("# Soul\n" + "x" * 19_000, encoding="utf-8")
+    (ws / "IDENTITY.md").write_text("# Identity\n" + "y" * 19_000, encoding="utf-8")
+    (ws / "BOOTSTRAP.md").write_text("# Bootstrap\n", encoding="utf-8")
+    doc = _sections(env)
+    assert doc["bootstrap"]["loaded"] is True and doc["bootstrap"]["dropped"] == 0

@@ -137,7 +137,14 @@ def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
     ]
     if cut is not None and limits is not None:
         budget = f"bootstrapMaxChars {limits[0]:,}, bootstrapTotalMaxChars {limits[1]:,}"
-        if not cut.loaded:
+        if cut.unreadable:
+            from ..bootstrap import OPENCLAW_READ_MAX, UNREADABLE
+
+            lines.append(
+                f"bootstrap ({budget}): not loaded at all; OpenClaw reads no bootstrap file over "
+                f"{OPENCLAW_READ_MAX:,} bytes, a new session gets {UNREADABLE!r} instead"
+            )
+        elif not cut.loaded:
             lines.append(
                 f"bootstrap ({budget}): not loaded at all; the files before it take the whole "
                 "total budget"
