@@ -98,17 +98,22 @@ def read_bootstrap(workspace: Path, over: set[str] | None = None) -> dict[str, s
 
 
 def openclaw_cuts(
-    present: Mapping[str, str], over: set[str], file_max: int, total_max: int, workspace: Path
+    present: Mapping[str, str],
+    over: set[str],
+    file_max: int,
+    total_max: int,
+    workspace: Path,
+    rooms: dict[str, int] | None = None,
 ) -> dict[str, Any]:
-    """Each bootstrap file's cut (:func:`memoryd.bootstrap_cut.bootstrap_cuts`), a file over
-    OpenClaw's read bound taking the budget of the line OpenClaw puts in its place, and
-    itself not loaded (``unreadable``)."""
+    """Each bootstrap file's cut (:func:`memoryd.bootstrap_cut.bootstrap_cuts`, ``rooms``
+    as there), a file over OpenClaw's read bound taking the budget of the line OpenClaw puts
+    in its place, and itself not loaded (``unreadable``)."""
     from .bootstrap_cut import FILE_ORDER, bootstrap_cuts, js_trim_end
     from .section_map import utf16_len
 
     files = {n: UNREADABLE if n in over else present.get(n) for n in FILE_ORDER}
     paths = {name: str(workspace / name) for name in FILE_ORDER}
-    cuts = bootstrap_cuts(files, file_max, total_max, paths)
+    cuts = bootstrap_cuts(files, file_max, total_max, paths, rooms)
     for name in over & cuts.keys():
         length = utf16_len(js_trim_end(present[name]))
         cuts[name] = cuts[name]._replace(length=length, head=0, tail=0, loaded=False,

@@ -275,15 +275,19 @@ def bootstrap_cuts(
     file_max: int = DEFAULT_FILE_MAX,
     total_max: int = DEFAULT_TOTAL_MAX,
     paths: Mapping[str, str] | None = None,
+    rooms: dict[str, int] | None = None,
 ) -> dict[str, FileCut]:
     """Each bootstrap file's cut in a new main session: ``files`` maps a name of
     :data:`FILE_ORDER` to its text, or None when it is missing (``paths``: the absolute
-    path OpenClaw would name in its ``[MISSING]`` line, for the budget it takes)."""
+    path OpenClaw would name in its ``[MISSING]`` line, for the budget it takes). ``rooms``
+    gets what the total budget has left when each file of ``files`` is met."""
     remaining = max(1, int(total_max))
     out: dict[str, FileCut] = {}
     for name in FILE_ORDER:
         if name not in files:
             continue
+        if rooms is not None:
+            rooms[name] = remaining
         text = files[name]
         if remaining <= 0:
             if text is not None:

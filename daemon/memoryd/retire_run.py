@@ -83,17 +83,14 @@ def _hit_rows(store: Store, rel: str) -> list[HitRow]:
 def memory_budget(paths: Paths, workspace: Path) -> tuple[Any, int]:
     """MEMORY.md's cut in a new main session and the characters it may have to load whole."""
     from .bootstrap import bootstrap_limits, openclaw_cuts, read_bootstrap
-    from .bootstrap_cut import FILE_ORDER
 
     agent = next((a.id for a in paths.agents if a.workspace == workspace), "main")
     file_max, total_max = bootstrap_limits(paths.openclaw, agent)
     over: set[str] = set()
     present = read_bootstrap(workspace, over)
-    cuts = openclaw_cuts(present, over, file_max, total_max, workspace)
-    before = sum(
-        c.injected for n, c in cuts.items() if FILE_ORDER.index(n) < FILE_ORDER.index(MEMORY)
-    )
-    return cuts.get(MEMORY), max(0, min(file_max, total_max - before))
+    rooms: dict[str, int] = {}  # (the files before it, a missing one's [MISSING] line too)
+    cuts = openclaw_cuts(present, over, file_max, total_max, workspace, rooms)
+    return cuts.get(MEMORY), max(0, min(file_max, rooms.get(MEMORY, total_max)))
 
 
 def plan_note(

@@ -419,3 +419,29 @@ def test_a_symlinked_memory_md_is_left_whole_and_said_why(install, tmp_path):
         [left] = [s for s in doc["skipped"] if s["path"] == "MEMORY.md"]
         assert left["why"].startswith("a symbolic link (retire rewrites only a regular file")
     assert target.read_bytes() == before and (ws / "MEMORY.md").is_symlink()
+
+
+@pytest.mark.subprocess
+def test_the_budget_is_what_openclaw_leaves_memory_md_after_the_missing_files_lines(install):
+    """Each bootstrap file missing before MEMORY.md (a fresh workspace's AGENTS.md, SOUL.md,
+    IDENTITY.md, BOOTSTRAP.md) takes its ``[MISSING] Expected at: PATH`` line of the total
+    budget in OpenClaw 2026.9.6; the retire budget left those out, so a MEMORY.md planned to
+    "fit" was still cut by a few hundred characters."""
+    ws, env = install
+    state = ws.parent / "state"
+    (state / "openclaw.json").write_text(
+        json.dumps({"agents": {"defaults": {"bootstrapTotalMaxChars": 30_000}}}), encoding="utf-8"
+    )
+    missing = sum(
+        len(f"[MISSING] Expected at: {ws / name}")
+        for name in ("AGENTS.md", "SOUL.md", "IDENTITY.md", "BOOTSTRAP.md")
+    )
+    (note,) = _retire(env)["notes"]
+    assert note["budget"] == 20_000  # (the file's own limit is the smaller)
+    (state / "openclaw.json").write_text(
+        json.dumps({"agents": {"defaults": {"bootstrapTotalMaxChars": 15_000}}}), encoding="utf-8"
+    )
+    (note,) = _retire(env)["notes"]
+    assert note["budget"] == 15_000 - missing
+    proc = run_memoryd(["sections", "MEMORY.md", "--json", "--no-scan"], env=env)
+    assert json.loads(proc.stdout)["bootstrap"]["injected"] <= note["budget"]
