@@ -445,3 +445,26 @@ def test_the_budget_is_what_openclaw_leaves_memory_md_after_the_missing_files_li
     assert note["budget"] == 15_000 - missing
     proc = run_memoryd(["sections", "MEMORY.md", "--json", "--no-scan"], env=env)
     assert json.loads(proc.stdout)["bootstrap"]["injected"] <= note["budget"]
+
+
+@pytest.mark.subprocess
+def test_a_second_restore_last_after_two_retires_says_where_the_older_sections_are(install):
+    """Retire, write more, retire again, then restore --last twice: the second one refused
+    and sent the user to `memoryd restore PATH`, which undoes moves, not a retire (it answers
+    "no journaled move of this path"). It now names the archive holding the older run's
+    sections, which are all there."""
+    ws, env = install
+    first = [s["title"] for s in _retire(env, "--force")["notes"][0]["retire"]]
+    grown = (ws / "MEMORY.md").read_text(encoding="utf-8") + _memory(1, size=3_000).replace(
+        "## Topic 0", "## Written later"
+    )
+    (ws / "MEMORY.md").write_text(grown, encoding="utf-8")
+    assert _retire(env, "--force")["applied"]
+    assert run_memoryd(["restore", "--last"], env=env).returncode == 0
+    assert (ws / "MEMORY.md").read_text(encoding="utf-8") == grown
+    again = run_memoryd(["restore", "--last"], env=env)
+    assert again.returncode == 1 and "undone already" in again.stderr
+    assert "memoryd restore PATH" not in again.stderr
+    assert "memory-archive/retired/MEMORY.md" in again.stderr
+    archive = (ws / "memory-archive" / "retired" / "MEMORY.md").read_text(encoding="utf-8")
+    assert all(t in archive.split("\n") for t in first)
