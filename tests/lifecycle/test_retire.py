@@ -468,3 +468,19 @@ def test_a_second_restore_last_after_two_retires_says_where_the_older_sections_a
     assert "memory-archive/retired/MEMORY.md" in again.stderr
     archive = (ws / "memory-archive" / "retired" / "MEMORY.md").read_text(encoding="utf-8")
     assert all(t in archive.split("\n") for t in first)
+
+
+@pytest.mark.subprocess
+def test_a_memory_md_of_underlined_headings_is_said_to_have_no_section_not_to_be_pinned(install):
+    """A MEMORY.md over its budget written with `===` / `---` underlined (setext) headings is
+    one title to retire: it said "nothing may go (pinned, dreaming's, used lately)", none of
+    which was so."""
+    ws, env = install
+    text = "Long-term memory\n================\n\n" + "".join(
+        f"Topic {i}\n-------\n" + "- a fact of some length about the topic\n" * 60 + "\n"
+        for i in range(12)
+    )
+    (ws / "MEMORY.md").write_text(text, encoding="utf-8")
+    proc = run_memoryd(["retire"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "pinned" not in proc.stdout and "no section that may go" in proc.stdout

@@ -95,8 +95,18 @@ def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
         p = n.plan
         head = f"{n.rel}: {p.chars_before:,} characters, budget {p.budget:,}"
         if not p.taken:
-            why = "fits, nothing to retire" if p.fits else "over, but nothing may go"
-            text.append(f"{head}; {why}" + ("" if p.fits else " (pinned, dreaming's, used lately)"))
+            reasons = sorted({why for _, why in p.kept} - {"title"})
+            if p.fits:
+                why = "fits, nothing to retire"
+            elif reasons:
+                why = f"over, but nothing may go ({', '.join(reasons)})"
+            else:  # (text under no "#" heading, setext "===" / "---" headings: all one title)
+                why = (
+                    "over, but it has no section that may go: all of it is title (text before "
+                    "its first `## ` heading, or under `# `; `===` / `---` underlined headings "
+                    "are not sections)"
+                )
+            text.append(f"{head}; {why}")
             continue
         text.append(
             f"{head}; {verb} {len(p.taken)} sections → {n.archive_rel}; "
