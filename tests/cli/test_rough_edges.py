@@ -319,3 +319,21 @@ def test_a_name_too_long_for_the_file_system_is_the_users_input(fresh: Path) -> 
     ):
         name = archived if argv[0] != "retire" else "/ws/memory-archive/retired/MEMORY.md"
         assert _names_user_path(OSError(fault, os.strerror(fault), name), argv) is users, argv
+
+
+def test_a_command_run_in_a_folder_deleted_since_answers_and_does_not_crash(
+    demo: Path, tmp_path: Path
+) -> None:
+    """`cd /tmp/x`, the folder removed (a demo made again in its place), then `memoryd sections
+    MEMORY.md`: Path.cwd() raised, and the error handler raised again, two tracebacks."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
+    env.update(MEMORYD_NOW=str(NOW), MEMORYD_CONFIG=str(demo))
+    script = (
+        f"cd {gone} && rmdir {gone} && exec {sys.executable} -m memoryd sections MEMORY.md "
+        "--no-scan"
+    )
+    proc = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0 and "sections of MEMORY.md" in proc.stdout
