@@ -9,6 +9,7 @@ and a note already in a bootstrap file (promoted into ``MEMORY.md``) is not said
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -42,21 +43,30 @@ class BootstrapBudget(NamedTuple):
 
 
 def _positive_int(value: Any, default: int) -> int:
-    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
-    return value if ok else default
+    """A limit as OpenClaw 2026.9.6 reads it (``resolveBootstrapCharLimit``): any finite
+    number above 0, floored (``4e3`` and ``4000.0`` are 4,000), else the default."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value <= 0:
+        return default
+    return math.floor(value)
 
 
 def bootstrap_limits(oc: Mapping[str, Any], agent_id: str) -> tuple[int, int]:
-    """(per-file, total) character limits for ``agent_id``: its own entry, else the defaults."""
+    """(per-file, total) character limits for ``agent_id``: its own entry's value when it has
+    one (null: none), else the defaults'; a value that is no number above 0 gives OpenClaw's
+    default, as OpenClaw does (its own entry's included: it does not fall back to the
+    defaults' then)."""
     agents = oc.get("agents")
     defaults = agents.get("defaults") if isinstance(agents, Mapping) else None
     defaults = defaults if isinstance(defaults, Mapping) else {}
-    file_max = _positive_int(defaults.get("bootstrapMaxChars"), DEFAULT_FILE_MAX)
-    total_max = _positive_int(defaults.get("bootstrapTotalMaxChars"), DEFAULT_TOTAL_MAX)
     own = agent_entry(dict(oc), agent_id) or {}
-    file_max = _positive_int(own.get("bootstrapMaxChars"), file_max)
-    total_max = _positive_int(own.get("bootstrapTotalMaxChars"), total_max)
-    return file_max, total_max
+
+    def limit(key: str, fallback: int) -> int:
+        raw = own.get(key)
+        return _positive_int(defaults.get(key) if raw is None else raw, fallback)
+
+    return limit("bootstrapMaxChars", DEFAULT_FILE_MAX), limit("bootstrapTotalMaxChars",
+                                                               DEFAULT_TOTAL_MAX)  # fmt: skip
 
 
 # Past this a bootstrap file is cut far beyond any budget OpenClaw allows: read no more.
