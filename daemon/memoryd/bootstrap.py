@@ -69,6 +69,31 @@ def bootstrap_limits(oc: Mapping[str, Any], agent_id: str) -> tuple[int, int]:
                                                                DEFAULT_TOTAL_MAX)  # fmt: skip
 
 
+_SAFE_INT_MAX = 2**53 - 1  # (zod's int(): JavaScript's Number.MAX_SAFE_INTEGER)
+
+
+def limit_faults(oc: Mapping[str, Any], agent_id: str) -> list[str]:
+    """The bootstrap limits of ``openclaw.json`` for ``agent_id`` that ``openclaw config
+    validate`` refuses (it wants a whole number above 0), each as ``KEY = VALUE``: OpenClaw
+    does not run on such a file, so no cut computed from it is the one a session meets."""
+    import json
+
+    agents = oc.get("agents")
+    defaults = agents.get("defaults") if isinstance(agents, Mapping) else None
+    places = [("agents.defaults", defaults if isinstance(defaults, Mapping) else {}),
+              (f"agent {agent_id}'s", agent_entry(dict(oc), agent_id) or {})]  # fmt: skip
+    out = []
+    for where, entry in places:
+        for key in ("bootstrapMaxChars", "bootstrapTotalMaxChars"):
+            value = entry.get(key)
+            whole = isinstance(value, int | float) and not isinstance(value, bool) and (
+                math.isfinite(value) and float(value).is_integer()
+            )
+            if value is not None and not (whole and 0 < value <= _SAFE_INT_MAX):
+                out.append(f"{where}.{key} = {json.dumps(value)}".replace("'s.", "'s "))
+    return out
+
+
 # Past this a bootstrap file is cut far beyond any budget OpenClaw allows: read no more.
 _BOOTSTRAP_READ_MAX = 4 * 1024 * 1024
 # OpenClaw 2026.9.6 reads no bootstrap file over this many bytes (its

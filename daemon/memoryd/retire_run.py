@@ -93,6 +93,13 @@ def memory_budget(paths: Paths, workspace: Path) -> tuple[Any, int]:
     return cuts.get(MEMORY), max(0, min(file_max, rooms.get(MEMORY, total_max)))
 
 
+def _limit_faults(paths: Paths, workspace: Path) -> list[str]:
+    from .bootstrap import limit_faults
+
+    agent = next((a.id for a in paths.agents if a.workspace == workspace), "main")
+    return limit_faults(paths.openclaw, agent)
+
+
 def plan_note(
     cfg: Config, paths: Paths, store: Store, rel: str, data: bytes, now: float, pins: list[str]
 ) -> RetirePlan:
@@ -158,6 +165,11 @@ def run(
             continue
         if _user_keeps(rel, marked, pins):
             skipped.append({"path": rel, "why": "marked or pinned by you: left whole"})
+            continue
+        if rel == MEMORY and (faults := _limit_faults(paths, ws)):
+            skipped.append({"path": rel, "why": (
+                f"openclaw.json's {faults[0]} is no whole number above 0 (OpenClaw refuses the "
+                "file): MEMORY.md's budget is unknown; fix it, then retire")})  # fmt: skip
             continue
         if rel == MEMORY and retirer is not None and (why := dreaming_at_work(paths.state_dir, ws)):
             skipped.append({"path": rel, "why": f"{why}: left whole, retire again later"})

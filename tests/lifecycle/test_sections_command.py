@@ -261,3 +261,27 @@ def test_a_memory_md_over_openclaws_read_bound_is_not_loaded_and_the_files_befor
     (ws / "BOOTSTRAP.md").write_text("# Bootstrap\n", encoding="utf-8")
     doc = _sections(env)
     assert doc["bootstrap"]["loaded"] is True and doc["bootstrap"]["dropped"] == 0
+
+
+@pytest.mark.parametrize("value", [0, -5, "30000", 4000.5, 2**60])
+def test_a_limit_openclaw_refuses_is_said_and_retire_leaves_memory_md_whole(install, value):
+    """`bootstrapMaxChars: "30000"` (a string), 0, a fraction, past JavaScript's safe
+    integers: `openclaw config validate` refuses the file and OpenClaw does not run on it.
+    sections showed a cut at 20,000 with no word of it, and retire moved sections out to fit
+    that budget, one the user never set."""
+    _, ws, env, root = install
+    (root / "state" / "openclaw.json").write_text(json.dumps({"agents": {"defaults": {
+        "bootstrapMaxChars": value, "workspace": str(ws)}}}), encoding="utf-8")  # fmt: skip
+    (ws / "MEMORY.md").write_text(_memory_md(list(range(16))), encoding="utf-8")
+    doc = _sections(env)
+    assert doc["bootstrap"]["refused_by_openclaw"] == [
+        f"agents.defaults.bootstrapMaxChars = {json.dumps(value)}"
+    ]
+    plain = run_memoryd(["sections", "MEMORY.md", "--no-scan"], env=env).stdout
+    assert "OpenClaw refuses the file" in plain
+    before = (ws / "MEMORY.md").read_bytes()
+    proc = run_memoryd(["retire", "--force", "--json"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    (left,) = json.loads(proc.stdout)["skipped"]
+    assert left["path"] == "MEMORY.md" and "OpenClaw refuses the file" in left["why"]
+    assert (ws / "MEMORY.md").read_bytes() == before

@@ -67,6 +67,12 @@ def bootstrap_cut_of(ctx: Context, workspace: Path, rel: str) -> Any:
     return got.cuts.get(rel), (got.file_max, got.total_max)
 
 
+def _limit_faults(ctx: Context, workspace: Path) -> list[str]:
+    from ..bootstrap import limit_faults
+
+    return limit_faults(ctx.paths.openclaw, _agent_of(ctx, workspace))
+
+
 def _hit_groups(ctx: Context, rel: str, agent: str | None, now: float) -> list[Any]:
     """The file's hits grouped by what places them, counted by SQLite."""
     from ..section_report import load_section_groups
@@ -127,6 +133,7 @@ def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
             "rules_of": f"OpenClaw {OPENCLAW_VERSION}",
             "bootstrapMaxChars": limits[0],
             "bootstrapTotalMaxChars": limits[1],
+            "refused_by_openclaw": _limit_faults(ctx, ws),
         }
     t = rep.tally
     lines = [
@@ -156,6 +163,12 @@ def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
             )
         else:
             lines.append(f"bootstrap ({budget}): loaded whole in every new session")
+        for fault in doc["bootstrap"]["refused_by_openclaw"]:
+            lines.append(
+                f"note: openclaw.json's {fault} is no whole number above 0: OpenClaw refuses "
+                "the file (`openclaw config validate`): no session starts on it until it is "
+                "fixed"
+            )
     lines.append(
         f"  {'30d':>4} {'90d':>4}  {'last hit':16}  {'chars':>7}  "
         + (f"{'bootstrap':10}  " if cut is not None else "")
