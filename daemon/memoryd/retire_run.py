@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import clock
+from .bootstrap_cut import MIN_FILE_BUDGET
 from .dreaming_lock import dreaming_at_work
 from .fsutil import read_regular
 from .move_files import MoveError
@@ -189,6 +190,12 @@ def run(
                 if exc.errno == errno.ELOOP and os.path.islink(ws / rel):
                     why = ("a symbolic link (retire rewrites only a regular "
                            "file: it would put a file where the link is)")  # fmt: skip
+                skipped.append({"path": rel, "why": why})
+                break
+            if rel == MEMORY and plan.budget < MIN_FILE_BUDGET:
+                why = (f"not loaded at all: the bootstrap files before it leave it {plan.budget} "
+                       "characters of bootstrapTotalMaxChars (OpenClaw loads no file with less "
+                       f"than {MIN_FILE_BUDGET} left), so retiring would not bring it in")
                 skipped.append({"path": rel, "why": why})
                 break
             note = NotePlan(rel, plan, archive_rel_of(cfg, rel), data)

@@ -484,3 +484,22 @@ def test_a_memory_md_of_underlined_headings_is_said_to_have_no_section_not_to_be
     proc = run_memoryd(["retire"], env=env)
     assert proc.returncode == 0, proc.stderr
     assert "pinned" not in proc.stdout and "no section that may go" in proc.stdout
+
+
+@pytest.mark.subprocess
+def test_a_memory_md_the_total_budget_leaves_out_is_not_emptied_for_nothing(install):
+    """With bootstrapTotalMaxChars spent by the files before it (less than 64 left), OpenClaw
+    loads no MEMORY.md at all, however short: retire took every section it could to fit a
+    budget of 0, and the file was still not loaded."""
+    ws, env = install
+    state = ws.parent / "state"
+    (state / "openclaw.json").write_text(
+        json.dumps({"agents": {"defaults": {"bootstrapTotalMaxChars": 3_000}}}), encoding="utf-8"
+    )
+    (ws / "SOUL.md").write_text("# Soul\n" + "be kind. " * 400, encoding="utf-8")
+    before = (ws / "MEMORY.md").read_bytes()
+    doc = _retire(env, "--force")
+    assert doc["applied"] == []
+    (left,) = doc["skipped"]
+    assert left["path"] == "MEMORY.md" and left["why"].startswith("not loaded at all")
+    assert (ws / "MEMORY.md").read_bytes() == before
