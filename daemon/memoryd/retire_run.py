@@ -331,6 +331,10 @@ def undo_run(retirer: Retirer, batch: str) -> tuple[list[dict[str, Any]], list[d
                     "sections": [d["title"] for d in info if "title" in d],
                 }
             )
-        except (Changed, OSError, UnicodeDecodeError, ValueError, MoveError) as exc:
+        except UnicodeDecodeError as exc:  # (an edit since saved bytes that are no UTF-8)
+            errors.append({"path": row.src, "error": (
+                f"the note is no UTF-8 text now (byte {exc.start}), so its sections cannot be "
+                f"put back beside their neighbours: they stay in {row.archive}")})  # fmt: skip
+        except (Changed, OSError, ValueError, MoveError) as exc:
             errors.append({"path": row.src, "error": str(exc)})
     return done, errors

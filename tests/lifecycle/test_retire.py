@@ -503,3 +503,21 @@ def test_a_memory_md_the_total_budget_leaves_out_is_not_emptied_for_nothing(inst
     (left,) = doc["skipped"]
     assert left["path"] == "MEMORY.md" and left["why"].startswith("not loaded at all")
     assert (ws / "MEMORY.md").read_bytes() == before
+
+
+@pytest.mark.subprocess
+def test_restore_last_after_an_edit_that_is_no_utf8_says_so_and_keeps_both(install):
+    """An edit since the retire saved a byte that is no UTF-8 (a Latin-1 editor): restore
+    --last answered with Python's codec error. The note and the archive stay as they are,
+    and it says where the sections are."""
+    ws, env = install
+    _retire(env, "--force")
+    edited = (ws / "MEMORY.md").read_bytes() + b"- caf\xe9\n"
+    (ws / "MEMORY.md").write_bytes(edited)
+    archive = (ws / "memory-archive" / "retired" / "MEMORY.md").read_bytes()
+    proc = run_memoryd(["restore", "--last"], env=env)
+    assert proc.returncode == 1
+    assert "codec" not in proc.stderr and "no UTF-8 text now" in proc.stderr
+    assert "memory-archive/retired/MEMORY.md" in proc.stderr
+    assert (ws / "MEMORY.md").read_bytes() == edited
+    assert (ws / "memory-archive" / "retired" / "MEMORY.md").read_bytes() == archive
