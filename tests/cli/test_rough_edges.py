@@ -86,6 +86,18 @@ def test_a_pin_says_what_it_matches_now(fresh: Path) -> None:
     assert re.fullmatch(said, r.stdout), r.stdout
 
 
+def test_a_section_pin_says_the_sections_it_keeps(fresh: Path) -> None:
+    """`memoryd pin 'MEMORY.md#Work'` pins the demo's `## Work` for retire, and said "matches
+    no memory file now"; `MEMORY.md#work` (another case) pins nothing and said the same."""
+    r = memoryd("pin", "MEMORY.md#Work", config=fresh)
+    assert r.stdout.splitlines() == [
+        "pinned MEMORY.md#Work",
+        "  (matches 1 section now: MEMORY.md ## Work)",
+    ]
+    r = memoryd("pin", "MEMORY.md#work", config=fresh)
+    assert "matches no section now: a heading is matched as written, its case too" in r.stdout
+
+
 @pytest.mark.parametrize(
     "toml,suggested",
     [
