@@ -521,3 +521,23 @@ def test_restore_last_after_an_edit_that_is_no_utf8_says_so_and_keeps_both(insta
     assert "memory-archive/retired/MEMORY.md" in proc.stderr
     assert (ws / "MEMORY.md").read_bytes() == edited
     assert (ws / "memory-archive" / "retired" / "MEMORY.md").read_bytes() == archive
+
+
+@pytest.mark.subprocess
+def test_retire_of_a_named_file_takes_only_memory_files_there_now(install):
+    """`memoryd retire memory-archive/retired/MEMORY.md` planned to retire the archive's own
+    sections into memory-archive/retired/memory-archive/retired/MEMORY.md; `retire SOUL.md`
+    would rewrite a bootstrap file that is no memory file; a name with no file was "left"
+    with exit 0. Each is the user's input: one line, exit 2, nothing changed."""
+    ws, env = install
+    _retire(env, "--force")
+    (ws / "SOUL.md").write_text("# Soul\n" + "## Part\n- x\n" * 5_000, encoding="utf-8")
+    for rel, says in (
+        ("memory-archive/retired/MEMORY.md", "not the archive"),
+        ("SOUL.md", "retire takes the workspace's Markdown memory files"),
+        ("memory/nope.md", "no such file"),
+    ):
+        proc = run_memoryd(["retire", "--force", rel], env={**env, "MEMORYD_NOW": str(NOW)})
+        assert proc.returncode == 2 and says in proc.stderr, proc.stderr + proc.stdout
+    assert not (ws / "memory-archive" / "retired" / "memory-archive").exists()
+    assert not (ws / "memory-archive" / "retired" / "SOUL.md").exists()

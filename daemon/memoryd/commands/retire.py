@@ -6,6 +6,7 @@ file would weigh after. ``restore --last`` puts them back (docs/sections.md)."""
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from .. import clock
@@ -51,12 +52,22 @@ def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
     from .. import retire_run
     from ..mover import mover_for
     from ..retirer import Retirer
+    from ..workspace import archive_folder_of, is_memory_relpath, retired_archive_of
 
     now = ready_to_decide(args, ctx)
     only = [to_relpath(ctx, p) for p in args.paths] if args.paths else None
+    ws, archive = ctx.paths.workspace, ctx.cfg.archive.dir
     for rel in only or ():
-        if rel.startswith(("tiers/", "../")) or not rel.endswith(".md"):
-            raise UsageError(f"{rel}: retire takes the workspace's Markdown memory files")
+        archived = archive_folder_of(rel, archive) is not None or rel.startswith(
+            retired_archive_of(archive, "")
+        )
+        if rel.startswith(("tiers/", "../")) or not is_memory_relpath(rel) or archived:
+            raise UsageError(
+                f"{rel}: retire takes the workspace's Markdown memory files (MEMORY.md, "
+                "memory/**/*.md), not the archive or other files"
+            )
+        if not os.path.lexists(ws / rel):
+            raise UsageError(f"{rel}: no such file in {ws}")
     if args.force:
         store = ctx.store()
         mover = mover_for(store, ctx.paths)
