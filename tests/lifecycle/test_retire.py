@@ -541,3 +541,22 @@ def test_retire_of_a_named_file_takes_only_memory_files_there_now(install):
         assert proc.returncode == 2 and says in proc.stderr, proc.stderr + proc.stdout
     assert not (ws / "memory-archive" / "retired" / "memory-archive").exists()
     assert not (ws / "memory-archive" / "retired" / "SOUL.md").exists()
+
+
+@pytest.mark.subprocess
+def test_the_sections_of_a_private_memory_md_stay_private_in_the_archive(install):
+    """MEMORY.md kept 0600 (a shared machine): retire wrote its sections to a new archive file
+    0644, readable by every user; an archive the user made private was widened the same way
+    when rewritten. The archive is now no wider than the note, nor than it was."""
+    ws, env = install
+    os.chmod(ws / "MEMORY.md", 0o600)
+    _retire(env, "--force")
+    archive = ws / "memory-archive" / "retired" / "MEMORY.md"
+    assert (ws / "MEMORY.md").stat().st_mode & 0o777 == 0o600
+    assert archive.stat().st_mode & 0o777 == 0o600
+    os.chmod(ws / "MEMORY.md", 0o644)
+    os.chmod(archive, 0o640)
+    grown = (ws / "MEMORY.md").read_text(encoding="utf-8") + "## Later\n" + "- more\n" * 3_000
+    (ws / "MEMORY.md").write_text(grown, encoding="utf-8")
+    assert _retire(env, "--force")["applied"]
+    assert archive.stat().st_mode & 0o777 == 0o640
