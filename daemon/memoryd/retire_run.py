@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import fnmatch
 import os
+import stat
 from itertools import starmap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -180,6 +181,9 @@ def run(
                 data, st = read_regular(ws / rel, READ_MAX)
                 if st.st_size > len(data):  # (the rewrite compares the whole file: never equal)
                     skipped.append({"path": rel, "why": f"over {READ_MAX >> 20} MB: left whole"})
+                    break
+                if not st.st_mode & stat.S_IWUSR:  # (a rename would rewrite it all the same)
+                    skipped.append({"path": rel, "why": "read-only (chmod a-w): left whole"})
                     break
                 plan = plan_note(cfg, paths, store, rel, data, now, pins)
             except UnicodeDecodeError:

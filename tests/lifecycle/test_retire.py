@@ -560,3 +560,16 @@ def test_the_sections_of_a_private_memory_md_stay_private_in_the_archive(install
     (ws / "MEMORY.md").write_text(grown, encoding="utf-8")
     assert _retire(env, "--force")["applied"]
     assert archive.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.subprocess
+def test_a_read_only_memory_md_is_left_whole_and_said_so(install):
+    """`chmod a-w MEMORY.md`: retire --force swapped a new file in under its name (a rename
+    needs only the folder's permission) and the note the user had made read-only changed."""
+    ws, env = install
+    os.chmod(ws / "MEMORY.md", 0o444)
+    before = (ws / "MEMORY.md").read_bytes()
+    doc = _retire(env, "--force")
+    assert doc["applied"] == []
+    assert doc["skipped"] == [{"path": "MEMORY.md", "why": "read-only (chmod a-w): left whole"}]
+    assert (ws / "MEMORY.md").read_bytes() == before
