@@ -170,6 +170,12 @@ def test_counts_of_one_are_singular(tmp_path: Path) -> None:
     assert "1 hits" not in r.stdout and "1 files" not in r.stdout
     r = memoryd("scan", config=cfg)
     assert "scanned 1 transcript (" in r.stdout, r.stdout
+    ws = tmp_path / "workspace"
+    (ws / "MEMORY.md").write_text("# Memory\n## Only\n" + "- a line\n" * 3_000, encoding="utf-8")
+    r = memoryd("sections", "MEMORY.md", config=cfg)
+    assert "— 2 sections," in r.stdout and "; 1 hit" in r.stdout, r.stdout
+    r = memoryd("retire", config=cfg)
+    assert "would retire 1 section →" in r.stdout and "0 hits in 90 days" in r.stdout, r.stdout
 
 
 def test_the_demo_promotion_candidates_are_not_all_recipes(demo: Path) -> None:

@@ -51,6 +51,7 @@ def _when(ts: float | None) -> str:
 def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
     from .. import retire_run
     from ..mover import mover_for
+    from ..results import counted
     from ..retirer import Retirer
     from ..workspace import archive_folder_of, is_memory_relpath, retired_archive_of
 
@@ -120,13 +121,13 @@ def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
             text.append(f"{head}; {why}")
             continue
         text.append(
-            f"{head}; {verb} {len(p.taken)} sections → {n.archive_rel}; "
+            f"{head}; {verb} {counted(len(p.taken), 'section')} → {n.archive_rel}; "
             f"{p.chars_after:,} characters after" + ("" if p.fits else " (still over)")
         )
         for t in p.taken:
             text.append(
                 f"  {t.title} (lines {t.first_line}-{t.last_line}, {t.chars:,} chars; "
-                f"{t.hits_90d} hits in 90 days, last {_when(t.last_hit)})"
+                f"{counted(t.hits_90d, 'hit')} in 90 days, last {_when(t.last_hit)})"
             )
         kept = [f"{k} ({why})" for k, why in p.kept if why != "title"]
         if kept:

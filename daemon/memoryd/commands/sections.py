@@ -109,6 +109,7 @@ def _when(ts: float | None) -> str:
 
 
 def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
+    from ..results import counted
     from ..section_report import CUT, NEVER_UNSEEN, NOT_LOADED, PARTLY, report_doc, report_of_groups
 
     now = ready_to_decide(args, ctx)
@@ -137,10 +138,10 @@ def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
         }
     t = rep.tally
     lines = [
-        f"sections of {rel} — {len(rep.sections)} sections, {rep.chars:,} characters; "
-        f"{t.hits_total} hits"
+        f"sections of {rel} — {counted(len(rep.sections), 'section')}, {rep.chars:,} "
+        f"characters; {counted(t.hits_total, 'hit')}"
         + (f" ({t.unplaced_total} unplaced)" if t.unplaced_total else "")
-        + (f", {t.whole_file} reads of the whole file" if t.whole_file else ""),
+        + (f", {counted(t.whole_file, 'read')} of the whole file" if t.whole_file else ""),
     ]
     if cut is not None and limits is not None:
         budget = f"bootstrapMaxChars {limits[0]:,}, bootstrapTotalMaxChars {limits[1]:,}"
@@ -199,8 +200,9 @@ def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
         dropped = sum(1 for u in rep.sections if u.bootstrap in (CUT, NOT_LOADED))
         partly = sum(1 for u in rep.sections if u.bootstrap == PARTLY)
         lines.append(
-            f"{dropped} sections are wholly in the part a session never gets ({unseen} of them "
-            f"never looked up: the agent has never seen them), {partly} partly."
+            f"{counted(dropped, 'section')} {'is' if dropped == 1 else 'are'} wholly in the part "
+            f"a session never gets ({unseen} of them never looked up: the agent has never seen "
+            f"them), {partly} partly."
         )
         lines.append(
             "note: hits count lookups only. A section in the loaded part is in every new main "
