@@ -74,12 +74,16 @@ def _user_keeps(rel: str, marked: set[str], pins: list[str]) -> bool:
     return rel in marked or any("#" not in p and fnmatch.fnmatchcase(rel, p) for p in pins)
 
 
-def _hit_rows(store: Store, rel: str) -> list[HitRow]:
+def _hit_rows(store: Store, rel: str, agents: list[str] | None) -> list[HitRow]:
+    """The hits of ``rel`` by ``agents`` (None: every agent's)."""
     columns = {r[1] for r in store.conn.execute("PRAGMA table_info(hits)")}
     anchor = "anchor" if "anchor" in columns else "NULL"
     sql = f"SELECT ts, start_line, end_line, {anchor} FROM hits WHERE memory_path = ?"
+    if agents is not None:  # (another workspace's agents hit their own file of the same name)
+        sql += f" AND agent IN ({','.join('?' * len(agents))})"
+    params = (rel, *(agents or ()))
     # (starmap builds the many rows at C speed: HitRow(*r) a row cost the dry run a tenth)
-    return list(starmap(HitRow, store.conn.execute(sql, (rel,)).fetchall()))
+    return list(starmap(HitRow, store.conn.execute(sql, params).fetchall()))
 
 
 def memory_budget(paths: Paths, workspace: Path) -> tuple[Any, int]:
@@ -109,7 +113,7 @@ def plan_note(
     text = data.decode("utf-8")
     ws = paths.workspace
     cut, budget = memory_budget(paths, ws) if rel == MEMORY else (None, cfg.retire.note_max_chars)
-    rep = sections_report(text, _hit_rows(store, rel), now, cut)
+    rep = sections_report(text, _hit_rows(store, rel, paths.agents_counted(ws)), now, cut)
     uses = [
         Use(
             u.section,

@@ -285,3 +285,43 @@ def test_a_limit_openclaw_refuses_is_said_and_retire_leaves_memory_md_whole(inst
     (left,) = json.loads(proc.stdout)["skipped"]
     assert left["path"] == "MEMORY.md" and "OpenClaw refuses the file" in left["why"]
     assert (ws / "MEMORY.md").read_bytes() == before
+
+
+def test_another_workspaces_hits_on_its_own_memory_md_are_not_this_ones(install):
+    """Two agents, each with a workspace and a MEMORY.md of its own, both with a `## Topic 2`:
+    the other agent's searches of its file were credited to this file's `## Topic 2` by
+    sections and by retire (which then kept it as looked up lately). `--agent` shows that
+    agent's hits on its own workspace's file, and a name no agent has is refused."""
+    _, ws, env, root = install
+    play_ws = root / "ws-play"
+    play_ws.mkdir()
+    cfg = Path(env["MEMORYD_CONFIG"])  # (no workspace override: each agent has its own)
+    cfg.write_text("\n".join(line for line in cfg.read_text().splitlines()
+                             if not line.startswith("workspace")), encoding="utf-8")  # fmt: skip
+    (root / "state" / "openclaw.json").write_text(json.dumps({"agents": {
+        "defaults": {"workspace": str(ws)},
+        "list": [{"id": "main", "default": True}, {"id": "play", "workspace": str(play_ws)}],
+    }}), encoding="utf-8")  # fmt: skip
+    mine = _memory_md(list(range(16)))  # (over 20,000: retire has a plan)
+    theirs = _memory_md([2, 7])
+    (ws / "MEMORY.md").write_text(mine, encoding="utf-8")
+    (play_ws / "MEMORY.md").write_text(theirs, encoding="utf-8")
+    play = root / "state" / "agents" / "play" / "sessions"
+    play.mkdir(parents=True)
+    t1 = NOW - 3 * DAY
+    first, _ = _lines_of(theirs, "## Topic 2")
+    lines = [tx.header("p1", t1), tx.call("c1", query="two", ts=t1)]
+    lines += [tx.result("c1", _search_result(theirs, [(first, first)]), ts=t1 + 1,
+                        details="same")]  # fmt: skip
+    (play / "p1.jsonl").write_bytes(b"".join(lines))
+    doc = _sections(env)
+    assert doc["hits"]["total"] == 0 and _by_heading(doc)["Topic 2"]["hits_total"] == 0
+    proc = run_memoryd(["sections", "MEMORY.md", "--json", "--agent", "play"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    other = json.loads(proc.stdout)
+    assert other["workspace"] == str(play_ws)
+    assert [s["heading"] for s in other["sections"] if s["hits_total"]] == ["Topic 2"]
+    typo = run_memoryd(["sections", "MEMORY.md", "--agent", "plya"], env=env)
+    assert typo.returncode == 2 and "no agent 'plya'" in typo.stderr
+    plan = json.loads(run_memoryd(["retire", "--json"], env=env).stdout)
+    assert {"title": "## Topic 2", "why": "looked up lately"} not in plan["notes"][0]["kept"]

@@ -21,7 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="hits per section of a memory file, and what OpenClaw's bootstrap cut drops",
     )
     p.add_argument("path", help="workspace-relative (MEMORY.md, memory/x.md) or absolute path")
-    p.add_argument("--agent", help="only this agent's hits (default: every agent's)")
+    p.add_argument(
+        "--agent", help="only this agent's hits, on its workspace's file (default: the "
+        "workspace's agents')"
+    )
     add_output_options(p)
     p.set_defaults(func=cmd_sections)
 
@@ -73,11 +76,11 @@ def _limit_faults(ctx: Context, workspace: Path) -> list[str]:
     return limit_faults(ctx.paths.openclaw, _agent_of(ctx, workspace))
 
 
-def _hit_groups(ctx: Context, rel: str, agent: str | None, now: float) -> list[Any]:
-    """The file's hits grouped by what places them, counted by SQLite."""
+def _hit_groups(ctx: Context, rel: str, agents: list[str] | None, now: float) -> list[Any]:
+    """The file's hits grouped by what places them, counted by SQLite (``agents``: theirs
+    only; None: every agent's)."""
     from ..section_report import load_section_groups
 
-    agents = None if agent is None else [agent]
     try:
         return load_section_groups(ctx.read_store().conn, rel, agents, now)
     except Exception as exc:  # an empty in-memory store of a new install has the column
@@ -111,17 +114,21 @@ def _when(ts: float | None) -> str:
 def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
     from ..results import counted
     from ..section_report import CUT, NEVER_UNSEEN, NOT_LOADED, PARTLY, report_doc, report_of_groups
+    from .hits import _workspace_agents
 
     now = ready_to_decide(args, ctx)
     rel = to_relpath(ctx, args.path)
-    ws = ctx.paths.workspace
+    # (the workspace's own agents: another workspace's MEMORY.md is another file, whose hits
+    # share this one's name; --agent: that agent's hits on its own workspace's file)
+    named, ws = _workspace_agents(ctx, args.agent)
+    agents = named if args.agent is not None else ctx.paths.agents_counted(ws)
     if rel.startswith(("tiers/", "../")):
         raise UsageError(f"{args.path}: sections covers the workspace's memory files")
     text = _read_text(ws / rel)
     if text is None:
         raise UsageError(f"{rel}: no such file in {ws}")
     cut, limits = bootstrap_cut_of(ctx, ws, rel)
-    rep = report_of_groups(text, _hit_groups(ctx, rel, args.agent, now), cut)
+    rep = report_of_groups(text, _hit_groups(ctx, rel, agents, now), cut)
     doc: dict[str, Any] = {"path": rel, "workspace": str(ws), **report_doc(rep, clock.iso)}
     owners = _owners(text, rep.sections)
     for row, owner in zip(doc["sections"], owners, strict=True):
