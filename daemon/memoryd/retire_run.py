@@ -235,7 +235,10 @@ def scheduled_retire(cfg: Config, paths: Paths, store: Store, now: float) -> str
     if not result.applied:
         return None
     n = sum(len(a["sections"]) for a in result.applied)
-    return f"retired {n} sections from {len(result.applied)} notes (undo: memoryd restore --last)"
+    from .results import counted
+
+    notes = counted(len(result.applied), "note")
+    return f"retired {counted(n, 'section')} from {notes} (undo: memoryd restore --last)"
 
 
 def _apply(retirer: Retirer, ws: Path, note: NotePlan, now: float, batch: str) -> dict[str, Any]:

@@ -184,6 +184,7 @@ def test_retire_force_then_restore_last_gives_the_bytes_back(install):
     proc = run_memoryd(["restore", "--last"], env=env)
     assert proc.returncode == 0, proc.stderr
     assert "undoing the retire run" in proc.stdout and "byte for byte" in proc.stdout
+    assert " (1 file; retire:" in proc.stdout
     assert (ws / "MEMORY.md").read_bytes() == before
     assert not (ws / "memory-archive" / "retired" / "MEMORY.md").exists()
     again = run_memoryd(["restore", "--last"], env=env)
@@ -301,7 +302,7 @@ def test_the_daily_job_retires_nothing_until_the_user_sets_retire_auto(install):
     cfg.write_text(cfg.read_text() + "\n[retire]\nauto = true\n")
     proc = run_memoryd(["reflect"], env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "retired " in proc.stdout and "sections from 1 notes" in proc.stdout
+    assert "retired " in proc.stdout and "sections from 1 note (undo" in proc.stdout
     assert len((ws / "MEMORY.md").read_text(encoding="utf-8")) <= 20_000
     proc = run_memoryd(["restore", "--last"], env=env)
     assert proc.returncode == 0, proc.stderr

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock, faults
 from ..move_journal import command_of, undo_batch
+from ..results import counted
 from ..workspace import relative_to_workspace
 from .common import emit, to_relpath
 from .context import Context, UsageError
@@ -326,7 +327,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
         doc["undoing"] = undoing
         text.append(
             f"undoing the {undoing['command']} run of {undoing['at']} "
-            f"({undoing['files']} files; {undoing['batch']})"
+            f"({counted(undoing['files'], 'file')}; {undoing['batch']})"
         )
     text += [_restored_line(r) for r in restored]
     text += [b["message"] for b in already]
