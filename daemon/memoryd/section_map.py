@@ -246,9 +246,9 @@ class Placer:
         lines_of = self.index.lines_of
         section_of = self.index._section_of
         found: list[int] = []
-        unique = False
-        repeated: list[list[int]] = []
-        for fp in prints.split("."):
+        unique: list[int] = []  # the lines of the chunk's prints the file has once
+        repeated: list[tuple[int, list[int]]] = []  # (place among the prints, its lines)
+        for k, fp in enumerate(prints.split(".")):
             at = lines_of.get(fp)
             if at is None:
                 continue
@@ -256,10 +256,17 @@ class Placer:
                 i = section_of[at[0]]
                 if i >= 0:
                     found.append(i)
-                unique = True
-            elif not unique:
-                repeated.append(at)
-        entry = (tuple(found), None if unique or not repeated else tuple(repeated))
+                unique.append(at[0])
+            else:
+                repeated.append((k, at))
+        if unique:  # a repeated line is the one beside the chunk's unique lines (a chunk is
+            lo, hi = min(unique), max(unique)  # whole lines in a row; its first line is first)
+            for k, at in repeated:
+                before = [n for n in at if n <= lo] if k == 0 else []
+                i = section_of[max(before) if before else _nearest(at, lo, hi)]
+                if i >= 0:
+                    found.append(i)
+        entry = (tuple(found), None if unique or not repeated else tuple(a for _, a in repeated))
         self._prints[prints] = entry
         return entry
 

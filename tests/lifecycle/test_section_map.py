@@ -162,6 +162,25 @@ def test_a_promoted_entry_is_found_as_the_search_snippet_shows_it():
     assert without_annotations("a <!-- importance: 3") == "a <!-- importance: 3"
 
 
+def test_a_chunk_that_starts_on_a_repeated_line_credits_its_section_beside_a_unique_heading():
+    """A chunk starting on a line the file has several times (a fence, a stock entry) and
+    covering a unique heading after it credited only the heading's section: the section it
+    started in lost its hit. The repeated line is the occurrence nearest the unique one."""
+    text = _memory([
+        ("Shell", ["- run it so:", "```", "make all", "```"]),
+        ("Boat", ["- trip", "```", "sail", "```"]),
+        ("Tea", ["- green"]),
+    ])
+    lines = text.split("\n")
+    first = lines.index("make all") + 2  # the closing fence of Shell's block
+    last = lines.index("- trip") + 1
+    anchor = chunk_anchor(first, last, _snippet(text, first, last))
+    moved = "- a new first entry\n\n" + text  # (so the recorded range says nothing exact)
+    index = FileIndex(moved)
+    got = place(index, anchor, first, last)
+    assert {index.sections[i].heading for i in got.sections} == {"Shell", "Boat"}
+
+
 def test_a_line_the_file_has_twice_is_taken_nearest_the_recorded_range():
     body = ["- see the runbook", "- (details below)"]
     text = _memory([("A", ["- alpha only", *body]), ("B", ["- beta only", *body])])
