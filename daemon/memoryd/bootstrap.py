@@ -132,6 +132,19 @@ def read_bootstrap(workspace: Path, over: set[str] | None = None) -> dict[str, s
     return out
 
 
+def context_injection(oc: Mapping[str, Any], agent_id: str) -> str:
+    """The agent's ``contextInjection`` as OpenClaw 2026.9.6 resolves it
+    (``resolveContextInjectionMode``): its own entry's when one of the three, else the
+    defaults', else ``"always"``; ``"never"`` puts no bootstrap file into any session."""
+    own = (agent_entry(dict(oc), agent_id) or {}).get("contextInjection")
+    if own in ("always", "continuation-skip", "never"):
+        return str(own)
+    agents = oc.get("agents")
+    defaults = agents.get("defaults") if isinstance(agents, Mapping) else None
+    value = defaults.get("contextInjection") if isinstance(defaults, Mapping) else None
+    return value if isinstance(value, str) else "always"
+
+
 def openclaw_cuts(
     present: Mapping[str, str],
     over: set[str],
@@ -139,6 +152,7 @@ def openclaw_cuts(
     total_max: int,
     workspace: Path,
     rooms: dict[str, int] | None = None,
+    injection: str = "always",
 ) -> dict[str, Any]:
     """Each bootstrap file's cut (:func:`memoryd.bootstrap_cut.bootstrap_cuts`, ``rooms``
     as there), a file over OpenClaw's read bound taking the budget of the line OpenClaw puts
@@ -153,6 +167,9 @@ def openclaw_cuts(
         length = utf16_len(js_trim_end(present[name]))
         cuts[name] = cuts[name]._replace(length=length, head=0, tail=0, loaded=False,
                                          unreadable=True)  # fmt: skip
+    if injection == "never":  # (``injection``: :func:`context_injection`)
+        for name, c in cuts.items():
+            cuts[name] = c._replace(head=0, tail=0, injected=0, loaded=False, never=True)
     return cuts
 
 
@@ -207,5 +224,6 @@ def session_cuts(oc: Mapping[str, Any], agent_id: str, workspace: Path) -> Sessi
     file_max, total_max = bootstrap_limits(oc, agent_id)
     over: set[str] = set()
     present = read_bootstrap(workspace, over)
-    cuts = openclaw_cuts(present, over, file_max, total_max, workspace)
+    injection = context_injection(oc, agent_id)
+    cuts = openclaw_cuts(present, over, file_max, total_max, workspace, injection=injection)
     return SessionCuts(cuts, file_max, total_max, present)

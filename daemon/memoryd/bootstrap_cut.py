@@ -49,6 +49,7 @@ class FileCut(NamedTuple):
     injected: int  # units it takes of the total budget (marker lines included)
     loaded: bool  # False: skipped (the total budget was spent before it, or unreadable)
     unreadable: bool = False  # over OpenClaw's read bound: a session gets one line instead
+    never: bool = False  # contextInjection "never": no session gets any bootstrap file
 
     @property
     def truncated(self) -> bool:

@@ -99,6 +99,13 @@ def memory_budget(paths: Paths, workspace: Path) -> tuple[Any, int]:
     return cuts.get(MEMORY), max(0, min(file_max, rooms.get(MEMORY, total_max)))
 
 
+def _injection(paths: Paths, workspace: Path) -> str:
+    from .bootstrap import context_injection
+
+    agent = next((a.id for a in paths.agents if a.workspace == workspace), "main")
+    return context_injection(paths.openclaw, agent)
+
+
 def _limit_faults(paths: Paths, workspace: Path) -> list[str]:
     from .bootstrap import limit_faults
 
@@ -171,6 +178,11 @@ def run(
             continue
         if _user_keeps(rel, marked, pins):
             skipped.append({"path": rel, "why": "marked or pinned by you: left whole"})
+            continue
+        if rel == MEMORY and _injection(paths, ws) == "never":
+            skipped.append({"path": rel, "why": (
+                'contextInjection is "never": OpenClaw puts MEMORY.md into no session, so '
+                "it has no bootstrap budget to fit")})  # fmt: skip
             continue
         if rel == MEMORY and (faults := _limit_faults(paths, ws)):
             skipped.append({"path": rel, "why": (

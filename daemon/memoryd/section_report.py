@@ -303,6 +303,7 @@ def report_doc(rep: SectionsReport, iso: Any) -> dict[str, Any]:
         else {
             "loaded": cut.loaded,
             "unreadable": cut.unreadable,
+            "context_injection_never": cut.never,
             "length": cut.length,
             "head": cut.head,
             "tail": cut.tail,

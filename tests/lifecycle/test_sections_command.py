@@ -325,3 +325,29 @@ def test_another_workspaces_hits_on_its_own_memory_md_are_not_this_ones(install)
     assert typo.returncode == 2 and "no agent 'plya'" in typo.stderr
     plan = json.loads(run_memoryd(["retire", "--json"], env=env).stdout)
     assert {"title": "## Topic 2", "why": "looked up lately"} not in plan["notes"][0]["kept"]
+
+
+def test_context_injection_never_puts_no_section_in_a_session_and_retire_leaves_it(install):
+    """`agents.defaults.contextInjection: "never"`: OpenClaw 2026.9.6 injects no bootstrap
+    file (resolveContextInjectionMode, builtin-openclaw's shouldSkipBootstrapInjection).
+    sections said MEMORY.md's first 15,000 characters were in every new session, and retire
+    moved sections out to fit a budget no session uses. An agent's own "always" wins."""
+    _, ws, env, root = install
+    oc = root / "state" / "openclaw.json"
+    oc.write_text(json.dumps({"agents": {"defaults": {
+        "contextInjection": "never", "workspace": str(ws)}}}), encoding="utf-8")  # fmt: skip
+    (ws / "MEMORY.md").write_text(_memory_md(list(range(16))), encoding="utf-8")
+    doc = _sections(env)
+    assert doc["bootstrap"]["context_injection_never"] is True
+    assert {s["bootstrap"] for s in doc["sections"]} == {"not loaded"}
+    plain = run_memoryd(["sections", "MEMORY.md", "--no-scan"], env=env).stdout
+    assert 'contextInjection is "never"' in plain
+    before = (ws / "MEMORY.md").read_bytes()
+    proc = run_memoryd(["retire", "--force", "--json"], env=env)
+    (left,) = json.loads(proc.stdout)["skipped"]
+    assert 'contextInjection is "never"' in left["why"]
+    assert (ws / "MEMORY.md").read_bytes() == before
+    oc.write_text(json.dumps({"agents": {"defaults": {
+        "contextInjection": "never", "workspace": str(ws)}, "list": [
+        {"id": "main", "contextInjection": "always"}]}}), encoding="utf-8")  # fmt: skip
+    assert _sections(env)["bootstrap"]["loaded"] is True

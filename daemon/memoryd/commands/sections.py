@@ -152,7 +152,12 @@ def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
     ]
     if cut is not None and limits is not None:
         budget = f"bootstrapMaxChars {limits[0]:,}, bootstrapTotalMaxChars {limits[1]:,}"
-        if cut.unreadable:
+        if cut.never:
+            lines.append(
+                f"bootstrap ({budget}): not loaded at all; contextInjection is \"never\": "
+                "OpenClaw puts no bootstrap file into any session"
+            )
+        elif cut.unreadable:
             from ..bootstrap import OPENCLAW_READ_MAX, UNREADABLE
 
             lines.append(
