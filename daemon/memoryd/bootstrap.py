@@ -9,6 +9,7 @@ and a note already in a bootstrap file (promoted into ``MEMORY.md``) is not said
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -42,33 +43,73 @@ class BootstrapBudget(NamedTuple):
 
 
 def _positive_int(value: Any, default: int) -> int:
-    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
-    return value if ok else default
+    """A limit as OpenClaw 2026.9.6 reads it (``resolveBootstrapCharLimit``): any finite
+    number above 0, floored (``4e3`` and ``4000.0`` are 4,000), else the default."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value <= 0:
+        return default
+    return math.floor(value)
 
 
 def bootstrap_limits(oc: Mapping[str, Any], agent_id: str) -> tuple[int, int]:
-    """(per-file, total) character limits for ``agent_id``: its own entry, else the defaults."""
+    """(per-file, total) character limits for ``agent_id``: its own entry's value when it has
+    one (null: none), else the defaults'; a value that is no number above 0 gives OpenClaw's
+    default, as OpenClaw does (its own entry's included: it does not fall back to the
+    defaults' then)."""
     agents = oc.get("agents")
     defaults = agents.get("defaults") if isinstance(agents, Mapping) else None
     defaults = defaults if isinstance(defaults, Mapping) else {}
-    file_max = _positive_int(defaults.get("bootstrapMaxChars"), DEFAULT_FILE_MAX)
-    total_max = _positive_int(defaults.get("bootstrapTotalMaxChars"), DEFAULT_TOTAL_MAX)
     own = agent_entry(dict(oc), agent_id) or {}
-    file_max = _positive_int(own.get("bootstrapMaxChars"), file_max)
-    total_max = _positive_int(own.get("bootstrapTotalMaxChars"), total_max)
-    return file_max, total_max
+
+    def limit(key: str, fallback: int) -> int:
+        raw = own.get(key)
+        return _positive_int(defaults.get(key) if raw is None else raw, fallback)
+
+    return limit("bootstrapMaxChars", DEFAULT_FILE_MAX), limit("bootstrapTotalMaxChars",
+                                                               DEFAULT_TOTAL_MAX)  # fmt: skip
+
+
+_SAFE_INT_MAX = 2**53 - 1  # (zod's int(): JavaScript's Number.MAX_SAFE_INTEGER)
+
+
+def limit_faults(oc: Mapping[str, Any], agent_id: str) -> list[str]:
+    """The bootstrap limits of ``openclaw.json`` for ``agent_id`` that ``openclaw config
+    validate`` refuses (it wants a whole number above 0), each as ``KEY = VALUE``: OpenClaw
+    does not run on such a file, so no cut computed from it is the one a session meets."""
+    import json
+
+    agents = oc.get("agents")
+    defaults = agents.get("defaults") if isinstance(agents, Mapping) else None
+    places = [("agents.defaults", defaults if isinstance(defaults, Mapping) else {}),
+              (f"agent {agent_id}'s", agent_entry(dict(oc), agent_id) or {})]  # fmt: skip
+    out = []
+    for where, entry in places:
+        for key in ("bootstrapMaxChars", "bootstrapTotalMaxChars"):
+            value = entry.get(key)
+            whole = isinstance(value, int | float) and not isinstance(value, bool) and (
+                math.isfinite(value) and float(value).is_integer()
+            )
+            if value is not None and not (whole and 0 < value <= _SAFE_INT_MAX):
+                out.append(f"{where}.{key} = {json.dumps(value)}".replace("'s.", "'s "))
+    return out
 
 
 # Past this a bootstrap file is cut far beyond any budget OpenClaw allows: read no more.
 _BOOTSTRAP_READ_MAX = 4 * 1024 * 1024
+# OpenClaw 2026.9.6 reads no bootstrap file over this many bytes (its
+# MAX_WORKSPACE_BOOTSTRAP_FILE_BYTES, dist/workspace-bootstrap-read-*.mjs): a session gets
+# this line in the file's place instead.
+OPENCLAW_READ_MAX = 2 * 1024 * 1024
+UNREADABLE = f"[UNREADABLE: File exceeds {OPENCLAW_READ_MAX} bytes]"
 
 
-def read_bootstrap(workspace: Path) -> dict[str, str]:
+def read_bootstrap(workspace: Path, over: set[str] | None = None) -> dict[str, str]:
     """The bootstrap files present in ``workspace`` (name → text); unreadable ones left out.
 
     A symlink is followed, as OpenClaw follows it; anything but a regular file (a FIFO named
     ``AGENTS.md`` would block a plain read forever) is left out, and a file is read up to
-    ``_BOOTSTRAP_READ_MAX`` bytes.
+    ``_BOOTSTRAP_READ_MAX`` bytes. The names of files over :data:`OPENCLAW_READ_MAX` bytes,
+    which OpenClaw does not read, are added to ``over``.
     """
     out: dict[str, str] = {}
     for name in BOOTSTRAP_FILES:
@@ -86,7 +127,50 @@ def read_bootstrap(workspace: Path) -> dict[str, str]:
         finally:
             os.close(fd)
         out[name] = data.decode("utf-8", errors="replace")
+        if over is not None and len(data) > OPENCLAW_READ_MAX:
+            over.add(name)
     return out
+
+
+def context_injection(oc: Mapping[str, Any], agent_id: str) -> str:
+    """The agent's ``contextInjection`` as OpenClaw 2026.9.6 resolves it
+    (``resolveContextInjectionMode``): its own entry's when one of the three, else the
+    defaults', else ``"always"``; ``"never"`` puts no bootstrap file into any session."""
+    own = (agent_entry(dict(oc), agent_id) or {}).get("contextInjection")
+    if own in ("always", "continuation-skip", "never"):
+        return str(own)
+    agents = oc.get("agents")
+    defaults = agents.get("defaults") if isinstance(agents, Mapping) else None
+    value = defaults.get("contextInjection") if isinstance(defaults, Mapping) else None
+    return value if isinstance(value, str) else "always"
+
+
+def openclaw_cuts(
+    present: Mapping[str, str],
+    over: set[str],
+    file_max: int,
+    total_max: int,
+    workspace: Path,
+    rooms: dict[str, int] | None = None,
+    injection: str = "always",
+) -> dict[str, Any]:
+    """Each bootstrap file's cut (:func:`memoryd.bootstrap_cut.bootstrap_cuts`, ``rooms``
+    as there), a file over OpenClaw's read bound taking the budget of the line OpenClaw puts
+    in its place, and itself not loaded (``unreadable``)."""
+    from .bootstrap_cut import FILE_ORDER, bootstrap_cuts, js_trim_end
+    from .section_map import utf16_len
+
+    files = {n: UNREADABLE if n in over else present.get(n) for n in FILE_ORDER}
+    paths = {name: str(workspace / name) for name in FILE_ORDER}
+    cuts = bootstrap_cuts(files, file_max, total_max, paths, rooms)
+    for name in over & cuts.keys():
+        length = utf16_len(js_trim_end(present[name]))
+        cuts[name] = cuts[name]._replace(length=length, head=0, tail=0, loaded=False,
+                                         unreadable=True)  # fmt: skip
+    if injection == "never":  # (``injection``: :func:`context_injection`)
+        for name, c in cuts.items():
+            cuts[name] = c._replace(head=0, tail=0, injected=0, loaded=False, never=True)
+    return cuts
 
 
 def bootstrap_budget(files: Mapping[str, str], file_max: int, total_max: int) -> BootstrapBudget:
@@ -137,11 +221,9 @@ def session_cuts(oc: Mapping[str, Any], agent_id: str, workspace: Path) -> Sessi
     """The bootstrap cut of every file of ``workspace`` for ``agent_id``, from the user's
     ``openclaw.json`` (``oc``) and the files as they are now (``memoryd sections``, the
     reflect page)."""
-    from .bootstrap_cut import FILE_ORDER, bootstrap_cuts
-
     file_max, total_max = bootstrap_limits(oc, agent_id)
-    present = read_bootstrap(workspace)
-    files = {name: present.get(name) for name in FILE_ORDER}
-    paths = {name: str(workspace / name) for name in FILE_ORDER}
-    cuts = bootstrap_cuts(files, file_max, total_max, paths)
+    over: set[str] = set()
+    present = read_bootstrap(workspace, over)
+    injection = context_injection(oc, agent_id)
+    cuts = openclaw_cuts(present, over, file_max, total_max, workspace, injection=injection)
     return SessionCuts(cuts, file_max, total_max, present)

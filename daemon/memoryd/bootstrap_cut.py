@@ -47,7 +47,9 @@ class FileCut(NamedTuple):
     head: int  # units kept from its start
     tail: int  # units kept from its end (head == length, tail == 0: all of it)
     injected: int  # units it takes of the total budget (marker lines included)
-    loaded: bool  # False: skipped (the total budget was spent before it)
+    loaded: bool  # False: skipped (the total budget was spent before it, or unreadable)
+    unreadable: bool = False  # over OpenClaw's read bound: a session gets one line instead
+    never: bool = False  # contextInjection "never": no session gets any bootstrap file
 
     @property
     def truncated(self) -> bool:
@@ -274,15 +276,19 @@ def bootstrap_cuts(
     file_max: int = DEFAULT_FILE_MAX,
     total_max: int = DEFAULT_TOTAL_MAX,
     paths: Mapping[str, str] | None = None,
+    rooms: dict[str, int] | None = None,
 ) -> dict[str, FileCut]:
     """Each bootstrap file's cut in a new main session: ``files`` maps a name of
     :data:`FILE_ORDER` to its text, or None when it is missing (``paths``: the absolute
-    path OpenClaw would name in its ``[MISSING]`` line, for the budget it takes)."""
+    path OpenClaw would name in its ``[MISSING]`` line, for the budget it takes). ``rooms``
+    gets what the total budget has left when each file of ``files`` is met."""
     remaining = max(1, int(total_max))
     out: dict[str, FileCut] = {}
     for name in FILE_ORDER:
         if name not in files:
             continue
+        if rooms is not None:
+            rooms[name] = remaining
         text = files[name]
         if remaining <= 0:
             if text is not None:

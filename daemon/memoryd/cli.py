@@ -8,6 +8,7 @@ this module imports nothing heavy, so one-shot commands start fast. Exit codes: 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import gc
 import os
@@ -343,14 +344,18 @@ def _names_user_path(exc: OSError, argv: Sequence[str]) -> bool:
     given, named = set(), []
     for arg in argv:
         value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
-        given.add(os.path.abspath(value))
+        with contextlib.suppress(OSError):  # (a folder deleted since has no absolute path)
+            given.add(os.path.abspath(value))
         if value.strip("/") and not value.startswith("-"):
             named.append("/" + value.strip("/"))
     too_long = exc.errno == errno.ENAMETOOLONG
     for name in (exc.filename, exc.filename2):
         if not isinstance(name, str | bytes):
             continue
-        path = os.path.abspath(os.fsdecode(name))
+        try:
+            path = os.path.abspath(os.fsdecode(name))
+        except OSError:
+            continue
         if path in given or (too_long and any(path.endswith(tail) for tail in named)):
             return True
     return False

@@ -58,6 +58,8 @@ class BudgetFile(NamedTuple):
     tail: int
     injected: int  # of the total budget
     loaded: bool
+    unreadable: bool = False  # over OpenClaw's read bound (memoryd.bootstrap.OPENCLAW_READ_MAX)
+    never: bool = False  # contextInjection "never"
 
 
 class BarSection(NamedTuple):
@@ -207,7 +209,14 @@ def _memory_bar(m: BudgetFile, sections: Sequence[BarSection], width: float) -> 
     parts = []
     if not m.loaded:
         parts.append(_rect(0, width, 0, 40, CUT_COLOUR, "MEMORY.md: not loaded at all", "cut"))
-        words = "not loaded at all: the files before it take the whole total budget."
+        words = (
+            'not loaded at all: contextInjection is "never", no session gets a bootstrap file.'
+            if m.never
+            else "not loaded at all: OpenClaw reads no bootstrap file over 2 MiB; a session "
+            "gets one [UNREADABLE] line instead."
+            if m.unreadable
+            else "not loaded at all: the files before it take the whole total budget."
+        )
     else:
         cut_from, cut_to = m.head, m.length - m.tail
         parts.append(_rect(0, m.head * scale, 0, 40, LOADED_COLOUR,

@@ -190,7 +190,7 @@ def _build_page(
     got = session_cuts(paths.openclaw, agent, ws)
     text = got.texts.get(MEMORY)
     files = tuple(
-        BudgetFile(c.name, c.length, c.head, c.tail, c.injected, c.loaded)
+        BudgetFile(c.name, c.length, c.head, c.tail, c.injected, c.loaded, c.unreadable, c.never)
         for c in got.cuts.values()
     )
     memory_cut = got.cuts.get(MEMORY)

@@ -17,11 +17,13 @@ from __future__ import annotations
 import errno
 import fnmatch
 import os
+import stat
 from itertools import starmap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import clock
+from .bootstrap_cut import MIN_FILE_BUDGET
 from .dreaming_lock import dreaming_at_work
 from .fsutil import read_regular
 from .move_files import MoveError
@@ -72,28 +74,43 @@ def _user_keeps(rel: str, marked: set[str], pins: list[str]) -> bool:
     return rel in marked or any("#" not in p and fnmatch.fnmatchcase(rel, p) for p in pins)
 
 
-def _hit_rows(store: Store, rel: str) -> list[HitRow]:
+def _hit_rows(store: Store, rel: str, agents: list[str] | None) -> list[HitRow]:
+    """The hits of ``rel`` by ``agents`` (None: every agent's)."""
     columns = {r[1] for r in store.conn.execute("PRAGMA table_info(hits)")}
     anchor = "anchor" if "anchor" in columns else "NULL"
     sql = f"SELECT ts, start_line, end_line, {anchor} FROM hits WHERE memory_path = ?"
+    if agents is not None:  # (another workspace's agents hit their own file of the same name)
+        sql += f" AND agent IN ({','.join('?' * len(agents))})"
+    params = (rel, *(agents or ()))
     # (starmap builds the many rows at C speed: HitRow(*r) a row cost the dry run a tenth)
-    return list(starmap(HitRow, store.conn.execute(sql, (rel,)).fetchall()))
+    return list(starmap(HitRow, store.conn.execute(sql, params).fetchall()))
 
 
 def memory_budget(paths: Paths, workspace: Path) -> tuple[Any, int]:
     """MEMORY.md's cut in a new main session and the characters it may have to load whole."""
-    from .bootstrap import bootstrap_limits, read_bootstrap
-    from .bootstrap_cut import FILE_ORDER, bootstrap_cuts
+    from .bootstrap import bootstrap_limits, openclaw_cuts, read_bootstrap
 
     agent = next((a.id for a in paths.agents if a.workspace == workspace), "main")
     file_max, total_max = bootstrap_limits(paths.openclaw, agent)
-    present = read_bootstrap(workspace)
-    files = {name: present.get(name) for name in FILE_ORDER}
-    cuts = bootstrap_cuts(files, file_max, total_max, {n: str(workspace / n) for n in FILE_ORDER})
-    before = sum(
-        c.injected for n, c in cuts.items() if FILE_ORDER.index(n) < FILE_ORDER.index(MEMORY)
-    )
-    return cuts.get(MEMORY), max(0, min(file_max, total_max - before))
+    over: set[str] = set()
+    present = read_bootstrap(workspace, over)
+    rooms: dict[str, int] = {}  # (the files before it, a missing one's [MISSING] line too)
+    cuts = openclaw_cuts(present, over, file_max, total_max, workspace, rooms)
+    return cuts.get(MEMORY), max(0, min(file_max, rooms.get(MEMORY, total_max)))
+
+
+def _injection(paths: Paths, workspace: Path) -> str:
+    from .bootstrap import context_injection
+
+    agent = next((a.id for a in paths.agents if a.workspace == workspace), "main")
+    return context_injection(paths.openclaw, agent)
+
+
+def _limit_faults(paths: Paths, workspace: Path) -> list[str]:
+    from .bootstrap import limit_faults
+
+    agent = next((a.id for a in paths.agents if a.workspace == workspace), "main")
+    return limit_faults(paths.openclaw, agent)
 
 
 def plan_note(
@@ -103,7 +120,7 @@ def plan_note(
     text = data.decode("utf-8")
     ws = paths.workspace
     cut, budget = memory_budget(paths, ws) if rel == MEMORY else (None, cfg.retire.note_max_chars)
-    rep = sections_report(text, _hit_rows(store, rel), now, cut)
+    rep = sections_report(text, _hit_rows(store, rel, paths.agents_counted(ws)), now, cut)
     uses = [
         Use(
             u.section,
@@ -162,6 +179,16 @@ def run(
         if _user_keeps(rel, marked, pins):
             skipped.append({"path": rel, "why": "marked or pinned by you: left whole"})
             continue
+        if rel == MEMORY and _injection(paths, ws) == "never":
+            skipped.append({"path": rel, "why": (
+                'contextInjection is "never": OpenClaw puts MEMORY.md into no session, so '
+                "it has no bootstrap budget to fit")})  # fmt: skip
+            continue
+        if rel == MEMORY and (faults := _limit_faults(paths, ws)):
+            skipped.append({"path": rel, "why": (
+                f"openclaw.json's {faults[0]} is no whole number above 0 (OpenClaw refuses the "
+                "file): MEMORY.md's budget is unknown; fix it, then retire")})  # fmt: skip
+            continue
         if rel == MEMORY and retirer is not None and (why := dreaming_at_work(paths.state_dir, ws)):
             skipped.append({"path": rel, "why": f"{why}: left whole, retire again later"})
             continue
@@ -170,6 +197,9 @@ def run(
                 data, st = read_regular(ws / rel, READ_MAX)
                 if st.st_size > len(data):  # (the rewrite compares the whole file: never equal)
                     skipped.append({"path": rel, "why": f"over {READ_MAX >> 20} MB: left whole"})
+                    break
+                if not st.st_mode & stat.S_IWUSR:  # (a rename would rewrite it all the same)
+                    skipped.append({"path": rel, "why": "read-only (chmod a-w): left whole"})
                     break
                 plan = plan_note(cfg, paths, store, rel, data, now, pins)
             except UnicodeDecodeError:
@@ -180,6 +210,12 @@ def run(
                 if exc.errno == errno.ELOOP and os.path.islink(ws / rel):
                     why = ("a symbolic link (retire rewrites only a regular "
                            "file: it would put a file where the link is)")  # fmt: skip
+                skipped.append({"path": rel, "why": why})
+                break
+            if rel == MEMORY and plan.budget < MIN_FILE_BUDGET:
+                why = (f"not loaded at all: the bootstrap files before it leave it {plan.budget} "
+                       "characters of bootstrapTotalMaxChars (OpenClaw loads no file with less "
+                       f"than {MIN_FILE_BUDGET} left), so retiring would not bring it in")
                 skipped.append({"path": rel, "why": why})
                 break
             note = NotePlan(rel, plan, archive_rel_of(cfg, rel), data)
@@ -211,7 +247,10 @@ def scheduled_retire(cfg: Config, paths: Paths, store: Store, now: float) -> str
     if not result.applied:
         return None
     n = sum(len(a["sections"]) for a in result.applied)
-    return f"retired {n} sections from {len(result.applied)} notes (undo: memoryd restore --last)"
+    from .results import counted
+
+    notes = counted(len(result.applied), "note")
+    return f"retired {counted(n, 'section')} from {notes} (undo: memoryd restore --last)"
 
 
 def _apply(retirer: Retirer, ws: Path, note: NotePlan, now: float, batch: str) -> dict[str, Any]:
@@ -315,6 +354,10 @@ def undo_run(retirer: Retirer, batch: str) -> tuple[list[dict[str, Any]], list[d
                     "sections": [d["title"] for d in info if "title" in d],
                 }
             )
-        except (Changed, OSError, UnicodeDecodeError, ValueError, MoveError) as exc:
+        except UnicodeDecodeError as exc:  # (an edit since saved bytes that are no UTF-8)
+            errors.append({"path": row.src, "error": (
+                f"the note is no UTF-8 text now (byte {exc.start}), so its sections cannot be "
+                f"put back beside their neighbours: they stay in {row.archive}")})  # fmt: skip
+        except (Changed, OSError, ValueError, MoveError) as exc:
             errors.append({"path": row.src, "error": str(exc)})
     return done, errors

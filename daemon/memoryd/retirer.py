@@ -112,6 +112,23 @@ def _peek(path: Path) -> bytes | None:
         return None
 
 
+def _archive_mode(archive: Path, note_mode: int) -> int:
+    """The permissions of an archive file written anew: no wider than it had, nor than the
+    note whose sections it takes (a private ``MEMORY.md``'s sections stay private)."""
+    try:
+        had = os.lstat(archive).st_mode & 0o777
+    except FileNotFoundError:
+        had = 0o666
+    return had & note_mode & 0o666 | 0o600  # (always the owner's to read and write)
+
+
+def _mode_of(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode & 0o777
+    except OSError:
+        return 0o600
+
+
 def _holds(path: Path, data: bytes) -> bool:
     return os.path.lexists(path) and _peek(path) == data
 
@@ -316,7 +333,7 @@ class Retirer:
         # between leaves the text in both, never in neither.
         gains = archive_after is not None and len(archive_after) >= len(row.archive_before or b"")
         if gains:
-            self._write_archive(archive, archive_after)
+            self._write_archive(archive, archive_after, mode)
             faults.point("retire.archived")
         tmp, aside = _names(src, row.id)
         write_new(tmp, after, mode)
@@ -328,7 +345,7 @@ class Retirer:
         _unlink(tmp)
         _unlink(aside)
         if not gains:
-            self._write_archive(archive, archive_after)
+            self._write_archive(archive, archive_after, mode)
             faults.point("retire.archived")
 
     def _check_swapped(self, row: RetireRow, src: Path, tmp: Path, aside: Path) -> None:
@@ -373,12 +390,12 @@ class Retirer:
             ) from None
         fsync_dir(src.parent)
 
-    def _write_archive(self, archive: Path, data: bytes | None) -> None:
+    def _write_archive(self, archive: Path, data: bytes | None, note_mode: int = 0o644) -> None:
         if data is None:
             _unlink(archive)
         else:
             make_folders(archive.parent, self.check_path)
-            write_atomic(archive, data)
+            write_atomic(archive, data, _archive_mode(archive, note_mode))
 
     def _archive_back(self, row: RetireRow) -> str:
         """The archive file as it was before ``row``, if it still holds what ``row`` wrote."""
@@ -391,7 +408,7 @@ class Retirer:
         if row.archive_before is None:
             _unlink(archive)
         else:
-            write_atomic(archive, row.archive_before)
+            write_atomic(archive, row.archive_before, _archive_mode(archive, 0o644))
         return "archive put back"
 
     # ------------------------------------------------------------------ repair
@@ -434,7 +451,7 @@ class Retirer:
             kept = _keep_leftovers(row, src, (tmp, aside))
             archive = Path(row.archive)
             if _read(archive) == row.archive_before != row.archive_after:
-                self._write_archive(archive, row.archive_after)  # (its turn came after the note's)
+                self._write_archive(archive, row.archive_after, _mode_of(src))  # (its turn came)
             what = "note rewritten" + ("; edited since, the edit stays" if edited else "")
             return "done", what + _kept_at(kept)
         if now is None and _holds(aside, row.before):

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 # A heading: up to three spaces, one to six #, then a space or the end of the line.
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 # Lines shorter than this (without the blanks around them) are too common to say where a
 # chunk was.
 MIN_LINE_CHARS = 3
@@ -73,15 +73,19 @@ def parse_sections(text: str) -> tuple[Section, ...]:
     top_has_text = False
     for number, line in enumerate(lines, start=1):
         match = None
-        m = _FENCE.match(line)
+        # (a CRLF file's line break and a BOM are text OpenClaw counts, not the line's Markdown)
+        probe = line[:-1] if line.endswith("\r") else line
+        if number == 1 and probe.startswith("\ufeff"):
+            probe = probe[1:]
+        m = _FENCE.match(probe)
         if m is not None:
             mark = m.group(1)
             if fence is None:
-                fence = mark[0] * 3
-            elif mark.startswith(fence):
+                fence = mark  # closed by as many or more of its character, nothing after
+            elif mark.startswith(fence) and not m.group(2).strip(" \t"):
                 fence = None
-        elif fence is None and line.lstrip(" ").startswith("#"):
-            match = _HEADING.match(line)
+        elif fence is None and probe.lstrip(" ").startswith("#"):
+            match = _HEADING.match(probe)
         if match is not None:
             if head is not None:
                 out.append(Section(head[0], head[1], head[2], number - 1, head[3], offset))
@@ -242,9 +246,9 @@ class Placer:
         lines_of = self.index.lines_of
         section_of = self.index._section_of
         found: list[int] = []
-        unique = False
-        repeated: list[list[int]] = []
-        for fp in prints.split("."):
+        unique: list[int] = []  # the lines of the chunk's prints the file has once
+        repeated: list[tuple[int, list[int]]] = []  # (place among the prints, its lines)
+        for k, fp in enumerate(prints.split(".")):
             at = lines_of.get(fp)
             if at is None:
                 continue
@@ -252,10 +256,17 @@ class Placer:
                 i = section_of[at[0]]
                 if i >= 0:
                     found.append(i)
-                unique = True
-            elif not unique:
-                repeated.append(at)
-        entry = (tuple(found), None if unique or not repeated else tuple(repeated))
+                unique.append(at[0])
+            else:
+                repeated.append((k, at))
+        if unique:  # a repeated line is the one beside the chunk's unique lines (a chunk is
+            lo, hi = min(unique), max(unique)  # whole lines in a row; its first line is first)
+            for k, at in repeated:
+                before = [n for n in at if n <= lo] if k == 0 else []
+                i = section_of[max(before) if before else _nearest(at, lo, hi)]
+                if i >= 0:
+                    found.append(i)
+        entry = (tuple(found), None if unique or not repeated else tuple(a for _, a in repeated))
         self._prints[prints] = entry
         return entry
 

@@ -302,6 +302,8 @@ def report_doc(rep: SectionsReport, iso: Any) -> dict[str, Any]:
         if cut is None
         else {
             "loaded": cut.loaded,
+            "unreadable": cut.unreadable,
+            "context_injection_never": cut.never,
             "length": cut.length,
             "head": cut.head,
             "tail": cut.tail,

@@ -86,6 +86,18 @@ def test_a_pin_says_what_it_matches_now(fresh: Path) -> None:
     assert re.fullmatch(said, r.stdout), r.stdout
 
 
+def test_a_section_pin_says_the_sections_it_keeps(fresh: Path) -> None:
+    """`memoryd pin 'MEMORY.md#Work'` pins the demo's `## Work` for retire, and said "matches
+    no memory file now"; `MEMORY.md#work` (another case) pins nothing and said the same."""
+    r = memoryd("pin", "MEMORY.md#Work", config=fresh)
+    assert r.stdout.splitlines() == [
+        "pinned MEMORY.md#Work",
+        "  (matches 1 section now: MEMORY.md ## Work)",
+    ]
+    r = memoryd("pin", "MEMORY.md#work", config=fresh)
+    assert "matches no section now: a heading is matched as written, its case too" in r.stdout
+
+
 @pytest.mark.parametrize(
     "toml,suggested",
     [
@@ -161,6 +173,12 @@ def test_counts_of_one_are_singular(tmp_path: Path) -> None:
     assert "1 hits" not in r.stdout and "1 files" not in r.stdout
     r = memoryd("scan", config=cfg)
     assert "scanned 1 transcript (" in r.stdout, r.stdout
+    ws = tmp_path / "workspace"
+    (ws / "MEMORY.md").write_text("# Memory\n## Only\n" + "- a line\n" * 3_000, encoding="utf-8")
+    r = memoryd("sections", "MEMORY.md", config=cfg)
+    assert "— 2 sections," in r.stdout and "; 1 hit" in r.stdout, r.stdout
+    r = memoryd("retire", config=cfg)
+    assert "would retire 1 section →" in r.stdout and "0 hits in 90 days" in r.stdout, r.stdout
 
 
 def test_the_demo_promotion_candidates_are_not_all_recipes(demo: Path) -> None:
@@ -322,3 +340,21 @@ def test_a_name_too_long_for_the_file_system_is_the_users_input(fresh: Path) -> 
     ):
         name = archived if argv[0] != "retire" else "/ws/memory-archive/retired/MEMORY.md"
         assert _names_user_path(OSError(fault, os.strerror(fault), name), argv) is users, argv
+
+
+def test_a_command_run_in_a_folder_deleted_since_answers_and_does_not_crash(
+    demo: Path, tmp_path: Path
+) -> None:
+    """`cd /tmp/x`, the folder removed (a demo made again in its place), then `memoryd sections
+    MEMORY.md`: Path.cwd() raised, and the error handler raised again, two tracebacks."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
+    env.update(MEMORYD_NOW=str(NOW), MEMORYD_CONFIG=str(demo))
+    script = (
+        f"cd {gone} && rmdir {gone} && exec {sys.executable} -m memoryd sections MEMORY.md "
+        "--no-scan"
+    )
+    proc = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0 and "sections of MEMORY.md" in proc.stdout

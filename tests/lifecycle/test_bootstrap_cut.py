@@ -52,3 +52,26 @@ def test_trailing_blanks_are_trimmed_as_javascript_trims_them():
     assert js_trim_end("a\n \t\ufeff\u3000") == "a"
     assert js_trim_end("a\x1c") == "a\x1c"  # str.rstrip would strip it; JavaScript does not
     assert trim_cut("MEMORY.md", 10, 20) == (10, 0, "")
+
+
+def test_the_limits_are_read_from_openclaw_json_as_openclaw_reads_them():
+    """`bootstrapMaxChars: 4e3` (or `4000.0`), which `openclaw config validate` accepts and
+    OpenClaw cuts MEMORY.md at, was taken for no number: memoryd said the file was loaded
+    whole at 20,000. An agent's own value OpenClaw cannot use gives OpenClaw's default, not
+    the defaults' value (its own ``??`` only passes over null)."""
+    from memoryd.bootstrap import bootstrap_limits
+
+    def oc(defaults: dict, own: dict | None = None) -> dict:
+        return {"agents": {"defaults": defaults, "list": [{"id": "main", **(own or {})}]}}
+
+    assert bootstrap_limits(oc({"bootstrapMaxChars": 4e3}), "main") == (4000, 60_000)
+    assert bootstrap_limits(oc({"bootstrapTotalMaxChars": 30000.0}), "main") == (20_000, 30_000)
+    assert bootstrap_limits(oc({"bootstrapMaxChars": 4000.7}), "main")[0] == 4000  # (floored)
+    for bad in (0, -5, "4000", True, float("inf"), float("nan")):
+        assert bootstrap_limits(oc({"bootstrapMaxChars": bad}), "main")[0] == 20_000
+        own = {"bootstrapMaxChars": bad}
+        assert bootstrap_limits(oc({"bootstrapMaxChars": 4000}, own), "main")[0] == 20_000
+    own_null = {"bootstrapMaxChars": None}
+    assert bootstrap_limits(oc({"bootstrapMaxChars": 4000}, own_null), "main")[0] == 4000
+    assert bootstrap_limits(oc({"bootstrapMaxChars": 4000}, {"bootstrapMaxChars": 3000}),
+                            "main")[0] == 3000  # fmt: skip

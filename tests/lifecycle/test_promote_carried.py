@@ -100,6 +100,19 @@ def test_over_budget_declines_the_last_written_first_and_only_as_many_as_needed(
 
 
 @pytest.mark.unit
+def test_over_budget_counts_as_openclaw_does_an_emoji_two_and_the_trailing_blanks_none():
+    """The budget is OpenClaw's (UTF-16 units of the text trimmed at its end); the file was
+    measured by Python's length, so an entry of emoji past the budget was kept, and a file
+    ending in blank lines lost an entry that fitted."""
+    after = MEMORY + _entry("memory/a.md", "- A " + "😀" * 100)
+    pieces = ps.landed(MEMORY, after, RUN, frozenset({"memory/a.md"}))
+    assert [p.source for p in ps.over_budget(after, pieces, len(after))] == ["memory/a.md"]
+    padded = MEMORY + _entry("memory/b.md", "- B") + "\n" * 40
+    pieces = ps.landed(MEMORY, padded, RUN, frozenset({"memory/b.md"}))
+    assert ps.over_budget(padded, pieces, len(padded.rstrip()) + 5) == []
+
+
+@pytest.mark.unit
 def test_take_out_cuts_whole_pieces_only_and_keeps_every_other_edit():
     landed = MEMORY + "\n" + _entry("memory/tea.md", "- tea")
     (piece,) = ps.landed(MEMORY, landed, RUN, frozenset({"memory/tea.md"}))
@@ -376,3 +389,14 @@ def test_the_live_player_reads_the_task_memoryd_writes(tmp_path):
     player.fail = True
     assert player(body) == 400
     assert player({"messages": [{"role": "user", "content": "hello"}]}) is None
+
+
+@pytest.mark.subprocess
+def test_a_memory_md_at_its_budget_in_openclaws_count_gets_no_preference_handed_over(install):
+    """10,100 emoji are 20,200 characters to OpenClaw (UTF-16), past the 20,000 budget: the
+    hand-over measured Python's 10,100 and sent a preference to be filed there anyway."""
+    ws, env, _ = install
+    (ws / "MEMORY.md").write_text("# Memory\n\n## Moods\n" + "😀" * 10_100 + "\n", "utf-8")
+    doc = _json(env, "promote", "--handoff")
+    assert [d["source"] for d in doc["declined"]] == ["memory/tea.md"]
+    assert "at its bootstrap budget (20219 of 20000 characters)" in doc["declined"][0]["why"]

@@ -184,6 +184,7 @@ def test_retire_force_then_restore_last_gives_the_bytes_back(install):
     proc = run_memoryd(["restore", "--last"], env=env)
     assert proc.returncode == 0, proc.stderr
     assert "undoing the retire run" in proc.stdout and "byte for byte" in proc.stdout
+    assert " (1 file; retire:" in proc.stdout
     assert (ws / "MEMORY.md").read_bytes() == before
     assert not (ws / "memory-archive" / "retired" / "MEMORY.md").exists()
     again = run_memoryd(["restore", "--last"], env=env)
@@ -301,7 +302,7 @@ def test_the_daily_job_retires_nothing_until_the_user_sets_retire_auto(install):
     cfg.write_text(cfg.read_text() + "\n[retire]\nauto = true\n")
     proc = run_memoryd(["reflect"], env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "retired " in proc.stdout and "sections from 1 notes" in proc.stdout
+    assert "retired " in proc.stdout and "sections from 1 note (undo" in proc.stdout
     assert len((ws / "MEMORY.md").read_text(encoding="utf-8")) <= 20_000
     proc = run_memoryd(["restore", "--last"], env=env)
     assert proc.returncode == 0, proc.stderr
@@ -435,6 +436,90 @@ def test_a_file_named_that_is_not_there_is_the_users_input(install):
 
 
 @pytest.mark.subprocess
+def test_the_budget_is_what_openclaw_leaves_memory_md_after_the_missing_files_lines(install):
+    """Each bootstrap file missing before MEMORY.md (a fresh workspace's AGENTS.md, SOUL.md,
+    IDENTITY.md, BOOTSTRAP.md) takes its ``[MISSING] Expected at: PATH`` line of the total
+    budget in OpenClaw 2026.9.6; the retire budget left those out, so a MEMORY.md planned to
+    "fit" was still cut by a few hundred characters."""
+    ws, env = install
+    state = ws.parent / "state"
+    (state / "openclaw.json").write_text(
+        json.dumps({"agents": {"defaults": {"bootstrapTotalMaxChars": 30_000}}}), encoding="utf-8"
+    )
+    missing = sum(
+        len(f"[MISSING] Expected at: {ws / name}")
+        for name in ("AGENTS.md", "SOUL.md", "IDENTITY.md", "BOOTSTRAP.md")
+    )
+    (note,) = _retire(env)["notes"]
+    assert note["budget"] == 20_000  # (the file's own limit is the smaller)
+    (state / "openclaw.json").write_text(
+        json.dumps({"agents": {"defaults": {"bootstrapTotalMaxChars": 15_000}}}), encoding="utf-8"
+    )
+    (note,) = _retire(env)["notes"]
+    assert note["budget"] == 15_000 - missing
+    proc = run_memoryd(["sections", "MEMORY.md", "--json", "--no-scan"], env=env)
+    assert json.loads(proc.stdout)["bootstrap"]["injected"] <= note["budget"]
+
+
+@pytest.mark.subprocess
+def test_a_second_restore_last_after_two_retires_says_where_the_older_sections_are(install):
+    """Retire, write more, retire again, then restore --last twice: the second one refused
+    and sent the user to `memoryd restore PATH`, which undoes moves, not a retire (it answers
+    "no journaled move of this path"). It now names the archive holding the older run's
+    sections, which are all there."""
+    ws, env = install
+    first = [s["title"] for s in _retire(env, "--force")["notes"][0]["retire"]]
+    grown = (ws / "MEMORY.md").read_text(encoding="utf-8") + _memory(1, size=3_000).replace(
+        "## Topic 0", "## Written later"
+    )
+    (ws / "MEMORY.md").write_text(grown, encoding="utf-8")
+    assert _retire(env, "--force")["applied"]
+    assert run_memoryd(["restore", "--last"], env=env).returncode == 0
+    assert (ws / "MEMORY.md").read_text(encoding="utf-8") == grown
+    again = run_memoryd(["restore", "--last"], env=env)
+    assert again.returncode == 1 and "undone already" in again.stderr
+    assert "memoryd restore PATH" not in again.stderr
+    assert "memory-archive/retired/MEMORY.md" in again.stderr
+    archive = (ws / "memory-archive" / "retired" / "MEMORY.md").read_text(encoding="utf-8")
+    assert all(t in archive.split("\n") for t in first)
+
+
+@pytest.mark.subprocess
+def test_a_memory_md_of_underlined_headings_is_said_to_have_no_section_not_to_be_pinned(install):
+    """A MEMORY.md over its budget written with `===` / `---` underlined (setext) headings is
+    one title to retire: it said "nothing may go (pinned, dreaming's, used lately)", none of
+    which was so."""
+    ws, env = install
+    text = "Long-term memory\n================\n\n" + "".join(
+        f"Topic {i}\n-------\n" + "- a fact of some length about the topic\n" * 60 + "\n"
+        for i in range(12)
+    )
+    (ws / "MEMORY.md").write_text(text, encoding="utf-8")
+    proc = run_memoryd(["retire"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "pinned" not in proc.stdout and "no section that may go" in proc.stdout
+
+
+@pytest.mark.subprocess
+def test_a_memory_md_the_total_budget_leaves_out_is_not_emptied_for_nothing(install):
+    """With bootstrapTotalMaxChars spent by the files before it (less than 64 left), OpenClaw
+    loads no MEMORY.md at all, however short: retire took every section it could to fit a
+    budget of 0, and the file was still not loaded."""
+    ws, env = install
+    state = ws.parent / "state"
+    (state / "openclaw.json").write_text(
+        json.dumps({"agents": {"defaults": {"bootstrapTotalMaxChars": 3_000}}}), encoding="utf-8"
+    )
+    (ws / "SOUL.md").write_text("# Soul\n" + "be kind. " * 400, encoding="utf-8")
+    before = (ws / "MEMORY.md").read_bytes()
+    doc = _retire(env, "--force")
+    assert doc["applied"] == []
+    (left,) = doc["skipped"]
+    assert left["path"] == "MEMORY.md" and left["why"].startswith("not loaded at all")
+    assert (ws / "MEMORY.md").read_bytes() == before
+
+
+@pytest.mark.subprocess
 def test_counts_of_one_are_singular_in_retire_and_its_undo(install):
     """"1 hits in 90 days" in the plan, "(1 files; ...)" naming the run restore undoes."""
     ws, env = install
@@ -449,3 +534,73 @@ def test_counts_of_one_are_singular_in_retire_and_its_undo(install):
     back = run_memoryd(["restore", "--last"], env=env)
     assert back.returncode == 0 and "undoing the retire run of " in back.stdout, back.stderr
     assert "(1 file; " in back.stdout and "1 files" not in back.stdout, back.stdout
+
+
+@pytest.mark.subprocess
+def test_restore_last_after_an_edit_that_is_no_utf8_says_so_and_keeps_both(install):
+    """An edit since the retire saved a byte that is no UTF-8 (a Latin-1 editor): restore
+    --last answered with Python's codec error. The note and the archive stay as they are,
+    and it says where the sections are."""
+    ws, env = install
+    _retire(env, "--force")
+    edited = (ws / "MEMORY.md").read_bytes() + b"- caf\xe9\n"
+    (ws / "MEMORY.md").write_bytes(edited)
+    archive = (ws / "memory-archive" / "retired" / "MEMORY.md").read_bytes()
+    proc = run_memoryd(["restore", "--last"], env=env)
+    assert proc.returncode == 1
+    assert "codec" not in proc.stderr and "no UTF-8 text now" in proc.stderr
+    assert "memory-archive/retired/MEMORY.md" in proc.stderr
+    assert (ws / "MEMORY.md").read_bytes() == edited
+    assert (ws / "memory-archive" / "retired" / "MEMORY.md").read_bytes() == archive
+
+
+@pytest.mark.subprocess
+def test_retire_of_a_named_file_takes_only_memory_files_there_now(install):
+    """`memoryd retire memory-archive/retired/MEMORY.md` planned to retire the archive's own
+    sections into memory-archive/retired/memory-archive/retired/MEMORY.md; `retire SOUL.md`
+    would rewrite a bootstrap file that is no memory file; a name with no file was "left"
+    with exit 0. Each is the user's input: one line, exit 2, nothing changed."""
+    ws, env = install
+    _retire(env, "--force")
+    (ws / "SOUL.md").write_text("# Soul\n" + "## Part\n- x\n" * 5_000, encoding="utf-8")
+    for rel, says in (
+        ("memory-archive/retired/MEMORY.md", "not the archive"),
+        ("SOUL.md", "retire takes the workspace's Markdown memory files"),
+        ("memory/nope.md", "no such file"),
+    ):
+        proc = run_memoryd(["retire", "--force", rel], env={**env, "MEMORYD_NOW": str(NOW)})
+        assert proc.returncode == 2 and says in proc.stderr, proc.stderr + proc.stdout
+    assert not (ws / "memory-archive" / "retired" / "memory-archive").exists()
+    assert not (ws / "memory-archive" / "retired" / "SOUL.md").exists()
+
+
+@pytest.mark.subprocess
+def test_the_sections_of_a_private_memory_md_stay_private_in_the_archive(install):
+    """MEMORY.md kept 0600 (a shared machine): retire wrote its sections to a new archive file
+    0644, readable by every user; an archive the user made private was widened the same way
+    when rewritten. The archive is now no wider than the note, nor than it was."""
+    ws, env = install
+    os.chmod(ws / "MEMORY.md", 0o600)
+    _retire(env, "--force")
+    archive = ws / "memory-archive" / "retired" / "MEMORY.md"
+    assert (ws / "MEMORY.md").stat().st_mode & 0o777 == 0o600
+    assert archive.stat().st_mode & 0o777 == 0o600
+    os.chmod(ws / "MEMORY.md", 0o644)
+    os.chmod(archive, 0o640)
+    grown = (ws / "MEMORY.md").read_text(encoding="utf-8") + "## Later\n" + "- more\n" * 3_000
+    (ws / "MEMORY.md").write_text(grown, encoding="utf-8")
+    assert _retire(env, "--force")["applied"]
+    assert archive.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.subprocess
+def test_a_read_only_memory_md_is_left_whole_and_said_so(install):
+    """`chmod a-w MEMORY.md`: retire --force swapped a new file in under its name (a rename
+    needs only the folder's permission) and the note the user had made read-only changed."""
+    ws, env = install
+    os.chmod(ws / "MEMORY.md", 0o444)
+    before = (ws / "MEMORY.md").read_bytes()
+    doc = _retire(env, "--force")
+    assert doc["applied"] == []
+    assert doc["skipped"] == [{"path": "MEMORY.md", "why": "read-only (chmod a-w): left whole"}]
+    assert (ws / "MEMORY.md").read_bytes() == before

@@ -62,6 +62,25 @@ def test_a_heading_inside_fenced_code_is_no_section():
     assert [s.title for s in parse_sections(text)] == ["# Notes", "## Real"]
 
 
+def test_a_longer_fence_is_closed_only_by_one_as_long_with_nothing_after_it():
+    # (CommonMark: a fence closes at the same character, at least as many, no info string)
+    text = (
+        "# Notes\n````md\n```\n# inside the example\n```\n````\n"
+        "~~~\n```python\n# still code\n~~~\n## Real\nbody"
+    )
+    assert [s.title for s in parse_sections(text)] == ["# Notes", "## Real"]
+
+
+def test_crlf_lines_and_a_bom_give_the_sections_of_the_same_file_saved_plainly():
+    plain = "## Wombat ##\n- a\n#\n- b\n## Okapi\n- c\n"
+    for text in (plain.replace("\n", "\r\n"), "\ufeff" + plain):
+        got = parse_sections(text)
+        assert [(s.title, s.first, s.last) for s in got] == [
+            (s.title, s.first, s.last) for s in parse_sections(plain)
+        ]
+        assert got[-1].end == utf16_len(text)  # (the \r and the BOM are counted, as OpenClaw does)
+
+
 def _memory(sections: list[tuple[str, list[str]]]) -> str:
     out: list[str] = []
     for heading, body in sections:
@@ -141,6 +160,25 @@ def test_a_promoted_entry_is_found_as_the_search_snippet_shows_it():
     assert without_annotations("a <!-- note: keep --> b") == "a <!-- note: keep --> b"
     assert without_annotations("a <!-- Trigger: x --> b") == "a  b"
     assert without_annotations("a <!-- importance: 3") == "a <!-- importance: 3"
+
+
+def test_a_chunk_that_starts_on_a_repeated_line_credits_its_section_beside_a_unique_heading():
+    """A chunk starting on a line the file has several times (a fence, a stock entry) and
+    covering a unique heading after it credited only the heading's section: the section it
+    started in lost its hit. The repeated line is the occurrence nearest the unique one."""
+    text = _memory([
+        ("Shell", ["- run it so:", "```", "make all", "```"]),
+        ("Boat", ["- trip", "```", "sail", "```"]),
+        ("Tea", ["- green"]),
+    ])
+    lines = text.split("\n")
+    first = lines.index("make all") + 2  # the closing fence of Shell's block
+    last = lines.index("- trip") + 1
+    anchor = chunk_anchor(first, last, _snippet(text, first, last))
+    moved = "- a new first entry\n\n" + text  # (so the recorded range says nothing exact)
+    index = FileIndex(moved)
+    got = place(index, anchor, first, last)
+    assert {index.sections[i].heading for i in got.sections} == {"Shell", "Boat"}
 
 
 def test_a_line_the_file_has_twice_is_taken_nearest_the_recorded_range():

@@ -235,3 +235,119 @@ def test_sections_and_retire_give_one_length_for_memory_md(install):
     assert f"MEMORY.md: {len(text.rstrip()):,} characters, budget" in proc.stdout
     plain = run_memoryd(["sections", "MEMORY.md", "--no-scan"], env=env).stdout
     assert f"{len(text.rstrip()):,} characters;" in plain
+
+
+def test_a_memory_md_over_openclaws_read_bound_is_not_loaded_and_the_files_before_it_count_so(
+    install,
+):
+    """OpenClaw 2026.9.6 reads no bootstrap file over 2 MiB: a session gets one
+    ``[UNREADABLE: …]`` line in its place (dist/workspace-bootstrap-read-*.mjs). ``sections``
+    said such a MEMORY.md's first 15,000 characters were loaded; and an AGENTS.md over the
+    bound took its whole 20,000 of the total budget, not the line's 40."""
+    _, ws, env, _ = install
+    big = _memory_md(list(range(16)))
+    big = big * (2 * 1024 * 1024 // len(big) + 1)
+    (ws / "MEMORY.md").write_text(big, encoding="utf-8")
+    doc = _sections(env)
+    assert doc["bootstrap"]["loaded"] is False and doc["bootstrap"]["unreadable"] is True
+    assert doc["bootstrap"]["dropped"] == len(big.rstrip())
+    assert {s["bootstrap"] for s in doc["sections"]} == {"not loaded"}
+    plain = run_memoryd(["sections", "MEMORY.md", "--no-scan"], env=env).stdout
+    assert "OpenClaw reads no bootstrap file over 2,097,152 bytes" in plain
+    (ws / "MEMORY.md").write_text(_memory_md([0, 1]), encoding="utf-8")
+    (ws / "AGENTS.md").write_text(big, encoding="utf-8")
+    (ws / "SOUL.md").write_text("# Soul\n" + "x" * 19_000, encoding="utf-8")
+    (ws / "IDENTITY.md").write_text("# Identity\n" + "y" * 19_000, encoding="utf-8")
+    (ws / "BOOTSTRAP.md").write_text("# Bootstrap\n", encoding="utf-8")
+    doc = _sections(env)
+    assert doc["bootstrap"]["loaded"] is True and doc["bootstrap"]["dropped"] == 0
+
+
+@pytest.mark.parametrize("value", [0, -5, "30000", 4000.5, 2**60])
+def test_a_limit_openclaw_refuses_is_said_and_retire_leaves_memory_md_whole(install, value):
+    """`bootstrapMaxChars: "30000"` (a string), 0, a fraction, past JavaScript's safe
+    integers: `openclaw config validate` refuses the file and OpenClaw does not run on it.
+    sections showed a cut at 20,000 with no word of it, and retire moved sections out to fit
+    that budget, one the user never set."""
+    _, ws, env, root = install
+    (root / "state" / "openclaw.json").write_text(json.dumps({"agents": {"defaults": {
+        "bootstrapMaxChars": value, "workspace": str(ws)}}}), encoding="utf-8")  # fmt: skip
+    (ws / "MEMORY.md").write_text(_memory_md(list(range(16))), encoding="utf-8")
+    doc = _sections(env)
+    assert doc["bootstrap"]["refused_by_openclaw"] == [
+        f"agents.defaults.bootstrapMaxChars = {json.dumps(value)}"
+    ]
+    plain = run_memoryd(["sections", "MEMORY.md", "--no-scan"], env=env).stdout
+    assert "OpenClaw refuses the file" in plain
+    before = (ws / "MEMORY.md").read_bytes()
+    proc = run_memoryd(["retire", "--force", "--json"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    (left,) = json.loads(proc.stdout)["skipped"]
+    assert left["path"] == "MEMORY.md" and "OpenClaw refuses the file" in left["why"]
+    assert (ws / "MEMORY.md").read_bytes() == before
+
+
+def test_another_workspaces_hits_on_its_own_memory_md_are_not_this_ones(install):
+    """Two agents, each with a workspace and a MEMORY.md of its own, both with a `## Topic 2`:
+    the other agent's searches of its file were credited to this file's `## Topic 2` by
+    sections and by retire (which then kept it as looked up lately). `--agent` shows that
+    agent's hits on its own workspace's file, and a name no agent has is refused."""
+    _, ws, env, root = install
+    play_ws = root / "ws-play"
+    play_ws.mkdir()
+    cfg = Path(env["MEMORYD_CONFIG"])  # (no workspace override: each agent has its own)
+    cfg.write_text("\n".join(line for line in cfg.read_text().splitlines()
+                             if not line.startswith("workspace")), encoding="utf-8")  # fmt: skip
+    (root / "state" / "openclaw.json").write_text(json.dumps({"agents": {
+        "defaults": {"workspace": str(ws)},
+        "list": [{"id": "main", "default": True}, {"id": "play", "workspace": str(play_ws)}],
+    }}), encoding="utf-8")  # fmt: skip
+    mine = _memory_md(list(range(16)))  # (over 20,000: retire has a plan)
+    theirs = _memory_md([2, 7])
+    (ws / "MEMORY.md").write_text(mine, encoding="utf-8")
+    (play_ws / "MEMORY.md").write_text(theirs, encoding="utf-8")
+    play = root / "state" / "agents" / "play" / "sessions"
+    play.mkdir(parents=True)
+    t1 = NOW - 3 * DAY
+    first, _ = _lines_of(theirs, "## Topic 2")
+    lines = [tx.header("p1", t1), tx.call("c1", query="two", ts=t1)]
+    lines += [tx.result("c1", _search_result(theirs, [(first, first)]), ts=t1 + 1,
+                        details="same")]  # fmt: skip
+    (play / "p1.jsonl").write_bytes(b"".join(lines))
+    doc = _sections(env)
+    assert doc["hits"]["total"] == 0 and _by_heading(doc)["Topic 2"]["hits_total"] == 0
+    proc = run_memoryd(["sections", "MEMORY.md", "--json", "--agent", "play"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    other = json.loads(proc.stdout)
+    assert other["workspace"] == str(play_ws)
+    assert [s["heading"] for s in other["sections"] if s["hits_total"]] == ["Topic 2"]
+    typo = run_memoryd(["sections", "MEMORY.md", "--agent", "plya"], env=env)
+    assert typo.returncode == 2 and "no agent 'plya'" in typo.stderr
+    plan = json.loads(run_memoryd(["retire", "--json"], env=env).stdout)
+    assert {"title": "## Topic 2", "why": "looked up lately"} not in plan["notes"][0]["kept"]
+
+
+def test_context_injection_never_puts_no_section_in_a_session_and_retire_leaves_it(install):
+    """`agents.defaults.contextInjection: "never"`: OpenClaw 2026.9.6 injects no bootstrap
+    file (resolveContextInjectionMode, builtin-openclaw's shouldSkipBootstrapInjection).
+    sections said MEMORY.md's first 15,000 characters were in every new session, and retire
+    moved sections out to fit a budget no session uses. An agent's own "always" wins."""
+    _, ws, env, root = install
+    oc = root / "state" / "openclaw.json"
+    oc.write_text(json.dumps({"agents": {"defaults": {
+        "contextInjection": "never", "workspace": str(ws)}}}), encoding="utf-8")  # fmt: skip
+    (ws / "MEMORY.md").write_text(_memory_md(list(range(16))), encoding="utf-8")
+    doc = _sections(env)
+    assert doc["bootstrap"]["context_injection_never"] is True
+    assert {s["bootstrap"] for s in doc["sections"]} == {"not loaded"}
+    plain = run_memoryd(["sections", "MEMORY.md", "--no-scan"], env=env).stdout
+    assert 'contextInjection is "never"' in plain
+    before = (ws / "MEMORY.md").read_bytes()
+    proc = run_memoryd(["retire", "--force", "--json"], env=env)
+    (left,) = json.loads(proc.stdout)["skipped"]
+    assert 'contextInjection is "never"' in left["why"]
+    assert (ws / "MEMORY.md").read_bytes() == before
+    oc.write_text(json.dumps({"agents": {"defaults": {
+        "contextInjection": "never", "workspace": str(ws)}, "list": [
+        {"id": "main", "contextInjection": "always"}]}}), encoding="utf-8")  # fmt: skip
+    assert _sections(env)["bootstrap"]["loaded"] is True

@@ -127,7 +127,11 @@ def to_relpath(ctx: Context, raw: str) -> str:
             raise UsageError(f"{raw}: not a note of the tier store (tiers/<tier>/<name>.md)")
         return key
     p = Path(raw).expanduser()
-    absolute = Path(os.path.abspath(p if p.is_absolute() else Path.cwd() / p))
+    try:
+        here = Path.cwd()
+    except FileNotFoundError:  # (run in a folder deleted since: a relative path is the workspace's)
+        here = ws
+    absolute = Path(os.path.abspath(p if p.is_absolute() else here / p))
     for root in {ctx.paths.tiers_root, Path(os.path.realpath(ctx.paths.tiers_root))}:
         try:
             in_store = absolute.relative_to(root)

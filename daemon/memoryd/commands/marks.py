@@ -5,6 +5,7 @@ candidate) and ``pin`` / ``unpin`` globs (never archived), kept in the ``marks``
 from __future__ import annotations
 
 import argparse
+import fnmatch
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -78,17 +79,38 @@ def cmd_mark(args: argparse.Namespace, ctx: Context) -> int:
                 changed = store.set_mark(key, kind)
                 said.append(f"{kind} {key}" if changed else f"{key}: already {kind}")
                 if kind == "pinned":
-                    said.append(_what_it_matches(names, key))
+                    said.append(_what_it_matches(names, key, ctx.paths.workspace))
     for line in said:
         ctx.print(line)
     return 0
 
 
-def _what_it_matches(names: _FileNames, glob: str) -> str:
+def _what_it_matches(names: _FileNames, glob: str, ws: Path) -> str:
     """A pin that matches no memory file now is kept (a file may come), but said so: a typo
-    in a glob would otherwise protect nothing without a word."""
+    in a glob would otherwise protect nothing without a word. A section pin
+    (``MEMORY.md#Heading``) says the sections it keeps from ``retire``."""
     from ..policy import matches_any
 
+    if "#" in glob:
+        from ..policy.retire_plan import pinned_headings
+        from ..section_map import parse_sections
+
+        found = []
+        for rel in names.workspace_files():
+            heads = pinned_headings(rel, [glob])
+            if not heads:
+                continue
+            try:
+                text = (ws / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            found += [f"{rel} {s.title}" for s in parse_sections(text)
+                      if s.level and fnmatch.fnmatchcase(s.heading, heads[0])]  # fmt: skip
+        if not found:
+            return ("  (matches no section now: a heading is matched as written, its case "
+                    "too; it will keep any that comes to match)")  # fmt: skip
+        shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+        return f"  (matches {len(found)} section{'' if len(found) == 1 else 's'} now: {shown})"
     n = sum(1 for rel in names.workspace_files() if matches_any(rel, (glob,)))
     if n == 0:
         return "  (matches no memory file now; it will keep any that comes to match)"

@@ -371,9 +371,18 @@ def _last_retire(
         "files": len(retirer.rows("batch = ? AND state = 'done'", (batch,))),
     }
     if not undoing["files"]:
+        # (restore PATH undoes moves, not a retire: an older retire's sections are copied back)
+        older = sorted({r.archive for r in retirer.rows("state = 'done' AND undo_of IS NULL")})
+        where = ", ".join(relative_to_workspace(ctx.paths.workspace, a) or a for a in older)
         why = (
             f"the retire run of {undoing['at']} ({batch}) is undone already; --last does not "
-            "reach back to an older run: `memoryd restore PATH` undoes an older move"
+            "reach back to an older run"
+            + (
+                f": the sections older retires took are in {where} (`memoryd recall WORDS` "
+                "finds them); copy one back into its note by hand"
+                if older
+                else ""
+            )
         )
         return None, [], [{"path": "--last", "error": why}]
     done, failed = retire_run.undo_run(retirer, batch)

@@ -10,7 +10,6 @@ import os
 from typing import Any
 
 from .. import clock
-from ..results import counted
 from .common import add_output_options, emit, ready_to_decide, to_relpath
 from .context import Context, UsageError
 
@@ -52,15 +51,24 @@ def _when(ts: float | None) -> str:
 def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
     from .. import retire_run
     from ..mover import mover_for
+    from ..results import counted
     from ..retirer import Retirer
+    from ..workspace import archive_folder_of, is_memory_relpath, retired_archive_of
 
     now = ready_to_decide(args, ctx)
     only = [to_relpath(ctx, p) for p in args.paths] if args.paths else None
+    ws, archive = ctx.paths.workspace, ctx.cfg.archive.dir
     for rel in only or ():
-        if rel.startswith(("tiers/", "../")) or not rel.endswith(".md"):
-            raise UsageError(f"{rel}: retire takes the workspace's Markdown memory files")
-        if not os.path.lexists(ctx.paths.workspace / rel):
-            raise UsageError(f"{rel}: no such file in {ctx.paths.workspace}")
+        archived = archive_folder_of(rel, archive) is not None or rel.startswith(
+            retired_archive_of(archive, "")
+        )
+        if rel.startswith(("tiers/", "../")) or not is_memory_relpath(rel) or archived:
+            raise UsageError(
+                f"{rel}: retire takes the workspace's Markdown memory files (MEMORY.md, "
+                "memory/**/*.md), not the archive or other files"
+            )
+        if not os.path.lexists(ws / rel):
+            raise UsageError(f"{rel}: no such file in {ws}")
     if args.force:
         store = ctx.store()
         mover = mover_for(store, ctx.paths)
@@ -99,11 +107,21 @@ def cmd_retire(args: argparse.Namespace, ctx: Context) -> int:
         p = n.plan
         head = f"{n.rel}: {p.chars_before:,} characters, budget {p.budget:,}"
         if not p.taken:
-            why = "fits, nothing to retire" if p.fits else "over, but nothing may go"
-            text.append(f"{head}; {why}" + ("" if p.fits else " (pinned, dreaming's, used lately)"))
+            reasons = sorted({why for _, why in p.kept} - {"title"})
+            if p.fits:
+                why = "fits, nothing to retire"
+            elif reasons:
+                why = f"over, but nothing may go ({', '.join(reasons)})"
+            else:  # (text under no "#" heading, setext "===" / "---" headings: all one title)
+                why = (
+                    "over, but it has no section that may go: all of it is title (text before "
+                    "its first `## ` heading, or under `# `; `===` / `---` underlined headings "
+                    "are not sections)"
+                )
+            text.append(f"{head}; {why}")
             continue
         text.append(
-            f"{head}; {verb} {len(p.taken)} sections → {n.archive_rel}; "
+            f"{head}; {verb} {counted(len(p.taken), 'section')} → {n.archive_rel}; "
             f"{p.chars_after:,} characters after" + ("" if p.fits else " (still over)")
         )
         for t in p.taken:

@@ -21,7 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="hits per section of a memory file, and what OpenClaw's bootstrap cut drops",
     )
     p.add_argument("path", help="workspace-relative (MEMORY.md, memory/x.md) or absolute path")
-    p.add_argument("--agent", help="only this agent's hits (default: every agent's)")
+    p.add_argument(
+        "--agent", help="only this agent's hits, on its workspace's file (default: the "
+        "workspace's agents')"
+    )
     add_output_options(p)
     p.set_defaults(func=cmd_sections)
 
@@ -67,11 +70,17 @@ def bootstrap_cut_of(ctx: Context, workspace: Path, rel: str) -> Any:
     return got.cuts.get(rel), (got.file_max, got.total_max)
 
 
-def _hit_groups(ctx: Context, rel: str, agent: str | None, now: float) -> list[Any]:
-    """The file's hits grouped by what places them, counted by SQLite."""
+def _limit_faults(ctx: Context, workspace: Path) -> list[str]:
+    from ..bootstrap import limit_faults
+
+    return limit_faults(ctx.paths.openclaw, _agent_of(ctx, workspace))
+
+
+def _hit_groups(ctx: Context, rel: str, agents: list[str] | None, now: float) -> list[Any]:
+    """The file's hits grouped by what places them, counted by SQLite (``agents``: theirs
+    only; None: every agent's)."""
     from ..section_report import load_section_groups
 
-    agents = None if agent is None else [agent]
     try:
         return load_section_groups(ctx.read_store().conn, rel, agents, now)
     except Exception as exc:  # an empty in-memory store of a new install has the column
@@ -103,18 +112,23 @@ def _when(ts: float | None) -> str:
 
 
 def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
+    from ..results import counted
     from ..section_report import CUT, NEVER_UNSEEN, NOT_LOADED, PARTLY, report_doc, report_of_groups
+    from .hits import _workspace_agents
 
     now = ready_to_decide(args, ctx)
     rel = to_relpath(ctx, args.path)
-    ws = ctx.paths.workspace
+    # (the workspace's own agents: another workspace's MEMORY.md is another file, whose hits
+    # share this one's name; --agent: that agent's hits on its own workspace's file)
+    named, ws = _workspace_agents(ctx, args.agent)
+    agents = named if args.agent is not None else ctx.paths.agents_counted(ws)
     if rel.startswith(("tiers/", "../")):
         raise UsageError(f"{args.path}: sections covers the workspace's memory files")
     text = _read_text(ws / rel)
     if text is None:
         raise UsageError(f"{rel}: no such file in {ws}")
     cut, limits = bootstrap_cut_of(ctx, ws, rel)
-    rep = report_of_groups(text, _hit_groups(ctx, rel, args.agent, now), cut)
+    rep = report_of_groups(text, _hit_groups(ctx, rel, agents, now), cut)
     doc: dict[str, Any] = {"path": rel, "workspace": str(ws), **report_doc(rep, clock.iso)}
     owners = _owners(text, rep.sections)
     for row, owner in zip(doc["sections"], owners, strict=True):
@@ -127,17 +141,30 @@ def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
             "rules_of": f"OpenClaw {OPENCLAW_VERSION}",
             "bootstrapMaxChars": limits[0],
             "bootstrapTotalMaxChars": limits[1],
+            "refused_by_openclaw": _limit_faults(ctx, ws),
         }
     t = rep.tally
     lines = [
-        f"sections of {rel} — {len(rep.sections)} sections, {rep.chars:,} characters; "
-        f"{t.hits_total} hits"
+        f"sections of {rel} — {counted(len(rep.sections), 'section')}, {rep.chars:,} "
+        f"characters; {counted(t.hits_total, 'hit')}"
         + (f" ({t.unplaced_total} unplaced)" if t.unplaced_total else "")
-        + (f", {t.whole_file} reads of the whole file" if t.whole_file else ""),
+        + (f", {counted(t.whole_file, 'read')} of the whole file" if t.whole_file else ""),
     ]
     if cut is not None and limits is not None:
         budget = f"bootstrapMaxChars {limits[0]:,}, bootstrapTotalMaxChars {limits[1]:,}"
-        if not cut.loaded:
+        if cut.never:
+            lines.append(
+                f"bootstrap ({budget}): not loaded at all; contextInjection is \"never\": "
+                "OpenClaw puts no bootstrap file into any session"
+            )
+        elif cut.unreadable:
+            from ..bootstrap import OPENCLAW_READ_MAX, UNREADABLE
+
+            lines.append(
+                f"bootstrap ({budget}): not loaded at all; OpenClaw reads no bootstrap file over "
+                f"{OPENCLAW_READ_MAX:,} bytes, a new session gets {UNREADABLE!r} instead"
+            )
+        elif not cut.loaded:
             lines.append(
                 f"bootstrap ({budget}): not loaded at all; the files before it take the whole "
                 "total budget"
@@ -149,6 +176,12 @@ def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
             )
         else:
             lines.append(f"bootstrap ({budget}): loaded whole in every new session")
+        for fault in doc["bootstrap"]["refused_by_openclaw"]:
+            lines.append(
+                f"note: openclaw.json's {fault} is no whole number above 0: OpenClaw refuses "
+                "the file (`openclaw config validate`): no session starts on it until it is "
+                "fixed"
+            )
     lines.append(
         f"  {'30d':>4} {'90d':>4}  {'last hit':16}  {'chars':>7}  "
         + (f"{'bootstrap':10}  " if cut is not None else "")
@@ -179,8 +212,9 @@ def cmd_sections(args: argparse.Namespace, ctx: Context) -> int:
         dropped = sum(1 for u in rep.sections if u.bootstrap in (CUT, NOT_LOADED))
         partly = sum(1 for u in rep.sections if u.bootstrap == PARTLY)
         lines.append(
-            f"{dropped} sections are wholly in the part a session never gets ({unseen} of them "
-            f"never looked up: the agent has never seen them), {partly} partly."
+            f"{counted(dropped, 'section')} {'is' if dropped == 1 else 'are'} wholly in the part "
+            f"a session never gets ({unseen} of them never looked up: the agent has never seen "
+            f"them), {partly} partly."
         )
         lines.append(
             "note: hits count lookups only. A section in the loaded part is in every new main "

@@ -241,6 +241,7 @@ def _handoff(
 
     from ..dreaming_lock import dreaming_at_work
     from ..policy import promote_settle as ps
+    from ..policy.retire_plan import measured
     from ..promote_run import DEFAULT_TIMEOUT, overdue, refusal, snapshot
     from ..promoter import REFUSED_COUNTER
     from ..retire_run import memory_budget
@@ -270,7 +271,7 @@ def _handoff(
         return doc
     budget = memory_budget(paths, ws)[1]
     memory = ws / ps.MEMORY
-    size = len(memory.read_text("utf-8", "replace")) if memory.is_file() else 0
+    size = measured(memory.read_text("utf-8", "replace")) if memory.is_file() else 0
     room = max(0, budget - size)
     run_id = _time.strftime("%Y%m%dT%H%M%S", _time.gmtime(now)) + "-" + secrets.token_hex(3)
     items: list[dict[str, Any]] = []

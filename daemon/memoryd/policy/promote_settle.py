@@ -237,15 +237,16 @@ def without(after: str, pieces: list[Piece]) -> str:
 
 
 def over_budget(text: str, pieces: list[Piece], budget: int) -> list[Piece]:
-    """The pieces to decline so ``text`` (which holds them) fits ``budget`` characters: the
-    last written first, as few as will do; every piece when even that is not enough."""
+    """The pieces to decline so ``text`` (which holds them) fits ``budget`` characters as
+    OpenClaw measures a bootstrap file (UTF-16 units, trailing blanks trimmed): the last
+    written first, as few as will do; every piece when even that is not enough."""
+    from .retire_plan import measured
+
     declined: list[Piece] = []
-    size = len(text)
     for p in sorted(pieces, key=lambda p: p.start, reverse=True):
-        if size <= budget:
+        if measured(without(text, declined)) <= budget:
             break
         declined.append(p)
-        size -= len(p.text)
     return declined
 
 
