@@ -14,7 +14,8 @@ import gc
 import os
 import sqlite3
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
@@ -193,6 +194,9 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         from . import log
 
         log.DEBUG_LINES = True  # a failed source's traceback on stderr too
+    from .locks import tell_waits
+
+    tell_waits(None if getattr(args, "command", None) in LONG_RUNNING else _say_waiting())
     try:
         _check_environment()
         cfg = load_config(config_path_from(args.config, os.environ))
@@ -278,6 +282,19 @@ def _daemon_view(ctx: Context) -> str:
 
         since = f" (unreadable to it since {iso(float(seen['since']))})"
     return f"; the running daemon (pid {pid or '?'}) keeps its last good view{since}"
+
+
+def _say_waiting() -> Callable[[Path], None]:
+    """What a command says, once a lock, before it waits for another process holding it."""
+    said: set[Path] = set()
+
+    def say(path: Path) -> None:
+        if path not in said:
+            said.add(path)
+            print(f"memoryd: another memoryd process holds {path}; waiting for it to finish",
+                  file=sys.stderr, flush=True)  # fmt: skip
+
+    return say
 
 
 def _fail(

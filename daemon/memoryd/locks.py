@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -63,12 +64,26 @@ def acquire(
         raise
 
 
+# Told the lock's path before a wait that has no ``waiting`` of its own: the command line
+# sets it (a person at a terminal sees why a command stands still); the daemon waits silently.
+_tell_wait: Callable[[Path], None] | None = None
+
+
+def tell_waits(tell: Callable[[Path], None] | None) -> None:
+    """From now on, call ``tell`` with a lock's path before waiting for another's (None: not)."""
+    global _tell_wait
+    _tell_wait = tell
+
+
 @contextlib.contextmanager
 def held(
     path: Path, *, mode: int = 0o600, waiting: Callable[[], None] | None = None
 ) -> Iterator[None]:
     """Hold an exclusive lock on ``path`` for the ``with`` block, waiting as long as it takes
-    (``waiting`` is called first when another holds it)."""
+    (``waiting`` is called first when another holds it; else what :func:`tell_waits` set)."""
+    tell = _tell_wait
+    if waiting is None and tell is not None:
+        waiting = functools.partial(tell, path)
     fd = acquire(path, mode=mode, patience=0) if waiting is not None else None
     if fd is None:
         if waiting is not None:

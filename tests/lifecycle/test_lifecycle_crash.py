@@ -72,3 +72,35 @@ def test_kill_9_during_expire_then_restart_keeps_every_file_exactly_once(tmp_pat
     done = [(s, d) for s, d, st in rows if st == "done"]
     assert len(done) == len(digests)
     assert all(Path(d).exists() and not Path(s).exists() for s, d in done)
+
+
+def test_the_dry_run_after_a_killed_run_promises_no_plan_the_real_run_does_not_apply(
+    tmp_path: Path,
+) -> None:
+    """Killed with a note linked into the archive but still in memory/, the dry run listed
+    that note once more, to ``<name>~2.md``, over one file too many, and said "--force
+    applies exactly this plan"; --force finishes that move first and archives one fewer.
+    The dry run says the real run first finishes or undoes those moves, then plans again."""
+    import json
+
+    from support import transcripts as tx
+    from support.stopped import finish, spawn
+
+    notes = [f"memory/old{i}.md" for i in range(4)]
+    _sessions, ws, cfg = tx.make_install(tmp_path, ["MEMORY.md", *notes])
+    long_ago = tx.T0 - 400 * 86400
+    for rel in notes:
+        os.utime(ws / rel, (long_ago, long_ago))
+    killed = spawn(cfg, "expire", "--force", fault="mover.placed:2:kill")
+    killed.communicate(timeout=120)
+    assert killed.returncode == -signal.SIGKILL
+    rc, out, _err = finish(spawn(cfg, "expire"))
+    assert rc == 0
+    first = out.splitlines()[0]
+    assert "exactly this plan" not in first, out
+    said = "--force first finishes or undoes the 1 move an interrupted run left, then plans again"
+    assert said in first, out
+    rc, out, _err = finish(spawn(cfg, "expire", "--json"))
+    assert json.loads(out)["unfinished_journal_entries"] == 1
+    rc, out, _err = finish(spawn(cfg, "expire", "--force"))
+    assert rc == 0 and "repaired: #2 move" in out and "archived 2 of 3" in out, out

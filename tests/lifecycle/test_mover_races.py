@@ -287,3 +287,38 @@ def test_two_expire_runs_at_once_move_each_note_once_and_fail_none(tmp_path: Pat
     with Store.open(tmp_path / "md" / "state.db") as store:
         batches = {b for (b,) in store.conn.execute("SELECT DISTINCT batch FROM moves")}
     assert len(batches) == 1, batches
+
+
+@pytest.mark.parametrize("command", [("restore", "--last"), ("retire", "--force"), ("organize",)])
+def test_a_command_waiting_for_the_journal_another_process_holds_says_so(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """``restore --last``, ``retire --force`` and ``organize`` waited without a word while
+    another process held the mover's lock (an ``expire --force`` stopped with Ctrl-Z, a long
+    run on a slow disk): a terminal that seemed hung. Each says so on stderr before it waits,
+    then does its work once the other has ended. Ordered by a fault point: the holder stops
+    inside a move, the lock taken."""
+    import signal
+
+    from support import transcripts as tx
+    from support.stopped import finish, spawn, until_ended_or_waiting, wait_stopped
+
+    notes = [f"memory/old{i}.md" for i in range(3)]
+    _sessions, ws, cfg = tx.make_install(tmp_path, ["MEMORY.md", *notes])
+    long_ago = tx.T0 - 400 * DAY
+    for rel in notes:
+        os.utime(ws / rel, (long_ago, long_ago))
+    (tmp_path / "state" / "memory_fs").mkdir()  # (organize works only on a tier store)
+    first = spawn(cfg, "expire", "--force", fault="mover.placed:2:stop")
+    wait_stopped(first)  # inside its second move, the journal's lock held
+    second = spawn(cfg, *command)
+    until_ended_or_waiting(second)
+    assert second.poll() is None, second.communicate()  # (it waits: the lock is taken)
+    first.send_signal(signal.SIGCONT)
+    (rc1, _out1, err1), (rc2, out2, err2) = finish(first), finish(second)
+    assert rc1 == 0, err1
+    assert f"another memoryd process holds {tmp_path / 'md' / 'mover.lock'}" in err2, err2
+    assert err2.count("waiting for it to finish") == 1, err2  # (once, not once a move)
+    if command[0] == "restore":
+        assert rc2 == 0 and "undoing the expire run" in out2, (out2, err2)
+        assert all((ws / rel).exists() for rel in notes)

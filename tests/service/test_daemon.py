@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -91,6 +92,45 @@ def test_counts_appended_lines_new_files_renames_and_truncation_live(
     assert not [e for e in d.logs() if e.get("level") in ("error", "critical")]
     # Per-line events are debug only: an info-level log stays short.
     assert len(d.logs()) < 40
+
+
+@pytest.mark.parametrize(
+    ("how", "polling"),
+    [("copied back", False), ("removed and made again", False), ("removed and made again", True)],
+)
+def test_a_state_folder_that_goes_away_and_comes_back_is_followed_live_again(
+    tmp_path: Path, notify: NotifySocket, daemons: list[DaemonProcess], how: str, polling: bool
+) -> None:
+    """OpenClaw's state folder removed and made again, or restored from a copy (a new
+    folder at the old name): the watches stayed on the folder that was gone, or on none, and
+    new lines waited for the periodic rescan (an hour here; a minute by default) for as long
+    as the daemon ran. The main loop sees the folder is another one and watches it again."""
+    extra = "[daemon]\nrescan_seconds = 3600.0\n"
+    if polling:
+        extra += "polling = true\npolling_interval = 0.2\n"
+    inst = make_install(tmp_path, extra_config=extra)
+    d = start(inst, daemons, notify)
+    notify.wait_for("READY", "1")
+    append(inst.transcript("a"), hit_lines(["memory/n001.md"]))
+    wait_until(lambda: real_hits(inst.db) == 1, timeout=60)
+    state = tmp_path / "state"
+    if how == "copied back":
+        os.rename(state, tmp_path / "away")  # (the watch follows the folder there)
+        shutil.copytree(tmp_path / "away", state)
+    else:
+        kept = inst.transcript("a").read_bytes()
+        shutil.rmtree(state)
+        d.wait_event("watch.observer_restart")  # its watch ended with the folder
+        wait_until(lambda: any(e.get("reason") == "observer restart (watching)"
+                               for e in d.events("ingest.rescan")), timeout=60)  # fmt: skip
+        inst.sessions.mkdir(parents=True)
+        inst.transcript("a").write_bytes(kept)
+    append(inst.transcript("a"), hit_lines(["memory/n002.md"]))
+    append(inst.transcript("b"), hit_lines(["memory/n003.md"]))
+    wait_until(lambda: real_hits(inst.db) == 3, timeout=30)
+    settle(inst, "back")
+    assert real_hits(inst.db) == 3  # (each once)
+    assert d.stop() == 0
 
 
 def test_lost_events_are_recovered_by_the_periodic_rescan(

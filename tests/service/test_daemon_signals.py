@@ -132,6 +132,26 @@ def test_sighup_whose_reload_fails_in_a_way_no_check_names_keeps_the_daemon_runn
     assert d.stop() == 0
 
 
+def test_a_reload_refused_with_text_past_latin_1_still_tells_systemd_it_is_ready(
+    tmp_path: Path, notify: NotifySocket, daemons: list[DaemonProcess]
+) -> None:
+    """sdnotify encodes a message as Latin-1 and drops it without a word when it cannot: a
+    refused state.dir change (its reason has a '→'), or any path past Latin-1 in a note, sent
+    RELOADING=1 and never READY=1, so systemd saw the unit reloading and no reason."""
+    inst = make_install(tmp_path)
+    d = start(inst, daemons, notify)
+    notify.wait_for("READY", "1")
+    text = inst.config.read_text()
+    inst.config.write_text(text.replace(str(tmp_path / "md"), str(tmp_path / "md-Ω")))
+    mark = notify.index()
+    d.send(signal.SIGHUP)
+    notify.wait_for("RELOADING", "1", after=mark)
+    ready = notify.wait_for("READY", "1", after=mark, timeout=30)
+    assert "reload failed, old config kept: state.dir" in ready["STATUS"], ready
+    assert "→" in ready["STATUS"] and "md-Ω" in ready["STATUS"], ready
+    assert d.stop() == 0
+
+
 @pytest.mark.parametrize("watch", ["events", "polling"])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_sigterm_and_sigint_stop_cleanly_and_quickly(

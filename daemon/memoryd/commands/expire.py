@@ -63,14 +63,20 @@ def cmd_expire(args: argparse.Namespace, ctx: Context) -> int:
         plan = result.plan
         doc = result.as_dict()
         unfinished = result.unfinished_journal_entries
-        text = [result.summary + " (nothing changed; --force applies exactly this plan)"]
+        # (a killed run's half-made move is listed again, to a '~2' name: --force finishes it)
+        moves = f"{unfinished} move{'s' if unfinished != 1 else ''}"
+        promise = (
+            f"--force first finishes or undoes the {moves} an interrupted run left, then plans "
+            "again"
+            if unfinished
+            else "--force applies exactly this plan"
+        )
+        text = [result.summary + f" (nothing changed; {promise})"]
         text += [
             f"  archive {a.path} → {a.to}  ({a.reason})" + _chance(a, plan) for a in plan.archive
         ]
         if plan.chance_source is not None:
             text.append(f"  chances: {plan.chance_source}")
-        if unfinished:
-            text.append(f"  note: {unfinished} unfinished journal entries will be repaired first")
         consent = _consent(ctx)
         doc["scheduled_runs"] = consent.describe()
         if not consent.given:

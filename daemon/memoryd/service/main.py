@@ -244,6 +244,12 @@ class Daemon:
         self._watched = frozenset(followed)
         self.watches.sync(wanted_folders(self._agents_root, self.paths.state_dir, followed))
 
+    def _watches_stale(self) -> bool:
+        """A folder memoryd watches went away and came back (or is another one now)."""
+        assert self.watches is not None
+        return self.watches.stale(wanted_folders(self._agents_root, self.paths.state_dir,
+                                                 self._watched))  # fmt: skip
+
     def _restart_observer(self, why: str) -> None:
         """Replace a dead or unsuitable observer; the watches are scheduled afresh."""
         log.warning("watch.observer_restart", reason=why)
@@ -432,6 +438,10 @@ class Daemon:
                 self._restart_observer("observer thread died")
             if self.worker.watch_dirs_changed.is_set():
                 self._sync_watches()
+            elif self._watches_stale():
+                self._sync_watches()
+                self.queue.request_rescan("watched folders back")  # (written while unwatched)
+                self._rescan_when_watching = True  # (and once the new watches are set)
             self._check_progress(mono)
             self._keep_learned_when_due()
             alive = self._alive()

@@ -54,7 +54,9 @@ class Notifier:
 
     def send(self, *lines: str) -> None:
         if self._notifier is not None:
-            self._notifier.notify("\n".join(lines))
+            # sdnotify encodes as Latin-1 and drops, silently, what that cannot hold (a '→',
+            # a path in Cyrillic); systemd reads UTF-8: it is handed the UTF-8 bytes.
+            self._notifier.notify("\n".join(lines).encode().decode("latin-1"))
 
     def ready(self, status: str) -> None:
         self.send("READY=1", f"STATUS={status}", f"MAINPID={os.getpid()}")

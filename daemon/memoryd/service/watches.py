@@ -9,6 +9,8 @@ found by the daemon's rescans.
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,15 @@ def wanted_folders(
     return wanted
 
 
+def _folder(path: str) -> tuple[int, int] | None:
+    """The folder at ``path`` now, (dev, ino); None when no folder is there."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
+
 class Watches:
     """A started observer and the watches scheduled on it."""
 
@@ -53,22 +64,35 @@ class Watches:
         observer.start()
         self.observer, self.polling, self.handler = observer, polling, handler
         self.scheduled: dict[tuple[str, bool], Any] = {}
+        self._folders: dict[tuple[str, bool], tuple[int, int] | None] = {}  # (dev, ino) watched
 
     def sync(self, wanted: Mapping[tuple[str, bool], Path]) -> None:
-        """Add watches for folders that appeared, drop those that are gone."""
+        """Add watches for folders that appeared, drop those that are gone (or are another
+        folder now: a watch follows the folder it was set on, not its name)."""
         for key in list(self.scheduled):
-            if key not in wanted or not Path(key[0]).is_dir():
+            if key not in wanted or _folder(key[0]) != self._folders.get(key):
                 with contextlib.suppress(Exception):
                     self.observer.unschedule(self.scheduled.pop(key))
+        self._folders = {k: f for k, f in self._folders.items() if k in self.scheduled}
         for key, path in wanted.items():
             if key in self.scheduled:
                 continue
+            # (tried: a watch that failed is tried again when its folder or the followed change)
+            self._folders[key] = _folder(key[0])
             try:
                 watch = self.observer.schedule(self.handler, str(path), recursive=key[1])
                 self.scheduled[key] = watch
                 log.info("watch.add", dir=str(path), recursive=key[1])
             except OSError as exc:  # ENOSPC: out of inotify watches; the rescan still works
                 log.warning("watch.failed", dir=str(path), error=str(exc))
+
+    def stale(self, wanted: Mapping[tuple[str, bool], Path]) -> bool:
+        """Whether the watches lag behind the folders: one that went away and came back
+        (removed and made again, restored from a copy, a disk unmounted then mounted) was
+        watched by no one, its transcripts read by the periodic rescan only."""
+        if any(key not in wanted for key in self.scheduled):
+            return True
+        return any(_folder(key[0]) != self._folders.get(key) for key in wanted)
 
     def alive(self) -> bool:
         if not self.observer.is_alive():
