@@ -89,7 +89,8 @@ def limit_faults(oc: Mapping[str, Any], agent_id: str) -> list[str]:
             whole = isinstance(value, int | float) and not isinstance(value, bool) and (
                 math.isfinite(value) and float(value).is_integer()
             )
-            if value is not None and not (whole and 0 < value <= _SAFE_INT_MAX):
+            # (null too: zod's optional() takes a key left out, not one set to null)
+            if key in entry and not (whole and 0 < value <= _SAFE_INT_MAX):
                 out.append(f"{where}.{key} = {json.dumps(value)}".replace("'s.", "'s "))
     return out
 
