@@ -519,6 +519,20 @@ def test_a_memory_md_the_total_budget_leaves_out_is_not_emptied_for_nothing(inst
     assert (ws / "MEMORY.md").read_bytes() == before
 
 
+def test_a_bootstrap_max_chars_under_64_is_a_budget_not_a_file_left_out(install):
+    """`bootstrapMaxChars: 50` (valid: OpenClaw cuts MEMORY.md to 50 characters, its total
+    budget untouched) was taken for the total's room under 64: retire said MEMORY.md was
+    not loaded at all and left it whole."""
+    ws, env = install
+    (ws.parent / "state" / "openclaw.json").write_text(
+        json.dumps({"agents": {"defaults": {"bootstrapMaxChars": 50}}}), encoding="utf-8"
+    )
+    doc = _retire(env)
+    assert doc["skipped"] == []
+    (note,) = doc["notes"]
+    assert note["budget"] == 50 and note["retire"]
+
+
 @pytest.mark.subprocess
 def test_counts_of_one_are_singular_in_retire_and_its_undo(install):
     """"1 hits in 90 days" in the plan, "(1 files; ...)" naming the run restore undoes."""
