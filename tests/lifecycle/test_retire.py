@@ -607,6 +607,26 @@ def test_the_sections_of_a_private_memory_md_stay_private_in_the_archive(install
     assert archive.stat().st_mode & 0o777 == 0o640
 
 
+def test_retire_and_its_undo_keep_the_notes_own_mode_under_a_strict_umask(install):
+    """Run with umask 077, retire put a MEMORY.md kept 0640 (read by an OpenClaw running as
+    another user of its group) back under its name 0600, and restore --last left it so:
+    the note's new version was made with the umask applied. The archive may take the umask
+    (it is no wider than the note)."""
+    ws, env = install
+    os.chmod(ws / "MEMORY.md", 0o640)
+    old = os.umask(0o077)
+    try:
+        assert _retire(env, "--force")["applied"]
+        assert (ws / "MEMORY.md").stat().st_mode & 0o777 == 0o640
+        archive = ws / "memory-archive" / "retired" / "MEMORY.md"
+        assert archive.stat().st_mode & 0o777 == 0o600
+        proc = run_memoryd(["restore", "--last"], env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert (ws / "MEMORY.md").stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(old)
+
+
 @pytest.mark.subprocess
 def test_a_read_only_memory_md_is_left_whole_and_said_so(install):
     """`chmod a-w MEMORY.md`: retire --force swapped a new file in under its name (a rename
