@@ -519,6 +519,7 @@ def test_a_memory_md_the_total_budget_leaves_out_is_not_emptied_for_nothing(inst
     assert (ws / "MEMORY.md").read_bytes() == before
 
 
+@pytest.mark.subprocess
 def test_a_bootstrap_max_chars_under_64_is_a_budget_not_a_file_left_out(install):
     """`bootstrapMaxChars: 50` (valid: OpenClaw cuts MEMORY.md to 50 characters, its total
     budget untouched) was taken for the total's room under 64: retire said MEMORY.md was
@@ -607,6 +608,7 @@ def test_the_sections_of_a_private_memory_md_stay_private_in_the_archive(install
     assert archive.stat().st_mode & 0o777 == 0o640
 
 
+@pytest.mark.subprocess
 def test_retire_and_its_undo_keep_the_notes_own_mode_under_a_strict_umask(install):
     """Run with umask 077, retire put a MEMORY.md kept 0640 (read by an OpenClaw running as
     another user of its group) back under its name 0600, and restore --last left it so:
