@@ -91,8 +91,7 @@ def _memory_room(paths: Paths, workspace: Path) -> tuple[Any, int, int]:
     ``bootstrapTotalMaxChars`` has left when OpenClaw meets MEMORY.md."""
     from .bootstrap import bootstrap_limits, openclaw_cuts, read_bootstrap
 
-    agent = next((a.id for a in paths.agents if a.workspace == workspace), "main")
-    file_max, total_max = bootstrap_limits(paths.openclaw, agent)
+    file_max, total_max = bootstrap_limits(paths.openclaw, paths.agent_of(workspace))
     over: set[str] = set()
     present = read_bootstrap(workspace, over)
     rooms: dict[str, int] = {}  # (the files before it, a missing one's [MISSING] line too)
@@ -109,15 +108,13 @@ def memory_budget(paths: Paths, workspace: Path) -> tuple[Any, int]:
 def _injection(paths: Paths, workspace: Path) -> str:
     from .bootstrap import context_injection
 
-    agent = next((a.id for a in paths.agents if a.workspace == workspace), "main")
-    return context_injection(paths.openclaw, agent)
+    return context_injection(paths.openclaw, paths.agent_of(workspace))
 
 
 def _limit_faults(paths: Paths, workspace: Path) -> list[str]:
     from .bootstrap import limit_faults
 
-    agent = next((a.id for a in paths.agents if a.workspace == workspace), "main")
-    return limit_faults(paths.openclaw, agent)
+    return limit_faults(paths.openclaw, paths.agent_of(workspace))
 
 
 def plan_note(
