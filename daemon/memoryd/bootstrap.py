@@ -42,13 +42,24 @@ class BootstrapBudget(NamedTuple):
         return max(0, self.total_max - self.used)
 
 
+def _js_number(value: Any) -> float | None:
+    """``value`` as JavaScript holds a JSON number (a double: an integer past its range is
+    Infinity, as ``JSON.parse`` makes it), or None when it is no number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # (json gives a Python int of any length)
+        return math.inf
+
+
 def _positive_int(value: Any, default: int) -> int:
     """A limit as OpenClaw 2026.9.6 reads it (``resolveBootstrapCharLimit``): any finite
     number above 0, floored (``4e3`` and ``4000.0`` are 4,000), else the default."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or value <= 0:
+    number = _js_number(value)
+    if number is None or not math.isfinite(number) or number <= 0:
         return default
-    return math.floor(value)
+    return math.floor(number)
 
 
 def bootstrap_limits(oc: Mapping[str, Any], agent_id: str) -> tuple[int, int]:
@@ -86,10 +97,10 @@ def limit_faults(oc: Mapping[str, Any], agent_id: str) -> list[str]:
     for where, entry in places:
         for key in ("bootstrapMaxChars", "bootstrapTotalMaxChars"):
             value = entry.get(key)
-            whole = isinstance(value, int | float) and not isinstance(value, bool) and (
-                math.isfinite(value) and float(value).is_integer()
-            )
-            if value is not None and not (whole and 0 < value <= _SAFE_INT_MAX):
+            number = _js_number(value)
+            whole = number is not None and math.isfinite(number) and number.is_integer()
+            # (null too: zod's optional() takes a key left out, not one set to null)
+            if key in entry and not (whole and 0 < (number or 0) <= _SAFE_INT_MAX):
                 out.append(f"{where}.{key} = {json.dumps(value)}".replace("'s.", "'s "))
     return out
 

@@ -25,7 +25,11 @@ OPENCLAW_VERSION = "2026.9.6"
 # WORKSPACE_BOOTSTRAP_FILENAMES, in prompt order (TOOLS.md and HEARTBEAT.md are not injected).
 FILE_ORDER = ("AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "BOOTSTRAP.md", "MEMORY.md")
 # Missing, these are skipped; any other missing file takes "[MISSING] Expected at: PATH".
-SKIPPED_WHEN_MISSING = frozenset({"MEMORY.md", "USER.md"})
+# (MEMORY.md and USER.md: loadWorkspaceBootstrapFiles leaves them out. BOOTSTRAP.md: once
+# the workspace's setup is completed, filterCompletedWorkspaceBootstrapFile drops it, and
+# OpenClaw's workspace setup marks it completed as soon as BOOTSTRAP.md is gone; the live
+# recording's requests, BOOTSTRAP.md absent, hold no line for it.)
+SKIPPED_WHEN_MISSING = frozenset({"MEMORY.md", "USER.md", "BOOTSTRAP.md"})
 DEFAULT_FILE_MAX = 20_000
 DEFAULT_TOTAL_MAX = 60_000
 USER_MAX = 4_000

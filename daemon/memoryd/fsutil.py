@@ -152,18 +152,24 @@ def fsync_dir(folder: Path | str) -> None:
         os.close(fd)
 
 
-def _write_synced(path: Path | str, data: bytes, flags: int, mode: int) -> None:
+def _write_synced(
+    path: Path | str, data: bytes, flags: int, mode: int, exact: bool = False
+) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | NOFOLLOW | flags, mode)
     try:
+        if exact:
+            os.fchmod(fd, mode)
         write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
 
 
-def write_new(path: Path | str, data: bytes, mode: int = 0o644) -> None:
-    """Create ``path`` (it must not exist, and is never a symlink) with ``data``, fsynced."""
-    _write_synced(path, data, os.O_EXCL, mode)
+def write_new(path: Path | str, data: bytes, mode: int = 0o644, *, exact: bool = False) -> None:
+    """Create ``path`` (it must not exist, and is never a symlink) with ``data``, fsynced.
+    ``exact``: with ``mode`` as it is, the umask not applied (a file's new version put under
+    its name keeps the file's own permissions)."""
+    _write_synced(path, data, os.O_EXCL, mode, exact)
 
 
 NAME_MAX_BYTES = 255  # a file name's longest on ext4, APFS, XFS, btrfs (bytes)

@@ -273,7 +273,8 @@ class Promoter:
             _unlink(aside)
             return
         make_folders(path.parent, self.check_path)
-        write_new(tmp, new, mode)
+        # (a file rewritten keeps its own mode, whatever the umask; a new one takes the umask)
+        write_new(tmp, new, mode, exact=expect is not None)
         if expect is None:
             try:
                 os.link(tmp, path)  # (fails when a save made the file meanwhile: it wins)

@@ -184,10 +184,7 @@ def _build_page(
     listed = {s.path for s in snap.signals}
     heatmaps = [file_heat(snap.times_by_path(), listed, starts, now, weeks)]
     ws = paths.workspace
-    agent = next((a.id for a in paths.agents if a.workspace == ws), None)
-    if agent is None:
-        agent = paths.agents[0].id if paths.agents else "main"
-    got = session_cuts(paths.openclaw, agent, ws)
+    got = session_cuts(paths.openclaw, paths.agent_of(ws), ws)
     text = got.texts.get(MEMORY)
     files = tuple(
         BudgetFile(c.name, c.length, c.head, c.tail, c.injected, c.loaded, c.unreadable, c.never)

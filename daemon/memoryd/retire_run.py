@@ -86,31 +86,35 @@ def _hit_rows(store: Store, rel: str, agents: list[str] | None) -> list[HitRow]:
     return list(starmap(HitRow, store.conn.execute(sql, params).fetchall()))
 
 
-def memory_budget(paths: Paths, workspace: Path) -> tuple[Any, int]:
-    """MEMORY.md's cut in a new main session and the characters it may have to load whole."""
+def _memory_room(paths: Paths, workspace: Path) -> tuple[Any, int, int]:
+    """MEMORY.md's cut in a new main session, ``bootstrapMaxChars``, and what
+    ``bootstrapTotalMaxChars`` has left when OpenClaw meets MEMORY.md."""
     from .bootstrap import bootstrap_limits, openclaw_cuts, read_bootstrap
 
-    agent = next((a.id for a in paths.agents if a.workspace == workspace), "main")
-    file_max, total_max = bootstrap_limits(paths.openclaw, agent)
+    file_max, total_max = bootstrap_limits(paths.openclaw, paths.agent_of(workspace))
     over: set[str] = set()
     present = read_bootstrap(workspace, over)
     rooms: dict[str, int] = {}  # (the files before it, a missing one's [MISSING] line too)
     cuts = openclaw_cuts(present, over, file_max, total_max, workspace, rooms)
-    return cuts.get(MEMORY), max(0, min(file_max, rooms.get(MEMORY, total_max)))
+    return cuts.get(MEMORY), file_max, rooms.get(MEMORY, total_max)
+
+
+def memory_budget(paths: Paths, workspace: Path) -> tuple[Any, int]:
+    """MEMORY.md's cut in a new main session and the characters it may have to load whole."""
+    cut, file_max, room = _memory_room(paths, workspace)
+    return cut, max(0, min(file_max, room))
 
 
 def _injection(paths: Paths, workspace: Path) -> str:
     from .bootstrap import context_injection
 
-    agent = next((a.id for a in paths.agents if a.workspace == workspace), "main")
-    return context_injection(paths.openclaw, agent)
+    return context_injection(paths.openclaw, paths.agent_of(workspace))
 
 
 def _limit_faults(paths: Paths, workspace: Path) -> list[str]:
     from .bootstrap import limit_faults
 
-    agent = next((a.id for a in paths.agents if a.workspace == workspace), "main")
-    return limit_faults(paths.openclaw, agent)
+    return limit_faults(paths.openclaw, paths.agent_of(workspace))
 
 
 def plan_note(
@@ -212,8 +216,10 @@ def run(
                            "file: it would put a file where the link is)")  # fmt: skip
                 skipped.append({"path": rel, "why": why})
                 break
-            if rel == MEMORY and plan.budget < MIN_FILE_BUDGET:
-                why = (f"not loaded at all: the bootstrap files before it leave it {plan.budget} "
+            # (a bootstrapMaxChars under 64 still loads the file, cut: only the total's room
+            # decides)
+            if rel == MEMORY and (room := _memory_room(paths, ws)[2]) < MIN_FILE_BUDGET:
+                why = (f"not loaded at all: the bootstrap files before it leave it {room} "
                        "characters of bootstrapTotalMaxChars (OpenClaw loads no file with less "
                        f"than {MIN_FILE_BUDGET} left), so retiring would not bring it in")
                 skipped.append({"path": rel, "why": why})

@@ -336,7 +336,7 @@ class Retirer:
             self._write_archive(archive, archive_after, mode)
             faults.point("retire.archived")
         tmp, aside = _names(src, row.id)
-        write_new(tmp, after, mode)
+        write_new(tmp, after, mode, exact=True)  # (the note's own mode, whatever the umask)
         if _swap(tmp, src):
             self._check_swapped(row, src, tmp, aside)
         else:

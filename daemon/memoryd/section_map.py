@@ -246,7 +246,7 @@ class Placer:
         lines_of = self.index.lines_of
         section_of = self.index._section_of
         found: list[int] = []
-        unique: list[int] = []  # the lines of the chunk's prints the file has once
+        unique: list[tuple[int, int]] = []  # (place among the prints, its one line)
         repeated: list[tuple[int, list[int]]] = []  # (place among the prints, its lines)
         for k, fp in enumerate(prints.split(".")):
             at = lines_of.get(fp)
@@ -256,14 +256,23 @@ class Placer:
                 i = section_of[at[0]]
                 if i >= 0:
                     found.append(i)
-                unique.append(at[0])
+                unique.append((k, at[0]))
             else:
                 repeated.append((k, at))
-        if unique:  # a repeated line is the one beside the chunk's unique lines (a chunk is
-            lo, hi = min(unique), max(unique)  # whole lines in a row; its first line is first)
+        if unique:  # a repeated line is the one between the chunk's unique lines printed
+            # before and after it (a chunk is whole lines in a row, its prints in file order):
+            # the first after those before it, else the last before those after it
+            lo, hi = min(n for _, n in unique), max(n for _, n in unique)
             for k, at in repeated:
-                before = [n for n in at if n <= lo] if k == 0 else []
-                i = section_of[max(before) if before else _nearest(at, lo, hi)]
+                after = max((n for j, n in unique if j < k), default=None)
+                upto = min((n for j, n in unique if j > k), default=None)
+                between = [n for n in at if (after is None or n > after)
+                           and (upto is None or n < upto)]  # fmt: skip
+                if not between:
+                    n = _nearest(at, lo, hi)  # (edited since: the order no longer holds)
+                else:
+                    n = min(between) if after is not None else max(between)
+                i = section_of[n]
                 if i >= 0:
                     found.append(i)
         entry = (tuple(found), None if unique or not repeated else tuple(a for _, a in repeated))

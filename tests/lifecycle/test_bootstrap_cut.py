@@ -67,7 +67,8 @@ def test_the_limits_are_read_from_openclaw_json_as_openclaw_reads_them():
     assert bootstrap_limits(oc({"bootstrapMaxChars": 4e3}), "main") == (4000, 60_000)
     assert bootstrap_limits(oc({"bootstrapTotalMaxChars": 30000.0}), "main") == (20_000, 30_000)
     assert bootstrap_limits(oc({"bootstrapMaxChars": 4000.7}), "main")[0] == 4000  # (floored)
-    for bad in (0, -5, "4000", True, float("inf"), float("nan")):
+    # (10**400: JSON.parse's Infinity; Python's json gives an int float() cannot hold)
+    for bad in (0, -5, "4000", True, float("inf"), float("nan"), 10**400):
         assert bootstrap_limits(oc({"bootstrapMaxChars": bad}), "main")[0] == 20_000
         own = {"bootstrapMaxChars": bad}
         assert bootstrap_limits(oc({"bootstrapMaxChars": 4000}, own), "main")[0] == 20_000

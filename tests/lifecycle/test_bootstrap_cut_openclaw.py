@@ -42,9 +42,12 @@ import { readFileSync } from "node:fs";
 const mod = await import(process.argv[1]);
 const build = mod[process.argv[2]];
 const cases = JSON.parse(readFileSync(process.argv[3], "utf8"));
-// (loadWorkspaceBootstrapFiles leaves a missing MEMORY.md or USER.md out before this)
+// (loadWorkspaceBootstrapFiles leaves a missing MEMORY.md or USER.md out before this, and
+// filterCompletedWorkspaceBootstrapFile a BOOTSTRAP.md of a workspace whose setup is
+// completed, as it is once BOOTSTRAP.md is gone)
 const out = cases.map((c) => build(
-  c.files.filter((f) => f.content !== null || (f.name !== "MEMORY.md" && f.name !== "USER.md"))
+  c.files.filter((f) => f.content !== null
+    || (f.name !== "MEMORY.md" && f.name !== "USER.md" && f.name !== "BOOTSTRAP.md"))
   .map((f) => f.content === null
     ? { name: f.name, path: "/ws/" + f.name, missing: true }
     : { name: f.name, path: "/ws/" + f.name, content: f.content, missing: false }),

@@ -437,10 +437,12 @@ def test_a_file_named_that_is_not_there_is_the_users_input(install):
 
 @pytest.mark.subprocess
 def test_the_budget_is_what_openclaw_leaves_memory_md_after_the_missing_files_lines(install):
-    """Each bootstrap file missing before MEMORY.md (a fresh workspace's AGENTS.md, SOUL.md,
-    IDENTITY.md, BOOTSTRAP.md) takes its ``[MISSING] Expected at: PATH`` line of the total
-    budget in OpenClaw 2026.9.6; the retire budget left those out, so a MEMORY.md planned to
-    "fit" was still cut by a few hundred characters."""
+    """Each bootstrap file missing before MEMORY.md (AGENTS.md, SOUL.md, IDENTITY.md) takes
+    its ``[MISSING] Expected at: PATH`` line of the total budget in OpenClaw 2026.9.6; the
+    retire budget left those out, so a MEMORY.md planned to "fit" was still cut by a few
+    hundred characters. A missing BOOTSTRAP.md takes none: a workspace without it has its
+    setup completed, and OpenClaw then drops BOOTSTRAP.md from the list (the live
+    recording's requests hold no such line)."""
     ws, env = install
     state = ws.parent / "state"
     (state / "openclaw.json").write_text(
@@ -448,7 +450,7 @@ def test_the_budget_is_what_openclaw_leaves_memory_md_after_the_missing_files_li
     )
     missing = sum(
         len(f"[MISSING] Expected at: {ws / name}")
-        for name in ("AGENTS.md", "SOUL.md", "IDENTITY.md", "BOOTSTRAP.md")
+        for name in ("AGENTS.md", "SOUL.md", "IDENTITY.md")
     )
     (note,) = _retire(env)["notes"]
     assert note["budget"] == 20_000  # (the file's own limit is the smaller)
@@ -517,6 +519,21 @@ def test_a_memory_md_the_total_budget_leaves_out_is_not_emptied_for_nothing(inst
     (left,) = doc["skipped"]
     assert left["path"] == "MEMORY.md" and left["why"].startswith("not loaded at all")
     assert (ws / "MEMORY.md").read_bytes() == before
+
+
+@pytest.mark.subprocess
+def test_a_bootstrap_max_chars_under_64_is_a_budget_not_a_file_left_out(install):
+    """`bootstrapMaxChars: 50` (valid: OpenClaw cuts MEMORY.md to 50 characters, its total
+    budget untouched) was taken for the total's room under 64: retire said MEMORY.md was
+    not loaded at all and left it whole."""
+    ws, env = install
+    (ws.parent / "state" / "openclaw.json").write_text(
+        json.dumps({"agents": {"defaults": {"bootstrapMaxChars": 50}}}), encoding="utf-8"
+    )
+    doc = _retire(env)
+    assert doc["skipped"] == []
+    (note,) = doc["notes"]
+    assert note["budget"] == 50 and note["retire"]
 
 
 @pytest.mark.subprocess
@@ -591,6 +608,27 @@ def test_the_sections_of_a_private_memory_md_stay_private_in_the_archive(install
     (ws / "MEMORY.md").write_text(grown, encoding="utf-8")
     assert _retire(env, "--force")["applied"]
     assert archive.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.subprocess
+def test_retire_and_its_undo_keep_the_notes_own_mode_under_a_strict_umask(install):
+    """Run with umask 077, retire put a MEMORY.md kept 0640 (read by an OpenClaw running as
+    another user of its group) back under its name 0600, and restore --last left it so:
+    the note's new version was made with the umask applied. The archive may take the umask
+    (it is no wider than the note)."""
+    ws, env = install
+    os.chmod(ws / "MEMORY.md", 0o640)
+    old = os.umask(0o077)
+    try:
+        assert _retire(env, "--force")["applied"]
+        assert (ws / "MEMORY.md").stat().st_mode & 0o777 == 0o640
+        archive = ws / "memory-archive" / "retired" / "MEMORY.md"
+        assert archive.stat().st_mode & 0o777 == 0o600
+        proc = run_memoryd(["restore", "--last"], env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert (ws / "MEMORY.md").stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(old)
 
 
 @pytest.mark.subprocess

@@ -181,6 +181,25 @@ def test_a_chunk_that_starts_on_a_repeated_line_credits_its_section_beside_a_uni
     assert {index.sections[i].heading for i in got.sections} == {"Shell", "Boat"}
 
 
+def test_a_repeated_heading_after_a_chunks_unique_first_line_is_the_one_after_it():
+    """A chunk starting on a unique line of `## Boat` and running into its `### Notes`
+    (a heading the file also has just before `## Boat`, under `## Shell`): the repeated
+    heading was taken at the occurrence nearest the unique line, the one before it, and the
+    hit credited to Shell's `### Notes`, which the chunk never covered."""
+    text = "\n".join([
+        "## Shell", "- shell entry", "### Notes", "- shell note",
+        "## Boat", "- boat trip first", "- boat two", "- boat three", "- boat four",
+        "### Notes", "- boat note", "",
+    ])  # fmt: skip
+    lines = text.split("\n")
+    first = lines.index("- boat trip first") + 1
+    last = lines.index("- boat note") + 1
+    anchor = chunk_anchor(first, last, _snippet(text, first, last))
+    index = FileIndex(text)
+    got = place(index, anchor, first, last)
+    assert sorted(index.sections[i].first for i in got.sections) == [5, 10]
+
+
 def test_a_line_the_file_has_twice_is_taken_nearest_the_recorded_range():
     body = ["- see the runbook", "- (details below)"]
     text = _memory([("A", ["- alpha only", *body]), ("B", ["- beta only", *body])])

@@ -263,10 +263,15 @@ def test_a_memory_md_over_openclaws_read_bound_is_not_loaded_and_the_files_befor
     assert doc["bootstrap"]["loaded"] is True and doc["bootstrap"]["dropped"] == 0
 
 
-@pytest.mark.parametrize("value", [0, -5, "30000", 4000.5, 2**60])
+@pytest.mark.parametrize(
+    "value", [0, -5, "30000", 4000.5, 2**60, None, pytest.param(10**400, id="past-a-double")]
+)
 def test_a_limit_openclaw_refuses_is_said_and_retire_leaves_memory_md_whole(install, value):
     """`bootstrapMaxChars: "30000"` (a string), 0, a fraction, past JavaScript's safe
-    integers: `openclaw config validate` refuses the file and OpenClaw does not run on it.
+    integers, null ("expected number, received null"), an integer past a double's range
+    (JSON.parse's Infinity; Python's json gives an int, which ended sections, retire and
+    session-inject in an OverflowError): `openclaw config validate` refuses the file and
+    OpenClaw does not run on it.
     sections showed a cut at 20,000 with no word of it, and retire moved sections out to fit
     that budget, one the user never set."""
     _, ws, env, root = install

@@ -51,13 +51,6 @@ def _read_text(path: Path) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-def _agent_of(ctx: Context, workspace: Path) -> str:
-    for agent in ctx.paths.agents:
-        if agent.workspace == workspace:
-            return agent.id
-    return ctx.paths.agents[0].id if ctx.paths.agents else "main"
-
-
 def bootstrap_cut_of(ctx: Context, workspace: Path, rel: str) -> Any:
     """The bootstrap cut of ``rel`` in a new main session (None: not a bootstrap file), with
     the limits it was computed from."""
@@ -66,14 +59,14 @@ def bootstrap_cut_of(ctx: Context, workspace: Path, rel: str) -> Any:
 
     if rel not in FILE_ORDER:
         return None, None
-    got = session_cuts(ctx.paths.openclaw, _agent_of(ctx, workspace), workspace)
+    got = session_cuts(ctx.paths.openclaw, ctx.paths.agent_of(workspace), workspace)
     return got.cuts.get(rel), (got.file_max, got.total_max)
 
 
 def _limit_faults(ctx: Context, workspace: Path) -> list[str]:
     from ..bootstrap import limit_faults
 
-    return limit_faults(ctx.paths.openclaw, _agent_of(ctx, workspace))
+    return limit_faults(ctx.paths.openclaw, ctx.paths.agent_of(workspace))
 
 
 def _hit_groups(ctx: Context, rel: str, agents: list[str] | None, now: float) -> list[Any]:

@@ -62,6 +62,15 @@ class Paths(NamedTuple):
                 return a.id, rel
         return None
 
+    def agent_of(self, workspace: Path) -> str:
+        """The agent whose OpenClaw settings (bootstrap limits, contextInjection) apply to
+        ``workspace``'s bootstrap files: the first whose workspace it is, else the first
+        agent, else ``main``."""
+        for a in self.agents:
+            if a.workspace == workspace:
+                return a.id
+        return self.agents[0].id if self.agents else "main"
+
     def agents_counted(self, workspace: Path) -> list[str] | None:
         """The agents whose hits count on ``workspace``'s files: None (all of them) while they
         share one workspace, else those whose workspace it is (another workspace's agent has

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from ..bootstrap_cut import js_trim_end
 from ..section_map import TOP, Section, parse_sections, utf16_len
 
 DAY = 86400.0
@@ -74,15 +75,12 @@ class RetirePlan(NamedTuple):
         return self.chars_after <= self.budget
 
 
-_JS_TRAILING = re.compile(
-    "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+\\Z"
-)
 
 
 def measured(text: str) -> int:
     """A file's length as OpenClaw measures a bootstrap file: trailing blanks trimmed (JS
     ``trimEnd``), UTF-16 units."""
-    return utf16_len(_JS_TRAILING.sub("", text))
+    return utf16_len(js_trim_end(text))
 
 
 def line_offsets(text: str) -> list[int]:
