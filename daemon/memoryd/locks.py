@@ -40,7 +40,7 @@ def acquire(
     """Open (creating it and its folder) and lock ``path``; closing the returned descriptor
     releases the lock. ``patience``: seconds to wait at most (then None), None: as long as
     it takes."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # (memoryd's state folder)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, mode)
     kind = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     try:

@@ -127,7 +127,9 @@ class Store:
             uri = f"file:{p}?mode=ro"
             conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_WAIT_S)
         else:
-            p.parent.mkdir(parents=True, exist_ok=True)
+            # a folder memoryd makes is its own (OpenClaw makes its folders 0700 too): the
+            # store holds what the agent was asked and the sections retire took
+            p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             conn = sqlite3.connect(p, isolation_level=None, timeout=BUSY_WAIT_S)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_WAIT_S * 1000)}")

@@ -358,3 +358,24 @@ def test_a_command_run_in_a_folder_deleted_since_answers_and_does_not_crash(
     proc = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == 0 and "sections of MEMORY.md" in proc.stdout
+
+
+def test_a_state_folder_memoryd_makes_is_private(tmp_path: Path) -> None:
+    """The state database holds the words of every search the agent made and the text of the
+    sections retire took; a state folder memoryd made under the usual umask 022 was 0755 and
+    its state.db 0644, readable by every user of the machine. A folder it makes is 0700, as
+    OpenClaw makes its own."""
+    root = tmp_path / "d"
+    assert memoryd("demo", str(root)).returncode == 0
+    config = root / "memoryd.toml"
+    private = tmp_path / "new-state"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(re.sub(r"(?m)^dir = .*$", f"dir = '{private}'", text), encoding="utf-8")
+    old = os.umask(0o022)
+    try:
+        r = memoryd("scan", config=config)
+    finally:
+        os.umask(old)
+    assert r.returncode == 0, r.stderr
+    assert (private / "state.db").is_file()
+    assert private.stat().st_mode & 0o777 == 0o700

@@ -65,7 +65,8 @@ def runs_left_out(oc: OpenClawConfig) -> frozenset[str]:
 class StateConfig(NamedTuple):
     dir: str = ""
     """memoryd's own state (`state.db`, `reports/`, `graveyard/`, the lock).
-    `""` = `<state_dir>/memoryd`. Never inside a workspace's `memory/` folder (refused)."""
+    `""` = `<state_dir>/memoryd`. Never inside a workspace's `memory/` folder (refused).
+    A folder memoryd makes here is private (0700): the store holds the agent's queries."""
 
 
 class IngestConfig(NamedTuple):
