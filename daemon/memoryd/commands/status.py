@@ -173,7 +173,7 @@ def _rails_status(
             "text": consent.describe(),
         },
         "max_fraction_per_run": cfg.expire.max_fraction_per_run,
-        "chance": _chance_status(cfg, calibration, learned),
+        "chance": _chance_status(cfg, calibration, learned, history=store is not None),
         "archive_searched_by_openclaw": searched,
         "restore_on_demand": {
             "enabled": cfg.expire.restore_on_demand,
@@ -279,14 +279,18 @@ def _learned_by_a_command(cfg: Config, memoryd_dir: Path | None) -> dict[str, An
 
 
 def _chance_status(
-    cfg: Config, recorded: str | None, learned: dict[str, Any] | None = None
+    cfg: Config,
+    recorded: str | None,
+    learned: dict[str, Any] | None = None,
+    *,
+    history: bool = False,
 ) -> dict[str, Any] | None:
     """What the last expire run decided with under ``likely``: the chance calibrated on how
     many of the user's verdicts, the cut chosen and its measured rates; or the generic
     model's. Before any run, what a dry run learned (``learned``, its time as
-    ``learned_at``); with neither, only that nothing has decided yet (the history may hold
-    enough verdicts already: only learning tells). None under another policy. A damaged
-    record reads as none yet."""
+    ``learned_at``); with neither, only that nothing has decided yet (a ``history`` of hits
+    may hold enough verdicts already: only learning tells; without one, the generic model's).
+    None under another policy. A damaged record reads as none yet."""
     import json
 
     if cfg.expire.policy != "likely":
@@ -299,6 +303,9 @@ def _chance_status(
         at = learned.get("at")
         doc = {k: v for k, v in learned.items() if k not in ("key", "model")}
         doc["learned_at"] = clock.iso(at) if isinstance(at, int | float) else None
+    if not isinstance(doc, dict) and not history:
+        doc = {"calibrated": False, "text": "no expire run has decided yet; the generic "
+               "model's chance until 200 past verdicts over 3 runs are known"}  # fmt: skip
     if not isinstance(doc, dict):
         return {"calibrated": False, "text": "no expire run has decided yet; `memoryd expire` "
                 "says what its chance is calibrated on (your own past verdicts once 200 over "
