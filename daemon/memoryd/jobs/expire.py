@@ -142,10 +142,7 @@ class ExpireResult(JobOutcome):
             doc["archive"] = [a.as_dict() for a in plan.archive]
         else:
             doc["batch"] = self.batch
-            doc["archive"] = [
-                {"path": m.item.path, "to": m.item.to, "reason": m.item.reason, "id": m.id}
-                for m in self.moved
-            ]
+            doc["archive"] = [m.as_dict() for m in self.moved]  # (the dry run's entries, an id)
         doc["keep"] = [k.as_dict() for k in plan.keep]
         if self.mode == "manual":
             doc["failed"] = [f.as_dict() for f in self.failed]
