@@ -133,3 +133,13 @@ def test_a_pin_with_double_star_keeps_the_files_directly_in_the_folder_too() -> 
         ("**/people.md", "memory/other-people.md"),
     ]:
         assert decide(_sig(rel, old), CFG, pins=(pin,)).rule != "pinned", (pin, rel)
+
+
+def test_a_pin_of_a_folder_keeps_the_notes_in_it() -> None:
+    """``memoryd pin memory/projects`` was kept as a glob no note's path can equal ("matches
+    no memory file now; it will keep any that comes to match"): it kept nothing, ever."""
+    old = 90
+    for pin in ("memory/projects", "memory/projects/", "./memory/projects"):
+        for rel in ("memory/projects/x.md", "memory/projects/a/b.md"):
+            assert decide(_sig(rel, old), CFG, pins=(pin,)).rule == "pinned", (pin, rel)
+        assert decide(_sig("memory/projects-old.md", old), CFG, pins=(pin,)).rule != "pinned"

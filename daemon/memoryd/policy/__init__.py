@@ -32,9 +32,11 @@ def _glob_regex(glob: str) -> re.Pattern[str]:
 def glob_matches(path: str, glob: str) -> bool:
     """Whether ``path`` matches ``glob`` (workspace-relative; ``*`` also matches ``/``,
     ``**/`` any folders or none); a glob that is the path as written (``memory/[x].md``)
-    names it too."""
+    names it too, and one that is a folder's path (``memory/projects``) the files in it."""
     glob = glob.removeprefix("./")
-    return path == glob or _glob_regex(glob).match(path) is not None
+    if path == glob or path.startswith(glob.rstrip("/") + "/"):
+        return True
+    return _glob_regex(glob).match(path) is not None
 
 
 def matches_any(path: str, globs: Iterable[str]) -> str | None:
