@@ -20,6 +20,9 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .policy.chance_shown import LEARNED_FILE
+from .policy.chance_shown import learned_key as _learned_key
+
 
 def fire_times(expr: str, tz: tzinfo, start: float, end: float) -> list[float]:
     """Every fire time of the cron ``expr`` in ``tz`` within [start, end] (epoch seconds), by
@@ -259,22 +262,7 @@ def reusable_learned(cfg: Any, paths: Any, store: Any, now: float, policy: Any) 
     return saved_calibration(cfg, paths, now, policy) if stored is False else stored
 
 
-LEARNED_FILE = "calibration-learned.json"  # in memoryd's state folder, beside the database
 LEARN_AGAIN_AFTER_FAILURE = 3600.0  # seconds: the daemon's next try when it kept none
-
-
-def _learned_key(cfg: Any) -> str:
-    """What learning reads from the configuration besides the target and floor: a saved
-    calibration learned under another is learned again."""
-    import json
-
-    from .config import schedule_timezone
-
-    e = cfg.expire
-    return json.dumps([
-        cfg.schedule.expire, str(schedule_timezone(cfg)), sorted(map(str, e.protect)),
-        sorted(map(str, e.pinned)), str(cfg.archive.dir), getattr(e, "policy", None),
-    ])  # fmt: skip
 
 
 def saved_calibration(cfg: Any, paths: Any, now: float, policy: Any) -> Any:

@@ -15,7 +15,6 @@ and the run says so.
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
 import stat
 from itertools import starmap
@@ -28,6 +27,7 @@ from .dreaming_lock import dreaming_at_work
 from .fsutil import read_regular
 from .move_files import MoveError
 from .move_journal import retire_batch, undo_batch
+from .policy import glob_matches
 from .policy.retire_plan import (
     RetirePlan,
     Use,
@@ -71,7 +71,7 @@ def archive_rel_of(cfg: Config, rel: str) -> str:
 
 
 def _user_keeps(rel: str, marked: set[str], pins: list[str]) -> bool:
-    return rel in marked or any("#" not in p and fnmatch.fnmatchcase(rel, p) for p in pins)
+    return rel in marked or any("#" not in p and glob_matches(rel, p) for p in pins)
 
 
 def _hit_rows(store: Store, rel: str, agents: list[str] | None) -> list[HitRow]:

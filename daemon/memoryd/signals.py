@@ -695,7 +695,7 @@ def with_first_seen(
     memoryd first listed it (an import of old notes is new); a file listed at the baseline
     keeps its own date, one not listed yet is seen ``now``. Pure. An mtime more than a day
     ahead of ``now`` is no date the file had: the age counts from when memoryd first listed
-    it (``now`` at the latest)."""
+    it (``now`` at the latest), as is a first listing recorded ahead of ``now``."""
     out = []
     for sig in signals:
         first = seen.get(sig.path, now)
@@ -704,7 +704,8 @@ def with_first_seen(
             # "young" until the clock caught up, kept whatever its use)
             sig = dataclasses.replace(sig, created=min(first, now), created_from=FUTURE_MTIME)
         elif baseline is not None and first > baseline and first > sig.created:
-            sig = dataclasses.replace(sig, created=first, created_from=FIRST_SEEN)
+            # (listed "later than now" by a run on a clock ahead: now at the latest)
+            sig = dataclasses.replace(sig, created=min(first, now), created_from=FIRST_SEEN)
         out.append(sig)
     return out
 

@@ -142,3 +142,23 @@ def test_an_import_of_old_notes_is_new_for_expire_dry_run_and_explain(tmp_path: 
     # 31 days after it was first listed, it is old like any note
     month = json.loads(memoryd(later + 31 * DAY, "expire", "--dry-run", "--json"))
     assert "memory/imported-a.md" in {a["path"] for a in month["archive"]}
+
+
+def test_expire_force_json_lists_each_archive_as_the_dry_run_did(tmp_path: Path) -> None:
+    """``--force applies exactly this plan``: its ``--json`` dropped each archive's ``rule``
+    and ``p_need``, so a script holding the run to the dry run it read saw them differ."""
+    state = _install(tmp_path)
+    cfg_file = tmp_path / "c.toml"
+    cfg_file.write_text(f'[openclaw]\nstate_dir = "{state}"\n')
+
+    def memoryd(*args: str) -> dict:
+        done = run_memoryd(["--config", str(cfg_file), *args, "--json", "--no-scan"],
+                           env={"MEMORYD_NOW": str(NOW)})  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    dry = memoryd("expire", "--dry-run")
+    forced = memoryd("expire", "--force")
+    assert dry["archive"] and "p_need" in dry["archive"][0]
+    assert [{k: v for k, v in a.items() if k != "id"} for a in forced["archive"]] == dry["archive"]
+    assert all(isinstance(a["id"], int) for a in forced["archive"])

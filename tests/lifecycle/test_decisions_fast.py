@@ -157,6 +157,32 @@ def test_a_dry_run_saves_what_it_learned_and_the_next_command_reuses_it(tmp_path
 
 
 @pytest.mark.subprocess
+def test_status_before_any_run_says_what_the_dry_run_decides_with(tmp_path: Path) -> None:
+    """A first install on a year of transcripts: ``expire`` printed "calibrated on 1365 of
+    your own past verdicts", ``status`` beside it "the generic model's chance until 200 past
+    verdicts over 3 runs are known" and "not calibrated on your history yet". Before any
+    run, status says what the last dry run learned, and knows nothing it was not told."""
+    env, _saved, now = _install(tmp_path)
+    at = {**env, "MEMORYD_NOW": str(now)}
+    before = run_memoryd(["status", "--json"], env=at)
+    assert before.returncode == 0, before.stderr
+    chance = json.loads(before.stdout)["expire"]["chance"]
+    assert "until 200 past verdicts" not in chance["text"]
+    assert "not calibrated" not in chance["shown_as"]
+    plan = _dry_run(env, now)
+    out = run_memoryd(["status"], env=at)
+    assert out.returncode == 0, out.stderr
+    [line] = [x for x in out.stdout.splitlines() if x.startswith("chance:")]
+    source = str(plan["chance_source"])
+    assert source.startswith("calibrated on ") and line.startswith("chance:      calibrated on")
+    verdicts = source.split()[2]
+    assert f"calibrated on {verdicts} of your past verdicts" in line
+    assert "a dry run" in line and "no expire run has decided yet" in line
+    shown = out.stdout.splitlines()[out.stdout.splitlines().index(line) + 1].strip()
+    assert shown.startswith("chances ") and shown.removeprefix("chances ") in source
+
+
+@pytest.mark.subprocess
 def test_the_saved_calibration_is_learned_again_once_new_verdicts_are_due(tmp_path: Path) -> None:
     env, saved, now = _install(tmp_path)
     _dry_run(env, now)

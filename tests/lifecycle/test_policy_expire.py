@@ -107,3 +107,39 @@ def test_free_name_never_reuses_a_taken_name() -> None:
     taken = {"a/x.md", "a/x~2.md"}
     assert free_name("a/y.md", taken.__contains__) == "a/y.md"
     assert free_name("a/x.md", taken.__contains__) == "a/x~3.md"
+
+
+def test_a_pin_with_double_star_keeps_the_files_directly_in_the_folder_too() -> None:
+    """``memory/**/*.md`` is how the docs write every memory file: it pinned only the notes
+    in subfolders (``*`` + ``*/`` needs a folder), and ``memory/2026-04-16.md`` was archived.
+    A pin that names a file as it is written keeps it, brackets in the name and all."""
+    old = 90
+    for pin, rel in [
+        ("memory/**/*.md", "memory/a.md"),
+        ("memory/**/*.md", "memory/p/q/b.md"),
+        ("**/people.md", "memory/people.md"),
+        ("**/people.md", "people.md"),
+        ("memory/**/notes/**/*.md", "memory/notes/x.md"),
+        ("memory/**/notes/**/*.md", "memory/a/notes/b/x.md"),
+        ("memory/[draft] plan.md", "memory/[draft] plan.md"),
+    ]:
+        d = decide(_sig(rel, old), CFG, pins=(pin,))
+        assert (d.action, d.rule, rel) == ("keep", "pinned", rel), pin
+        d = decide(_sig(rel, old), ExpireConfig(pinned=(pin,)))
+        assert (d.action, d.rule, rel) == ("keep", "pinned", rel), pin
+    for pin, rel in [
+        ("memory/**/*.md", "memory.md.bak/x.md"),
+        ("memory/projects/**/*.md", "memory/projectsx.md"),
+        ("**/people.md", "memory/other-people.md"),
+    ]:
+        assert decide(_sig(rel, old), CFG, pins=(pin,)).rule != "pinned", (pin, rel)
+
+
+def test_a_pin_of_a_folder_keeps_the_notes_in_it() -> None:
+    """``memoryd pin memory/projects`` was kept as a glob no note's path can equal ("matches
+    no memory file now; it will keep any that comes to match"): it kept nothing, ever."""
+    old = 90
+    for pin in ("memory/projects", "memory/projects/", "./memory/projects"):
+        for rel in ("memory/projects/x.md", "memory/projects/a/b.md"):
+            assert decide(_sig(rel, old), CFG, pins=(pin,)).rule == "pinned", (pin, rel)
+        assert decide(_sig("memory/projects-old.md", old), CFG, pins=(pin,)).rule != "pinned"

@@ -386,7 +386,8 @@ def test_files_restored_by_hand_count_once_against_the_month_cap(tmp_path: Path)
     assert len(json.loads(restore.stdout)["restored"]) == 3 and len(_memory_files(inst)) == 6
     with Store.open(inst.db) as store:
         again = job.run_scheduled(cfg, paths, store, t1)
-    assert again.data["moved"] == [] and len(again.data["held_back"]) == 6
+    assert again.data["moved"] == [] and len(again.data["held_back"]) == 3
+    assert len(again.data["undone"]) == 3  # (restored by the person: kept, not waiting)
     assert again.log["files"] == 7 and again.log["moved_earlier"] == 3
     assert "at most 3 of 7 files a run, 3 of them moved earlier this month" in again.summary
     assert len(_memory_files(inst)) == 6
@@ -425,3 +426,31 @@ def test_a_job_switched_on_again_waits_for_its_next_fire(
         assert not d.events("job.catch_up") and done_jobs(inst) == []
     finally:
         notify.close()
+
+
+def test_the_next_months_run_keeps_what_the_person_restored_from_a_scheduled_run(
+    tmp_path: Path,
+) -> None:
+    """``restore --last`` after a scheduled run is the person's no to those moves: the next
+    month's run archived the very notes again, unasked (as the restore on demand's, the
+    restore is no hit). They stay, said so, for the same 60 days; ``expire --force`` by
+    hand still plans them, and the other notes still wait their turn."""
+    from memoryd.jobs import expire as job
+
+    t1 = float(int(time.time()))
+    inst, cfg, paths = _half_a_month_allowed(tmp_path, t1)
+    with Store.open(inst.db) as store:
+        first = job.run_scheduled(cfg, paths, store, t1)
+    undone = sorted(m["path"] for m in first.data["moved"])
+    assert len(undone) == 3
+    restore = run_cli(inst, "restore", "--last", "--json")
+    assert restore.returncode == 0, restore.stderr
+    next_month = t1 + 32 * DAY
+    with Store.open(inst.db) as store:
+        again = job.run_scheduled(cfg, paths, store, next_month)
+    assert sorted(s["path"] for s in again.data["undone"]) == undone
+    moved = {m["path"] for m in again.data["moved"]}
+    assert moved and not moved & set(undone)
+    assert "3 kept: you restored them in the last 60 days" in again.summary
+    dry = run_cli(inst, "expire", "--json", env_extra={"MEMORYD_NOW": str(next_month)})
+    assert set(undone) <= {a["path"] for a in json.loads(dry.stdout)["archive"]}

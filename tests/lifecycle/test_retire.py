@@ -324,6 +324,18 @@ def test_a_file_the_user_pinned_is_left_whole_and_a_pinned_heading_stays(install
 
 
 @pytest.mark.subprocess
+def test_a_pin_with_double_star_leaves_a_file_at_the_top_whole_too(install):
+    """``pin '**/*.md'`` keeps every note from expire, and from retire too: retire read the
+    pin with fnmatch alone (``**/`` needing a folder) and cut MEMORY.md to its budget."""
+    ws, env = install
+    before = (ws / "MEMORY.md").read_bytes()
+    assert run_memoryd(["pin", "**/*.md"], env=env).returncode == 0
+    doc = _retire(env, "--force")
+    assert not doc["applied"] and doc["skipped"][0]["path"] == "MEMORY.md"
+    assert (ws / "MEMORY.md").read_bytes() == before
+
+
+@pytest.mark.subprocess
 def test_recall_finds_a_retired_section_in_the_archive(install):
     ws, env = install
     text = (ws / "MEMORY.md").read_text(encoding="utf-8")

@@ -211,6 +211,21 @@ def test_an_mtime_in_the_future_ages_from_when_memoryd_first_saw_the_file() -> N
     assert unseen.created == NOW and unseen.created_from == FUTURE_MTIME
 
 
+def test_a_first_listing_recorded_ahead_of_the_clock_never_makes_an_age_negative() -> None:
+    """A run on a clock ahead (or ``MEMORYD_NOW`` behind the last run) recorded an import's
+    first listing after "now": ``explain`` and the plan said "-186.9 days old". It counts
+    as listed now at the latest, as an mtime ahead does."""
+    from memoryd.signals import FIRST_SEEN, FileSignals, with_first_seen
+
+    fields = {f: 0 for f in FileSignals.__dataclass_fields__}  # (every field, zeroed)
+    old = FileSignals(**{**fields, "path": "memory/import.md", "kind": "topic", "now": NOW,
+                         "created_from": "mtime", "created": NOW - 700 * DAY})  # fmt: skip
+    seen = {"memory/import.md": NOW + 187 * DAY}
+    [got] = with_first_seen([old], seen, NOW - 800 * DAY, NOW)
+    assert (got.created, got.created_from) == (NOW, FIRST_SEEN)
+    assert got.age_days == 0.0
+
+
 def test_the_archive_on_disk_leaves_out_retires_sections_and_side_files(tmp_path: Path) -> None:
     """What status and restore --all list as "not in the journal": expire's notes in the
     archive's layout only. Under a fixed archive.dir retire's own file (its sections, which

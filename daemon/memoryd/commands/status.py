@@ -20,6 +20,7 @@ from .context import Context
 from .formats import human_bytes, json_dumps
 
 if TYPE_CHECKING:
+    from pathlib import Path
 
     from ..config import Config, Paths
     from ..store import Store
@@ -101,7 +102,7 @@ def collect_status(ctx: Context) -> dict[str, Any]:
             }
         from .common import archive_searched
 
-        doc["expire"] = _rails_status(cfg, store, archive_searched(ctx))
+        doc["expire"] = _rails_status(cfg, store, archive_searched(ctx), paths.memoryd_dir)
         doc.update(_memory_at_a_glance(paths, store, cfg.archive.dir))
         from .plugin_state import plugin_state
 
@@ -141,9 +142,12 @@ def _recent_event(e: dict[str, Any]) -> dict[str, Any]:
     return {**shown, "at": clock.iso(e.get("at")), "trigger": e.get("trigger", "search")}
 
 
-def _rails_status(cfg: Config, store: Store | None, searched: bool = False) -> dict[str, Any]:
+def _rails_status(
+    cfg: Config, store: Store | None, searched: bool = False, memoryd_dir: Path | None = None
+) -> dict[str, Any]:
     """The scheduled expire's rails and restore on demand, as ``status`` shows them
-    (``searched``: OpenClaw searches the archive itself)."""
+    (``searched``: OpenClaw searches the archive itself; ``memoryd_dir``: where a dry run
+    kept what it learned, shown before any run recorded its own)."""
     from ..ondemand_outcomes import recent_events
     from ..policy import rails
 
@@ -160,6 +164,7 @@ def _rails_status(cfg: Config, store: Store | None, searched: bool = False) -> d
         except sqlite3.Error:
             pass
     consent = rails.consent_of(cfg.expire.auto, recorded)
+    learned = _learned_by_a_command(cfg, memoryd_dir) if calibration is None else None
     return {
         "consent": {
             "given": consent.given,
@@ -168,7 +173,7 @@ def _rails_status(cfg: Config, store: Store | None, searched: bool = False) -> d
             "text": consent.describe(),
         },
         "max_fraction_per_run": cfg.expire.max_fraction_per_run,
-        "chance": _chance_status(cfg, calibration),
+        "chance": _chance_status(cfg, calibration, learned, history=store is not None),
         "archive_searched_by_openclaw": searched,
         "restore_on_demand": {
             "enabled": cfg.expire.restore_on_demand,
@@ -255,10 +260,37 @@ def _memory_at_a_glance(paths: Paths, store: Store | None, archive_dir: str) -> 
     return {"tiers": tiers, "promotion": promotion, "archive": archive}
 
 
-def _chance_status(cfg: Config, recorded: str | None) -> dict[str, Any] | None:
+def _learned_by_a_command(cfg: Config, memoryd_dir: Path | None) -> dict[str, Any] | None:
+    """What a dry run (``explain``, ``reflect``) learned and kept, under this configuration
+    (:data:`memoryd.policy.chance_shown.LEARNED_FILE`); None when there is none."""
+    import json
+
+    from ..policy import chance_shown as cb
+
+    if memoryd_dir is None:
+        return None
+    try:
+        doc = json.loads((memoryd_dir / cb.LEARNED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("key") != cb.learned_key(cfg):
+        return None
+    return doc
+
+
+def _chance_status(
+    cfg: Config,
+    recorded: str | None,
+    learned: dict[str, Any] | None = None,
+    *,
+    history: bool = False,
+) -> dict[str, Any] | None:
     """What the last expire run decided with under ``likely``: the chance calibrated on how
     many of the user's verdicts, the cut chosen and its measured rates; or the generic
-    model's. None under another policy. A damaged record reads as none yet."""
+    model's. Before any run, what a dry run learned (``learned``, its time as
+    ``learned_at``); with neither, only that nothing has decided yet (a ``history`` of hits
+    may hold enough verdicts already: only learning tells; without one, the generic model's).
+    None under another policy. A damaged record reads as none yet."""
     import json
 
     if cfg.expire.policy != "likely":
@@ -267,10 +299,28 @@ def _chance_status(cfg: Config, recorded: str | None) -> dict[str, Any] | None:
         doc = json.loads(recorded) if recorded else None
     except ValueError:
         doc = None
-    if not isinstance(doc, dict):
+    if not isinstance(doc, dict) and learned is not None:
+        at = learned.get("at")
+        doc = {k: v for k, v in learned.items() if k not in ("key", "model")}
+        doc["learned_at"] = clock.iso(at) if isinstance(at, int | float) else None
+    if not isinstance(doc, dict) and not history:
         doc = {"calibrated": False, "text": "no expire run has decided yet; the generic "
                "model's chance until 200 past verdicts over 3 runs are known"}  # fmt: skip
+    if not isinstance(doc, dict):
+        return {"calibrated": False, "text": "no expire run has decided yet; `memoryd expire` "
+                "says what its chance is calibrated on (your own past verdicts once 200 over "
+                "3 runs are known, else the generic model's)",
+                "shown_as": "chances shown as a percent only where calibrated on your history "
+                "and holding at your past runs, else as a band"}  # fmt: skip
     return {**doc, "shown_as": _chance_shown_as(doc)}
+
+
+def _learned_words(ch: dict[str, Any]) -> str:
+    """The end of the ``chance:`` line when a dry run learned it, before any run decided."""
+    if "learned_at" not in ch:
+        return ""
+    return (f"; learned at {ch['learned_at']} by a dry run, explain or reflect: "
+            "no expire run has decided yet")  # fmt: skip
 
 
 def _chance_shown_as(doc: dict[str, Any]) -> str:
@@ -470,10 +520,10 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
                 f"({ch['runs']} runs); cut {ch['cut']:.0%} ({ch['rule']}): "
                 f"{ch['strong_rate']:.0%} of such archives later read or retrieved first "
                 f"(target {ch['target']:.0%}), {ch['coverage']:.0%} of the unneeded archived "
-                f"(floor {ch['floor']:.0%})"
+                f"(floor {ch['floor']:.0%})" + _learned_words(ch)
             )
         else:
-            ctx.print(f"chance:      {ch.get('text', '')}")
+            ctx.print(f"chance:      {ch.get('text', '')}" + _learned_words(ch))
         if ch.get("shown_as"):  # a percent only where it is known to hold
             ctx.print(f"             {ch['shown_as']}")
     rod = ex["restore_on_demand"]

@@ -22,7 +22,9 @@ from ..files_seen import record_first_seen
 from ..locks import held as held_lock
 from ..move_files import MoveError
 from ..move_journal import (
+    EXPIRE_BATCH,
     RESTORE_ON_DEMAND_BATCH,
+    UNDO_BATCH,
     expire_batch,
     moved_sources,
     scheduled_expire_prefix,
@@ -81,6 +83,7 @@ class ExpireResult(JobOutcome):
     repaired: list[str] = field(default_factory=list)
     held_back: list[PlanItem] = field(default_factory=list)  # planned, over the cap
     spared: list[PlanItem] = field(default_factory=list)  # restored on demand lately: kept
+    undone: list[PlanItem] = field(default_factory=list)  # restored by the person lately: kept
     moved_earlier: int = 0  # moved by an earlier scheduled run of the same month
     participants: int | None = None  # files taking part this month (None: the plan's)
     consent: str | None = None  # who said yes to scheduled archiving
@@ -98,6 +101,7 @@ class ExpireResult(JobOutcome):
             "archived": len(self.moved),
             "held_back": len(self.held_back),
             "spared": len(self.spared),
+            "undone": len(self.undone),
             "failed": len(self.failed),
             "files": self.plan.files if self.participants is None else self.participants,
             "moved_earlier": self.moved_earlier,
@@ -122,6 +126,7 @@ class ExpireResult(JobOutcome):
                 failed=failed,
                 held_back=[h.as_dict() for h in self.held_back],
                 spared=[a.as_dict() for a in self.spared],
+                undone=[a.as_dict() for a in self.undone],
                 repaired=self.repaired,
                 log=self.log,
             )
@@ -137,10 +142,7 @@ class ExpireResult(JobOutcome):
             doc["archive"] = [a.as_dict() for a in plan.archive]
         else:
             doc["batch"] = self.batch
-            doc["archive"] = [
-                {"path": m.item.path, "to": m.item.to, "reason": m.item.reason, "id": m.id}
-                for m in self.moved
-            ]
+            doc["archive"] = [m.as_dict() for m in self.moved]  # (the dry run's entries, an id)
         doc["keep"] = [k.as_dict() for k in plan.keep]
         if self.mode == "manual":
             doc["failed"] = [f.as_dict() for f in self.failed]
@@ -312,11 +314,14 @@ def _surest_first(snap: Snapshot) -> Callable[[PlanItem], tuple[float, float, fl
     return key
 
 
-def _restored_on_demand_since(store: Store, workspace: Path, since: float) -> set[str]:
-    """Workspace-relative paths restore on demand brought back at or after ``since``."""
+def _restored_on_demand_since(
+    store: Store, workspace: Path, since: float, batch_prefix: str = RESTORE_ON_DEMAND_BATCH
+) -> set[str]:
+    """Workspace-relative paths restore on demand brought back at or after ``since``
+    (``batch_prefix`` ``undo:expire:``: those the person restored from expire's archive)."""
     return {
         rel
-        for dst in undo_destinations_since(store, RESTORE_ON_DEMAND_BATCH, since)
+        for dst in undo_destinations_since(store, batch_prefix, since)
         if (rel := relative_to_workspace(workspace, dst)) is not None
     }
 
@@ -373,6 +378,8 @@ def _run_with_consent(
     since = now - rails.RESTORED_GRACE_DAYS * DAY
     restored = _restored_on_demand_since(store, snap.workspace, since)
     wanted, spared = rails.spare_restored(plan.archive, restored)
+    by_hand = _restored_on_demand_since(store, snap.workspace, since, UNDO_BATCH + EXPIRE_BATCH)
+    wanted, undone = rails.spare_restored(wanted, by_hand)
     take, held = rails.cap(wanted, participants, frac, _surest_first(snap), already)
     batch = scheduled_expire_prefix(plan.month) + str(time.time_ns())
     moved, failed, summary = _apply(plan, take, mover, paths.workspace, batch)
@@ -389,6 +396,11 @@ def _run_with_consent(
             f"; {len(spared)} kept: a search brought them back in the last "
             f"{rails.RESTORED_GRACE_DAYS} days"
         )
+    if undone:
+        summary += (
+            f"; {len(undone)} kept: you restored them in the last "
+            f"{rails.RESTORED_GRACE_DAYS} days (`memoryd pin` keeps a note for good)"
+        )
     result = ExpireResult(
         summary,
         plan,
@@ -400,15 +412,17 @@ def _run_with_consent(
         repaired=repaired,
         held_back=list(held),
         spared=spared,
+        undone=undone,
         moved_earlier=already,
         participants=participants,
         consent=consent.by,
     )
     needed_again = _restores_since_last_run(store)
-    if moved or failed or held or spared or needed_again:
+    if moved or failed or held or spared or undone or needed_again:
         lines = _notify_lines(summary, moved, failed)
         lines += _first(held, 10, lambda h: f"◦ held back {h.path}  ({h.reason})", "more held back")
         lines += [f"◦ kept {a.path}  (restored on demand lately)" for a in spared[:10]]
+        lines += [f"◦ kept {a.path}  (you restored it lately)" for a in undone[:10]]
         lines += needed_again
         result.notified = _send(cfg, paths, lines)
     return result

@@ -8,13 +8,40 @@ for protect / pin lists.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from fnmatch import fnmatchcase
+from fnmatch import translate
+from functools import lru_cache
+
+_ANY_FOLDERS = "\x00"  # stands for "**/" while fnmatch translates the rest (no name has it)
+
+
+@lru_cache(maxsize=1024)
+def _glob_regex(glob: str) -> re.Pattern[str]:
+    """``glob`` as fnmatch reads it, but ``**/`` also matches no folder at all:
+    ``memory/**/*.md``, as the docs write every memory file, takes ``memory/x.md`` too."""
+    if "**/" in glob:
+        rx = translate(glob.replace("**/", _ANY_FOLDERS)).replace(_ANY_FOLDERS, "(?:.*/)?")
+        try:
+            return re.compile(rx)
+        except re.error:  # ("**/" inside a [...] class: as fnmatch alone reads it)
+            pass
+    return re.compile(translate(glob))
+
+
+def glob_matches(path: str, glob: str) -> bool:
+    """Whether ``path`` matches ``glob`` (workspace-relative; ``*`` also matches ``/``,
+    ``**/`` any folders or none); a glob that is the path as written (``memory/[x].md``)
+    names it too, and one that is a folder's path (``memory/projects``) the files in it."""
+    glob = glob.removeprefix("./")
+    if path == glob or path.startswith(glob.rstrip("/") + "/"):
+        return True
+    return _glob_regex(glob).match(path) is not None
 
 
 def matches_any(path: str, globs: Iterable[str]) -> str | None:
-    """The first glob (workspace-relative; ``*`` also matches ``/``) that ``path`` matches."""
+    """The first glob (:func:`glob_matches`) that ``path`` matches."""
     for glob in globs:
-        if glob and fnmatchcase(path, glob.removeprefix("./")):
+        if glob and glob_matches(path, glob):
             return glob
     return None

@@ -9,12 +9,30 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import Any
 
 # A percent says more than is known where the user's own calibration is missing or its track
 # record misses: a coarse band then, "uncertain" when it missed in most bins. Only the words
 # change, never the plan's cut.
 PERCENT, BAND, UNCERTAIN = "percent", "band", "uncertain"
 BAND_EDGES = (0.25, 0.5)  # a band's edges above the cut
+# What a dry run, ``explain`` or ``reflect`` learned, kept for the next command (and read by
+# ``status`` before any run recorded its own): in memoryd's state folder, beside the database.
+LEARNED_FILE = "calibration-learned.json"
+
+
+def learned_key(cfg: Any) -> str:
+    """What learning reads from the configuration besides the target and floor: a saved
+    calibration learned under another is learned again."""
+    import json
+
+    from ..config import schedule_timezone
+
+    e = cfg.expire
+    return json.dumps([
+        cfg.schedule.expire, str(schedule_timezone(cfg)), sorted(map(str, e.protect)),
+        sorted(map(str, e.pinned)), str(cfg.archive.dir), getattr(e, "policy", None),
+    ])  # fmt: skip
 
 
 def chance_precision(track: Sequence[int] | None, calibrated: bool) -> str:

@@ -10,7 +10,8 @@ The monthly expire moves a person's notes while nobody watches, so two rails hol
   moved. ``expire --force`` by hand applies its whole printed plan: the person has read it.
 * **What a search brought back stays.** A file restored on demand in the last
   :data:`RESTORED_GRACE_DAYS` days is not archived by a scheduled run: the search that
-  brought it back could not count as its hit.
+  brought it back could not count as its hit. Nor one the person restored from expire's
+  archive (``restore --last``, ``restore PATH``) in those days: that is their no to the move.
 """
 
 from __future__ import annotations

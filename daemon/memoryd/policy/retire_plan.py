@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from ..bootstrap_cut import js_trim_end
 from ..section_map import TOP, Section, parse_sections, utf16_len
+from . import glob_matches
 
 DAY = 86400.0
 PIN_MARK = "<!-- memoryd:pin -->"
@@ -105,7 +106,7 @@ def pinned_headings(file_rel: str, pins: Iterable[str]) -> list[str]:
     out = []
     for pin in pins:
         path, sep, heading = pin.partition("#")
-        if sep and heading and fnmatch.fnmatchcase(file_rel, path):
+        if sep and heading and glob_matches(file_rel, path):
             out.append(heading.strip())
     return out
 
