@@ -143,3 +143,20 @@ def test_a_pin_of_a_folder_keeps_the_notes_in_it() -> None:
         for rel in ("memory/projects/x.md", "memory/projects/a/b.md"):
             assert decide(_sig(rel, old), CFG, pins=(pin,)).rule == "pinned", (pin, rel)
         assert decide(_sig("memory/projects-old.md", old), CFG, pins=(pin,)).rule != "pinned"
+
+
+def test_double_star_inside_a_name_is_a_star_not_any_folders() -> None:
+    """``**/`` stands for any folders or none only as a whole part of the path (as in
+    .gitignore): ``memory/proj**/notes.md`` is ``proj``, anything, ``/notes.md``. Read as
+    ``(?:.*/)?`` after ``proj`` it also pinned ``memory/projnotes.md``, a note it does not name."""
+    pin = "memory/proj**/notes.md"
+    assert decide(_sig("memory/projects/notes.md", 90), CFG, pins=(pin,)).rule == "pinned"
+    assert decide(_sig("memory/projnotes.md", 90), CFG, pins=(pin,)).rule != "pinned"
+
+
+def test_a_folder_glob_with_a_trailing_slash_keeps_the_notes_in_those_folders() -> None:
+    """``memory/projects/`` keeps the notes in that folder (3853d04); ``memory/*/``, written
+    the same way, kept nothing: its ``/`` at the end asked for a path ending in ``/``."""
+    for pin in ("memory/*/", "memory/p*/"):
+        assert decide(_sig("memory/projects/x.md", 90), CFG, pins=(pin,)).rule == "pinned", pin
+        assert decide(_sig("memory/top.md", 90), CFG, pins=(pin,)).rule != "pinned", pin

@@ -14,14 +14,18 @@ from fnmatch import translate
 from functools import lru_cache
 
 _ANY_FOLDERS = "\x00"  # stands for "**/" while fnmatch translates the rest (no name has it)
+# "**/" as a whole part of the path (at its start or after a "/"), as .gitignore reads it:
+# in "proj**/" the stars are stars, and "proj" is still followed by something, then a "/".
+_WHOLE_DOUBLE_STAR = re.compile(r"(?:^|(?<=/))\*\*/")
 
 
 @lru_cache(maxsize=1024)
 def _glob_regex(glob: str) -> re.Pattern[str]:
     """``glob`` as fnmatch reads it, but ``**/`` also matches no folder at all:
     ``memory/**/*.md``, as the docs write every memory file, takes ``memory/x.md`` too."""
-    if "**/" in glob:
-        rx = translate(glob.replace("**/", _ANY_FOLDERS)).replace(_ANY_FOLDERS, "(?:.*/)?")
+    marked = _WHOLE_DOUBLE_STAR.sub(_ANY_FOLDERS, glob)
+    if marked != glob:
+        rx = translate(marked).replace(_ANY_FOLDERS, "(?:.*/)?")
         try:
             return re.compile(rx)
         except re.error:  # ("**/" inside a [...] class: as fnmatch alone reads it)
@@ -32,10 +36,13 @@ def _glob_regex(glob: str) -> re.Pattern[str]:
 def glob_matches(path: str, glob: str) -> bool:
     """Whether ``path`` matches ``glob`` (workspace-relative; ``*`` also matches ``/``,
     ``**/`` any folders or none); a glob that is the path as written (``memory/[x].md``)
-    names it too, and one that is a folder's path (``memory/projects``) the files in it."""
+    names it too, and one that is a folder's path (``memory/projects``) the files in it, as
+    does one written as folders (``memory/*/``: the files in the folders it matches)."""
     glob = glob.removeprefix("./")
     if path == glob or path.startswith(glob.rstrip("/") + "/"):
         return True
+    if glob.endswith("/"):
+        glob += "*"
     return _glob_regex(glob).match(path) is not None
 
 
