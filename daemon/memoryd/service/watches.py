@@ -26,12 +26,15 @@ def wanted_folders(
     """Folders to observe, keyed (folder, recursive): the agents root (covers new agents), or
     the state folder until ``agents/`` appears, and each followed folder not under it."""
     wanted: dict[tuple[str, bool], Path] = {}
-    if agents_root.is_dir():
+    # (the main loop asks every tick: one look at the root, not one per agent under it)
+    has_root = agents_root.is_dir()
+    under_root = str(agents_root).rstrip(os.sep) + os.sep  # (agents_root in d.parents, faster)
+    if has_root:
         wanted[(str(agents_root), True)] = agents_root
     elif state_dir.is_dir():  # notice when agents/ appears
         wanted[(str(state_dir), False)] = state_dir
     for d in followed:
-        if agents_root in d.parents and agents_root.is_dir():
+        if has_root and str(d).startswith(under_root):
             continue
         if d.is_dir():
             wanted[(str(d), True)] = d
