@@ -160,3 +160,14 @@ def test_a_folder_glob_with_a_trailing_slash_keeps_the_notes_in_those_folders() 
     for pin in ("memory/*/", "memory/p*/"):
         assert decide(_sig("memory/projects/x.md", 90), CFG, pins=(pin,)).rule == "pinned", pin
         assert decide(_sig("memory/top.md", 90), CFG, pins=(pin,)).rule != "pinned", pin
+
+
+def test_a_note_dated_ahead_by_its_name_is_said_so_not_a_negative_age() -> None:
+    """A note named for a day to come (``memory/2026-12-25.md``, written ahead for it) is
+    young until 30 days after that day, as it should be; its reason said "-52.5 days old
+    (created from name)". It says how far ahead it is dated."""
+    d = decide(_sig("memory/2026-12-25.md", 90), CFG)
+    assert (d.action, d.rule) == ("keep", "young")
+    assert "-" not in d.reason.split(" days")[0], d.reason
+    assert d.reason.startswith("dated 51.5 days ahead (created from name)"), d.reason
+    assert d.numbers["age_days"] < 0  # (the number itself is kept: the rule counts from it)

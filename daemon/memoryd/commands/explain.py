@@ -21,6 +21,7 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
     from ..mover import mover_for
     from ..policy import promote as pp
     from ..policy import score as sp
+    from ..policy.candidates import days_old
     from ..policy.expire_plan import FIXED_RULES, PRUNE_RULES, decision_of, planned_decision_of
     from ..signals import FIRST_SEEN, FUTURE_MTIME, snapshot, sparkline
 
@@ -96,13 +97,13 @@ def cmd_explain(args: argparse.Namespace, ctx: Context) -> int:
         f"{rel} — {sig.kind} note, {sig.size} bytes",
         (
             f"  first listed by memoryd {clock.iso(sig.created)} (its own date is older: an "
-            f"import counts as new), {sig.age_days:.1f} days old"
+            f"import counts as new), {days_old(sig.age_days)}"
             if sig.created_from == FIRST_SEEN
             else f"  first listed by memoryd {clock.iso(sig.created)} (its mtime is in the "
-            f"future, no date it had), {sig.age_days:.1f} days old"
+            f"future, no date it had), {days_old(sig.age_days)}"
             if sig.created_from == FUTURE_MTIME
             else f"  created {clock.iso(sig.created)} (from its {sig.created_from}), "
-            f"{sig.age_days:.1f} days old"
+            f"{days_old(sig.age_days)}"
         ),
         f"  hits: {sig.hits_7d} in 7 days, {sig.hits_14d} in 14, {sig.hits_30d} in 30, "
         f"{sig.hits_total} in total"

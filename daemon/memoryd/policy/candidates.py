@@ -72,6 +72,14 @@ class Policy:
         return type(self) is type(other) and self.params() == other.params()
 
 
+def days_old(age_days: float) -> str:
+    """``age_days`` in words: "12.5 days old", or for a note dated ahead of now (by its
+    name: written for a day to come) "dated 3.0 days ahead", never a negative age."""
+    if age_days < 0:
+        return f"dated {-age_days:.1f} days ahead"
+    return f"{age_days:.1f} days old"
+
+
 def seed_rule(
     age_days: float,
     recent_hits: int,
@@ -87,7 +95,7 @@ def seed_rule(
     (``created_from``: what the age was read from, said in a young file's reason)."""
     if age_days <= min_age_days:
         source = f" (created from {created_from})" if created_from else ""
-        return "young", f"{age_days:.1f} days old{source}, not older than {min_age_days}"
+        return "young", f"{days_old(age_days)}{source}, not older than {min_age_days}"
     if recent_hits > max_hits:
         return "active", f"{recent_hits} hits in the last {window_days} days (more than {max_hits})"
     return "expired", (
@@ -135,7 +143,7 @@ class Cut(Policy):
 
     def decide(self, v: FileView) -> Verdict:
         if v.age_days <= self.days:
-            return Verdict(False, "young", f"{v.age_days:.1f} days old")
+            return Verdict(False, "young", days_old(v.age_days))
         return Verdict(True, "old", f"{v.age_days:.0f} days old (more than {self.days})")
 
 
@@ -254,7 +262,7 @@ class Likely(Policy):
             group = group_of(v.path, v.kind)
             p, cut = self.calibration.apply(p, group=group), self.calibration.cut
         if v.age_days <= self.min_age_days:
-            return Verdict(False, "young", f"{v.age_days:.1f} days old", p)
+            return Verdict(False, "young", days_old(v.age_days), p)
         # (the chance itself is printed next to the file: ExpireDecision.numbers["p_need"])
         if p >= cut:
             why = f"may be needed within {HORIZON_DAYS} days (chance at least "
