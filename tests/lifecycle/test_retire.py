@@ -654,3 +654,25 @@ def test_a_read_only_memory_md_is_left_whole_and_said_so(install):
     assert doc["applied"] == []
     assert doc["skipped"] == [{"path": "MEMORY.md", "why": "read-only (chmod a-w): left whole"}]
     assert (ws / "MEMORY.md").read_bytes() == before
+
+
+@pytest.mark.unit
+def test_a_section_pin_that_is_a_heading_as_written_keeps_it_brackets_and_all():
+    """``memoryd pin 'MEMORY.md#[WIP] launch'`` names the heading ``## [WIP] launch``: as a
+    glob, ``[WIP]`` is one of W, I, P, and the section was retired while the pin command said
+    it matched no section (a file's name as written already names its file: 3347b41)."""
+    text = "# Long-term memory\n\n## [WIP] launch\n" + "- step\n" * 400 + "## Other\n- x\n"
+    plan = plan_retire(text, _uses(text, {}), 10, NOW, heading_pins=["[WIP] launch"])
+    assert dict(plan.kept)["## [WIP] launch"] == PINNED
+    assert "## [WIP] launch" not in [t.title for t in plan.taken]
+
+
+@pytest.mark.subprocess
+def test_the_pin_command_finds_a_heading_written_with_brackets(install):
+    """The pin command read ``[WIP]`` as a glob too, and said the pin matched no section."""
+    ws, env = install
+    with (ws / "MEMORY.md").open("a", encoding="utf-8") as f:
+        f.write("\n## [WIP] launch\n- step\n")
+    out = run_memoryd(["pin", "MEMORY.md#[WIP] launch"], env=env)
+    assert out.returncode == 0, out.stderr
+    assert "matches 1 section now: MEMORY.md ## [WIP] launch" in out.stdout, out.stdout

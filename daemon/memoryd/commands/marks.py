@@ -5,7 +5,6 @@ candidate) and ``pin`` / ``unpin`` globs (never archived), kept in the ``marks``
 from __future__ import annotations
 
 import argparse
-import fnmatch
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -92,7 +91,7 @@ def _what_it_matches(names: _FileNames, glob: str, ws: Path) -> str:
     from ..policy import matches_any
 
     if "#" in glob:
-        from ..policy.retire_plan import pinned_headings
+        from ..policy.retire_plan import heading_matches, pinned_headings
         from ..section_map import parse_sections
 
         found = []
@@ -105,7 +104,7 @@ def _what_it_matches(names: _FileNames, glob: str, ws: Path) -> str:
             except OSError:
                 continue
             found += [f"{rel} {s.title}" for s in parse_sections(text)
-                      if s.level and fnmatch.fnmatchcase(s.heading, heads[0])]  # fmt: skip
+                      if s.level and heading_matches(s.heading, heads[0])]  # fmt: skip
         if not found:
             return ("  (matches no section now: a heading is matched as written, its case "
                     "too; it will keep any that comes to match)")  # fmt: skip

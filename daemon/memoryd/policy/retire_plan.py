@@ -111,6 +111,12 @@ def pinned_headings(file_rel: str, pins: Iterable[str]) -> list[str]:
     return out
 
 
+def heading_matches(heading: str, glob: str) -> bool:
+    """Whether a section's ``heading`` is the one a section pin's heading ``glob`` names: as
+    written (``[WIP] launch``, brackets and all), or as a glob (``Project *``); case counts."""
+    return heading == glob or fnmatch.fnmatchcase(heading, glob)
+
+
 def dreaming_marked(body: str) -> bool:
     """Whether a section's text carries one of dreaming's markers."""
     return bool(_DREAMING_LINE.search(body))
@@ -118,7 +124,7 @@ def dreaming_marked(body: str) -> bool:
 
 def why_kept(sec: Section, body: str, heading_pins: Sequence[str], recent: bool) -> str | None:
     """Why ``sec`` is never retired (a :data:`KEEP_REASONS` entry), or None."""
-    if PIN_MARK in body or any(fnmatch.fnmatchcase(sec.heading, g) for g in heading_pins):
+    if PIN_MARK in body or any(heading_matches(sec.heading, g) for g in heading_pins):
         return PINNED
     if sec.heading in DREAMING_HEADINGS or _DREAMING_LINE.search(body):
         return DREAMING
