@@ -307,7 +307,12 @@ def _fail(
 
         traceback.print_exception(exc, file=sys.stderr)
     log_format = ctx.cfg.log.format if ctx is not None else "auto"
-    print(_failure_line(args, code, message, log_format), file=sys.stderr)
+    line = _failure_line(args, code, message, log_format)
+    from .commands.formats import for_terminal, is_terminal
+
+    if is_terminal(sys.stderr):  # (a name in the message may hold an escape sequence)
+        line = for_terminal(line)
+    print(line, file=sys.stderr)
     return code
 
 

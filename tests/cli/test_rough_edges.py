@@ -379,3 +379,44 @@ def test_a_state_folder_memoryd_makes_is_private(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert (private / "state.db").is_file()
     assert private.stat().st_mode & 0o777 == 0o700
+
+
+def _on_a_terminal(args: list[str], env: dict[str, str]) -> str:
+    """What ``memoryd ARGS`` writes to a terminal (a real pty for stdout and stderr)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "memoryd", *args], env=env,
+                            stdin=subprocess.DEVNULL, stdout=follower, stderr=follower)  # fmt: skip
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # (EIO: the process closed its end)
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait(timeout=60)
+    os.close(leader)
+    return out.decode("utf-8", "replace")
+
+
+def test_a_name_with_an_escape_sequence_is_shown_not_obeyed_on_a_terminal(fresh: Path) -> None:
+    """A note named with an escape sequence (or a carriage return, or a right-to-left
+    override) went to the terminal as it was: `hits` turned the rest of the screen red, a
+    `\\r` hid what came before it. On a terminal each such character is written as its
+    escape; piped, a script still gets the name as it is."""
+    ws = fresh.parent / "workspace"
+    name = "memory/a\x1b[31mred\rX\u202eq.md"
+    (ws / name).write_text("# odd\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "MEMORYD"))}
+    env.update(MEMORYD_NOW=str(NOW), MEMORYD_CONFIG=str(fresh))
+    shown = _on_a_terminal(["hits", "--all", "--no-scan"], env)
+    assert "memory/a\\x1b[31mred\\x0dX\\u202eq.md" in shown, shown
+    assert "\x1b" not in shown and "\u202e" not in shown
+    failed = _on_a_terminal(["explain", str(ws / (name + "x"))], env)
+    assert "\\x1b[31m" in failed and "\x1b" not in failed, failed
+    piped = memoryd("hits", "--all", "--no-scan", config=fresh)
+    assert name in piped.stdout

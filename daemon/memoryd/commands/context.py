@@ -14,6 +14,7 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from ..config import Config, ConfigError, Paths, resolve_paths
 from ..store import Store
+from .formats import for_terminal, is_terminal
 
 if TYPE_CHECKING:
     import argparse
@@ -97,7 +98,8 @@ class Context:
             self._store = None
 
     def print(self, *parts: Any) -> None:
-        print(*parts, file=self.out)
+        text = " ".join(map(str, parts))
+        print(for_terminal(text) if is_terminal(self.out) else text, file=self.out)
 
     def command_line(self) -> CommandLine:
         """The command line this command runs in: handed in by the entry module, which no

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from typing import Any
 
 from ..progress import human_bytes
 
-__all__ = ["human_bytes", "json_dumps", "positive_int", "seconds"]
+__all__ = ["for_terminal", "human_bytes", "is_terminal", "json_dumps", "positive_int", "seconds"]
 
 
 def positive_int(text: str) -> int:
@@ -35,6 +36,29 @@ def seconds(text: str) -> float:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative, got {text}")
     return value
+
+
+# What a terminal acts on instead of showing: C0 controls but tab and line feed, DEL, C1
+# controls, and the bidirectional overrides and isolates that reorder the text after them.
+_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def for_terminal(text: str) -> str:
+    """``text`` as a terminal shows it and never acts on it: a note's name, a query, a path
+    from a transcript may hold an escape sequence (colours, a cleared screen, a changed
+    title) or a carriage return that hides what precedes it; each such character is written
+    as its escape (``\\x1b``). Only for a terminal: a pipe gets the text as it is."""
+    return _TERMINAL_UNSAFE.sub(
+        lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text
+    )
+
+
+def is_terminal(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal (what :func:`for_terminal` is for)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # (a closed stream, a stand-in without isatty)
+        return False
 
 
 def json_dumps(doc: Any) -> str:
