@@ -89,14 +89,17 @@ def now() -> float:
 
 def _shift_from_file(path: str, base: float) -> float:
     """The offset the file holds now, or the last one accepted when it would put the clock
-    outside its range (said once per refused value); a file half-written or gone: none."""
+    outside its range (said once per refused value) or while the file is empty (a test
+    rewriting it: between its truncation and its write); a file unreadable or gone: none."""
     global _file_shift, _file_refused
     try:
         with open(path, encoding="ascii") as fh:
             text = fh.read().strip()
-        shift = float(text or 0)
+        if not text:
+            return _file_shift  # (read mid-rewrite: the real clock would be a step back)
+        shift = float(text)
     except (OSError, ValueError):
-        return 0.0  # a test's file half-written or gone: the real clock
+        return 0.0  # a test's file garbled or gone: the real clock
     if in_range(base + shift):
         _file_shift, _file_refused = shift, None
         return shift

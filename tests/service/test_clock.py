@@ -92,3 +92,22 @@ def test_an_offset_file_out_of_range_keeps_the_last_offset_and_warns_once(
     assert warnings[0].levelname == "WARNING" and "'1e20'" in warnings[0].text
     offset.write_text("0")
     assert clock.now() == pytest.approx(time.time(), abs=5)
+
+
+def test_an_offset_file_read_while_it_is_rewritten_keeps_the_last_offset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test moves a running daemon's clock by rewriting the file (truncate, then write):
+    read between the two, the file is empty, and the clock stepped back to the real time
+    and then forward again, a gap the daemon answered with a catch-up run at the wrong time
+    (tests/service/test_daemon_footprint.py waited 120 s for jobs that had run already)."""
+    offset = tmp_path / "offset"
+    monkeypatch.delenv("MEMORYD_NOW", raising=False)
+    monkeypatch.delenv("MEMORYD_CLOCK_OFFSET", raising=False)
+    monkeypatch.setenv("MEMORYD_CLOCK_OFFSET_FILE", str(offset))
+    offset.write_text("93600")
+    assert clock.now() == pytest.approx(time.time() + 93600, abs=5)
+    offset.write_text("")  # (the moment between the truncation and the write)
+    assert clock.now() == pytest.approx(time.time() + 93600, abs=5)
+    offset.write_text("0")
+    assert clock.now() == pytest.approx(time.time(), abs=5)
