@@ -118,12 +118,24 @@ def _limit_faults(paths: Paths, workspace: Path) -> list[str]:
 
 
 def plan_note(
-    cfg: Config, paths: Paths, store: Store, rel: str, data: bytes, now: float, pins: list[str]
+    cfg: Config,
+    paths: Paths,
+    store: Store,
+    rel: str,
+    data: bytes,
+    now: float,
+    pins: list[str],
+    room: tuple[Any, int, int] | None = None,
 ) -> RetirePlan:
-    """The plan for one note's bytes as read (pure but for reading hits and OpenClaw's config)."""
+    """The plan for one note's bytes as read (pure but for reading hits and OpenClaw's config;
+    ``room``: MEMORY.md's :func:`_memory_room`, when the caller has it)."""
     text = data.decode("utf-8")
     ws = paths.workspace
-    cut, budget = memory_budget(paths, ws) if rel == MEMORY else (None, cfg.retire.note_max_chars)
+    if rel == MEMORY:
+        cut, file_max, left = room or _memory_room(paths, ws)
+        budget = max(0, min(file_max, left))
+    else:
+        cut, budget = None, cfg.retire.note_max_chars
     rep = sections_report(text, _hit_rows(store, rel, paths.agents_counted(ws)), now, cut)
     uses = [
         Use(
@@ -205,7 +217,8 @@ def run(
                 if not st.st_mode & stat.S_IWUSR:  # (a rename would rewrite it all the same)
                     skipped.append({"path": rel, "why": "read-only (chmod a-w): left whole"})
                     break
-                plan = plan_note(cfg, paths, store, rel, data, now, pins)
+                room = _memory_room(paths, ws) if rel == MEMORY else None
+                plan = plan_note(cfg, paths, store, rel, data, now, pins, room)
             except UnicodeDecodeError:
                 skipped.append({"path": rel, "why": "not UTF-8 text"})
                 break
@@ -218,8 +231,8 @@ def run(
                 break
             # (a bootstrapMaxChars under 64 still loads the file, cut: only the total's room
             # decides)
-            if rel == MEMORY and (room := _memory_room(paths, ws)[2]) < MIN_FILE_BUDGET:
-                why = (f"not loaded at all: the bootstrap files before it leave it {room} "
+            if room is not None and (left := room[2]) < MIN_FILE_BUDGET:
+                why = (f"not loaded at all: the bootstrap files before it leave it {left} "
                        "characters of bootstrapTotalMaxChars (OpenClaw loads no file with less "
                        f"than {MIN_FILE_BUDGET} left), so retiring would not bring it in")
                 skipped.append({"path": rel, "why": why})
