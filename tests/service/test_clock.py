@@ -74,13 +74,19 @@ def test_an_offset_reads_in_range_or_is_refused(shift: float | str) -> None:
     assert clock.iso(now) is not None
 
 
-def test_an_offset_file_out_of_range_keeps_the_last_offset_and_warns_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    offset = tmp_path / "offset"
+@pytest.fixture
+def offset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The file MEMORYD_CLOCK_OFFSET_FILE names, the clock's only offset."""
+    path = tmp_path / "offset"
     monkeypatch.delenv("MEMORYD_NOW", raising=False)
     monkeypatch.delenv("MEMORYD_CLOCK_OFFSET", raising=False)
-    monkeypatch.setenv("MEMORYD_CLOCK_OFFSET_FILE", str(offset))
+    monkeypatch.setenv("MEMORYD_CLOCK_OFFSET_FILE", str(path))
+    return path
+
+
+def test_an_offset_file_out_of_range_keeps_the_last_offset_and_warns_once(
+    offset: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     offset.write_text("86400")
     assert clock.now() == pytest.approx(time.time() + 86400, abs=5)
     for wild in ("1e20", "1e20", "-1e20"):
@@ -94,17 +100,11 @@ def test_an_offset_file_out_of_range_keeps_the_last_offset_and_warns_once(
     assert clock.now() == pytest.approx(time.time(), abs=5)
 
 
-def test_an_offset_file_read_while_it_is_rewritten_keeps_the_last_offset(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_offset_file_read_while_it_is_rewritten_keeps_the_last_offset(offset: Path) -> None:
     """A test moves a running daemon's clock by rewriting the file (truncate, then write):
     read between the two, the file is empty, and the clock stepped back to the real time
     and then forward again, a gap the daemon answered with a catch-up run at the wrong time
     (tests/service/test_daemon_footprint.py waited 120 s for jobs that had run already)."""
-    offset = tmp_path / "offset"
-    monkeypatch.delenv("MEMORYD_NOW", raising=False)
-    monkeypatch.delenv("MEMORYD_CLOCK_OFFSET", raising=False)
-    monkeypatch.setenv("MEMORYD_CLOCK_OFFSET_FILE", str(offset))
     offset.write_text("93600")
     assert clock.now() == pytest.approx(time.time() + 93600, abs=5)
     offset.write_text("")  # (the moment between the truncation and the write)
